@@ -1,0 +1,145 @@
+/* Debugger kinds as data plus hooks: how each builds the argv its keeper runs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+/* A growable NULL-terminated argv. */
+struct backend_av {
+	char	**v;
+	size_t	  n;
+	size_t	  cap;
+};
+
+/* Append a copy of str. */
+static void
+backend_push(struct backend_av *av, const char *str)
+{
+	if (av->n + 2 > av->cap) {
+		av->cap = av->cap ? av->cap * 2 : 16;
+		av->v = reallocarray(av->v, av->cap, sizeof *av->v);
+		if (av->v == NULL)
+			log_fatal("out of memory");
+	}
+	if ((av->v[av->n++] = strdup(str)) == NULL)
+		log_fatal("out of memory");
+	av->v[av->n] = NULL;
+}
+
+/* Free an argv built here or by proc.c. */
+void
+backend_argv_free(char **av)
+{
+	size_t i;
+
+	if (av == NULL)
+		return;
+	for (i = 0; av[i] != NULL; i++)
+		free(av[i]);
+	free(av);
+}
+
+/* Append a space and str in POSIX sh single quotes, so a shell passes it literally. */
+static void
+backend_quote(char **buf, size_t *len, const char *str)
+{
+	size_t	need = strlen(str) * 4 + 4, at = *len;
+	const char *p;
+
+	if ((*buf = realloc(*buf, *len + need + 1)) == NULL)
+		log_fatal("out of memory");
+	(*buf)[at++] = ' ';
+	(*buf)[at++] = '\'';
+	for (p = str; *p != '\0'; p++) {
+		if (*p == '\'') {
+			memcpy(*buf + at, "'\\''", 4);
+			at += 4;
+		} else
+			(*buf)[at++] = *p;
+	}
+	(*buf)[at++] = '\'';
+	(*buf)[at] = '\0';
+	*len = at;
+}
+
+/* exec: the program itself. */
+static char **
+backend_exec_argv(struct session *s, char *err, size_t errlen)
+{
+	struct backend_av	av = { 0 };
+	size_t			i;
+
+	(void)err;
+	(void)errlen;
+	for (i = 0; i < json_array_size(s->argv); i++)
+		backend_push(&av, json_string_value(json_array_get(s->argv, i)));
+	return av.v;
+}
+
+/*
+ * gdb: the program as gdb's file, its arguments quoted for the shell gdb
+ * starts the inferior with, then the -x commands in order.
+ */
+static char **
+backend_gdb_argv(struct session *s, char *err, size_t errlen)
+{
+	struct backend_av	 av = { 0 };
+	char			*args = NULL;
+	size_t			 i, len;
+
+	(void)err;
+	(void)errlen;
+	backend_push(&av, s->debugger != NULL ? s->debugger :
+	    s->backend->debugger);
+	backend_push(&av, "-q");
+	if (json_array_size(s->argv) > 1) {
+		args = strdup("set args");
+		if (args == NULL)
+			log_fatal("out of memory");
+		len = strlen(args);
+		for (i = 1; i < json_array_size(s->argv); i++)
+			backend_quote(&args, &len,
+			    json_string_value(json_array_get(s->argv, i)));
+		backend_push(&av, "-ex");
+		backend_push(&av, args);
+		free(args);
+	}
+	for (i = 0; i < json_array_size(s->commands); i++) {
+		backend_push(&av, "-ex");
+		backend_push(&av,
+		    json_string_value(json_array_get(s->commands, i)));
+	}
+	backend_push(&av, "--");
+	backend_push(&av, json_string_value(json_array_get(s->argv, 0)));
+	return av.v;
+}
+
+static const struct backend backend_table[] = {
+	{ "gdb", "gdb", backend_gdb_argv },
+	{ "exec", NULL, backend_exec_argv },
+};
+
+/* Look a kind up by name. */
+const struct backend *
+backend_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof backend_table / sizeof *backend_table; i++)
+		if (strcmp(backend_table[i].name, name) == 0)
+			return &backend_table[i];
+	return NULL;
+}
+
+/* The kinds this daemon supports, for hello's capabilities. */
+json_t *
+backend_names(void)
+{
+	json_t	*a = json_array();
+	size_t	 i;
+
+	for (i = 0; i < sizeof backend_table / sizeof *backend_table; i++)
+		json_array_append_new(a, json_string(backend_table[i].name));
+	return a;
+}

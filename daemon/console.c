@@ -1,0 +1,244 @@
+/* A session's console: the pty master, its recent output and its log file. */
+#include <sys/ioctl.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+/* Bytes read from the master in one plain read() while draining. */
+#define CONSOLE_CHUNK 65536
+
+/* Keep freshly read bytes: in the ring, in the log file, for waiting readers. */
+static void
+console_keep(struct console *c, const char *data, size_t len)
+{
+	size_t	done = 0;
+	ssize_t	n;
+
+	ring_write(&c->ring, data, len);
+	/*
+	 * A regular file write does not wait on a peer, so it is done in the
+	 * loop; losing console output would be worse than a slow disk.
+	 */
+	while (c->log_fd != -1 && done < len) {
+		n = write(c->log_fd, data + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			log_warn("%s: %s", c->log_path, strerror(errno));
+			break;
+		}
+		done += n;
+	}
+	pending_poke();
+}
+
+/* Mark the output complete and tell the session. */
+static void
+console_eof(struct console *c)
+{
+	if (c->drained)
+		return;
+	c->drained = true;
+	if (c->reading) {
+		uv_read_stop((uv_stream_t *)&c->pipe);
+		c->reading = false;
+	}
+	session_check_done(c->s);
+}
+
+/*
+ * Read the master with plain read() until EIO (every slave is closed) or
+ * EAGAIN, because libuv 1.44 can drop the tail of the output at POLLHUP.
+ */
+void
+console_drain(struct console *c)
+{
+	char	buf[CONSOLE_CHUNK];
+	ssize_t	n;
+
+	if (c->drained || c->master == -1)
+		return;
+	for (;;) {
+		n = read(c->master, buf, sizeof buf);
+		if (n > 0) {
+			console_keep(c, buf, n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		break;
+	}
+	console_eof(c);
+}
+
+/* Give libuv a buffer for the master's next read. */
+static void
+console_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+	static char	chunk[CONSOLE_CHUNK];
+
+	(void)h;
+	(void)hint;
+	/* The loop is single-threaded and read_cb consumes it at once. */
+	buf->base = chunk;
+	buf->len = sizeof chunk;
+}
+
+/* Take output from the master; at EOF or EIO drain the rest by hand. */
+static void
+console_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+	struct console *c = st->data;
+
+	if (nread > 0) {
+		console_keep(c, buf->base, nread);
+		return;
+	}
+	if (nread == 0 || nread == UV_EAGAIN)
+		return;
+	console_drain(c);
+	if (!c->drained)
+		console_eof(c);
+}
+
+/* Create the pty, its master reader and the session log. */
+int
+console_open(struct console *c, struct session *s, const char *logpath,
+    char *err, size_t errlen)
+{
+	struct winsize	ws = { .ws_row = 24, .ws_col = 80 };
+
+	memset(c, 0, sizeof *c);
+	c->s = s;
+	c->master = c->slave = c->log_fd = -1;
+	ring_init(&c->ring, RING_SIZE);
+	if ((c->log_path = strdup(logpath)) == NULL)
+		log_fatal("out of memory");
+	/* openpty() would hand out fds without close-on-exec. */
+	c->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (c->master == -1 || grantpt(c->master) != 0 ||
+	    unlockpt(c->master) != 0 ||
+	    ptsname_r(c->master, c->pts, sizeof c->pts) != 0)
+		goto fail;
+	c->slave = ioctl(c->master, TIOCGPTPEER,
+	    O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (c->slave == -1)
+		goto fail;
+	ioctl(c->master, TIOCSWINSZ, &ws);
+	c->log_fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+	    0600);
+	if (c->log_fd == -1) {
+		snprintf(err, errlen, "%s: %s", logpath, strerror(errno));
+		return -1;
+	}
+	uv_pipe_init(dmn.loop, &c->pipe, 0);
+	c->pipe.data = c;
+	c->handle = true;
+	if (uv_pipe_open(&c->pipe, c->master) != 0) {
+		snprintf(err, errlen, "pty: cannot watch the master");
+		return -1;
+	}
+	c->owned = true;
+	uv_read_start((uv_stream_t *)&c->pipe, console_alloc_cb,
+	    console_read_cb);
+	c->reading = true;
+	return 0;
+fail:
+	snprintf(err, errlen, "pty: %s", strerror(errno));
+	return -1;
+}
+
+/* Release the pty and the log file; the byte count and log path stay. */
+void
+console_close(struct console *c)
+{
+	if (c->slave != -1)
+		close(c->slave);
+	c->slave = -1;
+	if (c->log_fd != -1)
+		close(c->log_fd);
+	c->log_fd = -1;
+	/* Once libuv owns the master, closing the handle closes the fd. */
+	if (c->master != -1 && !c->owned)
+		close(c->master);
+	c->master = -1;
+	if (c->handle && !uv_is_closing((uv_handle_t *)&c->pipe))
+		uv_close((uv_handle_t *)&c->pipe, NULL);
+	free(c->ring.buf);
+	c->ring.buf = NULL;
+	c->ring.cap = 0;
+}
+
+/* Bytes of console output so far. */
+uint64_t
+console_size(const struct console *c)
+{
+	return c->ring.end;
+}
+
+/* Copy output from offset off, from memory if held, else from the log. */
+size_t
+console_read(struct console *c, uint64_t off, char *dst, size_t max)
+{
+	size_t	n;
+	ssize_t	r;
+	int	fd;
+
+	if (off >= c->ring.end)
+		return 0;
+	if (max > c->ring.end - off)
+		max = c->ring.end - off;
+	if (c->ring.buf != NULL && off >= ring_start(&c->ring))
+		return ring_read(&c->ring, off, dst, max);
+	if ((fd = open(c->log_path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	n = 0;
+	while (n < max) {
+		r = pread(fd, dst + n, max - n, off + n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += r;
+	}
+	close(fd);
+	return n;
+}
+
+/* The offset where the last `lines` lines of the output begin. */
+uint64_t
+console_tail_offset(struct console *c, unsigned long lines)
+{
+	char		buf[8192];
+	uint64_t	pos = c->ring.end, start;
+	size_t		n, i;
+
+	if (lines == 0)
+		return c->ring.end;
+	while (pos > 0) {
+		start = pos > sizeof buf ? pos - sizeof buf : 0;
+		n = console_read(c, start, buf, pos - start);
+		if (n != pos - start)
+			return 0;
+		for (i = n; i > 0; i--) {
+			if (buf[i - 1] != '\n')
+				continue;
+			/* A final newline ends the last line, it does not start one. */
+			if (start + i == c->ring.end)
+				continue;
+			if (--lines == 0)
+				return start + i;
+		}
+		pos = start;
+	}
+	return 0;
+}

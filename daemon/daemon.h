@@ -1,0 +1,233 @@
+/* dbgctld: the daemon context and the interfaces between its parts. */
+#ifndef DBGCTL_DAEMON_H
+#define DBGCTL_DAEMON_H
+
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <uv.h>
+
+#include "frame.h"
+#include "rpc.h"
+
+struct session;
+struct conn;
+struct pending;
+
+/* Bytes of recent console output each session keeps in memory. */
+#define RING_SIZE (256 * 1024)
+/* Most bytes one logs reply carries (before base64). */
+#define LOGS_MAX (256 * 1024)
+/* Unsent reply bytes a connection may hold before it is dropped. */
+#define CONN_WQ_MAX (64 * 1024 * 1024)
+/* Default graceful-stop window. */
+#define STOP_TIMEOUT_DEFAULT 5000
+#define STOP_TIMEOUT_MAX 3600000
+
+/* A bounded window onto the most recent bytes of a stream. */
+struct ring {
+	char		*buf;
+	size_t		 cap;
+	uint64_t	 end;		/* bytes ever written */
+};
+
+void	 ring_init(struct ring *, size_t cap);
+void	 ring_free(struct ring *);
+void	 ring_write(struct ring *, const char *, size_t);
+uint64_t ring_start(const struct ring *);
+size_t	 ring_read(const struct ring *, uint64_t off, char *, size_t);
+
+/* A session's pseudo-terminal, its recent output and its log file. */
+struct console {
+	int		 master;	/* -1 once closed */
+	int		 slave;		/* daemon's copy until the keeper has it */
+	char		 pts[64];
+	uv_pipe_t	 pipe;
+	bool		 handle;	/* pipe initialised */
+	bool		 owned;		/* pipe owns master */
+	bool		 reading;
+	bool		 drained;	/* EOF seen and everything read */
+	int		 log_fd;
+	char		*log_path;
+	struct ring	 ring;
+	struct session	*s;
+};
+
+int	 console_open(struct console *, struct session *, const char *logpath,
+	    char *err, size_t errlen);
+void	 console_drain(struct console *);
+void	 console_close(struct console *);
+uint64_t console_size(const struct console *);
+size_t	 console_read(struct console *, uint64_t off, char *, size_t);
+uint64_t console_tail_offset(struct console *, unsigned long lines);
+
+/* What a debugger kind is: data plus a few hooks. */
+struct backend {
+	const char	*name;
+	const char	*debugger;	/* default program, NULL for exec */
+	/* Build the argv the keeper runs; NULL with err set on failure. */
+	char	      **(*argv)(struct session *, char *err, size_t errlen);
+};
+
+const struct backend	*backend_find(const char *);
+json_t			*backend_names(void);
+void			 backend_argv_free(char **);
+
+enum sstate {
+	S_STARTING,
+	S_RUNNING,
+	S_STOPPING,
+	S_EXITED,
+	S_FAILED,
+};
+
+/* One supervised debugger or program, from launch until it is forgotten. */
+struct session {
+	TAILQ_ENTRY(session)	 entry;
+	unsigned long		 id;
+	char			*name;
+	const struct backend	*backend;
+	enum sstate		 state;
+
+	json_t			*argv;		/* PROGRAM ARG... as launched */
+	json_t			*env;		/* additions, object */
+	json_t			*commands;	/* -x commands, array */
+	char			*cwd;
+	char			*debugger;
+	long			 stop_timeout;
+
+	pid_t			 pid;		/* program or debugger */
+	pid_t			 keeper_pid;
+	uv_process_t		 keeper;
+	bool			 keeper_live;	/* handle spawned, not yet exited */
+	uv_pipe_t		 ctl;
+	bool			 ctl_open;
+	struct frame		 ctl_frame;
+
+	struct console		 console;
+
+	bool			 have_exit;
+	int			 exit_code;
+	int			 exit_signal;
+	char			*error;		/* why it failed */
+	int			 error_errno;
+	bool			 stop_sent;
+
+	double			 started_at;	/* unix time, seconds */
+	double			 ended_at;
+};
+
+const char	*session_state_name(enum sstate);
+bool		 session_ended(const struct session *);
+struct session	*session_create(json_t *params, struct rpc_error *);
+struct session	*session_find(json_t *ref, struct rpc_error *);
+void		 session_set_state(struct session *, enum sstate);
+void		 session_stop(struct session *, long timeout_ms);
+void		 session_fail(struct session *, int err, const char *fmt, ...)
+		    __attribute__((format(printf, 3, 4)));
+void		 session_check_done(struct session *);
+json_t		*session_json(const struct session *);
+int		 session_signal(struct session *, int sig, pid_t *pgrp,
+		    struct rpc_error *);
+unsigned long	 session_live_count(void);
+
+/* Keeper processes: spawn, control channel, exit. */
+int	 proc_spawn(struct session *, char **argv, char *err, size_t errlen);
+void	 proc_send(struct session *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+
+/* A client connection. */
+struct conn {
+	TAILQ_ENTRY(conn)	 entry;
+	uv_pipe_t		 pipe;
+	struct frame		 frame;
+	uid_t			 uid;
+	unsigned		 npending;	/* requests still waiting */
+	bool			 eof;		/* client sent no more */
+	bool			 finishing;	/* flushing before close */
+	bool			 closing;
+};
+
+void	 conn_accept(uv_stream_t *);
+void	 conn_send(struct conn *, json_t *msg);
+void	 conn_reply(struct conn *, json_t *id, json_t *result);
+void	 conn_error(struct conn *, json_t *id, const struct rpc_error *,
+	    json_t *data);
+void	 conn_close(struct conn *);
+void	 conn_close_all(void);
+void	 conn_request_done(struct conn *);
+
+/* Requests that wait for an event; each completes or fails exactly once. */
+enum ptype {
+	P_LAUNCH,
+	P_WAIT,
+	P_STOP,
+	P_LOGS,
+	P_SHUTDOWN,
+};
+
+struct pending {
+	TAILQ_ENTRY(pending)	 entry;
+	enum ptype		 type;
+	struct conn		*conn;		/* NULL once the client left */
+	json_t			*id;
+	json_t			*params;
+	struct session	       **sessions;
+	size_t			 nsessions;
+	uv_timer_t		*timer;
+};
+
+struct pending	*pending_new(enum ptype, struct conn *, json_t *id,
+		    json_t *params);
+void		 pending_add_session(struct pending *, struct session *);
+void		 pending_arm_timeout(struct pending *, uint64_t ms);
+void		 pending_poke(void);
+void		 pending_forget_conn(struct conn *);
+
+/* Request handlers. */
+void	 method_dispatch(struct conn *, struct rpc_request *);
+json_t	*method_logs_result(struct session *, json_t *params, bool *ready);
+
+/* Daemon log. */
+void	 log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	 log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	 log_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2),
+	    noreturn));
+
+/* The listening socket. */
+int	 server_listen(const char *path, char *err, size_t errlen);
+void	 server_close(void);
+
+/* Lifecycle. */
+void	 daemon_shutdown(long long timeout_ms);
+void	 daemon_check_shutdown(void);
+double	 daemon_now(void);
+
+/* The one daemon context. */
+struct daemon {
+	uv_loop_t		*loop;
+	char			 sock_path[PATH_MAX];
+	char			 state_dir[PATH_MAX];
+	char			 keeper_path[PATH_MAX];
+	uv_pipe_t		 listener;
+	bool			 listening;
+	uv_signal_t		 sigterm;
+	uv_signal_t		 sigint;
+	struct pidfh		*pidfh;
+	TAILQ_HEAD(, session)	 sessions;
+	TAILQ_HEAD(, conn)	 conns;
+	TAILQ_HEAD(, pending)	 pendings;
+	unsigned long		 next_id;
+	bool			 shutting_down;
+	bool			 finished;
+};
+
+extern struct daemon dmn;
+
+#endif

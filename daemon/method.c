@@ -1,0 +1,343 @@
+/* The protocol's methods: one table, one handler each. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "b64.h"
+#include "daemon.h"
+#include "signame.h"
+
+#define PROTOCOL_VERSION 1
+
+/* Refuse a request; notifications are never answered. */
+static void
+method_fail(struct conn *c, struct rpc_request *req, struct rpc_error *err,
+    json_t *data)
+{
+	if (req->id == NULL) {
+		json_decref(data);
+		return;
+	}
+	conn_error(c, req->id, err, data);
+}
+
+/* hello: who this daemon is. */
+static void
+method_hello(struct conn *c, struct rpc_request *req)
+{
+	conn_reply(c, req->id, json_pack("{s:s, s:i, s:i, s:o}",
+	    "version", DBGCTL_VERSION, "protocol", PROTOCOL_VERSION,
+	    "pid", (int)getpid(), "capabilities", backend_names()));
+}
+
+/* ping: proof of life. */
+static void
+method_ping(struct conn *c, struct rpc_request *req)
+{
+	conn_reply(c, req->id, json_pack("{s:b}", "pong", 1));
+}
+
+/* launch: start a session; answered once it runs or has failed. */
+static void
+method_launch(struct conn *c, struct rpc_request *req)
+{
+	struct rpc_error	 err;
+	struct session		*s;
+	struct pending		*p;
+
+	if ((s = session_create(req->params, &err)) == NULL) {
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	p = pending_new(P_LAUNCH, c, req->id, req->params);
+	pending_add_session(p, s);
+	pending_poke();
+}
+
+/* list: every session of this daemon's life. */
+static void
+method_list(struct conn *c, struct rpc_request *req)
+{
+	struct session	*s;
+	json_t		*list = json_array();
+
+	TAILQ_FOREACH(s, &dmn.sessions, entry)
+		json_array_append_new(list, session_json(s));
+	conn_reply(c, req->id, json_pack("{s:o}", "sessions", list));
+}
+
+/* status: one session. */
+static void
+method_status(struct conn *c, struct rpc_request *req)
+{
+	struct rpc_error	 err;
+	struct session		*s;
+
+	if ((s = session_find(json_object_get(req->params, "session"),
+	    &err)) == NULL) {
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	conn_reply(c, req->id, session_json(s));
+}
+
+/* wait: answered when the session has ended. */
+static void
+method_wait(struct conn *c, struct rpc_request *req)
+{
+	struct rpc_error	 err;
+	struct session		*s;
+	struct pending		*p;
+	long long		 timeout = -1;
+
+	if ((s = session_find(json_object_get(req->params, "session"),
+	    &err)) == NULL ||
+	    rpc_param_int(req->params, "timeout", false, 0, INT32_MAX,
+	    &timeout, &err) != 0) {
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	p = pending_new(P_WAIT, c, req->id, req->params);
+	pending_add_session(p, s);
+	if (timeout >= 0)
+		pending_arm_timeout(p, timeout);
+	pending_poke();
+}
+
+/* Append a session to a growing list. */
+static void
+method_push(struct session ***list, size_t *n, struct session *s)
+{
+	*list = reallocarray(*list, *n + 1, sizeof **list);
+	if (*list == NULL)
+		log_fatal("out of memory");
+	(*list)[(*n)++] = s;
+}
+
+/* Collect the sessions a stop names (session, sessions or all), all or none. */
+static int
+method_stop_targets(json_t *params, struct session ***list, size_t *n,
+    struct rpc_error *err)
+{
+	struct session	*s;
+	json_t		*many, *ref;
+	size_t		 i;
+	bool		 all = false;
+
+	if (rpc_param_bool(params, "all", &all, err) != 0)
+		return -1;
+	if (all) {
+		TAILQ_FOREACH(s, &dmn.sessions, entry)
+			if (!session_ended(s))
+				method_push(list, n, s);
+		return 0;
+	}
+	many = json_object_get(params, "sessions");
+	ref = json_object_get(params, "session");
+	if ((many == NULL || !json_is_array(many)) && ref == NULL) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "name a \"session\", "
+		    "\"sessions\" (an array) or \"all\"");
+		return -1;
+	}
+	if (ref != NULL) {
+		if ((s = session_find(ref, err)) == NULL)
+			return -1;
+		method_push(list, n, s);
+	}
+	json_array_foreach(many, i, ref) {
+		if ((s = session_find(ref, err)) == NULL)
+			return -1;
+		method_push(list, n, s);
+	}
+	return 0;
+}
+
+/* stop: end sessions; answered when every process of them is gone. */
+static void
+method_stop(struct conn *c, struct rpc_request *req)
+{
+	struct rpc_error	 err;
+	struct pending		*p;
+	struct session	       **list = NULL;
+	long long		 timeout = -1;
+	size_t			 i, n = 0;
+
+	if (rpc_param_int(req->params, "timeout", false, 0, STOP_TIMEOUT_MAX,
+	    &timeout, &err) != 0 ||
+	    method_stop_targets(req->params, &list, &n, &err) != 0) {
+		free(list);
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	p = pending_new(P_STOP, c, req->id, req->params);
+	for (i = 0; i < n; i++) {
+		pending_add_session(p, list[i]);
+		session_stop(list[i], timeout);
+	}
+	free(list);
+	pending_poke();
+}
+
+/* Parse the signal parameter: a name or a number, INT by default. */
+static int
+method_signal_number(json_t *params, struct rpc_error *err)
+{
+	json_t	*v = json_object_get(params, "signal");
+	int	 sig = -1;
+
+	if (v == NULL || json_is_null(v))
+		return SIGINT;
+	if (json_is_string(v))
+		sig = signame_parse(json_string_value(v));
+	else if (json_is_integer(v) && json_integer_value(v) > 0 &&
+	    json_integer_value(v) < NSIG)
+		sig = (int)json_integer_value(v);
+	if (sig <= 0)
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"signal\" must name "
+		    "a signal (INT, SIGINT or 2)");
+	return sig;
+}
+
+/* signal: to the foreground process group of the session's pty. */
+static void
+method_signal(struct conn *c, struct rpc_request *req)
+{
+	struct rpc_error	 err;
+	struct session		*s;
+	pid_t			 pgrp;
+	int			 sig;
+
+	if ((s = session_find(json_object_get(req->params, "session"),
+	    &err)) == NULL ||
+	    (sig = method_signal_number(req->params, &err)) < 0 ||
+	    session_signal(s, sig, &pgrp, &err) != 0) {
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	conn_reply(c, req->id, json_pack("{s:i, s:i}", "signal", sig, "pgrp",
+	    (int)pgrp));
+}
+
+/* The logs result for params; ready says whether a waiting read may answer. */
+json_t *
+method_logs_result(struct session *s, json_t *params, bool *ready)
+{
+	json_t		*v;
+	uint64_t	 off = 0, size = console_size(&s->console);
+	size_t		 max = LOGS_MAX, n;
+	char		*buf, *text;
+
+	if ((v = json_object_get(params, "lines")) != NULL &&
+	    json_is_integer(v))
+		off = console_tail_offset(&s->console, json_integer_value(v));
+	else if ((v = json_object_get(params, "offset")) != NULL &&
+	    json_is_integer(v))
+		off = json_integer_value(v);
+	if ((v = json_object_get(params, "max")) != NULL &&
+	    json_is_integer(v) && (size_t)json_integer_value(v) < max)
+		max = json_integer_value(v);
+	if ((buf = malloc(max)) == NULL)
+		log_fatal("out of memory");
+	n = console_read(&s->console, off, buf, max);
+	text = b64_encode((unsigned char *)buf, n);
+	free(buf);
+	if (text == NULL)
+		log_fatal("out of memory");
+	*ready = n > 0 || session_ended(s) ||
+	    !json_is_true(json_object_get(params, "wait"));
+	v = json_pack("{s:s, s:I, s:I, s:I, s:b}", "data", text,
+	    "offset", (json_int_t)off, "next_offset", (json_int_t)(off + n),
+	    "size", (json_int_t)size, "ended", session_ended(s));
+	free(text);
+	return v;
+}
+
+/* logs: console output from an offset or the last lines, maybe waiting. */
+static void
+method_logs(struct conn *c, struct rpc_request *req)
+{
+	struct rpc_error	 err;
+	struct session		*s;
+	struct pending		*p;
+	long long		 n;
+	bool			 wait = false;
+
+	if ((s = session_find(json_object_get(req->params, "session"),
+	    &err)) == NULL ||
+	    rpc_param_int(req->params, "offset", false, 0, 1LL << 53, &n,
+	    &err) != 0 ||
+	    rpc_param_int(req->params, "lines", false, 0, 100000000, &n,
+	    &err) != 0 ||
+	    rpc_param_int(req->params, "max", false, 1, 1LL << 30, &n,
+	    &err) != 0 ||
+	    rpc_param_bool(req->params, "wait", &wait, &err) != 0) {
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	p = pending_new(P_LOGS, c, req->id, req->params);
+	pending_add_session(p, s);
+	pending_poke();
+}
+
+/* shutdown: stop every session, answer, then exit. */
+static void
+method_shutdown(struct conn *c, struct rpc_request *req)
+{
+	struct rpc_error	 err;
+	long long		 timeout = -1;
+	json_t			*params;
+
+	if (rpc_param_int(req->params, "timeout", false, 0, STOP_TIMEOUT_MAX,
+	    &timeout, &err) != 0) {
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	params = json_pack("{s:I}", "stopped", (json_int_t)session_live_count());
+	pending_new(P_SHUTDOWN, c, req->id, params);
+	json_decref(params);
+	daemon_shutdown(timeout);
+	pending_poke();
+}
+
+static const struct {
+	const char	*name;
+	void		(*fn)(struct conn *, struct rpc_request *);
+	bool		 while_shutting_down;
+} method_table[] = {
+	{ "hello", method_hello, true },
+	{ "ping", method_ping, true },
+	{ "launch", method_launch, false },
+	{ "list", method_list, true },
+	{ "status", method_status, true },
+	{ "wait", method_wait, true },
+	{ "stop", method_stop, true },
+	{ "signal", method_signal, true },
+	{ "logs", method_logs, true },
+	{ "shutdown", method_shutdown, true },
+};
+
+/* Route a request to its handler. */
+void
+method_dispatch(struct conn *c, struct rpc_request *req)
+{
+	struct rpc_error	err;
+	size_t			i;
+
+	for (i = 0; i < sizeof method_table / sizeof *method_table; i++) {
+		if (strcmp(method_table[i].name, req->method) != 0)
+			continue;
+		if (dmn.shutting_down && !method_table[i].while_shutting_down) {
+			rpc_error_set(&err, RPC_SHUTTING_DOWN, "the daemon is "
+			    "shutting down");
+			method_fail(c, req, &err, NULL);
+			return;
+		}
+		method_table[i].fn(c, req);
+		return;
+	}
+	rpc_error_set(&err, RPC_METHOD_NOT_FOUND, "no method \"%.64s\"",
+	    req->method);
+	method_fail(c, req, &err, NULL);
+}

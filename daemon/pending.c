@@ -1,0 +1,219 @@
+/* Requests that wait for events: each has its own record and completes once. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+static int	pending_poking;
+static int	pending_again;
+
+/* Record a request that will be answered later. */
+struct pending *
+pending_new(enum ptype type, struct conn *c, json_t *id, json_t *params)
+{
+	struct pending *p;
+
+	if ((p = calloc(1, sizeof *p)) == NULL)
+		log_fatal("out of memory");
+	p->type = type;
+	p->conn = c;
+	p->id = json_incref(id);
+	p->params = json_incref(params);
+	c->npending++;
+	TAILQ_INSERT_TAIL(&dmn.pendings, p, entry);
+	return p;
+}
+
+/* Name one more session the request waits on. */
+void
+pending_add_session(struct pending *p, struct session *s)
+{
+	p->sessions = reallocarray(p->sessions, p->nsessions + 1,
+	    sizeof *p->sessions);
+	if (p->sessions == NULL)
+		log_fatal("out of memory");
+	p->sessions[p->nsessions++] = s;
+}
+
+/* Free a timer once libuv has let go of it. */
+static void
+pending_timer_free(uv_handle_t *h)
+{
+	free(h);
+}
+
+/* Remove the record; it has been answered or its client is gone. */
+static void
+pending_free(struct pending *p)
+{
+	TAILQ_REMOVE(&dmn.pendings, p, entry);
+	if (p->timer != NULL)
+		uv_close((uv_handle_t *)p->timer, pending_timer_free);
+	json_decref(p->id);
+	json_decref(p->params);
+	free(p->sessions);
+	if (p->conn != NULL) {
+		p->conn->npending--;
+		conn_request_done(p->conn);
+	}
+	free(p);
+}
+
+/* Answer with a result and forget the request. */
+static void
+pending_reply(struct pending *p, json_t *result)
+{
+	if (p->conn != NULL)
+		conn_reply(p->conn, p->id, result);
+	else
+		json_decref(result);
+	pending_free(p);
+}
+
+/* Answer with an error and forget the request. */
+static void
+pending_fail(struct pending *p, int code, const char *msg, json_t *data)
+{
+	struct rpc_error err;
+
+	rpc_error_set(&err, code, "%s", msg);
+	if (p->conn != NULL)
+		conn_error(p->conn, p->id, &err, data);
+	else
+		json_decref(data);
+	pending_free(p);
+}
+
+/* A wait ran out of time. */
+static void
+pending_timeout_cb(uv_timer_t *t)
+{
+	struct pending *p = t->data;
+
+	pending_fail(p, RPC_TIMEOUT, "timed out waiting for the session to "
+	    "end", NULL);
+}
+
+/* Give up on the request after ms milliseconds. */
+void
+pending_arm_timeout(struct pending *p, uint64_t ms)
+{
+	if ((p->timer = malloc(sizeof *p->timer)) == NULL)
+		log_fatal("out of memory");
+	uv_timer_init(dmn.loop, p->timer);
+	p->timer->data = p;
+	uv_timer_start(p->timer, pending_timeout_cb, ms, 0);
+}
+
+/* A launch completes when the session runs, fails when it ends first. */
+static void
+pending_check_launch(struct pending *p)
+{
+	struct session	*s = p->sessions[0];
+	json_t		*data;
+
+	if (s->state == S_RUNNING) {
+		pending_reply(p, session_json(s));
+		return;
+	}
+	if (s->state == S_STARTING)
+		return;
+	if (s->state == S_FAILED) {
+		data = json_pack("{s:I, s:i}", "session", (json_int_t)s->id,
+		    "errno", s->error_errno);
+		pending_fail(p, RPC_SPAWN_FAILED, s->error, data);
+		return;
+	}
+	data = json_pack("{s:I}", "session", (json_int_t)s->id);
+	pending_fail(p, RPC_NOT_RUNNING, s->error ? s->error :
+	    "the session ended while starting", data);
+}
+
+/* A stop or wait completes when every session it names has ended. */
+static void
+pending_check_ended(struct pending *p)
+{
+	json_t	*list;
+	size_t	 i;
+
+	for (i = 0; i < p->nsessions; i++)
+		if (!session_ended(p->sessions[i]))
+			return;
+	if (p->type == P_WAIT) {
+		pending_reply(p, session_json(p->sessions[0]));
+		return;
+	}
+	list = json_array();
+	for (i = 0; i < p->nsessions; i++)
+		json_array_append_new(list, session_json(p->sessions[i]));
+	pending_reply(p, json_pack("{s:o}", "sessions", list));
+}
+
+/* See whether one request can be answered now. */
+static void
+pending_check(struct pending *p)
+{
+	json_t	*result;
+	bool	 ready;
+
+	/* Nobody can read these results; stops and launches run to the end. */
+	if (p->conn == NULL && (p->type == P_LOGS || p->type == P_WAIT)) {
+		pending_free(p);
+		return;
+	}
+	switch (p->type) {
+	case P_LAUNCH:
+		pending_check_launch(p);
+		return;
+	case P_WAIT:
+	case P_STOP:
+		pending_check_ended(p);
+		return;
+	case P_LOGS:
+		result = method_logs_result(p->sessions[0], p->params, &ready);
+		if (ready)
+			pending_reply(p, result);
+		else
+			json_decref(result);
+		return;
+	case P_SHUTDOWN:
+		if (session_live_count() == 0)
+			pending_reply(p, json_pack("{s:I}", "stopped",
+			    json_integer_value(json_object_get(p->params,
+			    "stopped"))));
+		return;
+	}
+	log_fatal("pending request of unknown type %d", p->type);
+}
+
+/* Something happened: answer every request that can be answered now. */
+void
+pending_poke(void)
+{
+	struct pending *p, *next;
+
+	/* Answering one request can cause more events; loop, never nest. */
+	if (pending_poking) {
+		pending_again = 1;
+		return;
+	}
+	pending_poking = 1;
+	do {
+		pending_again = 0;
+		TAILQ_FOREACH_SAFE(p, &dmn.pendings, entry, next)
+			pending_check(p);
+	} while (pending_again);
+	pending_poking = 0;
+}
+
+/* The client left: its requests still finish, but are never answered. */
+void
+pending_forget_conn(struct conn *c)
+{
+	struct pending *p, *next;
+
+	TAILQ_FOREACH_SAFE(p, &dmn.pendings, entry, next)
+		if (p->conn == c)
+			p->conn = NULL;
+	pending_poke();
+}

@@ -1,0 +1,421 @@
+/* The session table and its state machine, decided in one place. */
+#include <sys/stat.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "signame.h"
+
+static const char *session_state_names[] = {
+	[S_STARTING] = "starting",
+	[S_RUNNING] = "running",
+	[S_STOPPING] = "stopping",
+	[S_EXITED] = "exited",
+	[S_FAILED] = "failed",
+};
+
+/* Which transitions exist: session_transitions[from][to]. */
+static const bool session_transitions[5][5] = {
+	[S_STARTING] = { [S_RUNNING] = true, [S_STOPPING] = true,
+	    [S_FAILED] = true },
+	[S_RUNNING] = { [S_STOPPING] = true },
+	[S_STOPPING] = { [S_EXITED] = true },
+};
+
+/* The name of a state as the protocol spells it. */
+const char *
+session_state_name(enum sstate st)
+{
+	return session_state_names[st];
+}
+
+/* Whether the session has reached a final state. */
+bool
+session_ended(const struct session *s)
+{
+	return s->state == S_EXITED || s->state == S_FAILED;
+}
+
+/* Move to a new state, or abort if the table does not allow it. */
+void
+session_set_state(struct session *s, enum sstate to)
+{
+	if (!session_transitions[s->state][to])
+		log_fatal("session %lu: no transition %s -> %s", s->id,
+		    session_state_name(s->state), session_state_name(to));
+	log_info("session %lu: %s -> %s", s->id, session_state_name(s->state),
+	    session_state_name(to));
+	s->state = to;
+	pending_poke();
+}
+
+/* Record why the session failed; the first cause is kept. */
+void
+session_fail(struct session *s, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->error != NULL)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&s->error, fmt, ap) < 0)
+		log_fatal("out of memory");
+	va_end(ap);
+	s->error_errno = err;
+	log_info("session %lu: %s", s->id, s->error);
+}
+
+/* End the session once its keeper is gone and its output is all logged. */
+void
+session_check_done(struct session *s)
+{
+	if (session_ended(s) || s->keeper_live || s->ctl_open ||
+	    !s->console.drained)
+		return;
+	s->ended_at = daemon_now();
+	console_close(&s->console);
+	if (s->state == S_STARTING) {
+		if (s->error == NULL)
+			session_fail(s, 0, "the program ended before it ran");
+		session_set_state(s, S_FAILED);
+	} else {
+		if (s->state == S_RUNNING)
+			session_set_state(s, S_STOPPING);
+		session_set_state(s, S_EXITED);
+	}
+	daemon_check_shutdown();
+}
+
+/* Ask the keeper to end everything: TERM now, KILL after timeout_ms. */
+void
+session_stop(struct session *s, long timeout_ms)
+{
+	if (session_ended(s))
+		return;
+	if (timeout_ms < 0)
+		timeout_ms = s->stop_timeout;
+	if (s->state == S_STARTING) {
+		session_fail(s, 0, "session %lu was stopped while starting",
+		    s->id);
+		session_set_state(s, S_STOPPING);
+	} else if (s->state == S_RUNNING)
+		session_set_state(s, S_STOPPING);
+	proc_send(s, "stop %ld\n", timeout_ms);
+	s->stop_sent = true;
+}
+
+/* Whether a name is one users may give (and not mistaken for an id). */
+static bool
+session_name_ok(const char *name)
+{
+	const char	*p;
+	bool		 digits = true;
+
+	if (*name == '\0' || strlen(name) > 64)
+		return false;
+	for (p = name; *p != '\0'; p++) {
+		if (!isalnum((unsigned char)*p) && strchr("._-", *p) == NULL)
+			return false;
+		if (!isdigit((unsigned char)*p))
+			digits = false;
+	}
+	return !digits;
+}
+
+/* The live session holding a name, if any. */
+static struct session *
+session_by_name(const char *name, bool live_only)
+{
+	struct session *s, *found = NULL;
+
+	TAILQ_FOREACH(s, &dmn.sessions, entry) {
+		if (s->name == NULL || strcmp(s->name, name) != 0)
+			continue;
+		if (!session_ended(s))
+			return s;
+		if (!live_only)
+			found = s;
+	}
+	return found;
+}
+
+/* Resolve a session reference: an id, a numeric string, or a name. */
+struct session *
+session_find(json_t *ref, struct rpc_error *err)
+{
+	struct session	*s;
+	unsigned long	 id = 0;
+	const char	*str;
+	char		*end;
+
+	if (ref == NULL || json_is_null(ref)) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"session\" is required");
+		return NULL;
+	}
+	if (json_is_integer(ref) && json_integer_value(ref) > 0)
+		id = (unsigned long)json_integer_value(ref);
+	else if (json_is_string(ref)) {
+		str = json_string_value(ref);
+		errno = 0;
+		id = strtoul(str, &end, 10);
+		if (*str == '\0' || *end != '\0' || errno != 0 ||
+		    !isdigit((unsigned char)*str)) {
+			if ((s = session_by_name(str, false)) != NULL)
+				return s;
+			rpc_error_set(err, RPC_NO_SUCH_SESSION,
+			    "no session named \"%s\"", str);
+			return NULL;
+		}
+	} else {
+		rpc_error_set(err, RPC_INVALID_PARAMS,
+		    "\"session\" must be an id or a name");
+		return NULL;
+	}
+	TAILQ_FOREACH(s, &dmn.sessions, entry)
+		if (s->id == id)
+			return s;
+	rpc_error_set(err, RPC_NO_SUCH_SESSION, "no session %lu", id);
+	return NULL;
+}
+
+/* Check the launch parameters that are not plain types. */
+static int
+session_check_params(json_t *params, const char **kind, json_t **argv,
+    struct rpc_error *err)
+{
+	const char	*key, *name = NULL, *cwd = NULL, *dbg = NULL;
+	json_t		*val, *env = json_object_get(params, "env");
+	json_t		*cmds = NULL;
+	long long	 t;
+
+	*kind = "gdb";
+	if (rpc_param_string(params, "kind", false, kind, err) != 0 ||
+	    rpc_param_strings(params, "argv", true, argv, err) != 0 ||
+	    rpc_param_string(params, "name", false, &name, err) != 0 ||
+	    rpc_param_string(params, "cwd", false, &cwd, err) != 0 ||
+	    rpc_param_string(params, "debugger", false, &dbg, err) != 0 ||
+	    rpc_param_strings(params, "commands", false, &cmds, err) != 0 ||
+	    rpc_param_int(params, "stop_timeout", false, 0, STOP_TIMEOUT_MAX,
+	    &t, err) != 0)
+		return -1;
+	if (backend_find(*kind) == NULL) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "unknown kind \"%s\" "
+		    "(this daemon runs exec and gdb sessions)", *kind);
+		return -1;
+	}
+	if (*json_string_value(json_array_get(*argv, 0)) == '\0') {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "the program is empty");
+		return -1;
+	}
+	if (name != NULL && !session_name_ok(name)) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "bad name \"%s\": use 1 "
+		    "to 64 of A-Z a-z 0-9 . _ - and not only digits", name);
+		return -1;
+	}
+	if (name != NULL && session_by_name(name, true) != NULL) {
+		rpc_error_set(err, RPC_NAME_IN_USE, "the name \"%s\" is in use "
+		    "by session %lu", name, session_by_name(name, true)->id);
+		return -1;
+	}
+	if (cwd != NULL && *cwd != '/') {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"cwd\" must be an "
+		    "absolute path");
+		return -1;
+	}
+	if (env != NULL && !json_is_null(env) && !json_is_object(env)) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"env\" must be an "
+		    "object of strings");
+		return -1;
+	}
+	json_object_foreach(env, key, val) {
+		if (!json_is_string(val) || *key == '\0' ||
+		    strchr(key, '=') != NULL) {
+			rpc_error_set(err, RPC_INVALID_PARAMS, "bad env entry "
+			    "\"%s\": names are non-empty without '=', values "
+			    "strings", key);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Copy a string parameter, or NULL. */
+static char *
+session_strparam(json_t *params, const char *key, const char *dflt)
+{
+	const char	*v = json_string_value(json_object_get(params, key));
+	char		*copy;
+
+	if (v == NULL)
+		v = dflt;
+	if (v == NULL)
+		return NULL;
+	if ((copy = strdup(v)) == NULL)
+		log_fatal("out of memory");
+	return copy;
+}
+
+/* Give the session up as failed before its keeper ever ran. */
+static void
+session_abort(struct session *s, int err, const char *why)
+{
+	session_fail(s, err, "%s", why);
+	console_close(&s->console);
+	s->console.drained = true;
+	s->ended_at = daemon_now();
+	session_set_state(s, S_FAILED);
+}
+
+/* Validate a launch, enter the session in the table and spawn its keeper. */
+struct session *
+session_create(json_t *params, struct rpc_error *err)
+{
+	struct session	*s;
+	const char	*kind;
+	json_t		*argv, *v;
+	char		 path[PATH_MAX + 64], why[512], **av;
+	int		 rc;
+
+	if (dmn.shutting_down) {
+		rpc_error_set(err, RPC_SHUTTING_DOWN, "the daemon is shutting "
+		    "down");
+		return NULL;
+	}
+	if (session_check_params(params, &kind, &argv, err) != 0)
+		return NULL;
+	if ((s = calloc(1, sizeof *s)) == NULL)
+		log_fatal("out of memory");
+	s->id = dmn.next_id++;
+	s->backend = backend_find(kind);
+	s->state = S_STARTING;
+	s->argv = json_deep_copy(argv);
+	v = json_object_get(params, "env");
+	s->env = json_is_object(v) ? json_deep_copy(v) : json_object();
+	v = json_object_get(params, "commands");
+	s->commands = json_is_array(v) ? json_deep_copy(v) : json_array();
+	s->name = session_strparam(params, "name", NULL);
+	s->cwd = session_strparam(params, "cwd", "/");
+	s->debugger = session_strparam(params, "debugger", NULL);
+	v = json_object_get(params, "stop_timeout");
+	s->stop_timeout = json_is_integer(v) ? json_integer_value(v) :
+	    STOP_TIMEOUT_DEFAULT;
+	s->started_at = daemon_now();
+	TAILQ_INSERT_TAIL(&dmn.sessions, s, entry);
+	log_info("session %lu: launching %s %s", s->id, kind,
+	    json_string_value(json_array_get(s->argv, 0)));
+
+	snprintf(path, sizeof path, "%s/sessions/%lu.log", dmn.state_dir,
+	    s->id);
+	if (console_open(&s->console, s, path, why, sizeof why) != 0) {
+		session_abort(s, errno, why);
+		return s;
+	}
+	if ((av = s->backend->argv(s, why, sizeof why)) == NULL) {
+		session_abort(s, 0, why);
+		return s;
+	}
+	rc = proc_spawn(s, av, why, sizeof why);
+	backend_argv_free(av);
+	if (rc != 0)
+		session_abort(s, rc, why);
+	return s;
+}
+
+/* Signal the foreground process group of the session's pty. */
+int
+session_signal(struct session *s, int sig, pid_t *pgrp, struct rpc_error *err)
+{
+	if (s->state != S_RUNNING && s->state != S_STOPPING) {
+		rpc_error_set(err, RPC_NOT_RUNNING, "session %lu is %s", s->id,
+		    session_state_name(s->state));
+		return -1;
+	}
+	*pgrp = tcgetpgrp(s->console.master);
+	/* The keeper's own group in front means the program is gone. */
+	if (*pgrp <= 0 || *pgrp == s->keeper_pid) {
+		rpc_error_set(err, RPC_NOT_RUNNING, "session %lu has no "
+		    "foreground process", s->id);
+		return -1;
+	}
+	if (kill(-*pgrp, sig) != 0) {
+		rpc_error_set(err, RPC_NOT_RUNNING, "kill -%s %ld: %s",
+		    signame_name(sig) ? signame_name(sig) : "?", (long)*pgrp,
+		    strerror(errno));
+		return -1;
+	}
+	log_info("session %lu: signal %d to group %ld", s->id, sig,
+	    (long)*pgrp);
+	return 0;
+}
+
+/* Sessions that have not ended yet. */
+unsigned long
+session_live_count(void)
+{
+	struct session	*s;
+	unsigned long	 n = 0;
+
+	TAILQ_FOREACH(s, &dmn.sessions, entry)
+		if (!session_ended(s))
+			n++;
+	return n;
+}
+
+/* A wall-clock time as an RFC 3339 UTC string. */
+static json_t *
+session_time(double t)
+{
+	struct tm	tm;
+	time_t		sec = (time_t)t;
+	char		buf[64], out[80];
+
+	gmtime_r(&sec, &tm);
+	strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out, sizeof out, "%s.%03dZ", buf,
+	    (int)((t - (double)sec) * 1000.0));
+	return json_string(out);
+}
+
+/* The session object of the protocol. */
+json_t *
+session_json(const struct session *s)
+{
+	json_t *o;
+
+	o = json_pack("{s:I, s:s, s:s, s:O, s:s, s:I, s:s}",
+	    "id", (json_int_t)s->id,
+	    "kind", s->backend->name,
+	    "state", session_state_name(s->state),
+	    "argv", s->argv,
+	    "cwd", s->cwd,
+	    "stop_timeout", (json_int_t)s->stop_timeout,
+	    "log", s->console.log_path ? s->console.log_path : "");
+	json_object_set_new(o, "name", s->name ? json_string(s->name) :
+	    json_null());
+	json_object_set_new(o, "pid", s->pid ? json_integer(s->pid) :
+	    json_null());
+	json_object_set_new(o, "keeper_pid", s->keeper_pid ?
+	    json_integer(s->keeper_pid) : json_null());
+	json_object_set_new(o, "started_at", session_time(s->started_at));
+	if (s->debugger != NULL || s->backend->debugger != NULL)
+		json_object_set_new(o, "debugger", json_string(s->debugger ?
+		    s->debugger : s->backend->debugger));
+	if (session_ended(s))
+		json_object_set_new(o, "ended_at", session_time(s->ended_at));
+	if (s->have_exit && s->exit_signal != 0)
+		json_object_set_new(o, "exit", json_pack("{s:i}", "signal",
+		    s->exit_signal));
+	else if (s->have_exit)
+		json_object_set_new(o, "exit", json_pack("{s:i}", "code",
+		    s->exit_code));
+	if (s->error != NULL)
+		json_object_set_new(o, "error", json_string(s->error));
+	return o;
+}

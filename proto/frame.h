@@ -1,0 +1,32 @@
+/* NDJSON framing: split a byte stream into lines of at most FRAME_MAX bytes. */
+#ifndef DBGCTL_FRAME_H
+#define DBGCTL_FRAME_H
+
+#include <stddef.h>
+
+/* Content bytes a line may hold, not counting its LF or a CR before it. */
+#define FRAME_MAX (1024 * 1024)
+
+struct frame {
+	char	*buf;		/* bytes of the unfinished line */
+	size_t	 len;
+	size_t	 cap;
+	size_t	 max;		/* content limit, FRAME_MAX unless testing */
+	int	 dead;		/* a line overflowed; every later feed fails */
+};
+
+/*
+ * Called once per complete, non-blank line; line is NUL-terminated at len,
+ * with the LF and one trailing CR removed. A non-zero return stops the feed
+ * and is returned by frame_feed (the rest of the data stays unconsumed).
+ */
+typedef int (*frame_line_cb)(void *arg, char *line, size_t len);
+
+void	frame_init(struct frame *, size_t max);
+void	frame_free(struct frame *);
+/* Returns 0, FRAME_OVERFLOW when a line exceeds max, or the callback's value. */
+int	frame_feed(struct frame *, const char *data, size_t len,
+	    frame_line_cb cb, void *arg);
+#define FRAME_OVERFLOW (-1000)
+
+#endif

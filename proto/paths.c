@@ -1,0 +1,147 @@
+/* Path resolution shared by the daemon and the client. */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "paths.h"
+
+/* Format into buf, failing rather than truncating. */
+static int
+paths_fmt(char *buf, size_t len, const char *fmt, const char *a, const char *b)
+{
+	int n;
+
+	n = snprintf(buf, len, fmt, a, b);
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+/* Resolve the socket path: override, $DBGCTL_SOCKET, $XDG_RUNTIME_DIR, /tmp. */
+int
+paths_socket(const char *override, char *buf, size_t len)
+{
+	const char	*v;
+	char		 uid[32];
+
+	if (override != NULL && *override != '\0')
+		return paths_fmt(buf, len, "%s%s", override, "");
+	if ((v = getenv("DBGCTL_SOCKET")) != NULL && *v != '\0')
+		return paths_fmt(buf, len, "%s%s", v, "");
+	if ((v = getenv("XDG_RUNTIME_DIR")) != NULL && *v == '/')
+		return paths_fmt(buf, len, "%s%s", v, "/dbgctl/sock");
+	snprintf(uid, sizeof uid, "%u", (unsigned)geteuid());
+	return paths_fmt(buf, len, "/tmp/dbgctl-%s%s", uid, "/sock");
+}
+
+/* Resolve the state directory: $XDG_STATE_HOME/dbgctl or ~/.local/state/dbgctl. */
+int
+paths_state_dir(char *buf, size_t len)
+{
+	const char *v;
+
+	if ((v = getenv("XDG_STATE_HOME")) != NULL && *v == '/')
+		return paths_fmt(buf, len, "%s%s", v, "/dbgctl");
+	if ((v = getenv("HOME")) == NULL || *v != '/')
+		v = "/tmp";
+	return paths_fmt(buf, len, "%s%s", v, "/.local/state/dbgctl");
+}
+
+/* Create dir and its parents with mode, like mkdir -p. */
+int
+paths_mkdirs(const char *dir, int mode)
+{
+	char	tmp[PATH_MAX];
+	char   *p;
+
+	if (paths_fmt(tmp, sizeof tmp, "%s%s", dir, "") != 0)
+		return -1;
+	for (p = tmp + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, mode) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(tmp, mode) != 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* Create dir (and parents) 0700 if missing; refuse a foreign or loose one. */
+int
+paths_secure_dir(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (paths_mkdirs(dir, 0700) != 0) {
+		snprintf(err, errlen, "mkdir %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (lstat(dir, &st) != 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a directory", dir);
+		return -1;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s: owned by uid %u, not by uid %u", dir,
+		    (unsigned)st.st_uid, (unsigned)geteuid());
+		return -1;
+	}
+	if ((st.st_mode & 022) != 0) {
+		snprintf(err, errlen, "%s: mode %03o is group or world "
+		    "writable", dir, (unsigned)(st.st_mode & 0777));
+		return -1;
+	}
+	return 0;
+}
+
+/* Copy the directory part of path into buf. */
+int
+paths_dirname(const char *path, char *buf, size_t len)
+{
+	const char *slash;
+
+	slash = strrchr(path, '/');
+	if (slash == NULL)
+		return paths_fmt(buf, len, "%s%s", ".", "");
+	if (slash == path)
+		return paths_fmt(buf, len, "%s%s", "/", "");
+	if ((size_t)(slash - path) >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, path, slash - path);
+	buf[slash - path] = '\0';
+	return 0;
+}
+
+/* Find a sibling executable of this program, else fall back to dir/name. */
+int
+paths_sibling(const char *name, const char *fallback_dir, char *buf,
+    size_t len)
+{
+	char	self[PATH_MAX], dir[PATH_MAX];
+	ssize_t	n;
+
+	n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		if (paths_dirname(self, dir, sizeof dir) == 0 &&
+		    paths_fmt(buf, len, "%s/%s", dir, name) == 0 &&
+		    access(buf, X_OK) == 0)
+			return 0;
+	}
+	return paths_fmt(buf, len, "%s/%s", fallback_dir, name);
+}

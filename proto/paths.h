@@ -1,0 +1,21 @@
+/* Where the socket, pidfile and state live (DESIGN.md §3). */
+#ifndef DBGCTL_PATHS_H
+#define DBGCTL_PATHS_H
+
+#include <stddef.h>
+
+/* Resolve the socket path: override, $DBGCTL_SOCKET, $XDG_RUNTIME_DIR, /tmp. */
+int	paths_socket(const char *override, char *buf, size_t len);
+/* Resolve the state directory: $XDG_STATE_HOME/dbgctl or ~/.local/state/dbgctl. */
+int	paths_state_dir(char *buf, size_t len);
+/* Create dir (and parents) 0700 if missing; refuse a foreign or loose one. */
+int	paths_secure_dir(const char *dir, char *err, size_t errlen);
+/* Create dir and its parents with mode, like mkdir -p. */
+int	paths_mkdirs(const char *dir, int mode);
+/* Copy the directory part of path into buf. */
+int	paths_dirname(const char *path, char *buf, size_t len);
+/* Find a sibling executable of this program, else fall back to dir/name. */
+int	paths_sibling(const char *name, const char *fallback_dir, char *buf,
+	    size_t len);
+
+#endif

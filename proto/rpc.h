@@ -1,0 +1,76 @@
+/* JSON-RPC 2.0 envelopes: parse and validate requests, build replies. */
+#ifndef DBGCTL_RPC_H
+#define DBGCTL_RPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+
+enum rpc_code {
+	RPC_PARSE_ERROR = -32700,
+	RPC_INVALID_REQUEST = -32600,
+	RPC_METHOD_NOT_FOUND = -32601,
+	RPC_INVALID_PARAMS = -32602,
+	RPC_INTERNAL_ERROR = -32603,
+	RPC_NO_SUCH_SESSION = 1,
+	RPC_NOT_RUNNING = 2,
+	RPC_SPAWN_FAILED = 3,
+	RPC_NOT_READY = 4,
+	RPC_TIMEOUT = 5,
+	RPC_UNAUTHORIZED = 6,
+	RPC_LIMIT = 7,
+	RPC_NAME_IN_USE = 8,
+	RPC_NOT_SUPPORTED = 9,
+	RPC_SHUTTING_DOWN = 10,
+};
+
+/*
+ * A validated request; id, method and params point into root, which
+ * rpc_request_free releases. An absent params is added to root as {}.
+ */
+struct rpc_request {
+	json_t		*root;
+	json_t		*id;		/* NULL for a notification */
+	const char	*method;
+	json_t		*params;	/* always an object (empty if absent) */
+};
+
+/*
+ * Why a line or a parameter was refused. rpc_parse always sets id: on
+ * failure it is a new reference to the request's id (json_null() for an
+ * explicit null) that the caller must json_decref, or NULL when there is no
+ * usable id (parse error, not an object, bad or missing id): reply with null.
+ * On success it is NULL. rpc_error_set and rpc_param_* never touch id.
+ */
+struct rpc_error {
+	int	 code;
+	char	 message[512];
+	json_t	*id;
+};
+
+const char	*rpc_kind(int code);
+
+int	 rpc_parse(const char *line, size_t len, struct rpc_request *,
+	    struct rpc_error *);
+void	 rpc_request_free(struct rpc_request *);
+
+json_t	*rpc_request_new(json_t *id, const char *method, json_t *params);
+json_t	*rpc_result_new(json_t *id, json_t *result);
+json_t	*rpc_error_new(json_t *id, int code, const char *message,
+	    json_t *data);
+json_t	*rpc_notification_new(const char *method, json_t *params);
+char	*rpc_dump(const json_t *msg, size_t *len);
+
+void	 rpc_error_set(struct rpc_error *, int code, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+
+int	 rpc_param_string(json_t *params, const char *key, bool required,
+	    const char **out, struct rpc_error *);
+int	 rpc_param_int(json_t *params, const char *key, bool required,
+	    long long min, long long max, long long *out, struct rpc_error *);
+int	 rpc_param_bool(json_t *params, const char *key, bool *out,
+	    struct rpc_error *);
+int	 rpc_param_strings(json_t *params, const char *key, bool required,
+	    json_t **out, struct rpc_error *);
+
+#endif
