@@ -1,4 +1,4 @@
-/* dbgctld: start-up, detaching, the loop, and an orderly exit. */
+/* The daemon context and its orderly exit. */
 #include <sys/stat.h>
 
 #include <dirent.h>
@@ -27,13 +27,6 @@ daemon_now(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Print how to run the daemon. */
-static void
-daemon_usage(FILE *f)
-{
-	fprintf(f, "usage: dbgctld [--foreground] [--listen unix:PATH]\n");
 }
 
 /* Stop every session; the daemon exits once all have ended. */
@@ -75,221 +68,12 @@ daemon_signal_cb(uv_signal_t *h, int sig)
 	daemon_shutdown(-1);
 }
 
-/* The next session id: past every log already in the state directory. */
-static unsigned long
-daemon_scan_ids(const char *dir)
+/* Turn SIGTERM and SIGINT into an orderly shutdown. */
+void
+daemon_watch_signals(void)
 {
-	struct dirent	*de;
-	DIR		*d;
-	unsigned long	 id, max = 0;
-	char		*end;
-
-	if ((d = opendir(dir)) == NULL)
-		return 1;
-	while ((de = readdir(d)) != NULL) {
-		errno = 0;
-		id = strtoul(de->d_name, &end, 10);
-		if (errno == 0 && end != de->d_name && strcmp(end, ".log") == 0 &&
-		    id > max)
-			max = id;
-	}
-	closedir(d);
-	return max + 1;
-}
-
-/*
- * Fork into the background. The parent exits 0 once the child reports that
- * it listens (byte on the pipe), 1 if the child died first.
- */
-static int
-daemon_detach(void)
-{
-	int	fds[2];
-	char	c;
-	ssize_t	n;
-	pid_t	pid;
-
-	if (pipe2(fds, O_CLOEXEC) != 0)
-		log_fatal("pipe: %s", strerror(errno));
-	if ((pid = fork()) == -1) {
-		fprintf(stderr, "dbgctld: fork: %s\n", strerror(errno));
-		exit(1);
-	}
-	if (pid > 0) {
-		close(fds[1]);
-		do
-			n = read(fds[0], &c, 1);
-		while (n < 0 && errno == EINTR);
-		_exit(n == 1 ? 0 : 1);
-	}
-	close(fds[0]);
-	setsid();
-	return fds[1];
-}
-
-/* Put stdin on /dev/null and stdout and stderr on the daemon log. */
-static void
-daemon_redirect(void)
-{
-	char	path[PATH_MAX + 16];
-	int	fd;
-
-	snprintf(path, sizeof path, "%s/dbgctld.log", dmn.state_dir);
-	if ((fd = open("/dev/null", O_RDWR)) != -1) {
-		dup2(fd, 0);
-		if (fd > 2)
-			close(fd);
-	}
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
-	if (fd == -1)
-		fd = open("/dev/null", O_WRONLY);
-	if (fd != -1) {
-		dup2(fd, 1);
-		dup2(fd, 2);
-		if (fd > 2)
-			close(fd);
-	}
-}
-
-/* Parse the command line into the socket path; exits on bad usage. */
-static void
-daemon_options(int argc, char **argv, bool *foreground, const char **listen)
-{
-	static const struct option longopts[] = {
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int ch;
-
-	while ((ch = getopt_long(argc, argv, "fl:hV", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'f':
-			*foreground = true;
-			break;
-		case 'l':
-			if (strncmp(optarg, "unix:", 5) != 0 || optarg[5] == '\0') {
-				fprintf(stderr, "dbgctld: cannot listen on "
-				    "\"%s\": this version listens on "
-				    "unix:PATH only\n", optarg);
-				exit(2);
-			}
-			*listen = optarg + 5;
-			break;
-		case 'h':
-			daemon_usage(stdout);
-			exit(0);
-		case 'V':
-			printf("dbgctld %s\n", DBGCTL_VERSION);
-			exit(0);
-		default:
-			daemon_usage(stderr);
-			exit(2);
-		}
-	}
-	if (optind != argc) {
-		daemon_usage(stderr);
-		exit(2);
-	}
-}
-
-/* Resolve and prepare the socket directory, the state and the keeper. */
-static void
-daemon_paths(const char *listen)
-{
-	char	dir[PATH_MAX + 16], err[PATH_MAX + 128];
-
-	if (paths_socket(listen, dmn.sock_path, sizeof dmn.sock_path) != 0 ||
-	    paths_state_dir(dmn.state_dir, sizeof dmn.state_dir) != 0 ||
-	    paths_dirname(dmn.sock_path, dir, sizeof dir) != 0) {
-		fprintf(stderr, "dbgctld: path too long\n");
-		exit(1);
-	}
-	if (paths_secure_dir(dir, err, sizeof err) != 0) {
-		fprintf(stderr, "dbgctld: %s\n", err);
-		exit(1);
-	}
-	snprintf(dir, sizeof dir, "%s/sessions", dmn.state_dir);
-	if (paths_mkdirs(dir, 0700) != 0) {
-		fprintf(stderr, "dbgctld: mkdir %s: %s\n", dir, strerror(errno));
-		exit(1);
-	}
-	dmn.next_id = daemon_scan_ids(dir);
-	paths_sibling("dbgctl-keeper", DBGCTL_LIBEXECDIR, dmn.keeper_path,
-	    sizeof dmn.keeper_path);
-	if (access(dmn.keeper_path, X_OK) != 0) {
-		fprintf(stderr, "dbgctld: %s: %s\n", dmn.keeper_path,
-		    strerror(errno));
-		exit(1);
-	}
-}
-
-/* Take the start lock (the pidfile); a second daemon on the socket stops here. */
-static void
-daemon_lock(void)
-{
-	char	path[PATH_MAX + 8];
-	pid_t	other = 0;
-
-	snprintf(path, sizeof path, "%s.pid", dmn.sock_path);
-	dmn.pidfh = pidfile_open(path, 0600, &other);
-	if (dmn.pidfh == NULL && errno == EEXIST) {
-		fprintf(stderr, "dbgctld: already running as pid %ld on %s\n",
-		    (long)other, dmn.sock_path);
-		exit(1);
-	}
-	if (dmn.pidfh == NULL) {
-		fprintf(stderr, "dbgctld: %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
-	/* libbsd leaves the locked fd inheritable; no child may hold it. */
-	fcntl(pidfile_fileno(dmn.pidfh), F_SETFD, FD_CLOEXEC);
-}
-
-/* Run the daemon. */
-int
-main(int argc, char **argv)
-{
-	const char	*listen = NULL;
-	char		 err[PATH_MAX + 128];
-	bool		 foreground = false;
-	int		 ready = -1;
-
-	/* Whatever the starter leaked must not reach sessions. */
-	closefrom(3);
-	daemon_options(argc, argv, &foreground, &listen);
-	signal(SIGPIPE, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	TAILQ_INIT(&dmn.sessions);
-	TAILQ_INIT(&dmn.conns);
-	TAILQ_INIT(&dmn.pendings);
-	daemon_paths(listen);
-	daemon_lock();
-	if (!foreground)
-		ready = daemon_detach();
-	dmn.loop = uv_default_loop();
-	if (server_listen(dmn.sock_path, err, sizeof err) != 0) {
-		fprintf(stderr, "dbgctld: %s\n", err);
-		pidfile_remove(dmn.pidfh);
-		return 1;
-	}
-	pidfile_write(dmn.pidfh);
 	uv_signal_init(dmn.loop, &dmn.sigterm);
 	uv_signal_start(&dmn.sigterm, daemon_signal_cb, SIGTERM);
 	uv_signal_init(dmn.loop, &dmn.sigint);
 	uv_signal_start(&dmn.sigint, daemon_signal_cb, SIGINT);
-	if (!foreground) {
-		daemon_redirect();
-		if (write(ready, "", 1) != 1)
-			log_warn("the starter left before the daemon was ready");
-		close(ready);
-	}
-	log_info("dbgctld %s started, pid %ld, socket %s", DBGCTL_VERSION,
-	    (long)getpid(), dmn.sock_path);
-	uv_run(dmn.loop, UV_RUN_DEFAULT);
-	pidfile_remove(dmn.pidfh);
-	log_info("exited");
-	return 0;
 }

@@ -207,6 +207,7 @@ void	 server_close(void);
 /* Lifecycle. */
 void	 daemon_shutdown(long long timeout_ms);
 void	 daemon_check_shutdown(void);
+void	 daemon_watch_signals(void);
 double	 daemon_now(void);
 
 /* The one daemon context. */

@@ -1,0 +1,121 @@
+/* NDJSON framing: split a byte stream into lines of at most f->max bytes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+
+/* Smallest buffer allocated for a partial line. */
+#define FRAME_MIN_CAP	4096
+
+/* Above this size an idle buffer is released rather than kept around. */
+#define FRAME_KEEP_CAP	(64 * 1024)
+
+/* Prepare f for a stream whose lines hold at most max bytes (0: FRAME_MAX). */
+void
+frame_init(struct frame *f, size_t max)
+{
+	memset(f, 0, sizeof *f);
+	f->max = max != 0 ? max : FRAME_MAX;
+}
+
+/* Release the buffer of f; it must be initialized again before reuse. */
+void
+frame_free(struct frame *f)
+{
+	free(f->buf);
+	f->buf = NULL;
+	f->len = 0;
+	f->cap = 0;
+}
+
+/* Make room for need bytes in the buffer of f; -1 if memory ran out. */
+static int
+frame_reserve(struct frame *f, size_t need)
+{
+	size_t	 cap;
+	char	*p;
+
+	if (need <= f->cap)
+		return 0;
+	cap = f->cap != 0 ? f->cap : FRAME_MIN_CAP;
+	while (cap < need)
+		cap *= 2;
+	/* A line never needs more than max content, a CR and a NUL. */
+	if (cap > f->max + 2 && need <= f->max + 2)
+		cap = f->max + 2;
+	if ((p = realloc(f->buf, cap)) == NULL)
+		return -1;
+	f->buf = p;
+	f->cap = cap;
+	return 0;
+}
+
+/* Append n bytes to the partial line of f; -1 if memory ran out. */
+static int
+frame_append(struct frame *f, const char *p, size_t n)
+{
+	if (n == 0)
+		return 0;
+	if (frame_reserve(f, f->len + n + 1) != 0)
+		return -1;
+	memcpy(f->buf + f->len, p, n);
+	f->len += n;
+	return 0;
+}
+
+/* Mark f dead after an overflow (or ENOMEM) and drop what it buffered. */
+static int
+frame_overflow(struct frame *f)
+{
+	f->dead = 1;
+	frame_free(f);
+	return FRAME_OVERFLOW;
+}
+
+/* Split data into lines, calling cb for every complete non-blank line. */
+int
+frame_feed(struct frame *f, const char *data, size_t len, frame_line_cb cb,
+    void *arg)
+{
+	const char	*p = data, *end = data + len, *nl;
+	size_t		 n, total;
+	int		 rv;
+
+	if (f->dead)
+		return FRAME_OVERFLOW;
+	while (p < end) {
+		nl = memchr(p, '\n', end - p);
+		n = (nl != NULL ? nl : end) - p;
+		/*
+		 * The buffered part never holds an LF, so only the new bytes
+		 * are scanned: every byte is looked at once. More than
+		 * max + 1 bytes (content and a CR) can never make a line.
+		 */
+		total = f->len + n;
+		if (total > f->max + 1)
+			return frame_overflow(f);
+		if (frame_append(f, p, n) != 0)
+			return frame_overflow(f);	/* out of memory */
+		if (nl == NULL)
+			break;
+		p = nl + 1;
+
+		if (f->len > 0 && f->buf[f->len - 1] == '\r')
+			f->len--;
+		if (f->len > f->max)
+			return frame_overflow(f);
+		if (f->len == 0)
+			continue;
+		n = f->len;
+		f->buf[n] = '\0';
+		f->len = 0;
+		if ((rv = cb(arg, f->buf, n)) != 0)
+			return rv;
+	}
+	if (f->len == 0 && f->cap > FRAME_KEEP_CAP) {
+		free(f->buf);
+		f->buf = NULL;
+		f->cap = 0;
+	}
+	return 0;
+}

@@ -1,0 +1,507 @@
+/* JSON-RPC 2.0 envelopes: parse and validate requests, build replies. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+#include "rpc.h"
+
+/* A growing output buffer for rpc_dump, capped at FRAME_MAX content bytes. */
+struct rpc_buf {
+	char	*p;
+	size_t	 len;
+	size_t	 cap;
+};
+
+/* Return the stable data.kind string of an error code. */
+const char *
+rpc_kind(int code)
+{
+	switch (code) {
+	case RPC_PARSE_ERROR:
+		return "parse_error";
+	case RPC_INVALID_REQUEST:
+		return "invalid_request";
+	case RPC_METHOD_NOT_FOUND:
+		return "method_not_found";
+	case RPC_INVALID_PARAMS:
+		return "invalid_params";
+	case RPC_INTERNAL_ERROR:
+		return "internal_error";
+	case RPC_NO_SUCH_SESSION:
+		return "no_such_session";
+	case RPC_NOT_RUNNING:
+		return "not_running";
+	case RPC_SPAWN_FAILED:
+		return "spawn_failed";
+	case RPC_NOT_READY:
+		return "not_ready";
+	case RPC_TIMEOUT:
+		return "timeout";
+	case RPC_UNAUTHORIZED:
+		return "unauthorized";
+	case RPC_LIMIT:
+		return "limit";
+	case RPC_NAME_IN_USE:
+		return "name_in_use";
+	case RPC_NOT_SUPPORTED:
+		return "not_supported";
+	case RPC_SHUTTING_DOWN:
+		return "shutting_down";
+	}
+	return "error";
+}
+
+/* Set the code and the printf-formatted message of err; err->id is kept. */
+void
+rpc_error_set(struct rpc_error *err, int code, const char *fmt, ...)
+{
+	va_list	ap;
+
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof err->message, fmt, ap);
+	va_end(ap);
+}
+
+/* Tell whether v may be a request id: string, number or null. */
+static int
+rpc_valid_id(const json_t *v)
+{
+	return json_is_string(v) || json_is_integer(v) || json_is_real(v) ||
+	    json_is_null(v);
+}
+
+/* Parse and validate one request line into req; -1 and err on failure. */
+int
+rpc_parse(const char *line, size_t len, struct rpc_request *req,
+    struct rpc_error *err)
+{
+	json_error_t	 jerr;
+	json_t		*root, *id, *v, *params;
+
+	memset(req, 0, sizeof *req);
+	err->id = NULL;
+
+	/* JSON_DECODE_ANY: a scalar is an invalid request, not unparsable. */
+	root = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
+	    &jerr);
+	if (root == NULL) {
+		rpc_error_set(err, RPC_PARSE_ERROR,
+		    "parse error: %s at position %d", jerr.text, jerr.position);
+		return -1;
+	}
+	if (!json_is_object(root)) {
+		rpc_error_set(err, RPC_INVALID_REQUEST,
+		    "request must be a JSON object");
+		goto fail;
+	}
+
+	id = json_object_get(root, "id");
+	if (id != NULL && !rpc_valid_id(id)) {
+		rpc_error_set(err, RPC_INVALID_REQUEST,
+		    "\"id\" must be a string, a number or null");
+		goto fail;
+	}
+	/* From here on an error reply can echo the id. */
+	err->id = json_incref(id);
+
+	v = json_object_get(root, "jsonrpc");
+	if (!json_is_string(v) || strcmp(json_string_value(v), "2.0") != 0 ||
+	    json_string_length(v) != 3) {
+		rpc_error_set(err, RPC_INVALID_REQUEST,
+		    "\"jsonrpc\" must be \"2.0\"");
+		goto fail;
+	}
+	v = json_object_get(root, "method");
+	if (v == NULL) {
+		rpc_error_set(err, RPC_INVALID_REQUEST,
+		    "\"method\" is required");
+		goto fail;
+	}
+	if (!json_is_string(v)) {
+		rpc_error_set(err, RPC_INVALID_REQUEST,
+		    "\"method\" must be a string");
+		goto fail;
+	}
+	params = json_object_get(root, "params");
+	if (params == NULL) {
+		/* Keep params inside root so freeing root frees it too. */
+		if (json_object_set_new(root, "params", json_object()) != 0) {
+			rpc_error_set(err, RPC_INTERNAL_ERROR,
+			    "out of memory");
+			goto fail;
+		}
+		params = json_object_get(root, "params");
+	} else if (!json_is_object(params)) {
+		rpc_error_set(err, RPC_INVALID_PARAMS,
+		    "params must be an object");
+		goto fail;
+	}
+
+	req->root = root;
+	req->id = id;
+	req->method = json_string_value(v);
+	req->params = params;
+	json_decref(err->id);
+	err->id = NULL;
+	return 0;
+
+fail:
+	json_decref(root);
+	return -1;
+}
+
+/* Release what rpc_parse gave req; safe on a zeroed or failed request. */
+void
+rpc_request_free(struct rpc_request *req)
+{
+	json_decref(req->root);
+	memset(req, 0, sizeof *req);
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t
+rpc_utf8_len(const unsigned char *s, size_t n)
+{
+	size_t		need, i;
+	unsigned int	c;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		need = 2;
+		c = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		need = 3;
+		c = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		need = 4;
+		c = s[0] & 0x07;
+	} else
+		return 0;
+	if (n < need)
+		return 0;
+	for (i = 1; i < need; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if ((need == 3 && c < 0x800) || (need == 4 && c < 0x10000) ||
+	    c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return need;
+}
+
+/*
+ * Make a JSON string of s, replacing bytes that are not valid UTF-8 (a file
+ * name in a message, say) with U+FFFD so the reply can still be sent.
+ */
+static json_t *
+rpc_string(const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 n, i, k, o = 0;
+	char			*copy;
+	json_t			*v;
+
+	if ((v = json_string(s)) != NULL)
+		return v;
+	n = strlen(s);
+	if ((copy = malloc(n * 3 + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < n; i += k) {
+		if ((k = rpc_utf8_len(p + i, n - i)) == 0) {
+			memcpy(copy + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			k = 1;
+		} else {
+			memcpy(copy + o, p + i, k);
+			o += k;
+		}
+	}
+	copy[o] = '\0';
+	v = json_string(copy);
+	free(copy);
+	return v;
+}
+
+/* Start a message: {"jsonrpc":"2.0"} and, if with_id, the id (NULL: null). */
+static json_t *
+rpc_envelope(json_t *id, int with_id)
+{
+	json_t	*msg;
+
+	if ((msg = json_object()) == NULL)
+		return NULL;
+	if (json_object_set_new(msg, "jsonrpc", json_string("2.0")) != 0)
+		goto fail;
+	if (with_id && json_object_set(msg, "id",
+	    id != NULL ? id : json_null()) != 0)
+		goto fail;
+	return msg;
+
+fail:
+	json_decref(msg);
+	return NULL;
+}
+
+/* Build a request; steals params (NULL: omitted), not id (NULL: null). */
+json_t *
+rpc_request_new(json_t *id, const char *method, json_t *params)
+{
+	json_t	*msg;
+
+	if ((msg = rpc_envelope(id, 1)) == NULL)
+		goto fail;
+	if (json_object_set_new(msg, "method", json_string(method)) != 0)
+		goto fail;
+	if (params != NULL) {
+		if (json_object_set_new(msg, "params", params) != 0) {
+			json_decref(msg);
+			return NULL;
+		}
+	}
+	return msg;
+
+fail:
+	json_decref(msg);
+	json_decref(params);
+	return NULL;
+}
+
+/* Build a result reply; steals result (NULL: {}), not id (NULL: null). */
+json_t *
+rpc_result_new(json_t *id, json_t *result)
+{
+	json_t	*msg;
+
+	if (result == NULL && (result = json_object()) == NULL)
+		return NULL;
+	if ((msg = rpc_envelope(id, 1)) == NULL) {
+		json_decref(result);
+		return NULL;
+	}
+	if (json_object_set_new(msg, "result", result) != 0) {
+		json_decref(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+/*
+ * Build an error reply; steals data (NULL: {}), not id (NULL: null), and
+ * adds data.kind from the code unless data already has a "kind".
+ */
+json_t *
+rpc_error_new(json_t *id, int code, const char *message, json_t *data)
+{
+	json_t	*msg, *error;
+
+	if (data == NULL && (data = json_object()) == NULL)
+		return NULL;
+	if (json_is_object(data) && json_object_get(data, "kind") == NULL &&
+	    json_object_set_new(data, "kind", json_string(rpc_kind(code))) != 0)
+		goto fail;
+	if (message == NULL)
+		message = rpc_kind(code);
+
+	if ((error = json_object()) == NULL)
+		goto fail;
+	if (json_object_set_new(error, "code", json_integer(code)) != 0 ||
+	    json_object_set_new(error, "message", rpc_string(message)) != 0) {
+		json_decref(error);
+		goto fail;
+	}
+	if (json_object_set_new(error, "data", data) != 0) {
+		json_decref(error);
+		return NULL;
+	}
+	if ((msg = rpc_envelope(id, 1)) == NULL) {
+		json_decref(error);
+		return NULL;
+	}
+	if (json_object_set_new(msg, "error", error) != 0) {
+		json_decref(msg);
+		return NULL;
+	}
+	return msg;
+
+fail:
+	json_decref(data);
+	return NULL;
+}
+
+/* Build a notification (no id); steals params (NULL: omitted). */
+json_t *
+rpc_notification_new(const char *method, json_t *params)
+{
+	json_t	*msg;
+
+	if ((msg = rpc_envelope(NULL, 0)) == NULL ||
+	    json_object_set_new(msg, "method", json_string(method)) != 0) {
+		json_decref(msg);
+		json_decref(params);
+		return NULL;
+	}
+	if (params != NULL && json_object_set_new(msg, "params", params) != 0) {
+		json_decref(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+/* Append size bytes of output to the rpc_dump buffer; -1 past FRAME_MAX. */
+static int
+rpc_dump_cb(const char *buf, size_t size, void *data)
+{
+	struct rpc_buf	*b = data;
+	size_t		 cap;
+	char		*p;
+
+	if (size > FRAME_MAX - b->len)
+		return -1;
+	if (b->len + size + 2 > b->cap) {
+		cap = b->cap != 0 ? b->cap : 256;
+		while (cap < b->len + size + 2)
+			cap *= 2;
+		if ((p = realloc(b->p, cap)) == NULL)
+			return -1;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, buf, size);
+	b->len += size;
+	return 0;
+}
+
+/*
+ * Serialize msg as one compact UTF-8 line ending in LF (also NUL-terminated);
+ * NULL if it fails or its content would exceed FRAME_MAX bytes.
+ */
+char *
+rpc_dump(const json_t *msg, size_t *len)
+{
+	struct rpc_buf	b = { NULL, 0, 0 };
+
+	if (json_dump_callback(msg, rpc_dump_cb, &b, JSON_COMPACT) != 0 ||
+	    b.p == NULL) {
+		free(b.p);
+		return NULL;
+	}
+	b.p[b.len++] = '\n';
+	b.p[b.len] = '\0';
+	*len = b.len;
+	return b.p;
+}
+
+/* Get key from params, treating JSON null as missing. */
+static json_t *
+rpc_param_get(json_t *params, const char *key)
+{
+	json_t	*v;
+
+	v = json_object_get(params, key);
+	return json_is_null(v) ? NULL : v;
+}
+
+/* Handle a missing parameter: an error if required, else nothing to do. */
+static int
+rpc_param_missing(const char *key, bool required, struct rpc_error *err)
+{
+	if (!required)
+		return 0;
+	rpc_error_set(err, RPC_INVALID_PARAMS, "\"%s\" is required", key);
+	return -1;
+}
+
+/* Fetch a string parameter (borrowed); -1 with err if invalid. */
+int
+rpc_param_string(json_t *params, const char *key, bool required,
+    const char **out, struct rpc_error *err)
+{
+	json_t	*v;
+
+	if ((v = rpc_param_get(params, key)) == NULL)
+		return rpc_param_missing(key, required, err);
+	if (!json_is_string(v)) {
+		rpc_error_set(err, RPC_INVALID_PARAMS,
+		    "\"%s\" must be a string", key);
+		return -1;
+	}
+	*out = json_string_value(v);
+	return 0;
+}
+
+/* Fetch an integer parameter within [min, max]; -1 with err if invalid. */
+int
+rpc_param_int(json_t *params, const char *key, bool required, long long min,
+    long long max, long long *out, struct rpc_error *err)
+{
+	json_t		*v;
+	long long	 n;
+
+	if ((v = rpc_param_get(params, key)) == NULL)
+		return rpc_param_missing(key, required, err);
+	if (!json_is_integer(v) ||
+	    (n = json_integer_value(v)) < min || n > max) {
+		rpc_error_set(err, RPC_INVALID_PARAMS,
+		    "\"%s\" must be an integer between %lld and %lld", key,
+		    min, max);
+		return -1;
+	}
+	*out = n;
+	return 0;
+}
+
+/* Fetch an optional boolean parameter; -1 with err if not a boolean. */
+int
+rpc_param_bool(json_t *params, const char *key, bool *out,
+    struct rpc_error *err)
+{
+	json_t	*v;
+
+	if ((v = rpc_param_get(params, key)) == NULL)
+		return 0;
+	if (!json_is_boolean(v)) {
+		rpc_error_set(err, RPC_INVALID_PARAMS,
+		    "\"%s\" must be a boolean", key);
+		return -1;
+	}
+	*out = json_is_true(v);
+	return 0;
+}
+
+/*
+ * Fetch an array of strings (borrowed), non-empty if required; -1 with err
+ * if invalid.
+ */
+int
+rpc_param_strings(json_t *params, const char *key, bool required,
+    json_t **out, struct rpc_error *err)
+{
+	json_t	*v, *e;
+	size_t	 i;
+
+	if ((v = rpc_param_get(params, key)) == NULL)
+		return rpc_param_missing(key, required, err);
+	if (!json_is_array(v))
+		goto bad;
+	json_array_foreach(v, i, e) {
+		if (!json_is_string(e))
+			goto bad;
+	}
+	if (required && json_array_size(v) == 0) {
+		rpc_error_set(err, RPC_INVALID_PARAMS,
+		    "\"%s\" must not be empty", key);
+		return -1;
+	}
+	*out = v;
+	return 0;
+
+bad:
+	rpc_error_set(err, RPC_INVALID_PARAMS,
+	    "\"%s\" must be an array of strings", key);
+	return -1;
+}
