@@ -1,0 +1,289 @@
+/* The connection to the daemon: connect, send one request, read its reply. */
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "dbgctl.h"
+#include "paths.h"
+#include "rpc.h"
+
+/* Bytes read from the socket at a time. */
+#define CLIENT_READ_SIZE	65536
+
+/* Print "dbgctl: message" on stderr. */
+void
+client_warn(const char *fmt, ...)
+{
+	va_list	ap;
+
+	fputs("dbgctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Print "dbgctl: message" and exit: no daemon, or its reply is unusable. */
+void
+client_fatal(const char *fmt, ...)
+{
+	va_list	ap;
+
+	fputs("dbgctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_NODAEMON);
+}
+
+/* Set up c for the socket given with -s (NULL: the default one). */
+void
+client_init(struct client *c, const char *socket_arg, int json)
+{
+	memset(c, 0, sizeof *c);
+	c->socket_arg = socket_arg;
+	c->json = json;
+	c->fd = -1;
+	c->next_id = 1;
+	frame_init(&c->frame, 0);
+	if (paths_socket(socket_arg, c->socket, sizeof c->socket) != 0)
+		client_fatal("socket path too long");
+}
+
+/* Close the connection of c, if any, and free what it holds. */
+void
+client_close(struct client *c)
+{
+	if (c->fd != -1)
+		close(c->fd);
+	c->fd = -1;
+	frame_free(&c->frame);
+	frame_init(&c->frame, 0);
+	json_decref(c->reply);
+	c->reply = NULL;
+}
+
+/*
+ * Find the dbgctld binary: $DBGCTL_DAEMON, next to dbgctl, in the build tree
+ * (../daemon/dbgctld from client/dbgctl), else in bindir.
+ */
+int
+client_daemon_path(char *buf, size_t len)
+{
+	const char	*env;
+	char		 tree[PATH_MAX], real[PATH_MAX];
+
+	env = getenv("DBGCTL_DAEMON");
+	if (env != NULL && *env != '\0') {
+		if (strlcpy(buf, env, len) >= len) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		return 0;
+	}
+	if (paths_sibling("../daemon/dbgctld", "/nonexistent", tree,
+	    sizeof tree) == 0 && access(tree, X_OK) == 0 &&
+	    realpath(tree, real) != NULL && strlcpy(buf, real, len) < len)
+		return 0;
+	return paths_sibling("dbgctld", DBGCTL_BINDIR, buf, len);
+}
+
+/* Try once to connect to the socket; -1 with errno set if that fails. */
+int
+client_open(struct client *c)
+{
+	struct sockaddr_un	 sa;
+	int			 fd, saved;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	if (strlcpy(sa.sun_path, c->socket, sizeof sa.sun_path) >=
+	    sizeof sa.sun_path)
+		client_fatal("socket path too long: %s", c->socket);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		client_fatal("socket: %s", strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	c->fd = fd;
+	return 0;
+}
+
+/* Connect to the daemon, starting it if the command allows; exit if none. */
+void
+client_connect(struct client *c)
+{
+	int	absent;
+
+	if (client_open(c) == 0)
+		return;
+	absent = (errno == ENOENT || errno == ECONNREFUSED);
+	if (absent && c->autostart) {
+		if (autostart_connect(c) != 0)
+			exit(EXIT_NODAEMON);
+		return;
+	}
+	if (absent)
+		client_fatal("no daemon is running at %s", c->socket);
+	client_fatal("connect %s: %s", c->socket, strerror(errno));
+}
+
+/* Write a whole request line to the socket; exit if the daemon is gone. */
+static void
+client_send(struct client *c, const char *buf, size_t len)
+{
+	ssize_t	n;
+
+	while (len > 0) {
+		n = send(c->fd, buf, len, MSG_NOSIGNAL);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			client_fatal("lost connection to the daemon: %s",
+			    strerror(errno));
+		buf += n;
+		len -= n;
+	}
+}
+
+/* Take one line from the daemon: keep the reply we wait for, skip others. */
+static int
+client_line(void *arg, char *line, size_t len)
+{
+	struct client	*c = arg;
+	json_t		*msg, *id;
+	json_error_t	 error;
+
+	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &error);
+	if (msg == NULL || !json_is_object(msg)) {
+		json_decref(msg);
+		c->garbled = 1;
+		return 1;
+	}
+	id = json_object_get(msg, "id");
+	if (c->reply != NULL || id == NULL)
+		goto skip;	/* a notification, or after our reply */
+	if (json_is_null(id) && json_object_get(msg, "error") != NULL)
+		goto keep;	/* our request could not be read */
+	if (!json_is_integer(id) || json_integer_value(id) != c->want_id)
+		goto skip;
+keep:
+	c->reply = msg;
+	return 0;
+skip:
+	json_decref(msg);
+	return 0;
+}
+
+/* Read from the socket until the reply to the request in flight is in. */
+static void
+client_read(struct client *c)
+{
+	char	buf[CLIENT_READ_SIZE];
+	ssize_t	n;
+	int	rv;
+
+	while (c->reply == NULL) {
+		n = read(c->fd, buf, sizeof buf);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			client_fatal("lost connection to the daemon: %s",
+			    strerror(errno));
+		if (n == 0)
+			client_fatal("lost connection to the daemon");
+		rv = frame_feed(&c->frame, buf, n, client_line, c);
+		if (rv == FRAME_OVERFLOW)
+			client_fatal("reply from the daemon is too long");
+		if (rv != 0 || c->garbled)
+			client_fatal("reply from the daemon not understood");
+	}
+}
+
+/* Remember an error reply to method in c->error. */
+static void
+client_error_set(struct client *c, const char *method, json_t *error)
+{
+	json_t		*code, *data;
+	const char	*message, *kind;
+
+	code = json_object_get(error, "code");
+	message = json_string_value(json_object_get(error, "message"));
+	data = json_object_get(error, "data");
+	kind = json_string_value(json_object_get(data, "kind"));
+
+	c->error.code = json_is_integer(code) ? json_integer_value(code) : 0;
+	strlcpy(c->error.method, method, sizeof c->error.method);
+	if (kind == NULL && json_is_integer(code))
+		kind = rpc_kind(c->error.code);
+	strlcpy(c->error.kind, kind != NULL ? kind : "", sizeof c->error.kind);
+	if (message == NULL || *message == '\0') {
+		snprintf(c->error.message, sizeof c->error.message,
+		    "%s failed (error %d)", method, c->error.code);
+	} else
+		strlcpy(c->error.message, message, sizeof c->error.message);
+}
+
+/*
+ * Send method with params (stolen) and wait for its reply. Returns the result
+ * (a new reference), or NULL after an error reply, described in c->error.
+ */
+json_t *
+client_call(struct client *c, const char *method, json_t *params)
+{
+	json_t	*id, *msg, *reply, *result, *error;
+	char	*line;
+	size_t	 len;
+
+	if (c->fd == -1)
+		client_connect(c);
+	c->want_id = c->next_id++;
+	id = json_integer(c->want_id);
+	msg = rpc_request_new(id, method, params);
+	json_decref(id);
+	if (msg == NULL || (line = rpc_dump(msg, &len)) == NULL)
+		client_fatal("%s: cannot build the request", method);
+	json_decref(msg);
+	client_send(c, line, len);
+	free(line);
+
+	client_read(c);
+	reply = c->reply;
+	c->reply = NULL;
+	if ((result = json_object_get(reply, "result")) != NULL) {
+		json_incref(result);
+		json_decref(reply);
+		return result;
+	}
+	if (!json_is_object(error = json_object_get(reply, "error")))
+		client_fatal("reply from the daemon not understood");
+	client_error_set(c, method, error);
+	json_decref(reply);
+	return NULL;
+}
+
+/* Print the last error reply and return the exit status it calls for. */
+int
+client_error(struct client *c)
+{
+	const char	*m = c->error.method;
+
+	client_warn("%s", c->error.message);
+	if (strcmp(c->error.kind, "timeout") == 0)
+		return EXIT_TIMEOUT;
+	if (strcmp(c->error.kind, "not_running") == 0 &&
+	    (strcmp(m, "send") == 0 || strcmp(m, "recv") == 0))
+		return EXIT_CLOSED;
+	return EXIT_FAILED;
+}

@@ -1,0 +1,178 @@
+/* logs: copy a session's console log to stdout, and with -f follow it. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "b64.h"
+#include "dbgctl.h"
+
+/* Where a logs command stands: what to ask for next, what it collected. */
+struct cmd_logs_state {
+	json_t		*session;	/* the SESSION reference */
+	long long	 offset;	/* next byte to ask for */
+	long long	 lines;		/* -n N, first call only */
+	int		 follow;	/* -f */
+	int		 wait;		/* daemon may wait */
+
+	/* --json: every byte read, and the last result. */
+	unsigned char	*all;
+	size_t		 all_len;
+	json_t		*last;
+};
+
+/* Build the params of the next logs request. */
+static json_t *
+cmd_logs_params(struct cmd_logs_state *st)
+{
+	json_t	*params;
+
+	params = json_pack("{s:O}", "session", st->session);
+	if (st->lines >= 0) {
+		json_object_set_new(params, "lines", json_integer(st->lines));
+		st->lines = -1;
+	} else
+		json_object_set_new(params, "offset", json_integer(st->offset));
+	if (st->wait)
+		json_object_set_new(params, "wait", json_true());
+	return params;
+}
+
+/* Hand decoded bytes on: to stdout, or with --json to the collection. */
+static void
+cmd_logs_output(struct client *c, struct cmd_logs_state *st,
+    const unsigned char *data, size_t len)
+{
+	unsigned char	*p;
+
+	if (!c->json) {
+		if (cmd_write_all(STDOUT_FILENO, data, len) != 0)
+			client_fatal("write: stdout: %s", strerror(errno));
+		return;
+	}
+	if ((p = realloc(st->all, st->all_len + len + 1)) == NULL)
+		client_fatal("out of memory");
+	memcpy(p + st->all_len, data, len);
+	st->all = p;
+	st->all_len += len;
+}
+
+/*
+ * Take one logs result: output its data and advance. Returns 1 when there is
+ * more to read, 0 when done.
+ */
+static int
+cmd_logs_result(struct client *c, struct cmd_logs_state *st, json_t *result)
+{
+	const char	*data;
+	unsigned char	*bytes;
+	json_t		*next, *size;
+	size_t		 len;
+	long long	 prev = st->offset;
+	int		 waited = st->wait;
+
+	data = json_string_value(json_object_get(result, "data"));
+	next = json_object_get(result, "next_offset");
+	size = json_object_get(result, "size");
+	if (data == NULL || !json_is_integer(next) || !json_is_integer(size))
+		client_fatal("reply from the daemon not understood");
+	if ((bytes = b64_decode(data, strlen(data), &len)) == NULL)
+		client_fatal("reply from the daemon not understood");
+	cmd_logs_output(c, st, bytes, len);
+	free(bytes);
+
+	st->offset = json_integer_value(next);
+	if (st->offset < json_integer_value(size)) {
+		st->wait = 0;
+		/* No progress without waiting: do not spin. */
+		return len > 0 || st->offset != prev || waited;
+	}
+	if (!st->follow || json_is_true(json_object_get(result, "ended")))
+		return 0;
+	st->wait = 1;
+	return 1;
+}
+
+/* Print, for --json, one result object holding every byte read. */
+static void
+cmd_logs_json(struct cmd_logs_state *st, long long first)
+{
+	char	*data;
+
+	if ((data = b64_encode(st->all, st->all_len)) == NULL)
+		client_fatal("out of memory");
+	json_object_set_new(st->last, "data", json_string(data));
+	json_object_set_new(st->last, "offset", json_integer(first));
+	free(data);
+	cmd_print_json(st->last);
+}
+
+/* Parse the options of logs into st; 0, or the usage exit status. */
+static int
+cmd_logs_options(const struct cmd_entry *self, int argc, char **argv,
+    struct cmd_logs_state *st)
+{
+	static const struct option	options[] = {
+		CMD_HELP_OPTION,
+		{ NULL, 0, NULL, 0 }
+	};
+	int				ch;
+
+	while ((ch = cmd_getopt(self, argc, argv, "fn:", options)) != -1) {
+		switch (ch) {
+		case 'f':
+			st->follow = 1;
+			break;
+		case 'n':
+			if (cmd_parse_count(optarg, &st->lines) != 0)
+				return cmd_usage(self, "bad -n: %s", optarg);
+			break;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind == argc)
+		return cmd_usage(self, "missing SESSION");
+	if (optind + 1 != argc)
+		return cmd_usage(self, "too many arguments");
+	return 0;
+}
+
+/* logs: print the console log of a session, raw, and follow it with -f. */
+int
+cmd_logs(const struct cmd_entry *self, struct client *c, int argc,
+    char **argv)
+{
+	struct cmd_logs_state	 st;
+	json_t			*result;
+	long long		 first = -1;
+	int			 rv, more = 1;
+
+	memset(&st, 0, sizeof st);
+	st.lines = -1;
+	if ((rv = cmd_logs_options(self, argc, argv, &st)) != 0)
+		return rv;
+	st.session = cmd_session_ref(argv[optind]);
+
+	while (more) {
+		result = client_call(c, "logs", cmd_logs_params(&st));
+		if (result == NULL) {
+			rv = client_error(c);
+			break;
+		}
+		if (first == -1)
+			first = json_integer_value(json_object_get(result,
+			    "offset"));
+		more = cmd_logs_result(c, &st, result);
+		json_decref(st.last);
+		st.last = result;
+	}
+	if (rv == EXIT_OK && c->json)
+		cmd_logs_json(&st, first);
+	json_decref(st.last);
+	json_decref(st.session);
+	free(st.all);
+	return rv;
+}

@@ -1,0 +1,493 @@
+/* Session commands: launch, list, status, stop, signal. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dbgctl.h"
+
+/* Long-only options; their values stay above any short option's. */
+enum {
+	OPT_KIND = 256,
+	OPT_NAME,
+	OPT_ENV,
+	OPT_CWD,
+	OPT_STOP_TIMEOUT,
+	OPT_DEBUGGER,
+	OPT_WAIT,
+	OPT_TIMEOUT,
+	OPT_ALL,
+};
+
+/* Columns of the list table. */
+#define CMD_LIST_COLUMNS	7
+
+/* One row of the list table, each cell allocated. */
+struct cmd_list_row {
+	char	*cell[CMD_LIST_COLUMNS];
+};
+
+/* Add an --env K=V entry to the launch's env object; -1 if malformed. */
+static int
+cmd_launch_env(json_t *params, const char *arg)
+{
+	const char	*eq;
+	json_t		*env;
+	char		*key;
+	int		 rv;
+
+	if ((eq = strchr(arg, '=')) == NULL || eq == arg)
+		return -1;
+	if ((env = json_object_get(params, "env")) == NULL) {
+		env = json_object();
+		json_object_set_new(params, "env", env);
+	}
+	if ((key = strndup(arg, eq - arg)) == NULL)
+		return -1;
+	rv = json_object_set_new(env, key, json_string(eq + 1));
+	free(key);
+	return rv;
+}
+
+/* Append one -x debugger command to the launch's commands array. */
+static void
+cmd_launch_command(json_t *params, const char *cmd)
+{
+	json_t	*commands;
+
+	if ((commands = json_object_get(params, "commands")) == NULL) {
+		commands = json_array();
+		json_object_set_new(params, "commands", commands);
+	}
+	json_array_append_new(commands, json_string(cmd));
+}
+
+/* Set "cwd" to dir made absolute, or to our own directory; -1 on error. */
+static int
+cmd_launch_cwd(json_t *params, const char *dir)
+{
+	char	here[PATH_MAX], *path;
+	int	rv;
+
+	if (dir != NULL && *dir == '/')
+		return json_object_set_new(params, "cwd", json_string(dir));
+	if (getcwd(here, sizeof here) == NULL) {
+		client_warn("getcwd: %s", strerror(errno));
+		return -1;
+	}
+	if (dir == NULL)
+		return json_object_set_new(params, "cwd", json_string(here));
+	if (asprintf(&path, "%s%s%s", here, strcmp(here, "/") == 0 ? "" :
+	    "/", dir) == -1)
+		return -1;
+	rv = json_object_set_new(params, "cwd", json_string(path));
+	free(path);
+	return rv;
+}
+
+/* The exit status a launch --wait ends with, from the ended session. */
+static int
+cmd_launch_status(json_t *session)
+{
+	const char	*state, *error;
+	json_t		*rec, *code, *sig;
+
+	state = json_string_value(json_object_get(session, "state"));
+	rec = json_object_get(session, "exit");
+	code = json_object_get(rec, "code");
+	sig = json_object_get(rec, "signal");
+	if (state != NULL && strcmp(state, "exited") == 0) {
+		if (json_is_integer(code))
+			return (int)json_integer_value(code) & 0xff;
+		if (json_is_integer(sig))
+			return (128 + (int)json_integer_value(sig)) & 0xff;
+	}
+	error = json_string_value(json_object_get(session, "error"));
+	client_warn("session %lld %s: %s",
+	    json_integer_value(json_object_get(session, "id")),
+	    state != NULL ? state : "ended",
+	    error != NULL ? error : "no exit status");
+	return EXIT_FAILED;
+}
+
+/* Wait for the launched session id to end; exit with its status. */
+static int
+cmd_launch_wait(struct client *c, json_int_t id)
+{
+	json_t	*params, *session;
+	int	 rv;
+
+	params = json_pack("{s:I}", "session", id);
+	if ((session = client_call(c, "wait", params)) == NULL)
+		return client_error(c);
+	if (c->json)
+		cmd_print_json(session);
+	rv = cmd_launch_status(session);
+	json_decref(session);
+	return rv;
+}
+
+/* Parse the options of launch into params; 0, or the usage exit status. */
+static int
+cmd_launch_options(const struct cmd_entry *self, int argc, char **argv,
+    json_t *params, int *wait)
+{
+	static const struct option	 options[] = {
+		{ "kind", required_argument, NULL, OPT_KIND },
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "env", required_argument, NULL, OPT_ENV },
+		{ "cwd", required_argument, NULL, OPT_CWD },
+		{ "stop-timeout", required_argument, NULL, OPT_STOP_TIMEOUT },
+		{ "debugger", required_argument, NULL, OPT_DEBUGGER },
+		{ "wait", no_argument, NULL, OPT_WAIT },
+		CMD_HELP_OPTION,
+		{ NULL, 0, NULL, 0 }
+	};
+	const char			*cwd = NULL;
+	long long			 ms;
+	int				 ch;
+
+	while ((ch = cmd_getopt(self, argc, argv, "x:", options)) != -1) {
+		switch (ch) {
+		case OPT_KIND:
+			json_object_set_new(params, "kind",
+			    json_string(optarg));
+			break;
+		case OPT_NAME:
+			json_object_set_new(params, "name",
+			    json_string(optarg));
+			break;
+		case OPT_ENV:
+			if (cmd_launch_env(params, optarg) != 0)
+				return cmd_usage(self, "bad --env %s: want "
+				    "NAME=VALUE", optarg);
+			break;
+		case OPT_CWD:
+			cwd = optarg;
+			break;
+		case OPT_STOP_TIMEOUT:
+			if (cmd_parse_count(optarg, &ms) != 0)
+				return cmd_usage(self, "bad --stop-timeout: %s",
+				    optarg);
+			json_object_set_new(params, "stop_timeout",
+			    json_integer(ms));
+			break;
+		case OPT_DEBUGGER:
+			json_object_set_new(params, "debugger",
+			    json_string(optarg));
+			break;
+		case OPT_WAIT:
+			*wait = 1;
+			break;
+		case 'x':
+			cmd_launch_command(params, optarg);
+			break;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc)
+		return cmd_usage(self, "missing PROGRAM");
+	if (cmd_launch_cwd(params, cwd) != 0)
+		return EXIT_FAILED;
+	return 0;
+}
+
+/* launch: start a session, print its id, and with --wait its exit status. */
+int
+cmd_launch(const struct cmd_entry *self, struct client *c, int argc,
+    char **argv)
+{
+	json_t		*params, *args, *session;
+	json_int_t	 id;
+	int		 i, wait = 0, rv;
+
+	params = json_pack("{s:s}", "kind", "gdb");
+	if ((rv = cmd_launch_options(self, argc, argv, params, &wait)) != 0) {
+		json_decref(params);
+		return rv;
+	}
+	args = json_array();
+	for (i = optind; i < argc; i++)
+		json_array_append_new(args, json_string(argv[i]));
+	json_object_set_new(params, "argv", args);
+
+	if ((session = client_call(c, "launch", params)) == NULL)
+		return client_error(c);
+	id = json_integer_value(json_object_get(session, "id"));
+	if (c->json && !wait)
+		cmd_print_json(session);
+	else if (!c->json) {
+		printf("%lld\n", (long long)id);
+		fflush(stdout);
+	}
+	json_decref(session);
+	return wait ? cmd_launch_wait(c, id) : EXIT_OK;
+}
+
+/* A number as a newly allocated string. */
+static char *
+cmd_list_number(long long n)
+{
+	char	buf[32];
+
+	snprintf(buf, sizeof buf, "%lld", n);
+	return strdup(buf);
+}
+
+/* A string field of s as a newly allocated string, "-" if not a string. */
+static char *
+cmd_list_string(json_t *s, const char *field)
+{
+	const char	*v;
+
+	v = json_string_value(json_object_get(s, field));
+	return strdup(v != NULL ? v : "-");
+}
+
+/* Fill the cells of one list row from a session object. */
+static void
+cmd_list_fill(struct cmd_list_row *row, json_t *s)
+{
+	json_t	*pid;
+	char	 age[32];
+
+	pid = json_object_get(s, "pid");
+	fmt_age(s, age, sizeof age);
+	row->cell[0] = cmd_list_number(json_integer_value(json_object_get(s,
+	    "id")));
+	row->cell[1] = cmd_list_string(s, "name");
+	row->cell[2] = cmd_list_string(s, "kind");
+	row->cell[3] = cmd_list_string(s, "state");
+	if (json_is_integer(pid))
+		row->cell[4] = cmd_list_number(json_integer_value(pid));
+	else
+		row->cell[4] = strdup("-");
+	row->cell[5] = strdup(age);
+	row->cell[6] = fmt_argv(json_object_get(s, "argv"));
+}
+
+/* Print the rows aligned in columns, the last cut to the terminal's width. */
+static void
+cmd_list_print(struct cmd_list_row *rows, size_t n)
+{
+	size_t	width[CMD_LIST_COLUMNS] = { 0 }, i, j, prefix = 0, len;
+	int	cols;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < CMD_LIST_COLUMNS; j++) {
+			if (rows[i].cell[j] == NULL)
+				rows[i].cell[j] = strdup("?");
+			len = strlen(rows[i].cell[j]);
+			if (len > width[j])
+				width[j] = len;
+		}
+	}
+	for (j = 0; j < CMD_LIST_COLUMNS - 1; j++)
+		prefix += width[j] + 2;
+	cols = fmt_terminal_width(STDOUT_FILENO);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < CMD_LIST_COLUMNS - 1; j++)
+			printf("%-*s  ", (int)width[j], rows[i].cell[j]);
+		if (cols > 0)
+			fmt_truncate(rows[i].cell[j], (size_t)cols > prefix ?
+			    (size_t)cols - prefix : 0);
+		printf("%s\n", rows[i].cell[j]);
+	}
+}
+
+/* list: print a table of every session of this daemon's life. */
+int
+cmd_list(const struct cmd_entry *self, struct client *c, int argc,
+    char **argv)
+{
+	static const char	*header[CMD_LIST_COLUMNS] = {
+		"ID", "NAME", "KIND", "STATE", "PID", "AGE", "COMMAND"
+	};
+	struct cmd_list_row	*rows;
+	json_t			*result, *sessions, *s;
+	size_t			 i, j, n;
+
+	if (cmd_getopt_none(self, argc, argv) != 0)
+		return EXIT_USAGE;
+	if (optind != argc)
+		return cmd_usage(self, "too many arguments");
+	if ((result = client_call(c, "list", json_object())) == NULL)
+		return client_error(c);
+	if (c->json) {
+		cmd_print_json(result);
+		json_decref(result);
+		return EXIT_OK;
+	}
+	sessions = json_object_get(result, "sessions");
+	n = json_array_size(sessions) + 1;
+	if ((rows = calloc(n, sizeof *rows)) == NULL)
+		client_fatal("out of memory");
+	for (j = 0; j < CMD_LIST_COLUMNS; j++)
+		rows[0].cell[j] = strdup(header[j]);
+	json_array_foreach(sessions, i, s)
+		cmd_list_fill(&rows[i + 1], s);
+	cmd_list_print(rows, n);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < CMD_LIST_COLUMNS; j++)
+			free(rows[i].cell[j]);
+	}
+	free(rows);
+	json_decref(result);
+	return EXIT_OK;
+}
+
+/* Print "key: value" for field of s: strings as is, numbers, "-" for null. */
+static void
+cmd_status_field(json_t *s, const char *label, const char *field,
+    int optional)
+{
+	json_t	*v;
+
+	v = json_object_get(s, field);
+	if (optional && (v == NULL || json_is_null(v)))
+		return;
+	if (json_is_string(v))
+		printf("%s: %s\n", label, json_string_value(v));
+	else if (json_is_integer(v))
+		printf("%s: %lld\n", label, (long long)json_integer_value(v));
+	else
+		printf("%s: -\n", label);
+}
+
+/* Print a session object as "key: value" lines. */
+static void
+cmd_status_print(json_t *s)
+{
+	char	*command, buf[128];
+
+	cmd_status_field(s, "id", "id", 0);
+	cmd_status_field(s, "name", "name", 0);
+	cmd_status_field(s, "kind", "kind", 0);
+	cmd_status_field(s, "state", "state", 0);
+	cmd_status_field(s, "pid", "pid", 0);
+	cmd_status_field(s, "keeper_pid", "keeper_pid", 0);
+	command = fmt_argv(json_object_get(s, "argv"));
+	printf("command: %s\n", command != NULL ? command : "?");
+	free(command);
+	cmd_status_field(s, "cwd", "cwd", 0);
+	cmd_status_field(s, "started", "started_at", 0);
+	cmd_status_field(s, "ended", "ended_at", 1);
+	if (json_object_get(s, "exit") != NULL) {
+		fmt_exit(json_object_get(s, "exit"), buf, sizeof buf);
+		printf("exit: %s\n", buf);
+	}
+	cmd_status_field(s, "error", "error", 1);
+	cmd_status_field(s, "stop_timeout", "stop_timeout", 1);
+	cmd_status_field(s, "log", "log", 1);
+}
+
+/* status: print everything known about one session. */
+int
+cmd_status(const struct cmd_entry *self, struct client *c, int argc,
+    char **argv)
+{
+	json_t	*params, *session;
+
+	if (cmd_getopt_none(self, argc, argv) != 0)
+		return EXIT_USAGE;
+	if (optind == argc)
+		return cmd_usage(self, "missing SESSION");
+	if (optind + 1 != argc)
+		return cmd_usage(self, "too many arguments");
+	params = json_pack("{s:o}", "session", cmd_session_ref(argv[optind]));
+	if ((session = client_call(c, "status", params)) == NULL)
+		return client_error(c);
+	if (c->json)
+		cmd_print_json(session);
+	else
+		cmd_status_print(session);
+	json_decref(session);
+	return EXIT_OK;
+}
+
+/* stop: end sessions, returning once every process of them is gone. */
+int
+cmd_stop(const struct cmd_entry *self, struct client *c, int argc,
+    char **argv)
+{
+	static const struct option	 options[] = {
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "all", no_argument, NULL, OPT_ALL },
+		CMD_HELP_OPTION,
+		{ NULL, 0, NULL, 0 }
+	};
+	json_t				*params, *list, *result;
+	long long			 ms = -1;
+	int				 ch, all = 0, i;
+
+	while ((ch = cmd_getopt(self, argc, argv, "", options)) != -1) {
+		switch (ch) {
+		case OPT_ALL:
+			all = 1;
+			break;
+		case OPT_TIMEOUT:
+			if (cmd_parse_count(optarg, &ms) != 0)
+				return cmd_usage(self, "bad --timeout: %s",
+				    optarg);
+			break;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (all && optind != argc)
+		return cmd_usage(self, "--all and SESSION are exclusive");
+	if (!all && optind == argc)
+		return cmd_usage(self, "missing SESSION or --all");
+
+	params = json_object();
+	if (all)
+		json_object_set_new(params, "all", json_true());
+	else {
+		list = json_array();
+		for (i = optind; i < argc; i++)
+			json_array_append_new(list, cmd_session_ref(argv[i]));
+		json_object_set_new(params, "sessions", list);
+	}
+	if (ms != -1)
+		json_object_set_new(params, "timeout", json_integer(ms));
+	if ((result = client_call(c, "stop", params)) == NULL)
+		return client_error(c);
+	if (c->json)
+		cmd_print_json(result);
+	json_decref(result);
+	return EXIT_OK;
+}
+
+/* signal: send a signal to the foreground process group of a session. */
+int
+cmd_signal(const struct cmd_entry *self, struct client *c, int argc,
+    char **argv)
+{
+	json_t		*params, *result;
+	const char	*sig = "INT";
+	long long	 n;
+
+	if (cmd_getopt_none(self, argc, argv) != 0)
+		return EXIT_USAGE;
+	if (optind == argc)
+		return cmd_usage(self, "missing SESSION");
+	if (argc - optind > 2)
+		return cmd_usage(self, "too many arguments");
+	if (argc - optind == 2)
+		sig = argv[optind + 1];
+	params = json_pack("{s:o}", "session", cmd_session_ref(argv[optind]));
+	if (cmd_parse_count(sig, &n) == 0)
+		json_object_set_new(params, "signal", json_integer(n));
+	else
+		json_object_set_new(params, "signal", json_string(sig));
+	if ((result = client_call(c, "signal", params)) == NULL)
+		return client_error(c);
+	if (c->json)
+		cmd_print_json(result);
+	json_decref(result);
+	return EXIT_OK;
+}

@@ -1,0 +1,133 @@
+/* dbgctl, the client: shared types and the functions its files export. */
+#ifndef DBGCTL_CLIENT_H
+#define DBGCTL_CLIENT_H
+
+#include <sys/types.h>
+
+#include <getopt.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "frame.h"
+
+/* Exit statuses (DESIGN.md §4). */
+#define EXIT_OK		0	/* success */
+#define EXIT_FAILED	1	/* the daemon refused or request failed */
+#define EXIT_USAGE	2	/* bad command line */
+#define EXIT_NODAEMON	3	/* no daemon, or reply not understood */
+#define EXIT_TIMEOUT	4	/* a wait timed out */
+#define EXIT_CLOSED	5	/* the transport or session is closed */
+
+/* The --help entry every command's long options end with. */
+#define CMD_HELP_OPTION	{ "help", no_argument, NULL, 'h' }
+
+/* Command table flags. */
+#define CMD_AUTOSTART	0x1	/* start the daemon when none answers */
+
+/* An error reply from the daemon. */
+struct client_error {
+	int	 code;
+	char	 kind[64];
+	char	 message[1024];
+	char	 method[64];	/* the request it answered */
+};
+
+/* The one client context: options, the connection and the last error. */
+struct client {
+	const char		*socket_arg;	/* -s, or NULL */
+	char			 socket[PATH_MAX];
+	int			 json;		/* --json */
+	int			 autostart;	/* may start the daemon */
+
+	int			 fd;		/* -1 until connected */
+	struct frame		 frame;
+	long long		 next_id;
+
+	/* The request in flight and what came back for it. */
+	long long		 want_id;
+	json_t			*reply;
+	int			 garbled;
+
+	struct client_error	 error;
+};
+
+struct cmd_entry;
+typedef int (*cmd_handler)(const struct cmd_entry *, struct client *, int,
+    char **);
+
+/* One command of the command table. */
+struct cmd_entry {
+	const char	*name;
+	const char	*usage;		/* arguments, after the name */
+	cmd_handler	 handler;
+	int		 flags;
+};
+
+/* client.c */
+void		 client_init(struct client *, const char *, int);
+int		 client_open(struct client *);
+void		 client_connect(struct client *);
+void		 client_close(struct client *);
+json_t		*client_call(struct client *, const char *, json_t *);
+int		 client_error(struct client *);
+int		 client_daemon_path(char *, size_t);
+void		 client_fatal(const char *, ...)
+		    __attribute__((format(printf, 1, 2), noreturn));
+void		 client_warn(const char *, ...)
+		    __attribute__((format(printf, 1, 2)));
+
+/* autostart.c */
+int		 autostart_connect(struct client *);
+int		 autostart_pid_alive(pid_t);
+
+/* cmd.c */
+int		 cmd_usage(const struct cmd_entry *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+void		 cmd_print_usage(const struct cmd_entry *, FILE *,
+		    const char *);
+int		 cmd_getopt(const struct cmd_entry *, int, char **,
+		    const char *, const struct option *);
+int		 cmd_getopt_none(const struct cmd_entry *, int, char **);
+json_t		*cmd_session_ref(const char *);
+int		 cmd_parse_count(const char *, long long *);
+int		 cmd_print_json(json_t *);
+int		 cmd_write_all(int, const void *, size_t);
+
+/* cmd-session.c */
+int		 cmd_launch(const struct cmd_entry *, struct client *, int,
+		    char **);
+int		 cmd_list(const struct cmd_entry *, struct client *, int,
+		    char **);
+int		 cmd_status(const struct cmd_entry *, struct client *, int,
+		    char **);
+int		 cmd_stop(const struct cmd_entry *, struct client *, int,
+		    char **);
+int		 cmd_signal(const struct cmd_entry *, struct client *, int,
+		    char **);
+
+/* cmd-logs.c */
+int		 cmd_logs(const struct cmd_entry *, struct client *, int,
+		    char **);
+
+/* cmd-daemon.c */
+int		 cmd_ping(const struct cmd_entry *, struct client *, int,
+		    char **);
+int		 cmd_shutdown(const struct cmd_entry *, struct client *, int,
+		    char **);
+int		 cmd_version(const struct cmd_entry *, struct client *, int,
+		    char **);
+int		 cmd_daemon(const struct cmd_entry *, struct client *, int,
+		    char **);
+
+/* fmt.c */
+void		 fmt_age(json_t *, char *, size_t);
+void		 fmt_exit(json_t *, char *, size_t);
+char		*fmt_argv(json_t *);
+void		 fmt_truncate(char *, size_t);
+int		 fmt_terminal_width(int);
+
+
+#endif

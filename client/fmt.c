@@ -1,0 +1,143 @@
+/* Formatting session fields for people: ages, exit statuses, command lines. */
+#include <sys/ioctl.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dbgctl.h"
+#include "signame.h"
+
+/* Parse a UTC time such as "2026-11-30T04:32:33.123Z"; -1 if not one. */
+static time_t
+fmt_parse_time(const char *s)
+{
+	struct tm	 tm;
+	const char	*end;
+
+	if (s == NULL)
+		return -1;
+	memset(&tm, 0, sizeof tm);
+	if ((end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
+		return -1;
+	return timegm(&tm);
+}
+
+/* Write a duration in the largest whole unit that fits: 5s, 3m, 2h, 4d. */
+static void
+fmt_duration(long long secs, char *buf, size_t len)
+{
+	if (secs < 0)
+		secs = 0;
+	if (secs < 60)
+		snprintf(buf, len, "%llds", secs);
+	else if (secs < 3600)
+		snprintf(buf, len, "%lldm", secs / 60);
+	else if (secs < 86400)
+		snprintf(buf, len, "%lldh", secs / 3600);
+	else
+		snprintf(buf, len, "%lldd", secs / 86400);
+}
+
+/* Write how long a session ran: from started_at to ended_at, or to now. */
+void
+fmt_age(json_t *session, char *buf, size_t len)
+{
+	time_t	start, end;
+
+	start = fmt_parse_time(json_string_value(json_object_get(session,
+	    "started_at")));
+	if (start == -1) {
+		strlcpy(buf, "-", len);
+		return;
+	}
+	end = fmt_parse_time(json_string_value(json_object_get(session,
+	    "ended_at")));
+	if (end == -1)
+		end = time(NULL);
+	fmt_duration((long long)(end - start), buf, len);
+}
+
+/* Write an exit record: "code 0" or "signal 15 (TERM)"; "-" if none. */
+void
+fmt_exit(json_t *rec, char *buf, size_t len)
+{
+	json_t		*code, *sig;
+	const char	*name;
+	int		 n;
+
+	code = json_object_get(rec, "code");
+	sig = json_object_get(rec, "signal");
+	if (json_is_integer(code)) {
+		snprintf(buf, len, "code %lld", json_integer_value(code));
+		return;
+	}
+	if (!json_is_integer(sig)) {
+		strlcpy(buf, "-", len);
+		return;
+	}
+	n = (int)json_integer_value(sig);
+	if ((name = signame_name(n)) != NULL)
+		snprintf(buf, len, "signal %d (%s)", n, name);
+	else
+		snprintf(buf, len, "signal %d", n);
+}
+
+/* Tell whether byte ch is a control character, unsafe to print as is. */
+static int
+fmt_is_control(char ch)
+{
+	return (unsigned char)ch < 0x20 || ch == 0x7f;
+}
+
+/* Join the strings of an argv array with spaces, control bytes shown as '?'. */
+char *
+fmt_argv(json_t *argv)
+{
+	const char	*s;
+	char		*out, *p;
+	size_t		 i, len = 1;
+	json_t		*v;
+
+	json_array_foreach(argv, i, v) {
+		if ((s = json_string_value(v)) != NULL)
+			len += strlen(s);
+		len++;
+	}
+	if ((p = out = malloc(len)) == NULL)
+		return NULL;
+	json_array_foreach(argv, i, v) {
+		if ((s = json_string_value(v)) == NULL)
+			s = "";
+		if (i > 0)
+			*p++ = ' ';
+		for (; *s != '\0'; s++)
+			*p++ = fmt_is_control(*s) ? '?' : *s;
+	}
+	*p = '\0';
+	return out;
+}
+
+/* Cut s to at most max bytes without splitting a UTF-8 character. */
+void
+fmt_truncate(char *s, size_t max)
+{
+	if (strlen(s) <= max)
+		return;
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	s[max] = '\0';
+}
+
+/* The width of the terminal on fd, or 0 if fd is not a terminal. */
+int
+fmt_terminal_width(int fd)
+{
+	struct winsize	ws;
+
+	if (!isatty(fd) || ioctl(fd, TIOCGWINSZ, &ws) == -1)
+		return 0;
+	return ws.ws_col;
+}
