@@ -1,0 +1,869 @@
+/*
+ * dbgctl-keeper: owns the process tree of one session on behalf of dbgctld.
+ *
+ * The daemon spawns the keeper with the session's pty slave on 0, 1 and 2
+ * and a control socket on 3.  The keeper becomes a child subreaper and the
+ * session leader of the pty, forks PROGRAM into the pty's foreground process
+ * group, reports "started PID" or "failed STAGE ERRNO", then reaps and
+ * reports "exit code N" or "exit signal N".  On "stop MS" it sends SIGTERM to
+ * every descendant and SIGKILL at the deadline, repeated until no child is
+ * left; when the daemon goes away (EOF on 3, SIGTERM from PDEATHSIG, SIGHUP
+ * from the pty) it SIGKILLs everything at once.  The keeper exits only once
+ * nothing it started is alive.
+ */
+#include <sys/types.h>
+#include <sys/ioctl.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef __dead
+#define __dead __attribute__((__noreturn__))
+#endif
+
+#define KEEPER_CTL_FD		3
+#define KEEPER_MAX_KEEP		32
+#define KEEPER_LINE_MAX		256
+#define KEEPER_MAX_MS		86400000LL
+#define KEEPER_DEFAULT_MS	5000
+#define KEEPER_TICK_NS		(50 * 1000000LL)
+#define KEEPER_MS_NS		1000000LL
+
+/* Where the child failed before exec, as reported through the error pipe. */
+enum keeper_stage {
+	KEEPER_STAGE_SETUP,
+	KEEPER_STAGE_CHDIR,
+	KEEPER_STAGE_EXEC
+};
+
+/* What the keeper is doing to its descendants. */
+enum keeper_phase {
+	KEEPER_RUN,		/* supervising */
+	KEEPER_TERM,		/* SIGTERM sent, SIGKILL at the deadline */
+	KEEPER_KILL		/* SIGKILL every tick until no child is left */
+};
+
+/* The message the child writes to the error pipe when it cannot exec. */
+struct keeper_err {
+	int	stage;
+	int	error;
+};
+
+/* One process seen in /proc. */
+struct keeper_proc {
+	pid_t			pid;
+	pid_t			ppid;
+	unsigned long long	start;
+	int			desc;
+};
+
+/* Everything the keeper knows. */
+struct keeper {
+	const char		 *cwd;
+	char			**argv;
+	int			  keep[KEEPER_MAX_KEEP];
+	size_t			  nkeep;
+	long long		  stop_ms;
+
+	pid_t			  self;
+	pid_t			  ppid;
+	int			  ctl;
+	int			  sfd;
+	int			  errfd;
+
+	pid_t			  main_pid;
+	int			  main_reaped;
+	int			  quiet;	/* "failed" sent: no "exit" */
+
+	enum keeper_phase	  phase;
+	int64_t			  deadline;
+
+	char			  line[KEEPER_LINE_MAX];
+	size_t			  linelen;
+	int			  discard;
+
+	struct keeper_proc	 *procs;
+	size_t			  nprocs;
+	size_t			  procscap;
+};
+
+static const char *keeper_stages[] = { "setup", "chdir", "exec" };
+
+/* Return the monotonic clock in nanoseconds. */
+static int64_t
+keeper_now(void)
+{
+	struct timespec	ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		abort();
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Write a whole buffer to the control socket; a vanished daemon is ignored. */
+static void
+keeper_write(struct keeper *k, const char *buf, size_t len)
+{
+	ssize_t	n;
+
+	while (k->ctl != -1 && len > 0) {
+		n = write(k->ctl, buf, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= n;
+	}
+}
+
+/* Format one line and send it to the daemon. */
+static void __attribute__((format(printf, 2, 3)))
+keeper_send(struct keeper *k, const char *fmt, ...)
+{
+	char	buf[128];
+	va_list	ap;
+	int	n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof buf)
+		abort();
+	keeper_write(k, buf, n);
+}
+
+/* Report a failure to start the program that left no child behind and exit. */
+static __dead void
+keeper_fail(struct keeper *k, const char *stage, int error, int status)
+{
+	keeper_send(k, "failed %s %d\n", stage, error);
+	_exit(status);
+}
+
+/* Complain about the command line and exit. */
+static __dead void
+keeper_usage(struct keeper *k, const char *why)
+{
+	static const char	usage[] = "usage: dbgctl-keeper [--cwd DIR] "
+	    "[--stop-timeout MS] [--keep-fd N]... -- PROGRAM [ARG...]\n";
+
+	dprintf(STDERR_FILENO, "dbgctl-keeper: %s\n%s", why, usage);
+	keeper_fail(k, "setup", EINVAL, 2);
+}
+
+/* Parse the value of --keep-fd and remember it. */
+static void
+keeper_parse_keep(struct keeper *k, const char *s)
+{
+	const char	*errstr;
+	long long	 fd;
+
+	fd = strtonum(s, KEEPER_CTL_FD + 1, INT_MAX, &errstr);
+	if (errstr != NULL)
+		keeper_usage(k, "bad --keep-fd");
+	if (k->nkeep == KEEPER_MAX_KEEP)
+		keeper_usage(k, "too many --keep-fd");
+	k->keep[k->nkeep++] = (int)fd;
+}
+
+/* Parse the command line into k; PROGRAM starts after "--". */
+static void
+keeper_parse_args(struct keeper *k, int argc, char **argv)
+{
+	const char	*errstr;
+	int		 i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		if (strncmp(argv[i], "--", 2) != 0)
+			break;
+		if (i + 1 == argc)
+			keeper_usage(k, "option needs a value");
+		if (strcmp(argv[i], "--cwd") == 0)
+			k->cwd = argv[++i];
+		else if (strcmp(argv[i], "--keep-fd") == 0)
+			keeper_parse_keep(k, argv[++i]);
+		else if (strcmp(argv[i], "--stop-timeout") == 0) {
+			k->stop_ms = strtonum(argv[++i], 0, KEEPER_MAX_MS,
+			    &errstr);
+			if (errstr != NULL)
+				keeper_usage(k, "bad --stop-timeout");
+		} else
+			keeper_usage(k, "unknown option");
+	}
+	if (i >= argc || *argv[i] == '\0')
+		keeper_usage(k, "no program");
+	k->argv = argv + i;
+}
+
+/* Sort a short array of fds in place. */
+static void
+keeper_sort_fds(int *v, size_t n)
+{
+	size_t	i, j;
+	int	fd;
+
+	for (i = 1; i < n; i++) {
+		fd = v[i];
+		for (j = i; j > 0 && v[j - 1] > fd; j--)
+			v[j] = v[j - 1];
+		v[j] = fd;
+	}
+}
+
+/* Close every fd from lo to hi inclusive. */
+static void
+keeper_close_range(int lo, int hi)
+{
+	int	fd;
+
+	if (close_range(lo, hi, 0) == 0)
+		return;
+	for (fd = lo; fd <= hi; fd++)
+		close(fd);
+}
+
+/* Close every fd from "from" up except the sorted fds in keep. */
+static void
+keeper_close_except(const int *keep, size_t n, int from)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		if (keep[i] > from)
+			keeper_close_range(from, keep[i] - 1);
+		if (keep[i] >= from)
+			from = keep[i] + 1;
+	}
+	closefrom(from);
+}
+
+/* Check the inherited fds and drop everything the keeper was not promised. */
+static void
+keeper_setup_fds(struct keeper *k)
+{
+	size_t	i;
+	int	fd, fl;
+
+	if ((fl = fcntl(k->ctl, F_GETFL)) == -1 ||
+	    fcntl(k->ctl, F_SETFL, fl & ~O_NONBLOCK) == -1 ||
+	    fcntl(k->ctl, F_SETFD, FD_CLOEXEC) == -1)
+		keeper_fail(k, "setup", errno, 1);
+	for (fd = 0; fd < KEEPER_CTL_FD; fd++) {
+		if (fcntl(fd, F_GETFD) == -1)
+			keeper_fail(k, "setup", errno, 1);
+	}
+	for (i = 0; i < k->nkeep; i++) {
+		if (fcntl(k->keep[i], F_GETFD) == -1)
+			keeper_fail(k, "setup", errno, 1);
+	}
+	keeper_sort_fds(k->keep, k->nkeep);
+	keeper_close_except(k->keep, k->nkeep, KEEPER_CTL_FD + 1);
+}
+
+/* Fill set with the signals the keeper takes through its signalfd. */
+static void
+keeper_sigset(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+}
+
+/* Block the signals the keeper handles or must not feel, open the signalfd. */
+static void
+keeper_setup_signals(struct keeper *k)
+{
+	struct sigaction	sa;
+	sigset_t		set;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGPIPE, &sa, NULL) != 0)
+		keeper_fail(k, "setup", errno, 1);
+	/*
+	 * INT and QUIT reach the keeper only from its terminal, while it is
+	 * briefly in the foreground: a Ctrl-C then must not end the session.
+	 */
+	if (sigaction(SIGINT, &sa, NULL) != 0 ||
+	    sigaction(SIGQUIT, &sa, NULL) != 0)
+		keeper_fail(k, "setup", errno, 1);
+
+	keeper_sigset(&set);
+	if ((k->sfd = signalfd(-1, &set, SFD_CLOEXEC|SFD_NONBLOCK)) == -1)
+		keeper_fail(k, "setup", errno, 1);
+	sigaddset(&set, SIGPIPE);
+	sigaddset(&set, SIGTTOU);
+	sigaddset(&set, SIGTTIN);
+	sigaddset(&set, SIGTSTP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) != 0)
+		keeper_fail(k, "setup", errno, 1);
+}
+
+/* Become subreaper and session leader with the pty as controlling tty. */
+static void
+keeper_setup_session(struct keeper *k)
+{
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+		keeper_fail(k, "setup", errno, 1);
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) != 0)
+		keeper_fail(k, "setup", errno, 1);
+	if (getppid() != k->ppid)
+		_exit(1);	/* the daemon died before we had a child */
+	if (setsid() == -1 && getsid(0) != k->self)
+		keeper_fail(k, "setup", errno, 1);
+	if (ioctl(STDIN_FILENO, TIOCSCTTY, 0) != 0)
+		keeper_fail(k, "setup", errno, 1);
+}
+
+/* In the child: report why it could not exec and exit. */
+static __dead void
+keeper_child_fail(int errfd, enum keeper_stage stage)
+{
+	struct keeper_err	e;
+
+	e.stage = stage;
+	e.error = errno;
+	(void)!write(errfd, &e, sizeof e);
+	_exit(127);
+}
+
+/*
+ * In the child: restore default dispositions and an empty signal mask.  glibc
+ * refuses to touch its own real-time signals (32, 33), which may have been
+ * inherited ignored, so those go straight to the kernel: an all-zero kernel
+ * sigaction is SIG_DFL with no flags and an empty mask on every arch.
+ */
+static void
+keeper_child_signals(void)
+{
+	struct sigaction	sa;
+	unsigned long		ksa[8];
+	sigset_t		set;
+	int			sig;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	memset(ksa, 0, sizeof ksa);
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sigaction(sig, &sa, NULL) == 0 || errno != EINVAL)
+			continue;
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)syscall(SYS_rt_sigaction, sig, ksa, NULL,
+			    (NSIG - 1) / 8);
+	}
+	sigemptyset(&set);
+	sigprocmask(SIG_SETMASK, &set, NULL);
+}
+
+/* In the child: close every fd but 0-2, the kept ones and the error pipe. */
+static int
+keeper_child_fds(struct keeper *k, int errfd)
+{
+	int	keep[KEEPER_MAX_KEEP + 1];
+	size_t	i;
+
+	for (i = 0; i < k->nkeep; i++) {
+		if (fcntl(k->keep[i], F_SETFD, 0) == -1)
+			return -1;
+		keep[i] = k->keep[i];
+	}
+	keep[i++] = errfd;
+	keeper_sort_fds(keep, i);
+	keeper_close_except(keep, i, KEEPER_CTL_FD);
+	return 0;
+}
+
+/* In the child: join a new foreground process group and exec the program. */
+static __dead void
+keeper_child(struct keeper *k, int errfd)
+{
+	if (setpgid(0, 0) != 0)
+		keeper_child_fail(errfd, KEEPER_STAGE_SETUP);
+	if (tcsetpgrp(STDIN_FILENO, getpid()) != 0)
+		keeper_child_fail(errfd, KEEPER_STAGE_SETUP);
+	if (k->cwd != NULL && chdir(k->cwd) != 0)
+		keeper_child_fail(errfd, KEEPER_STAGE_CHDIR);
+	if (keeper_child_fds(k, errfd) != 0)
+		keeper_child_fail(errfd, KEEPER_STAGE_SETUP);
+	keeper_child_signals();
+	execvp(k->argv[0], k->argv);
+	keeper_child_fail(errfd, KEEPER_STAGE_EXEC);
+}
+
+/* Put the child in its own foreground group unless it has moved on. */
+static void
+keeper_foreground(pid_t pid)
+{
+	(void)setpgid(pid, pid);
+	if (tcgetpgrp(STDIN_FILENO) == getpgrp())
+		(void)tcsetpgrp(STDIN_FILENO, pid);
+}
+
+/* Fork the program; the error pipe tells later whether it exec'd. */
+static void
+keeper_spawn(struct keeper *k)
+{
+	size_t	i;
+	pid_t	pid;
+	int	fds[2];
+
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		keeper_fail(k, "setup", errno, 0);
+	if ((pid = fork()) == -1)
+		keeper_fail(k, "fork", errno, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		keeper_child(k, fds[1]);
+	}
+	close(fds[1]);
+	for (i = 0; i < k->nkeep; i++)
+		close(k->keep[i]);
+	k->nkeep = 0;
+	k->main_pid = pid;
+	k->errfd = fds[0];
+	keeper_foreground(pid);
+}
+
+/* Read the parent pid and the start time of pid from /proc/PID/stat. */
+static int
+keeper_read_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
+{
+	char			 path[64], buf[1024], *p, *end;
+	unsigned long long	 v = 0;
+	ssize_t			 n;
+	int			 fd, field;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY|O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ' || p[2] == '\0')
+		return -1;
+	p += 3;				/* past ") " and the state */
+	for (field = 4; field <= 22; field++) {
+		v = strtoull(p, &end, 10);
+		if (end == p)
+			return -1;
+		if (field == 4)
+			*ppid = (pid_t)v;
+		p = end;
+	}
+	*start = v;
+	return 0;
+}
+
+/* Append one process to the table; a full table just drops it. */
+static void
+keeper_add_proc(struct keeper *k, pid_t pid)
+{
+	struct keeper_proc	*p;
+	size_t			 cap;
+
+	if (k->nprocs == k->procscap) {
+		cap = k->procscap == 0 ? 256 : k->procscap * 2;
+		p = reallocarray(k->procs, cap, sizeof *p);
+		if (p == NULL)
+			return;
+		k->procs = p;
+		k->procscap = cap;
+	}
+	p = &k->procs[k->nprocs];
+	p->pid = pid;
+	p->desc = 0;
+	if (keeper_read_stat(pid, &p->ppid, &p->start) == 0)
+		k->nprocs++;
+}
+
+/* Compare two process entries by pid, for qsort and bsearch. */
+static int
+keeper_cmp_proc(const void *a, const void *b)
+{
+	const struct keeper_proc	*pa = a, *pb = b;
+
+	return (pa->pid > pb->pid) - (pa->pid < pb->pid);
+}
+
+/* Load every process of the system into the table, sorted by pid. */
+static void
+keeper_scan(struct keeper *k)
+{
+	struct dirent	*de;
+	const char	*errstr;
+	DIR		*d;
+	pid_t		 pid;
+
+	k->nprocs = 0;
+	if ((d = opendir("/proc")) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		pid = (pid_t)strtonum(de->d_name, 1, INT_MAX, &errstr);
+		if (errstr == NULL && pid != k->self)
+			keeper_add_proc(k, pid);
+	}
+	closedir(d);
+	qsort(k->procs, k->nprocs, sizeof *k->procs, keeper_cmp_proc);
+}
+
+/* Return the table entry of pid, or NULL. */
+static struct keeper_proc *
+keeper_find(struct keeper *k, pid_t pid)
+{
+	struct keeper_proc	key;
+
+	memset(&key, 0, sizeof key);
+	key.pid = pid;
+	return bsearch(&key, k->procs, k->nprocs, sizeof *k->procs,
+	    keeper_cmp_proc);
+}
+
+/* Mark every entry whose ancestry leads to the keeper; return how many. */
+static size_t
+keeper_mark(struct keeper *k)
+{
+	struct keeper_proc	*p, *parent;
+	size_t			 i, n = 0;
+	int			 changed;
+
+	do {
+		changed = 0;
+		for (i = 0; i < k->nprocs; i++) {
+			p = &k->procs[i];
+			if (p->desc)
+				continue;
+			parent = keeper_find(k, p->ppid);
+			if (p->ppid != k->self && (parent == NULL ||
+			    !parent->desc))
+				continue;
+			p->desc = 1;
+			changed = 1;
+			n++;
+		}
+	} while (changed);
+	return n;
+}
+
+/*
+ * Signal one process through a pidfd, sure it is the one that was scanned;
+ * SIGTERM is followed by SIGCONT so that a stopped process can act on it.
+ */
+static void
+keeper_signal_one(struct keeper_proc *p, int sig)
+{
+	unsigned long long	start;
+	pid_t			ppid;
+	int			fd;
+
+	if ((fd = pidfd_open(p->pid, 0)) == -1) {
+		if (errno != ENOSYS)
+			return;
+		(void)kill(p->pid, sig);
+		if (sig == SIGTERM)
+			(void)kill(p->pid, SIGCONT);
+		return;
+	}
+	if (keeper_read_stat(p->pid, &ppid, &start) == 0 && start == p->start) {
+		(void)pidfd_send_signal(fd, sig, NULL, 0);
+		if (sig == SIGTERM)
+			(void)pidfd_send_signal(fd, SIGCONT, NULL, 0);
+	}
+	close(fd);
+}
+
+/* Send sig to every live descendant of the keeper. */
+static void
+keeper_signal_all(struct keeper *k, int sig)
+{
+	size_t	i;
+
+	keeper_scan(k);
+	if (keeper_mark(k) == 0 && !k->main_reaped)
+		(void)kill(k->main_pid, sig);	/* no /proc: at least main */
+	for (i = 0; i < k->nprocs; i++) {
+		if (k->procs[i].desc)
+			keeper_signal_one(&k->procs[i], sig);
+	}
+}
+
+/* Start killing everything now: SIGKILL at once and at every tick. */
+static void
+keeper_kill_now(struct keeper *k)
+{
+	k->phase = KEEPER_KILL;
+	k->deadline = keeper_now();
+}
+
+/* Handle "stop MS": SIGTERM now, SIGKILL at the (possibly earlier) deadline. */
+static void
+keeper_stop(struct keeper *k, long long ms)
+{
+	int64_t	deadline;
+
+	deadline = keeper_now() + ms * KEEPER_MS_NS;
+	switch (k->phase) {
+	case KEEPER_RUN:
+		k->phase = KEEPER_TERM;
+		k->deadline = deadline;
+		keeper_signal_all(k, SIGTERM);
+		break;
+	case KEEPER_TERM:
+		if (deadline < k->deadline)
+			k->deadline = deadline;
+		break;
+	case KEEPER_KILL:
+		break;
+	default:
+		abort();
+	}
+}
+
+/* Send SIGKILL to every descendant once the deadline has passed. */
+static void
+keeper_tick(struct keeper *k)
+{
+	int64_t	now;
+
+	if (k->phase == KEEPER_RUN)
+		return;
+	now = keeper_now();
+	if (now < k->deadline)
+		return;
+	k->phase = KEEPER_KILL;
+	keeper_signal_all(k, SIGKILL);
+	k->deadline = now + KEEPER_TICK_NS;
+}
+
+/* Return the poll timeout in ms until the next deadline, rounded up. */
+static int
+keeper_timeout(struct keeper *k)
+{
+	int64_t	ns;
+
+	if (k->phase == KEEPER_RUN)
+		return -1;
+	ns = k->deadline - keeper_now();
+	if (ns <= 0)
+		return 0;
+	if (ns / KEEPER_MS_NS >= INT_MAX)
+		return INT_MAX;
+	return (int)((ns + KEEPER_MS_NS - 1) / KEEPER_MS_NS);
+}
+
+/* Learn from the error pipe whether the program exec'd, and say so. */
+static void
+keeper_read_exec(struct keeper *k)
+{
+	struct keeper_err	e;
+	ssize_t			n;
+
+	do
+		n = read(k->errfd, &e, sizeof e);
+	while (n == -1 && errno == EINTR);
+	close(k->errfd);
+	k->errfd = -1;
+	if (n == 0) {
+		keeper_send(k, "started %d\n", (int)k->main_pid);
+		return;
+	}
+	if (n == -1) {
+		e.stage = KEEPER_STAGE_SETUP;
+		e.error = errno;
+	} else if (n != sizeof e || e.stage < 0 || e.stage > KEEPER_STAGE_EXEC)
+		abort();
+	keeper_send(k, "failed %s %d\n", keeper_stages[e.stage], e.error);
+	k->quiet = 1;
+	keeper_kill_now(k);
+}
+
+/* Report how the main program ended and stop whatever it left behind. */
+static void
+keeper_report(struct keeper *k, int status)
+{
+	if (k->main_reaped)
+		abort();
+	if (k->errfd != -1)
+		keeper_read_exec(k);	/* the child is gone: cannot block */
+	k->main_reaped = 1;
+	if (!k->quiet && WIFEXITED(status))
+		keeper_send(k, "exit code %d\n", WEXITSTATUS(status));
+	else if (!k->quiet && WIFSIGNALED(status))
+		keeper_send(k, "exit signal %d\n", WTERMSIG(status));
+	keeper_stop(k, k->stop_ms);
+}
+
+/* Reap every ended child; return 0 once the keeper has no child left. */
+static int
+keeper_reap(struct keeper *k)
+{
+	pid_t	pid;
+	int	status;
+
+	for (;;) {
+		pid = waitpid(-1, &status, WNOHANG|__WALL);
+		if (pid > 0) {
+			if (pid == k->main_pid)
+				keeper_report(k, status);
+			continue;
+		}
+		if (pid == 0)
+			return 1;
+		if (errno == EINTR)
+			continue;
+		if (errno != ECHILD || !k->main_reaped)
+			abort();
+		return 0;
+	}
+}
+
+/* Drain the signalfd; anything but SIGCHLD means the daemon is gone. */
+static void
+keeper_read_signals(struct keeper *k)
+{
+	struct signalfd_siginfo	si;
+
+	while (read(k->sfd, &si, sizeof si) == sizeof si) {
+		if (si.ssi_signo != SIGCHLD)
+			keeper_kill_now(k);
+	}
+}
+
+/* Execute one command line from the daemon. */
+static void
+keeper_command(struct keeper *k, const char *line)
+{
+	const char	*errstr;
+	long long	 ms;
+
+	if (strcmp(line, "stop") == 0) {
+		keeper_stop(k, k->stop_ms);
+		return;
+	}
+	if (strncmp(line, "stop ", 5) != 0)
+		return;
+	ms = strtonum(line + 5, 0, KEEPER_MAX_MS, &errstr);
+	keeper_stop(k, errstr == NULL ? ms : k->stop_ms);
+}
+
+/* Add one byte of control input to the line, running complete lines. */
+static void
+keeper_input(struct keeper *k, char c)
+{
+	if (c == '\n') {
+		if (!k->discard) {
+			if (k->linelen > 0 && k->line[k->linelen - 1] == '\r')
+				k->linelen--;
+			k->line[k->linelen] = '\0';
+			keeper_command(k, k->line);
+		}
+		k->linelen = 0;
+		k->discard = 0;
+		return;
+	}
+	if (k->linelen + 1 < sizeof k->line)
+		k->line[k->linelen++] = c;
+	else
+		k->discard = 1;
+}
+
+/* Read commands from the daemon; EOF or an error means it died. */
+static void
+keeper_read_control(struct keeper *k)
+{
+	char	buf[512];
+	ssize_t	n, i;
+
+	n = read(k->ctl, buf, sizeof buf);
+	if (n == -1 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		close(k->ctl);
+		k->ctl = -1;
+		keeper_kill_now(k);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		keeper_input(k, buf[i]);
+}
+
+/* Supervise until no child is left. */
+static void
+keeper_loop(struct keeper *k)
+{
+	struct pollfd	pfd[3];
+
+	for (;;) {
+		keeper_tick(k);
+		if (!keeper_reap(k))
+			return;
+		pfd[0].fd = k->sfd;
+		pfd[1].fd = k->ctl;
+		pfd[2].fd = k->errfd;
+		pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
+		if (poll(pfd, 3, keeper_timeout(k)) == -1) {
+			if (errno == EINTR)
+				continue;
+			abort();
+		}
+		if (pfd[0].revents != 0)
+			keeper_read_signals(k);
+		if (pfd[2].revents != 0 && k->errfd != -1)
+			keeper_read_exec(k);
+		if (pfd[1].revents != 0 && k->ctl != -1)
+			keeper_read_control(k);
+	}
+}
+
+/* Start the program under the keeper and supervise it to the end. */
+int
+main(int argc, char **argv)
+{
+	struct keeper	k;
+
+	memset(&k, 0, sizeof k);
+	k.ppid = getppid();
+	k.self = getpid();
+	k.ctl = KEEPER_CTL_FD;
+	k.sfd = k.errfd = -1;
+	k.stop_ms = KEEPER_DEFAULT_MS;
+	k.phase = KEEPER_RUN;
+
+	if (fcntl(k.ctl, F_GETFD) == -1) {
+		dprintf(STDERR_FILENO, "dbgctl-keeper: no control fd 3\n");
+		return 2;
+	}
+	keeper_parse_args(&k, argc, argv);
+	keeper_setup_fds(&k);
+	keeper_setup_signals(&k);
+	keeper_setup_session(&k);
+	keeper_spawn(&k);
+	keeper_loop(&k);
+	return 0;
+}
