@@ -865,5 +865,6 @@ main(int argc, char **argv)
 	keeper_setup_session(&k);
 	keeper_spawn(&k);
 	keeper_loop(&k);
+	free(k.procs);
 	return 0;
 }
