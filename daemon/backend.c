@@ -63,6 +63,21 @@ backend_quote(char **buf, size_t *len, const char *str)
 	*len = at;
 }
 
+/* Append the shell redirections that put the transport on the target's 0 and 1. */
+static void
+backend_redirect(char **buf, size_t *len)
+{
+	char	redir[64];
+	int	n;
+
+	n = snprintf(redir, sizeof redir, " </dev/fd/%d >/dev/fd/%d",
+	    PROC_FD_IN, PROC_FD_OUT);
+	if ((*buf = realloc(*buf, *len + n + 1)) == NULL)
+		log_fatal("out of memory");
+	memcpy(*buf + *len, redir, n + 1);
+	*len += n;
+}
+
 /* exec: the program itself. */
 static char **
 backend_exec_argv(struct session *s, char *err, size_t errlen)
@@ -93,7 +108,7 @@ backend_gdb_argv(struct session *s, char *err, size_t errlen)
 	backend_push(&av, s->debugger != NULL ? s->debugger :
 	    s->backend->debugger);
 	backend_push(&av, "-q");
-	if (json_array_size(s->argv) > 1) {
+	if (json_array_size(s->argv) > 1 || s->transport.enabled) {
 		args = strdup("set args");
 		if (args == NULL)
 			log_fatal("out of memory");
@@ -101,6 +116,8 @@ backend_gdb_argv(struct session *s, char *err, size_t errlen)
 		for (i = 1; i < json_array_size(s->argv); i++)
 			backend_quote(&args, &len,
 			    json_string_value(json_array_get(s->argv, i)));
+		if (s->transport.enabled)
+			backend_redirect(&args, &len);
 		backend_push(&av, "-ex");
 		backend_push(&av, args);
 		free(args);
@@ -116,8 +133,8 @@ backend_gdb_argv(struct session *s, char *err, size_t errlen)
 }
 
 static const struct backend backend_table[] = {
-	{ "gdb", "gdb", backend_gdb_argv },
-	{ "exec", NULL, backend_exec_argv },
+	{ "gdb", "gdb", false, backend_gdb_argv },
+	{ "exec", NULL, true, backend_exec_argv },
 };
 
 /* Look a kind up by name. */

@@ -157,6 +157,40 @@ fail:
 	return -1;
 }
 
+/* A write to the master has been taken by the pty. */
+static void
+console_write_cb(uv_write_t *req, int status)
+{
+	(void)status;
+	free(req->data);
+	free(req);
+}
+
+/* Queue bytes for the pty, as if typed at its terminal. */
+int
+console_write(struct console *c, const char *data, size_t len)
+{
+	uv_write_t	*req;
+	uv_buf_t	 buf;
+	char		*copy;
+
+	if (!c->owned || c->master == -1)
+		return -1;
+	if ((req = malloc(sizeof *req)) == NULL ||
+	    (copy = malloc(len ? len : 1)) == NULL)
+		log_fatal("out of memory");
+	memcpy(copy, data, len);
+	req->data = copy;
+	buf = uv_buf_init(copy, len);
+	if (uv_write(req, (uv_stream_t *)&c->pipe, &buf, 1,
+	    console_write_cb) != 0) {
+		free(copy);
+		free(req);
+		return -1;
+	}
+	return 0;
+}
+
 /* Release the pty and the log file; the byte count and log path stay. */
 void
 console_close(struct console *c)

@@ -62,15 +62,56 @@ struct console {
 int	 console_open(struct console *, struct session *, const char *logpath,
 	    char *err, size_t errlen);
 void	 console_drain(struct console *);
+int	 console_write(struct console *, const char *, size_t);
 void	 console_close(struct console *);
 uint64_t console_size(const struct console *);
 size_t	 console_read(struct console *, uint64_t off, char *, size_t);
 uint64_t console_tail_offset(struct console *, unsigned long lines);
 
+/* Bytes of target output held, and of target input queued, at most. */
+#define TRANSPORT_MAX (1024 * 1024)
+/* Most bytes one read reply carries (before base64). */
+#define READ_MAX (512 * 1024)
+
+/* The target's stdin and stdout as daemon-owned pipes. */
+struct transport {
+	bool		 enabled;
+	struct session	*s;
+	int		 child_in;	/* target's stdin, until spawned */
+	int		 child_out;	/* target's stdout, until spawned */
+	uv_pipe_t	 in;		/* we write the target's stdin */
+	uv_pipe_t	 out;		/* we read the target's stdout */
+	bool		 in_open;
+	bool		 out_open;
+	bool		 in_closed;	/* EOF sent or the target closed it */
+	bool		 out_eof;	/* every writer has closed */
+	bool		 reading;
+	char		*buf;		/* output nobody has read yet */
+	size_t		 len;
+	size_t		 cap;
+	struct conn	*raw;		/* client bridged by pipe, if any */
+	unsigned	 nwrites;	/* write requests waiting for room */
+	unsigned	 writes_in_flight; /* handed to libuv, not done */
+	bool		 eof_wanted;	/* close stdin once drained */
+};
+
+int	 transport_open(struct transport *, struct session *, char *err,
+	    size_t errlen);
+void	 transport_spawned(struct transport *);
+void	 transport_finish(struct transport *);
+size_t	 transport_take(struct transport *, char *, size_t);
+size_t	 transport_queued(struct transport *);
+int	 transport_write(struct transport *, const char *, size_t);
+void	 transport_eof(struct transport *);
+void	 transport_resume(struct transport *);
+void	 transport_attach(struct transport *, struct conn *);
+void	 transport_detach(struct transport *);
+
 /* What a debugger kind is: data plus a few hooks. */
 struct backend {
 	const char	*name;
 	const char	*debugger;	/* default program, NULL for exec */
+	bool		 stdio_transport; /* pipes become the program's 0 and 1 */
 	/* Build the argv the keeper runs; NULL with err set on failure. */
 	char	      **(*argv)(struct session *, char *err, size_t errlen);
 };
@@ -111,6 +152,7 @@ struct session {
 	struct frame		 ctl_frame;
 
 	struct console		 console;
+	struct transport	 transport;
 
 	bool			 have_exit;
 	int			 exit_code;
@@ -137,6 +179,10 @@ int		 session_signal(struct session *, int sig, pid_t *pgrp,
 		    struct rpc_error *);
 unsigned long	 session_live_count(void);
 
+/* Where a debugger finds the transport pipes: /dev/fd/4 and /dev/fd/5. */
+#define PROC_FD_IN 4
+#define PROC_FD_OUT 5
+
 /* Keeper processes: spawn, control channel, exit. */
 int	 proc_spawn(struct session *, char **argv, char *err, size_t errlen);
 void	 proc_send(struct session *, const char *fmt, ...)
@@ -152,6 +198,9 @@ struct conn {
 	bool			 eof;		/* client sent no more */
 	bool			 finishing;	/* flushing before close */
 	bool			 closing;
+	struct transport	*raw;		/* bridged to a target by pipe */
+	bool			 raw_paused;	/* target input is backed up */
+	bool			 paused;	/* a write waits for room */
 };
 
 void	 conn_accept(uv_stream_t *);
@@ -162,6 +211,13 @@ void	 conn_error(struct conn *, json_t *id, const struct rpc_error *,
 void	 conn_close(struct conn *);
 void	 conn_close_all(void);
 void	 conn_request_done(struct conn *);
+size_t	 conn_write_queue(struct conn *);
+void	 conn_send_raw(struct conn *, const char *, size_t);
+void	 conn_raw_eof(struct conn *);
+void	 conn_raw_resume(struct conn *);
+void	 conn_go_raw(struct conn *, struct transport *);
+void	 conn_pause(struct conn *);
+void	 conn_resume(struct conn *);
 
 /* Requests that wait for an event; each completes or fails exactly once. */
 enum ptype {
@@ -170,6 +226,8 @@ enum ptype {
 	P_STOP,
 	P_LOGS,
 	P_SHUTDOWN,
+	P_READ,
+	P_WRITE,
 };
 
 struct pending {
@@ -181,6 +239,8 @@ struct pending {
 	struct session	       **sessions;
 	size_t			 nsessions;
 	uv_timer_t		*timer;
+	char			*data;		/* bytes a write holds */
+	size_t			 len;
 };
 
 struct pending	*pending_new(enum ptype, struct conn *, json_t *id,

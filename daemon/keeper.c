@@ -80,6 +80,7 @@ struct keeper {
 	char			**argv;
 	int			  keep[KEEPER_MAX_KEEP];
 	size_t			  nkeep;
+	int			  stdio[2];	/* fds to become 0 and 1, or -1 */
 	long long		  stop_ms;
 
 	pid_t			  self;
@@ -163,7 +164,8 @@ static __dead void
 keeper_usage(struct keeper *k, const char *why)
 {
 	static const char	usage[] = "usage: dbgctl-keeper [--cwd DIR] "
-	    "[--stop-timeout MS] [--keep-fd N]... -- PROGRAM [ARG...]\n";
+	    "[--stop-timeout MS] [--keep-fd N]...\n"
+	    "    [--stdin-fd N] [--stdout-fd N] -- PROGRAM [ARG...]\n";
 
 	dprintf(STDERR_FILENO, "dbgctl-keeper: %s\n%s", why, usage);
 	keeper_fail(k, "setup", EINVAL, 2);
@@ -204,6 +206,13 @@ keeper_parse_args(struct keeper *k, int argc, char **argv)
 			k->cwd = argv[++i];
 		else if (strcmp(argv[i], "--keep-fd") == 0)
 			keeper_parse_keep(k, argv[++i]);
+		else if (strcmp(argv[i], "--stdin-fd") == 0) {
+			keeper_parse_keep(k, argv[++i]);
+			k->stdio[0] = k->keep[k->nkeep - 1];
+		} else if (strcmp(argv[i], "--stdout-fd") == 0) {
+			keeper_parse_keep(k, argv[++i]);
+			k->stdio[1] = k->keep[k->nkeep - 1];
+		}
 		else if (strcmp(argv[i], "--stop-timeout") == 0) {
 			k->stop_ms = strtonum(argv[++i], 0, KEEPER_MAX_MS,
 			    &errstr);
@@ -398,6 +407,21 @@ keeper_child_fds(struct keeper *k, int errfd)
 	return 0;
 }
 
+/* In the child: put the transport pipes on stdin and stdout if asked to. */
+static int
+keeper_child_stdio(struct keeper *k)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (k->stdio[i] == -1)
+			continue;
+		if (dup2(k->stdio[i], i) == -1 || close(k->stdio[i]) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 /* In the child: join a new foreground process group and exec the program. */
 static __dead void
 keeper_child(struct keeper *k, int errfd)
@@ -408,7 +432,7 @@ keeper_child(struct keeper *k, int errfd)
 		keeper_child_fail(errfd, KEEPER_STAGE_SETUP);
 	if (k->cwd != NULL && chdir(k->cwd) != 0)
 		keeper_child_fail(errfd, KEEPER_STAGE_CHDIR);
-	if (keeper_child_fds(k, errfd) != 0)
+	if (keeper_child_fds(k, errfd) != 0 || keeper_child_stdio(k) != 0)
 		keeper_child_fail(errfd, KEEPER_STAGE_SETUP);
 	keeper_child_signals();
 	execvp(k->argv[0], k->argv);
@@ -852,6 +876,7 @@ main(int argc, char **argv)
 	k.self = getpid();
 	k.ctl = KEEPER_CTL_FD;
 	k.sfd = k.errfd = -1;
+	k.stdio[0] = k.stdio[1] = -1;
 	k.stop_ms = KEEPER_DEFAULT_MS;
 	k.phase = KEEPER_RUN;
 

@@ -281,6 +281,159 @@ method_logs(struct conn *c, struct rpc_request *req)
 	pending_poke();
 }
 
+/* Find the session a transport request names, and check it has a transport. */
+static struct session *
+method_transport(struct rpc_request *req, struct rpc_error *err)
+{
+	struct session	*s;
+	const char	*stream = "target";
+
+	if ((s = session_find(json_object_get(req->params, "session"),
+	    err)) == NULL ||
+	    rpc_param_string(req->params, "stream", false, &stream, err) != 0)
+		return NULL;
+	if (strcmp(stream, "target") != 0 && strcmp(stream, "console") != 0) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"stream\" must be "
+		    "\"target\" or \"console\"");
+		return NULL;
+	}
+	if (strcmp(stream, "target") == 0 && !s->transport.enabled) {
+		rpc_error_set(err, RPC_NOT_SUPPORTED, "session %lu was "
+		    "launched without --transport", s->id);
+		return NULL;
+	}
+	return s;
+}
+
+/* read: 1..max bytes of target output as soon as any are there. */
+static void
+method_read(struct conn *c, struct rpc_request *req)
+{
+	struct rpc_error	 err;
+	struct session		*s;
+	struct pending		*p;
+	long long		 n, timeout = -1;
+
+	if ((s = method_transport(req, &err)) == NULL ||
+	    rpc_param_int(req->params, "max", false, 1, 1LL << 30, &n,
+	    &err) != 0 ||
+	    rpc_param_int(req->params, "timeout", false, 0, INT32_MAX,
+	    &timeout, &err) != 0) {
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	if (json_object_get(req->params, "stream") != NULL &&
+	    strcmp(json_string_value(json_object_get(req->params, "stream")),
+	    "console") == 0) {
+		rpc_error_set(&err, RPC_INVALID_PARAMS, "read the console "
+		    "with the logs method");
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	/* A timeout of 0 means: answer now, with data, EOF or timeout. */
+	if (timeout == 0 && s->transport.len == 0 && !s->transport.out_eof) {
+		rpc_error_set(&err, RPC_TIMEOUT, "no target output is waiting");
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	p = pending_new(P_READ, c, req->id, req->params);
+	pending_add_session(p, s);
+	if (timeout > 0)
+		pending_arm_timeout(p, timeout);
+	pending_poke();
+}
+
+/* Write bytes to the console pty, as typed at its terminal. */
+static int
+method_write_console(struct session *s, const char *data, size_t len,
+    struct rpc_error *err)
+{
+	if (session_ended(s) || s->console.master == -1) {
+		rpc_error_set(err, RPC_NOT_RUNNING, "session %lu has ended",
+		    s->id);
+		return -1;
+	}
+	if (console_write(&s->console, data, len) != 0) {
+		rpc_error_set(err, RPC_NOT_RUNNING, "the console of session "
+		    "%lu is closed", s->id);
+		return -1;
+	}
+	return 0;
+}
+
+/* write: bytes for the target's stdin (or the console); waits for room. */
+static void
+method_write(struct conn *c, struct rpc_request *req)
+{
+	struct rpc_error	 err;
+	struct session		*s;
+	struct pending		*p;
+	const char		*text = "", *stream = "target";
+	unsigned char		*data;
+	size_t			 len;
+	bool			 eof = false;
+
+	if ((s = method_transport(req, &err)) == NULL ||
+	    rpc_param_string(req->params, "data", false, &text, &err) != 0 ||
+	    rpc_param_string(req->params, "stream", false, &stream, &err) != 0 ||
+	    rpc_param_bool(req->params, "eof", &eof, &err) != 0) {
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	if ((data = b64_decode(text, strlen(text), &len)) == NULL) {
+		rpc_error_set(&err, RPC_INVALID_PARAMS, "\"data\" is not "
+		    "base64");
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	if (strcmp(stream, "console") == 0) {
+		if (method_write_console(s, (char *)data, len, &err) != 0)
+			method_fail(c, req, &err, NULL);
+		else
+			conn_reply(c, req->id, json_pack("{s:I}", "written",
+			    (json_int_t)len));
+		free(data);
+		return;
+	}
+	p = pending_new(P_WRITE, c, req->id, req->params);
+	pending_add_session(p, s);
+	p->data = (char *)data;
+	p->len = len;
+	s->transport.nwrites++;
+	/* Writes leave in order; while this one waits, read no more requests. */
+	if (s->transport.nwrites > 1 ||
+	    transport_queued(&s->transport) > TRANSPORT_MAX)
+		conn_pause(c);
+	pending_poke();
+}
+
+/* pipe: the connection becomes a raw byte stream to and from the target. */
+static void
+method_pipe(struct conn *c, struct rpc_request *req)
+{
+	struct rpc_error	 err;
+	struct session		*s;
+
+	if ((s = method_transport(req, &err)) == NULL) {
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	if (s->transport.raw != NULL) {
+		rpc_error_set(&err, RPC_LIMIT, "session %lu is already piped",
+		    s->id);
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	if (c->npending > 0 || req->id == NULL) {
+		rpc_error_set(&err, RPC_INVALID_REQUEST, "pipe must be the only "
+		    "request in flight on its connection");
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	conn_reply(c, req->id, json_pack("{s:b}", "raw", 1));
+	conn_go_raw(c, &s->transport);
+}
+
 /* shutdown: stop every session, answer, then exit. */
 static void
 method_shutdown(struct conn *c, struct rpc_request *req)
@@ -315,6 +468,9 @@ static const struct {
 	{ "stop", method_stop, true },
 	{ "signal", method_signal, true },
 	{ "logs", method_logs, true },
+	{ "read", method_read, true },
+	{ "write", method_write, true },
+	{ "pipe", method_pipe, true },
 	{ "shutdown", method_shutdown, true },
 };
 

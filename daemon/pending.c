@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "b64.h"
 #include "daemon.h"
 
 static int	pending_poking;
@@ -20,6 +21,7 @@ pending_new(enum ptype type, struct conn *c, json_t *id, json_t *params)
 	p->id = json_incref(id);
 	p->params = json_incref(params);
 	c->npending++;
+	p->len = 0;
 	TAILQ_INSERT_TAIL(&dmn.pendings, p, entry);
 	return p;
 }
@@ -49,9 +51,15 @@ pending_free(struct pending *p)
 	TAILQ_REMOVE(&dmn.pendings, p, entry);
 	if (p->timer != NULL)
 		uv_close((uv_handle_t *)p->timer, pending_timer_free);
+	if (p->type == P_WRITE) {
+		p->sessions[0]->transport.nwrites--;
+		if (p->conn != NULL)
+			conn_resume(p->conn);
+	}
 	json_decref(p->id);
 	json_decref(p->params);
 	free(p->sessions);
+	free(p->data);
 	if (p->conn != NULL) {
 		p->conn->npending--;
 		conn_request_done(p->conn);
@@ -90,8 +98,9 @@ pending_timeout_cb(uv_timer_t *t)
 {
 	struct pending *p = t->data;
 
-	pending_fail(p, RPC_TIMEOUT, "timed out waiting for the session to "
-	    "end", NULL);
+	pending_fail(p, RPC_TIMEOUT, p->type == P_READ ? "no target output "
+	    "before the timeout" : "timed out waiting for the session to end",
+	    NULL);
 }
 
 /* Give up on the request after ms milliseconds. */
@@ -149,6 +158,55 @@ pending_check_ended(struct pending *p)
 	pending_reply(p, json_pack("{s:o}", "sessions", list));
 }
 
+/* A read completes with buffered target output, or with EOF. */
+static void
+pending_check_read(struct pending *p)
+{
+	struct transport	*t = &p->sessions[0]->transport;
+	json_t			*max = json_object_get(p->params, "max");
+	char			*buf, *text;
+	size_t			 n, want = READ_MAX;
+
+	if (t->len == 0 && !t->out_eof)
+		return;
+	if (json_is_integer(max) && (size_t)json_integer_value(max) < want)
+		want = json_integer_value(max);
+	if ((buf = malloc(want)) == NULL)
+		log_fatal("out of memory");
+	n = transport_take(t, buf, want);
+	text = b64_encode((unsigned char *)buf, n);
+	free(buf);
+	if (text == NULL)
+		log_fatal("out of memory");
+	pending_reply(p, json_pack("{s:s, s:b}", "data", text, "eof",
+	    n == 0 && t->out_eof));
+	free(text);
+}
+
+/* A write completes once the bounded input queue has room for it. */
+static void
+pending_check_write(struct pending *p)
+{
+	struct transport	*t = &p->sessions[0]->transport;
+	size_t			 len = p->len;
+
+	if (t->in_closed) {
+		pending_fail(p, RPC_NOT_RUNNING, "the target's input is closed",
+		    NULL);
+		return;
+	}
+	if (transport_queued(t) > TRANSPORT_MAX)
+		return;
+	if (transport_write(t, p->data, p->len) != 0) {
+		pending_fail(p, RPC_NOT_RUNNING, "the target's input is closed",
+		    NULL);
+		return;
+	}
+	if (json_is_true(json_object_get(p->params, "eof")))
+		transport_eof(t);
+	pending_reply(p, json_pack("{s:I}", "written", (json_int_t)len));
+}
+
 /* See whether one request can be answered now. */
 static void
 pending_check(struct pending *p)
@@ -156,8 +214,9 @@ pending_check(struct pending *p)
 	json_t	*result;
 	bool	 ready;
 
-	/* Nobody can read these results; stops and launches run to the end. */
-	if (p->conn == NULL && (p->type == P_LOGS || p->type == P_WAIT)) {
+	/* Nobody can read these results; the others still do their work. */
+	if (p->conn == NULL && (p->type == P_LOGS || p->type == P_WAIT ||
+	    p->type == P_READ)) {
 		pending_free(p);
 		return;
 	}
@@ -175,6 +234,12 @@ pending_check(struct pending *p)
 			pending_reply(p, result);
 		else
 			json_decref(result);
+		return;
+	case P_READ:
+		pending_check_read(p);
+		return;
+	case P_WRITE:
+		pending_check_write(p);
 		return;
 	case P_SHUTDOWN:
 		if (session_live_count() == 0)

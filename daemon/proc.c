@@ -60,10 +60,11 @@ proc_keeper_argv(struct session *s, char **prog)
 {
 	char	**av, timeout[32];
 	size_t	  n = 0, i, np = 0;
+	bool	  stdio;
 
 	while (prog[np] != NULL)
 		np++;
-	if ((av = calloc(np + 8, sizeof *av)) == NULL)
+	if ((av = calloc(np + 12, sizeof *av)) == NULL)
 		log_fatal("out of memory");
 	snprintf(timeout, sizeof timeout, "%ld", s->stop_timeout);
 	av[n++] = strdup(dmn.keeper_path);
@@ -71,6 +72,14 @@ proc_keeper_argv(struct session *s, char **prog)
 	av[n++] = strdup(s->cwd);
 	av[n++] = strdup("--stop-timeout");
 	av[n++] = strdup(timeout);
+	if (s->transport.enabled) {
+		/* The pipes arrive as fds 4 and 5 (PROC_FD_IN, PROC_FD_OUT). */
+		stdio = s->backend->stdio_transport;
+		av[n++] = strdup(stdio ? "--stdin-fd" : "--keep-fd");
+		av[n++] = strdup("4");
+		av[n++] = strdup(stdio ? "--stdout-fd" : "--keep-fd");
+		av[n++] = strdup("5");
+	}
 	av[n++] = strdup("--");
 	for (i = 0; i < np; i++)
 		av[n++] = strdup(prog[i]);
@@ -200,7 +209,7 @@ int
 proc_spawn(struct session *s, char **argv, char *err, size_t errlen)
 {
 	uv_process_options_t	 opt;
-	uv_stdio_container_t	 stdio[4];
+	uv_stdio_container_t	 stdio[6];
 	char		       **kav, **env;
 	int			 rc, i;
 
@@ -220,14 +229,22 @@ proc_spawn(struct session *s, char **argv, char *err, size_t errlen)
 	opt.env = env;
 	opt.stdio = stdio;
 	opt.stdio_count = 4;
+	if (s->transport.enabled) {
+		stdio[PROC_FD_IN].flags = UV_INHERIT_FD;
+		stdio[PROC_FD_IN].data.fd = s->transport.child_in;
+		stdio[PROC_FD_OUT].flags = UV_INHERIT_FD;
+		stdio[PROC_FD_OUT].data.fd = s->transport.child_out;
+		opt.stdio_count = 6;
+	}
 	opt.exit_cb = proc_exit_cb;
 	s->keeper.data = s;
 	rc = uv_spawn(dmn.loop, &s->keeper, &opt);
 	backend_argv_free(kav);
 	backend_argv_free(env);
-	/* The keeper holds the slave now; our copy would hide EOF. */
+	/* The keeper holds the child ends now; our copies would hide EOF. */
 	close(s->console.slave);
 	s->console.slave = -1;
+	transport_spawned(&s->transport);
 	if (rc != 0) {
 		uv_close((uv_handle_t *)&s->keeper, NULL);
 		uv_close((uv_handle_t *)&s->ctl, NULL);

@@ -8,6 +8,9 @@
 
 #include "daemon.h"
 
+static void	conn_alloc_cb(uv_handle_t *, size_t, uv_buf_t *);
+static void	conn_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
+
 /* One queued reply. */
 struct conn_write {
 	uv_write_t	 req;
@@ -32,6 +35,9 @@ conn_close(struct conn *c)
 		return;
 	c->closing = true;
 	TAILQ_REMOVE(&dmn.conns, c, entry);
+	if (c->raw != NULL)
+		transport_detach(c->raw);
+	c->raw = NULL;
 	pending_forget_conn(c);
 	uv_close((uv_handle_t *)&c->pipe, conn_free_cb);
 }
@@ -85,18 +91,106 @@ conn_write_cb(uv_write_t *req, int status)
 
 	free(w->data);
 	free(w);
-	if (status != 0 && status != UV_ECANCELED)
+	if (status != 0 && status != UV_ECANCELED) {
 		conn_close(c);
+		return;
+	}
+	if (c->raw != NULL && conn_write_queue(c) <= TRANSPORT_MAX / 2)
+		transport_resume(c->raw);
+}
+
+/* Bytes queued for the client but not yet written. */
+size_t
+conn_write_queue(struct conn *c)
+{
+	return uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe);
+}
+
+/* Queue a copy of len bytes for the client. */
+static void
+conn_write_bytes(struct conn *c, char *line, size_t len)
+{
+	struct conn_write	*w;
+	uv_buf_t		 buf;
+
+	if ((w = malloc(sizeof *w)) == NULL)
+		log_fatal("out of memory");
+	w->data = line;
+	w->req.data = c;
+	buf = uv_buf_init(line, len);
+	if (uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1,
+	    conn_write_cb) != 0) {
+		free(line);
+		free(w);
+		conn_close(c);
+	}
+}
+
+/* Queue raw target output for a bridged client. */
+void
+conn_send_raw(struct conn *c, const char *data, size_t len)
+{
+	char *copy;
+
+	if (c->closing || len == 0)
+		return;
+	if ((copy = malloc(len)) == NULL)
+		log_fatal("out of memory");
+	memcpy(copy, data, len);
+	conn_write_bytes(c, copy, len);
+}
+
+/* The target's output ended: flush and close the bridged client. */
+void
+conn_raw_eof(struct conn *c)
+{
+	conn_finish(c);
+}
+
+/* The target's input drained: take more from the bridged client. */
+void
+conn_raw_resume(struct conn *c)
+{
+	if (!c->raw_paused || c->closing || c->finishing)
+		return;
+	c->raw_paused = false;
+	uv_read_start((uv_stream_t *)&c->pipe, conn_alloc_cb, conn_read_cb);
+}
+
+/* Read no more requests while one of this client's writes waits for room. */
+void
+conn_pause(struct conn *c)
+{
+	if (c->paused || c->closing || c->finishing || c->eof)
+		return;
+	c->paused = true;
+	uv_read_stop((uv_stream_t *)&c->pipe);
+}
+
+/* Read requests again. */
+void
+conn_resume(struct conn *c)
+{
+	if (!c->paused || c->closing || c->finishing)
+		return;
+	c->paused = false;
+	uv_read_start((uv_stream_t *)&c->pipe, conn_alloc_cb, conn_read_cb);
+}
+
+/* From now on the connection carries the target's bytes both ways. */
+void
+conn_go_raw(struct conn *c, struct transport *t)
+{
+	c->raw = t;
+	transport_attach(t, c);
 }
 
 /* Queue one message on the connection; takes the reference to msg. */
 void
 conn_send(struct conn *c, json_t *msg)
 {
-	struct conn_write	*w;
-	uv_buf_t		 buf;
-	size_t			 len;
-	char			*line;
+	size_t	 len;
+	char	*line;
 
 	if (c->closing) {
 		json_decref(msg);
@@ -110,24 +204,13 @@ conn_send(struct conn *c, json_t *msg)
 		line = rpc_dump(msg, &len);
 		json_decref(msg);
 	}
-	if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) +
-	    len > CONN_WQ_MAX) {
+	if (conn_write_queue(c) + len > CONN_WQ_MAX) {
 		log_warn("dropping a client that reads no replies");
 		free(line);
 		conn_close(c);
 		return;
 	}
-	if ((w = malloc(sizeof *w)) == NULL)
-		log_fatal("out of memory");
-	w->data = line;
-	w->req.data = c;
-	buf = uv_buf_init(line, len);
-	if (uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1,
-	    conn_write_cb) != 0) {
-		free(line);
-		free(w);
-		conn_close(c);
-	}
+	conn_write_bytes(c, line, len);
 }
 
 /* Reply to a request with a result; notifications get nothing. */
@@ -180,6 +263,25 @@ conn_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 	buf->len = sizeof chunk;
 }
 
+/* A bridged client's bytes go to the target; its EOF becomes the target's. */
+static void
+conn_raw_read(struct conn *c, ssize_t nread, const uv_buf_t *buf)
+{
+	if (nread < 0) {
+		uv_read_stop((uv_stream_t *)&c->pipe);
+		transport_eof(c->raw);
+		return;
+	}
+	if (transport_write(c->raw, buf->base, nread) != 0) {
+		/* The target stopped reading for good; drop the rest. */
+		return;
+	}
+	if (transport_queued(c->raw) > TRANSPORT_MAX) {
+		uv_read_stop((uv_stream_t *)&c->pipe);
+		c->raw_paused = true;
+	}
+}
+
 /* Feed what the client sent to the framer; EOF ends the connection. */
 static void
 conn_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
@@ -190,6 +292,10 @@ conn_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 
 	if (nread == 0)
 		return;
+	if (c->raw != NULL) {
+		conn_raw_read(c, nread, buf);
+		return;
+	}
 	if (nread < 0) {
 		/* Half-closed: answer what is queued, then go. */
 		if (nread == UV_EOF && c->npending > 0) {

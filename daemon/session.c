@@ -81,6 +81,7 @@ session_check_done(struct session *s)
 		return;
 	s->ended_at = daemon_now();
 	console_close(&s->console);
+	transport_finish(&s->transport);
 	if (s->state == S_STARTING) {
 		if (s->error == NULL)
 			session_fail(s, 0, "the program ended before it ran");
@@ -194,6 +195,7 @@ session_check_params(json_t *params, const char **kind, json_t **argv,
 	json_t		*val, *env = json_object_get(params, "env");
 	json_t		*cmds = NULL;
 	long long	 t;
+	bool		 transport;
 
 	*kind = "gdb";
 	if (rpc_param_string(params, "kind", false, kind, err) != 0 ||
@@ -203,7 +205,8 @@ session_check_params(json_t *params, const char **kind, json_t **argv,
 	    rpc_param_string(params, "debugger", false, &dbg, err) != 0 ||
 	    rpc_param_strings(params, "commands", false, &cmds, err) != 0 ||
 	    rpc_param_int(params, "stop_timeout", false, 0, STOP_TIMEOUT_MAX,
-	    &t, err) != 0)
+	    &t, err) != 0 ||
+	    rpc_param_bool(params, "transport", &transport, err) != 0)
 		return -1;
 	if (backend_find(*kind) == NULL) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "unknown kind \"%s\" "
@@ -268,6 +271,7 @@ session_abort(struct session *s, int err, const char *why)
 {
 	session_fail(s, err, "%s", why);
 	console_close(&s->console);
+	transport_finish(&s->transport);
 	s->console.drained = true;
 	s->ended_at = daemon_now();
 	session_set_state(s, S_FAILED);
@@ -314,6 +318,11 @@ session_create(json_t *params, struct rpc_error *err)
 	snprintf(path, sizeof path, "%s/sessions/%lu.log", dmn.state_dir,
 	    s->id);
 	if (console_open(&s->console, s, path, why, sizeof why) != 0) {
+		session_abort(s, errno, why);
+		return s;
+	}
+	if (json_is_true(json_object_get(params, "transport")) &&
+	    transport_open(&s->transport, s, why, sizeof why) != 0) {
 		session_abort(s, errno, why);
 		return s;
 	}
@@ -409,6 +418,7 @@ session_json(const struct session *s)
 		    s->debugger : s->backend->debugger));
 	if (session_ended(s))
 		json_object_set_new(o, "ended_at", session_time(s->ended_at));
+	json_object_set_new(o, "transport", json_boolean(s->transport.enabled));
 	if (s->have_exit && s->exit_signal != 0)
 		json_object_set_new(o, "exit", json_pack("{s:i}", "signal",
 		    s->exit_signal));
