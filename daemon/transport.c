@@ -131,6 +131,8 @@ transport_open(struct transport *t, struct session *s, char *err,
 void
 transport_spawned(struct transport *t)
 {
+	if (!t->enabled)
+		return;
 	if (t->child_in != -1)
 		close(t->child_in);
 	if (t->child_out != -1)
