@@ -283,7 +283,7 @@ client_error(struct client *c)
 	if (strcmp(c->error.kind, "timeout") == 0)
 		return EXIT_TIMEOUT;
 	if (strcmp(c->error.kind, "not_running") == 0 &&
-	    (strcmp(m, "send") == 0 || strcmp(m, "recv") == 0))
+	    (strcmp(m, "write") == 0 || strcmp(m, "read") == 0))
 		return EXIT_CLOSED;
 	return EXIT_FAILED;
 }

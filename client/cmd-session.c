@@ -18,6 +18,7 @@ enum {
 	OPT_STOP_TIMEOUT,
 	OPT_DEBUGGER,
 	OPT_WAIT,
+	OPT_TRANSPORT,
 	OPT_TIMEOUT,
 	OPT_ALL,
 };
@@ -143,6 +144,7 @@ cmd_launch_options(const struct cmd_entry *self, int argc, char **argv,
 		{ "stop-timeout", required_argument, NULL, OPT_STOP_TIMEOUT },
 		{ "debugger", required_argument, NULL, OPT_DEBUGGER },
 		{ "wait", no_argument, NULL, OPT_WAIT },
+		{ "transport", no_argument, NULL, OPT_TRANSPORT },
 		CMD_HELP_OPTION,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -181,6 +183,9 @@ cmd_launch_options(const struct cmd_entry *self, int argc, char **argv,
 			break;
 		case OPT_WAIT:
 			*wait = 1;
+			break;
+		case OPT_TRANSPORT:
+			json_object_set_new(params, "transport", json_true());
 			break;
 		case 'x':
 			cmd_launch_command(params, optarg);

@@ -112,6 +112,14 @@ int		 cmd_signal(const struct cmd_entry *, struct client *, int,
 int		 cmd_logs(const struct cmd_entry *, struct client *, int,
 		    char **);
 
+/* cmd-transport.c */
+int		 cmd_send(const struct cmd_entry *, struct client *, int,
+		    char **);
+int		 cmd_recv(const struct cmd_entry *, struct client *, int,
+		    char **);
+int		 cmd_pipe(const struct cmd_entry *, struct client *, int,
+		    char **);
+
 /* cmd-daemon.c */
 int		 cmd_ping(const struct cmd_entry *, struct client *, int,
 		    char **);

@@ -22,17 +22,22 @@ enum {
 static const struct cmd_entry main_commands[] = {
 	{ "launch", "[--kind gdb|exec] [--name NAME] [--env K=V]... "
 	    "[--cwd DIR]\n\t[--stop-timeout MS] [-x CMD]... [--debugger PATH] "
-	    "[--wait] [--] PROGRAM [ARG...]", cmd_launch, CMD_AUTOSTART },
+	    "[--transport]\n\t[--wait] [--] PROGRAM [ARG...]", cmd_launch,
+	    CMD_AUTOSTART },
 	{ "list", "", cmd_list, CMD_AUTOSTART },
 	{ "status", "SESSION", cmd_status, CMD_AUTOSTART },
 	{ "stop", "[--timeout MS] (SESSION... | --all)", cmd_stop,
 	    CMD_AUTOSTART },
 	{ "signal", "SESSION [SIG]", cmd_signal, CMD_AUTOSTART },
 	{ "logs", "[-f] [-n N] SESSION", cmd_logs, CMD_AUTOSTART },
+	{ "send", "[--eof] SESSION [DATA]", cmd_send, CMD_AUTOSTART },
+	{ "recv", "[--max N] [--timeout MS] SESSION", cmd_recv,
+	    CMD_AUTOSTART },
+	{ "pipe", "SESSION", cmd_pipe, CMD_AUTOSTART },
 	{ "ping", "", cmd_ping, 0 },
 	{ "shutdown", "[--timeout MS]", cmd_shutdown, 0 },
 	{ "version", "", cmd_version, CMD_AUTOSTART },
-	{ "daemon", "[--foreground] [--listen unix:PATH]...", cmd_daemon, 0 },
+	{ "daemon", "[--foreground] [--listen unix:PATH]", cmd_daemon, 0 },
 	{ "help", "[COMMAND]", main_help, 0 },
 };
 

@@ -141,6 +141,7 @@ struct session {
 	json_t			*commands;	/* -x commands, array */
 	char			*cwd;
 	char			*debugger;
+	char			*exec_name;	/* what the keeper execs */
 	long			 stop_timeout;
 
 	pid_t			 pid;		/* program or debugger */

@@ -135,7 +135,9 @@ method_stop_targets(json_t *params, struct session ***list, size_t *n,
 		return 0;
 	}
 	many = json_object_get(params, "sessions");
-	ref = json_object_get(params, "session");
+	if ((ref = json_object_get(params, "session")) != NULL &&
+	    json_is_null(ref))
+		ref = NULL;
 	if ((many == NULL || !json_is_array(many)) && ref == NULL) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "name a \"session\", "
 		    "\"sessions\" (an array) or \"all\"");

@@ -38,6 +38,9 @@ proc_env(struct session *s)
 		env[n++] = strdup(e);
 	}
 	json_object_foreach(s->env, key, val) {
+		/* The daemon names the session; a launch cannot. */
+		if (strcmp(key, "DBGCTL_SESSION") == 0)
+			continue;
 		if (strcmp(key, "TERM") == 0)
 			have_term = true;
 		if (asprintf(&env[n++], "%s=%s", key, json_string_value(val)) < 0)
@@ -132,8 +135,7 @@ proc_line(void *arg, char *line, size_t len)
 	}
 	if (sscanf(line, "failed %31s %d", stage, &b) == 2) {
 		session_fail(s, b, "%s %s: %s", stage,
-		    strcmp(stage, "chdir") == 0 ? s->cwd :
-		    json_string_value(json_array_get(s->argv, 0)),
+		    strcmp(stage, "chdir") == 0 ? s->cwd : s->exec_name,
 		    strerror(b));
 		return 0;
 	}
@@ -213,6 +215,9 @@ proc_spawn(struct session *s, char **argv, char *err, size_t errlen)
 	char		       **kav, **env;
 	int			 rc, i;
 
+	free(s->exec_name);
+	if ((s->exec_name = strdup(argv[0])) == NULL)
+		log_fatal("out of memory");
 	kav = proc_keeper_argv(s, argv);
 	env = proc_env(s);
 	memset(&opt, 0, sizeof opt);
