@@ -132,9 +132,49 @@ backend_gdb_argv(struct session *s, char *err, size_t errlen)
 	return av.v;
 }
 
+/*
+ * lldb: -O settings before the file is loaded (the transport), -o commands
+ * after it, and the program with its arguments after "--", which lldb
+ * passes without a shell.
+ */
+static char **
+backend_lldb_argv(struct session *s, char *err, size_t errlen)
+{
+	struct backend_av	 av = { 0 };
+	char			 set[96];
+	size_t			 i;
+
+	(void)err;
+	(void)errlen;
+	backend_push(&av, s->debugger != NULL ? s->debugger :
+	    s->backend->debugger);
+	if (s->transport.enabled) {
+		snprintf(set, sizeof set, "settings set target.input-path "
+		    "/dev/fd/%d", PROC_FD_IN);
+		backend_push(&av, "-O");
+		backend_push(&av, set);
+		snprintf(set, sizeof set, "settings set target.output-path "
+		    "/dev/fd/%d", PROC_FD_OUT);
+		backend_push(&av, "-O");
+		backend_push(&av, set);
+	}
+	for (i = 0; i < json_array_size(s->commands); i++) {
+		backend_push(&av, "-o");
+		backend_push(&av,
+		    json_string_value(json_array_get(s->commands, i)));
+	}
+	backend_push(&av, "--");
+	for (i = 0; i < json_array_size(s->argv); i++)
+		backend_push(&av, json_string_value(json_array_get(s->argv, i)));
+	return av.v;
+}
+
 static const struct backend backend_table[] = {
-	{ "gdb", "gdb", false, backend_gdb_argv },
-	{ "exec", NULL, true, backend_exec_argv },
+	{ "gdb", "gdb", false, NULL, backend_gdb_argv },
+	/* lldb's embedded Python breaks when another python3 leads PATH. */
+	{ "lldb", "lldb", false, "/usr/local/bin:/usr/bin:/bin",
+	    backend_lldb_argv },
+	{ "exec", NULL, true, NULL, backend_exec_argv },
 };
 
 /* Look a kind up by name. */

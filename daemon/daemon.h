@@ -112,6 +112,7 @@ struct backend {
 	const char	*name;
 	const char	*debugger;	/* default program, NULL for exec */
 	bool		 stdio_transport; /* pipes become the program's 0 and 1 */
+	const char	*path;		/* PATH the debugger needs, or NULL */
 	/* Build the argv the keeper runs; NULL with err set on failure. */
 	char	      **(*argv)(struct session *, char *err, size_t errlen);
 };

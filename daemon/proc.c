@@ -21,7 +21,7 @@ proc_env(struct session *s)
 
 	for (i = 0; environ[i] != NULL; i++)
 		n++;
-	extra = json_object_size(s->env) + 3;
+	extra = json_object_size(s->env) + 4;
 	if ((env = calloc(n + extra, sizeof *env)) == NULL)
 		log_fatal("out of memory");
 	n = 0;
@@ -31,6 +31,8 @@ proc_env(struct session *s)
 			continue;
 		if (strncmp(e, "TERM=", 5) == 0)
 			have_term = true;
+		if (strncmp(e, "PATH=", 5) == 0 && s->backend->path != NULL)
+			continue;
 		key = e;
 		/* A launch's own value replaces the daemon's. */
 		if (json_object_getn(s->env, key, strcspn(key, "=")) != NULL)
@@ -50,6 +52,10 @@ proc_env(struct session *s)
 		log_fatal("out of memory");
 	if (!have_term)
 		env[n++] = strdup("TERM=dumb");
+	if (s->backend->path != NULL &&
+	    json_object_get(s->env, "PATH") == NULL &&
+	    asprintf(&env[n++], "PATH=%s", s->backend->path) < 0)
+		log_fatal("out of memory");
 	env[n] = NULL;
 	for (i = 0; i < n; i++)
 		if (env[i] == NULL)

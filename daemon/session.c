@@ -210,7 +210,7 @@ session_check_params(json_t *params, const char **kind, json_t **argv,
 		return -1;
 	if (backend_find(*kind) == NULL) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "unknown kind \"%s\" "
-		    "(this daemon runs exec and gdb sessions)", *kind);
+		    "(this daemon runs exec, gdb and lldb sessions)", *kind);
 		return -1;
 	}
 	if (*json_string_value(json_array_get(*argv, 0)) == '\0') {
