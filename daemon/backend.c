@@ -92,6 +92,26 @@ backend_exec_argv(struct session *s, char *err, size_t errlen)
 	return av.v;
 }
 
+/* Give gdb its MI channel and, for a remote, a bounded, retry-free connect. */
+static void
+backend_gdb_mi(struct backend_av *av, struct session *s)
+{
+	char	cmd[128];
+
+	snprintf(cmd, sizeof cmd, "new-ui mi3 %s", s->mi.pts);
+	backend_push(av, "-ex");
+	backend_push(av, cmd);
+	if (s->remote == NULL)
+		return;
+	/* gdb's own 15 s of retries would hide a refused port. */
+	backend_push(av, "-ex");
+	backend_push(av, "set tcp auto-retry off");
+	snprintf(cmd, sizeof cmd, "set tcp connect-timeout %ld",
+	    (s->connect_timeout + 999) / 1000);
+	backend_push(av, "-ex");
+	backend_push(av, cmd);
+}
+
 /*
  * gdb: the program as gdb's file, its arguments quoted for the shell gdb
  * starts the inferior with, then the -x commands in order.
@@ -108,6 +128,8 @@ backend_gdb_argv(struct session *s, char *err, size_t errlen)
 	backend_push(&av, s->debugger != NULL ? s->debugger :
 	    s->backend->debugger);
 	backend_push(&av, "-q");
+	if (s->mi.open)
+		backend_gdb_mi(&av, s);
 	if (json_array_size(s->argv) > 1 || s->transport.enabled) {
 		args = strdup("set args");
 		if (args == NULL)
@@ -122,13 +144,17 @@ backend_gdb_argv(struct session *s, char *err, size_t errlen)
 		backend_push(&av, args);
 		free(args);
 	}
-	for (i = 0; i < json_array_size(s->commands); i++) {
+	/* A remote session types its commands once connected. */
+	for (i = 0; s->remote == NULL && i < json_array_size(s->commands); i++) {
 		backend_push(&av, "-ex");
 		backend_push(&av,
 		    json_string_value(json_array_get(s->commands, i)));
 	}
-	backend_push(&av, "--");
-	backend_push(&av, json_string_value(json_array_get(s->argv, 0)));
+	if (json_array_size(s->argv) > 0) {
+		backend_push(&av, "--");
+		backend_push(&av,
+		    json_string_value(json_array_get(s->argv, 0)));
+	}
 	return av.v;
 }
 
@@ -170,11 +196,13 @@ backend_lldb_argv(struct session *s, char *err, size_t errlen)
 }
 
 static const struct backend backend_table[] = {
-	{ "gdb", "gdb", false, NULL, backend_gdb_argv },
+	{ "gdb", "gdb", false, NULL, false, true, backend_gdb_argv, NULL },
 	/* lldb's embedded Python breaks when another python3 leads PATH. */
-	{ "lldb", "lldb", false, "/usr/local/bin:/usr/bin:/bin",
-	    backend_lldb_argv },
-	{ "exec", NULL, true, NULL, backend_exec_argv },
+	{ "lldb", "lldb", false, "/usr/local/bin:/usr/bin:/bin", false, true,
+	    backend_lldb_argv, NULL },
+	{ "remote", "gdb", false, NULL, true, false, backend_gdb_argv,
+	    remote_start },
+	{ "exec", NULL, true, NULL, false, true, backend_exec_argv, NULL },
 };
 
 /* Look a kind up by name. */

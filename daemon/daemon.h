@@ -107,14 +107,46 @@ void	 transport_resume(struct transport *);
 void	 transport_attach(struct transport *, struct conn *);
 void	 transport_detach(struct transport *);
 
+/* gdb's machine interface on a second pty. */
+struct mi {
+	int		 master;
+	int		 slave;		/* held so the master never sees EIO */
+	char		 pts[64];
+	uv_pipe_t	 pipe;
+	bool		 open;
+	struct frame	 frame;
+	unsigned long	 next_token;
+	struct session	*s;
+};
+
+int		 mi_open(struct mi *, struct session *, char *err,
+		    size_t errlen);
+unsigned long	 mi_send(struct mi *, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
+void		 mi_close(struct mi *);
+
+/* Connecting gdb to a remote target. */
+void	 remote_start(struct session *);
+void	 remote_mi_result(struct session *, unsigned long token,
+	    const char *cls, const char *msg);
+void	 remote_stop_timer(struct session *);
+void	 remote_close(struct session *);
+
+/* Default bound on a remote connection. */
+#define CONNECT_TIMEOUT_DEFAULT 10000
+
 /* What a debugger kind is: data plus a few hooks. */
 struct backend {
 	const char	*name;
 	const char	*debugger;	/* default program, NULL for exec */
 	bool		 stdio_transport; /* pipes become the program's 0 and 1 */
 	const char	*path;		/* PATH the debugger needs, or NULL */
+	bool		 mi;		/* needs gdb's MI channel */
+	bool		 needs_program;	/* PROGRAM is required */
 	/* Build the argv the keeper runs; NULL with err set on failure. */
 	char	      **(*argv)(struct session *, char *err, size_t errlen);
+	/* The debugger runs; make the session ready (NULL: it is ready). */
+	void		(*start)(struct session *);
 };
 
 const struct backend	*backend_find(const char *);
@@ -155,6 +187,16 @@ struct session {
 
 	struct console		 console;
 	struct transport	 transport;
+	struct mi		 mi;
+
+	char			*remote;	/* HOST:PORT */
+	long			 connect_timeout;
+	uv_timer_t		 ready_timer;
+	bool			 timer_init;
+	bool			 timer_armed;
+	unsigned long		 connect_token;
+	bool			 ran;		/* reached running */
+	int			 fail_code;	/* error code of a failed launch */
 
 	bool			 have_exit;
 	int			 exit_code;

@@ -125,16 +125,13 @@ pending_check_launch(struct pending *p)
 		pending_reply(p, session_json(s));
 		return;
 	}
-	if (s->state == S_STARTING)
+	/* A launch that fails answers once everything of it is gone. */
+	if (!session_ended(s))
 		return;
-	if (s->state == S_FAILED) {
-		data = json_pack("{s:I, s:i}", "session", (json_int_t)s->id,
-		    "errno", s->error_errno);
-		pending_fail(p, RPC_SPAWN_FAILED, s->error, data);
-		return;
-	}
-	data = json_pack("{s:I}", "session", (json_int_t)s->id);
-	pending_fail(p, RPC_NOT_RUNNING, s->error ? s->error :
+	data = json_pack("{s:I, s:i}", "session", (json_int_t)s->id,
+	    "errno", s->error_errno);
+	pending_fail(p, s->fail_code != 0 ? s->fail_code : s->ran ?
+	    RPC_NOT_RUNNING : RPC_SPAWN_FAILED, s->error ? s->error :
 	    "the session ended while starting", data);
 }
 

@@ -135,7 +135,11 @@ proc_line(void *arg, char *line, size_t len)
 	if (sscanf(line, "started %ld", &a) == 1) {
 		s->pid = (pid_t)a;
 		log_info("session %lu: pid %ld started", s->id, a);
-		if (s->state == S_STARTING)
+		if (s->state != S_STARTING)
+			return 0;
+		if (s->backend->start != NULL)
+			s->backend->start(s);
+		else
 			session_set_state(s, S_RUNNING);
 		return 0;
 	}

@@ -26,7 +26,7 @@ static const bool session_transitions[5][5] = {
 	[S_STARTING] = { [S_RUNNING] = true, [S_STOPPING] = true,
 	    [S_FAILED] = true },
 	[S_RUNNING] = { [S_STOPPING] = true },
-	[S_STOPPING] = { [S_EXITED] = true },
+	[S_STOPPING] = { [S_EXITED] = true, [S_FAILED] = true },
 };
 
 /* The name of a state as the protocol spells it. */
@@ -53,6 +53,8 @@ session_set_state(struct session *s, enum sstate to)
 	log_info("session %lu: %s -> %s", s->id, session_state_name(s->state),
 	    session_state_name(to));
 	s->state = to;
+	if (to == S_RUNNING)
+		s->ran = true;
 	pending_poke();
 }
 
@@ -82,7 +84,9 @@ session_check_done(struct session *s)
 	s->ended_at = daemon_now();
 	console_close(&s->console);
 	transport_finish(&s->transport);
-	if (s->state == S_STARTING) {
+	remote_close(s);
+	/* A session that never ran has failed, whatever ended it. */
+	if (!s->ran) {
 		if (s->error == NULL)
 			session_fail(s, 0, "the program ended before it ran");
 		session_set_state(s, S_FAILED);
@@ -103,6 +107,8 @@ session_stop(struct session *s, long timeout_ms)
 	if (timeout_ms < 0)
 		timeout_ms = s->stop_timeout;
 	if (s->state == S_STARTING) {
+		if (s->error == NULL)
+			s->fail_code = RPC_NOT_RUNNING;
 		session_fail(s, 0, "session %lu was stopped while starting",
 		    s->id);
 		session_set_state(s, S_STOPPING);
@@ -192,14 +198,29 @@ session_check_params(json_t *params, const char **kind, json_t **argv,
     struct rpc_error *err)
 {
 	const char	*key, *name = NULL, *cwd = NULL, *dbg = NULL;
+	const char	*remote = NULL;
+	const struct backend *be;
 	json_t		*val, *env = json_object_get(params, "env");
 	json_t		*cmds = NULL;
 	long long	 t;
 	bool		 transport;
 
 	*kind = "gdb";
-	if (rpc_param_string(params, "kind", false, kind, err) != 0 ||
-	    rpc_param_strings(params, "argv", true, argv, err) != 0 ||
+	*argv = NULL;
+	if (rpc_param_string(params, "kind", false, kind, err) != 0)
+		return -1;
+	if ((be = backend_find(*kind)) == NULL) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "unknown kind \"%s\" "
+		    "(this daemon runs exec, gdb, lldb and remote sessions)",
+		    *kind);
+		return -1;
+	}
+	if (rpc_param_strings(params, "argv", be->needs_program, argv,
+	    err) != 0 ||
+	    rpc_param_string(params, "remote", !strcmp(*kind, "remote"),
+	    &remote, err) != 0 ||
+	    rpc_param_int(params, "connect_timeout", false, 1,
+	    STOP_TIMEOUT_MAX, &t, err) != 0 ||
 	    rpc_param_string(params, "name", false, &name, err) != 0 ||
 	    rpc_param_string(params, "cwd", false, &cwd, err) != 0 ||
 	    rpc_param_string(params, "debugger", false, &dbg, err) != 0 ||
@@ -208,12 +229,14 @@ session_check_params(json_t *params, const char **kind, json_t **argv,
 	    &t, err) != 0 ||
 	    rpc_param_bool(params, "transport", &transport, err) != 0)
 		return -1;
-	if (backend_find(*kind) == NULL) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "unknown kind \"%s\" "
-		    "(this daemon runs exec, gdb and lldb sessions)", *kind);
+	if (remote != NULL && (strchr(remote, ':') == NULL ||
+	    *remote == ':' || remote[strlen(remote) - 1] == ':')) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"remote\" must be "
+		    "HOST:PORT, not \"%s\"", remote);
 		return -1;
 	}
-	if (*json_string_value(json_array_get(*argv, 0)) == '\0') {
+	if (*argv != NULL &&
+	    *json_string_value(json_array_get(*argv, 0)) == '\0') {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "the program is empty");
 		return -1;
 	}
@@ -272,6 +295,7 @@ session_abort(struct session *s, int err, const char *why)
 	session_fail(s, err, "%s", why);
 	console_close(&s->console);
 	transport_finish(&s->transport);
+	remote_close(s);
 	s->console.drained = true;
 	s->ended_at = daemon_now();
 	session_set_state(s, S_FAILED);
@@ -299,7 +323,7 @@ session_create(json_t *params, struct rpc_error *err)
 	s->id = dmn.next_id++;
 	s->backend = backend_find(kind);
 	s->state = S_STARTING;
-	s->argv = json_deep_copy(argv);
+	s->argv = argv != NULL ? json_deep_copy(argv) : json_array();
 	v = json_object_get(params, "env");
 	s->env = json_is_object(v) ? json_deep_copy(v) : json_object();
 	v = json_object_get(params, "commands");
@@ -307,17 +331,26 @@ session_create(json_t *params, struct rpc_error *err)
 	s->name = session_strparam(params, "name", NULL);
 	s->cwd = session_strparam(params, "cwd", "/");
 	s->debugger = session_strparam(params, "debugger", NULL);
+	s->remote = session_strparam(params, "remote", NULL);
+	v = json_object_get(params, "connect_timeout");
+	s->connect_timeout = json_is_integer(v) ? json_integer_value(v) :
+	    CONNECT_TIMEOUT_DEFAULT;
 	v = json_object_get(params, "stop_timeout");
 	s->stop_timeout = json_is_integer(v) ? json_integer_value(v) :
 	    STOP_TIMEOUT_DEFAULT;
 	s->started_at = daemon_now();
 	TAILQ_INSERT_TAIL(&dmn.sessions, s, entry);
 	log_info("session %lu: launching %s %s", s->id, kind,
+	    s->remote != NULL ? s->remote :
 	    json_string_value(json_array_get(s->argv, 0)));
 
 	snprintf(path, sizeof path, "%s/sessions/%lu.log", dmn.state_dir,
 	    s->id);
 	if (console_open(&s->console, s, path, why, sizeof why) != 0) {
+		session_abort(s, errno, why);
+		return s;
+	}
+	if (s->backend->mi && mi_open(&s->mi, s, why, sizeof why) != 0) {
 		session_abort(s, errno, why);
 		return s;
 	}
@@ -413,6 +446,8 @@ session_json(const struct session *s)
 	json_object_set_new(o, "keeper_pid", s->keeper_pid ?
 	    json_integer(s->keeper_pid) : json_null());
 	json_object_set_new(o, "started_at", session_time(s->started_at));
+	if (s->remote != NULL)
+		json_object_set_new(o, "remote", json_string(s->remote));
 	if (s->debugger != NULL || s->backend->debugger != NULL)
 		json_object_set_new(o, "debugger", json_string(s->debugger ?
 		    s->debugger : s->backend->debugger));
