@@ -130,7 +130,9 @@ backend_gdb_argv(struct session *s, char *err, size_t errlen)
 	backend_push(&av, "-q");
 	if (s->mi.open)
 		backend_gdb_mi(&av, s);
-	if (json_array_size(s->argv) > 1 || s->transport.enabled) {
+	/* A remote target was started elsewhere, with its own arguments. */
+	if (s->remote == NULL &&
+	    (json_array_size(s->argv) > 1 || s->transport.enabled)) {
 		args = strdup("set args");
 		if (args == NULL)
 			log_fatal("out of memory");
@@ -196,13 +198,18 @@ backend_lldb_argv(struct session *s, char *err, size_t errlen)
 }
 
 static const struct backend backend_table[] = {
-	{ "gdb", "gdb", false, NULL, false, true, backend_gdb_argv, NULL },
+	/* name, debugger, stdio_transport, path, mi, server, needs_program */
+	{ "gdb", "gdb", false, NULL, false, false, true, backend_gdb_argv,
+	    NULL },
 	/* lldb's embedded Python breaks when another python3 leads PATH. */
-	{ "lldb", "lldb", false, "/usr/local/bin:/usr/bin:/bin", false, true,
-	    backend_lldb_argv, NULL },
-	{ "remote", "gdb", false, NULL, true, false, backend_gdb_argv,
+	{ "lldb", "lldb", false, "/usr/local/bin:/usr/bin:/bin", false, false,
+	    true, backend_lldb_argv, NULL },
+	{ "remote", "gdb", false, NULL, true, false, false, backend_gdb_argv,
 	    remote_start },
-	{ "exec", NULL, true, NULL, false, true, backend_exec_argv, NULL },
+	{ "gdbserver", "gdb", false, NULL, true, true, false, backend_gdb_argv,
+	    remote_start },
+	{ "exec", NULL, true, NULL, false, false, true, backend_exec_argv,
+	    NULL },
 };
 
 /* Look a kind up by name. */

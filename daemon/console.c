@@ -21,6 +21,10 @@ console_keep(struct console *c, const char *data, size_t len)
 	size_t	done = 0;
 	ssize_t	n;
 
+	if (c->sink != NULL) {
+		console_keep(c->sink, data, len);
+		return;
+	}
 	ring_write(&c->ring, data, len);
 	/*
 	 * A regular file write does not wait on a peer, so it is done in the
@@ -113,16 +117,19 @@ console_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 /* Create the pty, its master reader and the session log. */
 int
 console_open(struct console *c, struct session *s, const char *logpath,
-    char *err, size_t errlen)
+    struct console *sink, char *err, size_t errlen)
 {
 	struct winsize	ws = { .ws_row = 24, .ws_col = 80 };
 
 	memset(c, 0, sizeof *c);
 	c->s = s;
+	c->sink = sink;
 	c->master = c->slave = c->log_fd = -1;
-	ring_init(&c->ring, RING_SIZE);
-	if ((c->log_path = strdup(logpath)) == NULL)
-		log_fatal("out of memory");
+	if (sink == NULL) {
+		ring_init(&c->ring, RING_SIZE);
+		if ((c->log_path = strdup(logpath)) == NULL)
+			log_fatal("out of memory");
+	}
 	/* openpty() would hand out fds without close-on-exec. */
 	c->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (c->master == -1 || grantpt(c->master) != 0 ||
@@ -134,9 +141,10 @@ console_open(struct console *c, struct session *s, const char *logpath,
 	if (c->slave == -1)
 		goto fail;
 	ioctl(c->master, TIOCSWINSZ, &ws);
-	c->log_fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-	    0600);
-	if (c->log_fd == -1) {
+	if (sink == NULL)
+		c->log_fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND |
+		    O_CLOEXEC, 0600);
+	if (sink == NULL && c->log_fd == -1) {
 		snprintf(err, errlen, "%s: %s", logpath, strerror(errno));
 		return -1;
 	}

@@ -57,10 +57,11 @@ struct console {
 	char		*log_path;
 	struct ring	 ring;
 	struct session	*s;
+	struct console	*sink;		/* where output goes, if not here */
 };
 
 int	 console_open(struct console *, struct session *, const char *logpath,
-	    char *err, size_t errlen);
+	    struct console *sink, char *err, size_t errlen);
 void	 console_drain(struct console *);
 int	 console_write(struct console *, const char *, size_t);
 void	 console_close(struct console *);
@@ -142,6 +143,7 @@ struct backend {
 	bool		 stdio_transport; /* pipes become the program's 0 and 1 */
 	const char	*path;		/* PATH the debugger needs, or NULL */
 	bool		 mi;		/* needs gdb's MI channel */
+	bool		 server;	/* runs a gdbserver first */
 	bool		 needs_program;	/* PROGRAM is required */
 	/* Build the argv the keeper runs; NULL with err set on failure. */
 	char	      **(*argv)(struct session *, char *err, size_t errlen);
@@ -152,6 +154,28 @@ struct backend {
 const struct backend	*backend_find(const char *);
 json_t			*backend_names(void);
 void			 backend_argv_free(char **);
+
+/* One process of a session, run under its own keeper. */
+struct proc {
+	struct session		*s;
+	const char		*role;		/* "debugger" or "server" */
+	struct console		*console;	/* its pty */
+	bool			 used;
+	bool			 transport;	/* gets the transport pipes */
+	bool			 stdio_transport; /* on 0 and 1, not 4 and 5 */
+	char			*exec_name;	/* what the keeper execs */
+	pid_t			 pid;
+	pid_t			 keeper_pid;
+	uv_process_t		 keeper;
+	bool			 keeper_live;	/* spawned, not yet exited */
+	uv_pipe_t		 ctl;
+	bool			 ctl_open;
+	struct frame		 ctl_frame;
+	bool			 have_exit;
+	int			 exit_code;
+	int			 exit_signal;
+	bool			 stop_sent;
+};
 
 enum sstate {
 	S_STARTING,
@@ -174,18 +198,20 @@ struct session {
 	json_t			*commands;	/* -x commands, array */
 	char			*cwd;
 	char			*debugger;
-	char			*exec_name;	/* what the keeper execs */
 	long			 stop_timeout;
 
-	pid_t			 pid;		/* program or debugger */
-	pid_t			 keeper_pid;
-	uv_process_t		 keeper;
-	bool			 keeper_live;	/* handle spawned, not yet exited */
-	uv_pipe_t		 ctl;
-	bool			 ctl_open;
-	struct frame		 ctl_frame;
+	struct proc		 main;		/* the debugger or program */
+	struct proc		 server;	/* gdbserver or --server */
+	long			 stop_ms;	/* the stop being carried out */
 
-	struct console		 console;
+	struct console		 console;	/* the session's, main's pty */
+	struct console		 server_console;
+	char			*server_cmd;	/* --server, {port} unexpanded */
+	int			 port;
+	uv_tcp_t		 probe;
+	uv_connect_t		 probe_req;
+	bool			 probing;
+	uint64_t		 probe_deadline;
 	struct transport	 transport;
 	struct mi		 mi;
 
@@ -198,12 +224,8 @@ struct session {
 	bool			 ran;		/* reached running */
 	int			 fail_code;	/* error code of a failed launch */
 
-	bool			 have_exit;
-	int			 exit_code;
-	int			 exit_signal;
 	char			*error;		/* why it failed */
 	int			 error_errno;
-	bool			 stop_sent;
 
 	double			 started_at;	/* unix time, seconds */
 	double			 ended_at;
@@ -228,9 +250,22 @@ unsigned long	 session_live_count(void);
 #define PROC_FD_OUT 5
 
 /* Keeper processes: spawn, control channel, exit. */
-int	 proc_spawn(struct session *, char **argv, char *err, size_t errlen);
-void	 proc_send(struct session *, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
+void	 proc_init(struct proc *, struct session *, const char *role,
+	    struct console *);
+int	 proc_spawn(struct proc *, char **argv, char *err, size_t errlen);
+void	 proc_stop(struct proc *, long timeout_ms);
+bool	 proc_done(const struct proc *);
+
+/* What the session makes of its processes' news. */
+void	 session_proc_started(struct proc *);
+void	 session_proc_exited(struct proc *);
+void	 session_proc_gone(struct proc *);
+int	 session_spawn_main(struct session *, char *err, size_t errlen);
+
+/* gdbserver sessions: the server, its port, proof that it listens. */
+int	 gdbserver_start(struct session *, char *err, size_t errlen);
+void	 gdbserver_started(struct session *);
+void	 gdbserver_close(struct session *);
 
 /* A client connection. */
 struct conn {

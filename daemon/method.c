@@ -174,10 +174,11 @@ method_stop(struct conn *c, struct rpc_request *req)
 		return;
 	}
 	p = pending_new(P_STOP, c, req->id, req->params);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		pending_add_session(p, list[i]);
+	/* Stopping may answer (and free) p; the list is ours. */
+	for (i = 0; i < n; i++)
 		session_stop(list[i], timeout);
-	}
 	free(list);
 	pending_poke();
 }

@@ -63,31 +63,33 @@ proc_env(struct session *s)
 	return env;
 }
 
-/* Build the keeper's own argv around the backend's. */
+/* Build the keeper's own argv around the process's. */
 static char **
-proc_keeper_argv(struct session *s, char **prog)
+proc_keeper_argv(struct proc *pr, char **prog)
 {
-	char	**av, timeout[32];
-	size_t	  n = 0, i, np = 0;
-	bool	  stdio;
+	struct session	 *s = pr->s;
+	char		**av, timeout[32], fd[2][16];
+	size_t		  n = 0, i, np = 0;
 
 	while (prog[np] != NULL)
 		np++;
 	if ((av = calloc(np + 12, sizeof *av)) == NULL)
 		log_fatal("out of memory");
 	snprintf(timeout, sizeof timeout, "%ld", s->stop_timeout);
+	snprintf(fd[0], sizeof fd[0], "%d", PROC_FD_IN);
+	snprintf(fd[1], sizeof fd[1], "%d", PROC_FD_OUT);
 	av[n++] = strdup(dmn.keeper_path);
 	av[n++] = strdup("--cwd");
 	av[n++] = strdup(s->cwd);
 	av[n++] = strdup("--stop-timeout");
 	av[n++] = strdup(timeout);
-	if (s->transport.enabled) {
-		/* The pipes arrive as fds 4 and 5 (PROC_FD_IN, PROC_FD_OUT). */
-		stdio = s->backend->stdio_transport;
-		av[n++] = strdup(stdio ? "--stdin-fd" : "--keep-fd");
-		av[n++] = strdup("4");
-		av[n++] = strdup(stdio ? "--stdout-fd" : "--keep-fd");
-		av[n++] = strdup("5");
+	if (pr->transport) {
+		av[n++] = strdup(pr->stdio_transport ? "--stdin-fd" :
+		    "--keep-fd");
+		av[n++] = strdup(fd[0]);
+		av[n++] = strdup(pr->stdio_transport ? "--stdout-fd" :
+		    "--keep-fd");
+		av[n++] = strdup(fd[1]);
 	}
 	av[n++] = strdup("--");
 	for (i = 0; i < np; i++)
@@ -99,70 +101,88 @@ proc_keeper_argv(struct session *s, char **prog)
 	return av;
 }
 
-/* Write a formatted command line to the keeper, if it still listens. */
+/* Set up an unused process slot of a session. */
 void
-proc_send(struct session *s, const char *fmt, ...)
+proc_init(struct proc *pr, struct session *s, const char *role,
+    struct console *console)
+{
+	memset(pr, 0, sizeof *pr);
+	pr->s = s;
+	pr->role = role;
+	pr->console = console;
+}
+
+/* Whether nothing of the process is left: keeper gone, reports read, output drained. */
+bool
+proc_done(const struct proc *pr)
+{
+	if (!pr->used)
+		return true;
+	return !pr->keeper_live && !pr->ctl_open && pr->console->drained;
+}
+
+/* Write a command line to the keeper, if it still listens. */
+static void
+proc_send(struct proc *pr, const char *line)
 {
 	uv_buf_t	buf;
-	va_list		ap;
-	char		line[128];
-	int		n;
+	int		n = strlen(line);
 
-	if (!s->ctl_open)
+	if (!pr->ctl_open)
 		return;
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof line)
-		log_fatal("keeper command too long");
-	buf = uv_buf_init(line, n);
+	buf = uv_buf_init((char *)line, n);
 	/* A few bytes on an empty socketpair: try_write takes them whole. */
-	if (uv_try_write((uv_stream_t *)&s->ctl, &buf, 1) != n)
-		log_warn("session %lu: keeper did not take \"%.*s\"", s->id,
-		    n - 1, line);
+	if (uv_try_write((uv_stream_t *)&pr->ctl, &buf, 1) != n)
+		log_warn("session %lu: %s keeper did not take \"%.*s\"",
+		    pr->s->id, pr->role, n - 1, line);
+}
+
+/* Ask the keeper to end its tree: TERM now, KILL after timeout_ms. */
+void
+proc_stop(struct proc *pr, long timeout_ms)
+{
+	char line[64];
+
+	snprintf(line, sizeof line, "stop %ld\n", timeout_ms);
+	proc_send(pr, line);
+	pr->stop_sent = true;
 }
 
 /* Act on one line the keeper sent. */
 static int
 proc_line(void *arg, char *line, size_t len)
 {
-	struct session	*s = arg;
+	struct proc	*pr = arg;
+	struct session	*s = pr->s;
 	char		 stage[32];
 	long		 a;
 	int		 b;
 
 	(void)len;
 	if (sscanf(line, "started %ld", &a) == 1) {
-		s->pid = (pid_t)a;
-		log_info("session %lu: pid %ld started", s->id, a);
-		if (s->state != S_STARTING)
-			return 0;
-		if (s->backend->start != NULL)
-			s->backend->start(s);
-		else
-			session_set_state(s, S_RUNNING);
+		pr->pid = (pid_t)a;
+		log_info("session %lu: %s pid %ld started", s->id, pr->role, a);
+		session_proc_started(pr);
 		return 0;
 	}
 	if (sscanf(line, "failed %31s %d", stage, &b) == 2) {
 		session_fail(s, b, "%s %s: %s", stage,
-		    strcmp(stage, "chdir") == 0 ? s->cwd : s->exec_name,
+		    strcmp(stage, "chdir") == 0 ? s->cwd : pr->exec_name,
 		    strerror(b));
 		return 0;
 	}
-	if (sscanf(line, "exit code %d", &b) == 1) {
-		s->have_exit = true;
-		s->exit_code = b;
-	} else if (sscanf(line, "exit signal %d", &b) == 1) {
-		s->have_exit = true;
-		s->exit_signal = b;
-	} else {
+	if (sscanf(line, "exit code %d", &b) == 1)
+		pr->exit_code = b;
+	else if (sscanf(line, "exit signal %d", &b) == 1)
+		pr->exit_signal = b;
+	else {
 		log_warn("session %lu: keeper said \"%s\"", s->id, line);
 		return 0;
 	}
-	log_info("session %lu: program ended (%s %d)", s->id,
-	    s->exit_signal ? "signal" : "code", b);
-	if (s->state == S_RUNNING)
-		session_set_state(s, S_STOPPING);
+	pr->have_exit = true;
+	log_info("session %lu: %s ended (%s %d)", s->id, pr->role,
+	    pr->exit_signal ? "signal" : "code", b);
+	session_proc_exited(pr);
 	return 0;
 }
 
@@ -182,69 +202,70 @@ proc_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 static void
 proc_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
-	struct session *s = st->data;
+	struct proc *pr = st->data;
 
 	if (nread > 0) {
-		if (frame_feed(&s->ctl_frame, buf->base, nread, proc_line,
-		    s) != 0)
-			log_warn("session %lu: keeper sent garbage", s->id);
+		if (frame_feed(&pr->ctl_frame, buf->base, nread, proc_line,
+		    pr) != 0)
+			log_warn("session %lu: keeper sent garbage", pr->s->id);
 		return;
 	}
 	if (nread == 0)
 		return;
 	uv_read_stop(st);
 	uv_close((uv_handle_t *)st, NULL);
-	s->ctl_open = false;
-	frame_free(&s->ctl_frame);
-	session_check_done(s);
+	pr->ctl_open = false;
+	frame_free(&pr->ctl_frame);
+	session_check_done(pr->s);
 }
 
 /* The keeper exited: nothing it started is alive; collect the output. */
 static void
 proc_exit_cb(uv_process_t *p, int64_t status, int sig)
 {
-	struct session *s = p->data;
+	struct proc *pr = p->data;
 
-	s->keeper_live = false;
+	pr->keeper_live = false;
 	uv_close((uv_handle_t *)p, NULL);
 	if (status != 0 || sig != 0)
-		log_warn("session %lu: keeper %ld ended badly (status %ld, "
-		    "signal %d)", s->id, (long)s->keeper_pid, (long)status, sig);
-	if (!s->have_exit && s->error == NULL)
-		session_fail(s, 0, "the keeper process ended unexpectedly");
-	console_drain(&s->console);
-	session_check_done(s);
+		log_warn("session %lu: %s keeper %ld ended badly (status %ld, "
+		    "signal %d)", pr->s->id, pr->role, (long)pr->keeper_pid,
+		    (long)status, sig);
+	console_drain(pr->console);
+	session_proc_gone(pr);
+	session_check_done(pr->s);
 }
 
-/* Start a keeper running argv on the session's pty; the one spawn function. */
+/* Start a keeper running argv on the process's pty; the one spawn function. */
 int
-proc_spawn(struct session *s, char **argv, char *err, size_t errlen)
+proc_spawn(struct proc *pr, char **argv, char *err, size_t errlen)
 {
+	struct session		*s = pr->s;
 	uv_process_options_t	 opt;
 	uv_stdio_container_t	 stdio[6];
 	char		       **kav, **env;
 	int			 rc, i;
 
-	free(s->exec_name);
-	if ((s->exec_name = strdup(argv[0])) == NULL)
+	free(pr->exec_name);
+	if ((pr->exec_name = strdup(argv[0])) == NULL)
 		log_fatal("out of memory");
-	kav = proc_keeper_argv(s, argv);
+	kav = proc_keeper_argv(pr, argv);
 	env = proc_env(s);
 	memset(&opt, 0, sizeof opt);
 	for (i = 0; i < 3; i++) {
 		stdio[i].flags = UV_INHERIT_FD;
-		stdio[i].data.fd = s->console.slave;
+		stdio[i].data.fd = pr->console->slave;
 	}
-	uv_pipe_init(dmn.loop, &s->ctl, 0);
-	s->ctl.data = s;
+	uv_pipe_init(dmn.loop, &pr->ctl, 0);
+	pr->ctl.data = pr;
 	stdio[3].flags = UV_CREATE_PIPE | UV_READABLE_PIPE | UV_WRITABLE_PIPE;
-	stdio[3].data.stream = (uv_stream_t *)&s->ctl;
+	stdio[3].data.stream = (uv_stream_t *)&pr->ctl;
 	opt.file = kav[0];
 	opt.args = kav;
 	opt.env = env;
 	opt.stdio = stdio;
 	opt.stdio_count = 4;
-	if (s->transport.enabled) {
+	if (pr->transport) {
 		stdio[PROC_FD_IN].flags = UV_INHERIT_FD;
 		stdio[PROC_FD_IN].data.fd = s->transport.child_in;
 		stdio[PROC_FD_OUT].flags = UV_INHERIT_FD;
@@ -252,25 +273,28 @@ proc_spawn(struct session *s, char **argv, char *err, size_t errlen)
 		opt.stdio_count = 6;
 	}
 	opt.exit_cb = proc_exit_cb;
-	s->keeper.data = s;
-	rc = uv_spawn(dmn.loop, &s->keeper, &opt);
+	pr->keeper.data = pr;
+	pr->used = true;
+	rc = uv_spawn(dmn.loop, &pr->keeper, &opt);
 	backend_argv_free(kav);
 	backend_argv_free(env);
 	/* The keeper holds the child ends now; our copies would hide EOF. */
-	close(s->console.slave);
-	s->console.slave = -1;
-	transport_spawned(&s->transport);
+	close(pr->console->slave);
+	pr->console->slave = -1;
+	if (pr->transport)
+		transport_spawned(&s->transport);
 	if (rc != 0) {
-		uv_close((uv_handle_t *)&s->keeper, NULL);
-		uv_close((uv_handle_t *)&s->ctl, NULL);
+		uv_close((uv_handle_t *)&pr->keeper, NULL);
+		uv_close((uv_handle_t *)&pr->ctl, NULL);
+		pr->used = false;
 		snprintf(err, errlen, "spawn %s: %s", dmn.keeper_path,
 		    uv_strerror(rc));
 		return -rc;
 	}
-	s->keeper_live = true;
-	s->keeper_pid = s->keeper.pid;
-	s->ctl_open = true;
-	frame_init(&s->ctl_frame, 4096);
-	uv_read_start((uv_stream_t *)&s->ctl, proc_alloc_cb, proc_read_cb);
+	pr->keeper_live = true;
+	pr->keeper_pid = pr->keeper.pid;
+	pr->ctl_open = true;
+	frame_init(&pr->ctl_frame, 4096);
+	uv_read_start((uv_stream_t *)&pr->ctl, proc_alloc_cb, proc_read_cb);
 	return 0;
 }

@@ -78,13 +78,20 @@ session_fail(struct session *s, int err, const char *fmt, ...)
 void
 session_check_done(struct session *s)
 {
-	if (session_ended(s) || s->keeper_live || s->ctl_open ||
-	    !s->console.drained)
+	if (session_ended(s) || !proc_done(&s->main) || !proc_done(&s->server) ||
+	    s->probing)
 		return;
+	/* Reports are all read now: an exit nobody reported is a fault. */
+	if (s->main.used && !s->main.have_exit && s->error == NULL &&
+	    s->ran)
+		session_fail(s, 0, "the %s's keeper ended unexpectedly",
+		    s->main.role);
 	s->ended_at = daemon_now();
 	console_close(&s->console);
+	console_close(&s->server_console);
 	transport_finish(&s->transport);
 	remote_close(s);
+	gdbserver_close(s);
 	/* A session that never ran has failed, whatever ended it. */
 	if (!s->ran) {
 		if (s->error == NULL)
@@ -98,7 +105,10 @@ session_check_done(struct session *s)
 	daemon_check_shutdown();
 }
 
-/* Ask the keeper to end everything: TERM now, KILL after timeout_ms. */
+/*
+ * End everything: the debugger first (TERM now, KILL after timeout_ms), then
+ * the server once the debugger's keeper is gone.
+ */
 void
 session_stop(struct session *s, long timeout_ms)
 {
@@ -106,6 +116,7 @@ session_stop(struct session *s, long timeout_ms)
 		return;
 	if (timeout_ms < 0)
 		timeout_ms = s->stop_timeout;
+	s->stop_ms = timeout_ms;
 	if (s->state == S_STARTING) {
 		if (s->error == NULL)
 			s->fail_code = RPC_NOT_RUNNING;
@@ -114,8 +125,78 @@ session_stop(struct session *s, long timeout_ms)
 		session_set_state(s, S_STOPPING);
 	} else if (s->state == S_RUNNING)
 		session_set_state(s, S_STOPPING);
-	proc_send(s, "stop %ld\n", timeout_ms);
-	s->stop_sent = true;
+	if (s->main.keeper_live)
+		proc_stop(&s->main, timeout_ms);
+	else if (s->server.keeper_live)
+		proc_stop(&s->server, timeout_ms);
+	gdbserver_close(s);
+}
+
+/* A process exec'd: the main one makes the session ready, the server is probed. */
+void
+session_proc_started(struct proc *pr)
+{
+	struct session *s = pr->s;
+
+	if (s->state != S_STARTING)
+		return;
+	if (pr == &s->server) {
+		gdbserver_started(s);
+		return;
+	}
+	if (s->backend->start != NULL)
+		s->backend->start(s);
+	else
+		session_set_state(s, S_RUNNING);
+}
+
+/* A process ended: the session ends with it. */
+void
+session_proc_exited(struct proc *pr)
+{
+	struct session *s = pr->s;
+
+	if (pr == &s->server && !session_ended(s)) {
+		if (pr->exit_signal != 0)
+			session_fail(s, 0, "the server %s was killed by signal "
+			    "%d", pr->exec_name, pr->exit_signal);
+		else
+			session_fail(s, 0, "the server %s exited with code %d",
+			    pr->exec_name, pr->exit_code);
+		if (s->state == S_STARTING)
+			s->fail_code = RPC_NOT_READY;
+		session_stop(s, -1);
+		return;
+	}
+	if (s->state == S_RUNNING)
+		session_set_state(s, S_STOPPING);
+}
+
+/* A keeper is gone: after the debugger, the server's turn to stop. */
+void
+session_proc_gone(struct proc *pr)
+{
+	struct session *s = pr->s;
+
+	if (pr == &s->main && s->server.keeper_live)
+		proc_stop(&s->server, s->stop_ms > 0 ? s->stop_ms :
+		    s->stop_timeout);
+	if (pr == &s->server)
+		gdbserver_close(s);
+}
+
+/* Build the main process's argv and start it under its keeper. */
+int
+session_spawn_main(struct session *s, char *err, size_t errlen)
+{
+	char	**av;
+	int	  rc;
+
+	if ((av = s->backend->argv(s, err, errlen)) == NULL)
+		return -1;
+	rc = proc_spawn(&s->main, av, err, errlen);
+	backend_argv_free(av);
+	return rc;
 }
 
 /* Whether a name is one users may give (and not mistaken for an id). */
@@ -198,8 +279,9 @@ session_check_params(json_t *params, const char **kind, json_t **argv,
     struct rpc_error *err)
 {
 	const char	*key, *name = NULL, *cwd = NULL, *dbg = NULL;
-	const char	*remote = NULL;
+	const char	*remote = NULL, *server = NULL;
 	const struct backend *be;
+	long long	 port;
 	json_t		*val, *env = json_object_get(params, "env");
 	json_t		*cmds = NULL;
 	long long	 t;
@@ -211,7 +293,7 @@ session_check_params(json_t *params, const char **kind, json_t **argv,
 		return -1;
 	if ((be = backend_find(*kind)) == NULL) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "unknown kind \"%s\" "
-		    "(this daemon runs exec, gdb, lldb and remote sessions)",
+		    "(kinds: gdb, lldb, remote, gdbserver, exec)",
 		    *kind);
 		return -1;
 	}
@@ -221,6 +303,8 @@ session_check_params(json_t *params, const char **kind, json_t **argv,
 	    &remote, err) != 0 ||
 	    rpc_param_int(params, "connect_timeout", false, 1,
 	    STOP_TIMEOUT_MAX, &t, err) != 0 ||
+	    rpc_param_string(params, "server", false, &server, err) != 0 ||
+	    rpc_param_int(params, "port", false, 1, 65535, &port, err) != 0 ||
 	    rpc_param_string(params, "name", false, &name, err) != 0 ||
 	    rpc_param_string(params, "cwd", false, &cwd, err) != 0 ||
 	    rpc_param_string(params, "debugger", false, &dbg, err) != 0 ||
@@ -229,7 +313,19 @@ session_check_params(json_t *params, const char **kind, json_t **argv,
 	    &t, err) != 0 ||
 	    rpc_param_bool(params, "transport", &transport, err) != 0)
 		return -1;
-	if (remote != NULL && (strchr(remote, ':') == NULL ||
+	if (be->server && server == NULL && *argv == NULL) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "a gdbserver session "
+		    "needs a PROGRAM or a \"server\" command");
+		return -1;
+	}
+	if (!be->server && (server != NULL ||
+	    json_object_get(params, "port") != NULL)) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"server\" and "
+		    "\"port\" belong to gdbserver sessions");
+		return -1;
+	}
+	if (remote != NULL && !strcmp(*kind, "remote") &&
+	    (strchr(remote, ':') == NULL ||
 	    *remote == ':' || remote[strlen(remote) - 1] == ':')) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "\"remote\" must be "
 		    "HOST:PORT, not \"%s\"", remote);
@@ -308,7 +404,7 @@ session_create(json_t *params, struct rpc_error *err)
 	struct session	*s;
 	const char	*kind;
 	json_t		*argv, *v;
-	char		 path[PATH_MAX + 64], why[512], **av;
+	char		 path[PATH_MAX + 64], why[512];
 	int		 rc;
 
 	if (dmn.shutting_down) {
@@ -321,6 +417,9 @@ session_create(json_t *params, struct rpc_error *err)
 	if ((s = calloc(1, sizeof *s)) == NULL)
 		log_fatal("out of memory");
 	s->id = dmn.next_id++;
+	/* No fd is 0 here: a zeroed one would close the daemon's stdin. */
+	s->mi.master = s->mi.slave = -1;
+	s->transport.child_in = s->transport.child_out = -1;
 	s->backend = backend_find(kind);
 	s->state = S_STARTING;
 	s->argv = argv != NULL ? json_deep_copy(argv) : json_array();
@@ -331,7 +430,12 @@ session_create(json_t *params, struct rpc_error *err)
 	s->name = session_strparam(params, "name", NULL);
 	s->cwd = session_strparam(params, "cwd", "/");
 	s->debugger = session_strparam(params, "debugger", NULL);
-	s->remote = session_strparam(params, "remote", NULL);
+	if (s->backend->server) {
+		s->server_cmd = session_strparam(params, "server", NULL);
+		v = json_object_get(params, "port");
+		s->port = json_is_integer(v) ? json_integer_value(v) : 0;
+	} else
+		s->remote = session_strparam(params, "remote", NULL);
 	v = json_object_get(params, "connect_timeout");
 	s->connect_timeout = json_is_integer(v) ? json_integer_value(v) :
 	    CONNECT_TIMEOUT_DEFAULT;
@@ -346,7 +450,13 @@ session_create(json_t *params, struct rpc_error *err)
 
 	snprintf(path, sizeof path, "%s/sessions/%lu.log", dmn.state_dir,
 	    s->id);
-	if (console_open(&s->console, s, path, why, sizeof why) != 0) {
+	proc_init(&s->main, s, s->backend->debugger ? "debugger" : "program",
+	    &s->console);
+	proc_init(&s->server, s, "server", &s->server_console);
+	s->server_console.master = s->server_console.slave = -1;
+	s->server_console.log_fd = -1;
+	s->server_console.drained = true;
+	if (console_open(&s->console, s, path, NULL, why, sizeof why) != 0) {
 		session_abort(s, errno, why);
 		return s;
 	}
@@ -359,12 +469,12 @@ session_create(json_t *params, struct rpc_error *err)
 		session_abort(s, errno, why);
 		return s;
 	}
-	if ((av = s->backend->argv(s, why, sizeof why)) == NULL) {
-		session_abort(s, 0, why);
-		return s;
-	}
-	rc = proc_spawn(s, av, why, sizeof why);
-	backend_argv_free(av);
+	s->main.transport = s->transport.enabled && !s->backend->server;
+	s->main.stdio_transport = s->backend->stdio_transport;
+	if (s->backend->server)
+		rc = gdbserver_start(s, why, sizeof why);
+	else
+		rc = session_spawn_main(s, why, sizeof why);
 	if (rc != 0)
 		session_abort(s, rc, why);
 	return s;
@@ -381,7 +491,7 @@ session_signal(struct session *s, int sig, pid_t *pgrp, struct rpc_error *err)
 	}
 	*pgrp = tcgetpgrp(s->console.master);
 	/* The keeper's own group in front means the program is gone. */
-	if (*pgrp <= 0 || *pgrp == s->keeper_pid) {
+	if (*pgrp <= 0 || *pgrp == s->main.keeper_pid) {
 		rpc_error_set(err, RPC_NOT_RUNNING, "session %lu has no "
 		    "foreground process", s->id);
 		return -1;
@@ -425,6 +535,15 @@ session_time(double t)
 	return json_string(out);
 }
 
+/* A process's exit record: {"code":N} or {"signal":N}. */
+static json_t *
+session_exit_json(const struct proc *pr)
+{
+	if (pr->exit_signal != 0)
+		return json_pack("{s:i}", "signal", pr->exit_signal);
+	return json_pack("{s:i}", "code", pr->exit_code);
+}
+
 /* The session object of the protocol. */
 json_t *
 session_json(const struct session *s)
@@ -441,10 +560,18 @@ session_json(const struct session *s)
 	    "log", s->console.log_path ? s->console.log_path : "");
 	json_object_set_new(o, "name", s->name ? json_string(s->name) :
 	    json_null());
-	json_object_set_new(o, "pid", s->pid ? json_integer(s->pid) :
+	json_object_set_new(o, "pid", s->main.pid ? json_integer(s->main.pid) :
 	    json_null());
-	json_object_set_new(o, "keeper_pid", s->keeper_pid ?
-	    json_integer(s->keeper_pid) : json_null());
+	json_object_set_new(o, "keeper_pid", s->main.keeper_pid ?
+	    json_integer(s->main.keeper_pid) : json_null());
+	if (s->server.used) {
+		json_object_set_new(o, "server_pid", s->server.pid ?
+		    json_integer(s->server.pid) : json_null());
+		json_object_set_new(o, "port", json_integer(s->port));
+		if (s->server.have_exit)
+			json_object_set_new(o, "server_exit",
+			    session_exit_json(&s->server));
+	}
 	json_object_set_new(o, "started_at", session_time(s->started_at));
 	if (s->remote != NULL)
 		json_object_set_new(o, "remote", json_string(s->remote));
@@ -454,12 +581,8 @@ session_json(const struct session *s)
 	if (session_ended(s))
 		json_object_set_new(o, "ended_at", session_time(s->ended_at));
 	json_object_set_new(o, "transport", json_boolean(s->transport.enabled));
-	if (s->have_exit && s->exit_signal != 0)
-		json_object_set_new(o, "exit", json_pack("{s:i}", "signal",
-		    s->exit_signal));
-	else if (s->have_exit)
-		json_object_set_new(o, "exit", json_pack("{s:i}", "code",
-		    s->exit_code));
+	if (s->main.have_exit)
+		json_object_set_new(o, "exit", session_exit_json(&s->main));
 	if (s->error != NULL)
 		json_object_set_new(o, "error", json_string(s->error));
 	return o;
