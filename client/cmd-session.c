@@ -17,6 +17,10 @@ enum {
 	OPT_CWD,
 	OPT_STOP_TIMEOUT,
 	OPT_DEBUGGER,
+	OPT_REMOTE,
+	OPT_SERVER,
+	OPT_PORT,
+	OPT_CONNECT_TIMEOUT,
 	OPT_WAIT,
 	OPT_TRANSPORT,
 	OPT_TIMEOUT,
@@ -143,6 +147,11 @@ cmd_launch_options(const struct cmd_entry *self, int argc, char **argv,
 		{ "cwd", required_argument, NULL, OPT_CWD },
 		{ "stop-timeout", required_argument, NULL, OPT_STOP_TIMEOUT },
 		{ "debugger", required_argument, NULL, OPT_DEBUGGER },
+		{ "remote", required_argument, NULL, OPT_REMOTE },
+		{ "server", required_argument, NULL, OPT_SERVER },
+		{ "port", required_argument, NULL, OPT_PORT },
+		{ "connect-timeout", required_argument, NULL,
+		    OPT_CONNECT_TIMEOUT },
 		{ "wait", no_argument, NULL, OPT_WAIT },
 		{ "transport", no_argument, NULL, OPT_TRANSPORT },
 		CMD_HELP_OPTION,
@@ -150,13 +159,14 @@ cmd_launch_options(const struct cmd_entry *self, int argc, char **argv,
 	};
 	const char			*cwd = NULL;
 	long long			 ms;
-	int				 ch;
+	int				 ch, kind_given = 0;
 
 	while ((ch = cmd_getopt(self, argc, argv, "x:", options)) != -1) {
 		switch (ch) {
 		case OPT_KIND:
 			json_object_set_new(params, "kind",
 			    json_string(optarg));
+			kind_given = 1;
 			break;
 		case OPT_NAME:
 			json_object_set_new(params, "name",
@@ -181,6 +191,34 @@ cmd_launch_options(const struct cmd_entry *self, int argc, char **argv,
 			json_object_set_new(params, "debugger",
 			    json_string(optarg));
 			break;
+		case OPT_REMOTE:
+			json_object_set_new(params, "remote",
+			    json_string(optarg));
+			/* --remote alone implies the remote kind. */
+			if (!kind_given)
+				json_object_set_new(params, "kind",
+				    json_string("remote"));
+			break;
+		case OPT_SERVER:
+			json_object_set_new(params, "server",
+			    json_string(optarg));
+			if (!kind_given)
+				json_object_set_new(params, "kind",
+				    json_string("gdbserver"));
+			break;
+		case OPT_PORT:
+			if (cmd_parse_count(optarg, &ms) != 0)
+				return cmd_usage(self, "bad --port: %s",
+				    optarg);
+			json_object_set_new(params, "port", json_integer(ms));
+			break;
+		case OPT_CONNECT_TIMEOUT:
+			if (cmd_parse_count(optarg, &ms) != 0)
+				return cmd_usage(self, "bad --connect-timeout: "
+				    "%s", optarg);
+			json_object_set_new(params, "connect_timeout",
+			    json_integer(ms));
+			break;
 		case OPT_WAIT:
 			*wait = 1;
 			break;
@@ -194,7 +232,9 @@ cmd_launch_options(const struct cmd_entry *self, int argc, char **argv,
 			return EXIT_USAGE;
 		}
 	}
-	if (optind >= argc)
+	/* A remote target, or a server command, needs no PROGRAM. */
+	if (optind >= argc && json_object_get(params, "remote") == NULL &&
+	    json_object_get(params, "server") == NULL)
 		return cmd_usage(self, "missing PROGRAM");
 	if (cmd_launch_cwd(params, cwd) != 0)
 		return EXIT_FAILED;
@@ -218,7 +258,10 @@ cmd_launch(const struct cmd_entry *self, struct client *c, int argc,
 	args = json_array();
 	for (i = optind; i < argc; i++)
 		json_array_append_new(args, json_string(argv[i]));
-	json_object_set_new(params, "argv", args);
+	if (json_array_size(args) > 0)
+		json_object_set_new(params, "argv", args);
+	else
+		json_decref(args);
 
 	if ((session = client_call(c, "launch", params)) == NULL)
 		return client_error(c);
@@ -375,6 +418,13 @@ cmd_status_print(json_t *s)
 	cmd_status_field(s, "state", "state", 0);
 	cmd_status_field(s, "pid", "pid", 0);
 	cmd_status_field(s, "keeper_pid", "keeper_pid", 0);
+	cmd_status_field(s, "debugger", "debugger", 1);
+	cmd_status_field(s, "inferior_pid", "inferior_pid", 1);
+	cmd_status_field(s, "remote", "remote", 1);
+	cmd_status_field(s, "server_pid", "server_pid", 1);
+	cmd_status_field(s, "port", "port", 1);
+	if (json_is_true(json_object_get(s, "transport")))
+		printf("transport: yes\n");
 	command = fmt_argv(json_object_get(s, "argv"));
 	printf("command: %s\n", command != NULL ? command : "?");
 	free(command);

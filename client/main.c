@@ -20,10 +20,11 @@ enum {
 
 /* The commands: name, usage, handler, flags. */
 static const struct cmd_entry main_commands[] = {
-	{ "launch", "[--kind gdb|exec] [--name NAME] [--env K=V]... "
-	    "[--cwd DIR]\n\t[--stop-timeout MS] [-x CMD]... [--debugger PATH] "
-	    "[--transport]\n\t[--wait] [--] PROGRAM [ARG...]", cmd_launch,
-	    CMD_AUTOSTART },
+	{ "launch", "[--kind gdb|lldb|gdbserver|remote|exec] [--name NAME]\n"
+	    "\t[--debugger PATH] [--remote HOST:PORT] [--server 'CMD {port}']\n"
+	    "\t[--port N] [--connect-timeout MS] [--transport] [-x CMD]...\n"
+	    "\t[--cwd DIR] [--env K=V]... [--stop-timeout MS] [--wait]\n"
+	    "\t[--] PROGRAM [ARG...]", cmd_launch, CMD_AUTOSTART },
 	{ "list", "", cmd_list, CMD_AUTOSTART },
 	{ "status", "SESSION", cmd_status, CMD_AUTOSTART },
 	{ "stop", "[--timeout MS] (SESSION... | --all)", cmd_stop,

@@ -535,6 +535,57 @@ session_time(double t)
 	return json_string(out);
 }
 
+/* The first child of pid, or 0: read from /proc (a few bytes, no waiting). */
+static pid_t
+session_first_child(pid_t pid)
+{
+	char	path[64], buf[64];
+	FILE	*f;
+	long	child = 0;
+
+	snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)pid,
+	    (long)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	if (fgets(buf, sizeof buf, f) != NULL)
+		child = strtol(buf, NULL, 10);
+	fclose(f);
+	return (pid_t)child;
+}
+
+/* Whether pid runs a debugger's helper (lldb-server) rather than the target. */
+static bool
+session_is_helper(pid_t pid)
+{
+	char	path[64], comm[32] = "";
+	FILE	*f;
+
+	snprintf(path, sizeof path, "/proc/%ld/comm", (long)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return false;
+	if (fgets(comm, sizeof comm, f) == NULL)
+		comm[0] = '\0';
+	fclose(f);
+	return strncmp(comm, "lldb-server", 11) == 0;
+}
+
+/* The debugged program's pid, when it runs here and now. */
+static pid_t
+session_inferior(const struct session *s)
+{
+	pid_t pid;
+
+	if (session_ended(s) || s->backend->debugger == NULL)
+		return 0;
+	pid = s->server.used ? s->server.pid : s->main.pid;
+	if (pid == 0 || (s->remote != NULL && !s->server.used))
+		return 0;
+	pid = session_first_child(pid);
+	if (pid != 0 && session_is_helper(pid))
+		pid = session_first_child(pid);
+	return pid;
+}
+
 /* A process's exit record: {"code":N} or {"signal":N}. */
 static json_t *
 session_exit_json(const struct proc *pr)
@@ -548,7 +599,8 @@ session_exit_json(const struct proc *pr)
 json_t *
 session_json(const struct session *s)
 {
-	json_t *o;
+	json_t	*o;
+	pid_t	 pid;
 
 	o = json_pack("{s:I, s:s, s:s, s:O, s:s, s:I, s:s}",
 	    "id", (json_int_t)s->id,
@@ -564,6 +616,8 @@ session_json(const struct session *s)
 	    json_null());
 	json_object_set_new(o, "keeper_pid", s->main.keeper_pid ?
 	    json_integer(s->main.keeper_pid) : json_null());
+	if ((pid = session_inferior(s)) != 0)
+		json_object_set_new(o, "inferior_pid", json_integer(pid));
 	if (s->server.used) {
 		json_object_set_new(o, "server_pid", s->server.pid ?
 		    json_integer(s->server.pid) : json_null());
