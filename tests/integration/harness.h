@@ -1,0 +1,183 @@
+/*
+ * Integration test harness: a private temp dir, socket and daemon per test,
+ * client runs with captured output, raw protocol connections, and /proc
+ * scans for processes, zombies and fds.
+ */
+#ifndef DBGCTL_TEST_HARNESS_H
+#define DBGCTL_TEST_HARNESS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+/* Bound for one client run (ms). */
+#define H_RUN_BOUND	30000
+/* Bound for waiting on an event (ms). */
+#define H_WAIT_BOUND	20000
+/* Most pids a snapshot or scan records. */
+#define H_MAXPIDS	512
+
+/* Build a NULL-terminated argument list in place. */
+#define H_ARGS(...)	((const char *[]){ __VA_ARGS__, NULL })
+
+/* Everything private to the running test (one Criterion worker process). */
+struct h_ctx {
+	char	 dir[256];		/* mkdtemp'd; XDG_RUNTIME_DIR */
+	char	 sock[512];		/* DIR/sock */
+	char	 state[512];		/* DIR/state/dbgctl */
+	char	 marker[128];		/* DBGCTL_TEST_MARKER=<random> */
+	char	**envp;			/* environment for every child */
+	const char *dbgctl;		/* client binary */
+	const char *dbgctld;		/* daemon binary */
+	pid_t	 fg_daemon;		/* a daemon that is our own child, or 0 */
+	pid_t	 guardian;		/* cleans up if this worker dies */
+	int	 guardian_fd;		/* its pipe: EOF means "clean up now" */
+};
+
+/* The current test's context, set by h_setup. */
+extern struct h_ctx *H;
+
+/* Result of one child run. */
+struct h_res {
+	int	 status;		/* wait status; -1 if never reaped */
+	int	 code;			/* exit code, 128+N for signal N, -1 on timeout */
+	bool	 timed_out;		/* killed at the bound */
+	bool	 eof;			/* stdout and stderr both reached EOF */
+	double	 elapsed;		/* seconds from start to exit */
+	double	 eof_elapsed;		/* seconds from start to EOF on both pipes */
+	char	*out;			/* NUL-terminated captured stdout */
+	size_t	 out_len;
+	char	*err;			/* NUL-terminated captured stderr */
+	size_t	 err_len;
+};
+
+/* A child running in the background, for racing several at once. */
+struct h_proc {
+	pid_t	 pid;
+	int	 outfd;
+	int	 errfd;
+	double	 t0;
+	struct h_res res;
+};
+
+/* A raw protocol connection with a line buffer. */
+struct h_conn {
+	int	 fd;
+	char	*buf;
+	size_t	 len;
+	size_t	 cap;
+	bool	 eof;			/* peer closed (EOF or ECONNRESET) */
+	long	 next_id;
+};
+
+/* A snapshot of processes: pid and start time, to tell reuse apart. */
+struct h_snap {
+	int	 n;
+	pid_t	 pid[H_MAXPIDS];
+	unsigned long long start[H_MAXPIDS];
+};
+
+/* Criterion .init: temp dir, socket path, marker, environment, guardian. */
+void	 h_setup(void);
+/* Criterion .fini: stop the daemon, kill marker processes, remove the dir. */
+void	 h_teardown(void);
+
+/* Monotonic clock in seconds. */
+double	 h_now(void);
+/* Sleep a short poll interval (ms) inside a wait loop. */
+void	 h_nap(int ms);
+/* Poll pred(arg) every few ms until it is true or bound_ms passes. */
+bool	 h_wait_for(bool (*pred)(void *), void *arg, int bound_ms);
+
+/* Make a fresh "NAME=<random>" marker for --env. */
+void	 h_new_marker(const char *name, char *buf, size_t len);
+/* Join a path under the test dir into buf. */
+void	 h_path(char *buf, size_t len, const char *rel);
+/* Read a whole file; NULL if it cannot be read. *len gets its size. */
+char	*h_read_file(const char *path, size_t *len);
+
+/* Start argv (argv[0] a path) with H->envp, stdout/stderr piped. */
+int	 h_proc_start(struct h_proc *, const char *const argv[]);
+/* Collect output and exit status of a started child within bound_ms. */
+void	 h_proc_wait(struct h_proc *, int bound_ms);
+/* Run argv to completion within bound_ms. Returns the exit code. */
+int	 h_run(struct h_res *, int bound_ms, const char *const argv[]);
+/* Run the client: dbgctl -s SOCK ARGS... Returns the exit code. */
+int	 h_cli(struct h_res *, const char *const args[]);
+/* Start the client in the background: dbgctl -s SOCK ARGS... */
+int	 h_cli_start(struct h_proc *, const char *const args[]);
+/* Run dbgctl -s SOCK --json ARGS..., assert exit 0, return the parsed JSON. */
+json_t	*h_cli_json(const char *const args[]);
+/* Free captured output. */
+void	 h_res_free(struct h_res *);
+
+/* launch --kind exec [--env MARKER] -- PROG...; assert success; return the id. */
+long	 h_launch_exec(const char *marker, const char *const prog[]);
+/* status --json of a session (asserts success). */
+json_t	*h_status(long id);
+/* Poll status until its state is one of "exited"/"failed"; return it or NULL. */
+json_t	*h_wait_ended(long id, int bound_ms);
+/* Integer member at a dotted path ("exit.signal"), or def if absent. */
+long long h_jint(json_t *, const char *path, long long def);
+/* String member at a dotted path, or NULL if absent. */
+const char *h_jstr(json_t *, const char *path);
+
+/* Start dbgctld --foreground --listen unix:SOCK as our child; wait for ping. */
+pid_t	 h_daemon_fg(void);
+/* Wait for our foreground daemon to exit within bound_ms; its status or -1. */
+int	 h_daemon_fg_wait(int bound_ms);
+/* The pid that hello reports, or -1 if no daemon answers. */
+pid_t	 h_daemon_pid(void);
+/* Every live dbgctld process that carries this test's marker. */
+int	 h_daemons(pid_t *out, int max);
+
+/* Connect to a unix socket path. 0, or -errno. */
+int	 h_conn_open(struct h_conn *, const char *path);
+/* Write all of data within bound_ms. 0, or -errno (EPIPE when closed). */
+int	 h_conn_send(struct h_conn *, const char *data, size_t len, int bound_ms);
+/* Read one line (without LF) within bound_ms; malloc'd, NULL on EOF/timeout. */
+char	*h_conn_line(struct h_conn *, int bound_ms);
+/* Read one line and parse it as JSON; NULL on EOF, timeout or bad JSON. */
+json_t	*h_conn_recv(struct h_conn *, int bound_ms);
+/* Send a request with a fresh id and return the reply with that id. */
+json_t	*h_conn_call(struct h_conn *, const char *method, const char *params,
+	    int bound_ms);
+/* Close the connection and free its buffer. */
+void	 h_conn_close(struct h_conn *);
+/* One-shot: connect, send ping, true if {"pong":true} comes back. */
+bool	 h_ping(void);
+
+/* Live (non-zombie) pids whose /proc/PID/environ holds kv exactly. */
+int	 h_marker_pids(const char *kv, pid_t *out, int max);
+/* State letter from /proc/PID/stat ('R','S','Z',...), 0 if the pid is gone. */
+char	 h_pid_state(pid_t);
+/* Parent pid from /proc/PID/stat, -1 if gone. */
+pid_t	 h_pid_ppid(pid_t);
+/* Start time (clock ticks since boot) from /proc/PID/stat, 0 if gone. */
+unsigned long long h_pid_start(pid_t);
+/* Session id from /proc/PID/stat, -1 if gone. */
+pid_t	 h_pid_sid(pid_t);
+/* Zombies whose parent is ppid, described in report; returns how many. */
+int	 h_zombie_children(pid_t ppid, char *report, size_t len);
+/* comm of a pid into buf ("?" if gone). */
+void	 h_pid_comm(pid_t, char *buf, size_t len);
+/* True if kill(pid, 0) fails with ESRCH. */
+bool	 h_pid_gone(pid_t);
+/* Record every live process carrying kv. */
+void	 h_snap_take(struct h_snap *, const char *kv);
+/*
+ * Processes left over: snapshot members still present (alive or zombie,
+ * same start time), live processes carrying kv, and zombies whose parent is a
+ * snapshot member. zombie_ok_ppid1 tolerates zombies re-parented to init.
+ * Describes them in report; returns how many.
+ */
+int	 h_leftovers(const struct h_snap *, const char *kv, bool zombie_ok_ppid1,
+	    char *report, size_t len);
+/* Kill every process carrying kv, repeatedly, until none is left or bound_ms. */
+int	 h_kill_marker(const char *kv, int bound_ms);
+/* Open fds of a pid: numbers into fds, link targets into targets (may be NULL). */
+int	 h_fds(pid_t, int *fds, char (*targets)[PATH_MAX], int max);
+
+#endif

@@ -1,0 +1,204 @@
+/*
+ * The client's contract as scripts see it: exit statuses, error messages,
+ * names, environment and cwd of launched programs, and signal.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(cli, .init = h_setup, .fini = h_teardown, .timeout = 120);
+
+/* Predicate: /proc/PID/status says SIGINT is caught. */
+static bool
+catches_int(void *arg)
+{
+	char path[64], *s, *l;
+	unsigned long long mask = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", *(pid_t *)arg);
+	s = h_read_file(path, NULL);
+	if (s == NULL)
+		return false;
+	l = strstr(s, "\nSigCgt:");
+	if (l != NULL)
+		mask = strtoull(l + 8, NULL, 16);
+	free(s);
+	return (mask & (1ULL << (SIGINT - 1))) != 0;
+}
+
+/* Arguments of a wait for text in a session's log. */
+struct log_arg {
+	const char	*id;
+	const char	*text;
+};
+
+/* Predicate: `dbgctl logs ID` holds the text. */
+static bool
+log_has(void *arg)
+{
+	struct log_arg *a = arg;
+	struct h_res r;
+	bool ok;
+
+	h_cli(&r, H_ARGS("logs", a->id));
+	ok = r.code == 0 && strstr(r.out, a->text) != NULL;
+	h_res_free(&r);
+	return ok;
+}
+
+/* ping does not auto-start a daemon: exit 3 and still no daemon. */
+Test(cli, ping_does_not_autostart)
+{
+	struct h_res r;
+	pid_t d[4];
+
+	h_cli(&r, H_ARGS("ping"));
+	cr_assert_eq(r.code, 3, "dbgctl ping with no daemon: expected exit 3, "
+	    "got %d (stderr: %s)", r.code, r.err);
+	cr_assert(strncmp(r.err, "dbgctl: ", 8) == 0, "dbgctl ping: expected "
+	    "\"dbgctl: <message>\" on stderr, got \"%s\"", r.err);
+	h_res_free(&r);
+	cr_assert_eq(h_daemons(d, 4), 0, "dbgctl ping started a daemon");
+	cr_assert(!h_ping(), "a daemon answers after dbgctl ping");
+}
+
+/* An unknown session: exit 1 and "dbgctl: <message>" on stderr. */
+Test(cli, unknown_session_exits_1)
+{
+	struct h_res r;
+
+	h_daemon_fg();
+	h_cli(&r, H_ARGS("status", "999"));
+	cr_assert_eq(r.code, 1, "dbgctl status 999: expected exit 1, got %d "
+	    "(stderr: %s)", r.code, r.err);
+	cr_assert(strncmp(r.err, "dbgctl: ", 8) == 0, "dbgctl status 999: "
+	    "expected \"dbgctl: <message>\", got \"%s\"", r.err);
+	cr_assert_eq(r.out_len, 0, "dbgctl status 999: expected nothing on "
+	    "stdout, got \"%s\"", r.out);
+	h_res_free(&r);
+	h_cli(&r, H_ARGS("stop", "999"));
+	cr_assert_eq(r.code, 1, "dbgctl stop 999: expected exit 1, got %d "
+	    "(stderr: %s)", r.code, r.err);
+	h_res_free(&r);
+}
+
+/* Usage errors exit 2 without touching the daemon. */
+Test(cli, usage_exits_2)
+{
+	struct h_res r;
+
+	h_cli(&r, H_ARGS("launch", "--kind", "exec"));
+	cr_assert_eq(r.code, 2, "dbgctl launch without a program: expected "
+	    "exit 2, got %d (stderr: %s)", r.code, r.err);
+	h_res_free(&r);
+	h_cli(&r, H_ARGS("no-such-command"));
+	cr_assert_eq(r.code, 2, "dbgctl no-such-command: expected exit 2, got "
+	    "%d (stderr: %s)", r.code, r.err);
+	h_res_free(&r);
+}
+
+/* A program that cannot be executed: exit 1 with the cause. */
+Test(cli, spawn_failure_reported)
+{
+	struct h_res r;
+
+	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--",
+	    "/nonexistent/prog"));
+	cr_assert_eq(r.code, 1, "dbgctl launch -- /nonexistent/prog: expected "
+	    "exit 1, got %d (stdout: %s, stderr: %s)", r.code, r.out, r.err);
+	cr_assert(strstr(r.err, "No such file or directory") != NULL, "dbgctl "
+	    "launch -- /nonexistent/prog: expected the cause on stderr, got "
+	    "\"%s\"", r.err);
+	h_res_free(&r);
+}
+
+/* --name, --env and --cwd reach the program; the name works as SESSION. */
+Test(cli, name_env_cwd)
+{
+	struct log_arg a;
+	struct h_res r;
+	char ids[32];
+	json_t *st;
+	long id;
+
+	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--name", "fw", "--env",
+	    "FOO=bar baz", "--cwd", "/usr", "--", "sh", "-c",
+	    "echo \"v=$FOO s=$DBGCTL_SESSION d=$(pwd)\"; sleep 100"));
+	cr_assert_eq(r.code, 0, "dbgctl launch --name fw: exit %d (stderr: %s)",
+	    r.code, r.err);
+	id = strtol(r.out, NULL, 10);
+	cr_assert_gt(id, 0, "launch: expected an id, got \"%s\"", r.out);
+	h_res_free(&r);
+	snprintf(ids, sizeof(ids), "%ld", id);
+
+	st = h_cli_json(H_ARGS("status", "fw"));
+	cr_assert_eq(h_jint(st, "id", -1), id, "status fw: expected id %ld, got "
+	    "%lld", id, h_jint(st, "id", -1));
+	cr_assert_str_eq(h_jstr(st, "name") ? h_jstr(st, "name") : "", "fw",
+	    "status fw: name");
+	cr_assert_str_eq(h_jstr(st, "cwd") ? h_jstr(st, "cwd") : "", "/usr",
+	    "status fw: cwd");
+	json_decref(st);
+
+	a.id = ids;
+	{
+		char want[128];
+
+		snprintf(want, sizeof(want), "v=bar baz s=%ld d=/usr", id);
+		a.text = want;
+		cr_assert(h_wait_for(log_has, &a, H_WAIT_BOUND), "dbgctl logs "
+		    "%s: expected \"%s\" within %d ms", ids, want, H_WAIT_BOUND);
+	}
+
+	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--name", "fw", "--",
+	    "sleep", "100"));
+	cr_assert_eq(r.code, 1, "a second launch --name fw: expected exit 1 "
+	    "(name in use), got %d (stderr: %s)", r.code, r.err);
+	h_res_free(&r);
+
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", "fw")), 0, "dbgctl stop fw: exit "
+	    "%d (stderr: %s)", r.code, r.err);
+	h_res_free(&r);
+}
+
+/* signal SESSION INT reaches the program's foreground process group. */
+Test(cli, signal_int)
+{
+	struct log_arg a = { NULL, "GOT-INT" };
+	struct h_res r;
+	char ids[32];
+	json_t *st;
+	pid_t pid;
+	long id;
+
+	id = h_launch_exec(NULL, H_ARGS("sh", "-c", "trap 'echo GOT-INT; "
+	    "exit 3' INT; while :; do sleep 0.1; done"));
+	snprintf(ids, sizeof(ids), "%ld", id);
+	st = h_status(id);
+	pid = (pid_t)h_jint(st, "pid", -1);
+	json_decref(st);
+	cr_assert(h_wait_for(catches_int, &pid, H_WAIT_BOUND), "pid %d never "
+	    "installed its INT trap", pid);
+	h_cli(&r, H_ARGS("signal", ids, "INT"));
+	cr_assert_eq(r.code, 0, "dbgctl signal %s INT: expected exit 0, got %d "
+	    "(stderr: %s)", ids, r.code, r.err);
+	h_res_free(&r);
+	st = h_wait_ended(id, H_WAIT_BOUND);
+	cr_assert_not_null(st, "session %ld did not end after SIGINT", id);
+	cr_assert_eq(h_jint(st, "exit.code", -1), 3, "after SIGINT: expected "
+	    "the trap's exit.code 3, got %lld (exit.signal %lld)",
+	    h_jint(st, "exit.code", -1), h_jint(st, "exit.signal", -1));
+	json_decref(st);
+	a.id = ids;
+	cr_assert(log_has(&a), "dbgctl logs %s: expected GOT-INT", ids);
+	h_cli(&r, H_ARGS("signal", ids, "INT"));
+	cr_assert_eq(r.code, 1, "dbgctl signal to an ended session: expected "
+	    "exit 1 (not_running), got %d (stderr: %s)", r.code, r.err);
+	h_res_free(&r);
+}

@@ -1,0 +1,394 @@
+/*
+ * The daemon as a whole: auto-start (detached, one winner of a race), its
+ * death by SIGKILL or SIGTERM, many concurrent clients, peer uid checks.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+TestSuite(daemon, .init = h_setup, .fini = h_teardown, .timeout = 150);
+
+/* The shell script whose tree escapes: a double-forked setsid sleep and more. */
+#define ESCAPING_TREE \
+	"(setsid sleep 300 &); sleep 300 & sleep 300 & sleep 300"
+
+/* Arguments for a wait on marker processes named comm. */
+struct count_arg {
+	const char	*kv;
+	const char	*comm;
+	int		 want;
+};
+
+/* Predicate: at least want live processes carry kv and are named comm. */
+static bool
+enough_procs(void *arg)
+{
+	struct count_arg *a = arg;
+	pid_t p[H_MAXPIDS];
+	char comm[64];
+	int i, n, k = 0;
+
+	n = h_marker_pids(a->kv, p, H_MAXPIDS);
+	for (i = 0; i < n; i++) {
+		h_pid_comm(p[i], comm, sizeof(comm));
+		if (strcmp(comm, a->comm) == 0)
+			k++;
+	}
+	return k >= a->want;
+}
+
+/* Predicate: no live process carries the marker kv. */
+static bool
+marker_gone(void *arg)
+{
+	pid_t p[4];
+
+	return h_marker_pids(arg, p, 4) == 0;
+}
+
+/* Leftover check state for a wait loop. */
+struct left_arg {
+	struct h_snap	*snap;
+	const char	*kv;
+	char		 report[4096];
+};
+
+/* Predicate: nothing of the snapshot is left (zombies of init tolerated). */
+static bool
+nothing_left(void *arg)
+{
+	struct left_arg *a = arg;
+
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	return h_leftovers(a->snap, a->kv, true, a->report,
+	    sizeof(a->report)) == 0;
+}
+
+/* Launch two escaping trees carrying kv and wait until all their sleeps run. */
+static void
+launch_two_trees(const char *kv)
+{
+	struct count_arg a = { kv, "sleep", 8 };
+
+	h_launch_exec(kv, H_ARGS("sh", "-c", ESCAPING_TREE));
+	h_launch_exec(kv, H_ARGS("sh", "-c", ESCAPING_TREE));
+	cr_assert(h_wait_for(enough_procs, &a, H_WAIT_BOUND), "expected 8 "
+	    "sleeps carrying %s within %d ms", kv, H_WAIT_BOUND);
+}
+
+/* An auto-started daemon must not hold the client's stdout: EOF at exit. */
+Test(daemon, autostart_releases_client_pipe)
+{
+	struct h_res r;
+	pid_t d;
+
+	cr_assert(!h_ping(), "a daemon already answers on %s", H->sock);
+	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--", "sleep", "100"));
+	cr_assert(!r.timed_out, "dbgctl launch (auto-starting the daemon) "
+	    "did not exit within %d ms", H_RUN_BOUND);
+	cr_assert_eq(r.code, 0, "dbgctl launch: expected exit 0, got %d "
+	    "(stderr: %s)", r.code, r.err);
+	cr_assert_lt(r.elapsed, 10.0, "dbgctl launch with auto-start: "
+	    "expected exit within 10 s, took %.2f s", r.elapsed);
+	cr_assert(r.eof, "dbgctl launch exited after %.2f s but its "
+	    "stdout/stderr pipes were still open 3 s later: the auto-started "
+	    "daemon holds them", r.elapsed);
+	cr_assert_lt(r.eof_elapsed, r.elapsed + 1.0, "pipes reached EOF %.2f s "
+	    "after the client exited (at %.2f s)", r.eof_elapsed - r.elapsed,
+	    r.elapsed);
+	h_res_free(&r);
+	d = h_daemon_pid();
+	cr_assert_gt(d, 0, "no daemon answers hello after auto-start");
+	cr_assert_neq(h_pid_sid(d), h_pid_sid(getpid()), "auto-started daemon "
+	    "%d is still in the test's session %d", d, h_pid_sid(getpid()));
+}
+
+/* Six clients racing to auto-start produce one daemon serving all six. */
+Test(daemon, autostart_race_one_daemon)
+{
+	struct h_proc p[6];
+	pid_t d[16], hp;
+	json_t *l;
+	int i, n;
+	double end;
+
+	cr_assert(!h_ping(), "a daemon already answers on %s", H->sock);
+	for (i = 0; i < 6; i++)
+		cr_assert_eq(h_cli_start(&p[i], H_ARGS("launch", "--kind",
+		    "exec", "--", "sleep", "100")), 0, "cannot start client %d",
+		    i);
+	for (i = 0; i < 6; i++) {
+		h_proc_wait(&p[i], H_RUN_BOUND);
+		cr_assert_eq(p[i].res.code, 0, "racing client %d: expected exit "
+		    "0, got %d (stderr: %s)", i, p[i].res.code, p[i].res.err);
+		cr_assert_gt(strtol(p[i].res.out, NULL, 10), 0, "racing client "
+		    "%d: expected an id, got \"%s\"", i, p[i].res.out);
+	}
+	/* Losers of the race may take a moment to exit; the winner stays. */
+	end = h_now() + 10;
+	while ((n = h_daemons(d, 16)) > 1 && h_now() < end)
+		h_nap(20);
+	cr_assert_eq(n, 1, "expected exactly one dbgctld for %s, got %d", H->sock,
+	    n);
+	hp = h_daemon_pid();
+	cr_assert_eq(hp, d[0], "hello pid %d is not the one dbgctld %d", hp,
+	    d[0]);
+	l = h_cli_json(H_ARGS("list"));
+	cr_assert_eq(json_array_size(json_object_get(l, "sessions")), 6,
+	    "list: expected 6 sessions, got %zu",
+	    json_array_size(json_object_get(l, "sessions")));
+	json_decref(l);
+	for (i = 0; i < 6; i++)
+		h_res_free(&p[i].res);
+}
+
+/* SIGKILL of the daemon takes every session process with it. */
+Test(daemon, sigkill_daemon_kills_sessions)
+{
+	struct left_arg a;
+	struct h_snap snap;
+	char m[96];
+	pid_t d;
+	int st;
+
+	d = h_daemon_fg();
+	h_new_marker("DBGI_KILL", m, sizeof(m));
+	launch_two_trees(m);
+	h_snap_take(&snap, m);
+	cr_assert_eq(kill(d, SIGKILL), 0, "kill(%d, SIGKILL): %s", d,
+	    strerror(errno));
+	st = h_daemon_fg_wait(10000);
+	cr_assert(st != -1 && WIFSIGNALED(st), "dbgctld %d: expected death by "
+	    "SIGKILL", d);
+	a.snap = &snap;
+	a.kv = m;
+	if (!h_wait_for(nothing_left, &a, 3000))
+		cr_assert_fail("3 s after SIGKILL of the daemon, session "
+		    "processes are left: %s", a.report);
+	cr_assert(marker_gone(m), "processes carrying %s are alive", m);
+}
+
+/* SIGTERM stops every session, removes the socket and exits 0. */
+Test(daemon, sigterm_daemon_stops_sessions)
+{
+	char m[96], report[4096];
+	struct h_snap snap;
+	pid_t d;
+	int st, left;
+
+	d = h_daemon_fg();
+	h_new_marker("DBGI_TERM", m, sizeof(m));
+	launch_two_trees(m);
+	h_snap_take(&snap, m);
+	cr_assert_eq(kill(d, SIGTERM), 0, "kill(%d, SIGTERM): %s", d,
+	    strerror(errno));
+	st = h_daemon_fg_wait(30000);
+	cr_assert_neq(st, -1, "dbgctld %d did not exit within 30 s of SIGTERM",
+	    d);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "dbgctld on SIGTERM: "
+	    "expected exit 0, got %s %d", WIFEXITED(st) ? "exit" : "signal",
+	    WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	errno = 0;
+	cr_assert(access(H->sock, F_OK) == -1 && errno == ENOENT, "socket %s "
+	    "still exists after the daemon exited", H->sock);
+	left = h_leftovers(&snap, m, false, report, sizeof(report));
+	cr_assert_eq(left, 0, "after the daemon exited on SIGTERM, expected no "
+	    "session process, got %d: %s", left, report);
+}
+
+/* Body of one racing child: launch then stop its own session. */
+static int
+launch_then_stop(const char *kv, int i)
+{
+	char ids[32], path[PATH_MAX];
+	struct h_res r;
+	long id;
+	FILE *f;
+
+	h_path(path, sizeof(path), "");
+	snprintf(path + strlen(path), sizeof(path) - strlen(path),
+	    "child-%d.txt", i);
+	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--env", kv, "--",
+	    "sleep", "100"));
+	id = strtol(r.out, NULL, 10);
+	if (r.code != 0 || id <= 0) {
+		if ((f = fopen(path, "w")) != NULL) {
+			fprintf(f, "launch: exit %d, stdout \"%s\", stderr \"%s\"",
+			    r.code, r.out, r.err);
+			fclose(f);
+		}
+		return 1;
+	}
+	h_res_free(&r);
+	snprintf(ids, sizeof(ids), "%ld", id);
+	h_cli(&r, H_ARGS("stop", ids));
+	if (r.code != 0) {
+		if ((f = fopen(path, "w")) != NULL) {
+			fprintf(f, "stop %s: exit %d, stderr \"%s\"", ids, r.code,
+			    r.err);
+			fclose(f);
+		}
+		return 2;
+	}
+	return 0;
+}
+
+/* 20 concurrent launch+stop pairs all succeed and leave nothing behind. */
+Test(daemon, twenty_concurrent_launch_stop)
+{
+	pid_t kids[20], w, d;
+	char m[96], path[PATH_MAX], report[4096], *msg;
+	int i, st, done = 0, codes[20];
+	json_t *l, *s;
+	size_t k;
+	double end;
+
+	d = h_daemon_fg();
+	h_new_marker("DBGI_PAIR", m, sizeof(m));
+	for (i = 0; i < 20; i++) {
+		kids[i] = fork();
+		cr_assert_neq(kids[i], -1, "fork: %s", strerror(errno));
+		if (kids[i] == 0)
+			_exit(launch_then_stop(m, i));
+		codes[i] = -1;
+	}
+	end = h_now() + 120;
+	while (done < 20 && h_now() < end) {
+		for (i = 0; i < 20; i++) {
+			if (codes[i] != -1)
+				continue;
+			w = waitpid(kids[i], &st, WNOHANG);
+			if (w == kids[i]) {
+				codes[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 100;
+				done++;
+			}
+		}
+		h_nap(10);
+	}
+	for (i = 0; i < 20; i++) {
+		if (codes[i] == -1)
+			kill(kids[i], SIGKILL);
+		h_path(path, sizeof(path), "");
+		snprintf(path + strlen(path), sizeof(path) - strlen(path),
+		    "child-%d.txt", i);
+		msg = h_read_file(path, NULL);
+		cr_assert_eq(codes[i], 0, "pair %d: expected success, got %d: %s",
+		    i, codes[i], msg ? msg : "(timed out?)");
+		free(msg);
+	}
+	cr_assert(marker_gone(m), "processes carrying %s are alive after 20 "
+	    "stops", m);
+	cr_assert_eq(h_zombie_children(d, report, sizeof(report)), 0,
+	    "zombies of the daemon: %s", report);
+	l = h_cli_json(H_ARGS("list"));
+	cr_assert_eq(json_array_size(json_object_get(l, "sessions")), 20,
+	    "list: expected 20 sessions, got %zu",
+	    json_array_size(json_object_get(l, "sessions")));
+	json_array_foreach(json_object_get(l, "sessions"), k, s)
+		cr_assert_str_eq(h_jstr(s, "state") ? h_jstr(s, "state") : "",
+		    "exited", "session %lld after its stop", h_jint(s, "id", -1));
+	json_decref(l);
+}
+
+/* Outcome of a foreign-uid connection attempt, as the child reports it. */
+enum foreign {
+	F_UNAUTHORIZED = 0,	/* error reply with kind unauthorized */
+	F_CLOSED = 1,		/* closed without any reply */
+	F_RESULT = 2,		/* got a result: the check failed */
+	F_OTHER_ERROR = 3,	/* an error of another kind */
+	F_NO_CONNECT = 4,	/* connect failed */
+	F_SILENT = 5,		/* neither reply nor close within the bound */
+	F_SETUP = 6,		/* could not drop privileges */
+};
+
+/* In a forked child: become uid/gid 65534, connect, ping, classify. */
+static int
+foreign_ping(int report_fd)
+{
+	static const char ping[] =
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+	struct h_conn c;
+	const char *kind;
+	char *line;
+	json_t *j;
+	int e;
+
+	if (setgroups(0, NULL) == -1 || setgid(65534) == -1 ||
+	    setuid(65534) == -1)
+		return F_SETUP;
+	e = h_conn_open(&c, H->sock);
+	if (e != 0) {
+		dprintf(report_fd, "connect: %s", strerror(-e));
+		return F_NO_CONNECT;
+	}
+	h_conn_send(&c, ping, strlen(ping), 5000);
+	line = h_conn_line(&c, 10000);
+	if (line == NULL)
+		return c.eof ? F_CLOSED : F_SILENT;
+	dprintf(report_fd, "%s", line);
+	j = json_loads(line, 0, NULL);
+	if (json_object_get(j, "result") != NULL)
+		return F_RESULT;
+	kind = h_jstr(j, "error.data.kind");
+	if (kind != NULL && strcmp(kind, "unauthorized") == 0)
+		return F_UNAUTHORIZED;
+	return F_OTHER_ERROR;
+}
+
+/* Another uid is refused even with every file mode on the path loosened. */
+Test(daemon, other_uid_refused)
+{
+	char buf[4096] = "";
+	int p[2], st = 0, code;
+	ssize_t n;
+	pid_t kid;
+	double end;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to switch to uid 65534");
+	h_daemon_fg();
+	cr_assert_eq(chmod(H->dir, 0777), 0, "chmod %s: %s", H->dir,
+	    strerror(errno));
+	cr_assert_eq(chmod(H->sock, 0777), 0, "chmod %s: %s", H->sock,
+	    strerror(errno));
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0, "pipe2");
+	kid = fork();
+	cr_assert_neq(kid, -1, "fork: %s", strerror(errno));
+	if (kid == 0) {
+		close(p[0]);
+		_exit(foreign_ping(p[1]));
+	}
+	close(p[1]);
+	end = h_now() + 30;
+	while (waitpid(kid, &st, WNOHANG) == 0) {
+		if (h_now() > end) {
+			kill(kid, SIGKILL);
+			waitpid(kid, &st, 0);
+			break;
+		}
+		h_nap(10);
+	}
+	n = read(p[0], buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	close(p[0]);
+	code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	cr_assert(code == F_UNAUTHORIZED || code == F_CLOSED, "uid 65534 "
+	    "pinging %s (mode 0777): expected an unauthorized error or a "
+	    "closed connection, got outcome %d (%s): %s", H->sock, code,
+	    code == F_RESULT ? "a result" : code == F_OTHER_ERROR ?
+	    "another error" : code == F_NO_CONNECT ? "connect failed" :
+	    code == F_SILENT ? "no reply and no close" : "setup/timeout", buf);
+	cr_assert(h_ping(), "the daemon no longer answers its owner");
+}

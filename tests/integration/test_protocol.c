@@ -1,0 +1,322 @@
+/*
+ * The wire protocol over a raw socket: error replies for bad input, the line
+ * limit, pipelining, and a stop that arrives while a launch is starting.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(protocol, .init = h_setup, .fini = h_teardown, .timeout = 120);
+
+/* Assert the daemon answers ping on c and on a fresh connection. */
+static void
+still_serving(struct h_conn *c, const char *after)
+{
+	json_t *r = h_conn_call(c, "ping", "{}", 10000);
+
+	cr_assert(json_is_true(json_object_get(json_object_get(r, "result"),
+	    "pong")), "after %s: no pong on the same connection", after);
+	json_decref(r);
+	cr_assert(h_ping(), "after %s: no pong on a new connection", after);
+}
+
+/*
+ * Send line on a fresh connection and assert the error reply: code, kind and
+ * the echoed id (id_json is the id as JSON text: "null", "1", "\"x\"").
+ */
+static void
+expect_error(const char *line, int code, const char *kind, const char *id_json)
+{
+	struct h_conn c;
+	json_t *r, *want_id;
+	char *shown;
+	int e;
+
+	e = h_conn_open(&c, H->sock);
+	cr_assert_eq(e, 0, "connect %s: %s", H->sock, strerror(-e));
+	cr_assert_eq(h_conn_send(&c, line, strlen(line), 10000), 0, "send");
+	r = h_conn_recv(&c, 10000);
+	cr_assert_not_null(r, "sent %s: expected an error reply, got none",
+	    line);
+	shown = json_dumps(r, JSON_COMPACT);
+	cr_assert_not_null(json_object_get(r, "error"), "sent %s: expected an "
+	    "error, got %s", line, shown);
+	cr_assert_eq(h_jint(r, "error.code", 0), code, "sent %s: expected code "
+	    "%d, got %s", line, code, shown);
+	cr_assert(h_jstr(r, "error.data.kind") && strcmp(h_jstr(r,
+	    "error.data.kind"), kind) == 0, "sent %s: expected data.kind %s, "
+	    "got %s", line, kind, shown);
+	cr_assert(h_jstr(r, "error.message") && *h_jstr(r, "error.message"),
+	    "sent %s: expected a message, got %s", line, shown);
+	cr_assert_str_eq(h_jstr(r, "jsonrpc") ? h_jstr(r, "jsonrpc") : "",
+	    "2.0", "sent %s: reply without jsonrpc 2.0: %s", line, shown);
+	want_id = json_loads(id_json, JSON_DECODE_ANY, NULL);
+	cr_assert(json_object_get(r, "id") != NULL, "sent %s: expected id %s, "
+	    "got no id: %s", line, id_json, shown);
+	cr_assert(json_equal(json_object_get(r, "id"), want_id), "sent %s: "
+	    "expected id %s, got %s", line, id_json, shown);
+	json_decref(want_id);
+	free(shown);
+	json_decref(r);
+	still_serving(&c, line);
+	h_conn_close(&c);
+}
+
+/* Not JSON: -32700 parse_error with id null; the daemon carries on. */
+Test(protocol, parse_error)
+{
+	h_daemon_fg();
+	expect_error("this is not json\n", -32700, "parse_error", "null");
+	expect_error("{\"jsonrpc\":\"2.0\",\"id\":1,\n", -32700, "parse_error",
+	    "null");
+}
+
+/* Unknown method: -32601 method_not_found, id echoed. */
+Test(protocol, method_not_found)
+{
+	h_daemon_fg();
+	expect_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"nope\"}\n",
+	    -32601, "method_not_found", "1");
+	expect_error("{\"jsonrpc\":\"2.0\",\"id\":\"abc\",\"method\":\"nope\"}\n",
+	    -32601, "method_not_found", "\"abc\"");
+}
+
+/* Bad params: -32602 invalid_params, id echoed. */
+Test(protocol, invalid_params)
+{
+	h_daemon_fg();
+	expect_error("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"launch\","
+	    "\"params\":{\"kind\":\"exec\",\"argv\":42}}\n", -32602,
+	    "invalid_params", "2");
+	expect_error("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"launch\","
+	    "\"params\":{\"kind\":\"exec\",\"argv\":[]}}\n", -32602,
+	    "invalid_params", "3");
+	expect_error("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\","
+	    "\"params\":[1]}\n", -32602, "invalid_params", "4");
+}
+
+/* Invalid envelope: -32600 invalid_request. */
+Test(protocol, invalid_request)
+{
+	h_daemon_fg();
+	expect_error("{\"jsonrpc\":\"1.0\",\"id\":5,\"method\":\"ping\"}\n",
+	    -32600, "invalid_request", "5");
+	expect_error("[1,2]\n", -32600, "invalid_request", "null");
+}
+
+/* Unknown session: code 1 no_such_session, id echoed. */
+Test(protocol, no_such_session)
+{
+	h_daemon_fg();
+	expect_error("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"status\","
+	    "\"params\":{\"session\":999}}\n", 1, "no_such_session", "7");
+	expect_error("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"stop\","
+	    "\"params\":{\"session\":999}}\n", 1, "no_such_session", "8");
+}
+
+/* Build a ping request padded with spaces to exactly len content bytes + LF. */
+static char *
+padded_ping(size_t len)
+{
+	static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":5,"
+	    "\"method\":\"ping\"";
+	char *s = malloc(len + 2);
+	size_t h = strlen(head);
+
+	memcpy(s, head, h);
+	memset(s + h, ' ', len - h - 1);
+	s[len - 1] = '}';
+	s[len] = '\n';
+	s[len + 1] = '\0';
+	return s;
+}
+
+/* A line of exactly 1 MiB is served. */
+Test(protocol, line_at_limit_served)
+{
+	struct h_conn c;
+	char *s = padded_ping(1048576);
+	json_t *r;
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	cr_assert_eq(h_conn_send(&c, s, 1048577, 10000), 0, "send 1 MiB line");
+	r = h_conn_recv(&c, 10000);
+	cr_assert(json_is_true(json_object_get(json_object_get(r, "result"),
+	    "pong")), "a ping line of exactly 1048576 bytes: expected pong, "
+	    "got %s", r ? json_dumps(r, 0) : "nothing");
+	cr_assert_eq(h_jint(r, "id", -1), 5, "expected id 5");
+	json_decref(r);
+	free(s);
+	still_serving(&c, "a 1 MiB line");
+	h_conn_close(&c);
+}
+
+/* A line over 1 MiB gets a limit error, then the connection closes. */
+Test(protocol, line_over_limit_closes)
+{
+	struct h_conn c;
+	char *s = padded_ping(1048577), *line;
+	json_t *r;
+	int e;
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	e = h_conn_send(&c, s, 1048578, 10000);
+	free(s);
+	cr_assert(e == 0 || e == -EPIPE || e == -ECONNRESET, "send: %s",
+	    strerror(-e));
+	r = h_conn_recv(&c, 10000);
+	cr_assert_not_null(r, "a 1048577-byte line: expected an error reply, "
+	    "got none");
+	cr_assert_eq(h_jint(r, "error.code", 0), 7, "over-long line: expected "
+	    "error code 7, got %s", json_dumps(r, 0));
+	cr_assert_str_eq(h_jstr(r, "error.data.kind") ? h_jstr(r,
+	    "error.data.kind") : "", "limit", "over-long line: expected "
+	    "data.kind limit, got %s", json_dumps(r, 0));
+	cr_assert(json_is_null(json_object_get(r, "id")), "over-long line: "
+	    "expected id null, got %s", json_dumps(r, 0));
+	json_decref(r);
+	line = h_conn_line(&c, 10000);
+	cr_assert_null(line, "after the limit error: expected the connection "
+	    "closed, got another line: %.200s", line);
+	cr_assert(c.eof, "after the limit error: the connection is still open "
+	    "10 s later");
+	h_conn_close(&c);
+	cr_assert(h_ping(), "after an over-long line: no pong on a new "
+	    "connection");
+}
+
+/* 200 requests written in one go get 200 replies, one per id. */
+Test(protocol, pipelined_200)
+{
+	struct h_conn c;
+	char *buf, seen[201] = { 0 };
+	size_t len = 0;
+	json_t *r;
+	long id;
+	int i, n = 0, dup = 0;
+
+	h_daemon_fg();
+	buf = malloc(200 * 64);
+	for (i = 1; i <= 200; i++)
+		len += (size_t)sprintf(buf + len, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"ping\"}\n", i);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	cr_assert_eq(h_conn_send(&c, buf, len, 10000), 0, "send");
+	free(buf);
+	while (n + dup < 200 && (r = h_conn_recv(&c, 10000)) != NULL) {
+		id = (long)h_jint(r, "id", -1);
+		cr_assert(json_is_true(json_object_get(json_object_get(r,
+		    "result"), "pong")), "reply for id %ld: expected pong, got %s",
+		    id, json_dumps(r, 0));
+		cr_assert(id >= 1 && id <= 200, "unexpected id %ld", id);
+		if (seen[id])
+			dup++;
+		else
+			n++;
+		seen[id] = 1;
+		json_decref(r);
+	}
+	cr_assert_eq(dup, 0, "got %d duplicate replies", dup);
+	for (i = 1; i <= 200; i++)
+		cr_assert(seen[i], "no reply for id %d (got %d of 200)", i, n);
+	h_conn_close(&c);
+}
+
+/*
+ * A stop pipelined right behind a launch, by name, in the same write: the
+ * daemon reads both before the keeper can report "started", so the stop
+ * finds the session starting and the launch fails, once, with not_running.
+ * (This relies on the daemon handling the lines of one read in order; the
+ * launch cannot have completed in between.)
+ */
+Test(protocol, stop_while_starting)
+{
+	char m[96], *req, *shown;
+	struct h_conn c;
+	json_t *r, *launch = NULL, *stop = NULL, *s;
+	pid_t p[4];
+	int n, extra = 0;
+	long id;
+
+	h_daemon_fg();
+	h_new_marker("DBGI_RACE", m, sizeof(m));
+	*strchr(m, '=') = '\0';
+	n = asprintf(&req,
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"launch\",\"params\":"
+	    "{\"kind\":\"exec\",\"name\":\"racer\",\"argv\":[\"sleep\",\"100\"],"
+	    "\"env\":{\"%s\":\"%s\"}}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"stop\",\"params\":"
+	    "{\"session\":\"racer\"}}\n", m, m + strlen(m) + 1);
+	cr_assert_gt(n, 0, "asprintf");
+	m[strlen(m)] = '=';
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	cr_assert_eq(h_conn_send(&c, req, (size_t)n, 10000), 0, "send");
+	free(req);
+	while ((launch == NULL || stop == NULL) &&
+	    (r = h_conn_recv(&c, 20000)) != NULL) {
+		id = (long)h_jint(r, "id", -1);
+		if (id == 1 && launch == NULL)
+			launch = r;
+		else if (id == 2 && stop == NULL)
+			stop = r;
+		else {
+			extra++;
+			json_decref(r);
+		}
+	}
+	cr_assert_not_null(launch, "no reply to the launch");
+	cr_assert_not_null(stop, "no reply to the stop");
+
+	/* Whatever the timing, the stop ends the session and nothing is left. */
+	shown = json_dumps(stop, 0);
+	s = json_array_get(json_object_get(json_object_get(stop, "result"),
+	    "sessions"), 0);
+	cr_assert_not_null(s, "stop: expected a result with the session, got "
+	    "%s", shown);
+	cr_assert(h_jstr(s, "state") && (strcmp(h_jstr(s, "state"), "exited") ==
+	    0 || strcmp(h_jstr(s, "state"), "failed") == 0), "stop: expected "
+	    "the session exited or failed, got %s", shown);
+	free(shown);
+	cr_assert_eq(h_marker_pids(m, p, 4), 0, "after stop returned, "
+	    "processes carrying %s are alive", m);
+
+	/* Each request is answered exactly once. */
+	r = h_conn_call(&c, "ping", "{}", 10000);
+	cr_assert_not_null(r, "no pong after the race");
+	json_decref(r);
+	while ((r = h_conn_recv(&c, 500)) != NULL) {
+		extra++;
+		json_decref(r);
+	}
+	cr_assert_eq(extra, 0, "got %d replies beyond one per request", extra);
+
+	shown = json_dumps(launch, 0);
+	/*
+	 * Both lines arrive in one segment and are handled in order before
+	 * the loop can read the keeper's "started": a launch that still
+	 * succeeds means the stop did not act on the starting session.
+	 */
+	cr_assert_null(json_object_get(launch, "result"), "launch and a stop "
+	    "of it sent in one write: expected the launch to fail with "
+	    "not_running (stopped while starting), got a result: %s", shown);
+	cr_assert_eq(h_jint(launch, "error.code", 0), 2, "launch stopped while "
+	    "starting: expected error code 2 (not_running), got %s", shown);
+	cr_assert_str_eq(h_jstr(launch, "error.data.kind") ? h_jstr(launch,
+	    "error.data.kind") : "", "not_running", "launch: expected kind "
+	    "not_running, got %s", shown);
+	cr_assert(strstr(h_jstr(launch, "error.message"), "stopped while "
+	    "starting") != NULL, "launch: expected a message saying it was "
+	    "stopped while starting, got %s", shown);
+	free(shown);
+	json_decref(launch);
+	json_decref(stop);
+	h_conn_close(&c);
+}

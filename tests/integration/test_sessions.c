@@ -1,0 +1,597 @@
+/*
+ * Sessions through the client: launch, list, status, stop, exit records,
+ * process trees that escape, stop timeouts, fds, console logs, gdb.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(sessions, .init = h_setup, .fini = h_teardown, .timeout = 120);
+
+/* The shell script whose tree escapes: a double-forked setsid sleep and more. */
+#define ESCAPING_TREE \
+	"(setsid sleep 300 &); sleep 300 & sleep 300 & sleep 300"
+
+/* A shell that ignores SIGTERM, and so do the sleeps it starts. */
+#define IGNORES_TERM \
+	"trap '' TERM; while :; do sleep 0.1; done"
+
+/* Arguments for a wait on marker processes named comm. */
+struct count_arg {
+	const char	*kv;
+	const char	*comm;
+	int		 want;
+};
+
+/* Predicate: at least want live processes carry kv and are named comm. */
+static bool
+enough_procs(void *arg)
+{
+	struct count_arg *a = arg;
+	pid_t p[H_MAXPIDS];
+	char comm[64];
+	int i, n, k = 0;
+
+	n = h_marker_pids(a->kv, p, H_MAXPIDS);
+	for (i = 0; i < n; i++) {
+		h_pid_comm(p[i], comm, sizeof(comm));
+		if (a->comm == NULL || strcmp(comm, a->comm) == 0)
+			k++;
+	}
+	return k >= a->want;
+}
+
+/* Wait until want processes named comm carry kv; assert they appeared. */
+static void
+wait_procs(const char *kv, const char *comm, int want)
+{
+	struct count_arg a = { kv, comm, want };
+
+	cr_assert(h_wait_for(enough_procs, &a, H_WAIT_BOUND),
+	    "expected %d '%s' processes carrying %s within %d ms", want,
+	    comm ? comm : "*", kv, H_WAIT_BOUND);
+}
+
+/* True if a snapshot member named comm leads a session of its own. */
+static bool
+has_own_session(const struct h_snap *s, const char *comm)
+{
+	char c[64];
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		h_pid_comm(s->pid[i], c, sizeof(c));
+		if (strcmp(c, comm) == 0 && h_pid_sid(s->pid[i]) == s->pid[i])
+			return true;
+	}
+	return false;
+}
+
+/* Format a session id as a string for argv. */
+static const char *
+idstr(long id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%ld", id);
+	return buf;
+}
+
+/* Predicate: /proc/PID/status says SIGTERM is ignored. */
+static bool
+ignores_term(void *arg)
+{
+	char path[64], *s, *l;
+	unsigned long long mask = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", *(pid_t *)arg);
+	s = h_read_file(path, NULL);
+	if (s == NULL)
+		return false;
+	l = strstr(s, "\nSigIgn:");
+	if (l != NULL)
+		mask = strtoull(l + 8, NULL, 16);
+	free(s);
+	return (mask & (1ULL << (SIGTERM - 1))) != 0;
+}
+
+/* Split console output into lines, dropping the pty's \r; returns count. */
+static int
+split_lines(char *buf, char **lines, int max)
+{
+	int n = 0;
+	char *p = buf, *nl;
+
+	while (*p != '\0' && n < max) {
+		nl = strchr(p, '\n');
+		if (nl != NULL)
+			*nl = '\0';
+		if (nl != p && nl != NULL && nl[-1] == '\r')
+			nl[-1] = '\0';
+		lines[n++] = p;
+		if (nl == NULL)
+			break;
+		p = nl + 1;
+	}
+	return n;
+}
+
+/* Assert that text holds exactly the lines "1".."count", in order. */
+static void
+assert_counted_lines(char *text, int count, const char *what)
+{
+	char **lines = calloc((size_t)count + 16, sizeof(char *));
+	char want[16];
+	int i, n;
+
+	n = split_lines(text, lines, count + 16);
+	cr_assert_eq(n, count, "%s: expected %d lines, got %d (last: \"%s\")",
+	    what, count, n, n > 0 ? lines[n - 1] : "");
+	for (i = 0; i < n; i++) {
+		snprintf(want, sizeof(want), "%d", i + 1);
+		cr_assert_str_eq(lines[i], want, "%s: line %d: expected \"%s\", "
+		    "got \"%s\"", what, i + 1, want, lines[i]);
+	}
+	free(lines);
+}
+
+/* launch, list, status and stop of a plain exec session. */
+Test(sessions, launch_list_status_stop)
+{
+	struct h_res r;
+	char ids[32], line[256], *p;
+	const char *state;
+	json_t *st;
+	long id;
+	pid_t pid;
+	bool found = false;
+
+	id = h_launch_exec(NULL, H_ARGS("sleep", "100"));
+	idstr(id, ids, sizeof(ids));
+
+	/* list: a row for this id, running, running sleep. */
+	cr_assert_eq(h_cli(&r, H_ARGS("list")), 0, "dbgctl list: expected "
+	    "exit 0, got %d (stderr: %s)", r.code, r.err);
+	for (p = r.out; p != NULL && *p != '\0'; p = strchr(p, '\n'),
+	    p = p ? p + 1 : NULL) {
+		size_t n = strcspn(p, "\n");
+
+		snprintf(line, sizeof(line), "%.*s", (int)n, p);
+		if (strtol(line, NULL, 10) == id && strstr(line, "running") &&
+		    strstr(line, "sleep"))
+			found = true;
+	}
+	cr_assert(found, "dbgctl list: expected a row \"%ld ... running ... "
+	    "sleep\", got:\n%s", id, r.out);
+	h_res_free(&r);
+
+	/* status --json: running, with the program's pid. */
+	st = h_status(id);
+	state = h_jstr(st, "state");
+	pid = (pid_t)h_jint(st, "pid", -1);
+	cr_assert(state && strcmp(state, "running") == 0, "status %ld: "
+	    "expected state running, got %s", id, state ? state : "(none)");
+	cr_assert_eq(h_jint(st, "id", -1), id, "status: expected id %ld, got "
+	    "%lld", id, h_jint(st, "id", -1));
+	cr_assert_str_eq(h_jstr(st, "kind") ? h_jstr(st, "kind") : "", "exec",
+	    "status: expected kind exec");
+	cr_assert_gt(pid, 0, "status %ld: expected a pid, got %d", id, pid);
+	cr_assert(!h_pid_gone(pid), "status pid %d is not alive", pid);
+	{
+		char comm[64];
+
+		h_pid_comm(pid, comm, sizeof(comm));
+		cr_assert_str_eq(comm, "sleep", "status pid %d: expected the "
+		    "program (sleep), got %s", pid, comm);
+	}
+	json_decref(st);
+
+	/* human status mentions running */
+	cr_assert_eq(h_cli(&r, H_ARGS("status", ids)), 0, "dbgctl status %s: "
+	    "exit %d (stderr: %s)", ids, r.code, r.err);
+	cr_assert(strstr(r.out, "running") != NULL, "dbgctl status %s: "
+	    "expected 'running' in:\n%s", ids, r.out);
+	h_res_free(&r);
+
+	/* stop: returns 0, the process is gone at once, exit.signal 15. */
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
+	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
+	h_res_free(&r);
+	errno = 0;
+	cr_assert(h_pid_gone(pid), "after stop: kill(%d, 0) expected ESRCH, "
+	    "got %s (state %c)", pid, errno ? strerror(errno) : "success",
+	    h_pid_state(pid));
+	st = h_status(id);
+	state = h_jstr(st, "state");
+	cr_assert(state && strcmp(state, "exited") == 0, "status after stop: "
+	    "expected state exited, got %s", state ? state : "(none)");
+	cr_assert_eq(h_jint(st, "exit.signal", -1), SIGTERM, "status after "
+	    "stop: expected exit.signal 15, got %lld (exit.code %lld)",
+	    h_jint(st, "exit.signal", -1), h_jint(st, "exit.code", -1));
+	json_decref(st);
+}
+
+/* A program that exits on its own with a code: status shows exit.code. */
+Test(sessions, exit_code_recorded)
+{
+	json_t *st;
+	long id;
+
+	id = h_launch_exec(NULL, H_ARGS("sh", "-c", "exit 7"));
+	st = h_wait_ended(id, H_WAIT_BOUND);
+	cr_assert_not_null(st, "session %ld (sh -c 'exit 7') did not end "
+	    "within %d ms", id, H_WAIT_BOUND);
+	cr_assert_str_eq(h_jstr(st, "state"), "exited", "expected state exited");
+	cr_assert_eq(h_jint(st, "exit.code", -1), 7, "expected exit.code 7, "
+	    "got %lld (exit.signal %lld)", h_jint(st, "exit.code", -1),
+	    h_jint(st, "exit.signal", -1));
+	cr_assert_eq(h_jint(st, "exit.signal", -1), -1, "expected no "
+	    "exit.signal, got %lld", h_jint(st, "exit.signal", -1));
+	json_decref(st);
+}
+
+/* A program killed by a signal: status shows exit.signal. */
+Test(sessions, exit_signal_recorded)
+{
+	json_t *st;
+	long id;
+
+	id = h_launch_exec(NULL, H_ARGS("sh", "-c", "kill -KILL $$"));
+	st = h_wait_ended(id, H_WAIT_BOUND);
+	cr_assert_not_null(st, "session %ld (sh -c 'kill -KILL $$') did not "
+	    "end within %d ms", id, H_WAIT_BOUND);
+	cr_assert_str_eq(h_jstr(st, "state"), "exited", "expected state exited");
+	cr_assert_eq(h_jint(st, "exit.signal", -1), SIGKILL, "expected "
+	    "exit.signal 9, got %lld (exit.code %lld)",
+	    h_jint(st, "exit.signal", -1), h_jint(st, "exit.code", -1));
+	json_decref(st);
+}
+
+/* launch --wait exits with the session's status (code, or 128+signal). */
+Test(sessions, launch_wait_status)
+{
+	struct h_res r;
+
+	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--wait", "--", "sh",
+	    "-c", "exit 7"));
+	cr_assert_eq(r.code, 7, "dbgctl launch --wait -- sh -c 'exit 7': "
+	    "expected exit 7, got %d (stderr: %s)", r.code, r.err);
+	h_res_free(&r);
+	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--wait", "--", "sh",
+	    "-c", "kill -KILL $$"));
+	cr_assert_eq(r.code, 128 + SIGKILL, "dbgctl launch --wait -- sh -c "
+	    "'kill -KILL $$': expected exit 137, got %d (stderr: %s)", r.code,
+	    r.err);
+	h_res_free(&r);
+}
+
+/* stop ends a tree that double-forks and setsids: nothing left, no zombie. */
+Test(sessions, stop_kills_escaped_tree)
+{
+	char m[96], ids[32], report[4096];
+	struct h_snap snap;
+	struct h_res r;
+	long id;
+	int left;
+
+	h_new_marker("DBGI_TREE", m, sizeof(m));
+	id = h_launch_exec(m, H_ARGS("sh", "-c", ESCAPING_TREE));
+	wait_procs(m, "sleep", 4);
+	h_snap_take(&snap, m);
+	cr_assert_geq(snap.n, 5, "expected the keeper and 4 sleeps (at least 5 "
+	    "processes) carrying %s, got %d", m, snap.n);
+	cr_assert(has_own_session(&snap, "sleep"), "test setup: no sleep of "
+	    "the tree runs in a session of its own (setsid)");
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", idstr(id, ids, sizeof(ids)))), 0,
+	    "dbgctl stop %s: expected exit 0, got %d (stderr: %s)", ids,
+	    r.code, r.err);
+	h_res_free(&r);
+	/* Checked at once: stop returns only when everything is gone. */
+	left = h_leftovers(&snap, m, false, report, sizeof(report));
+	cr_assert_eq(left, 0, "right after stop returned, expected no process "
+	    "of the session, got %d: %s", left, report);
+}
+
+/* Shared body: a session ignoring SIGTERM is SIGKILLed at the stop timeout. */
+static void
+escalation(bool per_launch)
+{
+	char m[96], ids[32], report[4096];
+	struct h_snap snap;
+	struct h_res r;
+	json_t *st;
+	double t0, dt;
+	pid_t pid;
+	long id;
+	int left;
+
+	h_new_marker("DBGI_TERM", m, sizeof(m));
+	if (per_launch) {
+		char *end;
+
+		h_cli(&r, H_ARGS("launch", "--kind", "exec", "--stop-timeout",
+		    "1500", "--env", m, "--", "sh", "-c", IGNORES_TERM));
+		cr_assert_eq(r.code, 0, "dbgctl launch --stop-timeout 1500: "
+		    "expected exit 0, got %d (stderr: %s)", r.code, r.err);
+		id = strtol(r.out, &end, 10);
+		cr_assert_gt(id, 0, "launch: expected an id, got \"%s\"", r.out);
+		h_res_free(&r);
+	} else {
+		id = h_launch_exec(m, H_ARGS("sh", "-c", IGNORES_TERM));
+	}
+	st = h_status(id);
+	pid = (pid_t)h_jint(st, "pid", -1);
+	json_decref(st);
+	cr_assert_gt(pid, 0, "status: expected a pid");
+	cr_assert(h_wait_for(ignores_term, &pid, H_WAIT_BOUND), "pid %d never "
+	    "ignored SIGTERM", pid);
+	h_snap_take(&snap, m);
+	idstr(id, ids, sizeof(ids));
+	t0 = h_now();
+	if (per_launch)
+		h_cli(&r, H_ARGS("stop", ids));
+	else
+		h_cli(&r, H_ARGS("stop", "--timeout", "1500", ids));
+	dt = h_now() - t0;
+	cr_assert_eq(r.code, 0, "dbgctl stop %s: expected exit 0, got %d "
+	    "(stderr: %s)", ids, r.code, r.err);
+	h_res_free(&r);
+	cr_assert(dt >= 1.4 && dt <= 4.0, "stop of a session ignoring SIGTERM "
+	    "with a 1500 ms timeout: expected 1.4 s <= elapsed <= 4 s, got "
+	    "%.3f s", dt);
+	left = h_leftovers(&snap, m, false, report, sizeof(report));
+	cr_assert_eq(left, 0, "after stop: expected no process of the session, "
+	    "got %d: %s", left, report);
+	st = h_status(id);
+	cr_assert_eq(h_jint(st, "exit.signal", -1), SIGKILL, "expected "
+	    "exit.signal 9 after the timeout, got %lld (exit.code %lld)",
+	    h_jint(st, "exit.signal", -1), h_jint(st, "exit.code", -1));
+	json_decref(st);
+}
+
+/* launch --stop-timeout 1500: stop escalates to SIGKILL after 1.5 s. */
+Test(sessions, stop_timeout_from_launch)
+{
+	escalation(true);
+}
+
+/* stop --timeout 1500 overrides the session's 5 s default. */
+Test(sessions, stop_timeout_from_stop)
+{
+	escalation(false);
+}
+
+/* A launched program holds exactly fds 0, 1, 2, all on one pty slave. */
+Test(sessions, program_fds_are_012_on_pty)
+{
+	char (*t)[PATH_MAX] = calloc(64, PATH_MAX);
+	char list[2048] = "";
+	int fds[64], n, i;
+	size_t o = 0;
+	json_t *st;
+	pid_t pid;
+	long id;
+
+	id = h_launch_exec(NULL, H_ARGS("sleep", "100"));
+	st = h_status(id);
+	pid = (pid_t)h_jint(st, "pid", -1);
+	json_decref(st);
+	cr_assert_gt(pid, 0, "status: expected a pid");
+	n = h_fds(pid, fds, t, 64);
+	for (i = 0; i < n; i++)
+		o += (size_t)snprintf(list + o, sizeof(list) - o, "%d->%s ",
+		    fds[i], t[i]);
+	cr_assert_eq(n, 3, "/proc/%d/fd: expected exactly 0 1 2, got %d fds: %s",
+	    pid, n, list);
+	for (i = 0; i < 3; i++) {
+		cr_assert_eq(fds[i], i, "/proc/%d/fd: expected 0 1 2, got %s",
+		    pid, list);
+		cr_assert(strncmp(t[i], "/dev/pts/", 9) == 0, "/proc/%d/fd/%d: "
+		    "expected a /dev/pts/N, got %s", pid, i, t[i]);
+		cr_assert_str_eq(t[i], t[0], "fds 0 1 2 expected on one pty: %s",
+		    list);
+	}
+	free(t);
+}
+
+/* Assert a session of `seq 1 2000` ended and its log file holds every line. */
+static void
+assert_seq_log(long id)
+{
+	char path[PATH_MAX], *log;
+	json_t *st;
+	size_t len;
+
+	st = h_wait_ended(id, H_WAIT_BOUND);
+	cr_assert_not_null(st, "session %ld (seq 1 2000) did not end within "
+	    "%d ms", id, H_WAIT_BOUND);
+	cr_assert_eq(h_jint(st, "exit.code", -1), 0, "seq: expected exit.code "
+	    "0, got %lld", h_jint(st, "exit.code", -1));
+	snprintf(path, sizeof(path), "%s/sessions/%ld.log", H->state, id);
+	if (h_jstr(st, "log") != NULL)
+		cr_assert_str_eq(h_jstr(st, "log"), path, "status log: expected "
+		    "%s, got %s", path, h_jstr(st, "log"));
+	json_decref(st);
+	log = h_read_file(path, &len);
+	cr_assert_not_null(log, "%s: cannot read", path);
+	assert_counted_lines(log, 2000, path);
+	free(log);
+}
+
+/*
+ * 2000 lines printed at once all reach the log file and `dbgctl logs` by
+ * the time status says exited (several sessions, as losing the tail is a race).
+ */
+Test(sessions, output_2000_lines_in_log)
+{
+	struct h_res r;
+	char ids[32];
+	long id[8];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		id[i] = h_launch_exec(NULL, H_ARGS("seq", "1", "2000"));
+	for (i = 0; i < 8; i++)
+		assert_seq_log(id[i]);
+	idstr(id[0], ids, sizeof(ids));
+	cr_assert_eq(h_cli(&r, H_ARGS("logs", ids)), 0, "dbgctl logs %s: "
+	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
+	assert_counted_lines(r.out, 2000, "dbgctl logs");
+	h_res_free(&r);
+
+	cr_assert_eq(h_cli(&r, H_ARGS("logs", "-n", "3", ids)), 0, "dbgctl "
+	    "logs -n 3 %s: exit %d (stderr: %s)", ids, r.code, r.err);
+	{
+		char *lines[8];
+		int n = split_lines(r.out, lines, 8);
+
+		cr_assert_eq(n, 3, "dbgctl logs -n 3: expected 3 lines, got %d",
+		    n);
+		cr_assert_str_eq(lines[0], "1998", "logs -n 3: first line");
+		cr_assert_str_eq(lines[2], "2000", "logs -n 3: last line");
+	}
+	h_res_free(&r);
+}
+
+/* A second stop returns 0 and the same exit record. */
+Test(sessions, stop_is_idempotent)
+{
+	json_t *a, *b, *sa, *sb;
+	char ids[32], *da, *db;
+	long id;
+
+	id = h_launch_exec(NULL, H_ARGS("sleep", "100"));
+	idstr(id, ids, sizeof(ids));
+	a = h_cli_json(H_ARGS("stop", ids));
+	b = h_cli_json(H_ARGS("stop", ids));
+	sa = json_array_get(json_object_get(a, "sessions"), 0);
+	sb = json_array_get(json_object_get(b, "sessions"), 0);
+	cr_assert_not_null(sa, "first stop: expected {\"sessions\":[...]}");
+	cr_assert_not_null(sb, "second stop: expected {\"sessions\":[...]}");
+	cr_assert_eq(h_jint(sa, "exit.signal", -1), SIGTERM, "first stop: "
+	    "expected exit.signal 15, got %lld", h_jint(sa, "exit.signal", -1));
+	da = json_dumps(json_object_get(sa, "exit"), JSON_SORT_KEYS);
+	db = json_dumps(json_object_get(sb, "exit"), JSON_SORT_KEYS);
+	cr_assert(da && db && strcmp(da, db) == 0, "second stop: expected the "
+	    "same exit record %s, got %s", da ? da : "null", db ? db : "null");
+	cr_assert(h_jstr(sa, "ended_at") && h_jstr(sb, "ended_at") &&
+	    strcmp(h_jstr(sa, "ended_at"), h_jstr(sb, "ended_at")) == 0,
+	    "second stop: expected the same ended_at, got %s vs %s",
+	    h_jstr(sa, "ended_at") ? h_jstr(sa, "ended_at") : "null",
+	    h_jstr(sb, "ended_at") ? h_jstr(sb, "ended_at") : "null");
+	free(da);
+	free(db);
+	json_decref(a);
+	json_decref(b);
+}
+
+/* stop --all returns only once every process of every session is gone. */
+Test(sessions, stop_all_waits_for_everything)
+{
+	char m[96], report[4096];
+	struct h_snap snap;
+	struct h_res r;
+	json_t *l, *s;
+	size_t i;
+	pid_t pid;
+	long id;
+	int left;
+
+	h_new_marker("DBGI_ALL", m, sizeof(m));
+	for (i = 0; i < 3; i++)
+		h_launch_exec(m, H_ARGS("sh", "-c", ESCAPING_TREE));
+	id = h_launch_exec(m, H_ARGS("sh", "-c", IGNORES_TERM));
+	wait_procs(m, "sleep", 12);
+	l = h_status(id);
+	pid = (pid_t)h_jint(l, "pid", -1);
+	json_decref(l);
+	cr_assert(h_wait_for(ignores_term, &pid, H_WAIT_BOUND), "pid %d never "
+	    "ignored SIGTERM", pid);
+	h_snap_take(&snap, m);
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", "--timeout", "1000", "--all")), 0,
+	    "dbgctl stop --all: expected exit 0, got %d (stderr: %s)", r.code,
+	    r.err);
+	h_res_free(&r);
+	left = h_leftovers(&snap, m, false, report, sizeof(report));
+	cr_assert_eq(left, 0, "right after stop --all returned, expected no "
+	    "process of any session, got %d: %s", left, report);
+	l = h_cli_json(H_ARGS("list"));
+	cr_assert_eq(json_array_size(json_object_get(l, "sessions")), 4,
+	    "list: expected 4 sessions, got %zu",
+	    json_array_size(json_object_get(l, "sessions")));
+	json_array_foreach(json_object_get(l, "sessions"), i, s)
+		cr_assert_str_eq(h_jstr(s, "state") ? h_jstr(s, "state") : "",
+		    "exited", "list after stop --all: session %lld state",
+		    h_jint(s, "id", -1));
+	json_decref(l);
+}
+
+/* Predicate: `dbgctl logs ID` holds the gdb prompt. */
+static bool
+has_gdb_prompt(void *arg)
+{
+	struct h_res r;
+	bool ok;
+
+	h_cli(&r, H_ARGS("logs", (const char *)arg));
+	ok = r.code == 0 && strstr(r.out, "(gdb)") != NULL;
+	h_res_free(&r);
+	return ok;
+}
+
+/* A gdb console session: gdb runs, prompts, and stop ends it. */
+Test(sessions, gdb_console)
+{
+	char ids[32], exe[PATH_MAX], link[64], m[96], report[4096];
+	struct h_snap snap;
+	struct h_res r;
+	const char *state;
+	int left;
+	json_t *st;
+	ssize_t n;
+	pid_t pid;
+	long id;
+
+	h_new_marker("DBGI_GDB", m, sizeof(m));
+	h_cli(&r, H_ARGS("launch", "--kind", "gdb", "--env", m, "--",
+	    "/bin/true"));
+	cr_assert_eq(r.code, 0, "dbgctl launch --kind gdb -- /bin/true: "
+	    "expected exit 0, got %d (stderr: %s)", r.code, r.err);
+	id = strtol(r.out, NULL, 10);
+	cr_assert_gt(id, 0, "launch: expected an id, got \"%s\"", r.out);
+	h_res_free(&r);
+	idstr(id, ids, sizeof(ids));
+
+	st = h_status(id);
+	state = h_jstr(st, "state");
+	cr_assert(state && strcmp(state, "running") == 0, "status: expected "
+	    "running, got %s", state ? state : "(none)");
+	pid = (pid_t)h_jint(st, "pid", -1);
+	json_decref(st);
+	cr_assert_gt(pid, 0, "status: expected a pid");
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	cr_assert(n > 0 && strcmp(strrchr(exe, '/') ? strrchr(exe, '/') + 1 :
+	    exe, "gdb") == 0, "status pid %d: expected gdb, got exe %s", pid,
+	    exe);
+
+	cr_assert(h_wait_for(has_gdb_prompt, ids, H_WAIT_BOUND), "dbgctl logs "
+	    "%s: no \"(gdb)\" prompt within %d ms", ids, H_WAIT_BOUND);
+	h_snap_take(&snap, m);
+
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
+	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
+	h_res_free(&r);
+	errno = 0;
+	cr_assert(h_pid_gone(pid), "after stop: kill(%d, 0) expected ESRCH, "
+	    "got %s", pid, errno ? strerror(errno) : "success");
+	left = h_leftovers(&snap, m, false, report, sizeof(report));
+	cr_assert_eq(left, 0, "after stop of the gdb session, expected no "
+	    "process of it, got %d: %s", left, report);
+}
