@@ -421,6 +421,12 @@ method_pipe(struct conn *c, struct rpc_request *req)
 		method_fail(c, req, &err, NULL);
 		return;
 	}
+	if (!s->transport.enabled) {
+		rpc_error_set(&err, RPC_NOT_SUPPORTED, "session %lu was "
+		    "launched without --transport", s->id);
+		method_fail(c, req, &err, NULL);
+		return;
+	}
 	if (s->transport.raw != NULL) {
 		rpc_error_set(&err, RPC_LIMIT, "session %lu is already piped",
 		    s->id);

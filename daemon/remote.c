@@ -101,7 +101,11 @@ remote_mi_result(struct session *s, unsigned long token, const char *cls,
 		remote_ready(s);
 		return;
 	}
-	snprintf(why, sizeof why, "cannot connect to %s: %s", s->remote,
-	    msg != NULL ? msg : cls);
+	/* gdb's message usually names the address already. */
+	if (msg != NULL && strstr(msg, s->remote) != NULL)
+		snprintf(why, sizeof why, "cannot connect: %s", msg);
+	else
+		snprintf(why, sizeof why, "cannot connect to %s: %s",
+		    s->remote, msg != NULL ? msg : cls);
 	remote_failed(s, RPC_NOT_READY, why);
 }

@@ -248,7 +248,7 @@ conn_line(void *arg, char *line, size_t len)
 	}
 	method_dispatch(c, &req);
 	rpc_request_free(&req);
-	return c->closing || c->finishing;
+	return c->closing || c->finishing || c->raw != NULL;
 }
 
 /* Give libuv a buffer for the next read; the framer copies what it keeps. */
@@ -265,14 +265,16 @@ conn_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 
 /* A bridged client's bytes go to the target; its EOF becomes the target's. */
 static void
-conn_raw_read(struct conn *c, ssize_t nread, const uv_buf_t *buf)
+conn_raw_read(struct conn *c, ssize_t nread, const char *data)
 {
 	if (nread < 0) {
 		uv_read_stop((uv_stream_t *)&c->pipe);
 		transport_eof(c->raw);
 		return;
 	}
-	if (transport_write(c->raw, buf->base, nread) != 0) {
+	if (nread == 0)
+		return;
+	if (transport_write(c->raw, data, nread) != 0) {
 		/* The target stopped reading for good; drop the rest. */
 		return;
 	}
@@ -289,11 +291,12 @@ conn_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 	struct conn		*c = st->data;
 	struct rpc_error	 err;
 	char			 msg[128];
+	int			 rv;
 
 	if (nread == 0)
 		return;
 	if (c->raw != NULL) {
-		conn_raw_read(c, nread, buf);
+		conn_raw_read(c, nread, buf->base);
 		return;
 	}
 	if (nread < 0) {
@@ -306,8 +309,12 @@ conn_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 		conn_finish(c);
 		return;
 	}
-	if (frame_feed(&c->frame, buf->base, nread, conn_line, c) !=
-	    FRAME_OVERFLOW)
+	rv = frame_feed(&c->frame, buf->base, nread, conn_line, c);
+	/* What follows a pipe request in the same read is already raw. */
+	if (rv != FRAME_OVERFLOW && c->raw != NULL)
+		conn_raw_read(c, nread - c->frame.used,
+		    buf->base + c->frame.used);
+	if (rv != FRAME_OVERFLOW)
 		return;
 	snprintf(msg, sizeof msg, "request line exceeds %d bytes", FRAME_MAX);
 	rpc_error_set(&err, RPC_LIMIT, "%s", msg);

@@ -156,7 +156,9 @@ session_proc_exited(struct proc *pr)
 {
 	struct session *s = pr->s;
 
-	if (pr == &s->server && !session_ended(s)) {
+	/* A server ending while the session runs is the session's end. */
+	if (pr == &s->server &&
+	    (s->state == S_STARTING || s->state == S_RUNNING)) {
 		if (pr->exit_signal != 0)
 			session_fail(s, 0, "the server %s was killed by signal "
 			    "%d", pr->exec_name, pr->exit_signal);
@@ -179,7 +181,7 @@ session_proc_gone(struct proc *pr)
 	struct session *s = pr->s;
 
 	if (pr == &s->main && s->server.keeper_live)
-		proc_stop(&s->server, s->stop_ms > 0 ? s->stop_ms :
+		proc_stop(&s->server, s->stop_ms >= 0 ? s->stop_ms :
 		    s->stop_timeout);
 	if (pr == &s->server)
 		gdbserver_close(s);
@@ -313,9 +315,16 @@ session_check_params(json_t *params, const char **kind, json_t **argv,
 	    &t, err) != 0 ||
 	    rpc_param_bool(params, "transport", &transport, err) != 0)
 		return -1;
+	if (*argv != NULL && json_array_size(*argv) == 0)
+		*argv = NULL;
 	if (be->server && server == NULL && *argv == NULL) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "a gdbserver session "
 		    "needs a PROGRAM or a \"server\" command");
+		return -1;
+	}
+	if (remote != NULL && strcmp(*kind, "remote") != 0) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"remote\" belongs "
+		    "to remote sessions (kind \"remote\")");
 		return -1;
 	}
 	if (!be->server && (server != NULL ||
@@ -443,6 +452,7 @@ session_create(json_t *params, struct rpc_error *err)
 	s->stop_timeout = json_is_integer(v) ? json_integer_value(v) :
 	    STOP_TIMEOUT_DEFAULT;
 	s->started_at = daemon_now();
+	s->stop_ms = -1;
 	TAILQ_INSERT_TAIL(&dmn.sessions, s, entry);
 	log_info("session %lu: launching %s %s", s->id, kind,
 	    s->remote != NULL ? s->remote :

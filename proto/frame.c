@@ -109,9 +109,12 @@ frame_feed(struct frame *f, const char *data, size_t len, frame_line_cb cb,
 		n = f->len;
 		f->buf[n] = '\0';
 		f->len = 0;
-		if ((rv = cb(arg, f->buf, n)) != 0)
+		if ((rv = cb(arg, f->buf, n)) != 0) {
+			f->used = p - data;
 			return rv;
+		}
 	}
+	f->used = len;
 	if (f->len == 0 && f->cap > FRAME_KEEP_CAP) {
 		free(f->buf);
 		f->buf = NULL;

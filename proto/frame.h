@@ -13,6 +13,7 @@ struct frame {
 	size_t	 cap;
 	size_t	 max;		/* content limit, FRAME_MAX unless testing */
 	int	 dead;		/* a line overflowed; every later feed fails */
+	size_t	 used;		/* bytes the last feed consumed (a stop leaves the rest) */
 };
 
 /*

@@ -467,10 +467,13 @@ Test(frame, callback_stops_feed)
 	cr_assert_eq(frame_test_feed(&f, "a\nb\nc\nd\n", &g), 42);
 	cr_assert_eq(g.n, 2, "no line after the stop");
 	frame_assert_line(&g, 1, "b");
+	cr_assert_eq(f.used, 4, "used %zu: the rest \"c\\nd\\n\" is the "
+	    "caller's", f.used);
 	cr_assert_not(f.dead);
 	/* The framer stays usable; the unconsumed rest is not replayed. */
 	g.stop_at = 0;
 	cr_assert_eq(frame_test_feed(&f, "e\n", &g), 0);
+	cr_assert_eq(f.used, 2, "a whole feed is used");
 	cr_assert_eq(g.n, 3);
 	frame_assert_line(&g, 2, "e");
 	frame_got_free(&g);
