@@ -273,6 +273,53 @@ client_call(struct client *c, const char *method, json_t *params)
 	return NULL;
 }
 
+/*
+ * Send a request after which the connection carries raw bytes (pipe,
+ * attach). The reply line is read a byte at a time so that nothing raw is
+ * read with it. Returns the result, or NULL after an error (in c->error).
+ */
+json_t *
+client_raw_call(struct client *c, const char *method, json_t *params)
+{
+	json_t	*id, *msg, *reply, *result, *error;
+	char	 line[65536], *out;
+	size_t	 len = 0, outlen;
+	ssize_t	 n;
+
+	if (c->fd == -1)
+		client_connect(c);
+	id = json_integer(c->next_id++);
+	msg = rpc_request_new(id, method, params);
+	json_decref(id);
+	if (msg == NULL || (out = rpc_dump(msg, &outlen)) == NULL)
+		client_fatal("%s: cannot build the request", method);
+	json_decref(msg);
+	client_send(c, out, outlen);
+	free(out);
+	while (len < sizeof line - 1) {
+		n = read(c->fd, line + len, 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			client_fatal("lost connection to the daemon");
+		if (line[len++] == '\n')
+			break;
+	}
+	line[len] = '\0';
+	if ((reply = json_loads(line, 0, NULL)) == NULL)
+		client_fatal("reply from the daemon not understood");
+	if ((result = json_object_get(reply, "result")) != NULL) {
+		json_incref(result);
+		json_decref(reply);
+		return result;
+	}
+	if (!json_is_object(error = json_object_get(reply, "error")))
+		client_fatal("reply from the daemon not understood");
+	client_error_set(c, method, error);
+	json_decref(reply);
+	return NULL;
+}
+
 /* Print the last error reply and return the exit status it calls for. */
 int
 client_error(struct client *c)

@@ -23,6 +23,7 @@ enum {
 	OPT_CONNECT_TIMEOUT,
 	OPT_WAIT,
 	OPT_TRANSPORT,
+	OPT_ATTACH,
 	OPT_TIMEOUT,
 	OPT_ALL,
 };
@@ -93,9 +94,9 @@ cmd_launch_cwd(json_t *params, const char *dir)
 	return rv;
 }
 
-/* The exit status a launch --wait ends with, from the ended session. */
-static int
-cmd_launch_status(json_t *session)
+/* The exit status a launch --wait (or attach) ends with, from the ended session. */
+int
+cmd_session_status(json_t *session)
 {
 	const char	*state, *error;
 	json_t		*rec, *code, *sig;
@@ -130,8 +131,20 @@ cmd_launch_wait(struct client *c, json_int_t id)
 		return client_error(c);
 	if (c->json)
 		cmd_print_json(session);
-	rv = cmd_launch_status(session);
+	rv = cmd_session_status(session);
 	json_decref(session);
+	return rv;
+}
+
+/* Attach to the launched session id; exit with its status when it ends. */
+static int
+cmd_launch_attach(struct client *c, json_int_t id)
+{
+	json_t	*ref = json_integer(id);
+	int	 rv;
+
+	rv = cmd_attach_session(c, ref, 0x1c);
+	json_decref(ref);
 	return rv;
 }
 
@@ -154,6 +167,7 @@ cmd_launch_options(const struct cmd_entry *self, int argc, char **argv,
 		    OPT_CONNECT_TIMEOUT },
 		{ "wait", no_argument, NULL, OPT_WAIT },
 		{ "transport", no_argument, NULL, OPT_TRANSPORT },
+		{ "attach", no_argument, NULL, OPT_ATTACH },
 		CMD_HELP_OPTION,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -220,10 +234,19 @@ cmd_launch_options(const struct cmd_entry *self, int argc, char **argv,
 			    json_integer(ms));
 			break;
 		case OPT_WAIT:
+			if (*wait == 2)
+				return cmd_usage(self, "--attach and --wait "
+				    "exclude each other");
 			*wait = 1;
 			break;
 		case OPT_TRANSPORT:
 			json_object_set_new(params, "transport", json_true());
+			break;
+		case OPT_ATTACH:
+			if (*wait == 1)
+				return cmd_usage(self, "--attach and --wait "
+				    "exclude each other");
+			*wait = 2;
 			break;
 		case 'x':
 			cmd_launch_command(params, optarg);
@@ -268,11 +291,13 @@ cmd_launch(const struct cmd_entry *self, struct client *c, int argc,
 	id = json_integer_value(json_object_get(session, "id"));
 	if (c->json && !wait)
 		cmd_print_json(session);
-	else if (!c->json) {
+	else if (!c->json && wait != 2) {
 		printf("%lld\n", (long long)id);
 		fflush(stdout);
 	}
 	json_decref(session);
+	if (wait == 2)
+		return cmd_launch_attach(c, id);
 	return wait ? cmd_launch_wait(c, id) : EXIT_OK;
 }
 

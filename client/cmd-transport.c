@@ -159,37 +159,6 @@ cmd_recv(const struct cmd_entry *self, struct client *c, int argc,
 	return EXIT_OK;
 }
 
-/* Read the reply to the pipe request byte by byte: what follows is raw. */
-static int
-transport_pipe_reply(struct client *c)
-{
-	char	 line[4096];
-	size_t	 len = 0;
-	ssize_t	 n;
-	json_t	*reply;
-
-	while (len < sizeof line - 1) {
-		n = read(c->fd, line + len, 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			client_fatal("lost connection to the daemon");
-		if (line[len++] == '\n')
-			break;
-	}
-	line[len] = '\0';
-	if ((reply = json_loads(line, 0, NULL)) == NULL)
-		client_fatal("reply from the daemon not understood");
-	if (json_object_get(reply, "result") != NULL) {
-		json_decref(reply);
-		return EXIT_OK;
-	}
-	client_warn("%s", json_string_value(json_object_get(json_object_get(
-	    reply, "error"), "message")) ?: "pipe refused");
-	json_decref(reply);
-	return EXIT_FAILED;
-}
-
 /* Copy both ways between stdin/stdout and the raw socket until the target's output ends. */
 static int
 transport_pump(int sock)
@@ -257,36 +226,17 @@ int
 cmd_pipe(const struct cmd_entry *self, struct client *c, int argc,
     char **argv)
 {
-	json_t	*id, *msg;
-	char	*line;
-	size_t	 len, off = 0;
-	ssize_t	 n;
-	int	 rv;
+	json_t *result;
 
 	if (cmd_getopt_none(self, argc, argv) != 0)
 		return EXIT_USAGE;
 	if (argc - optind != 1)
 		return cmd_usage(self, "%s", argc - optind < 1 ?
 		    "missing SESSION" : "too many arguments");
-	client_connect(c);
-	id = json_integer(1);
-	msg = rpc_request_new(id, "pipe", json_pack("{s:o, s:s}", "session",
+	result = client_raw_call(c, "pipe", json_pack("{s:o, s:s}", "session",
 	    cmd_session_ref(argv[optind]), "stream", "target"));
-	json_decref(id);
-	if ((line = rpc_dump(msg, &len)) == NULL)
-		client_fatal("pipe: cannot build the request");
-	json_decref(msg);
-	while (off < len) {
-		n = send(c->fd, line + off, len - off, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			client_fatal("lost connection to the daemon: %s",
-			    strerror(errno));
-		off += n;
-	}
-	free(line);
-	if ((rv = transport_pipe_reply(c)) != EXIT_OK)
-		return rv;
+	if (result == NULL)
+		return client_error(c);
+	json_decref(result);
 	return transport_pump(c->fd);
 }

@@ -72,6 +72,7 @@ int		 client_open(struct client *);
 void		 client_connect(struct client *);
 void		 client_close(struct client *);
 json_t		*client_call(struct client *, const char *, json_t *);
+json_t		*client_raw_call(struct client *, const char *, json_t *);
 int		 client_error(struct client *);
 int		 client_daemon_path(char *, size_t);
 void		 client_fatal(const char *, ...)
@@ -97,6 +98,7 @@ int		 cmd_print_json(json_t *);
 int		 cmd_write_all(int, const void *, size_t);
 
 /* cmd-session.c */
+int		 cmd_session_status(json_t *);
 int		 cmd_launch(const struct cmd_entry *, struct client *, int,
 		    char **);
 int		 cmd_list(const struct cmd_entry *, struct client *, int,
@@ -111,6 +113,18 @@ int		 cmd_signal(const struct cmd_entry *, struct client *, int,
 /* cmd-logs.c */
 int		 cmd_logs(const struct cmd_entry *, struct client *, int,
 		    char **);
+
+/* tty.c */
+int		 tty_raw(int, int);
+void		 tty_plain(int);
+void		 tty_restore(void);
+void		 tty_leave(void);
+int		 tty_size(int, unsigned *, unsigned *);
+
+/* cmd-attach.c */
+int		 cmd_attach(const struct cmd_entry *, struct client *, int,
+		    char **);
+int		 cmd_attach_session(struct client *, json_t *, int);
 
 /* cmd-transport.c */
 int		 cmd_send(const struct cmd_entry *, struct client *, int,

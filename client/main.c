@@ -23,7 +23,7 @@ static const struct cmd_entry main_commands[] = {
 	{ "launch", "[--kind gdb|lldb|gdbserver|remote|exec] [--name NAME]\n"
 	    "\t[--debugger PATH] [--remote HOST:PORT] [--server 'CMD {port}']\n"
 	    "\t[--port N] [--connect-timeout MS] [--transport] [-x CMD]...\n"
-	    "\t[--cwd DIR] [--env K=V]... [--stop-timeout MS] [--wait]\n"
+	    "\t[--cwd DIR] [--env K=V]... [--stop-timeout MS] [--attach | --wait]\n"
 	    "\t[--] PROGRAM [ARG...]", cmd_launch, CMD_AUTOSTART },
 	{ "list", "", cmd_list, CMD_AUTOSTART },
 	{ "status", "SESSION", cmd_status, CMD_AUTOSTART },
@@ -35,6 +35,7 @@ static const struct cmd_entry main_commands[] = {
 	{ "recv", "[--max N] [--timeout MS] SESSION", cmd_recv,
 	    CMD_AUTOSTART },
 	{ "pipe", "SESSION", cmd_pipe, CMD_AUTOSTART },
+	{ "attach", "[--detach-key KEY] SESSION", cmd_attach, CMD_AUTOSTART },
 	{ "ping", "", cmd_ping, 0 },
 	{ "shutdown", "[--timeout MS]", cmd_shutdown, 0 },
 	{ "version", "", cmd_version, CMD_AUTOSTART },

@@ -40,6 +40,7 @@ console_keep(struct console *c, const char *data, size_t len)
 		}
 		done += n;
 	}
+	attach_output(c->s, data, len);
 	pending_poke();
 }
 

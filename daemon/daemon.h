@@ -227,6 +227,9 @@ struct session {
 	char			*error;		/* why it failed */
 	int			 error_errno;
 
+	struct conn	       **viewers;	/* attached clients */
+	size_t			 nviewers;
+
 	double			 started_at;	/* unix time, seconds */
 	double			 ended_at;
 };
@@ -267,6 +270,17 @@ int	 gdbserver_start(struct session *, char *err, size_t errlen);
 void	 gdbserver_started(struct session *);
 void	 gdbserver_close(struct session *);
 
+/* Attached clients of a console. */
+void	 attach_add(struct session *, struct conn *, unsigned long lines);
+void	 attach_remove(struct conn *);
+void	 attach_output(struct session *, const char *, size_t);
+void	 attach_end(struct session *);
+void	 attach_input(struct conn *, const char *, size_t);
+int	 attach_resize(struct session *, unsigned rows, unsigned cols,
+	    bool redraw);
+/* Console lines replayed to a client when it attaches. */
+#define ATTACH_REPLAY_LINES 200
+
 /* A client connection. */
 struct conn {
 	TAILQ_ENTRY(conn)	 entry;
@@ -278,6 +292,7 @@ struct conn {
 	bool			 finishing;	/* flushing before close */
 	bool			 closing;
 	struct transport	*raw;		/* bridged to a target by pipe */
+	struct session		*viewing;	/* attached to this console */
 	bool			 raw_paused;	/* target input is backed up */
 	bool			 paused;	/* a write waits for room */
 };

@@ -443,6 +443,68 @@ method_pipe(struct conn *c, struct rpc_request *req)
 	conn_go_raw(c, &s->transport);
 }
 
+/* attach: the connection becomes the console's, raw both ways. */
+static void
+method_attach(struct conn *c, struct rpc_request *req)
+{
+	struct rpc_error	 err;
+	struct session		*s;
+	long long		 lines = ATTACH_REPLAY_LINES;
+
+	if ((s = session_find(json_object_get(req->params, "session"),
+	    &err)) == NULL ||
+	    rpc_param_int(req->params, "lines", false, 0, 100000, &lines,
+	    &err) != 0) {
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	if (s->state != S_RUNNING) {
+		rpc_error_set(&err, RPC_NOT_RUNNING, "session %lu is %s",
+		    s->id, session_state_name(s->state));
+		method_fail(c, req, &err, json_pack("{s:o}", "session",
+		    session_json(s)));
+		return;
+	}
+	if (c->npending > 0 || req->id == NULL || c->raw != NULL) {
+		rpc_error_set(&err, RPC_INVALID_REQUEST, "attach must be the "
+		    "only request in flight on its connection");
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	conn_reply(c, req->id, json_pack("{s:b, s:I}", "raw", 1, "session",
+	    (json_int_t)s->id));
+	attach_add(s, c, lines);
+}
+
+/* resize: the console's window size, with a forced redraw if asked. */
+static void
+method_resize(struct conn *c, struct rpc_request *req)
+{
+	struct rpc_error	 err;
+	struct session		*s;
+	long long		 rows = 0, cols = 0;
+	bool			 redraw = false;
+
+	if ((s = session_find(json_object_get(req->params, "session"),
+	    &err)) == NULL ||
+	    rpc_param_int(req->params, "rows", true, 1, 65535, &rows,
+	    &err) != 0 ||
+	    rpc_param_int(req->params, "cols", true, 1, 65535, &cols,
+	    &err) != 0 ||
+	    rpc_param_bool(req->params, "redraw", &redraw, &err) != 0) {
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	if (session_ended(s) || attach_resize(s, rows, cols, redraw) != 0) {
+		rpc_error_set(&err, RPC_NOT_RUNNING, "session %lu has no "
+		    "console", s->id);
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	conn_reply(c, req->id, json_pack("{s:I, s:I}", "rows",
+	    (json_int_t)rows, "cols", (json_int_t)cols));
+}
+
 /* shutdown: stop every session, answer, then exit. */
 static void
 method_shutdown(struct conn *c, struct rpc_request *req)
@@ -480,6 +542,8 @@ static const struct {
 	{ "read", method_read, true },
 	{ "write", method_write, true },
 	{ "pipe", method_pipe, true },
+	{ "attach", method_attach, true },
+	{ "resize", method_resize, true },
 	{ "shutdown", method_shutdown, true },
 };
 

@@ -38,6 +38,7 @@ conn_close(struct conn *c)
 	if (c->raw != NULL)
 		transport_detach(c->raw);
 	c->raw = NULL;
+	attach_remove(c);
 	pending_forget_conn(c);
 	uv_close((uv_handle_t *)&c->pipe, conn_free_cb);
 }
@@ -248,7 +249,8 @@ conn_line(void *arg, char *line, size_t len)
 	}
 	method_dispatch(c, &req);
 	rpc_request_free(&req);
-	return c->closing || c->finishing || c->raw != NULL;
+	return c->closing || c->finishing || c->raw != NULL ||
+	    c->viewing != NULL;
 }
 
 /* Give libuv a buffer for the next read; the framer copies what it keeps. */
@@ -267,6 +269,11 @@ conn_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 static void
 conn_raw_read(struct conn *c, ssize_t nread, const char *data)
 {
+	if (nread < 0 && c->viewing != NULL) {
+		/* A viewer that stops sending has detached. */
+		conn_finish(c);
+		return;
+	}
 	if (nread < 0) {
 		uv_read_stop((uv_stream_t *)&c->pipe);
 		transport_eof(c->raw);
@@ -274,6 +281,10 @@ conn_raw_read(struct conn *c, ssize_t nread, const char *data)
 	}
 	if (nread == 0)
 		return;
+	if (c->viewing != NULL) {
+		attach_input(c, data, nread);
+		return;
+	}
 	if (transport_write(c->raw, data, nread) != 0) {
 		/* The target stopped reading for good; drop the rest. */
 		return;
@@ -295,7 +306,7 @@ conn_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 
 	if (nread == 0)
 		return;
-	if (c->raw != NULL) {
+	if (c->raw != NULL || c->viewing != NULL) {
 		conn_raw_read(c, nread, buf->base);
 		return;
 	}
@@ -311,7 +322,7 @@ conn_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 	}
 	rv = frame_feed(&c->frame, buf->base, nread, conn_line, c);
 	/* What follows a pipe request in the same read is already raw. */
-	if (rv != FRAME_OVERFLOW && c->raw != NULL)
+	if (rv != FRAME_OVERFLOW && (c->raw != NULL || c->viewing != NULL))
 		conn_raw_read(c, nread - c->frame.used,
 		    buf->base + c->frame.used);
 	if (rv != FRAME_OVERFLOW)

@@ -87,6 +87,7 @@ session_check_done(struct session *s)
 		session_fail(s, 0, "the %s's keeper ended unexpectedly",
 		    s->main.role);
 	s->ended_at = daemon_now();
+	attach_end(s);
 	console_close(&s->console);
 	console_close(&s->server_console);
 	transport_finish(&s->transport);

@@ -1,0 +1,236 @@
+/* attach: the user's terminal on a session's console, both ways. */
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dbgctl.h"
+
+/* Ctrl-\ detaches unless --detach-key says otherwise. */
+#define ATTACH_DETACH_KEY 0x1c
+
+/* One attached terminal: the raw console connection and a control one. */
+struct attach {
+	struct client	*c;		/* control: resize, status */
+	struct client	 raw;		/* the console stream */
+	json_t		*session;	/* the reference, as given */
+	int		 tty;		/* stdin is a terminal in raw mode */
+	int		 key;		/* detach key, -1 for none */
+	int		 events[2];	/* signal handlers -> loop */
+	int		 in_eof;
+};
+
+/* Parse a detach key: ^X, C-x, a single character, or "none". */
+static int
+attach_parse_key(const char *s)
+{
+	if (strcmp(s, "none") == 0)
+		return -1;
+	if (s[0] == '^' && s[1] != '\0' && s[2] == '\0')
+		return s[1] == '?' ? 0x7f : (s[1] & 0x1f);
+	if ((s[0] == 'C' || s[0] == 'c') && s[1] == '-' && s[2] != '\0' &&
+	    s[3] == '\0')
+		return s[2] & 0x1f;
+	if (s[0] != '\0' && s[1] == '\0')
+		return (unsigned char)s[0];
+	return -2;
+}
+
+/* Send the terminal's size; redraw forces the program to repaint. */
+static void
+attach_resize(struct attach *a, int redraw)
+{
+	unsigned	 rows, cols;
+	json_t		*r;
+
+	if (!a->tty || tty_size(STDIN_FILENO, &rows, &cols) != 0)
+		return;
+	r = client_call(a->c, "resize", json_pack("{s:O, s:i, s:i, s:b}",
+	    "session", a->session, "rows", rows, "cols", cols, "redraw",
+	    redraw));
+	json_decref(r);
+}
+
+/* Pass typed bytes on; the detach key ends the attach. Returns 1 to detach. */
+static int
+attach_input(struct attach *a)
+{
+	char	 buf[4096], *key;
+	ssize_t	 n;
+	size_t	 len;
+
+	n = read(STDIN_FILENO, buf, sizeof buf);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n <= 0) {
+		/* No more input: keep showing the console until it ends. */
+		a->in_eof = 1;
+		return 0;
+	}
+	len = n;
+	key = a->key >= 0 ? memchr(buf, a->key, len) : NULL;
+	if (key != NULL)
+		len = key - buf;
+	if (len > 0 && cmd_write_all(a->raw.fd, buf, len) != 0)
+		return 0;	/* the console is gone; its EOF follows */
+	return key != NULL;
+}
+
+/* Handle what the signal handlers reported. */
+static void
+attach_events(struct attach *a)
+{
+	char	what[64];
+	ssize_t	n, i;
+	int	redraw = 0, resize = 0;
+
+	n = read(a->events[0], what, sizeof what);
+	for (i = 0; i < n; i++) {
+		if (what[i] == 'c')
+			redraw = 1;
+		resize = 1;
+	}
+	if (resize)
+		attach_resize(a, redraw);
+}
+
+/*
+ * Copy console output to stdout and stdin to the console until the session
+ * ends (1) or the user detaches (0).
+ */
+static int
+attach_loop(struct attach *a)
+{
+	struct pollfd	pfd[3];
+	char		buf[65536];
+	ssize_t		n;
+
+	for (;;) {
+		pfd[0].fd = a->in_eof ? -1 : STDIN_FILENO;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = a->raw.fd;
+		pfd[1].events = POLLIN;
+		pfd[2].fd = a->events[0];
+		pfd[2].events = POLLIN;
+		if (poll(pfd, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return 1;
+		}
+		if (pfd[2].revents != 0)
+			attach_events(a);
+		if (pfd[0].revents != 0 && attach_input(a))
+			return 0;
+		if (pfd[1].revents == 0)
+			continue;
+		n = read(a->raw.fd, buf, sizeof buf);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			return 1;
+		if (cmd_write_all(STDOUT_FILENO, buf, n) != 0)
+			return 1;
+	}
+}
+
+/* The attach is over: the session's status, or why it ended. */
+static int
+attach_finish(struct attach *a, int ended)
+{
+	json_t	*s;
+	int	 rv;
+
+	if (!ended) {
+		if (json_is_integer(a->session))
+			fprintf(stderr, "\n[detached from session %lld]\n",
+			    (long long)json_integer_value(a->session));
+		else
+			fprintf(stderr, "\n[detached from session %s]\n",
+			    json_string_value(a->session));
+		return EXIT_OK;
+	}
+	/* The console closed: the session ended, or the daemon went away. */
+	s = client_call(a->c, "wait", json_pack("{s:O, s:i}", "session",
+	    a->session, "timeout", 10000));
+	if (s == NULL)
+		return client_error(a->c);
+	rv = cmd_session_status(s);
+	json_decref(s);
+	return rv;
+}
+
+/*
+ * Attach this terminal (or, without one, stdin and stdout) to the console
+ * of session; returns the exit status.
+ */
+int
+cmd_attach_session(struct client *c, json_t *session, int key)
+{
+	struct attach	 a;
+	json_t		*r;
+	int		 rv, ended;
+
+	memset(&a, 0, sizeof a);
+	a.c = c;
+	a.session = session;
+	a.key = key;
+	client_init(&a.raw, c->socket_arg, c->json);
+	a.raw.autostart = 0;
+	if ((r = client_raw_call(&a.raw, "attach", json_pack("{s:O}",
+	    "session", session))) == NULL) {
+		if (strcmp(a.raw.error.kind, "not_running") != 0)
+			return client_error(&a.raw);
+		/* Already over: report how it ended, as a finished attach would. */
+		return attach_finish(&a, 1);
+	}
+	json_decref(r);
+	if (pipe2(a.events, O_CLOEXEC | O_NONBLOCK) != 0)
+		client_fatal("pipe: %s", strerror(errno));
+	a.tty = isatty(STDIN_FILENO) && tty_raw(STDIN_FILENO, a.events[1]) == 0;
+	if (!a.tty)
+		tty_plain(a.events[1]);
+	attach_resize(&a, 1);
+	ended = attach_loop(&a);
+	tty_leave();
+	client_close(&a.raw);
+	rv = attach_finish(&a, ended);
+	return rv;
+}
+
+/* attach [--detach-key KEY] SESSION: this terminal on the session's console. */
+int
+cmd_attach(const struct cmd_entry *self, struct client *c, int argc,
+    char **argv)
+{
+	static const struct option longopts[] = {
+		{ "detach-key", required_argument, NULL, 'k' },
+		CMD_HELP_OPTION,
+		{ NULL, 0, NULL, 0 }
+	};
+	json_t	*session;
+	int	 ch, key = ATTACH_DETACH_KEY, rv;
+
+	while ((ch = cmd_getopt(self, argc, argv, "+k:h", longopts)) != -1) {
+		if (ch == 'k' && (key = attach_parse_key(optarg)) == -2)
+			return cmd_usage(self, "bad --detach-key: %s (use ^X, "
+			    "C-x, one character or none)", optarg);
+	}
+	if (argc - optind != 1)
+		return cmd_usage(self, "%s", argc - optind < 1 ?
+		    "missing SESSION" : "too many arguments");
+	if (!isatty(STDIN_FILENO)) {
+		client_warn("attach needs a terminal on stdin (to script a "
+		    "console, use launch --attach with a pipe, or write/logs)");
+		return EXIT_FAILED;
+	}
+	session = cmd_session_ref(argv[optind]);
+	rv = cmd_attach_session(c, session, key);
+	json_decref(session);
+	return rv;
+}

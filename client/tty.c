@@ -1,0 +1,149 @@
+/* The user's terminal while attached: raw mode, and restored on every path. */
+#include <sys/ioctl.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "dbgctl.h"
+
+/*
+ * Signal handlers must reach the saved modes, so they live here, written
+ * only before the handlers are installed and read by async-signal-safe code.
+ */
+static struct {
+	struct termios	saved;
+	int		fd;		/* the terminal, -1 when not raw */
+	int		notify;		/* write end of the event pipe */
+} tty = { .fd = -1, .notify = -1 };
+
+static const int tty_fatal[] = { SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGSEGV,
+    SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS };
+
+/* Put the saved modes back; safe inside a signal handler. */
+void
+tty_restore(void)
+{
+	if (tty.fd != -1)
+		tcsetattr(tty.fd, TCSADRAIN, &tty.saved);
+}
+
+/* Raw mode from the saved modes; safe inside a signal handler. */
+static void
+tty_enter_raw(void)
+{
+	struct termios raw = tty.saved;
+
+	cfmakeraw(&raw);
+	raw.c_cc[VMIN] = 1;
+	raw.c_cc[VTIME] = 0;
+	tcsetattr(tty.fd, TCSADRAIN, &raw);
+}
+
+/* Tell the main loop about an event without doing its work here. */
+static void
+tty_notify(char what)
+{
+	int saved = errno;
+
+	if (tty.notify != -1)
+		(void)write(tty.notify, &what, 1);
+	errno = saved;
+}
+
+/* Restore the terminal, then die of the same signal as if never caught. */
+static void
+tty_fatal_handler(int sig)
+{
+	tty_restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* ^Z from outside: restore, stop; raw again with a redraw when continued. */
+static void
+tty_stop_handler(int sig)
+{
+	(void)sig;
+	tty_restore();
+	signal(SIGTSTP, SIG_DFL);
+	raise(SIGTSTP);
+	/* Here only once continued. */
+	signal(SIGTSTP, tty_stop_handler);
+	if (tty.fd != -1)
+		tty_enter_raw();
+	tty_notify('c');
+}
+
+/* The window changed: the main loop sends the new size. */
+static void
+tty_winch_handler(int sig)
+{
+	(void)sig;
+	tty_notify('w');
+}
+
+/* Install the handlers; events reach the main loop through notify. */
+static void
+tty_handlers(int notify)
+{
+	struct sigaction	sa;
+	size_t			i;
+
+	tty.notify = notify;
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = tty_fatal_handler;
+	for (i = 0; i < sizeof tty_fatal / sizeof *tty_fatal; i++)
+		sigaction(tty_fatal[i], &sa, NULL);
+	sa.sa_handler = tty_stop_handler;
+	sigaction(SIGTSTP, &sa, NULL);
+	sa.sa_handler = tty_winch_handler;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGWINCH, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+/* Save fd's modes, catch the signals that must restore them, go raw. */
+int
+tty_raw(int fd, int notify)
+{
+	if (tcgetattr(fd, &tty.saved) != 0)
+		return -1;
+	tty.fd = fd;
+	tty_handlers(notify);
+	tty_enter_raw();
+	return 0;
+}
+
+/* Watch the signals without a terminal to restore (no tty on stdin). */
+void
+tty_plain(int notify)
+{
+	tty_handlers(notify);
+}
+
+/* Leave raw mode for good. */
+void
+tty_leave(void)
+{
+	tty_restore();
+	tty.fd = -1;
+}
+
+/* The terminal's size; 0 if fd is not a terminal. */
+int
+tty_size(int fd, unsigned *rows, unsigned *cols)
+{
+	struct winsize ws;
+
+	if (ioctl(fd, TIOCGWINSZ, &ws) != 0 || ws.ws_row == 0 ||
+	    ws.ws_col == 0)
+		return -1;
+	*rows = ws.ws_row;
+	*cols = ws.ws_col;
+	return 0;
+}
