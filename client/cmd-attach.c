@@ -156,6 +156,7 @@ attach_finish(struct attach *a, int ended)
 		return EXIT_OK;
 	}
 	/* The console closed: the session ended, or the daemon went away. */
+	a->c->autostart = 0;
 	s = client_call(a->c, "wait", json_pack("{s:O, s:i}", "session",
 	    a->session, "timeout", 10000));
 	if (s == NULL)

@@ -15,6 +15,7 @@
  */
 static struct {
 	struct termios	saved;
+	struct termios	raw;		/* made before any handler can need it */
 	int		fd;		/* the terminal, -1 when not raw */
 	int		notify;		/* write end of the event pipe */
 } tty = { .fd = -1, .notify = -1 };
@@ -30,16 +31,11 @@ tty_restore(void)
 		tcsetattr(tty.fd, TCSADRAIN, &tty.saved);
 }
 
-/* Raw mode from the saved modes; safe inside a signal handler. */
+/* Raw mode; safe inside a signal handler. */
 static void
 tty_enter_raw(void)
 {
-	struct termios raw = tty.saved;
-
-	cfmakeraw(&raw);
-	raw.c_cc[VMIN] = 1;
-	raw.c_cc[VTIME] = 0;
-	tcsetattr(tty.fd, TCSADRAIN, &raw);
+	tcsetattr(tty.fd, TCSADRAIN, &tty.raw);
 }
 
 /* Tell the main loop about an event without doing its work here. */
@@ -113,6 +109,10 @@ tty_raw(int fd, int notify)
 {
 	if (tcgetattr(fd, &tty.saved) != 0)
 		return -1;
+	tty.raw = tty.saved;
+	cfmakeraw(&tty.raw);
+	tty.raw.c_cc[VMIN] = 1;
+	tty.raw.c_cc[VTIME] = 0;
 	tty.fd = fd;
 	tty_handlers(notify);
 	tty_enter_raw();
