@@ -85,19 +85,6 @@ console_drain(struct console *c)
 	console_eof(c);
 }
 
-/* Give libuv a buffer for the master's next read. */
-static void
-console_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
-{
-	static char	chunk[CONSOLE_CHUNK];
-
-	(void)h;
-	(void)hint;
-	/* The loop is single-threaded and read_cb consumes it at once. */
-	buf->base = chunk;
-	buf->len = sizeof chunk;
-}
-
 /* Take output from the master; at EOF or EIO drain the rest by hand. */
 static void
 console_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
@@ -157,7 +144,7 @@ console_open(struct console *c, struct session *s, const char *logpath,
 		return -1;
 	}
 	c->owned = true;
-	uv_read_start((uv_stream_t *)&c->pipe, console_alloc_cb,
+	uv_read_start((uv_stream_t *)&c->pipe, daemon_alloc_cb,
 	    console_read_cb);
 	c->reading = true;
 	return 0;

@@ -1,21 +1,8 @@
 /* The daemon context and its orderly exit. */
-#include <sys/stat.h>
-
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
-#include <libutil.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "config.h"
 #include "daemon.h"
-#include "paths.h"
 
 struct daemon dmn;
 
@@ -76,4 +63,19 @@ daemon_watch_signals(void)
 	uv_signal_start(&dmn.sigterm, daemon_signal_cb, SIGTERM);
 	uv_signal_init(dmn.loop, &dmn.sigint);
 	uv_signal_start(&dmn.sigint, daemon_signal_cb, SIGINT);
+}
+
+/*
+ * Give libuv the loop's one read buffer: every read callback consumes (or
+ * copies) what it got before returning, so one buffer serves them all.
+ */
+void
+daemon_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+	static char	chunk[65536];
+
+	(void)h;
+	(void)hint;
+	buf->base = chunk;
+	buf->len = sizeof chunk;
 }

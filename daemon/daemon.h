@@ -362,6 +362,7 @@ void	 server_close(void);
 void	 daemon_shutdown(long long timeout_ms);
 void	 daemon_check_shutdown(void);
 void	 daemon_watch_signals(void);
+void	 daemon_alloc_cb(uv_handle_t *, size_t, uv_buf_t *);
 double	 daemon_now(void);
 
 /* The one daemon context. */

@@ -58,18 +58,6 @@ mi_line(void *arg, char *line, size_t len)
 	return 0;
 }
 
-/* Give libuv a buffer for the MI master. */
-static void
-mi_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
-{
-	static char	chunk[65536];
-
-	(void)h;
-	(void)hint;
-	buf->base = chunk;
-	buf->len = sizeof chunk;
-}
-
 /* Split MI output into records. */
 static void
 mi_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
@@ -115,7 +103,7 @@ mi_open(struct mi *m, struct session *s, char *err, size_t errlen)
 		goto fail;
 	}
 	m->open = true;
-	uv_read_start((uv_stream_t *)&m->pipe, mi_alloc_cb, mi_read_cb);
+	uv_read_start((uv_stream_t *)&m->pipe, daemon_alloc_cb, mi_read_cb);
 	return 0;
 fail:
 	snprintf(err, errlen, "MI pty: %s", strerror(errno));

@@ -186,18 +186,6 @@ proc_line(void *arg, char *line, size_t len)
 	return 0;
 }
 
-/* Give libuv a buffer for the control channel. */
-static void
-proc_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
-{
-	static char	chunk[1024];
-
-	(void)h;
-	(void)hint;
-	buf->base = chunk;
-	buf->len = sizeof chunk;
-}
-
 /* Read the keeper's reports; EOF means it is gone or going. */
 static void
 proc_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
@@ -295,6 +283,6 @@ proc_spawn(struct proc *pr, char **argv, char *err, size_t errlen)
 	pr->keeper_pid = pr->keeper.pid;
 	pr->ctl_open = true;
 	frame_init(&pr->ctl_frame, 4096);
-	uv_read_start((uv_stream_t *)&pr->ctl, proc_alloc_cb, proc_read_cb);
+	uv_read_start((uv_stream_t *)&pr->ctl, daemon_alloc_cb, proc_read_cb);
 	return 0;
 }

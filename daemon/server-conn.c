@@ -8,7 +8,6 @@
 
 #include "daemon.h"
 
-static void	conn_alloc_cb(uv_handle_t *, size_t, uv_buf_t *);
 static void	conn_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
 
 /* One queued reply. */
@@ -155,7 +154,7 @@ conn_raw_resume(struct conn *c)
 	if (!c->raw_paused || c->closing || c->finishing)
 		return;
 	c->raw_paused = false;
-	uv_read_start((uv_stream_t *)&c->pipe, conn_alloc_cb, conn_read_cb);
+	uv_read_start((uv_stream_t *)&c->pipe, daemon_alloc_cb, conn_read_cb);
 }
 
 /* Read no more requests while one of this client's writes waits for room. */
@@ -175,7 +174,7 @@ conn_resume(struct conn *c)
 	if (!c->paused || c->closing || c->finishing)
 		return;
 	c->paused = false;
-	uv_read_start((uv_stream_t *)&c->pipe, conn_alloc_cb, conn_read_cb);
+	uv_read_start((uv_stream_t *)&c->pipe, daemon_alloc_cb, conn_read_cb);
 }
 
 /* From now on the connection carries the target's bytes both ways. */
@@ -251,18 +250,6 @@ conn_line(void *arg, char *line, size_t len)
 	rpc_request_free(&req);
 	return c->closing || c->finishing || c->raw != NULL ||
 	    c->viewing != NULL;
-}
-
-/* Give libuv a buffer for the next read; the framer copies what it keeps. */
-static void
-conn_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
-{
-	static char	chunk[65536];
-
-	(void)h;
-	(void)hint;
-	buf->base = chunk;
-	buf->len = sizeof chunk;
 }
 
 /* A bridged client's bytes go to the target; its EOF becomes the target's. */
@@ -381,5 +368,5 @@ conn_accept(uv_stream_t *server)
 		conn_finish(c);
 		return;
 	}
-	uv_read_start((uv_stream_t *)&c->pipe, conn_alloc_cb, conn_read_cb);
+	uv_read_start((uv_stream_t *)&c->pipe, daemon_alloc_cb, conn_read_cb);
 }

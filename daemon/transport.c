@@ -14,7 +14,6 @@ struct transport_write {
 	char		*data;
 };
 
-static void	transport_alloc_cb(uv_handle_t *, size_t, uv_buf_t *);
 static void	transport_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
 static void	transport_close_input(struct transport *);
 
@@ -37,21 +36,9 @@ transport_resume(struct transport *t)
 	if (t->raw != NULL ? conn_write_queue(t->raw) > TRANSPORT_MAX :
 	    t->len >= TRANSPORT_MAX)
 		return;
-	uv_read_start((uv_stream_t *)&t->out, transport_alloc_cb,
+	uv_read_start((uv_stream_t *)&t->out, daemon_alloc_cb,
 	    transport_read_cb);
 	t->reading = true;
-}
-
-/* Give libuv a buffer for the next read of target output. */
-static void
-transport_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
-{
-	static char	chunk[65536];
-
-	(void)h;
-	(void)hint;
-	buf->base = chunk;
-	buf->len = sizeof chunk;
 }
 
 /* Keep target output for readers, or pass it straight to a piped client. */
