@@ -161,16 +161,40 @@ backend_gdb_argv(struct session *s, char *err, size_t errlen)
 }
 
 /*
- * lldb: -O settings before the file is loaded (the transport), -o commands
- * after it, and the program with its arguments after "--", which lldb
- * passes without a shell.
+ * Append str in lldb double quotes: lldb's interpreter substitutes `...`
+ * even inside quotes, so backticks are escaped along with \ and ".
+ */
+static void
+backend_lldb_quote(char **buf, size_t *len, const char *str)
+{
+	size_t		 at = *len;
+	const char	*p;
+
+	if ((*buf = realloc(*buf, *len + strlen(str) * 2 + 4)) == NULL)
+		log_fatal("out of memory");
+	(*buf)[at++] = ' ';
+	(*buf)[at++] = '"';
+	for (p = str; *p != '\0'; p++) {
+		if (*p == '\\' || *p == '"' || *p == '`')
+			(*buf)[at++] = '\\';
+		(*buf)[at++] = *p;
+	}
+	(*buf)[at++] = '"';
+	(*buf)[at] = '\0';
+	*len = at;
+}
+
+/*
+ * lldb: -O settings before the file is loaded (the transport), the
+ * arguments set by us (lldb's own "--" handling leaves backticks live),
+ * then the -o commands; lldb launches the target without a shell.
  */
 static char **
 backend_lldb_argv(struct session *s, char *err, size_t errlen)
 {
 	struct backend_av	 av = { 0 };
-	char			 set[96];
-	size_t			 i;
+	char			 set[96], *args;
+	size_t			 i, len;
 
 	(void)err;
 	(void)errlen;
@@ -186,14 +210,24 @@ backend_lldb_argv(struct session *s, char *err, size_t errlen)
 		backend_push(&av, "-O");
 		backend_push(&av, set);
 	}
+	if (json_array_size(s->argv) > 1) {
+		if ((args = strdup("settings set -- target.run-args")) == NULL)
+			log_fatal("out of memory");
+		len = strlen(args);
+		for (i = 1; i < json_array_size(s->argv); i++)
+			backend_lldb_quote(&args, &len,
+			    json_string_value(json_array_get(s->argv, i)));
+		backend_push(&av, "-o");
+		backend_push(&av, args);
+		free(args);
+	}
 	for (i = 0; i < json_array_size(s->commands); i++) {
 		backend_push(&av, "-o");
 		backend_push(&av,
 		    json_string_value(json_array_get(s->commands, i)));
 	}
 	backend_push(&av, "--");
-	for (i = 0; i < json_array_size(s->argv); i++)
-		backend_push(&av, json_string_value(json_array_get(s->argv, i)));
+	backend_push(&av, json_string_value(json_array_get(s->argv, 0)));
 	return av.v;
 }
 
