@@ -162,3 +162,22 @@ Test(state, running_cannot_skip_stopping, .signal = SIGABRT)
 	session_set_state(&s, S_RUNNING);
 	session_set_state(&s, S_EXITED);
 }
+
+Test(backend, lldb_escapes_what_its_interpreter_would_expand)
+{
+	struct session	  s;
+	char		**av, err[64];
+
+	fill_session(&s, "lldb", json_pack("[s, s, s]", "./fw", "`touch x`",
+	    "a\\\"b"));
+	json_array_clear(s.commands);
+	av = s.backend->argv(&s, err, sizeof err);
+	cr_assert_str_eq(av[0], "lldb");
+	cr_assert_str_eq(av[1], "-o");
+	cr_assert_str_eq(av[2], "settings set -- target.run-args "
+	    "\"\\`touch x\\`\" \"a\\\\\\\"b\"");
+	cr_assert_str_eq(av[3], "--");
+	cr_assert_str_eq(av[4], "./fw");
+	cr_assert_null(av[5]);
+	backend_argv_free(av);
+}
