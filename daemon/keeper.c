@@ -13,13 +13,10 @@
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
-#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -34,76 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef __dead
-#define __dead __attribute__((__noreturn__))
-#endif
-
-#define KEEPER_CTL_FD		3
-#define KEEPER_MAX_KEEP		32
-#define KEEPER_LINE_MAX		256
-#define KEEPER_MAX_MS		86400000LL
-#define KEEPER_DEFAULT_MS	5000
-#define KEEPER_TICK_NS		(50 * 1000000LL)
-#define KEEPER_MS_NS		1000000LL
-
-/* Where the child failed before exec, as reported through the error pipe. */
-enum keeper_stage {
-	KEEPER_STAGE_SETUP,
-	KEEPER_STAGE_CHDIR,
-	KEEPER_STAGE_EXEC
-};
-
-/* What the keeper is doing to its descendants. */
-enum keeper_phase {
-	KEEPER_RUN,		/* supervising */
-	KEEPER_TERM,		/* SIGTERM sent, SIGKILL at the deadline */
-	KEEPER_KILL		/* SIGKILL every tick until no child is left */
-};
-
-/* The message the child writes to the error pipe when it cannot exec. */
-struct keeper_err {
-	int	stage;
-	int	error;
-};
-
-/* One process seen in /proc. */
-struct keeper_proc {
-	pid_t			pid;
-	pid_t			ppid;
-	unsigned long long	start;
-	int			desc;
-};
-
-/* Everything the keeper knows. */
-struct keeper {
-	const char		 *cwd;
-	char			**argv;
-	int			  keep[KEEPER_MAX_KEEP];
-	size_t			  nkeep;
-	int			  stdio[2];	/* fds to become 0 and 1, or -1 */
-	long long		  stop_ms;
-
-	pid_t			  self;
-	pid_t			  ppid;
-	int			  ctl;
-	int			  sfd;
-	int			  errfd;
-
-	pid_t			  main_pid;
-	int			  main_reaped;
-	int			  quiet;	/* "failed" sent: no "exit" */
-
-	enum keeper_phase	  phase;
-	int64_t			  deadline;
-
-	char			  line[KEEPER_LINE_MAX];
-	size_t			  linelen;
-	int			  discard;
-
-	struct keeper_proc	 *procs;
-	size_t			  nprocs;
-	size_t			  procscap;
-};
+#include "keeper.h"
 
 static const char *keeper_stages[] = { "setup", "chdir", "exec" };
 
@@ -226,48 +154,6 @@ keeper_parse_args(struct keeper *k, int argc, char **argv)
 	k->argv = argv + i;
 }
 
-/* Sort a short array of fds in place. */
-static void
-keeper_sort_fds(int *v, size_t n)
-{
-	size_t	i, j;
-	int	fd;
-
-	for (i = 1; i < n; i++) {
-		fd = v[i];
-		for (j = i; j > 0 && v[j - 1] > fd; j--)
-			v[j] = v[j - 1];
-		v[j] = fd;
-	}
-}
-
-/* Close every fd from lo to hi inclusive. */
-static void
-keeper_close_range(int lo, int hi)
-{
-	int	fd;
-
-	if (close_range(lo, hi, 0) == 0)
-		return;
-	for (fd = lo; fd <= hi; fd++)
-		close(fd);
-}
-
-/* Close every fd from "from" up except the sorted fds in keep. */
-static void
-keeper_close_except(const int *keep, size_t n, int from)
-{
-	size_t	i;
-
-	for (i = 0; i < n; i++) {
-		if (keep[i] > from)
-			keeper_close_range(from, keep[i] - 1);
-		if (keep[i] >= from)
-			from = keep[i] + 1;
-	}
-	closefrom(from);
-}
-
 /* Check the inherited fds and drop everything the keeper was not promised. */
 static void
 keeper_setup_fds(struct keeper *k)
@@ -287,8 +173,8 @@ keeper_setup_fds(struct keeper *k)
 		if (fcntl(k->keep[i], F_GETFD) == -1)
 			keeper_fail(k, "setup", errno, 1);
 	}
-	keeper_sort_fds(k->keep, k->nkeep);
-	keeper_close_except(k->keep, k->nkeep, KEEPER_CTL_FD + 1);
+	child_sort_fds(k->keep, k->nkeep);
+	child_close_except(k->keep, k->nkeep, KEEPER_CTL_FD + 1);
 }
 
 /* Fill set with the signals the keeper takes through its signalfd. */
@@ -348,97 +234,6 @@ keeper_setup_session(struct keeper *k)
 		keeper_fail(k, "setup", errno, 1);
 }
 
-/* In the child: report why it could not exec and exit. */
-static __dead void
-keeper_child_fail(int errfd, enum keeper_stage stage)
-{
-	struct keeper_err	e;
-
-	e.stage = stage;
-	e.error = errno;
-	(void)!write(errfd, &e, sizeof e);
-	_exit(127);
-}
-
-/*
- * In the child: restore default dispositions and an empty signal mask.  glibc
- * refuses to touch its own real-time signals (32, 33), which may have been
- * inherited ignored, so those go straight to the kernel: an all-zero kernel
- * sigaction is SIG_DFL with no flags and an empty mask on every arch.
- */
-static void
-keeper_child_signals(void)
-{
-	struct sigaction	sa;
-	unsigned long		ksa[8];
-	sigset_t		set;
-	int			sig;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_DFL;
-	sigemptyset(&sa.sa_mask);
-	memset(ksa, 0, sizeof ksa);
-	for (sig = 1; sig < NSIG; sig++) {
-		if (sigaction(sig, &sa, NULL) == 0 || errno != EINVAL)
-			continue;
-		if (sig != SIGKILL && sig != SIGSTOP)
-			(void)syscall(SYS_rt_sigaction, sig, ksa, NULL,
-			    (NSIG - 1) / 8);
-	}
-	sigemptyset(&set);
-	sigprocmask(SIG_SETMASK, &set, NULL);
-}
-
-/* In the child: close every fd but 0-2, the kept ones and the error pipe. */
-static int
-keeper_child_fds(struct keeper *k, int errfd)
-{
-	int	keep[KEEPER_MAX_KEEP + 1];
-	size_t	i;
-
-	for (i = 0; i < k->nkeep; i++) {
-		if (fcntl(k->keep[i], F_SETFD, 0) == -1)
-			return -1;
-		keep[i] = k->keep[i];
-	}
-	keep[i++] = errfd;
-	keeper_sort_fds(keep, i);
-	keeper_close_except(keep, i, KEEPER_CTL_FD);
-	return 0;
-}
-
-/* In the child: put the transport pipes on stdin and stdout if asked to. */
-static int
-keeper_child_stdio(struct keeper *k)
-{
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		if (k->stdio[i] == -1)
-			continue;
-		if (dup2(k->stdio[i], i) == -1 || close(k->stdio[i]) == -1)
-			return -1;
-	}
-	return 0;
-}
-
-/* In the child: join a new foreground process group and exec the program. */
-static __dead void
-keeper_child(struct keeper *k, int errfd)
-{
-	if (setpgid(0, 0) != 0)
-		keeper_child_fail(errfd, KEEPER_STAGE_SETUP);
-	if (tcsetpgrp(STDIN_FILENO, getpid()) != 0)
-		keeper_child_fail(errfd, KEEPER_STAGE_SETUP);
-	if (k->cwd != NULL && chdir(k->cwd) != 0)
-		keeper_child_fail(errfd, KEEPER_STAGE_CHDIR);
-	if (keeper_child_fds(k, errfd) != 0 || keeper_child_stdio(k) != 0)
-		keeper_child_fail(errfd, KEEPER_STAGE_SETUP);
-	keeper_child_signals();
-	execvp(k->argv[0], k->argv);
-	keeper_child_fail(errfd, KEEPER_STAGE_EXEC);
-}
-
 /* Put the child in its own foreground group unless it has moved on. */
 static void
 keeper_foreground(pid_t pid)
@@ -462,7 +257,7 @@ keeper_spawn(struct keeper *k)
 		keeper_fail(k, "fork", errno, 0);
 	if (pid == 0) {
 		close(fds[0]);
-		keeper_child(k, fds[1]);
+		child_exec(k, fds[1]);
 	}
 	close(fds[1]);
 	for (i = 0; i < k->nkeep; i++)
@@ -473,168 +268,12 @@ keeper_spawn(struct keeper *k)
 	keeper_foreground(pid);
 }
 
-/* Read the parent pid and the start time of pid from /proc/PID/stat. */
-static int
-keeper_read_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
-{
-	char			 path[64], buf[1024], *p, *end;
-	unsigned long long	 v = 0;
-	ssize_t			 n;
-	int			 fd, field;
-
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY|O_CLOEXEC)) == -1)
-		return -1;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ' || p[2] == '\0')
-		return -1;
-	p += 3;				/* past ") " and the state */
-	for (field = 4; field <= 22; field++) {
-		v = strtoull(p, &end, 10);
-		if (end == p)
-			return -1;
-		if (field == 4)
-			*ppid = (pid_t)v;
-		p = end;
-	}
-	*start = v;
-	return 0;
-}
-
-/* Append one process to the table; a full table just drops it. */
-static void
-keeper_add_proc(struct keeper *k, pid_t pid)
-{
-	struct keeper_proc	*p;
-	size_t			 cap;
-
-	if (k->nprocs == k->procscap) {
-		cap = k->procscap == 0 ? 256 : k->procscap * 2;
-		p = reallocarray(k->procs, cap, sizeof *p);
-		if (p == NULL)
-			return;
-		k->procs = p;
-		k->procscap = cap;
-	}
-	p = &k->procs[k->nprocs];
-	p->pid = pid;
-	p->desc = 0;
-	if (keeper_read_stat(pid, &p->ppid, &p->start) == 0)
-		k->nprocs++;
-}
-
-/* Compare two process entries by pid, for qsort and bsearch. */
-static int
-keeper_cmp_proc(const void *a, const void *b)
-{
-	const struct keeper_proc	*pa = a, *pb = b;
-
-	return (pa->pid > pb->pid) - (pa->pid < pb->pid);
-}
-
-/* Load every process of the system into the table, sorted by pid. */
-static void
-keeper_scan(struct keeper *k)
-{
-	struct dirent	*de;
-	const char	*errstr;
-	DIR		*d;
-	pid_t		 pid;
-
-	k->nprocs = 0;
-	if ((d = opendir("/proc")) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		pid = (pid_t)strtonum(de->d_name, 1, INT_MAX, &errstr);
-		if (errstr == NULL && pid != k->self)
-			keeper_add_proc(k, pid);
-	}
-	closedir(d);
-	qsort(k->procs, k->nprocs, sizeof *k->procs, keeper_cmp_proc);
-}
-
-/* Return the table entry of pid, or NULL. */
-static struct keeper_proc *
-keeper_find(struct keeper *k, pid_t pid)
-{
-	struct keeper_proc	key;
-
-	memset(&key, 0, sizeof key);
-	key.pid = pid;
-	return bsearch(&key, k->procs, k->nprocs, sizeof *k->procs,
-	    keeper_cmp_proc);
-}
-
-/* Mark every entry whose ancestry leads to the keeper; return how many. */
-static size_t
-keeper_mark(struct keeper *k)
-{
-	struct keeper_proc	*p, *parent;
-	size_t			 i, n = 0;
-	int			 changed;
-
-	do {
-		changed = 0;
-		for (i = 0; i < k->nprocs; i++) {
-			p = &k->procs[i];
-			if (p->desc)
-				continue;
-			parent = keeper_find(k, p->ppid);
-			if (p->ppid != k->self && (parent == NULL ||
-			    !parent->desc))
-				continue;
-			p->desc = 1;
-			changed = 1;
-			n++;
-		}
-	} while (changed);
-	return n;
-}
-
-/*
- * Signal one process through a pidfd, sure it is the one that was scanned;
- * SIGTERM is followed by SIGCONT so that a stopped process can act on it.
- */
-static void
-keeper_signal_one(struct keeper_proc *p, int sig)
-{
-	unsigned long long	start;
-	pid_t			ppid;
-	int			fd;
-
-	if ((fd = pidfd_open(p->pid, 0)) == -1) {
-		if (errno != ENOSYS)
-			return;
-		(void)kill(p->pid, sig);
-		if (sig == SIGTERM)
-			(void)kill(p->pid, SIGCONT);
-		return;
-	}
-	if (keeper_read_stat(p->pid, &ppid, &start) == 0 && start == p->start) {
-		(void)pidfd_send_signal(fd, sig, NULL, 0);
-		if (sig == SIGTERM)
-			(void)pidfd_send_signal(fd, SIGCONT, NULL, 0);
-	}
-	close(fd);
-}
-
 /* Send sig to every live descendant of the keeper. */
 static void
 keeper_signal_all(struct keeper *k, int sig)
 {
-	size_t	i;
-
-	keeper_scan(k);
-	if (keeper_mark(k) == 0 && !k->main_reaped)
+	if (tree_signal(&k->tree, k->self, sig) == 0 && !k->main_reaped)
 		(void)kill(k->main_pid, sig);	/* no /proc: at least main */
-	for (i = 0; i < k->nprocs; i++) {
-		if (k->procs[i].desc)
-			keeper_signal_one(&k->procs[i], sig);
-	}
 }
 
 /* Start killing everything now: SIGKILL at once and at every tick. */
@@ -890,6 +529,6 @@ main(int argc, char **argv)
 	keeper_setup_session(&k);
 	keeper_spawn(&k);
 	keeper_loop(&k);
-	free(k.procs);
+	tree_free(&k.tree);
 	return 0;
 }
