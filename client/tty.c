@@ -64,10 +64,12 @@ tty_stop_handler(int sig)
 {
 	(void)sig;
 	tty_restore();
-	signal(SIGTSTP, SIG_DFL);
-	raise(SIGTSTP);
+	/*
+	 * SIGSTOP, not a re-raised SIGTSTP: that one would stay blocked in
+	 * this handler, and is discarded in an orphaned process group.
+	 */
+	raise(SIGSTOP);
 	/* Here only once continued. */
-	signal(SIGTSTP, tty_stop_handler);
 	if (tty.fd != -1)
 		tty_enter_raw();
 	tty_notify('c');
