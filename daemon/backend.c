@@ -196,8 +196,15 @@ backend_lldb_argv(struct session *s, char *err, size_t errlen)
 	char			 set[96], *args;
 	size_t			 i, len;
 
-	(void)err;
-	(void)errlen;
+	/* One command line per -o: lldb would split an argument at a newline. */
+	for (i = 1; i < json_array_size(s->argv); i++) {
+		if (strpbrk(json_string_value(json_array_get(s->argv, i)),
+		    "\n\r") != NULL) {
+			snprintf(err, errlen, "lldb cannot pass argument %zu: "
+			    "it holds a line break", i);
+			return NULL;
+		}
+	}
 	backend_push(&av, s->debugger != NULL ? s->debugger :
 	    s->backend->debugger);
 	if (s->transport.enabled) {
