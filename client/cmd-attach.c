@@ -143,8 +143,9 @@ attach_loop(struct attach *a)
 static int
 attach_finish(struct attach *a, int ended)
 {
-	json_t	*s;
-	int	 rv;
+	json_t		*s;
+	const char	*state;
+	int		 rv;
 
 	if (!ended) {
 		if (json_is_integer(a->session))
@@ -157,6 +158,17 @@ attach_finish(struct attach *a, int ended)
 	}
 	/* The console closed: the session ended, or the daemon went away. */
 	a->c->autostart = 0;
+	if ((s = client_call(a->c, "status", json_pack("{s:O}", "session",
+	    a->session))) == NULL)
+		return client_error(a->c);
+	state = json_string_value(json_object_get(s, "state"));
+	if (state != NULL && strcmp(state, "running") == 0) {
+		json_decref(s);
+		client_warn("the daemon closed this attach (output not read "
+		    "fast enough?); the session is still running");
+		return EXIT_FAILED;
+	}
+	json_decref(s);
 	s = client_call(a->c, "wait", json_pack("{s:O, s:i}", "session",
 	    a->session, "timeout", 10000));
 	if (s == NULL)

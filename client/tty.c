@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <termios.h>
 #include <unistd.h>
@@ -117,6 +118,8 @@ tty_raw(int fd, int notify)
 	tty.raw.c_cc[VTIME] = 0;
 	tty.fd = fd;
 	tty_handlers(notify);
+	/* client_fatal and every other exit() restore it too. */
+	atexit(tty_restore);
 	tty_enter_raw();
 	return 0;
 }

@@ -15,21 +15,18 @@
 static void
 attach_sane(struct session *s)
 {
-	struct termios	t;
-	tcflag_t	iflag, oflag, lflag;
+	struct termios	t, was;
 
 	if (s->console.master == -1 || tcgetattr(s->console.master, &t) != 0)
 		return;
-	iflag = t.c_iflag;
-	oflag = t.c_oflag;
-	lflag = t.c_lflag;
+	was = t;
 	t.c_iflag |= ICRNL;
 	t.c_iflag &= ~(INLCR | IGNCR | ISTRIP);
 	t.c_oflag |= OPOST | ONLCR;
 	t.c_lflag |= ISIG;
 	if (t.c_cc[VINTR] == _POSIX_VDISABLE)
 		t.c_cc[VINTR] = 0x03;
-	if (iflag == t.c_iflag && oflag == t.c_oflag && lflag == t.c_lflag)
+	if (memcmp(&was, &t, sizeof t) == 0)
 		return;
 	log_info("session %lu: restoring sane pty modes for an attach", s->id);
 	tcsetattr(s->console.master, TCSANOW, &t);
@@ -51,6 +48,9 @@ attach_add(struct session *s, struct conn *c, unsigned long lines)
 	s->viewers[s->nviewers++] = c;
 	c->viewing = s;
 	off = console_tail_offset(&s->console, lines);
+	/* The replay comes from memory, never more than the ring holds. */
+	if (size - off > RING_SIZE)
+		off = size - RING_SIZE;
 	if (size > off && (buf = malloc(size - off)) != NULL) {
 		n = console_read(&s->console, off, buf, size - off);
 		conn_send_raw(c, buf, n);
@@ -118,6 +118,21 @@ attach_input(struct conn *c, const char *data, size_t len)
 	if (s == NULL || session_ended(s))
 		return;
 	console_write(&s->console, data, len);
+	/* A pty takes input slowly: stop reading a viewer that pastes a lot. */
+	if (console_queued(&s->console) > TRANSPORT_MAX)
+		conn_pause(c);
+}
+
+/* The pty took its input: viewers may type again. */
+void
+attach_drained(struct session *s)
+{
+	size_t i;
+
+	if (console_queued(&s->console) > TRANSPORT_MAX / 2)
+		return;
+	for (i = 0; i < s->nviewers; i++)
+		conn_resume(s->viewers[i]);
 }
 
 /* Set the pty's window size; redraw forces a SIGWINCH even if it is the same. */

@@ -157,9 +157,22 @@ fail:
 static void
 console_write_cb(uv_write_t *req, int status)
 {
+	struct console *c = req->handle->data;
+
 	(void)status;
 	free(req->data);
 	free(req);
+	if (status != UV_ECANCELED)
+		attach_drained(c->s);
+}
+
+/* Bytes waiting to be written to the pty. */
+size_t
+console_queued(struct console *c)
+{
+	if (!c->owned || c->master == -1)
+		return 0;
+	return uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe);
 }
 
 /* Queue bytes for the pty, as if typed at its terminal. */

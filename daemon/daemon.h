@@ -64,6 +64,7 @@ int	 console_open(struct console *, struct session *, const char *logpath,
 	    struct console *sink, char *err, size_t errlen);
 void	 console_drain(struct console *);
 int	 console_write(struct console *, const char *, size_t);
+size_t	 console_queued(struct console *);
 void	 console_close(struct console *);
 uint64_t console_size(const struct console *);
 size_t	 console_read(struct console *, uint64_t off, char *, size_t);
@@ -276,6 +277,7 @@ void	 attach_remove(struct conn *);
 void	 attach_output(struct session *, const char *, size_t);
 void	 attach_end(struct session *);
 void	 attach_input(struct conn *, const char *, size_t);
+void	 attach_drained(struct session *);
 int	 attach_resize(struct session *, unsigned rows, unsigned cols,
 	    bool redraw);
 /* Console lines replayed to a client when it attaches. */
@@ -322,6 +324,7 @@ enum ptype {
 	P_SHUTDOWN,
 	P_READ,
 	P_WRITE,
+	P_ATTACH,
 };
 
 struct pending {

@@ -449,6 +449,7 @@ method_attach(struct conn *c, struct rpc_request *req)
 {
 	struct rpc_error	 err;
 	struct session		*s;
+	struct pending		*p;
 	long long		 lines = ATTACH_REPLAY_LINES;
 
 	if ((s = session_find(json_object_get(req->params, "session"),
@@ -458,22 +459,16 @@ method_attach(struct conn *c, struct rpc_request *req)
 		method_fail(c, req, &err, NULL);
 		return;
 	}
-	if (s->state != S_RUNNING) {
-		rpc_error_set(&err, RPC_NOT_RUNNING, "session %lu is %s",
-		    s->id, session_state_name(s->state));
-		method_fail(c, req, &err, json_pack("{s:o}", "session",
-		    session_json(s)));
-		return;
-	}
 	if (c->npending > 0 || req->id == NULL || c->raw != NULL) {
 		rpc_error_set(&err, RPC_INVALID_REQUEST, "attach must be the "
 		    "only request in flight on its connection");
 		method_fail(c, req, &err, NULL);
 		return;
 	}
-	conn_reply(c, req->id, json_pack("{s:b, s:I}", "raw", 1, "session",
-	    (json_int_t)s->id));
-	attach_add(s, c, lines);
+	/* A session still starting is attached to once it runs. */
+	p = pending_new(P_ATTACH, c, req->id, req->params);
+	pending_add_session(p, s);
+	pending_poke();
 }
 
 /* resize: the console's window size, with a forced redraw if asked. */

@@ -204,6 +204,32 @@ pending_check_write(struct pending *p)
 	pending_reply(p, json_pack("{s:I}", "written", (json_int_t)len));
 }
 
+/* An attach completes once the session runs; it fails if it never will. */
+static void
+pending_check_attach(struct pending *p)
+{
+	struct session	*s = p->sessions[0];
+	struct conn	*c = p->conn;
+	json_t		*lines;
+	char		 msg[128];
+
+	if (s->state == S_STARTING)
+		return;
+	if (s->state != S_RUNNING) {
+		snprintf(msg, sizeof msg, "session %lu is %s", s->id,
+		    session_state_name(s->state));
+		pending_fail(p, RPC_NOT_RUNNING, msg, json_pack("{s:I, s:s}",
+		    "session", (json_int_t)s->id, "state",
+		    session_state_name(s->state)));
+		return;
+	}
+	lines = json_object_get(p->params, "lines");
+	pending_reply(p, json_pack("{s:b, s:I}", "raw", 1, "session",
+	    (json_int_t)s->id));
+	attach_add(s, c, json_is_integer(lines) ?
+	    (unsigned long)json_integer_value(lines) : ATTACH_REPLAY_LINES);
+}
+
 /* See whether one request can be answered now. */
 static void
 pending_check(struct pending *p)
@@ -213,7 +239,7 @@ pending_check(struct pending *p)
 
 	/* Nobody can read these results; the others still do their work. */
 	if (p->conn == NULL && (p->type == P_LOGS || p->type == P_WAIT ||
-	    p->type == P_READ)) {
+	    p->type == P_READ || p->type == P_ATTACH)) {
 		pending_free(p);
 		return;
 	}
@@ -237,6 +263,9 @@ pending_check(struct pending *p)
 		return;
 	case P_WRITE:
 		pending_check_write(p);
+		return;
+	case P_ATTACH:
+		pending_check_attach(p);
 		return;
 	case P_SHUTDOWN:
 		if (session_live_count() == 0)
