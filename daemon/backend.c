@@ -1,4 +1,5 @@
 /* Debugger kinds as data plus hooks: how each builds the argv its keeper runs. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,22 @@ backend_lldb_quote(char **buf, size_t *len, const char *str)
 }
 
 /*
+ * Whether lldb's "settings set target.run-args" keeps arg as it is: it
+ * drops empty values, trims blanks at both ends, reads each -o as one line,
+ * and calls a value of nothing but quotes mismatched.
+ */
+static bool
+backend_lldb_passable(const char *arg)
+{
+	size_t n = strlen(arg);
+
+	if (n == 0 || isspace((unsigned char)arg[0]) ||
+	    isspace((unsigned char)arg[n - 1]) || strpbrk(arg, "\n\r") != NULL)
+		return false;
+	return strspn(arg, "'\"") != n;
+}
+
+/*
  * lldb: -O settings before the file is loaded (the transport), the
  * arguments set by us (lldb's own "--" handling leaves backticks live),
  * then the -o commands; lldb launches the target without a shell.
@@ -196,12 +213,12 @@ backend_lldb_argv(struct session *s, char *err, size_t errlen)
 	char			 set[96], *args;
 	size_t			 i, len;
 
-	/* One command line per -o: lldb would split an argument at a newline. */
 	for (i = 1; i < json_array_size(s->argv); i++) {
-		if (strpbrk(json_string_value(json_array_get(s->argv, i)),
-		    "\n\r") != NULL) {
-			snprintf(err, errlen, "lldb cannot pass argument %zu: "
-			    "it holds a line break", i);
+		if (!backend_lldb_passable(
+		    json_string_value(json_array_get(s->argv, i)))) {
+			snprintf(err, errlen, "lldb cannot pass argument %zu "
+			    "as it is (empty, blanks at an end, a line break, "
+			    "or only quotes); gdb can", i);
 			return NULL;
 		}
 	}
