@@ -1,0 +1,1367 @@
+/*
+ * Debugger sessions with real gdb, lldb and gdbserver against the tiny
+ * targets of tests/fixtures: the transport (send, recv, pipe), arguments
+ * that must reach the target literally, signals into the inferior,
+ * gdbserver and remote sessions, and what is left after a stop or after
+ * the daemon dies.
+ *
+ * Fixtures (meson passes their paths): FIX_ECHO prints arg<i>=[<value>]
+ * for every argv element, copies stdin to stdout until EOF and exits 3;
+ * FIX_SPINNER prints "spinning" and loops forever.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(transport, .init = h_setup, .fini = h_teardown, .timeout = 120);
+TestSuite(debuggers, .init = h_setup, .fini = h_teardown, .timeout = 120);
+
+/* Size of the random payload of the pipe round trips. */
+#define PAYLOAD_SIZE	(8 * 1024 * 1024)
+
+/* A growing byte buffer. */
+struct bytes {
+	char	*p;
+	size_t	 len;
+};
+
+/* A process to check for afterwards: pid plus start time against reuse. */
+struct tracked {
+	const char		*what;
+	pid_t			 pid;
+	unsigned long long	 start;
+};
+
+/* Arguments of a wait for text in a session's log. */
+struct log_arg {
+	const char	*id;
+	const char	*text;
+};
+
+/* The path of a fixture from the environment meson sets. */
+static const char *
+fixture(const char *var)
+{
+	const char *p = getenv(var);
+
+	cr_assert_not_null(p, "%s is not set (meson sets it)", var);
+	cr_assert_eq(access(p, X_OK), 0, "fixture %s=%s: %s", var, p,
+	    strerror(errno));
+	return p;
+}
+
+/* Format a session id as a string for argv. */
+static const char *
+idstr(long id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%ld", id);
+	return buf;
+}
+
+/* Join args with spaces into buf, for messages. */
+static const char *
+joined(const char *const args[], char *buf, size_t len)
+{
+	size_t o = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; args[i] != NULL && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? " " : "",
+		    args[i]);
+	return buf;
+}
+
+/* Append n bytes to a buffer, keeping it NUL-terminated. */
+static void
+bytes_add(struct bytes *b, const char *data, size_t n)
+{
+	b->p = realloc(b->p, b->len + n + 1);
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+/* Occurrences of needle in haystack. */
+static int
+count_of(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+	int k = 0;
+
+	while ((hay = strstr(hay, needle)) != NULL) {
+		k++;
+		hay += n;
+	}
+	return k;
+}
+
+/* Run dbgctl launch ARGS...; assert exit 0 and an id on stdout; return it. */
+static long
+launch_ok(const char *const args[])
+{
+	const char *v[80];
+	struct h_res r;
+	char cmd[2048], *end;
+	size_t i = 0;
+	long id;
+	int k;
+
+	v[i++] = "launch";
+	for (k = 0; args[k] != NULL && i < 79; k++)
+		v[i++] = args[k];
+	v[i] = NULL;
+	joined(v, cmd, sizeof(cmd));
+	h_cli(&r, v);
+	cr_assert_eq(r.code, 0, "dbgctl %s: expected exit 0, got %d "
+	    "(stderr: %s)", cmd, r.code, r.err);
+	id = strtol(r.out, &end, 10);
+	cr_assert(end != r.out && id > 0 && (*end == '\n' || *end == '\0'),
+	    "dbgctl %s: expected an id on stdout, got \"%s\"", cmd, r.out);
+	h_res_free(&r);
+	return id;
+}
+
+/* The session's console log as `dbgctl logs` prints it (malloc'd). */
+static char *
+logs_of(const char *id)
+{
+	struct h_res r;
+	char *out;
+
+	h_cli(&r, H_ARGS("logs", id));
+	out = r.code == 0 ? r.out : strdup("");
+	if (r.code != 0)
+		free(r.out);
+	free(r.err);
+	return out;
+}
+
+/* The last max bytes of a log, for failure messages. */
+static const char *
+tail_n(const char *log, size_t max)
+{
+	size_t n = strlen(log);
+
+	return n > max ? log + n - max : log;
+}
+
+/* The end of a log, for failure messages. */
+static const char *
+tail_of(const char *log)
+{
+	return tail_n(log, 1500);
+}
+
+/* Predicate: `dbgctl logs ID` holds the text. */
+static bool
+log_has(void *arg)
+{
+	struct log_arg *a = arg;
+	char *log = logs_of(a->id);
+	bool ok = strstr(log, a->text) != NULL;
+
+	free(log);
+	if (!ok)
+		h_nap(50);
+	return ok;
+}
+
+/* Wait until the session's log holds text; assert it does within bound_ms. */
+static void
+wait_log(const char *id, const char *text, int bound_ms)
+{
+	struct log_arg a = { id, text };
+	char *log;
+
+	if (h_wait_for(log_has, &a, bound_ms))
+		return;
+	log = logs_of(id);
+	cr_assert_fail("dbgctl logs %s: no \"%s\" within %d ms; log ends "
+	    "with:\n%s", id, text, bound_ms, tail_of(log));
+}
+
+/*
+ * Collect target output with `recv --timeout 1000` until want is in it,
+ * the stream ends (exit 5) or bound_ms passes. Returns the last exit code.
+ */
+static int
+recv_until(const char *id, const char *want, struct bytes *b, int bound_ms)
+{
+	double end = h_now() + bound_ms / 1000.0;
+	struct h_res r;
+	int code;
+
+	for (;;) {
+		if (want != NULL && b->p != NULL && strstr(b->p, want) != NULL)
+			return 0;
+		if (h_now() > end)
+			return -1;
+		code = h_cli(&r, H_ARGS("recv", "--timeout", "1000", id));
+		if (code == 0) {
+			cr_assert_gt(r.out_len, 0, "dbgctl recv %s: exit 0 with "
+			    "no bytes", id);
+			bytes_add(b, r.out, r.out_len);
+		}
+		h_res_free(&r);
+		if (code == 5)
+			return 5;
+		cr_assert(code == 0 || code == 4, "dbgctl recv --timeout 1000 "
+		    "%s: expected exit 0 (data) or 4 (timeout), got %d", id,
+		    code);
+	}
+}
+
+/* Assert that exactly want came through the transport of a session. */
+static void
+expect_output(const char *id, const char *want, int bound_ms)
+{
+	struct bytes b = { calloc(1, 1), 0 };
+	const char *last;
+	char *log;
+	int code;
+
+	/* The last line marks the end of what the target should print. */
+	last = want + strlen(want) - 1;
+	while (last > want && last[-1] != '\n')
+		last--;
+	code = recv_until(id, last, &b, bound_ms);
+	if (code != 0) {
+		log = logs_of(id);
+		cr_assert_fail("session %s: expected target output \"%s\" "
+		    "within %d ms, got %s after %zu bytes: \"%s\"; console log "
+		    "ends with:\n%s", id, want, bound_ms, code == 5 ?
+		    "end of stream" : "nothing more", b.len, b.p,
+		    tail_of(log));
+	}
+	cr_assert(b.len == strlen(want) && memcmp(b.p, want, b.len) == 0,
+	    "session %s: expected exactly \"%s\" from the target, got \"%s\"",
+	    id, want, b.p);
+	free(b.p);
+}
+
+/* Record a process to check afterwards; asserts it is alive now. */
+static void
+track(struct tracked *t, const char *what, pid_t pid)
+{
+	cr_assert_gt(pid, 0, "status: expected a %s pid, got %d", what, pid);
+	t->what = what;
+	t->pid = pid;
+	t->start = h_pid_start(pid);
+	cr_assert(t->start != 0 && !h_pid_gone(pid), "%s pid %d is not alive",
+	    what, pid);
+}
+
+/* Whether a tracked process still exists (alive or an unreaped zombie). */
+static bool
+still_there(const struct tracked *t)
+{
+	return !h_pid_gone(t->pid) && h_pid_start(t->pid) == t->start;
+}
+
+/* Predicate: none of a NULL-what-terminated list of processes exists. */
+static bool
+all_gone(void *arg)
+{
+	const struct tracked *t = arg;
+
+	for (; t->what != NULL; t++)
+		if (still_there(t))
+			return false;
+	return true;
+}
+
+/* Describe the tracked processes that still exist into buf. */
+static const char *
+which_left(const struct tracked *t, char *buf, size_t len)
+{
+	char comm[64];
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (; t->what != NULL && o < len; t++) {
+		if (!still_there(t))
+			continue;
+		h_pid_comm(t->pid, comm, sizeof(comm));
+		o += (size_t)snprintf(buf + o, len - o, "%s%s pid %d (%s, "
+		    "state %c)", o ? "; " : "", t->what, t->pid, comm,
+		    h_pid_state(t->pid) ? h_pid_state(t->pid) : '-');
+	}
+	return buf;
+}
+
+/* Assert that the comm of pid is name. */
+static void
+expect_comm(pid_t pid, const char *what, const char *name)
+{
+	char comm[64];
+
+	h_pid_comm(pid, comm, sizeof(comm));
+	cr_assert_str_eq(comm, name, "%s pid %d: expected %s, got %s", what,
+	    pid, name, comm);
+}
+
+/* Write n random bytes to path. */
+static void
+random_file(const char *path, size_t n)
+{
+	char buf[65536];
+	int in, out;
+	size_t done = 0;
+	ssize_t r;
+
+	in = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	cr_assert(in >= 0 && out >= 0, "%s: %s", path, strerror(errno));
+	while (done < n) {
+		r = read(in, buf, n - done < sizeof(buf) ? n - done :
+		    sizeof(buf));
+		cr_assert_gt(r, 0, "read /dev/urandom: %s", strerror(errno));
+		cr_assert_eq(write(out, buf, (size_t)r), r, "write %s: %s", path,
+		    strerror(errno));
+		done += (size_t)r;
+	}
+	close(in);
+	close(out);
+}
+
+/* Start dbgctl -s SOCK ARGS... with stdin from in, stdout/stderr to files. */
+static pid_t
+spawn_redirected(const char *const args[], const char *in, const char *out,
+    const char *err)
+{
+	const char *v[16];
+	size_t i = 0;
+	pid_t pid;
+	int k, fd;
+
+	v[i++] = H->dbgctl;
+	v[i++] = "-s";
+	v[i++] = H->sock;
+	for (k = 0; args[k] != NULL && i < 15; k++)
+		v[i++] = args[k];
+	v[i] = NULL;
+	pid = fork();
+	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		if ((fd = open(in, O_RDONLY)) < 0 || dup2(fd, 0) < 0)
+			_exit(126);
+		if ((fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 ||
+		    dup2(fd, 1) < 0)
+			_exit(126);
+		if ((fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 ||
+		    dup2(fd, 2) < 0)
+			_exit(126);
+		closefrom(3);
+		execve(v[0], (char *const *)v, H->envp);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Wait for our child pid within bound_ms; its exit code, -1 (killed) on timeout. */
+static int
+wait_child(pid_t pid, int bound_ms)
+{
+	double end = h_now() + bound_ms / 1000.0;
+	int st;
+
+	for (;;) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) :
+			    128 + WTERMSIG(st);
+		if (h_now() > end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return -1;
+		}
+		h_nap(10);
+	}
+}
+
+/* Size of a file, or 0. */
+static size_t
+file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+/* Arguments of a wait for a file to reach a size. */
+struct size_arg {
+	const char	*path;
+	size_t		 size;
+};
+
+/* Predicate: the file has at least the size. */
+static bool
+size_reached(void *arg)
+{
+	struct size_arg *a = arg;
+
+	return file_size(a->path) >= a->size;
+}
+
+/* A loopback TCP socket bound to a kernel-chosen port; *port gets it. */
+static int
+bound_socket(int *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int fd;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert(fd >= 0, "socket: %s", strerror(errno));
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0,
+	    "bind 127.0.0.1:0: %s", strerror(errno));
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0,
+	    "getsockname: %s", strerror(errno));
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+/* Bind 127.0.0.1:port WITHOUT SO_REUSEADDR and close it: 0 or errno. */
+static int
+try_bind(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int fd, e = 0;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons((uint16_t)port);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+		e = errno;
+	close(fd);
+	return e;
+}
+
+/*
+ * Local ports of pid's established IPv4 TCP connections to 127.0.0.1:port,
+ * found by matching the socket inodes of /proc/PID/fd in /proc/net/tcp.
+ */
+static int
+tcp_conns_to(pid_t pid, int port, int *local, int max)
+{
+	unsigned long inode[256], ino, la, ra;
+	char path[PATH_MAX], link[PATH_MAX], line[512];
+	struct dirent *de;
+	unsigned int lp, rp, st;
+	int ni = 0, n = 0, i;
+	ssize_t l;
+	FILE *f;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	while (d != NULL && (de = readdir(d)) != NULL && ni < 256) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, de->d_name);
+		l = readlink(path, link, sizeof(link) - 1);
+		if (l <= 0)
+			continue;
+		link[l] = '\0';
+		if (sscanf(link, "socket:[%lu]", &ino) == 1)
+			inode[ni++] = ino;
+	}
+	if (d != NULL)
+		closedir(d);
+	f = fopen("/proc/net/tcp", "re");
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL && n < max) {
+		if (sscanf(line, " %*d: %lx:%x %lx:%x %x %*x:%*x %*x:%*x %*x "
+		    "%*u %*u %lu", &la, &lp, &ra, &rp, &st, &ino) != 6)
+			continue;
+		if ((int)rp != port || st != 1 || ra != htonl(INADDR_LOOPBACK))
+			continue;
+		for (i = 0; i < ni; i++)
+			if (inode[i] == ino)
+				local[n++] = (int)lp;
+	}
+	if (f != NULL)
+		fclose(f);
+	return n;
+}
+
+/* A program's full path from PATH, or NULL. */
+static const char *
+which(const char *name, char *buf, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *c;
+
+	for (p = path ? path : "/usr/bin:/bin"; *p != '\0'; p = *c ? c + 1 : c) {
+		c = strchr(p, ':');
+		if (c == NULL)
+			c = p + strlen(p);
+		snprintf(buf, len, "%.*s/%s", (int)(c - p), p, name);
+		if (access(buf, X_OK) == 0)
+			return buf;
+	}
+	return NULL;
+}
+
+/* The last session in `list --json`. */
+static json_t *
+last_session(void)
+{
+	json_t *l, *s;
+
+	l = h_cli_json(H_ARGS("list"));
+	s = json_array_get(json_object_get(l, "sessions"),
+	    json_array_size(json_object_get(l, "sessions")) - 1);
+	cr_assert_not_null(s, "list: expected a session, got none");
+	json_incref(s);
+	json_decref(l);
+	return s;
+}
+
+/* The expected FIX_ECHO output for argv (argv[0] included). */
+static char *
+echo_lines(const char *const argv[], const char *tail)
+{
+	struct bytes b = { calloc(1, 1), 0 };
+	char head[64];
+	int i;
+
+	for (i = 0; argv[i] != NULL; i++) {
+		snprintf(head, sizeof(head), "arg%d=[", i);
+		bytes_add(&b, head, strlen(head));
+		bytes_add(&b, argv[i], strlen(argv[i]));
+		bytes_add(&b, "]\n", 2);
+	}
+	if (tail != NULL)
+		bytes_add(&b, tail, strlen(tail));
+	return b.p;
+}
+
+/* Shared body: hello round trip through a debugger's transport. */
+static void
+round_trip(const char *kind)
+{
+	const char *echo = fixture("FIX_ECHO");
+	char ids[32], *want;
+	struct h_res r;
+	long id;
+
+	id = launch_ok(H_ARGS("--kind", kind, "--transport", "-x", "run",
+	    "--", echo));
+	idstr(id, ids, sizeof(ids));
+	cr_assert_eq(h_cli(&r, H_ARGS("send", ids, "hello\n")), 0, "dbgctl "
+	    "send %s 'hello\\n': expected exit 0, got %d (stderr: %s)", ids,
+	    r.code, r.err);
+	h_res_free(&r);
+	/* The echo target prints its argv[0] first, then what it reads. */
+	want = echo_lines(H_ARGS(echo), "hello\n");
+	expect_output(ids, want, H_WAIT_BOUND);
+	free(want);
+}
+
+/* gdb --transport -x run: "hello\n" sent comes back from the echo target. */
+Test(transport, gdb_round_trip)
+{
+	round_trip("gdb");
+}
+
+/* lldb --transport -x run: "hello\n" sent comes back from the echo target. */
+Test(transport, lldb_round_trip)
+{
+	round_trip("lldb");
+}
+
+/*
+ * gdbserver --transport -x continue: the transport is the server's stdin and
+ * stdout, which its inferior inherits.
+ */
+Test(transport, gdbserver_round_trip)
+{
+	const char *echo = fixture("FIX_ECHO");
+	char ids[32], *want;
+	struct h_res r;
+	long id;
+
+	id = launch_ok(H_ARGS("--kind", "gdbserver", "--transport", "-x",
+	    "continue", "--", echo, "x y"));
+	idstr(id, ids, sizeof(ids));
+	cr_assert_eq(h_cli(&r, H_ARGS("send", ids, "hello\n")), 0, "dbgctl "
+	    "send %s: expected exit 0, got %d (stderr: %s)", ids, r.code,
+	    r.err);
+	h_res_free(&r);
+	want = echo_lines(H_ARGS(echo, "x y"), "hello\n");
+	expect_output(ids, want, H_WAIT_BOUND);
+	free(want);
+}
+
+/* Compare two files byte for byte; assert they are equal. */
+static void
+expect_same_file(const char *want_path, const char *prefix,
+    const char *got_path)
+{
+	size_t wl, gl, pl = prefix ? strlen(prefix) : 0, i;
+	char *w = h_read_file(want_path, &wl);
+	char *g = h_read_file(got_path, &gl);
+
+	cr_assert(w != NULL && g != NULL, "cannot read %s or %s", want_path,
+	    got_path);
+	cr_assert_eq(gl, pl + wl, "%s: expected %zu bytes, got %zu", got_path,
+	    pl + wl, gl);
+	cr_assert(pl == 0 || memcmp(g, prefix, pl) == 0, "%s: expected it to "
+	    "start with \"%s\", got \"%.*s\"", got_path, prefix, (int)pl, g);
+	if (memcmp(g + pl, w, wl) != 0) {
+		for (i = 0; i < wl && g[pl + i] == w[i]; i++)
+			;
+		cr_assert_fail("%s: differs from %s at payload byte %zu",
+		    got_path, want_path, i);
+	}
+	free(w);
+	free(g);
+}
+
+/* 8 MiB of random bytes through `dbgctl pipe` to cat (exec) and back, exact. */
+Test(transport, pipe_8mib_exec_cat)
+{
+	char ids[32], in[PATH_MAX], out[PATH_MAX], err[PATH_MAX], *e;
+	double t0;
+	json_t *st;
+	pid_t pid;
+	long id;
+	int code;
+
+	h_path(in, sizeof(in), "in.bin");
+	h_path(out, sizeof(out), "out.bin");
+	h_path(err, sizeof(err), "err.txt");
+	random_file(in, PAYLOAD_SIZE);
+	id = launch_ok(H_ARGS("--kind", "exec", "--transport", "--", "cat"));
+	idstr(id, ids, sizeof(ids));
+	t0 = h_now();
+	pid = spawn_redirected(H_ARGS("pipe", ids), in, out, err);
+	/* cat exits at stdin's EOF; then its output ends and so does pipe. */
+	code = wait_child(pid, 40000);
+	e = h_read_file(err, NULL);
+	cr_assert_eq(code, 0, "dbgctl pipe %s < 8 MiB > out: expected exit 0 "
+	    "after cat ended, got %d after %.1f s (stderr: %s; %zu bytes out)",
+	    ids, code, h_now() - t0, e ? e : "", file_size(out));
+	free(e);
+	expect_same_file(in, NULL, out);
+	st = h_wait_ended(id, H_WAIT_BOUND);
+	cr_assert_not_null(st, "session %s (cat) did not end after its input "
+	    "ended", ids);
+	cr_assert_eq(h_jint(st, "exit.code", -1), 0, "cat: expected exit.code "
+	    "0, got %lld (signal %lld)", h_jint(st, "exit.code", -1),
+	    h_jint(st, "exit.signal", -1));
+	json_decref(st);
+}
+
+/*
+ * The same 8 MiB through gdb's transport to the echo target: the target
+ * exits 3 at EOF, but the output ends only when gdb (which holds the pipe)
+ * exits, so the test reads everything, then stops the session.
+ */
+Test(transport, pipe_8mib_gdb_echo)
+{
+	const char *echo = fixture("FIX_ECHO");
+	char ids[32], in[PATH_MAX], out[PATH_MAX], err[PATH_MAX], *e, *head;
+	struct size_arg sa;
+	struct h_res r;
+	pid_t pid;
+	long id;
+	int code;
+
+	h_path(in, sizeof(in), "in.bin");
+	h_path(out, sizeof(out), "out.bin");
+	h_path(err, sizeof(err), "err.txt");
+	random_file(in, PAYLOAD_SIZE);
+	head = echo_lines(H_ARGS(echo), NULL);
+	id = launch_ok(H_ARGS("--transport", "-x", "run", "--", echo));
+	idstr(id, ids, sizeof(ids));
+	pid = spawn_redirected(H_ARGS("pipe", ids), in, out, err);
+	/* gdb reports the target's exit code 3: it read its stdin to EOF. */
+	wait_log(ids, "exited with code 03", 40000);
+	sa.path = out;
+	sa.size = strlen(head) + PAYLOAD_SIZE;
+	cr_assert(h_wait_for(size_reached, &sa, H_WAIT_BOUND), "dbgctl pipe "
+	    "%s: expected %zu bytes out, got %zu", ids, sa.size,
+	    file_size(out));
+	cr_assert_eq(waitpid(pid, NULL, WNOHANG), 0, "dbgctl pipe %s ended "
+	    "while gdb still holds the target's stdout", ids);
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
+	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
+	h_res_free(&r);
+	code = wait_child(pid, 10000);
+	e = h_read_file(err, NULL);
+	cr_assert_eq(code, 0, "dbgctl pipe %s: expected exit 0 once gdb was "
+	    "stopped, got %d (stderr: %s)", ids, code, e ? e : "");
+	free(e);
+	expect_same_file(in, head, out);
+	free(head);
+}
+
+/* recv: timeout (exit 4) and end of stream (exit 5) are never confused. */
+Test(transport, recv_timeout_versus_eof)
+{
+	struct bytes b = { calloc(1, 1), 0 };
+	struct h_res r;
+	char ids[32];
+	long id;
+	int code;
+
+	id = launch_ok(H_ARGS("--kind", "exec", "--transport", "--", "cat"));
+	idstr(id, ids, sizeof(ids));
+
+	/* Nothing sent: a bounded wait times out, after the bound. */
+	h_cli(&r, H_ARGS("recv", "--timeout", "300", ids));
+	cr_assert_eq(r.code, 4, "dbgctl recv --timeout 300 %s with no data: "
+	    "expected exit 4, got %d (stdout: \"%s\", stderr: %s)", ids,
+	    r.code, r.out, r.err);
+	cr_assert_eq(r.out_len, 0, "recv timeout: expected no output, got "
+	    "\"%s\"", r.out);
+	cr_assert(r.elapsed >= 0.25, "dbgctl recv --timeout 300: returned "
+	    "after %.3f s, expected >= 0.25 s", r.elapsed);
+	h_res_free(&r);
+
+	/* A timeout of 0 does not wait. */
+	h_cli(&r, H_ARGS("recv", "--timeout", "0", ids));
+	cr_assert_eq(r.code, 4, "dbgctl recv --timeout 0 %s with no data: "
+	    "expected exit 4, got %d (stderr: %s)", ids, r.code, r.err);
+	cr_assert(r.elapsed < 1.0, "dbgctl recv --timeout 0: took %.3f s, "
+	    "expected an immediate answer", r.elapsed);
+	h_res_free(&r);
+
+	/* Data sent comes back; then it is a timeout again, not an EOF. */
+	cr_assert_eq(h_cli(&r, H_ARGS("send", ids, "abc")), 0, "dbgctl send "
+	    "%s abc: exit %d (stderr: %s)", ids, r.code, r.err);
+	h_res_free(&r);
+	code = recv_until(ids, "abc", &b, H_WAIT_BOUND);
+	cr_assert_eq(code, 0, "recv %s: expected \"abc\" back from cat, got "
+	    "\"%s\" (last exit %d)", ids, b.p, code);
+	cr_assert_str_eq(b.p, "abc", "recv %s: expected exactly \"abc\"", ids);
+	free(b.p);
+	h_cli(&r, H_ARGS("recv", "--timeout", "300", ids));
+	cr_assert_eq(r.code, 4, "dbgctl recv --timeout 300 %s after the data "
+	    "was read: expected exit 4, got %d (stderr: %s)", ids, r.code,
+	    r.err);
+	h_res_free(&r);
+
+	/* EOF to cat: it exits, its stdout ends: recv says 5 with no bytes. */
+	cr_assert_eq(h_cli(&r, H_ARGS("send", "--eof", ids, "")), 0, "dbgctl "
+	    "send --eof %s '': exit %d (stderr: %s)", ids, r.code, r.err);
+	h_res_free(&r);
+	h_cli(&r, H_ARGS("recv", ids));
+	cr_assert_eq(r.code, 5, "dbgctl recv %s after send --eof to cat: "
+	    "expected exit 5 (end of stream), got %d (stdout: \"%s\", stderr: "
+	    "%s)", ids, r.code, r.out, r.err);
+	cr_assert_eq(r.out_len, 0, "recv at end of stream: expected no "
+	    "output, got \"%s\"", r.out);
+	h_res_free(&r);
+	/* And it stays 5, whatever the timeout. */
+	h_cli(&r, H_ARGS("recv", "--timeout", "0", ids));
+	cr_assert_eq(r.code, 5, "dbgctl recv --timeout 0 %s at end of stream: "
+	    "expected exit 5, got %d (stderr: %s)", ids, r.code, r.err);
+	h_res_free(&r);
+	h_cli(&r, H_ARGS("recv", "--timeout", "300", ids));
+	cr_assert_eq(r.code, 5, "dbgctl recv --timeout 300 %s at end of "
+	    "stream: expected exit 5, got %d (stderr: %s)", ids, r.code, r.err);
+	h_res_free(&r);
+}
+
+/* Arguments a shell (or lldb's interpreter) would act on. */
+#define HOSTILE_SHELL \
+	"$(touch PWNED1)", "`touch PWNED2`", "x; touch PWNED3", \
+	"a && touch PWNED4", "> PWNED5", "| touch PWNED6", "it's", \
+	"say \"hi\"", "two  inner  spaces", "*", "\\n", "$HOME", "\\", \
+	"tab\there"
+
+/* Arguments that are easy to lose: empty, padded, multi-line, lone quotes. */
+#define HOSTILE_EDGE \
+	"", "  padded  ", "line1\nline2", "'", "\""
+
+/* Shared body: every argument reaches the echo target literally. */
+static void
+hostile(const char *kind, const char *const args[])
+{
+	const char *v[64];
+	char work[PATH_MAX], decoy[PATH_MAX + 16], ids[32], *want, names[1024];
+	struct dirent *de;
+	size_t i = 0, o = 0;
+	DIR *d;
+	long id;
+	int k, fd;
+
+	/* A dir with one file: a glob or a touch would show up in it. */
+	h_path(work, sizeof(work), "work");
+	cr_assert_eq(mkdir(work, 0700), 0, "mkdir %s: %s", work,
+	    strerror(errno));
+	snprintf(decoy, sizeof(decoy), "%s/decoy", work);
+	fd = open(decoy, O_WRONLY | O_CREAT, 0600);
+	cr_assert(fd >= 0, "%s: %s", decoy, strerror(errno));
+	close(fd);
+
+	v[i++] = "--kind";
+	v[i++] = kind;
+	v[i++] = "--cwd";
+	v[i++] = work;
+	v[i++] = "--transport";
+	v[i++] = "-x";
+	v[i++] = "run";
+	v[i++] = "--";
+	for (k = 0; args[k] != NULL && i < 63; k++)
+		v[i++] = args[k];
+	v[i] = NULL;
+	id = launch_ok(v);
+	idstr(id, ids, sizeof(ids));
+	want = echo_lines(args, NULL);
+	expect_output(ids, want, H_WAIT_BOUND);
+	free(want);
+
+	d = opendir(work);
+	cr_assert_not_null(d, "opendir %s: %s", work, strerror(errno));
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			o += (size_t)snprintf(names + o, sizeof(names) - o, " %s",
+			    de->d_name);
+	closedir(d);
+	cr_assert_str_eq(names, " decoy", "%s (the session's cwd): expected "
+	    "only \"decoy\", got:%s (an argument was run by a shell)", work,
+	    names);
+}
+
+/* gdb: $(...), backticks, ;, &&, >, |, quotes, blanks, *, newlines: as is. */
+Test(debuggers, gdb_hostile_args_literal)
+{
+	hostile("gdb", H_ARGS(fixture("FIX_ECHO"), HOSTILE_SHELL,
+	    HOSTILE_EDGE));
+}
+
+/* lldb: $(...), backticks, ;, &&, >, |, quotes in words, *: as is. */
+Test(debuggers, lldb_hostile_args_literal)
+{
+	hostile("lldb", H_ARGS(fixture("FIX_ECHO"), HOSTILE_SHELL));
+}
+
+/*
+ * lldb: empty and padded arguments, a newline, lone quotes. Each either
+ * reaches the target as is, or the launch is refused with a message (exit
+ * 1): never dropped, trimmed, split into commands, or a launch that never
+ * runs. One session an argument, each followed by "end" so that a dropped
+ * argument shows.
+ */
+Test(debuggers, lldb_edge_args_literal_or_refused)
+{
+	static const char *const edge[] = { HOSTILE_EDGE, NULL };
+	const char *echo = fixture("FIX_ECHO");
+	char ids[8][32], report[8192] = "", *want, *log;
+	struct bytes b[8];
+	struct h_res r;
+	double end;
+	size_t o = 0;
+	int i, code, left;
+	long id[8] = { 0 };
+
+	for (i = 0; edge[i] != NULL; i++) {
+		h_cli(&r, H_ARGS("launch", "--kind", "lldb", "--transport", "-x",
+		    "run", "--", echo, edge[i], "end"));
+		if (r.code == 0) {
+			id[i] = strtol(r.out, NULL, 10);
+			cr_assert_gt(id[i], 0, "launch: expected an id, got "
+			    "\"%s\"", r.out);
+			idstr(id[i], ids[i], sizeof(ids[i]));
+		} else if (r.code != 1 || strncmp(r.err, "dbgctl: ", 8) != 0 ||
+		    r.err_len < 12)
+			o += (size_t)snprintf(report + o, sizeof(report) - o,
+			    "\n- argument \"%s\": launch exited %d with stderr "
+			    "\"%s\" (expected 0, or 1 with a message)", edge[i],
+			    r.code, r.err);
+		h_res_free(&r);
+	}
+	/* All run at once; the bound is for all of them together. */
+	end = h_now() + H_WAIT_BOUND / 1000.0;
+	for (i = 0; edge[i] != NULL; i++) {
+		if (id[i] == 0)
+			continue;
+		b[i] = (struct bytes){ calloc(1, 1), 0 };
+		left = (int)((end - h_now()) * 1000);
+		code = recv_until(ids[i], "[end]\n", &b[i], left > 2000 ? left :
+		    2000);
+		want = echo_lines(H_ARGS(echo, edge[i], "end"), NULL);
+		if (code != 0) {
+			log = logs_of(ids[i]);
+			o += (size_t)snprintf(report + o, sizeof(report) - o,
+			    "\n- argument \"%s\": the target never ran (got "
+			    "\"%s\"); console log ends with:\n%s", edge[i],
+			    b[i].p, tail_n(log, 400));
+			free(log);
+		} else if (strcmp(b[i].p, want) != 0)
+			o += (size_t)snprintf(report + o, sizeof(report) - o,
+			    "\n- argument \"%s\": expected \"%s\", got \"%s\"",
+			    edge[i], want, b[i].p);
+		free(want);
+		free(b[i].p);
+	}
+	cr_assert_eq(o, 0, "lldb: arguments not passed as they are (nor "
+	    "refused):%s", report);
+}
+
+/* signal ID INT reaches gdb's inferior: gdb reports it, the session runs on. */
+Test(debuggers, gdb_signal_int_to_inferior)
+{
+	const char *spinner = fixture("FIX_SPINNER");
+	char ids[32], *log;
+	struct h_res r;
+	const char *state;
+	json_t *st;
+	pid_t inf;
+	long id;
+
+	id = launch_ok(H_ARGS("-x", "run", "--", spinner));
+	idstr(id, ids, sizeof(ids));
+	wait_log(ids, "spinning", H_WAIT_BOUND);
+	log = logs_of(ids);
+	cr_assert(strstr(log, "Program received signal") == NULL, "dbgctl "
+	    "logs %s: a signal was reported before any was sent:\n%s", ids,
+	    tail_of(log));
+	free(log);
+	st = h_status(id);
+	inf = (pid_t)h_jint(st, "inferior_pid", -1);
+	json_decref(st);
+	cr_assert_gt(inf, 0, "status %s: expected an inferior_pid while the "
+	    "spinner runs", ids);
+	expect_comm(inf, "inferior", "fix-spinner");
+
+	cr_assert_eq(h_cli(&r, H_ARGS("signal", ids, "INT")), 0, "dbgctl "
+	    "signal %s INT: expected exit 0, got %d (stderr: %s)", ids, r.code,
+	    r.err);
+	h_res_free(&r);
+	wait_log(ids, "Program received signal SIGINT", H_WAIT_BOUND);
+
+	st = h_status(id);
+	state = h_jstr(st, "state");
+	cr_assert(state && strcmp(state, "running") == 0, "status %s after "
+	    "SIGINT: expected running, got %s (error: %s)", ids,
+	    state ? state : "(none)", h_jstr(st, "error") ?
+	    h_jstr(st, "error") : "none");
+	json_decref(st);
+	cr_assert(!h_pid_gone(inf), "inferior %d died of the SIGINT that gdb "
+	    "should have stopped it with", inf);
+}
+
+/* A gdbserver session: status fields, gdb connected once, stop frees all. */
+Test(debuggers, gdbserver_session_and_stop)
+{
+	const char *echo = fixture("FIX_ECHO");
+	char ids[32], m[96], remote[64], want[128], *log, report[4096];
+	struct tracked t[4] = { { 0 } };
+	struct h_snap snap;
+	struct h_res r;
+	const char *state;
+	int port, local[8], n, total, e, left;
+	json_t *st;
+	pid_t gdb, srv, inf;
+	long id;
+
+	h_new_marker("DBGI_GDBSRV", m, sizeof(m));
+	id = launch_ok(H_ARGS("--kind", "gdbserver", "--env", m, "--", echo));
+	idstr(id, ids, sizeof(ids));
+	st = h_status(id);
+	state = h_jstr(st, "state");
+	cr_assert(state && strcmp(state, "running") == 0, "status %s: "
+	    "expected running, got %s", ids, state ? state : "(none)");
+	gdb = (pid_t)h_jint(st, "pid", -1);
+	srv = (pid_t)h_jint(st, "server_pid", -1);
+	inf = (pid_t)h_jint(st, "inferior_pid", -1);
+	port = (int)h_jint(st, "port", -1);
+	cr_assert(port > 0 && port < 65536, "status %s: expected a port, got "
+	    "%d", ids, port);
+	snprintf(remote, sizeof(remote), "127.0.0.1:%d", port);
+	cr_assert_str_eq(h_jstr(st, "remote") ? h_jstr(st, "remote") : "",
+	    remote, "status %s: remote", ids);
+	json_decref(st);
+	track(&t[0], "gdb", gdb);
+	track(&t[1], "server", srv);
+	track(&t[2], "inferior", inf);
+	expect_comm(gdb, "pid", "gdb");
+	expect_comm(srv, "server_pid", "gdbserver");
+	expect_comm(inf, "inferior_pid", "fix-echo");
+	cr_assert_eq(h_pid_ppid(inf), srv, "inferior %d: expected the server "
+	    "%d as its parent, got %d", inf, srv, h_pid_ppid(inf));
+
+	/*
+	 * gdb holds exactly one connection to the server, and the server saw
+	 * it exactly once. The daemon's readiness probe (a TCP connect that
+	 * hangs up at once) also shows up in gdbserver's output as "Remote
+	 * debugging from host" followed by "Remote side has terminated
+	 * connection": every connection but gdb's must be such a probe.
+	 */
+	n = tcp_conns_to(gdb, port, local, 8);
+	cr_assert_eq(n, 1, "gdb %d: expected exactly one TCP connection to "
+	    "%s, got %d", gdb, remote, n);
+	snprintf(want, sizeof(want), "Remote debugging from host 127.0.0.1, "
+	    "port %d\r", local[0]);
+	wait_log(ids, want, H_WAIT_BOUND);
+	log = logs_of(ids);
+	cr_assert_eq(count_of(log, want), 1, "dbgctl logs %s: expected gdb's "
+	    "connection (\"%s\") once, got %d", ids, want, count_of(log, want));
+	total = count_of(log, "Remote debugging from host");
+	cr_assert(total <= 2, "dbgctl logs %s: expected at most 2 connections "
+	    "(probe + gdb), got %d:\n%s", ids, total, tail_of(log));
+	cr_assert_eq(count_of(log, "Remote side has terminated connection"),
+	    total - 1, "dbgctl logs %s: expected every connection but gdb's "
+	    "(%d) to have hung up at once:\n%s", ids, total - 1, tail_of(log));
+	free(log);
+
+	h_snap_take(&snap, m);
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
+	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
+	h_res_free(&r);
+	/* Checked at once: stop returns when everything is gone. */
+	e = try_bind(port);
+	cr_assert_eq(e, 0, "right after stop: bind 127.0.0.1:%d (without "
+	    "SO_REUSEADDR): %s", port, strerror(e));
+	cr_assert(all_gone(t), "right after stop: processes of the session "
+	    "exist: %s", which_left(t, report, sizeof(report)));
+	left = h_leftovers(&snap, m, false, report, sizeof(report));
+	cr_assert_eq(left, 0, "right after stop: expected no process of the "
+	    "session, got %d: %s", left, report);
+	st = h_status(id);
+	cr_assert_str_eq(h_jstr(st, "state") ? h_jstr(st, "state") : "",
+	    "exited", "status %s after stop: state", ids);
+	json_decref(st);
+}
+
+/*
+ * A gdbserver session ended by stop ended as asked: no error in status.
+ * (Otherwise an "error" would not tell a dying server from a stop.)
+ */
+Test(debuggers, gdbserver_stop_leaves_no_error)
+{
+	const char *echo = fixture("FIX_ECHO");
+	struct h_res r;
+	char ids[32];
+	json_t *st;
+	long id;
+
+	id = launch_ok(H_ARGS("--kind", "gdbserver", "--", echo));
+	idstr(id, ids, sizeof(ids));
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
+	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
+	h_res_free(&r);
+	st = h_status(id);
+	cr_assert_str_eq(h_jstr(st, "state") ? h_jstr(st, "state") : "",
+	    "exited", "status %s after stop: state", ids);
+	cr_assert_null(h_jstr(st, "error"), "status %s after a requested "
+	    "stop: expected no \"error\", got \"%s\"", ids,
+	    h_jstr(st, "error"));
+	json_decref(st);
+}
+
+/* --port N: the server listens on that port and status says so. */
+Test(debuggers, gdbserver_given_port)
+{
+	const char *echo = fixture("FIX_ECHO");
+	char ids[32], ports[16], remote[64];
+	int fd, port, local[4];
+	json_t *st;
+	long id;
+
+	fd = bound_socket(&port);
+	close(fd);
+	snprintf(ports, sizeof(ports), "%d", port);
+	id = launch_ok(H_ARGS("--kind", "gdbserver", "--port", ports, "--",
+	    echo));
+	idstr(id, ids, sizeof(ids));
+	st = h_status(id);
+	cr_assert_eq(h_jint(st, "port", -1), port, "status %s: expected port "
+	    "%d, got %lld", ids, port, h_jint(st, "port", -1));
+	snprintf(remote, sizeof(remote), "127.0.0.1:%d", port);
+	cr_assert_str_eq(h_jstr(st, "remote") ? h_jstr(st, "remote") : "",
+	    remote, "status %s: remote", ids);
+	cr_assert_eq(tcp_conns_to((pid_t)h_jint(st, "pid", -1), port, local,
+	    4), 1, "gdb: expected one connection to %s", remote);
+	json_decref(st);
+}
+
+/* kill -9 of the server mid-session ends the session, saying why. */
+Test(debuggers, gdbserver_killed_ends_session)
+{
+	const char *spinner = fixture("FIX_SPINNER");
+	char ids[32], m[96], report[4096];
+	struct tracked t[4] = { { 0 } };
+	struct h_snap snap;
+	const char *state, *error;
+	json_t *st;
+	long id;
+	int left;
+
+	h_new_marker("DBGI_SRVKILL", m, sizeof(m));
+	id = launch_ok(H_ARGS("--kind", "gdbserver", "--env", m, "-x",
+	    "continue", "--", spinner));
+	idstr(id, ids, sizeof(ids));
+	wait_log(ids, "spinning", H_WAIT_BOUND);
+	st = h_status(id);
+	track(&t[0], "gdb", (pid_t)h_jint(st, "pid", -1));
+	track(&t[1], "server", (pid_t)h_jint(st, "server_pid", -1));
+	track(&t[2], "inferior", (pid_t)h_jint(st, "inferior_pid", -1));
+	json_decref(st);
+	h_snap_take(&snap, m);
+
+	cr_assert_eq(kill(t[1].pid, SIGKILL), 0, "kill -9 %d: %s", t[1].pid,
+	    strerror(errno));
+	st = h_wait_ended(id, H_WAIT_BOUND);
+	cr_assert_not_null(st, "session %s did not end within %d ms of kill "
+	    "-9 of its server", ids, H_WAIT_BOUND);
+	state = h_jstr(st, "state");
+	error = h_jstr(st, "error");
+	cr_assert(state && (strcmp(state, "exited") == 0 ||
+	    strcmp(state, "failed") == 0), "status %s: expected exited or "
+	    "failed, got %s", ids, state ? state : "(none)");
+	cr_assert(error != NULL && strstr(error, "server") != NULL, "status "
+	    "%s after kill -9 of the server: expected an \"error\" that "
+	    "mentions the server, got %s", ids, error ? error : "none");
+	if (json_object_get(st, "server_exit") != NULL)
+		cr_assert_eq(h_jint(st, "server_exit.signal", -1), SIGKILL,
+		    "status %s: server_exit: expected signal 9", ids);
+	json_decref(st);
+	/* An ended session has nothing left: checked at once. */
+	cr_assert(all_gone(t), "session %s ended but processes exist: %s",
+	    ids, which_left(t, report, sizeof(report)));
+	left = h_leftovers(&snap, m, false, report, sizeof(report));
+	cr_assert_eq(left, 0, "session %s ended: expected no process of it, "
+	    "got %d: %s", ids, left, report);
+}
+
+/* Read a started child's stderr until it holds text or bound_ms passes. */
+static bool
+proc_err_has(struct h_proc *p, struct bytes *b, const char *text,
+    int bound_ms)
+{
+	double end = h_now() + bound_ms / 1000.0;
+	char buf[4096];
+	ssize_t n;
+
+	for (;;) {
+		while ((n = read(p->errfd, buf, sizeof(buf))) > 0)
+			bytes_add(b, buf, (size_t)n);
+		if (b->p != NULL && strstr(b->p, text) != NULL)
+			return true;
+		if (h_now() > end)
+			return false;
+		h_nap(20);
+	}
+}
+
+/* remote to a gdbserver the test started: running, one connection. */
+Test(debuggers, remote_live_gdbserver)
+{
+	const char *echo = fixture("FIX_ECHO");
+	struct bytes b = { calloc(1, 1), 0 };
+	char gs[PATH_MAX], ids[32], remote[64], *p;
+	struct h_proc srv;
+	struct h_res r;
+	const char *state;
+	json_t *st;
+	int port;
+	long id;
+
+	cr_assert_not_null(which("gdbserver", gs, sizeof(gs)), "gdbserver is "
+	    "not on PATH");
+	/* Port 0: gdbserver picks one and prints it (no race for a port). */
+	cr_assert_eq(h_proc_start(&srv, H_ARGS(gs, "127.0.0.1:0", echo)), 0,
+	    "start gdbserver");
+	cr_assert(proc_err_has(&srv, &b, "Listening on port ", H_WAIT_BOUND),
+	    "gdbserver 127.0.0.1:0: no \"Listening on port\" within %d ms: %s",
+	    H_WAIT_BOUND, b.p);
+	p = strstr(b.p, "Listening on port ") + strlen("Listening on port ");
+	port = atoi(p);
+	cr_assert_gt(port, 0, "gdbserver: cannot read its port from \"%s\"",
+	    b.p);
+	snprintf(remote, sizeof(remote), "127.0.0.1:%d", port);
+
+	id = launch_ok(H_ARGS("--remote", remote, "--", echo));
+	idstr(id, ids, sizeof(ids));
+	st = h_status(id);
+	state = h_jstr(st, "state");
+	cr_assert(state && strcmp(state, "running") == 0, "status %s: "
+	    "expected running, got %s (error: %s)", ids,
+	    state ? state : "(none)", h_jstr(st, "error") ?
+	    h_jstr(st, "error") : "none");
+	cr_assert_str_eq(h_jstr(st, "kind") ? h_jstr(st, "kind") : "",
+	    "remote", "status %s: kind", ids);
+	cr_assert_str_eq(h_jstr(st, "remote") ? h_jstr(st, "remote") : "",
+	    remote, "status %s: remote", ids);
+	json_decref(st);
+	/* No probe here: the server sees gdb's connection and only that. */
+	cr_assert(proc_err_has(&srv, &b, "Remote debugging from host",
+	    H_WAIT_BOUND), "gdbserver: no connection reported: %s", b.p);
+	cr_assert_eq(count_of(b.p, "Remote debugging from host"), 1,
+	    "gdbserver: expected one connection, got:\n%s", b.p);
+
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
+	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
+	h_res_free(&r);
+	kill(srv.pid, SIGKILL);
+	h_proc_wait(&srv, 60000);
+	h_res_free(&srv.res);
+	free(b.p);
+}
+
+/* Assert that the last launched session failed and left no debugger behind. */
+static void
+expect_failed_session(const char *what)
+{
+	json_t *s = last_session();
+	const char *state = h_jstr(s, "state");
+	pid_t pid = (pid_t)h_jint(s, "pid", 0);
+
+	cr_assert(state && strcmp(state, "failed") == 0, "%s: expected the "
+	    "session failed, got %s", what, state ? state : "(none)");
+	cr_assert(pid <= 0 || h_pid_gone(pid), "%s: the failed session's gdb "
+	    "%d is still there (state %c)", what, pid, h_pid_state(pid));
+	json_decref(s);
+}
+
+/* remote to a port that refuses: exit 1 at once, "Connection refused". */
+Test(debuggers, remote_refused_port)
+{
+	const char *echo = fixture("FIX_ECHO");
+	char remote[64], want[128];
+	struct h_res r;
+	int fd, port;
+
+	/* Bound but not listening: the port is ours and refuses connections. */
+	fd = bound_socket(&port);
+	snprintf(remote, sizeof(remote), "127.0.0.1:%d", port);
+	h_cli(&r, H_ARGS("launch", "--remote", remote, "--", echo));
+	cr_assert_eq(r.code, 1, "dbgctl launch --remote %s (refused): expected "
+	    "exit 1, got %d (stdout: %s, stderr: %s)", remote, r.code, r.out,
+	    r.err);
+	/* The wording around them may change; the address and reason may not. */
+	snprintf(want, sizeof(want), "%s", remote);
+	cr_assert(strncmp(r.err, "dbgctl: ", 8) == 0 &&
+	    strstr(r.err, want) != NULL &&
+	    strstr(r.err, "Connection refused") != NULL, "dbgctl launch "
+	    "--remote %s: expected \"dbgctl: ...%s...Connection refused\" on "
+	    "stderr, got: %s", remote, want, r.err);
+	cr_assert(r.elapsed < 5.0, "dbgctl launch --remote %s (refused): took "
+	    "%.2f s, expected a quick failure (< 5 s)", remote, r.elapsed);
+	h_res_free(&r);
+	close(fd);
+	expect_failed_session("launch --remote (refused)");
+}
+
+/* remote to a port that accepts and never answers: exit 4 at the timeout. */
+Test(debuggers, remote_silent_port)
+{
+	const char *echo = fixture("FIX_ECHO");
+	char remote[64], want[128];
+	struct h_res r;
+	int fd, port;
+
+	/* Listening, never answering: the kernel completes the handshake. */
+	fd = bound_socket(&port);
+	cr_assert_eq(listen(fd, 8), 0, "listen: %s", strerror(errno));
+	snprintf(remote, sizeof(remote), "127.0.0.1:%d", port);
+	h_cli(&r, H_ARGS("launch", "--connect-timeout", "2000", "--remote",
+	    remote, "--", echo));
+	cr_assert_eq(r.code, 4, "dbgctl launch --connect-timeout 2000 --remote "
+	    "%s (silent): expected exit 4 (timeout), got %d after %.2f s "
+	    "(stdout: %s, stderr: %s)", remote, r.code, r.elapsed, r.out,
+	    r.err);
+	cr_assert(r.elapsed >= 1.5 && r.elapsed <= 6.0, "dbgctl launch "
+	    "--connect-timeout 2000 --remote %s (silent): expected 1.5 s <= "
+	    "elapsed <= 6 s, got %.2f s", remote, r.elapsed);
+	snprintf(want, sizeof(want), "%s", remote);
+	cr_assert(strncmp(r.err, "dbgctl: ", 8) == 0 &&
+	    strstr(r.err, want) != NULL && strstr(r.err, "2000 ms") != NULL,
+	    "dbgctl launch --remote %s (silent): expected \"dbgctl: ...%s..."
+	    "2000 ms\" on stderr, got: %s", remote, want, r.err);
+	h_res_free(&r);
+	close(fd);
+	expect_failed_session("launch --remote (silent)");
+}
+
+/* Arguments of a wait until nothing of a snapshot is left. */
+struct left_arg {
+	const struct h_snap	*snap;
+	const char		*kv;
+	char			 report[4096];
+};
+
+/* Predicate: no snapshot member or marker process is left (zombies of init ok). */
+static bool
+no_leftovers(void *arg)
+{
+	struct left_arg *a = arg;
+
+	return h_leftovers(a->snap, a->kv, true, a->report,
+	    sizeof(a->report)) == 0;
+}
+
+/* SIGKILL of the daemon ends gdb, its inferior and a gdbserver session. */
+Test(debuggers, daemon_sigkill_kills_debuggers)
+{
+	const char *spinner = fixture("FIX_SPINNER");
+	struct tracked t[8] = { { 0 } };
+	char ids[32], m[96], report[4096];
+	struct left_arg la;
+	struct h_snap snap;
+	json_t *st;
+	long id;
+	pid_t d;
+	int s;
+
+	d = h_daemon_fg();
+	h_new_marker("DBGI_DKILL", m, sizeof(m));
+	id = launch_ok(H_ARGS("--env", m, "-x", "run", "--", spinner));
+	idstr(id, ids, sizeof(ids));
+	wait_log(ids, "spinning", H_WAIT_BOUND);
+	st = h_status(id);
+	track(&t[0], "gdb", (pid_t)h_jint(st, "pid", -1));
+	track(&t[1], "gdb's inferior", (pid_t)h_jint(st, "inferior_pid", -1));
+	json_decref(st);
+
+	id = launch_ok(H_ARGS("--kind", "gdbserver", "--env", m, "-x",
+	    "continue", "--", spinner));
+	idstr(id, ids, sizeof(ids));
+	wait_log(ids, "spinning", H_WAIT_BOUND);
+	st = h_status(id);
+	track(&t[2], "gdbserver session's gdb", (pid_t)h_jint(st, "pid", -1));
+	track(&t[3], "gdbserver", (pid_t)h_jint(st, "server_pid", -1));
+	track(&t[4], "gdbserver's inferior",
+	    (pid_t)h_jint(st, "inferior_pid", -1));
+	json_decref(st);
+	h_snap_take(&snap, m);
+
+	cr_assert_eq(kill(d, SIGKILL), 0, "kill(%d, SIGKILL): %s", d,
+	    strerror(errno));
+	s = h_daemon_fg_wait(10000);
+	cr_assert(s != -1 && WIFSIGNALED(s), "dbgctld %d: expected death by "
+	    "SIGKILL", d);
+	if (!h_wait_for(all_gone, t, 3000))
+		cr_assert_fail("3 s after SIGKILL of the daemon, processes "
+		    "exist: %s", which_left(t, report, sizeof(report)));
+	/*
+	 * The keepers go too, a little later under a sanitizer build, whose
+	 * leak check at exit can take seconds on a loaded machine.
+	 */
+	la.snap = &snap;
+	la.kv = m;
+	if (!h_wait_for(no_leftovers, &la, 15000))
+		cr_assert_fail("15 s after SIGKILL of the daemon: expected no "
+		    "process of its sessions (keepers included), got: %s",
+		    la.report);
+}
