@@ -12,9 +12,6 @@
 
 #include "dbgctl.h"
 
-/* Ctrl-\ detaches unless --detach-key says otherwise. */
-#define ATTACH_DETACH_KEY 0x1c
-
 /* One attached terminal: the raw console connection and a control one. */
 struct attach {
 	struct client	*c;		/* control: resize, status */
@@ -26,9 +23,9 @@ struct attach {
 	int		 in_eof;
 };
 
-/* Parse a detach key: ^X, C-x, a single character, or "none". */
-static int
-attach_parse_key(const char *s)
+/* Parse a detach key: ^X, C-x, a single character, or "none" (-1); -2 if bad. */
+int
+cmd_attach_key(const char *s)
 {
 	if (strcmp(s, "none") == 0)
 		return -1;
@@ -227,10 +224,10 @@ cmd_attach(const struct cmd_entry *self, struct client *c, int argc,
 		{ NULL, 0, NULL, 0 }
 	};
 	json_t	*session;
-	int	 ch, key = ATTACH_DETACH_KEY, rv;
+	int	 ch, key = CMD_DETACH_KEY, rv;
 
 	while ((ch = cmd_getopt(self, argc, argv, "+k:h", longopts)) != -1) {
-		if (ch == 'k' && (key = attach_parse_key(optarg)) == -2)
+		if (ch == 'k' && (key = cmd_attach_key(optarg)) == -2)
 			return cmd_usage(self, "bad --detach-key: %s (use ^X, "
 			    "C-x, one character or none)", optarg);
 	}

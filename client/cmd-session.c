@@ -24,6 +24,7 @@ enum {
 	OPT_WAIT,
 	OPT_TRANSPORT,
 	OPT_ATTACH,
+	OPT_DETACH_KEY,
 	OPT_TIMEOUT,
 	OPT_ALL,
 };
@@ -138,12 +139,12 @@ cmd_launch_wait(struct client *c, json_int_t id)
 
 /* Attach to the launched session id; exit with its status when it ends. */
 static int
-cmd_launch_attach(struct client *c, json_int_t id)
+cmd_launch_attach(struct client *c, json_int_t id, int key)
 {
 	json_t	*ref = json_integer(id);
 	int	 rv;
 
-	rv = cmd_attach_session(c, ref, 0x1c);
+	rv = cmd_attach_session(c, ref, key);
 	json_decref(ref);
 	return rv;
 }
@@ -151,7 +152,7 @@ cmd_launch_attach(struct client *c, json_int_t id)
 /* Parse the options of launch into params; 0, or the usage exit status. */
 static int
 cmd_launch_options(const struct cmd_entry *self, int argc, char **argv,
-    json_t *params, int *wait)
+    json_t *params, int *wait, int *key)
 {
 	static const struct option	 options[] = {
 		{ "kind", required_argument, NULL, OPT_KIND },
@@ -168,6 +169,7 @@ cmd_launch_options(const struct cmd_entry *self, int argc, char **argv,
 		{ "wait", no_argument, NULL, OPT_WAIT },
 		{ "transport", no_argument, NULL, OPT_TRANSPORT },
 		{ "attach", no_argument, NULL, OPT_ATTACH },
+		{ "detach-key", required_argument, NULL, OPT_DETACH_KEY },
 		CMD_HELP_OPTION,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -242,6 +244,11 @@ cmd_launch_options(const struct cmd_entry *self, int argc, char **argv,
 		case OPT_TRANSPORT:
 			json_object_set_new(params, "transport", json_true());
 			break;
+		case OPT_DETACH_KEY:
+			if ((*key = cmd_attach_key(optarg)) == -2)
+				return cmd_usage(self, "bad --detach-key: %s",
+				    optarg);
+			break;
 		case OPT_ATTACH:
 			if (*wait == 1)
 				return cmd_usage(self, "--attach and --wait "
@@ -271,10 +278,11 @@ cmd_launch(const struct cmd_entry *self, struct client *c, int argc,
 {
 	json_t		*params, *args, *session;
 	json_int_t	 id;
-	int		 i, wait = 0, rv;
+	int		 i, wait = 0, rv, key = CMD_DETACH_KEY;
 
 	params = json_pack("{s:s}", "kind", "gdb");
-	if ((rv = cmd_launch_options(self, argc, argv, params, &wait)) != 0) {
+	if ((rv = cmd_launch_options(self, argc, argv, params, &wait,
+	    &key)) != 0) {
 		json_decref(params);
 		return rv;
 	}
@@ -297,7 +305,7 @@ cmd_launch(const struct cmd_entry *self, struct client *c, int argc,
 	}
 	json_decref(session);
 	if (wait == 2)
-		return cmd_launch_attach(c, id);
+		return cmd_launch_attach(c, id, key);
 	return wait ? cmd_launch_wait(c, id) : EXIT_OK;
 }
 

@@ -125,6 +125,9 @@ int		 tty_size(int, unsigned *, unsigned *);
 int		 cmd_attach(const struct cmd_entry *, struct client *, int,
 		    char **);
 int		 cmd_attach_session(struct client *, json_t *, int);
+int		 cmd_attach_key(const char *);
+/* Ctrl-\ detaches unless --detach-key says otherwise. */
+#define CMD_DETACH_KEY	0x1c
 
 /* cmd-transport.c */
 int		 cmd_send(const struct cmd_entry *, struct client *, int,

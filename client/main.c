@@ -23,7 +23,8 @@ static const struct cmd_entry main_commands[] = {
 	{ "launch", "[--kind gdb|lldb|gdbserver|remote|exec] [--name NAME]\n"
 	    "\t[--debugger PATH] [--remote HOST:PORT] [--server 'CMD {port}']\n"
 	    "\t[--port N] [--connect-timeout MS] [--transport] [-x CMD]...\n"
-	    "\t[--cwd DIR] [--env K=V]... [--stop-timeout MS] [--attach | --wait]\n"
+	    "\t[--cwd DIR] [--env K=V]... [--stop-timeout MS]\n"
+	    "\t[--attach [--detach-key KEY] | --wait]\n"
 	    "\t[--] PROGRAM [ARG...]", cmd_launch, CMD_AUTOSTART },
 	{ "list", "", cmd_list, CMD_AUTOSTART },
 	{ "status", "SESSION", cmd_status, CMD_AUTOSTART },
