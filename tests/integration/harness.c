@@ -144,6 +144,99 @@ h_read_file(const char *path, size_t *len)
 	return buf;
 }
 
+/* The path of a test fixture from the environment meson sets (asserted). */
+const char *
+h_fixture(const char *var)
+{
+	const char *p = getenv(var);
+
+	cr_assert_not_null(p, "%s is not set (meson sets it)", var);
+	cr_assert_eq(access(p, X_OK), 0, "fixture %s=%s: %s", var, p,
+	    strerror(errno));
+	return p;
+}
+
+/* Format a session id as a string for argv; returns buf. */
+const char *
+h_idstr(long id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%ld", id);
+	return buf;
+}
+
+/* Join args with spaces into buf, for messages; returns buf. */
+const char *
+h_join_args(const char *const args[], char *buf, size_t len)
+{
+	size_t o = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; args[i] != NULL && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? " " : "",
+		    args[i]);
+	return buf;
+}
+
+/*
+ * The last max bytes of data, control bytes shown as \xNN (newlines kept),
+ * for failure messages. Four buffers in turn, so that one message may show
+ * several.
+ */
+const char *
+h_shown(const char *data, size_t len, size_t max)
+{
+	static char bufs[4][16384];
+	static unsigned next;
+	char *out = bufs[next++ % 4];
+	size_t o = 0, i = len > max ? len - max : 0;
+
+	for (; i < len && o + 8 < sizeof(bufs[0]); i++) {
+		unsigned char ch = (unsigned char)data[i];
+
+		if (ch == '\n' || (ch >= 0x20 && ch < 0x7f))
+			out[o++] = (char)ch;
+		else
+			o += (size_t)snprintf(out + o, sizeof(bufs[0]) - o,
+			    "\\x%02x", ch);
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* Occurrences of needle in data[0..len). */
+int
+h_count(const char *data, size_t len, const char *needle)
+{
+	size_t n = strlen(needle);
+	const char *p = data, *end = data + len;
+	int k = 0;
+
+	while (p < end &&
+	    (p = memmem(p, (size_t)(end - p), needle, n)) != NULL) {
+		k++;
+		p += n;
+	}
+	return k;
+}
+
+/* Append n bytes to *buf of *len bytes, keeping it NUL-terminated. */
+static void
+append(char **buf, size_t *len, const void *data, size_t n)
+{
+	*buf = realloc(*buf, *len + n + 1);
+	memcpy(*buf + *len, data, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+}
+
+/* Append n bytes to a byte buffer, keeping it NUL-terminated. */
+void
+h_bytes_add(struct h_bytes *b, const void *data, size_t n)
+{
+	append(&b->p, &b->len, data, n);
+}
+
 /* True if an environment entry's name is one the harness sets itself. */
 static bool
 env_overridden(const char *e)
@@ -298,15 +391,7 @@ h_teardown(void)
 	for (i = 0; i < n; i++)
 		kill(d[i], SIGKILL);
 	if (H->fg_daemon > 0) {
-		end = h_now() + 10;
-		while (waitpid(H->fg_daemon, &st, WNOHANG) == 0) {
-			if (h_now() > end) {
-				kill(H->fg_daemon, SIGKILL);
-				waitpid(H->fg_daemon, &st, 0);
-				break;
-			}
-			h_nap(10);
-		}
+		h_wait_child(H->fg_daemon, 10000);
 		H->fg_daemon = 0;
 	}
 	h_kill_marker(H->marker, 10000);
@@ -329,9 +414,13 @@ set_nonblock(int fd)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-/* Start argv (argv[0] a path) with H->envp, stdout/stderr piped. */
-int
-h_proc_start(struct h_proc *p, const char *const argv[])
+/*
+ * Start argv (argv[0] a path) with H->envp, stdout/stderr piped, stdin
+ * from in, or /dev/null if in is -1. A child fed from a pipe gets SIGPIPE
+ * at its default, as in a shell pipeline.
+ */
+static int
+proc_spawn(struct h_proc *p, const char *const argv[], int in)
 {
 	int o[2], e[2], null;
 	pid_t pid;
@@ -351,8 +440,13 @@ h_proc_start(struct h_proc *p, const char *const argv[])
 	if (pid == -1)
 		return -errno;
 	if (pid == 0) {
-		null = open("/dev/null", O_RDONLY);
-		dup2(null, 0);
+		if (in >= 0) {
+			signal(SIGPIPE, SIG_DFL);
+			dup2(in, 0);
+		} else {
+			null = open("/dev/null", O_RDONLY);
+			dup2(null, 0);
+		}
 		dup2(o[1], 1);
 		dup2(e[1], 2);
 		execve(argv[0], (char *const *)argv, H->envp);
@@ -369,6 +463,13 @@ h_proc_start(struct h_proc *p, const char *const argv[])
 	return 0;
 }
 
+/* Start argv (argv[0] a path) with H->envp, stdout/stderr piped. */
+int
+h_proc_start(struct h_proc *p, const char *const argv[])
+{
+	return proc_spawn(p, argv, -1);
+}
+
 /* Append what fd has to a growing buffer; false at EOF or error. */
 static bool
 drain(int fd, char **buf, size_t *len)
@@ -379,10 +480,7 @@ drain(int fd, char **buf, size_t *len)
 	for (;;) {
 		r = read(fd, tmp, sizeof(tmp));
 		if (r > 0) {
-			*buf = realloc(*buf, *len + (size_t)r + 1);
-			memcpy(*buf + *len, tmp, (size_t)r);
-			*len += (size_t)r;
-			(*buf)[*len] = '\0';
+			append(buf, len, tmp, (size_t)r);
 			continue;
 		}
 		if (r < 0 && errno == EINTR)
@@ -413,9 +511,7 @@ drain_note(struct h_res *r, int bound_ms)
 
 	n = (size_t)snprintf(note, sizeof(note), "[harness: no exit within "
 	    "%d ms, killed]", bound_ms);
-	r->err = realloc(r->err, r->err_len + n + 1);
-	memcpy(r->err + r->err_len, note, n + 1);
-	r->err_len += n;
+	append(&r->err, &r->err_len, note, n);
 }
 
 /* Collect output and exit status of a started child within bound_ms. */
@@ -546,18 +642,34 @@ h_cli_start(struct h_proc *p, const char *const args[])
 	return e;
 }
 
-/* Join args with spaces into buf, for messages. */
-static const char *
-join_args(const char *const args[], char *buf, size_t len)
+/* The argv "dbgctl -s SOCK ARGS..." (malloc'd; free the array only). */
+const char **
+h_cli_argv(const char *const args[])
 {
-	size_t o = 0;
-	int i;
+	return cli_argv(args, NULL);
+}
 
-	buf[0] = '\0';
-	for (i = 0; args[i] != NULL && o < len; i++)
-		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? " " : "",
-		    args[i]);
-	return buf;
+/* Run the client with input on a pipe as its stdin (SIGPIPE at default). */
+int
+h_cli_input(struct h_res *r, const char *input, const char *const args[])
+{
+	const char **v = cli_argv(args, NULL);
+	size_t len = strlen(input);
+	struct h_proc p;
+	int in[2], e;
+
+	cr_assert_eq(pipe2(in, O_CLOEXEC), 0, "pipe2: %s", strerror(errno));
+	e = proc_spawn(&p, v, in[0]);
+	free(v);
+	cr_assert_eq(e, 0, "start dbgctl: %s", strerror(-e));
+	close(in[0]);
+	/* The input is small: it fits in the pipe; then EOF. */
+	while (write(in[1], input, len) == -1 && errno == EINTR)
+		;
+	close(in[1]);
+	h_proc_wait(&p, H_RUN_BOUND);
+	*r = p.res;
+	return r->code;
 }
 
 /* Run dbgctl -s SOCK --json ARGS..., assert exit 0, return the parsed JSON. */
@@ -572,7 +684,7 @@ h_cli_json(const char *const args[])
 
 	h_run(&r, H_RUN_BOUND, v);
 	free(v);
-	join_args(args, cmd, sizeof(cmd));
+	h_join_args(args, cmd, sizeof(cmd));
 	cr_assert_eq(r.code, 0, "dbgctl --json %s: expected exit 0, got %d "
 	    "(stderr: %s)", cmd, r.code, r.err);
 	j = json_loads(r.out, JSON_DECODE_ANY, &je);
@@ -591,18 +703,59 @@ h_res_free(struct h_res *r)
 	r->out = r->err = NULL;
 }
 
-/* launch --kind exec [--env MARKER] -- PROG...; assert success; return the id. */
-long
-h_launch_exec(const char *marker, const char *const prog[])
+/* Reap our child within bound_ms: exit code (128+N: signal N), -1 if killed. */
+int
+h_wait_child(pid_t pid, int bound_ms)
 {
-	const char *v[64];
+	double end = h_now() + bound_ms / 1000.0;
+	int st;
+
+	for (;;) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return status_code(st);
+		if (h_now() > end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return -1;
+		}
+		h_nap(10);
+	}
+}
+
+/* Run dbgctl launch ARGS...; assert exit 0 and an id on stdout; return it. */
+long
+h_launch(const char *const args[])
+{
+	const char *v[80];
 	struct h_res r;
-	char cmd[1024], *end;
+	char cmd[2048], *end;
 	size_t i = 0;
 	long id;
 	int k;
 
 	v[i++] = "launch";
+	for (k = 0; args[k] != NULL && i < 79; k++)
+		v[i++] = args[k];
+	v[i] = NULL;
+	h_join_args(v, cmd, sizeof(cmd));
+	h_cli(&r, v);
+	cr_assert_eq(r.code, 0, "dbgctl %s: expected exit 0, got %d "
+	    "(stderr: %s)", cmd, r.code, r.err);
+	id = strtol(r.out, &end, 10);
+	cr_assert(end != r.out && id > 0 && (*end == '\n' || *end == '\0'),
+	    "dbgctl %s: expected an id on stdout, got \"%s\"", cmd, r.out);
+	h_res_free(&r);
+	return id;
+}
+
+/* launch --kind exec [--env MARKER] -- PROG...; assert success; return the id. */
+long
+h_launch_exec(const char *marker, const char *const prog[])
+{
+	const char *v[64];
+	size_t i = 0;
+	int k;
+
 	v[i++] = "--kind";
 	v[i++] = "exec";
 	if (marker != NULL) {
@@ -613,15 +766,7 @@ h_launch_exec(const char *marker, const char *const prog[])
 	for (k = 0; prog[k] != NULL && i < 63; k++)
 		v[i++] = prog[k];
 	v[i] = NULL;
-	join_args(v, cmd, sizeof(cmd));
-	h_cli(&r, v);
-	cr_assert_eq(r.code, 0, "dbgctl %s: expected exit 0, got %d "
-	    "(stderr: %s)", cmd, r.code, r.err);
-	id = strtol(r.out, &end, 10);
-	cr_assert(end != r.out && id > 0 && (*end == '\n' || *end == '\0'),
-	    "dbgctl %s: expected an id on stdout, got \"%s\"", cmd, r.out);
-	h_res_free(&r);
-	return id;
+	return h_launch(v);
 }
 
 /* status --json of a session (asserts success). */
@@ -653,6 +798,40 @@ h_wait_ended(long id, int bound_ms)
 			return NULL;
 		h_nap(50);
 	}
+}
+
+/* Assert the session's state is want (e.g. "running"); when: messages. */
+void
+h_expect_state(long id, const char *want, const char *when)
+{
+	json_t *st = h_status(id);
+	const char *state = h_jstr(st, "state");
+
+	cr_assert(state != NULL && strcmp(state, want) == 0, "dbgctl status "
+	    "%ld %s: expected state %s, got %s (error: %s)", id, when, want,
+	    state ? state : "(none)", h_jstr(st, "error") ?
+	    h_jstr(st, "error") : "none");
+	json_decref(st);
+}
+
+/* Assert `list` shows n sessions, each in state (NULL: any); when: messages. */
+void
+h_expect_sessions(size_t n, const char *state, const char *when)
+{
+	json_t *l = h_cli_json(H_ARGS("list"));
+	json_t *all = json_object_get(l, "sessions"), *s;
+	const char *got;
+	size_t i;
+
+	cr_assert_eq(json_array_size(all), n, "list %s: expected %zu sessions, "
+	    "got %zu", when, n, json_array_size(all));
+	json_array_foreach(all, i, s) {
+		got = h_jstr(s, "state");
+		cr_assert(state == NULL || (got != NULL && strcmp(got, state) ==
+		    0), "list %s: session %lld: expected state %s, got %s",
+		    when, h_jint(s, "id", -1), state, got ? got : "(none)");
+	}
+	json_decref(l);
 }
 
 /* Member at a dotted path, or NULL. */
@@ -690,6 +869,64 @@ const char *
 h_jstr(json_t *j, const char *path)
 {
 	return json_string_value(jpath(j, path));
+}
+
+/* The session's console log as `dbgctl logs ID` prints it (malloc'd). */
+char *
+h_logs(const char *id)
+{
+	struct h_res r;
+	char *out;
+
+	h_cli(&r, H_ARGS("logs", id));
+	out = r.code == 0 ? r.out : strdup("");
+	if (r.code != 0)
+		free(r.out);
+	free(r.err);
+	return out;
+}
+
+/* True if `dbgctl logs ID` holds text now. */
+bool
+h_log_has(const char *id, const char *text)
+{
+	char *log = h_logs(id);
+	bool ok = strstr(log, text) != NULL;
+
+	free(log);
+	return ok;
+}
+
+/* Arguments of a wait for text in a session's log. */
+struct log_arg {
+	const char	*id;
+	const char	*text;
+};
+
+/* Predicate: the log holds the text; a miss waits a little (a client run). */
+static bool
+log_has(void *arg)
+{
+	struct log_arg *a = arg;
+	bool ok = h_log_has(a->id, a->text);
+
+	if (!ok)
+		h_nap(50);
+	return ok;
+}
+
+/* Wait until the session's log holds text; assert it does within bound_ms. */
+void
+h_wait_log(const char *id, const char *text, int bound_ms)
+{
+	struct log_arg a = { id, text };
+	char *log;
+
+	if (h_wait_for(log_has, &a, bound_ms))
+		return;
+	log = h_logs(id);
+	cr_assert_fail("dbgctl logs %s: no \"%s\" within %d ms; log ends "
+	    "with:\n%s", id, text, bound_ms, h_shown(log, strlen(log), 1500));
 }
 
 /* Predicate: the daemon answers ping. */
@@ -757,6 +994,21 @@ h_daemon_fg_wait(int bound_ms)
 			return -1;
 		h_nap(10);
 	}
+}
+
+/* SIGKILL our foreground daemon; assert it dies of it within 10 s. */
+void
+h_daemon_fg_kill(void)
+{
+	pid_t d = H->fg_daemon;
+	int st;
+
+	cr_assert_gt(d, 0, "no foreground daemon to kill (h_daemon_fg first)");
+	cr_assert_eq(kill(d, SIGKILL), 0, "kill(%d, SIGKILL): %s", d,
+	    strerror(errno));
+	st = h_daemon_fg_wait(10000);
+	cr_assert(st != -1 && WIFSIGNALED(st), "dbgctld %d: expected death by "
+	    "SIGKILL", d);
 }
 
 /* The pid that hello reports, or -1 if no daemon answers. */
@@ -1083,6 +1335,78 @@ h_pid_gone(pid_t pid)
 	return kill(pid, 0) == -1 && errno == ESRCH;
 }
 
+/* Arguments of a wait on a signal mask in /proc/PID/status. */
+struct sigmask_arg {
+	pid_t		 pid;
+	const char	*field;
+	int		 sig;
+};
+
+/* Predicate: the mask line "\nFIELD:" of /proc/PID/status holds sig. */
+static bool
+sigmask_has(void *arg)
+{
+	struct sigmask_arg *a = arg;
+	char path[64], key[32], *s, *l;
+	unsigned long long mask = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", a->pid);
+	snprintf(key, sizeof(key), "\n%s:", a->field);
+	s = h_read_file(path, NULL);
+	if (s == NULL)
+		return false;
+	l = strstr(s, key);
+	if (l != NULL)
+		mask = strtoull(l + strlen(key), NULL, 16);
+	free(s);
+	return (mask & (1ULL << (a->sig - 1))) != 0;
+}
+
+/* Wait until /proc/PID/status's field ("SigIgn", "SigCgt") holds sig. */
+bool
+h_wait_sigmask(pid_t pid, const char *field, int sig, int bound_ms)
+{
+	struct sigmask_arg a = { pid, field, sig };
+
+	return h_wait_for(sigmask_has, &a, bound_ms);
+}
+
+/* Arguments of a wait on marker processes named comm. */
+struct count_arg {
+	const char	*kv;
+	const char	*comm;
+	int		 want;
+};
+
+/* Predicate: at least want live processes carry kv and are named comm. */
+static bool
+enough_procs(void *arg)
+{
+	struct count_arg *a = arg;
+	pid_t p[H_MAXPIDS];
+	char comm[64];
+	int i, n, k = 0;
+
+	n = h_marker_pids(a->kv, p, H_MAXPIDS);
+	for (i = 0; i < n; i++) {
+		h_pid_comm(p[i], comm, sizeof(comm));
+		if (a->comm == NULL || strcmp(comm, a->comm) == 0)
+			k++;
+	}
+	return k >= a->want;
+}
+
+/* Wait until want live processes named comm (NULL: any) carry kv; asserted. */
+void
+h_wait_procs(const char *kv, const char *comm, int want)
+{
+	struct count_arg a = { kv, comm, want };
+
+	cr_assert(h_wait_for(enough_procs, &a, H_WAIT_BOUND),
+	    "expected %d '%s' processes carrying %s within %d ms", want,
+	    comm ? comm : "*", kv, H_WAIT_BOUND);
+}
+
 /* True if the NUL-separated environment block holds kv as one entry. */
 static bool
 env_has(const char *env, size_t len, const char *kv)
@@ -1168,6 +1492,36 @@ describe(char *report, size_t len, const char *why, pid_t pid)
 }
 
 /*
+ * Describe, after why, the zombies whose parent is a member of s (s not
+ * NULL; members themselves skipped) or else ppid; returns how many.
+ */
+static int
+zombie_scan(const struct h_snap *s, pid_t ppid, const char *why,
+    char *report, size_t len)
+{
+	struct dirent *de;
+	char state, *end;
+	pid_t pid, pp;
+	int count = 0;
+	DIR *d;
+
+	d = opendir("/proc");
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		pid = (pid_t)strtol(de->d_name, &end, 10);
+		if (*end != '\0' || pid <= 0 || (s != NULL && in_snap(s, pid)))
+			continue;
+		if (pid_stat(pid, &state, &pp, NULL) && state == 'Z' &&
+		    (s != NULL ? in_snap(s, pp) : pp == ppid)) {
+			describe(report, len, why, pid);
+			count++;
+		}
+	}
+	if (d != NULL)
+		closedir(d);
+	return count;
+}
+
+/*
  * Processes left over: snapshot members still present (alive or zombie,
  * same start time), live processes carrying kv, and zombies whose parent is a
  * snapshot member. zombie_ok_ppid1 tolerates zombies re-parented to init.
@@ -1176,12 +1530,10 @@ int
 h_leftovers(const struct h_snap *s, const char *kv, bool zombie_ok_ppid1,
     char *report, size_t len)
 {
-	pid_t live[H_MAXPIDS], pid, pp;
-	struct dirent *de;
+	pid_t live[H_MAXPIDS], pp;
 	unsigned long long st;
-	char state, *end;
+	char state;
 	int i, n, count = 0;
-	DIR *d;
 
 	report[0] = '\0';
 	for (i = 0; i < s->n; i++) {
@@ -1200,47 +1552,48 @@ h_leftovers(const struct h_snap *s, const char *kv, bool zombie_ok_ppid1,
 		describe(report, len, "alive (new)", live[i]);
 		count++;
 	}
-	d = opendir("/proc");
-	while (d != NULL && (de = readdir(d)) != NULL) {
-		pid = (pid_t)strtol(de->d_name, &end, 10);
-		if (*end != '\0' || pid <= 0 || in_snap(s, pid))
-			continue;
-		if (pid_stat(pid, &state, &pp, NULL) && state == 'Z' &&
-		    in_snap(s, pp)) {
-			describe(report, len, "zombie child of session", pid);
-			count++;
-		}
-	}
-	if (d != NULL)
-		closedir(d);
-	return count;
+	return count + zombie_scan(s, 0, "zombie child of session", report,
+	    len);
+}
+
+/* Arguments of a wait until nothing of a snapshot is left. */
+struct left_arg {
+	const struct h_snap	*snap;
+	const char		*kv;
+	char			*report;
+	size_t			 len;
+};
+
+/* Predicate: nothing of the snapshot is left (zombies of init tolerated). */
+static bool
+nothing_left(void *arg)
+{
+	struct left_arg *a = arg;
+
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	return h_leftovers(a->snap, a->kv, true, a->report, a->len) == 0;
+}
+
+/*
+ * Wait until h_leftovers (zombies of init tolerated) finds nothing, reaping
+ * our own children meanwhile; false at bound_ms, the last finding in report.
+ */
+bool
+h_wait_no_leftovers(const struct h_snap *s, const char *kv, int bound_ms,
+    char *report, size_t len)
+{
+	struct left_arg a = { s, kv, report, len };
+
+	return h_wait_for(nothing_left, &a, bound_ms);
 }
 
 /* Zombies whose parent is ppid, described in report; returns how many. */
 int
 h_zombie_children(pid_t ppid, char *report, size_t len)
 {
-	struct dirent *de;
-	char state, *end;
-	pid_t pid, pp;
-	int count = 0;
-	DIR *d;
-
 	report[0] = '\0';
-	d = opendir("/proc");
-	while (d != NULL && (de = readdir(d)) != NULL) {
-		pid = (pid_t)strtol(de->d_name, &end, 10);
-		if (*end != '\0' || pid <= 0)
-			continue;
-		if (pid_stat(pid, &state, &pp, NULL) && state == 'Z' &&
-		    pp == ppid) {
-			describe(report, len, "zombie", pid);
-			count++;
-		}
-	}
-	if (d != NULL)
-		closedir(d);
-	return count;
+	return zombie_scan(NULL, ppid, "zombie", report, len);
 }
 
 /* Kill every process carrying kv, repeatedly, until none is left or bound_ms. */

@@ -22,6 +22,10 @@
 /* Build a NULL-terminated argument list in place. */
 #define H_ARGS(...)	((const char *[]){ __VA_ARGS__, NULL })
 
+/* A shell script whose tree escapes: a double-forked setsid sleep and more. */
+#define H_ESCAPING_TREE \
+	"(setsid sleep 300 &); sleep 300 & sleep 300 & sleep 300"
+
 /* Everything private to the running test (one Criterion worker process). */
 struct h_ctx {
 	char	 dir[256];		/* mkdtemp'd; XDG_RUNTIME_DIR */
@@ -72,6 +76,12 @@ struct h_conn {
 	long	 next_id;
 };
 
+/* A growing byte buffer, kept NUL-terminated; { NULL, 0 } is empty. */
+struct h_bytes {
+	char	*p;
+	size_t	 len;
+};
+
 /* A snapshot of processes: pid and start time, to tell reuse apart. */
 struct h_snap {
 	int	 n;
@@ -97,6 +107,22 @@ void	 h_new_marker(const char *name, char *buf, size_t len);
 void	 h_path(char *buf, size_t len, const char *rel);
 /* Read a whole file; NULL if it cannot be read. *len gets its size. */
 char	*h_read_file(const char *path, size_t *len);
+/* The path of a test fixture from the environment meson sets (asserted). */
+const char *h_fixture(const char *var);
+
+/* Format a session id as a string for argv; returns buf. */
+const char *h_idstr(long id, char *buf, size_t len);
+/* Join args with spaces into buf, for messages; returns buf. */
+const char *h_join_args(const char *const args[], char *buf, size_t len);
+/*
+ * The last max bytes of data, control bytes shown as \xNN (newlines kept),
+ * for failure messages; a static buffer, reused after four calls.
+ */
+const char *h_shown(const char *data, size_t len, size_t max);
+/* Occurrences of needle in data[0..len). */
+int	 h_count(const char *data, size_t len, const char *needle);
+/* Append n bytes to a byte buffer, keeping it NUL-terminated. */
+void	 h_bytes_add(struct h_bytes *, const void *data, size_t n);
 
 /* Start argv (argv[0] a path) with H->envp, stdout/stderr piped. */
 int	 h_proc_start(struct h_proc *, const char *const argv[]);
@@ -110,24 +136,46 @@ int	 h_cli(struct h_res *, const char *const args[]);
 int	 h_cli_start(struct h_proc *, const char *const args[]);
 /* Run dbgctl -s SOCK --json ARGS..., assert exit 0, return the parsed JSON. */
 json_t	*h_cli_json(const char *const args[]);
+/* The argv "dbgctl -s SOCK ARGS..." (malloc'd; free the array only). */
+const char **h_cli_argv(const char *const args[]);
+/* Run the client with input on a pipe as its stdin (SIGPIPE at default). */
+int	 h_cli_input(struct h_res *, const char *input,
+	    const char *const args[]);
 /* Free captured output. */
 void	 h_res_free(struct h_res *);
+/* Reap our child within bound_ms: exit code (128+N: signal N), -1 if killed. */
+int	 h_wait_child(pid_t pid, int bound_ms);
 
+/* Run dbgctl launch ARGS...; assert exit 0 and an id on stdout; return it. */
+long	 h_launch(const char *const args[]);
 /* launch --kind exec [--env MARKER] -- PROG...; assert success; return the id. */
 long	 h_launch_exec(const char *marker, const char *const prog[]);
 /* status --json of a session (asserts success). */
 json_t	*h_status(long id);
 /* Poll status until its state is one of "exited"/"failed"; return it or NULL. */
 json_t	*h_wait_ended(long id, int bound_ms);
+/* Assert `list` shows n sessions, each in state (NULL: any); when: messages. */
+void	 h_expect_sessions(size_t n, const char *state, const char *when);
+/* Assert the session's state is want (e.g. "running"); when: messages. */
+void	 h_expect_state(long id, const char *want, const char *when);
 /* Integer member at a dotted path ("exit.signal"), or def if absent. */
 long long h_jint(json_t *, const char *path, long long def);
 /* String member at a dotted path, or NULL if absent. */
 const char *h_jstr(json_t *, const char *path);
 
+/* The session's console log as `dbgctl logs ID` prints it (malloc'd). */
+char	*h_logs(const char *id);
+/* True if `dbgctl logs ID` holds text now. */
+bool	 h_log_has(const char *id, const char *text);
+/* Wait until the session's log holds text; assert it does within bound_ms. */
+void	 h_wait_log(const char *id, const char *text, int bound_ms);
+
 /* Start dbgctld --foreground --listen unix:SOCK as our child; wait for ping. */
 pid_t	 h_daemon_fg(void);
 /* Wait for our foreground daemon to exit within bound_ms; its status or -1. */
 int	 h_daemon_fg_wait(int bound_ms);
+/* SIGKILL our foreground daemon; assert it dies of it within 10 s. */
+void	 h_daemon_fg_kill(void);
 /* The pid that hello reports, or -1 if no daemon answers. */
 pid_t	 h_daemon_pid(void);
 /* Every live dbgctld process that carries this test's marker. */
@@ -165,6 +213,10 @@ int	 h_zombie_children(pid_t ppid, char *report, size_t len);
 void	 h_pid_comm(pid_t, char *buf, size_t len);
 /* True if kill(pid, 0) fails with ESRCH. */
 bool	 h_pid_gone(pid_t);
+/* Wait until /proc/PID/status's field ("SigIgn", "SigCgt") holds sig. */
+bool	 h_wait_sigmask(pid_t, const char *field, int sig, int bound_ms);
+/* Wait until want live processes named comm (NULL: any) carry kv; asserted. */
+void	 h_wait_procs(const char *kv, const char *comm, int want);
 /* Record every live process carrying kv. */
 void	 h_snap_take(struct h_snap *, const char *kv);
 /*
@@ -175,6 +227,12 @@ void	 h_snap_take(struct h_snap *, const char *kv);
  */
 int	 h_leftovers(const struct h_snap *, const char *kv, bool zombie_ok_ppid1,
 	    char *report, size_t len);
+/*
+ * Wait until h_leftovers (zombies of init tolerated) finds nothing, reaping
+ * our own children meanwhile; false at bound_ms, the last finding in report.
+ */
+bool	 h_wait_no_leftovers(const struct h_snap *, const char *kv,
+	    int bound_ms, char *report, size_t len);
 /* Kill every process carrying kv, repeatedly, until none is left or bound_ms. */
 int	 h_kill_marker(const char *kv, int bound_ms);
 /* Open fds of a pid: numbers into fds, link targets into targets (may be NULL). */

@@ -52,75 +52,11 @@ struct ptc {
 	pid_t		 pid;		/* the client */
 	int		 stfd;		/* from the shell: client pid, then status */
 	struct termios	 before;	/* the modes before the client ran */
-	char		*buf;		/* everything read from the master */
-	size_t		 len;
+	struct h_bytes	 seen;		/* all read from the master */
 	bool		 done;		/* the client's status is in */
 	int		 status;	/* its wait status */
 	char		 cmd[1024];	/* the command line, for messages */
 };
-
-/* Arguments of a wait for text in a session's log. */
-struct log_arg {
-	const char	*id;
-	const char	*text;
-};
-
-/* The path of a fixture from the environment meson sets. */
-static const char *
-fixture(const char *var)
-{
-	const char *p = getenv(var);
-
-	cr_assert_not_null(p, "%s is not set (meson sets it)", var);
-	cr_assert_eq(access(p, X_OK), 0, "fixture %s=%s: %s", var, p,
-	    strerror(errno));
-	return p;
-}
-
-/* Format a session id as a string for argv. */
-static const char *
-idstr(long id, char *buf, size_t len)
-{
-	snprintf(buf, len, "%ld", id);
-	return buf;
-}
-
-/* Join args with spaces into buf, for messages. */
-static const char *
-joined(const char *const args[], char *buf, size_t len)
-{
-	size_t o = 0;
-	int i;
-
-	buf[0] = '\0';
-	for (i = 0; args[i] != NULL && o < len; i++)
-		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? " " : "",
-		    args[i]);
-	return buf;
-}
-
-/*
- * The last max bytes of data, control bytes shown as \xNN (newlines kept),
- * in a static buffer: for failure messages only.
- */
-static const char *
-shown(const char *data, size_t len, size_t max)
-{
-	static char out[16384];
-	size_t o = 0, i = len > max ? len - max : 0;
-
-	for (; i < len && o + 8 < sizeof(out); i++) {
-		unsigned char ch = (unsigned char)data[i];
-
-		if (ch == '\n' || (ch >= 0x20 && ch < 0x7f))
-			out[o++] = (char)ch;
-		else
-			o += (size_t)snprintf(out + o, sizeof(out) - o,
-			    "\\x%02x", ch);
-	}
-	out[o] = '\0';
-	return out;
-}
 
 /* Describe a wait status in words, for messages. */
 static const char *
@@ -136,94 +72,14 @@ wstatus(int st, char *buf, size_t len)
 	return buf;
 }
 
-/* Run dbgctl launch ARGS...; assert exit 0 and an id on stdout; return it. */
+/* An exec session running sh -c SCRIPT; its id, also as a string in ids. */
 static long
-launch_ok(const char *const args[])
+launch_sh(const char *script, char *ids, size_t len)
 {
-	const char *v[80];
-	struct h_res r;
-	char cmd[2048], *end;
-	size_t i = 0;
-	long id;
-	int k;
+	long id = h_launch_exec(NULL, H_ARGS("/bin/sh", "-c", script));
 
-	v[i++] = "launch";
-	for (k = 0; args[k] != NULL && i < 79; k++)
-		v[i++] = args[k];
-	v[i] = NULL;
-	joined(v, cmd, sizeof(cmd));
-	h_cli(&r, v);
-	cr_assert_eq(r.code, 0, "dbgctl %s: expected exit 0, got %d "
-	    "(stderr: %s)", cmd, r.code, r.err);
-	id = strtol(r.out, &end, 10);
-	cr_assert(end != r.out && id > 0 && (*end == '\n' || *end == '\0'),
-	    "dbgctl %s: expected an id on stdout, got \"%s\"", cmd, r.out);
-	h_res_free(&r);
+	h_idstr(id, ids, len);
 	return id;
-}
-
-/* An exec session running sh -c SCRIPT; returns its id. */
-static long
-launch_sh(const char *script)
-{
-	return h_launch_exec(NULL, H_ARGS("/bin/sh", "-c", script));
-}
-
-/* The session's console log as `dbgctl logs` prints it (malloc'd). */
-static char *
-logs_of(const char *id)
-{
-	struct h_res r;
-	char *out;
-
-	h_cli(&r, H_ARGS("logs", id));
-	out = r.code == 0 ? r.out : strdup("");
-	if (r.code != 0)
-		free(r.out);
-	free(r.err);
-	return out;
-}
-
-/* Predicate: `dbgctl logs ID` holds the text. */
-static bool
-log_has(void *arg)
-{
-	struct log_arg *a = arg;
-	char *log = logs_of(a->id);
-	bool ok = strstr(log, a->text) != NULL;
-
-	free(log);
-	if (!ok)
-		h_nap(50);
-	return ok;
-}
-
-/* Wait until the session's log holds text; assert it does within bound_ms. */
-static void
-wait_log(const char *id, const char *text, int bound_ms)
-{
-	struct log_arg a = { id, text };
-	char *log;
-
-	if (h_wait_for(log_has, &a, bound_ms))
-		return;
-	log = logs_of(id);
-	cr_assert_fail("dbgctl logs %s: no \"%s\" within %d ms; log ends "
-	    "with:\n%s", id, text, bound_ms, shown(log, strlen(log), 1500));
-}
-
-/* Assert the session's state is want (e.g. "running"). */
-static void
-expect_state(long id, const char *want, const char *when)
-{
-	json_t *st = h_status(id);
-	const char *state = h_jstr(st, "state");
-
-	cr_assert(state != NULL && strcmp(state, want) == 0, "dbgctl status "
-	    "%ld %s: expected state %s, got %s (error: %s)", id, when, want,
-	    state ? state : "(none)", h_jstr(st, "error") ?
-	    h_jstr(st, "error") : "none");
-	json_decref(st);
 }
 
 /*
@@ -288,21 +144,15 @@ pt_spawn(struct ptc *p, const char *const args[])
 {
 	static const int sigs[] = { SIGINT, SIGQUIT, SIGTSTP, SIGTTIN,
 	    SIGTTOU, SIGHUP, SIGPIPE, SIGTERM, SIGWINCH, SIGCHLD };
-	const char *v[64];
+	const char **v = h_cli_argv(args);
 	struct pollfd pfd;
 	sigset_t none;
-	size_t i = 0, k;
 	pid_t shell, job;
 	int st[2], ws;
 	ssize_t n;
+	size_t k;
 
-	v[i++] = H->dbgctl;
-	v[i++] = "-s";
-	v[i++] = H->sock;
-	for (k = 0; args[k] != NULL && i < 63; k++)
-		v[i++] = args[k];
-	v[i] = NULL;
-	joined(v + 3, p->cmd, sizeof(p->cmd));
+	h_join_args(args, p->cmd, sizeof(p->cmd));
 
 	cr_assert_eq(pipe2(st, O_CLOEXEC), 0, "pipe2: %s", strerror(errno));
 	shell = fork();
@@ -342,6 +192,7 @@ pt_spawn(struct ptc *p, const char *const args[])
 		_exit(0);
 	}
 	close(st[1]);
+	free(v);
 	p->shell = shell;
 	p->stfd = st[0];
 	pfd = (struct pollfd){ p->stfd, POLLIN, 0 };
@@ -357,17 +208,8 @@ pt_spawn(struct ptc *p, const char *const args[])
 static void
 pt_reap_shell(struct ptc *p)
 {
-	double end = h_now() + 5;
-	int st;
-
-	while (p->shell > 0 && waitpid(p->shell, &st, WNOHANG) == 0) {
-		if (h_now() > end) {
-			kill(p->shell, SIGKILL);
-			waitpid(p->shell, &st, 0);
-			break;
-		}
-		h_nap(5);
-	}
+	if (p->shell > 0)
+		h_wait_child(p->shell, 5000);
 	p->shell = -1;
 }
 
@@ -392,10 +234,7 @@ pt_pump(struct ptc *p, int ms)
 			continue;
 		if (r <= 0)
 			break;
-		p->buf = realloc(p->buf, p->len + (size_t)r + 1);
-		memcpy(p->buf + p->len, tmp, (size_t)r);
-		p->len += (size_t)r;
-		p->buf[p->len] = '\0';
+		h_bytes_add(&p->seen, tmp, (size_t)r);
 	}
 	if (!p->done && read(p->stfd, &ws, sizeof(ws)) == (ssize_t)sizeof(ws)) {
 		p->done = true;
@@ -417,17 +256,17 @@ pt_expect(struct ptc *p, size_t from, const char *text, int bound_ms)
 	int left;
 
 	for (;;) {
-		if (p->len > from && (hit = memmem(p->buf + from, p->len - from,
-		    text, strlen(text))) != NULL)
-			return (size_t)(hit - p->buf) + strlen(text);
+		if (p->seen.len > from && (hit = memmem(p->seen.p + from,
+		    p->seen.len - from, text, strlen(text))) != NULL)
+			return (size_t)(hit - p->seen.p) + strlen(text);
 		left = (int)((end - h_now()) * 1000);
 		if (left <= 0)
 			break;
 		if (p->done) {
 			/* The client is gone: take what is left, then judge. */
 			pt_pump(p, 0);
-			if (p->len > from && memmem(p->buf + from,
-			    p->len - from, text, strlen(text)) != NULL)
+			if (p->seen.len > from && memmem(p->seen.p + from,
+			    p->seen.len - from, text, strlen(text)) != NULL)
 				continue;
 			break;
 		}
@@ -435,10 +274,10 @@ pt_expect(struct ptc *p, size_t from, const char *text, int bound_ms)
 	}
 	cr_assert_fail("dbgctl %s: expected \"%s\" on its terminal within %d "
 	    "ms%s%s; its terminal shows (last bytes):\n%s", p->cmd,
-	    shown(text, strlen(text), 200), bound_ms,
+	    h_shown(text, strlen(text), 200), bound_ms,
 	    p->done ? "; the client ended: " : "",
 	    p->done ? wstatus(p->status, ws, sizeof(ws)) : "",
-	    shown(p->buf ? p->buf : "", p->len, 2000));
+	    h_shown(p->seen.p ? p->seen.p : "", p->seen.len, 2000));
 	return 0;
 }
 
@@ -485,11 +324,11 @@ pt_expect_exit(struct ptc *p, int want, int bound_ms, const char *when)
 	cr_assert(pt_wait_exit(p, bound_ms), "dbgctl %s %s: expected it to "
 	    "exit (%d) within %d ms, it is still running; its terminal shows:"
 	    "\n%s", p->cmd, when, want, bound_ms,
-	    shown(p->buf ? p->buf : "", p->len, 2000));
+	    h_shown(p->seen.p ? p->seen.p : "", p->seen.len, 2000));
 	cr_assert(WIFEXITED(p->status) && WEXITSTATUS(p->status) == want,
 	    "dbgctl %s %s: expected exit %d, got %s; its terminal shows:\n%s",
 	    p->cmd, when, want, wstatus(p->status, ws, sizeof(ws)),
-	    shown(p->buf ? p->buf : "", p->len, 2000));
+	    h_shown(p->seen.p ? p->seen.p : "", p->seen.len, 2000));
 }
 
 /* Describe how two sets of modes differ, into buf. */
@@ -583,8 +422,8 @@ pt_close(struct ptc *p)
 		close(p->stfd);
 	close(p->master);
 	close(p->slave);
-	free(p->buf);
-	p->buf = NULL;
+	free(p->seen.p);
+	p->seen.p = NULL;
 }
 
 /* Predicate: the pid is stopped (state T in /proc/PID/stat). */
@@ -592,6 +431,32 @@ static bool
 is_stopped(void *arg)
 {
 	return h_pid_state(*(pid_t *)arg) == 'T';
+}
+
+/*
+ * `dbgctl attach ID` on a fresh 30x100 pty p: wait for ready on its
+ * terminal, then for raw mode (asserted, saying when). Returns the offset
+ * just past ready.
+ */
+static size_t
+pt_attach(struct ptc *p, const char *ids, const char *ready, const char *when)
+{
+	size_t off;
+
+	pt_open(p, 30, 100);
+	pt_spawn(p, H_ARGS("attach", ids));
+	off = pt_expect(p, 0, ready, H_WAIT_BOUND);
+	pt_expect_raw(p, H_WAIT_BOUND, when);
+	return off;
+}
+
+/* Type ^\; assert the client exits 0 and the terminal's modes are restored. */
+static void
+pt_detach(struct ptc *p, const char *when)
+{
+	pt_type(p, KEY_DETACH, 1);
+	pt_expect_exit(p, 0, H_WAIT_BOUND, when);
+	pt_expect_restored(p, when);
 }
 
 /*
@@ -606,20 +471,16 @@ attached_idle(struct ptc *p, const char *tag, char *ids, size_t idlen)
 
 	snprintf(script, sizeof(script), "echo %s; while :; do sleep 1; done",
 	    tag);
-	id = launch_sh(script);
-	idstr(id, ids, idlen);
-	pt_open(p, 30, 100);
-	pt_spawn(p, H_ARGS("attach", ids));
+	id = launch_sh(script, ids, idlen);
 	/* The tag can only come back through the attach (replay). */
-	pt_expect(p, 0, tag, H_WAIT_BOUND);
-	pt_expect_raw(p, H_WAIT_BOUND, "once attached");
+	pt_attach(p, ids, tag, "once attached");
 	return id;
 }
 
 /* The Ctrl-C byte interrupts gdb's running inferior; the session runs on. */
 Test(attach, ctrl_c_interrupts_gdb_inferior)
 {
-	const char *spinner = fixture("FIX_SPINNER");
+	const char *spinner = h_fixture("FIX_SPINNER");
 	char ids[32];
 	size_t off;
 	struct ptc p;
@@ -627,32 +488,28 @@ Test(attach, ctrl_c_interrupts_gdb_inferior)
 	json_t *st;
 	long id;
 
-	id = launch_ok(H_ARGS("-x", "run", "--", spinner));
-	idstr(id, ids, sizeof(ids));
-	pt_open(&p, 30, 100);
-	pt_spawn(&p, H_ARGS("attach", ids));
-	off = pt_expect(&p, 0, "spinning", H_WAIT_BOUND);
-	pt_expect_raw(&p, H_WAIT_BOUND, "once attached");
-	cr_assert(memmem(p.buf, p.len, "Program received signal", 23) == NULL,
-	    "dbgctl attach %s: a signal was reported before ^C was typed:\n%s",
-	    ids, shown(p.buf, p.len, 2000));
+	id = h_launch(H_ARGS("-x", "run", "--", spinner));
+	h_idstr(id, ids, sizeof(ids));
+	off = pt_attach(&p, ids, "spinning", "once attached");
+	cr_assert(memmem(p.seen.p, p.seen.len, "Program received signal",
+	    23) == NULL, "dbgctl attach %s: a signal was reported before ^C "
+	    "was typed:\n%s",
+	    ids, h_shown(p.seen.p, p.seen.len, 2000));
 	st = h_status(id);
 	inf = (pid_t)h_jint(st, "inferior_pid", -1);
 	json_decref(st);
 
 	pt_type(&p, "\x03", 1);
 	pt_expect(&p, off, "Program received signal SIGINT", H_WAIT_BOUND);
-	wait_log(ids, "Program received signal SIGINT", H_WAIT_BOUND);
-	expect_state(id, "running", "after ^C");
+	h_wait_log(ids, "Program received signal SIGINT", H_WAIT_BOUND);
+	h_expect_state(id, "running", "after ^C");
 	if (inf > 0)
 		cr_assert(!h_pid_gone(inf), "inferior %d died of the ^C that "
 		    "gdb should have stopped it with", inf);
 	cr_assert(!p.done, "dbgctl attach %s ended on ^C: the byte should go "
 	    "to the session, not signal the client", ids);
 
-	pt_type(&p, KEY_DETACH, 1);
-	pt_expect_exit(&p, 0, H_WAIT_BOUND, "after ^\\");
-	pt_expect_restored(&p, "after ^\\");
+	pt_detach(&p, "after ^\\");
 	pt_close(&p);
 }
 
@@ -667,17 +524,12 @@ Test(attach, detach_key_restores_terminal)
 	pt_type(&p, KEY_DETACH, 1);
 	pt_expect_exit(&p, 0, H_WAIT_BOUND, "after ^\\");
 	pt_expect_restored(&p, "after ^\\");
-	expect_state(id, "running", "after a detach");
+	h_expect_state(id, "running", "after a detach");
 	pt_close(&p);
 
 	/* It can be attached again: the detach left nothing behind. */
-	pt_open(&p, 30, 100);
-	pt_spawn(&p, H_ARGS("attach", ids));
-	pt_expect(&p, 0, "idle-ready", H_WAIT_BOUND);
-	pt_expect_raw(&p, H_WAIT_BOUND, "on a second attach");
-	pt_type(&p, KEY_DETACH, 1);
-	pt_expect_exit(&p, 0, H_WAIT_BOUND, "after ^\\ (second attach)");
-	pt_expect_restored(&p, "after ^\\ (second attach)");
+	pt_attach(&p, ids, "idle-ready", "on a second attach");
+	pt_detach(&p, "after ^\\ (second attach)");
 	pt_close(&p);
 }
 
@@ -690,8 +542,7 @@ Test(attach, detach_key_option)
 	long id;
 
 	id = launch_sh("trap 'echo got-quit' QUIT; echo quit-ready; "
-	    "while :; do sleep 0.1; done");
-	idstr(id, ids, sizeof(ids));
+	    "while :; do sleep 0.1; done", ids, sizeof(ids));
 	pt_open(&p, 30, 100);
 	pt_spawn(&p, H_ARGS("attach", "--detach-key", "^A", ids));
 	off = pt_expect(&p, 0, "quit-ready", H_WAIT_BOUND);
@@ -703,7 +554,7 @@ Test(attach, detach_key_option)
 	pt_type(&p, "\x01", 1);
 	pt_expect_exit(&p, 0, H_WAIT_BOUND, "after ^A");
 	pt_expect_restored(&p, "after ^A");
-	expect_state(id, "running", "after a detach with ^A");
+	h_expect_state(id, "running", "after a detach with ^A");
 	pt_close(&p);
 }
 
@@ -712,14 +563,9 @@ Test(attach, session_end_exits_with_status)
 {
 	char ids[32];
 	struct ptc p;
-	long id;
 
-	id = launch_sh("echo end-ready; read x; exit 7");
-	idstr(id, ids, sizeof(ids));
-	pt_open(&p, 30, 100);
-	pt_spawn(&p, H_ARGS("attach", ids));
-	pt_expect(&p, 0, "end-ready", H_WAIT_BOUND);
-	pt_expect_raw(&p, H_WAIT_BOUND, "once attached");
+	launch_sh("echo end-ready; read x; exit 7", ids, sizeof(ids));
+	pt_attach(&p, ids, "end-ready", "once attached");
 	pt_type(&p, "go\r", 3);
 	pt_expect_exit(&p, 7, H_WAIT_BOUND, "when its session exits 7");
 	pt_expect_restored(&p, "after the session ended");
@@ -742,9 +588,10 @@ dies_of(int sig)
 	cr_assert(WIFSIGNALED(p.status) && WTERMSIG(p.status) == sig,
 	    "dbgctl %s %s: expected it to die of SIG%s, got %s; its terminal "
 	    "shows:\n%s", p.cmd, when, sigabbrev_np(sig),
-	    wstatus(p.status, ws, sizeof(ws)), shown(p.buf, p.len, 2000));
+	    wstatus(p.status, ws, sizeof(ws)),
+	    h_shown(p.seen.p, p.seen.len, 2000));
 	pt_expect_restored(&p, when);
-	expect_state(id, "running", when);
+	h_expect_state(id, "running", when);
 	pt_close(&p);
 }
 
@@ -775,12 +622,9 @@ Test(attach, sigtstp_restores_while_stopped)
 	struct ptc p;
 	long id;
 
-	id = launch_sh("echo tstp-ready; while read l; do echo got-$l; done");
-	idstr(id, ids, sizeof(ids));
-	pt_open(&p, 30, 100);
-	pt_spawn(&p, H_ARGS("attach", ids));
-	off = pt_expect(&p, 0, "tstp-ready", H_WAIT_BOUND);
-	pt_expect_raw(&p, H_WAIT_BOUND, "once attached");
+	id = launch_sh("echo tstp-ready; while read l; do echo got-$l; done",
+	    ids, sizeof(ids));
+	off = pt_attach(&p, ids, "tstp-ready", "once attached");
 
 	cr_assert_eq(kill(p.pid, SIGTSTP), 0, "kill: %s", strerror(errno));
 	cr_assert(h_wait_for(is_stopped, &p.pid, H_WAIT_BOUND), "dbgctl %s: "
@@ -800,10 +644,8 @@ Test(attach, sigtstp_restores_while_stopped)
 	pt_type(&p, "again\r", 6);
 	pt_expect(&p, off, "got-again", H_WAIT_BOUND);
 
-	pt_type(&p, KEY_DETACH, 1);
-	pt_expect_exit(&p, 0, H_WAIT_BOUND, "after SIGTSTP, SIGCONT and ^\\");
-	pt_expect_restored(&p, "after SIGTSTP, SIGCONT and ^\\");
-	expect_state(id, "running", "after the detach");
+	pt_detach(&p, "after SIGTSTP, SIGCONT and ^\\");
+	h_expect_state(id, "running", "after the detach");
 	pt_close(&p);
 }
 
@@ -820,11 +662,13 @@ Test(attach, daemon_killed_restores)
 	cr_assert_eq(kill(d, SIGKILL), 0, "kill %d: %s", d, strerror(errno));
 	cr_assert(pt_wait_exit(&p, H_WAIT_BOUND), "dbgctl %s: still running "
 	    "%d ms after the daemon (pid %d) was SIGKILLed; its terminal "
-	    "shows:\n%s", p.cmd, H_WAIT_BOUND, d, shown(p.buf, p.len, 2000));
+	    "shows:\n%s", p.cmd, H_WAIT_BOUND, d,
+	    h_shown(p.seen.p, p.seen.len, 2000));
 	cr_assert(WIFEXITED(p.status) && WEXITSTATUS(p.status) != 0,
 	    "dbgctl %s after the daemon was SIGKILLed: expected a non-zero "
 	    "exit, got %s; its terminal shows:\n%s", p.cmd,
-	    wstatus(p.status, ws, sizeof(ws)), shown(p.buf, p.len, 2000));
+	    wstatus(p.status, ws, sizeof(ws)),
+	    h_shown(p.seen.p, p.seen.len, 2000));
 	pt_expect_restored(&p, "after the daemon was SIGKILLed");
 	pt_close(&p);
 }
@@ -847,7 +691,6 @@ Test(attach, window_size_follows)
 	char ids[32], probe[PATH_MAX], script[PATH_MAX * 2 + 256];
 	size_t off;
 	struct ptc p;
-	long id;
 	int fd;
 
 	h_path(probe, sizeof(probe), "probe");
@@ -855,9 +698,8 @@ Test(attach, window_size_follows)
 	    "echo start=$(stty size); while :; do if [ -e '%s' ]; then "
 	    "rm -f '%s'; echo probe=$(stty size); fi; sleep 0.1; done", probe,
 	    probe);
-	id = launch_sh(script);
-	idstr(id, ids, sizeof(ids));
-	wait_log(ids, "start=", H_WAIT_BOUND);
+	launch_sh(script, ids, sizeof(ids));
+	h_wait_log(ids, "start=", H_WAIT_BOUND);
 
 	pt_open(&p, 37, 101);
 	pt_spawn(&p, H_ARGS("attach", ids));
@@ -877,16 +719,14 @@ Test(attach, window_size_follows)
 	close(fd);
 	pt_expect(&p, off, "probe=52 132", H_WAIT_BOUND);
 
-	pt_type(&p, KEY_DETACH, 1);
-	pt_expect_exit(&p, 0, H_WAIT_BOUND, "after ^\\");
-	pt_expect_restored(&p, "after ^\\");
+	pt_detach(&p, "after ^\\");
 	pt_close(&p);
 }
 
 /* launch --attach of gdb: the prompt, quit ends it, exit 0, restored. */
 Test(attach, launch_attach_gdb_quit)
 {
-	const char *echo = fixture("FIX_ECHO");
+	const char *echo = h_fixture("FIX_ECHO");
 	const char *state;
 	char *end;
 	struct ptc p;
@@ -897,11 +737,11 @@ Test(attach, launch_attach_gdb_quit)
 	pt_spawn(&p, H_ARGS("launch", "--attach", "--", echo));
 	pt_expect(&p, 0, "(gdb)", H_WAIT_BOUND);
 	pt_expect_raw(&p, H_WAIT_BOUND, "once attached");
-	lead = strtol(p.buf, &end, 10);
-	cr_assert(!(end != p.buf && lead > 0 && (*end == '\r' ||
+	lead = strtol(p.seen.p, &end, 10);
+	cr_assert(!(end != p.seen.p && lead > 0 && (*end == '\r' ||
 	    *end == '\n')), "dbgctl %s: printed the session id (%ld) on the "
 	    "terminal; it should not:\n%s", p.cmd, lead,
-	    shown(p.buf, p.len, 500));
+	    h_shown(p.seen.p, p.seen.len, 500));
 
 	pt_type(&p, "quit\r", 5);
 	pt_expect_exit(&p, 0, H_WAIT_BOUND, "after quit at the (gdb) prompt");
@@ -926,8 +766,8 @@ Test(attach, attach_needs_a_terminal)
 	struct h_res r;
 	long id;
 
-	id = launch_sh("echo notty-ready; while :; do sleep 1; done");
-	idstr(id, ids, sizeof(ids));
+	id = launch_sh("echo notty-ready; while :; do sleep 1; done", ids,
+	    sizeof(ids));
 	h_cli(&r, H_ARGS("attach", ids));
 	cr_assert_eq(r.code, 1, "dbgctl attach %s with stdin /dev/null: "
 	    "expected exit 1, got %d (stderr: %s)", ids, r.code, r.err);
@@ -938,71 +778,22 @@ Test(attach, attach_needs_a_terminal)
 	cr_assert(strstr(r.out, "notty-ready") == NULL, "dbgctl attach %s "
 	    "without a terminal printed the console anyway: %s", ids, r.out);
 	h_res_free(&r);
-	expect_state(id, "running", "after a refused attach");
-}
-
-/* Run the client with input on a pipe as its stdin; bounded. */
-static int
-cli_with_input(struct h_res *r, const char *input, const char *const args[])
-{
-	const char *v[64];
-	struct h_proc p;
-	int in[2], o[2], e[2];
-	size_t i = 0, k;
-	pid_t pid;
-
-	v[i++] = H->dbgctl;
-	v[i++] = "-s";
-	v[i++] = H->sock;
-	for (k = 0; args[k] != NULL && i < 63; k++)
-		v[i++] = args[k];
-	v[i] = NULL;
-	cr_assert(pipe2(in, O_CLOEXEC) == 0 && pipe2(o, O_CLOEXEC) == 0 &&
-	    pipe2(e, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
-	memset(&p, 0, sizeof(p));
-	p.res.status = -1;
-	p.res.code = -1;
-	p.t0 = h_now();
-	pid = fork();
-	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		signal(SIGPIPE, SIG_DFL);
-		dup2(in[0], 0);
-		dup2(o[1], 1);
-		dup2(e[1], 2);
-		execve(v[0], (char *const *)v, H->envp);
-		dprintf(2, "exec %s: %s\n", v[0], strerror(errno));
-		_exit(127);
-	}
-	close(in[0]);
-	close(o[1]);
-	close(e[1]);
-	/* The input is small: it fits in the pipe; then EOF. */
-	child_write(in[1], input, strlen(input));
-	close(in[1]);
-	fcntl(o[0], F_SETFL, fcntl(o[0], F_GETFL) | O_NONBLOCK);
-	fcntl(e[0], F_SETFL, fcntl(e[0], F_GETFL) | O_NONBLOCK);
-	p.pid = pid;
-	p.outfd = o[0];
-	p.errfd = e[0];
-	h_proc_wait(&p, H_RUN_BOUND);
-	*r = p.res;
-	return r->code;
+	h_expect_state(id, "running", "after a refused attach");
 }
 
 /* launch --attach with stdin a pipe: bridges it; ends when gdb quits. */
 Test(attach, launch_attach_pipe_quit)
 {
-	const char *echo = fixture("FIX_ECHO");
+	const char *echo = h_fixture("FIX_ECHO");
 	struct h_res r;
 
-	cli_with_input(&r, "quit\n", H_ARGS("launch", "--attach", "--", echo));
+	h_cli_input(&r, "quit\n", H_ARGS("launch", "--attach", "--", echo));
 	cr_assert(!r.timed_out, "printf 'quit\\n' | dbgctl launch --attach -- "
 	    "%s: still running after %d ms; stdout: %s; stderr: %s", echo,
-	    H_RUN_BOUND, shown(r.out, r.out_len, 1500), r.err);
+	    H_RUN_BOUND, h_shown(r.out, r.out_len, 1500), r.err);
 	cr_assert_eq(r.code, 0, "printf 'quit\\n' | dbgctl launch --attach -- "
 	    "%s: expected exit 0 (gdb's status), got %d; stdout: %s; stderr: "
-	    "%s", echo, r.code, shown(r.out, r.out_len, 1500), r.err);
+	    "%s", echo, r.code, h_shown(r.out, r.out_len, 1500), r.err);
 	h_res_free(&r);
 }
 
@@ -1014,31 +805,22 @@ Test(attach, two_clients_see_output)
 	struct ptc a, b;
 	long id;
 
-	id = launch_sh("echo two-ready; read x; echo got-$x; sleep 100");
-	idstr(id, ids, sizeof(ids));
-	pt_open(&a, 30, 100);
-	pt_spawn(&a, H_ARGS("attach", ids));
-	offa = pt_expect(&a, 0, "two-ready", H_WAIT_BOUND);
-	pt_expect_raw(&a, H_WAIT_BOUND, "once attached (client A)");
-	pt_open(&b, 30, 100);
-	pt_spawn(&b, H_ARGS("attach", ids));
-	offb = pt_expect(&b, 0, "two-ready", H_WAIT_BOUND);
-	pt_expect_raw(&b, H_WAIT_BOUND, "once attached (client B)");
-	cr_assert(memmem(a.buf, a.len, "got-", 4) == NULL &&
-	    memmem(b.buf, b.len, "got-", 4) == NULL, "output before any input");
+	id = launch_sh("echo two-ready; read x; echo got-$x; sleep 100", ids,
+	    sizeof(ids));
+	offa = pt_attach(&a, ids, "two-ready", "once attached (client A)");
+	offb = pt_attach(&b, ids, "two-ready", "once attached (client B)");
+	cr_assert(memmem(a.seen.p, a.seen.len, "got-", 4) == NULL &&
+	    memmem(b.seen.p, b.seen.len, "got-", 4) == NULL,
+	    "output before any input");
 
 	pt_type(&a, "hello\r", 6);
 	pt_expect(&a, offa, "got-hello", H_WAIT_BOUND);
 	pt_expect(&b, offb, "got-hello", H_WAIT_BOUND);
 
-	pt_type(&a, KEY_DETACH, 1);
-	pt_expect_exit(&a, 0, H_WAIT_BOUND, "after ^\\ (client A)");
-	pt_expect_restored(&a, "after ^\\ (client A)");
+	pt_detach(&a, "after ^\\ (client A)");
 	cr_assert(!b.done, "client B ended when client A detached");
-	pt_type(&b, KEY_DETACH, 1);
-	pt_expect_exit(&b, 0, H_WAIT_BOUND, "after ^\\ (client B)");
-	pt_expect_restored(&b, "after ^\\ (client B)");
-	expect_state(id, "running", "after both detached");
+	pt_detach(&b, "after ^\\ (client B)");
+	h_expect_state(id, "running", "after both detached");
 	pt_close(&a);
 	pt_close(&b);
 }
@@ -1057,50 +839,31 @@ has_line(const char *data, size_t len, const char *line)
 	return memmem(data, len, want, n) != NULL;
 }
 
-/* Occurrences of needle in data[0..len). */
-static int
-count_in(const char *data, size_t len, const char *needle)
-{
-	size_t n = strlen(needle);
-	const char *p = data, *end = data + len;
-	int k = 0;
-
-	while (p < end && (p = memmem(p, (size_t)(end - p), needle, n)) != NULL) {
-		k++;
-		p += n;
-	}
-	return k;
-}
-
 /* Attaching replays the last 200 lines: 101..300 of 300, not 1..100. */
 Test(attach, replay_last_200_lines)
 {
 	char ids[32];
 	size_t off;
 	struct ptc p;
-	long id;
 
-	id = launch_sh("i=1; while [ $i -le 300 ]; do echo line-$i; "
-	    "i=$((i+1)); done; exec sleep 100");
-	idstr(id, ids, sizeof(ids));
-	wait_log(ids, "line-300", H_WAIT_BOUND);
+	launch_sh("i=1; while [ $i -le 300 ]; do echo line-$i; "
+	    "i=$((i+1)); done; exec sleep 100", ids, sizeof(ids));
+	h_wait_log(ids, "line-300", H_WAIT_BOUND);
 
 	pt_open(&p, 30, 100);
 	pt_spawn(&p, H_ARGS("attach", ids));
 	off = pt_expect(&p, 0, "line-300\r\n", H_WAIT_BOUND);
-	cr_assert(!has_line(p.buf, off, "line-1"), "dbgctl attach %s: line-1 "
-	    "was replayed; only the last 200 lines should be:\n%s", ids,
-	    shown(p.buf, off, 600));
-	cr_assert(has_line(p.buf, off, "line-101") &&
-	    !has_line(p.buf, off, "line-100") &&
-	    count_in(p.buf, off, "line-") == 200, "dbgctl attach %s: expected "
-	    "exactly lines 101..300 replayed (200), got %d lines starting "
-	    "with:\n%s", ids, count_in(p.buf, off, "line-"),
-	    shown(p.buf, off < 300 ? off : 300, 300));
+	cr_assert(!has_line(p.seen.p, off, "line-1"), "dbgctl attach %s: "
+	    "line-1 was replayed; only the last 200 lines should be:\n%s", ids,
+	    h_shown(p.seen.p, off, 600));
+	cr_assert(has_line(p.seen.p, off, "line-101") &&
+	    !has_line(p.seen.p, off, "line-100") &&
+	    h_count(p.seen.p, off, "line-") == 200, "dbgctl attach %s: "
+	    "expected exactly lines 101..300 replayed (200), got %d lines "
+	    "starting with:\n%s", ids, h_count(p.seen.p, off, "line-"),
+	    h_shown(p.seen.p, off < 300 ? off : 300, 300));
 	pt_expect_raw(&p, H_WAIT_BOUND, "once attached");
 
-	pt_type(&p, KEY_DETACH, 1);
-	pt_expect_exit(&p, 0, H_WAIT_BOUND, "after ^\\");
-	pt_expect_restored(&p, "after ^\\");
+	pt_detach(&p, "after ^\\");
 	pt_close(&p);
 }

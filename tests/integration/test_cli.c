@@ -14,44 +14,6 @@
 
 TestSuite(cli, .init = h_setup, .fini = h_teardown, .timeout = 120);
 
-/* Predicate: /proc/PID/status says SIGINT is caught. */
-static bool
-catches_int(void *arg)
-{
-	char path[64], *s, *l;
-	unsigned long long mask = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", *(pid_t *)arg);
-	s = h_read_file(path, NULL);
-	if (s == NULL)
-		return false;
-	l = strstr(s, "\nSigCgt:");
-	if (l != NULL)
-		mask = strtoull(l + 8, NULL, 16);
-	free(s);
-	return (mask & (1ULL << (SIGINT - 1))) != 0;
-}
-
-/* Arguments of a wait for text in a session's log. */
-struct log_arg {
-	const char	*id;
-	const char	*text;
-};
-
-/* Predicate: `dbgctl logs ID` holds the text. */
-static bool
-log_has(void *arg)
-{
-	struct log_arg *a = arg;
-	struct h_res r;
-	bool ok;
-
-	h_cli(&r, H_ARGS("logs", a->id));
-	ok = r.code == 0 && strstr(r.out, a->text) != NULL;
-	h_res_free(&r);
-	return ok;
-}
-
 /* ping does not auto-start a daemon: exit 3 and still no daemon. */
 Test(cli, ping_does_not_autostart)
 {
@@ -121,9 +83,8 @@ Test(cli, spawn_failure_reported)
 /* --name, --env and --cwd reach the program; the name works as SESSION. */
 Test(cli, name_env_cwd)
 {
-	struct log_arg a;
 	struct h_res r;
-	char ids[32];
+	char ids[32], want[128];
 	json_t *st;
 	long id;
 
@@ -135,7 +96,7 @@ Test(cli, name_env_cwd)
 	id = strtol(r.out, NULL, 10);
 	cr_assert_gt(id, 0, "launch: expected an id, got \"%s\"", r.out);
 	h_res_free(&r);
-	snprintf(ids, sizeof(ids), "%ld", id);
+	h_idstr(id, ids, sizeof(ids));
 
 	st = h_cli_json(H_ARGS("status", "fw"));
 	cr_assert_eq(h_jint(st, "id", -1), id, "status fw: expected id %ld, got "
@@ -146,15 +107,8 @@ Test(cli, name_env_cwd)
 	    "status fw: cwd");
 	json_decref(st);
 
-	a.id = ids;
-	{
-		char want[128];
-
-		snprintf(want, sizeof(want), "v=bar baz s=%ld d=/usr", id);
-		a.text = want;
-		cr_assert(h_wait_for(log_has, &a, H_WAIT_BOUND), "dbgctl logs "
-		    "%s: expected \"%s\" within %d ms", ids, want, H_WAIT_BOUND);
-	}
+	snprintf(want, sizeof(want), "v=bar baz s=%ld d=/usr", id);
+	h_wait_log(ids, want, H_WAIT_BOUND);
 
 	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--name", "fw", "--",
 	    "sleep", "100"));
@@ -170,7 +124,6 @@ Test(cli, name_env_cwd)
 /* signal SESSION INT reaches the program's foreground process group. */
 Test(cli, signal_int)
 {
-	struct log_arg a = { NULL, "GOT-INT" };
 	struct h_res r;
 	char ids[32];
 	json_t *st;
@@ -179,12 +132,12 @@ Test(cli, signal_int)
 
 	id = h_launch_exec(NULL, H_ARGS("sh", "-c", "trap 'echo GOT-INT; "
 	    "exit 3' INT; while :; do sleep 0.1; done"));
-	snprintf(ids, sizeof(ids), "%ld", id);
+	h_idstr(id, ids, sizeof(ids));
 	st = h_status(id);
 	pid = (pid_t)h_jint(st, "pid", -1);
 	json_decref(st);
-	cr_assert(h_wait_for(catches_int, &pid, H_WAIT_BOUND), "pid %d never "
-	    "installed its INT trap", pid);
+	cr_assert(h_wait_sigmask(pid, "SigCgt", SIGINT, H_WAIT_BOUND), "pid %d "
+	    "never installed its INT trap", pid);
 	h_cli(&r, H_ARGS("signal", ids, "INT"));
 	cr_assert_eq(r.code, 0, "dbgctl signal %s INT: expected exit 0, got %d "
 	    "(stderr: %s)", ids, r.code, r.err);
@@ -195,8 +148,8 @@ Test(cli, signal_int)
 	    "the trap's exit.code 3, got %lld (exit.signal %lld)",
 	    h_jint(st, "exit.code", -1), h_jint(st, "exit.signal", -1));
 	json_decref(st);
-	a.id = ids;
-	cr_assert(log_has(&a), "dbgctl logs %s: expected GOT-INT", ids);
+	cr_assert(h_log_has(ids, "GOT-INT"), "dbgctl logs %s: expected GOT-INT",
+	    ids);
 	h_cli(&r, H_ARGS("signal", ids, "INT"));
 	cr_assert_eq(r.code, 1, "dbgctl signal to an ended session: expected "
 	    "exit 1 (not_running), got %d (stderr: %s)", r.code, r.err);

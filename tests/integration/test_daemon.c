@@ -19,73 +19,27 @@
 
 TestSuite(daemon, .init = h_setup, .fini = h_teardown, .timeout = 150);
 
-/* The shell script whose tree escapes: a double-forked setsid sleep and more. */
-#define ESCAPING_TREE \
-	"(setsid sleep 300 &); sleep 300 & sleep 300 & sleep 300"
-
-/* Arguments for a wait on marker processes named comm. */
-struct count_arg {
-	const char	*kv;
-	const char	*comm;
-	int		 want;
-};
-
-/* Predicate: at least want live processes carry kv and are named comm. */
+/* True if no live process carries the marker kv. */
 static bool
-enough_procs(void *arg)
-{
-	struct count_arg *a = arg;
-	pid_t p[H_MAXPIDS];
-	char comm[64];
-	int i, n, k = 0;
-
-	n = h_marker_pids(a->kv, p, H_MAXPIDS);
-	for (i = 0; i < n; i++) {
-		h_pid_comm(p[i], comm, sizeof(comm));
-		if (strcmp(comm, a->comm) == 0)
-			k++;
-	}
-	return k >= a->want;
-}
-
-/* Predicate: no live process carries the marker kv. */
-static bool
-marker_gone(void *arg)
+marker_gone(const char *kv)
 {
 	pid_t p[4];
 
-	return h_marker_pids(arg, p, 4) == 0;
+	return h_marker_pids(kv, p, 4) == 0;
 }
 
-/* Leftover check state for a wait loop. */
-struct left_arg {
-	struct h_snap	*snap;
-	const char	*kv;
-	char		 report[4096];
-};
-
-/* Predicate: nothing of the snapshot is left (zombies of init tolerated). */
-static bool
-nothing_left(void *arg)
-{
-	struct left_arg *a = arg;
-
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
-	return h_leftovers(a->snap, a->kv, true, a->report,
-	    sizeof(a->report)) == 0;
-}
-
-/* Launch two escaping trees carrying kv and wait until all their sleeps run. */
+/*
+ * A fresh marker NAME=... into m, two escaping trees carrying it with all
+ * their sleeps running, and a snapshot of their processes.
+ */
 static void
-launch_two_trees(const char *kv)
+launch_two_trees(const char *name, char *m, size_t len, struct h_snap *snap)
 {
-	struct count_arg a = { kv, "sleep", 8 };
-
-	h_launch_exec(kv, H_ARGS("sh", "-c", ESCAPING_TREE));
-	h_launch_exec(kv, H_ARGS("sh", "-c", ESCAPING_TREE));
-	cr_assert(h_wait_for(enough_procs, &a, H_WAIT_BOUND), "expected 8 "
-	    "sleeps carrying %s within %d ms", kv, H_WAIT_BOUND);
+	h_new_marker(name, m, len);
+	h_launch_exec(m, H_ARGS("sh", "-c", H_ESCAPING_TREE));
+	h_launch_exec(m, H_ARGS("sh", "-c", H_ESCAPING_TREE));
+	h_wait_procs(m, "sleep", 8);
+	h_snap_take(snap, m);
 }
 
 /* An auto-started daemon must not hold the client's stdout: EOF at exit. */
@@ -120,7 +74,6 @@ Test(daemon, autostart_race_one_daemon)
 {
 	struct h_proc p[6];
 	pid_t d[16], hp;
-	json_t *l;
 	int i, n;
 	double end;
 
@@ -145,11 +98,7 @@ Test(daemon, autostart_race_one_daemon)
 	hp = h_daemon_pid();
 	cr_assert_eq(hp, d[0], "hello pid %d is not the one dbgctld %d", hp,
 	    d[0]);
-	l = h_cli_json(H_ARGS("list"));
-	cr_assert_eq(json_array_size(json_object_get(l, "sessions")), 6,
-	    "list: expected 6 sessions, got %zu",
-	    json_array_size(json_object_get(l, "sessions")));
-	json_decref(l);
+	h_expect_sessions(6, NULL, "after the race");
 	for (i = 0; i < 6; i++)
 		h_res_free(&p[i].res);
 }
@@ -157,26 +106,15 @@ Test(daemon, autostart_race_one_daemon)
 /* SIGKILL of the daemon takes every session process with it. */
 Test(daemon, sigkill_daemon_kills_sessions)
 {
-	struct left_arg a;
+	char m[96], report[4096];
 	struct h_snap snap;
-	char m[96];
-	pid_t d;
-	int st;
 
-	d = h_daemon_fg();
-	h_new_marker("DBGI_KILL", m, sizeof(m));
-	launch_two_trees(m);
-	h_snap_take(&snap, m);
-	cr_assert_eq(kill(d, SIGKILL), 0, "kill(%d, SIGKILL): %s", d,
-	    strerror(errno));
-	st = h_daemon_fg_wait(10000);
-	cr_assert(st != -1 && WIFSIGNALED(st), "dbgctld %d: expected death by "
-	    "SIGKILL", d);
-	a.snap = &snap;
-	a.kv = m;
-	if (!h_wait_for(nothing_left, &a, 3000))
+	h_daemon_fg();
+	launch_two_trees("DBGI_KILL", m, sizeof(m), &snap);
+	h_daemon_fg_kill();
+	if (!h_wait_no_leftovers(&snap, m, 3000, report, sizeof(report)))
 		cr_assert_fail("3 s after SIGKILL of the daemon, session "
-		    "processes are left: %s", a.report);
+		    "processes are left: %s", report);
 	cr_assert(marker_gone(m), "processes carrying %s are alive", m);
 }
 
@@ -189,9 +127,7 @@ Test(daemon, sigterm_daemon_stops_sessions)
 	int st, left;
 
 	d = h_daemon_fg();
-	h_new_marker("DBGI_TERM", m, sizeof(m));
-	launch_two_trees(m);
-	h_snap_take(&snap, m);
+	launch_two_trees("DBGI_TERM", m, sizeof(m), &snap);
 	cr_assert_eq(kill(d, SIGTERM), 0, "kill(%d, SIGTERM): %s", d,
 	    strerror(errno));
 	st = h_daemon_fg_wait(30000);
@@ -208,6 +144,16 @@ Test(daemon, sigterm_daemon_stops_sessions)
 	    "session process, got %d: %s", left, report);
 }
 
+/* The file in which racing child i reports what went wrong. */
+static void
+child_report_path(char *path, size_t len, int i)
+{
+	char rel[32];
+
+	snprintf(rel, sizeof(rel), "child-%d.txt", i);
+	h_path(path, len, rel);
+}
+
 /* Body of one racing child: launch then stop its own session. */
 static int
 launch_then_stop(const char *kv, int i)
@@ -217,9 +163,7 @@ launch_then_stop(const char *kv, int i)
 	long id;
 	FILE *f;
 
-	h_path(path, sizeof(path), "");
-	snprintf(path + strlen(path), sizeof(path) - strlen(path),
-	    "child-%d.txt", i);
+	child_report_path(path, sizeof(path), i);
 	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--env", kv, "--",
 	    "sleep", "100"));
 	id = strtol(r.out, NULL, 10);
@@ -232,8 +176,7 @@ launch_then_stop(const char *kv, int i)
 		return 1;
 	}
 	h_res_free(&r);
-	snprintf(ids, sizeof(ids), "%ld", id);
-	h_cli(&r, H_ARGS("stop", ids));
+	h_cli(&r, H_ARGS("stop", h_idstr(id, ids, sizeof(ids))));
 	if (r.code != 0) {
 		if ((f = fopen(path, "w")) != NULL) {
 			fprintf(f, "stop %s: exit %d, stderr \"%s\"", ids, r.code,
@@ -251,8 +194,6 @@ Test(daemon, twenty_concurrent_launch_stop)
 	pid_t kids[20], w, d;
 	char m[96], path[PATH_MAX], report[4096], *msg;
 	int i, st, done = 0, codes[20];
-	json_t *l, *s;
-	size_t k;
 	double end;
 
 	d = h_daemon_fg();
@@ -280,9 +221,7 @@ Test(daemon, twenty_concurrent_launch_stop)
 	for (i = 0; i < 20; i++) {
 		if (codes[i] == -1)
 			kill(kids[i], SIGKILL);
-		h_path(path, sizeof(path), "");
-		snprintf(path + strlen(path), sizeof(path) - strlen(path),
-		    "child-%d.txt", i);
+		child_report_path(path, sizeof(path), i);
 		msg = h_read_file(path, NULL);
 		cr_assert_eq(codes[i], 0, "pair %d: expected success, got %d: %s",
 		    i, codes[i], msg ? msg : "(timed out?)");
@@ -292,14 +231,7 @@ Test(daemon, twenty_concurrent_launch_stop)
 	    "stops", m);
 	cr_assert_eq(h_zombie_children(d, report, sizeof(report)), 0,
 	    "zombies of the daemon: %s", report);
-	l = h_cli_json(H_ARGS("list"));
-	cr_assert_eq(json_array_size(json_object_get(l, "sessions")), 20,
-	    "list: expected 20 sessions, got %zu",
-	    json_array_size(json_object_get(l, "sessions")));
-	json_array_foreach(json_object_get(l, "sessions"), k, s)
-		cr_assert_str_eq(h_jstr(s, "state") ? h_jstr(s, "state") : "",
-		    "exited", "session %lld after its stop", h_jint(s, "id", -1));
-	json_decref(l);
+	h_expect_sessions(20, "exited", "after the 20 stops");
 }
 
 /* Outcome of a foreign-uid connection attempt, as the child reports it. */
@@ -351,10 +283,9 @@ foreign_ping(int report_fd)
 Test(daemon, other_uid_refused)
 {
 	char buf[4096] = "";
-	int p[2], st = 0, code;
+	int p[2], code;
 	ssize_t n;
 	pid_t kid;
-	double end;
 
 	if (geteuid() != 0)
 		cr_skip_test("needs root to switch to uid 65534");
@@ -371,19 +302,10 @@ Test(daemon, other_uid_refused)
 		_exit(foreign_ping(p[1]));
 	}
 	close(p[1]);
-	end = h_now() + 30;
-	while (waitpid(kid, &st, WNOHANG) == 0) {
-		if (h_now() > end) {
-			kill(kid, SIGKILL);
-			waitpid(kid, &st, 0);
-			break;
-		}
-		h_nap(10);
-	}
+	code = h_wait_child(kid, 30000);
 	n = read(p[0], buf, sizeof(buf) - 1);
 	buf[n > 0 ? n : 0] = '\0';
 	close(p[0]);
-	code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 	cr_assert(code == F_UNAUTHORIZED || code == F_CLOSED, "uid 65534 "
 	    "pinging %s (mode 0777): expected an unauthorized error or a "
 	    "closed connection, got outcome %d (%s): %s", H->sock, code,

@@ -34,12 +34,6 @@ TestSuite(debuggers, .init = h_setup, .fini = h_teardown, .timeout = 120);
 /* Size of the random payload of the pipe round trips. */
 #define PAYLOAD_SIZE	(8 * 1024 * 1024)
 
-/* A growing byte buffer. */
-struct bytes {
-	char	*p;
-	size_t	 len;
-};
-
 /* A process to check for afterwards: pid plus start time against reuse. */
 struct tracked {
 	const char		*what;
@@ -47,153 +41,11 @@ struct tracked {
 	unsigned long long	 start;
 };
 
-/* Arguments of a wait for text in a session's log. */
-struct log_arg {
-	const char	*id;
-	const char	*text;
-};
-
-/* The path of a fixture from the environment meson sets. */
-static const char *
-fixture(const char *var)
-{
-	const char *p = getenv(var);
-
-	cr_assert_not_null(p, "%s is not set (meson sets it)", var);
-	cr_assert_eq(access(p, X_OK), 0, "fixture %s=%s: %s", var, p,
-	    strerror(errno));
-	return p;
-}
-
-/* Format a session id as a string for argv. */
-static const char *
-idstr(long id, char *buf, size_t len)
-{
-	snprintf(buf, len, "%ld", id);
-	return buf;
-}
-
-/* Join args with spaces into buf, for messages. */
-static const char *
-joined(const char *const args[], char *buf, size_t len)
-{
-	size_t o = 0;
-	int i;
-
-	buf[0] = '\0';
-	for (i = 0; args[i] != NULL && o < len; i++)
-		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? " " : "",
-		    args[i]);
-	return buf;
-}
-
-/* Append n bytes to a buffer, keeping it NUL-terminated. */
-static void
-bytes_add(struct bytes *b, const char *data, size_t n)
-{
-	b->p = realloc(b->p, b->len + n + 1);
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-/* Occurrences of needle in haystack. */
-static int
-count_of(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-	int k = 0;
-
-	while ((hay = strstr(hay, needle)) != NULL) {
-		k++;
-		hay += n;
-	}
-	return k;
-}
-
-/* Run dbgctl launch ARGS...; assert exit 0 and an id on stdout; return it. */
-static long
-launch_ok(const char *const args[])
-{
-	const char *v[80];
-	struct h_res r;
-	char cmd[2048], *end;
-	size_t i = 0;
-	long id;
-	int k;
-
-	v[i++] = "launch";
-	for (k = 0; args[k] != NULL && i < 79; k++)
-		v[i++] = args[k];
-	v[i] = NULL;
-	joined(v, cmd, sizeof(cmd));
-	h_cli(&r, v);
-	cr_assert_eq(r.code, 0, "dbgctl %s: expected exit 0, got %d "
-	    "(stderr: %s)", cmd, r.code, r.err);
-	id = strtol(r.out, &end, 10);
-	cr_assert(end != r.out && id > 0 && (*end == '\n' || *end == '\0'),
-	    "dbgctl %s: expected an id on stdout, got \"%s\"", cmd, r.out);
-	h_res_free(&r);
-	return id;
-}
-
-/* The session's console log as `dbgctl logs` prints it (malloc'd). */
-static char *
-logs_of(const char *id)
-{
-	struct h_res r;
-	char *out;
-
-	h_cli(&r, H_ARGS("logs", id));
-	out = r.code == 0 ? r.out : strdup("");
-	if (r.code != 0)
-		free(r.out);
-	free(r.err);
-	return out;
-}
-
-/* The last max bytes of a log, for failure messages. */
-static const char *
-tail_n(const char *log, size_t max)
-{
-	size_t n = strlen(log);
-
-	return n > max ? log + n - max : log;
-}
-
 /* The end of a log, for failure messages. */
 static const char *
 tail_of(const char *log)
 {
-	return tail_n(log, 1500);
-}
-
-/* Predicate: `dbgctl logs ID` holds the text. */
-static bool
-log_has(void *arg)
-{
-	struct log_arg *a = arg;
-	char *log = logs_of(a->id);
-	bool ok = strstr(log, a->text) != NULL;
-
-	free(log);
-	if (!ok)
-		h_nap(50);
-	return ok;
-}
-
-/* Wait until the session's log holds text; assert it does within bound_ms. */
-static void
-wait_log(const char *id, const char *text, int bound_ms)
-{
-	struct log_arg a = { id, text };
-	char *log;
-
-	if (h_wait_for(log_has, &a, bound_ms))
-		return;
-	log = logs_of(id);
-	cr_assert_fail("dbgctl logs %s: no \"%s\" within %d ms; log ends "
-	    "with:\n%s", id, text, bound_ms, tail_of(log));
+	return h_shown(log, strlen(log), 1500);
 }
 
 /*
@@ -201,7 +53,7 @@ wait_log(const char *id, const char *text, int bound_ms)
  * the stream ends (exit 5) or bound_ms passes. Returns the last exit code.
  */
 static int
-recv_until(const char *id, const char *want, struct bytes *b, int bound_ms)
+recv_until(const char *id, const char *want, struct h_bytes *b, int bound_ms)
 {
 	double end = h_now() + bound_ms / 1000.0;
 	struct h_res r;
@@ -216,7 +68,7 @@ recv_until(const char *id, const char *want, struct bytes *b, int bound_ms)
 		if (code == 0) {
 			cr_assert_gt(r.out_len, 0, "dbgctl recv %s: exit 0 with "
 			    "no bytes", id);
-			bytes_add(b, r.out, r.out_len);
+			h_bytes_add(b, r.out, r.out_len);
 		}
 		h_res_free(&r);
 		if (code == 5)
@@ -231,7 +83,7 @@ recv_until(const char *id, const char *want, struct bytes *b, int bound_ms)
 static void
 expect_output(const char *id, const char *want, int bound_ms)
 {
-	struct bytes b = { calloc(1, 1), 0 };
+	struct h_bytes b = { calloc(1, 1), 0 };
 	const char *last;
 	char *log;
 	int code;
@@ -242,7 +94,7 @@ expect_output(const char *id, const char *want, int bound_ms)
 		last--;
 	code = recv_until(id, last, &b, bound_ms);
 	if (code != 0) {
-		log = logs_of(id);
+		log = h_logs(id);
 		cr_assert_fail("session %s: expected target output \"%s\" "
 		    "within %d ms, got %s after %zu bytes: \"%s\"; console log "
 		    "ends with:\n%s", id, want, bound_ms, code == 5 ?
@@ -345,17 +197,10 @@ static pid_t
 spawn_redirected(const char *const args[], const char *in, const char *out,
     const char *err)
 {
-	const char *v[16];
-	size_t i = 0;
+	const char **v = h_cli_argv(args);
 	pid_t pid;
-	int k, fd;
+	int fd;
 
-	v[i++] = H->dbgctl;
-	v[i++] = "-s";
-	v[i++] = H->sock;
-	for (k = 0; args[k] != NULL && i < 15; k++)
-		v[i++] = args[k];
-	v[i] = NULL;
 	pid = fork();
 	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
 	if (pid == 0) {
@@ -371,27 +216,8 @@ spawn_redirected(const char *const args[], const char *in, const char *out,
 		execve(v[0], (char *const *)v, H->envp);
 		_exit(127);
 	}
+	free(v);
 	return pid;
-}
-
-/* Wait for our child pid within bound_ms; its exit code, -1 (killed) on timeout. */
-static int
-wait_child(pid_t pid, int bound_ms)
-{
-	double end = h_now() + bound_ms / 1000.0;
-	int st;
-
-	for (;;) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) :
-			    128 + WTERMSIG(st);
-		if (h_now() > end) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			return -1;
-		}
-		h_nap(10);
-	}
 }
 
 /* Size of a file, or 0. */
@@ -536,18 +362,18 @@ last_session(void)
 static char *
 echo_lines(const char *const argv[], const char *tail)
 {
-	struct bytes b = { calloc(1, 1), 0 };
+	struct h_bytes b = { calloc(1, 1), 0 };
 	char head[64];
 	int i;
 
 	for (i = 0; argv[i] != NULL; i++) {
 		snprintf(head, sizeof(head), "arg%d=[", i);
-		bytes_add(&b, head, strlen(head));
-		bytes_add(&b, argv[i], strlen(argv[i]));
-		bytes_add(&b, "]\n", 2);
+		h_bytes_add(&b, head, strlen(head));
+		h_bytes_add(&b, argv[i], strlen(argv[i]));
+		h_bytes_add(&b, "]\n", 2);
 	}
 	if (tail != NULL)
-		bytes_add(&b, tail, strlen(tail));
+		h_bytes_add(&b, tail, strlen(tail));
 	return b.p;
 }
 
@@ -555,14 +381,14 @@ echo_lines(const char *const argv[], const char *tail)
 static void
 round_trip(const char *kind)
 {
-	const char *echo = fixture("FIX_ECHO");
+	const char *echo = h_fixture("FIX_ECHO");
 	char ids[32], *want;
 	struct h_res r;
 	long id;
 
-	id = launch_ok(H_ARGS("--kind", kind, "--transport", "-x", "run",
+	id = h_launch(H_ARGS("--kind", kind, "--transport", "-x", "run",
 	    "--", echo));
-	idstr(id, ids, sizeof(ids));
+	h_idstr(id, ids, sizeof(ids));
 	cr_assert_eq(h_cli(&r, H_ARGS("send", ids, "hello\n")), 0, "dbgctl "
 	    "send %s 'hello\\n': expected exit 0, got %d (stderr: %s)", ids,
 	    r.code, r.err);
@@ -591,14 +417,14 @@ Test(transport, lldb_round_trip)
  */
 Test(transport, gdbserver_round_trip)
 {
-	const char *echo = fixture("FIX_ECHO");
+	const char *echo = h_fixture("FIX_ECHO");
 	char ids[32], *want;
 	struct h_res r;
 	long id;
 
-	id = launch_ok(H_ARGS("--kind", "gdbserver", "--transport", "-x",
+	id = h_launch(H_ARGS("--kind", "gdbserver", "--transport", "-x",
 	    "continue", "--", echo, "x y"));
-	idstr(id, ids, sizeof(ids));
+	h_idstr(id, ids, sizeof(ids));
 	cr_assert_eq(h_cli(&r, H_ARGS("send", ids, "hello\n")), 0, "dbgctl "
 	    "send %s: expected exit 0, got %d (stderr: %s)", ids, r.code,
 	    r.err);
@@ -633,6 +459,16 @@ expect_same_file(const char *want_path, const char *prefix,
 	free(g);
 }
 
+/* Paths under the test dir for a pipe run: in holds the random payload. */
+static void
+pipe_files(char *in, char *out, char *err, size_t len)
+{
+	h_path(in, len, "in.bin");
+	h_path(out, len, "out.bin");
+	h_path(err, len, "err.txt");
+	random_file(in, PAYLOAD_SIZE);
+}
+
 /* 8 MiB of random bytes through `dbgctl pipe` to cat (exec) and back, exact. */
 Test(transport, pipe_8mib_exec_cat)
 {
@@ -643,16 +479,13 @@ Test(transport, pipe_8mib_exec_cat)
 	long id;
 	int code;
 
-	h_path(in, sizeof(in), "in.bin");
-	h_path(out, sizeof(out), "out.bin");
-	h_path(err, sizeof(err), "err.txt");
-	random_file(in, PAYLOAD_SIZE);
-	id = launch_ok(H_ARGS("--kind", "exec", "--transport", "--", "cat"));
-	idstr(id, ids, sizeof(ids));
+	pipe_files(in, out, err, PATH_MAX);
+	id = h_launch(H_ARGS("--kind", "exec", "--transport", "--", "cat"));
+	h_idstr(id, ids, sizeof(ids));
 	t0 = h_now();
 	pid = spawn_redirected(H_ARGS("pipe", ids), in, out, err);
 	/* cat exits at stdin's EOF; then its output ends and so does pipe. */
-	code = wait_child(pid, 40000);
+	code = h_wait_child(pid, 40000);
 	e = h_read_file(err, NULL);
 	cr_assert_eq(code, 0, "dbgctl pipe %s < 8 MiB > out: expected exit 0 "
 	    "after cat ended, got %d after %.1f s (stderr: %s; %zu bytes out)",
@@ -675,7 +508,7 @@ Test(transport, pipe_8mib_exec_cat)
  */
 Test(transport, pipe_8mib_gdb_echo)
 {
-	const char *echo = fixture("FIX_ECHO");
+	const char *echo = h_fixture("FIX_ECHO");
 	char ids[32], in[PATH_MAX], out[PATH_MAX], err[PATH_MAX], *e, *head;
 	struct size_arg sa;
 	struct h_res r;
@@ -683,16 +516,13 @@ Test(transport, pipe_8mib_gdb_echo)
 	long id;
 	int code;
 
-	h_path(in, sizeof(in), "in.bin");
-	h_path(out, sizeof(out), "out.bin");
-	h_path(err, sizeof(err), "err.txt");
-	random_file(in, PAYLOAD_SIZE);
+	pipe_files(in, out, err, PATH_MAX);
 	head = echo_lines(H_ARGS(echo), NULL);
-	id = launch_ok(H_ARGS("--transport", "-x", "run", "--", echo));
-	idstr(id, ids, sizeof(ids));
+	id = h_launch(H_ARGS("--transport", "-x", "run", "--", echo));
+	h_idstr(id, ids, sizeof(ids));
 	pid = spawn_redirected(H_ARGS("pipe", ids), in, out, err);
 	/* gdb reports the target's exit code 3: it read its stdin to EOF. */
-	wait_log(ids, "exited with code 03", 40000);
+	h_wait_log(ids, "exited with code 03", 40000);
 	sa.path = out;
 	sa.size = strlen(head) + PAYLOAD_SIZE;
 	cr_assert(h_wait_for(size_reached, &sa, H_WAIT_BOUND), "dbgctl pipe "
@@ -703,7 +533,7 @@ Test(transport, pipe_8mib_gdb_echo)
 	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
 	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
 	h_res_free(&r);
-	code = wait_child(pid, 10000);
+	code = h_wait_child(pid, 10000);
 	e = h_read_file(err, NULL);
 	cr_assert_eq(code, 0, "dbgctl pipe %s: expected exit 0 once gdb was "
 	    "stopped, got %d (stderr: %s)", ids, code, e ? e : "");
@@ -715,14 +545,14 @@ Test(transport, pipe_8mib_gdb_echo)
 /* recv: timeout (exit 4) and end of stream (exit 5) are never confused. */
 Test(transport, recv_timeout_versus_eof)
 {
-	struct bytes b = { calloc(1, 1), 0 };
+	struct h_bytes b = { calloc(1, 1), 0 };
 	struct h_res r;
 	char ids[32];
 	long id;
 	int code;
 
-	id = launch_ok(H_ARGS("--kind", "exec", "--transport", "--", "cat"));
-	idstr(id, ids, sizeof(ids));
+	id = h_launch(H_ARGS("--kind", "exec", "--transport", "--", "cat"));
+	h_idstr(id, ids, sizeof(ids));
 
 	/* Nothing sent: a bounded wait times out, after the bound. */
 	h_cli(&r, H_ARGS("recv", "--timeout", "300", ids));
@@ -823,8 +653,8 @@ hostile(const char *kind, const char *const args[])
 	for (k = 0; args[k] != NULL && i < 63; k++)
 		v[i++] = args[k];
 	v[i] = NULL;
-	id = launch_ok(v);
-	idstr(id, ids, sizeof(ids));
+	id = h_launch(v);
+	h_idstr(id, ids, sizeof(ids));
 	want = echo_lines(args, NULL);
 	expect_output(ids, want, H_WAIT_BOUND);
 	free(want);
@@ -844,14 +674,14 @@ hostile(const char *kind, const char *const args[])
 /* gdb: $(...), backticks, ;, &&, >, |, quotes, blanks, *, newlines: as is. */
 Test(debuggers, gdb_hostile_args_literal)
 {
-	hostile("gdb", H_ARGS(fixture("FIX_ECHO"), HOSTILE_SHELL,
+	hostile("gdb", H_ARGS(h_fixture("FIX_ECHO"), HOSTILE_SHELL,
 	    HOSTILE_EDGE));
 }
 
 /* lldb: $(...), backticks, ;, &&, >, |, quotes in words, *: as is. */
 Test(debuggers, lldb_hostile_args_literal)
 {
-	hostile("lldb", H_ARGS(fixture("FIX_ECHO"), HOSTILE_SHELL));
+	hostile("lldb", H_ARGS(h_fixture("FIX_ECHO"), HOSTILE_SHELL));
 }
 
 /*
@@ -864,9 +694,9 @@ Test(debuggers, lldb_hostile_args_literal)
 Test(debuggers, lldb_edge_args_literal_or_refused)
 {
 	static const char *const edge[] = { HOSTILE_EDGE, NULL };
-	const char *echo = fixture("FIX_ECHO");
+	const char *echo = h_fixture("FIX_ECHO");
 	char ids[8][32], report[8192] = "", *want, *log;
-	struct bytes b[8];
+	struct h_bytes b[8];
 	struct h_res r;
 	double end;
 	size_t o = 0;
@@ -880,7 +710,7 @@ Test(debuggers, lldb_edge_args_literal_or_refused)
 			id[i] = strtol(r.out, NULL, 10);
 			cr_assert_gt(id[i], 0, "launch: expected an id, got "
 			    "\"%s\"", r.out);
-			idstr(id[i], ids[i], sizeof(ids[i]));
+			h_idstr(id[i], ids[i], sizeof(ids[i]));
 		} else if (r.code != 1 || strncmp(r.err, "dbgctl: ", 8) != 0 ||
 		    r.err_len < 12)
 			o += (size_t)snprintf(report + o, sizeof(report) - o,
@@ -894,17 +724,17 @@ Test(debuggers, lldb_edge_args_literal_or_refused)
 	for (i = 0; edge[i] != NULL; i++) {
 		if (id[i] == 0)
 			continue;
-		b[i] = (struct bytes){ calloc(1, 1), 0 };
+		b[i] = (struct h_bytes){ calloc(1, 1), 0 };
 		left = (int)((end - h_now()) * 1000);
 		code = recv_until(ids[i], "[end]\n", &b[i], left > 2000 ? left :
 		    2000);
 		want = echo_lines(H_ARGS(echo, edge[i], "end"), NULL);
 		if (code != 0) {
-			log = logs_of(ids[i]);
+			log = h_logs(ids[i]);
 			o += (size_t)snprintf(report + o, sizeof(report) - o,
 			    "\n- argument \"%s\": the target never ran (got "
 			    "\"%s\"); console log ends with:\n%s", edge[i],
-			    b[i].p, tail_n(log, 400));
+			    b[i].p, h_shown(log, strlen(log), 400));
 			free(log);
 		} else if (strcmp(b[i].p, want) != 0)
 			o += (size_t)snprintf(report + o, sizeof(report) - o,
@@ -917,21 +747,41 @@ Test(debuggers, lldb_edge_args_literal_or_refused)
 	    "refused):%s", report);
 }
 
+/*
+ * Launch FIX_SPINNER with opts before its "--" and wait until the console
+ * says "spinning". Returns the id, also as a string in ids.
+ */
+static long
+launch_spinning(const char *const opts[], char *ids, size_t len)
+{
+	const char *v[32];
+	size_t i = 0;
+	long id;
+
+	while (opts[i] != NULL && i < 29) {
+		v[i] = opts[i];
+		i++;
+	}
+	v[i++] = "--";
+	v[i++] = h_fixture("FIX_SPINNER");
+	v[i] = NULL;
+	id = h_launch(v);
+	h_idstr(id, ids, len);
+	h_wait_log(ids, "spinning", H_WAIT_BOUND);
+	return id;
+}
+
 /* signal ID INT reaches gdb's inferior: gdb reports it, the session runs on. */
 Test(debuggers, gdb_signal_int_to_inferior)
 {
-	const char *spinner = fixture("FIX_SPINNER");
 	char ids[32], *log;
 	struct h_res r;
-	const char *state;
 	json_t *st;
 	pid_t inf;
 	long id;
 
-	id = launch_ok(H_ARGS("-x", "run", "--", spinner));
-	idstr(id, ids, sizeof(ids));
-	wait_log(ids, "spinning", H_WAIT_BOUND);
-	log = logs_of(ids);
+	id = launch_spinning(H_ARGS("-x", "run"), ids, sizeof(ids));
+	log = h_logs(ids);
 	cr_assert(strstr(log, "Program received signal") == NULL, "dbgctl "
 	    "logs %s: a signal was reported before any was sent:\n%s", ids,
 	    tail_of(log));
@@ -947,15 +797,8 @@ Test(debuggers, gdb_signal_int_to_inferior)
 	    "signal %s INT: expected exit 0, got %d (stderr: %s)", ids, r.code,
 	    r.err);
 	h_res_free(&r);
-	wait_log(ids, "Program received signal SIGINT", H_WAIT_BOUND);
-
-	st = h_status(id);
-	state = h_jstr(st, "state");
-	cr_assert(state && strcmp(state, "running") == 0, "status %s after "
-	    "SIGINT: expected running, got %s (error: %s)", ids,
-	    state ? state : "(none)", h_jstr(st, "error") ?
-	    h_jstr(st, "error") : "none");
-	json_decref(st);
+	h_wait_log(ids, "Program received signal SIGINT", H_WAIT_BOUND);
+	h_expect_state(id, "running", "after SIGINT");
 	cr_assert(!h_pid_gone(inf), "inferior %d died of the SIGINT that gdb "
 	    "should have stopped it with", inf);
 }
@@ -963,20 +806,21 @@ Test(debuggers, gdb_signal_int_to_inferior)
 /* A gdbserver session: status fields, gdb connected once, stop frees all. */
 Test(debuggers, gdbserver_session_and_stop)
 {
-	const char *echo = fixture("FIX_ECHO");
+	const char *echo = h_fixture("FIX_ECHO");
 	char ids[32], m[96], remote[64], want[128], *log, report[4096];
 	struct tracked t[4] = { { 0 } };
 	struct h_snap snap;
 	struct h_res r;
 	const char *state;
 	int port, local[8], n, total, e, left;
+	size_t loglen;
 	json_t *st;
 	pid_t gdb, srv, inf;
 	long id;
 
 	h_new_marker("DBGI_GDBSRV", m, sizeof(m));
-	id = launch_ok(H_ARGS("--kind", "gdbserver", "--env", m, "--", echo));
-	idstr(id, ids, sizeof(ids));
+	id = h_launch(H_ARGS("--kind", "gdbserver", "--env", m, "--", echo));
+	h_idstr(id, ids, sizeof(ids));
 	st = h_status(id);
 	state = h_jstr(st, "state");
 	cr_assert(state && strcmp(state, "running") == 0, "status %s: "
@@ -1012,16 +856,19 @@ Test(debuggers, gdbserver_session_and_stop)
 	    "%s, got %d", gdb, remote, n);
 	snprintf(want, sizeof(want), "Remote debugging from host 127.0.0.1, "
 	    "port %d\r", local[0]);
-	wait_log(ids, want, H_WAIT_BOUND);
-	log = logs_of(ids);
-	cr_assert_eq(count_of(log, want), 1, "dbgctl logs %s: expected gdb's "
-	    "connection (\"%s\") once, got %d", ids, want, count_of(log, want));
-	total = count_of(log, "Remote debugging from host");
+	h_wait_log(ids, want, H_WAIT_BOUND);
+	log = h_logs(ids);
+	loglen = strlen(log);
+	cr_assert_eq(h_count(log, loglen, want), 1, "dbgctl logs %s: expected "
+	    "gdb's connection (\"%s\") once, got %d", ids, want,
+	    h_count(log, loglen, want));
+	total = h_count(log, loglen, "Remote debugging from host");
 	cr_assert(total <= 2, "dbgctl logs %s: expected at most 2 connections "
 	    "(probe + gdb), got %d:\n%s", ids, total, tail_of(log));
-	cr_assert_eq(count_of(log, "Remote side has terminated connection"),
-	    total - 1, "dbgctl logs %s: expected every connection but gdb's "
-	    "(%d) to have hung up at once:\n%s", ids, total - 1, tail_of(log));
+	cr_assert_eq(h_count(log, loglen, "Remote side has terminated "
+	    "connection"), total - 1, "dbgctl logs %s: expected every "
+	    "connection but gdb's (%d) to have hung up at once:\n%s", ids,
+	    total - 1, tail_of(log));
 	free(log);
 
 	h_snap_take(&snap, m);
@@ -1049,14 +896,14 @@ Test(debuggers, gdbserver_session_and_stop)
  */
 Test(debuggers, gdbserver_stop_leaves_no_error)
 {
-	const char *echo = fixture("FIX_ECHO");
+	const char *echo = h_fixture("FIX_ECHO");
 	struct h_res r;
 	char ids[32];
 	json_t *st;
 	long id;
 
-	id = launch_ok(H_ARGS("--kind", "gdbserver", "--", echo));
-	idstr(id, ids, sizeof(ids));
+	id = h_launch(H_ARGS("--kind", "gdbserver", "--", echo));
+	h_idstr(id, ids, sizeof(ids));
 	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
 	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
 	h_res_free(&r);
@@ -1072,7 +919,7 @@ Test(debuggers, gdbserver_stop_leaves_no_error)
 /* --port N: the server listens on that port and status says so. */
 Test(debuggers, gdbserver_given_port)
 {
-	const char *echo = fixture("FIX_ECHO");
+	const char *echo = h_fixture("FIX_ECHO");
 	char ids[32], ports[16], remote[64];
 	int fd, port, local[4];
 	json_t *st;
@@ -1081,9 +928,9 @@ Test(debuggers, gdbserver_given_port)
 	fd = bound_socket(&port);
 	close(fd);
 	snprintf(ports, sizeof(ports), "%d", port);
-	id = launch_ok(H_ARGS("--kind", "gdbserver", "--port", ports, "--",
+	id = h_launch(H_ARGS("--kind", "gdbserver", "--port", ports, "--",
 	    echo));
-	idstr(id, ids, sizeof(ids));
+	h_idstr(id, ids, sizeof(ids));
 	st = h_status(id);
 	cr_assert_eq(h_jint(st, "port", -1), port, "status %s: expected port "
 	    "%d, got %lld", ids, port, h_jint(st, "port", -1));
@@ -1098,7 +945,6 @@ Test(debuggers, gdbserver_given_port)
 /* kill -9 of the server mid-session ends the session, saying why. */
 Test(debuggers, gdbserver_killed_ends_session)
 {
-	const char *spinner = fixture("FIX_SPINNER");
 	char ids[32], m[96], report[4096];
 	struct tracked t[4] = { { 0 } };
 	struct h_snap snap;
@@ -1108,10 +954,8 @@ Test(debuggers, gdbserver_killed_ends_session)
 	int left;
 
 	h_new_marker("DBGI_SRVKILL", m, sizeof(m));
-	id = launch_ok(H_ARGS("--kind", "gdbserver", "--env", m, "-x",
-	    "continue", "--", spinner));
-	idstr(id, ids, sizeof(ids));
-	wait_log(ids, "spinning", H_WAIT_BOUND);
+	id = launch_spinning(H_ARGS("--kind", "gdbserver", "--env", m, "-x",
+	    "continue"), ids, sizeof(ids));
 	st = h_status(id);
 	track(&t[0], "gdb", (pid_t)h_jint(st, "pid", -1));
 	track(&t[1], "server", (pid_t)h_jint(st, "server_pid", -1));
@@ -1146,7 +990,7 @@ Test(debuggers, gdbserver_killed_ends_session)
 
 /* Read a started child's stderr until it holds text or bound_ms passes. */
 static bool
-proc_err_has(struct h_proc *p, struct bytes *b, const char *text,
+proc_err_has(struct h_proc *p, struct h_bytes *b, const char *text,
     int bound_ms)
 {
 	double end = h_now() + bound_ms / 1000.0;
@@ -1155,7 +999,7 @@ proc_err_has(struct h_proc *p, struct bytes *b, const char *text,
 
 	for (;;) {
 		while ((n = read(p->errfd, buf, sizeof(buf))) > 0)
-			bytes_add(b, buf, (size_t)n);
+			h_bytes_add(b, buf, (size_t)n);
 		if (b->p != NULL && strstr(b->p, text) != NULL)
 			return true;
 		if (h_now() > end)
@@ -1167,8 +1011,8 @@ proc_err_has(struct h_proc *p, struct bytes *b, const char *text,
 /* remote to a gdbserver the test started: running, one connection. */
 Test(debuggers, remote_live_gdbserver)
 {
-	const char *echo = fixture("FIX_ECHO");
-	struct bytes b = { calloc(1, 1), 0 };
+	const char *echo = h_fixture("FIX_ECHO");
+	struct h_bytes b = { calloc(1, 1), 0 };
 	char gs[PATH_MAX], ids[32], remote[64], *p;
 	struct h_proc srv;
 	struct h_res r;
@@ -1191,8 +1035,8 @@ Test(debuggers, remote_live_gdbserver)
 	    b.p);
 	snprintf(remote, sizeof(remote), "127.0.0.1:%d", port);
 
-	id = launch_ok(H_ARGS("--remote", remote, "--", echo));
-	idstr(id, ids, sizeof(ids));
+	id = h_launch(H_ARGS("--remote", remote, "--", echo));
+	h_idstr(id, ids, sizeof(ids));
 	st = h_status(id);
 	state = h_jstr(st, "state");
 	cr_assert(state && strcmp(state, "running") == 0, "status %s: "
@@ -1207,7 +1051,7 @@ Test(debuggers, remote_live_gdbserver)
 	/* No probe here: the server sees gdb's connection and only that. */
 	cr_assert(proc_err_has(&srv, &b, "Remote debugging from host",
 	    H_WAIT_BOUND), "gdbserver: no connection reported: %s", b.p);
-	cr_assert_eq(count_of(b.p, "Remote debugging from host"), 1,
+	cr_assert_eq(h_count(b.p, b.len, "Remote debugging from host"), 1,
 	    "gdbserver: expected one connection, got:\n%s", b.p);
 
 	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
@@ -1234,49 +1078,67 @@ expect_failed_session(const char *what)
 	json_decref(s);
 }
 
+/*
+ * dbgctl launch [--connect-timeout MS] --remote REMOTE -- FIX_ECHO, REMOTE
+ * a loopback port of ours ("127.0.0.1:PORT" into remote): only bound, it
+ * refuses connections; listening, it completes them and never answers.
+ * The port is closed once the launch has returned.
+ */
+static void
+launch_remote(struct h_res *r, bool listening, const char *timeout_ms,
+    char *remote, size_t len)
+{
+	const char *echo = h_fixture("FIX_ECHO");
+	int port, fd = bound_socket(&port);
+
+	if (listening)
+		cr_assert_eq(listen(fd, 8), 0, "listen: %s", strerror(errno));
+	snprintf(remote, len, "127.0.0.1:%d", port);
+	if (timeout_ms != NULL)
+		h_cli(r, H_ARGS("launch", "--connect-timeout", timeout_ms,
+		    "--remote", remote, "--", echo));
+	else
+		h_cli(r, H_ARGS("launch", "--remote", remote, "--", echo));
+	close(fd);
+}
+
+/* True if err is "dbgctl: <message>" and the message names remote and why. */
+static bool
+names_remote(const char *err, const char *remote, const char *why)
+{
+	return strncmp(err, "dbgctl: ", 8) == 0 && strstr(err, remote) != NULL &&
+	    strstr(err, why) != NULL;
+}
+
 /* remote to a port that refuses: exit 1 at once, "Connection refused". */
 Test(debuggers, remote_refused_port)
 {
-	const char *echo = fixture("FIX_ECHO");
-	char remote[64], want[128];
+	char remote[64];
 	struct h_res r;
-	int fd, port;
 
 	/* Bound but not listening: the port is ours and refuses connections. */
-	fd = bound_socket(&port);
-	snprintf(remote, sizeof(remote), "127.0.0.1:%d", port);
-	h_cli(&r, H_ARGS("launch", "--remote", remote, "--", echo));
+	launch_remote(&r, false, NULL, remote, sizeof(remote));
 	cr_assert_eq(r.code, 1, "dbgctl launch --remote %s (refused): expected "
 	    "exit 1, got %d (stdout: %s, stderr: %s)", remote, r.code, r.out,
 	    r.err);
 	/* The wording around them may change; the address and reason may not. */
-	snprintf(want, sizeof(want), "%s", remote);
-	cr_assert(strncmp(r.err, "dbgctl: ", 8) == 0 &&
-	    strstr(r.err, want) != NULL &&
-	    strstr(r.err, "Connection refused") != NULL, "dbgctl launch "
-	    "--remote %s: expected \"dbgctl: ...%s...Connection refused\" on "
-	    "stderr, got: %s", remote, want, r.err);
+	cr_assert(names_remote(r.err, remote, "Connection refused"), "dbgctl "
+	    "launch --remote %s: expected \"dbgctl: ...%s...Connection "
+	    "refused\" on stderr, got: %s", remote, remote, r.err);
 	cr_assert(r.elapsed < 5.0, "dbgctl launch --remote %s (refused): took "
 	    "%.2f s, expected a quick failure (< 5 s)", remote, r.elapsed);
 	h_res_free(&r);
-	close(fd);
 	expect_failed_session("launch --remote (refused)");
 }
 
 /* remote to a port that accepts and never answers: exit 4 at the timeout. */
 Test(debuggers, remote_silent_port)
 {
-	const char *echo = fixture("FIX_ECHO");
-	char remote[64], want[128];
+	char remote[64];
 	struct h_res r;
-	int fd, port;
 
 	/* Listening, never answering: the kernel completes the handshake. */
-	fd = bound_socket(&port);
-	cr_assert_eq(listen(fd, 8), 0, "listen: %s", strerror(errno));
-	snprintf(remote, sizeof(remote), "127.0.0.1:%d", port);
-	h_cli(&r, H_ARGS("launch", "--connect-timeout", "2000", "--remote",
-	    remote, "--", echo));
+	launch_remote(&r, true, "2000", remote, sizeof(remote));
 	cr_assert_eq(r.code, 4, "dbgctl launch --connect-timeout 2000 --remote "
 	    "%s (silent): expected exit 4 (timeout), got %d after %.2f s "
 	    "(stdout: %s, stderr: %s)", remote, r.code, r.elapsed, r.out,
@@ -1284,60 +1146,32 @@ Test(debuggers, remote_silent_port)
 	cr_assert(r.elapsed >= 1.5 && r.elapsed <= 6.0, "dbgctl launch "
 	    "--connect-timeout 2000 --remote %s (silent): expected 1.5 s <= "
 	    "elapsed <= 6 s, got %.2f s", remote, r.elapsed);
-	snprintf(want, sizeof(want), "%s", remote);
-	cr_assert(strncmp(r.err, "dbgctl: ", 8) == 0 &&
-	    strstr(r.err, want) != NULL && strstr(r.err, "2000 ms") != NULL,
-	    "dbgctl launch --remote %s (silent): expected \"dbgctl: ...%s..."
-	    "2000 ms\" on stderr, got: %s", remote, want, r.err);
+	cr_assert(names_remote(r.err, remote, "2000 ms"), "dbgctl launch "
+	    "--remote %s (silent): expected \"dbgctl: ...%s...2000 ms\" on "
+	    "stderr, got: %s", remote, remote, r.err);
 	h_res_free(&r);
-	close(fd);
 	expect_failed_session("launch --remote (silent)");
-}
-
-/* Arguments of a wait until nothing of a snapshot is left. */
-struct left_arg {
-	const struct h_snap	*snap;
-	const char		*kv;
-	char			 report[4096];
-};
-
-/* Predicate: no snapshot member or marker process is left (zombies of init ok). */
-static bool
-no_leftovers(void *arg)
-{
-	struct left_arg *a = arg;
-
-	return h_leftovers(a->snap, a->kv, true, a->report,
-	    sizeof(a->report)) == 0;
 }
 
 /* SIGKILL of the daemon ends gdb, its inferior and a gdbserver session. */
 Test(debuggers, daemon_sigkill_kills_debuggers)
 {
-	const char *spinner = fixture("FIX_SPINNER");
 	struct tracked t[8] = { { 0 } };
 	char ids[32], m[96], report[4096];
-	struct left_arg la;
 	struct h_snap snap;
 	json_t *st;
 	long id;
-	pid_t d;
-	int s;
 
-	d = h_daemon_fg();
+	h_daemon_fg();
 	h_new_marker("DBGI_DKILL", m, sizeof(m));
-	id = launch_ok(H_ARGS("--env", m, "-x", "run", "--", spinner));
-	idstr(id, ids, sizeof(ids));
-	wait_log(ids, "spinning", H_WAIT_BOUND);
+	id = launch_spinning(H_ARGS("--env", m, "-x", "run"), ids, sizeof(ids));
 	st = h_status(id);
 	track(&t[0], "gdb", (pid_t)h_jint(st, "pid", -1));
 	track(&t[1], "gdb's inferior", (pid_t)h_jint(st, "inferior_pid", -1));
 	json_decref(st);
 
-	id = launch_ok(H_ARGS("--kind", "gdbserver", "--env", m, "-x",
-	    "continue", "--", spinner));
-	idstr(id, ids, sizeof(ids));
-	wait_log(ids, "spinning", H_WAIT_BOUND);
+	id = launch_spinning(H_ARGS("--kind", "gdbserver", "--env", m, "-x",
+	    "continue"), ids, sizeof(ids));
 	st = h_status(id);
 	track(&t[2], "gdbserver session's gdb", (pid_t)h_jint(st, "pid", -1));
 	track(&t[3], "gdbserver", (pid_t)h_jint(st, "server_pid", -1));
@@ -1346,11 +1180,7 @@ Test(debuggers, daemon_sigkill_kills_debuggers)
 	json_decref(st);
 	h_snap_take(&snap, m);
 
-	cr_assert_eq(kill(d, SIGKILL), 0, "kill(%d, SIGKILL): %s", d,
-	    strerror(errno));
-	s = h_daemon_fg_wait(10000);
-	cr_assert(s != -1 && WIFSIGNALED(s), "dbgctld %d: expected death by "
-	    "SIGKILL", d);
+	h_daemon_fg_kill();
 	if (!h_wait_for(all_gone, t, 3000))
 		cr_assert_fail("3 s after SIGKILL of the daemon, processes "
 		    "exist: %s", which_left(t, report, sizeof(report)));
@@ -1358,10 +1188,8 @@ Test(debuggers, daemon_sigkill_kills_debuggers)
 	 * The keepers go too, a little later under a sanitizer build, whose
 	 * leak check at exit can take seconds on a loaded machine.
 	 */
-	la.snap = &snap;
-	la.kv = m;
-	if (!h_wait_for(no_leftovers, &la, 15000))
+	if (!h_wait_no_leftovers(&snap, m, 15000, report, sizeof(report)))
 		cr_assert_fail("15 s after SIGKILL of the daemon: expected no "
 		    "process of its sessions (keepers included), got: %s",
-		    la.report);
+		    report);
 }

@@ -15,49 +15,9 @@
 
 TestSuite(sessions, .init = h_setup, .fini = h_teardown, .timeout = 120);
 
-/* The shell script whose tree escapes: a double-forked setsid sleep and more. */
-#define ESCAPING_TREE \
-	"(setsid sleep 300 &); sleep 300 & sleep 300 & sleep 300"
-
 /* A shell that ignores SIGTERM, and so do the sleeps it starts. */
 #define IGNORES_TERM \
 	"trap '' TERM; while :; do sleep 0.1; done"
-
-/* Arguments for a wait on marker processes named comm. */
-struct count_arg {
-	const char	*kv;
-	const char	*comm;
-	int		 want;
-};
-
-/* Predicate: at least want live processes carry kv and are named comm. */
-static bool
-enough_procs(void *arg)
-{
-	struct count_arg *a = arg;
-	pid_t p[H_MAXPIDS];
-	char comm[64];
-	int i, n, k = 0;
-
-	n = h_marker_pids(a->kv, p, H_MAXPIDS);
-	for (i = 0; i < n; i++) {
-		h_pid_comm(p[i], comm, sizeof(comm));
-		if (a->comm == NULL || strcmp(comm, a->comm) == 0)
-			k++;
-	}
-	return k >= a->want;
-}
-
-/* Wait until want processes named comm carry kv; assert they appeared. */
-static void
-wait_procs(const char *kv, const char *comm, int want)
-{
-	struct count_arg a = { kv, comm, want };
-
-	cr_assert(h_wait_for(enough_procs, &a, H_WAIT_BOUND),
-	    "expected %d '%s' processes carrying %s within %d ms", want,
-	    comm ? comm : "*", kv, H_WAIT_BOUND);
-}
 
 /* True if a snapshot member named comm leads a session of its own. */
 static bool
@@ -74,30 +34,30 @@ has_own_session(const struct h_snap *s, const char *comm)
 	return false;
 }
 
-/* Format a session id as a string for argv. */
-static const char *
-idstr(long id, char *buf, size_t len)
+/* The pid of a session's program, once it ignores SIGTERM (asserted). */
+static pid_t
+pid_ignoring_term(long id)
 {
-	snprintf(buf, len, "%ld", id);
-	return buf;
+	json_t *st = h_status(id);
+	pid_t pid = (pid_t)h_jint(st, "pid", -1);
+
+	json_decref(st);
+	cr_assert_gt(pid, 0, "status: expected a pid");
+	cr_assert(h_wait_sigmask(pid, "SigIgn", SIGTERM, H_WAIT_BOUND),
+	    "pid %d never ignored SIGTERM", pid);
+	return pid;
 }
 
-/* Predicate: /proc/PID/status says SIGTERM is ignored. */
-static bool
-ignores_term(void *arg)
+/* Launch sh -c script and wait for its session to end; its status. */
+static json_t *
+run_to_end(const char *script)
 {
-	char path[64], *s, *l;
-	unsigned long long mask = 0;
+	long id = h_launch_exec(NULL, H_ARGS("sh", "-c", script));
+	json_t *st = h_wait_ended(id, H_WAIT_BOUND);
 
-	snprintf(path, sizeof(path), "/proc/%d/status", *(pid_t *)arg);
-	s = h_read_file(path, NULL);
-	if (s == NULL)
-		return false;
-	l = strstr(s, "\nSigIgn:");
-	if (l != NULL)
-		mask = strtoull(l + 8, NULL, 16);
-	free(s);
-	return (mask & (1ULL << (SIGTERM - 1))) != 0;
+	cr_assert_not_null(st, "session %ld (sh -c '%s') did not end within "
+	    "%d ms", id, script, H_WAIT_BOUND);
+	return st;
 }
 
 /* Split console output into lines, dropping the pty's \r; returns count. */
@@ -152,7 +112,7 @@ Test(sessions, launch_list_status_stop)
 	bool found = false;
 
 	id = h_launch_exec(NULL, H_ARGS("sleep", "100"));
-	idstr(id, ids, sizeof(ids));
+	h_idstr(id, ids, sizeof(ids));
 
 	/* list: a row for this id, running, running sleep. */
 	cr_assert_eq(h_cli(&r, H_ARGS("list")), 0, "dbgctl list: expected "
@@ -219,13 +179,8 @@ Test(sessions, launch_list_status_stop)
 /* A program that exits on its own with a code: status shows exit.code. */
 Test(sessions, exit_code_recorded)
 {
-	json_t *st;
-	long id;
+	json_t *st = run_to_end("exit 7");
 
-	id = h_launch_exec(NULL, H_ARGS("sh", "-c", "exit 7"));
-	st = h_wait_ended(id, H_WAIT_BOUND);
-	cr_assert_not_null(st, "session %ld (sh -c 'exit 7') did not end "
-	    "within %d ms", id, H_WAIT_BOUND);
 	cr_assert_str_eq(h_jstr(st, "state"), "exited", "expected state exited");
 	cr_assert_eq(h_jint(st, "exit.code", -1), 7, "expected exit.code 7, "
 	    "got %lld (exit.signal %lld)", h_jint(st, "exit.code", -1),
@@ -238,13 +193,8 @@ Test(sessions, exit_code_recorded)
 /* A program killed by a signal: status shows exit.signal. */
 Test(sessions, exit_signal_recorded)
 {
-	json_t *st;
-	long id;
+	json_t *st = run_to_end("kill -KILL $$");
 
-	id = h_launch_exec(NULL, H_ARGS("sh", "-c", "kill -KILL $$"));
-	st = h_wait_ended(id, H_WAIT_BOUND);
-	cr_assert_not_null(st, "session %ld (sh -c 'kill -KILL $$') did not "
-	    "end within %d ms", id, H_WAIT_BOUND);
 	cr_assert_str_eq(h_jstr(st, "state"), "exited", "expected state exited");
 	cr_assert_eq(h_jint(st, "exit.signal", -1), SIGKILL, "expected "
 	    "exit.signal 9, got %lld (exit.code %lld)",
@@ -280,14 +230,15 @@ Test(sessions, stop_kills_escaped_tree)
 	int left;
 
 	h_new_marker("DBGI_TREE", m, sizeof(m));
-	id = h_launch_exec(m, H_ARGS("sh", "-c", ESCAPING_TREE));
-	wait_procs(m, "sleep", 4);
+	id = h_launch_exec(m, H_ARGS("sh", "-c", H_ESCAPING_TREE));
+	h_wait_procs(m, "sleep", 4);
 	h_snap_take(&snap, m);
 	cr_assert_geq(snap.n, 5, "expected the keeper and 4 sleeps (at least 5 "
 	    "processes) carrying %s, got %d", m, snap.n);
 	cr_assert(has_own_session(&snap, "sleep"), "test setup: no sleep of "
 	    "the tree runs in a session of its own (setsid)");
-	cr_assert_eq(h_cli(&r, H_ARGS("stop", idstr(id, ids, sizeof(ids)))), 0,
+	h_idstr(id, ids, sizeof(ids));
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0,
 	    "dbgctl stop %s: expected exit 0, got %d (stderr: %s)", ids,
 	    r.code, r.err);
 	h_res_free(&r);
@@ -306,7 +257,6 @@ escalation(bool per_launch)
 	struct h_res r;
 	json_t *st;
 	double t0, dt;
-	pid_t pid;
 	long id;
 	int left;
 
@@ -324,14 +274,9 @@ escalation(bool per_launch)
 	} else {
 		id = h_launch_exec(m, H_ARGS("sh", "-c", IGNORES_TERM));
 	}
-	st = h_status(id);
-	pid = (pid_t)h_jint(st, "pid", -1);
-	json_decref(st);
-	cr_assert_gt(pid, 0, "status: expected a pid");
-	cr_assert(h_wait_for(ignores_term, &pid, H_WAIT_BOUND), "pid %d never "
-	    "ignored SIGTERM", pid);
+	pid_ignoring_term(id);
 	h_snap_take(&snap, m);
-	idstr(id, ids, sizeof(ids));
+	h_idstr(id, ids, sizeof(ids));
 	t0 = h_now();
 	if (per_launch)
 		h_cli(&r, H_ARGS("stop", ids));
@@ -438,7 +383,7 @@ Test(sessions, output_2000_lines_in_log)
 		id[i] = h_launch_exec(NULL, H_ARGS("seq", "1", "2000"));
 	for (i = 0; i < 8; i++)
 		assert_seq_log(id[i]);
-	idstr(id[0], ids, sizeof(ids));
+	h_idstr(id[0], ids, sizeof(ids));
 	cr_assert_eq(h_cli(&r, H_ARGS("logs", ids)), 0, "dbgctl logs %s: "
 	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
 	assert_counted_lines(r.out, 2000, "dbgctl logs");
@@ -466,7 +411,7 @@ Test(sessions, stop_is_idempotent)
 	long id;
 
 	id = h_launch_exec(NULL, H_ARGS("sleep", "100"));
-	idstr(id, ids, sizeof(ids));
+	h_idstr(id, ids, sizeof(ids));
 	a = h_cli_json(H_ARGS("stop", ids));
 	b = h_cli_json(H_ARGS("stop", ids));
 	sa = json_array_get(json_object_get(a, "sessions"), 0);
@@ -496,22 +441,16 @@ Test(sessions, stop_all_waits_for_everything)
 	char m[96], report[4096];
 	struct h_snap snap;
 	struct h_res r;
-	json_t *l, *s;
 	size_t i;
-	pid_t pid;
 	long id;
 	int left;
 
 	h_new_marker("DBGI_ALL", m, sizeof(m));
 	for (i = 0; i < 3; i++)
-		h_launch_exec(m, H_ARGS("sh", "-c", ESCAPING_TREE));
+		h_launch_exec(m, H_ARGS("sh", "-c", H_ESCAPING_TREE));
 	id = h_launch_exec(m, H_ARGS("sh", "-c", IGNORES_TERM));
-	wait_procs(m, "sleep", 12);
-	l = h_status(id);
-	pid = (pid_t)h_jint(l, "pid", -1);
-	json_decref(l);
-	cr_assert(h_wait_for(ignores_term, &pid, H_WAIT_BOUND), "pid %d never "
-	    "ignored SIGTERM", pid);
+	h_wait_procs(m, "sleep", 12);
+	pid_ignoring_term(id);
 	h_snap_take(&snap, m);
 	cr_assert_eq(h_cli(&r, H_ARGS("stop", "--timeout", "1000", "--all")), 0,
 	    "dbgctl stop --all: expected exit 0, got %d (stderr: %s)", r.code,
@@ -520,28 +459,7 @@ Test(sessions, stop_all_waits_for_everything)
 	left = h_leftovers(&snap, m, false, report, sizeof(report));
 	cr_assert_eq(left, 0, "right after stop --all returned, expected no "
 	    "process of any session, got %d: %s", left, report);
-	l = h_cli_json(H_ARGS("list"));
-	cr_assert_eq(json_array_size(json_object_get(l, "sessions")), 4,
-	    "list: expected 4 sessions, got %zu",
-	    json_array_size(json_object_get(l, "sessions")));
-	json_array_foreach(json_object_get(l, "sessions"), i, s)
-		cr_assert_str_eq(h_jstr(s, "state") ? h_jstr(s, "state") : "",
-		    "exited", "list after stop --all: session %lld state",
-		    h_jint(s, "id", -1));
-	json_decref(l);
-}
-
-/* Predicate: `dbgctl logs ID` holds the gdb prompt. */
-static bool
-has_gdb_prompt(void *arg)
-{
-	struct h_res r;
-	bool ok;
-
-	h_cli(&r, H_ARGS("logs", (const char *)arg));
-	ok = r.code == 0 && strstr(r.out, "(gdb)") != NULL;
-	h_res_free(&r);
-	return ok;
+	h_expect_sessions(4, "exited", "after stop --all");
 }
 
 /* A gdb console session: gdb runs, prompts, and stop ends it. */
@@ -565,7 +483,7 @@ Test(sessions, gdb_console)
 	id = strtol(r.out, NULL, 10);
 	cr_assert_gt(id, 0, "launch: expected an id, got \"%s\"", r.out);
 	h_res_free(&r);
-	idstr(id, ids, sizeof(ids));
+	h_idstr(id, ids, sizeof(ids));
 
 	st = h_status(id);
 	state = h_jstr(st, "state");
@@ -581,8 +499,7 @@ Test(sessions, gdb_console)
 	    exe, "gdb") == 0, "status pid %d: expected gdb, got exe %s", pid,
 	    exe);
 
-	cr_assert(h_wait_for(has_gdb_prompt, ids, H_WAIT_BOUND), "dbgctl logs "
-	    "%s: no \"(gdb)\" prompt within %d ms", ids, H_WAIT_BOUND);
+	h_wait_log(ids, "(gdb)", H_WAIT_BOUND);
 	h_snap_take(&snap, m);
 
 	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
