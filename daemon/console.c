@@ -216,9 +216,7 @@ console_close(struct console *c)
 	c->master = -1;
 	if (c->handle && !uv_is_closing((uv_handle_t *)&c->pipe))
 		uv_close((uv_handle_t *)&c->pipe, NULL);
-	free(c->ring.buf);
-	c->ring.buf = NULL;
-	c->ring.cap = 0;
+	ring_free(&c->ring);
 }
 
 /* Bytes of console output so far. */

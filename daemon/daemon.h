@@ -175,7 +175,6 @@ struct proc {
 	bool			 have_exit;
 	int			 exit_code;
 	int			 exit_signal;
-	bool			 stop_sent;
 };
 
 enum sstate {

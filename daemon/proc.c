@@ -145,7 +145,6 @@ proc_stop(struct proc *pr, long timeout_ms)
 
 	snprintf(line, sizeof line, "stop %ld\n", timeout_ms);
 	proc_send(pr, line);
-	pr->stop_sent = true;
 }
 
 /* Act on one line the keeper sent. */

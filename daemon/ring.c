@@ -15,7 +15,7 @@ ring_init(struct ring *r, size_t cap)
 	r->end = 0;
 }
 
-/* Release the ring's memory. */
+/* Release the ring's memory; the count of bytes written stays. */
 void
 ring_free(struct ring *r)
 {
