@@ -255,7 +255,7 @@ console_read(struct console *c, uint64_t off, char *dst, size_t max)
 	return n;
 }
 
-/* The offset where the last `lines` lines of the output begin. */
+/* The offset where the last `lines` lines of the output begin (within TAIL_SCAN_MAX). */
 uint64_t
 console_tail_offset(struct console *c, unsigned long lines)
 {
@@ -265,7 +265,8 @@ console_tail_offset(struct console *c, unsigned long lines)
 
 	if (lines == 0)
 		return c->ring.end;
-	while (pos > 0) {
+	/* The scan reads the log in the loop: it stops after TAIL_SCAN_MAX. */
+	while (pos > 0 && c->ring.end - pos < TAIL_SCAN_MAX) {
 		start = pos > sizeof buf ? pos - sizeof buf : 0;
 		n = console_read(c, start, buf, pos - start);
 		if (n != pos - start)
@@ -281,5 +282,5 @@ console_tail_offset(struct console *c, unsigned long lines)
 		}
 		pos = start;
 	}
-	return 0;
+	return pos;
 }

@@ -22,6 +22,8 @@ struct pending;
 
 /* Bytes of recent console output each session keeps in memory. */
 #define RING_SIZE (256 * 1024)
+/* Most bytes logs -n looks back through for line breaks. */
+#define TAIL_SCAN_MAX (64 * 1024 * 1024)
 /* Most bytes one logs reply carries (before base64). */
 #define LOGS_MAX (256 * 1024)
 /* Unsent reply bytes a connection may hold before it is dropped. */
