@@ -130,9 +130,19 @@ conn_write_bytes(struct conn *c, char *line, size_t len)
 void
 conn_send_raw(struct conn *c, const char *data, size_t len)
 {
-	char *copy;
+	uv_buf_t	 buf;
+	char		*copy;
+	int		 n;
 
 	if (c->closing || len == 0)
+		return;
+	/* Most chunks go out at once; only the rest is copied and queued. */
+	buf = uv_buf_init((char *)data, len);
+	if ((n = uv_try_write((uv_stream_t *)&c->pipe, &buf, 1)) > 0) {
+		data += n;
+		len -= n;
+	}
+	if (len == 0)
 		return;
 	if ((copy = malloc(len)) == NULL)
 		log_fatal("out of memory");

@@ -198,8 +198,21 @@ transport_write(struct transport *t, const char *data, size_t len)
 	struct transport_write	*w;
 	uv_buf_t		 buf;
 
+	int			 n;
+
 	if (t->in_closed || !t->in_open)
 		return -1;
+	/* Most chunks go in at once; only the rest is copied and queued. */
+	buf = uv_buf_init((char *)data, len);
+	n = len > 0 ? uv_try_write((uv_stream_t *)&t->in, &buf, 1) : 0;
+	if (n == UV_EPIPE) {
+		t->in_closed = true;
+		return -1;
+	}
+	if (n > 0) {
+		data += n;
+		len -= n;
+	}
 	if (len == 0)
 		return 0;
 	if ((w = malloc(sizeof *w)) == NULL || (w->data = malloc(len)) == NULL)
