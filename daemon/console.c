@@ -41,6 +41,7 @@ console_keep(struct console *c, const char *data, size_t len)
 		done += n;
 	}
 	attach_output(c->s, data, len);
+	notify_output(c->s, data, len, c->ring.end);
 	pending_poke();
 }
 

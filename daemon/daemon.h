@@ -295,6 +295,12 @@ struct conn {
 	bool			 finishing;	/* flushing before close */
 	bool			 closing;
 	struct transport	*raw;		/* bridged to a target by pipe */
+	struct {
+		bool		 all;		/* every session */
+		bool		 output;	/* console output too */
+		unsigned long	*ids;
+		size_t		 n;
+	}			 sub;		/* notifications wanted */
 	struct session		*viewing;	/* attached to this console */
 	bool			 raw_paused;	/* target input is backed up */
 	bool			 paused;	/* a write waits for room */
@@ -315,6 +321,12 @@ void	 conn_raw_resume(struct conn *);
 void	 conn_go_raw(struct conn *, struct transport *);
 void	 conn_pause(struct conn *);
 void	 conn_resume(struct conn *);
+
+/* Notifications to subscribed connections. */
+void	 notify_subscribe(struct conn *, unsigned long id, bool output);
+void	 notify_unsubscribe(struct conn *, unsigned long id);
+void	 notify_state(struct session *);
+void	 notify_output(struct session *, const char *, size_t, uint64_t end);
 
 /* Requests that wait for an event; each completes or fails exactly once. */
 enum ptype {

@@ -500,6 +500,42 @@ method_resize(struct conn *c, struct rpc_request *req)
 	    (json_int_t)rows, "cols", (json_int_t)cols));
 }
 
+/* subscribe: session.state (and session.output) notifications from now on. */
+static void
+method_subscribe(struct conn *c, struct rpc_request *req)
+{
+	struct rpc_error	 err;
+	struct session		*s = NULL;
+	json_t			*ref = json_object_get(req->params, "session");
+	bool			 output = true;
+
+	if ((ref != NULL && !json_is_null(ref) &&
+	    (s = session_find(ref, &err)) == NULL) ||
+	    rpc_param_bool(req->params, "output", &output, &err) != 0) {
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	notify_subscribe(c, s != NULL ? s->id : 0, output);
+	conn_reply(c, req->id, json_pack("{s:b}", "subscribed", 1));
+}
+
+/* unsubscribe: no more notifications (of one session, or of any). */
+static void
+method_unsubscribe(struct conn *c, struct rpc_request *req)
+{
+	struct rpc_error	 err;
+	struct session		*s = NULL;
+	json_t			*ref = json_object_get(req->params, "session");
+
+	if (ref != NULL && !json_is_null(ref) &&
+	    (s = session_find(ref, &err)) == NULL) {
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	notify_unsubscribe(c, s != NULL ? s->id : 0);
+	conn_reply(c, req->id, json_pack("{s:b}", "subscribed", 0));
+}
+
 /* shutdown: stop every session, answer, then exit. */
 static void
 method_shutdown(struct conn *c, struct rpc_request *req)
@@ -539,6 +575,8 @@ static const struct {
 	{ "pipe", method_pipe, true },
 	{ "attach", method_attach, true },
 	{ "resize", method_resize, true },
+	{ "subscribe", method_subscribe, true },
+	{ "unsubscribe", method_unsubscribe, true },
 	{ "shutdown", method_shutdown, true },
 };
 

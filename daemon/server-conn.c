@@ -23,6 +23,7 @@ conn_free_cb(uv_handle_t *h)
 	struct conn *c = h->data;
 
 	frame_free(&c->frame);
+	notify_unsubscribe(c, 0);
 	free(c);
 }
 

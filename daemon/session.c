@@ -55,6 +55,7 @@ session_set_state(struct session *s, enum sstate to)
 	s->state = to;
 	if (to == S_RUNNING)
 		s->ran = true;
+	notify_state(s);
 	pending_poke();
 }
 
@@ -455,6 +456,7 @@ session_create(json_t *params, struct rpc_error *err)
 	s->started_at = daemon_now();
 	s->stop_ms = -1;
 	TAILQ_INSERT_TAIL(&dmn.sessions, s, entry);
+	notify_state(s);
 	log_info("session %lu: launching %s %s", s->id, kind,
 	    s->remote != NULL ? s->remote :
 	    json_string_value(json_array_get(s->argv, 0)));

@@ -2,6 +2,7 @@
  * The wire protocol over a raw socket: error replies for bad input, the line
  * limit, pipelining, and a stop that arrives while a launch is starting.
  */
+#include "b64.h"
 #include "harness.h"
 
 #include <criterion/criterion.h>
@@ -318,5 +319,85 @@ Test(protocol, stop_while_starting)
 	free(shown);
 	json_decref(launch);
 	json_decref(stop);
+	h_conn_close(&c);
+}
+
+/*
+ * subscribe: a launch that follows is reported as session.state
+ * notifications, starting to exited with its exit record, and its console
+ * output arrives as session.output, offsets contiguous from 0; after
+ * unsubscribe nothing more comes.
+ */
+Test(protocol, subscribe_state_and_output)
+{
+	struct h_conn	 c;
+	json_t		*m;
+	char		 states[256] = "", line[256], *out = NULL;
+	const char	*method, *data;
+	unsigned char	*bytes;
+	size_t		 n, outlen = 0;
+	long long	 off;
+	int		 e;
+
+	h_daemon_fg();
+	e = h_conn_open(&c, H->sock);
+	cr_assert_eq(e, 0, "connect %s: %s", H->sock, strerror(-e));
+	snprintf(line, sizeof line, "%s\n%s\n",
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"subscribe\"}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"launch\",\"params\":"
+	    "{\"kind\":\"exec\",\"argv\":[\"sh\",\"-c\",\"echo hi; exit 4\"]}}");
+	cr_assert_eq(h_conn_send(&c, line, strlen(line), 10000), 0, "send");
+	while (strstr(states, "exited") == NULL) {
+		m = h_conn_recv(&c, 20000);
+		cr_assert_not_null(m, "no more messages; states so far: %s",
+		    states);
+		method = h_jstr(m, "method");
+		if (method != NULL && strcmp(method, "session.state") == 0) {
+			n = strlen(states);
+			snprintf(states + n, sizeof states - n, "%s ",
+			    h_jstr(m, "params.state"));
+			if (strcmp(h_jstr(m, "params.state"), "exited") == 0)
+				cr_assert_eq(h_jint(m, "params.exit.code", -1),
+				    4, "exited without exit.code 4");
+		} else if (method != NULL &&
+		    strcmp(method, "session.output") == 0) {
+			off = h_jint(m, "params.offset", -1);
+			cr_assert_eq(off, (long long)outlen, "output offset %lld, "
+			    "expected %zu", off, outlen);
+			data = h_jstr(m, "params.data");
+			bytes = b64_decode(data, strlen(data), &n);
+			cr_assert_not_null(bytes, "output data is not base64");
+			out = realloc(out, outlen + n + 1);
+			memcpy(out + outlen, bytes, n);
+			outlen += n;
+			out[outlen] = '\0';
+			free(bytes);
+		}
+		json_decref(m);
+	}
+	cr_assert_str_eq(states, "starting running stopping exited ",
+	    "states seen: %s", states);
+	cr_assert(out != NULL && strcmp(out, "hi\r\n") == 0,
+	    "console output seen: \"%s\"", out ? out : "");
+	free(out);
+
+	m = h_conn_call(&c, "unsubscribe", "{}", 10000);
+	cr_assert(json_is_false(json_object_get(json_object_get(m, "result"),
+	    "subscribed")), "unsubscribe did not answer subscribed:false");
+	json_decref(m);
+	snprintf(line, sizeof line, "%s\n%s\n",
+	    "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"launch\",\"params\":"
+	    "{\"kind\":\"exec\",\"argv\":[\"true\"]}}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"ping\"}");
+	cr_assert_eq(h_conn_send(&c, line, strlen(line), 10000), 0, "send");
+	/* Only the two replies come back, in either order, no notification. */
+	for (e = 0; e < 2; e++) {
+		m = h_conn_recv(&c, 20000);
+		cr_assert(m != NULL && h_jstr(m, "method") == NULL &&
+		    (h_jint(m, "id", -1) == 10 || h_jint(m, "id", -1) == 11),
+		    "expected the launch or ping reply, got %s",
+		    m ? json_dumps(m, JSON_COMPACT) : "nothing");
+		json_decref(m);
+	}
 	h_conn_close(&c);
 }
