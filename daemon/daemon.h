@@ -245,7 +245,7 @@ void		 session_stop(struct session *, long timeout_ms);
 void		 session_fail(struct session *, int err, const char *fmt, ...)
 		    __attribute__((format(printf, 3, 4)));
 void		 session_check_done(struct session *);
-json_t		*session_json(const struct session *);
+json_t		*status_json(const struct session *);
 int		 session_signal(struct session *, int sig, pid_t *pgrp,
 		    struct rpc_error *);
 unsigned long	 session_live_count(void);

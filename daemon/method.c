@@ -64,7 +64,7 @@ method_list(struct conn *c, struct rpc_request *req)
 	json_t		*list = json_array();
 
 	TAILQ_FOREACH(s, &dmn.sessions, entry)
-		json_array_append_new(list, session_json(s));
+		json_array_append_new(list, status_json(s));
 	conn_reply(c, req->id, json_pack("{s:o}", "sessions", list));
 }
 
@@ -80,7 +80,7 @@ method_status(struct conn *c, struct rpc_request *req)
 		method_fail(c, req, &err, NULL);
 		return;
 	}
-	conn_reply(c, req->id, session_json(s));
+	conn_reply(c, req->id, status_json(s));
 }
 
 /* wait: answered when the session has ended. */

@@ -122,7 +122,7 @@ pending_check_launch(struct pending *p)
 	json_t		*data;
 
 	if (s->state == S_RUNNING) {
-		pending_reply(p, session_json(s));
+		pending_reply(p, status_json(s));
 		return;
 	}
 	/* A launch that fails answers once everything of it is gone. */
@@ -146,12 +146,12 @@ pending_check_ended(struct pending *p)
 		if (!session_ended(p->sessions[i]))
 			return;
 	if (p->type == P_WAIT) {
-		pending_reply(p, session_json(p->sessions[0]));
+		pending_reply(p, status_json(p->sessions[0]));
 		return;
 	}
 	list = json_array();
 	for (i = 0; i < p->nsessions; i++)
-		json_array_append_new(list, session_json(p->sessions[i]));
+		json_array_append_new(list, status_json(p->sessions[i]));
 	pending_reply(p, json_pack("{s:o}", "sessions", list));
 }
 
