@@ -330,7 +330,8 @@ client_error(struct client *c)
 	if (strcmp(c->error.kind, "timeout") == 0)
 		return EXIT_TIMEOUT;
 	if (strcmp(c->error.kind, "not_running") == 0 &&
-	    (strcmp(m, "write") == 0 || strcmp(m, "read") == 0))
+	    (strcmp(m, "write") == 0 || strcmp(m, "read") == 0 ||
+	    strcmp(m, "pipe") == 0))
 		return EXIT_CLOSED;
 	return EXIT_FAILED;
 }

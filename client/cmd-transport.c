@@ -197,6 +197,15 @@ transport_pump(int sock)
 		}
 		if (uplen > upoff) {
 			n = send(sock, up + upoff, uplen - upoff, MSG_NOSIGNAL);
+			/*
+			 * The target stopped reading and the daemon is closing:
+			 * send no more, but read what it still has for us.
+			 */
+			if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+				in_eof = shut = 1;
+				uplen = upoff = 0;
+				continue;
+			}
 			if (n < 0 && errno != EAGAIN && errno != EINTR)
 				client_fatal("lost connection to the daemon: %s",
 				    strerror(errno));
@@ -209,10 +218,10 @@ transport_pump(int sock)
 			n = read(sock, down, sizeof down);
 			if (n < 0 && (errno == EAGAIN || errno == EINTR))
 				continue;
-			if (n < 0)
+			if (n < 0 && errno != ECONNRESET)
 				client_fatal("lost connection to the daemon: %s",
 				    strerror(errno));
-			if (n == 0)
+			if (n <= 0)
 				return EXIT_OK;
 			if (cmd_write_all(STDOUT_FILENO, down, n) != 0)
 				client_fatal("write: stdout: %s",
@@ -238,5 +247,13 @@ cmd_pipe(const struct cmd_entry *self, struct client *c, int argc,
 	if (result == NULL)
 		return client_error(c);
 	json_decref(result);
-	return transport_pump(c->fd);
+	if (transport_pump(c->fd) != EXIT_OK)
+		return EXIT_FAILED;
+	/* The stream ended: the target's output did, unless the daemon died. */
+	client_close(c);
+	c->autostart = 0;
+	if ((result = client_call(c, "ping", json_object())) == NULL)
+		return client_error(c);
+	json_decref(result);
+	return EXIT_OK;
 }

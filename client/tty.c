@@ -15,9 +15,9 @@
  * only before the handlers are installed and read by async-signal-safe code.
  */
 static struct {
-	struct termios	saved;
-	struct termios	raw;		/* made before any handler can need it */
-	int		fd;		/* the terminal, -1 when not raw */
+	struct termios		saved;
+	struct termios		raw;	/* made before any handler needs it */
+	volatile sig_atomic_t	fd;	/* the terminal, -1 when not raw */
 	int		notify;		/* write end of the event pipe */
 } tty = { .fd = -1, .notify = -1 };
 
@@ -135,8 +135,12 @@ tty_plain(int notify)
 void
 tty_leave(void)
 {
-	tty_restore();
+	int fd = tty.fd;
+
+	/* fd first: a ^Z handler running now must not go raw again. */
 	tty.fd = -1;
+	if (fd != -1)
+		tcsetattr(fd, TCSADRAIN, &tty.saved);
 }
 
 /* The terminal's size; 0 if fd is not a terminal. */

@@ -227,13 +227,15 @@ console_size(const struct console *c)
 	return c->ring.end;
 }
 
-/* Copy output from offset off, from memory if held, else from the log. */
-size_t
-console_read(struct console *c, uint64_t off, char *dst, size_t max)
+/*
+ * Copy output from offset off, from memory if held, else from the log
+ * through *fd, which is opened on first need and left for the caller.
+ */
+static size_t
+console_fetch(struct console *c, int *fd, uint64_t off, char *dst, size_t max)
 {
-	size_t	n;
+	size_t	n = 0;
 	ssize_t	r;
-	int	fd;
 
 	if (off >= c->ring.end)
 		return 0;
@@ -241,18 +243,30 @@ console_read(struct console *c, uint64_t off, char *dst, size_t max)
 		max = c->ring.end - off;
 	if (c->ring.buf != NULL && off >= ring_start(&c->ring))
 		return ring_read(&c->ring, off, dst, max);
-	if ((fd = open(c->log_path, O_RDONLY | O_CLOEXEC)) == -1)
+	if (*fd == -1 &&
+	    (*fd = open(c->log_path, O_RDONLY | O_CLOEXEC)) == -1)
 		return 0;
-	n = 0;
 	while (n < max) {
-		r = pread(fd, dst + n, max - n, off + n);
+		r = pread(*fd, dst + n, max - n, off + n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
 		n += r;
 	}
-	close(fd);
+	return n;
+}
+
+/* Copy output from offset off, from memory if held, else from the log. */
+size_t
+console_read(struct console *c, uint64_t off, char *dst, size_t max)
+{
+	size_t	n;
+	int	fd = -1;
+
+	n = console_fetch(c, &fd, off, dst, max);
+	if (fd != -1)
+		close(fd);
 	return n;
 }
 
@@ -260,28 +274,35 @@ console_read(struct console *c, uint64_t off, char *dst, size_t max)
 uint64_t
 console_tail_offset(struct console *c, unsigned long lines)
 {
-	char		buf[8192];
-	uint64_t	pos = c->ring.end, start;
-	size_t		n, i;
+	char		*buf;
+	uint64_t	 pos = c->ring.end, start, found = 0;
+	size_t		 n, i, chunk = 65536;
+	int		 fd = -1;
+	bool		 done = false;
 
 	if (lines == 0)
 		return c->ring.end;
+	if ((buf = malloc(chunk)) == NULL)
+		log_fatal("out of memory");
 	/* The scan reads the log in the loop: it stops after TAIL_SCAN_MAX. */
-	while (pos > 0 && c->ring.end - pos < TAIL_SCAN_MAX) {
-		start = pos > sizeof buf ? pos - sizeof buf : 0;
-		n = console_read(c, start, buf, pos - start);
+	while (!done && pos > 0 && c->ring.end - pos < TAIL_SCAN_MAX) {
+		start = pos > chunk ? pos - chunk : 0;
+		n = console_fetch(c, &fd, start, buf, pos - start);
 		if (n != pos - start)
-			return 0;
-		for (i = n; i > 0; i--) {
-			if (buf[i - 1] != '\n')
-				continue;
+			break;
+		for (i = n; i > 0 && !done; i--) {
 			/* A final newline ends the last line, it does not start one. */
-			if (start + i == c->ring.end)
+			if (buf[i - 1] != '\n' || start + i == c->ring.end)
 				continue;
-			if (--lines == 0)
-				return start + i;
+			if (--lines == 0) {
+				found = start + i;
+				done = true;
+			}
 		}
 		pos = start;
 	}
-	return pos;
+	if (fd != -1)
+		close(fd);
+	free(buf);
+	return done ? found : pos;
 }

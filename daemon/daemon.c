@@ -72,10 +72,8 @@ daemon_watch_signals(void)
 void
 daemon_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
-	static char	chunk[65536];
-
 	(void)h;
 	(void)hint;
-	buf->base = chunk;
-	buf->len = sizeof chunk;
+	buf->base = dmn.readbuf;
+	buf->len = sizeof dmn.readbuf;
 }

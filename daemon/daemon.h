@@ -398,6 +398,9 @@ struct daemon {
 	unsigned long		 next_id;
 	bool			 shutting_down;
 	bool			 finished;
+	bool			 poking;	/* pending_poke is running */
+	bool			 poke_again;	/* and must look again */
+	char			 readbuf[65536]; /* every libuv read */
 };
 
 extern struct daemon dmn;

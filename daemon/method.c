@@ -356,6 +356,13 @@ method_write_console(struct session *s, const char *data, size_t len,
 		    s->id);
 		return -1;
 	}
+	/* A pty takes input slowly; its queue is bounded like the target's. */
+	if (console_queued(&s->console) > TRANSPORT_MAX) {
+		rpc_error_set(err, RPC_LIMIT, "the console of session %lu is "
+		    "not taking input (%zu bytes queued); try again", s->id,
+		    console_queued(&s->console));
+		return -1;
+	}
 	if (console_write(&s->console, data, len) != 0) {
 		rpc_error_set(err, RPC_NOT_RUNNING, "the console of session "
 		    "%lu is closed", s->id);
@@ -424,6 +431,12 @@ method_pipe(struct conn *c, struct rpc_request *req)
 	if (!s->transport.enabled) {
 		rpc_error_set(&err, RPC_NOT_SUPPORTED, "session %lu was "
 		    "launched without --transport", s->id);
+		method_fail(c, req, &err, NULL);
+		return;
+	}
+	if (s->transport.out_eof && s->transport.len == 0) {
+		rpc_error_set(&err, RPC_NOT_RUNNING, "the target's output of "
+		    "session %lu has ended", s->id);
 		method_fail(c, req, &err, NULL);
 		return;
 	}

@@ -5,9 +5,6 @@
 #include "b64.h"
 #include "daemon.h"
 
-static int	pending_poking;
-static int	pending_again;
-
 /* Record a request that will be answered later. */
 struct pending *
 pending_new(enum ptype type, struct conn *c, json_t *id, json_t *params)
@@ -210,7 +207,8 @@ pending_check_attach(struct pending *p)
 {
 	struct session	*s = p->sessions[0];
 	struct conn	*c = p->conn;
-	json_t		*lines;
+	json_t		*v;
+	unsigned long	 lines;
 	char		 msg[128];
 
 	if (s->state == S_STARTING)
@@ -223,11 +221,13 @@ pending_check_attach(struct pending *p)
 		    session_state_name(s->state)));
 		return;
 	}
-	lines = json_object_get(p->params, "lines");
+	v = json_object_get(p->params, "lines");
+	lines = json_is_integer(v) ? (unsigned long)json_integer_value(v) :
+	    ATTACH_REPLAY_LINES;
+	/* The reply frees p and its params. */
 	pending_reply(p, json_pack("{s:b, s:I}", "raw", 1, "session",
 	    (json_int_t)s->id));
-	attach_add(s, c, json_is_integer(lines) ?
-	    (unsigned long)json_integer_value(lines) : ATTACH_REPLAY_LINES);
+	attach_add(s, c, lines);
 }
 
 /* See whether one request can be answered now. */
@@ -284,17 +284,17 @@ pending_poke(void)
 	struct pending *p, *next;
 
 	/* Answering one request can cause more events; loop, never nest. */
-	if (pending_poking) {
-		pending_again = 1;
+	if (dmn.poking) {
+		dmn.poke_again = true;
 		return;
 	}
-	pending_poking = 1;
+	dmn.poking = true;
 	do {
-		pending_again = 0;
+		dmn.poke_again = false;
 		TAILQ_FOREACH_SAFE(p, &dmn.pendings, entry, next)
 			pending_check(p);
-	} while (pending_again);
-	pending_poking = 0;
+	} while (dmn.poke_again);
+	dmn.poking = false;
 }
 
 /* The client left: its requests still finish, but are never answered. */
