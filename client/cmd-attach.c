@@ -41,7 +41,7 @@ cmd_attach_key(const char *s)
 
 /* Send the terminal's size; redraw forces the program to repaint. */
 static void
-attach_resize(struct attach *a, int redraw)
+cmd_attach_resize(struct attach *a, int redraw)
 {
 	unsigned	 rows, cols;
 	json_t		*r;
@@ -56,7 +56,7 @@ attach_resize(struct attach *a, int redraw)
 
 /* Pass typed bytes on; the detach key ends the attach. Returns 1 to detach. */
 static int
-attach_input(struct attach *a)
+cmd_attach_input(struct attach *a)
 {
 	char	 buf[4096], *key;
 	ssize_t	 n;
@@ -81,7 +81,7 @@ attach_input(struct attach *a)
 
 /* Handle what the signal handlers reported. */
 static void
-attach_events(struct attach *a)
+cmd_attach_events(struct attach *a)
 {
 	char	what[64];
 	ssize_t	n, i;
@@ -94,7 +94,7 @@ attach_events(struct attach *a)
 		resize = 1;
 	}
 	if (resize)
-		attach_resize(a, redraw);
+		cmd_attach_resize(a, redraw);
 }
 
 /*
@@ -102,7 +102,7 @@ attach_events(struct attach *a)
  * ends (1) or the user detaches (0).
  */
 static int
-attach_loop(struct attach *a)
+cmd_attach_loop(struct attach *a)
 {
 	struct pollfd	pfd[3];
 	char		buf[65536];
@@ -121,8 +121,8 @@ attach_loop(struct attach *a)
 			return 1;
 		}
 		if (pfd[2].revents != 0)
-			attach_events(a);
-		if (pfd[0].revents != 0 && attach_input(a))
+			cmd_attach_events(a);
+		if (pfd[0].revents != 0 && cmd_attach_input(a))
 			return 0;
 		if (pfd[1].revents == 0)
 			continue;
@@ -138,7 +138,7 @@ attach_loop(struct attach *a)
 
 /* The attach is over: the session's status, or why it ended. */
 static int
-attach_finish(struct attach *a, int ended)
+cmd_attach_finish(struct attach *a, int ended)
 {
 	json_t		*s;
 	const char	*state;
@@ -197,7 +197,7 @@ cmd_attach_session(struct client *c, json_t *session, int key)
 		if (strcmp(a.raw.error.kind, "not_running") != 0)
 			return client_error(&a.raw);
 		/* Already over: report how it ended, as a finished attach would. */
-		return attach_finish(&a, 1);
+		return cmd_attach_finish(&a, 1);
 	}
 	json_decref(r);
 	if (pipe2(a.events, O_CLOEXEC | O_NONBLOCK) != 0)
@@ -205,11 +205,11 @@ cmd_attach_session(struct client *c, json_t *session, int key)
 	a.tty = isatty(STDIN_FILENO) && tty_raw(STDIN_FILENO, a.events[1]) == 0;
 	if (!a.tty)
 		tty_plain(a.events[1]);
-	attach_resize(&a, 1);
-	ended = attach_loop(&a);
+	cmd_attach_resize(&a, 1);
+	ended = cmd_attach_loop(&a);
 	tty_leave();
 	client_close(&a.raw);
-	rv = attach_finish(&a, ended);
+	rv = cmd_attach_finish(&a, ended);
 	return rv;
 }
 

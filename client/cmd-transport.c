@@ -23,7 +23,7 @@
 
 /* Send len bytes to the target; returns an exit status. */
 static int
-transport_send_chunk(struct client *c, json_t *session, const void *data,
+cmd_transport_send_chunk(struct client *c, json_t *session, const void *data,
     size_t len, int eof)
 {
 	json_t	*params, *result;
@@ -42,7 +42,7 @@ transport_send_chunk(struct client *c, json_t *session, const void *data,
 
 /* Send all of stdin, chunk by chunk; returns an exit status. */
 static int
-transport_send_stdin(struct client *c, json_t *session, int eof)
+cmd_transport_send_stdin(struct client *c, json_t *session, int eof)
 {
 	static char	buf[TRANSPORT_CHUNK];
 	size_t		len = 0;
@@ -59,7 +59,7 @@ transport_send_stdin(struct client *c, json_t *session, int eof)
 		if (n > 0 && len < sizeof buf)
 			continue;
 		if (len > 0 || (n == 0 && eof)) {
-			rv = transport_send_chunk(c, session, buf, len,
+			rv = cmd_transport_send_chunk(c, session, buf, len,
 			    n == 0 && eof);
 			if (rv != EXIT_OK)
 				return rv;
@@ -94,10 +94,10 @@ cmd_send(const struct cmd_entry *self, struct client *c, int argc,
 		    "too many arguments");
 	session = cmd_session_ref(argv[0]);
 	if (argc == 2)
-		rv = transport_send_chunk(c, session, argv[1],
+		rv = cmd_transport_send_chunk(c, session, argv[1],
 		    strlen(argv[1]), eof);
 	else
-		rv = transport_send_stdin(c, session, eof);
+		rv = cmd_transport_send_stdin(c, session, eof);
 	json_decref(session);
 	if (rv == EXIT_OK && c->json)
 		cmd_print_json(json_pack("{s:b}", "sent", 1));
@@ -161,7 +161,7 @@ cmd_recv(const struct cmd_entry *self, struct client *c, int argc,
 
 /* Copy both ways between stdin/stdout and the raw socket until the target's output ends. */
 static int
-transport_pump(int sock)
+cmd_transport_pump(int sock)
 {
 	static char	up[TRANSPORT_PIPE_BUF], down[TRANSPORT_PIPE_BUF];
 	struct pollfd	pfd[2];
@@ -247,7 +247,7 @@ cmd_pipe(const struct cmd_entry *self, struct client *c, int argc,
 	if (result == NULL)
 		return client_error(c);
 	json_decref(result);
-	if (transport_pump(c->fd) != EXIT_OK)
+	if (cmd_transport_pump(c->fd) != EXIT_OK)
 		return EXIT_FAILED;
 	/* The stream ended: the target's output did, unless the daemon died. */
 	client_close(c);
