@@ -155,3 +155,60 @@ Test(cli, signal_int)
 	    "exit 1 (not_running), got %d (stderr: %s)", r.code, r.err);
 	h_res_free(&r);
 }
+
+/* logs -f prints what comes later and returns when the session ends. */
+Test(cli, logs_follow_to_the_end)
+{
+	struct h_proc	 follow;
+	struct h_res	 r;
+	char		 ids[32];
+	long		 id;
+
+	h_daemon_fg();
+	id = h_launch(H_ARGS("--kind", "exec", "--transport", "--",
+	    "sh", "-c", "echo first >&2; read x; echo second-$x >&2"));
+	h_idstr(id, ids, sizeof(ids));
+	h_wait_log(ids, "first", H_WAIT_BOUND);
+	cr_assert_eq(h_cli_start(&follow, H_ARGS("logs", "-f", ids)), 0,
+	    "start dbgctl logs -f %s", ids);
+	cr_assert_eq(h_cli(&r, H_ARGS("send", "--eof", ids, "go\n")), 0,
+	    "dbgctl send: exit %d (stderr: %s)", r.code, r.err);
+	h_res_free(&r);
+	h_proc_wait(&follow, H_RUN_BOUND);
+	cr_assert_eq(follow.res.code, 0, "dbgctl logs -f %s: expected exit 0 "
+	    "once the session ended, got %d (stderr: %s)", ids,
+	    follow.res.code, follow.res.err);
+	cr_assert(strstr(follow.res.out, "first") != NULL &&
+	    strstr(follow.res.out, "second-go") != NULL, "dbgctl logs -f %s: "
+	    "expected \"first\" and \"second-go\", got \"%s\"", ids,
+	    follow.res.out);
+	h_res_free(&follow.res);
+}
+
+/* version names both ends; shutdown ends the daemon, and ping then finds none. */
+Test(cli, version_then_shutdown)
+{
+	struct h_res	 r;
+	json_t		*v;
+	pid_t		 pid, d[4];
+
+	pid = h_daemon_fg();
+	v = h_cli_json(H_ARGS("version"));
+	cr_assert_str_eq(h_jstr(v, "client") ? h_jstr(v, "client") : "",
+	    "0.1.0", "version --json: client version");
+	cr_assert_str_eq(h_jstr(v, "daemon.version") ?
+	    h_jstr(v, "daemon.version") : "", "0.1.0",
+	    "version --json: daemon version");
+	cr_assert_eq(h_jint(v, "daemon.pid", -1), pid, "version --json: daemon "
+	    "pid %lld, expected %d", h_jint(v, "daemon.pid", -1), (int)pid);
+	json_decref(v);
+	cr_assert_eq(h_cli(&r, H_ARGS("shutdown")), 0, "dbgctl shutdown: exit "
+	    "%d (stderr: %s)", r.code, r.err);
+	h_res_free(&r);
+	cr_assert_eq(h_daemon_fg_wait(H_WAIT_BOUND), 0, "the daemon did not "
+	    "exit 0 after dbgctl shutdown");
+	cr_assert_eq(h_cli(&r, H_ARGS("ping")), 3, "dbgctl ping after shutdown: "
+	    "expected exit 3, got %d", r.code);
+	h_res_free(&r);
+	cr_assert_eq(h_daemons(d, 4), 0, "a dbgctld still runs after shutdown");
+}
