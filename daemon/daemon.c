@@ -77,3 +77,24 @@ daemon_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 	buf->base = dmn.readbuf;
 	buf->len = sizeof dmn.readbuf;
 }
+
+/* A loop turn begins: count it, and forget ended sessions past the limit. */
+static void
+daemon_turn_cb(uv_prepare_t *h)
+{
+	(void)h;
+	dmn.gen++;
+	if (dmn.nended > dmn.keep_ended)
+		session_prune();
+}
+
+/* Count loop turns, so ended sessions are freed only once their handles are. */
+void
+daemon_watch_turns(void)
+{
+	uv_prepare_init(dmn.loop, &dmn.turn);
+	uv_prepare_start(&dmn.turn, daemon_turn_cb);
+	/* Counting turns must not keep the loop alive at exit. */
+	uv_unref((uv_handle_t *)&dmn.turn);
+}
+

@@ -224,6 +224,7 @@ struct session {
 	bool			 timer_armed;
 	unsigned long		 connect_token;
 	bool			 ran;		/* reached running */
+	unsigned long		 ended_gen;	/* loop turn it ended in */
 	int			 fail_code;	/* error code of a failed launch */
 
 	char			*error;		/* why it failed */
@@ -249,6 +250,9 @@ json_t		*status_json(const struct session *);
 int		 session_signal(struct session *, int sig, pid_t *pgrp,
 		    struct rpc_error *);
 unsigned long	 session_live_count(void);
+void		 session_prune(void);
+/* Ended sessions kept in the table unless DBGCTLD_KEEP_ENDED says otherwise. */
+#define KEEP_ENDED_DEFAULT 1000
 
 /* Where a debugger finds the transport pipes: /dev/fd/4 and /dev/fd/5. */
 #define PROC_FD_IN 4
@@ -378,6 +382,7 @@ void	 server_close(void);
 void	 daemon_shutdown(long long timeout_ms);
 void	 daemon_check_shutdown(void);
 void	 daemon_watch_signals(void);
+void	 daemon_watch_turns(void);
 void	 daemon_alloc_cb(uv_handle_t *, size_t, uv_buf_t *);
 double	 daemon_now(void);
 
@@ -398,6 +403,10 @@ struct daemon {
 	unsigned long		 next_id;
 	bool			 shutting_down;
 	bool			 finished;
+	uv_prepare_t		 turn;		/* counts loop turns, prunes */
+	unsigned long		 gen;		/* loop turns so far */
+	unsigned long		 keep_ended;	/* ended sessions kept */
+	unsigned long		 nended;
 	bool			 poking;	/* pending_poke is running */
 	bool			 poke_again;	/* and must look again */
 	char			 readbuf[65536]; /* every libuv read */

@@ -196,6 +196,25 @@ main_lock(void)
 	fcntl(pidfile_fileno(dmn.pidfh), F_SETFD, FD_CLOEXEC);
 }
 
+/* How many ended sessions to keep: $DBGCTLD_KEEP_ENDED, else the default. */
+static unsigned long
+main_keep_ended(void)
+{
+	const char	*v = getenv("DBGCTLD_KEEP_ENDED");
+	const char	*errstr;
+	long long	 n;
+
+	if (v == NULL || *v == '\0')
+		return KEEP_ENDED_DEFAULT;
+	n = strtonum(v, 0, 100000000, &errstr);
+	if (errstr != NULL) {
+		log_warn("DBGCTLD_KEEP_ENDED=%s is %s; keeping %d", v, errstr,
+		    KEEP_ENDED_DEFAULT);
+		return KEEP_ENDED_DEFAULT;
+	}
+	return (unsigned long)n;
+}
+
 /* Run the daemon. */
 int
 main(int argc, char **argv)
@@ -218,6 +237,7 @@ main(int argc, char **argv)
 	if (!foreground)
 		ready = main_detach();
 	dmn.loop = uv_default_loop();
+	dmn.keep_ended = main_keep_ended();
 	if (server_listen(dmn.sock_path, err, sizeof err) != 0) {
 		fprintf(stderr, "dbgctld: %s\n", err);
 		pidfile_remove(dmn.pidfh);
@@ -225,6 +245,7 @@ main(int argc, char **argv)
 	}
 	pidfile_write(dmn.pidfh);
 	daemon_watch_signals();
+	daemon_watch_turns();
 	if (!foreground) {
 		main_redirect();
 		if (write(ready, "", 1) != 1)

@@ -93,6 +93,8 @@ session_check_done(struct session *s)
 	transport_finish(&s->transport);
 	remote_close(s);
 	gdbserver_close(s);
+	s->ended_gen = dmn.gen;
+	dmn.nended++;
 	/* A session that never ran has failed, whatever ended it. */
 	if (!s->ran) {
 		if (s->error == NULL)
@@ -531,3 +533,65 @@ session_live_count(void)
 			n++;
 	return n;
 }
+
+/* Whether nothing refers to ended session s any more, so it may be freed. */
+static bool
+session_prunable(struct session *s)
+{
+	struct pending	*p;
+	size_t		 i;
+
+	/* Handles closed as it ended finish closing at the end of that turn. */
+	if (!session_ended(s) || s->ended_gen >= dmn.gen || s->nviewers > 0)
+		return false;
+	if (s->transport.out_open || s->transport.len > 0 ||
+	    s->transport.raw != NULL)
+		return false;	/* target output nobody has read */
+	TAILQ_FOREACH(p, &dmn.pendings, entry)
+		for (i = 0; i < p->nsessions; i++)
+			if (p->sessions[i] == s)
+				return false;
+	return true;
+}
+
+/* Free an ended session and everything it holds. */
+static void
+session_free(struct session *s)
+{
+	TAILQ_REMOVE(&dmn.sessions, s, entry);
+	dmn.nended--;
+	log_info("session %lu: forgotten (its log stays)", s->id);
+	json_decref(s->argv);
+	json_decref(s->env);
+	json_decref(s->commands);
+	free(s->name);
+	free(s->cwd);
+	free(s->debugger);
+	free(s->remote);
+	free(s->server_cmd);
+	free(s->error);
+	free(s->main.exec_name);
+	free(s->server.exec_name);
+	free(s->console.log_path);
+	free(s->transport.buf);
+	free(s->viewers);
+	free(s);
+}
+
+/*
+ * Forget the oldest ended sessions beyond the number kept, so a daemon that
+ * lives long does not grow; their logs stay on disk.
+ */
+void
+session_prune(void)
+{
+	struct session *s, *next;
+
+	TAILQ_FOREACH_SAFE(s, &dmn.sessions, entry, next) {
+		if (dmn.nended <= dmn.keep_ended)
+			return;
+		if (session_prunable(s))
+			session_free(s);
+	}
+}
+

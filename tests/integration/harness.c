@@ -277,6 +277,19 @@ build_env(void)
 	H->envp[i] = NULL;
 }
 
+/* Add NAME=VALUE to the environment of the children started after this. */
+void
+h_env_add(const char *kv)
+{
+	size_t n = 0;
+
+	while (H->envp[n] != NULL)
+		n++;
+	H->envp = realloc(H->envp, (n + 2) * sizeof(char *));
+	H->envp[n] = strdup(kv);
+	H->envp[n + 1] = NULL;
+}
+
 /* nftw callback removing one entry, for rm -rf. */
 static int
 rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -170,6 +170,8 @@ bool	 h_log_has(const char *id, const char *text);
 /* Wait until the session's log holds text; assert it does within bound_ms. */
 void	 h_wait_log(const char *id, const char *text, int bound_ms);
 
+/* Add NAME=VALUE to the environment of the children started after this. */
+void	 h_env_add(const char *kv);
 /* Start dbgctld --foreground --listen unix:SOCK as our child; wait for ping. */
 pid_t	 h_daemon_fg(void);
 /* Wait for our foreground daemon to exit within bound_ms; its status or -1. */

@@ -314,3 +314,39 @@ Test(daemon, other_uid_refused)
 	    code == F_SILENT ? "no reply and no close" : "setup/timeout", buf);
 	cr_assert(h_ping(), "the daemon no longer answers its owner");
 }
+
+/*
+ * Ended sessions beyond DBGCTLD_KEEP_ENDED are forgotten, oldest first:
+ * list shows the newest, status of a forgotten one fails, its log stays.
+ */
+Test(daemon, ended_sessions_pruned)
+{
+	struct h_res	 r;
+	json_t		*l, *s;
+	char		 path[PATH_MAX + 64];
+	size_t		 i;
+	int		 k;
+
+	h_env_add("DBGCTLD_KEEP_ENDED=3");
+	h_daemon_fg();
+	for (k = 0; k < 6; k++) {
+		cr_assert_eq(h_cli(&r, H_ARGS("launch", "--kind", "exec",
+		    "--wait", "--", "true")), 0, "launch --wait #%d: exit %d "
+		    "(stderr: %s)", k + 1, r.code, r.err);
+		h_res_free(&r);
+	}
+	l = h_cli_json(H_ARGS("list"));
+	cr_assert_eq(json_array_size(json_object_get(l, "sessions")), 3,
+	    "list after 6 ended sessions, keeping 3: %zu sessions",
+	    json_array_size(json_object_get(l, "sessions")));
+	json_array_foreach(json_object_get(l, "sessions"), i, s)
+		cr_assert_eq(h_jint(s, "id", -1), (long long)i + 4, "list: "
+		    "expected session %zu, got %lld", i + 4, h_jint(s, "id", -1));
+	json_decref(l);
+	cr_assert_eq(h_cli(&r, H_ARGS("status", "1")), 1, "status of a "
+	    "forgotten session: expected exit 1, got %d", r.code);
+	h_res_free(&r);
+	snprintf(path, sizeof(path), "%s/state/dbgctl/sessions/1.log", H->dir);
+	cr_assert_eq(access(path, F_OK), 0, "the forgotten session's log %s "
+	    "is gone", path);
+}
