@@ -17,17 +17,24 @@
 /* Bytes read from the socket at a time. */
 #define CLIENT_READ_SIZE	65536
 
+/* Print "dbgctl: message" on stderr, from a va_list. */
+void
+client_vwarn(const char *fmt, va_list ap)
+{
+	fputs("dbgctl: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 /* Print "dbgctl: message" on stderr. */
 void
 client_warn(const char *fmt, ...)
 {
 	va_list	ap;
 
-	fputs("dbgctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	client_vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /* Print "dbgctl: message" and exit: no daemon, or its reply is unusable. */
@@ -36,11 +43,9 @@ client_fatal(const char *fmt, ...)
 {
 	va_list	ap;
 
-	fputs("dbgctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	client_vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(EXIT_NODAEMON);
 }
 

@@ -24,11 +24,9 @@ cmd_usage(const struct cmd_entry *entry, const char *fmt, ...)
 {
 	va_list	ap;
 
-	fputs("dbgctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	client_vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	cmd_print_usage(entry, stderr, "usage: ");
 	return EXIT_USAGE;
 }

@@ -6,6 +6,7 @@
 
 #include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -77,6 +78,7 @@ int		 client_error(struct client *);
 int		 client_daemon_path(char *, size_t);
 void		 client_fatal(const char *, ...)
 		    __attribute__((format(printf, 1, 2), noreturn));
+void		 client_vwarn(const char *, va_list);
 void		 client_warn(const char *, ...)
 		    __attribute__((format(printf, 1, 2)));
 
