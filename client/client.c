@@ -240,14 +240,11 @@ client_error_set(struct client *c, const char *method, json_t *error)
 		strlcpy(c->error.message, message, sizeof c->error.message);
 }
 
-/*
- * Send method with params (stolen) and wait for its reply. Returns the result
- * (a new reference), or NULL after an error reply, described in c->error.
- */
-json_t *
-client_call(struct client *c, const char *method, json_t *params)
+/* Send method with params (stolen) as request want_id. */
+static void
+client_request(struct client *c, const char *method, json_t *params)
 {
-	json_t	*id, *msg, *reply, *result, *error;
+	json_t	*id, *msg;
 	char	*line;
 	size_t	 len;
 
@@ -262,10 +259,14 @@ client_call(struct client *c, const char *method, json_t *params)
 	json_decref(msg);
 	client_send(c, line, len);
 	free(line);
+}
 
-	client_read(c);
-	reply = c->reply;
-	c->reply = NULL;
+/* Take a reply apart: its result (a new reference), or NULL with c->error set. */
+static json_t *
+client_result(struct client *c, const char *method, json_t *reply)
+{
+	json_t *result, *error;
+
 	if ((result = json_object_get(reply, "result")) != NULL) {
 		json_incref(result);
 		json_decref(reply);
@@ -279,6 +280,22 @@ client_call(struct client *c, const char *method, json_t *params)
 }
 
 /*
+ * Send method with params (stolen) and wait for its reply. Returns the result
+ * (a new reference), or NULL after an error reply, described in c->error.
+ */
+json_t *
+client_call(struct client *c, const char *method, json_t *params)
+{
+	json_t *reply;
+
+	client_request(c, method, params);
+	client_read(c);
+	reply = c->reply;
+	c->reply = NULL;
+	return client_result(c, method, reply);
+}
+
+/*
  * Send a request after which the connection carries raw bytes (pipe,
  * attach). The reply line is read a byte at a time so that nothing raw is
  * read with it. Returns the result, or NULL after an error (in c->error).
@@ -286,21 +303,12 @@ client_call(struct client *c, const char *method, json_t *params)
 json_t *
 client_raw_call(struct client *c, const char *method, json_t *params)
 {
-	json_t	*id, *msg, *reply, *result, *error;
-	char	 line[65536], *out;
-	size_t	 len = 0, outlen;
+	json_t	*reply;
+	char	 line[65536];
+	size_t	 len = 0;
 	ssize_t	 n;
 
-	if (c->fd == -1)
-		client_connect(c);
-	id = json_integer(c->next_id++);
-	msg = rpc_request_new(id, method, params);
-	json_decref(id);
-	if (msg == NULL || (out = rpc_dump(msg, &outlen)) == NULL)
-		client_fatal("%s: cannot build the request", method);
-	json_decref(msg);
-	client_send(c, out, outlen);
-	free(out);
+	client_request(c, method, params);
 	while (len < sizeof line - 1) {
 		n = read(c->fd, line + len, 1);
 		if (n < 0 && errno == EINTR)
@@ -313,16 +321,7 @@ client_raw_call(struct client *c, const char *method, json_t *params)
 	line[len] = '\0';
 	if ((reply = json_loads(line, 0, NULL)) == NULL)
 		client_fatal("reply from the daemon not understood");
-	if ((result = json_object_get(reply, "result")) != NULL) {
-		json_incref(result);
-		json_decref(reply);
-		return result;
-	}
-	if (!json_is_object(error = json_object_get(reply, "error")))
-		client_fatal("reply from the daemon not understood");
-	client_error_set(c, method, error);
-	json_decref(reply);
-	return NULL;
+	return client_result(c, method, reply);
 }
 
 /* Print the last error reply and return the exit status it calls for. */

@@ -149,6 +149,65 @@ cmd_launch_attach(struct client *c, json_int_t id, int key)
 	return rv;
 }
 
+/* The launch options that only set one parameter of the request. */
+static const struct {
+	int		 opt;
+	const char	*name;		/* the option, for messages */
+	const char	*key;		/* the launch parameter */
+	char		 type;		/* 's' string, 'n' count, 'b' true */
+	const char	*kind;		/* the kind it implies, or NULL */
+} cmd_launch_params[] = {
+	{ OPT_KIND, "kind", "kind", 's', NULL },
+	{ OPT_NAME, "name", "name", 's', NULL },
+	{ OPT_DEBUGGER, "debugger", "debugger", 's', NULL },
+	{ OPT_REMOTE, "remote", "remote", 's', "remote" },
+	{ OPT_SERVER, "server", "server", 's', "gdbserver" },
+	{ OPT_STOP_TIMEOUT, "stop-timeout", "stop_timeout", 'n', NULL },
+	{ OPT_PORT, "port", "port", 'n', NULL },
+	{ OPT_CONNECT_TIMEOUT, "connect-timeout", "connect_timeout", 'n',
+	    NULL },
+	{ OPT_TRANSPORT, "transport", "transport", 'b', NULL },
+};
+
+/*
+ * Set the parameter option ch stands for: 1 if it was one, 0 if not, -1 on
+ * a bad value (already reported). --remote and --server imply their kind
+ * unless --kind was given first.
+ */
+static int
+cmd_launch_param(const struct cmd_entry *self, int ch, json_t *params,
+    int *kind_given)
+{
+	json_t		*v;
+	long long	 n;
+	size_t		 i;
+
+	for (i = 0; i < sizeof cmd_launch_params / sizeof *cmd_launch_params;
+	    i++) {
+		if (cmd_launch_params[i].opt != ch)
+			continue;
+		if (cmd_launch_params[i].type == 'b')
+			v = json_true();
+		else if (cmd_launch_params[i].type == 's')
+			v = json_string(optarg);
+		else if (cmd_parse_count(optarg, &n) == 0)
+			v = json_integer(n);
+		else {
+			cmd_usage(self, "bad --%s: %s",
+			    cmd_launch_params[i].name, optarg);
+			return -1;
+		}
+		json_object_set_new(params, cmd_launch_params[i].key, v);
+		if (ch == OPT_KIND)
+			*kind_given = 1;
+		if (cmd_launch_params[i].kind != NULL && !*kind_given)
+			json_object_set_new(params, "kind",
+			    json_string(cmd_launch_params[i].kind));
+		return 1;
+	}
+	return 0;
+}
+
 /* Parse the options of launch into params; 0, or the usage exit status. */
 static int
 cmd_launch_options(const struct cmd_entry *self, int argc, char **argv,
@@ -174,20 +233,14 @@ cmd_launch_options(const struct cmd_entry *self, int argc, char **argv,
 		{ NULL, 0, NULL, 0 }
 	};
 	const char			*cwd = NULL;
-	long long			 ms;
-	int				 ch, kind_given = 0;
+	int				 ch, rv, kind_given = 0;
 
 	while ((ch = cmd_getopt(self, argc, argv, "x:", options)) != -1) {
+		if ((rv = cmd_launch_param(self, ch, params, &kind_given)) < 0)
+			return EXIT_USAGE;
+		if (rv > 0)
+			continue;
 		switch (ch) {
-		case OPT_KIND:
-			json_object_set_new(params, "kind",
-			    json_string(optarg));
-			kind_given = 1;
-			break;
-		case OPT_NAME:
-			json_object_set_new(params, "name",
-			    json_string(optarg));
-			break;
 		case OPT_ENV:
 			if (cmd_launch_env(params, optarg) != 0)
 				return cmd_usage(self, "bad --env %s: want "
@@ -196,53 +249,11 @@ cmd_launch_options(const struct cmd_entry *self, int argc, char **argv,
 		case OPT_CWD:
 			cwd = optarg;
 			break;
-		case OPT_STOP_TIMEOUT:
-			if (cmd_parse_count(optarg, &ms) != 0)
-				return cmd_usage(self, "bad --stop-timeout: %s",
-				    optarg);
-			json_object_set_new(params, "stop_timeout",
-			    json_integer(ms));
-			break;
-		case OPT_DEBUGGER:
-			json_object_set_new(params, "debugger",
-			    json_string(optarg));
-			break;
-		case OPT_REMOTE:
-			json_object_set_new(params, "remote",
-			    json_string(optarg));
-			/* --remote alone implies the remote kind. */
-			if (!kind_given)
-				json_object_set_new(params, "kind",
-				    json_string("remote"));
-			break;
-		case OPT_SERVER:
-			json_object_set_new(params, "server",
-			    json_string(optarg));
-			if (!kind_given)
-				json_object_set_new(params, "kind",
-				    json_string("gdbserver"));
-			break;
-		case OPT_PORT:
-			if (cmd_parse_count(optarg, &ms) != 0)
-				return cmd_usage(self, "bad --port: %s",
-				    optarg);
-			json_object_set_new(params, "port", json_integer(ms));
-			break;
-		case OPT_CONNECT_TIMEOUT:
-			if (cmd_parse_count(optarg, &ms) != 0)
-				return cmd_usage(self, "bad --connect-timeout: "
-				    "%s", optarg);
-			json_object_set_new(params, "connect_timeout",
-			    json_integer(ms));
-			break;
 		case OPT_WAIT:
 			if (*wait == 2)
 				return cmd_usage(self, "--attach and --wait "
 				    "exclude each other");
 			*wait = 1;
-			break;
-		case OPT_TRANSPORT:
-			json_object_set_new(params, "transport", json_true());
 			break;
 		case OPT_DETACH_KEY:
 			if ((*key = cmd_attach_key(optarg)) == -2)
