@@ -366,7 +366,7 @@ void		 pending_forget_conn(struct conn *);
 
 /* Request handlers. */
 void	 method_dispatch(struct conn *, struct rpc_request *);
-json_t	*method_logs_result(struct session *, json_t *params, bool *ready);
+json_t	*method_logs_result(struct session *, uint64_t off, size_t max);
 
 /* Daemon log. */
 void	 log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

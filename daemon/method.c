@@ -223,24 +223,14 @@ method_signal(struct conn *c, struct rpc_request *req)
 	    (int)pgrp));
 }
 
-/* The logs result for params; ready says whether a waiting read may answer. */
+/* The logs result: up to max bytes of console output from offset off. */
 json_t *
-method_logs_result(struct session *s, json_t *params, bool *ready)
+method_logs_result(struct session *s, uint64_t off, size_t max)
 {
-	json_t		*v;
-	uint64_t	 off = 0, size = console_size(&s->console);
-	size_t		 max = LOGS_MAX, n;
-	char		*buf, *text;
+	json_t	*v;
+	size_t	 n;
+	char	*buf, *text;
 
-	if ((v = json_object_get(params, "lines")) != NULL &&
-	    json_is_integer(v))
-		off = console_tail_offset(&s->console, json_integer_value(v));
-	else if ((v = json_object_get(params, "offset")) != NULL &&
-	    json_is_integer(v))
-		off = json_integer_value(v);
-	if ((v = json_object_get(params, "max")) != NULL &&
-	    json_is_integer(v) && (size_t)json_integer_value(v) < max)
-		max = json_integer_value(v);
 	if ((buf = malloc(max)) == NULL)
 		log_fatal("out of memory");
 	n = console_read(&s->console, off, buf, max);
@@ -248,38 +238,48 @@ method_logs_result(struct session *s, json_t *params, bool *ready)
 	free(buf);
 	if (text == NULL)
 		log_fatal("out of memory");
-	*ready = n > 0 || session_ended(s) ||
-	    !json_is_true(json_object_get(params, "wait"));
 	v = json_pack("{s:s, s:I, s:I, s:I, s:b}", "data", text,
 	    "offset", (json_int_t)off, "next_offset", (json_int_t)(off + n),
-	    "size", (json_int_t)size, "ended", session_ended(s));
+	    "size", (json_int_t)console_size(&s->console), "ended",
+	    session_ended(s));
 	free(text);
 	return v;
 }
 
-/* logs: console output from an offset or the last lines, maybe waiting. */
+/*
+ * logs: console output from an offset or the last lines, maybe waiting.
+ * The start is resolved once here; a waiting request only compares sizes.
+ */
 static void
 method_logs(struct conn *c, struct rpc_request *req)
 {
 	struct rpc_error	 err;
 	struct session		*s;
 	struct pending		*p;
-	long long		 n;
+	json_t			*params;
+	long long		 off = 0, lines = -1, max = LOGS_MAX;
 	bool			 wait = false;
 
 	if ((s = session_find(json_object_get(req->params, "session"),
 	    &err)) == NULL ||
-	    rpc_param_int(req->params, "offset", false, 0, 1LL << 53, &n,
+	    rpc_param_int(req->params, "offset", false, 0, 1LL << 53, &off,
 	    &err) != 0 ||
-	    rpc_param_int(req->params, "lines", false, 0, 100000000, &n,
+	    rpc_param_int(req->params, "lines", false, 0, 100000000, &lines,
 	    &err) != 0 ||
-	    rpc_param_int(req->params, "max", false, 1, 1LL << 30, &n,
+	    rpc_param_int(req->params, "max", false, 1, 1LL << 30, &max,
 	    &err) != 0 ||
 	    rpc_param_bool(req->params, "wait", &wait, &err) != 0) {
 		method_fail(c, req, &err, NULL);
 		return;
 	}
-	p = pending_new(P_LOGS, c, req->id, req->params);
+	if (lines >= 0)
+		off = console_tail_offset(&s->console, lines);
+	if (max > LOGS_MAX)
+		max = LOGS_MAX;
+	params = json_pack("{s:I, s:I, s:b}", "offset", (json_int_t)off, "max",
+	    (json_int_t)max, "wait", wait);
+	p = pending_new(P_LOGS, c, req->id, params);
+	json_decref(params);
 	pending_add_session(p, s);
 	pending_poke();
 }

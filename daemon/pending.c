@@ -230,13 +230,25 @@ pending_check_attach(struct pending *p)
 	attach_add(s, c, lines);
 }
 
+/* A logs request answers at once, or when a waited-for byte or the end comes. */
+static void
+pending_check_logs(struct pending *p)
+{
+	struct session	*s = p->sessions[0];
+	uint64_t	 off;
+
+	off = json_integer_value(json_object_get(p->params, "offset"));
+	if (json_is_true(json_object_get(p->params, "wait")) &&
+	    off >= console_size(&s->console) && !session_ended(s))
+		return;
+	pending_reply(p, method_logs_result(s, off,
+	    json_integer_value(json_object_get(p->params, "max"))));
+}
+
 /* See whether one request can be answered now. */
 static void
 pending_check(struct pending *p)
 {
-	json_t	*result;
-	bool	 ready;
-
 	/* Nobody can read these results; the others still do their work. */
 	if (p->conn == NULL && (p->type == P_LOGS || p->type == P_WAIT ||
 	    p->type == P_READ || p->type == P_ATTACH)) {
@@ -252,11 +264,7 @@ pending_check(struct pending *p)
 		pending_check_ended(p);
 		return;
 	case P_LOGS:
-		result = method_logs_result(p->sessions[0], p->params, &ready);
-		if (ready)
-			pending_reply(p, result);
-		else
-			json_decref(result);
+		pending_check_logs(p);
 		return;
 	case P_READ:
 		pending_check_read(p);
