@@ -306,8 +306,7 @@ struct conn {
 		size_t		 n;
 	}			 sub;		/* notifications wanted */
 	struct session		*viewing;	/* attached to this console */
-	bool			 raw_paused;	/* target input is backed up */
-	bool			 paused;	/* a write waits for room */
+	bool			 paused;	/* what it sent waits for room */
 };
 
 void	 conn_accept(uv_stream_t *);
@@ -321,7 +320,6 @@ void	 conn_request_done(struct conn *);
 size_t	 conn_write_queue(struct conn *);
 void	 conn_send_raw(struct conn *, const char *, size_t);
 void	 conn_raw_eof(struct conn *);
-void	 conn_raw_resume(struct conn *);
 void	 conn_go_raw(struct conn *, struct transport *);
 void	 conn_pause(struct conn *);
 void	 conn_resume(struct conn *);

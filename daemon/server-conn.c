@@ -158,17 +158,7 @@ conn_raw_eof(struct conn *c)
 	conn_finish(c);
 }
 
-/* The target's input drained: take more from the bridged client. */
-void
-conn_raw_resume(struct conn *c)
-{
-	if (!c->raw_paused || c->closing || c->finishing)
-		return;
-	c->raw_paused = false;
-	uv_read_start((uv_stream_t *)&c->pipe, daemon_alloc_cb, conn_read_cb);
-}
-
-/* Read no more requests while one of this client's writes waits for room. */
+/* Read nothing more from the client while what it sent waits for room. */
 void
 conn_pause(struct conn *c)
 {
@@ -178,7 +168,7 @@ conn_pause(struct conn *c)
 	uv_read_stop((uv_stream_t *)&c->pipe);
 }
 
-/* Read requests again. */
+/* Read from the client again. */
 void
 conn_resume(struct conn *c)
 {
@@ -287,10 +277,8 @@ conn_raw_read(struct conn *c, ssize_t nread, const char *data)
 		/* The target stopped reading for good; drop the rest. */
 		return;
 	}
-	if (transport_queued(c->raw) > TRANSPORT_MAX) {
-		uv_read_stop((uv_stream_t *)&c->pipe);
-		c->raw_paused = true;
-	}
+	if (transport_queued(c->raw) > TRANSPORT_MAX)
+		conn_pause(c);
 }
 
 /* Feed what the client sent to the framer; EOF ends the connection. */

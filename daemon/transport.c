@@ -187,7 +187,7 @@ transport_write_cb(uv_write_t *req, int status)
 	}
 	transport_close_input(t);
 	if (t->raw != NULL && transport_queued(t) <= TRANSPORT_MAX / 2)
-		conn_raw_resume(t->raw);
+		conn_resume(t->raw);
 	pending_poke();
 }
 
