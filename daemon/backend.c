@@ -6,15 +6,8 @@
 
 #include "daemon.h"
 
-/* A growable NULL-terminated argv. */
-struct backend_av {
-	char	**v;
-	size_t	  n;
-	size_t	  cap;
-};
-
 /* Append a copy of str. */
-static void
+void
 backend_push(struct backend_av *av, const char *str)
 {
 	if (av->n + 2 > av->cap) {
@@ -28,7 +21,17 @@ backend_push(struct backend_av *av, const char *str)
 	av->v[av->n] = NULL;
 }
 
-/* Free an argv built here or by proc.c. */
+/* Append copies of the strings of array, from index from on. */
+void
+backend_push_all(struct backend_av *av, json_t *array, size_t from)
+{
+	size_t i;
+
+	for (i = from; i < json_array_size(array); i++)
+		backend_push(av, json_string_value(json_array_get(array, i)));
+}
+
+/* Free an argv built with backend_push, or proc.c's environment. */
 void
 backend_argv_free(char **av)
 {
@@ -84,12 +87,10 @@ static char **
 backend_exec_argv(struct session *s, char *err, size_t errlen)
 {
 	struct backend_av	av = { 0 };
-	size_t			i;
 
 	(void)err;
 	(void)errlen;
-	for (i = 0; i < json_array_size(s->argv); i++)
-		backend_push(&av, json_string_value(json_array_get(s->argv, i)));
+	backend_push_all(&av, s->argv, 0);
 	return av.v;
 }
 

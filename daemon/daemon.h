@@ -154,7 +154,17 @@ struct backend {
 	void		(*start)(struct session *);
 };
 
+/* A growable NULL-terminated argv. */
+struct backend_av {
+	char	**v;
+	size_t	  n;
+	size_t	  cap;
+};
+
 const struct backend	*backend_find(const char *);
+void			 backend_push(struct backend_av *, const char *);
+void			 backend_push_all(struct backend_av *, json_t *array,
+			    size_t from);
 json_t			*backend_names(void);
 void			 backend_argv_free(char **);
 

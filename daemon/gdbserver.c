@@ -68,29 +68,22 @@ gdbserver_expand(const char *cmd, int port)
 static char **
 gdbserver_argv(struct session *s)
 {
-	char	**av, port[16];
-	size_t	  i, n = json_array_size(s->argv), count;
+	struct backend_av	 av = { 0 };
+	char			 port[32], *cmd;
 
-	if ((av = calloc(n + 4, sizeof *av)) == NULL)
-		log_fatal("out of memory");
 	if (s->server_cmd != NULL) {
-		av[0] = strdup("/bin/sh");
-		av[1] = strdup("-c");
-		av[2] = gdbserver_expand(s->server_cmd, s->port);
-		count = 3;
-	} else {
-		snprintf(port, sizeof port, "127.0.0.1:%d", s->port);
-		av[0] = strdup("gdbserver");
-		av[1] = strdup(port);
-		for (i = 0; i < n; i++)
-			av[2 + i] = strdup(json_string_value(
-			    json_array_get(s->argv, i)));
-		count = n + 2;
+		cmd = gdbserver_expand(s->server_cmd, s->port);
+		backend_push(&av, "/bin/sh");
+		backend_push(&av, "-c");
+		backend_push(&av, cmd);
+		free(cmd);
+		return av.v;
 	}
-	for (i = 0; i < count; i++)
-		if (av[i] == NULL)
-			log_fatal("out of memory");
-	return av;
+	snprintf(port, sizeof port, "127.0.0.1:%d", s->port);
+	backend_push(&av, "gdbserver");
+	backend_push(&av, port);
+	backend_push_all(&av, s->argv, 0);
+	return av.v;
 }
 
 /* Pick the port and start the server under its own keeper. */

@@ -67,38 +67,29 @@ proc_env(struct session *s)
 static char **
 proc_keeper_argv(struct proc *pr, char **prog)
 {
-	struct session	 *s = pr->s;
-	char		**av, timeout[32], fd[2][16];
-	size_t		  n = 0, i, np = 0;
+	struct backend_av	 av = { 0 };
+	char			 num[32];
 
-	while (prog[np] != NULL)
-		np++;
-	if ((av = calloc(np + 12, sizeof *av)) == NULL)
-		log_fatal("out of memory");
-	snprintf(timeout, sizeof timeout, "%ld", s->stop_timeout);
-	snprintf(fd[0], sizeof fd[0], "%d", PROC_FD_IN);
-	snprintf(fd[1], sizeof fd[1], "%d", PROC_FD_OUT);
-	av[n++] = strdup(dmn.keeper_path);
-	av[n++] = strdup("--cwd");
-	av[n++] = strdup(s->cwd);
-	av[n++] = strdup("--stop-timeout");
-	av[n++] = strdup(timeout);
+	backend_push(&av, dmn.keeper_path);
+	backend_push(&av, "--cwd");
+	backend_push(&av, pr->s->cwd);
+	backend_push(&av, "--stop-timeout");
+	snprintf(num, sizeof num, "%ld", pr->s->stop_timeout);
+	backend_push(&av, num);
 	if (pr->transport) {
-		av[n++] = strdup(pr->stdio_transport ? "--stdin-fd" :
+		backend_push(&av, pr->stdio_transport ? "--stdin-fd" :
 		    "--keep-fd");
-		av[n++] = strdup(fd[0]);
-		av[n++] = strdup(pr->stdio_transport ? "--stdout-fd" :
+		snprintf(num, sizeof num, "%d", PROC_FD_IN);
+		backend_push(&av, num);
+		backend_push(&av, pr->stdio_transport ? "--stdout-fd" :
 		    "--keep-fd");
-		av[n++] = strdup(fd[1]);
+		snprintf(num, sizeof num, "%d", PROC_FD_OUT);
+		backend_push(&av, num);
 	}
-	av[n++] = strdup("--");
-	for (i = 0; i < np; i++)
-		av[n++] = strdup(prog[i]);
-	av[n] = NULL;
-	for (i = 0; i < n; i++)
-		if (av[i] == NULL)
-			log_fatal("out of memory");
-	return av;
+	backend_push(&av, "--");
+	for (; *prog != NULL; prog++)
+		backend_push(&av, *prog);
+	return av.v;
 }
 
 /* Set up an unused process slot of a session. */
