@@ -1,17 +1,11 @@
 #!/bin/sh
 # gdb launch-to-running through dbgctld against a bare gdb start, in ms.
 # Prints the median of several runs of each; not a pass/fail test.
-set -eu
-: "${DBGCTL:?path to dbgctl}" "${DBGCTLD:?path to dbgctld}"
+. "$(dirname "$0")/bench-env.sh"
 runs=${BENCH_RUNS:-9}
-dir=$(mktemp -d)
-trap '"$DBGCTL" shutdown >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
-export DBGCTL_SOCKET="$dir/sock" XDG_STATE_HOME="$dir/state"
-export DBGCTL_DAEMON="$DBGCTLD"
 prog=${BENCH_PROGRAM:-/bin/true}
 mkfifo "$dir/fifo"
 
-now() { date +%s%N; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 "$DBGCTL" ping >/dev/null 2>&1 || "$DBGCTL" list >/dev/null

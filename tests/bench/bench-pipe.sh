@@ -1,15 +1,9 @@
 #!/bin/sh
 # Throughput of `dbgctl pipe` to a `cat` target, against a raw pipe chain.
 # Prints MiB/s for both and their ratio; not a pass/fail test.
-set -eu
-: "${DBGCTL:?path to dbgctl}" "${DBGCTLD:?path to dbgctld}"
+. "$(dirname "$0")/bench-env.sh"
 mib=${BENCH_MIB:-256}
-dir=$(mktemp -d)
-trap '"$DBGCTL" shutdown >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
-export DBGCTL_SOCKET="$dir/sock" XDG_STATE_HOME="$dir/state"
-export DBGCTL_DAEMON="$DBGCTLD"
 
-now() { date +%s%N; }
 rate() { echo "$mib $1" | awk '{ printf "%.0f", $1 / ($2 / 1e9) }'; }
 
 id=$("$DBGCTL" launch --kind exec --transport -- cat)
