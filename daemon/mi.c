@@ -158,8 +158,6 @@ mi_send(struct mi *m, const char *fmt, ...)
 void
 mi_close(struct mi *m)
 {
-	if (m->s == NULL)
-		return;		/* never opened */
 	if (m->slave != -1)
 		close(m->slave);
 	m->slave = -1;

@@ -432,6 +432,9 @@ session_create(json_t *params, struct rpc_error *err)
 	/* No fd is 0 here: a zeroed one would close the daemon's stdin. */
 	s->mi.master = s->mi.slave = -1;
 	s->transport.child_in = s->transport.child_out = -1;
+	s->server_console.master = s->server_console.slave = -1;
+	s->server_console.log_fd = -1;
+	s->server_console.drained = true;	/* until a server has one */
 	s->backend = backend_find(kind);
 	s->state = S_STARTING;
 	s->argv = argv != NULL ? json_deep_copy(argv) : json_array();
@@ -467,9 +470,6 @@ session_create(json_t *params, struct rpc_error *err)
 	proc_init(&s->main, s, s->backend->debugger ? "debugger" : "program",
 	    &s->console);
 	proc_init(&s->server, s, "server", &s->server_console);
-	s->server_console.master = s->server_console.slave = -1;
-	s->server_console.log_fd = -1;
-	s->server_console.drained = true;
 	if (console_open(&s->console, s, path, NULL, why, sizeof why) != 0) {
 		session_abort(s, errno, why);
 		return s;
