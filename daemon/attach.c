@@ -7,6 +7,13 @@
 
 #include "daemon.h"
 
+/* One attached client. */
+struct attach {
+	struct conn	*c;
+	struct session	*s;
+	struct sink	*sink;
+};
+
 /*
  * Put back the modes a debugger may have left off: signals from ^C, output
  * processing, CR to NL on input. Canonical mode and echo stay as they are,
@@ -15,9 +22,10 @@
 static void
 attach_sane(struct session *s)
 {
-	struct termios	t, was;
+	struct console	*con = session_console(s);
+	struct termios	 t, was;
 
-	if (s->console.master == -1 || tcgetattr(s->console.master, &t) != 0)
+	if (con == NULL || tcgetattr(con->master, &t) != 0)
 		return;
 	was = t;
 	t.c_iflag |= ICRNL;
@@ -29,128 +37,130 @@ attach_sane(struct session *s)
 	if (memcmp(&was, &t, sizeof t) == 0)
 		return;
 	log_info("session %lu: restoring sane pty modes for an attach", s->id);
-	tcsetattr(s->console.master, TCSANOW, &t);
+	tcsetattr(con->master, TCSANOW, &t);
 }
+
+/* New output, the end, or room in the console: the viewer hears of it. */
+static void
+attach_event(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	struct attach	*a = k->arg;
+	struct console	*con = session_console(s);
+
+	switch (ev->kind) {
+	case SE_OUTPUT:
+		/* A viewer that reads nothing is dropped, not buffered for. */
+		if (conn_queued(a->c) + ev->len > CONN_WQ_MAX) {
+			log_warn("session %lu: dropping an attached client "
+			    "that reads nothing", s->id);
+			conn_close(a->c);
+			return;
+		}
+		conn_send_raw(a->c, ev->data, ev->len);
+		return;
+	case SE_STATE:
+		/* The console ended: the viewer gets what is queued, then EOF. */
+		if (session_ended(s))
+			conn_finish(a->c);
+		return;
+	case SE_CONSOLE_ROOM:
+		if (con != NULL && flow_room(console_queued(con),
+		    CONSOLE_INPUT_MAX))
+			conn_resume(a->c);
+		return;
+	default:
+		return;
+	}
+}
+
+/* The viewer typed: the bytes go to the pty, as at its terminal. */
+static size_t
+attach_input(struct conn *c, const char *data, size_t len)
+{
+	struct attach	*a = c->mode_data;
+	struct console	*con = session_console(a->s);
+
+	if (con == NULL || session_ended(a->s))
+		return len;
+	console_write(con, data, len);
+	/* A pty takes input slowly: stop reading a viewer that pastes a lot. */
+	if (flow_full(console_queued(con), CONSOLE_INPUT_MAX))
+		conn_pause(c);
+	return len;
+}
+
+/* A viewer that stops sending has detached. */
+static void
+attach_eof(struct conn *c)
+{
+	conn_finish(c);
+}
+
+/* Forget a viewer (it detached or its connection closed). */
+static void
+attach_close(struct conn *c)
+{
+	struct attach *a = c->mode_data;
+
+	session_sink_remove(a->sink);
+	log_info("session %lu: a client detached", a->s->id);
+	free(a);
+}
+
+static const struct conn_mode attach_mode = {
+	.name = "attach",
+	.raw = true,
+	.input = attach_input,
+	.eof = attach_eof,
+	.close = attach_close,
+};
 
 /* Make c a viewer of s: it gets the last lines, then everything new. */
 void
-attach_add(struct session *s, struct conn *c, unsigned long lines)
+attach_start(struct conn *c, struct session *s, unsigned long lines)
 {
-	uint64_t	 off, size = console_size(&s->console);
+	struct attach	*a = xcalloc(1, sizeof *a);
+	uint64_t	 off, size = output_size(&s->output);
 	char		*buf;
 	size_t		 n;
 
 	attach_sane(s);
-	s->viewers = reallocarray(s->viewers, s->nviewers + 1,
-	    sizeof *s->viewers);
-	if (s->viewers == NULL)
-		log_fatal("out of memory");
-	s->viewers[s->nviewers++] = c;
-	c->viewing = s;
-	off = console_tail_offset(&s->console, lines);
+	a->c = c;
+	a->s = s;
+	conn_set_mode(c, &attach_mode, a);
+	a->sink = session_sink_add(s, SE_OUTPUT | SE_STATE | SE_CONSOLE_ROOM,
+	    attach_event, a);
+	off = output_tail_offset(&s->output, lines);
 	/* The replay comes from memory, never more than the ring holds. */
-	if (size - off > RING_SIZE)
-		off = size - RING_SIZE;
-	if (size > off && (buf = malloc(size - off)) != NULL) {
-		n = console_read(&s->console, off, buf, size - off);
+	if (size - off > OUTPUT_RING_SIZE)
+		off = size - OUTPUT_RING_SIZE;
+	if (size > off) {
+		buf = xmalloc(size - off);
+		n = output_read(&s->output, off, buf, size - off);
 		conn_send_raw(c, buf, n);
 		free(buf);
 	}
-	log_info("session %lu: a client attached (%zu now)", s->id,
-	    s->nviewers);
-}
-
-/* Forget a viewer (it detached or its connection closed). */
-void
-attach_remove(struct conn *c)
-{
-	struct session	*s = c->viewing;
-	size_t		 i;
-
-	if (s == NULL)
-		return;
-	for (i = 0; i < s->nviewers; i++) {
-		if (s->viewers[i] != c)
-			continue;
-		s->viewers[i] = s->viewers[--s->nviewers];
-		break;
-	}
-	c->viewing = NULL;
-	log_info("session %lu: a client detached (%zu left)", s->id,
-	    s->nviewers);
-}
-
-/* New console output: every viewer gets it; one that does not read is dropped. */
-void
-attach_output(struct session *s, const char *data, size_t len)
-{
-	struct conn	*c;
-	size_t		 i;
-
-	for (i = s->nviewers; i > 0; i--) {
-		c = s->viewers[i - 1];
-		if (conn_write_queue(c) + len > CONN_WQ_MAX) {
-			log_warn("session %lu: dropping an attached client that "
-			    "reads nothing", s->id);
-			conn_close(c);
-			continue;
-		}
-		conn_send_raw(c, data, len);
-	}
-}
-
-/* The console ended: viewers get what is queued, then EOF. */
-void
-attach_end(struct session *s)
-{
-	size_t i;
-
-	for (i = s->nviewers; i > 0; i--)
-		conn_raw_eof(s->viewers[i - 1]);
-}
-
-/* A viewer typed: the bytes go to the pty, as at its terminal. */
-void
-attach_input(struct conn *c, const char *data, size_t len)
-{
-	struct session *s = c->viewing;
-
-	if (s == NULL || session_ended(s))
-		return;
-	console_write(&s->console, data, len);
-	/* A pty takes input slowly: stop reading a viewer that pastes a lot. */
-	if (console_queued(&s->console) > TRANSPORT_MAX)
-		conn_pause(c);
-}
-
-/* The pty took its input: viewers may type again. */
-void
-attach_drained(struct session *s)
-{
-	size_t i;
-
-	if (console_queued(&s->console) > TRANSPORT_MAX / 2)
-		return;
-	for (i = 0; i < s->nviewers; i++)
-		conn_resume(s->viewers[i]);
+	log_info("session %lu: a client attached", s->id);
 }
 
 /* Set the pty's window size; redraw forces a SIGWINCH even if it is the same. */
 int
 attach_resize(struct session *s, unsigned rows, unsigned cols, bool redraw)
 {
-	struct winsize	ws, old;
+	struct console	*con = session_console(s);
+	struct winsize	 ws, old;
 
-	if (s->console.master == -1)
+	if (con == NULL)
 		return -1;
 	memset(&ws, 0, sizeof ws);
 	ws.ws_row = rows;
 	ws.ws_col = cols;
 	/* An unchanged size sends no SIGWINCH: step through another one. */
-	if (redraw && ioctl(s->console.master, TIOCGWINSZ, &old) == 0 &&
+	if (redraw && ioctl(con->master, TIOCGWINSZ, &old) == 0 &&
 	    old.ws_row == rows && old.ws_col == cols) {
 		old.ws_row = rows > 1 ? rows - 1 : rows + 1;
-		ioctl(s->console.master, TIOCSWINSZ, &old);
+		ioctl(con->master, TIOCSWINSZ, &old);
 	}
-	return ioctl(s->console.master, TIOCSWINSZ, &ws);
+	return ioctl(con->master, TIOCSWINSZ, &ws);
 }

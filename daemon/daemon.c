@@ -1,4 +1,4 @@
-/* The daemon context and its orderly exit. */
+/* The daemon context and its orderly exit, a sink on every session's end. */
 #include <signal.h>
 #include <time.h>
 
@@ -16,34 +16,52 @@ daemon_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * Nothing is left running: close the listeners and, after their queued
+ * replies, the connections. It runs on a later loop turn, so every reply
+ * made while the last session ended is queued before.
+ */
+static void
+daemon_finish(void *arg)
+{
+	(void)arg;
+	log_info("all sessions ended; exiting");
+	listener_close_all();
+	conn_close_all();
+	uv_close((uv_handle_t *)&dmn.sigterm, NULL);
+	uv_close((uv_handle_t *)&dmn.sigint, NULL);
+	timer_free(dmn.finish);
+}
+
+/* A session changed state: when shutting down and none is left, finish. */
+static void
+daemon_session_state(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	(void)k;
+	(void)s;
+	(void)ev;
+	if (session_live_count() == 0)
+		timer_start(dmn.finish, 0);
+}
+
 /* Stop every session; the daemon exits once all have ended. */
 void
 daemon_shutdown(long long timeout_ms)
 {
-	struct session *s;
+	struct session *s, *next;
 
-	if (!dmn.shutting_down)
+	if (!dmn.shutting_down) {
 		log_info("shutting down: stopping %lu sessions",
 		    session_live_count());
-	dmn.shutting_down = true;
-	TAILQ_FOREACH(s, &dmn.sessions, entry)
+		dmn.shutting_down = true;
+		dmn.finish = timer_new(daemon_finish, NULL);
+		session_sink_add(NULL, SE_STATE, daemon_session_state, NULL);
+	}
+	TAILQ_FOREACH_SAFE(s, &dmn.sessions, entry, next)
 		session_stop(s, timeout_ms);
-	daemon_check_shutdown();
-}
-
-/* When shutting down and nothing is left running, close everything. */
-void
-daemon_check_shutdown(void)
-{
-	if (!dmn.shutting_down || dmn.finished || session_live_count() > 0)
-		return;
-	dmn.finished = true;
-	pending_poke();
-	server_close();
-	conn_close_all();
-	uv_close((uv_handle_t *)&dmn.sigterm, NULL);
-	uv_close((uv_handle_t *)&dmn.sigint, NULL);
-	log_info("all sessions ended; exiting");
+	if (session_live_count() == 0)
+		timer_start(dmn.finish, 0);
 }
 
 /* SIGTERM or SIGINT: shut down as the shutdown method would. */
@@ -77,24 +95,3 @@ daemon_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 	buf->base = dmn.readbuf;
 	buf->len = sizeof dmn.readbuf;
 }
-
-/* A loop turn begins: count it, and forget ended sessions past the limit. */
-static void
-daemon_turn_cb(uv_prepare_t *h)
-{
-	(void)h;
-	dmn.gen++;
-	if (dmn.nended > dmn.keep_ended)
-		session_prune();
-}
-
-/* Count loop turns, so ended sessions are freed only once their handles are. */
-void
-daemon_watch_turns(void)
-{
-	uv_prepare_init(dmn.loop, &dmn.turn);
-	uv_prepare_start(&dmn.turn, daemon_turn_cb);
-	/* Counting turns must not keep the loop alive at exit. */
-	uv_unref((uv_handle_t *)&dmn.turn);
-}
-

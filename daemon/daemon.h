@@ -1,4 +1,9 @@
-/* dbgctld: the daemon context and the interfaces between its parts. */
+/*
+ * dbgctld: the daemon context and the interfaces between its parts, grouped
+ * by the file that defines them. Resources (console, transport, mi, proc)
+ * are opened with a callback and an argument and call nothing above
+ * themselves; session.c fans their news out to sinks.
+ */
 #ifndef DBGCTL_DAEMON_H
 #define DBGCTL_DAEMON_H
 
@@ -16,23 +21,59 @@
 #include "frame.h"
 #include "rpc.h"
 
-struct session;
 struct conn;
-struct pending;
+struct request;
+struct session;
 
-/* Bytes of recent console output each session keeps in memory. */
-#define RING_SIZE (256 * 1024)
-/* Most bytes logs -n looks back through for line breaks. */
-#define TAIL_SCAN_MAX (64 * 1024 * 1024)
-/* Most bytes one logs reply carries (before base64). */
-#define LOGS_MAX (256 * 1024)
-/* Unsent reply bytes a connection may hold before it is dropped. */
-#define CONN_WQ_MAX (64 * 1024 * 1024)
-/* Default graceful-stop window. */
-#define STOP_TIMEOUT_DEFAULT 5000
-#define STOP_TIMEOUT_MAX 3600000
+/* xmalloc.c: allocation that cannot fail (it aborts). */
+void	*xmalloc(size_t);
+void	*xcalloc(size_t, size_t);
+void	*xreallocarray(void *, size_t, size_t);
+char	*xstrdup(const char *);
+int	 xasprintf(char **, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+int	 xvasprintf(char **, const char *, va_list);
 
-/* A bounded window onto the most recent bytes of a stream. */
+/* argv.c: growable NULL-terminated string vectors. */
+struct argv {
+	char	**v;
+	size_t	  n;
+	size_t	  cap;
+};
+
+void	 argv_push(struct argv *, const char *);
+void	 argv_pushf(struct argv *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	 argv_push_json(struct argv *, json_t *array, size_t from);
+void	 argv_free(char **);
+
+/* log.c: the daemon's own log. */
+void	 log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	 log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	 log_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2),
+	    noreturn));
+
+/* flow.c: when a producer must wait for its consumer, and when it may go on. */
+bool	 flow_full(size_t queued, size_t high);
+bool	 flow_room(size_t queued, size_t high);
+
+/* stream.c: writing to libuv streams. */
+typedef void (*stream_done_cb)(void *arg, int status);
+
+int	 stream_write(uv_stream_t *, const char *, size_t, stream_done_cb,
+	    void *arg);
+size_t	 stream_queued(uv_stream_t *);
+
+/* timer.c: a one-shot timer that frees itself after it is closed. */
+struct timer;
+typedef void (*timer_cb)(void *arg);
+
+struct timer	*timer_new(timer_cb, void *arg);
+void		 timer_start(struct timer *, uint64_t ms);
+void		 timer_stop(struct timer *);
+void		 timer_free(struct timer *);
+
+/* ring.c: a bounded window onto the most recent bytes of a stream. */
 struct ring {
 	char		*buf;
 	size_t		 cap;
@@ -45,42 +86,75 @@ void	 ring_write(struct ring *, const char *, size_t);
 uint64_t ring_start(const struct ring *);
 size_t	 ring_read(const struct ring *, uint64_t off, char *, size_t);
 
-/* A session's pseudo-terminal, its recent output and its log file. */
+/* pty.c: a pseudo-terminal pair, every fd close-on-exec. */
+int	 pty_open(int *master, int *slave, char *pts, size_t ptslen, bool raw,
+	    char *err, size_t errlen);
+
+/* console.c: a pty master read and written on the loop. */
+enum console_event {
+	CONSOLE_OUTPUT,		/* data, len: bytes the pty printed */
+	CONSOLE_EOF,		/* every slave is closed and all is read */
+	CONSOLE_WRITTEN,	/* a queued write was taken */
+};
+typedef void (*console_cb)(void *arg, enum console_event, const char *,
+    size_t);
+
+/* Bytes queued for a pty's input at most before its writers wait. */
+#define CONSOLE_INPUT_MAX (1024 * 1024)
+
 struct console {
-	int		 master;	/* -1 once closed */
-	int		 slave;		/* daemon's copy until the keeper has it */
+	int		 master;
+	int		 slave;		/* ours until released */
 	char		 pts[64];
 	uv_pipe_t	 pipe;
-	bool		 handle;	/* pipe initialised */
-	bool		 owned;		/* pipe owns master */
-	bool		 reading;
-	bool		 drained;	/* EOF seen and everything read */
-	int		 log_fd;
-	char		*log_path;
-	struct ring	 ring;
-	struct session	*s;
-	struct console	*sink;		/* where output goes, if not here */
+	bool		 eof;
+	bool		 closing;
+	console_cb	 cb;
+	void		*arg;
 };
 
-int	 console_open(struct console *, struct session *, const char *logpath,
-	    struct console *sink, char *err, size_t errlen);
-void	 console_drain(struct console *);
-int	 console_write(struct console *, const char *, size_t);
-size_t	 console_queued(struct console *);
-void	 console_close(struct console *);
-uint64_t console_size(const struct console *);
-size_t	 console_read(struct console *, uint64_t off, char *, size_t);
-uint64_t console_tail_offset(struct console *, unsigned long lines);
+struct console	*console_open(bool raw, console_cb, void *arg, char *err,
+		    size_t errlen);
+void		 console_release_slave(struct console *);
+void		 console_drain(struct console *);
+int		 console_write(struct console *, const char *, size_t);
+size_t		 console_queued(struct console *);
+void		 console_close(struct console *);
+
+/* output.c: a session's console output, in memory and in its log file. */
+/* Bytes of recent console output each session keeps in memory. */
+#define OUTPUT_RING_SIZE (256 * 1024)
+/* Most bytes output_tail_offset looks back through for line breaks. */
+#define OUTPUT_TAIL_SCAN_MAX (64 * 1024 * 1024)
+
+struct output {
+	struct ring	 ring;
+	int		 log_fd;
+	char		*log_path;
+};
+
+int	 output_open(struct output *, const char *path, char *err,
+	    size_t errlen);
+void	 output_add(struct output *, const char *, size_t);
+uint64_t output_size(const struct output *);
+size_t	 output_read(struct output *, uint64_t off, char *, size_t);
+uint64_t output_tail_offset(struct output *, unsigned long lines);
+void	 output_close(struct output *);
+void	 output_free(struct output *);
+
+/* transport.c: the target's stdin and stdout as daemon-owned pipes. */
+enum transport_event {
+	TRANSPORT_OUTPUT,	/* output arrived (data, len when passed through) */
+	TRANSPORT_EOF,		/* every writer of the output is gone */
+	TRANSPORT_INPUT,	/* input was taken, or it closed */
+};
+typedef void (*transport_cb)(void *arg, enum transport_event, const char *,
+    size_t);
 
 /* Bytes of target output held, and of target input queued, at most. */
 #define TRANSPORT_MAX (1024 * 1024)
-/* Most bytes one read reply carries (before base64). */
-#define READ_MAX (512 * 1024)
 
-/* The target's stdin and stdout as daemon-owned pipes. */
 struct transport {
-	bool		 enabled;
-	struct session	*s;
 	int		 child_in;	/* target's stdin, until spawned */
 	int		 child_out;	/* target's stdout, until spawned */
 	uv_pipe_t	 in;		/* we write the target's stdin */
@@ -90,307 +164,500 @@ struct transport {
 	bool		 in_closed;	/* EOF sent or the target closed it */
 	bool		 out_eof;	/* every writer has closed */
 	bool		 reading;
+	bool		 paused;	/* a consumer asked for no more */
+	bool		 passthrough;	/* output goes to the callback, unheld */
+	bool		 eof_wanted;	/* close stdin once drained */
+	bool		 closing;
+	unsigned	 handles;	/* open libuv handles */
+	unsigned	 writes;	/* handed to libuv, not done */
 	char		*buf;		/* output nobody has read yet */
 	size_t		 len;
 	size_t		 cap;
-	struct conn	*raw;		/* client bridged by pipe, if any */
-	unsigned	 nwrites;	/* write requests waiting for room */
-	unsigned	 writes_in_flight; /* handed to libuv, not done */
-	bool		 eof_wanted;	/* close stdin once drained */
+	transport_cb	 cb;
+	void		*arg;
 };
 
-int	 transport_open(struct transport *, struct session *, char *err,
-	    size_t errlen);
-void	 transport_spawned(struct transport *);
-void	 transport_finish(struct transport *);
-size_t	 transport_take(struct transport *, char *, size_t);
-size_t	 transport_queued(struct transport *);
-int	 transport_write(struct transport *, const char *, size_t);
-void	 transport_eof(struct transport *);
-void	 transport_resume(struct transport *);
-void	 transport_attach(struct transport *, struct conn *);
-void	 transport_detach(struct transport *);
+struct transport *transport_open(transport_cb, void *arg, char *err,
+		    size_t errlen);
+void		 transport_spawned(struct transport *);
+void		 transport_finish(struct transport *);
+size_t		 transport_take(struct transport *, char *, size_t);
+bool		 transport_drained(const struct transport *);
+size_t		 transport_queued(struct transport *);
+int		 transport_write(struct transport *, const char *, size_t);
+void		 transport_eof(struct transport *);
+void		 transport_pause(struct transport *);
+void		 transport_resume(struct transport *);
+void		 transport_passthrough(struct transport *, bool);
+void		 transport_close(struct transport *);
 
-/* gdb's machine interface on a second pty. */
+/* mi.c: gdb's machine interface on a second, raw pty. */
+typedef void (*mi_cb)(void *arg, unsigned long token, const char *cls,
+    const char *msg);
+
 struct mi {
-	int		 master;
-	int		 slave;		/* held so the master never sees EIO */
-	char		 pts[64];
-	uv_pipe_t	 pipe;
-	bool		 open;
+	struct console	*console;
 	struct frame	 frame;
 	unsigned long	 next_token;
-	struct session	*s;
+	bool		 feeding;	/* inside frame_feed */
+	bool		 closed;
+	mi_cb		 cb;
+	void		*arg;
 };
 
-int		 mi_open(struct mi *, struct session *, char *err,
-		    size_t errlen);
+struct mi	*mi_open(mi_cb, void *arg, char *err, size_t errlen);
+const char	*mi_pts(const struct mi *);
 unsigned long	 mi_send(struct mi *, const char *fmt, ...)
 		    __attribute__((format(printf, 2, 3)));
 void		 mi_close(struct mi *);
 
-/* Connecting gdb to a remote target. */
-void	 remote_start(struct session *);
-void	 remote_mi_result(struct session *, unsigned long token,
-	    const char *cls, const char *msg);
-void	 remote_stop_timer(struct session *);
-void	 remote_close(struct session *);
-
-/* Default bound on a remote connection. */
-#define CONNECT_TIMEOUT_DEFAULT 10000
-
-/* What a debugger kind is: data plus a few hooks. */
-struct backend {
-	const char	*name;
-	const char	*debugger;	/* default program, NULL for exec */
-	bool		 stdio_transport; /* pipes become the program's 0 and 1 */
-	const char	*path;		/* PATH the debugger needs, or NULL */
-	bool		 mi;		/* needs gdb's MI channel */
-	bool		 server;	/* runs a gdbserver first */
-	bool		 needs_program;	/* PROGRAM is required */
-	/* Build the argv the keeper runs; NULL with err set on failure. */
-	char	      **(*argv)(struct session *, char *err, size_t errlen);
-	/* The debugger runs; make the session ready (NULL: it is ready). */
-	void		(*start)(struct session *);
+/* proc.c: one process under its own keeper; the one spawn function. */
+enum proc_event {
+	PROC_STARTED,		/* the process exec'd: pid is known */
+	PROC_FAILED,		/* it could not: fail_stage, fail_errno */
+	PROC_EXITED,		/* it ended: exit_code or exit_signal */
+	PROC_GONE,		/* its keeper is gone, and so is all of it */
 };
-
-/* A growable NULL-terminated argv. */
-struct backend_av {
-	char	**v;
-	size_t	  n;
-	size_t	  cap;
-};
-
-const struct backend	*backend_find(const char *);
-void			 backend_push(struct backend_av *, const char *);
-void			 backend_push_all(struct backend_av *, json_t *array,
-			    size_t from);
-json_t			*backend_names(void);
-void			 backend_argv_free(char **);
-
-/* One process of a session, run under its own keeper. */
-struct proc {
-	struct session		*s;
-	const char		*role;		/* "debugger" or "server" */
-	struct console		*console;	/* its pty */
-	bool			 used;
-	bool			 transport;	/* gets the transport pipes */
-	bool			 stdio_transport; /* on 0 and 1, not 4 and 5 */
-	char			*exec_name;	/* what the keeper execs */
-	pid_t			 pid;
-	pid_t			 keeper_pid;
-	uv_process_t		 keeper;
-	bool			 keeper_live;	/* spawned, not yet exited */
-	uv_pipe_t		 ctl;
-	bool			 ctl_open;
-	struct frame		 ctl_frame;
-	bool			 have_exit;
-	int			 exit_code;
-	int			 exit_signal;
-};
-
-enum sstate {
-	S_STARTING,
-	S_RUNNING,
-	S_STOPPING,
-	S_EXITED,
-	S_FAILED,
-};
-
-/* One supervised debugger or program, from launch until it is forgotten. */
-struct session {
-	TAILQ_ENTRY(session)	 entry;
-	unsigned long		 id;
-	char			*name;
-	const struct backend	*backend;
-	enum sstate		 state;
-
-	json_t			*argv;		/* PROGRAM ARG... as launched */
-	json_t			*env;		/* additions, object */
-	json_t			*commands;	/* -x commands, array */
-	char			*cwd;
-	char			*debugger;
-	long			 stop_timeout;
-
-	struct proc		 main;		/* the debugger or program */
-	struct proc		 server;	/* gdbserver or --server */
-	long			 stop_ms;	/* the stop being carried out */
-
-	struct console		 console;	/* the session's, main's pty */
-	struct console		 server_console;
-	char			*server_cmd;	/* --server, {port} unexpanded */
-	int			 port;
-	uv_tcp_t		 probe;
-	uv_connect_t		 probe_req;
-	bool			 probing;
-	uint64_t		 probe_deadline;
-	struct transport	 transport;
-	struct mi		 mi;
-
-	char			*remote;	/* HOST:PORT */
-	long			 connect_timeout;
-	uv_timer_t		 ready_timer;
-	bool			 timer_init;
-	bool			 timer_armed;
-	unsigned long		 connect_token;
-	bool			 ran;		/* reached running */
-	unsigned long		 ended_gen;	/* loop turn it ended in */
-	int			 fail_code;	/* error code of a failed launch */
-
-	char			*error;		/* why it failed */
-	int			 error_errno;
-
-	struct conn	       **viewers;	/* attached clients */
-	size_t			 nviewers;
-
-	double			 started_at;	/* unix time, seconds */
-	double			 ended_at;
-};
-
-const char	*session_state_name(enum sstate);
-bool		 session_ended(const struct session *);
-struct session	*session_create(json_t *params, struct rpc_error *);
-struct session	*session_find(json_t *ref, struct rpc_error *);
-void		 session_set_state(struct session *, enum sstate);
-void		 session_stop(struct session *, long timeout_ms);
-void		 session_fail(struct session *, int err, const char *fmt, ...)
-		    __attribute__((format(printf, 3, 4)));
-void		 session_check_done(struct session *);
-json_t		*status_json(const struct session *);
-int		 session_signal(struct session *, int sig, pid_t *pgrp,
-		    struct rpc_error *);
-unsigned long	 session_live_count(void);
-void		 session_prune(void);
-/* Ended sessions kept in the table unless DBGCTLD_KEEP_ENDED says otherwise. */
-#define KEEP_ENDED_DEFAULT 1000
+struct proc;
+typedef void (*proc_cb)(void *arg, struct proc *, enum proc_event);
 
 /* Where a debugger finds the transport pipes: /dev/fd/4 and /dev/fd/5. */
 #define PROC_FD_IN 4
 #define PROC_FD_OUT 5
 
-/* Keeper processes: spawn, control channel, exit. */
-void	 proc_init(struct proc *, struct session *, const char *role,
-	    struct console *);
-int	 proc_spawn(struct proc *, char **argv, char *err, size_t errlen);
-void	 proc_stop(struct proc *, long timeout_ms);
-bool	 proc_done(const struct proc *);
+/* What a keeper is asked to run, and with what. */
+struct proc_spec {
+	char		**argv;
+	char		**env;
+	const char	 *cwd;
+	long		  stop_timeout;
+	int		  tty;		/* the pty slave: its 0, 1 and 2 */
+	int		  fd_in;	/* transport ends, or -1 */
+	int		  fd_out;
+	bool		  stdio;	/* transport on 0 and 1, not 4 and 5 */
+};
 
-/* What the session makes of its processes' news. */
-void	 session_proc_started(struct proc *);
-void	 session_proc_exited(struct proc *);
-void	 session_proc_gone(struct proc *);
-int	 session_spawn_main(struct session *, char *err, size_t errlen);
+struct proc {
+	char		*exec_name;	/* what the keeper execs */
+	pid_t		 pid;
+	pid_t		 keeper_pid;
+	uv_process_t	 keeper;
+	uv_pipe_t	 ctl;
+	bool		 keeper_live;	/* spawned, not yet exited */
+	bool		 ctl_open;
+	bool		 gone;
+	bool		 freed;		/* the owner let go */
+	unsigned	 handles;	/* open libuv handles */
+	struct frame	 ctl_frame;
+	bool		 have_exit;
+	int		 exit_code;
+	int		 exit_signal;
+	char		 fail_stage[32];
+	int		 fail_errno;
+	proc_cb		 cb;
+	void		*arg;
+};
 
-/* gdbserver sessions: the server, its port, proof that it listens. */
-int	 gdbserver_start(struct session *, char *err, size_t errlen);
-void	 gdbserver_started(struct session *);
-void	 gdbserver_close(struct session *);
+struct proc	*proc_spawn(const struct proc_spec *, const char *keeper,
+		    proc_cb, void *arg, char *err, size_t errlen);
+void		 proc_stop(struct proc *, long timeout_ms);
+json_t		*proc_exit_json(const struct proc *);
+void		 proc_free(struct proc *);
 
-/* Attached clients of a console. */
-void	 attach_add(struct session *, struct conn *, unsigned long lines);
-void	 attach_remove(struct conn *);
-void	 attach_output(struct session *, const char *, size_t);
-void	 attach_end(struct session *);
-void	 attach_input(struct conn *, const char *, size_t);
-void	 attach_drained(struct session *);
-int	 attach_resize(struct session *, unsigned rows, unsigned cols,
-	    bool redraw);
-/* Console lines replayed to a client when it attaches. */
-#define ATTACH_REPLAY_LINES 200
+/* backend.c: what a debugger kind is, as data plus hooks. */
+#define BACKEND_STDIO	0x1	/* the pipes become the program's 0 and 1 */
+#define BACKEND_PROGRAM	0x2	/* PROGRAM is required */
+#define BACKEND_SERVER	0x4	/* takes "server" and "port" */
+#define BACKEND_REMOTE	0x8	/* takes "remote", which it requires */
 
-/* A client connection. */
+struct launch;
+struct session_proc;
+
+struct backend {
+	const char	*name;
+	const char	*debugger;	/* default program, NULL for exec */
+	const char	*path;		/* PATH the debugger needs, or NULL */
+	int		 flags;
+	/* Refuse what this kind cannot do with a launch; err says why. */
+	int		(*check)(const struct launch *, struct rpc_error *);
+	/* Build the argv the main process's keeper runs; NULL with err. */
+	char	      **(*argv)(struct session *, char *err, size_t errlen);
+	/* Set up private state and start (NULL: spawn the main process). */
+	int		(*start)(struct session *, char *err, size_t errlen);
+	/* A process of the session exec'd (NULL: ready once main has). */
+	void		(*ready)(struct session *, struct session_proc *);
+	/* Ask the main process to quit gracefully; 0 if asked. */
+	int		(*quit)(struct session *);
+	/* Run a debugger command for a request. */
+	int		(*command)(struct session *, struct request *);
+	/* Add this kind's fields to the session object. */
+	void		(*status)(const struct session *, json_t *);
+	/*
+	 * The session has ended: release what is live. What status reads
+	 * stays; session_free frees s->bdata, which holds no pointers then.
+	 */
+	void		(*close)(struct session *);
+};
+
+extern const struct backend backend_exec;
+extern const struct backend backend_gdb;
+extern const struct backend backend_lldb;
+extern const struct backend backend_remote;
+extern const struct backend backend_gdbserver;
+
+const struct backend	*backend_find(const char *);
+json_t			*backend_names(void);
+char			*backend_kinds(void);
+
+/* backend-gdb.c: the gdb family (gdb, remote, gdbserver). */
+/* Default bound on a remote connection. */
+#define CONNECT_TIMEOUT_DEFAULT 10000
+
+struct gdb_data {
+	struct session	*s;
+	struct mi	*mi;
+	char		 remote[256];	/* HOST:PORT gdb connects to, or "" */
+	struct timer	*timer;		/* the connection's deadline */
+	unsigned long	 connect_token;
+};
+
+char	**backend_gdb_argv(struct session *, char *err, size_t errlen);
+int	 backend_gdb_open(struct session *, struct gdb_data *, const char *remote,
+	    char *err, size_t errlen);
+void	 backend_gdb_connect(struct session *);
+void	 backend_gdb_close(struct gdb_data *);
+void	 backend_gdb_status(const struct session *, json_t *);
+
+/* launch.c: a launch request's params, checked once. */
+struct launch {
+	const struct backend	*backend;
+	json_t			*argv;		/* PROGRAM ARG..., maybe [] */
+	json_t			*env;		/* object of strings */
+	json_t			*commands;	/* -x commands */
+	char			*name;
+	char			*cwd;
+	char			*debugger;
+	char			*remote;	/* remote: HOST:PORT */
+	char			*server;	/* gdbserver: --server */
+	int			 port;		/* gdbserver: 0 for any */
+	long			 connect_timeout;
+	long			 stop_timeout;
+	bool			 transport;
+};
+
+/* Default graceful-stop window. */
+#define STOP_TIMEOUT_DEFAULT 5000
+#define STOP_TIMEOUT_MAX 3600000
+
+int	 launch_parse(struct launch *, json_t *params, struct rpc_error *);
+void	 launch_free(struct launch *);
+
+/* session.c: the session table, its processes and the one fan-out point. */
+enum session_state {
+	S_STARTING,
+	S_RUNNING,
+	S_STOPPING,
+	S_ABORTING,	/* stopping before it ever ran; shown as stopping */
+	S_EXITED,
+	S_FAILED,
+	S_NSTATES
+};
+
+/* What sinks hear of a session. */
+enum session_event_kind {
+	SE_STATE = 0x1,		/* the state changed */
+	SE_OUTPUT = 0x2,	/* the console printed data, len */
+	SE_TARGET = 0x4,	/* target output arrived (data if passed through) */
+	SE_TARGET_EOF = 0x8,	/* the target's output ended */
+	SE_INPUT = 0x10,	/* the target's input took bytes, or closed */
+	SE_CONSOLE_ROOM = 0x20,	/* the console took queued input */
+};
+
+struct session_event {
+	enum session_event_kind	 kind;
+	const char		*data;
+	size_t			 len;
+	uint64_t		 offset;	/* SE_OUTPUT: where data starts */
+};
+
+struct sink;
+typedef void (*sink_cb)(struct sink *, struct session *,
+    const struct session_event *);
+
+/* A listener to session events: one session's, or every session's. */
+struct sink {
+	TAILQ_ENTRY(sink)	 entry;
+	struct sink		*next_dead;
+	struct session		*s;		/* NULL: every session */
+	unsigned		 mask;		/* session_event_kind bits */
+	sink_cb			 cb;
+	void			*arg;
+	bool			 dead;
+};
+TAILQ_HEAD(sinks, sink);
+
+/* Why a session failed: the first cause is kept. */
+struct session_why {
+	int		 code;		/* RPC code for a failed launch */
+	int		 err;		/* errno, or 0 */
+	char		*msg;
+};
+
+/* A process of a session with its own pty. */
+struct session_proc {
+	struct session		*s;
+	const char		*role;		/* "debugger", "program", "server" */
+	struct proc		*proc;		/* NULL until spawned */
+	struct console		*console;	/* NULL once closed */
+	bool			 drained;	/* its pty's output is all in */
+	bool			 transport;	/* gets the transport pipes */
+	bool			 stdio;		/* on 0 and 1 */
+};
+
+/* Processes a session may have: its main one and a server. */
+#define SESSION_MAXPROCS 2
+
+/* One supervised debugger or program, from launch until it is forgotten. */
+struct session {
+	TAILQ_ENTRY(session)	 entry;
+	unsigned long		 id;
+	unsigned		 refs;
+	bool			 listed;	/* in the table */
+	const struct backend	*backend;
+	void			*bdata;		/* the backend's own state */
+	enum session_state	 state;
+	struct launch		 l;
+	long			 stop_ms;	/* the stop being carried out */
+
+	struct session_proc	 procs[SESSION_MAXPROCS]; /* [0]: main */
+	size_t			 nprocs;
+	struct output		 output;
+	struct transport	*transport;	/* NULL without --transport */
+	unsigned		 writers;	/* write requests waiting */
+
+	struct session_why	 why;
+	struct sinks		 sinks;
+	double			 started_at;	/* unix time, seconds */
+	double			 ended_at;
+};
+
+/* Ended sessions kept in the table unless DBGCTLD_KEEP_ENDED says otherwise. */
+#define KEEP_ENDED_DEFAULT 1000
+
+const char		*session_state_name(enum session_state);
+bool			 session_ended(const struct session *);
+bool			 session_live(const struct session *);
+struct session		*session_create(struct launch *, struct rpc_error *);
+struct session		*session_find(json_t *ref, struct rpc_error *);
+struct session		*session_by_name(const char *, bool live_only);
+void			 session_ref(struct session *);
+void			 session_unref(struct session *);
+struct session_proc	*session_add_proc(struct session *, const char *role,
+			    char *err, size_t errlen);
+int			 session_spawn(struct session_proc *, char **argv,
+			    char *err, size_t errlen);
+int			 session_spawn_main(struct session *, char *err,
+			    size_t errlen);
+void			 session_console_write(struct session *,
+			    const char *, size_t);
+struct console		*session_console(const struct session *);
+int			 session_signal(struct session *, int sig,
+			    pid_t *pgrp, struct rpc_error *);
+void			 session_stop(struct session *, long timeout_ms);
+bool			 session_ready(struct session *);
+void			 session_fail(struct session *, int code,
+			    const char *fmt, ...)
+			    __attribute__((format(printf, 3, 4)));
+void			 session_why(struct session *, int code, int err,
+			    const char *fmt, ...)
+			    __attribute__((format(printf, 4, 5)));
+unsigned long		 session_live_count(void);
+void			 session_fire(struct session *,
+			    const struct session_event *);
+struct sink		*session_sink_add(struct session *, unsigned mask,
+			    sink_cb, void *arg);
+void			 session_sink_remove(struct sink *);
+void			 session_end(struct session *);
+void			 session_prune(void);
+
+/* session-state.c: the one table that decides. */
+enum session_input {
+	SI_READY,	/* the backend says the session is ready */
+	SI_STOP,	/* someone asked for a stop */
+	SI_FAIL,	/* it cannot go on: the why is recorded */
+	SI_EXIT,	/* the main process exited */
+	SI_GONE,	/* every process is gone and its output is in */
+	SI_NINPUTS
+};
+
+void	 session_event(struct session *, enum session_input);
+void	 session_event_why(struct session *, enum session_input,
+	    const struct session_why *);
+
+/* status.c: the session object of the protocol. */
+json_t	*status_json(const struct session *);
+pid_t	 status_inferior(pid_t parent);
+
+/* listener.c: listening sockets, each with its way of admitting peers. */
+struct listener {
+	TAILQ_ENTRY(listener)	 entry;
+	uv_pipe_t		 pipe;
+	char			*path;
+	/* Whether the peer may use the daemon; err says why not. */
+	int			(*auth)(struct listener *, struct conn *,
+				    struct rpc_error *);
+};
+
+int	 listener_unix(const char *path, char *err, size_t errlen);
+void	 listener_close_all(void);
+
+/* conn.c: one client connection, carrying requests or raw bytes. */
+/* Unsent bytes a connection may hold before it is dropped. */
+#define CONN_WQ_MAX (64 * 1024 * 1024)
+
+/* What a connection does with what its peer sends (rpc, pipe, attach). */
+struct conn_mode {
+	const char	*name;
+	bool		 raw;		/* bytes, not JSON lines */
+	/* The mode's own state for a new connection (rpc), or NULL. */
+	void	       *(*open)(void);
+	/* Bytes from the peer; returns how many it used (the mode changed). */
+	size_t		(*input)(struct conn *, const char *, size_t);
+	void		(*eof)(struct conn *);
+	/* Queued output was written: producers may go on. */
+	void		(*drained)(struct conn *);
+	void		(*close)(struct conn *);
+};
+
 struct conn {
 	TAILQ_ENTRY(conn)	 entry;
 	uv_pipe_t		 pipe;
-	struct frame		 frame;
 	uid_t			 uid;
-	unsigned		 npending;	/* requests still waiting */
-	bool			 eof;		/* client sent no more */
+	const struct conn_mode	*mode;
+	void			*mode_data;
+	bool			 eof;		/* the peer sent no more */
 	bool			 finishing;	/* flushing before close */
 	bool			 closing;
-	struct transport	*raw;		/* bridged to a target by pipe */
-	struct {
-		bool		 all;		/* every session */
-		bool		 output;	/* console output too */
-		unsigned long	*ids;
-		size_t		 n;
-	}			 sub;		/* notifications wanted */
-	struct session		*viewing;	/* attached to this console */
 	bool			 paused;	/* what it sent waits for room */
+	unsigned		 npending;	/* its requests still waiting */
 };
 
-void	 conn_accept(uv_stream_t *);
+void	 conn_accept(struct listener *);
+void	 conn_set_mode(struct conn *, const struct conn_mode *, void *);
 void	 conn_send(struct conn *, json_t *msg);
-void	 conn_reply(struct conn *, json_t *id, json_t *result);
-void	 conn_error(struct conn *, json_t *id, const struct rpc_error *,
-	    json_t *data);
-void	 conn_close(struct conn *);
-void	 conn_close_all(void);
-void	 conn_request_done(struct conn *);
-size_t	 conn_write_queue(struct conn *);
 void	 conn_send_raw(struct conn *, const char *, size_t);
-void	 conn_raw_eof(struct conn *);
-void	 conn_go_raw(struct conn *, struct transport *);
+size_t	 conn_queued(struct conn *);
 void	 conn_pause(struct conn *);
 void	 conn_resume(struct conn *);
+void	 conn_finish(struct conn *);
+void	 conn_close(struct conn *);
+void	 conn_close_all(void);
 
-/* Notifications to subscribed connections. */
-void	 notify_subscribe(struct conn *, unsigned long id, bool output);
-void	 notify_unsubscribe(struct conn *, unsigned long id);
-void	 notify_state(struct session *);
-void	 notify_output(struct session *, const char *, size_t, uint64_t end);
-
-/* Requests that wait for an event; each completes or fails exactly once. */
-enum ptype {
-	P_LAUNCH,
-	P_WAIT,
-	P_STOP,
-	P_LOGS,
-	P_SHUTDOWN,
-	P_READ,
-	P_WRITE,
-	P_ATTACH,
+/* request.c: requests, their methods' declarations, and the rpc mode. */
+enum method_return {
+	METHOD_DONE,
+	METHOD_ERROR,
+	METHOD_WAIT,
 };
 
-struct pending {
-	TAILQ_ENTRY(pending)	 entry;
-	enum ptype		 type;
+/* JSON types a param may have (bits). */
+#define PT_STRING	0x01
+#define PT_INT		0x02
+#define PT_BOOL		0x04
+#define PT_STRINGS	0x08	/* an array of strings */
+#define PT_OBJECT	0x10	/* an object of strings */
+#define PT_SESSION	0x20	/* an id, a numeric string or a name */
+#define PT_SESSIONS	0x40	/* an array of those */
+
+struct method_param {
+	const char	*name;
+	int		 types;
+	bool		 required;
+	long long	 min;		/* PT_INT: bounds, when min < max */
+	long long	 max;
+};
+
+#define METHOD_WHILE_SHUTDOWN	0x1	/* served while shutting down */
+#define METHOD_NOAUTH		0x2	/* served before authentication */
+#define METHOD_ALONE		0x4	/* the only request in flight */
+
+struct method {
+	const char			*name;
+	const struct method_param	*params;	/* ends with NULL name */
+	int				 flags;
+	enum method_return		(*exec)(struct request *);
+};
+
+struct request {
+	TAILQ_ENTRY(request)	 entry;		/* while it waits */
+	const struct method	*method;
 	struct conn		*conn;		/* NULL once the client left */
 	json_t			*id;
-	json_t			*params;
-	struct session	       **sessions;
-	size_t			 nsessions;
-	uv_timer_t		*timer;
-	char			*data;		/* bytes a write holds */
-	size_t			 len;
+	json_t			*params;	/* checked, nulls removed */
+	struct session		*session;	/* "session", resolved */
+	bool			 waiting;
+	bool			 finished;
+	bool			 keep_orphan;	/* goes on without its client */
+	void			*data;		/* the method's waiting state */
+	void			(*free)(struct request *);
+	struct sink	       **sinks;		/* sinks it waits on */
+	size_t			 nsinks;
+	bool			 in_exec;	/* its method is running */
+	struct timer		*timer;
+	void			(*timeout)(struct request *);
 };
 
-struct pending	*pending_new(enum ptype, struct conn *, json_t *id,
-		    json_t *params);
-void		 pending_add_session(struct pending *, struct session *);
-void		 pending_arm_timeout(struct pending *, uint64_t ms);
-void		 pending_poke(void);
+extern const struct conn_mode request_rpc_mode;
+
+enum method_return request_done(struct request *, json_t *result);
+enum method_return request_error(struct request *, int code,
+		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+enum method_return request_error_data(struct request *, int code,
+		    json_t *data, const char *fmt, ...)
+		    __attribute__((format(printf, 4, 5)));
+enum method_return request_fail(struct request *, const struct rpc_error *);
+const char	*request_str(struct request *, const char *key,
+		    const char *dflt);
+long long	 request_int(struct request *, const char *key,
+		    long long dflt);
+bool		 request_bool(struct request *, const char *key);
+json_t		*request_get(struct request *, const char *key);
+void		 request_free(struct request *);
+
+/* pending.c: requests that wait, each completed once by what it waits on. */
+enum method_return pending_wait(struct request *, void *data,
+		    void (*free)(struct request *));
+void		 pending_sink(struct request *, struct session *,
+		    unsigned mask, sink_cb);
+void		 pending_timeout(struct request *, uint64_t ms,
+		    void (*)(struct request *));
+void		 pending_finish(struct request *);
 void		 pending_forget_conn(struct conn *);
 
-/* Request handlers. */
-void	 method_dispatch(struct conn *, struct rpc_request *);
-json_t	*method_logs_result(struct session *, uint64_t off, size_t max);
+/* method-session.c, method-stream.c, method-daemon.c: the methods. */
+extern const struct method *const method_session[];
+extern const struct method *const method_stream[];
+extern const struct method *const method_daemon[];
 
-/* Daemon log. */
-void	 log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void	 log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void	 log_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2),
-	    noreturn));
+/* notify.c: subscriptions, as sinks on every session. */
+void	 notify_subscribe(struct conn *, unsigned long id, bool output);
+void	 notify_unsubscribe(struct conn *, unsigned long id);
+void	 notify_forget(struct conn *);
 
-/* The listening socket. */
-int	 server_listen(const char *path, char *err, size_t errlen);
-void	 server_close(void);
+/* attach.c: clients attached to a session's console. */
+/* Console lines replayed to a client when it attaches. */
+#define ATTACH_REPLAY_LINES 200
 
-/* Lifecycle. */
+void	 attach_start(struct conn *, struct session *, unsigned long lines);
+int	 attach_resize(struct session *, unsigned rows, unsigned cols,
+	    bool redraw);
+
+/* pipe.c: a client bridged to a session's transport. */
+void	 pipe_start(struct conn *, struct session *);
+
+/* daemon.c: the daemon's life. */
 void	 daemon_shutdown(long long timeout_ms);
-void	 daemon_check_shutdown(void);
 void	 daemon_watch_signals(void);
-void	 daemon_watch_turns(void);
 void	 daemon_alloc_cb(uv_handle_t *, size_t, uv_buf_t *);
 double	 daemon_now(void);
 
@@ -400,23 +667,21 @@ struct daemon {
 	char			 sock_path[PATH_MAX];
 	char			 state_dir[PATH_MAX];
 	char			 keeper_path[PATH_MAX];
-	uv_pipe_t		 listener;
-	bool			 listening;
+	TAILQ_HEAD(, listener)	 listeners;
 	uv_signal_t		 sigterm;
 	uv_signal_t		 sigint;
 	struct pidfh		*pidfh;
 	TAILQ_HEAD(, session)	 sessions;
 	TAILQ_HEAD(, conn)	 conns;
-	TAILQ_HEAD(, pending)	 pendings;
+	TAILQ_HEAD(, request)	 waiting;
+	struct sinks		 sinks;		/* on every session */
+	unsigned		 firing;	/* session_fire depth */
+	struct sink		*dead_sinks;	/* freed when firing ends */
 	unsigned long		 next_id;
-	bool			 shutting_down;
-	bool			 finished;
-	uv_prepare_t		 turn;		/* counts loop turns, prunes */
-	unsigned long		 gen;		/* loop turns so far */
 	unsigned long		 keep_ended;	/* ended sessions kept */
 	unsigned long		 nended;
-	bool			 poking;	/* pending_poke is running */
-	bool			 poke_again;	/* and must look again */
+	bool			 shutting_down;
+	struct timer		*finish;	/* closes everything at exit */
 	char			 readbuf[65536]; /* every libuv read */
 };
 

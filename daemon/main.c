@@ -231,21 +231,22 @@ main(int argc, char **argv)
 	signal(SIGHUP, SIG_IGN);
 	TAILQ_INIT(&dmn.sessions);
 	TAILQ_INIT(&dmn.conns);
-	TAILQ_INIT(&dmn.pendings);
+	TAILQ_INIT(&dmn.waiting);
+	TAILQ_INIT(&dmn.sinks);
+	TAILQ_INIT(&dmn.listeners);
 	main_paths(listen);
 	main_lock();
 	if (!foreground)
 		ready = main_detach();
 	dmn.loop = uv_default_loop();
 	dmn.keep_ended = main_keep_ended();
-	if (server_listen(dmn.sock_path, err, sizeof err) != 0) {
+	if (listener_unix(dmn.sock_path, err, sizeof err) != 0) {
 		fprintf(stderr, "dbgctld: %s\n", err);
 		pidfile_remove(dmn.pidfh);
 		return 1;
 	}
 	pidfile_write(dmn.pidfh);
 	daemon_watch_signals();
-	daemon_watch_turns();
 	if (!foreground) {
 		main_redirect();
 		if (write(ready, "", 1) != 1)

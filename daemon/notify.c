@@ -1,125 +1,151 @@
-/* Subscriptions: notifications of state changes and console output. */
+/* Subscriptions: one sink on every session per subscribed connection. */
 #include <stdlib.h>
 
 #include "b64.h"
 #include "daemon.h"
 
+/* What one connection asked to hear. */
+struct notify {
+	TAILQ_ENTRY(notify)	 entry;
+	struct conn		*c;
+	struct sink		*sink;
+	bool			 all;		/* every session */
+	bool			 output;	/* console output too */
+	unsigned long		*ids;
+	size_t			 n;
+};
+
+static TAILQ_HEAD(, notify) notify_list = TAILQ_HEAD_INITIALIZER(notify_list);
+
+/* The subscription of c, if it has one. */
+static struct notify *
+notify_find(const struct conn *c)
+{
+	struct notify *n;
+
+	TAILQ_FOREACH(n, &notify_list, entry)
+		if (n->c == c)
+			return n;
+	return NULL;
+}
+
+/* Whether n wants news of s. */
+static bool
+notify_wants(const struct notify *n, const struct session *s)
+{
+	size_t i;
+
+	if (n->all)
+		return true;
+	for (i = 0; i < n->n; i++)
+		if (n->ids[i] == s->id)
+			return true;
+	return false;
+}
+
+/* The session.state notification of s. */
+static json_t *
+notify_state(struct session *s)
+{
+	struct proc	*main = s->procs[0].proc;
+	json_t		*params;
+
+	params = json_pack("{s:I, s:s}", "session", (json_int_t)s->id,
+	    "state", session_state_name(s->state));
+	if (main != NULL && main->have_exit)
+		json_object_set_new(params, "exit", proc_exit_json(main));
+	return rpc_notification_new("session.state", params);
+}
+
+/* The session.output notification of len bytes printed at offset. */
+static json_t *
+notify_output(struct session *s, const struct session_event *ev)
+{
+	json_t	*params;
+	char	*text;
+
+	if ((text = b64_encode((const unsigned char *)ev->data,
+	    ev->len)) == NULL)
+		log_fatal("out of memory");
+	params = json_pack("{s:I, s:s, s:s, s:I}", "session",
+	    (json_int_t)s->id, "stream", "console", "data", text, "offset",
+	    (json_int_t)ev->offset);
+	free(text);
+	return rpc_notification_new("session.output", params);
+}
+
+/* A session changed state or printed: tell the subscriber if it wants it. */
+static void
+notify_event(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	struct notify *n = k->arg;
+
+	if (n->c->mode->raw || !notify_wants(n, s))
+		return;
+	if (ev->kind == SE_STATE)
+		conn_send(n->c, notify_state(s));
+	else if (n->output)
+		conn_send(n->c, notify_output(s, ev));
+}
+
 /* Subscribe c to session id (0 for every session); output says whether to send console output. */
 void
 notify_subscribe(struct conn *c, unsigned long id, bool output)
 {
-	size_t i;
+	struct notify	*n;
+	size_t		 i;
 
-	c->sub.output = output;
+	if ((n = notify_find(c)) == NULL) {
+		n = xcalloc(1, sizeof *n);
+		n->c = c;
+		n->sink = session_sink_add(NULL, SE_STATE | SE_OUTPUT,
+		    notify_event, n);
+		TAILQ_INSERT_TAIL(&notify_list, n, entry);
+	}
+	n->output = output;
 	if (id == 0) {
-		c->sub.all = true;
+		n->all = true;
 		return;
 	}
-	for (i = 0; i < c->sub.n; i++)
-		if (c->sub.ids[i] == id)
+	for (i = 0; i < n->n; i++)
+		if (n->ids[i] == id)
 			return;
-	c->sub.ids = reallocarray(c->sub.ids, c->sub.n + 1, sizeof *c->sub.ids);
-	if (c->sub.ids == NULL)
-		log_fatal("out of memory");
-	c->sub.ids[c->sub.n++] = id;
+	n->ids = xreallocarray(n->ids, n->n + 1, sizeof *n->ids);
+	n->ids[n->n++] = id;
 }
 
 /* Drop c's subscription to id, or every one when id is 0. */
 void
 notify_unsubscribe(struct conn *c, unsigned long id)
 {
-	size_t i;
+	struct notify	*n = notify_find(c);
+	size_t		 i;
 
+	if (n == NULL)
+		return;
 	if (id == 0) {
-		free(c->sub.ids);
-		c->sub.ids = NULL;
-		c->sub.n = 0;
-		c->sub.all = false;
+		notify_forget(c);
 		return;
 	}
-	for (i = 0; i < c->sub.n; i++) {
-		if (c->sub.ids[i] == id) {
-			c->sub.ids[i] = c->sub.ids[--c->sub.n];
+	for (i = 0; i < n->n; i++) {
+		if (n->ids[i] == id) {
+			n->ids[i] = n->ids[--n->n];
 			return;
 		}
 	}
 }
 
-/* Whether c wants news of s. */
-static bool
-notify_wants(const struct conn *c, const struct session *s)
-{
-	size_t i;
-
-	if (c->sub.all)
-		return true;
-	for (i = 0; i < c->sub.n; i++)
-		if (c->sub.ids[i] == s->id)
-			return true;
-	return false;
-}
-
-/* Send a notification to every connection subscribed to s. */
-static void
-notify_send(struct session *s, bool output, const char *method,
-    json_t *params)
-{
-	struct conn *c, *next;
-
-	/* conn_send may drop a slow connection; the list stays walkable. */
-	TAILQ_FOREACH_SAFE(c, &dmn.conns, entry, next) {
-		if (c->raw != NULL || c->viewing != NULL ||
-		    !notify_wants(c, s) || (output && !c->sub.output))
-			continue;
-		conn_send(c, rpc_notification_new(method, json_incref(params)));
-	}
-	json_decref(params);
-}
-
-/* Whether any connection subscribes to anything (most often none does). */
-static bool
-notify_anyone(void)
-{
-	struct conn *c;
-
-	TAILQ_FOREACH(c, &dmn.conns, entry)
-		if (c->sub.all || c->sub.n > 0)
-			return true;
-	return false;
-}
-
-/* The session changed state. */
+/* The connection is going: it hears nothing more. */
 void
-notify_state(struct session *s)
+notify_forget(struct conn *c)
 {
-	json_t *params;
+	struct notify *n = notify_find(c);
 
-	if (!notify_anyone())
+	if (n == NULL)
 		return;
-	params = json_pack("{s:I, s:s}", "session", (json_int_t)s->id,
-	    "state", session_state_name(s->state));
-	if (s->main.have_exit)
-		json_object_set_new(params, "exit", json_pack("{s:i}",
-		    s->main.exit_signal ? "signal" : "code",
-		    s->main.exit_signal ? s->main.exit_signal :
-		    s->main.exit_code));
-	notify_send(s, false, "session.state", params);
-}
-
-/* The console printed len bytes, now ending at offset end of its log. */
-void
-notify_output(struct session *s, const char *data, size_t len, uint64_t end)
-{
-	json_t	*params;
-	char	*text;
-
-	if (!notify_anyone())
-		return;
-	if ((text = b64_encode((const unsigned char *)data, len)) == NULL)
-		log_fatal("out of memory");
-	params = json_pack("{s:I, s:s, s:s, s:I}", "session",
-	    (json_int_t)s->id, "stream", "console", "data", text, "offset",
-	    (json_int_t)(end - len));
-	free(text);
-	notify_send(s, true, "session.output", params);
+	TAILQ_REMOVE(&notify_list, n, entry);
+	session_sink_remove(n->sink);
+	free(n->ids);
+	free(n);
 }

@@ -1,5 +1,4 @@
 /* Keeper processes: the one place that spawns, talks to keepers and sees them exit. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,109 +6,58 @@
 
 #include "daemon.h"
 
-extern char **environ;
-
-/* Build the program's environment: the daemon's, the launch's, the session's. */
-static char **
-proc_env(struct session *s)
-{
-	const char	*key;
-	json_t		*val;
-	char	       **env, *e;
-	size_t		 n = 0, i, extra;
-	bool		 have_term = false;
-
-	for (i = 0; environ[i] != NULL; i++)
-		n++;
-	extra = json_object_size(s->env) + 4;
-	if ((env = calloc(n + extra, sizeof *env)) == NULL)
-		log_fatal("out of memory");
-	n = 0;
-	for (i = 0; environ[i] != NULL; i++) {
-		e = environ[i];
-		if (strncmp(e, "DBGCTL_SESSION=", 15) == 0)
-			continue;
-		if (strncmp(e, "TERM=", 5) == 0)
-			have_term = true;
-		if (strncmp(e, "PATH=", 5) == 0 && s->backend->path != NULL)
-			continue;
-		key = e;
-		/* A launch's own value replaces the daemon's. */
-		if (json_object_getn(s->env, key, strcspn(key, "=")) != NULL)
-			continue;
-		env[n++] = strdup(e);
-	}
-	json_object_foreach(s->env, key, val) {
-		/* The daemon names the session; a launch cannot. */
-		if (strcmp(key, "DBGCTL_SESSION") == 0)
-			continue;
-		if (strcmp(key, "TERM") == 0)
-			have_term = true;
-		if (asprintf(&env[n++], "%s=%s", key, json_string_value(val)) < 0)
-			log_fatal("out of memory");
-	}
-	if (asprintf(&env[n++], "DBGCTL_SESSION=%lu", s->id) < 0)
-		log_fatal("out of memory");
-	if (!have_term)
-		env[n++] = strdup("TERM=dumb");
-	if (s->backend->path != NULL &&
-	    json_object_get(s->env, "PATH") == NULL &&
-	    asprintf(&env[n++], "PATH=%s", s->backend->path) < 0)
-		log_fatal("out of memory");
-	env[n] = NULL;
-	for (i = 0; i < n; i++)
-		if (env[i] == NULL)
-			log_fatal("out of memory");
-	return env;
-}
-
 /* Build the keeper's own argv around the process's. */
 static char **
-proc_keeper_argv(struct proc *pr, char **prog)
+proc_keeper_argv(const struct proc_spec *sp, const char *keeper)
 {
-	struct backend_av	 av = { 0 };
-	char			 num[32];
+	struct argv	 av = { 0 };
+	char	       **p;
 
-	backend_push(&av, dmn.keeper_path);
-	backend_push(&av, "--cwd");
-	backend_push(&av, pr->s->cwd);
-	backend_push(&av, "--stop-timeout");
-	snprintf(num, sizeof num, "%ld", pr->s->stop_timeout);
-	backend_push(&av, num);
-	if (pr->transport) {
-		backend_push(&av, pr->stdio_transport ? "--stdin-fd" :
-		    "--keep-fd");
-		snprintf(num, sizeof num, "%d", PROC_FD_IN);
-		backend_push(&av, num);
-		backend_push(&av, pr->stdio_transport ? "--stdout-fd" :
-		    "--keep-fd");
-		snprintf(num, sizeof num, "%d", PROC_FD_OUT);
-		backend_push(&av, num);
+	argv_push(&av, keeper);
+	argv_push(&av, "--cwd");
+	argv_push(&av, sp->cwd);
+	argv_push(&av, "--stop-timeout");
+	argv_pushf(&av, "%ld", sp->stop_timeout);
+	if (sp->fd_in != -1) {
+		argv_push(&av, sp->stdio ? "--stdin-fd" : "--keep-fd");
+		argv_pushf(&av, "%d", PROC_FD_IN);
+		argv_push(&av, sp->stdio ? "--stdout-fd" : "--keep-fd");
+		argv_pushf(&av, "%d", PROC_FD_OUT);
 	}
-	backend_push(&av, "--");
-	for (; *prog != NULL; prog++)
-		backend_push(&av, *prog);
+	argv_push(&av, "--");
+	for (p = sp->argv; *p != NULL; p++)
+		argv_push(&av, *p);
 	return av.v;
 }
 
-/* Set up an unused process slot of a session. */
-void
-proc_init(struct proc *pr, struct session *s, const char *role,
-    struct console *console)
+/* Free the record once the owner let go and libuv has closed both handles. */
+static void
+proc_maybe_free(struct proc *pr)
 {
-	memset(pr, 0, sizeof *pr);
-	pr->s = s;
-	pr->role = role;
-	pr->console = console;
+	if (!pr->freed || pr->handles > 0)
+		return;
+	free(pr->exec_name);
+	free(pr);
 }
 
-/* Whether nothing of the process is left: keeper gone, reports read, output drained. */
-bool
-proc_done(const struct proc *pr)
+/* One of the two handles is closed. */
+static void
+proc_handle_closed(uv_handle_t *h)
 {
-	if (!pr->used)
-		return true;
-	return !pr->keeper_live && !pr->ctl_open && pr->console->drained;
+	struct proc *pr = h->data;
+
+	pr->handles--;
+	proc_maybe_free(pr);
+}
+
+/* Tell the owner, once, when nothing of the process is left. */
+static void
+proc_check_gone(struct proc *pr)
+{
+	if (pr->gone || pr->keeper_live || pr->ctl_open || pr->freed)
+		return;
+	pr->gone = true;
+	pr->cb(pr->arg, pr, PROC_GONE);
 }
 
 /* Write a command line to the keeper, if it still listens. */
@@ -124,8 +72,8 @@ proc_send(struct proc *pr, const char *line)
 	buf = uv_buf_init((char *)line, n);
 	/* A few bytes on an empty socketpair: try_write takes them whole. */
 	if (uv_try_write((uv_stream_t *)&pr->ctl, &buf, 1) != n)
-		log_warn("session %lu: %s keeper did not take \"%.*s\"",
-		    pr->s->id, pr->role, n - 1, line);
+		log_warn("keeper %ld did not take \"%.*s\"",
+		    (long)pr->keeper_pid, n - 1, line);
 }
 
 /* Ask the keeper to end its tree: TERM now, KILL after timeout_ms. */
@@ -143,22 +91,20 @@ static int
 proc_line(void *arg, char *line, size_t len)
 {
 	struct proc	*pr = arg;
-	struct session	*s = pr->s;
-	char		 stage[32];
 	long		 a;
 	int		 b;
 
 	(void)len;
+	if (pr->freed)
+		return 1;
 	if (sscanf(line, "started %ld", &a) == 1) {
 		pr->pid = (pid_t)a;
-		log_info("session %lu: %s pid %ld started", s->id, pr->role, a);
-		session_proc_started(pr);
+		pr->cb(pr->arg, pr, PROC_STARTED);
 		return 0;
 	}
-	if (sscanf(line, "failed %31s %d", stage, &b) == 2) {
-		session_fail(s, b, "%s %s: %s", stage,
-		    strcmp(stage, "chdir") == 0 ? s->cwd : pr->exec_name,
-		    strerror(b));
+	if (sscanf(line, "failed %31s %d", pr->fail_stage, &b) == 2) {
+		pr->fail_errno = b;
+		pr->cb(pr->arg, pr, PROC_FAILED);
 		return 0;
 	}
 	if (sscanf(line, "exit code %d", &b) == 1)
@@ -166,13 +112,11 @@ proc_line(void *arg, char *line, size_t len)
 	else if (sscanf(line, "exit signal %d", &b) == 1)
 		pr->exit_signal = b;
 	else {
-		log_warn("session %lu: keeper said \"%s\"", s->id, line);
+		log_warn("keeper %ld said \"%s\"", (long)pr->keeper_pid, line);
 		return 0;
 	}
 	pr->have_exit = true;
-	log_info("session %lu: %s ended (%s %d)", s->id, pr->role,
-	    pr->exit_signal ? "signal" : "code", b);
-	session_proc_exited(pr);
+	pr->cb(pr->arg, pr, PROC_EXITED);
 	return 0;
 }
 
@@ -184,55 +128,53 @@ proc_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 
 	if (nread > 0) {
 		if (frame_feed(&pr->ctl_frame, buf->base, nread, proc_line,
-		    pr) != 0)
-			log_warn("session %lu: keeper sent garbage", pr->s->id);
+		    pr) == FRAME_OVERFLOW)
+			log_warn("keeper %ld sent garbage",
+			    (long)pr->keeper_pid);
 		return;
 	}
 	if (nread == 0)
 		return;
 	uv_read_stop(st);
-	uv_close((uv_handle_t *)st, NULL);
+	uv_close((uv_handle_t *)st, proc_handle_closed);
 	pr->ctl_open = false;
 	frame_free(&pr->ctl_frame);
-	session_check_done(pr->s);
+	proc_check_gone(pr);
 }
 
-/* The keeper exited: nothing it started is alive; collect the output. */
+/* The keeper exited: nothing it started is alive. */
 static void
 proc_exit_cb(uv_process_t *p, int64_t status, int sig)
 {
 	struct proc *pr = p->data;
 
 	pr->keeper_live = false;
-	uv_close((uv_handle_t *)p, NULL);
+	uv_close((uv_handle_t *)p, proc_handle_closed);
 	if (status != 0 || sig != 0)
-		log_warn("session %lu: %s keeper %ld ended badly (status %ld, "
-		    "signal %d)", pr->s->id, pr->role, (long)pr->keeper_pid,
-		    (long)status, sig);
-	console_drain(pr->console);
-	session_proc_gone(pr);
-	session_check_done(pr->s);
+		log_warn("keeper %ld ended badly (status %ld, signal %d)",
+		    (long)pr->keeper_pid, (long)status, sig);
+	proc_check_gone(pr);
 }
 
-/* Start a keeper running argv on the process's pty; the one spawn function. */
-int
-proc_spawn(struct proc *pr, char **argv, char *err, size_t errlen)
+/* Start a keeper running sp->argv; the one spawn function. */
+struct proc *
+proc_spawn(const struct proc_spec *sp, const char *keeper, proc_cb cb,
+    void *arg, char *err, size_t errlen)
 {
-	struct session		*s = pr->s;
+	struct proc		*pr = xcalloc(1, sizeof *pr);
 	uv_process_options_t	 opt;
 	uv_stdio_container_t	 stdio[6];
-	char		       **kav, **env;
+	char		       **kav;
 	int			 rc, i;
 
-	free(pr->exec_name);
-	if ((pr->exec_name = strdup(argv[0])) == NULL)
-		log_fatal("out of memory");
-	kav = proc_keeper_argv(pr, argv);
-	env = proc_env(s);
+	pr->cb = cb;
+	pr->arg = arg;
+	pr->exec_name = xstrdup(sp->argv[0]);
+	kav = proc_keeper_argv(sp, keeper);
 	memset(&opt, 0, sizeof opt);
 	for (i = 0; i < 3; i++) {
 		stdio[i].flags = UV_INHERIT_FD;
-		stdio[i].data.fd = pr->console->slave;
+		stdio[i].data.fd = sp->tty;
 	}
 	uv_pipe_init(dmn.loop, &pr->ctl, 0);
 	pr->ctl.data = pr;
@@ -240,39 +182,54 @@ proc_spawn(struct proc *pr, char **argv, char *err, size_t errlen)
 	stdio[3].data.stream = (uv_stream_t *)&pr->ctl;
 	opt.file = kav[0];
 	opt.args = kav;
-	opt.env = env;
+	opt.env = sp->env;
 	opt.stdio = stdio;
 	opt.stdio_count = 4;
-	if (pr->transport) {
+	if (sp->fd_in != -1) {
 		stdio[PROC_FD_IN].flags = UV_INHERIT_FD;
-		stdio[PROC_FD_IN].data.fd = s->transport.child_in;
+		stdio[PROC_FD_IN].data.fd = sp->fd_in;
 		stdio[PROC_FD_OUT].flags = UV_INHERIT_FD;
-		stdio[PROC_FD_OUT].data.fd = s->transport.child_out;
+		stdio[PROC_FD_OUT].data.fd = sp->fd_out;
 		opt.stdio_count = 6;
 	}
 	opt.exit_cb = proc_exit_cb;
 	pr->keeper.data = pr;
-	pr->used = true;
 	rc = uv_spawn(dmn.loop, &pr->keeper, &opt);
-	backend_argv_free(kav);
-	backend_argv_free(env);
-	/* The keeper holds the child ends now; our copies would hide EOF. */
-	close(pr->console->slave);
-	pr->console->slave = -1;
-	if (pr->transport)
-		transport_spawned(&s->transport);
+	argv_free(kav);
+	pr->handles = 2;
 	if (rc != 0) {
-		uv_close((uv_handle_t *)&pr->keeper, NULL);
-		uv_close((uv_handle_t *)&pr->ctl, NULL);
-		pr->used = false;
-		snprintf(err, errlen, "spawn %s: %s", dmn.keeper_path,
-		    uv_strerror(rc));
-		return -rc;
+		snprintf(err, errlen, "spawn %s: %s", keeper, uv_strerror(rc));
+		pr->freed = true;
+		uv_close((uv_handle_t *)&pr->keeper, proc_handle_closed);
+		uv_close((uv_handle_t *)&pr->ctl, proc_handle_closed);
+		return NULL;
 	}
 	pr->keeper_live = true;
 	pr->keeper_pid = pr->keeper.pid;
 	pr->ctl_open = true;
 	frame_init(&pr->ctl_frame, 4096);
 	uv_read_start((uv_stream_t *)&pr->ctl, daemon_alloc_cb, proc_read_cb);
-	return 0;
+	return pr;
+}
+
+/* A process's exit record: {"code":N} or {"signal":N}. */
+json_t *
+proc_exit_json(const struct proc *pr)
+{
+	if (pr->exit_signal != 0)
+		return json_pack("{s:i}", "signal", pr->exit_signal);
+	return json_pack("{s:i}", "code", pr->exit_code);
+}
+
+/*
+ * The owner lets go: no more callbacks. A keeper still running keeps its
+ * record until libuv has reaped it and closed both handles.
+ */
+void
+proc_free(struct proc *pr)
+{
+	if (pr == NULL)
+		return;
+	pr->freed = true;
+	proc_maybe_free(pr);
 }

@@ -8,9 +8,7 @@
 void
 ring_init(struct ring *r, size_t cap)
 {
-	r->buf = malloc(cap);
-	if (r->buf == NULL)
-		log_fatal("out of memory for a %zu byte ring", cap);
+	r->buf = xmalloc(cap);
 	r->cap = cap;
 	r->end = 0;
 }

@@ -1,6 +1,7 @@
-/* The session table and its state machine, decided in one place. */
-#include <sys/stat.h>
-
+/*
+ * The session table, each session's processes and resources, and the one
+ * place that fans events out: resources call back here, sinks hear it.
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <signal.h>
@@ -12,25 +13,22 @@
 #include "daemon.h"
 #include "signame.h"
 
+extern char **environ;
+
 static const char *session_state_names[] = {
 	[S_STARTING] = "starting",
 	[S_RUNNING] = "running",
 	[S_STOPPING] = "stopping",
+	[S_ABORTING] = "stopping",
 	[S_EXITED] = "exited",
 	[S_FAILED] = "failed",
 };
 
-/* Which transitions exist: session_transitions[from][to]. */
-static const bool session_transitions[5][5] = {
-	[S_STARTING] = { [S_RUNNING] = true, [S_STOPPING] = true,
-	    [S_FAILED] = true },
-	[S_RUNNING] = { [S_STOPPING] = true },
-	[S_STOPPING] = { [S_EXITED] = true, [S_FAILED] = true },
-};
+static void	session_check_gone(struct session *);
 
 /* The name of a state as the protocol spells it. */
 const char *
-session_state_name(enum sstate st)
+session_state_name(enum session_state st)
 {
 	return session_state_names[st];
 }
@@ -42,194 +40,445 @@ session_ended(const struct session *s)
 	return s->state == S_EXITED || s->state == S_FAILED;
 }
 
-/* Move to a new state, or abort if the table does not allow it. */
-void
-session_set_state(struct session *s, enum sstate to)
+/* Whether the session has a pty its processes run on. */
+bool
+session_live(const struct session *s)
 {
-	if (!session_transitions[s->state][to])
-		log_fatal("session %lu: no transition %s -> %s", s->id,
-		    session_state_name(s->state), session_state_name(to));
-	log_info("session %lu: %s -> %s", s->id, session_state_name(s->state),
-	    session_state_name(to));
-	s->state = to;
-	if (to == S_RUNNING)
-		s->ran = true;
-	notify_state(s);
-	pending_poke();
+	return !session_ended(s) && session_console(s) != NULL;
+}
+
+/* Tell every sink that wants it what happened to s. */
+void
+session_fire(struct session *s, const struct session_event *ev)
+{
+	struct sink	*k;
+	struct sinks	*lists[2] = { &s->sinks, &dmn.sinks };
+	size_t		 i;
+
+	session_ref(s);
+	dmn.firing++;
+	/* Sinks are only marked dead while firing, so the lists stay whole. */
+	for (i = 0; i < 2; i++) {
+		TAILQ_FOREACH(k, lists[i], entry) {
+			if (k->dead || !(k->mask & ev->kind) ||
+			    (k->s != NULL && k->s != s))
+				continue;
+			k->cb(k, s, ev);
+		}
+	}
+	if (--dmn.firing == 0) {
+		while ((k = dmn.dead_sinks) != NULL) {
+			dmn.dead_sinks = k->next_dead;
+			k->dead = false;
+			session_sink_remove(k);
+		}
+	}
+	session_unref(s);
+}
+
+/* Fire an event that carries nothing but its kind. */
+static void
+session_fire_kind(struct session *s, enum session_event_kind kind)
+{
+	struct session_event ev = { .kind = kind };
+
+	session_fire(s, &ev);
+}
+
+/* Listen to s's events in mask (s NULL: every session's). */
+struct sink *
+session_sink_add(struct session *s, unsigned mask, sink_cb cb, void *arg)
+{
+	struct sink *k = xcalloc(1, sizeof *k);
+
+	k->s = s;
+	k->mask = mask;
+	k->cb = cb;
+	k->arg = arg;
+	if (s != NULL) {
+		session_ref(s);
+		TAILQ_INSERT_TAIL(&s->sinks, k, entry);
+	} else
+		TAILQ_INSERT_TAIL(&dmn.sinks, k, entry);
+	return k;
+}
+
+/* Stop listening; while events are being fired the sink is freed after. */
+void
+session_sink_remove(struct sink *k)
+{
+	if (k == NULL || k->dead)
+		return;
+	if (dmn.firing > 0) {
+		k->dead = true;
+		k->next_dead = dmn.dead_sinks;
+		dmn.dead_sinks = k;
+		return;
+	}
+	if (k->s != NULL) {
+		TAILQ_REMOVE(&k->s->sinks, k, entry);
+		session_unref(k->s);
+	} else
+		TAILQ_REMOVE(&dmn.sinks, k, entry);
+	free(k);
 }
 
 /* Record why the session failed; the first cause is kept. */
 void
-session_fail(struct session *s, int err, const char *fmt, ...)
+session_why(struct session *s, int code, int err, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (s->error != NULL)
+	if (s->why.msg != NULL)
 		return;
 	va_start(ap, fmt);
-	if (vasprintf(&s->error, fmt, ap) < 0)
-		log_fatal("out of memory");
+	xvasprintf(&s->why.msg, fmt, ap);
 	va_end(ap);
-	s->error_errno = err;
-	log_info("session %lu: %s", s->id, s->error);
+	s->why.code = code;
+	s->why.err = err;
+	log_info("session %lu: %s", s->id, s->why.msg);
 }
 
-/* End the session once its keeper is gone and its output is all logged. */
-void
-session_check_done(struct session *s)
+/* The console a person or a script types into: the main process's pty. */
+struct console *
+session_console(const struct session *s)
 {
-	if (session_ended(s) || !proc_done(&s->main) || !proc_done(&s->server) ||
-	    s->probing)
+	return s->procs[0].console;
+}
+
+/* Type bytes into the console, as at its terminal. */
+void
+session_console_write(struct session *s, const char *data, size_t len)
+{
+	if (session_console(s) != NULL)
+		console_write(session_console(s), data, len);
+}
+
+/* A pty printed, drained, or took input. */
+static void
+session_console_cb(void *arg, enum console_event ev, const char *data,
+    size_t len)
+{
+	struct session_proc	*sp = arg;
+	struct session		*s = sp->s;
+	struct session_event	 out = { .kind = SE_OUTPUT, .data = data,
+				    .len = len };
+
+	switch (ev) {
+	case CONSOLE_OUTPUT:
+		out.offset = output_size(&s->output);
+		output_add(&s->output, data, len);
+		session_fire(s, &out);
 		return;
-	/* Reports are all read now: an exit nobody reported is a fault. */
-	if (s->main.used && !s->main.have_exit && s->error == NULL &&
-	    s->ran)
-		session_fail(s, 0, "the %s's keeper ended unexpectedly",
-		    s->main.role);
-	s->ended_at = daemon_now();
-	attach_end(s);
-	console_close(&s->console);
-	console_close(&s->server_console);
-	transport_finish(&s->transport);
-	remote_close(s);
-	gdbserver_close(s);
-	s->ended_gen = dmn.gen;
-	dmn.nended++;
-	/* A session that never ran has failed, whatever ended it. */
-	if (!s->ran) {
-		if (s->error == NULL)
-			session_fail(s, 0, "the program ended before it ran");
-		session_set_state(s, S_FAILED);
-	} else {
-		if (s->state == S_RUNNING)
-			session_set_state(s, S_STOPPING);
-		session_set_state(s, S_EXITED);
+	case CONSOLE_EOF:
+		sp->drained = true;
+		session_check_gone(s);
+		return;
+	case CONSOLE_WRITTEN:
+		if (sp == &s->procs[0])
+			session_fire_kind(s, SE_CONSOLE_ROOM);
+		return;
 	}
-	daemon_check_shutdown();
+	log_fatal("console event %d", ev);
 }
 
-/*
- * End everything: the debugger first (TERM now, KILL after timeout_ms), then
- * the server once the debugger's keeper is gone.
- */
-void
-session_stop(struct session *s, long timeout_ms)
+/* The target's output arrived or ended, or its input moved. */
+static void
+session_transport_cb(void *arg, enum transport_event ev, const char *data,
+    size_t len)
 {
+	struct session		*s = arg;
+	struct session_event	 e = { .data = data, .len = len };
+
+	switch (ev) {
+	case TRANSPORT_OUTPUT:
+		e.kind = SE_TARGET;
+		break;
+	case TRANSPORT_EOF:
+		e.kind = SE_TARGET_EOF;
+		break;
+	case TRANSPORT_INPUT:
+		e.kind = SE_INPUT;
+		break;
+	default:
+		log_fatal("transport event %d", ev);
+	}
+	session_fire(s, &e);
+}
+
+/* Stop the processes after the main one: it is gone, or never ran. */
+static void
+session_stop_helpers(struct session *s)
+{
+	struct proc	*pr;
+	size_t		 i;
+
+	for (i = 1; i < s->nprocs; i++) {
+		pr = s->procs[i].proc;
+		if (pr != NULL && pr->keeper_live)
+			proc_stop(pr, s->stop_ms >= 0 ? s->stop_ms :
+			    s->l.stop_timeout);
+	}
+}
+
+/* A helper process (the server) ended while the session needed it. */
+static void
+session_helper_exited(struct session_proc *sp)
+{
+	struct proc *pr = sp->proc;
+
+	if (pr->exit_signal != 0)
+		session_fail(sp->s, RPC_NOT_READY, "the %s %s was killed by "
+		    "signal %d", sp->role, pr->exec_name, pr->exit_signal);
+	else
+		session_fail(sp->s, RPC_NOT_READY, "the %s %s exited with "
+		    "code %d", sp->role, pr->exec_name, pr->exit_code);
+}
+
+/* A keeper reported on its process. */
+static void
+session_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
+{
+	struct session_proc	*sp = arg;
+	struct session		*s = sp->s;
+	bool			 main = sp == &s->procs[0];
+
+	switch (ev) {
+	case PROC_STARTED:
+		log_info("session %lu: %s pid %ld started", s->id, sp->role,
+		    (long)pr->pid);
+		if (s->backend->ready != NULL)
+			s->backend->ready(s, sp);
+		else if (main)
+			session_ready(s);
+		return;
+	case PROC_FAILED:
+		session_why(s, RPC_SPAWN_FAILED, pr->fail_errno, "%s %s: %s",
+		    pr->fail_stage, strcmp(pr->fail_stage, "chdir") == 0 ?
+		    s->l.cwd : pr->exec_name, strerror(pr->fail_errno));
+		return;
+	case PROC_EXITED:
+		log_info("session %lu: %s ended (%s %d)", s->id, sp->role,
+		    pr->exit_signal ? "signal" : "code", pr->exit_signal ?
+		    pr->exit_signal : pr->exit_code);
+		if (main)
+			session_event(s, SI_EXIT);
+		else
+			session_helper_exited(sp);
+		return;
+	case PROC_GONE:
+		if (sp->console != NULL)
+			console_drain(sp->console);
+		if (main)
+			session_stop_helpers(s);
+		session_check_gone(s);
+		return;
+	}
+	log_fatal("proc event %d", ev);
+}
+
+/* Whether one process of the session is gone with all of its output. */
+static bool
+session_proc_done(const struct session_proc *sp)
+{
+	if (sp->proc == NULL)
+		return true;
+	return sp->proc->gone && sp->drained;
+}
+
+/* Everything of the session gone, and its output in: the table ends it. */
+static void
+session_check_gone(struct session *s)
+{
+	size_t i;
+
 	if (session_ended(s))
 		return;
-	if (timeout_ms < 0)
-		timeout_ms = s->stop_timeout;
-	s->stop_ms = timeout_ms;
-	if (s->state == S_STARTING) {
-		if (s->error == NULL)
-			s->fail_code = RPC_NOT_RUNNING;
-		session_fail(s, 0, "session %lu was stopped while starting",
-		    s->id);
-		session_set_state(s, S_STOPPING);
-	} else if (s->state == S_RUNNING)
-		session_set_state(s, S_STOPPING);
-	if (s->main.keeper_live)
-		proc_stop(&s->main, timeout_ms);
-	else if (s->server.keeper_live)
-		proc_stop(&s->server, timeout_ms);
-	gdbserver_close(s);
+	for (i = 0; i < s->nprocs; i++)
+		if (!session_proc_done(&s->procs[i]))
+			return;
+	session_event(s, SI_GONE);
 }
 
-/* A process exec'd: the main one makes the session ready, the server is probed. */
-void
-session_proc_started(struct proc *pr)
+/* Give the session one more process slot, with a pty of its own. */
+struct session_proc *
+session_add_proc(struct session *s, const char *role, char *err,
+    size_t errlen)
 {
-	struct session *s = pr->s;
+	struct session_proc *sp;
 
-	if (s->state != S_STARTING)
-		return;
-	if (pr == &s->server) {
-		gdbserver_started(s);
-		return;
+	if (s->nprocs == SESSION_MAXPROCS)
+		log_fatal("session %lu: more than %d processes", s->id,
+		    SESSION_MAXPROCS);
+	sp = &s->procs[s->nprocs++];
+	sp->s = s;
+	sp->role = role;
+	if ((sp->console = console_open(false, session_console_cb, sp, err,
+	    errlen)) == NULL)
+		return NULL;
+	return sp;
+}
+
+/* Build a process's environment: the daemon's, the launch's, the session's. */
+static char **
+session_env(struct session *s)
+{
+	const char	*key;
+	json_t		*val;
+	struct argv	 av = { 0 };
+	char	       **e;
+	bool		 have_term = false;
+
+	for (e = environ; *e != NULL; e++) {
+		if (strncmp(*e, "DBGCTL_SESSION=", 15) == 0)
+			continue;
+		if (strncmp(*e, "PATH=", 5) == 0 && s->backend->path != NULL)
+			continue;
+		/* A launch's own value replaces the daemon's. */
+		if (json_object_getn(s->l.env, *e, strcspn(*e, "=")) != NULL)
+			continue;
+		if (strncmp(*e, "TERM=", 5) == 0)
+			have_term = true;
+		argv_push(&av, *e);
 	}
-	if (s->backend->start != NULL)
-		s->backend->start(s);
-	else
-		session_set_state(s, S_RUNNING);
-}
-
-/* A process ended: the session ends with it. */
-void
-session_proc_exited(struct proc *pr)
-{
-	struct session *s = pr->s;
-
-	/* A server ending while the session runs is the session's end. */
-	if (pr == &s->server &&
-	    (s->state == S_STARTING || s->state == S_RUNNING)) {
-		if (pr->exit_signal != 0)
-			session_fail(s, 0, "the server %s was killed by signal "
-			    "%d", pr->exec_name, pr->exit_signal);
-		else
-			session_fail(s, 0, "the server %s exited with code %d",
-			    pr->exec_name, pr->exit_code);
-		if (s->state == S_STARTING)
-			s->fail_code = RPC_NOT_READY;
-		session_stop(s, -1);
-		return;
+	json_object_foreach(s->l.env, key, val) {
+		/* The daemon names the session; a launch cannot. */
+		if (strcmp(key, "DBGCTL_SESSION") == 0)
+			continue;
+		if (strcmp(key, "TERM") == 0)
+			have_term = true;
+		argv_pushf(&av, "%s=%s", key, json_string_value(val));
 	}
-	if (s->state == S_RUNNING)
-		session_set_state(s, S_STOPPING);
+	argv_pushf(&av, "DBGCTL_SESSION=%lu", s->id);
+	if (!have_term)
+		argv_push(&av, "TERM=dumb");
+	if (s->backend->path != NULL && json_object_get(s->l.env, "PATH") ==
+	    NULL)
+		argv_pushf(&av, "PATH=%s", s->backend->path);
+	return av.v;
 }
 
-/* A keeper is gone: after the debugger, the server's turn to stop. */
-void
-session_proc_gone(struct proc *pr)
+/* Start argv under a keeper on the process's pty. */
+int
+session_spawn(struct session_proc *sp, char **argv, char *err, size_t errlen)
 {
-	struct session *s = pr->s;
+	struct session		*s = sp->s;
+	struct proc_spec	 spec = {
+		.argv = argv,
+		.cwd = s->l.cwd,
+		.stop_timeout = s->l.stop_timeout,
+		.tty = sp->console->slave,
+		.fd_in = -1,
+		.fd_out = -1,
+		.stdio = sp->stdio,
+	};
 
-	if (pr == &s->main && s->server.keeper_live)
-		proc_stop(&s->server, s->stop_ms >= 0 ? s->stop_ms :
-		    s->stop_timeout);
-	if (pr == &s->server)
-		gdbserver_close(s);
+	if (sp->transport) {
+		spec.fd_in = s->transport->child_in;
+		spec.fd_out = s->transport->child_out;
+	}
+	spec.env = session_env(s);
+	sp->proc = proc_spawn(&spec, dmn.keeper_path, session_proc_cb, sp, err,
+	    errlen);
+	argv_free(spec.env);
+	/* The keeper holds the child ends now; our copies would hide EOF. */
+	console_release_slave(sp->console);
+	if (sp->transport)
+		transport_spawned(s->transport);
+	return sp->proc == NULL ? -1 : 0;
 }
 
-/* Build the main process's argv and start it under its keeper. */
+/* Build the main process's argv and start it, unless the session is ending. */
 int
 session_spawn_main(struct session *s, char *err, size_t errlen)
 {
 	char	**av;
 	int	  rc;
 
+	if (s->state != S_STARTING) {
+		snprintf(err, errlen, "session %lu is %s", s->id,
+		    session_state_name(s->state));
+		return -1;
+	}
 	if ((av = s->backend->argv(s, err, errlen)) == NULL)
 		return -1;
-	rc = proc_spawn(&s->main, av, err, errlen);
-	backend_argv_free(av);
+	rc = session_spawn(&s->procs[0], av, err, errlen);
+	argv_free(av);
 	return rc;
 }
 
-/* Whether a name is one users may give (and not mistaken for an id). */
-static bool
-session_name_ok(const char *name)
+/* Open what a session needs and start it; -1 with err on failure. */
+static int
+session_start(struct session *s, char *err, size_t errlen)
 {
-	const char	*p;
-	bool		 digits = true;
+	char path[PATH_MAX + 64];
 
-	if (*name == '\0' || strlen(name) > 64)
-		return false;
-	for (p = name; *p != '\0'; p++) {
-		if (!isalnum((unsigned char)*p) && strchr("._-", *p) == NULL)
-			return false;
-		if (!isdigit((unsigned char)*p))
-			digits = false;
-	}
-	return !digits;
+	snprintf(path, sizeof path, "%s/sessions/%lu.log", dmn.state_dir,
+	    s->id);
+	if (output_open(&s->output, path, err, errlen) != 0)
+		return -1;
+	if (session_add_proc(s, s->backend->debugger ? "debugger" : "program",
+	    err, errlen) == NULL)
+		return -1;
+	if (s->l.transport && (s->transport = transport_open(
+	    session_transport_cb, s, err, errlen)) == NULL)
+		return -1;
+	s->procs[0].transport = s->transport != NULL &&
+	    !(s->backend->flags & BACKEND_SERVER);
+	s->procs[0].stdio = s->backend->flags & BACKEND_STDIO;
+	if (s->backend->start != NULL)
+		return s->backend->start(s, err, errlen);
+	return session_spawn_main(s, err, errlen);
 }
 
-/* The live session holding a name, if any. */
-static struct session *
+/* Enter a launch in the table and start it; the session owns l's contents. */
+struct session *
+session_create(struct launch *l, struct rpc_error *err)
+{
+	struct session	*s;
+	char		 why[1024];
+	int		 e;
+
+	if (dmn.shutting_down) {
+		rpc_error_set(err, RPC_SHUTTING_DOWN, "the daemon is shutting "
+		    "down");
+		return NULL;
+	}
+	s = xcalloc(1, sizeof *s);
+	s->id = dmn.next_id++;
+	s->refs = 1;
+	s->listed = true;
+	s->backend = l->backend;
+	s->l = *l;
+	memset(l, 0, sizeof *l);
+	s->output.log_fd = -1;
+	s->stop_ms = -1;
+	s->state = S_STARTING;
+	s->started_at = daemon_now();
+	TAILQ_INIT(&s->sinks);
+	TAILQ_INSERT_TAIL(&dmn.sessions, s, entry);
+	log_info("session %lu: launching %s %s", s->id, s->backend->name,
+	    s->l.remote != NULL ? s->l.remote :
+	    json_string_value(json_array_get(s->l.argv, 0)));
+	session_fire_kind(s, SE_STATE);
+	if (session_start(s, why, sizeof why) != 0) {
+		e = errno;
+		session_why(s, RPC_SPAWN_FAILED, e, "%s", why);
+		/* Nothing ran: it fails at once; else what ran is stopped. */
+		session_check_gone(s);
+		session_event(s, SI_FAIL);
+	}
+	return s;
+}
+
+/* The session, live or not, holding a name. */
+struct session *
 session_by_name(const char *name, bool live_only)
 {
 	struct session *s, *found = NULL;
 
 	TAILQ_FOREACH(s, &dmn.sessions, entry) {
-		if (s->name == NULL || strcmp(s->name, name) != 0)
+		if (s->l.name == NULL || strcmp(s->l.name, name) != 0)
 			continue;
 		if (!session_ended(s))
 			return s;
@@ -248,10 +497,6 @@ session_find(json_t *ref, struct rpc_error *err)
 	const char	*str;
 	char		*end;
 
-	if (ref == NULL || json_is_null(ref)) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "\"session\" is required");
-		return NULL;
-	}
 	if (json_is_integer(ref) && json_integer_value(ref) > 0)
 		id = (unsigned long)json_integer_value(ref);
 	else if (json_is_string(ref)) {
@@ -278,234 +523,21 @@ session_find(json_t *ref, struct rpc_error *err)
 	return NULL;
 }
 
-/* Check the launch parameters that are not plain types. */
-static int
-session_check_params(json_t *params, const char **kind, json_t **argv,
-    struct rpc_error *err)
-{
-	const char	*key, *name = NULL, *cwd = NULL, *dbg = NULL;
-	const char	*remote = NULL, *server = NULL;
-	const struct backend *be;
-	long long	 port;
-	json_t		*val, *env = json_object_get(params, "env");
-	json_t		*cmds = NULL;
-	long long	 t;
-	bool		 transport;
-
-	*kind = "gdb";
-	*argv = NULL;
-	if (rpc_param_string(params, "kind", false, kind, err) != 0)
-		return -1;
-	if ((be = backend_find(*kind)) == NULL) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "unknown kind \"%s\" "
-		    "(kinds: gdb, lldb, remote, gdbserver, exec)",
-		    *kind);
-		return -1;
-	}
-	if (rpc_param_strings(params, "argv", be->needs_program, argv,
-	    err) != 0 ||
-	    rpc_param_string(params, "remote", !strcmp(*kind, "remote"),
-	    &remote, err) != 0 ||
-	    rpc_param_int(params, "connect_timeout", false, 1,
-	    STOP_TIMEOUT_MAX, &t, err) != 0 ||
-	    rpc_param_string(params, "server", false, &server, err) != 0 ||
-	    rpc_param_int(params, "port", false, 1, 65535, &port, err) != 0 ||
-	    rpc_param_string(params, "name", false, &name, err) != 0 ||
-	    rpc_param_string(params, "cwd", false, &cwd, err) != 0 ||
-	    rpc_param_string(params, "debugger", false, &dbg, err) != 0 ||
-	    rpc_param_strings(params, "commands", false, &cmds, err) != 0 ||
-	    rpc_param_int(params, "stop_timeout", false, 0, STOP_TIMEOUT_MAX,
-	    &t, err) != 0 ||
-	    rpc_param_bool(params, "transport", &transport, err) != 0)
-		return -1;
-	if (*argv != NULL && json_array_size(*argv) == 0)
-		*argv = NULL;
-	if (be->server && server == NULL && *argv == NULL) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "a gdbserver session "
-		    "needs a PROGRAM or a \"server\" command");
-		return -1;
-	}
-	if (remote != NULL && strcmp(*kind, "remote") != 0) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "\"remote\" belongs "
-		    "to remote sessions (kind \"remote\")");
-		return -1;
-	}
-	if (!be->server && (server != NULL ||
-	    json_object_get(params, "port") != NULL)) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "\"server\" and "
-		    "\"port\" belong to gdbserver sessions");
-		return -1;
-	}
-	if (remote != NULL && !strcmp(*kind, "remote") &&
-	    (strchr(remote, ':') == NULL ||
-	    *remote == ':' || remote[strlen(remote) - 1] == ':')) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "\"remote\" must be "
-		    "HOST:PORT, not \"%s\"", remote);
-		return -1;
-	}
-	if (*argv != NULL &&
-	    *json_string_value(json_array_get(*argv, 0)) == '\0') {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "the program is empty");
-		return -1;
-	}
-	if (name != NULL && !session_name_ok(name)) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "bad name \"%s\": use 1 "
-		    "to 64 of A-Z a-z 0-9 . _ - and not only digits", name);
-		return -1;
-	}
-	if (name != NULL && session_by_name(name, true) != NULL) {
-		rpc_error_set(err, RPC_NAME_IN_USE, "the name \"%s\" is in use "
-		    "by session %lu", name, session_by_name(name, true)->id);
-		return -1;
-	}
-	if (cwd != NULL && *cwd != '/') {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "\"cwd\" must be an "
-		    "absolute path");
-		return -1;
-	}
-	if (env != NULL && !json_is_null(env) && !json_is_object(env)) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "\"env\" must be an "
-		    "object of strings");
-		return -1;
-	}
-	json_object_foreach(env, key, val) {
-		if (!json_is_string(val) || *key == '\0' ||
-		    strchr(key, '=') != NULL) {
-			rpc_error_set(err, RPC_INVALID_PARAMS, "bad env entry "
-			    "\"%s\": names are non-empty without '=', values "
-			    "strings", key);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* Copy a string parameter, or NULL. */
-static char *
-session_strparam(json_t *params, const char *key, const char *dflt)
-{
-	const char	*v = json_string_value(json_object_get(params, key));
-	char		*copy;
-
-	if (v == NULL)
-		v = dflt;
-	if (v == NULL)
-		return NULL;
-	if ((copy = strdup(v)) == NULL)
-		log_fatal("out of memory");
-	return copy;
-}
-
-/* Give the session up as failed before its keeper ever ran. */
-static void
-session_abort(struct session *s, int err, const char *why)
-{
-	session_fail(s, err, "%s", why);
-	console_close(&s->console);
-	transport_finish(&s->transport);
-	remote_close(s);
-	s->console.drained = true;
-	s->ended_at = daemon_now();
-	session_set_state(s, S_FAILED);
-}
-
-/* Validate a launch, enter the session in the table and spawn its keeper. */
-struct session *
-session_create(json_t *params, struct rpc_error *err)
-{
-	struct session	*s;
-	const char	*kind;
-	json_t		*argv, *v;
-	char		 path[PATH_MAX + 64], why[512];
-	int		 rc;
-
-	if (dmn.shutting_down) {
-		rpc_error_set(err, RPC_SHUTTING_DOWN, "the daemon is shutting "
-		    "down");
-		return NULL;
-	}
-	if (session_check_params(params, &kind, &argv, err) != 0)
-		return NULL;
-	if ((s = calloc(1, sizeof *s)) == NULL)
-		log_fatal("out of memory");
-	s->id = dmn.next_id++;
-	/* No fd is 0 here: a zeroed one would close the daemon's stdin. */
-	s->mi.master = s->mi.slave = -1;
-	s->transport.child_in = s->transport.child_out = -1;
-	s->server_console.master = s->server_console.slave = -1;
-	s->server_console.log_fd = -1;
-	s->server_console.drained = true;	/* until a server has one */
-	s->backend = backend_find(kind);
-	s->state = S_STARTING;
-	s->argv = argv != NULL ? json_deep_copy(argv) : json_array();
-	v = json_object_get(params, "env");
-	s->env = json_is_object(v) ? json_deep_copy(v) : json_object();
-	v = json_object_get(params, "commands");
-	s->commands = json_is_array(v) ? json_deep_copy(v) : json_array();
-	s->name = session_strparam(params, "name", NULL);
-	s->cwd = session_strparam(params, "cwd", "/");
-	s->debugger = session_strparam(params, "debugger", NULL);
-	if (s->backend->server) {
-		s->server_cmd = session_strparam(params, "server", NULL);
-		v = json_object_get(params, "port");
-		s->port = json_is_integer(v) ? json_integer_value(v) : 0;
-	} else
-		s->remote = session_strparam(params, "remote", NULL);
-	v = json_object_get(params, "connect_timeout");
-	s->connect_timeout = json_is_integer(v) ? json_integer_value(v) :
-	    CONNECT_TIMEOUT_DEFAULT;
-	v = json_object_get(params, "stop_timeout");
-	s->stop_timeout = json_is_integer(v) ? json_integer_value(v) :
-	    STOP_TIMEOUT_DEFAULT;
-	s->started_at = daemon_now();
-	s->stop_ms = -1;
-	TAILQ_INSERT_TAIL(&dmn.sessions, s, entry);
-	notify_state(s);
-	log_info("session %lu: launching %s %s", s->id, kind,
-	    s->remote != NULL ? s->remote :
-	    json_string_value(json_array_get(s->argv, 0)));
-
-	snprintf(path, sizeof path, "%s/sessions/%lu.log", dmn.state_dir,
-	    s->id);
-	proc_init(&s->main, s, s->backend->debugger ? "debugger" : "program",
-	    &s->console);
-	proc_init(&s->server, s, "server", &s->server_console);
-	if (console_open(&s->console, s, path, NULL, why, sizeof why) != 0) {
-		session_abort(s, errno, why);
-		return s;
-	}
-	if (s->backend->mi && mi_open(&s->mi, s, why, sizeof why) != 0) {
-		session_abort(s, errno, why);
-		return s;
-	}
-	if (json_is_true(json_object_get(params, "transport")) &&
-	    transport_open(&s->transport, s, why, sizeof why) != 0) {
-		session_abort(s, errno, why);
-		return s;
-	}
-	s->main.transport = s->transport.enabled && !s->backend->server;
-	s->main.stdio_transport = s->backend->stdio_transport;
-	if (s->backend->server)
-		rc = gdbserver_start(s, why, sizeof why);
-	else
-		rc = session_spawn_main(s, why, sizeof why);
-	if (rc != 0)
-		session_abort(s, rc, why);
-	return s;
-}
-
 /* Signal the foreground process group of the session's pty. */
 int
 session_signal(struct session *s, int sig, pid_t *pgrp, struct rpc_error *err)
 {
-	if (s->state != S_RUNNING && s->state != S_STOPPING) {
+	struct proc *main = s->procs[0].proc;
+
+	if ((s->state != S_RUNNING && s->state != S_STOPPING) ||
+	    session_console(s) == NULL) {
 		rpc_error_set(err, RPC_NOT_RUNNING, "session %lu is %s", s->id,
 		    session_state_name(s->state));
 		return -1;
 	}
-	*pgrp = tcgetpgrp(s->console.master);
+	*pgrp = tcgetpgrp(session_console(s)->master);
 	/* The keeper's own group in front means the program is gone. */
-	if (*pgrp <= 0 || *pgrp == s->main.keeper_pid) {
+	if (*pgrp <= 0 || main == NULL || *pgrp == main->keeper_pid) {
 		rpc_error_set(err, RPC_NOT_RUNNING, "session %lu has no "
 		    "foreground process", s->id);
 		return -1;
@@ -521,6 +553,36 @@ session_signal(struct session *s, int sig, pid_t *pgrp, struct rpc_error *err)
 	return 0;
 }
 
+/* End everything: TERM now, KILL after timeout_ms (-1: the session's own). */
+void
+session_stop(struct session *s, long timeout_ms)
+{
+	s->stop_ms = timeout_ms >= 0 ? timeout_ms : s->l.stop_timeout;
+	session_event(s, SI_STOP);
+}
+
+/* The backend says the session is ready; true if it now runs. */
+bool
+session_ready(struct session *s)
+{
+	session_event(s, SI_READY);
+	return s->state == S_RUNNING;
+}
+
+/* The session cannot go on: record why (code for a launch) and stop it. */
+void
+session_fail(struct session *s, int code, const char *fmt, ...)
+{
+	struct session_why	 why = { .code = code };
+	va_list			 ap;
+
+	va_start(ap, fmt);
+	xvasprintf(&why.msg, fmt, ap);
+	va_end(ap);
+	session_event_why(s, SI_FAIL, &why);
+	free(why.msg);
+}
+
 /* Sessions that have not ended yet. */
 unsigned long
 session_live_count(void)
@@ -534,48 +596,71 @@ session_live_count(void)
 	return n;
 }
 
-/* Whether nothing refers to ended session s any more, so it may be freed. */
-static bool
-session_prunable(struct session *s)
+/*
+ * The session has reached a final state: release its ptys and pipes and
+ * the backend's live parts; what status and logs read stays.
+ */
+void
+session_end(struct session *s)
 {
-	struct pending	*p;
-	size_t		 i;
+	size_t i;
 
-	/* Handles closed as it ended finish closing at the end of that turn. */
-	if (!session_ended(s) || s->ended_gen >= dmn.gen || s->nviewers > 0)
-		return false;
-	if (s->transport.out_open || s->transport.len > 0 ||
-	    s->transport.raw != NULL)
-		return false;	/* target output nobody has read */
-	TAILQ_FOREACH(p, &dmn.pendings, entry)
-		for (i = 0; i < p->nsessions; i++)
-			if (p->sessions[i] == s)
-				return false;
-	return true;
+	s->ended_at = daemon_now();
+	for (i = 0; i < s->nprocs; i++) {
+		console_close(s->procs[i].console);
+		s->procs[i].console = NULL;
+	}
+	output_close(&s->output);
+	if (s->transport != NULL)
+		transport_finish(s->transport);
+	if (s->backend->close != NULL)
+		s->backend->close(s);
+	dmn.nended++;
+}
+
+/* Take a reference: the session is not freed while it is held. */
+void
+session_ref(struct session *s)
+{
+	s->refs++;
 }
 
 /* Free an ended session and everything it holds. */
 static void
 session_free(struct session *s)
 {
-	TAILQ_REMOVE(&dmn.sessions, s, entry);
-	dmn.nended--;
+	size_t i;
+
 	log_info("session %lu: forgotten (its log stays)", s->id);
-	json_decref(s->argv);
-	json_decref(s->env);
-	json_decref(s->commands);
-	free(s->name);
-	free(s->cwd);
-	free(s->debugger);
-	free(s->remote);
-	free(s->server_cmd);
-	free(s->error);
-	free(s->main.exec_name);
-	free(s->server.exec_name);
-	free(s->console.log_path);
-	free(s->transport.buf);
-	free(s->viewers);
+	for (i = 0; i < s->nprocs; i++) {
+		console_close(s->procs[i].console);
+		proc_free(s->procs[i].proc);
+	}
+	transport_close(s->transport);
+	output_free(&s->output);
+	launch_free(&s->l);
+	free(s->why.msg);
+	free(s->bdata);
 	free(s);
+}
+
+/* Drop a reference; the last one frees the session. */
+void
+session_unref(struct session *s)
+{
+	if (s->refs == 0)
+		log_fatal("session %lu: unreferenced too often", s->id);
+	if (--s->refs == 0)
+		session_free(s);
+}
+
+/* Whether only the table holds s, and no target output waits to be read. */
+static bool
+session_prunable(const struct session *s)
+{
+	if (!session_ended(s) || s->refs > 1)
+		return false;
+	return s->transport == NULL || transport_drained(s->transport);
 }
 
 /*
@@ -590,8 +675,11 @@ session_prune(void)
 	TAILQ_FOREACH_SAFE(s, &dmn.sessions, entry, next) {
 		if (dmn.nended <= dmn.keep_ended)
 			return;
-		if (session_prunable(s))
-			session_free(s);
+		if (!session_prunable(s))
+			continue;
+		TAILQ_REMOVE(&dmn.sessions, s, entry);
+		s->listed = false;
+		dmn.nended--;
+		session_unref(s);
 	}
 }
-

@@ -55,75 +55,53 @@ status_is_helper(pid_t pid)
 	return strncmp(comm, "lldb-server", 11) == 0;
 }
 
-/* The debugged program's pid, when it runs here and now. */
-static pid_t
-status_inferior(const struct session *s)
+/* The debugged program's pid: parent's child, past an lldb-server. */
+pid_t
+status_inferior(pid_t parent)
 {
 	pid_t pid;
 
-	if (session_ended(s) || s->backend->debugger == NULL)
+	if (parent == 0)
 		return 0;
-	pid = s->server.used ? s->server.pid : s->main.pid;
-	if (pid == 0 || (s->remote != NULL && !s->server.used))
-		return 0;
-	pid = status_first_child(pid);
+	pid = status_first_child(parent);
 	if (pid != 0 && status_is_helper(pid))
 		pid = status_first_child(pid);
 	return pid;
-}
-
-/* A process's exit record: {"code":N} or {"signal":N}. */
-static json_t *
-status_exit(const struct proc *pr)
-{
-	if (pr->exit_signal != 0)
-		return json_pack("{s:i}", "signal", pr->exit_signal);
-	return json_pack("{s:i}", "code", pr->exit_code);
 }
 
 /* The session object of the protocol. */
 json_t *
 status_json(const struct session *s)
 {
-	json_t	*o;
-	pid_t	 pid;
+	struct proc	*main = s->procs[0].proc;
+	const char	*dbg = s->l.debugger ? s->l.debugger : s->backend->debugger;
+	json_t		*o;
 
 	o = json_pack("{s:I, s:s, s:s, s:O, s:s, s:I, s:s}",
 	    "id", (json_int_t)s->id,
 	    "kind", s->backend->name,
 	    "state", session_state_name(s->state),
-	    "argv", s->argv,
-	    "cwd", s->cwd,
-	    "stop_timeout", (json_int_t)s->stop_timeout,
-	    "log", s->console.log_path ? s->console.log_path : "");
-	json_object_set_new(o, "name", s->name ? json_string(s->name) :
+	    "argv", s->l.argv,
+	    "cwd", s->l.cwd,
+	    "stop_timeout", (json_int_t)s->l.stop_timeout,
+	    "log", s->output.log_path ? s->output.log_path : "");
+	json_object_set_new(o, "name", s->l.name ? json_string(s->l.name) :
 	    json_null());
-	json_object_set_new(o, "pid", s->main.pid ? json_integer(s->main.pid) :
-	    json_null());
-	json_object_set_new(o, "keeper_pid", s->main.keeper_pid ?
-	    json_integer(s->main.keeper_pid) : json_null());
-	if ((pid = status_inferior(s)) != 0)
-		json_object_set_new(o, "inferior_pid", json_integer(pid));
-	if (s->server.used) {
-		json_object_set_new(o, "server_pid", s->server.pid ?
-		    json_integer(s->server.pid) : json_null());
-		json_object_set_new(o, "port", json_integer(s->port));
-		if (s->server.have_exit)
-			json_object_set_new(o, "server_exit",
-			    status_exit(&s->server));
-	}
+	json_object_set_new(o, "pid", main != NULL && main->pid ?
+	    json_integer(main->pid) : json_null());
+	json_object_set_new(o, "keeper_pid", main != NULL && main->keeper_pid ?
+	    json_integer(main->keeper_pid) : json_null());
+	if (s->backend->status != NULL)
+		s->backend->status(s, o);
 	json_object_set_new(o, "started_at", status_time(s->started_at));
-	if (s->remote != NULL)
-		json_object_set_new(o, "remote", json_string(s->remote));
-	if (s->debugger != NULL || s->backend->debugger != NULL)
-		json_object_set_new(o, "debugger", json_string(s->debugger ?
-		    s->debugger : s->backend->debugger));
+	if (dbg != NULL)
+		json_object_set_new(o, "debugger", json_string(dbg));
 	if (session_ended(s))
 		json_object_set_new(o, "ended_at", status_time(s->ended_at));
-	json_object_set_new(o, "transport", json_boolean(s->transport.enabled));
-	if (s->main.have_exit)
-		json_object_set_new(o, "exit", status_exit(&s->main));
-	if (s->error != NULL)
-		json_object_set_new(o, "error", json_string(s->error));
+	json_object_set_new(o, "transport", json_boolean(s->transport != NULL));
+	if (main != NULL && main->have_exit)
+		json_object_set_new(o, "exit", proc_exit_json(main));
+	if (s->why.msg != NULL)
+		json_object_set_new(o, "error", json_string(s->why.msg));
 	return o;
 }

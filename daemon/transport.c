@@ -8,18 +8,12 @@
 
 #include "daemon.h"
 
-/* One queued write to the target's stdin. */
-struct transport_write {
-	uv_write_t	 req;
-	char		*data;
-};
-
 static void	transport_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
 static void	transport_close_input(struct transport *);
 
-/* Stop reading the target while nobody takes its output. */
+/* Stop reading the target. */
 static void
-transport_pause(struct transport *t)
+transport_stop_reading(struct transport *t)
 {
 	if (!t->reading)
 		return;
@@ -27,80 +21,102 @@ transport_pause(struct transport *t)
 	t->reading = false;
 }
 
-/* Read the target again once there is room for its output. */
-void
-transport_resume(struct transport *t)
+/* Read the target, unless its output is held in full or a consumer waits. */
+static void
+transport_start_reading(struct transport *t)
 {
-	if (t->reading || t->out_eof || !t->out_open)
+	if (t->reading || t->out_eof || !t->out_open || t->paused ||
+	    t->closing)
 		return;
-	if (t->raw != NULL ? conn_write_queue(t->raw) > TRANSPORT_MAX :
-	    t->len >= TRANSPORT_MAX)
+	if (!t->passthrough && flow_full(t->len, TRANSPORT_MAX - 1))
 		return;
 	uv_read_start((uv_stream_t *)&t->out, daemon_alloc_cb,
 	    transport_read_cb);
 	t->reading = true;
 }
 
-/* Keep target output for readers, or pass it straight to a piped client. */
+/* A pipe handle has closed; the last one frees a closed transport. */
+static void
+transport_handle_closed(uv_handle_t *h)
+{
+	struct transport *t = h->data;
+
+	if (--t->handles > 0 || !t->closing)
+		return;
+	free(t->buf);
+	free(t);
+}
+
+/* Close one of the pipes. */
+static void
+transport_close_handle(uv_pipe_t *p, bool *open)
+{
+	if (!*open)
+		return;
+	*open = false;
+	uv_close((uv_handle_t *)p, transport_handle_closed);
+}
+
+/* Every writer is gone: nothing more will come. */
+static void
+transport_out_eof(struct transport *t)
+{
+	t->out_eof = true;
+	transport_stop_reading(t);
+	transport_close_handle(&t->out, &t->out_open);
+	t->cb(t->arg, TRANSPORT_EOF, NULL, 0);
+}
+
+/* Keep target output for readers, or pass it straight to the owner. */
 static void
 transport_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
 	struct transport *t = st->data;
 
-	if (nread == 0 || nread == UV_EAGAIN)
+	if (nread == 0 || nread == UV_EAGAIN || t->closing)
 		return;
 	if (nread < 0) {
-		/* Every writer is gone: nothing more will come. */
-		t->out_eof = true;
-		transport_pause(t);
-		uv_close((uv_handle_t *)&t->out, NULL);
-		t->out_open = false;
-		if (t->raw != NULL)
-			conn_raw_eof(t->raw);
-		pending_poke();
+		transport_out_eof(t);
 		return;
 	}
-	if (t->raw != NULL) {
-		conn_send_raw(t->raw, buf->base, nread);
-		if (conn_write_queue(t->raw) > TRANSPORT_MAX)
-			transport_pause(t);
+	if (t->passthrough) {
+		t->cb(t->arg, TRANSPORT_OUTPUT, buf->base, nread);
 		return;
 	}
 	/* The allocation is fixed-size; the buffer grows to the bound. */
 	if (t->len + nread > t->cap) {
 		t->cap = t->len + nread > 2 * t->cap ? t->len + nread :
 		    2 * t->cap;
-		if ((t->buf = realloc(t->buf, t->cap)) == NULL)
-			log_fatal("out of memory");
+		t->buf = xreallocarray(t->buf, t->cap, 1);
 	}
 	memcpy(t->buf + t->len, buf->base, nread);
 	t->len += nread;
-	if (t->len >= TRANSPORT_MAX)
-		transport_pause(t);
-	pending_poke();
+	if (flow_full(t->len, TRANSPORT_MAX - 1))
+		transport_stop_reading(t);
+	t->cb(t->arg, TRANSPORT_OUTPUT, NULL, 0);
 }
 
 /* Create the two pipes; the child ends go to the keeper. */
-int
-transport_open(struct transport *t, struct session *s, char *err,
-    size_t errlen)
+struct transport *
+transport_open(transport_cb cb, void *arg, char *err, size_t errlen)
 {
-	int in[2], out[2];
+	struct transport	*t;
+	int			 in[2], out[2];
 
-	memset(t, 0, sizeof *t);
-	t->s = s;
-	t->child_in = t->child_out = -1;
 	/* Real pipes: /dev/fd/N on a socketpair fails with ENXIO. */
 	if (pipe2(in, O_CLOEXEC) != 0) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
-		return -1;
+		return NULL;
 	}
 	if (pipe2(out, O_CLOEXEC) != 0) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		close(in[0]);
 		close(in[1]);
-		return -1;
+		return NULL;
 	}
+	t = xcalloc(1, sizeof *t);
+	t->cb = cb;
+	t->arg = arg;
 	t->child_in = in[0];
 	t->child_out = out[1];
 	uv_pipe_init(dmn.loop, &t->in, 0);
@@ -109,17 +125,15 @@ transport_open(struct transport *t, struct session *s, char *err,
 	uv_pipe_open(&t->in, in[1]);
 	uv_pipe_open(&t->out, out[0]);
 	t->in_open = t->out_open = true;
-	t->enabled = true;
-	transport_resume(t);
-	return 0;
+	t->handles = 2;
+	transport_start_reading(t);
+	return t;
 }
 
 /* The keeper has the child ends: drop ours so EOF can arrive. */
 void
 transport_spawned(struct transport *t)
 {
-	if (!t->enabled)
-		return;
 	if (t->child_in != -1)
 		close(t->child_in);
 	if (t->child_out != -1)
@@ -134,21 +148,19 @@ transport_spawned(struct transport *t)
 void
 transport_finish(struct transport *t)
 {
-	if (!t->enabled)
-		return;
 	transport_spawned(t);
-	if (t->in_open)
-		uv_close((uv_handle_t *)&t->in, NULL);
-	t->in_open = false;
+	transport_close_handle(&t->in, &t->in_open);
 	t->in_closed = true;
 }
 
-/* Take up to max bytes of buffered target output. */
+/* Take up to max bytes of held target output. */
 size_t
 transport_take(struct transport *t, char *dst, size_t max)
 {
 	size_t n = t->len < max ? t->len : max;
 
+	if (n == 0)
+		return 0;
 	memcpy(dst, t->buf, n);
 	memmove(t->buf, t->buf + n, t->len - n);
 	t->len -= n;
@@ -157,8 +169,15 @@ transport_take(struct transport *t, char *dst, size_t max)
 		t->buf = NULL;
 		t->cap = 0;
 	}
-	transport_resume(t);
+	transport_start_reading(t);
 	return n;
+}
+
+/* Whether the output has ended and every byte of it was taken. */
+bool
+transport_drained(const struct transport *t)
+{
+	return t->out_eof && t->len == 0;
 }
 
 /* Bytes accepted for the target's stdin but not yet written. */
@@ -167,67 +186,44 @@ transport_queued(struct transport *t)
 {
 	if (!t->in_open)
 		return 0;
-	return uv_stream_get_write_queue_size((uv_stream_t *)&t->in);
+	return stream_queued((uv_stream_t *)&t->in);
 }
 
 /* A write reached the pipe (or failed: then the target's stdin is closed). */
 static void
-transport_write_cb(uv_write_t *req, int status)
+transport_written(void *arg, int status)
 {
-	struct transport_write	*w = (struct transport_write *)req;
-	struct transport	*t = req->data;
+	struct transport *t = arg;
 
-	free(w->data);
-	free(w);
-	t->writes_in_flight--;
+	t->writes--;
+	if (t->closing)
+		return;
 	if (status != 0 && status != UV_ECANCELED) {
-		log_info("session %lu: target input closed: %s", t->s->id,
-		    uv_strerror(status));
+		log_info("target input closed: %s", uv_strerror(status));
 		t->in_closed = true;
 	}
 	transport_close_input(t);
-	if (t->raw != NULL && transport_queued(t) <= TRANSPORT_MAX / 2)
-		conn_resume(t->raw);
-	pending_poke();
+	t->cb(t->arg, TRANSPORT_INPUT, NULL, 0);
 }
 
 /* Queue bytes for the target's stdin; -1 once it is closed. */
 int
 transport_write(struct transport *t, const char *data, size_t len)
 {
-	struct transport_write	*w;
-	uv_buf_t		 buf;
-
-	int			 n;
+	int rc;
 
 	if (t->in_closed || !t->in_open)
 		return -1;
-	/* Most chunks go in at once; only the rest is copied and queued. */
-	buf = uv_buf_init((char *)data, len);
-	n = len > 0 ? uv_try_write((uv_stream_t *)&t->in, &buf, 1) : 0;
-	if (n == UV_EPIPE) {
-		t->in_closed = true;
-		return -1;
-	}
-	if (n > 0) {
-		data += n;
-		len -= n;
-	}
 	if (len == 0)
 		return 0;
-	if ((w = malloc(sizeof *w)) == NULL || (w->data = malloc(len)) == NULL)
-		log_fatal("out of memory");
-	memcpy(w->data, data, len);
-	w->req.data = t;
-	buf = uv_buf_init(w->data, len);
-	if (uv_write(&w->req, (uv_stream_t *)&t->in, &buf, 1,
-	    transport_write_cb) != 0) {
-		free(w->data);
-		free(w);
+	rc = stream_write((uv_stream_t *)&t->in, data, len, transport_written,
+	    t);
+	if (rc < 0) {
 		t->in_closed = true;
 		return -1;
 	}
-	t->writes_in_flight++;
+	if (rc == 0)
+		t->writes++;
 	return 0;
 }
 
@@ -235,13 +231,11 @@ transport_write(struct transport *t, const char *data, size_t len)
 static void
 transport_close_input(struct transport *t)
 {
-	if (!t->eof_wanted || !t->in_open ||
-	    uv_stream_get_write_queue_size((uv_stream_t *)&t->in) > 0 ||
-	    t->writes_in_flight > 0)
+	if (!t->eof_wanted || !t->in_open || transport_queued(t) > 0 ||
+	    t->writes > 0)
 		return;
 	/* shutdown(2) does not apply to a pipe: closing it is the EOF. */
-	uv_close((uv_handle_t *)&t->in, NULL);
-	t->in_open = false;
+	transport_close_handle(&t->in, &t->in_open);
 }
 
 /* Send EOF to the target once what is queued is written. */
@@ -255,23 +249,51 @@ transport_eof(struct transport *t)
 	transport_close_input(t);
 }
 
-/* Bridge a client connection to the pipes: buffered output goes first. */
+/* A consumer cannot take more for now: stop reading the target. */
 void
-transport_attach(struct transport *t, struct conn *c)
+transport_pause(struct transport *t)
 {
-	t->raw = c;
-	if (t->len > 0)
-		conn_send_raw(c, t->buf, t->len);
-	t->len = 0;
-	if (t->out_eof)
-		conn_raw_eof(c);
-	transport_resume(t);
+	t->paused = true;
+	transport_stop_reading(t);
 }
 
-/* The bridged client is gone: output is buffered for readers again. */
+/* The consumer has room again. */
 void
-transport_detach(struct transport *t)
+transport_resume(struct transport *t)
 {
-	t->raw = NULL;
-	transport_resume(t);
+	t->paused = false;
+	transport_start_reading(t);
+}
+
+/*
+ * Pass output straight to the owner (a bridged client) or hold it for
+ * readers; what is held goes out first when passing through begins.
+ */
+void
+transport_passthrough(struct transport *t, bool on)
+{
+	t->passthrough = on;
+	t->paused = false;
+	if (on && t->len > 0) {
+		t->cb(t->arg, TRANSPORT_OUTPUT, t->buf, t->len);
+		t->len = 0;
+	}
+	transport_start_reading(t);
+}
+
+/* Close both pipes and free the transport once libuv has let go. */
+void
+transport_close(struct transport *t)
+{
+	if (t == NULL || t->closing)
+		return;
+	transport_spawned(t);
+	transport_stop_reading(t);
+	t->closing = true;
+	transport_close_handle(&t->in, &t->in_open);
+	transport_close_handle(&t->out, &t->out_open);
+	if (t->handles == 0) {
+		free(t->buf);
+		free(t);
+	}
 }

@@ -13,8 +13,8 @@ fill_session(struct session *s, const char *kind, json_t *argv)
 	memset(s, 0, sizeof *s);
 	s->backend = backend_find(kind);
 	cr_assert_not_null(s->backend, "kind %s", kind);
-	s->argv = argv;
-	s->commands = json_pack("[s, s]", "break main", "run");
+	s->l.argv = argv;
+	s->l.commands = json_pack("[s, s]", "break main", "run");
 }
 
 Test(ring, keeps_the_last_bytes_in_order)
@@ -62,7 +62,7 @@ Test(backend, exec_argv_is_the_program)
 	cr_assert_str_eq(av[0], "sleep");
 	cr_assert_str_eq(av[1], "5");
 	cr_assert_null(av[2]);
-	backend_argv_free(av);
+	argv_free(av);
 }
 
 Test(backend, gdb_quotes_every_argument_for_the_shell)
@@ -84,7 +84,7 @@ Test(backend, gdb_quotes_every_argument_for_the_shell)
 	cr_assert_str_eq(av[8], "--");
 	cr_assert_str_eq(av[9], "./fw.elf");
 	cr_assert_null(av[10]);
-	backend_argv_free(av);
+	argv_free(av);
 }
 
 Test(backend, gdb_debugger_override_and_no_args)
@@ -93,15 +93,15 @@ Test(backend, gdb_debugger_override_and_no_args)
 	char		**av, err[64];
 
 	fill_session(&s, "gdb", json_pack("[s]", "prog"));
-	s.debugger = "/opt/gdb-multiarch";
-	json_array_clear(s.commands);
+	s.l.debugger = "/opt/gdb-multiarch";
+	json_array_clear(s.l.commands);
 	av = s.backend->argv(&s, err, sizeof err);
 	cr_assert_str_eq(av[0], "/opt/gdb-multiarch");
 	cr_assert_str_eq(av[1], "-q");
 	cr_assert_str_eq(av[2], "--");
 	cr_assert_str_eq(av[3], "prog");
 	cr_assert_null(av[4]);
-	backend_argv_free(av);
+	argv_free(av);
 }
 
 Test(backend, unknown_kind_is_not_found)
@@ -110,15 +110,38 @@ Test(backend, unknown_kind_is_not_found)
 	cr_assert_not_null(backend_find("exec"));
 }
 
-/* A session fit for state changes, with an empty daemon around it. */
+/* The states a sink saw, in order. */
+static char seen[256];
+
+/* Record each state a session enters. */
+static void
+record_state(struct sink *k, struct session *s, const struct session_event *ev)
+{
+	(void)k;
+	(void)ev;
+	strlcat(seen, session_state_name(s->state), sizeof seen);
+	strlcat(seen, " ", sizeof seen);
+}
+
+/* A session fit for the state table: no processes, an empty daemon around it. */
 static void
 state_session(struct session *s)
 {
 	memset(s, 0, sizeof *s);
-	TAILQ_INIT(&dmn.pendings);
+	memset(&dmn, 0, sizeof dmn);
 	TAILQ_INIT(&dmn.sessions);
+	TAILQ_INIT(&dmn.waiting);
+	TAILQ_INIT(&dmn.sinks);
+	TAILQ_INIT(&s->sinks);
+	dmn.keep_ended = 100;
 	s->id = 1;
+	s->refs = 1;
+	s->backend = backend_find("exec");
+	s->output.log_fd = -1;
+	s->stop_ms = -1;
 	s->state = S_STARTING;
+	seen[0] = '\0';
+	session_sink_add(NULL, SE_STATE, record_state, NULL);
 }
 
 Test(state, the_normal_life_of_a_session)
@@ -126,41 +149,113 @@ Test(state, the_normal_life_of_a_session)
 	struct session s;
 
 	state_session(&s);
-	session_set_state(&s, S_RUNNING);
-	session_set_state(&s, S_STOPPING);
-	session_set_state(&s, S_EXITED);
+	session_event(&s, SI_READY);
+	session_event(&s, SI_STOP);
+	session_event(&s, SI_GONE);
 	cr_assert(session_ended(&s));
-	cr_assert_str_eq(session_state_name(s.state), "exited");
+	cr_assert_str_eq(seen, "running stopping exited ");
+	cr_assert_null(s.why.msg, "a clean end has no error: %s", s.why.msg);
 }
 
-Test(state, a_stop_while_starting_and_a_failed_start)
+Test(state, a_program_that_ends_on_its_own_passes_through_stopping)
 {
 	struct session s;
 
 	state_session(&s);
-	session_set_state(&s, S_STOPPING);
+	session_event(&s, SI_READY);
+	session_event(&s, SI_GONE);
+	cr_assert_str_eq(seen, "running stopping exited ");
+}
+
+Test(state, a_stop_while_starting_fails_the_launch_with_not_running)
+{
+	struct session s;
+
+	state_session(&s);
+	session_stop(&s, 100);
 	cr_assert_not(session_ended(&s));
-	state_session(&s);
-	session_set_state(&s, S_FAILED);
-	cr_assert(session_ended(&s));
+	cr_assert_str_eq(session_state_name(s.state), "stopping");
+	session_event(&s, SI_READY);
+	cr_assert_str_eq(session_state_name(s.state), "stopping",
+	    "ready after a stop must not make it run");
+	session_event(&s, SI_GONE);
+	cr_assert_str_eq(seen, "stopping failed ");
+	cr_assert_eq(s.why.code, RPC_NOT_RUNNING);
+	cr_assert_not_null(strstr(s.why.msg, "stopped while starting"));
 }
 
-Test(state, an_ended_session_never_runs_again, .signal = SIGABRT)
+Test(state, an_end_before_running_fails_with_the_first_cause)
 {
 	struct session s;
 
 	state_session(&s);
-	session_set_state(&s, S_FAILED);
-	session_set_state(&s, S_RUNNING);
+	session_why(&s, RPC_SPAWN_FAILED, 2, "exec nope: No such file");
+	session_event(&s, SI_EXIT);
+	session_event(&s, SI_GONE);
+	cr_assert_str_eq(seen, "failed ");
+	cr_assert_str_eq(s.why.msg, "exec nope: No such file");
+	cr_assert_eq(s.why.err, 2);
 }
 
-Test(state, running_cannot_skip_stopping, .signal = SIGABRT)
+Test(state, a_failure_while_running_stops_and_keeps_its_cause)
 {
 	struct session s;
 
 	state_session(&s);
-	session_set_state(&s, S_RUNNING);
-	session_set_state(&s, S_EXITED);
+	session_event(&s, SI_READY);
+	session_fail(&s, RPC_NOT_READY, "the server %s exited", "gdbserver");
+	session_fail(&s, RPC_TIMEOUT, "a later cause");
+	session_event(&s, SI_GONE);
+	cr_assert_str_eq(seen, "running stopping exited ");
+	cr_assert_str_eq(s.why.msg, "the server gdbserver exited");
+}
+
+Test(state, an_ended_session_stays_ended)
+{
+	struct session s;
+
+	state_session(&s);
+	session_event(&s, SI_GONE);
+	session_event(&s, SI_READY);
+	session_event(&s, SI_STOP);
+	session_event(&s, SI_GONE);
+	cr_assert_str_eq(seen, "failed ");
+}
+
+Test(state, an_input_outside_the_table_aborts, .signal = SIGABRT)
+{
+	struct session s;
+
+	state_session(&s);
+	session_event(&s, SI_NINPUTS);
+}
+
+/* A sink that removes itself when it hears the first event. */
+static void
+remove_self(struct sink *k, struct session *s, const struct session_event *ev)
+{
+	int *calls = k->arg;
+
+	(void)s;
+	(void)ev;
+	(*calls)++;
+	session_sink_remove(k);
+}
+
+Test(sinks, a_sink_removed_while_firing_hears_no_more)
+{
+	struct session	s;
+	int		calls = 0;
+
+	state_session(&s);
+	session_sink_add(&s, SE_STATE, remove_self, &calls);
+	cr_assert_eq(s.refs, 2, "a sink holds its session");
+	session_event(&s, SI_READY);
+	cr_assert_eq(calls, 1);
+	cr_assert_eq(s.refs, 1, "the removed sink let go of its session");
+	session_event(&s, SI_STOP);
+	cr_assert_eq(calls, 1);
+	cr_assert_str_eq(seen, "running stopping ");
 }
 
 Test(backend, lldb_escapes_what_its_interpreter_would_expand)
@@ -170,7 +265,7 @@ Test(backend, lldb_escapes_what_its_interpreter_would_expand)
 
 	fill_session(&s, "lldb", json_pack("[s, s, s]", "./fw", "`touch x`",
 	    "a\\\"b"));
-	json_array_clear(s.commands);
+	json_array_clear(s.l.commands);
 	av = s.backend->argv(&s, err, sizeof err);
 	cr_assert_str_eq(av[0], "lldb");
 	cr_assert_str_eq(av[1], "-o");
@@ -179,5 +274,5 @@ Test(backend, lldb_escapes_what_its_interpreter_would_expand)
 	cr_assert_str_eq(av[3], "--");
 	cr_assert_str_eq(av[4], "./fw");
 	cr_assert_null(av[5]);
-	backend_argv_free(av);
+	argv_free(av);
 }

@@ -1,0 +1,285 @@
+/* gdb, and gdb connected to a remote target: the gdb family's shared parts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+#include "daemon.h"
+
+/* Append a space and str in POSIX sh single quotes, so a shell passes it literally. */
+static void
+backend_gdb_quote(char **buf, size_t *len, const char *str)
+{
+	size_t		 at = *len;
+	const char	*p;
+
+	*buf = xreallocarray(*buf, *len + strlen(str) * 4 + 4, 1);
+	(*buf)[at++] = ' ';
+	(*buf)[at++] = '\'';
+	for (p = str; *p != '\0'; p++) {
+		if (*p == '\'') {
+			memcpy(*buf + at, "'\\''", 4);
+			at += 4;
+		} else
+			(*buf)[at++] = *p;
+	}
+	(*buf)[at++] = '\'';
+	(*buf)[at] = '\0';
+	*len = at;
+}
+
+/* The "set args" command: arguments quoted for gdb's shell, then the pipes. */
+static char *
+backend_gdb_set_args(struct session *s)
+{
+	char	*args = xstrdup("set args"), *with;
+	size_t	 i, len = strlen(args);
+
+	for (i = 1; i < json_array_size(s->l.argv); i++)
+		backend_gdb_quote(&args, &len,
+		    json_string_value(json_array_get(s->l.argv, i)));
+	if (s->transport == NULL)
+		return args;
+	xasprintf(&with, "%s </dev/fd/%d >/dev/fd/%d", args, PROC_FD_IN,
+	    PROC_FD_OUT);
+	free(args);
+	return with;
+}
+
+/* Give gdb its MI channel and, for a remote, a bounded, retry-free connect. */
+static void
+backend_gdb_mi_args(struct argv *av, struct session *s, struct gdb_data *g)
+{
+	argv_push(av, "-ex");
+	argv_pushf(av, "new-ui mi3 %s", mi_pts(g->mi));
+	if (g->remote[0] == '\0')
+		return;
+	/* gdb's own 15 s of retries would hide a refused port. */
+	argv_push(av, "-ex");
+	argv_push(av, "set tcp auto-retry off");
+	argv_push(av, "-ex");
+	argv_pushf(av, "set tcp connect-timeout %ld",
+	    (s->l.connect_timeout + 999) / 1000);
+}
+
+/*
+ * gdb: the program as gdb's file, its arguments quoted for the shell gdb
+ * starts the inferior with, then the -x commands in order; a remote
+ * session types its commands once connected.
+ */
+char **
+backend_gdb_argv(struct session *s, char *err, size_t errlen)
+{
+	struct gdb_data	*g = s->bdata;
+	struct argv	 av = { 0 };
+	char		*args;
+	bool		 remote = g != NULL && g->remote[0] != '\0';
+
+	(void)err;
+	(void)errlen;
+	argv_push(&av, s->l.debugger != NULL ? s->l.debugger : "gdb");
+	argv_push(&av, "-q");
+	if (g != NULL)
+		backend_gdb_mi_args(&av, s, g);
+	/* A remote target was started elsewhere, with its own arguments. */
+	if (!remote && (json_array_size(s->l.argv) > 1 || s->transport != NULL)) {
+		args = backend_gdb_set_args(s);
+		argv_push(&av, "-ex");
+		argv_push(&av, args);
+		free(args);
+	}
+	if (!remote) {
+		size_t i;
+
+		for (i = 0; i < json_array_size(s->l.commands); i++) {
+			argv_push(&av, "-ex");
+			argv_push(&av, json_string_value(
+			    json_array_get(s->l.commands, i)));
+		}
+	}
+	if (json_array_size(s->l.argv) > 0) {
+		argv_push(&av, "--");
+		argv_push(&av, json_string_value(json_array_get(s->l.argv, 0)));
+	}
+	return av.v;
+}
+
+/* Connected: the session runs; the -x commands go to the console in order. */
+static void
+backend_gdb_connected(struct gdb_data *g)
+{
+	struct session	*s = g->s;
+	const char	*cmd;
+	char		*line;
+	size_t		 i;
+
+	timer_stop(g->timer);
+	log_info("session %lu: connected to %s", s->id, g->remote);
+	if (!session_ready(s))
+		return;
+	for (i = 0; i < json_array_size(s->l.commands); i++) {
+		cmd = json_string_value(json_array_get(s->l.commands, i));
+		xasprintf(&line, "%s\n", cmd);
+		session_console_write(s, line, strlen(line));
+		free(line);
+	}
+}
+
+/* A result record came back from gdb's MI: the connection's, perhaps. */
+static void
+backend_gdb_mi_result(void *arg, unsigned long token, const char *cls,
+    const char *msg)
+{
+	struct gdb_data *g = arg;
+
+	if (token == 0 || token != g->connect_token)
+		return;
+	g->connect_token = 0;
+	if (strcmp(cls, "connected") == 0 || strcmp(cls, "done") == 0) {
+		backend_gdb_connected(g);
+		return;
+	}
+	timer_stop(g->timer);
+	/* gdb's message usually names the address already. */
+	if (msg != NULL && strstr(msg, g->remote) != NULL)
+		session_fail(g->s, RPC_NOT_READY, "cannot connect: %s", msg);
+	else
+		session_fail(g->s, RPC_NOT_READY, "cannot connect to %s: %s",
+		    g->remote, msg != NULL ? msg : cls);
+}
+
+/* Nothing came back in time. */
+static void
+backend_gdb_timeout(void *arg)
+{
+	struct gdb_data *g = arg;
+
+	g->connect_token = 0;
+	session_fail(g->s, RPC_TIMEOUT, "%s: no connection within %ld ms",
+	    g->remote, g->s->l.connect_timeout);
+}
+
+/* Set up the family's state: the MI channel, and where gdb will connect. */
+int
+backend_gdb_open(struct session *s, struct gdb_data *g, const char *remote,
+    char *err, size_t errlen)
+{
+	g->s = s;
+	s->bdata = g;
+	if (remote != NULL)
+		strlcpy(g->remote, remote, sizeof g->remote);
+	g->timer = timer_new(backend_gdb_timeout, g);
+	if ((g->mi = mi_open(backend_gdb_mi_result, g, err, errlen)) == NULL)
+		return -1;
+	return 0;
+}
+
+/* gdb runs: ask it, through MI, to connect, and start the deadline. */
+void
+backend_gdb_connect(struct session *s)
+{
+	struct gdb_data *g = s->bdata;
+
+	g->connect_token = mi_send(g->mi, "-target-select remote %s",
+	    g->remote);
+	if (g->connect_token == 0) {
+		session_fail(s, RPC_NOT_READY, "cannot talk to gdb's MI");
+		return;
+	}
+	timer_start(g->timer, s->l.connect_timeout);
+}
+
+/* Release the family's state. */
+void
+backend_gdb_close(struct gdb_data *g)
+{
+	mi_close(g->mi);
+	g->mi = NULL;
+	timer_free(g->timer);
+	g->timer = NULL;
+}
+
+/* Where gdb connects. */
+void
+backend_gdb_status(const struct session *s, json_t *o)
+{
+	struct gdb_data *g = s->bdata;
+
+	if (g != NULL && g->remote[0] != '\0')
+		json_object_set_new(o, "remote", json_string(g->remote));
+}
+
+/* The debugged program's pid: gdb's child. */
+static void
+backend_gdb_inferior(const struct session *s, json_t *o)
+{
+	pid_t pid;
+
+	if (s->procs[0].proc == NULL || session_ended(s))
+		return;
+	if ((pid = status_inferior(s->procs[0].proc->pid)) != 0)
+		json_object_set_new(o, "inferior_pid", json_integer(pid));
+}
+
+const struct backend backend_gdb = {
+	.name = "gdb",
+	.debugger = "gdb",
+	.flags = BACKEND_PROGRAM,
+	.argv = backend_gdb_argv,
+	.status = backend_gdb_inferior,
+};
+
+/* remote: "remote" must be HOST:PORT. */
+static int
+backend_remote_check(const struct launch *l, struct rpc_error *err)
+{
+	const char *r = l->remote;
+
+	if (strchr(r, ':') == NULL || *r == ':' || r[strlen(r) - 1] == ':') {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"remote\" must be "
+		    "HOST:PORT, not \"%s\"", r);
+		return -1;
+	}
+	return 0;
+}
+
+/* remote: gdb with an MI channel, connected once it runs. */
+static int
+backend_remote_start(struct session *s, char *err, size_t errlen)
+{
+	struct gdb_data *g = xcalloc(1, sizeof *g);
+
+	if (backend_gdb_open(s, g, s->l.remote, err, errlen) != 0)
+		return -1;
+	return session_spawn_main(s, err, errlen);
+}
+
+/* gdb exec'd: connect it. */
+static void
+backend_remote_ready(struct session *s, struct session_proc *sp)
+{
+	(void)sp;
+	backend_gdb_connect(s);
+}
+
+/* Release the MI channel and the deadline. */
+static void
+backend_remote_close(struct session *s)
+{
+	struct gdb_data *g = s->bdata;
+
+	if (g != NULL)
+		backend_gdb_close(g);
+}
+
+const struct backend backend_remote = {
+	.name = "remote",
+	.debugger = "gdb",
+	.flags = BACKEND_REMOTE,
+	.check = backend_remote_check,
+	.argv = backend_gdb_argv,
+	.start = backend_remote_start,
+	.ready = backend_remote_ready,
+	.status = backend_gdb_status,
+	.close = backend_remote_close,
+};

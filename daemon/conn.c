@@ -1,0 +1,210 @@
+/*
+ * One client connection: a stream in a mode (rpc, pipe or attach) whose
+ * input, eof, drained and close hooks it calls; it knows nothing of them.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+static void	conn_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
+
+/* Free a connection once libuv is done with its handle. */
+static void
+conn_free_cb(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+/* Close now: queued writes are dropped; the mode lets go of its state. */
+void
+conn_close(struct conn *c)
+{
+	if (c->closing)
+		return;
+	c->closing = true;
+	TAILQ_REMOVE(&dmn.conns, c, entry);
+	if (c->mode != NULL && c->mode->close != NULL)
+		c->mode->close(c);
+	c->mode = NULL;
+	uv_close((uv_handle_t *)&c->pipe, conn_free_cb);
+}
+
+/* The queued bytes are out: now close. */
+static void
+conn_shutdown_cb(uv_shutdown_t *req, int status)
+{
+	struct conn *c = req->data;
+
+	(void)status;
+	free(req);
+	conn_close(c);
+}
+
+/* Stop reading, send what is queued, then close. */
+void
+conn_finish(struct conn *c)
+{
+	uv_shutdown_t *req;
+
+	if (c->closing || c->finishing)
+		return;
+	c->finishing = true;
+	uv_read_stop((uv_stream_t *)&c->pipe);
+	req = xmalloc(sizeof *req);
+	req->data = c;
+	if (uv_shutdown(req, (uv_stream_t *)&c->pipe, conn_shutdown_cb) != 0) {
+		free(req);
+		conn_close(c);
+	}
+}
+
+/* Close every connection after its queued bytes (daemon exit). */
+void
+conn_close_all(void)
+{
+	struct conn *c, *next;
+
+	TAILQ_FOREACH_SAFE(c, &dmn.conns, entry, next)
+		conn_finish(c);
+}
+
+/* Bytes queued for the client but not yet written. */
+size_t
+conn_queued(struct conn *c)
+{
+	return stream_queued((uv_stream_t *)&c->pipe);
+}
+
+/* A queued write is out (or failed: the client is gone). */
+static void
+conn_written(void *arg, int status)
+{
+	struct conn *c = arg;
+
+	if (c->closing || status == UV_ECANCELED)
+		return;
+	if (status != 0) {
+		conn_close(c);
+		return;
+	}
+	if (c->mode->drained != NULL)
+		c->mode->drained(c);
+}
+
+/* Send bytes as they are (raw modes). */
+void
+conn_send_raw(struct conn *c, const char *data, size_t len)
+{
+	if (c->closing || len == 0)
+		return;
+	if (stream_write((uv_stream_t *)&c->pipe, data, len, conn_written,
+	    c) < 0)
+		conn_close(c);
+}
+
+/* Send one message as a line; takes the reference to msg. */
+void
+conn_send(struct conn *c, json_t *msg)
+{
+	size_t	 len;
+	char	*line;
+
+	if (c->closing) {
+		json_decref(msg);
+		return;
+	}
+	line = rpc_dump(msg, &len);
+	json_decref(msg);
+	if (line == NULL) {
+		msg = rpc_error_new(NULL, RPC_INTERNAL_ERROR, "the reply would "
+		    "exceed the 1 MiB line limit", NULL);
+		line = rpc_dump(msg, &len);
+		json_decref(msg);
+	}
+	if (conn_queued(c) + len > CONN_WQ_MAX) {
+		log_warn("dropping a client that reads no replies");
+		free(line);
+		conn_close(c);
+		return;
+	}
+	conn_send_raw(c, line, len);
+	free(line);
+}
+
+/* Read nothing more from the client while what it sent waits for room. */
+void
+conn_pause(struct conn *c)
+{
+	if (c->paused || c->closing || c->finishing || c->eof)
+		return;
+	c->paused = true;
+	uv_read_stop((uv_stream_t *)&c->pipe);
+}
+
+/* Read from the client again. */
+void
+conn_resume(struct conn *c)
+{
+	if (!c->paused || c->closing || c->finishing)
+		return;
+	c->paused = false;
+	uv_read_start((uv_stream_t *)&c->pipe, daemon_alloc_cb, conn_read_cb);
+}
+
+/* Switch the connection to another mode; the old one lets go first. */
+void
+conn_set_mode(struct conn *c, const struct conn_mode *mode, void *data)
+{
+	if (c->mode != NULL && c->mode->close != NULL)
+		c->mode->close(c);
+	c->mode = mode;
+	c->mode_data = data;
+}
+
+/* Feed what the client sent to its mode; what follows a switch goes to the next. */
+static void
+conn_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+	struct conn	*c = st->data;
+	size_t		 used = 0, n;
+
+	if (nread == 0)
+		return;
+	if (nread < 0) {
+		uv_read_stop(st);
+		c->eof = true;
+		c->mode->eof(c);
+		return;
+	}
+	while (used < (size_t)nread && !c->closing && !c->finishing) {
+		if ((n = c->mode->input(c, buf->base + used,
+		    nread - used)) == 0)
+			break;
+		used += n;
+	}
+}
+
+/* Accept a client; the listener's auth hook decides whether it may stay. */
+void
+conn_accept(struct listener *l)
+{
+	struct conn		*c = xcalloc(1, sizeof *c);
+	struct rpc_error	 err;
+
+	uv_pipe_init(dmn.loop, &c->pipe, 0);
+	c->pipe.data = c;
+	TAILQ_INSERT_TAIL(&dmn.conns, c, entry);
+	conn_set_mode(c, &request_rpc_mode, request_rpc_mode.open());
+	if (uv_accept((uv_stream_t *)&l->pipe, (uv_stream_t *)&c->pipe) != 0) {
+		conn_close(c);
+		return;
+	}
+	if (l->auth(l, c, &err) != 0) {
+		conn_send(c, rpc_error_new(NULL, err.code, err.message, NULL));
+		conn_finish(c);
+		return;
+	}
+	uv_read_start((uv_stream_t *)&c->pipe, daemon_alloc_cb, conn_read_cb);
+}

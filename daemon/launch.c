@@ -1,0 +1,187 @@
+/* A launch request's params, checked once and kept as a C struct. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+/* Whether a name is one users may give (and not mistaken for an id). */
+static bool
+launch_name_ok(const char *name)
+{
+	const char	*p;
+	bool		 digits = true;
+
+	if (*name == '\0' || strlen(name) > 64)
+		return false;
+	for (p = name; *p != '\0'; p++) {
+		if (!isalnum((unsigned char)*p) && strchr("._-", *p) == NULL)
+			return false;
+		if (!isdigit((unsigned char)*p))
+			digits = false;
+	}
+	return !digits;
+}
+
+/* A copy of a string param, or dflt (copied too), or NULL. */
+static char *
+launch_str(json_t *params, const char *key, const char *dflt)
+{
+	const char *v = json_string_value(json_object_get(params, key));
+
+	if (v == NULL)
+		v = dflt;
+	return v != NULL ? xstrdup(v) : NULL;
+}
+
+/* An integer param, or dflt. */
+static long
+launch_int(json_t *params, const char *key, long dflt)
+{
+	json_t *v = json_object_get(params, key);
+
+	return json_is_integer(v) ? (long)json_integer_value(v) : dflt;
+}
+
+/* The kind named, with the list of kinds if there is no such kind. */
+static const struct backend *
+launch_backend(json_t *params, struct rpc_error *err)
+{
+	const char		*kind;
+	const struct backend	*be;
+	char			*kinds;
+
+	kind = json_string_value(json_object_get(params, "kind"));
+	if ((be = backend_find(kind != NULL ? kind : "gdb")) != NULL)
+		return be;
+	kinds = backend_kinds();
+	rpc_error_set(err, RPC_INVALID_PARAMS, "unknown kind \"%s\" (kinds: "
+	    "%s)", kind, kinds);
+	free(kinds);
+	return NULL;
+}
+
+/* Check what belongs to which kind; the types are checked already. */
+static int
+launch_check_kind(const struct launch *l, json_t *params,
+    struct rpc_error *err)
+{
+	int flags = l->backend->flags;
+
+	if ((flags & BACKEND_PROGRAM) && json_array_size(l->argv) == 0) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"argv\" is required");
+		return -1;
+	}
+	if ((flags & BACKEND_REMOTE) && l->remote == NULL) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"remote\" is "
+		    "required");
+		return -1;
+	}
+	if (!(flags & BACKEND_REMOTE) && l->remote != NULL) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"remote\" belongs "
+		    "to remote sessions (kind \"remote\")");
+		return -1;
+	}
+	if (!(flags & BACKEND_SERVER) && (l->server != NULL ||
+	    json_object_get(params, "port") != NULL)) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"server\" and "
+		    "\"port\" belong to gdbserver sessions");
+		return -1;
+	}
+	if (l->remote != NULL && strlen(l->remote) > 255) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"remote\" is longer "
+		    "than 255 bytes");
+		return -1;
+	}
+	if (l->backend->check != NULL)
+		return l->backend->check(l, err);
+	return 0;
+}
+
+/* Check what the types alone do not say. */
+static int
+launch_check(const struct launch *l, json_t *params, struct rpc_error *err)
+{
+	const char	*key;
+	json_t		*val;
+
+	if (launch_check_kind(l, params, err) != 0)
+		return -1;
+	if (json_array_size(l->argv) > 0 &&
+	    *json_string_value(json_array_get(l->argv, 0)) == '\0') {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "the program is empty");
+		return -1;
+	}
+	if (l->name != NULL && !launch_name_ok(l->name)) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "bad name \"%s\": use 1 "
+		    "to 64 of A-Z a-z 0-9 . _ - and not only digits", l->name);
+		return -1;
+	}
+	if (l->name != NULL && session_by_name(l->name, true) != NULL) {
+		rpc_error_set(err, RPC_NAME_IN_USE, "the name \"%s\" is in use "
+		    "by session %lu", l->name,
+		    session_by_name(l->name, true)->id);
+		return -1;
+	}
+	if (*l->cwd != '/') {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"cwd\" must be an "
+		    "absolute path");
+		return -1;
+	}
+	json_object_foreach(l->env, key, val) {
+		if (*key != '\0' && strchr(key, '=') == NULL)
+			continue;
+		rpc_error_set(err, RPC_INVALID_PARAMS, "bad env entry \"%s\": "
+		    "names are non-empty without '='", key);
+		return -1;
+	}
+	return 0;
+}
+
+/* Read a launch's params (their types already checked) into l. */
+int
+launch_parse(struct launch *l, json_t *params, struct rpc_error *err)
+{
+	json_t *v;
+
+	memset(l, 0, sizeof *l);
+	if ((l->backend = launch_backend(params, err)) == NULL)
+		return -1;
+	v = json_object_get(params, "argv");
+	l->argv = v != NULL ? json_deep_copy(v) : json_array();
+	v = json_object_get(params, "env");
+	l->env = v != NULL ? json_deep_copy(v) : json_object();
+	v = json_object_get(params, "commands");
+	l->commands = v != NULL ? json_deep_copy(v) : json_array();
+	l->name = launch_str(params, "name", NULL);
+	l->cwd = launch_str(params, "cwd", "/");
+	l->debugger = launch_str(params, "debugger", NULL);
+	l->remote = launch_str(params, "remote", NULL);
+	l->server = launch_str(params, "server", NULL);
+	l->port = launch_int(params, "port", 0);
+	l->connect_timeout = launch_int(params, "connect_timeout",
+	    CONNECT_TIMEOUT_DEFAULT);
+	l->stop_timeout = launch_int(params, "stop_timeout",
+	    STOP_TIMEOUT_DEFAULT);
+	l->transport = json_is_true(json_object_get(params, "transport"));
+	if (launch_check(l, params, err) != 0) {
+		launch_free(l);
+		return -1;
+	}
+	return 0;
+}
+
+/* Free what a launch holds. */
+void
+launch_free(struct launch *l)
+{
+	json_decref(l->argv);
+	json_decref(l->env);
+	json_decref(l->commands);
+	free(l->name);
+	free(l->cwd);
+	free(l->debugger);
+	free(l->remote);
+	free(l->server);
+	memset(l, 0, sizeof *l);
+}

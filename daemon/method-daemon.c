@@ -1,0 +1,146 @@
+/* The daemon methods: hello, ping, subscribe, unsubscribe and shutdown. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "daemon.h"
+
+#define PROTOCOL_VERSION 1
+
+/* hello: who this daemon is. */
+static enum method_return
+method_hello_exec(struct request *req)
+{
+	return request_done(req, json_pack("{s:s, s:i, s:i, s:o}",
+	    "version", DBGCTL_VERSION, "protocol", PROTOCOL_VERSION,
+	    "pid", (int)getpid(), "capabilities", backend_names()));
+}
+
+static const struct method method_hello = {
+	.name = "hello",
+	.flags = METHOD_WHILE_SHUTDOWN | METHOD_NOAUTH,
+	.exec = method_hello_exec,
+};
+
+/* ping: proof of life. */
+static enum method_return
+method_ping_exec(struct request *req)
+{
+	return request_done(req, json_pack("{s:b}", "pong", 1));
+}
+
+static const struct method method_ping = {
+	.name = "ping",
+	.flags = METHOD_WHILE_SHUTDOWN | METHOD_NOAUTH,
+	.exec = method_ping_exec,
+};
+
+/* subscribe: session.state (and session.output) notifications from now on. */
+static enum method_return
+method_subscribe_exec(struct request *req)
+{
+	struct session *s = req->session;
+
+	notify_subscribe(req->conn, s != NULL ? s->id : 0,
+	    request_get(req, "output") == NULL || request_bool(req, "output"));
+	return request_done(req, json_pack("{s:b}", "subscribed", 1));
+}
+
+static const struct method_param method_subscribe_params[] = {
+	{ "session", PT_SESSION, false, 0, 0 },
+	{ "output", PT_BOOL, false, 0, 0 },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_subscribe = {
+	.name = "subscribe",
+	.params = method_subscribe_params,
+	.flags = METHOD_WHILE_SHUTDOWN,
+	.exec = method_subscribe_exec,
+};
+
+/* unsubscribe: no more notifications (of one session, or of any). */
+static enum method_return
+method_unsubscribe_exec(struct request *req)
+{
+	struct session *s = req->session;
+
+	notify_unsubscribe(req->conn, s != NULL ? s->id : 0);
+	return request_done(req, json_pack("{s:b}", "subscribed", 0));
+}
+
+static const struct method_param method_unsubscribe_params[] = {
+	{ "session", PT_SESSION, false, 0, 0 },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_unsubscribe = {
+	.name = "unsubscribe",
+	.params = method_unsubscribe_params,
+	.flags = METHOD_WHILE_SHUTDOWN,
+	.exec = method_unsubscribe_exec,
+};
+
+/* How many sessions a shutdown stopped, for its answer. */
+struct method_shutdown_data {
+	unsigned long	stopped;
+};
+
+/* A session ended: the shutdown answers once none is left. */
+static void
+method_shutdown_state(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	struct request			*req = k->arg;
+	struct method_shutdown_data	*d = req->data;
+
+	(void)s;
+	(void)ev;
+	if (session_live_count() == 0)
+		request_done(req, json_pack("{s:I}", "stopped",
+		    (json_int_t)d->stopped));
+}
+
+/* Free a shutdown's state. */
+static void
+method_shutdown_free(struct request *req)
+{
+	free(req->data);
+}
+
+/* shutdown: stop every session, answer, then exit. */
+static enum method_return
+method_shutdown_exec(struct request *req)
+{
+	struct method_shutdown_data	*d = xcalloc(1, sizeof *d);
+	struct sink			 k = { .arg = req };
+
+	d->stopped = session_live_count();
+	pending_wait(req, d, method_shutdown_free);
+	pending_sink(req, NULL, SE_STATE, method_shutdown_state);
+	daemon_shutdown(request_int(req, "timeout", -1));
+	if (!req->finished)
+		method_shutdown_state(&k, NULL, NULL);
+	return METHOD_WAIT;
+}
+
+static const struct method_param method_shutdown_params[] = {
+	{ "timeout", PT_INT, false, 0, STOP_TIMEOUT_MAX },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_shutdown = {
+	.name = "shutdown",
+	.params = method_shutdown_params,
+	.flags = METHOD_WHILE_SHUTDOWN,
+	.exec = method_shutdown_exec,
+};
+
+const struct method *const method_daemon[] = {
+	&method_hello,
+	&method_ping,
+	&method_subscribe,
+	&method_unsubscribe,
+	&method_shutdown,
+	NULL
+};

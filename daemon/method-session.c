@@ -1,0 +1,330 @@
+/* The session methods: launch, list, status, wait, stop and signal. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "signame.h"
+
+/* A launch completes when the session runs, fails once it has ended. */
+static void
+method_launch_state(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	struct request *req = k->arg;
+
+	(void)ev;
+	if (s->state == S_RUNNING) {
+		request_done(req, status_json(s));
+		return;
+	}
+	if (!session_ended(s))
+		return;
+	request_error_data(req, s->why.code != 0 ? s->why.code :
+	    RPC_SPAWN_FAILED, json_pack("{s:I, s:i}", "session",
+	    (json_int_t)s->id, "errno", s->why.err), "%s", s->why.msg != NULL ?
+	    s->why.msg : "the session ended while starting");
+}
+
+/* launch: start a session; answered once it runs or has failed. */
+static enum method_return
+method_launch_exec(struct request *req)
+{
+	struct rpc_error	 err;
+	struct launch		 l;
+	struct session		*s;
+	struct sink		 k = { .arg = req };
+
+	if (launch_parse(&l, req->params, &err) != 0)
+		return request_fail(req, &err);
+	if ((s = session_create(&l, &err)) == NULL) {
+		launch_free(&l);
+		return request_fail(req, &err);
+	}
+	if (session_ended(s)) {
+		method_launch_state(&k, s, NULL);
+		return METHOD_ERROR;
+	}
+	pending_wait(req, NULL, NULL);
+	pending_sink(req, s, SE_STATE, method_launch_state);
+	return METHOD_WAIT;
+}
+
+static const struct method_param method_launch_params[] = {
+	{ "kind", PT_STRING, false, 0, 0 },
+	{ "argv", PT_STRINGS, false, 0, 0 },
+	{ "commands", PT_STRINGS, false, 0, 0 },
+	{ "env", PT_OBJECT, false, 0, 0 },
+	{ "name", PT_STRING, false, 0, 0 },
+	{ "cwd", PT_STRING, false, 0, 0 },
+	{ "debugger", PT_STRING, false, 0, 0 },
+	{ "remote", PT_STRING, false, 0, 0 },
+	{ "server", PT_STRING, false, 0, 0 },
+	{ "port", PT_INT, false, 1, 65535 },
+	{ "connect_timeout", PT_INT, false, 1, STOP_TIMEOUT_MAX },
+	{ "stop_timeout", PT_INT, false, 0, STOP_TIMEOUT_MAX },
+	{ "transport", PT_BOOL, false, 0, 0 },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_launch = {
+	.name = "launch",
+	.params = method_launch_params,
+	.exec = method_launch_exec,
+};
+
+/* list: every session the table holds. */
+static enum method_return
+method_list_exec(struct request *req)
+{
+	struct session	*s;
+	json_t		*list = json_array();
+
+	TAILQ_FOREACH(s, &dmn.sessions, entry)
+		json_array_append_new(list, status_json(s));
+	return request_done(req, json_pack("{s:o}", "sessions", list));
+}
+
+static const struct method method_list = {
+	.name = "list",
+	.flags = METHOD_WHILE_SHUTDOWN,
+	.exec = method_list_exec,
+};
+
+/* status: one session. */
+static enum method_return
+method_status_exec(struct request *req)
+{
+	return request_done(req, status_json(req->session));
+}
+
+static const struct method_param method_session_only[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_status = {
+	.name = "status",
+	.params = method_session_only,
+	.flags = METHOD_WHILE_SHUTDOWN,
+	.exec = method_status_exec,
+};
+
+/* A wait completes when its session has ended. */
+static void
+method_wait_state(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	(void)ev;
+	if (session_ended(s))
+		request_done(k->arg, status_json(s));
+}
+
+/* A wait ran out of time. */
+static void
+method_wait_timeout(struct request *req)
+{
+	request_error(req, RPC_TIMEOUT, "timed out waiting for the session "
+	    "to end");
+}
+
+/* wait: answered when the session has ended. */
+static enum method_return
+method_wait_exec(struct request *req)
+{
+	long long timeout = request_int(req, "timeout", -1);
+
+	if (session_ended(req->session))
+		return request_done(req, status_json(req->session));
+	pending_wait(req, NULL, NULL);
+	pending_sink(req, req->session, SE_STATE, method_wait_state);
+	if (timeout >= 0)
+		pending_timeout(req, timeout, method_wait_timeout);
+	return METHOD_WAIT;
+}
+
+static const struct method_param method_wait_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ "timeout", PT_INT, false, 0, INT32_MAX },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_wait = {
+	.name = "wait",
+	.params = method_wait_params,
+	.flags = METHOD_WHILE_SHUTDOWN,
+	.exec = method_wait_exec,
+};
+
+/* What a stop waits for: its sessions, each referenced, and how many live. */
+struct method_stop_data {
+	struct session	**list;
+	size_t		  n;
+	size_t		  left;
+};
+
+/* Append a session (referenced) to a stop's list. */
+static void
+method_stop_push(struct method_stop_data *d, struct session *s)
+{
+	d->list = xreallocarray(d->list, d->n + 1, sizeof *d->list);
+	d->list[d->n++] = s;
+	session_ref(s);
+}
+
+/* Release a stop's list. */
+static void
+method_stop_free(struct request *req)
+{
+	struct method_stop_data	*d = req->data;
+	size_t			 i;
+
+	for (i = 0; i < d->n; i++)
+		session_unref(d->list[i]);
+	free(d->list);
+	free(d);
+}
+
+/* The stop's answer: every session it names, as they ended. */
+static void
+method_stop_reply(struct request *req)
+{
+	struct method_stop_data	*d = req->data;
+	json_t			*list = json_array();
+	size_t			 i;
+
+	for (i = 0; i < d->n; i++)
+		json_array_append_new(list, status_json(d->list[i]));
+	request_done(req, json_pack("{s:o}", "sessions", list));
+}
+
+/* One of the stop's sessions changed state; the last to end answers. */
+static void
+method_stop_state(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	struct request		*req = k->arg;
+	struct method_stop_data	*d = req->data;
+
+	(void)ev;
+	if (session_ended(s) && --d->left == 0)
+		method_stop_reply(req);
+}
+
+/* Collect the sessions a stop names (session, sessions or all), all or none. */
+static int
+method_stop_targets(struct request *req, struct method_stop_data *d,
+    struct rpc_error *err)
+{
+	struct session	*s;
+	json_t		*many = request_get(req, "sessions"), *ref;
+	size_t		 i;
+
+	if (request_bool(req, "all")) {
+		TAILQ_FOREACH(s, &dmn.sessions, entry)
+			if (!session_ended(s))
+				method_stop_push(d, s);
+		return 0;
+	}
+	if (many == NULL && req->session == NULL) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "name a \"session\", "
+		    "\"sessions\" (an array) or \"all\"");
+		return -1;
+	}
+	if (req->session != NULL)
+		method_stop_push(d, req->session);
+	json_array_foreach(many, i, ref) {
+		if ((s = session_find(ref, err)) == NULL)
+			return -1;
+		method_stop_push(d, s);
+	}
+	return 0;
+}
+
+/* stop: end sessions; answered when every process of them is gone. */
+static enum method_return
+method_stop_exec(struct request *req)
+{
+	struct method_stop_data	*d = xcalloc(1, sizeof *d);
+	struct rpc_error	 err;
+	size_t			 i;
+
+	pending_wait(req, d, method_stop_free);
+	if (method_stop_targets(req, d, &err) != 0)
+		return request_fail(req, &err);
+	for (i = 0; i < d->n; i++) {
+		if (session_ended(d->list[i]))
+			continue;
+		d->left++;
+		pending_sink(req, d->list[i], SE_STATE, method_stop_state);
+	}
+	if (d->left == 0) {
+		method_stop_reply(req);
+		return METHOD_DONE;
+	}
+	/* A stop may end a session at once, and answer before this returns. */
+	for (i = 0; i < d->n && !req->finished; i++)
+		session_stop(d->list[i], request_int(req, "timeout", -1));
+	return METHOD_WAIT;
+}
+
+static const struct method_param method_stop_params[] = {
+	{ "session", PT_SESSION, false, 0, 0 },
+	{ "sessions", PT_SESSIONS, false, 0, 0 },
+	{ "all", PT_BOOL, false, 0, 0 },
+	{ "timeout", PT_INT, false, 0, STOP_TIMEOUT_MAX },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_stop = {
+	.name = "stop",
+	.params = method_stop_params,
+	.flags = METHOD_WHILE_SHUTDOWN,
+	.exec = method_stop_exec,
+};
+
+/* signal: to the foreground process group of the session's pty. */
+static enum method_return
+method_signal_exec(struct request *req)
+{
+	struct rpc_error	 err;
+	json_t			*v = request_get(req, "signal");
+	pid_t			 pgrp;
+	int			 sig = SIGINT;
+
+	if (json_is_string(v))
+		sig = signame_parse(json_string_value(v));
+	else if (json_is_integer(v))
+		sig = json_integer_value(v) > 0 && json_integer_value(v) < NSIG ?
+		    (int)json_integer_value(v) : -1;
+	if (sig <= 0)
+		return request_error(req, RPC_INVALID_PARAMS, "\"signal\" must "
+		    "name a signal (INT, SIGINT or 2)");
+	if (session_signal(req->session, sig, &pgrp, &err) != 0)
+		return request_fail(req, &err);
+	return request_done(req, json_pack("{s:i, s:i}", "signal", sig,
+	    "pgrp", (int)pgrp));
+}
+
+static const struct method_param method_signal_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ "signal", PT_STRING | PT_INT, false, 0, 0 },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_signal = {
+	.name = "signal",
+	.params = method_signal_params,
+	.flags = METHOD_WHILE_SHUTDOWN,
+	.exec = method_signal_exec,
+};
+
+const struct method *const method_session[] = {
+	&method_launch,
+	&method_list,
+	&method_status,
+	&method_wait,
+	&method_stop,
+	&method_signal,
+	NULL
+};

@@ -1,0 +1,505 @@
+/* The stream methods: logs, read, write, pipe, attach and resize. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "b64.h"
+#include "daemon.h"
+
+/* Most bytes one logs reply carries (before base64). */
+#define LOGS_MAX (256 * 1024)
+/* Most bytes one read reply carries (before base64). */
+#define READ_MAX (512 * 1024)
+
+/* Bytes as base64 text (freed by the caller). */
+static char *
+method_b64(const char *data, size_t len)
+{
+	char *text;
+
+	if ((text = b64_encode((const unsigned char *)data, len)) == NULL)
+		log_fatal("out of memory");
+	return text;
+}
+
+/* Where a logs request reads from, and how much. */
+struct method_logs_data {
+	uint64_t	 off;
+	size_t		 max;
+};
+
+/* The logs result: up to max bytes of console output from offset off. */
+static enum method_return
+method_logs_reply(struct request *req, struct session *s, uint64_t off,
+    size_t max)
+{
+	char	*buf = xmalloc(max), *text;
+	size_t	 n;
+	json_t	*v;
+
+	n = output_read(&s->output, off, buf, max);
+	text = method_b64(buf, n);
+	free(buf);
+	v = json_pack("{s:s, s:I, s:I, s:I, s:b}", "data", text,
+	    "offset", (json_int_t)off, "next_offset", (json_int_t)(off + n),
+	    "size", (json_int_t)output_size(&s->output), "ended",
+	    session_ended(s));
+	free(text);
+	return request_done(req, v);
+}
+
+/* A waiting logs request answers once there is a byte past its offset, or the end. */
+static void
+method_logs_event(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	struct request		*req = k->arg;
+	struct method_logs_data	*d = req->data;
+
+	(void)ev;
+	if (d->off < output_size(&s->output) || session_ended(s))
+		method_logs_reply(req, s, d->off, d->max);
+}
+
+/* Free a logs request's state. */
+static void
+method_logs_free(struct request *req)
+{
+	free(req->data);
+}
+
+/*
+ * logs: console output from an offset or the last lines, maybe waiting.
+ * The start is resolved once here; a waiting request only compares sizes.
+ */
+static enum method_return
+method_logs_exec(struct request *req)
+{
+	struct session		*s = req->session;
+	struct method_logs_data	*d;
+	uint64_t		 off = request_int(req, "offset", 0);
+	long long		 lines = request_int(req, "lines", -1);
+	size_t			 max = request_int(req, "max", LOGS_MAX);
+
+	if (lines >= 0)
+		off = output_tail_offset(&s->output, lines);
+	if (max > LOGS_MAX)
+		max = LOGS_MAX;
+	if (!request_bool(req, "wait") || off < output_size(&s->output) ||
+	    session_ended(s))
+		return method_logs_reply(req, s, off, max);
+	d = xcalloc(1, sizeof *d);
+	d->off = off;
+	d->max = max;
+	pending_wait(req, d, method_logs_free);
+	pending_sink(req, s, SE_OUTPUT | SE_STATE, method_logs_event);
+	return METHOD_WAIT;
+}
+
+static const struct method_param method_logs_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ "offset", PT_INT, false, 0, 1LL << 53 },
+	{ "lines", PT_INT, false, 0, 100000000 },
+	{ "max", PT_INT, false, 1, 1LL << 30 },
+	{ "wait", PT_BOOL, false, 0, 0 },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_logs = {
+	.name = "logs",
+	.params = method_logs_params,
+	.flags = METHOD_WHILE_SHUTDOWN,
+	.exec = method_logs_exec,
+};
+
+/* The transport a request names, or NULL with the error answered. */
+static struct transport *
+method_transport(struct request *req)
+{
+	if (req->session->transport != NULL)
+		return req->session->transport;
+	request_error(req, RPC_NOT_SUPPORTED, "session %lu was launched "
+	    "without --transport", req->session->id);
+	return NULL;
+}
+
+/* Whether a request names the console stream (the default is the target). */
+static bool
+method_console(struct request *req)
+{
+	return strcmp(request_str(req, "stream", "target"), "console") == 0;
+}
+
+/* Whether a stream name is one of the two. */
+static bool
+method_stream_ok(struct request *req)
+{
+	const char *stream = request_str(req, "stream", "target");
+
+	return strcmp(stream, "target") == 0 || strcmp(stream, "console") == 0;
+}
+
+/* Answer a read with what the target wrote, or with EOF. */
+static enum method_return
+method_read_reply(struct request *req, struct transport *t)
+{
+	size_t	 want = request_int(req, "max", READ_MAX), n;
+	char	*buf, *text;
+	json_t	*v;
+
+	if (want > READ_MAX)
+		want = READ_MAX;
+	buf = xmalloc(want);
+	n = transport_take(t, buf, want);
+	text = method_b64(buf, n);
+	free(buf);
+	v = json_pack("{s:s, s:b}", "data", text, "eof", n == 0 &&
+	    t->out_eof);
+	free(text);
+	return request_done(req, v);
+}
+
+/* Target output arrived or ended: a waiting read takes it. */
+static void
+method_read_event(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	struct request *req = k->arg;
+
+	(void)ev;
+	if (s->transport->len > 0 || s->transport->out_eof)
+		method_read_reply(req, s->transport);
+}
+
+/* A read ran out of time. */
+static void
+method_read_timeout(struct request *req)
+{
+	request_error(req, RPC_TIMEOUT, "no target output before the timeout");
+}
+
+/* read: 1..max bytes of target output as soon as any are there. */
+static enum method_return
+method_read_exec(struct request *req)
+{
+	struct transport	*t;
+	long long		 timeout = request_int(req, "timeout", -1);
+
+	if (!method_stream_ok(req))
+		return request_error(req, RPC_INVALID_PARAMS, "\"stream\" must "
+		    "be \"target\" or \"console\"");
+	if (method_console(req))
+		return request_error(req, RPC_INVALID_PARAMS, "read the "
+		    "console with the logs method");
+	if ((t = method_transport(req)) == NULL)
+		return METHOD_ERROR;
+	if (t->len > 0 || t->out_eof)
+		return method_read_reply(req, t);
+	/* A timeout of 0 means: answer now, with data, EOF or timeout. */
+	if (timeout == 0)
+		return request_error(req, RPC_TIMEOUT, "no target output is "
+		    "waiting");
+	pending_wait(req, NULL, NULL);
+	pending_sink(req, req->session, SE_TARGET | SE_TARGET_EOF,
+	    method_read_event);
+	if (timeout > 0)
+		pending_timeout(req, timeout, method_read_timeout);
+	return METHOD_WAIT;
+}
+
+static const struct method_param method_read_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ "stream", PT_STRING, false, 0, 0 },
+	{ "max", PT_INT, false, 1, 1LL << 30 },
+	{ "timeout", PT_INT, false, 0, INT32_MAX },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_read = {
+	.name = "read",
+	.params = method_read_params,
+	.flags = METHOD_WHILE_SHUTDOWN,
+	.exec = method_read_exec,
+};
+
+/* Bytes a write carries, decoded. */
+struct method_write_data {
+	struct session	*s;
+	char		*data;
+	size_t		 len;
+};
+
+/* Write to the target if there is room: 1 done, 0 not yet, -1 closed. */
+static int
+method_write_try(struct request *req)
+{
+	struct method_write_data	*d = req->data;
+	struct transport		*t = d->s->transport;
+
+	if (t->in_closed)
+		return -1;
+	if (flow_full(transport_queued(t), TRANSPORT_MAX))
+		return 0;
+	if (transport_write(t, d->data, d->len) != 0)
+		return -1;
+	if (request_bool(req, "eof"))
+		transport_eof(t);
+	return 1;
+}
+
+/* Write now, or answer that the input is closed; 0 if it must wait. */
+static int
+method_write_step(struct request *req)
+{
+	struct method_write_data *d = req->data;
+
+	switch (method_write_try(req)) {
+	case 1:
+		request_done(req, json_pack("{s:I}", "written",
+		    (json_int_t)d->len));
+		return 1;
+	case -1:
+		request_error(req, RPC_NOT_RUNNING, "the target's input is "
+		    "closed");
+		return 1;
+	}
+	return 0;
+}
+
+/* The target's input moved: a waiting write tries again. */
+static void
+method_write_event(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	(void)s;
+	(void)ev;
+	method_write_step(k->arg);
+}
+
+/* A write is answered: the next one may go, and its client may send more. */
+static void
+method_write_free(struct request *req)
+{
+	struct method_write_data *d = req->data;
+
+	d->s->writers--;
+	if (req->conn != NULL)
+		conn_resume(req->conn);
+	free(d->data);
+	free(d);
+}
+
+/* Write bytes to the console pty, as typed at its terminal. */
+static enum method_return
+method_write_console(struct request *req, const char *data, size_t len)
+{
+	struct session *s = req->session;
+
+	if (session_ended(s) || session_console(s) == NULL)
+		return request_error(req, RPC_NOT_RUNNING, "session %lu has "
+		    "ended", s->id);
+	/* A pty takes input slowly; its queue is bounded. */
+	if (flow_full(console_queued(session_console(s)), CONSOLE_INPUT_MAX))
+		return request_error(req, RPC_LIMIT, "the console of session "
+		    "%lu is not taking input (%zu bytes queued); try again",
+		    s->id, console_queued(session_console(s)));
+	if (console_write(session_console(s), data, len) != 0)
+		return request_error(req, RPC_NOT_RUNNING, "the console of "
+		    "session %lu is closed", s->id);
+	return request_done(req, json_pack("{s:I}", "written",
+	    (json_int_t)len));
+}
+
+/* write: bytes for the target's stdin (or the console); waits for room. */
+static enum method_return
+method_write_exec(struct request *req)
+{
+	struct method_write_data	*d;
+	const char			*text = request_str(req, "data", "");
+	enum method_return		 rv;
+	unsigned char			*data;
+	size_t				 len;
+
+	if (!method_stream_ok(req))
+		return request_error(req, RPC_INVALID_PARAMS, "\"stream\" must "
+		    "be \"target\" or \"console\"");
+	if ((data = b64_decode(text, strlen(text), &len)) == NULL)
+		return request_error(req, RPC_INVALID_PARAMS, "\"data\" is not "
+		    "base64");
+	if (method_console(req)) {
+		rv = method_write_console(req, (char *)data, len);
+		free(data);
+		return rv;
+	}
+	if (method_transport(req) == NULL) {
+		free(data);
+		return METHOD_ERROR;
+	}
+	d = xcalloc(1, sizeof *d);
+	d->s = req->session;
+	d->data = (char *)data;
+	d->len = len;
+	req->data = d;
+	/* Writes leave in order: behind another, this one waits its turn. */
+	if (d->s->writers == 0 && method_write_step(req)) {
+		req->data = NULL;
+		free(d->data);
+		free(d);
+		return METHOD_DONE;
+	}
+	req->keep_orphan = true;
+	pending_wait(req, d, method_write_free);
+	d->s->writers++;
+	/* While this one waits, read no more requests from its client. */
+	conn_pause(req->conn);
+	pending_sink(req, d->s, SE_INPUT | SE_STATE, method_write_event);
+	return METHOD_WAIT;
+}
+
+static const struct method_param method_write_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ "stream", PT_STRING, false, 0, 0 },
+	{ "data", PT_STRING, false, 0, 0 },
+	{ "eof", PT_BOOL, false, 0, 0 },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_write = {
+	.name = "write",
+	.params = method_write_params,
+	.flags = METHOD_WHILE_SHUTDOWN,
+	.exec = method_write_exec,
+};
+
+/* pipe: the connection becomes a raw byte stream to and from the target. */
+static enum method_return
+method_pipe_exec(struct request *req)
+{
+	struct session		*s = req->session;
+	struct transport	*t;
+	struct conn		*c = req->conn;
+
+	if (!method_stream_ok(req) || method_console(req))
+		return request_error(req, RPC_INVALID_PARAMS, "pipe reaches "
+		    "the target (\"stream\": \"target\"); attach reaches the "
+		    "console");
+	if ((t = method_transport(req)) == NULL)
+		return METHOD_ERROR;
+	if (transport_drained(t))
+		return request_error(req, RPC_NOT_RUNNING, "the target's "
+		    "output of session %lu has ended", s->id);
+	if (t->passthrough)
+		return request_error(req, RPC_LIMIT, "session %lu is already "
+		    "piped", s->id);
+	request_done(req, json_pack("{s:b}", "raw", 1));
+	pipe_start(c, s);
+	return METHOD_DONE;
+}
+
+static const struct method_param method_pipe_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ "stream", PT_STRING, false, 0, 0 },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_pipe = {
+	.name = "pipe",
+	.params = method_pipe_params,
+	.flags = METHOD_WHILE_SHUTDOWN | METHOD_ALONE,
+	.exec = method_pipe_exec,
+};
+
+/* Attach now if the session runs; refuse if it never will. */
+static enum method_return
+method_attach_step(struct request *req, struct session *s)
+{
+	unsigned long	 lines = request_int(req, "lines", ATTACH_REPLAY_LINES);
+	struct conn	*c = req->conn;
+
+	if (s->state != S_RUNNING)
+		return request_error_data(req, RPC_NOT_RUNNING,
+		    json_pack("{s:I, s:s}", "session", (json_int_t)s->id,
+		    "state", session_state_name(s->state)), "session %lu is %s",
+		    s->id, session_state_name(s->state));
+	/* The reply may free the request: what attaching needs is kept. */
+	request_done(req, json_pack("{s:b, s:I}", "raw", 1, "session",
+	    (json_int_t)s->id));
+	if (c != NULL)
+		attach_start(c, s, lines);
+	return METHOD_DONE;
+}
+
+/* A session that was starting has moved on: attach, or refuse. */
+static void
+method_attach_state(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	(void)ev;
+	if (s->state != S_STARTING)
+		method_attach_step(k->arg, s);
+}
+
+/* attach: the connection becomes the console's, raw both ways. */
+static enum method_return
+method_attach_exec(struct request *req)
+{
+	/* A session still starting is attached to once it runs. */
+	if (req->session->state != S_STARTING)
+		return method_attach_step(req, req->session);
+	pending_wait(req, NULL, NULL);
+	pending_sink(req, req->session, SE_STATE, method_attach_state);
+	return METHOD_WAIT;
+}
+
+static const struct method_param method_attach_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ "lines", PT_INT, false, 0, 100000 },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_attach = {
+	.name = "attach",
+	.params = method_attach_params,
+	.flags = METHOD_WHILE_SHUTDOWN | METHOD_ALONE,
+	.exec = method_attach_exec,
+};
+
+/* resize: the console's window size, with a forced redraw if asked. */
+static enum method_return
+method_resize_exec(struct request *req)
+{
+	struct session	*s = req->session;
+	long long	 rows = request_int(req, "rows", 0);
+	long long	 cols = request_int(req, "cols", 0);
+
+	if (session_ended(s) || attach_resize(s, rows, cols,
+	    request_bool(req, "redraw")) != 0)
+		return request_error(req, RPC_NOT_RUNNING, "session %lu has no "
+		    "console", s->id);
+	return request_done(req, json_pack("{s:I, s:I}", "rows",
+	    (json_int_t)rows, "cols", (json_int_t)cols));
+}
+
+static const struct method_param method_resize_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ "rows", PT_INT, true, 1, 65535 },
+	{ "cols", PT_INT, true, 1, 65535 },
+	{ "redraw", PT_BOOL, false, 0, 0 },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_resize = {
+	.name = "resize",
+	.params = method_resize_params,
+	.flags = METHOD_WHILE_SHUTDOWN,
+	.exec = method_resize_exec,
+};
+
+const struct method *const method_stream[] = {
+	&method_logs,
+	&method_read,
+	&method_write,
+	&method_pipe,
+	&method_attach,
+	&method_resize,
+	NULL
+};

@@ -1,0 +1,108 @@
+/* A client bridged to a session's transport: raw bytes both ways. */
+#include <stdlib.h>
+
+#include "daemon.h"
+
+/* One bridged client. */
+struct pipe {
+	struct conn	*c;
+	struct session	*s;
+	struct sink	*sink;
+};
+
+/* The target printed, ended, or took input: move bytes on, or wait. */
+static void
+pipe_event(struct sink *k, struct session *s, const struct session_event *ev)
+{
+	struct pipe		*p = k->arg;
+	struct transport	*t = s->transport;
+
+	switch (ev->kind) {
+	case SE_TARGET:
+		conn_send_raw(p->c, ev->data, ev->len);
+		if (flow_full(conn_queued(p->c), TRANSPORT_MAX))
+			transport_pause(t);
+		return;
+	case SE_TARGET_EOF:
+		/* The target's output ended: flush and close the client. */
+		conn_finish(p->c);
+		return;
+	case SE_INPUT:
+		if (flow_room(transport_queued(t), TRANSPORT_MAX))
+			conn_resume(p->c);
+		return;
+	default:
+		return;
+	}
+}
+
+/* The client's bytes go to the target. */
+static size_t
+pipe_input(struct conn *c, const char *data, size_t len)
+{
+	struct pipe		*p = c->mode_data;
+	struct transport	*t = p->s->transport;
+
+	/* A target that stopped reading for good: the rest is dropped. */
+	if (transport_write(t, data, len) != 0)
+		return len;
+	if (flow_full(transport_queued(t), TRANSPORT_MAX))
+		conn_pause(c);
+	return len;
+}
+
+/* The client's EOF becomes the target's. */
+static void
+pipe_eof(struct conn *c)
+{
+	struct pipe *p = c->mode_data;
+
+	transport_eof(p->s->transport);
+}
+
+/* The client took what was queued: the target may print more. */
+static void
+pipe_drained(struct conn *c)
+{
+	struct pipe *p = c->mode_data;
+
+	if (flow_room(conn_queued(c), TRANSPORT_MAX))
+		transport_resume(p->s->transport);
+}
+
+/* The client is gone: output is held for readers again. */
+static void
+pipe_close(struct conn *c)
+{
+	struct pipe *p = c->mode_data;
+
+	session_sink_remove(p->sink);
+	transport_passthrough(p->s->transport, false);
+	free(p);
+}
+
+static const struct conn_mode pipe_mode = {
+	.name = "pipe",
+	.raw = true,
+	.input = pipe_input,
+	.eof = pipe_eof,
+	.drained = pipe_drained,
+	.close = pipe_close,
+};
+
+/* From now on the connection carries the target's bytes both ways. */
+void
+pipe_start(struct conn *c, struct session *s)
+{
+	struct pipe *p = xcalloc(1, sizeof *p);
+
+	p->c = c;
+	p->s = s;
+	conn_set_mode(c, &pipe_mode, p);
+	p->sink = session_sink_add(s, SE_TARGET | SE_TARGET_EOF | SE_INPUT,
+	    pipe_event, p);
+	/* What was held goes first, through the sink. */
+	transport_passthrough(s->transport, true);
+	if (s->transport->out_eof)
+		conn_finish(c);
+}

@@ -1,0 +1,430 @@
+/*
+ * Requests: lines of a connection in rpc mode, checked against the entry
+ * of their method (every param's type, the session resolved) before the
+ * method runs, and answered exactly once.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+static const struct method *const *const request_groups[] = {
+	method_session,
+	method_stream,
+	method_daemon,
+};
+
+/* The rpc mode's own state of a connection. */
+struct request_rpc {
+	struct frame	 frame;
+	bool		 feeding;	/* inside frame_feed */
+	bool		 closed;	/* the mode was left meanwhile */
+};
+
+/* The method of a name, or NULL. */
+static const struct method *
+request_method(const char *name)
+{
+	const struct method *const	*m;
+	size_t				 i;
+
+	for (i = 0; i < sizeof request_groups / sizeof *request_groups; i++)
+		for (m = request_groups[i]; *m != NULL; m++)
+			if (strcmp((*m)->name, name) == 0)
+				return *m;
+	return NULL;
+}
+
+/* How the protocol names a set of JSON types, for messages. */
+static void
+request_type_names(int types, char *buf, size_t len)
+{
+	static const struct {
+		int		 type;
+		const char	*name;
+	} names[] = {
+		{ PT_STRING, "a string" },
+		{ PT_INT, "an integer" },
+		{ PT_BOOL, "a boolean" },
+		{ PT_STRINGS, "an array of strings" },
+		{ PT_OBJECT, "an object of strings" },
+		{ PT_SESSION, "an id or a name" },
+		{ PT_SESSIONS, "an array of ids or names" },
+	};
+	size_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof names / sizeof *names; i++) {
+		if (!(types & names[i].type))
+			continue;
+		if (buf[0] != '\0')
+			strlcat(buf, " or ", len);
+		strlcat(buf, names[i].name, len);
+	}
+}
+
+/* Whether every member of an array (or value of an object) is of a kind. */
+static bool
+request_all(json_t *v, bool (*ok)(const json_t *))
+{
+	const char	*key;
+	json_t		*e;
+	size_t		 i;
+
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, e)
+			if (!ok(e))
+				return false;
+		return true;
+	}
+	json_object_foreach(v, key, e)
+		if (!ok(e))
+			return false;
+	return true;
+}
+
+/* Whether v is a string. */
+static bool
+request_is_string(const json_t *v)
+{
+	return json_is_string(v);
+}
+
+/* Whether v can name a session: an integer or a string. */
+static bool
+request_is_ref(const json_t *v)
+{
+	return json_is_integer(v) || json_is_string(v);
+}
+
+/* Whether v has one of the types. */
+static bool
+request_type_ok(json_t *v, int types)
+{
+	if ((types & PT_STRING) && json_is_string(v))
+		return true;
+	if ((types & PT_INT) && json_is_integer(v))
+		return true;
+	if ((types & PT_BOOL) && json_is_boolean(v))
+		return true;
+	if ((types & PT_STRINGS) && json_is_array(v) &&
+	    request_all(v, request_is_string))
+		return true;
+	if ((types & PT_OBJECT) && json_is_object(v) &&
+	    request_all(v, request_is_string))
+		return true;
+	if ((types & PT_SESSION) && request_is_ref(v))
+		return true;
+	return (types & PT_SESSIONS) && json_is_array(v) &&
+	    request_all(v, request_is_ref);
+}
+
+/* Check one declared param of params; a valid one is copied to out. */
+static int
+request_check_param(const struct method_param *p, json_t *params,
+    json_t *out, struct rpc_error *err)
+{
+	json_t		*v = json_object_get(params, p->name);
+	long long	 n;
+	char		 types[160];
+
+	if (v == NULL || json_is_null(v)) {
+		if (!p->required)
+			return 0;
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"%s\" is required",
+		    p->name);
+		return -1;
+	}
+	if (!request_type_ok(v, p->types)) {
+		request_type_names(p->types, types, sizeof types);
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"%s\" must be %s",
+		    p->name, types);
+		return -1;
+	}
+	if (json_is_integer(v) && p->min < p->max &&
+	    ((n = json_integer_value(v)) < p->min || n > p->max)) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"%s\" must be an "
+		    "integer from %lld to %lld", p->name, p->min, p->max);
+		return -1;
+	}
+	json_object_set(out, p->name, v);
+	return 0;
+}
+
+/* Check a request's params against its method; resolve "session". */
+static int
+request_check(struct request *req, json_t *params, struct rpc_error *err)
+{
+	const struct method_param	*p;
+	json_t				*ref;
+
+	req->params = json_object();
+	for (p = req->method->params; p != NULL && p->name != NULL; p++)
+		if (request_check_param(p, params, req->params, err) != 0)
+			return -1;
+	if ((ref = json_object_get(req->params, "session")) == NULL)
+		return 0;
+	if ((req->session = session_find(ref, err)) == NULL)
+		return -1;
+	session_ref(req->session);
+	return 0;
+}
+
+/* Free a request that is finished, or whose client is gone. */
+void
+request_free(struct request *req)
+{
+	if (req->waiting)
+		pending_finish(req);
+	if (req->session != NULL)
+		session_unref(req->session);
+	json_decref(req->id);
+	json_decref(req->params);
+	free(req);
+}
+
+/* Mark the request answered; free it unless its method is still running. */
+static enum method_return
+request_finish(struct request *req, json_t *msg)
+{
+	if (req->finished)
+		log_fatal("request %s answered twice", req->method->name);
+	req->finished = true;
+	if (req->conn != NULL && req->id != NULL)
+		conn_send(req->conn, msg);
+	else
+		json_decref(msg);
+	if (!req->in_exec)
+		request_free(req);
+	return METHOD_DONE;
+}
+
+/* Answer with a result (taken). */
+enum method_return
+request_done(struct request *req, json_t *result)
+{
+	json_t *reply = NULL;
+
+	if (req->id != NULL)
+		reply = rpc_result_new(req->id, result);
+	else
+		json_decref(result);
+	return request_finish(req, reply);
+}
+
+/* Answer with an error: code, its kind and more in data (taken), a message. */
+static enum method_return
+request_verror(struct request *req, int code, json_t *data, const char *fmt,
+    va_list ap)
+{
+	json_t	*reply = NULL;
+	char	*msg;
+
+	xvasprintf(&msg, fmt, ap);
+	if (req->id != NULL)
+		reply = rpc_error_new(req->id, code, msg, data);
+	else
+		json_decref(data);
+	free(msg);
+	request_finish(req, reply);
+	return METHOD_ERROR;
+}
+
+/* Answer with an error whose message reaches the client verbatim. */
+enum method_return
+request_error(struct request *req, int code, const char *fmt, ...)
+{
+	enum method_return	rv;
+	va_list			ap;
+
+	va_start(ap, fmt);
+	rv = request_verror(req, code, NULL, fmt, ap);
+	va_end(ap);
+	return rv;
+}
+
+/* Answer with an error that carries more than its kind in data (taken). */
+enum method_return
+request_error_data(struct request *req, int code, json_t *data,
+    const char *fmt, ...)
+{
+	enum method_return	rv;
+	va_list			ap;
+
+	va_start(ap, fmt);
+	rv = request_verror(req, code, data, fmt, ap);
+	va_end(ap);
+	return rv;
+}
+
+/* Answer with an error another part of the daemon set. */
+enum method_return
+request_fail(struct request *req, const struct rpc_error *err)
+{
+	return request_error(req, err->code, "%s", err->message);
+}
+
+/* A checked param, or NULL when it was absent. */
+json_t *
+request_get(struct request *req, const char *key)
+{
+	return json_object_get(req->params, key);
+}
+
+/* A checked string param, or dflt. */
+const char *
+request_str(struct request *req, const char *key, const char *dflt)
+{
+	json_t *v = request_get(req, key);
+
+	return v != NULL ? json_string_value(v) : dflt;
+}
+
+/* A checked integer param, or dflt. */
+long long
+request_int(struct request *req, const char *key, long long dflt)
+{
+	json_t *v = request_get(req, key);
+
+	return v != NULL ? json_integer_value(v) : dflt;
+}
+
+/* A checked boolean param; absent is false. */
+bool
+request_bool(struct request *req, const char *key)
+{
+	return json_is_true(request_get(req, key));
+}
+
+/* Run a parsed request: find its method, check it, run it. */
+static void
+request_dispatch(struct conn *c, struct rpc_request *rr)
+{
+	struct request		*req = xcalloc(1, sizeof *req);
+	struct rpc_error	 err;
+	enum method_return	 rv;
+
+	req->conn = c;
+	req->id = json_incref(rr->id);
+	req->in_exec = true;
+	if ((req->method = request_method(rr->method)) == NULL) {
+		static const struct method none = { .name = "?" };
+
+		req->method = &none;
+		request_error(req, RPC_METHOD_NOT_FOUND, "no method \"%.64s\"",
+		    rr->method);
+	} else if (dmn.shutting_down &&
+	    !(req->method->flags & METHOD_WHILE_SHUTDOWN))
+		request_error(req, RPC_SHUTTING_DOWN, "the daemon is shutting "
+		    "down");
+	else if ((req->method->flags & METHOD_ALONE) &&
+	    (c->npending > 0 || req->id == NULL))
+		request_error(req, RPC_INVALID_REQUEST, "%s must be the only "
+		    "request in flight on its connection", req->method->name);
+	else if (request_check(req, rr->params, &err) != 0)
+		request_fail(req, &err);
+	else {
+		rv = req->method->exec(req);
+		if (rv == METHOD_WAIT ? !req->waiting && !req->finished :
+		    !req->finished)
+			log_fatal("method %s returned %d unanswered",
+			    req->method->name, rv);
+	}
+	req->in_exec = false;
+	if (req->finished)
+		request_free(req);
+}
+
+/* Parse one line and run it; stop feeding once the connection changed. */
+static int
+request_line(void *arg, char *line, size_t len)
+{
+	struct conn		*c = arg;
+	struct rpc_request	 rr;
+	struct rpc_error	 err;
+
+	memset(&err, 0, sizeof err);
+	if (rpc_parse(line, len, &rr, &err) != 0) {
+		conn_send(c, rpc_error_new(err.id, err.code, err.message,
+		    NULL));
+		json_decref(err.id);
+		return 0;
+	}
+	request_dispatch(c, &rr);
+	rpc_request_free(&rr);
+	return c->closing || c->finishing || c->mode != &request_rpc_mode;
+}
+
+/* Bytes from the client: lines of requests; returns how many were used. */
+static size_t
+request_input(struct conn *c, const char *data, size_t len)
+{
+	struct request_rpc	*r = c->mode_data;
+	size_t			 used;
+	int			 rv;
+
+	r->feeding = true;
+	rv = frame_feed(&r->frame, data, len, request_line, c);
+	r->feeding = false;
+	used = rv != 0 ? r->frame.used : len;
+	/* A request switched the connection's mode: the framer goes now. */
+	if (r->closed) {
+		frame_free(&r->frame);
+		free(r);
+		return used;
+	}
+	if (rv == FRAME_OVERFLOW) {
+		char msg[64];
+
+		snprintf(msg, sizeof msg, "request line exceeds %d bytes",
+		    FRAME_MAX);
+		conn_send(c, rpc_error_new(NULL, RPC_LIMIT, msg, NULL));
+		conn_finish(c);
+		return len;
+	}
+	return used;
+}
+
+/* The client sent no more: answer what waits, then close. */
+static void
+request_eof(struct conn *c)
+{
+	c->eof = true;
+	if (c->npending == 0)
+		conn_finish(c);
+}
+
+/* The connection leaves rpc mode or closes: forget what it asked for. */
+static void
+request_close(struct conn *c)
+{
+	struct request_rpc *r = c->mode_data;
+
+	pending_forget_conn(c);
+	notify_forget(c);
+	if (r->feeding) {
+		r->closed = true;
+		return;
+	}
+	frame_free(&r->frame);
+	free(r);
+}
+
+/* Set up rpc mode on a connection. */
+static void *
+request_open(void)
+{
+	struct request_rpc *r = xcalloc(1, sizeof *r);
+
+	frame_init(&r->frame, FRAME_MAX);
+	return r;
+}
+
+const struct conn_mode request_rpc_mode = {
+	.name = "rpc",
+	.open = request_open,
+	.input = request_input,
+	.eof = request_eof,
+	.close = request_close,
+};

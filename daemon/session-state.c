@@ -1,0 +1,170 @@
+/*
+ * The session lifecycle, decided in one table: every input a session gets
+ * (from its backend, its processes or a request) is looked up by state and
+ * gives the next state and what to do. Nothing else moves a session.
+ */
+#include <stdlib.h>
+
+#include "daemon.h"
+
+/* What an input does in a state: where to go (through via), and an action. */
+struct session_action {
+	enum session_state	  to;
+	enum session_state	  via;
+	void			(*act)(struct session *,
+				    const struct session_why *);
+};
+
+/* Stay where it is: the input means nothing in this state. */
+#define STAY	S_NSTATES
+
+static const char *session_input_names[] = {
+	[SI_READY] = "ready",
+	[SI_STOP] = "stop",
+	[SI_FAIL] = "fail",
+	[SI_EXIT] = "exit",
+	[SI_GONE] = "gone",
+};
+
+/* Ask the processes to end: the main one first, the rest once it is gone. */
+static void
+session_act_stop(struct session *s, const struct session_why *why)
+{
+	struct proc	*main = s->procs[0].proc;
+	long		 ms = s->stop_ms >= 0 ? s->stop_ms : s->l.stop_timeout;
+	size_t		 i;
+
+	if (why != NULL)
+		session_why(s, why->code, why->err, "%s", why->msg);
+	if (main != NULL && main->keeper_live) {
+		proc_stop(main, ms);
+		return;
+	}
+	for (i = 1; i < s->nprocs; i++)
+		if (s->procs[i].proc != NULL && s->procs[i].proc->keeper_live)
+			proc_stop(s->procs[i].proc, ms);
+}
+
+/* A stop before the session ran: the launch fails with not_running. */
+static void
+session_act_abort(struct session *s, const struct session_why *why)
+{
+	(void)why;
+	session_why(s, RPC_NOT_RUNNING, 0, "session %lu was stopped while "
+	    "starting", s->id);
+	session_act_stop(s, NULL);
+}
+
+/* It never ran: the launch fails with the first cause, or a plain one. */
+static void
+session_act_failed(struct session *s, const struct session_why *why)
+{
+	(void)why;
+	session_why(s, RPC_SPAWN_FAILED, 0, "the program ended before it ran");
+	session_end(s);
+}
+
+/* It ran and is gone; a main process whose end nobody reported is a fault. */
+static void
+session_act_exited(struct session *s, const struct session_why *why)
+{
+	struct proc *main = s->procs[0].proc;
+
+	(void)why;
+	if (main != NULL && !main->have_exit)
+		session_why(s, RPC_NOT_RUNNING, 0, "the %s's keeper ended "
+		    "unexpectedly", s->procs[0].role);
+	session_end(s);
+}
+
+static const struct session_action session_actions[S_NSTATES][SI_NINPUTS] = {
+	[S_STARTING] = {
+		[SI_READY] = { S_RUNNING, STAY, NULL },
+		[SI_STOP] = { S_ABORTING, STAY, session_act_abort },
+		[SI_FAIL] = { S_ABORTING, STAY, session_act_stop },
+		[SI_EXIT] = { STAY, STAY, NULL },
+		[SI_GONE] = { S_FAILED, STAY, session_act_failed },
+	},
+	[S_RUNNING] = {
+		[SI_READY] = { STAY, STAY, NULL },
+		[SI_STOP] = { S_STOPPING, STAY, session_act_stop },
+		[SI_FAIL] = { S_STOPPING, STAY, session_act_stop },
+		[SI_EXIT] = { S_STOPPING, STAY, NULL },
+		[SI_GONE] = { S_EXITED, S_STOPPING, session_act_exited },
+	},
+	[S_STOPPING] = {
+		[SI_READY] = { STAY, STAY, NULL },
+		/* A second stop may shorten the deadline. */
+		[SI_STOP] = { STAY, STAY, session_act_stop },
+		[SI_FAIL] = { STAY, STAY, NULL },
+		[SI_EXIT] = { STAY, STAY, NULL },
+		[SI_GONE] = { S_EXITED, STAY, session_act_exited },
+	},
+	[S_ABORTING] = {
+		[SI_READY] = { STAY, STAY, NULL },
+		[SI_STOP] = { STAY, STAY, session_act_stop },
+		[SI_FAIL] = { STAY, STAY, NULL },
+		[SI_EXIT] = { STAY, STAY, NULL },
+		[SI_GONE] = { S_FAILED, STAY, session_act_failed },
+	},
+	[S_EXITED] = {
+		[SI_READY] = { STAY, STAY, NULL },
+		[SI_STOP] = { STAY, STAY, NULL },
+		[SI_FAIL] = { STAY, STAY, NULL },
+		[SI_EXIT] = { STAY, STAY, NULL },
+		[SI_GONE] = { STAY, STAY, NULL },
+	},
+	[S_FAILED] = {
+		[SI_READY] = { STAY, STAY, NULL },
+		[SI_STOP] = { STAY, STAY, NULL },
+		[SI_FAIL] = { STAY, STAY, NULL },
+		[SI_EXIT] = { STAY, STAY, NULL },
+		[SI_GONE] = { STAY, STAY, NULL },
+	},
+};
+
+/* Enter a state: log it and tell the sinks. */
+static void
+session_enter(struct session *s, enum session_state to)
+{
+	struct session_event ev = { .kind = SE_STATE };
+
+	log_info("session %lu: %s -> %s", s->id, session_state_name(s->state),
+	    session_state_name(to));
+	s->state = to;
+	session_fire(s, &ev);
+}
+
+/* Feed an input, with why it came when it is a failure, to the table. */
+void
+session_event_why(struct session *s, enum session_input in,
+    const struct session_why *why)
+{
+	const struct session_action *a;
+
+	if (s->state >= S_NSTATES || in >= SI_NINPUTS)
+		log_fatal("session %lu: state %d, input %d", s->id, s->state,
+		    in);
+	log_info("session %lu: %s while %s", s->id, session_input_names[in],
+	    session_state_name(s->state));
+	a = &session_actions[s->state][in];
+	if (a->to == STAY && a->act == NULL)
+		return;
+	session_ref(s);
+	if (a->act != NULL)
+		a->act(s, why);
+	if (a->via != STAY)
+		session_enter(s, a->via);
+	if (a->to != STAY)
+		session_enter(s, a->to);
+	if (session_ended(s))
+		session_prune();
+	session_unref(s);
+}
+
+/* Feed an input to the table. */
+void
+session_event(struct session *s, enum session_input in)
+{
+	session_event_why(s, in, NULL);
+}
