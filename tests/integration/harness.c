@@ -1234,10 +1234,17 @@ h_ping(void)
 	return ok;
 }
 
-/* Parse /proc/PID/stat: state, ppid, session, start time. False if gone. */
+/* The fields of /proc/PID/stat the harness reads. */
+struct pid_stat {
+	char			 state;		/* 'R', 'S', 'Z', ... */
+	pid_t			 ppid;
+	pid_t			 sid;
+	unsigned long long	 start;		/* clock ticks since boot */
+};
+
+/* Parse /proc/PID/stat into st. False if the pid is gone. */
 static bool
-pid_stat4(pid_t pid, char *state, pid_t *ppid, pid_t *sid,
-    unsigned long long *start)
+pid_stat(pid_t pid, struct pid_stat *st)
 {
 	char path[64], buf[2048], *p;
 	unsigned long long v;
@@ -1253,69 +1260,59 @@ pid_stat4(pid_t pid, char *state, pid_t *ppid, pid_t *sid,
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
+	/* The comm in parentheses may hold anything: the last ')' ends it. */
 	p = strrchr(buf, ')');
 	if (p == NULL || p[1] == '\0')
 		return false;
 	p += 2;
-	if (state)
-		*state = *p;
+	st->state = *p;
 	p += 2;
-	if (ppid)
-		*ppid = (pid_t)strtol(p, &p, 10);
-	else
-		strtol(p, &p, 10);
-	/* Fields 5..21 come next: 6 is the session, 22 the start time. */
+	st->ppid = (pid_t)strtol(p, &p, 10);
+	/* Fields 5..22 come next: 6 is the session, 22 the start time. */
 	for (i = 5; i <= 22; i++) {
 		v = strtoull(p, &p, 10);
-		if (i == 6 && sid)
-			*sid = (pid_t)v;
-		if (i == 22 && start)
-			*start = v;
+		if (i == 6)
+			st->sid = (pid_t)v;
+		if (i == 22)
+			st->start = v;
 	}
 	return true;
-}
-
-/* Parse /proc/PID/stat: state, ppid, start time. False if the pid is gone. */
-static bool
-pid_stat(pid_t pid, char *state, pid_t *ppid, unsigned long long *start)
-{
-	return pid_stat4(pid, state, ppid, NULL, start);
 }
 
 /* Session id from /proc/PID/stat, -1 if gone. */
 pid_t
 h_pid_sid(pid_t pid)
 {
-	pid_t sid = -1;
+	struct pid_stat st;
 
-	return pid_stat4(pid, NULL, NULL, &sid, NULL) ? sid : -1;
+	return pid_stat(pid, &st) ? st.sid : -1;
 }
 
 /* State letter from /proc/PID/stat ('R','S','Z',...), 0 if the pid is gone. */
 char
 h_pid_state(pid_t pid)
 {
-	char s = 0;
+	struct pid_stat st;
 
-	return pid_stat(pid, &s, NULL, NULL) ? s : 0;
+	return pid_stat(pid, &st) ? st.state : 0;
 }
 
 /* Parent pid from /proc/PID/stat, -1 if gone. */
 pid_t
 h_pid_ppid(pid_t pid)
 {
-	pid_t pp = -1;
+	struct pid_stat st;
 
-	return pid_stat(pid, NULL, &pp, NULL) ? pp : -1;
+	return pid_stat(pid, &st) ? st.ppid : -1;
 }
 
 /* Start time (clock ticks since boot) from /proc/PID/stat, 0 if gone. */
 unsigned long long
 h_pid_start(pid_t pid)
 {
-	unsigned long long s = 0;
+	struct pid_stat st;
 
-	return pid_stat(pid, NULL, NULL, &s) ? s : 0;
+	return pid_stat(pid, &st) ? st.start : 0;
 }
 
 /* comm of a pid into buf ("?" if gone). */
@@ -1512,9 +1509,10 @@ static int
 zombie_scan(const struct h_snap *s, pid_t ppid, const char *why,
     char *report, size_t len)
 {
+	struct pid_stat st;
 	struct dirent *de;
-	char state, *end;
-	pid_t pid, pp;
+	char *end;
+	pid_t pid;
 	int count = 0;
 	DIR *d;
 
@@ -1523,8 +1521,8 @@ zombie_scan(const struct h_snap *s, pid_t ppid, const char *why,
 		pid = (pid_t)strtol(de->d_name, &end, 10);
 		if (*end != '\0' || pid <= 0 || (s != NULL && in_snap(s, pid)))
 			continue;
-		if (pid_stat(pid, &state, &pp, NULL) && state == 'Z' &&
-		    (s != NULL ? in_snap(s, pp) : pp == ppid)) {
+		if (pid_stat(pid, &st) && st.state == 'Z' &&
+		    (s != NULL ? in_snap(s, st.ppid) : st.ppid == ppid)) {
 			describe(report, len, why, pid);
 			count++;
 		}
@@ -1543,18 +1541,17 @@ int
 h_leftovers(const struct h_snap *s, const char *kv, bool zombie_ok_ppid1,
     char *report, size_t len)
 {
-	pid_t live[H_MAXPIDS], pp;
-	unsigned long long st;
-	char state;
+	struct pid_stat st;
+	pid_t live[H_MAXPIDS];
 	int i, n, count = 0;
 
 	report[0] = '\0';
 	for (i = 0; i < s->n; i++) {
-		if (!pid_stat(s->pid[i], &state, &pp, &st) || st != s->start[i])
+		if (!pid_stat(s->pid[i], &st) || st.start != s->start[i])
 			continue;
-		if (state == 'Z' && zombie_ok_ppid1 && pp == 1)
+		if (st.state == 'Z' && zombie_ok_ppid1 && st.ppid == 1)
 			continue;
-		describe(report, len, state == 'Z' ? "zombie" : "alive",
+		describe(report, len, st.state == 'Z' ? "zombie" : "alive",
 		    s->pid[i]);
 		count++;
 	}
