@@ -1,7 +1,11 @@
 /*
  * Integration test harness: a private temp dir, socket and daemon per test,
- * client runs with captured output, raw protocol connections, and /proc
- * scans for processes, zombies and fds.
+ * client runs with captured output, raw protocol connections, /proc scans
+ * for processes, zombies and fds, and a client on a pty of the test's own.
+ *
+ * The one header the tests include, grouped by the file that defines each
+ * name; a file's functions carry its role as their prefix (harness-conn.c:
+ * h_conn_*), the bare h_ is harness-util.c's.
  */
 #ifndef DBGCTL_TEST_HARNESS_H
 #define DBGCTL_TEST_HARNESS_H
@@ -26,6 +30,42 @@
 #define H_ESCAPING_TREE \
 	"(setsid sleep 300 &); sleep 300 & sleep 300 & sleep 300"
 
+/* harness-util.c */
+
+/* A growing byte buffer, kept NUL-terminated; { NULL, 0 } is empty. */
+struct h_bytes {
+	char	*p;
+	size_t	 len;
+};
+
+/* Monotonic clock in seconds. */
+double	 h_now(void);
+/* Sleep a short poll interval (ms) inside a wait loop. */
+void	 h_nap(int ms);
+/* Poll pred(arg) every few ms until it is true or bound_ms passes. */
+bool	 h_wait_for(bool (*pred)(void *), void *arg, int bound_ms);
+/* Read a whole file; NULL if it cannot be read. *len gets its size. */
+char	*h_read_file(const char *path, size_t *len);
+/* Format a session id as a string for argv; returns buf. */
+const char *h_idstr(long id, char *buf, size_t len);
+/* Join args with spaces into buf, for messages; returns buf. */
+const char *h_join_args(const char *const args[], char *buf, size_t len);
+/*
+ * The last max bytes of data, control bytes shown as \xNN (newlines kept),
+ * for failure messages; a static buffer, reused after four calls.
+ */
+const char *h_shown(const char *data, size_t len, size_t max);
+/* Occurrences of needle in data[0..len). */
+int	 h_count(const char *data, size_t len, const char *needle);
+/* Append n bytes to a byte buffer, keeping it NUL-terminated. */
+void	 h_bytes_add(struct h_bytes *, const void *data, size_t n);
+/* Integer member at a dotted path ("exit.signal"), or def if absent. */
+long long h_jint(json_t *, const char *path, long long def);
+/* String member at a dotted path, or NULL if absent. */
+const char *h_jstr(json_t *, const char *path);
+
+/* harness-ctx.c */
+
 /* Everything private to the running test (one Criterion worker process). */
 struct h_ctx {
 	char	 dir[256];		/* mkdtemp'd; XDG_RUNTIME_DIR */
@@ -42,6 +82,19 @@ struct h_ctx {
 
 /* The current test's context, set by h_setup. */
 extern struct h_ctx *H;
+
+/* Criterion .init: temp dir, socket path, marker, environment, guardian. */
+void	 h_setup(void);
+/* Criterion .fini: stop the daemon, kill marker processes, remove the dir. */
+void	 h_teardown(void);
+/* Add NAME=VALUE to the environment of the children started after this. */
+void	 h_env_add(const char *kv);
+/* Join a path under the test dir into buf. */
+void	 h_path(char *buf, size_t len, const char *rel);
+/* The path of a test fixture from the environment meson sets (asserted). */
+const char *h_fixture(const char *var);
+
+/* harness-run.c */
 
 /* Result of one child run. */
 struct h_res {
@@ -66,86 +119,35 @@ struct h_proc {
 	struct h_res res;
 };
 
-/* A raw protocol connection with a line buffer. */
-struct h_conn {
-	int	 fd;
-	char	*buf;
-	size_t	 len;
-	size_t	 cap;
-	bool	 eof;			/* peer closed (EOF or ECONNRESET) */
-	long	 next_id;
-};
-
-/* A growing byte buffer, kept NUL-terminated; { NULL, 0 } is empty. */
-struct h_bytes {
-	char	*p;
-	size_t	 len;
-};
-
-/* A snapshot of processes: pid and start time, to tell reuse apart. */
-struct h_snap {
-	int	 n;
-	pid_t	 pid[H_MAXPIDS];
-	unsigned long long start[H_MAXPIDS];
-};
-
-/* Criterion .init: temp dir, socket path, marker, environment, guardian. */
-void	 h_setup(void);
-/* Criterion .fini: stop the daemon, kill marker processes, remove the dir. */
-void	 h_teardown(void);
-
-/* Monotonic clock in seconds. */
-double	 h_now(void);
-/* Sleep a short poll interval (ms) inside a wait loop. */
-void	 h_nap(int ms);
-/* Poll pred(arg) every few ms until it is true or bound_ms passes. */
-bool	 h_wait_for(bool (*pred)(void *), void *arg, int bound_ms);
-
-/* Make a fresh "NAME=<random>" marker for --env. */
-void	 h_new_marker(const char *name, char *buf, size_t len);
-/* Join a path under the test dir into buf. */
-void	 h_path(char *buf, size_t len, const char *rel);
-/* Read a whole file; NULL if it cannot be read. *len gets its size. */
-char	*h_read_file(const char *path, size_t *len);
-/* The path of a test fixture from the environment meson sets (asserted). */
-const char *h_fixture(const char *var);
-
-/* Format a session id as a string for argv; returns buf. */
-const char *h_idstr(long id, char *buf, size_t len);
-/* Join args with spaces into buf, for messages; returns buf. */
-const char *h_join_args(const char *const args[], char *buf, size_t len);
-/*
- * The last max bytes of data, control bytes shown as \xNN (newlines kept),
- * for failure messages; a static buffer, reused after four calls.
- */
-const char *h_shown(const char *data, size_t len, size_t max);
-/* Occurrences of needle in data[0..len). */
-int	 h_count(const char *data, size_t len, const char *needle);
-/* Append n bytes to a byte buffer, keeping it NUL-terminated. */
-void	 h_bytes_add(struct h_bytes *, const void *data, size_t n);
-
 /* Start argv (argv[0] a path) with H->envp, stdout/stderr piped. */
 int	 h_proc_start(struct h_proc *, const char *const argv[]);
 /* Collect output and exit status of a started child within bound_ms. */
 void	 h_proc_wait(struct h_proc *, int bound_ms);
 /* Run argv to completion within bound_ms. Returns the exit code. */
 int	 h_run(struct h_res *, int bound_ms, const char *const argv[]);
+/* Run argv with input on a pipe as its stdin (SIGPIPE at default). */
+int	 h_run_input(struct h_res *, int bound_ms, const char *input,
+	    const char *const argv[]);
+/* Free captured output. */
+void	 h_res_free(struct h_res *);
+/* Reap our child within bound_ms: exit code (128+N: signal N), -1 if killed. */
+int	 h_wait_child(pid_t pid, int bound_ms);
+/* Turn a wait status into the shell's exit code convention. */
+int	 h_run_code(int status);
+
+/* harness-cli.c */
+
 /* Run the client: dbgctl -s SOCK ARGS... Returns the exit code. */
 int	 h_cli(struct h_res *, const char *const args[]);
 /* Start the client in the background: dbgctl -s SOCK ARGS... */
 int	 h_cli_start(struct h_proc *, const char *const args[]);
-/* Run dbgctl -s SOCK --json ARGS..., assert exit 0, return the parsed JSON. */
-json_t	*h_cli_json(const char *const args[]);
 /* The argv "dbgctl -s SOCK ARGS..." (malloc'd; free the array only). */
 const char **h_cli_argv(const char *const args[]);
 /* Run the client with input on a pipe as its stdin (SIGPIPE at default). */
 int	 h_cli_input(struct h_res *, const char *input,
 	    const char *const args[]);
-/* Free captured output. */
-void	 h_res_free(struct h_res *);
-/* Reap our child within bound_ms: exit code (128+N: signal N), -1 if killed. */
-int	 h_wait_child(pid_t pid, int bound_ms);
-
+/* Run dbgctl -s SOCK --json ARGS..., assert exit 0, return the parsed JSON. */
+json_t	*h_cli_json(const char *const args[]);
 /* Run dbgctl launch ARGS...; assert exit 0 and an id on stdout; return it. */
 long	 h_launch(const char *const args[]);
 /* launch --kind exec [--env MARKER] -- PROG...; assert success; return the id. */
@@ -154,15 +156,10 @@ long	 h_launch_exec(const char *marker, const char *const prog[]);
 json_t	*h_status(long id);
 /* Poll status until its state is one of "exited"/"failed"; return it or NULL. */
 json_t	*h_wait_ended(long id, int bound_ms);
-/* Assert `list` shows n sessions, each in state (NULL: any); when: messages. */
-void	 h_expect_sessions(size_t n, const char *state, const char *when);
 /* Assert the session's state is want (e.g. "running"); when: messages. */
 void	 h_expect_state(long id, const char *want, const char *when);
-/* Integer member at a dotted path ("exit.signal"), or def if absent. */
-long long h_jint(json_t *, const char *path, long long def);
-/* String member at a dotted path, or NULL if absent. */
-const char *h_jstr(json_t *, const char *path);
-
+/* Assert `list` shows n sessions, each in state (NULL: any); when: messages. */
+void	 h_expect_sessions(size_t n, const char *state, const char *when);
 /* The session's console log as `dbgctl logs ID` prints it (malloc'd). */
 char	*h_logs(const char *id);
 /* True if `dbgctl logs ID` holds text now. */
@@ -170,8 +167,8 @@ bool	 h_log_has(const char *id, const char *text);
 /* Wait until the session's log holds text; assert it does within bound_ms. */
 void	 h_wait_log(const char *id, const char *text, int bound_ms);
 
-/* Add NAME=VALUE to the environment of the children started after this. */
-void	 h_env_add(const char *kv);
+/* harness-daemon.c */
+
 /* Start dbgctld --foreground --listen unix:SOCK as our child; wait for ping. */
 pid_t	 h_daemon_fg(void);
 /* Wait for our foreground daemon to exit within bound_ms; its status or -1. */
@@ -182,6 +179,22 @@ void	 h_daemon_fg_kill(void);
 pid_t	 h_daemon_pid(void);
 /* Every live dbgctld process that carries this test's marker. */
 int	 h_daemons(pid_t *out, int max);
+/* One-shot: connect, send ping, true if {"pong":true} comes back. */
+bool	 h_ping(void);
+/* Stop every daemon of this test (shutdown, then SIGKILL); reap ours. */
+void	 h_daemon_stop(void);
+
+/* harness-conn.c: the raw protocol client, independent of proto/. */
+
+/* A raw protocol connection with a line buffer. */
+struct h_conn {
+	int	 fd;
+	char	*buf;
+	size_t	 len;
+	size_t	 cap;
+	bool	 eof;			/* peer closed (EOF or ECONNRESET) */
+	long	 next_id;
+};
 
 /* Connect to a unix socket path. 0, or -errno. */
 int	 h_conn_open(struct h_conn *, const char *path);
@@ -196,29 +209,68 @@ json_t	*h_conn_call(struct h_conn *, const char *method, const char *params,
 	    int bound_ms);
 /* Close the connection and free its buffer. */
 void	 h_conn_close(struct h_conn *);
-/* One-shot: connect, send ping, true if {"pong":true} comes back. */
-bool	 h_ping(void);
 
-/* Live (non-zombie) pids whose /proc/PID/environ holds kv exactly. */
-int	 h_marker_pids(const char *kv, pid_t *out, int max);
+/* harness-pid.c */
+
+/* The fields of /proc/PID/stat the harness reads. */
+struct h_pid_stat {
+	char			 state;		/* 'R', 'S', 'Z', ... */
+	pid_t			 ppid;
+	pid_t			 sid;
+	unsigned long long	 start;		/* clock ticks since boot */
+};
+
+/* Parse /proc/PID/stat into st. False if the pid is gone. */
+bool	 h_pid_stat(pid_t, struct h_pid_stat *st);
+/* Session id from /proc/PID/stat, -1 if gone. */
+pid_t	 h_pid_sid(pid_t);
 /* State letter from /proc/PID/stat ('R','S','Z',...), 0 if the pid is gone. */
 char	 h_pid_state(pid_t);
 /* Parent pid from /proc/PID/stat, -1 if gone. */
 pid_t	 h_pid_ppid(pid_t);
 /* Start time (clock ticks since boot) from /proc/PID/stat, 0 if gone. */
 unsigned long long h_pid_start(pid_t);
-/* Session id from /proc/PID/stat, -1 if gone. */
-pid_t	 h_pid_sid(pid_t);
-/* Zombies whose parent is ppid, described in report; returns how many. */
-int	 h_zombie_children(pid_t ppid, char *report, size_t len);
 /* comm of a pid into buf ("?" if gone). */
 void	 h_pid_comm(pid_t, char *buf, size_t len);
 /* True if kill(pid, 0) fails with ESRCH. */
 bool	 h_pid_gone(pid_t);
 /* Wait until /proc/PID/status's field ("SigIgn", "SigCgt") holds sig. */
 bool	 h_wait_sigmask(pid_t, const char *field, int sig, int bound_ms);
+/* Call fn(pid, arg) for every pid in /proc but ours, until it says false. */
+void	 h_pid_scan(bool (*fn)(pid_t, void *), void *arg);
+/* Append "why pid N (comm) state S ppid P" to report, "; "-separated. */
+void	 h_pid_describe(char *report, size_t len, const char *why, pid_t);
+/*
+ * Zombies for which of(pid, ppid, arg) is true, appended to report after
+ * why; returns how many.
+ */
+int	 h_pid_zombies_if(bool (*of)(pid_t, pid_t, void *), void *arg,
+	    const char *why, char *report, size_t len);
+/* Zombies whose parent is ppid, described in report; returns how many. */
+int	 h_zombie_children(pid_t ppid, char *report, size_t len);
+/* Open fds of a pid, sorted: numbers into fds, link targets (or NULL). */
+int	 h_fds(pid_t, int *fds, char (*targets)[PATH_MAX], int max);
+
+/* harness-marker.c */
+
+/* Make a fresh "NAME=<random>" marker for --env. */
+void	 h_new_marker(const char *name, char *buf, size_t len);
+/* Live (non-zombie) pids whose /proc/PID/environ holds kv exactly. */
+int	 h_marker_pids(const char *kv, pid_t *out, int max);
 /* Wait until want live processes named comm (NULL: any) carry kv; asserted. */
 void	 h_wait_procs(const char *kv, const char *comm, int want);
+/* Kill every process carrying kv, repeatedly, until none is left or bound_ms. */
+int	 h_kill_marker(const char *kv, int bound_ms);
+
+/* harness-snap.c */
+
+/* A snapshot of processes: pid and start time, to tell reuse apart. */
+struct h_snap {
+	int	 n;
+	pid_t	 pid[H_MAXPIDS];
+	unsigned long long start[H_MAXPIDS];
+};
+
 /* Record every live process carrying kv. */
 void	 h_snap_take(struct h_snap *, const char *kv);
 /*
@@ -235,9 +287,5 @@ int	 h_leftovers(const struct h_snap *, const char *kv, bool zombie_ok_ppid1,
  */
 bool	 h_wait_no_leftovers(const struct h_snap *, const char *kv,
 	    int bound_ms, char *report, size_t len);
-/* Kill every process carrying kv, repeatedly, until none is left or bound_ms. */
-int	 h_kill_marker(const char *kv, int bound_ms);
-/* Open fds of a pid: numbers into fds, link targets into targets (may be NULL). */
-int	 h_fds(pid_t, int *fds, char (*targets)[PATH_MAX], int max);
 
 #endif
