@@ -48,7 +48,7 @@ int
 h_cli_start(struct h_proc *p, const char *const args[])
 {
 	const char **v = h_cli_build(args, NULL);
-	int e = h_proc_start(p, v);
+	int e = h_run_start(p, v);
 
 	free(v);
 	return e;
@@ -90,13 +90,13 @@ h_cli_json(const char *const args[])
 	j = json_loads(r.out, JSON_DECODE_ANY, &je);
 	cr_assert_not_null(j, "dbgctl --json %s: stdout is not JSON (%s): %s",
 	    cmd, je.text, r.out);
-	h_res_free(&r);
+	h_run_free(&r);
 	return j;
 }
 
 /* Run dbgctl launch ARGS...; assert exit 0 and an id on stdout; return it. */
 long
-h_launch(const char *const args[])
+h_cli_launch(const char *const args[])
 {
 	const char *v[80];
 	struct h_res r;
@@ -116,13 +116,13 @@ h_launch(const char *const args[])
 	id = strtol(r.out, &end, 10);
 	cr_assert(end != r.out && id > 0 && (*end == '\n' || *end == '\0'),
 	    "dbgctl %s: expected an id on stdout, got \"%s\"", cmd, r.out);
-	h_res_free(&r);
+	h_run_free(&r);
 	return id;
 }
 
-/* launch --kind exec [--env MARKER] -- PROG...; assert success; return the id. */
+/* launch --kind exec [--env MARKER] -- PROG...; asserted; returns the id. */
 long
-h_launch_exec(const char *marker, const char *const prog[])
+h_cli_launch_exec(const char *marker, const char *const prog[])
 {
 	const char *v[64];
 	size_t i = 0;
@@ -138,12 +138,12 @@ h_launch_exec(const char *marker, const char *const prog[])
 	for (k = 0; prog[k] != NULL && i < 63; k++)
 		v[i++] = prog[k];
 	v[i] = NULL;
-	return h_launch(v);
+	return h_cli_launch(v);
 }
 
 /* status --json of a session (asserts success). */
 json_t *
-h_status(long id)
+h_cli_status(long id)
 {
 	char s[32];
 
@@ -151,16 +151,16 @@ h_status(long id)
 	return h_cli_json(H_ARGS("status", s));
 }
 
-/* Poll status until its state is one of "exited"/"failed"; return it or NULL. */
+/* Poll status until the state is "exited" or "failed"; it, or NULL. */
 json_t *
-h_wait_ended(long id, int bound_ms)
+h_cli_wait_ended(long id, int bound_ms)
 {
 	double end = h_now() + bound_ms / 1000.0;
 	const char *state;
 	json_t *j;
 
 	for (;;) {
-		j = h_status(id);
+		j = h_cli_status(id);
 		state = h_jstr(j, "state");
 		if (state != NULL && (strcmp(state, "exited") == 0 ||
 		    strcmp(state, "failed") == 0))
@@ -174,9 +174,9 @@ h_wait_ended(long id, int bound_ms)
 
 /* Assert the session's state is want (e.g. "running"); when: messages. */
 void
-h_expect_state(long id, const char *want, const char *when)
+h_cli_expect_state(long id, const char *want, const char *when)
 {
-	json_t *st = h_status(id);
+	json_t *st = h_cli_status(id);
 	const char *state = h_jstr(st, "state");
 
 	cr_assert(state != NULL && strcmp(state, want) == 0, "dbgctl status "
@@ -188,7 +188,7 @@ h_expect_state(long id, const char *want, const char *when)
 
 /* Assert `list` shows n sessions, each in state (NULL: any); when: messages. */
 void
-h_expect_sessions(size_t n, const char *state, const char *when)
+h_cli_expect_list(size_t n, const char *state, const char *when)
 {
 	json_t *l = h_cli_json(H_ARGS("list"));
 	json_t *all = json_object_get(l, "sessions"), *s;
@@ -208,7 +208,7 @@ h_expect_sessions(size_t n, const char *state, const char *when)
 
 /* The session's console log as `dbgctl logs ID` prints it (malloc'd). */
 char *
-h_logs(const char *id)
+h_cli_logs(const char *id)
 {
 	struct h_res r;
 	char *out;
@@ -223,9 +223,9 @@ h_logs(const char *id)
 
 /* True if `dbgctl logs ID` holds text now. */
 bool
-h_log_has(const char *id, const char *text)
+h_cli_log_has(const char *id, const char *text)
 {
-	char *log = h_logs(id);
+	char *log = h_cli_logs(id);
 	bool ok = strstr(log, text) != NULL;
 
 	free(log);
@@ -243,7 +243,7 @@ static bool
 h_cli_log_poll(void *arg)
 {
 	struct h_cli_log_arg *a = arg;
-	bool ok = h_log_has(a->id, a->text);
+	bool ok = h_cli_log_has(a->id, a->text);
 
 	if (!ok)
 		h_nap(50);
@@ -252,14 +252,14 @@ h_cli_log_poll(void *arg)
 
 /* Wait until the session's log holds text; assert it does within bound_ms. */
 void
-h_wait_log(const char *id, const char *text, int bound_ms)
+h_cli_wait_log(const char *id, const char *text, int bound_ms)
 {
 	struct h_cli_log_arg a = { id, text };
 	char *log;
 
 	if (h_wait_for(h_cli_log_poll, &a, bound_ms))
 		return;
-	log = h_logs(id);
+	log = h_cli_logs(id);
 	cr_assert_fail("dbgctl logs %s: no \"%s\" within %d ms; log ends "
 	    "with:\n%s", id, text, bound_ms, h_shown(log, strlen(log), 1500));
 }

@@ -66,7 +66,7 @@ h_ctx_env_build(void)
 
 /* Add NAME=VALUE to the environment of the children started after this. */
 void
-h_env_add(const char *kv)
+h_ctx_env_add(const char *kv)
 {
 	size_t n = 0;
 
@@ -79,14 +79,14 @@ h_env_add(const char *kv)
 
 /* Join a path under the test dir into buf. */
 void
-h_path(char *buf, size_t len, const char *rel)
+h_ctx_path(char *buf, size_t len, const char *rel)
 {
 	snprintf(buf, len, "%s/%s", H->dir, rel);
 }
 
 /* The path of a test fixture from the environment meson sets (asserted). */
 const char *
-h_fixture(const char *var)
+h_ctx_fixture(const char *var)
 {
 	const char *p = getenv(var);
 
@@ -143,7 +143,7 @@ h_ctx_guardian_start(void)
 		closefrom(4);
 		while (read(3, &c, 1) == -1 && errno == EINTR)
 			;
-		h_kill_marker(H->marker, 20000);
+		h_marker_kill(H->marker, 20000);
 		h_ctx_remove_dir();
 		_exit(0);
 	}
@@ -154,13 +154,14 @@ h_ctx_guardian_start(void)
 
 /* Criterion .init: temp dir, socket path, marker, environment, guardian. */
 void
-h_setup(void)
+h_ctx_setup(void)
 {
 	H = calloc(1, sizeof(*H));
 	H->dbgctl = getenv("DBGCTL_BIN");
 	H->dbgctld = getenv("DBGCTLD_BIN");
 	cr_assert_not_null(H->dbgctl, "DBGCTL_BIN is not set (meson sets it)");
-	cr_assert_not_null(H->dbgctld, "DBGCTLD_BIN is not set (meson sets it)");
+	cr_assert_not_null(H->dbgctld, "DBGCTLD_BIN is not set (meson sets "
+	    "it)");
 	cr_assert_eq(access(H->dbgctl, X_OK), 0, "client %s: %s", H->dbgctl,
 	    strerror(errno));
 	cr_assert_eq(access(H->dbgctld, X_OK), 0, "daemon %s: %s", H->dbgctld,
@@ -171,7 +172,7 @@ h_setup(void)
 	cr_assert_not_null(mkdtemp(H->dir), "mkdtemp: %s", strerror(errno));
 	snprintf(H->sock, sizeof(H->sock), "%s/sock", H->dir);
 	snprintf(H->state, sizeof(H->state), "%s/state/dbgctl", H->dir);
-	h_new_marker("DBGCTL_TEST_MARKER", H->marker, sizeof(H->marker));
+	h_marker_new("DBGCTL_TEST_MARKER", H->marker, sizeof(H->marker));
 	H->guardian_fd = -1;
 	h_ctx_env_build();
 	h_ctx_guardian_start();
@@ -179,7 +180,7 @@ h_setup(void)
 
 /* Criterion .fini: stop the daemon, kill marker processes, remove the dir. */
 void
-h_teardown(void)
+h_ctx_teardown(void)
 {
 	double end;
 	int st;
@@ -187,7 +188,7 @@ h_teardown(void)
 	if (H == NULL)
 		return;
 	h_daemon_stop();
-	h_kill_marker(H->marker, 10000);
+	h_marker_kill(H->marker, 10000);
 	h_ctx_remove_dir();
 	if (H->guardian > 0) {
 		close(H->guardian_fd);

@@ -23,7 +23,7 @@ static bool
 h_daemon_pings(void *arg)
 {
 	(void)arg;
-	return h_ping();
+	return h_daemon_ping();
 }
 
 /* Start dbgctld --foreground --listen unix:SOCK as our child; wait for ping. */
@@ -36,7 +36,7 @@ h_daemon_fg(void)
 	double end;
 
 	snprintf(listen, sizeof(listen), "unix:%s", H->sock);
-	h_path(out, sizeof(out), "daemon.out");
+	h_ctx_path(out, sizeof(out), "daemon.out");
 	pid = fork();
 	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
 	if (pid == 0) {
@@ -54,9 +54,10 @@ h_daemon_fg(void)
 		if (waitpid(pid, &st, WNOHANG) == pid) {
 			H->fg_daemon = 0;
 			log = h_read_file(out, NULL);
-			cr_assert_fail("dbgctld --foreground --listen %s exited "
-			    "(status %d) before answering ping; output: %s",
-			    listen, h_run_code(st), log ? log : "");
+			cr_assert_fail("dbgctld --foreground --listen %s "
+			    "exited (status %d) before answering ping; "
+			    "output: %s", listen, h_run_code(st),
+			    log ? log : "");
 		}
 		cr_assert(h_now() < end, "dbgctld --foreground --listen %s: "
 		    "no ping answer within %d ms", listen, H_WAIT_BOUND);
@@ -119,7 +120,7 @@ h_daemon_pid(void)
 
 /* Every live dbgctld process that carries this test's marker. */
 int
-h_daemons(pid_t *out, int max)
+h_daemon_list(pid_t *out, int max)
 {
 	pid_t p[H_MAXPIDS];
 	char path[64], exe[PATH_MAX], *base;
@@ -144,7 +145,7 @@ h_daemons(pid_t *out, int max)
 
 /* One-shot: connect, send ping, true if {"pong":true} comes back. */
 bool
-h_ping(void)
+h_daemon_ping(void)
 {
 	struct h_conn c;
 	json_t *r;
@@ -190,11 +191,11 @@ h_daemon_stop(void)
 		if (!h_wait_for(h_daemon_ended, &pid, 10000))
 			kill(pid, SIGKILL);
 	}
-	n = h_daemons(d, 16);
+	n = h_daemon_list(d, 16);
 	for (i = 0; i < n; i++)
 		kill(d[i], SIGKILL);
 	if (H->fg_daemon > 0) {
-		h_wait_child(H->fg_daemon, 10000);
+		h_run_reap(H->fg_daemon, 10000);
 		H->fg_daemon = 0;
 	}
 }

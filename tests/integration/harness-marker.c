@@ -30,8 +30,10 @@ h_marker_hex(char *buf, size_t n)
 		/* Fall back to pid and time: still unique enough per test. */
 		unsigned long v = (unsigned long)getpid() * 2654435761UL ^
 		    (unsigned long)(h_now() * 1e9);
-		for (i = 0; i < sizeof(b); i++, v = v * 6364136223846793005UL + 1)
+		for (i = 0; i < sizeof(b); i++) {
 			b[i] = (unsigned char)(v >> 33);
+			v = v * 6364136223846793005UL + 1;
+		}
 	}
 	if (fd >= 0)
 		close(fd);
@@ -42,7 +44,7 @@ h_marker_hex(char *buf, size_t n)
 
 /* Make a fresh "NAME=<random>" marker for --env. */
 void
-h_new_marker(const char *name, char *buf, size_t len)
+h_marker_new(const char *name, char *buf, size_t len)
 {
 	char r[33];
 
@@ -133,7 +135,7 @@ h_marker_enough(void *arg)
 
 /* Wait until want live processes named comm (NULL: any) carry kv; asserted. */
 void
-h_wait_procs(const char *kv, const char *comm, int want)
+h_marker_wait(const char *kv, const char *comm, int want)
 {
 	struct h_marker_arg a = { kv, comm, want };
 
@@ -142,9 +144,9 @@ h_wait_procs(const char *kv, const char *comm, int want)
 	    comm ? comm : "*", kv, H_WAIT_BOUND);
 }
 
-/* Kill every process carrying kv, repeatedly, until none is left or bound_ms. */
+/* Kill what carries kv, again and again, until none is left or bound_ms. */
 int
-h_kill_marker(const char *kv, int bound_ms)
+h_marker_kill(const char *kv, int bound_ms)
 {
 	double end = h_now() + bound_ms / 1000.0;
 	pid_t p[H_MAXPIDS];

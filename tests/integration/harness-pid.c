@@ -146,7 +146,7 @@ h_pid_sigmask_has(void *arg)
 
 /* Wait until /proc/PID/status's field ("SigIgn", "SigCgt") holds sig. */
 bool
-h_wait_sigmask(pid_t pid, const char *field, int sig, int bound_ms)
+h_pid_wait_sigmask(pid_t pid, const char *field, int sig, int bound_ms)
 {
 	struct h_pid_sigmask_arg a = { pid, field, sig };
 
@@ -187,9 +187,9 @@ h_pid_describe(char *report, size_t len, const char *why, pid_t pid)
 	if (!h_pid_stat(pid, &st))
 		st.ppid = -1;
 	if (o < len)
-		snprintf(report + o, len - o, "%s%s pid %d (%s) state %c ppid %d",
-		    o ? "; " : "", why, pid, comm, st.state ? st.state : '-',
-		    st.ppid);
+		snprintf(report + o, len - o, "%s%s pid %d (%s) state %c "
+		    "ppid %d", o ? "; " : "", why, pid, comm,
+		    st.state ? st.state : '-', st.ppid);
 }
 
 /* What a zombie scan looks for, and what it found. */
@@ -241,7 +241,7 @@ h_pid_child_of(pid_t pid, pid_t ppid, void *arg)
 
 /* Zombies whose parent is ppid, described in report; returns how many. */
 int
-h_zombie_children(pid_t ppid, char *report, size_t len)
+h_pid_zombies(pid_t ppid, char *report, size_t len)
 {
 	report[0] = '\0';
 	return h_pid_zombies_if(h_pid_child_of, &ppid, "zombie", report, len);
@@ -249,7 +249,7 @@ h_zombie_children(pid_t ppid, char *report, size_t len)
 
 /* Open fds of a pid, sorted: numbers into fds, link targets (or NULL). */
 int
-h_fds(pid_t pid, int *fds, char (*targets)[PATH_MAX], int max)
+h_pid_fds(pid_t pid, int *fds, char (*targets)[PATH_MAX], int max)
 {
 	struct dirent *de;
 	char path[64], link[PATH_MAX + 64], *end;
@@ -264,7 +264,8 @@ h_fds(pid_t pid, int *fds, char (*targets)[PATH_MAX], int max)
 		return -1;
 	while ((de = readdir(d)) != NULL && n < max) {
 		fd = (int)strtol(de->d_name, &end, 10);
-		if (*end != '\0' || de->d_name[0] == '\0' || de->d_name[0] == '.')
+		if (*end != '\0' || de->d_name[0] == '\0' ||
+		    de->d_name[0] == '.')
 			continue;
 		fds[n] = fd;
 		if (targets != NULL) {

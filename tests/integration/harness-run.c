@@ -79,7 +79,7 @@ h_run_spawn(struct h_proc *p, const char *const argv[], int in)
 
 /* Start argv (argv[0] a path) with H->envp, stdout/stderr piped. */
 int
-h_proc_start(struct h_proc *p, const char *const argv[])
+h_run_start(struct h_proc *p, const char *const argv[])
 {
 	return h_run_spawn(p, argv, -1);
 }
@@ -141,7 +141,7 @@ h_run_note(struct h_res *r, int bound_ms)
 
 /* Collect output and exit status of a started child within bound_ms. */
 void
-h_proc_wait(struct h_proc *p, int bound_ms)
+h_run_wait(struct h_proc *p, int bound_ms)
 {
 	struct h_res *r = &p->res;
 	struct pollfd pfd[2];
@@ -213,7 +213,7 @@ h_run(struct h_res *r, int bound_ms, const char *const argv[])
 	struct h_proc p;
 	int e;
 
-	e = h_proc_start(&p, argv);
+	e = h_run_start(&p, argv);
 	if (e < 0) {
 		memset(r, 0, sizeof(*r));
 		r->code = -1;
@@ -221,7 +221,7 @@ h_run(struct h_res *r, int bound_ms, const char *const argv[])
 		r->err = strdup(strerror(-e));
 		return -1;
 	}
-	h_proc_wait(&p, bound_ms);
+	h_run_wait(&p, bound_ms);
 	*r = p.res;
 	return r->code;
 }
@@ -243,14 +243,14 @@ h_run_input(struct h_res *r, int bound_ms, const char *input,
 	while (write(in[1], input, len) == -1 && errno == EINTR)
 		;
 	close(in[1]);
-	h_proc_wait(&p, bound_ms);
+	h_run_wait(&p, bound_ms);
 	*r = p.res;
 	return r->code;
 }
 
 /* Free captured output. */
 void
-h_res_free(struct h_res *r)
+h_run_free(struct h_res *r)
 {
 	free(r->out);
 	free(r->err);
@@ -259,7 +259,7 @@ h_res_free(struct h_res *r)
 
 /* Reap our child within bound_ms: exit code (128+N: signal N), -1 if killed. */
 int
-h_wait_child(pid_t pid, int bound_ms)
+h_run_reap(pid_t pid, int bound_ms)
 {
 	double end = h_now() + bound_ms / 1000.0;
 	int st;

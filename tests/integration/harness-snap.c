@@ -47,7 +47,7 @@ h_snap_zombie_of(pid_t pid, pid_t ppid, void *arg)
  * snapshot member. zombie_ok_ppid1 tolerates zombies re-parented to init.
  */
 int
-h_leftovers(const struct h_snap *s, const char *kv, bool zombie_ok_ppid1,
+h_snap_leftovers(const struct h_snap *s, const char *kv, bool zombie_ok_ppid1,
     char *report, size_t len)
 {
 	struct h_pid_stat st;
@@ -91,15 +91,16 @@ h_snap_nothing_left(void *arg)
 
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
-	return h_leftovers(a->snap, a->kv, true, a->report, a->len) == 0;
+	return h_snap_leftovers(a->snap, a->kv, true, a->report, a->len) == 0;
 }
 
 /*
- * Wait until h_leftovers (zombies of init tolerated) finds nothing, reaping
- * our own children meanwhile; false at bound_ms, the last finding in report.
+ * Wait until h_snap_leftovers (zombies of init tolerated) finds nothing,
+ * reaping our own children meanwhile; false at bound_ms, the last finding
+ * in report.
  */
 bool
-h_wait_no_leftovers(const struct h_snap *s, const char *kv, int bound_ms,
+h_snap_wait_gone(const struct h_snap *s, const char *kv, int bound_ms,
     char *report, size_t len)
 {
 	struct h_snap_arg a = { s, kv, report, len };

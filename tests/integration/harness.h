@@ -80,19 +80,19 @@ struct h_ctx {
 	int	 guardian_fd;		/* its pipe: EOF means "clean up now" */
 };
 
-/* The current test's context, set by h_setup. */
+/* The current test's context, set by h_ctx_setup. */
 extern struct h_ctx *H;
 
 /* Criterion .init: temp dir, socket path, marker, environment, guardian. */
-void	 h_setup(void);
+void	 h_ctx_setup(void);
 /* Criterion .fini: stop the daemon, kill marker processes, remove the dir. */
-void	 h_teardown(void);
+void	 h_ctx_teardown(void);
 /* Add NAME=VALUE to the environment of the children started after this. */
-void	 h_env_add(const char *kv);
+void	 h_ctx_env_add(const char *kv);
 /* Join a path under the test dir into buf. */
-void	 h_path(char *buf, size_t len, const char *rel);
+void	 h_ctx_path(char *buf, size_t len, const char *rel);
 /* The path of a test fixture from the environment meson sets (asserted). */
-const char *h_fixture(const char *var);
+const char *h_ctx_fixture(const char *var);
 
 /* harness-run.c */
 
@@ -120,18 +120,18 @@ struct h_proc {
 };
 
 /* Start argv (argv[0] a path) with H->envp, stdout/stderr piped. */
-int	 h_proc_start(struct h_proc *, const char *const argv[]);
+int	 h_run_start(struct h_proc *, const char *const argv[]);
 /* Collect output and exit status of a started child within bound_ms. */
-void	 h_proc_wait(struct h_proc *, int bound_ms);
+void	 h_run_wait(struct h_proc *, int bound_ms);
 /* Run argv to completion within bound_ms. Returns the exit code. */
 int	 h_run(struct h_res *, int bound_ms, const char *const argv[]);
 /* Run argv with input on a pipe as its stdin (SIGPIPE at default). */
 int	 h_run_input(struct h_res *, int bound_ms, const char *input,
 	    const char *const argv[]);
 /* Free captured output. */
-void	 h_res_free(struct h_res *);
+void	 h_run_free(struct h_res *);
 /* Reap our child within bound_ms: exit code (128+N: signal N), -1 if killed. */
-int	 h_wait_child(pid_t pid, int bound_ms);
+int	 h_run_reap(pid_t pid, int bound_ms);
 /* Turn a wait status into the shell's exit code convention. */
 int	 h_run_code(int status);
 
@@ -149,23 +149,23 @@ int	 h_cli_input(struct h_res *, const char *input,
 /* Run dbgctl -s SOCK --json ARGS..., assert exit 0, return the parsed JSON. */
 json_t	*h_cli_json(const char *const args[]);
 /* Run dbgctl launch ARGS...; assert exit 0 and an id on stdout; return it. */
-long	 h_launch(const char *const args[]);
-/* launch --kind exec [--env MARKER] -- PROG...; assert success; return the id. */
-long	 h_launch_exec(const char *marker, const char *const prog[]);
+long	 h_cli_launch(const char *const args[]);
+/* launch --kind exec [--env MARKER] -- PROG...; asserted; returns the id. */
+long	 h_cli_launch_exec(const char *marker, const char *const prog[]);
 /* status --json of a session (asserts success). */
-json_t	*h_status(long id);
-/* Poll status until its state is one of "exited"/"failed"; return it or NULL. */
-json_t	*h_wait_ended(long id, int bound_ms);
+json_t	*h_cli_status(long id);
+/* Poll status until the state is "exited" or "failed"; it, or NULL. */
+json_t	*h_cli_wait_ended(long id, int bound_ms);
 /* Assert the session's state is want (e.g. "running"); when: messages. */
-void	 h_expect_state(long id, const char *want, const char *when);
+void	 h_cli_expect_state(long id, const char *want, const char *when);
 /* Assert `list` shows n sessions, each in state (NULL: any); when: messages. */
-void	 h_expect_sessions(size_t n, const char *state, const char *when);
+void	 h_cli_expect_list(size_t n, const char *state, const char *when);
 /* The session's console log as `dbgctl logs ID` prints it (malloc'd). */
-char	*h_logs(const char *id);
+char	*h_cli_logs(const char *id);
 /* True if `dbgctl logs ID` holds text now. */
-bool	 h_log_has(const char *id, const char *text);
+bool	 h_cli_log_has(const char *id, const char *text);
 /* Wait until the session's log holds text; assert it does within bound_ms. */
-void	 h_wait_log(const char *id, const char *text, int bound_ms);
+void	 h_cli_wait_log(const char *id, const char *text, int bound_ms);
 
 /* harness-daemon.c */
 
@@ -178,9 +178,9 @@ void	 h_daemon_fg_kill(void);
 /* The pid that hello reports, or -1 if no daemon answers. */
 pid_t	 h_daemon_pid(void);
 /* Every live dbgctld process that carries this test's marker. */
-int	 h_daemons(pid_t *out, int max);
+int	 h_daemon_list(pid_t *out, int max);
 /* One-shot: connect, send ping, true if {"pong":true} comes back. */
-bool	 h_ping(void);
+bool	 h_daemon_ping(void);
 /* Stop every daemon of this test (shutdown, then SIGKILL); reap ours. */
 void	 h_daemon_stop(void);
 
@@ -199,7 +199,8 @@ struct h_conn {
 /* Connect to a unix socket path. 0, or -errno. */
 int	 h_conn_open(struct h_conn *, const char *path);
 /* Write all of data within bound_ms. 0, or -errno (EPIPE when closed). */
-int	 h_conn_send(struct h_conn *, const char *data, size_t len, int bound_ms);
+int	 h_conn_send(struct h_conn *, const char *data, size_t len,
+	    int bound_ms);
 /* Read one line (without LF) within bound_ms; malloc'd, NULL on EOF/timeout. */
 char	*h_conn_line(struct h_conn *, int bound_ms);
 /* Read one line and parse it as JSON; NULL on EOF, timeout or bad JSON. */
@@ -235,7 +236,7 @@ void	 h_pid_comm(pid_t, char *buf, size_t len);
 /* True if kill(pid, 0) fails with ESRCH. */
 bool	 h_pid_gone(pid_t);
 /* Wait until /proc/PID/status's field ("SigIgn", "SigCgt") holds sig. */
-bool	 h_wait_sigmask(pid_t, const char *field, int sig, int bound_ms);
+bool	 h_pid_wait_sigmask(pid_t, const char *field, int sig, int bound_ms);
 /* Call fn(pid, arg) for every pid in /proc but ours, until it says false. */
 void	 h_pid_scan(bool (*fn)(pid_t, void *), void *arg);
 /* Append "why pid N (comm) state S ppid P" to report, "; "-separated. */
@@ -247,20 +248,20 @@ void	 h_pid_describe(char *report, size_t len, const char *why, pid_t);
 int	 h_pid_zombies_if(bool (*of)(pid_t, pid_t, void *), void *arg,
 	    const char *why, char *report, size_t len);
 /* Zombies whose parent is ppid, described in report; returns how many. */
-int	 h_zombie_children(pid_t ppid, char *report, size_t len);
+int	 h_pid_zombies(pid_t ppid, char *report, size_t len);
 /* Open fds of a pid, sorted: numbers into fds, link targets (or NULL). */
-int	 h_fds(pid_t, int *fds, char (*targets)[PATH_MAX], int max);
+int	 h_pid_fds(pid_t, int *fds, char (*targets)[PATH_MAX], int max);
 
 /* harness-marker.c */
 
 /* Make a fresh "NAME=<random>" marker for --env. */
-void	 h_new_marker(const char *name, char *buf, size_t len);
+void	 h_marker_new(const char *name, char *buf, size_t len);
 /* Live (non-zombie) pids whose /proc/PID/environ holds kv exactly. */
 int	 h_marker_pids(const char *kv, pid_t *out, int max);
 /* Wait until want live processes named comm (NULL: any) carry kv; asserted. */
-void	 h_wait_procs(const char *kv, const char *comm, int want);
-/* Kill every process carrying kv, repeatedly, until none is left or bound_ms. */
-int	 h_kill_marker(const char *kv, int bound_ms);
+void	 h_marker_wait(const char *kv, const char *comm, int want);
+/* Kill what carries kv, again and again, until none is left or bound_ms. */
+int	 h_marker_kill(const char *kv, int bound_ms);
 
 /* harness-snap.c */
 
@@ -279,13 +280,14 @@ void	 h_snap_take(struct h_snap *, const char *kv);
  * snapshot member. zombie_ok_ppid1 tolerates zombies re-parented to init.
  * Describes them in report; returns how many.
  */
-int	 h_leftovers(const struct h_snap *, const char *kv, bool zombie_ok_ppid1,
-	    char *report, size_t len);
+int	 h_snap_leftovers(const struct h_snap *, const char *kv,
+	    bool zombie_ok_ppid1, char *report, size_t len);
 /*
- * Wait until h_leftovers (zombies of init tolerated) finds nothing, reaping
- * our own children meanwhile; false at bound_ms, the last finding in report.
+ * Wait until h_snap_leftovers (zombies of init tolerated) finds nothing,
+ * reaping our own children meanwhile; false at bound_ms, the last finding
+ * in report.
  */
-bool	 h_wait_no_leftovers(const struct h_snap *, const char *kv,
+bool	 h_snap_wait_gone(const struct h_snap *, const char *kv,
 	    int bound_ms, char *report, size_t len);
 
 #endif

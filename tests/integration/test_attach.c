@@ -39,7 +39,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-TestSuite(attach, .init = h_setup, .fini = h_teardown, .timeout = 60);
+TestSuite(attach, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 60);
 
 /* The detach key of attach and launch --attach (^\). */
 #define KEY_DETACH	"\x1c"
@@ -76,7 +76,7 @@ wstatus(int st, char *buf, size_t len)
 static long
 launch_sh(const char *script, char *ids, size_t len)
 {
-	long id = h_launch_exec(NULL, H_ARGS("/bin/sh", "-c", script));
+	long id = h_cli_launch_exec(NULL, H_ARGS("/bin/sh", "-c", script));
 
 	h_idstr(id, ids, len);
 	return id;
@@ -209,7 +209,7 @@ static void
 pt_reap_shell(struct ptc *p)
 {
 	if (p->shell > 0)
-		h_wait_child(p->shell, 5000);
+		h_run_reap(p->shell, 5000);
 	p->shell = -1;
 }
 
@@ -480,7 +480,7 @@ attached_idle(struct ptc *p, const char *tag, char *ids, size_t idlen)
 /* The Ctrl-C byte interrupts gdb's running inferior; the session runs on. */
 Test(attach, ctrl_c_interrupts_gdb_inferior)
 {
-	const char *spinner = h_fixture("FIX_SPINNER");
+	const char *spinner = h_ctx_fixture("FIX_SPINNER");
 	char ids[32];
 	size_t off;
 	struct ptc p;
@@ -488,21 +488,21 @@ Test(attach, ctrl_c_interrupts_gdb_inferior)
 	json_t *st;
 	long id;
 
-	id = h_launch(H_ARGS("-x", "run", "--", spinner));
+	id = h_cli_launch(H_ARGS("-x", "run", "--", spinner));
 	h_idstr(id, ids, sizeof(ids));
 	off = pt_attach(&p, ids, "spinning", "once attached");
 	cr_assert(memmem(p.seen.p, p.seen.len, "Program received signal",
 	    23) == NULL, "dbgctl attach %s: a signal was reported before ^C "
 	    "was typed:\n%s",
 	    ids, h_shown(p.seen.p, p.seen.len, 2000));
-	st = h_status(id);
+	st = h_cli_status(id);
 	inf = (pid_t)h_jint(st, "inferior_pid", -1);
 	json_decref(st);
 
 	pt_type(&p, "\x03", 1);
 	pt_expect(&p, off, "Program received signal SIGINT", H_WAIT_BOUND);
-	h_wait_log(ids, "Program received signal SIGINT", H_WAIT_BOUND);
-	h_expect_state(id, "running", "after ^C");
+	h_cli_wait_log(ids, "Program received signal SIGINT", H_WAIT_BOUND);
+	h_cli_expect_state(id, "running", "after ^C");
 	if (inf > 0)
 		cr_assert(!h_pid_gone(inf), "inferior %d died of the ^C that "
 		    "gdb should have stopped it with", inf);
@@ -524,7 +524,7 @@ Test(attach, detach_key_restores_terminal)
 	pt_type(&p, KEY_DETACH, 1);
 	pt_expect_exit(&p, 0, H_WAIT_BOUND, "after ^\\");
 	pt_expect_restored(&p, "after ^\\");
-	h_expect_state(id, "running", "after a detach");
+	h_cli_expect_state(id, "running", "after a detach");
 	pt_close(&p);
 
 	/* It can be attached again: the detach left nothing behind. */
@@ -554,7 +554,7 @@ Test(attach, detach_key_option)
 	pt_type(&p, "\x01", 1);
 	pt_expect_exit(&p, 0, H_WAIT_BOUND, "after ^A");
 	pt_expect_restored(&p, "after ^A");
-	h_expect_state(id, "running", "after a detach with ^A");
+	h_cli_expect_state(id, "running", "after a detach with ^A");
 	pt_close(&p);
 }
 
@@ -591,7 +591,7 @@ dies_of(int sig)
 	    wstatus(p.status, ws, sizeof(ws)),
 	    h_shown(p.seen.p, p.seen.len, 2000));
 	pt_expect_restored(&p, when);
-	h_expect_state(id, "running", when);
+	h_cli_expect_state(id, "running", when);
 	pt_close(&p);
 }
 
@@ -645,7 +645,7 @@ Test(attach, sigtstp_restores_while_stopped)
 	pt_expect(&p, off, "got-again", H_WAIT_BOUND);
 
 	pt_detach(&p, "after SIGTSTP, SIGCONT and ^\\");
-	h_expect_state(id, "running", "after the detach");
+	h_cli_expect_state(id, "running", "after the detach");
 	pt_close(&p);
 }
 
@@ -693,13 +693,13 @@ Test(attach, window_size_follows)
 	struct ptc p;
 	int fd;
 
-	h_path(probe, sizeof(probe), "probe");
+	h_ctx_path(probe, sizeof(probe), "probe");
 	snprintf(script, sizeof(script), "trap 'echo size=$(stty size)' WINCH; "
 	    "echo start=$(stty size); while :; do if [ -e '%s' ]; then "
 	    "rm -f '%s'; echo probe=$(stty size); fi; sleep 0.1; done", probe,
 	    probe);
 	launch_sh(script, ids, sizeof(ids));
-	h_wait_log(ids, "start=", H_WAIT_BOUND);
+	h_cli_wait_log(ids, "start=", H_WAIT_BOUND);
 
 	pt_open(&p, 37, 101);
 	pt_spawn(&p, H_ARGS("attach", ids));
@@ -726,7 +726,7 @@ Test(attach, window_size_follows)
 /* launch --attach of gdb: the prompt, quit ends it, exit 0, restored. */
 Test(attach, launch_attach_gdb_quit)
 {
-	const char *echo = h_fixture("FIX_ECHO");
+	const char *echo = h_ctx_fixture("FIX_ECHO");
 	const char *state;
 	char *end;
 	struct ptc p;
@@ -777,14 +777,14 @@ Test(attach, attach_needs_a_terminal)
 	    "stderr, got \"%s\"", ids, r.err);
 	cr_assert(strstr(r.out, "notty-ready") == NULL, "dbgctl attach %s "
 	    "without a terminal printed the console anyway: %s", ids, r.out);
-	h_res_free(&r);
-	h_expect_state(id, "running", "after a refused attach");
+	h_run_free(&r);
+	h_cli_expect_state(id, "running", "after a refused attach");
 }
 
 /* launch --attach with stdin a pipe: bridges it; ends when gdb quits. */
 Test(attach, launch_attach_pipe_quit)
 {
-	const char *echo = h_fixture("FIX_ECHO");
+	const char *echo = h_ctx_fixture("FIX_ECHO");
 	struct h_res r;
 
 	h_cli_input(&r, "quit\n", H_ARGS("launch", "--attach", "--", echo));
@@ -794,7 +794,7 @@ Test(attach, launch_attach_pipe_quit)
 	cr_assert_eq(r.code, 0, "printf 'quit\\n' | dbgctl launch --attach -- "
 	    "%s: expected exit 0 (gdb's status), got %d; stdout: %s; stderr: "
 	    "%s", echo, r.code, h_shown(r.out, r.out_len, 1500), r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 }
 
 /* Two clients on one session both see what is printed after they attached. */
@@ -820,7 +820,7 @@ Test(attach, two_clients_see_output)
 	pt_detach(&a, "after ^\\ (client A)");
 	cr_assert(!b.done, "client B ended when client A detached");
 	pt_detach(&b, "after ^\\ (client B)");
-	h_expect_state(id, "running", "after both detached");
+	h_cli_expect_state(id, "running", "after both detached");
 	pt_close(&a);
 	pt_close(&b);
 }
@@ -848,7 +848,7 @@ Test(attach, replay_last_200_lines)
 
 	launch_sh("i=1; while [ $i -le 300 ]; do echo line-$i; "
 	    "i=$((i+1)); done; exec sleep 100", ids, sizeof(ids));
-	h_wait_log(ids, "line-300", H_WAIT_BOUND);
+	h_cli_wait_log(ids, "line-300", H_WAIT_BOUND);
 
 	pt_open(&p, 30, 100);
 	pt_spawn(&p, H_ARGS("attach", ids));
