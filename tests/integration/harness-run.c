@@ -257,6 +257,20 @@ h_run_free(struct h_res *r)
 	r->out = r->err = NULL;
 }
 
+/* Describe a wait status in words, for messages. */
+const char *
+h_run_wstatus(int st, char *buf, size_t len)
+{
+	if (WIFEXITED(st))
+		snprintf(buf, len, "exit %d", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(st),
+		    strsignal(WTERMSIG(st)));
+	else
+		snprintf(buf, len, "wait status 0x%x", st);
+	return buf;
+}
+
 /* Reap our child within bound_ms: exit code (128+N: signal N), -1 if killed. */
 int
 h_run_reap(pid_t pid, int bound_ms)

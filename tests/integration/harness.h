@@ -10,10 +10,13 @@
 #ifndef DBGCTL_TEST_HARNESS_H
 #define DBGCTL_TEST_HARNESS_H
 
+#include <sys/types.h>
+
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/types.h>
+#include <termios.h>
+
 #include <jansson.h>
 
 /* Bound for one client run (ms). */
@@ -134,6 +137,8 @@ void	 h_run_free(struct h_res *);
 int	 h_run_reap(pid_t pid, int bound_ms);
 /* Turn a wait status into the shell's exit code convention. */
 int	 h_run_code(int status);
+/* Describe a wait status in words into buf, for messages; returns buf. */
+const char *h_run_wstatus(int status, char *buf, size_t len);
 
 /* harness-cli.c */
 
@@ -289,5 +294,48 @@ int	 h_snap_leftovers(const struct h_snap *, const char *kv,
  */
 bool	 h_snap_wait_gone(const struct h_snap *, const char *kv,
 	    int bound_ms, char *report, size_t len);
+
+/* harness-pty.c */
+
+/* One client on a pty of the test's own. */
+struct h_pty {
+	int		 master;	/* the test's side: what the user sees */
+	int		 slave;		/* kept open: tcgetattr, no EIO */
+	pid_t		 shell;		/* session leader, the client's parent */
+	pid_t		 pid;		/* the client */
+	int		 stfd;		/* from the shell: client pid, then status */
+	struct termios	 before;	/* the modes before the client ran */
+	struct h_bytes	 seen;		/* all read from the master */
+	bool		 done;		/* the client's status is in */
+	int		 status;	/* its wait status */
+	char		 cmd[1024];	/* the command line, for messages */
+};
+
+/* A pty with distinctive cooked modes and a rows x cols window. */
+void	 h_pty_open(struct h_pty *, unsigned rows, unsigned cols);
+/* Start dbgctl -s SOCK ARGS... on the pty as a shell's foreground job. */
+void	 h_pty_spawn(struct h_pty *, const char *const args[]);
+/* Read what is there from the master and the status pipe, waiting up to ms. */
+void	 h_pty_pump(struct h_pty *, int ms);
+/* Read until text shows at or after offset from; the offset past it. */
+size_t	 h_pty_expect(struct h_pty *, size_t from, const char *text,
+	    int bound_ms);
+/* Type bytes at the client's terminal. */
+void	 h_pty_type(struct h_pty *, const char *data, size_t len);
+/* Wait up to bound_ms for the client to end; true if it did. */
+bool	 h_pty_wait_exit(struct h_pty *, int bound_ms);
+/* Assert the client ends within bound_ms with exit code want. */
+void	 h_pty_expect_exit(struct h_pty *, int want, int bound_ms,
+	    const char *when);
+/* Assert the pty's modes are bit-identical to those before the client. */
+void	 h_pty_expect_restored(struct h_pty *, const char *when);
+/* Assert the client has put its terminal in raw mode (within bound_ms). */
+void	 h_pty_expect_raw(struct h_pty *, int bound_ms, const char *when);
+/* Change the window size of the client's terminal (SIGWINCH to its group). */
+void	 h_pty_winsize(struct h_pty *, unsigned rows, unsigned cols);
+/* The last bytes the client's terminal shows, for failure messages. */
+const char *h_pty_screen(const struct h_pty *);
+/* Let go of the pty client: kill it if it still runs, close the pty. */
+void	 h_pty_close(struct h_pty *);
 
 #endif
