@@ -141,6 +141,13 @@ h_cli_launch_exec(const char *marker, const char *const prog[])
 	return h_cli_launch(v);
 }
 
+/* launch --kind exec [--env MARKER] -- sh -c SCRIPT; asserted; the id. */
+long
+h_cli_launch_sh(const char *marker, const char *script)
+{
+	return h_cli_launch_exec(marker, H_ARGS("sh", "-c", script));
+}
+
 /* status --json of a session (asserts success). */
 json_t *
 h_cli_status(long id)
@@ -149,6 +156,17 @@ h_cli_status(long id)
 
 	snprintf(s, sizeof(s), "%ld", id);
 	return h_cli_json(H_ARGS("status", s));
+}
+
+/* A pid of status --json ("pid", "inferior_pid", ...), -1 if absent. */
+pid_t
+h_cli_status_pid(long id, const char *field)
+{
+	json_t *st = h_cli_status(id);
+	pid_t pid = (pid_t)h_jint(st, field, -1);
+
+	json_decref(st);
+	return pid;
 }
 
 /* Poll status until the state is "exited" or "failed"; it, or NULL. */

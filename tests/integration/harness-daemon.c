@@ -123,19 +123,13 @@ int
 h_daemon_list(pid_t *out, int max)
 {
 	pid_t p[H_MAXPIDS];
-	char path[64], exe[PATH_MAX], *base;
+	char exe[PATH_MAX];
+	const char *base;
 	int i, n, k = 0;
-	ssize_t l;
 
 	n = h_marker_pids(H->marker, p, H_MAXPIDS);
 	for (i = 0; i < n && k < max; i++) {
-		snprintf(path, sizeof(path), "/proc/%d/exe", p[i]);
-		l = readlink(path, exe, sizeof(exe) - 1);
-		if (l <= 0)
-			continue;
-		exe[l] = '\0';
-		base = strrchr(exe, '/');
-		base = base ? base + 1 : exe;
+		base = h_pid_exe(p[i], exe, sizeof(exe));
 		if (strcmp(base, "dbgctld") == 0 ||
 		    strcmp(base, "dbgctld (deleted)") == 0)
 			out[k++] = p[i];

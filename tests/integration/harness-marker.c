@@ -108,6 +108,15 @@ h_marker_pids(const char *kv, pid_t *out, int max)
 	return f.n;
 }
 
+/* True if no live process carries kv. */
+bool
+h_marker_gone(const char *kv)
+{
+	pid_t p[1];
+
+	return h_marker_pids(kv, p, 1) == 0;
+}
+
 /* Arguments of a wait on marker processes named comm. */
 struct h_marker_arg {
 	const char	*kv;

@@ -5,6 +5,8 @@
  */
 #include "harness.h"
 
+#include <criterion/criterion.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -108,6 +110,32 @@ h_pid_comm(pid_t pid, char *buf, size_t len)
 	}
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* Assert that the comm of pid is name; what names the pid in messages. */
+void
+h_pid_expect_comm(pid_t pid, const char *what, const char *name)
+{
+	char comm[64];
+
+	h_pid_comm(pid, comm, sizeof(comm));
+	cr_assert_str_eq(comm, name, "%s pid %d: expected %s, got %s", what,
+	    pid, name, comm);
+}
+
+/* The exe link of a pid into buf ("" if gone); returns its last component. */
+const char *
+h_pid_exe(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	const char *base;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, buf, len - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	base = strrchr(buf, '/');
+	return base != NULL ? base + 1 : buf;
 }
 
 /* True if kill(pid, 0) fails with ESRCH. */

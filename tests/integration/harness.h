@@ -157,8 +157,12 @@ json_t	*h_cli_json(const char *const args[]);
 long	 h_cli_launch(const char *const args[]);
 /* launch --kind exec [--env MARKER] -- PROG...; asserted; returns the id. */
 long	 h_cli_launch_exec(const char *marker, const char *const prog[]);
+/* launch --kind exec [--env MARKER] -- sh -c SCRIPT; asserted; the id. */
+long	 h_cli_launch_sh(const char *marker, const char *script);
 /* status --json of a session (asserts success). */
 json_t	*h_cli_status(long id);
+/* A pid of status --json ("pid", "inferior_pid", ...), -1 if absent. */
+pid_t	 h_cli_status_pid(long id, const char *field);
 /* Poll status until the state is "exited" or "failed"; it, or NULL. */
 json_t	*h_cli_wait_ended(long id, int bound_ms);
 /* Assert the session's state is want (e.g. "running"); when: messages. */
@@ -238,6 +242,10 @@ pid_t	 h_pid_ppid(pid_t);
 unsigned long long h_pid_start(pid_t);
 /* comm of a pid into buf ("?" if gone). */
 void	 h_pid_comm(pid_t, char *buf, size_t len);
+/* Assert that the comm of pid is name; what names the pid in messages. */
+void	 h_pid_expect_comm(pid_t, const char *what, const char *name);
+/* The exe link of a pid into buf ("" if gone); returns its last component. */
+const char *h_pid_exe(pid_t, char *buf, size_t len);
 /* True if kill(pid, 0) fails with ESRCH. */
 bool	 h_pid_gone(pid_t);
 /* Wait until /proc/PID/status's field ("SigIgn", "SigCgt") holds sig. */
@@ -263,6 +271,8 @@ int	 h_pid_fds(pid_t, int *fds, char (*targets)[PATH_MAX], int max);
 void	 h_marker_new(const char *name, char *buf, size_t len);
 /* Live (non-zombie) pids whose /proc/PID/environ holds kv exactly. */
 int	 h_marker_pids(const char *kv, pid_t *out, int max);
+/* True if no live process carries kv. */
+bool	 h_marker_gone(const char *kv);
 /* Wait until want live processes named comm (NULL: any) carry kv; asserted. */
 void	 h_marker_wait(const char *kv, const char *comm, int want);
 /* Kill what carries kv, again and again, until none is left or bound_ms. */

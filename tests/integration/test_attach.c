@@ -38,7 +38,7 @@ TestSuite(attach, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 60);
 static long
 launch_sh(const char *script, char *ids, size_t len)
 {
-	long id = h_cli_launch_exec(NULL, H_ARGS("/bin/sh", "-c", script));
+	long id = h_cli_launch_sh(NULL, script);
 
 	h_idstr(id, ids, len);
 	return id;
@@ -104,7 +104,6 @@ Test(attach, ctrl_c_interrupts_gdb_inferior)
 	size_t off;
 	struct h_pty p;
 	pid_t inf;
-	json_t *st;
 	long id;
 
 	id = h_cli_launch(H_ARGS("-x", "run", "--", spinner));
@@ -114,9 +113,7 @@ Test(attach, ctrl_c_interrupts_gdb_inferior)
 	    23) == NULL, "dbgctl attach %s: a signal was reported before ^C "
 	    "was typed:\n%s",
 	    ids, h_pty_screen(&p));
-	st = h_cli_status(id);
-	inf = (pid_t)h_jint(st, "inferior_pid", -1);
-	json_decref(st);
+	inf = h_cli_status_pid(id, "inferior_pid");
 
 	h_pty_type(&p, "\x03", 1);
 	h_pty_expect(&p, off, "Program received signal SIGINT", H_WAIT_BOUND);

@@ -130,12 +130,10 @@ Test(cli, signal_int)
 	pid_t pid;
 	long id;
 
-	id = h_cli_launch_exec(NULL, H_ARGS("sh", "-c", "trap 'echo GOT-INT; "
-	    "exit 3' INT; while :; do sleep 0.1; done"));
+	id = h_cli_launch_sh(NULL, "trap 'echo GOT-INT; exit 3' INT; "
+	    "while :; do sleep 0.1; done");
 	h_idstr(id, ids, sizeof(ids));
-	st = h_cli_status(id);
-	pid = (pid_t)h_jint(st, "pid", -1);
-	json_decref(st);
+	pid = h_cli_status_pid(id, "pid");
 	cr_assert(h_pid_wait_sigmask(pid, "SigCgt", SIGINT, H_WAIT_BOUND),
 	    "pid %d never installed its INT trap", pid);
 	h_cli(&r, H_ARGS("signal", ids, "INT"));

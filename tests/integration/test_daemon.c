@@ -19,15 +19,6 @@
 
 TestSuite(daemon, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 150);
 
-/* True if no live process carries the marker kv. */
-static bool
-marker_gone(const char *kv)
-{
-	pid_t p[4];
-
-	return h_marker_pids(kv, p, 4) == 0;
-}
-
 /*
  * A fresh marker NAME=... into m, two escaping trees carrying it with all
  * their sleeps running, and a snapshot of their processes.
@@ -36,8 +27,8 @@ static void
 launch_two_trees(const char *name, char *m, size_t len, struct h_snap *snap)
 {
 	h_marker_new(name, m, len);
-	h_cli_launch_exec(m, H_ARGS("sh", "-c", H_ESCAPING_TREE));
-	h_cli_launch_exec(m, H_ARGS("sh", "-c", H_ESCAPING_TREE));
+	h_cli_launch_sh(m, H_ESCAPING_TREE);
+	h_cli_launch_sh(m, H_ESCAPING_TREE);
 	h_marker_wait(m, "sleep", 8);
 	h_snap_take(snap, m);
 }
@@ -115,7 +106,7 @@ Test(daemon, sigkill_daemon_kills_sessions)
 	if (!h_snap_wait_gone(&snap, m, 3000, report, sizeof(report)))
 		cr_assert_fail("3 s after SIGKILL of the daemon, session "
 		    "processes are left: %s", report);
-	cr_assert(marker_gone(m), "processes carrying %s are alive", m);
+	cr_assert(h_marker_gone(m), "processes carrying %s are alive", m);
 }
 
 /* SIGTERM stops every session, removes the socket and exits 0. */
@@ -227,7 +218,7 @@ Test(daemon, twenty_concurrent_launch_stop)
 		    i, codes[i], msg ? msg : "(timed out?)");
 		free(msg);
 	}
-	cr_assert(marker_gone(m), "processes carrying %s are alive after 20 "
+	cr_assert(h_marker_gone(m), "processes carrying %s are alive after 20 "
 	    "stops", m);
 	cr_assert_eq(h_pid_zombies(d, report, sizeof(report)), 0,
 	    "zombies of the daemon: %s", report);

@@ -159,17 +159,6 @@ which_left(const struct tracked *t, char *buf, size_t len)
 	return buf;
 }
 
-/* Assert that the comm of pid is name. */
-static void
-expect_comm(pid_t pid, const char *what, const char *name)
-{
-	char comm[64];
-
-	h_pid_comm(pid, comm, sizeof(comm));
-	cr_assert_str_eq(comm, name, "%s pid %d: expected %s, got %s", what,
-	    pid, name, comm);
-}
-
 /* Write n random bytes to path. */
 static void
 random_file(const char *path, size_t n)
@@ -290,28 +279,17 @@ try_bind(int port)
 static int
 tcp_conns_to(pid_t pid, int port, int *local, int max)
 {
+	char (*target)[PATH_MAX] = calloc(256, PATH_MAX), line[512];
 	unsigned long inode[256], ino, la, ra;
-	char path[PATH_MAX], link[PATH_MAX], line[512];
-	struct dirent *de;
 	unsigned int lp, rp, st;
-	int ni = 0, n = 0, i;
-	ssize_t l;
+	int fds[256], nfd, ni = 0, n = 0, i;
 	FILE *f;
-	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	d = opendir(path);
-	while (d != NULL && (de = readdir(d)) != NULL && ni < 256) {
-		snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, de->d_name);
-		l = readlink(path, link, sizeof(link) - 1);
-		if (l <= 0)
-			continue;
-		link[l] = '\0';
-		if (sscanf(link, "socket:[%lu]", &ino) == 1)
+	nfd = h_pid_fds(pid, fds, target, 256);
+	for (i = 0; i < nfd; i++)
+		if (sscanf(target[i], "socket:[%lu]", &ino) == 1)
 			inode[ni++] = ino;
-	}
-	if (d != NULL)
-		closedir(d);
+	free(target);
 	f = fopen("/proc/net/tcp", "re");
 	while (f != NULL && fgets(line, sizeof(line), f) != NULL && n < max) {
 		if (sscanf(line, " %*d: %lx:%x %lx:%x %x %*x:%*x %*x:%*x %*x "
@@ -778,7 +756,6 @@ Test(debuggers, gdb_signal_int_to_inferior)
 {
 	char ids[32], *log;
 	struct h_res r;
-	json_t *st;
 	pid_t inf;
 	long id;
 
@@ -788,12 +765,10 @@ Test(debuggers, gdb_signal_int_to_inferior)
 	    "logs %s: a signal was reported before any was sent:\n%s", ids,
 	    tail_of(log));
 	free(log);
-	st = h_cli_status(id);
-	inf = (pid_t)h_jint(st, "inferior_pid", -1);
-	json_decref(st);
+	inf = h_cli_status_pid(id, "inferior_pid");
 	cr_assert_gt(inf, 0, "status %s: expected an inferior_pid while the "
 	    "spinner runs", ids);
-	expect_comm(inf, "inferior", "fix-spinner");
+	h_pid_expect_comm(inf, "inferior", "fix-spinner");
 
 	cr_assert_eq(h_cli(&r, H_ARGS("signal", ids, "INT")), 0, "dbgctl "
 	    "signal %s INT: expected exit 0, got %d (stderr: %s)", ids, r.code,
@@ -841,9 +816,9 @@ Test(debuggers, gdbserver_session_and_stop)
 	track(&t[0], "gdb", gdb);
 	track(&t[1], "server", srv);
 	track(&t[2], "inferior", inf);
-	expect_comm(gdb, "pid", "gdb");
-	expect_comm(srv, "server_pid", "gdbserver");
-	expect_comm(inf, "inferior_pid", "fix-echo");
+	h_pid_expect_comm(gdb, "pid", "gdb");
+	h_pid_expect_comm(srv, "server_pid", "gdbserver");
+	h_pid_expect_comm(inf, "inferior_pid", "fix-echo");
 	cr_assert_eq(h_pid_ppid(inf), srv, "inferior %d: expected the server "
 	    "%d as its parent, got %d", inf, srv, h_pid_ppid(inf));
 

@@ -39,10 +39,8 @@ has_own_session(const struct h_snap *s, const char *comm)
 static pid_t
 pid_ignoring_term(long id)
 {
-	json_t *st = h_cli_status(id);
-	pid_t pid = (pid_t)h_jint(st, "pid", -1);
+	pid_t pid = h_cli_status_pid(id, "pid");
 
-	json_decref(st);
 	cr_assert_gt(pid, 0, "status: expected a pid");
 	cr_assert(h_pid_wait_sigmask(pid, "SigIgn", SIGTERM, H_WAIT_BOUND),
 	    "pid %d never ignored SIGTERM", pid);
@@ -53,7 +51,7 @@ pid_ignoring_term(long id)
 static json_t *
 run_to_end(const char *script)
 {
-	long id = h_cli_launch_exec(NULL, H_ARGS("sh", "-c", script));
+	long id = h_cli_launch_sh(NULL, script);
 	json_t *st = h_cli_wait_ended(id, H_WAIT_BOUND);
 
 	cr_assert_not_null(st, "session %ld (sh -c '%s') did not end within "
@@ -143,13 +141,7 @@ Test(sessions, launch_list_status_stop)
 	    "status: expected kind exec");
 	cr_assert_gt(pid, 0, "status %ld: expected a pid, got %d", id, pid);
 	cr_assert(!h_pid_gone(pid), "status pid %d is not alive", pid);
-	{
-		char comm[64];
-
-		h_pid_comm(pid, comm, sizeof(comm));
-		cr_assert_str_eq(comm, "sleep", "status pid %d: expected the "
-		    "program (sleep), got %s", pid, comm);
-	}
+	h_pid_expect_comm(pid, "status", "sleep");
 	json_decref(st);
 
 	/* human status mentions running */
@@ -231,7 +223,7 @@ Test(sessions, stop_kills_escaped_tree)
 	int left;
 
 	h_marker_new("DBGI_TREE", m, sizeof(m));
-	id = h_cli_launch_exec(m, H_ARGS("sh", "-c", H_ESCAPING_TREE));
+	id = h_cli_launch_sh(m, H_ESCAPING_TREE);
 	h_marker_wait(m, "sleep", 4);
 	h_snap_take(&snap, m);
 	cr_assert_geq(snap.n, 5, "expected the keeper and 4 sleeps (at least 5 "
@@ -273,7 +265,7 @@ escalation(bool per_launch)
 		cr_assert_gt(id, 0, "launch: expected an id, got \"%s\"", r.out);
 		h_run_free(&r);
 	} else {
-		id = h_cli_launch_exec(m, H_ARGS("sh", "-c", IGNORES_TERM));
+		id = h_cli_launch_sh(m, IGNORES_TERM);
 	}
 	pid_ignoring_term(id);
 	h_snap_take(&snap, m);
@@ -319,14 +311,11 @@ Test(sessions, program_fds_are_012_on_pty)
 	char list[2048] = "";
 	int fds[64], n, i;
 	size_t o = 0;
-	json_t *st;
 	pid_t pid;
 	long id;
 
 	id = h_cli_launch_exec(NULL, H_ARGS("sleep", "100"));
-	st = h_cli_status(id);
-	pid = (pid_t)h_jint(st, "pid", -1);
-	json_decref(st);
+	pid = h_cli_status_pid(id, "pid");
 	cr_assert_gt(pid, 0, "status: expected a pid");
 	n = h_pid_fds(pid, fds, t, 64);
 	for (i = 0; i < n; i++)
@@ -448,8 +437,8 @@ Test(sessions, stop_all_waits_for_everything)
 
 	h_marker_new("DBGI_ALL", m, sizeof(m));
 	for (i = 0; i < 3; i++)
-		h_cli_launch_exec(m, H_ARGS("sh", "-c", H_ESCAPING_TREE));
-	id = h_cli_launch_exec(m, H_ARGS("sh", "-c", IGNORES_TERM));
+		h_cli_launch_sh(m, H_ESCAPING_TREE);
+	id = h_cli_launch_sh(m, IGNORES_TERM);
 	h_marker_wait(m, "sleep", 12);
 	pid_ignoring_term(id);
 	h_snap_take(&snap, m);
@@ -466,13 +455,12 @@ Test(sessions, stop_all_waits_for_everything)
 /* A gdb console session: gdb runs, prompts, and stop ends it. */
 Test(sessions, gdb_console)
 {
-	char ids[32], exe[PATH_MAX], link[64], m[96], report[4096];
+	char ids[32], exe[PATH_MAX], m[96], report[4096];
 	struct h_snap snap;
 	struct h_res r;
 	const char *state;
 	int left;
 	json_t *st;
-	ssize_t n;
 	pid_t pid;
 	long id;
 
@@ -493,12 +481,8 @@ Test(sessions, gdb_console)
 	pid = (pid_t)h_jint(st, "pid", -1);
 	json_decref(st);
 	cr_assert_gt(pid, 0, "status: expected a pid");
-	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
-	n = readlink(link, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	cr_assert(n > 0 && strcmp(strrchr(exe, '/') ? strrchr(exe, '/') + 1 :
-	    exe, "gdb") == 0, "status pid %d: expected gdb, got exe %s", pid,
-	    exe);
+	cr_assert(strcmp(h_pid_exe(pid, exe, sizeof(exe)), "gdb") == 0,
+	    "status pid %d: expected gdb, got exe %s", pid, exe);
 
 	h_cli_wait_log(ids, "(gdb)", H_WAIT_BOUND);
 	h_snap_take(&snap, m);
