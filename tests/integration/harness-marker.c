@@ -68,44 +68,30 @@ h_marker_env_has(const char *env, size_t len, const char *kv)
 	return false;
 }
 
-/* Where h_marker_pids collects the pids carrying a marker. */
-struct h_marker_found {
-	const char	*kv;
-	pid_t		*out;
-	int		 max;
-	int		 n;
-};
-
-/* Scan step: record pid if it is alive and its environment holds the kv. */
+/* Scan filter: pid is alive and its environment holds the kv arg. */
 static bool
-h_marker_match(pid_t pid, void *arg)
+h_marker_carries(pid_t pid, void *arg)
 {
-	struct h_marker_found *f = arg;
+	const char *kv = arg;
 	char path[64], *env, state;
+	bool has;
 	size_t len;
 
 	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
 	env = h_read_file(path, &len);
 	if (env == NULL)
-		return true;
-	if (h_marker_env_has(env, len, f->kv)) {
-		state = h_pid_state(pid);
-		if (state != 'Z' && state != 0)
-			f->out[f->n++] = pid;
-	}
+		return false;
+	has = h_marker_env_has(env, len, kv);
 	free(env);
-	return f->n < f->max;
+	state = has ? h_pid_state(pid) : 0;
+	return state != 'Z' && state != 0;
 }
 
 /* Live (non-zombie) pids whose /proc/PID/environ holds kv exactly. */
 int
 h_marker_pids(const char *kv, pid_t *out, int max)
 {
-	struct h_marker_found f = { kv, out, max, 0 };
-
-	if (max > 0)
-		h_pid_scan(h_marker_match, &f);
-	return f.n;
+	return h_pid_scan(h_marker_carries, (void *)kv, out, max);
 }
 
 /* True if no live process carries kv. */

@@ -181,26 +181,28 @@ h_pid_wait_sigmask(pid_t pid, const char *field, int sig, int bound_ms)
 	return h_wait_for(h_pid_sigmask_has, &a, bound_ms);
 }
 
-/* Call fn(pid, arg) for every pid in /proc but ours, until it says false. */
-void
-h_pid_scan(bool (*fn)(pid_t, void *), void *arg)
+/* The pids in /proc but ours that keep(pid, arg) accepts, at most max. */
+int
+h_pid_scan(bool (*keep)(pid_t, void *), void *arg, pid_t *out, int max)
 {
 	struct dirent *de;
 	pid_t pid, self = getpid();
 	char *end;
 	DIR *d;
+	int n = 0;
 
 	d = opendir("/proc");
 	if (d == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
+		return 0;
+	while (n < max && (de = readdir(d)) != NULL) {
 		pid = (pid_t)strtol(de->d_name, &end, 10);
 		if (*end != '\0' || pid <= 0 || pid == self)
 			continue;
-		if (!fn(pid, arg))
-			break;
+		if (keep(pid, arg))
+			out[n++] = pid;
 	}
 	closedir(d);
+	return n;
 }
 
 /* Append "why pid N (comm) state S ppid P" to report, "; "-separated. */
@@ -220,29 +222,21 @@ h_pid_describe(char *report, size_t len, const char *why, pid_t pid)
 		    st.state ? st.state : '-', st.ppid);
 }
 
-/* What a zombie scan looks for, and what it found. */
-struct h_pid_zombie_scan {
-	bool		(*of)(pid_t, pid_t, void *);
-	void		*arg;
-	const char	*why;
-	char		*report;
-	size_t		 len;
-	int		 count;
+/* A zombie scan's filter of (pid, ppid), with its argument. */
+struct h_pid_zombie_filter {
+	bool	(*of)(pid_t, pid_t, void *);
+	void	*arg;
 };
 
-/* Scan step: describe pid if it is a zombie that of() accepts. */
+/* Scan filter: pid is a zombie that the filter's of() accepts. */
 static bool
-h_pid_zombie_step(pid_t pid, void *arg)
+h_pid_zombie_keep(pid_t pid, void *arg)
 {
-	struct h_pid_zombie_scan *z = arg;
+	struct h_pid_zombie_filter *z = arg;
 	struct h_pid_stat st;
 
-	if (h_pid_stat(pid, &st) && st.state == 'Z' &&
-	    z->of(pid, st.ppid, z->arg)) {
-		h_pid_describe(z->report, z->len, z->why, pid);
-		z->count++;
-	}
-	return true;
+	return h_pid_stat(pid, &st) && st.state == 'Z' &&
+	    z->of(pid, st.ppid, z->arg);
 }
 
 /*
@@ -253,10 +247,14 @@ int
 h_pid_zombies_if(bool (*of)(pid_t, pid_t, void *), void *arg,
     const char *why, char *report, size_t len)
 {
-	struct h_pid_zombie_scan z = { of, arg, why, report, len, 0 };
+	struct h_pid_zombie_filter z = { of, arg };
+	pid_t p[H_MAXPIDS];
+	int i, n;
 
-	h_pid_scan(h_pid_zombie_step, &z);
-	return z.count;
+	n = h_pid_scan(h_pid_zombie_keep, &z, p, H_MAXPIDS);
+	for (i = 0; i < n; i++)
+		h_pid_describe(report, len, why, p[i]);
+	return n;
 }
 
 /* Zombie filter: the parent is *(pid_t *)arg. */

@@ -250,8 +250,9 @@ const char *h_pid_exe(pid_t, char *buf, size_t len);
 bool	 h_pid_gone(pid_t);
 /* Wait until /proc/PID/status's field ("SigIgn", "SigCgt") holds sig. */
 bool	 h_pid_wait_sigmask(pid_t, const char *field, int sig, int bound_ms);
-/* Call fn(pid, arg) for every pid in /proc but ours, until it says false. */
-void	 h_pid_scan(bool (*fn)(pid_t, void *), void *arg);
+/* The pids in /proc but ours that keep(pid, arg) accepts, at most max. */
+int	 h_pid_scan(bool (*keep)(pid_t, void *), void *arg, pid_t *out,
+	    int max);
 /* Append "why pid N (comm) state S ppid P" to report, "; "-separated. */
 void	 h_pid_describe(char *report, size_t len, const char *why, pid_t);
 /*
