@@ -1,7 +1,7 @@
 /*
- * One process seen through /proc/PID: its stat fields, name, open fds and
- * signal masks; and a scan of /proc for every pid, for the zombies of a
- * parent and for the marker and snapshot files.
+ * One process seen through /proc/PID: its stat fields (one parser), name,
+ * executable, open fds and signal masks; and the scan of /proc that the
+ * zombie, marker and snapshot checks filter.
  */
 #include "harness.h"
 
