@@ -1,15 +1,22 @@
 /*
  * Integration test harness: a private temp dir, socket and daemon per test,
- * client runs with captured output, raw protocol connections, and /proc
- * scans for processes, zombies and fds.
+ * client runs with captured output, raw protocol connections, /proc scans
+ * for processes, zombies and fds, and a client on a pty of the test's own.
+ *
+ * The one header the tests include, grouped by the file that defines each
+ * name; a file's functions carry its role as their prefix (harness-conn.c:
+ * h_conn_*), the bare h_ is harness-util.c's.
  */
 #ifndef DBGCTL_TEST_HARNESS_H
 #define DBGCTL_TEST_HARNESS_H
 
+#include <sys/types.h>
+
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/types.h>
+#include <termios.h>
+
 #include <jansson.h>
 
 /* Bound for one client run (ms). */
@@ -26,6 +33,42 @@
 #define H_ESCAPING_TREE \
 	"(setsid sleep 300 &); sleep 300 & sleep 300 & sleep 300"
 
+/* harness-util.c */
+
+/* A growing byte buffer, kept NUL-terminated; { NULL, 0 } is empty. */
+struct h_bytes {
+	char	*p;
+	size_t	 len;
+};
+
+/* Monotonic clock in seconds. */
+double	 h_now(void);
+/* Sleep a short poll interval (ms) inside a wait loop. */
+void	 h_nap(int ms);
+/* Poll pred(arg) every few ms until it is true or bound_ms passes. */
+bool	 h_wait_for(bool (*pred)(void *), void *arg, int bound_ms);
+/* Read a whole file; NULL if it cannot be read. *len gets its size. */
+char	*h_read_file(const char *path, size_t *len);
+/* Format a session id as a string for argv; returns buf. */
+const char *h_idstr(long id, char *buf, size_t len);
+/* Join args with spaces into buf, for messages; returns buf. */
+const char *h_join_args(const char *const args[], char *buf, size_t len);
+/*
+ * The last max bytes of data, control bytes shown as \xNN (newlines kept),
+ * for failure messages; a static buffer, reused after four calls.
+ */
+const char *h_shown(const char *data, size_t len, size_t max);
+/* Occurrences of needle in data[0..len). */
+int	 h_count(const char *data, size_t len, const char *needle);
+/* Append n bytes to a byte buffer, keeping it NUL-terminated. */
+void	 h_bytes_add(struct h_bytes *, const void *data, size_t n);
+/* Integer member at a dotted path ("exit.signal"), or def if absent. */
+long long h_jint(json_t *, const char *path, long long def);
+/* String member at a dotted path, or NULL if absent. */
+const char *h_jstr(json_t *, const char *path);
+
+/* harness-ctx.c */
+
 /* Everything private to the running test (one Criterion worker process). */
 struct h_ctx {
 	char	 dir[256];		/* mkdtemp'd; XDG_RUNTIME_DIR */
@@ -40,8 +83,21 @@ struct h_ctx {
 	int	 guardian_fd;		/* its pipe: EOF means "clean up now" */
 };
 
-/* The current test's context, set by h_setup. */
+/* The current test's context, set by h_ctx_setup. */
 extern struct h_ctx *H;
+
+/* Criterion .init: temp dir, socket path, marker, environment, guardian. */
+void	 h_ctx_setup(void);
+/* Criterion .fini: stop the daemon, kill marker processes, remove the dir. */
+void	 h_ctx_teardown(void);
+/* Add NAME=VALUE to the environment of the children started after this. */
+void	 h_ctx_env_add(const char *kv);
+/* Join a path under the test dir into buf. */
+void	 h_ctx_path(char *buf, size_t len, const char *rel);
+/* The path of a test fixture from the environment meson sets (asserted). */
+const char *h_ctx_fixture(const char *var);
+
+/* harness-run.c */
 
 /* Result of one child run. */
 struct h_res {
@@ -66,6 +122,79 @@ struct h_proc {
 	struct h_res res;
 };
 
+/* Start argv (argv[0] a path) with H->envp, stdout/stderr piped. */
+int	 h_run_start(struct h_proc *, const char *const argv[]);
+/* Collect output and exit status of a started child within bound_ms. */
+void	 h_run_wait(struct h_proc *, int bound_ms);
+/* Run argv to completion within bound_ms. Returns the exit code. */
+int	 h_run(struct h_res *, int bound_ms, const char *const argv[]);
+/* Run argv with input on a pipe as its stdin (SIGPIPE at default). */
+int	 h_run_input(struct h_res *, int bound_ms, const char *input,
+	    const char *const argv[]);
+/* Free captured output. */
+void	 h_run_free(struct h_res *);
+/* Reap our child within bound_ms: exit code (128+N: signal N), -1 if killed. */
+int	 h_run_reap(pid_t pid, int bound_ms);
+/* Turn a wait status into the shell's exit code convention. */
+int	 h_run_code(int status);
+/* Describe a wait status in words into buf, for messages; returns buf. */
+const char *h_run_wstatus(int status, char *buf, size_t len);
+
+/* harness-cli.c */
+
+/* Run the client: dbgctl -s SOCK ARGS... Returns the exit code. */
+int	 h_cli(struct h_res *, const char *const args[]);
+/* Start the client in the background: dbgctl -s SOCK ARGS... */
+int	 h_cli_start(struct h_proc *, const char *const args[]);
+/* The argv "dbgctl -s SOCK ARGS..." (malloc'd; free the array only). */
+const char **h_cli_argv(const char *const args[]);
+/* Run the client with input on a pipe as its stdin (SIGPIPE at default). */
+int	 h_cli_input(struct h_res *, const char *input,
+	    const char *const args[]);
+/* Run dbgctl -s SOCK --json ARGS..., assert exit 0, return the parsed JSON. */
+json_t	*h_cli_json(const char *const args[]);
+/* Run dbgctl launch ARGS...; assert exit 0 and an id on stdout; return it. */
+long	 h_cli_launch(const char *const args[]);
+/* launch --kind exec [--env MARKER] -- PROG...; asserted; returns the id. */
+long	 h_cli_launch_exec(const char *marker, const char *const prog[]);
+/* launch --kind exec [--env MARKER] -- sh -c SCRIPT; asserted; the id. */
+long	 h_cli_launch_sh(const char *marker, const char *script);
+/* status --json of a session (asserts success). */
+json_t	*h_cli_status(long id);
+/* A pid of status --json ("pid", "inferior_pid", ...), -1 if absent. */
+pid_t	 h_cli_status_pid(long id, const char *field);
+/* Poll status until the state is "exited" or "failed"; it, or NULL. */
+json_t	*h_cli_wait_ended(long id, int bound_ms);
+/* Assert the session's state is want (e.g. "running"); when: messages. */
+void	 h_cli_expect_state(long id, const char *want, const char *when);
+/* Assert `list` shows n sessions, each in state (NULL: any); when: messages. */
+void	 h_cli_expect_list(size_t n, const char *state, const char *when);
+/* The session's console log as `dbgctl logs ID` prints it (malloc'd). */
+char	*h_cli_logs(const char *id);
+/* True if `dbgctl logs ID` holds text now. */
+bool	 h_cli_log_has(const char *id, const char *text);
+/* Wait until the session's log holds text; assert it does within bound_ms. */
+void	 h_cli_wait_log(const char *id, const char *text, int bound_ms);
+
+/* harness-daemon.c */
+
+/* Start dbgctld --foreground --listen unix:SOCK as our child; wait for ping. */
+pid_t	 h_daemon_fg(void);
+/* Wait for our foreground daemon to exit within bound_ms; its status or -1. */
+int	 h_daemon_fg_wait(int bound_ms);
+/* SIGKILL our foreground daemon; assert it dies of it within 10 s. */
+void	 h_daemon_fg_kill(void);
+/* The pid that hello reports, or -1 if no daemon answers. */
+pid_t	 h_daemon_pid(void);
+/* Every live dbgctld process that carries this test's marker. */
+int	 h_daemon_list(pid_t *out, int max);
+/* One-shot: connect, send ping, true if {"pong":true} comes back. */
+bool	 h_daemon_ping(void);
+/* Stop every daemon of this test (shutdown, then SIGKILL); reap ours. */
+void	 h_daemon_stop(void);
+
+/* harness-conn.c: the raw protocol client, independent of proto/. */
+
 /* A raw protocol connection with a line buffer. */
 struct h_conn {
 	int	 fd;
@@ -76,117 +205,11 @@ struct h_conn {
 	long	 next_id;
 };
 
-/* A growing byte buffer, kept NUL-terminated; { NULL, 0 } is empty. */
-struct h_bytes {
-	char	*p;
-	size_t	 len;
-};
-
-/* A snapshot of processes: pid and start time, to tell reuse apart. */
-struct h_snap {
-	int	 n;
-	pid_t	 pid[H_MAXPIDS];
-	unsigned long long start[H_MAXPIDS];
-};
-
-/* Criterion .init: temp dir, socket path, marker, environment, guardian. */
-void	 h_setup(void);
-/* Criterion .fini: stop the daemon, kill marker processes, remove the dir. */
-void	 h_teardown(void);
-
-/* Monotonic clock in seconds. */
-double	 h_now(void);
-/* Sleep a short poll interval (ms) inside a wait loop. */
-void	 h_nap(int ms);
-/* Poll pred(arg) every few ms until it is true or bound_ms passes. */
-bool	 h_wait_for(bool (*pred)(void *), void *arg, int bound_ms);
-
-/* Make a fresh "NAME=<random>" marker for --env. */
-void	 h_new_marker(const char *name, char *buf, size_t len);
-/* Join a path under the test dir into buf. */
-void	 h_path(char *buf, size_t len, const char *rel);
-/* Read a whole file; NULL if it cannot be read. *len gets its size. */
-char	*h_read_file(const char *path, size_t *len);
-/* The path of a test fixture from the environment meson sets (asserted). */
-const char *h_fixture(const char *var);
-
-/* Format a session id as a string for argv; returns buf. */
-const char *h_idstr(long id, char *buf, size_t len);
-/* Join args with spaces into buf, for messages; returns buf. */
-const char *h_join_args(const char *const args[], char *buf, size_t len);
-/*
- * The last max bytes of data, control bytes shown as \xNN (newlines kept),
- * for failure messages; a static buffer, reused after four calls.
- */
-const char *h_shown(const char *data, size_t len, size_t max);
-/* Occurrences of needle in data[0..len). */
-int	 h_count(const char *data, size_t len, const char *needle);
-/* Append n bytes to a byte buffer, keeping it NUL-terminated. */
-void	 h_bytes_add(struct h_bytes *, const void *data, size_t n);
-
-/* Start argv (argv[0] a path) with H->envp, stdout/stderr piped. */
-int	 h_proc_start(struct h_proc *, const char *const argv[]);
-/* Collect output and exit status of a started child within bound_ms. */
-void	 h_proc_wait(struct h_proc *, int bound_ms);
-/* Run argv to completion within bound_ms. Returns the exit code. */
-int	 h_run(struct h_res *, int bound_ms, const char *const argv[]);
-/* Run the client: dbgctl -s SOCK ARGS... Returns the exit code. */
-int	 h_cli(struct h_res *, const char *const args[]);
-/* Start the client in the background: dbgctl -s SOCK ARGS... */
-int	 h_cli_start(struct h_proc *, const char *const args[]);
-/* Run dbgctl -s SOCK --json ARGS..., assert exit 0, return the parsed JSON. */
-json_t	*h_cli_json(const char *const args[]);
-/* The argv "dbgctl -s SOCK ARGS..." (malloc'd; free the array only). */
-const char **h_cli_argv(const char *const args[]);
-/* Run the client with input on a pipe as its stdin (SIGPIPE at default). */
-int	 h_cli_input(struct h_res *, const char *input,
-	    const char *const args[]);
-/* Free captured output. */
-void	 h_res_free(struct h_res *);
-/* Reap our child within bound_ms: exit code (128+N: signal N), -1 if killed. */
-int	 h_wait_child(pid_t pid, int bound_ms);
-
-/* Run dbgctl launch ARGS...; assert exit 0 and an id on stdout; return it. */
-long	 h_launch(const char *const args[]);
-/* launch --kind exec [--env MARKER] -- PROG...; assert success; return the id. */
-long	 h_launch_exec(const char *marker, const char *const prog[]);
-/* status --json of a session (asserts success). */
-json_t	*h_status(long id);
-/* Poll status until its state is one of "exited"/"failed"; return it or NULL. */
-json_t	*h_wait_ended(long id, int bound_ms);
-/* Assert `list` shows n sessions, each in state (NULL: any); when: messages. */
-void	 h_expect_sessions(size_t n, const char *state, const char *when);
-/* Assert the session's state is want (e.g. "running"); when: messages. */
-void	 h_expect_state(long id, const char *want, const char *when);
-/* Integer member at a dotted path ("exit.signal"), or def if absent. */
-long long h_jint(json_t *, const char *path, long long def);
-/* String member at a dotted path, or NULL if absent. */
-const char *h_jstr(json_t *, const char *path);
-
-/* The session's console log as `dbgctl logs ID` prints it (malloc'd). */
-char	*h_logs(const char *id);
-/* True if `dbgctl logs ID` holds text now. */
-bool	 h_log_has(const char *id, const char *text);
-/* Wait until the session's log holds text; assert it does within bound_ms. */
-void	 h_wait_log(const char *id, const char *text, int bound_ms);
-
-/* Add NAME=VALUE to the environment of the children started after this. */
-void	 h_env_add(const char *kv);
-/* Start dbgctld --foreground --listen unix:SOCK as our child; wait for ping. */
-pid_t	 h_daemon_fg(void);
-/* Wait for our foreground daemon to exit within bound_ms; its status or -1. */
-int	 h_daemon_fg_wait(int bound_ms);
-/* SIGKILL our foreground daemon; assert it dies of it within 10 s. */
-void	 h_daemon_fg_kill(void);
-/* The pid that hello reports, or -1 if no daemon answers. */
-pid_t	 h_daemon_pid(void);
-/* Every live dbgctld process that carries this test's marker. */
-int	 h_daemons(pid_t *out, int max);
-
 /* Connect to a unix socket path. 0, or -errno. */
 int	 h_conn_open(struct h_conn *, const char *path);
 /* Write all of data within bound_ms. 0, or -errno (EPIPE when closed). */
-int	 h_conn_send(struct h_conn *, const char *data, size_t len, int bound_ms);
+int	 h_conn_send(struct h_conn *, const char *data, size_t len,
+	    int bound_ms);
 /* Read one line (without LF) within bound_ms; malloc'd, NULL on EOF/timeout. */
 char	*h_conn_line(struct h_conn *, int bound_ms);
 /* Read one line and parse it as JSON; NULL on EOF, timeout or bad JSON. */
@@ -196,29 +219,75 @@ json_t	*h_conn_call(struct h_conn *, const char *method, const char *params,
 	    int bound_ms);
 /* Close the connection and free its buffer. */
 void	 h_conn_close(struct h_conn *);
-/* One-shot: connect, send ping, true if {"pong":true} comes back. */
-bool	 h_ping(void);
 
-/* Live (non-zombie) pids whose /proc/PID/environ holds kv exactly. */
-int	 h_marker_pids(const char *kv, pid_t *out, int max);
+/* harness-pid.c */
+
+/* The fields of /proc/PID/stat the harness reads. */
+struct h_pid_stat {
+	char			 state;		/* 'R', 'S', 'Z', ... */
+	pid_t			 ppid;
+	pid_t			 sid;
+	unsigned long long	 start;		/* clock ticks since boot */
+};
+
+/* Parse /proc/PID/stat into st. False if the pid is gone. */
+bool	 h_pid_stat(pid_t, struct h_pid_stat *st);
+/* Session id from /proc/PID/stat, -1 if gone. */
+pid_t	 h_pid_sid(pid_t);
 /* State letter from /proc/PID/stat ('R','S','Z',...), 0 if the pid is gone. */
 char	 h_pid_state(pid_t);
 /* Parent pid from /proc/PID/stat, -1 if gone. */
 pid_t	 h_pid_ppid(pid_t);
 /* Start time (clock ticks since boot) from /proc/PID/stat, 0 if gone. */
 unsigned long long h_pid_start(pid_t);
-/* Session id from /proc/PID/stat, -1 if gone. */
-pid_t	 h_pid_sid(pid_t);
-/* Zombies whose parent is ppid, described in report; returns how many. */
-int	 h_zombie_children(pid_t ppid, char *report, size_t len);
 /* comm of a pid into buf ("?" if gone). */
 void	 h_pid_comm(pid_t, char *buf, size_t len);
+/* Assert that the comm of pid is name; what names the pid in messages. */
+void	 h_pid_expect_comm(pid_t, const char *what, const char *name);
+/* The exe link of a pid into buf ("" if gone); returns its last component. */
+const char *h_pid_exe(pid_t, char *buf, size_t len);
 /* True if kill(pid, 0) fails with ESRCH. */
 bool	 h_pid_gone(pid_t);
 /* Wait until /proc/PID/status's field ("SigIgn", "SigCgt") holds sig. */
-bool	 h_wait_sigmask(pid_t, const char *field, int sig, int bound_ms);
+bool	 h_pid_wait_sigmask(pid_t, const char *field, int sig, int bound_ms);
+/* The pids in /proc but ours that keep(pid, arg) accepts, at most max. */
+int	 h_pid_scan(bool (*keep)(pid_t, void *), void *arg, pid_t *out,
+	    int max);
+/* Append "why pid N (comm) state S ppid P" to report, "; "-separated. */
+void	 h_pid_describe(char *report, size_t len, const char *why, pid_t);
+/*
+ * Zombies for which of(pid, ppid, arg) is true, appended to report after
+ * why; returns how many.
+ */
+int	 h_pid_zombies_if(bool (*of)(pid_t, pid_t, void *), void *arg,
+	    const char *why, char *report, size_t len);
+/* Zombies whose parent is ppid, described in report; returns how many. */
+int	 h_pid_zombies(pid_t ppid, char *report, size_t len);
+/* Open fds of a pid, sorted: numbers into fds, link targets (or NULL). */
+int	 h_pid_fds(pid_t, int *fds, char (*targets)[PATH_MAX], int max);
+
+/* harness-marker.c */
+
+/* Make a fresh "NAME=<random>" marker for --env. */
+void	 h_marker_new(const char *name, char *buf, size_t len);
+/* Live (non-zombie) pids whose /proc/PID/environ holds kv exactly. */
+int	 h_marker_pids(const char *kv, pid_t *out, int max);
+/* True if no live process carries kv. */
+bool	 h_marker_gone(const char *kv);
 /* Wait until want live processes named comm (NULL: any) carry kv; asserted. */
-void	 h_wait_procs(const char *kv, const char *comm, int want);
+void	 h_marker_wait(const char *kv, const char *comm, int want);
+/* Kill what carries kv, again and again, until none is left or bound_ms. */
+int	 h_marker_kill(const char *kv, int bound_ms);
+
+/* harness-snap.c */
+
+/* A snapshot of processes: pid and start time, to tell reuse apart. */
+struct h_snap {
+	int	 n;
+	pid_t	 pid[H_MAXPIDS];
+	unsigned long long start[H_MAXPIDS];
+};
+
 /* Record every live process carrying kv. */
 void	 h_snap_take(struct h_snap *, const char *kv);
 /*
@@ -227,17 +296,57 @@ void	 h_snap_take(struct h_snap *, const char *kv);
  * snapshot member. zombie_ok_ppid1 tolerates zombies re-parented to init.
  * Describes them in report; returns how many.
  */
-int	 h_leftovers(const struct h_snap *, const char *kv, bool zombie_ok_ppid1,
-	    char *report, size_t len);
+int	 h_snap_leftovers(const struct h_snap *, const char *kv,
+	    bool zombie_ok_ppid1, char *report, size_t len);
 /*
- * Wait until h_leftovers (zombies of init tolerated) finds nothing, reaping
- * our own children meanwhile; false at bound_ms, the last finding in report.
+ * Wait until h_snap_leftovers (zombies of init tolerated) finds nothing,
+ * reaping our own children meanwhile; false at bound_ms, the last finding
+ * in report.
  */
-bool	 h_wait_no_leftovers(const struct h_snap *, const char *kv,
+bool	 h_snap_wait_gone(const struct h_snap *, const char *kv,
 	    int bound_ms, char *report, size_t len);
-/* Kill every process carrying kv, repeatedly, until none is left or bound_ms. */
-int	 h_kill_marker(const char *kv, int bound_ms);
-/* Open fds of a pid: numbers into fds, link targets into targets (may be NULL). */
-int	 h_fds(pid_t, int *fds, char (*targets)[PATH_MAX], int max);
+
+/* harness-pty.c */
+
+/* One client on a pty of the test's own. */
+struct h_pty {
+	int		 master;	/* the test's side: what the user sees */
+	int		 slave;		/* kept open: tcgetattr, no EIO */
+	pid_t		 shell;		/* session leader, the client's parent */
+	pid_t		 pid;		/* the client */
+	int		 stfd;		/* from the shell: client pid, then status */
+	struct termios	 before;	/* the modes before the client ran */
+	struct h_bytes	 seen;		/* all read from the master */
+	bool		 done;		/* the client's status is in */
+	int		 status;	/* its wait status */
+	char		 cmd[1024];	/* the command line, for messages */
+};
+
+/* A pty with distinctive cooked modes and a rows x cols window. */
+void	 h_pty_open(struct h_pty *, unsigned rows, unsigned cols);
+/* Start dbgctl -s SOCK ARGS... on the pty as a shell's foreground job. */
+void	 h_pty_spawn(struct h_pty *, const char *const args[]);
+/* Read what is there from the master and the status pipe, waiting up to ms. */
+void	 h_pty_pump(struct h_pty *, int ms);
+/* Read until text shows at or after offset from; the offset past it. */
+size_t	 h_pty_expect(struct h_pty *, size_t from, const char *text,
+	    int bound_ms);
+/* Type bytes at the client's terminal. */
+void	 h_pty_type(struct h_pty *, const char *data, size_t len);
+/* Wait up to bound_ms for the client to end; true if it did. */
+bool	 h_pty_wait_exit(struct h_pty *, int bound_ms);
+/* Assert the client ends within bound_ms with exit code want. */
+void	 h_pty_expect_exit(struct h_pty *, int want, int bound_ms,
+	    const char *when);
+/* Assert the pty's modes are bit-identical to those before the client. */
+void	 h_pty_expect_restored(struct h_pty *, const char *when);
+/* Assert the client has put its terminal in raw mode (within bound_ms). */
+void	 h_pty_expect_raw(struct h_pty *, int bound_ms, const char *when);
+/* Change the window size of the client's terminal (SIGWINCH to its group). */
+void	 h_pty_winsize(struct h_pty *, unsigned rows, unsigned cols);
+/* The last bytes the client's terminal shows, for failure messages. */
+const char *h_pty_screen(const struct h_pty *);
+/* Let go of the pty client: kill it if it still runs, close the pty. */
+void	 h_pty_close(struct h_pty *);
 
 #endif

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-TestSuite(cli, .init = h_setup, .fini = h_teardown, .timeout = 120);
+TestSuite(cli, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 120);
 
 /* ping does not auto-start a daemon: exit 3 and still no daemon. */
 Test(cli, ping_does_not_autostart)
@@ -25,9 +25,9 @@ Test(cli, ping_does_not_autostart)
 	    "got %d (stderr: %s)", r.code, r.err);
 	cr_assert(strncmp(r.err, "dbgctl: ", 8) == 0, "dbgctl ping: expected "
 	    "\"dbgctl: <message>\" on stderr, got \"%s\"", r.err);
-	h_res_free(&r);
-	cr_assert_eq(h_daemons(d, 4), 0, "dbgctl ping started a daemon");
-	cr_assert(!h_ping(), "a daemon answers after dbgctl ping");
+	h_run_free(&r);
+	cr_assert_eq(h_daemon_list(d, 4), 0, "dbgctl ping started a daemon");
+	cr_assert(!h_daemon_ping(), "a daemon answers after dbgctl ping");
 }
 
 /* An unknown session: exit 1 and "dbgctl: <message>" on stderr. */
@@ -43,11 +43,11 @@ Test(cli, unknown_session_exits_1)
 	    "expected \"dbgctl: <message>\", got \"%s\"", r.err);
 	cr_assert_eq(r.out_len, 0, "dbgctl status 999: expected nothing on "
 	    "stdout, got \"%s\"", r.out);
-	h_res_free(&r);
+	h_run_free(&r);
 	h_cli(&r, H_ARGS("stop", "999"));
 	cr_assert_eq(r.code, 1, "dbgctl stop 999: expected exit 1, got %d "
 	    "(stderr: %s)", r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 }
 
 /* Usage errors exit 2 without touching the daemon. */
@@ -58,11 +58,11 @@ Test(cli, usage_exits_2)
 	h_cli(&r, H_ARGS("launch", "--kind", "exec"));
 	cr_assert_eq(r.code, 2, "dbgctl launch without a program: expected "
 	    "exit 2, got %d (stderr: %s)", r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 	h_cli(&r, H_ARGS("no-such-command"));
 	cr_assert_eq(r.code, 2, "dbgctl no-such-command: expected exit 2, got "
 	    "%d (stderr: %s)", r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 }
 
 /* A program that cannot be executed: exit 1 with the cause. */
@@ -77,7 +77,7 @@ Test(cli, spawn_failure_reported)
 	cr_assert(strstr(r.err, "No such file or directory") != NULL, "dbgctl "
 	    "launch -- /nonexistent/prog: expected the cause on stderr, got "
 	    "\"%s\"", r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 }
 
 /* --name, --env and --cwd reach the program; the name works as SESSION. */
@@ -95,7 +95,7 @@ Test(cli, name_env_cwd)
 	    r.code, r.err);
 	id = strtol(r.out, NULL, 10);
 	cr_assert_gt(id, 0, "launch: expected an id, got \"%s\"", r.out);
-	h_res_free(&r);
+	h_run_free(&r);
 	h_idstr(id, ids, sizeof(ids));
 
 	st = h_cli_json(H_ARGS("status", "fw"));
@@ -108,17 +108,17 @@ Test(cli, name_env_cwd)
 	json_decref(st);
 
 	snprintf(want, sizeof(want), "v=bar baz s=%ld d=/usr", id);
-	h_wait_log(ids, want, H_WAIT_BOUND);
+	h_cli_wait_log(ids, want, H_WAIT_BOUND);
 
 	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--name", "fw", "--",
 	    "sleep", "100"));
 	cr_assert_eq(r.code, 1, "a second launch --name fw: expected exit 1 "
 	    "(name in use), got %d (stderr: %s)", r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 
 	cr_assert_eq(h_cli(&r, H_ARGS("stop", "fw")), 0, "dbgctl stop fw: exit "
 	    "%d (stderr: %s)", r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 }
 
 /* signal SESSION INT reaches the program's foreground process group. */
@@ -130,30 +130,28 @@ Test(cli, signal_int)
 	pid_t pid;
 	long id;
 
-	id = h_launch_exec(NULL, H_ARGS("sh", "-c", "trap 'echo GOT-INT; "
-	    "exit 3' INT; while :; do sleep 0.1; done"));
+	id = h_cli_launch_sh(NULL, "trap 'echo GOT-INT; exit 3' INT; "
+	    "while :; do sleep 0.1; done");
 	h_idstr(id, ids, sizeof(ids));
-	st = h_status(id);
-	pid = (pid_t)h_jint(st, "pid", -1);
-	json_decref(st);
-	cr_assert(h_wait_sigmask(pid, "SigCgt", SIGINT, H_WAIT_BOUND), "pid %d "
-	    "never installed its INT trap", pid);
+	pid = h_cli_status_pid(id, "pid");
+	cr_assert(h_pid_wait_sigmask(pid, "SigCgt", SIGINT, H_WAIT_BOUND),
+	    "pid %d never installed its INT trap", pid);
 	h_cli(&r, H_ARGS("signal", ids, "INT"));
 	cr_assert_eq(r.code, 0, "dbgctl signal %s INT: expected exit 0, got %d "
 	    "(stderr: %s)", ids, r.code, r.err);
-	h_res_free(&r);
-	st = h_wait_ended(id, H_WAIT_BOUND);
+	h_run_free(&r);
+	st = h_cli_wait_ended(id, H_WAIT_BOUND);
 	cr_assert_not_null(st, "session %ld did not end after SIGINT", id);
 	cr_assert_eq(h_jint(st, "exit.code", -1), 3, "after SIGINT: expected "
 	    "the trap's exit.code 3, got %lld (exit.signal %lld)",
 	    h_jint(st, "exit.code", -1), h_jint(st, "exit.signal", -1));
 	json_decref(st);
-	cr_assert(h_log_has(ids, "GOT-INT"), "dbgctl logs %s: expected GOT-INT",
-	    ids);
+	cr_assert(h_cli_log_has(ids, "GOT-INT"), "dbgctl logs %s: expected "
+	    "GOT-INT", ids);
 	h_cli(&r, H_ARGS("signal", ids, "INT"));
 	cr_assert_eq(r.code, 1, "dbgctl signal to an ended session: expected "
 	    "exit 1 (not_running), got %d (stderr: %s)", r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 }
 
 /* logs -f prints what comes later and returns when the session ends. */
@@ -165,16 +163,16 @@ Test(cli, logs_follow_to_the_end)
 	long		 id;
 
 	h_daemon_fg();
-	id = h_launch(H_ARGS("--kind", "exec", "--transport", "--",
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--",
 	    "sh", "-c", "echo first >&2; read x; echo second-$x >&2"));
 	h_idstr(id, ids, sizeof(ids));
-	h_wait_log(ids, "first", H_WAIT_BOUND);
+	h_cli_wait_log(ids, "first", H_WAIT_BOUND);
 	cr_assert_eq(h_cli_start(&follow, H_ARGS("logs", "-f", ids)), 0,
 	    "start dbgctl logs -f %s", ids);
 	cr_assert_eq(h_cli(&r, H_ARGS("send", "--eof", ids, "go\n")), 0,
 	    "dbgctl send: exit %d (stderr: %s)", r.code, r.err);
-	h_res_free(&r);
-	h_proc_wait(&follow, H_RUN_BOUND);
+	h_run_free(&r);
+	h_run_wait(&follow, H_RUN_BOUND);
 	cr_assert_eq(follow.res.code, 0, "dbgctl logs -f %s: expected exit 0 "
 	    "once the session ended, got %d (stderr: %s)", ids,
 	    follow.res.code, follow.res.err);
@@ -182,7 +180,7 @@ Test(cli, logs_follow_to_the_end)
 	    strstr(follow.res.out, "second-go") != NULL, "dbgctl logs -f %s: "
 	    "expected \"first\" and \"second-go\", got \"%s\"", ids,
 	    follow.res.out);
-	h_res_free(&follow.res);
+	h_run_free(&follow.res);
 }
 
 /* version names both ends; shutdown ends the daemon, and ping then finds none. */
@@ -204,11 +202,12 @@ Test(cli, version_then_shutdown)
 	json_decref(v);
 	cr_assert_eq(h_cli(&r, H_ARGS("shutdown")), 0, "dbgctl shutdown: exit "
 	    "%d (stderr: %s)", r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 	cr_assert_eq(h_daemon_fg_wait(H_WAIT_BOUND), 0, "the daemon did not "
 	    "exit 0 after dbgctl shutdown");
 	cr_assert_eq(h_cli(&r, H_ARGS("ping")), 3, "dbgctl ping after shutdown: "
 	    "expected exit 3, got %d", r.code);
-	h_res_free(&r);
-	cr_assert_eq(h_daemons(d, 4), 0, "a dbgctld still runs after shutdown");
+	h_run_free(&r);
+	cr_assert_eq(h_daemon_list(d, 4), 0, "a dbgctld still runs after "
+	    "shutdown");
 }

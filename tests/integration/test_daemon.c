@@ -17,16 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-TestSuite(daemon, .init = h_setup, .fini = h_teardown, .timeout = 150);
-
-/* True if no live process carries the marker kv. */
-static bool
-marker_gone(const char *kv)
-{
-	pid_t p[4];
-
-	return h_marker_pids(kv, p, 4) == 0;
-}
+TestSuite(daemon, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 150);
 
 /*
  * A fresh marker NAME=... into m, two escaping trees carrying it with all
@@ -35,10 +26,10 @@ marker_gone(const char *kv)
 static void
 launch_two_trees(const char *name, char *m, size_t len, struct h_snap *snap)
 {
-	h_new_marker(name, m, len);
-	h_launch_exec(m, H_ARGS("sh", "-c", H_ESCAPING_TREE));
-	h_launch_exec(m, H_ARGS("sh", "-c", H_ESCAPING_TREE));
-	h_wait_procs(m, "sleep", 8);
+	h_marker_new(name, m, len);
+	h_cli_launch_sh(m, H_ESCAPING_TREE);
+	h_cli_launch_sh(m, H_ESCAPING_TREE);
+	h_marker_wait(m, "sleep", 8);
 	h_snap_take(snap, m);
 }
 
@@ -48,7 +39,7 @@ Test(daemon, autostart_releases_client_pipe)
 	struct h_res r;
 	pid_t d;
 
-	cr_assert(!h_ping(), "a daemon already answers on %s", H->sock);
+	cr_assert(!h_daemon_ping(), "a daemon already answers on %s", H->sock);
 	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--", "sleep", "100"));
 	cr_assert(!r.timed_out, "dbgctl launch (auto-starting the daemon) "
 	    "did not exit within %d ms", H_RUN_BOUND);
@@ -62,7 +53,7 @@ Test(daemon, autostart_releases_client_pipe)
 	cr_assert_lt(r.eof_elapsed, r.elapsed + 1.0, "pipes reached EOF %.2f s "
 	    "after the client exited (at %.2f s)", r.eof_elapsed - r.elapsed,
 	    r.elapsed);
-	h_res_free(&r);
+	h_run_free(&r);
 	d = h_daemon_pid();
 	cr_assert_gt(d, 0, "no daemon answers hello after auto-start");
 	cr_assert_neq(h_pid_sid(d), h_pid_sid(getpid()), "auto-started daemon "
@@ -77,13 +68,13 @@ Test(daemon, autostart_race_one_daemon)
 	int i, n;
 	double end;
 
-	cr_assert(!h_ping(), "a daemon already answers on %s", H->sock);
+	cr_assert(!h_daemon_ping(), "a daemon already answers on %s", H->sock);
 	for (i = 0; i < 6; i++)
 		cr_assert_eq(h_cli_start(&p[i], H_ARGS("launch", "--kind",
 		    "exec", "--", "sleep", "100")), 0, "cannot start client %d",
 		    i);
 	for (i = 0; i < 6; i++) {
-		h_proc_wait(&p[i], H_RUN_BOUND);
+		h_run_wait(&p[i], H_RUN_BOUND);
 		cr_assert_eq(p[i].res.code, 0, "racing client %d: expected exit "
 		    "0, got %d (stderr: %s)", i, p[i].res.code, p[i].res.err);
 		cr_assert_gt(strtol(p[i].res.out, NULL, 10), 0, "racing client "
@@ -91,16 +82,16 @@ Test(daemon, autostart_race_one_daemon)
 	}
 	/* Losers of the race may take a moment to exit; the winner stays. */
 	end = h_now() + 10;
-	while ((n = h_daemons(d, 16)) > 1 && h_now() < end)
+	while ((n = h_daemon_list(d, 16)) > 1 && h_now() < end)
 		h_nap(20);
 	cr_assert_eq(n, 1, "expected exactly one dbgctld for %s, got %d", H->sock,
 	    n);
 	hp = h_daemon_pid();
 	cr_assert_eq(hp, d[0], "hello pid %d is not the one dbgctld %d", hp,
 	    d[0]);
-	h_expect_sessions(6, NULL, "after the race");
+	h_cli_expect_list(6, NULL, "after the race");
 	for (i = 0; i < 6; i++)
-		h_res_free(&p[i].res);
+		h_run_free(&p[i].res);
 }
 
 /* SIGKILL of the daemon takes every session process with it. */
@@ -112,10 +103,10 @@ Test(daemon, sigkill_daemon_kills_sessions)
 	h_daemon_fg();
 	launch_two_trees("DBGI_KILL", m, sizeof(m), &snap);
 	h_daemon_fg_kill();
-	if (!h_wait_no_leftovers(&snap, m, 3000, report, sizeof(report)))
+	if (!h_snap_wait_gone(&snap, m, 3000, report, sizeof(report)))
 		cr_assert_fail("3 s after SIGKILL of the daemon, session "
 		    "processes are left: %s", report);
-	cr_assert(marker_gone(m), "processes carrying %s are alive", m);
+	cr_assert(h_marker_gone(m), "processes carrying %s are alive", m);
 }
 
 /* SIGTERM stops every session, removes the socket and exits 0. */
@@ -139,7 +130,7 @@ Test(daemon, sigterm_daemon_stops_sessions)
 	errno = 0;
 	cr_assert(access(H->sock, F_OK) == -1 && errno == ENOENT, "socket %s "
 	    "still exists after the daemon exited", H->sock);
-	left = h_leftovers(&snap, m, false, report, sizeof(report));
+	left = h_snap_leftovers(&snap, m, false, report, sizeof(report));
 	cr_assert_eq(left, 0, "after the daemon exited on SIGTERM, expected no "
 	    "session process, got %d: %s", left, report);
 }
@@ -151,7 +142,7 @@ child_report_path(char *path, size_t len, int i)
 	char rel[32];
 
 	snprintf(rel, sizeof(rel), "child-%d.txt", i);
-	h_path(path, len, rel);
+	h_ctx_path(path, len, rel);
 }
 
 /* Body of one racing child: launch then stop its own session. */
@@ -175,7 +166,7 @@ launch_then_stop(const char *kv, int i)
 		}
 		return 1;
 	}
-	h_res_free(&r);
+	h_run_free(&r);
 	h_cli(&r, H_ARGS("stop", h_idstr(id, ids, sizeof(ids))));
 	if (r.code != 0) {
 		if ((f = fopen(path, "w")) != NULL) {
@@ -197,7 +188,7 @@ Test(daemon, twenty_concurrent_launch_stop)
 	double end;
 
 	d = h_daemon_fg();
-	h_new_marker("DBGI_PAIR", m, sizeof(m));
+	h_marker_new("DBGI_PAIR", m, sizeof(m));
 	for (i = 0; i < 20; i++) {
 		kids[i] = fork();
 		cr_assert_neq(kids[i], -1, "fork: %s", strerror(errno));
@@ -227,11 +218,11 @@ Test(daemon, twenty_concurrent_launch_stop)
 		    i, codes[i], msg ? msg : "(timed out?)");
 		free(msg);
 	}
-	cr_assert(marker_gone(m), "processes carrying %s are alive after 20 "
+	cr_assert(h_marker_gone(m), "processes carrying %s are alive after 20 "
 	    "stops", m);
-	cr_assert_eq(h_zombie_children(d, report, sizeof(report)), 0,
+	cr_assert_eq(h_pid_zombies(d, report, sizeof(report)), 0,
 	    "zombies of the daemon: %s", report);
-	h_expect_sessions(20, "exited", "after the 20 stops");
+	h_cli_expect_list(20, "exited", "after the 20 stops");
 }
 
 /* Outcome of a foreign-uid connection attempt, as the child reports it. */
@@ -302,7 +293,7 @@ Test(daemon, other_uid_refused)
 		_exit(foreign_ping(p[1]));
 	}
 	close(p[1]);
-	code = h_wait_child(kid, 30000);
+	code = h_run_reap(kid, 30000);
 	n = read(p[0], buf, sizeof(buf) - 1);
 	buf[n > 0 ? n : 0] = '\0';
 	close(p[0]);
@@ -312,7 +303,7 @@ Test(daemon, other_uid_refused)
 	    code == F_RESULT ? "a result" : code == F_OTHER_ERROR ?
 	    "another error" : code == F_NO_CONNECT ? "connect failed" :
 	    code == F_SILENT ? "no reply and no close" : "setup/timeout", buf);
-	cr_assert(h_ping(), "the daemon no longer answers its owner");
+	cr_assert(h_daemon_ping(), "the daemon no longer answers its owner");
 }
 
 /*
@@ -327,13 +318,13 @@ Test(daemon, ended_sessions_pruned)
 	size_t		 i;
 	int		 k;
 
-	h_env_add("DBGCTLD_KEEP_ENDED=3");
+	h_ctx_env_add("DBGCTLD_KEEP_ENDED=3");
 	h_daemon_fg();
 	for (k = 0; k < 6; k++) {
 		cr_assert_eq(h_cli(&r, H_ARGS("launch", "--kind", "exec",
 		    "--wait", "--", "true")), 0, "launch --wait #%d: exit %d "
 		    "(stderr: %s)", k + 1, r.code, r.err);
-		h_res_free(&r);
+		h_run_free(&r);
 	}
 	l = h_cli_json(H_ARGS("list"));
 	cr_assert_eq(json_array_size(json_object_get(l, "sessions")), 3,
@@ -345,7 +336,7 @@ Test(daemon, ended_sessions_pruned)
 	json_decref(l);
 	cr_assert_eq(h_cli(&r, H_ARGS("status", "1")), 1, "status of a "
 	    "forgotten session: expected exit 1, got %d", r.code);
-	h_res_free(&r);
+	h_run_free(&r);
 	snprintf(path, sizeof(path), "%s/state/dbgctl/sessions/1.log", H->dir);
 	cr_assert_eq(access(path, F_OK), 0, "the forgotten session's log %s "
 	    "is gone", path);

@@ -28,8 +28,10 @@
 #include <string.h>
 #include <unistd.h>
 
-TestSuite(transport, .init = h_setup, .fini = h_teardown, .timeout = 120);
-TestSuite(debuggers, .init = h_setup, .fini = h_teardown, .timeout = 120);
+TestSuite(transport, .init = h_ctx_setup, .fini = h_ctx_teardown,
+    .timeout = 120);
+TestSuite(debuggers, .init = h_ctx_setup, .fini = h_ctx_teardown,
+    .timeout = 120);
 
 /* Size of the random payload of the pipe round trips. */
 #define PAYLOAD_SIZE	(8 * 1024 * 1024)
@@ -70,7 +72,7 @@ recv_until(const char *id, const char *want, struct h_bytes *b, int bound_ms)
 			    "no bytes", id);
 			h_bytes_add(b, r.out, r.out_len);
 		}
-		h_res_free(&r);
+		h_run_free(&r);
 		if (code == 5)
 			return 5;
 		cr_assert(code == 0 || code == 4, "dbgctl recv --timeout 1000 "
@@ -94,7 +96,7 @@ expect_output(const char *id, const char *want, int bound_ms)
 		last--;
 	code = recv_until(id, last, &b, bound_ms);
 	if (code != 0) {
-		log = h_logs(id);
+		log = h_cli_logs(id);
 		cr_assert_fail("session %s: expected target output \"%s\" "
 		    "within %d ms, got %s after %zu bytes: \"%s\"; console log "
 		    "ends with:\n%s", id, want, bound_ms, code == 5 ?
@@ -155,17 +157,6 @@ which_left(const struct tracked *t, char *buf, size_t len)
 		    h_pid_state(t->pid) ? h_pid_state(t->pid) : '-');
 	}
 	return buf;
-}
-
-/* Assert that the comm of pid is name. */
-static void
-expect_comm(pid_t pid, const char *what, const char *name)
-{
-	char comm[64];
-
-	h_pid_comm(pid, comm, sizeof(comm));
-	cr_assert_str_eq(comm, name, "%s pid %d: expected %s, got %s", what,
-	    pid, name, comm);
 }
 
 /* Write n random bytes to path. */
@@ -288,28 +279,17 @@ try_bind(int port)
 static int
 tcp_conns_to(pid_t pid, int port, int *local, int max)
 {
+	char (*target)[PATH_MAX] = calloc(256, PATH_MAX), line[512];
 	unsigned long inode[256], ino, la, ra;
-	char path[PATH_MAX], link[PATH_MAX], line[512];
-	struct dirent *de;
 	unsigned int lp, rp, st;
-	int ni = 0, n = 0, i;
-	ssize_t l;
+	int fds[256], nfd, ni = 0, n = 0, i;
 	FILE *f;
-	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	d = opendir(path);
-	while (d != NULL && (de = readdir(d)) != NULL && ni < 256) {
-		snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, de->d_name);
-		l = readlink(path, link, sizeof(link) - 1);
-		if (l <= 0)
-			continue;
-		link[l] = '\0';
-		if (sscanf(link, "socket:[%lu]", &ino) == 1)
+	nfd = h_pid_fds(pid, fds, target, 256);
+	for (i = 0; i < nfd; i++)
+		if (sscanf(target[i], "socket:[%lu]", &ino) == 1)
 			inode[ni++] = ino;
-	}
-	if (d != NULL)
-		closedir(d);
+	free(target);
 	f = fopen("/proc/net/tcp", "re");
 	while (f != NULL && fgets(line, sizeof(line), f) != NULL && n < max) {
 		if (sscanf(line, " %*d: %lx:%x %lx:%x %x %*x:%*x %*x:%*x %*x "
@@ -381,18 +361,18 @@ echo_lines(const char *const argv[], const char *tail)
 static void
 round_trip(const char *kind)
 {
-	const char *echo = h_fixture("FIX_ECHO");
+	const char *echo = h_ctx_fixture("FIX_ECHO");
 	char ids[32], *want;
 	struct h_res r;
 	long id;
 
-	id = h_launch(H_ARGS("--kind", kind, "--transport", "-x", "run",
+	id = h_cli_launch(H_ARGS("--kind", kind, "--transport", "-x", "run",
 	    "--", echo));
 	h_idstr(id, ids, sizeof(ids));
 	cr_assert_eq(h_cli(&r, H_ARGS("send", ids, "hello\n")), 0, "dbgctl "
 	    "send %s 'hello\\n': expected exit 0, got %d (stderr: %s)", ids,
 	    r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 	/* The echo target prints its argv[0] first, then what it reads. */
 	want = echo_lines(H_ARGS(echo), "hello\n");
 	expect_output(ids, want, H_WAIT_BOUND);
@@ -417,18 +397,18 @@ Test(transport, lldb_round_trip)
  */
 Test(transport, gdbserver_round_trip)
 {
-	const char *echo = h_fixture("FIX_ECHO");
+	const char *echo = h_ctx_fixture("FIX_ECHO");
 	char ids[32], *want;
 	struct h_res r;
 	long id;
 
-	id = h_launch(H_ARGS("--kind", "gdbserver", "--transport", "-x",
+	id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--transport", "-x",
 	    "continue", "--", echo, "x y"));
 	h_idstr(id, ids, sizeof(ids));
 	cr_assert_eq(h_cli(&r, H_ARGS("send", ids, "hello\n")), 0, "dbgctl "
 	    "send %s: expected exit 0, got %d (stderr: %s)", ids, r.code,
 	    r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 	want = echo_lines(H_ARGS(echo, "x y"), "hello\n");
 	expect_output(ids, want, H_WAIT_BOUND);
 	free(want);
@@ -463,9 +443,9 @@ expect_same_file(const char *want_path, const char *prefix,
 static void
 pipe_files(char *in, char *out, char *err, size_t len)
 {
-	h_path(in, len, "in.bin");
-	h_path(out, len, "out.bin");
-	h_path(err, len, "err.txt");
+	h_ctx_path(in, len, "in.bin");
+	h_ctx_path(out, len, "out.bin");
+	h_ctx_path(err, len, "err.txt");
 	random_file(in, PAYLOAD_SIZE);
 }
 
@@ -480,19 +460,19 @@ Test(transport, pipe_8mib_exec_cat)
 	int code;
 
 	pipe_files(in, out, err, PATH_MAX);
-	id = h_launch(H_ARGS("--kind", "exec", "--transport", "--", "cat"));
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--", "cat"));
 	h_idstr(id, ids, sizeof(ids));
 	t0 = h_now();
 	pid = spawn_redirected(H_ARGS("pipe", ids), in, out, err);
 	/* cat exits at stdin's EOF; then its output ends and so does pipe. */
-	code = h_wait_child(pid, 40000);
+	code = h_run_reap(pid, 40000);
 	e = h_read_file(err, NULL);
 	cr_assert_eq(code, 0, "dbgctl pipe %s < 8 MiB > out: expected exit 0 "
 	    "after cat ended, got %d after %.1f s (stderr: %s; %zu bytes out)",
 	    ids, code, h_now() - t0, e ? e : "", file_size(out));
 	free(e);
 	expect_same_file(in, NULL, out);
-	st = h_wait_ended(id, H_WAIT_BOUND);
+	st = h_cli_wait_ended(id, H_WAIT_BOUND);
 	cr_assert_not_null(st, "session %s (cat) did not end after its input "
 	    "ended", ids);
 	cr_assert_eq(h_jint(st, "exit.code", -1), 0, "cat: expected exit.code "
@@ -508,7 +488,7 @@ Test(transport, pipe_8mib_exec_cat)
  */
 Test(transport, pipe_8mib_gdb_echo)
 {
-	const char *echo = h_fixture("FIX_ECHO");
+	const char *echo = h_ctx_fixture("FIX_ECHO");
 	char ids[32], in[PATH_MAX], out[PATH_MAX], err[PATH_MAX], *e, *head;
 	struct size_arg sa;
 	struct h_res r;
@@ -518,11 +498,11 @@ Test(transport, pipe_8mib_gdb_echo)
 
 	pipe_files(in, out, err, PATH_MAX);
 	head = echo_lines(H_ARGS(echo), NULL);
-	id = h_launch(H_ARGS("--transport", "-x", "run", "--", echo));
+	id = h_cli_launch(H_ARGS("--transport", "-x", "run", "--", echo));
 	h_idstr(id, ids, sizeof(ids));
 	pid = spawn_redirected(H_ARGS("pipe", ids), in, out, err);
 	/* gdb reports the target's exit code 3: it read its stdin to EOF. */
-	h_wait_log(ids, "exited with code 03", 40000);
+	h_cli_wait_log(ids, "exited with code 03", 40000);
 	sa.path = out;
 	sa.size = strlen(head) + PAYLOAD_SIZE;
 	cr_assert(h_wait_for(size_reached, &sa, H_WAIT_BOUND), "dbgctl pipe "
@@ -532,8 +512,8 @@ Test(transport, pipe_8mib_gdb_echo)
 	    "while gdb still holds the target's stdout", ids);
 	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
 	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
-	h_res_free(&r);
-	code = h_wait_child(pid, 10000);
+	h_run_free(&r);
+	code = h_run_reap(pid, 10000);
 	e = h_read_file(err, NULL);
 	cr_assert_eq(code, 0, "dbgctl pipe %s: expected exit 0 once gdb was "
 	    "stopped, got %d (stderr: %s)", ids, code, e ? e : "");
@@ -551,7 +531,7 @@ Test(transport, recv_timeout_versus_eof)
 	long id;
 	int code;
 
-	id = h_launch(H_ARGS("--kind", "exec", "--transport", "--", "cat"));
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--", "cat"));
 	h_idstr(id, ids, sizeof(ids));
 
 	/* Nothing sent: a bounded wait times out, after the bound. */
@@ -563,7 +543,7 @@ Test(transport, recv_timeout_versus_eof)
 	    "\"%s\"", r.out);
 	cr_assert(r.elapsed >= 0.25, "dbgctl recv --timeout 300: returned "
 	    "after %.3f s, expected >= 0.25 s", r.elapsed);
-	h_res_free(&r);
+	h_run_free(&r);
 
 	/* A timeout of 0 does not wait. */
 	h_cli(&r, H_ARGS("recv", "--timeout", "0", ids));
@@ -571,12 +551,12 @@ Test(transport, recv_timeout_versus_eof)
 	    "expected exit 4, got %d (stderr: %s)", ids, r.code, r.err);
 	cr_assert(r.elapsed < 1.0, "dbgctl recv --timeout 0: took %.3f s, "
 	    "expected an immediate answer", r.elapsed);
-	h_res_free(&r);
+	h_run_free(&r);
 
 	/* Data sent comes back; then it is a timeout again, not an EOF. */
 	cr_assert_eq(h_cli(&r, H_ARGS("send", ids, "abc")), 0, "dbgctl send "
 	    "%s abc: exit %d (stderr: %s)", ids, r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 	code = recv_until(ids, "abc", &b, H_WAIT_BOUND);
 	cr_assert_eq(code, 0, "recv %s: expected \"abc\" back from cat, got "
 	    "\"%s\" (last exit %d)", ids, b.p, code);
@@ -586,28 +566,28 @@ Test(transport, recv_timeout_versus_eof)
 	cr_assert_eq(r.code, 4, "dbgctl recv --timeout 300 %s after the data "
 	    "was read: expected exit 4, got %d (stderr: %s)", ids, r.code,
 	    r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 
 	/* EOF to cat: it exits, its stdout ends: recv says 5 with no bytes. */
 	cr_assert_eq(h_cli(&r, H_ARGS("send", "--eof", ids, "")), 0, "dbgctl "
 	    "send --eof %s '': exit %d (stderr: %s)", ids, r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 	h_cli(&r, H_ARGS("recv", ids));
 	cr_assert_eq(r.code, 5, "dbgctl recv %s after send --eof to cat: "
 	    "expected exit 5 (end of stream), got %d (stdout: \"%s\", stderr: "
 	    "%s)", ids, r.code, r.out, r.err);
 	cr_assert_eq(r.out_len, 0, "recv at end of stream: expected no "
 	    "output, got \"%s\"", r.out);
-	h_res_free(&r);
+	h_run_free(&r);
 	/* And it stays 5, whatever the timeout. */
 	h_cli(&r, H_ARGS("recv", "--timeout", "0", ids));
 	cr_assert_eq(r.code, 5, "dbgctl recv --timeout 0 %s at end of stream: "
 	    "expected exit 5, got %d (stderr: %s)", ids, r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 	h_cli(&r, H_ARGS("recv", "--timeout", "300", ids));
 	cr_assert_eq(r.code, 5, "dbgctl recv --timeout 300 %s at end of "
 	    "stream: expected exit 5, got %d (stderr: %s)", ids, r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 }
 
 /* Arguments a shell (or lldb's interpreter) would act on. */
@@ -634,7 +614,7 @@ hostile(const char *kind, const char *const args[])
 	int k, fd;
 
 	/* A dir with one file: a glob or a touch would show up in it. */
-	h_path(work, sizeof(work), "work");
+	h_ctx_path(work, sizeof(work), "work");
 	cr_assert_eq(mkdir(work, 0700), 0, "mkdir %s: %s", work,
 	    strerror(errno));
 	snprintf(decoy, sizeof(decoy), "%s/decoy", work);
@@ -653,7 +633,7 @@ hostile(const char *kind, const char *const args[])
 	for (k = 0; args[k] != NULL && i < 63; k++)
 		v[i++] = args[k];
 	v[i] = NULL;
-	id = h_launch(v);
+	id = h_cli_launch(v);
 	h_idstr(id, ids, sizeof(ids));
 	want = echo_lines(args, NULL);
 	expect_output(ids, want, H_WAIT_BOUND);
@@ -674,14 +654,14 @@ hostile(const char *kind, const char *const args[])
 /* gdb: $(...), backticks, ;, &&, >, |, quotes, blanks, *, newlines: as is. */
 Test(debuggers, gdb_hostile_args_literal)
 {
-	hostile("gdb", H_ARGS(h_fixture("FIX_ECHO"), HOSTILE_SHELL,
+	hostile("gdb", H_ARGS(h_ctx_fixture("FIX_ECHO"), HOSTILE_SHELL,
 	    HOSTILE_EDGE));
 }
 
 /* lldb: $(...), backticks, ;, &&, >, |, quotes in words, *: as is. */
 Test(debuggers, lldb_hostile_args_literal)
 {
-	hostile("lldb", H_ARGS(h_fixture("FIX_ECHO"), HOSTILE_SHELL));
+	hostile("lldb", H_ARGS(h_ctx_fixture("FIX_ECHO"), HOSTILE_SHELL));
 }
 
 /*
@@ -694,7 +674,7 @@ Test(debuggers, lldb_hostile_args_literal)
 Test(debuggers, lldb_edge_args_literal_or_refused)
 {
 	static const char *const edge[] = { HOSTILE_EDGE, NULL };
-	const char *echo = h_fixture("FIX_ECHO");
+	const char *echo = h_ctx_fixture("FIX_ECHO");
 	char ids[8][32], report[8192] = "", *want, *log;
 	struct h_bytes b[8];
 	struct h_res r;
@@ -717,7 +697,7 @@ Test(debuggers, lldb_edge_args_literal_or_refused)
 			    "\n- argument \"%s\": launch exited %d with stderr "
 			    "\"%s\" (expected 0, or 1 with a message)", edge[i],
 			    r.code, r.err);
-		h_res_free(&r);
+		h_run_free(&r);
 	}
 	/* All run at once; the bound is for all of them together. */
 	end = h_now() + H_WAIT_BOUND / 1000.0;
@@ -730,7 +710,7 @@ Test(debuggers, lldb_edge_args_literal_or_refused)
 		    2000);
 		want = echo_lines(H_ARGS(echo, edge[i], "end"), NULL);
 		if (code != 0) {
-			log = h_logs(ids[i]);
+			log = h_cli_logs(ids[i]);
 			o += (size_t)snprintf(report + o, sizeof(report) - o,
 			    "\n- argument \"%s\": the target never ran (got "
 			    "\"%s\"); console log ends with:\n%s", edge[i],
@@ -763,11 +743,11 @@ launch_spinning(const char *const opts[], char *ids, size_t len)
 		i++;
 	}
 	v[i++] = "--";
-	v[i++] = h_fixture("FIX_SPINNER");
+	v[i++] = h_ctx_fixture("FIX_SPINNER");
 	v[i] = NULL;
-	id = h_launch(v);
+	id = h_cli_launch(v);
 	h_idstr(id, ids, len);
-	h_wait_log(ids, "spinning", H_WAIT_BOUND);
+	h_cli_wait_log(ids, "spinning", H_WAIT_BOUND);
 	return id;
 }
 
@@ -776,29 +756,26 @@ Test(debuggers, gdb_signal_int_to_inferior)
 {
 	char ids[32], *log;
 	struct h_res r;
-	json_t *st;
 	pid_t inf;
 	long id;
 
 	id = launch_spinning(H_ARGS("-x", "run"), ids, sizeof(ids));
-	log = h_logs(ids);
+	log = h_cli_logs(ids);
 	cr_assert(strstr(log, "Program received signal") == NULL, "dbgctl "
 	    "logs %s: a signal was reported before any was sent:\n%s", ids,
 	    tail_of(log));
 	free(log);
-	st = h_status(id);
-	inf = (pid_t)h_jint(st, "inferior_pid", -1);
-	json_decref(st);
+	inf = h_cli_status_pid(id, "inferior_pid");
 	cr_assert_gt(inf, 0, "status %s: expected an inferior_pid while the "
 	    "spinner runs", ids);
-	expect_comm(inf, "inferior", "fix-spinner");
+	h_pid_expect_comm(inf, "inferior", "fix-spinner");
 
 	cr_assert_eq(h_cli(&r, H_ARGS("signal", ids, "INT")), 0, "dbgctl "
 	    "signal %s INT: expected exit 0, got %d (stderr: %s)", ids, r.code,
 	    r.err);
-	h_res_free(&r);
-	h_wait_log(ids, "Program received signal SIGINT", H_WAIT_BOUND);
-	h_expect_state(id, "running", "after SIGINT");
+	h_run_free(&r);
+	h_cli_wait_log(ids, "Program received signal SIGINT", H_WAIT_BOUND);
+	h_cli_expect_state(id, "running", "after SIGINT");
 	cr_assert(!h_pid_gone(inf), "inferior %d died of the SIGINT that gdb "
 	    "should have stopped it with", inf);
 }
@@ -806,7 +783,7 @@ Test(debuggers, gdb_signal_int_to_inferior)
 /* A gdbserver session: status fields, gdb connected once, stop frees all. */
 Test(debuggers, gdbserver_session_and_stop)
 {
-	const char *echo = h_fixture("FIX_ECHO");
+	const char *echo = h_ctx_fixture("FIX_ECHO");
 	char ids[32], m[96], remote[64], want[128], *log, report[4096];
 	struct tracked t[4] = { { 0 } };
 	struct h_snap snap;
@@ -818,10 +795,11 @@ Test(debuggers, gdbserver_session_and_stop)
 	pid_t gdb, srv, inf;
 	long id;
 
-	h_new_marker("DBGI_GDBSRV", m, sizeof(m));
-	id = h_launch(H_ARGS("--kind", "gdbserver", "--env", m, "--", echo));
+	h_marker_new("DBGI_GDBSRV", m, sizeof(m));
+	id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--env", m, "--",
+	    echo));
 	h_idstr(id, ids, sizeof(ids));
-	st = h_status(id);
+	st = h_cli_status(id);
 	state = h_jstr(st, "state");
 	cr_assert(state && strcmp(state, "running") == 0, "status %s: "
 	    "expected running, got %s", ids, state ? state : "(none)");
@@ -838,9 +816,9 @@ Test(debuggers, gdbserver_session_and_stop)
 	track(&t[0], "gdb", gdb);
 	track(&t[1], "server", srv);
 	track(&t[2], "inferior", inf);
-	expect_comm(gdb, "pid", "gdb");
-	expect_comm(srv, "server_pid", "gdbserver");
-	expect_comm(inf, "inferior_pid", "fix-echo");
+	h_pid_expect_comm(gdb, "pid", "gdb");
+	h_pid_expect_comm(srv, "server_pid", "gdbserver");
+	h_pid_expect_comm(inf, "inferior_pid", "fix-echo");
 	cr_assert_eq(h_pid_ppid(inf), srv, "inferior %d: expected the server "
 	    "%d as its parent, got %d", inf, srv, h_pid_ppid(inf));
 
@@ -856,8 +834,8 @@ Test(debuggers, gdbserver_session_and_stop)
 	    "%s, got %d", gdb, remote, n);
 	snprintf(want, sizeof(want), "Remote debugging from host 127.0.0.1, "
 	    "port %d\r", local[0]);
-	h_wait_log(ids, want, H_WAIT_BOUND);
-	log = h_logs(ids);
+	h_cli_wait_log(ids, want, H_WAIT_BOUND);
+	log = h_cli_logs(ids);
 	loglen = strlen(log);
 	cr_assert_eq(h_count(log, loglen, want), 1, "dbgctl logs %s: expected "
 	    "gdb's connection (\"%s\") once, got %d", ids, want,
@@ -874,17 +852,17 @@ Test(debuggers, gdbserver_session_and_stop)
 	h_snap_take(&snap, m);
 	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
 	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 	/* Checked at once: stop returns when everything is gone. */
 	e = try_bind(port);
 	cr_assert_eq(e, 0, "right after stop: bind 127.0.0.1:%d (without "
 	    "SO_REUSEADDR): %s", port, strerror(e));
 	cr_assert(all_gone(t), "right after stop: processes of the session "
 	    "exist: %s", which_left(t, report, sizeof(report)));
-	left = h_leftovers(&snap, m, false, report, sizeof(report));
+	left = h_snap_leftovers(&snap, m, false, report, sizeof(report));
 	cr_assert_eq(left, 0, "right after stop: expected no process of the "
 	    "session, got %d: %s", left, report);
-	st = h_status(id);
+	st = h_cli_status(id);
 	cr_assert_str_eq(h_jstr(st, "state") ? h_jstr(st, "state") : "",
 	    "exited", "status %s after stop: state", ids);
 	json_decref(st);
@@ -896,18 +874,18 @@ Test(debuggers, gdbserver_session_and_stop)
  */
 Test(debuggers, gdbserver_stop_leaves_no_error)
 {
-	const char *echo = h_fixture("FIX_ECHO");
+	const char *echo = h_ctx_fixture("FIX_ECHO");
 	struct h_res r;
 	char ids[32];
 	json_t *st;
 	long id;
 
-	id = h_launch(H_ARGS("--kind", "gdbserver", "--", echo));
+	id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--", echo));
 	h_idstr(id, ids, sizeof(ids));
 	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
 	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
-	h_res_free(&r);
-	st = h_status(id);
+	h_run_free(&r);
+	st = h_cli_status(id);
 	cr_assert_str_eq(h_jstr(st, "state") ? h_jstr(st, "state") : "",
 	    "exited", "status %s after stop: state", ids);
 	cr_assert_null(h_jstr(st, "error"), "status %s after a requested "
@@ -919,7 +897,7 @@ Test(debuggers, gdbserver_stop_leaves_no_error)
 /* --port N: the server listens on that port and status says so. */
 Test(debuggers, gdbserver_given_port)
 {
-	const char *echo = h_fixture("FIX_ECHO");
+	const char *echo = h_ctx_fixture("FIX_ECHO");
 	char ids[32], ports[16], remote[64];
 	int fd, port, local[4];
 	json_t *st;
@@ -928,10 +906,10 @@ Test(debuggers, gdbserver_given_port)
 	fd = bound_socket(&port);
 	close(fd);
 	snprintf(ports, sizeof(ports), "%d", port);
-	id = h_launch(H_ARGS("--kind", "gdbserver", "--port", ports, "--",
+	id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--port", ports, "--",
 	    echo));
 	h_idstr(id, ids, sizeof(ids));
-	st = h_status(id);
+	st = h_cli_status(id);
 	cr_assert_eq(h_jint(st, "port", -1), port, "status %s: expected port "
 	    "%d, got %lld", ids, port, h_jint(st, "port", -1));
 	snprintf(remote, sizeof(remote), "127.0.0.1:%d", port);
@@ -953,10 +931,10 @@ Test(debuggers, gdbserver_killed_ends_session)
 	long id;
 	int left;
 
-	h_new_marker("DBGI_SRVKILL", m, sizeof(m));
+	h_marker_new("DBGI_SRVKILL", m, sizeof(m));
 	id = launch_spinning(H_ARGS("--kind", "gdbserver", "--env", m, "-x",
 	    "continue"), ids, sizeof(ids));
-	st = h_status(id);
+	st = h_cli_status(id);
 	track(&t[0], "gdb", (pid_t)h_jint(st, "pid", -1));
 	track(&t[1], "server", (pid_t)h_jint(st, "server_pid", -1));
 	track(&t[2], "inferior", (pid_t)h_jint(st, "inferior_pid", -1));
@@ -965,7 +943,7 @@ Test(debuggers, gdbserver_killed_ends_session)
 
 	cr_assert_eq(kill(t[1].pid, SIGKILL), 0, "kill -9 %d: %s", t[1].pid,
 	    strerror(errno));
-	st = h_wait_ended(id, H_WAIT_BOUND);
+	st = h_cli_wait_ended(id, H_WAIT_BOUND);
 	cr_assert_not_null(st, "session %s did not end within %d ms of kill "
 	    "-9 of its server", ids, H_WAIT_BOUND);
 	state = h_jstr(st, "state");
@@ -983,7 +961,7 @@ Test(debuggers, gdbserver_killed_ends_session)
 	/* An ended session has nothing left: checked at once. */
 	cr_assert(all_gone(t), "session %s ended but processes exist: %s",
 	    ids, which_left(t, report, sizeof(report)));
-	left = h_leftovers(&snap, m, false, report, sizeof(report));
+	left = h_snap_leftovers(&snap, m, false, report, sizeof(report));
 	cr_assert_eq(left, 0, "session %s ended: expected no process of it, "
 	    "got %d: %s", ids, left, report);
 }
@@ -1011,7 +989,7 @@ proc_err_has(struct h_proc *p, struct h_bytes *b, const char *text,
 /* remote to a gdbserver the test started: running, one connection. */
 Test(debuggers, remote_live_gdbserver)
 {
-	const char *echo = h_fixture("FIX_ECHO");
+	const char *echo = h_ctx_fixture("FIX_ECHO");
 	struct h_bytes b = { calloc(1, 1), 0 };
 	char gs[PATH_MAX], ids[32], remote[64], *p;
 	struct h_proc srv;
@@ -1024,7 +1002,7 @@ Test(debuggers, remote_live_gdbserver)
 	cr_assert_not_null(which("gdbserver", gs, sizeof(gs)), "gdbserver is "
 	    "not on PATH");
 	/* Port 0: gdbserver picks one and prints it (no race for a port). */
-	cr_assert_eq(h_proc_start(&srv, H_ARGS(gs, "127.0.0.1:0", echo)), 0,
+	cr_assert_eq(h_run_start(&srv, H_ARGS(gs, "127.0.0.1:0", echo)), 0,
 	    "start gdbserver");
 	cr_assert(proc_err_has(&srv, &b, "Listening on port ", H_WAIT_BOUND),
 	    "gdbserver 127.0.0.1:0: no \"Listening on port\" within %d ms: %s",
@@ -1035,9 +1013,9 @@ Test(debuggers, remote_live_gdbserver)
 	    b.p);
 	snprintf(remote, sizeof(remote), "127.0.0.1:%d", port);
 
-	id = h_launch(H_ARGS("--remote", remote, "--", echo));
+	id = h_cli_launch(H_ARGS("--remote", remote, "--", echo));
 	h_idstr(id, ids, sizeof(ids));
-	st = h_status(id);
+	st = h_cli_status(id);
 	state = h_jstr(st, "state");
 	cr_assert(state && strcmp(state, "running") == 0, "status %s: "
 	    "expected running, got %s (error: %s)", ids,
@@ -1056,10 +1034,10 @@ Test(debuggers, remote_live_gdbserver)
 
 	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
 	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 	kill(srv.pid, SIGKILL);
-	h_proc_wait(&srv, 60000);
-	h_res_free(&srv.res);
+	h_run_wait(&srv, 60000);
+	h_run_free(&srv.res);
 	free(b.p);
 }
 
@@ -1088,7 +1066,7 @@ static void
 launch_remote(struct h_res *r, bool listening, const char *timeout_ms,
     char *remote, size_t len)
 {
-	const char *echo = h_fixture("FIX_ECHO");
+	const char *echo = h_ctx_fixture("FIX_ECHO");
 	int port, fd = bound_socket(&port);
 
 	if (listening)
@@ -1127,7 +1105,7 @@ Test(debuggers, remote_refused_port)
 	    "refused\" on stderr, got: %s", remote, remote, r.err);
 	cr_assert(r.elapsed < 5.0, "dbgctl launch --remote %s (refused): took "
 	    "%.2f s, expected a quick failure (< 5 s)", remote, r.elapsed);
-	h_res_free(&r);
+	h_run_free(&r);
 	expect_failed_session("launch --remote (refused)");
 }
 
@@ -1149,7 +1127,7 @@ Test(debuggers, remote_silent_port)
 	cr_assert(names_remote(r.err, remote, "2000 ms"), "dbgctl launch "
 	    "--remote %s (silent): expected \"dbgctl: ...%s...2000 ms\" on "
 	    "stderr, got: %s", remote, remote, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 	expect_failed_session("launch --remote (silent)");
 }
 
@@ -1163,16 +1141,16 @@ Test(debuggers, daemon_sigkill_kills_debuggers)
 	long id;
 
 	h_daemon_fg();
-	h_new_marker("DBGI_DKILL", m, sizeof(m));
+	h_marker_new("DBGI_DKILL", m, sizeof(m));
 	id = launch_spinning(H_ARGS("--env", m, "-x", "run"), ids, sizeof(ids));
-	st = h_status(id);
+	st = h_cli_status(id);
 	track(&t[0], "gdb", (pid_t)h_jint(st, "pid", -1));
 	track(&t[1], "gdb's inferior", (pid_t)h_jint(st, "inferior_pid", -1));
 	json_decref(st);
 
 	id = launch_spinning(H_ARGS("--kind", "gdbserver", "--env", m, "-x",
 	    "continue"), ids, sizeof(ids));
-	st = h_status(id);
+	st = h_cli_status(id);
 	track(&t[2], "gdbserver session's gdb", (pid_t)h_jint(st, "pid", -1));
 	track(&t[3], "gdbserver", (pid_t)h_jint(st, "server_pid", -1));
 	track(&t[4], "gdbserver's inferior",
@@ -1188,7 +1166,7 @@ Test(debuggers, daemon_sigkill_kills_debuggers)
 	 * The keepers go too, a little later under a sanitizer build, whose
 	 * leak check at exit can take seconds on a loaded machine.
 	 */
-	if (!h_wait_no_leftovers(&snap, m, 15000, report, sizeof(report)))
+	if (!h_snap_wait_gone(&snap, m, 15000, report, sizeof(report)))
 		cr_assert_fail("15 s after SIGKILL of the daemon: expected no "
 		    "process of its sessions (keepers included), got: %s",
 		    report);

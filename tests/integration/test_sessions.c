@@ -13,7 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-TestSuite(sessions, .init = h_setup, .fini = h_teardown, .timeout = 120);
+TestSuite(sessions, .init = h_ctx_setup, .fini = h_ctx_teardown,
+    .timeout = 120);
 
 /* A shell that ignores SIGTERM, and so do the sleeps it starts. */
 #define IGNORES_TERM \
@@ -38,12 +39,10 @@ has_own_session(const struct h_snap *s, const char *comm)
 static pid_t
 pid_ignoring_term(long id)
 {
-	json_t *st = h_status(id);
-	pid_t pid = (pid_t)h_jint(st, "pid", -1);
+	pid_t pid = h_cli_status_pid(id, "pid");
 
-	json_decref(st);
 	cr_assert_gt(pid, 0, "status: expected a pid");
-	cr_assert(h_wait_sigmask(pid, "SigIgn", SIGTERM, H_WAIT_BOUND),
+	cr_assert(h_pid_wait_sigmask(pid, "SigIgn", SIGTERM, H_WAIT_BOUND),
 	    "pid %d never ignored SIGTERM", pid);
 	return pid;
 }
@@ -52,8 +51,8 @@ pid_ignoring_term(long id)
 static json_t *
 run_to_end(const char *script)
 {
-	long id = h_launch_exec(NULL, H_ARGS("sh", "-c", script));
-	json_t *st = h_wait_ended(id, H_WAIT_BOUND);
+	long id = h_cli_launch_sh(NULL, script);
+	json_t *st = h_cli_wait_ended(id, H_WAIT_BOUND);
 
 	cr_assert_not_null(st, "session %ld (sh -c '%s') did not end within "
 	    "%d ms", id, script, H_WAIT_BOUND);
@@ -111,7 +110,7 @@ Test(sessions, launch_list_status_stop)
 	pid_t pid;
 	bool found = false;
 
-	id = h_launch_exec(NULL, H_ARGS("sleep", "100"));
+	id = h_cli_launch_exec(NULL, H_ARGS("sleep", "100"));
 	h_idstr(id, ids, sizeof(ids));
 
 	/* list: a row for this id, running, running sleep. */
@@ -128,10 +127,10 @@ Test(sessions, launch_list_status_stop)
 	}
 	cr_assert(found, "dbgctl list: expected a row \"%ld ... running ... "
 	    "sleep\", got:\n%s", id, r.out);
-	h_res_free(&r);
+	h_run_free(&r);
 
 	/* status --json: running, with the program's pid. */
-	st = h_status(id);
+	st = h_cli_status(id);
 	state = h_jstr(st, "state");
 	pid = (pid_t)h_jint(st, "pid", -1);
 	cr_assert(state && strcmp(state, "running") == 0, "status %ld: "
@@ -142,13 +141,7 @@ Test(sessions, launch_list_status_stop)
 	    "status: expected kind exec");
 	cr_assert_gt(pid, 0, "status %ld: expected a pid, got %d", id, pid);
 	cr_assert(!h_pid_gone(pid), "status pid %d is not alive", pid);
-	{
-		char comm[64];
-
-		h_pid_comm(pid, comm, sizeof(comm));
-		cr_assert_str_eq(comm, "sleep", "status pid %d: expected the "
-		    "program (sleep), got %s", pid, comm);
-	}
+	h_pid_expect_comm(pid, "status", "sleep");
 	json_decref(st);
 
 	/* human status mentions running */
@@ -156,17 +149,17 @@ Test(sessions, launch_list_status_stop)
 	    "exit %d (stderr: %s)", ids, r.code, r.err);
 	cr_assert(strstr(r.out, "running") != NULL, "dbgctl status %s: "
 	    "expected 'running' in:\n%s", ids, r.out);
-	h_res_free(&r);
+	h_run_free(&r);
 
 	/* stop: returns 0, the process is gone at once, exit.signal 15. */
 	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
 	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 	errno = 0;
 	cr_assert(h_pid_gone(pid), "after stop: kill(%d, 0) expected ESRCH, "
 	    "got %s (state %c)", pid, errno ? strerror(errno) : "success",
 	    h_pid_state(pid));
-	st = h_status(id);
+	st = h_cli_status(id);
 	state = h_jstr(st, "state");
 	cr_assert(state && strcmp(state, "exited") == 0, "status after stop: "
 	    "expected state exited, got %s", state ? state : "(none)");
@@ -211,13 +204,13 @@ Test(sessions, launch_wait_status)
 	    "-c", "exit 7"));
 	cr_assert_eq(r.code, 7, "dbgctl launch --wait -- sh -c 'exit 7': "
 	    "expected exit 7, got %d (stderr: %s)", r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--wait", "--", "sh",
 	    "-c", "kill -KILL $$"));
 	cr_assert_eq(r.code, 128 + SIGKILL, "dbgctl launch --wait -- sh -c "
 	    "'kill -KILL $$': expected exit 137, got %d (stderr: %s)", r.code,
 	    r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 }
 
 /* stop ends a tree that double-forks and setsids: nothing left, no zombie. */
@@ -229,9 +222,9 @@ Test(sessions, stop_kills_escaped_tree)
 	long id;
 	int left;
 
-	h_new_marker("DBGI_TREE", m, sizeof(m));
-	id = h_launch_exec(m, H_ARGS("sh", "-c", H_ESCAPING_TREE));
-	h_wait_procs(m, "sleep", 4);
+	h_marker_new("DBGI_TREE", m, sizeof(m));
+	id = h_cli_launch_sh(m, H_ESCAPING_TREE);
+	h_marker_wait(m, "sleep", 4);
 	h_snap_take(&snap, m);
 	cr_assert_geq(snap.n, 5, "expected the keeper and 4 sleeps (at least 5 "
 	    "processes) carrying %s, got %d", m, snap.n);
@@ -241,9 +234,9 @@ Test(sessions, stop_kills_escaped_tree)
 	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0,
 	    "dbgctl stop %s: expected exit 0, got %d (stderr: %s)", ids,
 	    r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 	/* Checked at once: stop returns only when everything is gone. */
-	left = h_leftovers(&snap, m, false, report, sizeof(report));
+	left = h_snap_leftovers(&snap, m, false, report, sizeof(report));
 	cr_assert_eq(left, 0, "right after stop returned, expected no process "
 	    "of the session, got %d: %s", left, report);
 }
@@ -260,7 +253,7 @@ escalation(bool per_launch)
 	long id;
 	int left;
 
-	h_new_marker("DBGI_TERM", m, sizeof(m));
+	h_marker_new("DBGI_TERM", m, sizeof(m));
 	if (per_launch) {
 		char *end;
 
@@ -270,9 +263,9 @@ escalation(bool per_launch)
 		    "expected exit 0, got %d (stderr: %s)", r.code, r.err);
 		id = strtol(r.out, &end, 10);
 		cr_assert_gt(id, 0, "launch: expected an id, got \"%s\"", r.out);
-		h_res_free(&r);
+		h_run_free(&r);
 	} else {
-		id = h_launch_exec(m, H_ARGS("sh", "-c", IGNORES_TERM));
+		id = h_cli_launch_sh(m, IGNORES_TERM);
 	}
 	pid_ignoring_term(id);
 	h_snap_take(&snap, m);
@@ -285,14 +278,14 @@ escalation(bool per_launch)
 	dt = h_now() - t0;
 	cr_assert_eq(r.code, 0, "dbgctl stop %s: expected exit 0, got %d "
 	    "(stderr: %s)", ids, r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 	cr_assert(dt >= 1.4 && dt <= 4.0, "stop of a session ignoring SIGTERM "
 	    "with a 1500 ms timeout: expected 1.4 s <= elapsed <= 4 s, got "
 	    "%.3f s", dt);
-	left = h_leftovers(&snap, m, false, report, sizeof(report));
+	left = h_snap_leftovers(&snap, m, false, report, sizeof(report));
 	cr_assert_eq(left, 0, "after stop: expected no process of the session, "
 	    "got %d: %s", left, report);
-	st = h_status(id);
+	st = h_cli_status(id);
 	cr_assert_eq(h_jint(st, "exit.signal", -1), SIGKILL, "expected "
 	    "exit.signal 9 after the timeout, got %lld (exit.code %lld)",
 	    h_jint(st, "exit.signal", -1), h_jint(st, "exit.code", -1));
@@ -318,16 +311,13 @@ Test(sessions, program_fds_are_012_on_pty)
 	char list[2048] = "";
 	int fds[64], n, i;
 	size_t o = 0;
-	json_t *st;
 	pid_t pid;
 	long id;
 
-	id = h_launch_exec(NULL, H_ARGS("sleep", "100"));
-	st = h_status(id);
-	pid = (pid_t)h_jint(st, "pid", -1);
-	json_decref(st);
+	id = h_cli_launch_exec(NULL, H_ARGS("sleep", "100"));
+	pid = h_cli_status_pid(id, "pid");
 	cr_assert_gt(pid, 0, "status: expected a pid");
-	n = h_fds(pid, fds, t, 64);
+	n = h_pid_fds(pid, fds, t, 64);
 	for (i = 0; i < n; i++)
 		o += (size_t)snprintf(list + o, sizeof(list) - o, "%d->%s ",
 		    fds[i], t[i]);
@@ -352,7 +342,7 @@ assert_seq_log(long id)
 	json_t *st;
 	size_t len;
 
-	st = h_wait_ended(id, H_WAIT_BOUND);
+	st = h_cli_wait_ended(id, H_WAIT_BOUND);
 	cr_assert_not_null(st, "session %ld (seq 1 2000) did not end within "
 	    "%d ms", id, H_WAIT_BOUND);
 	cr_assert_eq(h_jint(st, "exit.code", -1), 0, "seq: expected exit.code "
@@ -380,14 +370,14 @@ Test(sessions, output_2000_lines_in_log)
 	int i;
 
 	for (i = 0; i < 8; i++)
-		id[i] = h_launch_exec(NULL, H_ARGS("seq", "1", "2000"));
+		id[i] = h_cli_launch_exec(NULL, H_ARGS("seq", "1", "2000"));
 	for (i = 0; i < 8; i++)
 		assert_seq_log(id[i]);
 	h_idstr(id[0], ids, sizeof(ids));
 	cr_assert_eq(h_cli(&r, H_ARGS("logs", ids)), 0, "dbgctl logs %s: "
 	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
 	assert_counted_lines(r.out, 2000, "dbgctl logs");
-	h_res_free(&r);
+	h_run_free(&r);
 
 	cr_assert_eq(h_cli(&r, H_ARGS("logs", "-n", "3", ids)), 0, "dbgctl "
 	    "logs -n 3 %s: exit %d (stderr: %s)", ids, r.code, r.err);
@@ -400,7 +390,7 @@ Test(sessions, output_2000_lines_in_log)
 		cr_assert_str_eq(lines[0], "1998", "logs -n 3: first line");
 		cr_assert_str_eq(lines[2], "2000", "logs -n 3: last line");
 	}
-	h_res_free(&r);
+	h_run_free(&r);
 }
 
 /* A second stop returns 0 and the same exit record. */
@@ -410,7 +400,7 @@ Test(sessions, stop_is_idempotent)
 	char ids[32], *da, *db;
 	long id;
 
-	id = h_launch_exec(NULL, H_ARGS("sleep", "100"));
+	id = h_cli_launch_exec(NULL, H_ARGS("sleep", "100"));
 	h_idstr(id, ids, sizeof(ids));
 	a = h_cli_json(H_ARGS("stop", ids));
 	b = h_cli_json(H_ARGS("stop", ids));
@@ -445,70 +435,65 @@ Test(sessions, stop_all_waits_for_everything)
 	long id;
 	int left;
 
-	h_new_marker("DBGI_ALL", m, sizeof(m));
+	h_marker_new("DBGI_ALL", m, sizeof(m));
 	for (i = 0; i < 3; i++)
-		h_launch_exec(m, H_ARGS("sh", "-c", H_ESCAPING_TREE));
-	id = h_launch_exec(m, H_ARGS("sh", "-c", IGNORES_TERM));
-	h_wait_procs(m, "sleep", 12);
+		h_cli_launch_sh(m, H_ESCAPING_TREE);
+	id = h_cli_launch_sh(m, IGNORES_TERM);
+	h_marker_wait(m, "sleep", 12);
 	pid_ignoring_term(id);
 	h_snap_take(&snap, m);
 	cr_assert_eq(h_cli(&r, H_ARGS("stop", "--timeout", "1000", "--all")), 0,
 	    "dbgctl stop --all: expected exit 0, got %d (stderr: %s)", r.code,
 	    r.err);
-	h_res_free(&r);
-	left = h_leftovers(&snap, m, false, report, sizeof(report));
+	h_run_free(&r);
+	left = h_snap_leftovers(&snap, m, false, report, sizeof(report));
 	cr_assert_eq(left, 0, "right after stop --all returned, expected no "
 	    "process of any session, got %d: %s", left, report);
-	h_expect_sessions(4, "exited", "after stop --all");
+	h_cli_expect_list(4, "exited", "after stop --all");
 }
 
 /* A gdb console session: gdb runs, prompts, and stop ends it. */
 Test(sessions, gdb_console)
 {
-	char ids[32], exe[PATH_MAX], link[64], m[96], report[4096];
+	char ids[32], exe[PATH_MAX], m[96], report[4096];
 	struct h_snap snap;
 	struct h_res r;
 	const char *state;
 	int left;
 	json_t *st;
-	ssize_t n;
 	pid_t pid;
 	long id;
 
-	h_new_marker("DBGI_GDB", m, sizeof(m));
+	h_marker_new("DBGI_GDB", m, sizeof(m));
 	h_cli(&r, H_ARGS("launch", "--kind", "gdb", "--env", m, "--",
 	    "/bin/true"));
 	cr_assert_eq(r.code, 0, "dbgctl launch --kind gdb -- /bin/true: "
 	    "expected exit 0, got %d (stderr: %s)", r.code, r.err);
 	id = strtol(r.out, NULL, 10);
 	cr_assert_gt(id, 0, "launch: expected an id, got \"%s\"", r.out);
-	h_res_free(&r);
+	h_run_free(&r);
 	h_idstr(id, ids, sizeof(ids));
 
-	st = h_status(id);
+	st = h_cli_status(id);
 	state = h_jstr(st, "state");
 	cr_assert(state && strcmp(state, "running") == 0, "status: expected "
 	    "running, got %s", state ? state : "(none)");
 	pid = (pid_t)h_jint(st, "pid", -1);
 	json_decref(st);
 	cr_assert_gt(pid, 0, "status: expected a pid");
-	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
-	n = readlink(link, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	cr_assert(n > 0 && strcmp(strrchr(exe, '/') ? strrchr(exe, '/') + 1 :
-	    exe, "gdb") == 0, "status pid %d: expected gdb, got exe %s", pid,
-	    exe);
+	cr_assert(strcmp(h_pid_exe(pid, exe, sizeof(exe)), "gdb") == 0,
+	    "status pid %d: expected gdb, got exe %s", pid, exe);
 
-	h_wait_log(ids, "(gdb)", H_WAIT_BOUND);
+	h_cli_wait_log(ids, "(gdb)", H_WAIT_BOUND);
 	h_snap_take(&snap, m);
 
 	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
 	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
-	h_res_free(&r);
+	h_run_free(&r);
 	errno = 0;
 	cr_assert(h_pid_gone(pid), "after stop: kill(%d, 0) expected ESRCH, "
 	    "got %s", pid, errno ? strerror(errno) : "success");
-	left = h_leftovers(&snap, m, false, report, sizeof(report));
+	left = h_snap_leftovers(&snap, m, false, report, sizeof(report));
 	cr_assert_eq(left, 0, "after stop of the gdb session, expected no "
 	    "process of it, got %d: %s", left, report);
 }

@@ -1,0 +1,171 @@
+/*
+ * The raw protocol client: a Unix socket, bytes written exactly as given,
+ * lines split at LF by hand, requests written with printf and replies
+ * parsed with plain jansson. It deliberately does not use proto/ (neither
+ * frame.c nor rpc.c): it is the oracle that checks the daemon's framing
+ * and envelopes independently, so that a bug shared by the daemon and the
+ * client cannot hide behind itself. Keep it that way.
+ */
+#include "harness.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Connect to a unix socket path. 0, or -errno. */
+int
+h_conn_open(struct h_conn *c, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int e;
+
+	memset(c, 0, sizeof(*c));
+	c->next_id = 1000;
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0)
+		return -errno;
+	strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
+	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+		e = errno;
+		close(c->fd);
+		c->fd = -1;
+		return -e;
+	}
+	fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
+	return 0;
+}
+
+/* Write all of data within bound_ms. 0, or -errno (EPIPE when closed). */
+int
+h_conn_send(struct h_conn *c, const char *data, size_t len, int bound_ms)
+{
+	double end = h_now() + bound_ms / 1000.0;
+	struct pollfd pfd;
+	ssize_t w;
+
+	while (len > 0) {
+		w = send(c->fd, data, len, MSG_NOSIGNAL);
+		if (w > 0) {
+			data += w;
+			len -= (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno != EAGAIN)
+			return -errno;
+		if (h_now() > end)
+			return -ETIMEDOUT;
+		pfd = (struct pollfd){ c->fd, POLLOUT, 0 };
+		poll(&pfd, 1, 20);
+	}
+	return 0;
+}
+
+/* Read one line (without LF) within bound_ms; malloc'd, NULL on EOF/timeout. */
+char *
+h_conn_line(struct h_conn *c, int bound_ms)
+{
+	double end = h_now() + bound_ms / 1000.0;
+	struct pollfd pfd;
+	char *nl, *line;
+	size_t n;
+	ssize_t r;
+
+	for (;;) {
+		nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
+		if (nl != NULL) {
+			n = (size_t)(nl - c->buf);
+			line = malloc(n + 1);
+			memcpy(line, c->buf, n);
+			line[n] = '\0';
+			memmove(c->buf, nl + 1, c->len - n - 1);
+			c->len -= n + 1;
+			return line;
+		}
+		if (c->eof || h_now() > end)
+			return NULL;
+		if (c->cap - c->len < 65536) {
+			c->cap = c->cap ? c->cap * 2 : 131072;
+			c->buf = realloc(c->buf, c->cap);
+		}
+		r = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+		if (r > 0) {
+			c->len += (size_t)r;
+			continue;
+		}
+		if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+			c->eof = true;
+			continue;
+		}
+		pfd = (struct pollfd){ c->fd, POLLIN, 0 };
+		poll(&pfd, 1, 20);
+	}
+}
+
+/* Read one line and parse it as JSON; NULL on EOF, timeout or bad JSON. */
+json_t *
+h_conn_recv(struct h_conn *c, int bound_ms)
+{
+	char *line = h_conn_line(c, bound_ms);
+	json_t *j;
+
+	if (line == NULL)
+		return NULL;
+	j = json_loads(line, 0, NULL);
+	free(line);
+	return j;
+}
+
+/* Send a request with a fresh id and return the reply with that id. */
+json_t *
+h_conn_call(struct h_conn *c, const char *method, const char *params,
+    int bound_ms)
+{
+	double end = h_now() + bound_ms / 1000.0;
+	long id = ++c->next_id;
+	char *req;
+	json_t *j;
+	int n;
+
+	n = asprintf(&req, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"%s\","
+	    "\"params\":%s}\n", id, method, params ? params : "{}");
+	if (n < 0)
+		return NULL;
+	if (h_conn_send(c, req, (size_t)n, bound_ms) != 0) {
+		free(req);
+		return NULL;
+	}
+	free(req);
+	for (;;) {
+		int left = (int)((end - h_now()) * 1000);
+
+		if (left <= 0)
+			return NULL;
+		j = h_conn_recv(c, left);
+		if (j == NULL)
+			return NULL;
+		if (json_integer_value(json_object_get(j, "id")) == id)
+			return j;
+		json_decref(j);
+	}
+}
+
+/* Close the connection and free its buffer. */
+void
+h_conn_close(struct h_conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	free(c->buf);
+	c->buf = NULL;
+	c->len = c->cap = 0;
+}

@@ -1,0 +1,202 @@
+/*
+ * The running test's private world: a temp dir, socket, state dir and
+ * marker of its own; the environment every child gets, which carries the
+ * marker so that whatever the test starts can be found and killed
+ * afterwards; and a guardian process that cleans up if the worker dies.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern char **environ;
+
+struct h_ctx *H;
+
+/* True if an environment entry's name is one the harness sets itself. */
+static bool
+h_ctx_env_overridden(const char *e)
+{
+	static const char *names[] = { "DBGCTL_SOCKET=", "DBGCTL_DAEMON=",
+	    "XDG_STATE_HOME=", "XDG_RUNTIME_DIR=", "HOME=",
+	    "DBGCTL_TEST_MARKER=", NULL };
+	int i;
+
+	for (i = 0; names[i] != NULL; i++)
+		if (strncmp(e, names[i], strlen(names[i])) == 0)
+			return true;
+	return false;
+}
+
+/* Build the environment every child of this test gets. */
+static void
+h_ctx_env_build(void)
+{
+	size_t n = 0, i = 0;
+	char buf[PATH_MAX + 64];
+
+	while (environ[n] != NULL)
+		n++;
+	H->envp = calloc(n + 8, sizeof(char *));
+	for (n = 0; environ[n] != NULL; n++)
+		if (!h_ctx_env_overridden(environ[n]))
+			H->envp[i++] = strdup(environ[n]);
+	H->envp[i++] = strdup(H->marker);
+	snprintf(buf, sizeof(buf), "XDG_RUNTIME_DIR=%s", H->dir);
+	H->envp[i++] = strdup(buf);
+	snprintf(buf, sizeof(buf), "XDG_STATE_HOME=%s/state", H->dir);
+	H->envp[i++] = strdup(buf);
+	snprintf(buf, sizeof(buf), "HOME=%s", H->dir);
+	H->envp[i++] = strdup(buf);
+	snprintf(buf, sizeof(buf), "DBGCTL_DAEMON=%s", H->dbgctld);
+	H->envp[i++] = strdup(buf);
+	H->envp[i] = NULL;
+}
+
+/* Add NAME=VALUE to the environment of the children started after this. */
+void
+h_ctx_env_add(const char *kv)
+{
+	size_t n = 0;
+
+	while (H->envp[n] != NULL)
+		n++;
+	H->envp = realloc(H->envp, (n + 2) * sizeof(char *));
+	H->envp[n] = strdup(kv);
+	H->envp[n + 1] = NULL;
+}
+
+/* Join a path under the test dir into buf. */
+void
+h_ctx_path(char *buf, size_t len, const char *rel)
+{
+	snprintf(buf, len, "%s/%s", H->dir, rel);
+}
+
+/* The path of a test fixture from the environment meson sets (asserted). */
+const char *
+h_ctx_fixture(const char *var)
+{
+	const char *p = getenv(var);
+
+	cr_assert_not_null(p, "%s is not set (meson sets it)", var);
+	cr_assert_eq(access(p, X_OK), 0, "fixture %s=%s: %s", var, p,
+	    strerror(errno));
+	return p;
+}
+
+/* nftw callback removing one entry, for rm -rf. */
+static int
+h_ctx_rm_entry(const char *path, const struct stat *st, int flag,
+    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+/* rm -rf the test dir unless DBGCTL_TEST_KEEP asks to keep it. */
+static void
+h_ctx_remove_dir(void)
+{
+	if (getenv("DBGCTL_TEST_KEEP") != NULL || H->dir[0] == '\0')
+		return;
+	nftw(H->dir, h_ctx_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * The guardian: a process outside the test that waits for EOF on its pipe
+ * (the worker ended, even by a Criterion timeout's SIGKILL) and then kills
+ * everything carrying the marker and removes the dir.
+ */
+static void
+h_ctx_guardian_start(void)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0, "pipe2: %s", strerror(errno));
+	pid = fork();
+	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		setsid();
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		dup2(p[0], 3);
+		closefrom(4);
+		while (read(3, &c, 1) == -1 && errno == EINTR)
+			;
+		h_marker_kill(H->marker, 20000);
+		h_ctx_remove_dir();
+		_exit(0);
+	}
+	close(p[0]);
+	H->guardian = pid;
+	H->guardian_fd = p[1];
+}
+
+/* Criterion .init: temp dir, socket path, marker, environment, guardian. */
+void
+h_ctx_setup(void)
+{
+	H = calloc(1, sizeof(*H));
+	H->dbgctl = getenv("DBGCTL_BIN");
+	H->dbgctld = getenv("DBGCTLD_BIN");
+	cr_assert_not_null(H->dbgctl, "DBGCTL_BIN is not set (meson sets it)");
+	cr_assert_not_null(H->dbgctld, "DBGCTLD_BIN is not set (meson sets "
+	    "it)");
+	cr_assert_eq(access(H->dbgctl, X_OK), 0, "client %s: %s", H->dbgctl,
+	    strerror(errno));
+	cr_assert_eq(access(H->dbgctld, X_OK), 0, "daemon %s: %s", H->dbgctld,
+	    strerror(errno));
+	signal(SIGPIPE, SIG_IGN);
+
+	strcpy(H->dir, "/tmp/dbgi-XXXXXX");
+	cr_assert_not_null(mkdtemp(H->dir), "mkdtemp: %s", strerror(errno));
+	snprintf(H->sock, sizeof(H->sock), "%s/sock", H->dir);
+	snprintf(H->state, sizeof(H->state), "%s/state/dbgctl", H->dir);
+	h_marker_new("DBGCTL_TEST_MARKER", H->marker, sizeof(H->marker));
+	H->guardian_fd = -1;
+	h_ctx_env_build();
+	h_ctx_guardian_start();
+}
+
+/* Criterion .fini: stop the daemon, kill marker processes, remove the dir. */
+void
+h_ctx_teardown(void)
+{
+	double end;
+	int st;
+
+	if (H == NULL)
+		return;
+	h_daemon_stop();
+	h_marker_kill(H->marker, 10000);
+	h_ctx_remove_dir();
+	if (H->guardian > 0) {
+		close(H->guardian_fd);
+		end = h_now() + 10;
+		while (waitpid(H->guardian, &st, WNOHANG) == 0 && h_now() < end)
+			h_nap(10);
+	}
+	/* Reap whatever else of ours is left (orphans re-parented to us). */
+	while (waitpid(-1, &st, WNOHANG) > 0)
+		;
+}

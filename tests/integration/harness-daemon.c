@@ -1,0 +1,195 @@
+/*
+ * The daemon under test: one started in the foreground as the test's own
+ * child, and the daemons that answer on the test's socket or carry its
+ * marker, however they were started.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Predicate: the daemon answers ping. */
+static bool
+h_daemon_pings(void *arg)
+{
+	(void)arg;
+	return h_daemon_ping();
+}
+
+/* Start dbgctld --foreground --listen unix:SOCK as our child; wait for ping. */
+pid_t
+h_daemon_fg(void)
+{
+	char listen[PATH_MAX + 8], out[PATH_MAX], *log;
+	int fd, st;
+	pid_t pid;
+	double end;
+
+	snprintf(listen, sizeof(listen), "unix:%s", H->sock);
+	h_ctx_path(out, sizeof(out), "daemon.out");
+	pid = fork();
+	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(open("/dev/null", O_RDONLY), 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execve(H->dbgctld, (char *const *)H_ARGS(H->dbgctld,
+		    "--foreground", "--listen", listen), H->envp);
+		_exit(127);
+	}
+	H->fg_daemon = pid;
+	end = h_now() + H_WAIT_BOUND / 1000.0;
+	while (!h_daemon_pings(NULL)) {
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			H->fg_daemon = 0;
+			log = h_read_file(out, NULL);
+			cr_assert_fail("dbgctld --foreground --listen %s "
+			    "exited (status %d) before answering ping; "
+			    "output: %s", listen, h_run_code(st),
+			    log ? log : "");
+		}
+		cr_assert(h_now() < end, "dbgctld --foreground --listen %s: "
+		    "no ping answer within %d ms", listen, H_WAIT_BOUND);
+		h_nap(10);
+	}
+	return pid;
+}
+
+/* Wait for our foreground daemon to exit within bound_ms; its status or -1. */
+int
+h_daemon_fg_wait(int bound_ms)
+{
+	double end = h_now() + bound_ms / 1000.0;
+	int st;
+
+	if (H->fg_daemon <= 0)
+		return -1;
+	for (;;) {
+		if (waitpid(H->fg_daemon, &st, WNOHANG) == H->fg_daemon) {
+			H->fg_daemon = 0;
+			return st;
+		}
+		if (h_now() > end)
+			return -1;
+		h_nap(10);
+	}
+}
+
+/* SIGKILL our foreground daemon; assert it dies of it within 10 s. */
+void
+h_daemon_fg_kill(void)
+{
+	pid_t d = H->fg_daemon;
+	int st;
+
+	cr_assert_gt(d, 0, "no foreground daemon to kill (h_daemon_fg first)");
+	cr_assert_eq(kill(d, SIGKILL), 0, "kill(%d, SIGKILL): %s", d,
+	    strerror(errno));
+	st = h_daemon_fg_wait(10000);
+	cr_assert(st != -1 && WIFSIGNALED(st), "dbgctld %d: expected death by "
+	    "SIGKILL", d);
+}
+
+/* The pid that hello reports, or -1 if no daemon answers. */
+pid_t
+h_daemon_pid(void)
+{
+	struct h_conn c;
+	json_t *r;
+	pid_t pid;
+
+	if (h_conn_open(&c, H->sock) != 0)
+		return -1;
+	r = h_conn_call(&c, "hello", "{}", 10000);
+	pid = (pid_t)h_jint(r, "result.pid", -1);
+	json_decref(r);
+	h_conn_close(&c);
+	return pid;
+}
+
+/* Every live dbgctld process that carries this test's marker. */
+int
+h_daemon_list(pid_t *out, int max)
+{
+	pid_t p[H_MAXPIDS];
+	char exe[PATH_MAX];
+	const char *base;
+	int i, n, k = 0;
+
+	n = h_marker_pids(H->marker, p, H_MAXPIDS);
+	for (i = 0; i < n && k < max; i++) {
+		base = h_pid_exe(p[i], exe, sizeof(exe));
+		if (strcmp(base, "dbgctld") == 0 ||
+		    strcmp(base, "dbgctld (deleted)") == 0)
+			out[k++] = p[i];
+	}
+	return k;
+}
+
+/* One-shot: connect, send ping, true if {"pong":true} comes back. */
+bool
+h_daemon_ping(void)
+{
+	struct h_conn c;
+	json_t *r;
+	bool ok;
+
+	if (h_conn_open(&c, H->sock) != 0)
+		return false;
+	r = h_conn_call(&c, "ping", "{}", 5000);
+	ok = json_is_true(json_object_get(json_object_get(r, "result"),
+	    "pong"));
+	json_decref(r);
+	h_conn_close(&c);
+	return ok;
+}
+
+/* True once pid is gone or a zombie (its exit is done). */
+static bool
+h_daemon_ended(void *arg)
+{
+	pid_t pid = *(pid_t *)arg;
+	char s = h_pid_state(pid);
+
+	return s == 0 || s == 'Z';
+}
+
+/*
+ * Stop every daemon of this test: shutdown for the one that answers, then
+ * SIGKILL for any left carrying the marker; reap our foreground one.
+ */
+void
+h_daemon_stop(void)
+{
+	struct h_conn c;
+	pid_t pid, d[16];
+	json_t *r;
+	int i, n;
+
+	pid = h_daemon_pid();
+	if (pid > 0 && h_conn_open(&c, H->sock) == 0) {
+		r = h_conn_call(&c, "shutdown", "{\"timeout\":2000}", 20000);
+		json_decref(r);
+		h_conn_close(&c);
+		if (!h_wait_for(h_daemon_ended, &pid, 10000))
+			kill(pid, SIGKILL);
+	}
+	n = h_daemon_list(d, 16);
+	for (i = 0; i < n; i++)
+		kill(d[i], SIGKILL);
+	if (H->fg_daemon > 0) {
+		h_run_reap(H->fg_daemon, 10000);
+		H->fg_daemon = 0;
+	}
+}
