@@ -36,6 +36,52 @@ struct client_error {
 	char	 method[64];	/* the request it answered */
 };
 
+/* Most options one command's template may name, and the longest name. */
+#define ARGS_OPTIONS_MAX	24
+#define ARGS_NAME_MAX		24
+
+/*
+ * What a command accepts: options is its words, a one-letter one a short
+ * option (-x), a longer one a long option (--kind); a word ending in ':'
+ * takes a value, in '#' a count (digits only). lower and upper bound the
+ * operands; upper -1 is no limit.
+ */
+struct args_template {
+	const char	*options;
+	int		 lower;
+	int		 upper;
+};
+
+/* One option of a template. */
+struct args_option {
+	char	 name[ARGS_NAME_MAX];
+	char	 value;			/* 0 none, ':' a string, '#' a count */
+};
+
+/* One option as given on the command line. */
+struct args_given {
+	int		 option;	/* index into the template's options */
+	const char	*value;		/* NULL for an option without one */
+};
+
+/* A command line parsed against a template. */
+struct args {
+	struct args_option	 options[ARGS_OPTIONS_MAX];
+	int			 noptions;
+	struct args_given	*given;		/* in command-line order */
+	int			 ngiven;
+	char			**operands;	/* into the caller's argv */
+	int			 noperands;
+};
+
+/* What args_parse found. */
+enum args_status {
+	ARGS_OK,
+	ARGS_HELP,		/* -h or --help */
+	ARGS_BAD,		/* the cause says why */
+	ARGS_FEW,		/* fewer operands than the template's lower */
+};
+
 /* The one client context: options, the connection and the last error. */
 struct client {
 	const char		*socket_arg;	/* -s, or NULL */
@@ -81,6 +127,19 @@ void		 client_fatal(const char *, ...)
 void		 client_vwarn(const char *, va_list);
 void		 client_warn(const char *, ...)
 		    __attribute__((format(printf, 1, 2)));
+
+/* args.c */
+int		 args_strtonum(const char *, long long *);
+enum args_status args_parse(struct args *, const struct args_template *,
+		    int, char **, char *, size_t);
+void		 args_free(struct args *);
+int		 args_has(const struct args *, const char *);
+int		 args_last(const struct args *, const char *);
+const char	*args_get(const struct args *, const char *);
+long long	 args_number(const struct args *, const char *, long long);
+const char	*args_next(const struct args *, const char *, int *);
+int		 args_count(const struct args *);
+const char	*args_operand(const struct args *, int);
 
 /* autostart.c */
 int		 autostart_connect(struct client *);
