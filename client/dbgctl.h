@@ -4,7 +4,6 @@
 
 #include <sys/types.h>
 
-#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,11 +21,9 @@
 #define EXIT_TIMEOUT	4	/* a wait timed out */
 #define EXIT_CLOSED	5	/* the transport or session is closed */
 
-/* The --help entry every command's long options end with. */
-#define CMD_HELP_OPTION	{ "help", no_argument, NULL, 'h' }
-
-/* Command table flags. */
+/* Command entry flags. */
 #define CMD_AUTOSTART	0x1	/* start the daemon when none answers */
+#define CMD_SESSION	0x2	/* the first operand is a SESSION */
 
 /* An error reply from the daemon. */
 struct client_error {
@@ -101,16 +98,27 @@ struct client {
 	struct client_error	 error;
 };
 
-struct cmd_entry;
-typedef int (*cmd_handler)(const struct cmd_entry *, struct client *, int,
-    char **);
+struct cmd;
+/* What a command does once its command line has been parsed. */
+typedef int (*cmd_exec)(struct cmd *, struct client *);
 
-/* One command of the command table. */
+/*
+ * One command, declared in its own file: what it accepts, parsed before
+ * exec runs and before any daemon is contacted, and how it runs.
+ */
 struct cmd_entry {
-	const char	*name;
-	const char	*usage;		/* arguments, after the name */
-	cmd_handler	 handler;
-	int		 flags;
+	const char		*name;
+	const char		*usage;		/* arguments, after the name */
+	struct args_template	 args;
+	int			 flags;		/* CMD_* */
+	cmd_exec		 exec;
+};
+
+/* A command line parsed against its entry: what exec acts on. */
+struct cmd {
+	const struct cmd_entry	*entry;
+	struct args		 args;
+	json_t			*session;	/* CMD_SESSION: operand 0 */
 };
 
 /* client.c */
@@ -146,34 +154,26 @@ int		 autostart_connect(struct client *);
 int		 autostart_pid_alive(pid_t);
 
 /* cmd.c */
-int		 cmd_usage(const struct cmd_entry *, const char *, ...)
+int		 cmd_run(const struct cmd_entry *, int, char **, const char *,
+		    int);
+int		 cmd_usage(const struct cmd *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 void		 cmd_print_usage(const struct cmd_entry *, FILE *,
 		    const char *);
-int		 cmd_getopt(const struct cmd_entry *, int, char **,
-		    const char *, const struct option *);
-int		 cmd_getopt_none(const struct cmd_entry *, int, char **);
 json_t		*cmd_session_ref(const char *);
-int		 cmd_parse_count(const char *, long long *);
 int		 cmd_print_json(json_t *);
 int		 cmd_write_all(int, const void *, size_t);
 
 /* cmd-session.c */
+extern const struct cmd_entry cmd_launch_entry;
+extern const struct cmd_entry cmd_list_entry;
+extern const struct cmd_entry cmd_status_entry;
+extern const struct cmd_entry cmd_stop_entry;
+extern const struct cmd_entry cmd_signal_entry;
 int		 cmd_session_status(json_t *);
-int		 cmd_launch(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_list(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_status(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_stop(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_signal(const struct cmd_entry *, struct client *, int,
-		    char **);
 
 /* cmd-logs.c */
-int		 cmd_logs(const struct cmd_entry *, struct client *, int,
-		    char **);
+extern const struct cmd_entry cmd_logs_entry;
 
 /* tty.c */
 int		 tty_raw(int, int);
@@ -183,30 +183,22 @@ void		 tty_leave(void);
 int		 tty_size(int, unsigned *, unsigned *);
 
 /* cmd-attach.c */
-int		 cmd_attach(const struct cmd_entry *, struct client *, int,
-		    char **);
+extern const struct cmd_entry cmd_attach_entry;
 int		 cmd_attach_session(struct client *, json_t *, int);
-int		 cmd_attach_key(const char *);
+int		 cmd_attach_key(const struct cmd *, int *);
 /* Ctrl-\ detaches unless --detach-key says otherwise. */
 #define CMD_DETACH_KEY	0x1c
 
 /* cmd-transport.c */
-int		 cmd_send(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_recv(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_pipe(const struct cmd_entry *, struct client *, int,
-		    char **);
+extern const struct cmd_entry cmd_send_entry;
+extern const struct cmd_entry cmd_recv_entry;
+extern const struct cmd_entry cmd_pipe_entry;
 
 /* cmd-daemon.c */
-int		 cmd_ping(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_shutdown(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_version(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_daemon(const struct cmd_entry *, struct client *, int,
-		    char **);
+extern const struct cmd_entry cmd_ping_entry;
+extern const struct cmd_entry cmd_shutdown_entry;
+extern const struct cmd_entry cmd_version_entry;
+extern const struct cmd_entry cmd_daemon_entry;
 
 /* fmt.c */
 void		 fmt_age(json_t *, char *, size_t);
