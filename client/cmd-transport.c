@@ -20,6 +20,13 @@
 /* Buffer of each direction of pipe. */
 #define TRANSPORT_PIPE_BUF (256 * 1024)
 
+/* A closed stream is a status of its own for the transport's commands. */
+static const struct cmd_exit cmd_transport_exits[] = {
+	{ "timeout", EXIT_TIMEOUT },
+	{ "not_running", EXIT_CLOSED },
+	{ NULL, EXIT_FAILED },
+};
+
 /* Send len bytes to the target; returns an exit status. */
 static int
 cmd_transport_send_chunk(struct client *c, json_t *session, const void *data,
@@ -92,6 +99,7 @@ const struct cmd_entry cmd_send_entry = {
 	.usage = "[--eof] SESSION [DATA]",
 	.args = { "eof", 1, 2 },
 	.flags = CMD_AUTOSTART | CMD_SESSION,
+	.exits = cmd_transport_exits,
 	.exec = cmd_send_exec,
 };
 
@@ -140,6 +148,7 @@ const struct cmd_entry cmd_recv_entry = {
 	.usage = "[--max N] [--timeout MS] SESSION",
 	.args = { "max# timeout#", 1, 1 },
 	.flags = CMD_AUTOSTART | CMD_SESSION,
+	.exits = cmd_transport_exits,
 	.exec = cmd_recv_exec,
 };
 
@@ -241,5 +250,6 @@ const struct cmd_entry cmd_pipe_entry = {
 	.usage = "SESSION",
 	.args = { "", 1, 1 },
 	.flags = CMD_AUTOSTART | CMD_SESSION,
+	.exits = cmd_transport_exits,
 	.exec = cmd_pipe_exec,
 };

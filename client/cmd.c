@@ -77,6 +77,7 @@ cmd_run(const struct cmd_entry *entry, int argc, char **argv,
 	}
 	client_init(&c, socket_arg, json);
 	c.autostart = (entry->flags & CMD_AUTOSTART) != 0;
+	c.exits = entry->exits;
 	rv = entry->exec(&self, &c);
 	client_close(&c);
 	json_decref(self.session);

@@ -25,6 +25,12 @@
 #define CMD_AUTOSTART	0x1	/* start the daemon when none answers */
 #define CMD_SESSION	0x2	/* the first operand is a SESSION */
 
+/* The status a command exits with after a daemon error of one kind. */
+struct cmd_exit {
+	const char	*kind;		/* NULL ends a list: any other kind */
+	int		 status;
+};
+
 /* An error reply from the daemon. */
 struct client_error {
 	int	 code;
@@ -85,6 +91,7 @@ struct client {
 	char			 socket[PATH_MAX];
 	int			 json;		/* --json */
 	int			 autostart;	/* may start the daemon */
+	const struct cmd_exit	*exits;		/* NULL: client_exits */
 
 	int			 fd;		/* -1 until connected */
 	struct frame		 frame;
@@ -111,6 +118,7 @@ struct cmd_entry {
 	const char		*usage;		/* arguments, after the name */
 	struct args_template	 args;
 	int			 flags;		/* CMD_* */
+	const struct cmd_exit	*exits;		/* NULL: timeout 4, else 1 */
 	cmd_exec		 exec;
 };
 
