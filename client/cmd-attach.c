@@ -252,6 +252,6 @@ const struct cmd_entry cmd_attach_entry = {
 	.name = "attach",
 	.usage = "[--detach-key KEY] SESSION",
 	.args = { "detach-key:", 1, 1 },
-	.flags = CMD_AUTOSTART | CMD_SESSION,
+	.flags = CMD_SESSION,
 	.exec = cmd_attach_exec,
 };
