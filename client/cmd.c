@@ -7,6 +7,9 @@
 
 #include "dbgctl.h"
 
+/* What cmd_parse returns when the command may run. */
+#define CMD_PARSED	(-1)
+
 /* Print the usage of a command to fp, after prefix ("usage: " or indent). */
 void
 cmd_print_usage(const struct cmd_entry *entry, FILE *fp, const char *prefix)
@@ -29,8 +32,8 @@ cmd_usage(const struct cmd *self, const char *fmt, ...)
 }
 
 /*
- * Parse argv against entry into self. Returns -1 when exec may run, else
- * the status to exit with: 0 after -h, or the usage status after an error.
+ * Parse argv against entry into self. Returns CMD_PARSED when exec may run,
+ * else the status to exit with: 0 after -h, the usage status after an error.
  */
 static int
 cmd_parse(struct cmd *self, const struct cmd_entry *entry, int argc,
@@ -56,7 +59,7 @@ cmd_parse(struct cmd *self, const struct cmd_entry *entry, int argc,
 	}
 	if (entry->flags & CMD_SESSION)
 		self->session = cmd_session_ref(args_operand(&self->args, 0));
-	return -1;
+	return CMD_PARSED;
 }
 
 /*
@@ -71,7 +74,7 @@ cmd_run(const struct cmd_entry *entry, int argc, char **argv,
 	struct client	c;
 	int		rv;
 
-	if ((rv = cmd_parse(&self, entry, argc, argv)) != -1) {
+	if ((rv = cmd_parse(&self, entry, argc, argv)) != CMD_PARSED) {
 		args_free(&self.args);
 		return rv;
 	}
