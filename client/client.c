@@ -17,6 +17,12 @@
 /* Bytes read from the socket at a time. */
 #define CLIENT_READ_SIZE	65536
 
+/* How daemon errors end a command that declares nothing else. */
+static const struct cmd_exit client_exits[] = {
+	{ "timeout", EXIT_TIMEOUT },
+	{ NULL, EXIT_FAILED },
+};
+
 /* Print "dbgctl: message" on stderr, from a va_list. */
 void
 client_vwarn(const char *fmt, va_list ap)
@@ -324,18 +330,20 @@ client_raw_call(struct client *c, const char *method, json_t *params)
 	return client_result(c, method, reply);
 }
 
-/* Print the last error reply and return the exit status it calls for. */
+/*
+ * Print the last error reply and return the exit status its kind maps to in
+ * the command's list of exits.
+ */
 int
 client_error(struct client *c)
 {
-	const char	*m = c->error.method;
+	const struct cmd_exit	*e;
 
 	client_warn("%s", c->error.message);
-	if (strcmp(c->error.kind, "timeout") == 0)
-		return EXIT_TIMEOUT;
-	if (strcmp(c->error.kind, "not_running") == 0 &&
-	    (strcmp(m, "write") == 0 || strcmp(m, "read") == 0 ||
-	    strcmp(m, "pipe") == 0))
-		return EXIT_CLOSED;
-	return EXIT_FAILED;
+	for (e = c->exits != NULL ? c->exits : client_exits; e->kind != NULL;
+	    e++) {
+		if (strcmp(e->kind, c->error.kind) == 0)
+			break;
+	}
+	return e->status;
 }

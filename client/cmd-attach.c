@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +23,8 @@ struct attach {
 };
 
 /* Parse a detach key: ^X, C-x, a single character, or "none" (-1); -2 if bad. */
-int
-cmd_attach_key(const char *s)
+static int
+cmd_attach_key_parse(const char *s)
 {
 	if (strcmp(s, "none") == 0)
 		return -1;
@@ -37,6 +36,26 @@ cmd_attach_key(const char *s)
 	if (s[0] != '\0' && s[1] == '\0')
 		return (unsigned char)s[0];
 	return -2;
+}
+
+/*
+ * Set *key from the command's --detach-key options, the last one winning;
+ * 0, or the usage status once a bad one is reported.
+ */
+int
+cmd_attach_key(const struct cmd *self, int *key)
+{
+	const char	*v;
+	int		 pos, k;
+
+	for (pos = 0; (v = args_next(&self->args, "detach-key", &pos)) !=
+	    NULL;) {
+		if ((k = cmd_attach_key_parse(v)) == -2)
+			return cmd_usage(self, "bad --detach-key: %s (use ^X, "
+			    "C-x, one character or none)", v);
+		*key = k;
+	}
+	return 0;
 }
 
 /* Send the terminal's size; redraw forces the program to repaint. */
@@ -214,33 +233,25 @@ cmd_attach_session(struct client *c, json_t *session, int key)
 }
 
 /* attach [--detach-key KEY] SESSION: this terminal on the session's console. */
-int
-cmd_attach(const struct cmd_entry *self, struct client *c, int argc,
-    char **argv)
+static int
+cmd_attach_exec(struct cmd *self, struct client *c)
 {
-	static const struct option longopts[] = {
-		{ "detach-key", required_argument, NULL, 'k' },
-		CMD_HELP_OPTION,
-		{ NULL, 0, NULL, 0 }
-	};
-	json_t	*session;
-	int	 ch, key = CMD_DETACH_KEY, rv;
+	int	key = CMD_DETACH_KEY;
 
-	while ((ch = cmd_getopt(self, argc, argv, "+k:h", longopts)) != -1) {
-		if (ch == 'k' && (key = cmd_attach_key(optarg)) == -2)
-			return cmd_usage(self, "bad --detach-key: %s (use ^X, "
-			    "C-x, one character or none)", optarg);
-	}
-	if (argc - optind != 1)
-		return cmd_usage(self, "%s", argc - optind < 1 ?
-		    "missing SESSION" : "too many arguments");
+	if (cmd_attach_key(self, &key) != 0)
+		return EXIT_USAGE;
 	if (!isatty(STDIN_FILENO)) {
 		client_warn("attach needs a terminal on stdin (to script a "
 		    "console, use launch --attach with a pipe, or write/logs)");
 		return EXIT_FAILED;
 	}
-	session = cmd_session_ref(argv[optind]);
-	rv = cmd_attach_session(c, session, key);
-	json_decref(session);
-	return rv;
+	return cmd_attach_session(c, self->session, key);
 }
+
+const struct cmd_entry cmd_attach_entry = {
+	.name = "attach",
+	.usage = "[--detach-key KEY] SESSION",
+	.args = { "detach-key:", 1, 1 },
+	.flags = CMD_SESSION,
+	.exec = cmd_attach_exec,
+};

@@ -1,6 +1,5 @@
 /* Daemon commands: ping, shutdown, version, daemon. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,39 +9,19 @@
 #include "config.h"
 #include "dbgctl.h"
 
-/* Long-only options; their values stay above any short option's. */
-enum {
-	OPT_TIMEOUT = 256,
-	OPT_FOREGROUND,
-	OPT_LISTEN,
-};
-
 /* How long shutdown waits for the daemon's process to go after it replied. */
 #define CMD_SHUTDOWN_EXIT_MS	10000
 
 /* Pause between checks that the daemon's process has gone. */
 #define CMD_SHUTDOWN_POLL_MS	10
 
-/* Give up on a command that takes no arguments but got some. */
-static int
-cmd_no_arguments(const struct cmd_entry *self, int argc, char **argv)
-{
-	if (cmd_getopt_none(self, argc, argv) != 0)
-		return EXIT_USAGE;
-	if (optind != argc)
-		return cmd_usage(self, "too many arguments");
-	return 0;
-}
-
 /* ping: check that a daemon answers; never starts one. */
-int
-cmd_ping(const struct cmd_entry *self, struct client *c, int argc,
-    char **argv)
+static int
+cmd_ping_exec(struct cmd *self, struct client *c)
 {
 	json_t	*result;
 
-	if (cmd_no_arguments(self, argc, argv) != 0)
-		return EXIT_USAGE;
+	(void)self;
 	if ((result = client_call(c, "ping", json_object())) == NULL)
 		return client_error(c);
 	if (c->json)
@@ -52,6 +31,14 @@ cmd_ping(const struct cmd_entry *self, struct client *c, int argc,
 	json_decref(result);
 	return EXIT_OK;
 }
+
+const struct cmd_entry cmd_ping_entry = {
+	.name = "ping",
+	.usage = "",
+	.args = { "", 0, 0 },
+	.flags = 0,
+	.exec = cmd_ping_exec,
+};
 
 /* Ask the daemon its pid with hello; -1 if it would not say. */
 static pid_t
@@ -87,33 +74,17 @@ cmd_shutdown_wait(pid_t pid)
  * shutdown: stop every session, then the daemon; returns once the daemon's
  * process has exited, so a next command can start a new one at once.
  */
-int
-cmd_shutdown(const struct cmd_entry *self, struct client *c, int argc,
-    char **argv)
+static int
+cmd_shutdown_exec(struct cmd *self, struct client *c)
 {
-	static const struct option	 options[] = {
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		CMD_HELP_OPTION,
-		{ NULL, 0, NULL, 0 }
-	};
-	json_t				*params, *result;
-	long long			 ms = -1;
-	pid_t				 pid;
-	int				 ch;
-
-	while ((ch = cmd_getopt(self, argc, argv, "", options)) != -1) {
-		if (ch != OPT_TIMEOUT)
-			return EXIT_USAGE;
-		if (cmd_parse_count(optarg, &ms) != 0)
-			return cmd_usage(self, "bad --timeout: %s", optarg);
-	}
-	if (optind != argc)
-		return cmd_usage(self, "too many arguments");
+	json_t	*params, *result;
+	pid_t	 pid;
 
 	pid = cmd_daemon_pid(c);
 	params = json_object();
-	if (ms != -1)
-		json_object_set_new(params, "timeout", json_integer(ms));
+	if (args_has(&self->args, "timeout"))
+		json_object_set_new(params, "timeout",
+		    json_integer(args_number(&self->args, "timeout", 0)));
 	if ((result = client_call(c, "shutdown", params)) == NULL)
 		return client_error(c);
 	client_close(c);
@@ -125,15 +96,21 @@ cmd_shutdown(const struct cmd_entry *self, struct client *c, int argc,
 	return EXIT_OK;
 }
 
+const struct cmd_entry cmd_shutdown_entry = {
+	.name = "shutdown",
+	.usage = "[--timeout MS]",
+	.args = { "timeout#", 0, 0 },
+	.flags = 0,
+	.exec = cmd_shutdown_exec,
+};
+
 /* version: print the client's version and the daemon's. */
-int
-cmd_version(const struct cmd_entry *self, struct client *c, int argc,
-    char **argv)
+static int
+cmd_version_exec(struct cmd *self, struct client *c)
 {
 	json_t	*hello, *both;
 
-	if (cmd_no_arguments(self, argc, argv) != 0)
-		return EXIT_USAGE;
+	(void)self;
 	if (!c->json) {
 		printf("dbgctl %s\n", DBGCTL_VERSION);
 		fflush(stdout);
@@ -156,41 +133,35 @@ cmd_version(const struct cmd_entry *self, struct client *c, int argc,
 	return EXIT_OK;
 }
 
+const struct cmd_entry cmd_version_entry = {
+	.name = "version",
+	.usage = "",
+	.args = { "", 0, 0 },
+	.flags = CMD_AUTOSTART,
+	.exec = cmd_version_exec,
+};
+
 /* daemon: run dbgctld in place of this process, with the given options. */
-int
-cmd_daemon(const struct cmd_entry *self, struct client *c, int argc,
-    char **argv)
+static int
+cmd_daemon_exec(struct cmd *self, struct client *c)
 {
-	static const struct option	 options[] = {
-		{ "foreground", no_argument, NULL, OPT_FOREGROUND },
-		{ "listen", required_argument, NULL, OPT_LISTEN },
-		CMD_HELP_OPTION,
-		{ NULL, 0, NULL, 0 }
-	};
-	char				 path[PATH_MAX], *listen = NULL;
-	char				**args;
-	int				 ch, n = 1, listens = 0;
+	const struct args	*a = &self->args;
+	char			 path[PATH_MAX], *listen = NULL;
+	const char		*v;
+	char			**args;
+	int			 n = 1, pos;
 
 	/* At most program, --foreground, the --listens and one more. */
-	if ((args = calloc(argc * 2 + 4, sizeof *args)) == NULL)
+	args = calloc(2 * args_has(a, "listen") + 5, sizeof *args);
+	if (args == NULL)
 		client_fatal("out of memory");
-	while ((ch = cmd_getopt(self, argc, argv, "", options)) != -1) {
-		if (ch == OPT_FOREGROUND)
-			args[n++] = (char *)"--foreground";
-		else if (ch == OPT_LISTEN) {
-			args[n++] = (char *)"--listen";
-			args[n++] = optarg;
-			listens++;
-		} else {
-			free(args);
-			return EXIT_USAGE;
-		}
+	if (args_has(a, "foreground"))
+		args[n++] = (char *)"--foreground";
+	for (pos = 0; (v = args_next(a, "listen", &pos)) != NULL;) {
+		args[n++] = (char *)"--listen";
+		args[n++] = (char *)v;
 	}
-	if (optind != argc) {
-		free(args);
-		return cmd_usage(self, "too many arguments");
-	}
-	if (listens == 0 && c->socket_arg != NULL) {
+	if (!args_has(a, "listen") && c->socket_arg != NULL) {
 		if (asprintf(&listen, "unix:%s", c->socket_arg) == -1)
 			client_fatal("out of memory");
 		args[n++] = (char *)"--listen";
@@ -203,3 +174,11 @@ cmd_daemon(const struct cmd_entry *self, struct client *c, int argc,
 	execv(path, args);
 	client_fatal("exec %s: %s", path, strerror(errno));
 }
+
+const struct cmd_entry cmd_daemon_entry = {
+	.name = "daemon",
+	.usage = "[--foreground] [--listen unix:PATH]",
+	.args = { "foreground listen:", 0, 0 },
+	.flags = 0,
+	.exec = cmd_daemon_exec,
+};

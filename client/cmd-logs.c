@@ -1,6 +1,5 @@
 /* logs: copy a session's console log to stdout, and with -f follow it. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +10,7 @@
 
 /* Where a logs command stands: what to ask for next, what it collected. */
 struct cmd_logs_state {
-	json_t		*session;	/* the SESSION reference */
+	json_t		*session;	/* the SESSION reference (borrowed) */
 	long long	 offset;	/* next byte to ask for */
 	long long	 lines;		/* -n N, first call only */
 	int		 follow;	/* -f */
@@ -109,53 +108,19 @@ cmd_logs_json(struct cmd_logs_state *st, long long first)
 	cmd_print_json(st->last);
 }
 
-/* Parse the options of logs into st; 0, or the usage exit status. */
-static int
-cmd_logs_options(const struct cmd_entry *self, int argc, char **argv,
-    struct cmd_logs_state *st)
-{
-	static const struct option	options[] = {
-		CMD_HELP_OPTION,
-		{ NULL, 0, NULL, 0 }
-	};
-	int				ch;
-
-	while ((ch = cmd_getopt(self, argc, argv, "fn:", options)) != -1) {
-		switch (ch) {
-		case 'f':
-			st->follow = 1;
-			break;
-		case 'n':
-			if (cmd_parse_count(optarg, &st->lines) != 0)
-				return cmd_usage(self, "bad -n: %s", optarg);
-			break;
-		default:
-			return EXIT_USAGE;
-		}
-	}
-	if (optind == argc)
-		return cmd_usage(self, "missing SESSION");
-	if (optind + 1 != argc)
-		return cmd_usage(self, "too many arguments");
-	return 0;
-}
-
 /* logs: print the console log of a session, raw, and follow it with -f. */
-int
-cmd_logs(const struct cmd_entry *self, struct client *c, int argc,
-    char **argv)
+static int
+cmd_logs_exec(struct cmd *self, struct client *c)
 {
 	struct cmd_logs_state	 st;
 	json_t			*result;
 	long long		 first = -1;
-	int			 rv, more = 1;
+	int			 rv = EXIT_OK, more = 1;
 
 	memset(&st, 0, sizeof st);
-	st.lines = -1;
-	if ((rv = cmd_logs_options(self, argc, argv, &st)) != 0)
-		return rv;
-	st.session = cmd_session_ref(argv[optind]);
-
+	st.session = self->session;
+	st.lines = args_number(&self->args, "n", -1);
+	st.follow = args_has(&self->args, "f");
 	while (more) {
 		result = client_call(c, "logs", cmd_logs_params(&st));
 		if (result == NULL) {
@@ -172,7 +137,14 @@ cmd_logs(const struct cmd_entry *self, struct client *c, int argc,
 	if (rv == EXIT_OK && c->json)
 		cmd_logs_json(&st, first);
 	json_decref(st.last);
-	json_decref(st.session);
 	free(st.all);
 	return rv;
 }
+
+const struct cmd_entry cmd_logs_entry = {
+	.name = "logs",
+	.usage = "[-f] [-n N] SESSION",
+	.args = { "f n#", 1, 1 },
+	.flags = CMD_AUTOSTART | CMD_SESSION,
+	.exec = cmd_logs_exec,
+};

@@ -1,6 +1,5 @@
 /* Session commands: launch, list, status, stop, signal. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,26 +7,6 @@
 #include <unistd.h>
 
 #include "dbgctl.h"
-
-/* Long-only options; their values stay above any short option's. */
-enum {
-	OPT_KIND = 256,
-	OPT_NAME,
-	OPT_ENV,
-	OPT_CWD,
-	OPT_STOP_TIMEOUT,
-	OPT_DEBUGGER,
-	OPT_REMOTE,
-	OPT_SERVER,
-	OPT_PORT,
-	OPT_CONNECT_TIMEOUT,
-	OPT_WAIT,
-	OPT_TRANSPORT,
-	OPT_ATTACH,
-	OPT_DETACH_KEY,
-	OPT_TIMEOUT,
-	OPT_ALL,
-};
 
 /* Columns of the list table. */
 #define CMD_LIST_COLUMNS	7
@@ -151,155 +130,101 @@ cmd_launch_attach(struct client *c, json_int_t id, int key)
 
 /* The launch options that only set one parameter of the request. */
 static const struct {
-	int		 opt;
-	const char	*name;		/* the option, for messages */
+	const char	*name;		/* the option */
 	const char	*key;		/* the launch parameter */
 	char		 type;		/* 's' string, 'n' count, 'b' true */
-	const char	*kind;		/* the kind it implies, or NULL */
 } cmd_launch_params[] = {
-	{ OPT_KIND, "kind", "kind", 's', NULL },
-	{ OPT_NAME, "name", "name", 's', NULL },
-	{ OPT_DEBUGGER, "debugger", "debugger", 's', NULL },
-	{ OPT_REMOTE, "remote", "remote", 's', "remote" },
-	{ OPT_SERVER, "server", "server", 's', "gdbserver" },
-	{ OPT_STOP_TIMEOUT, "stop-timeout", "stop_timeout", 'n', NULL },
-	{ OPT_PORT, "port", "port", 'n', NULL },
-	{ OPT_CONNECT_TIMEOUT, "connect-timeout", "connect_timeout", 'n',
-	    NULL },
-	{ OPT_TRANSPORT, "transport", "transport", 'b', NULL },
+	{ "kind", "kind", 's' },
+	{ "name", "name", 's' },
+	{ "debugger", "debugger", 's' },
+	{ "remote", "remote", 's' },
+	{ "server", "server", 's' },
+	{ "stop-timeout", "stop_timeout", 'n' },
+	{ "port", "port", 'n' },
+	{ "connect-timeout", "connect_timeout", 'n' },
+	{ "transport", "transport", 'b' },
 };
 
 /*
- * Set the parameter option ch stands for: 1 if it was one, 0 if not, -1 on
- * a bad value (already reported). --remote and --server imply their kind
- * unless --kind was given first.
+ * Set the parameters the options of cmd_launch_params stand for. Without
+ * --kind, the later of --remote and --server implies its kind.
  */
-static int
-cmd_launch_param(const struct cmd_entry *self, int ch, json_t *params,
-    int *kind_given)
+static void
+cmd_launch_params_set(const struct args *a, json_t *params)
 {
-	json_t		*v;
-	long long	 n;
-	size_t		 i;
+	json_t	*v;
+	size_t	 i;
+	int	 remote, server;
 
 	for (i = 0; i < sizeof cmd_launch_params / sizeof *cmd_launch_params;
 	    i++) {
-		if (cmd_launch_params[i].opt != ch)
+		if (!args_has(a, cmd_launch_params[i].name))
 			continue;
 		if (cmd_launch_params[i].type == 'b')
 			v = json_true();
 		else if (cmd_launch_params[i].type == 's')
-			v = json_string(optarg);
-		else if (cmd_parse_count(optarg, &n) == 0)
-			v = json_integer(n);
-		else {
-			cmd_usage(self, "bad --%s: %s",
-			    cmd_launch_params[i].name, optarg);
-			return -1;
-		}
+			v = json_string(args_get(a, cmd_launch_params[i].name));
+		else
+			v = json_integer(args_number(a,
+			    cmd_launch_params[i].name, 0));
 		json_object_set_new(params, cmd_launch_params[i].key, v);
-		if (ch == OPT_KIND)
-			*kind_given = 1;
-		if (cmd_launch_params[i].kind != NULL && !*kind_given)
-			json_object_set_new(params, "kind",
-			    json_string(cmd_launch_params[i].kind));
-		return 1;
 	}
-	return 0;
+	remote = args_last(a, "remote");
+	server = args_last(a, "server");
+	if (args_has(a, "kind") || remote == server)
+		return;
+	json_object_set_new(params, "kind", json_string(remote > server ?
+	    "remote" : "gdbserver"));
 }
 
-/* Parse the options of launch into params; 0, or the usage exit status. */
+/* Parse the options of launch into params; 0, or the exit status. */
 static int
-cmd_launch_options(const struct cmd_entry *self, int argc, char **argv,
-    json_t *params, int *wait, int *key)
+cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 {
-	static const struct option	 options[] = {
-		{ "kind", required_argument, NULL, OPT_KIND },
-		{ "name", required_argument, NULL, OPT_NAME },
-		{ "env", required_argument, NULL, OPT_ENV },
-		{ "cwd", required_argument, NULL, OPT_CWD },
-		{ "stop-timeout", required_argument, NULL, OPT_STOP_TIMEOUT },
-		{ "debugger", required_argument, NULL, OPT_DEBUGGER },
-		{ "remote", required_argument, NULL, OPT_REMOTE },
-		{ "server", required_argument, NULL, OPT_SERVER },
-		{ "port", required_argument, NULL, OPT_PORT },
-		{ "connect-timeout", required_argument, NULL,
-		    OPT_CONNECT_TIMEOUT },
-		{ "wait", no_argument, NULL, OPT_WAIT },
-		{ "transport", no_argument, NULL, OPT_TRANSPORT },
-		{ "attach", no_argument, NULL, OPT_ATTACH },
-		{ "detach-key", required_argument, NULL, OPT_DETACH_KEY },
-		CMD_HELP_OPTION,
-		{ NULL, 0, NULL, 0 }
-	};
-	const char			*cwd = NULL;
-	int				 ch, rv, kind_given = 0;
+	const struct args	*a = &self->args;
+	const char		*v;
+	int			 pos;
 
-	while ((ch = cmd_getopt(self, argc, argv, "x:", options)) != -1) {
-		if ((rv = cmd_launch_param(self, ch, params, &kind_given)) < 0)
-			return EXIT_USAGE;
-		if (rv > 0)
-			continue;
-		switch (ch) {
-		case OPT_ENV:
-			if (cmd_launch_env(params, optarg) != 0)
-				return cmd_usage(self, "bad --env %s: want "
-				    "NAME=VALUE", optarg);
-			break;
-		case OPT_CWD:
-			cwd = optarg;
-			break;
-		case OPT_WAIT:
-			if (*wait == 2)
-				return cmd_usage(self, "--attach and --wait "
-				    "exclude each other");
-			*wait = 1;
-			break;
-		case OPT_DETACH_KEY:
-			if ((*key = cmd_attach_key(optarg)) == -2)
-				return cmd_usage(self, "bad --detach-key: %s",
-				    optarg);
-			break;
-		case OPT_ATTACH:
-			if (*wait == 1)
-				return cmd_usage(self, "--attach and --wait "
-				    "exclude each other");
-			*wait = 2;
-			break;
-		case 'x':
-			cmd_launch_command(params, optarg);
-			break;
-		default:
-			return EXIT_USAGE;
-		}
+	if (args_has(a, "attach") && args_has(a, "wait"))
+		return cmd_usage(self, "--attach and --wait exclude each "
+		    "other");
+	*wait = args_has(a, "attach") ? 2 : args_has(a, "wait") ? 1 : 0;
+	if (cmd_attach_key(self, key) != 0)
+		return EXIT_USAGE;
+	cmd_launch_params_set(a, params);
+	for (pos = 0; (v = args_next(a, "env", &pos)) != NULL;) {
+		if (cmd_launch_env(params, v) != 0)
+			return cmd_usage(self, "bad --env %s: want NAME=VALUE",
+			    v);
 	}
+	for (pos = 0; (v = args_next(a, "x", &pos)) != NULL;)
+		cmd_launch_command(params, v);
 	/* A remote target, or a server command, needs no PROGRAM. */
-	if (optind >= argc && json_object_get(params, "remote") == NULL &&
-	    json_object_get(params, "server") == NULL)
+	if (args_count(a) == 0 && !args_has(a, "remote") &&
+	    !args_has(a, "server"))
 		return cmd_usage(self, "missing PROGRAM");
-	if (cmd_launch_cwd(params, cwd) != 0)
+	if (cmd_launch_cwd(params, args_get(a, "cwd")) != 0)
 		return EXIT_FAILED;
 	return 0;
 }
 
 /* launch: start a session, print its id, and with --wait its exit status. */
-int
-cmd_launch(const struct cmd_entry *self, struct client *c, int argc,
-    char **argv)
+static int
+cmd_launch_exec(struct cmd *self, struct client *c)
 {
 	json_t		*params, *args, *session;
 	json_int_t	 id;
 	int		 i, wait = 0, rv, key = CMD_DETACH_KEY;
 
 	params = json_pack("{s:s}", "kind", "gdb");
-	if ((rv = cmd_launch_options(self, argc, argv, params, &wait,
-	    &key)) != 0) {
+	if ((rv = cmd_launch_options(self, params, &wait, &key)) != 0) {
 		json_decref(params);
 		return rv;
 	}
 	args = json_array();
-	for (i = optind; i < argc; i++)
-		json_array_append_new(args, json_string(argv[i]));
+	for (i = 0; i < args_count(&self->args); i++)
+		json_array_append_new(args,
+		    json_string(args_operand(&self->args, i)));
 	if (json_array_size(args) > 0)
 		json_object_set_new(params, "argv", args);
 	else
@@ -319,6 +244,21 @@ cmd_launch(const struct cmd_entry *self, struct client *c, int argc,
 		return cmd_launch_attach(c, id, key);
 	return wait ? cmd_launch_wait(c, id) : EXIT_OK;
 }
+
+const struct cmd_entry cmd_launch_entry = {
+	.name = "launch",
+	.usage = "[--kind gdb|lldb|gdbserver|remote|exec] [--name NAME]\n"
+	    "\t[--debugger PATH] [--remote HOST:PORT] [--server 'CMD {port}']\n"
+	    "\t[--port N] [--connect-timeout MS] [--transport] [-x CMD]...\n"
+	    "\t[--cwd DIR] [--env K=V]... [--stop-timeout MS]\n"
+	    "\t[--attach [--detach-key KEY] | --wait]\n"
+	    "\t[--] PROGRAM [ARG...]",
+	.args = { "kind: name: debugger: remote: server: port# "
+	    "connect-timeout# transport x: cwd: env: stop-timeout# attach "
+	    "detach-key: wait", 0, -1 },
+	.flags = CMD_AUTOSTART,
+	.exec = cmd_launch_exec,
+};
 
 /* A number as a newly allocated string. */
 static char *
@@ -392,9 +332,8 @@ cmd_list_print(struct cmd_list_row *rows, size_t n)
 }
 
 /* list: print a table of every session of this daemon's life. */
-int
-cmd_list(const struct cmd_entry *self, struct client *c, int argc,
-    char **argv)
+static int
+cmd_list_exec(struct cmd *self, struct client *c)
 {
 	static const char	*header[CMD_LIST_COLUMNS] = {
 		"ID", "NAME", "KIND", "STATE", "PID", "AGE", "COMMAND"
@@ -403,10 +342,7 @@ cmd_list(const struct cmd_entry *self, struct client *c, int argc,
 	json_t			*result, *sessions, *s;
 	size_t			 i, j, n;
 
-	if (cmd_getopt_none(self, argc, argv) != 0)
-		return EXIT_USAGE;
-	if (optind != argc)
-		return cmd_usage(self, "too many arguments");
+	(void)self;
 	if ((result = client_call(c, "list", json_object())) == NULL)
 		return client_error(c);
 	if (c->json) {
@@ -431,6 +367,14 @@ cmd_list(const struct cmd_entry *self, struct client *c, int argc,
 	json_decref(result);
 	return EXIT_OK;
 }
+
+const struct cmd_entry cmd_list_entry = {
+	.name = "list",
+	.usage = "",
+	.args = { "", 0, 0 },
+	.flags = CMD_AUTOSTART,
+	.exec = cmd_list_exec,
+};
 
 /* Print "key: value" for field of s: strings as is, numbers, "-" for null. */
 static void
@@ -485,20 +429,14 @@ cmd_status_print(json_t *s)
 }
 
 /* status: print everything known about one session. */
-int
-cmd_status(const struct cmd_entry *self, struct client *c, int argc,
-    char **argv)
+static int
+cmd_status_exec(struct cmd *self, struct client *c)
 {
-	json_t	*params, *session;
+	json_t	*session;
 
-	if (cmd_getopt_none(self, argc, argv) != 0)
-		return EXIT_USAGE;
-	if (optind == argc)
-		return cmd_usage(self, "missing SESSION");
-	if (optind + 1 != argc)
-		return cmd_usage(self, "too many arguments");
-	params = json_pack("{s:o}", "session", cmd_session_ref(argv[optind]));
-	if ((session = client_call(c, "status", params)) == NULL)
+	session = client_call(c, "status", json_pack("{s:O}", "session",
+	    self->session));
+	if (session == NULL)
 		return client_error(c);
 	if (c->json)
 		cmd_print_json(session);
@@ -508,51 +446,40 @@ cmd_status(const struct cmd_entry *self, struct client *c, int argc,
 	return EXIT_OK;
 }
 
-/* stop: end sessions, returning once every process of them is gone. */
-int
-cmd_stop(const struct cmd_entry *self, struct client *c, int argc,
-    char **argv)
-{
-	static const struct option	 options[] = {
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "all", no_argument, NULL, OPT_ALL },
-		CMD_HELP_OPTION,
-		{ NULL, 0, NULL, 0 }
-	};
-	json_t				*params, *list, *result;
-	long long			 ms = -1;
-	int				 ch, all = 0, i;
+const struct cmd_entry cmd_status_entry = {
+	.name = "status",
+	.usage = "SESSION",
+	.args = { "", 1, 1 },
+	.flags = CMD_AUTOSTART | CMD_SESSION,
+	.exec = cmd_status_exec,
+};
 
-	while ((ch = cmd_getopt(self, argc, argv, "", options)) != -1) {
-		switch (ch) {
-		case OPT_ALL:
-			all = 1;
-			break;
-		case OPT_TIMEOUT:
-			if (cmd_parse_count(optarg, &ms) != 0)
-				return cmd_usage(self, "bad --timeout: %s",
-				    optarg);
-			break;
-		default:
-			return EXIT_USAGE;
-		}
-	}
-	if (all && optind != argc)
+/* stop: end sessions, returning once every process of them is gone. */
+static int
+cmd_stop_exec(struct cmd *self, struct client *c)
+{
+	const struct args	*a = &self->args;
+	json_t			*params, *list, *result;
+	int			 i;
+
+	if (args_has(a, "all") && args_count(a) > 0)
 		return cmd_usage(self, "--all and SESSION are exclusive");
-	if (!all && optind == argc)
+	if (!args_has(a, "all") && args_count(a) == 0)
 		return cmd_usage(self, "missing SESSION or --all");
 
 	params = json_object();
-	if (all)
+	if (args_has(a, "all"))
 		json_object_set_new(params, "all", json_true());
 	else {
 		list = json_array();
-		for (i = optind; i < argc; i++)
-			json_array_append_new(list, cmd_session_ref(argv[i]));
+		for (i = 0; i < args_count(a); i++)
+			json_array_append_new(list,
+			    cmd_session_ref(args_operand(a, i)));
 		json_object_set_new(params, "sessions", list);
 	}
-	if (ms != -1)
-		json_object_set_new(params, "timeout", json_integer(ms));
+	if (args_has(a, "timeout"))
+		json_object_set_new(params, "timeout",
+		    json_integer(args_number(a, "timeout", 0)));
 	if ((result = client_call(c, "stop", params)) == NULL)
 		return client_error(c);
 	if (c->json)
@@ -561,25 +488,26 @@ cmd_stop(const struct cmd_entry *self, struct client *c, int argc,
 	return EXIT_OK;
 }
 
+const struct cmd_entry cmd_stop_entry = {
+	.name = "stop",
+	.usage = "[--timeout MS] (SESSION... | --all)",
+	.args = { "timeout# all", 0, -1 },
+	.flags = CMD_AUTOSTART,
+	.exec = cmd_stop_exec,
+};
+
 /* signal: send a signal to the foreground process group of a session. */
-int
-cmd_signal(const struct cmd_entry *self, struct client *c, int argc,
-    char **argv)
+static int
+cmd_signal_exec(struct cmd *self, struct client *c)
 {
 	json_t		*params, *result;
-	const char	*sig = "INT";
+	const char	*sig;
 	long long	 n;
 
-	if (cmd_getopt_none(self, argc, argv) != 0)
-		return EXIT_USAGE;
-	if (optind == argc)
-		return cmd_usage(self, "missing SESSION");
-	if (argc - optind > 2)
-		return cmd_usage(self, "too many arguments");
-	if (argc - optind == 2)
-		sig = argv[optind + 1];
-	params = json_pack("{s:o}", "session", cmd_session_ref(argv[optind]));
-	if (cmd_parse_count(sig, &n) == 0)
+	if ((sig = args_operand(&self->args, 1)) == NULL)
+		sig = "INT";
+	params = json_pack("{s:O}", "session", self->session);
+	if (args_strtonum(sig, &n) == 0)
 		json_object_set_new(params, "signal", json_integer(n));
 	else
 		json_object_set_new(params, "signal", json_string(sig));
@@ -590,3 +518,11 @@ cmd_signal(const struct cmd_entry *self, struct client *c, int argc,
 	json_decref(result);
 	return EXIT_OK;
 }
+
+const struct cmd_entry cmd_signal_entry = {
+	.name = "signal",
+	.usage = "SESSION [SIG]",
+	.args = { "", 1, 2 },
+	.flags = CMD_AUTOSTART | CMD_SESSION,
+	.exec = cmd_signal_exec,
+};

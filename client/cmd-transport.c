@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,13 @@
 #define TRANSPORT_RECV_MAX 65536
 /* Buffer of each direction of pipe. */
 #define TRANSPORT_PIPE_BUF (256 * 1024)
+
+/* A closed stream is a status of its own for the transport's commands. */
+static const struct cmd_exit cmd_transport_exits[] = {
+	{ "timeout", EXIT_TIMEOUT },
+	{ "not_running", EXIT_CLOSED },
+	{ NULL, EXIT_FAILED },
+};
 
 /* Send len bytes to the target; returns an exit status. */
 static int
@@ -71,73 +77,51 @@ cmd_transport_send_stdin(struct client *c, json_t *session, int eof)
 }
 
 /* send [--eof] SESSION [DATA]: bytes to the target's stdin. */
-int
-cmd_send(const struct cmd_entry *self, struct client *c, int argc,
-    char **argv)
+static int
+cmd_send_exec(struct cmd *self, struct client *c)
 {
-	static const struct option longopts[] = {
-		{ "eof", no_argument, NULL, 'e' },
-		CMD_HELP_OPTION,
-		{ NULL, 0, NULL, 0 }
-	};
-	json_t	*session;
-	int	 ch, eof = 0, rv;
+	const char	*data;
+	int		 eof, rv;
 
-	while ((ch = cmd_getopt(self, argc, argv, "+eh", longopts)) != -1) {
-		if (ch == 'e')
-			eof = 1;
-	}
-	argc -= optind;
-	argv += optind;
-	if (argc < 1 || argc > 2)
-		return cmd_usage(self, "%s", argc < 1 ? "missing SESSION" :
-		    "too many arguments");
-	session = cmd_session_ref(argv[0]);
-	if (argc == 2)
-		rv = cmd_transport_send_chunk(c, session, argv[1],
-		    strlen(argv[1]), eof);
+	eof = args_has(&self->args, "eof") > 0;
+	if ((data = args_operand(&self->args, 1)) != NULL)
+		rv = cmd_transport_send_chunk(c, self->session, data,
+		    strlen(data), eof);
 	else
-		rv = cmd_transport_send_stdin(c, session, eof);
-	json_decref(session);
+		rv = cmd_transport_send_stdin(c, self->session, eof);
 	if (rv == EXIT_OK && c->json)
 		cmd_print_json(json_pack("{s:b}", "sent", 1));
 	return rv;
 }
 
-/* recv [--max N] [--timeout MS] SESSION: bytes from the target's stdout. */
-int
-cmd_recv(const struct cmd_entry *self, struct client *c, int argc,
-    char **argv)
-{
-	static const struct option longopts[] = {
-		{ "max", required_argument, NULL, 'm' },
-		{ "timeout", required_argument, NULL, 't' },
-		CMD_HELP_OPTION,
-		{ NULL, 0, NULL, 0 }
-	};
-	json_t		*params, *result;
-	const char	*data;
-	unsigned char	*bytes;
-	long long	 max = TRANSPORT_RECV_MAX, timeout = -1;
-	size_t		 len;
-	int		 ch, eof;
+const struct cmd_entry cmd_send_entry = {
+	.name = "send",
+	.usage = "[--eof] SESSION [DATA]",
+	.args = { "eof", 1, 2 },
+	.flags = CMD_AUTOSTART | CMD_SESSION,
+	.exits = cmd_transport_exits,
+	.exec = cmd_send_exec,
+};
 
-	while ((ch = cmd_getopt(self, argc, argv, "+m:t:h", longopts)) != -1) {
-		if (ch == 'm' && (cmd_parse_count(optarg, &max) != 0 || max < 1))
-			return cmd_usage(self, "bad --max: %s", optarg);
-		if (ch == 't' && cmd_parse_count(optarg, &timeout) != 0)
-			return cmd_usage(self, "bad --timeout: %s", optarg);
-	}
-	argc -= optind;
-	argv += optind;
-	if (argc != 1)
-		return cmd_usage(self, "%s", argc < 1 ? "missing SESSION" :
-		    "too many arguments");
-	params = json_pack("{s:o, s:s, s:I}", "session",
-	    cmd_session_ref(argv[0]), "stream", "target", "max",
-	    (json_int_t)max);
-	if (timeout >= 0)
-		json_object_set_new(params, "timeout", json_integer(timeout));
+/* recv [--max N] [--timeout MS] SESSION: bytes from the target's stdout. */
+static int
+cmd_recv_exec(struct cmd *self, struct client *c)
+{
+	const struct args	*a = &self->args;
+	json_t			*params, *result;
+	const char		*data;
+	unsigned char		*bytes;
+	long long		 max;
+	size_t			 len;
+	int			 eof;
+
+	if ((max = args_number(a, "max", TRANSPORT_RECV_MAX)) < 1)
+		return cmd_usage(self, "bad --max: %s", args_get(a, "max"));
+	params = json_pack("{s:O, s:s, s:I}", "session", self->session,
+	    "stream", "target", "max", (json_int_t)max);
+	if (args_has(a, "timeout"))
+		json_object_set_new(params, "timeout",
+		    json_integer(args_number(a, "timeout", 0)));
 	if ((result = client_call(c, "read", params)) == NULL)
 		return client_error(c);
 	data = json_string_value(json_object_get(result, "data"));
@@ -158,6 +142,15 @@ cmd_recv(const struct cmd_entry *self, struct client *c, int argc,
 	}
 	return EXIT_OK;
 }
+
+const struct cmd_entry cmd_recv_entry = {
+	.name = "recv",
+	.usage = "[--max N] [--timeout MS] SESSION",
+	.args = { "max# timeout#", 1, 1 },
+	.flags = CMD_AUTOSTART | CMD_SESSION,
+	.exits = cmd_transport_exits,
+	.exec = cmd_recv_exec,
+};
 
 /* Copy both ways between stdin/stdout and the raw socket until the target's output ends. */
 static int
@@ -231,19 +224,13 @@ cmd_transport_pump(int sock)
 }
 
 /* pipe SESSION: bridge this process's stdin and stdout to the target. */
-int
-cmd_pipe(const struct cmd_entry *self, struct client *c, int argc,
-    char **argv)
+static int
+cmd_pipe_exec(struct cmd *self, struct client *c)
 {
 	json_t *result;
 
-	if (cmd_getopt_none(self, argc, argv) != 0)
-		return EXIT_USAGE;
-	if (argc - optind != 1)
-		return cmd_usage(self, "%s", argc - optind < 1 ?
-		    "missing SESSION" : "too many arguments");
-	result = client_raw_call(c, "pipe", json_pack("{s:o, s:s}", "session",
-	    cmd_session_ref(argv[optind]), "stream", "target"));
+	result = client_raw_call(c, "pipe", json_pack("{s:O, s:s}", "session",
+	    self->session, "stream", "target"));
 	if (result == NULL)
 		return client_error(c);
 	json_decref(result);
@@ -257,3 +244,12 @@ cmd_pipe(const struct cmd_entry *self, struct client *c, int argc,
 	json_decref(result);
 	return EXIT_OK;
 }
+
+const struct cmd_entry cmd_pipe_entry = {
+	.name = "pipe",
+	.usage = "SESSION",
+	.args = { "", 1, 1 },
+	.flags = CMD_AUTOSTART | CMD_SESSION,
+	.exits = cmd_transport_exits,
+	.exec = cmd_pipe_exec,
+};

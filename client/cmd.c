@@ -1,14 +1,14 @@
-/* Helpers every command uses: options, usage errors, arguments, output. */
-#include <ctype.h>
+/* Running a command: its line parsed before it runs, usage errors, output. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "dbgctl.h"
+
+/* What cmd_parse returns when the command may run. */
+#define CMD_PARSED	(-1)
 
 /* Print the usage of a command to fp, after prefix ("usage: " or indent). */
 void
@@ -18,100 +18,74 @@ cmd_print_usage(const struct cmd_entry *entry, FILE *fp, const char *prefix)
 	    *entry->usage != '\0' ? " " : "", entry->usage);
 }
 
-/* Report a usage error in a command; returns the usage exit status. */
+/* Report a usage error in a command: the message, then its usage line. */
 int
-cmd_usage(const struct cmd_entry *entry, const char *fmt, ...)
+cmd_usage(const struct cmd *self, const char *fmt, ...)
 {
 	va_list	ap;
 
 	va_start(ap, fmt);
 	client_vwarn(fmt, ap);
 	va_end(ap);
-	cmd_print_usage(entry, stderr, "usage: ");
+	cmd_print_usage(self->entry, stderr, "usage: ");
 	return EXIT_USAGE;
 }
 
-/* Name the option getopt just refused, as the user wrote it, into buf. */
-static void
-cmd_getopt_name(char **argv, char *buf, size_t len)
+/*
+ * Parse argv against entry into self. Returns CMD_PARSED when exec may run,
+ * else the status to exit with: 0 after -h, the usage status after an error.
+ */
+static int
+cmd_parse(struct cmd *self, const struct cmd_entry *entry, int argc,
+    char **argv)
 {
-	const char	*arg;
+	char	cause[256];
 
-	arg = optind > 0 ? argv[optind - 1] : NULL;
-	if (optopt > 0 && optopt < 256) {
-		snprintf(buf, len, "-%c", optopt);
-		return;
+	memset(self, 0, sizeof *self);
+	self->entry = entry;
+	switch (args_parse(&self->args, &entry->args, argc, argv, cause,
+	    sizeof cause)) {
+	case ARGS_OK:
+		break;
+	case ARGS_HELP:
+		cmd_print_usage(entry, stdout, "usage: ");
+		return EXIT_OK;
+	case ARGS_FEW:
+		return cmd_usage(self, "%s", (entry->flags & CMD_SESSION) &&
+		    args_count(&self->args) == 0 ? "missing SESSION" :
+		    "missing arguments");
+	case ARGS_BAD:
+		return cmd_usage(self, "%s", cause);
 	}
-	if (arg == NULL || strncmp(arg, "--", 2) != 0) {
-		strlcpy(buf, "?", len);
-		return;
-	}
-	snprintf(buf, len, "%.*s", (int)strcspn(arg, "="), arg);
+	if (entry->flags & CMD_SESSION)
+		self->session = cmd_session_ref(args_operand(&self->args, 0));
+	return CMD_PARSED;
 }
 
 /*
- * Parse the next option of a command (options stop at the first operand).
- * -h and --help print the usage and exit; a bad option is reported and '?'
- * returned. The caller resets optind before the first call.
+ * Run the command entry with argv (argv[0] its name): parse it, and only if
+ * that succeeds talk to the daemon at socket_arg. Returns the exit status.
  */
 int
-cmd_getopt(const struct cmd_entry *entry, int argc, char **argv,
-    const char *shortopts, const struct option *longopts)
+cmd_run(const struct cmd_entry *entry, int argc, char **argv,
+    const char *socket_arg, int json)
 {
-	char	opts[64], name[128];
-	int	ch;
+	struct cmd	self;
+	struct client	c;
+	int		rv;
 
-	snprintf(opts, sizeof opts, "+:h%s", shortopts);
-	opterr = 0;
-	ch = getopt_long(argc, argv, opts, longopts, NULL);
-	switch (ch) {
-	case 'h':
-		cmd_print_usage(entry, stdout, "usage: ");
-		exit(EXIT_OK);
-	case ':':
-		cmd_getopt_name(argv, name, sizeof name);
-		cmd_usage(entry, "option requires an argument: %s", name);
-		return '?';
-	case '?':
-		cmd_getopt_name(argv, name, sizeof name);
-		if (optopt >= 256)
-			cmd_usage(entry, "option takes no argument: %s", name);
-		else
-			cmd_usage(entry, "unknown option: %s", name);
-		return '?';
+	if ((rv = cmd_parse(&self, entry, argc, argv)) != CMD_PARSED) {
+		args_free(&self.args);
+		return rv;
 	}
-	return ch;
-}
-
-/* Parse the options of a command that has none but -h and --help. */
-int
-cmd_getopt_none(const struct cmd_entry *entry, int argc, char **argv)
-{
-	static const struct option	options[] = {
-		CMD_HELP_OPTION,
-		{ NULL, 0, NULL, 0 }
-	};
-
-	if (cmd_getopt(entry, argc, argv, "", options) != -1)
-		return EXIT_USAGE;
-	return 0;
-}
-
-/* Parse a decimal count or milliseconds value: digits only, no sign. */
-int
-cmd_parse_count(const char *s, long long *out)
-{
-	char		*end;
-	long long	 n;
-
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	n = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return -1;
-	*out = n;
-	return 0;
+	client_init(&c, socket_arg, json);
+	c.autostart = (entry->flags & CMD_AUTOSTART) != 0;
+	c.exits = entry->exits;
+	rv = entry->exec(&self, &c);
+	client_close(&c);
+	json_decref(self.session);
+	args_free(&self.args);
+	return rv;
 }
 
 /* A SESSION argument as JSON: an integer if all digits, else a string. */
@@ -120,7 +94,7 @@ cmd_session_ref(const char *s)
 {
 	long long	n;
 
-	if (cmd_parse_count(s, &n) == 0)
+	if (args_strtonum(s, &n) == 0)
 		return json_integer(n);
 	return json_string(s);
 }

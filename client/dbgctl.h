@@ -4,7 +4,6 @@
 
 #include <sys/types.h>
 
-#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,11 +21,15 @@
 #define EXIT_TIMEOUT	4	/* a wait timed out */
 #define EXIT_CLOSED	5	/* the transport or session is closed */
 
-/* The --help entry every command's long options end with. */
-#define CMD_HELP_OPTION	{ "help", no_argument, NULL, 'h' }
-
-/* Command table flags. */
+/* Command entry flags. */
 #define CMD_AUTOSTART	0x1	/* start the daemon when none answers */
+#define CMD_SESSION	0x2	/* the first operand is a SESSION */
+
+/* The status a command exits with after a daemon error of one kind. */
+struct cmd_exit {
+	const char	*kind;		/* NULL ends a list: any other kind */
+	int		 status;
+};
 
 /* An error reply from the daemon. */
 struct client_error {
@@ -36,12 +39,59 @@ struct client_error {
 	char	 method[64];	/* the request it answered */
 };
 
+/* Most options one command's template may name, and the longest name. */
+#define ARGS_OPTIONS_MAX	24
+#define ARGS_NAME_MAX		24
+
+/*
+ * What a command accepts: options is its words, a one-letter one a short
+ * option (-x), a longer one a long option (--kind); a word ending in ':'
+ * takes a value, in '#' a count (digits only). lower and upper bound the
+ * operands; upper -1 is no limit.
+ */
+struct args_template {
+	const char	*options;
+	int		 lower;
+	int		 upper;
+};
+
+/* One option of a template. */
+struct args_option {
+	char	 name[ARGS_NAME_MAX];
+	char	 value;			/* 0 none, ':' a string, '#' a count */
+};
+
+/* One option as given on the command line. */
+struct args_given {
+	int		 option;	/* index into the template's options */
+	const char	*value;		/* NULL for an option without one */
+};
+
+/* A command line parsed against a template. */
+struct args {
+	struct args_option	 options[ARGS_OPTIONS_MAX];
+	int			 noptions;
+	struct args_given	*given;		/* in command-line order */
+	int			 ngiven;
+	char			**operands;	/* into the caller's argv */
+	int			 noperands;
+};
+
+/* What args_parse found. */
+enum args_status {
+	ARGS_OK,
+	ARGS_HELP,		/* -h or --help */
+	ARGS_BAD,		/* the cause says why */
+	ARGS_FEW,		/* fewer operands than the template's lower */
+};
+
 /* The one client context: options, the connection and the last error. */
 struct client {
 	const char		*socket_arg;	/* -s, or NULL */
 	char			 socket[PATH_MAX];
 	int			 json;		/* --json */
 	int			 autostart;	/* may start the daemon */
+	const struct cmd_exit	*exits;		/* NULL: client_exits */
 
 	int			 fd;		/* -1 until connected */
 	struct frame		 frame;
@@ -55,16 +105,28 @@ struct client {
 	struct client_error	 error;
 };
 
-struct cmd_entry;
-typedef int (*cmd_handler)(const struct cmd_entry *, struct client *, int,
-    char **);
+struct cmd;
+/* What a command does once its command line has been parsed. */
+typedef int (*cmd_exec)(struct cmd *, struct client *);
 
-/* One command of the command table. */
+/*
+ * One command, declared in its own file: what it accepts, parsed before
+ * exec runs and before any daemon is contacted, and how it runs.
+ */
 struct cmd_entry {
-	const char	*name;
-	const char	*usage;		/* arguments, after the name */
-	cmd_handler	 handler;
-	int		 flags;
+	const char		*name;
+	const char		*usage;		/* arguments, after the name */
+	struct args_template	 args;
+	int			 flags;		/* CMD_* */
+	const struct cmd_exit	*exits;		/* NULL: timeout 4, else 1 */
+	cmd_exec		 exec;
+};
+
+/* A command line parsed against its entry: what exec acts on. */
+struct cmd {
+	const struct cmd_entry	*entry;
+	struct args		 args;
+	json_t			*session;	/* CMD_SESSION: operand 0 */
 };
 
 /* client.c */
@@ -82,39 +144,44 @@ void		 client_vwarn(const char *, va_list);
 void		 client_warn(const char *, ...)
 		    __attribute__((format(printf, 1, 2)));
 
+/* args.c */
+int		 args_strtonum(const char *, long long *);
+enum args_status args_parse(struct args *, const struct args_template *,
+		    int, char **, char *, size_t);
+void		 args_free(struct args *);
+int		 args_has(const struct args *, const char *);
+int		 args_last(const struct args *, const char *);
+const char	*args_get(const struct args *, const char *);
+long long	 args_number(const struct args *, const char *, long long);
+const char	*args_next(const struct args *, const char *, int *);
+int		 args_count(const struct args *);
+const char	*args_operand(const struct args *, int);
+
 /* autostart.c */
 int		 autostart_connect(struct client *);
 int		 autostart_pid_alive(pid_t);
 
 /* cmd.c */
-int		 cmd_usage(const struct cmd_entry *, const char *, ...)
+int		 cmd_run(const struct cmd_entry *, int, char **, const char *,
+		    int);
+int		 cmd_usage(const struct cmd *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 void		 cmd_print_usage(const struct cmd_entry *, FILE *,
 		    const char *);
-int		 cmd_getopt(const struct cmd_entry *, int, char **,
-		    const char *, const struct option *);
-int		 cmd_getopt_none(const struct cmd_entry *, int, char **);
 json_t		*cmd_session_ref(const char *);
-int		 cmd_parse_count(const char *, long long *);
 int		 cmd_print_json(json_t *);
 int		 cmd_write_all(int, const void *, size_t);
 
 /* cmd-session.c */
+extern const struct cmd_entry cmd_launch_entry;
+extern const struct cmd_entry cmd_list_entry;
+extern const struct cmd_entry cmd_status_entry;
+extern const struct cmd_entry cmd_stop_entry;
+extern const struct cmd_entry cmd_signal_entry;
 int		 cmd_session_status(json_t *);
-int		 cmd_launch(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_list(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_status(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_stop(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_signal(const struct cmd_entry *, struct client *, int,
-		    char **);
 
 /* cmd-logs.c */
-int		 cmd_logs(const struct cmd_entry *, struct client *, int,
-		    char **);
+extern const struct cmd_entry cmd_logs_entry;
 
 /* tty.c */
 int		 tty_raw(int, int);
@@ -124,30 +191,22 @@ void		 tty_leave(void);
 int		 tty_size(int, unsigned *, unsigned *);
 
 /* cmd-attach.c */
-int		 cmd_attach(const struct cmd_entry *, struct client *, int,
-		    char **);
+extern const struct cmd_entry cmd_attach_entry;
 int		 cmd_attach_session(struct client *, json_t *, int);
-int		 cmd_attach_key(const char *);
+int		 cmd_attach_key(const struct cmd *, int *);
 /* Ctrl-\ detaches unless --detach-key says otherwise. */
 #define CMD_DETACH_KEY	0x1c
 
 /* cmd-transport.c */
-int		 cmd_send(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_recv(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_pipe(const struct cmd_entry *, struct client *, int,
-		    char **);
+extern const struct cmd_entry cmd_send_entry;
+extern const struct cmd_entry cmd_recv_entry;
+extern const struct cmd_entry cmd_pipe_entry;
 
 /* cmd-daemon.c */
-int		 cmd_ping(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_shutdown(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_version(const struct cmd_entry *, struct client *, int,
-		    char **);
-int		 cmd_daemon(const struct cmd_entry *, struct client *, int,
-		    char **);
+extern const struct cmd_entry cmd_ping_entry;
+extern const struct cmd_entry cmd_shutdown_entry;
+extern const struct cmd_entry cmd_version_entry;
+extern const struct cmd_entry cmd_daemon_entry;
 
 /* fmt.c */
 void		 fmt_age(json_t *, char *, size_t);

@@ -10,38 +10,39 @@
 #include "config.h"
 #include "dbgctl.h"
 
-static int	main_help(const struct cmd_entry *, struct client *, int,
-		    char **);
+static int	main_help(struct cmd *, struct client *);
 
 /* Long-only global options. */
 enum {
 	OPT_JSON = 256,
 };
 
-/* The commands: name, usage, handler, flags. */
-static const struct cmd_entry main_commands[] = {
-	{ "launch", "[--kind gdb|lldb|gdbserver|remote|exec] [--name NAME]\n"
-	    "\t[--debugger PATH] [--remote HOST:PORT] [--server 'CMD {port}']\n"
-	    "\t[--port N] [--connect-timeout MS] [--transport] [-x CMD]...\n"
-	    "\t[--cwd DIR] [--env K=V]... [--stop-timeout MS]\n"
-	    "\t[--attach [--detach-key KEY] | --wait]\n"
-	    "\t[--] PROGRAM [ARG...]", cmd_launch, CMD_AUTOSTART },
-	{ "list", "", cmd_list, CMD_AUTOSTART },
-	{ "status", "SESSION", cmd_status, CMD_AUTOSTART },
-	{ "stop", "[--timeout MS] (SESSION... | --all)", cmd_stop,
-	    CMD_AUTOSTART },
-	{ "signal", "SESSION [SIG]", cmd_signal, CMD_AUTOSTART },
-	{ "logs", "[-f] [-n N] SESSION", cmd_logs, CMD_AUTOSTART },
-	{ "send", "[--eof] SESSION [DATA]", cmd_send, CMD_AUTOSTART },
-	{ "recv", "[--max N] [--timeout MS] SESSION", cmd_recv,
-	    CMD_AUTOSTART },
-	{ "pipe", "SESSION", cmd_pipe, CMD_AUTOSTART },
-	{ "attach", "[--detach-key KEY] SESSION", cmd_attach, CMD_AUTOSTART },
-	{ "ping", "", cmd_ping, 0 },
-	{ "shutdown", "[--timeout MS]", cmd_shutdown, 0 },
-	{ "version", "", cmd_version, CMD_AUTOSTART },
-	{ "daemon", "[--foreground] [--listen unix:PATH]", cmd_daemon, 0 },
-	{ "help", "[COMMAND]", main_help, 0 },
+/* help: here, since it prints the table below. */
+static const struct cmd_entry main_help_entry = {
+	.name = "help",
+	.usage = "[COMMAND]",
+	.args = { "", 0, 1 },
+	.flags = 0,
+	.exec = main_help,
+};
+
+/* The commands; each declares itself in its own file. */
+static const struct cmd_entry *const main_commands[] = {
+	&cmd_launch_entry,
+	&cmd_list_entry,
+	&cmd_status_entry,
+	&cmd_stop_entry,
+	&cmd_signal_entry,
+	&cmd_logs_entry,
+	&cmd_send_entry,
+	&cmd_recv_entry,
+	&cmd_pipe_entry,
+	&cmd_attach_entry,
+	&cmd_ping_entry,
+	&cmd_shutdown_entry,
+	&cmd_version_entry,
+	&cmd_daemon_entry,
+	&main_help_entry,
 };
 
 #define MAIN_NCOMMANDS	(sizeof main_commands / sizeof main_commands[0])
@@ -55,7 +56,7 @@ main_usage(FILE *fp)
 	fprintf(fp, "usage: dbgctl [-s SOCKET] [--json] COMMAND [ARG...]\n"
 	    "commands:\n");
 	for (i = 0; i < MAIN_NCOMMANDS; i++) {
-		cmd_print_usage(&main_commands[i], fp, "  ");
+		cmd_print_usage(main_commands[i], fp, "  ");
 	}
 }
 
@@ -76,30 +77,26 @@ main_find(const char *name)
 	size_t	i;
 
 	for (i = 0; i < MAIN_NCOMMANDS; i++) {
-		if (strcmp(main_commands[i].name, name) == 0)
-			return &main_commands[i];
+		if (strcmp(main_commands[i]->name, name) == 0)
+			return main_commands[i];
 	}
 	return NULL;
 }
 
 /* help: print every command's usage, or one command's. */
 static int
-main_help(const struct cmd_entry *self, struct client *c, int argc,
-    char **argv)
+main_help(struct cmd *self, struct client *c)
 {
 	const struct cmd_entry	*entry;
+	const char		*name;
 
 	(void)c;
-	if (cmd_getopt_none(self, argc, argv) != 0)
-		return EXIT_USAGE;
-	if (optind == argc) {
+	if ((name = args_operand(&self->args, 0)) == NULL) {
 		main_usage(stdout);
 		return EXIT_OK;
 	}
-	if (optind + 1 != argc)
-		return cmd_usage(self, "too many arguments");
-	if ((entry = main_find(argv[optind])) == NULL)
-		return cmd_usage(self, "unknown command: %s", argv[optind]);
+	if ((entry = main_find(name)) == NULL)
+		return cmd_usage(self, "unknown command: %s", name);
 	cmd_print_usage(entry, stdout, "usage: ");
 	return EXIT_OK;
 }
@@ -148,7 +145,6 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const struct cmd_entry		*entry;
-	struct client			 c;
 	const char			*socket_arg = NULL;
 	int				 ch, json = 0, rv;
 
@@ -188,11 +184,7 @@ main(int argc, char **argv)
 	if (main_check_utf8(argc, argv) != 0)
 		return EXIT_USAGE;
 
-	client_init(&c, socket_arg, json);
-	c.autostart = (entry->flags & CMD_AUTOSTART) != 0;
-	optind = 0;
-	rv = entry->handler(entry, &c, argc, argv);
-	client_close(&c);
+	rv = cmd_run(entry, argc, argv, socket_arg, json);
 	if (fflush(stdout) != 0 && rv == EXIT_OK) {
 		client_warn("stdout: %s", strerror(errno));
 		rv = EXIT_FAILED;

@@ -1,6 +1,7 @@
 /*
  * The client's contract as scripts see it: exit statuses, error messages,
- * names, environment and cwd of launched programs, and signal.
+ * usage errors that start no daemon, names, environment and cwd of launched
+ * programs, and signal.
  */
 #include "harness.h"
 
@@ -63,6 +64,182 @@ Test(cli, usage_exits_2)
 	cr_assert_eq(r.code, 2, "dbgctl no-such-command: expected exit 2, got "
 	    "%d (stderr: %s)", r.code, r.err);
 	h_run_free(&r);
+}
+
+/* No daemon was started: no socket file, no dbgctld of this test. */
+static void
+cli_expect_no_daemon(const char *cmd)
+{
+	pid_t d[4];
+
+	cr_assert(access(H->sock, F_OK) != 0, "dbgctl %s: the socket %s exists "
+	    "afterwards", cmd, H->sock);
+	cr_assert_eq(h_daemon_list(d, 4), 0, "dbgctl %s started a daemon", cmd);
+}
+
+/*
+ * dbgctl ARGS is a usage error: exit 2, "dbgctl: <message>" and the
+ * command's usage line on stderr, nothing on stdout, and no daemon started.
+ */
+static void
+cli_usage_error(const char *const args[])
+{
+	struct h_res r;
+	char cmd[512], usage[128];
+
+	h_join_args(args, cmd, sizeof(cmd));
+	snprintf(usage, sizeof(usage), "\nusage: dbgctl %s", args[0]);
+	h_cli(&r, args);
+	cr_assert_eq(r.code, 2, "dbgctl %s: expected exit 2, got %d (stderr: "
+	    "%s)", cmd, r.code, r.err);
+	cr_assert(strncmp(r.err, "dbgctl: ", 8) == 0, "dbgctl %s: expected "
+	    "\"dbgctl: <message>\" on stderr, got \"%s\"", cmd, r.err);
+	cr_assert(strstr(r.err, usage) != NULL, "dbgctl %s: expected the usage "
+	    "line on stderr, got \"%s\"", cmd, r.err);
+	cr_assert_eq(r.out_len, 0, "dbgctl %s: expected nothing on stdout, got "
+	    "\"%s\"", cmd, r.out);
+	h_run_free(&r);
+	cli_expect_no_daemon(cmd);
+}
+
+/* launch: bad options and a missing PROGRAM are usage errors. */
+Test(cli, launch_usage_errors_exit_2)
+{
+	cli_usage_error(H_ARGS("launch", "-Z", "--kind", "exec", "true"));
+	cli_usage_error(H_ARGS("launch", "-n", "x", "--kind", "exec", "true"));
+	cli_usage_error(H_ARGS("launch", "--kind"));
+	cli_usage_error(H_ARGS("launch", "--kind", "exec", "-x"));
+	cli_usage_error(H_ARGS("launch", "--port", "x", "--kind", "exec",
+	    "true"));
+	cli_usage_error(H_ARGS("launch", "--transport=yes", "true"));
+	cli_usage_error(H_ARGS("launch", "--kind", "exec"));
+	cli_usage_error(H_ARGS("launch", "--wait", "--attach", "true"));
+	cli_usage_error(H_ARGS("launch", "--detach-key", "bad", "true"));
+	cli_usage_error(H_ARGS("launch", "--env", "novalue", "true"));
+}
+
+/* list, status and signal: bad options and operand counts. */
+Test(cli, list_status_signal_usage_errors_exit_2)
+{
+	cli_usage_error(H_ARGS("list", "-Z"));
+	cli_usage_error(H_ARGS("list", "1"));
+	cli_usage_error(H_ARGS("status", "-Z", "1"));
+	cli_usage_error(H_ARGS("status"));
+	cli_usage_error(H_ARGS("status", "1", "2"));
+	cli_usage_error(H_ARGS("signal", "-Z", "1"));
+	cli_usage_error(H_ARGS("signal", "-s", "INT", "1"));
+	cli_usage_error(H_ARGS("signal"));
+	cli_usage_error(H_ARGS("signal", "1", "INT", "2"));
+}
+
+/* stop: bad options, no SESSION, or SESSION with --all. */
+Test(cli, stop_usage_errors_exit_2)
+{
+	cli_usage_error(H_ARGS("stop", "-Z", "1"));
+	cli_usage_error(H_ARGS("stop", "-t", "1", "1"));
+	cli_usage_error(H_ARGS("stop", "-a"));
+	cli_usage_error(H_ARGS("stop", "--timeout"));
+	cli_usage_error(H_ARGS("stop", "--timeout", "soon", "1"));
+	cli_usage_error(H_ARGS("stop"));
+	cli_usage_error(H_ARGS("stop", "--all", "1"));
+}
+
+/* logs: bad options, a bad -n, and operand counts. */
+Test(cli, logs_usage_errors_exit_2)
+{
+	cli_usage_error(H_ARGS("logs", "-Z", "1"));
+	cli_usage_error(H_ARGS("logs", "-fZ", "1"));
+	cli_usage_error(H_ARGS("logs", "--follow", "1"));
+	cli_usage_error(H_ARGS("logs", "-n"));
+	cli_usage_error(H_ARGS("logs", "-n", "-1", "1"));
+	cli_usage_error(H_ARGS("logs"));
+	cli_usage_error(H_ARGS("logs", "1", "2"));
+}
+
+/* send: an unknown option stops it before it connects or starts a daemon. */
+Test(cli, send_usage_errors_exit_2)
+{
+	cli_usage_error(H_ARGS("send", "-Z", "x", "hi"));
+	cli_usage_error(H_ARGS("send", "-e", "x"));
+	cli_usage_error(H_ARGS("send", "--eof=yes", "x"));
+	cli_usage_error(H_ARGS("send"));
+	cli_usage_error(H_ARGS("send", "x", "hi", "there"));
+}
+
+/* recv: an unknown option stops it before it starts a daemon. */
+Test(cli, recv_usage_errors_exit_2)
+{
+	cli_usage_error(H_ARGS("recv", "-Z", "x"));
+	cli_usage_error(H_ARGS("recv", "-m", "1", "-t", "1", "x"));
+	cli_usage_error(H_ARGS("recv", "-t", "1", "x"));
+	cli_usage_error(H_ARGS("recv", "--max"));
+	cli_usage_error(H_ARGS("recv", "--max", "0", "x"));
+	cli_usage_error(H_ARGS("recv", "--timeout", "1s", "x"));
+	cli_usage_error(H_ARGS("recv"));
+	cli_usage_error(H_ARGS("recv", "x", "y"));
+}
+
+/* pipe and attach: bad options and operand counts, before any terminal check. */
+Test(cli, pipe_attach_usage_errors_exit_2)
+{
+	cli_usage_error(H_ARGS("pipe", "-Z", "1"));
+	cli_usage_error(H_ARGS("pipe"));
+	cli_usage_error(H_ARGS("pipe", "1", "2"));
+	cli_usage_error(H_ARGS("attach", "-Z", "x"));
+	cli_usage_error(H_ARGS("attach", "-k", "x", "1"));
+	cli_usage_error(H_ARGS("attach", "--detach-key"));
+	cli_usage_error(H_ARGS("attach", "--detach-key", "^^^", "1"));
+	cli_usage_error(H_ARGS("attach"));
+	cli_usage_error(H_ARGS("attach", "1", "2"));
+}
+
+/* ping, shutdown, version, daemon and help: bad options and operands. */
+Test(cli, daemon_commands_usage_errors_exit_2)
+{
+	cli_usage_error(H_ARGS("ping", "-Z"));
+	cli_usage_error(H_ARGS("ping", "1"));
+	cli_usage_error(H_ARGS("shutdown", "-Z"));
+	cli_usage_error(H_ARGS("shutdown", "-t", "1"));
+	cli_usage_error(H_ARGS("shutdown", "--timeout"));
+	cli_usage_error(H_ARGS("shutdown", "--timeout", "x"));
+	cli_usage_error(H_ARGS("shutdown", "1"));
+	cli_usage_error(H_ARGS("version", "-Z"));
+	cli_usage_error(H_ARGS("version", "1"));
+	cli_usage_error(H_ARGS("daemon", "-Z"));
+	cli_usage_error(H_ARGS("daemon", "-f"));
+	cli_usage_error(H_ARGS("daemon", "--listen"));
+	cli_usage_error(H_ARGS("daemon", "--foreground", "now"));
+	cli_usage_error(H_ARGS("help", "-Z"));
+	cli_usage_error(H_ARGS("help", "stop", "list"));
+	cli_usage_error(H_ARGS("help", "no-such-command"));
+}
+
+/* -h and --help print a command's usage on stdout, exit 0, start nothing. */
+Test(cli, help_option_prints_usage_and_exits_0)
+{
+	static const char *const names[] = { "launch", "list", "status",
+	    "stop", "signal", "logs", "send", "recv", "pipe", "attach", "ping",
+	    "shutdown", "version", "daemon", "help" };
+	static const char *const opts[] = { "-h", "--help" };
+	struct h_res r;
+	char cmd[128], usage[128];
+	size_t i, j;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		for (j = 0; j < 2; j++) {
+			snprintf(cmd, sizeof(cmd), "%s %s", names[i], opts[j]);
+			snprintf(usage, sizeof(usage), "usage: dbgctl %s",
+			    names[i]);
+			h_cli(&r, H_ARGS(names[i], opts[j]));
+			cr_assert_eq(r.code, 0, "dbgctl %s: expected exit 0, "
+			    "got %d (stderr: %s)", cmd, r.code, r.err);
+			cr_assert(strncmp(r.out, usage, strlen(usage)) == 0,
+			    "dbgctl %s: expected \"%s\" on stdout, got \"%s\"",
+			    cmd, usage, r.out);
+			h_run_free(&r);
+			cli_expect_no_daemon(cmd);
+		}
+	}
 }
 
 /* A program that cannot be executed: exit 1 with the cause. */

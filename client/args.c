@@ -1,0 +1,320 @@
+/* A command line parsed against a command's template: options and operands. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dbgctl.h"
+
+/* getopt's value for the template's long option i. */
+#define ARGS_LONG(i)	(256 + (i))
+
+/* Parse a decimal count or milliseconds value: digits only, no sign. */
+int
+args_strtonum(const char *s, long long *out)
+{
+	char		*end;
+	long long	 n;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	n = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return -1;
+	*out = n;
+	return 0;
+}
+
+/* A template that does not fit is the program's mistake, not the user's. */
+static void __attribute__((noreturn))
+args_broken(const char *what, const char *name)
+{
+	fprintf(stderr, "dbgctl: internal error: %s: %s\n", what, name);
+	abort();
+}
+
+/* Split the template's words ("x:", "max#", "eof") into a's options. */
+static void
+args_template(struct args *a, const char *template)
+{
+	struct args_option	*o;
+	const char		*p = template;
+	size_t			 len;
+
+	a->noptions = 0;
+	while (*(p += strspn(p, " ")) != '\0') {
+		len = strcspn(p, " ");
+		if (a->noptions == ARGS_OPTIONS_MAX || len >= ARGS_NAME_MAX)
+			args_broken("option template too big", template);
+		o = &a->options[a->noptions++];
+		memcpy(o->name, p, len);
+		o->name[len] = '\0';
+		o->value = 0;
+		if (len > 1 && strchr(":#", p[len - 1]) != NULL) {
+			o->value = p[len - 1];
+			o->name[len - 1] = '\0';
+		}
+		p += len;
+	}
+}
+
+/* The index of option name in a's template; a name not there aborts. */
+static int
+args_find(const struct args *a, const char *name)
+{
+	int	i;
+
+	for (i = 0; i < a->noptions; i++) {
+		if (strcmp(a->options[i].name, name) == 0)
+			return i;
+	}
+	args_broken("no such option in the template", name);
+}
+
+/* Whether option i is a short one, written -x rather than --name. */
+static int
+args_short(const struct args *a, int i)
+{
+	return a->options[i].name[1] == '\0';
+}
+
+/* Build getopt's tables from the template, -h and --help included. */
+static void
+args_getopt_tables(const struct args *a, char *shortopts, size_t len,
+    struct option *longopts)
+{
+	const struct args_option	*o;
+	char				 s[4];
+	int				 i, n = 0;
+
+	strlcpy(shortopts, "+:h", len);
+	for (i = 0; i < a->noptions; i++) {
+		o = &a->options[i];
+		if (args_short(a, i)) {
+			snprintf(s, sizeof s, "%c%s", o->name[0],
+			    o->value != 0 ? ":" : "");
+			strlcat(shortopts, s, len);
+			continue;
+		}
+		longopts[n].name = o->name;
+		longopts[n].has_arg = o->value != 0 ? required_argument :
+		    no_argument;
+		longopts[n].flag = NULL;
+		longopts[n++].val = ARGS_LONG(i);
+	}
+	longopts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	longopts[n] = (struct option){ NULL, 0, NULL, 0 };
+}
+
+/* The template option getopt returned ch for; -1 if none. */
+static int
+args_option_of(const struct args *a, int ch)
+{
+	int	i;
+
+	if (ch >= ARGS_LONG(0))
+		return ch - ARGS_LONG(0) < a->noptions ? ch - ARGS_LONG(0) : -1;
+	for (i = 0; i < a->noptions; i++) {
+		if (args_short(a, i) && a->options[i].name[0] == ch)
+			return i;
+	}
+	return -1;
+}
+
+/* Name the option getopt just refused, as the user wrote it, into buf. */
+static void
+args_refused(const struct args *a, char **argv, char *buf, size_t len)
+{
+	const char	*arg;
+	int		 i;
+
+	if (optopt > 0 && optopt < ARGS_LONG(0)) {
+		snprintf(buf, len, "-%c", optopt);
+		return;
+	}
+	if ((i = args_option_of(a, optopt)) != -1) {
+		snprintf(buf, len, "--%s", a->options[i].name);
+		return;
+	}
+	arg = optind > 0 ? argv[optind - 1] : NULL;
+	if (arg == NULL || strncmp(arg, "--", 2) != 0) {
+		strlcpy(buf, "?", len);
+		return;
+	}
+	snprintf(buf, len, "%.*s", (int)strcspn(arg, "="), arg);
+}
+
+/* Why getopt refused an option, in the words of a usage error. */
+static void
+args_cause(const struct args *a, int ch, char **argv, char *cause,
+    size_t len)
+{
+	char	name[128];
+
+	args_refused(a, argv, name, sizeof name);
+	if (ch == ':')
+		snprintf(cause, len, "option requires an argument: %s", name);
+	else if (optopt >= ARGS_LONG(0))
+		snprintf(cause, len, "option takes no argument: %s", name);
+	else
+		snprintf(cause, len, "unknown option: %s", name);
+}
+
+/* Keep option i with its value; a count that is not one is refused. */
+static int
+args_keep(struct args *a, int i, const char *value, char *cause,
+    size_t len)
+{
+	long long	n;
+
+	if (a->options[i].value == '#' && args_strtonum(value, &n) != 0) {
+		snprintf(cause, len, "bad %s%s: %s", args_short(a, i) ? "-" :
+		    "--", a->options[i].name, value);
+		return -1;
+	}
+	a->given[a->ngiven].option = i;
+	a->given[a->ngiven++].value = value;
+	return 0;
+}
+
+/* Take the options, up to the first operand or "--", into a. */
+static enum args_status
+args_options(struct args *a, int argc, char **argv, char *cause,
+    size_t len)
+{
+	struct option	longopts[ARGS_OPTIONS_MAX + 2];
+	char		shortopts[3 * ARGS_OPTIONS_MAX + 4];
+	int		ch, i;
+
+	args_getopt_tables(a, shortopts, sizeof shortopts, longopts);
+	optind = 0;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, shortopts, longopts,
+	    NULL)) != -1) {
+		if (ch == 'h')
+			return ARGS_HELP;
+		if ((i = args_option_of(a, ch)) == -1) {
+			args_cause(a, ch, argv, cause, len);
+			return ARGS_BAD;
+		}
+		if (args_keep(a, i, a->options[i].value != 0 ? optarg : NULL,
+		    cause, len) != 0)
+			return ARGS_BAD;
+	}
+	return ARGS_OK;
+}
+
+/*
+ * Parse argv (argv[0] the command's name) against template: the options it
+ * names, and between lower and upper operands (upper -1: no limit). On
+ * ARGS_BAD, cause says why; ARGS_FEW means too few operands.
+ */
+enum args_status
+args_parse(struct args *a, const struct args_template *template, int argc,
+    char **argv, char *cause, size_t len)
+{
+	enum args_status	rv;
+
+	memset(a, 0, sizeof *a);
+	args_template(a, template->options);
+	if ((a->given = calloc(argc, sizeof *a->given)) == NULL)
+		client_fatal("out of memory");
+	if ((rv = args_options(a, argc, argv, cause, len)) != ARGS_OK)
+		return rv;
+	a->operands = argv + optind;
+	a->noperands = argc - optind;
+	if (a->noperands < template->lower)
+		return ARGS_FEW;
+	if (template->upper != -1 && a->noperands > template->upper) {
+		strlcpy(cause, "too many arguments", len);
+		return ARGS_BAD;
+	}
+	return ARGS_OK;
+}
+
+/* Free what args_parse allocated. */
+void
+args_free(struct args *a)
+{
+	free(a->given);
+	a->given = NULL;
+	a->ngiven = 0;
+}
+
+/* How many times option name was given. */
+int
+args_has(const struct args *a, const char *name)
+{
+	int	i, n = 0, opt = args_find(a, name);
+
+	for (i = 0; i < a->ngiven; i++)
+		n += a->given[i].option == opt;
+	return n;
+}
+
+/* Where among the options given the last name is; -1 if it was not given. */
+int
+args_last(const struct args *a, const char *name)
+{
+	int	i, opt = args_find(a, name);
+
+	for (i = a->ngiven - 1; i >= 0; i--) {
+		if (a->given[i].option == opt)
+			return i;
+	}
+	return -1;
+}
+
+/* The value of the last name given; NULL if it was not. */
+const char *
+args_get(const struct args *a, const char *name)
+{
+	int	i = args_last(a, name);
+
+	return i == -1 ? NULL : a->given[i].value;
+}
+
+/* The last value of count option name (checked when parsed), or unset. */
+long long
+args_number(const struct args *a, const char *name, long long unset)
+{
+	const char	*value = args_get(a, name);
+	long long	 n;
+
+	if (value == NULL || args_strtonum(value, &n) != 0)
+		return unset;
+	return n;
+}
+
+/*
+ * The values of option name in the order given: the first at or after *pos,
+ * which moves past it. Start with *pos 0; NULL once there are no more.
+ */
+const char *
+args_next(const struct args *a, const char *name, int *pos)
+{
+	int	opt = args_find(a, name);
+
+	for (; *pos < a->ngiven; (*pos)++) {
+		if (a->given[*pos].option == opt)
+			return a->given[(*pos)++].value;
+	}
+	return NULL;
+}
+
+/* How many operands there are. */
+int
+args_count(const struct args *a)
+{
+	return a->noperands;
+}
+
+/* Operand i, or NULL past the last. */
+const char *
+args_operand(const struct args *a, int i)
+{
+	return i >= 0 && i < a->noperands ? a->operands[i] : NULL;
+}
