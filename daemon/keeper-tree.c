@@ -15,7 +15,7 @@
 
 /* Read the parent pid and the start time of pid from /proc/PID/stat. */
 int
-tree_read_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
+keeper_tree_read_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
 {
 	char			 path[64], buf[1024], *p, *end;
 	unsigned long long	 v = 0;
@@ -47,9 +47,9 @@ tree_read_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
 
 /* Append one process to the table; a full table just drops it. */
 static void
-tree_add(struct tree *t, pid_t pid)
+keeper_tree_add(struct keeper_tree *t, pid_t pid)
 {
-	struct tree_proc	*p;
+	struct keeper_tree_proc	*p;
 	size_t			 cap;
 
 	if (t->n == t->cap) {
@@ -63,22 +63,22 @@ tree_add(struct tree *t, pid_t pid)
 	p = &t->procs[t->n];
 	p->pid = pid;
 	p->desc = 0;
-	if (tree_read_stat(pid, &p->ppid, &p->start) == 0)
+	if (keeper_tree_read_stat(pid, &p->ppid, &p->start) == 0)
 		t->n++;
 }
 
 /* Compare two process entries by pid, for qsort and bsearch. */
 static int
-tree_cmp(const void *a, const void *b)
+keeper_tree_cmp_pid(const void *a, const void *b)
 {
-	const struct tree_proc	*pa = a, *pb = b;
+	const struct keeper_tree_proc	*pa = a, *pb = b;
 
 	return (pa->pid > pb->pid) - (pa->pid < pb->pid);
 }
 
 /* Load every process of the system into the table, sorted by pid. */
 static void
-tree_scan(struct tree *t)
+keeper_tree_scan(struct keeper_tree *t)
 {
 	struct dirent	*de;
 	const char	*errstr;
@@ -91,29 +91,29 @@ tree_scan(struct tree *t)
 	while ((de = readdir(d)) != NULL) {
 		pid = (pid_t)strtonum(de->d_name, 1, INT_MAX, &errstr);
 		if (errstr == NULL && pid != t->self)
-			tree_add(t, pid);
+			keeper_tree_add(t, pid);
 	}
 	closedir(d);
-	qsort(t->procs, t->n, sizeof *t->procs, tree_cmp);
+	qsort(t->procs, t->n, sizeof *t->procs, keeper_tree_cmp_pid);
 }
 
 /* Return the table entry of pid, or NULL. */
-static struct tree_proc *
-tree_find(struct tree *t, pid_t pid)
+static struct keeper_tree_proc *
+keeper_tree_find(struct keeper_tree *t, pid_t pid)
 {
-	struct tree_proc	key;
+	struct keeper_tree_proc	key;
 
 	memset(&key, 0, sizeof key);
 	key.pid = pid;
 	return bsearch(&key, t->procs, t->n, sizeof *t->procs,
-	    tree_cmp);
+	    keeper_tree_cmp_pid);
 }
 
 /* Mark every entry whose ancestry leads to the keeper; return how many. */
 static size_t
-tree_mark(struct tree *t)
+keeper_tree_mark_descendants(struct keeper_tree *t)
 {
-	struct tree_proc	*p, *parent;
+	struct keeper_tree_proc	*p, *parent;
 	size_t			 i, n = 0;
 	int			 changed;
 
@@ -123,7 +123,7 @@ tree_mark(struct tree *t)
 			p = &t->procs[i];
 			if (p->desc)
 				continue;
-			parent = tree_find(t, p->ppid);
+			parent = keeper_tree_find(t, p->ppid);
 			if (p->ppid != t->self && (parent == NULL ||
 			    !parent->desc))
 				continue;
@@ -140,7 +140,7 @@ tree_mark(struct tree *t)
  * SIGTERM is followed by SIGCONT so that a stopped process can act on it.
  */
 static void
-tree_signal_one(struct tree_proc *p, int sig)
+keeper_tree_signal_one(struct keeper_tree_proc *p, int sig)
 {
 	unsigned long long	start;
 	pid_t			ppid;
@@ -154,7 +154,8 @@ tree_signal_one(struct tree_proc *p, int sig)
 			(void)kill(p->pid, SIGCONT);
 		return;
 	}
-	if (tree_read_stat(p->pid, &ppid, &start) == 0 && start == p->start) {
+	if (keeper_tree_read_stat(p->pid, &ppid, &start) == 0 &&
+	    start == p->start) {
 		(void)pidfd_send_signal(fd, sig, NULL, 0);
 		if (sig == SIGTERM)
 			(void)pidfd_send_signal(fd, SIGCONT, NULL, 0);
@@ -164,23 +165,23 @@ tree_signal_one(struct tree_proc *p, int sig)
 
 /* Send sig to every live descendant of self; return how many there were. */
 size_t
-tree_signal(struct tree *t, pid_t self, int sig)
+keeper_tree_signal(struct keeper_tree *t, pid_t self, int sig)
 {
 	size_t	i, n;
 
 	t->self = self;
-	tree_scan(t);
-	n = tree_mark(t);
+	keeper_tree_scan(t);
+	n = keeper_tree_mark_descendants(t);
 	for (i = 0; i < t->n; i++) {
 		if (t->procs[i].desc)
-			tree_signal_one(&t->procs[i], sig);
+			keeper_tree_signal_one(&t->procs[i], sig);
 	}
 	return n;
 }
 
 /* Release the table. */
 void
-tree_free(struct tree *t)
+keeper_tree_free(struct keeper_tree *t)
 {
 	free(t->procs);
 	t->procs = NULL;

@@ -173,8 +173,8 @@ keeper_setup_fds(struct keeper *k)
 		if (fcntl(k->keep[i], F_GETFD) == -1)
 			keeper_fail(k, "setup", errno, 1);
 	}
-	child_sort_fds(k->keep, k->nkeep);
-	child_close_except(k->keep, k->nkeep, KEEPER_CTL_FD + 1);
+	keeper_child_sort_fds(k->keep, k->nkeep);
+	keeper_child_close_except(k->keep, k->nkeep, KEEPER_CTL_FD + 1);
 }
 
 /* Fill set with the signals the keeper takes through its signalfd. */
@@ -257,7 +257,7 @@ keeper_spawn(struct keeper *k)
 		keeper_fail(k, "fork", errno, 0);
 	if (pid == 0) {
 		close(fds[0]);
-		child_exec(k, fds[1]);
+		keeper_child_exec(k, fds[1]);
 	}
 	close(fds[1]);
 	for (i = 0; i < k->nkeep; i++)
@@ -272,7 +272,8 @@ keeper_spawn(struct keeper *k)
 static void
 keeper_signal_all(struct keeper *k, int sig)
 {
-	if (tree_signal(&k->tree, k->self, sig) == 0 && !k->main_reaped)
+	if (keeper_tree_signal(&k->tree, k->self, sig) == 0 &&
+	    !k->main_reaped)
 		(void)kill(k->main_pid, sig);	/* no /proc: at least main */
 }
 
@@ -344,7 +345,7 @@ keeper_timeout(struct keeper *k)
 static void
 keeper_read_exec(struct keeper *k)
 {
-	struct keeper_err	e;
+	struct keeper_child_err	e;
 	ssize_t			n;
 
 	do
@@ -357,9 +358,9 @@ keeper_read_exec(struct keeper *k)
 		return;
 	}
 	if (n == -1) {
-		e.stage = KEEPER_STAGE_SETUP;
+		e.stage = KEEPER_CHILD_SETUP;
 		e.error = errno;
-	} else if (n != sizeof e || e.stage < 0 || e.stage > KEEPER_STAGE_EXEC)
+	} else if (n != sizeof e || e.stage < 0 || e.stage > KEEPER_CHILD_EXEC)
 		abort();
 	keeper_send(k, "failed %s %d\n", keeper_stages[e.stage], e.error);
 	k->quiet = 1;
@@ -529,6 +530,6 @@ main(int argc, char **argv)
 	keeper_setup_session(&k);
 	keeper_spawn(&k);
 	keeper_loop(&k);
-	tree_free(&k.tree);
+	keeper_tree_free(&k.tree);
 	return 0;
 }

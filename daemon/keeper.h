@@ -20,10 +20,10 @@
 #define KEEPER_MS_NS		1000000LL
 
 /* Where the child failed before exec, as reported through the error pipe. */
-enum keeper_stage {
-	KEEPER_STAGE_SETUP,
-	KEEPER_STAGE_CHDIR,
-	KEEPER_STAGE_EXEC
+enum keeper_child_stage {
+	KEEPER_CHILD_SETUP,
+	KEEPER_CHILD_CHDIR,
+	KEEPER_CHILD_EXEC
 };
 
 /* What the keeper is doing to its descendants. */
@@ -34,13 +34,13 @@ enum keeper_phase {
 };
 
 /* The message the child writes to the error pipe when it cannot exec. */
-struct keeper_err {
+struct keeper_child_err {
 	int	stage;
 	int	error;
 };
 
 /* One process seen in /proc. */
-struct tree_proc {
+struct keeper_tree_proc {
 	pid_t			pid;
 	pid_t			ppid;
 	unsigned long long	start;
@@ -48,8 +48,8 @@ struct tree_proc {
 };
 
 /* The process table of one scan of /proc. */
-struct tree {
-	struct tree_proc	*procs;
+struct keeper_tree {
+	struct keeper_tree_proc	*procs;
 	size_t			 n;
 	size_t			 cap;
 	pid_t			 self;
@@ -81,17 +81,17 @@ struct keeper {
 	size_t			  linelen;
 	int			  discard;
 
-	struct tree		  tree;
+	struct keeper_tree	  tree;
 };
 
 /* keeper-child.c */
-void		child_sort_fds(int *, size_t);
-void		child_close_except(const int *, size_t, int);
-__dead void	child_exec(struct keeper *, int);
+void		keeper_child_sort_fds(int *, size_t);
+void		keeper_child_close_except(const int *, size_t, int);
+__dead void	keeper_child_exec(struct keeper *, int);
 
 /* keeper-tree.c */
-int		tree_read_stat(pid_t, pid_t *, unsigned long long *);
-size_t		tree_signal(struct tree *, pid_t, int);
-void		tree_free(struct tree *);
+int		keeper_tree_read_stat(pid_t, pid_t *, unsigned long long *);
+size_t		keeper_tree_signal(struct keeper_tree *, pid_t, int);
+void		keeper_tree_free(struct keeper_tree *);
 
 #endif
