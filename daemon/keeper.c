@@ -33,6 +33,11 @@
 
 #include "keeper.h"
 
+#define KEEPER_MAX_MS		86400000LL	/* the longest stop timeout */
+#define KEEPER_DEFAULT_MS	5000
+#define KEEPER_TICK_NS		(50 * 1000000LL) /* SIGKILL again this often */
+#define KEEPER_MS_NS		1000000LL
+
 static const char *keeper_stages[] = { "setup", "chdir", "exec" };
 
 /* Return the monotonic clock in nanoseconds. */

@@ -1,4 +1,7 @@
-/* dbgctl-keeper: the state shared by its files. */
+/*
+ * dbgctl-keeper: the names its files share, grouped by the file that defines
+ * them.
+ */
 #ifndef DBGCTL_KEEPER_H
 #define DBGCTL_KEEPER_H
 
@@ -11,33 +14,9 @@
 #define __dead __attribute__((__noreturn__))
 #endif
 
-#define KEEPER_CTL_FD		3
-#define KEEPER_MAX_KEEP		32
-#define KEEPER_LINE_MAX		256
-#define KEEPER_MAX_MS		86400000LL
-#define KEEPER_DEFAULT_MS	5000
-#define KEEPER_TICK_NS		(50 * 1000000LL)
-#define KEEPER_MS_NS		1000000LL
+struct keeper;
 
-/* Where the child failed before exec, as reported through the error pipe. */
-enum keeper_child_stage {
-	KEEPER_CHILD_SETUP,
-	KEEPER_CHILD_CHDIR,
-	KEEPER_CHILD_EXEC
-};
-
-/* What the keeper is doing to its descendants. */
-enum keeper_phase {
-	KEEPER_RUN,		/* supervising */
-	KEEPER_TERM,		/* SIGTERM sent, SIGKILL at the deadline */
-	KEEPER_KILL		/* SIGKILL every tick until no child is left */
-};
-
-/* The message the child writes to the error pipe when it cannot exec. */
-struct keeper_child_err {
-	int	stage;
-	int	error;
-};
+/* keeper-tree.c */
 
 /* One process seen in /proc. */
 struct keeper_tree_proc {
@@ -53,6 +32,42 @@ struct keeper_tree {
 	size_t			 n;
 	size_t			 cap;
 	pid_t			 self;
+};
+
+int		keeper_tree_read_stat(pid_t, pid_t *, unsigned long long *);
+size_t		keeper_tree_signal(struct keeper_tree *, pid_t, int);
+void		keeper_tree_free(struct keeper_tree *);
+
+/* keeper-child.c */
+
+/* Where the child failed before exec, as reported through the error pipe. */
+enum keeper_child_stage {
+	KEEPER_CHILD_SETUP,
+	KEEPER_CHILD_CHDIR,
+	KEEPER_CHILD_EXEC
+};
+
+/* The message the child writes to the error pipe when it cannot exec. */
+struct keeper_child_err {
+	int	stage;
+	int	error;
+};
+
+void		keeper_child_sort_fds(int *, size_t);
+void		keeper_child_close_except(const int *, size_t, int);
+__dead void	keeper_child_exec(struct keeper *, int);
+
+/* keeper.c */
+
+#define KEEPER_CTL_FD		3	/* the control socket to the daemon */
+#define KEEPER_MAX_KEEP		32	/* --keep-fd, --stdin-fd, --stdout-fd */
+#define KEEPER_LINE_MAX		256	/* a longer control line is dropped */
+
+/* What the keeper is doing to its descendants. */
+enum keeper_phase {
+	KEEPER_RUN,		/* supervising */
+	KEEPER_TERM,		/* SIGTERM sent, SIGKILL at the deadline */
+	KEEPER_KILL		/* SIGKILL every tick until no child is left */
 };
 
 /* Everything the keeper knows. */
@@ -83,15 +98,5 @@ struct keeper {
 
 	struct keeper_tree	  tree;
 };
-
-/* keeper-child.c */
-void		keeper_child_sort_fds(int *, size_t);
-void		keeper_child_close_except(const int *, size_t, int);
-__dead void	keeper_child_exec(struct keeper *, int);
-
-/* keeper-tree.c */
-int		keeper_tree_read_stat(pid_t, pid_t *, unsigned long long *);
-size_t		keeper_tree_signal(struct keeper_tree *, pid_t, int);
-void		keeper_tree_free(struct keeper_tree *);
 
 #endif
