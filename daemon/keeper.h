@@ -18,6 +18,14 @@ struct keeper;
 
 /* keeper-tree.c */
 
+/* The fields of one /proc/PID/stat line that the keeper uses. */
+struct keeper_tree_stat {
+	pid_t			pid;
+	char			state;
+	pid_t			ppid;
+	unsigned long long	start;	/* clock ticks after boot */
+};
+
 /* One process seen in /proc. */
 struct keeper_tree_proc {
 	pid_t			pid;
@@ -34,7 +42,8 @@ struct keeper_tree {
 	pid_t			 self;
 };
 
-int		keeper_tree_read_stat(pid_t, pid_t *, unsigned long long *);
+int		keeper_tree_parse_stat(const char *, size_t,
+		    struct keeper_tree_stat *);
 size_t		keeper_tree_signal(struct keeper_tree *, pid_t, int);
 void		keeper_tree_free(struct keeper_tree *);
 
