@@ -92,7 +92,11 @@ keeper_child_reset_signals(void)
 	sigprocmask(SIG_SETMASK, &set, NULL);
 }
 
-/* In the child: close every fd but 0-2, the kept ones and the error pipe. */
+/*
+ * In the child: close every fd but 0-2, the kept ones and the error pipe.
+ * The kept fds lose close-on-exec to reach the program; the error pipe keeps
+ * it, so that the exec itself tells the keeper it succeeded.
+ */
 static int
 keeper_child_limit_fds(struct keeper *k, int errfd)
 {
@@ -125,7 +129,11 @@ keeper_child_dup_stdio(struct keeper *k)
 	return 0;
 }
 
-/* In the child: join a new foreground process group and exec the program. */
+/*
+ * In the child: join a new foreground process group and exec the program.
+ * SIGTTOU is still blocked (the keeper's mask), so tcsetpgrp succeeds from
+ * the background; the mask is emptied only just before exec.
+ */
 __dead void
 keeper_child_exec(struct keeper *k, int errfd)
 {

@@ -85,7 +85,7 @@ struct keeper {
 	char			**argv;
 	int			  keep[KEEPER_MAX_KEEP];
 	size_t			  nkeep;
-	int			  stdio[2];	/* fds to become 0 and 1, or -1 */
+	int			  stdio[2];	/* become 0 and 1, or -1 */
 	long long		  stop_ms;
 
 	pid_t			  self;
