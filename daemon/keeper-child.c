@@ -11,7 +11,7 @@
 
 /* Sort a short array of fds in place. */
 void
-child_sort_fds(int *v, size_t n)
+keeper_child_sort_fds(int *v, size_t n)
 {
 	size_t	i, j;
 	int	fd;
@@ -26,7 +26,7 @@ child_sort_fds(int *v, size_t n)
 
 /* Close every fd from lo to hi inclusive. */
 static void
-child_close_range(int lo, int hi)
+keeper_child_close_range(int lo, int hi)
 {
 	int	fd;
 
@@ -38,13 +38,13 @@ child_close_range(int lo, int hi)
 
 /* Close every fd from "from" up except the sorted fds in keep. */
 void
-child_close_except(const int *keep, size_t n, int from)
+keeper_child_close_except(const int *keep, size_t n, int from)
 {
 	size_t	i;
 
 	for (i = 0; i < n; i++) {
 		if (keep[i] > from)
-			child_close_range(from, keep[i] - 1);
+			keeper_child_close_range(from, keep[i] - 1);
 		if (keep[i] >= from)
 			from = keep[i] + 1;
 	}
@@ -53,9 +53,9 @@ child_close_except(const int *keep, size_t n, int from)
 
 /* In the child: report why it could not exec and exit. */
 static __dead void
-child_fail(int errfd, enum keeper_stage stage)
+keeper_child_fail(int errfd, enum keeper_child_stage stage)
 {
-	struct keeper_err	e;
+	struct keeper_child_err	e;
 
 	e.stage = stage;
 	e.error = errno;
@@ -70,7 +70,7 @@ child_fail(int errfd, enum keeper_stage stage)
  * sigaction is SIG_DFL with no flags and an empty mask on every arch.
  */
 static void
-child_signals(void)
+keeper_child_reset_signals(void)
 {
 	struct sigaction	sa;
 	unsigned long		ksa[8];
@@ -92,9 +92,13 @@ child_signals(void)
 	sigprocmask(SIG_SETMASK, &set, NULL);
 }
 
-/* In the child: close every fd but 0-2, the kept ones and the error pipe. */
+/*
+ * In the child: close every fd but 0-2, the kept ones and the error pipe.
+ * The kept fds lose close-on-exec to reach the program; the error pipe keeps
+ * it, so that the exec itself tells the keeper it succeeded.
+ */
 static int
-child_fds(struct keeper *k, int errfd)
+keeper_child_limit_fds(struct keeper *k, int errfd)
 {
 	int	keep[KEEPER_MAX_KEEP + 1];
 	size_t	i;
@@ -105,14 +109,14 @@ child_fds(struct keeper *k, int errfd)
 		keep[i] = k->keep[i];
 	}
 	keep[i++] = errfd;
-	child_sort_fds(keep, i);
-	child_close_except(keep, i, KEEPER_CTL_FD);
+	keeper_child_sort_fds(keep, i);
+	keeper_child_close_except(keep, i, KEEPER_CTL_FD);
 	return 0;
 }
 
 /* In the child: put the transport pipes on stdin and stdout if asked to. */
 static int
-child_stdio(struct keeper *k)
+keeper_child_dup_stdio(struct keeper *k)
 {
 	int i;
 
@@ -125,20 +129,25 @@ child_stdio(struct keeper *k)
 	return 0;
 }
 
-/* In the child: join a new foreground process group and exec the program. */
+/*
+ * In the child: join a new foreground process group and exec the program.
+ * SIGTTOU is still blocked (the keeper's mask), so tcsetpgrp succeeds from
+ * the background; the mask is emptied only just before exec.
+ */
 __dead void
-child_exec(struct keeper *k, int errfd)
+keeper_child_exec(struct keeper *k, int errfd)
 {
 	if (setpgid(0, 0) != 0)
-		child_fail(errfd, KEEPER_STAGE_SETUP);
+		keeper_child_fail(errfd, KEEPER_CHILD_SETUP);
 	if (tcsetpgrp(STDIN_FILENO, getpid()) != 0)
-		child_fail(errfd, KEEPER_STAGE_SETUP);
+		keeper_child_fail(errfd, KEEPER_CHILD_SETUP);
 	if (k->cwd != NULL && chdir(k->cwd) != 0)
-		child_fail(errfd, KEEPER_STAGE_CHDIR);
-	if (child_fds(k, errfd) != 0 || child_stdio(k) != 0)
-		child_fail(errfd, KEEPER_STAGE_SETUP);
-	child_signals();
+		keeper_child_fail(errfd, KEEPER_CHILD_CHDIR);
+	if (keeper_child_limit_fds(k, errfd) != 0 ||
+	    keeper_child_dup_stdio(k) != 0)
+		keeper_child_fail(errfd, KEEPER_CHILD_SETUP);
+	keeper_child_reset_signals();
 	execvp(k->argv[0], k->argv);
-	child_fail(errfd, KEEPER_STAGE_EXEC);
+	keeper_child_fail(errfd, KEEPER_CHILD_EXEC);
 }
 

@@ -13,45 +13,115 @@
 
 #include "keeper.h"
 
-/* Read the parent pid and the start time of pid from /proc/PID/stat. */
-int
-tree_read_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
+/*
+ * Parse one decimal number of at most max at p, before end; return the first
+ * byte after it, or NULL if there is no digit or the number exceeds max.
+ */
+static const char *
+keeper_tree_parse_number(const char *p, const char *end,
+    unsigned long long max, unsigned long long *v)
 {
-	char			 path[64], buf[1024], *p, *end;
-	unsigned long long	 v = 0;
-	ssize_t			 n;
-	int			 fd, field;
+	const char		*first = p;
+	unsigned long long	 n = 0;
+	unsigned int		 d;
+
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		d = *p - '0';
+		if (n > (max - d) / 10)
+			return NULL;
+		n = n * 10 + d;
+	}
+	if (p == first)
+		return NULL;
+	*v = n;
+	return p;
+}
+
+/*
+ * Parse the pid, state, parent pid and start time out of the len bytes of a
+ * /proc/PID/stat line.  The command name between the parentheses may hold
+ * spaces, parentheses and even newlines, but no field after it holds a ')':
+ * so the fields start after the last ')' of the line.
+ */
+int
+keeper_tree_parse_stat(const char *buf, size_t len,
+    struct keeper_tree_stat *st)
+{
+	const char		*p, *end = buf + len;
+	unsigned long long	 v;
+	int			 field;
+
+	if ((p = keeper_tree_parse_number(buf, end, INT_MAX, &v)) == NULL ||
+	    v == 0 || end - p < 2 || p[0] != ' ' || p[1] != '(')
+		return -1;
+	st->pid = (pid_t)v;
+	if ((p = memrchr(p + 2, ')', end - (p + 2))) == NULL ||
+	    end - p < 4 || p[1] != ' ' || p[2] == ' ' || p[2] == '\n' ||
+	    p[3] != ' ')
+		return -1;
+	st->state = p[2];
+	p += 4;
+	/*
+	 * Fields 5 to 21 are skipped but may be negative (tpgid is -1 without
+	 * a terminal, priority and nice of some processes are below 0).  A
+	 * separator must follow every field, so that a line cut short inside
+	 * the start time is not read as a smaller start time.
+	 */
+	for (field = 4; field <= 22; field++) {
+		if (field != 4 && field != 22 && p < end && *p == '-')
+			p++;
+		p = keeper_tree_parse_number(p, end,
+		    field == 4 ? INT_MAX : ULLONG_MAX, &v);
+		if (p == NULL || p == end ||
+		    (*p != ' ' && (field != 22 || *p != '\n')))
+			return -1;
+		p++;
+		if (field == 4)
+			st->ppid = (pid_t)v;
+	}
+	st->start = v;
+	return 0;
+}
+
+/*
+ * Read /proc/PID/stat whole and parse it; a pid that has gone fails here
+ * (ENOENT at open, ESRCH at read), as does an unreadable or odd line.
+ */
+static int
+keeper_tree_read_stat(pid_t pid, struct keeper_tree_stat *st)
+{
+	char	path[64], buf[1024];
+	size_t	len = 0;
+	ssize_t	n = 0;
+	int	fd;
 
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	if ((fd = open(path, O_RDONLY|O_CLOEXEC)) == -1)
 		return -1;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ' || p[2] == '\0')
-		return -1;
-	p += 3;				/* past ") " and the state */
-	for (field = 4; field <= 22; field++) {
-		v = strtoull(p, &end, 10);
-		if (end == p)
-			return -1;
-		if (field == 4)
-			*ppid = (pid_t)v;
-		p = end;
+	while (len < sizeof buf) {
+		n = read(fd, buf + len, sizeof buf - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += n;
 	}
-	*start = v;
-	return 0;
+	close(fd);
+	if (n == -1)
+		return -1;
+	return keeper_tree_parse_stat(buf, len, st);
 }
 
 /* Append one process to the table; a full table just drops it. */
 static void
-tree_add(struct tree *t, pid_t pid)
+keeper_tree_add(struct keeper_tree *t, pid_t pid)
 {
-	struct tree_proc	*p;
+	struct keeper_tree_stat	 st;
+	struct keeper_tree_proc	*p;
 	size_t			 cap;
 
+	if (keeper_tree_read_stat(pid, &st) != 0)
+		return;
 	if (t->n == t->cap) {
 		cap = t->cap == 0 ? 256 : t->cap * 2;
 		p = reallocarray(t->procs, cap, sizeof *p);
@@ -60,25 +130,25 @@ tree_add(struct tree *t, pid_t pid)
 		t->procs = p;
 		t->cap = cap;
 	}
-	p = &t->procs[t->n];
+	p = &t->procs[t->n++];
 	p->pid = pid;
+	p->ppid = st.ppid;
+	p->start = st.start;
 	p->desc = 0;
-	if (tree_read_stat(pid, &p->ppid, &p->start) == 0)
-		t->n++;
 }
 
 /* Compare two process entries by pid, for qsort and bsearch. */
 static int
-tree_cmp(const void *a, const void *b)
+keeper_tree_cmp_pid(const void *a, const void *b)
 {
-	const struct tree_proc	*pa = a, *pb = b;
+	const struct keeper_tree_proc	*pa = a, *pb = b;
 
 	return (pa->pid > pb->pid) - (pa->pid < pb->pid);
 }
 
 /* Load every process of the system into the table, sorted by pid. */
 static void
-tree_scan(struct tree *t)
+keeper_tree_scan(struct keeper_tree *t)
 {
 	struct dirent	*de;
 	const char	*errstr;
@@ -91,29 +161,29 @@ tree_scan(struct tree *t)
 	while ((de = readdir(d)) != NULL) {
 		pid = (pid_t)strtonum(de->d_name, 1, INT_MAX, &errstr);
 		if (errstr == NULL && pid != t->self)
-			tree_add(t, pid);
+			keeper_tree_add(t, pid);
 	}
 	closedir(d);
-	qsort(t->procs, t->n, sizeof *t->procs, tree_cmp);
+	qsort(t->procs, t->n, sizeof *t->procs, keeper_tree_cmp_pid);
 }
 
 /* Return the table entry of pid, or NULL. */
-static struct tree_proc *
-tree_find(struct tree *t, pid_t pid)
+static struct keeper_tree_proc *
+keeper_tree_find(struct keeper_tree *t, pid_t pid)
 {
-	struct tree_proc	key;
+	struct keeper_tree_proc	key;
 
 	memset(&key, 0, sizeof key);
 	key.pid = pid;
 	return bsearch(&key, t->procs, t->n, sizeof *t->procs,
-	    tree_cmp);
+	    keeper_tree_cmp_pid);
 }
 
 /* Mark every entry whose ancestry leads to the keeper; return how many. */
 static size_t
-tree_mark(struct tree *t)
+keeper_tree_mark_descendants(struct keeper_tree *t)
 {
-	struct tree_proc	*p, *parent;
+	struct keeper_tree_proc	*p, *parent;
 	size_t			 i, n = 0;
 	int			 changed;
 
@@ -123,7 +193,7 @@ tree_mark(struct tree *t)
 			p = &t->procs[i];
 			if (p->desc)
 				continue;
-			parent = tree_find(t, p->ppid);
+			parent = keeper_tree_find(t, p->ppid);
 			if (p->ppid != t->self && (parent == NULL ||
 			    !parent->desc))
 				continue;
@@ -140,10 +210,9 @@ tree_mark(struct tree *t)
  * SIGTERM is followed by SIGCONT so that a stopped process can act on it.
  */
 static void
-tree_signal_one(struct tree_proc *p, int sig)
+keeper_tree_signal_one(struct keeper_tree_proc *p, int sig)
 {
-	unsigned long long	start;
-	pid_t			ppid;
+	struct keeper_tree_stat	st;
 	int			fd;
 
 	if ((fd = pidfd_open(p->pid, 0)) == -1) {
@@ -154,7 +223,7 @@ tree_signal_one(struct tree_proc *p, int sig)
 			(void)kill(p->pid, SIGCONT);
 		return;
 	}
-	if (tree_read_stat(p->pid, &ppid, &start) == 0 && start == p->start) {
+	if (keeper_tree_read_stat(p->pid, &st) == 0 && st.start == p->start) {
 		(void)pidfd_send_signal(fd, sig, NULL, 0);
 		if (sig == SIGTERM)
 			(void)pidfd_send_signal(fd, SIGCONT, NULL, 0);
@@ -164,23 +233,23 @@ tree_signal_one(struct tree_proc *p, int sig)
 
 /* Send sig to every live descendant of self; return how many there were. */
 size_t
-tree_signal(struct tree *t, pid_t self, int sig)
+keeper_tree_signal(struct keeper_tree *t, pid_t self, int sig)
 {
 	size_t	i, n;
 
 	t->self = self;
-	tree_scan(t);
-	n = tree_mark(t);
+	keeper_tree_scan(t);
+	n = keeper_tree_mark_descendants(t);
 	for (i = 0; i < t->n; i++) {
 		if (t->procs[i].desc)
-			tree_signal_one(&t->procs[i], sig);
+			keeper_tree_signal_one(&t->procs[i], sig);
 	}
 	return n;
 }
 
 /* Release the table. */
 void
-tree_free(struct tree *t)
+keeper_tree_free(struct keeper_tree *t)
 {
 	free(t->procs);
 	t->procs = NULL;

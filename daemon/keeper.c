@@ -33,11 +33,16 @@
 
 #include "keeper.h"
 
+#define KEEPER_MAX_MS		86400000LL	/* the longest stop timeout */
+#define KEEPER_DEFAULT_MS	5000
+#define KEEPER_TICK_NS		(50 * 1000000LL) /* SIGKILL again this often */
+#define KEEPER_MS_NS		1000000LL
+
 static const char *keeper_stages[] = { "setup", "chdir", "exec" };
 
 /* Return the monotonic clock in nanoseconds. */
 static int64_t
-keeper_now(void)
+keeper_now_ns(void)
 {
 	struct timespec	ts;
 
@@ -48,7 +53,7 @@ keeper_now(void)
 
 /* Write a whole buffer to the control socket; a vanished daemon is ignored. */
 static void
-keeper_write(struct keeper *k, const char *buf, size_t len)
+keeper_write_ctl(struct keeper *k, const char *buf, size_t len)
 {
 	ssize_t	n;
 
@@ -76,7 +81,7 @@ keeper_send(struct keeper *k, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof buf)
 		abort();
-	keeper_write(k, buf, n);
+	keeper_write_ctl(k, buf, n);
 }
 
 /* Report a failure to start the program that left no child behind and exit. */
@@ -101,7 +106,7 @@ keeper_usage(struct keeper *k, const char *why)
 
 /* Parse the value of --keep-fd and remember it. */
 static void
-keeper_parse_keep(struct keeper *k, const char *s)
+keeper_parse_keep_fd(struct keeper *k, const char *s)
 {
 	const char	*errstr;
 	long long	 fd;
@@ -133,12 +138,12 @@ keeper_parse_args(struct keeper *k, int argc, char **argv)
 		if (strcmp(argv[i], "--cwd") == 0)
 			k->cwd = argv[++i];
 		else if (strcmp(argv[i], "--keep-fd") == 0)
-			keeper_parse_keep(k, argv[++i]);
+			keeper_parse_keep_fd(k, argv[++i]);
 		else if (strcmp(argv[i], "--stdin-fd") == 0) {
-			keeper_parse_keep(k, argv[++i]);
+			keeper_parse_keep_fd(k, argv[++i]);
 			k->stdio[0] = k->keep[k->nkeep - 1];
 		} else if (strcmp(argv[i], "--stdout-fd") == 0) {
-			keeper_parse_keep(k, argv[++i]);
+			keeper_parse_keep_fd(k, argv[++i]);
 			k->stdio[1] = k->keep[k->nkeep - 1];
 		}
 		else if (strcmp(argv[i], "--stop-timeout") == 0) {
@@ -154,7 +159,12 @@ keeper_parse_args(struct keeper *k, int argc, char **argv)
 	k->argv = argv + i;
 }
 
-/* Check the inherited fds and drop everything the keeper was not promised. */
+/*
+ * Check the inherited fds and drop everything the keeper was not promised.
+ * Whatever flags the control socket comes with, it is made blocking, so that
+ * a report is written whole rather than dropped at EAGAIN, and close-on-exec,
+ * so that the program never holds it.
+ */
 static void
 keeper_setup_fds(struct keeper *k)
 {
@@ -173,13 +183,13 @@ keeper_setup_fds(struct keeper *k)
 		if (fcntl(k->keep[i], F_GETFD) == -1)
 			keeper_fail(k, "setup", errno, 1);
 	}
-	child_sort_fds(k->keep, k->nkeep);
-	child_close_except(k->keep, k->nkeep, KEEPER_CTL_FD + 1);
+	keeper_child_sort_fds(k->keep, k->nkeep);
+	keeper_child_close_except(k->keep, k->nkeep, KEEPER_CTL_FD + 1);
 }
 
 /* Fill set with the signals the keeper takes through its signalfd. */
 static void
-keeper_sigset(sigset_t *set)
+keeper_fill_sigset(sigset_t *set)
 {
 	sigemptyset(set);
 	sigaddset(set, SIGCHLD);
@@ -207,7 +217,7 @@ keeper_setup_signals(struct keeper *k)
 	    sigaction(SIGQUIT, &sa, NULL) != 0)
 		keeper_fail(k, "setup", errno, 1);
 
-	keeper_sigset(&set);
+	keeper_fill_sigset(&set);
 	if ((k->sfd = signalfd(-1, &set, SFD_CLOEXEC|SFD_NONBLOCK)) == -1)
 		keeper_fail(k, "setup", errno, 1);
 	sigaddset(&set, SIGPIPE);
@@ -234,9 +244,13 @@ keeper_setup_session(struct keeper *k)
 		keeper_fail(k, "setup", errno, 1);
 }
 
-/* Put the child in its own foreground group unless it has moved on. */
+/*
+ * Put the child in its own foreground group unless it has moved on.  The
+ * child does the same: whichever of the two runs first after fork, the
+ * group exists before the keeper waits and before the program execs.
+ */
 static void
-keeper_foreground(pid_t pid)
+keeper_set_foreground(pid_t pid)
 {
 	(void)setpgid(pid, pid);
 	if (tcgetpgrp(STDIN_FILENO) == getpgrp())
@@ -257,7 +271,7 @@ keeper_spawn(struct keeper *k)
 		keeper_fail(k, "fork", errno, 0);
 	if (pid == 0) {
 		close(fds[0]);
-		child_exec(k, fds[1]);
+		keeper_child_exec(k, fds[1]);
 	}
 	close(fds[1]);
 	for (i = 0; i < k->nkeep; i++)
@@ -265,14 +279,15 @@ keeper_spawn(struct keeper *k)
 	k->nkeep = 0;
 	k->main_pid = pid;
 	k->errfd = fds[0];
-	keeper_foreground(pid);
+	keeper_set_foreground(pid);
 }
 
 /* Send sig to every live descendant of the keeper. */
 static void
 keeper_signal_all(struct keeper *k, int sig)
 {
-	if (tree_signal(&k->tree, k->self, sig) == 0 && !k->main_reaped)
+	if (keeper_tree_signal(&k->tree, k->self, sig) == 0 &&
+	    !k->main_reaped)
 		(void)kill(k->main_pid, sig);	/* no /proc: at least main */
 }
 
@@ -281,7 +296,7 @@ static void
 keeper_kill_now(struct keeper *k)
 {
 	k->phase = KEEPER_KILL;
-	k->deadline = keeper_now();
+	k->deadline = keeper_now_ns();
 }
 
 /* Handle "stop MS": SIGTERM now, SIGKILL at the (possibly earlier) deadline. */
@@ -290,7 +305,7 @@ keeper_stop(struct keeper *k, long long ms)
 {
 	int64_t	deadline;
 
-	deadline = keeper_now() + ms * KEEPER_MS_NS;
+	deadline = keeper_now_ns() + ms * KEEPER_MS_NS;
 	switch (k->phase) {
 	case KEEPER_RUN:
 		k->phase = KEEPER_TERM;
@@ -310,13 +325,13 @@ keeper_stop(struct keeper *k, long long ms)
 
 /* Send SIGKILL to every descendant once the deadline has passed. */
 static void
-keeper_tick(struct keeper *k)
+keeper_kill_at_deadline(struct keeper *k)
 {
 	int64_t	now;
 
 	if (k->phase == KEEPER_RUN)
 		return;
-	now = keeper_now();
+	now = keeper_now_ns();
 	if (now < k->deadline)
 		return;
 	k->phase = KEEPER_KILL;
@@ -326,13 +341,13 @@ keeper_tick(struct keeper *k)
 
 /* Return the poll timeout in ms until the next deadline, rounded up. */
 static int
-keeper_timeout(struct keeper *k)
+keeper_poll_timeout(struct keeper *k)
 {
 	int64_t	ns;
 
 	if (k->phase == KEEPER_RUN)
 		return -1;
-	ns = k->deadline - keeper_now();
+	ns = k->deadline - keeper_now_ns();
 	if (ns <= 0)
 		return 0;
 	if (ns / KEEPER_MS_NS >= INT_MAX)
@@ -340,11 +355,14 @@ keeper_timeout(struct keeper *k)
 	return (int)((ns + KEEPER_MS_NS - 1) / KEEPER_MS_NS);
 }
 
-/* Learn from the error pipe whether the program exec'd, and say so. */
+/*
+ * Learn from the error pipe whether the program exec'd, and say so: the pipe
+ * is close-on-exec, so EOF without a message means the exec succeeded.
+ */
 static void
-keeper_read_exec(struct keeper *k)
+keeper_report_exec(struct keeper *k)
 {
-	struct keeper_err	e;
+	struct keeper_child_err	e;
 	ssize_t			n;
 
 	do
@@ -357,9 +375,9 @@ keeper_read_exec(struct keeper *k)
 		return;
 	}
 	if (n == -1) {
-		e.stage = KEEPER_STAGE_SETUP;
+		e.stage = KEEPER_CHILD_SETUP;
 		e.error = errno;
-	} else if (n != sizeof e || e.stage < 0 || e.stage > KEEPER_STAGE_EXEC)
+	} else if (n != sizeof e || e.stage < 0 || e.stage > KEEPER_CHILD_EXEC)
 		abort();
 	keeper_send(k, "failed %s %d\n", keeper_stages[e.stage], e.error);
 	k->quiet = 1;
@@ -368,12 +386,12 @@ keeper_read_exec(struct keeper *k)
 
 /* Report how the main program ended and stop whatever it left behind. */
 static void
-keeper_report(struct keeper *k, int status)
+keeper_report_exit(struct keeper *k, int status)
 {
 	if (k->main_reaped)
 		abort();
 	if (k->errfd != -1)
-		keeper_read_exec(k);	/* the child is gone: cannot block */
+		keeper_report_exec(k);	/* the child is gone: cannot block */
 	k->main_reaped = 1;
 	if (!k->quiet && WIFEXITED(status))
 		keeper_send(k, "exit code %d\n", WEXITSTATUS(status));
@@ -382,7 +400,11 @@ keeper_report(struct keeper *k, int status)
 	keeper_stop(k, k->stop_ms);
 }
 
-/* Reap every ended child; return 0 once the keeper has no child left. */
+/*
+ * Reap every ended child; return 0 once the keeper has no child left.  As a
+ * subreaper it inherits orphans of any kind: __WALL reaps clone children that
+ * do not signal SIGCHLD too, so none of them is left a zombie.
+ */
 static int
 keeper_reap(struct keeper *k)
 {
@@ -393,7 +415,7 @@ keeper_reap(struct keeper *k)
 		pid = waitpid(-1, &status, WNOHANG|__WALL);
 		if (pid > 0) {
 			if (pid == k->main_pid)
-				keeper_report(k, status);
+				keeper_report_exit(k, status);
 			continue;
 		}
 		if (pid == 0)
@@ -418,9 +440,13 @@ keeper_read_signals(struct keeper *k)
 	}
 }
 
-/* Execute one command line from the daemon. */
+/*
+ * Execute one command line from the daemon; a "stop" whose timeout does not
+ * parse still stops, with the default timeout, since stopping is what the
+ * daemon asked for.  Other lines are ignored.
+ */
 static void
-keeper_command(struct keeper *k, const char *line)
+keeper_run_command(struct keeper *k, const char *line)
 {
 	const char	*errstr;
 	long long	 ms;
@@ -437,14 +463,14 @@ keeper_command(struct keeper *k, const char *line)
 
 /* Add one byte of control input to the line, running complete lines. */
 static void
-keeper_input(struct keeper *k, char c)
+keeper_input_byte(struct keeper *k, char c)
 {
 	if (c == '\n') {
 		if (!k->discard) {
 			if (k->linelen > 0 && k->line[k->linelen - 1] == '\r')
 				k->linelen--;
 			k->line[k->linelen] = '\0';
-			keeper_command(k, k->line);
+			keeper_run_command(k, k->line);
 		}
 		k->linelen = 0;
 		k->discard = 0;
@@ -473,7 +499,7 @@ keeper_read_control(struct keeper *k)
 		return;
 	}
 	for (i = 0; i < n; i++)
-		keeper_input(k, buf[i]);
+		keeper_input_byte(k, buf[i]);
 }
 
 /* Supervise until no child is left. */
@@ -483,14 +509,14 @@ keeper_loop(struct keeper *k)
 	struct pollfd	pfd[3];
 
 	for (;;) {
-		keeper_tick(k);
+		keeper_kill_at_deadline(k);
 		if (!keeper_reap(k))
 			return;
 		pfd[0].fd = k->sfd;
 		pfd[1].fd = k->ctl;
 		pfd[2].fd = k->errfd;
 		pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
-		if (poll(pfd, 3, keeper_timeout(k)) == -1) {
+		if (poll(pfd, 3, keeper_poll_timeout(k)) == -1) {
 			if (errno == EINTR)
 				continue;
 			abort();
@@ -498,7 +524,7 @@ keeper_loop(struct keeper *k)
 		if (pfd[0].revents != 0)
 			keeper_read_signals(k);
 		if (pfd[2].revents != 0 && k->errfd != -1)
-			keeper_read_exec(k);
+			keeper_report_exec(k);
 		if (pfd[1].revents != 0 && k->ctl != -1)
 			keeper_read_control(k);
 	}
@@ -529,6 +555,6 @@ main(int argc, char **argv)
 	keeper_setup_session(&k);
 	keeper_spawn(&k);
 	keeper_loop(&k);
-	tree_free(&k.tree);
+	keeper_tree_free(&k.tree);
 	return 0;
 }

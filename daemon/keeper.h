@@ -1,4 +1,7 @@
-/* dbgctl-keeper: the state shared by its files. */
+/*
+ * dbgctl-keeper: the names its files share, grouped by the file that defines
+ * them.
+ */
 #ifndef DBGCTL_KEEPER_H
 #define DBGCTL_KEEPER_H
 
@@ -11,20 +14,63 @@
 #define __dead __attribute__((__noreturn__))
 #endif
 
-#define KEEPER_CTL_FD		3
-#define KEEPER_MAX_KEEP		32
-#define KEEPER_LINE_MAX		256
-#define KEEPER_MAX_MS		86400000LL
-#define KEEPER_DEFAULT_MS	5000
-#define KEEPER_TICK_NS		(50 * 1000000LL)
-#define KEEPER_MS_NS		1000000LL
+struct keeper;
+
+/* keeper-tree.c */
+
+/* The fields of one /proc/PID/stat line that the keeper uses. */
+struct keeper_tree_stat {
+	pid_t			pid;
+	char			state;
+	pid_t			ppid;
+	unsigned long long	start;	/* clock ticks after boot */
+};
+
+/* One process seen in /proc. */
+struct keeper_tree_proc {
+	pid_t			pid;
+	pid_t			ppid;
+	unsigned long long	start;
+	int			desc;
+};
+
+/* The process table of one scan of /proc. */
+struct keeper_tree {
+	struct keeper_tree_proc	*procs;
+	size_t			 n;
+	size_t			 cap;
+	pid_t			 self;
+};
+
+int		keeper_tree_parse_stat(const char *, size_t,
+		    struct keeper_tree_stat *);
+size_t		keeper_tree_signal(struct keeper_tree *, pid_t, int);
+void		keeper_tree_free(struct keeper_tree *);
+
+/* keeper-child.c */
 
 /* Where the child failed before exec, as reported through the error pipe. */
-enum keeper_stage {
-	KEEPER_STAGE_SETUP,
-	KEEPER_STAGE_CHDIR,
-	KEEPER_STAGE_EXEC
+enum keeper_child_stage {
+	KEEPER_CHILD_SETUP,
+	KEEPER_CHILD_CHDIR,
+	KEEPER_CHILD_EXEC
 };
+
+/* The message the child writes to the error pipe when it cannot exec. */
+struct keeper_child_err {
+	int	stage;
+	int	error;
+};
+
+void		keeper_child_sort_fds(int *, size_t);
+void		keeper_child_close_except(const int *, size_t, int);
+__dead void	keeper_child_exec(struct keeper *, int);
+
+/* keeper.c */
+
+#define KEEPER_CTL_FD		3	/* the control socket to the daemon */
+#define KEEPER_MAX_KEEP		32	/* --keep-fd, --stdin-fd, --stdout-fd */
+#define KEEPER_LINE_MAX		256	/* a longer control line is dropped */
 
 /* What the keeper is doing to its descendants. */
 enum keeper_phase {
@@ -33,35 +79,13 @@ enum keeper_phase {
 	KEEPER_KILL		/* SIGKILL every tick until no child is left */
 };
 
-/* The message the child writes to the error pipe when it cannot exec. */
-struct keeper_err {
-	int	stage;
-	int	error;
-};
-
-/* One process seen in /proc. */
-struct tree_proc {
-	pid_t			pid;
-	pid_t			ppid;
-	unsigned long long	start;
-	int			desc;
-};
-
-/* The process table of one scan of /proc. */
-struct tree {
-	struct tree_proc	*procs;
-	size_t			 n;
-	size_t			 cap;
-	pid_t			 self;
-};
-
 /* Everything the keeper knows. */
 struct keeper {
 	const char		 *cwd;
 	char			**argv;
 	int			  keep[KEEPER_MAX_KEEP];
 	size_t			  nkeep;
-	int			  stdio[2];	/* fds to become 0 and 1, or -1 */
+	int			  stdio[2];	/* become 0 and 1, or -1 */
 	long long		  stop_ms;
 
 	pid_t			  self;
@@ -81,17 +105,7 @@ struct keeper {
 	size_t			  linelen;
 	int			  discard;
 
-	struct tree		  tree;
+	struct keeper_tree	  tree;
 };
-
-/* keeper-child.c */
-void		child_sort_fds(int *, size_t);
-void		child_close_except(const int *, size_t, int);
-__dead void	child_exec(struct keeper *, int);
-
-/* keeper-tree.c */
-int		tree_read_stat(pid_t, pid_t *, unsigned long long *);
-size_t		tree_signal(struct tree *, pid_t, int);
-void		tree_free(struct tree *);
 
 #endif
