@@ -87,7 +87,8 @@ pending_forget_conn(struct conn *c)
 			continue;
 		req->conn = NULL;
 		c->npending--;
-		if (!req->keep_orphan)
+		/* One being answered or run up the stack is freed there. */
+		if (!req->keep_orphan && !req->finished && !req->in_exec)
 			request_free(req);
 	}
 }

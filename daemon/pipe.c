@@ -15,21 +15,23 @@ static void
 pipe_event(struct sink *k, struct session *s, const struct session_event *ev)
 {
 	struct pipe		*p = k->arg;
+	struct conn		*c = p->c;
 	struct transport	*t = s->transport;
 
 	switch (ev->kind) {
 	case SE_TARGET:
-		conn_send_raw(p->c, ev->data, ev->len);
-		if (flow_full(conn_queued(p->c), TRANSPORT_MAX))
+		/* A client that is gone has taken p with it; c lasts the turn. */
+		conn_send_raw(c, ev->data, ev->len);
+		if (!c->closing && flow_full(conn_queued(c), TRANSPORT_MAX))
 			transport_pause(t);
 		return;
 	case SE_TARGET_EOF:
 		/* The target's output ended: flush and close the client. */
-		conn_finish(p->c);
+		conn_finish(c);
 		return;
 	case SE_INPUT:
 		if (flow_room(transport_queued(t), TRANSPORT_MAX))
-			conn_resume(p->c);
+			conn_resume(c);
 		return;
 	default:
 		return;

@@ -402,3 +402,70 @@ Test(protocol, subscribe_state_and_output)
 	}
 	h_conn_close(&c);
 }
+
+/*
+ * Clients that leave in the middle: a pipe of a target that prints without
+ * end, a read and a logs request left waiting, and a subscriber, each
+ * closed while the daemon is writing to it. The daemon serves on, and the
+ * session still stops.
+ */
+Test(protocol, clients_that_leave_mid_stream)
+{
+	struct h_conn	 c;
+	char		 line[256], ids[32];
+	pid_t		 pid;
+	json_t		*r;
+	long		 yes, quiet;
+	int		 i;
+
+	/* Slow output: each write finds the queue empty and meets the close. */
+	yes = h_cli_launch(H_ARGS("launch", "--kind", "exec", "--transport",
+	    "--", "sh", "-c", "while :; do echo tick; sleep 0.01; done"));
+	quiet = h_cli_launch(H_ARGS("launch", "--kind", "exec", "--transport",
+	    "--", "sleep", "60"));
+	pid = h_daemon_pid();
+	cr_assert_gt(pid, 0, "no daemon answers hello");
+	for (i = 0; i < 20; i++) {
+		cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+		switch (i % 4) {
+		case 0:
+			snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\","
+			    "\"id\":1,\"method\":\"pipe\",\"params\":"
+			    "{\"session\":%ld}}\n", yes);
+			break;
+		case 1:
+			snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\","
+			    "\"id\":1,\"method\":\"read\",\"params\":"
+			    "{\"session\":%ld}}\n", quiet);
+			break;
+		case 2:
+			snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\","
+			    "\"id\":1,\"method\":\"logs\",\"params\":"
+			    "{\"session\":%ld,\"wait\":true,\"offset\":"
+			    "1000000000}}\n", quiet);
+			break;
+		default:
+			snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\","
+			    "\"id\":1,\"method\":\"subscribe\",\"params\":"
+			    "{}}\n");
+			break;
+		}
+		cr_assert_eq(h_conn_send(&c, line, strlen(line), 10000), 0,
+		    "send %s", line);
+		/* A pipe's first bytes, or a subscriber's reply, are in flight. */
+		if (i % 4 == 0 || i % 4 == 3)
+			free(h_conn_line(&c, 10000));
+		h_conn_close(&c);
+		/* Let the daemon write into each closed connection. */
+		if (i % 4 == 0)
+			h_nap(50);
+	}
+	cr_assert_eq(h_daemon_pid(), pid, "the daemon did not survive clients "
+	    "that left mid-stream");
+	r = h_cli_json(H_ARGS("stop", "--timeout", "2000",
+	    h_idstr(yes, ids, sizeof ids)));
+	cr_assert_str_eq(h_jstr(json_array_get(json_object_get(r, "sessions"),
+	    0), "state"), "exited", "stop after the clients left");
+	json_decref(r);
+	cr_assert(h_daemon_ping(), "no pong after the clients left");
+}
