@@ -130,13 +130,13 @@ backend_gdbserver_start(struct session *s, char *err, size_t errlen)
 	d->retry = timer_new(backend_gdbserver_probe, d);
 	if (backend_gdb_open(s, &d->gdb, addr, err, errlen) != 0)
 		return -1;
-	if ((d->server = session_add_proc(s, "server", err, errlen)) == NULL)
+	if ((d->server = session_proc_add(s, "server", err, errlen)) == NULL)
 		return -1;
 	/* The target runs inside the server: the pipes are its 0 and 1. */
 	d->server->transport = s->transport != NULL;
 	d->server->stdio = true;
 	av = backend_gdbserver_argv(s, d->port);
-	rc = session_spawn(d->server, av, err, errlen);
+	rc = session_proc_spawn(d->server, av, err, errlen);
 	argv_free(av);
 	return rc;
 }
@@ -150,7 +150,7 @@ backend_gdbserver_listening(struct gdbserver_data *d)
 
 	d->listening = true;
 	log_info("session %lu: the server listens on port %d", s->id, d->port);
-	if (session_spawn_main(s, why, sizeof why) != 0)
+	if (session_proc_spawn_main(s, why, sizeof why) != 0)
 		session_fail(s, RPC_SPAWN_FAILED, "%s", why);
 }
 

@@ -31,6 +31,7 @@ daemon_finish(void *arg)
 	uv_close((uv_handle_t *)&dmn.sigterm, NULL);
 	uv_close((uv_handle_t *)&dmn.sigint, NULL);
 	timer_free(dmn.finish);
+	dmn.finish = NULL;
 }
 
 /* A session changed state: when shutting down and none is left, finish. */
@@ -41,7 +42,7 @@ daemon_session_state(struct sink *k, struct session *s,
 	(void)k;
 	(void)s;
 	(void)ev;
-	if (session_live_count() == 0)
+	if (dmn.finish != NULL && session_live_count() == 0)
 		timer_start(dmn.finish, 0);
 }
 
@@ -60,7 +61,7 @@ daemon_shutdown(long long timeout_ms)
 	}
 	TAILQ_FOREACH_SAFE(s, &dmn.sessions, entry, next)
 		session_stop(s, timeout_ms);
-	if (session_live_count() == 0)
+	if (dmn.finish != NULL && session_live_count() == 0)
 		timer_start(dmn.finish, 0);
 }
 

@@ -446,21 +446,15 @@ struct session {
 
 const char		*session_state_name(enum session_state);
 bool			 session_ended(const struct session *);
-bool			 session_live(const struct session *);
 struct session		*session_create(struct launch *, struct rpc_error *);
 struct session		*session_find(json_t *ref, struct rpc_error *);
 struct session		*session_by_name(const char *, bool live_only);
 void			 session_ref(struct session *);
 void			 session_unref(struct session *);
-struct session_proc	*session_add_proc(struct session *, const char *role,
-			    char *err, size_t errlen);
-int			 session_spawn(struct session_proc *, char **argv,
-			    char *err, size_t errlen);
-int			 session_spawn_main(struct session *, char *err,
-			    size_t errlen);
 void			 session_console_write(struct session *,
 			    const char *, size_t);
 struct console		*session_console(const struct session *);
+void			 session_check_gone(struct session *);
 int			 session_signal(struct session *, int sig,
 			    pid_t *pgrp, struct rpc_error *);
 void			 session_stop(struct session *, long timeout_ms);
@@ -479,6 +473,15 @@ struct sink		*session_sink_add(struct session *, unsigned mask,
 void			 session_sink_remove(struct sink *);
 void			 session_end(struct session *);
 void			 session_prune(void);
+
+/* session-proc.c: a session's processes, their ptys and their news. */
+struct session_proc	*session_proc_add(struct session *, const char *role,
+			    char *err, size_t errlen);
+int			 session_proc_spawn(struct session_proc *, char **argv,
+			    char *err, size_t errlen);
+int			 session_proc_spawn_main(struct session *, char *err,
+			    size_t errlen);
+bool			 session_proc_done(const struct session_proc *);
 
 /* session-state.c: the one table that decides. */
 enum session_input {

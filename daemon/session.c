@@ -13,8 +13,6 @@
 #include "daemon.h"
 #include "signame.h"
 
-extern char **environ;
-
 static const char *session_state_names[] = {
 	[S_STARTING] = "starting",
 	[S_RUNNING] = "running",
@@ -24,7 +22,6 @@ static const char *session_state_names[] = {
 	[S_FAILED] = "failed",
 };
 
-static void	session_check_gone(struct session *);
 
 /* The name of a state as the protocol spells it. */
 const char *
@@ -38,13 +35,6 @@ bool
 session_ended(const struct session *s)
 {
 	return s->state == S_EXITED || s->state == S_FAILED;
-}
-
-/* Whether the session has a pty its processes run on. */
-bool
-session_live(const struct session *s)
-{
-	return !session_ended(s) && session_console(s) != NULL;
 }
 
 /* Tell every sink that wants it what happened to s. */
@@ -154,34 +144,6 @@ session_console_write(struct session *s, const char *data, size_t len)
 		console_write(session_console(s), data, len);
 }
 
-/* A pty printed, drained, or took input. */
-static void
-session_console_cb(void *arg, enum console_event ev, const char *data,
-    size_t len)
-{
-	struct session_proc	*sp = arg;
-	struct session		*s = sp->s;
-	struct session_event	 out = { .kind = SE_OUTPUT, .data = data,
-				    .len = len };
-
-	switch (ev) {
-	case CONSOLE_OUTPUT:
-		out.offset = output_size(&s->output);
-		output_add(&s->output, data, len);
-		session_fire(s, &out);
-		return;
-	case CONSOLE_EOF:
-		sp->drained = true;
-		session_check_gone(s);
-		return;
-	case CONSOLE_WRITTEN:
-		if (sp == &s->procs[0])
-			session_fire_kind(s, SE_CONSOLE_ROOM);
-		return;
-	}
-	log_fatal("console event %d", ev);
-}
-
 /* The target's output arrived or ended, or its input moved. */
 static void
 session_transport_cb(void *arg, enum transport_event ev, const char *data,
@@ -206,88 +168,8 @@ session_transport_cb(void *arg, enum transport_event ev, const char *data,
 	session_fire(s, &e);
 }
 
-/* Stop the processes after the main one: it is gone, or never ran. */
-static void
-session_stop_helpers(struct session *s)
-{
-	struct proc	*pr;
-	size_t		 i;
-
-	for (i = 1; i < s->nprocs; i++) {
-		pr = s->procs[i].proc;
-		if (pr != NULL && pr->keeper_live)
-			proc_stop(pr, s->stop_ms >= 0 ? s->stop_ms :
-			    s->l.stop_timeout);
-	}
-}
-
-/* A helper process (the server) ended while the session needed it. */
-static void
-session_helper_exited(struct session_proc *sp)
-{
-	struct proc *pr = sp->proc;
-
-	if (pr->exit_signal != 0)
-		session_fail(sp->s, RPC_NOT_READY, "the %s %s was killed by "
-		    "signal %d", sp->role, pr->exec_name, pr->exit_signal);
-	else
-		session_fail(sp->s, RPC_NOT_READY, "the %s %s exited with "
-		    "code %d", sp->role, pr->exec_name, pr->exit_code);
-}
-
-/* A keeper reported on its process. */
-static void
-session_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
-{
-	struct session_proc	*sp = arg;
-	struct session		*s = sp->s;
-	bool			 main = sp == &s->procs[0];
-
-	switch (ev) {
-	case PROC_STARTED:
-		log_info("session %lu: %s pid %ld started", s->id, sp->role,
-		    (long)pr->pid);
-		if (s->backend->ready != NULL)
-			s->backend->ready(s, sp);
-		else if (main)
-			session_ready(s);
-		return;
-	case PROC_FAILED:
-		session_why(s, RPC_SPAWN_FAILED, pr->fail_errno, "%s %s: %s",
-		    pr->fail_stage, strcmp(pr->fail_stage, "chdir") == 0 ?
-		    s->l.cwd : pr->exec_name, strerror(pr->fail_errno));
-		return;
-	case PROC_EXITED:
-		log_info("session %lu: %s ended (%s %d)", s->id, sp->role,
-		    pr->exit_signal ? "signal" : "code", pr->exit_signal ?
-		    pr->exit_signal : pr->exit_code);
-		if (main)
-			session_event(s, SI_EXIT);
-		else
-			session_helper_exited(sp);
-		return;
-	case PROC_GONE:
-		if (sp->console != NULL)
-			console_drain(sp->console);
-		if (main)
-			session_stop_helpers(s);
-		session_check_gone(s);
-		return;
-	}
-	log_fatal("proc event %d", ev);
-}
-
-/* Whether one process of the session is gone with all of its output. */
-static bool
-session_proc_done(const struct session_proc *sp)
-{
-	if (sp->proc == NULL)
-		return true;
-	return sp->proc->gone && sp->drained;
-}
-
 /* Everything of the session gone, and its output in: the table ends it. */
-static void
+void
 session_check_gone(struct session *s)
 {
 	size_t i;
@@ -300,113 +182,6 @@ session_check_gone(struct session *s)
 	session_event(s, SI_GONE);
 }
 
-/* Give the session one more process slot, with a pty of its own. */
-struct session_proc *
-session_add_proc(struct session *s, const char *role, char *err,
-    size_t errlen)
-{
-	struct session_proc *sp;
-
-	if (s->nprocs == SESSION_MAXPROCS)
-		log_fatal("session %lu: more than %d processes", s->id,
-		    SESSION_MAXPROCS);
-	sp = &s->procs[s->nprocs++];
-	sp->s = s;
-	sp->role = role;
-	if ((sp->console = console_open(false, session_console_cb, sp, err,
-	    errlen)) == NULL)
-		return NULL;
-	return sp;
-}
-
-/* Build a process's environment: the daemon's, the launch's, the session's. */
-static char **
-session_env(struct session *s)
-{
-	const char	*key;
-	json_t		*val;
-	struct argv	 av = { 0 };
-	char	       **e;
-	bool		 have_term = false;
-
-	for (e = environ; *e != NULL; e++) {
-		if (strncmp(*e, "DBGCTL_SESSION=", 15) == 0)
-			continue;
-		if (strncmp(*e, "PATH=", 5) == 0 && s->backend->path != NULL)
-			continue;
-		/* A launch's own value replaces the daemon's. */
-		if (json_object_getn(s->l.env, *e, strcspn(*e, "=")) != NULL)
-			continue;
-		if (strncmp(*e, "TERM=", 5) == 0)
-			have_term = true;
-		argv_push(&av, *e);
-	}
-	json_object_foreach(s->l.env, key, val) {
-		/* The daemon names the session; a launch cannot. */
-		if (strcmp(key, "DBGCTL_SESSION") == 0)
-			continue;
-		if (strcmp(key, "TERM") == 0)
-			have_term = true;
-		argv_pushf(&av, "%s=%s", key, json_string_value(val));
-	}
-	argv_pushf(&av, "DBGCTL_SESSION=%lu", s->id);
-	if (!have_term)
-		argv_push(&av, "TERM=dumb");
-	if (s->backend->path != NULL && json_object_get(s->l.env, "PATH") ==
-	    NULL)
-		argv_pushf(&av, "PATH=%s", s->backend->path);
-	return av.v;
-}
-
-/* Start argv under a keeper on the process's pty. */
-int
-session_spawn(struct session_proc *sp, char **argv, char *err, size_t errlen)
-{
-	struct session		*s = sp->s;
-	struct proc_spec	 spec = {
-		.argv = argv,
-		.cwd = s->l.cwd,
-		.stop_timeout = s->l.stop_timeout,
-		.tty = sp->console->slave,
-		.fd_in = -1,
-		.fd_out = -1,
-		.stdio = sp->stdio,
-	};
-
-	if (sp->transport) {
-		spec.fd_in = s->transport->child_in;
-		spec.fd_out = s->transport->child_out;
-	}
-	spec.env = session_env(s);
-	sp->proc = proc_spawn(&spec, dmn.keeper_path, session_proc_cb, sp, err,
-	    errlen);
-	argv_free(spec.env);
-	/* The keeper holds the child ends now; our copies would hide EOF. */
-	console_release_slave(sp->console);
-	if (sp->transport)
-		transport_spawned(s->transport);
-	return sp->proc == NULL ? -1 : 0;
-}
-
-/* Build the main process's argv and start it, unless the session is ending. */
-int
-session_spawn_main(struct session *s, char *err, size_t errlen)
-{
-	char	**av;
-	int	  rc;
-
-	if (s->state != S_STARTING) {
-		snprintf(err, errlen, "session %lu is %s", s->id,
-		    session_state_name(s->state));
-		return -1;
-	}
-	if ((av = s->backend->argv(s, err, errlen)) == NULL)
-		return -1;
-	rc = session_spawn(&s->procs[0], av, err, errlen);
-	argv_free(av);
-	return rc;
-}
-
 /* Open what a session needs and start it; -1 with err on failure. */
 static int
 session_start(struct session *s, char *err, size_t errlen)
@@ -417,7 +192,7 @@ session_start(struct session *s, char *err, size_t errlen)
 	    s->id);
 	if (output_open(&s->output, path, err, errlen) != 0)
 		return -1;
-	if (session_add_proc(s, s->backend->debugger ? "debugger" : "program",
+	if (session_proc_add(s, s->backend->debugger ? "debugger" : "program",
 	    err, errlen) == NULL)
 		return -1;
 	if (s->l.transport && (s->transport = transport_open(
@@ -428,7 +203,7 @@ session_start(struct session *s, char *err, size_t errlen)
 	s->procs[0].stdio = s->backend->flags & BACKEND_STDIO;
 	if (s->backend->start != NULL)
 		return s->backend->start(s, err, errlen);
-	return session_spawn_main(s, err, errlen);
+	return session_proc_spawn_main(s, err, errlen);
 }
 
 /* Enter a launch in the table and start it; the session owns l's contents. */

@@ -1,0 +1,60 @@
+/* remote: gdb connected through MI to a server that runs elsewhere. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+/* remote: "remote" must be HOST:PORT. */
+static int
+backend_remote_check(const struct launch *l, struct rpc_error *err)
+{
+	const char *r = l->remote;
+
+	if (strchr(r, ':') == NULL || *r == ':' || r[strlen(r) - 1] == ':') {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"remote\" must be "
+		    "HOST:PORT, not \"%s\"", r);
+		return -1;
+	}
+	return 0;
+}
+
+/* remote: gdb with an MI channel, connected once it runs. */
+static int
+backend_remote_start(struct session *s, char *err, size_t errlen)
+{
+	struct gdb_data *g = xcalloc(1, sizeof *g);
+
+	if (backend_gdb_open(s, g, s->l.remote, err, errlen) != 0)
+		return -1;
+	return session_proc_spawn_main(s, err, errlen);
+}
+
+/* gdb exec'd: connect it. */
+static void
+backend_remote_ready(struct session *s, struct session_proc *sp)
+{
+	(void)sp;
+	backend_gdb_connect(s);
+}
+
+/* Release the MI channel and the deadline. */
+static void
+backend_remote_close(struct session *s)
+{
+	struct gdb_data *g = s->bdata;
+
+	if (g != NULL)
+		backend_gdb_close(g);
+}
+
+const struct backend backend_remote = {
+	.name = "remote",
+	.debugger = "gdb",
+	.flags = BACKEND_REMOTE,
+	.check = backend_remote_check,
+	.argv = backend_gdb_argv,
+	.start = backend_remote_start,
+	.ready = backend_remote_ready,
+	.status = backend_gdb_status,
+	.close = backend_remote_close,
+};
