@@ -209,22 +209,10 @@ backend_gdb_status(const struct session *s, json_t *o)
 		json_object_set_new(o, "remote", json_string(g->remote));
 }
 
-/* The debugged program's pid: gdb's child. */
-static void
-backend_gdb_inferior(const struct session *s, json_t *o)
-{
-	pid_t pid;
-
-	if (s->procs[0].proc == NULL || session_ended(s))
-		return;
-	if ((pid = status_inferior(s->procs[0].proc->pid)) != 0)
-		json_object_set_new(o, "inferior_pid", json_integer(pid));
-}
-
 const struct backend backend_gdb = {
 	.name = "gdb",
 	.debugger = "gdb",
 	.flags = BACKEND_PROGRAM,
 	.argv = backend_gdb_argv,
-	.status = backend_gdb_inferior,
+	.status = status_main_inferior,
 };

@@ -231,7 +231,6 @@ backend_gdbserver_status(const struct session *s, json_t *o)
 {
 	struct gdbserver_data	*d = s->bdata;
 	struct proc		*pr;
-	pid_t			 pid;
 
 	backend_gdb_status(s, o);
 	if (d == NULL || d->server == NULL)
@@ -242,9 +241,8 @@ backend_gdbserver_status(const struct session *s, json_t *o)
 	json_object_set_new(o, "port", json_integer(d->port));
 	if (pr != NULL && pr->have_exit)
 		json_object_set_new(o, "server_exit", proc_exit_json(pr));
-	if (pr != NULL && !session_ended(s) &&
-	    (pid = status_inferior(pr->pid)) != 0)
-		json_object_set_new(o, "inferior_pid", json_integer(pid));
+	if (pr != NULL)
+		status_add_inferior(s, o, pr->pid);
 }
 
 /* Release gdb's state; a probe in flight frees the rest when it closes. */

@@ -106,18 +106,6 @@ backend_lldb_argv(struct session *s, char *err, size_t errlen)
 	return av.v;
 }
 
-/* The debugged program's pid: lldb's child, past its lldb-server. */
-static void
-backend_lldb_status(const struct session *s, json_t *o)
-{
-	pid_t pid;
-
-	if (s->procs[0].proc == NULL || session_ended(s))
-		return;
-	if ((pid = status_inferior(s->procs[0].proc->pid)) != 0)
-		json_object_set_new(o, "inferior_pid", json_integer(pid));
-}
-
 const struct backend backend_lldb = {
 	.name = "lldb",
 	.debugger = "lldb",
@@ -126,5 +114,5 @@ const struct backend backend_lldb = {
 	.flags = BACKEND_PROGRAM,
 	.check = backend_lldb_check,
 	.argv = backend_lldb_argv,
-	.status = backend_lldb_status,
+	.status = status_main_inferior,
 };

@@ -500,6 +500,8 @@ void	 session_event_why(struct session *, enum session_input,
 /* status.c: the session object of the protocol. */
 json_t	*status_json(const struct session *);
 pid_t	 status_inferior(pid_t parent);
+void	 status_add_inferior(const struct session *, json_t *, pid_t parent);
+void	 status_main_inferior(const struct session *, json_t *);
 
 /* listener.c: listening sockets, each with its way of admitting peers. */
 struct listener {
@@ -684,6 +686,7 @@ struct daemon {
 	unsigned long		 keep_ended;	/* ended sessions kept */
 	unsigned long		 nended;
 	bool			 shutting_down;
+	struct timer		*prune;		/* forgets ended sessions */
 	struct timer		*finish;	/* closes everything at exit */
 	char			 readbuf[65536]; /* every libuv read */
 };

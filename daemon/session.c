@@ -427,6 +427,8 @@ session_unref(struct session *s)
 		log_fatal("session %lu: unreferenced too often", s->id);
 	if (--s->refs == 0)
 		session_free(s);
+	else if (s->refs == 1 && s->listed && session_ended(s))
+		session_prune();
 }
 
 /* Whether only the table holds s, and no target output waits to be read. */
@@ -438,15 +440,13 @@ session_prunable(const struct session *s)
 	return s->transport == NULL || transport_drained(s->transport);
 }
 
-/*
- * Forget the oldest ended sessions beyond the number kept, so a daemon that
- * lives long does not grow; their logs stay on disk.
- */
-void
-session_prune(void)
+/* Forget the oldest ended sessions beyond the number kept. */
+static void
+session_prune_cb(void *arg)
 {
 	struct session *s, *next;
 
+	(void)arg;
 	TAILQ_FOREACH_SAFE(s, &dmn.sessions, entry, next) {
 		if (dmn.nended <= dmn.keep_ended)
 			return;
@@ -457,4 +457,19 @@ session_prune(void)
 		dmn.nended--;
 		session_unref(s);
 	}
+}
+
+/*
+ * Forget ended sessions past the number kept, so a daemon that lives long
+ * does not grow; their logs stay on disk. It happens on a later loop turn,
+ * never under a caller that walks the table or holds a session.
+ */
+void
+session_prune(void)
+{
+	if (dmn.nended <= dmn.keep_ended)
+		return;
+	if (dmn.prune == NULL)
+		dmn.prune = timer_new(session_prune_cb, NULL);
+	timer_start(dmn.prune, 0);
 }

@@ -69,6 +69,25 @@ status_inferior(pid_t parent)
 	return pid;
 }
 
+/* Add inferior_pid: the debugged program, the child of parent, while it runs. */
+void
+status_add_inferior(const struct session *s, json_t *o, pid_t parent)
+{
+	pid_t pid;
+
+	if (session_ended(s) || (pid = status_inferior(parent)) == 0)
+		return;
+	json_object_set_new(o, "inferior_pid", json_integer(pid));
+}
+
+/* A debugger's status hook: the program it debugs is its main process's child. */
+void
+status_main_inferior(const struct session *s, json_t *o)
+{
+	if (s->procs[0].proc != NULL)
+		status_add_inferior(s, o, s->procs[0].proc->pid);
+}
+
 /* The session object of the protocol. */
 json_t *
 status_json(const struct session *s)
