@@ -150,7 +150,7 @@ conn_resume(struct conn *c)
 	if (!c->paused || c->closing || c->finishing)
 		return;
 	c->paused = false;
-	uv_read_start((uv_stream_t *)&c->pipe, daemon_alloc_cb, conn_read_cb);
+	uv_read_start((uv_stream_t *)&c->pipe, loop_alloc_cb, conn_read_cb);
 }
 
 /* Switch the connection to another mode; the old one lets go first. */
@@ -196,7 +196,8 @@ conn_accept(struct listener *l)
 	uv_pipe_init(dmn.loop, &c->pipe, 0);
 	c->pipe.data = c;
 	TAILQ_INSERT_TAIL(&dmn.conns, c, entry);
-	conn_set_mode(c, &request_rpc_mode, request_rpc_mode.open());
+	conn_set_mode(c, l->mode, l->mode->open != NULL ? l->mode->open() :
+	    NULL);
 	if (uv_accept((uv_stream_t *)&l->pipe, (uv_stream_t *)&c->pipe) != 0) {
 		conn_close(c);
 		return;
@@ -206,5 +207,5 @@ conn_accept(struct listener *l)
 		conn_finish(c);
 		return;
 	}
-	uv_read_start((uv_stream_t *)&c->pipe, daemon_alloc_cb, conn_read_cb);
+	uv_read_start((uv_stream_t *)&c->pipe, loop_alloc_cb, conn_read_cb);
 }

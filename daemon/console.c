@@ -86,7 +86,7 @@ console_open(bool raw, console_cb cb, void *arg, char *err, size_t errlen)
 		console_close(c);
 		return NULL;
 	}
-	uv_read_start((uv_stream_t *)&c->pipe, daemon_alloc_cb,
+	uv_read_start((uv_stream_t *)&c->pipe, loop_alloc_cb,
 	    console_read_cb);
 	return c;
 }

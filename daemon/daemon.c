@@ -1,20 +1,7 @@
 /* The daemon context and its orderly exit, a sink on every session's end. */
 #include <signal.h>
-#include <time.h>
 
 #include "daemon.h"
-
-struct daemon dmn;
-
-/* The wall clock, in seconds since the epoch. */
-double
-daemon_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /*
  * Nothing is left running: close the listeners and, after their queued
@@ -82,17 +69,4 @@ daemon_watch_signals(void)
 	uv_signal_start(&dmn.sigterm, daemon_signal_cb, SIGTERM);
 	uv_signal_init(dmn.loop, &dmn.sigint);
 	uv_signal_start(&dmn.sigint, daemon_signal_cb, SIGINT);
-}
-
-/*
- * Give libuv the loop's one read buffer: every read callback consumes (or
- * copies) what it got before returning, so one buffer serves them all.
- */
-void
-daemon_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
-{
-	(void)h;
-	(void)hint;
-	buf->base = dmn.readbuf;
-	buf->len = sizeof dmn.readbuf;
 }

@@ -508,12 +508,15 @@ struct listener {
 	TAILQ_ENTRY(listener)	 entry;
 	uv_pipe_t		 pipe;
 	char			*path;
+	const struct conn_mode	*mode;		/* its connections' first */
 	/* Whether the peer may use the daemon; err says why not. */
 	int			(*auth)(struct listener *, struct conn *,
 				    struct rpc_error *);
 };
 
-int	 listener_unix(const char *path, char *err, size_t errlen);
+struct conn_mode;
+int	 listener_unix(const char *path, const struct conn_mode *, char *err,
+	    size_t errlen);
 void	 listener_close_all(void);
 
 /* conn.c: one client connection, carrying requests or raw bytes. */
@@ -663,8 +666,10 @@ void	 pipe_start(struct conn *, struct session *);
 /* daemon.c: the daemon's life. */
 void	 daemon_shutdown(long long timeout_ms);
 void	 daemon_watch_signals(void);
-void	 daemon_alloc_cb(uv_handle_t *, size_t, uv_buf_t *);
-double	 daemon_now(void);
+
+/* loop.c: the daemon context, the clock and the loop's read buffer. */
+void	 loop_alloc_cb(uv_handle_t *, size_t, uv_buf_t *);
+double	 loop_now(void);
 
 /* The one daemon context. */
 struct daemon {

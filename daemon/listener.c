@@ -57,11 +57,13 @@ listener_closed(uv_handle_t *h)
 }
 
 /*
- * Listen on a Unix socket at path. The caller holds the start lock, so a
+ * Listen on a Unix socket at path, its connections starting in mode.
+ * The caller holds the start lock, so a
  * socket file left there belongs to a dead daemon and is removed.
  */
 int
-listener_unix(const char *path, char *err, size_t errlen)
+listener_unix(const char *path, const struct conn_mode *mode, char *err,
+    size_t errlen)
 {
 	struct listener	*l;
 	mode_t		 old;
@@ -74,6 +76,7 @@ listener_unix(const char *path, char *err, size_t errlen)
 	l = xcalloc(1, sizeof *l);
 	l->path = xstrdup(path);
 	l->auth = listener_auth_peercred;
+	l->mode = mode;
 	uv_pipe_init(dmn.loop, &l->pipe, 0);
 	l->pipe.data = l;
 	/* Nobody else may connect in the moment before chmod. */

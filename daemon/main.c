@@ -240,7 +240,7 @@ main(int argc, char **argv)
 		ready = main_detach();
 	dmn.loop = uv_default_loop();
 	dmn.keep_ended = main_keep_ended();
-	if (listener_unix(dmn.sock_path, err, sizeof err) != 0) {
+	if (listener_unix(dmn.sock_path, &request_rpc_mode, err, sizeof err) != 0) {
 		fprintf(stderr, "dbgctld: %s\n", err);
 		pidfile_remove(dmn.pidfh);
 		return 1;

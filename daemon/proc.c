@@ -208,7 +208,7 @@ proc_spawn(const struct proc_spec *sp, const char *keeper, proc_cb cb,
 	pr->keeper_pid = pr->keeper.pid;
 	pr->ctl_open = true;
 	frame_init(&pr->ctl_frame, 4096);
-	uv_read_start((uv_stream_t *)&pr->ctl, daemon_alloc_cb, proc_read_cb);
+	uv_read_start((uv_stream_t *)&pr->ctl, loop_alloc_cb, proc_read_cb);
 	return pr;
 }
 

@@ -229,7 +229,7 @@ session_create(struct launch *l, struct rpc_error *err)
 	s->output.log_fd = -1;
 	s->stop_ms = -1;
 	s->state = S_STARTING;
-	s->started_at = daemon_now();
+	s->started_at = loop_now();
 	TAILQ_INIT(&s->sinks);
 	TAILQ_INSERT_TAIL(&dmn.sessions, s, entry);
 	log_info("session %lu: launching %s %s", s->id, s->backend->name,
@@ -380,7 +380,7 @@ session_end(struct session *s)
 {
 	size_t i;
 
-	s->ended_at = daemon_now();
+	s->ended_at = loop_now();
 	for (i = 0; i < s->nprocs; i++) {
 		console_close(s->procs[i].console);
 		s->procs[i].console = NULL;

@@ -30,7 +30,7 @@ transport_start_reading(struct transport *t)
 		return;
 	if (!t->passthrough && flow_full(t->len, TRANSPORT_MAX - 1))
 		return;
-	uv_read_start((uv_stream_t *)&t->out, daemon_alloc_cb,
+	uv_read_start((uv_stream_t *)&t->out, loop_alloc_cb,
 	    transport_read_cb);
 	t->reading = true;
 }

@@ -1,0 +1,29 @@
+/* The one daemon context, and what every part of the loop shares. */
+#include <time.h>
+
+#include "daemon.h"
+
+struct daemon dmn;
+
+/* The wall clock, in seconds since the epoch. */
+double
+loop_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Give libuv the loop's one read buffer: every read callback consumes (or
+ * copies) what it got before returning, so one buffer serves them all.
+ */
+void
+loop_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+	(void)h;
+	(void)hint;
+	buf->base = dmn.readbuf;
+	buf->len = sizeof dmn.readbuf;
+}
