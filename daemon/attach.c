@@ -54,7 +54,7 @@ attach_event(struct sink *k, struct session *s,
 		if (conn_queued(a->c) + ev->len > CONN_WQ_MAX) {
 			log_warn("session %lu: dropping an attached client "
 			    "that reads nothing", s->id);
-			conn_close(a->c);
+			conn_drop(a->c);
 			return;
 		}
 		conn_send_raw(a->c, ev->data, ev->len);

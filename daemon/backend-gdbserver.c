@@ -160,12 +160,17 @@ backend_gdbserver_probe_closed(uv_handle_t *h)
 {
 	struct gdbserver_probe	*p = h->data;
 	struct gdbserver_data	*d = p->d;
+	struct proc		*pr;
 
 	free(p);
 	if (d == NULL)
 		return;
 	d->probe = NULL;
 	if (d->listening)
+		return;
+	/* A server that is gone is never probed again; its end is reported. */
+	pr = d->server->proc;
+	if (pr == NULL || pr->have_exit || !pr->keeper_live)
 		return;
 	if (uv_now(dmn.loop) < d->deadline) {
 		timer_start(d->retry, GDBSERVER_PROBE_MS);

@@ -31,6 +31,35 @@ conn_close(struct conn *c)
 	uv_close((uv_handle_t *)&c->pipe, conn_free_cb);
 }
 
+/* Close every dropped connection, with nothing of theirs up the stack. */
+static void
+conn_sweep(void *arg)
+{
+	struct conn *c, *next;
+
+	(void)arg;
+	TAILQ_FOREACH_SAFE(c, &dmn.conns, entry, next)
+		if (c->dropped)
+			conn_close(c);
+}
+
+/*
+ * The peer is gone or reads nothing: send and read no more, and close on
+ * a later loop turn, so that no caller (a reply, a sink, a mode switch)
+ * finds its connection freed under it.
+ */
+void
+conn_drop(struct conn *c)
+{
+	if (c->closing || c->dropped)
+		return;
+	c->dropped = true;
+	uv_read_stop((uv_stream_t *)&c->pipe);
+	if (dmn.conn_sweep == NULL)
+		dmn.conn_sweep = timer_new(conn_sweep, NULL);
+	timer_start(dmn.conn_sweep, 0);
+}
+
 /* The queued bytes are out: now close. */
 static void
 conn_shutdown_cb(uv_shutdown_t *req, int status)
@@ -48,7 +77,7 @@ conn_finish(struct conn *c)
 {
 	uv_shutdown_t *req;
 
-	if (c->closing || c->finishing)
+	if (c->closing || c->finishing || c->dropped)
 		return;
 	c->finishing = true;
 	uv_read_stop((uv_stream_t *)&c->pipe);
@@ -83,10 +112,10 @@ conn_written(void *arg, int status)
 {
 	struct conn *c = arg;
 
-	if (c->closing || status == UV_ECANCELED)
+	if (c->closing || c->dropped || status == UV_ECANCELED)
 		return;
 	if (status != 0) {
-		conn_close(c);
+		conn_drop(c);
 		return;
 	}
 	if (c->mode->drained != NULL)
@@ -97,11 +126,11 @@ conn_written(void *arg, int status)
 void
 conn_send_raw(struct conn *c, const char *data, size_t len)
 {
-	if (c->closing || len == 0)
+	if (c->closing || c->dropped || len == 0)
 		return;
 	if (stream_write((uv_stream_t *)&c->pipe, data, len, conn_written,
 	    c) < 0)
-		conn_close(c);
+		conn_drop(c);
 }
 
 /* Send one message as a line; takes the reference to msg. */
@@ -111,7 +140,7 @@ conn_send(struct conn *c, json_t *msg)
 	size_t	 len;
 	char	*line;
 
-	if (c->closing) {
+	if (c->closing || c->dropped) {
 		json_decref(msg);
 		return;
 	}
@@ -126,7 +155,7 @@ conn_send(struct conn *c, json_t *msg)
 	if (conn_queued(c) + len > CONN_WQ_MAX) {
 		log_warn("dropping a client that reads no replies");
 		free(line);
-		conn_close(c);
+		conn_drop(c);
 		return;
 	}
 	conn_send_raw(c, line, len);
@@ -137,7 +166,7 @@ conn_send(struct conn *c, json_t *msg)
 void
 conn_pause(struct conn *c)
 {
-	if (c->paused || c->closing || c->finishing || c->eof)
+	if (c->paused || c->closing || c->finishing || c->eof || c->dropped)
 		return;
 	c->paused = true;
 	uv_read_stop((uv_stream_t *)&c->pipe);
@@ -147,7 +176,7 @@ conn_pause(struct conn *c)
 void
 conn_resume(struct conn *c)
 {
-	if (!c->paused || c->closing || c->finishing)
+	if (!c->paused || c->closing || c->finishing || c->dropped)
 		return;
 	c->paused = false;
 	uv_read_start((uv_stream_t *)&c->pipe, loop_alloc_cb, conn_read_cb);

@@ -182,6 +182,9 @@ struct transport *transport_open(transport_cb, void *arg, char *err,
 void		 transport_spawned(struct transport *);
 void		 transport_finish(struct transport *);
 size_t		 transport_take(struct transport *, char *, size_t);
+size_t		 transport_held(const struct transport *);
+bool		 transport_ended(const struct transport *);
+bool		 transport_piped(const struct transport *);
 bool		 transport_drained(const struct transport *);
 size_t		 transport_queued(struct transport *);
 int		 transport_write(struct transport *, const char *, size_t);
@@ -286,9 +289,12 @@ struct backend {
 	int		(*start)(struct session *, char *err, size_t errlen);
 	/* A process of the session exec'd (NULL: ready once main has). */
 	void		(*ready)(struct session *, struct session_proc *);
-	/* Ask the main process to quit gracefully; 0 if asked. */
+	/*
+	 * Ask the main process to quit gracefully before SIGTERM, and run a
+	 * debugger command for a request: the gdb/MI work of the next issues
+	 * fills these; no backend has them yet, and stop goes to SIGTERM.
+	 */
 	int		(*quit)(struct session *);
-	/* Run a debugger command for a request. */
 	int		(*command)(struct session *, struct request *);
 	/* Add this kind's fields to the session object. */
 	void		(*status)(const struct session *, json_t *);
@@ -490,12 +496,12 @@ enum session_input {
 	SI_FAIL,	/* it cannot go on: the why is recorded */
 	SI_EXIT,	/* the main process exited */
 	SI_GONE,	/* every process is gone and its output is in */
+	SI_STARTED,	/* a process exec'd (with its session_proc) */
 	SI_NINPUTS
 };
 
 void	 session_event(struct session *, enum session_input);
-void	 session_event_why(struct session *, enum session_input,
-	    const struct session_why *);
+void	 session_input(struct session *, enum session_input, const void *);
 
 /* status.c: the session object of the protocol. */
 json_t	*status_json(const struct session *);
@@ -547,6 +553,7 @@ struct conn {
 	bool			 finishing;	/* flushing before close */
 	bool			 closing;
 	bool			 paused;	/* what it sent waits for room */
+	bool			 dropped;	/* closed on the next turn */
 	unsigned		 npending;	/* its requests still waiting */
 };
 
@@ -558,6 +565,7 @@ size_t	 conn_queued(struct conn *);
 void	 conn_pause(struct conn *);
 void	 conn_resume(struct conn *);
 void	 conn_finish(struct conn *);
+void	 conn_drop(struct conn *);
 void	 conn_close(struct conn *);
 void	 conn_close_all(void);
 
@@ -692,6 +700,7 @@ struct daemon {
 	unsigned long		 nended;
 	bool			 shutting_down;
 	struct timer		*prune;		/* forgets ended sessions */
+	struct timer		*conn_sweep;	/* closes dropped connections */
 	struct timer		*finish;	/* closes everything at exit */
 	char			 readbuf[65536]; /* every libuv read */
 };

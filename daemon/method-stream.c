@@ -153,7 +153,7 @@ method_read_reply(struct request *req, struct transport *t)
 	text = method_b64(buf, n);
 	free(buf);
 	v = json_pack("{s:s, s:b}", "data", text, "eof", n == 0 &&
-	    t->out_eof);
+	    transport_ended(t));
 	free(text);
 	return request_done(req, v);
 }
@@ -166,7 +166,7 @@ method_read_event(struct sink *k, struct session *s,
 	struct request *req = k->arg;
 
 	(void)ev;
-	if (s->transport->len > 0 || s->transport->out_eof)
+	if (transport_held(s->transport) > 0 || transport_ended(s->transport))
 		method_read_reply(req, s->transport);
 }
 
@@ -192,7 +192,7 @@ method_read_exec(struct request *req)
 		    "console with the logs method");
 	if ((t = method_transport(req)) == NULL)
 		return METHOD_ERROR;
-	if (t->len > 0 || t->out_eof)
+	if (transport_held(t) > 0 || transport_ended(t))
 		return method_read_reply(req, t);
 	/* A timeout of 0 means: answer now, with data, EOF or timeout. */
 	if (timeout == 0)
@@ -235,7 +235,8 @@ method_write_try(struct request *req)
 	struct method_write_data	*d = req->data;
 	struct transport		*t = d->s->transport;
 
-	if (t->in_closed)
+	/* Writing nothing tells whether the input is still open. */
+	if (transport_write(t, NULL, 0) != 0)
 		return -1;
 	if (flow_full(transport_queued(t), TRANSPORT_MAX))
 		return 0;
@@ -387,7 +388,7 @@ method_pipe_exec(struct request *req)
 	if (transport_drained(t))
 		return request_error(req, RPC_NOT_RUNNING, "the target's "
 		    "output of session %lu has ended", s->id);
-	if (t->passthrough)
+	if (transport_piped(t))
 		return request_error(req, RPC_LIMIT, "session %lu is already "
 		    "piped", s->id);
 	request_done(req, json_pack("{s:b}", "raw", 1));

@@ -105,6 +105,6 @@ pipe_start(struct conn *c, struct session *s)
 	    pipe_event, p);
 	/* What was held goes first, through the sink. */
 	transport_passthrough(s->transport, true);
-	if (s->transport->out_eof)
+	if (transport_ended(s->transport))
 		conn_finish(c);
 }

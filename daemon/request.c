@@ -353,6 +353,7 @@ request_line(void *arg, char *line, size_t len)
 	}
 	request_dispatch(c, &rr);
 	rpc_request_free(&rr);
+	/* A dropped client's lines still run: it may have sent and gone. */
 	return c->closing || c->finishing || c->mode != &request_rpc_mode;
 }
 

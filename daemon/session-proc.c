@@ -76,10 +76,7 @@ session_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
 	case PROC_STARTED:
 		log_info("session %lu: %s pid %ld started", s->id, sp->role,
 		    (long)pr->pid);
-		if (s->backend->ready != NULL)
-			s->backend->ready(s, sp);
-		else if (main)
-			session_ready(s);
+		session_input(s, SI_STARTED, sp);
 		return;
 	case PROC_FAILED:
 		session_why(s, RPC_SPAWN_FAILED, pr->fail_errno, "%s %s: %s",

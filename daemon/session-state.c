@@ -11,8 +11,7 @@
 struct session_action {
 	enum session_state	  to;
 	enum session_state	  via;
-	void			(*act)(struct session *,
-				    const struct session_why *);
+	void			(*act)(struct session *, const void *arg);
 };
 
 /* Stay where it is: the input means nothing in this state. */
@@ -24,12 +23,14 @@ static const char *session_input_names[] = {
 	[SI_FAIL] = "fail",
 	[SI_EXIT] = "exit",
 	[SI_GONE] = "gone",
+	[SI_STARTED] = "started",
 };
 
 /* Ask the processes to end: the main one first, the rest once it is gone. */
 static void
-session_act_stop(struct session *s, const struct session_why *why)
+session_act_stop(struct session *s, const void *arg)
 {
+	const struct session_why *why = arg;
 	struct proc	*main = s->procs[0].proc;
 	long		 ms = s->stop_ms >= 0 ? s->stop_ms : s->l.stop_timeout;
 	size_t		 i;
@@ -47,9 +48,9 @@ session_act_stop(struct session *s, const struct session_why *why)
 
 /* A stop before the session ran: the launch fails with not_running. */
 static void
-session_act_abort(struct session *s, const struct session_why *why)
+session_act_abort(struct session *s, const void *arg)
 {
-	(void)why;
+	(void)arg;
 	session_why(s, RPC_NOT_RUNNING, 0, "session %lu was stopped while "
 	    "starting", s->id);
 	session_act_stop(s, NULL);
@@ -57,24 +58,36 @@ session_act_abort(struct session *s, const struct session_why *why)
 
 /* It never ran: the launch fails with the first cause, or a plain one. */
 static void
-session_act_failed(struct session *s, const struct session_why *why)
+session_act_failed(struct session *s, const void *arg)
 {
-	(void)why;
+	(void)arg;
 	session_why(s, RPC_SPAWN_FAILED, 0, "the program ended before it ran");
 	session_end(s);
 }
 
 /* It ran and is gone; a main process whose end nobody reported is a fault. */
 static void
-session_act_exited(struct session *s, const struct session_why *why)
+session_act_exited(struct session *s, const void *arg)
 {
 	struct proc *main = s->procs[0].proc;
 
-	(void)why;
+	(void)arg;
 	if (main != NULL && !main->have_exit)
 		session_why(s, RPC_NOT_RUNNING, 0, "the %s's keeper ended "
 		    "unexpectedly", s->procs[0].role);
 	session_end(s);
+}
+
+/* A process exec'd while starting: the backend decides when it is ready. */
+static void
+session_act_started(struct session *s, const void *arg)
+{
+	struct session_proc *sp = (struct session_proc *)arg;
+
+	if (s->backend->ready != NULL)
+		s->backend->ready(s, sp);
+	else if (sp == &s->procs[0])
+		session_event(s, SI_READY);
 }
 
 static const struct session_action session_actions[S_NSTATES][SI_NINPUTS] = {
@@ -84,6 +97,7 @@ static const struct session_action session_actions[S_NSTATES][SI_NINPUTS] = {
 		[SI_FAIL] = { S_ABORTING, STAY, session_act_stop },
 		[SI_EXIT] = { STAY, STAY, NULL },
 		[SI_GONE] = { S_FAILED, STAY, session_act_failed },
+		[SI_STARTED] = { STAY, STAY, session_act_started },
 	},
 	[S_RUNNING] = {
 		[SI_READY] = { STAY, STAY, NULL },
@@ -91,6 +105,7 @@ static const struct session_action session_actions[S_NSTATES][SI_NINPUTS] = {
 		[SI_FAIL] = { S_STOPPING, STAY, session_act_stop },
 		[SI_EXIT] = { S_STOPPING, STAY, NULL },
 		[SI_GONE] = { S_EXITED, S_STOPPING, session_act_exited },
+		[SI_STARTED] = { STAY, STAY, NULL },
 	},
 	[S_STOPPING] = {
 		[SI_READY] = { STAY, STAY, NULL },
@@ -99,6 +114,7 @@ static const struct session_action session_actions[S_NSTATES][SI_NINPUTS] = {
 		[SI_FAIL] = { STAY, STAY, NULL },
 		[SI_EXIT] = { STAY, STAY, NULL },
 		[SI_GONE] = { S_EXITED, STAY, session_act_exited },
+		[SI_STARTED] = { STAY, STAY, NULL },
 	},
 	[S_ABORTING] = {
 		[SI_READY] = { STAY, STAY, NULL },
@@ -106,6 +122,7 @@ static const struct session_action session_actions[S_NSTATES][SI_NINPUTS] = {
 		[SI_FAIL] = { STAY, STAY, NULL },
 		[SI_EXIT] = { STAY, STAY, NULL },
 		[SI_GONE] = { S_FAILED, STAY, session_act_failed },
+		[SI_STARTED] = { STAY, STAY, NULL },
 	},
 	[S_EXITED] = {
 		[SI_READY] = { STAY, STAY, NULL },
@@ -113,6 +130,7 @@ static const struct session_action session_actions[S_NSTATES][SI_NINPUTS] = {
 		[SI_FAIL] = { STAY, STAY, NULL },
 		[SI_EXIT] = { STAY, STAY, NULL },
 		[SI_GONE] = { STAY, STAY, NULL },
+		[SI_STARTED] = { STAY, STAY, NULL },
 	},
 	[S_FAILED] = {
 		[SI_READY] = { STAY, STAY, NULL },
@@ -120,6 +138,7 @@ static const struct session_action session_actions[S_NSTATES][SI_NINPUTS] = {
 		[SI_FAIL] = { STAY, STAY, NULL },
 		[SI_EXIT] = { STAY, STAY, NULL },
 		[SI_GONE] = { STAY, STAY, NULL },
+		[SI_STARTED] = { STAY, STAY, NULL },
 	},
 };
 
@@ -135,10 +154,9 @@ session_enter(struct session *s, enum session_state to)
 	session_fire(s, &ev);
 }
 
-/* Feed an input, with why it came when it is a failure, to the table. */
+/* Feed an input to the table, with what goes with it (a why, a process). */
 void
-session_event_why(struct session *s, enum session_input in,
-    const struct session_why *why)
+session_input(struct session *s, enum session_input in, const void *arg)
 {
 	const struct session_action *a;
 
@@ -148,11 +166,15 @@ session_event_why(struct session *s, enum session_input in,
 	log_info("session %lu: %s while %s", s->id, session_input_names[in],
 	    session_state_name(s->state));
 	a = &session_actions[s->state][in];
+	/* Nothing goes back to starting: such an entry is one left out. */
+	if (a->to == S_STARTING || a->via == S_STARTING)
+		log_fatal("session %lu: no action for %s while %s", s->id,
+		    session_input_names[in], session_state_name(s->state));
 	if (a->to == STAY && a->act == NULL)
 		return;
 	session_ref(s);
 	if (a->act != NULL)
-		a->act(s, why);
+		a->act(s, arg);
 	if (a->via != STAY)
 		session_enter(s, a->via);
 	if (a->to != STAY)
@@ -166,5 +188,5 @@ session_event_why(struct session *s, enum session_input in,
 void
 session_event(struct session *s, enum session_input in)
 {
-	session_event_why(s, in, NULL);
+	session_input(s, in, NULL);
 }

@@ -42,12 +42,16 @@ void
 session_fire(struct session *s, const struct session_event *ev)
 {
 	struct sink	*k;
-	struct sinks	*lists[2] = { &s->sinks, &dmn.sinks };
+	struct sinks	*lists[2] = { &dmn.sinks, &s->sinks };
 	size_t		 i;
 
 	session_ref(s);
 	dmn.firing++;
-	/* Sinks are only marked dead while firing, so the lists stay whole. */
+	/*
+	 * Subscribers first, then the session's own sinks (waiting requests):
+	 * a client hears "running" before the launch's reply. Sinks are only
+	 * marked dead while firing, so the lists stay whole.
+	 */
 	for (i = 0; i < 2; i++) {
 		TAILQ_FOREACH(k, lists[i], entry) {
 			if (k->dead || !(k->mask & ev->kind) ||
@@ -354,7 +358,7 @@ session_fail(struct session *s, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	xvasprintf(&why.msg, fmt, ap);
 	va_end(ap);
-	session_event_why(s, SI_FAIL, &why);
+	session_input(s, SI_FAIL, &why);
 	free(why.msg);
 }
 

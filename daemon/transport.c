@@ -173,6 +173,27 @@ transport_take(struct transport *t, char *dst, size_t max)
 	return n;
 }
 
+/* Bytes of target output held for readers. */
+size_t
+transport_held(const struct transport *t)
+{
+	return t->len;
+}
+
+/* Whether every writer of the target's output is gone. */
+bool
+transport_ended(const struct transport *t)
+{
+	return t->out_eof;
+}
+
+/* Whether the output passes straight through to a bridged client. */
+bool
+transport_piped(const struct transport *t)
+{
+	return t->passthrough;
+}
+
 /* Whether the output has ended and every byte of it was taken. */
 bool
 transport_drained(const struct transport *t)

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -419,9 +420,9 @@ Test(protocol, clients_that_leave_mid_stream)
 	int		 i;
 
 	/* Slow output: each write finds the queue empty and meets the close. */
-	yes = h_cli_launch(H_ARGS("launch", "--kind", "exec", "--transport",
+	yes = h_cli_launch(H_ARGS("--kind", "exec", "--transport",
 	    "--", "sh", "-c", "while :; do echo tick; sleep 0.01; done"));
-	quiet = h_cli_launch(H_ARGS("launch", "--kind", "exec", "--transport",
+	quiet = h_cli_launch(H_ARGS("--kind", "exec", "--transport",
 	    "--", "sleep", "60"));
 	pid = h_daemon_pid();
 	cr_assert_gt(pid, 0, "no daemon answers hello");
@@ -468,4 +469,133 @@ Test(protocol, clients_that_leave_mid_stream)
 	    0), "state"), "exited", "stop after the clients left");
 	json_decref(r);
 	cr_assert(h_daemon_ping(), "no pong after the clients left");
+}
+
+/* The next message's method or reply id and state, as "state:S" or "reply:N". */
+static void
+next_message(struct h_conn *c, char *buf, size_t len)
+{
+	json_t *m = h_conn_recv(c, 10000);
+
+	cr_assert_not_null(m, "expected a message, got none");
+	if (json_object_get(m, "method") != NULL)
+		snprintf(buf, len, "state:%s", h_jstr(m, "params.state") ?
+		    h_jstr(m, "params.state") : "?");
+	else
+		snprintf(buf, len, "reply:%lld", h_jint(m, "id", -1));
+	json_decref(m);
+}
+
+/*
+ * A subscriber that launches and stops on one connection hears each state
+ * before the reply it leads to, so reading until the stop's reply misses
+ * no state.
+ */
+Test(protocol, states_come_before_the_replies_they_lead_to)
+{
+	static const char *const want[] = { "state:starting",
+	    "state:running", "reply:2", "state:stopping", "state:exited",
+	    "reply:3" };
+	struct h_conn	 c;
+	char		 got[6][64], line[256], all[512];
+	size_t		 o = 0;
+	json_t		*r;
+	long long	 id;
+	int		 i;
+
+	/* The client starts the daemon; the raw connection then talks to it. */
+	json_decref(h_cli_json(H_ARGS("list")));
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	r = h_conn_call(&c, "subscribe", "{\"output\":false}", 10000);
+	json_decref(r);
+	snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"launch\",\"params\":{\"kind\":\"exec\",\"argv\":[\"sleep\","
+	    "\"30\"]}}\n");
+	cr_assert_eq(h_conn_send(&c, line, strlen(line), 10000), 0, "send");
+	for (i = 0; i < 3; i++)
+		next_message(&c, got[i], sizeof got[i]);
+	r = h_cli_json(H_ARGS("list"));
+	id = h_jint(json_array_get(json_object_get(r, "sessions"), 0), "id",
+	    0);
+	json_decref(r);
+	snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"stop\",\"params\":{\"session\":%lld}}\n", id);
+	cr_assert_eq(h_conn_send(&c, line, strlen(line), 10000), 0, "send");
+	for (i = 3; i < 6; i++)
+		next_message(&c, got[i], sizeof got[i]);
+	all[0] = '\0';
+	for (i = 0; i < 6; i++)
+		o += (size_t)snprintf(all + o, sizeof all - o, "%s ", got[i]);
+	for (i = 0; i < 6; i++)
+		cr_assert_str_eq(got[i], want[i], "messages in this order: %s",
+		    all);
+	h_conn_close(&c);
+}
+
+/*
+ * Send text on a new connection and close it while the daemon is stopped,
+ * so that every reply the daemon makes meets a client already gone.
+ */
+static void
+send_and_vanish(pid_t daemon, const char *text)
+{
+	struct h_conn c;
+
+	cr_assert_eq(kill(daemon, SIGSTOP), 0, "SIGSTOP the daemon");
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	cr_assert_eq(h_conn_send(&c, text, strlen(text), 10000), 0, "send");
+	h_conn_close(&c);
+	cr_assert_eq(kill(daemon, SIGCONT), 0, "SIGCONT the daemon");
+}
+
+/*
+ * Replies that meet a closed peer: a pipe, an attach, a launch by a
+ * subscriber, and a launch after a line that is not JSON. The daemon (the
+ * sanitizer build's most of all) serves on, a second pipe of the same
+ * session is taken, and the launches' sessions run.
+ */
+Test(protocol, replies_to_clients_already_gone)
+{
+	struct h_conn	 c;
+	char		 line[512], ids[32];
+	json_t		*r;
+	pid_t		 pid;
+	long		 id;
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport",
+	    "--", "sh", "-c", "while :; do echo tick; sleep 0.01; done"));
+	pid = h_daemon_pid();
+	cr_assert_gt(pid, 0, "no daemon answers hello");
+	snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"pipe\",\"params\":{\"session\":%ld}}\n", id);
+	send_and_vanish(pid, line);
+	snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"attach\",\"params\":{\"session\":%ld}}\n", id);
+	send_and_vanish(pid, line);
+	send_and_vanish(pid, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"subscribe\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"launch\",\"params\":{\"kind\":\"exec\",\"name\":\"sub\","
+	    "\"argv\":[\"sleep\",\"30\"]}}\n");
+	send_and_vanish(pid, "not json\n{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"launch\",\"params\":{\"kind\":\"exec\",\"name\":"
+	    "\"bad\",\"argv\":[\"sleep\",\"30\"]}}\n");
+	cr_assert_eq(h_daemon_pid(), pid, "the daemon did not survive replies "
+	    "to clients that were gone");
+	/* The first pipe's client is gone: the session may be piped again. */
+	h_idstr(id, ids, sizeof ids);
+	h_cli_expect_state(id, "running", "after the vanished pipe");
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	snprintf(line, sizeof line, "{\"session\":%ld}", id);
+	r = h_conn_call(&c, "pipe", line, 10000);
+	cr_assert(json_is_true(json_object_get(json_object_get(r, "result"),
+	    "raw")), "a second pipe of session %s: %s", ids,
+	    h_jstr(r, "error.message") ? h_jstr(r, "error.message") : "?");
+	json_decref(r);
+	h_conn_close(&c);
+	/* Both launches went on without their clients. */
+	h_cli_expect_state(id + 1, "running", "the subscriber's launch");
+	h_cli_expect_state(id + 2, "running", "the launch after bad JSON");
+	r = h_cli_json(H_ARGS("stop", "--all", "--timeout", "2000"));
+	json_decref(r);
+	cr_assert_eq(h_daemon_pid(), pid, "the daemon did not survive stop");
 }

@@ -222,6 +222,19 @@ Test(state, an_ended_session_stays_ended)
 	cr_assert_str_eq(seen, "failed ");
 }
 
+Test(state, a_process_that_starts_after_a_stop_makes_nothing_ready)
+{
+	struct session s;
+
+	state_session(&s);
+	session_input(&s, SI_STARTED, &s.procs[0]);
+	cr_assert_str_eq(seen, "running ", "exec runs once its program did");
+	state_session(&s);
+	session_stop(&s, 100);
+	session_input(&s, SI_STARTED, &s.procs[0]);
+	cr_assert_str_eq(seen, "stopping ", "a start after a stop: %s", seen);
+}
+
 Test(state, an_input_outside_the_table_aborts, .signal = SIGABRT)
 {
 	struct session s;
