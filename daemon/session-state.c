@@ -90,6 +90,16 @@ session_act_started(struct session *s, const void *arg)
 		session_event(s, SI_READY);
 }
 
+/* An ended session: every input means nothing. */
+#define SESSION_INERT {						\
+	[SI_READY] = { STAY, STAY, NULL },				\
+	[SI_STOP] = { STAY, STAY, NULL },				\
+	[SI_FAIL] = { STAY, STAY, NULL },				\
+	[SI_EXIT] = { STAY, STAY, NULL },				\
+	[SI_GONE] = { STAY, STAY, NULL },				\
+	[SI_STARTED] = { STAY, STAY, NULL },				\
+}
+
 static const struct session_action session_actions[S_NSTATES][SI_NINPUTS] = {
 	[S_STARTING] = {
 		[SI_READY] = { S_RUNNING, STAY, NULL },
@@ -124,22 +134,8 @@ static const struct session_action session_actions[S_NSTATES][SI_NINPUTS] = {
 		[SI_GONE] = { S_FAILED, STAY, session_act_failed },
 		[SI_STARTED] = { STAY, STAY, NULL },
 	},
-	[S_EXITED] = {
-		[SI_READY] = { STAY, STAY, NULL },
-		[SI_STOP] = { STAY, STAY, NULL },
-		[SI_FAIL] = { STAY, STAY, NULL },
-		[SI_EXIT] = { STAY, STAY, NULL },
-		[SI_GONE] = { STAY, STAY, NULL },
-		[SI_STARTED] = { STAY, STAY, NULL },
-	},
-	[S_FAILED] = {
-		[SI_READY] = { STAY, STAY, NULL },
-		[SI_STOP] = { STAY, STAY, NULL },
-		[SI_FAIL] = { STAY, STAY, NULL },
-		[SI_EXIT] = { STAY, STAY, NULL },
-		[SI_GONE] = { STAY, STAY, NULL },
-		[SI_STARTED] = { STAY, STAY, NULL },
-	},
+	[S_EXITED] = SESSION_INERT,
+	[S_FAILED] = SESSION_INERT,
 };
 
 /* Enter a state: log it and tell the sinks. */
