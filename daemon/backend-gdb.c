@@ -52,6 +52,9 @@ backend_gdb_mi_args(struct argv *av, struct session *s, struct gdb_data *g)
 {
 	argv_push(av, "-ex");
 	argv_pushf(av, "new-ui mi3 %s", mi_pts(g->mi));
+	/* Before the target runs, so -exec-interrupt works while it runs. */
+	argv_push(av, "-ex");
+	argv_push(av, "set mi-async on");
 	if (g->remote[0] == '\0')
 		return;
 	/* gdb's own 15 s of retries would hide a refused port. */
@@ -189,10 +192,14 @@ backend_gdb_connect(struct session *s)
 	timer_start(g->timer, s->l.connect_timeout);
 }
 
-/* Release the family's state. */
+/* The session ended: release the family's live state (a close hook). */
 void
-backend_gdb_close(struct gdb_data *g)
+backend_gdb_close(struct session *s)
 {
+	struct gdb_data *g = s->bdata;
+
+	if (g == NULL)
+		return;
 	mi_close(g->mi);
 	g->mi = NULL;
 	timer_free(g->timer);
@@ -209,10 +216,23 @@ backend_gdb_status(const struct session *s, json_t *o)
 		json_object_set_new(o, "remote", json_string(g->remote));
 }
 
+/* gdb: the MI channel beside the console, then gdb itself. */
+static int
+backend_gdb_start(struct session *s, char *err, size_t errlen)
+{
+	struct gdb_data *g = xcalloc(1, sizeof *g);
+
+	if (backend_gdb_open(s, g, NULL, err, errlen) != 0)
+		return -1;
+	return session_proc_spawn_main(s, err, errlen);
+}
+
 const struct backend backend_gdb = {
 	.name = "gdb",
 	.debugger = "gdb",
 	.flags = BACKEND_PROGRAM,
 	.argv = backend_gdb_argv,
+	.start = backend_gdb_start,
 	.status = status_main_inferior,
+	.close = backend_gdb_close,
 };

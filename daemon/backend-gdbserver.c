@@ -258,7 +258,7 @@ backend_gdbserver_close(struct session *s)
 
 	if (d == NULL)
 		return;
-	backend_gdb_close(&d->gdb);
+	backend_gdb_close(s);
 	timer_free(d->retry);
 	d->retry = NULL;
 	if (d->probe != NULL)

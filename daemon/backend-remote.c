@@ -37,16 +37,6 @@ backend_remote_ready(struct session *s, struct session_proc *sp)
 	backend_gdb_connect(s);
 }
 
-/* Release the MI channel and the deadline. */
-static void
-backend_remote_close(struct session *s)
-{
-	struct gdb_data *g = s->bdata;
-
-	if (g != NULL)
-		backend_gdb_close(g);
-}
-
 const struct backend backend_remote = {
 	.name = "remote",
 	.debugger = "gdb",
@@ -56,5 +46,5 @@ const struct backend backend_remote = {
 	.start = backend_remote_start,
 	.ready = backend_remote_ready,
 	.status = backend_gdb_status,
-	.close = backend_remote_close,
+	.close = backend_gdb_close,
 };

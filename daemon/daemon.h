@@ -331,7 +331,7 @@ char	**backend_gdb_argv(struct session *, char *err, size_t errlen);
 int	 backend_gdb_open(struct session *, struct gdb_data *, const char *remote,
 	    char *err, size_t errlen);
 void	 backend_gdb_connect(struct session *);
-void	 backend_gdb_close(struct gdb_data *);
+void	 backend_gdb_close(struct session *);
 void	 backend_gdb_status(const struct session *, json_t *);
 
 /* launch.c: a launch request's params, checked once. */
