@@ -311,13 +311,20 @@ Test(sessions, program_fds_are_012_on_pty)
 	char list[2048] = "";
 	int fds[64], n, i;
 	size_t o = 0;
+	double end;
 	pid_t pid;
 	long id;
 
 	id = h_cli_launch_exec(NULL, H_ARGS("sleep", "100"));
 	pid = h_cli_status_pid(id, "pid");
 	cr_assert_gt(pid, 0, "status: expected a pid");
-	n = h_pid_fds(pid, fds, t, 64);
+	/*
+	 * sleep holds its locale file briefly while it starts: wait (bounded)
+	 * for that to pass; an fd that leaked stays and fails below.
+	 */
+	end = h_now() + H_WAIT_BOUND / 1000.0;
+	while ((n = h_pid_fds(pid, fds, t, 64)) != 3 && h_now() < end)
+		h_nap(10);
 	for (i = 0; i < n; i++)
 		o += (size_t)snprintf(list + o, sizeof(list) - o, "%d->%s ",
 		    fds[i], t[i]);
