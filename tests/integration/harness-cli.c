@@ -281,3 +281,36 @@ h_cli_wait_log(const char *id, const char *text, int bound_ms)
 	cr_assert_fail("dbgctl logs %s: no \"%s\" within %d ms; log ends "
 	    "with:\n%s", id, text, bound_ms, h_shown(log, strlen(log), 1500));
 }
+
+/*
+ * Collect target output with `recv --timeout 1000` until want is in it,
+ * the stream ends (exit 5) or bound_ms passes. Returns 0 (found), 5 (end
+ * of stream) or -1 (bound passed).
+ */
+int
+h_cli_recv_until(const char *id, const char *want, struct h_bytes *b,
+    int bound_ms)
+{
+	double end = h_now() + bound_ms / 1000.0;
+	struct h_res r;
+	int code;
+
+	for (;;) {
+		if (want != NULL && b->p != NULL && strstr(b->p, want) != NULL)
+			return 0;
+		if (h_now() > end)
+			return -1;
+		code = h_cli(&r, H_ARGS("recv", "--timeout", "1000", id));
+		if (code == 0) {
+			cr_assert_gt(r.out_len, 0, "dbgctl recv %s: exit 0 "
+			    "with no bytes", id);
+			h_bytes_add(b, r.out, r.out_len);
+		}
+		h_run_free(&r);
+		if (code == 5)
+			return 5;
+		cr_assert(code == 0 || code == 4, "dbgctl recv --timeout 1000 "
+		    "%s: expected exit 0 (data) or 4 (timeout), got %d", id,
+		    code);
+	}
+}

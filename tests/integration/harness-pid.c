@@ -1,7 +1,8 @@
 /*
  * One process seen through /proc/PID: its stat fields (one parser), name,
- * executable, open fds and signal masks; and the scan of /proc that the
- * zombie, marker and snapshot checks filter.
+ * executable, open fds and signal masks; the scan of /proc that the
+ * zombie, marker and snapshot checks filter; and processes tracked by pid
+ * and start time, to check afterwards that they are gone.
  */
 #include "harness.h"
 
@@ -315,4 +316,54 @@ h_pid_fds(pid_t pid, int *fds, char (*targets)[PATH_MAX], int max)
 			}
 		}
 	return n;
+}
+
+/* Record a process to check afterwards; asserts it is alive now. */
+void
+h_pid_track(struct h_tracked *t, const char *what, pid_t pid)
+{
+	cr_assert_gt(pid, 0, "status: expected a %s pid, got %d", what, pid);
+	t->what = what;
+	t->pid = pid;
+	t->start = h_pid_start(pid);
+	cr_assert(t->start != 0 && !h_pid_gone(pid), "%s pid %d is not alive",
+	    what, pid);
+}
+
+/* Whether a tracked process still exists (alive or an unreaped zombie). */
+static bool
+h_pid_still_there(const struct h_tracked *t)
+{
+	return !h_pid_gone(t->pid) && h_pid_start(t->pid) == t->start;
+}
+
+/* Predicate: none of a NULL-what-terminated list of processes exists. */
+bool
+h_pid_tracked_gone(void *arg)
+{
+	const struct h_tracked *t = arg;
+
+	for (; t->what != NULL; t++)
+		if (h_pid_still_there(t))
+			return false;
+	return true;
+}
+
+/* Describe the tracked processes that still exist into buf. */
+const char *
+h_pid_tracked_left(const struct h_tracked *t, char *buf, size_t len)
+{
+	char comm[64];
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (; t->what != NULL && o < len; t++) {
+		if (!h_pid_still_there(t))
+			continue;
+		h_pid_comm(t->pid, comm, sizeof(comm));
+		o += (size_t)snprintf(buf + o, len - o, "%s%s pid %d (%s, "
+		    "state %c)", o ? "; " : "", t->what, t->pid, comm,
+		    h_pid_state(t->pid) ? h_pid_state(t->pid) : '-');
+	}
+	return buf;
 }

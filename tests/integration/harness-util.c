@@ -1,7 +1,7 @@
 /*
  * The harness's small utilities, with no role of their own and so the bare
- * h_ prefix: the clock and bounded waits, files, text for failure messages,
- * byte buffers, and members of parsed JSON at dotted paths.
+ * h_ prefix: the clock and bounded waits, files, programs on PATH, text for
+ * failure messages, byte buffers, and members of parsed JSON at dotted paths.
  */
 #include "harness.h"
 
@@ -81,6 +81,23 @@ h_read_file(const char *path, size_t *len)
 	if (len != NULL)
 		*len = n;
 	return buf;
+}
+
+/* A program's full path from PATH, or NULL. */
+const char *
+h_which(const char *name, char *buf, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *c;
+
+	for (p = path ? path : "/usr/bin:/bin"; *p != '\0'; p = *c ? c + 1 : c) {
+		c = strchr(p, ':');
+		if (c == NULL)
+			c = p + strlen(p);
+		snprintf(buf, len, "%.*s/%s", (int)(c - p), p, name);
+		if (access(buf, X_OK) == 0)
+			return buf;
+	}
+	return NULL;
 }
 
 /* Format a session id as a string for argv; returns buf. */

@@ -49,6 +49,8 @@ void	 h_nap(int ms);
 bool	 h_wait_for(bool (*pred)(void *), void *arg, int bound_ms);
 /* Read a whole file; NULL if it cannot be read. *len gets its size. */
 char	*h_read_file(const char *path, size_t *len);
+/* A program's full path from PATH into buf, or NULL if it is not there. */
+const char *h_which(const char *name, char *buf, size_t len);
 /* Format a session id as a string for argv; returns buf. */
 const char *h_idstr(long id, char *buf, size_t len);
 /* Join args with spaces into buf, for messages; returns buf. */
@@ -175,6 +177,12 @@ char	*h_cli_logs(const char *id);
 bool	 h_cli_log_has(const char *id, const char *text);
 /* Wait until the session's log holds text; assert it does within bound_ms. */
 void	 h_cli_wait_log(const char *id, const char *text, int bound_ms);
+/*
+ * Add the target's output (`recv --timeout 1000`, repeated) to b until want
+ * is in it: 0; the stream ended: 5; bound_ms passed: -1.
+ */
+int	 h_cli_recv_until(const char *id, const char *want, struct h_bytes *b,
+	    int bound_ms);
 
 /* harness-daemon.c */
 
@@ -265,6 +273,21 @@ int	 h_pid_zombies_if(bool (*of)(pid_t, pid_t, void *), void *arg,
 int	 h_pid_zombies(pid_t ppid, char *report, size_t len);
 /* Open fds of a pid, sorted: numbers into fds, link targets (or NULL). */
 int	 h_pid_fds(pid_t, int *fds, char (*targets)[PATH_MAX], int max);
+
+/* A process to check for afterwards: pid plus start time against reuse. */
+struct h_tracked {
+	const char		*what;		/* NULL ends a list */
+	pid_t			 pid;
+	unsigned long long	 start;
+};
+
+/* Record a process to check afterwards; asserts it is alive now. */
+void	 h_pid_track(struct h_tracked *, const char *what, pid_t);
+/* Predicate: none of a NULL-what-terminated list of processes exists. */
+bool	 h_pid_tracked_gone(void *tracked);
+/* Describe the tracked processes that still exist into buf; returns buf. */
+const char *h_pid_tracked_left(const struct h_tracked *, char *buf,
+	    size_t len);
 
 /* harness-marker.c */
 

@@ -36,49 +36,11 @@ TestSuite(debuggers, .init = h_ctx_setup, .fini = h_ctx_teardown,
 /* Size of the random payload of the pipe round trips. */
 #define PAYLOAD_SIZE	(8 * 1024 * 1024)
 
-/* A process to check for afterwards: pid plus start time against reuse. */
-struct tracked {
-	const char		*what;
-	pid_t			 pid;
-	unsigned long long	 start;
-};
-
 /* The end of a log, for failure messages. */
 static const char *
 tail_of(const char *log)
 {
 	return h_shown(log, strlen(log), 1500);
-}
-
-/*
- * Collect target output with `recv --timeout 1000` until want is in it,
- * the stream ends (exit 5) or bound_ms passes. Returns the last exit code.
- */
-static int
-recv_until(const char *id, const char *want, struct h_bytes *b, int bound_ms)
-{
-	double end = h_now() + bound_ms / 1000.0;
-	struct h_res r;
-	int code;
-
-	for (;;) {
-		if (want != NULL && b->p != NULL && strstr(b->p, want) != NULL)
-			return 0;
-		if (h_now() > end)
-			return -1;
-		code = h_cli(&r, H_ARGS("recv", "--timeout", "1000", id));
-		if (code == 0) {
-			cr_assert_gt(r.out_len, 0, "dbgctl recv %s: exit 0 with "
-			    "no bytes", id);
-			h_bytes_add(b, r.out, r.out_len);
-		}
-		h_run_free(&r);
-		if (code == 5)
-			return 5;
-		cr_assert(code == 0 || code == 4, "dbgctl recv --timeout 1000 "
-		    "%s: expected exit 0 (data) or 4 (timeout), got %d", id,
-		    code);
-	}
 }
 
 /* Assert that exactly want came through the transport of a session. */
@@ -94,7 +56,7 @@ expect_output(const char *id, const char *want, int bound_ms)
 	last = want + strlen(want) - 1;
 	while (last > want && last[-1] != '\n')
 		last--;
-	code = recv_until(id, last, &b, bound_ms);
+	code = h_cli_recv_until(id, last, &b, bound_ms);
 	if (code != 0) {
 		log = h_cli_logs(id);
 		cr_assert_fail("session %s: expected target output \"%s\" "
@@ -107,56 +69,6 @@ expect_output(const char *id, const char *want, int bound_ms)
 	    "session %s: expected exactly \"%s\" from the target, got \"%s\"",
 	    id, want, b.p);
 	free(b.p);
-}
-
-/* Record a process to check afterwards; asserts it is alive now. */
-static void
-track(struct tracked *t, const char *what, pid_t pid)
-{
-	cr_assert_gt(pid, 0, "status: expected a %s pid, got %d", what, pid);
-	t->what = what;
-	t->pid = pid;
-	t->start = h_pid_start(pid);
-	cr_assert(t->start != 0 && !h_pid_gone(pid), "%s pid %d is not alive",
-	    what, pid);
-}
-
-/* Whether a tracked process still exists (alive or an unreaped zombie). */
-static bool
-still_there(const struct tracked *t)
-{
-	return !h_pid_gone(t->pid) && h_pid_start(t->pid) == t->start;
-}
-
-/* Predicate: none of a NULL-what-terminated list of processes exists. */
-static bool
-all_gone(void *arg)
-{
-	const struct tracked *t = arg;
-
-	for (; t->what != NULL; t++)
-		if (still_there(t))
-			return false;
-	return true;
-}
-
-/* Describe the tracked processes that still exist into buf. */
-static const char *
-which_left(const struct tracked *t, char *buf, size_t len)
-{
-	char comm[64];
-	size_t o = 0;
-
-	buf[0] = '\0';
-	for (; t->what != NULL && o < len; t++) {
-		if (!still_there(t))
-			continue;
-		h_pid_comm(t->pid, comm, sizeof(comm));
-		o += (size_t)snprintf(buf + o, len - o, "%s%s pid %d (%s, "
-		    "state %c)", o ? "; " : "", t->what, t->pid, comm,
-		    h_pid_state(t->pid) ? h_pid_state(t->pid) : '-');
-	}
-	return buf;
 }
 
 /* Write n random bytes to path. */
@@ -304,23 +216,6 @@ tcp_conns_to(pid_t pid, int port, int *local, int max)
 	if (f != NULL)
 		fclose(f);
 	return n;
-}
-
-/* A program's full path from PATH, or NULL. */
-static const char *
-which(const char *name, char *buf, size_t len)
-{
-	const char *path = getenv("PATH"), *p, *c;
-
-	for (p = path ? path : "/usr/bin:/bin"; *p != '\0'; p = *c ? c + 1 : c) {
-		c = strchr(p, ':');
-		if (c == NULL)
-			c = p + strlen(p);
-		snprintf(buf, len, "%.*s/%s", (int)(c - p), p, name);
-		if (access(buf, X_OK) == 0)
-			return buf;
-	}
-	return NULL;
 }
 
 /* The last session in `list --json`. */
@@ -557,7 +452,7 @@ Test(transport, recv_timeout_versus_eof)
 	cr_assert_eq(h_cli(&r, H_ARGS("send", ids, "abc")), 0, "dbgctl send "
 	    "%s abc: exit %d (stderr: %s)", ids, r.code, r.err);
 	h_run_free(&r);
-	code = recv_until(ids, "abc", &b, H_WAIT_BOUND);
+	code = h_cli_recv_until(ids, "abc", &b, H_WAIT_BOUND);
 	cr_assert_eq(code, 0, "recv %s: expected \"abc\" back from cat, got "
 	    "\"%s\" (last exit %d)", ids, b.p, code);
 	cr_assert_str_eq(b.p, "abc", "recv %s: expected exactly \"abc\"", ids);
@@ -706,8 +601,8 @@ Test(debuggers, lldb_edge_args_literal_or_refused)
 			continue;
 		b[i] = (struct h_bytes){ calloc(1, 1), 0 };
 		left = (int)((end - h_now()) * 1000);
-		code = recv_until(ids[i], "[end]\n", &b[i], left > 2000 ? left :
-		    2000);
+		code = h_cli_recv_until(ids[i], "[end]\n", &b[i],
+		    left > 2000 ? left : 2000);
 		want = echo_lines(H_ARGS(echo, edge[i], "end"), NULL);
 		if (code != 0) {
 			log = h_cli_logs(ids[i]);
@@ -785,7 +680,7 @@ Test(debuggers, gdbserver_session_and_stop)
 {
 	const char *echo = h_ctx_fixture("FIX_ECHO");
 	char ids[32], m[96], remote[64], want[128], *log, report[4096];
-	struct tracked t[4] = { { 0 } };
+	struct h_tracked t[4] = { { 0 } };
 	struct h_snap snap;
 	struct h_res r;
 	const char *state;
@@ -813,9 +708,9 @@ Test(debuggers, gdbserver_session_and_stop)
 	cr_assert_str_eq(h_jstr(st, "remote") ? h_jstr(st, "remote") : "",
 	    remote, "status %s: remote", ids);
 	json_decref(st);
-	track(&t[0], "gdb", gdb);
-	track(&t[1], "server", srv);
-	track(&t[2], "inferior", inf);
+	h_pid_track(&t[0], "gdb", gdb);
+	h_pid_track(&t[1], "server", srv);
+	h_pid_track(&t[2], "inferior", inf);
 	h_pid_expect_comm(gdb, "pid", "gdb");
 	h_pid_expect_comm(srv, "server_pid", "gdbserver");
 	h_pid_expect_comm(inf, "inferior_pid", "fix-echo");
@@ -857,8 +752,9 @@ Test(debuggers, gdbserver_session_and_stop)
 	e = try_bind(port);
 	cr_assert_eq(e, 0, "right after stop: bind 127.0.0.1:%d (without "
 	    "SO_REUSEADDR): %s", port, strerror(e));
-	cr_assert(all_gone(t), "right after stop: processes of the session "
-	    "exist: %s", which_left(t, report, sizeof(report)));
+	cr_assert(h_pid_tracked_gone(t), "right after stop: processes of the "
+	    "session exist: %s", h_pid_tracked_left(t, report,
+	    sizeof(report)));
 	left = h_snap_leftovers(&snap, m, false, report, sizeof(report));
 	cr_assert_eq(left, 0, "right after stop: expected no process of the "
 	    "session, got %d: %s", left, report);
@@ -924,7 +820,7 @@ Test(debuggers, gdbserver_given_port)
 Test(debuggers, gdbserver_killed_ends_session)
 {
 	char ids[32], m[96], report[4096];
-	struct tracked t[4] = { { 0 } };
+	struct h_tracked t[4] = { { 0 } };
 	struct h_snap snap;
 	const char *state, *error;
 	json_t *st;
@@ -935,9 +831,9 @@ Test(debuggers, gdbserver_killed_ends_session)
 	id = launch_spinning(H_ARGS("--kind", "gdbserver", "--env", m, "-x",
 	    "continue"), ids, sizeof(ids));
 	st = h_cli_status(id);
-	track(&t[0], "gdb", (pid_t)h_jint(st, "pid", -1));
-	track(&t[1], "server", (pid_t)h_jint(st, "server_pid", -1));
-	track(&t[2], "inferior", (pid_t)h_jint(st, "inferior_pid", -1));
+	h_pid_track(&t[0], "gdb", (pid_t)h_jint(st, "pid", -1));
+	h_pid_track(&t[1], "server", (pid_t)h_jint(st, "server_pid", -1));
+	h_pid_track(&t[2], "inferior", (pid_t)h_jint(st, "inferior_pid", -1));
 	json_decref(st);
 	h_snap_take(&snap, m);
 
@@ -959,8 +855,8 @@ Test(debuggers, gdbserver_killed_ends_session)
 		    "status %s: server_exit: expected signal 9", ids);
 	json_decref(st);
 	/* An ended session has nothing left: checked at once. */
-	cr_assert(all_gone(t), "session %s ended but processes exist: %s",
-	    ids, which_left(t, report, sizeof(report)));
+	cr_assert(h_pid_tracked_gone(t), "session %s ended but processes "
+	    "exist: %s", ids, h_pid_tracked_left(t, report, sizeof(report)));
 	left = h_snap_leftovers(&snap, m, false, report, sizeof(report));
 	cr_assert_eq(left, 0, "session %s ended: expected no process of it, "
 	    "got %d: %s", ids, left, report);
@@ -999,7 +895,7 @@ Test(debuggers, remote_live_gdbserver)
 	int port;
 	long id;
 
-	cr_assert_not_null(which("gdbserver", gs, sizeof(gs)), "gdbserver is "
+	cr_assert_not_null(h_which("gdbserver", gs, sizeof(gs)), "gdbserver is "
 	    "not on PATH");
 	/* Port 0: gdbserver picks one and prints it (no race for a port). */
 	cr_assert_eq(h_run_start(&srv, H_ARGS(gs, "127.0.0.1:0", echo)), 0,
@@ -1134,7 +1030,7 @@ Test(debuggers, remote_silent_port)
 /* SIGKILL of the daemon ends gdb, its inferior and a gdbserver session. */
 Test(debuggers, daemon_sigkill_kills_debuggers)
 {
-	struct tracked t[8] = { { 0 } };
+	struct h_tracked t[8] = { { 0 } };
 	char ids[32], m[96], report[4096];
 	struct h_snap snap;
 	json_t *st;
@@ -1144,24 +1040,26 @@ Test(debuggers, daemon_sigkill_kills_debuggers)
 	h_marker_new("DBGI_DKILL", m, sizeof(m));
 	id = launch_spinning(H_ARGS("--env", m, "-x", "run"), ids, sizeof(ids));
 	st = h_cli_status(id);
-	track(&t[0], "gdb", (pid_t)h_jint(st, "pid", -1));
-	track(&t[1], "gdb's inferior", (pid_t)h_jint(st, "inferior_pid", -1));
+	h_pid_track(&t[0], "gdb", (pid_t)h_jint(st, "pid", -1));
+	h_pid_track(&t[1], "gdb's inferior",
+	    (pid_t)h_jint(st, "inferior_pid", -1));
 	json_decref(st);
 
 	id = launch_spinning(H_ARGS("--kind", "gdbserver", "--env", m, "-x",
 	    "continue"), ids, sizeof(ids));
 	st = h_cli_status(id);
-	track(&t[2], "gdbserver session's gdb", (pid_t)h_jint(st, "pid", -1));
-	track(&t[3], "gdbserver", (pid_t)h_jint(st, "server_pid", -1));
-	track(&t[4], "gdbserver's inferior",
+	h_pid_track(&t[2], "gdbserver session's gdb",
+	    (pid_t)h_jint(st, "pid", -1));
+	h_pid_track(&t[3], "gdbserver", (pid_t)h_jint(st, "server_pid", -1));
+	h_pid_track(&t[4], "gdbserver's inferior",
 	    (pid_t)h_jint(st, "inferior_pid", -1));
 	json_decref(st);
 	h_snap_take(&snap, m);
 
 	h_daemon_fg_kill();
-	if (!h_wait_for(all_gone, t, 3000))
+	if (!h_wait_for(h_pid_tracked_gone, t, 3000))
 		cr_assert_fail("3 s after SIGKILL of the daemon, processes "
-		    "exist: %s", which_left(t, report, sizeof(report)));
+		    "exist: %s", h_pid_tracked_left(t, report, sizeof(report)));
 	/*
 	 * The keepers go too, a little later under a sanitizer build, whose
 	 * leak check at exit can take seconds on a loaded machine.

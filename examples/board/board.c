@@ -1,0 +1,173 @@
+/*
+ * The board stand-in: a Cortex-M3 firmware for QEMU's lm3s6965evb.
+ *
+ * On reset it prints BANNER on UART0, then loops forever: it counts in
+ * `counter`, and echoes every byte it receives on UART0, except FAULT_BYTE,
+ * which makes it execute an undefined instruction in
+ * fault_undefined_instruction(). That is a HardFault (CFSR UNDEFINSTR,
+ * HFSR FORCED): HardFault_Handler prints FAULT_TEXT and spins, a place for
+ * a debugger's breakpoint.
+ *
+ * No C library, no clock setup (QEMU needs none for UART0), no interrupts.
+ */
+#include <stdint.h>
+
+/* What the firmware prints on UART0 when it starts. */
+#define BANNER		"dbgctl board ready\r\n"
+/* The byte that makes the firmware fault instead of echoing it. */
+#define FAULT_BYTE	'!'
+/* What HardFault_Handler prints on UART0 before it spins. */
+#define FAULT_TEXT	"HardFault\r\n"
+
+/* UART0 of the LM3S6965 (a PL011): data, flags, line and control. */
+#define UART0_BASE	0x4000C000u
+#define UART_DR		(*(volatile uint32_t *)(UART0_BASE + 0x000))
+#define UART_FR		(*(volatile uint32_t *)(UART0_BASE + 0x018))
+#define UART_LCRH	(*(volatile uint32_t *)(UART0_BASE + 0x02C))
+#define UART_CR		(*(volatile uint32_t *)(UART0_BASE + 0x030))
+#define UART_FR_RXFE	(1u << 4)	/* receive FIFO empty */
+#define UART_FR_TXFF	(1u << 5)	/* transmit FIFO full */
+#define UART_LCRH_8N1F	0x70u		/* 8 data bits, FIFOs on */
+#define UART_CR_ON	0x301u		/* UARTEN | TXE | RXE */
+
+/* Incremented once per pass of the main loop: the firmware is running. */
+volatile unsigned counter;
+
+/* Symbols of the linker script (board.ld). */
+extern uint32_t _estack, _sidata, _sdata, _edata, _sbss, _ebss;
+
+__attribute__((noinline)) int main(void);
+void	Reset_Handler(void);
+void	NMI_Handler(void);
+void	HardFault_Handler(void);
+void	MemManage_Handler(void);
+void	BusFault_Handler(void);
+void	UsageFault_Handler(void);
+void	Default_Handler(void);
+
+/* The vector table, at address 0: initial SP, then the system exceptions. */
+__attribute__((section(".vectors"), used))
+void (*const vectors[16])(void) = {
+	(void (*)(void))&_estack,	/* initial main stack pointer */
+	Reset_Handler,
+	NMI_Handler,
+	HardFault_Handler,
+	MemManage_Handler,
+	BusFault_Handler,
+	UsageFault_Handler,
+	0, 0, 0, 0,			/* reserved */
+	Default_Handler,		/* SVCall */
+	Default_Handler,		/* DebugMonitor */
+	0,				/* reserved */
+	Default_Handler,		/* PendSV */
+	Default_Handler,		/* SysTick */
+};
+
+/* Send one byte on UART0, waiting while its transmit FIFO is full. */
+static void
+uart_putc(char c)
+{
+	while (UART_FR & UART_FR_TXFF)
+		;
+	UART_DR = (uint8_t)c;
+}
+
+/* Send a NUL-terminated string on UART0. */
+static void
+uart_puts(const char *s)
+{
+	while (*s != '\0')
+		uart_putc(*s++);
+}
+
+/* Execute an undefined instruction (UDF): a HardFault with UNDEFINSTR. */
+__attribute__((noinline)) void
+fault_undefined_instruction(void)
+{
+	__builtin_trap();
+}
+
+/* Copy .data from flash, clear .bss, run main (kept out of line: a frame). */
+void
+Reset_Handler(void)
+{
+	volatile uint32_t *src = &_sidata, *dst = &_sdata;
+
+	/* volatile: the compiler must not turn these loops into memcpy. */
+	while (dst < &_edata)
+		*dst++ = *src++;
+	for (dst = &_sbss; dst < &_ebss;)
+		*dst++ = 0;
+	main();
+	for (;;)
+		;
+}
+
+/* Print the banner, then count and echo UART0's bytes until FAULT_BYTE. */
+int
+main(void)
+{
+	char c;
+
+	UART_LCRH = UART_LCRH_8N1F;
+	UART_CR = UART_CR_ON;
+	uart_puts(BANNER);
+	for (;;) {
+		counter++;
+		if (UART_FR & UART_FR_RXFE)
+			continue;
+		c = (char)UART_DR;
+		if (c == FAULT_BYTE)
+			fault_undefined_instruction();
+		uart_putc(c);
+	}
+}
+
+/* A HardFault: say so on UART0 and spin, for a debugger to look at. */
+void
+HardFault_Handler(void)
+{
+	uart_puts(FAULT_TEXT);
+	for (;;)
+		;
+}
+
+/* A non-maskable interrupt: spin. */
+void
+NMI_Handler(void)
+{
+	for (;;)
+		;
+}
+
+/* A memory management fault (not enabled, so escalated to HardFault). */
+void
+MemManage_Handler(void)
+{
+	for (;;)
+		;
+}
+
+/* A bus fault (not enabled, so escalated to HardFault). */
+void
+BusFault_Handler(void)
+{
+	for (;;)
+		;
+}
+
+/* A usage fault (not enabled, so escalated to HardFault). */
+void
+UsageFault_Handler(void)
+{
+	for (;;)
+		;
+}
+
+/* Any other exception: spin. */
+void
+Default_Handler(void)
+{
+	for (;;)
+		;
+}

@@ -1,0 +1,232 @@
+/*
+ * The board stand-in (examples/board) under QEMU's lm3s6965evb, launched as
+ * a gdbserver session whose server is QEMU and whose debugger is
+ * gdb-multiarch: the banner and the echo through the board's UART0 (QEMU's
+ * stdio, so the session's transport), the fault byte, and that stop leaves
+ * nothing of the session alive.
+ *
+ * FIX_BOARD (set by meson when clang and ld.lld built it) is the firmware:
+ * it prints BANNER, echoes every byte but '!', and at '!' executes an
+ * undefined instruction; its HardFault_Handler prints FAULT_TEXT and spins.
+ * Without FIX_BOARD, qemu-system-arm or gdb-multiarch the tests are skipped.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(board, .init = h_ctx_setup, .fini = h_ctx_teardown,
+    .timeout = 120);
+
+/* What the firmware prints at reset, and when it faults. */
+#define BANNER		"dbgctl board ready\r\n"
+#define FAULT_TEXT	"HardFault\r\n"
+
+/* One board session: its id and the processes that must go with it. */
+struct board {
+	long		 id;
+	char		 ids[32];
+	char		 marker[96];
+	struct h_tracked t[6];		/* gdb, keepers, server, QEMU, end */
+	struct h_snap	 snap;
+};
+
+/* The firmware's path; skips the test if the board cannot run here. */
+static const char *
+board_firmware(void)
+{
+	const char *fw = getenv("FIX_BOARD");
+	char path[4096];
+
+	if (fw == NULL || *fw == '\0')
+		cr_skip_test("FIX_BOARD is not set: the firmware was not built "
+		    "(clang or ld.lld missing)");
+	if (h_which("qemu-system-arm", path, sizeof(path)) == NULL)
+		cr_skip_test("qemu-system-arm is not on PATH");
+	if (h_which("gdb-multiarch", path, sizeof(path)) == NULL)
+		cr_skip_test("gdb-multiarch is not on PATH");
+	cr_assert(strchr(fw, '\'') == NULL, "FIX_BOARD %s: a quote in the "
+	    "path cannot go into the server command", fw);
+	return fw;
+}
+
+/* The one live process carrying the marker whose comm is name. */
+static pid_t
+board_marked(const char *marker, const char *name)
+{
+	pid_t pids[H_MAXPIDS], found = -1;
+	char comm[64];
+	int i, n;
+
+	h_marker_wait(marker, name, 1);
+	n = h_marker_pids(marker, pids, H_MAXPIDS);
+	for (i = 0; i < n; i++) {
+		h_pid_comm(pids[i], comm, sizeof(comm));
+		if (strcmp(comm, name) == 0)
+			found = pids[i];
+	}
+	return found;
+}
+
+/* Assert that exactly want comes back through the session's transport. */
+static void
+board_expect(struct board *b, const char *want, size_t len)
+{
+	struct h_bytes got = { calloc(1, 1), 0 };
+	char *log;
+	int code;
+
+	code = h_cli_recv_until(b->ids, want, &got, H_WAIT_BOUND);
+	if (code != 0) {
+		log = h_cli_logs(b->ids);
+		cr_assert_fail("board session %s: expected \"%s\" from UART0 "
+		    "within %d ms, got %s after %zu bytes: \"%s\"; console log "
+		    "ends with:\n%s", b->ids, h_shown(want, len, 600),
+		    H_WAIT_BOUND, code == 5 ? "end of stream" : "nothing more",
+		    got.len, h_shown(got.p, got.len, 600),
+		    h_shown(log, strlen(log), 1500));
+	}
+	cr_assert(got.len == len && memcmp(got.p, want, len) == 0, "board "
+	    "session %s: expected exactly \"%s\" from UART0, got \"%s\"",
+	    b->ids, h_shown(want, len, 600), h_shown(got.p, got.len, 600));
+	free(got.p);
+}
+
+/*
+ * Launch the firmware under QEMU (halted, -S) with gdb-multiarch connected
+ * and continuing it; check and track its processes; read the banner.
+ */
+static void
+board_launch(struct board *b)
+{
+	const char *fw = board_firmware();
+	char server[4096];
+	json_t *st;
+	pid_t gdb, srv;
+
+	h_marker_new("DBGI_BOARD", b->marker, sizeof(b->marker));
+	snprintf(server, sizeof(server), "qemu-system-arm -M lm3s6965evb "
+	    "-nographic -kernel '%s' -serial stdio -monitor none "
+	    "-gdb tcp:127.0.0.1:{port} -S", fw);
+	b->id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--env", b->marker,
+	    "--server", server, "--debugger", "gdb-multiarch", "--transport",
+	    "-x", "continue", "--", fw));
+	h_idstr(b->id, b->ids, sizeof(b->ids));
+	st = h_cli_status(b->id);
+	cr_assert_str_eq(h_jstr(st, "state") ? h_jstr(st, "state") : "",
+	    "running", "status %s after launch: state", b->ids);
+	gdb = (pid_t)h_jint(st, "pid", -1);
+	srv = (pid_t)h_jint(st, "server_pid", -1);
+	h_pid_track(&b->t[0], "gdb-multiarch", gdb);
+	h_pid_expect_comm(gdb, "pid", "gdb-multiarch");
+	h_pid_track(&b->t[1], "gdb's keeper",
+	    (pid_t)h_jint(st, "keeper_pid", -1));
+	h_pid_expect_comm(b->t[1].pid, "keeper_pid", "dbgctl-keeper");
+	h_pid_track(&b->t[2], "server", srv);
+	h_pid_track(&b->t[3], "server's keeper", h_pid_ppid(srv));
+	h_pid_expect_comm(b->t[3].pid, "server_pid's parent", "dbgctl-keeper");
+	json_decref(st);
+	/* The server is /bin/sh -c COMMAND: QEMU is it, or its child. */
+	h_pid_track(&b->t[4], "qemu-system-arm", board_marked(b->marker,
+	    "qemu-system-arm"));
+	board_expect(b, BANNER, strlen(BANNER));
+	h_snap_take(&b->snap, b->marker);
+}
+
+/* Send bytes to UART0 through the session's transport (send's stdin). */
+static void
+board_send(struct board *b, const char *data)
+{
+	struct h_res r;
+
+	cr_assert_eq(h_cli_input(&r, data, H_ARGS("send", b->ids)), 0,
+	    "dbgctl send %s < %zu bytes: expected exit 0, got %d (stderr: %s)",
+	    b->ids, strlen(data), r.code, r.err);
+	h_run_free(&r);
+}
+
+/* Stop the session; assert at once that nothing of it is left. */
+static void
+board_stop(struct board *b)
+{
+	char report[4096];
+	struct h_res r;
+	json_t *st;
+	int left;
+
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", b->ids)), 0, "dbgctl stop %s: "
+	    "expected exit 0, got %d (stderr: %s)", b->ids, r.code, r.err);
+	h_run_free(&r);
+	/* stop returns when everything is gone: no waiting here. */
+	cr_assert(h_pid_tracked_gone(b->t), "right after stop %s: processes "
+	    "of the session exist: %s", b->ids, h_pid_tracked_left(b->t,
+	    report, sizeof(report)));
+	left = h_snap_leftovers(&b->snap, b->marker, false, report,
+	    sizeof(report));
+	cr_assert_eq(left, 0, "right after stop %s: expected no process of "
+	    "the session, got %d: %s", b->ids, left, report);
+	st = h_cli_status(b->id);
+	cr_assert_str_eq(h_jstr(st, "state") ? h_jstr(st, "state") : "",
+	    "exited", "status %s after stop: state", b->ids);
+	cr_assert_null(h_jstr(st, "error"), "status %s after a requested "
+	    "stop: expected no \"error\", got \"%s\"", b->ids,
+	    h_jstr(st, "error"));
+	json_decref(st);
+}
+
+/* The banner, then a line echoed through UART0; stop leaves nothing. */
+Test(board, banner_echo_and_stop)
+{
+	struct board b = { 0 };
+
+	board_launch(&b);
+	board_send(&b, "hello board\r\n");
+	board_expect(&b, "hello board\r\n", strlen("hello board\r\n"));
+	board_stop(&b);
+}
+
+/* Every byte value but NUL and the fault byte comes back unchanged. */
+Test(board, echo_every_byte)
+{
+	struct board b = { 0 };
+	char bytes[256];
+	size_t n = 0;
+	int c;
+
+	board_launch(&b);
+	for (c = 1; c < 256; c++)
+		if (c != '!')
+			bytes[n++] = (char)c;
+	bytes[n] = '\0';
+	board_send(&b, bytes);
+	board_expect(&b, bytes, n);
+	board_stop(&b);
+}
+
+/*
+ * '!' is a HardFault: the bytes before it are echoed, the handler says so,
+ * the board echoes nothing after it, and QEMU and gdb go on running.
+ */
+Test(board, fault_byte_hardfault)
+{
+	struct board b = { 0 };
+	struct h_res r;
+
+	board_launch(&b);
+	board_send(&b, "ab!");
+	board_expect(&b, "ab" FAULT_TEXT, strlen("ab" FAULT_TEXT));
+	board_send(&b, "x");
+	/* The handler spins: nothing comes back, and recv says so with 4. */
+	cr_assert_eq(h_cli(&r, H_ARGS("recv", "--timeout", "300", b.ids)), 4,
+	    "dbgctl recv --timeout 300 %s after the fault: expected exit 4 "
+	    "(nothing), got %d (stdout: \"%s\")", b.ids, r.code,
+	    h_shown(r.out, r.out_len, 200));
+	h_run_free(&r);
+	h_cli_expect_state(b.id, "running", "after the HardFault");
+	cr_assert(h_pid_tracked_gone(&b.t[4]) == false, "QEMU %d ended at the "
+	    "HardFault", b.t[4].pid);
+	board_stop(&b);
+}
