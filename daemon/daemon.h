@@ -194,6 +194,38 @@ void		 transport_resume(struct transport *);
 void		 transport_passthrough(struct transport *, bool);
 void		 transport_close(struct transport *);
 
+/* mi-parse.c: one gdb/MI output record, parsed. */
+enum mi_kind {
+	MI_RESULT,	/* ^done, ^running, ^connected, ^error, ^exit */
+	MI_EXEC,	/* *running, *stopped: exec async */
+	MI_STATUS,	/* +download...: status async */
+	MI_NOTIFY,	/* =thread-group-exited, =breakpoint-modified, ... */
+	MI_CONSOLE,	/* ~"...": console stream */
+	MI_TARGET,	/* @"...": target stream */
+	MI_LOG,		/* &"...": log stream */
+	MI_PROMPT,	/* (gdb) */
+};
+
+/* Tuples and lists nested deeper than this make a line malformed. */
+#define MI_PARSE_DEPTH 64
+
+struct mi_record {
+	enum mi_kind	 kind;
+	bool		 has_token;
+	unsigned long	 token;
+	char		 cls[64];	/* result or async class: "done", "stopped" */
+	json_t		*results;	/* result/async: an object, never NULL */
+	char		*text;		/* stream: the unescaped text, NUL-terminated */
+	size_t		 textlen;	/* its length (it may hold NUL bytes) */
+};
+
+/* Parse one line (no newline; a trailing \r is ignored); -1 with err on a malformed line. */
+int	 mi_parse(const char *line, size_t len, struct mi_record *, char *err,
+	    size_t errlen);
+void	 mi_record_free(struct mi_record *);
+/* s as an MI c-string, quotes included, for -interpreter-exec console "...". Caller frees. */
+char	*mi_quote(const char *s);
+
 /* mi.c: gdb's machine interface on a second, raw pty. */
 typedef void (*mi_cb)(void *arg, unsigned long token, const char *cls,
     const char *msg);

@@ -1,0 +1,605 @@
+/*
+ * One line of gdb/MI output parsed into a struct mi_record: no I/O, no loop.
+ *
+ * How MI maps onto JSON:
+ * - A record's results and every tuple {a="1",b={...}} become an object.
+ * - A list of values ["1","2"] or [{...},{...}] becomes an array of them.
+ * - A list of results [frame={...},frame={...}] becomes an array of one-key
+ *   objects [{"frame":{...}},{"frame":{...}}]: order and repeats are kept.
+ * - Every const (c-string) becomes a JSON string, never a number, with its
+ *   escapes undone: \n \t \r \a \b \f \v \e \\ \" \' and octal \N to \NNN
+ *   (at most \377), which may give any byte, NUL too (json_string_length
+ *   then counts past it). Any other escape is an error.
+ * - A key repeated in one object makes its value an array of all its values
+ *   in order: thread-ids={thread-id="1",thread-id="2"} gives
+ *   {"thread-id":["1","2"]}. A key seen once keeps its plain value (one
+ *   thread gives {"thread-id":"1"}), so a reader of a key that may repeat
+ *   takes both shapes.
+ * - A bare tuple where a result belongs (gdb writes them) takes the name of
+ *   the result before it: MI2's multi-location bkpt={...},{...},{...} gives
+ *   "bkpt":[{...},{...},{...}], and in a list of results one more
+ *   {"bkpt":{...}}. With no result before it, as in +download,{section=...},
+ *   its members join the enclosing object. A bare string or list is an error.
+ * - A result string not valid UTF-8 once unescaped (gdb passes file names
+ *   through) has each byte outside a valid sequence replaced by U+FFFD:
+ *   file="f\377o.c" gives "f\uFFFDo.c". Stream text keeps the raw bytes.
+ * - Streams and the prompt ("(gdb)", blanks after it or not) have an empty
+ *   results object and cls ""; text is NULL but for streams.
+ * - A class or a variable is 1 to 63 of [A-Za-z0-9_-]; any class is taken
+ *   for any kind. A token (decimal, at most ULONG_MAX) may precede a result
+ *   or async record only.
+ *
+ * A malformed line gives "offset N: expected X, found Y", or another cause,
+ * at byte offset N (from 0). Tuples and lists nest MI_PARSE_DEPTH deep at
+ * most, so hostile input cannot exhaust the stack; no byte past len is read.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+/* Bytes of a class or variable name, with its NUL. */
+#define MI_PARSE_NAME 64
+
+/* A line being parsed. */
+struct mi_parse_in {
+	const char	*s;
+	size_t		 len;
+	size_t		 pos;
+	int		 depth;
+	char		*err;
+	size_t		 errlen;
+};
+
+/* An object being filled from results. */
+struct mi_parse_obj {
+	json_t		*obj;
+	json_t		*reps;			/* keys made arrays by repeats */
+	char		 prev[MI_PARSE_NAME];	/* the last result's name */
+};
+
+static json_t	*mi_parse_value(struct mi_parse_in *);
+static json_t	*mi_parse_tuple(struct mi_parse_in *);
+
+/* The byte at the current position, or -1 at the end of the line. */
+static int
+mi_parse_peek(const struct mi_parse_in *in)
+{
+	if (in->pos >= in->len)
+		return -1;
+	return (unsigned char)in->s[in->pos];
+}
+
+/* Say why the line is malformed, at byte offset pos; returns -1. */
+static int __attribute__((format(printf, 3, 4)))
+mi_parse_error(struct mi_parse_in *in, size_t pos, const char *fmt, ...)
+{
+	va_list	ap;
+	int	n;
+
+	if (in->err == NULL || in->errlen == 0)
+		return -1;
+	n = snprintf(in->err, in->errlen, "offset %zu: ", pos);
+	if (n >= 0 && (size_t)n < in->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(in->err + n, in->errlen - n, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* Say that what stands at the current position is not what was expected. */
+static int
+mi_parse_expected(struct mi_parse_in *in, const char *what)
+{
+	char	found[32];
+	int	c = mi_parse_peek(in);
+
+	if (c == -1)
+		snprintf(found, sizeof found, "end of line");
+	else if (c >= 0x20 && c < 0x7f)
+		snprintf(found, sizeof found, "'%c'", c);
+	else
+		snprintf(found, sizeof found, "byte 0x%02x", c);
+	return mi_parse_error(in, in->pos, "expected %s, found %s", what,
+	    found);
+}
+
+/* Whether c may stand in a class or variable name. */
+static bool
+mi_parse_namechar(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
+/* Read a class or variable name into buf; -1 if there is none or it is too long. */
+static int
+mi_parse_name(struct mi_parse_in *in, char *buf, size_t size,
+    const char *what)
+{
+	size_t	start = in->pos, n;
+
+	while (in->pos < in->len && mi_parse_namechar(mi_parse_peek(in)))
+		in->pos++;
+	if ((n = in->pos - start) == 0)
+		return mi_parse_expected(in, what);
+	if (n >= size)
+		return mi_parse_error(in, start, "%s longer than %zu bytes",
+		    what, size - 1);
+	memcpy(buf, in->s + start, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+/* Undo the escape whose backslash is at the current position, into *out. */
+static int
+mi_parse_escape(struct mi_parse_in *in, char *out)
+{
+	static const char	 from[] = "ntrabfve\\\"'";
+	static const char	 to[] = "\n\t\r\a\b\f\v\033\\\"'";
+	size_t			 start = in->pos++;
+	const char		*p;
+	int			 c = mi_parse_peek(in), v = 0, i;
+
+	if (c >= '0' && c <= '7') {
+		for (i = 0; i < 3 && (c = mi_parse_peek(in)) >= '0' &&
+		    c <= '7'; i++, in->pos++)
+			v = v * 8 + (c - '0');
+		if (v > 0377)
+			return mi_parse_error(in, start,
+			    "octal escape \\%.3s is beyond \\377",
+			    in->s + start + 1);
+		*out = (char)v;
+		return 0;
+	}
+	if (c <= 0 || (p = strchr(from, c)) == NULL)
+		return mi_parse_expected(in,
+		    "one of n t r a b f v e \\ \" ' or an octal digit after '\\'");
+	*out = to[p - from];
+	in->pos++;
+	return 0;
+}
+
+/*
+ * Read the c-string at the current position into a new NUL-terminated
+ * buffer, escapes undone; *lenp is its length, which may count NUL bytes.
+ */
+static char *
+mi_parse_cstring(struct mi_parse_in *in, size_t *lenp)
+{
+	size_t	 start = in->pos, end, n = 0;
+	char	*buf;
+
+	if (mi_parse_peek(in) != '"') {
+		mi_parse_expected(in, "'\"'");
+		return NULL;
+	}
+	/* Find the closing quote first: the text is shorter than the span. */
+	for (end = start + 1; end < in->len && in->s[end] != '"'; end++)
+		end += in->s[end] == '\\';
+	if (end >= in->len) {
+		mi_parse_error(in, start,
+		    "string not closed: expected '\"' before end of line");
+		return NULL;
+	}
+	buf = xmalloc(end - start);
+	for (in->pos = start + 1; in->pos < end; n++) {
+		if (in->s[in->pos] != '\\') {
+			buf[n] = in->s[in->pos++];
+			continue;
+		}
+		if (mi_parse_escape(in, &buf[n]) != 0) {
+			free(buf);
+			return NULL;
+		}
+	}
+	in->pos = end + 1;
+	buf[n] = '\0';
+	*lenp = n;
+	return buf;
+}
+
+/* The length of the valid UTF-8 sequence at s (n bytes left), or 0 if none starts there. */
+static size_t
+mi_parse_utf8(const unsigned char *s, size_t n)
+{
+	unsigned char	lo = 0x80, hi = 0xbf;
+	size_t		len, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	len = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	/* No overlong forms, no surrogates, nothing beyond U+10FFFF. */
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++, lo = 0x80, hi = 0xbf)
+		if (s[i] < lo || s[i] > hi)
+			return 0;
+	return len;
+}
+
+/* A JSON string of n bytes, each byte outside valid UTF-8 replaced by U+FFFD. */
+static json_t *
+mi_parse_jstring(const char *s, size_t n)
+{
+	json_t	*j;
+	char	*buf;
+	size_t	 i, k, out = 0;
+
+	/* jansson refuses invalid UTF-8 (and accepts NUL bytes). */
+	if ((j = json_stringn(s, n)) != NULL)
+		return j;
+	buf = xreallocarray(NULL, n + 1, 3);
+	for (i = 0; i < n; i += k) {
+		if ((k = mi_parse_utf8((const unsigned char *)s + i,
+		    n - i)) == 0) {
+			memcpy(buf + out, "\xef\xbf\xbd", 3);
+			out += 3;
+			k = 1;
+			continue;
+		}
+		memcpy(buf + out, s + i, k);
+		out += k;
+	}
+	if ((j = json_stringn(buf, out)) == NULL)
+		log_fatal("out of memory for a JSON string of %zu bytes", out);
+	free(buf);
+	return j;
+}
+
+/* Put val under key in o; a repeated key's values are gathered in an array. */
+static void
+mi_parse_set(struct mi_parse_obj *o, const char *key, json_t *val)
+{
+	json_t	*old, *arr;
+
+	if ((old = json_object_get(o->obj, key)) == NULL) {
+		json_object_set_new(o->obj, key, val);
+		return;
+	}
+	if (o->reps != NULL && json_object_get(o->reps, key) != NULL) {
+		json_array_append_new(old, val);
+		return;
+	}
+	if (o->reps == NULL)
+		o->reps = json_object();
+	json_object_set_new(o->reps, key, json_true());
+	arr = json_array();
+	json_array_append(arr, old);
+	json_array_append_new(arr, val);
+	json_object_set_new(o->obj, key, arr);
+}
+
+/* Move the members of a bare tuple that no result precedes into o. */
+static void
+mi_parse_merge(struct mi_parse_obj *o, json_t *tuple)
+{
+	const char	*key;
+	json_t		*val;
+
+	json_object_foreach(tuple, key, val)
+		mi_parse_set(o, key, json_incref(val));
+	json_decref(tuple);
+}
+
+/* Read NAME=VALUE at the current position; the name goes to name. */
+static json_t *
+mi_parse_result(struct mi_parse_in *in, char *name)
+{
+	char	what[MI_PARSE_NAME + 16];
+
+	if (mi_parse_name(in, name, MI_PARSE_NAME, "a variable name") != 0)
+		return NULL;
+	if (mi_parse_peek(in) != '=') {
+		snprintf(what, sizeof what, "'=' after \"%s\"", name);
+		mi_parse_expected(in, what);
+		return NULL;
+	}
+	in->pos++;
+	return mi_parse_value(in);
+}
+
+/* Count one level of nesting in; -1 beyond MI_PARSE_DEPTH. */
+static int
+mi_parse_enter(struct mi_parse_in *in)
+{
+	if (++in->depth > MI_PARSE_DEPTH)
+		return mi_parse_error(in, in->pos,
+		    "tuples and lists nested deeper than %d", MI_PARSE_DEPTH);
+	in->pos++;
+	return 0;
+}
+
+/* One member of a tuple or of a record's results: a result or a bare tuple. */
+static int
+mi_parse_member(struct mi_parse_in *in, struct mi_parse_obj *o)
+{
+	json_t	*val;
+
+	if (mi_parse_peek(in) == '{') {
+		if ((val = mi_parse_tuple(in)) == NULL)
+			return -1;
+		if (o->prev[0] == '\0')
+			mi_parse_merge(o, val);
+		else
+			mi_parse_set(o, o->prev, val);
+		return 0;
+	}
+	if ((val = mi_parse_result(in, o->prev)) == NULL)
+		return -1;
+	mi_parse_set(o, o->prev, val);
+	return 0;
+}
+
+/* After an element of a tuple or list: 1 at close, 0 after a comma, -1 otherwise. */
+static int
+mi_parse_next(struct mi_parse_in *in, int close)
+{
+	char	what[32];
+	int	c = mi_parse_peek(in);
+
+	if (c == ',' || c == close) {
+		in->pos++;
+		return c == close;
+	}
+	snprintf(what, sizeof what, "',' or '%c'", close);
+	return mi_parse_expected(in, what);
+}
+
+/* Read the tuple {...} at the current position into an object. */
+static json_t *
+mi_parse_tuple(struct mi_parse_in *in)
+{
+	struct mi_parse_obj	o = { .prev = "" };
+	int			rc;
+
+	if (mi_parse_enter(in) != 0)
+		return NULL;
+	o.obj = json_object();
+	if ((rc = mi_parse_peek(in) == '}'))
+		in->pos++;	/* empty */
+	while (rc == 0) {
+		if ((rc = mi_parse_member(in, &o)) == 0)
+			rc = mi_parse_next(in, '}');
+	}
+	json_decref(o.reps);
+	if (rc < 0) {
+		json_decref(o.obj);
+		return NULL;
+	}
+	in->depth--;
+	return o.obj;
+}
+
+/* One element of a list of results: a one-key object (see the header). */
+static json_t *
+mi_parse_item(struct mi_parse_in *in, char *prev)
+{
+	json_t	*val, *obj;
+
+	if (mi_parse_peek(in) == '{' && prev[0] != '\0')
+		val = mi_parse_tuple(in);
+	else
+		val = mi_parse_result(in, prev);
+	if (val == NULL)
+		return NULL;
+	obj = json_object();
+	json_object_set_new(obj, prev, val);
+	return obj;
+}
+
+/* Read the list [...] at the current position into an array. */
+static json_t *
+mi_parse_list(struct mi_parse_in *in)
+{
+	char	 prev[MI_PARSE_NAME] = "";
+	json_t	*arr, *elem;
+	bool	 results;
+	int	 rc;
+
+	if (mi_parse_enter(in) != 0)
+		return NULL;
+	arr = json_array();
+	results = mi_parse_namechar(mi_parse_peek(in));
+	if ((rc = mi_parse_peek(in) == ']'))
+		in->pos++;	/* empty */
+	while (rc == 0) {
+		elem = results ? mi_parse_item(in, prev) : mi_parse_value(in);
+		if (elem == NULL)
+			break;
+		json_array_append_new(arr, elem);
+		rc = mi_parse_next(in, ']');
+	}
+	if (rc != 1) {
+		json_decref(arr);
+		return NULL;
+	}
+	in->depth--;
+	return arr;
+}
+
+/* Read a value at the current position: a c-string, a tuple or a list. */
+static json_t *
+mi_parse_value(struct mi_parse_in *in)
+{
+	json_t	*j;
+	char	*buf;
+	size_t	 n;
+
+	switch (mi_parse_peek(in)) {
+	case '"':
+		if ((buf = mi_parse_cstring(in, &n)) == NULL)
+			return NULL;
+		j = mi_parse_jstring(buf, n);
+		free(buf);
+		return j;
+	case '{':
+		return mi_parse_tuple(in);
+	case '[':
+		return mi_parse_list(in);
+	}
+	mi_parse_expected(in, "a value ('\"', '{' or '[')");
+	return NULL;
+}
+
+/* Read the token, if digits start the line. */
+static int
+mi_parse_token(struct mi_parse_in *in, struct mi_record *r)
+{
+	unsigned long	d;
+	int		c;
+
+	while ((c = mi_parse_peek(in)) >= '0' && c <= '9') {
+		d = (unsigned long)(c - '0');
+		if (r->token > (ULONG_MAX - d) / 10)
+			return mi_parse_error(in, 0, "token beyond %lu",
+			    ULONG_MAX);
+		r->token = r->token * 10 + d;
+		r->has_token = true;
+		in->pos++;
+	}
+	return 0;
+}
+
+/* 1 if the line is the prompt, "(gdb)" and blanks; -1 if more follows "(gdb)". */
+static int
+mi_parse_prompt(struct mi_parse_in *in)
+{
+	if (in->len < 5 || memcmp(in->s, "(gdb)", 5) != 0)
+		return 0;
+	for (in->pos = 5; in->pos < in->len; in->pos++)
+		if (in->s[in->pos] != ' ' && in->s[in->pos] != '\t')
+			return mi_parse_expected(in,
+			    "end of line after \"(gdb)\"");
+	return 1;
+}
+
+/* Read a result or async record's class and results. */
+static int
+mi_parse_async(struct mi_parse_in *in, struct mi_record *r)
+{
+	struct mi_parse_obj	o = { .obj = r->results, .prev = "" };
+	int			rc = 0;
+
+	if (mi_parse_name(in, r->cls, sizeof r->cls, "a class") != 0)
+		return -1;
+	while (rc == 0 && mi_parse_peek(in) != -1) {
+		if (mi_parse_peek(in) != ',')
+			rc = mi_parse_expected(in, "',' or end of line");
+		else {
+			in->pos++;
+			rc = mi_parse_member(in, &o);
+		}
+	}
+	json_decref(o.reps);
+	return rc;
+}
+
+/* Read a stream record's string, which must end the line. */
+static int
+mi_parse_stream(struct mi_parse_in *in, struct mi_record *r)
+{
+	if (r->has_token)
+		return mi_parse_error(in, 0, "a stream record takes no token");
+	if ((r->text = mi_parse_cstring(in, &r->textlen)) == NULL)
+		return -1;
+	if (mi_parse_peek(in) != -1)
+		return mi_parse_expected(in, "end of line after the string");
+	return 0;
+}
+
+/* Read one record of any kind. */
+static int
+mi_parse_line(struct mi_parse_in *in, struct mi_record *r)
+{
+	static const char		marks[] = "^*+=~@&";
+	static const enum mi_kind	kinds[] = { MI_RESULT, MI_EXEC,
+	    MI_STATUS, MI_NOTIFY, MI_CONSOLE, MI_TARGET, MI_LOG };
+	const char			*p;
+	int				 c, rc;
+
+	if ((rc = mi_parse_prompt(in)) != 0) {
+		r->kind = MI_PROMPT;
+		return rc < 0 ? -1 : 0;
+	}
+	if (mi_parse_token(in, r) != 0)
+		return -1;
+	if ((c = mi_parse_peek(in)) <= 0 || (p = strchr(marks, c)) == NULL)
+		return mi_parse_expected(in, r->has_token ?
+		    "'^', '*', '+' or '=' after a token" :
+		    "a record: '^', '*', '+', '=', '~', '@', '&' or \"(gdb)\"");
+	r->kind = kinds[p - marks];
+	in->pos++;
+	if (r->kind == MI_CONSOLE || r->kind == MI_TARGET || r->kind == MI_LOG)
+		return mi_parse_stream(in, r);
+	return mi_parse_async(in, r);
+}
+
+/* Parse one line (no newline; a trailing \r is ignored); -1 with err on a malformed line. */
+int
+mi_parse(const char *line, size_t len, struct mi_record *r, char *err,
+    size_t errlen)
+{
+	struct mi_parse_in in = { .s = line, .len = len, .err = err,
+	    .errlen = errlen };
+
+	memset(r, 0, sizeof *r);
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	if (len > 0 && line[len - 1] == '\r')
+		in.len--;
+	r->results = json_object();
+	if (mi_parse_line(&in, r) != 0) {
+		mi_record_free(r);
+		return -1;
+	}
+	return 0;
+}
+
+/* Release what a parsed record holds; the record may be freed again. */
+void
+mi_record_free(struct mi_record *r)
+{
+	json_decref(r->results);
+	free(r->text);
+	memset(r, 0, sizeof *r);
+}
+
+/* s as an MI c-string, quotes included, for -interpreter-exec console "...". Caller frees. */
+char *
+mi_quote(const char *s)
+{
+	char		*out, *p;
+	unsigned char	 c;
+
+	/* Each byte takes four at most (\NNN), plus the quotes and a NUL. */
+	p = out = xreallocarray(NULL, strlen(s) + 1, 4);
+	*p++ = '"';
+	for (; (c = (unsigned char)*s) != '\0'; s++) {
+		if (c == '"' || c == '\\') {
+			*p++ = '\\';
+			*p++ = (char)c;
+		} else if (c == '\n' || c == '\t' || c == '\r') {
+			*p++ = '\\';
+			*p++ = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+		} else if (c < 0x20 || c == 0x7f)
+			p += sprintf(p, "\\%03o", c);
+		else
+			*p++ = (char)c;
+	}
+	*p++ = '"';
+	*p = '\0';
+	return out;
+}
