@@ -398,12 +398,16 @@ cmd_status_field(json_t *s, const char *label, const char *field,
 static void
 cmd_status_print(json_t *s)
 {
-	char	*command, buf[128];
+	char	*command, buf[1024];
 
 	cmd_status_field(s, "id", "id", 0);
 	cmd_status_field(s, "name", "name", 0);
 	cmd_status_field(s, "kind", "kind", 0);
 	cmd_status_field(s, "state", "state", 0);
+	if (json_object_get(s, "target") != NULL) {
+		fmt_target(json_object_get(s, "target"), buf, sizeof buf);
+		printf("target: %s\n", buf);
+	}
 	cmd_status_field(s, "pid", "pid", 0);
 	cmd_status_field(s, "keeper_pid", "keeper_pid", 0);
 	cmd_status_field(s, "debugger", "debugger", 1);

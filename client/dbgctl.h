@@ -202,6 +202,9 @@ extern const struct cmd_entry cmd_send_entry;
 extern const struct cmd_entry cmd_recv_entry;
 extern const struct cmd_entry cmd_pipe_entry;
 
+/* cmd-exec.c */
+extern const struct cmd_entry cmd_exec_entry;
+
 /* cmd-daemon.c */
 extern const struct cmd_entry cmd_ping_entry;
 extern const struct cmd_entry cmd_shutdown_entry;
@@ -211,6 +214,7 @@ extern const struct cmd_entry cmd_daemon_entry;
 /* fmt.c */
 void		 fmt_age(json_t *, char *, size_t);
 void		 fmt_exit(json_t *, char *, size_t);
+void		 fmt_target(json_t *, char *, size_t);
 char		*fmt_argv(json_t *);
 void		 fmt_truncate(char *, size_t);
 int		 fmt_terminal_width(int);

@@ -141,3 +141,41 @@ fmt_terminal_width(int fd)
 		return 0;
 	return ws.ws_col;
 }
+
+/*
+ * A target record as a person reads it: "running", or "stopped
+ * (signal-received SIGSEGV) in crash at fault.c:7, 0x401136".
+ */
+void
+fmt_target(json_t *target, char *buf, size_t len)
+{
+	json_t		*stop = json_object_get(target, "stop");
+	const char	*state, *reason, *sig, *func, *file, *addr;
+	size_t		 o;
+
+	state = json_string_value(json_object_get(target, "state"));
+	o = (size_t)snprintf(buf, len, "%s", state != NULL ? state : "?");
+	if (json_object_get(target, "exit_code") != NULL && o < len)
+		o += (size_t)snprintf(buf + o, len - o, " (code %s)",
+		    json_string_value(json_object_get(target, "exit_code")) ?
+		    json_string_value(json_object_get(target, "exit_code")) :
+		    "?");
+	if (stop == NULL || o >= len)
+		return;
+	reason = json_string_value(json_object_get(stop, "reason"));
+	sig = json_string_value(json_object_get(stop, "signal"));
+	func = json_string_value(json_object_get(stop, "func"));
+	file = json_string_value(json_object_get(stop, "file"));
+	addr = json_string_value(json_object_get(stop, "addr"));
+	if (reason != NULL && o < len)
+		o += (size_t)snprintf(buf + o, len - o, " (%s%s%s)", reason,
+		    sig != NULL ? " " : "", sig != NULL ? sig : "");
+	if (func != NULL && o < len)
+		o += (size_t)snprintf(buf + o, len - o, " in %s", func);
+	if (file != NULL && o < len)
+		o += (size_t)snprintf(buf + o, len - o, " at %s:%lld", file,
+		    (long long)json_integer_value(json_object_get(stop,
+		    "line")));
+	if (addr != NULL && o < len)
+		snprintf(buf + o, len - o, ", %s", addr);
+}

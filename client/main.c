@@ -38,6 +38,7 @@ static const struct cmd_entry *const main_commands[] = {
 	&cmd_recv_entry,
 	&cmd_pipe_entry,
 	&cmd_attach_entry,
+	&cmd_exec_entry,
 	&cmd_ping_entry,
 	&cmd_shutdown_entry,
 	&cmd_version_entry,

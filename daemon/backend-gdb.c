@@ -128,27 +128,31 @@ backend_gdb_connected(struct gdb_data *g)
 	}
 }
 
-/* A result record came back from gdb's MI: the connection's, perhaps. */
+/* gdb answered the connect: connected, or why not. */
 static void
-backend_gdb_mi_result(void *arg, unsigned long token, const char *cls,
-    const char *msg)
+backend_gdb_connect_reply(void *arg, const struct mi_record *rec,
+    const char *out, size_t len)
 {
-	struct gdb_data *g = arg;
+	struct gdb_data	*g = arg;
+	const char	*msg;
 
-	if (token == 0 || token != g->connect_token)
-		return;
+	(void)out;
+	(void)len;
 	g->connect_token = 0;
-	if (strcmp(cls, "connected") == 0 || strcmp(cls, "done") == 0) {
+	if (rec == NULL)
+		return;
+	if (strcmp(rec->cls, "connected") == 0 || strcmp(rec->cls, "done") == 0) {
 		backend_gdb_connected(g);
 		return;
 	}
 	timer_stop(g->timer);
+	msg = json_string_value(json_object_get(rec->results, "msg"));
 	/* gdb's message usually names the address already. */
 	if (msg != NULL && strstr(msg, g->remote) != NULL)
 		session_fail(g->s, RPC_NOT_READY, "cannot connect: %s", msg);
 	else
 		session_fail(g->s, RPC_NOT_READY, "cannot connect to %s: %s",
-		    g->remote, msg != NULL ? msg : cls);
+		    g->remote, msg != NULL ? msg : rec->cls);
 }
 
 /* Nothing came back in time. */
@@ -157,6 +161,7 @@ backend_gdb_timeout(void *arg)
 {
 	struct gdb_data *g = arg;
 
+	mi_cancel(g->mi, g->connect_token);
 	g->connect_token = 0;
 	session_fail(g->s, RPC_TIMEOUT, "%s: no connection within %ld ms",
 	    g->remote, g->s->l.connect_timeout);
@@ -172,7 +177,8 @@ backend_gdb_open(struct session *s, struct gdb_data *g, const char *remote,
 	if (remote != NULL)
 		strlcpy(g->remote, remote, sizeof g->remote);
 	g->timer = timer_new(backend_gdb_timeout, g);
-	if ((g->mi = mi_open(backend_gdb_mi_result, g, err, errlen)) == NULL)
+	session_target(s, json_pack("{s:s}", "state", "unknown"));
+	if ((g->mi = mi_open(gdb_event, g, err, errlen)) == NULL)
 		return -1;
 	return 0;
 }
@@ -183,8 +189,8 @@ backend_gdb_connect(struct session *s)
 {
 	struct gdb_data *g = s->bdata;
 
-	g->connect_token = mi_send(g->mi, "-target-select remote %s",
-	    g->remote);
+	g->connect_token = mi_command(g->mi, backend_gdb_connect_reply, g,
+	    "-target-select remote %s", g->remote);
 	if (g->connect_token == 0) {
 		session_fail(s, RPC_NOT_READY, "cannot talk to gdb's MI");
 		return;
@@ -233,6 +239,7 @@ const struct backend backend_gdb = {
 	.flags = BACKEND_PROGRAM,
 	.argv = backend_gdb_argv,
 	.start = backend_gdb_start,
+	.command = gdb_command,
 	.status = status_main_inferior,
 	.close = backend_gdb_close,
 };

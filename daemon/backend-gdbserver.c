@@ -275,6 +275,7 @@ const struct backend backend_gdbserver = {
 	.argv = backend_gdb_argv,
 	.start = backend_gdbserver_start,
 	.ready = backend_gdbserver_ready,
+	.command = gdb_command,
 	.status = backend_gdbserver_status,
 	.close = backend_gdbserver_close,
 };

@@ -45,6 +45,7 @@ const struct backend backend_remote = {
 	.argv = backend_gdb_argv,
 	.start = backend_remote_start,
 	.ready = backend_remote_ready,
+	.command = gdb_command,
 	.status = backend_gdb_status,
 	.close = backend_gdb_close,
 };

@@ -227,23 +227,31 @@ void	 mi_record_free(struct mi_record *);
 char	*mi_quote(const char *s);
 
 /* mi.c: gdb's machine interface on a second, raw pty. */
-typedef void (*mi_cb)(void *arg, unsigned long token, const char *cls,
-    const char *msg);
+struct mi_record;
+/* A command's answer: its result record (NULL: gdb went away) and output. */
+typedef void (*mi_reply_cb)(void *arg, const struct mi_record *,
+    const char *output, size_t len);
+/* A record gdb sent on its own: async, or stream output nobody asked for. */
+typedef void (*mi_event_cb)(void *arg, const struct mi_record *);
+
+struct mi_cmd;
 
 struct mi {
-	struct console	*console;
-	struct frame	 frame;
-	unsigned long	 next_token;
-	bool		 feeding;	/* inside frame_feed */
-	bool		 closed;
-	mi_cb		 cb;
-	void		*arg;
+	struct console		*console;
+	struct frame		 frame;
+	unsigned long		 next_token;
+	TAILQ_HEAD(, mi_cmd)	 cmds;		/* sent, not answered */
+	bool			 feeding;	/* inside frame_feed */
+	bool			 closed;
+	mi_event_cb		 cb;
+	void			*arg;
 };
 
-struct mi	*mi_open(mi_cb, void *arg, char *err, size_t errlen);
+struct mi	*mi_open(mi_event_cb, void *arg, char *err, size_t errlen);
 const char	*mi_pts(const struct mi *);
-unsigned long	 mi_send(struct mi *, const char *fmt, ...)
-		    __attribute__((format(printf, 2, 3)));
+unsigned long	 mi_command(struct mi *, mi_reply_cb, void *arg,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void		 mi_cancel(struct mi *, unsigned long token);
 void		 mi_close(struct mi *);
 
 /* proc.c: one process under its own keeper; the one spawn function. */
@@ -366,6 +374,10 @@ void	 backend_gdb_connect(struct session *);
 void	 backend_gdb_close(struct session *);
 void	 backend_gdb_status(const struct session *, json_t *);
 
+/* gdb.c: the target's state from MI, and exec, for the gdb family. */
+void	 gdb_event(void *arg, const struct mi_record *);
+int	 gdb_command(struct session *, struct request *);
+
 /* launch.c: a launch request's params, checked once. */
 struct launch {
 	const struct backend	*backend;
@@ -409,6 +421,7 @@ enum session_event_kind {
 	SE_TARGET_EOF = 0x8,	/* the target's output ended */
 	SE_INPUT = 0x10,	/* the target's input took bytes, or closed */
 	SE_CONSOLE_ROOM = 0x20,	/* the console took queued input */
+	SE_RUNSTATE = 0x40,	/* the debugged target started, stopped, exited */
 };
 
 struct session_event {
@@ -416,6 +429,7 @@ struct session_event {
 	const char		*data;
 	size_t			 len;
 	uint64_t		 offset;	/* SE_OUTPUT: where data starts */
+	json_t			*json;		/* SE_RUNSTATE: the target record */
 };
 
 struct sink;
@@ -474,6 +488,7 @@ struct session {
 	unsigned		 writers;	/* write requests waiting */
 
 	struct session_why	 why;
+	json_t			*target;	/* gdb family: the target's state */
 	struct sinks		 sinks;
 	double			 started_at;	/* unix time, seconds */
 	double			 ended_at;
@@ -504,6 +519,7 @@ void			 session_why(struct session *, int code, int err,
 			    const char *fmt, ...)
 			    __attribute__((format(printf, 4, 5)));
 unsigned long		 session_live_count(void);
+void			 session_target(struct session *, json_t *);
 void			 session_fire(struct session *,
 			    const struct session_event *);
 struct sink		*session_sink_add(struct session *, unsigned mask,

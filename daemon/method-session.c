@@ -1,4 +1,4 @@
-/* The session methods: launch, list, status, wait, stop and signal. */
+/* The session methods: launch, list, status, wait, stop, signal and exec. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,6 +319,32 @@ static const struct method method_signal = {
 	.exec = method_signal_exec,
 };
 
+/* exec: a debugger command, answered with its result. */
+static enum method_return
+method_exec_exec(struct request *req)
+{
+	struct session *s = req->session;
+
+	if (s->backend->command == NULL)
+		return request_error(req, RPC_NOT_SUPPORTED, "session %lu (%s) "
+		    "takes no debugger commands", s->id, s->backend->name);
+	return s->backend->command(s, req);
+}
+
+static const struct method_param method_exec_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ "command", PT_STRING, true, 0, 0 },
+	{ "timeout", PT_INT, false, 1, STOP_TIMEOUT_MAX },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_exec = {
+	.name = "exec",
+	.params = method_exec_params,
+	.flags = METHOD_WHILE_SHUTDOWN,
+	.exec = method_exec_exec,
+};
+
 const struct method *const method_session[] = {
 	&method_launch,
 	&method_list,
@@ -326,5 +352,6 @@ const struct method *const method_session[] = {
 	&method_wait,
 	&method_stop,
 	&method_signal,
+	&method_exec,
 	NULL
 };

@@ -1,54 +1,106 @@
-/* gdb's machine interface on a second pty (new-ui mi3), beside the console. */
-#include <ctype.h>
+/*
+ * gdb's machine interface on a second pty (new-ui mi3), beside the
+ * console: commands go out with tokens and are answered in order; what
+ * gdb says on its own (async records) goes to the owner.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "daemon.h"
 
-/* Undo C-string escapes of an MI value in place, stopping at its closing quote. */
-static void
-mi_unquote(char *s)
-{
-	char	*in = s, *out = s;
+/* Console output one command may collect; the rest is cut, and said so. */
+#define MI_OUTPUT_MAX (512 * 1024)
 
-	if (*in != '"')
-		return;
-	for (in++; *in != '\0' && *in != '"'; in++) {
-		if (*in == '\\' && in[1] != '\0') {
-			in++;
-			*out++ = *in == 'n' ? '\n' : *in == 't' ? '\t' : *in;
-			continue;
-		}
-		*out++ = *in;
-	}
-	*out = '\0';
+/* One command sent and not answered yet. */
+struct mi_cmd {
+	TAILQ_ENTRY(mi_cmd)	 entry;
+	unsigned long		 token;
+	mi_reply_cb		 cb;		/* NULL once cancelled */
+	void			*arg;
+	char			*out;		/* console stream it caused */
+	size_t			 outlen;
+	bool			 cut;
+};
+
+/* Forget a command. */
+static void
+mi_cmd_free(struct mi *m, struct mi_cmd *c)
+{
+	TAILQ_REMOVE(&m->cmds, c, entry);
+	free(c->out);
+	free(c);
 }
 
-/* Hand one MI record to the owner; only result records with tokens matter. */
+/* Add console text to what the command being run has printed. */
+static void
+mi_cmd_output(struct mi_cmd *c, const char *text, size_t len)
+{
+	if (c->outlen + len > MI_OUTPUT_MAX) {
+		c->cut = true;
+		len = MI_OUTPUT_MAX - c->outlen;
+	}
+	c->out = xreallocarray(c->out, c->outlen + len + 1, 1);
+	memcpy(c->out + c->outlen, text, len);
+	c->outlen += len;
+	c->out[c->outlen] = '\0';
+}
+
+/* A result record: it answers the command with its token. */
+static void
+mi_result(struct mi *m, const struct mi_record *rec)
+{
+	struct mi_cmd *c;
+
+	TAILQ_FOREACH(c, &m->cmds, entry)
+		if (rec->has_token && c->token == rec->token)
+			break;
+	if (c == NULL)
+		return;
+	/* gdb answers in order: older commands without a reply never get one. */
+	if (c->cb != NULL) {
+		if (c->cut)
+			mi_cmd_output(c, "\n[output cut]\n", 14);
+		c->cb(c->arg, rec, c->out != NULL ? c->out : "", c->outlen);
+	}
+	if (!m->closed)
+		mi_cmd_free(m, c);
+}
+
+/* Hand one MI record to whoever it is for. */
 static int
 mi_line(void *arg, char *line, size_t len)
 {
-	struct mi	*m = arg;
-	char		*p = line, *cls, *msg = NULL;
-	unsigned long	 token;
+	struct mi		*m = arg;
+	struct mi_record	 rec;
+	struct mi_cmd		*head;
+	char			 err[256];
 
-	(void)len;
-	if (!isdigit((unsigned char)*p))
+	if (mi_parse(line, len, &rec, err, sizeof err) != 0) {
+		log_warn("gdb's MI said something unreadable (%s): %.80s", err,
+		    line);
 		return 0;
-	token = strtoul(p, &p, 10);
-	if (*p != '^')
-		return 0;
-	cls = ++p;
-	p += strcspn(p, ",");
-	if (*p == ',') {
-		*p++ = '\0';
-		if (strncmp(p, "msg=", 4) == 0) {
-			msg = p + 4;
-			mi_unquote(msg);
-		}
 	}
-	m->cb(m->arg, token, cls, msg);
+	head = TAILQ_FIRST(&m->cmds);
+	switch (rec.kind) {
+	case MI_RESULT:
+		mi_result(m, &rec);
+		break;
+	case MI_CONSOLE:
+		/* Console output between a command and its reply is that command's. */
+		if (head != NULL) {
+			mi_cmd_output(head, rec.text, rec.textlen);
+			break;
+		}
+		m->cb(m->arg, &rec);
+		break;
+	case MI_PROMPT:
+		break;
+	default:
+		m->cb(m->arg, &rec);
+		break;
+	}
+	mi_record_free(&rec);
 	return m->closed;
 }
 
@@ -74,12 +126,13 @@ mi_console_cb(void *arg, enum console_event ev, const char *data, size_t len)
  * slave stays open here so the master never reads EIO before gdb opens it.
  */
 struct mi *
-mi_open(mi_cb cb, void *arg, char *err, size_t errlen)
+mi_open(mi_event_cb cb, void *arg, char *err, size_t errlen)
 {
 	struct mi *m = xcalloc(1, sizeof *m);
 
 	m->cb = cb;
 	m->arg = arg;
+	TAILQ_INIT(&m->cmds);
 	if ((m->console = console_open(true, mi_console_cb, m, err,
 	    errlen)) == NULL) {
 		free(m);
@@ -96,36 +149,68 @@ mi_pts(const struct mi *m)
 	return m->console->pts;
 }
 
-/* Send one MI command; returns the token its result will carry, 0 if closed. */
+/*
+ * Send one MI command; cb(arg, record, output) gets its result record and
+ * the console output it caused. Returns its token, 0 if the channel is
+ * closed (cb is not called then).
+ */
 unsigned long
-mi_send(struct mi *m, const char *fmt, ...)
+mi_command(struct mi *m, mi_reply_cb cb, void *arg, const char *fmt, ...)
 {
-	va_list	 ap;
-	char	*cmd, *line;
-	int	 n;
+	struct mi_cmd	*c;
+	va_list		 ap;
+	char		*cmd, *line;
+	int		 n;
 
+	if (m->closed)
+		return 0;
 	va_start(ap, fmt);
 	xvasprintf(&cmd, fmt, ap);
 	va_end(ap);
-	n = xasprintf(&line, "%lu%s\n", ++m->next_token, cmd);
+	n = xasprintf(&line, "%lu%s\n", m->next_token + 1, cmd);
 	free(cmd);
-	if (m->closed || console_write(m->console, line, n) != 0) {
+	if (console_write(m->console, line, n) != 0) {
 		free(line);
 		return 0;
 	}
 	free(line);
-	return m->next_token;
+	c = xcalloc(1, sizeof *c);
+	c->token = ++m->next_token;
+	c->cb = cb;
+	c->arg = arg;
+	TAILQ_INSERT_TAIL(&m->cmds, c, entry);
+	return c->token;
 }
 
-/* Release the MI pty; nothing is called back after this. */
+/* Nobody waits for this command's answer any more; it is dropped when it comes. */
+void
+mi_cancel(struct mi *m, unsigned long token)
+{
+	struct mi_cmd *c;
+
+	TAILQ_FOREACH(c, &m->cmds, entry)
+		if (c->token == token)
+			c->cb = NULL;
+}
+
+/* Release the MI pty; every command still waiting hears that gdb is gone. */
 void
 mi_close(struct mi *m)
 {
+	struct mi_cmd *c;
+
 	if (m == NULL)
 		return;
-	m->closed = true;
+	if (!m->closed) {
+		m->closed = true;
+		TAILQ_FOREACH(c, &m->cmds, entry)
+			if (c->cb != NULL)
+				c->cb(c->arg, NULL, NULL, 0);
+	}
 	if (m->feeding)
 		return;
+	while ((c = TAILQ_FIRST(&m->cmds)) != NULL)
+		mi_cmd_free(m, c);
 	console_close(m->console);
 	frame_free(&m->frame);
 	free(m);

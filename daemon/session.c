@@ -117,6 +117,19 @@ session_sink_remove(struct sink *k)
 	free(k);
 }
 
+/* The debugged target's state changed (the record is taken): tell the sinks. */
+void
+session_target(struct session *s, json_t *target)
+{
+	struct session_event ev = { .kind = SE_RUNSTATE, .json = target };
+
+	json_decref(s->target);
+	s->target = target;
+	log_info("session %lu: target %s", s->id,
+	    json_string_value(json_object_get(target, "state")));
+	session_fire(s, &ev);
+}
+
 /* Record why the session failed; the first cause is kept. */
 void
 session_why(struct session *s, int code, int err, const char *fmt, ...)
@@ -419,6 +432,7 @@ session_free(struct session *s)
 	output_free(&s->output);
 	launch_free(&s->l);
 	free(s->why.msg);
+	json_decref(s->target);
 	free(s->bdata);
 	free(s);
 }

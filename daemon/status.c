@@ -122,5 +122,7 @@ status_json(const struct session *s)
 		json_object_set_new(o, "exit", proc_exit_json(main));
 	if (s->why.msg != NULL)
 		json_object_set_new(o, "error", json_string(s->why.msg));
+	if (s->target != NULL)
+		json_object_set(o, "target", s->target);
 	return o;
 }

@@ -49,6 +49,8 @@ rpc_kind(int code)
 		return "not_supported";
 	case RPC_SHUTTING_DOWN:
 		return "shutting_down";
+	case RPC_DEBUGGER_ERROR:
+		return "debugger_error";
 	}
 	return "error";
 }

@@ -22,6 +22,7 @@ enum rpc_code {
 	RPC_NAME_IN_USE = 8,
 	RPC_NOT_SUPPORTED = 9,
 	RPC_SHUTTING_DOWN = 10,
+	RPC_DEBUGGER_ERROR = 11,
 };
 
 /*

@@ -92,6 +92,8 @@ static const struct method {
 	{ "resize", F_ECHO, "{\"session\":\"$S\",\"rows\":24,\"cols\":80}", 0 },
 	{ "subscribe", F_ECHO, "{\"session\":\"$S\"}", 0 },
 	{ "unsubscribe", F_ECHO, "{\"session\":\"$S\"}", 0 },
+	{ "exec", F_ECHO, "{\"session\":\"$S\",\"command\":\"info frame\"}",
+	    0 },
 	{ "shutdown", F_ECHO, "{}", M_ENDS },
 };
 
@@ -153,6 +155,10 @@ static const struct param {
 	{ "subscribe", "session", T_REF, "result" },
 	{ "subscribe", "output", T_BOOL, "result" },
 	{ "unsubscribe", "session", T_REF, "result" },
+	/* An exec session takes no commands: not_supported, once checked. */
+	{ "exec", "session", T_REF, REQUIRED },
+	{ "exec", "command", T_STR, REQUIRED },
+	{ "exec", "timeout", T_INT, "not_supported" },
 	{ "shutdown", "timeout", T_INT, "result" },
 };
 
@@ -430,6 +436,7 @@ PARAM_TESTS(logs)
 PARAM_TESTS(read)
 PARAM_TESTS(write)
 PARAM_TESTS(pipe)
+PARAM_TESTS(exec)
 PARAM_TESTS(attach)
 PARAM_TESTS(resize)
 PARAM_TESTS(subscribe)

@@ -417,8 +417,9 @@ Test(rpc, kinds)
 		{ 8, "name_in_use" },
 		{ 9, "not_supported" },
 		{ 10, "shutting_down" },
+		{ 11, "debugger_error" },
 		{ 0, "error" },
-		{ 11, "error" },
+		{ 12, "error" },
 		{ -32000, "error" },
 	};
 	size_t i;

@@ -1,0 +1,217 @@
+/*
+ * exec: debugger commands over gdb's MI with structured results, and the
+ * target's run/stop state as status and notifications. Real gdb against
+ * the echo and spinner fixtures, each test on its own daemon.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(exec, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 90);
+
+/* Launch gdb on a fixture (not run); the id, also as a string in ids. */
+static long
+launch_gdb(const char *fixture, char *ids, size_t len)
+{
+	long id = h_cli_launch(H_ARGS("--", h_ctx_fixture(fixture)));
+
+	h_idstr(id, ids, len);
+	return id;
+}
+
+/* Run dbgctl exec [opts] ID -- words; the result in r. */
+static int
+exec_cmd(struct h_res *r, const char *ids, const char *const words[])
+{
+	const char *v[32] = { "exec", ids, "--" };
+	size_t i = 3, k;
+
+	for (k = 0; words[k] != NULL && i < 31; k++)
+		v[i++] = words[k];
+	v[i] = NULL;
+	return h_cli(r, v);
+}
+
+/* A console command's output comes back from exec and is not in the log. */
+Test(exec, console_output_comes_back_and_stays_off_the_console)
+{
+	char ids[32], *log;
+	struct h_res r;
+
+	launch_gdb("FIX_ECHO", ids, sizeof ids);
+	exec_cmd(&r, ids, H_ARGS("print", "123457*2"));
+	cr_assert_eq(r.code, 0, "exec print: exit %d, stderr %s", r.code,
+	    r.err);
+	cr_assert_not_null(strstr(r.out, "= 246914"), "exec print: expected "
+	    "\"$N = 246914\", got \"%s\"", r.out);
+	h_run_free(&r);
+	log = h_cli_logs(ids);
+	cr_assert_null(strstr(log, "246914"), "the console log shows exec's "
+	    "output:\n%s", h_shown(log, strlen(log), 400));
+	free(log);
+}
+
+/* An MI command's result is JSON: -break-insert main names main. */
+Test(exec, break_insert_main_is_json)
+{
+	char ids[32];
+	json_t *r;
+
+	launch_gdb("FIX_ECHO", ids, sizeof ids);
+	r = h_cli_json(H_ARGS("exec", ids, "--", "-break-insert", "main"));
+	cr_assert_str_eq(h_jstr(r, "class") ? h_jstr(r, "class") : "", "done");
+	cr_assert_str_eq(h_jstr(r, "results.bkpt.func") ?
+	    h_jstr(r, "results.bkpt.func") : "", "main",
+	    "bkpt.func in %s", json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+}
+
+/* An unknown MI command exits 1 with gdb's own message. */
+Test(exec, unknown_mi_command_is_gdbs_error)
+{
+	char ids[32];
+	struct h_res r;
+
+	launch_gdb("FIX_ECHO", ids, sizeof ids);
+	exec_cmd(&r, ids, H_ARGS("-no-such-command"));
+	cr_assert_eq(r.code, 1, "exit %d (stderr %s)", r.code, r.err);
+	cr_assert_not_null(strstr(r.err, "Undefined MI command"), "stderr: "
+	    "expected gdb's message, got \"%s\"", r.err);
+	h_run_free(&r);
+}
+
+/*
+ * An exec that times out exits 4; gdb's late answer to it is dropped, so
+ * the next console and MI commands get their own answers.
+ */
+Test(exec, a_timed_out_exec_leaves_the_next_their_answers)
+{
+	char ids[32];
+	struct h_res r;
+	json_t *j;
+
+	launch_gdb("FIX_ECHO", ids, sizeof ids);
+	h_cli(&r, H_ARGS("exec", "--timeout", "200", ids, "--", "shell",
+	    "sleep", "1"));
+	cr_assert_eq(r.code, 4, "exec of a slow command: exit %d (stderr %s)",
+	    r.code, r.err);
+	h_run_free(&r);
+	exec_cmd(&r, ids, H_ARGS("print", "6*7"));
+	cr_assert_eq(r.code, 0, "exec after a timeout: exit %d (%s)", r.code,
+	    r.err);
+	cr_assert_not_null(strstr(r.out, "= 42"), "exec after a timeout: got "
+	    "\"%s\"", r.out);
+	h_run_free(&r);
+	j = h_cli_json(H_ARGS("exec", ids, "--",
+	    "-data-evaluate-expression", "40+2"));
+	cr_assert_str_eq(h_jstr(j, "results.value") ?
+	    h_jstr(j, "results.value") : "", "42", "%s",
+	    json_dumps(j, JSON_COMPACT));
+	json_decref(j);
+}
+
+/* Whether the session's target state is "stopped". */
+static bool
+target_stopped(void *arg)
+{
+	json_t *st = h_cli_status(*(long *)arg);
+	const char *state = h_jstr(st, "target.state");
+	bool stopped = state != NULL && strcmp(state, "stopped") == 0;
+
+	json_decref(st);
+	return stopped;
+}
+
+/*
+ * -exec-interrupt stops a spinning target: status says stopped, a
+ * subscriber gets session.target, and status prints it for a person.
+ */
+Test(exec, interrupt_stops_the_target_and_says_so)
+{
+	struct h_conn c;
+	char ids[32], line[128];
+	struct h_res r;
+	json_t *m, *st;
+	double end;
+	bool heard = false;
+	long id;
+
+	id = h_cli_launch(H_ARGS("-x", "run", "--",
+	    h_ctx_fixture("FIX_SPINNER")));
+	h_idstr(id, ids, sizeof ids);
+	h_cli_wait_log(ids, "spinning", H_WAIT_BOUND);
+	st = h_cli_status(id);
+	cr_assert_str_eq(h_jstr(st, "target.state") ? h_jstr(st,
+	    "target.state") : "", "running", "a spinning target");
+	json_decref(st);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	snprintf(line, sizeof line, "{\"session\":%ld,\"output\":false}", id);
+	json_decref(h_conn_call(&c, "subscribe", line, 10000));
+	exec_cmd(&r, ids, H_ARGS("-exec-interrupt"));
+	cr_assert_eq(r.code, 0, "-exec-interrupt: exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
+	cr_assert(h_wait_for(target_stopped, &id, H_WAIT_BOUND),
+	    "status never said the target stopped");
+	end = h_now() + H_WAIT_BOUND / 1000.0;
+	while (!heard && h_now() < end &&
+	    (m = h_conn_recv(&c, 1000)) != NULL) {
+		heard = h_jstr(m, "method") != NULL &&
+		    strcmp(h_jstr(m, "method"), "session.target") == 0 &&
+		    h_jstr(m, "params.target.state") != NULL &&
+		    strcmp(h_jstr(m, "params.target.state"), "stopped") == 0;
+		json_decref(m);
+	}
+	cr_assert(heard, "no session.target notification said stopped");
+	h_conn_close(&c);
+	h_cli(&r, H_ARGS("status", ids));
+	cr_assert_not_null(strstr(r.out, "target: stopped"), "status text: %s",
+	    r.out);
+	h_run_free(&r);
+}
+
+/*
+ * A person attached to the console sees nothing of a script's exec: what
+ * the attached terminal shows after the exec holds none of its output.
+ */
+Test(exec, an_attached_console_sees_nothing_of_exec)
+{
+	struct h_pty p;
+	char ids[32];
+	struct h_res r;
+	size_t at;
+
+	launch_gdb("FIX_ECHO", ids, sizeof ids);
+	h_pty_open(&p, 24, 80);
+	h_pty_spawn(&p, H_ARGS("attach", ids));
+	h_pty_expect_raw(&p, H_WAIT_BOUND, "attach");
+	h_pty_type(&p, "echo before\\n\n", 14);
+	at = h_pty_expect(&p, 0, "before", H_WAIT_BOUND);
+	exec_cmd(&r, ids, H_ARGS("print", "987654+1"));
+	cr_assert_not_null(strstr(r.out, "987655"), "exec: got \"%s\"", r.out);
+	h_run_free(&r);
+	h_pty_type(&p, "echo after\\n\n", 13);
+	h_pty_expect(&p, at, "after", H_WAIT_BOUND);
+	cr_assert_null(strstr(p.seen.p, "987655"), "the attached console "
+	    "shows exec's output: %s", h_pty_screen(&p));
+	h_pty_close(&p);
+}
+
+/* An exec session takes no debugger commands. */
+Test(exec, an_exec_session_is_not_supported)
+{
+	char ids[32];
+	struct h_res r;
+	long id;
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--", "sleep", "30"));
+	h_idstr(id, ids, sizeof ids);
+	exec_cmd(&r, ids, H_ARGS("info", "frame"));
+	cr_assert_eq(r.code, 1, "exit %d", r.code);
+	cr_assert_not_null(strstr(r.err, "takes no debugger commands"),
+	    "stderr: %s", r.err);
+	h_run_free(&r);
+}
