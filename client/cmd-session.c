@@ -40,13 +40,13 @@ cmd_launch_env(json_t *params, const char *arg)
 
 /* Append one -x debugger command to the launch's commands array. */
 static void
-cmd_launch_command(json_t *params, const char *cmd)
+cmd_launch_command(json_t *params, const char *key, const char *cmd)
 {
 	json_t	*commands;
 
-	if ((commands = json_object_get(params, "commands")) == NULL) {
+	if ((commands = json_object_get(params, key)) == NULL) {
 		commands = json_array();
-		json_object_set_new(params, "commands", commands);
+		json_object_set_new(params, key, commands);
 	}
 	json_array_append_new(commands, json_string(cmd));
 }
@@ -143,6 +143,7 @@ static const struct {
 	{ "port", "port", 'n' },
 	{ "connect-timeout", "connect_timeout", 'n' },
 	{ "transport", "transport", 'b' },
+	{ "core", "core", 'b' },
 };
 
 /*
@@ -198,7 +199,12 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 			    v);
 	}
 	for (pos = 0; (v = args_next(a, "x", &pos)) != NULL;)
-		cmd_launch_command(params, v);
+		cmd_launch_command(params, "commands", v);
+	for (pos = 0; (v = args_next(a, "fault-break", &pos)) != NULL;)
+		cmd_launch_command(params, "fault_breaks", v);
+	if (args_has(a, "no-fault-break"))
+		json_object_set_new(params, "fault_break_defaults",
+		    json_false());
 	/* A remote target, or a server command, needs no PROGRAM. */
 	if (args_count(a) == 0 && !args_has(a, "remote") &&
 	    !args_has(a, "server"))
@@ -251,11 +257,12 @@ const struct cmd_entry cmd_launch_entry = {
 	    "\t[--debugger PATH] [--remote HOST:PORT] [--server 'CMD {port}']\n"
 	    "\t[--port N] [--connect-timeout MS] [--transport] [-x CMD]...\n"
 	    "\t[--cwd DIR] [--env K=V]... [--stop-timeout MS]\n"
+	    "\t[--fault-break LOCATION]... [--no-fault-break] [--core]\n"
 	    "\t[--attach [--detach-key KEY] | --wait]\n"
 	    "\t[--] PROGRAM [ARG...]",
 	.args = { "kind: name: debugger: remote: server: port# "
 	    "connect-timeout# transport x: cwd: env: stop-timeout# attach "
-	    "detach-key: wait", 0, -1 },
+	    "detach-key: wait fault-break: no-fault-break core", 0, -1 },
 	.flags = CMD_AUTOSTART,
 	.exec = cmd_launch_exec,
 };
@@ -394,6 +401,38 @@ cmd_status_field(json_t *s, const char *label, const char *field,
 		printf("%s: -\n", label);
 }
 
+/* Print a fault record: what and where, its decoded names, the top frames. */
+static void
+cmd_status_fault(json_t *f)
+{
+	json_t		*cm = json_object_get(f, "cortex_m"), *e;
+	const char	*what = json_string_value(json_object_get(f, "signal"));
+	size_t		 i;
+
+	if (what == NULL)
+		what = json_string_value(json_object_get(f, "location"));
+	printf("fault: %s", what != NULL ? what : "?");
+	json_array_foreach(json_object_get(cm, "decoded"), i, e)
+		printf("%s%s", i == 0 ? " " : ",", json_string_value(e));
+	e = json_object_get(cm, "faulting");
+	if (e != NULL)
+		printf(" in %s", json_string_value(json_object_get(e, "func")));
+	printf("\n");
+	json_array_foreach(json_object_get(f, "frames"), i, e) {
+		if (i == 5)
+			break;
+		printf("  #%lld %s", (long long)json_integer_value(
+		    json_object_get(e, "level")), json_string_value(
+		    json_object_get(e, "func")) ? json_string_value(
+		    json_object_get(e, "func")) : "??");
+		if (json_object_get(e, "file") != NULL)
+			printf(" at %s:%lld", json_string_value(
+			    json_object_get(e, "file")), (long long)
+			    json_integer_value(json_object_get(e, "line")));
+		printf("\n");
+	}
+}
+
 /* Print a session object as "key: value" lines. */
 static void
 cmd_status_print(json_t *s)
@@ -428,6 +467,8 @@ cmd_status_print(json_t *s)
 		printf("exit: %s\n", buf);
 	}
 	cmd_status_field(s, "error", "error", 1);
+	if (json_object_get(s, "fault") != NULL)
+		cmd_status_fault(json_object_get(s, "fault"));
 	cmd_status_field(s, "stop_timeout", "stop_timeout", 1);
 	cmd_status_field(s, "log", "log", 1);
 }

@@ -94,6 +94,12 @@ backend_gdb_argv(struct session *s, char *err, size_t errlen)
 	if (!remote) {
 		size_t i;
 
+		/* Fault breaks first, so that a -x run meets them. */
+		for (i = 0; i < json_array_size(s->l.fault_breaks); i++) {
+			argv_push(&av, "-ex");
+			argv_pushf(&av, "break %s", json_string_value(
+			    json_array_get(s->l.fault_breaks, i)));
+		}
 		for (i = 0; i < json_array_size(s->l.commands); i++) {
 			argv_push(&av, "-ex");
 			argv_push(&av, json_string_value(
@@ -107,25 +113,66 @@ backend_gdb_argv(struct session *s, char *err, size_t errlen)
 	return av.v;
 }
 
-/* Connected: the session runs; the -x commands go to the console in order. */
+/* Type the -x commands into the console, in order. */
 static void
-backend_gdb_connected(struct gdb_data *g)
+backend_gdb_type_commands(struct gdb_data *g)
 {
 	struct session	*s = g->s;
 	const char	*cmd;
 	char		*line;
 	size_t		 i;
 
-	timer_stop(g->timer);
-	log_info("session %lu: connected to %s", s->id, g->remote);
-	if (!session_ready(s))
-		return;
 	for (i = 0; i < json_array_size(s->l.commands); i++) {
 		cmd = json_string_value(json_array_get(s->l.commands, i));
 		xasprintf(&line, "%s\n", cmd);
 		session_console_write(s, line, strlen(line));
 		free(line);
 	}
+}
+
+/* A fault break is in (or gdb found no such symbol): after the last, the commands. */
+static void
+backend_gdb_break_reply(void *arg, const struct mi_record *rec,
+    const char *out, size_t len)
+{
+	struct gdb_data *g = arg;
+
+	(void)out;
+	(void)len;
+	if (rec == NULL)
+		return;
+	if (--g->inserts == 0)
+		backend_gdb_type_commands(g);
+}
+
+/*
+ * Connected: the session runs; the fault breaks go in over MI, and once
+ * gdb has answered them all, the -x commands go to the console in order,
+ * so a "continue" among them meets the breakpoints.
+ */
+static void
+backend_gdb_connected(struct gdb_data *g)
+{
+	struct session	*s = g->s;
+	json_t		*breaks, *v;
+	char		*q;
+	size_t		 i;
+
+	timer_stop(g->timer);
+	log_info("session %lu: connected to %s", s->id, g->remote);
+	if (!session_ready(s))
+		return;
+	breaks = fault_breaks(s);
+	json_array_foreach(breaks, i, v) {
+		q = mi_quote(json_string_value(v));
+		if (mi_command(g->mi, backend_gdb_break_reply, g,
+		    "-break-insert %s", q) != 0)
+			g->inserts++;
+		free(q);
+	}
+	json_decref(breaks);
+	if (g->inserts == 0)
+		backend_gdb_type_commands(g);
 }
 
 /* gdb answered the connect: connected, or why not. */

@@ -365,6 +365,7 @@ struct gdb_data {
 	char		 remote[256];	/* HOST:PORT gdb connects to, or "" */
 	struct timer	*timer;		/* the connection's deadline */
 	unsigned long	 connect_token;
+	unsigned	 inserts;	/* fault breaks gdb has not answered */
 };
 
 char	**backend_gdb_argv(struct session *, char *err, size_t errlen);
@@ -373,6 +374,10 @@ int	 backend_gdb_open(struct session *, struct gdb_data *, const char *remote,
 void	 backend_gdb_connect(struct session *);
 void	 backend_gdb_close(struct session *);
 void	 backend_gdb_status(const struct session *, json_t *);
+
+/* fault.c: the fault record of a target stopped by a fault. */
+void	 fault_stopped(struct session *, struct mi *, const struct mi_record *);
+json_t	*fault_breaks(const struct session *);
 
 /* gdb.c: the target's state from MI, and exec, for the gdb family. */
 void	 gdb_event(void *arg, const struct mi_record *);
@@ -393,6 +398,9 @@ struct launch {
 	long			 connect_timeout;
 	long			 stop_timeout;
 	bool			 transport;
+	json_t			*fault_breaks;	/* --fault-break locations */
+	bool			 no_fault_defaults; /* --no-fault-break */
+	bool			 core;		/* --core: gcore at a fault */
 };
 
 /* Default graceful-stop window. */
@@ -422,6 +430,7 @@ enum session_event_kind {
 	SE_INPUT = 0x10,	/* the target's input took bytes, or closed */
 	SE_CONSOLE_ROOM = 0x20,	/* the console took queued input */
 	SE_RUNSTATE = 0x40,	/* the debugged target started, stopped, exited */
+	SE_FAULT = 0x80,	/* a fault record was gathered (json) */
 };
 
 struct session_event {
@@ -429,7 +438,7 @@ struct session_event {
 	const char		*data;
 	size_t			 len;
 	uint64_t		 offset;	/* SE_OUTPUT: where data starts */
-	json_t			*json;		/* SE_RUNSTATE: the target record */
+	json_t			*json;		/* SE_RUNSTATE, SE_FAULT: the record */
 };
 
 struct sink;
@@ -489,6 +498,7 @@ struct session {
 
 	struct session_why	 why;
 	json_t			*target;	/* gdb family: the target's state */
+	json_t			*fault;		/* the last fault record, or NULL */
 	struct sinks		 sinks;
 	double			 started_at;	/* unix time, seconds */
 	double			 ended_at;
@@ -520,6 +530,8 @@ void			 session_why(struct session *, int code, int err,
 			    __attribute__((format(printf, 4, 5)));
 unsigned long		 session_live_count(void);
 void			 session_target(struct session *, json_t *);
+void			 session_fault(struct session *, json_t *);
+void			 session_note(struct session *, const char *);
 void			 session_fire(struct session *,
 			    const struct session_event *);
 struct sink		*session_sink_add(struct session *, unsigned mask,
@@ -556,6 +568,7 @@ json_t	*status_json(const struct session *);
 pid_t	 status_inferior(pid_t parent);
 void	 status_add_inferior(const struct session *, json_t *, pid_t parent);
 void	 status_main_inferior(const struct session *, json_t *);
+char	*status_fault_text(json_t *);
 
 /* listener.c: listening sockets, each with its way of admitting peers. */
 struct listener {

@@ -68,6 +68,7 @@ gdb_event(void *arg, const struct mi_record *rec)
 	if (rec->kind == MI_EXEC && strcmp(rec->cls, "stopped") == 0) {
 		session_target(g->s, json_pack("{s:s, s:o}", "state",
 		    "stopped", "stop", gdb_stop_json(rec)));
+		fault_stopped(g->s, g->mi, rec);
 		return;
 	}
 	if (rec->kind == MI_NOTIFY &&

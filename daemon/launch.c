@@ -164,6 +164,11 @@ launch_parse(struct launch *l, json_t *params, struct rpc_error *err)
 	l->stop_timeout = launch_int(params, "stop_timeout",
 	    STOP_TIMEOUT_DEFAULT);
 	l->transport = json_is_true(json_object_get(params, "transport"));
+	v = json_object_get(params, "fault_breaks");
+	l->fault_breaks = v != NULL ? json_deep_copy(v) : json_array();
+	l->no_fault_defaults = json_is_false(json_object_get(params,
+	    "fault_break_defaults"));
+	l->core = json_is_true(json_object_get(params, "core"));
 	if (launch_check(l, params, err) != 0) {
 		launch_free(l);
 		return -1;
@@ -178,6 +183,7 @@ launch_free(struct launch *l)
 	json_decref(l->argv);
 	json_decref(l->env);
 	json_decref(l->commands);
+	json_decref(l->fault_breaks);
 	free(l->name);
 	free(l->cwd);
 	free(l->debugger);

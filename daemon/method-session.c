@@ -64,6 +64,9 @@ static const struct method_param method_launch_params[] = {
 	{ "connect_timeout", PT_INT, false, 1, STOP_TIMEOUT_MAX },
 	{ "stop_timeout", PT_INT, false, 0, STOP_TIMEOUT_MAX },
 	{ "transport", PT_BOOL, false, 0, 0 },
+	{ "fault_breaks", PT_STRINGS, false, 0, 0 },
+	{ "fault_break_defaults", PT_BOOL, false, 0, 0 },
+	{ "core", PT_BOOL, false, 0, 0 },
 	{ NULL, 0, false, 0, 0 }
 };
 

@@ -85,6 +85,10 @@ notify_event(struct sink *k, struct session *s,
 		return;
 	if (ev->kind == SE_STATE)
 		conn_send(n->c, notify_state(s));
+	else if (ev->kind == SE_FAULT)
+		conn_send(n->c, rpc_notification_new("session.fault",
+		    json_pack("{s:I, s:O}", "session", (json_int_t)s->id,
+		    "fault", ev->json)));
 	else if (ev->kind == SE_RUNSTATE)
 		conn_send(n->c, rpc_notification_new("session.target",
 		    json_pack("{s:I, s:O}", "session", (json_int_t)s->id,
@@ -104,7 +108,7 @@ notify_subscribe(struct conn *c, unsigned long id, bool output)
 		n = xcalloc(1, sizeof *n);
 		n->c = c;
 		n->sink = session_sink_add(NULL, SE_STATE | SE_OUTPUT |
-		    SE_RUNSTATE, notify_event, n);
+		    SE_RUNSTATE | SE_FAULT, notify_event, n);
 		TAILQ_INSERT_TAIL(&notify_list, n, entry);
 	}
 	n->output = output;

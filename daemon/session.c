@@ -130,6 +130,42 @@ session_target(struct session *s, json_t *target)
 	session_fire(s, &ev);
 }
 
+/* A fault record was gathered (it is taken): keep it, log it, tell the sinks. */
+void
+session_fault(struct session *s, json_t *fault)
+{
+	struct session_event	 ev = { .kind = SE_FAULT, .json = fault };
+	char			*text;
+
+	json_decref(s->fault);
+	s->fault = fault;
+	text = status_fault_text(fault);
+	session_note(s, text);
+	free(text);
+	session_fire(s, &ev);
+}
+
+/* Add the daemon's own lines to the session's log, marked as its own. */
+void
+session_note(struct session *s, const char *text)
+{
+	struct session_event	 ev = { .kind = SE_OUTPUT };
+	const char		*p, *nl;
+	char			*line;
+	int			 n;
+
+	for (p = text; *p != '\0'; p = nl + (*nl != '\0')) {
+		nl = p + strcspn(p, "\n");
+		n = xasprintf(&line, "[dbgctl] %.*s\r\n", (int)(nl - p), p);
+		ev.offset = output_size(&s->output);
+		ev.data = line;
+		ev.len = n;
+		output_add(&s->output, line, n);
+		session_fire(s, &ev);
+		free(line);
+	}
+}
+
 /* Record why the session failed; the first cause is kept. */
 void
 session_why(struct session *s, int code, int err, const char *fmt, ...)
@@ -433,6 +469,7 @@ session_free(struct session *s)
 	launch_free(&s->l);
 	free(s->why.msg);
 	json_decref(s->target);
+	json_decref(s->fault);
 	free(s->bdata);
 	free(s);
 }

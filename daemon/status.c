@@ -124,5 +124,73 @@ status_json(const struct session *s)
 		json_object_set_new(o, "error", json_string(s->why.msg));
 	if (s->target != NULL)
 		json_object_set(o, "target", s->target);
+	if (s->fault != NULL)
+		json_object_set(o, "fault", s->fault);
 	return o;
+}
+
+/* Append a formatted piece to a growing string. */
+static void
+status_cat(char **buf, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*piece, *both;
+
+	va_start(ap, fmt);
+	xvasprintf(&piece, fmt, ap);
+	va_end(ap);
+	xasprintf(&both, "%s%s", *buf, piece);
+	free(piece);
+	free(*buf);
+	*buf = both;
+}
+
+/*
+ * A fault record as lines a person reads: what, where, the frames, and on
+ * Cortex-M the fault names and the faulting function.
+ */
+char *
+status_fault_text(json_t *f)
+{
+	json_t		*cm = json_object_get(f, "cortex_m"), *e, *d;
+	const char	*what = json_string_value(json_object_get(f, "signal"));
+	char		*buf = xstrdup("");
+	size_t		 i;
+
+	if (what == NULL)
+		what = json_string_value(json_object_get(f, "location"));
+	status_cat(&buf, "fault: %s (%s)", what != NULL ? what : "?",
+	    json_string_value(json_object_get(f, "reason")) ?: "?");
+	json_array_foreach(json_object_get(cm, "decoded"), i, d)
+		status_cat(&buf, "%s%s", i == 0 ? ": " : " ",
+		    json_string_value(d));
+	if (cm != NULL)
+		status_cat(&buf, "\n  CFSR %s HFSR %s MMFAR %s BFAR %s",
+		    json_string_value(json_object_get(cm, "cfsr")),
+		    json_string_value(json_object_get(cm, "hfsr")),
+		    json_string_value(json_object_get(cm, "mmfar")),
+		    json_string_value(json_object_get(cm, "bfar")));
+	e = json_object_get(cm, "faulting");
+	if (e != NULL)
+		status_cat(&buf, "\n  faulting: %s at %s",
+		    json_string_value(json_object_get(e, "func")) ?: "?",
+		    json_string_value(json_object_get(e, "addr")) ?: "?");
+	json_array_foreach(json_object_get(f, "frames"), i, e) {
+		if (i == 8)
+			break;
+		status_cat(&buf, "\n  #%lld %s", (long long)json_integer_value(
+		    json_object_get(e, "level")), json_string_value(
+		    json_object_get(e, "func")) ?: "??");
+		if (json_object_get(e, "file") != NULL)
+			status_cat(&buf, " at %s:%lld", json_string_value(
+			    json_object_get(e, "file")), (long long)
+			    json_integer_value(json_object_get(e, "line")));
+		if (json_object_get(e, "addr") != NULL)
+			status_cat(&buf, " (%s)", json_string_value(
+			    json_object_get(e, "addr")));
+	}
+	if (json_object_get(f, "core") != NULL)
+		status_cat(&buf, "\n  core: %s", json_string_value(
+		    json_object_get(f, "core")));
+	return buf;
 }

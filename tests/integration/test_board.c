@@ -100,7 +100,7 @@ board_expect(struct board *b, const char *want, size_t len)
  * and continuing it; check and track its processes; read the banner.
  */
 static void
-board_launch(struct board *b)
+board_launch(struct board *b, bool no_fault_break)
 {
 	const char *fw = board_firmware();
 	char server[4096];
@@ -111,9 +111,16 @@ board_launch(struct board *b)
 	snprintf(server, sizeof(server), "qemu-system-arm -M lm3s6965evb "
 	    "-nographic -kernel '%s' -serial stdio -monitor none "
 	    "-gdb tcp:127.0.0.1:{port} -S", fw);
-	b->id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--env", b->marker,
-	    "--server", server, "--debugger", "gdb-multiarch", "--transport",
-	    "-x", "continue", "--", fw));
+	if (no_fault_break)
+		b->id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--env",
+		    b->marker, "--server", server, "--debugger",
+		    "gdb-multiarch", "--transport", "--no-fault-break", "-x",
+		    "continue", "--", fw));
+	else
+		b->id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--env",
+		    b->marker, "--server", server, "--debugger",
+		    "gdb-multiarch", "--transport", "-x", "continue", "--",
+		    fw));
 	h_idstr(b->id, b->ids, sizeof(b->ids));
 	st = h_cli_status(b->id);
 	cr_assert_str_eq(h_jstr(st, "state") ? h_jstr(st, "state") : "",
@@ -182,7 +189,7 @@ Test(board, banner_echo_and_stop)
 {
 	struct board b = { 0 };
 
-	board_launch(&b);
+	board_launch(&b, false);
 	board_send(&b, "hello board\r\n");
 	board_expect(&b, "hello board\r\n", strlen("hello board\r\n"));
 	board_stop(&b);
@@ -196,7 +203,7 @@ Test(board, echo_every_byte)
 	size_t n = 0;
 	int c;
 
-	board_launch(&b);
+	board_launch(&b, false);
 	for (c = 1; c < 256; c++)
 		if (c != '!')
 			bytes[n++] = (char)c;
@@ -207,15 +214,16 @@ Test(board, echo_every_byte)
 }
 
 /*
- * '!' is a HardFault: the bytes before it are echoed, the handler says so,
- * the board echoes nothing after it, and QEMU and gdb go on running.
+ * With --no-fault-break, '!' is a HardFault the firmware handles: the bytes
+ * before it are echoed, the handler says so, the board echoes nothing
+ * after it, and QEMU and gdb go on running.
  */
-Test(board, fault_byte_hardfault)
+Test(board, fault_byte_hardfault_unwatched)
 {
 	struct board b = { 0 };
 	struct h_res r;
 
-	board_launch(&b);
+	board_launch(&b, true);
 	board_send(&b, "ab!");
 	board_expect(&b, "ab" FAULT_TEXT, strlen("ab" FAULT_TEXT));
 	board_send(&b, "x");
@@ -228,5 +236,94 @@ Test(board, fault_byte_hardfault)
 	h_cli_expect_state(b.id, "running", "after the HardFault");
 	cr_assert(h_pid_tracked_gone(&b.t[4]) == false, "QEMU %d ended at the "
 	    "HardFault", b.t[4].pid);
+	board_stop(&b);
+}
+
+/* Whether the session has a fault record yet. */
+static bool
+board_has_fault(void *arg)
+{
+	json_t *st = h_cli_status(*(long *)arg);
+	bool has = json_object_get(st, "fault") != NULL;
+
+	json_decref(st);
+	return has;
+}
+
+/* Whether a JSON array of strings holds s. */
+static bool
+board_holds(json_t *a, const char *s)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(a, i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * '!' is a HardFault, and HardFault_Handler a fault break by default: the
+ * target stops at the handler, the record decodes CFSR and HFSR
+ * (UNDEFINSTR, FORCED) and names the faulting function from the stacked
+ * frame, a subscriber hears session.fault, status and the log say so, an
+ * exec still reads the board's counter, and stop leaves nothing.
+ */
+Test(board, hardfault_record)
+{
+	struct board b = { 0 };
+	struct h_conn c;
+	struct h_res r;
+	json_t *st, *f, *m, *cm;
+	char *log;
+	bool heard = false;
+	double end;
+
+	board_launch(&b, false);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	json_decref(h_conn_call(&c, "subscribe", "{\"output\":false}", 10000));
+	board_send(&b, "ab!");
+	board_expect(&b, "ab", 2);
+	cr_assert(h_wait_for(board_has_fault, &b.id, H_WAIT_BOUND), "no fault "
+	    "record in status %s after the HardFault", b.ids);
+	st = h_cli_status(b.id);
+	f = json_object_get(st, "fault");
+	cm = json_object_get(f, "cortex_m");
+	cr_assert_str_eq(h_jstr(f, "location") ? h_jstr(f, "location") : "",
+	    "*HardFault_Handler", "fault %s", json_dumps(f, JSON_COMPACT));
+	cr_assert(board_holds(json_object_get(cm, "decoded"), "UNDEFINSTR") &&
+	    board_holds(json_object_get(cm, "decoded"), "FORCED"),
+	    "decoded: %s", json_dumps(cm, JSON_COMPACT));
+	cr_assert_str_eq(h_jstr(cm, "cfsr"), "0x00010000");
+	cr_assert_str_eq(h_jstr(cm, "hfsr"), "0x40000000");
+	cr_assert_str_eq(h_jstr(cm, "faulting.func") ? h_jstr(cm,
+	    "faulting.func") : "", "fault_undefined_instruction",
+	    "faulting frame: %s", json_dumps(cm, JSON_COMPACT));
+	cr_assert_str_eq(h_jstr(st, "target.state"), "stopped",
+	    "the target is left stopped at the fault");
+	json_decref(st);
+	end = h_now() + H_WAIT_BOUND / 1000.0;
+	while (!heard && h_now() < end && (m = h_conn_recv(&c, 1000)) != NULL) {
+		heard = h_jstr(m, "method") != NULL &&
+		    strcmp(h_jstr(m, "method"), "session.fault") == 0;
+		json_decref(m);
+	}
+	cr_assert(heard, "no session.fault notification");
+	h_conn_close(&c);
+	h_cli(&r, H_ARGS("status", b.ids));
+	cr_assert(strstr(r.out, "UNDEFINSTR") != NULL && strstr(r.out,
+	    "fault_undefined_instruction") != NULL, "status text: %s", r.out);
+	h_run_free(&r);
+	log = h_cli_logs(b.ids);
+	cr_assert_not_null(strstr(log, "[dbgctl] fault: *HardFault_Handler"),
+	    "the log has no fault block:\n%s", h_shown(log, strlen(log), 800));
+	free(log);
+	h_cli(&r, H_ARGS("exec", b.ids, "--", "-data-evaluate-expression",
+	    "counter"));
+	cr_assert_eq(r.code, 0, "exec reads counter: exit %d (%s)", r.code,
+	    r.err);
+	cr_assert_not_null(strstr(r.out, "\"value\""), "exec: %s", r.out);
+	h_run_free(&r);
 	board_stop(&b);
 }

@@ -7,9 +7,11 @@
 
 #include <criterion/criterion.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(exec, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 90);
 
@@ -214,4 +216,74 @@ Test(exec, an_exec_session_is_not_supported)
 	cr_assert_not_null(strstr(r.err, "takes no debugger commands"),
 	    "stderr: %s", r.err);
 	h_run_free(&r);
+}
+
+/* Whether the session has a fault record yet. */
+static bool
+has_fault(void *arg)
+{
+	json_t *st = h_cli_status(*(long *)arg);
+	bool has = json_object_get(st, "fault") != NULL;
+
+	json_decref(st);
+	return has;
+}
+
+/*
+ * A native program that dies of SIGSEGV in a named function: the fault
+ * record names the signal, that frame and the pc register; a subscriber
+ * hears session.fault; status text and the log say so; with --core, a core
+ * file is saved; the target is left stopped.
+ */
+Test(exec, a_segfault_gives_a_fault_record)
+{
+	struct h_conn c;
+	char ids[32], *log;
+	struct h_res r;
+	json_t *st, *f, *m;
+	bool heard = false;
+	const char *core;
+	double end;
+	long id;
+
+	json_decref(h_cli_json(H_ARGS("list")));
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	json_decref(h_conn_call(&c, "subscribe", "{\"output\":false}", 10000));
+	id = h_cli_launch(H_ARGS("--core", "-x", "run", "--",
+	    h_ctx_fixture("FIX_FAULT")));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert(h_wait_for(has_fault, &id, H_WAIT_BOUND), "no fault record "
+	    "in status %s", ids);
+	st = h_cli_status(id);
+	f = json_object_get(st, "fault");
+	cr_assert_str_eq(h_jstr(f, "signal") ? h_jstr(f, "signal") : "",
+	    "SIGSEGV", "%s", json_dumps(f, JSON_COMPACT));
+	cr_assert_str_eq(h_jstr(json_array_get(json_object_get(f, "frames"),
+	    0), "func") ? h_jstr(json_array_get(json_object_get(f, "frames"),
+	    0), "func") : "", "crash_here", "frame 0");
+	cr_assert(h_jstr(f, "registers.rip") != NULL || h_jstr(f,
+	    "registers.pc") != NULL, "no pc register in the record");
+	core = h_jstr(f, "core");
+	cr_assert_not_null(core, "--core: no core in the record");
+	cr_assert_eq(access(core, R_OK), 0, "core file %s: %s", core,
+	    strerror(errno));
+	cr_assert_str_eq(h_jstr(st, "target.state"), "stopped");
+	json_decref(st);
+	end = h_now() + H_WAIT_BOUND / 1000.0;
+	while (!heard && h_now() < end && (m = h_conn_recv(&c, 1000)) != NULL) {
+		heard = h_jstr(m, "method") != NULL &&
+		    strcmp(h_jstr(m, "method"), "session.fault") == 0 &&
+		    h_jstr(m, "params.fault.signal") != NULL;
+		json_decref(m);
+	}
+	cr_assert(heard, "no session.fault notification");
+	h_conn_close(&c);
+	h_cli(&r, H_ARGS("status", ids));
+	cr_assert(strstr(r.out, "fault: SIGSEGV") != NULL &&
+	    strstr(r.out, "crash_here") != NULL, "status text: %s", r.out);
+	h_run_free(&r);
+	log = h_cli_logs(ids);
+	cr_assert_not_null(strstr(log, "[dbgctl] fault: SIGSEGV"), "log:\n%s",
+	    h_shown(log, strlen(log), 600));
+	free(log);
 }

@@ -1,0 +1,445 @@
+/*
+ * Fault triage: when gdb stops the target on a fatal signal or a fault
+ * breakpoint, gather what a person would ask first — the frames, the
+ * registers, on Cortex-M the fault status registers decoded and the
+ * stacked exception frame, a core file if asked — over MI, before anyone
+ * else's command, and leave the target stopped.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+/* System Control Block fault registers: CFSR, HFSR, DFSR, MMFAR, BFAR. */
+#define FAULT_SCB_ADDR	"0xE000ED28"
+#define FAULT_SCB_LEN	20
+
+/* The handlers whose hit is a fault on an M-profile target. */
+static const char *const fault_defaults[] = {
+	"*HardFault_Handler",
+	"*MemManage_Handler",
+	"*BusFault_Handler",
+	"*UsageFault_Handler",
+	NULL
+};
+
+/* The signals a target dies of. */
+static const char *const fault_signals[] = {
+	"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT", "SIGSYS", NULL
+};
+
+/* A bit of a fault status register and its name. */
+struct fault_bit {
+	int		 bit;
+	const char	*name;
+};
+
+static const struct fault_bit fault_cfsr_bits[] = {
+	{ 0, "IACCVIOL" }, { 1, "DACCVIOL" }, { 3, "MUNSTKERR" },
+	{ 4, "MSTKERR" }, { 5, "MLSPERR" }, { 7, "MMARVALID" },
+	{ 8, "IBUSERR" }, { 9, "PRECISERR" }, { 10, "IMPRECISERR" },
+	{ 11, "UNSTKERR" }, { 12, "STKERR" }, { 13, "LSPERR" },
+	{ 15, "BFARVALID" }, { 16, "UNDEFINSTR" }, { 17, "INVSTATE" },
+	{ 18, "INVPC" }, { 19, "NOCP" }, { 24, "UNALIGNED" },
+	{ 25, "DIVBYZERO" }, { -1, NULL }
+};
+
+static const struct fault_bit fault_hfsr_bits[] = {
+	{ 1, "VECTTBL" }, { 30, "FORCED" }, { 31, "DEBUGEVT" }, { -1, NULL }
+};
+
+/* Where a gathering is, and what it has so far. */
+struct fault_job {
+	struct session	*s;
+	struct mi	*mi;
+	json_t		*rec;
+	json_t		*names;		/* register names by number */
+	int		 step;
+};
+
+enum {
+	FAULT_BREAK,	/* is this breakpoint a fault break? */
+	FAULT_FRAMES,
+	FAULT_NAMES,
+	FAULT_VALUES,
+	FAULT_SCB,
+	FAULT_STACKED,
+	FAULT_CORE,
+	FAULT_DONE,
+};
+
+static void	fault_next(struct fault_job *);
+static bool	fault_is_break(struct session *, const char *);
+
+/* The record's registers as an object, name to value. */
+static json_t *
+fault_registers(struct fault_job *j)
+{
+	json_t *r = json_object_get(j->rec, "registers");
+
+	if (r == NULL) {
+		r = json_object();
+		json_object_set_new(j->rec, "registers", r);
+	}
+	return r;
+}
+
+/* A register's value as a number (0 if it is not there). */
+static unsigned long long
+fault_reg(struct fault_job *j, const char *name)
+{
+	const char *v = json_string_value(json_object_get(fault_registers(j),
+	    name));
+
+	return v != NULL ? strtoull(v, NULL, 0) : 0;
+}
+
+/* A little-endian 32-bit word at byte offset off of a hex dump. */
+static unsigned long
+fault_word(const char *hex, size_t off)
+{
+	unsigned long	v = 0;
+	unsigned	b;
+	int		i;
+
+	for (i = 3; i >= 0; i--) {
+		if (strlen(hex) < (off + i) * 2 + 2 ||
+		    sscanf(hex + (off + i) * 2, "%2x", &b) != 1)
+			return 0;
+		v = (v << 8) | b;
+	}
+	return v;
+}
+
+/* A register's value as the record keeps it: 0x and eight hex digits. */
+static json_t *
+fault_hex(unsigned long v)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof buf, "0x%08lx", v);
+	return json_string(buf);
+}
+
+/* Append the names of the set bits of v to list. */
+static void
+fault_decode(json_t *list, unsigned long v, const struct fault_bit *bits)
+{
+	for (; bits->name != NULL; bits++)
+		if (v & (1UL << bits->bit))
+			json_array_append_new(list, json_string(bits->name));
+}
+
+/* The memory a -data-read-memory-bytes returned, as hex. */
+static const char *
+fault_memory(const struct mi_record *rec)
+{
+	json_t *mem = json_array_get(json_object_get(rec->results, "memory"),
+	    0);
+
+	return json_string_value(json_object_get(mem, "contents"));
+}
+
+/* Keep the frames: level, func, file, line, addr. */
+static void
+fault_frames(struct fault_job *j, const struct mi_record *rec)
+{
+	json_t	*frames = json_array(), *e, *f, *o;
+	size_t	 i;
+
+	json_array_foreach(json_object_get(rec->results, "stack"), i, e) {
+		f = json_object_get(e, "frame");
+		o = json_object();
+		json_object_set_new(o, "level", json_integer(strtol(
+		    json_string_value(json_object_get(f, "level")) ?: "0",
+		    NULL, 10)));
+		if (json_object_get(f, "func") != NULL)
+			json_object_set(o, "func", json_object_get(f, "func"));
+		if (json_object_get(f, "file") != NULL)
+			json_object_set(o, "file", json_object_get(f, "file"));
+		if (json_object_get(f, "line") != NULL)
+			json_object_set_new(o, "line", json_integer(strtol(
+			    json_string_value(json_object_get(f, "line")),
+			    NULL, 10)));
+		if (json_object_get(f, "addr") != NULL)
+			json_object_set(o, "addr", json_object_get(f, "addr"));
+		json_array_append_new(frames, o);
+	}
+	json_object_set_new(j->rec, "frames", frames);
+}
+
+/* Keep the register values under their names. */
+static void
+fault_values(struct fault_job *j, const struct mi_record *rec)
+{
+	json_t		*regs = fault_registers(j), *e;
+	const char	*name;
+	size_t		 i;
+	long		 n;
+
+	json_array_foreach(json_object_get(rec->results, "register-values"),
+	    i, e) {
+		n = strtol(json_string_value(json_object_get(e, "number")) ?:
+		    "-1", NULL, 10);
+		name = json_string_value(json_array_get(j->names, n));
+		if (name == NULL || *name == '\0')
+			continue;
+		json_object_set(regs, name, json_object_get(e, "value"));
+	}
+}
+
+/* Decode CFSR, HFSR, MMFAR and BFAR into the record's cortex_m. */
+static void
+fault_scb(struct fault_job *j, const char *hex)
+{
+	json_t		*cm = json_object(), *decoded = json_array();
+	unsigned long	 cfsr = fault_word(hex, 0), hfsr = fault_word(hex, 4);
+
+	json_object_set_new(cm, "cfsr", fault_hex(cfsr));
+	json_object_set_new(cm, "hfsr", fault_hex(hfsr));
+	json_object_set_new(cm, "mmfar", fault_hex(fault_word(hex, 12)));
+	json_object_set_new(cm, "bfar", fault_hex(fault_word(hex, 16)));
+	fault_decode(decoded, cfsr, fault_cfsr_bits);
+	fault_decode(decoded, hfsr, fault_hfsr_bits);
+	json_object_set_new(cm, "decoded", decoded);
+	json_object_set_new(j->rec, "cortex_m", cm);
+}
+
+/* The frame the exception stacked, and the function it names. */
+static void
+fault_stacked(struct fault_job *j, const char *hex)
+{
+	static const char *const names[] = { "r0", "r1", "r2", "r3", "r12",
+	    "lr", "pc", "xpsr" };
+	json_t		*cm = json_object_get(j->rec, "cortex_m");
+	json_t		*st = json_object(), *e;
+	unsigned long	 pc = fault_word(hex, 24);
+	size_t		 i;
+
+	for (i = 0; i < 8; i++)
+		json_object_set_new(st, names[i], fault_hex(fault_word(hex,
+		    i * 4)));
+	json_object_set_new(cm, "stacked", st);
+	json_array_foreach(json_object_get(j->rec, "frames"), i, e) {
+		if (strtoul(json_string_value(json_object_get(e, "addr")) ?:
+		    "0", NULL, 0) != pc || json_object_get(e, "func") == NULL)
+			continue;
+		json_object_set(cm, "faulting", e);
+		break;
+	}
+}
+
+/* One step's answer: keep what it says, then take the next. */
+static void
+fault_reply(void *arg, const struct mi_record *rec, const char *out,
+    size_t len)
+{
+	struct fault_job	*j = arg;
+	const char		*loc, *hex;
+
+	(void)out;
+	(void)len;
+	if (rec == NULL) {
+		/* gdb went away while the record was gathered. */
+		json_decref(j->rec);
+		json_decref(j->names);
+		free(j);
+		return;
+	}
+	if (strcmp(rec->cls, "error") == 0)
+		log_info("session %lu: fault step %d: %s", j->s->id, j->step,
+		    json_string_value(json_object_get(rec->results, "msg")));
+	else switch (j->step) {
+	case FAULT_BREAK:
+		loc = json_string_value(json_object_get(json_object_get(
+		    json_array_get(json_object_get(json_object_get(
+		    rec->results, "BreakpointTable"), "body"), 0), "bkpt"),
+		    "original-location"));
+		if (loc == NULL || !fault_is_break(j->s, loc)) {
+			j->step = FAULT_DONE;
+			json_decref(j->rec);
+			j->rec = NULL;
+			break;
+		}
+		json_object_set_new(j->rec, "location", json_string(loc));
+		break;
+	case FAULT_FRAMES:
+		fault_frames(j, rec);
+		break;
+	case FAULT_NAMES:
+		j->names = json_incref(json_object_get(rec->results,
+		    "register-names"));
+		break;
+	case FAULT_VALUES:
+		fault_values(j, rec);
+		break;
+	case FAULT_SCB:
+		if ((hex = fault_memory(rec)) != NULL)
+			fault_scb(j, hex);
+		break;
+	case FAULT_STACKED:
+		if ((hex = fault_memory(rec)) != NULL &&
+		    json_object_get(j->rec, "cortex_m") != NULL)
+			fault_stacked(j, hex);
+		break;
+	case FAULT_CORE:
+		break;
+	}
+	j->step++;
+	fault_next(j);
+}
+
+/* The console command that saves a core file, quoted for MI. */
+static char *
+fault_core_command(struct fault_job *j)
+{
+	char	*path, *cmd, *q;
+
+	xasprintf(&path, "%s/sessions/%lu.core", dmn.state_dir, j->s->id);
+	json_object_set_new(j->rec, "core", json_string(path));
+	xasprintf(&cmd, "gcore %s", path);
+	q = mi_quote(cmd);
+	free(cmd);
+	free(path);
+	return q;
+}
+
+/* Send the command of the job's step; 0 when the step does not apply. */
+static unsigned long
+fault_send(struct fault_job *j)
+{
+	bool		 m = json_object_get(fault_registers(j), "xpsr") != NULL;
+	unsigned long	 t;
+	const char	*bkpt;
+	char		*q;
+
+	switch (j->step) {
+	case FAULT_BREAK:
+		bkpt = json_string_value(json_object_get(j->rec, "bkptno"));
+		return bkpt == NULL ? 0 : mi_command(j->mi, fault_reply, j,
+		    "-break-info %s", bkpt);
+	case FAULT_FRAMES:
+		return mi_command(j->mi, fault_reply, j,
+		    "-stack-list-frames 0 63");
+	case FAULT_NAMES:
+		return mi_command(j->mi, fault_reply, j,
+		    "-data-list-register-names");
+	case FAULT_VALUES:
+		return mi_command(j->mi, fault_reply, j,
+		    "-data-list-register-values x");
+	case FAULT_SCB:
+		return !m ? 0 : mi_command(j->mi, fault_reply, j,
+		    "-data-read-memory-bytes %s %d", FAULT_SCB_ADDR,
+		    FAULT_SCB_LEN);
+	case FAULT_STACKED:
+		/* EXC_RETURN with bit 2 clear: the frame is on the MSP, $sp here. */
+		if (!m || (fault_reg(j, "lr") & 4))
+			return 0;
+		return mi_command(j->mi, fault_reply, j,
+		    "-data-read-memory-bytes 0x%llx 32", fault_reg(j, "sp"));
+	case FAULT_CORE:
+		if (!j->s->l.core || m)
+			return 0;
+		q = fault_core_command(j);
+		t = mi_command(j->mi, fault_reply, j,
+		    "-interpreter-exec console %s", q);
+		free(q);
+		return t;
+	}
+	return 0;
+}
+
+/* Take the next step that applies; at the end, the record is the session's. */
+static void
+fault_next(struct fault_job *j)
+{
+	while (j->step < FAULT_DONE) {
+		if (fault_send(j) != 0)
+			return;
+		j->step++;
+	}
+	if (j->rec != NULL)
+		session_fault(j->s, j->rec);
+	json_decref(j->names);
+	free(j);
+}
+
+/* Whether a breakpoint's location is one of the session's fault breaks. */
+static bool
+fault_is_break(struct session *s, const char *loc)
+{
+	json_t	*v;
+	size_t	 i;
+
+	json_array_foreach(s->l.fault_breaks, i, v)
+		if (strcmp(json_string_value(v), loc) == 0)
+			return true;
+	for (i = 0; !s->l.no_fault_defaults && fault_defaults[i] != NULL; i++)
+		if (strcmp(fault_defaults[i], loc) == 0)
+			return true;
+	return false;
+}
+
+/* Whether a signal's name is one a target dies of. */
+static bool
+fault_is_signal(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name != NULL && fault_signals[i] != NULL; i++)
+		if (strcmp(fault_signals[i], name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * gdb stopped the target: on a fatal signal, or a breakpoint that may be a
+ * fault break, start gathering the fault record.
+ */
+void
+fault_stopped(struct session *s, struct mi *mi, const struct mi_record *rec)
+{
+	const char		*reason, *sig, *bkpt;
+	struct fault_job	*j;
+
+	reason = json_string_value(json_object_get(rec->results, "reason"));
+	sig = json_string_value(json_object_get(rec->results, "signal-name"));
+	bkpt = json_string_value(json_object_get(rec->results, "bkptno"));
+	if (reason == NULL)
+		return;
+	if (strcmp(reason, "signal-received") == 0 && !fault_is_signal(sig))
+		return;
+	if (strcmp(reason, "breakpoint-hit") == 0 && (bkpt == NULL ||
+	    (s->l.no_fault_defaults && json_array_size(s->l.fault_breaks) ==
+	    0)))
+		return;
+	if (strcmp(reason, "signal-received") != 0 &&
+	    strcmp(reason, "breakpoint-hit") != 0)
+		return;
+	j = xcalloc(1, sizeof *j);
+	j->s = s;
+	j->mi = mi;
+	j->rec = json_pack("{s:s}", "reason", reason);
+	if (sig != NULL)
+		json_object_set_new(j->rec, "signal", json_string(sig));
+	if (bkpt != NULL && strcmp(reason, "breakpoint-hit") == 0)
+		json_object_set_new(j->rec, "bkptno", json_string(bkpt));
+	log_info("session %lu: %s%s%s: gathering the fault record", s->id,
+	    reason, sig != NULL ? " " : "", sig != NULL ? sig : "");
+	fault_next(j);
+}
+
+/* The breakpoints whose hit is a fault: the defaults, then --fault-break. */
+json_t *
+fault_breaks(const struct session *s)
+{
+	json_t	*all = json_array();
+	size_t	 i;
+
+	for (i = 0; !s->l.no_fault_defaults && fault_defaults[i] != NULL; i++)
+		json_array_append_new(all, json_string(fault_defaults[i]));
+	json_array_extend(all, s->l.fault_breaks);
+	return all;
+}
