@@ -327,3 +327,58 @@ Test(board, hardfault_record)
 	h_run_free(&r);
 	board_stop(&b);
 }
+
+/* Whether the board's target is stopped, as status says. */
+static bool
+board_stopped(void *arg)
+{
+	json_t *st = h_cli_status(*(long *)arg);
+	const char *state = h_jstr(st, "target.state");
+	bool stopped = state != NULL && strcmp(state, "stopped") == 0;
+
+	json_decref(st);
+	return stopped;
+}
+
+/*
+ * -exec-interrupt stops the running firmware (target.state stopped, by
+ * SIGINT), counter reads over exec as a number that has grown, and
+ * -exec-continue runs it on: the UART echoes again.
+ */
+Test(board, interrupt_read_counter_continue)
+{
+	struct board b = { 0 };
+	struct h_res r;
+	json_t *j;
+	long long n1, n2;
+
+	board_launch(&b, false);
+	h_cli(&r, H_ARGS("exec", b.ids, "--", "-exec-interrupt"));
+	cr_assert_eq(r.code, 0, "-exec-interrupt: exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
+	cr_assert(h_wait_for(board_stopped, &b.id, H_WAIT_BOUND), "status %s "
+	    "never said the target stopped", b.ids);
+	j = h_cli_json(H_ARGS("exec", b.ids, "--",
+	    "-data-evaluate-expression", "counter"));
+	n1 = strtoll(h_jstr(j, "results.value") ? h_jstr(j, "results.value") :
+	    "-1", NULL, 10);
+	json_decref(j);
+	cr_assert_gt(n1, 0, "counter after running a while: %lld", n1);
+	h_cli(&r, H_ARGS("exec", b.ids, "--", "-exec-continue"));
+	cr_assert_eq(r.code, 0, "-exec-continue: exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
+	board_send(&b, "again\r\n");
+	board_expect(&b, "again\r\n", strlen("again\r\n"));
+	h_cli(&r, H_ARGS("exec", b.ids, "--", "-exec-interrupt"));
+	h_run_free(&r);
+	cr_assert(h_wait_for(board_stopped, &b.id, H_WAIT_BOUND), "second "
+	    "interrupt");
+	j = h_cli_json(H_ARGS("exec", b.ids, "--",
+	    "-data-evaluate-expression", "counter"));
+	n2 = strtoll(h_jstr(j, "results.value") ? h_jstr(j, "results.value") :
+	    "-1", NULL, 10);
+	json_decref(j);
+	cr_assert_gt(n2, n1, "counter did not grow while running: %lld then "
+	    "%lld", n1, n2);
+	board_stop(&b);
+}
