@@ -104,6 +104,7 @@ attach_close(struct conn *c)
 	struct attach *a = c->mode_data;
 
 	session_sink_remove(a->sink);
+	a->s->viewers--;
 	log_info("session %lu: a client detached", a->s->id);
 	free(a);
 }
@@ -128,6 +129,7 @@ attach_start(struct conn *c, struct session *s, unsigned long lines)
 	attach_sane(s);
 	a->c = c;
 	a->s = s;
+	s->viewers++;
 	conn_set_mode(c, &attach_mode, a);
 	a->sink = session_sink_add(s, SE_OUTPUT | SE_STATE | SE_CONSOLE_ROOM,
 	    attach_event, a);

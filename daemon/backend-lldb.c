@@ -1,4 +1,8 @@
-/* lldb: the program as lldb's target, arguments and transport set by us. */
+/*
+ * lldb: the program as lldb's target, arguments and transport set by us;
+ * exec types a command on the console and takes what lldb prints up to its
+ * next prompt.
+ */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +110,181 @@ backend_lldb_argv(struct session *s, char *err, size_t errlen)
 	return av.v;
 }
 
+/* How long an exec waits for lldb's prompt by default. */
+#define LLDB_EXEC_TIMEOUT 10000
+/* Console output one exec collects at most. */
+#define LLDB_EXEC_MAX (512 * 1024)
+
+/* lldb's own state: whether it has prompted yet, whether an exec types. */
+struct lldb_data {
+	struct sink	*watch;		/* until the first prompt */
+	bool		 prompted;
+	bool		 busy;
+};
+
+/* What a waiting exec has collected of the console. */
+struct lldb_exec {
+	struct session	*s;
+	char		*buf;
+	size_t		 len;
+};
+
+/* Drop terminal escapes (ESC [ ... letter) and carriage returns, in place. */
+static size_t
+backend_lldb_plain(char *s, size_t len)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < len; i++) {
+		if (s[i] == '\033' && i + 1 < len && s[i + 1] == '[') {
+			for (i += 2; i < len && !isalpha((unsigned char)s[i]);
+			    i++)
+				;
+			continue;
+		}
+		if (s[i] != '\r')
+			s[o++] = s[i];
+	}
+	s[o] = '\0';
+	return o;
+}
+
+/* Console output came: once lldb's prompt follows the echoed command, answer. */
+static void
+backend_lldb_output(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	struct request	*req = k->arg;
+	struct lldb_exec *e = req->data;
+	char		*text, *nl, *prompt;
+
+	if (ev->kind == SE_STATE) {
+		if (session_ended(s))
+			request_error(req, RPC_NOT_RUNNING, "lldb ended before "
+			    "its prompt came back");
+		return;
+	}
+	if (e->len + ev->len > LLDB_EXEC_MAX)
+		return;
+	e->buf = xreallocarray(e->buf, e->len + ev->len + 1, 1);
+	memcpy(e->buf + e->len, ev->data, ev->len);
+	e->len += ev->len;
+	text = xmalloc(e->len + 1);
+	memcpy(text, e->buf, e->len);
+	backend_lldb_plain(text, e->len);
+	if ((nl = strchr(text, '\n')) == NULL ||
+	    (prompt = strstr(nl + 1, "(lldb) ")) == NULL) {
+		free(text);
+		return;
+	}
+	*prompt = '\0';
+	request_done(req, json_pack("{s:s, s:{}, s:s}", "class", "done",
+	    "results", "output", nl + 1));
+	free(text);
+}
+
+/* lldb did not show its prompt in time. */
+static void
+backend_lldb_timeout(struct request *req)
+{
+	request_error(req, RPC_TIMEOUT, "lldb's prompt did not come back "
+	    "within %lld ms", request_int(req, "timeout", LLDB_EXEC_TIMEOUT));
+}
+
+/* An exec is over: the console is free for the next. */
+static void
+backend_lldb_exec_free(struct request *req)
+{
+	struct lldb_exec	*e = req->data;
+	struct lldb_data	*d = e->s->bdata;
+
+	d->busy = false;
+	free(e->buf);
+	free(e);
+}
+
+/*
+ * exec for lldb: lldb has no machine interface, so the command is typed
+ * on its console, as a person would, and what it prints up to its next
+ * prompt is the answer; it shows in the console log too. Refused while a
+ * person is attached, so nobody's typing is mixed with it, and one at a
+ * time.
+ */
+static int
+backend_lldb_command(struct session *s, struct request *req)
+{
+	struct lldb_data	*d = s->bdata;
+	struct lldb_exec	*e;
+	const char		*cmd = request_str(req, "command", "");
+	char			*line;
+
+	if (session_ended(s) || session_console(s) == NULL)
+		return request_error(req, RPC_NOT_RUNNING, "session %lu has "
+		    "ended", s->id);
+	if (s->viewers > 0)
+		return request_error(req, RPC_NOT_SUPPORTED, "a client is "
+		    "attached to lldb's console in session %lu; exec would "
+		    "type among its keys", s->id);
+	if (strpbrk(cmd, "\r\n") != NULL || *cmd == '\0')
+		return request_error(req, RPC_INVALID_PARAMS, "\"command\" "
+		    "must be one non-empty line");
+	if (!d->prompted)
+		return request_error(req, RPC_NOT_READY, "lldb in session %lu "
+		    "has not shown its prompt yet; try again", s->id);
+	if (d->busy)
+		return request_error(req, RPC_LIMIT, "an exec is already "
+		    "typing on lldb's console in session %lu", s->id);
+	d->busy = true;
+	e = xcalloc(1, sizeof *e);
+	e->s = s;
+	pending_wait(req, e, backend_lldb_exec_free);
+	pending_sink(req, s, SE_OUTPUT | SE_STATE, backend_lldb_output);
+	pending_timeout(req, request_int(req, "timeout", LLDB_EXEC_TIMEOUT),
+	    backend_lldb_timeout);
+	xasprintf(&line, "%s\n", cmd);
+	session_console_write(s, line, strlen(line));
+	free(line);
+	return METHOD_WAIT;
+}
+
+/* Console output before lldb's first prompt: once it shows, exec may type. */
+static void
+backend_lldb_watch(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	struct lldb_data *d = k->arg;
+
+	(void)s;
+	if (memmem(ev->data, ev->len, "(lldb) ", 7) == NULL)
+		return;
+	d->prompted = true;
+	session_sink_remove(d->watch);
+	d->watch = NULL;
+}
+
+/* lldb's state: no prompt yet, nobody typing. */
+static int
+backend_lldb_start(struct session *s, char *err, size_t errlen)
+{
+	struct lldb_data *d = xcalloc(1, sizeof *d);
+
+	s->bdata = d;
+	d->watch = session_sink_add(s, SE_OUTPUT, backend_lldb_watch, d);
+	return session_proc_spawn_main(s, err, errlen);
+}
+
+/* The session ended: stop watching for the prompt. */
+static void
+backend_lldb_close(struct session *s)
+{
+	struct lldb_data *d = s->bdata;
+
+	if (d == NULL)
+		return;
+	session_sink_remove(d->watch);
+	d->watch = NULL;
+}
+
 const struct backend backend_lldb = {
 	.name = "lldb",
 	.debugger = "lldb",
@@ -114,5 +293,8 @@ const struct backend backend_lldb = {
 	.flags = BACKEND_PROGRAM,
 	.check = backend_lldb_check,
 	.argv = backend_lldb_argv,
+	.start = backend_lldb_start,
+	.command = backend_lldb_command,
 	.status = status_main_inferior,
+	.close = backend_lldb_close,
 };

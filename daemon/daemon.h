@@ -495,6 +495,7 @@ struct session {
 	struct output		 output;
 	struct transport	*transport;	/* NULL without --transport */
 	unsigned		 writers;	/* write requests waiting */
+	unsigned		 viewers;	/* clients attached (attach.c) */
 
 	struct session_why	 why;
 	json_t			*target;	/* gdb family: the target's state */

@@ -287,3 +287,50 @@ Test(exec, a_segfault_gives_a_fault_record)
 	    h_shown(log, strlen(log), 600));
 	free(log);
 }
+
+/* Whether an lldb exec answers (lldb has shown its first prompt). */
+static bool
+lldb_answers(void *arg)
+{
+	struct h_res r;
+	bool ok;
+
+	h_cli(&r, H_ARGS("exec", (const char *)arg, "--", "version"));
+	ok = r.code == 0 && strstr(r.out, "lldb version") != NULL;
+	h_run_free(&r);
+	return ok;
+}
+
+/*
+ * lldb has no machine interface: exec types the command on its console and
+ * answers what lldb prints up to its next prompt; with a person attached,
+ * exec is refused so that nothing is typed among their keys.
+ */
+Test(exec, lldb_exec_types_on_the_console_unless_attached)
+{
+	struct h_pty p;
+	char ids[32];
+	struct h_res r;
+	long id;
+
+	id = h_cli_launch(H_ARGS("--kind", "lldb", "--",
+	    h_ctx_fixture("FIX_ECHO")));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert(h_wait_for(lldb_answers, ids, H_WAIT_BOUND), "lldb exec "
+	    "never answered \"version\"");
+	exec_cmd(&r, ids, H_ARGS("breakpoint", "set", "-n", "main"));
+	cr_assert_eq(r.code, 0, "exit %d (%s)", r.code, r.err);
+	cr_assert(strncmp(r.out, "Breakpoint 1:", 13) == 0, "the answer is "
+	    "what lldb printed, without the command or the prompt: \"%s\"",
+	    r.out);
+	h_run_free(&r);
+	h_pty_open(&p, 24, 80);
+	h_pty_spawn(&p, H_ARGS("attach", ids));
+	h_pty_expect_raw(&p, H_WAIT_BOUND, "attach");
+	exec_cmd(&r, ids, H_ARGS("version"));
+	cr_assert_eq(r.code, 1, "exec with a person attached: exit %d",
+	    r.code);
+	cr_assert_not_null(strstr(r.err, "attached"), "stderr: %s", r.err);
+	h_run_free(&r);
+	h_pty_close(&p);
+}
