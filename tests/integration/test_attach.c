@@ -124,6 +124,15 @@ Test(attach, ctrl_c_interrupts_gdb_inferior)
 		    "gdb should have stopped it with", inf);
 	cr_assert(!p.done, "dbgctl attach %s ended on ^C: the byte should go "
 	    "to the session, not signal the client", ids);
+	/* With gdb's MI beside it (mi-async on), the console still drives. */
+	off = h_pty_expect(&p, off, "(gdb) ", H_WAIT_BOUND);
+	h_pty_type(&p, "continue\n", 9);
+	off = h_pty_expect(&p, off, "Continuing.", H_WAIT_BOUND);
+	h_pty_type(&p, "\x03", 1);
+	h_pty_expect(&p, off, "Program received signal SIGINT", H_WAIT_BOUND);
+	if (inf > 0)
+		cr_assert(!h_pid_gone(inf), "inferior %d died of the second ^C",
+		    inf);
 
 	pty_detach(&p, "after ^\\");
 	h_pty_close(&p);
