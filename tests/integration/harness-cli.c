@@ -169,6 +169,30 @@ h_cli_status_pid(long id, const char *field)
 	return pid;
 }
 
+/*
+ * Poll status until the member at path holds want (a string), or is there
+ * at all when want is NULL; false at bound_ms.
+ */
+bool
+h_cli_wait_status(long id, const char *path, const char *want, int bound_ms)
+{
+	double end = h_now() + bound_ms / 1000.0;
+	const char *v;
+	json_t *st;
+	bool ok;
+
+	for (;;) {
+		st = h_cli_status(id);
+		v = h_jstr(st, path);
+		ok = want == NULL ? h_jpath(st, path) != NULL :
+		    v != NULL && strcmp(v, want) == 0;
+		json_decref(st);
+		if (ok || h_now() >= end)
+			return ok;
+		h_nap(20);
+	}
+}
+
 /* Poll status until the state is "exited" or "failed"; it, or NULL. */
 json_t *
 h_cli_wait_ended(long id, int bound_ms)

@@ -175,7 +175,7 @@ h_bytes_add(struct h_bytes *b, const void *data, size_t n)
 }
 
 /* Member at a dotted path, or NULL. */
-static json_t *
+json_t *
 h_jpath(json_t *j, const char *path)
 {
 	char key[128];

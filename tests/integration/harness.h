@@ -65,6 +65,8 @@ int	 h_count(const char *data, size_t len, const char *needle);
 /* Append n bytes to a byte buffer, keeping it NUL-terminated. */
 void	 h_bytes_add(struct h_bytes *, const void *data, size_t n);
 /* Integer member at a dotted path ("exit.signal"), or def if absent. */
+/* Member at a dotted path ("fault.cortex_m"), or NULL. */
+json_t	*h_jpath(json_t *, const char *path);
 long long h_jint(json_t *, const char *path, long long def);
 /* String member at a dotted path, or NULL if absent. */
 const char *h_jstr(json_t *, const char *path);
@@ -165,6 +167,9 @@ long	 h_cli_launch_sh(const char *marker, const char *script);
 json_t	*h_cli_status(long id);
 /* A pid of status --json ("pid", "inferior_pid", ...), -1 if absent. */
 pid_t	 h_cli_status_pid(long id, const char *field);
+/* Poll status until path holds want (NULL: is there at all); false at the bound. */
+bool	 h_cli_wait_status(long id, const char *path, const char *want,
+	    int bound_ms);
 /* Poll status until the state is "exited" or "failed"; it, or NULL. */
 json_t	*h_cli_wait_ended(long id, int bound_ms);
 /* Assert the session's state is want (e.g. "running"); when: messages. */

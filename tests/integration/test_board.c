@@ -239,16 +239,6 @@ Test(board, fault_byte_hardfault_unwatched)
 	board_stop(&b);
 }
 
-/* Whether the session has a fault record yet. */
-static bool
-board_has_fault(void *arg)
-{
-	json_t *st = h_cli_status(*(long *)arg);
-	bool has = json_object_get(st, "fault") != NULL;
-
-	json_decref(st);
-	return has;
-}
 
 /* Whether a JSON array of strings holds s. */
 static bool
@@ -285,7 +275,7 @@ Test(board, hardfault_record)
 	json_decref(h_conn_call(&c, "subscribe", "{\"output\":false}", 10000));
 	board_send(&b, "ab!");
 	board_expect(&b, "ab", 2);
-	cr_assert(h_wait_for(board_has_fault, &b.id, H_WAIT_BOUND), "no fault "
+	cr_assert(h_cli_wait_status(b.id, "fault", NULL, H_WAIT_BOUND), "no fault "
 	    "record in status %s after the HardFault", b.ids);
 	st = h_cli_status(b.id);
 	f = json_object_get(st, "fault");
@@ -328,17 +318,6 @@ Test(board, hardfault_record)
 	board_stop(&b);
 }
 
-/* Whether the board's target is stopped, as status says. */
-static bool
-board_stopped(void *arg)
-{
-	json_t *st = h_cli_status(*(long *)arg);
-	const char *state = h_jstr(st, "target.state");
-	bool stopped = state != NULL && strcmp(state, "stopped") == 0;
-
-	json_decref(st);
-	return stopped;
-}
 
 /*
  * -exec-interrupt stops the running firmware (target.state stopped, by
@@ -356,7 +335,7 @@ Test(board, interrupt_read_counter_continue)
 	h_cli(&r, H_ARGS("exec", b.ids, "--", "-exec-interrupt"));
 	cr_assert_eq(r.code, 0, "-exec-interrupt: exit %d (%s)", r.code, r.err);
 	h_run_free(&r);
-	cr_assert(h_wait_for(board_stopped, &b.id, H_WAIT_BOUND), "status %s "
+	cr_assert(h_cli_wait_status(b.id, "target.state", "stopped", H_WAIT_BOUND), "status %s "
 	    "never said the target stopped", b.ids);
 	j = h_cli_json(H_ARGS("exec", b.ids, "--",
 	    "-data-evaluate-expression", "counter"));
@@ -371,7 +350,7 @@ Test(board, interrupt_read_counter_continue)
 	board_expect(&b, "again\r\n", strlen("again\r\n"));
 	h_cli(&r, H_ARGS("exec", b.ids, "--", "-exec-interrupt"));
 	h_run_free(&r);
-	cr_assert(h_wait_for(board_stopped, &b.id, H_WAIT_BOUND), "second "
+	cr_assert(h_cli_wait_status(b.id, "target.state", "stopped", H_WAIT_BOUND), "second "
 	    "interrupt");
 	j = h_cli_json(H_ARGS("exec", b.ids, "--",
 	    "-data-evaluate-expression", "counter"));

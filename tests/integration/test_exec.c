@@ -116,17 +116,6 @@ Test(exec, a_timed_out_exec_leaves_the_next_their_answers)
 	json_decref(j);
 }
 
-/* Whether the session's target state is "stopped". */
-static bool
-target_stopped(void *arg)
-{
-	json_t *st = h_cli_status(*(long *)arg);
-	const char *state = h_jstr(st, "target.state");
-	bool stopped = state != NULL && strcmp(state, "stopped") == 0;
-
-	json_decref(st);
-	return stopped;
-}
 
 /*
  * -exec-interrupt stops a spinning target: status says stopped, a
@@ -156,7 +145,7 @@ Test(exec, interrupt_stops_the_target_and_says_so)
 	exec_cmd(&r, ids, H_ARGS("-exec-interrupt"));
 	cr_assert_eq(r.code, 0, "-exec-interrupt: exit %d (%s)", r.code, r.err);
 	h_run_free(&r);
-	cr_assert(h_wait_for(target_stopped, &id, H_WAIT_BOUND),
+	cr_assert(h_cli_wait_status(id, "target.state", "stopped", H_WAIT_BOUND),
 	    "status never said the target stopped");
 	end = h_now() + H_WAIT_BOUND / 1000.0;
 	while (!heard && h_now() < end &&
@@ -218,16 +207,6 @@ Test(exec, an_exec_session_is_not_supported)
 	h_run_free(&r);
 }
 
-/* Whether the session has a fault record yet. */
-static bool
-has_fault(void *arg)
-{
-	json_t *st = h_cli_status(*(long *)arg);
-	bool has = json_object_get(st, "fault") != NULL;
-
-	json_decref(st);
-	return has;
-}
 
 /*
  * A native program that dies of SIGSEGV in a named function: the fault
@@ -252,7 +231,7 @@ Test(exec, a_segfault_gives_a_fault_record)
 	id = h_cli_launch(H_ARGS("--core", "-x", "run", "--",
 	    h_ctx_fixture("FIX_FAULT")));
 	h_idstr(id, ids, sizeof ids);
-	cr_assert(h_wait_for(has_fault, &id, H_WAIT_BOUND), "no fault record "
+	cr_assert(h_cli_wait_status(id, "fault", NULL, H_WAIT_BOUND), "no fault record "
 	    "in status %s", ids);
 	st = h_cli_status(id);
 	f = json_object_get(st, "fault");
