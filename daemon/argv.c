@@ -1,5 +1,6 @@
 /* Growable NULL-terminated string vectors: argvs and environments. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "daemon.h"
 
@@ -50,4 +51,80 @@ argv_free(char **v)
 	for (i = 0; v[i] != NULL; i++)
 		free(v[i]);
 	free(v);
+}
+
+/*
+ * Split a command line into words as sh would, quotes and backslashes
+ * undone, when it needs nothing else of a shell; -1 (av untouched) when it
+ * has expansions, redirections, pipes or other shell syntax.
+ */
+int
+argv_split(struct argv *av, const char *cmd)
+{
+	struct argv	 words = { 0 };
+	char		*w = xmalloc(strlen(cmd) + 1);
+	const char	*p;
+	size_t		 n = 0;
+	bool		 in = false, sq = false, dq = false;
+
+	for (p = cmd; *p != '\0'; p++) {
+		if (sq) {
+			if (*p == '\'')
+				sq = false;
+			else
+				w[n++] = *p;
+			continue;
+		}
+		if (*p == '\\' && p[1] != '\0' && (!dq ||
+		    strchr("\"\\$`", p[1]) != NULL)) {
+			w[n++] = *++p;
+			in = true;
+			continue;
+		}
+		if (dq) {
+			if (*p == '"')
+				dq = false;
+			else if (strchr("$`", *p) != NULL)
+				goto shell;
+			else
+				w[n++] = *p;
+			continue;
+		}
+		if (*p == '\'' || *p == '"') {
+			sq = *p == '\'';
+			dq = *p == '"';
+			in = true;
+			continue;
+		}
+		if (strchr(" \t", *p) != NULL) {
+			if (in) {
+				w[n] = '\0';
+				argv_push(&words, w);
+			}
+			in = false;
+			n = 0;
+			continue;
+		}
+		if (strchr("|&;<>()$`*?[]#~{}=\n", *p) != NULL)
+			goto shell;
+		w[n++] = *p;
+		in = true;
+	}
+	if (sq || dq)
+		goto shell;
+	if (in) {
+		w[n] = '\0';
+		argv_push(&words, w);
+	}
+	free(w);
+	if (words.n == 0)
+		return -1;
+	for (n = 0; n < words.n; n++)
+		argv_push(av, words.v[n]);
+	argv_free(words.v);
+	return 0;
+shell:
+	free(w);
+	argv_free(words.v);
+	return -1;
 }

@@ -1,4 +1,7 @@
-/* gdbserver: start the server, prove it listens, then connect gdb once. */
+/*
+ * gdbserver: start the server, see in /proc that one of its processes
+ * listens, then connect gdb: the server's one connection is gdb's.
+ */
 #include <sys/socket.h>
 
 #include <netinet/in.h>
@@ -11,28 +14,23 @@
 
 #include "daemon.h"
 
-/* Delay between two connection probes while the server comes up. */
-#define GDBSERVER_PROBE_MS 25
+/* The first and the longest pause between two looks at the server. */
+#define GDBSERVER_LOOK_FIRST	2
+#define GDBSERVER_LOOK_MAX	50
+/* Lines of the server's output a failure quotes. */
+#define GDBSERVER_TAIL_LINES	SESSION_TAIL_LINES
 
-/* A gdbserver session's own state: gdb's, the server and its probe. */
+/* A gdbserver session's own state: gdb's, the server and how it is watched. */
 struct gdbserver_data {
 	struct gdb_data		 gdb;		/* first: s->bdata points here */
 	struct session_proc	*server;
-	int			 port;
-	struct gdbserver_probe	*probe;		/* the connection in flight */
-	struct timer		*retry;
+	int			 port;		/* the one wanted, 0: any */
+	char			 argv[1024];	/* the server's, for status */
+	struct timer		*look;
 	uint64_t		 deadline;
+	unsigned		 pause;		/* ms before the next look */
 	bool			 listening;
 };
-
-/* One probe connection; it outlives the session's state if it must. */
-struct gdbserver_probe {
-	uv_tcp_t		 tcp;
-	uv_connect_t		 req;
-	struct gdbserver_data	*d;		/* NULL once the session ended */
-};
-
-static void	backend_gdbserver_probe(void *);
 
 /* Ask the kernel for a free loopback port. */
 static int
@@ -81,25 +79,42 @@ backend_gdbserver_expand(const char *cmd, int port)
 	return out;
 }
 
-/* The server's argv: gdbserver itself, or --server through sh. */
+/*
+ * The server's argv: gdbserver itself (port 0: it picks), or --server as
+ * words, or through sh with exec in front when it needs a shell, so the
+ * pid is the server's either way.
+ */
 static char **
 backend_gdbserver_argv(struct session *s, int port)
 {
 	struct argv	 av = { 0 };
 	char		*cmd;
 
-	if (s->l.server != NULL) {
-		cmd = backend_gdbserver_expand(s->l.server, port);
-		argv_push(&av, "/bin/sh");
-		argv_push(&av, "-c");
-		argv_push(&av, cmd);
-		free(cmd);
+	if (s->l.server == NULL) {
+		argv_push(&av, "gdbserver");
+		argv_pushf(&av, "127.0.0.1:%d", port);
+		argv_push_json(&av, s->l.argv, 0);
 		return av.v;
 	}
-	argv_push(&av, "gdbserver");
-	argv_pushf(&av, "127.0.0.1:%d", port);
-	argv_push_json(&av, s->l.argv, 0);
+	cmd = backend_gdbserver_expand(s->l.server, port);
+	if (argv_split(&av, cmd) != 0) {
+		argv_push(&av, "/bin/sh");
+		argv_push(&av, "-c");
+		argv_pushf(&av, "exec %s", cmd);
+	}
+	free(cmd);
 	return av.v;
+}
+
+/* Keep the server's argv as one line for status. */
+static void
+backend_gdbserver_keep_argv(struct gdbserver_data *d, char **av)
+{
+	size_t o = 0;
+
+	for (; *av != NULL && o < sizeof d->argv; av++)
+		o += (size_t)snprintf(d->argv + o, sizeof d->argv - o, "%s%s",
+		    o > 0 ? "\x1f" : "", *av);
 }
 
 /* A gdbserver session needs something to serve. */
@@ -113,21 +128,75 @@ backend_gdbserver_check(const struct launch *l, struct rpc_error *err)
 	return -1;
 }
 
-/* Pick the port and start the server under its own keeper. */
+/* The server listens: connect gdb to it, which is its one connection. */
+static void
+backend_gdbserver_listening(struct gdbserver_data *d, int port,
+    const char *host)
+{
+	struct session	*s = d->gdb.s;
+	char		 why[512];
+
+	d->listening = true;
+	d->port = port;
+	snprintf(d->gdb.remote, sizeof d->gdb.remote, "%s:%d", host, port);
+	log_info("session %lu: the server listens on %s", s->id,
+	    d->gdb.remote);
+	if (session_proc_spawn_main(s, why, sizeof why) != 0)
+		session_fail(s, RPC_SPAWN_FAILED, "%s", why);
+}
+
+/*
+ * Look in /proc whether the server listens; look again a little later,
+ * twice as late each time up to a bound, until the deadline.
+ */
+static void
+backend_gdbserver_look(void *arg)
+{
+	struct gdbserver_data	*d = arg;
+	struct session		*s = d->gdb.s;
+	struct proc		*pr = d->server->proc;
+	char			 host[64], *tail;
+	int			 port;
+
+	if (d->listening || pr == NULL || pr->have_exit || !pr->keeper_live)
+		return;
+	if ((port = sock_listening(pr->pid, d->port, host,
+	    sizeof host)) > 0) {
+		backend_gdbserver_listening(d, port, host);
+		return;
+	}
+	if (uv_now(dmn.loop) >= d->deadline) {
+		tail = output_tail_text(&s->output, GDBSERVER_TAIL_LINES);
+		session_fail(s, RPC_TIMEOUT, "the server %s did not listen%s%s "
+		    "within %ld ms; it printed: %s", pr->exec_name,
+		    d->port != 0 ? " on port " : "", d->port != 0 ?
+		    strchr(d->gdb.remote, ':') + 1 : "", s->l.connect_timeout,
+		    *tail != '\0' ? tail : "nothing");
+		free(tail);
+		return;
+	}
+	timer_start(d->look, d->pause);
+	if ((d->pause *= 2) > GDBSERVER_LOOK_MAX)
+		d->pause = GDBSERVER_LOOK_MAX;
+}
+
+/* Pick the port (or let the server pick) and start it under its keeper. */
 static int
 backend_gdbserver_start(struct session *s, char *err, size_t errlen)
 {
 	struct gdbserver_data	*d = xcalloc(1, sizeof *d);
 	char		       **av, addr[64];
-	int			 rc;
+	int			 rc, port;
 
-	d->port = s->l.port;
 	s->bdata = d;
-	if (d->port == 0 &&
-	    (d->port = backend_gdbserver_free_port(err, errlen)) < 0)
+	/* {port} wants a number now; anything else can pick and be seen. */
+	d->port = port = s->l.port;
+	if (port == 0 && s->l.server != NULL &&
+	    strstr(s->l.server, "{port}") != NULL &&
+	    (d->port = port = backend_gdbserver_free_port(err, errlen)) < 0)
 		return -1;
-	snprintf(addr, sizeof addr, "127.0.0.1:%d", d->port);
-	d->retry = timer_new(backend_gdbserver_probe, d);
+	snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+	d->look = timer_new(backend_gdbserver_look, d);
 	if (backend_gdb_open(s, &d->gdb, addr, err, errlen) != 0)
 		return -1;
 	if ((d->server = session_proc_add(s, "server", err, errlen)) == NULL)
@@ -135,88 +204,14 @@ backend_gdbserver_start(struct session *s, char *err, size_t errlen)
 	/* The target runs inside the server: the pipes are its 0 and 1. */
 	d->server->transport = s->transport != NULL;
 	d->server->stdio = true;
-	av = backend_gdbserver_argv(s, d->port);
+	av = backend_gdbserver_argv(s, port);
+	backend_gdbserver_keep_argv(d, av);
 	rc = session_proc_spawn(d->server, av, err, errlen);
 	argv_free(av);
 	return rc;
 }
 
-/* The server accepted a probe: start gdb, which connects exactly once. */
-static void
-backend_gdbserver_listening(struct gdbserver_data *d)
-{
-	struct session	*s = d->gdb.s;
-	char		 why[512];
-
-	d->listening = true;
-	log_info("session %lu: the server listens on port %d", s->id, d->port);
-	if (session_proc_spawn_main(s, why, sizeof why) != 0)
-		session_fail(s, RPC_SPAWN_FAILED, "%s", why);
-}
-
-/* A probe's socket is closed: try again, or give up at the deadline. */
-static void
-backend_gdbserver_probe_closed(uv_handle_t *h)
-{
-	struct gdbserver_probe	*p = h->data;
-	struct gdbserver_data	*d = p->d;
-	struct proc		*pr;
-
-	free(p);
-	if (d == NULL)
-		return;
-	d->probe = NULL;
-	if (d->listening)
-		return;
-	/* A server that is gone is never probed again; its end is reported. */
-	pr = d->server->proc;
-	if (pr == NULL || pr->have_exit || !pr->keeper_live)
-		return;
-	if (uv_now(dmn.loop) < d->deadline) {
-		timer_start(d->retry, GDBSERVER_PROBE_MS);
-		return;
-	}
-	session_fail(d->gdb.s, RPC_TIMEOUT, "the server did not listen on "
-	    "port %d within %ld ms", d->port, d->gdb.s->l.connect_timeout);
-}
-
-/* A probe connection finished: success means the server listens. */
-static void
-backend_gdbserver_connected(uv_connect_t *req, int status)
-{
-	struct gdbserver_probe	*p = req->data;
-	struct gdbserver_data	*d = p->d;
-
-	if (status == 0 && d != NULL && d->server->proc != NULL &&
-	    !d->server->proc->have_exit)
-		backend_gdbserver_listening(d);
-	uv_close((uv_handle_t *)&p->tcp, backend_gdbserver_probe_closed);
-}
-
-/* Try one TCP connection to the server's port. */
-static void
-backend_gdbserver_probe(void *arg)
-{
-	struct gdbserver_data	*d = arg;
-	struct gdbserver_probe	*p = xcalloc(1, sizeof *p);
-	struct sockaddr_in	 sa;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(d->port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	p->d = d;
-	d->probe = p;
-	uv_tcp_init(dmn.loop, &p->tcp);
-	p->tcp.data = p;
-	p->req.data = p;
-	if (uv_tcp_connect(&p->req, &p->tcp, (struct sockaddr *)&sa,
-	    backend_gdbserver_connected) != 0)
-		uv_close((uv_handle_t *)&p->tcp,
-		    backend_gdbserver_probe_closed);
-}
-
-/* The server exec'd: probe it until it listens; gdb exec'd: connect it. */
+/* The server exec'd: watch it until it listens; gdb exec'd: connect it. */
 static void
 backend_gdbserver_ready(struct session *s, struct session_proc *sp)
 {
@@ -227,15 +222,18 @@ backend_gdbserver_ready(struct session *s, struct session_proc *sp)
 		return;
 	}
 	d->deadline = uv_now(dmn.loop) + s->l.connect_timeout;
-	backend_gdbserver_probe(d);
+	d->pause = GDBSERVER_LOOK_FIRST;
+	backend_gdbserver_look(d);
 }
 
-/* The server's pid, port and end, beside gdb's remote and the inferior. */
+/* The server as status shows it: pid, port, argv, and how it ended. */
 static void
 backend_gdbserver_status(const struct session *s, json_t *o)
 {
 	struct gdbserver_data	*d = s->bdata;
 	struct proc		*pr;
+	json_t			*srv, *argv = json_array();
+	char			 copy[sizeof d->argv], *w, *next;
 
 	backend_gdb_status(s, o);
 	if (d == NULL || d->server == NULL)
@@ -248,9 +246,20 @@ backend_gdbserver_status(const struct session *s, json_t *o)
 		json_object_set_new(o, "server_exit", proc_exit_json(pr));
 	if (pr != NULL)
 		status_add_inferior(s, o, pr->pid);
+	strlcpy(copy, d->argv, sizeof copy);
+	for (w = copy; w != NULL; w = next) {
+		if ((next = strchr(w, '\x1f')) != NULL)
+			*next++ = '\0';
+		if (*w != '\0' || next != NULL)
+			json_array_append_new(argv, json_string(w));
+	}
+	srv = json_pack("{s:o, s:i, s:o}", "pid", pr != NULL && pr->pid ?
+	    json_integer(pr->pid) : json_null(), "port", d->port, "argv",
+	    argv);
+	json_object_set_new(o, "server", srv);
 }
 
-/* Release gdb's state; a probe in flight frees the rest when it closes. */
+/* Release gdb's state and stop watching the server. */
 static void
 backend_gdbserver_close(struct session *s)
 {
@@ -259,11 +268,8 @@ backend_gdbserver_close(struct session *s)
 	if (d == NULL)
 		return;
 	backend_gdb_close(s);
-	timer_free(d->retry);
-	d->retry = NULL;
-	if (d->probe != NULL)
-		d->probe->d = NULL;
-	d->probe = NULL;
+	timer_free(d->look);
+	d->look = NULL;
 	/* The server's process record goes with the session's. */
 }
 

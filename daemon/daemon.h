@@ -46,6 +46,7 @@ void	 argv_pushf(struct argv *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	 argv_push_json(struct argv *, json_t *array, size_t from);
 void	 argv_free(char **);
+int	 argv_split(struct argv *, const char *);
 
 /* log.c: the daemon's own log. */
 void	 log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -85,6 +86,9 @@ void	 ring_free(struct ring *);
 void	 ring_write(struct ring *, const char *, size_t);
 uint64_t ring_start(const struct ring *);
 size_t	 ring_read(const struct ring *, uint64_t off, char *, size_t);
+
+/* sock.c: the TCP port a process tree listens on, from /proc. */
+int	 sock_listening(pid_t root, int port, char *host, size_t hostlen);
 
 /* pty.c: a pseudo-terminal pair, every fd close-on-exec. */
 int	 pty_open(int *master, int *slave, char *pts, size_t ptslen, bool raw,
@@ -139,6 +143,7 @@ void	 output_add(struct output *, const char *, size_t);
 uint64_t output_size(const struct output *);
 size_t	 output_read(struct output *, uint64_t off, char *, size_t);
 uint64_t output_tail_offset(struct output *, unsigned long lines);
+char	*output_tail_text(struct output *, unsigned long lines);
 void	 output_close(struct output *);
 void	 output_free(struct output *);
 
@@ -474,6 +479,9 @@ struct session_proc {
 	bool			 transport;	/* gets the transport pipes */
 	bool			 stdio;		/* on 0 and 1 */
 };
+
+/* Lines of a server's output that a failure's message quotes. */
+#define SESSION_TAIL_LINES 3
 
 /* Processes a session may have: its main one and a server. */
 #define SESSION_MAXPROCS 2

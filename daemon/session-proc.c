@@ -50,18 +50,30 @@ session_proc_stop_helpers(struct session *s)
 	}
 }
 
-/* A helper process (the server) ended while the session needed it. */
+/*
+ * A helper process (the server) ended while the session needed it: say
+ * how, whether it was before the session ran, and what it printed last.
+ */
 static void
 session_proc_exited(struct session_proc *sp)
 {
-	struct proc *pr = sp->proc;
+	struct session	*s = sp->s;
+	struct proc	*pr = sp->proc;
+	char		 how[64], *tail;
 
 	if (pr->exit_signal != 0)
-		session_fail(sp->s, RPC_NOT_READY, "the %s %s was killed by "
-		    "signal %d", sp->role, pr->exec_name, pr->exit_signal);
+		snprintf(how, sizeof how, "was killed by signal %d",
+		    pr->exit_signal);
 	else
-		session_fail(sp->s, RPC_NOT_READY, "the %s %s exited with "
-		    "code %d", sp->role, pr->exec_name, pr->exit_code);
+		snprintf(how, sizeof how, "exited with code %d", pr->exit_code);
+	/* What it printed before it exited is in its pty: read that first. */
+	if (sp->console != NULL)
+		console_drain(sp->console);
+	tail = output_tail_text(&s->output, SESSION_TAIL_LINES);
+	session_fail(s, RPC_NOT_READY, "the %s %s %s%s%s%s", sp->role,
+	    pr->exec_name, how, s->state == S_STARTING ? " before the "
+	    "session ran" : "", *tail != '\0' ? "; it printed: " : "", tail);
+	free(tail);
 }
 
 /* A keeper reported on its process. */

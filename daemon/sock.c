@@ -1,0 +1,159 @@
+/*
+ * Which TCP ports a process tree listens on, seen from /proc: the socket
+ * inodes of its processes' fds against the LISTEN sockets of
+ * /proc/net/tcp and tcp6. Nothing connects, so a server that serves one
+ * connection keeps it for gdb.
+ */
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+/* Processes and sockets looked at, at most: a server's tree is small. */
+#define SOCK_MAXPIDS	256
+#define SOCK_MAXINODES	1024
+
+/* What a scan collects. */
+struct sock_scan {
+	pid_t		 pids[SOCK_MAXPIDS];
+	size_t		 npids;
+	unsigned long	 inodes[SOCK_MAXINODES];
+	size_t		 ninodes;
+};
+
+/* Add pid and, breadth first, its descendants (through every thread). */
+static void
+sock_tree(struct sock_scan *sc, pid_t root)
+{
+	char		 path[320];
+	struct dirent	*de;
+	DIR		*d;
+	FILE		*f;
+	size_t		 at;
+	long		 child;
+
+	sc->pids[sc->npids++] = root;
+	for (at = 0; at < sc->npids; at++) {
+		snprintf(path, sizeof path, "/proc/%ld/task",
+		    (long)sc->pids[at]);
+		if ((d = opendir(path)) == NULL)
+			continue;
+		while ((de = readdir(d)) != NULL) {
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof path, "/proc/%ld/task/%s/children",
+			    (long)sc->pids[at], de->d_name);
+			if ((f = fopen(path, "re")) == NULL)
+				continue;
+			while (fscanf(f, "%ld", &child) == 1 &&
+			    sc->npids < SOCK_MAXPIDS)
+				sc->pids[sc->npids++] = (pid_t)child;
+			fclose(f);
+		}
+		closedir(d);
+	}
+}
+
+/* Collect the socket inodes the tree's processes hold. */
+static void
+sock_inodes(struct sock_scan *sc)
+{
+	char		 path[320], link[64];
+	struct dirent	*de;
+	unsigned long	 ino;
+	ssize_t		 n;
+	size_t		 i;
+	DIR		*d;
+
+	for (i = 0; i < sc->npids; i++) {
+		snprintf(path, sizeof path, "/proc/%ld/fd", (long)sc->pids[i]);
+		if ((d = opendir(path)) == NULL)
+			continue;
+		while ((de = readdir(d)) != NULL &&
+		    sc->ninodes < SOCK_MAXINODES) {
+			snprintf(path, sizeof path, "/proc/%ld/fd/%s",
+			    (long)sc->pids[i], de->d_name);
+			if ((n = readlink(path, link, sizeof link - 1)) <= 0)
+				continue;
+			link[n] = '\0';
+			if (sscanf(link, "socket:[%lu]", &ino) == 1)
+				sc->inodes[sc->ninodes++] = ino;
+		}
+		closedir(d);
+	}
+}
+
+/* Whether the tree holds a socket of this inode. */
+static bool
+sock_held(const struct sock_scan *sc, unsigned long ino)
+{
+	size_t i;
+
+	for (i = 0; i < sc->ninodes; i++)
+		if (sc->inodes[i] == ino)
+			return true;
+	return false;
+}
+
+/*
+ * The first LISTEN socket of one /proc/net table that the tree holds, on
+ * port want (any when 0); its port, or 0. host gets the address gdb
+ * should connect to: the listening one, or loopback for a wildcard.
+ */
+static int
+sock_table(const struct sock_scan *sc, const char *table, int want,
+    char *host, size_t hostlen)
+{
+	char		 line[512], addr[64];
+	unsigned long	 ino;
+	unsigned	 port, st, a;
+	FILE		*f;
+	int		 found = 0;
+
+	if ((f = fopen(table, "re")) == NULL)
+		return 0;
+	while (found == 0 && fgets(line, sizeof line, f) != NULL) {
+		if (sscanf(line, " %*d: %63[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x "
+		    "%*x:%*x %*x:%*x %*x %*u %*u %lu", addr, &port, &st,
+		    &ino) != 4 || st != 0x0A || !sock_held(sc, ino) ||
+		    (want != 0 && (int)port != want))
+			continue;
+		found = (int)port;
+		/* IPv4 is one little-endian word; anything else: loopback. */
+		if (strlen(addr) == 8 && sscanf(addr, "%x", &a) == 1 &&
+		    a != 0)
+			snprintf(host, hostlen, "%u.%u.%u.%u", a & 0xff,
+			    (a >> 8) & 0xff, (a >> 16) & 0xff, a >> 24);
+		else
+			snprintf(host, hostlen, "127.0.0.1");
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * The TCP port that root or one of its descendants listens on (want, or
+ * any when 0), and where to reach it in host; 0 while none does.
+ */
+int
+sock_listening(pid_t root, int want, char *host, size_t hostlen)
+{
+	struct sock_scan	*sc;
+	int			 port = 0;
+
+	if (root <= 0)
+		return 0;
+	sc = xcalloc(1, sizeof *sc);
+	sock_tree(sc, root);
+	sock_inodes(sc);
+	if (sc->ninodes > 0 && (port = sock_table(sc, "/proc/net/tcp", want,
+	    host, hostlen)) == 0)
+		port = sock_table(sc, "/proc/net/tcp6", want, host, hostlen);
+	free(sc);
+	return port;
+}

@@ -1,0 +1,127 @@
+/*
+ * Managed servers: ready when one of their processes listens (seen in
+ * /proc, never by connecting), on the port given or the one they picked,
+ * run without a shell where one is not needed, and failing with the stage
+ * they reached and what they printed. Real gdbserver and gdb.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(servers, .init = h_ctx_setup, .fini = h_ctx_teardown,
+    .timeout = 90);
+
+/* The port in "Listening on port N" in the session's log; -1 if none. */
+static long
+listening_port(const char *ids)
+{
+	char *log = h_cli_logs(ids), *p;
+	long port = -1;
+
+	if ((p = strstr(log, "Listening on port ")) != NULL)
+		port = strtol(p + 18, NULL, 10);
+	free(log);
+	return port;
+}
+
+/*
+ * A server that serves exactly one connection (gdbserver --once) works:
+ * the daemon never connects to it, so gdb's connection is its only one.
+ */
+Test(servers, a_once_server_serves_gdb)
+{
+	char server[1024], ids[32], *log;
+	struct h_bytes b = { calloc(1, 1), 0 };
+	long id;
+
+	snprintf(server, sizeof server, "gdbserver --once 127.0.0.1:{port} %s",
+	    h_ctx_fixture("FIX_ECHO"));
+	id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--server", server,
+	    "--transport", "-x", "continue", "--", h_ctx_fixture("FIX_ECHO")));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert_eq(h_cli_recv_until(ids, "arg0=[", &b, H_WAIT_BOUND), 0,
+	    "the target never ran under gdbserver --once: got \"%s\"", b.p);
+	free(b.p);
+	log = h_cli_logs(ids);
+	cr_assert_eq(h_count(log, strlen(log), "Remote debugging from host"),
+	    1, "the server saw other connections than gdb's:\n%s",
+	    h_shown(log, strlen(log), 800));
+	free(log);
+}
+
+/*
+ * A server that picks its own port (gdbserver HOST:0, no {port}) is seen
+ * listening on it: status says the port it printed, and the server ran
+ * without a shell (its pid is gdbserver's).
+ */
+Test(servers, a_port_the_server_picked_is_discovered)
+{
+	char server[1024], ids[32], comm[64];
+	json_t *st;
+	long id, port;
+
+	snprintf(server, sizeof server, "gdbserver 127.0.0.1:0 %s",
+	    h_ctx_fixture("FIX_ECHO"));
+	id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--server", server,
+	    "--", h_ctx_fixture("FIX_ECHO")));
+	h_idstr(id, ids, sizeof ids);
+	st = h_cli_status(id);
+	port = listening_port(ids);
+	cr_assert_gt(port, 0, "gdbserver printed no port");
+	cr_assert_eq(h_jint(st, "port", -1), port, "status port %lld, the "
+	    "server listens on %ld", h_jint(st, "port", -1), port);
+	cr_assert_eq(h_jint(st, "server.port", -1), port, "server.port");
+	cr_assert_str_eq(json_string_value(json_array_get(h_jpath(st,
+	    "server.argv"), 0)), "gdbserver", "server.argv[0]");
+	h_pid_comm((pid_t)h_jint(st, "server_pid", -1), comm, sizeof comm);
+	cr_assert_str_eq(comm, "gdbserver", "the server's pid is not "
+	    "gdbserver's: a shell in between?");
+	cr_assert_str_eq(h_jstr(st, "state"), "running");
+	json_decref(st);
+}
+
+/* The gdbserver kind without --port lets gdbserver pick, and finds it. */
+Test(servers, the_default_server_picks_its_port)
+{
+	char ids[32];
+	long id, port;
+
+	id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--",
+	    h_ctx_fixture("FIX_ECHO")));
+	h_idstr(id, ids, sizeof ids);
+	port = listening_port(ids);
+	cr_assert_gt(port, 0, "gdbserver printed no port");
+	cr_assert_eq(h_cli_status_pid(id, "port"), port, "status port");
+}
+
+/* A server that dies first fails the launch with its status and words. */
+Test(servers, a_dead_server_fails_with_its_words)
+{
+	struct h_res r;
+
+	h_cli(&r, H_ARGS("launch", "--kind", "gdbserver", "--server",
+	    "sh -c 'echo no board on this bench; exit 3'", "--",
+	    h_ctx_fixture("FIX_ECHO")));
+	cr_assert_eq(r.code, 1, "exit %d (%s)", r.code, r.err);
+	cr_assert(strstr(r.err, "exited with code 3 before the session ran") !=
+	    NULL && strstr(r.err, "no board on this bench") != NULL,
+	    "stderr: %s", r.err);
+	h_run_free(&r);
+}
+
+/* A server that never listens fails at the connect timeout, saying so. */
+Test(servers, a_server_that_never_listens_times_out)
+{
+	struct h_res r;
+
+	h_cli(&r, H_ARGS("launch", "--kind", "gdbserver", "--connect-timeout",
+	    "300", "--server", "sleep 30", "--", h_ctx_fixture("FIX_ECHO")));
+	cr_assert_eq(r.code, 4, "exit %d (%s)", r.code, r.err);
+	cr_assert_not_null(strstr(r.err, "did not listen within 300 ms"),
+	    "stderr: %s", r.err);
+	h_run_free(&r);
+}
