@@ -144,6 +144,7 @@ static const struct {
 	{ "connect-timeout", "connect_timeout", 'n' },
 	{ "transport", "transport", 'b' },
 	{ "core", "core", 'b' },
+	{ "lease", "lease", 'b' },
 };
 
 /*
@@ -190,6 +191,9 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 		return cmd_usage(self, "--attach and --wait exclude each "
 		    "other");
 	*wait = args_has(a, "attach") ? 2 : args_has(a, "wait") ? 1 : 0;
+	/* A lease ends with this process: only one that stays makes sense. */
+	if (args_has(a, "lease") && *wait == 0)
+		return cmd_usage(self, "--lease goes with --wait or --attach");
 	if (cmd_attach_key(self, key) != 0)
 		return EXIT_USAGE;
 	cmd_launch_params_set(a, params);
@@ -258,11 +262,12 @@ const struct cmd_entry cmd_launch_entry = {
 	    "\t[--port N] [--connect-timeout MS] [--transport] [-x CMD]...\n"
 	    "\t[--cwd DIR] [--env K=V]... [--stop-timeout MS]\n"
 	    "\t[--fault-break LOCATION]... [--no-fault-break] [--core]\n"
+	    "\t[--lease]\n"
 	    "\t[--attach [--detach-key KEY] | --wait]\n"
 	    "\t[--] PROGRAM [ARG...]",
 	.args = { "kind: name: debugger: remote: server: port# "
 	    "connect-timeout# transport x: cwd: env: stop-timeout# attach "
-	    "detach-key: wait fault-break: no-fault-break core", 0, -1 },
+	    "detach-key: wait fault-break: no-fault-break core lease", 0, -1 },
 	.flags = CMD_AUTOSTART,
 	.exec = cmd_launch_exec,
 };

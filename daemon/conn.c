@@ -10,6 +10,40 @@
 
 static void	conn_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
 
+/* Someone to tell when the connection closes. */
+struct conn_hook {
+	struct conn_hook	*next;
+	conn_hook_cb		 cb;
+	void			*arg;
+};
+
+/* Call cb(c, arg) when c closes. */
+void
+conn_hook_add(struct conn *c, conn_hook_cb cb, void *arg)
+{
+	struct conn_hook *h = xcalloc(1, sizeof *h);
+
+	h->cb = cb;
+	h->arg = arg;
+	h->next = c->hooks;
+	c->hooks = h;
+}
+
+/* Forget a hook added with the same cb and arg. */
+void
+conn_hook_remove(struct conn *c, conn_hook_cb cb, void *arg)
+{
+	struct conn_hook **p, *h;
+
+	for (p = &c->hooks; (h = *p) != NULL; p = &h->next) {
+		if (h->cb != cb || h->arg != arg)
+			continue;
+		*p = h->next;
+		free(h);
+		return;
+	}
+}
+
 /* Free a connection once libuv is done with its handle. */
 static void
 conn_free_cb(uv_handle_t *h)
@@ -21,6 +55,8 @@ conn_free_cb(uv_handle_t *h)
 void
 conn_close(struct conn *c)
 {
+	struct conn_hook *h;
+
 	if (c->closing)
 		return;
 	c->closing = true;
@@ -28,6 +64,11 @@ conn_close(struct conn *c)
 	if (c->mode != NULL && c->mode->close != NULL)
 		c->mode->close(c);
 	c->mode = NULL;
+	while ((h = c->hooks) != NULL) {
+		c->hooks = h->next;
+		h->cb(c, h->arg);
+		free(h);
+	}
 	uv_close((uv_handle_t *)&c->pipe, conn_free_cb);
 }
 

@@ -406,6 +406,8 @@ struct launch {
 	json_t			*fault_breaks;	/* --fault-break locations */
 	bool			 no_fault_defaults; /* --no-fault-break */
 	bool			 core;		/* --core: gcore at a fault */
+	bool			 lease;		/* ends with its connection */
+	long			 lease_grace;	/* ms after that */
 };
 
 /* Default graceful-stop window. */
@@ -596,6 +598,9 @@ int	 listener_unix(const char *path, const struct conn_mode *, char *err,
 void	 listener_close_all(void);
 
 /* conn.c: one client connection, carrying requests or raw bytes. */
+/* What else wants to know that a connection closed (a lease). */
+typedef void (*conn_hook_cb)(struct conn *, void *arg);
+struct conn_hook;
 /* Unsent bytes a connection may hold before it is dropped. */
 #define CONN_WQ_MAX (64 * 1024 * 1024)
 
@@ -624,6 +629,7 @@ struct conn {
 	bool			 closing;
 	bool			 paused;	/* what it sent waits for room */
 	bool			 dropped;	/* closed on the next turn */
+	struct conn_hook	*hooks;		/* told when it closes */
 	unsigned		 npending;	/* its requests still waiting */
 };
 
@@ -638,6 +644,12 @@ void	 conn_finish(struct conn *);
 void	 conn_drop(struct conn *);
 void	 conn_close(struct conn *);
 void	 conn_close_all(void);
+void	 conn_hook_add(struct conn *, conn_hook_cb, void *arg);
+void	 conn_hook_remove(struct conn *, conn_hook_cb, void *arg);
+
+/* lease.c: sessions that live as long as the connection that launched them. */
+void	 lease_add(struct session *, struct conn *, long grace_ms);
+void	 lease_conn_closed(struct conn *, void *arg);
 
 /* request.c: requests, their methods' declarations, and the rpc mode. */
 enum method_return {

@@ -169,6 +169,8 @@ launch_parse(struct launch *l, json_t *params, struct rpc_error *err)
 	l->no_fault_defaults = json_is_false(json_object_get(params,
 	    "fault_break_defaults"));
 	l->core = json_is_true(json_object_get(params, "core"));
+	l->lease = json_is_true(json_object_get(params, "lease"));
+	l->lease_grace = launch_int(params, "lease_grace", 0);
 	if (launch_check(l, params, err) != 0) {
 		launch_free(l);
 		return -1;

@@ -45,6 +45,8 @@ method_launch_exec(struct request *req)
 		method_launch_state(&k, s, NULL);
 		return METHOD_ERROR;
 	}
+	if (s->l.lease && req->conn != NULL)
+		lease_add(s, req->conn, s->l.lease_grace);
 	pending_wait(req, NULL, NULL);
 	pending_sink(req, s, SE_STATE, method_launch_state);
 	return METHOD_WAIT;
@@ -67,6 +69,8 @@ static const struct method_param method_launch_params[] = {
 	{ "fault_breaks", PT_STRINGS, false, 0, 0 },
 	{ "fault_break_defaults", PT_BOOL, false, 0, 0 },
 	{ "core", PT_BOOL, false, 0, 0 },
+	{ "lease", PT_BOOL, false, 0, 0 },
+	{ "lease_grace", PT_INT, false, 0, STOP_TIMEOUT_MAX },
 	{ NULL, 0, false, 0, 0 }
 };
 

@@ -125,6 +125,8 @@ static const struct param {
 	{ "launch", "fault_breaks", T_STRS, "result" },
 	{ "launch", "fault_break_defaults", T_BOOL, "result" },
 	{ "launch", "core", T_BOOL, "result" },
+	{ "launch", "lease", T_BOOL, "result" },
+	{ "launch", "lease_grace", T_INT, "result" },
 	{ "status", "session", T_REF, REQUIRED },
 	{ "wait", "session", T_REF, REQUIRED },
 	{ "wait", "timeout", T_INT, "result" },

@@ -599,3 +599,76 @@ Test(protocol, replies_to_clients_already_gone)
 	json_decref(r);
 	cr_assert_eq(h_daemon_pid(), pid, "the daemon did not survive stop");
 }
+
+/* Launch on c (the reply read), exec kind, marked, with params extra. */
+static long
+launch_on(struct h_conn *c, const char *marker, const char *extra)
+{
+	char params[1024];
+	json_t *r;
+	long id;
+
+	snprintf(params, sizeof params, "{\"kind\":\"exec\",\"argv\":[\"sh\","
+	    "\"-c\",\"%s\"],\"env\":{\"%.*s\":\"%s\"}%s}", H_ESCAPING_TREE,
+	    (int)strcspn(marker, "="), marker, strchr(marker, '=') + 1, extra);
+	r = h_conn_call(c, "launch", params, 10000);
+	id = h_jint(r, "result.id", -1);
+	cr_assert_gt(id, 0, "launch %s: %s", params, json_dumps(r,
+	    JSON_COMPACT));
+	json_decref(r);
+	return id;
+}
+
+/*
+ * A leased session ends, tree and all, when the connection that launched
+ * it closes; one without a lease launched on the same connection runs on;
+ * one with a grace runs through it, then ends.
+ */
+Test(protocol, a_lease_ends_with_its_connection)
+{
+	struct h_conn c;
+	struct h_snap snap;
+	char m1[96], m2[96], m3[96], report[4096];
+	long leased, free_id, graced;
+	json_t *st;
+	double t0;
+
+	json_decref(h_cli_json(H_ARGS("list")));
+	h_marker_new("DBGT_LEASE", m1, sizeof m1);
+	h_marker_new("DBGT_FREE", m2, sizeof m2);
+	h_marker_new("DBGT_GRACE", m3, sizeof m3);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	leased = launch_on(&c, m1, ",\"lease\":true");
+	free_id = launch_on(&c, m2, "");
+	graced = launch_on(&c, m3, ",\"lease\":true,\"lease_grace\":3000");
+	h_marker_wait(m1, "sleep", 4);
+	h_snap_take(&snap, m1);
+	h_conn_close(&c);
+	t0 = h_now();
+	st = h_cli_wait_ended(leased, H_WAIT_BOUND);
+	cr_assert_not_null(st, "the leased session did not end when its "
+	    "connection closed");
+	json_decref(st);
+	cr_assert(h_snap_wait_gone(&snap, m1, H_WAIT_BOUND, report,
+	    sizeof report), "processes of the leased session left: %s",
+	    report);
+	if (h_now() - t0 < 2.5)
+		h_cli_expect_state(graced, "running", "inside its lease grace");
+	h_cli_expect_state(free_id, "running", "without a lease");
+	st = h_cli_wait_ended(graced, H_WAIT_BOUND);
+	cr_assert_not_null(st, "the graced session did not end after its "
+	    "grace");
+	json_decref(st);
+	h_cli_expect_state(free_id, "running", "without a lease, later");
+}
+
+/* launch --lease alone would end at once: a usage error, no daemon asked. */
+Test(protocol, lease_without_wait_is_a_usage_error)
+{
+	struct h_res r;
+
+	h_cli(&r, H_ARGS("launch", "--lease", "--kind", "exec", "--", "true"));
+	cr_assert_eq(r.code, 2, "exit %d (%s)", r.code, r.err);
+	cr_assert_not_null(strstr(r.err, "--lease goes with"), "%s", r.err);
+	h_run_free(&r);
+}

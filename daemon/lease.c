@@ -1,0 +1,84 @@
+/*
+ * Leased sessions: a session launched with "lease" lives as long as the
+ * connection that launched it; when that closes (after lease_grace ms),
+ * the session is stopped, tree and all, so a rig that dies leaves nothing.
+ */
+#include <stdlib.h>
+
+#include "daemon.h"
+
+/* One session held by one connection. */
+struct lease {
+	struct session	*s;
+	struct conn	*c;		/* NULL once it closed */
+	struct sink	*sink;		/* the session's end */
+	struct timer	*grace;
+	long		 grace_ms;
+};
+
+/* Let go of the lease: the session ended, or was stopped for it. */
+static void
+lease_free(struct lease *l)
+{
+	if (l->c != NULL)
+		conn_hook_remove(l->c, lease_conn_closed, l);
+	session_sink_remove(l->sink);
+	timer_free(l->grace);
+	free(l);
+}
+
+/* The grace is over: stop the session. */
+static void
+lease_expired(void *arg)
+{
+	struct lease	*l = arg;
+	struct session	*s = l->s;
+
+	log_info("session %lu: its lease ended with its connection", s->id);
+	session_ref(s);
+	lease_free(l);
+	session_stop(s, -1);
+	session_unref(s);
+}
+
+/* The launching connection closed: stop the session, after the grace. */
+void
+lease_conn_closed(struct conn *c, void *arg)
+{
+	struct lease *l = arg;
+
+	(void)c;
+	l->c = NULL;
+	if (l->grace_ms > 0) {
+		l->grace = timer_new(lease_expired, l);
+		timer_start(l->grace, l->grace_ms);
+		return;
+	}
+	/* Not from under the connection's close: on the next turn. */
+	l->grace = timer_new(lease_expired, l);
+	timer_start(l->grace, 0);
+}
+
+/* The session ended on its own: the lease has nothing left to hold. */
+static void
+lease_session_state(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	(void)ev;
+	if (session_ended(s))
+		lease_free(k->arg);
+}
+
+/* Tie session s to connection c for as long as c lives (plus grace_ms). */
+void
+lease_add(struct session *s, struct conn *c, long grace_ms)
+{
+	struct lease *l = xcalloc(1, sizeof *l);
+
+	l->s = s;
+	l->c = c;
+	l->grace_ms = grace_ms;
+	l->sink = session_sink_add(s, SE_STATE, lease_session_state, l);
+	conn_hook_add(c, lease_conn_closed, l);
+	log_info("session %lu: leased to its launching connection", s->id);
+}
