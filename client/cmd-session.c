@@ -422,6 +422,8 @@ cmd_status_fault(json_t *f)
 	e = json_object_get(cm, "faulting");
 	if (e != NULL)
 		printf(" in %s", json_string_value(json_object_get(e, "func")));
+	if (json_object_get(f, "incomplete") != NULL)
+		printf(" (record incomplete: see status --json)");
 	printf("\n");
 	json_array_foreach(json_object_get(f, "frames"), i, e) {
 		if (i == 5)

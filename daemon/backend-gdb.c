@@ -94,11 +94,23 @@ backend_gdb_argv(struct session *s, char *err, size_t errlen)
 	if (!remote) {
 		size_t i;
 
-		/* Fault breaks first, so that a -x run meets them. */
+		/*
+		 * Fault breaks first, so that a -x run meets them; pending
+		 * on while they are set, or an unknown one would ask on the
+		 * console and wait.
+		 */
+		if (json_array_size(s->l.fault_breaks) > 0) {
+			argv_push(&av, "-ex");
+			argv_push(&av, "set breakpoint pending on");
+		}
 		for (i = 0; i < json_array_size(s->l.fault_breaks); i++) {
 			argv_push(&av, "-ex");
 			argv_pushf(&av, "break %s", json_string_value(
 			    json_array_get(s->l.fault_breaks, i)));
+		}
+		if (json_array_size(s->l.fault_breaks) > 0) {
+			argv_push(&av, "-ex");
+			argv_push(&av, "set breakpoint pending auto");
 		}
 		for (i = 0; i < json_array_size(s->l.commands); i++) {
 			argv_push(&av, "-ex");

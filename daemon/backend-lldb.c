@@ -115,11 +115,13 @@ backend_lldb_argv(struct session *s, char *err, size_t errlen)
 /* Console output one exec collects at most. */
 #define LLDB_EXEC_MAX (512 * 1024)
 
-/* lldb's own state: whether it has prompted yet, whether an exec types. */
+/* lldb's own state: whether it sits at its prompt, whether an exec types. */
 struct lldb_data {
-	struct sink	*watch;		/* until the first prompt */
-	bool		 prompted;
+	struct sink	*watch;		/* every console output */
+	bool		 at_prompt;
 	bool		 busy;
+	char		 tail[64];	/* the last plain text it printed */
+	size_t		 taillen;
 };
 
 /* What a waiting exec has collected of the console. */
@@ -127,6 +129,7 @@ struct lldb_exec {
 	struct session	*s;
 	char		*buf;
 	size_t		 len;
+	bool		 cut;
 };
 
 /* Drop terminal escapes (ESC [ ... letter) and carriage returns, in place. */
@@ -149,14 +152,52 @@ backend_lldb_plain(char *s, size_t len)
 	return o;
 }
 
-/* Console output came: once lldb's prompt follows the echoed command, answer. */
+/* Whether text of len bytes ends with lldb's prompt. */
+static bool
+backend_lldb_prompt_end(const char *text, size_t len)
+{
+	return len >= 7 && memcmp(text + len - 7, "(lldb) ", 7) == 0;
+}
+
+/* Whatever lldb prints: note whether it now sits at its prompt. */
+static void
+backend_lldb_watch(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	struct lldb_data	*d = k->arg;
+	char			*plain = xmalloc(ev->len + 1);
+	size_t			 n, keep;
+
+	(void)s;
+	memcpy(plain, ev->data, ev->len);
+	n = backend_lldb_plain(plain, ev->len);
+	if (n > 0) {
+		keep = n >= sizeof d->tail ? sizeof d->tail - 1 : n;
+		if (d->taillen + keep >= sizeof d->tail) {
+			memmove(d->tail, d->tail + d->taillen + keep -
+			    (sizeof d->tail - 1), sizeof d->tail - 1 - keep);
+			d->taillen = sizeof d->tail - 1 - keep;
+		}
+		memcpy(d->tail + d->taillen, plain + n - keep, keep);
+		d->taillen += keep;
+		d->at_prompt = backend_lldb_prompt_end(d->tail, d->taillen);
+	}
+	free(plain);
+}
+
+/*
+ * Console output came: once lldb sits at its prompt again, the answer is
+ * what it printed after the echoed command line and before that prompt.
+ */
 static void
 backend_lldb_output(struct sink *k, struct session *s,
     const struct session_event *ev)
 {
-	struct request	*req = k->arg;
-	struct lldb_exec *e = req->data;
-	char		*text, *nl, *prompt;
+	struct request		*req = k->arg;
+	struct lldb_exec	*e = req->data;
+	struct lldb_data	*d = s->bdata;
+	char			*text, *nl;
+	size_t			 n, add = ev->len;
 
 	if (ev->kind == SE_STATE) {
 		if (session_ended(s))
@@ -164,22 +205,25 @@ backend_lldb_output(struct sink *k, struct session *s,
 			    "its prompt came back");
 		return;
 	}
-	if (e->len + ev->len > LLDB_EXEC_MAX)
-		return;
-	e->buf = xreallocarray(e->buf, e->len + ev->len + 1, 1);
-	memcpy(e->buf + e->len, ev->data, ev->len);
-	e->len += ev->len;
-	text = xmalloc(e->len + 1);
-	memcpy(text, e->buf, e->len);
-	backend_lldb_plain(text, e->len);
-	if ((nl = strchr(text, '\n')) == NULL ||
-	    (prompt = strstr(nl + 1, "(lldb) ")) == NULL) {
-		free(text);
-		return;
+	if (e->len + add > LLDB_EXEC_MAX) {
+		e->cut = true;
+		add = LLDB_EXEC_MAX - e->len;
 	}
-	*prompt = '\0';
+	e->buf = xreallocarray(e->buf, e->len + add + 1, 1);
+	memcpy(e->buf + e->len, ev->data, add);
+	e->len += add;
+	if (!d->at_prompt)
+		return;
+	text = xmalloc(e->len + 16);
+	memcpy(text, e->buf, e->len);
+	n = backend_lldb_plain(text, e->len);
+	while (backend_lldb_prompt_end(text, n))
+		text[n -= 7] = '\0';
+	nl = strchr(text, '\n');
+	if (e->cut)
+		strlcat(text, "\n[output cut]\n", e->len + 16);
 	request_done(req, json_pack("{s:s, s:{}, s:s}", "class", "done",
-	    "results", "output", nl + 1));
+	    "results", "output", nl != NULL ? nl + 1 : ""));
 	free(text);
 }
 
@@ -228,13 +272,16 @@ backend_lldb_command(struct session *s, struct request *req)
 	if (strpbrk(cmd, "\r\n") != NULL || *cmd == '\0')
 		return request_error(req, RPC_INVALID_PARAMS, "\"command\" "
 		    "must be one non-empty line");
-	if (!d->prompted)
-		return request_error(req, RPC_NOT_READY, "lldb in session %lu "
-		    "has not shown its prompt yet; try again", s->id);
 	if (d->busy)
 		return request_error(req, RPC_LIMIT, "an exec is already "
 		    "typing on lldb's console in session %lu", s->id);
+	if (!d->at_prompt)
+		return request_error(req, RPC_NOT_READY, "lldb in session %lu "
+		    "is not at its prompt (starting, running a process, or "
+		    "busy); try again", s->id);
 	d->busy = true;
+	d->at_prompt = false;
+	d->taillen = 0;
 	e = xcalloc(1, sizeof *e);
 	e->s = s;
 	pending_wait(req, e, backend_lldb_exec_free);
@@ -245,21 +292,6 @@ backend_lldb_command(struct session *s, struct request *req)
 	session_console_write(s, line, strlen(line));
 	free(line);
 	return METHOD_WAIT;
-}
-
-/* Console output before lldb's first prompt: once it shows, exec may type. */
-static void
-backend_lldb_watch(struct sink *k, struct session *s,
-    const struct session_event *ev)
-{
-	struct lldb_data *d = k->arg;
-
-	(void)s;
-	if (memmem(ev->data, ev->len, "(lldb) ", 7) == NULL)
-		return;
-	d->prompted = true;
-	session_sink_remove(d->watch);
-	d->watch = NULL;
 }
 
 /* lldb's state: no prompt yet, nobody typing. */

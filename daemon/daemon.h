@@ -256,6 +256,8 @@ struct mi	*mi_open(mi_event_cb, void *arg, char *err, size_t errlen);
 const char	*mi_pts(const struct mi *);
 unsigned long	 mi_command(struct mi *, mi_reply_cb, void *arg,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+unsigned long	 mi_command_output(struct mi *, mi_reply_cb, void *arg,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void		 mi_cancel(struct mi *, unsigned long token);
 void		 mi_close(struct mi *);
 

@@ -57,6 +57,7 @@ struct fault_job {
 	json_t		*rec;
 	json_t		*names;		/* register names by number */
 	int		 step;
+	char		 core[PATH_MAX + 32];
 };
 
 enum {
@@ -71,6 +72,7 @@ enum {
 };
 
 static void	fault_next(struct fault_job *);
+static void	fault_incomplete(struct fault_job *, const char *);
 static bool	fault_is_break(struct session *, const char *);
 
 /* The record's registers as an object, name to value. */
@@ -248,10 +250,16 @@ fault_reply(void *arg, const struct mi_record *rec, const char *out,
 		free(j);
 		return;
 	}
-	if (strcmp(rec->cls, "error") == 0)
-		log_info("session %lu: fault step %d: %s", j->s->id, j->step,
-		    json_string_value(json_object_get(rec->results, "msg")));
-	else switch (j->step) {
+	if (strcmp(rec->cls, "error") == 0) {
+		fault_incomplete(j, json_string_value(json_object_get(
+		    rec->results, "msg")));
+		/* Not known to be a fault break: no record at all. */
+		if (j->step == FAULT_BREAK) {
+			json_decref(j->rec);
+			j->rec = NULL;
+			j->step = FAULT_DONE;
+		}
+	} else switch (j->step) {
 	case FAULT_BREAK:
 		loc = json_string_value(json_object_get(json_object_get(
 		    json_array_get(json_object_get(json_object_get(
@@ -285,6 +293,7 @@ fault_reply(void *arg, const struct mi_record *rec, const char *out,
 			fault_stacked(j, hex);
 		break;
 	case FAULT_CORE:
+		json_object_set_new(j->rec, "core", json_string(j->core));
 		break;
 	}
 	j->step++;
@@ -295,15 +304,64 @@ fault_reply(void *arg, const struct mi_record *rec, const char *out,
 static char *
 fault_core_command(struct fault_job *j)
 {
-	char	*path, *cmd, *q;
+	char	*cmd, *q;
 
-	xasprintf(&path, "%s/sessions/%lu.core", dmn.state_dir, j->s->id);
-	json_object_set_new(j->rec, "core", json_string(path));
-	xasprintf(&cmd, "gcore %s", path);
+	snprintf(j->core, sizeof j->core, "%s/sessions/%lu.core",
+	    dmn.state_dir, j->s->id);
+	xasprintf(&cmd, "gcore %s", j->core);
 	q = mi_quote(cmd);
 	free(cmd);
-	free(path);
 	return q;
+}
+
+/* A step gdb refused: the record says which, and why. */
+static void
+fault_incomplete(struct fault_job *j, const char *why)
+{
+	static const char *const names[] = { "break", "frames", "names",
+	    "registers", "scb", "stacked", "core" };
+	json_t *list;
+
+	if (j->rec == NULL || j->step >= FAULT_DONE)
+		return;
+	if ((list = json_object_get(j->rec, "incomplete")) == NULL) {
+		list = json_array();
+		json_object_set_new(j->rec, "incomplete", list);
+	}
+	json_array_append_new(list, json_pack("{s:s, s:s}", "step",
+	    names[j->step], "error", why != NULL ? why : "?"));
+	log_info("session %lu: fault record: %s: %s", j->s->id,
+	    names[j->step], why != NULL ? why : "?");
+}
+
+/*
+ * Read the stacked exception frame from the active stack: lr must hold an
+ * EXC_RETURN (0xFFFFFFxx, the handler's first instruction), whose bit 2
+ * says the process stack (psp, if gdb has it) or the main one (sp there).
+ */
+static unsigned long
+fault_stacked_read(struct fault_job *j)
+{
+	unsigned long long	lr = fault_reg(j, "lr");
+	json_t			*cm = json_object_get(j->rec, "cortex_m");
+	const char		*why = NULL;
+	const char		*sp = "sp";
+
+	if ((lr & 0xFFFFFF00ULL) != 0xFFFFFF00ULL)
+		why = "lr holds no EXC_RETURN: not at a handler's entry";
+	else if ((lr & 4) && json_object_get(fault_registers(j), "psp") ==
+	    NULL)
+		why = "the frame is on the process stack, and gdb has no psp";
+	else if (lr & 4)
+		sp = "psp";
+	if (why != NULL) {
+		if (cm != NULL)
+			json_object_set_new(cm, "stacked_unavailable",
+			    json_string(why));
+		return 0;
+	}
+	return mi_command(j->mi, fault_reply, j,
+	    "-data-read-memory-bytes 0x%llx 32", fault_reg(j, sp));
 }
 
 /* Send the command of the job's step; 0 when the step does not apply. */
@@ -334,11 +392,7 @@ fault_send(struct fault_job *j)
 		    "-data-read-memory-bytes %s %d", FAULT_SCB_ADDR,
 		    FAULT_SCB_LEN);
 	case FAULT_STACKED:
-		/* EXC_RETURN with bit 2 clear: the frame is on the MSP, $sp here. */
-		if (!m || (fault_reg(j, "lr") & 4))
-			return 0;
-		return mi_command(j->mi, fault_reply, j,
-		    "-data-read-memory-bytes 0x%llx 32", fault_reg(j, "sp"));
+		return !m ? 0 : fault_stacked_read(j);
 	case FAULT_CORE:
 		if (!j->s->l.core || m)
 			return 0;

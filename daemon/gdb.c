@@ -59,10 +59,21 @@ void
 gdb_event(void *arg, const struct mi_record *rec)
 {
 	struct gdb_data	*g = arg;
+	const char	*reason;
 	json_t		*exit;
 
 	if (rec->kind == MI_EXEC && strcmp(rec->cls, "running") == 0) {
 		session_target(g->s, json_pack("{s:s}", "state", "running"));
+		return;
+	}
+	reason = json_string_value(json_object_get(rec->results, "reason"));
+	/* *stopped,reason="exited-normally" follows =thread-group-exited. */
+	if (rec->kind == MI_EXEC && strcmp(rec->cls, "stopped") == 0 &&
+	    reason != NULL && strncmp(reason, "exited", 6) == 0) {
+		exit = json_pack("{s:s, s:s}", "state", "exited", "reason",
+		    reason);
+		gdb_copy(exit, "exit_code", rec->results, "exit-code");
+		session_target(g->s, exit);
 		return;
 	}
 	if (rec->kind == MI_EXEC && strcmp(rec->cls, "stopped") == 0) {
@@ -143,6 +154,27 @@ gdb_exec_free(struct request *req)
 }
 
 /*
+ * Whether a console command starts the target in the foreground, which
+ * would leave gdb's MI unread until the target stops.
+ */
+static bool
+gdb_runs(const char *cmd)
+{
+	static const char *const verbs[] = { "run", "r", "start", "starti",
+	    "continue", "c", "fg", "next", "n", "step", "s", "nexti", "ni",
+	    "stepi", "si", "finish", "fin", "until", "u", "advance", "jump",
+	    "j", "signal", "reverse-continue", "rc", NULL };
+	size_t	i, n = strcspn(cmd, " \t");
+
+	if (cmd[strlen(cmd) - 1] == '&')
+		return false;
+	for (i = 0; verbs[i] != NULL; i++)
+		if (strlen(verbs[i]) == n && strncmp(cmd, verbs[i], n) == 0)
+			return true;
+	return false;
+}
+
+/*
  * exec for the gdb family: a command starting with '-' is MI; any other is
  * run by -interpreter-exec console, so its output comes back here and never
  * reaches the human console or the session log.
@@ -153,7 +185,7 @@ gdb_command(struct session *s, struct request *req)
 	struct gdb_data	*g = s->bdata;
 	struct gdb_exec	*e;
 	const char	*cmd = request_str(req, "command", "");
-	char		*quoted;
+	char		*quoted, *bg;
 
 	if (g == NULL || g->mi == NULL || session_ended(s))
 		return request_error(req, RPC_NOT_RUNNING, "session %lu has "
@@ -168,8 +200,11 @@ gdb_command(struct session *s, struct request *req)
 	if (e->mi)
 		e->token = mi_command(g->mi, gdb_exec_reply, req, "%s", cmd);
 	else {
-		quoted = mi_quote(cmd);
-		e->token = mi_command(g->mi, gdb_exec_reply, req,
+		/* In the background, so MI (and -exec-interrupt) is still read. */
+		xasprintf(&bg, "%s%s", cmd, gdb_runs(cmd) ? " &" : "");
+		quoted = mi_quote(bg);
+		free(bg);
+		e->token = mi_command_output(g->mi, gdb_exec_reply, req,
 		    "-interpreter-exec console %s", quoted);
 		free(quoted);
 	}

@@ -18,10 +18,15 @@ struct mi_cmd {
 	unsigned long		 token;
 	mi_reply_cb		 cb;		/* NULL once cancelled */
 	void			*arg;
+	struct mi_cmd		*opens;		/* a marker: the command it opens */
+	bool			 collecting;	/* its console output is its own */
 	char			*out;		/* console stream it caused */
 	size_t			 outlen;
 	bool			 cut;
 };
+
+/* What the answer of a command says when gdb gave it none. */
+static const char mi_no_answer[] = "gdb gave no answer to this command";
 
 /* Forget a command. */
 static void
@@ -36,6 +41,8 @@ mi_cmd_free(struct mi *m, struct mi_cmd *c)
 static void
 mi_cmd_output(struct mi_cmd *c, const char *text, size_t len)
 {
+	if (c->cut)
+		return;
 	if (c->outlen + len > MI_OUTPUT_MAX) {
 		c->cut = true;
 		len = MI_OUTPUT_MAX - c->outlen;
@@ -46,23 +53,64 @@ mi_cmd_output(struct mi_cmd *c, const char *text, size_t len)
 	c->out[c->outlen] = '\0';
 }
 
-/* A result record: it answers the command with its token. */
+/* Answer a command that gets no result record, with an error of ours. */
+static void
+mi_cmd_fail(struct mi_cmd *c, const char *why)
+{
+	struct mi_record	rec = { .kind = MI_RESULT };
+	mi_reply_cb		cb = c->cb;
+
+	if (cb == NULL)
+		return;
+	c->cb = NULL;
+	strlcpy(rec.cls, "error", sizeof rec.cls);
+	rec.results = json_pack("{s:s}", "msg", why);
+	cb(c->arg, &rec, "", 0);
+	json_decref(rec.results);
+}
+
+/* Give a command its answer: the record, and what it printed. */
+static void
+mi_cmd_answer(struct mi_cmd *c, const struct mi_record *rec)
+{
+	mi_reply_cb cb = c->cb;
+
+	if (c->opens != NULL) {
+		c->opens->collecting = true;
+		return;
+	}
+	if (cb == NULL)
+		return;
+	c->cb = NULL;
+	if (c->cut) {
+		/* Past the limit, and said so: the marker is not counted. */
+		c->out = xreallocarray(c->out, c->outlen + 16, 1);
+		c->outlen += (size_t)snprintf(c->out + c->outlen, 16,
+		    "\n[output cut]\n");
+	}
+	cb(c->arg, rec, c->out != NULL ? c->out : "", c->outlen);
+}
+
+/*
+ * A result record: it answers the command with its token. gdb answers in
+ * order, so commands sent before it that have no answer never get one.
+ */
 static void
 mi_result(struct mi *m, const struct mi_record *rec)
 {
-	struct mi_cmd *c;
+	struct mi_cmd *c, *next;
 
 	TAILQ_FOREACH(c, &m->cmds, entry)
 		if (rec->has_token && c->token == rec->token)
 			break;
 	if (c == NULL)
 		return;
-	/* gdb answers in order: older commands without a reply never get one. */
-	if (c->cb != NULL) {
-		if (c->cut)
-			mi_cmd_output(c, "\n[output cut]\n", 14);
-		c->cb(c->arg, rec, c->out != NULL ? c->out : "", c->outlen);
+	while ((next = TAILQ_FIRST(&m->cmds)) != c && !m->closed) {
+		mi_cmd_fail(next, mi_no_answer);
+		if (!m->closed)
+			mi_cmd_free(m, next);
 	}
+	mi_cmd_answer(c, rec);
 	if (!m->closed)
 		mi_cmd_free(m, c);
 }
@@ -87,8 +135,11 @@ mi_line(void *arg, char *line, size_t len)
 		mi_result(m, &rec);
 		break;
 	case MI_CONSOLE:
-		/* Console output between a command and its reply is that command's. */
-		if (head != NULL) {
+		/*
+		 * Console output after the command's marker was answered and
+		 * before its own reply is that command's; any other is gdb's.
+		 */
+		if (head != NULL && head->collecting) {
 			mi_cmd_output(head, rec.text, rec.textlen);
 			break;
 		}
@@ -114,8 +165,24 @@ mi_console_cb(void *arg, enum console_event ev, const char *data, size_t len)
 		return;
 	/* The owner may close the channel from its callback: free it after. */
 	m->feeding = true;
-	if (frame_feed(&m->frame, data, len, mi_line, m) == FRAME_OVERFLOW)
-		log_warn("an MI record was too long");
+	if (frame_feed(&m->frame, data, len, mi_line, m) == FRAME_OVERFLOW &&
+	    !m->closed) {
+		/*
+		 * A record past 1 MiB is lost, and most likely it was the
+		 * answer of the command gdb was at: that command fails, and
+		 * reading goes on with the next line.
+		 */
+		log_warn("an MI record was longer than %d bytes", FRAME_MAX);
+		if (TAILQ_FIRST(&m->cmds) != NULL) {
+			mi_cmd_fail(TAILQ_FIRST(&m->cmds), "gdb's answer was "
+			    "longer than 1 MiB");
+			if (!m->closed)
+				mi_cmd_free(m, TAILQ_FIRST(&m->cmds));
+		}
+		/* The rest of the long line fails to parse, once, and is dropped. */
+		frame_free(&m->frame);
+		frame_init(&m->frame, FRAME_MAX);
+	}
 	m->feeding = false;
 	if (m->closed)
 		mi_close(m);
@@ -149,29 +216,20 @@ mi_pts(const struct mi *m)
 	return m->console->pts;
 }
 
-/*
- * Send one MI command; cb(arg, record, output) gets its result record and
- * the console output it caused. Returns its token, 0 if the channel is
- * closed (cb is not called then).
- */
-unsigned long
-mi_command(struct mi *m, mi_reply_cb cb, void *arg, const char *fmt, ...)
+/* Write one command line with a new token; the command, or NULL if closed. */
+static struct mi_cmd *
+mi_send(struct mi *m, mi_reply_cb cb, void *arg, const char *cmd)
 {
 	struct mi_cmd	*c;
-	va_list		 ap;
-	char		*cmd, *line;
+	char		*line;
 	int		 n;
 
 	if (m->closed)
-		return 0;
-	va_start(ap, fmt);
-	xvasprintf(&cmd, fmt, ap);
-	va_end(ap);
+		return NULL;
 	n = xasprintf(&line, "%lu%s\n", m->next_token + 1, cmd);
-	free(cmd);
 	if (console_write(m->console, line, n) != 0) {
 		free(line);
-		return 0;
+		return NULL;
 	}
 	free(line);
 	c = xcalloc(1, sizeof *c);
@@ -179,6 +237,52 @@ mi_command(struct mi *m, mi_reply_cb cb, void *arg, const char *fmt, ...)
 	c->cb = cb;
 	c->arg = arg;
 	TAILQ_INSERT_TAIL(&m->cmds, c, entry);
+	return c;
+}
+
+/*
+ * Send one MI command; cb(arg, record, output) gets its result record.
+ * Returns its token, 0 if the channel is closed (cb is not called then).
+ */
+unsigned long
+mi_command(struct mi *m, mi_reply_cb cb, void *arg, const char *fmt, ...)
+{
+	struct mi_cmd	*c;
+	va_list		 ap;
+	char		*cmd;
+
+	va_start(ap, fmt);
+	xvasprintf(&cmd, fmt, ap);
+	va_end(ap);
+	c = mi_send(m, cb, arg, cmd);
+	free(cmd);
+	return c != NULL ? c->token : 0;
+}
+
+/*
+ * Send a command whose console output is wanted: a no-op marker goes
+ * first, and only the output that comes between the marker's answer and
+ * the command's own is the command's, not what gdb printed for earlier
+ * work (a stop's source line, say).
+ */
+unsigned long
+mi_command_output(struct mi *m, mi_reply_cb cb, void *arg, const char *fmt,
+    ...)
+{
+	struct mi_cmd	*mark, *c;
+	va_list		 ap;
+	char		*cmd;
+
+	if ((mark = mi_send(m, NULL, NULL, "-list-features")) == NULL)
+		return 0;
+	va_start(ap, fmt);
+	xvasprintf(&cmd, fmt, ap);
+	va_end(ap);
+	c = mi_send(m, cb, arg, cmd);
+	free(cmd);
+	if (c == NULL)
+		return 0;
+	mark->opens = c;
 	return c->token;
 }
 
@@ -188,24 +292,31 @@ mi_cancel(struct mi *m, unsigned long token)
 {
 	struct mi_cmd *c;
 
-	TAILQ_FOREACH(c, &m->cmds, entry)
+	TAILQ_FOREACH(c, &m->cmds, entry) {
 		if (c->token == token)
 			c->cb = NULL;
+		if (c->opens != NULL && c->opens->token == token)
+			c->opens = NULL;
+	}
 }
 
 /* Release the MI pty; every command still waiting hears that gdb is gone. */
 void
 mi_close(struct mi *m)
 {
-	struct mi_cmd *c;
+	struct mi_cmd	*c;
+	mi_reply_cb	 cb;
 
 	if (m == NULL)
 		return;
 	if (!m->closed) {
 		m->closed = true;
-		TAILQ_FOREACH(c, &m->cmds, entry)
-			if (c->cb != NULL)
-				c->cb(c->arg, NULL, NULL, 0);
+		TAILQ_FOREACH(c, &m->cmds, entry) {
+			cb = c->cb;
+			c->cb = NULL;
+			if (cb != NULL)
+				cb(c->arg, NULL, NULL, 0);
+		}
 	}
 	if (m->feeding)
 		return;

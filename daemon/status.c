@@ -192,5 +192,9 @@ status_fault_text(json_t *f)
 	if (json_object_get(f, "core") != NULL)
 		status_cat(&buf, "\n  core: %s", json_string_value(
 		    json_object_get(f, "core")));
+	json_array_foreach(json_object_get(f, "incomplete"), i, e)
+		status_cat(&buf, "\n  not gathered: %s (%s)", json_string_value(
+		    json_object_get(e, "step")), json_string_value(
+		    json_object_get(e, "error")));
 	return buf;
 }

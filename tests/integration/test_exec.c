@@ -313,3 +313,98 @@ Test(exec, lldb_exec_types_on_the_console_unless_attached)
 	h_run_free(&r);
 	h_pty_close(&p);
 }
+
+/*
+ * Console commands that run the target go to the background, so gdb's MI
+ * is still read: after "continue", -exec-interrupt stops the target; after
+ * "next", the source line gdb prints at the stop is not the next exec's.
+ */
+Test(exec, running_commands_leave_mi_free)
+{
+	char ids[32];
+	struct h_res r;
+	long id;
+
+	id = h_cli_launch(H_ARGS("-x", "break main", "-x", "run", "--",
+	    h_ctx_fixture("FIX_SPINNER")));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert(h_cli_wait_status(id, "target.stop.reason", "breakpoint-hit",
+	    H_WAIT_BOUND), "never stopped at main");
+	exec_cmd(&r, ids, H_ARGS("next"));
+	cr_assert_eq(r.code, 0, "next: exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
+	cr_assert(h_cli_wait_status(id, "target.stop.reason",
+	    "end-stepping-range", H_WAIT_BOUND), "next never stopped");
+	exec_cmd(&r, ids, H_ARGS("print", "40+2"));
+	cr_assert_eq(r.code, 0, "print: exit %d (%s)", r.code, r.err);
+	cr_assert(strncmp(r.out, "$", 1) == 0 && strstr(r.out, "= 42\n") !=
+	    NULL && strchr(r.out, '\n') == r.out + strlen(r.out) - 1,
+	    "print's answer is one line of its own: \"%s\"", r.out);
+	h_run_free(&r);
+	exec_cmd(&r, ids, H_ARGS("continue"));
+	cr_assert_eq(r.code, 0, "continue: exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
+	cr_assert(h_cli_wait_status(id, "target.state", "running",
+	    H_WAIT_BOUND), "continue never ran the target");
+	exec_cmd(&r, ids, H_ARGS("-exec-interrupt"));
+	cr_assert_eq(r.code, 0, "-exec-interrupt after continue: exit %d (%s)",
+	    r.code, r.err);
+	h_run_free(&r);
+	cr_assert(h_cli_wait_status(id, "target.stop.signal", "SIGINT",
+	    H_WAIT_BOUND), "the interrupt never stopped the target");
+}
+
+/* A target that ends is "exited", not "stopped", even after its last *stopped. */
+Test(exec, an_ended_target_is_exited)
+{
+	long id;
+
+	id = h_cli_launch(H_ARGS("-x", "run", "--", "/bin/true"));
+	cr_assert(h_cli_wait_status(id, "target.state", "exited",
+	    H_WAIT_BOUND), "the target of /bin/true never became exited");
+	cr_assert(h_cli_wait_status(id, "target.reason", "exited-normally",
+	    H_WAIT_BOUND), "exited, but not normally");
+}
+
+/* A fault break on an unknown symbol asks nothing: the fault still comes. */
+Test(exec, an_unknown_fault_break_does_not_hang_gdb)
+{
+	long id;
+
+	id = h_cli_launch(H_ARGS("--fault-break", "no_such_function", "-x",
+	    "run", "--", h_ctx_fixture("FIX_FAULT")));
+	cr_assert(h_cli_wait_status(id, "fault.signal", "SIGSEGV",
+	    H_WAIT_BOUND), "no fault record: gdb waits on a question?");
+}
+
+/*
+ * lldb's prompt must end what it printed: a prompt inside the output is
+ * kept, and while lldb runs a process (no prompt) exec is refused.
+ */
+Test(exec, lldb_exec_waits_for_the_prompt)
+{
+	char ids[32];
+	struct h_res r;
+	long id;
+
+	id = h_cli_launch(H_ARGS("--kind", "lldb", "--",
+	    h_ctx_fixture("FIX_SPINNER")));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert(h_wait_for(lldb_answers, ids, H_WAIT_BOUND), "lldb exec "
+	    "never answered");
+	exec_cmd(&r, ids, H_ARGS("settings", "show", "prompt"));
+	cr_assert_eq(r.code, 0, "exit %d (%s)", r.code, r.err);
+	cr_assert_not_null(strstr(r.out, "(lldb) \""), "the prompt setting "
+	    "was cut: \"%s\"", r.out);
+	h_run_free(&r);
+	h_cli(&r, H_ARGS("exec", "--timeout", "1000", ids, "--", "process",
+	    "launch"));
+	cr_assert_eq(r.code, 4, "process launch shows no prompt: exit %d (%s)",
+	    r.code, r.err);
+	h_run_free(&r);
+	exec_cmd(&r, ids, H_ARGS("version"));
+	cr_assert_eq(r.code, 1, "exec while lldb runs a process: exit %d",
+	    r.code);
+	cr_assert_not_null(strstr(r.err, "not at its prompt"), "%s", r.err);
+	h_run_free(&r);
+}
