@@ -418,9 +418,8 @@ method_attach_step(struct request *req, struct session *s)
 
 	if (s->state != S_RUNNING)
 		return request_error_data(req, RPC_NOT_RUNNING,
-		    json_pack("{s:I, s:s}", "session", (json_int_t)s->id,
-		    "state", session_state_name(s->state)), "session %lu is %s",
-		    s->id, session_state_name(s->state));
+		    json_pack("{s:o}", "session", status_json(s)),
+		    "session %lu is %s", s->id, session_state_name(s->state));
 	/* The reply may free the request: what attaching needs is kept. */
 	request_done(req, json_pack("{s:b, s:I}", "raw", 1, "session",
 	    (json_int_t)s->id));

@@ -672,3 +672,45 @@ Test(protocol, lease_without_wait_is_a_usage_error)
 	cr_assert_not_null(strstr(r.err, "--lease goes with"), "%s", r.err);
 	h_run_free(&r);
 }
+
+/*
+ * The manual's promises a rig author checked: an attach to an ended
+ * session carries the session object in data.session, and the
+ * session.state of a failed session says why in "error".
+ */
+Test(protocol, ended_sessions_say_how_they_ended)
+{
+	struct h_conn c;
+	char params[256];
+	json_t *r, *m;
+	bool heard = false;
+	double end;
+	long id;
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--", "true"));
+	json_decref(h_cli_wait_ended(id, H_WAIT_BOUND));
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	snprintf(params, sizeof params, "{\"session\":%ld}", id);
+	r = h_conn_call(&c, "attach", params, 10000);
+	cr_assert_eq(h_jint(r, "error.data.session.id", -1), id, "attach to "
+	    "an ended session: %s", json_dumps(r, JSON_COMPACT));
+	cr_assert_str_eq(h_jstr(r, "error.data.session.state") ? h_jstr(r,
+	    "error.data.session.state") : "", "exited");
+	json_decref(r);
+	json_decref(h_conn_call(&c, "subscribe", "{\"output\":false}", 10000));
+	/* Sent raw: the notification comes before the reply it leads to. */
+	snprintf(params, sizeof params, "{\"jsonrpc\":\"2.0\",\"id\":9,"
+	    "\"method\":\"launch\",\"params\":{\"kind\":\"exec\",\"argv\":"
+	    "[\"/nonexistent/program\"]}}\n");
+	cr_assert_eq(h_conn_send(&c, params, strlen(params), 10000), 0, "send");
+	end = h_now() + H_WAIT_BOUND / 1000.0;
+	while (!heard && h_now() < end && (m = h_conn_recv(&c, 1000)) != NULL) {
+		heard = h_jstr(m, "params.state") != NULL &&
+		    strcmp(h_jstr(m, "params.state"), "failed") == 0 &&
+		    h_jstr(m, "params.error") != NULL &&
+		    strstr(h_jstr(m, "params.error"), "/nonexistent") != NULL;
+		json_decref(m);
+	}
+	cr_assert(heard, "no session.state failed with the error");
+	h_conn_close(&c);
+}
