@@ -105,7 +105,7 @@ argv_split(struct argv *av, const char *cmd)
 			n = 0;
 			continue;
 		}
-		if (strchr("|&;<>()$`*?[]#~{}=\n", *p) != NULL)
+		if (strchr("|&;<>()$`*?[]#~{}\n", *p) != NULL)
 			goto shell;
 		w[n++] = *p;
 		in = true;
@@ -117,8 +117,11 @@ argv_split(struct argv *av, const char *cmd)
 		argv_push(&words, w);
 	}
 	free(w);
-	if (words.n == 0)
+	/* NAME=value before the command is the shell's to set. */
+	if (words.n == 0 || argv_assigns(cmd)) {
+		argv_free(words.v);
 		return -1;
+	}
 	for (n = 0; n < words.n; n++)
 		argv_push(av, words.v[n]);
 	argv_free(words.v);
@@ -127,4 +130,16 @@ shell:
 	free(w);
 	argv_free(words.v);
 	return -1;
+}
+
+/* Whether a command line starts with a NAME=value assignment. */
+bool
+argv_assigns(const char *cmd)
+{
+	size_t n;
+
+	cmd += strspn(cmd, " \t");
+	n = strspn(cmd, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_");
+	return n > 0 && cmd[n] == '=' && !(*cmd >= '0' && *cmd <= '9');
 }

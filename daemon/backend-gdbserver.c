@@ -6,6 +6,7 @@
 
 #include <netinet/in.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +18,6 @@
 /* The first and the longest pause between two looks at the server. */
 #define GDBSERVER_LOOK_FIRST	2
 #define GDBSERVER_LOOK_MAX	50
-/* Lines of the server's output a failure quotes. */
-#define GDBSERVER_TAIL_LINES	SESSION_TAIL_LINES
 
 /* A gdbserver session's own state: gdb's, the server and how it is watched. */
 struct gdbserver_data {
@@ -100,7 +99,11 @@ backend_gdbserver_argv(struct session *s, int port)
 	if (argv_split(&av, cmd) != 0) {
 		argv_push(&av, "/bin/sh");
 		argv_push(&av, "-c");
-		argv_pushf(&av, "exec %s", cmd);
+		/* exec only where the shell would run one command. */
+		if (strpbrk(cmd, ";&|()\n") != NULL || argv_assigns(cmd))
+			argv_push(&av, cmd);
+		else
+			argv_pushf(&av, "exec %s", cmd);
 	}
 	free(cmd);
 	return av.v;
@@ -145,34 +148,110 @@ backend_gdbserver_listening(struct gdbserver_data *d, int port,
 		session_fail(s, RPC_SPAWN_FAILED, "%s", why);
 }
 
+/* Most listening sockets of a server looked at. */
+#define GDBSERVER_MAXPORTS 16
+
+/* Whether text names port num: "port N" or ":N", not inside a longer number. */
+static bool
+backend_gdbserver_names(const char *text, const char *num)
+{
+	const char	*p;
+	size_t		 n = strlen(num);
+
+	for (p = text; (p = strstr(p, num)) != NULL; p += n) {
+		if (isdigit((unsigned char)p[n]))
+			continue;
+		if ((p - text >= 1 && p[-1] == ':') ||
+		    (p - text >= 5 && strncmp(p - 5, "port ", 5) == 0))
+			return true;
+	}
+	return false;
+}
+
 /*
- * Look in /proc whether the server listens; look again a little later,
- * twice as late each time up to a bound, until the deadline.
+ * Of the ports the server listens on, the one for gdb: the only one, or
+ * the one its output names ("port N", ":N"); 0 while it is not clear.
+ */
+static int
+backend_gdbserver_pick(struct gdbserver_data *d, struct sock_port *ports,
+    size_t n, char *host, size_t hostlen)
+{
+	char	*said = session_proc_tail(d->server), num[16];
+	size_t	 i;
+	int	 port = 0;
+
+	for (i = 0; i < n && port == 0; i++) {
+		snprintf(num, sizeof num, "%d", ports[i].port);
+		if (n > 1 && !backend_gdbserver_names(said, num))
+			continue;
+		port = ports[i].port;
+		strlcpy(host, ports[i].host, hostlen);
+	}
+	free(said);
+	return port;
+}
+
+/* The ports a server listens on as "4444, 6666", for a message. */
+static void
+backend_gdbserver_ports(struct sock_port *ports, size_t n, char *buf,
+    size_t len)
+{
+	size_t i, o = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%d", i > 0 ? ", " :
+		    "", ports[i].port);
+}
+
+/* The deadline passed: say how far the server got, and what it printed. */
+static void
+backend_gdbserver_late(struct gdbserver_data *d, struct sock_port *ports,
+    size_t n)
+{
+	struct session	*s = d->gdb.s;
+	char		*tail = session_proc_tail(d->server), list[160];
+
+	backend_gdbserver_ports(ports, n, list, sizeof list);
+	if (n > 1)
+		session_fail(s, RPC_TIMEOUT, "the server %s listens on ports "
+		    "%s and none is named in what it printed; give {port} or "
+		    "--port; it printed: %s", d->server->proc->exec_name, list,
+		    *tail != '\0' ? tail : "nothing");
+	else
+		session_fail(s, RPC_TIMEOUT, "the server %s did not listen%s%s "
+		    "within %ld ms; it printed: %s", d->server->proc->exec_name,
+		    d->port != 0 ? " on port " : "", d->port != 0 ?
+		    strchr(d->gdb.remote, ':') + 1 : "", s->l.connect_timeout,
+		    *tail != '\0' ? tail : "nothing");
+	free(tail);
+}
+
+/*
+ * Look in /proc whether the server listens (any process under its keeper,
+ * so a server its launcher left behind counts); look again a little
+ * later, twice as late each time up to a bound, until the deadline.
  */
 static void
 backend_gdbserver_look(void *arg)
 {
 	struct gdbserver_data	*d = arg;
-	struct session		*s = d->gdb.s;
 	struct proc		*pr = d->server->proc;
-	char			 host[64], *tail;
+	struct sock_port	 ports[GDBSERVER_MAXPORTS];
+	char			 host[64];
+	size_t			 n;
 	int			 port;
 
 	if (d->listening || pr == NULL || pr->have_exit || !pr->keeper_live)
 		return;
-	if ((port = sock_listening(pr->pid, d->port, host,
+	n = sock_listening(pr->keeper_pid, d->port, ports, GDBSERVER_MAXPORTS);
+	if (n > 0 && (port = backend_gdbserver_pick(d, ports, n, host,
 	    sizeof host)) > 0) {
 		backend_gdbserver_listening(d, port, host);
 		return;
 	}
 	if (uv_now(dmn.loop) >= d->deadline) {
-		tail = output_tail_text(&s->output, GDBSERVER_TAIL_LINES);
-		session_fail(s, RPC_TIMEOUT, "the server %s did not listen%s%s "
-		    "within %ld ms; it printed: %s", pr->exec_name,
-		    d->port != 0 ? " on port " : "", d->port != 0 ?
-		    strchr(d->gdb.remote, ':') + 1 : "", s->l.connect_timeout,
-		    *tail != '\0' ? tail : "nothing");
-		free(tail);
+		backend_gdbserver_late(d, ports, n);
 		return;
 	}
 	timer_start(d->look, d->pause);

@@ -47,6 +47,7 @@ void	 argv_pushf(struct argv *, const char *, ...)
 void	 argv_push_json(struct argv *, json_t *array, size_t from);
 void	 argv_free(char **);
 int	 argv_split(struct argv *, const char *);
+bool	 argv_assigns(const char *);
 
 /* log.c: the daemon's own log. */
 void	 log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -87,8 +88,13 @@ void	 ring_write(struct ring *, const char *, size_t);
 uint64_t ring_start(const struct ring *);
 size_t	 ring_read(const struct ring *, uint64_t off, char *, size_t);
 
-/* sock.c: the TCP port a process tree listens on, from /proc. */
-int	 sock_listening(pid_t root, int port, char *host, size_t hostlen);
+/* sock.c: the TCP ports a process tree listens on, from /proc. */
+struct sock_port {
+	int	 port;
+	char	 host[64];	/* where gdb reaches it */
+};
+
+size_t	 sock_listening(pid_t root, int port, struct sock_port *, size_t);
 
 /* pty.c: a pseudo-terminal pair, every fd close-on-exec. */
 int	 pty_open(int *master, int *slave, char *pts, size_t ptslen, bool raw,
@@ -143,7 +149,6 @@ void	 output_add(struct output *, const char *, size_t);
 uint64_t output_size(const struct output *);
 size_t	 output_read(struct output *, uint64_t off, char *, size_t);
 uint64_t output_tail_offset(struct output *, unsigned long lines);
-char	*output_tail_text(struct output *, unsigned long lines);
 void	 output_close(struct output *);
 void	 output_free(struct output *);
 
@@ -482,6 +487,8 @@ struct session_proc {
 	bool			 drained;	/* its pty's output is all in */
 	bool			 transport;	/* gets the transport pipes */
 	bool			 stdio;		/* on 0 and 1 */
+	char			 tail[1024];	/* the last it printed */
+	size_t			 taillen;
 };
 
 /* Lines of a server's output that a failure's message quotes. */
@@ -561,6 +568,7 @@ int			 session_proc_spawn(struct session_proc *, char **argv,
 int			 session_proc_spawn_main(struct session *, char *err,
 			    size_t errlen);
 bool			 session_proc_done(const struct session_proc *);
+char			*session_proc_tail(const struct session_proc *);
 
 /* session-state.c: the one table that decides. */
 enum session_input {

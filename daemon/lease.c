@@ -37,7 +37,9 @@ lease_expired(void *arg)
 	log_info("session %lu: its lease ended with its connection", s->id);
 	session_ref(s);
 	lease_free(l);
-	session_stop(s, -1);
+	/* One already stopping keeps the deadline it was given. */
+	if (s->state == S_STARTING || s->state == S_RUNNING)
+		session_stop(s, -1);
 	session_unref(s);
 }
 

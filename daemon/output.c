@@ -134,41 +134,6 @@ output_tail_offset(struct output *o, unsigned long lines)
 	return done ? found : pos;
 }
 
-/*
- * The last lines of output (at most 1 KiB) as one line for a message:
- * line breaks become " | "; empty when there is none.
- */
-char *
-output_tail_text(struct output *o, unsigned long lines)
-{
-	uint64_t	 off = output_tail_offset(o, lines);
-	size_t		 n = output_size(o) - off, i, k = 0;
-	char		*buf, *text;
-
-	if (n > 1024) {
-		off += n - 1024;
-		n = 1024;
-	}
-	buf = xmalloc(n + 1);
-	n = output_read(o, off, buf, n);
-	text = xmalloc(n * 3 + 1);
-	for (i = 0; i < n; i++) {
-		if (buf[i] == '\r')
-			continue;
-		if (buf[i] != '\n') {
-			text[k++] = buf[i];
-			continue;
-		}
-		if (i + 1 < n) {
-			memcpy(text + k, " | ", 3);
-			k += 3;
-		}
-	}
-	text[k] = '\0';
-	free(buf);
-	return text;
-}
-
 /* The output is complete: close the log and free the ring; size and path stay. */
 void
 output_close(struct output *o)

@@ -1,4 +1,5 @@
 /* A session's processes: their ptys, their keepers, and what they report. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,68 @@
 #include "daemon.h"
 
 extern char **environ;
+
+/* Keep the last bytes a process printed, for messages about it. */
+static void
+session_proc_keep_tail(struct session_proc *sp, const char *data, size_t len)
+{
+	size_t room = sizeof sp->tail;
+
+	if (len >= room) {
+		memcpy(sp->tail, data + len - room, room);
+		sp->taillen = room;
+		return;
+	}
+	if (sp->taillen + len > room) {
+		memmove(sp->tail, sp->tail + sp->taillen + len - room,
+		    room - len);
+		sp->taillen = room - len;
+	}
+	memcpy(sp->tail + sp->taillen, data, len);
+	sp->taillen += len;
+}
+
+/*
+ * The last lines a process printed, as one line of plain text for a
+ * message: escapes and carriage returns gone, line breaks " | ", the cut
+ * moved past a character's middle; "" when it printed nothing.
+ */
+char *
+session_proc_tail(const struct session_proc *sp)
+{
+	char	*text = xmalloc(sp->taillen * 3 + 1);
+	size_t	 i = 0, k = 0, n = sp->taillen;
+	int	 lines = 0;
+
+	while (n > 0 && (sp->tail[n - 1] == '\n' || sp->tail[n - 1] == '\r'))
+		n--;
+	/* Only the last few lines: find where they start. */
+	for (i = n; i > 0 && lines < SESSION_TAIL_LINES; i--)
+		if (sp->tail[i - 1] == '\n')
+			lines++;
+	if (lines == SESSION_TAIL_LINES)
+		i++;
+	while (i < n && ((unsigned char)sp->tail[i] & 0xc0) == 0x80)
+		i++;
+	for (; i < n; i++) {
+		if (sp->tail[i] == '\033' && i + 1 < n && sp->tail[i + 1] == '[') {
+			for (i += 2; i < n && !isalpha((unsigned char)
+			    sp->tail[i]); i++)
+				;
+			continue;
+		}
+		if (sp->tail[i] == '\r')
+			continue;
+		if (sp->tail[i] == '\n') {
+			memcpy(text + k, " | ", 3);
+			k += 3;
+			continue;
+		}
+		text[k++] = sp->tail[i];
+	}
+	text[k] = '\0';
+	return text;
+}
 
 /* A pty printed, drained, or took input. */
 static void
@@ -19,6 +82,7 @@ session_proc_console_cb(void *arg, enum console_event ev, const char *data,
 
 	switch (ev) {
 	case CONSOLE_OUTPUT:
+		session_proc_keep_tail(sp, data, len);
 		out.offset = output_size(&s->output);
 		output_add(&s->output, data, len);
 		session_fire(s, &out);
@@ -69,7 +133,7 @@ session_proc_exited(struct session_proc *sp)
 	/* What it printed before it exited is in its pty: read that first. */
 	if (sp->console != NULL)
 		console_drain(sp->console);
-	tail = output_tail_text(&s->output, SESSION_TAIL_LINES);
+	tail = session_proc_tail(sp);
 	session_fail(s, RPC_NOT_READY, "the %s %s %s%s%s%s", sp->role,
 	    pr->exec_name, how, s->state == S_STARTING ? " before the "
 	    "session ran" : "", *tail != '\0' ? "; it printed: " : "", tail);

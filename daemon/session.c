@@ -166,6 +166,22 @@ session_note(struct session *s, const char *text)
 	}
 }
 
+/* Make a message JSON can carry: bytes that are not UTF-8 become '?'. */
+static void
+session_why_utf8(char *msg)
+{
+	json_t	*v;
+	char	*p;
+
+	if ((v = json_string(msg)) != NULL) {
+		json_decref(v);
+		return;
+	}
+	for (p = msg; *p != '\0'; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+}
+
 /* Record why the session failed; the first cause is kept. */
 void
 session_why(struct session *s, int code, int err, const char *fmt, ...)
@@ -177,6 +193,7 @@ session_why(struct session *s, int code, int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	xvasprintf(&s->why.msg, fmt, ap);
 	va_end(ap);
+	session_why_utf8(s->why.msg);
 	s->why.code = code;
 	s->why.err = err;
 	log_info("session %lu: %s", s->id, s->why.msg);

@@ -100,60 +100,79 @@ sock_held(const struct sock_scan *sc, unsigned long ino)
 	return false;
 }
 
-/*
- * The first LISTEN socket of one /proc/net table that the tree holds, on
- * port want (any when 0); its port, or 0. host gets the address gdb
- * should connect to: the listening one, or loopback for a wildcard.
- */
-static int
+/* The address gdb should connect to, from a /proc/net address in hex. */
+static void
+sock_host(const char *addr, char *host, size_t hostlen)
+{
+	unsigned a, w[4];
+
+	if (strlen(addr) == 8 && sscanf(addr, "%x", &a) == 1 && a != 0) {
+		snprintf(host, hostlen, "%u.%u.%u.%u", a & 0xff,
+		    (a >> 8) & 0xff, (a >> 16) & 0xff, a >> 24);
+		return;
+	}
+	/* IPv6: ::1 is loopback; a v4-mapped address is that IPv4 one. */
+	if (strlen(addr) == 32 && sscanf(addr, "%8x%8x%8x%8x", &w[0], &w[1],
+	    &w[2], &w[3]) == 4) {
+		if (w[0] == 0 && w[1] == 0 && w[2] == 0xffff0000) {
+			snprintf(host, hostlen, "%u.%u.%u.%u", w[3] & 0xff,
+			    (w[3] >> 8) & 0xff, (w[3] >> 16) & 0xff, w[3] >> 24);
+			return;
+		}
+		if (w[0] == 0 && w[1] == 0 && w[2] == 0 && w[3] == 0x01000000) {
+			snprintf(host, hostlen, "[::1]");
+			return;
+		}
+	}
+	/* A wildcard (0.0.0.0 or ::): loopback reaches it. */
+	snprintf(host, hostlen, "127.0.0.1");
+}
+
+/* Add the LISTEN sockets of one /proc/net table that the tree holds. */
+static void
 sock_table(const struct sock_scan *sc, const char *table, int want,
-    char *host, size_t hostlen)
+    struct sock_port *ports, size_t *n, size_t max)
 {
 	char		 line[512], addr[64];
 	unsigned long	 ino;
-	unsigned	 port, st, a;
+	unsigned	 port, st;
 	FILE		*f;
-	int		 found = 0;
 
 	if ((f = fopen(table, "re")) == NULL)
-		return 0;
-	while (found == 0 && fgets(line, sizeof line, f) != NULL) {
+		return;
+	while (*n < max && fgets(line, sizeof line, f) != NULL) {
 		if (sscanf(line, " %*d: %63[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x "
 		    "%*x:%*x %*x:%*x %*x %*u %*u %lu", addr, &port, &st,
 		    &ino) != 4 || st != 0x0A || !sock_held(sc, ino) ||
 		    (want != 0 && (int)port != want))
 			continue;
-		found = (int)port;
-		/* IPv4 is one little-endian word; anything else: loopback. */
-		if (strlen(addr) == 8 && sscanf(addr, "%x", &a) == 1 &&
-		    a != 0)
-			snprintf(host, hostlen, "%u.%u.%u.%u", a & 0xff,
-			    (a >> 8) & 0xff, (a >> 16) & 0xff, a >> 24);
-		else
-			snprintf(host, hostlen, "127.0.0.1");
+		ports[*n].port = (int)port;
+		sock_host(addr, ports[*n].host, sizeof ports[*n].host);
+		(*n)++;
 	}
 	fclose(f);
-	return found;
 }
 
 /*
- * The TCP port that root or one of its descendants listens on (want, or
- * any when 0), and where to reach it in host; 0 while none does.
+ * The TCP ports that the processes below root listen on (want, or any when
+ * 0), and where to reach each; how many (0 while none does). The tables are
+ * read only once the tree holds a socket.
  */
-int
-sock_listening(pid_t root, int want, char *host, size_t hostlen)
+size_t
+sock_listening(pid_t root, int want, struct sock_port *ports, size_t max)
 {
 	struct sock_scan	*sc;
-	int			 port = 0;
+	size_t			 n = 0;
 
 	if (root <= 0)
 		return 0;
 	sc = xcalloc(1, sizeof *sc);
 	sock_tree(sc, root);
 	sock_inodes(sc);
-	if (sc->ninodes > 0 && (port = sock_table(sc, "/proc/net/tcp", want,
-	    host, hostlen)) == 0)
-		port = sock_table(sc, "/proc/net/tcp6", want, host, hostlen);
+	if (sc->ninodes > 0) {
+		sock_table(sc, "/proc/net/tcp", want, ports, &n, max);
+		sock_table(sc, "/proc/net/tcp6", want, ports, &n, max);
+	}
 	free(sc);
-	return port;
+	return n;
 }

@@ -125,3 +125,38 @@ Test(servers, a_server_that_never_listens_times_out)
 	    "stderr: %s", r.err);
 	h_run_free(&r);
 }
+
+/*
+ * A server that listens on more than one port (as OpenOCD does) is
+ * connected on the one its output names, and one that its launcher left
+ * behind (re-parented to the keeper) is still seen.
+ */
+Test(servers, the_port_the_server_names_and_a_server_left_behind)
+{
+	char server[2048], ids[32];
+	long id, port;
+
+	snprintf(server, sizeof server, "sh -c 'python3 -c \"import socket,"
+	    "time; s=socket.socket(); s.bind((\\\"127.0.0.1\\\", 0)); "
+	    "s.listen(); time.sleep(60)\" & exec gdbserver 127.0.0.1:0 %s'",
+	    h_ctx_fixture("FIX_ECHO"));
+	id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--server", server,
+	    "--", h_ctx_fixture("FIX_ECHO")));
+	h_idstr(id, ids, sizeof ids);
+	port = listening_port(ids);
+	cr_assert_gt(port, 0, "gdbserver printed no port");
+	cr_assert_eq(h_cli_status_pid(id, "port"), port, "with two listening "
+	    "ports: status port %d, gdbserver's %ld",
+	    (int)h_cli_status_pid(id, "port"), port);
+	h_cli_expect_state(id, "running", "two ports");
+	snprintf(server, sizeof server, "sh -c '(exec gdbserver 127.0.0.1:0 "
+	    "%s &); exec sleep 100'", h_ctx_fixture("FIX_ECHO"));
+	id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--server", server,
+	    "--", h_ctx_fixture("FIX_ECHO")));
+	h_idstr(id, ids, sizeof ids);
+	port = listening_port(ids);
+	cr_assert_gt(port, 0, "the left-behind gdbserver printed no port");
+	cr_assert_eq(h_cli_status_pid(id, "port"), port, "left behind: status "
+	    "port");
+	h_cli_expect_state(id, "running", "a server left behind");
+}
