@@ -169,3 +169,29 @@ h_conn_close(struct h_conn *c)
 	c->buf = NULL;
 	c->len = c->cap = 0;
 }
+
+/*
+ * Read messages until a notification of method whose member at path holds
+ * want (a string; NULL: is there at all) comes; false at bound_ms.
+ */
+bool
+h_conn_wait_note(struct h_conn *c, const char *method, const char *path,
+    const char *want, int bound_ms)
+{
+	double end = h_now() + bound_ms / 1000.0;
+	const char *m, *v;
+	json_t *msg;
+	bool ok = false;
+	int left;
+
+	while (!ok && (left = (int)((end - h_now()) * 1000)) > 0 &&
+	    (msg = h_conn_recv(c, left)) != NULL) {
+		m = h_jstr(msg, "method");
+		v = h_jstr(msg, path);
+		ok = m != NULL && strcmp(m, method) == 0 && (want == NULL ?
+		    h_jpath(msg, path) != NULL : v != NULL &&
+		    strcmp(v, want) == 0);
+		json_decref(msg);
+	}
+	return ok;
+}

@@ -231,6 +231,9 @@ json_t	*h_conn_recv(struct h_conn *, int bound_ms);
 json_t	*h_conn_call(struct h_conn *, const char *method, const char *params,
 	    int bound_ms);
 /* Close the connection and free its buffer. */
+/* Read until a notification of method has want at path (NULL: any); false at the bound. */
+bool	 h_conn_wait_note(struct h_conn *, const char *method,
+	    const char *path, const char *want, int bound_ms);
 void	 h_conn_close(struct h_conn *);
 
 /* harness-pid.c */

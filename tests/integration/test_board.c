@@ -265,10 +265,8 @@ Test(board, hardfault_record)
 	struct board b = { 0 };
 	struct h_conn c;
 	struct h_res r;
-	json_t *st, *f, *m, *cm;
+	json_t *st, *f, *cm;
 	char *log;
-	bool heard = false;
-	double end;
 
 	board_launch(&b, false);
 	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
@@ -293,13 +291,8 @@ Test(board, hardfault_record)
 	cr_assert_str_eq(h_jstr(st, "target.state"), "stopped",
 	    "the target is left stopped at the fault");
 	json_decref(st);
-	end = h_now() + H_WAIT_BOUND / 1000.0;
-	while (!heard && h_now() < end && (m = h_conn_recv(&c, 1000)) != NULL) {
-		heard = h_jstr(m, "method") != NULL &&
-		    strcmp(h_jstr(m, "method"), "session.fault") == 0;
-		json_decref(m);
-	}
-	cr_assert(heard, "no session.fault notification");
+	cr_assert(h_conn_wait_note(&c, "session.fault", "params.fault", NULL,
+	    H_WAIT_BOUND), "no session.fault notification");
 	h_conn_close(&c);
 	h_cli(&r, H_ARGS("status", b.ids));
 	cr_assert(strstr(r.out, "UNDEFINSTR") != NULL && strstr(r.out,

@@ -126,9 +126,7 @@ Test(exec, interrupt_stops_the_target_and_says_so)
 	struct h_conn c;
 	char ids[32], line[128];
 	struct h_res r;
-	json_t *m, *st;
-	double end;
-	bool heard = false;
+	json_t *st;
 	long id;
 
 	id = h_cli_launch(H_ARGS("-x", "run", "--",
@@ -147,16 +145,9 @@ Test(exec, interrupt_stops_the_target_and_says_so)
 	h_run_free(&r);
 	cr_assert(h_cli_wait_status(id, "target.state", "stopped", H_WAIT_BOUND),
 	    "status never said the target stopped");
-	end = h_now() + H_WAIT_BOUND / 1000.0;
-	while (!heard && h_now() < end &&
-	    (m = h_conn_recv(&c, 1000)) != NULL) {
-		heard = h_jstr(m, "method") != NULL &&
-		    strcmp(h_jstr(m, "method"), "session.target") == 0 &&
-		    h_jstr(m, "params.target.state") != NULL &&
-		    strcmp(h_jstr(m, "params.target.state"), "stopped") == 0;
-		json_decref(m);
-	}
-	cr_assert(heard, "no session.target notification said stopped");
+	cr_assert(h_conn_wait_note(&c, "session.target", "params.target.state",
+	    "stopped", H_WAIT_BOUND), "no session.target notification said "
+	    "stopped");
 	h_conn_close(&c);
 	h_cli(&r, H_ARGS("status", ids));
 	cr_assert_not_null(strstr(r.out, "target: stopped"), "status text: %s",
@@ -219,10 +210,8 @@ Test(exec, a_segfault_gives_a_fault_record)
 	struct h_conn c;
 	char ids[32], *log;
 	struct h_res r;
-	json_t *st, *f, *m;
-	bool heard = false;
+	json_t *st, *f;
 	const char *core;
-	double end;
 	long id;
 
 	json_decref(h_cli_json(H_ARGS("list")));
@@ -248,14 +237,8 @@ Test(exec, a_segfault_gives_a_fault_record)
 	    strerror(errno));
 	cr_assert_str_eq(h_jstr(st, "target.state"), "stopped");
 	json_decref(st);
-	end = h_now() + H_WAIT_BOUND / 1000.0;
-	while (!heard && h_now() < end && (m = h_conn_recv(&c, 1000)) != NULL) {
-		heard = h_jstr(m, "method") != NULL &&
-		    strcmp(h_jstr(m, "method"), "session.fault") == 0 &&
-		    h_jstr(m, "params.fault.signal") != NULL;
-		json_decref(m);
-	}
-	cr_assert(heard, "no session.fault notification");
+	cr_assert(h_conn_wait_note(&c, "session.fault", "params.fault.signal",
+	    "SIGSEGV", H_WAIT_BOUND), "no session.fault notification");
 	h_conn_close(&c);
 	h_cli(&r, H_ARGS("status", ids));
 	cr_assert(strstr(r.out, "fault: SIGSEGV") != NULL &&

@@ -682,9 +682,7 @@ Test(protocol, ended_sessions_say_how_they_ended)
 {
 	struct h_conn c;
 	char params[256];
-	json_t *r, *m;
-	bool heard = false;
-	double end;
+	json_t *r;
 	long id;
 
 	id = h_cli_launch(H_ARGS("--kind", "exec", "--", "true"));
@@ -703,14 +701,7 @@ Test(protocol, ended_sessions_say_how_they_ended)
 	    "\"method\":\"launch\",\"params\":{\"kind\":\"exec\",\"argv\":"
 	    "[\"/nonexistent/program\"]}}\n");
 	cr_assert_eq(h_conn_send(&c, params, strlen(params), 10000), 0, "send");
-	end = h_now() + H_WAIT_BOUND / 1000.0;
-	while (!heard && h_now() < end && (m = h_conn_recv(&c, 1000)) != NULL) {
-		heard = h_jstr(m, "params.state") != NULL &&
-		    strcmp(h_jstr(m, "params.state"), "failed") == 0 &&
-		    h_jstr(m, "params.error") != NULL &&
-		    strstr(h_jstr(m, "params.error"), "/nonexistent") != NULL;
-		json_decref(m);
-	}
-	cr_assert(heard, "no session.state failed with the error");
+	cr_assert(h_conn_wait_note(&c, "session.state", "params.error", NULL,
+	    H_WAIT_BOUND), "no session.state with the error");
 	h_conn_close(&c);
 }
