@@ -613,6 +613,8 @@ typedef void (*conn_hook_cb)(struct conn *, void *arg);
 struct conn_hook;
 /* Unsent bytes a connection may hold before it is dropped. */
 #define CONN_WQ_MAX (64 * 1024 * 1024)
+/* Bytes of its waiting writes after which a connection is read no more. */
+#define CONN_HOLD_MAX (4 * 1024 * 1024)
 
 /* What a connection does with what its peer sends (rpc, pipe, attach). */
 struct conn_mode {
@@ -641,6 +643,7 @@ struct conn {
 	bool			 dropped;	/* closed on the next turn */
 	struct conn_hook	*hooks;		/* told when it closes */
 	unsigned		 npending;	/* its requests still waiting */
+	size_t			 held;		/* bytes of its waiting writes */
 };
 
 void	 conn_accept(struct listener *);

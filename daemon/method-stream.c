@@ -283,8 +283,11 @@ method_write_free(struct request *req)
 	struct method_write_data *d = req->data;
 
 	d->s->writers--;
-	if (req->conn != NULL)
-		conn_resume(req->conn);
+	if (req->conn != NULL) {
+		req->conn->held -= d->len;
+		if (flow_room(req->conn->held, CONN_HOLD_MAX))
+			conn_resume(req->conn);
+	}
 	free(d->data);
 	free(d);
 }
@@ -350,8 +353,13 @@ method_write_exec(struct request *req)
 	req->keep_orphan = true;
 	pending_wait(req, d, method_write_free);
 	d->s->writers++;
-	/* While this one waits, read no more requests from its client. */
-	conn_pause(req->conn);
+	/*
+	 * The connection goes on reading (a ping behind a waiting write is
+	 * answered) until its waiting writes hold CONN_HOLD_MAX bytes.
+	 */
+	req->conn->held += len;
+	if (flow_full(req->conn->held, CONN_HOLD_MAX))
+		conn_pause(req->conn);
 	pending_sink(req, d->s, SE_INPUT | SE_STATE, method_write_event);
 	return METHOD_WAIT;
 }

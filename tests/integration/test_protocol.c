@@ -705,3 +705,55 @@ Test(protocol, ended_sessions_say_how_they_ended)
 	    H_WAIT_BOUND), "no session.state with the error");
 	h_conn_close(&c);
 }
+
+/*
+ * A connection never blocks itself: six 512 KiB writes to a target that
+ * never reads wait for room, and a ping sent behind them is answered at
+ * once, before any of them.
+ */
+Test(protocol, a_ping_behind_waiting_writes_is_answered)
+{
+	struct h_conn c;
+	char *line, *b64, *req;
+	size_t n = 512 * 1024, i;
+	unsigned char *raw;
+	json_t *m;
+	long id;
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--",
+	    "sleep", "60"));
+	raw = calloc(1, n);
+	memset(raw, 'x', n);
+	b64 = b64_encode(raw, n);
+	free(raw);
+	cr_assert_not_null(b64, "base64");
+	req = malloc(strlen(b64) + 256);
+	cr_assert_not_null(req, "out of memory");
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	for (i = 0; i < 6; i++) {
+		sprintf(req, "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"method\":"
+		    "\"write\",\"params\":{\"session\":%ld,\"data\":\"%s\"}}\n",
+		    i + 1, id, b64);
+		cr_assert_eq(h_conn_send(&c, req, strlen(req), 10000), 0,
+		    "send write %zu", i + 1);
+	}
+	free(b64);
+	sprintf(req, "{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"ping\"}\n");
+	cr_assert_eq(h_conn_send(&c, req, strlen(req), 10000), 0, "send ping");
+	free(req);
+	/* The first writes fit the pipe and the queue; the ping comes next. */
+	for (;;) {
+		line = h_conn_line(&c, 5000);
+		cr_assert_not_null(line, "no ping reply while writes wait");
+		m = json_loads(line, 0, NULL);
+		free(line);
+		if (h_jint(m, "id", -1) == 99) {
+			cr_assert(json_is_true(h_jpath(m, "result.pong")),
+			    "ping: not a pong");
+			json_decref(m);
+			break;
+		}
+		json_decref(m);
+	}
+	h_conn_close(&c);
+}
