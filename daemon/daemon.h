@@ -755,6 +755,11 @@ void	 notify_subscribe(struct conn *, unsigned long id, bool output);
 void	 notify_unsubscribe(struct conn *, unsigned long id);
 void	 notify_forget(struct conn *);
 
+/* tap.c: a subscriber that reads a session's target output. */
+int	 tap_start(struct conn *, struct session *, struct rpc_error *);
+void	 tap_stop(struct conn *, struct session *);
+void	 tap_drained(struct conn *);
+
 /* attach.c: clients attached to a session's console. */
 /* Console lines replayed to a client when it attaches. */
 #define ATTACH_REPLAY_LINES 200

@@ -1,5 +1,6 @@
 /* The daemon methods: hello, ping, subscribe, unsubscribe and shutdown. */
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -35,20 +36,61 @@ static const struct method method_ping = {
 	.exec = method_ping_exec,
 };
 
+/*
+ * Which streams a subscribe asks for: console by default ("output": false
+ * says none); "target" makes the client the reader of a session's target
+ * output. -1 with the error answered when a name is neither.
+ */
+static int
+method_subscribe_streams(struct request *req, bool *console, bool *target)
+{
+	json_t	*streams = request_get(req, "streams"), *v;
+	size_t	 i;
+
+	*console = request_get(req, "output") == NULL ||
+	    request_bool(req, "output");
+	*target = false;
+	if (streams == NULL)
+		return 0;
+	*console = false;
+	json_array_foreach(streams, i, v) {
+		if (strcmp(json_string_value(v), "console") == 0)
+			*console = true;
+		else if (strcmp(json_string_value(v), "target") == 0)
+			*target = true;
+		else {
+			request_error(req, RPC_INVALID_PARAMS, "\"streams\" "
+			    "holds \"%s\": the streams are \"console\" and "
+			    "\"target\"", json_string_value(v));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* subscribe: session.state (and session.output) notifications from now on. */
 static enum method_return
 method_subscribe_exec(struct request *req)
 {
-	struct session *s = req->session;
+	struct session		*s = req->session;
+	struct rpc_error	 err;
+	bool			 console, target;
 
-	notify_subscribe(req->conn, s != NULL ? s->id : 0,
-	    request_get(req, "output") == NULL || request_bool(req, "output"));
+	if (method_subscribe_streams(req, &console, &target) != 0)
+		return METHOD_ERROR;
+	if (target && s == NULL)
+		return request_error(req, RPC_INVALID_PARAMS, "the \"target\" "
+		    "stream is one session's: name its \"session\"");
+	if (target && tap_start(req->conn, s, &err) != 0)
+		return request_fail(req, &err);
+	notify_subscribe(req->conn, s != NULL ? s->id : 0, console);
 	return request_done(req, json_pack("{s:b}", "subscribed", 1));
 }
 
 static const struct method_param method_subscribe_params[] = {
 	{ "session", PT_SESSION, false, 0, 0 },
 	{ "output", PT_BOOL, false, 0, 0 },
+	{ "streams", PT_STRINGS, false, 0, 0 },
 	{ NULL, 0, false, 0, 0 }
 };
 
@@ -66,6 +108,7 @@ method_unsubscribe_exec(struct request *req)
 	struct session *s = req->session;
 
 	notify_unsubscribe(req->conn, s != NULL ? s->id : 0);
+	tap_stop(req->conn, s);
 	return request_done(req, json_pack("{s:b}", "subscribed", 0));
 }
 

@@ -192,6 +192,10 @@ method_read_exec(struct request *req)
 		    "console with the logs method");
 	if ((t = method_transport(req)) == NULL)
 		return METHOD_ERROR;
+	if (transport_piped(t))
+		return request_error(req, RPC_BUSY, "the target output of "
+		    "session %lu has its reader (a pipe or a subscriber)",
+		    req->session->id);
 	if (transport_held(t) > 0 || transport_ended(t))
 		return method_read_reply(req, t);
 	/* A timeout of 0 means: answer now, with data, EOF or timeout. */
@@ -397,8 +401,8 @@ method_pipe_exec(struct request *req)
 		return request_error(req, RPC_NOT_RUNNING, "the target's "
 		    "output of session %lu has ended", s->id);
 	if (transport_piped(t))
-		return request_error(req, RPC_LIMIT, "session %lu is already "
-		    "piped", s->id);
+		return request_error(req, RPC_BUSY, "session %lu is already "
+		    "piped, or its target output has a subscriber", s->id);
 	request_done(req, json_pack("{s:b}", "raw", 1));
 	pipe_start(c, s);
 	return METHOD_DONE;

@@ -404,6 +404,7 @@ request_close(struct conn *c)
 
 	pending_forget_conn(c);
 	notify_forget(c);
+	tap_stop(c, NULL);
 	if (r->feeding) {
 		r->closed = true;
 		return;
@@ -427,5 +428,6 @@ const struct conn_mode request_rpc_mode = {
 	.open = request_open,
 	.input = request_input,
 	.eof = request_eof,
+	.drained = tap_drained,
 	.close = request_close,
 };

@@ -51,6 +51,8 @@ rpc_kind(int code)
 		return "shutting_down";
 	case RPC_DEBUGGER_ERROR:
 		return "debugger_error";
+	case RPC_BUSY:
+		return "busy";
 	}
 	return "error";
 }

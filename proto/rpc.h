@@ -23,6 +23,7 @@ enum rpc_code {
 	RPC_NOT_SUPPORTED = 9,
 	RPC_SHUTTING_DOWN = 10,
 	RPC_DEBUGGER_ERROR = 11,
+	RPC_BUSY = 12,
 };
 
 /*

@@ -159,6 +159,7 @@ static const struct param {
 	{ "resize", "redraw", T_BOOL, "result" },
 	{ "subscribe", "session", T_REF, "result" },
 	{ "subscribe", "output", T_BOOL, "result" },
+	{ "subscribe", "streams", T_STRS, "result" },
 	{ "unsubscribe", "session", T_REF, "result" },
 	/* An exec session takes no commands: not_supported, once checked. */
 	{ "exec", "session", T_REF, REQUIRED },

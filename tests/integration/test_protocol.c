@@ -757,3 +757,67 @@ Test(protocol, a_ping_behind_waiting_writes_is_answered)
 	}
 	h_conn_close(&c);
 }
+
+/*
+ * A subscriber to a session's target stream gets every byte of 80 KiB of
+ * target output, in order, as session.output with stream "target", then
+ * its end; meanwhile read says the output is busy.
+ */
+Test(protocol, a_target_stream_subscriber_gets_every_byte)
+{
+	struct h_conn c;
+	char params[256], *want, *line;
+	struct h_bytes got = { calloc(1, 1), 0 };
+	size_t n = 8192 * 10, i, len;
+	unsigned char *bytes;
+	json_t *m, *r;
+	bool eof = false;
+	double end;
+	long id;
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--", "sh",
+	    "-c", "read go; i=0; while [ $i -lt 8192 ]; do printf '%09d\\n' "
+	    "$i; i=$((i+1)); done"));
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	snprintf(params, sizeof params, "{\"session\":%ld,\"streams\":"
+	    "[\"target\"]}", id);
+	r = h_conn_call(&c, "subscribe", params, 10000);
+	cr_assert(json_is_true(h_jpath(r, "result.subscribed")), "subscribe: "
+	    "%s", json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+	snprintf(params, sizeof params, "{\"session\":%ld,\"timeout\":0}", id);
+	r = h_conn_call(&c, "read", params, 10000);
+	cr_assert_str_eq(h_jstr(r, "error.data.kind") ? h_jstr(r,
+	    "error.data.kind") : "", "busy", "read beside a target subscriber");
+	json_decref(r);
+	snprintf(params, sizeof params, "{\"jsonrpc\":\"2.0\",\"id\":7,"
+	    "\"method\":\"write\",\"params\":{\"session\":%ld,\"data\":"
+	    "\"Z28K\"}}\n", id);
+	cr_assert_eq(h_conn_send(&c, params, strlen(params), 10000), 0, "go");
+	end = h_now() + H_WAIT_BOUND / 1000.0;
+	while (!eof && h_now() < end &&
+	    (line = h_conn_line(&c, 5000)) != NULL) {
+		m = json_loads(line, 0, NULL);
+		free(line);
+		if (h_jstr(m, "params.stream") != NULL &&
+		    strcmp(h_jstr(m, "params.stream"), "target") == 0) {
+			cr_assert_eq(h_jint(m, "params.offset", -1),
+			    (long long)got.len, "offsets follow each other");
+			bytes = b64_decode(h_jstr(m, "params.data"),
+			    strlen(h_jstr(m, "params.data")), &len);
+			h_bytes_add(&got, bytes, len);
+			free(bytes);
+			eof = json_is_true(h_jpath(m, "params.eof"));
+		}
+		json_decref(m);
+	}
+	cr_assert(eof, "no end of the target stream after %zu bytes", got.len);
+	want = malloc(n + 1);
+	for (i = 0; i < 8192; i++)
+		snprintf(want + i * 10, 11, "%09zu\n", i);
+	cr_assert_eq(got.len, n, "got %zu bytes of %zu", got.len, n);
+	cr_assert(memcmp(got.p, want, n) == 0, "the bytes differ");
+	free(want);
+	free(got.p);
+	h_conn_close(&c);
+}

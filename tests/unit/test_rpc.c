@@ -418,8 +418,9 @@ Test(rpc, kinds)
 		{ 9, "not_supported" },
 		{ 10, "shutting_down" },
 		{ 11, "debugger_error" },
+		{ 12, "busy" },
 		{ 0, "error" },
-		{ 12, "error" },
+		{ 13, "error" },
 		{ -32000, "error" },
 	};
 	size_t i;
