@@ -754,6 +754,7 @@ extern const struct method *const method_daemon[];
 void	 notify_subscribe(struct conn *, unsigned long id, bool output);
 void	 notify_unsubscribe(struct conn *, unsigned long id);
 void	 notify_forget(struct conn *);
+void	 notify_drained(struct conn *);
 
 /* tap.c: a subscriber that reads a session's target output. */
 int	 tap_start(struct conn *, struct session *, struct rpc_error *);

@@ -4,6 +4,19 @@
 #include "b64.h"
 #include "daemon.h"
 
+/*
+ * Bytes queued for a subscriber past which its console output is skipped
+ * (and said so once it drains): a stalled reader costs little.
+ */
+#define NOTIFY_QUEUE_MAX (256 * 1024)
+
+/* Console output one subscriber missed of one session. */
+struct notify_gap {
+	unsigned long	 id;
+	uint64_t	 offset;	/* where the first missed byte is */
+	uint64_t	 bytes;
+};
+
 /* What one connection asked to hear. */
 struct notify {
 	TAILQ_ENTRY(notify)	 entry;
@@ -13,6 +26,8 @@ struct notify {
 	bool			 output;	/* console output too */
 	unsigned long		*ids;
 	size_t			 n;
+	struct notify_gap	*gaps;		/* output it missed */
+	size_t			 ngaps;
 };
 
 static TAILQ_HEAD(, notify) notify_list = TAILQ_HEAD_INITIALIZER(notify_list);
@@ -77,6 +92,60 @@ notify_output(struct session *s, const struct session_event *ev)
 	return rpc_notification_new("session.output", params);
 }
 
+/* Note console output a stalled subscriber misses. */
+static void
+notify_skip(struct notify *n, struct session *s,
+    const struct session_event *ev)
+{
+	size_t i;
+
+	for (i = 0; i < n->ngaps; i++) {
+		if (n->gaps[i].id == s->id) {
+			n->gaps[i].bytes += ev->len;
+			return;
+		}
+	}
+	n->gaps = xreallocarray(n->gaps, n->ngaps + 1, sizeof *n->gaps);
+	n->gaps[n->ngaps].id = s->id;
+	n->gaps[n->ngaps].offset = ev->offset;
+	n->gaps[n->ngaps].bytes = ev->len;
+	n->ngaps++;
+}
+
+/*
+ * Say what a subscriber missed, once it has room again: one
+ * session.output.dropped a session, with where to catch up with logs.
+ */
+static void
+notify_gaps(struct notify *n)
+{
+	struct notify_gap	*g;
+	size_t			 i;
+
+	if (n->ngaps == 0 || !flow_room(conn_queued(n->c), NOTIFY_QUEUE_MAX))
+		return;
+	for (i = 0; i < n->ngaps; i++) {
+		g = &n->gaps[i];
+		conn_send(n->c, rpc_notification_new("session.output.dropped",
+		    json_pack("{s:I, s:s, s:I, s:I}", "session",
+		    (json_int_t)g->id, "stream", "console", "offset",
+		    (json_int_t)g->offset, "bytes", (json_int_t)g->bytes)));
+	}
+	free(n->gaps);
+	n->gaps = NULL;
+	n->ngaps = 0;
+}
+
+/* A subscriber took what was queued: tell it what it missed. */
+void
+notify_drained(struct conn *c)
+{
+	struct notify *n = notify_find(c);
+
+	if (n != NULL)
+		notify_gaps(n);
+}
+
 /* A session changed state or printed: tell the subscriber if it wants it. */
 static void
 notify_event(struct sink *k, struct session *s,
@@ -96,8 +165,15 @@ notify_event(struct sink *k, struct session *s,
 		conn_send(n->c, rpc_notification_new("session.target",
 		    json_pack("{s:I, s:O}", "session", (json_int_t)s->id,
 		    "target", ev->json)));
-	else if (n->output)
+	else if (n->output) {
+		/* Past the bound, output is skipped: it is in the log. */
+		if (n->ngaps > 0 || conn_queued(n->c) > NOTIFY_QUEUE_MAX) {
+			notify_skip(n, s, ev);
+			notify_gaps(n);
+			return;
+		}
 		conn_send(n->c, notify_output(s, ev));
+	}
 }
 
 /* Subscribe c to session id (0 for every session); output says whether to send console output. */
@@ -158,5 +234,6 @@ notify_forget(struct conn *c)
 	TAILQ_REMOVE(&notify_list, n, entry);
 	session_sink_remove(n->sink);
 	free(n->ids);
+	free(n->gaps);
 	free(n);
 }

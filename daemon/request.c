@@ -413,6 +413,14 @@ request_close(struct conn *c)
 	free(r);
 }
 
+/* The client took what was queued: subscribers and target readers go on. */
+static void
+request_drained(struct conn *c)
+{
+	notify_drained(c);
+	tap_drained(c);
+}
+
 /* Set up rpc mode on a connection. */
 static void *
 request_open(void)
@@ -428,6 +436,6 @@ const struct conn_mode request_rpc_mode = {
 	.open = request_open,
 	.input = request_input,
 	.eof = request_eof,
-	.drained = tap_drained,
+	.drained = request_drained,
 	.close = request_close,
 };

@@ -821,3 +821,73 @@ Test(protocol, a_target_stream_subscriber_gets_every_byte)
 	free(got.p);
 	h_conn_close(&c);
 }
+
+/* The resident memory of a process in KiB, from /proc/PID/status. */
+static long
+rss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/* Whether the session's console log holds at least 32 MiB. */
+static bool
+log_is_big(void *arg)
+{
+	struct h_conn *c = arg;
+	json_t *r = h_conn_call(c, "logs", "{\"session\":1,\"max\":1}", 10000);
+	bool big = h_jint(r, "result.size", 0) >= 32LL * 1024 * 1024;
+
+	json_decref(r);
+	return big;
+}
+
+/*
+ * Three subscribers that stop reading while a session prints as fast as it
+ * can cost the daemon little (under 16 MiB more), a ping is answered
+ * meanwhile, and a stalled one, once it reads, is told what it missed with
+ * session.output.dropped (where to catch up with logs).
+ */
+Test(protocol, stalled_subscribers_cost_little)
+{
+	struct h_conn stalled[3], c;
+	long before, after;
+	pid_t pid;
+	int i;
+
+	json_decref(h_cli_json(H_ARGS("list")));
+	pid = h_daemon_pid();
+	for (i = 0; i < 3; i++) {
+		cr_assert_eq(h_conn_open(&stalled[i], H->sock), 0, "connect");
+		json_decref(h_conn_call(&stalled[i], "subscribe", "{}", 10000));
+	}
+	before = rss_kib(pid);
+	cr_assert_eq(h_cli_launch(H_ARGS("--kind", "exec", "--", "yes",
+	    "a line of output that a session prints as fast as it can")), 1,
+	    "the printing session is session 1");
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	cr_assert(h_wait_for(log_is_big, &c, H_WAIT_BOUND), "32 MiB of output "
+	    "never came");
+	after = rss_kib(pid);
+	cr_assert(h_daemon_ping(), "no ping while subscribers stall");
+	cr_assert_lt(after - before, 16 * 1024, "three stalled subscribers "
+	    "cost %ld KiB", after - before);
+	json_decref(h_conn_call(&c, "stop", "{\"session\":1,\"timeout\":0}",
+	    H_WAIT_BOUND));
+	h_conn_close(&c);
+	cr_assert(h_conn_wait_note(&stalled[0], "session.output.dropped",
+	    "params.bytes", NULL, H_WAIT_BOUND), "a stalled subscriber was not "
+	    "told what it missed");
+	for (i = 0; i < 3; i++)
+		h_conn_close(&stalled[i]);
+}
