@@ -15,6 +15,8 @@ static int	main_help(struct cmd *, struct client *);
 /* Long-only global options. */
 enum {
 	OPT_JSON = 256,
+	OPT_CONNECT,
+	OPT_TOKEN_FILE,
 };
 
 /* help: here, since it prints the table below. */
@@ -54,7 +56,8 @@ main_usage(FILE *fp)
 {
 	size_t	i;
 
-	fprintf(fp, "usage: dbgctl [-s SOCKET] [--json] COMMAND [ARG...]\n"
+	fprintf(fp, "usage: dbgctl [-s SOCKET | --connect tcp:HOST:PORT "
+	    "--token-file F]\n\t[--json] COMMAND [ARG...]\n"
 	    "commands:\n");
 	for (i = 0; i < MAIN_NCOMMANDS; i++) {
 		cmd_print_usage(main_commands[i], fp, "  ");
@@ -141,6 +144,8 @@ main(int argc, char **argv)
 	static const struct option	 options[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "connect", required_argument, NULL, OPT_CONNECT },
+		{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -158,6 +163,13 @@ main(int argc, char **argv)
 			break;
 		case OPT_JSON:
 			json = 1;
+			break;
+		case OPT_CONNECT:
+			/* The environment carries it to every connection made. */
+			setenv("DBGCTL_CONNECT", optarg, 1);
+			break;
+		case OPT_TOKEN_FILE:
+			setenv("DBGCTL_TOKEN_FILE", optarg, 1);
 			break;
 		case 'h':
 			main_usage(stdout);

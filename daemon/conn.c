@@ -69,7 +69,7 @@ conn_close(struct conn *c)
 		h->cb(c, h->arg);
 		free(h);
 	}
-	uv_close((uv_handle_t *)&c->pipe, conn_free_cb);
+	uv_close((uv_handle_t *)&c->h, conn_free_cb);
 }
 
 /* Close every dropped connection, with nothing of theirs up the stack. */
@@ -95,7 +95,7 @@ conn_drop(struct conn *c)
 	if (c->closing || c->dropped)
 		return;
 	c->dropped = true;
-	uv_read_stop((uv_stream_t *)&c->pipe);
+	uv_read_stop((uv_stream_t *)&c->h);
 	if (dmn.conn_sweep == NULL)
 		dmn.conn_sweep = timer_new(conn_sweep, NULL);
 	timer_start(dmn.conn_sweep, 0);
@@ -121,10 +121,10 @@ conn_finish(struct conn *c)
 	if (c->closing || c->finishing || c->dropped)
 		return;
 	c->finishing = true;
-	uv_read_stop((uv_stream_t *)&c->pipe);
+	uv_read_stop((uv_stream_t *)&c->h);
 	req = xmalloc(sizeof *req);
 	req->data = c;
-	if (uv_shutdown(req, (uv_stream_t *)&c->pipe, conn_shutdown_cb) != 0) {
+	if (uv_shutdown(req, (uv_stream_t *)&c->h, conn_shutdown_cb) != 0) {
 		free(req);
 		conn_close(c);
 	}
@@ -144,7 +144,7 @@ conn_close_all(void)
 size_t
 conn_queued(struct conn *c)
 {
-	return stream_queued((uv_stream_t *)&c->pipe);
+	return stream_queued((uv_stream_t *)&c->h);
 }
 
 /* A queued write is out (or failed: the client is gone). */
@@ -169,7 +169,7 @@ conn_send_raw(struct conn *c, const char *data, size_t len)
 {
 	if (c->closing || c->dropped || len == 0)
 		return;
-	if (stream_write((uv_stream_t *)&c->pipe, data, len, conn_written,
+	if (stream_write((uv_stream_t *)&c->h, data, len, conn_written,
 	    c) < 0)
 		conn_drop(c);
 }
@@ -210,7 +210,7 @@ conn_pause(struct conn *c)
 	if (c->paused || c->closing || c->finishing || c->eof || c->dropped)
 		return;
 	c->paused = true;
-	uv_read_stop((uv_stream_t *)&c->pipe);
+	uv_read_stop((uv_stream_t *)&c->h);
 }
 
 /* Read from the client again. */
@@ -220,7 +220,7 @@ conn_resume(struct conn *c)
 	if (!c->paused || c->closing || c->finishing || c->dropped)
 		return;
 	c->paused = false;
-	uv_read_start((uv_stream_t *)&c->pipe, loop_alloc_cb, conn_read_cb);
+	uv_read_start((uv_stream_t *)&c->h, loop_alloc_cb, conn_read_cb);
 }
 
 /* Switch the connection to another mode; the old one lets go first. */
@@ -263,12 +263,15 @@ conn_accept(struct listener *l)
 	struct conn		*c = xcalloc(1, sizeof *c);
 	struct rpc_error	 err;
 
-	uv_pipe_init(dmn.loop, &c->pipe, 0);
-	c->pipe.data = c;
+	if (l->tcp)
+		uv_tcp_init(dmn.loop, &c->h.tcp);
+	else
+		uv_pipe_init(dmn.loop, &c->h.pipe, 0);
+	c->h.handle.data = c;
 	TAILQ_INSERT_TAIL(&dmn.conns, c, entry);
 	conn_set_mode(c, l->mode, l->mode->open != NULL ? l->mode->open() :
 	    NULL);
-	if (uv_accept((uv_stream_t *)&l->pipe, (uv_stream_t *)&c->pipe) != 0) {
+	if (uv_accept((uv_stream_t *)&l->h, (uv_stream_t *)&c->h) != 0) {
 		conn_close(c);
 		return;
 	}
@@ -277,5 +280,5 @@ conn_accept(struct listener *l)
 		conn_finish(c);
 		return;
 	}
-	uv_read_start((uv_stream_t *)&c->pipe, loop_alloc_cb, conn_read_cb);
+	uv_read_start((uv_stream_t *)&c->h, loop_alloc_cb, conn_read_cb);
 }

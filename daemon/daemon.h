@@ -592,10 +592,18 @@ void	 status_main_inferior(const struct session *, json_t *);
 char	*status_fault_text(json_t *);
 
 /* listener.c: listening sockets, each with its way of admitting peers. */
+/* A Unix socket or a TCP one. */
+union listener_handle {
+	uv_handle_t		 handle;
+	uv_pipe_t		 pipe;
+	uv_tcp_t		 tcp;
+};
+
 struct listener {
 	TAILQ_ENTRY(listener)	 entry;
-	uv_pipe_t		 pipe;
-	char			*path;
+	union listener_handle	 h;
+	bool			 tcp;
+	char			*path;		/* Unix: removed at exit */
 	const struct conn_mode	*mode;		/* its connections' first */
 	/* Whether the peer may use the daemon; err says why not. */
 	int			(*auth)(struct listener *, struct conn *,
@@ -605,6 +613,9 @@ struct listener {
 struct conn_mode;
 int	 listener_unix(const char *path, const struct conn_mode *, char *err,
 	    size_t errlen);
+int	 listener_tcp(const char *hostport, const struct conn_mode *,
+	    char *err, size_t errlen);
+int	 listener_token_load(const char *path, char *err, size_t errlen);
 void	 listener_close_all(void);
 
 /* conn.c: one client connection, carrying requests or raw bytes. */
@@ -632,8 +643,9 @@ struct conn_mode {
 
 struct conn {
 	TAILQ_ENTRY(conn)	 entry;
-	uv_pipe_t		 pipe;
+	union listener_handle	 h;
 	uid_t			 uid;
+	bool			 authed;	/* may use every method */
 	const struct conn_mode	*mode;
 	void			*mode_data;
 	bool			 eof;		/* the peer sent no more */
@@ -802,6 +814,7 @@ struct daemon {
 	bool			 shutting_down;
 	struct timer		*prune;		/* forgets ended sessions */
 	struct timer		*conn_sweep;	/* closes dropped connections */
+	char			*token;		/* what TCP clients present */
 	struct timer		*finish;	/* closes everything at exit */
 	char			 readbuf[65536]; /* every libuv read */
 };

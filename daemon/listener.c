@@ -2,7 +2,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <netinet/in.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,19 +23,131 @@ listener_auth_peercred(struct listener *l, struct conn *c,
 	uv_os_fd_t	fd;
 
 	(void)l;
-	if (uv_fileno((uv_handle_t *)&c->pipe, &fd) != 0 ||
+	if (uv_fileno(&c->h.handle, &fd) != 0 ||
 	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
 		rpc_error_set(err, RPC_UNAUTHORIZED, "cannot tell who the "
 		    "peer is");
 		return -1;
 	}
 	c->uid = cred.uid;
-	if (cred.uid == geteuid() || cred.uid == 0)
+	if (cred.uid == geteuid() || cred.uid == 0) {
+		c->authed = true;
 		return 0;
+	}
 	log_warn("refused a client of uid %u", (unsigned)c->uid);
 	rpc_error_set(err, RPC_UNAUTHORIZED, "uid %u may not use the daemon "
 	    "of uid %u", (unsigned)c->uid, (unsigned)geteuid());
 	return -1;
+}
+
+static void	listener_connection_cb(uv_stream_t *, int);
+static void	listener_closed(uv_handle_t *);
+
+/*
+ * A TCP peer may be anyone who can reach the port: it is admitted, but may
+ * use nothing but hello until it presents the token there.
+ */
+static int
+listener_auth_token(struct listener *l, struct conn *c, struct rpc_error *err)
+{
+	(void)l;
+	(void)err;
+	c->authed = false;
+	return 0;
+}
+
+/*
+ * Load the token TCP clients must present: a regular file only its owner
+ * may read, its first line; -1 with err otherwise.
+ */
+int
+listener_token_load(const char *path, char *err, size_t errlen)
+{
+	struct stat	st;
+	char		buf[4096];
+	ssize_t		n;
+	int		fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1 ||
+	    fstat(fd, &st) != 0) {
+		snprintf(err, errlen, "token file %s: %s", path,
+		    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || (st.st_mode & 077) != 0) {
+		snprintf(err, errlen, "token file %s is not a regular file "
+		    "that only its owner may read (mode %04o): chmod 600 it",
+		    path, (unsigned)(st.st_mode & 07777));
+		close(fd);
+		return -1;
+	}
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (*buf == '\0') {
+		snprintf(err, errlen, "token file %s is empty", path);
+		return -1;
+	}
+	dmn.token = xstrdup(buf);
+	explicit_bzero(buf, sizeof buf);
+	return 0;
+}
+
+/* Listen on TCP at HOST:PORT (an empty HOST is loopback); -1 with err. */
+int
+listener_tcp(const char *hostport, const struct conn_mode *mode, char *err,
+    size_t errlen)
+{
+	struct sockaddr_storage	 ss;
+	struct listener		*l;
+	const char		*colon = strrchr(hostport, ':');
+	char			 host[256];
+	int			 rc, port, len;
+
+	if (colon == NULL || (port = atoi(colon + 1)) < 0 || port > 65535 ||
+	    (size_t)(colon - hostport) >= sizeof host) {
+		snprintf(err, errlen, "cannot listen on \"tcp:%s\": want "
+		    "tcp:HOST:PORT", hostport);
+		return -1;
+	}
+	snprintf(host, sizeof host, "%.*s", (int)(colon - hostport), hostport);
+	if (*host == '\0')
+		strlcpy(host, "127.0.0.1", sizeof host);
+	if (uv_ip4_addr(host, port, (struct sockaddr_in *)&ss) != 0 &&
+	    uv_ip6_addr(host, port, (struct sockaddr_in6 *)&ss) != 0) {
+		snprintf(err, errlen, "cannot listen on \"tcp:%s\": %s is not "
+		    "an address", hostport, host);
+		return -1;
+	}
+	l = xcalloc(1, sizeof *l);
+	l->tcp = true;
+	l->path = xstrdup(hostport);
+	l->auth = listener_auth_token;
+	l->mode = mode;
+	uv_tcp_init(dmn.loop, &l->h.tcp);
+	l->h.handle.data = l;
+	rc = uv_tcp_bind(&l->h.tcp, (struct sockaddr *)&ss, 0);
+	if (rc == 0)
+		rc = uv_listen((uv_stream_t *)&l->h, 128,
+		    listener_connection_cb);
+	if (rc != 0) {
+		snprintf(err, errlen, "listen on tcp:%s: %s", hostport,
+		    uv_strerror(rc));
+		uv_close(&l->h.handle, listener_closed);
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&dmn.listeners, l, entry);
+	/* Port 0 picked one: say which. */
+	len = sizeof ss;
+	if (uv_tcp_getsockname(&l->h.tcp, (struct sockaddr *)&ss, &len) == 0)
+		port = ntohs(ss.ss_family == AF_INET6 ?
+		    ((struct sockaddr_in6 *)&ss)->sin6_port :
+		    ((struct sockaddr_in *)&ss)->sin_port);
+	log_info("listening on tcp:%s:%d", host, port);
+	return 0;
 }
 
 /* A client is knocking. */
@@ -77,18 +192,18 @@ listener_unix(const char *path, const struct conn_mode *mode, char *err,
 	l->path = xstrdup(path);
 	l->auth = listener_auth_peercred;
 	l->mode = mode;
-	uv_pipe_init(dmn.loop, &l->pipe, 0);
-	l->pipe.data = l;
+	uv_pipe_init(dmn.loop, &l->h.pipe, 0);
+	l->h.handle.data = l;
 	/* Nobody else may connect in the moment before chmod. */
 	old = umask(0177);
-	rc = uv_pipe_bind(&l->pipe, path);
+	rc = uv_pipe_bind(&l->h.pipe, path);
 	umask(old);
 	if (rc == 0)
-		rc = uv_listen((uv_stream_t *)&l->pipe, 128,
+		rc = uv_listen((uv_stream_t *)&l->h, 128,
 		    listener_connection_cb);
 	if (rc != 0) {
 		snprintf(err, errlen, "listen on %s: %s", path, uv_strerror(rc));
-		uv_close((uv_handle_t *)&l->pipe, listener_closed);
+		uv_close(&l->h.handle, listener_closed);
 		return -1;
 	}
 	TAILQ_INSERT_TAIL(&dmn.listeners, l, entry);
@@ -103,7 +218,8 @@ listener_close_all(void)
 
 	while ((l = TAILQ_FIRST(&dmn.listeners)) != NULL) {
 		TAILQ_REMOVE(&dmn.listeners, l, entry);
-		unlink(l->path);
-		uv_close((uv_handle_t *)&l->pipe, listener_closed);
+		if (!l->tcp)
+			unlink(l->path);
+		uv_close(&l->h.handle, listener_closed);
 	}
 }

@@ -20,7 +20,8 @@
 static void
 main_usage(FILE *f)
 {
-	fprintf(f, "usage: dbgctld [--foreground] [--listen unix:PATH]\n");
+	fprintf(f, "usage: dbgctld [--foreground] [--listen unix:PATH | "
+	    "tcp:HOST:PORT]... [--token-file F]\n");
 }
 
 /* The next session id: past every log already in the state directory. */
@@ -99,13 +100,41 @@ main_redirect(void)
 	}
 }
 
-/* Parse the command line into the socket path; exits on bad usage. */
+/* What the command line asks for. */
+struct main_opts {
+	bool		 foreground;
+	const char	*unix_path;	/* --listen unix:PATH */
+	const char	*tcp[8];	/* --listen tcp:HOST:PORT */
+	size_t		 ntcp;
+	const char	*token_file;
+};
+
+/* Take one --listen address; exits on a bad one. */
 static void
-main_options(int argc, char **argv, bool *foreground, const char **listen)
+main_listen(struct main_opts *o, const char *arg)
+{
+	if (strncmp(arg, "unix:", 5) == 0 && arg[5] != '\0') {
+		o->unix_path = arg + 5;
+		return;
+	}
+	if (strncmp(arg, "tcp:", 4) == 0 && strchr(arg + 4, ':') != NULL &&
+	    o->ntcp < sizeof o->tcp / sizeof *o->tcp) {
+		o->tcp[o->ntcp++] = arg + 4;
+		return;
+	}
+	fprintf(stderr, "dbgctld: cannot listen on \"%s\": want unix:PATH "
+	    "or tcp:HOST:PORT (at most 8)\n", arg);
+	exit(2);
+}
+
+/* Parse the command line; exits on bad usage. */
+static void
+main_options(int argc, char **argv, struct main_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "listen", required_argument, NULL, 'l' },
+		{ "token-file", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -115,16 +144,13 @@ main_options(int argc, char **argv, bool *foreground, const char **listen)
 	while ((ch = getopt_long(argc, argv, "fl:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
-			*foreground = true;
+			o->foreground = true;
 			break;
 		case 'l':
-			if (strncmp(optarg, "unix:", 5) != 0 || optarg[5] == '\0') {
-				fprintf(stderr, "dbgctld: cannot listen on "
-				    "\"%s\": this version listens on "
-				    "unix:PATH only\n", optarg);
-				exit(2);
-			}
-			*listen = optarg + 5;
+			main_listen(o, optarg);
+			break;
+		case 't':
+			o->token_file = optarg;
 			break;
 		case 'h':
 			main_usage(stdout);
@@ -140,6 +166,41 @@ main_options(int argc, char **argv, bool *foreground, const char **listen)
 	if (optind != argc) {
 		main_usage(stderr);
 		exit(2);
+	}
+	if (o->ntcp > 0 && o->token_file == NULL) {
+		fprintf(stderr, "dbgctld: a tcp listener needs --token-file\n");
+		exit(2);
+	}
+}
+
+/* Load the token TCP clients present; exits with the reason. */
+static void
+main_token(const struct main_opts *o)
+{
+	char err[PATH_MAX + 128];
+
+	if (o->token_file == NULL ||
+	    listener_token_load(o->token_file, err, sizeof err) == 0)
+		return;
+	fprintf(stderr, "dbgctld: %s\n", err);
+	pidfile_remove(dmn.pidfh);
+	exit(1);
+}
+
+/* Open the TCP listeners; exits with the reason (the starter sees it). */
+static void
+main_tcp(const struct main_opts *o)
+{
+	char	err[PATH_MAX + 128];
+	size_t	i;
+
+	for (i = 0; i < o->ntcp; i++) {
+		if (listener_tcp(o->tcp[i], &request_rpc_mode, err,
+		    sizeof err) == 0)
+			continue;
+		fprintf(stderr, "dbgctld: %s\n", err);
+		pidfile_remove(dmn.pidfh);
+		exit(1);
 	}
 }
 
@@ -219,14 +280,13 @@ main_keep_ended(void)
 int
 main(int argc, char **argv)
 {
-	const char	*listen = NULL;
+	struct main_opts o = { 0 };
 	char		 err[PATH_MAX + 128];
-	bool		 foreground = false;
 	int		 ready = -1;
 
 	/* Whatever the starter leaked must not reach sessions. */
 	closefrom(3);
-	main_options(argc, argv, &foreground, &listen);
+	main_options(argc, argv, &o);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	TAILQ_INIT(&dmn.sessions);
@@ -234,9 +294,11 @@ main(int argc, char **argv)
 	TAILQ_INIT(&dmn.waiting);
 	TAILQ_INIT(&dmn.sinks);
 	TAILQ_INIT(&dmn.listeners);
-	main_paths(listen);
+	main_paths(o.unix_path);
 	main_lock();
-	if (!foreground)
+	/* Before detaching, so that a refused token file is seen at once. */
+	main_token(&o);
+	if (!o.foreground)
 		ready = main_detach();
 	dmn.loop = uv_default_loop();
 	dmn.keep_ended = main_keep_ended();
@@ -245,9 +307,10 @@ main(int argc, char **argv)
 		pidfile_remove(dmn.pidfh);
 		return 1;
 	}
+	main_tcp(&o);
 	pidfile_write(dmn.pidfh);
 	daemon_watch_signals();
-	if (!foreground) {
+	if (!o.foreground) {
 		main_redirect();
 		if (write(ready, "", 1) != 1)
 			log_warn("the starter left before the daemon was ready");

@@ -8,17 +8,52 @@
 
 #define PROTOCOL_VERSION 1
 
-/* hello: who this daemon is. */
+/* Whether two strings are equal, in time that does not depend on where they differ. */
+static bool
+method_token_equal(const char *a, const char *b)
+{
+	size_t		 la = strlen(a), lb = strlen(b), i;
+	unsigned char	 d = la != lb;
+
+	for (i = 0; i < la; i++)
+		d |= (unsigned char)a[i] ^ (unsigned char)b[i % (lb ? lb : 1)];
+	return d == 0;
+}
+
+/*
+ * hello: who this daemon is; on TCP, where the token is presented: a wrong
+ * one is refused and the connection closed.
+ */
 static enum method_return
 method_hello_exec(struct request *req)
 {
-	return request_done(req, json_pack("{s:s, s:i, s:i, s:o}",
+	struct conn	*c = req->conn;
+	const char	*token = request_str(req, "token", NULL);
+	bool		 tcp = !c->authed;
+
+	if (!c->authed && token != NULL) {
+		if (dmn.token == NULL || !method_token_equal(token, dmn.token)) {
+			log_warn("a TCP client presented a wrong token");
+			request_error(req, RPC_UNAUTHORIZED, "wrong token");
+			conn_finish(c);
+			return METHOD_ERROR;
+		}
+		c->authed = true;
+	}
+	return request_done(req, json_pack("{s:s, s:i, s:i, s:o, s:{s:b, s:b}}",
 	    "version", DBGCTL_VERSION, "protocol", PROTOCOL_VERSION,
-	    "pid", (int)getpid(), "capabilities", backend_names()));
+	    "pid", (int)getpid(), "capabilities", backend_names(),
+	    "authentication", "token", tcp, "authenticated", c->authed));
 }
+
+static const struct method_param method_hello_params[] = {
+	{ "token", PT_STRING, false, 0, 0 },
+	{ NULL, 0, false, 0, 0 }
+};
 
 static const struct method method_hello = {
 	.name = "hello",
+	.params = method_hello_params,
 	.flags = METHOD_WHILE_SHUTDOWN | METHOD_NOAUTH,
 	.exec = method_hello_exec,
 };
@@ -32,7 +67,7 @@ method_ping_exec(struct request *req)
 
 static const struct method method_ping = {
 	.name = "ping",
-	.flags = METHOD_WHILE_SHUTDOWN | METHOD_NOAUTH,
+	.flags = METHOD_WHILE_SHUTDOWN,
 	.exec = method_ping_exec,
 };
 

@@ -314,7 +314,10 @@ request_dispatch(struct conn *c, struct rpc_request *rr)
 		req->method = &none;
 		request_error(req, RPC_METHOD_NOT_FOUND, "no method \"%.64s\"",
 		    rr->method);
-	} else if (dmn.shutting_down &&
+	} else if (!c->authed && !(req->method->flags & METHOD_NOAUTH))
+		request_error(req, RPC_UNAUTHORIZED, "present the token first: "
+		    "hello with \"token\"");
+	else if (dmn.shutting_down &&
 	    !(req->method->flags & METHOD_WHILE_SHUTDOWN))
 		request_error(req, RPC_SHUTTING_DOWN, "the daemon is shutting "
 		    "down");

@@ -9,6 +9,8 @@
 #include "harness.h"
 
 #include <sys/socket.h>
+
+#include <netinet/in.h>
 #include <sys/un.h>
 
 #include <errno.h>
@@ -194,4 +196,30 @@ h_conn_wait_note(struct h_conn *c, const char *method, const char *path,
 		json_decref(msg);
 	}
 	return ok;
+}
+
+/* Connect to 127.0.0.1:port over TCP. 0, or -errno. */
+int
+h_conn_open_tcp(struct h_conn *c, int port)
+{
+	struct sockaddr_in sa;
+	int fd, e;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	c->next_id = 1000;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((unsigned short)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		e = errno;
+		close(fd);
+		return -e;
+	}
+	c->fd = fd;
+	fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
+	return 0;
 }

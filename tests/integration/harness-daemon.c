@@ -28,14 +28,22 @@ h_daemon_pings(void *arg)
 
 /* Start dbgctld --foreground --listen unix:SOCK as our child; wait for ping. */
 pid_t
-h_daemon_fg(void)
+h_daemon_fg_args(const char *const extra[])
 {
 	char listen[PATH_MAX + 8], out[PATH_MAX], *log;
-	int fd, st;
+	const char *argv[32];
+	int fd, st, n = 0, i;
 	pid_t pid;
 	double end;
 
 	snprintf(listen, sizeof(listen), "unix:%s", H->sock);
+	argv[n++] = H->dbgctld;
+	argv[n++] = "--foreground";
+	argv[n++] = "--listen";
+	argv[n++] = listen;
+	for (i = 0; extra != NULL && extra[i] != NULL && n < 31; i++)
+		argv[n++] = extra[i];
+	argv[n] = NULL;
 	h_ctx_path(out, sizeof(out), "daemon.out");
 	pid = fork();
 	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
@@ -44,8 +52,7 @@ h_daemon_fg(void)
 		dup2(open("/dev/null", O_RDONLY), 0);
 		dup2(fd, 1);
 		dup2(fd, 2);
-		execve(H->dbgctld, (char *const *)H_ARGS(H->dbgctld,
-		    "--foreground", "--listen", listen), H->envp);
+		execve(H->dbgctld, (char *const *)argv, H->envp);
 		_exit(127);
 	}
 	H->fg_daemon = pid;
@@ -64,6 +71,13 @@ h_daemon_fg(void)
 		h_nap(10);
 	}
 	return pid;
+}
+
+/* Start dbgctld --foreground --listen unix:SOCK as our child; wait for ping. */
+pid_t
+h_daemon_fg(void)
+{
+	return h_daemon_fg_args(NULL);
 }
 
 /* Wait for our foreground daemon to exit within bound_ms; its status or -1. */

@@ -193,6 +193,8 @@ int	 h_cli_recv_until(const char *id, const char *want, struct h_bytes *b,
 
 /* Start dbgctld --foreground --listen unix:SOCK as our child; wait for ping. */
 pid_t	 h_daemon_fg(void);
+/* The same with more options after the listen (NULL-terminated). */
+pid_t	 h_daemon_fg_args(const char *const extra[]);
 /* Wait for our foreground daemon to exit within bound_ms; its status or -1. */
 int	 h_daemon_fg_wait(int bound_ms);
 /* SIGKILL our foreground daemon; assert it dies of it within 10 s. */
@@ -231,6 +233,8 @@ json_t	*h_conn_recv(struct h_conn *, int bound_ms);
 json_t	*h_conn_call(struct h_conn *, const char *method, const char *params,
 	    int bound_ms);
 /* Close the connection and free its buffer. */
+/* Connect to 127.0.0.1:port over TCP. 0, or -errno. */
+int	 h_conn_open_tcp(struct h_conn *, int port);
 /* Read until a notification of method has want at path (NULL: any); false at the bound. */
 bool	 h_conn_wait_note(struct h_conn *, const char *method,
 	    const char *path, const char *want, int bound_ms);

@@ -1,0 +1,143 @@
+/*
+ * TCP with a token: a TCP client may use nothing but hello until it
+ * presents the daemon's token there; a wrong one closes the connection; a
+ * token file others may read is refused; an empty host is loopback. The
+ * client reaches such a daemon with --connect and --token-file.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <sys/stat.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(tcp, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 60);
+
+/* Write a token file of mode mode; its path into path. */
+static void
+token_file(char *path, size_t len, mode_t mode)
+{
+	FILE *f;
+
+	h_ctx_path(path, len, "token");
+	cr_assert_not_null(f = fopen(path, "w"), "token file");
+	fputs("the-token-of-this-test\n", f);
+	fclose(f);
+	cr_assert_eq(chmod(path, mode), 0, "chmod");
+}
+
+/* Start the daemon with a TCP listener at spec; the port it listens on. */
+static int
+tcp_daemon(const char *spec)
+{
+	char token[512], out[512], listen[128], *text, *p;
+	double end;
+	int port = -1;
+
+	token_file(token, sizeof token, 0600);
+	snprintf(listen, sizeof listen, "tcp:%s", spec);
+	h_daemon_fg_args(H_ARGS("--listen", listen, "--token-file", token));
+	h_ctx_path(out, sizeof out, "daemon.out");
+	end = h_now() + H_WAIT_BOUND / 1000.0;
+	while (port < 0 && h_now() < end) {
+		text = h_read_file(out, NULL);
+		if (text != NULL && (p = strstr(text, "listening on tcp:")) != NULL &&
+		    (p = strchr(p + 17, ':')) != NULL)
+			port = atoi(p + 1);
+		free(text);
+		if (port < 0)
+			h_nap(10);
+	}
+	cr_assert_gt(port, 0, "the daemon never said its TCP port");
+	return port;
+}
+
+/* Without the token only hello answers; the right token opens the rest. */
+Test(tcp, only_hello_until_the_token)
+{
+	struct h_conn c;
+	json_t *r;
+	int port = tcp_daemon("127.0.0.1:0");
+
+	cr_assert_eq(h_conn_open_tcp(&c, port), 0, "connect");
+	r = h_conn_call(&c, "ping", "{}", 10000);
+	cr_assert_str_eq(h_jstr(r, "error.data.kind") ? h_jstr(r,
+	    "error.data.kind") : "", "unauthorized", "ping without the token");
+	json_decref(r);
+	r = h_conn_call(&c, "list", "{}", 10000);
+	cr_assert_str_eq(h_jstr(r, "error.data.kind") ? h_jstr(r,
+	    "error.data.kind") : "", "unauthorized", "list without the token");
+	json_decref(r);
+	r = h_conn_call(&c, "hello", "{}", 10000);
+	cr_assert(json_is_true(h_jpath(r, "result.authentication.token")) &&
+	    json_is_false(h_jpath(r, "result.authentication.authenticated")),
+	    "hello says a token is wanted: %s", json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+	r = h_conn_call(&c, "hello", "{\"token\":\"the-token-of-this-test\"}",
+	    10000);
+	cr_assert(json_is_true(h_jpath(r, "result.authentication.authenticated")),
+	    "the right token: %s", json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+	r = h_conn_call(&c, "ping", "{}", 10000);
+	cr_assert(json_is_true(h_jpath(r, "result.pong")), "ping after the "
+	    "token");
+	json_decref(r);
+	h_conn_close(&c);
+}
+
+/* A wrong token is refused and the connection closed. */
+Test(tcp, a_wrong_token_closes_the_connection)
+{
+	struct h_conn c;
+	json_t *r;
+	int port = tcp_daemon("127.0.0.1:0");
+
+	cr_assert_eq(h_conn_open_tcp(&c, port), 0, "connect");
+	r = h_conn_call(&c, "hello", "{\"token\":\"not-it\"}", 10000);
+	cr_assert_str_eq(h_jstr(r, "error.data.kind") ? h_jstr(r,
+	    "error.data.kind") : "", "unauthorized", "a wrong token");
+	json_decref(r);
+	cr_assert_null(h_conn_recv(&c, 10000), "the connection stayed open");
+	cr_assert(c.eof, "no end of the connection after a wrong token");
+	h_conn_close(&c);
+	cr_assert(h_daemon_ping(), "the daemon serves on");
+}
+
+/* The client with --connect and --token-file; an empty host is loopback. */
+Test(tcp, the_client_connects_with_its_token)
+{
+	char addr[64], token[512], *text, out[512];
+	struct h_res r;
+	int port = tcp_daemon(":0");
+
+	h_ctx_path(out, sizeof out, "daemon.out");
+	text = h_read_file(out, NULL);
+	cr_assert_not_null(strstr(text, "listening on tcp:127.0.0.1:"),
+	    "an empty host is not loopback: %s", text);
+	free(text);
+	h_ctx_path(token, sizeof token, "token");
+	snprintf(addr, sizeof addr, "tcp:127.0.0.1:%d", port);
+	h_cli(&r, H_ARGS("--connect", addr, "--token-file", token, "list"));
+	cr_assert_eq(r.code, 0, "list over TCP: exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
+}
+
+/* A token file others may read makes the daemon refuse to start. */
+Test(tcp, a_readable_token_file_is_refused)
+{
+	char token[512], listen[PATH_MAX + 8];
+	struct h_res r;
+
+	token_file(token, sizeof token, 0644);
+	snprintf(listen, sizeof listen, "unix:%s", H->sock);
+	h_run(&r, H_RUN_BOUND, H_ARGS(H->dbgctld, "--foreground", "--listen",
+	    listen, "--listen", "tcp:127.0.0.1:0", "--token-file", token));
+	cr_assert_eq(r.code, 1, "exit %d (%s)", r.code, r.err);
+	cr_assert_not_null(strstr(r.err, "chmod 600"), "stderr: %s", r.err);
+	h_run_free(&r);
+}
