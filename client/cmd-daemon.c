@@ -149,10 +149,10 @@ cmd_daemon_exec(struct cmd *self, struct client *c)
 	char			 path[PATH_MAX], *listen = NULL;
 	const char		*v;
 	char			**args;
-	int			 n = 1, pos;
+	int			 n = 1, pos, unix_given = 0;
 
-	/* At most program, --foreground, the --listens and one more. */
-	args = calloc(2 * args_has(a, "listen") + 5, sizeof *args);
+	/* Program, --foreground, the --listens, one more, the token file. */
+	args = calloc(2 * args_has(a, "listen") + 7, sizeof *args);
 	if (args == NULL)
 		client_fatal("out of memory");
 	if (args_has(a, "foreground"))
@@ -160,8 +160,14 @@ cmd_daemon_exec(struct cmd *self, struct client *c)
 	for (pos = 0; (v = args_next(a, "listen", &pos)) != NULL;) {
 		args[n++] = (char *)"--listen";
 		args[n++] = (char *)v;
+		unix_given |= strncmp(v, "unix:", 5) == 0;
 	}
-	if (!args_has(a, "listen") && c->socket_arg != NULL) {
+	if (args_has(a, "token-file")) {
+		args[n++] = (char *)"--token-file";
+		args[n++] = (char *)args_get(a, "token-file");
+	}
+	/* -s names the Unix socket, beside any TCP listener. */
+	if (!unix_given && c->socket_arg != NULL) {
 		if (asprintf(&listen, "unix:%s", c->socket_arg) == -1)
 			client_fatal("out of memory");
 		args[n++] = (char *)"--listen";
@@ -177,8 +183,9 @@ cmd_daemon_exec(struct cmd *self, struct client *c)
 
 const struct cmd_entry cmd_daemon_entry = {
 	.name = "daemon",
-	.usage = "[--foreground] [--listen unix:PATH]",
-	.args = { "foreground listen:", 0, 0 },
+	.usage = "[--foreground] [--listen unix:PATH | tcp:HOST:PORT]...\n"
+	    "\t[--token-file F]",
+	.args = { "foreground listen: token-file:", 0, 0 },
 	.flags = 0,
 	.exec = cmd_daemon_exec,
 };
