@@ -764,7 +764,7 @@ extern const struct method *const method_daemon[];
 
 /* notify.c: subscriptions, as sinks on every session. */
 void	 notify_subscribe(struct conn *, unsigned long id, bool output);
-void	 notify_unsubscribe(struct conn *, unsigned long id);
+int	 notify_unsubscribe(struct conn *, unsigned long id);
 void	 notify_forget(struct conn *);
 void	 notify_drained(struct conn *);
 

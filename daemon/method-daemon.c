@@ -103,6 +103,25 @@ method_subscribe_streams(struct request *req, bool *console, bool *target)
 	return 0;
 }
 
+/*
+ * The sessions a subscription covers as they are now: with the
+ * notifications that follow, nothing is missed between the two.
+ */
+static json_t *
+method_subscribe_snapshot(struct session *only)
+{
+	struct session	*s;
+	json_t		*list = json_array();
+
+	if (only != NULL) {
+		json_array_append_new(list, status_json(only));
+		return list;
+	}
+	TAILQ_FOREACH(s, &dmn.sessions, entry)
+		json_array_append_new(list, status_json(s));
+	return list;
+}
+
 /* subscribe: session.state (and session.output) notifications from now on. */
 static enum method_return
 method_subscribe_exec(struct request *req)
@@ -119,7 +138,8 @@ method_subscribe_exec(struct request *req)
 	if (target && tap_start(req->conn, s, &err) != 0)
 		return request_fail(req, &err);
 	notify_subscribe(req->conn, s != NULL ? s->id : 0, console);
-	return request_done(req, json_pack("{s:b}", "subscribed", 1));
+	return request_done(req, json_pack("{s:b, s:o}", "subscribed", 1,
+	    "sessions", method_subscribe_snapshot(s)));
 }
 
 static const struct method_param method_subscribe_params[] = {
@@ -142,7 +162,10 @@ method_unsubscribe_exec(struct request *req)
 {
 	struct session *s = req->session;
 
-	notify_unsubscribe(req->conn, s != NULL ? s->id : 0);
+	if (notify_unsubscribe(req->conn, s != NULL ? s->id : 0) != 0)
+		return request_error(req, RPC_INVALID_PARAMS, "this connection "
+		    "hears of every session: unsubscribe without \"session\", "
+		    "then subscribe to the ones wanted");
 	tap_stop(req->conn, s);
 	return request_done(req, json_pack("{s:b}", "subscribed", 0));
 }

@@ -202,25 +202,31 @@ notify_subscribe(struct conn *c, unsigned long id, bool output)
 	n->ids[n->n++] = id;
 }
 
-/* Drop c's subscription to id, or every one when id is 0. */
-void
+/*
+ * Drop c's subscription to id, or every one when id is 0; -1 when c hears
+ * of every session, so that one cannot be taken out.
+ */
+int
 notify_unsubscribe(struct conn *c, unsigned long id)
 {
 	struct notify	*n = notify_find(c);
 	size_t		 i;
 
 	if (n == NULL)
-		return;
+		return 0;
+	if (id != 0 && n->all)
+		return -1;
 	if (id == 0) {
 		notify_forget(c);
-		return;
+		return 0;
 	}
 	for (i = 0; i < n->n; i++) {
 		if (n->ids[i] == id) {
 			n->ids[i] = n->ids[--n->n];
-			return;
+			return 0;
 		}
 	}
+	return 0;
 }
 
 /* The connection is going: it hears nothing more. */

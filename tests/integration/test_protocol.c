@@ -891,3 +891,36 @@ Test(protocol, stalled_subscribers_cost_little)
 	for (i = 0; i < 3; i++)
 		h_conn_close(&stalled[i]);
 }
+
+/*
+ * subscribe answers with a snapshot of the sessions it covers, so status
+ * and notifications leave no gap; taking one session out of a
+ * subscription to all of them is refused rather than silently ignored.
+ */
+Test(protocol, subscribe_snapshots_and_unsubscribe_says_what_it_does)
+{
+	struct h_conn c;
+	char params[64];
+	json_t *r;
+	long id;
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--", "sleep", "30"));
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	r = h_conn_call(&c, "subscribe", "{\"output\":false}", 10000);
+	cr_assert_eq(h_jint(json_array_get(h_jpath(r, "result.sessions"), 0),
+	    "id", -1), id, "the snapshot: %s", json_dumps(r, JSON_COMPACT));
+	cr_assert_str_eq(h_jstr(json_array_get(h_jpath(r, "result.sessions"),
+	    0), "state"), "running");
+	json_decref(r);
+	snprintf(params, sizeof params, "{\"session\":%ld}", id);
+	r = h_conn_call(&c, "unsubscribe", params, 10000);
+	cr_assert_str_eq(h_jstr(r, "error.data.kind") ? h_jstr(r,
+	    "error.data.kind") : "", "invalid_params", "one session out of "
+	    "all: %s", json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+	r = h_conn_call(&c, "unsubscribe", "{}", 10000);
+	cr_assert(json_is_false(h_jpath(r, "result.subscribed")), "unsubscribe "
+	    "all");
+	json_decref(r);
+	h_conn_close(&c);
+}
