@@ -711,6 +711,8 @@ struct method {
 	enum method_return		(*exec)(struct request *);
 };
 
+struct request_batch;
+
 struct request {
 	TAILQ_ENTRY(request)	 entry;		/* while it waits */
 	const struct method	*method;
@@ -728,6 +730,7 @@ struct request {
 	bool			 in_exec;	/* its method is running */
 	struct timer		*timer;
 	void			(*timeout)(struct request *);
+	struct request_batch	*batch;		/* the batch it is in, or NULL */
 };
 
 extern const struct conn_mode request_rpc_mode;

@@ -15,6 +15,17 @@ static const struct method *const *const request_groups[] = {
 	method_daemon,
 };
 
+static void	request_batch_add(struct request_batch *, struct conn *,
+		    json_t *);
+
+/* A batch: the replies of its requests, sent as one array when all are in. */
+struct request_batch {
+	json_t		*replies;
+	unsigned	 left;		/* requests not answered yet */
+	bool		 sealed;	/* every request has been started */
+	struct conn	*conn;		/* NULL once the client is gone */
+};
+
 /* The rpc mode's own state of a connection. */
 struct request_rpc {
 	struct frame	 frame;
@@ -175,6 +186,9 @@ request_check(struct request *req, json_t *params, struct rpc_error *err)
 void
 request_free(struct request *req)
 {
+	/* Dropped unanswered (its client left): its batch will not be sent. */
+	if (req->batch != NULL && !req->finished)
+		request_batch_add(req->batch, NULL, NULL);
 	if (req->waiting)
 		pending_finish(req);
 	if (req->session != NULL)
@@ -184,6 +198,31 @@ request_free(struct request *req)
 	free(req);
 }
 
+/* Send a batch's replies once every request of it is answered. */
+static void
+request_batch_done(struct request_batch *b)
+{
+	if (!b->sealed || b->left > 0)
+		return;
+	if (b->conn != NULL && json_array_size(b->replies) > 0)
+		conn_send(b->conn, json_incref(b->replies));
+	json_decref(b->replies);
+	free(b);
+}
+
+/* One request of a batch is answered (msg NULL for a notification). */
+static void
+request_batch_add(struct request_batch *b, struct conn *c, json_t *msg)
+{
+	if (msg != NULL)
+		json_array_append_new(b->replies, msg);
+	/* A request whose client left makes the whole batch unanswerable. */
+	if (c == NULL)
+		b->conn = NULL;
+	b->left--;
+	request_batch_done(b);
+}
+
 /* Mark the request answered; free it unless its method is still running. */
 static enum method_return
 request_finish(struct request *req, json_t *msg)
@@ -191,7 +230,9 @@ request_finish(struct request *req, json_t *msg)
 	if (req->finished)
 		log_fatal("request %s answered twice", req->method->name);
 	req->finished = true;
-	if (req->conn != NULL && req->id != NULL)
+	if (req->batch != NULL)
+		request_batch_add(req->batch, req->conn, msg);
+	else if (req->conn != NULL && req->id != NULL)
 		conn_send(req->conn, msg);
 	else
 		json_decref(msg);
@@ -299,7 +340,8 @@ request_bool(struct request *req, const char *key)
 
 /* Run a parsed request: find its method, check it, run it. */
 static void
-request_dispatch(struct conn *c, struct rpc_request *rr)
+request_dispatch(struct conn *c, struct rpc_request *rr,
+    struct request_batch *b)
 {
 	struct request		*req = xcalloc(1, sizeof *req);
 	struct rpc_error	 err;
@@ -308,6 +350,9 @@ request_dispatch(struct conn *c, struct rpc_request *rr)
 	req->conn = c;
 	req->id = json_incref(rr->id);
 	req->in_exec = true;
+	req->batch = b;
+	if (b != NULL)
+		b->left++;
 	if ((req->method = request_method(rr->method)) == NULL) {
 		static const struct method none = { .name = "?" };
 
@@ -322,7 +367,7 @@ request_dispatch(struct conn *c, struct rpc_request *rr)
 		request_error(req, RPC_SHUTTING_DOWN, "the daemon is shutting "
 		    "down");
 	else if ((req->method->flags & METHOD_ALONE) &&
-	    (c->npending > 0 || req->id == NULL))
+	    (c->npending > 0 || req->id == NULL || b != NULL))
 		request_error(req, RPC_INVALID_REQUEST, "%s must be the only "
 		    "request in flight on its connection", req->method->name);
 	else if (request_check(req, rr->params, &err) != 0)
@@ -339,23 +384,85 @@ request_dispatch(struct conn *c, struct rpc_request *rr)
 		request_free(req);
 }
 
-/* Parse one line and run it; stop feeding once the connection changed. */
-static int
-request_line(void *arg, char *line, size_t len)
+/* Answer a line that is not a request; in a batch, among its replies. */
+static void
+request_refuse(struct conn *c, struct rpc_error *err, struct request_batch *b)
 {
-	struct conn		*c = arg;
+	json_t *msg = rpc_error_new(err->id, err->code, err->message, NULL);
+
+	json_decref(err->id);
+	if (b == NULL) {
+		conn_send(c, msg);
+		return;
+	}
+	b->left++;
+	request_batch_add(b, c, msg);
+}
+
+/* Run one request of text (a line, or a member of a batch). */
+static void
+request_run(struct conn *c, const char *text, size_t len,
+    struct request_batch *b)
+{
 	struct rpc_request	 rr;
 	struct rpc_error	 err;
 
 	memset(&err, 0, sizeof err);
-	if (rpc_parse(line, len, &rr, &err) != 0) {
-		conn_send(c, rpc_error_new(err.id, err.code, err.message,
-		    NULL));
-		json_decref(err.id);
-		return 0;
+	if (rpc_parse(text, len, &rr, &err) != 0) {
+		request_refuse(c, &err, b);
+		return;
 	}
-	request_dispatch(c, &rr);
+	request_dispatch(c, &rr, b);
 	rpc_request_free(&rr);
+}
+
+/*
+ * A batch (a JSON array): each member runs as a request, and their replies
+ * go back as one array once all are answered (none for notifications only);
+ * an empty array is one invalid request. False if the line is no batch.
+ */
+static bool
+request_batch(struct conn *c, const char *line, size_t len)
+{
+	struct request_batch	*b;
+	struct rpc_error	 err = { 0 };
+	json_t			*root, *v;
+	char			*text;
+	size_t			 i;
+
+	if (line[strspn(line, " \t")] != '[' || (root = json_loadb(line, len,
+	    JSON_REJECT_DUPLICATES, NULL)) == NULL || !json_is_array(root)) {
+		return false;
+	}
+	if (json_array_size(root) == 0) {
+		json_decref(root);
+		rpc_error_set(&err, RPC_INVALID_REQUEST, "an empty batch");
+		request_refuse(c, &err, NULL);
+		return true;
+	}
+	b = xcalloc(1, sizeof *b);
+	b->replies = json_array();
+	b->conn = c;
+	json_array_foreach(root, i, v) {
+		text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		request_run(c, text, strlen(text), b);
+		free(text);
+	}
+	json_decref(root);
+	b->sealed = true;
+	b->left++;
+	request_batch_add(b, c, NULL);
+	return true;
+}
+
+/* Parse one line and run it; stop feeding once the connection changed. */
+static int
+request_line(void *arg, char *line, size_t len)
+{
+	struct conn *c = arg;
+
+	if (!request_batch(c, line, len))
+		request_run(c, line, len, NULL);
 	/* A dropped client's lines still run: it may have sent and gone. */
 	return c->closing || c->finishing || c->mode != &request_rpc_mode;
 }

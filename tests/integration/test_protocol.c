@@ -111,7 +111,7 @@ Test(protocol, invalid_request)
 	h_daemon_fg();
 	expect_error("{\"jsonrpc\":\"1.0\",\"id\":5,\"method\":\"ping\"}\n",
 	    -32600, "invalid_request", "5");
-	expect_error("[1,2]\n", -32600, "invalid_request", "null");
+	expect_error("[]\n", -32600, "invalid_request", "null");
 }
 
 /* Unknown session: code 1 no_such_session, id echoed. */
@@ -921,6 +921,43 @@ Test(protocol, subscribe_snapshots_and_unsubscribe_says_what_it_does)
 	r = h_conn_call(&c, "unsubscribe", "{}", 10000);
 	cr_assert(json_is_false(h_jpath(r, "result.subscribed")), "unsubscribe "
 	    "all");
+	json_decref(r);
+	h_conn_close(&c);
+}
+
+/*
+ * A batch (JSON-RPC 2.0 section 6) gets one array of replies, in the
+ * order they are answered, none for its notifications; a member that is
+ * no request gets its own error in the array; a batch of notifications
+ * only gets nothing, and a request after it is answered as usual.
+ */
+Test(protocol, a_batch_gets_an_array_of_replies)
+{
+	struct h_conn c;
+	const char *batch = "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"ping\"},{\"jsonrpc\":\"2.0\",\"method\":\"ping\"},1,"
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"nope\"}]\n";
+	const char *quiet = "[{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}]\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}\n";
+	json_t *r;
+
+	json_decref(h_cli_json(H_ARGS("list")));
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	cr_assert_eq(h_conn_send(&c, batch, strlen(batch), 10000), 0, "send");
+	r = h_conn_recv(&c, 10000);
+	cr_assert(json_is_array(r) && json_array_size(r) == 3, "a batch of "
+	    "four with one notification: %s", json_dumps(r, JSON_COMPACT));
+	cr_assert_eq(h_jint(json_array_get(r, 0), "id", -1), 1);
+	cr_assert(json_is_true(h_jpath(json_array_get(r, 0), "result.pong")));
+	cr_assert_eq(h_jint(json_array_get(r, 1), "error.code", 0), -32600,
+	    "the member that is no request");
+	cr_assert_eq(h_jint(json_array_get(r, 2), "error.code", 0), -32601,
+	    "the unknown method");
+	json_decref(r);
+	cr_assert_eq(h_conn_send(&c, quiet, strlen(quiet), 10000), 0, "send");
+	r = h_conn_recv(&c, 10000);
+	cr_assert_eq(h_jint(r, "id", -1), 9, "after a batch of notifications, "
+	    "the next reply is the ping's: %s", json_dumps(r, JSON_COMPACT));
 	json_decref(r);
 	h_conn_close(&c);
 }
