@@ -178,6 +178,13 @@ conn_send_raw(struct conn *c, const char *data, size_t len)
 void
 conn_send(struct conn *c, json_t *msg)
 {
+	conn_send_id(c, msg, NULL);
+}
+
+/* Send a reply with its id spelled as the request spelled it (id_text). */
+void
+conn_send_id(struct conn *c, json_t *msg, const char *id_text)
+{
 	size_t	 len;
 	char	*line;
 
@@ -185,7 +192,7 @@ conn_send(struct conn *c, json_t *msg)
 		json_decref(msg);
 		return;
 	}
-	line = rpc_dump(msg, &len);
+	line = rpc_dump_id(msg, id_text, &len);
 	json_decref(msg);
 	if (line == NULL) {
 		msg = rpc_error_new(NULL, RPC_INTERNAL_ERROR, "the reply would "

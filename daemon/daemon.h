@@ -661,6 +661,7 @@ struct conn {
 void	 conn_accept(struct listener *);
 void	 conn_set_mode(struct conn *, const struct conn_mode *, void *);
 void	 conn_send(struct conn *, json_t *msg);
+void	 conn_send_id(struct conn *, json_t *msg, const char *id_text);
 void	 conn_send_raw(struct conn *, const char *, size_t);
 size_t	 conn_queued(struct conn *);
 void	 conn_pause(struct conn *);
@@ -718,6 +719,7 @@ struct request {
 	const struct method	*method;
 	struct conn		*conn;		/* NULL once the client left */
 	json_t			*id;
+	char			*id_text;	/* a non-integer id as sent */
 	json_t			*params;	/* checked, nulls removed */
 	struct session		*session;	/* "session", resolved */
 	bool			 waiting;

@@ -194,6 +194,7 @@ request_free(struct request *req)
 	if (req->session != NULL)
 		session_unref(req->session);
 	json_decref(req->id);
+	free(req->id_text);
 	json_decref(req->params);
 	free(req);
 }
@@ -233,7 +234,7 @@ request_finish(struct request *req, json_t *msg)
 	if (req->batch != NULL)
 		request_batch_add(req->batch, req->conn, msg);
 	else if (req->conn != NULL && req->id != NULL)
-		conn_send(req->conn, msg);
+		conn_send_id(req->conn, msg, req->id_text);
 	else
 		json_decref(msg);
 	if (!req->in_exec)
@@ -349,6 +350,8 @@ request_dispatch(struct conn *c, struct rpc_request *rr,
 
 	req->conn = c;
 	req->id = json_incref(rr->id);
+	if (rr->id_text != NULL)
+		req->id_text = xstrdup(rr->id_text);
 	req->in_exec = true;
 	req->batch = b;
 	if (b != NULL)

@@ -148,6 +148,8 @@ rpc_parse(const char *line, size_t len, struct rpc_request *req,
 	req->id = id;
 	req->method = json_string_value(v);
 	req->params = params;
+	if (json_is_real(req->id))
+		req->id_text = rpc_id_text(line, len);
 	json_decref(err->id);
 	err->id = NULL;
 	return 0;
@@ -162,6 +164,7 @@ void
 rpc_request_free(struct rpc_request *req)
 {
 	json_decref(req->root);
+	free(req->id_text);
 	memset(req, 0, sizeof *req);
 }
 
@@ -508,4 +511,113 @@ bad:
 	rpc_error_set(err, RPC_INVALID_PARAMS,
 	    "\"%s\" must be an array of strings", key);
 	return -1;
+}
+
+/* Skip a JSON string at p (at its quote); the byte past it, or NULL. */
+static const char *
+rpc_skip_string(const char *p, const char *end)
+{
+	for (p++; p < end; p++) {
+		if (*p == '\\')
+			p++;
+		else if (*p == '"')
+			return p + 1;
+	}
+	return NULL;
+}
+
+/* Skip one JSON value at p; the byte past it, or NULL. */
+static const char *
+rpc_skip_value(const char *p, const char *end)
+{
+	int depth = 0;
+
+	while (p < end) {
+		if (*p == '"') {
+			if ((p = rpc_skip_string(p, end)) == NULL)
+				return NULL;
+			if (depth == 0)
+				return p;
+			continue;
+		}
+		if (*p == '{' || *p == '[')
+			depth++;
+		else if (*p == '}' || *p == ']') {
+			if (depth == 0)
+				return p;
+			if (--depth == 0)
+				return p + 1;
+		} else if (depth == 0 && strchr(", \t\r\n", *p) != NULL)
+			return p;
+		p++;
+	}
+	return depth == 0 ? p : NULL;
+}
+
+/*
+ * The text of the top-level "id" of a request line when it is a number
+ * jansson would not write back as sent (1e3, 1.50); NULL otherwise.
+ */
+char *
+rpc_id_text(const char *line, size_t len)
+{
+	const char	*p = line, *end = line + len, *k, *v;
+	char		*text;
+
+	while (p < end && strchr(" \t\r\n", *p) != NULL)
+		p++;
+	if (p >= end || *p++ != '{')
+		return NULL;
+	for (;;) {
+		while (p < end && strchr(" \t\r\n,", *p) != NULL)
+			p++;
+		if (p >= end || *p != '"')
+			return NULL;
+		k = p;
+		if ((p = rpc_skip_string(p, end)) == NULL)
+			return NULL;
+		while (p < end && strchr(" \t\r\n:", *p) != NULL)
+			p++;
+		v = p;
+		if ((p = rpc_skip_value(p, end)) == NULL)
+			return NULL;
+		if (p - k >= 4 && strncmp(k, "\"id\"", 4) == 0 && k[4] != '\\') {
+			if (memchr(v, '"', p - v) != NULL ||
+			    (memchr(v, '.', p - v) == NULL &&
+			    memchr(v, 'e', p - v) == NULL &&
+			    memchr(v, 'E', p - v) == NULL))
+				return NULL;
+			if ((text = malloc(p - v + 1)) == NULL)
+				return NULL;
+			memcpy(text, v, p - v);
+			text[p - v] = '\0';
+			return text;
+		}
+	}
+}
+
+/*
+ * Serialise msg as rpc_dump does, with its "id" written as id_text (the
+ * request's own spelling of a number) when that is given.
+ */
+char *
+rpc_dump_id(const json_t *msg, const char *id_text, size_t *len)
+{
+	static const char	 head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+	char			*line, *out, *rest;
+	size_t			 n, h = sizeof head - 1;
+
+	if ((line = rpc_dump(msg, len)) == NULL || id_text == NULL ||
+	    strncmp(line, head, h) != 0)
+		return line;
+	rest = line + h + strcspn(line + h, ",}");
+	n = h + strlen(id_text) + strlen(rest);
+	if (n > FRAME_MAX + 1 || (out = malloc(n + 1)) == NULL)
+		return line;
+	memcpy(out, line, h);
+	strcpy(out + h, id_text);
+	strcat(out, rest);
+	free(line);
+	*len = strlen(out);
+	return out;
 }

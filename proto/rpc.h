@@ -35,6 +35,7 @@ struct rpc_request {
 	json_t		*id;		/* NULL for a notification */
 	const char	*method;
 	json_t		*params;	/* always an object (empty if absent) */
+	char		*id_text;	/* a non-integer id as sent, or NULL */
 };
 
 /*
@@ -62,6 +63,8 @@ json_t	*rpc_error_new(json_t *id, int code, const char *message,
 	    json_t *data);
 json_t	*rpc_notification_new(const char *method, json_t *params);
 char	*rpc_dump(const json_t *msg, size_t *len);
+char	*rpc_dump_id(const json_t *msg, const char *id_text, size_t *len);
+char	*rpc_id_text(const char *line, size_t len);
 
 void	 rpc_error_set(struct rpc_error *, int code, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));

@@ -776,3 +776,31 @@ Test(rpc, param_helpers_leave_id)
 	json_decref(p);
 	json_decref(id);
 }
+
+Test(rpc, a_non_integer_id_comes_back_as_it_was_sent)
+{
+	struct rpc_request	 req;
+	struct rpc_error	 err;
+	const char		*line = "{\"method\":\"ping\",\"params\":{\"id\":"
+				    "[1,{\"id\":2}]},\"jsonrpc\":\"2.0\","
+				    "\"id\":1e3}";
+	json_t			*msg;
+	char			*out;
+	size_t			 len;
+
+	cr_assert_eq(rpc_parse(line, strlen(line), &req, &err), 0,
+	    "%s", err.message);
+	cr_assert_str_eq(req.id_text, "1e3", "the id's own text, not a "
+	    "nested \"id\"");
+	msg = rpc_result_new(req.id, json_pack("{s:b}", "pong", 1));
+	out = rpc_dump_id(msg, req.id_text, &len);
+	cr_assert_not_null(strstr(out, "\"id\":1e3,"), "reply: %s", out);
+	cr_assert_eq(len, strlen(out));
+	free(out);
+	json_decref(msg);
+	rpc_request_free(&req);
+	line = "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"ping\"}";
+	cr_assert_eq(rpc_parse(line, strlen(line), &req, &err), 0);
+	cr_assert_null(req.id_text, "an integer id is written back as it is");
+	rpc_request_free(&req);
+}
