@@ -820,6 +820,10 @@ struct daemon {
 	struct timer		*prune;		/* forgets ended sessions */
 	struct timer		*conn_sweep;	/* closes dropped connections */
 	char			*token;		/* what TCP clients present */
+	json_t			*note;		/* the last console notification */
+	unsigned long		 note_session;
+	uint64_t		 note_offset;
+	size_t			 note_len;
 	struct timer		*finish;	/* closes everything at exit */
 	char			 readbuf[65536]; /* every libuv read */
 };

@@ -75,13 +75,20 @@ notify_state(struct session *s)
 	return rpc_notification_new("session.state", params);
 }
 
-/* The session.output notification of len bytes printed at offset. */
+/*
+ * The session.output notification of a piece of console output, built
+ * (and base64-encoded) once however many subscribers it goes to: the last
+ * one is kept, keyed by session and offset.
+ */
 static json_t *
 notify_output(struct session *s, const struct session_event *ev)
 {
 	json_t	*params;
 	char	*text;
 
+	if (dmn.note != NULL && dmn.note_session == s->id &&
+	    dmn.note_offset == ev->offset && dmn.note_len == ev->len)
+		return json_incref(dmn.note);
 	if ((text = b64_encode((const unsigned char *)ev->data,
 	    ev->len)) == NULL)
 		log_fatal("out of memory");
@@ -89,7 +96,12 @@ notify_output(struct session *s, const struct session_event *ev)
 	    (json_int_t)s->id, "stream", "console", "data", text, "offset",
 	    (json_int_t)ev->offset);
 	free(text);
-	return rpc_notification_new("session.output", params);
+	json_decref(dmn.note);
+	dmn.note = rpc_notification_new("session.output", params);
+	dmn.note_session = s->id;
+	dmn.note_offset = ev->offset;
+	dmn.note_len = ev->len;
+	return json_incref(dmn.note);
 }
 
 /* Note console output a stalled subscriber misses. */
