@@ -3,6 +3,24 @@
 
 #include "daemon.h"
 
+/* How long connections may flush their last replies at exit. */
+#define DAEMON_FLUSH_MS 1000
+
+/* Close the connections still flushing at exit: their clients read nothing. */
+static void
+daemon_last_call(void *arg)
+{
+	struct conn *c, *next;
+
+	(void)arg;
+	TAILQ_FOREACH_SAFE(c, &dmn.conns, entry, next) {
+		log_warn("closing a client that did not read its last replies");
+		conn_close(c);
+	}
+	timer_free(dmn.last_call);
+	dmn.last_call = NULL;
+}
+
 /*
  * Nothing is left running: close the listeners and, after their queued
  * replies, the connections. It runs on a later loop turn, so every reply
@@ -15,6 +33,11 @@ daemon_finish(void *arg)
 	log_info("all sessions ended; exiting");
 	listener_close_all();
 	conn_close_all();
+	/* A client that reads nothing would hold the exit: give it a second. */
+	dmn.last_call = timer_new(daemon_last_call, NULL);
+	/* Only a connection still open keeps the daemon waiting for it. */
+	timer_weak(dmn.last_call);
+	timer_start(dmn.last_call, DAEMON_FLUSH_MS);
 	uv_close((uv_handle_t *)&dmn.sigterm, NULL);
 	uv_close((uv_handle_t *)&dmn.sigint, NULL);
 	timer_free(dmn.finish);

@@ -73,6 +73,7 @@ typedef void (*timer_cb)(void *arg);
 struct timer	*timer_new(timer_cb, void *arg);
 void		 timer_start(struct timer *, uint64_t ms);
 void		 timer_stop(struct timer *);
+void		 timer_weak(struct timer *);
 void		 timer_free(struct timer *);
 
 /* ring.c: a bounded window onto the most recent bytes of a stream. */
@@ -825,6 +826,7 @@ struct daemon {
 	uint64_t		 note_offset;
 	size_t			 note_len;
 	struct timer		*finish;	/* closes everything at exit */
+	struct timer		*last_call;	/* then closes who will not flush */
 	char			 readbuf[65536]; /* every libuv read */
 };
 

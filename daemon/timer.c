@@ -38,6 +38,13 @@ timer_start(struct timer *t, uint64_t ms)
 	uv_timer_start(&t->h, timer_fired, ms, 0);
 }
 
+/* The timer alone does not keep the loop running (as at exit). */
+void
+timer_weak(struct timer *t)
+{
+	uv_unref((uv_handle_t *)&t->h);
+}
+
 /* Do not run out. */
 void
 timer_stop(struct timer *t)

@@ -961,3 +961,30 @@ Test(protocol, a_batch_gets_an_array_of_replies)
 	json_decref(r);
 	h_conn_close(&c);
 }
+
+/*
+ * A subscriber that reads nothing does not hold the daemon's exit: after
+ * shutdown its unread replies get a second, then it is closed.
+ */
+Test(protocol, a_client_that_reads_nothing_does_not_hold_the_exit)
+{
+	struct h_conn stalled;
+	struct h_res r;
+	long id;
+	int st;
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&stalled, H->sock), 0, "connect");
+	json_decref(h_conn_call(&stalled, "subscribe", "{}", 10000));
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--", "yes", "printing"));
+	cr_assert_gt(id, 0, "launch");
+	/* Fill the stalled client's socket and the daemon's queue for it. */
+	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND));
+	h_cli(&r, H_ARGS("shutdown"));
+	cr_assert_eq(r.code, 0, "shutdown: exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
+	st = h_daemon_fg_wait(H_WAIT_BOUND);
+	cr_assert_neq(st, -1, "the daemon did not exit beside a client that "
+	    "reads nothing");
+	h_conn_close(&stalled);
+}
