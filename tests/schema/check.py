@@ -1,0 +1,368 @@
+#!/usr/bin/env python3
+"""Drive a real dbgctld through every method over the raw protocol and
+validate every reply (by its request's method) and every notification
+against proto/schema.json, the schema given as argument; report in TAP."""
+import base64
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import jsonschema
+except ImportError:
+    print("1..1")
+    print("not ok 1 - python3-jsonschema is missing (apt-get install "
+          "python3-jsonschema)")
+    sys.exit(1)
+
+SCHEMA = json.load(open(sys.argv[1]))
+DBGCTLD = os.environ["DBGCTLD_BIN"]
+ECHO = os.environ["FIX_ECHO"]
+FAULT = os.environ.get("FIX_FAULT")
+MISSING = "/nonexistent/dbgctl-schema-check"
+results = []        # (ok, description, detail)
+seen = {}           # notification method -> count
+
+
+VALIDATORS = {}
+
+
+def problem(ref, msg):
+    """The first validation error of msg against $defs/ref, or None."""
+    if ref not in VALIDATORS:
+        VALIDATORS[ref] = jsonschema.Draft202012Validator(
+            {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"],
+             "$ref": "#/$defs/" + ref})
+    err = jsonschema.exceptions.best_match(VALIDATORS[ref].iter_errors(msg))
+    if err is None:
+        return None
+    return "%s at %s" % (err.message, "/".join(map(str, err.absolute_path)))
+
+
+def record(ok, desc, detail=None):
+    results.append((ok, desc, detail))
+
+
+def note(msg):
+    """Validate a notification, reporting only the ones that fail."""
+    method = msg.get("method", "?")
+    seen[method] = seen.get(method, 0) + 1
+    why = problem("notification", msg)
+    if why is not None:
+        record(False, "notification %s" % method, why + ": " + json.dumps(msg))
+    return msg
+
+
+class Conn:
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect(path)
+        self.sock.settimeout(10)
+        self.buf = b""
+        self.ids = 0
+        self.notes = []
+
+    def line(self):
+        while b"\n" not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise EOFError("connection closed")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def raw_reply(self, method, params):
+        """Validate the one JSON line of a pipe or attach, read byte by
+        byte so that the raw stream after it stays unread."""
+        self.send(method, params)
+        data = b""
+        while not data.endswith(b"\n"):
+            c = self.sock.recv(1)
+            if not c:
+                raise EOFError("connection closed")
+            data += c
+        msg = json.loads(data)
+        why = problem("responses/" + method, msg)
+        record(why is None and "result" in msg, method,
+               why or json.dumps(msg))
+
+    def send(self, method, params=None, raw=None):
+        self.ids += 1
+        msg = {"jsonrpc": "2.0", "id": self.ids, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.sock.sendall(raw if raw is not None else
+                          json.dumps(msg).encode() + b"\n")
+        self.sent = None if raw is not None else msg
+        return self.ids
+
+    def reply(self, id):
+        while True:
+            msg = self.line()
+            if "id" not in msg:
+                self.notes.append(note(msg))
+            elif msg["id"] == id or msg["id"] is None:
+                return msg
+
+    def call(self, method, params=None, expect=None, desc=None, raw=None,
+             rid=None):
+        """Send a request, validate its reply; expect is an error kind."""
+        id = self.send(method, params, raw)
+        msg = self.reply(id if rid is None else rid)
+        desc = desc or method + (" -> " + expect if expect else "")
+        ref = "responses/" + method
+        if method not in SCHEMA["$defs"]["responses"]:
+            ref = "response"
+        why = problem(ref, msg)
+        # The request itself: refused by the schema iff by the daemon.
+        if why is None and self.sent is not None and method in \
+                SCHEMA["$defs"]["params"] and (problem(
+                    "request", self.sent) is None) == (
+                    expect == "invalid_params"):
+            why = "the schema %s the request %s" % (
+                "accepts" if expect else "refuses", json.dumps(self.sent))
+        if why is None and expect is None and "error" in msg:
+            why = "unexpected error"
+        if why is None and expect is not None and (
+                "error" not in msg or msg["error"]["data"]["kind"] != expect):
+            why = "expected error %s" % expect
+        record(why is None, desc, None if why is None else
+               why + ": " + json.dumps(msg)[:2000])
+        return msg.get("result", msg.get("error"))
+
+    def wait_note(self, pred, timeout=10):
+        """Read notifications until one satisfies pred; it or None."""
+        for n in self.notes:
+            if pred(n):
+                return n
+        end = time.time() + timeout
+        while time.time() < end:
+            self.sock.settimeout(max(0.01, end - time.time()))
+            try:
+                msg = self.line()
+            except (socket.timeout, EOFError):
+                break
+            if "id" not in msg:
+                self.notes.append(note(msg))
+                if pred(msg):
+                    self.sock.settimeout(10)
+                    return msg
+        self.sock.settimeout(10)
+        return None
+
+
+def b64(s):
+    return base64.b64encode(s).decode()
+
+
+def main(tmp):
+    env = dict(os.environ, XDG_RUNTIME_DIR=tmp + "/run",
+               XDG_STATE_HOME=tmp + "/state")
+    os.mkdir(tmp + "/run", 0o700)
+    path = tmp + "/sock"
+    daemon = subprocess.Popen([DBGCTLD, "--foreground", "--listen",
+                               "unix:" + path], env=env, cwd=tmp,
+                              stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            if os.path.exists(path):
+                break
+            time.sleep(0.025)
+        drive(path, daemon)
+    finally:
+        if daemon.poll() is None:
+            daemon.terminate()
+            try:
+                daemon.wait(5)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+                daemon.wait()
+
+
+def sanity():
+    """The schema is not vacuous: it refuses what the man page rules out."""
+    out = {"session": 1, "stream": "console", "data": "", "offset": 0}
+    for ref, msg, desc in [
+            ("session", {"id": 1, "kind": "exec"}, "a session without state"),
+            ("failure", {"jsonrpc": "2.0", "id": 1, "error": {
+                "code": 1, "message": "x", "data": {"kind": "timeout"}}},
+             "an error whose code and kind disagree"),
+            ("notification", {"jsonrpc": "2.0", "method": "session.output",
+                              "params": dict(out, eof=True)},
+             "console output with eof")]:
+        record(problem(ref, msg) is not None, "schema refuses " + desc)
+
+
+def steps(c, session, table):
+    """Requests on one session, each with the error kind it must get."""
+    for method, params, kind in table:
+        c.call(method, dict(params, session=session), kind, desc="%s %s %s"
+               " -> %s" % (method, session, json.dumps(params),
+                           kind or "result"))
+
+
+def drive(path, daemon):
+    sanity()
+    c = Conn(path)
+    sub = Conn(path)
+    c.call("hello")
+    c.call("ping")
+    c.call("list", desc="list with no session")
+    # An exec session with a transport, its console and target subscribed.
+    c.call("launch", {"kind": "exec", "name": "echo", "cwd": "/",
+                      "argv": [ECHO, "one"], "transport": True},
+           desc="launch exec with transport")
+    sub.call("subscribe", {"session": "echo",
+                           "streams": ["console", "target"]},
+             desc="subscribe console and target")
+    c.call("read", {"session": "echo", "timeout": 0}, "busy")
+    c.call("write", {"session": "echo", "data": b64(b"hi\n"), "eof": True},
+           desc="write with eof")
+    eof = sub.wait_note(lambda n: n["method"] == "session.output" and
+                        n["params"].get("eof"))
+    record(eof is not None, "session.output target with eof")
+    c.call("wait", {"session": "echo", "timeout": 5000})
+    # A gdb session of the echo program, for exec and session.target.
+    c.call("launch", {"name": "g", "argv": [ECHO, "two"],
+                      "transport": True}, desc="launch gdb")
+    sub.call("subscribe", {"session": "g"}, desc="subscribe second session")
+    c.call("exec", {"session": "g", "command": "-break-insert main"},
+           desc="exec MI command")
+    c.call("exec", {"session": "g", "command": "info breakpoints"},
+           desc="exec console command")
+    c.call("exec", {"session": "g", "command": "-exec-run"},
+           desc="exec -exec-run")
+    st = sub.wait_note(lambda n: n["method"] == "session.target" and
+                       n["params"]["target"]["state"] == "stopped")
+    record(st is not None, "session.target stopped at the breakpoint")
+    steps(c, "g", [
+        ("exec", {"command": "-no-such-command"}, "debugger_error"),
+        ("exec", {"command": "a\nb"}, "invalid_params"),
+        ("status", {}, None),
+        ("write", {"stream": "console", "data": b64(b"info inferiors\n")},
+         None),
+        ("logs", {"max": 64}, None),
+        ("logs", {"lines": 1}, None),
+        ("resize", {"rows": 40, "cols": 120, "redraw": True}, None)])
+    # attach on a connection of its own: only its reply line is JSON.
+    a = Conn(path)
+    a.raw_reply("attach", {"session": "g", "lines": 0})
+    a.sock.close()
+    # A second exec session with a transport, for read, logs and signal.
+    c.call("launch", {"kind": "exec", "name": "e2", "argv": [ECHO],
+                      "transport": True, "stop_timeout": 1000},
+           desc="launch exec")
+    c.call("launch", {"kind": "exec", "name": "e2", "argv": [ECHO]},
+           "name_in_use")
+    c.call("write", {"session": "e2", "data": b64(b"hello\n")})
+    c.call("read", {"session": "e2", "max": 4}, desc="read with max")
+    c.call("read", {"session": "e2", "stream": "console"}, "invalid_params",
+           desc="read of the console -> invalid_params")
+    steps(c, "e2", [
+        ("exec", {"command": "bt"}, "not_supported"),
+        ("signal", {"signal": "INT"}, None),
+        ("wait", {"timeout": 5000}, None),
+        ("resize", {"rows": 10, "cols": 10}, "not_running"),
+        ("signal", {}, "not_running"),
+        ("write", {"stream": "console", "data": "eA=="}, "not_running"),
+        ("read", {}, None)])
+    a = Conn(path)
+    a.call("attach", {"session": "e2"}, "not_running",
+           desc="attach to an ended session -> not_running")
+    a.sock.close()
+    # pipe on a connection of its own, then raw bytes through it.
+    c.call("launch", {"kind": "exec", "name": "p", "argv": [ECHO],
+                      "transport": True}, desc="launch exec to pipe")
+    p = Conn(path)
+    p.raw_reply("pipe", {"session": "p"})
+    q = Conn(path)
+    q.call("pipe", {"session": "p"}, "busy",
+           desc="a second pipe to a piped session -> busy")
+    q.sock.close()
+    p.sock.sendall(b"abc\n")
+    p.sock.shutdown(socket.SHUT_WR)
+    raw = chunk = p.sock.recv(65536)
+    while chunk:
+        chunk = p.sock.recv(65536)
+        raw += chunk
+    record(raw.endswith(b"abc\n"), "pipe carries raw bytes", repr(raw))
+    p.sock.close()
+    c.call("write", {"session": "p", "data": b64(b"x")}, "not_running",
+           desc="write after the pipe closed the input -> not_running")
+    # A gdb session that faults, for session.fault.
+    if FAULT:
+        c.call("launch", {"name": "f", "argv": [FAULT], "commands": ["run"]},
+               desc="launch gdb running a faulting program")
+        sub.call("subscribe", {"session": "f"}, desc="subscribe faulting")
+        f = sub.wait_note(lambda n: n["method"] == "session.fault")
+        record(f is not None, "session.fault")
+        c.call("status", {"session": "f"}, desc="status with a fault")
+    # Errors, each with the kind it must have.
+    for method, params, kind in [
+            ("launch", {"kind": "exec", "argv": [MISSING]}, "spawn_failed"),
+            ("launch", {"kind": "bogus", "argv": ["true"]}, "invalid_params"),
+            ("status", {"session": 999}, "no_such_session"),
+            ("status", {"session": "nobody"}, "no_such_session"),
+            ("status", {}, "invalid_params"),
+            ("wait", {"session": "g", "timeout": 0}, "timeout"),
+            ("stop", {}, "invalid_params"),
+            ("resize", {"session": "g", "rows": 0, "cols": 1},
+             "invalid_params"),
+            ("no.such.method", None, "method_not_found")]:
+        c.call(method, params, kind, desc="%s %s -> %s"
+               % (method, json.dumps(params), kind))
+    for raw, rid, kind in [
+            (b'{"jsonrpc":\n', None, "parse_error"),
+            (b'{"jsonrpc":"2.0","id":[1],"method":"ping"}\n', None,
+             "invalid_request"),
+            (b'{"jsonrpc":"2.0","id":7.5,"method":"ping","params":[]}\n',
+             7.5, "invalid_params")]:
+        c.call("ping", expect=kind, raw=raw, rid=rid,
+               desc="%s -> %s" % (raw.decode().strip(), kind))
+    c.call("stop", {"sessions": ["g", "echo"], "timeout": 1000},
+           desc="stop of two sessions")
+    sub.call("unsubscribe", {"session": "echo"}, desc="unsubscribe one")
+    sub.call("unsubscribe", desc="unsubscribe all")
+    c.call("list")
+    c.call("stop", {"all": True, "timeout": 0}, desc="stop all")
+    sub.call("subscribe", desc="subscribe to every session")
+    # Sessions born under the subscription: every state from starting.
+    c.call("launch", {"kind": "exec", "argv": [MISSING]}, "spawn_failed",
+           desc="launch that fails, under a subscription")
+    c.call("launch", {"kind": "exec", "argv": [ECHO]},
+           desc="launch left for shutdown to stop")
+    c.call("shutdown", {"timeout": 1000})
+    sub.wait_note(lambda n: False, timeout=0.2)
+    for m in ["session.state", "session.output", "session.target"] + (
+            ["session.fault"] if FAULT else []):
+        record(seen.get(m, 0) > 0, "%s notifications valid (%d seen)"
+               % (m, seen.get(m, 0)))
+    record(daemon.wait(10) == 0, "daemon exits 0 after shutdown")
+
+
+def run():
+    tmp = tempfile.mkdtemp(prefix="dbgctl-schema.")
+    try:
+        main(tmp)
+    except Exception as e:  # report a broken run as a failed check
+        record(False, "the run went to its end", "%s: %s"
+               % (type(e).__name__, str(e)[:2000]))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("1..%d" % len(results))
+    for i, (ok, desc, detail) in enumerate(results, 1):
+        print("%s %d - %s" % ("ok" if ok else "not ok", i, desc))
+        if not ok and detail:
+            for line in detail.splitlines():
+                print("# " + line)
+    return 0 if results and all(ok for ok, _, _ in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(run())
