@@ -273,7 +273,7 @@ backend_lldb_command(struct session *s, struct request *req)
 		return request_error(req, RPC_INVALID_PARAMS, "\"command\" "
 		    "must be one non-empty line");
 	if (d->busy)
-		return request_error(req, RPC_LIMIT, "an exec is already "
+		return request_error(req, RPC_BUSY, "an exec is already "
 		    "typing on lldb's console in session %lu", s->id);
 	if (!d->at_prompt)
 		return request_error(req, RPC_NOT_READY, "lldb in session %lu "

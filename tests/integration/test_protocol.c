@@ -593,8 +593,10 @@ Test(protocol, replies_to_clients_already_gone)
 	json_decref(r);
 	h_conn_close(&c);
 	/* Both launches went on without their clients. */
-	h_cli_expect_state(id + 1, "running", "the subscriber's launch");
-	h_cli_expect_state(id + 2, "running", "the launch after bad JSON");
+	cr_assert(h_cli_wait_status(id + 1, "state", "running", H_WAIT_BOUND),
+	    "the subscriber's launch never ran");
+	cr_assert(h_cli_wait_status(id + 2, "state", "running", H_WAIT_BOUND),
+	    "the launch after bad JSON never ran");
 	r = h_cli_json(H_ARGS("stop", "--all", "--timeout", "2000"));
 	json_decref(r);
 	cr_assert_eq(h_daemon_pid(), pid, "the daemon did not survive stop");
