@@ -1,0 +1,609 @@
+"""The client of the dbgctld daemon: a connection and the sessions on it.
+
+One :class:`Client` is one connection to the daemon, over its Unix socket or
+over TCP with a token.  Requests may be made from several threads at once: a
+reader thread matches every reply to its request by id and queues the
+daemon's notifications for :meth:`Client.notifications`.  A :class:`Session`
+is a handle on one session of the daemon, as :meth:`Client.launch` returns.
+The protocol is described in dbgctl-protocol(7).
+"""
+
+import base64
+import errno
+import itertools
+import json
+import os
+import queue
+import shutil
+import socket
+import subprocess
+import threading
+import time
+
+from .errors import Error, Timeout, from_reply
+
+__all__ = ["Client", "Session", "default_socket"]
+
+#: Bytes of one write request, before base64.
+WRITE_CHUNK = 256 * 1024
+
+#: Seconds a request may take beyond the daemon's own timeout.
+MARGIN = 10.0
+
+#: Seconds to wait for an auto-started daemon's socket.
+AUTOSTART_TIMEOUT = 10.0
+
+_FOREVER = None
+
+
+def default_socket():
+    """The daemon's socket path, by the rules of dbgctl(1).
+
+    ``DBGCTL_SOCKET``, else ``$XDG_RUNTIME_DIR/dbgctl/sock``, else
+    ``/tmp/dbgctl-UID/sock``.
+    """
+    path = os.environ.get("DBGCTL_SOCKET")
+    if path:
+        return path
+    run = os.environ.get("XDG_RUNTIME_DIR")
+    if run:
+        return os.path.join(run, "dbgctl", "sock")
+    return "/tmp/dbgctl-%d/sock" % os.getuid()
+
+
+def _daemon_path():
+    path = os.environ.get("DBGCTL_DAEMON")
+    if path:
+        return path
+    return shutil.which("dbgctld") or "dbgctld"
+
+
+class _Slot:
+    """Where the reader thread leaves one reply."""
+
+    __slots__ = ("event", "reply")
+
+    def __init__(self):
+        self.event = threading.Event()
+        self.reply = None
+
+
+class Client:
+    """A connection to dbgctld.
+
+    ``Client()`` connects to the daemon's Unix socket (``socket``, else
+    :func:`default_socket`), starting a daemon there if nothing answers and
+    ``autostart`` is true, as dbgctl(1) does: ``dbgctld`` is run from
+    ``DBGCTL_DAEMON``, else from PATH.
+
+    ``Client(connect="tcp:HOST:PORT", token_file=PATH)`` connects over TCP
+    and presents the token (the first line of ``token_file``, else of
+    ``DBGCTL_TOKEN_FILE``) with hello first.  ``connect="unix:PATH"`` names a
+    socket path.
+
+    ``request_timeout`` bounds, in seconds, the wait for a reply to a
+    request that has no timeout of its own; requests that carry a timeout
+    for the daemon wait that long plus a margin.
+
+    The client is a context manager: leaving it closes the connection.
+    """
+
+    def __init__(self, socket=None, connect=None, token_file=None,
+                 autostart=True, request_timeout=60.0):
+        self.request_timeout = request_timeout
+        self._ids = itertools.count(1)
+        self._send_lock = threading.Lock()
+        self._pending_lock = threading.Lock()
+        self._pending = {}
+        self._notes = queue.Queue()
+        self._subscribed = False
+        self._sub_lock = threading.Lock()
+        self._closed = False
+        self._lost = None
+        self._sock = None
+        self.address = None
+        tcp = None
+        if connect is not None:
+            if connect.startswith("tcp:"):
+                tcp = connect[4:]
+            elif connect.startswith("unix:"):
+                socket = connect[5:]
+            else:
+                raise ValueError("connect must be tcp:HOST:PORT or "
+                                 "unix:PATH, not %r" % connect)
+        if tcp is not None:
+            host, sep, port = tcp.rpartition(":")
+            if not sep or not port.isdigit():
+                raise ValueError("connect must be tcp:HOST:PORT, not %r"
+                                 % connect)
+            host = host.strip("[]") or "127.0.0.1"
+            self.address = (host, int(port))
+            self._sock = _socket_tcp(self.address)
+        else:
+            self.address = socket or default_socket()
+            self._sock = _socket_unix(self.address, autostart)
+        self._reader = threading.Thread(target=self._read_loop,
+                                        name="dbgctl-reader", daemon=True)
+        self._reader.start()
+        if tcp is not None:
+            token = _read_token(token_file)
+            try:
+                self.hello(token=token)
+            except BaseException:
+                self.close()
+                raise
+
+    # The connection.
+
+    def _read_loop(self):
+        f = self._sock.makefile("rb")
+        lost = None
+        try:
+            for line in f:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                self._dispatch(msg)
+        except (OSError, ValueError) as e:
+            lost = e
+        finally:
+            try:
+                f.close()
+            except OSError:
+                pass
+        self._end(lost)
+
+    def _dispatch(self, msg):
+        if isinstance(msg, list):
+            for m in msg:
+                self._dispatch(m)
+            return
+        if not isinstance(msg, dict):
+            return
+        if "id" not in msg:
+            self._notes.put(msg)
+            return
+        rid = msg["id"]
+        if rid is None:
+            # An error for no request: unauthorized, a limit, a parse
+            # error. Every waiting request gets it if the connection ends.
+            if "error" in msg:
+                self._lost = from_reply(msg["error"])
+            return
+        with self._pending_lock:
+            slot = self._pending.pop(rid, None)
+        if slot is not None:
+            slot.reply = msg
+            slot.event.set()
+
+    def _end(self, cause):
+        with self._pending_lock:
+            if self._lost is None:
+                if self._closed:
+                    self._lost = Error("the connection was closed")
+                else:
+                    self._lost = Error("the daemon closed the connection"
+                                       + (": %s" % cause if cause else ""))
+            slots = list(self._pending.values())
+            self._pending.clear()
+        for slot in slots:
+            slot.event.set()
+        self._notes.put(None)
+
+    def call(self, method, params=None, timeout=_FOREVER, default=True):
+        """Send one request and return its result, a dict.
+
+        ``params`` is the params object; members that are ``None`` are left
+        out.  ``timeout`` bounds the wait for the reply, in seconds; when it
+        is not given, ``request_timeout`` does (``default=False`` waits for
+        as long as it takes).  Raises :class:`Error` (or a subclass) with
+        the daemon's error, or :class:`Timeout` when no reply came in time.
+        """
+        if timeout is None and default:
+            timeout = self.request_timeout
+        rid = next(self._ids)
+        req = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params:
+            req["params"] = {k: v for k, v in params.items()
+                             if v is not None}
+        line = (json.dumps(req, separators=(",", ":")) + "\n").encode()
+        slot = _Slot()
+        with self._pending_lock:
+            if self._lost is not None:
+                raise self._lost
+            self._pending[rid] = slot
+        try:
+            with self._send_lock:
+                self._sock.sendall(line)
+        except OSError as e:
+            with self._pending_lock:
+                self._pending.pop(rid, None)
+            raise Error("cannot send to the daemon: %s" % e) from e
+        if not slot.event.wait(timeout):
+            with self._pending_lock:
+                self._pending.pop(rid, None)
+            raise Timeout("no reply to %s within %g s" % (method, timeout),
+                          kind="timeout")
+        msg = slot.reply
+        if msg is None:
+            raise self._lost or Error("the connection was closed")
+        if "error" in msg:
+            raise from_reply(msg["error"])
+        return msg.get("result") or {}
+
+    def close(self):
+        """Close the connection; requests still waiting get an Error.
+
+        Sessions launched with ``lease=True`` on this connection are then
+        stopped by the daemon.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        if self._reader.is_alive() and \
+                self._reader is not threading.current_thread():
+            self._reader.join(5)
+        self._sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    # The daemon.
+
+    def hello(self, token=None):
+        """Who the daemon is; on TCP, present ``token``.  Returns the result."""
+        return self.call("hello", {"token": token})
+
+    def ping(self):
+        """Proof of life: returns ``{"pong": True}``."""
+        return self.call("ping")
+
+    def list(self):
+        """Every session of the daemon's life, as a list of dicts."""
+        return self.call("list")["sessions"]
+
+    def shutdown(self, timeout=None):
+        """Stop every session, then have the daemon exit.
+
+        ``timeout`` (seconds) replaces every session's stop timeout.
+        Returns the result, ``{"stopped": N}``.
+        """
+        ms = _ms(timeout)
+        return self.call("shutdown", {"timeout": ms},
+                         timeout=self.request_timeout + (ms or 0) / 1000)
+
+    # Sessions.
+
+    def launch(self, argv, kind="gdb", transport=False, commands=None,
+               name=None, lease=False, **params):
+        """Start a session and return its :class:`Session` once it runs.
+
+        ``argv`` is the program and its arguments, ``kind`` one of ``gdb``
+        (the default), ``lldb``, ``remote``, ``gdbserver`` or ``exec``.
+        ``transport=True`` gives the target's standard input and output to
+        :meth:`Session.write` and :meth:`Session.read`; ``commands`` are
+        debugger commands, such as ``["run"]``; ``lease=True`` has the
+        daemon stop the session when this connection closes.  Every other
+        launch parameter of the protocol is passed by its own name
+        (``env``, ``cwd``, ``stop_timeout``, ``remote``, ``connect_timeout``,
+        ``server``, ``port``, ``lease_grace``, ``fault_breaks``, ...);
+        ``cwd`` defaults to the current directory, as dbgctl(1) sends it.
+        Raises :class:`Error` if the session cannot be started.
+        """
+        p = dict(params)
+        p.update({"argv": list(argv) if argv is not None else None,
+                  "kind": kind, "transport": bool(transport),
+                  "commands": list(commands) if commands else None,
+                  "name": name, "lease": bool(lease)})
+        if p.get("cwd") is None:
+            p["cwd"] = os.getcwd()
+        bound = self.request_timeout
+        bound += (p.get("connect_timeout") or 10000) / 1000
+        bound += (p.get("stop_timeout") or 5000) / 1000
+        obj = self.call("launch", p, timeout=bound)
+        return Session(self, obj)
+
+    def session(self, session):
+        """A :class:`Session` for an existing session, by id or name."""
+        return Session(self, self.call("status", {"session": session}))
+
+    def subscribe(self, session=None, output=None, streams=None):
+        """Ask for notifications (see :meth:`notifications`).
+
+        Returns the result, with ``sessions`` as they are now.
+        """
+        res = self.call("subscribe", {"session": session, "output": output,
+                                      "streams": streams})
+        self._subscribed = True
+        return res
+
+    def notifications(self, timeout=1.0):
+        """Yield the daemon's notifications, as dicts, as they come.
+
+        Subscribes to every session the first time.  Each item is the whole
+        message: ``{"jsonrpc": "2.0", "method": "session.state",
+        "params": {...}}``.  The iteration ends once ``timeout`` seconds
+        pass with none (``None`` waits forever), or once the connection
+        ends.
+        """
+        with self._sub_lock:
+            if not self._subscribed:
+                self.subscribe()
+        while True:
+            try:
+                msg = self._notes.get(timeout=timeout)
+            except queue.Empty:
+                return
+            if msg is None:
+                self._notes.put(None)
+                return
+            yield msg
+
+
+class Session:
+    """One session of the daemon, on the :class:`Client` that made it.
+
+    ``id`` and ``name`` are the session's; :meth:`status` asks the daemon
+    for the rest.  A session is a context manager: leaving it stops it.
+    """
+
+    def __init__(self, client, obj):
+        self.client = client
+        self.id = obj["id"]
+        self.name = obj.get("name")
+        self.record = obj
+
+    def __repr__(self):
+        return "<dbgctl.Session %d%s>" % (
+            self.id, " %r" % self.name if self.name else "")
+
+    def _call(self, method, params=None, **kw):
+        p = {"session": self.id}
+        if params:
+            p.update(params)
+        return self.client.call(method, p, **kw)
+
+    def status(self):
+        """The session object, as a dict (see dbgctl-protocol(7))."""
+        self.record = self._call("status")
+        return self.record
+
+    @property
+    def fault(self):
+        """The fault record of the session, or ``None`` if it has none."""
+        return self.status().get("fault")
+
+    @property
+    def target(self):
+        """The ``target`` member of the session object, or ``None``."""
+        return self.status().get("target")
+
+    def write(self, data, eof=False, timeout=None, stream=None):
+        """Write all of ``data`` (bytes) to the target's standard input.
+
+        The bytes go in requests of 256 KiB, each waiting for room in the
+        target's queue; ``eof=True`` closes its input after them.
+        ``timeout`` bounds the wait for each request (seconds; by default
+        the client's ``request_timeout``).  ``stream="console"`` types at
+        the session's terminal instead.  Returns the number of bytes.
+        """
+        data = bytes(data)
+        done = 0
+        while True:
+            chunk = data[done:done + WRITE_CHUNK]
+            last = done + len(chunk) >= len(data)
+            self._call("write", {
+                "data": base64.b64encode(chunk).decode("ascii"),
+                "eof": True if (eof and last) else None,
+                "stream": stream}, timeout=timeout)
+            done += len(chunk)
+            if last:
+                return done
+
+    def read(self, max=4096, timeout=2.0):
+        """Take up to ``max`` bytes of the target's output.
+
+        Returns as soon as there are any; ``b""`` once the output has ended
+        and all of it has been read.  ``timeout`` is in seconds (``0`` does
+        not wait, ``None`` waits for as long as it takes); raises
+        :class:`Timeout` when no output came within it.
+        """
+        ms = _ms(timeout)
+        if ms is None:
+            res = self._call("read", {"max": max}, default=False)
+        else:
+            res = self._call("read", {"max": max, "timeout": ms},
+                             timeout=ms / 1000 + MARGIN)
+        if res.get("eof"):
+            return b""
+        return base64.b64decode(res.get("data") or "")
+
+    def exec(self, command, timeout=None):
+        """Run a debugger command and return the result, a dict.
+
+        ``{"class": ..., "results": {...}, "output": "..."}``: a command
+        beginning with ``-`` goes to gdb/MI as it is, any other is run as a
+        console command.  ``timeout`` is gdb's time to answer, in seconds
+        (10 by default).  Raises :class:`DebuggerError` with the debugger's
+        message when it refuses the command, :class:`Timeout` when it does
+        not answer in time.
+        """
+        ms = _ms(timeout)
+        return self._call("exec", {"command": command, "timeout": ms},
+                          timeout=(ms or 10000) / 1000 + MARGIN)
+
+    def wait_target(self, state, timeout=10.0, interval=0.05):
+        """Wait until the debugged target is in ``state``; return it.
+
+        ``state`` is one of the target states of dbgctl-protocol(7):
+        ``running``, ``stopped``, ``exited``.  The session's status is
+        polled every ``interval`` seconds; the target dict (with ``stop``
+        for a stopped target) is returned once its state is ``state``.
+        Raises :class:`Timeout` after ``timeout`` seconds, and
+        :class:`Error` if the session ends first in another state.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            obj = self.status()
+            target = obj.get("target") or {}
+            if target.get("state") == state:
+                return target
+            if obj.get("state") in ("exited", "failed"):
+                raise Error("session %d is %s; its target is %s, not %s"
+                            % (self.id, obj["state"],
+                               target.get("state", "unknown"), state),
+                            kind="not_running", data={"session": obj})
+            if time.monotonic() >= deadline:
+                raise Timeout("the target of session %d is %s, not %s, "
+                              "after %g s" % (self.id,
+                                              target.get("state", "unknown"),
+                                              state, timeout),
+                              kind="timeout", data={"target": target})
+            time.sleep(interval)
+
+    def signal(self, signal="INT"):
+        """Send ``signal`` (a name or number) to the terminal's foreground.
+
+        Returns ``{"signal": N, "pgrp": P}``.
+        """
+        return self._call("signal", {"signal": signal})
+
+    def wait(self, timeout=None):
+        """Wait for the session to end, without stopping it.
+
+        Returns the session object; :class:`Timeout` after ``timeout``
+        seconds (``None``: as long as it takes).
+        """
+        ms = _ms(timeout)
+        if ms is None:
+            self.record = self._call("wait", default=False)
+        else:
+            self.record = self._call("wait", {"timeout": ms},
+                                     timeout=ms / 1000 + MARGIN)
+        return self.record
+
+    def stop(self, timeout=None):
+        """Stop the session; return its object once every process is gone.
+
+        ``timeout`` is the seconds from SIGTERM to SIGKILL (by default the
+        session's stop timeout).  Stopping an ended session returns its
+        record unchanged.
+        """
+        ms = _ms(timeout)
+        stop_ms = ms if ms is not None else \
+            self.record.get("stop_timeout", 5000)
+        res = self._call("stop", {"timeout": ms},
+                         timeout=self.client.request_timeout
+                         + stop_ms / 1000)
+        self.record = res["sessions"][0]
+        return self.record
+
+    def logs(self, offset=None, lines=None, max=None):
+        """Read the session's console output; returns the result dict.
+
+        ``data`` is decoded to bytes.  See ``logs`` in dbgctl-protocol(7).
+        """
+        res = self._call("logs", {"offset": offset, "lines": lines,
+                                  "max": max})
+        res["data"] = base64.b64decode(res.get("data") or "")
+        return res
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.stop()
+        except Error:
+            if exc[0] is None:
+                raise
+        return False
+
+
+def _ms(seconds):
+    if seconds is None:
+        return None
+    return int(round(seconds * 1000))
+
+
+def _read_token(path):
+    path = path or os.environ.get("DBGCTL_TOKEN_FILE")
+    if not path:
+        raise ValueError("a TCP connection needs token_file "
+                         "(or DBGCTL_TOKEN_FILE)")
+    with open(path, encoding="utf-8") as f:
+        return f.readline().rstrip("\r\n")
+
+
+def _socket_tcp(address):
+    s = socket.create_connection(address, timeout=AUTOSTART_TIMEOUT)
+    s.settimeout(None)
+    return s
+
+
+def _try_unix(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(path)
+    except OSError:
+        s.close()
+        raise
+    return s
+
+
+def _socket_unix(path, autostart):
+    try:
+        return _try_unix(path)
+    except OSError as e:
+        if not autostart or e.errno not in (errno.ENOENT, errno.ECONNREFUSED):
+            raise Error("connect %s: %s" % (path, e.strerror)) from e
+    return _autostart(path)
+
+
+def _autostart(path):
+    """Start dbgctld on ``path`` and connect, as dbgctl(1) does."""
+    daemon = _daemon_path()
+    deadline = time.monotonic() + AUTOSTART_TIMEOUT
+    said = b""
+    try:
+        # The daemon's first process exits once the socket listens, or
+        # non-zero when another daemon holds the start lock: either way,
+        # connecting is what tells.
+        proc = subprocess.run([daemon, "--listen", "unix:" + path],
+                              stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE,
+                              start_new_session=True,
+                              timeout=AUTOSTART_TIMEOUT)
+        said = proc.stderr or b""
+    except OSError as e:
+        raise Error("cannot start the daemon: %s: %s"
+                    % (daemon, e.strerror)) from e
+    except subprocess.TimeoutExpired as e:
+        said = e.stderr or b""
+    delay = 0.005
+    while True:
+        try:
+            return _try_unix(path)
+        except OSError as e:
+            if e.errno not in (errno.ENOENT, errno.ECONNREFUSED) or \
+                    time.monotonic() >= deadline:
+                msg = "could not start a daemon at %s" % path
+                text = said.decode(errors="replace").strip()
+                if text:
+                    msg += ": " + text
+                raise Error(msg) from e
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)

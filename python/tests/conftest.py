@@ -1,0 +1,140 @@
+"""Fixtures of the client tests, and a TAP reporter for meson.
+
+The ``daemon`` fixture runs a private dbgctld (``DBGCTLD_BIN``, else the
+build tree's) on a socket in a temporary directory for the whole run, and
+always shuts it down.  The fixture targets come from ``FIX_ECHO``,
+``FIX_SPINNER`` and ``FIX_FAULT``, as for the C suites.
+
+With ``DBGCTL_TAP=1`` in the environment, pytest's own report goes to
+stderr and stdout carries one TAP line per test, which meson counts.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import dbgctl  # noqa: E402
+
+
+def _binary(env, *tree):
+    path = os.environ.get(env) or os.path.join(TOP, "build", *tree)
+    if not os.access(path, os.X_OK):
+        pytest.skip("%s is not built (set %s)" % (path, env))
+    return path
+
+
+@pytest.fixture(scope="session")
+def fixtures():
+    """Paths of the fixture targets: ``echo``, ``spinner``, ``fault``."""
+    return {
+        "echo": _binary("FIX_ECHO", "tests", "fixtures", "fix-echo"),
+        "spinner": _binary("FIX_SPINNER", "tests", "fixtures",
+                           "fix-spinner"),
+        "fault": _binary("FIX_FAULT", "tests", "fixtures", "fix-fault"),
+    }
+
+
+@pytest.fixture(scope="session")
+def daemon():
+    """A private dbgctld for the run; yields its socket path."""
+    bin_ = _binary("DBGCTLD_BIN", "daemon", "dbgctld")
+    tmp = tempfile.mkdtemp(prefix="dbgctl-py-")
+    sock = os.path.join(tmp, "sock")
+    env = dict(os.environ, XDG_STATE_HOME=os.path.join(tmp, "state"),
+               XDG_RUNTIME_DIR=os.path.join(tmp, "run"), DBGCTL_SOCKET=sock)
+    os.makedirs(env["XDG_RUNTIME_DIR"], mode=0o700)
+    log = open(os.path.join(tmp, "dbgctld.log"), "wb")
+    proc = subprocess.Popen([bin_, "--foreground", "--listen", "unix:" + sock],
+                            env=env, stdin=subprocess.DEVNULL, stdout=log,
+                            stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                dbgctl.Client(socket=sock, autostart=False).close()
+                break
+            except dbgctl.Error:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("dbgctld did not come up; see %s"
+                                       % log.name)
+                time.sleep(0.02)
+        yield sock
+    finally:
+        try:
+            with dbgctl.Client(socket=sock, autostart=False) as c:
+                c.shutdown(timeout=0)
+        except (dbgctl.Error, OSError):
+            pass
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture
+def client(daemon):
+    """A client of the private daemon, closed after the test."""
+    c = dbgctl.Client(socket=daemon, autostart=False)
+    yield c
+    c.close()
+
+
+# The TAP reporter.
+
+class _Tap:
+    def __init__(self, out):
+        self.out = out
+        self.n = 0
+        self.failed = {}
+        self.skipped = {}
+
+    def pytest_runtest_logreport(self, report):
+        if report.failed:
+            self.failed[report.nodeid] = report.when
+        elif report.skipped:
+            self.skipped[report.nodeid] = report.longrepr
+
+    def pytest_runtest_logfinish(self, nodeid, location):
+        self.n += 1
+        if nodeid in self.failed:
+            line = "not ok %d - %s" % (self.n, nodeid)
+            if self.failed[nodeid] != "call":
+                line += " # in %s" % self.failed[nodeid]
+        elif nodeid in self.skipped:
+            why = self.skipped[nodeid]
+            why = why[2] if isinstance(why, tuple) else str(why)
+            line = "ok %d - %s # SKIP %s" % (self.n, nodeid, why)
+        else:
+            line = "ok %d - %s" % (self.n, nodeid)
+        self.out.write(line.replace("\n", " ") + "\n")
+        self.out.flush()
+
+    def pytest_sessionfinish(self, session):
+        self.out.write("1..%d\n" % self.n)
+        self.out.flush()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    if os.environ.get("DBGCTL_TAP") != "1":
+        return
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+    tr = config.pluginmanager.getplugin("terminalreporter")
+    if tr is not None:
+        from _pytest.terminal import TerminalWriter
+        tw = TerminalWriter(sys.stderr)
+        tw.hasmarkup = False
+        tr._tw = tw
+    config.pluginmanager.register(_Tap(out), "dbgctl-tap")

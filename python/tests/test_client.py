@@ -1,0 +1,178 @@
+"""The Python client against a real daemon (see conftest.py)."""
+
+import os
+import threading
+import time
+
+import pytest
+
+import dbgctl
+
+
+def _read_until(s, want, timeout=10.0):
+    """Read the target until ``want`` has come; return all of it."""
+    got = b""
+    deadline = time.monotonic() + timeout
+    while want not in got:
+        left = deadline - time.monotonic()
+        assert left > 0, "no %r in %r" % (want, got)
+        chunk = s.read(timeout=left)
+        assert chunk, "end of stream before %r in %r" % (want, got)
+        got += chunk
+    return got
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_ping(client):
+    assert client.ping() == {"pong": True}
+    assert client.hello()["protocol"] == 1
+
+
+def test_exec_transport_round_trip(client, fixtures):
+    with client.launch([fixtures["echo"], "one"], kind="exec",
+                       transport=True, name="py-echo") as s:
+        assert isinstance(s.id, int) and s.name == "py-echo"
+        assert s.status()["transport"] is True
+        _read_until(s, b"arg1=[one]\n")
+        payload = bytes(range(256)) * 2048   # 512 KiB: two write requests
+        writer = threading.Thread(target=s.write, args=(payload,))
+        writer.start()
+        got = b""
+        while len(got) < len(payload):
+            chunk = s.read(max=65536, timeout=10)
+            assert chunk
+            got += chunk
+        writer.join(10)
+        assert got == payload
+
+
+def test_read_timeout_then_end_of_stream(client, fixtures):
+    with client.launch([fixtures["echo"]], kind="exec", transport=True) as s:
+        _read_until(s, b"arg0=")
+        with pytest.raises(dbgctl.Timeout) as e:
+            s.read(timeout=0.2)
+        assert e.value.kind == "timeout" and e.value.code == 5
+        s.write(b"last\n", eof=True)
+        assert _read_until(s, b"last\n")
+        assert s.read(timeout=10) == b""
+        assert s.wait(timeout=10)["exit"] == {"code": 3}
+
+
+def test_gdb_exec_break_insert(client, fixtures):
+    with client.launch([fixtures["echo"]]) as s:
+        res = s.exec("-break-insert main")
+        assert res["class"] == "done"
+        assert res["results"]["bkpt"]["func"] == "main"
+
+
+def test_gdb_exec_unknown_command(client, fixtures):
+    with client.launch([fixtures["echo"]]) as s:
+        with pytest.raises(dbgctl.DebuggerError) as e:
+            s.exec("-no-such-command")
+        assert e.value.kind == "debugger_error" and e.value.code == 11
+        assert "Undefined MI command: no-such-command" in str(e.value)
+
+
+def test_wait_target_after_interrupt(client, fixtures):
+    with client.launch([fixtures["spinner"]], commands=["run"]) as s:
+        assert s.wait_target("running", timeout=20)["state"] == "running"
+        with pytest.raises(dbgctl.Timeout):
+            s.wait_target("stopped", timeout=0.2)
+        s.exec("-exec-interrupt")
+        target = s.wait_target("stopped", timeout=20)
+        assert target["state"] == "stopped"
+        assert target["stop"]["reason"] == "signal-received"
+
+
+def test_fault_record(client, fixtures):
+    with client.launch([fixtures["fault"]], commands=["run"]) as s:
+        deadline = time.monotonic() + 20
+        fault = s.fault
+        while fault is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            fault = s.fault
+        assert fault is not None
+        assert fault["signal"] == "SIGSEGV"
+        assert fault["frames"][0]["func"] == "crash_here"
+
+
+def test_notifications_session_state(client, fixtures):
+    notes = client.notifications(timeout=5.0)
+    client.subscribe(output=False)
+    s = client.launch([fixtures["echo"]], kind="exec")
+    states = []
+    for n in notes:
+        p = n.get("params", {})
+        if n.get("method") == "session.state" and p.get("session") == s.id:
+            states.append(p["state"])
+            if p["state"] == "exited":
+                break
+        if "running" in states and not s.record.get("ended_at"):
+            s.record = s.stop()
+    assert states[:2] == ["starting", "running"]
+    assert states[-1] == "exited"
+
+
+def test_no_such_session(client):
+    with pytest.raises(dbgctl.NoSuchSession) as e:
+        client.session(999999)
+    assert e.value.code == 1 and e.value.kind == "no_such_session"
+    assert str(e.value) == "no session 999999"
+    assert isinstance(e.value, dbgctl.Error)
+
+
+def test_threads_get_their_own_replies(client, fixtures):
+    with client.launch([fixtures["spinner"]], kind="exec") as s:
+        errors = []
+
+        def pinger():
+            try:
+                for _ in range(100):
+                    assert client.ping() == {"pong": True}
+            except BaseException as e:  # noqa: B902
+                errors.append(e)
+
+        def statuser():
+            try:
+                for _ in range(100):
+                    assert s.status()["id"] == s.id
+            except BaseException as e:  # noqa: B902
+                errors.append(e)
+
+        threads = [threading.Thread(target=f)
+                   for f in (pinger, statuser, pinger, statuser)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert not errors
+
+
+def test_session_context_manager_leaves_nothing(client, fixtures):
+    with client.launch([fixtures["spinner"]], kind="exec") as s:
+        pid = s.status()["pid"]
+        assert _alive(pid)
+    assert s.status()["state"] == "exited"
+    assert not _alive(pid)
+
+
+def test_stop_returns_the_record(client, fixtures):
+    s = client.launch([fixtures["spinner"]], kind="exec")
+    rec = s.stop(timeout=1)
+    assert rec["id"] == s.id and rec["state"] == "exited"
+    assert rec["exit"] == {"signal": 15}
+
+
+def test_lease_ends_with_the_connection(daemon, client, fixtures):
+    other = dbgctl.Client(socket=daemon, autostart=False)
+    s = other.launch([fixtures["spinner"]], kind="exec", lease=True)
+    other.close()
+    rec = client.session(s.id).wait(timeout=20)
+    assert rec["state"] == "exited"
