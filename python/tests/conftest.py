@@ -11,6 +11,7 @@ stderr and stdout carries one TAP line per test, which meson counts.
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -43,19 +44,32 @@ def fixtures():
     }
 
 
-@pytest.fixture(scope="session")
-def daemon():
-    """A private dbgctld for the run; yields its socket path."""
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run_daemon(tcp=False):
+    """Run dbgctld in a temporary directory; yield (socket, tcp, token)."""
     bin_ = _binary("DBGCTLD_BIN", "daemon", "dbgctld")
     tmp = tempfile.mkdtemp(prefix="dbgctl-py-")
     sock = os.path.join(tmp, "sock")
     env = dict(os.environ, XDG_STATE_HOME=os.path.join(tmp, "state"),
                XDG_RUNTIME_DIR=os.path.join(tmp, "run"), DBGCTL_SOCKET=sock)
     os.makedirs(env["XDG_RUNTIME_DIR"], mode=0o700)
+    argv = [bin_, "--foreground", "--listen", "unix:" + sock]
+    connect = token = None
+    if tcp:
+        token = os.path.join(tmp, "token")
+        fd = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, b"py-test-token\n")
+        os.close(fd)
+        connect = "tcp:127.0.0.1:%d" % _free_port()
+        argv += ["--listen", connect, "--token-file", token]
     log = open(os.path.join(tmp, "dbgctld.log"), "wb")
-    proc = subprocess.Popen([bin_, "--foreground", "--listen", "unix:" + sock],
-                            env=env, stdin=subprocess.DEVNULL, stdout=log,
-                            stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL,
+                            stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 10
         while True:
@@ -67,7 +81,7 @@ def daemon():
                     raise RuntimeError("dbgctld did not come up; see %s"
                                        % log.name)
                 time.sleep(0.02)
-        yield sock
+        yield sock, connect, token
     finally:
         try:
             with dbgctl.Client(socket=sock, autostart=False) as c:
@@ -81,6 +95,23 @@ def daemon():
             proc.wait()
         log.close()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def daemon():
+    """A private dbgctld for the run; yields its socket path."""
+    for sock, _, _ in _run_daemon():
+        yield sock
+
+
+@pytest.fixture(scope="module")
+def tcp_daemon():
+    """A private dbgctld also on loopback TCP with a token.
+
+    Yields ``(connect, token_file)``.
+    """
+    for _, connect, token in _run_daemon(tcp=True):
+        yield connect, token
 
 
 @pytest.fixture

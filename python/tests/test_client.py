@@ -176,3 +176,23 @@ def test_lease_ends_with_the_connection(daemon, client, fixtures):
     other.close()
     rec = client.session(s.id).wait(timeout=20)
     assert rec["state"] == "exited"
+
+
+def test_tcp_with_token(tcp_daemon, fixtures):
+    connect, token = tcp_daemon
+    with dbgctl.Client(connect=connect, token_file=token) as c:
+        assert c.hello()["authentication"]["authenticated"] is True
+        with c.launch([fixtures["echo"]], kind="exec",
+                      transport=True) as s:
+            _read_until(s, b"arg0=")
+            s.write(b"over tcp\n")
+            _read_until(s, b"over tcp\n")
+
+
+def test_tcp_wrong_token(tcp_daemon, tmp_path):
+    connect, _ = tcp_daemon
+    bad = tmp_path / "bad"
+    bad.write_text("not the token\n")
+    with pytest.raises(dbgctl.Unauthorized) as e:
+        dbgctl.Client(connect=connect, token_file=str(bad))
+    assert e.value.code == 6 and str(e.value) == "wrong token"
