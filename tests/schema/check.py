@@ -170,10 +170,16 @@ def main(tmp):
                               stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:
-        for _ in range(200):
-            if os.path.exists(path):
+        # The socket file comes before listen(): wait for a connection.
+        for _ in range(800):
+            probe = socket.socket(socket.AF_UNIX)
+            try:
+                probe.connect(path)
                 break
-            time.sleep(0.025)
+            except OSError:
+                time.sleep(0.025)
+            finally:
+                probe.close()
         drive(path, daemon)
     finally:
         if daemon.poll() is None:
