@@ -25,6 +25,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import dbgctl  # noqa: E402
 
+pytest_plugins = ["pytester"]
+
 
 def _binary(env, *tree):
     path = os.environ.get(env) or os.path.join(TOP, "build", *tree)
