@@ -1,0 +1,125 @@
+"""The labgrid driver: an Environment from YAML, against a daemon on
+loopback TCP with a token (see conftest.py's tcp_daemon)."""
+
+import os
+import shutil
+import textwrap
+import time
+
+import pytest
+
+import dbgctl
+
+labgrid = pytest.importorskip("labgrid")
+
+
+def _alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] not in "ZX"
+
+
+def _read_until(driver, s, want, timeout=20.0):
+    got = b""
+    deadline = time.monotonic() + timeout
+    while want not in got:
+        left = deadline - time.monotonic()
+        assert left > 0, "no %r in %r" % (want, got)
+        chunk = driver.read(s, timeout=left)
+        assert chunk, "end of stream before %r in %r" % (want, got)
+        got += chunk
+    return got
+
+
+@pytest.fixture
+def target(tcp_daemon, tmp_path):
+    """The labgrid target of an environment naming the TCP daemon."""
+    connect, token = tcp_daemon
+    host, port = connect[4:].rsplit(":", 1)
+    yaml = tmp_path / "env.yaml"
+    yaml.write_text(textwrap.dedent("""\
+        imports:
+          - dbgctl.labgrid
+        targets:
+          main:
+            resources:
+              DbgctlServer:
+                host: "%s"
+                port: %s
+                token_file: "%s"
+            drivers:
+              DbgctlDriver: {}
+        """ % (host, port, token)))
+    env = labgrid.Environment(str(yaml))
+    t = env.get_target("main")
+    yield t
+    env.cleanup()
+
+
+def _pids(rec):
+    return [p for p in (rec.get("pid"), rec.get("keeper_pid"),
+                        (rec.get("server") or {}).get("pid")) if p]
+
+
+def test_driver_runs_a_target_and_stops_it(target, fixtures):
+    d = target.get_driver("DbgctlDriver")
+    board = os.environ.get("FIX_BOARD")
+    if board and shutil.which("qemu-system-arm") and \
+            shutil.which("gdb-multiarch"):
+        s = d.launch([board], kind="gdbserver", transport=True,
+                     debugger="gdb-multiarch", commands=["continue"],
+                     server="qemu-system-arm -M lm3s6965evb -nographic "
+                     "-kernel %s -serial stdio -monitor none "
+                     "-gdb tcp:127.0.0.1:{port} -S" % board)
+        _read_until(d, s, b"dbgctl board ready")
+        server = s.status()["server"]
+        with open("/proc/%d/comm" % server["pid"]) as f:
+            assert f.read().strip() == "qemu-system-arm"
+    else:
+        s = d.launch([fixtures["echo"]], kind="exec", transport=True)
+    pids = _pids(s.status())
+    d.write(s, b"labgrid-round-trip\n")
+    _read_until(d, s, b"labgrid-round-trip")
+    rec = d.stop(s)
+    assert rec["state"] in ("exited", "failed"), rec
+    assert [p for p in pids if _alive(p)] == []
+    assert d.sessions == []
+
+
+def test_deactivate_stops_the_sessions(target, fixtures):
+    d = target.get_driver("DbgctlDriver")
+    s = d.launch([fixtures["spinner"]], kind="exec")
+    pids = _pids(s.status())
+    assert pids and all(_alive(p) for p in pids)
+    target.deactivate(d)
+    assert [p for p in pids if _alive(p)] == []
+    with pytest.raises(Exception):
+        d.launch([fixtures["spinner"]], kind="exec")
+
+
+def test_wrong_token_fails_activation(tcp_daemon, tmp_path, fixtures):
+    connect, _ = tcp_daemon
+    host, port = connect[4:].rsplit(":", 1)
+    bad = tmp_path / "bad-token"
+    bad.write_text("not-the-token\n")
+    bad.chmod(0o600)
+    yaml = tmp_path / "env.yaml"
+    yaml.write_text(textwrap.dedent("""\
+        imports: [dbgctl.labgrid]
+        targets:
+          main:
+            resources:
+              DbgctlServer: {host: "%s", port: %s, token_file: "%s"}
+            drivers:
+              DbgctlDriver: {}
+        """ % (host, port, bad)))
+    env = labgrid.Environment(str(yaml))
+    try:
+        t = env.get_target("main")
+        with pytest.raises(dbgctl.Unauthorized):
+            t.get_driver("DbgctlDriver")
+    finally:
+        env.cleanup()
