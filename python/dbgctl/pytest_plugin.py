@@ -141,7 +141,7 @@ def _pids(record):
     return [p for p in pids if isinstance(p, int) and p > 0]
 
 
-def _alive(pid):
+def alive(pid):
     """Whether ``pid`` is a process that has not exited (zombies count
     as gone: their parent has not reaped them yet)."""
     try:
@@ -191,10 +191,10 @@ class _Launcher:
                 s.stop()
             except Error as e:
                 left.append("session %s: stop failed: %s" % (s.id, e))
-            alive = sorted({p for p in pids if _alive(p)})
-            if alive:
+            running = sorted({p for p in pids if alive(p)})
+            if running:
                 left.append("session %s: still alive after stop: %s"
-                            % (s.id, " ".join(map(str, alive))))
+                            % (s.id, " ".join(map(str, running))))
         return left
 
 

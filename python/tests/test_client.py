@@ -7,6 +7,7 @@ import time
 import pytest
 
 import dbgctl
+from dbgctl.pytest_plugin import alive
 
 
 def _read_until(s, want, timeout=10.0):
@@ -22,12 +23,6 @@ def _read_until(s, want, timeout=10.0):
     return got
 
 
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_ping(client):
@@ -158,9 +153,9 @@ def test_threads_get_their_own_replies(client, fixtures):
 def test_session_context_manager_leaves_nothing(client, fixtures):
     with client.launch([fixtures["spinner"]], kind="exec") as s:
         pid = s.status()["pid"]
-        assert _alive(pid)
+        assert alive(pid)
     assert s.status()["state"] == "exited"
-    assert not _alive(pid)
+    assert not alive(pid)
 
 
 def test_stop_returns_the_record(client, fixtures):
@@ -196,3 +191,63 @@ def test_tcp_wrong_token(tcp_daemon, tmp_path):
     with pytest.raises(dbgctl.Unauthorized) as e:
         dbgctl.Client(connect=connect, token_file=str(bad))
     assert e.value.code == 6 and str(e.value) == "wrong token"
+
+
+_KILLED_CLIENT = r"""
+import json, sys, time
+import dbgctl
+c = dbgctl.Client(socket=sys.argv[1], autostart=False)
+s = c.launch([sys.argv[2]], kind="exec", lease=True)
+rec = s.status()
+print(json.dumps({"id": s.id, "pids": [rec["pid"], rec["keeper_pid"]]}),
+      flush=True)
+time.sleep(600)
+"""
+
+
+def test_lease_ends_with_a_killed_client(daemon, client, fixtures):
+    import json
+    import signal
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(
+        os.path.dirname(os.path.abspath(dbgctl.__file__))))
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_CLIENT, daemon,
+                             fixtures["spinner"]], env=env,
+                            stdout=subprocess.PIPE)
+    try:
+        noted = json.loads(proc.stdout.readline())
+        assert all(alive(p) for p in noted["pids"])
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+    rec = client.session(noted["id"]).wait(timeout=20)
+    assert rec["state"] == "exited"
+    deadline = time.monotonic() + 10
+    while any(alive(p) for p in noted["pids"]):
+        assert time.monotonic() < deadline, "a leased process outlived it"
+        time.sleep(0.02)
+
+
+def test_autostart_runs_a_daemon(tmp_path, monkeypatch):
+    dbgctld = os.environ.get("DBGCTLD_BIN")
+    if not dbgctld:
+        pytest.skip("DBGCTLD_BIN is not set")
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    monkeypatch.setenv("DBGCTL_DAEMON", dbgctld)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    sock = str(tmp_path / "sock")
+    with dbgctl.Client(socket=sock) as c:
+        assert c.ping() == {"pong": True}
+        pid = c.hello()["pid"]
+        assert alive(pid)
+        c.shutdown(timeout=0)
+    deadline = time.monotonic() + 10
+    while alive(pid):
+        assert time.monotonic() < deadline, "the daemon did not exit"
+        time.sleep(0.02)
+    with pytest.raises(dbgctl.Error):
+        dbgctl.Client(socket=sock, autostart=False)

@@ -9,17 +9,11 @@ import time
 import pytest
 
 import dbgctl
+from dbgctl.pytest_plugin import alive
 
 labgrid = pytest.importorskip("labgrid")
 
 
-def _alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            stat = f.read()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] not in "ZX"
 
 
 def _read_until(driver, s, want, timeout=20.0):
@@ -85,7 +79,7 @@ def test_driver_runs_a_target_and_stops_it(target, fixtures):
     _read_until(d, s, b"labgrid-round-trip")
     rec = d.stop(s)
     assert rec["state"] in ("exited", "failed"), rec
-    assert [p for p in pids if _alive(p)] == []
+    assert [p for p in pids if alive(p)] == []
     assert d.sessions == []
 
 
@@ -93,9 +87,9 @@ def test_deactivate_stops_the_sessions(target, fixtures):
     d = target.get_driver("DbgctlDriver")
     s = d.launch([fixtures["spinner"]], kind="exec")
     pids = _pids(s.status())
-    assert pids and all(_alive(p) for p in pids)
+    assert pids and all(alive(p) for p in pids)
     target.deactivate(d)
-    assert [p for p in pids if _alive(p)] == []
+    assert [p for p in pids if alive(p)] == []
     with pytest.raises(Exception):
         d.launch([fixtures["spinner"]], kind="exec")
 

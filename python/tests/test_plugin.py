@@ -4,6 +4,8 @@ import json
 import os
 import textwrap
 
+from dbgctl.pytest_plugin import alive
+
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # The rig's tests: one passes, one fails after its target has written to
@@ -49,13 +51,6 @@ RIG_TESTS = textwrap.dedent('''
 ''')
 
 
-def _alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            stat = f.read()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] not in "ZX"
 
 
 def _run_rig(pytester, monkeypatch, fixtures, *args):
@@ -88,7 +83,7 @@ def test_private_daemon_pass_fail_and_report(pytester, monkeypatch,
     ])
     assert len(noted) == 2
     for n in noted:
-        assert [p for p in n["pids"] if _alive(p)] == []
+        assert [p for p in n["pids"] if alive(p)] == []
 
 
 def test_named_socket_sessions_are_leased_and_stopped(
@@ -100,7 +95,7 @@ def test_named_socket_sessions_are_leased_and_stopped(
     assert len(noted) == 1
     rec = client.session(noted[0]["id"]).status()
     assert rec["state"] in ("exited", "failed"), rec
-    assert [p for p in noted[0]["pids"] if _alive(p)] == []
+    assert [p for p in noted[0]["pids"] if alive(p)] == []
 
 
 def test_missing_daemon_binary_is_a_clear_error(pytester, monkeypatch,
