@@ -19,6 +19,7 @@ installed, or with ``-p dbgctl.pytest_plugin``.
     and the fault record.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -61,7 +62,7 @@ def _daemon_binary(opt):
     return path
 
 
-def _private_daemon(binary, tmp):
+def _start(binary, tmp, argv):
     """Start dbgctld in ``tmp``; return (process, socket path, log path)."""
     sock = os.path.join(tmp, "sock")
     run = os.path.join(tmp, "run")
@@ -71,15 +72,15 @@ def _private_daemon(binary, tmp):
     log = os.path.join(tmp, "dbgctld.log")
     with open(log, "wb") as out:
         proc = subprocess.Popen([binary, "--foreground", "--listen",
-                                 "unix:" + sock], env=env,
+                                 "unix:" + sock] + list(argv), env=env,
                                 stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT,
                                 start_new_session=True)
     return proc, sock, log
 
 
-def _connect_private(proc, sock, log):
-    """Connect to a starting private daemon, bounded by START_TIMEOUT."""
+def _connect(proc, sock, log):
+    """Connect to a starting daemon, bounded by START_TIMEOUT."""
     deadline = time.monotonic() + START_TIMEOUT
     while True:
         try:
@@ -93,8 +94,8 @@ def _connect_private(proc, sock, log):
             time.sleep(0.02)
 
 
-def _end_private(client, proc):
-    """Shut a private daemon down and reap it; kill it if it will not go."""
+def _end(client, proc):
+    """Shut a daemon down and reap it; kill it if it will not go."""
     try:
         client.shutdown()
     except (Error, OSError):
@@ -105,6 +106,29 @@ def _end_private(client, proc):
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+@contextlib.contextmanager
+def private_daemon(binary, tmp, argv=()):
+    """Run dbgctld with its socket and state in the directory ``tmp``.
+
+    ``argv`` is added to its command line (more ``--listen`` addresses, a
+    ``--token-file``).  Yields a :class:`dbgctl.Client` on its Unix socket
+    (``client.address``); on leaving, the daemon is shut down, or killed if
+    it will not go.  For rigs that want a daemon of their own beside the
+    fixtures'.
+    """
+    proc, sock, log = _start(binary, tmp, argv)
+    try:
+        client = _connect(proc, sock, log)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    try:
+        yield client
+    finally:
+        _end(client, proc)
 
 
 @pytest.fixture(scope="session")
@@ -119,18 +143,10 @@ def dbgctl_client(pytestconfig):
         return
     binary = _daemon_binary(pytestconfig.getoption("dbgctl_bin"))
     tmp = tempfile.mkdtemp(prefix="dbgctl-pytest-")
-    proc, sock, log = _private_daemon(binary, tmp)
     try:
-        client = _connect_private(proc, sock, log)
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    try:
-        yield client
+        with private_daemon(binary, tmp) as client:
+            yield client
     finally:
-        _end_private(client, proc)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

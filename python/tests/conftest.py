@@ -12,10 +12,8 @@ stderr and stdout carries one TAP line per test, which meson counts.
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
-import time
 
 import pytest
 
@@ -24,6 +22,7 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import dbgctl  # noqa: E402
+from dbgctl.pytest_plugin import private_daemon  # noqa: E402
 
 pytest_plugins = ["pytester"]
 
@@ -56,11 +55,7 @@ def _run_daemon(tcp=False):
     """Run dbgctld in a temporary directory; yield (socket, tcp, token)."""
     bin_ = _binary("DBGCTLD_BIN", "daemon", "dbgctld")
     tmp = tempfile.mkdtemp(prefix="dbgctl-py-")
-    sock = os.path.join(tmp, "sock")
-    env = dict(os.environ, XDG_STATE_HOME=os.path.join(tmp, "state"),
-               XDG_RUNTIME_DIR=os.path.join(tmp, "run"), DBGCTL_SOCKET=sock)
-    os.makedirs(env["XDG_RUNTIME_DIR"], mode=0o700)
-    argv = [bin_, "--foreground", "--listen", "unix:" + sock]
+    argv = []
     connect = token = None
     if tcp:
         token = os.path.join(tmp, "token")
@@ -69,33 +64,10 @@ def _run_daemon(tcp=False):
         os.close(fd)
         connect = "tcp:127.0.0.1:%d" % _free_port()
         argv += ["--listen", connect, "--token-file", token]
-    log = open(os.path.join(tmp, "dbgctld.log"), "wb")
-    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL,
-                            stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                dbgctl.Client(socket=sock, autostart=False).close()
-                break
-            except dbgctl.Error:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("dbgctld did not come up; see %s"
-                                       % log.name)
-                time.sleep(0.02)
-        yield sock, connect, token
+        with private_daemon(bin_, tmp, argv) as c:
+            yield c.address, connect, token
     finally:
-        try:
-            with dbgctl.Client(socket=sock, autostart=False) as c:
-                c.shutdown(timeout=0)
-        except (dbgctl.Error, OSError):
-            pass
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -2,7 +2,7 @@
 """Three stalled subscribers on a session printing as fast as it can: the
 daemon's memory, and ping latency from another client, beside the same
 with no subscriber. Prints figures; not a pass/fail test."""
-import json, os, socket, statistics, subprocess, sys, tempfile, time
+import json, os, socket, statistics, subprocess, tempfile, time
 
 DBGCTL, DBGCTLD = os.environ["DBGCTL"], os.environ["DBGCTLD"]
 
