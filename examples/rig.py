@@ -14,40 +14,11 @@ the default socket), starting one if none runs.
 import json
 import os
 import sys
-import time
 
 import dbgctl
 
 QEMU = ("qemu-system-arm -M lm3s6965evb -nographic -kernel {fw} "
         "-serial stdio -monitor none -gdb tcp:127.0.0.1:{{port}} -S")
-
-
-def read_until(s, want, timeout=20.0):
-    """Read the UART until ``want`` has come; return all that came."""
-    got = b""
-    deadline = time.monotonic() + timeout
-    while want not in got:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise dbgctl.Timeout("no %r from the board; it said %r"
-                                 % (want, got))
-        chunk = s.read(timeout=left)
-        if not chunk:
-            raise dbgctl.Error("the UART closed; the board said %r" % got)
-        got += chunk
-    return got
-
-
-def wait_fault(s, timeout=20.0):
-    """The session's fault record, once the debugger has made it."""
-    deadline = time.monotonic() + timeout
-    while True:
-        fault = s.fault
-        if fault is not None:
-            return fault
-        if time.monotonic() > deadline:
-            raise dbgctl.Timeout("no fault record after %g s" % timeout)
-        time.sleep(0.05)
 
 
 def breakpoint_counter(s):
@@ -62,7 +33,7 @@ def breakpoint_counter(s):
     value = s.exec("-data-evaluate-expression counter")["results"]["value"]
     s.exec("-break-delete %s" % bkpt["number"])
     s.exec("-exec-continue")
-    read_until(s, b"b")
+    s.read_until(b"b")
     return stop, int(value)
 
 
@@ -75,15 +46,15 @@ def main(argv):
                      server=QEMU.format(fw=fw), transport=True,
                      commands=["continue"], lease=True)
         with s:
-            print("session %d: %s" % (s.id, read_until(s, b"ready\r\n")
-                                      .decode().strip()))
+            banner = s.read_until(b"ready\r\n", timeout=20)
+            print("session %d: %s" % (s.id, banner.decode().strip()))
             s.write(b"hello rig\n")
-            print("echoed: %r" % read_until(s, b"hello rig\n"))
+            print("echoed: %r" % s.read_until(b"hello rig\n"))
             stop, counter = breakpoint_counter(s)
             print("stopped at %s by %s; counter = %d"
                   % (stop.get("func"), stop.get("reason"), counter))
             s.write(b"!")
-            print("fault:", json.dumps(wait_fault(s), indent=2))
+            print("fault:", json.dumps(s.wait_fault(), indent=2))
             record = s.stop()
         print("stopped: state %s" % record["state"])
     return 0

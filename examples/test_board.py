@@ -10,7 +10,6 @@ fails, adds the board's console log and fault record to the report.
 
 import os
 import shutil
-import time
 
 import pytest
 
@@ -32,24 +31,13 @@ def board(dbgctl_launch):
         server="qemu-system-arm -M lm3s6965evb -nographic -kernel %s "
                "-serial stdio -monitor none -gdb tcp:127.0.0.1:{port} -S"
                % FW)
-    assert uart(s, b"dbgctl board ready\r\n")
+    assert s.read_until(b"dbgctl board ready\r\n", timeout=20)
     return s
-
-
-def uart(s, want, timeout=20.0):
-    """The board's output up to and including ``want``."""
-    got = b""
-    deadline = time.monotonic() + timeout
-    while want not in got:
-        chunk = s.read(timeout=max(deadline - time.monotonic(), 0.01))
-        assert chunk, "the UART closed after %r" % got
-        got += chunk
-    return got
 
 
 def test_echo(board):
     board.write(b"every byte comes back\n")
-    assert uart(board, b"back\n") == b"every byte comes back\n"
+    assert board.read_until(b"back\n") == b"every byte comes back\n"
 
 
 def test_breakpoint_and_counter(board):
@@ -67,11 +55,7 @@ def test_breakpoint_and_counter(board):
 
 def test_fault_record(board):
     board.write(b"!")
-    deadline = time.monotonic() + 20
-    while board.fault is None:
-        assert time.monotonic() < deadline, "no fault record"
-        time.sleep(0.05)
-    fault = board.fault
+    fault = board.wait_fault(timeout=20)
     assert fault["cortex_m"]["decoded"] == ["UNDEFINSTR", "FORCED"]
     assert fault["cortex_m"]["faulting"]["func"] == \
         "fault_undefined_instruction"

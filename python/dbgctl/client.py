@@ -430,6 +430,30 @@ class Session:
             return b""
         return base64.b64decode(res.get("data") or "")
 
+    def read_until(self, want, timeout=10.0):
+        """Read the target's output until ``want`` has come.
+
+        Returns everything read, which ends with ``want`` or runs a little
+        past it (bytes are never put back).  Raises :class:`Timeout`, with
+        what came so far in ``data["got"]``, after ``timeout`` seconds, and
+        :class:`Error` if the output ends first.
+        """
+        got = b""
+        deadline = time.monotonic() + timeout
+        while want not in got:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Timeout("no %r from session %d within %g s; it said %r"
+                              % (want, self.id, timeout, got),
+                              kind="timeout", data={"got": got})
+            chunk = self.read(timeout=left)
+            if not chunk:
+                raise Error("the output of session %d ended before %r; it "
+                            "said %r" % (self.id, want, got),
+                            data={"got": got})
+            got += chunk
+        return got
+
     def exec(self, command, timeout=None):
         """Run a debugger command and return the result, a dict.
 
@@ -471,6 +495,22 @@ class Session:
                                               target.get("state", "unknown"),
                                               state, timeout),
                               kind="timeout", data={"target": target})
+            time.sleep(interval)
+
+    def wait_fault(self, timeout=20.0, interval=0.05):
+        """Wait for the session's fault record; return it.
+
+        The status is polled every ``interval`` seconds.  Raises
+        :class:`Timeout` after ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            fault = self.fault
+            if fault is not None:
+                return fault
+            if time.monotonic() >= deadline:
+                raise Timeout("session %d has no fault record after %g s"
+                              % (self.id, timeout), kind="timeout")
             time.sleep(interval)
 
     def signal(self, signal="INT"):

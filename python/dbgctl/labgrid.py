@@ -103,6 +103,11 @@ class DbgctlDriver(Driver):
         return session.read(max=max, timeout=timeout)
 
     @Driver.check_active
+    def read_until(self, session, want, timeout=10.0):
+        """Read the target's output until ``want`` has come; all of it."""
+        return session.read_until(want, timeout=timeout)
+
+    @Driver.check_active
     def stop(self, session, timeout=None):
         """Stop ``session``; its record once every process is gone."""
         record = session.stop(timeout=timeout)

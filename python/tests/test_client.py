@@ -10,19 +10,6 @@ import dbgctl
 from dbgctl.pytest_plugin import alive
 
 
-def _read_until(s, want, timeout=10.0):
-    """Read the target until ``want`` has come; return all of it."""
-    got = b""
-    deadline = time.monotonic() + timeout
-    while want not in got:
-        left = deadline - time.monotonic()
-        assert left > 0, "no %r in %r" % (want, got)
-        chunk = s.read(timeout=left)
-        assert chunk, "end of stream before %r in %r" % (want, got)
-        got += chunk
-    return got
-
-
 
 
 def test_ping(client):
@@ -35,7 +22,7 @@ def test_exec_transport_round_trip(client, fixtures):
                        transport=True, name="py-echo") as s:
         assert isinstance(s.id, int) and s.name == "py-echo"
         assert s.status()["transport"] is True
-        _read_until(s, b"arg1=[one]\n")
+        s.read_until(b"arg1=[one]\n")
         payload = bytes(range(256)) * 2048   # 512 KiB: two write requests
         writer = threading.Thread(target=s.write, args=(payload,))
         writer.start()
@@ -50,12 +37,12 @@ def test_exec_transport_round_trip(client, fixtures):
 
 def test_read_timeout_then_end_of_stream(client, fixtures):
     with client.launch([fixtures["echo"]], kind="exec", transport=True) as s:
-        _read_until(s, b"arg0=")
+        s.read_until(b"arg0=")
         with pytest.raises(dbgctl.Timeout) as e:
             s.read(timeout=0.2)
         assert e.value.kind == "timeout" and e.value.code == 5
         s.write(b"last\n", eof=True)
-        assert _read_until(s, b"last\n")
+        assert s.read_until(b"last\n")
         assert s.read(timeout=10) == b""
         assert s.wait(timeout=10)["exit"] == {"code": 3}
 
@@ -88,12 +75,7 @@ def test_wait_target_after_interrupt(client, fixtures):
 
 def test_fault_record(client, fixtures):
     with client.launch([fixtures["fault"]], commands=["run"]) as s:
-        deadline = time.monotonic() + 20
-        fault = s.fault
-        while fault is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-            fault = s.fault
-        assert fault is not None
+        fault = s.wait_fault(timeout=20)
         assert fault["signal"] == "SIGSEGV"
         assert fault["frames"][0]["func"] == "crash_here"
 
@@ -147,6 +129,7 @@ def test_threads_get_their_own_replies(client, fixtures):
             t.start()
         for t in threads:
             t.join(30)
+        assert not [t for t in threads if t.is_alive()], "a thread hung"
         assert not errors
 
 
@@ -179,9 +162,9 @@ def test_tcp_with_token(tcp_daemon, fixtures):
         assert c.hello()["authentication"]["authenticated"] is True
         with c.launch([fixtures["echo"]], kind="exec",
                       transport=True) as s:
-            _read_until(s, b"arg0=")
+            s.read_until(b"arg0=")
             s.write(b"over tcp\n")
-            _read_until(s, b"over tcp\n")
+            s.read_until(b"over tcp\n")
 
 
 def test_tcp_wrong_token(tcp_daemon, tmp_path):

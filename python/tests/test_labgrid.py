@@ -4,7 +4,6 @@ loopback TCP with a token (see conftest.py's tcp_daemon)."""
 import os
 import shutil
 import textwrap
-import time
 
 import pytest
 
@@ -14,18 +13,6 @@ from dbgctl.pytest_plugin import alive
 labgrid = pytest.importorskip("labgrid")
 
 
-
-
-def _read_until(driver, s, want, timeout=20.0):
-    got = b""
-    deadline = time.monotonic() + timeout
-    while want not in got:
-        left = deadline - time.monotonic()
-        assert left > 0, "no %r in %r" % (want, got)
-        chunk = driver.read(s, timeout=left)
-        assert chunk, "end of stream before %r in %r" % (want, got)
-        got += chunk
-    return got
 
 
 @pytest.fixture
@@ -68,7 +55,7 @@ def test_driver_runs_a_target_and_stops_it(target, fixtures):
                      server="qemu-system-arm -M lm3s6965evb -nographic "
                      "-kernel %s -serial stdio -monitor none "
                      "-gdb tcp:127.0.0.1:{port} -S" % board)
-        _read_until(d, s, b"dbgctl board ready")
+        d.read_until(s, b"dbgctl board ready", timeout=20)
         server = s.status()["server"]
         with open("/proc/%d/comm" % server["pid"]) as f:
             assert f.read().strip() == "qemu-system-arm"
@@ -76,7 +63,7 @@ def test_driver_runs_a_target_and_stops_it(target, fixtures):
         s = d.launch([fixtures["echo"]], kind="exec", transport=True)
     pids = _pids(s.status())
     d.write(s, b"labgrid-round-trip\n")
-    _read_until(d, s, b"labgrid-round-trip")
+    d.read_until(s, b"labgrid-round-trip")
     rec = d.stop(s)
     assert rec["state"] in ("exited", "failed"), rec
     assert [p for p in pids if alive(p)] == []
