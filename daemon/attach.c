@@ -133,10 +133,8 @@ attach_start(struct conn *c, struct session *s, unsigned long lines)
 	conn_set_mode(c, &attach_mode, a);
 	a->sink = session_sink_add(s, SE_OUTPUT | SE_STATE | SE_CONSOLE_ROOM,
 	    attach_event, a);
-	off = output_tail_offset(&s->output, lines);
-	/* The replay comes from memory, never more than the ring holds. */
-	if (size - off > OUTPUT_RING_SIZE)
-		off = size - OUTPUT_RING_SIZE;
+	/* The replay comes from memory: never look back past the ring. */
+	off = output_tail_offset(&s->output, lines, OUTPUT_RING_SIZE);
 	if (size > off) {
 		buf = xmalloc(size - off);
 		n = output_read(&s->output, off, buf, size - off);

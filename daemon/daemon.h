@@ -135,7 +135,7 @@ void		 console_close(struct console *);
 /* output.c: a session's console output, in memory and in its log file. */
 /* Bytes of recent console output each session keeps in memory. */
 #define OUTPUT_RING_SIZE (256 * 1024)
-/* Most bytes output_tail_offset looks back through for line breaks. */
+/* Most bytes the logs method looks back through for line breaks. */
 #define OUTPUT_TAIL_SCAN_MAX (64 * 1024 * 1024)
 
 struct output {
@@ -149,7 +149,8 @@ int	 output_open(struct output *, const char *path, char *err,
 void	 output_add(struct output *, const char *, size_t);
 uint64_t output_size(const struct output *);
 size_t	 output_read(struct output *, uint64_t off, char *, size_t);
-uint64_t output_tail_offset(struct output *, unsigned long lines);
+uint64_t output_tail_offset(struct output *, unsigned long lines,
+    uint64_t max);
 void	 output_close(struct output *);
 void	 output_free(struct output *);
 

@@ -81,7 +81,8 @@ method_logs_exec(struct request *req)
 	size_t			 max = request_int(req, "max", LOGS_MAX);
 
 	if (lines >= 0)
-		off = output_tail_offset(&s->output, lines);
+		off = output_tail_offset(&s->output, lines,
+		    OUTPUT_TAIL_SCAN_MAX);
 	if (max > LOGS_MAX)
 		max = LOGS_MAX;
 	if (!request_bool(req, "wait") || off < output_size(&s->output) ||

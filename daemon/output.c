@@ -98,12 +98,13 @@ output_read(struct output *o, uint64_t off, char *dst, size_t max)
 	return n;
 }
 
-/* The offset where the last `lines` lines begin (within the scan bound). */
+/* The offset where the last `lines` lines begin, looking back at most `max`. */
 uint64_t
-output_tail_offset(struct output *o, unsigned long lines)
+output_tail_offset(struct output *o, unsigned long lines, uint64_t max)
 {
 	char		*buf;
 	uint64_t	 pos = o->ring.end, start, found = 0;
+	uint64_t	 floor = o->ring.end > max ? o->ring.end - max : 0;
 	size_t		 n, i, chunk = 65536;
 	int		 fd = -1;
 	bool		 done = false;
@@ -111,9 +112,9 @@ output_tail_offset(struct output *o, unsigned long lines)
 	if (lines == 0)
 		return o->ring.end;
 	buf = xmalloc(chunk);
-	/* The scan reads the log in the loop: it stops after the bound. */
-	while (!done && pos > 0 && o->ring.end - pos < OUTPUT_TAIL_SCAN_MAX) {
-		start = pos > chunk ? pos - chunk : 0;
+	/* The scan reads in the loop: it never goes below the floor. */
+	while (!done && pos > floor) {
+		start = pos - floor > chunk ? pos - chunk : floor;
 		n = output_fetch(o, &fd, start, buf, pos - start);
 		if (n != pos - start)
 			break;

@@ -1,7 +1,10 @@
 /* Unit tests of daemon parts that need no loop: the ring and the argv builders. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon.h"
 
@@ -288,4 +291,63 @@ Test(backend, lldb_escapes_what_its_interpreter_would_expand)
 	cr_assert_str_eq(av[4], "./fw");
 	cr_assert_null(av[5]);
 	argv_free(av);
+}
+
+/* An output with a log in a temporary directory, `len` bytes of `fill`. */
+static void
+output_filled(struct output *o, char *dir, char fill, size_t len)
+{
+	char	 path[4200], err[256], *buf = malloc(len);
+
+	cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	snprintf(path, sizeof path, "%s/log", dir);
+	cr_assert_eq(output_open(o, path, err, sizeof err), 0, "%s", err);
+	memset(buf, fill, len);
+	output_add(o, buf, len);
+	free(buf);
+}
+
+/* Drop an output and its temporary directory. */
+static void
+output_gone(struct output *o, const char *dir)
+{
+	char	path[4200];
+
+	snprintf(path, sizeof path, "%s", o->log_path);
+	output_free(o);
+	unlink(path);
+	rmdir(dir);
+}
+
+Test(output, tail_offset_counts_lines_from_the_end)
+{
+	struct output	o;
+	char		dir[] = "/tmp/dbgctl-unit-XXXXXX";
+
+	memset(&o, 0, sizeof o);
+	output_filled(&o, dir, 'x', 10);
+	output_add(&o, "\none\ntwo\nthree\n", 15);
+	cr_assert_eq(output_tail_offset(&o, 1, OUTPUT_TAIL_SCAN_MAX), 19);
+	cr_assert_eq(output_tail_offset(&o, 3, OUTPUT_TAIL_SCAN_MAX), 11);
+	cr_assert_eq(output_tail_offset(&o, 0, OUTPUT_TAIL_SCAN_MAX), 25);
+	cr_assert_eq(output_tail_offset(&o, 100, OUTPUT_TAIL_SCAN_MAX), 0,
+	    "fewer lines than asked: from the start");
+	output_gone(&o, dir);
+}
+
+/* With no line breaks the scan stops at its bound, not at the start. */
+Test(output, tail_offset_never_looks_back_past_its_bound)
+{
+	struct output	o;
+	char		dir[] = "/tmp/dbgctl-unit-XXXXXX";
+	uint64_t	size = 3 * OUTPUT_RING_SIZE + 12345;
+
+	memset(&o, 0, sizeof o);
+	output_filled(&o, dir, 'y', size);
+	cr_assert_eq(output_size(&o), size);
+	cr_assert_eq(output_tail_offset(&o, 200, OUTPUT_RING_SIZE),
+	    size - OUTPUT_RING_SIZE);
+	cr_assert_eq(output_tail_offset(&o, 200, 1000), size - 1000);
+	cr_assert_eq(output_tail_offset(&o, 200, OUTPUT_TAIL_SCAN_MAX), 0);
+	output_gone(&o, dir);
 }
