@@ -281,13 +281,14 @@ backend_gdb_status(const struct session *s, json_t *o)
 		json_object_set_new(o, "remote", json_string(g->remote));
 }
 
-/* gdb: the MI channel beside the console, then gdb itself. */
-static int
+/* gdb and remote: the MI channel beside the console, then gdb itself. */
+int
 backend_gdb_start(struct session *s, char *err, size_t errlen)
 {
 	struct gdb_data *g = xcalloc(1, sizeof *g);
 
-	if (backend_gdb_open(s, g, NULL, err, errlen) != 0)
+	/* Only remote sessions have an address (launch checks it). */
+	if (backend_gdb_open(s, g, s->l.remote, err, errlen) != 0)
 		return -1;
 	return session_proc_spawn_main(s, err, errlen);
 }

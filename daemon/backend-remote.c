@@ -18,17 +18,6 @@ backend_remote_check(const struct launch *l, struct rpc_error *err)
 	return 0;
 }
 
-/* remote: gdb with an MI channel, connected once it runs. */
-static int
-backend_remote_start(struct session *s, char *err, size_t errlen)
-{
-	struct gdb_data *g = xcalloc(1, sizeof *g);
-
-	if (backend_gdb_open(s, g, s->l.remote, err, errlen) != 0)
-		return -1;
-	return session_proc_spawn_main(s, err, errlen);
-}
-
 /* gdb exec'd: connect it. */
 static void
 backend_remote_ready(struct session *s, struct session_proc *sp)
@@ -43,7 +32,7 @@ const struct backend backend_remote = {
 	.flags = BACKEND_REMOTE,
 	.check = backend_remote_check,
 	.argv = backend_gdb_argv,
-	.start = backend_remote_start,
+	.start = backend_gdb_start,
 	.ready = backend_remote_ready,
 	.command = gdb_command,
 	.status = backend_gdb_status,

@@ -383,6 +383,7 @@ struct gdb_data {
 };
 
 char	**backend_gdb_argv(struct session *, char *err, size_t errlen);
+int	 backend_gdb_start(struct session *, char *err, size_t errlen);
 int	 backend_gdb_open(struct session *, struct gdb_data *, const char *remote,
 	    char *err, size_t errlen);
 void	 backend_gdb_connect(struct session *);
@@ -567,6 +568,7 @@ struct session_proc	*session_proc_add(struct session *, const char *role,
 			    char *err, size_t errlen);
 int			 session_proc_spawn(struct session_proc *, char **argv,
 			    char *err, size_t errlen);
+void			 session_proc_stop_helpers(struct session *);
 int			 session_proc_spawn_main(struct session *, char *err,
 			    size_t errlen);
 bool			 session_proc_done(const struct session_proc *);
@@ -588,7 +590,6 @@ void	 session_input(struct session *, enum session_input, const void *);
 
 /* status.c: the session object of the protocol. */
 json_t	*status_json(const struct session *);
-pid_t	 status_inferior(pid_t parent);
 void	 status_add_inferior(const struct session *, json_t *, pid_t parent);
 void	 status_main_inferior(const struct session *, json_t *);
 char	*status_fault_text(json_t *);

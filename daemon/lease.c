@@ -51,14 +51,9 @@ lease_conn_closed(struct conn *c, void *arg)
 
 	(void)c;
 	l->c = NULL;
-	if (l->grace_ms > 0) {
-		l->grace = timer_new(lease_expired, l);
-		timer_start(l->grace, l->grace_ms);
-		return;
-	}
-	/* Not from under the connection's close: on the next turn. */
+	/* Never from under the connection's close: a grace of 0 is next turn. */
 	l->grace = timer_new(lease_expired, l);
-	timer_start(l->grace, 0);
+	timer_start(l->grace, l->grace_ms);
 }
 
 /* The session ended on its own: the lease has nothing left to hold. */

@@ -100,17 +100,17 @@ session_proc_console_cb(void *arg, enum console_event ev, const char *data,
 }
 
 /* Stop the processes after the main one: it is gone, or never ran. */
-static void
+void
 session_proc_stop_helpers(struct session *s)
 {
+	long		 ms = s->stop_ms >= 0 ? s->stop_ms : s->l.stop_timeout;
 	struct proc	*pr;
 	size_t		 i;
 
 	for (i = 1; i < s->nprocs; i++) {
 		pr = s->procs[i].proc;
 		if (pr != NULL && pr->keeper_live)
-			proc_stop(pr, s->stop_ms >= 0 ? s->stop_ms :
-			    s->l.stop_timeout);
+			proc_stop(pr, ms);
 	}
 }
 

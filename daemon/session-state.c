@@ -32,18 +32,15 @@ session_act_stop(struct session *s, const void *arg)
 {
 	const struct session_why *why = arg;
 	struct proc	*main = s->procs[0].proc;
-	long		 ms = s->stop_ms >= 0 ? s->stop_ms : s->l.stop_timeout;
-	size_t		 i;
 
 	if (why != NULL)
 		session_why(s, why->code, why->err, "%s", why->msg);
 	if (main != NULL && main->keeper_live) {
-		proc_stop(main, ms);
+		proc_stop(main, s->stop_ms >= 0 ? s->stop_ms :
+		    s->l.stop_timeout);
 		return;
 	}
-	for (i = 1; i < s->nprocs; i++)
-		if (s->procs[i].proc != NULL && s->procs[i].proc->keeper_live)
-			proc_stop(s->procs[i].proc, ms);
+	session_proc_stop_helpers(s);
 }
 
 /* A stop before the session ran: the launch fails with not_running. */

@@ -56,7 +56,7 @@ status_is_helper(pid_t pid)
 }
 
 /* The debugged program's pid: parent's child, past an lldb-server. */
-pid_t
+static pid_t
 status_inferior(pid_t parent)
 {
 	pid_t pid;

@@ -28,7 +28,7 @@ transport_start_reading(struct transport *t)
 	if (t->reading || t->out_eof || !t->out_open || t->paused ||
 	    t->closing)
 		return;
-	if (!t->passthrough && flow_full(t->len, TRANSPORT_MAX - 1))
+	if (!t->passthrough && t->len >= TRANSPORT_MAX)
 		return;
 	uv_read_start((uv_stream_t *)&t->out, loop_alloc_cb,
 	    transport_read_cb);
@@ -91,7 +91,7 @@ transport_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 	}
 	memcpy(t->buf + t->len, buf->base, nread);
 	t->len += nread;
-	if (flow_full(t->len, TRANSPORT_MAX - 1))
+	if (t->len >= TRANSPORT_MAX)
 		transport_stop_reading(t);
 	t->cb(t->arg, TRANSPORT_OUTPUT, NULL, 0);
 }
