@@ -397,6 +397,9 @@ json_t	*fault_breaks(const struct session *);
 /* gdb.c: the target's state from MI, and exec, for the gdb family. */
 void	 gdb_event(void *arg, const struct mi_record *);
 int	 gdb_command(struct session *, struct request *);
+void	 gdb_copy(json_t *dst, const char *key, json_t *src, const char *from);
+void	 gdb_copy_int(json_t *dst, const char *key, json_t *src,
+	    const char *from);
 
 /* launch.c: a launch request's params, checked once. */
 struct launch {

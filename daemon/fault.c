@@ -153,20 +153,12 @@ fault_frames(struct fault_job *j, const struct mi_record *rec)
 
 	json_array_foreach(json_object_get(rec->results, "stack"), i, e) {
 		f = json_object_get(e, "frame");
-		o = json_object();
-		json_object_set_new(o, "level", json_integer(strtol(
-		    json_string_value(json_object_get(f, "level")) ?: "0",
-		    NULL, 10)));
-		if (json_object_get(f, "func") != NULL)
-			json_object_set(o, "func", json_object_get(f, "func"));
-		if (json_object_get(f, "file") != NULL)
-			json_object_set(o, "file", json_object_get(f, "file"));
-		if (json_object_get(f, "line") != NULL)
-			json_object_set_new(o, "line", json_integer(strtol(
-			    json_string_value(json_object_get(f, "line")),
-			    NULL, 10)));
-		if (json_object_get(f, "addr") != NULL)
-			json_object_set(o, "addr", json_object_get(f, "addr"));
+		o = json_pack("{s:i}", "level", 0);
+		gdb_copy_int(o, "level", f, "level");
+		gdb_copy(o, "func", f, "func");
+		gdb_copy(o, "file", f, "file");
+		gdb_copy_int(o, "line", f, "line");
+		gdb_copy(o, "addr", f, "addr");
 		json_array_append_new(frames, o);
 	}
 	json_object_set_new(j->rec, "frames", frames);

@@ -16,11 +16,10 @@
 struct gdb_exec {
 	struct gdb_data	*g;
 	unsigned long	 token;		/* 0 once answered */
-	bool		 mi;		/* an MI command: its results count */
 };
 
 /* Copy member from of src into dst as key, if present. */
-static void
+void
 gdb_copy(json_t *dst, const char *key, json_t *src, const char *from)
 {
 	json_t *v = json_object_get(src, from);
@@ -29,11 +28,22 @@ gdb_copy(json_t *dst, const char *key, json_t *src, const char *from)
 		json_object_set(dst, key, v);
 }
 
+/* Copy member from of src into dst as key, as the integer MI spells. */
+void
+gdb_copy_int(json_t *dst, const char *key, json_t *src, const char *from)
+{
+	json_t *v = json_object_get(src, from);
+
+	if (json_is_string(v))
+		json_object_set_new(dst, key,
+		    json_integer(strtol(json_string_value(v), NULL, 10)));
+}
+
 /* The stop record of a *stopped: why, where, and on which thread. */
 static json_t *
 gdb_stop_json(const struct mi_record *rec)
 {
-	json_t		*stop = json_object(), *frame, *line;
+	json_t		*stop = json_object(), *frame;
 	const char	*file;
 
 	gdb_copy(stop, "reason", rec->results, "reason");
@@ -46,10 +56,7 @@ gdb_stop_json(const struct mi_record *rec)
 		file = json_string_value(json_object_get(frame, "file"));
 	if (file != NULL)
 		json_object_set_new(stop, "file", json_string(file));
-	line = json_object_get(frame, "line");
-	if (json_is_string(line))
-		json_object_set_new(stop, "line",
-		    json_integer(strtol(json_string_value(line), NULL, 10)));
+	gdb_copy_int(stop, "line", frame, "line");
 	gdb_copy(stop, "addr", frame, "addr");
 	return stop;
 }
@@ -195,9 +202,8 @@ gdb_command(struct session *s, struct request *req)
 		    "must be one non-empty line");
 	e = xcalloc(1, sizeof *e);
 	e->g = g;
-	e->mi = *cmd == '-';
 	pending_wait(req, e, gdb_exec_free);
-	if (e->mi)
+	if (*cmd == '-')
 		e->token = mi_command(g->mi, gdb_exec_reply, req, "%s", cmd);
 	else {
 		/* In the background, so MI (and -exec-interrupt) is still read. */
