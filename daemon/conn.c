@@ -200,14 +200,20 @@ conn_send_id(struct conn *c, json_t *msg, const char *id_text)
 		line = rpc_dump(msg, &len);
 		json_decref(msg);
 	}
+	conn_send_line(c, line, len);
+	free(line);
+}
+
+/* Send a line already encoded, unless the client has stopped reading. */
+void
+conn_send_line(struct conn *c, const char *line, size_t len)
+{
 	if (conn_queued(c) + len > CONN_WQ_MAX) {
 		log_warn("dropping a client that reads no replies");
-		free(line);
 		conn_drop(c);
 		return;
 	}
 	conn_send_raw(c, line, len);
-	free(line);
 }
 
 /* Read nothing more from the client while what it sent waits for room. */

@@ -669,6 +669,7 @@ void	 conn_set_mode(struct conn *, const struct conn_mode *, void *);
 void	 conn_send(struct conn *, json_t *msg);
 void	 conn_send_id(struct conn *, json_t *msg, const char *id_text);
 void	 conn_send_raw(struct conn *, const char *, size_t);
+void	 conn_send_line(struct conn *, const char *, size_t);
 size_t	 conn_queued(struct conn *);
 void	 conn_pause(struct conn *);
 void	 conn_resume(struct conn *);
@@ -826,7 +827,8 @@ struct daemon {
 	struct timer		*prune;		/* forgets ended sessions */
 	struct timer		*conn_sweep;	/* closes dropped connections */
 	char			*token;		/* what TCP clients present */
-	json_t			*note;		/* the last console notification */
+	char			*note;		/* the last console notification, */
+	size_t			 note_size;	/* as the line sent */
 	unsigned long		 note_session;
 	uint64_t		 note_offset;
 	size_t			 note_len;

@@ -76,32 +76,38 @@ notify_state(struct session *s)
 }
 
 /*
- * The session.output notification of a piece of console output, built
- * (and base64-encoded) once however many subscribers it goes to: the last
- * one is kept, keyed by session and offset.
+ * The session.output line of a piece of console output, encoded (base64,
+ * then JSON) once however many subscribers it goes to: the last one is
+ * kept, keyed by session and offset.
  */
-static json_t *
-notify_output(struct session *s, const struct session_event *ev)
+static const char *
+notify_output(struct session *s, const struct session_event *ev,
+    size_t *size)
 {
-	json_t	*params;
+	json_t	*params, *msg;
 	char	*text;
 
-	if (dmn.note != NULL && dmn.note_session == s->id &&
-	    dmn.note_offset == ev->offset && dmn.note_len == ev->len)
-		return json_incref(dmn.note);
-	if ((text = b64_encode((const unsigned char *)ev->data,
-	    ev->len)) == NULL)
-		log_fatal("out of memory");
-	params = json_pack("{s:I, s:s, s:s, s:I}", "session",
-	    (json_int_t)s->id, "stream", "console", "data", text, "offset",
-	    (json_int_t)ev->offset);
-	free(text);
-	json_decref(dmn.note);
-	dmn.note = rpc_notification_new("session.output", params);
-	dmn.note_session = s->id;
-	dmn.note_offset = ev->offset;
-	dmn.note_len = ev->len;
-	return json_incref(dmn.note);
+	if (dmn.note == NULL || dmn.note_session != s->id ||
+	    dmn.note_offset != ev->offset || dmn.note_len != ev->len) {
+		if ((text = b64_encode((const unsigned char *)ev->data,
+		    ev->len)) == NULL)
+			log_fatal("out of memory");
+		params = json_pack("{s:I, s:s, s:s, s:I}", "session",
+		    (json_int_t)s->id, "stream", "console", "data", text,
+		    "offset", (json_int_t)ev->offset);
+		free(text);
+		msg = rpc_notification_new("session.output", params);
+		free(dmn.note);
+		/* A chunk is one 64 KiB read: far below the line limit. */
+		if ((dmn.note = rpc_dump(msg, &dmn.note_size)) == NULL)
+			log_fatal("a session.output line is too long");
+		json_decref(msg);
+		dmn.note_session = s->id;
+		dmn.note_offset = ev->offset;
+		dmn.note_len = ev->len;
+	}
+	*size = dmn.note_size;
+	return dmn.note;
 }
 
 /* Note console output a stalled subscriber misses. */
@@ -163,7 +169,9 @@ static void
 notify_event(struct sink *k, struct session *s,
     const struct session_event *ev)
 {
-	struct notify *n = k->arg;
+	struct notify	*n = k->arg;
+	const char	*line;
+	size_t		 size;
 
 	if (n->c->mode->raw || !notify_wants(n, s))
 		return;
@@ -184,7 +192,8 @@ notify_event(struct sink *k, struct session *s,
 			notify_gaps(n);
 			return;
 		}
-		conn_send(n->c, notify_output(s, ev));
+		line = notify_output(s, ev, &size);
+		conn_send_line(n->c, line, size);
 	}
 }
 
