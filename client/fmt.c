@@ -150,16 +150,15 @@ void
 fmt_target(json_t *target, char *buf, size_t len)
 {
 	json_t		*stop = json_object_get(target, "stop");
+	json_t		*code = json_object_get(target, "exit_code");
 	const char	*state, *reason, *sig, *func, *file, *addr;
 	size_t		 o;
 
 	state = json_string_value(json_object_get(target, "state"));
 	o = (size_t)snprintf(buf, len, "%s", state != NULL ? state : "?");
-	if (json_object_get(target, "exit_code") != NULL && o < len)
+	if (code != NULL && o < len)
 		o += (size_t)snprintf(buf + o, len - o, " (code %s)",
-		    json_string_value(json_object_get(target, "exit_code")) ?
-		    json_string_value(json_object_get(target, "exit_code")) :
-		    "?");
+		    json_string_value(code) ? json_string_value(code) : "?");
 	if (stop == NULL || o >= len)
 		return;
 	reason = json_string_value(json_object_get(stop, "reason"));

@@ -180,6 +180,8 @@ def main(tmp):
                 time.sleep(0.025)
             finally:
                 probe.close()
+        else:
+            raise SystemExit("dbgctld did not listen on %s in 20 s" % path)
         drive(path, daemon)
     finally:
         if daemon.poll() is None:
