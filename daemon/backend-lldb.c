@@ -132,6 +132,9 @@ struct lldb_exec {
 	bool		 cut;
 };
 
+/* Raw bytes at a chunk's end the prompt watch reads: prompt and escapes. */
+#define BACKEND_LLDB_WINDOW 256
+
 /* Drop terminal escapes (ESC [ ... letter) and carriage returns, in place. */
 static size_t
 backend_lldb_plain(char *s, size_t len)
@@ -165,12 +168,14 @@ backend_lldb_watch(struct sink *k, struct session *s,
     const struct session_event *ev)
 {
 	struct lldb_data	*d = k->arg;
-	char			*plain = xmalloc(ev->len + 1);
-	size_t			 n, keep;
+	char			 plain[BACKEND_LLDB_WINDOW + 1];
+	size_t			 from, n, keep;
 
 	(void)s;
-	memcpy(plain, ev->data, ev->len);
-	n = backend_lldb_plain(plain, ev->len);
+	/* Only a chunk's end can make the prompt: no copy of all of it. */
+	from = ev->len > BACKEND_LLDB_WINDOW ? ev->len - BACKEND_LLDB_WINDOW : 0;
+	memcpy(plain, ev->data + from, ev->len - from);
+	n = backend_lldb_plain(plain, ev->len - from);
 	if (n > 0) {
 		keep = n >= sizeof d->tail ? sizeof d->tail - 1 : n;
 		if (d->taillen + keep >= sizeof d->tail) {
@@ -182,7 +187,6 @@ backend_lldb_watch(struct sink *k, struct session *s,
 		d->taillen += keep;
 		d->at_prompt = backend_lldb_prompt_end(d->tail, d->taillen);
 	}
-	free(plain);
 }
 
 /*
