@@ -10,17 +10,6 @@
 /* Most bytes one read reply carries (before base64). */
 #define READ_MAX (512 * 1024)
 
-/* Bytes as base64 text (freed by the caller). */
-static char *
-method_b64(const char *data, size_t len)
-{
-	char *text;
-
-	if ((text = b64_encode((const unsigned char *)data, len)) == NULL)
-		log_fatal("out of memory");
-	return text;
-}
-
 /* Where a logs request reads from, and how much. */
 struct method_logs_data {
 	uint64_t	 off;
@@ -37,7 +26,7 @@ method_logs_reply(struct request *req, struct session *s, uint64_t off,
 	json_t	*v;
 
 	n = output_read(&s->output, off, buf, max);
-	text = method_b64(buf, n);
+	text = xb64_encode(buf, n);
 	free(buf);
 	v = json_pack("{s:s, s:I, s:I, s:I, s:b}", "data", text,
 	    "offset", (json_int_t)off, "next_offset", (json_int_t)(off + n),
@@ -151,7 +140,7 @@ method_read_reply(struct request *req, struct transport *t)
 		want = READ_MAX;
 	buf = xmalloc(want);
 	n = transport_take(t, buf, want);
-	text = method_b64(buf, n);
+	text = xb64_encode(buf, n);
 	free(buf);
 	v = json_pack("{s:s, s:b}", "data", text, "eof", n == 0 &&
 	    transport_ended(t));

@@ -1,7 +1,6 @@
 /* Subscriptions: one sink on every session per subscribed connection. */
 #include <stdlib.h>
 
-#include "b64.h"
 #include "daemon.h"
 
 /*
@@ -89,9 +88,7 @@ notify_output(struct session *s, const struct session_event *ev,
 
 	if (dmn.note == NULL || dmn.note_session != s->id ||
 	    dmn.note_offset != ev->offset || dmn.note_len != ev->len) {
-		if ((text = b64_encode((const unsigned char *)ev->data,
-		    ev->len)) == NULL)
-			log_fatal("out of memory");
+		text = xb64_encode(ev->data, ev->len);
 		params = json_pack("{s:I, s:s, s:s, s:I}", "session",
 		    (json_int_t)s->id, "stream", "console", "data", text,
 		    "offset", (json_int_t)ev->offset);

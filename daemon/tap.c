@@ -5,7 +5,6 @@
  */
 #include <stdlib.h>
 
-#include "b64.h"
 #include "daemon.h"
 
 /* One subscriber reading one session's target output. */
@@ -26,8 +25,7 @@ tap_send(struct tap *t, const char *data, size_t len, bool eof)
 	json_t	*params;
 	char	*text;
 
-	if ((text = b64_encode((const unsigned char *)data, len)) == NULL)
-		log_fatal("out of memory");
+	text = xb64_encode(data, len);
 	params = json_pack("{s:I, s:s, s:s, s:I}", "session",
 	    (json_int_t)t->s->id, "stream", "target", "data", text, "offset",
 	    (json_int_t)t->offset);

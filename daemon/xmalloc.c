@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "b64.h"
 #include "daemon.h"
 
 /* Allocate n bytes, or abort. */
@@ -47,6 +48,17 @@ xstrdup(const char *s)
 	if ((p = strdup(s)) == NULL)
 		log_fatal("out of memory for a string");
 	return p;
+}
+
+/* Bytes as base64 text (freed by the caller), or abort. */
+char *
+xb64_encode(const char *data, size_t len)
+{
+	char *text;
+
+	if ((text = b64_encode((const unsigned char *)data, len)) == NULL)
+		log_fatal("out of memory for base64");
+	return text;
 }
 
 /* Format into a new string, or abort; returns its length. */
