@@ -140,6 +140,7 @@ static const struct {
 	{ "remote", "remote", 's' },
 	{ "server", "server", 's' },
 	{ "stop-timeout", "stop_timeout", 'n' },
+	{ "stop-target", "stop_target", 's' },
 	{ "port", "port", 'n' },
 	{ "connect-timeout", "connect_timeout", 'n' },
 	{ "transport", "transport", 'b' },
@@ -261,12 +262,14 @@ const struct cmd_entry cmd_launch_entry = {
 	    "\t[--debugger PATH] [--remote HOST:PORT] [--server 'CMD {port}']\n"
 	    "\t[--port N] [--connect-timeout MS] [--transport] [-x CMD]...\n"
 	    "\t[--cwd DIR] [--env K=V]... [--stop-timeout MS]\n"
+	    "\t[--stop-target detach|kill]\n"
 	    "\t[--fault-break LOCATION]... [--no-fault-break] [--core]\n"
 	    "\t[--lease]\n"
 	    "\t[--attach [--detach-key KEY] | --wait]\n"
 	    "\t[--] PROGRAM [ARG...]",
 	.args = { "kind: name: debugger: remote: server: port# "
-	    "connect-timeout# transport x: cwd: env: stop-timeout# attach "
+	    "connect-timeout# transport x: cwd: env: stop-timeout# "
+	    "stop-target: attach "
 	    "detach-key: wait fault-break: no-fault-break core lease", 0, -1 },
 	.flags = CMD_AUTOSTART,
 	.exec = cmd_launch_exec,
@@ -406,6 +409,23 @@ cmd_status_field(json_t *s, const char *label, const char *field,
 		printf("%s: -\n", label);
 }
 
+/* Print "label: code N, by quit" for an exit record of s, if it has one. */
+static void
+cmd_status_exit(json_t *s, const char *label, const char *field)
+{
+	json_t		*rec = json_object_get(s, field);
+	const char	*by = json_string_value(json_object_get(rec, "by"));
+	char		 buf[64];
+
+	if (rec == NULL)
+		return;
+	fmt_exit(rec, buf, sizeof buf);
+	if (by != NULL)
+		printf("%s: %s, by %s\n", label, buf, by);
+	else
+		printf("%s: %s\n", label, buf);
+}
+
 /* Print a fault record: what and where, its decoded names, the top frames. */
 static void
 cmd_status_fault(json_t *f)
@@ -469,14 +489,13 @@ cmd_status_print(json_t *s)
 	cmd_status_field(s, "cwd", "cwd", 0);
 	cmd_status_field(s, "started", "started_at", 0);
 	cmd_status_field(s, "ended", "ended_at", 1);
-	if (json_object_get(s, "exit") != NULL) {
-		fmt_exit(json_object_get(s, "exit"), buf, sizeof buf);
-		printf("exit: %s\n", buf);
-	}
+	cmd_status_exit(s, "exit", "exit");
+	cmd_status_exit(s, "server exit", "server_exit");
 	cmd_status_field(s, "error", "error", 1);
 	if (json_object_get(s, "fault") != NULL)
 		cmd_status_fault(json_object_get(s, "fault"));
 	cmd_status_field(s, "stop_timeout", "stop_timeout", 1);
+	cmd_status_field(s, "stop_target", "stop_target", 1);
 	cmd_status_field(s, "log", "log", 1);
 }
 

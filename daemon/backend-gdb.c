@@ -296,9 +296,11 @@ backend_gdb_start(struct session *s, char *err, size_t errlen)
 const struct backend backend_gdb = {
 	.name = "gdb",
 	.debugger = "gdb",
+	.stop_target = "kill",
 	.flags = BACKEND_PROGRAM,
 	.argv = backend_gdb_argv,
 	.start = backend_gdb_start,
+	.quit = gdb_quit,
 	.command = gdb_command,
 	.status = status_main_inferior,
 	.close = backend_gdb_close,

@@ -355,11 +355,13 @@ backend_gdbserver_close(struct session *s)
 const struct backend backend_gdbserver = {
 	.name = "gdbserver",
 	.debugger = "gdb",
+	.stop_target = "kill",
 	.flags = BACKEND_SERVER,
 	.check = backend_gdbserver_check,
 	.argv = backend_gdb_argv,
 	.start = backend_gdbserver_start,
 	.ready = backend_gdbserver_ready,
+	.quit = gdb_quit,
 	.command = gdb_command,
 	.status = backend_gdbserver_status,
 	.close = backend_gdbserver_close,

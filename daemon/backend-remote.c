@@ -29,11 +29,13 @@ backend_remote_ready(struct session *s, struct session_proc *sp)
 const struct backend backend_remote = {
 	.name = "remote",
 	.debugger = "gdb",
+	.stop_target = "detach",
 	.flags = BACKEND_REMOTE,
 	.check = backend_remote_check,
 	.argv = backend_gdb_argv,
 	.start = backend_gdb_start,
 	.ready = backend_remote_ready,
+	.quit = gdb_quit,
 	.command = gdb_command,
 	.status = backend_gdb_status,
 	.close = backend_gdb_close,

@@ -310,6 +310,10 @@ struct proc {
 	bool		 have_exit;
 	int		 exit_code;
 	int		 exit_signal;
+	/* A graceful quit was asked of it (or of the debugger before it). */
+	bool		 quit_asked;
+	/* How it ended: "exit" by itself, "quit", "term" or "kill". */
+	const char	*ended_by;
 	char		 fail_stage[32];
 	int		 fail_errno;
 	proc_cb		 cb;
@@ -335,6 +339,8 @@ struct backend {
 	const char	*name;
 	const char	*debugger;	/* default program, NULL for exec */
 	const char	*path;		/* PATH the debugger needs, or NULL */
+	/* What the quit does to the target by default: "detach", "kill", NULL. */
+	const char	*stop_target;
 	int		 flags;
 	/* Refuse what this kind cannot do with a launch; err says why. */
 	int		(*check)(const struct launch *, struct rpc_error *);
@@ -345,11 +351,11 @@ struct backend {
 	/* A process of the session exec'd (NULL: ready once main has). */
 	void		(*ready)(struct session *, struct session_proc *);
 	/*
-	 * Ask the main process to quit gracefully before SIGTERM, and run a
-	 * debugger command for a request: the gdb/MI work of the next issues
-	 * fills these; no backend has them yet, and stop goes to SIGTERM.
+	 * Ask the main process to quit gracefully before SIGTERM (NULL, or
+	 * -1: SIGTERM at once); the session reports its exit as it comes.
 	 */
 	int		(*quit)(struct session *);
+	/* Run a debugger command for a request. */
 	int		(*command)(struct session *, struct request *);
 	/* Add this kind's fields to the session object. */
 	void		(*status)(const struct session *, json_t *);
@@ -374,8 +380,17 @@ char			*backend_kinds(void);
 /* Default bound on a remote connection. */
 #define CONNECT_TIMEOUT_DEFAULT 10000
 
+/* How far the gdb family's graceful quit has come (gdb-quit.c). */
+enum gdb_quit_step {
+	GDB_QUIT_NONE,
+	GDB_QUIT_INTERRUPT,	/* -exec-interrupt sent, *stopped awaited */
+	GDB_QUIT_END,		/* kill or -target-detach sent */
+	GDB_QUIT_EXIT		/* -gdb-exit sent */
+};
+
 struct gdb_data {
 	struct session	*s;
+	enum gdb_quit_step quit_step;
 	struct mi	*mi;
 	char		 remote[256];	/* HOST:PORT gdb connects to, or "" */
 	struct timer	*timer;		/* the connection's deadline */
@@ -394,6 +409,10 @@ void	 backend_gdb_status(const struct session *, json_t *);
 /* fault.c: the fault record of a target stopped by a fault. */
 void	 fault_stopped(struct session *, struct mi *, const struct mi_record *);
 json_t	*fault_breaks(const struct session *);
+
+/* gdb-quit.c: the gdb family's quit hook. */
+int	 gdb_quit(struct session *);
+void	 gdb_quit_stopped(struct gdb_data *);
 
 /* gdb.c: the target's state from MI, and exec, for the gdb family. */
 void	 gdb_event(void *arg, const struct mi_record *);
@@ -416,6 +435,7 @@ struct launch {
 	int			 port;		/* gdbserver: 0 for any */
 	long			 connect_timeout;
 	long			 stop_timeout;
+	const char		*stop_target;	/* "detach", "kill" or NULL */
 	bool			 transport;
 	json_t			*fault_breaks;	/* --fault-break locations */
 	bool			 no_fault_defaults; /* --no-fault-break */
@@ -515,6 +535,10 @@ struct session {
 	enum session_state	 state;
 	struct launch		 l;
 	long			 stop_ms;	/* the stop being carried out */
+	bool			 stop_begun;
+	bool			 quitting;	/* the backend's quit runs */
+	uint64_t		 stop_deadline;	/* uv_now() of the SIGKILL */
+	struct timer		*stop_timer;
 
 	struct session_proc	 procs[SESSION_MAXPROCS]; /* [0]: main */
 	size_t			 nprocs;
@@ -572,11 +596,15 @@ struct session_proc	*session_proc_add(struct session *, const char *role,
 			    char *err, size_t errlen);
 int			 session_proc_spawn(struct session_proc *, char **argv,
 			    char *err, size_t errlen);
-void			 session_proc_stop_helpers(struct session *);
 int			 session_proc_spawn_main(struct session *, char *err,
 			    size_t errlen);
 bool			 session_proc_done(const struct session_proc *);
 char			*session_proc_tail(const struct session_proc *);
+
+/* session-stop.c: the ordered teardown against one deadline. */
+void			 session_stop_begin(struct session *, bool graceful);
+void			 session_stop_helpers(struct session *);
+void			 session_stop_end(struct session *);
 
 /* session-state.c: the one table that decides. */
 enum session_input {

@@ -81,12 +81,14 @@ gdb_event(void *arg, const struct mi_record *rec)
 		    reason);
 		gdb_copy(exit, "exit_code", rec->results, "exit-code");
 		session_target(g->s, exit);
+		gdb_quit_stopped(g);
 		return;
 	}
 	if (rec->kind == MI_EXEC && strcmp(rec->cls, "stopped") == 0) {
 		session_target(g->s, json_pack("{s:s, s:o}", "state",
 		    "stopped", "stop", gdb_stop_json(rec)));
 		fault_stopped(g->s, g->mi, rec);
+		gdb_quit_stopped(g);
 		return;
 	}
 	if (rec->kind == MI_NOTIFY &&

@@ -5,7 +5,8 @@
  * and a control socket on 3.  The keeper becomes a child subreaper and the
  * session leader of the pty, forks PROGRAM into the pty's foreground process
  * group, reports "started PID" or "failed STAGE ERRNO", then reaps and
- * reports "exit code N" or "exit signal N".  On "stop MS" it sends SIGTERM to
+ * reports "exit code N HOW" or "exit signal N HOW", HOW saying what the keeper
+ * had done by then ("run": nothing, "term", "kill").  On "stop MS" it sends SIGTERM to
  * every descendant and SIGKILL at the deadline, repeated until no child is
  * left; when the daemon goes away (EOF on 3, SIGTERM from PDEATHSIG, SIGHUP
  * from the pty) it SIGKILLs everything at once.  The keeper exits only once
@@ -39,6 +40,13 @@
 #define KEEPER_MS_NS		1000000LL
 
 static const char *keeper_stages[] = { "setup", "chdir", "exec" };
+
+/* What the keeper had done when the main program ended, as reported. */
+static const char *keeper_phases[] = {
+	[KEEPER_RUN] = "run",
+	[KEEPER_TERM] = "term",
+	[KEEPER_KILL] = "kill",
+};
 
 /* Return the monotonic clock in nanoseconds. */
 static int64_t
@@ -394,9 +402,11 @@ keeper_report_exit(struct keeper *k, int status)
 		keeper_report_exec(k);	/* the child is gone: cannot block */
 	k->main_reaped = 1;
 	if (!k->quiet && WIFEXITED(status))
-		keeper_send(k, "exit code %d\n", WEXITSTATUS(status));
+		keeper_send(k, "exit code %d %s\n", WEXITSTATUS(status),
+		    keeper_phases[k->phase]);
 	else if (!k->quiet && WIFSIGNALED(status))
-		keeper_send(k, "exit signal %d\n", WTERMSIG(status));
+		keeper_send(k, "exit signal %d %s\n", WTERMSIG(status),
+		    keeper_phases[k->phase]);
 	keeper_stop(k, k->stop_ms);
 }
 

@@ -61,6 +61,25 @@ launch_backend(json_t *params, struct rpc_error *err)
 	return NULL;
 }
 
+/* What the quit does to the target: the param, or the kind's default. */
+static int
+launch_stop_target(struct launch *l, json_t *params, struct rpc_error *err)
+{
+	const char *v = json_string_value(json_object_get(params,
+	    "stop_target"));
+
+	l->stop_target = l->backend->stop_target;
+	if (v == NULL)
+		return 0;
+	if (strcmp(v, "detach") != 0 && strcmp(v, "kill") != 0) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"stop_target\" must "
+		    "be \"detach\" or \"kill\", not \"%s\"", v);
+		return -1;
+	}
+	l->stop_target = strcmp(v, "detach") == 0 ? "detach" : "kill";
+	return 0;
+}
+
 /* Check what belongs to which kind; the types are checked already. */
 static int
 launch_check_kind(const struct launch *l, json_t *params,
@@ -86,6 +105,12 @@ launch_check_kind(const struct launch *l, json_t *params,
 	    json_object_get(params, "port") != NULL)) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "\"server\" and "
 		    "\"port\" belong to gdbserver sessions");
+		return -1;
+	}
+	if (json_object_get(params, "stop_target") != NULL &&
+	    l->backend->stop_target == NULL) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"stop_target\" "
+		    "belongs to the gdb, remote and gdbserver kinds");
 		return -1;
 	}
 	if (l->remote != NULL && strlen(l->remote) > 255) {
@@ -171,7 +196,8 @@ launch_parse(struct launch *l, json_t *params, struct rpc_error *err)
 	l->core = json_is_true(json_object_get(params, "core"));
 	l->lease = json_is_true(json_object_get(params, "lease"));
 	l->lease_grace = launch_int(params, "lease_grace", 0);
-	if (launch_check(l, params, err) != 0) {
+	if (launch_stop_target(l, params, err) != 0 ||
+	    launch_check(l, params, err) != 0) {
 		launch_free(l);
 		return -1;
 	}

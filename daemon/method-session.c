@@ -65,6 +65,7 @@ static const struct method_param method_launch_params[] = {
 	{ "port", PT_INT, false, 1, 65535 },
 	{ "connect_timeout", PT_INT, false, 1, STOP_TIMEOUT_MAX },
 	{ "stop_timeout", PT_INT, false, 0, STOP_TIMEOUT_MAX },
+	{ "stop_target", PT_STRING, false, 0, 0 },
 	{ "transport", PT_BOOL, false, 0, 0 },
 	{ "fault_breaks", PT_STRINGS, false, 0, 0 },
 	{ "fault_break_defaults", PT_BOOL, false, 0, 0 },

@@ -86,6 +86,20 @@ proc_stop(struct proc *pr, long timeout_ms)
 	proc_send(pr, line);
 }
 
+/*
+ * How a process ended, from what its keeper had done by then: nothing
+ * means it ended by itself, or by the quit asked of it.
+ */
+static const char *
+proc_ended_by(const struct proc *pr, const char *how)
+{
+	if (strcmp(how, "term") == 0)
+		return "term";
+	if (strcmp(how, "kill") == 0)
+		return "kill";
+	return pr->quit_asked ? "quit" : "exit";
+}
+
 /* Act on one line the keeper sent. */
 static int
 proc_line(void *arg, char *line, size_t len)
@@ -93,6 +107,7 @@ proc_line(void *arg, char *line, size_t len)
 	struct proc	*pr = arg;
 	long		 a;
 	int		 b;
+	char		 how[8];
 
 	(void)len;
 	if (pr->freed)
@@ -107,14 +122,15 @@ proc_line(void *arg, char *line, size_t len)
 		pr->cb(pr->arg, pr, PROC_FAILED);
 		return 0;
 	}
-	if (sscanf(line, "exit code %d", &b) == 1)
+	if (sscanf(line, "exit code %d %7s", &b, how) == 2)
 		pr->exit_code = b;
-	else if (sscanf(line, "exit signal %d", &b) == 1)
+	else if (sscanf(line, "exit signal %d %7s", &b, how) == 2)
 		pr->exit_signal = b;
 	else {
 		log_warn("keeper %ld said \"%s\"", (long)pr->keeper_pid, line);
 		return 0;
 	}
+	pr->ended_by = proc_ended_by(pr, how);
 	pr->have_exit = true;
 	pr->cb(pr->arg, pr, PROC_EXITED);
 	return 0;
@@ -212,13 +228,15 @@ proc_spawn(const struct proc_spec *sp, const char *keeper, proc_cb cb,
 	return pr;
 }
 
-/* A process's exit record: {"code":N} or {"signal":N}. */
+/* A process's exit record: {"code":N} or {"signal":N}, and how it came to end. */
 json_t *
 proc_exit_json(const struct proc *pr)
 {
 	if (pr->exit_signal != 0)
-		return json_pack("{s:i}", "signal", pr->exit_signal);
-	return json_pack("{s:i}", "code", pr->exit_code);
+		return json_pack("{s:i, s:s}", "signal", pr->exit_signal,
+		    "by", pr->ended_by);
+	return json_pack("{s:i, s:s}", "code", pr->exit_code, "by",
+	    pr->ended_by);
 }
 
 /*

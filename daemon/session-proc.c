@@ -99,21 +99,6 @@ session_proc_console_cb(void *arg, enum console_event ev, const char *data,
 	log_fatal("console event %d", ev);
 }
 
-/* Stop the processes after the main one: it is gone, or never ran. */
-void
-session_proc_stop_helpers(struct session *s)
-{
-	long		 ms = s->stop_ms >= 0 ? s->stop_ms : s->l.stop_timeout;
-	struct proc	*pr;
-	size_t		 i;
-
-	for (i = 1; i < s->nprocs; i++) {
-		pr = s->procs[i].proc;
-		if (pr != NULL && pr->keeper_live)
-			proc_stop(pr, ms);
-	}
-}
-
 /*
  * A helper process (the server) ended while the session needed it: say
  * how, whether it was before the session ran, and what it printed last.
@@ -172,7 +157,7 @@ session_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
 		if (sp->console != NULL)
 			console_drain(sp->console);
 		if (main)
-			session_proc_stop_helpers(s);
+			session_stop_helpers(s);
 		session_check_gone(s);
 		return;
 	}

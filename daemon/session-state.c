@@ -26,21 +26,26 @@ static const char *session_input_names[] = {
 	[SI_STARTED] = "started",
 };
 
-/* Ask the processes to end: the main one first, the rest once it is gone. */
+/* End the processes at once: SIGTERM, the main one first, the rest once it is gone. */
 static void
 session_act_stop(struct session *s, const void *arg)
 {
 	const struct session_why *why = arg;
-	struct proc	*main = s->procs[0].proc;
 
 	if (why != NULL)
 		session_why(s, why->code, why->err, "%s", why->msg);
-	if (main != NULL && main->keeper_live) {
-		proc_stop(main, s->stop_ms >= 0 ? s->stop_ms :
-		    s->l.stop_timeout);
-		return;
-	}
-	session_proc_stop_helpers(s);
+	session_stop_begin(s, false);
+}
+
+/* End a running session in order: the backend's quit, then SIGTERM. */
+static void
+session_act_quit(struct session *s, const void *arg)
+{
+	const struct session_why *why = arg;
+
+	if (why != NULL)
+		session_why(s, why->code, why->err, "%s", why->msg);
+	session_stop_begin(s, true);
 }
 
 /* A stop before the session ran: the launch fails with not_running. */
@@ -108,8 +113,8 @@ static const struct session_action session_actions[S_NSTATES][SI_NINPUTS] = {
 	},
 	[S_RUNNING] = {
 		[SI_READY] = { STAY, STAY, NULL },
-		[SI_STOP] = { S_STOPPING, STAY, session_act_stop },
-		[SI_FAIL] = { S_STOPPING, STAY, session_act_stop },
+		[SI_STOP] = { S_STOPPING, STAY, session_act_quit },
+		[SI_FAIL] = { S_STOPPING, STAY, session_act_quit },
 		[SI_EXIT] = { S_STOPPING, STAY, NULL },
 		[SI_GONE] = { S_EXITED, S_STOPPING, session_act_exited },
 		[SI_STARTED] = { STAY, STAY, NULL },

@@ -460,6 +460,7 @@ session_end(struct session *s)
 		transport_finish(s->transport);
 	if (s->backend->close != NULL)
 		s->backend->close(s);
+	session_stop_end(s);
 	dmn.nended++;
 }
 

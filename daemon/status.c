@@ -110,6 +110,9 @@ status_json(const struct session *s)
 	    json_integer(main->pid) : json_null());
 	json_object_set_new(o, "keeper_pid", main != NULL && main->keeper_pid ?
 	    json_integer(main->keeper_pid) : json_null());
+	if (s->l.stop_target != NULL)
+		json_object_set_new(o, "stop_target",
+		    json_string(s->l.stop_target));
 	if (s->backend->status != NULL)
 		s->backend->status(s, o);
 	json_object_set_new(o, "started_at", status_time(s->started_at));

@@ -44,7 +44,7 @@ def test_read_timeout_then_end_of_stream(client, fixtures):
         s.write(b"last\n", eof=True)
         assert s.read_until(b"last\n")
         assert s.read(timeout=10) == b""
-        assert s.wait(timeout=10)["exit"] == {"code": 3}
+        assert s.wait(timeout=10)["exit"] == {"code": 3, "by": "exit"}
 
 
 def test_gdb_exec_break_insert(client, fixtures):
@@ -145,7 +145,7 @@ def test_stop_returns_the_record(client, fixtures):
     s = client.launch([fixtures["spinner"]], kind="exec")
     rec = s.stop(timeout=1)
     assert rec["id"] == s.id and rec["state"] == "exited"
-    assert rec["exit"] == {"signal": 15}
+    assert rec["exit"] == {"signal": 15, "by": "term"}
 
 
 def test_lease_ends_with_the_connection(daemon, client, fixtures):

@@ -132,6 +132,7 @@ state_session(struct session *s)
 {
 	memset(s, 0, sizeof *s);
 	memset(&dmn, 0, sizeof dmn);
+	dmn.loop = uv_default_loop();
 	TAILQ_INIT(&dmn.sessions);
 	TAILQ_INIT(&dmn.waiting);
 	TAILQ_INIT(&dmn.sinks);
