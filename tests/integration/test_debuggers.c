@@ -349,7 +349,6 @@ Test(transport, pipe_8mib_exec_cat)
 {
 	char ids[32], in[PATH_MAX], out[PATH_MAX], err[PATH_MAX], *e;
 	double t0;
-	json_t *st;
 	pid_t pid;
 	long id;
 	int code;
@@ -367,13 +366,7 @@ Test(transport, pipe_8mib_exec_cat)
 	    ids, code, h_now() - t0, e ? e : "", file_size(out));
 	free(e);
 	expect_same_file(in, NULL, out);
-	st = h_cli_wait_ended(id, H_WAIT_BOUND);
-	cr_assert_not_null(st, "session %s (cat) did not end after its input "
-	    "ended", ids);
-	cr_assert_eq(h_jint(st, "exit.code", -1), 0, "cat: expected exit.code "
-	    "0, got %lld (signal %lld)", h_jint(st, "exit.code", -1),
-	    h_jint(st, "exit.signal", -1));
-	json_decref(st);
+	h_cli_expect_exit(id, 0, H_WAIT_BOUND, "(cat) after its input ended");
 }
 
 /*
