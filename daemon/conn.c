@@ -2,6 +2,8 @@
  * One client connection: a stream in a mode (rpc, pipe or attach) whose
  * input, eof, drained and close hooks it calls; it knows nothing of them.
  */
+#include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -161,6 +163,31 @@ conn_written(void *arg, int status)
 	}
 	if (c->mode->drained != NULL)
 		c->mode->drained(c);
+}
+
+/* Whether a peer at EOF closed the connection, not only its sending side. */
+bool
+conn_peer_closed(struct conn *c)
+{
+	struct pollfd	pfd;
+	uv_os_fd_t	fd;
+
+	/* TCP sends the same FIN for close(2) and shutdown(2): a half close. */
+	if (c->h.handle.type != UV_NAMED_PIPE ||
+	    uv_fileno(&c->h.handle, &fd) != 0)
+		return false;
+	/*
+	 * A Unix stream socket reports POLLHUP once both directions are shut
+	 * (the peer closed, or shut down both), but only POLLIN and POLLRDHUP
+	 * after its shutdown(SHUT_WR); a poll of no time asks without blocking.
+	 */
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	while (poll(&pfd, 1, 0) == -1)
+		if (errno != EINTR)
+			return false;
+	return (pfd.revents & POLLHUP) != 0;
 }
 
 /* Send bytes as they are (raw modes). */

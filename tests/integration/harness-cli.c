@@ -214,6 +214,19 @@ h_cli_wait_ended(long id, int bound_ms)
 	}
 }
 
+/* Assert the session ends within bound_ms, exit.code want; when: messages. */
+void
+h_cli_expect_exit(long id, int want, int bound_ms, const char *when)
+{
+	json_t *st = h_cli_wait_ended(id, bound_ms);
+
+	cr_assert_not_null(st, "session %ld did not end %s", id, when);
+	cr_assert_eq(h_jint(st, "exit.code", -1), want, "session %ld %s: "
+	    "expected exit.code %d, got %lld (exit.signal %lld)", id, when,
+	    want, h_jint(st, "exit.code", -1), h_jint(st, "exit.signal", -1));
+	json_decref(st);
+}
+
 /* Assert the session's state is want (e.g. "running"); when: messages. */
 void
 h_cli_expect_state(long id, const char *want, const char *when)

@@ -172,6 +172,8 @@ bool	 h_cli_wait_status(long id, const char *path, const char *want,
 	    int bound_ms);
 /* Poll status until the state is "exited" or "failed"; it, or NULL. */
 json_t	*h_cli_wait_ended(long id, int bound_ms);
+/* Assert the session ends within bound_ms, exit.code want; when: messages. */
+void	 h_cli_expect_exit(long id, int want, int bound_ms, const char *when);
 /* Assert the session's state is want (e.g. "running"); when: messages. */
 void	 h_cli_expect_state(long id, const char *want, const char *when);
 /* Assert `list` shows n sessions, each in state (NULL: any); when: messages. */

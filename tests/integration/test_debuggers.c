@@ -349,7 +349,6 @@ Test(transport, pipe_8mib_exec_cat)
 {
 	char ids[32], in[PATH_MAX], out[PATH_MAX], err[PATH_MAX], *e;
 	double t0;
-	json_t *st;
 	pid_t pid;
 	long id;
 	int code;
@@ -367,13 +366,7 @@ Test(transport, pipe_8mib_exec_cat)
 	    ids, code, h_now() - t0, e ? e : "", file_size(out));
 	free(e);
 	expect_same_file(in, NULL, out);
-	st = h_cli_wait_ended(id, H_WAIT_BOUND);
-	cr_assert_not_null(st, "session %s (cat) did not end after its input "
-	    "ended", ids);
-	cr_assert_eq(h_jint(st, "exit.code", -1), 0, "cat: expected exit.code "
-	    "0, got %lld (signal %lld)", h_jint(st, "exit.code", -1),
-	    h_jint(st, "exit.signal", -1));
-	json_decref(st);
+	h_cli_expect_exit(id, 0, H_WAIT_BOUND, "(cat) after its input ended");
 }
 
 /*
@@ -415,6 +408,84 @@ Test(transport, pipe_8mib_gdb_echo)
 	free(e);
 	expect_same_file(in, head, out);
 	free(head);
+}
+
+/* Open a pipe of session ids on a new raw connection; asserts it is taken. */
+static void
+pipe_open(struct h_conn *c, const char *ids, const char *which)
+{
+	char params[64];
+	json_t *r;
+
+	cr_assert_eq(h_conn_open(c, H->sock), 0, "connect for the %s pipe",
+	    which);
+	snprintf(params, sizeof params, "{\"session\":%s}", ids);
+	r = h_conn_call(c, "pipe", params, 10000);
+	cr_assert(json_is_true(h_jpath(r, "result.raw")), "the %s pipe of "
+	    "session %s was refused: %s", which, ids, r ? json_dumps(r,
+	    JSON_COMPACT) : "no reply");
+	json_decref(r);
+}
+
+/*
+ * A pipe client that sends a partial line and closes its connection: the
+ * target's stdin stays open and a second pipe is taken at once, with no
+ * target output in between (the target prints only whole lines); the
+ * second pipe's bytes complete the line, which comes back whole.
+ */
+Test(transport, a_closed_pipe_leaves_stdin_open_for_the_next)
+{
+	struct h_conn	 a, b;
+	char		 ids[32], *line;
+	long		 id;
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--", "sh",
+	    "-c", "while IFS= read -r l; do printf 'got:%s\\n' \"$l\"; done"));
+	h_idstr(id, ids, sizeof ids);
+	pipe_open(&a, ids, "first");
+	cr_assert_eq(h_conn_send(&a, "first-", 6, 10000), 0, "send to the "
+	    "first pipe");
+	h_conn_close(&a);
+	/* No output can free the session: only the close may. */
+	pipe_open(&b, ids, "second");
+	cr_assert_eq(h_conn_send(&b, "second\n", 7, 10000), 0, "send to the "
+	    "second pipe");
+	line = h_conn_line(&b, H_WAIT_BOUND);
+	cr_assert_str_eq(line ? line : "(none)", "got:first-second",
+	    "the line back through the second pipe (eof %d)", b.eof);
+	free(line);
+	h_cli_expect_state(id, "running", "after the second pipe's line");
+	h_conn_close(&b);
+}
+
+/*
+ * A pipe client that shuts down its sending side: cat reads EOF after the
+ * bytes and exits, its output ends, and the daemon closes the connection
+ * once it has sent all of it.
+ */
+Test(transport, a_half_closed_pipe_gives_the_target_eof)
+{
+	struct h_conn	 c;
+	char		 ids[32], *line;
+	long		 id;
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--", "cat"));
+	h_idstr(id, ids, sizeof ids);
+	pipe_open(&c, ids, "half-closed");
+	cr_assert_eq(h_conn_send(&c, "hello\n", 6, 10000), 0, "send");
+	cr_assert_eq(shutdown(c.fd, SHUT_WR), 0, "shutdown(SHUT_WR): %s",
+	    strerror(errno));
+	line = h_conn_line(&c, H_WAIT_BOUND);
+	cr_assert_str_eq(line ? line : "(none)", "hello", "cat's echo after "
+	    "the half close");
+	free(line);
+	line = h_conn_line(&c, H_WAIT_BOUND);
+	cr_assert(line == NULL && c.eof, "the daemon did not close the "
+	    "connection after cat's output ended (got \"%s\", eof %d)",
+	    line ? line : "", c.eof);
+	h_conn_close(&c);
+	h_cli_expect_exit(id, 0, H_WAIT_BOUND, "(cat) after the pipe's half "
+	    "close");
 }
 
 /* recv: timeout (exit 4) and end of stream (exit 5) are never confused. */

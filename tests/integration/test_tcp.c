@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,4 +141,38 @@ Test(tcp, a_readable_token_file_is_refused)
 	cr_assert_eq(r.code, 1, "exit %d (%s)", r.code, r.err);
 	cr_assert_not_null(strstr(r.err, "chmod 600"), "stderr: %s", r.err);
 	h_run_free(&r);
+}
+
+/*
+ * Over TCP a close cannot be told from a shutdown: a pipe client that
+ * closes with cat's echo unread (the kernel resets the connection) still
+ * gives cat its EOF, and cat exits.
+ */
+Test(tcp, a_closed_pipe_is_a_half_close)
+{
+	struct h_conn	 c;
+	struct pollfd	 pfd;
+	char		 ids[32], params[64];
+	json_t		*r;
+	long		 id;
+	int		 port = tcp_daemon("127.0.0.1:0");
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--", "cat"));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert_eq(h_conn_open_tcp(&c, port), 0, "connect");
+	r = h_conn_call(&c, "hello", "{\"token\":\"the-token-of-this-test\"}",
+	    10000);
+	json_decref(r);
+	snprintf(params, sizeof params, "{\"session\":%s}", ids);
+	r = h_conn_call(&c, "pipe", params, 10000);
+	cr_assert(json_is_true(h_jpath(r, "result.raw")), "pipe over TCP: %s",
+	    r ? json_dumps(r, JSON_COMPACT) : "no reply");
+	json_decref(r);
+	cr_assert_eq(h_conn_send(&c, "tcp\n", 4, 10000), 0, "send");
+	/* The echo waits unread, so that the close is a reset. */
+	pfd = (struct pollfd){ c.fd, POLLIN, 0 };
+	cr_assert_eq(poll(&pfd, 1, H_WAIT_BOUND), 1, "cat's echo never came");
+	h_conn_close(&c);
+	h_cli_expect_exit(id, 0, H_WAIT_BOUND, "(cat) after its TCP pipe "
+	    "closed");
 }
