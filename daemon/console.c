@@ -9,6 +9,10 @@
 
 /* Bytes read from the master in one plain read() while draining. */
 #define CONSOLE_CHUNK 65536
+/* The most one drain reads, so a writer that never stops cannot hold the loop. */
+#define CONSOLE_DRAIN_MAX (16 * CONSOLE_CHUNK)
+/* How long a console whose processes are gone may stay open by another's doing. */
+#define CONSOLE_FINISH_MS 500
 
 /* Everything is read: say so once, and read no more. */
 static void
@@ -30,10 +34,12 @@ console_drain(struct console *c)
 {
 	char	buf[CONSOLE_CHUNK];
 	ssize_t	n;
+	size_t	total = 0;
 
-	while (!c->eof && !c->closing) {
+	while (!c->eof && !c->closing && total < CONSOLE_DRAIN_MAX) {
 		n = read(c->master, buf, sizeof buf);
 		if (n > 0) {
+			total += n;
 			c->cb(c->arg, CONSOLE_OUTPUT, buf, n);
 			continue;
 		}
@@ -127,6 +133,34 @@ console_write(struct console *c, const char *data, size_t len)
 	    console_written, c) < 0 ? -1 : 0;
 }
 
+/* The bound is up and someone outside still holds the pty: end it here. */
+static void
+console_finish_cb(void *arg)
+{
+	struct console *c = arg;
+
+	console_drain(c);
+	if (c->eof || c->closing)
+		return;
+	log_warn("pty %s: held open after its processes ended: closed", c->pts);
+	console_eof(c);
+}
+
+/*
+ * The processes on the pty are gone: read what they wrote, and if another
+ * process still holds the pty open, end the console after a bound anyway.
+ */
+void
+console_finish(struct console *c)
+{
+	console_drain(c);
+	if (c->eof || c->closing)
+		return;
+	if (c->finish == NULL)
+		c->finish = timer_new(console_finish_cb, c);
+	timer_start(c->finish, CONSOLE_FINISH_MS);
+}
+
 /* Free the console once libuv has let go of its handle. */
 static void
 console_closed(uv_handle_t *h)
@@ -141,6 +175,8 @@ console_close(struct console *c)
 	if (c == NULL || c->closing)
 		return;
 	c->closing = true;
+	timer_free(c->finish);
+	c->finish = NULL;
 	console_release_slave(c);
 	uv_close((uv_handle_t *)&c->pipe, console_closed);
 }

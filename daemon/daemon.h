@@ -121,6 +121,7 @@ struct console {
 	uv_pipe_t	 pipe;
 	bool		 eof;
 	bool		 closing;
+	struct timer	*finish;	/* bounds the end once processes are gone */
 	console_cb	 cb;
 	void		*arg;
 };
@@ -129,6 +130,7 @@ struct console	*console_open(bool raw, console_cb, void *arg, char *err,
 		    size_t errlen);
 void		 console_release_slave(struct console *);
 void		 console_drain(struct console *);
+void		 console_finish(struct console *);
 int		 console_write(struct console *, const char *, size_t);
 size_t		 console_queued(struct console *);
 void		 console_close(struct console *);
@@ -280,6 +282,8 @@ struct proc;
 typedef void (*proc_cb)(void *arg, struct proc *, enum proc_event);
 
 /* Where a debugger finds the transport pipes: /dev/fd/4 and /dev/fd/5. */
+/* How long past its stop deadline a keeper may take before it is killed. */
+#define PROC_WATCHDOG_GRACE 2000
 #define PROC_FD_IN 4
 #define PROC_FD_OUT 5
 
@@ -293,9 +297,11 @@ struct proc_spec {
 	int		  fd_in;	/* transport ends, or -1 */
 	int		  fd_out;
 	bool		  stdio;	/* transport on 0 and 1, not 4 and 5 */
+	const char	 *cgroup;	/* its cgroup's name, where there are */
 };
 
 struct proc {
+	TAILQ_ENTRY(proc) entry;	/* in dmn.procs until freed */
 	char		*exec_name;	/* what the keeper execs */
 	pid_t		 pid;
 	pid_t		 keeper_pid;
@@ -314,6 +320,10 @@ struct proc {
 	bool		 quit_asked;
 	/* How it ended: "exit" by itself, "quit", "term" or "kill". */
 	const char	*ended_by;
+	struct cgroup	*cg;		/* its tree's cgroup, or NULL */
+	bool		 cg_empty;	/* nothing alive in it */
+	struct timer	*watchdog;	/* the keeper's stop deadline */
+	uint64_t	 watchdog_at;	/* uv_now() it runs out, or 0 */
 	char		 fail_stage[32];
 	int		 fail_errno;
 	proc_cb		 cb;
@@ -323,8 +333,28 @@ struct proc {
 struct proc	*proc_spawn(const struct proc_spec *, const char *keeper,
 		    proc_cb, void *arg, char *err, size_t errlen);
 void		 proc_stop(struct proc *, long timeout_ms);
+bool		 proc_is_keeper(pid_t);
+void		 proc_orphans_gone(void);
 json_t		*proc_exit_json(const struct proc *);
 void		 proc_free(struct proc *);
+
+/* cgroup.c: containment by cgroup v2, one cgroup per keeper's tree. */
+struct cgroup;
+typedef void (*cgroup_cb)(void *arg);	/* the cgroup became empty */
+
+void		 cgroup_init(void);
+void		 cgroup_fini(void);
+const char	*cgroup_mode(void);
+json_t		*cgroup_json(void);
+struct cgroup	*cgroup_open(const char *name, cgroup_cb, void *arg);
+const char	*cgroup_path(const struct cgroup *);
+bool		 cgroup_populated(const struct cgroup *);
+void		 cgroup_kill(struct cgroup *);
+void		 cgroup_close(struct cgroup *);
+
+/* orphan.c: the daemon as subreaper, for what dead keepers leave. */
+void		 orphan_init(void);
+void		 orphan_check(void);
 
 /* backend.c: what a debugger kind is, as data plus hooks. */
 #define BACKEND_STDIO	0x1	/* the pipes become the program's 0 and 1 */
@@ -843,6 +873,11 @@ struct daemon {
 	TAILQ_HEAD(, listener)	 listeners;
 	uv_signal_t		 sigterm;
 	uv_signal_t		 sigint;
+	uv_signal_t		 sigchld;	/* orphans (orphan.c) */
+	TAILQ_HEAD(, proc)	 procs;		/* every keeper record */
+	unsigned		 orphans;	/* killed, not yet reaped */
+	char			*cgroup_root;	/* our cgroup subtree, or NULL */
+	char			 contain_why[PATH_MAX + 64]; /* why not */
 	struct pidfh		*pidfh;
 	TAILQ_HEAD(, session)	 sessions;
 	TAILQ_HEAD(, conn)	 conns;

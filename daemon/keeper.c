@@ -105,7 +105,7 @@ static __dead void
 keeper_usage(struct keeper *k, const char *why)
 {
 	static const char	usage[] = "usage: dbgctl-keeper [--cwd DIR] "
-	    "[--stop-timeout MS] [--keep-fd N]...\n"
+	    "[--cgroup DIR] [--stop-timeout MS] [--keep-fd N]...\n"
 	    "    [--stdin-fd N] [--stdout-fd N] -- PROGRAM [ARG...]\n";
 
 	dprintf(STDERR_FILENO, "dbgctl-keeper: %s\n%s", why, usage);
@@ -145,6 +145,8 @@ keeper_parse_args(struct keeper *k, int argc, char **argv)
 			keeper_usage(k, "option needs a value");
 		if (strcmp(argv[i], "--cwd") == 0)
 			k->cwd = argv[++i];
+		else if (strcmp(argv[i], "--cgroup") == 0)
+			k->cgroup = argv[++i];
 		else if (strcmp(argv[i], "--keep-fd") == 0)
 			keeper_parse_keep_fd(k, argv[++i]);
 		else if (strcmp(argv[i], "--stdin-fd") == 0) {
@@ -540,6 +542,30 @@ keeper_loop(struct keeper *k)
 	}
 }
 
+/*
+ * Move the keeper into its cgroup before it forks anything, so that every
+ * process below it is born there and none can leave it by losing its
+ * parent: the daemon proves the tree gone by the cgroup being empty.
+ */
+static void
+keeper_join_cgroup(struct keeper *k)
+{
+	char	path[PATH_MAX];
+	int	fd, n;
+
+	if (k->cgroup == NULL)
+		return;
+	if (snprintf(path, sizeof path, "%s/cgroup.procs", k->cgroup) >=
+	    (int)sizeof path)
+		keeper_fail(k, "setup", ENAMETOOLONG, 2);
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		keeper_fail(k, "setup", errno, 2);
+	n = write(fd, "0", 1);
+	if (n != 1)
+		keeper_fail(k, "setup", n == -1 ? errno : EIO, 2);
+	close(fd);
+}
+
 /* Start the program under the keeper and supervise it to the end. */
 int
 main(int argc, char **argv)
@@ -561,6 +587,7 @@ main(int argc, char **argv)
 	}
 	keeper_parse_args(&k, argc, argv);
 	keeper_setup_fds(&k);
+	keeper_join_cgroup(&k);
 	keeper_setup_signals(&k);
 	keeper_setup_session(&k);
 	keeper_spawn(&k);

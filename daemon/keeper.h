@@ -82,6 +82,7 @@ enum keeper_phase {
 /* Everything the keeper knows. */
 struct keeper {
 	const char		 *cwd;
+	const char		 *cgroup;	/* join DIR/cgroup.procs, or NULL */
 	char			**argv;
 	int			  keep[KEEPER_MAX_KEEP];
 	size_t			  nkeep;

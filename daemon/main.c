@@ -294,6 +294,7 @@ main(int argc, char **argv)
 	TAILQ_INIT(&dmn.waiting);
 	TAILQ_INIT(&dmn.sinks);
 	TAILQ_INIT(&dmn.listeners);
+	TAILQ_INIT(&dmn.procs);
 	main_paths(o.unix_path);
 	main_lock();
 	/* Before detaching, so that a refused token file is seen at once. */
@@ -318,7 +319,11 @@ main(int argc, char **argv)
 	}
 	log_info("dbgctld %s started, pid %ld, socket %s", DBGCTL_VERSION,
 	    (long)getpid(), dmn.sock_path);
+	/* Once the log is the daemon's own: the loop has not run, no session yet. */
+	cgroup_init();
+	orphan_init();
 	uv_run(dmn.loop, UV_RUN_DEFAULT);
+	cgroup_fini();
 	pidfile_remove(dmn.pidfh);
 	log_info("exited");
 	return 0;

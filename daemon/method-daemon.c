@@ -30,6 +30,7 @@ method_hello_exec(struct request *req)
 	struct conn	*c = req->conn;
 	const char	*token = request_str(req, "token", NULL);
 	bool		 tcp = !c->authed;
+	json_t		*res;
 
 	if (!c->authed && token != NULL) {
 		if (dmn.token == NULL || !method_token_equal(token, dmn.token)) {
@@ -40,10 +41,14 @@ method_hello_exec(struct request *req)
 		}
 		c->authed = true;
 	}
-	return request_done(req, json_pack("{s:s, s:i, s:i, s:o, s:{s:b, s:b}}",
+	res = json_pack("{s:s, s:i, s:i, s:o, s:{s:b, s:b}}",
 	    "version", DBGCTL_VERSION, "protocol", PROTOCOL_VERSION,
 	    "pid", (int)getpid(), "capabilities", backend_names(),
-	    "authentication", "token", tcp, "authenticated", c->authed));
+	    "authentication", "token", tcp, "authenticated", c->authed);
+	/* How sessions are contained is the owner's business only. */
+	if (c->authed)
+		json_object_set_new(res, "containment", cgroup_json());
+	return request_done(req, res);
 }
 
 static const struct method_param method_hello_params[] = {

@@ -1,4 +1,5 @@
 /* Keeper processes: the one place that spawns, talks to keepers and sees them exit. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +9,8 @@
 
 /* Build the keeper's own argv around the process's. */
 static char **
-proc_keeper_argv(const struct proc_spec *sp, const char *keeper)
+proc_keeper_argv(const struct proc_spec *sp, const char *keeper,
+    const struct cgroup *cg)
 {
 	struct argv	 av = { 0 };
 	char	       **p;
@@ -18,6 +20,10 @@ proc_keeper_argv(const struct proc_spec *sp, const char *keeper)
 	argv_push(&av, sp->cwd);
 	argv_push(&av, "--stop-timeout");
 	argv_pushf(&av, "%ld", sp->stop_timeout);
+	if (cg != NULL) {
+		argv_push(&av, "--cgroup");
+		argv_push(&av, cgroup_path(cg));
+	}
 	if (sp->fd_in != -1) {
 		argv_push(&av, sp->stdio ? "--stdin-fd" : "--keep-fd");
 		argv_pushf(&av, "%d", PROC_FD_IN);
@@ -36,6 +42,9 @@ proc_maybe_free(struct proc *pr)
 {
 	if (!pr->freed || pr->handles > 0)
 		return;
+	TAILQ_REMOVE(&dmn.procs, pr, entry);
+	timer_free(pr->watchdog);
+	cgroup_close(pr->cg);
 	free(pr->exec_name);
 	free(pr);
 }
@@ -50,14 +59,57 @@ proc_handle_closed(uv_handle_t *h)
 	proc_maybe_free(pr);
 }
 
-/* Tell the owner, once, when nothing of the process is left. */
+/*
+ * Tell the owner, once, when nothing of the process is left: the keeper
+ * has exited, and its cgroup is empty or, without one, no orphan of a
+ * dead keeper is still alive.
+ */
 static void
 proc_check_gone(struct proc *pr)
 {
 	if (pr->gone || pr->keeper_live || pr->ctl_open || pr->freed)
 		return;
+	if (pr->cg != NULL ? !pr->cg_empty : dmn.orphans > 0)
+		return;
 	pr->gone = true;
+	if (pr->watchdog != NULL)
+		timer_stop(pr->watchdog);
+	cgroup_close(pr->cg);
+	pr->cg = NULL;
 	pr->cb(pr->arg, pr, PROC_GONE);
+}
+
+/* The cgroup of the keeper's tree is empty. */
+static void
+proc_cgroup_empty(void *arg)
+{
+	struct proc *pr = arg;
+
+	pr->cg_empty = true;
+	proc_check_gone(pr);
+}
+
+/* Whether pid is a live keeper of the daemon's (not an orphan). */
+bool
+proc_is_keeper(pid_t pid)
+{
+	struct proc *pr;
+
+	TAILQ_FOREACH(pr, &dmn.procs, entry)
+		if (pr->keeper_live && pr->keeper_pid == pid)
+			return true;
+	return false;
+}
+
+/* The last orphan is reaped: keepers that died may now be gone. */
+void
+proc_orphans_gone(void)
+{
+	struct proc *pr, *next;
+
+	TAILQ_FOREACH_SAFE(pr, &dmn.procs, entry, next)
+		if (pr->cg == NULL)
+			proc_check_gone(pr);
 }
 
 /* Write a command line to the keeper, if it still listens. */
@@ -76,14 +128,42 @@ proc_send(struct proc *pr, const char *line)
 		    (long)pr->keeper_pid, n - 1, line);
 }
 
+/*
+ * The keeper missed its stop deadline by the grace: it is stopped or
+ * hung, perhaps by its own target. Kill it; its tree is then ended by its
+ * cgroup, or comes to the daemon as orphans.
+ */
+static void
+proc_watchdog_cb(void *arg)
+{
+	struct proc *pr = arg;
+
+	if (!pr->keeper_live)
+		return;
+	log_warn("keeper %ld missed its stop deadline: killing it",
+	    (long)pr->keeper_pid);
+	(void)uv_process_kill(&pr->keeper, SIGCONT);
+	(void)uv_process_kill(&pr->keeper, SIGKILL);
+}
+
 /* Ask the keeper to end its tree: TERM now, KILL after timeout_ms. */
 void
 proc_stop(struct proc *pr, long timeout_ms)
 {
-	char line[64];
+	char		line[64];
+	uint64_t	at = uv_now(dmn.loop) + timeout_ms + PROC_WATCHDOG_GRACE;
 
 	snprintf(line, sizeof line, "stop %ld\n", timeout_ms);
 	proc_send(pr, line);
+	if (!pr->keeper_live)
+		return;
+	if (pr->watchdog == NULL)
+		pr->watchdog = timer_new(proc_watchdog_cb, pr);
+	/* A later stop may only bring the deadline nearer. */
+	if (pr->watchdog_at == 0 || at < pr->watchdog_at) {
+		pr->watchdog_at = at;
+		timer_start(pr->watchdog, at - uv_now(dmn.loop));
+	}
 }
 
 /*
@@ -169,6 +249,13 @@ proc_exit_cb(uv_process_t *p, int64_t status, int sig)
 	if (status != 0 || sig != 0)
 		log_warn("keeper %ld ended badly (status %ld, signal %d)",
 		    (long)pr->keeper_pid, (long)status, sig);
+	/* A keeper that exits has ended its tree, unless it was killed. */
+	if (pr->cg != NULL && cgroup_populated(pr->cg))
+		cgroup_kill(pr->cg);
+	else if (pr->cg != NULL)
+		pr->cg_empty = true;
+	else
+		orphan_check();
 	proc_check_gone(pr);
 }
 
@@ -186,7 +273,10 @@ proc_spawn(const struct proc_spec *sp, const char *keeper, proc_cb cb,
 	pr->cb = cb;
 	pr->arg = arg;
 	pr->exec_name = xstrdup(sp->argv[0]);
-	kav = proc_keeper_argv(sp, keeper);
+	TAILQ_INSERT_TAIL(&dmn.procs, pr, entry);
+	if (sp->cgroup != NULL)
+		pr->cg = cgroup_open(sp->cgroup, proc_cgroup_empty, pr);
+	kav = proc_keeper_argv(sp, keeper, pr->cg);
 	memset(&opt, 0, sizeof opt);
 	for (i = 0; i < 3; i++) {
 		stdio[i].flags = UV_INHERIT_FD;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon.h"
 
@@ -155,7 +156,7 @@ session_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
 		return;
 	case PROC_GONE:
 		if (sp->console != NULL)
-			console_drain(sp->console);
+			console_finish(sp->console);
 		if (main)
 			session_stop_helpers(s);
 		session_check_gone(s);
@@ -236,6 +237,7 @@ int
 session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errlen)
 {
 	struct session		*s = sp->s;
+	char			 cg[64];
 	struct proc_spec	 spec = {
 		.argv = argv,
 		.cwd = s->l.cwd,
@@ -244,12 +246,15 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 		.fd_in = -1,
 		.fd_out = -1,
 		.stdio = sp->stdio,
+		.cgroup = cg,
 	};
 
 	if (sp->transport) {
 		spec.fd_in = s->transport->child_in;
 		spec.fd_out = s->transport->child_out;
 	}
+	snprintf(cg, sizeof cg, "%ld-%lu-%zu", (long)getpid(), s->id,
+	    (size_t)(sp - s->procs));
 	spec.env = session_proc_env(s);
 	sp->proc = proc_spawn(&spec, dmn.keeper_path, session_proc_cb, sp, err,
 	    errlen);

@@ -1,0 +1,332 @@
+/*
+ * Containment by cgroup v2: where the daemon may write below its own
+ * cgroup, every keeper's tree lives in a cgroup of its own, so "nothing is
+ * left" is read from cgroup.events (populated 0), not guessed from
+ * parents, and stragglers die by cgroup.kill whoever their parent is. A
+ * daemon that starts kills what a dead one left in the same subtree.
+ */
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+/* How many freeze-and-kill rounds a kernel without cgroup.kill gets. */
+#define CGROUP_KILL_ROUNDS 100
+
+/* One keeper's cgroup. */
+struct cgroup {
+	char		*path;
+	uv_fs_event_t	 ev;		/* on cgroup.events */
+	bool		 watching;
+	bool		 empty_told;
+	cgroup_cb	 cb;
+	void		*arg;
+};
+
+/* Read a small file of path into buf; -1 with errno. */
+static int
+cgroup_read(const char *dir, const char *file, char *buf, size_t len)
+{
+	char	path[PATH_MAX];
+	ssize_t	n;
+	int	fd;
+
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* Write str to a cgroup file; -1 with errno. */
+static int
+cgroup_write(const char *dir, const char *file, const char *str)
+{
+	char	path[PATH_MAX];
+	ssize_t	n;
+	int	fd, saved;
+
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = write(fd, str, strlen(str));
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return n == (ssize_t)strlen(str) ? 0 : -1;
+}
+
+/* Whether the cgroup at dir holds a live process (a missing one does not). */
+static bool
+cgroup_dir_populated(const char *dir)
+{
+	char buf[256], *p;
+
+	if (cgroup_read(dir, "cgroup.events", buf, sizeof buf) != 0)
+		return false;
+	p = strstr(buf, "populated ");
+	return p != NULL && p[10] == '1';
+}
+
+/*
+ * End every process of the cgroup at dir: cgroup.kill where the kernel
+ * has it (5.14), else freeze the cgroup and SIGKILL what cgroup.procs
+ * lists until it lists nothing, since a frozen process cannot fork.
+ */
+static void
+cgroup_dir_kill(const char *dir)
+{
+	char	buf[4096], *p, *end;
+	long	pid;
+	int	i;
+
+	if (cgroup_write(dir, "cgroup.kill", "1") == 0 || errno != ENOENT)
+		return;
+	(void)cgroup_write(dir, "cgroup.freeze", "1");
+	for (i = 0; i < CGROUP_KILL_ROUNDS; i++) {
+		if (cgroup_read(dir, "cgroup.procs", buf, sizeof buf) != 0 ||
+		    buf[0] == '\0')
+			break;
+		for (p = buf; (pid = strtol(p, &end, 10)) > 0; p = end)
+			(void)kill((pid_t)pid, SIGKILL);
+	}
+	(void)cgroup_write(dir, "cgroup.freeze", "0");
+}
+
+/* The cgroup v2 mount point, from mountinfo; -1 if there is none. */
+static int
+cgroup_mount(char *buf, size_t len)
+{
+	FILE	*f = fopen("/proc/self/mountinfo", "re");
+	char	 line[4096], mnt[PATH_MAX];
+	int	 rc = -1;
+
+	if (f == NULL)
+		return -1;
+	while (rc != 0 && fgets(line, sizeof line, f) != NULL) {
+		/* ID PARENT MAJ:MIN ROOT MOUNT OPTS... - TYPE SOURCE SUPER */
+		if (strstr(line, " - cgroup2 ") == NULL ||
+		    sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		rc = strlcpy(buf, mnt, len) < len ? 0 : -1;
+	}
+	fclose(f);
+	return rc;
+}
+
+/* The daemon's own cgroup, the "0::PATH" line of /proc/self/cgroup. */
+static int
+cgroup_own(char *buf, size_t len)
+{
+	FILE	*f = fopen("/proc/self/cgroup", "re");
+	char	 line[PATH_MAX + 8];
+	int	 rc = -1;
+
+	if (f == NULL)
+		return -1;
+	while (rc != 0 && fgets(line, sizeof line, f) != NULL) {
+		if (strncmp(line, "0::", 3) != 0)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		rc = strlcpy(buf, line + 3, len) < len ? 0 : -1;
+	}
+	fclose(f);
+	return rc;
+}
+
+/* Kill what a dead daemon left in the subtree and remove its cgroups. */
+static void
+cgroup_sweep(const char *root)
+{
+	DIR		*d = opendir(root);
+	struct dirent	*e;
+	char		 dir[PATH_MAX];
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		if (snprintf(dir, sizeof dir, "%s/%s", root, e->d_name) >=
+		    (int)sizeof dir)
+			continue;
+		if (cgroup_dir_populated(dir)) {
+			log_warn("cgroup %s: a previous daemon left processes "
+			    "there: killing them", dir);
+			cgroup_dir_kill(dir);
+		}
+		/* Still emptying: the next daemon's sweep takes it. */
+		if (rmdir(dir) != 0 && errno != EBUSY)
+			log_warn("cgroup %s: rmdir: %s", dir, strerror(errno));
+	}
+	closedir(d);
+}
+
+/*
+ * Choose how sessions are contained: a subtree of the daemon's own cgroup
+ * named for its socket, where it can be made, else the daemon as child
+ * subreaper only; say which, and why, in the daemon log.
+ */
+void
+cgroup_init(void)
+{
+	char		 mnt[PATH_MAX], own[PATH_MAX], root[PATH_MAX];
+	unsigned long	 h = 5381;
+	const char	*p;
+
+	for (p = dmn.sock_path; *p != '\0'; p++)
+		h = h * 33 + (unsigned char)*p;
+	if (getenv("DBGCTLD_NO_CGROUP") != NULL) {
+		strlcpy(dmn.contain_why, "DBGCTLD_NO_CGROUP is set",
+		    sizeof dmn.contain_why);
+	} else if (cgroup_mount(mnt, sizeof mnt) != 0) {
+		strlcpy(dmn.contain_why, "no cgroup v2 mount",
+		    sizeof dmn.contain_why);
+	} else if (cgroup_own(own, sizeof own) != 0) {
+		strlcpy(dmn.contain_why, "no cgroup v2 line in /proc/self/cgroup",
+		    sizeof dmn.contain_why);
+	} else if (snprintf(root, sizeof root, "%s%s/dbgctld-%lu-%08lx", mnt,
+	    strcmp(own, "/") == 0 ? "" : own, (unsigned long)getuid(),
+	    h & 0xffffffffUL) >= (int)sizeof root) {
+		strlcpy(dmn.contain_why, "the cgroup path is too long",
+		    sizeof dmn.contain_why);
+	} else if (mkdir(root, 0755) != 0 && errno != EEXIST) {
+		snprintf(dmn.contain_why, sizeof dmn.contain_why, "cannot make "
+		    "%s: %s", root, strerror(errno));
+	} else {
+		cgroup_sweep(root);
+		dmn.cgroup_root = xstrdup(root);
+		log_info("containment: cgroup, in %s", root);
+		return;
+	}
+	log_info("containment: subreaper (%s)", dmn.contain_why);
+}
+
+/* The daemon exits: its subtree goes, if nothing is left in it. */
+void
+cgroup_fini(void)
+{
+	if (dmn.cgroup_root != NULL && rmdir(dmn.cgroup_root) != 0)
+		log_warn("cgroup %s: rmdir: %s", dmn.cgroup_root,
+		    strerror(errno));
+}
+
+/* How sessions are contained: "cgroup" or "subreaper". */
+const char *
+cgroup_mode(void)
+{
+	return dmn.cgroup_root != NULL ? "cgroup" : "subreaper";
+}
+
+/* The containment in use, for hello: the mode and its cgroup, or why there is none. */
+json_t *
+cgroup_json(void)
+{
+	if (dmn.cgroup_root != NULL)
+		return json_pack("{s:s, s:s}", "mode", "cgroup", "cgroup",
+		    dmn.cgroup_root);
+	return json_pack("{s:s, s:s}", "mode", "subreaper", "reason",
+	    dmn.contain_why);
+}
+
+/* cgroup.events changed: tell the owner once the cgroup is empty. */
+static void
+cgroup_events_cb(uv_fs_event_t *ev, const char *file, int events, int status)
+{
+	struct cgroup *cg = ev->data;
+
+	(void)file;
+	(void)events;
+	(void)status;
+	if (cg->empty_told || cgroup_dir_populated(cg->path))
+		return;
+	cg->empty_told = true;
+	cg->cb(cg->arg);
+}
+
+/* Make a cgroup for one keeper's tree; NULL (logged) if it cannot be made. */
+struct cgroup *
+cgroup_open(const char *name, cgroup_cb cb, void *arg)
+{
+	struct cgroup	*cg;
+	char		 events[PATH_MAX];
+
+	if (dmn.cgroup_root == NULL)
+		return NULL;
+	cg = xcalloc(1, sizeof *cg);
+	xasprintf(&cg->path, "%s/%s", dmn.cgroup_root, name);
+	cg->cb = cb;
+	cg->arg = arg;
+	if (mkdir(cg->path, 0755) != 0) {
+		log_warn("cgroup %s: mkdir: %s", cg->path, strerror(errno));
+		free(cg->path);
+		free(cg);
+		return NULL;
+	}
+	snprintf(events, sizeof events, "%s/cgroup.events", cg->path);
+	uv_fs_event_init(dmn.loop, &cg->ev);
+	cg->ev.data = cg;
+	if (uv_fs_event_start(&cg->ev, cgroup_events_cb, events, 0) == 0)
+		cg->watching = true;
+	else
+		log_warn("cgroup %s: cannot watch cgroup.events", cg->path);
+	return cg;
+}
+
+/* The directory the keeper joins. */
+const char *
+cgroup_path(const struct cgroup *cg)
+{
+	return cg->path;
+}
+
+/* Whether a process of the tree is alive. */
+bool
+cgroup_populated(const struct cgroup *cg)
+{
+	return cgroup_dir_populated(cg->path);
+}
+
+/* SIGKILL everything in the cgroup; the owner hears when it is empty. */
+void
+cgroup_kill(struct cgroup *cg)
+{
+	log_warn("cgroup %s: processes outlived their keeper: killing them",
+	    cg->path);
+	cgroup_dir_kill(cg->path);
+	/* Emptied at once, or before the watch began: look again. */
+	cgroup_events_cb(&cg->ev, NULL, 0, 0);
+}
+
+/* Free the watch's memory once libuv has closed it. */
+static void
+cgroup_closed(uv_handle_t *h)
+{
+	struct cgroup *cg = h->data;
+
+	free(cg->path);
+	free(cg);
+}
+
+/* Remove the (empty) cgroup and stop watching it; no callback after this. */
+void
+cgroup_close(struct cgroup *cg)
+{
+	if (cg == NULL)
+		return;
+	if (rmdir(cg->path) != 0)
+		log_warn("cgroup %s: rmdir: %s", cg->path, strerror(errno));
+	uv_close((uv_handle_t *)&cg->ev, cgroup_closed);
+}
