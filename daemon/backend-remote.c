@@ -1,18 +1,46 @@
 /* remote: gdb connected through MI to a server that runs elsewhere. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "daemon.h"
 
-/* remote: "remote" must be HOST:PORT. */
+/*
+ * Whether host is a name, an IPv4 address or a bracketed IPv6 one: it is
+ * written into an MI command, so nothing else may pass.
+ */
+static bool
+backend_remote_host_ok(const char *host, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || len > 253)
+		return false;
+	if (host[0] == '[')
+		return len > 2 && host[len - 1] == ']' &&
+		    strspn(host + 1, "0123456789abcdefABCDEF:.") == len - 2;
+	for (i = 0; i < len; i++)
+		if (!isalnum((unsigned char)host[i]) && host[i] != '.' &&
+		    host[i] != '-' && host[i] != '_')
+			return false;
+	return true;
+}
+
+/* remote: "remote" must be HOST:PORT, the port 1 to 65535. */
 static int
 backend_remote_check(const struct launch *l, struct rpc_error *err)
 {
-	const char *r = l->remote;
+	const char	*r = l->remote, *colon = strrchr(r, ':');
+	const char	*errstr = NULL;
 
-	if (strchr(r, ':') == NULL || *r == ':' || r[strlen(r) - 1] == ':') {
+	if (colon != NULL)
+		(void)strtonum(colon + 1, 1, 65535, &errstr);
+	if (colon == NULL || errstr != NULL ||
+	    strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
+	    !backend_remote_host_ok(r, colon - r)) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "\"remote\" must be "
-		    "HOST:PORT, not \"%s\"", r);
+		    "HOST:PORT (a host name, an IPv4 address or an [IPv6] "
+		    "one, and a port 1 to 65535)");
 		return -1;
 	}
 	return 0;

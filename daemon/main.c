@@ -89,7 +89,7 @@ main_redirect(void)
 		if (fd > 2)
 			close(fd);
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
 	if (fd == -1)
 		fd = open("/dev/null", O_WRONLY);
 	if (fd != -1) {
@@ -204,6 +204,21 @@ main_tcp(const struct main_opts *o)
 	}
 }
 
+/* Refuse a path that is not UTF-8: it could not be told to clients in JSON. */
+static void
+main_utf8(const char *what, const char *path)
+{
+	json_t *v;
+
+	if ((v = json_string(path)) != NULL) {
+		json_decref(v);
+		return;
+	}
+	fprintf(stderr, "dbgctld: the %s path is not valid UTF-8 (check "
+	    "XDG_RUNTIME_DIR, XDG_STATE_HOME, HOME and --listen)\n", what);
+	exit(1);
+}
+
 /* Resolve and prepare the socket directory, the state and the keeper. */
 static void
 main_paths(const char *listen)
@@ -216,13 +231,17 @@ main_paths(const char *listen)
 		fprintf(stderr, "dbgctld: path too long\n");
 		exit(1);
 	}
+	main_utf8("socket", dmn.sock_path);
+	main_utf8("state directory", dmn.state_dir);
 	if (paths_secure_dir(dir, err, sizeof err) != 0) {
 		fprintf(stderr, "dbgctld: %s\n", err);
 		exit(1);
 	}
+	/* Session logs are written here: checked as the socket's directory is. */
 	snprintf(dir, sizeof dir, "%s/sessions", dmn.state_dir);
-	if (paths_mkdirs(dir, 0700) != 0) {
-		fprintf(stderr, "dbgctld: mkdir %s: %s\n", dir, strerror(errno));
+	if (paths_secure_dir(dmn.state_dir, err, sizeof err) != 0 ||
+	    paths_secure_dir(dir, err, sizeof err) != 0) {
+		fprintf(stderr, "dbgctld: %s\n", err);
 		exit(1);
 	}
 	dmn.next_id = main_scan_ids(dir);
@@ -239,10 +258,16 @@ main_paths(const char *listen)
 static void
 main_lock(void)
 {
-	char	path[PATH_MAX + 8];
-	pid_t	other = 0;
+	char		path[PATH_MAX + 8];
+	pid_t		other = 0;
+	struct stat	st;
 
 	snprintf(path, sizeof path, "%s.pid", dmn.sock_path);
+	/* pidfile_open follows links; in our own 0700 directory none belongs. */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		fprintf(stderr, "dbgctld: %s: not a regular file\n", path);
+		exit(1);
+	}
 	dmn.pidfh = pidfile_open(path, 0600, &other);
 	if (dmn.pidfh == NULL && errno == EEXIST) {
 		fprintf(stderr, "dbgctld: already running as pid %ld on %s\n",

@@ -14,8 +14,9 @@ output_open(struct output *o, const char *path, char *err, size_t errlen)
 {
 	o->log_path = xstrdup(path);
 	ring_init(&o->ring, OUTPUT_RING_SIZE);
-	o->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
-	    O_NOFOLLOW, 0600);
+	/* A new session's log is new: anything already there was planted. */
+	o->log_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND |
+	    O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (o->log_fd == -1) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
