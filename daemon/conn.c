@@ -296,6 +296,32 @@ conn_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 	}
 }
 
+/*
+ * Refuse a client, with a reply that says why, when descriptors run low:
+ * kept in reserve, they let this refusal be sent rather than libuv
+ * resetting connections at EMFILE, and let launches and logs still open.
+ */
+static bool
+conn_fds_low(struct conn *c)
+{
+	uv_os_fd_t	fd;
+	char		msg[128];
+	double		now = loop_now();
+
+	if (uv_fileno(&c->h.handle, &fd) != 0 || dmn.nofile == 0 ||
+	    (unsigned long)fd + CONN_FD_RESERVE < dmn.nofile)
+		return false;
+	snprintf(msg, sizeof msg, "the daemon is out of file descriptors "
+	    "(%d of %lu in use): close idle connections", fd + 1, dmn.nofile);
+	if (now - dmn.fd_warned_at >= 1.0) {
+		log_warn("refused a client: %s", msg);
+		dmn.fd_warned_at = now;
+	}
+	conn_send(c, rpc_error_new(NULL, RPC_LIMIT, msg, NULL));
+	conn_finish(c);
+	return true;
+}
+
 /* Accept a client; the listener's auth hook decides whether it may stay. */
 void
 conn_accept(struct listener *l)
@@ -315,6 +341,8 @@ conn_accept(struct listener *l)
 		conn_close(c);
 		return;
 	}
+	if (conn_fds_low(c))
+		return;
 	if (l->auth(l, c, &err) != 0) {
 		conn_send(c, rpc_error_new(NULL, err.code, err.message, NULL));
 		conn_finish(c);

@@ -168,6 +168,10 @@ typedef void (*transport_cb)(void *arg, enum transport_event, const char *,
 
 /* Bytes of target output held, and of target input queued, at most. */
 #define TRANSPORT_MAX (1024 * 1024)
+/* Descriptors kept free when clients are accepted, for sessions and refusals. */
+#define CONN_FD_RESERVE 64
+/* Bytes of unfinished request lines all connections may hold together. */
+#define REQUEST_HALF_LINES_MAX (64 * 1024 * 1024)
 
 struct transport {
 	int		 child_in;	/* target's stdin, until spawned */
@@ -876,6 +880,10 @@ struct daemon {
 	uv_signal_t		 sigchld;	/* orphans (orphan.c) */
 	TAILQ_HEAD(, proc)	 procs;		/* every keeper record */
 	unsigned		 orphans;	/* killed, not yet reaped */
+	unsigned long		 nofile;	/* the soft fd limit, raised */
+	unsigned long		 nofile_orig;	/* as started, for programs */
+	double			 fd_warned_at;	/* the last "out of fds" log */
+	size_t			 half_lines;	/* unfinished request bytes */
 	char			*cgroup_root;	/* our cgroup subtree, or NULL */
 	char			 contain_why[PATH_MAX + 64]; /* why not */
 	struct pidfh		*pidfh;

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 
@@ -105,7 +106,8 @@ static __dead void
 keeper_usage(struct keeper *k, const char *why)
 {
 	static const char	usage[] = "usage: dbgctl-keeper [--cwd DIR] "
-	    "[--cgroup DIR] [--stop-timeout MS] [--keep-fd N]...\n"
+	    "[--cgroup DIR] [--nofile N] [--stop-timeout MS] "
+	    "[--keep-fd N]...\n"
 	    "    [--stdin-fd N] [--stdout-fd N] -- PROGRAM [ARG...]\n";
 
 	dprintf(STDERR_FILENO, "dbgctl-keeper: %s\n%s", why, usage);
@@ -147,6 +149,11 @@ keeper_parse_args(struct keeper *k, int argc, char **argv)
 			k->cwd = argv[++i];
 		else if (strcmp(argv[i], "--cgroup") == 0)
 			k->cgroup = argv[++i];
+		else if (strcmp(argv[i], "--nofile") == 0) {
+			k->nofile = strtonum(argv[++i], 1, INT_MAX, &errstr);
+			if (errstr != NULL)
+				keeper_usage(k, "bad --nofile");
+		}
 		else if (strcmp(argv[i], "--keep-fd") == 0)
 			keeper_parse_keep_fd(k, argv[++i]);
 		else if (strcmp(argv[i], "--stdin-fd") == 0) {
@@ -566,6 +573,23 @@ keeper_join_cgroup(struct keeper *k)
 	close(fd);
 }
 
+/*
+ * Give the program the soft file limit the daemon was started with: the
+ * daemon raised its own to serve many clients, and a program that walks
+ * every possible descriptor, or uses select(2), should not pay for that.
+ */
+static void
+keeper_restore_nofile(struct keeper *k)
+{
+	struct rlimit rl;
+
+	if (k->nofile == 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0 ||
+	    (rlim_t)k->nofile >= rl.rlim_cur)
+		return;
+	rl.rlim_cur = (rlim_t)k->nofile;
+	(void)setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 /* Start the program under the keeper and supervise it to the end. */
 int
 main(int argc, char **argv)
@@ -588,6 +612,7 @@ main(int argc, char **argv)
 	keeper_parse_args(&k, argc, argv);
 	keeper_setup_fds(&k);
 	keeper_join_cgroup(&k);
+	keeper_restore_nofile(&k);
 	keeper_setup_signals(&k);
 	keeper_setup_session(&k);
 	keeper_spawn(&k);

@@ -83,6 +83,7 @@ enum keeper_phase {
 struct keeper {
 	const char		 *cwd;
 	const char		 *cgroup;	/* join DIR/cgroup.procs, or NULL */
+	long long		  nofile;	/* the program's soft fd limit, or 0 */
 	char			**argv;
 	int			  keep[KEEPER_MAX_KEEP];
 	size_t			  nkeep;

@@ -1,4 +1,5 @@
 /* dbgctld: start-up, detaching, and the loop. */
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <dirent.h>
@@ -204,6 +205,25 @@ main_tcp(const struct main_opts *o)
 	}
 }
 
+/*
+ * Raise the soft fd limit to the hard one, so that many clients can
+ * connect; programs get the limit the daemon was started with.
+ */
+static void
+main_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	dmn.nofile_orig = dmn.nofile = rl.rlim_cur;
+	if (rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+		dmn.nofile = rl.rlim_cur;
+}
+
 /* Refuse a path that is not UTF-8: it could not be told to clients in JSON. */
 static void
 main_utf8(const char *what, const char *path)
@@ -311,6 +331,7 @@ main(int argc, char **argv)
 
 	/* Whatever the starter leaked must not reach sessions. */
 	closefrom(3);
+	main_nofile();
 	main_options(argc, argv, &o);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
@@ -342,8 +363,8 @@ main(int argc, char **argv)
 			log_warn("the starter left before the daemon was ready");
 		close(ready);
 	}
-	log_info("dbgctld %s started, pid %ld, socket %s", DBGCTL_VERSION,
-	    (long)getpid(), dmn.sock_path);
+	log_info("dbgctld %s started, pid %ld, socket %s, %lu descriptors",
+	    DBGCTL_VERSION, (long)getpid(), dmn.sock_path, dmn.nofile);
 	/* Once the log is the daemon's own: the loop has not run, no session yet. */
 	cgroup_init();
 	orphan_init();

@@ -24,6 +24,10 @@ proc_keeper_argv(const struct proc_spec *sp, const char *keeper,
 		argv_push(&av, "--cgroup");
 		argv_push(&av, cgroup_path(cg));
 	}
+	if (dmn.nofile_orig != 0 && dmn.nofile_orig < dmn.nofile) {
+		argv_push(&av, "--nofile");
+		argv_pushf(&av, "%lu", dmn.nofile_orig);
+	}
 	if (sp->fd_in != -1) {
 		argv_push(&av, sp->stdio ? "--stdin-fd" : "--keep-fd");
 		argv_pushf(&av, "%d", PROC_FD_IN);

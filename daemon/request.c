@@ -31,7 +31,25 @@ struct request_rpc {
 	struct frame	 frame;
 	bool		 feeding;	/* inside frame_feed */
 	bool		 closed;	/* the mode was left meanwhile */
+	size_t		 counted;	/* of its frame, in dmn.half_lines */
 };
+
+/* Count what the connection's framer holds in the daemon's total. */
+static void
+request_count_half(struct request_rpc *r, size_t now)
+{
+	dmn.half_lines = dmn.half_lines - r->counted + now;
+	r->counted = now;
+}
+
+/* Free the rpc mode's state, and take its part out of the total. */
+static void
+request_rpc_free(struct request_rpc *r)
+{
+	request_count_half(r, 0);
+	frame_free(&r->frame);
+	free(r);
+}
 
 /* The method of a name, or NULL. */
 static const struct method *
@@ -484,9 +502,23 @@ request_input(struct conn *c, const char *data, size_t len)
 	used = rv != 0 ? r->frame.used : len;
 	/* A request switched the connection's mode: the framer goes now. */
 	if (r->closed) {
-		frame_free(&r->frame);
-		free(r);
+		request_rpc_free(r);
 		return used;
+	}
+	request_count_half(r, rv == FRAME_OVERFLOW ? 0 : r->frame.len);
+	if (r->frame.len > 0 && dmn.half_lines > REQUEST_HALF_LINES_MAX) {
+		char msg[128];
+
+		snprintf(msg, sizeof msg, "the daemon holds %zu MiB of unfinished "
+		    "request lines, its limit: end each request with a line "
+		    "feed", dmn.half_lines >> 20);
+		log_warn("dropped a client: %s", msg);
+		request_count_half(r, 0);
+		frame_free(&r->frame);
+		r->frame.dead = 1;
+		conn_send(c, rpc_error_new(NULL, RPC_LIMIT, msg, NULL));
+		conn_finish(c);
+		return len;
 	}
 	if (rv == FRAME_OVERFLOW) {
 		char msg[64];
@@ -522,8 +554,7 @@ request_close(struct conn *c)
 		r->closed = true;
 		return;
 	}
-	frame_free(&r->frame);
-	free(r);
+	request_rpc_free(r);
 }
 
 /* The client took what was queued: subscribers and target readers go on. */

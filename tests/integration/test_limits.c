@@ -1,0 +1,164 @@
+/*
+ * Resource limits that degrade cleanly: the daemon raises its soft fd
+ * limit to the hard one (programs keep the one it was started with), a
+ * client past the descriptors it keeps in reserve is told why rather than
+ * reset, and unfinished request lines have a budget across connections.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <sys/resource.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(limits, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 120);
+
+/* The soft limit a process runs with, from /proc/PID/limits. */
+static long
+soft_nofile(pid_t pid)
+{
+	char	 path[64], *text, *p;
+	long	 soft = -1;
+
+	snprintf(path, sizeof path, "/proc/%ld/limits", (long)pid);
+	text = h_read_file(path, NULL);
+	cr_assert_not_null(text, "read %s", path);
+	if ((p = strstr(text, "Max open files")) != NULL)
+		soft = strtol(p + strlen("Max open files"), NULL, 10);
+	free(text);
+	return soft;
+}
+
+/* Start the daemon with soft and hard fd limits of its own. */
+static pid_t
+daemon_with_nofile(rlim_t soft, rlim_t hard)
+{
+	struct rlimit	mine, lowered = { soft, hard };
+	pid_t		pid;
+
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &mine), 0, "getrlimit");
+	if (mine.rlim_max < hard)
+		cr_skip_test("the hard fd limit %lu is below %lu",
+		    (unsigned long)mine.rlim_max, (unsigned long)hard);
+	/* The daemon inherits these; this test process keeps the hard one. */
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &lowered), 0, "setrlimit");
+	pid = h_daemon_fg();
+	lowered.rlim_cur = hard;
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &lowered), 0, "setrlimit");
+	return pid;
+}
+
+/*
+ * Started at a soft limit of 150, the daemon runs at the hard limit, and
+ * a program it starts gets 150 back.
+ */
+Test(limits, the_soft_fd_limit_is_raised_for_the_daemon_only)
+{
+	pid_t	 daemon = daemon_with_nofile(150, 400);
+	long	 id;
+	char	 ids[32], *log;
+
+	cr_assert_eq(soft_nofile(daemon), 400, "the daemon's soft limit");
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--", "sh", "-c",
+	    "echo limit=$(ulimit -Sn)"));
+	h_cli_expect_exit(id, 0, 10000, "ulimit");
+	log = h_cli_logs(h_idstr(id, ids, sizeof ids));
+	cr_assert_not_null(strstr(log, "limit=150"), "the program's limit: %s",
+	    log);
+	free(log);
+}
+
+/*
+ * Clients past the reserve get one error line that says why and are
+ * closed; the daemon logs it and serves a new client once others leave.
+ */
+Test(limits, clients_past_the_fd_reserve_are_told_why)
+{
+	enum { N = 380 };
+	static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"ping\"}\n";
+	struct h_conn	*c = calloc(N, sizeof *c);
+	char		*line, *log, path[PATH_MAX];
+	int		 i, opened = 0, refused = 0;
+
+	daemon_with_nofile(150, 400);
+	for (i = 0; i < N; i++) {
+		if (h_conn_open(&c[i], H->sock) != 0)
+			break;
+		opened++;
+	}
+	cr_assert_gt(opened, 340, "only %d connections could be made", opened);
+	/* A served client answers a ping; a refused one has its error first. */
+	for (i = 0; i < opened; i++) {
+		(void)h_conn_send(&c[i], ping, strlen(ping), 5000);
+		line = h_conn_line(&c[i], 10000);
+		cr_assert_not_null(line, "connection %d: no reply", i);
+		if (strstr(line, "\"pong\"") == NULL) {
+			cr_assert_not_null(strstr(line, "out of file "
+			    "descriptors"), "connection %d: %s", i, line);
+			cr_assert_not_null(strstr(line, "\"code\":7"), "%s",
+			    line);
+			refused++;
+		}
+		free(line);
+	}
+	cr_assert_gt(refused, 0, "no client was refused of %d", opened);
+	cr_assert_lt(refused, opened - 300, "%d of %d refused", refused,
+	    opened);
+	for (i = 0; i < opened; i++)
+		h_conn_close(&c[i]);
+	free(c);
+	cr_assert(h_daemon_ping(), "the daemon no longer answers");
+	/* A daemon in the foreground logs to its standard error. */
+	h_ctx_path(path, sizeof path, "daemon.out");
+	log = h_read_file(path, NULL);
+	cr_assert(log != NULL && strstr(log, "refused a client: the daemon is "
+	    "out of file descriptors") != NULL, "daemon log: %s", log);
+	free(log);
+}
+
+/*
+ * Unfinished request lines have one budget across connections: clients
+ * that each hold almost 1 MiB without a line feed are dropped with a
+ * reason once the total passes 64 MiB, and the daemon still answers.
+ */
+Test(limits, unfinished_lines_have_a_total_budget)
+{
+	enum { N = 80, PART = 1000000 };
+	struct h_conn	 c[N], probe;
+	char		*half = malloc(PART), *line;
+	json_t		*r;
+	int		 i, dropped = 0;
+
+	memset(half, ' ', PART);
+	h_daemon_fg();
+	for (i = 0; i < N; i++) {
+		cr_assert_eq(h_conn_open(&c[i], H->sock), 0, "connect %d", i);
+		/* A peer that drops us makes the send fail: that is counted below. */
+		(void)h_conn_send(&c[i], half, PART, 10000);
+	}
+	for (i = 0; i < N; i++) {
+		if ((line = h_conn_line(&c[i], i == N - 1 ? 5000 : 100)) ==
+		    NULL)
+			continue;
+		cr_assert_not_null(strstr(line, "unfinished request lines"),
+		    "connection %d: %s", i, line);
+		dropped++;
+		free(line);
+	}
+	/* 67 of them fit in 64 MiB; each later one is over the budget. */
+	cr_assert_geq(dropped, N - 68, "only %d of %d dropped", dropped, N);
+	cr_assert_lt(dropped, N, "every client was dropped");
+	cr_assert_eq(h_conn_open(&probe, H->sock), 0, "connect");
+	r = h_conn_call(&probe, "ping", "{}", 5000);
+	cr_assert_not_null(h_jpath(r, "result.pong"), "ping while held");
+	json_decref(r);
+	h_conn_close(&probe);
+	for (i = 0; i < N; i++)
+		h_conn_close(&c[i]);
+	free(half);
+}
