@@ -346,6 +346,32 @@ cmd_list_print(struct cmd_list_row *rows, size_t n)
 	}
 }
 
+/* Every page of the list, as one {"sessions":[...]}; NULL on an error. */
+static json_t *
+cmd_list_fetch(struct client *c)
+{
+	json_t		*all = json_array(), *page, *next;
+	json_int_t	 offset = 0;
+
+	for (;;) {
+		page = client_call(c, "list", json_pack("{s:I}", "offset",
+		    offset));
+		if (page == NULL) {
+			json_decref(all);
+			return NULL;
+		}
+		json_array_extend(all, json_object_get(page, "sessions"));
+		next = json_object_get(page, "next_offset");
+		/* A page that moved nothing on would loop for ever. */
+		if (!json_is_integer(next) || json_integer_value(next) <= offset) {
+			json_decref(page);
+			return json_pack("{s:o}", "sessions", all);
+		}
+		offset = json_integer_value(next);
+		json_decref(page);
+	}
+}
+
 /* list: print a table of every session of this daemon's life. */
 static int
 cmd_list_exec(struct cmd *self, struct client *c)
@@ -358,7 +384,7 @@ cmd_list_exec(struct cmd *self, struct client *c)
 	size_t			 i, j, n;
 
 	(void)self;
-	if ((result = client_call(c, "list", json_object())) == NULL)
+	if ((result = cmd_list_fetch(c)) == NULL)
 		return client_error(c);
 	if (c->json) {
 		cmd_print_json(result);

@@ -656,6 +656,22 @@ void	 session_input(struct session *, enum session_input, const void *);
 
 /* status.c: the session object of the protocol. */
 json_t	*status_json(const struct session *);
+/* A row's argv holds at most this many bytes; a reply's rows this many. */
+#define STATUS_ROW_ARGV 4096
+#define STATUS_PAGE_BYTES (512 * 1024)
+/* Rows of a list page by default, and at most. */
+#define LIST_LIMIT 1000
+#define LIST_LIMIT_MAX 10000
+/* Rows for a reply that must fit its line. */
+struct status_page {
+	json_t	*rows;
+	size_t	 bytes;
+	size_t	 max_rows;
+	bool	 full;		/* a row was left out */
+};
+json_t	*status_row(const struct session *);
+void	 status_page_init(struct status_page *, size_t max_rows);
+bool	 status_page_add(struct status_page *, const struct session *);
 void	 status_add_inferior(const struct session *, json_t *, pid_t parent);
 void	 status_main_inferior(const struct session *, json_t *);
 char	*status_fault_text(json_t *);

@@ -109,22 +109,22 @@ method_subscribe_streams(struct request *req, bool *console, bool *target)
 }
 
 /*
- * The sessions a subscription covers as they are now: with the
- * notifications that follow, nothing is missed between the two.
+ * The sessions a subscription covers as they are now, as many as fit the
+ * reply: with the notifications that follow, nothing is missed between.
  */
-static json_t *
-method_subscribe_snapshot(struct session *only)
+static void
+method_subscribe_snapshot(struct session *only, struct status_page *page)
 {
-	struct session	*s;
-	json_t		*list = json_array();
+	struct session *s;
 
+	status_page_init(page, SIZE_MAX);
 	if (only != NULL) {
-		json_array_append_new(list, status_json(only));
-		return list;
+		(void)status_page_add(page, only);
+		return;
 	}
 	TAILQ_FOREACH(s, &dmn.sessions, entry)
-		json_array_append_new(list, status_json(s));
-	return list;
+		if (!status_page_add(page, s))
+			return;
 }
 
 /* subscribe: session.state (and session.output) notifications from now on. */
@@ -133,6 +133,7 @@ method_subscribe_exec(struct request *req)
 {
 	struct session		*s = req->session;
 	struct rpc_error	 err;
+	struct status_page	 page;
 	bool			 console, target;
 
 	if (method_subscribe_streams(req, &console, &target) != 0)
@@ -143,8 +144,9 @@ method_subscribe_exec(struct request *req)
 	if (target && tap_start(req->conn, s, &err) != 0)
 		return request_fail(req, &err);
 	notify_subscribe(req->conn, s != NULL ? s->id : 0, console);
-	return request_done(req, json_pack("{s:b, s:o}", "subscribed", 1,
-	    "sessions", method_subscribe_snapshot(s)));
+	method_subscribe_snapshot(s, &page);
+	return request_done(req, json_pack("{s:b, s:o, s:b}", "subscribed", 1,
+	    "sessions", page.rows, "truncated", page.full));
 }
 
 static const struct method_param method_subscribe_params[] = {

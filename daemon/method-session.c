@@ -81,20 +81,38 @@ static const struct method method_launch = {
 	.exec = method_launch_exec,
 };
 
-/* list: every session the table holds. */
+/*
+ * list: a page of the sessions the table holds, in id order, from offset:
+ * at most limit rows and as many as fit the reply; next_offset is where
+ * the next page starts, or null after the last.
+ */
 static enum method_return
 method_list_exec(struct request *req)
 {
-	struct session	*s;
-	json_t		*list = json_array();
+	struct session		*s;
+	struct status_page	 page;
+	long			 offset = request_int(req, "offset", 0);
+	long			 i = 0;
 
+	status_page_init(&page, request_int(req, "limit", LIST_LIMIT));
 	TAILQ_FOREACH(s, &dmn.sessions, entry)
-		json_array_append_new(list, status_json(s));
-	return request_done(req, json_pack("{s:o}", "sessions", list));
+		if (i++ >= offset && !page.full)
+			(void)status_page_add(&page, s);
+	return request_done(req, json_pack("{s:o, s:I, s:o}", "sessions",
+	    page.rows, "total", (json_int_t)i, "next_offset", page.full ?
+	    json_integer(offset + (long)json_array_size(page.rows)) :
+	    json_null()));
 }
+
+static const struct method_param method_list_params[] = {
+	{ "offset", PT_INT, false, 0, INT32_MAX },
+	{ "limit", PT_INT, false, 1, LIST_LIMIT_MAX },
+	{ NULL, 0, false, 0, 0 }
+};
 
 static const struct method method_list = {
 	.name = "list",
+	.params = method_list_params,
 	.flags = METHOD_WHILE_SHUTDOWN,
 	.exec = method_list_exec,
 };
@@ -193,17 +211,22 @@ method_stop_free(struct request *req)
 	free(d);
 }
 
-/* The stop's answer: every session it names, as they ended. */
+/*
+ * The stop's answer: how many it stopped, and the sessions it names as
+ * rows, as many as fit the reply; "truncated" says some were left out.
+ */
 static void
 method_stop_reply(struct request *req)
 {
 	struct method_stop_data	*d = req->data;
-	json_t			*list = json_array();
+	struct status_page	 page;
 	size_t			 i;
 
-	for (i = 0; i < d->n; i++)
-		json_array_append_new(list, status_json(d->list[i]));
-	request_done(req, json_pack("{s:o}", "sessions", list));
+	status_page_init(&page, SIZE_MAX);
+	for (i = 0; i < d->n && status_page_add(&page, d->list[i]); i++)
+		;
+	request_done(req, json_pack("{s:o, s:I, s:b}", "sessions", page.rows,
+	    "stopped", (json_int_t)d->n, "truncated", page.full));
 }
 
 /* One of the stop's sessions changed state; the last to end answers. */

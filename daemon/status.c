@@ -133,6 +133,89 @@ status_json(const struct session *s)
 	return o;
 }
 
+/*
+ * argv for a row: the arguments that fit in STATUS_ROW_ARGV bytes, the one
+ * that does not cut short (never in a character's middle).
+ */
+static json_t *
+status_row_argv(json_t *argv, bool *cut)
+{
+	json_t		*out = json_array(), *v;
+	const char	*str;
+	size_t		 i, used = 0, len, keep;
+
+	*cut = false;
+	json_array_foreach(argv, i, v) {
+		str = json_string_value(v);
+		len = strlen(str);
+		if (used + len <= STATUS_ROW_ARGV) {
+			json_array_append(out, v);
+			used += len;
+			continue;
+		}
+		keep = STATUS_ROW_ARGV - used;
+		while (keep > 0 && ((unsigned char)str[keep] & 0xc0) == 0x80)
+			keep--;
+		json_array_append_new(out, json_stringn(str, keep));
+		*cut = true;
+		break;
+	}
+	return out;
+}
+
+/* A session as a row of a listing: its object, with a long argv cut. */
+json_t *
+status_row(const struct session *s)
+{
+	json_t	*o = status_json(s), *argv;
+	bool	 cut;
+
+	argv = status_row_argv(s->l.argv, &cut);
+	if (!cut) {
+		json_decref(argv);
+		return o;
+	}
+	json_object_set_new(o, "argv", argv);
+	json_object_set_new(o, "argv_cut", json_true());
+	return o;
+}
+
+/* Start an empty page of rows. */
+void
+status_page_init(struct status_page *p, size_t max_rows)
+{
+	p->rows = json_array();
+	p->bytes = 0;
+	p->max_rows = max_rows;
+	p->full = false;
+}
+
+/*
+ * Add s's row unless the page is full (by rows, or by bytes: a reply must
+ * stay well inside the line limit); the first row always goes in.
+ */
+bool
+status_page_add(struct status_page *p, const struct session *s)
+{
+	json_t	*row;
+	size_t	 len;
+
+	if (p->full || json_array_size(p->rows) >= p->max_rows) {
+		p->full = true;
+		return false;
+	}
+	row = status_row(s);
+	len = json_dumpb(row, NULL, 0, JSON_COMPACT) + 1;
+	if (json_array_size(p->rows) > 0 && p->bytes + len > STATUS_PAGE_BYTES) {
+		json_decref(row);
+		p->full = true;
+		return false;
+	}
+	p->bytes += len;
+	json_array_append_new(p->rows, row);
+	return true;
+}
+
 /* Append a formatted piece to a growing string. */
 static void
 status_cat(char **buf, const char *fmt, ...)

@@ -271,8 +271,20 @@ class Client:
         return self.call("ping")
 
     def list(self):
-        """Every session of the daemon's life, as a list of dicts."""
-        return self.call("list")["sessions"]
+        """Every session of the daemon's life, as a list of dicts.
+
+        The daemon answers in pages that fit its line limit; this fetches
+        them all.  A row's ``argv`` may be cut (``argv_cut``); ``status``
+        has it whole.
+        """
+        rows, offset = [], 0
+        while True:
+            page = self.call("list", {"offset": offset})
+            rows.extend(page["sessions"])
+            nxt = page.get("next_offset")
+            if not isinstance(nxt, int) or nxt <= offset:
+                return rows
+            offset = nxt
 
     def shutdown(self, timeout=None):
         """Stop every session, then have the daemon exit.

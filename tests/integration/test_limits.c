@@ -162,3 +162,103 @@ Test(limits, unfinished_lines_have_a_total_budget)
 		h_conn_close(&c[i]);
 	free(half);
 }
+
+/* A string of n copies of ch, malloc'd. */
+static char *
+filled(size_t n, char ch)
+{
+	char *s = malloc(n + 1);
+
+	memset(s, ch, n);
+	s[n] = '\0';
+	return s;
+}
+
+/*
+ * Sessions whose argv is about 400 KB each: list cuts it in rows (status
+ * keeps it whole), and list and stop --all answer and exit 0.
+ */
+Test(limits, huge_argv_does_not_break_list_or_stop)
+{
+	char		*big = filled(100000, 'a'), ids[32];
+	long		 id[3];
+	json_t		*j, *row;
+	struct h_res	 r;
+	int		 i;
+
+	for (i = 0; i < 3; i++)
+		id[i] = h_cli_launch(H_ARGS("--kind", "exec", "--", "sh", "-c",
+		    "sleep 100", big, big, big, big));
+	j = h_cli_json(H_ARGS("list"));
+	cr_assert_eq(json_array_size(json_object_get(j, "sessions")), 3,
+	    "list rows");
+	row = json_array_get(json_object_get(j, "sessions"), 0);
+	cr_assert(json_is_true(json_object_get(row, "argv_cut")), "argv_cut");
+	json_decref(j);
+	j = h_cli_status(id[0]);
+	cr_assert_eq(json_array_size(json_object_get(j, "argv")), 7,
+	    "status keeps argv whole");
+	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(j,
+	    "argv"), 6)), big, "the last argument whole");
+	json_decref(j);
+	h_cli(&r, H_ARGS("list"));
+	cr_assert_eq(r.code, 0, "list: exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
+	h_cli(&r, H_ARGS("--json", "stop", "--all"));
+	cr_assert_eq(r.code, 0, "stop --all: exit %d (%s)", r.code, r.err);
+	j = json_loads(r.out, 0, NULL);
+	cr_assert_eq(h_jint(j, "stopped", -1), 3, "stopped: %s", r.out);
+	json_decref(j);
+	h_run_free(&r);
+	for (i = 0; i < 3; i++)
+		h_cli_expect_state(id[i], "exited", h_idstr(id[i], ids,
+		    sizeof ids));
+	free(big);
+}
+
+/*
+ * list pages: limit and offset walk the table with next_offset, total
+ * counts it all; pages are cut by size too, and dbgctl list fetches every
+ * page (here 130 rows of 5 KB, more than one page's 512 KiB).
+ */
+Test(limits, list_pages_and_the_cli_reads_them_all)
+{
+	enum { N = 130 };
+	char		*arg = filled(5000, 'b'), *line;
+	struct h_conn	 c;
+	json_t		*r;
+	struct h_res	 res;
+	long		 id = 0;
+	int		 i;
+
+	for (i = 0; i < N; i++)
+		id = h_cli_launch(H_ARGS("--kind", "exec", "--", "true", arg));
+	h_cli_expect_exit(id, 0, 10000, "the last session");
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	r = h_conn_call(&c, "list", "{\"limit\":2,\"offset\":3}", 5000);
+	cr_assert_eq(json_array_size(h_jpath(r, "result.sessions")), 2,
+	    "a page of 2");
+	cr_assert_eq(h_jint(r, "result.total", -1), N, "total");
+	cr_assert_eq(h_jint(r, "result.next_offset", -1), 5, "next_offset");
+	cr_assert_eq(h_jint(json_array_get(h_jpath(r, "result.sessions"), 0),
+	    "id", -1), 4, "the page's first id");
+	json_decref(r);
+	r = h_conn_call(&c, "list", "{}", 5000);
+	cr_assert_lt(json_array_size(h_jpath(r, "result.sessions")), N,
+	    "one page held all %d rows of 5 KB", N);
+	cr_assert_gt(h_jint(r, "result.next_offset", -1), 0, "next_offset");
+	json_decref(r);
+	r = h_conn_call(&c, "list", "{\"offset\":129}", 5000);
+	cr_assert(json_is_null(h_jpath(r, "result.next_offset")),
+	    "the last page has a next_offset");
+	json_decref(r);
+	h_conn_close(&c);
+	h_cli(&res, H_ARGS("list"));
+	cr_assert_eq(res.code, 0, "list: exit %d (%s)", res.code, res.err);
+	/* A header and one line a session. */
+	for (i = 0, line = res.out; (line = strchr(line, '\n')) != NULL; line++)
+		i++;
+	cr_assert_eq(i, N + 1, "dbgctl list printed %d lines", i);
+	h_run_free(&res);
+	free(arg);
+}
