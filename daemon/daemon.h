@@ -141,10 +141,23 @@ void		 console_close(struct console *);
 /* Most bytes the logs method looks back through for line breaks. */
 #define OUTPUT_TAIL_SCAN_MAX (64 * 1024 * 1024)
 
+/* A point of the output: how many line feeds come before offset off. */
+struct output_mark {
+	uint64_t	 off;
+	uint64_t	 nl;
+};
+
+/* One mark each this many bytes, so a tail lookup scans no more. */
+#define OUTPUT_MARK_BYTES 65536
+
 struct output {
-	struct ring	 ring;
-	int		 log_fd;
-	char		*log_path;
+	struct ring		 ring;
+	int			 log_fd;
+	char			*log_path;
+	uint64_t		 nl;		/* line feeds so far */
+	char			 last;		/* the last byte, or 0 */
+	struct output_mark	*marks;		/* at each OUTPUT_MARK_BYTES */
+	size_t			 nmarks;
 };
 
 int	 output_open(struct output *, const char *path, char *err,

@@ -24,6 +24,34 @@ output_open(struct output *o, const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/* Count the line feeds of data into the index, marking each boundary it crosses. */
+static void
+output_index(struct output *o, uint64_t at, const char *data, size_t len)
+{
+	const char	*p = data, *end = data + len, *nl;
+	uint64_t	 next;
+	size_t		 part;
+
+	while (p < end) {
+		next = (at / OUTPUT_MARK_BYTES + 1) * OUTPUT_MARK_BYTES;
+		part = (size_t)(next - at) < (size_t)(end - p) ?
+		    (size_t)(next - at) : (size_t)(end - p);
+		for (nl = p; (nl = memchr(nl, '\n', p + part - nl)) != NULL;
+		    nl++)
+			o->nl++;
+		p += part;
+		at += part;
+		if (at != next)
+			continue;
+		if (o->nmarks % 64 == 0)
+			o->marks = xreallocarray(o->marks, o->nmarks + 64,
+			    sizeof *o->marks);
+		o->marks[o->nmarks++] = (struct output_mark){ at, o->nl };
+	}
+	if (len > 0)
+		o->last = data[len - 1];
+}
+
 /* Keep freshly printed bytes in the ring and the log file. */
 void
 output_add(struct output *o, const char *data, size_t len)
@@ -31,6 +59,7 @@ output_add(struct output *o, const char *data, size_t len)
 	size_t	done = 0;
 	ssize_t	n;
 
+	output_index(o, o->ring.end, data, len);
 	if (o->ring.buf != NULL)
 		ring_write(&o->ring, data, len);
 	/*
@@ -99,41 +128,65 @@ output_read(struct output *o, uint64_t off, char *dst, size_t max)
 	return n;
 }
 
-/* The offset where the last `lines` lines begin, looking back at most `max`. */
-uint64_t
-output_tail_offset(struct output *o, unsigned long lines, uint64_t max)
+/*
+ * Where line feed number k (from 1) of the output is, found from the index
+ * with one read of at most OUTPUT_MARK_BYTES: the last mark before it, and
+ * a scan from there. UINT64_MAX if the bytes cannot be read.
+ */
+static uint64_t
+output_find_nl(struct output *o, uint64_t k)
 {
-	char		*buf;
-	uint64_t	 pos = o->ring.end, start, found = 0;
-	uint64_t	 floor = o->ring.end > max ? o->ring.end - max : 0;
-	size_t		 n, i, chunk = 65536;
-	int		 fd = -1;
-	bool		 done = false;
+	struct output_mark	 from = { 0, 0 };
+	size_t			 lo = 0, hi = o->nmarks, mid, n, i;
+	char			*buf;
+	uint64_t		 to, found = UINT64_MAX;
+	int			 fd = -1;
 
-	if (lines == 0)
-		return o->ring.end;
-	buf = xmalloc(chunk);
-	/* The scan reads in the loop: it never goes below the floor. */
-	while (!done && pos > floor) {
-		start = pos - floor > chunk ? pos - chunk : floor;
-		n = output_fetch(o, &fd, start, buf, pos - start);
-		if (n != pos - start)
-			break;
-		for (i = n; i > 0 && !done; i--) {
-			/* A final newline ends the last line, it does not start one. */
-			if (buf[i - 1] != '\n' || start + i == o->ring.end)
-				continue;
-			if (--lines == 0) {
-				found = start + i;
-				done = true;
-			}
-		}
-		pos = start;
+	/* The last mark with fewer than k line feeds before it. */
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (o->marks[mid].nl < k)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	if (lo > 0)
+		from = o->marks[lo - 1];
+	to = lo < o->nmarks ? o->marks[lo].off : o->ring.end;
+	buf = xmalloc(to - from.off);
+	n = output_fetch(o, &fd, from.off, buf, to - from.off);
+	for (i = 0; i < n; i++)
+		if (buf[i] == '\n' && ++from.nl == k) {
+			found = from.off + i;
+			break;
+		}
 	if (fd != -1)
 		close(fd);
 	free(buf);
-	return done ? found : pos;
+	return found;
+}
+
+/*
+ * The offset where the last `lines` lines begin, looking back at most
+ * `max`: from the line feed index, so its cost does not grow with the log.
+ */
+uint64_t
+output_tail_offset(struct output *o, unsigned long lines, uint64_t max)
+{
+	uint64_t	floor = o->ring.end > max ? o->ring.end - max : 0;
+	uint64_t	nl = o->nl, at;
+
+	if (lines == 0)
+		return o->ring.end;
+	/* A final line feed ends the last line, it does not start one. */
+	if (o->last == '\n')
+		nl--;
+	if (nl < lines)
+		return floor;
+	at = output_find_nl(o, nl - lines + 1);
+	if (at == UINT64_MAX || at + 1 < floor)
+		return floor;
+	return at + 1;
 }
 
 /* The output is complete: close the log and free the ring; size and path stay. */
@@ -153,4 +206,7 @@ output_free(struct output *o)
 	output_close(o);
 	free(o->log_path);
 	o->log_path = NULL;
+	free(o->marks);
+	o->marks = NULL;
+	o->nmarks = 0;
 }

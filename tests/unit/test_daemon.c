@@ -352,3 +352,69 @@ Test(output, tail_offset_never_looks_back_past_its_bound)
 	cr_assert_eq(output_tail_offset(&o, 200, OUTPUT_TAIL_SCAN_MAX), 0);
 	output_gone(&o, dir);
 }
+
+/* Where the last `lines` lines of data begin, by a plain backward scan. */
+static uint64_t
+tail_reference(const char *data, uint64_t len, unsigned long lines,
+    uint64_t max)
+{
+	uint64_t floor = len > max ? len - max : 0, i;
+
+	if (lines == 0)
+		return len;
+	for (i = len; i > floor; i--) {
+		if (data[i - 1] != '\n' || i == len)
+			continue;
+		if (--lines == 0)
+			return i;
+	}
+	return floor;
+}
+
+/*
+ * The line feed index agrees with a plain scan on output of lines of
+ * every length, written in pieces that cross its marks, from the ring and
+ * from the log, at every count asked and every bound.
+ */
+Test(output, tail_offset_from_the_index_matches_a_scan)
+{
+	struct output	 o;
+	char		 dir[] = "/tmp/dbgctl-unit-XXXXXX";
+	size_t		 len = 0, cap = 3 * OUTPUT_RING_SIZE, i, piece;
+	char		*data = malloc(cap);
+	unsigned long	 lines;
+	uint64_t	 maxes[] = { 1000, OUTPUT_RING_SIZE, OUTPUT_TAIL_SCAN_MAX };
+	unsigned	 seed = 7, m;
+
+	/* Lines of 0 to 200000 bytes: some far longer than a mark's span. */
+	while (len < cap) {
+		seed = seed * 1103515245 + 12345;
+		piece = (seed >> 8) % ((seed & 0x10000) ? 200000 : 60);
+		for (i = 0; i < piece && len < cap - 1; i++)
+			data[len++] = 'a' + (char)(i % 26);
+		data[len++] = '\n';
+	}
+	memset(&o, 0, sizeof o);
+	output_filled(&o, dir, 'z', 0);
+	for (i = 0; i < len; i += piece) {
+		seed = seed * 1103515245 + 12345;
+		piece = 1 + (seed >> 8) % 70000;
+		if (piece > len - i)
+			piece = len - i;
+		output_add(&o, data + i, piece);
+	}
+	for (m = 0; m < sizeof maxes / sizeof maxes[0]; m++)
+		for (lines = 0; lines < 200; lines += 1 + lines / 8)
+			cr_assert_eq(output_tail_offset(&o, lines, maxes[m]),
+			    tail_reference(data, len, lines, maxes[m]),
+			    "lines %lu, max %llu", lines,
+			    (unsigned long long)maxes[m]);
+	/* And once the ring is gone, from the log alone. */
+	output_close(&o);
+	for (lines = 1; lines < 200; lines += 7)
+		cr_assert_eq(output_tail_offset(&o, lines, OUTPUT_TAIL_SCAN_MAX),
+		    tail_reference(data, len, lines, OUTPUT_TAIL_SCAN_MAX),
+		    "closed: lines %lu", lines);
+	output_gone(&o, dir);
+	free(data);
+}
