@@ -16,6 +16,9 @@ struct cmd_logs_state {
 	int		 follow;	/* -f */
 	int		 wait;		/* daemon may wait */
 
+	/* Ranges the daemon could not give: said on stderr, and the exit. */
+	json_t		*missing;
+
 	/* --json: every byte read, and the last result. */
 	unsigned char	*all;
 	size_t		 all_len;
@@ -58,6 +61,22 @@ cmd_logs_output(struct client *c, struct cmd_logs_state *st,
 	st->all_len += len;
 }
 
+/* Say that the log lacks a range (a write to it failed), and remember it. */
+static void
+cmd_logs_missing(struct client *c, struct cmd_logs_state *st, json_t *gap)
+{
+	json_int_t off = json_integer_value(json_object_get(gap, "offset"));
+	json_int_t n = json_integer_value(json_object_get(gap, "bytes"));
+
+	if (gap == NULL)
+		return;
+	if (!c->json)
+		fprintf(stderr, "dbgctl: %lld bytes of the console from offset "
+		    "%lld are missing from the log (see status: log_error)\n",
+		    (long long)n, (long long)off);
+	json_array_append(st->missing, gap);
+}
+
 /*
  * Take one logs result: output its data and advance. Returns 1 when there is
  * more to read, 0 when done.
@@ -81,6 +100,7 @@ cmd_logs_result(struct client *c, struct cmd_logs_state *st, json_t *result)
 		client_fatal("reply from the daemon not understood");
 	cmd_logs_output(c, st, bytes, len);
 	free(bytes);
+	cmd_logs_missing(c, st, json_object_get(result, "missing"));
 
 	st->offset = json_integer_value(next);
 	if (st->offset < json_integer_value(size)) {
@@ -104,6 +124,9 @@ cmd_logs_json(struct cmd_logs_state *st, long long first)
 		client_fatal("out of memory");
 	json_object_set_new(st->last, "data", json_string(data));
 	json_object_set_new(st->last, "offset", json_integer(first));
+	json_object_del(st->last, "missing");
+	if (json_array_size(st->missing) > 0)
+		json_object_set(st->last, "missing", st->missing);
 	free(data);
 	cmd_print_json(st->last);
 }
@@ -121,6 +144,7 @@ cmd_logs_exec(struct cmd *self, struct client *c)
 	st.session = self->session;
 	st.lines = args_number(&self->args, "n", -1);
 	st.follow = args_has(&self->args, "f");
+	st.missing = json_array();
 	while (more) {
 		result = client_call(c, "logs", cmd_logs_params(&st));
 		if (result == NULL) {
@@ -136,6 +160,10 @@ cmd_logs_exec(struct cmd *self, struct client *c)
 	}
 	if (rv == EXIT_OK && c->json)
 		cmd_logs_json(&st, first);
+	/* Output that was printed but is not all there is not a success. */
+	if (rv == EXIT_OK && json_array_size(st.missing) > 0)
+		rv = EXIT_FAILED;
+	json_decref(st.missing);
 	json_decref(st.last);
 	free(st.all);
 	return rv;

@@ -147,6 +147,15 @@ struct output_mark {
 	uint64_t	 nl;
 };
 
+/* A range of the output the log file does not hold: [off, end). */
+struct output_gap {
+	uint64_t	 off;
+	uint64_t	 end;
+};
+
+/* The most gaps kept apart; past it the last one grows to cover the new. */
+#define OUTPUT_GAPS_MAX 1024
+
 /* One mark each this many bytes, so a tail lookup scans no more. */
 #define OUTPUT_MARK_BYTES 65536
 
@@ -158,6 +167,11 @@ struct output {
 	char			 last;		/* the last byte, or 0 */
 	struct output_mark	*marks;		/* at each OUTPUT_MARK_BYTES */
 	size_t			 nmarks;
+	struct output_gap	*gaps;		/* not in the log file, by offset */
+	size_t			 ngaps;
+	uint64_t		 missing;	/* bytes in the gaps */
+	char			*log_error;	/* why the log first failed */
+	bool			 failing;	/* the last write failed */
 };
 
 int	 output_open(struct output *, const char *path, char *err,
@@ -167,6 +181,7 @@ uint64_t output_size(const struct output *);
 size_t	 output_read(struct output *, uint64_t off, char *, size_t);
 uint64_t output_tail_offset(struct output *, unsigned long lines,
     uint64_t max);
+uint64_t output_missing(const struct output *, uint64_t off);
 void	 output_close(struct output *);
 void	 output_free(struct output *);
 

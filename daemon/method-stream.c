@@ -21,17 +21,26 @@ static enum method_return
 method_logs_reply(struct request *req, struct session *s, uint64_t off,
     size_t max)
 {
-	char	*buf = xmalloc(max), *text;
-	size_t	 n;
-	json_t	*v;
+	char		*buf = xmalloc(max), *text;
+	size_t		 n;
+	uint64_t	 next;
+	json_t		*v;
 
 	n = output_read(&s->output, off, buf, max);
+	next = off + n;
+	/* Bytes that cannot be had are skipped and named, so readers move on. */
+	if (n == 0 && off < output_size(&s->output))
+		next = output_missing(&s->output, off);
 	text = xb64_encode(buf, n);
 	free(buf);
 	v = json_pack("{s:s, s:I, s:I, s:I, s:b}", "data", text,
-	    "offset", (json_int_t)off, "next_offset", (json_int_t)(off + n),
+	    "offset", (json_int_t)off, "next_offset", (json_int_t)next,
 	    "size", (json_int_t)output_size(&s->output), "ended",
 	    session_ended(s));
+	if (next > off + n)
+		json_object_set_new(v, "missing", json_pack("{s:I, s:I}",
+		    "offset", (json_int_t)off, "bytes", (json_int_t)(next -
+		    off)));
 	free(text);
 	return request_done(req, v);
 }

@@ -14,9 +14,13 @@ output_open(struct output *o, const char *path, char *err, size_t errlen)
 {
 	o->log_path = xstrdup(path);
 	ring_init(&o->ring, OUTPUT_RING_SIZE);
-	/* A new session's log is new: anything already there was planted. */
-	o->log_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND |
-	    O_CLOEXEC | O_NOFOLLOW, 0600);
+	/*
+	 * A new session's log is new: anything already there was planted.
+	 * Not O_APPEND: bytes go at their stream offset, so a failed write
+	 * leaves a hole rather than moving every later byte.
+	 */
+	o->log_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+	    O_NOFOLLOW, 0600);
 	if (o->log_fd == -1) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
@@ -52,14 +56,47 @@ output_index(struct output *o, uint64_t at, const char *data, size_t len)
 		o->last = data[len - 1];
 }
 
-/* Keep freshly printed bytes in the ring and the log file. */
+/* Record that the log file lacks [off, end). */
+static void
+output_gap_add(struct output *o, uint64_t off, uint64_t end)
+{
+	struct output_gap *last = o->ngaps > 0 ? &o->gaps[o->ngaps - 1] : NULL;
+
+	o->missing += end - off;
+	if (last != NULL && (last->end >= off || o->ngaps == OUTPUT_GAPS_MAX)) {
+		/* Past the cap, what lies between is counted missing too. */
+		o->missing += off - last->end;
+		last->end = end;
+		return;
+	}
+	if (o->ngaps % 16 == 0)
+		o->gaps = xreallocarray(o->gaps, o->ngaps + 16, sizeof *o->gaps);
+	o->gaps[o->ngaps++] = (struct output_gap){ off, end };
+}
+
+/* A log write failed at off: say so once, and remember what is missing. */
+static void
+output_write_failed(struct output *o, uint64_t off, uint64_t end, int error)
+{
+	if (o->log_error == NULL)
+		o->log_error = xstrdup(strerror(error));
+	if (!o->failing)
+		log_warn("%s: cannot write at offset %llu: %s; the output is "
+		    "kept in memory only until the log can be written",
+		    o->log_path, (unsigned long long)off, strerror(error));
+	o->failing = true;
+	output_gap_add(o, off, end);
+}
+
+/* Keep freshly printed bytes in the ring and the log file, at their offset. */
 void
 output_add(struct output *o, const char *data, size_t len)
 {
-	size_t	done = 0;
-	ssize_t	n;
+	uint64_t	at = o->ring.end;
+	size_t		done = 0;
+	ssize_t		n;
 
-	output_index(o, o->ring.end, data, len);
+	output_index(o, at, data, len);
 	if (o->ring.buf != NULL)
 		ring_write(&o->ring, data, len);
 	/*
@@ -67,15 +104,57 @@ output_add(struct output *o, const char *data, size_t len)
 	 * loop; losing console output would be worse than a slow disk.
 	 */
 	while (o->log_fd != -1 && done < len) {
-		n = write(o->log_fd, data + done, len - done);
+		n = pwrite(o->log_fd, data + done, len - done, at + done);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			log_warn("%s: %s", o->log_path, strerror(errno));
-			break;
+		if (n <= 0) {
+			output_write_failed(o, at + done, at + len,
+			    n < 0 ? errno : ENOSPC);
+			return;
 		}
 		done += n;
 	}
+	if (o->failing && done == len) {
+		o->failing = false;
+		log_info("%s: written again from offset %llu; %llu bytes before "
+		    "are missing from it", o->log_path,
+		    (unsigned long long)at, (unsigned long long)o->missing);
+	}
+}
+
+/* The first gap that ends after off, or NULL. */
+static const struct output_gap *
+output_gap_after(const struct output *o, uint64_t off)
+{
+	size_t lo = 0, hi = o->ngaps, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (o->gaps[mid].end <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < o->ngaps ? &o->gaps[lo] : NULL;
+}
+
+/*
+ * Where output that cannot be read from off ends: the end of its gap (or
+ * of what memory does not hold), or, if nothing is known to be missing
+ * there but the log still gave nothing, the next byte that can be had:
+ * a reader skips there and is told, and always moves on.
+ */
+uint64_t
+output_missing(const struct output *o, uint64_t off)
+{
+	const struct output_gap	*g = output_gap_after(o, off);
+	uint64_t		 end = o->ring.end;
+
+	if (o->ring.buf != NULL && ring_start(&o->ring) > off)
+		end = ring_start(&o->ring);
+	if (g != NULL && g->off <= off && g->end < end)
+		end = g->end;
+	return end > off ? end : off;
 }
 
 /* Bytes of console output so far. */
@@ -92,8 +171,9 @@ output_size(const struct output *o)
 static size_t
 output_fetch(struct output *o, int *fd, uint64_t off, char *dst, size_t max)
 {
-	size_t	n = 0;
-	ssize_t	r;
+	const struct output_gap	*g;
+	size_t			 n = 0;
+	ssize_t			 r;
 
 	if (off >= o->ring.end)
 		return 0;
@@ -101,6 +181,13 @@ output_fetch(struct output *o, int *fd, uint64_t off, char *dst, size_t max)
 		max = o->ring.end - off;
 	if (o->ring.buf != NULL && off >= ring_start(&o->ring))
 		return ring_read(&o->ring, off, dst, max);
+	/* The file has a hole where a write failed: stop before it. */
+	if ((g = output_gap_after(o, off)) != NULL) {
+		if (g->off <= off)
+			return 0;
+		if (max > g->off - off)
+			max = g->off - off;
+	}
 	if (*fd == -1 && (*fd = open(o->log_path, O_RDONLY | O_CLOEXEC |
 	    O_NOFOLLOW)) == -1)
 		return 0;
@@ -209,4 +296,9 @@ output_free(struct output *o)
 	free(o->marks);
 	o->marks = NULL;
 	o->nmarks = 0;
+	free(o->gaps);
+	o->gaps = NULL;
+	o->ngaps = 0;
+	free(o->log_error);
+	o->log_error = NULL;
 }

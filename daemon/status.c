@@ -121,6 +121,12 @@ status_json(const struct session *s)
 	if (session_ended(s))
 		json_object_set_new(o, "ended_at", status_time(s->ended_at));
 	json_object_set_new(o, "transport", json_boolean(s->transport != NULL));
+	if (s->output.log_error != NULL) {
+		json_object_set_new(o, "log_error",
+		    json_string(s->output.log_error));
+		json_object_set_new(o, "log_missing",
+		    json_integer((json_int_t)s->output.missing));
+	}
 	json_object_set_new(o, "containment", json_string(cgroup_mode()));
 	if (main != NULL && main->have_exit)
 		json_object_set_new(o, "exit", proc_exit_json(main));

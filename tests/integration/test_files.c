@@ -9,6 +9,7 @@
 
 #include <criterion/criterion.h>
 
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -163,4 +164,116 @@ Test(files, a_remote_address_is_host_and_port_only)
 		    "\"%s\" was refused: %s", good[i], r.err);
 		h_run_free(&r);
 	}
+}
+
+/* Where the test mounts a small filesystem for the session logs. */
+static char logs_mount[PATH_MAX];
+
+/* Unmount the logs filesystem, then the usual teardown. */
+static void
+logs_fini(void)
+{
+	if (logs_mount[0] != '\0')
+		(void)umount2(logs_mount, MNT_DETACH);
+	h_ctx_teardown();
+}
+
+/*
+ * Put the sessions directory on a tmpfs of size bytes, with a filler file
+ * of filler bytes; false if this machine lets no test mount one.
+ */
+static bool
+logs_on_small_fs(size_t size, size_t filler)
+{
+	char	opts[64], path[PATH_MAX + 16], *fill;
+	FILE	*f;
+
+	snprintf(logs_mount, sizeof logs_mount, "%s/sessions", H->state);
+	make_state_dir(0700);
+	cr_assert(mkdir(logs_mount, 0700) == 0, "mkdir %s", logs_mount);
+	snprintf(opts, sizeof opts, "size=%zu,mode=0700", size);
+	if (mount("tmpfs", logs_mount, "tmpfs", 0, opts) != 0) {
+		logs_mount[0] = '\0';
+		return false;
+	}
+	snprintf(path, sizeof path, "%s/filler", logs_mount);
+	cr_assert_not_null(f = fopen(path, "w"), "filler");
+	fill = calloc(1, filler);
+	fwrite(fill, 1, filler, f);
+	free(fill);
+	fclose(f);
+	return true;
+}
+
+/* Whether a session's status says its log failed. */
+static bool
+log_failed(void *arg)
+{
+	json_t	*st = h_cli_status(*(long *)arg);
+	bool	 yes = h_jstr(st, "log_error") != NULL;
+
+	json_decref(st);
+	return yes;
+}
+
+/*
+ * A log on a full filesystem: status says so (log_error, log_missing),
+ * the daemon log too; once space returns the log goes on at the stream's
+ * own offsets (the file's size is the stream's, its last bytes the last
+ * printed); logs readers are told which range is missing and move past
+ * it; dbgctl logs prints what there is, a notice, and exits 1.
+ */
+Test(files, a_log_that_cannot_be_written_says_so, .fini = logs_fini)
+{
+	char		 filler[PATH_MAX + 16], logpath[PATH_MAX + 64];
+	char		 script[PATH_MAX + 256], ids[32], dpath[PATH_MAX + 16];
+	char		*text, *dlog;
+	struct h_res	 r;
+	struct stat	 st;
+	json_t		*j;
+	long		 id, size, missing;
+	size_t		 len, i;
+
+	if (geteuid() != 0 || !logs_on_small_fs(1024 * 1024, 700 * 1024))
+		cr_skip_test("no tmpfs can be mounted here");
+	snprintf(filler, sizeof filler, "%s/filler", logs_mount);
+	/* 600 KB that cannot all fit, a wait for space, then 300 KB of y. */
+	snprintf(script, sizeof script, "head -c 600000 /dev/zero | tr '\\0' x; "
+	    "while [ -e '%s' ]; do sleep 0.01; done; "
+	    "head -c 300000 /dev/zero | tr '\\0' y", filler);
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--", "sh", "-c", script));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert(h_wait_for(log_failed, &id, 20000), "status never said the "
+	    "log failed");
+	cr_assert_eq(unlink(filler), 0, "unlink filler");
+	j = h_cli_wait_ended(id, 30000);
+	size = (long)h_jint(j, "exit.code", -1);
+	cr_assert_eq(size, 0, "the program's exit");
+	cr_assert_str_eq(h_jstr(j, "log_error"), "No space left on device");
+	missing = (long)h_jint(j, "log_missing", -1);
+	cr_assert_gt(missing, 0, "log_missing");
+	json_decref(j);
+	snprintf(dpath, sizeof dpath, "%s/dbgctld.log", H->state);
+	dlog = h_read_file(dpath, NULL);
+	cr_assert(dlog != NULL && strstr(dlog, "cannot write at offset") !=
+	    NULL && strstr(dlog, "written again from offset") != NULL,
+	    "daemon log: %s", dlog);
+	free(dlog);
+	/* The file keeps stream offsets: its size and its tail are the stream's. */
+	snprintf(logpath, sizeof logpath, "%s/%s.log", logs_mount, ids);
+	cr_assert_eq(stat(logpath, &st), 0, "stat %s", logpath);
+	cr_assert_eq(st.st_size, 900000, "log file size %lld",
+	    (long long)st.st_size);
+	text = h_read_file(logpath, &len);
+	for (i = len - 300000; i < len; i++)
+		cr_assert_eq(text[i], 'y', "byte %zu of the file is not the "
+		    "stream's", i);
+	free(text);
+	h_cli(&r, H_ARGS("logs", ids));
+	cr_assert_eq(r.code, 1, "dbgctl logs: exit %d", r.code);
+	cr_assert_not_null(strstr(r.err, "missing from the log"), "stderr: %s",
+	    r.err);
+	cr_assert_eq((long)r.out_len, 900000 - missing, "dbgctl logs printed "
+	    "%zu bytes, %ld missing", r.out_len, missing);
+	h_run_free(&r);
 }
