@@ -172,6 +172,8 @@ long	 h_cli_launch_sh(const char *marker, const char *script);
 json_t	*h_cli_status(long id);
 /* A pid of status --json ("pid", "inferior_pid", ...), -1 if absent. */
 pid_t	 h_cli_status_pid(long id, const char *field);
+/* dbgctl --json stop [--timeout MS] ID, asserted: the session the reply holds. */
+json_t	*h_cli_stop(long id, const char *timeout_ms, double *elapsed);
 /* Poll status until path holds want (NULL: is there at all); false at the bound. */
 bool	 h_cli_wait_status(long id, const char *path, const char *want,
 	    int bound_ms);
