@@ -545,3 +545,45 @@ Test(teardown, stop_target_params)
 	expect_stop_target(id, "detach");
 	expect_status_text(ids, "\nstop_target: detach\n");
 }
+
+/*
+ * A later stop with a longer timeout leaves the quit its half of the first
+ * stop's timeout, and no more: the first (timeout 12000) is followed at
+ * 4.5 s by a second (timeout 60000), and gdb still gets its SIGTERM at
+ * 6 s, not at 8.25 s (half of what was left at the second stop), so the
+ * first stop answers before 7.1 s.
+ */
+Test(teardown, a_later_longer_stop_does_not_put_off_the_sigterm)
+{
+	struct h_proc first, second;
+	struct watch w;
+	json_t *r1;
+
+	watch_marker(&w, "DBGI_LATER");
+	launch_busy_gdb(&w);
+	cr_assert_eq(h_cli_start(&first, H_ARGS("--json", "stop", "--timeout",
+	    "12000", w.ids)), 0, "start dbgctl stop --timeout 12000 %s", w.ids);
+	cr_assert(h_cli_wait_status(w.id, "state", "stopping", H_WAIT_BOUND),
+	    "session %s never went stopping after the first stop", w.ids);
+	/* Not a wait for an event: the second stop comes at this point in time. */
+	while (h_now() < first.t0 + 4.5)
+		h_nap(10);
+	cr_assert_eq(h_cli_start(&second, H_ARGS("stop", "--timeout", "60000",
+	    w.ids)), 0, "start dbgctl stop --timeout 60000 %s", w.ids);
+	h_run_wait(&first, H_RUN_BOUND);
+	h_run_wait(&second, H_RUN_BOUND);
+	cr_assert_eq(first.res.code, 0, "the first stop: exit %d (stderr: %s)",
+	    first.res.code, first.res.err);
+	cr_assert_eq(second.res.code, 0, "the second stop: exit %d (stderr: "
+	    "%s)", second.res.code, second.res.err);
+	r1 = json_loads(first.res.out, 0, NULL);
+	expect_by(json_array_get(h_jpath(r1, "sessions"), 0), "exit", "term",
+	    "kill", "a busy gdb after two stops");
+	json_decref(r1);
+	cr_assert(first.res.elapsed < 7.1, "stop --timeout 12000 of a busy gdb, "
+	    "then stop --timeout 60000 at 4.5 s: the first answered after "
+	    "%.3f s; the SIGTERM due at 6 s was put off", first.res.elapsed);
+	watch_expect_gone(&w, "right after the stops");
+	h_run_free(&first.res);
+	h_run_free(&second.res);
+}
