@@ -236,6 +236,24 @@ launch_busy_gdb(struct watch *w)
 }
 
 /*
+ * A busy gdb (launch_busy_gdb, marker name) with a first stop on its way:
+ * dbgctl --json stop --timeout timeout_ms started in first, and the
+ * session seen stopping.
+ */
+static void
+launch_busy_gdb_stopping(struct watch *w, const char *name,
+    struct h_proc *first, const char *timeout_ms)
+{
+	watch_marker(w, name);
+	launch_busy_gdb(w);
+	cr_assert_eq(h_cli_start(first, H_ARGS("--json", "stop", "--timeout",
+	    timeout_ms, w->ids)), 0, "start dbgctl stop --timeout %s %s",
+	    timeout_ms, w->ids);
+	cr_assert(h_cli_wait_status(w->id, "state", "stopping", H_WAIT_BOUND),
+	    "session %s never went stopping after the first stop", w->ids);
+}
+
+/*
  * gdb with its target running: stop quits over MI, interrupting the target
  * before killing it; gdb exits 0 by quit and nothing of it is left.
  */
@@ -467,12 +485,7 @@ Test(teardown, a_second_stop_with_timeout_0_cuts_a_slow_quit_short)
 	double dt;
 	json_t *s, *r1;
 
-	watch_marker(&w, "DBGI_AGAIN");
-	launch_busy_gdb(&w);
-	cr_assert_eq(h_cli_start(&first, H_ARGS("--json", "stop", "--timeout",
-	    "60000", w.ids)), 0, "start dbgctl stop --timeout 60000 %s", w.ids);
-	cr_assert(h_cli_wait_status(w.id, "state", "stopping", H_WAIT_BOUND),
-	    "session %s never went stopping after the first stop", w.ids);
+	launch_busy_gdb_stopping(&w, "DBGI_AGAIN", &first, "60000");
 	s = h_cli_stop(w.id, "0", &dt);
 	/* Alone, the first stop would wait 30 s before any SIGTERM. */
 	cr_assert(dt < 10.0, "the second stop (timeout 0) answered after "
@@ -559,12 +572,7 @@ Test(teardown, a_later_longer_stop_does_not_put_off_the_sigterm)
 	struct watch w;
 	json_t *r1;
 
-	watch_marker(&w, "DBGI_LATER");
-	launch_busy_gdb(&w);
-	cr_assert_eq(h_cli_start(&first, H_ARGS("--json", "stop", "--timeout",
-	    "12000", w.ids)), 0, "start dbgctl stop --timeout 12000 %s", w.ids);
-	cr_assert(h_cli_wait_status(w.id, "state", "stopping", H_WAIT_BOUND),
-	    "session %s never went stopping after the first stop", w.ids);
+	launch_busy_gdb_stopping(&w, "DBGI_LATER", &first, "12000");
 	/* Not a wait for an event: the second stop comes at this point in time. */
 	while (h_now() < first.t0 + 4.5)
 		h_nap(10);
