@@ -601,6 +601,7 @@ struct session {
 	bool			 quitting;	/* the backend's quit runs */
 	uint64_t		 stop_deadline;	/* uv_now() of the SIGKILL */
 	struct timer		*stop_timer;
+	uint64_t		 stop_timer_at;	/* uv_now() it runs out, or 0 */
 
 	struct session_proc	 procs[SESSION_MAXPROCS]; /* [0]: main */
 	size_t			 nprocs;

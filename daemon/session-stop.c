@@ -57,6 +57,7 @@ session_stop_timer_cb(void *arg)
 	struct session	*s = arg;
 	struct proc	*main = s->procs[0].proc;
 
+	s->stop_timer_at = 0;
 	if (main != NULL && main->keeper_live) {
 		log_info("session %lu: the quit took too long: SIGTERM", s->id);
 		session_stop_main_now(s);
@@ -65,12 +66,17 @@ session_stop_timer_cb(void *arg)
 	session_stop_helpers_now(s);
 }
 
-/* Arm the stop's timer to run out after ms. */
+/* Arm the stop's timer to run out after ms, unless it already runs out sooner. */
 static void
 session_stop_after(struct session *s, long ms)
 {
+	uint64_t at = uv_now(dmn.loop) + (uint64_t)ms;
+
 	if (s->stop_timer == NULL)
 		s->stop_timer = timer_new(session_stop_timer_cb, s);
+	else if (s->stop_timer_at != 0 && s->stop_timer_at <= at)
+		return;
+	s->stop_timer_at = at;
 	timer_start(s->stop_timer, (uint64_t)ms);
 }
 
@@ -141,6 +147,7 @@ session_stop_helpers(struct session *s)
 
 	if (s->stop_timer != NULL)
 		timer_stop(s->stop_timer);
+	s->stop_timer_at = 0;
 	if (s->quitting && grace > 0) {
 		session_stop_after(s, grace);
 		return;

@@ -170,6 +170,32 @@ h_cli_status_pid(long id, const char *field)
 }
 
 /*
+ * dbgctl --json stop [--timeout MS] ID, asserted to succeed: the session as
+ * the stop's reply has it; *elapsed (if not NULL) the seconds it took.
+ */
+json_t *
+h_cli_stop(long id, const char *timeout_ms, double *elapsed)
+{
+	char ids[32];
+	double t0 = h_now();
+	json_t *reply, *s;
+
+	h_idstr(id, ids, sizeof(ids));
+	reply = timeout_ms != NULL ? h_cli_json(H_ARGS("stop", "--timeout",
+	    timeout_ms, ids)) : h_cli_json(H_ARGS("stop", ids));
+	if (elapsed != NULL)
+		*elapsed = h_now() - t0;
+	s = json_array_get(json_object_get(reply, "sessions"), 0);
+	cr_assert(json_array_size(json_object_get(reply, "sessions")) == 1 &&
+	    h_jint(s, "id", -1) == id, "dbgctl stop %s: expected the one "
+	    "session in the reply, got %s", ids, json_dumps(reply,
+	    JSON_COMPACT));
+	json_incref(s);
+	json_decref(reply);
+	return s;
+}
+
+/*
  * Poll status until the member at path holds want (a string), or is there
  * at all when want is NULL; false at bound_ms.
  */

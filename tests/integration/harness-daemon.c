@@ -207,3 +207,21 @@ h_daemon_stop(void)
 		H->fg_daemon = 0;
 	}
 }
+
+/*
+ * The daemon's own log: the output of our foreground daemon if the test
+ * started one, else the dbgctld.log of a daemon the client started
+ * (malloc'd; "" if there is none yet).
+ */
+char *
+h_daemon_log(void)
+{
+	char path[PATH_MAX], *log;
+
+	if (H->fg_daemon > 0)
+		h_ctx_path(path, sizeof(path), "daemon.out");
+	else
+		snprintf(path, sizeof(path), "%s/dbgctld.log", H->state);
+	log = h_read_file(path, NULL);
+	return log != NULL ? log : strdup("");
+}

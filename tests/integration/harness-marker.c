@@ -139,6 +139,23 @@ h_marker_wait(const char *kv, const char *comm, int want)
 	    comm ? comm : "*", kv, H_WAIT_BOUND);
 }
 
+/* A live process named comm that carries kv, or -1. */
+pid_t
+h_marker_pid(const char *kv, const char *comm)
+{
+	pid_t p[H_MAXPIDS];
+	char c[64];
+	int i, n;
+
+	n = h_marker_pids(kv, p, H_MAXPIDS);
+	for (i = 0; i < n; i++) {
+		h_pid_comm(p[i], c, sizeof(c));
+		if (strcmp(c, comm) == 0)
+			return p[i];
+	}
+	return -1;
+}
+
 /* Kill what carries kv, again and again, until none is left or bound_ms. */
 int
 h_marker_kill(const char *kv, int bound_ms)

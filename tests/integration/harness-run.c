@@ -289,3 +289,48 @@ h_run_reap(pid_t pid, int bound_ms)
 		h_nap(10);
 	}
 }
+
+/* Add a started child's stderr to b until it holds text; false at bound_ms. */
+bool
+h_run_err_until(struct h_proc *p, struct h_bytes *b, const char *text,
+    int bound_ms)
+{
+	double end = h_now() + bound_ms / 1000.0;
+	char buf[4096];
+	ssize_t n;
+
+	for (;;) {
+		while ((n = read(p->errfd, buf, sizeof(buf))) > 0)
+			h_bytes_add(b, buf, (size_t)n);
+		if (b->p != NULL && strstr(b->p, text) != NULL)
+			return true;
+		if (h_now() > end)
+			return false;
+		h_nap(20);
+	}
+}
+
+/*
+ * Start gdbserver 127.0.0.1:0 PROG as our child (port 0: it picks one and
+ * prints it, no race for a port); its stderr so far in b; the port.
+ */
+int
+h_run_gdbserver(struct h_proc *srv, struct h_bytes *b, const char *prog)
+{
+	char gs[PATH_MAX];
+	const char *p;
+	int port;
+
+	cr_assert_not_null(h_which("gdbserver", gs, sizeof(gs)), "gdbserver is "
+	    "not on PATH");
+	cr_assert_eq(h_run_start(srv, H_ARGS(gs, "127.0.0.1:0", prog)), 0,
+	    "start gdbserver");
+	cr_assert(h_run_err_until(srv, b, "Listening on port ", H_WAIT_BOUND),
+	    "gdbserver 127.0.0.1:0: no \"Listening on port\" within %d ms: %s",
+	    H_WAIT_BOUND, b->p);
+	p = strstr(b->p, "Listening on port ") + strlen("Listening on port ");
+	port = atoi(p);
+	cr_assert_gt(port, 0, "gdbserver: cannot read its port from \"%s\"",
+	    b->p);
+	return port;
+}

@@ -137,6 +137,11 @@ int	 h_run(struct h_res *, int bound_ms, const char *const argv[]);
 /* Run argv with input on a pipe as its stdin (SIGPIPE at default). */
 int	 h_run_input(struct h_res *, int bound_ms, const char *input,
 	    const char *const argv[]);
+/* Add a started child's stderr to b until it holds text; false at bound_ms. */
+bool	 h_run_err_until(struct h_proc *, struct h_bytes *, const char *text,
+	    int bound_ms);
+/* Start gdbserver 127.0.0.1:0 PROG as our child; its stderr in b; the port. */
+int	 h_run_gdbserver(struct h_proc *, struct h_bytes *b, const char *prog);
 /* Free captured output. */
 void	 h_run_free(struct h_res *);
 /* Reap our child within bound_ms: exit code (128+N: signal N), -1 if killed. */
@@ -169,6 +174,8 @@ long	 h_cli_launch_sh(const char *marker, const char *script);
 json_t	*h_cli_status(long id);
 /* A pid of status --json ("pid", "inferior_pid", ...), -1 if absent. */
 pid_t	 h_cli_status_pid(long id, const char *field);
+/* dbgctl --json stop [--timeout MS] ID, asserted: the session the reply holds. */
+json_t	*h_cli_stop(long id, const char *timeout_ms, double *elapsed);
 /* Poll status until path holds want (NULL: is there at all); false at the bound. */
 bool	 h_cli_wait_status(long id, const char *path, const char *want,
 	    int bound_ms);
@@ -211,6 +218,8 @@ int	 h_daemon_list(pid_t *out, int max);
 bool	 h_daemon_ping(void);
 /* Stop every daemon of this test (shutdown, then SIGKILL); reap ours. */
 void	 h_daemon_stop(void);
+/* The daemon's own log: our foreground one's output, else dbgctld.log (malloc'd). */
+char	*h_daemon_log(void);
 
 /* harness-conn.c: the raw protocol client, independent of proto/. */
 
@@ -315,6 +324,8 @@ int	 h_marker_pids(const char *kv, pid_t *out, int max);
 bool	 h_marker_gone(const char *kv);
 /* Wait until want live processes named comm (NULL: any) carry kv; asserted. */
 void	 h_marker_wait(const char *kv, const char *comm, int want);
+/* A live process named comm that carries kv, or -1. */
+pid_t	 h_marker_pid(const char *kv, const char *comm);
 /* Kill what carries kv, again and again, until none is left or bound_ms. */
 int	 h_marker_kill(const char *kv, int bound_ms);
 

@@ -933,52 +933,20 @@ Test(debuggers, gdbserver_killed_ends_session)
 	    "got %d: %s", ids, left, report);
 }
 
-/* Read a started child's stderr until it holds text or bound_ms passes. */
-static bool
-proc_err_has(struct h_proc *p, struct h_bytes *b, const char *text,
-    int bound_ms)
-{
-	double end = h_now() + bound_ms / 1000.0;
-	char buf[4096];
-	ssize_t n;
-
-	for (;;) {
-		while ((n = read(p->errfd, buf, sizeof(buf))) > 0)
-			h_bytes_add(b, buf, (size_t)n);
-		if (b->p != NULL && strstr(b->p, text) != NULL)
-			return true;
-		if (h_now() > end)
-			return false;
-		h_nap(20);
-	}
-}
-
 /* remote to a gdbserver the test started: running, one connection. */
 Test(debuggers, remote_live_gdbserver)
 {
 	const char *echo = h_ctx_fixture("FIX_ECHO");
 	struct h_bytes b = { calloc(1, 1), 0 };
-	char gs[PATH_MAX], ids[32], remote[64], *p;
+	char ids[32], remote[64];
 	struct h_proc srv;
 	struct h_res r;
 	const char *state;
 	json_t *st;
-	int port;
 	long id;
 
-	cr_assert_not_null(h_which("gdbserver", gs, sizeof(gs)), "gdbserver is "
-	    "not on PATH");
-	/* Port 0: gdbserver picks one and prints it (no race for a port). */
-	cr_assert_eq(h_run_start(&srv, H_ARGS(gs, "127.0.0.1:0", echo)), 0,
-	    "start gdbserver");
-	cr_assert(proc_err_has(&srv, &b, "Listening on port ", H_WAIT_BOUND),
-	    "gdbserver 127.0.0.1:0: no \"Listening on port\" within %d ms: %s",
-	    H_WAIT_BOUND, b.p);
-	p = strstr(b.p, "Listening on port ") + strlen("Listening on port ");
-	port = atoi(p);
-	cr_assert_gt(port, 0, "gdbserver: cannot read its port from \"%s\"",
-	    b.p);
-	snprintf(remote, sizeof(remote), "127.0.0.1:%d", port);
+	snprintf(remote, sizeof(remote), "127.0.0.1:%d",
+	    h_run_gdbserver(&srv, &b, echo));
 
 	id = h_cli_launch(H_ARGS("--remote", remote, "--", echo));
 	h_idstr(id, ids, sizeof(ids));
@@ -994,7 +962,7 @@ Test(debuggers, remote_live_gdbserver)
 	    remote, "status %s: remote", ids);
 	json_decref(st);
 	/* No probe here: the server sees gdb's connection and only that. */
-	cr_assert(proc_err_has(&srv, &b, "Remote debugging from host",
+	cr_assert(h_run_err_until(&srv, &b, "Remote debugging from host",
 	    H_WAIT_BOUND), "gdbserver: no connection reported: %s", b.p);
 	cr_assert_eq(h_count(b.p, b.len, "Remote debugging from host"), 1,
 	    "gdbserver: expected one connection, got:\n%s", b.p);
