@@ -14,12 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon.h"
 
 /* How many freeze-and-kill rounds a kernel without cgroup.kill gets. */
 #define CGROUP_KILL_ROUNDS 100
+/* How long a sweep at start waits for a killed cgroup to empty, in 10 ms steps. */
+#define CGROUP_SWEEP_STEPS 200
 
 /* One keeper's cgroup. */
 struct cgroup {
@@ -146,6 +149,20 @@ cgroup_own(char *buf, size_t len)
 	return rc;
 }
 
+/*
+ * Wait, boundedly, for a killed cgroup to empty: at start, before the loop
+ * runs, so nothing waits on it but the daemon's own readiness.
+ */
+static void
+cgroup_dir_wait_empty(const char *dir)
+{
+	struct timespec	step = { 0, 10 * 1000000L };
+	int		i;
+
+	for (i = 0; i < CGROUP_SWEEP_STEPS && cgroup_dir_populated(dir); i++)
+		nanosleep(&step, NULL);
+}
+
 /* Kill what a dead daemon left in the subtree and remove its cgroups. */
 static void
 cgroup_sweep(const char *root)
@@ -166,9 +183,10 @@ cgroup_sweep(const char *root)
 			log_warn("cgroup %s: a previous daemon left processes "
 			    "there: killing them", dir);
 			cgroup_dir_kill(dir);
+			cgroup_dir_wait_empty(dir);
 		}
-		/* Still emptying: the next daemon's sweep takes it. */
-		if (rmdir(dir) != 0 && errno != EBUSY)
+		/* Still emptying after the wait: the next sweep takes it. */
+		if (rmdir(dir) != 0)
 			log_warn("cgroup %s: rmdir: %s", dir, strerror(errno));
 	}
 	closedir(d);
@@ -218,16 +236,13 @@ cgroup_init(void)
 void
 cgroup_fini(void)
 {
-	if (dmn.cgroup_root != NULL && rmdir(dmn.cgroup_root) != 0)
+	if (dmn.cgroup_root == NULL)
+		return;
+	/* What an earlier sweep could not remove yet is empty by now. */
+	cgroup_sweep(dmn.cgroup_root);
+	if (rmdir(dmn.cgroup_root) != 0)
 		log_warn("cgroup %s: rmdir: %s", dmn.cgroup_root,
 		    strerror(errno));
-}
-
-/* How sessions are contained: "cgroup" or "subreaper". */
-const char *
-cgroup_mode(void)
-{
-	return dmn.cgroup_root != NULL ? "cgroup" : "subreaper";
 }
 
 /* The containment in use, for hello: the mode and its cgroup, or why there is none. */

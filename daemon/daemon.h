@@ -376,7 +376,6 @@ typedef void (*cgroup_cb)(void *arg);	/* the cgroup became empty */
 
 void		 cgroup_init(void);
 void		 cgroup_fini(void);
-const char	*cgroup_mode(void);
 json_t		*cgroup_json(void);
 struct cgroup	*cgroup_open(const char *name, cgroup_cb, void *arg);
 const char	*cgroup_path(const struct cgroup *);
@@ -602,6 +601,7 @@ struct session {
 	uint64_t		 stop_deadline;	/* uv_now() of the SIGKILL */
 	struct timer		*stop_timer;
 	uint64_t		 stop_timer_at;	/* uv_now() it runs out, or 0 */
+	bool			 in_cgroup;	/* its main process's tree has one */
 
 	struct session_proc	 procs[SESSION_MAXPROCS]; /* [0]: main */
 	size_t			 nprocs;

@@ -258,6 +258,8 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 	spec.env = session_proc_env(s);
 	sp->proc = proc_spawn(&spec, dmn.keeper_path, session_proc_cb, sp, err,
 	    errlen);
+	if (sp == &s->procs[0])
+		s->in_cgroup = sp->proc != NULL && sp->proc->cg != NULL;
 	argv_free(spec.env);
 	/* The keeper holds the child ends now; our copies would hide EOF. */
 	console_release_slave(sp->console);

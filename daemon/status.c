@@ -127,7 +127,9 @@ status_json(const struct session *s)
 		json_object_set_new(o, "log_missing",
 		    json_integer((json_int_t)s->output.missing));
 	}
-	json_object_set_new(o, "containment", json_string(cgroup_mode()));
+	/* The session's own: its cgroup may have been refused where others were made. */
+	json_object_set_new(o, "containment", json_string((main == NULL ?
+	    dmn.cgroup_root != NULL : s->in_cgroup) ? "cgroup" : "subreaper"));
 	if (main != NULL && main->have_exit)
 		json_object_set_new(o, "exit", proc_exit_json(main));
 	if (s->why.msg != NULL)
