@@ -1,4 +1,4 @@
-/* The keeper's descendants: found through /proc, signalled through pidfds. */
+/* The keeper's descendants: found through /proc/PID/task/TID/children, signalled through pidfds. */
 #include <sys/pidfd.h>
 
 #include <dirent.h>
@@ -123,7 +123,7 @@ keeper_tree_add(struct keeper_tree *t, pid_t pid)
 	if (keeper_tree_read_stat(pid, &st) != 0)
 		return;
 	if (t->n == t->cap) {
-		cap = t->cap == 0 ? 256 : t->cap * 2;
+		cap = t->cap == 0 ? 64 : t->cap * 2;
 		p = reallocarray(t->procs, cap, sizeof *p);
 		if (p == NULL)
 			return;
@@ -134,75 +134,55 @@ keeper_tree_add(struct keeper_tree *t, pid_t pid)
 	p->pid = pid;
 	p->ppid = st.ppid;
 	p->start = st.start;
-	p->desc = 0;
 }
 
-/* Compare two process entries by pid, for qsort and bsearch. */
-static int
-keeper_tree_cmp_pid(const void *a, const void *b)
+/* Append to the table the children of every thread of pid. */
+static void
+keeper_tree_add_children(struct keeper_tree *t, pid_t pid)
 {
-	const struct keeper_tree_proc	*pa = a, *pb = b;
+	char		 path[320], buf[4096], *p, *end;
+	struct dirent	*de;
+	DIR		*d;
+	ssize_t		 n;
+	long		 child;
+	int		 fd;
 
-	return (pa->pid > pb->pid) - (pa->pid < pb->pid);
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/%d/task/%s/children",
+		    (int)pid, de->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		/* A longer list is read in the next tick's walk. */
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		for (p = buf; (child = strtol(p, &end, 10)) > 0; p = end)
+			keeper_tree_add(t, (pid_t)child);
+	}
+	closedir(d);
 }
 
-/* Load every process of the system into the table, sorted by pid. */
+/*
+ * Load the keeper's descendants into the table, parents before children:
+ * the keeper is a subreaper, so every one of them is below it, and only
+ * they are read, whatever else runs on the machine.
+ */
 static void
 keeper_tree_scan(struct keeper_tree *t)
 {
-	struct dirent	*de;
-	const char	*errstr;
-	DIR		*d;
-	pid_t		 pid;
+	size_t i;
 
 	t->n = 0;
-	if ((d = opendir("/proc")) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		pid = (pid_t)strtonum(de->d_name, 1, INT_MAX, &errstr);
-		if (errstr == NULL && pid != t->self)
-			keeper_tree_add(t, pid);
-	}
-	closedir(d);
-	qsort(t->procs, t->n, sizeof *t->procs, keeper_tree_cmp_pid);
-}
-
-/* Return the table entry of pid, or NULL. */
-static struct keeper_tree_proc *
-keeper_tree_find(struct keeper_tree *t, pid_t pid)
-{
-	struct keeper_tree_proc	key;
-
-	memset(&key, 0, sizeof key);
-	key.pid = pid;
-	return bsearch(&key, t->procs, t->n, sizeof *t->procs,
-	    keeper_tree_cmp_pid);
-}
-
-/* Mark every entry whose ancestry leads to the keeper; return how many. */
-static size_t
-keeper_tree_mark_descendants(struct keeper_tree *t)
-{
-	struct keeper_tree_proc	*p, *parent;
-	size_t			 i, n = 0;
-	int			 changed;
-
-	do {
-		changed = 0;
-		for (i = 0; i < t->n; i++) {
-			p = &t->procs[i];
-			if (p->desc)
-				continue;
-			parent = keeper_tree_find(t, p->ppid);
-			if (p->ppid != t->self && (parent == NULL ||
-			    !parent->desc))
-				continue;
-			p->desc = 1;
-			changed = 1;
-			n++;
-		}
-	} while (changed);
-	return n;
+	keeper_tree_add_children(t, t->self);
+	for (i = 0; i < t->n; i++)
+		keeper_tree_add_children(t, t->procs[i].pid);
 }
 
 /*
@@ -239,11 +219,9 @@ keeper_tree_signal(struct keeper_tree *t, pid_t self, int sig)
 
 	t->self = self;
 	keeper_tree_scan(t);
-	n = keeper_tree_mark_descendants(t);
-	for (i = 0; i < t->n; i++) {
-		if (t->procs[i].desc)
-			keeper_tree_signal_one(&t->procs[i], sig);
-	}
+	n = t->n;
+	for (i = 0; i < n; i++)
+		keeper_tree_signal_one(&t->procs[i], sig);
 	return n;
 }
 

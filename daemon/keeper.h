@@ -31,10 +31,9 @@ struct keeper_tree_proc {
 	pid_t			pid;
 	pid_t			ppid;
 	unsigned long long	start;
-	int			desc;
 };
 
-/* The process table of one scan of /proc. */
+/* The keeper's descendants, as one walk of /proc found them. */
 struct keeper_tree {
 	struct keeper_tree_proc	*procs;
 	size_t			 n;
