@@ -93,6 +93,31 @@ keeper_send(struct keeper *k, const char *fmt, ...)
 	keeper_write_ctl(k, buf, n);
 }
 
+/*
+ * A decimal number from min to max, as strtonum(3) reads it (the keeper
+ * links libc alone); errstr is NULL, or says why s is not one.
+ */
+static long long
+keeper_number(const char *s, long long min, long long max, const char **errstr)
+{
+	char		*end;
+	long long	 v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (end == s || *end != '\0')
+		*errstr = "invalid";
+	else if ((errno == ERANGE && v == LLONG_MIN) || v < min)
+		*errstr = "too small";
+	else if ((errno == ERANGE && v == LLONG_MAX) || v > max)
+		*errstr = "too large";
+	else {
+		*errstr = NULL;
+		return v;
+	}
+	return 0;
+}
+
 /* Report a failure to start the program that left no child behind and exit. */
 static __dead void
 keeper_fail(struct keeper *k, const char *stage, int error, int status)
@@ -121,7 +146,7 @@ keeper_parse_keep_fd(struct keeper *k, const char *s)
 	const char	*errstr;
 	long long	 fd;
 
-	fd = strtonum(s, KEEPER_CTL_FD + 1, INT_MAX, &errstr);
+	fd = keeper_number(s, KEEPER_CTL_FD + 1, INT_MAX, &errstr);
 	if (errstr != NULL)
 		keeper_usage(k, "bad --keep-fd");
 	if (k->nkeep == KEEPER_MAX_KEEP)
@@ -150,7 +175,7 @@ keeper_parse_args(struct keeper *k, int argc, char **argv)
 		else if (strcmp(argv[i], "--cgroup") == 0)
 			k->cgroup = argv[++i];
 		else if (strcmp(argv[i], "--nofile") == 0) {
-			k->nofile = strtonum(argv[++i], 1, INT_MAX, &errstr);
+			k->nofile = keeper_number(argv[++i], 1, INT_MAX, &errstr);
 			if (errstr != NULL)
 				keeper_usage(k, "bad --nofile");
 		}
@@ -164,7 +189,7 @@ keeper_parse_args(struct keeper *k, int argc, char **argv)
 			k->stdio[1] = k->keep[k->nkeep - 1];
 		}
 		else if (strcmp(argv[i], "--stop-timeout") == 0) {
-			k->stop_ms = strtonum(argv[++i], 0, KEEPER_MAX_MS,
+			k->stop_ms = keeper_number(argv[++i], 0, KEEPER_MAX_MS,
 			    &errstr);
 			if (errstr != NULL)
 				keeper_usage(k, "bad --stop-timeout");
@@ -476,7 +501,7 @@ keeper_run_command(struct keeper *k, const char *line)
 	}
 	if (strncmp(line, "stop ", 5) != 0)
 		return;
-	ms = strtonum(line + 5, 0, KEEPER_MAX_MS, &errstr);
+	ms = keeper_number(line + 5, 0, KEEPER_MAX_MS, &errstr);
 	keeper_stop(k, errstr == NULL ? ms : k->stop_ms);
 }
 
