@@ -300,10 +300,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct frame f;
-
-	frame_init(&f, FRAME_MAX);
-	frame_feed(&f, (const char *)data, size, mi_fuzz_line, NULL);
-	frame_free(&f);
+	fuzz_lines(data, size, mi_fuzz_line);
 	return 0;
 }

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "frame.h"
+
 int	LLVMFuzzerInitialize(int *argc, char ***argv);
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -20,5 +22,16 @@ int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 		abort();						\
 	}								\
 } while (0)
+
+/* Cut the input into lines as the daemon's framers do, cb on each. */
+static inline void
+fuzz_lines(const uint8_t *data, size_t size, frame_line_cb cb)
+{
+	struct frame f;
+
+	frame_init(&f, FRAME_MAX);
+	frame_feed(&f, (const char *)data, size, cb, NULL);
+	frame_free(&f);
+}
 
 #endif
