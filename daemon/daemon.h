@@ -867,6 +867,9 @@ long long	 request_int(struct request *, const char *key,
 bool		 request_bool(struct request *, const char *key);
 json_t		*request_get(struct request *, const char *key);
 void		 request_free(struct request *);
+/* tests/fuzz: parse and check a line as a connection would, running nothing. */
+const struct method *request_check_line(const char *line, size_t len,
+		    json_t **params, struct rpc_error *);
 
 /* pending.c: requests that wait, each completed once by what it waits on. */
 enum method_return pending_wait(struct request *, void *data,

@@ -200,6 +200,37 @@ request_check(struct request *req, json_t *params, struct rpc_error *err)
 	return 0;
 }
 
+/*
+ * Parse and check one request line as request_dispatch does before it runs
+ * the method, with no connection, no daemon state beyond the session table,
+ * and nothing run: the entry of tests/fuzz. Returns the method and its
+ * checked params (the caller's reference), or NULL with err; err->id is as
+ * rpc_parse leaves it on failure, and NULL after a check of the params.
+ */
+const struct method *
+request_check_line(const char *line, size_t len, json_t **params,
+    struct rpc_error *err)
+{
+	struct request		 req = { 0 };
+	struct rpc_request	 rr;
+
+	*params = NULL;
+	if (rpc_parse(line, len, &rr, err) != 0)
+		return NULL;
+	if ((req.method = request_method(rr.method)) == NULL)
+		rpc_error_set(err, RPC_METHOD_NOT_FOUND, "no method \"%.64s\"",
+		    rr.method);
+	else if (request_check(&req, rr.params, err) != 0)
+		req.method = NULL;
+	else
+		*params = json_incref(req.params);
+	if (req.session != NULL)
+		session_unref(req.session);
+	json_decref(req.params);
+	rpc_request_free(&rr);
+	return req.method;
+}
+
 /* Free a request that is finished, or whose client is gone. */
 void
 request_free(struct request *req)
