@@ -25,6 +25,8 @@
 #define H_WAIT_BOUND	20000
 /* Most pids a snapshot or scan records. */
 #define H_MAXPIDS	512
+/* Most fds a description of a process's open fds lists. */
+#define H_MAXFDS	1024
 
 /* Build a NULL-terminated argument list in place. */
 #define H_ARGS(...)	((const char *[]){ __VA_ARGS__, NULL })
@@ -270,6 +272,10 @@ void	 h_pid_expect_comm(pid_t, const char *what, const char *name);
 const char *h_pid_exe(pid_t, char *buf, size_t len);
 /* True if kill(pid, 0) fails with ESRCH. */
 bool	 h_pid_gone(pid_t);
+/* A field of /proc/PID/status ("VmRSS") into buf; false if gone or absent. */
+bool	 h_pid_status(pid_t, const char *field, char *buf, size_t len);
+/* Resident memory of a pid in KiB (VmRSS), -1 if gone. */
+long	 h_pid_rss_kib(pid_t);
 /* Wait until /proc/PID/status's field ("SigIgn", "SigCgt") holds sig. */
 bool	 h_pid_wait_sigmask(pid_t, const char *field, int sig, int bound_ms);
 /* The pids in /proc but ours that keep(pid, arg) accepts, at most max. */
@@ -287,6 +293,8 @@ int	 h_pid_zombies_if(bool (*of)(pid_t, pid_t, void *), void *arg,
 int	 h_pid_zombies(pid_t ppid, char *report, size_t len);
 /* Open fds of a pid, sorted: numbers into fds, link targets (or NULL). */
 int	 h_pid_fds(pid_t, int *fds, char (*targets)[PATH_MAX], int max);
+/* Open fds of a pid as "N target; ..." into buf; how many, -1 if gone. */
+int	 h_pid_fds_text(pid_t, char *buf, size_t len);
 
 /* A process to check for afterwards: pid plus start time against reuse. */
 struct h_tracked {
