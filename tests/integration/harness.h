@@ -96,7 +96,7 @@ extern struct h_ctx *H;
 void	 h_ctx_setup(void);
 /* Criterion .fini: stop the daemon, kill marker processes, remove the dir. */
 void	 h_ctx_teardown(void);
-/* Add NAME=VALUE to the environment of the children started after this. */
+/* Set NAME=VALUE, replacing NAME, for the children started after this. */
 void	 h_ctx_env_add(const char *kv);
 /* Join a path under the test dir into buf. */
 void	 h_ctx_path(char *buf, size_t len, const char *rel);
