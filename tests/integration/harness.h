@@ -353,6 +353,11 @@ int	 h_snap_leftovers(const struct h_snap *, const char *kv,
 bool	 h_snap_wait_gone(const struct h_snap *, const char *kv,
 	    int bound_ms, char *report, size_t len);
 
+/* harness-note.c */
+
+/* Leave a line for the TAP output as a comment, printed after the results. */
+void	 h_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* harness-pty.c */
 
 /* One client on a pty of the test's own. */
