@@ -38,13 +38,14 @@
 
 /*
  * RSS growth allowed from the end of warm-up to the end of a block, KiB.
- * Measured here (Debian 12, glibc 2.36): +4 KiB over the 900 exec cycles
- * and +4 KiB over the 80 gdb cycles. 512 KiB over 900 exec cycles fails a
- * leak of 600 bytes a cycle, and 256 KiB over 80 gdb cycles one of 3.2 KiB,
- * well below a session record's 8 KiB. Under ASan, with the quarantine off
- * (soak_init), exec moves by up to 130 KiB, but its allocator's pools go on
- * growing through the gdb block, by up to 330 KiB: 1 MiB there, and
- * LeakSanitizer checks the daemon's exit instead (soak_finish).
+ * Measured here (Debian 12, glibc 2.36, 2 cores): 0 to +12 KiB over the
+ * 900 exec cycles and 0 to +4 KiB over the 80 gdb cycles. 512 KiB over 900
+ * exec cycles fails a leak of 600 bytes a cycle, and 256 KiB over 80 gdb
+ * cycles one of 3.2 KiB, well below a session record's 8 KiB. Under ASan,
+ * with the quarantine off (soak_init), exec moves by -8 to +4 KiB, but the
+ * gdb block grows by +300 to +340 KiB: ASan's own pools, which level off
+ * after about 50 gdb cycles (+90 KiB from 50 to 250). 1 MiB there, and
+ * LeakSanitizer checks the daemon's exit besides (soak_finish).
  */
 #define EXEC_RSS_BOUND	512
 #ifdef __SANITIZE_ADDRESS__
