@@ -64,14 +64,21 @@ h_ctx_env_build(void)
 	H->envp[i] = NULL;
 }
 
-/* Add NAME=VALUE to the environment of the children started after this. */
+/*
+ * Add NAME=VALUE to the environment of the children started after this,
+ * in place of an entry of that name (the first would win in getenv).
+ */
 void
 h_ctx_env_add(const char *kv)
 {
-	size_t n = 0;
+	size_t n, name = strcspn(kv, "=") + 1;
 
-	while (H->envp[n] != NULL)
-		n++;
+	for (n = 0; H->envp[n] != NULL; n++)
+		if (strncmp(H->envp[n], kv, name) == 0) {
+			free(H->envp[n]);
+			H->envp[n] = strdup(kv);
+			return;
+		}
 	H->envp = realloc(H->envp, (n + 2) * sizeof(char *));
 	H->envp[n] = strdup(kv);
 	H->envp[n + 1] = NULL;

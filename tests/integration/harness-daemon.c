@@ -132,6 +132,30 @@ h_daemon_pid(void)
 	return pid;
 }
 
+/*
+ * The daemon's cgroup subtree, the parent of its keepers' cgroups, as hello
+ * reports it into buf; false if no daemon answers or it contains sessions
+ * as a subreaper only.
+ */
+bool
+h_daemon_cgroup(char *buf, size_t len)
+{
+	struct h_conn c;
+	const char *dir;
+	json_t *r;
+
+	buf[0] = '\0';
+	if (h_conn_open(&c, H->sock) != 0)
+		return false;
+	r = h_conn_call(&c, "hello", "{}", 10000);
+	dir = h_jstr(r, "result.containment.cgroup");
+	if (dir != NULL)
+		snprintf(buf, len, "%s", dir);
+	json_decref(r);
+	h_conn_close(&c);
+	return buf[0] != '\0';
+}
+
 /* Every live dbgctld process that carries this test's marker. */
 int
 h_daemon_list(pid_t *out, int max)

@@ -1,8 +1,9 @@
 /*
  * One process seen through /proc/PID: its stat fields (one parser), name,
- * executable, open fds and signal masks; the scan of /proc that the
- * zombie, marker and snapshot checks filter; and processes tracked by pid
- * and start time, to check afterwards that they are gone.
+ * executable, status fields (signal masks, resident memory) and open fds;
+ * the scan of /proc that the zombie, marker and snapshot checks filter; and
+ * processes tracked by pid and start time, to check afterwards that they
+ * are gone.
  */
 #include "harness.h"
 
@@ -146,6 +147,43 @@ h_pid_gone(pid_t pid)
 	return kill(pid, 0) == -1 && errno == ESRCH;
 }
 
+/*
+ * The value of a field of /proc/PID/status ("VmRSS", "SigIgn") into buf,
+ * without the blanks before it; false if the pid is gone or has no such
+ * field.
+ */
+bool
+h_pid_status(pid_t pid, const char *field, char *buf, size_t len)
+{
+	char path[64], key[32], *s, *l;
+	bool found;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	snprintf(key, sizeof(key), "\n%s:", field);
+	s = h_read_file(path, NULL);
+	if (s == NULL)
+		return false;
+	l = strstr(s, key);
+	found = l != NULL;
+	if (found) {
+		l += strlen(key);
+		l += strspn(l, " \t");
+		snprintf(buf, len, "%.*s", (int)strcspn(l, "\n"), l);
+	}
+	free(s);
+	return found;
+}
+
+/* Resident memory of a pid in KiB (VmRSS of /proc/PID/status), -1 if gone. */
+long
+h_pid_rss_kib(pid_t pid)
+{
+	char v[64];
+
+	return h_pid_status(pid, "VmRSS", v, sizeof(v)) ?
+	    strtol(v, NULL, 10) : -1;
+}
+
 /* Arguments of a wait on a signal mask in /proc/PID/status. */
 struct h_pid_sigmask_arg {
 	pid_t		 pid;
@@ -153,23 +191,17 @@ struct h_pid_sigmask_arg {
 	int		 sig;
 };
 
-/* Predicate: the mask line "\nFIELD:" of /proc/PID/status holds sig. */
+/* Predicate: the mask line "FIELD:" of /proc/PID/status holds sig. */
 static bool
 h_pid_sigmask_has(void *arg)
 {
 	struct h_pid_sigmask_arg *a = arg;
-	char path[64], key[32], *s, *l;
-	unsigned long long mask = 0;
+	unsigned long long mask;
+	char v[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/status", a->pid);
-	snprintf(key, sizeof(key), "\n%s:", a->field);
-	s = h_read_file(path, NULL);
-	if (s == NULL)
+	if (!h_pid_status(a->pid, a->field, v, sizeof(v)))
 		return false;
-	l = strstr(s, key);
-	if (l != NULL)
-		mask = strtoull(l + strlen(key), NULL, 16);
-	free(s);
+	mask = strtoull(v, NULL, 16);
 	return (mask & (1ULL << (a->sig - 1))) != 0;
 }
 
@@ -315,6 +347,26 @@ h_pid_fds(pid_t pid, int *fds, char (*targets)[PATH_MAX], int max)
 				memcpy(targets[j - 1], tt, PATH_MAX);
 			}
 		}
+	return n;
+}
+
+/*
+ * The open fds of a pid as "N target" entries, "; "-separated, into buf,
+ * for messages; returns how many there are, -1 if the pid is gone.
+ */
+int
+h_pid_fds_text(pid_t pid, char *buf, size_t len)
+{
+	char (*target)[PATH_MAX] = calloc(H_MAXFDS, PATH_MAX);
+	int fds[H_MAXFDS], n, i;
+	size_t o = 0;
+
+	buf[0] = '\0';
+	n = h_pid_fds(pid, fds, target, H_MAXFDS);
+	for (i = 0; i < n && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%d %s", i ? "; " : "",
+		    fds[i], target[i]);
+	free(target);
 	return n;
 }
 

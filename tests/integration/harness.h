@@ -25,6 +25,8 @@
 #define H_WAIT_BOUND	20000
 /* Most pids a snapshot or scan records. */
 #define H_MAXPIDS	512
+/* Most fds a description of a process's open fds lists. */
+#define H_MAXFDS	1024
 
 /* Build a NULL-terminated argument list in place. */
 #define H_ARGS(...)	((const char *[]){ __VA_ARGS__, NULL })
@@ -94,7 +96,7 @@ extern struct h_ctx *H;
 void	 h_ctx_setup(void);
 /* Criterion .fini: stop the daemon, kill marker processes, remove the dir. */
 void	 h_ctx_teardown(void);
-/* Add NAME=VALUE to the environment of the children started after this. */
+/* Set NAME=VALUE, replacing NAME, for the children started after this. */
 void	 h_ctx_env_add(const char *kv);
 /* Set NAME=VALUE in the children's environment, replacing any value. */
 void	 h_ctx_env_set(const char *kv);
@@ -212,6 +214,8 @@ int	 h_daemon_fg_wait(int bound_ms);
 void	 h_daemon_fg_kill(void);
 /* The pid that hello reports, or -1 if no daemon answers. */
 pid_t	 h_daemon_pid(void);
+/* The daemon's cgroup subtree as hello reports it; false if it has none. */
+bool	 h_daemon_cgroup(char *buf, size_t len);
 /* Every live dbgctld process that carries this test's marker. */
 int	 h_daemon_list(pid_t *out, int max);
 /* One-shot: connect, send ping, true if {"pong":true} comes back. */
@@ -281,6 +285,10 @@ void	 h_pid_expect_comm(pid_t, const char *what, const char *name);
 const char *h_pid_exe(pid_t, char *buf, size_t len);
 /* True if kill(pid, 0) fails with ESRCH. */
 bool	 h_pid_gone(pid_t);
+/* A field of /proc/PID/status ("VmRSS") into buf; false if gone or absent. */
+bool	 h_pid_status(pid_t, const char *field, char *buf, size_t len);
+/* Resident memory of a pid in KiB (VmRSS), -1 if gone. */
+long	 h_pid_rss_kib(pid_t);
 /* Wait until /proc/PID/status's field ("SigIgn", "SigCgt") holds sig. */
 bool	 h_pid_wait_sigmask(pid_t, const char *field, int sig, int bound_ms);
 /* The pids in /proc but ours that keep(pid, arg) accepts, at most max. */
@@ -298,6 +306,8 @@ int	 h_pid_zombies_if(bool (*of)(pid_t, pid_t, void *), void *arg,
 int	 h_pid_zombies(pid_t ppid, char *report, size_t len);
 /* Open fds of a pid, sorted: numbers into fds, link targets (or NULL). */
 int	 h_pid_fds(pid_t, int *fds, char (*targets)[PATH_MAX], int max);
+/* Open fds of a pid as "N target; ..." into buf; how many, -1 if gone. */
+int	 h_pid_fds_text(pid_t, char *buf, size_t len);
 
 /* A process to check for afterwards: pid plus start time against reuse. */
 struct h_tracked {
@@ -355,6 +365,11 @@ int	 h_snap_leftovers(const struct h_snap *, const char *kv,
  */
 bool	 h_snap_wait_gone(const struct h_snap *, const char *kv,
 	    int bound_ms, char *report, size_t len);
+
+/* harness-note.c */
+
+/* Leave a line for the TAP output as a comment, printed after the results. */
+void	 h_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* harness-pty.c */
 
