@@ -84,22 +84,6 @@ h_ctx_env_add(const char *kv)
 	H->envp[n + 1] = NULL;
 }
 
-/* Set a variable of the child environment, replacing its value if it has one. */
-void
-h_ctx_env_set(const char *kv)
-{
-	size_t	n, name = strcspn(kv, "=");
-
-	for (n = 0; H->envp[n] != NULL; n++) {
-		if (strncmp(H->envp[n], kv, name + 1) != 0)
-			continue;
-		free(H->envp[n]);
-		H->envp[n] = strdup(kv);
-		return;
-	}
-	h_ctx_env_add(kv);
-}
-
 /* Join a path under the test dir into buf. */
 void
 h_ctx_path(char *buf, size_t len, const char *rel)

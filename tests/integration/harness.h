@@ -98,8 +98,6 @@ void	 h_ctx_setup(void);
 void	 h_ctx_teardown(void);
 /* Set NAME=VALUE, replacing NAME, for the children started after this. */
 void	 h_ctx_env_add(const char *kv);
-/* Set NAME=VALUE in the children's environment, replacing any value. */
-void	 h_ctx_env_set(const char *kv);
 /* Join a path under the test dir into buf. */
 void	 h_ctx_path(char *buf, size_t len, const char *rel);
 /* The path of a test fixture from the environment meson sets (asserted). */

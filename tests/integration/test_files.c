@@ -83,7 +83,7 @@ Test(files, a_state_home_not_utf8_is_refused)
 	struct h_res	r;
 
 	snprintf(kv, sizeof kv, "XDG_STATE_HOME=%s/st\xff\xfe", H->dir);
-	h_ctx_env_set(kv);
+	h_ctx_env_add(kv);
 	run_daemon(&r);
 	cr_assert_eq(r.code, 1, "exit %d (%s)", r.code, r.err);
 	cr_assert_not_null(strstr(r.err, "not valid UTF-8"), "stderr: %s",
