@@ -388,4 +388,26 @@ const char *h_pty_screen(const struct h_pty *);
 /* Let go of the pty client: kill it if it still runs, close the pty. */
 void	 h_pty_close(struct h_pty *);
 
+/* harness-trace.c */
+
+/* strace attached to one process, its output in the test dir. */
+struct h_trace {
+	pid_t	 pid;			/* strace, our child */
+	pid_t	 traced;
+	char	 out[PATH_MAX];		/* its -o file */
+};
+
+/* Start strace on pid's writes and closes; asserted, waits for the attach. */
+void	 h_trace_start(struct h_trace *, pid_t pid);
+/* The fd of the last write that carries text so far, or -1. */
+int	 h_trace_fd_of(struct h_trace *, const char *text);
+/*
+ * Writes to fd after the write that carries text, until fd is closed
+ * (*closed: the close is in the trace yet); described in report.
+ */
+int	 h_trace_writes_after(struct h_trace *, const char *text, int fd,
+	    bool *closed, char *report, size_t len);
+/* Let go of the traced process and reap strace. */
+void	 h_trace_stop(struct h_trace *);
+
 #endif
