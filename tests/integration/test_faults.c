@@ -1,8 +1,10 @@
 /*
  * Faults, each on a daemon of its own: the debugger or a managed server
- * SIGKILLed mid-session, and a stop that arrives while the launch is
- * still starting. What a user checks: the session ends saying how, its
- * log is whole, nothing of it is left, each request is answered once.
+ * SIGKILLed mid-session, a stop that arrives while the launch is still
+ * starting, and a client that leaves while its stop, read or exec waits.
+ * What a user checks: the session ends saying how, its log is whole,
+ * nothing of it is left, each request is answered once and nothing is
+ * written to a client that is gone.
  */
 #include "harness.h"
 
@@ -322,4 +324,223 @@ Test(faults, a_stop_during_a_gdbserver_launch_fails_it_once)
 	params = racer_params(m, more);
 	stop_during_launch(params, m, false);
 	free(params);
+}
+
+/* A connection whose writes the trace shows: its fd in the daemon. */
+struct traced_conn {
+	struct h_conn	 c;
+	int		 fd;
+	char		 seen[64];	/* the last reply the trace showed */
+};
+
+/*
+ * Open a connection to the traced daemon and ping it until the trace
+ * shows the daemon writing a pong to it (strace has begun to see
+ * syscalls): that gives the daemon's fd of the connection.
+ */
+static void
+traced_conn_open(struct traced_conn *tc, struct h_trace *t)
+{
+	double end = h_now() + H_WAIT_BOUND / 1000.0;
+	json_t *r;
+	long id;
+
+	cr_assert_eq(h_conn_open(&tc->c, H->sock), 0, "connect");
+	for (id = 700001; ; id++) {
+		cr_assert(h_now() < end, "the trace of the daemon shows none of "
+		    "its pongs within %d ms", H_WAIT_BOUND);
+		send_request(&tc->c, id, "ping", "{}");
+		r = h_conn_recv(&tc->c, H_WAIT_BOUND);
+		cr_assert(h_jint(r, "id", -1) == id, "no pong %ld", id);
+		json_decref(r);
+		snprintf(tc->seen, sizeof(tc->seen), "\"id\":%ld,", id);
+		h_nap(50);
+		if ((tc->fd = h_trace_fd_of(t, tc->seen)) >= 0)
+			return;
+	}
+}
+
+/* Arguments of a wait for the daemon to close a traced connection. */
+struct closed_arg {
+	struct h_trace		*t;
+	struct traced_conn	*tc;
+	int			 writes;
+	char			 report[4096];
+};
+
+/* Predicate: the trace shows the connection's fd closed. */
+static bool
+conn_closed(void *arg)
+{
+	struct closed_arg *a = arg;
+	bool closed;
+
+	a->writes = h_trace_writes_after(a->t, a->tc->seen, a->tc->fd, &closed,
+	    a->report, sizeof(a->report));
+	if (!closed)
+		h_nap(50);
+	return closed;
+}
+
+/*
+ * A client that sends method with params on a traced connection and
+ * leaves at once; done(arg) waits until the operation has completed (and
+ * asserts that it has). Meanwhile a bystander connection is open. The
+ * daemon lets go of the connection writing nothing to it, the bystander
+ * gets only its own reply, and the daemon serves on.
+ */
+static void
+leave_while_waiting(const char *method, const char *params,
+    void (*done)(void *), void *arg)
+{
+	struct traced_conn tc;
+	struct closed_arg ca = { 0 };
+	struct h_conn by;
+	struct h_trace t;
+	json_t *r;
+	pid_t pid = h_daemon_pid();
+
+	cr_assert_gt(pid, 0, "no daemon answers hello");
+	h_trace_start(&t, pid);
+	traced_conn_open(&tc, &t);
+	send_request(&tc.c, 2, method, params);
+	h_conn_close(&tc.c);
+	cr_assert_eq(h_conn_open(&by, H->sock), 0, "connect");
+
+	done(arg);
+	ca.t = &t;
+	ca.tc = &tc;
+	cr_assert(h_wait_for(conn_closed, &ca, H_WAIT_BOUND), "%s: the daemon "
+	    "did not close the connection (fd %d) of the client that left "
+	    "within %d ms", method, tc.fd, H_WAIT_BOUND);
+	cr_assert_eq(ca.writes, 0, "%s: the daemon wrote %d times to the "
+	    "connection (fd %d) of a client that had left: %s", method,
+	    ca.writes, tc.fd, ca.report);
+	h_trace_stop(&t);
+
+	send_request(&by, 9, "ping", "{}");
+	r = h_conn_recv(&by, H_WAIT_BOUND);
+	cr_assert(h_jint(r, "id", -1) == 9 && json_is_true(h_jpath(r,
+	    "result.pong")), "a bystander connection: expected only its "
+	    "pong, got %s", r ? json_dumps(r, JSON_COMPACT) : "nothing");
+	json_decref(r);
+	h_conn_close(&by);
+	cr_assert_eq(h_daemon_pid(), pid, "the daemon did not survive a "
+	    "client that left while its %s waited", method);
+}
+
+/* Predicate: a session (a long id) has ended. */
+static bool
+session_ended(void *arg)
+{
+	json_t *st = h_cli_status(*(long *)arg);
+	bool ended = is_ended(st);
+
+	json_decref(st);
+	if (!ended)
+		h_nap(50);
+	return ended;
+}
+
+/* The stop's work: the session ends, killed at the stop's timeout. */
+static void
+stop_done(void *arg)
+{
+	long id = *(long *)arg;
+	json_t *st;
+
+	cr_assert(h_wait_for(session_ended, arg, H_WAIT_BOUND), "session %ld "
+	    "did not end after a stop whose client left", id);
+	st = h_cli_status(id);
+	cr_assert_eq(h_jint(st, "exit.signal", -1), SIGKILL, "session %ld: "
+	    "expected exit.signal 9 at the stop's timeout, got %lld", id,
+	    h_jint(st, "exit.signal", -1));
+	json_decref(st);
+}
+
+/*
+ * A client that leaves while its stop waits (the target ignores SIGTERM,
+ * the stop's timeout is 500 ms): the session is stopped all the same.
+ */
+Test(faults, a_client_that_leaves_while_its_stop_waits)
+{
+	char m[96], params[64];
+	long id;
+
+	h_marker_new("DBGI_STOPLEFT", m, sizeof(m));
+	id = h_cli_launch_sh(m, "trap '' TERM; exec sleep 300");
+	cr_assert(h_pid_wait_sigmask(h_cli_status_pid(id, "pid"), "SigIgn",
+	    SIGTERM, H_WAIT_BOUND), "session %ld never ignored SIGTERM", id);
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"timeout\":500}",
+	    id);
+	leave_while_waiting("stop", params, stop_done, &id);
+	cr_assert(h_marker_gone(m), "processes carrying %s outlived the stop",
+	    m);
+}
+
+/* The read's work: its timeout passes; another reader then reads. */
+static void
+read_done(void *arg)
+{
+	char ids[32];
+	struct h_res r;
+
+	h_idstr(*(long *)arg, ids, sizeof(ids));
+	h_cli(&r, H_ARGS("recv", "--timeout", "3000", ids));
+	cr_assert_eq(r.code, 4, "recv --timeout 3000 %s after a reader left: "
+	    "expected exit 4 (timeout), got %d (stderr: %s)", ids, r.code,
+	    r.err);
+	h_run_free(&r);
+}
+
+/* A client that leaves while its read with a timeout waits for output. */
+Test(faults, a_client_that_leaves_while_its_read_waits)
+{
+	char params[64], ids[32];
+	struct h_res r;
+	long id;
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--",
+	    "sleep", "300"));
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"timeout\":1500}",
+	    id);
+	leave_while_waiting("read", params, read_done, &id);
+	h_cli(&r, H_ARGS("stop", h_idstr(id, ids, sizeof(ids))));
+	cr_assert_eq(r.code, 0, "stop %s: exit %d (%s)", ids, r.code, r.err);
+	h_run_free(&r);
+	h_cli_expect_state(id, "exited", "after the stop");
+}
+
+/* The exec's work: gdb finishes the shell command and answers the next. */
+static void
+exec_done(void *arg)
+{
+	char ids[32];
+	struct h_res r;
+
+	h_idstr(*(long *)arg, ids, sizeof(ids));
+	h_cli(&r, H_ARGS("exec", "--timeout", "20000", ids, "--", "print",
+	    "6*7"));
+	cr_assert(r.code == 0 && strstr(r.out, "= 42") != NULL, "exec %s print "
+	    "6*7 after a client left its exec: expected \"= 42\", got exit %d: "
+	    "%s (stderr: %s)", ids, r.code, r.out, r.err);
+	h_run_free(&r);
+}
+
+/* A client that leaves while its exec (shell sleep 2) waits on gdb. */
+Test(faults, a_client_that_leaves_while_its_exec_waits)
+{
+	const char *echo = h_ctx_fixture("FIX_ECHO");
+	char params[128], ids[32];
+	struct h_res r;
+	long id;
+
+	id = h_cli_launch(H_ARGS("--", echo));
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"command\":"
+	    "\"shell sleep 2\",\"timeout\":60000}", id);
+	leave_while_waiting("exec", params, exec_done, &id);
+	h_cli(&r, H_ARGS("stop", h_idstr(id, ids, sizeof(ids))));
+	cr_assert_eq(r.code, 0, "stop %s: exit %d (%s)", ids, r.code, r.err);
+	h_run_free(&r);
+	h_cli_expect_state(id, "exited", "after the stop");
 }
