@@ -7,6 +7,7 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
+#include <criterion/hooks.h>
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -215,4 +216,15 @@ h_ctx_teardown(void)
 	/* Reap whatever else of ours is left (orphans re-parented to us). */
 	while (waitpid(-1, &st, WNOHANG) > 0)
 		;
+}
+
+/*
+ * Criterion decides pass or fail when the test body ends and only warns
+ * of what goes wrong in .fini: an assertion that fails in the teardown
+ * fails the test here, in the runner, before the TAP report is written.
+ */
+ReportHook(POST_FINI)(struct criterion_test_stats *stats)
+{
+	if (stats->failed_asserts > 0 && stats->test_status == CR_STATUS_PASSED)
+		stats->test_status = CR_STATUS_FAILED;
 }
