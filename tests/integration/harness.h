@@ -83,6 +83,8 @@ struct h_ctx {
 	const char *dbgctl;		/* client binary */
 	const char *dbgctld;		/* daemon binary */
 	pid_t	 fg_daemon;		/* a daemon that is our own child, or 0 */
+	char	 wrapper[512];		/* DIR/dbgctld-wrapped, or "" */
+	struct h_bytes memcheck;	/* what memcheck found, for teardown */
 	pid_t	 guardian;		/* cleans up if this worker dies */
 	int	 guardian_fd;		/* its pipe: EOF means "clean up now" */
 };
@@ -211,6 +213,14 @@ int	 h_daemon_list(pid_t *out, int max);
 bool	 h_daemon_ping(void);
 /* Stop every daemon of this test (shutdown, then SIGKILL); reap ours. */
 void	 h_daemon_stop(void);
+/*
+ * With DBGCTLD_WRAPPER (words, e.g. "valgrind --tool=memcheck ..."), run
+ * every daemon of the test under it: a script in the test dir that the
+ * foreground start and the client's auto-start (DBGCTL_DAEMON) exec.
+ */
+void	 h_daemon_wrap(void);
+/* Add what memcheck reported of the test's daemons to H->memcheck. */
+void	 h_daemon_memcheck(void);
 
 /* harness-conn.c: the raw protocol client, independent of proto/. */
 
