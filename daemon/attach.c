@@ -25,6 +25,8 @@ attach_sane(struct session *s)
 	struct console	*con = session_console(s);
 	struct termios	 t, was;
 
+	/* tcgetattr leaves the struct's padding alone; memcmp reads it. */
+	memset(&t, 0, sizeof t);
 	if (con == NULL || tcgetattr(con->master, &t) != 0)
 		return;
 	was = t;

@@ -7,6 +7,7 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
+#include <criterion/hooks.h>
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -182,6 +183,7 @@ h_ctx_setup(void)
 	h_marker_new("DBGCTL_TEST_MARKER", H->marker, sizeof(H->marker));
 	H->guardian_fd = -1;
 	h_ctx_env_build();
+	h_daemon_wrap();
 	h_ctx_guardian_start();
 }
 
@@ -195,6 +197,7 @@ h_ctx_teardown(void)
 	if (H == NULL)
 		return;
 	h_daemon_stop();
+	h_daemon_memcheck();
 	h_marker_kill(H->marker, 10000);
 	h_ctx_remove_dir();
 	if (H->guardian > 0) {
@@ -206,4 +209,21 @@ h_ctx_teardown(void)
 	/* Reap whatever else of ours is left (orphans re-parented to us). */
 	while (waitpid(-1, &st, WNOHANG) > 0)
 		;
+	/* Last, with all cleaned up: a failed assertion leaves the fini. */
+	if (H->memcheck.len > 0)
+		fprintf(stderr, "%s", H->memcheck.p);
+	cr_assert(H->memcheck.len == 0, "memcheck found errors in the "
+	    "daemon (all its reports are on stderr): %.6000s",
+	    H->memcheck.len > 0 ? H->memcheck.p : "");
+}
+
+/*
+ * Criterion decides pass or fail when the test body ends and only warns
+ * of what goes wrong in .fini: an assertion that fails in the teardown
+ * fails the test here, in the runner, before the TAP report is written.
+ */
+ReportHook(POST_FINI)(struct criterion_test_stats *stats)
+{
+	if (stats->failed_asserts > 0 && stats->test_status == CR_STATUS_PASSED)
+		stats->test_status = CR_STATUS_FAILED;
 }

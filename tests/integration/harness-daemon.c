@@ -1,14 +1,17 @@
 /*
  * The daemon under test: one started in the foreground as the test's own
  * child, and the daemons that answer on the test's socket or carry its
- * marker, however they were started.
+ * marker, however they were started; with DBGCTLD_WRAPPER, each under a
+ * wrapper such as valgrind, whose findings fail the test.
  */
 #include "harness.h"
 
 #include <criterion/criterion.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,6 +20,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Our daemon pid exited with code: memcheck's 99 is a finding. */
+static void
+h_daemon_reaped(pid_t pid, int code)
+{
+	char line[128];
+
+	if (H->wrapper[0] == '\0' || code != 99)
+		return;
+	snprintf(line, sizeof(line), "dbgctld pid %d exited 99 (memcheck "
+	    "found errors)\n", pid);
+	h_bytes_add(&H->memcheck, line, strlen(line));
+}
 
 /* Predicate: the daemon answers ping. */
 static bool
@@ -37,7 +53,7 @@ h_daemon_fg_args(const char *const extra[])
 	double end;
 
 	snprintf(listen, sizeof(listen), "unix:%s", H->sock);
-	argv[n++] = H->dbgctld;
+	argv[n++] = H->wrapper[0] != '\0' ? H->wrapper : H->dbgctld;
 	argv[n++] = "--foreground";
 	argv[n++] = "--listen";
 	argv[n++] = listen;
@@ -52,7 +68,7 @@ h_daemon_fg_args(const char *const extra[])
 		dup2(open("/dev/null", O_RDONLY), 0);
 		dup2(fd, 1);
 		dup2(fd, 2);
-		execve(H->dbgctld, (char *const *)argv, H->envp);
+		execve(argv[0], (char *const *)argv, H->envp);
 		_exit(127);
 	}
 	H->fg_daemon = pid;
@@ -60,6 +76,7 @@ h_daemon_fg_args(const char *const extra[])
 	while (!h_daemon_pings(NULL)) {
 		if (waitpid(pid, &st, WNOHANG) == pid) {
 			H->fg_daemon = 0;
+			h_daemon_reaped(pid, h_run_code(st));
 			log = h_read_file(out, NULL);
 			cr_assert_fail("dbgctld --foreground --listen %s "
 			    "exited (status %d) before answering ping; "
@@ -91,6 +108,7 @@ h_daemon_fg_wait(int bound_ms)
 		return -1;
 	for (;;) {
 		if (waitpid(H->fg_daemon, &st, WNOHANG) == H->fg_daemon) {
+			h_daemon_reaped(H->fg_daemon, h_run_code(st));
 			H->fg_daemon = 0;
 			return st;
 		}
@@ -156,22 +174,40 @@ h_daemon_cgroup(char *buf, size_t len)
 	return buf[0] != '\0';
 }
 
+/* Whether pid runs the daemon, itself or under the wrapper (its argument). */
+static bool
+h_daemon_is(pid_t pid)
+{
+	char exe[PATH_MAX], path[64], *cmd, *arg;
+	const char *base = h_pid_exe(pid, exe, sizeof(exe));
+	size_t len;
+	bool is = false;
+
+	if (strcmp(base, "dbgctld") == 0 ||
+	    strcmp(base, "dbgctld (deleted)") == 0)
+		return true;
+	if (H->wrapper[0] == '\0')
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	if ((cmd = h_read_file(path, &len)) == NULL)
+		return false;
+	for (arg = cmd; arg < cmd + len && !is; arg += strlen(arg) + 1)
+		is = strcmp(arg, H->dbgctld) == 0;
+	free(cmd);
+	return is;
+}
+
 /* Every live dbgctld process that carries this test's marker. */
 int
 h_daemon_list(pid_t *out, int max)
 {
 	pid_t p[H_MAXPIDS];
-	char exe[PATH_MAX];
-	const char *base;
 	int i, n, k = 0;
 
 	n = h_marker_pids(H->marker, p, H_MAXPIDS);
-	for (i = 0; i < n && k < max; i++) {
-		base = h_pid_exe(p[i], exe, sizeof(exe));
-		if (strcmp(base, "dbgctld") == 0 ||
-		    strcmp(base, "dbgctld (deleted)") == 0)
+	for (i = 0; i < n && k < max; i++)
+		if (h_daemon_is(p[i]))
 			out[k++] = p[i];
-	}
 	return k;
 }
 
@@ -227,7 +263,7 @@ h_daemon_stop(void)
 	for (i = 0; i < n; i++)
 		kill(d[i], SIGKILL);
 	if (H->fg_daemon > 0) {
-		h_run_reap(H->fg_daemon, 10000);
+		h_daemon_reaped(H->fg_daemon, h_run_reap(H->fg_daemon, 10000));
 		H->fg_daemon = 0;
 	}
 }
@@ -248,4 +284,93 @@ h_daemon_log(void)
 		snprintf(path, sizeof(path), "%s/dbgctld.log", H->state);
 	log = h_read_file(path, NULL);
 	return log != NULL ? log : strdup("");
+}
+
+/*
+ * With DBGCTLD_WRAPPER (words, e.g. "valgrind --tool=memcheck ..."), run
+ * every daemon of the test under it: a script in the test dir that the
+ * foreground start and the client's auto-start (DBGCTL_DAEMON) exec.
+ * valgrind writes each process's report to DIR/memcheck.PID.log.
+ */
+void
+h_daemon_wrap(void)
+{
+	const char *words = getenv("DBGCTLD_WRAPPER");
+	char log[PATH_MAX + 32] = "", kv[sizeof(H->wrapper) + 16], *first;
+	size_t n;
+	FILE *f;
+
+	if (words == NULL || words[strspn(words, " \t")] == '\0')
+		return;
+	words += strspn(words, " \t");
+	n = strcspn(words, " \t");
+	first = strndup(words, n);
+	if (strcmp(strrchr(first, '/') ? strrchr(first, '/') + 1 : first,
+	    "valgrind") == 0)
+		snprintf(log, sizeof(log), " --log-file=%s/memcheck.%%p.log",
+		    H->dir);
+	free(first);
+	h_ctx_path(H->wrapper, sizeof(H->wrapper), "dbgctld-wrapped");
+	f = fopen(H->wrapper, "w");
+	cr_assert_not_null(f, "%s: %s", H->wrapper, strerror(errno));
+	fprintf(f, "#!/bin/sh\nexec %s%s %s \"$@\"\n", words, log,
+	    H->dbgctld);
+	cr_assert_eq(fclose(f), 0, "%s: %s", H->wrapper, strerror(errno));
+	cr_assert_eq(chmod(H->wrapper, 0700), 0, "chmod %s: %s", H->wrapper,
+	    strerror(errno));
+	snprintf(kv, sizeof(kv), "DBGCTL_DAEMON=%s", H->wrapper);
+	h_ctx_env_add(kv);
+}
+
+/* An error memcheck reports as it happens (a killed process has no summary). */
+static bool
+h_daemon_memcheck_error(const char *log)
+{
+	static const char *const kinds[] = { "== Invalid ", "== Conditional ",
+	    "== Use of uninitialised", "== Syscall param", "== Mismatched ",
+	    "== Source and destination overlap", "== Argument '", NULL };
+	int i;
+
+	for (i = 0; kinds[i] != NULL; i++)
+		if (strstr(log, kinds[i]) != NULL)
+			return true;
+	return false;
+}
+
+/* Add one report to H->memcheck if it tells of errors or definite leaks. */
+static void
+h_daemon_memcheck_log(const char *path)
+{
+	char head[PATH_MAX + 64], *log, *sum;
+	size_t len;
+
+	if ((log = h_read_file(path, &len)) == NULL)
+		return;
+	sum = strstr(log, "ERROR SUMMARY: ");
+	if (sum != NULL ? strtol(sum + 15, NULL, 10) > 0 :
+	    h_daemon_memcheck_error(log)) {
+		snprintf(head, sizeof(head), "%s:\n", path);
+		h_bytes_add(&H->memcheck, head, strlen(head));
+		h_bytes_add(&H->memcheck, log, len);
+	}
+	free(log);
+}
+
+/* Add what memcheck reported of the test's daemons to H->memcheck. */
+void
+h_daemon_memcheck(void)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if (H->wrapper[0] == '\0' || (d = opendir(H->dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "memcheck.", 9) != 0)
+			continue;
+		h_ctx_path(path, sizeof(path), de->d_name);
+		h_daemon_memcheck_log(path);
+	}
+	closedir(d);
 }

@@ -85,6 +85,8 @@ struct h_ctx {
 	const char *dbgctl;		/* client binary */
 	const char *dbgctld;		/* daemon binary */
 	pid_t	 fg_daemon;		/* a daemon that is our own child, or 0 */
+	char	 wrapper[512];		/* DIR/dbgctld-wrapped, or "" */
+	struct h_bytes memcheck;	/* what memcheck found, for teardown */
 	pid_t	 guardian;		/* cleans up if this worker dies */
 	int	 guardian_fd;		/* its pipe: EOF means "clean up now" */
 };
@@ -222,6 +224,14 @@ bool	 h_daemon_ping(void);
 void	 h_daemon_stop(void);
 /* The daemon's own log: our foreground one's output, else dbgctld.log (malloc'd). */
 char	*h_daemon_log(void);
+/*
+ * With DBGCTLD_WRAPPER (words, e.g. "valgrind --tool=memcheck ..."), run
+ * every daemon of the test under it: a script in the test dir that the
+ * foreground start and the client's auto-start (DBGCTL_DAEMON) exec.
+ */
+void	 h_daemon_wrap(void);
+/* Add what memcheck reported of the test's daemons to H->memcheck. */
+void	 h_daemon_memcheck(void);
 
 /* harness-conn.c: the raw protocol client, independent of proto/. */
 
@@ -411,5 +421,27 @@ void	 h_pty_winsize(struct h_pty *, unsigned rows, unsigned cols);
 const char *h_pty_screen(const struct h_pty *);
 /* Let go of the pty client: kill it if it still runs, close the pty. */
 void	 h_pty_close(struct h_pty *);
+
+/* harness-trace.c */
+
+/* strace attached to one process, its output in the test dir. */
+struct h_trace {
+	pid_t	 pid;			/* strace, our child */
+	pid_t	 traced;
+	char	 out[PATH_MAX];		/* its -o file */
+};
+
+/* Start strace on pid's writes and closes; asserted, waits for the attach. */
+void	 h_trace_start(struct h_trace *, pid_t pid);
+/* The fd of the last write that carries text so far, or -1. */
+int	 h_trace_fd_of(struct h_trace *, const char *text);
+/*
+ * Writes to fd after the write that carries text, until fd is closed
+ * (*closed: the close is in the trace yet); described in report.
+ */
+int	 h_trace_writes_after(struct h_trace *, const char *text, int fd,
+	    bool *closed, char *report, size_t len);
+/* Let go of the traced process and reap strace. */
+void	 h_trace_stop(struct h_trace *);
 
 #endif
