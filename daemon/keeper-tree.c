@@ -1,7 +1,6 @@
 /* The keeper's descendants: found through /proc/PID/task/TID/children, signalled through pidfds. */
 #include <sys/pidfd.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -11,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "children.h"
 #include "keeper.h"
 
 /*
@@ -140,33 +140,12 @@ keeper_tree_add(struct keeper_tree *t, pid_t pid)
 static void
 keeper_tree_add_children(struct keeper_tree *t, pid_t pid)
 {
-	char		 path[320], buf[4096], *p, *end;
-	struct dirent	*de;
-	DIR		*d;
-	ssize_t		 n;
-	long		 child;
-	int		 fd;
+	pid_t	kids[1024];
+	size_t	i, n = children_of(pid, kids, 0, 1024);
 
-	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-	if ((d = opendir(path)) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof path, "/proc/%d/task/%s/children",
-		    (int)pid, de->d_name);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-			continue;
-		/* A longer list is read in the next tick's walk. */
-		n = read(fd, buf, sizeof buf - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		for (p = buf; (child = strtol(p, &end, 10)) > 0; p = end)
-			keeper_tree_add(t, (pid_t)child);
-	}
-	closedir(d);
+	/* More than that: the next tick's walk finds the rest. */
+	for (i = 0; i < n; i++)
+		keeper_tree_add(t, kids[i]);
 }
 
 /*

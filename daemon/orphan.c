@@ -8,52 +8,18 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "children.h"
 #include "daemon.h"
 
 /* The most pids one children listing is read for. */
 #define ORPHAN_MAX 4096
-
-/* Append the children of pid's threads to pids; return the new count. */
-static size_t
-orphan_children(pid_t pid, pid_t *pids, size_t n, size_t max)
-{
-	char		 path[320], buf[8192], *p, *end;
-	struct dirent	*e;
-	DIR		*d;
-	ssize_t		 len;
-	long		 c;
-	int		 fd;
-
-	snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
-	if ((d = opendir(path)) == NULL)
-		return n;
-	while ((e = readdir(d)) != NULL && n < max) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof path, "/proc/%ld/task/%s/children",
-		    (long)pid, e->d_name);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-			continue;
-		len = read(fd, buf, sizeof buf - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = '\0';
-		for (p = buf; n < max && (c = strtol(p, &end, 10)) > 0; p = end)
-			pids[n++] = (pid_t)c;
-	}
-	closedir(d);
-	return n;
-}
 
 /* SIGKILL pid and everything below it, the deepest first known last. */
 static void
@@ -66,7 +32,7 @@ orphan_kill_tree(pid_t pid)
 	/* Stop each before listing its children, so none is born unseen. */
 	for (i = 0; i < n; i++) {
 		(void)kill(tree[i], SIGSTOP);
-		n = orphan_children(tree[i], tree, n, ORPHAN_MAX);
+		n = children_of(tree[i], tree, n, ORPHAN_MAX);
 	}
 	for (i = 0; i < n; i++)
 		(void)kill(tree[i], SIGKILL);
@@ -85,7 +51,7 @@ orphan_scan(void)
 	unsigned left = 0;
 	int	 status;
 
-	n = orphan_children(getpid(), kids, 0, ORPHAN_MAX);
+	n = children_of(getpid(), kids, 0, ORPHAN_MAX);
 	for (i = 0; i < n; i++) {
 		if (proc_is_keeper(kids[i]))
 			continue;

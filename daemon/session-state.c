@@ -26,14 +26,21 @@ static const char *session_input_names[] = {
 	[SI_STARTED] = "started",
 };
 
-/* End the processes at once: SIGTERM, the main one first, the rest once it is gone. */
+/* Record the why an input came with, if any. */
 static void
-session_act_stop(struct session *s, const void *arg)
+session_act_why(struct session *s, const void *arg)
 {
 	const struct session_why *why = arg;
 
 	if (why != NULL)
 		session_why(s, why->code, why->err, "%s", why->msg);
+}
+
+/* End the processes at once: SIGTERM, the main one first, the rest once it is gone. */
+static void
+session_act_stop(struct session *s, const void *arg)
+{
+	session_act_why(s, arg);
 	session_stop_begin(s, false);
 }
 
@@ -41,10 +48,7 @@ session_act_stop(struct session *s, const void *arg)
 static void
 session_act_quit(struct session *s, const void *arg)
 {
-	const struct session_why *why = arg;
-
-	if (why != NULL)
-		session_why(s, why->code, why->err, "%s", why->msg);
+	session_act_why(s, arg);
 	session_stop_begin(s, true);
 }
 
