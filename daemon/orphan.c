@@ -71,13 +71,18 @@ orphan_scan(void)
 		proc_orphans_gone();
 }
 
-/* A child changed state: an orphan may have come, or died. */
+/*
+ * A child changed state: while orphans are being killed, one may have
+ * died, or brought its own children here in dying. Otherwise every child
+ * is a keeper, which libuv reaps: no scan, whatever their number.
+ */
 static void
 orphan_sigchld_cb(uv_signal_t *h, int sig)
 {
 	(void)h;
 	(void)sig;
-	orphan_scan();
+	if (dmn.orphans > 0)
+		orphan_scan();
 }
 
 /* Become a subreaper and watch for the orphans that makes ours. */

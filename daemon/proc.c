@@ -258,7 +258,8 @@ proc_exit_cb(uv_process_t *p, int64_t status, int sig)
 		cgroup_kill(pr->cg);
 	else if (pr->cg != NULL)
 		pr->cg_empty = true;
-	else
+	/* One that exits 0 has reaped all it started: no orphan to look for. */
+	if (status != 0 || sig != 0)
 		orphan_check();
 	proc_check_gone(pr);
 }
