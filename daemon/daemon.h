@@ -337,7 +337,8 @@ struct proc {
 	char		*exec_name;	/* what the keeper execs */
 	pid_t		 pid;
 	pid_t		 keeper_pid;
-	uv_process_t	 keeper;
+	int		 pidfd;		/* the keeper's, until it is reaped */
+	uv_poll_t	 exitw;		/* on the pidfd: readable at its exit */
 	uv_pipe_t	 ctl;
 	bool		 keeper_live;	/* spawned, not yet exited */
 	bool		 ctl_open;

@@ -1,5 +1,12 @@
 /* Keeper processes: the one place that spawns, talks to keepers and sees them exit. */
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,8 +153,8 @@ proc_watchdog_cb(void *arg)
 		return;
 	log_warn("keeper %ld missed its stop deadline: killing it",
 	    (long)pr->keeper_pid);
-	(void)uv_process_kill(&pr->keeper, SIGCONT);
-	(void)uv_process_kill(&pr->keeper, SIGKILL);
+	(void)pidfd_send_signal(pr->pidfd, SIGCONT, NULL, 0);
+	(void)pidfd_send_signal(pr->pidfd, SIGKILL, NULL, 0);
 }
 
 /* Ask the keeper to end its tree: TERM now, KILL after timeout_ms. */
@@ -242,17 +249,14 @@ proc_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 	proc_check_gone(pr);
 }
 
-/* The keeper exited: nothing it started is alive. */
+/* The keeper exited: nothing it started is alive, unless it was killed. */
 static void
-proc_exit_cb(uv_process_t *p, int64_t status, int sig)
+proc_exited(struct proc *pr, int status, int sig)
 {
-	struct proc *pr = p->data;
-
 	pr->keeper_live = false;
-	uv_close((uv_handle_t *)p, proc_handle_closed);
 	if (status != 0 || sig != 0)
-		log_warn("keeper %ld ended badly (status %ld, signal %d)",
-		    (long)pr->keeper_pid, (long)status, sig);
+		log_warn("keeper %ld ended badly (status %d, signal %d)",
+		    (long)pr->keeper_pid, status, sig);
 	/* A keeper that exits has ended its tree, unless it was killed. */
 	if (pr->cg != NULL && cgroup_populated(pr->cg))
 		cgroup_kill(pr->cg);
@@ -264,59 +268,172 @@ proc_exit_cb(uv_process_t *p, int64_t status, int sig)
 	proc_check_gone(pr);
 }
 
+/* The pidfd is closed with its watch: nothing refers to the keeper now. */
+static void
+proc_exitw_closed(uv_handle_t *h)
+{
+	struct proc *pr = h->data;
+
+	close(pr->pidfd);
+	pr->pidfd = -1;
+	proc_handle_closed(h);
+}
+
+/*
+ * The keeper's pidfd is readable: it has exited. waitid on the pidfd
+ * reaps exactly it, so no other child's status is taken from anyone.
+ */
+static void
+proc_exit_poll_cb(uv_poll_t *w, int status, int events)
+{
+	struct proc	*pr = w->data;
+	siginfo_t	 info;
+
+	(void)status;
+	(void)events;
+	memset(&info, 0, sizeof info);
+	if (waitid((idtype_t)P_PIDFD, (id_t)pr->pidfd, &info,
+	    WEXITED | WNOHANG) != 0) {
+		if (errno == EINTR || errno == EAGAIN)
+			return;
+		log_fatal("keeper %ld: waitid: %s", (long)pr->keeper_pid,
+		    strerror(errno));
+	}
+	if (info.si_pid == 0)
+		return;		/* readable before it could be reaped */
+	uv_poll_stop(w);
+	uv_close((uv_handle_t *)w, proc_exitw_closed);
+	if (info.si_code == CLD_EXITED)
+		proc_exited(pr, info.si_status, 0);
+	else
+		proc_exited(pr, 0, info.si_status);
+}
+
+/*
+ * A copy of fd at 10 or above, so that no dup2 of the spawn's file actions
+ * lands on a descriptor another one still reads from; -1 with errno.
+ */
+static int
+proc_high_fd(int fd)
+{
+	return fcntl(fd, F_DUPFD_CLOEXEC, 10);
+}
+
+/*
+ * Start the keeper with posix_spawn, which does not copy the daemon (glibc
+ * uses a vfork-like clone), on the pty's slave (0, 1, 2), its control
+ * socket (3) and the transport (4, 5), signals back to their defaults and
+ * none blocked; its pid, or -1 with errno.
+ */
+static pid_t
+proc_posix_spawn(const struct proc_spec *sp, char **kav, int ctl)
+{
+	posix_spawn_file_actions_t	 fa;
+	posix_spawnattr_t		 attr;
+	sigset_t			 all, none;
+	int				 src[4] = { -1, -1, -1, -1 };
+	int				 i, n = sp->fd_in != -1 ? 4 : 2, rc = 0;
+	pid_t				 pid = -1;
+
+	src[0] = proc_high_fd(sp->tty);
+	src[1] = proc_high_fd(ctl);
+	if (n == 4) {
+		src[2] = proc_high_fd(sp->fd_in);
+		src[3] = proc_high_fd(sp->fd_out);
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	for (i = 0; i < n; i++)
+		if (src[i] == -1)
+			rc = errno;
+	if (rc == 0) {
+		for (i = 0; i < 3; i++)
+			posix_spawn_file_actions_adddup2(&fa, src[0], i);
+		posix_spawn_file_actions_adddup2(&fa, src[1], 3);
+		if (n == 4) {
+			posix_spawn_file_actions_adddup2(&fa, src[2],
+			    PROC_FD_IN);
+			posix_spawn_file_actions_adddup2(&fa, src[3],
+			    PROC_FD_OUT);
+		}
+		/* The daemon ignores SIGPIPE and SIGHUP; the keeper must not. */
+		sigfillset(&all);
+		sigemptyset(&none);
+		posix_spawnattr_setsigdefault(&attr, &all);
+		posix_spawnattr_setsigmask(&attr, &none);
+		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF |
+		    POSIX_SPAWN_SETSIGMASK);
+		rc = posix_spawn(&pid, kav[0], &fa, &attr, kav, sp->env);
+	}
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	for (i = 0; i < 4; i++)
+		if (src[i] != -1)
+			close(src[i]);
+	errno = rc;
+	return rc == 0 ? pid : -1;
+}
+
+/* Watch a spawned keeper: its pidfd for its exit, its socket for its reports. */
+static int
+proc_watch(struct proc *pr, pid_t pid, int ctl)
+{
+	if ((pr->pidfd = pidfd_open(pid, 0)) == -1)
+		return -1;
+	uv_poll_init(dmn.loop, &pr->exitw, pr->pidfd);
+	pr->exitw.data = pr;
+	uv_poll_start(&pr->exitw, UV_READABLE, proc_exit_poll_cb);
+	uv_pipe_init(dmn.loop, &pr->ctl, 0);
+	pr->ctl.data = pr;
+	if (uv_pipe_open(&pr->ctl, ctl) != 0)
+		log_fatal("keeper %ld: cannot watch its control socket",
+		    (long)pid);
+	pr->handles = 2;
+	return 0;
+}
+
 /* Start a keeper running sp->argv; the one spawn function. */
 struct proc *
 proc_spawn(const struct proc_spec *sp, const char *keeper, proc_cb cb,
     void *arg, char *err, size_t errlen)
 {
-	struct proc		*pr = xcalloc(1, sizeof *pr);
-	uv_process_options_t	 opt;
-	uv_stdio_container_t	 stdio[6];
-	char		       **kav;
-	int			 rc, i;
+	struct proc	*pr = xcalloc(1, sizeof *pr);
+	char	       **kav;
+	int		 sv[2];
+	pid_t		 pid;
 
 	pr->cb = cb;
 	pr->arg = arg;
+	pr->pidfd = -1;
 	pr->exec_name = xstrdup(sp->argv[0]);
 	TAILQ_INSERT_TAIL(&dmn.procs, pr, entry);
+	/* Until the keeper runs, a failure frees it: no handle is open yet. */
+	pr->freed = true;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+		snprintf(err, errlen, "socketpair: %s", strerror(errno));
+		proc_maybe_free(pr);
+		return NULL;
+	}
 	if (sp->cgroup != NULL)
 		pr->cg = cgroup_open(sp->cgroup, proc_cgroup_empty, pr);
 	kav = proc_keeper_argv(sp, keeper, pr->cg);
-	memset(&opt, 0, sizeof opt);
-	for (i = 0; i < 3; i++) {
-		stdio[i].flags = UV_INHERIT_FD;
-		stdio[i].data.fd = sp->tty;
-	}
-	uv_pipe_init(dmn.loop, &pr->ctl, 0);
-	pr->ctl.data = pr;
-	stdio[3].flags = UV_CREATE_PIPE | UV_READABLE_PIPE | UV_WRITABLE_PIPE;
-	stdio[3].data.stream = (uv_stream_t *)&pr->ctl;
-	opt.file = kav[0];
-	opt.args = kav;
-	opt.env = sp->env;
-	opt.stdio = stdio;
-	opt.stdio_count = 4;
-	if (sp->fd_in != -1) {
-		stdio[PROC_FD_IN].flags = UV_INHERIT_FD;
-		stdio[PROC_FD_IN].data.fd = sp->fd_in;
-		stdio[PROC_FD_OUT].flags = UV_INHERIT_FD;
-		stdio[PROC_FD_OUT].data.fd = sp->fd_out;
-		opt.stdio_count = 6;
-	}
-	opt.exit_cb = proc_exit_cb;
-	pr->keeper.data = pr;
-	rc = uv_spawn(dmn.loop, &pr->keeper, &opt);
+	pid = proc_posix_spawn(sp, kav, sv[1]);
 	argv_free(kav);
-	pr->handles = 2;
-	if (rc != 0) {
-		snprintf(err, errlen, "spawn %s: %s", keeper, uv_strerror(rc));
-		pr->freed = true;
-		uv_close((uv_handle_t *)&pr->keeper, proc_handle_closed);
-		uv_close((uv_handle_t *)&pr->ctl, proc_handle_closed);
+	close(sv[1]);
+	if (pid == -1 || proc_watch(pr, pid, sv[0]) != 0) {
+		snprintf(err, errlen, "spawn %s: %s", keeper, strerror(errno));
+		close(sv[0]);
+		/* A keeper that runs without a pidfd is told to go, and reaped. */
+		if (pid != -1) {
+			(void)kill(pid, SIGKILL);
+			(void)waitpid(pid, NULL, 0);
+		}
+		proc_maybe_free(pr);
 		return NULL;
 	}
+	pr->freed = false;
 	pr->keeper_live = true;
-	pr->keeper_pid = pr->keeper.pid;
+	pr->keeper_pid = pid;
 	pr->ctl_open = true;
 	frame_init(&pr->ctl_frame, 4096);
 	uv_read_start((uv_stream_t *)&pr->ctl, loop_alloc_cb, proc_read_cb);
