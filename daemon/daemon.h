@@ -576,9 +576,12 @@ struct session_proc {
 	bool			 drained;	/* its pty's output is all in */
 	bool			 transport;	/* gets the transport pipes */
 	bool			 stdio;		/* on 0 and 1 */
-	char			 tail[1024];	/* the last it printed */
-	size_t			 taillen;
+	char			*tail;		/* the last it printed, */
+	size_t			 taillen;	/* SESSION_TAIL_BYTES once it has */
 };
+
+/* Bytes of a process's last output kept for messages about it. */
+#define SESSION_TAIL_BYTES 1024
 
 /* Lines of a server's output that a failure's message quotes. */
 #define SESSION_TAIL_LINES 3

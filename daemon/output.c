@@ -97,8 +97,7 @@ output_add(struct output *o, const char *data, size_t len)
 	ssize_t		n;
 
 	output_index(o, at, data, len);
-	if (o->ring.buf != NULL)
-		ring_write(&o->ring, data, len);
+	ring_write(&o->ring, data, len);
 	/*
 	 * A regular file write does not wait on a peer, so it is done in the
 	 * loop; losing console output would be worse than a slow disk.

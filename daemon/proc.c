@@ -238,6 +238,8 @@ proc_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 		    pr) == FRAME_OVERFLOW)
 			log_warn("keeper %ld sent garbage",
 			    (long)pr->keeper_pid);
+		/* A keeper says a line or two in its life: hold no buffer between. */
+		frame_trim(&pr->ctl_frame);
 		return;
 	}
 	if (nread == 0)

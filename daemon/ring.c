@@ -4,11 +4,14 @@
 
 #include "daemon.h"
 
-/* Allocate an empty ring of cap bytes. */
+/*
+ * Make an empty ring of cap bytes; its memory comes with the first byte,
+ * so a session that never prints costs none.
+ */
 void
 ring_init(struct ring *r, size_t cap)
 {
-	r->buf = xmalloc(cap);
+	r->buf = NULL;
 	r->cap = cap;
 	r->end = 0;
 }
@@ -28,6 +31,10 @@ ring_write(struct ring *r, const char *data, size_t len)
 {
 	size_t at, n;
 
+	if (r->cap == 0 || len == 0)
+		return;		/* freed: the count alone is kept */
+	if (r->buf == NULL)
+		r->buf = xmalloc(r->cap);
 	if (len > r->cap) {
 		r->end += len - r->cap;
 		data += len - r->cap;

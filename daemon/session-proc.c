@@ -13,8 +13,11 @@ extern char **environ;
 static void
 session_proc_keep_tail(struct session_proc *sp, const char *data, size_t len)
 {
-	size_t room = sizeof sp->tail;
+	size_t room = SESSION_TAIL_BYTES;
 
+	/* Kept from the first output on, so a silent process costs nothing. */
+	if (sp->tail == NULL)
+		sp->tail = xmalloc(room);
 	if (len >= room) {
 		memcpy(sp->tail, data + len - room, room);
 		sp->taillen = room;

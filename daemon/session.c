@@ -481,6 +481,7 @@ session_free(struct session *s)
 	for (i = 0; i < s->nprocs; i++) {
 		console_close(s->procs[i].console);
 		proc_free(s->procs[i].proc);
+		free(s->procs[i].tail);
 	}
 	transport_close(s->transport);
 	output_free(&s->output);

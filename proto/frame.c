@@ -28,6 +28,17 @@ frame_free(struct frame *f)
 	f->cap = 0;
 }
 
+/* Release the buffer of f while it holds no partial line; f stays usable. */
+void
+frame_trim(struct frame *f)
+{
+	if (f->len != 0)
+		return;
+	free(f->buf);
+	f->buf = NULL;
+	f->cap = 0;
+}
+
 /* Make room for need bytes in the buffer of f; -1 if memory ran out. */
 static int
 frame_reserve(struct frame *f, size_t need)

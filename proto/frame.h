@@ -25,6 +25,7 @@ typedef int (*frame_line_cb)(void *arg, char *line, size_t len);
 
 void	frame_init(struct frame *, size_t max);
 void	frame_free(struct frame *);
+void	frame_trim(struct frame *);
 /* Returns 0, FRAME_OVERFLOW when a line exceeds max, or the callback's value. */
 int	frame_feed(struct frame *, const char *data, size_t len,
 	    frame_line_cb cb, void *arg);
