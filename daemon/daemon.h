@@ -196,6 +196,8 @@ typedef void (*transport_cb)(void *arg, enum transport_event, const char *,
 
 /* Bytes of target output held, and of target input queued, at most. */
 #define TRANSPORT_MAX (1024 * 1024)
+/* The size asked of the transport's pipes. */
+#define TRANSPORT_PIPE_SIZE (1024 * 1024)
 /* Descriptors kept free when clients are accepted, for sessions and refusals. */
 #define CONN_FD_RESERVE 64
 /* Bytes of unfinished request lines all connections may hold together. */
@@ -959,7 +961,7 @@ struct daemon {
 	size_t			 note_len;
 	struct timer		*finish;	/* closes everything at exit */
 	struct timer		*last_call;	/* then closes who will not flush */
-	char			 readbuf[65536]; /* every libuv read */
+	char			 readbuf[262144]; /* every libuv read */
 };
 
 extern struct daemon dmn;

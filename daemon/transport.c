@@ -114,6 +114,12 @@ transport_open(transport_cb cb, void *arg, char *err, size_t errlen)
 		close(in[1]);
 		return NULL;
 	}
+	/*
+	 * 1 MiB pipes (the unprivileged maximum) move a fast target's bytes
+	 * in a sixteenth of the wakeups; where refused, the default stays.
+	 */
+	(void)fcntl(in[1], F_SETPIPE_SZ, TRANSPORT_PIPE_SIZE);
+	(void)fcntl(out[1], F_SETPIPE_SZ, TRANSPORT_PIPE_SIZE);
 	t = xcalloc(1, sizeof *t);
 	t->cb = cb;
 	t->arg = arg;
