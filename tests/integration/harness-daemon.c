@@ -374,3 +374,27 @@ h_daemon_memcheck(void)
 	}
 	closedir(d);
 }
+
+/* Predicate: the daemon's log holds the text arg. */
+static bool
+h_daemon_log_has(void *arg)
+{
+	char *log = h_daemon_log();
+	bool ok = strstr(log, arg) != NULL;
+
+	free(log);
+	return ok;
+}
+
+/* Wait until the daemon's log holds text; asserted within bound_ms. */
+void
+h_daemon_wait_log(const char *text, int bound_ms)
+{
+	char *log;
+
+	if (h_wait_for(h_daemon_log_has, (void *)text, bound_ms))
+		return;
+	log = h_daemon_log();
+	cr_assert_fail("the daemon's log: no \"%s\" within %d ms; it ends "
+	    "with:\n%s", text, bound_ms, h_shown(log, strlen(log), 1500));
+}

@@ -232,6 +232,8 @@ char	*h_daemon_log(void);
 void	 h_daemon_wrap(void);
 /* Add what memcheck reported of the test's daemons to H->memcheck. */
 void	 h_daemon_memcheck(void);
+/* Wait until the daemon's log holds text; asserted within bound_ms. */
+void	 h_daemon_wait_log(const char *text, int bound_ms);
 
 /* harness-conn.c: the raw protocol client, independent of proto/. */
 
@@ -346,6 +348,8 @@ void	 h_marker_wait(const char *kv, const char *comm, int want);
 pid_t	 h_marker_pid(const char *kv, const char *comm);
 /* Kill what carries kv, again and again, until none is left or bound_ms. */
 int	 h_marker_kill(const char *kv, int bound_ms);
+/* Live processes carrying kv, described in report; returns how many. */
+int	 h_marker_describe(const char *kv, char *report, size_t len);
 
 /* harness-snap.c */
 
