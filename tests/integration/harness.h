@@ -89,6 +89,7 @@ struct h_ctx {
 	struct h_bytes memcheck;	/* what memcheck found, for teardown */
 	pid_t	 guardian;		/* cleans up if this worker dies */
 	int	 guardian_fd;		/* its pipe: EOF means "clean up now" */
+	char	 cgroup[PATH_MAX];	/* the daemon's cgroup subtree, or "" */
 };
 
 /* The current test's context, set by h_ctx_setup. */
@@ -447,5 +448,30 @@ int	 h_trace_writes_after(struct h_trace *, const char *text, int fd,
 	    bool *closed, char *report, size_t len);
 /* Let go of the traced process and reap strace. */
 void	 h_trace_stop(struct h_trace *);
+
+/* harness-contain.c */
+
+/* hello's containment on an authenticated (unix) connection; asserted. */
+json_t	*h_contain_hello(void);
+/*
+ * Start the daemon in mode ("cgroup", or "subreaper" forced by
+ * DBGCTLD_NO_CGROUP), hello asserted to say so; a cgroup the machine
+ * cannot give skips the test, saying why. Sets H->cgroup in cgroup mode.
+ */
+void	 h_contain_daemon(const char *mode);
+/* The cgroup of daemon's session id's process index: ROOT/DAEMON-ID-INDEX. */
+void	 h_contain_dir(char *buf, size_t len, pid_t daemon, long id,
+	    int index);
+/* Whether the cgroup at dir holds a live process (cgroup.events). */
+bool	 h_contain_populated(const char *dir);
+/* Whether the cgroup at dir lists pid in its cgroup.procs. */
+bool	 h_contain_holds(const char *dir, pid_t pid);
+/*
+ * Shut our foreground daemon down: it answers and exits 0 within the
+ * bounds, and in cgroup mode its subtree is gone then; when: messages.
+ */
+void	 h_contain_shutdown(const char *when);
+/* Criterion .fini: h_ctx_teardown, then remove what is left of H->cgroup. */
+void	 h_contain_teardown(void);
 
 #endif
