@@ -44,6 +44,11 @@ TestSuite(contain, .init = h_ctx_setup, .fini = h_contain_teardown,
 /* A target that ignores the SIGHUP of its keeper's death. */
 #define IGNORES_HUP \
 	"trap '' HUP; exec sleep 304"
+/* A target that leaves a sleep in a session of its own, deaf to SIGHUP. */
+#define LEAVES_A_SLEEP \
+	"trap '' HUP; (setsid sleep 305 &); exec sleep 300"
+/* How many such sessions a SIGKILLed daemon leaves to the next. */
+#define LEFT_SESSIONS		6
 
 /* A fresh marker into m and a session of sh -c script carrying it. */
 static long
@@ -376,6 +381,84 @@ Test(contain, stop_returns_while_the_pty_is_held_from_outside_cgroup)
 Test(contain, stop_returns_while_the_pty_is_held_from_outside_subreaper)
 {
 	pty_held_from_outside("subreaper");
+}
+
+/* Predicate: pid is a zombie or gone, its exit done. */
+static bool
+exited(void *arg)
+{
+	char s = h_pid_state(*(pid_t *)arg);
+
+	return s == 0 || s == 'Z';
+}
+
+/* Predicate: no live process carries the marker arg. */
+static bool
+marker_gone(void *arg)
+{
+	return h_marker_gone(arg);
+}
+
+/*
+ * Sessions whose processes outlived their keepers, each in its cgroup,
+ * left by a daemon SIGKILLed while stopped (so that it could not end
+ * them): their keepers' pids into keepers, their cgroups into dirs.
+ */
+static void
+leave_sessions(const char *m, pid_t *keepers, char (*dirs)[PATH_MAX * 2])
+{
+	char report[4096];
+	pid_t d = H->fg_daemon;
+	long id;
+	int i;
+
+	for (i = 0; i < LEFT_SESSIONS; i++) {
+		id = h_cli_launch_sh(m, LEAVES_A_SLEEP);
+		keepers[i] = h_cli_status_pid(id, "keeper_pid");
+		h_contain_dir(dirs[i], sizeof(dirs[i]), d, id, 0);
+		cr_assert(h_contain_holds(dirs[i], keepers[i]), "keeper %d is "
+		    "not in its cgroup %s", keepers[i], dirs[i]);
+	}
+	h_marker_wait(m, "sleep", 2 * LEFT_SESSIONS);
+	cr_assert_eq(kill(d, SIGSTOP), 0, "kill(%d, SIGSTOP)", d);
+	cr_assert(h_wait_for(stopped, &d, H_WAIT_BOUND), "daemon %d did not "
+	    "stop", d);
+	for (i = 0; i < LEFT_SESSIONS; i++) {
+		cr_assert_eq(kill(keepers[i], SIGKILL), 0, "kill(%d, SIGKILL)",
+		    keepers[i]);
+		cr_assert(h_wait_for(exited, &keepers[i], H_WAIT_BOUND),
+		    "keeper %d did not die of SIGKILL", keepers[i]);
+	}
+	h_daemon_fg_kill();
+	h_marker_describe(m, report, sizeof(report));
+	for (i = 0; i < LEFT_SESSIONS; i++)
+		cr_assert(h_contain_populated(dirs[i]), "test setup: nothing "
+		    "outlived keeper %d and its daemon in %s (alive: %s)",
+		    keepers[i], dirs[i], report);
+}
+
+/*
+ * What outlived its keeper and then its daemon (SIGKILLed) lives on in
+ * the dead daemon's cgroups; a new daemon on the same socket kills it as
+ * it starts, saying so, and leaves no cgroup when it shuts down.
+ */
+Test(contain, a_new_daemon_kills_what_a_killed_one_left_cgroup)
+{
+	char m[96], dirs[LEFT_SESSIONS][PATH_MAX * 2], report[4096];
+	pid_t keepers[LEFT_SESSIONS];
+
+	h_contain_daemon("cgroup");
+	h_marker_new("DBGI_CONTAIN", m, sizeof(m));
+	leave_sessions(m, keepers, dirs);
+	h_daemon_fg();
+	if (!h_wait_for(marker_gone, m, H_WAIT_BOUND)) {
+		h_marker_describe(m, report, sizeof(report));
+		cr_assert_fail("a new daemon answers ping, but what the killed "
+		    "one left lives on: %s", report);
+	}
+	h_daemon_wait_log("a previous daemon left processes there: killing "
+	    "them", H_WAIT_BOUND);
+	h_contain_shutdown("after sweeping a killed daemon's leftovers");
 }
 
 /*
