@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,24 @@ h_contain_holds(const char *dir, pid_t pid)
 	return yes;
 }
 
+/* Write value to the file of the cgroup at dir: 0, or -1 with errno. */
+int
+h_contain_write(const char *dir, const char *file, const char *value)
+{
+	char path[PATH_MAX + 64];
+	int fd, e;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = write(fd, value, strlen(value));
+	e = errno;
+	close(fd);
+	errno = e;
+	return n == (ssize_t)strlen(value) ? 0 : -1;
+}
+
 /* The cgroups below dir, by name, into buf ("" if none); returns buf. */
 static const char *
 h_contain_children(const char *dir, char *buf, size_t len)
@@ -197,7 +216,6 @@ h_contain_teardown(void)
 	char path[PATH_MAX * 2];
 	const char *root;
 	struct dirent *e;
-	FILE *f;
 	DIR *d;
 
 	h_ctx_teardown();
@@ -205,11 +223,7 @@ h_contain_teardown(void)
 	    (d = opendir(H->cgroup)) == NULL)
 		return;
 	root = H->cgroup;
-	snprintf(path, sizeof(path), "%s/cgroup.kill", root);
-	if ((f = fopen(path, "w")) != NULL) {
-		fputs("1", f);
-		fclose(f);
-	}
+	h_contain_write(root, "cgroup.kill", "1");
 	h_wait_for(h_contain_empty, &root, 10000);
 	while ((e = readdir(d)) != NULL) {
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')

@@ -466,6 +466,8 @@ void	 h_contain_dir(char *buf, size_t len, pid_t daemon, long id,
 bool	 h_contain_populated(const char *dir);
 /* Whether the cgroup at dir lists pid in its cgroup.procs. */
 bool	 h_contain_holds(const char *dir, pid_t pid);
+/* Write value to the file of the cgroup at dir: 0, or -1 with errno. */
+int	 h_contain_write(const char *dir, const char *file, const char *value);
 /*
  * Shut our foreground daemon down: it answers and exits 0 within the
  * bounds, and in cgroup mode its subtree is gone then; when: messages.
