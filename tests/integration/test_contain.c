@@ -517,3 +517,36 @@ Test(contain, hello_and_status_say_subreaper_without_cgroup)
 	stop_leaves_nothing(id, m, "of a plain session");
 	h_contain_shutdown("after a plain session");
 }
+
+/*
+ * A session whose cgroup cannot be made (the subtree allows no more
+ * cgroups: cgroup.max.descendants 0) is contained by the subreaper alone:
+ * its status says so, not the daemon's mode; and stop leaves nothing.
+ */
+Test(contain, a_session_without_a_cgroup_of_its_own_says_subreaper_cgroup)
+{
+	char m[96], dir[PATH_MAX * 2];
+	const char *got;
+	json_t *st;
+	long id;
+
+	h_contain_daemon("cgroup");
+	cr_assert_eq(h_contain_write(H->cgroup, "cgroup.max.descendants", "0"),
+	    0, "%s/cgroup.max.descendants: %s", H->cgroup, strerror(errno));
+	h_marker_new("DBGI_CONTAIN", m, sizeof(m));
+	id = h_cli_launch_exec(m, H_ARGS("sleep", "306"));
+	h_contain_dir(dir, sizeof(dir), H->fg_daemon, id, 0);
+	cr_assert(access(dir, F_OK) == -1, "test setup: the session's cgroup "
+	    "%s was made despite cgroup.max.descendants 0", dir);
+	st = h_cli_status(id);
+	got = h_jstr(st, "containment");
+	cr_assert(got != NULL && strcmp(got, "subreaper") == 0, "session %ld "
+	    "has no cgroup of its own (%s could not be made), yet its status "
+	    "says containment %s", id, dir, got ? got : "(none)");
+	json_decref(st);
+	stop_leaves_nothing(id, m, "of a session without a cgroup");
+	cr_assert_eq(h_contain_write(H->cgroup, "cgroup.max.descendants",
+	    "max"), 0, "%s/cgroup.max.descendants: %s", H->cgroup,
+	    strerror(errno));
+	h_contain_shutdown("after a session without a cgroup");
+}
