@@ -215,6 +215,8 @@ int	 h_daemon_fg_wait(int bound_ms);
 void	 h_daemon_fg_kill(void);
 /* The pid that hello reports, or -1 if no daemon answers. */
 pid_t	 h_daemon_pid(void);
+/* hello's result on a connection of its own, or NULL if no daemon answers. */
+json_t	*h_daemon_hello(void);
 /* The daemon's cgroup subtree as hello reports it; false if it has none. */
 bool	 h_daemon_cgroup(char *buf, size_t len);
 /* Every live dbgctld process that carries this test's marker. */
