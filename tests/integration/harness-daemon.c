@@ -133,20 +133,30 @@ h_daemon_fg_kill(void)
 	    "SIGKILL", d);
 }
 
+/* hello's result on a connection of its own, or NULL if no daemon answers. */
+json_t *
+h_daemon_hello(void)
+{
+	struct h_conn c;
+	json_t *r, *res;
+
+	if (h_conn_open(&c, H->sock) != 0)
+		return NULL;
+	r = h_conn_call(&c, "hello", "{}", 10000);
+	h_conn_close(&c);
+	res = json_incref(json_object_get(r, "result"));
+	json_decref(r);
+	return res;
+}
+
 /* The pid that hello reports, or -1 if no daemon answers. */
 pid_t
 h_daemon_pid(void)
 {
-	struct h_conn c;
-	json_t *r;
-	pid_t pid;
+	json_t *r = h_daemon_hello();
+	pid_t pid = (pid_t)h_jint(r, "pid", -1);
 
-	if (h_conn_open(&c, H->sock) != 0)
-		return -1;
-	r = h_conn_call(&c, "hello", "{}", 10000);
-	pid = (pid_t)h_jint(r, "result.pid", -1);
 	json_decref(r);
-	h_conn_close(&c);
 	return pid;
 }
 
@@ -158,19 +168,11 @@ h_daemon_pid(void)
 bool
 h_daemon_cgroup(char *buf, size_t len)
 {
-	struct h_conn c;
-	const char *dir;
-	json_t *r;
+	json_t *r = h_daemon_hello();
+	const char *dir = h_jstr(r, "containment.cgroup");
 
-	buf[0] = '\0';
-	if (h_conn_open(&c, H->sock) != 0)
-		return false;
-	r = h_conn_call(&c, "hello", "{}", 10000);
-	dir = h_jstr(r, "result.containment.cgroup");
-	if (dir != NULL)
-		snprintf(buf, len, "%s", dir);
+	snprintf(buf, len, "%s", dir != NULL ? dir : "");
 	json_decref(r);
-	h_conn_close(&c);
 	return buf[0] != '\0';
 }
 
@@ -373,4 +375,28 @@ h_daemon_memcheck(void)
 		h_daemon_memcheck_log(path);
 	}
 	closedir(d);
+}
+
+/* Predicate: the daemon's log holds the text arg. */
+static bool
+h_daemon_log_has(void *arg)
+{
+	char *log = h_daemon_log();
+	bool ok = strstr(log, arg) != NULL;
+
+	free(log);
+	return ok;
+}
+
+/* Wait until the daemon's log holds text; asserted within bound_ms. */
+void
+h_daemon_wait_log(const char *text, int bound_ms)
+{
+	char *log;
+
+	if (h_wait_for(h_daemon_log_has, (void *)text, bound_ms))
+		return;
+	log = h_daemon_log();
+	cr_assert_fail("the daemon's log: no \"%s\" within %d ms; it ends "
+	    "with:\n%s", text, bound_ms, h_shown(log, strlen(log), 1500));
 }

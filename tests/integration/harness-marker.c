@@ -173,3 +173,17 @@ h_marker_kill(const char *kv, int bound_ms)
 		h_nap(10);
 	}
 }
+
+/* Live processes carrying kv, described in report; returns how many. */
+int
+h_marker_describe(const char *kv, char *report, size_t len)
+{
+	pid_t p[H_MAXPIDS];
+	int i, n;
+
+	report[0] = '\0';
+	n = h_marker_pids(kv, p, H_MAXPIDS);
+	for (i = 0; i < n; i++)
+		h_pid_describe(report, len, "alive", p[i]);
+	return n;
+}

@@ -89,6 +89,7 @@ struct h_ctx {
 	struct h_bytes memcheck;	/* what memcheck found, for teardown */
 	pid_t	 guardian;		/* cleans up if this worker dies */
 	int	 guardian_fd;		/* its pipe: EOF means "clean up now" */
+	char	 cgroup[PATH_MAX];	/* the daemon's cgroup subtree, or "" */
 };
 
 /* The current test's context, set by h_ctx_setup. */
@@ -214,6 +215,8 @@ int	 h_daemon_fg_wait(int bound_ms);
 void	 h_daemon_fg_kill(void);
 /* The pid that hello reports, or -1 if no daemon answers. */
 pid_t	 h_daemon_pid(void);
+/* hello's result on a connection of its own, or NULL if no daemon answers. */
+json_t	*h_daemon_hello(void);
 /* The daemon's cgroup subtree as hello reports it; false if it has none. */
 bool	 h_daemon_cgroup(char *buf, size_t len);
 /* Every live dbgctld process that carries this test's marker. */
@@ -232,6 +235,8 @@ char	*h_daemon_log(void);
 void	 h_daemon_wrap(void);
 /* Add what memcheck reported of the test's daemons to H->memcheck. */
 void	 h_daemon_memcheck(void);
+/* Wait until the daemon's log holds text; asserted within bound_ms. */
+void	 h_daemon_wait_log(const char *text, int bound_ms);
 
 /* harness-conn.c: the raw protocol client, independent of proto/. */
 
@@ -346,6 +351,8 @@ void	 h_marker_wait(const char *kv, const char *comm, int want);
 pid_t	 h_marker_pid(const char *kv, const char *comm);
 /* Kill what carries kv, again and again, until none is left or bound_ms. */
 int	 h_marker_kill(const char *kv, int bound_ms);
+/* Live processes carrying kv, described in report; returns how many. */
+int	 h_marker_describe(const char *kv, char *report, size_t len);
 
 /* harness-snap.c */
 
@@ -443,5 +450,32 @@ int	 h_trace_writes_after(struct h_trace *, const char *text, int fd,
 	    bool *closed, char *report, size_t len);
 /* Let go of the traced process and reap strace. */
 void	 h_trace_stop(struct h_trace *);
+
+/* harness-contain.c */
+
+/* hello's containment on an authenticated (unix) connection; asserted. */
+json_t	*h_contain_hello(void);
+/*
+ * Start the daemon in mode ("cgroup", or "subreaper" forced by
+ * DBGCTLD_NO_CGROUP), hello asserted to say so; a cgroup the machine
+ * cannot give skips the test, saying why. Sets H->cgroup in cgroup mode.
+ */
+void	 h_contain_daemon(const char *mode);
+/* The cgroup of daemon's session id's process index: ROOT/DAEMON-ID-INDEX. */
+void	 h_contain_dir(char *buf, size_t len, pid_t daemon, long id,
+	    int index);
+/* Whether the cgroup at dir holds a live process (cgroup.events). */
+bool	 h_contain_populated(const char *dir);
+/* Whether the cgroup at dir lists pid in its cgroup.procs. */
+bool	 h_contain_holds(const char *dir, pid_t pid);
+/* Write value to the file of the cgroup at dir: 0, or -1 with errno. */
+int	 h_contain_write(const char *dir, const char *file, const char *value);
+/*
+ * Shut our foreground daemon down: it answers and exits 0 within the
+ * bounds, and in cgroup mode its subtree is gone then; when: messages.
+ */
+void	 h_contain_shutdown(const char *when);
+/* Criterion .fini: h_ctx_teardown, then remove what is left of H->cgroup. */
+void	 h_contain_teardown(void);
 
 #endif

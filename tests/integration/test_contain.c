@@ -1,0 +1,552 @@
+/*
+ * Containment: nothing of a session outlives it, whatever its processes do
+ * to their keeper (kill it, stop it, have it killed from outside) or
+ * whoever holds its pty, in both modes: a cgroup per keeper where the
+ * daemon can make one, the daemon as subreaper where it cannot (forced by
+ * DBGCTLD_NO_CGROUP). A daemon that starts kills what a SIGKILLed one
+ * left in its cgroups; hello and status say which mode is in use, and a
+ * daemon that shuts down leaves no cgroup behind.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(contain, .init = h_ctx_setup, .fini = h_contain_teardown,
+    .timeout = 150);
+
+/* The magic of a cgroup v2 file system, as statfs reports it. */
+#define CGROUP2_MAGIC		0x63677270
+/* How long a client may take to exit once its answer is in (ms). */
+#define LAUNCH_GRACE		10000
+
+/* A target that SIGKILLs its keeper, then goes on holding the pty. */
+#define KILLS_ITS_KEEPER \
+	"trap '' HUP; kill -9 $PPID; exec sleep 301"
+/* The same, with its stdio moved off the pty first: the pty ends at once. */
+#define KILLS_ITS_KEEPER_OFF_PTY \
+	"trap '' HUP; exec </dev/null >/dev/null 2>&1; kill -9 $PPID; " \
+	"exec sleep 302"
+/* A target that SIGSTOPs its keeper, so that it cannot end anything. */
+#define STOPS_ITS_KEEPER \
+	"kill -STOP $PPID; exec sleep 303"
+/* A target that ignores the SIGHUP of its keeper's death. */
+#define IGNORES_HUP \
+	"trap '' HUP; exec sleep 304"
+/* A target that leaves a sleep in a session of its own, deaf to SIGHUP. */
+#define LEAVES_A_SLEEP \
+	"trap '' HUP; (setsid sleep 305 &); exec sleep 300"
+/* How many such sessions a SIGKILLed daemon leaves to the next. */
+#define LEFT_SESSIONS		6
+
+/* A fresh marker into m and a session of sh -c script carrying it. */
+static long
+launch(char *m, size_t len, const char *script)
+{
+	h_marker_new("DBGI_CONTAIN", m, len);
+	return h_cli_launch_sh(m, script);
+}
+
+/*
+ * A session of a plain sleep carrying a fresh marker (into m), its id into
+ * *id; its status, asserted to say the containment mode.
+ */
+static json_t *
+launch_sleep(char *m, size_t len, const char *mode, long *id)
+{
+	json_t *st;
+
+	h_marker_new("DBGI_CONTAIN", m, len);
+	*id = h_cli_launch_exec(m, H_ARGS("sleep", "306"));
+	st = h_cli_status(*id);
+	cr_assert_str_eq(h_jstr(st, "containment"), mode, "status %ld: "
+	    "containment", *id);
+	return st;
+}
+
+/* The one session of the daemon, once `list` shows it: its id, asserted. */
+static long
+the_session(void)
+{
+	double end = h_now() + H_WAIT_BOUND / 1000.0;
+	json_t *l;
+	long id;
+
+	for (;;) {
+		l = h_cli_json(H_ARGS("list"));
+		id = (long)h_jint(json_array_get(json_object_get(l, "sessions"),
+		    0), "id", -1);
+		json_decref(l);
+		if (id > 0)
+			return id;
+		cr_assert(h_now() < end, "list: no session within %d ms",
+		    H_WAIT_BOUND);
+		h_nap(20);
+	}
+}
+
+/*
+ * launch() for a target that may kill its keeper before the keeper has
+ * said it started: the launch then fails, and the session is there, failed.
+ */
+static long
+launch_racing(char *m, size_t len, const char *script)
+{
+	struct h_res r;
+
+	h_marker_new("DBGI_CONTAIN", m, len);
+	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--env", m, "--", "sh",
+	    "-c", script));
+	cr_assert(r.code == 0 || (r.code == 1 && strstr(r.err, "before it "
+	    "ran") != NULL), "dbgctl launch -- sh -c \"%s\": expected exit 0, "
+	    "or 1 as the keeper died before it said the program started, got "
+	    "%d (stderr: %s)", script, r.code, r.err);
+	h_run_free(&r);
+	return the_session();
+}
+
+/* stop returns 0 within the client's bound, and nothing of the session lives. */
+static void
+stop_leaves_nothing(long id, const char *m, const char *when)
+{
+	char ids[32], report[4096];
+	struct h_res r;
+	int left;
+
+	h_idstr(id, ids, sizeof(ids));
+	h_cli(&r, H_ARGS("stop", ids));
+	cr_assert(!r.timed_out, "dbgctl stop %s %s: no return within %d ms",
+	    ids, when, H_RUN_BOUND);
+	cr_assert_eq(r.code, 0, "dbgctl stop %s %s: expected exit 0, got %d "
+	    "(stderr: %s)", ids, when, r.code, r.err);
+	h_run_free(&r);
+	left = h_marker_describe(m, report, sizeof(report));
+	cr_assert_eq(left, 0, "dbgctl stop %s %s returned, but processes of "
+	    "the session are alive: %s", ids, when, report);
+}
+
+/*
+ * The session ends by itself within the bound, with nothing of it alive
+ * when status first says so; then stop returns and leaves nothing.
+ */
+static void
+ends_leaving_nothing(long id, const char *m, const char *when)
+{
+	char report[4096];
+	json_t *st;
+	int left;
+
+	st = h_cli_wait_ended(id, H_WAIT_BOUND);
+	left = h_marker_describe(m, report, sizeof(report));
+	cr_assert_not_null(st, "session %ld did not end within %d ms %s; "
+	    "alive: %s", id, H_WAIT_BOUND, when, left ? report : "nothing");
+	cr_assert_eq(left, 0, "session %ld said %s %s, while processes of it "
+	    "were alive: %s", id, h_jstr(st, "state"), when, report);
+	cr_assert_str_eq(h_jstr(st, "containment"), H->cgroup[0] ? "cgroup" :
+	    "subreaper", "session %ld: status containment", id);
+	json_decref(st);
+	stop_leaves_nothing(id, m, when);
+}
+
+/*
+ * A target that SIGKILLs its keeper (and ignores the SIGHUP of that):
+ * the daemon kills what outlived the keeper, the session ends by itself
+ * and leaves nothing.
+ */
+static void
+target_kills_its_keeper(const char *mode, const char *script)
+{
+	char m[96];
+	long id;
+
+	h_contain_daemon(mode);
+	id = launch_racing(m, sizeof(m), script);
+	ends_leaving_nothing(id, m, "after its target SIGKILLed its keeper");
+	/* Whichever path came first: the cgroup's or the subreaper's. */
+	h_daemon_wait_log("outlived", H_WAIT_BOUND);
+	h_contain_shutdown("after a target killed its keeper");
+}
+
+Test(contain, a_target_that_kills_its_keeper_leaves_nothing_cgroup)
+{
+	target_kills_its_keeper("cgroup", KILLS_ITS_KEEPER);
+}
+
+Test(contain, a_target_that_kills_its_keeper_leaves_nothing_subreaper)
+{
+	target_kills_its_keeper("subreaper", KILLS_ITS_KEEPER);
+}
+
+/* Off the pty the console ends at once: the session must still wait. */
+Test(contain, a_target_off_the_pty_that_kills_its_keeper_cgroup)
+{
+	target_kills_its_keeper("cgroup", KILLS_ITS_KEEPER_OFF_PTY);
+}
+
+Test(contain, a_target_off_the_pty_that_kills_its_keeper_subreaper)
+{
+	target_kills_its_keeper("subreaper", KILLS_ITS_KEEPER_OFF_PTY);
+}
+
+/* Predicate: the process *(pid_t *)arg is stopped. */
+static bool
+stopped(void *arg)
+{
+	return h_pid_state(*(pid_t *)arg) == 'T';
+}
+
+/*
+ * Launch, in the background, a session (stop timeout 300 ms) whose target
+ * SIGSTOPs its keeper and becomes a sleep; return its id once the keeper
+ * is stopped. The keeper may be stopped before it said the program
+ * started, and the launch then waits: it is the caller's to collect.
+ */
+static long
+launch_stopping_keeper(struct h_proc *lp, char *m, size_t len)
+{
+	pid_t keeper;
+	long id;
+
+	h_marker_new("DBGI_CONTAIN", m, len);
+	cr_assert_eq(h_cli_start(lp, H_ARGS("launch", "--kind", "exec",
+	    "--stop-timeout", "300", "--env", m, "--", "sh", "-c",
+	    STOPS_ITS_KEEPER)), 0, "cannot start dbgctl launch");
+	h_marker_wait(m, "sleep", 1);
+	id = the_session();
+	keeper = h_cli_status_pid(id, "keeper_pid");
+	cr_assert(h_wait_for(stopped, &keeper, H_WAIT_BOUND), "keeper %d of "
+	    "session %ld never stopped (state %c)", keeper, id,
+	    h_pid_state(keeper));
+	return id;
+}
+
+/*
+ * The background launch has returned by now (a grace for the client to
+ * exit): 0, or 1 as it was stopped while starting (any code if !ended).
+ */
+static void
+launch_returned(struct h_proc *lp, bool ended, const char *when)
+{
+	/* h_run_wait's bound runs from the launch's start. */
+	h_run_wait(lp, (int)((h_now() - lp->t0) * 1000) + LAUNCH_GRACE);
+	cr_assert(!lp->res.timed_out, "dbgctl launch had not returned %s",
+	    when);
+	cr_assert(!ended || lp->res.code == 0 || lp->res.code == 1, "dbgctl "
+	    "launch %s: expected exit 0, or 1 as it was stopped while "
+	    "starting, got %d (stderr: %s)", when, lp->res.code, lp->res.err);
+	h_run_free(&lp->res);
+}
+
+/*
+ * A target that SIGSTOPs its keeper: stop returns all the same (the
+ * keeper is killed at its deadline and its tree with it), leaving nothing.
+ */
+static void
+target_stops_its_keeper(const char *mode)
+{
+	struct h_proc lp;
+	char m[96];
+	json_t *st;
+	long id;
+
+	h_contain_daemon(mode);
+	id = launch_stopping_keeper(&lp, m, sizeof(m));
+	stop_leaves_nothing(id, m, "of a session whose target stopped its "
+	    "keeper");
+	launch_returned(&lp, true, "when stop returned");
+	st = h_cli_wait_ended(id, 0);
+	cr_assert_not_null(st, "session %ld: stop returned, but status does "
+	    "not say it ended", id);
+	json_decref(st);
+	h_daemon_wait_log("missed its stop deadline: killing it",
+	    H_WAIT_BOUND);
+	h_contain_shutdown("after a target stopped its keeper");
+}
+
+Test(contain, stop_returns_when_a_target_stopped_its_keeper_cgroup)
+{
+	target_stops_its_keeper("cgroup");
+}
+
+Test(contain, stop_returns_when_a_target_stopped_its_keeper_subreaper)
+{
+	target_stops_its_keeper("subreaper");
+}
+
+/* shutdown of a daemon with such a session returns, and leaves nothing. */
+static void
+shutdown_with_a_stopped_keeper(const char *mode)
+{
+	char m[96], report[4096];
+	struct h_proc lp;
+	int left;
+
+	h_contain_daemon(mode);
+	launch_stopping_keeper(&lp, m, sizeof(m));
+	h_contain_shutdown("with a session whose target stopped its keeper");
+	launch_returned(&lp, false, "when its daemon shut down");
+	left = h_marker_describe(m, report, sizeof(report));
+	cr_assert_eq(left, 0, "the daemon shut down, but processes of its "
+	    "session are alive: %s", report);
+}
+
+Test(contain, shutdown_returns_when_a_target_stopped_its_keeper_cgroup)
+{
+	shutdown_with_a_stopped_keeper("cgroup");
+}
+
+Test(contain, shutdown_returns_when_a_target_stopped_its_keeper_subreaper)
+{
+	shutdown_with_a_stopped_keeper("subreaper");
+}
+
+/*
+ * A target deaf to SIGHUP whose keeper is SIGKILLed from outside: the
+ * target does not survive it, and the session ends by itself.
+ */
+static void
+keeper_killed_from_outside(const char *mode)
+{
+	char m[96];
+	pid_t keeper, pid;
+	long id;
+
+	h_contain_daemon(mode);
+	id = launch(m, sizeof(m), IGNORES_HUP);
+	h_marker_wait(m, "sleep", 1);
+	pid = h_cli_status_pid(id, "pid");
+	keeper = h_cli_status_pid(id, "keeper_pid");
+	cr_assert(h_pid_wait_sigmask(pid, "SigIgn", SIGHUP, H_WAIT_BOUND),
+	    "test setup: the target %d does not ignore SIGHUP", pid);
+	cr_assert_eq(kill(keeper, SIGKILL), 0, "kill(%d, SIGKILL): %s", keeper,
+	    strerror(errno));
+	ends_leaving_nothing(id, m, "after its keeper was SIGKILLed");
+	h_contain_shutdown("after a keeper was killed from outside");
+}
+
+Test(contain, a_keeper_killed_from_outside_takes_its_target_cgroup)
+{
+	keeper_killed_from_outside("cgroup");
+}
+
+Test(contain, a_keeper_killed_from_outside_takes_its_target_subreaper)
+{
+	keeper_killed_from_outside("subreaper");
+}
+
+/*
+ * Something outside the session (the test) holds the pty open: stop
+ * returns all the same, the session ends, and the daemon says why.
+ */
+static void
+pty_held_from_outside(const char *mode)
+{
+	char m[96], path[64];
+	json_t *st;
+	pid_t pid;
+	long id;
+	int fd;
+
+	h_contain_daemon(mode);
+	st = launch_sleep(m, sizeof(m), mode, &id);
+	pid = (pid_t)h_jint(st, "pid", -1);
+	json_decref(st);
+	snprintf(path, sizeof(path), "/proc/%d/fd/0", pid);
+	fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	cr_assert_geq(fd, 0, "open %s: %s", path, strerror(errno));
+	stop_leaves_nothing(id, m, "while the test holds its pty");
+	h_cli_expect_state(id, "exited", "after stop, the pty held");
+	h_daemon_wait_log("held open after its processes ended: closed",
+	    H_WAIT_BOUND);
+	close(fd);
+	h_contain_shutdown("after a pty held from outside");
+}
+
+Test(contain, stop_returns_while_the_pty_is_held_from_outside_cgroup)
+{
+	pty_held_from_outside("cgroup");
+}
+
+Test(contain, stop_returns_while_the_pty_is_held_from_outside_subreaper)
+{
+	pty_held_from_outside("subreaper");
+}
+
+/* Predicate: pid is a zombie or gone, its exit done. */
+static bool
+exited(void *arg)
+{
+	char s = h_pid_state(*(pid_t *)arg);
+
+	return s == 0 || s == 'Z';
+}
+
+/* Predicate: no live process carries the marker arg. */
+static bool
+marker_gone(void *arg)
+{
+	return h_marker_gone(arg);
+}
+
+/*
+ * Sessions whose processes outlived their keepers, each in its cgroup,
+ * left by a daemon SIGKILLed while stopped (so that it could not end
+ * them): their keepers' pids into keepers, their cgroups into dirs.
+ */
+static void
+leave_sessions(const char *m, pid_t *keepers, char (*dirs)[PATH_MAX * 2])
+{
+	char report[4096];
+	pid_t d = H->fg_daemon;
+	long id;
+	int i;
+
+	for (i = 0; i < LEFT_SESSIONS; i++) {
+		id = h_cli_launch_sh(m, LEAVES_A_SLEEP);
+		keepers[i] = h_cli_status_pid(id, "keeper_pid");
+		h_contain_dir(dirs[i], sizeof(dirs[i]), d, id, 0);
+		cr_assert(h_contain_holds(dirs[i], keepers[i]), "keeper %d is "
+		    "not in its cgroup %s", keepers[i], dirs[i]);
+	}
+	h_marker_wait(m, "sleep", 2 * LEFT_SESSIONS);
+	cr_assert_eq(kill(d, SIGSTOP), 0, "kill(%d, SIGSTOP)", d);
+	cr_assert(h_wait_for(stopped, &d, H_WAIT_BOUND), "daemon %d did not "
+	    "stop", d);
+	for (i = 0; i < LEFT_SESSIONS; i++) {
+		cr_assert_eq(kill(keepers[i], SIGKILL), 0, "kill(%d, SIGKILL)",
+		    keepers[i]);
+		cr_assert(h_wait_for(exited, &keepers[i], H_WAIT_BOUND),
+		    "keeper %d did not die of SIGKILL", keepers[i]);
+	}
+	h_daemon_fg_kill();
+	h_marker_describe(m, report, sizeof(report));
+	for (i = 0; i < LEFT_SESSIONS; i++)
+		cr_assert(h_contain_populated(dirs[i]), "test setup: nothing "
+		    "outlived keeper %d and its daemon in %s (alive: %s)",
+		    keepers[i], dirs[i], report);
+}
+
+/*
+ * What outlived its keeper and then its daemon (SIGKILLed) lives on in
+ * the dead daemon's cgroups; a new daemon on the same socket kills it as
+ * it starts, saying so, and leaves no cgroup when it shuts down.
+ */
+Test(contain, a_new_daemon_kills_what_a_killed_one_left_cgroup)
+{
+	char m[96], dirs[LEFT_SESSIONS][PATH_MAX * 2], report[4096];
+	pid_t keepers[LEFT_SESSIONS];
+
+	h_contain_daemon("cgroup");
+	h_marker_new("DBGI_CONTAIN", m, sizeof(m));
+	leave_sessions(m, keepers, dirs);
+	h_daemon_fg();
+	if (!h_wait_for(marker_gone, m, H_WAIT_BOUND)) {
+		h_marker_describe(m, report, sizeof(report));
+		cr_assert_fail("a new daemon answers ping, but what the killed "
+		    "one left lives on: %s", report);
+	}
+	h_daemon_wait_log("a previous daemon left processes there: killing "
+	    "them", H_WAIT_BOUND);
+	h_contain_shutdown("after sweeping a killed daemon's leftovers");
+}
+
+/*
+ * hello says cgroup, with the daemon's subtree, a directory of a cgroup
+ * v2 file system; a session says cgroup, and its keeper and program are
+ * in the cgroup made for them there.
+ */
+Test(contain, hello_and_status_say_cgroup)
+{
+	char m[96], dir[PATH_MAX * 2], base[64];
+	struct statfs fs;
+	struct stat sb;
+	pid_t keeper, pid;
+	json_t *st;
+	long id;
+
+	h_contain_daemon("cgroup");
+	cr_assert(stat(H->cgroup, &sb) == 0 && S_ISDIR(sb.st_mode), "hello's "
+	    "cgroup %s is not a directory", H->cgroup);
+	cr_assert(statfs(H->cgroup, &fs) == 0 && fs.f_type == CGROUP2_MAGIC,
+	    "hello's cgroup %s is not on a cgroup v2 file system", H->cgroup);
+	snprintf(base, sizeof(base), "/dbgctld-%u-", (unsigned)getuid());
+	cr_assert_not_null(strstr(H->cgroup, base), "hello's cgroup %s: "
+	    "expected a dir named dbgctld-UID-HASH", H->cgroup);
+
+	st = launch_sleep(m, sizeof(m), "cgroup", &id);
+	keeper = (pid_t)h_jint(st, "keeper_pid", -1);
+	pid = (pid_t)h_jint(st, "pid", -1);
+	json_decref(st);
+	h_contain_dir(dir, sizeof(dir), H->fg_daemon, id, 0);
+	cr_assert(h_contain_holds(dir, keeper) && h_contain_holds(dir, pid),
+	    "%s: expected the keeper %d and the program %d in its "
+	    "cgroup.procs", dir, keeper, pid);
+	stop_leaves_nothing(id, m, "of a plain session");
+	h_contain_shutdown("after a plain session");
+}
+
+/* Without a cgroup, hello says subreaper and why; a session says so. */
+Test(contain, hello_and_status_say_subreaper_without_cgroup)
+{
+	char m[96], path[64], *cg;
+	json_t *st;
+	pid_t pid;
+	long id;
+
+	h_contain_daemon("subreaper");
+	st = launch_sleep(m, sizeof(m), "subreaper", &id);
+	pid = (pid_t)h_jint(st, "pid", -1);
+	json_decref(st);
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	cg = h_read_file(path, NULL);
+	cr_assert_not_null(cg, "%s: cannot read", path);
+	cr_assert_null(strstr(cg, "/dbgctld-"), "subreaper mode, yet the "
+	    "program is in a daemon's cgroup: %s", cg);
+	free(cg);
+	stop_leaves_nothing(id, m, "of a plain session");
+	h_contain_shutdown("after a plain session");
+}
+
+/*
+ * A session whose cgroup cannot be made (the subtree allows no more
+ * cgroups: cgroup.max.descendants 0) is contained by the subreaper alone:
+ * its status says so, not the daemon's mode; and stop leaves nothing.
+ */
+Test(contain, a_session_without_a_cgroup_of_its_own_says_subreaper_cgroup)
+{
+	char m[96], dir[PATH_MAX * 2];
+	const char *got;
+	json_t *st;
+	long id;
+
+	h_contain_daemon("cgroup");
+	cr_assert_eq(h_contain_write(H->cgroup, "cgroup.max.descendants", "0"),
+	    0, "%s/cgroup.max.descendants: %s", H->cgroup, strerror(errno));
+	h_marker_new("DBGI_CONTAIN", m, sizeof(m));
+	id = h_cli_launch_exec(m, H_ARGS("sleep", "306"));
+	h_contain_dir(dir, sizeof(dir), H->fg_daemon, id, 0);
+	cr_assert(access(dir, F_OK) == -1, "test setup: the session's cgroup "
+	    "%s was made despite cgroup.max.descendants 0", dir);
+	st = h_cli_status(id);
+	got = h_jstr(st, "containment");
+	cr_assert(got != NULL && strcmp(got, "subreaper") == 0, "session %ld "
+	    "has no cgroup of its own (%s could not be made), yet its status "
+	    "says containment %s", id, dir, got ? got : "(none)");
+	json_decref(st);
+	stop_leaves_nothing(id, m, "of a session without a cgroup");
+	cr_assert_eq(h_contain_write(H->cgroup, "cgroup.max.descendants",
+	    "max"), 0, "%s/cgroup.max.descendants: %s", H->cgroup,
+	    strerror(errno));
+	h_contain_shutdown("after a session without a cgroup");
+}
