@@ -318,6 +318,8 @@ typedef void (*proc_cb)(void *arg, struct proc *, enum proc_event);
 /* Where a debugger finds the transport pipes: /dev/fd/4 and /dev/fd/5. */
 /* How long past its stop deadline a keeper may take before it is killed. */
 #define PROC_WATCHDOG_GRACE 2000
+/* How often a keeper that has not said started yet is looked at. */
+#define PROC_START_CHECK 1000
 #define PROC_FD_IN 4
 #define PROC_FD_OUT 5
 
@@ -359,6 +361,7 @@ struct proc {
 	bool		 cg_empty;	/* nothing alive in it */
 	struct timer	*watchdog;	/* the keeper's stop deadline */
 	uint64_t	 watchdog_at;	/* uv_now() it runs out, or 0 */
+	struct timer	*startw;	/* looks at it until it says started */
 	char		 fail_stage[32];
 	int		 fail_errno;
 	proc_cb		 cb;

@@ -55,6 +55,7 @@ proc_maybe_free(struct proc *pr)
 		return;
 	TAILQ_REMOVE(&dmn.procs, pr, entry);
 	timer_free(pr->watchdog);
+	timer_free(pr->startw);
 	cgroup_close(pr->cg);
 	free(pr->exec_name);
 	free(pr);
@@ -191,6 +192,44 @@ proc_ended_by(const struct proc *pr, const char *how)
 	return pr->quit_asked ? "quit" : "exit";
 }
 
+/*
+ * The keeper has not said whether its program started: if something (its
+ * own program, say) has stopped it, continue it, so a launch cannot wait
+ * for ever on a keeper that cannot speak; look again later.
+ */
+static void
+proc_start_check(void *arg)
+{
+	struct proc	*pr = arg;
+	char		 path[64], stat[512], *p;
+	ssize_t		 n = -1;
+	int		 fd;
+
+	if (!pr->keeper_live)
+		return;
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pr->keeper_pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
+		n = read(fd, stat, sizeof stat);
+		close(fd);
+	}
+	/* The state follows the last ')': the name may hold any byte. */
+	p = n > 0 ? memrchr(stat, ')', n) : NULL;
+	if (p != NULL && p + 2 < stat + n && (p[2] == 'T' || p[2] == 't')) {
+		log_warn("keeper %ld was stopped before its program started: "
+		    "continuing it", (long)pr->keeper_pid);
+		(void)pidfd_send_signal(pr->pidfd, SIGCONT, NULL, 0);
+	}
+	timer_start(pr->startw, PROC_START_CHECK);
+}
+
+/* The keeper said how the start went: no more checks on it. */
+static void
+proc_start_done(struct proc *pr)
+{
+	timer_free(pr->startw);
+	pr->startw = NULL;
+}
+
 /* Act on one line the keeper sent. */
 static int
 proc_line(void *arg, char *line, size_t len)
@@ -205,11 +244,13 @@ proc_line(void *arg, char *line, size_t len)
 		return 1;
 	if (sscanf(line, "started %ld", &a) == 1) {
 		pr->pid = (pid_t)a;
+		proc_start_done(pr);
 		pr->cb(pr->arg, pr, PROC_STARTED);
 		return 0;
 	}
 	if (sscanf(line, "failed %31s %d", pr->fail_stage, &b) == 2) {
 		pr->fail_errno = b;
+		proc_start_done(pr);
 		pr->cb(pr->arg, pr, PROC_FAILED);
 		return 0;
 	}
@@ -436,6 +477,8 @@ proc_spawn(const struct proc_spec *sp, const char *keeper, proc_cb cb,
 	pr->freed = false;
 	pr->keeper_live = true;
 	pr->keeper_pid = pid;
+	pr->startw = timer_new(proc_start_check, pr);
+	timer_start(pr->startw, PROC_START_CHECK);
 	pr->ctl_open = true;
 	frame_init(&pr->ctl_frame, 4096);
 	uv_read_start((uv_stream_t *)&pr->ctl, loop_alloc_cb, proc_read_cb);

@@ -249,6 +249,24 @@ launch_returned(struct h_proc *lp, bool ended, const char *when)
 }
 
 /*
+ * Predicate: the daemon's log says how it dealt with a stopped keeper:
+ * killed at its stop deadline, or, stopped before it could say its
+ * program started, continued so that the launch could answer.
+ */
+static bool
+keeper_dealt_with(void *arg)
+{
+	char	*log = h_daemon_log();
+	bool	 yes = strstr(log, "missed its stop deadline: killing it") !=
+		    NULL || strstr(log, "stopped before its program started: "
+		    "continuing it") != NULL;
+
+	(void)arg;
+	free(log);
+	return yes;
+}
+
+/*
  * A target that SIGSTOPs its keeper: stop returns all the same (the
  * keeper is killed at its deadline and its tree with it), leaving nothing.
  */
@@ -269,8 +287,9 @@ target_stops_its_keeper(const char *mode)
 	cr_assert_not_null(st, "session %ld: stop returned, but status does "
 	    "not say it ended", id);
 	json_decref(st);
-	h_daemon_wait_log("missed its stop deadline: killing it",
-	    H_WAIT_BOUND);
+	cr_assert(h_wait_for(keeper_dealt_with, NULL, H_WAIT_BOUND), "the "
+	    "daemon's log says neither that the stopped keeper missed its "
+	    "deadline nor that it was continued before its program started");
 	h_contain_shutdown("after a target stopped its keeper");
 }
 
@@ -549,4 +568,40 @@ Test(contain, a_session_without_a_cgroup_of_its_own_says_subreaper_cgroup)
 	    "max"), 0, "%s/cgroup.max.descendants: %s", H->cgroup,
 	    strerror(errno));
 	h_contain_shutdown("after a session without a cgroup");
+}
+
+/*
+ * Targets that SIGSTOP their keeper at once, before it can say that they
+ * started: every launch still answers (the daemon continues a keeper
+ * stopped before its program started), and stop leaves nothing.
+ */
+Test(contain, launches_answer_when_targets_stop_their_keepers_at_once)
+{
+	enum { N = 12 };
+	struct h_proc	lp[N];
+	struct h_res	res;
+	char		m[96], report[4096];
+	int		i, left;
+
+	h_contain_daemon("cgroup");
+	h_marker_new("DBGI_CONTAIN", m, sizeof m);
+	for (i = 0; i < N; i++)
+		cr_assert_eq(h_cli_start(&lp[i], H_ARGS("launch", "--kind",
+		    "exec", "--stop-timeout", "300", "--env", m, "--", "sh",
+		    "-c", STOPS_ITS_KEEPER)), 0, "cannot start dbgctl launch");
+	for (i = 0; i < N; i++) {
+		h_run_wait(&lp[i], H_WAIT_BOUND);
+		cr_assert(!lp[i].res.timed_out, "launch %d never answered", i);
+		cr_assert_eq(lp[i].res.code, 0, "launch %d: exit %d (%s)", i,
+		    lp[i].res.code, lp[i].res.err);
+		h_run_free(&lp[i].res);
+	}
+	h_cli_expect_list(N, "running", "after the launches");
+	cr_assert_eq(h_cli(&res, H_ARGS("stop", "--all")), 0, "stop --all: %s",
+	    res.err);
+	h_run_free(&res);
+	left = h_marker_describe(m, report, sizeof report);
+	cr_assert_eq(left, 0, "stop --all left %d processes: %s", left,
+	    report);
+	h_contain_shutdown("after targets stopped their keepers at once");
 }
