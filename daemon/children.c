@@ -7,42 +7,91 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "children.h"
 
-/*
- * Append the children of every thread of pid to pids[n..max); return the
- * new count. A list longer than one read is cut: callers look again.
- */
-size_t
-children_of(pid_t pid, pid_t *pids, size_t n, size_t max)
+/* Read a whole file of unknown length; malloc'd and NUL-terminated, or NULL. */
+static char *
+children_read(const char *path, size_t *len)
 {
-	char		 path[320], buf[8192], *p, *end;
-	struct dirent	*de;
-	DIR		*d;
-	ssize_t		 len;
-	long		 c;
-	int		 fd;
+	char	*buf = NULL, *p;
+	size_t	 cap = 0, n = 0;
+	ssize_t	 r;
+	int	 fd;
 
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return NULL;
+	/* The kernel gives a page of pids a read: read to the end. */
+	for (;;) {
+		if (cap - n < 4097) {
+			cap = cap == 0 ? 8192 : cap * 2;
+			if ((p = realloc(buf, cap)) == NULL)
+				break;
+			buf = p;
+		}
+		if ((r = read(fd, buf + n, cap - n - 1)) <= 0)
+			break;
+		n += r;
+	}
+	close(fd);
+	if (buf != NULL)
+		buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* Append the pids of a children list to *pids (of *n, room for *cap). */
+static void
+children_parse(const char *text, pid_t **pids, size_t *n, size_t *cap)
+{
+	const char	*p = text;
+	char		*end;
+	long		 c;
+	pid_t		*grown;
+
+	for (; (c = strtol(p, &end, 10)) > 0 && (*end == ' ' || *end == '\n');
+	    p = end + 1) {
+		if (*n == *cap) {
+			grown = realloc(*pids, (*cap == 0 ? 64 : *cap * 2) *
+			    sizeof **pids);
+			if (grown == NULL)
+				return;
+			*pids = grown;
+			*cap = *cap == 0 ? 64 : *cap * 2;
+		}
+		(*pids)[(*n)++] = (pid_t)c;
+	}
+}
+
+/*
+ * Every child of every thread of pid, however many: a malloc'd array of
+ * *n pids (NULL and 0 if none, or pid is gone). Free it.
+ */
+pid_t *
+children_of(pid_t pid, size_t *n)
+{
+	char		 path[320], *text;
+	struct dirent	*de;
+	pid_t		*pids = NULL;
+	size_t		 cap = 0, len;
+	DIR		*d;
+
+	*n = 0;
 	snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
 	if ((d = opendir(path)) == NULL)
-		return n;
-	while ((de = readdir(d)) != NULL && n < max) {
+		return NULL;
+	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof path, "/proc/%ld/task/%s/children",
 		    (long)pid, de->d_name);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		if ((text = children_read(path, &len)) == NULL)
 			continue;
-		len = read(fd, buf, sizeof buf - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = '\0';
-		for (p = buf; n < max && (c = strtol(p, &end, 10)) > 0; p = end)
-			pids[n++] = (pid_t)c;
+		children_parse(text, &pids, n, &cap);
+		free(text);
 	}
 	closedir(d);
-	return n;
+	return pids;
 }

@@ -6,6 +6,6 @@
 
 #include <stddef.h>
 
-size_t	children_of(pid_t, pid_t *pids, size_t n, size_t max);
+pid_t	*children_of(pid_t, size_t *n);
 
 #endif

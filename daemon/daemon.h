@@ -359,6 +359,7 @@ struct proc {
 	const char	*ended_by;
 	struct cgroup	*cg;		/* its tree's cgroup, or NULL */
 	bool		 cg_empty;	/* nothing alive in it */
+	bool		 orphaned;	/* its keeper died unclean: orphans? */
 	struct timer	*watchdog;	/* the keeper's stop deadline */
 	uint64_t	 watchdog_at;	/* uv_now() it runs out, or 0 */
 	struct timer	*startw;	/* looks at it until it says started */

@@ -112,15 +112,19 @@ keeper_tree_read_stat(pid_t pid, struct keeper_tree_stat *st)
 	return keeper_tree_parse_stat(buf, len, st);
 }
 
-/* Append one process to the table; a full table just drops it. */
+/*
+ * Append one child of parent to the table, read after it was listed: if
+ * its parent is another by then, the pid was reused (or it moved, and the
+ * next walk finds it), and it is left out. A full table just drops it.
+ */
 static void
-keeper_tree_add(struct keeper_tree *t, pid_t pid)
+keeper_tree_add(struct keeper_tree *t, pid_t pid, pid_t parent)
 {
 	struct keeper_tree_stat	 st;
 	struct keeper_tree_proc	*p;
 	size_t			 cap;
 
-	if (keeper_tree_read_stat(pid, &st) != 0)
+	if (keeper_tree_read_stat(pid, &st) != 0 || st.ppid != parent)
 		return;
 	if (t->n == t->cap) {
 		cap = t->cap == 0 ? 64 : t->cap * 2;
@@ -140,12 +144,13 @@ keeper_tree_add(struct keeper_tree *t, pid_t pid)
 static void
 keeper_tree_add_children(struct keeper_tree *t, pid_t pid)
 {
-	pid_t	kids[1024];
-	size_t	i, n = children_of(pid, kids, 0, 1024);
+	pid_t	*kids;
+	size_t	 i, n;
 
-	/* More than that: the next tick's walk finds the rest. */
+	kids = children_of(pid, &n);
 	for (i = 0; i < n; i++)
-		keeper_tree_add(t, kids[i]);
+		keeper_tree_add(t, kids[i], pid);
+	free(kids);
 }
 
 /*

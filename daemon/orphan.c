@@ -18,25 +18,25 @@
 #include "children.h"
 #include "daemon.h"
 
-/* The most pids one children listing is read for. */
-#define ORPHAN_MAX 4096
-
-/* SIGKILL pid and everything below it, the deepest first known last. */
-static void
+/*
+ * SIGKILL pid and everything below it; false if pid may not be signalled
+ * (a process of another user, say), which nothing here can end.
+ */
+static bool
 orphan_kill_tree(pid_t pid)
 {
-	pid_t	*tree = xreallocarray(NULL, ORPHAN_MAX, sizeof *tree);
-	size_t	 i, n = 1;
+	pid_t	*kids;
+	size_t	 i, n;
 
-	tree[0] = pid;
-	/* Stop each before listing its children, so none is born unseen. */
-	for (i = 0; i < n; i++) {
-		(void)kill(tree[i], SIGSTOP);
-		n = children_of(tree[i], tree, n, ORPHAN_MAX);
-	}
+	/* Stop it before listing its children, so none is born unseen. */
+	if (kill(pid, SIGSTOP) != 0 && errno == EPERM)
+		return false;
+	kids = children_of(pid, &n);
 	for (i = 0; i < n; i++)
-		(void)kill(tree[i], SIGKILL);
-	free(tree);
+		(void)orphan_kill_tree(kids[i]);
+	free(kids);
+	(void)kill(pid, SIGKILL);
+	return true;
 }
 
 /*
@@ -46,12 +46,12 @@ orphan_kill_tree(pid_t pid)
 static void
 orphan_scan(void)
 {
-	pid_t	*kids = xreallocarray(NULL, ORPHAN_MAX, sizeof *kids);
+	pid_t	*kids;
 	size_t	 i, n;
 	unsigned left = 0;
 	int	 status;
 
-	n = children_of(getpid(), kids, 0, ORPHAN_MAX);
+	kids = children_of(getpid(), &n);
 	for (i = 0; i < n; i++) {
 		if (proc_is_keeper(kids[i]))
 			continue;
@@ -60,9 +60,14 @@ orphan_scan(void)
 			    (long)kids[i]);
 			continue;
 		}
+		if (!orphan_kill_tree(kids[i])) {
+			/* Waiting for it would hold every session for ever. */
+			log_warn("pid %ld outlived its keeper and may not be "
+			    "killed: left to run", (long)kids[i]);
+			continue;
+		}
 		log_warn("pid %ld outlived its keeper: killing it",
 		    (long)kids[i]);
-		orphan_kill_tree(kids[i]);
 		left++;
 	}
 	free(kids);

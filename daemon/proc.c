@@ -73,15 +73,15 @@ proc_handle_closed(uv_handle_t *h)
 
 /*
  * Tell the owner, once, when nothing of the process is left: the keeper
- * has exited, and its cgroup is empty or, without one, no orphan of a
- * dead keeper is still alive.
+ * has exited, and its cgroup is empty or, without one and if the keeper
+ * died unclean, no orphan of a dead keeper is still alive.
  */
 static void
 proc_check_gone(struct proc *pr)
 {
 	if (pr->gone || pr->keeper_live || pr->ctl_open || pr->freed)
 		return;
-	if (pr->cg != NULL ? !pr->cg_empty : dmn.orphans > 0)
+	if (pr->cg != NULL ? !pr->cg_empty : pr->orphaned && dmn.orphans > 0)
 		return;
 	pr->gone = true;
 	if (pr->watchdog != NULL)
@@ -306,8 +306,10 @@ proc_exited(struct proc *pr, int status, int sig)
 	else if (pr->cg != NULL)
 		pr->cg_empty = true;
 	/* One that exits 0 has reaped all it started: no orphan to look for. */
-	if (status != 0 || sig != 0)
+	if (status != 0 || sig != 0) {
+		pr->orphaned = true;
 		orphan_check();
+	}
 	proc_check_gone(pr);
 }
 

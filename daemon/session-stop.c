@@ -145,6 +145,9 @@ session_stop_helpers(struct session *s)
 	long	grace = left / 2 < SESSION_STOP_HELPER_GRACE ? left / 2 :
 		    SESSION_STOP_HELPER_GRACE;
 
+	/* Its console's end may have ended the session already. */
+	if (session_ended(s))
+		return;
 	if (s->stop_timer != NULL)
 		timer_stop(s->stop_timer);
 	s->stop_timer_at = 0;

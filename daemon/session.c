@@ -483,6 +483,7 @@ session_free(struct session *s)
 		proc_free(s->procs[i].proc);
 		free(s->procs[i].tail);
 	}
+	timer_free(s->stop_timer);
 	transport_close(s->transport);
 	output_free(&s->output);
 	launch_free(&s->l);

@@ -141,9 +141,22 @@ status_json(const struct session *s)
 	return o;
 }
 
+/* The bytes str takes in a JSON array: quotes, a comma, and its escapes. */
+static size_t
+status_json_len(const char *str)
+{
+	size_t		 n = 3;
+	const char	*p;
+
+	for (p = str; *p != '\0'; p++)
+		n += (unsigned char)*p < 0x20 ? 6 : (*p == '"' || *p == '\\') ?
+		    2 : 1;
+	return n;
+}
+
 /*
- * argv for a row: the arguments that fit in STATUS_ROW_ARGV bytes, the one
- * that does not cut short (never in a character's middle).
+ * argv for a row: the arguments that fit in STATUS_ROW_ARGV bytes as
+ * JSON, the one that does not cut short (never in a character's middle).
  */
 static json_t *
 status_row_argv(json_t *argv, bool *cut)
@@ -155,13 +168,19 @@ status_row_argv(json_t *argv, bool *cut)
 	*cut = false;
 	json_array_foreach(argv, i, v) {
 		str = json_string_value(v);
-		len = strlen(str);
+		/* As JSON: its quotes and comma, and what an escape adds. */
+		len = status_json_len(str);
 		if (used + len <= STATUS_ROW_ARGV) {
 			json_array_append(out, v);
 			used += len;
 			continue;
 		}
-		keep = STATUS_ROW_ARGV - used;
+		keep = used + 3 < STATUS_ROW_ARGV ? STATUS_ROW_ARGV - used - 3 : 0;
+		/* Escapes may make it longer again; a sixth is always short enough. */
+		if (status_json_len(str) > strlen(str) + 3)
+			keep /= 6;
+		if (keep > strlen(str))
+			keep = strlen(str);
 		while (keep > 0 && ((unsigned char)str[keep] & 0xc0) == 0x80)
 			keep--;
 		json_array_append_new(out, json_stringn(str, keep));

@@ -100,8 +100,8 @@ the_session(void)
  * launch() for a target that may kill its keeper before the keeper has
  * said it started: the launch then fails, and the session is there, failed.
  */
-static long
-launch_racing(char *m, size_t len, const char *script)
+static void
+launch_racing_id(char *m, size_t len, const char *script)
 {
 	struct h_res r;
 
@@ -113,6 +113,13 @@ launch_racing(char *m, size_t len, const char *script)
 	    "or 1 as the keeper died before it said the program started, got "
 	    "%d (stderr: %s)", script, r.code, r.err);
 	h_run_free(&r);
+}
+
+/* The same, on a daemon with no other session: the id, found by list. */
+static long
+launch_racing(char *m, size_t len, const char *script)
+{
+	launch_racing_id(m, len, script);
 	return the_session();
 }
 
@@ -604,4 +611,35 @@ Test(contain, launches_answer_when_targets_stop_their_keepers_at_once)
 	cr_assert_eq(left, 0, "stop --all left %d processes: %s", left,
 	    report);
 	h_contain_shutdown("after targets stopped their keepers at once");
+}
+
+/*
+ * With 1000 live sessions the daemon's list of children passes a page of
+ * /proc: an orphan listed after all their keepers is still found, killed
+ * and reaped, and the session of the keeper its target killed ends.
+ */
+Test(contain, an_orphan_is_found_behind_hundreds_of_keepers_subreaper)
+{
+	enum { LIVE = 1000 };
+	struct h_conn	 c;
+	char		 m[96];
+	json_t		*r;
+	long		 id;
+	int		 i;
+
+	h_contain_daemon("subreaper");
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	for (i = 0; i < LIVE; i++) {
+		r = h_conn_call(&c, "launch", "{\"kind\":\"exec\",\"argv\":"
+		    "[\"sleep\",\"1000\"],\"cwd\":\"/\"}", 20000);
+		cr_assert_not_null(h_jpath(r, "result.id"), "launch %d", i);
+		json_decref(r);
+	}
+	h_conn_close(&c);
+	/* launch_racing finds "the" session by list; this one is the next id. */
+	launch_racing_id(m, sizeof(m), KILLS_ITS_KEEPER);
+	id = LIVE + 1;
+	ends_leaving_nothing(id, m, "after its target SIGKILLed its keeper, "
+	    "behind 1000 live sessions");
+	h_contain_shutdown("with 1000 sessions and an orphan");
 }

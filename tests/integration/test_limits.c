@@ -262,3 +262,48 @@ Test(limits, list_pages_and_the_cli_reads_them_all)
 	h_run_free(&res);
 	free(arg);
 }
+
+/*
+ * An argv of 200000 empty strings is cut by what it takes as JSON, not by
+ * its characters: a list page with that row stays far inside the line
+ * limit, and dbgctl list works.
+ */
+Test(limits, an_argv_of_empty_strings_is_cut_as_json)
+{
+	enum { N = 200000 };
+	static const char list[] = "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"list\",\"params\":{\"limit\":1}}\n";
+	struct h_conn	 c;
+	struct h_res	 res;
+	char		*req, *p, *line;
+	json_t		*r;
+	size_t		 i;
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	req = malloc(N * 3 + 256);
+	p = req + sprintf(req, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"launch\",\"params\":{\"kind\":\"exec\",\"cwd\":\"/\","
+	    "\"argv\":[\"true\"");
+	for (i = 0; i < N; i++)
+		p += sprintf(p, ",\"\"");
+	p += sprintf(p, "]}}\n");
+	cr_assert_eq(h_conn_send(&c, req, (size_t)(p - req), 10000), 0, "send");
+	free(req);
+	json_decref(h_conn_recv(&c, 20000));	/* a reply, whichever */
+	(void)h_conn_send(&c, list, strlen(list), 5000);
+	line = h_conn_line(&c, 10000);
+	cr_assert_not_null(line, "no list reply");
+	cr_assert_lt(strlen(line), 64 * 1024, "a list page of one row is "
+	    "%zu bytes", strlen(line));
+	r = json_loads(line, 0, NULL);
+	cr_assert(json_is_true(h_jpath(json_array_get(h_jpath(r,
+	    "result.sessions"), 0), "argv_cut")), "argv_cut: %.200s", line);
+	json_decref(r);
+	free(line);
+	h_conn_close(&c);
+	h_cli(&res, H_ARGS("list"));
+	cr_assert_eq(res.code, 0, "dbgctl list: exit %d (%s)", res.code,
+	    res.err);
+	h_run_free(&res);
+}
