@@ -313,17 +313,6 @@ proc_exited(struct proc *pr, int status, int sig)
 	proc_check_gone(pr);
 }
 
-/* The pidfd is closed with its watch: nothing refers to the keeper now. */
-static void
-proc_exitw_closed(uv_handle_t *h)
-{
-	struct proc *pr = h->data;
-
-	close(pr->pidfd);
-	pr->pidfd = -1;
-	proc_handle_closed(h);
-}
-
 /*
  * The keeper's pidfd is readable: it has exited. waitid on the pidfd
  * reaps exactly it, so no other child's status is taken from anyone.
@@ -346,8 +335,11 @@ proc_exit_poll_cb(uv_poll_t *w, int status, int events)
 	}
 	if (info.si_pid == 0)
 		return;		/* readable before it could be reaped */
+	/* Stopped, the watch no longer reads the pidfd: it goes at once. */
 	uv_poll_stop(w);
-	uv_close((uv_handle_t *)w, proc_exitw_closed);
+	close(pr->pidfd);
+	pr->pidfd = -1;
+	uv_close((uv_handle_t *)w, proc_handle_closed);
 	if (info.si_code == CLD_EXITED)
 		proc_exited(pr, info.si_status, 0);
 	else
