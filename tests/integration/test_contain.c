@@ -41,6 +41,12 @@ TestSuite(contain, .init = h_ctx_setup, .fini = h_contain_teardown,
 /* A target that SIGSTOPs its keeper, so that it cannot end anything. */
 #define STOPS_ITS_KEEPER \
 	"kill -STOP $PPID; exec sleep 303"
+/*
+ * The same once its keeper has said it started (which the keeper does as
+ * the target execs): a keeper stopped sooner the daemon continues.
+ */
+#define STOPS_ITS_KEEPER_LATER \
+	"sleep 0.5; kill -STOP $PPID; exec sleep 303"
 /* A target that ignores the SIGHUP of its keeper's death. */
 #define IGNORES_HUP \
 	"trap '' HUP; exec sleep 304"
@@ -228,7 +234,7 @@ launch_stopping_keeper(struct h_proc *lp, char *m, size_t len)
 	h_marker_new("DBGI_CONTAIN", m, len);
 	cr_assert_eq(h_cli_start(lp, H_ARGS("launch", "--kind", "exec",
 	    "--stop-timeout", "300", "--env", m, "--", "sh", "-c",
-	    STOPS_ITS_KEEPER)), 0, "cannot start dbgctl launch");
+	    STOPS_ITS_KEEPER_LATER)), 0, "cannot start dbgctl launch");
 	h_marker_wait(m, "sleep", 1);
 	id = the_session();
 	keeper = h_cli_status_pid(id, "keeper_pid");
