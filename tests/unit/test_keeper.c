@@ -148,8 +148,9 @@ Test(keeper_stat, garbage_is_refused)
 	    "5 (cat) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 7x\n",
 	    "5 (cat) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 7",
 	    "5 (cat) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0\n",
-	    "5 (cat) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 "
-	    "18446744073709551616\n",
+	    /* One line, split only to fit; parenthesised for clang's sake. */
+	    ("5 (cat) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 "
+	    "18446744073709551616\n"),
 	    "5 (cat) R 1\n1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 7\n",
 	};
 	size_t			 i;
