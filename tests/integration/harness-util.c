@@ -195,6 +195,15 @@ h_jpath(json_t *j, const char *path)
 	return j;
 }
 
+/* The error kind of a reply (error.data.kind), or "" if it has none. */
+const char *
+h_jkind(json_t *reply)
+{
+	const char *kind = h_jstr(reply, "error.data.kind");
+
+	return kind != NULL ? kind : "";
+}
+
 /* Integer member at a dotted path ("exit.signal"), or def if absent. */
 long long
 h_jint(json_t *j, const char *path, long long def)

@@ -72,6 +72,8 @@ json_t	*h_jpath(json_t *, const char *path);
 long long h_jint(json_t *, const char *path, long long def);
 /* String member at a dotted path, or NULL if absent. */
 const char *h_jstr(json_t *, const char *path);
+/* The error kind of a reply (error.data.kind), or "". */
+const char *h_jkind(json_t *reply);
 
 /* harness-ctx.c */
 

@@ -256,8 +256,7 @@ stop_during_launch(const char *params, const char *m, bool frozen)
 	msg = h_jstr(launch, "error.message");
 	cr_assert_null(json_object_get(launch, "result"), "launch stopped "
 	    "while starting: expected an error, got %s", shown);
-	cr_assert_str_eq(h_jstr(launch, "error.data.kind") ? h_jstr(launch,
-	    "error.data.kind") : "", "not_running", "launch stopped while "
+	cr_assert_str_eq(h_jkind(launch), "not_running", "launch stopped while "
 	    "starting: expected kind not_running, got %s", shown);
 	cr_assert(msg != NULL && strstr(msg, "stopped while starting") != NULL,
 	    "launch: expected a message saying it was stopped while "

@@ -53,9 +53,8 @@ expect_error(const char *line, int code, const char *kind, const char *id_json)
 	    "error, got %s", line, shown);
 	cr_assert_eq(h_jint(r, "error.code", 0), code, "sent %s: expected code "
 	    "%d, got %s", line, code, shown);
-	cr_assert(h_jstr(r, "error.data.kind") && strcmp(h_jstr(r,
-	    "error.data.kind"), kind) == 0, "sent %s: expected data.kind %s, "
-	    "got %s", line, kind, shown);
+	cr_assert(strcmp(h_jkind(r), kind) == 0, "sent %s: expected data.kind "
+	    "%s, got %s", line, kind, shown);
 	cr_assert(h_jstr(r, "error.message") && *h_jstr(r, "error.message"),
 	    "sent %s: expected a message, got %s", line, shown);
 	cr_assert_str_eq(h_jstr(r, "jsonrpc") ? h_jstr(r, "jsonrpc") : "",
@@ -181,8 +180,7 @@ Test(protocol, line_over_limit_closes)
 	    "got none");
 	cr_assert_eq(h_jint(r, "error.code", 0), 7, "over-long line: expected "
 	    "error code 7, got %s", json_dumps(r, 0));
-	cr_assert_str_eq(h_jstr(r, "error.data.kind") ? h_jstr(r,
-	    "error.data.kind") : "", "limit", "over-long line: expected "
+	cr_assert_str_eq(h_jkind(r), "limit", "over-long line: expected "
 	    "data.kind limit, got %s", json_dumps(r, 0));
 	cr_assert(json_is_null(json_object_get(r, "id")), "over-long line: "
 	    "expected id null, got %s", json_dumps(r, 0));
@@ -312,8 +310,7 @@ Test(protocol, stop_while_starting)
 	    "not_running (stopped while starting), got a result: %s", shown);
 	cr_assert_eq(h_jint(launch, "error.code", 0), 2, "launch stopped while "
 	    "starting: expected error code 2 (not_running), got %s", shown);
-	cr_assert_str_eq(h_jstr(launch, "error.data.kind") ? h_jstr(launch,
-	    "error.data.kind") : "", "not_running", "launch: expected kind "
+	cr_assert_str_eq(h_jkind(launch), "not_running", "launch: expected kind "
 	    "not_running, got %s", shown);
 	cr_assert(strstr(h_jstr(launch, "error.message"), "stopped while "
 	    "starting") != NULL, "launch: expected a message saying it was "
@@ -789,8 +786,7 @@ Test(protocol, a_target_stream_subscriber_gets_every_byte)
 	json_decref(r);
 	snprintf(params, sizeof params, "{\"session\":%ld,\"timeout\":0}", id);
 	r = h_conn_call(&c, "read", params, 10000);
-	cr_assert_str_eq(h_jstr(r, "error.data.kind") ? h_jstr(r,
-	    "error.data.kind") : "", "busy", "read beside a target subscriber");
+	cr_assert_str_eq(h_jkind(r), "busy", "read beside a target subscriber");
 	json_decref(r);
 	snprintf(params, sizeof params, "{\"jsonrpc\":\"2.0\",\"id\":7,"
 	    "\"method\":\"write\",\"params\":{\"session\":%ld,\"data\":"
@@ -916,8 +912,7 @@ Test(protocol, subscribe_snapshots_and_unsubscribe_says_what_it_does)
 	json_decref(r);
 	snprintf(params, sizeof params, "{\"session\":%ld}", id);
 	r = h_conn_call(&c, "unsubscribe", params, 10000);
-	cr_assert_str_eq(h_jstr(r, "error.data.kind") ? h_jstr(r,
-	    "error.data.kind") : "", "invalid_params", "one session out of "
+	cr_assert_str_eq(h_jkind(r), "invalid_params", "one session out of "
 	    "all: %s", json_dumps(r, JSON_COMPACT));
 	json_decref(r);
 	r = h_conn_call(&c, "unsubscribe", "{}", 10000);

@@ -517,9 +517,8 @@ expect_refused(struct h_conn *c, const char *params, const char *const words[])
 
 	r = h_conn_call(c, "launch", params, H_WAIT_BOUND);
 	msg = h_jstr(r, "error.message");
-	cr_assert(h_jstr(r, "error.data.kind") != NULL && strcmp(h_jstr(r,
-	    "error.data.kind"), "invalid_params") == 0, "launch %s: expected "
-	    "invalid_params, got %s", params, r ? json_dumps(r, JSON_COMPACT) :
+	cr_assert(strcmp(h_jkind(r), "invalid_params") == 0, "launch %s: "
+	    "expected invalid_params, got %s", params, r ? json_dumps(r, JSON_COMPACT) :
 	    "no reply");
 	for (i = 0; words[i] != NULL; i++)
 		cr_assert(msg != NULL && strstr(msg, words[i]) != NULL, "launch "
