@@ -166,7 +166,7 @@ conn_written(void *arg, int status)
 }
 
 /* Whether a peer at EOF closed the connection, not only its sending side. */
-bool
+static bool
 conn_peer_closed(struct conn *c)
 {
 	struct pollfd	pfd;
@@ -285,6 +285,16 @@ conn_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 	if (nread < 0) {
 		uv_read_stop(st);
 		c->eof = true;
+		/*
+		 * A client gone altogether is neither answered nor flushed:
+		 * every mode lets go of it now (a pipe leaves the target's
+		 * stdin open, waiting requests go on unanswered). Only a half
+		 * close is the mode's to act on. Nothing of c is on the stack.
+		 */
+		if (conn_peer_closed(c)) {
+			conn_close(c);
+			return;
+		}
 		c->mode->eof(c);
 		return;
 	}

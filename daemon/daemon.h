@@ -789,7 +789,6 @@ void	 conn_send_id(struct conn *, json_t *msg, const char *id_text);
 void	 conn_send_raw(struct conn *, const char *, size_t);
 void	 conn_send_line(struct conn *, const char *, size_t);
 size_t	 conn_queued(struct conn *);
-bool	 conn_peer_closed(struct conn *);
 void	 conn_pause(struct conn *);
 void	 conn_resume(struct conn *);
 void	 conn_finish(struct conn *);

@@ -53,23 +53,15 @@ pipe_input(struct conn *c, const char *data, size_t len)
 	return len;
 }
 
-/* The client's half close is the target's EOF; a full close ends the bridge. */
+/*
+ * The client's half close is the target's EOF (a full close never gets
+ * here: conn.c closes the connection, and the bridge with it).
+ */
 static void
 pipe_eof(struct conn *c)
 {
 	struct pipe *p = c->mode_data;
 
-	/*
-	 * A client that closed is gone, and the target's stdin is not its to
-	 * close; output is held for the next reader instead of meeting the
-	 * closed socket. Closed now, not on a later turn as conn_drop would,
-	 * so that a pipe read in this same turn finds the session free; a read
-	 * callback has nothing of c's up its stack.
-	 */
-	if (conn_peer_closed(c)) {
-		conn_close(c);
-		return;
-	}
 	transport_eof(p->s->transport);
 }
 

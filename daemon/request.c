@@ -563,19 +563,13 @@ request_input(struct conn *c, const char *data, size_t len)
 	return used;
 }
 
-/*
- * The client sent no more: after a half close, answer what waits, then
- * close; a client that is gone altogether gets nothing more written, and
- * what it asked for goes on without it.
- */
+/* The client shut down its sending side: answer what waits, then close. */
 static void
 request_eof(struct conn *c)
 {
 	c->eof = true;
 	if (c->npending == 0)
 		conn_finish(c);
-	else if (conn_peer_closed(c))
-		conn_drop(c);
 }
 
 /* The connection leaves rpc mode or closes: forget what it asked for. */
