@@ -155,6 +155,39 @@ status_json_len(const char *str)
 }
 
 /*
+ * An upper bound of the bytes v takes as compact JSON, found without
+ * writing it (which the reply does once, later): for paging by size.
+ */
+static size_t
+status_json_size(json_t *v)
+{
+	const char	*key;
+	json_t		*m;
+	size_t		 i, n;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		n = 2;
+		json_object_foreach(v, key, m)
+			n += status_json_len(key) + 1 + status_json_size(m);
+		return n;
+	case JSON_ARRAY:
+		n = 2;
+		json_array_foreach(v, i, m)
+			n += 1 + status_json_size(m);
+		return n;
+	case JSON_STRING:
+		return status_json_len(json_string_value(v)) - 1;
+	case JSON_INTEGER:
+		return 20;
+	case JSON_REAL:
+		return 32;
+	default:
+		return 5;	/* true, false, null */
+	}
+}
+
+/*
  * argv for a row: the arguments that fit in STATUS_ROW_ARGV bytes as
  * JSON, the one that does not cut short (never in a character's middle).
  */
@@ -232,7 +265,7 @@ status_page_add(struct status_page *p, const struct session *s)
 		return false;
 	}
 	row = status_row(s);
-	len = json_dumpb(row, NULL, 0, JSON_COMPACT) + 1;
+	len = status_json_size(row) + 1;
 	if (json_array_size(p->rows) > 0 && p->bytes + len > STATUS_PAGE_BYTES) {
 		json_decref(row);
 		p->full = true;
