@@ -122,6 +122,11 @@ class Client:
         else:
             self.address = socket or default_socket()
             self._sock = _socket_unix(self.address, autostart)
+        # How to open another connection like this one (see _watch).
+        self._again = {"socket": None if tcp is not None else self.address,
+                       "connect": connect if tcp is not None else None,
+                       "token_file": token_file, "autostart": False,
+                       "request_timeout": request_timeout}
         self._reader = threading.Thread(target=self._read_loop,
                                         name="dbgctl-reader", daemon=True)
         self._reader.start()
@@ -341,6 +346,19 @@ class Client:
         self._subscribed = True
         return res
 
+    def _watch(self, session):
+        """A connection of its own subscribed to one session's news (not
+        its output), and the session as the subscription found it: a wait
+        hears of changes as they come, and takes nothing from the
+        notifications this client's user reads."""
+        watch = Client(**self._again)
+        try:
+            res = watch.subscribe(session=session, output=False)
+        except BaseException:
+            watch.close()
+            raise
+        return watch, res["sessions"][0]
+
     def notifications(self, timeout=1.0):
         """Yield the daemon's notifications, as dicts, as they come.
 
@@ -480,19 +498,50 @@ class Session:
         return self._call("exec", {"command": command, "timeout": ms},
                           timeout=(ms or 10000) / 1000 + MARGIN)
 
-    def wait_target(self, state, timeout=10.0, interval=0.05):
+    def _wait(self, check, timeout, timed_out):
+        """Return what ``check`` finds in the session object, asked as a
+        subscription first finds it and again at each of its target, fault
+        and state notifications; no polling.  ``timed_out(obj)`` is the
+        exception raised once ``timeout`` seconds pass."""
+        watch, obj = self.client._watch(self.id)
+        news = {"session.target": "target", "session.fault": "fault"}
+        try:
+            deadline = time.monotonic() + timeout
+            found = check(obj)
+            while found is None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise timed_out(obj)
+                for msg in watch.notifications(timeout=left):
+                    params = msg.get("params") or {}
+                    if params.get("session") != self.id:
+                        continue
+                    if msg.get("method") in news:
+                        key = news[msg["method"]]
+                        obj[key] = params.get(key)
+                    elif msg.get("method") == "session.state":
+                        obj.update(params)
+                    found = check(obj)
+                    if found is not None:
+                        break
+                if found is None and watch._lost is not None and \
+                        time.monotonic() < deadline:
+                    raise watch._lost
+            return found
+        finally:
+            watch.close()
+
+    def wait_target(self, state, timeout=10.0):
         """Wait until the debugged target is in ``state``; return it.
 
         ``state`` is one of the target states of dbgctl-protocol(7):
-        ``running``, ``stopped``, ``exited``.  The session's status is
-        polled every ``interval`` seconds; the target dict (with ``stop``
-        for a stopped target) is returned once its state is ``state``.
-        Raises :class:`Timeout` after ``timeout`` seconds, and
-        :class:`Error` if the session ends first in another state.
+        ``running``, ``stopped``, ``exited``.  The target dict (with
+        ``stop`` for a stopped target) is returned as soon as the daemon
+        says its state is ``state``.  Raises :class:`Timeout` after
+        ``timeout`` seconds, and :class:`Error` if the session ends first
+        in another state.
         """
-        deadline = time.monotonic() + timeout
-        while True:
-            obj = self.status()
+        def check(obj):
             target = obj.get("target") or {}
             if target.get("state") == state:
                 return target
@@ -501,29 +550,26 @@ class Session:
                             % (self.id, obj["state"],
                                target.get("state", "unknown"), state),
                             kind="not_running", data={"session": obj})
-            if time.monotonic() >= deadline:
-                raise Timeout("the target of session %d is %s, not %s, "
-                              "after %g s" % (self.id,
-                                              target.get("state", "unknown"),
-                                              state, timeout),
-                              kind="timeout", data={"target": target})
-            time.sleep(interval)
+            return None
 
-    def wait_fault(self, timeout=20.0, interval=0.05):
-        """Wait for the session's fault record; return it.
+        def timed_out(obj):
+            target = obj.get("target") or {}
+            return Timeout("the target of session %d is %s, not %s, after "
+                           "%g s" % (self.id, target.get("state", "unknown"),
+                                     state, timeout),
+                           kind="timeout", data={"target": target})
+        return self._wait(check, timeout, timed_out)
 
-        The status is polled every ``interval`` seconds.  Raises
-        :class:`Timeout` after ``timeout`` seconds.
+    def wait_fault(self, timeout=20.0):
+        """Wait for the session's fault record; return it, as soon as the
+        daemon has gathered it.  Raises :class:`Timeout` after ``timeout``
+        seconds.
         """
-        deadline = time.monotonic() + timeout
-        while True:
-            fault = self.fault
-            if fault is not None:
-                return fault
-            if time.monotonic() >= deadline:
-                raise Timeout("session %d has no fault record after %g s"
-                              % (self.id, timeout), kind="timeout")
-            time.sleep(interval)
+        return self._wait(lambda obj: obj.get("fault"), timeout,
+                          lambda obj: Timeout("session %d has no fault record "
+                                              "after %g s" % (self.id,
+                                                              timeout),
+                                              kind="timeout"))
 
     def signal(self, signal="INT"):
         """Send ``signal`` (a name or number) to the terminal's foreground.
