@@ -263,6 +263,18 @@ lldb_answers(void *arg)
 	return ok;
 }
 
+/* Launch lldb on a fixture and wait until its exec answers; its id in ids. */
+static void
+lldb_ready(const char *fixture, char *ids, size_t len)
+{
+	long id = h_cli_launch(H_ARGS("--kind", "lldb", "--",
+	    h_ctx_fixture(fixture)));
+
+	h_idstr(id, ids, len);
+	cr_assert(h_wait_for(lldb_answers, ids, H_WAIT_BOUND), "lldb exec "
+	    "of session %s never answered \"version\"", ids);
+}
+
 /*
  * lldb has no machine interface: exec types the command on its console and
  * answers what lldb prints up to its next prompt; with a person attached,
@@ -273,13 +285,8 @@ Test(exec, lldb_exec_types_on_the_console_unless_attached)
 	struct h_pty p;
 	char ids[32];
 	struct h_res r;
-	long id;
 
-	id = h_cli_launch(H_ARGS("--kind", "lldb", "--",
-	    h_ctx_fixture("FIX_ECHO")));
-	h_idstr(id, ids, sizeof ids);
-	cr_assert(h_wait_for(lldb_answers, ids, H_WAIT_BOUND), "lldb exec "
-	    "never answered \"version\"");
+	lldb_ready("FIX_ECHO", ids, sizeof ids);
 	exec_cmd(&r, ids, H_ARGS("breakpoint", "set", "-n", "main"));
 	cr_assert_eq(r.code, 0, "exit %d (%s)", r.code, r.err);
 	cr_assert(strncmp(r.out, "Breakpoint 1:", 13) == 0, "the answer is "
@@ -368,13 +375,8 @@ Test(exec, lldb_exec_waits_for_the_prompt)
 {
 	char ids[32];
 	struct h_res r;
-	long id;
 
-	id = h_cli_launch(H_ARGS("--kind", "lldb", "--",
-	    h_ctx_fixture("FIX_SPINNER")));
-	h_idstr(id, ids, sizeof ids);
-	cr_assert(h_wait_for(lldb_answers, ids, H_WAIT_BOUND), "lldb exec "
-	    "never answered");
+	lldb_ready("FIX_SPINNER", ids, sizeof ids);
 	exec_cmd(&r, ids, H_ARGS("settings", "show", "prompt"));
 	cr_assert_eq(r.code, 0, "exit %d (%s)", r.code, r.err);
 	cr_assert_not_null(strstr(r.out, "(lldb) \""), "the prompt setting "

@@ -126,6 +126,23 @@ Test(servers, a_server_that_never_listens_times_out)
 	h_run_free(&r);
 }
 
+/* Launch a gdbserver session with server; it must run on the port the server names. */
+static void
+runs_on_the_named_port(const char *server, const char *what)
+{
+	char	ids[32];
+	long	id, port;
+
+	id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--server", server,
+	    "--", h_ctx_fixture("FIX_ECHO")));
+	h_idstr(id, ids, sizeof ids);
+	port = listening_port(ids);
+	cr_assert_gt(port, 0, "%s: gdbserver printed no port", what);
+	cr_assert_eq(h_cli_status_pid(id, "port"), port, "%s: status port %d, "
+	    "gdbserver's %ld", what, (int)h_cli_status_pid(id, "port"), port);
+	h_cli_expect_state(id, "running", what);
+}
+
 /*
  * A server that listens on more than one port (as OpenOCD does) is
  * connected on the one its output names, and one that its launcher left
@@ -133,30 +150,14 @@ Test(servers, a_server_that_never_listens_times_out)
  */
 Test(servers, the_port_the_server_names_and_a_server_left_behind)
 {
-	char server[2048], ids[32];
-	long id, port;
+	char server[2048];
 
 	snprintf(server, sizeof server, "sh -c 'python3 -c \"import socket,"
 	    "time; s=socket.socket(); s.bind((\\\"127.0.0.1\\\", 0)); "
 	    "s.listen(); time.sleep(60)\" & exec gdbserver 127.0.0.1:0 %s'",
 	    h_ctx_fixture("FIX_ECHO"));
-	id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--server", server,
-	    "--", h_ctx_fixture("FIX_ECHO")));
-	h_idstr(id, ids, sizeof ids);
-	port = listening_port(ids);
-	cr_assert_gt(port, 0, "gdbserver printed no port");
-	cr_assert_eq(h_cli_status_pid(id, "port"), port, "with two listening "
-	    "ports: status port %d, gdbserver's %ld",
-	    (int)h_cli_status_pid(id, "port"), port);
-	h_cli_expect_state(id, "running", "two ports");
+	runs_on_the_named_port(server, "with two listening ports");
 	snprintf(server, sizeof server, "sh -c '(exec gdbserver 127.0.0.1:0 "
 	    "%s &); exec sleep 100'", h_ctx_fixture("FIX_ECHO"));
-	id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--server", server,
-	    "--", h_ctx_fixture("FIX_ECHO")));
-	h_idstr(id, ids, sizeof ids);
-	port = listening_port(ids);
-	cr_assert_gt(port, 0, "the left-behind gdbserver printed no port");
-	cr_assert_eq(h_cli_status_pid(id, "port"), port, "left behind: status "
-	    "port");
-	h_cli_expect_state(id, "running", "a server left behind");
+	runs_on_the_named_port(server, "a server left behind");
 }
