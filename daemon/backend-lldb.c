@@ -112,8 +112,6 @@ backend_lldb_argv(struct session *s, char *err, size_t errlen)
 
 /* How long an exec waits for lldb's prompt by default. */
 #define LLDB_EXEC_TIMEOUT 10000
-/* Console output one exec collects at most. */
-#define LLDB_EXEC_MAX (512 * 1024)
 
 /* lldb's own state: whether it sits at its prompt, whether an exec types. */
 struct lldb_data {
@@ -127,9 +125,7 @@ struct lldb_data {
 /* What a waiting exec has collected of the console. */
 struct lldb_exec {
 	struct session	*s;
-	char		*buf;
-	size_t		 len;
-	bool		 cut;
+	struct capbuf	 out;		/* what lldb printed for it */
 };
 
 /* Raw bytes at a chunk's end the prompt watch reads: prompt and escapes. */
@@ -201,7 +197,7 @@ backend_lldb_output(struct sink *k, struct session *s,
 	struct lldb_exec	*e = req->data;
 	struct lldb_data	*d = s->bdata;
 	char			*text, *nl;
-	size_t			 n, add = ev->len;
+	size_t			 n;
 
 	if (ev->kind == SE_STATE) {
 		if (session_ended(s))
@@ -209,23 +205,19 @@ backend_lldb_output(struct sink *k, struct session *s,
 			    "its prompt came back");
 		return;
 	}
-	if (e->len + add > LLDB_EXEC_MAX) {
-		e->cut = true;
-		add = LLDB_EXEC_MAX - e->len;
-	}
-	e->buf = xreallocarray(e->buf, e->len + add + 1, 1);
-	memcpy(e->buf + e->len, ev->data, add);
-	e->len += add;
+	capbuf_add(&e->out, ev->data, ev->len);
 	if (!d->at_prompt)
 		return;
-	text = xmalloc(e->len + 16);
-	memcpy(text, e->buf, e->len);
-	n = backend_lldb_plain(text, e->len);
+	text = xmalloc(e->out.len + sizeof CAPBUF_CUT_MARK);
+	memcpy(text, e->out.p != NULL ? e->out.p : "", e->out.len);
+	n = backend_lldb_plain(text, e->out.len);
 	while (backend_lldb_prompt_end(text, n))
 		text[n -= 7] = '\0';
 	nl = strchr(text, '\n');
-	if (e->cut)
-		strlcat(text, "\n[output cut]\n", e->len + 16);
+	/* After the prompt is taken off: the marker ends the reply. */
+	if (e->out.cut)
+		strlcat(text, CAPBUF_CUT_MARK, e->out.len +
+		    sizeof CAPBUF_CUT_MARK);
 	request_done(req, json_pack("{s:s, s:{}, s:s}", "class", "done",
 	    "results", "output", nl != NULL ? nl + 1 : ""));
 	free(text);
@@ -247,7 +239,7 @@ backend_lldb_exec_free(struct request *req)
 	struct lldb_data	*d = e->s->bdata;
 
 	d->busy = false;
-	free(e->buf);
+	capbuf_free(&e->out);
 	free(e);
 }
 

@@ -377,6 +377,21 @@ void		 proc_orphans_gone(void);
 json_t		*proc_exit_json(const struct proc *);
 void		 proc_free(struct proc *);
 
+/* capbuf.c: a debugger command's output, capped for its reply. */
+#define EXEC_OUTPUT_MAX (512 * 1024)
+/* What a reply's text ends with when its output was cut (not counted). */
+#define CAPBUF_CUT_MARK "\n[output cut]\n"
+
+struct capbuf {
+	char	*p;		/* NUL-terminated, or NULL */
+	size_t	 len;
+	bool	 cut;		/* more came than EXEC_OUTPUT_MAX */
+};
+
+void	 capbuf_add(struct capbuf *, const char *, size_t);
+void	 capbuf_mark(struct capbuf *);
+void	 capbuf_free(struct capbuf *);
+
 /* cgroup.c: containment by cgroup v2, one cgroup per keeper's tree. */
 struct cgroup;
 typedef void (*cgroup_cb)(void *arg);	/* the cgroup became empty */

@@ -9,9 +9,6 @@
 
 #include "daemon.h"
 
-/* Console output one command may collect; the rest is cut, and said so. */
-#define MI_OUTPUT_MAX (512 * 1024)
-
 /* One command sent and not answered yet. */
 struct mi_cmd {
 	TAILQ_ENTRY(mi_cmd)	 entry;
@@ -20,9 +17,7 @@ struct mi_cmd {
 	void			*arg;
 	struct mi_cmd		*opens;		/* a marker: the command it opens */
 	bool			 collecting;	/* its console output is its own */
-	char			*out;		/* console stream it caused */
-	size_t			 outlen;
-	bool			 cut;
+	struct capbuf		 out;		/* console stream it caused */
 };
 
 /* What the answer of a command says when gdb gave it none. */
@@ -33,24 +28,8 @@ static void
 mi_cmd_free(struct mi *m, struct mi_cmd *c)
 {
 	TAILQ_REMOVE(&m->cmds, c, entry);
-	free(c->out);
+	capbuf_free(&c->out);
 	free(c);
-}
-
-/* Add console text to what the command being run has printed. */
-static void
-mi_cmd_output(struct mi_cmd *c, const char *text, size_t len)
-{
-	if (c->cut)
-		return;
-	if (c->outlen + len > MI_OUTPUT_MAX) {
-		c->cut = true;
-		len = MI_OUTPUT_MAX - c->outlen;
-	}
-	c->out = xreallocarray(c->out, c->outlen + len + 1, 1);
-	memcpy(c->out + c->outlen, text, len);
-	c->outlen += len;
-	c->out[c->outlen] = '\0';
 }
 
 /* Answer a command that gets no result record, with an error of ours. */
@@ -82,13 +61,8 @@ mi_cmd_answer(struct mi_cmd *c, const struct mi_record *rec)
 	if (cb == NULL)
 		return;
 	c->cb = NULL;
-	if (c->cut) {
-		/* Past the limit, and said so: the marker is not counted. */
-		c->out = xreallocarray(c->out, c->outlen + 16, 1);
-		c->outlen += (size_t)snprintf(c->out + c->outlen, 16,
-		    "\n[output cut]\n");
-	}
-	cb(c->arg, rec, c->out != NULL ? c->out : "", c->outlen);
+	capbuf_mark(&c->out);
+	cb(c->arg, rec, c->out.p != NULL ? c->out.p : "", c->out.len);
 }
 
 /*
@@ -140,7 +114,7 @@ mi_line(void *arg, char *line, size_t len)
 		 * before its own reply is that command's; any other is gdb's.
 		 */
 		if (head != NULL && head->collecting) {
-			mi_cmd_output(head, rec.text, rec.textlen);
+			capbuf_add(&head->out, rec.text, rec.textlen);
 			break;
 		}
 		m->cb(m->arg, &rec);

@@ -418,3 +418,27 @@ Test(output, tail_offset_from_the_index_matches_a_scan)
 	output_gone(&o, dir);
 	free(data);
 }
+
+/* A command's output is kept to the cap, then ends with the cut mark once. */
+Test(capbuf, output_is_capped_and_says_it_was_cut)
+{
+	struct capbuf	 b = { 0 };
+	char		*chunk = malloc(100000);
+	size_t		 i, n = strlen(CAPBUF_CUT_MARK);
+
+	memset(chunk, 'x', 100000);
+	capbuf_add(&b, "ab", 2);
+	cr_assert_str_eq(b.p, "ab");
+	capbuf_mark(&b);
+	cr_assert_str_eq(b.p, "ab", "an uncut buffer is not marked");
+	for (i = 0; i < 6; i++)
+		capbuf_add(&b, chunk, 100000);
+	cr_assert(b.cut);
+	cr_assert_eq(b.len, EXEC_OUTPUT_MAX);
+	capbuf_mark(&b);
+	cr_assert_eq(b.len, EXEC_OUTPUT_MAX + n);
+	cr_assert_str_eq(b.p + EXEC_OUTPUT_MAX, CAPBUF_CUT_MARK);
+	capbuf_free(&b);
+	cr_assert_null(b.p);
+	free(chunk);
+}
