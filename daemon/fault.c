@@ -416,16 +416,16 @@ fault_next(struct fault_job *j)
 static bool
 fault_is_break(struct session *s, const char *loc)
 {
-	json_t	*v;
+	json_t	*all = fault_breaks(s), *v;
 	size_t	 i;
+	bool	 found = false;
 
-	json_array_foreach(s->l.fault_breaks, i, v)
+	/* fault_breaks is the one list; a stop at a breakpoint is rare. */
+	json_array_foreach(all, i, v)
 		if (strcmp(json_string_value(v), loc) == 0)
-			return true;
-	for (i = 0; !s->l.no_fault_defaults && fault_defaults[i] != NULL; i++)
-		if (strcmp(fault_defaults[i], loc) == 0)
-			return true;
-	return false;
+			found = true;
+	json_decref(all);
+	return found;
 }
 
 /* Whether a signal's name is one a target dies of. */
