@@ -101,21 +101,13 @@ h_daemon_fg(void)
 int
 h_daemon_fg_wait(int bound_ms)
 {
-	double end = h_now() + bound_ms / 1000.0;
 	int st;
 
-	if (H->fg_daemon <= 0)
+	if (H->fg_daemon <= 0 || !h_run_waitpid(H->fg_daemon, bound_ms, &st))
 		return -1;
-	for (;;) {
-		if (waitpid(H->fg_daemon, &st, WNOHANG) == H->fg_daemon) {
-			h_daemon_reaped(H->fg_daemon, h_run_code(st));
-			H->fg_daemon = 0;
-			return st;
-		}
-		if (h_now() > end)
-			return -1;
-		h_nap(10);
-	}
+	h_daemon_reaped(H->fg_daemon, h_run_code(st));
+	H->fg_daemon = 0;
+	return st;
 }
 
 /* SIGKILL our foreground daemon; assert it dies of it within 10 s. */

@@ -275,17 +275,26 @@ h_run_wstatus(int st, char *buf, size_t len)
 int
 h_run_reap(pid_t pid, int bound_ms)
 {
-	double end = h_now() + bound_ms / 1000.0;
 	int st;
 
+	if (h_run_waitpid(pid, bound_ms, &st))
+		return h_run_code(st);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+/* Reap our child pid within bound_ms, its wait status in *st; false if it still runs. */
+bool
+h_run_waitpid(pid_t pid, int bound_ms, int *st)
+{
+	double end = h_now() + bound_ms / 1000.0;
+
 	for (;;) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return h_run_code(st);
-		if (h_now() > end) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			return -1;
-		}
+		if (waitpid(pid, st, WNOHANG) == pid)
+			return true;
+		if (h_now() > end)
+			return false;
 		h_nap(10);
 	}
 }

@@ -151,6 +151,8 @@ int	 h_run_gdbserver(struct h_proc *, struct h_bytes *b, const char *prog);
 void	 h_run_free(struct h_res *);
 /* Reap our child within bound_ms: exit code (128+N: signal N), -1 if killed. */
 int	 h_run_reap(pid_t pid, int bound_ms);
+/* Reap child pid within bound_ms, its status in *st; false if it still runs. */
+bool	 h_run_waitpid(pid_t pid, int bound_ms, int *st);
 /* Turn a wait status into the shell's exit code convention. */
 int	 h_run_code(int status);
 /* Describe a wait status in words into buf, for messages; returns buf. */
