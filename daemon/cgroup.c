@@ -34,6 +34,20 @@ struct cgroup {
 	void		*arg;
 };
 
+/* Join dir and file into path; -1 with ENAMETOOLONG if it does not fit. */
+static int
+cgroup_join(char *path, size_t len, const char *dir, const char *file)
+{
+	int	n;
+
+	n = snprintf(path, len, "%s/%s", dir, file);
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
 /* Read a small file of path into buf; -1 with errno. */
 static int
 cgroup_read(const char *dir, const char *file, char *buf, size_t len)
@@ -42,7 +56,8 @@ cgroup_read(const char *dir, const char *file, char *buf, size_t len)
 	ssize_t	n;
 	int	fd;
 
-	snprintf(path, sizeof path, "%s/%s", dir, file);
+	if (cgroup_join(path, sizeof path, dir, file) != 0)
+		return -1;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return -1;
 	n = read(fd, buf, len - 1);
@@ -61,7 +76,8 @@ cgroup_write(const char *dir, const char *file, const char *str)
 	ssize_t	n;
 	int	fd, saved;
 
-	snprintf(path, sizeof path, "%s/%s", dir, file);
+	if (cgroup_join(path, sizeof path, dir, file) != 0)
+		return -1;
 	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
 		return -1;
 	n = write(fd, str, strlen(str));
