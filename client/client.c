@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "dbgctl.h"
+#include "scan.h"
 #include "paths.h"
 #include "rpc.h"
 
@@ -241,6 +242,36 @@ client_send(struct client *c, const char *buf, size_t len)
 	}
 }
 
+/*
+ * Whether line is the result of the request in flight, told without a
+ * tree: the daemon writes "id" before "result".
+ */
+static bool
+client_line_result(const struct client *c, const char *line, size_t len)
+{
+	struct scan	 sc;
+	long long	 id;
+	bool		 first = true, have_id = false;
+	char		*key;
+
+	scan_init(&sc, line, len);
+	if (!scan_take(&sc, '{'))
+		return false;
+	while ((key = scan_member(&sc, &first)) != NULL) {
+		if (strcmp(key, "id") == 0)
+			have_id = scan_int(&sc, &id) && id == c->want_id;
+		else if (strcmp(key, "result") == 0) {
+			free(key);
+			return have_id;
+		} else
+			(void)scan_skip(&sc);
+		free(key);
+		if (sc.bad)
+			return false;
+	}
+	return false;
+}
+
 /* Take one line from the daemon: keep the reply we wait for, skip others. */
 static int
 client_line(void *arg, char *line, size_t len)
@@ -249,6 +280,15 @@ client_line(void *arg, char *line, size_t len)
 	json_t		*msg, *id;
 	json_error_t	 error;
 
+	if (c->text && c->reply_text == NULL && client_line_result(c, line,
+	    len)) {
+		if ((c->reply_text = malloc(len + 1)) == NULL)
+			client_fatal("out of memory");
+		memcpy(c->reply_text, line, len);
+		c->reply_text[len] = '\0';
+		c->reply_len = len;
+		return 0;
+	}
 	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &error);
 	if (msg == NULL || !json_is_object(msg)) {
 		json_decref(msg);
@@ -278,7 +318,7 @@ client_read(struct client *c)
 	ssize_t	n;
 	int	rv;
 
-	while (c->reply == NULL) {
+	while (c->reply == NULL && c->reply_text == NULL) {
 		n = read(c->fd, buf, sizeof buf);
 		if (n == -1 && errno == EINTR)
 			continue;
@@ -372,6 +412,34 @@ client_call(struct client *c, const char *method, json_t *params)
 	reply = c->reply;
 	c->reply = NULL;
 	return client_result(c, method, reply);
+}
+
+/*
+ * Send method with params (stolen) and wait for its reply, as client_call
+ * does, but hand back a result's whole reply line untouched, for a reader
+ * that walks it without a tree; NULL after an error reply (in c->error).
+ */
+char *
+client_call_text(struct client *c, const char *method, json_t *params,
+    size_t *len)
+{
+	json_t	*result;
+	char	*line;
+
+	client_request(c, method, params);
+	c->text = 1;
+	client_read(c);
+	c->text = 0;
+	if ((line = c->reply_text) != NULL) {
+		c->reply_text = NULL;
+		*len = c->reply_len;
+		return line;
+	}
+	result = client_result(c, method, c->reply);
+	c->reply = NULL;
+	if (result != NULL)
+		client_fatal("reply from the daemon not understood");
+	return NULL;
 }
 
 /*

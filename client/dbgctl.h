@@ -101,6 +101,9 @@ struct client {
 	long long		 want_id;
 	json_t			*reply;
 	int			 garbled;
+	int			 text;		/* keep a result's line as text */
+	char			*reply_text;
+	size_t			 reply_len;
 
 	struct client_error	 error;
 };
@@ -135,6 +138,8 @@ int		 client_open(struct client *);
 void		 client_connect(struct client *);
 void		 client_close(struct client *);
 json_t		*client_call(struct client *, const char *, json_t *);
+char		*client_call_text(struct client *, const char *, json_t *,
+		    size_t *);
 json_t		*client_raw_call(struct client *, const char *, json_t *);
 int		 client_error(struct client *);
 int		 client_daemon_path(char *, size_t);
@@ -213,6 +218,8 @@ extern const struct cmd_entry cmd_daemon_entry;
 
 /* fmt.c */
 void		 fmt_age(json_t *, char *, size_t);
+void		 fmt_age_between(const char *, const char *, char *, size_t);
+int		 fmt_is_control(char);
 void		 fmt_exit(json_t *, char *, size_t);
 void		 fmt_target(json_t *, char *, size_t);
 char		*fmt_argv(json_t *);

@@ -41,23 +41,29 @@ fmt_duration(long long secs, char *buf, size_t len)
 		snprintf(buf, len, "%lldd", secs / 86400);
 }
 
+/* Write how long a session ran: from started to ended (NULL: now). */
+void
+fmt_age_between(const char *started, const char *ended, char *buf,
+    size_t len)
+{
+	time_t	start, end;
+
+	if ((start = fmt_parse_time(started)) == -1) {
+		strlcpy(buf, "-", len);
+		return;
+	}
+	if ((end = fmt_parse_time(ended)) == -1)
+		end = time(NULL);
+	fmt_duration((long long)(end - start), buf, len);
+}
+
 /* Write how long a session ran: from started_at to ended_at, or to now. */
 void
 fmt_age(json_t *session, char *buf, size_t len)
 {
-	time_t	start, end;
-
-	start = fmt_parse_time(json_string_value(json_object_get(session,
-	    "started_at")));
-	if (start == -1) {
-		strlcpy(buf, "-", len);
-		return;
-	}
-	end = fmt_parse_time(json_string_value(json_object_get(session,
-	    "ended_at")));
-	if (end == -1)
-		end = time(NULL);
-	fmt_duration((long long)(end - start), buf, len);
+	fmt_age_between(json_string_value(json_object_get(session,
+	    "started_at")), json_string_value(json_object_get(session,
+	    "ended_at")), buf, len);
 }
 
 /* Write an exit record: "code 0" or "signal 15 (TERM)"; "-" if none. */
@@ -86,7 +92,7 @@ fmt_exit(json_t *rec, char *buf, size_t len)
 }
 
 /* Tell whether byte ch is a control character, unsafe to print as is. */
-static int
+int
 fmt_is_control(char ch)
 {
 	return (unsigned char)ch < 0x20 || ch == 0x7f;

@@ -221,13 +221,23 @@ conn_send_id(struct conn *c, json_t *msg, const char *id_text)
 	}
 	line = rpc_dump_id(msg, id_text, &len);
 	json_decref(msg);
+	conn_send_text(c, line, len);
+}
+
+/* Send a reply line (taken); NULL, for one that failed or was too long, sends an error. */
+void
+conn_send_text(struct conn *c, char *line, size_t len)
+{
+	json_t	*msg;
+
 	if (line == NULL) {
 		msg = rpc_error_new(NULL, RPC_INTERNAL_ERROR, "the reply would "
 		    "exceed the 1 MiB line limit", NULL);
 		line = rpc_dump(msg, &len);
 		json_decref(msg);
 	}
-	conn_send_line(c, line, len);
+	if (!c->closing && !c->dropped)
+		conn_send_line(c, line, len);
 	free(line);
 }
 

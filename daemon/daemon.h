@@ -709,23 +709,45 @@ void	 session_event(struct session *, enum session_input);
 void	 session_input(struct session *, enum session_input, const void *);
 
 /* status.c: the session object of the protocol. */
+/* One member of the session object: its value, NULL where the session has none. */
+struct status_field {
+	const char	*name;		/* NULL: the kind's own members */
+	json_t		*(*value)(const struct session *);
+};
+extern const struct status_field status_fields[];
+extern const size_t status_nfields;
 json_t	*status_json(const struct session *);
 /* A row's argv holds at most this many bytes; a reply's rows this many. */
 #define STATUS_ROW_ARGV 4096
 #define STATUS_PAGE_BYTES (512 * 1024)
-/* Rows of a list page by default, and at most. */
+json_t	*status_row_argv(json_t *argv, bool *cut);
+/* Rows of a list page by default, and at most; names a list may pick. */
 #define LIST_LIMIT 1000
 #define LIST_LIMIT_MAX 10000
-/* Rows for a reply that must fit its line. */
-struct status_page {
-	json_t	*rows;
-	size_t	 bytes;
-	size_t	 max_rows;
-	bool	 full;		/* a row was left out */
+#define LIST_FIELDS_MAX 64
+
+/* status-page.c: rows of sessions written as JSON text, as many as fit a reply. */
+/* Which members each row carries: every one, or those named. */
+struct status_pick {
+	bool		 all;
+	uint64_t	 mask;		/* status_fields entries named */
+	bool		 kind_own;	/* a name none of them has: ask the kind */
+	json_t		*names;		/* the names, for the kind's own members */
 };
-json_t	*status_row(const struct session *);
-void	 status_page_init(struct status_page *, size_t max_rows);
+struct status_page {
+	char			*text;	/* {"KEY":[row,row... */
+	size_t			 len;
+	size_t			 cap;
+	size_t			 n;
+	size_t			 max_rows;
+	bool			 full;	/* a row was left out */
+	const struct status_pick *pick;
+};
+void	 status_pick_init(struct status_pick *, json_t *fields);
+void	 status_page_init(struct status_page *, const char *key,
+	    size_t max_rows, const struct status_pick *);
 bool	 status_page_add(struct status_page *, const struct session *);
+char	*status_page_result(struct status_page *, json_t *extra, size_t *len);
 void	 status_add_inferior(const struct session *, json_t *, pid_t parent);
 void	 status_main_inferior(const struct session *, json_t *);
 char	*status_fault_text(json_t *);
@@ -803,6 +825,7 @@ void	 conn_send(struct conn *, json_t *msg);
 void	 conn_send_id(struct conn *, json_t *msg, const char *id_text);
 void	 conn_send_raw(struct conn *, const char *, size_t);
 void	 conn_send_line(struct conn *, const char *, size_t);
+void	 conn_send_text(struct conn *, char *, size_t);
 size_t	 conn_queued(struct conn *);
 void	 conn_pause(struct conn *);
 void	 conn_resume(struct conn *);
@@ -878,6 +901,7 @@ struct request {
 extern const struct conn_mode request_rpc_mode;
 
 enum method_return request_done(struct request *, json_t *result);
+enum method_return request_done_text(struct request *, char *, size_t);
 enum method_return request_error(struct request *, int code,
 		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 enum method_return request_error_data(struct request *, int code,

@@ -117,7 +117,7 @@ method_subscribe_snapshot(struct session *only, struct status_page *page)
 {
 	struct session *s;
 
-	status_page_init(page, SIZE_MAX);
+	status_page_init(page, "sessions", SIZE_MAX, NULL);
 	if (only != NULL) {
 		(void)status_page_add(page, only);
 		return;
@@ -135,6 +135,8 @@ method_subscribe_exec(struct request *req)
 	struct rpc_error	 err;
 	struct status_page	 page;
 	bool			 console, target;
+	size_t			 len;
+	char			*text;
 
 	if (method_subscribe_streams(req, &console, &target) != 0)
 		return METHOD_ERROR;
@@ -145,8 +147,9 @@ method_subscribe_exec(struct request *req)
 		return request_fail(req, &err);
 	notify_subscribe(req->conn, s != NULL ? s->id : 0, console);
 	method_subscribe_snapshot(s, &page);
-	return request_done(req, json_pack("{s:b, s:o, s:b}", "subscribed", 1,
-	    "sessions", page.rows, "truncated", page.full));
+	text = status_page_result(&page, json_pack("{s:b, s:b}", "subscribed",
+	    1, "truncated", page.full), &len);
+	return request_done_text(req, text, len);
 }
 
 static const struct method_param method_subscribe_params[] = {

@@ -83,30 +83,41 @@ static const struct method method_launch = {
 
 /*
  * list: a page of the sessions the table holds, in id order, from offset:
- * at most limit rows and as many as fit the reply; next_offset is where
- * the next page starts, or null after the last.
+ * at most limit rows and as many as fit the reply, each with every member
+ * or with id and the members fields names; next_offset is where the next
+ * page starts, or null after the last.
  */
 static enum method_return
 method_list_exec(struct request *req)
 {
 	struct session		*s;
 	struct status_page	 page;
+	struct status_pick	 pick;
+	json_t			*fields = request_get(req, "fields");
 	long			 offset = request_int(req, "offset", 0);
 	long			 i = 0;
+	size_t			 len;
+	char			*text;
 
-	status_page_init(&page, request_int(req, "limit", LIST_LIMIT));
+	if (json_array_size(fields) > LIST_FIELDS_MAX)
+		return request_error(req, RPC_INVALID_PARAMS, "\"fields\" names "
+		    "at most %d members", LIST_FIELDS_MAX);
+	status_pick_init(&pick, fields);
+	status_page_init(&page, "sessions", request_int(req, "limit",
+	    LIST_LIMIT), &pick);
 	TAILQ_FOREACH(s, &dmn.sessions, entry)
 		if (i++ >= offset && !page.full)
 			(void)status_page_add(&page, s);
-	return request_done(req, json_pack("{s:o, s:I, s:o}", "sessions",
-	    page.rows, "total", (json_int_t)i, "next_offset", page.full ?
-	    json_integer(offset + (long)json_array_size(page.rows)) :
-	    json_null()));
+	text = status_page_result(&page, json_pack("{s:I, s:o}", "total",
+	    (json_int_t)i, "next_offset", page.full ?
+	    json_integer(offset + (long)page.n) : json_null()), &len);
+	return request_done_text(req, text, len);
 }
 
 static const struct method_param method_list_params[] = {
 	{ "offset", PT_INT, false, 0, INT32_MAX },
 	{ "limit", PT_INT, false, 1, LIST_LIMIT_MAX },
+	{ "fields", PT_STRINGS, false, 0, 0 },
 	{ NULL, 0, false, 0, 0 }
 };
 
@@ -220,13 +231,15 @@ method_stop_reply(struct request *req)
 {
 	struct method_stop_data	*d = req->data;
 	struct status_page	 page;
-	size_t			 i;
+	size_t			 i, len;
+	char			*text;
 
-	status_page_init(&page, SIZE_MAX);
+	status_page_init(&page, "sessions", SIZE_MAX, NULL);
 	for (i = 0; i < d->n && status_page_add(&page, d->list[i]); i++)
 		;
-	request_done(req, json_pack("{s:o, s:I, s:b}", "sessions", page.rows,
-	    "stopped", (json_int_t)d->n, "truncated", page.full));
+	text = status_page_result(&page, json_pack("{s:I, s:b}", "stopped",
+	    (json_int_t)d->n, "truncated", page.full), &len);
+	request_done_text(req, text, len);
 }
 
 /* One of the stop's sessions changed state; the last to end answers. */

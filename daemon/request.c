@@ -275,33 +275,77 @@ request_batch_add(struct request_batch *b, struct conn *c, json_t *msg)
 
 /* Mark the request answered; free it unless its method is still running. */
 static enum method_return
-request_finish(struct request *req, json_t *msg)
+request_answered(struct request *req)
 {
 	if (req->finished)
 		log_fatal("request %s answered twice", req->method->name);
 	req->finished = true;
+	if (!req->in_exec)
+		request_free(req);
+	return METHOD_DONE;
+}
+
+/* Answer with a message (taken): into its batch, to its client, or nowhere. */
+static enum method_return
+request_finish(struct request *req, json_t *msg)
+{
 	if (req->batch != NULL)
 		request_batch_add(req->batch, req->conn, msg);
 	else if (req->conn != NULL && req->id != NULL)
 		conn_send_id(req->conn, msg, req->id_text);
 	else
 		json_decref(msg);
-	if (!req->in_exec)
-		request_free(req);
-	return METHOD_DONE;
+	return request_answered(req);
 }
 
-/* Answer with a result (taken). */
+/* Whether the reply goes straight to a client as a line of its own. */
+static bool
+request_direct(const struct request *req)
+{
+	return req->batch == NULL && req->conn != NULL && req->id != NULL;
+}
+
+/*
+ * Answer with a result (taken); a reply of its own is written as one line
+ * around the result, with no envelope object built.
+ */
 enum method_return
 request_done(struct request *req, json_t *result)
 {
-	json_t *reply = NULL;
+	size_t	 len;
+	char	*line;
 
-	if (req->id != NULL)
-		reply = rpc_result_new(req->id, result);
-	else
+	if (request_direct(req)) {
+		line = rpc_result_dump(req->id, req->id_text, result, &len);
 		json_decref(result);
-	return request_finish(req, reply);
+		conn_send_text(req->conn, line, len);
+		return request_answered(req);
+	}
+	return request_finish(req, req->id != NULL ?
+	    rpc_result_new(req->id, result) : (json_decref(result), NULL));
+}
+
+/* Answer with a result already written as JSON text (taken). */
+enum method_return
+request_done_text(struct request *req, char *text, size_t tlen)
+{
+	json_t	*result;
+	size_t	 len;
+	char	*line;
+
+	if (request_direct(req)) {
+		line = rpc_result_text(req->id, req->id_text, text, tlen, &len);
+		free(text);
+		conn_send_text(req->conn, line, len);
+		return request_answered(req);
+	}
+	/* A batch's replies are gathered as trees; a rare path. */
+	result = json_loadb(text, tlen, 0, NULL);
+	free(text);
+	if (result == NULL)
+		log_fatal("request %s wrote a result that is not JSON",
+		    req->method->name);
+	return request_done(req, result);
 }
 
 /* Answer with an error: code, its kind and more in data (taken), a message. */

@@ -88,56 +88,221 @@ status_main_inferior(const struct session *s, json_t *o)
 		status_add_inferior(s, o, s->procs[0].proc->pid);
 }
 
+/* The member "id". */
+static json_t *
+status_id(const struct session *s)
+{
+	return json_integer((json_int_t)s->id);
+}
+
+/* The member "kind". */
+static json_t *
+status_kind(const struct session *s)
+{
+	return json_string(s->backend->name);
+}
+
+/* The member "state". */
+static json_t *
+status_state(const struct session *s)
+{
+	return json_string(session_state_name(s->state));
+}
+
+/* The member "argv", whole (a row cuts it: status_row_argv). */
+static json_t *
+status_argv(const struct session *s)
+{
+	return json_incref(s->l.argv);
+}
+
+/* The member "cwd". */
+static json_t *
+status_cwd(const struct session *s)
+{
+	return json_string(s->l.cwd);
+}
+
+/* The member "stop_timeout". */
+static json_t *
+status_stop_timeout(const struct session *s)
+{
+	return json_integer((json_int_t)s->l.stop_timeout);
+}
+
+/* The member "log": the log's path, "" where there is none. */
+static json_t *
+status_log(const struct session *s)
+{
+	return json_string(s->output.log_path ? s->output.log_path : "");
+}
+
+/* The member "name", null for none. */
+static json_t *
+status_name(const struct session *s)
+{
+	return s->l.name ? json_string(s->l.name) : json_null();
+}
+
+/* The member "pid": the main process's, null before it has one. */
+static json_t *
+status_pid(const struct session *s)
+{
+	struct proc *main = s->procs[0].proc;
+
+	return main != NULL && main->pid ? json_integer(main->pid) :
+	    json_null();
+}
+
+/* The member "keeper_pid". */
+static json_t *
+status_keeper_pid(const struct session *s)
+{
+	struct proc *main = s->procs[0].proc;
+
+	return main != NULL && main->keeper_pid ?
+	    json_integer(main->keeper_pid) : json_null();
+}
+
+/* The member "stop_target", where one was asked for. */
+static json_t *
+status_stop_target(const struct session *s)
+{
+	return s->l.stop_target ? json_string(s->l.stop_target) : NULL;
+}
+
+/* The member "started_at". */
+static json_t *
+status_started_at(const struct session *s)
+{
+	return status_time(s->started_at);
+}
+
+/* The member "debugger": the one given, else the kind's own. */
+static json_t *
+status_debugger(const struct session *s)
+{
+	const char *dbg = s->l.debugger ? s->l.debugger : s->backend->debugger;
+
+	return dbg != NULL ? json_string(dbg) : NULL;
+}
+
+/* The member "ended_at", once ended. */
+static json_t *
+status_ended_at(const struct session *s)
+{
+	return session_ended(s) ? status_time(s->ended_at) : NULL;
+}
+
+/* The member "transport". */
+static json_t *
+status_transport(const struct session *s)
+{
+	return json_boolean(s->transport != NULL);
+}
+
+/* The member "log_error", after a write to the log failed. */
+static json_t *
+status_log_error(const struct session *s)
+{
+	return s->output.log_error ? json_string(s->output.log_error) : NULL;
+}
+
+/* The member "log_missing": the bytes the log lacks, after a failure. */
+static json_t *
+status_log_missing(const struct session *s)
+{
+	return s->output.log_error ?
+	    json_integer((json_int_t)s->output.missing) : NULL;
+}
+
+/* The member "containment": the session's own, as its cgroup may have been refused. */
+static json_t *
+status_containment(const struct session *s)
+{
+	struct proc *main = s->procs[0].proc;
+
+	return json_string((main == NULL ? dmn.cgroup_root != NULL :
+	    s->in_cgroup) ? "cgroup" : "subreaper");
+}
+
+/* The member "exit", once the main process has exited. */
+static json_t *
+status_exit(const struct session *s)
+{
+	struct proc *main = s->procs[0].proc;
+
+	return main != NULL && main->have_exit ? proc_exit_json(main) : NULL;
+}
+
+/* The member "error": why the session failed. */
+static json_t *
+status_error(const struct session *s)
+{
+	return s->why.msg ? json_string(s->why.msg) : NULL;
+}
+
+/* The member "target": the debugged target's run state. */
+static json_t *
+status_target(const struct session *s)
+{
+	return s->target ? json_incref(s->target) : NULL;
+}
+
+/* The member "fault": the fault record. */
+static json_t *
+status_fault(const struct session *s)
+{
+	return s->fault ? json_incref(s->fault) : NULL;
+}
+
+/*
+ * The members of the session object in the order it is written; the entry
+ * without a name stands for the kind's own members (its status hook).
+ */
+const struct status_field status_fields[] = {
+	{ "id", status_id },
+	{ "kind", status_kind },
+	{ "state", status_state },
+	{ "argv", status_argv },
+	{ "cwd", status_cwd },
+	{ "stop_timeout", status_stop_timeout },
+	{ "log", status_log },
+	{ "name", status_name },
+	{ "pid", status_pid },
+	{ "keeper_pid", status_keeper_pid },
+	{ "stop_target", status_stop_target },
+	{ NULL, NULL },
+	{ "started_at", status_started_at },
+	{ "debugger", status_debugger },
+	{ "ended_at", status_ended_at },
+	{ "transport", status_transport },
+	{ "log_error", status_log_error },
+	{ "log_missing", status_log_missing },
+	{ "containment", status_containment },
+	{ "exit", status_exit },
+	{ "error", status_error },
+	{ "target", status_target },
+	{ "fault", status_fault },
+};
+const size_t status_nfields = sizeof status_fields / sizeof status_fields[0];
+
 /* The session object of the protocol. */
 json_t *
 status_json(const struct session *s)
 {
-	struct proc	*main = s->procs[0].proc;
-	const char	*dbg = s->l.debugger ? s->l.debugger : s->backend->debugger;
-	json_t		*o;
+	json_t	*o = json_object(), *v;
+	size_t	 i;
 
-	o = json_pack("{s:I, s:s, s:s, s:O, s:s, s:I, s:s}",
-	    "id", (json_int_t)s->id,
-	    "kind", s->backend->name,
-	    "state", session_state_name(s->state),
-	    "argv", s->l.argv,
-	    "cwd", s->l.cwd,
-	    "stop_timeout", (json_int_t)s->l.stop_timeout,
-	    "log", s->output.log_path ? s->output.log_path : "");
-	json_object_set_new(o, "name", s->l.name ? json_string(s->l.name) :
-	    json_null());
-	json_object_set_new(o, "pid", main != NULL && main->pid ?
-	    json_integer(main->pid) : json_null());
-	json_object_set_new(o, "keeper_pid", main != NULL && main->keeper_pid ?
-	    json_integer(main->keeper_pid) : json_null());
-	if (s->l.stop_target != NULL)
-		json_object_set_new(o, "stop_target",
-		    json_string(s->l.stop_target));
-	if (s->backend->status != NULL)
-		s->backend->status(s, o);
-	json_object_set_new(o, "started_at", status_time(s->started_at));
-	if (dbg != NULL)
-		json_object_set_new(o, "debugger", json_string(dbg));
-	if (session_ended(s))
-		json_object_set_new(o, "ended_at", status_time(s->ended_at));
-	json_object_set_new(o, "transport", json_boolean(s->transport != NULL));
-	if (s->output.log_error != NULL) {
-		json_object_set_new(o, "log_error",
-		    json_string(s->output.log_error));
-		json_object_set_new(o, "log_missing",
-		    json_integer((json_int_t)s->output.missing));
+	for (i = 0; i < status_nfields; i++) {
+		if (status_fields[i].name == NULL) {
+			if (s->backend->status != NULL)
+				s->backend->status(s, o);
+			continue;
+		}
+		if ((v = status_fields[i].value(s)) != NULL)
+			json_object_set_new(o, status_fields[i].name, v);
 	}
-	/* The session's own: its cgroup may have been refused where others were made. */
-	json_object_set_new(o, "containment", json_string((main == NULL ?
-	    dmn.cgroup_root != NULL : s->in_cgroup) ? "cgroup" : "subreaper"));
-	if (main != NULL && main->have_exit)
-		json_object_set_new(o, "exit", proc_exit_json(main));
-	if (s->why.msg != NULL)
-		json_object_set_new(o, "error", json_string(s->why.msg));
-	if (s->target != NULL)
-		json_object_set(o, "target", s->target);
-	if (s->fault != NULL)
-		json_object_set(o, "fault", s->fault);
 	return o;
 }
 
@@ -155,43 +320,10 @@ status_json_len(const char *str)
 }
 
 /*
- * An upper bound of the bytes v takes as compact JSON, found without
- * writing it (which the reply does once, later): for paging by size.
- */
-static size_t
-status_json_size(json_t *v)
-{
-	const char	*key;
-	json_t		*m;
-	size_t		 i, n;
-
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		n = 2;
-		json_object_foreach(v, key, m)
-			n += status_json_len(key) + 1 + status_json_size(m);
-		return n;
-	case JSON_ARRAY:
-		n = 2;
-		json_array_foreach(v, i, m)
-			n += 1 + status_json_size(m);
-		return n;
-	case JSON_STRING:
-		return status_json_len(json_string_value(v)) - 1;
-	case JSON_INTEGER:
-		return 20;
-	case JSON_REAL:
-		return 32;
-	default:
-		return 5;	/* true, false, null */
-	}
-}
-
-/*
  * argv for a row: the arguments that fit in STATUS_ROW_ARGV bytes as
  * JSON, the one that does not cut short (never in a character's middle).
  */
-static json_t *
+json_t *
 status_row_argv(json_t *argv, bool *cut)
 {
 	json_t		*out = json_array(), *v;
@@ -221,59 +353,6 @@ status_row_argv(json_t *argv, bool *cut)
 		break;
 	}
 	return out;
-}
-
-/* A session as a row of a listing: its object, with a long argv cut. */
-json_t *
-status_row(const struct session *s)
-{
-	json_t	*o = status_json(s), *argv;
-	bool	 cut;
-
-	argv = status_row_argv(s->l.argv, &cut);
-	if (!cut) {
-		json_decref(argv);
-		return o;
-	}
-	json_object_set_new(o, "argv", argv);
-	json_object_set_new(o, "argv_cut", json_true());
-	return o;
-}
-
-/* Start an empty page of rows. */
-void
-status_page_init(struct status_page *p, size_t max_rows)
-{
-	p->rows = json_array();
-	p->bytes = 0;
-	p->max_rows = max_rows;
-	p->full = false;
-}
-
-/*
- * Add s's row unless the page is full (by rows, or by bytes: a reply must
- * stay well inside the line limit); the first row always goes in.
- */
-bool
-status_page_add(struct status_page *p, const struct session *s)
-{
-	json_t	*row;
-	size_t	 len;
-
-	if (p->full || json_array_size(p->rows) >= p->max_rows) {
-		p->full = true;
-		return false;
-	}
-	row = status_row(s);
-	len = status_json_size(row) + 1;
-	if (json_array_size(p->rows) > 0 && p->bytes + len > STATUS_PAGE_BYTES) {
-		json_decref(row);
-		p->full = true;
-		return false;
-	}
-	p->bytes += len;
-	json_array_append_new(p->rows, row);
-	return true;
 }
 
 /* Append a formatted piece to a growing string. */

@@ -403,6 +403,72 @@ rpc_dump(const json_t *msg, size_t *len)
 	return b.p;
 }
 
+/*
+ * Start a result reply line in b: the envelope, then the id as id_text
+ * spells it or as id dumps; -1 if it fails.
+ */
+static int
+rpc_result_head(struct rpc_buf *b, const json_t *id, const char *id_text)
+{
+	static const char	head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+	static const char	mid[] = ",\"result\":";
+
+	if (rpc_dump_cb(head, sizeof head - 1, b) != 0)
+		return -1;
+	if (id_text != NULL ? rpc_dump_cb(id_text, strlen(id_text), b) :
+	    json_dump_callback(id != NULL ? id : json_null(), rpc_dump_cb, b,
+	    JSON_COMPACT | JSON_ENCODE_ANY))
+		return -1;
+	return rpc_dump_cb(mid, sizeof mid - 1, b);
+}
+
+/* End a reply line in b: the brace, LF and NUL; the line, or NULL. */
+static char *
+rpc_result_tail(struct rpc_buf *b, size_t *len)
+{
+	if (rpc_dump_cb("}", 1, b) != 0) {
+		free(b->p);
+		return NULL;
+	}
+	b->p[b->len++] = '\n';
+	b->p[b->len] = '\0';
+	*len = b->len;
+	return b->p;
+}
+
+/*
+ * A result reply as one line, the result dumped straight into it (no
+ * envelope object is built); NULL past FRAME_MAX or on failure.
+ */
+char *
+rpc_result_dump(const json_t *id, const char *id_text, const json_t *result,
+    size_t *len)
+{
+	struct rpc_buf	b = { NULL, 0, 0 };
+
+	if (rpc_result_head(&b, id, id_text) != 0 ||
+	    json_dump_callback(result, rpc_dump_cb, &b, JSON_COMPACT) != 0) {
+		free(b.p);
+		return NULL;
+	}
+	return rpc_result_tail(&b, len);
+}
+
+/* A result reply as one line around a result already written as JSON text. */
+char *
+rpc_result_text(const json_t *id, const char *id_text, const char *result,
+    size_t rlen, size_t *len)
+{
+	struct rpc_buf	b = { NULL, 0, 0 };
+
+	if (rpc_result_head(&b, id, id_text) != 0 ||
+	    rpc_dump_cb(result, rlen, &b) != 0) {
+		free(b.p);
+		return NULL;
+	}
+	return rpc_result_tail(&b, len);
+}
+
 /* Get key from params, treating JSON null as missing. */
 static json_t *
 rpc_param_get(json_t *params, const char *key)

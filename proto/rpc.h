@@ -64,6 +64,10 @@ json_t	*rpc_error_new(json_t *id, int code, const char *message,
 json_t	*rpc_notification_new(const char *method, json_t *params);
 char	*rpc_dump(const json_t *msg, size_t *len);
 char	*rpc_dump_id(const json_t *msg, const char *id_text, size_t *len);
+char	*rpc_result_dump(const json_t *id, const char *id_text,
+	    const json_t *result, size_t *len);
+char	*rpc_result_text(const json_t *id, const char *id_text,
+	    const char *result, size_t rlen, size_t *len);
 char	*rpc_id_text(const char *line, size_t len);
 
 void	 rpc_error_set(struct rpc_error *, int code, const char *fmt, ...)

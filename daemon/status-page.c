@@ -1,0 +1,208 @@
+/*
+ * Pages of session rows for list, stop and subscribe: each row written as
+ * JSON text straight into the page (no tree of the reply is built), with
+ * every member or only those a list named, as many as fit a reply.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+/* Which members to write: every one when fields is NULL, else those named. */
+void
+status_pick_init(struct status_pick *pick, json_t *fields)
+{
+	json_t	*v;
+	size_t	 i, j;
+	bool	 known;
+
+	memset(pick, 0, sizeof *pick);
+	if (fields == NULL) {
+		pick->all = true;
+		return;
+	}
+	if (status_nfields > 64)
+		log_fatal("status_fields has %zu members, a mask 64",
+		    status_nfields);
+	pick->names = fields;
+	json_array_foreach(fields, i, v) {
+		known = false;
+		for (j = 0; j < status_nfields; j++) {
+			if (status_fields[j].name != NULL &&
+			    strcmp(status_fields[j].name, json_string_value(v)) ==
+			    0) {
+				pick->mask |= (uint64_t)1 << j;
+				known = true;
+			}
+		}
+		if (!known)
+			pick->kind_own = true;
+	}
+	/* Every row says which session it is. */
+	pick->mask |= 1;
+}
+
+/* Append bytes to the page; the json_dump_callback shape, never failing. */
+static int
+status_page_put(const char *data, size_t len, void *arg)
+{
+	struct status_page	*p = arg;
+
+	if (p->len + len + 1 > p->cap) {
+		while (p->len + len + 1 > p->cap)
+			p->cap = p->cap != 0 ? p->cap * 2 : 4096;
+		p->text = xreallocarray(p->text, p->cap, 1);
+	}
+	memcpy(p->text + p->len, data, len);
+	p->len += len;
+	p->text[p->len] = '\0';
+	return 0;
+}
+
+/* Append a string of the page's own making. */
+static void
+status_page_puts(struct status_page *p, const char *str)
+{
+	(void)status_page_put(str, strlen(str), p);
+}
+
+/* Write one member, "name":value, and take value. */
+static void
+status_page_member(struct status_page *p, bool *first, const char *name,
+    json_t *value)
+{
+	status_page_puts(p, *first ? "\"" : ",\"");
+	status_page_puts(p, name);
+	status_page_puts(p, "\":");
+	if (json_dump_callback(value, status_page_put, p,
+	    JSON_COMPACT | JSON_ENCODE_ANY) != 0)
+		log_fatal("cannot write the member %s of a row", name);
+	json_decref(value);
+	*first = false;
+}
+
+/* Whether the pick names the member name. */
+static bool
+status_page_named(const struct status_pick *pick, const char *name)
+{
+	json_t	*v;
+	size_t	 i;
+
+	json_array_foreach(pick->names, i, v)
+		if (strcmp(json_string_value(v), name) == 0)
+			return true;
+	return false;
+}
+
+/* Write the kind's own members, or those of them the pick names. */
+static void
+status_page_kind_own(struct status_page *p, bool *first,
+    const struct session *s)
+{
+	const char	*key;
+	json_t		*o, *v;
+
+	if (s->backend->status == NULL || (!p->pick->all &&
+	    !p->pick->kind_own))
+		return;
+	o = json_object();
+	s->backend->status(s, o);
+	json_object_foreach(o, key, v)
+		if (p->pick->all || status_page_named(p->pick, key))
+			status_page_member(p, first, key, json_incref(v));
+	json_decref(o);
+}
+
+/* Write s as a row: its members in status_json's order, a long argv cut. */
+static void
+status_page_row(struct status_page *p, const struct session *s)
+{
+	const struct status_field	*f;
+	json_t				*v;
+	size_t				 i;
+	bool				 first = true, cut;
+
+	status_page_puts(p, "{");
+	for (i = 0; i < status_nfields; i++) {
+		f = &status_fields[i];
+		if (f->name == NULL) {
+			status_page_kind_own(p, &first, s);
+			continue;
+		}
+		if (!p->pick->all && (p->pick->mask & ((uint64_t)1 << i)) == 0)
+			continue;
+		if (strcmp(f->name, "argv") == 0) {
+			status_page_member(p, &first, f->name,
+			    status_row_argv(s->l.argv, &cut));
+			if (cut)
+				status_page_member(p, &first, "argv_cut",
+				    json_true());
+		} else if ((v = f->value(s)) != NULL)
+			status_page_member(p, &first, f->name, v);
+	}
+	status_page_puts(p, "}");
+}
+
+/* Start an empty page whose rows go under key, at most max_rows of them. */
+void
+status_page_init(struct status_page *p, const char *key, size_t max_rows,
+    const struct status_pick *pick)
+{
+	static const struct status_pick	all = { .all = true };
+
+	memset(p, 0, sizeof *p);
+	p->max_rows = max_rows;
+	p->pick = pick != NULL ? pick : &all;
+	status_page_puts(p, "{\"");
+	status_page_puts(p, key);
+	status_page_puts(p, "\":[");
+}
+
+/*
+ * Add s's row unless the page is full (by rows, or by bytes: a reply must
+ * stay well inside the line limit); the first row always goes in.
+ */
+bool
+status_page_add(struct status_page *p, const struct session *s)
+{
+	size_t	mark = p->len;
+
+	if (p->full || p->n >= p->max_rows) {
+		p->full = true;
+		return false;
+	}
+	if (p->n > 0)
+		status_page_puts(p, ",");
+	status_page_row(p, s);
+	if (p->n > 0 && p->len > STATUS_PAGE_BYTES) {
+		p->len = mark;
+		p->text[mark] = '\0';
+		p->full = true;
+		return false;
+	}
+	p->n++;
+	return true;
+}
+
+/*
+ * The page as a result's text: {"KEY":[rows], and extra's members (taken)};
+ * the page is spent.
+ */
+char *
+status_page_result(struct status_page *p, json_t *extra, size_t *len)
+{
+	char	*more;
+
+	status_page_puts(p, "]");
+	more = json_dumps(extra, JSON_COMPACT);
+	json_decref(extra);
+	if (more == NULL)
+		log_fatal("cannot write a page's members");
+	/* more is {...}: its members follow the rows. */
+	if (strcmp(more, "{}") != 0)
+		status_page_puts(p, ",");
+	status_page_puts(p, more + 1);
+	free(more);
+	*len = p->len;
+	return p->text;
+}
