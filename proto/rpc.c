@@ -7,6 +7,17 @@
 #include "frame.h"
 #include "rpc.h"
 
+/* What a bare request (no params) held, pointing into its line. */
+struct rpc_bare {
+	int		 seen;		/* jsonrpc 1, method 2, id 4, params 8 */
+	const char	*method;
+	size_t		 mlen;
+	int		 id_is_string;
+	const char	*id_str;
+	size_t		 id_len;
+	json_int_t	 id_int;
+};
+
 /* A growing output buffer for rpc_dump, capped at FRAME_MAX content bytes. */
 struct rpc_buf {
 	char	*p;
@@ -77,6 +88,152 @@ rpc_valid_id(const json_t *v)
 	    json_is_null(v);
 }
 
+/* Step p over white space before end. */
+static const char *
+rpc_bare_space(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' ||
+	    *p == '\n'))
+		p++;
+	return p;
+}
+
+/*
+ * A string without escapes or bytes outside printable ASCII at p: its
+ * content in *s and *n, and the byte after it; NULL if it is not one.
+ */
+static const char *
+rpc_bare_string(const char *p, const char *end, const char **s, size_t *n)
+{
+	const char *q;
+
+	if (p >= end || *p != '"')
+		return NULL;
+	for (q = ++p; q < end && *q != '"'; q++)
+		if (*q == '\\' || *q < 0x20 || *q > 0x7e)
+			return NULL;
+	if (q >= end)
+		return NULL;
+	*s = p;
+	*n = (size_t)(q - p);
+	return q + 1;
+}
+
+/* An integer of at most 18 digits at p into *v; the byte after it, or NULL. */
+static const char *
+rpc_bare_int(const char *p, const char *end, json_int_t *v)
+{
+	const char	*q = p;
+	json_int_t	 n = 0;
+	int		 neg = 0;
+
+	if (q < end && *q == '-') {
+		neg = 1;
+		q++;
+	}
+	for (p = q; q < end && *q >= '0' && *q <= '9' && q - p < 18; q++)
+		n = n * 10 + (*q - '0');
+	/* Not a fraction, an exponent, more digits, or a leading zero. */
+	if (q == p || (q < end && strchr(".eE0123456789", *q) != NULL &&
+	    *q != '\0') || (*p == '0' && q - p > 1))
+		return NULL;
+	*v = neg ? -n : n;
+	return q;
+}
+
+/* One member's value of a bare request into b; the byte after it, or NULL. */
+static const char *
+rpc_bare_value(const char *p, const char *end, const char *key, size_t klen,
+    struct rpc_bare *b)
+{
+	const char	*s;
+	size_t		 n;
+
+#define RPC_KEY(k) (klen == sizeof k - 1 && memcmp(key, k, klen) == 0)
+	if (RPC_KEY("jsonrpc") && !(b->seen & 1)) {
+		b->seen |= 1;
+		p = rpc_bare_string(p, end, &s, &n);
+		return p != NULL && n == 3 && memcmp(s, "2.0", 3) == 0 ? p : NULL;
+	}
+	if (RPC_KEY("method") && !(b->seen & 2)) {
+		b->seen |= 2;
+		return rpc_bare_string(p, end, &b->method, &b->mlen);
+	}
+	if (RPC_KEY("id") && !(b->seen & 4)) {
+		b->seen |= 4;
+		if (p < end && *p == '"') {
+			b->id_is_string = 1;
+			return rpc_bare_string(p, end, &b->id_str, &b->id_len);
+		}
+		return rpc_bare_int(p, end, &b->id_int);
+	}
+	if (RPC_KEY("params") && !(b->seen & 8)) {
+		b->seen |= 8;
+		if (p >= end || *p != '{')
+			return NULL;
+		p = rpc_bare_space(p + 1, end);
+		return p < end && *p == '}' ? p + 1 : NULL;
+	}
+#undef RPC_KEY
+	return NULL;
+}
+
+/*
+ * The common request without parameters, {"jsonrpc":"2.0","id":N,
+ * "method":"M"} with params absent or {}, read without building a tree
+ * from the text: 0 if line is one, -1 for anything else (which the
+ * general parser then reads, and refuses where it must).
+ */
+static int
+rpc_parse_bare(const char *line, size_t len, struct rpc_request *req)
+{
+	const char	*p = line, *end = line + len, *key;
+	struct rpc_bare	 b;
+	size_t		 klen;
+	json_t		*root;
+
+	memset(&b, 0, sizeof b);
+	p = rpc_bare_space(p, end);
+	if (p >= end || *p++ != '{')
+		return -1;
+	for (;;) {
+		p = rpc_bare_space(p, end);
+		if ((p = rpc_bare_string(p, end, &key, &klen)) == NULL)
+			return -1;
+		p = rpc_bare_space(p, end);
+		if (p >= end || *p++ != ':')
+			return -1;
+		p = rpc_bare_space(p, end);
+		if ((p = rpc_bare_value(p, end, key, klen, &b)) == NULL)
+			return -1;
+		p = rpc_bare_space(p, end);
+		if (p < end && *p == ',') {
+			p++;
+			continue;
+		}
+		if (p >= end || *p++ != '}')
+			return -1;
+		break;
+	}
+	if (rpc_bare_space(p, end) != end || (b.seen & 3) != 3)
+		return -1;
+	root = json_object();
+	json_object_set_new_nocheck(root, "method", json_stringn(b.method,
+	    b.mlen));
+	json_object_set_new_nocheck(root, "params", json_object());
+	if (b.seen & 4)
+		json_object_set_new_nocheck(root, "id", b.id_is_string ?
+		    json_stringn(b.id_str, b.id_len) : json_integer(b.id_int));
+	req->root = root;
+	req->id = json_object_get(root, "id");
+	req->method = json_string_value(json_object_get(root, "method"));
+	req->params = json_object_get(root, "params");
+	if (req->method == NULL || req->params == NULL ||
+	    ((b.seen & 4) && req->id == NULL))
+		return json_decref(root), memset(req, 0, sizeof *req), -1;
+	return 0;
+}
+
 /* Parse and validate one request line into req; -1 and err on failure. */
 int
 rpc_parse(const char *line, size_t len, struct rpc_request *req,
@@ -87,6 +244,8 @@ rpc_parse(const char *line, size_t len, struct rpc_request *req,
 
 	memset(req, 0, sizeof *req);
 	err->id = NULL;
+	if (rpc_parse_bare(line, len, req) == 0)
+		return 0;
 
 	/* JSON_DECODE_ANY: a scalar is an invalid request, not unparsable. */
 	root = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
@@ -403,6 +562,23 @@ rpc_dump(const json_t *msg, size_t *len)
 	return b.p;
 }
 
+/* n in decimal, written into buf (24 bytes) without printf's machinery. */
+static const char *
+rpc_int_text(json_int_t n, char *buf)
+{
+	unsigned long long	u = n < 0 ? 0ULL - (unsigned long long)n :
+				    (unsigned long long)n;
+	char			*p = buf + 23;
+
+	*p = '\0';
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (n < 0)
+		*--p = '-';
+	return p;
+}
+
 /*
  * Start a result reply line in b: the envelope, then the id as id_text
  * spells it or as id dumps; -1 if it fails.
@@ -415,6 +591,10 @@ rpc_result_head(struct rpc_buf *b, const json_t *id, const char *id_text)
 
 	if (rpc_dump_cb(head, sizeof head - 1, b) != 0)
 		return -1;
+	char			num[24];
+
+	if (id_text == NULL && json_is_integer(id))
+		id_text = rpc_int_text(json_integer_value(id), num);
 	if (id_text != NULL ? rpc_dump_cb(id_text, strlen(id_text), b) :
 	    json_dump_callback(id != NULL ? id : json_null(), rpc_dump_cb, b,
 	    JSON_COMPACT | JSON_ENCODE_ANY))

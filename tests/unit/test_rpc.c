@@ -804,3 +804,80 @@ Test(rpc, a_non_integer_id_comes_back_as_it_was_sent)
 	cr_assert_null(req.id_text, "an integer id is written back as it is");
 	rpc_request_free(&req);
 }
+
+/*
+ * A request without params, which a shortcut reads without the general
+ * parser, comes out as the general parser would make it: the same id,
+ * method and empty params for the shapes the shortcut takes, and the same
+ * refusals for those it leaves to the parser.
+ */
+Test(rpc, bare_requests_read_as_the_parser_reads_them)
+{
+	static const struct {
+		const char	*line;
+		const char	*id;	/* the id as JSON; NULL: none */
+		const char	*method;
+	} ok[] = {
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", "1",
+		    "ping" },
+		{ " { \"method\" : \"list\" , \"jsonrpc\" : \"2.0\" , \"id\" "
+		    ": -42 , \"params\" : { } } ", "-42", "list" },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":\"a b\",\"method\":\"hello\"}",
+		    "\"a b\"", "hello" },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}", NULL, "ping" },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}", "0",
+		    "ping" },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":999999999999999999,\"method\":"
+		    "\"ping\"}", "999999999999999999", "ping" },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}", "1.5",
+		    "ping" },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":\"\\u00e9\",\"method\":\"ping\"}",
+		    "\"\\u00e9\"", "ping" },
+	};
+	static const struct {
+		const char	*line;
+		int		 code;
+	} bad[] = {
+		{ "{\"jsonrpc\":\"2.0\",\"id\":01,\"method\":\"ping\"}",
+		    RPC_PARSE_ERROR },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}",
+		    RPC_PARSE_ERROR },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} x",
+		    RPC_PARSE_ERROR },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"",
+		    RPC_PARSE_ERROR },
+		{ "{\"jsonrpc\":\"2.00\",\"id\":1,\"method\":\"ping\"}",
+		    RPC_INVALID_REQUEST },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1}", RPC_INVALID_REQUEST },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+		    "\"params\":[]}", RPC_INVALID_PARAMS },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":12345678901234567890123,"
+		    "\"method\":\"ping\"}", RPC_PARSE_ERROR },
+	};
+	struct rpc_request	 req;
+	struct rpc_error	 err;
+	json_t			*want;
+	size_t			 i;
+
+	for (i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		cr_assert_eq(rpc_test_parse(ok[i].line, &req, &err), 0,
+		    "refused: %s (%s)", ok[i].line, err.message);
+		cr_assert_str_eq(req.method, ok[i].method, "%s", ok[i].line);
+		cr_assert(json_is_object(req.params) &&
+		    json_object_size(req.params) == 0, "%s: params",
+		    ok[i].line);
+		if (ok[i].id == NULL)
+			cr_assert_null(req.id, "%s: an id", ok[i].line);
+		else {
+			want = json_loads(ok[i].id, JSON_DECODE_ANY, NULL);
+			cr_assert(json_equal(req.id, want), "%s: id",
+			    ok[i].line);
+			json_decref(want);
+		}
+		rpc_request_free(&req);
+	}
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		rpc_test_refused(bad[i].line, bad[i].code, &err);
+		json_decref(err.id);
+	}
+}
