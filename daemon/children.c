@@ -66,6 +66,30 @@ children_parse(const char *text, pid_t **pids, size_t *n, size_t *cap)
 }
 
 /*
+ * "/proc/PID" and rest into buf, without printf, whose deep frames would
+ * dirty stack pages the keeper keeps for its whole life; NULL if too long.
+ */
+char *
+children_proc_path(char *buf, size_t len, pid_t pid, const char *rest)
+{
+	char		 num[24], *p = num + sizeof num;
+	unsigned long	 v = (unsigned long)pid;
+	size_t		 n;
+
+	*--p = '\0';
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	n = strlen("/proc/") + strlen(p) + strlen(rest);
+	if (n >= len)
+		return NULL;
+	strcpy(buf, "/proc/");
+	strcat(buf, p);
+	strcat(buf, rest);
+	return buf;
+}
+
+/*
  * Every child of every thread of pid, however many: a malloc'd array of
  * *n pids (NULL and 0 if none, or pid is gone). Free it.
  */
@@ -75,18 +99,21 @@ children_of(pid_t pid, size_t *n)
 	char		 path[320], *text;
 	struct dirent	*de;
 	pid_t		*pids = NULL;
-	size_t		 cap = 0, len;
+	size_t		 cap = 0, len, base;
 	DIR		*d;
 
 	*n = 0;
-	snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
-	if ((d = opendir(path)) == NULL)
+	if (children_proc_path(path, sizeof path, pid, "/task/") == NULL ||
+	    (d = opendir(path)) == NULL)
 		return NULL;
+	base = strlen(path);
 	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
+		if (de->d_name[0] == '.' || base + strlen(de->d_name) +
+		    sizeof "/children" > sizeof path)
 			continue;
-		snprintf(path, sizeof path, "/proc/%ld/task/%s/children",
-		    (long)pid, de->d_name);
+		/* PID/task/TID/children, on the PID/task/ already written. */
+		strcpy(path + base, de->d_name);
+		strcat(path + base, "/children");
 		if ((text = children_read(path, &len)) == NULL)
 			continue;
 		children_parse(text, &pids, n, &cap);

@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 #include <sys/queue.h>
+#include <sys/tree.h>
 
 #include <limits.h>
 #include <stdarg.h>
@@ -613,6 +614,7 @@ struct session_proc {
 /* One supervised debugger or program, from launch until it is forgotten. */
 struct session {
 	TAILQ_ENTRY(session)	 entry;
+	RB_ENTRY(session)	 id_entry;	/* in dmn.session_ids while listed */
 	unsigned long		 id;
 	unsigned		 refs;
 	bool			 listed;	/* in the table */
@@ -649,6 +651,8 @@ struct session {
 const char		*session_state_name(enum session_state);
 bool			 session_ended(const struct session *);
 struct session		*session_create(struct launch *, struct rpc_error *);
+RB_HEAD(session_ids, session);
+RB_PROTOTYPE(session_ids, session, id_entry, session_cmp)
 struct session		*session_find(json_t *ref, struct rpc_error *);
 struct session		*session_by_name(const char *, bool live_only);
 void			 session_ref(struct session *);
@@ -984,6 +988,7 @@ struct daemon {
 	char			 contain_why[PATH_MAX + 64]; /* why not */
 	struct pidfh		*pidfh;
 	TAILQ_HEAD(, session)	 sessions;
+	struct session_ids	 session_ids;	/* the same, by id */
 	TAILQ_HEAD(, conn)	 conns;
 	TAILQ_HEAD(, request)	 waiting;
 	struct sinks		 sinks;		/* on every session */

@@ -95,8 +95,8 @@ keeper_tree_read_stat(pid_t pid, struct keeper_tree_stat *st)
 	ssize_t	n = 0;
 	int	fd;
 
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY|O_CLOEXEC)) == -1)
+	if (children_proc_path(path, sizeof path, pid, "/stat") == NULL ||
+	    (fd = open(path, O_RDONLY|O_CLOEXEC)) == -1)
 		return -1;
 	while (len < sizeof buf) {
 		n = read(fd, buf + len, sizeof buf - len);

@@ -77,20 +77,41 @@ keeper_write_ctl(struct keeper *k, const char *buf, size_t len)
 	}
 }
 
-/* Format one line and send it to the daemon. */
-static void __attribute__((format(printf, 2, 3)))
-keeper_send(struct keeper *k, const char *fmt, ...)
+/*
+ * Send the daemon a line "WORD [WHAT ]N[ HOW]", written without printf,
+ * whose deep frames would dirty stack pages the keeper keeps all its life.
+ */
+static void
+keeper_send(struct keeper *k, const char *word, const char *what, long n,
+    const char *how)
 {
-	char	buf[128];
-	va_list	ap;
-	int	n;
+	char		 buf[128], num[24], *p = num + sizeof num;
+	unsigned long	 v = n < 0 ? 0UL - (unsigned long)n : (unsigned long)n;
+	size_t		 len;
 
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof buf)
+	*--p = '\0';
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	if (n < 0)
+		*--p = '-';
+	len = strlen(word) + strlen(p) + 3 + (what ? strlen(what) + 1 : 0) +
+	    (how ? strlen(how) + 1 : 0);
+	if (len > sizeof buf)
 		abort();
-	keeper_write_ctl(k, buf, n);
+	strcpy(buf, word);
+	if (what != NULL) {
+		strcat(buf, " ");
+		strcat(buf, what);
+	}
+	strcat(buf, " ");
+	strcat(buf, p);
+	if (how != NULL) {
+		strcat(buf, " ");
+		strcat(buf, how);
+	}
+	strcat(buf, "\n");
+	keeper_write_ctl(k, buf, strlen(buf));
 }
 
 /*
@@ -122,7 +143,7 @@ keeper_number(const char *s, long long min, long long max, const char **errstr)
 static __dead void
 keeper_fail(struct keeper *k, const char *stage, int error, int status)
 {
-	keeper_send(k, "failed %s %d\n", stage, error);
+	keeper_send(k, "failed", stage, error, NULL);
 	_exit(status);
 }
 
@@ -413,7 +434,7 @@ keeper_report_exec(struct keeper *k)
 	close(k->errfd);
 	k->errfd = -1;
 	if (n == 0) {
-		keeper_send(k, "started %d\n", (int)k->main_pid);
+		keeper_send(k, "started", NULL, (long)k->main_pid, NULL);
 		return;
 	}
 	if (n == -1) {
@@ -421,7 +442,7 @@ keeper_report_exec(struct keeper *k)
 		e.error = errno;
 	} else if (n != sizeof e || e.stage < 0 || e.stage > KEEPER_CHILD_EXEC)
 		abort();
-	keeper_send(k, "failed %s %d\n", keeper_stages[e.stage], e.error);
+	keeper_send(k, "failed", keeper_stages[e.stage], e.error, NULL);
 	k->quiet = 1;
 	keeper_kill_now(k);
 }
@@ -436,10 +457,10 @@ keeper_report_exit(struct keeper *k, int status)
 		keeper_report_exec(k);	/* the child is gone: cannot block */
 	k->main_reaped = 1;
 	if (!k->quiet && WIFEXITED(status))
-		keeper_send(k, "exit code %d %s\n", WEXITSTATUS(status),
+		keeper_send(k, "exit", "code", WEXITSTATUS(status),
 		    keeper_phases[k->phase]);
 	else if (!k->quiet && WIFSIGNALED(status))
-		keeper_send(k, "exit signal %d %s\n", WTERMSIG(status),
+		keeper_send(k, "exit", "signal", WTERMSIG(status),
 		    keeper_phases[k->phase]);
 	keeper_stop(k, k->stop_ms);
 }
@@ -582,15 +603,16 @@ keeper_loop(struct keeper *k)
 static void
 keeper_join_cgroup(struct keeper *k)
 {
-	char	path[PATH_MAX];
-	int	fd, n;
+	int	dir, fd, n;
 
 	if (k->cgroup == NULL)
 		return;
-	if (snprintf(path, sizeof path, "%s/cgroup.procs", k->cgroup) >=
-	    (int)sizeof path)
-		keeper_fail(k, "setup", ENAMETOOLONG, 2);
-	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+	/* Through the directory: no path buffer on a stack that stays dirty. */
+	if ((dir = open(k->cgroup, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+		keeper_fail(k, "setup", errno, 2);
+	fd = openat(dir, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+	close(dir);
+	if (fd == -1)
 		keeper_fail(k, "setup", errno, 2);
 	n = write(fd, "0", 1);
 	if (n != 1)

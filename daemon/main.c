@@ -336,6 +336,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	TAILQ_INIT(&dmn.sessions);
+	RB_INIT(&dmn.session_ids);
 	TAILQ_INIT(&dmn.conns);
 	TAILQ_INIT(&dmn.waiting);
 	TAILQ_INIT(&dmn.sinks);

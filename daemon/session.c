@@ -302,6 +302,7 @@ session_create(struct launch *l, struct rpc_error *err)
 	s->started_at = loop_now();
 	TAILQ_INIT(&s->sinks);
 	TAILQ_INSERT_TAIL(&dmn.sessions, s, entry);
+	RB_INSERT(session_ids, &dmn.session_ids, s);
 	log_info("session %lu: launching %s %s", s->id, s->backend->name,
 	    s->l.remote != NULL ? s->l.remote :
 	    json_string_value(json_array_get(s->l.argv, 0)));
@@ -333,11 +334,20 @@ session_by_name(const char *name, bool live_only)
 	return found;
 }
 
+/* Order sessions by id, for the table's index. */
+static int
+session_cmp(const struct session *a, const struct session *b)
+{
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+RB_GENERATE(session_ids, session, id_entry, session_cmp)
+
 /* Resolve a session reference: an id, a numeric string, or a name. */
 struct session *
 session_find(json_t *ref, struct rpc_error *err)
 {
-	struct session	*s;
+	struct session	*s, key;
 	unsigned long	 id = 0;
 	const char	*str;
 	char		*end;
@@ -361,9 +371,9 @@ session_find(json_t *ref, struct rpc_error *err)
 		    "\"session\" must be an id or a name");
 		return NULL;
 	}
-	TAILQ_FOREACH(s, &dmn.sessions, entry)
-		if (s->id == id)
-			return s;
+	key.id = id;
+	if ((s = RB_FIND(session_ids, &dmn.session_ids, &key)) != NULL)
+		return s;
 	rpc_error_set(err, RPC_NO_SUCH_SESSION, "no session %lu", id);
 	return NULL;
 }
@@ -528,6 +538,7 @@ session_prune_cb(void *arg)
 		if (!session_prunable(s))
 			continue;
 		TAILQ_REMOVE(&dmn.sessions, s, entry);
+		RB_REMOVE(session_ids, &dmn.session_ids, s);
 		s->listed = false;
 		dmn.nended--;
 		session_unref(s);
