@@ -17,8 +17,6 @@
 #define TRANSPORT_CHUNK (256 * 1024)
 /* Bytes recv asks for when --max is not given. */
 #define TRANSPORT_RECV_MAX 65536
-/* Buffer of each direction of pipe. */
-#define TRANSPORT_PIPE_BUF (256 * 1024)
 
 /* A closed stream is a status of its own for the transport's commands. */
 static const struct cmd_exit cmd_transport_exits[] = {
@@ -152,77 +150,6 @@ const struct cmd_entry cmd_recv_entry = {
 	.exec = cmd_recv_exec,
 };
 
-/* Copy both ways between stdin/stdout and the raw socket until the target's output ends. */
-static int
-cmd_transport_pump(int sock)
-{
-	static char	up[TRANSPORT_PIPE_BUF], down[TRANSPORT_PIPE_BUF];
-	struct pollfd	pfd[2];
-	size_t		uplen = 0, upoff = 0;
-	ssize_t		n;
-	int		in_eof = 0, shut = 0;
-
-	fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK);
-	for (;;) {
-		if (in_eof && uplen == upoff && !shut) {
-			shutdown(sock, SHUT_WR);
-			shut = 1;
-		}
-		pfd[0].fd = (!in_eof && uplen == upoff) ? STDIN_FILENO : -1;
-		pfd[0].events = POLLIN;
-		pfd[1].fd = sock;
-		pfd[1].events = POLLIN | (uplen > upoff ? POLLOUT : 0);
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			client_fatal("poll: %s", strerror(errno));
-		}
-		if (pfd[0].revents != 0) {
-			n = read(STDIN_FILENO, up, sizeof up);
-			if (n < 0 && errno != EINTR && errno != EAGAIN)
-				client_fatal("read: stdin: %s", strerror(errno));
-			if (n == 0)
-				in_eof = 1;
-			if (n > 0) {
-				uplen = n;
-				upoff = 0;
-			}
-		}
-		if (uplen > upoff) {
-			n = send(sock, up + upoff, uplen - upoff, MSG_NOSIGNAL);
-			/*
-			 * The target stopped reading and the daemon is closing:
-			 * send no more, but read what it still has for us.
-			 */
-			if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) {
-				in_eof = shut = 1;
-				uplen = upoff = 0;
-				continue;
-			}
-			if (n < 0 && errno != EAGAIN && errno != EINTR)
-				client_fatal("lost connection to the daemon: %s",
-				    strerror(errno));
-			if (n > 0)
-				upoff += n;
-			if (upoff == uplen)
-				uplen = upoff = 0;
-		}
-		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-			n = read(sock, down, sizeof down);
-			if (n < 0 && (errno == EAGAIN || errno == EINTR))
-				continue;
-			if (n < 0 && errno != ECONNRESET)
-				client_fatal("lost connection to the daemon: %s",
-				    strerror(errno));
-			if (n <= 0)
-				return EXIT_OK;
-			if (cmd_write_all(STDOUT_FILENO, down, n) != 0)
-				client_fatal("write: stdout: %s",
-				    strerror(errno));
-		}
-	}
-}
-
 /* pipe SESSION: bridge this process's stdin and stdout to the target. */
 static int
 cmd_pipe_exec(struct cmd *self, struct client *c)
@@ -234,7 +161,7 @@ cmd_pipe_exec(struct cmd *self, struct client *c)
 	if (result == NULL)
 		return client_error(c);
 	json_decref(result);
-	if (cmd_transport_pump(c->fd) != EXIT_OK)
+	if (pump_run(c->fd) != EXIT_OK)
 		return EXIT_FAILED;
 	/* The stream ended: the target's output did, unless the daemon died. */
 	client_close(c);

@@ -216,6 +216,9 @@ extern const struct cmd_entry cmd_shutdown_entry;
 extern const struct cmd_entry cmd_version_entry;
 extern const struct cmd_entry cmd_daemon_entry;
 
+/* pump.c */
+int		 pump_run(int sock);
+
 /* fmt.c */
 void		 fmt_age(json_t *, char *, size_t);
 void		 fmt_age_between(const char *, const char *, char *, size_t);

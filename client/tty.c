@@ -43,10 +43,13 @@ tty_enter_raw(void)
 static void
 tty_notify(char what)
 {
-	int saved = errno;
+	int	saved = errno;
+	ssize_t	n;
 
+	/* A full pipe already holds an event for the loop: nothing is lost. */
 	if (tty.notify != -1)
-		(void)write(tty.notify, &what, 1);
+		n = write(tty.notify, &what, 1);
+	(void)n;
 	errno = saved;
 }
 

@@ -393,3 +393,53 @@ Test(exec, lldb_exec_waits_for_the_prompt)
 	cr_assert_not_null(strstr(r.err, "not at its prompt"), "%s", r.err);
 	h_run_free(&r);
 }
+
+/*
+ * dbgctl pipe moves bytes whole however its stdin and stdout are made:
+ * pipes (which it splices) and files (which it reads and writes), 4 MiB
+ * of every byte value through a cat target each way.
+ */
+Test(exec, pipe_moves_every_byte_by_splice_and_by_copy)
+{
+	static const char *const ways[] = {
+		"cat \"$1\" | \"$0\" -s \"$2\" pipe \"$3\" | cat >\"$4\"",
+		"\"$0\" -s \"$2\" pipe \"$3\" <\"$1\" >\"$4\"",
+		"cat \"$1\" | \"$0\" -s \"$2\" pipe \"$3\" >\"$4\"",
+		"\"$0\" -s \"$2\" pipe \"$3\" <\"$1\" | cat >\"$4\"",
+	};
+	enum { N = 4 * 1024 * 1024 };
+	char		 in[PATH_MAX], out[PATH_MAX], ids[32], *data, *got;
+	size_t		 i, len;
+	struct h_res	 r;
+	FILE		*f;
+	long		 id;
+
+	h_ctx_path(in, sizeof in, "in.bin");
+	h_ctx_path(out, sizeof out, "out.bin");
+	data = malloc(N);
+	for (i = 0; i < N; i++)
+		data[i] = (char)(i * 7 + i / 251);
+	f = fopen(in, "w");
+	cr_assert_not_null(f, "create %s", in);
+	cr_assert_eq(fwrite(data, 1, N, f), N, "write %s", in);
+	fclose(f);
+	for (i = 0; i < sizeof ways / sizeof ways[0]; i++) {
+		id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--",
+		    "cat"));
+		h_idstr(id, ids, sizeof ids);
+		h_run(&r, 60000, H_ARGS("/bin/sh", "-c", ways[i], H->dbgctl, in,
+		    H->sock, ids, out));
+		cr_assert_eq(r.code, 0, "%s: exit %d (%s)", ways[i], r.code,
+		    r.err);
+		h_run_free(&r);
+		got = h_read_file(out, &len);
+		cr_assert_not_null(got, "read %s", out);
+		cr_assert_eq(len, N, "%s: %zu bytes came back of %d", ways[i],
+		    len, N);
+		cr_assert(memcmp(got, data, N) == 0, "%s: the bytes differ",
+		    ways[i]);
+		free(got);
+		h_cli_expect_exit(id, 0, 10000, ways[i]);
+	}
+	free(data);
+}

@@ -1,0 +1,180 @@
+/*
+ * The two copies of dbgctl pipe: stdin to the raw socket and the socket to
+ * stdout. Where stdin or stdout is a pipe, splice(2) moves the pages
+ * without passing them through this process; elsewhere read and write do.
+ */
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dbgctl.h"
+
+/* Bytes one splice or read moves at most. */
+#define PUMP_CHUNK (1024 * 1024)
+/* The buffer of the upward copy where it cannot splice. */
+#define PUMP_BUF (256 * 1024)
+
+/* The upward direction: stdin to the socket. */
+struct pump_up {
+	bool	 splice;	/* stdin is a pipe */
+	bool	 eof;		/* stdin ended, or the daemon stopped taking */
+	bool	 shut;		/* the socket's write side is shut */
+	bool	 wait_out;	/* stdin has bytes the socket had no room for */
+	char	*buf;
+	size_t	 len;
+	size_t	 off;
+};
+
+/* Whether fd is a pipe (splice needs one end to be). */
+static bool
+pump_is_pipe(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+/* The bytes waiting in the pipe fd, 0 if none or unknown. */
+static int
+pump_pending(int fd)
+{
+	int n = 0;
+
+	return ioctl(fd, FIONREAD, &n) == 0 ? n : 0;
+}
+
+/* A write to the daemon failed: stop sending, but read what it still has. */
+static void
+pump_up_refused(struct pump_up *u, int error)
+{
+	if (error != EPIPE && error != ECONNRESET)
+		client_fatal("lost connection to the daemon: %s",
+		    strerror(error));
+	u->eof = u->shut = true;
+	u->len = u->off = 0;
+}
+
+/* Splice what stdin has into the socket. */
+static void
+pump_up_splice(struct pump_up *u, int sock)
+{
+	ssize_t n;
+
+	n = splice(STDIN_FILENO, NULL, sock, NULL, PUMP_CHUNK,
+	    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+	u->wait_out = false;
+	if (n == 0)
+		u->eof = true;
+	else if (n < 0 && errno == EAGAIN)
+		/* Either side may say so: the pipe tells whether it has bytes. */
+		u->wait_out = pump_pending(STDIN_FILENO) > 0;
+	else if (n < 0 && errno != EINTR)
+		pump_up_refused(u, errno);
+}
+
+/* Read stdin into the buffer, then send what the socket takes. */
+static void
+pump_up_copy(struct pump_up *u, int sock, bool readable)
+{
+	ssize_t n;
+
+	if (readable && u->len == u->off) {
+		n = read(STDIN_FILENO, u->buf, PUMP_BUF);
+		if (n < 0 && errno != EINTR && errno != EAGAIN)
+			client_fatal("read: stdin: %s", strerror(errno));
+		if (n == 0)
+			u->eof = true;
+		if (n > 0) {
+			u->len = (size_t)n;
+			u->off = 0;
+		}
+	}
+	if (u->len == u->off)
+		return;
+	n = send(sock, u->buf + u->off, u->len - u->off, MSG_NOSIGNAL);
+	if (n < 0 && errno != EAGAIN && errno != EINTR) {
+		pump_up_refused(u, errno);
+		return;
+	}
+	if (n > 0)
+		u->off += (size_t)n;
+	if (u->off == u->len)
+		u->len = u->off = 0;
+	u->wait_out = u->len > u->off;
+}
+
+/* Move what the socket has to stdout; false once the daemon has closed. */
+static bool
+pump_down(int sock, bool splice_out)
+{
+	static char	buf[PUMP_CHUNK];
+	ssize_t		n;
+
+	if (splice_out)
+		n = splice(sock, NULL, STDOUT_FILENO, NULL, PUMP_CHUNK,
+		    SPLICE_F_MOVE);
+	else
+		n = read(sock, buf, sizeof buf);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return true;
+	if (n < 0 && errno == ECONNRESET)
+		return false;
+	if (n < 0)
+		client_fatal(splice_out ? "splice to stdout: %s" :
+		    "lost connection to the daemon: %s", strerror(errno));
+	if (n == 0)
+		return false;
+	if (!splice_out && cmd_write_all(STDOUT_FILENO, buf, (size_t)n) != 0)
+		client_fatal("write: stdout: %s", strerror(errno));
+	return true;
+}
+
+/*
+ * Copy both ways between stdin/stdout and the raw socket until the
+ * target's output ends; stdin's end is passed on as a half close.
+ */
+int
+pump_run(int sock)
+{
+	static char	upbuf[PUMP_BUF];
+	struct pump_up	u = { .buf = upbuf };
+	struct pollfd	pfd[2];
+	bool		splice_out = pump_is_pipe(STDOUT_FILENO);
+
+	u.splice = pump_is_pipe(STDIN_FILENO);
+	fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK);
+	for (;;) {
+		if (u.eof && u.len == u.off && !u.shut) {
+			shutdown(sock, SHUT_WR);
+			u.shut = true;
+		}
+		/* Wait for stdin, or for room when it has bytes already. */
+		pfd[0].fd = !u.eof && !u.wait_out ? STDIN_FILENO : -1;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = sock;
+		pfd[1].events = POLLIN | (u.wait_out ? POLLOUT : 0);
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			client_fatal("poll: %s", strerror(errno));
+		}
+		if (!u.eof && (pfd[0].revents != 0 ||
+		    (pfd[1].revents & POLLOUT))) {
+			if (u.splice)
+				pump_up_splice(&u, sock);
+			else
+				pump_up_copy(&u, sock, pfd[0].revents != 0);
+		}
+		if ((pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    !pump_down(sock, splice_out))
+			return EXIT_OK;
+	}
+}
