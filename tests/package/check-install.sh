@@ -94,8 +94,8 @@ pyinstall()
 	PATH=/usr/sbin:/usr/bin:/sbin:/bin meson setup "$b" "$SOURCE_ROOT" \
 	    -Dpython=true -Dtests=false --prefix "$PREFIX" >"$tap_dir/setup.log" 2>&1 ||
 	    { cat "$tap_dir/setup.log"; return 1; }
-	if grep -q WARNING "$tap_dir/setup.log"; then
-		grep WARNING "$tap_dir/setup.log"
+	if grep -q "python3 does not search" "$tap_dir/setup.log"; then
+		grep "python3 does not search" "$tap_dir/setup.log"
 		return 1
 	fi
 	meson install -C "$b" --destdir "$pd" --no-rebuild --quiet \
