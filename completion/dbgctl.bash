@@ -109,10 +109,11 @@ _dbgctl_files()
 		return
 	fi
 	compopt -o filenames 2>/dev/null
+	# One a line, so that a name with a space stays one.
 	if [ "${1-}" = -d ]; then
-		COMPREPLY=($(compgen -d -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 	else
-		COMPREPLY=($(compgen -f -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 	fi
 }
 
@@ -242,7 +243,7 @@ _dbgctl()
 
 	# The program as typed, the global options given, the command.
 	local -a _dbgctl_run=()
-	local i=1 w v cmd= opts=$_dbgctl_global_opts ops= e dashdash= nops=0
+	local i=1 w v cmd='' opts=$_dbgctl_global_opts ops='' e dashdash='' nops=0
 	_dbgctl_run=("$(_dbgctl_unquote "${words[0]}")")
 	while [ $i -lt $cword ]; do
 		w=${words[i]}
