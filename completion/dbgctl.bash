@@ -1,0 +1,307 @@
+# bash completion for dbgctl(1): its commands, their options and option
+# values, signal names, and the sessions of a daemon that is running (asked
+# with `dbgctl ping` first, which never starts one, then `dbgctl list`).
+
+# Every command, its options in the words of the client's templates
+# (client/*.c: "name:" takes a value, one letter is a short option) and what
+# its operands are, in order: live (a session that has not ended), any (any
+# session), sig (a signal), prog (a program, then files), cmd (a command),
+# none; a trailing "..." repeats the last. tests/package/check-completion.sh
+# holds this list to `dbgctl help COMMAND`.
+_dbgctl_spec=(
+	"launch|kind: name: debugger: remote: server: port: connect-timeout: transport x: cwd: env: stop-timeout: stop-target: attach detach-key: wait fault-break: no-fault-break core lease|prog"
+	"list||none"
+	"status||any"
+	"stop|timeout: all|live..."
+	"signal||live sig"
+	"logs|f n:|any"
+	"send|eof|live none"
+	"recv|max: timeout:|live"
+	"pipe||live"
+	"attach|detach-key:|live"
+	"exec|timeout:|live none"
+	"ping||none"
+	"shutdown|timeout:|none"
+	"version||none"
+	"daemon|foreground listen: token-file:|none"
+	"help||cmd"
+)
+# The global options, before the command.
+_dbgctl_global_opts="s: socket: connect: token-file: json help version"
+# SIG for `signal`: names as the daemon takes them, without SIG.
+_dbgctl_signals="HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE
+ALRM TERM STKFLT CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF
+WINCH IO PWR SYS"
+
+# Print the options of template words $1 as typed: -x or --name.
+_dbgctl_options()
+{
+	local w
+	for w in $1; do
+		w=${w%:}
+		if [ ${#w} -eq 1 ]; then
+			printf -- '-%s\n' "$w"
+		else
+			printf -- '--%s\n' "$w"
+		fi
+	done
+}
+
+# Whether option $2, as typed, takes a value in template words $1.
+_dbgctl_takes_value()
+{
+	local w
+	for w in $1; do
+		case $w in
+		*:) ;;
+		*) continue ;;
+		esac
+		w=${w%:}
+		if [ ${#w} -eq 1 ]; then
+			[ "$2" = "-$w" ] && return 0
+		else
+			[ "$2" = "--$w" ] && return 0
+		fi
+	done
+	return 1
+}
+
+# Print the session ids and names ($1: live or any) of the daemon that
+# "${_dbgctl_run[@]}" reaches; nothing, and no daemon started, if none runs.
+_dbgctl_sessions()
+{
+	local id name kind state rest
+	local -a run=("${_dbgctl_run[@]}")
+	# A daemon that does not answer must not hang the shell.
+	command -v timeout >/dev/null && run=(timeout 5 "${run[@]}")
+	"${run[@]}" ping >/dev/null 2>&1 || return 0
+	"${run[@]}" list 2>/dev/null | {
+		read -r rest
+		while read -r id name kind state rest; do
+			case $1:$state in
+			live:exited | live:failed) continue ;;
+			esac
+			printf '%s\n' "$id"
+			[ "$name" = - ] || printf '%s\n' "$name"
+		done
+	}
+}
+
+# A word as the shell would pass it, for the values handed on to dbgctl:
+# a leading ~/ and one pair of enclosing quotes undone (nothing evaluated).
+_dbgctl_unquote()
+{
+	local v=$1
+	case $v in
+	\'*\' | \"*\") v=${v:1:${#v}-2} ;;
+	esac
+	case $v in
+	\~/*) v=$HOME/${v#\~/} ;;
+	esac
+	printf '%s' "$v"
+}
+
+# Complete files, directories with $1 = -d, through bash-completion if loaded.
+_dbgctl_files()
+{
+	if declare -F _filedir >/dev/null; then
+		_filedir $1
+		return
+	fi
+	compopt -o filenames 2>/dev/null
+	# One a line, so that a name with a space stays one.
+	if [ "${1-}" = -d ]; then
+		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+	else
+		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+	fi
+}
+
+# Complete a program: a path, else a file on PATH (no shell function,
+# keyword, alias or builtin but those that are files too: the daemon runs
+# files), each once.
+_dbgctl_program()
+{
+	local -a cmds shell
+	local -A seen=()
+	local e
+	if [[ $cur == */* ]]; then
+		_dbgctl_files
+		return
+	fi
+	mapfile -t shell < <(compgen -A function -A keyword -A alias -- "$cur"
+	    compgen -A builtin -- "$cur" | while read -r e; do
+		    type -P -- "$e" >/dev/null || printf '%s\n' "$e"; done)
+	for e in "${shell[@]}"; do
+		seen[$e]=1
+	done
+	mapfile -t cmds < <(compgen -A command -- "$cur")
+	COMPREPLY=()
+	for e in "${cmds[@]}"; do
+		[ -n "${seen[$e]-}" ] && continue
+		seen[$e]=1
+		COMPREPLY+=("$e")
+	done
+}
+
+# Complete the value of option $1 (as typed).
+_dbgctl_value()
+{
+	case $1 in
+	--kind)
+		COMPREPLY=($(compgen -W "gdb lldb gdbserver remote exec" -- "$cur")) ;;
+	--stop-target)
+		COMPREPLY=($(compgen -W "detach kill" -- "$cur")) ;;
+	--cwd)
+		_dbgctl_files -d ;;
+	-s | --socket | --token-file)
+		_dbgctl_files ;;
+	--debugger)
+		_dbgctl_program ;;
+	--listen)
+		if [[ $cur == unix:* ]]; then
+			local path=${cur#unix:} f
+			COMPREPLY=()
+			for f in $(compgen -f -- "$path"); do
+				COMPREPLY+=("unix:$f")
+			done
+		else
+			COMPREPLY=($(compgen -W "unix: tcp:" -- "$cur"))
+			compopt -o nospace 2>/dev/null
+		fi
+		declare -F __ltrim_colon_completions >/dev/null &&
+		    __ltrim_colon_completions "$cur" ;;
+	*)
+		COMPREPLY=() ;;
+	esac
+}
+
+# Complete operand $1 (counted from 0) of the command whose operands are $2.
+_dbgctl_operand()
+{
+	local -a kinds=($2)
+	local n=$1 kind e
+	if [ "$n" -ge ${#kinds[@]} ]; then
+		kind=${kinds[${#kinds[@]}-1]}
+		case $kind in
+		*...) ;;
+		prog) kind=files ;;
+		*) kind=none ;;
+		esac
+	else
+		kind=${kinds[n]}
+	fi
+	case ${kind%...} in
+	live | any)
+		COMPREPLY=($(compgen -W "$(_dbgctl_sessions "${kind%...}")" -- "$cur")) ;;
+	sig)
+		COMPREPLY=($(compgen -W "$_dbgctl_signals" -- "$cur")) ;;
+	cmd)
+		COMPREPLY=()
+		for e in "${_dbgctl_spec[@]}"; do
+			[[ ${e%%|*} == "$cur"* ]] && COMPREPLY+=("${e%%|*}")
+		done ;;
+	prog)
+		_dbgctl_program ;;
+	files)
+		_dbgctl_files ;;
+	*)
+		COMPREPLY=() ;;
+	esac
+}
+
+# The completion function: words before the cursor decide what comes.
+_dbgctl()
+{
+	local cur prev words cword split
+	if declare -F _init_completion >/dev/null; then
+		_init_completion -s -n : || return
+	else
+		# Without bash-completion: COMP_WORDS, with "--opt" "=" "value"
+		# joined and split again as _init_completion -s does.
+		local i last
+		words=()
+		for ((i = 0; i <= COMP_CWORD; i++)); do
+			last=
+			[ ${#words[@]} -gt 0 ] && last=${words[-1]}
+			if [[ ${COMP_WORDS[i]} == = && $last == --* &&
+			    $last != *=* ]] || [[ $last == --*= ]]; then
+				words[-1]+=${COMP_WORDS[i]}
+			else
+				words+=("${COMP_WORDS[i]}")
+			fi
+		done
+		cword=$((${#words[@]} - 1))
+		cur=${words[cword]}
+		prev=${words[cword-1]-}
+		if [[ $cur == --*=* ]]; then
+			prev=${cur%%=*}
+			cur=${cur#*=}
+			split=true
+		fi
+	fi
+
+	# The program as typed, the global options given, the command.
+	local -a _dbgctl_run=()
+	local i=1 w v cmd='' opts=$_dbgctl_global_opts ops='' e dashdash='' nops=0
+	_dbgctl_run=("$(_dbgctl_unquote "${words[0]}")")
+	while [ $i -lt $cword ]; do
+		w=${words[i]}
+		if [ -z "$cmd" ]; then
+			case $w in
+			-s | --socket | --connect | --token-file)
+				v=$(_dbgctl_unquote "${words[i+1]-}")
+				[ $((i + 1)) -lt $cword ] &&
+				    _dbgctl_run+=("$w" "$v")
+				i=$((i + 2))
+				continue ;;
+			--socket=* | --connect=* | --token-file=* | -s?*)
+				_dbgctl_run+=("$(_dbgctl_unquote "$w")") ;;
+			-*) ;;
+			*)
+				for e in "${_dbgctl_spec[@]}"; do
+					[ "${e%%|*}" = "$w" ] || continue
+					cmd=$w
+					e=${e#*|}
+					opts=${e%%|*}
+					ops=${e#*|}
+				done
+				# An unknown command: nothing sensible follows.
+				[ -n "$cmd" ] || return 0 ;;
+			esac
+		elif [ -n "$dashdash" ] || [ $nops -gt 0 ]; then
+			# getopt stops at the first operand or "--" ("+" mode).
+			nops=$((nops + 1))
+		elif [ "$w" = -- ]; then
+			dashdash=1
+		elif [[ $w == -* ]]; then
+			_dbgctl_takes_value "$opts" "$w" && i=$((i + 1))
+		else
+			nops=$((nops + 1))
+		fi
+		i=$((i + 1))
+	done
+
+	# Beside a "-s" or "--opt=" whose value is being typed: the value.
+	if [ -z "$dashdash" ] && [ $nops -eq 0 ] &&
+	    _dbgctl_takes_value "$opts" "$prev"; then
+		_dbgctl_value "$prev"
+		return 0
+	fi
+	# A value attached to an option that takes none: nothing to offer.
+	[ "${split-}" = true ] && return 0
+	if [ -z "$dashdash" ] && [ $nops -eq 0 ] && [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$(_dbgctl_options "$opts") ${cmd:+--help}" -- "$cur"))
+		return 0
+	fi
+	if [ -z "$cmd" ]; then
+		COMPREPLY=()
+		for e in "${_dbgctl_spec[@]}"; do
+			[[ ${e%%|*} == "$cur"* ]] && COMPREPLY+=("${e%%|*}")
+		done
+		return 0
+	fi
+	_dbgctl_operand $nops "$ops"
+}
+
+complete -F _dbgctl dbgctl
