@@ -742,7 +742,8 @@ struct listener {
 	TAILQ_ENTRY(listener)	 entry;
 	union listener_handle	 h;
 	bool			 tcp;
-	char			*path;		/* Unix: removed at exit */
+	bool			 activated;	/* passed by a service manager */
+	char			*path;		/* Unix: removed at exit if not activated */
 	const struct conn_mode	*mode;		/* its connections' first */
 	/* Whether the peer may use the daemon; err says why not. */
 	int			(*auth)(struct listener *, struct conn *,
@@ -754,6 +755,8 @@ int	 listener_unix(const char *path, const struct conn_mode *, char *err,
 	    size_t errlen);
 int	 listener_tcp(const char *hostport, const struct conn_mode *,
 	    char *err, size_t errlen);
+int	 listener_fd(int fd, bool tcp, const char *addr,
+	    const struct conn_mode *, char *err, size_t errlen);
 int	 listener_token_load(const char *path, char *err, size_t errlen);
 void	 listener_close_all(void);
 
