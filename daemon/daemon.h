@@ -782,6 +782,13 @@ bool		 activate_tcp(const struct activate *, char *buf, size_t len);
 int		 activate_listen(const struct activate *,
 		    const struct conn_mode *, char *err, size_t errlen);
 
+/* sdnotify.c: telling a service manager (NOTIFY_SOCKET) how the daemon is. */
+struct sdnotify;
+
+void	 sdnotify_init(void);
+void	 sdnotify_ready(void);
+void	 sdnotify_stopping(void);
+
 /* conn.c: one client connection, carrying requests or raw bytes. */
 /* What else wants to know that a connection closed (a lease). */
 typedef void (*conn_hook_cb)(struct conn *, void *arg);
@@ -985,6 +992,7 @@ struct daemon {
 	char			 contain_why[PATH_MAX + 64]; /* why not */
 	struct pidfh		*pidfh;
 	bool			 activated;	/* listens on sockets passed to it */
+	struct sdnotify		*sdnotify;	/* NOTIFY_SOCKET, or NULL */
 	TAILQ_HEAD(, session)	 sessions;
 	TAILQ_HEAD(, conn)	 conns;
 	TAILQ_HEAD(, request)	 waiting;

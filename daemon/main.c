@@ -398,6 +398,7 @@ main(int argc, char **argv)
 	main_activate(&o);
 	/* Whatever the starter leaked must not reach sessions. */
 	closefrom(3 + (int)o.act.n);
+	sdnotify_init();
 	main_nofile();
 	main_options(argc, argv, &o);
 	signal(SIGPIPE, SIG_IGN);
@@ -432,6 +433,7 @@ main(int argc, char **argv)
 	/* Once the log is the daemon's own: the loop has not run, no session yet. */
 	cgroup_init();
 	orphan_init();
+	sdnotify_ready();
 	uv_run(dmn.loop, UV_RUN_DEFAULT);
 	cgroup_fini();
 	pidfile_remove(dmn.pidfh);
