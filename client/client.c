@@ -1,5 +1,6 @@
 /* The connection to the daemon: connect, send one request, read its reply. */
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <netdb.h>
@@ -200,6 +201,42 @@ client_open(struct client *c)
 	return 0;
 }
 
+/*
+ * Whether a failed connect (its errno) means that no daemon is there, so
+ * one may be started: no socket file, or a socket file nobody listens on,
+ * which a dead daemon left. A socket that listens, a service manager's
+ * too, accepts or queues the connect, so it never gets here; and a file
+ * in the way that is no socket is refused too (ECONNREFUSED), but is not
+ * a daemon's to replace. errno is kept.
+ */
+int
+client_absent(struct client *c)
+{
+	struct stat	st;
+	int		saved = errno;
+
+	if (saved == ECONNREFUSED && lstat(c->socket, &st) == 0 &&
+	    !S_ISSOCK(st.st_mode)) {
+		errno = saved;
+		return 0;
+	}
+	errno = saved;
+	return saved == ENOENT || saved == ECONNREFUSED;
+}
+
+/* Exit with why connecting to the socket failed, when it is not "absent". */
+void
+client_connect_fatal(struct client *c)
+{
+	struct stat st;
+
+	if (errno == ECONNREFUSED && lstat(c->socket, &st) == 0 &&
+	    !S_ISSOCK(st.st_mode))
+		client_fatal("connect %s: not a socket, and not removed: "
+		    "remove it or choose another socket (-s)", c->socket);
+	client_fatal("connect %s: %s", c->socket, strerror(errno));
+}
+
 /* Connect to the daemon, starting it if the command allows; exit if none. */
 void
 client_connect(struct client *c)
@@ -212,7 +249,7 @@ client_connect(struct client *c)
 	if (getenv("DBGCTL_CONNECT") != NULL && *getenv("DBGCTL_CONNECT") != '\0')
 		client_fatal("connect %s: %s", getenv("DBGCTL_CONNECT"),
 		    strerror(errno));
-	absent = (errno == ENOENT || errno == ECONNREFUSED);
+	absent = client_absent(c);
 	if (absent && c->autostart) {
 		if (autostart_connect(c) != 0)
 			exit(EXIT_NODAEMON);
@@ -220,7 +257,7 @@ client_connect(struct client *c)
 	}
 	if (absent)
 		client_fatal("no daemon is running at %s", c->socket);
-	client_fatal("connect %s: %s", c->socket, strerror(errno));
+	client_connect_fatal(c);
 }
 
 /* Write a whole request line to the socket; exit if the daemon is gone. */
