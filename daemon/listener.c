@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "paths.h"
 
 /* A Unix socket admits its peer's uid if it is the daemon's own, or root. */
 static int
@@ -220,8 +221,9 @@ listener_closed(uv_handle_t *h)
 
 /*
  * Remove the socket file a dead daemon left at path, and nothing else: a
- * file that is not a socket is not ours to remove. The caller holds the
- * start lock, so a socket there belongs to no live daemon. -1 with err.
+ * file that is not a socket is not ours to remove, nor a socket another
+ * process has bound there. The caller holds the start lock, so that is no
+ * live daemon's, but it may be a service manager's. -1 with err.
  */
 static int
 listener_unlink_stale(const char *path, char *err, size_t errlen)
@@ -237,6 +239,12 @@ listener_unlink_stale(const char *path, char *err, size_t errlen)
 	if (!S_ISSOCK(st.st_mode)) {
 		snprintf(err, errlen, "%s exists and is not a socket: it is "
 		    "left as it is; remove it or choose another socket", path);
+		return -1;
+	}
+	if (paths_socket_bound(path) == 1) {
+		snprintf(err, errlen, "%s: another process has a socket bound "
+		    "there (a service manager's, about to listen?): it is left "
+		    "as it is", path);
 		return -1;
 	}
 	if (unlink(path) != 0 && errno != ENOENT) {
