@@ -110,11 +110,44 @@ act_is_socket(void *arg)
 	return lstat(arg, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
+/* The flag of /proc/net/unix for a listening socket (__SO_ACCEPTCON). */
+#define ACT_ACCEPTCON 0x10000
+
+/*
+ * Predicate: a socket bound at the path arg listens, as /proc/net/unix
+ * tells without connecting (a connect would start the daemon).
+ */
+static bool
+act_listening(void *arg)
+{
+	const char *path = arg;
+	char *text, *line, *next;
+	unsigned long flags;
+	bool found = false;
+	int at;
+
+	if ((text = h_read_file("/proc/net/unix", NULL)) == NULL)
+		return false;
+	for (line = strchr(text, '\n'); line != NULL && !found; line = next) {
+		if ((next = strchr(++line, '\n')) != NULL)
+			*next = '\0';
+		at = -1;
+		if (sscanf(line, "%*s %*s %*s %lx %*s %*s %*s %n", &flags,
+		    &at) == 1 && at > 0)
+			found = strcmp(line + at, path) == 0 &&
+			    (flags & ACT_ACCEPTCON) != 0;
+	}
+	free(text);
+	return found;
+}
+
 /*
  * Run the daemon under systemd-socket-activate on the test's socket, with
  * the variables the daemon needs passed on (it passes few by itself) and
  * extra ones (-E NAME=VALUE words, or NULL); it is our foreground daemon.
- * Returns once the socket listens, before any daemon runs.
+ * Returns once the socket listens, before any daemon runs: a client that
+ * came between the activator's bind and its listen would wait (see
+ * a_bound_socket_that_does_not_listen_is_left_alone).
  */
 static pid_t
 act_socket_activate(const char *const extra[])
@@ -146,10 +179,10 @@ act_socket_activate(const char *const extra[])
 	argv[n] = NULL;
 	pid = act_spawn(argv, NULL, NULL, 0);
 	H->fg_daemon = pid;
-	if (!h_wait_for(act_is_socket, H->sock, H_WAIT_BOUND)) {
+	if (!h_wait_for(act_listening, H->sock, H_WAIT_BOUND)) {
 		char *text = act_output();
 
-		cr_assert_fail("%s never made %s a socket within %d ms; it "
+		cr_assert_fail("%s never listened on %s within %d ms; it "
 		    "said: %s", ACT_SOCKET_ACTIVATE, H->sock, H_WAIT_BOUND,
 		    text);
 	}
@@ -242,6 +275,22 @@ act_shutdown(const char *when)
 	    when, pidfile);
 }
 
+/* Assert that dbgctl version names both ends, 0.1.0, and the activation. */
+static void
+act_expect_version(pid_t pid)
+{
+	char want[128];
+	struct h_res r;
+
+	snprintf(want, sizeof(want), "dbgctl 0.1.0\ndbgctld 0.1.0 (pid %d, "
+	    "protocol 1, socket-activated)\n", (int)pid);
+	h_cli(&r, H_ARGS("version"));
+	cr_assert(r.code == 0 && strcmp(r.out, want) == 0, "dbgctl version: "
+	    "exit %d, printed \"%s\", want \"%s\" (stderr: %s)", r.code,
+	    r.out, want, r.err);
+	h_run_free(&r);
+}
+
 /*
  * The first clients of a socket that systemd-socket-activate holds, two at
  * once, start no daemon of their own: both are served by the one it
@@ -277,6 +326,7 @@ Test(activate, served_by_the_activated_daemon_only)
 	    "does not say activated: %s", json_dumps(hello, JSON_COMPACT));
 	cr_assert_str_eq(h_jstr(hello, "version"), "0.1.0", "hello's version");
 	json_decref(hello);
+	act_expect_version(pid);
 	act_expect_one_daemon(pid, "after two launches");
 	act_expect_no_default_socket();
 	list = h_cli_json(H_ARGS("list"));
@@ -362,21 +412,30 @@ Test(activate, sessions_inherit_no_activation)
 	close(ns);
 }
 
+/* A Unix stream socket bound at path, not listening. */
+static int
+act_bound(const char *path)
+{
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(un.sun_path, sizeof(un.sun_path), "%s", path);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&un, sizeof(un)), 0,
+	    "bind %s: %s", path, strerror(errno));
+	return fd;
+}
+
 /* A listening socket: Unix at path, or TCP on 127.0.0.1 (path NULL), its port in *port. */
 static int
 act_listener(const char *path, int *port)
 {
-	struct sockaddr_un un = { .sun_family = AF_UNIX };
 	struct sockaddr_in in = { .sin_family = AF_INET };
 	socklen_t len = sizeof(in);
 	int fd;
 
-	if (path != NULL) {
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		snprintf(un.sun_path, sizeof(un.sun_path), "%s", path);
-		cr_assert_eq(bind(fd, (struct sockaddr *)&un, sizeof(un)), 0,
-		    "bind %s: %s", path, strerror(errno));
-	} else {
+	if (path != NULL)
+		fd = act_bound(path);
+	else {
 		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		cr_assert_eq(bind(fd, (struct sockaddr *)&in, sizeof(in)), 0,
@@ -649,4 +708,37 @@ Test(activate, a_file_in_the_way_is_never_removed)
 	cr_assert_str_eq(text ? text : "(gone)", "mine\n", "the file at %s",
 	    H->sock);
 	free(text);
+}
+
+/*
+ * A socket another process has bound but does not listen on, as a service
+ * manager's between its bind and its listen, refuses like a dead daemon's,
+ * but is not one: the client waits for it to listen, then says it does
+ * not and starts nothing; a daemon told to listen there leaves it too.
+ */
+Test(activate, a_bound_socket_that_does_not_listen_is_left_alone)
+{
+	char listen[PATH_MAX + 8];
+	struct h_res r;
+	pid_t found[16];
+	int fd = act_bound(H->sock);
+
+	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--", "/bin/true"));
+	cr_assert_eq(r.code, 3, "launch beside a bound socket: want exit 3, "
+	    "got %d (stderr: %s)", r.code, r.err);
+	cr_assert_not_null(strstr(r.err, "does not listen"), "the client's "
+	    "stderr: %s", r.err);
+	h_run_free(&r);
+	cr_assert_eq(h_daemon_list(found, 16), 0, "a daemon was started");
+	snprintf(listen, sizeof(listen), "unix:%s", H->sock);
+	h_run(&r, H_RUN_BOUND, H_ARGS(H->dbgctld, "--foreground", "--listen",
+	    listen));
+	cr_assert_eq(r.code, 1, "dbgctld --listen %s over a bound socket: "
+	    "want exit 1, got %d (stderr: %s)", listen, r.code, r.err);
+	cr_assert_not_null(strstr(r.err, "another process has a socket bound"),
+	    "dbgctld's stderr: %s", r.err);
+	h_run_free(&r);
+	cr_assert(act_is_socket(H->sock), "the bound socket %s was removed",
+	    H->sock);
+	close(fd);
 }
