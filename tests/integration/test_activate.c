@@ -675,35 +675,48 @@ Test(activate, notify_socket_abstract)
 }
 
 /*
+ * Assert that what is at the socket path is left alone: a client command
+ * exits 3 saying client_says and starts no daemon, and a daemon told to
+ * listen there exits 1 saying daemon_says.
+ */
+static void
+act_left_alone(const char *what, const char *client_says,
+    const char *daemon_says)
+{
+	char listen[PATH_MAX + 8];
+	struct h_res r;
+	pid_t found[16];
+
+	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--", "/bin/true"));
+	cr_assert(r.code == 3 && strstr(r.err, client_says) != NULL, "launch "
+	    "with %s at the socket path: want exit 3 and \"%s\", got %d "
+	    "(stderr: %s)", what, client_says, r.code, r.err);
+	h_run_free(&r);
+	cr_assert_eq(h_daemon_list(found, 16), 0, "%s: a daemon was started",
+	    what);
+	snprintf(listen, sizeof(listen), "unix:%s", H->sock);
+	h_run(&r, H_RUN_BOUND, H_ARGS(H->dbgctld, "--foreground", "--listen",
+	    listen));
+	cr_assert(r.code == 1 && strstr(r.err, daemon_says) != NULL, "dbgctld "
+	    "--listen %s over %s: want exit 1 and \"%s\", got %d (stderr: "
+	    "%s)", listen, what, daemon_says, r.code, r.err);
+	h_run_free(&r);
+}
+
+/*
  * A file in the way of the socket that is no socket (connecting to it is
  * refused as to a dead daemon's socket) is never removed: the client says
  * so and starts no daemon, and a daemon told to listen there refuses.
  */
 Test(activate, a_file_in_the_way_is_never_removed)
 {
-	struct h_res r;
-	char listen[PATH_MAX + 8], *text;
-	pid_t found[16];
+	char *text;
 	int fd;
 
 	fd = open(H->sock, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 	cr_assert_eq(write(fd, "mine\n", 5), 5, "write %s", H->sock);
 	close(fd);
-	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--", "/bin/true"));
-	cr_assert_eq(r.code, 3, "launch with a file at the socket path: want "
-	    "exit 3, got %d (stderr: %s)", r.code, r.err);
-	cr_assert_not_null(strstr(r.err, "not a socket"), "the client's "
-	    "stderr: %s", r.err);
-	h_run_free(&r);
-	cr_assert_eq(h_daemon_list(found, 16), 0, "a daemon was started");
-	snprintf(listen, sizeof(listen), "unix:%s", H->sock);
-	h_run(&r, H_RUN_BOUND, H_ARGS(H->dbgctld, "--foreground", "--listen",
-	    listen));
-	cr_assert_eq(r.code, 1, "dbgctld --listen %s over a file: want exit 1, "
-	    "got %d (stderr: %s)", listen, r.code, r.err);
-	cr_assert_not_null(strstr(r.err, "is not a socket"), "dbgctld's "
-	    "stderr: %s", r.err);
-	h_run_free(&r);
+	act_left_alone("a file", "not a socket", "is not a socket");
 	text = h_read_file(H->sock, NULL);
 	cr_assert_str_eq(text ? text : "(gone)", "mine\n", "the file at %s",
 	    H->sock);
@@ -718,26 +731,10 @@ Test(activate, a_file_in_the_way_is_never_removed)
  */
 Test(activate, a_bound_socket_that_does_not_listen_is_left_alone)
 {
-	char listen[PATH_MAX + 8];
-	struct h_res r;
-	pid_t found[16];
 	int fd = act_bound(H->sock);
 
-	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--", "/bin/true"));
-	cr_assert_eq(r.code, 3, "launch beside a bound socket: want exit 3, "
-	    "got %d (stderr: %s)", r.code, r.err);
-	cr_assert_not_null(strstr(r.err, "does not listen"), "the client's "
-	    "stderr: %s", r.err);
-	h_run_free(&r);
-	cr_assert_eq(h_daemon_list(found, 16), 0, "a daemon was started");
-	snprintf(listen, sizeof(listen), "unix:%s", H->sock);
-	h_run(&r, H_RUN_BOUND, H_ARGS(H->dbgctld, "--foreground", "--listen",
-	    listen));
-	cr_assert_eq(r.code, 1, "dbgctld --listen %s over a bound socket: "
-	    "want exit 1, got %d (stderr: %s)", listen, r.code, r.err);
-	cr_assert_not_null(strstr(r.err, "another process has a socket bound"),
-	    "dbgctld's stderr: %s", r.err);
-	h_run_free(&r);
+	act_left_alone("a bound socket", "does not listen",
+	    "another process has a socket bound");
 	cr_assert(act_is_socket(H->sock), "the bound socket %s was removed",
 	    H->sock);
 	close(fd);
