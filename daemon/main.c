@@ -252,8 +252,9 @@ main_tcp(const struct main_opts *o)
 }
 
 /*
- * Listen: on the activated sockets if there are, and on the Unix socket
- * unless one of those is it; exits 1 with the reason.
+ * Listen: on the sockets passed by socket activation, on the Unix socket
+ * unless one of those is it, and on --listen's TCP addresses; exits 1
+ * with the reason.
  */
 static void
 main_listen_all(const struct main_opts *o)
