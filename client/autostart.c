@@ -239,11 +239,9 @@ autostart_connect(struct client *c)
 		}
 		if (client_open(c) == 0)
 			return 0;
-		if (errno != ENOENT && errno != ECONNREFUSED) {
+		if (!client_absent(c)) {
 			autostart_show(&said);
-			client_warn("connect %s: %s", c->socket,
-			    strerror(errno));
-			return -1;
+			client_connect_fatal(c);
 		}
 		if (autostart_now() >= deadline)
 			break;

@@ -1,11 +1,13 @@
 /* The connection to the daemon: connect, send one request, read its reply. */
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <netdb.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,9 @@
 
 /* Bytes read from the socket at a time. */
 #define CLIENT_READ_SIZE	65536
+
+/* How long a socket another process has bound is given to listen. */
+#define CLIENT_LISTEN_WAIT_MS	5000
 
 /* How daemon errors end a command that declares nothing else. */
 static const struct cmd_exit client_exits[] = {
@@ -201,11 +206,80 @@ client_open(struct client *c)
 	return 0;
 }
 
+/*
+ * Whether a failed connect (its errno) means that no daemon answers (yet):
+ * no socket file, or a socket file nobody listens on. A socket that
+ * listens, a service manager's too, accepts or queues the connect, so it
+ * never gets here, and one bound but not yet listening is waited for
+ * first (client_open_bound); a file in the way that is no socket is
+ * refused too (ECONNREFUSED), but is not a daemon's to replace. errno is
+ * kept.
+ */
+int
+client_absent(struct client *c)
+{
+	struct stat	st;
+	int		saved = errno;
+
+	if (saved == ECONNREFUSED && lstat(c->socket, &st) == 0 &&
+	    !S_ISSOCK(st.st_mode)) {
+		errno = saved;
+		return 0;
+	}
+	errno = saved;
+	return saved == ENOENT || saved == ECONNREFUSED;
+}
+
+/* Exit with why connecting to the socket failed, when it is not "absent". */
+void
+client_connect_fatal(struct client *c)
+{
+	struct stat st;
+
+	if (errno == ECONNREFUSED && lstat(c->socket, &st) == 0 &&
+	    !S_ISSOCK(st.st_mode))
+		client_fatal("connect %s: not a socket, and not removed: "
+		    "remove it or choose another socket (-s)", c->socket);
+	if (errno == ECONNREFUSED && paths_socket_bound(c->socket) == 1)
+		client_fatal("connect %s: another process has a socket bound "
+		    "there that does not listen: no daemon is started beside "
+		    "it", c->socket);
+	client_fatal("connect %s: %s", c->socket, strerror(errno));
+}
+
+/*
+ * A socket that refuses while a process has it bound is not a dead
+ * daemon's: it is between bind and listen, as a service manager's may be
+ * when the client comes first. Give it CLIENT_LISTEN_WAIT_MS to listen
+ * rather than start a daemon that would replace it. 0 once connected; 1
+ * (errno ECONNREFUSED) when nothing is bound there, so a dead daemon left
+ * it; -1 with errno if it never came to listen.
+ */
+static int
+client_open_bound(struct client *c)
+{
+	int waited;
+
+	for (waited = 0; waited < CLIENT_LISTEN_WAIT_MS; waited += 10) {
+		if (paths_socket_bound(c->socket) != 1) {
+			errno = ECONNREFUSED;
+			return 1;
+		}
+		poll(NULL, 0, 10);
+		if (client_open(c) == 0)
+			return 0;
+		if (errno != ECONNREFUSED)
+			return -1;
+	}
+	errno = ECONNREFUSED;
+	return -1;
+}
+
 /* Connect to the daemon, starting it if the command allows; exit if none. */
 void
 client_connect(struct client *c)
 {
-	int	absent;
+	int	absent, rc;
 
 	if (client_open(c) == 0)
 		return;
@@ -213,7 +287,12 @@ client_connect(struct client *c)
 	if (getenv("DBGCTL_CONNECT") != NULL && *getenv("DBGCTL_CONNECT") != '\0')
 		client_fatal("connect %s: %s", getenv("DBGCTL_CONNECT"),
 		    strerror(errno));
-	absent = (errno == ENOENT || errno == ECONNREFUSED);
+	if (errno == ECONNREFUSED && (rc = client_open_bound(c)) != 1) {
+		if (rc == 0)
+			return;
+		client_connect_fatal(c);
+	}
+	absent = client_absent(c);
 	if (absent && c->autostart) {
 		if (autostart_connect(c) != 0)
 			exit(EXIT_NODAEMON);
@@ -221,7 +300,7 @@ client_connect(struct client *c)
 	}
 	if (absent)
 		client_fatal("no daemon is running at %s", c->socket);
-	client_fatal("connect %s: %s", c->socket, strerror(errno));
+	client_connect_fatal(c);
 }
 
 /* Write a whole request line to the socket; exit if the daemon is gone. */

@@ -124,11 +124,13 @@ cmd_version_exec(struct cmd *self, struct client *c)
 		json_decref(both);
 		return EXIT_OK;
 	}
-	printf("dbgctld %s (pid %lld, protocol %lld)\n",
+	printf("dbgctld %s (pid %lld, protocol %lld%s)\n",
 	    json_string_value(json_object_get(hello, "version")) != NULL ?
 	    json_string_value(json_object_get(hello, "version")) : "?",
 	    (long long)json_integer_value(json_object_get(hello, "pid")),
-	    (long long)json_integer_value(json_object_get(hello, "protocol")));
+	    (long long)json_integer_value(json_object_get(hello, "protocol")),
+	    json_is_true(json_object_get(hello, "activated")) ?
+	    ", socket-activated" : "");
 	json_decref(hello);
 	return EXIT_OK;
 }

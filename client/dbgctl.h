@@ -135,6 +135,9 @@ struct cmd {
 /* client.c */
 void		 client_init(struct client *, const char *, int);
 int		 client_open(struct client *);
+int		 client_absent(struct client *);
+void		 client_connect_fatal(struct client *)
+		    __attribute__((noreturn));
 void		 client_connect(struct client *);
 void		 client_close(struct client *);
 json_t		*client_call(struct client *, const char *, json_t *);

@@ -66,6 +66,7 @@ daemon_shutdown(long long timeout_ms)
 		log_info("shutting down: stopping %lu sessions",
 		    session_live_count());
 		dmn.shutting_down = true;
+		sdnotify_stopping();
 		dmn.finish = timer_new(daemon_finish, NULL);
 		session_sink_add(NULL, SE_STATE, daemon_session_state, NULL);
 	}

@@ -768,6 +768,7 @@ struct listener {
 	TAILQ_ENTRY(listener)	 entry;
 	union listener_handle	 h;
 	bool			 tcp;
+	bool			 activated;	/* a service manager's: kept */
 	char			*path;		/* Unix: removed at exit */
 	const struct conn_mode	*mode;		/* its connections' first */
 	/* Whether the peer may use the daemon; err says why not. */
@@ -780,8 +781,39 @@ int	 listener_unix(const char *path, const struct conn_mode *, char *err,
 	    size_t errlen);
 int	 listener_tcp(const char *hostport, const struct conn_mode *,
 	    char *err, size_t errlen);
+int	 listener_fd(int fd, bool tcp, const char *addr,
+	    const struct conn_mode *, char *err, size_t errlen);
 int	 listener_token_load(const char *path, char *err, size_t errlen);
 void	 listener_close_all(void);
+
+/* activate.c: the listening sockets a service manager passed (LISTEN_FDS). */
+/* The most sockets taken from a service manager. */
+#define ACTIVATE_MAX 16
+
+struct activate_fd {
+	int	 fd;
+	bool	 tcp;
+	char	 name[64];	/* from LISTEN_FDNAMES, for messages, or "" */
+	char	 addr[128];	/* a Unix socket's path, or TCP's HOST:PORT */
+};
+
+struct activate {
+	size_t			 n;
+	struct activate_fd	 fds[ACTIVATE_MAX];
+};
+
+int		 activate_take(struct activate *, char *err, size_t errlen);
+const char	*activate_unix(const struct activate *);
+bool		 activate_tcp(const struct activate *, char *buf, size_t len);
+int		 activate_listen(const struct activate *,
+		    const struct conn_mode *, char *err, size_t errlen);
+
+/* sdnotify.c: telling a service manager (NOTIFY_SOCKET) how the daemon is. */
+struct sdnotify;
+
+void	 sdnotify_init(void);
+void	 sdnotify_ready(void);
+void	 sdnotify_stopping(void);
 
 /* conn.c: one client connection, carrying requests or raw bytes. */
 /* What else wants to know that a connection closed (a lease). */
@@ -987,6 +1019,8 @@ struct daemon {
 	char			*cgroup_root;	/* our cgroup subtree, or NULL */
 	char			 contain_why[PATH_MAX + 64]; /* why not */
 	struct pidfh		*pidfh;
+	bool			 activated;	/* listens on sockets passed to it */
+	struct sdnotify		*sdnotify;	/* NOTIFY_SOCKET, or NULL */
 	TAILQ_HEAD(, session)	 sessions;
 	struct session_ids	 session_ids;	/* the same, by id */
 	TAILQ_HEAD(, conn)	 conns;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "paths.h"
 
 /* A Unix socket admits its peer's uid if it is the daemon's own, or root. */
 static int
@@ -96,6 +97,45 @@ listener_token_load(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/* A new listener of either kind, its handle ready, not yet listening. */
+static struct listener *
+listener_new(bool tcp, const char *path, const struct conn_mode *mode)
+{
+	struct listener *l;
+
+	l = xcalloc(1, sizeof *l);
+	l->tcp = tcp;
+	l->path = xstrdup(path);
+	l->auth = tcp ? listener_auth_token : listener_auth_peercred;
+	l->mode = mode;
+	if (tcp)
+		uv_tcp_init(dmn.loop, &l->h.tcp);
+	else
+		uv_pipe_init(dmn.loop, &l->h.pipe, 0);
+	l->h.handle.data = l;
+	return l;
+}
+
+/*
+ * Listen on l once its socket is bound or opened (rc: how that went);
+ * -1 with err, l closed, otherwise.
+ */
+static int
+listener_start(struct listener *l, int rc, char *err, size_t errlen)
+{
+	if (rc == 0)
+		rc = uv_listen((uv_stream_t *)&l->h, 128,
+		    listener_connection_cb);
+	if (rc != 0) {
+		snprintf(err, errlen, "listen on %s%s: %s", l->tcp ? "tcp:" : "",
+		    l->path, uv_strerror(rc));
+		uv_close(&l->h.handle, listener_closed);
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&dmn.listeners, l, entry);
+	return 0;
+}
+
 /* Listen on TCP at HOST:PORT (an empty HOST is loopback); -1 with err. */
 int
 listener_tcp(const char *hostport, const struct conn_mode *mode, char *err,
@@ -105,7 +145,7 @@ listener_tcp(const char *hostport, const struct conn_mode *mode, char *err,
 	struct listener		*l;
 	const char		*colon = strrchr(hostport, ':');
 	char			 host[256];
-	int			 rc, port, len;
+	int			 port, len;
 
 	if (colon == NULL || (port = atoi(colon + 1)) < 0 || port > 65535 ||
 	    (size_t)(colon - hostport) >= sizeof host) {
@@ -122,24 +162,10 @@ listener_tcp(const char *hostport, const struct conn_mode *mode, char *err,
 		    "an address", hostport, host);
 		return -1;
 	}
-	l = xcalloc(1, sizeof *l);
-	l->tcp = true;
-	l->path = xstrdup(hostport);
-	l->auth = listener_auth_token;
-	l->mode = mode;
-	uv_tcp_init(dmn.loop, &l->h.tcp);
-	l->h.handle.data = l;
-	rc = uv_tcp_bind(&l->h.tcp, (struct sockaddr *)&ss, 0);
-	if (rc == 0)
-		rc = uv_listen((uv_stream_t *)&l->h, 128,
-		    listener_connection_cb);
-	if (rc != 0) {
-		snprintf(err, errlen, "listen on tcp:%s: %s", hostport,
-		    uv_strerror(rc));
-		uv_close(&l->h.handle, listener_closed);
+	l = listener_new(true, hostport, mode);
+	if (listener_start(l, uv_tcp_bind(&l->h.tcp, (struct sockaddr *)&ss,
+	    0), err, errlen) != 0)
 		return -1;
-	}
-	TAILQ_INSERT_TAIL(&dmn.listeners, l, entry);
 	/* Port 0 picked one: say which. */
 	len = sizeof ss;
 	if (uv_tcp_getsockname(&l->h.tcp, (struct sockaddr *)&ss, &len) == 0)
@@ -147,6 +173,28 @@ listener_tcp(const char *hostport, const struct conn_mode *mode, char *err,
 		    ((struct sockaddr_in6 *)&ss)->sin6_port :
 		    ((struct sockaddr_in *)&ss)->sin_port);
 	log_info("listening on tcp:%s:%d", host, port);
+	return 0;
+}
+
+/*
+ * Serve a listening socket that a service manager passed, Unix (at path
+ * addr) or TCP (at HOST:PORT addr), as listener_unix and listener_tcp
+ * would; -1 with err. Its path is the manager's: it stays at exit.
+ */
+int
+listener_fd(int fd, bool tcp, const char *addr, const struct conn_mode *mode,
+    char *err, size_t errlen)
+{
+	struct listener	*l;
+	int		 rc;
+
+	l = listener_new(tcp, addr, mode);
+	l->activated = true;
+	rc = tcp ? uv_tcp_open(&l->h.tcp, fd) : uv_pipe_open(&l->h.pipe, fd);
+	if (listener_start(l, rc, err, errlen) != 0)
+		return -1;
+	log_info("listening on %s%s (socket-activated, fd %d)",
+	    tcp ? "tcp:" : "", addr, fd);
 	return 0;
 }
 
@@ -172,10 +220,41 @@ listener_closed(uv_handle_t *h)
 }
 
 /*
- * Listen on a Unix socket at path, its connections starting in mode.
- * The caller holds the start lock, so a
- * socket file left there belongs to a dead daemon and is removed.
+ * Remove the socket file a dead daemon left at path, and nothing else: a
+ * file that is not a socket is not ours to remove, nor a socket another
+ * process has bound there. The caller holds the start lock, so that is no
+ * live daemon's, but it may be a service manager's. -1 with err.
  */
+static int
+listener_unlink_stale(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "%s exists and is not a socket: it is "
+		    "left as it is; remove it or choose another socket", path);
+		return -1;
+	}
+	if (paths_socket_bound(path) == 1) {
+		snprintf(err, errlen, "%s: another process has a socket bound "
+		    "there (a service manager's, about to listen?): it is left "
+		    "as it is", path);
+		return -1;
+	}
+	if (unlink(path) != 0 && errno != ENOENT) {
+		snprintf(err, errlen, "unlink %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Listen on a Unix socket at path, its connections starting in mode. */
 int
 listener_unix(const char *path, const struct conn_mode *mode, char *err,
     size_t errlen)
@@ -184,33 +263,20 @@ listener_unix(const char *path, const struct conn_mode *mode, char *err,
 	mode_t		 old;
 	int		 rc;
 
-	if (unlink(path) != 0 && errno != ENOENT) {
-		snprintf(err, errlen, "unlink %s: %s", path, strerror(errno));
+	if (listener_unlink_stale(path, err, errlen) != 0)
 		return -1;
-	}
-	l = xcalloc(1, sizeof *l);
-	l->path = xstrdup(path);
-	l->auth = listener_auth_peercred;
-	l->mode = mode;
-	uv_pipe_init(dmn.loop, &l->h.pipe, 0);
-	l->h.handle.data = l;
+	l = listener_new(false, path, mode);
 	/* Nobody else may connect in the moment before chmod. */
 	old = umask(0177);
 	rc = uv_pipe_bind(&l->h.pipe, path);
 	umask(old);
-	if (rc == 0)
-		rc = uv_listen((uv_stream_t *)&l->h, 128,
-		    listener_connection_cb);
-	if (rc != 0) {
-		snprintf(err, errlen, "listen on %s: %s", path, uv_strerror(rc));
-		uv_close(&l->h.handle, listener_closed);
-		return -1;
-	}
-	TAILQ_INSERT_TAIL(&dmn.listeners, l, entry);
-	return 0;
+	return listener_start(l, rc, err, errlen);
 }
 
-/* Stop listening and remove the socket files. */
+/*
+ * Stop listening and remove the socket files, but not an activated one's:
+ * its manager still listens there and starts the next daemon from it.
+ */
 void
 listener_close_all(void)
 {
@@ -218,7 +284,7 @@ listener_close_all(void)
 
 	while ((l = TAILQ_FIRST(&dmn.listeners)) != NULL) {
 		TAILQ_REMOVE(&dmn.listeners, l, entry);
-		if (!l->tcp)
+		if (!l->tcp && !l->activated)
 			unlink(l->path);
 		uv_close(&l->h.handle, listener_closed);
 	}

@@ -108,6 +108,7 @@ struct main_opts {
 	const char	*tcp[8];	/* --listen tcp:HOST:PORT */
 	size_t		 ntcp;
 	const char	*token_file;
+	struct activate	 act;		/* sockets a service manager passed */
 };
 
 /* Take one --listen address; exits on a bad one. */
@@ -126,6 +127,50 @@ main_listen(struct main_opts *o, const char *arg)
 	fprintf(stderr, "dbgctld: cannot listen on \"%s\": want unix:PATH "
 	    "or tcp:HOST:PORT (at most 8)\n", arg);
 	exit(2);
+}
+
+/*
+ * Check the command line against the sockets passed by socket activation:
+ * an activated TCP socket needs the token as --listen tcp does, and an
+ * activated Unix socket is the daemon's socket, so --listen unix: would
+ * name a second one.
+ */
+static void
+main_activated_options(const struct main_opts *o)
+{
+	char what[160];
+
+	if (activate_tcp(&o->act, what, sizeof what) &&
+	    o->token_file == NULL) {
+		fprintf(stderr, "dbgctld: the socket-activated TCP listener %s "
+		    "needs --token-file\n", what);
+		exit(2);
+	}
+	if (activate_unix(&o->act) != NULL && o->unix_path != NULL &&
+	    strcmp(o->unix_path, activate_unix(&o->act)) != 0) {
+		fprintf(stderr, "dbgctld: --listen unix:%s, but the socket "
+		    "passed by socket activation is %s: give one of them\n",
+		    o->unix_path, activate_unix(&o->act));
+		exit(2);
+	}
+}
+
+/*
+ * Take the sockets a service manager passed (LISTEN_FDS), before the
+ * inherited fds are closed; exits 1 with the reason if they are not
+ * listening stream sockets.
+ */
+static void
+main_activate(struct main_opts *o)
+{
+	char err[PATH_MAX + 256];
+
+	if (activate_take(&o->act, err, sizeof err) >= 0) {
+		dmn.activated = o->act.n > 0;
+		return;
+	}
+	fprintf(stderr, "dbgctld: %s\n", err);
+	exit(1);
 }
 
 /* Parse the command line; exits on bad usage. */
@@ -172,6 +217,7 @@ main_options(int argc, char **argv, struct main_opts *o)
 		fprintf(stderr, "dbgctld: a tcp listener needs --token-file\n");
 		exit(2);
 	}
+	main_activated_options(o);
 }
 
 /* Load the token TCP clients present; exits with the reason. */
@@ -203,6 +249,27 @@ main_tcp(const struct main_opts *o)
 		pidfile_remove(dmn.pidfh);
 		exit(1);
 	}
+}
+
+/*
+ * Listen: on the sockets passed by socket activation, on the Unix socket
+ * unless one of those is it, and on --listen's TCP addresses; exits 1
+ * with the reason.
+ */
+static void
+main_listen_all(const struct main_opts *o)
+{
+	char err[PATH_MAX + 256];
+
+	if ((activate_unix(&o->act) == NULL &&
+	    listener_unix(dmn.sock_path, &request_rpc_mode, err,
+	    sizeof err) != 0) ||
+	    activate_listen(&o->act, &request_rpc_mode, err, sizeof err) != 0) {
+		fprintf(stderr, "dbgctld: %s\n", err);
+		pidfile_remove(dmn.pidfh);
+		exit(1);
+	}
+	main_tcp(o);
 }
 
 /*
@@ -326,11 +393,13 @@ int
 main(int argc, char **argv)
 {
 	struct main_opts o = { 0 };
-	char		 err[PATH_MAX + 128];
 	int		 ready = -1;
 
+	/* Before anything closes them, or a fork changes our pid. */
+	main_activate(&o);
 	/* Whatever the starter leaked must not reach sessions. */
-	closefrom(3);
+	closefrom(3 + (int)o.act.n);
+	sdnotify_init();
 	main_nofile();
 	main_options(argc, argv, &o);
 	signal(SIGPIPE, SIG_IGN);
@@ -342,7 +411,8 @@ main(int argc, char **argv)
 	TAILQ_INIT(&dmn.sinks);
 	TAILQ_INIT(&dmn.listeners);
 	TAILQ_INIT(&dmn.procs);
-	main_paths(o.unix_path);
+	main_paths(activate_unix(&o.act) != NULL ? activate_unix(&o.act) :
+	    o.unix_path);
 	main_lock();
 	/* Before detaching, so that a refused token file is seen at once. */
 	main_token(&o);
@@ -350,12 +420,7 @@ main(int argc, char **argv)
 		ready = main_detach();
 	dmn.loop = uv_default_loop();
 	dmn.keep_ended = main_keep_ended();
-	if (listener_unix(dmn.sock_path, &request_rpc_mode, err, sizeof err) != 0) {
-		fprintf(stderr, "dbgctld: %s\n", err);
-		pidfile_remove(dmn.pidfh);
-		return 1;
-	}
-	main_tcp(&o);
+	main_listen_all(&o);
 	pidfile_write(dmn.pidfh);
 	daemon_watch_signals();
 	if (!o.foreground) {
@@ -364,11 +429,13 @@ main(int argc, char **argv)
 			log_warn("the starter left before the daemon was ready");
 		close(ready);
 	}
-	log_info("dbgctld %s started, pid %ld, socket %s, %lu descriptors",
-	    DBGCTL_VERSION, (long)getpid(), dmn.sock_path, dmn.nofile);
+	log_info("dbgctld %s started, pid %ld, socket %s%s, %lu descriptors",
+	    DBGCTL_VERSION, (long)getpid(), dmn.sock_path,
+	    dmn.activated ? " (socket-activated)" : "", dmn.nofile);
 	/* Once the log is the daemon's own: the loop has not run, no session yet. */
 	cgroup_init();
 	orphan_init();
+	sdnotify_ready();
 	uv_run(dmn.loop, UV_RUN_DEFAULT);
 	cgroup_fini();
 	pidfile_remove(dmn.pidfh);

@@ -41,10 +41,11 @@ method_hello_exec(struct request *req)
 		}
 		c->authed = true;
 	}
-	res = json_pack("{s:s, s:i, s:i, s:o, s:{s:b, s:b}}",
+	res = json_pack("{s:s, s:i, s:i, s:o, s:{s:b, s:b}, s:b}",
 	    "version", DBGCTL_VERSION, "protocol", PROTOCOL_VERSION,
 	    "pid", (int)getpid(), "capabilities", backend_names(),
-	    "authentication", "token", tcp, "authenticated", c->authed);
+	    "authentication", "token", tcp, "authenticated", c->authed,
+	    "activated", dmn.activated);
 	/* How sessions are contained is the owner's business only. */
 	if (c->authed)
 		json_object_set_new(res, "containment", cgroup_json());

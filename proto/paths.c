@@ -145,3 +145,37 @@ paths_sibling(const char *name, const char *fallback_dir, char *buf,
 	}
 	return paths_fmt(buf, len, "%s/%s", fallback_dir, name);
 }
+
+/*
+ * Whether a live socket of any process is bound at path, as /proc/net/unix
+ * lists the names sockets were bound to: 1 if one is, 0 if none, -1 if
+ * that cannot be told. A socket file nobody listens on is a dead daemon's
+ * only when none is: one bound there may be a service manager's, between
+ * its bind and its listen.
+ */
+int
+paths_socket_bound(const char *path)
+{
+	char	 line[PATH_MAX + 128];
+	size_t	 len = strlen(path);
+	int	 at, found = 0;
+	FILE	*f;
+
+	if ((f = fopen("/proc/net/unix", "re")) == NULL)
+		return -1;
+	/* The first line names the columns. */
+	if (fgets(line, sizeof line, f) == NULL) {
+		fclose(f);
+		return -1;
+	}
+	while (!found && fgets(line, sizeof line, f) != NULL) {
+		at = -1;
+		if (sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %n", &at) != 0 ||
+		    at < 0)
+			continue;
+		found = strncmp(line + at, path, len) == 0 &&
+		    (line[at + len] == '\n' || line[at + len] == '\0');
+	}
+	fclose(f);
+	return found;
+}

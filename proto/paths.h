@@ -17,5 +17,7 @@ int	paths_dirname(const char *path, char *buf, size_t len);
 /* Find a sibling executable of this program, else fall back to dir/name. */
 int	paths_sibling(const char *name, const char *fallback_dir, char *buf,
 	    size_t len);
+/* Whether a live socket is bound at path (/proc/net/unix): 1, 0, -1 unknown. */
+int	paths_socket_bound(const char *path);
 
 #endif
