@@ -261,7 +261,7 @@ scan_skip_depth(struct scan *sc, int depth)
 	char	open = scan_peek(sc), close;
 	char	*key;
 
-	if (depth > SCAN_DEPTH)
+	if ((open == '{' || open == '[') && depth >= SCAN_DEPTH)
 		return scan_fail(sc);
 	if (open == '"')
 		return scan_skip_string(sc);
