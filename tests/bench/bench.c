@@ -33,6 +33,9 @@ struct bench_figure {
 static const struct bench_figure bench_figures[] = {
 	{ "rtt", "ping round trip on a held connection", fig_ping_rtt },
 	{ "rps", "requests per second", fig_ping_rps },
+	{ "cli", "the client as a whole process", fig_cli_run },
+	{ "launch", "launch --kind exec --wait /bin/true", fig_launch_exec },
+	{ "gdb", "gdb launch to its first -x command", fig_launch_gdb },
 };
 
 /* Record why the figure gives up; returns -1 for the figure to return. */

@@ -37,6 +37,11 @@ struct bench {
 int	 bench_fail(struct bench *, const char *, ...)
 	     __attribute__((format(printf, 2, 3)));
 
+/* bench-b64.c */
+char	*b64_encode(const void *, size_t);
+size_t	 b64_size(const char *, size_t);
+size_t	 b64_decode(const char *, unsigned char *);
+
 /* bench-stat.c: samples and their order statistics. */
 struct samples {
 	double	*v;
@@ -123,5 +128,12 @@ void	 echo_stop(struct echo *);
 /* bench-fig-ping.c */
 int	 fig_ping_rtt(struct bench *);
 int	 fig_ping_rps(struct bench *);
+
+/* bench-fig-cli.c */
+int	 fig_cli_run(struct bench *);
+
+/* bench-fig-launch.c */
+int	 fig_launch_exec(struct bench *);
+int	 fig_launch_gdb(struct bench *);
 
 #endif
