@@ -36,6 +36,9 @@ static const struct bench_figure bench_figures[] = {
 	{ "cli", "the client as a whole process", fig_cli_run },
 	{ "launch", "launch --kind exec --wait /bin/true", fig_launch_exec },
 	{ "gdb", "gdb launch to its first -x command", fig_launch_gdb },
+	{ "stop", "stop of one live session", fig_stop_one },
+	{ "pipe", "pipe and send/recv throughput", fig_pipe_run },
+	{ "stopall", "stop --all of 1000 sessions", fig_stop_all },
 };
 
 /* Record why the figure gives up; returns -1 for the figure to return. */

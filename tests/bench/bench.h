@@ -136,4 +136,13 @@ int	 fig_cli_run(struct bench *);
 int	 fig_launch_exec(struct bench *);
 int	 fig_launch_gdb(struct bench *);
 
+/* bench-fig-stop.c */
+int	 fig_stop_one(struct bench *);
+int	 fig_stop_all(struct bench *);
+double	 fig_stop_session_ms(struct rpc *);
+double	 fig_stop_bare_ms(void);
+
+/* bench-fig-pipe.c */
+int	 fig_pipe_run(struct bench *);
+
 #endif
