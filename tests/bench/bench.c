@@ -38,6 +38,7 @@ static const struct bench_figure bench_figures[] = {
 	{ "gdb", "gdb launch to its first -x command", fig_launch_gdb },
 	{ "stop", "stop of one live session", fig_stop_one },
 	{ "pipe", "pipe and send/recv throughput", fig_pipe_run },
+	{ "scale", "figures at scale", fig_scale_run },
 	{ "stopall", "stop --all of 1000 sessions", fig_stop_all },
 };
 

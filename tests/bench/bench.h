@@ -145,4 +145,7 @@ double	 fig_stop_bare_ms(void);
 /* bench-fig-pipe.c */
 int	 fig_pipe_run(struct bench *);
 
+/* bench-fig-scale.c */
+int	 fig_scale_run(struct bench *);
+
 #endif
