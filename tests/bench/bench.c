@@ -40,6 +40,10 @@ static const struct bench_figure bench_figures[] = {
 	{ "pipe", "pipe and send/recv throughput", fig_pipe_run },
 	{ "scale", "figures at scale", fig_scale_run },
 	{ "stopall", "stop --all of 1000 sessions", fig_stop_all },
+	{ "subscribers", "ping beside stalled subscribers",
+	    fig_stall_subscribers },
+	{ "logs", "ping behind a burst of logs tail lookups",
+	    fig_stall_logs },
 };
 
 /* Record why the figure gives up; returns -1 for the figure to return. */

@@ -148,4 +148,8 @@ int	 fig_pipe_run(struct bench *);
 /* bench-fig-scale.c */
 int	 fig_scale_run(struct bench *);
 
+/* bench-fig-stall.c */
+int	 fig_stall_subscribers(struct bench *);
+int	 fig_stall_logs(struct bench *);
+
 #endif
