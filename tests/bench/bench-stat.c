@@ -63,13 +63,6 @@ stat_median(struct samples *s)
 	return (s->v[s->n / 2 - 1] + s->v[s->n / 2]) / 2;
 }
 
-/* Forget the samples but keep their memory, for the next batch. */
-void
-stat_reset(struct samples *s)
-{
-	s->n = 0;
-}
-
 /* Free the samples. */
 void
 stat_free(struct samples *s)

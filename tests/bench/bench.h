@@ -51,7 +51,6 @@ double	 stat_now_ms(void);
 void	 stat_add(struct samples *, double);
 double	 stat_median(struct samples *);
 double	 stat_pct(struct samples *, double);
-void	 stat_reset(struct samples *);
 void	 stat_free(struct samples *);
 void	 stat_sleep_ms(double);
 
