@@ -1,0 +1,168 @@
+/*
+ * The private daemon each figure runs against: dbgctld in the foreground
+ * on a socket in a 0700 directory of its own, with its state and runtime
+ * directories there too, so that nothing of the user's is touched; and the
+ * client binary run against it as a whole process.
+ */
+#include "bench.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Milliseconds the daemon may take to listen, and to end after shutdown. */
+#define DAEMON_START_MS 10000
+#define DAEMON_STOP_MS 60000
+
+/* environ with our variables put first, which getenv finds first. */
+static char **
+daemon_env(const char *dir)
+{
+	char	**envp;
+	size_t	  n = 0, i, j = 0;
+
+	while (environ[n] != NULL)
+		n++;
+	if ((envp = calloc(n + 4, sizeof *envp)) == NULL)
+		abort();
+	if (asprintf(&envp[j++], "XDG_STATE_HOME=%s/state", dir) < 0 ||
+	    asprintf(&envp[j++], "XDG_RUNTIME_DIR=%s/run", dir) < 0 ||
+	    asprintf(&envp[j++], "DBGCTLD_KEEP_ENDED=10") < 0)
+		abort();
+	for (i = 0; i < n; i++)
+		if (strncmp(environ[i], "XDG_STATE_HOME=", 15) != 0 &&
+		    strncmp(environ[i], "XDG_RUNTIME_DIR=", 16) != 0 &&
+		    strncmp(environ[i], "DBGCTLD_KEEP_ENDED=", 19) != 0 &&
+		    strncmp(environ[i], "DBGCTL_SOCKET=", 14) != 0)
+			envp[j++] = strdup(environ[i]);
+	return envp;
+}
+
+/* Free what daemon_env built. */
+static void
+daemon_env_free(char **envp)
+{
+	size_t i;
+
+	for (i = 0; envp != NULL && envp[i] != NULL; i++)
+		free(envp[i]);
+	free(envp);
+}
+
+/* Whether something accepts connections on the socket. */
+static int
+daemon_listens(const char *path)
+{
+	struct rpc	r;
+	int		ok;
+
+	ok = rpc_open(&r, path) == 0;
+	rpc_close(&r);
+	return ok;
+}
+
+/* Start the daemon and wait until it listens; -1 with b->why if not. */
+int
+daemon_start(struct bench *b)
+{
+	char		 listen[128], sub[128];
+	const char	*argv[] = { b->dbgctld, "--foreground", "--listen",
+			    listen, NULL };
+	double		 end;
+	int		 fd;
+
+	snprintf(b->dir, sizeof b->dir, "/tmp/dbgctl-bench.XXXXXX");
+	if (mkdtemp(b->dir) == NULL)
+		return bench_fail(b, "mkdtemp: %s", strerror(errno));
+	snprintf(sub, sizeof sub, "%s/run", b->dir);
+	mkdir(sub, 0700);
+	snprintf(b->sock, sizeof b->sock, "%s/sock", b->dir);
+	snprintf(listen, sizeof listen, "unix:%s", b->sock);
+	b->envp = daemon_env(b->dir);
+	snprintf(sub, sizeof sub, "%s/daemon.log", b->dir);
+	fd = open(sub, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	b->daemon = proc_spawn(argv, b->envp, -1, fd, fd);
+	if (fd >= 0)
+		close(fd);
+	if (b->daemon == -1)
+		return bench_fail(b, "cannot spawn %s", b->dbgctld);
+	end = stat_now_ms() + DAEMON_START_MS;
+	while (!daemon_listens(b->sock)) {
+		if (proc_wait(b->daemon, 0) != -1) {
+			b->daemon = 0;
+			return bench_fail(b, "dbgctld exited at start");
+		}
+		if (stat_now_ms() > end)
+			return bench_fail(b, "dbgctld does not listen");
+		stat_sleep_ms(2);
+	}
+	return 0;
+}
+
+/* Remove one entry of the daemon's directory, for nftw. */
+static int
+daemon_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	remove(path);
+	return 0;
+}
+
+/*
+ * Shut the daemon down and reap it, always: SIGKILL if it has not ended
+ * in time, so that a failed figure leaves no daemon behind; then remove
+ * its directory.
+ */
+void
+daemon_stop(struct bench *b)
+{
+	const char *argv[] = { b->dbgctl, "-s", b->sock, "shutdown", NULL };
+	pid_t pid;
+
+	if (b->daemon > 0) {
+		if ((pid = proc_spawn(argv, b->envp, -1, -1, -1)) > 0 &&
+		    proc_wait(pid, DAEMON_STOP_MS) == -1) {
+			kill(pid, SIGKILL);
+			proc_wait(pid, -1);
+		}
+		if (proc_wait(b->daemon, DAEMON_STOP_MS) == -1) {
+			fprintf(stderr, "bench: dbgctld did not end: "
+			    "SIGKILL\n");
+			kill(b->daemon, SIGKILL);
+			proc_wait(b->daemon, -1);
+		}
+	}
+	b->daemon = 0;
+	if (b->dir[0] != '\0')
+		nftw(b->dir, daemon_rm, 16, FTW_DEPTH | FTW_PHYS);
+	b->dir[0] = '\0';
+	daemon_env_free(b->envp);
+	b->envp = NULL;
+}
+
+/* Run `dbgctl -s SOCK ARGS...` whole; its time in ms, or NA if it failed. */
+double
+daemon_client_ms(struct bench *b, const char *const args[])
+{
+	const char	*argv[32];
+	int		 n = 0, i;
+
+	argv[n++] = b->dbgctl;
+	argv[n++] = "-s";
+	argv[n++] = b->sock;
+	for (i = 0; args[i] != NULL && n < 31; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	return proc_time_ms(argv, b->envp);
+}

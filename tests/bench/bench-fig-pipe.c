@@ -1,0 +1,296 @@
+/*
+ * Throughput to and from an exec session running `cat` with a transport:
+ * through `dbgctl pipe` (a whole client process, the raw pipe mode), and
+ * through write and read requests on two held connections, each beside a
+ * raw chain of three cats carrying the same bytes from the same writer to
+ * the same reader.
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Bytes of one write: to a pipe, and in one write request. */
+#define FIG_PIPE_CHUNK (256 * 1024)
+/* The most bytes one read request asks for (the daemon's cap). */
+#define FIG_PIPE_READ_MAX 524288
+/* send/recv carries a quarter of BENCH_MIB, in whole chunks: it is slower. */
+#define FIG_PIPE_RPC_BYTES(b) \
+	(((size_t)(b)->mib * 1048576 / 4 + FIG_PIPE_CHUNK - 1) / \
+	    FIG_PIPE_CHUNK * FIG_PIPE_CHUNK)
+
+/* What the writer thread writes where. */
+struct fig_pipe_writer {
+	int	fd;
+	size_t	bytes;
+};
+
+/* The writer: bytes of zeros to fd, then close it for the reader's EOF. */
+static void *
+fig_pipe_writer_main(void *arg)
+{
+	static const char	 zeros[FIG_PIPE_CHUNK];
+	struct fig_pipe_writer	*w = arg;
+	size_t			 left = w->bytes;
+	ssize_t			 n;
+
+	while (left > 0) {
+		n = write(w->fd, zeros, left < sizeof zeros ? left :
+		    sizeof zeros);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		left -= n;
+	}
+	close(w->fd);
+	return NULL;
+}
+
+/* Feed wfd and drain rfd to its end: MiB/s, or NA if bytes were lost. */
+static double
+fig_pipe_pump(int wfd, int rfd, size_t bytes)
+{
+	static char		buf[FIG_PIPE_CHUNK];
+	struct fig_pipe_writer	w = { wfd, bytes };
+	pthread_t		th;
+	size_t			got = 0;
+	double			t0 = stat_now_ms(), ms;
+	ssize_t			n;
+
+	if (pthread_create(&th, NULL, fig_pipe_writer_main, &w) != 0)
+		abort();
+	while ((n = read(rfd, buf, sizeof buf)) != 0) {
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			break;
+		got += n;
+	}
+	ms = stat_now_ms() - t0;
+	pthread_join(th, NULL);
+	close(rfd);
+	if (got != bytes)
+		return NA;
+	return bytes / 1048576.0 / (ms / 1000);
+}
+
+/* Spawn argv between in and out, and close both here: the child has them. */
+static pid_t
+fig_pipe_spawn(const char *const argv[], char *const envp[], int in, int out)
+{
+	pid_t pid = proc_spawn(argv, envp, in, out, -1);
+
+	close(in);
+	close(out);
+	return pid;
+}
+
+/* One sample of the raw chain: writer | cat | cat | cat | reader. */
+static double
+fig_pipe_raw(size_t bytes)
+{
+	const char	*cat[] = { "cat", NULL };
+	int		 p[4][2], i;
+	pid_t		 pid[3];
+	double		 rate;
+
+	for (i = 0; i < 4; i++)
+		if (pipe2(p[i], O_CLOEXEC) == -1)
+			abort();
+	for (i = 0; i < 3; i++)
+		pid[i] = fig_pipe_spawn(cat, NULL, p[i][0], p[i + 1][1]);
+	rate = fig_pipe_pump(p[0][1], p[3][0], bytes);
+	for (i = 0; i < 3; i++)
+		if (pid[i] <= 0 || proc_wait(pid[i], -1) != 0)
+			rate = NA;
+	return rate;
+}
+
+/* Launch `cat` with a transport; its session id, or -1. */
+static json_int_t
+fig_pipe_cat(struct rpc *r)
+{
+	json_int_t	 id;
+	json_t		*res;
+
+	res = rpc_call(r, "launch", json_pack("{s:s, s:[s], s:s, s:b}", "kind",
+	    "exec", "argv", "cat", "cwd", "/", "transport", 1));
+	if (res == NULL)
+		return -1;
+	id = json_integer_value(json_object_get(res, "id"));
+	json_decref(res);
+	return id;
+}
+
+/* One sample through `dbgctl pipe ID`: MiB/s, or NA. */
+static double
+fig_pipe_client(struct bench *b, struct rpc *r, size_t bytes)
+{
+	const char	*argv[] = { b->dbgctl, "-s", b->sock, "pipe", NULL,
+			    NULL };
+	char		 id[32];
+	json_int_t	 session;
+	int		 in[2], out[2];
+	pid_t		 pid;
+	double		 rate;
+
+	if ((session = fig_pipe_cat(r)) == -1)
+		return NA;
+	snprintf(id, sizeof id, "%lld", (long long)session);
+	argv[4] = id;
+	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1)
+		abort();
+	pid = fig_pipe_spawn(argv, b->envp, in[0], out[1]);
+	rate = fig_pipe_pump(in[1], out[0], bytes);
+	if (pid <= 0 || proc_wait(pid, -1) != 0)
+		rate = NA;
+	return rate;
+}
+
+/* What the sending thread of send/recv sends, and on which connection. */
+struct fig_pipe_sender {
+	struct rpc	r;
+	json_int_t	session;
+	size_t		bytes;
+	const char	*text;	/* FIG_PIPE_CHUNK zeros in base64 */
+	int		failed;
+};
+
+/* The sender: write requests of a chunk each, one in flight, then eof. */
+static void *
+fig_pipe_sender_main(void *arg)
+{
+	struct fig_pipe_sender	*s = arg;
+	json_t			*res;
+	size_t			 sent;
+
+	for (sent = 0; sent < s->bytes; sent += FIG_PIPE_CHUNK) {
+		res = rpc_call(&s->r, "write", json_pack("{s:I, s:s, s:b}",
+		    "session", s->session, "data", s->text, "eof",
+		    sent + FIG_PIPE_CHUNK >= s->bytes));
+		if (res == NULL) {
+			s->failed = 1;
+			break;
+		}
+		json_decref(res);
+	}
+	return NULL;
+}
+
+/* The receiver: read requests until eof; the bytes, or -1. */
+static long long
+fig_pipe_receive(struct rpc *r, json_int_t session)
+{
+	json_t		*res;
+	const char	*data;
+	long long	 got = 0;
+	int		 eof = 0;
+
+	while (!eof) {
+		res = rpc_call(r, "read", json_pack("{s:I, s:i}", "session",
+		    session, "max", FIG_PIPE_READ_MAX));
+		if (res == NULL)
+			return -1;
+		data = json_string_value(json_object_get(res, "data"));
+		got += data != NULL ? b64_size(data, strlen(data)) : 0;
+		eof = json_is_true(json_object_get(res, "eof"));
+		json_decref(res);
+	}
+	return got;
+}
+
+/* One sample through write and read requests: MiB/s, or NA. */
+static double
+fig_pipe_rpc(struct bench *b, struct rpc *r, const char *text, size_t bytes)
+{
+	struct fig_pipe_sender	s = { .bytes = bytes, .text = text };
+	pthread_t		th;
+	long long		got;
+	double			t0, ms;
+
+	if ((s.session = fig_pipe_cat(r)) == -1 || rpc_open(&s.r, b->sock) ==
+	    -1)
+		return NA;
+	t0 = stat_now_ms();
+	if (pthread_create(&th, NULL, fig_pipe_sender_main, &s) != 0)
+		abort();
+	got = fig_pipe_receive(r, s.session);
+	ms = stat_now_ms() - t0;
+	pthread_join(th, NULL);
+	rpc_close(&s.r);
+	if (s.failed || got != (long long)bytes)
+		return NA;
+	return bytes / 1048576.0 / (ms / 1000);
+}
+
+/* The samples of the figure. */
+struct fig_pipe_samples {
+	struct samples pipe, pipe_raw, rpc, rpc_raw;
+};
+
+/* One run: each way beside a raw chain of its own; -1 if one failed. */
+static int
+fig_pipe_sample(struct bench *b, struct rpc *r, const char *text,
+    struct fig_pipe_samples *s)
+{
+	size_t	bytes = (size_t)b->mib * 1048576;
+	double	v[4];
+	int	i;
+
+	v[0] = fig_pipe_client(b, r, bytes);
+	v[1] = fig_pipe_raw(bytes);
+	v[2] = fig_pipe_rpc(b, r, text, FIG_PIPE_RPC_BYTES(b));
+	v[3] = fig_pipe_raw(FIG_PIPE_RPC_BYTES(b));
+	for (i = 0; i < 4; i++)
+		if (!(v[i] >= 0))
+			return bench_fail(b, "%s lost bytes or failed (%s)",
+			    i == 0 ? "dbgctl pipe" : i == 2 ? "write/read" :
+			    "the raw chain", r->err);
+	stat_add(&s->pipe, v[0]);
+	stat_add(&s->pipe_raw, v[1]);
+	stat_add(&s->rpc, v[2]);
+	stat_add(&s->rpc_raw, v[3]);
+	return 0;
+}
+
+/* Figure: pipe and send/recv throughput beside the raw chain. */
+int
+fig_pipe_run(struct bench *b)
+{
+	static const char	 zeros[FIG_PIPE_CHUNK];
+	struct fig_pipe_samples	 s = { 0 };
+	struct rpc		 r;
+	char			*text, note[64], rnote[64];
+	int			 run, rv = 0;
+
+	if (rpc_open(&r, b->sock) == -1)
+		return bench_fail(b, "%s", r.err);
+	text = b64_encode(zeros, sizeof zeros);
+	for (run = 0; run < b->runs && rv == 0; run++)
+		rv = fig_pipe_sample(b, &r, text, &s);
+	free(text);
+	rpc_close(&r);
+	snprintf(note, sizeof note, "%d MiB a sample (BENCH_MIB)", b->mib);
+	snprintf(rnote, sizeof rnote, "%zu MiB; 256 KiB writes, one in flight",
+	    FIG_PIPE_RPC_BYTES(b) >> 20);
+	if (rv == 0) {
+		table_row("MiB/s", stat_median(&s.pipe),
+		    stat_median(&s.pipe_raw), TARGET(RATIO_MIN, 0.75), note,
+		    "dbgctl pipe through exec cat [vs cat|cat|cat]");
+		table_row("MiB/s", stat_median(&s.rpc), stat_median(&s.rpc_raw),
+		    TARGET(RATIO_MIN, 0.75), rnote,
+		    "send/recv (write/read) through exec cat [vs "
+		    "cat|cat|cat]");
+	}
+	stat_free(&s.pipe);
+	stat_free(&s.pipe_raw);
+	stat_free(&s.rpc);
+	stat_free(&s.rpc_raw);
+	return rv;
+}

@@ -1,0 +1,159 @@
+/*
+ * Stop: the reply to `stop` of one live `sleep 1000` session, beside a
+ * kill(SIGTERM) and waitpid of a sleep we spawned ourselves; and `stop
+ * --all` of 1000 such sessions, beside the same of 1000 sleeps.
+ */
+#include "bench.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Sessions, and our own sleeps, that stop --all takes down. */
+#define FIG_STOP_ALL_N 1000
+
+/* Spawn n `sleep 1000` into pids; the count spawned. */
+static int
+fig_stop_spawn(pid_t *pids, int n)
+{
+	const char	*argv[] = { "sleep", "1000", NULL };
+	int		 i;
+
+	for (i = 0; i < n; i++)
+		if ((pids[i] = proc_spawn(argv, NULL, -1, -1, -1)) == -1)
+			break;
+	return i;
+}
+
+/* SIGTERM n processes and reap them all: the ms it takes. */
+static double
+fig_stop_kill(pid_t *pids, int n)
+{
+	double	t0 = stat_now_ms();
+	int	i;
+
+	for (i = 0; i < n; i++)
+		kill(pids[i], SIGTERM);
+	for (i = 0; i < n; i++)
+		proc_wait(pids[i], -1);
+	return stat_now_ms() - t0;
+}
+
+/* One stop of a fresh live session, timed from request to reply; or NA. */
+double
+fig_stop_session_ms(struct rpc *r)
+{
+	json_int_t	 id;
+	json_t		*res;
+	double		 t0;
+
+	if ((res = rpc_launch_sleep(r)) == NULL)
+		return NA;
+	id = json_integer_value(json_object_get(res, "id"));
+	json_decref(res);
+	t0 = stat_now_ms();
+	if (rpc_stop(r, id) == -1)
+		return NA;
+	return stat_now_ms() - t0;
+}
+
+/* One stop of a sleep of ours, timed from kill to reap; or NA. */
+double
+fig_stop_bare_ms(void)
+{
+	pid_t pid;
+
+	if (fig_stop_spawn(&pid, 1) != 1)
+		return NA;
+	/* As the session's sleep is, ours is running before we stop it. */
+	stat_sleep_ms(1);
+	return fig_stop_kill(&pid, 1);
+}
+
+/* Figure: stop of one session beside kill+waitpid. */
+int
+fig_stop_one(struct bench *b)
+{
+	struct samples	sd = { 0 }, sb = { 0 };
+	struct rpc	r;
+	double		d = NA, t = NA;
+	int		run, rv = 0;
+
+	if (rpc_open(&r, b->sock) == -1)
+		return bench_fail(b, "%s", r.err);
+	for (run = 0; run < b->runs && rv == 0; run++) {
+		d = fig_stop_session_ms(&r);
+		t = fig_stop_bare_ms();
+		if (!(d >= 0) || !(t >= 0))
+			rv = bench_fail(b, "stop: %s", r.err);
+		stat_add(&sd, d);
+		stat_add(&sb, t);
+	}
+	rpc_close(&r);
+	if (rv == 0)
+		table_row("ms", stat_median(&sd), stat_median(&sb),
+		    TARGET(OVER_MAX, 1), NULL, "stop of a live sleep session "
+		    "[vs kill TERM+waitpid]");
+	stat_free(&sd);
+	stat_free(&sb);
+	return rv;
+}
+
+/* One sample of stop --all: ms for the sessions' and for our sleeps'. */
+static int
+fig_stop_all_once(struct bench *b, struct rpc *r, double *d, double *t)
+{
+	pid_t	*pids;
+	json_t	*res;
+	double	 t0;
+	int	 n;
+
+	if (rpc_launch_many(r, FIG_STOP_ALL_N, NULL) == -1)
+		return bench_fail(b, "launch: %s", r->err);
+	t0 = stat_now_ms();
+	res = rpc_call(r, "stop", json_pack("{s:b}", "all", 1));
+	*d = stat_now_ms() - t0;
+	if (res == NULL)
+		return bench_fail(b, "stop --all: %s", r->err);
+	json_decref(res);
+	if ((pids = calloc(FIG_STOP_ALL_N, sizeof *pids)) == NULL)
+		abort();
+	n = fig_stop_spawn(pids, FIG_STOP_ALL_N);
+	stat_sleep_ms(10);
+	*t = fig_stop_kill(pids, n);
+	free(pids);
+	if (n != FIG_STOP_ALL_N)
+		return bench_fail(b, "could not spawn %d sleeps",
+		    FIG_STOP_ALL_N);
+	return 0;
+}
+
+/* Figure: stop --all of 1000 sessions beside killing 1000 sleeps. */
+int
+fig_stop_all(struct bench *b)
+{
+	struct samples	sd = { 0 }, sb = { 0 };
+	struct rpc	r;
+	double		d = NA, t = NA;
+	char		note[64];
+	int		run, rv = 0;
+
+	if (rpc_open(&r, b->sock) == -1)
+		return bench_fail(b, "%s", r.err);
+	snprintf(note, sizeof note, "median of %d runs (BENCH_STOPALL_RUNS)",
+	    b->stopall_runs);
+	for (run = 0; run < b->stopall_runs && rv == 0; run++)
+		if ((rv = fig_stop_all_once(b, &r, &d, &t)) == 0) {
+			stat_add(&sd, d);
+			stat_add(&sb, t);
+		}
+	rpc_close(&r);
+	if (rv == 0)
+		table_row("ms", stat_median(&sd), stat_median(&sb),
+		    TARGET(MAX, 500), note, "stop --all "
+		    "of %d sessions [vs kill+waitpid of as many]",
+		    FIG_STOP_ALL_N);
+	stat_free(&sd);
+	stat_free(&sb);
+	return rv;
+}

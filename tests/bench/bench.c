@@ -1,0 +1,195 @@
+/*
+ * dbgctl's benchmark: every figure beside its baseline, measured in the
+ * same run and interleaved, medians over BENCH_RUNS samples, printed as
+ * one table with the machine it ran on. Each figure gets a private daemon
+ * of its own, started before it and shut down after it whatever happened.
+ *
+ * bench [DBGCTL DBGCTLD]; else $DBGCTL and $DBGCTLD. BENCH_ONLY=a,b runs
+ * only the figures of those names.
+ */
+#include "bench.h"
+
+#include <sys/utsname.h>
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef BENCH_BUILDTYPE
+#define BENCH_BUILDTYPE "unknown"
+#endif
+
+/* A figure: its name for BENCH_ONLY, what it measures, its function. */
+struct bench_figure {
+	const char	*name;
+	const char	*title;
+	int		(*run)(struct bench *);
+};
+
+/* The figures, in the order of the table. */
+static const struct bench_figure bench_figures[] = {
+	{ "rtt", "ping round trip on a held connection", fig_ping_rtt },
+	{ "rps", "requests per second", fig_ping_rps },
+	{ "cli", "the client as a whole process", fig_cli_run },
+	{ "launch", "launch --kind exec --wait /bin/true", fig_launch_exec },
+	{ "gdb", "gdb launch to its first -x command", fig_launch_gdb },
+	{ "stop", "stop of one live session", fig_stop_one },
+	{ "pipe", "pipe and send/recv throughput", fig_pipe_run },
+	{ "scale", "figures at scale", fig_scale_run },
+	{ "stopall", "stop --all of 1000 sessions", fig_stop_all },
+	{ "subscribers", "ping beside stalled subscribers",
+	    fig_stall_subscribers },
+	{ "logs", "ping behind a burst of logs tail lookups",
+	    fig_stall_logs },
+};
+
+/* Record why the figure gives up; returns -1 for the figure to return. */
+int
+bench_fail(struct bench *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(b->why, sizeof b->why, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* An integer from the environment, or def if unset or not positive. */
+static int
+bench_env_int(const char *name, int def)
+{
+	const char	*v = getenv(name);
+	int		 n;
+
+	if (v == NULL || (n = atoi(v)) <= 0)
+		return def;
+	return n;
+}
+
+/* Order two scale points, for qsort. */
+static int
+bench_scale_cmp(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* BENCH_SCALE, the live-session counts of the scale figure, ascending. */
+static void
+bench_scale(struct bench *b)
+{
+	const char	*v = getenv("BENCH_SCALE");
+	char		*end;
+	long		 n;
+
+	if (v == NULL || *v == '\0')
+		v = "10 100 1000 3000";
+	for (b->nscale = 0; b->nscale < BENCH_SCALE_MAX; v = end) {
+		n = strtol(v, &end, 10);
+		if (end == v)
+			break;
+		if (n > 0)
+			b->scale[b->nscale++] = (int)n;
+	}
+	/* Sessions are only ever added, so the points must grow. */
+	qsort(b->scale, b->nscale, sizeof b->scale[0], bench_scale_cmp);
+}
+
+/* The settings, from argv and the environment; -1 if a binary is missing. */
+static int
+bench_config(struct bench *b, int argc, char **argv)
+{
+	b->dbgctl = argc > 2 ? argv[1] : getenv("DBGCTL");
+	b->dbgctld = argc > 2 ? argv[2] : getenv("DBGCTLD");
+	if (b->dbgctl == NULL || b->dbgctld == NULL) {
+		fprintf(stderr, "usage: bench DBGCTL DBGCTLD (or set $DBGCTL "
+		    "and $DBGCTLD)\n");
+		return -1;
+	}
+	b->runs = bench_env_int("BENCH_RUNS", 15);
+	b->idle_s = bench_env_int("BENCH_IDLE_SECONDS", 10);
+	b->mib = bench_env_int("BENCH_MIB", 64);
+	b->stopall_runs = bench_env_int("BENCH_STOPALL_RUNS", 3);
+	b->list10k = bench_env_int("BENCH_LIST10K", 0) == 1;
+	bench_scale(b);
+	return 0;
+}
+
+/* The machine line: CPU model, cores, kernel, build type. */
+static void
+bench_machine(const struct bench *b)
+{
+	char		 line[256], model[128] = "unknown CPU";
+	struct utsname	 u;
+	FILE		*f;
+
+	if ((f = fopen("/proc/cpuinfo", "r")) != NULL) {
+		while (fgets(line, sizeof line, f) != NULL)
+			if (strncmp(line, "model name", 10) == 0 &&
+			    strchr(line, ':') != NULL) {
+				snprintf(model, sizeof model, "%s",
+				    strchr(line, ':') + 2);
+				model[strcspn(model, "\n")] = '\0';
+				break;
+			}
+		fclose(f);
+	}
+	uname(&u);
+	table_head("machine: %s, %ld cores, Linux %s, build %s", model,
+	    sysconf(_SC_NPROCESSORS_ONLN), u.release, BENCH_BUILDTYPE);
+	table_head("medians of %d runs (BENCH_RUNS), each beside its baseline "
+	    "in the same run, interleaved", b->runs);
+}
+
+/* Whether BENCH_ONLY (a comma list) leaves this figure in. */
+static int
+bench_selected(const char *name)
+{
+	const char	*only = getenv("BENCH_ONLY"), *p;
+	size_t		 len = strlen(name);
+
+	if (only == NULL || *only == '\0')
+		return 1;
+	for (p = only; (p = strstr(p, name)) != NULL; p += len)
+		if ((p == only || p[-1] == ',') &&
+		    (p[len] == ',' || p[len] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* Run one figure against a daemon of its own; n/a rows if it gave up. */
+static void
+bench_run(struct bench *b, const struct bench_figure *f)
+{
+	double t0 = stat_now_ms();
+
+	fprintf(stderr, "bench: %s ...\n", f->title);
+	b->why[0] = '\0';
+	if (daemon_start(b) == -1 || f->run(b) == -1)
+		table_na(NO_TARGET, b->why, "%s", f->title);
+	daemon_stop(b);
+	fprintf(stderr, "bench: %s took %.1f s\n", f->title,
+	    (stat_now_ms() - t0) / 1000);
+}
+
+/* Run every figure selected, then print the table. */
+int
+main(int argc, char **argv)
+{
+	struct bench	b = { 0 };
+	size_t		i;
+
+	if (bench_config(&b, argc, argv) == -1)
+		return 2;
+	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	bench_machine(&b);
+	for (i = 0; i < sizeof bench_figures / sizeof bench_figures[0]; i++)
+		if (bench_selected(bench_figures[i].name))
+			bench_run(&b, &bench_figures[i]);
+	table_print();
+	return 0;
+}

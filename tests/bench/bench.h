@@ -1,0 +1,154 @@
+/*
+ * The benchmark: every figure of dbgctl beside its baseline, measured in
+ * the same run and interleaved, printed as one table. Grouped by the file
+ * that defines each name, as daemon.h is.
+ */
+#ifndef BENCH_H
+#define BENCH_H
+
+#include <sys/types.h>
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* Most scale points BENCH_SCALE may list. */
+#define BENCH_SCALE_MAX 16
+
+/* The run's settings and the private daemon the current figure uses. */
+struct bench {
+	const char	*dbgctl;	/* the client binary */
+	const char	*dbgctld;	/* the daemon binary */
+	int		 runs;		/* BENCH_RUNS: samples per median */
+	int		 scale[BENCH_SCALE_MAX];	/* BENCH_SCALE */
+	int		 nscale;
+	int		 idle_s;	/* BENCH_IDLE_SECONDS */
+	int		 mib;		/* BENCH_MIB: bytes per pipe sample */
+	int		 stopall_runs;	/* BENCH_STOPALL_RUNS */
+	int		 list10k;	/* BENCH_LIST10K=1 */
+	char		 why[256];	/* why the current figure gave up */
+	/* The private daemon (bench-daemon.c). */
+	pid_t		 daemon;
+	char		 dir[64];	/* its private 0700 directory */
+	char		 sock[96];
+	char		**envp;		/* environ plus its XDG dirs */
+};
+
+/* bench.c */
+int	 bench_fail(struct bench *, const char *, ...)
+	     __attribute__((format(printf, 2, 3)));
+
+/* bench-b64.c */
+char	*b64_encode(const void *, size_t);
+size_t	 b64_size(const char *, size_t);
+size_t	 b64_decode(const char *, unsigned char *);
+
+/* bench-stat.c: samples and their order statistics. */
+struct samples {
+	double	*v;
+	size_t	 n, cap;
+};
+double	 stat_now_ms(void);
+void	 stat_add(struct samples *, double);
+double	 stat_median(struct samples *);
+double	 stat_pct(struct samples *, double);
+void	 stat_free(struct samples *);
+void	 stat_sleep_ms(double);
+
+/* bench-table.c: the rows, and the table printed at the end. */
+enum target_kind {
+	TARGET_NONE,		/* no target */
+	TARGET_RATIO_MAX,	/* dbgctl/baseline at most v */
+	TARGET_RATIO_MIN,	/* dbgctl/baseline at least v */
+	TARGET_MAX,		/* dbgctl at most v, in the row's unit */
+	TARGET_OVER_MAX,	/* dbgctl at most v over the baseline */
+	TARGET_ZERO,		/* dbgctl exactly 0 */
+};
+struct target {
+	enum target_kind kind;
+	double		 v;
+};
+#define TARGET(k, x) ((struct target){ TARGET_##k, (x) })
+#define NO_TARGET TARGET(NONE, 0)
+/* A value a row does not have: printed as n/a or a dash. */
+#define NA (-1.0 / 0.0)
+void	 table_row(const char *, double, double, struct target, const char *,
+	     const char *, ...) __attribute__((format(printf, 6, 7)));
+void	 table_na(struct target, const char *, const char *, ...)
+	     __attribute__((format(printf, 3, 4)));
+void	 table_head(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	 table_print(void);
+
+/* bench-proc.c: child processes, timed whole, and what /proc says. */
+pid_t	 proc_spawn(const char *const[], char *const[], int, int, int);
+int	 proc_wait(pid_t, double);
+double	 proc_time_ms(const char *const[], char *const[]);
+long	 proc_status_kib(pid_t, const char *);
+long	 proc_rollup_kib(pid_t, const char *);
+long	 proc_ctxsw(pid_t);
+int	 proc_exists(const char *);
+
+/* bench-daemon.c: a private daemon, and its client run as a process. */
+int	 daemon_start(struct bench *);
+void	 daemon_stop(struct bench *);
+double	 daemon_client_ms(struct bench *, const char *const[]);
+
+/* bench-rpc.c: a blocking JSON-RPC client over a Unix socket. */
+struct rpc {
+	int	 fd;
+	char	*buf;
+	size_t	 len, off, cap;
+	size_t	 scan;		/* how far the buffer has no LF */
+	long	 id;
+	char	 err[256];
+};
+int	 rpc_addr(void *, const char *);
+int	 rpc_open(struct rpc *, const char *);
+void	 rpc_close(struct rpc *);
+int	 rpc_write(struct rpc *, const void *, size_t);
+char	*rpc_line(struct rpc *);
+double	 rpc_roundtrip_us(struct rpc *, const char *, size_t);
+long	 rpc_send(struct rpc *, const char *, json_t *);
+json_t	*rpc_reply(struct rpc *, long *);
+json_t	*rpc_call(struct rpc *, const char *, json_t *);
+json_t	*rpc_launch_sleep(struct rpc *);
+int	 rpc_launch_many(struct rpc *, int, json_t *);
+int	 rpc_stop(struct rpc *, json_int_t);
+
+/* bench-echo.c: the blocking and the libuv echo servers, as children. */
+enum echo_kind { ECHO_BLOCKING, ECHO_LIBUV };
+struct echo {
+	pid_t	 pid;
+	char	 path[96];
+};
+int	 echo_start(struct echo *, enum echo_kind, const char *);
+void	 echo_stop(struct echo *);
+
+/* The figures, a file each: every one adds its rows to the table. */
+/* bench-fig-ping.c */
+int	 fig_ping_rtt(struct bench *);
+int	 fig_ping_rps(struct bench *);
+
+/* bench-fig-cli.c */
+int	 fig_cli_run(struct bench *);
+
+/* bench-fig-launch.c */
+int	 fig_launch_exec(struct bench *);
+int	 fig_launch_gdb(struct bench *);
+
+/* bench-fig-stop.c */
+int	 fig_stop_one(struct bench *);
+int	 fig_stop_all(struct bench *);
+double	 fig_stop_session_ms(struct rpc *);
+double	 fig_stop_bare_ms(void);
+
+/* bench-fig-pipe.c */
+int	 fig_pipe_run(struct bench *);
+
+/* bench-fig-scale.c */
+int	 fig_scale_run(struct bench *);
+
+/* bench-fig-stall.c */
+int	 fig_stall_subscribers(struct bench *);
+int	 fig_stall_logs(struct bench *);
+
+#endif
