@@ -75,25 +75,28 @@ cmd_list_string(struct scan *sc)
 static char *
 cmd_list_argv(struct scan *sc)
 {
-	char	*out = strdup(""), *arg, *both, *p;
+	char	*out = NULL, *arg, *p;
+	size_t	 len = 0, n;
 	bool	 first = true;
 
 	if (!scan_take(sc, '['))
-		return scan_skip(sc), out;
+		return scan_skip(sc), strdup("");
 	while (scan_element(sc, &first)) {
 		if ((arg = scan_string(sc)) == NULL)
 			break;
 		for (p = arg; *p != '\0'; p++)
 			if (fmt_is_control(*p))
 				*p = '?';
-		if (asprintf(&both, "%s%s%s", out, *out != '\0' ? " " : "",
-		    arg) == -1)
+		n = strlen(arg);
+		if ((out = realloc(out, len + n + 2)) == NULL)
 			client_fatal("out of memory");
+		if (len > 0)
+			out[len++] = ' ';
+		memcpy(out + len, arg, n + 1);
+		len += n;
 		free(arg);
-		free(out);
-		out = both;
 	}
-	return out;
+	return out != NULL ? out : strdup("");
 }
 
 /* Put value in a cell, dropping what a repeated member put there. */
@@ -232,6 +235,21 @@ cmd_list_fetch(struct client *c, struct cmd_list_table *t)
 	}
 }
 
+/* Print a cell padded with spaces to width, without printf's machinery. */
+static void
+cmd_list_cell(const char *cell, size_t width)
+{
+	static const char	spaces[] = "                                ";
+	size_t			len = strlen(cell), pad;
+
+	fwrite(cell, 1, len, stdout);
+	for (pad = width > len ? width - len : 0; pad > 0; ) {
+		len = pad < sizeof spaces - 1 ? pad : sizeof spaces - 1;
+		fwrite(spaces, 1, len, stdout);
+		pad -= len;
+	}
+}
+
 /* Print the rows aligned in columns, the last cut to the terminal's width. */
 static void
 cmd_list_print(struct cmd_list_row *rows, size_t n)
@@ -253,11 +271,12 @@ cmd_list_print(struct cmd_list_row *rows, size_t n)
 	cols = fmt_terminal_width(STDOUT_FILENO);
 	for (i = 0; i < n; i++) {
 		for (j = 0; j < CMD_LIST_COLUMNS - 1; j++)
-			printf("%-*s  ", (int)width[j], rows[i].cell[j]);
+			cmd_list_cell(rows[i].cell[j], width[j] + 2);
 		if (cols > 0)
 			fmt_truncate(rows[i].cell[j], (size_t)cols > prefix ?
 			    (size_t)cols - prefix : 0);
-		printf("%s\n", rows[i].cell[j]);
+		fputs(rows[i].cell[j], stdout);
+		putchar('\n');
 	}
 }
 

@@ -326,11 +326,20 @@ status_json_len(const char *str)
 json_t *
 status_row_argv(json_t *argv, bool *cut)
 {
-	json_t		*out = json_array(), *v;
+	json_t		*out, *v;
 	const char	*str;
 	size_t		 i, used = 0, len, keep;
 
 	*cut = false;
+	/* Most fit whole: then the row shares the launch's array. */
+	json_array_foreach(argv, i, v)
+		if ((used += status_json_len(json_string_value(v))) >
+		    STATUS_ROW_ARGV)
+			break;
+	if (used <= STATUS_ROW_ARGV)
+		return json_incref(argv);
+	out = json_array();
+	used = 0;
 	json_array_foreach(argv, i, v) {
 		str = json_string_value(v);
 		/* As JSON: its quotes and comma, and what an escape adds. */
