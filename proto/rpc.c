@@ -16,6 +16,7 @@ struct rpc_bare {
 	const char	*id_str;
 	size_t		 id_len;
 	json_int_t	 id_int;
+	json_t		*params;	/* flat, or NULL when absent */
 };
 
 /* A growing output buffer for rpc_dump, capped at FRAME_MAX content bytes. */
@@ -141,6 +142,78 @@ rpc_bare_int(const char *p, const char *end, json_int_t *v)
 	return q;
 }
 
+/* A flat value at p (plain string, integer, true, false, null) as a tree. */
+static const char *
+rpc_bare_scalar(const char *p, const char *end, json_t **v)
+{
+	const char	*s;
+	size_t		 n;
+	json_int_t	 i;
+
+	*v = NULL;
+	if (p < end && *p == '"') {
+		if ((p = rpc_bare_string(p, end, &s, &n)) != NULL)
+			*v = json_stringn_nocheck(s, n);
+	} else if ((size_t)(end - p) >= 4 && memcmp(p, "true", 4) == 0) {
+		*v = json_true();
+		p += 4;
+	} else if ((size_t)(end - p) >= 5 && memcmp(p, "false", 5) == 0) {
+		*v = json_false();
+		p += 5;
+	} else if ((size_t)(end - p) >= 4 && memcmp(p, "null", 4) == 0) {
+		*v = json_null();
+		p += 4;
+	} else if ((p = rpc_bare_int(p, end, &i)) != NULL)
+		*v = json_integer(i);
+	return *v != NULL ? p : NULL;
+}
+
+/*
+ * Flat params at p: an object of plain strings, integers, booleans and
+ * nulls (a write's base64 is such a string), built without the general
+ * parser; the byte after it, or NULL for anything else.
+ */
+static const char *
+rpc_bare_params(const char *p, const char *end, json_t **out)
+{
+	const char	*key;
+	size_t		 klen;
+	char		 name[64];
+	json_t		*o = json_object(), *v;
+
+	*out = o;
+	if (p >= end || *p++ != '{')
+		return NULL;
+	p = rpc_bare_space(p, end);
+	if (p < end && *p == '}')
+		return p + 1;
+	for (;;) {
+		p = rpc_bare_space(p, end);
+		if ((p = rpc_bare_string(p, end, &key, &klen)) == NULL ||
+		    klen >= sizeof name)
+			return NULL;
+		memcpy(name, key, klen);
+		name[klen] = '\0';
+		p = rpc_bare_space(p, end);
+		if (p >= end || *p++ != ':')
+			return NULL;
+		p = rpc_bare_space(p, end);
+		/* A key given twice is the general parser's to refuse. */
+		if ((p = rpc_bare_scalar(p, end, &v)) == NULL ||
+		    json_object_get(o, name) != NULL) {
+			json_decref(v);
+			return NULL;
+		}
+		json_object_set_new_nocheck(o, name, v);
+		p = rpc_bare_space(p, end);
+		if (p < end && *p == ',') {
+			p++;
+			continue;
+		}
+		return p < end && *p == '}' ? p + 1 : NULL;
+	}
+}
+
 /* One member's value of a bare request into b; the byte after it, or NULL. */
 static const char *
 rpc_bare_value(const char *p, const char *end, const char *key, size_t klen,
@@ -169,20 +242,17 @@ rpc_bare_value(const char *p, const char *end, const char *key, size_t klen,
 	}
 	if (RPC_KEY("params") && !(b->seen & 8)) {
 		b->seen |= 8;
-		if (p >= end || *p != '{')
-			return NULL;
-		p = rpc_bare_space(p + 1, end);
-		return p < end && *p == '}' ? p + 1 : NULL;
+		return rpc_bare_params(p, end, &b->params);
 	}
 #undef RPC_KEY
 	return NULL;
 }
 
 /*
- * The common request without parameters, {"jsonrpc":"2.0","id":N,
- * "method":"M"} with params absent or {}, read without building a tree
- * from the text: 0 if line is one, -1 for anything else (which the
- * general parser then reads, and refuses where it must).
+ * The common request with flat params or none, {"jsonrpc":"2.0","id":N,
+ * "method":"M","params":{...}}, read without the general parser, which
+ * costs several times as much a byte: 0 if line is one, -1 for anything
+ * else (which the general parser then reads, and refuses where it must).
  */
 static int
 rpc_parse_bare(const char *line, size_t len, struct rpc_request *req)
@@ -205,22 +275,23 @@ rpc_parse_bare(const char *line, size_t len, struct rpc_request *req)
 			return -1;
 		p = rpc_bare_space(p, end);
 		if ((p = rpc_bare_value(p, end, key, klen, &b)) == NULL)
-			return -1;
+			return json_decref(b.params), -1;
 		p = rpc_bare_space(p, end);
 		if (p < end && *p == ',') {
 			p++;
 			continue;
 		}
 		if (p >= end || *p++ != '}')
-			return -1;
+			return json_decref(b.params), -1;
 		break;
 	}
 	if (rpc_bare_space(p, end) != end || (b.seen & 3) != 3)
-		return -1;
+		return json_decref(b.params), -1;
 	root = json_object();
 	json_object_set_new_nocheck(root, "method", json_stringn(b.method,
 	    b.mlen));
-	json_object_set_new_nocheck(root, "params", json_object());
+	json_object_set_new_nocheck(root, "params", b.params != NULL ?
+	    b.params : json_object());
 	if (b.seen & 4)
 		json_object_set_new_nocheck(root, "id", b.id_is_string ?
 		    json_stringn(b.id_str, b.id_len) : json_integer(b.id_int));

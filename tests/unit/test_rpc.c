@@ -881,3 +881,52 @@ Test(rpc, bare_requests_read_as_the_parser_reads_them)
 		json_decref(err.id);
 	}
 }
+
+/*
+ * Flat params (plain strings, integers, booleans, null), which the
+ * shortcut builds itself, come out equal to what the general parser
+ * builds; nested or escaped ones, which it leaves to the parser, too; a
+ * key given twice is refused either way.
+ */
+Test(rpc, flat_params_read_as_the_parser_reads_them)
+{
+	static const char *const params[] = {
+		"{\"session\":7,\"data\":\"aGVsbG8=\",\"eof\":true}",
+		"{ \"a\" : -3 , \"b\" : false , \"c\" : null , \"d\" : \"\" }",
+		"{\"s\":\"x y/z+=\",\"n\":0}",
+		"{\"argv\":[\"a\",\"b\"],\"env\":{\"K\":\"V\"}}",
+		"{\"s\":\"tab\\there\",\"u\":\"\\u00e9t\\u00e9\"}",
+		"{\"s\":\"caf\xc3\xa9\"}",
+		"{\"big\":123456789012345678,\"bigger\":1234567890123456789}",
+		"{\"real\":1.5,\"exp\":1e3}",
+	};
+	char			 line[512];
+	struct rpc_request	 req;
+	struct rpc_error	 err;
+	json_t			*want;
+	size_t			 i;
+
+	for (i = 0; i < sizeof params / sizeof params[0]; i++) {
+		snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":3,"
+		    "\"method\":\"write\",\"params\":%s}", params[i]);
+		want = json_loads(params[i], 0, NULL);
+		cr_assert_not_null(want, "the test's own params: %s",
+		    params[i]);
+		cr_assert_eq(rpc_test_parse(line, &req, &err), 0,
+		    "refused: %s (%s)", line, err.message);
+		cr_assert(json_equal(req.params, want), "%s: params differ",
+		    params[i]);
+		cr_assert_str_eq(req.method, "write", "%s", params[i]);
+		json_decref(want);
+		rpc_request_free(&req);
+	}
+	rpc_test_refused("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"write\","
+	    "\"params\":{\"a\":1,\"a\":2}}", RPC_PARSE_ERROR, &err);
+	json_decref(err.id);
+	rpc_test_refused("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"write\","
+	    "\"params\":{\"a\":1,}}", RPC_PARSE_ERROR, &err);
+	json_decref(err.id);
+	rpc_test_refused("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"write\","
+	    "\"params\":{\"a\":12345678901234567890}}", RPC_PARSE_ERROR, &err);
+	json_decref(err.id);
+}
