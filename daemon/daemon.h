@@ -1001,8 +1001,21 @@ void	 loop_alloc_cb(uv_handle_t *, size_t, uv_buf_t *);
 double	 loop_now(void);
 
 /* The one daemon context. */
+/* spawn.c: starting a keeper without copying the daemon or its descriptors. */
+#define SPAWN_SLOTS 6
+struct spawn {
+	bool	 ok;
+	int	 slot[SPAWN_SLOTS];	/* hold /dev/null between spawns */
+	int	 null;
+	void	*stack;
+};
+void	 spawn_init(void);
+pid_t	 spawn_keeper(const char *, char **, char **, const int *,
+	    const int *, int);
+
 struct daemon {
 	uv_loop_t		*loop;
+	struct spawn		 spawn;
 	char			 sock_path[PATH_MAX];
 	char			 state_dir[PATH_MAX];
 	char			 keeper_path[PATH_MAX];

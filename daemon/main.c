@@ -433,6 +433,7 @@ main(int argc, char **argv)
 	    DBGCTL_VERSION, (long)getpid(), dmn.sock_path,
 	    dmn.activated ? " (socket-activated)" : "", dmn.nofile);
 	/* Once the log is the daemon's own: the loop has not run, no session yet. */
+	spawn_init();
 	cgroup_init();
 	orphan_init();
 	sdnotify_ready();

@@ -371,7 +371,17 @@ proc_posix_spawn(const struct proc_spec *sp, char **kav, int ctl)
 	int				 src[4] = { -1, -1, -1, -1 };
 	int				 i, n = sp->fd_in != -1 ? 4 : 2, rc = 0;
 	pid_t				 pid = -1;
+	const int			 fast_src[6] = { sp->tty, sp->tty,
+					    sp->tty, ctl, sp->fd_in,
+					    sp->fd_out };
+	static const int		 fast_target[6] = { 0, 1, 2, 3,
+					    PROC_FD_IN, PROC_FD_OUT };
 
+	/* The way that copies no descriptor table, where the kernel has it. */
+	if ((pid = spawn_keeper(kav[0], kav, sp->env, fast_src, fast_target,
+	    n == 4 ? 6 : 4)) != 0)
+		return pid;
+	pid = -1;
 	src[0] = proc_high_fd(sp->tty);
 	src[1] = proc_high_fd(ctl);
 	if (n == 4) {

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,32 +53,42 @@ fig_pipe_writer_main(void *arg)
 	return NULL;
 }
 
-/* Feed wfd and drain rfd to its end: MiB/s, or NA if bytes were lost. */
+/*
+ * Feed wfd and drain rfd to its end: MiB/s, or NA if bytes were lost.
+ * from_first: the clock starts at the first bytes back, which are not
+ * counted, and stops at the last one (the reader does not wait for an
+ * end): a debugger's start of its target is not the transport's time.
+ */
 static double
-fig_pipe_pump(int wfd, int rfd, size_t bytes)
+fig_pipe_pump(int wfd, int rfd, size_t bytes, bool from_first)
 {
 	static char		buf[FIG_PIPE_CHUNK];
 	struct fig_pipe_writer	w = { wfd, bytes };
 	pthread_t		th;
-	size_t			got = 0;
+	size_t			got = 0, first = 0;
 	double			t0 = stat_now_ms(), ms;
 	ssize_t			n;
 
 	if (pthread_create(&th, NULL, fig_pipe_writer_main, &w) != 0)
 		abort();
-	while ((n = read(rfd, buf, sizeof buf)) != 0) {
+	while (!(from_first && got >= bytes) &&
+	    (n = read(rfd, buf, sizeof buf)) != 0) {
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1)
 			break;
+		if (from_first && got == 0) {
+			t0 = stat_now_ms();
+			first = (size_t)n;
+		}
 		got += n;
 	}
 	ms = stat_now_ms() - t0;
 	pthread_join(th, NULL);
 	close(rfd);
-	if (got != bytes)
+	if (got != bytes || ms <= 0)
 		return NA;
-	return bytes / 1048576.0 / (ms / 1000);
+	return (bytes - first) / 1048576.0 / (ms / 1000);
 }
 
 /* Spawn argv between in and out, and close both here: the child has them. */
@@ -105,27 +116,70 @@ fig_pipe_raw(size_t bytes)
 			abort();
 	for (i = 0; i < 3; i++)
 		pid[i] = fig_pipe_spawn(cat, NULL, p[i][0], p[i + 1][1]);
-	rate = fig_pipe_pump(p[0][1], p[3][0], bytes);
+	rate = fig_pipe_pump(p[0][1], p[3][0], bytes, false);
 	for (i = 0; i < 3; i++)
 		if (pid[i] <= 0 || proc_wait(pid[i], -1) != 0)
 			rate = NA;
 	return rate;
 }
 
-/* Launch `cat` with a transport; its session id, or -1. */
+/* Launch `cat` with a transport, as kind (under gdb: run); its id, or -1. */
 static json_int_t
-fig_pipe_cat(struct rpc *r)
+fig_pipe_cat_as(struct rpc *r, const char *kind)
 {
 	json_int_t	 id;
-	json_t		*res;
+	json_t		*res, *params;
 
-	res = rpc_call(r, "launch", json_pack("{s:s, s:[s], s:s, s:b}", "kind",
-	    "exec", "argv", "cat", "cwd", "/", "transport", 1));
+	params = json_pack("{s:s, s:[s], s:s, s:b}", "kind", kind, "argv",
+	    "cat", "cwd", "/", "transport", 1);
+	if (strcmp(kind, "gdb") == 0)
+		json_object_set_new(params, "commands", json_pack("[s]",
+		    "run"));
+	res = rpc_call(r, "launch", params);
 	if (res == NULL)
 		return -1;
 	id = json_integer_value(json_object_get(res, "id"));
 	json_decref(res);
 	return id;
+}
+
+/* Launch an exec `cat` with a transport; its session id, or -1. */
+static json_int_t
+fig_pipe_cat(struct rpc *r)
+{
+	return fig_pipe_cat_as(r, "exec");
+}
+
+/*
+ * One sample through `dbgctl pipe ID` to a `cat` that gdb runs, timed from
+ * its first output: MiB/s, or NA. gdb holds the target's stdout, so the
+ * output does not end with cat: the reader stops at the last byte, and
+ * the session is stopped.
+ */
+static double
+fig_pipe_gdb(struct bench *b, struct rpc *r, size_t bytes)
+{
+	const char	*argv[] = { b->dbgctl, "-s", b->sock, "pipe", NULL,
+			    NULL };
+	char		 id[32];
+	json_int_t	 session;
+	int		 in[2], out[2];
+	pid_t		 pid;
+	double		 rate;
+
+	if ((session = fig_pipe_cat_as(r, "gdb")) == -1)
+		return NA;
+	snprintf(id, sizeof id, "%lld", (long long)session);
+	argv[4] = id;
+	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1)
+		abort();
+	pid = fig_pipe_spawn(argv, b->envp, in[0], out[1]);
+	rate = fig_pipe_pump(in[1], out[0], bytes, true);
+	(void)rpc_stop(r, session);
+	/* However the stop ends it (its stdout closed), it must end. */
+	if (pid <= 0 || proc_wait(pid, 30000) == -1)
+		rate = NA;
+	return rate;
 }
 
 /* One sample through `dbgctl pipe ID`: MiB/s, or NA. */
@@ -147,7 +201,7 @@ fig_pipe_client(struct bench *b, struct rpc *r, size_t bytes)
 	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1)
 		abort();
 	pid = fig_pipe_spawn(argv, b->envp, in[0], out[1]);
-	rate = fig_pipe_pump(in[1], out[0], bytes);
+	rate = fig_pipe_pump(in[1], out[0], bytes, false);
 	if (pid <= 0 || proc_wait(pid, -1) != 0)
 		rate = NA;
 	return rate;
@@ -255,7 +309,7 @@ fig_pipe_rpc(struct bench *b, struct rpc *r, const char *text, size_t bytes)
 
 /* The samples of the figure. */
 struct fig_pipe_samples {
-	struct samples pipe, pipe_raw, rpc, rpc_raw;
+	struct samples pipe, pipe_raw, rpc, rpc_raw, gdb;
 };
 
 /* One run: each way beside a raw chain of its own; -1 if one failed. */
@@ -280,6 +334,12 @@ fig_pipe_sample(struct bench *b, struct rpc *r, const char *text,
 	stat_add(&s->pipe_raw, v[1]);
 	stat_add(&s->rpc, v[2]);
 	stat_add(&s->rpc_raw, v[3]);
+	if (!proc_exists("gdb"))
+		return 0;
+	if (!((v[0] = fig_pipe_gdb(b, r, bytes)) >= 0))
+		return bench_fail(b, "dbgctl pipe through gdb lost bytes or "
+		    "failed (%s)", r->err);
+	stat_add(&s->gdb, v[0]);
 	return 0;
 }
 
@@ -307,6 +367,14 @@ fig_pipe_run(struct bench *b)
 		table_row("MiB/s", stat_median(&s.pipe),
 		    stat_median(&s.pipe_raw), TARGET(RATIO_MIN, 0.75), note,
 		    "dbgctl pipe through exec cat [vs cat|cat|cat]");
+		if (s.gdb.n > 0)
+			table_row("MiB/s", stat_median(&s.gdb),
+			    stat_median(&s.pipe_raw), NO_TARGET, "clock from "
+			    "the target's first output",
+			    "dbgctl pipe, cat under gdb [vs cat|cat|cat]");
+		else
+			table_na(NO_TARGET, "gdb is not installed",
+			    "dbgctl pipe, cat under gdb [vs cat|cat|cat]");
 		/* The 75% is pipe's: base64 in JSON lines is a third more
 		 * bytes, encoded and parsed on both sides. */
 		table_row("MiB/s", stat_median(&s.rpc), stat_median(&s.rpc_raw),
@@ -318,5 +386,6 @@ fig_pipe_run(struct bench *b)
 	stat_free(&s.pipe_raw);
 	stat_free(&s.rpc);
 	stat_free(&s.rpc_raw);
+	stat_free(&s.gdb);
 	return rv;
 }
