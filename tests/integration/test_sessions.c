@@ -504,3 +504,79 @@ Test(sessions, gdb_console)
 	cr_assert_eq(left, 0, "after stop of the gdb session, expected no "
 	    "process of it, got %d: %s", left, report);
 }
+
+/* The fds of pid as "N->target " text, and how many. */
+static int
+fds_of(pid_t pid, int *fds, char (*t)[PATH_MAX], char *list, size_t len)
+{
+	int	n = h_pid_fds(pid, fds, t, 64), i;
+	size_t	o = 0;
+
+	list[0] = '\0';
+	for (i = 0; i < n && o < len; i++)
+		o += (size_t)snprintf(list + o, len - o, "%d->%s ", fds[i],
+		    t[i]);
+	return n;
+}
+
+/*
+ * Beside 150 live sessions (the daemon holding some 600 descriptors), a
+ * new session's keeper holds exactly its pty on 0 1 2, its socket on 3
+ * and its signalfd, and its program the transport's pipes on 0 and 1 and
+ * the pty on 2: none of the daemon's descriptors reaches either, and none
+ * of the daemon's spare slots holds the session's pty afterwards.
+ */
+Test(sessions, a_keeper_beside_many_sessions_holds_only_its_own_fds)
+{
+	char	(*t)[PATH_MAX] = calloc(64, PATH_MAX), list[4096];
+	char	(*dt)[PATH_MAX] = calloc(2048, PATH_MAX), pty[PATH_MAX];
+	int	fds[64], *dfds = calloc(2048, sizeof *dfds), n, i, held = 0;
+	pid_t	keeper, prog, daemon;
+	double	end;
+	long	id;
+
+	for (i = 0; i < 150; i++)
+		(void)h_cli_launch_exec(NULL, H_ARGS("sleep", "100"));
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--",
+	    "sleep", "100"));
+	keeper = h_cli_status_pid(id, "keeper_pid");
+	prog = h_cli_status_pid(id, "pid");
+	daemon = h_daemon_pid();
+	cr_assert_gt(daemon, 0, "the daemon's pid");
+	n = fds_of(keeper, fds, t, list, sizeof list);
+	cr_assert_eq(n, 5, "keeper %d: expected 0-3 and a signalfd, got %d: "
+	    "%s", keeper, n, list);
+	for (i = 0; i < 4; i++)
+		cr_assert_eq(fds[i], i, "keeper %d: expected 0-3, got %s",
+		    keeper, list);
+	cr_assert(strncmp(t[0], "/dev/pts/", 9) == 0 && strcmp(t[1], t[0]) ==
+	    0 && strcmp(t[2], t[0]) == 0, "keeper %d: 0 1 2 on one pty: %s",
+	    keeper, list);
+	cr_assert(strncmp(t[3], "socket:", 7) == 0, "keeper %d: 3 a socket: "
+	    "%s", keeper, list);
+	cr_assert(strstr(t[4], "signalfd") != NULL, "keeper %d: its signalfd: "
+	    "%s", keeper, list);
+	snprintf(pty, sizeof pty, "%s", t[0]);
+	/* sleep holds its locale file briefly while it starts. */
+	end = h_now() + H_WAIT_BOUND / 1000.0;
+	while ((n = fds_of(prog, fds, t, list, sizeof list)) != 3 &&
+	    h_now() < end)
+		h_nap(10);
+	cr_assert_eq(n, 3, "program %d: expected 0 1 2, got %d: %s", prog, n,
+	    list);
+	cr_assert(fds[0] == 0 && strncmp(t[0], "pipe:", 5) == 0 &&
+	    fds[1] == 1 && strncmp(t[1], "pipe:", 5) == 0 && fds[2] == 2 &&
+	    strcmp(t[2], pty) == 0, "program %d: expected the transport on 0 "
+	    "and 1 and %s on 2, got %s", prog, pty, list);
+	/* The daemon keeps the master only: a slave it held would hide EOF. */
+	n = h_pid_fds(daemon, dfds, dt, 2048);
+	cr_assert_gt(n, 600, "the daemon holds %d fds, expected over 600", n);
+	for (i = 0; i < n; i++)
+		if (strcmp(dt[i], pty) == 0)
+			held++;
+	cr_assert_eq(held, 0, "the daemon holds %s (%d times) after the "
+	    "spawn", pty, held);
+	free(dt);
+	free(dfds);
+	free(t);
+}
