@@ -1055,7 +1055,7 @@ struct daemon {
 	size_t			 note_len;
 	struct timer		*finish;	/* closes everything at exit */
 	struct timer		*last_call;	/* then closes who will not flush */
-	char			 readbuf[262144]; /* every libuv read */
+	char			 readbuf[1048576]; /* every libuv read: a pipe's size */
 };
 
 extern struct daemon dmn;
