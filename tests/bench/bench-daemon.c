@@ -25,9 +25,12 @@ extern char **environ;
 #define DAEMON_START_MS 10000
 #define DAEMON_STOP_MS 60000
 
-/* environ with our variables put first, which getenv finds first. */
+/*
+ * environ with our variables put first, which getenv finds first; the
+ * daemon forgets all but keep_ended ended sessions.
+ */
 static char **
-daemon_env(const char *dir)
+daemon_env(const char *dir, int keep_ended)
 {
 	char	**envp;
 	size_t	  n = 0, i, j = 0;
@@ -38,7 +41,7 @@ daemon_env(const char *dir)
 		abort();
 	if (asprintf(&envp[j++], "XDG_STATE_HOME=%s/state", dir) < 0 ||
 	    asprintf(&envp[j++], "XDG_RUNTIME_DIR=%s/run", dir) < 0 ||
-	    asprintf(&envp[j++], "DBGCTLD_KEEP_ENDED=10") < 0)
+	    asprintf(&envp[j++], "DBGCTLD_KEEP_ENDED=%d", keep_ended) < 0)
 		abort();
 	for (i = 0; i < n; i++)
 		if (strncmp(environ[i], "XDG_STATE_HOME=", 15) != 0 &&
@@ -89,7 +92,7 @@ daemon_start(struct bench *b)
 	mkdir(sub, 0700);
 	snprintf(b->sock, sizeof b->sock, "%s/sock", b->dir);
 	snprintf(listen, sizeof listen, "unix:%s", b->sock);
-	b->envp = daemon_env(b->dir);
+	b->envp = daemon_env(b->dir, b->keep_ended > 0 ? b->keep_ended : 10);
 	snprintf(sub, sizeof sub, "%s/daemon.log", b->dir);
 	fd = open(sub, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	b->daemon = proc_spawn(argv, b->envp, -1, fd, fd);

@@ -13,6 +13,7 @@
 
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,23 +28,30 @@ struct bench_figure {
 	const char	*name;
 	const char	*title;
 	int		(*run)(struct bench *);
+	int		 keep_ended;	/* its daemon's; 0: 10 */
+	bool		 optional;	/* only with BENCH_LIST10K=1 */
 };
 
 /* The figures, in the order of the table. */
 static const struct bench_figure bench_figures[] = {
-	{ "rtt", "ping round trip on a held connection", fig_ping_rtt },
-	{ "rps", "requests per second", fig_ping_rps },
-	{ "cli", "the client as a whole process", fig_cli_run },
-	{ "launch", "launch --kind exec --wait /bin/true", fig_launch_exec },
-	{ "gdb", "gdb launch to its first -x command", fig_launch_gdb },
-	{ "stop", "stop of one live session", fig_stop_one },
-	{ "pipe", "pipe and send/recv throughput", fig_pipe_run },
-	{ "scale", "figures at scale", fig_scale_run },
-	{ "stopall", "stop --all of 1000 sessions", fig_stop_all },
+	{ "rtt", "ping round trip on a held connection",
+	    fig_ping_rtt, 0, false },
+	{ "rps", "requests per second", fig_ping_rps, 0, false },
+	{ "cli", "the client as a whole process", fig_cli_run, 0, false },
+	{ "launch", "launch --kind exec --wait /bin/true",
+	    fig_launch_exec, 0, false },
+	{ "gdb", "gdb launch to its first -x command",
+	    fig_launch_gdb, 0, false },
+	{ "stop", "stop of one live session", fig_stop_one, 0, false },
+	{ "pipe", "pipe and send/recv throughput", fig_pipe_run, 0, false },
+	{ "scale", "figures at scale", fig_scale_run, 0, false },
+	{ "stopall", "stop --all of 1000 sessions", fig_stop_all, 0, false },
 	{ "subscribers", "ping beside stalled subscribers",
-	    fig_stall_subscribers },
+	    fig_stall_subscribers, 0, false },
 	{ "logs", "ping behind a burst of logs tail lookups",
-	    fig_stall_logs },
+	    fig_stall_logs, 0, false },
+	{ "list10k", "dbgctl list of 10,000 sessions", fig_list10k,
+	    FIG_LIST10K, true },
 };
 
 /* Record why the figure gives up; returns -1 for the figure to return. */
@@ -168,6 +176,7 @@ bench_run(struct bench *b, const struct bench_figure *f)
 
 	fprintf(stderr, "bench: %s ...\n", f->title);
 	b->why[0] = '\0';
+	b->keep_ended = f->keep_ended;
 	if (daemon_start(b) == -1 || f->run(b) == -1)
 		table_na(NO_TARGET, b->why, "%s", f->title);
 	daemon_stop(b);
@@ -188,7 +197,8 @@ main(int argc, char **argv)
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	bench_machine(&b);
 	for (i = 0; i < sizeof bench_figures / sizeof bench_figures[0]; i++)
-		if (bench_selected(bench_figures[i].name))
+		if (bench_selected(bench_figures[i].name) &&
+		    (!bench_figures[i].optional || b.list10k))
 			bench_run(&b, &bench_figures[i]);
 	table_print();
 	return 0;

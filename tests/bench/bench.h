@@ -25,6 +25,7 @@ struct bench {
 	int		 mib;		/* BENCH_MIB: bytes per pipe sample */
 	int		 stopall_runs;	/* BENCH_STOPALL_RUNS */
 	int		 list10k;	/* BENCH_LIST10K=1 */
+	int		 keep_ended;	/* the daemon's DBGCTLD_KEEP_ENDED */
 	char		 why[256];	/* why the current figure gave up */
 	/* The private daemon (bench-daemon.c). */
 	pid_t		 daemon;
@@ -146,6 +147,9 @@ int	 fig_pipe_run(struct bench *);
 
 /* bench-fig-scale.c */
 int	 fig_scale_run(struct bench *);
+/* Sessions of the list10k figure, whose daemon keeps them all. */
+#define FIG_LIST10K 10000
+int	 fig_list10k(struct bench *);
 
 /* bench-fig-stall.c */
 int	 fig_stall_subscribers(struct bench *);
