@@ -143,66 +143,38 @@ fig_pipe_cat_as(struct rpc *r, const char *kind)
 	return id;
 }
 
-/* Launch an exec `cat` with a transport; its session id, or -1. */
-static json_int_t
-fig_pipe_cat(struct rpc *r)
-{
-	return fig_pipe_cat_as(r, "exec");
-}
-
 /*
- * One sample through `dbgctl pipe ID` to a `cat` that gdb runs, timed from
- * its first output: MiB/s, or NA. gdb holds the target's stdout, so the
- * output does not end with cat: the reader stops at the last byte, and
- * the session is stopped.
+ * One sample through `dbgctl pipe ID` to a `cat` of kind exec, or that
+ * gdb runs: MiB/s, or NA. gdb holds the target's stdout, so its output
+ * does not end with cat: that sample is timed from the target's first
+ * output to its last byte, and the session is then stopped.
  */
 static double
-fig_pipe_gdb(struct bench *b, struct rpc *r, size_t bytes)
+fig_pipe_client(struct bench *b, struct rpc *r, size_t bytes,
+    const char *kind)
 {
 	const char	*argv[] = { b->dbgctl, "-s", b->sock, "pipe", NULL,
 			    NULL };
 	char		 id[32];
 	json_int_t	 session;
-	int		 in[2], out[2];
+	int		 in[2], out[2], code;
+	bool		 gdb = strcmp(kind, "gdb") == 0;
 	pid_t		 pid;
 	double		 rate;
 
-	if ((session = fig_pipe_cat_as(r, "gdb")) == -1)
+	if ((session = fig_pipe_cat_as(r, kind)) == -1)
 		return NA;
 	snprintf(id, sizeof id, "%lld", (long long)session);
 	argv[4] = id;
 	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1)
 		abort();
 	pid = fig_pipe_spawn(argv, b->envp, in[0], out[1]);
-	rate = fig_pipe_pump(in[1], out[0], bytes, true);
-	(void)rpc_stop(r, session);
-	/* However the stop ends it (its stdout closed), it must end. */
-	if (pid <= 0 || proc_wait(pid, 30000) == -1)
-		rate = NA;
-	return rate;
-}
-
-/* One sample through `dbgctl pipe ID`: MiB/s, or NA. */
-static double
-fig_pipe_client(struct bench *b, struct rpc *r, size_t bytes)
-{
-	const char	*argv[] = { b->dbgctl, "-s", b->sock, "pipe", NULL,
-			    NULL };
-	char		 id[32];
-	json_int_t	 session;
-	int		 in[2], out[2];
-	pid_t		 pid;
-	double		 rate;
-
-	if ((session = fig_pipe_cat(r)) == -1)
-		return NA;
-	snprintf(id, sizeof id, "%lld", (long long)session);
-	argv[4] = id;
-	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1)
-		abort();
-	pid = fig_pipe_spawn(argv, b->envp, in[0], out[1]);
-	rate = fig_pipe_pump(in[1], out[0], bytes, false);
-	if (pid <= 0 || proc_wait(pid, -1) != 0)
+	rate = fig_pipe_pump(in[1], out[0], bytes, gdb);
+	if (gdb)
+		(void)rpc_stop(r, session);
+	/* However a stop ends it (its stdout closed), it must end. */
+	code = pid > 0 ? proc_wait(pid, gdb ? 30000 : -1) : -1;
+	if (code == -1 || (!gdb && code != 0))
 		rate = NA;
 	return rate;
 }
@@ -292,8 +264,8 @@ fig_pipe_rpc(struct bench *b, struct rpc *r, const char *text, size_t bytes)
 	long long		got;
 	double			t0, ms;
 
-	if ((s.session = fig_pipe_cat(r)) == -1 || rpc_open(&s.r, b->sock) ==
-	    -1)
+	if ((s.session = fig_pipe_cat_as(r, "exec")) == -1 ||
+	    rpc_open(&s.r, b->sock) == -1)
 		return NA;
 	t0 = stat_now_ms();
 	if (pthread_create(&th, NULL, fig_pipe_sender_main, &s) != 0)
@@ -321,7 +293,7 @@ fig_pipe_sample(struct bench *b, struct rpc *r, const char *text,
 	double	v[4];
 	int	i;
 
-	v[0] = fig_pipe_client(b, r, bytes);
+	v[0] = fig_pipe_client(b, r, bytes, "exec");
 	v[1] = fig_pipe_raw(bytes);
 	v[2] = fig_pipe_rpc(b, r, text, FIG_PIPE_RPC_BYTES(b));
 	v[3] = fig_pipe_raw(FIG_PIPE_RPC_BYTES(b));
@@ -336,7 +308,7 @@ fig_pipe_sample(struct bench *b, struct rpc *r, const char *text,
 	stat_add(&s->rpc_raw, v[3]);
 	if (!proc_exists("gdb"))
 		return 0;
-	if (!((v[0] = fig_pipe_gdb(b, r, bytes)) >= 0))
+	if (!((v[0] = fig_pipe_client(b, r, bytes, "gdb")) >= 0))
 		return bench_fail(b, "dbgctl pipe through gdb lost bytes or "
 		    "failed (%s)", r->err);
 	stat_add(&s->gdb, v[0]);
