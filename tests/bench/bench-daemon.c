@@ -63,18 +63,6 @@ daemon_env_free(char **envp)
 	free(envp);
 }
 
-/* Whether something accepts connections on the socket. */
-static int
-daemon_listens(const char *path)
-{
-	struct rpc	r;
-	int		ok;
-
-	ok = rpc_open(&r, path) == 0;
-	rpc_close(&r);
-	return ok;
-}
-
 /* Start the daemon and wait until it listens; -1 with b->why if not. */
 int
 daemon_start(struct bench *b)
@@ -101,7 +89,7 @@ daemon_start(struct bench *b)
 	if (b->daemon == -1)
 		return bench_fail(b, "cannot spawn %s", b->dbgctld);
 	end = stat_now_ms() + DAEMON_START_MS;
-	while (!daemon_listens(b->sock)) {
+	while (!rpc_listens(b->sock)) {
 		if (proc_wait(b->daemon, 0) != -1) {
 			b->daemon = 0;
 			return bench_fail(b, "dbgctld exited at start");

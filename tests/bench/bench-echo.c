@@ -137,18 +137,6 @@ echo_uv_main(const char *path)
 	_exit(0);
 }
 
-/* Whether the server at path accepts a connection yet. */
-static int
-echo_listens(const char *path)
-{
-	struct rpc	r;
-	int		ok;
-
-	ok = rpc_open(&r, path) == 0;
-	rpc_close(&r);
-	return ok;
-}
-
 /* Start a server of this kind on DIR/echo-KIND; -1 if it does not listen. */
 int
 echo_start(struct echo *e, enum echo_kind kind, const char *dir)
@@ -169,7 +157,7 @@ echo_start(struct echo *e, enum echo_kind kind, const char *dir)
 		echo_blocking_main(e->path);
 		_exit(1);
 	}
-	while (!echo_listens(e->path)) {
+	while (!rpc_listens(e->path)) {
 		if (proc_wait(e->pid, 0) != -1)
 			e->pid = 0;
 		if (e->pid == 0 || stat_now_ms() > end) {

@@ -145,6 +145,18 @@ rpc_line(struct rpc *r)
 	}
 }
 
+/* Whether a server at path accepts connections yet. */
+int
+rpc_listens(const char *path)
+{
+	struct rpc	r;
+	int		ok;
+
+	ok = rpc_open(&r, path) == 0;
+	rpc_close(&r);
+	return ok;
+}
+
 /* Write one whole line and read one back: the round trip in µs, or NA. */
 double
 rpc_roundtrip_us(struct rpc *r, const char *line, size_t len)

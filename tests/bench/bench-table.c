@@ -37,6 +37,19 @@ table_next(void)
 	return memset(&table_rows[table_n++], 0, sizeof table_rows[0]);
 }
 
+/* A new row named by fmt and ap, with target t; NULL once the table is full. */
+static struct table_row *
+table_named(struct target t, const char *fmt, va_list ap)
+{
+	struct table_row *r;
+
+	if ((r = table_next()) == NULL)
+		return NULL;
+	vsnprintf(r->name, sizeof r->name, fmt, ap);
+	r->target = t;
+	return r;
+}
+
 /* Add a figure: dbgctl's value and the baseline's, NA where there is none. */
 void
 table_row(const char *unit, double val, double base, struct target t,
@@ -45,16 +58,15 @@ table_row(const char *unit, double val, double base, struct target t,
 	struct table_row	*r;
 	va_list			 ap;
 
-	if ((r = table_next()) == NULL)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(r->name, sizeof r->name, fmt, ap);
+	r = table_named(t, fmt, ap);
 	va_end(ap);
+	if (r == NULL)
+		return;
 	snprintf(r->unit, sizeof r->unit, "%s", unit);
 	snprintf(r->note, sizeof r->note, "%s", note != NULL ? note : "");
 	r->val = val;
 	r->base = base;
-	r->target = t;
 	fprintf(stderr, "bench: %s: %g %s (baseline %g)\n", r->name, val,
 	    unit, base);
 }
@@ -66,14 +78,13 @@ table_na(struct target t, const char *why, const char *fmt, ...)
 	struct table_row	*r;
 	va_list			 ap;
 
-	if ((r = table_next()) == NULL)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(r->name, sizeof r->name, fmt, ap);
+	r = table_named(t, fmt, ap);
 	va_end(ap);
+	if (r == NULL)
+		return;
 	snprintf(r->note, sizeof r->note, "n/a: %s", why);
 	r->val = r->base = NA;
-	r->target = t;
 	fprintf(stderr, "bench: %s: %s\n", r->name, r->note);
 }
 

@@ -104,6 +104,7 @@ struct rpc {
 };
 int	 rpc_addr(void *, const char *);
 int	 rpc_open(struct rpc *, const char *);
+int	 rpc_listens(const char *);
 void	 rpc_close(struct rpc *);
 int	 rpc_write(struct rpc *, const void *, size_t);
 char	*rpc_line(struct rpc *);
