@@ -375,6 +375,8 @@ client_line(void *arg, char *line, size_t len)
 		return 1;
 	}
 	id = json_object_get(msg, "id");
+	if (id == NULL && c->reply == NULL && c->note != NULL)
+		c->note(c, msg);
 	if (c->reply != NULL || id == NULL)
 		goto skip;	/* a notification, or after our reply */
 	if (json_is_null(id) && json_object_get(msg, "error") != NULL)

@@ -91,15 +91,36 @@ cmd_session_status(json_t *session)
 	return EXIT_FAILED;
 }
 
-/* Wait for the launched session id to end; exit with its status. */
-static int
-cmd_launch_wait(struct client *c, json_int_t id)
+/* The session of a launch --wait runs: print its id at once, as without. */
+static void
+cmd_launch_noted(struct client *c, json_t *msg)
 {
-	json_t	*params, *session;
+	json_t *params = json_object_get(msg, "params");
+
+	if (c->json || !json_is_string(json_object_get(msg, "method")) ||
+	    strcmp(json_string_value(json_object_get(msg, "method")),
+	    "session.launched") != 0)
+		return;
+	printf("%lld\n", (long long)json_integer_value(json_object_get(params,
+	    "id")));
+	fflush(stdout);
+}
+
+/*
+ * launch --wait, in one request: the id comes in a session.launched
+ * notification, the ended session as the answer; exit with its status.
+ */
+static int
+cmd_launch_wait(struct client *c, json_t *params)
+{
+	json_t	*session;
 	int	 rv;
 
-	params = json_pack("{s:I}", "session", id);
-	if ((session = client_call(c, "wait", params)) == NULL)
+	json_object_set_new(params, "wait", json_true());
+	c->note = cmd_launch_noted;
+	session = client_call(c, "launch", params);
+	c->note = NULL;
+	if (session == NULL)
 		return client_error(c);
 	if (c->json)
 		cmd_print_json(session);
@@ -233,6 +254,8 @@ cmd_launch_exec(struct cmd *self, struct client *c)
 	else
 		json_decref(args);
 
+	if (wait == 1)
+		return cmd_launch_wait(c, params);
 	if ((session = client_call(c, "launch", params)) == NULL)
 		return client_error(c);
 	id = json_integer_value(json_object_get(session, "id"));
@@ -245,7 +268,7 @@ cmd_launch_exec(struct cmd *self, struct client *c)
 	json_decref(session);
 	if (wait == 2)
 		return cmd_launch_attach(c, id, key);
-	return wait ? cmd_launch_wait(c, id) : EXIT_OK;
+	return EXIT_OK;
 }
 
 const struct cmd_entry cmd_launch_entry = {

@@ -102,6 +102,8 @@ struct client {
 	json_t			*reply;
 	int			 garbled;
 	int			 text;		/* keep a result's line as text */
+	/* Told of each notification that comes while a reply is awaited. */
+	void			(*note)(struct client *, json_t *msg);
 	char			*reply_text;
 	size_t			 reply_len;
 

@@ -6,20 +6,44 @@
 #include "daemon.h"
 #include "signame.h"
 
-/* A launch completes when the session runs, fails once it has ended. */
+/* Free a launch's waiting state: whether it said the session runs. */
+static void
+method_launch_free(struct request *req)
+{
+	free(req->data);
+}
+
+/*
+ * A launch completes when the session runs, fails once it has ended.
+ * With "wait", running is told by a session.launched notification on the
+ * launching connection, and the answer comes when the session has ended,
+ * as wait's does: one round trip for launch --wait.
+ */
 static void
 method_launch_state(struct sink *k, struct session *s,
     const struct session_event *ev)
 {
-	struct request *req = k->arg;
+	struct request	*req = k->arg;
+	bool		*launched = req->data;	/* NULL: it never waited */
 
 	(void)ev;
-	if (s->state == S_RUNNING) {
+	if (s->state == S_RUNNING && !request_bool(req, "wait")) {
 		request_done(req, status_json(s));
+		return;
+	}
+	if (s->state == S_RUNNING && launched != NULL && !*launched) {
+		*launched = true;
+		if (req->conn != NULL)
+			conn_send(req->conn, rpc_notification_new(
+			    "session.launched", status_json(s)));
 		return;
 	}
 	if (!session_ended(s))
 		return;
+	if (launched != NULL && *launched) {
+		request_done(req, status_json(s));
+		return;
+	}
 	request_error_data(req, s->why.code != 0 ? s->why.code :
 	    RPC_SPAWN_FAILED, json_pack("{s:I, s:i}", "session",
 	    (json_int_t)s->id, "errno", s->why.err), "%s", s->why.msg != NULL ?
@@ -47,7 +71,7 @@ method_launch_exec(struct request *req)
 	}
 	if (s->l.lease && req->conn != NULL)
 		lease_add(s, req->conn, s->l.lease_grace);
-	pending_wait(req, NULL, NULL);
+	pending_wait(req, xcalloc(1, sizeof (bool)), method_launch_free);
 	pending_sink(req, s, SE_STATE, method_launch_state);
 	return METHOD_WAIT;
 }
@@ -72,6 +96,7 @@ static const struct method_param method_launch_params[] = {
 	{ "core", PT_BOOL, false, 0, 0 },
 	{ "lease", PT_BOOL, false, 0, 0 },
 	{ "lease_grace", PT_INT, false, 0, STOP_TIMEOUT_MAX },
+	{ "wait", PT_BOOL, false, 0, 0 },
 	{ NULL, 0, false, 0, 0 }
 };
 

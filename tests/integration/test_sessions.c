@@ -6,6 +6,8 @@
 
 #include <criterion/criterion.h>
 
+#include <sys/wait.h>
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -579,4 +581,73 @@ Test(sessions, a_keeper_beside_many_sessions_holds_only_its_own_fds)
 	free(dt);
 	free(dfds);
 	free(t);
+}
+
+/*
+ * launch --wait is one request: its id is printed as soon as the session
+ * runs, while it still runs, and the session's end is the answer; on the
+ * wire, a session.launched notification (the running session) comes
+ * before the answer (the ended one).
+ */
+Test(sessions, launch_wait_prints_the_id_while_it_runs)
+{
+	static const char launch[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"launch\",\"params\":{\"kind\":\"exec\",\"cwd\":\"/\",\"argv\":"
+	    "[\"sh\",\"-c\",\"exit 3\"],\"wait\":true}}\n";
+	struct h_proc	 p;
+	struct h_conn	 c;
+	struct h_bytes	 out = { 0 };
+	char		 buf[256], *nl;
+	json_t		*note, *reply;
+	double		 end;
+	ssize_t		 n;
+	long		 id;
+	int		 st;
+
+	cr_assert_eq(h_cli_start(&p, H_ARGS("launch", "--kind", "exec",
+	    "--wait", "--", "sleep", "60")), 0, "start dbgctl launch --wait");
+	end = h_now() + H_WAIT_BOUND / 1000.0;
+	while ((nl = out.p != NULL ? strchr(out.p, '\n') : NULL) == NULL &&
+	    h_now() < end) {
+		if ((n = read(p.outfd, buf, sizeof buf)) > 0)
+			h_bytes_add(&out, buf, (size_t)n);
+		else
+			h_nap(10);
+	}
+	cr_assert_not_null(nl, "launch --wait printed no id within the bound "
+	    "(stdout: %s)", out.p != NULL ? out.p : "");
+	id = strtol(out.p, NULL, 10);
+	cr_assert_gt(id, 0, "launch --wait printed \"%s\", not an id", out.p);
+	cr_assert_eq(waitpid(p.pid, &st, WNOHANG), 0, "launch --wait ended "
+	    "with its session still running");
+	h_cli_expect_state(id, "running", "while launch --wait waits");
+	h_cli_stop(id, "5000", NULL);
+	cr_assert(h_run_waitpid(p.pid, H_WAIT_BOUND, &st), "launch --wait did "
+	    "not end with its session");
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGTERM, "launch "
+	    "--wait of a stopped sleep: %s, expected exit 143",
+	    h_run_wstatus(st, buf, sizeof buf));
+	close(p.outfd);
+	close(p.errfd);
+	free(out.p);
+	/* On the wire: the notification, then the answer. */
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	cr_assert_eq(h_conn_send(&c, launch, strlen(launch), 5000), 0, "send");
+	note = h_conn_recv(&c, H_WAIT_BOUND);
+	cr_assert_str_eq(json_string_value(json_object_get(note, "method")) ?:
+	    "", "session.launched", "the first line is no session.launched");
+	cr_assert_null(json_object_get(note, "id"), "a notification has no id");
+	cr_assert_str_eq(json_string_value(h_jpath(note, "params.state")) ?:
+	    "", "running", "session.launched: the session runs");
+	id = h_jint(note, "params.id", -1);
+	reply = h_conn_recv(&c, H_WAIT_BOUND);
+	cr_assert_eq(h_jint(reply, "id", -1), 1, "the answer's id");
+	cr_assert_eq(h_jint(reply, "result.id", -1), id, "the same session");
+	cr_assert_str_eq(json_string_value(h_jpath(reply, "result.state")) ?:
+	    "", "exited", "the answer is the ended session");
+	cr_assert_eq(h_jint(reply, "result.exit.code", -1), 3, "its exit "
+	    "code");
+	json_decref(note);
+	json_decref(reply);
+	h_conn_close(&c);
 }

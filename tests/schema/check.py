@@ -268,6 +268,9 @@ def drive(path, daemon):
            desc="launch exec")
     c.call("launch", {"kind": "exec", "name": "e2", "argv": [ECHO]},
            "name_in_use")
+    # launch with wait: session.launched on this connection, then the end.
+    c.call("launch", {"kind": "exec", "argv": ["/bin/sh", "-c", "exit 3"],
+                      "cwd": "/", "wait": True}, desc="launch with wait")
     c.call("write", {"session": "e2", "data": b64(b"hello\n")})
     c.call("read", {"session": "e2", "max": 4}, desc="read with max")
     c.call("read", {"session": "e2", "stream": "console"}, "invalid_params",
@@ -347,7 +350,8 @@ def drive(path, daemon):
            desc="launch left for shutdown to stop")
     c.call("shutdown", {"timeout": 1000})
     sub.wait_note(lambda n: False, timeout=0.2)
-    for m in ["session.state", "session.output", "session.target"] + (
+    for m in ["session.state", "session.output", "session.target",
+              "session.launched"] + (
             ["session.fault"] if FAULT else []):
         record(seen.get(m, 0) > 0, "%s notifications valid (%d seen)"
                % (m, seen.get(m, 0)))
