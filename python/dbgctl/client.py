@@ -31,6 +31,8 @@ WRITE_CHUNK = 256 * 1024
 MARGIN = 10.0
 
 #: Seconds to wait for an auto-started daemon's socket.
+# Seconds to wait for a socket bound by another process to listen.
+BOUND_WAIT = 5.0
 AUTOSTART_TIMEOUT = 10.0
 
 _FOREVER = None
@@ -661,13 +663,42 @@ def _try_unix(path):
     return s
 
 
-def _socket_unix(path, autostart):
+def _socket_bound(path):
+    """Whether some process has a socket bound at ``path`` (from
+    /proc/net/unix): one that refuses connections then is about to
+    listen, as a socket-activating manager's is between bind and listen,
+    not a dead daemon's."""
     try:
-        return _try_unix(path)
-    except OSError as e:
-        if not autostart or e.errno not in (errno.ENOENT, errno.ECONNREFUSED):
-            raise Error("connect %s: %s" % (path, e.strerror)) from e
-    return _autostart(path)
+        with open("/proc/net/unix") as f:
+            next(f, None)
+            for line in f:
+                cols = line.split(None, 7)
+                if len(cols) == 8 and cols[7].rstrip("\n") == path:
+                    return True
+    except OSError:
+        pass
+    return False
+
+
+def _socket_unix(path, autostart):
+    deadline = time.monotonic() + BOUND_WAIT
+    while True:
+        try:
+            return _try_unix(path)
+        except OSError as e:
+            refused = e.errno == errno.ECONNREFUSED
+            if refused and _socket_bound(path):
+                # Bound by a process that is about to listen: no daemon
+                # of ours may start beside it.
+                if time.monotonic() >= deadline:
+                    raise Error("connect %s: bound but not listening "
+                                "after %g s" % (path, BOUND_WAIT)) from e
+                time.sleep(0.01)
+                continue
+            if not autostart or e.errno not in (errno.ENOENT,
+                                                errno.ECONNREFUSED):
+                raise Error("connect %s: %s" % (path, e.strerror)) from e
+            return _autostart(path)
 
 
 def _autostart(path):

@@ -234,3 +234,44 @@ def test_autostart_runs_a_daemon(tmp_path, monkeypatch):
         time.sleep(0.02)
     with pytest.raises(dbgctl.Error):
         dbgctl.Client(socket=sock, autostart=False)
+
+
+def test_a_bound_socket_is_waited_for_not_replaced(tmp_path, monkeypatch):
+    """A socket another process has bound but not yet listens on (as a
+    socket-activating manager's, between bind and listen) refuses
+    connections; the client waits for it to listen rather than start a
+    daemon of its own beside it."""
+    import socket as socketmod
+    dbgctld = os.environ.get("DBGCTLD_BIN")
+    if not dbgctld:
+        pytest.skip("DBGCTLD_BIN is not set")
+    monkeypatch.setenv("DBGCTL_DAEMON", dbgctld)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    path = str(tmp_path / "sock")
+    srv = socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_STREAM)
+    srv.bind(path)
+    got = {}
+
+    def connect():
+        try:
+            got["client"] = dbgctl.Client(socket=path)
+        except dbgctl.Error as e:
+            got["error"] = e
+
+    t = threading.Thread(target=connect)
+    t.start()
+    time.sleep(0.3)     # the client is refused meanwhile, and must wait
+    assert t.is_alive(), "the client gave up or started a daemon: %r" % got
+    srv.listen(1)
+    peer, _ = srv.accept()
+    t.join(10)
+    assert "client" in got, got
+    # Ours is still the socket there: nothing replaced it.
+    probe = socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_STREAM)
+    probe.connect(path)
+    mine, _ = srv.accept()
+    probe.close()
+    mine.close()
+    got["client"].close()
+    peer.close()
+    srv.close()
