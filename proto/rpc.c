@@ -269,24 +269,24 @@ rpc_parse_bare(const char *line, size_t len, struct rpc_request *req)
 	for (;;) {
 		p = rpc_bare_space(p, end);
 		if ((p = rpc_bare_string(p, end, &key, &klen)) == NULL)
-			return -1;
+			goto fail;
 		p = rpc_bare_space(p, end);
 		if (p >= end || *p++ != ':')
-			return -1;
+			goto fail;
 		p = rpc_bare_space(p, end);
 		if ((p = rpc_bare_value(p, end, key, klen, &b)) == NULL)
-			return json_decref(b.params), -1;
+			goto fail;
 		p = rpc_bare_space(p, end);
 		if (p < end && *p == ',') {
 			p++;
 			continue;
 		}
 		if (p >= end || *p++ != '}')
-			return json_decref(b.params), -1;
+			goto fail;
 		break;
 	}
 	if (rpc_bare_space(p, end) != end || (b.seen & 3) != 3)
-		return json_decref(b.params), -1;
+		goto fail;
 	root = json_object();
 	json_object_set_new_nocheck(root, "method", json_stringn(b.method,
 	    b.mlen));
@@ -303,6 +303,11 @@ rpc_parse_bare(const char *line, size_t len, struct rpc_request *req)
 	    ((b.seen & 4) && req->id == NULL))
 		return json_decref(root), memset(req, 0, sizeof *req), -1;
 	return 0;
+
+fail:
+	/* Whatever params it built so far are its own until root takes them. */
+	json_decref(b.params);
+	return -1;
 }
 
 /* Parse and validate one request line into req; -1 and err on failure. */

@@ -929,4 +929,11 @@ Test(rpc, flat_params_read_as_the_parser_reads_them)
 	rpc_test_refused("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"write\","
 	    "\"params\":{\"a\":12345678901234567890}}", RPC_PARSE_ERROR, &err);
 	json_decref(err.id);
+	/* Flat params built, then a bad key: nothing of them may leak. */
+	rpc_test_refused("{\"jsonrpc\":\"2.0\",\"params\":{\"a\":\"x\"},"
+	    "\"id\" x}", RPC_PARSE_ERROR, &err);
+	json_decref(err.id);
+	rpc_test_refused("{\"jsonrpc\":\"2.0\",\"params\":{\"a\":\"x\"},"
+	    "\"method\":\"ping\",\"id\":1", RPC_PARSE_ERROR, &err);
+	json_decref(err.id);
 }
