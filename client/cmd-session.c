@@ -1,6 +1,7 @@
 /* Session commands: launch, list, status, stop, signal. */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,13 +98,29 @@ cmd_launch_noted(struct client *c, json_t *msg)
 {
 	json_t *params = json_object_get(msg, "params");
 
-	if (c->json || !json_is_string(json_object_get(msg, "method")) ||
+	if (!json_is_string(json_object_get(msg, "method")) ||
 	    strcmp(json_string_value(json_object_get(msg, "method")),
-	    "session.launched") != 0)
+	    "session.launched") != 0 ||
+	    json_integer_value(json_object_get(params, "request")) !=
+	    c->want_id)
 		return;
-	printf("%lld\n", (long long)json_integer_value(json_object_get(params,
-	    "id")));
+	*(bool *)c->note_arg = true;
+	if (c->json)
+		return;
+	printf("%lld\n", (long long)json_integer_value(json_object_get(
+	    json_object_get(params, "session"), "id")));
 	fflush(stdout);
+}
+
+/* Whether a session object is of an ended session. */
+static bool
+cmd_launch_ended(json_t *session)
+{
+	const char *state = json_string_value(json_object_get(session,
+	    "state"));
+
+	return state != NULL && (strcmp(state, "exited") == 0 ||
+	    strcmp(state, "failed") == 0);
 }
 
 /*
@@ -113,15 +130,29 @@ cmd_launch_noted(struct client *c, json_t *msg)
 static int
 cmd_launch_wait(struct client *c, json_t *params)
 {
-	json_t	*session;
-	int	 rv;
+	json_t		*session;
+	json_int_t	 id;
+	bool		 told = false;
+	int		 rv;
 
 	json_object_set_new(params, "wait", json_true());
 	c->note = cmd_launch_noted;
+	c->note_arg = &told;
 	session = client_call(c, "launch", params);
 	c->note = NULL;
 	if (session == NULL)
 		return client_error(c);
+	/* A daemon older than launch's wait answers as the session runs. */
+	if (!told && !cmd_launch_ended(session)) {
+		id = json_integer_value(json_object_get(session, "id"));
+		if (!c->json)
+			printf("%lld\n", (long long)id);
+		fflush(stdout);
+		json_decref(session);
+		if ((session = client_call(c, "wait", json_pack("{s:I}",
+		    "session", id))) == NULL)
+			return client_error(c);
+	}
 	if (c->json)
 		cmd_print_json(session);
 	rv = cmd_session_status(session);

@@ -104,6 +104,7 @@ struct client {
 	int			 text;		/* keep a result's line as text */
 	/* Told of each notification that comes while a reply is awaited. */
 	void			(*note)(struct client *, json_t *msg);
+	void			*note_arg;	/* the hook's own */
 	char			*reply_text;
 	size_t			 reply_len;
 

@@ -123,6 +123,12 @@ pump_down(int sock, bool splice_out)
 		    SPLICE_F_MOVE);
 	else
 		n = read(sock, buf, sizeof buf);
+	/*
+	 * A stdout someone made non-blocking may be full: wait for room, or
+	 * the socket's POLLIN would wake the loop again at once.
+	 */
+	if (n < 0 && errno == EAGAIN && splice_out)
+		(void)poll(&(struct pollfd){ STDOUT_FILENO, POLLOUT, 0 }, 1, -1);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return true;
 	if (n < 0 && errno == ECONNRESET)

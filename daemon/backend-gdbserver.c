@@ -311,12 +311,13 @@ backend_gdbserver_status(const struct session *s, json_t *o)
 {
 	struct gdbserver_data	*d = s->bdata;
 	struct proc		*pr;
-	json_t			*srv, *argv = json_array();
+	json_t			*srv, *argv;
 	char			 copy[sizeof d->argv], *w, *next;
 
 	backend_gdb_status(s, o);
 	if (d == NULL || d->server == NULL)
 		return;
+	argv = json_array();
 	pr = d->server->proc;
 	json_object_set_new(o, "server_pid", pr != NULL && pr->pid ?
 	    json_integer(pr->pid) : json_null());

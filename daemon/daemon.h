@@ -652,6 +652,7 @@ const char		*session_state_name(enum session_state);
 bool			 session_ended(const struct session *);
 struct session		*session_create(struct launch *, struct rpc_error *);
 RB_HEAD(session_ids, session);
+/* The index's functions, session_ids_RB_*, are session.c's alone. */
 RB_PROTOTYPE(session_ids, session, id_entry, session_cmp)
 struct session		*session_find(json_t *ref, struct rpc_error *);
 struct session		*session_by_name(const char *, bool live_only);
@@ -747,7 +748,7 @@ struct status_page {
 	bool			 full;	/* a row was left out */
 	const struct status_pick *pick;
 };
-void	 status_pick_init(struct status_pick *, json_t *fields);
+void	 status_page_pick(struct status_pick *, json_t *fields);
 void	 status_page_init(struct status_page *, const char *key,
 	    size_t max_rows, const struct status_pick *);
 bool	 status_page_add(struct status_page *, const struct session *);

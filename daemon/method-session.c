@@ -33,9 +33,12 @@ method_launch_state(struct sink *k, struct session *s,
 	}
 	if (s->state == S_RUNNING && launched != NULL && !*launched) {
 		*launched = true;
+		/* The request's id, for a client with several launches open. */
 		if (req->conn != NULL)
 			conn_send(req->conn, rpc_notification_new(
-			    "session.launched", status_json(s)));
+			    "session.launched", json_pack("{s:O, s:o}",
+			    "request", req->id != NULL ? req->id : json_null(),
+			    "session", status_json(s))));
 		return;
 	}
 	if (!session_ended(s))
@@ -50,7 +53,10 @@ method_launch_state(struct sink *k, struct session *s,
 	    s->why.msg : "the session ended while starting");
 }
 
-/* launch: start a session; answered once it runs or has failed. */
+/*
+ * launch: start a session; answered once it runs or has failed, or with
+ * "wait" once it has ended (method_launch_state).
+ */
 static enum method_return
 method_launch_exec(struct request *req)
 {
@@ -127,7 +133,7 @@ method_list_exec(struct request *req)
 	if (json_array_size(fields) > LIST_FIELDS_MAX)
 		return request_error(req, RPC_INVALID_PARAMS, "\"fields\" names "
 		    "at most %d members", LIST_FIELDS_MAX);
-	status_pick_init(&pick, fields);
+	status_page_pick(&pick, fields);
 	status_page_init(&page, "sessions", request_int(req, "limit",
 	    LIST_LIMIT), &pick);
 	TAILQ_FOREACH(s, &dmn.sessions, entry)

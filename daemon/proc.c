@@ -357,13 +357,14 @@ proc_high_fd(int fd)
 }
 
 /*
- * Start the keeper with posix_spawn, which does not copy the daemon (glibc
- * uses a vfork-like clone), on the pty's slave (0, 1, 2), its control
- * socket (3) and the transport (4, 5), signals back to their defaults and
- * none blocked; its pid, or -1 with errno.
+ * Start the keeper on the pty's slave (0, 1, 2), its control socket (3)
+ * and the transport (4, 5), signals back to their defaults and none
+ * blocked: by spawn_keeper, which copies neither the daemon nor its
+ * descriptors, else by posix_spawn, which copies the descriptors only
+ * (glibc uses a vfork-like clone); its pid, or -1 with errno.
  */
 static pid_t
-proc_posix_spawn(const struct proc_spec *sp, char **kav, int ctl)
+proc_start_keeper(const struct proc_spec *sp, char **kav, int ctl)
 {
 	posix_spawn_file_actions_t	 fa;
 	posix_spawnattr_t		 attr;
@@ -464,7 +465,7 @@ proc_spawn(const struct proc_spec *sp, const char *keeper, proc_cb cb,
 	if (sp->cgroup != NULL)
 		pr->cg = cgroup_open(sp->cgroup, proc_cgroup_empty, pr);
 	kav = proc_keeper_argv(sp, keeper, pr->cg);
-	pid = proc_posix_spawn(sp, kav, sv[1]);
+	pid = proc_start_keeper(sp, kav, sv[1]);
 	argv_free(kav);
 	close(sv[1]);
 	if (pid == -1 || proc_watch(pr, pid, sv[0]) != 0) {

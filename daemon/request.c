@@ -289,6 +289,8 @@ request_answered(struct request *req)
 static enum method_return
 request_finish(struct request *req, json_t *msg)
 {
+	if (req->finished)
+		log_fatal("request %s answered twice", req->method->name);
 	if (req->batch != NULL)
 		request_batch_add(req->batch, req->conn, msg);
 	else if (req->conn != NULL && req->id != NULL)
@@ -315,6 +317,8 @@ request_done(struct request *req, json_t *result)
 	size_t	 len;
 	char	*line;
 
+	if (req->finished)
+		log_fatal("request %s answered twice", req->method->name);
 	if (request_direct(req)) {
 		line = rpc_result_dump(req->id, req->id_text, result, &len);
 		json_decref(result);
@@ -333,10 +337,16 @@ request_done_text(struct request *req, char *text, size_t tlen)
 	size_t	 len;
 	char	*line;
 
+	if (req->finished)
+		log_fatal("request %s answered twice", req->method->name);
 	if (request_direct(req)) {
 		line = rpc_result_text(req->id, req->id_text, text, tlen, &len);
 		free(text);
 		conn_send_text(req->conn, line, len);
+		return request_answered(req);
+	}
+	if (req->id == NULL && req->batch == NULL) {
+		free(text);
 		return request_answered(req);
 	}
 	/* A batch's replies are gathered as trees; a rare path. */

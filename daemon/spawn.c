@@ -31,6 +31,7 @@ struct spawn_child {
 	int		 n;		/* descriptors in the slots */
 	const int	*target;	/* where each goes in the keeper */
 	int		 error;		/* errno of a failure, 0 if it exec'd */
+	bool		 unshared;	/* close_range worked: a later failure is exec's */
 };
 
 /*
@@ -62,7 +63,13 @@ spawn_init(void)
 	dmn.spawn.null = null;
 	dmn.spawn.stack = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	dmn.spawn.ok = dmn.spawn.stack != MAP_FAILED;
+	if (dmn.spawn.stack != MAP_FAILED) {
+		dmn.spawn.ok = true;
+		return;
+	}
+	for (i = 0; i < SPAWN_SLOTS; i++)
+		close(dmn.spawn.slot[i]);
+	close(null);
 }
 
 /*
@@ -82,6 +89,7 @@ spawn_child_main(void *arg)
 	if (close_range((unsigned)dmn.spawn.slot[SPAWN_SLOTS - 1] + 1, ~0U,
 	    CLOSE_RANGE_UNSHARE) != 0)
 		goto fail;
+	c->unshared = true;
 	for (i = 0; i < c->n; i++)
 		if (dup2(dmn.spawn.slot[i], c->target[i]) == -1)
 			goto fail;
@@ -120,7 +128,7 @@ pid_t
 spawn_keeper(const char *path, char **argv, char **env, const int *src,
     const int *target, int n)
 {
-	struct spawn_child	c = { path, argv, env, n, target, 0 };
+	struct spawn_child	c = { path, argv, env, n, target, 0, false };
 	sigset_t		all, old;
 	pid_t			pid;
 	int			i, saved;
@@ -158,12 +166,18 @@ spawn_keeper(const char *path, char **argv, char **env, const int *src,
 	}
 	if (c.error == 0)
 		return pid;
-	/* It could not exec: it has exited, and is reaped here. */
+	/*
+	 * It could not exec. A vfork child has let the daemon go on only
+	 * once it called _exit, so this wait does not block the loop.
+	 */
 	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
 		;
-	if (c.error == ENOSYS || c.error == EINVAL) {
-		/* A kernel without close_range's unshare (before 5.9). */
-		log_warn("spawn: %s; keepers start by posix_spawn",
+	if (!c.unshared) {
+		/*
+		 * close_range's unshare is missing (before 5.9) or refused (a
+		 * seccomp filter answers EPERM): posix_spawn from now on.
+		 */
+		log_warn("spawn: close_range: %s; keepers start by posix_spawn",
 		    strerror(c.error));
 		dmn.spawn.ok = false;
 		errno = ENOSYS;

@@ -10,7 +10,7 @@
 
 /* Which members to write: every one when fields is NULL, else those named. */
 void
-status_pick_init(struct status_pick *pick, json_t *fields)
+status_page_pick(struct status_pick *pick, json_t *fields)
 {
 	json_t	*v;
 	size_t	 i, j;

@@ -7,7 +7,7 @@
 #include "frame.h"
 #include "rpc.h"
 
-/* What a bare request (no params) held, pointing into its line. */
+/* What a bare request (flat params or none) held, pointing into its line. */
 struct rpc_bare {
 	int		 seen;		/* jsonrpc 1, method 2, id 4, params 8 */
 	const char	*method;
@@ -664,11 +664,10 @@ rpc_result_head(struct rpc_buf *b, const json_t *id, const char *id_text)
 {
 	static const char	head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
 	static const char	mid[] = ",\"result\":";
+	char			num[24];
 
 	if (rpc_dump_cb(head, sizeof head - 1, b) != 0)
 		return -1;
-	char			num[24];
-
 	if (id_text == NULL && json_is_integer(id))
 		id_text = rpc_int_text(json_integer_value(id), num);
 	if (id_text != NULL ? rpc_dump_cb(id_text, strlen(id_text), b) :

@@ -30,9 +30,10 @@ WRITE_CHUNK = 256 * 1024
 #: Seconds a request may take beyond the daemon's own timeout.
 MARGIN = 10.0
 
-#: Seconds to wait for an auto-started daemon's socket.
-# Seconds to wait for a socket bound by another process to listen.
+#: Seconds to wait for a socket bound by another process to listen.
 BOUND_WAIT = 5.0
+
+#: Seconds to wait for an auto-started daemon's socket.
 AUTOSTART_TIMEOUT = 10.0
 
 _FOREVER = None

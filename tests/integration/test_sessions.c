@@ -637,9 +637,12 @@ Test(sessions, launch_wait_prints_the_id_while_it_runs)
 	cr_assert_str_eq(json_string_value(json_object_get(note, "method")) ?:
 	    "", "session.launched", "the first line is no session.launched");
 	cr_assert_null(json_object_get(note, "id"), "a notification has no id");
-	cr_assert_str_eq(json_string_value(h_jpath(note, "params.state")) ?:
-	    "", "running", "session.launched: the session runs");
-	id = h_jint(note, "params.id", -1);
+	cr_assert_str_eq(json_string_value(h_jpath(note,
+	    "params.session.state")) ?: "", "running", "session.launched: the "
+	    "session runs");
+	cr_assert_eq(h_jint(note, "params.request", -1), 1, "session.launched "
+	    "names the launch's request");
+	id = h_jint(note, "params.session.id", -1);
 	reply = h_conn_recv(&c, H_WAIT_BOUND);
 	cr_assert_eq(h_jint(reply, "id", -1), 1, "the answer's id");
 	cr_assert_eq(h_jint(reply, "result.id", -1), id, "the same session");
