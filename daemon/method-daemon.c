@@ -41,9 +41,11 @@ method_hello_exec(struct request *req)
 		}
 		c->authed = true;
 	}
-	res = json_pack("{s:s, s:i, s:i, s:o, s:{s:b, s:b}, s:b}",
+	/* What a client may use beyond protocol 1 as first published. */
+	res = json_pack("{s:s, s:i, s:i, s:o, s:[s,s], s:{s:b, s:b}, s:b}",
 	    "version", DBGCTL_VERSION, "protocol", PROTOCOL_VERSION,
 	    "pid", (int)getpid(), "capabilities", backend_names(),
+	    "features", "list.fields", "launch.wait",
 	    "authentication", "token", tcp, "authenticated", c->authed,
 	    "activated", dmn.activated);
 	/* How sessions are contained is the owner's business only. */
