@@ -344,6 +344,8 @@ struct proc {
 	pid_t		 keeper_pid;
 	int		 pidfd;		/* the keeper's, until it is reaped */
 	uv_poll_t	 exitw;		/* on the pidfd: readable at its exit */
+	bool		 unwatched;	/* no pidfd: reaped at SIGCHLD by pid */
+	bool		 reaped;
 	uv_pipe_t	 ctl;
 	bool		 keeper_live;	/* spawned, not yet exited */
 	bool		 ctl_open;
@@ -370,6 +372,7 @@ struct proc {
 	void		*arg;
 };
 
+void	 proc_reap_unwatched(void);
 struct proc	*proc_spawn(const struct proc_spec *, const char *keeper,
 		    proc_cb, void *arg, char *err, size_t errlen);
 void		 proc_stop(struct proc *, long timeout_ms);
@@ -1026,6 +1029,7 @@ struct daemon {
 	uv_signal_t		 sigchld;	/* orphans (orphan.c) */
 	TAILQ_HEAD(, proc)	 procs;		/* every keeper record */
 	unsigned		 orphans;	/* killed, not yet reaped */
+	unsigned		 unwatched;	/* keepers without a pidfd, alive */
 	unsigned long		 nofile;	/* the soft fd limit, raised */
 	unsigned long		 nofile_orig;	/* as started, for programs */
 	double			 fd_warned_at;	/* the last "out of fds" log */

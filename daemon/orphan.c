@@ -86,6 +86,8 @@ orphan_sigchld_cb(uv_signal_t *h, int sig)
 {
 	(void)h;
 	(void)sig;
+	if (dmn.unwatched > 0)
+		proc_reap_unwatched();
 	if (dmn.orphans > 0)
 		orphan_scan();
 }

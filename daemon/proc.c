@@ -14,6 +14,8 @@
 
 #include "daemon.h"
 
+static void	proc_signal_keeper(struct proc *, int);
+
 /* Build the keeper's own argv around the process's. */
 static char **
 proc_keeper_argv(const struct proc_spec *sp, const char *keeper,
@@ -154,8 +156,8 @@ proc_watchdog_cb(void *arg)
 		return;
 	log_warn("keeper %ld missed its stop deadline: killing it",
 	    (long)pr->keeper_pid);
-	(void)pidfd_send_signal(pr->pidfd, SIGCONT, NULL, 0);
-	(void)pidfd_send_signal(pr->pidfd, SIGKILL, NULL, 0);
+	proc_signal_keeper(pr, SIGCONT);
+	proc_signal_keeper(pr, SIGKILL);
 }
 
 /* Ask the keeper to end its tree: TERM now, KILL after timeout_ms. */
@@ -217,7 +219,7 @@ proc_start_check(void *arg)
 	if (p != NULL && p + 2 < stat + n && (p[2] == 'T' || p[2] == 't')) {
 		log_warn("keeper %ld was stopped before its program started: "
 		    "continuing it", (long)pr->keeper_pid);
-		(void)pidfd_send_signal(pr->pidfd, SIGCONT, NULL, 0);
+		proc_signal_keeper(pr, SIGCONT);
 	}
 	timer_start(pr->startw, PROC_START_CHECK);
 }
@@ -314,6 +316,54 @@ proc_exited(struct proc *pr, int status, int sig)
 }
 
 /*
+ * Signal the keeper: through its pidfd, or, where there is none (valgrind
+ * knows no pidfd_open), by its pid, which cannot be another's before the
+ * daemon has reaped it.
+ */
+static void
+proc_signal_keeper(struct proc *pr, int sig)
+{
+	if (pr->pidfd != -1)
+		(void)pidfd_send_signal(pr->pidfd, sig, NULL, 0);
+	else if (pr->keeper_pid > 0 && !pr->reaped)
+		(void)kill(pr->keeper_pid, sig);
+}
+
+/* Record how a reaped keeper ended. */
+static void
+proc_reaped(struct proc *pr, const siginfo_t *info)
+{
+	pr->reaped = true;
+	if (info->si_code == CLD_EXITED)
+		proc_exited(pr, info->si_status, 0);
+	else
+		proc_exited(pr, 0, info->si_status);
+}
+
+/*
+ * A child changed state, and some keeper has no pidfd: reap those that
+ * have exited, each by its own pid, so no other child's status is taken.
+ */
+void
+proc_reap_unwatched(void)
+{
+	struct proc	*pr, *next;
+	siginfo_t	 info;
+
+	TAILQ_FOREACH_SAFE(pr, &dmn.procs, entry, next) {
+		if (pr->pidfd != -1 || pr->reaped || pr->keeper_pid <= 0 ||
+		    !pr->unwatched)
+			continue;
+		memset(&info, 0, sizeof info);
+		if (waitid(P_PID, (id_t)pr->keeper_pid, &info,
+		    WEXITED | WNOHANG) != 0 || info.si_pid == 0)
+			continue;
+		dmn.unwatched--;
+		proc_reaped(pr, &info);
+	}
+}
+
+/*
  * The keeper's pidfd is readable: it has exited. waitid on the pidfd
  * reaps exactly it, so no other child's status is taken from anyone.
  */
@@ -340,10 +390,7 @@ proc_exit_poll_cb(uv_poll_t *w, int status, int events)
 	close(pr->pidfd);
 	pr->pidfd = -1;
 	uv_close((uv_handle_t *)w, proc_handle_closed);
-	if (info.si_code == CLD_EXITED)
-		proc_exited(pr, info.si_status, 0);
-	else
-		proc_exited(pr, 0, info.si_status);
+	proc_reaped(pr, &info);
 }
 
 /*
@@ -426,17 +473,23 @@ proc_start_keeper(const struct proc_spec *sp, char **kav, int ctl)
 static int
 proc_watch(struct proc *pr, pid_t pid, int ctl)
 {
-	if ((pr->pidfd = pidfd_open(pid, 0)) == -1)
+	pr->handles = 1;
+	if ((pr->pidfd = pidfd_open(pid, 0)) != -1) {
+		uv_poll_init(dmn.loop, &pr->exitw, pr->pidfd);
+		pr->exitw.data = pr;
+		uv_poll_start(&pr->exitw, UV_READABLE, proc_exit_poll_cb);
+		pr->handles = 2;
+	} else if (errno == ENOSYS) {
+		/* No pidfds (valgrind's kernel interface): SIGCHLD says. */
+		pr->unwatched = true;
+		dmn.unwatched++;
+	} else
 		return -1;
-	uv_poll_init(dmn.loop, &pr->exitw, pr->pidfd);
-	pr->exitw.data = pr;
-	uv_poll_start(&pr->exitw, UV_READABLE, proc_exit_poll_cb);
 	uv_pipe_init(dmn.loop, &pr->ctl, 0);
 	pr->ctl.data = pr;
 	if (uv_pipe_open(&pr->ctl, ctl) != 0)
 		log_fatal("keeper %ld: cannot watch its control socket",
 		    (long)pid);
-	pr->handles = 2;
 	return 0;
 }
 

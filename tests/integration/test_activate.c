@@ -593,7 +593,9 @@ Test(activate, bad_descriptors_are_refused)
 	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "bind");
 	act_refused("1", &fd, 1, NULL, 1, "not a stream socket");
 	close(fd);
-	act_refused("1", NULL, 0, NULL, 1, "fd 3 (\"bogus\"): not open");
+	/* Under a wrapper (valgrind) fd 3 is the wrapper's own. */
+	if (H->wrapper[0] == '\0')
+		act_refused("1", NULL, 0, NULL, 1, "fd 3 (\"bogus\"): not open");
 	act_refused("many", NULL, 0, NULL, 1, "LISTEN_FDS=many is invalid");
 	fd = act_listener(NULL, &port);
 	act_refused("1", &fd, 1, NULL, 2, "needs --token-file");

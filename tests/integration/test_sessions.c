@@ -572,7 +572,8 @@ Test(sessions, a_keeper_beside_many_sessions_holds_only_its_own_fds)
 	    "and 1 and %s on 2, got %s", prog, pty, list);
 	/* The daemon keeps the master only: a slave it held would hide EOF. */
 	n = h_pid_fds(daemon, dfds, dt, 2048);
-	cr_assert_gt(n, 600, "the daemon holds %d fds, expected over 600", n);
+	/* pty, socket and (but under valgrind) a pidfd a session. */
+	cr_assert_gt(n, 450, "the daemon holds %d fds, expected over 450", n);
 	for (i = 0; i < n; i++)
 		if (strcmp(dt[i], pty) == 0)
 			held++;
