@@ -900,6 +900,18 @@ Test(rpc, flat_params_read_as_the_parser_reads_them)
 		"{\"big\":123456789012345678,\"bigger\":1234567890123456789}",
 		"{\"real\":1.5,\"exp\":1e3}",
 	};
+	/* The last two: params built, then a bad key; nothing may leak. */
+	static const char *const bad[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"write\","
+		    "\"params\":{\"a\":1,\"a\":2}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"write\","
+		    "\"params\":{\"a\":1,}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"write\","
+		    "\"params\":{\"a\":12345678901234567890}}",
+		"{\"jsonrpc\":\"2.0\",\"params\":{\"a\":\"x\"},\"id\" x}",
+		"{\"jsonrpc\":\"2.0\",\"params\":{\"a\":\"x\"},"
+		    "\"method\":\"ping\",\"id\":1",
+	};
 	char			 line[512];
 	struct rpc_request	 req;
 	struct rpc_error	 err;
@@ -920,20 +932,8 @@ Test(rpc, flat_params_read_as_the_parser_reads_them)
 		json_decref(want);
 		rpc_request_free(&req);
 	}
-	rpc_test_refused("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"write\","
-	    "\"params\":{\"a\":1,\"a\":2}}", RPC_PARSE_ERROR, &err);
-	json_decref(err.id);
-	rpc_test_refused("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"write\","
-	    "\"params\":{\"a\":1,}}", RPC_PARSE_ERROR, &err);
-	json_decref(err.id);
-	rpc_test_refused("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"write\","
-	    "\"params\":{\"a\":12345678901234567890}}", RPC_PARSE_ERROR, &err);
-	json_decref(err.id);
-	/* Flat params built, then a bad key: nothing of them may leak. */
-	rpc_test_refused("{\"jsonrpc\":\"2.0\",\"params\":{\"a\":\"x\"},"
-	    "\"id\" x}", RPC_PARSE_ERROR, &err);
-	json_decref(err.id);
-	rpc_test_refused("{\"jsonrpc\":\"2.0\",\"params\":{\"a\":\"x\"},"
-	    "\"method\":\"ping\",\"id\":1", RPC_PARSE_ERROR, &err);
-	json_decref(err.id);
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		rpc_test_refused(bad[i], RPC_PARSE_ERROR, &err);
+		json_decref(err.id);
+	}
 }
