@@ -12,9 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The line every server gets: the daemon answers it, an echo returns it. */
-static const char fig_ping_line[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
-    "\"method\":\"ping\"}\n";
 /* Round trips a sample of the RTT takes, and a warm-up's. */
 #define FIG_PING_BATCH 200
 #define FIG_PING_WARM 50
@@ -32,23 +29,14 @@ static int
 fig_ping_batch(struct rpc *r, int n, struct samples *p50,
     struct samples *p99)
 {
-	struct samples	s = { 0 };
-	double		us;
-	int		i;
+	double a, b;
 
-	for (i = 0; i < n; i++) {
-		if (!((us = rpc_roundtrip_us(r, fig_ping_line,
-		    sizeof fig_ping_line - 1)) >= 0)) {
-			stat_free(&s);
-			return -1;
-		}
-		stat_add(&s, us);
-	}
+	if (rpc_ping_pct(r, n, &a, &b) == -1)
+		return -1;
 	if (p50 != NULL)
-		stat_add(p50, stat_pct(&s, 50));
+		stat_add(p50, a);
 	if (p99 != NULL)
-		stat_add(p99, stat_pct(&s, 99));
-	stat_free(&s);
+		stat_add(p99, b);
 	return 0;
 }
 
@@ -192,8 +180,8 @@ fig_ping_client_main(void *arg)
 	pthread_barrier_wait(c->start);
 	c->done = 0;
 	while (stat_now_ms() < c->end_ms) {
-		if (!(rpc_roundtrip_us(&c->r, fig_ping_line,
-		    sizeof fig_ping_line - 1) >= 0)) {
+		if (!(rpc_roundtrip_us(&c->r, rpc_ping_line,
+		    rpc_ping_len) >= 0)) {
 			c->failed = 1;
 			break;
 		}

@@ -21,30 +21,6 @@
 #define FIG_STALL_LOG_MIB 64
 #define FIG_STALL_BURST 100
 
-static const char fig_stall_ping[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
-    "\"method\":\"ping\"}\n";
-
-/* p50 and p99 of a batch of pings on a held connection; -1 on a failure. */
-static int
-fig_stall_pings(struct rpc *r, double *p50, double *p99)
-{
-	struct samples	s = { 0 };
-	double		us;
-	int		i;
-
-	for (i = 0; i < FIG_STALL_PINGS; i++) {
-		if (!((us = rpc_roundtrip_us(r, fig_stall_ping,
-		    sizeof fig_stall_ping - 1)) >= 0)) {
-			stat_free(&s);
-			return -1;
-		}
-		stat_add(&s, us);
-	}
-	*p50 = stat_pct(&s, 50);
-	*p99 = stat_pct(&s, 99);
-	stat_free(&s);
-	return 0;
-}
 
 /* Subscribe n connections, which then never read again. */
 static int
@@ -92,7 +68,7 @@ fig_stall_phase(struct bench *b, struct rpc *r, int n, double *p50,
 		id = json_integer_value(json_object_get(res, "id"));
 		json_decref(res);
 		stat_sleep_ms(FIG_STALL_PRINT_MS);
-		rv = fig_stall_pings(r, p50, p99);
+		rv = rpc_ping_pct(r, FIG_STALL_PINGS, p50, p99);
 		*grown = proc_status_kib(b->daemon, "VmRSS") - rss0;
 		if (rv == -1 || rpc_stop(r, id) == -1)
 			rv = bench_fail(b, "ping or stop: %s", r->err);
@@ -197,7 +173,7 @@ fig_stall_burst_once(struct bench *b, json_int_t session, struct rpc *r,
 	while (!bu.sent)
 		pthread_cond_wait(&bu.cond, &bu.lock);
 	pthread_mutex_unlock(&bu.lock);
-	*ping = rpc_roundtrip_us(r, fig_stall_ping, sizeof fig_stall_ping - 1)
+	*ping = rpc_roundtrip_us(r, rpc_ping_line, rpc_ping_len)
 	    / 1000;
 	pthread_join(th, NULL);
 	*burst = bu.ms;
@@ -255,8 +231,8 @@ fig_stall_logs(struct bench *b)
 	if ((session = fig_stall_log(b, &r)) == -1)
 		rv = -1;
 	for (run = 0; run < b->runs && rv == 0; run++) {
-		quiet = rpc_roundtrip_us(&r, fig_stall_ping,
-		    sizeof fig_stall_ping - 1) / 1000;
+		quiet = rpc_roundtrip_us(&r, rpc_ping_line,
+		    rpc_ping_len) / 1000;
 		rv = fig_stall_burst_once(b, session, &r, &burst, &ping);
 		stat_add(&sq, quiet);
 		stat_add(&sp, ping);

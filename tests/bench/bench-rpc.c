@@ -145,6 +145,33 @@ rpc_line(struct rpc *r)
 	}
 }
 
+/* The ping every figure sends: the daemon answers it, an echo returns it. */
+const char rpc_ping_line[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+    "\"ping\"}\n";
+const size_t rpc_ping_len = sizeof rpc_ping_line - 1;
+
+/* n pings' round trips on r: their p50 and p99 in µs; -1 on a failure. */
+int
+rpc_ping_pct(struct rpc *r, int n, double *p50, double *p99)
+{
+	struct samples	s = { 0 };
+	double		us;
+	int		i;
+
+	for (i = 0; i < n; i++) {
+		if (!((us = rpc_roundtrip_us(r, rpc_ping_line,
+		    rpc_ping_len)) >= 0)) {
+			stat_free(&s);
+			return -1;
+		}
+		stat_add(&s, us);
+	}
+	*p50 = stat_pct(&s, 50);
+	*p99 = stat_pct(&s, 99);
+	stat_free(&s);
+	return 0;
+}
+
 /* Whether a server at path accepts connections yet. */
 int
 rpc_listens(const char *path)

@@ -105,6 +105,9 @@ struct rpc {
 int	 rpc_addr(void *, const char *);
 int	 rpc_open(struct rpc *, const char *);
 int	 rpc_listens(const char *);
+extern const char rpc_ping_line[];
+extern const size_t rpc_ping_len;
+int	 rpc_ping_pct(struct rpc *, int, double *, double *);
 void	 rpc_close(struct rpc *);
 int	 rpc_write(struct rpc *, const void *, size_t);
 char	*rpc_line(struct rpc *);
