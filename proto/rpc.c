@@ -6,6 +6,7 @@
 
 #include "frame.h"
 #include "rpc.h"
+#include "scan.h"
 
 /* What a bare request (flat params or none) held, pointing into its line. */
 struct rpc_bare {
@@ -15,7 +16,7 @@ struct rpc_bare {
 	int		 id_is_string;
 	const char	*id_str;
 	size_t		 id_len;
-	json_int_t	 id_int;
+	long long	 id_int;
 	json_t		*params;	/* flat, or NULL when absent */
 };
 
@@ -89,134 +90,65 @@ rpc_valid_id(const json_t *v)
 	    json_is_null(v);
 }
 
-/* Step p over white space before end. */
-static const char *
-rpc_bare_space(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' ||
-	    *p == '\n'))
-		p++;
-	return p;
-}
-
-/*
- * A string without escapes or bytes outside printable ASCII at p: its
- * content in *s and *n, and the byte after it; NULL if it is not one.
- */
-static const char *
-rpc_bare_string(const char *p, const char *end, const char **s, size_t *n)
-{
-	const char *q;
-
-	if (p >= end || *p != '"')
-		return NULL;
-	for (q = ++p; q < end && *q != '"'; q++)
-		if (*q == '\\' || *q < 0x20 || *q > 0x7e)
-			return NULL;
-	if (q >= end)
-		return NULL;
-	*s = p;
-	*n = (size_t)(q - p);
-	return q + 1;
-}
-
-/* An integer of at most 18 digits at p into *v; the byte after it, or NULL. */
-static const char *
-rpc_bare_int(const char *p, const char *end, json_int_t *v)
-{
-	const char	*q = p;
-	json_int_t	 n = 0;
-	int		 neg = 0;
-
-	if (q < end && *q == '-') {
-		neg = 1;
-		q++;
-	}
-	for (p = q; q < end && *q >= '0' && *q <= '9' && q - p < 18; q++)
-		n = n * 10 + (*q - '0');
-	/* Not a fraction, an exponent, more digits, or a leading zero. */
-	if (q == p || (q < end && strchr(".eE0123456789", *q) != NULL &&
-	    *q != '\0') || (*p == '0' && q - p > 1))
-		return NULL;
-	*v = neg ? -n : n;
-	return q;
-}
-
-/* A flat value at p (plain string, integer, true, false, null) as a tree. */
-static const char *
-rpc_bare_scalar(const char *p, const char *end, json_t **v)
+/* A flat value (plain string, integer, true, false, null) as a tree, or NULL. */
+static json_t *
+rpc_bare_scalar(struct scan *sc)
 {
 	const char	*s;
 	size_t		 n;
-	json_int_t	 i;
+	long long	 i;
 
-	*v = NULL;
-	if (p < end && *p == '"') {
-		if ((p = rpc_bare_string(p, end, &s, &n)) != NULL)
-			*v = json_stringn_nocheck(s, n);
-	} else if ((size_t)(end - p) >= 4 && memcmp(p, "true", 4) == 0) {
-		*v = json_true();
-		p += 4;
-	} else if ((size_t)(end - p) >= 5 && memcmp(p, "false", 5) == 0) {
-		*v = json_false();
-		p += 5;
-	} else if ((size_t)(end - p) >= 4 && memcmp(p, "null", 4) == 0) {
-		*v = json_null();
-		p += 4;
-	} else if ((p = rpc_bare_int(p, end, &i)) != NULL)
-		*v = json_integer(i);
-	return *v != NULL ? p : NULL;
+	if (scan_plain(sc, &s, &n))
+		return json_stringn_nocheck(s, n);
+	if (scan_int(sc, &i))
+		return json_integer(i);
+	if (scan_word(sc, "true"))
+		return json_true();
+	if (scan_word(sc, "false"))
+		return json_false();
+	if (scan_word(sc, "null"))
+		return json_null();
+	return NULL;
 }
 
 /*
- * Flat params at p: an object of plain strings, integers, booleans and
- * nulls (a write's base64 is such a string), built without the general
- * parser; the byte after it, or NULL for anything else.
+ * Flat params: an object of plain strings, integers, booleans and nulls
+ * (a write's base64 is such a string) into *out, built without the
+ * general parser; false for anything else, *out then the caller's to free.
  */
-static const char *
-rpc_bare_params(const char *p, const char *end, json_t **out)
+static bool
+rpc_bare_params(struct scan *sc, json_t **out)
 {
 	const char	*key;
 	size_t		 klen;
 	char		 name[64];
-	json_t		*o = json_object(), *v;
+	json_t		*v;
 
-	*out = o;
-	if (p >= end || *p++ != '{')
-		return NULL;
-	p = rpc_bare_space(p, end);
-	if (p < end && *p == '}')
-		return p + 1;
-	for (;;) {
-		p = rpc_bare_space(p, end);
-		if ((p = rpc_bare_string(p, end, &key, &klen)) == NULL ||
-		    klen >= sizeof name)
-			return NULL;
+	*out = json_object();
+	if (!scan_take(sc, '{'))
+		return false;
+	if (scan_take(sc, '}'))
+		return true;
+	do {
+		if (!scan_plain(sc, &key, &klen) || klen >= sizeof name ||
+		    !scan_take(sc, ':'))
+			return false;
 		memcpy(name, key, klen);
 		name[klen] = '\0';
-		p = rpc_bare_space(p, end);
-		if (p >= end || *p++ != ':')
-			return NULL;
-		p = rpc_bare_space(p, end);
 		/* A key given twice is the general parser's to refuse. */
-		if ((p = rpc_bare_scalar(p, end, &v)) == NULL ||
-		    json_object_get(o, name) != NULL) {
+		if ((v = rpc_bare_scalar(sc)) == NULL ||
+		    json_object_get(*out, name) != NULL) {
 			json_decref(v);
-			return NULL;
+			return false;
 		}
-		json_object_set_new_nocheck(o, name, v);
-		p = rpc_bare_space(p, end);
-		if (p < end && *p == ',') {
-			p++;
-			continue;
-		}
-		return p < end && *p == '}' ? p + 1 : NULL;
-	}
+		json_object_set_new_nocheck(*out, name, v);
+	} while (scan_take(sc, ','));
+	return scan_take(sc, '}');
 }
 
-/* One member's value of a bare request into b; the byte after it, or NULL. */
-static const char *
-rpc_bare_value(const char *p, const char *end, const char *key, size_t klen,
+/* One member's value of a bare request into b; false if it is not one. */
+static bool
+rpc_bare_value(struct scan *sc, const char *key, size_t klen,
     struct rpc_bare *b)
 {
 	const char	*s;
@@ -225,67 +157,53 @@ rpc_bare_value(const char *p, const char *end, const char *key, size_t klen,
 #define RPC_KEY(k) (klen == sizeof k - 1 && memcmp(key, k, klen) == 0)
 	if (RPC_KEY("jsonrpc") && !(b->seen & 1)) {
 		b->seen |= 1;
-		p = rpc_bare_string(p, end, &s, &n);
-		return p != NULL && n == 3 && memcmp(s, "2.0", 3) == 0 ? p : NULL;
+		return scan_plain(sc, &s, &n) && n == 3 &&
+		    memcmp(s, "2.0", 3) == 0;
 	}
 	if (RPC_KEY("method") && !(b->seen & 2)) {
 		b->seen |= 2;
-		return rpc_bare_string(p, end, &b->method, &b->mlen);
+		return scan_plain(sc, &b->method, &b->mlen);
 	}
 	if (RPC_KEY("id") && !(b->seen & 4)) {
 		b->seen |= 4;
-		if (p < end && *p == '"') {
-			b->id_is_string = 1;
-			return rpc_bare_string(p, end, &b->id_str, &b->id_len);
-		}
-		return rpc_bare_int(p, end, &b->id_int);
+		b->id_is_string = scan_peek(sc) == '"';
+		return b->id_is_string ? scan_plain(sc, &b->id_str,
+		    &b->id_len) : scan_int(sc, &b->id_int);
 	}
 	if (RPC_KEY("params") && !(b->seen & 8)) {
 		b->seen |= 8;
-		return rpc_bare_params(p, end, &b->params);
+		return rpc_bare_params(sc, &b->params);
 	}
 #undef RPC_KEY
-	return NULL;
+	return false;
 }
 
 /*
  * The common request with flat params or none, {"jsonrpc":"2.0","id":N,
- * "method":"M","params":{...}}, read without the general parser, which
- * costs several times as much a byte: 0 if line is one, -1 for anything
- * else (which the general parser then reads, and refuses where it must).
+ * "method":"M","params":{...}}, read with the pull reader instead of the
+ * general parser, which costs several times as much a byte: 0 if line is
+ * one, -1 for anything else (which the general parser then reads, and
+ * refuses where it must).
  */
 static int
 rpc_parse_bare(const char *line, size_t len, struct rpc_request *req)
 {
-	const char	*p = line, *end = line + len, *key;
+	struct scan	 sc;
 	struct rpc_bare	 b;
+	const char	*key;
 	size_t		 klen;
 	json_t		*root;
 
 	memset(&b, 0, sizeof b);
-	p = rpc_bare_space(p, end);
-	if (p >= end || *p++ != '{')
+	scan_init(&sc, line, len);
+	if (!scan_take(&sc, '{'))
 		return -1;
-	for (;;) {
-		p = rpc_bare_space(p, end);
-		if ((p = rpc_bare_string(p, end, &key, &klen)) == NULL)
+	do {
+		if (!scan_plain(&sc, &key, &klen) || !scan_take(&sc, ':') ||
+		    !rpc_bare_value(&sc, key, klen, &b))
 			goto fail;
-		p = rpc_bare_space(p, end);
-		if (p >= end || *p++ != ':')
-			goto fail;
-		p = rpc_bare_space(p, end);
-		if ((p = rpc_bare_value(p, end, key, klen, &b)) == NULL)
-			goto fail;
-		p = rpc_bare_space(p, end);
-		if (p < end && *p == ',') {
-			p++;
-			continue;
-		}
-		if (p >= end || *p++ != '}')
-			goto fail;
-		break;
-	}
-	if (rpc_bare_space(p, end) != end || (b.seen & 3) != 3)
+	} while (scan_take(&sc, ','));
+	if (!scan_take(&sc, '}') || !scan_done(&sc) || (b.seen & 3) != 3)
 		goto fail;
 	root = json_object();
 	json_object_set_new_nocheck(root, "method", json_stringn(b.method,
@@ -834,47 +752,6 @@ bad:
 	return -1;
 }
 
-/* Skip a JSON string at p (at its quote); the byte past it, or NULL. */
-static const char *
-rpc_skip_string(const char *p, const char *end)
-{
-	for (p++; p < end; p++) {
-		if (*p == '\\')
-			p++;
-		else if (*p == '"')
-			return p + 1;
-	}
-	return NULL;
-}
-
-/* Skip one JSON value at p; the byte past it, or NULL. */
-static const char *
-rpc_skip_value(const char *p, const char *end)
-{
-	int depth = 0;
-
-	while (p < end) {
-		if (*p == '"') {
-			if ((p = rpc_skip_string(p, end)) == NULL)
-				return NULL;
-			if (depth == 0)
-				return p;
-			continue;
-		}
-		if (*p == '{' || *p == '[')
-			depth++;
-		else if (*p == '}' || *p == ']') {
-			if (depth == 0)
-				return p;
-			if (--depth == 0)
-				return p + 1;
-		} else if (depth == 0 && strchr(", \t\r\n", *p) != NULL)
-			return p;
-		p++;
-	}
-	return depth == 0 ? p : NULL;
-}
-
 /*
  * The text of the top-level "id" of a request line when it is a number
  * jansson would not write back as sent (1e3, 1.50); NULL otherwise.
@@ -882,39 +759,37 @@ rpc_skip_value(const char *p, const char *end)
 char *
 rpc_id_text(const char *line, size_t len)
 {
-	const char	*p = line, *end = line + len, *k, *v;
-	char		*text;
+	struct scan	 sc;
+	const char	*v;
+	char		*key, *text = NULL;
+	size_t		 n;
+	bool		 first = true, id;
 
-	while (p < end && strchr(" \t\r\n", *p) != NULL)
-		p++;
-	if (p >= end || *p++ != '{')
+	scan_init(&sc, line, len);
+	if (!scan_take(&sc, '{'))
 		return NULL;
-	for (;;) {
-		while (p < end && strchr(" \t\r\n,", *p) != NULL)
-			p++;
-		if (p >= end || *p != '"')
+	while ((key = scan_member(&sc, &first)) != NULL) {
+		id = strcmp(key, "id") == 0;
+		free(key);
+		/* Past white space, v is where the value starts. */
+		if (id && scan_peek(&sc) == '"')
 			return NULL;
-		k = p;
-		if ((p = rpc_skip_string(p, end)) == NULL)
+		v = sc.p;
+		if (!scan_skip(&sc))
 			return NULL;
-		while (p < end && strchr(" \t\r\n:", *p) != NULL)
-			p++;
-		v = p;
-		if ((p = rpc_skip_value(p, end)) == NULL)
+		n = (size_t)(sc.p - v);
+		if (!id)
+			continue;
+		if (memchr(v, '.', n) == NULL && memchr(v, 'e', n) == NULL &&
+		    memchr(v, 'E', n) == NULL)
 			return NULL;
-		if (p - k >= 4 && strncmp(k, "\"id\"", 4) == 0 && k[4] != '\\') {
-			if (memchr(v, '"', p - v) != NULL ||
-			    (memchr(v, '.', p - v) == NULL &&
-			    memchr(v, 'e', p - v) == NULL &&
-			    memchr(v, 'E', p - v) == NULL))
-				return NULL;
-			if ((text = malloc(p - v + 1)) == NULL)
-				return NULL;
-			memcpy(text, v, p - v);
-			text[p - v] = '\0';
-			return text;
+		if ((text = malloc(n + 1)) != NULL) {
+			memcpy(text, v, n);
+			text[n] = '\0';
 		}
+		return text;
 	}
+	return NULL;
 }
 
 /*

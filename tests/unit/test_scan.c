@@ -1,6 +1,7 @@
 /*
- * Unit tests of the client's pull JSON reader (client/scan.c), with
- * jansson as the oracle: what it writes, the reader must read back.
+ * Unit tests of the pull JSON reader (proto/scan.c) of the client and of
+ * the daemon's request parser, with jansson as the oracle: what it
+ * writes, the reader must read back.
  */
 #include <criterion/criterion.h>
 
@@ -409,4 +410,44 @@ Test(scan, jansson_strings_round_trip)
 		}
 		json_decref(v);
 	}
+}
+
+/*
+ * scan_plain hands over a string of printable ASCII without escapes in
+ * place, and leaves anything else (an escape, a control or non-ASCII
+ * byte, a number) untaken for another reader; scan_done says whether only
+ * white space is left; a leading zero is no integer.
+ */
+Test(scan, plain_strings_the_end_and_leading_zeros)
+{
+	struct scan	 sc;
+	const char	*s;
+	size_t		 n;
+	long long	 v;
+
+	scan_test_init(&sc, " \"a b/c\" ");
+	cr_assert(scan_plain(&sc, &s, &n) && n == 5 && memcmp(s, "a b/c", 5) ==
+	    0, "a plain string");
+	cr_assert(scan_done(&sc), "only white space is left");
+	scan_test_init(&sc, "\"a\\nb\"");
+	cr_assert(!scan_plain(&sc, &s, &n) && !sc.bad && *sc.p == '"',
+	    "an escape is not plain, and nothing was taken");
+	scan_test_init(&sc, "\"caf\xc3\xa9\"");
+	cr_assert(!scan_plain(&sc, &s, &n), "non-ASCII is not plain");
+	scan_test_init(&sc, "\"tab\there\"");
+	cr_assert(!scan_plain(&sc, &s, &n), "a control byte is not plain");
+	scan_test_init(&sc, "12");
+	cr_assert(!scan_plain(&sc, &s, &n) && scan_int(&sc, &v) && v == 12,
+	    "a number is left for scan_int");
+	cr_assert(scan_done(&sc), "the number was all");
+	scan_test_init(&sc, "\"open");
+	cr_assert(!scan_plain(&sc, &s, &n), "an unterminated string");
+	scan_test_init(&sc, "1 x");
+	cr_assert(scan_int(&sc, &v) && !scan_done(&sc), "something is left");
+	scan_test_init(&sc, "01");
+	cr_assert(!scan_int(&sc, &v), "01 is no JSON number");
+	scan_test_init(&sc, "0");
+	cr_assert(scan_int(&sc, &v) && v == 0 && scan_done(&sc), "0 is one");
+	scan_test_init(&sc, "-0");
+	cr_assert(scan_int(&sc, &v) && v == 0, "-0 is one");
 }

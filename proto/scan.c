@@ -1,7 +1,8 @@
 /*
- * A pull reader of JSON text, for replies too big to build as trees (a
- * list of thousands of sessions): it walks the text once, hands over the
- * strings and numbers asked for, and skips the rest without allocating.
+ * A pull reader of JSON text, for text too big or too common to build as
+ * trees (a list of thousands of sessions, every request line): it walks
+ * the text once, hands over the strings and numbers asked for, and skips
+ * the rest without allocating.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -200,6 +201,9 @@ scan_int(struct scan *sc, long long *v)
 	}
 	if (p >= sc->end || *p < '0' || *p > '9')
 		return false;
+	/* JSON has no leading zeros: "01" is no number. */
+	if (*p == '0' && p + 1 < sc->end && p[1] >= '0' && p[1] <= '9')
+		return false;
 	for (; p < sc->end && *p >= '0' && *p <= '9'; p++) {
 		if (n > (INT64_MAX - (*p - '0')) / 10)
 			return scan_fail(sc);
@@ -210,6 +214,37 @@ scan_int(struct scan *sc, long long *v)
 	sc->p = p;
 	*v = neg ? -n : n;
 	return true;
+}
+
+/*
+ * A string of printable ASCII without escapes, as keys and most values
+ * are: its text in place (not NUL-terminated) in *s and *n; false, with
+ * nothing taken, if the next value is not one.
+ */
+bool
+scan_plain(struct scan *sc, const char **s, size_t *n)
+{
+	const char *p;
+
+	if (scan_peek(sc) != '"')
+		return false;
+	for (p = sc->p + 1; p < sc->end && *p != '"'; p++)
+		if (*p == '\\' || *p < 0x20 || *p > 0x7e)
+			return false;
+	if (p >= sc->end)
+		return false;
+	*s = sc->p + 1;
+	*n = (size_t)(p - sc->p - 1);
+	sc->p = p + 1;
+	return true;
+}
+
+/* Whether nothing but white space is left, and the text read well. */
+bool
+scan_done(struct scan *sc)
+{
+	scan_space(sc);
+	return !sc->bad && sc->p == sc->end;
 }
 
 /* Step over the literal word (true, false, null); false if it is not next. */

@@ -1,4 +1,4 @@
-/* scan.c: a pull reader of JSON text that builds no tree. */
+/* scan.c: a pull reader of JSON text that builds no tree (client and daemon). */
 #ifndef SCAN_H
 #define SCAN_H
 
@@ -16,6 +16,8 @@ bool	 scan_take(struct scan *, char);
 char	 scan_peek(struct scan *);
 char	*scan_string(struct scan *);
 bool	 scan_int(struct scan *, long long *);
+bool	 scan_plain(struct scan *, const char **, size_t *);
+bool	 scan_done(struct scan *);
 bool	 scan_word(struct scan *, const char *);
 bool	 scan_skip(struct scan *);
 char	*scan_member(struct scan *, bool *first);
