@@ -507,18 +507,12 @@ Test(sessions, gdb_console)
 	    "process of it, got %d: %s", left, report);
 }
 
-/* The fds of pid as "N->target " text, and how many. */
+/* The fds of pid into fds and t, and as text into list; how many. */
 static int
 fds_of(pid_t pid, int *fds, char (*t)[PATH_MAX], char *list, size_t len)
 {
-	int	n = h_pid_fds(pid, fds, t, 64), i;
-	size_t	o = 0;
-
-	list[0] = '\0';
-	for (i = 0; i < n && o < len; i++)
-		o += (size_t)snprintf(list + o, len - o, "%d->%s ", fds[i],
-		    t[i]);
-	return n;
+	h_pid_fds_text(pid, list, len);
+	return h_pid_fds(pid, fds, t, 64);
 }
 
 /*
