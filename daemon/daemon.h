@@ -755,7 +755,7 @@ void	 status_page_pick(struct status_pick *, json_t *fields);
 void	 status_page_init(struct status_page *, const char *key,
 	    size_t max_rows, const struct status_pick *);
 bool	 status_page_add(struct status_page *, const struct session *);
-char	*status_page_result(struct status_page *, json_t *extra, size_t *len);
+char	*status_page_done(struct status_page *, size_t *len);
 void	 status_add_inferior(const struct session *, json_t *, pid_t parent);
 void	 status_main_inferior(const struct session *, json_t *);
 char	*status_fault_text(json_t *);
@@ -942,6 +942,8 @@ extern const struct conn_mode request_rpc_mode;
 
 enum method_return request_done(struct request *, json_t *result);
 enum method_return request_done_text(struct request *, char *, size_t);
+enum method_return request_done_head(struct request *, char *, size_t,
+		    json_t *extra);
 enum method_return request_error(struct request *, int code,
 		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 enum method_return request_error_data(struct request *, int code,

@@ -152,9 +152,9 @@ method_subscribe_exec(struct request *req)
 		return request_fail(req, &err);
 	notify_subscribe(req->conn, s != NULL ? s->id : 0, console);
 	method_subscribe_snapshot(s, &page);
-	text = status_page_result(&page, json_pack("{s:b, s:b}", "subscribed",
-	    1, "truncated", page.full), &len);
-	return request_done_text(req, text, len);
+	text = status_page_done(&page, &len);
+	return request_done_head(req, text, len, json_pack("{s:b, s:b}",
+	    "subscribed", 1, "truncated", page.full));
 }
 
 static const struct method_param method_subscribe_params[] = {

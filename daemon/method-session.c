@@ -139,10 +139,10 @@ method_list_exec(struct request *req)
 	TAILQ_FOREACH(s, &dmn.sessions, entry)
 		if (i++ >= offset && !page.full)
 			(void)status_page_add(&page, s);
-	text = status_page_result(&page, json_pack("{s:I, s:o}", "total",
-	    (json_int_t)i, "next_offset", page.full ?
-	    json_integer(offset + (long)page.n) : json_null()), &len);
-	return request_done_text(req, text, len);
+	text = status_page_done(&page, &len);
+	return request_done_head(req, text, len, json_pack("{s:I, s:o}",
+	    "total", (json_int_t)i, "next_offset", page.full ?
+	    json_integer(offset + (long)page.n) : json_null()));
 }
 
 static const struct method_param method_list_params[] = {
@@ -268,9 +268,9 @@ method_stop_reply(struct request *req)
 	status_page_init(&page, "sessions", SIZE_MAX, NULL);
 	for (i = 0; i < d->n && status_page_add(&page, d->list[i]); i++)
 		;
-	text = status_page_result(&page, json_pack("{s:I, s:b}", "stopped",
-	    (json_int_t)d->n, "truncated", page.full), &len);
-	request_done_text(req, text, len);
+	text = status_page_done(&page, &len);
+	request_done_head(req, text, len, json_pack("{s:I, s:b}", "stopped",
+	    (json_int_t)d->n, "truncated", page.full));
 }
 
 /* One of the stop's sessions changed state; the last to end answers. */

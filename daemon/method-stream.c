@@ -24,18 +24,12 @@ struct method_logs_data {
 static enum method_return
 method_stream_done(struct request *req, char *b64, json_t *rest)
 {
-	char	*more, *text;
+	char	*head;
 	size_t	 len;
 
-	more = json_dumps(rest, JSON_COMPACT);
-	json_decref(rest);
-	if (more == NULL)
-		log_fatal("cannot write a %s result", req->method->name);
-	len = xasprintf(&text, "{\"data\":\"%s\"%s%s", b64,
-	    strcmp(more, "{}") != 0 ? "," : "", more + 1);
-	free(more);
+	len = xasprintf(&head, "{\"data\":\"%s\"", b64);
 	free(b64);
-	return request_done_text(req, text, len);
+	return request_done_head(req, head, len, rest);
 }
 
 /* The logs result: up to max bytes of console output from offset off. */

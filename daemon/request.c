@@ -329,6 +329,32 @@ request_done(struct request *req, json_t *result)
 	    rpc_result_new(req->id, result) : (json_decref(result), NULL));
 }
 
+/*
+ * Answer with a result written as text up to its last members: head
+ * (taken) opens the object and holds its first members, extra's members
+ * (taken) follow it, and the object is closed here.
+ */
+enum method_return
+request_done_head(struct request *req, char *head, size_t hlen,
+    json_t *extra)
+{
+	char	*more;
+	size_t	 mlen;
+
+	more = json_dumps(extra, JSON_COMPACT);
+	json_decref(extra);
+	if (more == NULL)
+		log_fatal("cannot write a %s result", req->method->name);
+	/* more is {...}: its members go on after head's, then its brace. */
+	mlen = strlen(more);
+	head = xreallocarray(head, hlen + mlen + 1, 1);
+	if (mlen > 2)
+		head[hlen++] = ',';
+	memcpy(head + hlen, more + 1, mlen);
+	free(more);
+	return request_done_text(req, head, hlen + mlen - 1);
+}
+
 /* Answer with a result already written as JSON text (taken). */
 enum method_return
 request_done_text(struct request *req, char *text, size_t tlen)

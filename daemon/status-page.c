@@ -185,24 +185,14 @@ status_page_add(struct status_page *p, const struct session *s)
 }
 
 /*
- * The page as a result's text: {"KEY":[rows], and extra's members (taken)};
- * the page is spent.
+ * The page as the head of a result, {"KEY":[rows] without its closing
+ * brace, for request_done_head to end with its other members; the page
+ * is spent.
  */
 char *
-status_page_result(struct status_page *p, json_t *extra, size_t *len)
+status_page_done(struct status_page *p, size_t *len)
 {
-	char	*more;
-
 	status_page_puts(p, "]");
-	more = json_dumps(extra, JSON_COMPACT);
-	json_decref(extra);
-	if (more == NULL)
-		log_fatal("cannot write a page's members");
-	/* more is {...}: its members follow the rows. */
-	if (strcmp(more, "{}") != 0)
-		status_page_puts(p, ",");
-	status_page_puts(p, more + 1);
-	free(more);
 	*len = p->len;
 	return p->text;
 }
