@@ -66,20 +66,32 @@ children_parse(const char *text, pid_t **pids, size_t *n, size_t *cap)
 }
 
 /*
- * "/proc/PID" and rest into buf, without printf, whose deep frames would
- * dirty stack pages the keeper keeps for its whole life; NULL if too long.
+ * n in decimal, written into the end of buf (24 bytes) without printf,
+ * whose deep frames would dirty stack pages the keeper keeps for its
+ * whole life; where the digits start.
  */
 char *
-children_proc_path(char *buf, size_t len, pid_t pid, const char *rest)
+children_decimal(long n, char *buf)
 {
-	char		 num[24], *p = num + sizeof num;
-	unsigned long	 v = (unsigned long)pid;
-	size_t		 n;
+	unsigned long	 v = n < 0 ? 0UL - (unsigned long)n : (unsigned long)n;
+	char		*p = buf + 23;
 
-	*--p = '\0';
+	*p = '\0';
 	do
 		*--p = (char)('0' + v % 10);
 	while ((v /= 10) != 0);
+	if (n < 0)
+		*--p = '-';
+	return p;
+}
+
+/* "/proc/PID" and rest into buf, without printf; NULL if too long. */
+char *
+children_proc_path(char *buf, size_t len, pid_t pid, const char *rest)
+{
+	char	 num[24], *p = children_decimal(pid, num);
+	size_t	 n;
+
 	n = strlen("/proc/") + strlen(p) + strlen(rest);
 	if (n >= len)
 		return NULL;

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "children.h"
 #include "keeper.h"
 
 #define KEEPER_MAX_MS		86400000LL	/* the longest stop timeout */
@@ -85,16 +86,9 @@ static void
 keeper_send(struct keeper *k, const char *word, const char *what, long n,
     const char *how)
 {
-	char		 buf[128], num[24], *p = num + sizeof num;
-	unsigned long	 v = n < 0 ? 0UL - (unsigned long)n : (unsigned long)n;
-	size_t		 len;
+	char	 buf[128], num[24], *p = children_decimal(n, num);
+	size_t	 len;
 
-	*--p = '\0';
-	do
-		*--p = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	if (n < 0)
-		*--p = '-';
 	len = strlen(word) + strlen(p) + 3 + (what ? strlen(what) + 1 : 0) +
 	    (how ? strlen(how) + 1 : 0);
 	if (len > sizeof buf)
