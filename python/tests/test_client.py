@@ -251,6 +251,22 @@ def test_a_bound_socket_is_waited_for_not_replaced(tmp_path, monkeypatch):
     srv = socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_STREAM)
     srv.bind(path)
     got = {}
+    tries = []
+    real_try = dbgctl.client._try_unix
+
+    def counted(p):
+        tries.append(p)
+        return real_try(p)
+
+    monkeypatch.setattr(dbgctl.client, "_try_unix", counted)
+    started = []
+    real_autostart = dbgctl.client._autostart
+
+    def autostart(p):
+        started.append(p)
+        return real_autostart(p)
+
+    monkeypatch.setattr(dbgctl.client, "_autostart", autostart)
 
     def connect():
         try:
@@ -260,12 +276,17 @@ def test_a_bound_socket_is_waited_for_not_replaced(tmp_path, monkeypatch):
 
     t = threading.Thread(target=connect)
     t.start()
-    time.sleep(0.3)     # the client is refused meanwhile, and must wait
+    # Refused twice over, the client must still be waiting, not gone.
+    deadline = time.monotonic() + 10
+    while len(tries) < 2 and t.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert len(tries) >= 2, "the client tried %d times" % len(tries)
     assert t.is_alive(), "the client gave up or started a daemon: %r" % got
     srv.listen(1)
     peer, _ = srv.accept()
     t.join(10)
     assert "client" in got, got
+    assert started == [], "a daemon was started beside the bound socket"
     # Ours is still the socket there: nothing replaced it.
     probe = socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_STREAM)
     probe.connect(path)
