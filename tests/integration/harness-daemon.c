@@ -97,6 +97,47 @@ h_daemon_fg(void)
 	return h_daemon_fg_args(NULL);
 }
 
+/* Write token as the first line of DIR/token, of mode mode; its path into path. */
+void
+h_daemon_token(char *path, size_t len, const char *token, mode_t mode)
+{
+	FILE *f;
+
+	h_ctx_path(path, len, "token");
+	cr_assert_not_null(f = fopen(path, "w"), "token file %s", path);
+	fprintf(f, "%s\n", token);
+	cr_assert_eq(fclose(f), 0, "token file %s", path);
+	cr_assert_eq(chmod(path, mode), 0, "chmod %s", path);
+}
+
+/*
+ * Start our foreground daemon with a TCP listener at spec (HOST:PORT) too
+ * and the token file at token; the port it says it listens on (asserted).
+ */
+int
+h_daemon_fg_tcp(const char *spec, const char *token)
+{
+	char out[PATH_MAX], listen[128], *text, *p;
+	double end;
+	int port = -1;
+
+	snprintf(listen, sizeof(listen), "tcp:%s", spec);
+	h_daemon_fg_args(H_ARGS("--listen", listen, "--token-file", token));
+	h_ctx_path(out, sizeof(out), "daemon.out");
+	end = h_now() + H_WAIT_BOUND / 1000.0;
+	while (port < 0 && h_now() < end) {
+		text = h_read_file(out, NULL);
+		if (text != NULL && (p = strstr(text, "listening on tcp:")) != NULL &&
+		    (p = strchr(p + 17, ':')) != NULL)
+			port = atoi(p + 1);
+		free(text);
+		if (port < 0)
+			h_nap(10);
+	}
+	cr_assert_gt(port, 0, "the daemon never said its TCP port");
+	return port;
+}
+
 /* Wait for our foreground daemon to exit within bound_ms; its status or -1. */
 int
 h_daemon_fg_wait(int bound_ms)

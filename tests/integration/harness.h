@@ -213,6 +213,10 @@ int	 h_cli_recv_until(const char *id, const char *want, struct h_bytes *b,
 pid_t	 h_daemon_fg(void);
 /* The same with more options after the listen (NULL-terminated). */
 pid_t	 h_daemon_fg_args(const char *const extra[]);
+/* Write token as the first line of DIR/token, of mode mode; its path into path. */
+void	 h_daemon_token(char *path, size_t len, const char *token, mode_t mode);
+/* The same with a TCP listener at spec (HOST:PORT) and token file; its port. */
+int	 h_daemon_fg_tcp(const char *spec, const char *token);
 /* Wait for our foreground daemon to exit within bound_ms; its status or -1. */
 int	 h_daemon_fg_wait(int bound_ms);
 /* SIGKILL our foreground daemon; assert it dies of it within 10 s. */

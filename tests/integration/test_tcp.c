@@ -23,39 +23,17 @@ TestSuite(tcp, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 60);
 static void
 token_file(char *path, size_t len, mode_t mode)
 {
-	FILE *f;
-
-	h_ctx_path(path, len, "token");
-	cr_assert_not_null(f = fopen(path, "w"), "token file");
-	fputs("the-token-of-this-test\n", f);
-	fclose(f);
-	cr_assert_eq(chmod(path, mode), 0, "chmod");
+	h_daemon_token(path, len, "the-token-of-this-test", mode);
 }
 
 /* Start the daemon with a TCP listener at spec; the port it listens on. */
 static int
 tcp_daemon(const char *spec)
 {
-	char token[512], out[512], listen[128], *text, *p;
-	double end;
-	int port = -1;
+	char token[512];
 
 	token_file(token, sizeof token, 0600);
-	snprintf(listen, sizeof listen, "tcp:%s", spec);
-	h_daemon_fg_args(H_ARGS("--listen", listen, "--token-file", token));
-	h_ctx_path(out, sizeof out, "daemon.out");
-	end = h_now() + H_WAIT_BOUND / 1000.0;
-	while (port < 0 && h_now() < end) {
-		text = h_read_file(out, NULL);
-		if (text != NULL && (p = strstr(text, "listening on tcp:")) != NULL &&
-		    (p = strchr(p + 17, ':')) != NULL)
-			port = atoi(p + 1);
-		free(text);
-		if (port < 0)
-			h_nap(10);
-	}
-	cr_assert_gt(port, 0, "the daemon never said its TCP port");
-	return port;
+	return h_daemon_fg_tcp(spec, token);
 }
 
 /* Without the token only hello answers; the right token opens the rest. */
