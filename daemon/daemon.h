@@ -780,6 +780,9 @@ struct listener {
 				    struct rpc_error *);
 };
 
+/* The fewest characters a token may have. */
+#define LISTENER_TOKEN_MIN 16
+
 struct conn_mode;
 int	 listener_unix(const char *path, const struct conn_mode *, char *err,
 	    size_t errlen);

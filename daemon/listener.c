@@ -59,7 +59,8 @@ listener_auth_token(struct listener *l, struct conn *c, struct rpc_error *err)
 
 /*
  * Load the token TCP clients must present: a regular file only its owner
- * may read, its first line; -1 with err otherwise.
+ * may read, its first line, of LISTENER_TOKEN_MIN characters or more (a
+ * short one is guessed soon); -1 with err otherwise.
  */
 int
 listener_token_load(const char *path, char *err, size_t errlen)
@@ -88,8 +89,12 @@ listener_token_load(const char *path, char *err, size_t errlen)
 	close(fd);
 	buf[n > 0 ? n : 0] = '\0';
 	buf[strcspn(buf, "\r\n")] = '\0';
-	if (*buf == '\0') {
-		snprintf(err, errlen, "token file %s is empty", path);
+	if (strlen(buf) < LISTENER_TOKEN_MIN) {
+		snprintf(err, errlen, "token file %s: its first line holds %zu "
+		    "characters, a token needs at least %d: make one with "
+		    "(umask 077; head -c 24 /dev/urandom | base64 > %s)", path,
+		    strlen(buf), LISTENER_TOKEN_MIN, path);
+		explicit_bzero(buf, sizeof buf);
 		return -1;
 	}
 	dmn.token = xstrdup(buf);

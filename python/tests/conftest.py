@@ -60,7 +60,7 @@ def _run_daemon(tcp=False):
     if tcp:
         token = os.path.join(tmp, "token")
         fd = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.write(fd, b"py-test-token\n")
+        os.write(fd, b"py-test-token-of-this-suite\n")
         os.close(fd)
         connect = "tcp:127.0.0.1:%d" % _free_port()
         argv += ["--listen", connect, "--token-file", token]

@@ -1,8 +1,9 @@
 /*
  * TCP with a token: a TCP client may use nothing but hello until it
  * presents the daemon's token there; a wrong one closes the connection; a
- * token file others may read is refused; an empty host is loopback. The
- * client reaches such a daemon with --connect and --token-file.
+ * token file others may read, or a short token, is refused; an empty host
+ * is loopback. The client reaches such a daemon with --connect and
+ * --token-file.
  */
 #include "harness.h"
 
@@ -115,6 +116,27 @@ Test(tcp, a_readable_token_file_is_refused)
 	    listen, "--listen", "tcp:127.0.0.1:0", "--token-file", token));
 	cr_assert_eq(r.code, 1, "exit %d (%s)", r.code, r.err);
 	cr_assert_not_null(strstr(r.err, "chmod 600"), "stderr: %s", r.err);
+	h_run_free(&r);
+}
+
+/*
+ * A token shorter than 16 characters makes the daemon refuse to start,
+ * saying how long one must be and how to make one.
+ */
+Test(tcp, a_short_token_is_refused)
+{
+	char token[512], listen[PATH_MAX + 8];
+	struct h_res r;
+
+	h_daemon_token(token, sizeof token, "fifteen-chars15", 0600);
+	snprintf(listen, sizeof listen, "unix:%s", H->sock);
+	h_run(&r, 10000, H_ARGS(H->dbgctld, "--foreground", "--listen",
+	    listen, "--listen", "tcp:127.0.0.1:0", "--token-file", token));
+	cr_assert_eq(r.code, 1, "a 15-character token: exit %d (%s)", r.code,
+	    r.err);
+	cr_assert(strstr(r.err, "15 characters") != NULL &&
+	    strstr(r.err, "at least 16") != NULL &&
+	    strstr(r.err, "/dev/urandom") != NULL, "stderr: %s", r.err);
 	h_run_free(&r);
 }
 
