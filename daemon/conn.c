@@ -12,6 +12,11 @@
 
 static void	conn_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
 
+static struct log_burst conn_fd_log = {
+	.more = "refused %lu more clients in the last second: out of file "
+	    "descriptors"
+};
+
 /* Someone to tell when the connection closes. */
 struct conn_hook {
 	struct conn_hook	*next;
@@ -326,17 +331,13 @@ conn_fds_low(struct conn *c)
 {
 	uv_os_fd_t	fd;
 	char		msg[128];
-	double		now = loop_now();
 
 	if (uv_fileno(&c->h.handle, &fd) != 0 || dmn.nofile == 0 ||
 	    (unsigned long)fd + CONN_FD_RESERVE < dmn.nofile)
 		return false;
 	snprintf(msg, sizeof msg, "the daemon is out of file descriptors "
 	    "(%d of %lu in use): close idle connections", fd + 1, dmn.nofile);
-	if (now - dmn.fd_warned_at >= 1.0) {
-		log_warn("refused a client: %s", msg);
-		dmn.fd_warned_at = now;
-	}
+	log_burst(&conn_fd_log, "refused a client: %s", msg);
 	conn_send(c, rpc_error_new(NULL, RPC_LIMIT, msg, NULL));
 	conn_finish(c);
 	return true;

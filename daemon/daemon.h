@@ -52,8 +52,22 @@ int	 argv_split(struct argv *, const char *);
 bool	 argv_assigns(const char *);
 
 /* log.c: the daemon's own log. */
+/* The daemon log's size when it is turned over, unless DBGCTLD_LOG_MAX. */
+#define LOG_MAX_DEFAULT (8 * 1024 * 1024)
+
+/* Events of one kind that may come in floods, such as refused clients. */
+struct log_burst {
+	const char	*more;		/* how to log n: "refused %lu more ..." */
+	double		 at;		/* when the last line was logged */
+	unsigned long	 n;		/* events since, not logged yet */
+	struct timer	*timer;		/* logs n when the second is over */
+};
+
+int	 log_file(const char *path, off_t max);
 void	 log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	 log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	 log_burst(struct log_burst *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
 void	 log_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2),
 	    noreturn));
 
@@ -1037,7 +1051,6 @@ struct daemon {
 	unsigned		 unwatched;	/* keepers without a pidfd, alive */
 	unsigned long		 nofile;	/* the soft fd limit, raised */
 	unsigned long		 nofile_orig;	/* as started, for programs */
-	double			 fd_warned_at;	/* the last "out of fds" log */
 	size_t			 half_lines;	/* unfinished request bytes */
 	char			*cgroup_root;	/* our cgroup subtree, or NULL */
 	char			 contain_why[PATH_MAX + 64]; /* why not */

@@ -14,6 +14,10 @@
 #include "daemon.h"
 #include "paths.h"
 
+static struct log_burst listener_uid_log = {
+	.more = "refused %lu more clients of other uids in the last second"
+};
+
 /* A Unix socket admits its peer's uid if it is the daemon's own, or root. */
 static int
 listener_auth_peercred(struct listener *l, struct conn *c,
@@ -35,7 +39,8 @@ listener_auth_peercred(struct listener *l, struct conn *c,
 		c->authed = true;
 		return 0;
 	}
-	log_warn("refused a client of uid %u", (unsigned)c->uid);
+	log_burst(&listener_uid_log, "refused a client of uid %u",
+	    (unsigned)c->uid);
 	rpc_error_set(err, RPC_UNAUTHORIZED, "uid %u may not use the daemon "
 	    "of uid %u", (unsigned)c->uid, (unsigned)geteuid());
 	return -1;

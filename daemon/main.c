@@ -77,9 +77,12 @@ main_detach(void)
 	return fds[1];
 }
 
-/* Put stdin on /dev/null and stdout and stderr on the daemon log. */
+/*
+ * Put stdin on /dev/null and stdout and stderr on the daemon log, turned
+ * over at max bytes.
+ */
 static void
-main_redirect(void)
+main_redirect(off_t max)
 {
 	char	path[PATH_MAX + 16];
 	int	fd;
@@ -90,10 +93,9 @@ main_redirect(void)
 		if (fd > 2)
 			close(fd);
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
-	if (fd == -1)
-		fd = open("/dev/null", O_WRONLY);
-	if (fd != -1) {
+	if (log_file(path, max) == 0)
+		return;
+	if ((fd = open("/dev/null", O_WRONLY)) != -1) {
 		dup2(fd, 1);
 		dup2(fd, 2);
 		if (fd > 2)
@@ -369,23 +371,22 @@ main_lock(void)
 	fcntl(pidfile_fileno(dmn.pidfh), F_SETFD, FD_CLOEXEC);
 }
 
-/* How many ended sessions to keep: $DBGCTLD_KEEP_ENDED, else the default. */
-static unsigned long
-main_keep_ended(void)
+/* A number from the environment variable name, min to max, else dflt. */
+static long long
+main_env(const char *name, long long min, long long max, long long dflt)
 {
-	const char	*v = getenv("DBGCTLD_KEEP_ENDED");
+	const char	*v = getenv(name);
 	const char	*errstr;
 	long long	 n;
 
 	if (v == NULL || *v == '\0')
-		return KEEP_ENDED_DEFAULT;
-	n = strtonum(v, 0, 100000000, &errstr);
+		return dflt;
+	n = strtonum(v, min, max, &errstr);
 	if (errstr != NULL) {
-		log_warn("DBGCTLD_KEEP_ENDED=%s is %s; keeping %d", v, errstr,
-		    KEEP_ENDED_DEFAULT);
-		return KEEP_ENDED_DEFAULT;
+		log_warn("%s=%s is %s; using %lld", name, v, errstr, dflt);
+		return dflt;
 	}
-	return (unsigned long)n;
+	return n;
 }
 
 /* Run the daemon. */
@@ -419,12 +420,14 @@ main(int argc, char **argv)
 	if (!o.foreground)
 		ready = main_detach();
 	dmn.loop = uv_default_loop();
-	dmn.keep_ended = main_keep_ended();
+	dmn.keep_ended = main_env("DBGCTLD_KEEP_ENDED", 0, 100000000,
+	    KEEP_ENDED_DEFAULT);
 	main_listen_all(&o);
 	pidfile_write(dmn.pidfh);
 	daemon_watch_signals();
 	if (!o.foreground) {
-		main_redirect();
+		main_redirect(main_env("DBGCTLD_LOG_MAX", 4096,
+		    (long long)1 << 40, LOG_MAX_DEFAULT));
 		if (write(ready, "", 1) != 1)
 			log_warn("the starter left before the daemon was ready");
 		close(ready);

@@ -18,6 +18,11 @@ static const struct method *const *const request_groups[] = {
 static void	request_batch_add(struct request_batch *, struct conn *,
 		    json_t *);
 
+static struct log_burst request_half_log = {
+	.more = "dropped %lu more clients in the last second: too many "
+	    "unfinished request lines"
+};
+
 /* A batch: the replies of its requests, sent as one array when all are in. */
 struct request_batch {
 	json_t		*replies;
@@ -623,7 +628,7 @@ request_input(struct conn *c, const char *data, size_t len)
 		snprintf(msg, sizeof msg, "the daemon holds %zu MiB of unfinished "
 		    "request lines, its limit: end each request with a line "
 		    "feed", dmn.half_lines >> 20);
-		log_warn("dropped a client: %s", msg);
+		log_burst(&request_half_log, "dropped a client: %s", msg);
 		request_count_half(r, 0);
 		frame_free(&r->frame);
 		r->frame.dead = 1;
