@@ -133,8 +133,9 @@ listener_new(bool tcp, const char *path, const struct conn_mode *mode)
 static int
 listener_start(struct listener *l, int rc, char *err, size_t errlen)
 {
+	/* As many as the system lets wait (a service manager's Backlog=). */
 	if (rc == 0)
-		rc = uv_listen((uv_stream_t *)&l->h, 128,
+		rc = uv_listen((uv_stream_t *)&l->h, SOMAXCONN,
 		    listener_connection_cb);
 	if (rc != 0) {
 		snprintf(err, errlen, "listen on %s%s: %s", l->tcp ? "tcp:" : "",

@@ -1,16 +1,21 @@
 /*
  * Peers that must not crowd out the owner: the daemon log that tells of
- * them is turned over at its cap.
+ * them is turned over at its cap; a burst of connections all get in.
  */
 #include "harness.h"
 
 #include <criterion/criterion.h>
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(peers, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 120);
 
@@ -71,4 +76,67 @@ Test(peers, the_daemon_log_is_turned_over_at_its_cap)
 	cr_assert_not_null(strstr(log, want), "the newest lines are not in "
 	    "dbgctld.log: %s", log);
 	free(log);
+}
+
+/* A non-blocking connect to the Unix socket at path: the fd, or -errno. */
+static int
+peers_connect_nonblock(const char *path)
+{
+	struct sockaddr_un	sa = { .sun_family = AF_UNIX };
+	size_t			len = strlen(path);
+	int			fd, e;
+
+	if (len >= sizeof sa.sun_path)
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, len);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
+		return fd;
+	e = errno;
+	close(fd);
+	return -e;
+}
+
+/*
+ * 500 clients connect at once, with non-blocking connects, while the
+ * daemon accepts none (it is stopped): none is refused with EAGAIN, as
+ * with a backlog of 128, and each is served once the daemon goes on.
+ */
+Test(peers, a_burst_of_connections_all_get_in)
+{
+	enum { N = 500 };
+	struct h_conn	*c = calloc(N, sizeof *c);
+	char		*text;
+	json_t		*r;
+	pid_t		 d = h_daemon_fg();
+	int		 i, fd, failed = 0, first = 0;
+
+	text = h_read_file("/proc/sys/net/core/somaxconn", NULL);
+	if (text != NULL && atoi(text) < N)
+		cr_skip_test("net.core.somaxconn is %d", atoi(text));
+	free(text);
+	cr_assert_eq(kill(d, SIGSTOP), 0, "SIGSTOP");
+	for (i = 0; i < N; i++) {
+		if ((fd = peers_connect_nonblock(H->sock)) < 0) {
+			if (failed++ == 0)
+				first = -fd;
+			c[i].fd = -1;
+			continue;
+		}
+		c[i].fd = fd;
+		c[i].next_id = 1000;
+	}
+	cr_assert_eq(kill(d, SIGCONT), 0, "SIGCONT");
+	cr_assert_eq(failed, 0, "%d of %d connects failed, the first with %s",
+	    failed, N, strerror(first));
+	for (i = 0; i < N; i++) {
+		r = h_conn_call(&c[i], "ping", "{}", 10000);
+		cr_assert(json_is_true(h_jpath(r, "result.pong")), "client %d: "
+		    "%s", i, r ? json_dumps(r, JSON_COMPACT) : "no reply");
+		json_decref(r);
+		h_conn_close(&c[i]);
+	}
+	free(c);
 }
