@@ -794,9 +794,6 @@ struct listener {
 				    struct rpc_error *);
 };
 
-/* The fewest characters a token may have. */
-#define LISTENER_TOKEN_MIN 16
-
 struct conn_mode;
 int	 listener_unix(const char *path, const struct conn_mode *, char *err,
 	    size_t errlen);
@@ -987,6 +984,18 @@ void		 pending_timeout(struct request *, uint64_t ms,
 		    void (*)(struct request *));
 void		 pending_finish(struct request *);
 void		 pending_forget_conn(struct conn *);
+
+/* peer.c: TCP peers that have not presented the token yet. */
+/* The longest request line such a peer may send. */
+#define PEER_LINE_MAX 4096
+/* Its time to present the token unless DBGCTLD_AUTH_TIMEOUT. */
+#define PEER_TIMEOUT_DEFAULT 10000
+
+void			 peer_init(long long timeout_ms);
+int			 peer_admit(struct conn *, struct rpc_error *);
+int			 peer_line(struct conn *, struct rpc_error *);
+bool			 peer_token(struct conn *, const char *);
+enum method_return	 peer_refuse(struct request *);
 
 /* method-session.c, method-stream.c, method-daemon.c: the methods. */
 extern const struct method *const method_session[];

@@ -14,6 +14,9 @@
 #include "daemon.h"
 #include "paths.h"
 
+/* The fewest characters a token may have. */
+#define LISTENER_TOKEN_MIN 16
+
 static struct log_burst listener_uid_log = {
 	.more = "refused %lu more clients of other uids in the last second"
 };
@@ -50,16 +53,15 @@ static void	listener_connection_cb(uv_stream_t *, int);
 static void	listener_closed(uv_handle_t *);
 
 /*
- * A TCP peer may be anyone who can reach the port: it is admitted, but may
- * use nothing but hello until it presents the token there.
+ * A TCP peer may be anyone who can reach the port: it is admitted, if
+ * there is room for one more without the token, but may use nothing but
+ * hello until it presents the token there.
  */
 static int
 listener_auth_token(struct listener *l, struct conn *c, struct rpc_error *err)
 {
 	(void)l;
-	(void)err;
-	c->authed = false;
-	return 0;
+	return peer_admit(c, err);
 }
 
 /*

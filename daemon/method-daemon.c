@@ -8,21 +8,9 @@
 
 #define PROTOCOL_VERSION 1
 
-/* Whether two strings are equal, in time that does not depend on where they differ. */
-static bool
-method_token_equal(const char *a, const char *b)
-{
-	size_t		 la = strlen(a), lb = strlen(b), i;
-	unsigned char	 d = la != lb;
-
-	for (i = 0; i < la; i++)
-		d |= (unsigned char)a[i] ^ (unsigned char)b[i % (lb ? lb : 1)];
-	return d == 0;
-}
-
 /*
  * hello: who this daemon is; on TCP, where the token is presented: a wrong
- * one is refused and the connection closed.
+ * one is refused, late, and the connection closed (peer.c).
  */
 static enum method_return
 method_hello_exec(struct request *req)
@@ -32,15 +20,8 @@ method_hello_exec(struct request *req)
 	bool		 tcp = !c->authed;
 	json_t		*res;
 
-	if (!c->authed && token != NULL) {
-		if (dmn.token == NULL || !method_token_equal(token, dmn.token)) {
-			log_warn("a TCP client presented a wrong token");
-			request_error(req, RPC_UNAUTHORIZED, "wrong token");
-			conn_finish(c);
-			return METHOD_ERROR;
-		}
-		c->authed = true;
-	}
+	if (!c->authed && token != NULL && !peer_token(c, token))
+		return peer_refuse(req);
 	/* What a client may use beyond protocol 1 as first published. */
 	res = json_pack("{s:s, s:i, s:i, s:o, s:[s,s], s:{s:b, s:b}, s:b}",
 	    "version", DBGCTL_VERSION, "protocol", PROTOCOL_VERSION,

@@ -596,15 +596,29 @@ request_batch(struct conn *c, const char *line, size_t len)
 static int
 request_line(void *arg, char *line, size_t len)
 {
-	struct conn *c = arg;
+	struct conn		*c = arg;
+	struct rpc_error	 err;
 
+	/* Before the token, a few lines (and short ones: request_input). */
+	if (!c->authed && peer_line(c, &err) != 0) {
+		conn_send(c, rpc_error_new(NULL, err.code, err.message, NULL));
+		conn_finish(c);
+		return 1;
+	}
 	if (!request_batch(c, line, len))
 		request_run(c, line, len, NULL);
+	/* Past the token, a line may be as long as any. */
+	if (c->authed && c->mode == &request_rpc_mode)
+		((struct request_rpc *)c->mode_data)->frame.max = FRAME_MAX;
 	/* A dropped client's lines still run: it may have sent and gone. */
 	return c->closing || c->finishing || c->mode != &request_rpc_mode;
 }
 
-/* Bytes from the client: lines of requests; returns how many were used. */
+/*
+ * Bytes from the client: lines of requests; returns how many were used.
+ * Before the token a line is short and is not counted in the total of
+ * unfinished lines, which is the owner's connections' alone.
+ */
 static size_t
 request_input(struct conn *c, const char *data, size_t len)
 {
@@ -612,6 +626,8 @@ request_input(struct conn *c, const char *data, size_t len)
 	size_t			 used;
 	int			 rv;
 
+	if (!c->authed)
+		r->frame.max = PEER_LINE_MAX;
 	r->feeding = true;
 	rv = frame_feed(&r->frame, data, len, request_line, c);
 	r->feeding = false;
@@ -621,8 +637,9 @@ request_input(struct conn *c, const char *data, size_t len)
 		request_rpc_free(r);
 		return used;
 	}
-	request_count_half(r, rv == FRAME_OVERFLOW ? 0 : r->frame.len);
-	if (r->frame.len > 0 && dmn.half_lines > REQUEST_HALF_LINES_MAX) {
+	request_count_half(r, rv == FRAME_OVERFLOW || !c->authed ? 0 :
+	    r->frame.len);
+	if (r->counted > 0 && dmn.half_lines > REQUEST_HALF_LINES_MAX) {
 		char msg[128];
 
 		snprintf(msg, sizeof msg, "the daemon holds %zu MiB of unfinished "
@@ -637,10 +654,10 @@ request_input(struct conn *c, const char *data, size_t len)
 		return len;
 	}
 	if (rv == FRAME_OVERFLOW) {
-		char msg[64];
+		char msg[96];
 
-		snprintf(msg, sizeof msg, "request line exceeds %d bytes",
-		    FRAME_MAX);
+		snprintf(msg, sizeof msg, "request line exceeds %zu bytes%s",
+		    r->frame.max, c->authed ? "" : " before the token");
 		conn_send(c, rpc_error_new(NULL, RPC_LIMIT, msg, NULL));
 		conn_finish(c);
 		return len;

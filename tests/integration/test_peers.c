@@ -1,16 +1,26 @@
 /*
- * Peers that must not crowd out the owner: the daemon log that tells of
- * them is turned over at its cap; a burst of connections all get in.
+ * Peers that must not crowd out the owner: TCP clients without the token
+ * are few at once, closed at a deadline and held to a short line, so the
+ * owner's connections keep their descriptors and their budget of
+ * unfinished lines; a storm of wrong tokens is slowed down and leaves a
+ * few summary lines in a log that is turned over at its cap; a burst of
+ * connections all get in.
  */
 #include "harness.h"
 
 #include <criterion/criterion.h>
 
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <linux/sockios.h>
+
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +28,349 @@
 #include <unistd.h>
 
 TestSuite(peers, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 120);
+
+#define TOKEN		"the-token-of-the-peers-suite"
+#define HELLO_WRONG	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"hello\"," \
+			"\"params\":{\"token\":\"not-the-token-of-this-suite\"}}\n"
+
+/* Start the daemon with a loopback TCP listener and TOKEN; its port. */
+static int
+peers_daemon(void)
+{
+	char token[PATH_MAX];
+
+	h_daemon_token(token, sizeof token, TOKEN, 0600);
+	return h_daemon_fg_tcp("127.0.0.1:0", token);
+}
+
+/* The same with fd limits soft and hard, which it raises to hard. */
+static int
+peers_daemon_nofile(rlim_t soft, rlim_t hard)
+{
+	struct rlimit	mine, lowered = { soft, hard };
+	int		port;
+
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &mine), 0, "getrlimit");
+	if (mine.rlim_max < hard)
+		cr_skip_test("the hard fd limit %lu is below %lu",
+		    (unsigned long)mine.rlim_max, (unsigned long)hard);
+	/* The daemon inherits these; this test process keeps the hard one. */
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &lowered), 0, "setrlimit");
+	port = peers_daemon();
+	lowered.rlim_cur = hard;
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &lowered), 0, "setrlimit");
+	return port;
+}
+
+/* An owner's ping on a connection of its own, answered within bound_ms. */
+static bool
+peers_owner_pings(int bound_ms)
+{
+	struct h_conn	 c;
+	json_t		*r;
+	bool		 ok;
+
+	if (h_conn_open(&c, H->sock) != 0)
+		return false;
+	r = h_conn_call(&c, "ping", "{}", bound_ms);
+	ok = json_is_true(h_jpath(r, "result.pong"));
+	json_decref(r);
+	h_conn_close(&c);
+	return ok;
+}
+
+/*
+ * An attacker holds as many idle TCP connections as the test may open,
+ * with the daemon at 400 descriptors: the owner's ping on the Unix
+ * socket is answered all the same, within 2 s, and the attacker's
+ * connections past the cap are told why and closed.
+ */
+Test(peers, tokenless_clients_cannot_lock_the_owner_out)
+{
+	enum { N = 360 };
+	struct h_conn	*c = calloc(N, sizeof *c);
+	char		*line;
+	double		 t0;
+	int		 i, port, opened = 0, told = 0;
+
+	port = peers_daemon_nofile(150, 400);
+	for (i = 0; i < N && h_conn_open_tcp(&c[i], port) == 0; i++)
+		opened++;
+	cr_assert_eq(opened, N, "only %d TCP connections could be made",
+	    opened);
+	t0 = h_now();
+	cr_assert(peers_owner_pings(5000), "the owner's ping went unanswered "
+	    "beside %d tokenless TCP connections", N);
+	cr_assert_lt(h_now() - t0, 2.0, "the owner's ping took %.2f s",
+	    h_now() - t0);
+	for (i = 0; i < opened; i++) {
+		if ((line = h_conn_line(&c[i], 100)) == NULL)
+			continue;
+		cr_assert_not_null(strstr(line, "have not presented the token"),
+		    "connection %d: %s", i, line);
+		told++;
+		free(line);
+	}
+	cr_assert_geq(told, N - 16, "only %d of %d connections past the cap "
+	    "were told why", told, N);
+	for (i = 0; i < opened; i++)
+		h_conn_close(&c[i]);
+	free(c);
+}
+
+/*
+ * A TCP connection that presents no token is closed at the deadline
+ * (DBGCTLD_AUTH_TIMEOUT), told why; one that presented it stays open.
+ */
+Test(peers, a_tokenless_client_is_closed_at_its_deadline)
+{
+	struct h_conn	 owner, idle;
+	json_t		*r;
+	double		 t0;
+	int		 port;
+
+	h_ctx_env_add("DBGCTLD_AUTH_TIMEOUT=300");
+	port = peers_daemon();
+	cr_assert_eq(h_conn_open_tcp(&owner, port), 0, "connect");
+	r = h_conn_call(&owner, "hello", "{\"token\":\"" TOKEN "\"}", 10000);
+	cr_assert(json_is_true(h_jpath(r, "result.authentication."
+	    "authenticated")), "hello with the token: %s",
+	    r ? json_dumps(r, JSON_COMPACT) : "no reply");
+	json_decref(r);
+	t0 = h_now();
+	cr_assert_eq(h_conn_open_tcp(&idle, port), 0, "connect");
+	r = h_conn_recv(&idle, H_WAIT_BOUND);
+	cr_assert_not_null(r, "no word to an idle tokenless connection "
+	    "within %d ms", H_WAIT_BOUND);
+	cr_assert_str_eq(h_jkind(r), "unauthorized", "%s",
+	    json_dumps(r, JSON_COMPACT));
+	cr_assert_not_null(strstr(h_jstr(r, "error.message"), "no token"),
+	    "%s", json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+	cr_assert_null(h_conn_recv(&idle, H_WAIT_BOUND), "more after the "
+	    "deadline's error");
+	cr_assert(idle.eof, "the idle connection is still open");
+	cr_assert_geq(h_now() - t0, 0.25, "closed before its deadline");
+	r = h_conn_call(&owner, "ping", "{}", 10000);
+	cr_assert(json_is_true(h_jpath(r, "result.pong")), "the connection "
+	    "with the token was closed too");
+	json_decref(r);
+	h_conn_close(&idle);
+	h_conn_close(&owner);
+}
+
+/* Whether our TCP connections to the daemon's port hold no unread byte. */
+static bool
+peers_all_read(void *arg)
+{
+	unsigned	 local, remote, state, tx, rx;
+	char		*text = h_read_file("/proc/net/tcp", NULL), *p;
+	bool		 all = true;
+	int		 port = *(int *)arg;
+
+	if (text == NULL)
+		return false;
+	for (p = strchr(text, '\n'); p != NULL && all; p = strchr(p + 1, '\n'))
+		if (sscanf(p + 1, "%*d: %*x:%x %*x:%x %x %x:%x", &local,
+		    &remote, &state, &tx, &rx) == 5 && state == 1 &&
+		    (int)local == port && rx != 0)
+			all = false;
+	free(text);
+	return all;
+}
+
+/* Whether the daemon has read what c sent on a Unix socket. */
+static bool
+peers_unix_read(void *arg)
+{
+	struct h_conn	*c = arg;
+	int		 queued = -1;
+
+	return ioctl(c->fd, SIOCOUTQ, &queued) == 0 && queued == 0;
+}
+
+/*
+ * Before the token a line may hold 4 KiB: a tokenless client that sends
+ * 5 KiB without a line feed gets a limit error and is closed.
+ */
+Test(peers, a_long_tokenless_line_is_refused)
+{
+	struct h_conn	 c;
+	char		 fill[5 * 1024];
+	json_t		*r;
+	int		 port = peers_daemon();
+
+	memset(fill, ' ', sizeof fill);
+	cr_assert_eq(h_conn_open_tcp(&c, port), 0, "connect");
+	(void)h_conn_send(&c, fill, sizeof fill, 10000);
+	r = h_conn_recv(&c, H_WAIT_BOUND);
+	cr_assert_str_eq(h_jkind(r), "limit", "5 KiB without a line feed "
+	    "before the token: %s", r ? json_dumps(r, JSON_COMPACT) :
+	    "no reply");
+	cr_assert_not_null(strstr(h_jstr(r, "error.message"), "before the "
+	    "token"), "%s", json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+	cr_assert_null(h_conn_recv(&c, H_WAIT_BOUND), "more after the limit "
+	    "error");
+	cr_assert(c.eof, "the connection is still open");
+	h_conn_close(&c);
+}
+
+/*
+ * Before the token a connection may send 16 request lines: each of them
+ * is answered, the next one gets an error that says why, and the
+ * connection is closed.
+ */
+Test(peers, a_tokenless_client_has_few_lines)
+{
+	static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"ping\"}\n";
+	struct h_conn	 c;
+	json_t		*r;
+	int		 i, port = peers_daemon(), answered = 0;
+
+	cr_assert_eq(h_conn_open_tcp(&c, port), 0, "connect");
+	for (i = 0; i < 20; i++)
+		(void)h_conn_send(&c, ping, strlen(ping), 10000);
+	while ((r = h_conn_recv(&c, H_WAIT_BOUND)) != NULL) {
+		if (h_jpath(r, "id") != NULL && !json_is_null(h_jpath(r, "id")))
+			answered++;
+		else
+			cr_assert_not_null(strstr(h_jstr(r, "error.message"),
+			    "16 request lines without the token"), "%s",
+			    json_dumps(r, JSON_COMPACT));
+		json_decref(r);
+	}
+	cr_assert(c.eof, "the connection is still open after 20 lines");
+	cr_assert_eq(answered, 16, "%d of 20 lines answered", answered);
+	h_conn_close(&c);
+}
+
+/*
+ * 70 tokenless clients that send ~1 MiB each without a line feed do not
+ * use the budget of unfinished lines that the owner's 300 KB request,
+ * sent in two writes, needs.
+ */
+Test(peers, tokenless_clients_leave_the_owner_its_line_budget)
+{
+	enum { N = 70, PART = 1000000, HALF = 150000 };
+	struct h_conn	 c[N], owner;
+	char		*fill = malloc(PART), head[128], *line;
+	int		 i, port = peers_daemon(), n;
+
+	memset(fill, ' ', PART);
+	for (i = 0; i < N; i++) {
+		cr_assert_eq(h_conn_open_tcp(&c[i], port), 0, "connect %d", i);
+		/* A peer that closes us makes the send fail: so be it. */
+		(void)h_conn_send(&c[i], fill, PART, 10000);
+	}
+	cr_assert(h_wait_for(peers_all_read, &port, H_WAIT_BOUND), "the "
+	    "daemon left bytes of the tokenless clients unread");
+	cr_assert_eq(h_conn_open(&owner, H->sock), 0, "connect");
+	n = snprintf(head, sizeof head, "{\"jsonrpc\":\"2.0\",\"id\":7,"
+	    "\"method\":\"ping\",\"params\":{\"pad\":\"");
+	cr_assert_eq(h_conn_send(&owner, head, (size_t)n, 10000), 0, "send");
+	cr_assert_eq(h_conn_send(&owner, fill, HALF, 10000), 0, "send");
+	cr_assert(h_wait_for(peers_unix_read, &owner, H_WAIT_BOUND), "the "
+	    "daemon never read the first half of the owner's request");
+	/* A dropped owner fails here: its reply says why. */
+	if (h_conn_send(&owner, fill, HALF, 10000) == 0)
+		(void)h_conn_send(&owner, "\"}}\n", 4, 10000);
+	line = h_conn_line(&owner, H_WAIT_BOUND);
+	cr_assert(line != NULL && strstr(line, "\"pong\":true") != NULL,
+	    "the owner's 300 KB request beside %d tokenless clients: %s", N,
+	    line ? h_shown(line, strlen(line), 300) : "no reply");
+	free(line);
+	h_conn_close(&owner);
+	for (i = 0; i < N; i++)
+		h_conn_close(&c[i]);
+	free(fill);
+}
+
+/* Lines of the daemon's log that tell of TCP clients or their tokens. */
+static int
+peers_log_lines(int *summaries)
+{
+	char	*log = h_daemon_log(), *p, *nl;
+	int	 n = 0;
+
+	*summaries = 0;
+	for (p = log; *p != '\0'; p = nl + 1) {
+		if ((nl = strchr(p, '\n')) == NULL)
+			nl = p + strlen(p) - 1;
+		*nl = '\0';
+		if (strstr(p, "TCP client") == NULL &&
+		    strstr(p, "wrong token") == NULL)
+			continue;
+		n++;
+		*summaries += strstr(p, "in the last second") != NULL;
+	}
+	free(log);
+	return n;
+}
+
+/* Open storm connection i and send it a wrong token. */
+static void
+peers_storm_open(struct h_conn *c, int port)
+{
+	cr_assert_eq(h_conn_open_tcp(c, port), 0, "connect");
+	(void)h_conn_send(c, HELLO_WRONG, strlen(HELLO_WRONG), 1000);
+}
+
+/*
+ * A storm of wrong tokens, 40 connections at once for 3 s: at most 16
+ * tokens from one address are judged a second, each answered after 1 s,
+ * and the log gets summaries of the rest, not a line each.
+ */
+Test(peers, a_storm_of_wrong_tokens_is_slowed_and_summarised)
+{
+	enum { K = 40, SECONDS = 3 };
+	struct h_conn	 c[K];
+	struct pollfd	 pfd[K];
+	char		*line;
+	double		 end;
+	int		 i, port = peers_daemon(), wrong = 0, refused = 0;
+	int		 lines, summaries;
+
+	for (i = 0; i < K; i++)
+		peers_storm_open(&c[i], port);
+	for (end = h_now() + SECONDS; h_now() < end;) {
+		for (i = 0; i < K; i++)
+			pfd[i] = (struct pollfd){ c[i].fd, POLLIN, 0 };
+		if (poll(pfd, K, 100) <= 0)
+			continue;
+		for (i = 0; i < K; i++) {
+			if (pfd[i].revents == 0)
+				continue;
+			line = h_conn_line(&c[i], 50);
+			if (line == NULL && !c[i].eof)
+				continue;
+			if (line != NULL && strstr(line, "\"wrong token\""))
+				wrong++;
+			else if (line != NULL && strstr(line, "\"code\":7"))
+				refused++;
+			free(line);
+			h_conn_close(&c[i]);
+			peers_storm_open(&c[i], port);
+		}
+	}
+	for (i = 0; i < K; i++)
+		h_conn_close(&c[i]);
+	h_note("wrong-token storm: %d tokens judged in %d s (%.0f a second), "
+	    "%d clients refused", wrong, SECONDS, (double)wrong / SECONDS,
+	    refused);
+	cr_assert_gt(wrong, 0, "no token was judged");
+	cr_assert_leq(wrong, 16 * (SECONDS + 2), "%d tokens judged in %d s",
+	    wrong, SECONDS);
+	h_daemon_wait_log("more wrong tokens presented in the last second",
+	    H_WAIT_BOUND);
+	lines = peers_log_lines(&summaries);
+	h_note("wrong-token storm: %d log lines, %d of them summaries", lines,
+	    summaries);
+	cr_assert_leq(lines, 4 * (SECONDS + 3), "%d log lines for %d wrong "
+	    "tokens and %d refusals", lines, wrong, refused);
+	cr_assert(peers_owner_pings(5000), "the owner's ping after the storm");
+}
 
 /* Whether the daemon log has been turned over: dbgctld.log.1 is there. */
 static bool
