@@ -8,6 +8,7 @@
 
 #include <criterion/criterion.h>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -95,6 +96,33 @@ pid_t
 h_daemon_fg(void)
 {
 	return h_daemon_fg_args(NULL);
+}
+
+/*
+ * Lower this process's fd limits to soft and hard, for the daemon started
+ * next to inherit; skips the test if the hard limit is below hard.
+ */
+void
+h_daemon_nofile(rlim_t soft, rlim_t hard)
+{
+	struct rlimit mine, lowered = { soft, hard };
+
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &mine), 0, "getrlimit");
+	if (mine.rlim_max < hard)
+		cr_skip_test("the hard fd limit %lu is below %lu",
+		    (unsigned long)mine.rlim_max, (unsigned long)hard);
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &lowered), 0, "setrlimit");
+}
+
+/* Raise this process's soft fd limit to its hard one again. */
+void
+h_daemon_nofile_back(void)
+{
+	struct rlimit rl;
+
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0, "getrlimit");
+	rl.rlim_cur = rl.rlim_max;
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0, "setrlimit");
 }
 
 /* Write token as the first line of DIR/token, of mode mode; its path into path. */

@@ -10,6 +10,7 @@
 #ifndef DBGCTL_TEST_HARNESS_H
 #define DBGCTL_TEST_HARNESS_H
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <limits.h>
@@ -213,6 +214,10 @@ int	 h_cli_recv_until(const char *id, const char *want, struct h_bytes *b,
 pid_t	 h_daemon_fg(void);
 /* The same with more options after the listen (NULL-terminated). */
 pid_t	 h_daemon_fg_args(const char *const extra[]);
+/* Lower this process's fd limits for the next daemon; skips if hard is too high. */
+void	 h_daemon_nofile(rlim_t soft, rlim_t hard);
+/* Raise this process's soft fd limit to its hard one again. */
+void	 h_daemon_nofile_back(void);
 /* Write token as the first line of DIR/token, of mode mode; its path into path. */
 void	 h_daemon_token(char *path, size_t len, const char *token, mode_t mode);
 /* The same with a TCP listener at spec (HOST:PORT) and token file; its port. */

@@ -37,18 +37,12 @@ soft_nofile(pid_t pid)
 static pid_t
 daemon_with_nofile(rlim_t soft, rlim_t hard)
 {
-	struct rlimit	mine, lowered = { soft, hard };
-	pid_t		pid;
+	pid_t pid;
 
-	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &mine), 0, "getrlimit");
-	if (mine.rlim_max < hard)
-		cr_skip_test("the hard fd limit %lu is below %lu",
-		    (unsigned long)mine.rlim_max, (unsigned long)hard);
 	/* The daemon inherits these; this test process keeps the hard one. */
-	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &lowered), 0, "setrlimit");
+	h_daemon_nofile(soft, hard);
 	pid = h_daemon_fg();
-	lowered.rlim_cur = hard;
-	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &lowered), 0, "setrlimit");
+	h_daemon_nofile_back();
 	return pid;
 }
 

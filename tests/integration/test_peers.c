@@ -11,7 +11,6 @@
 #include <criterion/criterion.h>
 
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -47,18 +46,11 @@ peers_daemon(void)
 static int
 peers_daemon_nofile(rlim_t soft, rlim_t hard)
 {
-	struct rlimit	mine, lowered = { soft, hard };
-	int		port;
+	int port;
 
-	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &mine), 0, "getrlimit");
-	if (mine.rlim_max < hard)
-		cr_skip_test("the hard fd limit %lu is below %lu",
-		    (unsigned long)mine.rlim_max, (unsigned long)hard);
-	/* The daemon inherits these; this test process keeps the hard one. */
-	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &lowered), 0, "setrlimit");
+	h_daemon_nofile(soft, hard);
 	port = peers_daemon();
-	lowered.rlim_cur = hard;
-	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &lowered), 0, "setrlimit");
+	h_daemon_nofile_back();
 	return port;
 }
 
