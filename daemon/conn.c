@@ -322,6 +322,34 @@ conn_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 }
 
 /*
+ * Refuse a client just accepted with an error line that says why, and
+ * close it at once when the line fits in its socket's buffer, as on a new
+ * connection it does: a flood of refused clients then holds no descriptor
+ * past the turn of the loop that accepted them.
+ */
+static void
+conn_refuse(struct conn *c, int code, const char *why)
+{
+	json_t		*msg = rpc_error_new(NULL, code, why, NULL);
+	uv_buf_t	 buf;
+	size_t		 len;
+	char		*line;
+
+	line = rpc_dump(msg, &len);
+	json_decref(msg);
+	if (line == NULL)
+		log_fatal("cannot write a refusal");
+	buf = uv_buf_init(line, len);
+	if (uv_try_write((uv_stream_t *)&c->h, &buf, 1) == (int)len) {
+		free(line);
+		conn_close(c);
+		return;
+	}
+	conn_send_text(c, line, len);
+	conn_finish(c);
+}
+
+/*
  * Refuse a client, with a reply that says why, when descriptors run low:
  * kept in reserve, they let this refusal be sent rather than libuv
  * resetting connections at EMFILE, and let launches and logs still open.
@@ -338,8 +366,7 @@ conn_fds_low(struct conn *c)
 	snprintf(msg, sizeof msg, "the daemon is out of file descriptors "
 	    "(%d of %lu in use): close idle connections", fd + 1, dmn.nofile);
 	log_burst(&conn_fd_log, "refused a client: %s", msg);
-	conn_send(c, rpc_error_new(NULL, RPC_LIMIT, msg, NULL));
-	conn_finish(c);
+	conn_refuse(c, RPC_LIMIT, msg);
 	return true;
 }
 
@@ -365,8 +392,7 @@ conn_accept(struct listener *l)
 	if (conn_fds_low(c))
 		return;
 	if (l->auth(l, c, &err) != 0) {
-		conn_send(c, rpc_error_new(NULL, err.code, err.message, NULL));
-		conn_finish(c);
+		conn_refuse(c, err.code, err.message);
 		return;
 	}
 	uv_read_start((uv_stream_t *)&c->h, loop_alloc_cb, conn_read_cb);
