@@ -2,9 +2,9 @@
  * Peers that must not crowd out the owner: TCP clients without the token
  * are few at once, closed at a deadline and held to a short line, so the
  * owner's connections keep their descriptors and their budget of
- * unfinished lines; a storm of wrong tokens is slowed down and leaves a
- * few summary lines in a log that is turned over at its cap; a burst of
- * connections all get in.
+ * unfinished lines; a storm of wrong tokens, or of clients of other uids,
+ * leaves a few summary lines in a log that is turned over at its cap; a
+ * burst of connections all get in.
  */
 #include "harness.h"
 
@@ -363,6 +363,77 @@ Test(peers, a_storm_of_wrong_tokens_is_slowed_and_summarised)
 	cr_assert_leq(lines, 4 * (SECONDS + 3), "%d log lines for %d wrong "
 	    "tokens and %d refusals", lines, wrong, refused);
 	cr_assert(peers_owner_pings(5000), "the owner's ping after the storm");
+}
+
+/* Lines of the daemon's log that hold text. */
+static int
+peers_log_count(const char *text)
+{
+	char	*log = h_daemon_log();
+	int	 n = h_count(log, strlen(log), text);
+
+	free(log);
+	return n;
+}
+
+/*
+ * As uid 65534, connect to the Unix socket n times, each time until the
+ * refusal is read; exits 0 if each was refused. Never returns.
+ */
+static void
+peers_stranger(int n)
+{
+	struct h_conn	 c;
+	char		*line;
+	int		 i, bad = 0;
+
+	if (setgid(65534) != 0 || setuid(65534) != 0)
+		_exit(2);
+	for (i = 0; i < n; i++) {
+		if (h_conn_open(&c, H->sock) != 0) {
+			bad++;
+			continue;
+		}
+		line = h_conn_line(&c, 10000);
+		bad += line == NULL || strstr(line, "may not use the daemon") ==
+		    NULL;
+		free(line);
+		h_conn_close(&c);
+	}
+	_exit(bad == 0 ? 0 : 1);
+}
+
+/*
+ * Through a socket an administrator opened to others, 3000 connections of
+ * uid 65534 in a row are each refused, and the log gets a few lines, the
+ * rest counted in summaries, not a line each.
+ */
+Test(peers, a_flood_of_other_uids_leaves_few_log_lines)
+{
+	enum { N = 3000 };
+	double	t0;
+	pid_t	pid;
+	int	lines;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root, to connect as uid 65534");
+	h_daemon_fg();
+	cr_assert_eq(chmod(H->dir, 0711), 0, "chmod %s", H->dir);
+	cr_assert_eq(chmod(H->sock, 0666), 0, "chmod %s", H->sock);
+	t0 = h_now();
+	cr_assert_neq(pid = fork(), -1, "fork");
+	if (pid == 0)
+		peers_stranger(N);
+	cr_assert_eq(h_run_reap(pid, 60000), 0, "the connections of uid "
+	    "65534 were not each refused");
+	h_daemon_wait_log("more clients of other uids in the last second",
+	    H_WAIT_BOUND);
+	lines = peers_log_count("uid");
+	h_note("uid 65534: %d connections refused in %.1f s, %d log lines",
+	    N, h_now() - t0, lines);
+	cr_assert_leq(lines, 2 * (int)(h_now() - t0 + 2), "%d log lines for "
+	    "%d refusals in %.1f s", lines, N, h_now() - t0);
+	cr_assert(peers_owner_pings(5000), "the owner's ping after the flood");
 }
 
 /* Whether the daemon log has been turned over: dbgctld.log.1 is there. */
