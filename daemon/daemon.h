@@ -993,7 +993,7 @@ void		 pending_forget_conn(struct conn *);
 
 void			 peer_init(long long timeout_ms);
 int			 peer_admit(struct conn *, struct rpc_error *);
-int			 peer_line(struct conn *, struct rpc_error *);
+int			 peer_line(struct conn *, const char *, struct rpc_error *);
 bool			 peer_token(struct conn *, const char *);
 enum method_return	 peer_refuse(struct request *);
 

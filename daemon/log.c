@@ -65,7 +65,9 @@ log_rotate(void)
 	char old[PATH_MAX + 4];
 
 	snprintf(old, sizeof old, "%s.1", log_path);
-	if (rename(log_path, old) != 0 || log_reopen(log_path) != 0)
+	/* One removed meanwhile is simply started again. */
+	if ((rename(log_path, old) != 0 && errno != ENOENT) ||
+	    log_reopen(log_path) != 0)
 		log_size = 0;
 }
 

@@ -178,14 +178,22 @@ peer_admit(struct conn *c, struct rpc_error *err)
 
 /*
  * Count a request line of a connection without the token: past
- * PEER_LINES of them, -1 with err, and the connection is to be closed.
+ * PEER_LINES of them, or a batch (its replies would be many), -1 with
+ * err, and the connection is to be closed.
  */
 int
-peer_line(struct conn *c, struct rpc_error *err)
+peer_line(struct conn *c, const char *line, struct rpc_error *err)
 {
 	struct peer *p = peer_of(c);
 
-	if (p == NULL || ++p->lines <= PEER_LINES)
+	if (p == NULL)
+		return 0;
+	if (line[strspn(line, " \t")] == '[') {
+		rpc_error_set(err, RPC_UNAUTHORIZED, "no batch before the "
+		    "token: present it with hello");
+		return -1;
+	}
+	if (++p->lines <= PEER_LINES)
 		return 0;
 	rpc_error_set(err, RPC_UNAUTHORIZED, "%d request lines without the "
 	    "token: present it with hello", PEER_LINES);

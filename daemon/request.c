@@ -600,7 +600,7 @@ request_line(void *arg, char *line, size_t len)
 	struct rpc_error	 err;
 
 	/* Before the token, a few lines (and short ones: request_input). */
-	if (!c->authed && peer_line(c, &err) != 0) {
+	if (!c->authed && peer_line(c, line, &err) != 0) {
 		conn_send(c, rpc_error_new(NULL, err.code, err.message, NULL));
 		conn_finish(c);
 		return 1;

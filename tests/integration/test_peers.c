@@ -240,6 +240,31 @@ Test(peers, a_tokenless_client_has_few_lines)
 }
 
 /*
+ * Before the token a line is one request: a batch, whose replies would be
+ * many for one short line, gets an error that says why, and the
+ * connection is closed.
+ */
+Test(peers, a_tokenless_batch_is_refused)
+{
+	static const char batch[] = "[{},{},{},{},{},{},{},{},{},{}]\n";
+	struct h_conn	 c;
+	json_t		*r;
+	int		 port = peers_daemon();
+
+	cr_assert_eq(h_conn_open_tcp(&c, port), 0, "connect");
+	(void)h_conn_send(&c, batch, strlen(batch), 10000);
+	r = h_conn_recv(&c, H_WAIT_BOUND);
+	cr_assert(r != NULL && json_is_object(r) && strstr(h_jstr(r,
+	    "error.message"), "no batch before the token") != NULL,
+	    "a batch before the token: %s", r ? json_dumps(r, JSON_COMPACT) :
+	    "no reply");
+	json_decref(r);
+	cr_assert_null(h_conn_recv(&c, H_WAIT_BOUND), "more after the error");
+	cr_assert(c.eof, "the connection is still open");
+	h_conn_close(&c);
+}
+
+/*
  * 70 tokenless clients that send ~1 MiB each without a line feed do not
  * use the budget of unfinished lines that the owner's 300 KB request,
  * sent in two writes, needs.
