@@ -660,6 +660,7 @@ struct session {
 	struct sinks		 sinks;
 	double			 started_at;	/* unix time, seconds */
 	double			 ended_at;
+	struct status_row	*row;		/* status-page.c: fixed members' text */
 };
 
 /* Ended sessions kept in the table unless DBGCTLD_KEEP_ENDED says otherwise. */
@@ -735,6 +736,7 @@ void	 session_input(struct session *, enum session_input, const void *);
 struct status_field {
 	const char	*name;		/* NULL: the kind's own members */
 	json_t		*(*value)(const struct session *);
+	bool		 fixed;		/* set at launch for good: rows keep its text */
 };
 extern const struct status_field status_fields[];
 extern const size_t status_nfields;
@@ -768,7 +770,8 @@ struct status_page {
 void	 status_page_pick(struct status_pick *, json_t *fields);
 void	 status_page_init(struct status_page *, const char *key,
 	    size_t max_rows, const struct status_pick *);
-bool	 status_page_add(struct status_page *, const struct session *);
+bool	 status_page_add(struct status_page *, struct session *);
+void	 status_page_forget(struct session *);
 char	*status_page_done(struct status_page *, size_t *len);
 void	 status_add_inferior(const struct session *, json_t *, pid_t parent);
 void	 status_main_inferior(const struct session *, json_t *);

@@ -497,6 +497,7 @@ session_free(struct session *s)
 	transport_close(s->transport);
 	output_free(&s->output);
 	launch_free(&s->l);
+	status_page_forget(s);
 	free(s->why.msg);
 	json_decref(s->target);
 	json_decref(s->fault);

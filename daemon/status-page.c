@@ -113,14 +113,75 @@ status_page_kind_own(struct status_page *p, bool *first,
 	json_decref(o);
 }
 
+/* Write one member of a row (argv cut where long, and said so). */
+static void
+status_page_field(struct status_page *p, bool *first, const struct session *s,
+    const struct status_field *f)
+{
+	json_t	*v;
+	bool	 cut;
+
+	if (strcmp(f->name, "argv") == 0) {
+		status_page_member(p, first, f->name,
+		    status_row_argv(s->l.argv, &cut));
+		if (cut)
+			status_page_member(p, first, "argv_cut", json_true());
+	} else if ((v = f->value(s)) != NULL)
+		status_page_member(p, first, f->name, v);
+}
+
+/*
+ * A session's fixed members as row text, written at its first row and
+ * kept for its life: a list of many sessions copies them, and builds and
+ * dumps a tree only for the few members that change.
+ */
+struct status_row {
+	char		*text;
+	uint32_t	 off[];		/* field i is text[off[i]..off[i+1]) */
+};
+
+/* The fixed members' text of s, written now if it has none yet. */
+static const struct status_row *
+status_page_fixed(struct session *s)
+{
+	struct status_page	 w = { 0 };
+	struct status_row	*r;
+	size_t			 i;
+	bool			 first;
+
+	if (s->row != NULL)
+		return s->row;
+	r = xmalloc(sizeof *r + (status_nfields + 1) * sizeof r->off[0]);
+	for (i = 0; i < status_nfields; i++) {
+		r->off[i] = (uint32_t)w.len;
+		first = true;
+		if (status_fields[i].fixed)
+			status_page_field(&w, &first, s, &status_fields[i]);
+	}
+	r->off[i] = (uint32_t)w.len;
+	r->text = w.text;
+	return s->row = r;
+}
+
+/* Let go of the row text kept for s (the session is freed). */
+void
+status_page_forget(struct session *s)
+{
+	if (s->row == NULL)
+		return;
+	free(s->row->text);
+	free(s->row);
+	s->row = NULL;
+}
+
 /* Write s as a row: its members in status_json's order, a long argv cut. */
 static void
-status_page_row(struct status_page *p, const struct session *s)
+status_page_row(struct status_page *p, struct session *s)
 {
+	const struct status_row		*r = status_page_fixed(s);
 	const struct status_field	*f;
-	json_t				*v;
 	size_t				 i;
-	bool				 first = true, cut;
+	bool				 first = true;
 
 	status_page_puts(p, "{");
 	for (i = 0; i < status_nfields; i++) {
@@ -131,14 +192,17 @@ status_page_row(struct status_page *p, const struct session *s)
 		}
 		if (!p->pick->all && (p->pick->mask & ((uint64_t)1 << i)) == 0)
 			continue;
-		if (strcmp(f->name, "argv") == 0) {
-			status_page_member(p, &first, f->name,
-			    status_row_argv(s->l.argv, &cut));
-			if (cut)
-				status_page_member(p, &first, "argv_cut",
-				    json_true());
-		} else if ((v = f->value(s)) != NULL)
-			status_page_member(p, &first, f->name, v);
+		if (!f->fixed) {
+			status_page_field(p, &first, s, f);
+			continue;
+		}
+		if (r->off[i] == r->off[i + 1])
+			continue;
+		if (!first)
+			status_page_puts(p, ",");
+		(void)status_page_put(r->text + r->off[i], r->off[i + 1] -
+		    r->off[i], p);
+		first = false;
 	}
 	status_page_puts(p, "}");
 }
@@ -163,7 +227,7 @@ status_page_init(struct status_page *p, const char *key, size_t max_rows,
  * stay well inside the line limit); the first row always goes in.
  */
 bool
-status_page_add(struct status_page *p, const struct session *s)
+status_page_add(struct status_page *p, struct session *s)
 {
 	size_t	mark = p->len;
 

@@ -21,6 +21,9 @@
 
 extern char **environ;
 
+/* How long a settle may take, and the CPU-free time that ends it (ms). */
+#define DAEMON_SETTLE_MS	10000
+#define DAEMON_QUIET_MS		100
 /* Milliseconds the daemon may take to listen, and to end after shutdown. */
 #define DAEMON_START_MS 10000
 #define DAEMON_STOP_MS 60000
@@ -63,13 +66,54 @@ daemon_env_free(char **envp)
 	free(envp);
 }
 
+/*
+ * A token file for a daemon that listens on TCP too, and the words that
+ * make it listen there (at a port of the kernel's choice).
+ */
+static void
+daemon_tcp_args(struct bench *b, const char **argv, char *token, size_t len)
+{
+	FILE *f;
+
+	snprintf(token, len, "%s/token", b->dir);
+	if ((f = fopen(token, "w")) != NULL) {
+		fputs("a-token-of-the-benchmark-0123456789abcdef\n", f);
+		fclose(f);
+	}
+	chmod(token, 0600);
+	argv[0] = "--listen";
+	argv[1] = "tcp:127.0.0.1:0";
+	argv[2] = "--token-file";
+	argv[3] = token;
+}
+
+/* The TCP port the daemon says in its log it listens on, or -1. */
+static int
+daemon_tcp_port(struct bench *b)
+{
+	char	 path[128], text[4096], *p;
+	ssize_t	 n;
+	int	 fd;
+
+	snprintf(path, sizeof path, "%s/daemon.log", b->dir);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, text, sizeof text - 1);
+	close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	if ((p = strstr(text, "listening on tcp:")) == NULL ||
+	    (p = strchr(p + 17, ':')) == NULL)
+		return -1;
+	return atoi(p + 1);
+}
+
 /* Start the daemon and wait until it listens; -1 with b->why if not. */
 int
 daemon_start(struct bench *b)
 {
-	char		 listen[128], sub[128];
+	char		 listen[128], sub[128], token[128];
 	const char	*argv[] = { b->dbgctld, "--foreground", "--listen",
-			    listen, NULL };
+			    listen, NULL, NULL, NULL, NULL, NULL };
 	double		 end;
 	int		 fd;
 
@@ -81,6 +125,8 @@ daemon_start(struct bench *b)
 	snprintf(b->sock, sizeof b->sock, "%s/sock", b->dir);
 	snprintf(listen, sizeof listen, "unix:%s", b->sock);
 	b->envp = daemon_env(b->dir, b->keep_ended > 0 ? b->keep_ended : 10);
+	if (b->tcp)
+		daemon_tcp_args(b, argv + 4, token, sizeof token);
 	snprintf(sub, sizeof sub, "%s/daemon.log", b->dir);
 	fd = open(sub, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	b->daemon = proc_spawn(argv, b->envp, -1, fd, fd);
@@ -98,7 +144,53 @@ daemon_start(struct bench *b)
 			return bench_fail(b, "dbgctld does not listen");
 		stat_sleep_ms(2);
 	}
+	while (b->tcp && (b->tcp_port = daemon_tcp_port(b)) <= 0) {
+		if (stat_now_ms() > end)
+			return bench_fail(b, "dbgctld does not say its port");
+		stat_sleep_ms(2);
+	}
 	return 0;
+}
+
+/* The daemon's CPU time so far, in clock ticks; -1 if it is gone. */
+static long
+daemon_ticks(const struct bench *b)
+{
+	char		 path[64], text[1024], *p;
+	unsigned long	 utime, stime;
+	ssize_t		 n;
+	int		 fd;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", b->daemon);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, text, sizeof text - 1);
+	close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	/* Fields 14 and 15, after the comm's closing parenthesis. */
+	if ((p = strrchr(text, ')')) == NULL || sscanf(p + 2, "%*c %*d %*d "
+	    "%*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+		return -1;
+	return (long)(utime + stime);
+}
+
+/*
+ * Wait (up to DAEMON_SETTLE_MS) until the daemon's loop is idle: no CPU
+ * tick used over DAEMON_QUIET_MS, so that a figure taken after growth
+ * measures the daemon, not what the growth left it to do.
+ */
+void
+daemon_settle(struct bench *b)
+{
+	double	end = stat_now_ms() + DAEMON_SETTLE_MS;
+	long	t0 = daemon_ticks(b), t;
+
+	while (stat_now_ms() < end) {
+		stat_sleep_ms(DAEMON_QUIET_MS);
+		if ((t = daemon_ticks(b)) == t0 || t == -1)
+			return;
+		t0 = t;
+	}
 }
 
 /* Remove one entry of the daemon's directory, for nftw. */

@@ -130,6 +130,7 @@ fig_scale_at(struct bench *b, struct rpc *r, int *live, int n, long rss0)
 	if (n > *live && rpc_launch_many(r, n - *live, NULL) == -1)
 		return bench_fail(b, "launch at %d: %s", *live, r->err);
 	*live = n;
+	daemon_settle(b);
 	/* KB of 1000 bytes, as the target has it. */
 	rss_per = (proc_status_kib(b->daemon, "VmRSS") - rss0) * 1.024 / n;
 	if (fig_scale_keepers(b, r, &keeper, &program) == -1)

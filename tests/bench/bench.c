@@ -30,28 +30,35 @@ struct bench_figure {
 	int		(*run)(struct bench *);
 	int		 keep_ended;	/* its daemon's; 0: 10 */
 	bool		 optional;	/* only with BENCH_LIST10K=1 */
+	bool		 tcp;		/* its daemon listens on TCP too */
 };
 
 /* The figures, in the order of the table. */
 static const struct bench_figure bench_figures[] = {
 	{ "rtt", "ping round trip on a held connection",
-	    fig_ping_rtt, 0, false },
-	{ "rps", "requests per second", fig_ping_rps, 0, false },
-	{ "cli", "the client as a whole process", fig_cli_run, 0, false },
+	    fig_ping_rtt, 0, false, false },
+	{ "rps", "requests per second", fig_ping_rps, 0, false, false },
+	{ "cli", "the client as a whole process",
+	    fig_cli_run, 0, false, false },
 	{ "launch", "launch --kind exec --wait /bin/true",
-	    fig_launch_exec, 0, false },
+	    fig_launch_exec, 0, false, false },
 	{ "gdb", "gdb launch to its first -x command",
-	    fig_launch_gdb, 0, false },
-	{ "stop", "stop of one live session", fig_stop_one, 0, false },
-	{ "pipe", "pipe and send/recv throughput", fig_pipe_run, 0, false },
-	{ "scale", "figures at scale", fig_scale_run, 0, false },
-	{ "stopall", "stop --all of 1000 sessions", fig_stop_all, 0, false },
+	    fig_launch_gdb, 0, false, false },
+	{ "stop", "stop of one live session",
+	    fig_stop_one, 0, false, false },
+	{ "pipe", "pipe and send/recv throughput",
+	    fig_pipe_run, 0, false, false },
+	{ "scale", "figures at scale", fig_scale_run, 0, false, false },
+	{ "stopall", "stop --all of 1000 sessions",
+	    fig_stop_all, 0, false, false },
 	{ "subscribers", "ping beside stalled subscribers",
-	    fig_stall_subscribers, 0, false },
+	    fig_stall_subscribers, 0, false, false },
 	{ "logs", "ping behind a burst of logs tail lookups",
-	    fig_stall_logs, 0, false },
-	{ "list10k", "dbgctl list of 10,000 sessions", fig_list10k,
-	    FIG_LIST10K, true },
+	    fig_stall_logs, 0, false, false },
+	{ "hostile", "ping under hostile peers",
+	    fig_hostile, 0, false, true },
+	{ "list10k", "dbgctl list of 10,000 sessions",
+	    fig_list10k, FIG_LIST10K, true, false },
 };
 
 /* Record why the figure gives up; returns -1 for the figure to return. */
@@ -122,6 +129,7 @@ bench_config(struct bench *b, int argc, char **argv)
 	b->mib = bench_env_int("BENCH_MIB", 64);
 	b->stopall_runs = bench_env_int("BENCH_STOPALL_RUNS", 3);
 	b->list10k = bench_env_int("BENCH_LIST10K", 0) == 1;
+	b->hostile_s = bench_env_int("BENCH_HOSTILE_SECONDS", 10);
 	bench_scale(b);
 	return 0;
 }
@@ -177,6 +185,7 @@ bench_run(struct bench *b, const struct bench_figure *f)
 	fprintf(stderr, "bench: %s ...\n", f->title);
 	b->why[0] = '\0';
 	b->keep_ended = f->keep_ended;
+	b->tcp = f->tcp;
 	if (daemon_start(b) == -1 || f->run(b) == -1)
 		table_na(NO_TARGET, b->why, "%s", f->title);
 	daemon_stop(b);

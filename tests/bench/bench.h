@@ -26,6 +26,9 @@ struct bench {
 	int		 stopall_runs;	/* BENCH_STOPALL_RUNS */
 	int		 list10k;	/* BENCH_LIST10K=1 */
 	int		 keep_ended;	/* the daemon's DBGCTLD_KEEP_ENDED */
+	int		 tcp;		/* the daemon listens on TCP too */
+	int		 tcp_port;	/* where, once it listens */
+	int		 hostile_s;	/* BENCH_HOSTILE_SECONDS */
 	char		 why[256];	/* why the current figure gave up */
 	/* The private daemon (bench-daemon.c). */
 	pid_t		 daemon;
@@ -91,6 +94,7 @@ int	 proc_exists(const char *);
 /* bench-daemon.c: a private daemon, and its client run as a process. */
 int	 daemon_start(struct bench *);
 void	 daemon_stop(struct bench *);
+void	 daemon_settle(struct bench *);
 double	 daemon_client_ms(struct bench *, const char *const[]);
 
 /* bench-rpc.c: a blocking JSON-RPC client over a Unix socket. */
@@ -158,5 +162,8 @@ int	 fig_list10k(struct bench *);
 /* bench-fig-stall.c */
 int	 fig_stall_subscribers(struct bench *);
 int	 fig_stall_logs(struct bench *);
+
+/* bench-fig-hostile.c */
+int	 fig_hostile(struct bench *);
 
 #endif
