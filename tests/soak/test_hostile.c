@@ -14,8 +14,6 @@
 
 #include <criterion/criterion.h>
 
-#include <sys/stat.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +31,8 @@
 #define HOSTILE_PIPELINED	1500
 /* The target prints `seq 1 N`: 6,888,896 bytes. */
 #define HOSTILE_SEQ		1000000
+/* The daemon's token. */
+#define HOSTILE_TOKEN		"a-token-of-the-hostile-soak-0123456789"
 /* Pings kept for the percentiles. */
 #define HOSTILE_PINGS		100000
 
@@ -47,37 +47,6 @@
 #endif
 
 TestSuite(soak, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 180);
-
-/* Start the daemon with a token and a TCP listener; the port it got. */
-static int
-hostile_daemon(void)
-{
-	char token[PATH_MAX], out[PATH_MAX], *text, *p;
-	double end;
-	FILE *f;
-	int port = -1;
-
-	h_ctx_path(token, sizeof(token), "token");
-	cr_assert_not_null(f = fopen(token, "w"), "token file");
-	fputs("a-token-of-the-hostile-soak-0123456789\n", f);
-	fclose(f);
-	cr_assert_eq(chmod(token, 0600), 0, "chmod");
-	h_daemon_fg_args(H_ARGS("--listen", "tcp:127.0.0.1:0", "--token-file",
-	    token));
-	h_ctx_path(out, sizeof(out), "daemon.out");
-	end = h_now() + H_WAIT_BOUND / 1000.0;
-	while (port < 0 && h_now() < end) {
-		text = h_read_file(out, NULL);
-		if (text != NULL && (p = strstr(text, "listening on tcp:")) &&
-		    (p = strchr(p + 17, ':')) != NULL)
-			port = atoi(p + 1);
-		free(text);
-		if (port < 0)
-			h_nap(10);
-	}
-	cr_assert_gt(port, 0, "the daemon never said its TCP port");
-	return port;
-}
 
 /* Launch a session on c; its id (asserted). */
 static long
@@ -203,14 +172,15 @@ Test(soak, hostile_peers_leave_the_owner_served)
 	struct hostile att = { 0 };
 	struct hostile_got got = { { NULL, 0 }, 0, false, "" };
 	struct h_conn own, sub;
-	char params[256], *want;
+	char params[256], token[PATH_MAX], *want;
 	size_t want_len, n = 0;
 	double t0, dt, end;
 	json_t *r;
 	long id;
 	int i, port;
 
-	port = hostile_daemon();
+	h_daemon_token(token, sizeof(token), HOSTILE_TOKEN, 0600);
+	port = h_daemon_fg_tcp("127.0.0.1:0", token);
 	cr_assert_eq(h_conn_open(&own, H->sock), 0, "connect");
 	for (i = 0; i < HOSTILE_SESSIONS; i++)
 		hostile_launch(&own, "{\"kind\":\"exec\",\"argv\":[\"sleep\","
