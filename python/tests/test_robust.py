@@ -23,8 +23,8 @@ MAX_NOTIFICATION_BYTES = 16 * 1024 * 1024
 
 INTERNAL = {"code": -32603, "message": "the reply would exceed the 1 MiB "
             "line limit", "data": {"kind": "internal_error"}}
-LIMIT = {"code": 7, "message": "the request line would exceed the 1 MiB "
-         "line limit", "data": {"kind": "limit"}}
+LIMIT = {"code": 7, "message": "request line exceeds 1048576 bytes",
+         "data": {"kind": "limit"}}
 FDS = {"code": 7, "message": "the daemon is out of file descriptors (19937 "
        "of 20000 in use): close idle connections", "data": {"kind": "limit"}}
 
