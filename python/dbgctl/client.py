@@ -3,17 +3,18 @@
 One :class:`Client` is one connection to the daemon, over its Unix socket or
 over TCP with a token.  Requests may be made from several threads at once: a
 reader thread matches every reply to its request by id and queues the
-daemon's notifications for :meth:`Client.notifications`.  A :class:`Session`
-is a handle on one session of the daemon, as :meth:`Client.launch` returns.
+daemon's notifications, up to a bound, for :meth:`Client.notifications`.
+A :class:`Session` is a handle on one session of the daemon, as
+:meth:`Client.launch` returns.
 The protocol is described in dbgctl-protocol(7).
 """
 
 import base64
+import collections
 import errno
 import itertools
 import json
 import os
-import queue
 import shutil
 import socket
 import subprocess
@@ -35,6 +36,22 @@ BOUND_WAIT = 5.0
 
 #: Seconds to wait for an auto-started daemon's socket.
 AUTOSTART_TIMEOUT = 10.0
+
+#: Notifications a client holds for :meth:`Client.notifications` by default.
+MAX_NOTIFICATIONS = 4096
+
+#: Bytes (as the lines came) of the notifications it holds, by default.
+MAX_NOTIFICATION_BYTES = 16 * 1024 * 1024
+
+#: Seconds a call waits behind a full queue that no one takes from before
+#: the reader reads on to its reply, dropping the oldest notifications.
+STALL_WAIT = 0.5
+
+#: Seconds a call that could not be sent waits for the reader to find why.
+SEND_LOST_WAIT = 2.0
+
+#: The method of the notice that counts notifications the client dropped.
+DROPPED = "dbgctl.dropped"
 
 _FOREVER = None
 
@@ -62,13 +79,62 @@ def _daemon_path():
 
 
 class _Slot:
-    """Where the reader thread leaves one reply."""
+    """Where the reader thread leaves one reply, and who waits for it."""
 
-    __slots__ = ("event", "reply")
+    __slots__ = ("event", "reply", "thread")
 
     def __init__(self):
         self.event = threading.Event()
         self.reply = None
+        self.thread = threading.get_ident()
+
+
+def _data_bytes(text):
+    """The length of the bytes a base64 string holds."""
+    if not isinstance(text, str):
+        return 0
+    return len(text) // 4 * 3 - len(text[-2:]) + len(text[-2:].rstrip("="))
+
+
+class _Dropped:
+    """The notice of notifications the client dropped, oldest first: how
+    many, their bytes, and the span of output each session and stream
+    lost (output notices of the daemon's among them), for logs."""
+
+    __slots__ = ("count", "bytes", "spans")
+
+    def __init__(self):
+        self.count = 0
+        self.bytes = 0
+        self.spans = {}
+
+    def add(self, msg, size):
+        """Count one dropped notification of ``size`` bytes."""
+        self.count += 1
+        self.bytes += size
+        params = msg.get("params")
+        if not isinstance(params, dict):
+            return
+        offset = params.get("offset")
+        if msg.get("method") == "session.output":
+            n = _data_bytes(params.get("data"))
+        elif msg.get("method") == "session.output.dropped":
+            n = params.get("bytes")
+        else:
+            return
+        if not isinstance(offset, int) or not isinstance(n, int):
+            return
+        key = (params.get("session"), params.get("stream", "console"))
+        span = self.spans.setdefault(key, [offset, offset])
+        span[1] = max(span[1], offset + n)
+
+    def message(self):
+        """The notice, as a notification of the daemon's looks."""
+        output = [{"session": k[0], "stream": k[1], "offset": v[0],
+                   "bytes": v[1] - v[0]} for k, v in self.spans.items()]
+        return {"jsonrpc": "2.0", "method": DROPPED,
+                "params": {"notifications": self.count,
+                           "bytes": self.bytes, "output": output}}
 
 
 class Client:
@@ -88,17 +154,60 @@ class Client:
     request that has no timeout of its own; requests that carry a timeout
     for the daemon wait that long plus a margin.
 
+    ``max_notifications`` (4096) and ``max_notification_bytes`` (16 MiB)
+    bound the notifications held for :meth:`notifications`.  Once either is
+    reached the client stops reading the connection until some are taken,
+    so the daemon's own limits apply, as for any slow subscriber (see
+    dbgctl-protocol(7)): it holds a target back, so no target output is
+    lost, and it skips console output, saying so with one
+    ``session.output.dropped`` notice whose range ``Session.logs`` still
+    reads; other notifications it keeps, up to 64 MiB, then closes the
+    connection.  A subscriber must therefore keep taking its
+    notifications.  This is chosen over dropping the oldest here because
+    it loses nothing the daemon cannot give again (a drop in the client
+    would lose target output for good), and the daemon's caps, not a
+    second set, decide.  Replies come behind those notifications on
+    the same connection, so a call may not wait for a queue no one takes
+    from: when the only threads taking notifications are themselves
+    waiting for replies (or there are none), or none has been taken for
+    ``STALL_WAIT`` (0.5 s), the reader reads on to the reply and drops the
+    oldest notifications to keep the bound.  The next one taken is then a
+    ``dbgctl.dropped`` notice: ``{"notifications": N, "bytes": B,
+    "output": [{"session", "stream", "offset", "bytes"}, ...]}``, counting
+    what was dropped and the span of output each session and stream lost.
+
+    An error the daemon sends without an id (a line over its limit, no
+    descriptors left, a reply it could not send) is the answer of every
+    call waiting when it comes, each raising it once; the client stays
+    usable, and if the daemon then closes the connection, later calls
+    raise that error.
+
     The client is a context manager: leaving it closes the connection.
     """
 
     def __init__(self, socket=None, connect=None, token_file=None,
-                 autostart=True, request_timeout=60.0):
+                 autostart=True, request_timeout=60.0,
+                 max_notifications=MAX_NOTIFICATIONS,
+                 max_notification_bytes=MAX_NOTIFICATION_BYTES):
+        if max_notifications < 1 or max_notification_bytes < 1:
+            raise ValueError("max_notifications and max_notification_bytes "
+                             "must be at least 1")
         self.request_timeout = request_timeout
+        self.max_notifications = max_notifications
+        self.max_notification_bytes = max_notification_bytes
         self._ids = itertools.count(1)
         self._send_lock = threading.Lock()
-        self._pending_lock = threading.Lock()
+        # One lock for the replies awaited, the notifications held and
+        # the threads taking them; the reader waits on it for room.
+        self._state = threading.Condition(threading.Lock())
         self._pending = {}
-        self._notes = queue.Queue()
+        self._notes = collections.deque()
+        self._note_bytes = 0
+        self._dropped = None
+        self._takers = {}
+        self._taken_at = time.monotonic()
+        self._ended = False
+        self._cause = None
         self._subscribed = False
         self._sub_lock = threading.Lock()
         self._closed = False
@@ -129,7 +238,9 @@ class Client:
         self._again = {"socket": None if tcp is not None else self.address,
                        "connect": connect if tcp is not None else None,
                        "token_file": token_file, "autostart": False,
-                       "request_timeout": request_timeout}
+                       "request_timeout": request_timeout,
+                       "max_notifications": max_notifications,
+                       "max_notification_bytes": max_notification_bytes}
         self._reader = threading.Thread(target=self._read_loop,
                                         name="dbgctl-reader", daemon=True)
         self._reader.start()
@@ -147,7 +258,11 @@ class Client:
         f = self._sock.makefile("rb")
         lost = None
         try:
-            for line in f:
+            while self._room():
+                line = f.readline()
+                if not line:
+                    break
+                size = len(line)
                 line = line.strip()
                 if not line:
                     continue
@@ -155,7 +270,7 @@ class Client:
                     msg = json.loads(line)
                 except ValueError:
                     continue
-                self._dispatch(msg)
+                self._dispatch(msg, size)
         except (OSError, ValueError) as e:
             lost = e
         finally:
@@ -165,42 +280,132 @@ class Client:
                 pass
         self._end(lost)
 
-    def _dispatch(self, msg):
+    def _full(self):
+        """Whether the notifications held reach the bound (lock held)."""
+        held = len(self._notes) + (self._dropped is not None)
+        return held >= self.max_notifications or \
+            self._note_bytes >= self.max_notification_bytes
+
+    def _stuck(self, now):
+        """Whether a call waits behind a full queue that no one else will
+        take from (lock held): every thread taking notifications waits
+        for a reply itself, or none has taken one for STALL_WAIT."""
+        if not self._pending:
+            return False
+        waiting = {slot.thread for slot in self._pending.values()}
+        if all(t in waiting for t in self._takers.values()):
+            return True
+        return now - self._taken_at >= STALL_WAIT
+
+    def _room(self):
+        """Wait, before reading a line, while the notifications held are
+        at the bound, so that the daemon's flow control applies, unless a
+        call is stuck behind them; false once the client is closed."""
+        with self._state:
+            while not self._closed and self._full():
+                now = time.monotonic()
+                if self._stuck(now):
+                    break
+                wait = None
+                if self._pending:
+                    wait = max(0.0, self._taken_at + STALL_WAIT - now)
+                self._state.wait(wait)
+            return not self._closed
+
+    def _dispatch(self, msg, size=0):
         if isinstance(msg, list):
             for m in msg:
-                self._dispatch(m)
+                self._dispatch(m, size // max(len(msg), 1))
             return
         if not isinstance(msg, dict):
             return
         if "id" not in msg:
-            self._notes.put(msg)
+            self._hold(msg, size)
             return
         rid = msg["id"]
         if rid is None:
-            # An error for no request: unauthorized, a limit, a parse
-            # error. Every waiting request gets it if the connection ends.
             if "error" in msg:
-                self._lost = from_reply(msg["error"])
+                self._answer_all(msg)
             return
-        with self._pending_lock:
+        with self._state:
+            self._cause = None
             slot = self._pending.pop(rid, None)
         if slot is not None:
             slot.reply = msg
             slot.event.set()
 
+    def _answer_all(self, msg):
+        """Take an error without an id (a limit, no descriptors, a reply
+        the daemon could not send) as the answer of every call waiting: of
+        the one it belongs to when one waits, of all when several do, as
+        it cannot tell which. None waits any longer, and nothing of it
+        stays to fail later calls, unless the daemon closes the
+        connection next: then it is why."""
+        with self._state:
+            self._cause = msg["error"]
+            slots = list(self._pending.values())
+            self._pending.clear()
+        for slot in slots:
+            slot.reply = msg
+            slot.event.set()
+
+    def _hold(self, msg, size):
+        """Queue a notification for notifications(); at the bound (when a
+        call is stuck behind it) drop the oldest instead, counted in the
+        dropped notice that comes before the rest."""
+        with self._state:
+            self._cause = None
+            while self._full() and self._notes:
+                old, old_size = self._notes.popleft()
+                self._note_bytes -= old_size
+                self._drop(old, old_size)
+            if self._full():
+                self._drop(msg, size)
+            else:
+                self._notes.append((msg, size))
+                self._note_bytes += size
+            self._state.notify_all()
+
+    def _drop(self, msg, size):
+        """Count one notification dropped in the notice (lock held)."""
+        if self._dropped is None:
+            self._dropped = _Dropped()
+        self._dropped.add(msg, size)
+
+    def _take(self, timeout):
+        """The next notification, oldest first, waiting up to ``timeout``
+        seconds; None when none came or the connection has ended (lock
+        held). Taking one lets a paused reader go on."""
+        if not self._state.wait_for(lambda: self._notes or self._dropped
+                                    or self._ended, timeout):
+            return None
+        if self._dropped is not None:
+            msg, self._dropped = self._dropped.message(), None
+        elif self._notes:
+            msg, size = self._notes.popleft()
+            self._note_bytes -= size
+        else:
+            return None
+        self._taken_at = time.monotonic()
+        self._state.notify_all()
+        return msg
+
     def _end(self, cause):
-        with self._pending_lock:
+        with self._state:
             if self._lost is None:
                 if self._closed:
                     self._lost = Error("the connection was closed")
+                elif self._cause is not None:
+                    self._lost = from_reply(self._cause)
                 else:
                     self._lost = Error("the daemon closed the connection"
                                        + (": %s" % cause if cause else ""))
             slots = list(self._pending.values())
             self._pending.clear()
+            self._ended = True
+            self._state.notify_all()
         for slot in slots:
             slot.event.set()
-        self._notes.put(None)
 
     def call(self, method, params=None, timeout=_FOREVER, default=True):
         """Send one request and return its result, a dict.
@@ -210,6 +415,8 @@ class Client:
         is not given, ``request_timeout`` does (``default=False`` waits for
         as long as it takes).  Raises :class:`Error` (or a subclass) with
         the daemon's error, or :class:`Timeout` when no reply came in time.
+        An error the daemon sends without an id ends every call waiting
+        when it comes, with that error.
         """
         if timeout is None and default:
             timeout = self.request_timeout
@@ -220,19 +427,31 @@ class Client:
                              if v is not None}
         line = (json.dumps(req, separators=(",", ":")) + "\n").encode()
         slot = _Slot()
-        with self._pending_lock:
+        with self._state:
             if self._lost is not None:
                 raise self._lost
             self._pending[rid] = slot
+            # A reader paused at the bound sees whether this call is
+            # stuck behind it.
+            self._state.notify_all()
         try:
             with self._send_lock:
                 self._sock.sendall(line)
         except OSError as e:
-            with self._pending_lock:
+            # A daemon that closed after saying why (a limit, no
+            # descriptors left) left its reason for the reader to find:
+            # that, rather than the broken pipe.
+            slot.event.wait(SEND_LOST_WAIT)
+            with self._state:
                 self._pending.pop(rid, None)
+                cause = self._cause if self._ended else None
+            if slot.reply is not None and "error" in slot.reply:
+                raise from_reply(slot.reply["error"]) from e
+            if cause is not None:
+                raise from_reply(cause) from e
             raise Error("cannot send to the daemon: %s" % e) from e
         if not slot.event.wait(timeout):
-            with self._pending_lock:
+            with self._state:
                 self._pending.pop(rid, None)
             raise Timeout("no reply to %s within %g s" % (method, timeout),
                           kind="timeout")
@@ -251,7 +470,9 @@ class Client:
         """
         if self._closed:
             return
-        self._closed = True
+        with self._state:
+            self._closed = True
+            self._state.notify_all()
         try:
             self._sock.shutdown(socket.SHUT_RDWR)
         except OSError:
@@ -370,19 +591,33 @@ class Client:
         "params": {...}}``.  The iteration ends once ``timeout`` seconds
         pass with none (``None`` waits forever), or once the connection
         ends.
+
+        At most ``max_notifications`` wait to be taken; while that many
+        do, the client reads nothing more from the daemon, which then
+        skips console output (one ``session.output.dropped`` notice says
+        what, for :meth:`Session.logs`) and holds target output back.  A
+        call that would wait behind them (made from the thread iterating,
+        or with no notification taken for ``STALL_WAIT`` seconds) makes
+        the client drop the oldest instead; the next item is then a
+        ``dbgctl.dropped`` notice counting them (see :class:`Client`).
         """
         with self._sub_lock:
             if not self._subscribed:
                 self.subscribe()
-        while True:
-            try:
-                msg = self._notes.get(timeout=timeout)
-            except queue.Empty:
-                return
-            if msg is None:
-                self._notes.put(None)
-                return
-            yield msg
+        me = object()
+        try:
+            while True:
+                with self._state:
+                    # This thread takes notifications: a call of another
+                    # may wait for it to make room.
+                    self._takers[me] = threading.get_ident()
+                    msg = self._take(timeout)
+                if msg is None:
+                    return
+                yield msg
+        finally:
+            with self._state:
+                self._takers.pop(me, None)
 
 
 class Session:
