@@ -11,6 +11,8 @@
 #include "daemon.h"
 
 static void	conn_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
+static void	conn_keep(struct conn *, const char *, size_t);
+static void	conn_again_start(void);
 
 static struct log_burst conn_fd_log = {
 	.more = "refused %lu more clients in the last second: out of file "
@@ -71,6 +73,8 @@ conn_close(struct conn *c)
 	if (c->mode != NULL && c->mode->close != NULL)
 		c->mode->close(c);
 	c->mode = NULL;
+	free(c->in);
+	c->in = NULL;
 	while ((h = c->hooks) != NULL) {
 		c->hooks = h->next;
 		h->cb(c, h->arg);
@@ -268,14 +272,102 @@ conn_pause(struct conn *c)
 	uv_read_stop((uv_stream_t *)&c->h);
 }
 
-/* Read from the client again. */
+/* Read from the client again, once what it left of a read is taken. */
 void
 conn_resume(struct conn *c)
 {
 	if (!c->paused || c->closing || c->finishing || c->dropped)
 		return;
 	c->paused = false;
-	uv_read_start((uv_stream_t *)&c->h, loop_alloc_cb, conn_read_cb);
+	if (c->in != NULL)
+		conn_again_start();
+	else
+		uv_read_start((uv_stream_t *)&c->h, loop_alloc_cb, conn_read_cb);
+}
+
+/*
+ * Feed bytes to the connection's mode; what follows a switch goes to the
+ * next mode, and what a mode leaves while it stays is kept for a later turn.
+ */
+static void
+conn_feed(struct conn *c, const char *data, size_t len)
+{
+	const struct conn_mode	*mode;
+	size_t			 used = 0;
+
+	while (used < len && !c->closing && !c->finishing) {
+		mode = c->mode;
+		used += mode->input(c, data + used, len - used);
+		if (c->mode == mode && used < len && !c->finishing) {
+			conn_keep(c, data + used, len - used);
+			return;
+		}
+	}
+}
+
+/*
+ * Keep what the mode left of a read and read no more meanwhile: it is fed
+ * again on a later loop turn (or once the mode resumes a paused connection),
+ * so one client's lines never keep the loop from the others'.
+ */
+static void
+conn_keep(struct conn *c, const char *data, size_t len)
+{
+	c->in = xmalloc(len);
+	memcpy(c->in, data, len);
+	c->inlen = len;
+	uv_read_stop((uv_stream_t *)&c->h);
+	if (!c->paused)
+		conn_again_start();
+}
+
+/* Feed a connection what it left; read from it again once all is taken. */
+static void
+conn_again(struct conn *c)
+{
+	char	*data = c->in;
+	size_t	 len = c->inlen;
+
+	c->in = NULL;
+	c->inlen = 0;
+	conn_feed(c, data, len);
+	free(data);
+	if (c->in == NULL && !c->paused && !c->closing && !c->finishing &&
+	    !c->dropped && !c->eof)
+		uv_read_start((uv_stream_t *)&c->h, loop_alloc_cb, conn_read_cb);
+}
+
+/*
+ * Once a loop turn, after the turn's I/O: every connection that left
+ * bytes and may go on is fed them; the handle stops when none is left.
+ */
+static void
+conn_again_cb(uv_idle_t *h)
+{
+	struct conn	*c, *next;
+	bool		 more = false;
+
+	TAILQ_FOREACH_SAFE(c, &dmn.conns, entry, next) {
+		if (c->in != NULL && !c->paused && !c->dropped &&
+		    !c->finishing)
+			conn_again(c);
+		if (c->in != NULL && !c->paused && !c->dropped &&
+		    !c->finishing && !c->closing)
+			more = true;
+	}
+	if (!more)
+		uv_idle_stop(h);
+}
+
+/* Feed what connections left on the coming loop turns. */
+static void
+conn_again_start(void)
+{
+	if (dmn.conn_again == NULL) {
+		dmn.conn_again = xmalloc(sizeof *dmn.conn_again);
+		uv_idle_init(dmn.loop, dmn.conn_again);
+	}
+	uv_idle_start(dmn.conn_again, conn_again_cb);
 }
 
 /* Switch the connection to another mode; the old one lets go first. */
@@ -293,7 +385,6 @@ static void
 conn_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
 	struct conn	*c = st->data;
-	size_t		 used = 0, n;
 
 	if (nread == 0)
 		return;
@@ -313,12 +404,7 @@ conn_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 		c->mode->eof(c);
 		return;
 	}
-	while (used < (size_t)nread && !c->closing && !c->finishing) {
-		if ((n = c->mode->input(c, buf->base + used,
-		    nread - used)) == 0)
-			break;
-		used += n;
-	}
+	conn_feed(c, buf->base, nread);
 }
 
 /*

@@ -874,6 +874,8 @@ struct conn {
 	struct conn_hook	*hooks;		/* told when it closes */
 	unsigned		 npending;	/* its requests still waiting */
 	size_t			 held;		/* bytes of its waiting writes */
+	char			*in;		/* read, left for a later turn */
+	size_t			 inlen;
 };
 
 void	 conn_accept(struct listener *);
@@ -953,6 +955,7 @@ struct request {
 	struct timer		*timer;
 	void			(*timeout)(struct request *);
 	struct request_batch	*batch;		/* the batch it is in, or NULL */
+	size_t			 room;		/* its batch's reply keeps for it */
 };
 
 extern const struct conn_mode request_rpc_mode;
@@ -1082,6 +1085,7 @@ struct daemon {
 	bool			 shutting_down;
 	struct timer		*prune;		/* forgets ended sessions */
 	struct timer		*conn_sweep;	/* closes dropped connections */
+	uv_idle_t		*conn_again;	/* feeds them what they left */
 	char			*token;		/* what TCP clients present */
 	char			*note;		/* the last console notification, */
 	size_t			 note_size;	/* as the line sent */

@@ -9,26 +9,63 @@
 
 #include "daemon.h"
 
+/* The method of what names none, or is no request. */
+static const struct method request_none = { .name = "?" };
+
 static const struct method *const *const request_groups[] = {
 	method_session,
 	method_stream,
 	method_daemon,
 };
 
-static void	request_batch_add(struct request_batch *, struct conn *,
-		    json_t *);
+/*
+ * What a batch's reply keeps for each answer to come beside its id: the
+ * longest limit error that may stand for it, with its comma.
+ */
+#define REQUEST_ROOM		176
+/* Bytes of answers a batch's members may make before the rest are not run. */
+#define REQUEST_BATCH_WORK	FRAME_MAX
+/* The lines one connection runs in a loop turn at most, and how long. */
+#define REQUEST_TURN_LINES	64
+#define REQUEST_TURN_NS		(5 * 1000 * 1000)
+/* Bytes of replies a client leaves unread after which its lines wait. */
+#define REQUEST_QUEUE_MAX	(1024 * 1024)
 
 static struct log_burst request_half_log = {
 	.more = "dropped %lu more clients in the last second: too many "
 	    "unfinished request lines"
 };
 
-/* A batch: the replies of its requests, sent as one array when all are in. */
+/* What feeding stops with: the connection changed, or its turn is over. */
+#define REQUEST_LEFT		1
+#define REQUEST_YIELD		2
+
+static void	request_batch_add(struct request_batch *, struct request *,
+		    char *, size_t);
+static void	request_batch_gone(struct request_batch *, struct request *);
+
+/*
+ * A batch: the replies of its requests, written as one array in the order
+ * they come and sent when all are in. Room is kept for an answer to every
+ * member yet to answer, so the array always fits in one line.
+ */
 struct request_batch {
-	json_t		*replies;
+	char		*text;		/* '[' and the replies, comma-separated */
+	size_t		 len;
+	size_t		 count;		/* replies in text */
+	size_t		 room;		/* kept for the answers to come */
+	size_t		 spent;		/* bytes of answers its members made */
 	unsigned	 left;		/* requests not answered yet */
 	bool		 sealed;	/* every request has been started */
 	struct conn	*conn;		/* NULL once the client is gone */
+};
+
+/* A member of a batch, parsed before any runs. */
+struct request_member {
+	struct rpc_request	 rr;
+	struct rpc_error	 err;
+	bool			 bad;		/* refused: err says why */
+	size_t			 room;
 };
 
 /* The rpc mode's own state of a connection. */
@@ -37,6 +74,8 @@ struct request_rpc {
 	bool		 feeding;	/* inside frame_feed */
 	bool		 closed;	/* the mode was left meanwhile */
 	size_t		 counted;	/* of its frame, in dmn.half_lines */
+	unsigned	 turn_lines;	/* lines run in this loop turn */
+	uint64_t	 turn_start;	/* when the turn's first line ran */
 };
 
 /* Count what the connection's framer holds in the daemon's total. */
@@ -242,7 +281,7 @@ request_free(struct request *req)
 {
 	/* Dropped unanswered (its client left): its batch will not be sent. */
 	if (req->batch != NULL && !req->finished)
-		request_batch_add(req->batch, NULL, NULL);
+		request_batch_gone(req->batch, req);
 	if (req->waiting)
 		pending_finish(req);
 	if (req->session != NULL)
@@ -259,21 +298,78 @@ request_batch_done(struct request_batch *b)
 {
 	if (!b->sealed || b->left > 0)
 		return;
-	if (b->conn != NULL && json_array_size(b->replies) > 0)
-		conn_send(b->conn, json_incref(b->replies));
-	json_decref(b->replies);
+	if (b->conn != NULL && b->count > 0) {
+		b->text[b->len++] = ']';
+		b->text[b->len++] = '\n';
+		conn_send_text(b->conn, b->text, b->len);
+		b->text = NULL;
+	}
+	free(b->text);
 	free(b);
 }
 
-/* One request of a batch is answered (msg NULL for a notification). */
-static void
-request_batch_add(struct request_batch *b, struct conn *c, json_t *msg)
+/*
+ * The limit error that stands for a request's reply (malloc'd line): with
+ * its id, and the session it is about, so that one it launched is known.
+ */
+static char *
+request_limit_line(struct request *req, const char *why, size_t *len)
 {
-	if (msg != NULL)
-		json_array_append_new(b->replies, msg);
-	/* A request whose client left makes the whole batch unanswerable. */
-	if (c == NULL)
-		b->conn = NULL;
+	json_t	*data = json_object(), *msg;
+	char	*line;
+
+	if (req->session != NULL)
+		json_object_set_new(data, "session",
+		    json_integer((json_int_t)req->session->id));
+	msg = rpc_error_new(req->id, RPC_LIMIT, why, data);
+	line = msg != NULL ? rpc_dump_id(msg, req->id_text, len) : NULL;
+	json_decref(msg);
+	if (line == NULL)
+		log_fatal("cannot write a limit error for %s",
+		    req->method->name);
+	return line;
+}
+
+/*
+ * One request of a batch is answered with a line of len bytes (taken;
+ * NULL: it would not fit in one, len what making it cost): its room goes
+ * to it, or to a limit error in its place when the array would grow past
+ * the line limit; a notification's answer only counts as work done.
+ */
+static void
+request_batch_add(struct request_batch *b, struct request *req, char *line,
+    size_t len)
+{
+	b->room -= req->room;
+	b->spent += len;
+	if (req->id == NULL)
+		free(line);
+	else {
+		if (line == NULL || b->len + len + b->room + 1 > FRAME_MAX) {
+			free(line);
+			line = request_limit_line(req, "the reply would not fit in "
+			    "the batch's 1 MiB line", &len);
+			if (len > req->room)
+				log_fatal("a limit error outgrew its room");
+		}
+		/* The line's LF makes room for its comma, or for the '['. */
+		b->text = xreallocarray(b->text, b->len + len + 2, 1);
+		if (b->count++ > 0)
+			b->text[b->len++] = ',';
+		memcpy(b->text + b->len, line, len - 1);
+		b->len += len - 1;
+		free(line);
+	}
+	b->left--;
+	request_batch_done(b);
+}
+
+/* A request of a batch is dropped unanswered: the batch is sent nowhere. */
+static void
+request_batch_gone(struct request_batch *b, struct request *req)
+{
+	b->room -= req->room;
+	b->conn = NULL;
 	b->left--;
 	request_batch_done(b);
 }
@@ -290,48 +386,51 @@ request_answered(struct request *req)
 	return METHOD_DONE;
 }
 
-/* Answer with a message (taken): into its batch, to its client, or nowhere. */
+/*
+ * Answer with a line (taken; NULL: it would exceed the line limit): into
+ * its batch, to its client (a limit error with its id for a line too
+ * long), or nowhere.
+ */
 static enum method_return
-request_finish(struct request *req, json_t *msg)
+request_send(struct request *req, char *line, size_t len)
 {
 	if (req->finished)
 		log_fatal("request %s answered twice", req->method->name);
 	if (req->batch != NULL)
-		request_batch_add(req->batch, req->conn, msg);
-	else if (req->conn != NULL && req->id != NULL)
-		conn_send_id(req->conn, msg, req->id_text);
-	else
-		json_decref(msg);
+		request_batch_add(req->batch, req, line, len);
+	else if (req->conn != NULL && req->id != NULL) {
+		if (line == NULL)
+			line = request_limit_line(req, "the reply would exceed "
+			    "the 1 MiB line limit", &len);
+		conn_send_text(req->conn, line, len);
+	} else
+		free(line);
 	return request_answered(req);
 }
 
-/* Whether the reply goes straight to a client as a line of its own. */
+/* Whether an answer goes anywhere: a notification's outside a batch does not. */
 static bool
-request_direct(const struct request *req)
+request_answers(const struct request *req)
 {
-	return req->batch == NULL && req->conn != NULL && req->id != NULL;
+	return req->id != NULL || req->batch != NULL;
 }
 
 /*
- * Answer with a result (taken); a reply of its own is written as one line
- * around the result, with no envelope object built.
+ * Answer with a result (taken), written as one line around the result,
+ * with no envelope object built.
  */
 enum method_return
 request_done(struct request *req, json_t *result)
 {
-	size_t	 len;
-	char	*line;
+	size_t	 len = 0;
+	char	*line = NULL;
 
-	if (req->finished)
-		log_fatal("request %s answered twice", req->method->name);
-	if (request_direct(req)) {
-		line = rpc_result_dump(req->id, req->id_text, result, &len);
-		json_decref(result);
-		conn_send_text(req->conn, line, len);
-		return request_answered(req);
-	}
-	return request_finish(req, req->id != NULL ?
-	    rpc_result_new(req->id, result) : (json_decref(result), NULL));
+	/* A line too long was made up to the limit: that much was spent. */
+	if (request_answers(req) && (line = rpc_result_dump(req->id,
+	    req->id_text, result, &len)) == NULL)
+		len = FRAME_MAX;
+	json_decref(result);
+	return request_send(req, line, len);
 }
 
 /*
@@ -364,29 +463,14 @@ request_done_head(struct request *req, char *head, size_t hlen,
 enum method_return
 request_done_text(struct request *req, char *text, size_t tlen)
 {
-	json_t	*result;
-	size_t	 len;
-	char	*line;
+	size_t	 len = 0;
+	char	*line = NULL;
 
-	if (req->finished)
-		log_fatal("request %s answered twice", req->method->name);
-	if (request_direct(req)) {
-		line = rpc_result_text(req->id, req->id_text, text, tlen, &len);
-		free(text);
-		conn_send_text(req->conn, line, len);
-		return request_answered(req);
-	}
-	if (req->id == NULL && req->batch == NULL) {
-		free(text);
-		return request_answered(req);
-	}
-	/* A batch's replies are gathered as trees; a rare path. */
-	result = json_loadb(text, tlen, 0, NULL);
+	if (request_answers(req) && (line = rpc_result_text(req->id,
+	    req->id_text, text, tlen, &len)) == NULL)
+		len = FRAME_MAX;
 	free(text);
-	if (result == NULL)
-		log_fatal("request %s wrote a result that is not JSON",
-		    req->method->name);
-	return request_done(req, result);
+	return request_send(req, line, len);
 }
 
 /* Answer with an error: code, its kind and more in data (taken), a message. */
@@ -395,15 +479,21 @@ request_verror(struct request *req, int code, json_t *data, const char *fmt,
     va_list ap)
 {
 	json_t	*reply = NULL;
-	char	*msg;
+	char	*msg, *line = NULL;
+	size_t	 len = 0;
 
 	xvasprintf(&msg, fmt, ap);
+	/* A notification hears of no error, in a batch or not. */
 	if (req->id != NULL)
 		reply = rpc_error_new(req->id, code, msg, data);
 	else
 		json_decref(data);
 	free(msg);
-	request_finish(req, reply);
+	if (reply != NULL && (line = rpc_dump_id(reply, req->id_text,
+	    &len)) == NULL)
+		len = FRAME_MAX;
+	json_decref(reply);
+	request_send(req, line, len);
 	return METHOD_ERROR;
 }
 
@@ -473,30 +563,43 @@ request_bool(struct request *req, const char *key)
 	return json_is_true(request_get(req, key));
 }
 
+/* A request of a connection with its id (taken), in batch b or none. */
+static struct request *
+request_new(struct conn *c, json_t *id, const char *id_text,
+    struct request_batch *b, size_t room)
+{
+	struct request *req = xcalloc(1, sizeof *req);
+
+	req->conn = c;
+	req->id = id;
+	if (id_text != NULL)
+		req->id_text = xstrdup(id_text);
+	req->batch = b;
+	req->room = room;
+	if (b != NULL)
+		b->left++;
+	return req;
+}
+
 /* Run a parsed request: find its method, check it, run it. */
 static void
 request_dispatch(struct conn *c, struct rpc_request *rr,
-    struct request_batch *b)
+    struct request_batch *b, size_t room)
 {
-	struct request		*req = xcalloc(1, sizeof *req);
+	struct request		*req;
 	struct rpc_error	 err;
 	enum method_return	 rv;
 
-	req->conn = c;
-	req->id = json_incref(rr->id);
-	if (rr->id_text != NULL)
-		req->id_text = xstrdup(rr->id_text);
+	req = request_new(c, json_incref(rr->id), rr->id_text, b, room);
 	req->in_exec = true;
-	req->batch = b;
-	if (b != NULL)
-		b->left++;
 	if ((req->method = request_method(rr->method)) == NULL) {
-		static const struct method none = { .name = "?" };
-
-		req->method = &none;
+		req->method = &request_none;
 		request_error(req, RPC_METHOD_NOT_FOUND, "no method \"%.64s\"",
 		    rr->method);
-	} else if (!c->authed && !(req->method->flags & METHOD_NOAUTH))
+	} else if (b != NULL && b->spent >= REQUEST_BATCH_WORK)
+		request_error(req, RPC_LIMIT, "not run: the batch's replies "
+		    "reached their 1 MiB budget");
+	else if (!c->authed && !(req->method->flags & METHOD_NOAUTH))
 		request_error(req, RPC_UNAUTHORIZED, "present the token first: "
 		    "hello with \"token\"");
 	else if (dmn.shutting_down &&
@@ -521,97 +624,172 @@ request_dispatch(struct conn *c, struct rpc_request *rr,
 		request_free(req);
 }
 
-/* Answer a line that is not a request; in a batch, among its replies. */
+/*
+ * Answer what is not a request (its id taken from err; null when it has
+ * none), in a batch among its replies.
+ */
 static void
-request_refuse(struct conn *c, struct rpc_error *err, struct request_batch *b)
+request_refuse(struct conn *c, struct rpc_error *err, struct request_batch *b,
+    size_t room)
 {
-	json_t *msg = rpc_error_new(err->id, err->code, err->message, NULL);
+	struct request *req;
 
-	json_decref(err->id);
-	if (b == NULL) {
-		conn_send(c, msg);
-		return;
-	}
-	b->left++;
-	request_batch_add(b, c, msg);
+	req = request_new(c, err->id != NULL ? err->id : json_null(), NULL, b,
+	    room);
+	err->id = NULL;
+	req->method = &request_none;
+	request_error(req, err->code, "%s", err->message);
 }
 
-/* Run one request of text (a line, or a member of a batch). */
+/* Run one request line. */
 static void
-request_run(struct conn *c, const char *text, size_t len,
-    struct request_batch *b)
+request_run(struct conn *c, const char *text, size_t len)
 {
 	struct rpc_request	 rr;
 	struct rpc_error	 err;
 
 	memset(&err, 0, sizeof err);
 	if (rpc_parse(text, len, &rr, &err) != 0) {
-		request_refuse(c, &err, b);
+		request_refuse(c, &err, NULL, 0);
 		return;
 	}
-	request_dispatch(c, &rr, b);
+	request_dispatch(c, &rr, NULL, 0);
 	rpc_request_free(&rr);
 }
 
+/* What a batch's reply keeps for an answer with id (NULL: none comes). */
+static size_t
+request_room(const json_t *id, const char *id_text)
+{
+	if (id == NULL)
+		return 0;
+	if (id_text != NULL)
+		return REQUEST_ROOM + strlen(id_text);
+	return REQUEST_ROOM + json_dumpb(id, NULL, 0, JSON_COMPACT |
+	    JSON_ENCODE_ANY);
+}
+
+/* Parse a batch's member v into m, and what its answer may need. */
+static void
+request_member(json_t *v, struct request_member *m)
+{
+	char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+	memset(m, 0, sizeof *m);
+	if (text == NULL)
+		log_fatal("cannot write a member of a batch");
+	m->bad = rpc_parse(text, strlen(text), &m->rr, &m->err) != 0;
+	free(text);
+	if (m->bad)
+		m->room = request_room(m->err.id != NULL ? m->err.id :
+		    json_null(), NULL);
+	else
+		m->room = request_room(m->rr.id, m->rr.id_text);
+}
+
 /*
- * A batch (a JSON array): each member runs as a request, and their replies
- * go back as one array once all are answered (none for notifications only);
- * an empty array is one invalid request. False if the line is no batch.
+ * A batch (a JSON array): its members are parsed first, and it is refused
+ * whole when an answer to each could not fit in one line; then each runs
+ * as a request, those after its replies have reached REQUEST_BATCH_WORK
+ * bytes are answered "not run", and the replies go back as one array once
+ * all are answered (none for notifications only). An empty array is one
+ * invalid request. False if the line is no batch.
  */
 static bool
 request_batch(struct conn *c, const char *line, size_t len)
 {
 	struct request_batch	*b;
+	struct request_member	*m;
 	struct rpc_error	 err = { 0 };
 	json_t			*root, *v;
-	char			*text;
-	size_t			 i;
+	size_t			 i, n, need = 2;
 
 	if (line[strspn(line, " \t")] != '[' || (root = json_loadb(line, len,
 	    JSON_REJECT_DUPLICATES, NULL)) == NULL || !json_is_array(root)) {
 		return false;
 	}
-	if (json_array_size(root) == 0) {
+	if ((n = json_array_size(root)) == 0) {
 		json_decref(root);
 		rpc_error_set(&err, RPC_INVALID_REQUEST, "an empty batch");
-		request_refuse(c, &err, NULL);
+		request_refuse(c, &err, NULL, 0);
+		return true;
+	}
+	m = xreallocarray(NULL, n, sizeof *m);
+	json_array_foreach(root, i, v) {
+		request_member(v, &m[i]);
+		need += m[i].room;
+	}
+	json_decref(root);
+	if (need > FRAME_MAX) {
+		for (i = 0; i < n; i++) {
+			json_decref(m[i].err.id);
+			rpc_request_free(&m[i].rr);
+		}
+		free(m);
+		rpc_error_set(&err, RPC_LIMIT, "a batch of %zu requests: an "
+		    "answer to each would not fit in one 1 MiB line", n);
+		request_refuse(c, &err, NULL, 0);
 		return true;
 	}
 	b = xcalloc(1, sizeof *b);
-	b->replies = json_array();
+	b->text = xstrdup("[");
+	b->len = 1;
+	b->room = need - 2;
 	b->conn = c;
-	json_array_foreach(root, i, v) {
-		text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-		request_run(c, text, strlen(text), b);
-		free(text);
+	for (i = 0; i < n; i++) {
+		if (m[i].bad)
+			request_refuse(c, &m[i].err, b, m[i].room);
+		else
+			request_dispatch(c, &m[i].rr, b, m[i].room);
+		rpc_request_free(&m[i].rr);
 	}
-	json_decref(root);
+	free(m);
 	b->sealed = true;
-	b->left++;
-	request_batch_add(b, c, NULL);
+	request_batch_done(b);
 	return true;
 }
 
-/* Parse one line and run it; stop feeding once the connection changed. */
+/* Whether the client has taken enough of its replies for its lines to go on. */
+static bool
+request_room_ok(struct conn *c)
+{
+	return flow_room(conn_queued(c), REQUEST_QUEUE_MAX) &&
+	    flow_room(c->held, CONN_HOLD_MAX);
+}
+
+/*
+ * Parse one line and run it; stop feeding once the connection changed,
+ * once the client leaves its replies unread (until it has taken them), and
+ * once the connection's turn is over (the rest goes on a later turn).
+ */
 static int
 request_line(void *arg, char *line, size_t len)
 {
 	struct conn		*c = arg;
+	struct request_rpc	*r = c->mode_data;
 	struct rpc_error	 err;
 
 	/* Before the token, a few lines (and short ones: request_input). */
 	if (!c->authed && peer_line(c, line, &err) != 0) {
 		conn_send(c, rpc_error_new(NULL, err.code, err.message, NULL));
 		conn_finish(c);
-		return 1;
+		return REQUEST_LEFT;
 	}
 	if (!request_batch(c, line, len))
-		request_run(c, line, len, NULL);
+		request_run(c, line, len);
+	if (c->closing || c->finishing || c->mode != &request_rpc_mode)
+		return REQUEST_LEFT;
 	/* Past the token, a line may be as long as any. */
-	if (c->authed && c->mode == &request_rpc_mode)
-		((struct request_rpc *)c->mode_data)->frame.max = FRAME_MAX;
-	/* A dropped client's lines still run: it may have sent and gone. */
-	return c->closing || c->finishing || c->mode != &request_rpc_mode;
+	if (c->authed)
+		r->frame.max = FRAME_MAX;
+	if (flow_full(conn_queued(c), REQUEST_QUEUE_MAX)) {
+		conn_pause(c);
+		return REQUEST_YIELD;
+	}
+	if (++r->turn_lines >= REQUEST_TURN_LINES ||
+	    uv_hrtime() - r->turn_start >= REQUEST_TURN_NS)
+		return REQUEST_YIELD;
+	return 0;
 }
 
 /*
@@ -628,6 +806,13 @@ request_input(struct conn *c, const char *data, size_t len)
 
 	if (!c->authed)
 		r->frame.max = PEER_LINE_MAX;
+	/* Replies left unread: what it sent waits (request_drained). */
+	if (flow_full(conn_queued(c), REQUEST_QUEUE_MAX)) {
+		conn_pause(c);
+		return 0;
+	}
+	r->turn_lines = 0;
+	r->turn_start = uv_hrtime();
 	r->feeding = true;
 	rv = frame_feed(&r->frame, data, len, request_line, c);
 	r->feeding = false;
@@ -696,6 +881,8 @@ request_drained(struct conn *c)
 {
 	notify_drained(c);
 	tap_drained(c);
+	if (c->paused && request_room_ok(c))
+		conn_resume(c);
 }
 
 /* Set up rpc mode on a connection. */
