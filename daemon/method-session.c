@@ -14,6 +14,31 @@ method_launch_free(struct request *req)
 }
 
 /*
+ * Tell the launching connection the session runs: session.launched with
+ * the request's id, for a client with several launches open, and the
+ * session; only its id when the session would not fit in a line.
+ */
+static void
+method_launch_told(struct request *req, struct session *s)
+{
+	json_t	*id = req->id != NULL ? req->id : json_null(), *note;
+	size_t	 len;
+	char	*line;
+
+	note = rpc_notification_new("session.launched", json_pack("{s:O, s:o}",
+	    "request", id, "session", status_json(s)));
+	if ((line = rpc_dump(note, &len)) == NULL) {
+		json_decref(note);
+		note = rpc_notification_new("session.launched", json_pack(
+		    "{s:O, s:{s:I}}", "request", id, "session", "id",
+		    (json_int_t)s->id));
+		line = rpc_dump(note, &len);
+	}
+	json_decref(note);
+	conn_send_text(req->conn, line, len);
+}
+
+/*
  * A launch completes when the session runs, fails once it has ended.
  * With "wait", running is told by a session.launched notification on the
  * launching connection, and the answer comes when the session has ended,
@@ -33,12 +58,8 @@ method_launch_state(struct sink *k, struct session *s,
 	}
 	if (s->state == S_RUNNING && launched != NULL && !*launched) {
 		*launched = true;
-		/* The request's id, for a client with several launches open. */
 		if (req->conn != NULL)
-			conn_send(req->conn, rpc_notification_new(
-			    "session.launched", json_pack("{s:O, s:o}",
-			    "request", req->id != NULL ? req->id : json_null(),
-			    "session", status_json(s))));
+			method_launch_told(req, s);
 		return;
 	}
 	if (!session_ended(s))
@@ -75,6 +96,9 @@ method_launch_exec(struct request *req)
 		method_launch_state(&k, s, NULL);
 		return METHOD_ERROR;
 	}
+	/* A reply too long for a line is an error that names it. */
+	req->session = s;
+	session_ref(s);
 	if (s->l.lease && req->conn != NULL)
 		lease_add(s, req->conn, s->l.lease_grace);
 	pending_wait(req, xcalloc(1, sizeof (bool)), method_launch_free);

@@ -330,6 +330,20 @@ request_limit_line(struct request *req, const char *why, size_t *len)
 	return line;
 }
 
+/* The limit error for a reply of its own that would exceed a line. */
+static char *
+request_long_line(struct request *req, size_t *len)
+{
+	char why[96];
+
+	if (req->session == NULL)
+		return request_limit_line(req, "the reply would exceed the "
+		    "1 MiB line limit", len);
+	snprintf(why, sizeof why, "the reply about session %lu would exceed "
+	    "the 1 MiB line limit", req->session->id);
+	return request_limit_line(req, why, len);
+}
+
 /*
  * One request of a batch is answered with a line of len bytes (taken;
  * NULL: it would not fit in one, len what making it cost): its room goes
@@ -400,8 +414,7 @@ request_send(struct request *req, char *line, size_t len)
 		request_batch_add(req->batch, req, line, len);
 	else if (req->conn != NULL && req->id != NULL) {
 		if (line == NULL)
-			line = request_limit_line(req, "the reply would exceed "
-			    "the 1 MiB line limit", &len);
+			line = request_long_line(req, &len);
 		conn_send_text(req->conn, line, len);
 	} else
 		free(line);
