@@ -324,3 +324,81 @@ Test(hostile_req, a_launch_too_long_to_answer_gets_its_id_and_session)
 	json_decref(r);
 	h_conn_close(&c);
 }
+
+/*
+ * A batch whose members could not each get an error in one line (8000
+ * pings) is refused whole with one limit error, and none of it runs: a
+ * batch of 8000 launches starts no session. The connection serves on.
+ */
+Test(hostile_req, a_batch_too_big_to_answer_is_refused_whole)
+{
+	enum { N = 8000 };
+	static const char launch[] = "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
+	    "\"launch\",\"params\":{\"kind\":\"exec\",\"argv\":[\"true\"]}}";
+	struct h_conn	 c;
+	char		*batch, *b;
+	json_t		*r;
+	int		 i;
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	b = batch = malloc(N * (sizeof launch + 8) + 8);
+	*b++ = '[';
+	for (i = 0; i < N; i++) {
+		if (i > 0)
+			*b++ = ',';
+		b += sprintf(b, launch, i);
+	}
+	b += sprintf(b, "]\n");
+	cr_assert_eq(h_conn_send(&c, batch, (size_t)(b - batch), 10000), 0,
+	    "send the batch");
+	free(batch);
+	r = h_conn_recv(&c, H_WAIT_BOUND);
+	cr_assert(json_is_object(r), "the batch's reply: %s", shown(r));
+	cr_assert(json_is_null(json_object_get(r, "id")), "%s", shown(r));
+	cr_assert_str_eq(h_jkind(r), "limit", "%s", shown(r));
+	json_decref(r);
+	r = h_conn_call(&c, "list", "{}", 10000);
+	cr_assert_eq(h_jint(r, "result.total", -1), 0, "sessions after the "
+	    "refused batch: %s", shown(r));
+	json_decref(r);
+	h_conn_close(&c);
+}
+
+/*
+ * Members that wait still work in a batch under the budget: a launch (it
+ * waits until the session runs), a stop of a session that ends when
+ * stopped, and a ping come back in one array.
+ */
+Test(hostile_req, waiting_members_of_a_batch_are_answered)
+{
+	struct h_conn	 c;
+	char		 batch[512];
+	json_t		*r, *e;
+	long		 id;
+	size_t		 i;
+	int		 got = 0;
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	launch_sleepers(&c, 1, 1);
+	id = 1;
+	snprintf(batch, sizeof batch, "[{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"launch\",\"params\":{\"kind\":\"exec\",\"argv\":"
+	    "[\"sleep\",\"300\"]}},{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"stop\",\"params\":{\"session\":%ld}},{\"jsonrpc\":\"2.0\","
+	    "\"id\":3,\"method\":\"ping\"}]\n", id);
+	cr_assert_eq(h_conn_send(&c, batch, strlen(batch), 10000), 0, "send");
+	r = h_conn_recv(&c, H_WAIT_BOUND);
+	cr_assert(json_is_array(r) && json_array_size(r) == 3, "the batch's "
+	    "reply: %s", shown(r));
+	json_array_foreach(r, i, e) {
+		cr_assert_not_null(json_object_get(e, "result"), "member %zu: "
+		    "%s", i, shown(e));
+		got |= 1 << h_jint(e, "id", 0);
+	}
+	cr_assert_eq(got, 0xe, "ids of the replies: %s", shown(r));
+	json_decref(r);
+	h_conn_close(&c);
+	stop_all(1);
+}
