@@ -85,30 +85,39 @@ stream_go(struct h_conn *c, long id)
 	cr_assert_eq(h_conn_send(c, line, strlen(line), 10000), 0, "go");
 }
 
+/*
+ * Check base64 text that what (a piece, a read) says starts at off: it
+ * must start where the last ended, and be what the target printed there.
+ */
+static void
+stream_bytes(struct stream_got *g, const char *what, long long off,
+    const char *text)
+{
+	unsigned char	*bytes;
+	size_t		 len;
+
+	cr_assert_not_null(text, "a %s without data", what);
+	cr_assert_eq(off, (long long)g->next, "a %s at offset %lld where "
+	    "%llu was next: %lld bytes gone without a notice", what, off,
+	    (unsigned long long)g->next, off - (long long)g->next);
+	bytes = b64_decode(text, strlen(text), &len);
+	cr_assert_not_null(bytes, "a %s whose data is not base64", what);
+	cr_assert_leq(g->next + len, STREAM_BYTES, "more bytes than the "
+	    "target printed, at offset %llu", (unsigned long long)g->next);
+	cr_assert(memcmp(bytes, g->want + g->next, len) == 0, "the %zu bytes "
+	    "of a %s at offset %llu differ from what the target printed", len,
+	    what, (unsigned long long)g->next);
+	free(bytes);
+	g->next += len;
+	g->received += len;
+}
+
 /* Check one session.output piece against the records, at its offset. */
 static void
 stream_piece(struct stream_got *g, json_t *m)
 {
-	const char	*text = h_jstr(m, "params.data");
-	long long	 off = h_jint(m, "params.offset", -1);
-	unsigned char	*bytes;
-	size_t		 len;
-
-	cr_assert_not_null(text, "a target piece without data");
-	cr_assert_eq(off, (long long)g->next, "a piece at offset %lld where "
-	    "%llu was next: %llu bytes gone without a notice", off,
-	    (unsigned long long)g->next,
-	    (unsigned long long)(off - (long long)g->next));
-	bytes = b64_decode(text, strlen(text), &len);
-	cr_assert_not_null(bytes, "a piece whose data is not base64");
-	cr_assert_leq(g->next + len, STREAM_BYTES, "more bytes than the "
-	    "target printed, at offset %llu", (unsigned long long)g->next);
-	cr_assert(memcmp(bytes, g->want + g->next, len) == 0, "the %zu bytes "
-	    "at offset %llu differ from what the target printed", len,
-	    (unsigned long long)g->next);
-	free(bytes);
-	g->next += len;
-	g->received += len;
+	stream_bytes(g, "piece", h_jint(m, "params.offset", -1),
+	    h_jstr(m, "params.data"));
 	g->pieces++;
 	g->eof = json_is_true(h_jpath(m, "params.eof"));
 }
@@ -222,63 +231,27 @@ stream_stall(void)
 }
 
 /*
- * A subscriber that reads at once gets all 5,000,000 bytes a target prints,
- * in order, each piece at the offset it names, in lines within 1 MiB, and
- * no error line; the target exits 0.
+ * Subscribe to the target's whole output, open the gate if there is one,
+ * stall for a second if asked, and read it to the end, checked; a subscriber
+ * that does not stall must not be dropped a byte. The target exits 0.
  */
-Test(stream, a_prompt_target_subscriber_gets_every_byte)
+static void
+stream_whole(const char *what, const char *script, bool stall)
 {
 	struct stream_got	g = { .want = stream_records() };
 	struct h_conn		c;
 	long			id;
 
-	id = stream_subscribe(&c, STREAM_GATED);
-	stream_go(&c, id);
+	id = stream_subscribe(&c, script);
+	if (strcmp(script, STREAM_GATED) == 0)
+		stream_go(&c, id);
+	if (stall)
+		stream_stall();
 	stream_read(&c, &g);
-	stream_report("prompt", &g);
-	cr_assert_eq(g.dropped, 0, "a prompt subscriber was dropped %llu "
-	    "bytes", (unsigned long long)g.dropped);
-	h_cli_expect_exit(id, 0, H_WAIT_BOUND, "after the stream");
-	h_conn_close(&c);
-	free(g.want);
-}
-
-/*
- * A subscriber that stalls for a second while the target prints still gets
- * every byte, or a drop notice for each range it does not get, the two
- * adding up to all 5,000,000, in order; no error line.
- */
-Test(stream, a_stalled_target_subscriber_loses_nothing_silently)
-{
-	struct stream_got	g = { .want = stream_records() };
-	struct h_conn		c;
-	long			id;
-
-	id = stream_subscribe(&c, STREAM_GATED);
-	stream_go(&c, id);
-	stream_stall();
-	stream_read(&c, &g);
-	stream_report("stalled", &g);
-	h_cli_expect_exit(id, 0, H_WAIT_BOUND, "after the stream");
-	h_conn_close(&c);
-	free(g.want);
-}
-
-/*
- * A subscriber that comes while the target is already printing (what was
- * held for read comes first, however much) gets every byte from offset 0.
- */
-Test(stream, a_late_target_subscriber_gets_the_held_bytes_first)
-{
-	struct stream_got	g = { .want = stream_records() };
-	struct h_conn		c;
-	long			id;
-
-	id = stream_subscribe(&c, STREAM_NOW);
-	stream_read(&c, &g);
-	stream_report("late", &g);
-	cr_assert_eq(g.dropped, 0, "a prompt subscriber was dropped %llu "
-	    "bytes", (unsigned long long)g.dropped);
+	stream_report(what, &g);
+	if (!stall)
+		cr_assert_eq(g.dropped, 0, "a prompt subscriber was dropped "
+		    "%llu bytes", (unsigned long long)g.dropped);
 	h_cli_expect_exit(id, 0, H_WAIT_BOUND, "after the stream");
 	h_conn_close(&c);
 	free(g.want);
@@ -313,37 +286,52 @@ stream_read_until(struct h_conn *c, struct stream_got *g, long id,
 static void
 stream_read_rest(struct h_conn *c, struct stream_got *g, long id)
 {
-	double		 end = h_now() + H_WAIT_BOUND / 1000.0;
-	char		 params[128];
-	const char	*text;
-	unsigned char	*bytes;
-	size_t		 len;
-	json_t		*r;
+	double	 end = h_now() + H_WAIT_BOUND / 1000.0;
+	char	 params[128];
+	json_t	*r;
 
 	snprintf(params, sizeof params, "{\"session\":%ld,\"timeout\":5000}",
 	    id);
 	while (!g->eof && h_now() < end) {
 		r = h_conn_call(c, "read", params, 10000);
-		text = h_jstr(r, "result.data");
-		cr_assert_not_null(text, "read: %s", r != NULL ?
+		cr_assert_not_null(h_jpath(r, "result"), "read: %s", r != NULL ?
 		    json_dumps(r, JSON_COMPACT) : "no reply");
-		cr_assert_eq(h_jint(r, "result.offset", -1), (long long)g->next,
-		    "read at offset %lld where %llu was next",
-		    h_jint(r, "result.offset", -1),
-		    (unsigned long long)g->next);
-		bytes = b64_decode(text, strlen(text), &len);
-		cr_assert_leq(g->next + len, STREAM_BYTES, "read past the end");
-		cr_assert(memcmp(bytes, g->want + g->next, len) == 0, "the %zu "
-		    "bytes read at offset %llu differ", len,
-		    (unsigned long long)g->next);
-		free(bytes);
-		g->next += len;
-		g->received += len;
+		stream_bytes(g, "read", h_jint(r, "result.offset", -1),
+		    h_jstr(r, "result.data"));
 		g->eof = json_is_true(h_jpath(r, "result.eof"));
 		json_decref(r);
 	}
 	cr_assert(g->eof, "no end of the target stream read after %llu "
 	    "bytes", (unsigned long long)g->next);
+}
+
+/*
+ * A subscriber that reads at once gets all 5,000,000 bytes a target prints,
+ * in order, each piece at the offset it names, in lines within 1 MiB, and
+ * no error line; the target exits 0.
+ */
+Test(stream, a_prompt_target_subscriber_gets_every_byte)
+{
+	stream_whole("prompt", STREAM_GATED, false);
+}
+
+/*
+ * A subscriber that stalls for a second while the target prints still gets
+ * every byte, or a drop notice for each range it does not get, the two
+ * adding up to all 5,000,000, in order; no error line.
+ */
+Test(stream, a_stalled_target_subscriber_loses_nothing_silently)
+{
+	stream_whole("stalled", STREAM_GATED, true);
+}
+
+/*
+ * A subscriber that comes while the target is already printing (what was
+ * held for read comes first, however much) gets every byte from offset 0.
+ */
+Test(stream, a_late_target_subscriber_gets_the_held_bytes_first)
+{
+	stream_whole("late", STREAM_NOW, false);
 }
 
 /*
