@@ -237,6 +237,7 @@ struct transport {
 	char		*buf;		/* output nobody has read yet */
 	size_t		 len;
 	size_t		 cap;
+	uint64_t	 taken;		/* bytes handed out: buf's offset */
 	transport_cb	 cb;
 	void		*arg;
 };
@@ -246,6 +247,8 @@ struct transport *transport_open(transport_cb, void *arg, char *err,
 void		 transport_spawned(struct transport *);
 void		 transport_finish(struct transport *);
 size_t		 transport_take(struct transport *, char *, size_t);
+void		 transport_unread(struct transport *, const char *, size_t);
+uint64_t	 transport_offset(const struct transport *);
 size_t		 transport_held(const struct transport *);
 bool		 transport_ended(const struct transport *);
 bool		 transport_piped(const struct transport *);

@@ -151,13 +151,14 @@ method_stream_ok(struct request *req)
 	return strcmp(stream, "target") == 0 || strcmp(stream, "console") == 0;
 }
 
-/* Answer a read with what the target wrote, or with EOF. */
+/* Answer a read with what the target wrote, at its offset, or with EOF. */
 static enum method_return
 method_read_reply(struct request *req, struct transport *t)
 {
-	size_t	 want = request_int(req, "max", READ_MAX), n;
-	char	*buf, *text;
-	json_t	*v;
+	size_t		 want = request_int(req, "max", READ_MAX), n;
+	uint64_t	 off = transport_offset(t);
+	char		*buf, *text;
+	json_t		*v;
 
 	if (want > READ_MAX)
 		want = READ_MAX;
@@ -165,7 +166,9 @@ method_read_reply(struct request *req, struct transport *t)
 	n = transport_take(t, buf, want);
 	text = xb64_encode(buf, n);
 	free(buf);
-	v = json_pack("{s:b}", "eof", n == 0 && transport_ended(t));
+	/* The offset is the stream's, as a target subscriber's pieces name. */
+	v = json_pack("{s:I, s:b}", "offset", (json_int_t)off, "eof", n == 0 &&
+	    transport_ended(t));
 	return method_stream_done(req, text, v);
 }
 

@@ -75,9 +75,41 @@ notify_state(struct session *s)
 }
 
 /*
+ * Send a notification about s (taken); one too long for a line is logged
+ * and goes as its method with {"session", "truncated": true} instead, so
+ * that a subscriber never gets an error without an id for it.
+ */
+static void
+notify_send(struct conn *c, struct session *s, json_t *msg)
+{
+	const char	*method;
+	json_t		*cut;
+	size_t		 len;
+	char		*line;
+
+	if (c->closing || c->dropped) {
+		json_decref(msg);
+		return;
+	}
+	if ((line = rpc_dump(msg, &len)) == NULL) {
+		method = json_string_value(json_object_get(msg, "method"));
+		log_warn("session %lu: a %s notification is longer than the "
+		    "line limit: sent as truncated", s->id, method);
+		cut = rpc_notification_new(method, json_pack("{s:I, s:b}",
+		    "session", (json_int_t)s->id, "truncated", 1));
+		if ((line = rpc_dump(cut, &len)) == NULL)
+			log_fatal("cannot write a %s notification", method);
+		json_decref(cut);
+	}
+	json_decref(msg);
+	conn_send_line(c, line, len);
+	free(line);
+}
+
+/*
  * The session.output line of a piece of console output, encoded (base64,
  * then JSON) once however many subscribers it goes to: the last one is
- * kept, keyed by session and offset.
+ * kept, keyed by session and offset. NULL if it would not fit a line.
  */
 static const char *
 notify_output(struct session *s, const struct session_event *ev,
@@ -95,10 +127,11 @@ notify_output(struct session *s, const struct session_event *ev,
 		free(text);
 		msg = rpc_notification_new("session.output", params);
 		free(dmn.note);
-		/* A chunk is one 64 KiB read: far below the line limit. */
-		if ((dmn.note = rpc_dump(msg, &dmn.note_size)) == NULL)
-			log_fatal("a session.output line is too long");
+		/* A pty read is a few KiB: far below the line limit. */
+		dmn.note = rpc_dump(msg, &dmn.note_size);
 		json_decref(msg);
+		if (dmn.note == NULL)
+			return NULL;
 		dmn.note_session = s->id;
 		dmn.note_offset = ev->offset;
 		dmn.note_len = ev->len;
@@ -173,13 +206,13 @@ notify_event(struct sink *k, struct session *s,
 	if (n->c->mode->raw || !notify_wants(n, s))
 		return;
 	if (ev->kind == SE_STATE)
-		conn_send(n->c, notify_state(s));
+		notify_send(n->c, s, notify_state(s));
 	else if (ev->kind == SE_FAULT)
-		conn_send(n->c, rpc_notification_new("session.fault",
+		notify_send(n->c, s, rpc_notification_new("session.fault",
 		    json_pack("{s:I, s:O}", "session", (json_int_t)s->id,
 		    "fault", ev->json)));
 	else if (ev->kind == SE_RUNSTATE)
-		conn_send(n->c, rpc_notification_new("session.target",
+		notify_send(n->c, s, rpc_notification_new("session.target",
 		    json_pack("{s:I, s:O}", "session", (json_int_t)s->id,
 		    "target", ev->json)));
 	else if (n->output) {
@@ -189,7 +222,14 @@ notify_event(struct sink *k, struct session *s,
 			notify_gaps(n);
 			return;
 		}
-		line = notify_output(s, ev, &size);
+		/* A piece too long for a line is skipped and said so too. */
+		if ((line = notify_output(s, ev, &size)) == NULL) {
+			log_warn("session %lu: %zu bytes of console output do "
+			    "not fit a line: sent as dropped", s->id, ev->len);
+			notify_skip(n, s, ev);
+			notify_gaps(n);
+			return;
+		}
 		conn_send_line(n->c, line, size);
 	}
 }

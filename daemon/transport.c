@@ -30,6 +30,9 @@ transport_start_reading(struct transport *t)
 		return;
 	if (!t->passthrough && t->len >= TRANSPORT_MAX)
 		return;
+	/* Passing through, what was given back goes before anything new. */
+	if (t->passthrough && t->len > 0)
+		return;
 	uv_read_start((uv_stream_t *)&t->out, loop_alloc_cb,
 	    transport_read_cb);
 	t->reading = true;
@@ -80,6 +83,7 @@ transport_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 		return;
 	}
 	if (t->passthrough) {
+		t->taken += nread;
 		t->cb(t->arg, TRANSPORT_OUTPUT, buf->base, nread);
 		return;
 	}
@@ -170,6 +174,7 @@ transport_take(struct transport *t, char *dst, size_t max)
 	memcpy(dst, t->buf, n);
 	memmove(t->buf, t->buf + n, t->len - n);
 	t->len -= n;
+	t->taken += n;
 	if (t->len == 0 && t->cap > 65536) {
 		free(t->buf);
 		t->buf = NULL;
@@ -177,6 +182,35 @@ transport_take(struct transport *t, char *dst, size_t max)
 	}
 	transport_start_reading(t);
 	return n;
+}
+
+/*
+ * Hold bytes handed out again, ahead of what is held: a consumer that
+ * could not pass them on gives them back, and the next reader gets them.
+ */
+void
+transport_unread(struct transport *t, const char *data, size_t len)
+{
+	if (len == 0)
+		return;
+	if (len > t->taken)
+		log_fatal("%zu target bytes given back of %llu handed out", len,
+		    (unsigned long long)t->taken);
+	if (t->len + len > t->cap) {
+		t->cap = t->len + len;
+		t->buf = xreallocarray(t->buf, t->cap, 1);
+	}
+	memmove(t->buf + len, t->buf, t->len);
+	memcpy(t->buf, data, len);
+	t->len += len;
+	t->taken -= len;
+}
+
+/* The target-stream offset of the next byte a reader gets. */
+uint64_t
+transport_offset(const struct transport *t)
+{
+	return t->taken;
 }
 
 /* Bytes of target output held for readers. */
@@ -284,11 +318,31 @@ transport_pause(struct transport *t)
 	transport_stop_reading(t);
 }
 
-/* The consumer has room again. */
+/*
+ * Hand what is held to the owner, which passes output through: it may
+ * give some back (transport_unread), into a buffer of its own.
+ */
+static void
+transport_flush(struct transport *t)
+{
+	char	*held = t->buf;
+	size_t	 len = t->len;
+
+	if (!t->passthrough || len == 0)
+		return;
+	t->buf = NULL;
+	t->len = t->cap = 0;
+	t->taken += len;
+	t->cb(t->arg, TRANSPORT_OUTPUT, held, len);
+	free(held);
+}
+
+/* The consumer has room again: what it gave back goes first. */
 void
 transport_resume(struct transport *t)
 {
 	t->paused = false;
+	transport_flush(t);
 	transport_start_reading(t);
 }
 
@@ -301,10 +355,7 @@ transport_passthrough(struct transport *t, bool on)
 {
 	t->passthrough = on;
 	t->paused = false;
-	if (on && t->len > 0) {
-		t->cb(t->arg, TRANSPORT_OUTPUT, t->buf, t->len);
-		t->len = 0;
-	}
+	transport_flush(t);
 	transport_start_reading(t);
 }
 
