@@ -499,3 +499,43 @@ Test(exec, an_overlong_record_is_cut_for_its_own_command, .timeout = 240)
 	h_conn_close(&a);
 	h_conn_close(&b);
 }
+
+/*
+ * Text that says "(lldb) " is not lldb's prompt: a target that prints it
+ * and pauses, and a command whose output ends with it, are answered whole,
+ * and the next exec is lldb's own at once (not refused as not at its
+ * prompt, nor answered with the rest of the last one).
+ */
+Test(exec, lldb_output_saying_lldb_is_not_its_prompt)
+{
+	char ids[32];
+	struct h_res r;
+	long id;
+
+	id = h_cli_launch(H_ARGS("--kind", "lldb", "--", "/bin/sh", "-c",
+	    "printf 'x (lldb) '; sleep 1; echo done"));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert(h_wait_for(lldb_answers, ids, H_WAIT_BOUND), "lldb exec "
+	    "of session %s never answered \"version\"", ids);
+	h_cli(&r, H_ARGS("exec", "--timeout", "30000", ids, "--", "process",
+	    "launch"));
+	cr_assert_eq(r.code, 0, "process launch: exit %d (%s)", r.code, r.err);
+	cr_assert_not_null(strstr(r.out, "x (lldb) done"), "the target's "
+	    "output was cut at \"(lldb) \": \"%s\"", r.out);
+	cr_assert_not_null(strstr(r.out, "exited with status = 0"), "the "
+	    "answer ends before the process did: \"%s\"", r.out);
+	h_run_free(&r);
+	exec_cmd(&r, ids, H_ARGS("version"));
+	cr_assert_eq(r.code, 0, "the next exec: exit %d (%s)", r.code, r.err);
+	cr_assert(strncmp(r.out, "lldb version", 12) == 0, "the next exec's "
+	    "answer is not its own: \"%s\"", r.out);
+	h_run_free(&r);
+	exec_cmd(&r, ids, H_ARGS("platform", "shell", "printf", "'a (lldb) '"));
+	cr_assert_eq(r.code, 0, "platform shell: exit %d (%s)", r.code, r.err);
+	cr_assert_str_eq(r.out, "a (lldb) ", "output ending with \"(lldb) \"");
+	h_run_free(&r);
+	exec_cmd(&r, ids, H_ARGS("version"));
+	cr_assert(r.code == 0 && strncmp(r.out, "lldb version", 12) == 0,
+	    "the exec after it: exit %d \"%s\" (%s)", r.code, r.out, r.err);
+	h_run_free(&r);
+}
