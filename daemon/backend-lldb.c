@@ -290,7 +290,7 @@ backend_lldb_escapes_back(const char *s, size_t n, bool *column1)
 
 	while (n >= 3 && isalpha((unsigned char)s[n - 1])) {
 		for (i = n - 1; i > 0 && (isdigit((unsigned char)s[i - 1]) ||
-		    s[i - 1] == ';'); i--)
+		    s[i - 1] == ';' || s[i - 1] == '?'); i--)
 			;
 		if (i < 2 || s[i - 1] != '[' || s[i - 2] != '\033')
 			break;
