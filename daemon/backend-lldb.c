@@ -260,9 +260,9 @@ backend_lldb_watch(struct sink *k, struct session *s,
 	memcpy(text, ev->data + from, ev->len - from);
 	n = backend_lldb_text(text, ev->len - from, true);
 	/* The echo ends at its line feed; a window's worth is plenty. */
-	if (!d->echoed && (nl = memchr(text, '\n', n)) == NULL)
-		return;
 	if (!d->echoed) {
+		if ((nl = memchr(text, '\n', n)) == NULL)
+			return;
 		d->echoed = true;
 		n -= nl + 1 - text;
 		memmove(text, nl + 1, n + 1);
