@@ -113,12 +113,15 @@ backend_lldb_argv(struct session *s, char *err, size_t errlen)
 /* How long an exec waits for lldb's prompt by default. */
 #define LLDB_EXEC_TIMEOUT 10000
 
-/* lldb's own state: whether it sits at its prompt, whether an exec types. */
+/* lldb's own state: whether it sits at its prompt, which exec types. */
 struct lldb_data {
 	struct sink	*watch;		/* every console output */
+	struct timer	*settle;	/* a prompt right after text: is it one? */
+	struct request	*exec;		/* the exec typing, or NULL */
 	bool		 at_prompt;
-	bool		 busy;
-	char		 tail[64];	/* the last plain text it printed */
+	bool		 echoed;	/* the typed line's echo has ended */
+	bool		 redraws;	/* editline draws each prompt again */
+	char		 tail[64];	/* the last text it printed, as lines */
 	size_t		 taillen;
 };
 
@@ -131,21 +134,44 @@ struct lldb_exec {
 /* Raw bytes at a chunk's end the prompt watch reads: prompt and escapes. */
 #define BACKEND_LLDB_WINDOW 256
 
-/* Drop terminal escapes (ESC [ ... letter) and carriage returns, in place. */
+/*
+ * How long nothing may follow a prompt that comes right after text, not at
+ * a line's start, before it is taken for lldb's (it prints it so after
+ * output that does not end a line, with colours off).
+ */
+#define BACKEND_LLDB_SETTLE 100
+
+/* lldb's prompt. */
+#define BACKEND_LLDB_PROMPT "(lldb) "
+#define BACKEND_LLDB_PROMPT_LEN 7
+
+/* What a move to column 1 becomes in text made with lines. */
+#define BACKEND_LLDB_COLUMN1 '\001'
+
+/*
+ * Drop terminal escapes (ESC [ ... letter) and carriage returns, in place;
+ * with lines, a carriage return becomes a line feed and a move to column 1
+ * (ESC [ G, ESC [ 1 G: editline redraws its prompt so) BACKEND_LLDB_COLUMN1.
+ */
 static size_t
-backend_lldb_plain(char *s, size_t len)
+backend_lldb_text(char *s, size_t len, bool lines)
 {
-	size_t i, o = 0;
+	size_t i, o = 0, from;
 
 	for (i = 0; i < len; i++) {
 		if (s[i] == '\033' && i + 1 < len && s[i + 1] == '[') {
-			for (i += 2; i < len && !isalpha((unsigned char)s[i]);
-			    i++)
+			for (from = i += 2; i < len &&
+			    !isalpha((unsigned char)s[i]); i++)
 				;
+			if (lines && i < len && s[i] == 'G' && (i == from ||
+			    (i == from + 1 && s[from] == '1')))
+				s[o++] = BACKEND_LLDB_COLUMN1;
 			continue;
 		}
 		if (s[i] != '\r')
 			s[o++] = s[i];
+		else if (lines)
+			s[o++] = '\n';
 	}
 	s[o] = '\0';
 	return o;
@@ -155,64 +181,161 @@ backend_lldb_plain(char *s, size_t len)
 static bool
 backend_lldb_prompt_end(const char *text, size_t len)
 {
-	return len >= 7 && memcmp(text + len - 7, "(lldb) ", 7) == 0;
+	return len >= BACKEND_LLDB_PROMPT_LEN && memcmp(text + len -
+	    BACKEND_LLDB_PROMPT_LEN, BACKEND_LLDB_PROMPT,
+	    BACKEND_LLDB_PROMPT_LEN) == 0;
 }
 
-/* Whatever lldb prints: note whether it now sits at its prompt. */
+/* Add the newest text (as lines) to the tail the prompt is looked for in. */
+static void
+backend_lldb_tail(struct lldb_data *d, const char *text, size_t n)
+{
+	size_t keep = n >= sizeof d->tail ? sizeof d->tail - 1 : n;
+
+	if (d->taillen + keep >= sizeof d->tail) {
+		memmove(d->tail, d->tail + d->taillen + keep -
+		    (sizeof d->tail - 1), sizeof d->tail - 1 - keep);
+		d->taillen = sizeof d->tail - 1 - keep;
+	}
+	memcpy(d->tail + d->taillen, text + n - keep, keep);
+	d->taillen += keep;
+}
+
+static void	backend_lldb_answer(struct request *);
+
+/* Nothing followed a prompt that came right after text: it was lldb's. */
+static void
+backend_lldb_settled(void *arg)
+{
+	struct lldb_data *d = arg;
+
+	d->at_prompt = true;
+	if (d->exec != NULL)
+		backend_lldb_answer(d->exec);
+}
+
+/*
+ * Whether the tail ends with lldb's prompt: 1 for sure, 0 not, -1 if only
+ * silence after it can tell. With colours on, editline draws every prompt
+ * twice, the second time after a move to column 1: once seen, only a prompt
+ * drawn so is lldb's, and text that says "(lldb) " never is. Else a prompt
+ * at a line's start is, and one right after other text may be.
+ */
+static int
+backend_lldb_prompt(struct lldb_data *d)
+{
+	const size_t	 n = d->taillen, p = BACKEND_LLDB_PROMPT_LEN;
+	const char	*t = d->tail;
+
+	if (!backend_lldb_prompt_end(t, n))
+		return 0;
+	if (n > p && t[n - p - 1] == BACKEND_LLDB_COLUMN1 &&
+	    backend_lldb_prompt_end(t, n - p - 1))
+		d->redraws = true;
+	if (n > p && t[n - p - 1] == BACKEND_LLDB_COLUMN1)
+		return 1;
+	if (d->redraws)
+		return 0;
+	return n == p || t[n - p - 1] == '\n' ? 1 : -1;
+}
+
+/*
+ * Whatever lldb prints: note whether it now sits at its prompt, which ends
+ * what it printed; a prompt that may be text (see backend_lldb_prompt)
+ * counts once nothing follows it for BACKEND_LLDB_SETTLE ms. While an
+ * exec's line is echoed, none counts.
+ */
 static void
 backend_lldb_watch(struct sink *k, struct session *s,
     const struct session_event *ev)
 {
 	struct lldb_data	*d = k->arg;
-	char			 plain[BACKEND_LLDB_WINDOW + 1];
-	size_t			 from, n, keep;
+	char			 text[BACKEND_LLDB_WINDOW + 1], *nl;
+	size_t			 from, n;
 
 	(void)s;
+	timer_stop(d->settle);
 	/* Only a chunk's end can make the prompt: no copy of all of it. */
 	from = ev->len > BACKEND_LLDB_WINDOW ? ev->len - BACKEND_LLDB_WINDOW : 0;
-	memcpy(plain, ev->data + from, ev->len - from);
-	n = backend_lldb_plain(plain, ev->len - from);
-	if (n > 0) {
-		keep = n >= sizeof d->tail ? sizeof d->tail - 1 : n;
-		if (d->taillen + keep >= sizeof d->tail) {
-			memmove(d->tail, d->tail + d->taillen + keep -
-			    (sizeof d->tail - 1), sizeof d->tail - 1 - keep);
-			d->taillen = sizeof d->tail - 1 - keep;
-		}
-		memcpy(d->tail + d->taillen, plain + n - keep, keep);
-		d->taillen += keep;
-		d->at_prompt = backend_lldb_prompt_end(d->tail, d->taillen);
+	memcpy(text, ev->data + from, ev->len - from);
+	n = backend_lldb_text(text, ev->len - from, true);
+	/* The echo ends at its line feed; a window's worth is plenty. */
+	if (!d->echoed) {
+		if ((nl = memchr(text, '\n', n)) == NULL)
+			return;
+		d->echoed = true;
+		n -= nl + 1 - text;
+		memmove(text, nl + 1, n + 1);
+	}
+	if (n == 0)
+		return;
+	backend_lldb_tail(d, text, n);
+	switch (backend_lldb_prompt(d)) {
+	case 1:
+		d->at_prompt = true;
+		break;
+	case -1:
+		timer_start(d->settle, BACKEND_LLDB_SETTLE);
+		/* FALLTHROUGH */
+	default:
+		d->at_prompt = false;
 	}
 }
 
+/* The length of s (n bytes) without the terminal escapes that end it. */
+static size_t
+backend_lldb_escapes_back(const char *s, size_t n, bool *column1)
+{
+	size_t i;
+
+	while (n >= 3 && isalpha((unsigned char)s[n - 1])) {
+		for (i = n - 1; i > 0 && (isdigit((unsigned char)s[i - 1]) ||
+		    s[i - 1] == ';' || s[i - 1] == '?'); i--)
+			;
+		if (i < 2 || s[i - 1] != '[' || s[i - 2] != '\033')
+			break;
+		if (s[n - 1] == 'G' && (n - 1 == i || (n - 1 == i + 1 &&
+		    s[i] == '1')))
+			*column1 = true;
+		n = i - 2;
+	}
+	return n;
+}
+
 /*
- * Console output came: once lldb sits at its prompt again, the answer is
- * what it printed after the echoed command line and before that prompt.
+ * What lldb printed without its prompt at the end: the prompt, and the same
+ * prompt before it if editline went back to column 1 to draw it again.
+ */
+static size_t
+backend_lldb_unprompt(const char *s, size_t n)
+{
+	bool column1 = false;
+
+	n = backend_lldb_escapes_back(s, n, &column1);
+	if (!backend_lldb_prompt_end(s, n))
+		return n;
+	n = backend_lldb_escapes_back(s, n - BACKEND_LLDB_PROMPT_LEN,
+	    &column1);
+	if (column1 && backend_lldb_prompt_end(s, n))
+		n -= BACKEND_LLDB_PROMPT_LEN;
+	return n;
+}
+
+/*
+ * lldb sits at its prompt again: the answer is what it printed after the
+ * echoed command line and before that prompt.
  */
 static void
-backend_lldb_output(struct sink *k, struct session *s,
-    const struct session_event *ev)
+backend_lldb_answer(struct request *req)
 {
-	struct request		*req = k->arg;
 	struct lldb_exec	*e = req->data;
-	struct lldb_data	*d = s->bdata;
 	char			*text, *nl;
 	size_t			 n;
 
-	if (ev->kind == SE_STATE) {
-		if (session_ended(s))
-			request_error(req, RPC_NOT_RUNNING, "lldb ended before "
-			    "its prompt came back");
-		return;
-	}
-	capbuf_add(&e->out, ev->data, ev->len);
-	if (!d->at_prompt)
-		return;
 	text = xmalloc(e->out.len + sizeof CAPBUF_CUT_MARK);
 	memcpy(text, e->out.p != NULL ? e->out.p : "", e->out.len);
-	n = backend_lldb_plain(text, e->out.len);
-	while (backend_lldb_prompt_end(text, n))
-		text[n -= 7] = '\0';
+	n = backend_lldb_unprompt(text, e->out.len);
+	backend_lldb_text(text, n, false);
 	nl = strchr(text, '\n');
 	/* After the prompt is taken off: the marker ends the reply. */
 	if (e->out.cut)
@@ -221,6 +344,26 @@ backend_lldb_output(struct sink *k, struct session *s,
 	request_done(req, json_pack("{s:s, s:{}, s:s}", "class", "done",
 	    "results", "output", nl != NULL ? nl + 1 : ""));
 	free(text);
+}
+
+/* Console output came: once lldb sits at its prompt again, answer. */
+static void
+backend_lldb_output(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	struct request		*req = k->arg;
+	struct lldb_exec	*e = req->data;
+	struct lldb_data	*d = s->bdata;
+
+	if (ev->kind == SE_STATE) {
+		if (session_ended(s))
+			request_error(req, RPC_NOT_RUNNING, "lldb ended before "
+			    "its prompt came back");
+		return;
+	}
+	capbuf_add(&e->out, ev->data, ev->len);
+	if (d->at_prompt)
+		backend_lldb_answer(req);
 }
 
 /* lldb did not show its prompt in time. */
@@ -238,7 +381,7 @@ backend_lldb_exec_free(struct request *req)
 	struct lldb_exec	*e = req->data;
 	struct lldb_data	*d = e->s->bdata;
 
-	d->busy = false;
+	d->exec = NULL;
 	capbuf_free(&e->out);
 	free(e);
 }
@@ -268,19 +411,20 @@ backend_lldb_command(struct session *s, struct request *req)
 	if (strpbrk(cmd, "\r\n") != NULL || *cmd == '\0')
 		return request_error(req, RPC_INVALID_PARAMS, "\"command\" "
 		    "must be one non-empty line");
-	if (d->busy)
+	if (d->exec != NULL)
 		return request_error(req, RPC_BUSY, "an exec is already "
 		    "typing on lldb's console in session %lu", s->id);
 	if (!d->at_prompt)
 		return request_error(req, RPC_NOT_READY, "lldb in session %lu "
 		    "is not at its prompt (starting, running a process, or "
 		    "busy); try again", s->id);
-	d->busy = true;
 	d->at_prompt = false;
+	d->echoed = false;
 	d->taillen = 0;
 	e = xcalloc(1, sizeof *e);
 	e->s = s;
 	pending_wait(req, e, backend_lldb_exec_free);
+	d->exec = req;
 	pending_sink(req, s, SE_OUTPUT | SE_STATE, backend_lldb_output);
 	pending_timeout(req, request_int(req, "timeout", LLDB_EXEC_TIMEOUT),
 	    backend_lldb_timeout);
@@ -297,6 +441,8 @@ backend_lldb_start(struct session *s, char *err, size_t errlen)
 	struct lldb_data *d = xcalloc(1, sizeof *d);
 
 	s->bdata = d;
+	d->echoed = true;	/* nothing typed yet */
+	d->settle = timer_new(backend_lldb_settled, d);
 	d->watch = session_sink_add(s, SE_OUTPUT, backend_lldb_watch, d);
 	return session_proc_spawn_main(s, err, errlen);
 }
@@ -311,6 +457,8 @@ backend_lldb_close(struct session *s)
 		return;
 	session_sink_remove(d->watch);
 	d->watch = NULL;
+	timer_free(d->settle);
+	d->settle = NULL;
 }
 
 const struct backend backend_lldb = {

@@ -22,6 +22,13 @@ capbuf_add(struct capbuf *b, const char *text, size_t len)
 	b->p[b->len] = '\0';
 }
 
+/* Text meant for the buffer was lost: it ends here, and says it was cut. */
+void
+capbuf_lost(struct capbuf *b)
+{
+	b->cut = true;
+}
+
 /* If it was cut, end the text with CAPBUF_CUT_MARK, past the cap. */
 void
 capbuf_mark(struct capbuf *b)

@@ -289,6 +289,9 @@ struct mi_record {
 /* Parse one line (no newline; a trailing \r is ignored); -1 with err on a malformed line. */
 int	 mi_parse(const char *line, size_t len, struct mi_record *, char *err,
 	    size_t errlen);
+/* A line cut before its end: token, kind, class, a stream's text so far. */
+int	 mi_parse_cut(const char *line, size_t len, struct mi_record *,
+	    char *err, size_t errlen);
 void	 mi_record_free(struct mi_record *);
 /* s as an MI c-string, quotes included, for -interpreter-exec console "...". Caller frees. */
 char	*mi_quote(const char *s);
@@ -410,6 +413,7 @@ struct capbuf {
 };
 
 void	 capbuf_add(struct capbuf *, const char *, size_t);
+void	 capbuf_lost(struct capbuf *);
 void	 capbuf_mark(struct capbuf *);
 void	 capbuf_free(struct capbuf *);
 

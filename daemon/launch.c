@@ -123,6 +123,35 @@ launch_check_kind(const struct launch *l, json_t *params,
 	return 0;
 }
 
+/*
+ * Each fault break is one location, typed after "break " on gdb's command
+ * line: a line break or another control byte would make a bogus breakpoint
+ * and a command of its own.
+ */
+static int
+launch_check_breaks(const struct launch *l, struct rpc_error *err)
+{
+	const char	*p;
+	json_t		*v;
+	size_t		 i, k, n;
+
+	json_array_foreach(l->fault_breaks, i, v) {
+		p = json_string_value(v);
+		n = json_string_length(v);
+		for (k = 0; k < n && (unsigned char)p[k] >= 0x20 &&
+		    p[k] != 0x7f; k++)
+			;
+		if (n > 0 && k == n)
+			continue;
+		rpc_error_set(err, RPC_INVALID_PARAMS, n == 0 ? "fault break "
+		    "%zu is empty" : "fault break %zu holds a line break or "
+		    "another control character: a location is one line",
+		    i + 1);
+		return -1;
+	}
+	return 0;
+}
+
 /* Check what the types alone do not say. */
 static int
 launch_check(const struct launch *l, json_t *params, struct rpc_error *err)
@@ -130,7 +159,8 @@ launch_check(const struct launch *l, json_t *params, struct rpc_error *err)
 	const char	*key;
 	json_t		*val;
 
-	if (launch_check_kind(l, params, err) != 0)
+	if (launch_check_kind(l, params, err) != 0 ||
+	    launch_check_breaks(l, err) != 0)
 		return -1;
 	if (json_array_size(l->argv) > 0 &&
 	    *json_string_value(json_array_get(l->argv, 0)) == '\0') {

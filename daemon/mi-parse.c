@@ -568,6 +568,78 @@ mi_parse(const char *line, size_t len, struct mi_record *r, char *err,
 	return 0;
 }
 
+/*
+ * The text of a stream record's c-string cut before its end: as much of it
+ * as the line holds, an escape or the quote cut short dropped.
+ */
+static int
+mi_parse_cut_text(struct mi_parse_in *in, struct mi_record *r)
+{
+	char	*err = in->err, c;
+	size_t	 n = 0;
+
+	if (mi_parse_peek(in) != '"')
+		return mi_parse_expected(in, "'\"'");
+	r->text = xmalloc(in->len - in->pos);
+	in->err = NULL;		/* an escape cut short is no error */
+	for (in->pos++; in->pos < in->len && in->s[in->pos] != '"'; n++) {
+		if (in->s[in->pos] != '\\') {
+			r->text[n] = in->s[in->pos++];
+			continue;
+		}
+		/* An escape the cut ends early is not a byte of the text. */
+		if (mi_parse_escape(in, &c) != 0 || in->pos >= in->len)
+			break;
+		r->text[n] = c;
+	}
+	in->err = err;
+	r->text[n] = '\0';
+	r->textlen = n;
+	return 0;
+}
+
+/*
+ * What a line cut before its end says: its token, kind and class, and for a
+ * stream, as much of its text as the line holds; results stay empty.
+ * -1 with err if not even that can be read.
+ */
+int
+mi_parse_cut(const char *line, size_t len, struct mi_record *r, char *err,
+    size_t errlen)
+{
+	static const char		marks[] = "^*+=~@&";
+	static const enum mi_kind	kinds[] = { MI_RESULT, MI_EXEC,
+	    MI_STATUS, MI_NOTIFY, MI_CONSOLE, MI_TARGET, MI_LOG };
+	struct mi_parse_in		in = { .s = line, .len = len,
+	    .err = err, .errlen = errlen };
+	const char			*p;
+	int				 c, rc;
+
+	memset(r, 0, sizeof *r);
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	r->results = json_object();
+	if (mi_parse_token(&in, r) != 0 || (c = mi_parse_peek(&in)) <= 0 ||
+	    (p = strchr(marks, c)) == NULL) {
+		if (err != NULL && errlen > 0 && err[0] == '\0')
+			mi_parse_expected(&in, "a record's mark");
+		mi_record_free(r);
+		return -1;
+	}
+	r->kind = kinds[p - marks];
+	in.pos++;
+	if (r->kind == MI_CONSOLE || r->kind == MI_TARGET || r->kind == MI_LOG)
+		rc = r->has_token ? mi_parse_error(&in, 0, "a stream record "
+		    "takes no token") : mi_parse_cut_text(&in, r);
+	else
+		rc = mi_parse_name(&in, r->cls, sizeof r->cls, "a class");
+	if (rc != 0) {
+		mi_record_free(r);
+		return -1;
+	}
+	return 0;
+}
+
 /* Release what a parsed record holds; the record may be freed again. */
 void
 mi_record_free(struct mi_record *r)

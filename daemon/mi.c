@@ -89,6 +89,39 @@ mi_result(struct mi *m, const struct mi_record *rec)
 		mi_cmd_free(m, c);
 }
 
+/*
+ * A record longer than FRAME_MAX, cut there, is still attributed: a result
+ * answers its command with an error of ours; console text the command was
+ * collecting is kept as far as it goes and its output marked cut; any other
+ * record goes on with what the cut left of it (a class, no results).
+ */
+static int
+mi_cut(struct mi *m, const char *line, size_t len)
+{
+	struct mi_record	 rec;
+	struct mi_cmd		*head = TAILQ_FIRST(&m->cmds);
+	char			 err[256];
+
+	log_warn("an MI record was longer than %d bytes, cut there: %.40s",
+	    FRAME_MAX, line);
+	if (mi_parse_cut(line, len, &rec, err, sizeof err) != 0) {
+		log_warn("gdb's MI said something unreadable (%s)", err);
+		return 0;
+	}
+	if (rec.kind == MI_RESULT) {
+		strlcpy(rec.cls, "error", sizeof rec.cls);
+		json_object_set_new(rec.results, "msg", json_string("gdb's "
+		    "answer was longer than 1 MiB"));
+		mi_result(m, &rec);
+	} else if (rec.kind == MI_CONSOLE && head != NULL && head->collecting) {
+		capbuf_add(&head->out, rec.text, rec.textlen);
+		capbuf_lost(&head->out);
+	} else
+		m->cb(m->arg, &rec);
+	mi_record_free(&rec);
+	return m->closed;
+}
+
 /* Hand one MI record to whoever it is for. */
 static int
 mi_line(void *arg, char *line, size_t len)
@@ -98,6 +131,8 @@ mi_line(void *arg, char *line, size_t len)
 	struct mi_cmd		*head;
 	char			 err[256];
 
+	if (m->frame.cut)
+		return mi_cut(m, line, len);
 	if (mi_parse(line, len, &rec, err, sizeof err) != 0) {
 		log_warn("gdb's MI said something unreadable (%s): %.80s", err,
 		    line);
@@ -139,24 +174,9 @@ mi_console_cb(void *arg, enum console_event ev, const char *data, size_t len)
 		return;
 	/* The owner may close the channel from its callback: free it after. */
 	m->feeding = true;
-	if (frame_feed(&m->frame, data, len, mi_line, m) == FRAME_OVERFLOW &&
-	    !m->closed) {
-		/*
-		 * A record past 1 MiB is lost, and most likely it was the
-		 * answer of the command gdb was at: that command fails, and
-		 * reading goes on with the next line.
-		 */
-		log_warn("an MI record was longer than %d bytes", FRAME_MAX);
-		if (TAILQ_FIRST(&m->cmds) != NULL) {
-			mi_cmd_fail(TAILQ_FIRST(&m->cmds), "gdb's answer was "
-			    "longer than 1 MiB");
-			if (!m->closed)
-				mi_cmd_free(m, TAILQ_FIRST(&m->cmds));
-		}
-		/* The rest of the long line fails to parse, once, and is dropped. */
-		frame_free(&m->frame);
-		frame_init(&m->frame, FRAME_MAX);
-	}
+	/* The framer cuts long records: it fails only out of memory. */
+	if (frame_feed(&m->frame, data, len, mi_line, m) == FRAME_OVERFLOW)
+		log_fatal("out of memory for an MI record");
 	m->feeding = false;
 	if (m->closed)
 		mi_close(m);
@@ -180,6 +200,7 @@ mi_open(mi_event_cb cb, void *arg, char *err, size_t errlen)
 		return NULL;
 	}
 	frame_init(&m->frame, FRAME_MAX);
+	frame_cut(&m->frame);
 	return m;
 }
 

@@ -83,6 +83,35 @@ frame_overflow(struct frame *f)
 	return FRAME_OVERFLOW;
 }
 
+/* Cut lines past max rather than fail the stream (see frame.h). */
+void
+frame_cut(struct frame *f)
+{
+	f->cuts = 1;
+}
+
+/*
+ * Hand over the first max bytes of an overlong line, n more of which are at
+ * p, as a cut line; the callback's value.
+ */
+static int
+frame_cut_line(struct frame *f, const char *p, size_t n, frame_line_cb cb,
+    void *arg)
+{
+	int rv;
+
+	if (f->len > f->max)
+		f->len = f->max;
+	if (frame_append(f, p, f->max - f->len < n ? f->max - f->len : n) != 0)
+		return frame_overflow(f);	/* out of memory */
+	f->buf[f->max] = '\0';
+	f->len = 0;
+	f->cut = 1;
+	rv = cb(arg, f->buf, f->max);
+	f->cut = 0;
+	return rv;
+}
+
 /* Split data into lines, calling cb for every complete non-blank line. */
 int
 frame_feed(struct frame *f, const char *data, size_t len, frame_line_cb cb,
@@ -97,14 +126,30 @@ frame_feed(struct frame *f, const char *data, size_t len, frame_line_cb cb,
 	while (p < end) {
 		nl = memchr(p, '\n', end - p);
 		n = (nl != NULL ? nl : end) - p;
+		if (f->skipping) {
+			/* The rest of a cut line: gone up to its LF. */
+			f->skipping = nl == NULL;
+			p = nl != NULL ? nl + 1 : end;
+			continue;
+		}
 		/*
 		 * The buffered part never holds an LF, so only the new bytes
 		 * are scanned: every byte is looked at once. More than
 		 * max + 1 bytes (content and a CR) can never make a line.
 		 */
 		total = f->len + n;
-		if (total > f->max + 1)
+		if (total > f->max + 1 && !f->cuts)
 			return frame_overflow(f);
+		if (total > f->max + 1) {
+			rv = frame_cut_line(f, p, n, cb, arg);
+			f->skipping = nl == NULL;
+			p = nl != NULL ? nl + 1 : end;
+			if (rv != 0) {
+				f->used = p - data;
+				return rv;
+			}
+			continue;
+		}
 		if (frame_append(f, p, n) != 0)
 			return frame_overflow(f);	/* out of memory */
 		if (nl == NULL)
@@ -113,6 +158,13 @@ frame_feed(struct frame *f, const char *data, size_t len, frame_line_cb cb,
 
 		if (f->len > 0 && f->buf[f->len - 1] == '\r')
 			f->len--;
+		if (f->len > f->max && f->cuts) {
+			if ((rv = frame_cut_line(f, p, 0, cb, arg)) != 0) {
+				f->used = p - data;
+				return rv;
+			}
+			continue;
+		}
 		if (f->len > f->max)
 			return frame_overflow(f);
 		if (f->len == 0)

@@ -8,6 +8,14 @@
  * again. mi_quote of the line's text, as a console stream, parses back to
  * that text. With DBGCTL_FUZZ_SEEDS set (run-fuzz does so for the checked-in
  * seeds, which are gdb's own output) every line must parse.
+ *
+ * Then the input goes again through a framer that cuts long lines, as mi.c's
+ * does, with a limit of 1 to 1021 bytes its last byte picks, so that short
+ * inputs reach the path of records longer than FRAME_MAX: it hands over the
+ * same lines, each a prefix of the first pass's, the cut ones exactly the
+ * limit long; mi_parse_cut of a line mi_parse reads agrees with it on kind,
+ * token and class, its text a prefix of the whole text; of any cut line it
+ * fails with a cause or gives a record of a consistent shape.
  */
 #include <stdarg.h>
 #include <string.h>
@@ -288,6 +296,115 @@ mi_fuzz_line(void *arg, char *line, size_t len)
 	return 0;
 }
 
+/* The lines of the first pass, for the second to be held against. */
+struct mi_fuzz_lines {
+	char	**v;
+	size_t	 *lens;
+	size_t	  n;		/* lines, and an unended one after them */
+	bool	  unended;	/* v[n] is the input's unended last line */
+	size_t	  next;		/* the second pass's next line */
+	struct frame *cutter;	/* the second pass's framer */
+};
+
+/* Keep a copy of a line's text. */
+static void
+mi_fuzz_keep_text(struct mi_fuzz_lines *l, const char *line, size_t len)
+{
+	l->v = xreallocarray(l->v, l->n + 1, sizeof *l->v);
+	l->lens = xreallocarray(l->lens, l->n + 1, sizeof *l->lens);
+	l->v[l->n] = xmalloc(len + 1);
+	memcpy(l->v[l->n], line, len);
+	l->v[l->n][len] = '\0';
+	l->lens[l->n++] = len;
+}
+
+/* One line of the first pass: checked, and kept. */
+static int
+mi_fuzz_keep(void *arg, char *line, size_t len)
+{
+	mi_fuzz_line(NULL, line, len);
+	mi_fuzz_keep_text(arg, line, len);
+	return 0;
+}
+
+/* A record mi_parse_cut gave: what its kind promises. */
+static void
+mi_fuzz_cut_shape(const struct mi_record *r, size_t len)
+{
+	fuzz_check(json_is_object(r->results) &&
+	    json_object_size(r->results) == 0, "a cut record's results");
+	switch (r->kind) {
+	case MI_CONSOLE:
+	case MI_TARGET:
+	case MI_LOG:
+		fuzz_check(r->text != NULL && r->textlen < len &&
+		    r->text[r->textlen] == '\0' && !r->has_token &&
+		    r->cls[0] == '\0', "a cut stream");
+		break;
+	case MI_RESULT:
+	case MI_EXEC:
+	case MI_STATUS:
+	case MI_NOTIFY:
+		fuzz_check(r->text == NULL && mi_fuzz_name_ok(r->cls),
+		    "a cut record's class \"%s\"", r->cls);
+		break;
+	default:
+		fuzz_check(0, "a cut record of kind %d", (int)r->kind);
+	}
+}
+
+/* mi_parse_cut of a whole line mi_parse reads agrees with mi_parse. */
+static void
+mi_fuzz_cut_agrees(const char *line, size_t len, const struct mi_record *c)
+{
+	struct mi_record r;
+
+	if (mi_parse(line, len, &r, NULL, 0) != 0)
+		return;
+	if (r.kind != MI_PROMPT)
+		fuzz_check(r.kind == c->kind && r.has_token == c->has_token &&
+		    r.token == c->token && strcmp(r.cls, c->cls) == 0 &&
+		    (r.text == NULL) == (c->text == NULL) && c->textlen <=
+		    r.textlen && (c->text == NULL || memcmp(c->text, r.text,
+		    c->textlen) == 0), "mi_parse_cut of \"%.200s\" disagrees",
+		    line);
+	mi_record_free(&r);
+}
+
+/* One line of the cutting pass, held against the first pass's. */
+static int
+mi_fuzz_cut_line(void *arg, char *line, size_t len)
+{
+	struct mi_fuzz_lines	*l = arg;
+	struct mi_record	 r;
+	char			 err[256];
+	size_t			 i = l->next++;
+
+	/* A line is cut as soon as it is too long, ended or not. */
+	fuzz_check(i < l->n || (i == l->n && l->unended && l->cutter->cut),
+	    "the cutting framer hands over more lines");
+	fuzz_check(line[len] == '\0' && len <= l->lens[i] &&
+	    memcmp(line, l->v[i], len) == 0, "line %zu is no prefix of the "
+	    "first pass's", i);
+	fuzz_check(l->cutter->cut ? len == l->cutter->max && len < l->lens[i] :
+	    len == l->lens[i], "line %zu: %zu bytes of %zu, limit %zu, cut %d",
+	    i, len, l->lens[i], l->cutter->max, l->cutter->cut);
+	if (mi_parse_cut(line, len, &r, err, sizeof err) != 0) {
+		fuzz_check(err[0] != '\0' && r.results == NULL &&
+		    r.text == NULL, "a failed cut parse of \"%.200s\"", line);
+		fuzz_check(l->cutter->cut || mi_parse(line, len, &r, NULL, 0)
+		    != 0 || r.kind == MI_PROMPT, "mi_parse_cut fails on "
+		    "\"%.200s\", which mi_parse reads", line);
+		mi_record_free(&r);
+		return 0;
+	}
+	mi_fuzz_cut_shape(&r, len);
+	if (!l->cutter->cut)
+		mi_fuzz_cut_agrees(line, len, &r);
+	mi_record_free(&r);
+	return 0;
+}
+
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -300,6 +417,29 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	fuzz_lines(data, size, mi_fuzz_line);
+	struct mi_fuzz_lines	l = { 0 };
+	struct frame		f, cutter;
+	size_t			i;
+
+	frame_init(&f, FRAME_MAX);
+	frame_feed(&f, (const char *)data, size, mi_fuzz_keep, &l);
+	if (f.len > 0) {
+		mi_fuzz_keep_text(&l, f.buf, f.len);
+		l.unended = true;
+		l.n--;
+	}
+	frame_free(&f);
+	frame_init(&cutter, 1 + (size > 0 ? data[size - 1] : 0) * 4);
+	frame_cut(&cutter);
+	l.cutter = &cutter;
+	fuzz_check(frame_feed(&cutter, (const char *)data, size,
+	    mi_fuzz_cut_line, &l) == 0, "the cutting framer failed");
+	fuzz_check(l.next == l.n || (l.unended && l.next == l.n + 1),
+	    "the cutting framer handed over %zu lines of %zu", l.next, l.n);
+	frame_free(&cutter);
+	for (i = 0; i < l.n + l.unended; i++)
+		free(l.v[i]);
+	free(l.v);
+	free(l.lens);
 	return 0;
 }

@@ -443,3 +443,101 @@ Test(exec, pipe_moves_every_byte_by_splice_and_by_copy)
 	}
 	free(data);
 }
+
+/*
+ * One MI record over 1 MiB (gdb prints 2.2 MB as one console record) is
+ * that command's alone: its output comes back cut at 512 KiB with the mark,
+ * and the commands queued behind it from another connection get their own
+ * answers, not "longer than 1 MiB".
+ */
+Test(exec, an_overlong_record_is_cut_for_its_own_command)
+{
+	static const char big[] = "{\"jsonrpc\":\"2.0\",\"id\":1000,"
+	    "\"method\":\"exec\",\"params\":{\"session\":%ld,\"timeout\":"
+	    "80000,\"command\":\"python print('x'*2200000)\"}}\n";
+	const char *mark = "\n[output cut]\n", *out;
+	struct h_conn a, b;
+	char line[512], params[256];
+	json_t *j;
+	double t0;
+	size_t n;
+	long id;
+	int i;
+
+	id = launch_gdb("FIX_ECHO", line, sizeof line);
+	cr_assert_eq(h_conn_open(&a, H->sock), 0, "connect");
+	cr_assert_eq(h_conn_open(&b, H->sock), 0, "connect");
+	n = (size_t)snprintf(line, sizeof line, big, id);
+	cr_assert_eq(h_conn_send(&a, line, n, 10000), 0, "send the big exec");
+	/* Answered in order: once ping is, the big command is gdb's. */
+	j = h_conn_call(&a, "ping", NULL, 10000);
+	cr_assert_not_null(j, "no pong");
+	json_decref(j);
+	snprintf(params, sizeof params, "{\"session\":%ld,\"timeout\":80000,"
+	    "\"command\":\"-data-evaluate-expression 1+1\"}", id);
+	for (i = 0; i < 3; i++) {
+		t0 = h_now();
+		j = h_conn_call(&b, "exec", params, 80000);
+		cr_assert_not_null(j, "eval %d: no answer", i);
+		cr_assert_str_eq(h_jstr(j, "result.results.value") ?
+		    h_jstr(j, "result.results.value") : "", "2", "eval %d after "
+		    "the long record: %s", i, json_dumps(j, JSON_COMPACT));
+		json_decref(j);
+		h_note("eval %d answered in %.2f s", i, h_now() - t0);
+	}
+	j = h_conn_recv(&a, 80000);
+	cr_assert_not_null(j, "the big exec was never answered");
+	cr_assert_eq(h_jint(j, "id", 0), 1000, "not the big exec's reply");
+	out = h_jstr(j, "result.output");
+	cr_assert_not_null(out, "the big exec: %.300s", json_dumps(j,
+	    JSON_COMPACT));
+	n = strlen(out);
+	cr_assert_eq(n, 512 * 1024 + strlen(mark), "output of %zu bytes", n);
+	cr_assert_eq(strspn(out, "x"), 512 * 1024, "512 KiB of the x's");
+	cr_assert_str_eq(out + 512 * 1024, mark, "ends with the cut mark");
+	json_decref(j);
+	h_conn_close(&a);
+	h_conn_close(&b);
+}
+
+/*
+ * Text that says "(lldb) " is not lldb's prompt: a target that prints it
+ * and pauses, and a command whose output ends with it, are answered whole,
+ * and the next exec is lldb's own at once (not refused as not at its
+ * prompt, nor answered with the rest of the last one).
+ */
+Test(exec, lldb_output_saying_lldb_is_not_its_prompt)
+{
+	char ids[32];
+	struct h_res r;
+	long id;
+
+	id = h_cli_launch(H_ARGS("--kind", "lldb", "--", "/bin/sh", "-c",
+	    "printf 'x (lldb) '; sleep 1; echo done"));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert(h_wait_for(lldb_answers, ids, H_WAIT_BOUND), "lldb exec "
+	    "of session %s never answered \"version\"", ids);
+	h_cli(&r, H_ARGS("exec", "--timeout", "30000", ids, "--", "process",
+	    "launch"));
+	cr_assert_eq(r.code, 0, "process launch: exit %d (%s)", r.code, r.err);
+	/* lldb may say the process stopped for SIGCHLD between the two. */
+	cr_assert(strstr(r.out, "x (lldb) ") != NULL && strstr(r.out,
+	    "done\n") != NULL, "the target's output was cut at \"(lldb) \": "
+	    "\"%s\"", r.out);
+	cr_assert_not_null(strstr(r.out, "exited with status = 0"), "the "
+	    "answer ends before the process did: \"%s\"", r.out);
+	h_run_free(&r);
+	exec_cmd(&r, ids, H_ARGS("version"));
+	cr_assert_eq(r.code, 0, "the next exec: exit %d (%s)", r.code, r.err);
+	cr_assert(strncmp(r.out, "lldb version", 12) == 0, "the next exec's "
+	    "answer is not its own: \"%s\"", r.out);
+	h_run_free(&r);
+	exec_cmd(&r, ids, H_ARGS("platform", "shell", "printf", "'a (lldb) '"));
+	cr_assert_eq(r.code, 0, "platform shell: exit %d (%s)", r.code, r.err);
+	cr_assert_str_eq(r.out, "a (lldb) ", "output ending with \"(lldb) \"");
+	h_run_free(&r);
+	exec_cmd(&r, ids, H_ARGS("version"));
+	cr_assert(r.code == 0 && strncmp(r.out, "lldb version", 12) == 0,
+	    "the exec after it: exit %d \"%s\" (%s)", r.code, r.out, r.err);
+	h_run_free(&r);
+}

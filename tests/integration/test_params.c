@@ -537,3 +537,36 @@ Test(params, read_at_eof_without_output)
 {
 	reads_at_eof("exit 0", "");
 }
+
+/*
+ * A fault break is one location: one holding a line break, a carriage
+ * return or another control byte, or an empty one, is refused as invalid
+ * params naming it, and nothing is launched.
+ */
+Test(params, fault_breaks_are_one_line_each)
+{
+	static const char *const bad[] = { "\"main\\nrun\"", "\"main\\rrun\"",
+	    "\"ma\\u0001in\"", "\"main\\u007f\"", "\"a\\tb\"", "\"\"" };
+	struct h_conn *c = &conn;
+	char params[256];
+	json_t *r;
+	size_t i;
+
+	h_daemon_fg();
+	conn_open(c);
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(params, sizeof params, "{\"argv\":[\"%s\"],"
+		    "\"fault_breaks\":[\"main\",%s]}",
+		    h_ctx_fixture("FIX_ECHO"), bad[i]);
+		r = h_conn_call(c, "launch", params, CALL_BOUND);
+		cr_expect(invalid_naming(r, "fault break 2", NULL), "launch "
+		    "%s: expected -32602 invalid_params naming fault break 2, "
+		    "got %s", params, shown(r));
+		json_decref(r);
+	}
+	r = h_conn_call(c, "list", NULL, CALL_BOUND);
+	cr_expect_eq(json_array_size(h_jpath(r, "result.sessions")), 0,
+	    "something was launched: %s", shown(r));
+	json_decref(r);
+	h_conn_close(c);
+}

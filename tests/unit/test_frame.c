@@ -542,3 +542,55 @@ Test(frame, many_small_lines_in_chunks)
 	frame_got_free(&g);
 	frame_free(&f);
 }
+
+/* Whether the line handed over is a cut one, for frame_cut_cb's arg. */
+static struct frame *frame_test_cutting;
+static int frame_test_cuts;
+
+/* Count the cut lines as they come, then keep every line. */
+static int
+frame_cut_cb(void *arg, char *line, size_t len)
+{
+	frame_test_cuts += frame_test_cutting->cut;
+	return frame_test_cb(arg, line, len);
+}
+
+/*
+ * After frame_cut, an overlong line is handed over once, cut to max bytes,
+ * and the rest of it dropped up to its LF, however it is split; the next
+ * lines come as usual and the feed never fails.
+ */
+Test(frame, cut_lines_go_on)
+{
+	static const char	*in = "abcd\nabcdefghij\nok\nxyzzy\r\nabcdefg";
+	struct frame		 f;
+	struct frame_got	 g;
+	size_t			 i, step;
+
+	for (step = 1; step <= strlen(in); step++) {
+		frame_init(&f, 4);
+		frame_cut(&f);
+		frame_got_init(&g);
+		frame_test_cutting = &f;
+		frame_test_cuts = 0;
+		for (i = 0; i < strlen(in); i += step)
+			cr_assert_eq(frame_feed(&f, in + i, step < strlen(in)
+			    - i ? step : strlen(in) - i, frame_cut_cb, &g), 0,
+			    "step %zu", step);
+		cr_assert_eq(frame_feed(&f, "hij\nend\n", 8, frame_cut_cb,
+		    &g), 0);
+		cr_assert_eq(g.n, 6, "step %zu: %zu lines", step, g.n);
+		frame_assert_line(&g, 0, "abcd");
+		frame_assert_line(&g, 1, "abcd");
+		frame_assert_line(&g, 2, "ok");
+		frame_assert_line(&g, 3, "xyzz");
+		frame_assert_line(&g, 4, "abcd");
+		frame_assert_line(&g, 5, "end");
+		cr_assert_eq(frame_test_cuts, 3, "step %zu: %d cut", step,
+		    frame_test_cuts);
+		cr_assert_eq(f.cut, 0);
+		cr_assert(g.nul_ok);
+		frame_got_free(&g);
+		frame_free(&f);
+	}
+}

@@ -876,3 +876,51 @@ Test(quote, every_byte_comes_back_through_the_parser)
 	free(line);
 	free(q);
 }
+
+TestSuite(cut, .fini = unload);
+
+/* mi_parse_cut of len bytes from an exact-size copy into rec. */
+static int
+parse_cut(const char *s, size_t len, char *err, size_t errlen)
+{
+	char	*copy = xmalloc(len + 1);
+	int	 rc;
+
+	memcpy(copy, s, len);
+	mi_record_free(&rec);
+	rc = mi_parse_cut(copy, len, &rec, err, errlen);
+	free(copy);
+	return rc;
+}
+
+/*
+ * A record cut before its end still says whose it is: a result its token
+ * and class, results empty; a stream its text so far, an escape the cut
+ * ends early dropped.
+ */
+Test(cut, a_cut_record_keeps_token_class_and_text)
+{
+	const char	*console = "~\"ab\\ncd\\101\\\\\\10";
+	char		 err[128];
+
+	cr_assert_eq(parse_cut("42^done,value=\"xxxx", 19, err, sizeof err),
+	    0, "%s", err);
+	cr_assert(rec.kind == MI_RESULT && rec.has_token && rec.token == 42);
+	cr_assert_str_eq(rec.cls, "done");
+	cr_assert_eq(json_object_size(rec.results), 0);
+	cr_assert_eq(parse_cut(console, strlen(console), err, sizeof err), 0,
+	    "%s", err);
+	cr_assert_eq(rec.kind, MI_CONSOLE);
+	cr_assert_eq(rec.textlen, 7, "text \"%s\"", rec.text);
+	cr_assert_str_eq(rec.text, "ab\ncdA\\");
+	cr_assert_eq(parse_cut("~\"ab\\", 5, err, sizeof err), 0);
+	cr_assert_str_eq(rec.text, "ab", "a lone backslash at the cut");
+	cr_assert_eq(parse_cut("*stopped,reason=\"sig", 20, err, sizeof err),
+	    0);
+	cr_assert(rec.kind == MI_EXEC && !rec.has_token);
+	cr_assert_str_eq(rec.cls, "stopped");
+	cr_assert_neq(parse_cut("(gdb) xxxx", 10, err, sizeof err), 0);
+	cr_assert_neq(err[0], '\0', "a cause");
+	cr_assert_neq(parse_cut("7~\"xx", 5, err, sizeof err), 0,
+	    "a stream takes no token");
+}
