@@ -741,3 +741,87 @@ Test(contain, a_new_daemon_removes_the_cgroups_a_target_made_cgroup)
 	nested_cgroups_gone(dir, deep, "once a new daemon answers ping");
 	h_contain_shutdown("after sweeping a target's own cgroups");
 }
+
+/* Predicate: the daemon's log says it read a line of keeper *(pid_t *)arg's. */
+static bool
+keeper_line_logged(void *arg)
+{
+	char	*log = h_daemon_log(), ignored[64], said[64];
+	bool	 yes;
+
+	snprintf(ignored, sizeof(ignored), "keeper %d: ignored", *(pid_t *)arg);
+	snprintf(said, sizeof(said), "keeper %d said", *(pid_t *)arg);
+	yes = log != NULL && (strstr(log, ignored) != NULL ||
+	    strstr(log, said) != NULL);
+	free(log);
+	return yes;
+}
+
+/* Create the empty file path. */
+static void
+touch(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+
+	cr_assert_geq(fd, 0, "create %s: %s", path, strerror(errno));
+	close(fd);
+}
+
+/*
+ * A target that steals its keeper's control socket (pidfd_getfd) and
+ * writes there a negative pid, a second start, exits while it runs and a
+ * line of no kind: the daemon ignores them all, saying so once in its log;
+ * status shows the target's own pid, running, and once it exits, its one
+ * exit, with the code it exited with.
+ */
+Test(contain, lines_forged_on_a_stolen_keeper_socket_are_ignored)
+{
+	const char *forge = h_ctx_fixture("FIX_FORGE");
+	char m[96], go[512], goexit[600], needle[64], *log;
+	pid_t pid, keeper;
+	json_t *st;
+	long id;
+	int n;
+
+	h_contain_daemon("subreaper");
+	h_ctx_path(go, sizeof(go), "go");
+	snprintf(goexit, sizeof(goexit), "%s.exit", go);
+	h_marker_new("DBGI_CONTAIN", m, sizeof(m));
+	id = h_cli_launch_exec(m, H_ARGS(forge, go));
+	pid = h_cli_status_pid(id, "pid");
+	keeper = h_cli_status_pid(id, "keeper_pid");
+	cr_assert_eq(h_marker_pid(m, "fix-forge"), pid, "status pid %d is not "
+	    "the target's", pid);
+	touch(go);
+	cr_assert(h_wait_for(keeper_line_logged, &keeper, H_WAIT_BOUND), "the "
+	    "target wrote forged lines on its keeper's socket, but the daemon's "
+	    "log says nothing of keeper %d", keeper);
+	st = h_cli_status(id);
+	cr_assert_eq(h_jint(st, "pid", -1), pid, "after forged lines, status "
+	    "pid %lld, not the target's %d", h_jint(st, "pid", -1), pid);
+	cr_assert_str_eq(h_jstr(st, "state"), "running", "after forged lines "
+	    "(an exit among them), status state");
+	cr_assert_null(json_object_get(st, "exit"), "after forged lines, "
+	    "status shows an exit while the target runs");
+	json_decref(st);
+	touch(goexit);
+	st = h_cli_wait_ended(id, H_WAIT_BOUND);
+	cr_assert_not_null(st, "session %ld did not end once told to", id);
+	cr_assert_eq(h_jint(st, "pid", -1), pid, "ended: status pid");
+	cr_assert_eq(h_jint(st, "exit.code", -1), 3, "ended: expected the "
+	    "target's own exit code 3, got %lld", h_jint(st, "exit.code", -1));
+	cr_assert_str_eq(h_jstr(st, "exit.by"), "exit", "ended: exit.by");
+	json_decref(st);
+	log = h_daemon_log();
+	snprintf(needle, sizeof(needle), "session %ld: program ended", id);
+	n = h_count(log, strlen(log), needle);
+	cr_assert_eq(n, 1, "the daemon's log says \"%s\" %d times, expected "
+	    "once", needle, n);
+	snprintf(needle, sizeof(needle), "keeper %d: ignored", keeper);
+	n = h_count(log, strlen(log), needle);
+	free(log);
+	cr_assert_eq(n, 1, "the daemon's log says \"%s\" %d times, expected "
+	    "once", needle, n);
+	stop_leaves_nothing(id, m, "of a target that forged its keeper's lines");
+	h_contain_shutdown("after a target forged its keeper's lines");
+}
