@@ -825,6 +825,9 @@ struct activate {
 	struct activate_fd	 fds[ACTIVATE_MAX];
 };
 
+int		 activate_parse(struct activate *, const char *pid,
+		    const char *fds, const char *names, pid_t self, char *err,
+		    size_t errlen);
 int		 activate_take(struct activate *, char *err, size_t errlen);
 const char	*activate_unix(const struct activate *);
 bool		 activate_tcp(const struct activate *, char *buf, size_t len);
