@@ -106,20 +106,51 @@ cgroup_dir_populated(const char *dir)
 	return p != NULL && p[10] == '1';
 }
 
+/* What cgroup_walk does to one cgroup: its parent's fd, its name, its own fd. */
+typedef int (*cgroup_walk_fn)(int parent, const char *name, int fd);
+
 /*
- * SIGKILL every process that the cgroup open at fd and the cgroups below
- * it list; how many there were.
+ * Call fn on every cgroup below the one open at fd, each after those below
+ * it (deepest first), no deeper than CGROUP_WALK_DEPTH; the sum of what fn
+ * returned.
  */
 static int
-cgroup_kill_listed(int fd, int depth)
+cgroup_walk(int fd, int depth, cgroup_walk_fn fn)
 {
-	char		 buf[4096], *p, *end;
 	struct dirent	*e;
 	DIR		*d;
-	ssize_t		 n = -1;
-	long		 pid;
-	int		 f, sub, count = 0;
+	int		 f, sub, sum = 0;
 
+	if (depth >= CGROUP_WALK_DEPTH || (f = dup(fd)) == -1)
+		return 0;
+	if ((d = fdopendir(f)) == NULL) {
+		close(f);
+		return 0;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.' || (sub =
+		    openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY |
+		    O_CLOEXEC)) == -1)
+			continue;
+		sum += cgroup_walk(sub, depth + 1, fn);
+		sum += fn(dirfd(d), e->d_name, sub);
+		close(sub);
+	}
+	closedir(d);
+	return sum;
+}
+
+/* SIGKILL every process the cgroup open at fd lists; how many there were. */
+static int
+cgroup_kill_listed(int parent, const char *name, int fd)
+{
+	char	 buf[4096], *p, *end;
+	ssize_t	 n = -1;
+	long	 pid;
+	int	 f, count = 0;
+
+	(void)parent;
+	(void)name;
 	if ((f = openat(fd, "cgroup.procs", O_RDONLY | O_CLOEXEC)) != -1) {
 		n = read(f, buf, sizeof buf - 1);
 		close(f);
@@ -127,22 +158,16 @@ cgroup_kill_listed(int fd, int depth)
 	buf[n > 0 ? n : 0] = '\0';
 	for (p = buf; (pid = strtol(p, &end, 10)) > 0; p = end, count++)
 		(void)kill((pid_t)pid, SIGKILL);
-	if (depth >= CGROUP_WALK_DEPTH || (f = dup(fd)) == -1)
-		return count;
-	if ((d = fdopendir(f)) == NULL) {
-		close(f);
-		return count;
-	}
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_type != DT_DIR || e->d_name[0] == '.' || (sub =
-		    openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY |
-		    O_CLOEXEC)) == -1)
-			continue;
-		count += cgroup_kill_listed(sub, depth + 1);
-		close(sub);
-	}
-	closedir(d);
 	return count;
+}
+
+/* Remove one (empty) cgroup below another. */
+static int
+cgroup_rmdir_at(int parent, const char *name, int fd)
+{
+	(void)fd;
+	(void)unlinkat(parent, name, AT_REMOVEDIR);
+	return 0;
 }
 
 /*
@@ -163,51 +188,26 @@ cgroup_dir_kill(const char *dir)
 		return;
 	(void)cgroup_write(dir, "cgroup.freeze", "1");
 	for (i = 0; i < CGROUP_KILL_ROUNDS; i++)
-		if (cgroup_kill_listed(fd, 0) == 0)
+		if (cgroup_kill_listed(-1, NULL, fd) +
+		    cgroup_walk(fd, 0, cgroup_kill_listed) == 0)
 			break;
 	(void)cgroup_write(dir, "cgroup.freeze", "0");
 	close(fd);
 }
 
 /*
- * Remove the cgroups below the one open at fd, deepest first; they are
- * empty when its subtree is, so each rmdir succeeds at once and the work
- * is bounded by the limits cgroup_open set.
+ * Remove the (empty) cgroup at dir with every cgroup below it, deepest
+ * first, logged if one is left: they are empty when its subtree is, so
+ * each rmdir succeeds at once, and the limits cgroup_open set bound the
+ * work (128 of them take about 3 ms).
  */
-static void
-cgroup_rmtree_at(int fd, int depth)
-{
-	struct dirent	*e;
-	DIR		*d;
-	int		 f, sub;
-
-	if (depth >= CGROUP_WALK_DEPTH || (f = dup(fd)) == -1)
-		return;
-	if ((d = fdopendir(f)) == NULL) {
-		close(f);
-		return;
-	}
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_type != DT_DIR || e->d_name[0] == '.')
-			continue;
-		if ((sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY |
-		    O_CLOEXEC)) != -1) {
-			cgroup_rmtree_at(sub, depth + 1);
-			close(sub);
-		}
-		(void)unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
-	}
-	closedir(d);
-}
-
-/* Remove the (empty) cgroup at dir with every cgroup below it, logged if one is left. */
 static void
 cgroup_dir_remove(const char *dir)
 {
 	int	fd;
 
 	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
-		cgroup_rmtree_at(fd, 0);
+		(void)cgroup_walk(fd, 0, cgroup_rmdir_at);
 		close(fd);
 	}
 	if (rmdir(dir) != 0 && errno != ENOENT)
