@@ -171,45 +171,56 @@ activate_unsetenv(void)
 }
 
 /*
- * Take the sockets passed to this process: none unless LISTEN_PID is our
- * pid (the variables may be a parent's, meant for it). Returns how many,
- * or -1 with err when the variables or an fd are not what they claim.
- * The variables are removed from the environment in every case.
+ * Read the activation variables (NULL where unset) as meant for the
+ * process self: how many sockets they pass, numbered from 3 and named, 0
+ * if they are not meant for self (the variables may be a parent's), or -1
+ * with err. Looks at no descriptor and no environment.
  */
 int
-activate_take(struct activate *a, char *err, size_t errlen)
+activate_parse(struct activate *a, const char *pid, const char *fds,
+    const char *names, pid_t self, char *err, size_t errlen)
 {
-	const char	*pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
 	const char	*errstr;
-	char		 names[4096];
 	long long	 n;
 	size_t		 i;
 
 	memset(a, 0, sizeof *a);
-	snprintf(names, sizeof names, "%s", getenv("LISTEN_FDNAMES") != NULL ?
-	    getenv("LISTEN_FDNAMES") : "");
 	if (pid == NULL || fds == NULL ||
-	    strtonum(pid, 1, INT32_MAX, &errstr) != getpid()) {
-		activate_unsetenv();
+	    strtonum(pid, 1, INT32_MAX, &errstr) != self)
 		return 0;
-	}
 	n = strtonum(fds, 0, ACTIVATE_MAX, &errstr);
 	if (errstr != NULL) {
 		snprintf(err, errlen, "socket activation: LISTEN_FDS=%s is %s "
 		    "(dbgctld takes 0 to %d sockets)", fds, errstr,
 		    ACTIVATE_MAX);
-		activate_unsetenv();
 		return -1;
 	}
-	activate_unsetenv();
 	a->n = (size_t)n;
 	for (i = 0; i < a->n; i++)
 		a->fds[i].fd = ACTIVATE_FIRST_FD + (int)i;
-	activate_names(a, names[0] != '\0' ? names : NULL);
-	for (i = 0; i < a->n; i++)
+	activate_names(a, names != NULL && names[0] != '\0' ? names : NULL);
+	return (int)a->n;
+}
+
+/*
+ * Take the sockets passed to this process: none unless LISTEN_PID is our
+ * pid. Returns how many, or -1 with err when the variables or an fd are
+ * not what they claim. The variables are removed from the environment in
+ * every case.
+ */
+int
+activate_take(struct activate *a, char *err, size_t errlen)
+{
+	size_t	i;
+	int	n;
+
+	n = activate_parse(a, getenv("LISTEN_PID"), getenv("LISTEN_FDS"),
+	    getenv("LISTEN_FDNAMES"), getpid(), err, errlen);
+	activate_unsetenv();
+	for (i = 0; n > 0 && i < a->n; i++)
 		if (activate_check(a, i, err, errlen) != 0)
 			return -1;
-	return (int)a->n;
+	return n;
 }
 
 /* The path of the first Unix socket passed, or NULL if none was. */

@@ -3,7 +3,9 @@
  * cgroup, every keeper's tree lives in a cgroup of its own, so "nothing is
  * left" is read from cgroup.events (populated 0), not guessed from
  * parents, and stragglers die by cgroup.kill whoever their parent is. A
- * daemon that starts kills what a dead one left in the same subtree.
+ * daemon that starts kills what a dead one left in the same subtree. A
+ * target may make cgroups below its own (a few, not deep: the kernel's
+ * cgroup.max.* say so); they go with it, deepest first.
  */
 #include <sys/stat.h>
 
@@ -23,6 +25,11 @@
 #define CGROUP_KILL_ROUNDS 100
 /* How long a sweep at start waits for a killed cgroup to empty, in 10 ms steps. */
 #define CGROUP_SWEEP_STEPS 200
+/* How deep, and how many, the cgroups a target may make below its own. */
+#define CGROUP_NEST_DEPTH "8"
+#define CGROUP_NEST_MAX "128"
+/* How deep a removal looks (a target as root could raise the limits). */
+#define CGROUP_WALK_DEPTH 8
 
 /* One keeper's cgroup. */
 struct cgroup {
@@ -99,29 +106,112 @@ cgroup_dir_populated(const char *dir)
 	return p != NULL && p[10] == '1';
 }
 
+/* What cgroup_walk does to one cgroup: its parent's fd, its name, its own fd. */
+typedef int (*cgroup_walk_fn)(int parent, const char *name, int fd);
+
 /*
- * End every process of the cgroup at dir: cgroup.kill where the kernel
- * has it (5.14), else freeze the cgroup and SIGKILL what cgroup.procs
- * lists until it lists nothing, since a frozen process cannot fork.
+ * Call fn on every cgroup below the one open at fd, each after those below
+ * it (deepest first), no deeper than CGROUP_WALK_DEPTH; the sum of what fn
+ * returned.
+ */
+static int
+cgroup_walk(int fd, int depth, cgroup_walk_fn fn)
+{
+	struct dirent	*e;
+	DIR		*d;
+	int		 f, sub, sum = 0;
+
+	if (depth >= CGROUP_WALK_DEPTH || (f = dup(fd)) == -1)
+		return 0;
+	if ((d = fdopendir(f)) == NULL) {
+		close(f);
+		return 0;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.' || (sub =
+		    openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY |
+		    O_CLOEXEC)) == -1)
+			continue;
+		sum += cgroup_walk(sub, depth + 1, fn);
+		sum += fn(dirfd(d), e->d_name, sub);
+		close(sub);
+	}
+	closedir(d);
+	return sum;
+}
+
+/* SIGKILL every process the cgroup open at fd lists; how many there were. */
+static int
+cgroup_kill_listed(int parent, const char *name, int fd)
+{
+	char	 buf[4096], *p, *end;
+	ssize_t	 n = -1;
+	long	 pid;
+	int	 f, count = 0;
+
+	(void)parent;
+	(void)name;
+	if ((f = openat(fd, "cgroup.procs", O_RDONLY | O_CLOEXEC)) != -1) {
+		n = read(f, buf, sizeof buf - 1);
+		close(f);
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	for (p = buf; (pid = strtol(p, &end, 10)) > 0; p = end, count++)
+		(void)kill((pid_t)pid, SIGKILL);
+	return count;
+}
+
+/* Remove one (empty) cgroup below another. */
+static int
+cgroup_rmdir_at(int parent, const char *name, int fd)
+{
+	(void)fd;
+	(void)unlinkat(parent, name, AT_REMOVEDIR);
+	return 0;
+}
+
+/*
+ * End every process of the cgroup at dir and of the cgroups below it:
+ * cgroup.kill where the kernel has it (5.14), which takes the subtree,
+ * else freeze the cgroup (its subtree with it) and SIGKILL what the
+ * cgroup.procs list until none lists anything, since a frozen process
+ * cannot fork.
  */
 static void
 cgroup_dir_kill(const char *dir)
 {
-	char	buf[4096], *p, *end;
-	long	pid;
-	int	i;
+	int	fd, i;
 
 	if (cgroup_write(dir, "cgroup.kill", "1") == 0 || errno != ENOENT)
 		return;
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return;
 	(void)cgroup_write(dir, "cgroup.freeze", "1");
-	for (i = 0; i < CGROUP_KILL_ROUNDS; i++) {
-		if (cgroup_read(dir, "cgroup.procs", buf, sizeof buf) != 0 ||
-		    buf[0] == '\0')
+	for (i = 0; i < CGROUP_KILL_ROUNDS; i++)
+		if (cgroup_kill_listed(-1, NULL, fd) +
+		    cgroup_walk(fd, 0, cgroup_kill_listed) == 0)
 			break;
-		for (p = buf; (pid = strtol(p, &end, 10)) > 0; p = end)
-			(void)kill((pid_t)pid, SIGKILL);
-	}
 	(void)cgroup_write(dir, "cgroup.freeze", "0");
+	close(fd);
+}
+
+/*
+ * Remove the (empty) cgroup at dir with every cgroup below it, deepest
+ * first, logged if one is left: they are empty when its subtree is, so
+ * each rmdir succeeds at once, and the limits cgroup_open set bound the
+ * work (128 of them take about 3 ms).
+ */
+static void
+cgroup_dir_remove(const char *dir)
+{
+	int	fd;
+
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
+		(void)cgroup_walk(fd, 0, cgroup_rmdir_at);
+		close(fd);
+	}
+	if (rmdir(dir) != 0 && errno != ENOENT)
+		log_warn("cgroup %s: rmdir: %s", dir, strerror(errno));
 }
 
 /* The cgroup v2 mount point, from mountinfo; -1 if there is none. */
@@ -202,8 +292,7 @@ cgroup_sweep(const char *root)
 			cgroup_dir_wait_empty(dir);
 		}
 		/* Still emptying after the wait: the next sweep takes it. */
-		if (rmdir(dir) != 0)
-			log_warn("cgroup %s: rmdir: %s", dir, strerror(errno));
+		cgroup_dir_remove(dir);
 	}
 	closedir(d);
 }
@@ -306,6 +395,11 @@ cgroup_open(const char *name, cgroup_cb cb, void *arg)
 		free(cg);
 		return NULL;
 	}
+	/* Bounds what the target may make below, and the work of removing it. */
+	if (cgroup_write(cg->path, "cgroup.max.depth", CGROUP_NEST_DEPTH) != 0 ||
+	    cgroup_write(cg->path, "cgroup.max.descendants", CGROUP_NEST_MAX) != 0)
+		log_warn("cgroup %s: cannot limit the cgroups below it: %s",
+		    cg->path, strerror(errno));
 	snprintf(events, sizeof events, "%s/cgroup.events", cg->path);
 	uv_fs_event_init(dmn.loop, &cg->ev);
 	cg->ev.data = cg;
@@ -357,7 +451,6 @@ cgroup_close(struct cgroup *cg)
 {
 	if (cg == NULL)
 		return;
-	if (rmdir(cg->path) != 0)
-		log_warn("cgroup %s: rmdir: %s", cg->path, strerror(errno));
+	cgroup_dir_remove(cg->path);
 	uv_close((uv_handle_t *)&cg->ev, cgroup_closed);
 }

@@ -388,10 +388,29 @@ struct proc {
 	struct timer	*startw;	/* looks at it until it says started */
 	char		 fail_stage[32];
 	int		 fail_errno;
+	bool		 lied;		/* a line it cannot have sent was logged */
 	proc_cb		 cb;
 	void		*arg;
 };
 
+/* What one line of a keeper says: "started", "failed" or "exit". */
+enum proc_report_kind {
+	PROC_REPORT_STARTED,	/* n: the program's pid */
+	PROC_REPORT_FAILED,	/* word: the stage; n: its errno */
+	PROC_REPORT_EXIT,	/* n: the code, or the signal; how */
+};
+/* The highest errno a "failed" line may carry. */
+#define PROC_REPORT_ERRNO_MAX 4095
+
+struct proc_report {
+	enum proc_report_kind	 kind;
+	long			 n;
+	bool			 signal;	/* exit: n is a signal */
+	char			 word[8];	/* failed: setup ... exec */
+	char			 how[8];	/* exit: run, term, kill */
+};
+
+int	 proc_report_parse(const char *, size_t, struct proc_report *);
 void	 proc_reap_unwatched(void);
 struct proc	*proc_spawn(const struct proc_spec *, const char *keeper,
 		    proc_cb, void *arg, char *err, size_t errlen);
@@ -830,6 +849,9 @@ struct activate {
 	struct activate_fd	 fds[ACTIVATE_MAX];
 };
 
+int		 activate_parse(struct activate *, const char *pid,
+		    const char *fds, const char *names, pid_t self, char *err,
+		    size_t errlen);
 int		 activate_take(struct activate *, char *err, size_t errlen);
 const char	*activate_unix(const struct activate *);
 bool		 activate_tcp(const struct activate *, char *buf, size_t len);

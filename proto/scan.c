@@ -105,6 +105,42 @@ scan_utf8(char *out, unsigned long cp)
 	return 4;
 }
 
+/*
+ * The length of the UTF-8 character at p (a byte of 0x80 or above) before
+ * end, or 0 if it is none: overlong forms, surrogates and code points past
+ * U+10FFFF are refused, as jansson refuses them.
+ */
+static size_t
+scan_utf8_len(const char *s, const char *end)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	unsigned long		 cp;
+	size_t			 n, i;
+
+	if (*p >= 0xc2 && *p <= 0xdf) {
+		n = 2;
+		cp = *p & 0x1f;
+	} else if ((*p & 0xf0) == 0xe0) {
+		n = 3;
+		cp = *p & 0x0f;
+	} else if (*p >= 0xf0 && *p <= 0xf4) {
+		n = 4;
+		cp = *p & 0x07;
+	} else
+		return 0;
+	if (end - s < (ptrdiff_t)n)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
 /* A \u escape at *pp (past the u) into out; the bytes written, 0 if bad. */
 static size_t
 scan_unicode(const char **pp, const char *end, char *out)
@@ -130,12 +166,12 @@ scan_unicode(const char **pp, const char *end, char *out)
 /*
  * Read a string: malloc'd, unescaped and NUL-terminated, or NULL if the
  * next value is no string. \u0000 is refused, as the daemon's reader
- * refuses it.
+ * refuses it, and so is text that is not UTF-8, as jansson refuses it.
  */
 char *
 scan_string(struct scan *sc)
 {
-	const char	*p, *start;
+	const char	*p, *start, *close;
 	char		*out, *o, c;
 	size_t		 n;
 
@@ -147,6 +183,7 @@ scan_string(struct scan *sc)
 			break;
 	if (p >= sc->end)
 		return scan_fail(sc), NULL;
+	close = p;
 	/* Unescaped text is never longer than its escaped form. */
 	o = out = malloc(p - start + 1);
 	if (out == NULL)
@@ -154,6 +191,14 @@ scan_string(struct scan *sc)
 	for (p = start; *p != '"'; ) {
 		if ((unsigned char)*p < 0x20)
 			goto bad;
+		if ((unsigned char)*p >= 0x80) {
+			if ((n = scan_utf8_len(p, close)) == 0)
+				goto bad;
+			memcpy(o, p, n);
+			o += n;
+			p += n;
+			continue;
+		}
 		if (*p != '\\') {
 			*o++ = *p++;
 			continue;
@@ -189,14 +234,15 @@ bad:
 bool
 scan_int(struct scan *sc, long long *v)
 {
-	const char	*p;
-	long long	 n = 0;
-	bool		 neg = false;
+	const char		*p;
+	unsigned long long	 n = 0, max = INT64_MAX;
+	bool			 neg = false;
 
 	scan_space(sc);
 	p = sc->p;
 	if (p < sc->end && *p == '-') {
 		neg = true;
+		max = (unsigned long long)INT64_MAX + 1;	/* INT64_MIN */
 		p++;
 	}
 	if (p >= sc->end || *p < '0' || *p > '9')
@@ -205,14 +251,14 @@ scan_int(struct scan *sc, long long *v)
 	if (*p == '0' && p + 1 < sc->end && p[1] >= '0' && p[1] <= '9')
 		return false;
 	for (; p < sc->end && *p >= '0' && *p <= '9'; p++) {
-		if (n > (INT64_MAX - (*p - '0')) / 10)
+		if (n > (max - (unsigned long long)(*p - '0')) / 10)
 			return scan_fail(sc);
-		n = n * 10 + (*p - '0');
+		n = n * 10 + (unsigned long long)(*p - '0');
 	}
 	if (p < sc->end && (*p == '.' || *p == 'e' || *p == 'E'))
 		return false;
 	sc->p = p;
-	*v = neg ? -n : n;
+	*v = neg ? (long long)(0 - n) : (long long)n;
 	return true;
 }
 

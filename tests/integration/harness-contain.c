@@ -201,31 +201,40 @@ h_contain_empty(void *arg)
 	return !h_contain_populated(*(const char **)arg);
 }
 
+/* Remove the cgroup at dir and, first, every cgroup below it. */
+static void
+h_contain_rmtree(const char *dir, int depth)
+{
+	char path[PATH_MAX * 2];
+	struct dirent *e;
+	DIR *d;
+
+	if (depth > 32 || (d = opendir(dir)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		h_contain_rmtree(path, depth + 1);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
 /*
  * Criterion .fini: the context's teardown, then whatever a failed test
- * left of the daemon's cgroup subtree is killed and removed.
+ * left of the daemon's cgroup subtree is killed and removed, depth first.
  */
 void
 h_contain_teardown(void)
 {
-	char path[PATH_MAX * 2];
 	const char *root;
-	struct dirent *e;
-	DIR *d;
 
 	h_ctx_teardown();
-	if (H == NULL || H->cgroup[0] == '\0' ||
-	    (d = opendir(H->cgroup)) == NULL)
+	if (H == NULL || H->cgroup[0] == '\0' || access(H->cgroup, F_OK) != 0)
 		return;
 	root = H->cgroup;
 	h_contain_write(root, "cgroup.kill", "1");
 	h_wait_for(h_contain_empty, &root, 10000);
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_type != DT_DIR || e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", root, e->d_name);
-		rmdir(path);
-	}
-	closedir(d);
-	rmdir(root);
+	h_contain_rmtree(root, 0);
 }

@@ -53,6 +53,16 @@ TestSuite(contain, .init = h_ctx_setup, .fini = h_contain_teardown,
 /* A target that leaves a sleep in a session of its own, deaf to SIGHUP. */
 #define LEAVES_A_SLEEP \
 	"trap '' HUP; (setsid sleep 305 &); exec sleep 300"
+/*
+ * A target that makes two levels of cgroups below its own (found from
+ * /proc/self/cgroup and the cgroup2 mount) and moves a child, a sleep deaf
+ * to SIGHUP, into the deepest.
+ */
+#define NESTS_CGROUPS \
+	"trap '' HUP; m=$(awk '/ - cgroup2 / {print $5; exit}' " \
+	"/proc/self/mountinfo); d=$m$(sed -n 's/^0:://p' /proc/self/cgroup); " \
+	"mkdir -p \"$d/nest/deeper\" && sh -c 'echo $$ >\"$1/cgroup.procs\" " \
+	"&& exec sleep 309' sh \"$d/nest/deeper\" & exec sleep 310"
 /* How many such sessions a SIGKILLed daemon leaves to the next. */
 #define LEFT_SESSIONS		6
 
@@ -648,4 +658,170 @@ Test(contain, an_orphan_is_found_behind_hundreds_of_keepers_subreaper)
 	ends_leaving_nothing(id, m, "after its target SIGKILLed its keeper, "
 	    "behind 1000 live sessions");
 	h_contain_shutdown("with 1000 sessions and an orphan");
+}
+
+/*
+ * A session of NESTS_CGROUPS, once its child is in the deepest cgroup:
+ * its id, its cgroup into dir and the deepest one into deep.
+ */
+static long
+launch_nesting(char *m, size_t len, char *dir, char *deep, size_t dlen)
+{
+	long id;
+
+	id = launch(m, len, NESTS_CGROUPS);
+	h_marker_wait(m, "sleep", 2);
+	h_contain_dir(dir, dlen, H->fg_daemon, id, 0);
+	snprintf(deep, dlen, "%s/nest/deeper", dir);
+	cr_assert(h_contain_populated(deep), "test setup: the target's child "
+	    "is not in the cgroup %s it made", deep);
+	return id;
+}
+
+/* The session's cgroup dir is gone, with the cgroups its target made. */
+static void
+nested_cgroups_gone(const char *dir, const char *deep, const char *when)
+{
+	errno = 0;
+	cr_assert(access(deep, F_OK) == -1 && errno == ENOENT, "%s, the "
+	    "cgroup %s that the target made is left", when, deep);
+	errno = 0;
+	cr_assert(access(dir, F_OK) == -1 && errno == ENOENT, "%s, the "
+	    "session's cgroup %s is left", when, dir);
+}
+
+/*
+ * A target that makes cgroups of its own below its session's and moves a
+ * child into the deepest: stop kills that child and removes the session's
+ * cgroup with every cgroup below it; the daemon's subtree goes at shutdown.
+ */
+Test(contain, stop_removes_the_cgroups_a_target_made_cgroup)
+{
+	char m[96], dir[PATH_MAX * 2], deep[PATH_MAX * 2];
+	long id;
+
+	h_contain_daemon("cgroup");
+	id = launch_nesting(m, sizeof(m), dir, deep, sizeof(dir));
+	stop_leaves_nothing(id, m, "of a target that made cgroups");
+	nested_cgroups_gone(dir, deep, "after stop");
+	h_contain_shutdown("after a target made cgroups");
+}
+
+/*
+ * The same session left by a daemon SIGKILLed while stopped, its keeper
+ * killed so that the child in the deepest cgroup lives on: the next daemon
+ * kills it as it starts and removes the whole tree of cgroups.
+ */
+Test(contain, a_new_daemon_removes_the_cgroups_a_target_made_cgroup)
+{
+	char m[96], dir[PATH_MAX * 2], deep[PATH_MAX * 2], report[4096];
+	pid_t d, keeper;
+	long id;
+
+	h_contain_daemon("cgroup");
+	id = launch_nesting(m, sizeof(m), dir, deep, sizeof(dir));
+	keeper = h_cli_status_pid(id, "keeper_pid");
+	d = H->fg_daemon;
+	cr_assert_eq(kill(d, SIGSTOP), 0, "kill(%d, SIGSTOP)", d);
+	cr_assert(h_wait_for(stopped, &d, H_WAIT_BOUND), "daemon %d did not "
+	    "stop", d);
+	cr_assert_eq(kill(keeper, SIGKILL), 0, "kill(%d, SIGKILL)", keeper);
+	cr_assert(h_wait_for(exited, &keeper, H_WAIT_BOUND), "keeper %d did "
+	    "not die of SIGKILL", keeper);
+	h_daemon_fg_kill();
+	cr_assert(h_contain_populated(deep), "test setup: nothing outlived "
+	    "the keeper and its daemon in %s", deep);
+	h_daemon_fg();
+	if (!h_wait_for(marker_gone, m, H_WAIT_BOUND)) {
+		h_marker_describe(m, report, sizeof(report));
+		cr_assert_fail("a new daemon answers ping, but what the killed "
+		    "one left in the cgroups its target made lives on: %s",
+		    report);
+	}
+	nested_cgroups_gone(dir, deep, "once a new daemon answers ping");
+	h_contain_shutdown("after sweeping a target's own cgroups");
+}
+
+/* Predicate: the daemon's log says it read a line of keeper *(pid_t *)arg's. */
+static bool
+keeper_line_logged(void *arg)
+{
+	char	*log = h_daemon_log(), ignored[64], said[64];
+	bool	 yes;
+
+	snprintf(ignored, sizeof(ignored), "keeper %d: ignored", *(pid_t *)arg);
+	snprintf(said, sizeof(said), "keeper %d said", *(pid_t *)arg);
+	yes = log != NULL && (strstr(log, ignored) != NULL ||
+	    strstr(log, said) != NULL);
+	free(log);
+	return yes;
+}
+
+/* Create the empty file path. */
+static void
+touch(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+
+	cr_assert_geq(fd, 0, "create %s: %s", path, strerror(errno));
+	close(fd);
+}
+
+/*
+ * A target that steals its keeper's control socket (pidfd_getfd) and
+ * writes there a negative pid, a second start, exits while it runs and a
+ * line of no kind: the daemon ignores them all, saying so once in its log;
+ * status shows the target's own pid, running, and once it exits, its one
+ * exit, with the code it exited with.
+ */
+Test(contain, lines_forged_on_a_stolen_keeper_socket_are_ignored)
+{
+	const char *forge = h_ctx_fixture("FIX_FORGE");
+	char m[96], go[512], goexit[600], needle[64], *log;
+	pid_t pid, keeper;
+	json_t *st;
+	long id;
+	int n;
+
+	h_contain_daemon("subreaper");
+	h_ctx_path(go, sizeof(go), "go");
+	snprintf(goexit, sizeof(goexit), "%s.exit", go);
+	h_marker_new("DBGI_CONTAIN", m, sizeof(m));
+	id = h_cli_launch_exec(m, H_ARGS(forge, go));
+	pid = h_cli_status_pid(id, "pid");
+	keeper = h_cli_status_pid(id, "keeper_pid");
+	cr_assert_eq(h_marker_pid(m, "fix-forge"), pid, "status pid %d is not "
+	    "the target's", pid);
+	touch(go);
+	cr_assert(h_wait_for(keeper_line_logged, &keeper, H_WAIT_BOUND), "the "
+	    "target wrote forged lines on its keeper's socket, but the daemon's "
+	    "log says nothing of keeper %d", keeper);
+	st = h_cli_status(id);
+	cr_assert_eq(h_jint(st, "pid", -1), pid, "after forged lines, status "
+	    "pid %lld, not the target's %d", h_jint(st, "pid", -1), pid);
+	cr_assert_str_eq(h_jstr(st, "state"), "running", "after forged lines "
+	    "(an exit among them), status state");
+	cr_assert_null(json_object_get(st, "exit"), "after forged lines, "
+	    "status shows an exit while the target runs");
+	json_decref(st);
+	touch(goexit);
+	st = h_cli_wait_ended(id, H_WAIT_BOUND);
+	cr_assert_not_null(st, "session %ld did not end once told to", id);
+	cr_assert_eq(h_jint(st, "pid", -1), pid, "ended: status pid");
+	cr_assert_eq(h_jint(st, "exit.code", -1), 3, "ended: expected the "
+	    "target's own exit code 3, got %lld", h_jint(st, "exit.code", -1));
+	cr_assert_str_eq(h_jstr(st, "exit.by"), "exit", "ended: exit.by");
+	json_decref(st);
+	log = h_daemon_log();
+	snprintf(needle, sizeof(needle), "session %ld: program ended", id);
+	n = h_count(log, strlen(log), needle);
+	cr_assert_eq(n, 1, "the daemon's log says \"%s\" %d times, expected "
+	    "once", needle, n);
+	snprintf(needle, sizeof(needle), "keeper %d: ignored", keeper);
+	n = h_count(log, strlen(log), needle);
+	free(log);
+	cr_assert_eq(n, 1, "the daemon's log says \"%s\" %d times, expected "
+	    "once", needle, n);
+	stop_leaves_nothing(id, m, "of a target that forged its keeper's lines");
+	h_contain_shutdown("after a target forged its keeper's lines");
 }

@@ -101,6 +101,11 @@ Test(scan, bad_strings_are_refused)
 		"\"a\nb\"",			/* raw control bytes */
 		"\"a\tb\"",
 		"\"\x1f\"",
+		"\"\xc0\xaf\"",			/* not UTF-8: overlong */
+		"\"\xed\xa0\x80\"",		/* an encoded surrogate */
+		"\"\xf4\x90\x80\x80\"",		/* past U+10FFFF */
+		"\"\xc3\"",			/* cut short */
+		"\"\xff\"",
 		"\"\\x41\"",			/* escapes JSON has not */
 		"\"\\a\"",
 		"\"\\u12\"",			/* too few hex digits */
@@ -153,6 +158,11 @@ Test(scan, integers_and_what_is_none)
 	cr_assert(scan_test_int(" 1000,", &v, &bad) && v == 1000 && !bad);
 	cr_assert(scan_test_int("9223372036854775807", &v, &bad) &&
 	    v == INT64_MAX && !bad, "INT64_MAX");
+	cr_assert(scan_test_int("-9223372036854775808", &v, &bad) &&
+	    v == INT64_MIN && !bad, "INT64_MIN");
+	cr_assert_not(scan_test_int("-9223372036854775809", &v, &bad),
+	    "INT64_MIN - 1 read as %lld", v);
+	cr_assert(bad, "an overflow is bad text");
 	cr_assert_not(scan_test_int("9223372036854775808", &v, &bad),
 	    "INT64_MAX + 1 read as %lld", v);
 	cr_assert(bad, "an overflow is bad text");
