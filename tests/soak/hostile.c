@@ -199,14 +199,15 @@ hostile_read(struct hostile_run *r, struct hostile_peer *p)
 		return;
 	}
 	for (i = 0; i < n; i++)
-		if (buf[i] == '\n')
+		if (buf[i] == '\n') {
 			p->lines++;
+			if (p->kind == HK_PIPE)
+				r->h->pipelined_replies++;
+		}
 	if (!hostile_answered(r, p))
 		return;
 	if (p->kind == HK_BATCH)
 		r->h->batch_replies++;
-	else
-		r->h->pipelined_replies += p->lines;
 	hostile_greet(r, p);
 }
 

