@@ -52,6 +52,7 @@ static void	request_batch_gone(struct request_batch *, struct request *);
 struct request_batch {
 	char		*text;		/* '[' and the replies, comma-separated */
 	size_t		 len;
+	size_t		 cap;
 	size_t		 count;		/* replies in text */
 	size_t		 room;		/* kept for the answers to come */
 	size_t		 spent;		/* bytes of answers its members made */
@@ -344,6 +345,17 @@ request_long_line(struct request *req, size_t *len)
 	return request_limit_line(req, why, len);
 }
 
+/* Make room for need bytes of a batch's reply; it doubles, so few copies. */
+static void
+request_batch_grow(struct request_batch *b, size_t need)
+{
+	if (need <= b->cap)
+		return;
+	while (b->cap < need)
+		b->cap = b->cap != 0 ? b->cap * 2 : 4096;
+	b->text = xreallocarray(b->text, b->cap, 1);
+}
+
 /*
  * One request of a batch is answered with a line of len bytes (taken;
  * NULL: it would not fit in one, len what making it cost): its room goes
@@ -366,8 +378,8 @@ request_batch_add(struct request_batch *b, struct request *req, char *line,
 			if (len > req->room)
 				log_fatal("a limit error outgrew its room");
 		}
-		/* The line's LF makes room for its comma, or for the '['. */
-		b->text = xreallocarray(b->text, b->len + len + 2, 1);
+		/* The line's LF makes room for its comma, or for the ']'. */
+		request_batch_grow(b, b->len + len + 2);
 		if (b->count++ > 0)
 			b->text[b->len++] = ',';
 		memcpy(b->text + b->len, line, len - 1);
@@ -745,8 +757,8 @@ request_batch(struct conn *c, const char *line, size_t len)
 		return true;
 	}
 	b = xcalloc(1, sizeof *b);
-	b->text = xstrdup("[");
-	b->len = 1;
+	request_batch_grow(b, 2);
+	b->text[b->len++] = '[';
 	b->room = need - 2;
 	b->conn = c;
 	for (i = 0; i < n; i++) {
