@@ -87,21 +87,30 @@ daemon_tcp_args(struct bench *b, const char **argv, char *token, size_t len)
 	argv[3] = token;
 }
 
+/* The start of a file as a string in text; -1 if it cannot be read. */
+static int
+daemon_read_text(const char *path, char *text, size_t len)
+{
+	ssize_t	n;
+	int	fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, text, len - 1);
+	close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	return n >= 0 ? 0 : -1;
+}
+
 /* The TCP port the daemon says in its log it listens on, or -1. */
 static int
 daemon_tcp_port(struct bench *b)
 {
-	char	 path[128], text[4096], *p;
-	ssize_t	 n;
-	int	 fd;
+	char	path[128], text[4096], *p;
 
 	snprintf(path, sizeof path, "%s/daemon.log", b->dir);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = read(fd, text, sizeof text - 1);
-	close(fd);
-	text[n > 0 ? n : 0] = '\0';
-	if ((p = strstr(text, "listening on tcp:")) == NULL ||
+	if (daemon_read_text(path, text, sizeof text) == -1 ||
+	    (p = strstr(text, "listening on tcp:")) == NULL ||
 	    (p = strchr(p + 17, ':')) == NULL)
 		return -1;
 	return atoi(p + 1);
@@ -158,17 +167,11 @@ daemon_ticks(const struct bench *b)
 {
 	char		 path[64], text[1024], *p;
 	unsigned long	 utime, stime;
-	ssize_t		 n;
-	int		 fd;
 
 	snprintf(path, sizeof path, "/proc/%d/stat", b->daemon);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = read(fd, text, sizeof text - 1);
-	close(fd);
-	text[n > 0 ? n : 0] = '\0';
 	/* Fields 14 and 15, after the comm's closing parenthesis. */
-	if ((p = strrchr(text, ')')) == NULL || sscanf(p + 2, "%*c %*d %*d "
+	if (daemon_read_text(path, text, sizeof text) == -1 ||
+	    (p = strrchr(text, ')')) == NULL || sscanf(p + 2, "%*c %*d %*d "
 	    "%*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
 		return -1;
 	return (long)(utime + stime);
