@@ -821,6 +821,9 @@ struct listener {
 	/* Whether the peer may use the daemon; err says why not. */
 	int			(*auth)(struct listener *, struct conn *,
 				    struct rpc_error *);
+	uint64_t		 turn;		/* uv_now() of its last accept */
+	unsigned		 accepts;	/* made at that time */
+	struct timer		*again;		/* takes the client held back */
 };
 
 struct conn_mode;
@@ -1114,7 +1117,6 @@ struct daemon {
 	bool			 shutting_down;
 	struct timer		*prune;		/* forgets ended sessions */
 	struct timer		*conn_sweep;	/* closes dropped connections */
-	uv_idle_t		*conn_again;	/* feeds them what they left */
 	char			*token;		/* what TCP clients present */
 	char			*note;		/* the last console notification, */
 	size_t			 note_size;	/* as the line sent */

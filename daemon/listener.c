@@ -16,6 +16,8 @@
 
 /* The fewest characters a token may have. */
 #define LISTENER_TOKEN_MIN 16
+/* Clients one listener accepts at one loop time; the rest wait a turn. */
+#define LISTENER_TURN_ACCEPTS 32
 
 static struct log_burst listener_uid_log = {
 	.more = "refused %lu more clients of other uids in the last second"
@@ -211,15 +213,44 @@ listener_fd(int fd, bool tcp, const char *addr, const struct conn_mode *mode,
 	return 0;
 }
 
-/* A client is knocking. */
+/* Take the client held back on a later loop turn, with a new budget. */
+static void
+listener_again(void *arg)
+{
+	struct listener *l = arg;
+
+	l->turn = uv_now(dmn.loop);
+	l->accepts = 1;
+	conn_accept(l);
+}
+
+/*
+ * A client is knocking. libuv accepts in a loop until the backlog is
+ * empty, which a flood of connects refills as fast as they are refused:
+ * past LISTENER_TURN_ACCEPTS at one loop time the client is left unaccepted,
+ * which makes libuv stop watching the listener, and is taken on the next
+ * turn, after the other connections' I/O.
+ */
 static void
 listener_connection_cb(uv_stream_t *server, int status)
 {
+	struct listener *l = server->data;
+
 	if (status != 0) {
 		log_warn("accept: %s", uv_strerror(status));
 		return;
 	}
-	conn_accept(server->data);
+	if (l->turn != uv_now(dmn.loop)) {
+		l->turn = uv_now(dmn.loop);
+		l->accepts = 0;
+	}
+	if (++l->accepts > LISTENER_TURN_ACCEPTS) {
+		if (l->again == NULL)
+			l->again = timer_new(listener_again, l);
+		timer_start(l->again, 0);
+		return;
+	}
+	conn_accept(l);
 }
 
 /* Free a listener once its handle is closed. */
@@ -228,6 +259,7 @@ listener_closed(uv_handle_t *h)
 {
 	struct listener *l = h->data;
 
+	timer_free(l->again);
 	free(l->path);
 	free(l);
 }
