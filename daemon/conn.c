@@ -14,6 +14,9 @@ static void	conn_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
 static void	conn_keep(struct conn *, const char *, size_t);
 static void	conn_again_start(void);
 
+/* Feeds connections what they left of a read, on the coming loop turns. */
+static uv_idle_t	*conn_again_idle;
+
 static struct log_burst conn_fd_log = {
 	.more = "refused %lu more clients in the last second: out of file "
 	    "descriptors"
@@ -233,15 +236,15 @@ conn_send_id(struct conn *c, json_t *msg, const char *id_text)
 	conn_send_text(c, line, len);
 }
 
-/* Send a reply line (taken); NULL, for one that failed or was too long, sends an error. */
+/* Send a reply line (taken); NULL, for one that could not be written, sends an error. */
 void
 conn_send_text(struct conn *c, char *line, size_t len)
 {
 	json_t	*msg;
 
 	if (line == NULL) {
-		msg = rpc_error_new(NULL, RPC_INTERNAL_ERROR, "the reply would "
-		    "exceed the 1 MiB line limit", NULL);
+		msg = rpc_error_new(NULL, RPC_INTERNAL_ERROR, "the daemon could "
+		    "not write its reply", NULL);
 		line = rpc_dump(msg, &len);
 		json_decref(msg);
 	}
@@ -338,8 +341,9 @@ conn_again(struct conn *c)
 }
 
 /*
- * Once a loop turn, after the turn's I/O: every connection that left
- * bytes and may go on is fed them; the handle stops when none is left.
+ * Once a loop turn, before it polls (with no wait while this runs): every
+ * connection that left bytes and may go on is fed them; the handle stops
+ * when none is left.
  */
 static void
 conn_again_cb(uv_idle_t *h)
@@ -363,11 +367,11 @@ conn_again_cb(uv_idle_t *h)
 static void
 conn_again_start(void)
 {
-	if (dmn.conn_again == NULL) {
-		dmn.conn_again = xmalloc(sizeof *dmn.conn_again);
-		uv_idle_init(dmn.loop, dmn.conn_again);
+	if (conn_again_idle == NULL) {
+		conn_again_idle = xmalloc(sizeof *conn_again_idle);
+		uv_idle_init(dmn.loop, conn_again_idle);
 	}
-	uv_idle_start(dmn.conn_again, conn_again_cb);
+	uv_idle_start(conn_again_idle, conn_again_cb);
 }
 
 /* Switch the connection to another mode; the old one lets go first. */

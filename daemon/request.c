@@ -23,8 +23,14 @@ static const struct method *const *const request_groups[] = {
  * longest limit error that may stand for it, with its comma.
  */
 #define REQUEST_ROOM		176
-/* Bytes of answers a batch's members may make before the rest are not run. */
+/*
+ * Bytes of answers a batch's members may make before the rest are not run,
+ * and how long its members may run: one line must not hold the loop for
+ * long, even of members that answer little or later (notifications,
+ * launches).
+ */
 #define REQUEST_BATCH_WORK	FRAME_MAX
+#define REQUEST_BATCH_NS	(50 * 1000 * 1000)
 /* The lines one connection runs in a loop turn at most, and how long. */
 #define REQUEST_TURN_LINES	64
 #define REQUEST_TURN_NS		(5 * 1000 * 1000)
@@ -56,6 +62,7 @@ struct request_batch {
 	size_t		 count;		/* replies in text */
 	size_t		 room;		/* kept for the answers to come */
 	size_t		 spent;		/* bytes of answers its members made */
+	uint64_t	 start;		/* uv_hrtime() as its first member ran */
 	unsigned	 left;		/* requests not answered yet */
 	bool		 sealed;	/* every request has been started */
 	struct conn	*conn;		/* NULL once the client is gone */
@@ -368,6 +375,9 @@ request_batch_add(struct request_batch *b, struct request *req, char *line,
 {
 	b->room -= req->room;
 	b->spent += len;
+	/* A member that goes on without its client leaves none to answer. */
+	if (req->conn == NULL)
+		b->conn = NULL;
 	if (req->id == NULL)
 		free(line);
 	else {
@@ -624,6 +634,9 @@ request_dispatch(struct conn *c, struct rpc_request *rr,
 	} else if (b != NULL && b->spent >= REQUEST_BATCH_WORK)
 		request_error(req, RPC_LIMIT, "not run: the batch's replies "
 		    "reached their 1 MiB budget");
+	else if (b != NULL && uv_hrtime() - b->start >= REQUEST_BATCH_NS)
+		request_error(req, RPC_LIMIT, "not run: the batch's members "
+		    "ran for their 50 ms; send the rest again");
 	else if (!c->authed && !(req->method->flags & METHOD_NOAUTH))
 		request_error(req, RPC_UNAUTHORIZED, "present the token first: "
 		    "hello with \"token\"");
@@ -761,6 +774,7 @@ request_batch(struct conn *c, const char *line, size_t len)
 	b->text[b->len++] = '[';
 	b->room = need - 2;
 	b->conn = c;
+	b->start = uv_hrtime();
 	for (i = 0; i < n; i++) {
 		if (m[i].bad)
 			request_refuse(c, &m[i].err, b, m[i].room);
@@ -811,6 +825,9 @@ request_line(void *arg, char *line, size_t len)
 		conn_pause(c);
 		return REQUEST_YIELD;
 	}
+	/* A write that holds too much paused it: the rest waits too. */
+	if (c->paused)
+		return REQUEST_YIELD;
 	if (++r->turn_lines >= REQUEST_TURN_LINES ||
 	    uv_hrtime() - r->turn_start >= REQUEST_TURN_NS)
 		return REQUEST_YIELD;
