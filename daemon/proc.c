@@ -440,7 +440,9 @@ proc_line(void *arg, char *line, size_t len)
 
 	if (pr->freed)
 		return 1;
-	if (proc_report_parse(line, len, &r) != 0)
+	if (pr->ctl_frame.cut)
+		why = "a line longer than a keeper's";
+	else if (proc_report_parse(line, len, &r) != 0)
 		why = "not a line of a keeper";
 	else
 		why = proc_report_check(pr, &r);
@@ -480,10 +482,9 @@ proc_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 	struct proc *pr = st->data;
 
 	if (nread > 0) {
-		if (frame_feed(&pr->ctl_frame, buf->base, nread, proc_line,
-		    pr) == FRAME_OVERFLOW)
-			log_warn("keeper %ld sent garbage",
-			    (long)pr->keeper_pid);
+		/* Long lines are cut (frame_cut): never an overflow. */
+		(void)frame_feed(&pr->ctl_frame, buf->base, nread, proc_line,
+		    pr);
 		/* A keeper says a line or two in its life: hold no buffer between. */
 		frame_trim(&pr->ctl_frame);
 		return;
@@ -742,6 +743,11 @@ proc_spawn(const struct proc_spec *sp, const char *keeper, proc_cb cb,
 	timer_start(pr->startw, PROC_START_CHECK);
 	pr->ctl_open = true;
 	frame_init(&pr->ctl_frame, 4096);
+	/*
+	 * A target that stole the socket may write a line of any length: it
+	 * is cut and ignored, and the keeper's own lines after it still count.
+	 */
+	frame_cut(&pr->ctl_frame);
 	uv_read_start((uv_stream_t *)&pr->ctl, loop_alloc_cb, proc_read_cb);
 	return pr;
 }
