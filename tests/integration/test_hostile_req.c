@@ -402,3 +402,56 @@ Test(hostile_req, waiting_members_of_a_batch_are_answered)
 	h_conn_close(&c);
 	stop_all(1);
 }
+
+/* Launches in one batch: more than its time lets run. */
+#define BATCH_LAUNCHES 400
+
+/*
+ * A batch of 400 launches runs its first 16 whatever the time and then
+ * members for 50 ms only: the rest are answered "not run" (each launch
+ * costs the daemon a millisecond or more), every one answered once, and
+ * exactly the sessions whose launch says so run.
+ */
+Test(hostile_req, a_batch_of_launches_runs_for_its_time_only)
+{
+	struct h_bytes	 b = { NULL, 0 };
+	struct h_conn	 c;
+	const char	*msg;
+	json_t		*r, *e;
+	size_t		 i;
+	long		 ran = 0, not_run = 0;
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	h_bytes_add(&b, "[", 1);
+	for (i = 0; i < BATCH_LAUNCHES; i++) {
+		char m[160];
+
+		h_bytes_add(&b, m, (size_t)snprintf(m, sizeof m, "%s{\"jsonrpc\":"
+		    "\"2.0\",\"id\":%zu,\"method\":\"launch\",\"params\":{\"kind\":"
+		    "\"exec\",\"argv\":[\"sleep\",\"300\"]}}", i ? "," : "",
+		    i + 1));
+	}
+	h_bytes_add(&b, "]\n", 2);
+	cr_assert_eq(h_conn_send(&c, b.p, b.len, 10000), 0, "send");
+	free(b.p);
+	r = h_conn_recv(&c, H_WAIT_BOUND);
+	cr_assert(json_is_array(r) && json_array_size(r) == BATCH_LAUNCHES,
+	    "the batch's reply: %s", shown(r));
+	json_array_foreach(r, i, e) {
+		msg = h_jstr(e, "error.message");
+		if (json_object_get(e, "result") != NULL)
+			ran++;
+		else if (msg != NULL && strstr(msg, "50 ms") != NULL)
+			not_run++;
+		else
+			cr_assert_fail("member %zu: %s", i, shown(e));
+	}
+	json_decref(r);
+	h_note("batch of %d launches: %ld ran, %ld not run", BATCH_LAUNCHES,
+	    ran, not_run);
+	cr_assert(ran >= 16 && not_run > 0 && ran + not_run == BATCH_LAUNCHES,
+	    "%ld launches ran and %ld were not run", ran, not_run);
+	h_conn_close(&c);
+	stop_all(ran);
+}
