@@ -13,7 +13,7 @@
 #include <string.h>
 
 TestSuite(list_table, .init = h_ctx_setup, .fini = h_ctx_teardown,
-    .timeout = 180);
+    .timeout = 180 * H_SLOW);
 
 /* The columns of the table, as its header names them. */
 #define TABLE_COLS	7

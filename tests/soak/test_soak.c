@@ -118,7 +118,7 @@ soak_init(void)
 #endif
 }
 
-TestSuite(soak, .init = soak_init, .fini = h_ctx_teardown, .timeout = 180);
+TestSuite(soak, .init = soak_init, .fini = h_ctx_teardown, .timeout = 180 * H_SLOW);
 
 /* Start the soak's daemon and hold a connection to it. */
 static void
