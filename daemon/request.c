@@ -746,7 +746,7 @@ request_batch(struct conn *c, const char *line, size_t len)
 	json_t			*root, *v;
 	size_t			 i, n, need = 2;
 
-	if (line[strspn(line, " \t")] != '[' || (root = json_loadb(line, len,
+	if (!rpc_is_batch(line) || (root = json_loadb(line, len,
 	    JSON_REJECT_DUPLICATES, NULL)) == NULL || !json_is_array(root)) {
 		return false;
 	}

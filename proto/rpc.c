@@ -228,6 +228,13 @@ fail:
 	return -1;
 }
 
+/* Whether a request line is a batch: a JSON array, by its first byte. */
+bool
+rpc_is_batch(const char *line)
+{
+	return line[strspn(line, " \t")] == '[';
+}
+
 /* Parse and validate one request line into req; -1 and err on failure. */
 int
 rpc_parse(const char *line, size_t len, struct rpc_request *req,

@@ -53,6 +53,8 @@ struct rpc_error {
 
 const char	*rpc_kind(int code);
 
+/* Whether a request line is a batch: a JSON array, by its first byte. */
+bool	 rpc_is_batch(const char *line);
 int	 rpc_parse(const char *line, size_t len, struct rpc_request *,
 	    struct rpc_error *);
 void	 rpc_request_free(struct rpc_request *);
