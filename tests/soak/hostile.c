@@ -192,7 +192,7 @@ hostile_read(struct hostile_run *r, struct hostile_peer *p)
 	if (n <= 0) {
 		if (p->kind == HK_GUESS) {
 			close(p->fd);
-			hostile_open(r, p);
+			p->fd = -1;
 			return;
 		}
 		hostile_lost(r, p);
@@ -211,9 +211,13 @@ hostile_read(struct hostile_run *r, struct hostile_peer *p)
 	hostile_greet(r, p);
 }
 
-/* One tick: slowloris bytes, then a sip of input for each ready peer. */
+/*
+ * One wake-up: a sip of input and output for each ready peer; on a tick
+ * (every HOSTILE_TICK ms, however often poll returns) also the reconnects
+ * and slowloris bytes, so the attack's rate is the same on any machine.
+ */
 static void
-hostile_tick(struct hostile_run *r, struct pollfd *pfd)
+hostile_tick(struct hostile_run *r, struct pollfd *pfd, bool tick)
 {
 	struct hostile_peer	*p;
 	int			 i;
@@ -221,10 +225,11 @@ hostile_tick(struct hostile_run *r, struct pollfd *pfd)
 	for (i = 0; i < r->n; i++) {
 		p = &r->peer[i];
 		if (p->fd == -1) {
-			hostile_open(r, p);
+			if (tick)
+				hostile_open(r, p);
 			continue;
 		}
-		if (p->kind == HK_SLOW && p->outlen == 0) {
+		if (tick && p->kind == HK_SLOW && p->outlen == 0) {
 			p->out = "x";
 			p->outlen = 1;
 			r->slow_bytes++;
@@ -276,6 +281,7 @@ hostile_child(struct hostile *h, int fd)
 	static struct hostile_run	 r;
 	static struct pollfd		 pfd[HOSTILE_MAX];
 	double				 end = hostile_now() + h->seconds;
+	double				 next = 0, now;
 	char				 line[512];
 	int				 i;
 
@@ -303,7 +309,10 @@ hostile_child(struct hostile *h, int fd)
 		if (poll(pfd, (nfds_t)r.n, HOSTILE_TICK) == -1 &&
 		    errno != EINTR)
 			_exit(4);
-		hostile_tick(&r, pfd);
+		now = hostile_now();
+		hostile_tick(&r, pfd, now >= next);
+		if (now >= next)
+			next = now + HOSTILE_TICK / 1000.0;
 	}
 	snprintf(line, sizeof line, "%d %ld %ld tokenless connections %d held "
 	    "(%ld closed by the daemon), slowloris %d (%ld closed, %ld bytes), "
