@@ -12,10 +12,13 @@
 
 static void	conn_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
 static void	conn_keep(struct conn *, const char *, size_t);
-static void	conn_again_start(void);
+static void	conn_again_add(struct conn *);
+static void	conn_again_remove(struct conn *);
 
 /* Feeds connections what they left of a read, on the coming loop turns. */
 static uv_idle_t	*conn_again_idle;
+/* The connections it is to feed: left bytes, and may go on. */
+static TAILQ_HEAD(, conn) conn_waiting = TAILQ_HEAD_INITIALIZER(conn_waiting);
 
 static struct log_burst conn_fd_log = {
 	.more = "refused %lu more clients in the last second: out of file "
@@ -76,6 +79,7 @@ conn_close(struct conn *c)
 	if (c->mode != NULL && c->mode->close != NULL)
 		c->mode->close(c);
 	c->mode = NULL;
+	conn_again_remove(c);
 	free(c->in);
 	c->in = NULL;
 	while ((h = c->hooks) != NULL) {
@@ -272,6 +276,7 @@ conn_pause(struct conn *c)
 	if (c->paused || c->closing || c->finishing || c->eof || c->dropped)
 		return;
 	c->paused = true;
+	conn_again_remove(c);
 	uv_read_stop((uv_stream_t *)&c->h);
 }
 
@@ -283,7 +288,7 @@ conn_resume(struct conn *c)
 		return;
 	c->paused = false;
 	if (c->in != NULL)
-		conn_again_start();
+		conn_again_add(c);
 	else
 		uv_read_start((uv_stream_t *)&c->h, loop_alloc_cb, conn_read_cb);
 }
@@ -321,7 +326,7 @@ conn_keep(struct conn *c, const char *data, size_t len)
 	c->inlen = len;
 	uv_read_stop((uv_stream_t *)&c->h);
 	if (!c->paused)
-		conn_again_start();
+		conn_again_add(c);
 }
 
 /* Feed a connection what it left; read from it again once all is taken. */
@@ -341,37 +346,51 @@ conn_again(struct conn *c)
 }
 
 /*
- * Once a loop turn, before it polls (with no wait while this runs): every
- * connection that left bytes and may go on is fed them; the handle stops
- * when none is left.
+ * Once a loop turn, before it polls (with no wait while this runs): the
+ * connections waiting to be fed get what they left, each once; one that
+ * leaves bytes again waits for the next turn, and the handle stops when
+ * none waits.
  */
 static void
 conn_again_cb(uv_idle_t *h)
 {
-	struct conn	*c, *next;
-	bool		 more = false;
+	struct conn	*c;
+	size_t		 n = 0;
 
-	TAILQ_FOREACH_SAFE(c, &dmn.conns, entry, next) {
-		if (c->in != NULL && !c->paused && !c->dropped &&
-		    !c->finishing)
+	TAILQ_FOREACH(c, &conn_waiting, again_entry)
+		n++;
+	while (n-- > 0 && (c = TAILQ_FIRST(&conn_waiting)) != NULL) {
+		conn_again_remove(c);
+		if (!c->dropped && !c->finishing && !c->closing)
 			conn_again(c);
-		if (c->in != NULL && !c->paused && !c->dropped &&
-		    !c->finishing && !c->closing)
-			more = true;
 	}
-	if (!more)
+	if (TAILQ_EMPTY(&conn_waiting))
 		uv_idle_stop(h);
 }
 
-/* Feed what connections left on the coming loop turns. */
+/* Have c fed what it left on the coming loop turns. */
 static void
-conn_again_start(void)
+conn_again_add(struct conn *c)
 {
+	if (c->again)
+		return;
+	c->again = true;
+	TAILQ_INSERT_TAIL(&conn_waiting, c, again_entry);
 	if (conn_again_idle == NULL) {
 		conn_again_idle = xmalloc(sizeof *conn_again_idle);
 		uv_idle_init(dmn.loop, conn_again_idle);
 	}
 	uv_idle_start(conn_again_idle, conn_again_cb);
+}
+
+/* c is fed no more by the idle handle (paused, fed, or closing). */
+static void
+conn_again_remove(struct conn *c)
+{
+	if (!c->again)
+		return;
+	c->again = false;
+	TAILQ_REMOVE(&conn_waiting, c, again_entry);
 }
 
 /* Switch the connection to another mode; the old one lets go first. */

@@ -908,6 +908,8 @@ struct conn {
 	size_t			 held;		/* bytes of its waiting writes */
 	char			*in;		/* read, left for a later turn */
 	size_t			 inlen;
+	TAILQ_ENTRY(conn)	 again_entry;	/* conn.c: waits to be fed in */
+	bool			 again;		/* on that list */
 };
 
 void	 conn_accept(struct listener *);
