@@ -7,6 +7,7 @@ subscriber from the real daemon (see conftest.py).
 """
 
 import base64
+import contextlib
 import json
 import os
 import socket
@@ -268,6 +269,18 @@ def _wait_full(c, bound):
         time.sleep(0.005)
 
 
+@contextlib.contextmanager
+def _flooded(fake, n, bound, **kw):
+    """A client of a fake daemon sending n notifications, subscribed and
+    with its queue filled to its bound of bound."""
+    d = fake(_Flood(n))
+    with dbgctl.Client(socket=d.path, autostart=False,
+                       max_notifications=bound, **kw) as c:
+        c.subscribe()
+        _wait_full(c, bound)
+        yield c
+
+
 def _drain(c, timeout=5.0):
     """Every notification held, as (dropped notices, offsets of the
     output notifications)."""
@@ -323,12 +336,7 @@ def test_a_flood_taken_slowly_loses_nothing(fake):
     all of them in order: the client pauses, never drops, and never holds
     more than its bound."""
     n, bound = 20000, 100
-    flood = _Flood(n)
-    d = fake(flood)
-    with dbgctl.Client(socket=d.path, autostart=False,
-                       max_notifications=bound) as c:
-        c.subscribe()
-        _wait_full(c, bound)
+    with _flooded(fake, n, bound) as c:
         got = []
         for m in c.notifications(timeout=10):
             assert _held(c) <= bound
@@ -345,26 +353,15 @@ def test_a_call_from_the_taking_thread_is_not_deadlocked(fake):
     is full: it cannot make room itself, so the reply is read at once
     behind the flood (the oldest dropped), not after a timeout."""
     n, bound = 20000, 50
-    flood = _Flood(n)
-    d = fake(flood)
-    with dbgctl.Client(socket=d.path, autostart=False, request_timeout=60,
-                       max_notifications=bound) as c:
-        c.subscribe()
-        _wait_full(c, bound)
+    with _flooded(fake, n, bound, request_timeout=60) as c:
         notes = c.notifications(timeout=10)
         first = next(notes)
         assert first["params"]["offset"] == 0
         t0 = time.monotonic()
         assert c.ping() == {"pong": True}
         assert time.monotonic() - t0 < 20
-        dropped, offsets = 0, []
-        for m in notes:
-            if m["method"] == "dbgctl.dropped":
-                dropped += m["params"]["notifications"]
-            else:
-                offsets.append(m["params"]["offset"])
-            if not c._notes and c._dropped is None:
-                break
+        notices, offsets = _drain(c, timeout=10)
+        dropped = sum(x["notifications"] for x in notices)
         assert dropped > 0
         assert 1 + dropped + len(offsets) == n
         assert offsets[-1] == 2 * (n - 1)
@@ -375,12 +372,7 @@ def test_a_call_waits_no_longer_for_a_taker_that_stopped(fake):
     call of another thread back for STALL_WAIT at most, not until its
     timeout."""
     n, bound = 20000, 50
-    flood = _Flood(n)
-    d = fake(flood)
-    with dbgctl.Client(socket=d.path, autostart=False, request_timeout=60,
-                       max_notifications=bound) as c:
-        c.subscribe()
-        _wait_full(c, bound)
+    with _flooded(fake, n, bound, request_timeout=60) as c:
         notes = c.notifications(timeout=10)
         next(notes)
         got = {}
