@@ -1011,9 +1011,30 @@ long long	 request_int(struct request *, const char *key,
 bool		 request_bool(struct request *, const char *key);
 json_t		*request_get(struct request *, const char *key);
 void		 request_free(struct request *);
+/* For request-batch.c: run a member, refuse one, and stand in for a reply. */
+void		 request_dispatch(struct conn *, struct rpc_request *,
+		    struct request_batch *, size_t room);
+void		 request_refuse(struct conn *, struct rpc_error *,
+		    struct request_batch *, size_t room);
+char		*request_limit_line(struct request *, const char *why,
+		    size_t *len);
+
+/* request-check.c: a request checked against its method's declaration. */
+const struct method *request_check_method(const char *name);
+int		 request_check(struct request *, json_t *params,
+		    struct rpc_error *);
 /* tests/fuzz: parse and check a line as a connection would, running nothing. */
 const struct method *request_check_line(const char *line, size_t len,
 		    json_t **params, struct rpc_error *);
+
+/* request-batch.c: a line of requests answered as one array. */
+bool		 request_batch_line(struct conn *, const char *line,
+		    size_t len);
+void		 request_batch_join(struct request_batch *);
+void		 request_batch_add(struct request_batch *, struct request *,
+		    char *line, size_t len);
+void		 request_batch_gone(struct request_batch *, struct request *);
+const char	*request_batch_refusal(struct request_batch *);
 
 /* pending.c: requests that wait, each completed once by what it waits on. */
 enum method_return pending_wait(struct request *, void *data,

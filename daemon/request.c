@@ -12,27 +12,6 @@
 /* The method of what names none, or is no request. */
 static const struct method request_none = { .name = "?" };
 
-static const struct method *const *const request_groups[] = {
-	method_session,
-	method_stream,
-	method_daemon,
-};
-
-/*
- * What a batch's reply keeps for each answer to come beside its id: the
- * longest limit error that may stand for it, with its comma.
- */
-#define REQUEST_ROOM		176
-/*
- * Bytes of answers a batch's members may make before the rest are not run,
- * and how long its members may run: one line must not hold the loop for
- * long, even of members that answer little or later (notifications,
- * launches).
- */
-#define REQUEST_BATCH_WORK	FRAME_MAX
-#define REQUEST_BATCH_NS	(50 * 1000 * 1000)
-/* Members that run whatever the time, so that a small batch runs whole. */
-#define REQUEST_BATCH_FREE	16
 /* The lines one connection runs in a loop turn at most, and how long. */
 #define REQUEST_TURN_LINES	64
 #define REQUEST_TURN_NS		(5 * 1000 * 1000)
@@ -47,37 +26,6 @@ static struct log_burst request_half_log = {
 /* What feeding stops with: the connection changed, or its turn is over. */
 #define REQUEST_LEFT		1
 #define REQUEST_YIELD		2
-
-static void	request_batch_add(struct request_batch *, struct request *,
-		    char *, size_t);
-static void	request_batch_gone(struct request_batch *, struct request *);
-
-/*
- * A batch: the replies of its requests, written as one array in the order
- * they come and sent when all are in. Room is kept for an answer to every
- * member yet to answer, so the array always fits in one line.
- */
-struct request_batch {
-	char		*text;		/* '[' and the replies, comma-separated */
-	size_t		 len;
-	size_t		 cap;
-	size_t		 count;		/* replies in text */
-	size_t		 room;		/* kept for the answers to come */
-	size_t		 spent;		/* bytes of answers its members made */
-	uint64_t	 start;		/* uv_hrtime() as its first member ran */
-	unsigned	 ran;		/* members dispatched so far */
-	unsigned	 left;		/* requests not answered yet */
-	bool		 sealed;	/* every request has been started */
-	struct conn	*conn;		/* NULL once the client is gone */
-};
-
-/* A member of a batch, parsed before any runs. */
-struct request_member {
-	struct rpc_request	 rr;
-	struct rpc_error	 err;
-	bool			 bad;		/* refused: err says why */
-	size_t			 room;
-};
 
 /* The rpc mode's own state of a connection. */
 struct request_rpc {
@@ -106,186 +54,6 @@ request_rpc_free(struct request_rpc *r)
 	free(r);
 }
 
-/* The method of a name, or NULL. */
-static const struct method *
-request_method(const char *name)
-{
-	const struct method *const	*m;
-	size_t				 i;
-
-	for (i = 0; i < sizeof request_groups / sizeof *request_groups; i++)
-		for (m = request_groups[i]; *m != NULL; m++)
-			if (strcmp((*m)->name, name) == 0)
-				return *m;
-	return NULL;
-}
-
-/* How the protocol names a set of JSON types, for messages. */
-static void
-request_type_names(int types, char *buf, size_t len)
-{
-	static const struct {
-		int		 type;
-		const char	*name;
-	} names[] = {
-		{ PT_STRING, "a string" },
-		{ PT_INT, "an integer" },
-		{ PT_BOOL, "a boolean" },
-		{ PT_STRINGS, "an array of strings" },
-		{ PT_OBJECT, "an object of strings" },
-		{ PT_SESSION, "an id or a name" },
-		{ PT_SESSIONS, "an array of ids or names" },
-	};
-	size_t i;
-
-	buf[0] = '\0';
-	for (i = 0; i < sizeof names / sizeof *names; i++) {
-		if (!(types & names[i].type))
-			continue;
-		if (buf[0] != '\0')
-			strlcat(buf, " or ", len);
-		strlcat(buf, names[i].name, len);
-	}
-}
-
-/* Whether every member of an array (or value of an object) is of a kind. */
-static bool
-request_all(json_t *v, bool (*ok)(const json_t *))
-{
-	const char	*key;
-	json_t		*e;
-	size_t		 i;
-
-	if (json_is_array(v)) {
-		json_array_foreach(v, i, e)
-			if (!ok(e))
-				return false;
-		return true;
-	}
-	json_object_foreach(v, key, e)
-		if (!ok(e))
-			return false;
-	return true;
-}
-
-/* Whether v is a string. */
-static bool
-request_is_string(const json_t *v)
-{
-	return json_is_string(v);
-}
-
-/* Whether v can name a session: an integer or a string. */
-static bool
-request_is_ref(const json_t *v)
-{
-	return json_is_integer(v) || json_is_string(v);
-}
-
-/* Whether v has one of the types. */
-static bool
-request_type_ok(json_t *v, int types)
-{
-	if ((types & PT_STRING) && json_is_string(v))
-		return true;
-	if ((types & PT_INT) && json_is_integer(v))
-		return true;
-	if ((types & PT_BOOL) && json_is_boolean(v))
-		return true;
-	if ((types & PT_STRINGS) && json_is_array(v) &&
-	    request_all(v, request_is_string))
-		return true;
-	if ((types & PT_OBJECT) && json_is_object(v) &&
-	    request_all(v, request_is_string))
-		return true;
-	if ((types & PT_SESSION) && request_is_ref(v))
-		return true;
-	return (types & PT_SESSIONS) && json_is_array(v) &&
-	    request_all(v, request_is_ref);
-}
-
-/* Check one declared param of params; a valid one is copied to out. */
-static int
-request_check_param(const struct method_param *p, json_t *params,
-    json_t *out, struct rpc_error *err)
-{
-	json_t		*v = json_object_get(params, p->name);
-	long long	 n;
-	char		 types[160];
-
-	if (v == NULL || json_is_null(v)) {
-		if (!p->required)
-			return 0;
-		rpc_error_set(err, RPC_INVALID_PARAMS, "\"%s\" is required",
-		    p->name);
-		return -1;
-	}
-	if (!request_type_ok(v, p->types)) {
-		request_type_names(p->types, types, sizeof types);
-		rpc_error_set(err, RPC_INVALID_PARAMS, "\"%s\" must be %s",
-		    p->name, types);
-		return -1;
-	}
-	if (json_is_integer(v) && p->min < p->max &&
-	    ((n = json_integer_value(v)) < p->min || n > p->max)) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "\"%s\" must be an "
-		    "integer from %lld to %lld", p->name, p->min, p->max);
-		return -1;
-	}
-	json_object_set(out, p->name, v);
-	return 0;
-}
-
-/* Check a request's params against its method; resolve "session". */
-static int
-request_check(struct request *req, json_t *params, struct rpc_error *err)
-{
-	const struct method_param	*p;
-	json_t				*ref;
-
-	req->params = json_object();
-	for (p = req->method->params; p != NULL && p->name != NULL; p++)
-		if (request_check_param(p, params, req->params, err) != 0)
-			return -1;
-	if ((ref = json_object_get(req->params, "session")) == NULL)
-		return 0;
-	if ((req->session = session_find(ref, err)) == NULL)
-		return -1;
-	session_ref(req->session);
-	return 0;
-}
-
-/*
- * Parse and check one request line as request_dispatch does before it runs
- * the method, with no connection, no daemon state beyond the session table,
- * and nothing run: the entry of tests/fuzz. Returns the method and its
- * checked params (the caller's reference), or NULL with err; err->id is as
- * rpc_parse leaves it on failure, and NULL after a check of the params.
- */
-const struct method *
-request_check_line(const char *line, size_t len, json_t **params,
-    struct rpc_error *err)
-{
-	struct request		 req = { 0 };
-	struct rpc_request	 rr;
-
-	*params = NULL;
-	if (rpc_parse(line, len, &rr, err) != 0)
-		return NULL;
-	if ((req.method = request_method(rr.method)) == NULL)
-		rpc_error_set(err, RPC_METHOD_NOT_FOUND, "no method \"%.64s\"",
-		    rr.method);
-	else if (request_check(&req, rr.params, err) != 0)
-		req.method = NULL;
-	else
-		*params = json_incref(req.params);
-	if (req.session != NULL)
-		session_unref(req.session);
-	json_decref(req.params);
-	rpc_request_free(&rr);
-	return req.method;
-}
-
 /* Free a request that is finished, or whose client is gone. */
 void
 request_free(struct request *req)
@@ -303,27 +71,11 @@ request_free(struct request *req)
 	free(req);
 }
 
-/* Send a batch's replies once every request of it is answered. */
-static void
-request_batch_done(struct request_batch *b)
-{
-	if (!b->sealed || b->left > 0)
-		return;
-	if (b->conn != NULL && b->count > 0) {
-		b->text[b->len++] = ']';
-		b->text[b->len++] = '\n';
-		conn_send_text(b->conn, b->text, b->len);
-		b->text = NULL;
-	}
-	free(b->text);
-	free(b);
-}
-
 /*
  * The limit error that stands for a request's reply (malloc'd line): with
  * its id, and the session it is about, so that one it launched is known.
  */
-static char *
+char *
 request_limit_line(struct request *req, const char *why, size_t *len)
 {
 	json_t	*data = json_object(), *msg;
@@ -353,64 +105,6 @@ request_long_line(struct request *req, size_t *len)
 	snprintf(why, sizeof why, "the reply about session %lu would exceed "
 	    "the 1 MiB line limit", req->session->id);
 	return request_limit_line(req, why, len);
-}
-
-/* Make room for need bytes of a batch's reply; it doubles, so few copies. */
-static void
-request_batch_grow(struct request_batch *b, size_t need)
-{
-	if (need <= b->cap)
-		return;
-	while (b->cap < need)
-		b->cap = b->cap != 0 ? b->cap * 2 : 4096;
-	b->text = xreallocarray(b->text, b->cap, 1);
-}
-
-/*
- * One request of a batch is answered with a line of len bytes (taken;
- * NULL: it would not fit in one, len what making it cost): its room goes
- * to it, or to a limit error in its place when the array would grow past
- * the line limit; a notification's answer only counts as work done.
- */
-static void
-request_batch_add(struct request_batch *b, struct request *req, char *line,
-    size_t len)
-{
-	b->room -= req->room;
-	b->spent += len;
-	/* A member that goes on without its client leaves none to answer. */
-	if (req->conn == NULL)
-		b->conn = NULL;
-	if (req->id == NULL)
-		free(line);
-	else {
-		if (line == NULL || b->len + len + b->room + 1 > FRAME_MAX) {
-			free(line);
-			line = request_limit_line(req, "the reply would not fit in "
-			    "the batch's 1 MiB line", &len);
-			if (len > req->room)
-				log_fatal("a limit error outgrew its room");
-		}
-		/* The line's LF makes room for its comma, or for the ']'. */
-		request_batch_grow(b, b->len + len + 2);
-		if (b->count++ > 0)
-			b->text[b->len++] = ',';
-		memcpy(b->text + b->len, line, len - 1);
-		b->len += len - 1;
-		free(line);
-	}
-	b->left--;
-	request_batch_done(b);
-}
-
-/* A request of a batch is dropped unanswered: the batch is sent nowhere. */
-static void
-request_batch_gone(struct request_batch *b, struct request *req)
-{
-	b->room -= req->room;
-	b->conn = NULL;
-	b->left--;
-	request_batch_done(b);
 }
 
 /* Mark the request answered; free it unless its method is still running. */
@@ -615,32 +309,28 @@ request_new(struct conn *c, json_t *id, const char *id_text,
 	req->batch = b;
 	req->room = room;
 	if (b != NULL)
-		b->left++;
+		request_batch_join(b);
 	return req;
 }
 
 /* Run a parsed request: find its method, check it, run it. */
-static void
+void
 request_dispatch(struct conn *c, struct rpc_request *rr,
     struct request_batch *b, size_t room)
 {
 	struct request		*req;
 	struct rpc_error	 err;
 	enum method_return	 rv;
+	const char		*why;
 
 	req = request_new(c, json_incref(rr->id), rr->id_text, b, room);
 	req->in_exec = true;
-	if ((req->method = request_method(rr->method)) == NULL) {
+	if ((req->method = request_check_method(rr->method)) == NULL) {
 		req->method = &request_none;
 		request_error(req, RPC_METHOD_NOT_FOUND, "no method \"%.64s\"",
 		    rr->method);
-	} else if (b != NULL && b->spent >= REQUEST_BATCH_WORK)
-		request_error(req, RPC_LIMIT, "not run: the batch's replies "
-		    "reached their 1 MiB budget");
-	else if (b != NULL && b->ran++ >= REQUEST_BATCH_FREE &&
-	    uv_hrtime() - b->start >= REQUEST_BATCH_NS)
-		request_error(req, RPC_LIMIT, "not run: the batch's members "
-		    "ran for their 50 ms; send the rest again");
+	} else if (b != NULL && (why = request_batch_refusal(b)) != NULL)
+		request_error(req, RPC_LIMIT, "%s", why);
 	else if (!c->authed && !(req->method->flags & METHOD_NOAUTH))
 		request_error(req, RPC_UNAUTHORIZED, "present the token first: "
 		    "hello with \"token\"");
@@ -670,7 +360,7 @@ request_dispatch(struct conn *c, struct rpc_request *rr,
  * Answer what is not a request (its id taken from err; null when it has
  * none), in a batch among its replies.
  */
-static void
+void
 request_refuse(struct conn *c, struct rpc_error *err, struct request_batch *b,
     size_t room)
 {
@@ -699,99 +389,6 @@ request_run(struct conn *c, const char *text, size_t len)
 	rpc_request_free(&rr);
 }
 
-/* What a batch's reply keeps for an answer with id (NULL: none comes). */
-static size_t
-request_room(const json_t *id, const char *id_text)
-{
-	if (id == NULL)
-		return 0;
-	if (id_text != NULL)
-		return REQUEST_ROOM + strlen(id_text);
-	return REQUEST_ROOM + json_dumpb(id, NULL, 0, JSON_COMPACT |
-	    JSON_ENCODE_ANY);
-}
-
-/* Parse a batch's member v into m, and what its answer may need. */
-static void
-request_member(json_t *v, struct request_member *m)
-{
-	char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-
-	memset(m, 0, sizeof *m);
-	if (text == NULL)
-		log_fatal("cannot write a member of a batch");
-	m->bad = rpc_parse(text, strlen(text), &m->rr, &m->err) != 0;
-	free(text);
-	if (m->bad)
-		m->room = request_room(m->err.id != NULL ? m->err.id :
-		    json_null(), NULL);
-	else
-		m->room = request_room(m->rr.id, m->rr.id_text);
-}
-
-/*
- * A batch (a JSON array): its members are parsed first, and it is refused
- * whole when an answer to each could not fit in one line; then each runs
- * as a request, those after its replies have reached REQUEST_BATCH_WORK
- * bytes are answered "not run", and the replies go back as one array once
- * all are answered (none for notifications only). An empty array is one
- * invalid request. False if the line is no batch.
- */
-static bool
-request_batch(struct conn *c, const char *line, size_t len)
-{
-	struct request_batch	*b;
-	struct request_member	*m;
-	struct rpc_error	 err = { 0 };
-	json_t			*root, *v;
-	size_t			 i, n, need = 2;
-
-	if (!rpc_is_batch(line) || (root = json_loadb(line, len,
-	    JSON_REJECT_DUPLICATES, NULL)) == NULL || !json_is_array(root)) {
-		return false;
-	}
-	if ((n = json_array_size(root)) == 0) {
-		json_decref(root);
-		rpc_error_set(&err, RPC_INVALID_REQUEST, "an empty batch");
-		request_refuse(c, &err, NULL, 0);
-		return true;
-	}
-	m = xreallocarray(NULL, n, sizeof *m);
-	json_array_foreach(root, i, v) {
-		request_member(v, &m[i]);
-		need += m[i].room;
-	}
-	json_decref(root);
-	if (need > FRAME_MAX) {
-		for (i = 0; i < n; i++) {
-			json_decref(m[i].err.id);
-			rpc_request_free(&m[i].rr);
-		}
-		free(m);
-		rpc_error_set(&err, RPC_LIMIT, "a batch of %zu requests: an "
-		    "answer to each would not fit in one 1 MiB line", n);
-		request_refuse(c, &err, NULL, 0);
-		return true;
-	}
-	b = xcalloc(1, sizeof *b);
-	request_batch_grow(b, 2);
-	b->text[b->len++] = '[';
-	b->room = need - 2;
-	b->conn = c;
-	b->start = uv_hrtime();
-	for (i = 0; i < n; i++) {
-		if (m[i].bad)
-			request_refuse(c, &m[i].err, b, m[i].room);
-		else
-			request_dispatch(c, &m[i].rr, b, m[i].room);
-		rpc_request_free(&m[i].rr);
-	}
-	free(m);
-	b->sealed = true;
-	request_batch_done(b);
-	return true;
-}
-
 /* Whether the client has taken enough of its replies for its lines to go on. */
 static bool
 request_room_ok(struct conn *c)
@@ -818,7 +415,7 @@ request_line(void *arg, char *line, size_t len)
 		conn_finish(c);
 		return REQUEST_LEFT;
 	}
-	if (!request_batch(c, line, len))
+	if (!request_batch_line(c, line, len))
 		request_run(c, line, len);
 	if (c->closing || c->finishing || c->mode != &request_rpc_mode)
 		return REQUEST_LEFT;
