@@ -86,8 +86,9 @@ term_csi_start(struct term *t)
 {
 	memset(t->p, 0, sizeof t->p);
 	t->lead = t->inter = t->n = 0;
-	t->any = t->bad = t->over = t->colon = t->sgr = false;
+	t->any = t->bad = t->over = t->colon = t->sgr_clear_all = false;
 	t->sgr_ext = t->sgr_skip = 0;
+	t->sgr_set = t->sgr_clr = 0;
 	t->state = TERM_CSI;
 }
 
@@ -101,10 +102,68 @@ term_bit(struct term *t, uint64_t bit, bool on)
 		t->on &= ~bit;
 }
 
+/* The attributes each SGR number sets (set) or clears (clear). */
+static const struct {
+	uint8_t		from;
+	uint8_t		to;
+	uint16_t	bits;
+	bool		set;
+} term_sgr[] = {
+	{ 1, 2, TERM_A_BOLD, true },
+	{ 3, 3, TERM_A_ITALIC, true },
+	{ 4, 4, TERM_A_UNDER, true },
+	{ 5, 6, TERM_A_BLINK, true },
+	{ 7, 7, TERM_A_REVERSE, true },
+	{ 8, 8, TERM_A_HIDDEN, true },
+	{ 9, 9, TERM_A_STRIKE, true },
+	{ 21, 21, TERM_A_UNDER, true },
+	{ 22, 22, TERM_A_BOLD, false },
+	{ 23, 23, TERM_A_ITALIC, false },
+	{ 24, 24, TERM_A_UNDER, false },
+	{ 25, 25, TERM_A_BLINK, false },
+	{ 27, 27, TERM_A_REVERSE, false },
+	{ 28, 28, TERM_A_HIDDEN, false },
+	{ 29, 29, TERM_A_STRIKE, false },
+	{ 30, 38, TERM_A_FG, true },
+	{ 39, 39, TERM_A_FG, false },
+	{ 40, 48, TERM_A_BG, true },
+	{ 49, 49, TERM_A_BG, false },
+	{ 53, 53, TERM_A_OVER, true },
+	{ 55, 55, TERM_A_OVER, false },
+	{ 58, 58, TERM_A_ULCOLOR, true },
+	{ 59, 59, TERM_A_ULCOLOR, false },
+	{ 90, 97, TERM_A_FG, true },
+	{ 100, 107, TERM_A_BG, true },
+};
+
+/* An SGR number's change to the sequence's pending attributes. */
+static void
+term_sgr_apply(struct term *t, unsigned v)
+{
+	size_t	i;
+
+	if (v == 0) {
+		t->sgr_clear_all = true;
+		t->sgr_set = t->sgr_clr = 0;
+		return;
+	}
+	for (i = 0; i < TERM_NITEMS(term_sgr); i++) {
+		if (v < term_sgr[i].from || v > term_sgr[i].to)
+			continue;
+		if (term_sgr[i].set) {
+			t->sgr_set |= term_sgr[i].bits;
+			t->sgr_clr &= ~term_sgr[i].bits;
+		} else {
+			t->sgr_clr |= term_sgr[i].bits;
+			t->sgr_set &= ~term_sgr[i].bits;
+		}
+		return;
+	}
+}
+
 /*
- * One SGR parameter is complete: whether attributes are left after it.
- * The colour forms (38;5;N, 38;2;R;G;B) take their numbers with them, so
- * a colour 0 is not taken for a reset.
+ * One SGR parameter is complete. The colour forms (38;5;N, 38;2;R;G;B)
+ * take their numbers with them, so that a colour 0 is not a reset.
  */
 static void
 term_sgr_param(struct term *t, unsigned v, bool colon)
@@ -118,13 +177,22 @@ term_sgr_param(struct term *t, unsigned v, bool colon)
 		t->sgr_skip--;
 		return;
 	}
-	if (colon)
-		t->sgr = true;
-	else if (v == 38 || v == 48 || v == 58) {
-		t->sgr = true;
+	/* 38:5:N and 4:3 carry their own numbers after colons. */
+	if (colon && v != 4 && v != 38 && v != 48 && v != 58)
+		return;
+	term_sgr_apply(t, v);
+	if (!colon && (v == 38 || v == 48 || v == 58))
 		t->sgr_ext = 1;
-	} else
-		t->sgr = v != 0;
+}
+
+/* An SGR sequence ended: its pending changes are the attributes' now. */
+static void
+term_sgr_end(struct term *t, unsigned count)
+{
+	if (count == 0 || t->sgr_clear_all)
+		t->attrs = 0;
+	t->attrs = (t->attrs & ~t->sgr_clr) | t->sgr_set;
+	term_bit(t, TERM_SGR, t->attrs != 0);
 }
 
 /* The parameter being read is complete. */
@@ -219,7 +287,7 @@ term_csi_dispatch(struct term *t, char final)
 	    final == 'l'))
 		term_ansi_mode(t, count, final == 'h');
 	else if (t->lead == 0 && t->inter == 0 && final == 'm')
-		term_bit(t, TERM_SGR, count > 0 && t->sgr);
+		term_sgr_end(t, count);
 	else if (t->lead == '>' && t->inter == 0 && (final == 'm' ||
 	    final == 'n') && count > 0 && t->p[0] == 4) {
 		t->mok = final == 'm' && count > 1 ? (uint8_t)t->p[1] : 0;
@@ -343,6 +411,7 @@ term_esc_byte(struct term *t, unsigned char c)
 		/* A full reset: the terminal as it starts. */
 		t->on = 0;
 		t->kitty = t->kitty_set = t->titles = t->mok = t->style = 0;
+		t->attrs = 0;
 		return;
 	case 0x1b:
 		t->state = TERM_ESC;

@@ -49,6 +49,19 @@
 #define TERM_COLOR11	(1ULL << 35)	/* OSC 11: background changed */
 #define TERM_COLOR12	(1ULL << 36)	/* OSC 12: cursor colour changed */
 
+/* The attributes SGR sets; TERM_SGR while any is. */
+#define TERM_A_BOLD	0x0001	/* bold or faint */
+#define TERM_A_ITALIC	0x0002
+#define TERM_A_UNDER	0x0004
+#define TERM_A_BLINK	0x0008
+#define TERM_A_REVERSE	0x0010
+#define TERM_A_HIDDEN	0x0020
+#define TERM_A_STRIKE	0x0040
+#define TERM_A_OVER	0x0080
+#define TERM_A_FG	0x0100
+#define TERM_A_BG	0x0200
+#define TERM_A_ULCOLOR	0x0400
+
 /* The alternate screens. */
 #define TERM_ALT	(TERM_ALT1049 | TERM_ALT1047 | TERM_ALT47)
 
@@ -70,6 +83,7 @@ struct term {
 	uint8_t		kitty_flags;	/* the last flags pushed */
 	uint8_t		kitty_set;	/* flags set with CSI = F u */
 	uint8_t		titles;		/* TERM_TITLE: pushes */
+	uint16_t	attrs;		/* TERM_A_*: TERM_SGR while not 0 */
 
 	/* The parser: it keeps its place across chunks. */
 	uint8_t		state;
@@ -80,9 +94,11 @@ struct term {
 	bool		bad;		/* a sequence not to act on */
 	bool		over;		/* more parameters than TERM_PARAMS */
 	bool		colon;		/* the parameter has sub-parameters */
-	bool		sgr;		/* SGR: attributes after the last reset */
+	bool		sgr_clear_all;	/* SGR: a 0 was read */
 	uint8_t		sgr_ext;	/* SGR: 1 after 38/48/58 */
 	uint8_t		sgr_skip;	/* SGR: colour parameters to pass */
+	uint16_t	sgr_set;	/* SGR: TERM_A_* it sets */
+	uint16_t	sgr_clr;	/* SGR: TERM_A_* it clears */
 	uint16_t	p[TERM_PARAMS];
 	uint16_t	osc;		/* OSC: its number */
 	uint8_t		osc_at;		/* OSC: 0 number, 1 first byte, 2 rest */
