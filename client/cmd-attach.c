@@ -24,8 +24,21 @@ struct attach {
 	long long	 id;		/* the session's id, once attached */
 	int		 events[2];	/* signal handlers -> loop */
 	int		 in_eof;
+	char		 last;		/* the last byte of output shown */
 	struct term	 term;		/* the modes the console's output set */
 };
+
+/*
+ * What starts a line of our own: nothing where the cursor is at the start
+ * of one already (the output ended a line, or the alternate screen was
+ * left for the line after our first), else a newline.
+ */
+static const char *
+cmd_attach_nl(const struct attach *a)
+{
+	return a->last == '\n' || a->last == '\0' ||
+	    (a->term.on & TERM_ALT) ? "" : "\n";
+}
 
 /* Parse a detach key: ^X, C-x, a single character, or "none" (-1); -2 if bad. */
 static int
@@ -128,9 +141,9 @@ cmd_attach_ended(struct attach *a, json_t *s)
 		else
 			snprintf(how, sizeof how, "signal %lld", (long long)n);
 	}
-	fprintf(stderr, "\n[session %lld ended: %s%s%s]\n", (long long)
-	    json_integer_value(json_object_get(s, "id")), how, by != NULL ?
-	    ", by " : "", by != NULL ? by : "");
+	fprintf(stderr, "%s[session %lld ended: %s%s%s]\n", cmd_attach_nl(a),
+	    (long long)json_integer_value(json_object_get(s, "id")), how,
+	    by != NULL ? ", by " : "", by != NULL ? by : "");
 }
 
 /* Send the terminal's size; redraw forces the program to repaint. */
@@ -228,6 +241,7 @@ cmd_attach_loop(struct attach *a)
 		/* Known before they are shown: a signal now undoes them too. */
 		term_feed(&a->term, buf, n);
 		tty_modes(&a->term);
+		a->last = buf[n - 1];
 		if (cmd_write_all(STDOUT_FILENO, buf, n) != 0)
 			return 1;
 	}
@@ -243,8 +257,8 @@ cmd_attach_finish(struct attach *a, int ended)
 
 	if (!ended) {
 		if (!a->quiet)
-			fprintf(stderr, "\n[detached from session %lld]\n",
-			    a->id);
+			fprintf(stderr, "%s[detached from session %lld]\n",
+			    cmd_attach_nl(a), a->id);
 		return EXIT_OK;
 	}
 	/* The console closed: the session ended, or the daemon went away. */
