@@ -8,9 +8,9 @@
  * the daemon killed), also when the client attached long after they were
  * set; the termios modes are bit-identical; attaching says how to leave
  * and -q keeps quiet; the end says how the session ended; ^Z typed into
- * an attached gdb is shown (status, a notification, the console) and the
- * next key resumes it, as `dbgctl signal S CONT` does, and exec answers
- * again.
+ * an attached gdb is shown (status, a notification, the console, exec's
+ * error) and the next key resumes it, as `dbgctl signal S CONT` does, and
+ * exec answers again.
  *
  * Fixtures (meson passes their paths): FIX_MODES sets the modes top sets
  * and waits for input; FIX_ECHO is a small program for gdb to load.
@@ -375,6 +375,12 @@ ctrl_z_shown_then_resumed(bool by_key)
 	cr_assert(strstr(r.out, "suspended: SIGTSTP") != NULL, "dbgctl status "
 	    "%s after ^Z: expected \"suspended: SIGTSTP\", got:\n%s", ids,
 	    r.out);
+	h_run_free(&r);
+	h_cli(&r, H_ARGS("exec", ids, "--", "print 6*7"));
+	cr_assert(r.code == 1 && strstr(r.err, "suspended (SIGTSTP)") != NULL &&
+	    r.elapsed < 10, "dbgctl exec %s while suspended: expected exit 1 "
+	    "at once saying it is suspended, got %d after %.1f s: %s", ids,
+	    r.code, r.elapsed, r.err);
 	h_run_free(&r);
 
 	if (by_key)
