@@ -448,6 +448,8 @@ proc_line(void *arg, char *line, size_t len)
 	struct proc		*pr = arg;
 	struct proc_report	 r;
 	const char		*why;
+	pid_t			 ppid;
+	char			 state;
 
 	if (pr->freed)
 		return 1;
@@ -483,6 +485,10 @@ proc_line(void *arg, char *line, size_t len)
 		pr->cb(pr->arg, pr, PROC_EXITED);
 		return 0;
 	case PROC_REPORT_STOPPED:
+		/* Believed only of a program that is stopped (or gone) now. */
+		if (proc_stat_of(pr->pid, &ppid, &state) == 0 && state != 'T' &&
+		    state != 't')
+			return 0;
 		pr->stop_signal = (int)r.n;
 		pr->cb(pr->arg, pr, PROC_STOPPED);
 		return 0;

@@ -164,6 +164,42 @@ Test(term, sigterm_undoes_modes)
 	signal_undoes_modes(SIGTERM);
 }
 
+/* Predicate: the pid is stopped (state T in /proc/PID/stat). */
+static bool
+is_stopped(void *arg)
+{
+	return h_pid_state(*(pid_t *)arg) == 'T';
+}
+
+/*
+ * SIGTSTP to the client: the modes are undone while it is stopped, set
+ * again when it is continued, and undone once more at the detach.
+ */
+Test(term, sigtstp_undoes_modes_while_stopped)
+{
+	char ids[32];
+	struct h_pty p;
+	size_t off;
+
+	launch_modes(NULL, ids, sizeof(ids));
+	off = attach_pty(&p, ids, NULL, "modes-ready");
+	cr_assert_eq(kill(p.pid, SIGTSTP), 0, "kill: %s", strerror(errno));
+	cr_assert(h_wait_for(is_stopped, &p.pid, H_WAIT_BOUND), "dbgctl %s: "
+	    "not stopped after SIGTSTP", p.cmd);
+	h_pty_pump(&p, 100);
+	expect_resets(&p, off, "stopped by SIGTSTP");
+	h_pty_expect_restored(&p, "stopped by SIGTSTP");
+	off = p.seen.len;
+	cr_assert_eq(kill(p.pid, SIGCONT), 0, "kill: %s", strerror(errno));
+	off = h_pty_expect(&p, off, "\033[?1049h", H_WAIT_BOUND);
+	h_pty_expect_raw(&p, H_WAIT_BOUND, "after SIGCONT");
+	h_pty_type(&p, KEY_DETACH, 1);
+	h_pty_expect_exit(&p, 0, H_WAIT_BOUND, "after SIGTSTP, SIGCONT, ^\\");
+	expect_resets_of(&p, off, false, "after SIGTSTP, SIGCONT and ^\\");
+	h_pty_expect_restored(&p, "after SIGTSTP, SIGCONT and ^\\");
+	h_pty_close(&p);
+}
+
 /*
  * The session stopped from outside: the modes are undone and the client
  * says how the session ended, from its exit record.
