@@ -349,7 +349,7 @@ cmd_attach_exec(struct cmd *self, struct client *c)
 
 const struct cmd_entry cmd_attach_entry = {
 	.name = "attach",
-	.usage = "[--detach-key KEY] [-q] SESSION",
+	.usage = "[--detach-key KEY] [-q | --quiet] SESSION",
 	.args = { "detach-key: q quiet", 1, 1 },
 	.flags = CMD_SESSION,
 	.exec = cmd_attach_exec,

@@ -312,7 +312,7 @@ const struct cmd_entry cmd_launch_entry = {
 	    "\t[--stop-target detach|kill]\n"
 	    "\t[--fault-break LOCATION]... [--no-fault-break] [--core]\n"
 	    "\t[--lease]\n"
-	    "\t[--attach [--detach-key KEY] [-q] | --wait]\n"
+	    "\t[--attach [--detach-key KEY] [-q | --quiet] | --wait]\n"
 	    "\t[--] PROGRAM [ARG...]",
 	.args = { "kind: name: debugger: remote: server: port# "
 	    "connect-timeout# transport x: cwd: env: stop-timeout# "
