@@ -7,11 +7,11 @@
  * group, reports "started PID" or "failed STAGE ERRNO", then reaps and
  * reports "exit code N HOW" or "exit signal N HOW", HOW saying what the keeper
  * had done by then ("run": nothing, "term", "kill"), and "stopped signal N"
- * and "continued" as the program is stopped and continued in between.  On "stop MS" it sends SIGTERM to
- * every descendant and SIGKILL at the deadline, repeated until no child is
- * left; when the daemon goes away (EOF on 3, SIGTERM from PDEATHSIG, SIGHUP
- * from the pty) it SIGKILLs everything at once.  The keeper exits only once
- * nothing it started is alive.
+ * and "continued" as the program is stopped and continued in between.  On
+ * "stop MS" it sends SIGTERM to every descendant and SIGKILL at the
+ * deadline, repeated until no child is left; when the daemon goes away (EOF
+ * on 3, SIGTERM from PDEATHSIG, SIGHUP from the pty) it SIGKILLs everything
+ * at once.  The keeper exits only once nothing it started is alive.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
