@@ -449,3 +449,32 @@ Test(term, ctrl_z_shown_then_signal_cont_resumes)
 {
 	ctrl_z_shown_then_resumed(false);
 }
+
+/*
+ * A suspended gdb is stopped the way a running one is: continued first,
+ * it quits (by quit), rather than taking SIGTERM it cannot act on and
+ * SIGKILL at the deadline.
+ */
+Test(term, stop_of_suspended_gdb_quits_it)
+{
+	char ids[32];
+	struct h_pty p;
+	json_t *s;
+	long id;
+
+	id = launch_gdb(NULL, ids, sizeof(ids));
+	attach_pty(&p, ids, NULL, "(gdb) ");
+	h_pty_type(&p, "\x1a", 1);
+	cr_assert(h_cli_wait_status(id, "suspended.name", "SIGTSTP",
+	    H_WAIT_BOUND), "dbgctl status %s: not shown suspended after ^Z",
+	    ids);
+	s = h_cli_stop(id, "20000", NULL);
+	cr_assert(h_jint(s, "exit.code", -1) == 0 && h_jstr(s, "exit.by") !=
+	    NULL && strcmp(h_jstr(s, "exit.by"), "quit") == 0, "dbgctl stop "
+	    "%s of a suspended gdb: expected exit code 0 by quit, got %s", ids,
+	    json_dumps(json_object_get(s, "exit"), JSON_COMPACT));
+	json_decref(s);
+	h_pty_expect_exit(&p, 0, H_WAIT_BOUND, "after its session was stopped");
+	h_pty_expect_restored(&p, "after its suspended session was stopped");
+	h_pty_close(&p);
+}
