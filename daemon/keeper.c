@@ -369,9 +369,6 @@ keeper_stop(struct keeper *k, long long ms)
 		k->phase = KEEPER_TERM;
 		k->deadline = deadline;
 		keeper_signal_all(k, SIGTERM);
-		/* A stopped program acts on SIGTERM only once continued. */
-		if (k->main_stopped && !k->main_reaped)
-			(void)kill(-k->main_pid, SIGCONT);
 		break;
 	case KEEPER_TERM:
 		if (deadline < k->deadline)
@@ -480,7 +477,6 @@ keeper_report_stop(struct keeper *k, int status)
 		keeper_report_exec(k);
 	if (k->errfd != -1)
 		return;
-	k->main_stopped = WIFSTOPPED(status);
 	if (WIFSTOPPED(status))
 		keeper_send(k, "stopped", "signal", WSTOPSIG(status), NULL);
 	else

@@ -97,7 +97,6 @@ struct keeper {
 
 	pid_t			  main_pid;
 	int			  main_reaped;
-	int			  main_stopped;	/* "stopped" said last */
 	int			  quiet;	/* "failed" sent: no "exit" */
 
 	enum keeper_phase	  phase;
