@@ -504,11 +504,11 @@ term_feed(struct term *t, const char *data, size_t len)
 
 	while (p < end) {
 		/* Text on the ground is most of it: pass over it quickly. */
-		if (t->state == TERM_GROUND && *p >= 0x20) {
-			p++;
-			continue;
-		}
-		term_byte(t, *p++);
+		if (t->state == TERM_GROUND)
+			while (p < end && *p >= 0x20)
+				p++;
+		if (p < end)
+			term_byte(t, *p++);
 	}
 }
 
