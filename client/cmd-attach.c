@@ -20,6 +20,7 @@ struct attach {
 	int		 key;		/* detach key, -1 for none */
 	int		 events[2];	/* signal handlers -> loop */
 	int		 in_eof;
+	int		 server;	/* typing goes to the server's terminal */
 };
 
 /* Parse a detach key: ^X, C-x, a single character, or "none" (-1); -2 if bad. */
@@ -194,12 +195,33 @@ cmd_attach_finish(struct attach *a, int ended)
 	return rv;
 }
 
+/* The attach request's params: the session, and which of its terminals. */
+static json_t *
+cmd_attach_params(const struct attach *a)
+{
+	json_t *p = json_pack("{s:O}", "session", a->session);
+
+	if (a->server)
+		json_object_set_new(p, "server", json_true());
+	return p;
+}
+
 /*
  * Attach this terminal (or, without one, stdin and stdout) to the console
  * of session; returns the exit status.
  */
 int
 cmd_attach_session(struct client *c, json_t *session, int key)
+{
+	return cmd_attach_terminal(c, session, key, 0);
+}
+
+/*
+ * The same, typing into the server's terminal (the program's, under
+ * gdbserver) when server is set.
+ */
+int
+cmd_attach_terminal(struct client *c, json_t *session, int key, int server)
 {
 	struct attach	 a;
 	json_t		*r;
@@ -209,10 +231,11 @@ cmd_attach_session(struct client *c, json_t *session, int key)
 	a.c = c;
 	a.session = session;
 	a.key = key;
+	a.server = server;
 	client_init(&a.raw, c->socket_arg, c->json);
 	a.raw.autostart = 0;
-	if ((r = client_raw_call(&a.raw, "attach", json_pack("{s:O}",
-	    "session", session))) == NULL) {
+	if ((r = client_raw_call(&a.raw, "attach", cmd_attach_params(&a))) ==
+	    NULL) {
 		if (strcmp(a.raw.error.kind, "not_running") != 0)
 			return client_error(&a.raw);
 		/* Already over: report how it ended, as a finished attach would. */
@@ -245,13 +268,14 @@ cmd_attach_exec(struct cmd *self, struct client *c)
 		    "console, use launch --attach with a pipe, or write/logs)");
 		return EXIT_FAILED;
 	}
-	return cmd_attach_session(c, self->session, key);
+	return cmd_attach_terminal(c, self->session, key,
+	    args_has(&self->args, "server"));
 }
 
 const struct cmd_entry cmd_attach_entry = {
 	.name = "attach",
-	.usage = "[--detach-key KEY] SESSION",
-	.args = { "detach-key:", 1, 1 },
+	.usage = "[--detach-key KEY] [--server] SESSION",
+	.args = { "detach-key: server", 1, 1 },
 	.flags = CMD_SESSION,
 	.exec = cmd_attach_exec,
 };
