@@ -273,7 +273,6 @@ backend_gdb_close(struct session *s)
 		return;
 	mi_close(g->mi);
 	g->mi = NULL;
-	gdb_tty_close(s);
 	timer_free(g->timer);
 	g->timer = NULL;
 }

@@ -57,7 +57,10 @@ gdb_tty_args(struct argv *av, struct session *s)
 	argv_pushf(av, "set inferior-tty %s", s->tty->pts);
 }
 
-/* The session ended: take what the program printed last, then close. */
+/*
+ * The session ended (session_end, before its log closes): take what the
+ * program printed last, then close.
+ */
 void
 gdb_tty_close(struct session *s)
 {

@@ -538,6 +538,8 @@ session_end(struct session *s)
 		console_close(s->procs[i].console);
 		s->procs[i].console = NULL;
 	}
+	/* Into the log while it is open: what the program printed last. */
+	gdb_tty_close(s);
 	output_close(&s->output);
 	if (s->transport != NULL)
 		transport_finish(s->transport);
