@@ -26,6 +26,8 @@ struct attach {
 	int		 in_eof;
 	char		 last;		/* the last byte of output shown */
 	struct term	 term;		/* the modes the console's output set */
+	int		 server;	/* typing goes to the server's terminal */
+	int		 to_server;	/* the daemon said it does */
 };
 
 /*
@@ -108,6 +110,10 @@ cmd_attach_banner(struct attach *a)
 	if (name != NULL)
 		snprintf(named, sizeof named, " \"%s\"", name);
 	cmd_attach_key_name(a->key, key, sizeof key);
+	/* Under a server, which of the two terminals the keys reach. */
+	if (kind != NULL && strcmp(kind, "gdbserver") == 0)
+		kind = a->to_server ? "gdbserver, typing to the program" :
+		    "gdbserver, typing to gdb";
 	fprintf(stderr, "[attached to session %lld%s (%s); %s%s]\n", a->id,
 	    named, kind != NULL ? kind : "?", a->key < 0 ? "no detach key" :
 	    "detach: ", a->key < 0 ? "" : key);
@@ -284,12 +290,34 @@ cmd_attach_finish(struct attach *a, int ended)
 	return rv;
 }
 
+/* The attach request's params: the session, and which of its terminals. */
+static json_t *
+cmd_attach_params(const struct attach *a)
+{
+	json_t *p = json_pack("{s:O}", "session", a->session);
+
+	if (a->server)
+		json_object_set_new(p, "server", json_true());
+	return p;
+}
+
 /*
  * Attach this terminal (or, without one, stdin and stdout) to the console
  * of session; returns the exit status.
  */
 int
 cmd_attach_session(struct client *c, json_t *session, int key, int quiet)
+{
+	return cmd_attach_terminal(c, session, key, quiet, 0);
+}
+
+/*
+ * The same, typing into the server's terminal (the program's, under
+ * gdbserver) when server is set.
+ */
+int
+cmd_attach_terminal(struct client *c, json_t *session, int key, int quiet,
+    int server)
 {
 	struct attach	 a;
 	json_t		*r;
@@ -301,16 +329,20 @@ cmd_attach_session(struct client *c, json_t *session, int key, int quiet)
 	a.key = key;
 	a.quiet = quiet;
 	term_init(&a.term);
+	a.server = server;
 	client_init(&a.raw, c->socket_arg, c->json);
 	a.raw.autostart = 0;
-	if ((r = client_raw_call(&a.raw, "attach", json_pack("{s:O}",
-	    "session", session))) == NULL) {
+	if ((r = client_raw_call(&a.raw, "attach", cmd_attach_params(&a))) ==
+	    NULL) {
 		if (strcmp(a.raw.error.kind, "not_running") != 0)
 			return client_error(&a.raw);
 		/* Already over: report how it ended, as a finished attach would. */
 		return cmd_attach_finish(&a, 1);
 	}
 	a.id = json_integer_value(json_object_get(r, "session"));
+	a.to_server = json_is_string(json_object_get(r, "terminal")) &&
+	    strcmp(json_string_value(json_object_get(r, "terminal")),
+	    "server") == 0;
 	json_decref(r);
 	cmd_attach_banner(&a);
 	if (pipe2(a.events, O_CLOEXEC | O_NONBLOCK) != 0)
@@ -343,14 +375,15 @@ cmd_attach_exec(struct cmd *self, struct client *c)
 		    "console, use launch --attach with a pipe, or write/logs)");
 		return EXIT_FAILED;
 	}
-	return cmd_attach_session(c, self->session, key, args_has(&self->args,
-	    "q") || args_has(&self->args, "quiet"));
+	return cmd_attach_terminal(c, self->session, key,
+	    args_has(&self->args, "q") || args_has(&self->args, "quiet"),
+	    args_has(&self->args, "server"));
 }
 
 const struct cmd_entry cmd_attach_entry = {
 	.name = "attach",
-	.usage = "[--detach-key KEY] [-q | --quiet] SESSION",
-	.args = { "detach-key: q quiet", 1, 1 },
+	.usage = "[--detach-key KEY] [-q | --quiet] [--server] SESSION",
+	.args = { "detach-key: q quiet server", 1, 1 },
 	.flags = CMD_SESSION,
 	.exec = cmd_attach_exec,
 };

@@ -207,6 +207,8 @@ void		 tty_output(int);
 /* cmd-attach.c */
 extern const struct cmd_entry cmd_attach_entry;
 int		 cmd_attach_session(struct client *, json_t *, int, int);
+int		 cmd_attach_terminal(struct client *, json_t *, int key,
+		    int quiet, int server);
 int		 cmd_attach_key(const struct cmd *, int *);
 /* Ctrl-\ detaches unless --detach-key says otherwise. */
 #define CMD_DETACH_KEY	0x1c

@@ -18,7 +18,7 @@ _dbgctl_spec=(
 	"send|eof|live none"
 	"recv|max: timeout:|live"
 	"pipe||live"
-	"attach|detach-key: q quiet|live"
+	"attach|detach-key: q quiet server|live"
 	"exec|timeout:|live none"
 	"ping||none"
 	"shutdown|timeout:|none"

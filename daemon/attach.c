@@ -14,7 +14,17 @@ struct attach {
 	struct conn	*c;
 	struct session	*s;
 	struct sink	*sink;
+	bool		 server;	/* types into the server's terminal */
 };
+
+/* Where a viewer's typing goes: the server's terminal, or as at the console. */
+static struct console *
+attach_keys(const struct attach *a)
+{
+	if (a->server)
+		return session_console_of(a->s, "server");
+	return session_keyboard(a->s);
+}
 
 /*
  * Put back the modes a debugger may have left off: signals from ^C, output
@@ -50,7 +60,7 @@ attach_event(struct sink *k, struct session *s,
     const struct session_event *ev)
 {
 	struct attach	*a = k->arg;
-	struct console	*con = session_console(s);
+	struct console	*con = attach_keys(a);
 
 	switch (ev->kind) {
 	case SE_OUTPUT:
@@ -83,7 +93,7 @@ static size_t
 attach_input(struct conn *c, const char *data, size_t len)
 {
 	struct attach	*a = c->mode_data;
-	struct console	*con = session_console(a->s);
+	struct console	*con = attach_keys(a);
 
 	if (con == NULL || session_ended(a->s))
 		return len;
@@ -161,6 +171,24 @@ attach_start(struct conn *c, struct session *s, unsigned long lines)
 	log_info("session %lu: a client attached", s->id);
 }
 
+/* An attached viewer types into the session's server, not its console. */
+void
+attach_server(struct conn *c)
+{
+	struct attach *a = c->mode_data;
+
+	a->server = true;
+	log_info("session %lu: the client types into the server", a->s->id);
+}
+
+/* Give one more of the session's terminals the viewer's size. */
+static void
+attach_resize_other(struct console *con, const struct winsize *ws)
+{
+	if (con != NULL)
+		ioctl(con->master, TIOCSWINSZ, ws);
+}
+
 /* Set the pty's window size; redraw forces a SIGWINCH even if it is the same. */
 int
 attach_resize(struct session *s, unsigned rows, unsigned cols, bool redraw)
@@ -179,6 +207,9 @@ attach_resize(struct session *s, unsigned rows, unsigned cols, bool redraw)
 		old.ws_row = rows > 1 ? rows - 1 : rows + 1;
 		ioctl(con->master, TIOCSWINSZ, &old);
 	}
+	/* The program's and the server's terminals show on the same screen. */
+	attach_resize_other(s->tty, &ws);
+	attach_resize_other(session_console_of(s, "server"), &ws);
 	return ioctl(con->master, TIOCSWINSZ, &ws);
 }
 

@@ -50,8 +50,14 @@ backend_gdb_set_args(struct session *s)
 static void
 backend_gdb_mi_args(struct argv *av, struct session *s, struct gdb_data *g)
 {
+	/*
+	 * Through a pipe to nowhere: new-ui prints "New UI allocated" on the
+	 * console, which is the user's; pipe needs no Python, unlike
+	 * gdb.execute(to_string=True), and logging would say it redirects.
+	 */
 	argv_push(av, "-ex");
-	argv_pushf(av, "new-ui mi3 %s", mi_pts(g->mi));
+	argv_pushf(av, "pipe new-ui mi3 %s | cat >/dev/null", mi_pts(g->mi));
+	gdb_tty_args(av, s);
 	/* Before the target runs, so -exec-interrupt works while it runs. */
 	argv_push(av, "-ex");
 	argv_push(av, "set mi-async on");
@@ -289,6 +295,9 @@ backend_gdb_start(struct session *s, char *err, size_t errlen)
 
 	/* Only remote sessions have an address (launch checks it). */
 	if (backend_gdb_open(s, g, s->l.remote, err, errlen) != 0)
+		return -1;
+	/* A program gdb starts here gets a terminal of its own. */
+	if (s->l.remote == NULL && gdb_tty_open(s, err, errlen) != 0)
 		return -1;
 	return session_proc_spawn_main(s, err, errlen);
 }

@@ -547,6 +547,11 @@ json_t	*fault_breaks(const struct session *);
 int	 gdb_quit(struct session *);
 void	 gdb_quit_stopped(struct gdb_data *);
 
+/* gdb-tty.c: the program's own terminal in a gdb session. */
+int	 gdb_tty_open(struct session *, char *err, size_t errlen);
+void	 gdb_tty_args(struct argv *, struct session *);
+void	 gdb_tty_close(struct session *);
+
 /* gdb.c: the target's state from MI, and exec, for the gdb family. */
 void	 gdb_event(void *arg, const struct mi_record *);
 int	 gdb_command(struct session *, struct request *);
@@ -683,6 +688,7 @@ struct session {
 	size_t			 nprocs;
 	struct output		 output;
 	struct transport	*transport;	/* NULL without --transport */
+	struct console		*tty;		/* the program's own (gdb-tty.c) */
 	unsigned		 writers;	/* write requests waiting */
 	unsigned		 viewers;	/* clients attached (attach.c) */
 	struct term		 modes;		/* what its console's output set */
@@ -713,6 +719,9 @@ void			 session_unref(struct session *);
 void			 session_console_write(struct session *,
 			    const char *, size_t);
 struct console		*session_console(const struct session *);
+struct console		*session_keyboard(const struct session *);
+struct console		*session_console_of(const struct session *,
+			    const char *role);
 void			 session_check_gone(struct session *);
 int			 session_signal(struct session *, int sig,
 			    pid_t *pgrp, struct rpc_error *);
@@ -1087,6 +1096,7 @@ void	 tap_drained(struct conn *);
 #define ATTACH_REPLAY_LINES 200
 
 void	 attach_start(struct conn *, struct session *, unsigned long lines);
+void	 attach_server(struct conn *);
 int	 attach_resize(struct session *, unsigned rows, unsigned cols,
 	    bool redraw);
 void	 attach_suspended(struct session *, int sig);

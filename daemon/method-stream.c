@@ -314,17 +314,20 @@ method_write_free(struct request *req)
 static enum method_return
 method_write_console(struct request *req, const char *data, size_t len)
 {
-	struct session *s = req->session;
+	struct session	*s = req->session;
+	struct console	*con;
 
 	if (session_ended(s) || session_console(s) == NULL)
 		return request_error(req, RPC_NOT_RUNNING, "session %lu has "
 		    "ended", s->id);
+	/* As at its terminal: the running program's, if it has its own. */
+	con = session_keyboard(s);
 	/* A pty takes input slowly; its queue is bounded. */
-	if (flow_full(console_queued(session_console(s)), CONSOLE_INPUT_MAX))
+	if (flow_full(console_queued(con), CONSOLE_INPUT_MAX))
 		return request_error(req, RPC_LIMIT, "the console of session "
 		    "%lu is not taking input (%zu bytes queued); try again",
-		    s->id, console_queued(session_console(s)));
-	if (console_write(session_console(s), data, len) != 0)
+		    s->id, console_queued(con));
+	if (console_write(con, data, len) != 0)
 		return request_error(req, RPC_NOT_RUNNING, "the console of "
 		    "session %lu is closed", s->id);
 	return request_done(req, json_pack("{s:I}", "written",
@@ -435,22 +438,49 @@ static const struct method method_pipe = {
 	.exec = method_pipe_exec,
 };
 
+/*
+ * attach --server: only a session with a server has its terminal, and a
+ * server on the transport reads the pipes, not its terminal. 0 if it has.
+ */
+static int
+method_attach_server_check(struct request *req, struct session *s)
+{
+	if (session_console_of(s, "server") == NULL) {
+		request_error(req, RPC_NOT_SUPPORTED, "session %lu has no "
+		    "server (a %s session); attach without --server reaches "
+		    "its console", s->id, s->backend->name);
+		return -1;
+	}
+	if (s->transport != NULL) {
+		request_error(req, RPC_NOT_SUPPORTED, "the server of session "
+		    "%lu reads the transport, not its terminal: use send or "
+		    "pipe", s->id);
+		return -1;
+	}
+	return 0;
+}
+
 /* Attach now if the session runs; refuse if it never will. */
 static enum method_return
 method_attach_step(struct request *req, struct session *s)
 {
 	unsigned long	 lines = request_int(req, "lines", ATTACH_REPLAY_LINES);
 	struct conn	*c = req->conn;
+	bool		 server = request_bool(req, "server");
 
 	if (s->state != S_RUNNING)
 		return request_error_data(req, RPC_NOT_RUNNING,
 		    json_pack("{s:o}", "session", status_json(s)),
 		    "session %lu is %s", s->id, session_state_name(s->state));
+	if (server && method_attach_server_check(req, s) != 0)
+		return METHOD_ERROR;
 	/* The reply may free the request: what attaching needs is kept. */
-	request_done(req, json_pack("{s:b, s:I}", "raw", 1, "session",
-	    (json_int_t)s->id));
+	request_done(req, json_pack("{s:b, s:I, s:s}", "raw", 1, "session",
+	    (json_int_t)s->id, "terminal", server ? "server" : "console"));
 	if (c != NULL)
 		attach_start(c, s, lines);
+	if (c != NULL && server)
+		attach_server(c);
 	return METHOD_DONE;
 }
 
@@ -479,6 +509,7 @@ method_attach_exec(struct request *req)
 static const struct method_param method_attach_params[] = {
 	{ "session", PT_SESSION, true, 0, 0 },
 	{ "lines", PT_INT, false, 0, 100000 },
+	{ "server", PT_BOOL, false, 0, 0 },
 	{ NULL, 0, false, 0, 0 }
 };
 

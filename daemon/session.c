@@ -145,25 +145,67 @@ session_fault(struct session *s, json_t *fault)
 	session_fire(s, &ev);
 }
 
-/* Add the daemon's own lines to the session's log, marked as its own. */
+/* Put bytes of the daemon's own into the console stream. */
+static void
+session_note_add(struct session *s, const char *data, size_t len)
+{
+	struct session_event ev = { .kind = SE_OUTPUT, .data = data,
+	    .len = len };
+
+	ev.offset = output_size(&s->output);
+	output_add(&s->output, data, len);
+	session_fire(s, &ev);
+}
+
+/*
+ * Whether the console stream ends in the middle of a line; if so, *line
+ * and *len give the main process's unfinished line (gdb's prompt and what
+ * was typed after it), maybe empty.
+ */
+static bool
+session_note_midline(struct session *s, const char **line, size_t *len)
+{
+	const struct session_proc	*sp = &s->procs[0];
+	uint64_t			 size = output_size(&s->output);
+	char				 last = '\n';
+	size_t				 i;
+
+	if (size > 0)
+		output_read(&s->output, size - 1, &last, 1);
+	if (last == '\n')
+		return false;
+	for (i = sp->taillen; i > 0 && sp->tail[i - 1] != '\n'; i--)
+		;
+	*line = sp->tail != NULL ? sp->tail + i : "";
+	*len = sp->taillen - i;
+	return true;
+}
+
+/*
+ * Add the daemon's own lines to the session's log, marked as its own, on
+ * lines of their own: after a prompt, on the next line, and the prompt
+ * (with what was typed) is drawn again below them, as the terminal's
+ * next line, so the person at it sees where to type.
+ */
 void
 session_note(struct session *s, const char *text)
 {
-	struct session_event	 ev = { .kind = SE_OUTPUT };
-	const char		*p, *nl;
-	char			*line;
-	int			 n;
+	const char	*p, *nl, *line = NULL;
+	char		*note;
+	size_t		 len = 0;
+	bool		 midline = session_note_midline(s, &line, &len);
+	int		 n;
 
+	if (midline)
+		session_note_add(s, "\r\n", 2);
 	for (p = text; *p != '\0'; p = nl + (*nl != '\0')) {
 		nl = p + strcspn(p, "\n");
-		n = xasprintf(&line, "[dbgctl] %.*s\r\n", (int)(nl - p), p);
-		ev.offset = output_size(&s->output);
-		ev.data = line;
-		ev.len = n;
-		output_add(&s->output, line, n);
-		session_fire(s, &ev);
-		free(line);
+		n = xasprintf(&note, "[dbgctl] %.*s\r\n", (int)(nl - p), p);
+		session_note_add(s, note, n);
+		free(note);
 	}
+	if (midline && len > 0)
+		session_note_add(s, line, len);
 }
 
 /* Make a message JSON can carry: bytes that are not UTF-8 become '?'. */
@@ -204,6 +246,36 @@ struct console *
 session_console(const struct session *s)
 {
 	return s->procs[0].console;
+}
+
+/*
+ * Where typed bytes go: the program's own terminal (gdb-tty.c) while the
+ * program runs on it, a group of its in front there, as at a terminal gdb
+ * handed over; else the console. A process gdb attached to has a terminal
+ * elsewhere: the console's gdb passes it ^C.
+ */
+struct console *
+session_keyboard(const struct session *s)
+{
+	const char *state = json_string_value(json_object_get(s->target,
+	    "state"));
+
+	if (s->tty == NULL || state == NULL || strcmp(state, "running") != 0 ||
+	    tcgetpgrp(s->tty->master) <= 0)
+		return session_console(s);
+	return s->tty;
+}
+
+/* The pty of the session's process in role ("server"), or NULL. */
+struct console *
+session_console_of(const struct session *s, const char *role)
+{
+	size_t i;
+
+	for (i = 0; i < s->nprocs; i++)
+		if (strcmp(s->procs[i].role, role) == 0)
+			return s->procs[i].console;
+	return NULL;
 }
 
 /* Type bytes into the console, as at its terminal. */
@@ -390,7 +462,8 @@ session_signal(struct session *s, int sig, pid_t *pgrp, struct rpc_error *err)
 		    session_state_name(s->state));
 		return -1;
 	}
-	*pgrp = tcgetpgrp(session_console(s)->master);
+	/* Where ^C would go: the program's own terminal while it runs there. */
+	*pgrp = tcgetpgrp(session_keyboard(s)->master);
 	/* The keeper's own group in front means the program is gone. */
 	if (*pgrp <= 0 || main == NULL || *pgrp == main->keeper_pid) {
 		rpc_error_set(err, RPC_NOT_RUNNING, "session %lu has no "
@@ -467,6 +540,8 @@ session_end(struct session *s)
 		console_close(s->procs[i].console);
 		s->procs[i].console = NULL;
 	}
+	/* Into the log while it is open: what the program printed last. */
+	gdb_tty_close(s);
 	output_close(&s->output);
 	if (s->transport != NULL)
 		transport_finish(s->transport);
