@@ -205,6 +205,8 @@ Test(console, attach_server_reaches_the_program_under_gdbserver)
 	id = h_cli_launch(H_ARGS("--kind", "gdbserver", "-x", "break main",
 	    "-x", "continue", "--", h_ctx_fixture("FIX_ECHO"), "served"));
 	h_idstr(id, ids, sizeof ids);
+	/* The stop at the server's start comes first: wait for main's. */
+	h_cli_wait_log(ids, "Breakpoint 1, ", H_WAIT_BOUND);
 	cr_assert(h_cli_wait_status(id, "target.state", "stopped",
 	    H_WAIT_BOUND), "session %s never stopped at main", ids);
 	/* Plain attach: gdb's console. */
