@@ -36,20 +36,23 @@ args_broken(const char *what, const char *name)
 	abort();
 }
 
-/* Split the template's words ("x:", "max#", "eof") into a's options. */
+/*
+ * Add the template's words ("x:", "max#", "eof") to a's options; with
+ * skip, those a names already (a command's own option beats a global one
+ * of the same name).
+ */
 static void
-args_template(struct args *a, const char *template)
+args_template(struct args *a, const char *template, int skip)
 {
 	struct args_option	*o;
 	const char		*p = template;
 	size_t			 len;
 
-	a->noptions = 0;
 	while (*(p += strspn(p, " ")) != '\0') {
 		len = strcspn(p, " ");
 		if (a->noptions == ARGS_OPTIONS_MAX || len >= ARGS_NAME_MAX)
 			args_broken("option template too big", template);
-		o = &a->options[a->noptions++];
+		o = &a->options[a->noptions];
 		memcpy(o->name, p, len);
 		o->name[len] = '\0';
 		o->value = 0;
@@ -58,7 +61,31 @@ args_template(struct args *a, const char *template)
 			o->name[len - 1] = '\0';
 		}
 		p += len;
+		if (!skip || args_known(a, o->name) == -1)
+			a->noptions++;
 	}
+}
+
+/* The index of option name in a's options, or -1 if there is none. */
+int
+args_known(const struct args *a, const char *name)
+{
+	int	i;
+
+	for (i = 0; i < a->noptions; i++) {
+		if (strcmp(a->options[i].name, name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/* Split a template's options into a, for help: no command line parsed. */
+void
+args_split(struct args *a, const struct args_template *template)
+{
+	memset(a, 0, sizeof *a);
+	args_template(a, template->options, 0);
+	a->nown = a->noptions;
 }
 
 /* The index of option name in a's template; a name not there aborts. */
@@ -67,11 +94,9 @@ args_find(const struct args *a, const char *name)
 {
 	int	i;
 
-	for (i = 0; i < a->noptions; i++) {
-		if (strcmp(a->options[i].name, name) == 0)
-			return i;
-	}
-	args_broken("no such option in the template", name);
+	if ((i = args_known(a, name)) == -1)
+		args_broken("no such option in the template", name);
+	return i;
 }
 
 /* Whether option i is a short one, written -x rather than --name. */
@@ -209,17 +234,20 @@ args_options(struct args *a, int argc, char **argv, char *cause,
 
 /*
  * Parse argv (argv[0] the command's name) against template: the options it
- * names, and between lower and upper operands (upper -1: no limit). On
- * ARGS_BAD, cause says why; ARGS_FEW means too few operands.
+ * names, those of globals (words as a template's) that it does not, and
+ * between lower and upper operands (upper -1: no limit). On ARGS_BAD,
+ * cause says why; ARGS_FEW means too few operands.
  */
 enum args_status
-args_parse(struct args *a, const struct args_template *template, int argc,
-    char **argv, char *cause, size_t len)
+args_parse(struct args *a, const struct args_template *template,
+    const char *globals, int argc, char **argv, char *cause, size_t len)
 {
 	enum args_status	rv;
 
 	memset(a, 0, sizeof *a);
-	args_template(a, template->options);
+	args_template(a, template->options, 0);
+	a->nown = a->noptions;
+	args_template(a, globals != NULL ? globals : "", 1);
 	if ((a->given = calloc(argc, sizeof *a->given)) == NULL)
 		client_fatal("out of memory");
 	if ((rv = args_options(a, argc, argv, cause, len)) != ARGS_OK)
@@ -229,7 +257,11 @@ args_parse(struct args *a, const struct args_template *template, int argc,
 	if (a->noperands < template->lower)
 		return ARGS_FEW;
 	if (template->upper != -1 && a->noperands > template->upper) {
-		strlcpy(cause, "too many arguments", len);
+		/* An option after an operand is taken for one more. */
+		snprintf(cause, len, "too many arguments%s%s", *a->operands[
+		    template->upper] == '-' ? ": options go before the "
+		    "operands, not " : "", *a->operands[template->upper] ==
+		    '-' ? a->operands[template->upper] : "");
 		return ARGS_BAD;
 	}
 	return ARGS_OK;

@@ -248,10 +248,19 @@ cmd_attach_exec(struct cmd *self, struct client *c)
 	return cmd_attach_session(c, self->session, key);
 }
 
+/* What help says of each option of attach. */
+static const struct cmd_option cmd_attach_options_help[] = {
+	{ "detach-key", "KEY",
+	    "the key that detaches, as ^X (default: ^\\, Ctrl-\\)" },
+	{ NULL, NULL, NULL }
+};
+
 const struct cmd_entry cmd_attach_entry = {
 	.name = "attach",
 	.usage = "[--detach-key KEY] SESSION",
 	.args = { "detach-key:", 1, 1 },
 	.flags = CMD_SESSION,
 	.exec = cmd_attach_exec,
+	.summary = "work at a session's console from this terminal",
+	.options = cmd_attach_options_help,
 };

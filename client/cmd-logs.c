@@ -169,10 +169,21 @@ cmd_logs_exec(struct cmd *self, struct client *c)
 	return rv;
 }
 
+/* What help says of each option of logs. */
+static const struct cmd_option cmd_logs_options_help[] = {
+	{ "f", NULL,
+	    "follow: print more as it comes, until the session has ended" },
+	{ "n", "N",
+	    "start at the last N lines (default: the first byte)" },
+	{ NULL, NULL, NULL }
+};
+
 const struct cmd_entry cmd_logs_entry = {
 	.name = "logs",
 	.usage = "[-f] [-n N] SESSION",
 	.args = { "f n#", 1, 1 },
-	.flags = CMD_AUTOSTART | CMD_SESSION,
+	.flags = CMD_SESSION,	/* read-only: never starts a daemon */
 	.exec = cmd_logs_exec,
+	.summary = "print a session's console log, and follow it",
+	.options = cmd_logs_options_help,
 };

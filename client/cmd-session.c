@@ -302,6 +302,51 @@ cmd_launch_exec(struct cmd *self, struct client *c)
 	return EXIT_OK;
 }
 
+/* What help says of each option of launch. */
+static const struct cmd_option cmd_launch_options_help[] = {
+	{ "kind", "KIND",
+	    "gdb, lldb, remote, gdbserver or exec (default: gdb; remote with --remote, gdbserver with --server)" },
+	{ "name", "NAME",
+	    "a name for the session, usable as SESSION" },
+	{ "debugger", "PATH",
+	    "the debugger to run instead of gdb, or of lldb (default: gdb, lldb)" },
+	{ "remote", "HOST:PORT",
+	    "the target for gdb to connect to; implies --kind remote" },
+	{ "server", "'CMD {port}'",
+	    "the command that starts the server, {port} its port; implies --kind gdbserver" },
+	{ "port", "PORT",
+	    "the server's port (default: a free one)" },
+	{ "connect-timeout", "MS",
+	    "how long a remote or gdbserver session may take to connect (default: 10000)" },
+	{ "transport", NULL,
+	    "give the target's stdin and stdout to send, recv and pipe (default: the terminal)" },
+	{ "x", "CMD",
+	    "a debugger command to run at start, repeatable, in order" },
+	{ "cwd", "DIR",
+	    "the working directory (default: the current one)" },
+	{ "env", "K=V",
+	    "set K to V in the program's environment, repeatable" },
+	{ "stop-timeout", "MS",
+	    "how long a stop may take before SIGKILL (default: 5000)" },
+	{ "stop-target", "detach|kill",
+	    "what gdb does to its target on stop (default: kill; detach for remote)" },
+	{ "attach", NULL,
+	    "attach to the console once it runs, instead of printing the id" },
+	{ "detach-key", "KEY",
+	    "with --attach, the key that detaches, as ^X (default: ^\\, Ctrl-\\)" },
+	{ "wait", NULL,
+	    "wait for the session to end and exit with its status" },
+	{ "fault-break", "LOCATION",
+	    "a breakpoint whose hit is a fault, repeatable" },
+	{ "no-fault-break", NULL,
+	    "no default fault breaks at the Cortex-M fault handlers" },
+	{ "core", NULL,
+	    "save a core file at a fault of a native target" },
+	{ "lease", NULL,
+	    "stop the session when this command ends (with --wait or --attach)" },
+	{ NULL, NULL, NULL }
+};
+
 const struct cmd_entry cmd_launch_entry = {
 	.name = "launch",
 	.usage = "[--kind gdb|lldb|gdbserver|remote|exec] [--name NAME]\n"
@@ -319,6 +364,8 @@ const struct cmd_entry cmd_launch_entry = {
 	    "detach-key: wait fault-break: no-fault-break core lease", 0, -1 },
 	.flags = CMD_AUTOSTART,
 	.exec = cmd_launch_exec,
+	.summary = "start a session: a debugger or a program on a terminal of its own; print its id",
+	.options = cmd_launch_options_help,
 };
 
 
@@ -452,8 +499,9 @@ const struct cmd_entry cmd_status_entry = {
 	.name = "status",
 	.usage = "SESSION",
 	.args = { "", 1, 1 },
-	.flags = CMD_AUTOSTART | CMD_SESSION,
+	.flags = CMD_SESSION,	/* read-only: never starts a daemon */
 	.exec = cmd_status_exec,
+	.summary = "print everything known about a session",
 };
 
 /* stop: end sessions, returning once every process of them is gone. */
@@ -527,4 +575,5 @@ const struct cmd_entry cmd_signal_entry = {
 	.args = { "", 1, 2 },
 	.flags = CMD_AUTOSTART | CMD_SESSION,
 	.exec = cmd_signal_exec,
+	.summary = "send a signal (default: INT) to the foreground of a session's terminal",
 };
