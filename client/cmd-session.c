@@ -1,6 +1,7 @@
 /* Session commands: launch, list, status, stop, signal. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "dbgctl.h"
+#include "signame.h"
 
 /* Add an --env K=V entry to the launch's env object; -1 if malformed. */
 static int
@@ -172,6 +174,9 @@ cmd_launch_attach(struct client *c, json_int_t id, int key)
 	return rv;
 }
 
+/* The kinds of session (daemon/backend.c's list). */
+#define CMD_LAUNCH_KINDS	"gdb lldb remote gdbserver exec"
+
 /* The launch options that only set one parameter of the request. */
 static const struct {
 	const char	*name;		/* the option */
@@ -224,6 +229,25 @@ cmd_launch_params_set(const struct args *a, json_t *params)
 	    "remote" : "gdbserver"));
 }
 
+/*
+ * Whether value is one of the words of set: the kinds the daemon's
+ * backends register and --stop-target's values are fixed, so a bad one is
+ * a usage error found before any daemon is asked (or started).
+ */
+static bool
+cmd_launch_word(const char *value, const char *set)
+{
+	size_t	len = strlen(value);
+	const char *p;
+
+	for (p = set; (p = strstr(p, value)) != NULL; p += len) {
+		if ((p == set || p[-1] == ' ') && (p[len] == ' ' ||
+		    p[len] == '\0') && len > 0)
+			return true;
+	}
+	return false;
+}
+
 /* Parse the options of launch into params; 0, or the exit status. */
 static int
 cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
@@ -231,6 +255,15 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 	const struct args	*a = &self->args;
 	const char		*v;
 	int			 pos;
+
+	if ((v = args_get(a, "kind")) != NULL && !cmd_launch_word(v,
+	    CMD_LAUNCH_KINDS))
+		return cmd_usage(self, "bad --kind %s: want one of %s", v,
+		    CMD_LAUNCH_KINDS);
+	if ((v = args_get(a, "stop-target")) != NULL && !cmd_launch_word(v,
+	    "detach kill"))
+		return cmd_usage(self, "bad --stop-target %s: want detach or "
+		    "kill", v);
 
 	if (args_has(a, "attach") && args_has(a, "wait"))
 		return cmd_usage(self, "--attach and --wait exclude each "
@@ -556,6 +589,12 @@ cmd_signal_exec(struct cmd *self, struct client *c)
 
 	if ((sig = args_operand(&self->args, 1)) == NULL)
 		sig = "INT";
+	/* The names are proto/signame.c's, as the daemon's: check here. */
+	if (args_strtonum(sig, &n) == 0 ? n <= 0 || n >= NSIG :
+	    signame_parse(sig) <= 0)
+		return cmd_usage(self, "bad signal: %s (a name such as INT, "
+		    "SIGTERM or RTMIN+1, or a number from 1 to %d)", sig,
+		    NSIG - 1);
 	params = json_pack("{s:O}", "session", self->session);
 	if (args_strtonum(sig, &n) == 0)
 		json_object_set_new(params, "signal", json_integer(n));
