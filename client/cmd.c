@@ -49,6 +49,10 @@ cmd_print_wrapped(FILE *fp, const char *text)
 
 	while (*text != '\0') {
 		len = strcspn(text, " ");
+		/* "(default: 5000)" stays on one line. */
+		if (len >= 8 && strncmp(text + len - 8, "default:", 8) == 0 &&
+		    text[len] == ' ')
+			len += 1 + strcspn(text + len + 1, " ");
 		if (at > CMD_HELP_COLUMN && at + 1 + len > CMD_HELP_WIDTH) {
 			fprintf(fp, "\n%*s", CMD_HELP_COLUMN, "");
 			at = CMD_HELP_COLUMN;
