@@ -41,11 +41,11 @@ cmd_print_usage(const struct cmd_entry *entry, FILE *fp, const char *prefix)
 	    *entry->usage != '\0' ? " " : "", entry->usage);
 }
 
-/* Print text from help's column on, its words folded before CMD_HELP_WIDTH. */
+/* Print text from column on, its words folded before CMD_HELP_WIDTH. */
 static void
-cmd_print_wrapped(FILE *fp, const char *text)
+cmd_print_wrapped(FILE *fp, const char *text, size_t column)
 {
-	size_t	at = CMD_HELP_COLUMN, len;
+	size_t	at = column, len;
 
 	while (*text != '\0') {
 		len = strcspn(text, " ");
@@ -53,10 +53,10 @@ cmd_print_wrapped(FILE *fp, const char *text)
 		if (len >= 8 && strncmp(text + len - 8, "default:", 8) == 0 &&
 		    text[len] == ' ')
 			len += 1 + strcspn(text + len + 1, " ");
-		if (at > CMD_HELP_COLUMN && at + 1 + len > CMD_HELP_WIDTH) {
-			fprintf(fp, "\n%*s", CMD_HELP_COLUMN, "");
-			at = CMD_HELP_COLUMN;
-		} else if (at > CMD_HELP_COLUMN) {
+		if (at > column && at + 1 + len > CMD_HELP_WIDTH) {
+			fprintf(fp, "\n%*s", (int)column, "");
+			at = column;
+		} else if (at > column) {
 			fputc(' ', fp);
 			at++;
 		}
@@ -85,7 +85,7 @@ cmd_print_option(FILE *fp, const char *name, const char *value,
 		fprintf(fp, "\n%*s", CMD_HELP_COLUMN, "");
 	else
 		fprintf(fp, "%*s", CMD_HELP_COLUMN - n, "");
-	cmd_print_wrapped(fp, text);
+	cmd_print_wrapped(fp, text, CMD_HELP_COLUMN);
 }
 
 /* The help of option name in entry's list, or NULL if it has none. */
@@ -99,6 +99,34 @@ cmd_option_help(const struct cmd_entry *entry, const char *name)
 			return o;
 	}
 	return NULL;
+}
+
+/*
+ * Print the global options the command takes among its own (a of its
+ * template): all but those it has an option of the same name for.
+ */
+static void
+cmd_print_globals(const struct args *a, FILE *fp)
+{
+	const struct cmd_option	*o;
+	char			 line[512] = "";
+
+	if (args_known(a, "s") == -1)
+		strlcat(line, "-s SOCKET, ", sizeof line);
+	for (o = cmd_global_options; o->name != NULL; o++) {
+		if (args_known(a, o->name) != -1)
+			continue;
+		strlcat(line, "--", sizeof line);
+		strlcat(line, o->name, sizeof line);
+		if (o->value != NULL) {
+			strlcat(line, " ", sizeof line);
+			strlcat(line, o->value, sizeof line);
+		}
+		strlcat(line, ", ", sizeof line);
+	}
+	line[strlen(line) - 2] = '\0';
+	fprintf(fp, "global options, here too (see dbgctl help):\n  ");
+	cmd_print_wrapped(fp, line, 2);
 }
 
 /*
@@ -128,9 +156,7 @@ cmd_print_help(const struct cmd_entry *entry, FILE *fp)
 		    o != NULL ? o->text : NULL);
 	}
 	cmd_print_option(fp, "help", NULL, "print this help, also -h");
-	fprintf(fp, "global options, also among the command's: -s SOCKET, "
-	    "--socket SOCKET,\n  --connect tcp:HOST:PORT, --token-file FILE, "
-	    "--json (see dbgctl help)\n");
+	cmd_print_globals(&a, fp);
 }
 
 /* Report a usage error in a command: the message, then its usage line. */

@@ -90,16 +90,23 @@ for m in $modes; do
 	    offers "$m" "TERM TRAP" "INT myname" dbgctl -s "$sock" signal myname T
 	ok "global options before the command ($how)" \
 	    offers "$m" "--socket --connect --token-file --json" "--kind" dbgctl --
+	ok "global options among a command's ($how)" \
+	    offers "$m" "--json --socket --all" "--version --kind" dbgctl stop --
+	ok "-s among a command's options names the daemon ($how)" \
+	    offers "$m" "myname" "" dbgctl stop -s "$sock" my
+	ok "logs --plain, stop -q ($how)" eval '
+	    offers "$m" "--plain" "" dbgctl logs --p &&
+	    offers "$m" "-q" "" dbgctl stop -'
 	ok "no session when no daemon answers, and none started ($how)" eval '
 	    [ -z "$(complete_words "$m" dbgctl -s "$tap_dir/none/sock" stop "")" ] &&
 	    [ ! -e "$tap_dir/none" ]'
 done
 
 # The script's one list against the client: the same commands, and for each
-# the options its usage names (and --help).
+# the options its help describes, the global ones it takes, and --help.
 commands()
 {
-	"$DBGCTL" --help | sed -n 's/^  dbgctl \([a-z]*\).*/\1/p' | sort
+	"$DBGCTL" --help | sed -n '/^commands:/,/^[^ ]/s/^  \([a-z]*\) .*/\1/p' | sort
 }
 same_commands()
 {
@@ -112,8 +119,9 @@ ok "the commands are those of dbgctl --help" same_commands
 same_options()
 {
 	local want got
-	want=$({ "$DBGCTL" help "$1" | grep -oE '(^|[[ |])(-[a-zA-Z]|--[a-z][a-z-]*)' |
-	    tr -d '[ |'; echo --help; } | sort -u)
+	want=$({ "$DBGCTL" help "$1" | sed -n '/^options:/,/^global/s/^  \(--*[a-zA-Z][a-z-]*\).*/\1/p'
+	    "$DBGCTL" help "$1" | sed -n '/^global/,$p' | grep -oE '(^|[ ,])(-[a-zA-Z]|--[a-z][a-z-]*)' |
+	    tr -d ' ,'; } | sort -u)
 	got=$(complete_words 0 dbgctl "$1" -)
 	[ "$want" = "$got" ] || { diff <(echo "$want") <(echo "$got"); return 1; }
 }
