@@ -124,6 +124,9 @@ args_getopt_tables(const struct args *a, char *shortopts, size_t len,
 			strlcat(shortopts, s, len);
 			continue;
 		}
+		/* The long global ones are lifted out first (args_lift). */
+		if (i >= a->nown)
+			continue;
 		longopts[n].name = o->name;
 		longopts[n].has_arg = o->value != 0 ? required_argument :
 		    no_argument;
@@ -205,6 +208,96 @@ args_keep(struct args *a, int i, const char *value, char *cause,
 	return 0;
 }
 
+/*
+ * Whether the word at arg ("--name" or "--nam=v", "name" being a command's
+ * own long option or a unique prefix of one, as getopt finds it) takes the
+ * next word as its value.
+ */
+static int
+args_long_takes_next(const struct args *a, const char *arg)
+{
+	size_t	len = strcspn(arg, "=");
+	int	i, found = -1;
+
+	if (arg[len] == '=')
+		return 0;
+	for (i = 0; i < a->nown; i++) {
+		if (args_short(a, i) || strncmp(a->options[i].name, arg,
+		    len) != 0)
+			continue;
+		if (a->options[i].name[len] == '\0')
+			return a->options[i].value != 0;
+		found = found == -1 ? i : -2;
+	}
+	return found >= 0 && a->options[found].value != 0;
+}
+
+/* Whether the short option cluster arg ("-fn5", "-n") takes the next word. */
+static int
+args_short_takes_next(const struct args *a, const char *arg)
+{
+	int	i;
+
+	for (arg++; *arg != '\0'; arg++) {
+		for (i = 0; i < a->noptions; i++) {
+			if (args_short(a, i) && a->options[i].name[0] == *arg)
+				break;
+		}
+		if (i == a->noptions)
+			return 0;	/* unknown: getopt says so */
+		if (a->options[i].value != 0)
+			return arg[1] == '\0';
+	}
+	return 0;
+}
+
+/*
+ * The long global options among the command's, by their whole names only,
+ * are taken out of argv before getopt sees it, so that a prefix of a
+ * command's own option means what it did before they were allowed here
+ * (recv --t: --timeout, not --token-file). Returns argv's new count.
+ */
+static int
+args_lift(struct args *a, int argc, char **argv)
+{
+	const char	*arg;
+	size_t		 len;
+	int		 i = 1, k, next;
+
+	while (i < argc && (arg = argv[i])[0] == '-' && arg[1] != '\0' &&
+	    strcmp(arg, "--") != 0) {
+		if (arg[1] != '-') {
+			i += 1 + args_short_takes_next(a, arg);
+			continue;
+		}
+		len = strcspn(arg + 2, "=");
+		for (k = a->nown; k < a->noptions; k++) {
+			if (!args_short(a, k) && strlen(a->options[k].name) ==
+			    len && strncmp(a->options[k].name, arg + 2,
+			    len) == 0)
+				break;
+		}
+		if (k == a->noptions) {
+			i += 1 + args_long_takes_next(a, arg + 2);
+			continue;
+		}
+		/* Its value: after '=', else the next word; none for --json. */
+		next = a->options[k].value != 0 && arg[2 + len] != '=';
+		if (next && i + 1 >= argc)
+			return argc;	/* getopt: it wants a value */
+		if (a->options[k].value == 0 && arg[2 + len] == '=')
+			return argc;	/* getopt: unknown */
+		a->given[a->ngiven].option = k;
+		a->given[a->ngiven++].value = a->options[k].value == 0 ? NULL :
+		    next ? argv[i + 1] : arg + 3 + len;
+		memmove(argv + i, argv + i + 1 + next, (argc - i - 1 - next) *
+		    sizeof *argv);
+		argc -= 1 + next;
+		argv[argc] = NULL;
+	}
+	return argc;
+}
+
 /* Take the options, up to the first operand or "--", into a. */
 static enum args_status
 args_options(struct args *a, int argc, char **argv, char *cause,
@@ -250,6 +343,7 @@ args_parse(struct args *a, const struct args_template *template,
 	args_template(a, globals != NULL ? globals : "", 1);
 	if ((a->given = calloc(argc, sizeof *a->given)) == NULL)
 		client_fatal("out of memory");
+	argc = args_lift(a, argc, argv);
 	if ((rv = args_options(a, argc, argv, cause, len)) != ARGS_OK)
 		return rv;
 	a->operands = argv + optind;
