@@ -119,8 +119,10 @@ ok "the commands are those of dbgctl --help" same_commands
 same_options()
 {
 	local want got
-	want=$({ "$DBGCTL" help "$1" | sed -n '/^options:/,/^global/s/^  \(--*[a-zA-Z][a-z-]*\).*/\1/p'
-	    "$DBGCTL" help "$1" | sed -n '/^global/,$p' | grep -oE '(^|[ ,])(-[a-zA-Z]|--[a-z][a-z-]*)' |
+	local help
+	help=$("$DBGCTL" help "$1")
+	want=$({ sed -n '/^options:/,/^global/s/^  \(--*[a-zA-Z][a-z-]*\).*/\1/p' <<<"$help"
+	    sed -n '/^global/,$p' <<<"$help" | grep -oE '(^|[ ,])(-[a-zA-Z]|--[a-z][a-z-]*)' |
 	    tr -d ' ,'; } | sort -u)
 	got=$(complete_words 0 dbgctl "$1" -)
 	[ "$want" = "$got" ] || { diff <(echo "$want") <(echo "$got"); return 1; }
