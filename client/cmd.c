@@ -102,8 +102,8 @@ cmd_option_help(const struct cmd_entry *entry, const char *name)
 }
 
 /*
- * Print the global options the command takes among its own (a of its
- * template): all but those it has an option of the same name for.
+ * Print the global options a command takes among its own, a being its
+ * template's: all but those it has an option of the same name for.
  */
 static void
 cmd_print_globals(const struct args *a, FILE *fp)
@@ -124,6 +124,8 @@ cmd_print_globals(const struct args *a, FILE *fp)
 		}
 		strlcat(line, ", ", sizeof line);
 	}
+	if (*line == '\0')
+		return;
 	line[strlen(line) - 2] = '\0';
 	fprintf(fp, "global options, here too (see dbgctl help):\n  ");
 	cmd_print_wrapped(fp, line, 2);
@@ -141,7 +143,6 @@ cmd_print_help(const struct cmd_entry *entry, FILE *fp)
 	const char		*value;
 	int			 i;
 
-	memset(&a, 0, sizeof a);
 	cmd_print_usage(entry, fp, "usage: ");
 	if (entry->summary != NULL)
 		fprintf(fp, "%s\n", entry->summary);

@@ -90,13 +90,9 @@ for m in $modes; do
 	    offers "$m" "TERM TRAP" "INT myname" dbgctl -s "$sock" signal myname T
 	ok "global options before the command ($how)" \
 	    offers "$m" "--socket --connect --token-file --json" "--kind" dbgctl --
-	ok "global options among a command's ($how)" \
-	    offers "$m" "--json --socket --all" "--version --kind" dbgctl stop --
+	# The options after a command, global ones too: same_options below.
 	ok "-s among a command's options names the daemon ($how)" \
 	    offers "$m" "myname" "" dbgctl stop -s "$sock" my
-	ok "logs --plain, stop -q ($how)" eval '
-	    offers "$m" "--plain" "" dbgctl logs --p &&
-	    offers "$m" "-q" "" dbgctl stop -'
 	ok "no session when no daemon answers, and none started ($how)" eval '
 	    [ -z "$(complete_words "$m" dbgctl -s "$tap_dir/none/sock" stop "")" ] &&
 	    [ ! -e "$tap_dir/none" ]'
