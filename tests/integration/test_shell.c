@@ -433,3 +433,46 @@ Test(shell, logs_plain_follows_across_reads)
 	h_run_free(&follow.res);
 	free(seen.p);
 }
+
+/* "shell sleep 100\n" in base64: at gdb's console it keeps gdb busy. */
+#define SHELL_BUSY_B64	"c2hlbGwgc2xlZXAgMTAwCg=="
+
+/*
+ * A gdb kept busy by a shell command does not quit: stop says, as it
+ * happens, that SIGTERM follows at half the timeout.
+ */
+Test(shell, stop_says_when_the_quit_takes_too_long)
+{
+	struct h_conn	 c;
+	struct h_res	 r;
+	char		 ids[32], m[96], params[128], want[128];
+	json_t		*j;
+	long		 id;
+
+	h_daemon_fg();
+	h_marker_new("DBGI_SHELLBUSY", m, sizeof m);
+	id = h_cli_launch(H_ARGS("--env", m, "--", "/bin/sleep", "100"));
+	h_idstr(id, ids, sizeof ids);
+	snprintf(params, sizeof params, "{\"session\":%ld,\"stream\":"
+	    "\"console\",\"data\":\"%s\"}", id, SHELL_BUSY_B64);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect to %s", H->sock);
+	j = h_conn_call(&c, "write", params, H_WAIT_BOUND);
+	cr_assert_not_null(h_jpath(j, "result"), "write to the console");
+	json_decref(j);
+	h_conn_close(&c);
+	/* gdb's file is not run: the one sleep with the marker is the shell's. */
+	h_marker_wait(m, "sleep", 1);
+
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", "--timeout", "3000", ids)), 0,
+	    "stop: exit %d (%s)", r.code, r.err);
+	snprintf(want, sizeof want, "dbgctl: sending SIGTERM to session %ld "
+	    "after 1500 ms\n", id);
+	cr_assert(strstr(r.err, want) != NULL, "dbgctl stop --timeout 3000 of "
+	    "a busy gdb: expected \"%s\" on stderr, got \"%s\"", want, r.err);
+	snprintf(want, sizeof want, "session %ld: exit ", id);
+	cr_assert(strncmp(r.out, want, strlen(want)) == 0 &&
+	    (strstr(r.out, ", by term\n") != NULL ||
+	    strstr(r.out, ", by kill\n") != NULL), "dbgctl stop of a busy gdb: "
+	    "stdout \"%s\"", r.out);
+	h_run_free(&r);
+}
