@@ -36,20 +36,23 @@ args_broken(const char *what, const char *name)
 	abort();
 }
 
-/* Split the template's words ("x:", "max#", "eof") into a's options. */
+/*
+ * Add the template's words ("x:", "max#", "eof") to a's options; with
+ * skip, those a names already (a command's own option beats a global one
+ * of the same name).
+ */
 static void
-args_template(struct args *a, const char *template)
+args_template(struct args *a, const char *template, int skip)
 {
 	struct args_option	*o;
 	const char		*p = template;
 	size_t			 len;
 
-	a->noptions = 0;
 	while (*(p += strspn(p, " ")) != '\0') {
 		len = strcspn(p, " ");
 		if (a->noptions == ARGS_OPTIONS_MAX || len >= ARGS_NAME_MAX)
 			args_broken("option template too big", template);
-		o = &a->options[a->noptions++];
+		o = &a->options[a->noptions];
 		memcpy(o->name, p, len);
 		o->name[len] = '\0';
 		o->value = 0;
@@ -58,7 +61,31 @@ args_template(struct args *a, const char *template)
 			o->name[len - 1] = '\0';
 		}
 		p += len;
+		if (!skip || args_known(a, o->name) == -1)
+			a->noptions++;
 	}
+}
+
+/* The index of option name in a's options, or -1 if there is none. */
+int
+args_known(const struct args *a, const char *name)
+{
+	int	i;
+
+	for (i = 0; i < a->noptions; i++) {
+		if (strcmp(a->options[i].name, name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/* Split a template's options into a, for help: no command line parsed. */
+void
+args_split(struct args *a, const struct args_template *template)
+{
+	memset(a, 0, sizeof *a);
+	args_template(a, template->options, 0);
+	a->nown = a->noptions;
 }
 
 /* The index of option name in a's template; a name not there aborts. */
@@ -67,11 +94,9 @@ args_find(const struct args *a, const char *name)
 {
 	int	i;
 
-	for (i = 0; i < a->noptions; i++) {
-		if (strcmp(a->options[i].name, name) == 0)
-			return i;
-	}
-	args_broken("no such option in the template", name);
+	if ((i = args_known(a, name)) == -1)
+		args_broken("no such option in the template", name);
+	return i;
 }
 
 /* Whether option i is a short one, written -x rather than --name. */
@@ -99,6 +124,9 @@ args_getopt_tables(const struct args *a, char *shortopts, size_t len,
 			strlcat(shortopts, s, len);
 			continue;
 		}
+		/* The long global ones are lifted out first (args_lift). */
+		if (i >= a->nown)
+			continue;
 		longopts[n].name = o->name;
 		longopts[n].has_arg = o->value != 0 ? required_argument :
 		    no_argument;
@@ -180,6 +208,96 @@ args_keep(struct args *a, int i, const char *value, char *cause,
 	return 0;
 }
 
+/*
+ * Whether the word at arg ("--name" or "--nam=v", "name" being a command's
+ * own long option or a unique prefix of one, as getopt finds it) takes the
+ * next word as its value.
+ */
+static int
+args_long_takes_next(const struct args *a, const char *arg)
+{
+	size_t	len = strcspn(arg, "=");
+	int	i, found = -1;
+
+	if (arg[len] == '=')
+		return 0;
+	for (i = 0; i < a->nown; i++) {
+		if (args_short(a, i) || strncmp(a->options[i].name, arg,
+		    len) != 0)
+			continue;
+		if (a->options[i].name[len] == '\0')
+			return a->options[i].value != 0;
+		found = found == -1 ? i : -2;
+	}
+	return found >= 0 && a->options[found].value != 0;
+}
+
+/* Whether the short option cluster arg ("-fn5", "-n") takes the next word. */
+static int
+args_short_takes_next(const struct args *a, const char *arg)
+{
+	int	i;
+
+	for (arg++; *arg != '\0'; arg++) {
+		for (i = 0; i < a->noptions; i++) {
+			if (args_short(a, i) && a->options[i].name[0] == *arg)
+				break;
+		}
+		if (i == a->noptions)
+			return 0;	/* unknown: getopt says so */
+		if (a->options[i].value != 0)
+			return arg[1] == '\0';
+	}
+	return 0;
+}
+
+/*
+ * The long global options among the command's, by their whole names only,
+ * are taken out of argv before getopt sees it, so that a prefix of a
+ * command's own option means what it did before they were allowed here
+ * (recv --t: --timeout, not --token-file). Returns argv's new count.
+ */
+static int
+args_lift(struct args *a, int argc, char **argv)
+{
+	const char	*arg;
+	size_t		 len;
+	int		 i = 1, k, next;
+
+	while (i < argc && (arg = argv[i])[0] == '-' && arg[1] != '\0' &&
+	    strcmp(arg, "--") != 0) {
+		if (arg[1] != '-') {
+			i += 1 + args_short_takes_next(a, arg);
+			continue;
+		}
+		len = strcspn(arg + 2, "=");
+		for (k = a->nown; k < a->noptions; k++) {
+			if (!args_short(a, k) && strlen(a->options[k].name) ==
+			    len && strncmp(a->options[k].name, arg + 2,
+			    len) == 0)
+				break;
+		}
+		if (k == a->noptions) {
+			i += 1 + args_long_takes_next(a, arg + 2);
+			continue;
+		}
+		/* Its value: after '=', else the next word; none for --json. */
+		next = a->options[k].value != 0 && arg[2 + len] != '=';
+		if (next && i + 1 >= argc)
+			return argc;	/* getopt: it wants a value */
+		if (a->options[k].value == 0 && arg[2 + len] == '=')
+			return argc;	/* getopt: unknown */
+		a->given[a->ngiven].option = k;
+		a->given[a->ngiven++].value = a->options[k].value == 0 ? NULL :
+		    next ? argv[i + 1] : arg + 3 + len;
+		memmove(argv + i, argv + i + 1 + next, (argc - i - 1 - next) *
+		    sizeof *argv);
+		argc -= 1 + next;
+		argv[argc] = NULL;
+	}
+	return argc;
+}
+
 /* Take the options, up to the first operand or "--", into a. */
 static enum args_status
 args_options(struct args *a, int argc, char **argv, char *cause,
@@ -209,19 +327,23 @@ args_options(struct args *a, int argc, char **argv, char *cause,
 
 /*
  * Parse argv (argv[0] the command's name) against template: the options it
- * names, and between lower and upper operands (upper -1: no limit). On
- * ARGS_BAD, cause says why; ARGS_FEW means too few operands.
+ * names, those of globals (words as a template's) that it does not, and
+ * between lower and upper operands (upper -1: no limit). On ARGS_BAD,
+ * cause says why; ARGS_FEW means too few operands.
  */
 enum args_status
-args_parse(struct args *a, const struct args_template *template, int argc,
-    char **argv, char *cause, size_t len)
+args_parse(struct args *a, const struct args_template *template,
+    const char *globals, int argc, char **argv, char *cause, size_t len)
 {
 	enum args_status	rv;
 
 	memset(a, 0, sizeof *a);
-	args_template(a, template->options);
+	args_template(a, template->options, 0);
+	a->nown = a->noptions;
+	args_template(a, globals != NULL ? globals : "", 1);
 	if ((a->given = calloc(argc, sizeof *a->given)) == NULL)
 		client_fatal("out of memory");
+	argc = args_lift(a, argc, argv);
 	if ((rv = args_options(a, argc, argv, cause, len)) != ARGS_OK)
 		return rv;
 	a->operands = argv + optind;
@@ -229,7 +351,11 @@ args_parse(struct args *a, const struct args_template *template, int argc,
 	if (a->noperands < template->lower)
 		return ARGS_FEW;
 	if (template->upper != -1 && a->noperands > template->upper) {
-		strlcpy(cause, "too many arguments", len);
+		/* An option after an operand is taken for one more. */
+		snprintf(cause, len, "too many arguments%s%s", *a->operands[
+		    template->upper] == '-' ? ": options go before the "
+		    "operands, not " : "", *a->operands[template->upper] ==
+		    '-' ? a->operands[template->upper] : "");
 		return ARGS_BAD;
 	}
 	return ARGS_OK;

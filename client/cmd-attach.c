@@ -380,10 +380,24 @@ cmd_attach_exec(struct cmd *self, struct client *c)
 	    args_has(&self->args, "server"));
 }
 
+/* What help says of each option of attach. */
+static const struct cmd_option cmd_attach_options_help[] = {
+	{ "detach-key", "KEY",
+	    "the key that detaches, as ^X (default: ^\\, Ctrl-\\)" },
+	{ "q", NULL,
+	    "print no line of its own on attaching, detaching or the end" },
+	{ "quiet", NULL, "the same as -q" },
+	{ "server", NULL,
+	    "type into the server's terminal (the program's, under gdbserver)" },
+	{ NULL, NULL, NULL }
+};
+
 const struct cmd_entry cmd_attach_entry = {
 	.name = "attach",
 	.usage = "[--detach-key KEY] [-q | --quiet] [--server] SESSION",
 	.args = { "detach-key: q quiet server", 1, 1 },
 	.flags = CMD_SESSION,
 	.exec = cmd_attach_exec,
+	.summary = "work at a session's console from this terminal",
+	.options = cmd_attach_options_help,
 };

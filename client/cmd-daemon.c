@@ -38,6 +38,7 @@ const struct cmd_entry cmd_ping_entry = {
 	.args = { "", 0, 0 },
 	.flags = 0,
 	.exec = cmd_ping_exec,
+	.summary = "print pong if a daemon answers; never starts one",
 };
 
 /* Ask the daemon its pid with hello; -1 if it would not say. */
@@ -96,12 +97,21 @@ cmd_shutdown_exec(struct cmd *self, struct client *c)
 	return EXIT_OK;
 }
 
+/* What help says of each option of shutdown. */
+static const struct cmd_option cmd_shutdown_options_help[] = {
+	{ "timeout", "MS",
+	    "each session's stop timeout (default: its own)" },
+	{ NULL, NULL, NULL }
+};
+
 const struct cmd_entry cmd_shutdown_entry = {
 	.name = "shutdown",
 	.usage = "[--timeout MS]",
 	.args = { "timeout#", 0, 0 },
 	.flags = 0,
 	.exec = cmd_shutdown_exec,
+	.summary = "stop every session and the daemon",
+	.options = cmd_shutdown_options_help,
 };
 
 /* version: print the client's version and the daemon's. */
@@ -141,6 +151,7 @@ const struct cmd_entry cmd_version_entry = {
 	.args = { "", 0, 0 },
 	.flags = CMD_AUTOSTART,
 	.exec = cmd_version_exec,
+	.summary = "print the client's and the daemon's versions",
 };
 
 /* daemon: run dbgctld in place of this process, with the given options. */
@@ -183,6 +194,17 @@ cmd_daemon_exec(struct cmd *self, struct client *c)
 	client_fatal("exec %s: %s", path, strerror(errno));
 }
 
+/* What help says of each option of daemon. */
+static const struct cmd_option cmd_daemon_options_help[] = {
+	{ "foreground", NULL,
+	    "stay in the foreground (default: return once it listens)" },
+	{ "listen", "unix:PATH|tcp:HOST:PORT",
+	    "listen there, repeatable (default: the socket)" },
+	{ "token-file", "FILE",
+	    "the token TCP clients must present" },
+	{ NULL, NULL, NULL }
+};
+
 const struct cmd_entry cmd_daemon_entry = {
 	.name = "daemon",
 	.usage = "[--foreground] [--listen unix:PATH | tcp:HOST:PORT]...\n"
@@ -190,4 +212,6 @@ const struct cmd_entry cmd_daemon_entry = {
 	.args = { "foreground listen: token-file:", 0, 0 },
 	.flags = 0,
 	.exec = cmd_daemon_exec,
+	.summary = "run dbgctld in place of this command",
+	.options = cmd_daemon_options_help,
 };

@@ -72,10 +72,19 @@ cmd_exec_exec(struct cmd *self, struct client *c)
 	return EXIT_OK;
 }
 
+/* What help says of each option of exec. */
+static const struct cmd_option cmd_exec_options_help[] = {
+	{ "timeout", "MS",
+	    "how long the debugger has to answer (default: 10000)" },
+	{ NULL, NULL, NULL }
+};
+
 const struct cmd_entry cmd_exec_entry = {
 	.name = "exec",
 	.usage = "[--timeout MS] SESSION -- COMMAND...",
 	.args = { "timeout#", 2, -1 },
 	.flags = CMD_AUTOSTART | CMD_SESSION,
 	.exec = cmd_exec_exec,
+	.summary = "run a debugger command in a session and print its result",
+	.options = cmd_exec_options_help,
 };

@@ -317,6 +317,7 @@ const struct cmd_entry cmd_list_entry = {
 	.name = "list",
 	.usage = "",
 	.args = { "", 0, 0 },
-	.flags = CMD_AUTOSTART,
+	.flags = 0,	/* read-only: a new daemon would list nothing */
 	.exec = cmd_list_exec,
+	.summary = "print a table of the sessions",
 };

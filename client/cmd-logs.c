@@ -8,6 +8,17 @@
 #include "b64.h"
 #include "dbgctl.h"
 
+/* Where --plain stands in an escape sequence, which may span two reads. */
+enum cmd_logs_plain {
+	CMD_LOGS_TEXT,		/* between sequences */
+	CMD_LOGS_ESC,		/* after ESC */
+	CMD_LOGS_CSI,		/* ESC [: parameters, then a final byte */
+	CMD_LOGS_STRING,	/* ESC ] P X ^ _: up to BEL or ESC \ */
+	CMD_LOGS_STRING_ESC,	/* an ESC in such a string */
+	CMD_LOGS_NF,		/* ESC and intermediates: up to a final byte */
+	CMD_LOGS_CHARSET,	/* ESC ( and the like: one byte names a set */
+};
+
 /* Where a logs command stands: what to ask for next, what it collected. */
 struct cmd_logs_state {
 	json_t		*session;	/* the SESSION reference (borrowed) */
@@ -15,6 +26,11 @@ struct cmd_logs_state {
 	long long	 lines;		/* -n N, first call only */
 	int		 follow;	/* -f */
 	int		 wait;		/* daemon may wait */
+
+	/* --plain: where it stands, and CRs held until what follows shows. */
+	int		 plain;
+	enum cmd_logs_plain plain_at;
+	size_t		 crs;
 
 	/* Ranges the daemon could not give: said on stderr, and the exit. */
 	json_t		*missing;
@@ -42,9 +58,88 @@ cmd_logs_params(struct cmd_logs_state *st)
 	return params;
 }
 
-/* Hand decoded bytes on: to stdout, or with --json to the collection. */
+/*
+ * Whether byte ch, in state st->plain_at, is text to keep (1) or part of
+ * an escape sequence or a control to drop (0); moves the state on.
+ */
+static int
+cmd_logs_plain_byte(struct cmd_logs_state *st, unsigned char ch)
+{
+	switch (st->plain_at) {
+	case CMD_LOGS_TEXT:
+		if (ch == 0x1b)
+			st->plain_at = CMD_LOGS_ESC;
+		/* BEL, and SO and SI, which shift character sets. */
+		return ch != 0x1b && ch != 0x07 && ch != 0x0e && ch != 0x0f;
+	case CMD_LOGS_ESC:
+		if (ch == '[')
+			st->plain_at = CMD_LOGS_CSI;
+		else if (strchr("]PX^_", ch) != NULL && ch != '\0')
+			st->plain_at = CMD_LOGS_STRING;
+		else if (strchr("()*+-./", ch) != NULL && ch != '\0')
+			st->plain_at = CMD_LOGS_CHARSET;
+		else if (ch >= 0x20 && ch <= 0x2f)
+			st->plain_at = CMD_LOGS_NF;
+		else if (ch != 0x1b)
+			st->plain_at = CMD_LOGS_TEXT;
+		return 0;
+	case CMD_LOGS_CSI:
+	case CMD_LOGS_NF:
+		/* A final byte ends it; a control byte in it is dropped too. */
+		if ((st->plain_at == CMD_LOGS_CSI && ch >= 0x40 && ch <= 0x7e) ||
+		    (st->plain_at == CMD_LOGS_NF && ch >= 0x30 && ch <= 0x7e))
+			st->plain_at = CMD_LOGS_TEXT;
+		else if (ch == 0x1b)
+			st->plain_at = CMD_LOGS_ESC;
+		return 0;
+	case CMD_LOGS_STRING:
+		if (ch == 0x07)
+			st->plain_at = CMD_LOGS_TEXT;
+		else if (ch == 0x1b)
+			st->plain_at = CMD_LOGS_STRING_ESC;
+		return 0;
+	case CMD_LOGS_STRING_ESC:
+		st->plain_at = ch == '\\' ? CMD_LOGS_TEXT : ch == 0x1b ?
+		    CMD_LOGS_STRING_ESC : CMD_LOGS_STRING;
+		return 0;
+	case CMD_LOGS_CHARSET:
+		st->plain_at = CMD_LOGS_TEXT;
+		return 0;
+	}
+	abort();
+}
+
+/*
+ * --plain: data without escape sequences, CR LF (and CR CR LF) as LF,
+ * into out (room for len + st->crs bytes); its length. A CR is held until
+ * what follows it shows whether it ends a line, across reads too.
+ */
+static size_t
+cmd_logs_plain(struct cmd_logs_state *st, const unsigned char *data,
+    size_t len, unsigned char *out)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < len; i++) {
+		if (!cmd_logs_plain_byte(st, data[i]))
+			continue;
+		if (data[i] == '\r') {
+			st->crs++;
+			continue;
+		}
+		if (data[i] != '\n') {
+			memset(out + n, '\r', st->crs);
+			n += st->crs;
+		}
+		st->crs = 0;
+		out[n++] = data[i];
+	}
+	return n;
+}
+
+/* Copy bytes to stdout, or with --json to the collection. */
 static void
-cmd_logs_output(struct client *c, struct cmd_logs_state *st,
+cmd_logs_copy(struct client *c, struct cmd_logs_state *st,
     const unsigned char *data, size_t len)
 {
 	unsigned char	*p;
@@ -59,6 +154,23 @@ cmd_logs_output(struct client *c, struct cmd_logs_state *st,
 	memcpy(p + st->all_len, data, len);
 	st->all = p;
 	st->all_len += len;
+}
+
+/* Hand decoded bytes on, with --plain without their escape sequences. */
+static void
+cmd_logs_output(struct client *c, struct cmd_logs_state *st,
+    const unsigned char *data, size_t len)
+{
+	unsigned char	*plain = NULL;
+
+	if (st->plain) {
+		if ((plain = malloc(len + st->crs + 1)) == NULL)
+			client_fatal("out of memory");
+		len = cmd_logs_plain(st, data, len, plain);
+		data = plain;
+	}
+	cmd_logs_copy(c, st, data, len);
+	free(plain);
 }
 
 /* Say that the log lacks a range (a write to it failed), and remember it. */
@@ -144,6 +256,7 @@ cmd_logs_exec(struct cmd *self, struct client *c)
 	st.session = self->session;
 	st.lines = args_number(&self->args, "n", -1);
 	st.follow = args_has(&self->args, "f");
+	st.plain = args_has(&self->args, "plain");
 	st.missing = json_array();
 	while (more) {
 		result = client_call(c, "logs", cmd_logs_params(&st));
@@ -158,6 +271,9 @@ cmd_logs_exec(struct cmd *self, struct client *c)
 		json_decref(st.last);
 		st.last = result;
 	}
+	/* CRs held at the end are the log's last bytes. */
+	for (; rv == EXIT_OK && st.crs > 0; st.crs--)
+		cmd_logs_copy(c, &st, (const unsigned char *)"\r", 1);
 	if (rv == EXIT_OK && c->json)
 		cmd_logs_json(&st, first);
 	/* Output that was printed but is not all there is not a success. */
@@ -169,10 +285,24 @@ cmd_logs_exec(struct cmd *self, struct client *c)
 	return rv;
 }
 
+/* What help says of each option of logs. */
+static const struct cmd_option cmd_logs_options_help[] = {
+	{ "f", NULL,
+	    "follow: print more as it comes, until the session has ended" },
+	{ "n", "N",
+	    "start at the last N lines (default: the first byte)" },
+	{ "plain", NULL,
+	    "without escape sequences, and CR LF as LF (default: byte for "
+	    "byte)" },
+	{ NULL, NULL, NULL }
+};
+
 const struct cmd_entry cmd_logs_entry = {
 	.name = "logs",
-	.usage = "[-f] [-n N] SESSION",
-	.args = { "f n#", 1, 1 },
-	.flags = CMD_AUTOSTART | CMD_SESSION,
+	.usage = "[-f] [-n N] [--plain] SESSION",
+	.args = { "f n# plain", 1, 1 },
+	.flags = CMD_SESSION,	/* read-only: never starts a daemon */
 	.exec = cmd_logs_exec,
+	.summary = "print a session's console log, and follow it",
+	.options = cmd_logs_options_help,
 };

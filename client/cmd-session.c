@@ -1,6 +1,7 @@
 /* Session commands: launch, list, status, stop, signal. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "dbgctl.h"
+#include "signame.h"
 
 /* Add an --env K=V entry to the launch's env object; -1 if malformed. */
 static int
@@ -172,6 +174,9 @@ cmd_launch_attach(struct client *c, json_int_t id, int key, int quiet)
 	return rv;
 }
 
+/* The kinds of session (daemon/backend.c's list). */
+#define CMD_LAUNCH_KINDS	"gdb lldb remote gdbserver exec"
+
 /* The launch options that only set one parameter of the request. */
 static const struct {
 	const char	*name;		/* the option */
@@ -224,6 +229,25 @@ cmd_launch_params_set(const struct args *a, json_t *params)
 	    "remote" : "gdbserver"));
 }
 
+/*
+ * Whether value is one of the words of set: the kinds the daemon's
+ * backends register and --stop-target's values are fixed, so a bad one is
+ * a usage error found before any daemon is asked (or started).
+ */
+static bool
+cmd_launch_word(const char *value, const char *set)
+{
+	size_t	len = strlen(value);
+	const char *p;
+
+	for (p = set; (p = strstr(p, value)) != NULL; p += len) {
+		if ((p == set || p[-1] == ' ') && (p[len] == ' ' ||
+		    p[len] == '\0') && len > 0)
+			return true;
+	}
+	return false;
+}
+
 /* Parse the options of launch into params; 0, or the exit status. */
 static int
 cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
@@ -231,6 +255,15 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 	const struct args	*a = &self->args;
 	const char		*v;
 	int			 pos;
+
+	if ((v = args_get(a, "kind")) != NULL && !cmd_launch_word(v,
+	    CMD_LAUNCH_KINDS))
+		return cmd_usage(self, "bad --kind %s: want one of %s", v,
+		    CMD_LAUNCH_KINDS);
+	if ((v = args_get(a, "stop-target")) != NULL && !cmd_launch_word(v,
+	    "detach kill"))
+		return cmd_usage(self, "bad --stop-target %s: want detach or "
+		    "kill", v);
 
 	if (args_has(a, "attach") && args_has(a, "wait"))
 		return cmd_usage(self, "--attach and --wait exclude each "
@@ -303,6 +336,54 @@ cmd_launch_exec(struct cmd *self, struct client *c)
 	return EXIT_OK;
 }
 
+/* What help says of each option of launch. */
+static const struct cmd_option cmd_launch_options_help[] = {
+	{ "kind", "KIND",
+	    "gdb, lldb, remote, gdbserver or exec (default: gdb; remote with --remote, gdbserver with --server)" },
+	{ "name", "NAME",
+	    "a name for the session, usable as SESSION" },
+	{ "debugger", "PATH",
+	    "the debugger to run instead of gdb, or of lldb (default: gdb, lldb)" },
+	{ "remote", "HOST:PORT",
+	    "the target for gdb to connect to; implies --kind remote" },
+	{ "server", "'CMD {port}'",
+	    "the command that starts the server, {port} its port; implies --kind gdbserver" },
+	{ "port", "PORT",
+	    "the server's port (default: a free one)" },
+	{ "connect-timeout", "MS",
+	    "how long a remote or gdbserver session may take to connect (default: 10000)" },
+	{ "transport", NULL,
+	    "give the target's stdin and stdout to send, recv and pipe (default: the terminal)" },
+	{ "x", "CMD",
+	    "a debugger command to run at start, repeatable, in order" },
+	{ "cwd", "DIR",
+	    "the working directory (default: the current one)" },
+	{ "env", "K=V",
+	    "set K to V in the program's environment, repeatable" },
+	{ "stop-timeout", "MS",
+	    "how long a stop may take before SIGKILL (default: 5000)" },
+	{ "stop-target", "detach|kill",
+	    "what gdb does to its target on stop (default: kill; detach for remote)" },
+	{ "attach", NULL,
+	    "attach to the console once it runs, instead of printing the id" },
+	{ "detach-key", "KEY",
+	    "with --attach, the key that detaches, as ^X (default: ^\\, Ctrl-\\)" },
+	{ "q", NULL,
+	    "with --attach, print no line of its own" },
+	{ "quiet", NULL, "the same as -q" },
+	{ "wait", NULL,
+	    "wait for the session to end and exit with its status" },
+	{ "fault-break", "LOCATION",
+	    "a breakpoint whose hit is a fault, repeatable" },
+	{ "no-fault-break", NULL,
+	    "no default fault breaks at the Cortex-M fault handlers" },
+	{ "core", NULL,
+	    "save a core file at a fault of a native target" },
+	{ "lease", NULL,
+	    "stop the session when this command ends (with --wait or --attach)" },
+	{ NULL, NULL, NULL }
+};
+
 const struct cmd_entry cmd_launch_entry = {
 	.name = "launch",
 	.usage = "[--kind gdb|lldb|gdbserver|remote|exec] [--name NAME]\n"
@@ -321,6 +402,8 @@ const struct cmd_entry cmd_launch_entry = {
 	    0, -1 },
 	.flags = CMD_AUTOSTART,
 	.exec = cmd_launch_exec,
+	.summary = "start a session: a debugger or a program on a terminal of its own; print its id",
+	.options = cmd_launch_options_help,
 };
 
 
@@ -467,9 +550,88 @@ const struct cmd_entry cmd_status_entry = {
 	.name = "status",
 	.usage = "SESSION",
 	.args = { "", 1, 1 },
-	.flags = CMD_AUTOSTART | CMD_SESSION,
+	.flags = CMD_SESSION,	/* read-only: never starts a daemon */
 	.exec = cmd_status_exec,
+	.summary = "print everything known about a session",
 };
+
+/*
+ * A stop of ours escalates: say so on stderr as it happens, unless -q
+ * (note_arg points at the quiet flag).
+ */
+static void
+cmd_stop_noted(struct client *c, json_t *msg)
+{
+	json_t		*params = json_object_get(msg, "params");
+	const char	*method = json_string_value(json_object_get(msg,
+			    "method"));
+	const char	*step = json_string_value(json_object_get(params,
+			    "step"));
+
+	if (method == NULL || strcmp(method, "session.stopping") != 0 ||
+	    json_integer_value(json_object_get(params, "request")) !=
+	    c->want_id || step == NULL || *(int *)c->note_arg)
+		return;
+	client_warn("sending SIG%s to session %lld after %lld ms",
+	    strcmp(step, "kill") == 0 ? "KILL" : strcmp(step, "term") == 0 ?
+	    "TERM" : step, (long long)json_integer_value(json_object_get(
+	    params, "session")), (long long)json_integer_value(
+	    json_object_get(params, "after_ms")));
+}
+
+/* Print "session 4 (web): exit code 0, by quit" for a stopped session. */
+static void
+cmd_stop_print_session(json_t *s)
+{
+	const char	*name = json_string_value(json_object_get(s, "name"));
+	const char	*by, *error;
+	json_t		*rec;
+	char		 buf[64];
+
+	printf("session %lld", (long long)json_integer_value(
+	    json_object_get(s, "id")));
+	if (name != NULL)
+		printf(" (%s)", name);
+	if ((rec = json_object_get(s, "exit")) != NULL) {
+		fmt_exit(rec, buf, sizeof buf);
+		by = json_string_value(json_object_get(rec, "by"));
+		printf(": exit %s%s%s", buf, by != NULL ? ", by " : "",
+		    by != NULL ? by : "");
+	} else if ((error = json_string_value(json_object_get(s, "error")))
+	    != NULL)
+		printf(": %s: %s", json_string_value(json_object_get(s,
+		    "state")), error);
+	else
+		printf(": %s", json_string_value(json_object_get(s, "state")));
+	if ((rec = json_object_get(s, "server_exit")) != NULL) {
+		fmt_exit(rec, buf, sizeof buf);
+		by = json_string_value(json_object_get(rec, "by"));
+		printf("; server exit %s%s%s", buf, by != NULL ? ", by " : "",
+		    by != NULL ? by : "");
+	}
+	printf("\n");
+}
+
+/*
+ * What a stop did, on stdout: a line for each session with how it ended,
+ * then, for --all or several, "stopped N sessions".
+ */
+static void
+cmd_stop_print(json_t *result, int all)
+{
+	json_t		*s;
+	json_int_t	 n = json_integer_value(json_object_get(result,
+			    "stopped"));
+	size_t		 i;
+
+	json_array_foreach(json_object_get(result, "sessions"), i, s)
+		cmd_stop_print_session(s);
+	if (json_is_true(json_object_get(result, "truncated")))
+		printf("(and more: see list)\n");
+	if (all || n != 1)
+		printf("stopped %lld session%s\n", (long long)n, n == 1 ? "" :
+		    "s");
+}
 
 /* stop: end sessions, returning once every process of them is gone. */
 static int
@@ -477,7 +639,7 @@ cmd_stop_exec(struct cmd *self, struct client *c)
 {
 	const struct args	*a = &self->args;
 	json_t			*params, *list, *result;
-	int			 i;
+	int			 i, quiet = args_has(a, "q");
 
 	if (args_has(a, "all") && args_count(a) > 0)
 		return cmd_usage(self, "--all and SESSION are exclusive");
@@ -497,20 +659,40 @@ cmd_stop_exec(struct cmd *self, struct client *c)
 	if (args_has(a, "timeout"))
 		json_object_set_new(params, "timeout",
 		    json_integer(args_number(a, "timeout", 0)));
-	if ((result = client_call(c, "stop", params)) == NULL)
+	c->note = cmd_stop_noted;
+	c->note_arg = &quiet;
+	result = client_call(c, "stop", params);
+	c->note = NULL;
+	if (result == NULL)
 		return client_error(c);
 	if (c->json)
 		cmd_print_json(result);
+	else if (!quiet)
+		cmd_stop_print(result, args_has(a, "all"));
 	json_decref(result);
 	return EXIT_OK;
 }
 
+/* What help says of each option of stop. */
+static const struct cmd_option cmd_stop_options_help[] = {
+	{ "timeout", "MS",
+	    "the stop timeout, before SIGKILL (default: each session's "
+	    "--stop-timeout, 5000)" },
+	{ "all", NULL,
+	    "every session that has not ended" },
+	{ "q", NULL,
+	    "print nothing: neither how each ended nor the escalations" },
+	{ NULL, NULL, NULL }
+};
+
 const struct cmd_entry cmd_stop_entry = {
 	.name = "stop",
-	.usage = "[--timeout MS] (SESSION... | --all)",
-	.args = { "timeout# all", 0, -1 },
+	.usage = "[-q] [--timeout MS] (SESSION... | --all)",
+	.args = { "timeout# all q", 0, -1 },
 	.flags = CMD_AUTOSTART,
 	.exec = cmd_stop_exec,
+	.summary = "stop sessions: quit, SIGTERM, SIGKILL at the timeout; say how each ended",
+	.options = cmd_stop_options_help,
 };
 
 /* signal: send a signal to the foreground process group of a session. */
@@ -523,6 +705,12 @@ cmd_signal_exec(struct cmd *self, struct client *c)
 
 	if ((sig = args_operand(&self->args, 1)) == NULL)
 		sig = "INT";
+	/* The names are proto/signame.c's, as the daemon's: check here. */
+	if (args_strtonum(sig, &n) == 0 ? n <= 0 || n >= NSIG :
+	    signame_parse(sig) <= 0)
+		return cmd_usage(self, "bad signal: %s (a name such as INT, "
+		    "SIGTERM or RTMIN+1, or a number from 1 to %d)", sig,
+		    NSIG - 1);
 	params = json_pack("{s:O}", "session", self->session);
 	if (args_strtonum(sig, &n) == 0)
 		json_object_set_new(params, "signal", json_integer(n));
@@ -542,4 +730,5 @@ const struct cmd_entry cmd_signal_entry = {
 	.args = { "", 1, 2 },
 	.flags = CMD_AUTOSTART | CMD_SESSION,
 	.exec = cmd_signal_exec,
+	.summary = "send a signal (default: INT) to the foreground of a session's terminal",
 };

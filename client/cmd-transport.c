@@ -92,6 +92,13 @@ cmd_send_exec(struct cmd *self, struct client *c)
 	return rv;
 }
 
+/* What help says of each option of send. */
+static const struct cmd_option cmd_send_options_help[] = {
+	{ "eof", NULL,
+	    "then close the target's standard input" },
+	{ NULL, NULL, NULL }
+};
+
 const struct cmd_entry cmd_send_entry = {
 	.name = "send",
 	.usage = "[--eof] SESSION [DATA]",
@@ -99,6 +106,8 @@ const struct cmd_entry cmd_send_entry = {
 	.flags = CMD_AUTOSTART | CMD_SESSION,
 	.exits = cmd_transport_exits,
 	.exec = cmd_send_exec,
+	.summary = "write DATA, or standard input, to the target's standard input",
+	.options = cmd_send_options_help,
 };
 
 /* recv [--max N] [--timeout MS] SESSION: bytes from the target's stdout. */
@@ -141,6 +150,15 @@ cmd_recv_exec(struct cmd *self, struct client *c)
 	return EXIT_OK;
 }
 
+/* What help says of each option of recv. */
+static const struct cmd_option cmd_recv_options_help[] = {
+	{ "max", "N",
+	    "the most bytes to print (default: 65536)" },
+	{ "timeout", "MS",
+	    "exit 4 if nothing came by then, 0: do not wait (default: wait)" },
+	{ NULL, NULL, NULL }
+};
+
 const struct cmd_entry cmd_recv_entry = {
 	.name = "recv",
 	.usage = "[--max N] [--timeout MS] SESSION",
@@ -148,6 +166,8 @@ const struct cmd_entry cmd_recv_entry = {
 	.flags = CMD_AUTOSTART | CMD_SESSION,
 	.exits = cmd_transport_exits,
 	.exec = cmd_recv_exec,
+	.summary = "print what the target wrote to its standard output",
+	.options = cmd_recv_options_help,
 };
 
 /* pipe SESSION: bridge this process's stdin and stdout to the target. */
@@ -179,4 +199,5 @@ const struct cmd_entry cmd_pipe_entry = {
 	.flags = CMD_AUTOSTART | CMD_SESSION,
 	.exits = cmd_transport_exits,
 	.exec = cmd_pipe_exec,
+	.summary = "connect standard input and output to the target's",
 };

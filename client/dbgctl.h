@@ -39,8 +39,8 @@ struct client_error {
 	char	 method[64];	/* the request it answered */
 };
 
-/* Most options one command's template may name, and the longest name. */
-#define ARGS_OPTIONS_MAX	24
+/* Most options one command's template may name (the global ones with it), and the longest name. */
+#define ARGS_OPTIONS_MAX	40
 #define ARGS_NAME_MAX		24
 
 /*
@@ -71,6 +71,7 @@ struct args_given {
 struct args {
 	struct args_option	 options[ARGS_OPTIONS_MAX];
 	int			 noptions;
+	int			 nown;		/* the command's; the rest global */
 	struct args_given	*given;		/* in command-line order */
 	int			 ngiven;
 	char			**operands;	/* into the caller's argv */
@@ -116,8 +117,21 @@ struct cmd;
 typedef int (*cmd_exec)(struct cmd *, struct client *);
 
 /*
+ * One option's line in help: name as its template names it ("kind", "x"),
+ * the placeholder of its value (NULL: the template's kind of value), and
+ * one line saying what it does and its default. A list ends with a NULL
+ * name; an option of the template missing from it is shown bare.
+ */
+struct cmd_option {
+	const char	*name;
+	const char	*value;
+	const char	*text;
+};
+
+/*
  * One command, declared in its own file: what it accepts, parsed before
- * exec runs and before any daemon is contacted, and how it runs.
+ * exec runs and before any daemon is contacted, and how it runs; summary
+ * and options (both optional) are what help says of it.
  */
 struct cmd_entry {
 	const char		*name;
@@ -126,6 +140,8 @@ struct cmd_entry {
 	int			 flags;		/* CMD_* */
 	const struct cmd_exit	*exits;		/* NULL: timeout 4, else 1 */
 	cmd_exec		 exec;
+	const char		*summary;	/* one line for `dbgctl help` */
+	const struct cmd_option	*options;	/* help's lines, or NULL */
 };
 
 /* A command line parsed against its entry: what exec acts on. */
@@ -158,7 +174,7 @@ void		 client_warn(const char *, ...)
 /* args.c */
 int		 args_strtonum(const char *, long long *);
 enum args_status args_parse(struct args *, const struct args_template *,
-		    int, char **, char *, size_t);
+		    const char *, int, char **, char *, size_t);
 void		 args_free(struct args *);
 int		 args_has(const struct args *, const char *);
 int		 args_last(const struct args *, const char *);
@@ -166,6 +182,8 @@ const char	*args_get(const struct args *, const char *);
 long long	 args_number(const struct args *, const char *, long long);
 const char	*args_next(const struct args *, const char *, int *);
 int		 args_count(const struct args *);
+int		 args_known(const struct args *, const char *);
+void		 args_split(struct args *, const struct args_template *);
 const char	*args_operand(const struct args *, int);
 
 /* autostart.c */
@@ -179,6 +197,10 @@ int		 cmd_usage(const struct cmd *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 void		 cmd_print_usage(const struct cmd_entry *, FILE *,
 		    const char *);
+void		 cmd_print_option(FILE *, const char *, const char *,
+		    const char *);
+void		 cmd_print_help(const struct cmd_entry *, FILE *);
+extern const struct cmd_option cmd_global_options[];
 json_t		*cmd_session_ref(const char *);
 int		 cmd_print_json(json_t *);
 int		 cmd_write_all(int, const void *, size_t);

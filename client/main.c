@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,12 @@
 #include "dbgctl.h"
 
 static int	main_help(struct cmd *, struct client *);
+
+/* The longest word the edit distance is measured for. */
+#define MAIN_WORD_MAX	64
+
+/* The most edits a command suggested for an unknown one may be away. */
+#define MAIN_NEAR	2
 
 /* Long-only global options. */
 enum {
@@ -26,6 +33,7 @@ static const struct cmd_entry main_help_entry = {
 	.args = { "", 0, 1 },
 	.flags = 0,
 	.exec = main_help,
+	.summary = "print the commands, or a command's options",
 };
 
 /* The commands; each declares itself in its own file. */
@@ -50,18 +58,32 @@ static const struct cmd_entry *const main_commands[] = {
 
 #define MAIN_NCOMMANDS	(sizeof main_commands / sizeof main_commands[0])
 
-/* Print the global usage line and every command's usage to fp. */
+/* The width of the command names in help's list. */
+#define MAIN_NAME_WIDTH	10
+
+/* Print the global usage line, every command with its line, the global options. */
 static void
 main_usage(FILE *fp)
 {
-	size_t	i;
+	const struct cmd_option	*o;
+	size_t			 i;
 
-	fprintf(fp, "usage: dbgctl [-s SOCKET | --connect tcp:HOST:PORT "
-	    "--token-file F]\n\t[--json] COMMAND [ARG...]\n"
-	    "commands:\n");
+	fprintf(fp, "usage: dbgctl [GLOBAL OPTIONS] COMMAND [OPTIONS] "
+	    "[ARG...]\ncommands:\n");
 	for (i = 0; i < MAIN_NCOMMANDS; i++) {
-		cmd_print_usage(main_commands[i], fp, "  ");
+		fprintf(fp, "  %-*s%s\n", MAIN_NAME_WIDTH, main_commands[i]->name,
+		    main_commands[i]->summary != NULL ?
+		    main_commands[i]->summary : "");
 	}
+	fprintf(fp, "global options, before the command or among its "
+	    "options (before its first\noperand):\n");
+	for (o = cmd_global_options; o->name != NULL; o++)
+		cmd_print_option(fp, o->name, o->value, o->text);
+	cmd_print_option(fp, "help", NULL, "print this help, also -h");
+	cmd_print_option(fp, "version", NULL, "print the client's version, "
+	    "also -V");
+	fprintf(fp, "Run 'dbgctl help COMMAND' for a command's options; "
+	    "see dbgctl(1).\n");
 }
 
 /* Report a usage error in the global options; returns the usage status. */
@@ -69,7 +91,7 @@ static int
 main_usage_error(const char *what, const char *arg)
 {
 	client_warn("%s: %s", what, arg);
-	fprintf(stderr, "usage: dbgctl [-s SOCKET] [--json] COMMAND "
+	fprintf(stderr, "usage: dbgctl [GLOBAL OPTIONS] COMMAND [OPTIONS] "
 	    "[ARG...]\n");
 	return EXIT_USAGE;
 }
@@ -87,7 +109,70 @@ main_find(const char *name)
 	return NULL;
 }
 
-/* help: print every command's usage, or one command's. */
+/* The edit distance of a and b (insert, delete, replace, swap: one each). */
+static size_t
+main_distance(const char *a, const char *b)
+{
+	size_t	la = strlen(a), lb = strlen(b), i, j, d[3][MAIN_WORD_MAX + 1];
+	size_t	cost, best;
+
+	if (la > MAIN_WORD_MAX || lb > MAIN_WORD_MAX)
+		return SIZE_MAX;
+	/* Three rows: the one before last for a swap of two letters. */
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++) {
+		d[i % 3][0] = i;
+		for (j = 1; j <= lb; j++) {
+			cost = a[i - 1] != b[j - 1];
+			best = d[(i - 1) % 3][j - 1] + cost;
+			if (d[(i - 1) % 3][j] + 1 < best)
+				best = d[(i - 1) % 3][j] + 1;
+			if (d[i % 3][j - 1] + 1 < best)
+				best = d[i % 3][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[(i - 2) % 3][j - 2] + 1 <
+			    best)
+				best = d[(i - 2) % 3][j - 2] + 1;
+			d[i % 3][j] = best;
+		}
+	}
+	return d[la % 3][lb];
+}
+
+/*
+ * Say that name is no command, with the nearest ones as git does: those
+ * fewest edits away, if that is at most MAIN_NEAR and under half of name.
+ */
+static void
+main_unknown(const char *name)
+{
+	size_t	i, d, best = SIZE_MAX, n = 0, k = 0;
+	char	near[256] = "";
+
+	for (i = 0; i < MAIN_NCOMMANDS; i++) {
+		if ((d = main_distance(name, main_commands[i]->name)) < best) {
+			best = d;
+			n = 0;
+		}
+		n += d == best;
+	}
+	if (best > MAIN_NEAR || 2 * best >= strlen(name)) {
+		client_warn("unknown command: %s", name);
+		return;
+	}
+	for (i = 0; i < MAIN_NCOMMANDS; i++) {
+		if (main_distance(name, main_commands[i]->name) != best)
+			continue;
+		k++;
+		strlcat(near, k == 1 ? "" : k == n ? " or " : ", ",
+		    sizeof near);
+		strlcat(near, main_commands[i]->name, sizeof near);
+	}
+	client_warn("unknown command: %s; did you mean %s?", name, near);
+}
+
+/* help: print every command with its line, or one command's help. */
 static int
 main_help(struct cmd *self, struct client *c)
 {
@@ -99,9 +184,12 @@ main_help(struct cmd *self, struct client *c)
 		main_usage(stdout);
 		return EXIT_OK;
 	}
-	if ((entry = main_find(name)) == NULL)
-		return cmd_usage(self, "unknown command: %s", name);
-	cmd_print_usage(entry, stdout, "usage: ");
+	if ((entry = main_find(name)) == NULL) {
+		main_unknown(name);
+		cmd_print_usage(self->entry, stderr, "usage: ");
+		return EXIT_USAGE;
+	}
+	cmd_print_help(entry, stdout);
 	return EXIT_OK;
 }
 
@@ -192,8 +280,12 @@ main(int argc, char **argv)
 		main_usage(stderr);
 		return EXIT_USAGE;
 	}
-	if ((entry = main_find(argv[0])) == NULL)
-		return main_usage_error("unknown command", argv[0]);
+	if ((entry = main_find(argv[0])) == NULL) {
+		main_unknown(argv[0]);
+		fprintf(stderr, "usage: dbgctl [GLOBAL OPTIONS] COMMAND "
+		    "[OPTIONS] [ARG...]\n");
+		return EXIT_USAGE;
+	}
 	if (main_check_utf8(argc, argv) != 0)
 		return EXIT_USAGE;
 

@@ -12,9 +12,9 @@ _dbgctl_spec=(
 	"launch|kind: name: debugger: remote: server: port: connect-timeout: transport x: cwd: env: stop-timeout: stop-target: attach detach-key: wait fault-break: no-fault-break core lease q quiet|prog"
 	"list||none"
 	"status||any"
-	"stop|timeout: all|live..."
+	"stop|timeout: all q|live..."
 	"signal||live sig"
-	"logs|f n:|any"
+	"logs|f n: plain|any"
 	"send|eof|live none"
 	"recv|max: timeout:|live"
 	"pipe||live"
@@ -26,8 +26,10 @@ _dbgctl_spec=(
 	"daemon|foreground listen: token-file:|none"
 	"help||cmd"
 )
-# The global options, before the command.
+# The global options, before the command; all but help and version are
+# taken among a command's options too, unless the command has its own.
 _dbgctl_global_opts="s: socket: connect: token-file: json help version"
+_dbgctl_global_after="s: socket: connect: token-file: json"
 # SIG for `signal`: names as the daemon takes them, without SIG.
 _dbgctl_signals="HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE
 ALRM TERM STKFLT CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF
@@ -64,6 +66,34 @@ _dbgctl_takes_value()
 		fi
 	done
 	return 1
+}
+
+# Whether template words $1 name option $2 as typed (-x, --name, --name=V).
+_dbgctl_has_option()
+{
+	local w o=${2%%=*}
+	for w in $1; do
+		w=${w%:}
+		if [ ${#w} -eq 1 ]; then
+			[ "$o" = "-$w" ] && return 0
+		else
+			[ "$o" = "--$w" ] && return 0
+		fi
+	done
+	return 1
+}
+
+# Template words $1 and the global options a command takes among its own.
+_dbgctl_with_globals()
+{
+	local w out=$1
+	for w in $_dbgctl_global_after; do
+		case " $1 " in
+		*" $w "*) ;;
+		*) out+=" $w" ;;
+		esac
+	done
+	printf '%s' "$out"
 }
 
 # Print the session ids and names ($1: live or any) of the daemon that
@@ -243,10 +273,26 @@ _dbgctl()
 
 	# The program as typed, the global options given, the command.
 	local -a _dbgctl_run=()
-	local i=1 w v cmd='' opts=$_dbgctl_global_opts ops='' e dashdash='' nops=0
+	local i=1 w v cmd='' opts=$_dbgctl_global_opts own='' ops='' e dashdash='' nops=0
 	_dbgctl_run=("$(_dbgctl_unquote "${words[0]}")")
 	while [ $i -lt $cword ]; do
 		w=${words[i]}
+		# A global option among the command's (before its operands).
+		if [ -n "$cmd" ] && [ -z "$dashdash" ] && [ $nops -eq 0 ] &&
+		    ! _dbgctl_has_option "$own" "$w"; then
+			case $w in
+			-s | --socket | --connect | --token-file)
+				v=$(_dbgctl_unquote "${words[i+1]-}")
+				[ $((i + 1)) -lt $cword ] &&
+				    _dbgctl_run+=("$w" "$v")
+				i=$((i + 2))
+				continue ;;
+			--socket=* | --connect=* | --token-file=* | -s?*)
+				_dbgctl_run+=("$(_dbgctl_unquote "$w")")
+				i=$((i + 1))
+				continue ;;
+			esac
+		fi
 		if [ -z "$cmd" ]; then
 			case $w in
 			-s | --socket | --connect | --token-file)
@@ -263,7 +309,8 @@ _dbgctl()
 					[ "${e%%|*}" = "$w" ] || continue
 					cmd=$w
 					e=${e#*|}
-					opts=${e%%|*}
+					own=${e%%|*}
+					opts=$(_dbgctl_with_globals "$own")
 					ops=${e#*|}
 				done
 				# An unknown command: nothing sensible follows.

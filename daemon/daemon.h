@@ -610,6 +610,7 @@ enum session_event_kind {
 	SE_CONSOLE_ROOM = 0x20,	/* the console took queued input */
 	SE_RUNSTATE = 0x40,	/* the debugged target started, stopped, exited */
 	SE_FAULT = 0x80,	/* a fault record was gathered (json) */
+	SE_STOPPING = 0x100,	/* a stop escalates: json {step, after_ms} */
 };
 
 struct session_event {
@@ -617,7 +618,8 @@ struct session_event {
 	const char		*data;
 	size_t			 len;
 	uint64_t		 offset;	/* SE_OUTPUT: where data starts */
-	json_t			*json;		/* SE_RUNSTATE, SE_FAULT: the record */
+	json_t			*json;		/* SE_RUNSTATE, SE_FAULT: the record;
+						   SE_STOPPING: the step */
 };
 
 struct sink;
@@ -682,6 +684,8 @@ struct session {
 	uint64_t		 stop_deadline;	/* uv_now() of the SIGKILL */
 	struct timer		*stop_timer;
 	uint64_t		 stop_timer_at;	/* uv_now() it runs out, or 0 */
+	uint64_t		 stop_started;	/* uv_now() of the first stop */
+	struct timer		*stop_kill_timer; /* tells of the SIGKILL */
 	bool			 in_cgroup;	/* its main process's tree has one */
 
 	struct session_proc	 procs[SESSION_MAXPROCS]; /* [0]: main */

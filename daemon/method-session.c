@@ -297,7 +297,31 @@ method_stop_reply(struct request *req)
 	    (json_int_t)d->n, "truncated", page.full));
 }
 
-/* One of the stop's sessions changed state; the last to end answers. */
+/*
+ * Tell the stop's connection that the stop of s escalates, as it happens:
+ * session.stopping with the request's id, the session's, the step and
+ * how long after the stop began.
+ */
+static void
+method_stop_told(struct request *req, struct session *s, json_t *step)
+{
+	json_t	*note;
+	size_t	 len;
+	char	*line;
+
+	if (req->conn == NULL)
+		return;
+	note = rpc_notification_new("session.stopping", json_pack(
+	    "{s:O, s:I, s:O, s:O}", "request", req->id != NULL ? req->id :
+	    json_null(), "session", (json_int_t)s->id, "step",
+	    json_object_get(step, "step"), "after_ms",
+	    json_object_get(step, "after_ms")));
+	if ((line = rpc_dump(note, &len)) != NULL)
+		conn_send_text(req->conn, line, len);
+	json_decref(note);
+}
+
+/* One of the stop's sessions changed state, or escalates; the last to end answers. */
 static void
 method_stop_state(struct sink *k, struct session *s,
     const struct session_event *ev)
@@ -305,7 +329,10 @@ method_stop_state(struct sink *k, struct session *s,
 	struct request		*req = k->arg;
 	struct method_stop_data	*d = req->data;
 
-	(void)ev;
+	if (ev != NULL && ev->kind == SE_STOPPING) {
+		method_stop_told(req, s, ev->json);
+		return;
+	}
 	if (session_ended(s) && --d->left == 0)
 		method_stop_reply(req);
 }
@@ -355,7 +382,8 @@ method_stop_exec(struct request *req)
 		if (session_ended(d->list[i]))
 			continue;
 		d->left++;
-		pending_sink(req, d->list[i], SE_STATE, method_stop_state);
+		pending_sink(req, d->list[i], SE_STATE | SE_STOPPING,
+		    method_stop_state);
 	}
 	if (d->left == 0) {
 		method_stop_reply(req);

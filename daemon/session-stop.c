@@ -3,7 +3,8 @@
  * (its backend's quit, given half the time, then SIGTERM), then the
  * processes after it (a short wait for them to follow the quit, then
  * SIGTERM), and SIGKILL from the keepers at the deadline for whatever is
- * left. The state table decides when; this file knows how.
+ * left. The state table decides when; this file knows how, and tells the
+ * stop's clients when it escalates (SE_STOPPING).
  */
 #include "daemon.h"
 
@@ -50,16 +51,58 @@ session_stop_main_now(struct session *s)
 	session_stop_helpers_now(s);
 }
 
+/*
+ * Tell the stop's waiting clients that it escalates to step ("term" after
+ * a quit that took too long, "kill" at the deadline), due at uv_now() at:
+ * how long after the stop began, as planned (the timer may run late).
+ */
+static void
+session_stop_notice(struct session *s, const char *step, uint64_t at)
+{
+	struct session_event	ev = { .kind = SE_STOPPING };
+
+	ev.json = json_pack("{s:s, s:I}", "step", step, "after_ms",
+	    (json_int_t)(at - s->stop_started));
+	session_fire(s, &ev);
+	json_decref(ev.json);
+}
+
+/* Whether a process of the session is still there for its keeper to kill. */
+static bool
+session_stop_live(const struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nprocs; i++)
+		if (s->procs[i].proc != NULL && s->procs[i].proc->keeper_live)
+			return true;
+	return false;
+}
+
+/* The deadline: the keepers send SIGKILL now; say so if one has a process left. */
+static void
+session_stop_kill_cb(void *arg)
+{
+	struct session *s = arg;
+
+	if (session_ended(s) || !session_stop_live(s))
+		return;
+	log_info("session %lu: the stop's deadline: SIGKILL", s->id);
+	session_stop_notice(s, "kill", s->stop_deadline);
+}
+
 /* The quit's time, or the helpers' grace, is up: go on to SIGTERM. */
 static void
 session_stop_timer_cb(void *arg)
 {
 	struct session	*s = arg;
 	struct proc	*main = s->procs[0].proc;
+	uint64_t	 at = s->stop_timer_at;
 
 	s->stop_timer_at = 0;
 	if (main != NULL && main->keeper_live) {
 		log_info("session %lu: the quit took too long: SIGTERM", s->id);
+		session_stop_notice(s, "term", at);
 		session_stop_main_now(s);
 		return;
 	}
@@ -87,8 +130,14 @@ session_stop_deadline(struct session *s)
 	long		ms = s->stop_ms >= 0 ? s->stop_ms : s->l.stop_timeout;
 	uint64_t	at = uv_now(dmn.loop) + (uint64_t)ms;
 
-	if (!s->stop_begun || at < s->stop_deadline)
+	if (!s->stop_begun)
+		s->stop_started = uv_now(dmn.loop);
+	if (!s->stop_begun || at < s->stop_deadline) {
 		s->stop_deadline = at;
+		if (s->stop_kill_timer == NULL)
+			s->stop_kill_timer = timer_new(session_stop_kill_cb, s);
+		timer_start(s->stop_kill_timer, (uint64_t)ms);
+	}
 	s->stop_begun = true;
 }
 
@@ -164,4 +213,6 @@ session_stop_end(struct session *s)
 {
 	timer_free(s->stop_timer);
 	s->stop_timer = NULL;
+	timer_free(s->stop_kill_timer);
+	s->stop_kill_timer = NULL;
 }

@@ -571,6 +571,7 @@ session_free(struct session *s)
 		free(s->procs[i].tail);
 	}
 	timer_free(s->stop_timer);
+	timer_free(s->stop_kill_timer);
 	transport_close(s->transport);
 	output_free(&s->output);
 	launch_free(&s->l);

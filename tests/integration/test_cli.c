@@ -127,7 +127,7 @@ Test(cli, list_status_signal_usage_errors_exit_2)
 	cli_usage_error(H_ARGS("status"));
 	cli_usage_error(H_ARGS("status", "1", "2"));
 	cli_usage_error(H_ARGS("signal", "-Z", "1"));
-	cli_usage_error(H_ARGS("signal", "-s", "INT", "1"));
+	cli_usage_error(H_ARGS("signal", "-n", "INT", "1"));
 	cli_usage_error(H_ARGS("signal"));
 	cli_usage_error(H_ARGS("signal", "1", "INT", "2"));
 }

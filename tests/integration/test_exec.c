@@ -214,7 +214,7 @@ Test(exec, a_segfault_gives_a_fault_record)
 	const char *core;
 	long id;
 
-	json_decref(h_cli_json(H_ARGS("list")));
+	json_decref(h_cli_json(H_ARGS("version")));	/* starts the daemon */
 	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
 	json_decref(h_conn_call(&c, "subscribe", "{\"output\":false}", 10000));
 	id = h_cli_launch(H_ARGS("--core", "-x", "run", "--",

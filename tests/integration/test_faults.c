@@ -298,7 +298,7 @@ Test(faults, a_stop_during_an_exec_launch_fails_it_once)
 {
 	char m[96], *params;
 
-	json_decref(h_cli_json(H_ARGS("list")));
+	json_decref(h_cli_json(H_ARGS("version")));	/* starts the daemon */
 	h_marker_new("DBGI_EXECRACE", m, sizeof(m));
 	params = racer_params(m, "\"kind\":\"exec\",\"argv\":[\"sleep\","
 	    "\"300\"]");
@@ -316,7 +316,7 @@ Test(faults, a_stop_during_a_gdbserver_launch_fails_it_once)
 	const char *spinner = h_ctx_fixture("FIX_SPINNER");
 	char m[96], more[PATH_MAX + 64], *params;
 
-	json_decref(h_cli_json(H_ARGS("list")));
+	json_decref(h_cli_json(H_ARGS("version")));	/* starts the daemon */
 	h_marker_new("DBGI_SRVRACE", m, sizeof(m));
 	snprintf(more, sizeof(more), "\"kind\":\"gdbserver\",\"argv\":[\"%s\"],"
 	    "\"commands\":[\"continue\"]", spinner);

@@ -90,16 +90,19 @@ for m in $modes; do
 	    offers "$m" "TERM TRAP" "INT myname" dbgctl -s "$sock" signal myname T
 	ok "global options before the command ($how)" \
 	    offers "$m" "--socket --connect --token-file --json" "--kind" dbgctl --
+	# The options after a command, global ones too: same_options below.
+	ok "-s among a command's options names the daemon ($how)" \
+	    offers "$m" "myname" "" dbgctl stop -s "$sock" my
 	ok "no session when no daemon answers, and none started ($how)" eval '
 	    [ -z "$(complete_words "$m" dbgctl -s "$tap_dir/none/sock" stop "")" ] &&
 	    [ ! -e "$tap_dir/none" ]'
 done
 
 # The script's one list against the client: the same commands, and for each
-# the options its usage names (and --help).
+# the options its help describes, the global ones it takes, and --help.
 commands()
 {
-	"$DBGCTL" --help | sed -n 's/^  dbgctl \([a-z]*\).*/\1/p' | sort
+	"$DBGCTL" --help | sed -n '/^commands:/,/^[^ ]/s/^  \([a-z]*\) .*/\1/p' | sort
 }
 same_commands()
 {
@@ -112,8 +115,11 @@ ok "the commands are those of dbgctl --help" same_commands
 same_options()
 {
 	local want got
-	want=$({ "$DBGCTL" help "$1" | grep -oE '(^|[[ |])(-[a-zA-Z]|--[a-z][a-z-]*)' |
-	    tr -d '[ |'; echo --help; } | sort -u)
+	local help
+	help=$("$DBGCTL" help "$1")
+	want=$({ sed -n '/^options:/,/^global/s/^  \(--*[a-zA-Z][a-z-]*\).*/\1/p' <<<"$help"
+	    sed -n '/^global/,$p' <<<"$help" | grep -oE '(^|[ ,])(-[a-zA-Z]|--[a-z][a-z-]*)' |
+	    tr -d ' ,'; } | sort -u)
 	got=$(complete_words 0 dbgctl "$1" -)
 	[ "$want" = "$got" ] || { diff <(echo "$want") <(echo "$got"); return 1; }
 }
