@@ -137,7 +137,7 @@ cmd_recv_exec(struct cmd *self, struct client *c)
 	    NULL)
 		client_fatal("reply from the daemon not understood");
 	if (c->json)
-		cmd_print_json(json_incref(result));
+		cmd_print_json(result);
 	else if (cmd_write_all(STDOUT_FILENO, bytes, len) != 0)
 		client_fatal("write: stdout: %s", strerror(errno));
 	free(bytes);

@@ -123,6 +123,11 @@ struct lldb_data {
 	bool		 redraws;	/* editline draws each prompt again */
 	char		 tail[64];	/* the last text it printed, as lines */
 	size_t		 taillen;
+	struct sink	*runs;		/* its lines about the process */
+	char		 line[160];	/* the line it is printing, cut */
+	size_t		 linelen;
+	long		 run_pid;	/* the process it said launched */
+	long		 exited_pid;	/* the process it said exited */
 };
 
 /* What a waiting exec has collected of the console. */
@@ -434,6 +439,67 @@ backend_lldb_command(struct session *s, struct request *req)
 	return METHOD_WAIT;
 }
 
+/*
+ * A line lldb printed about its process: "Process N launched: ..." begins
+ * a run of the program, "Process N exited with status = ..." or "Process N
+ * detached" ends it. lldb may print the exit before the launch (it waits
+ * for the launch to return); a launch of a process already gone is not a
+ * run, and an exit of one not seen launched was a run of its own.
+ */
+static void
+backend_lldb_process_line(struct lldb_data *d, struct session *s,
+    const char *line)
+{
+	const char	*p = line;
+	char		*end;
+	long		 pid;
+
+	while (strncmp(p, BACKEND_LLDB_PROMPT, BACKEND_LLDB_PROMPT_LEN) == 0)
+		p += BACKEND_LLDB_PROMPT_LEN;
+	if (strncmp(p, "Process ", 8) != 0 || !isdigit((unsigned char)p[8]))
+		return;
+	pid = strtol(p + 8, &end, 10);
+	if (strncmp(end, " launched: ", 11) == 0) {
+		if (pid == d->exited_pid || pid == d->run_pid)
+			return;
+		d->run_pid = pid;
+		session_target_run(s, true);
+		return;
+	}
+	if (strncmp(end, " exited with status = ", 22) != 0 &&
+	    strcmp(end, " detached") != 0)
+		return;
+	if (pid == d->exited_pid)
+		return;
+	if (pid != d->run_pid)
+		session_target_run(s, true);
+	d->run_pid = 0;
+	d->exited_pid = pid;
+	session_target_run(s, false);
+}
+
+/* Whatever lldb prints, cut into lines for what it says of its process. */
+static void
+backend_lldb_runs(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	struct lldb_data	*d = k->arg;
+	size_t			 i, n;
+
+	for (i = 0; i < ev->len; i++) {
+		if (ev->data[i] != '\n' && ev->data[i] != '\r') {
+			if (d->linelen < sizeof d->line - 1)
+				d->line[d->linelen++] = ev->data[i];
+			continue;
+		}
+		n = backend_lldb_text(d->line, d->linelen, false);
+		while (n > 0 && d->line[n - 1] == ' ')
+			d->line[--n] = '\0';
+		backend_lldb_process_line(d, s, d->line);
+		d->linelen = 0;
+	}
+}
+
 /* lldb's state: no prompt yet, nobody typing. */
 static int
 backend_lldb_start(struct session *s, char *err, size_t errlen)
@@ -444,6 +510,7 @@ backend_lldb_start(struct session *s, char *err, size_t errlen)
 	d->echoed = true;	/* nothing typed yet */
 	d->settle = timer_new(backend_lldb_settled, d);
 	d->watch = session_sink_add(s, SE_OUTPUT, backend_lldb_watch, d);
+	d->runs = session_sink_add(s, SE_OUTPUT, backend_lldb_runs, d);
 	return session_proc_spawn_main(s, err, errlen);
 }
 
@@ -457,6 +524,8 @@ backend_lldb_close(struct session *s)
 		return;
 	session_sink_remove(d->watch);
 	d->watch = NULL;
+	session_sink_remove(d->runs);
+	d->runs = NULL;
 	timer_free(d->settle);
 	d->settle = NULL;
 }

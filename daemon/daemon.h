@@ -204,7 +204,7 @@ void	 output_free(struct output *);
 /* transport.c: the target's stdin and stdout as daemon-owned pipes. */
 enum transport_event {
 	TRANSPORT_OUTPUT,	/* output arrived (data, len when passed through) */
-	TRANSPORT_EOF,		/* every writer of the output is gone */
+	TRANSPORT_EOF,		/* the output ended: for good, or a run's */
 	TRANSPORT_INPUT,	/* input was taken, or it closed */
 };
 typedef void (*transport_cb)(void *arg, enum transport_event, const char *,
@@ -214,6 +214,8 @@ typedef void (*transport_cb)(void *arg, enum transport_event, const char *,
 #define TRANSPORT_MAX (1024 * 1024)
 /* The size asked of the transport's pipes. */
 #define TRANSPORT_PIPE_SIZE (1024 * 1024)
+/* Ends of runs kept ahead of the reader; past them, the newest two merge. */
+#define TRANSPORT_RUNS_MAX 16
 /* Descriptors kept free when clients are accepted, for sessions and refusals. */
 #define CONN_FD_RESERVE 64
 /* Bytes of unfinished request lines all connections may hold together. */
@@ -239,6 +241,11 @@ struct transport {
 	size_t		 len;
 	size_t		 cap;
 	uint64_t	 taken;		/* bytes handed out: buf's offset */
+	uint64_t	 ends[TRANSPORT_RUNS_MAX]; /* where runs ended, ahead */
+	size_t		 nends;
+	bool		 open;		/* a run is live after the last end */
+	bool		 exited;	/* the program has exited: input refused */
+	unsigned long	 run;		/* the run of the next byte taken, from 1 */
 	transport_cb	 cb;
 	void		*arg;
 };
@@ -251,9 +258,12 @@ size_t		 transport_take(struct transport *, char *, size_t);
 void		 transport_unread(struct transport *, const char *, size_t);
 uint64_t	 transport_offset(const struct transport *);
 size_t		 transport_held(const struct transport *);
-bool		 transport_ended(const struct transport *);
 bool		 transport_piped(const struct transport *);
 bool		 transport_drained(const struct transport *);
+unsigned long	 transport_run(const struct transport *);
+bool		 transport_exited(const struct transport *);
+void		 transport_run_start(struct transport *);
+void		 transport_run_end(struct transport *);
 size_t		 transport_queued(struct transport *);
 int		 transport_write(struct transport *, const char *, size_t);
 void		 transport_eof(struct transport *);
@@ -529,6 +539,7 @@ struct gdb_data {
 	struct timer	*timer;		/* the connection's deadline */
 	unsigned long	 connect_token;
 	unsigned	 inserts;	/* fault breaks gdb has not answered */
+	unsigned	 groups;	/* thread groups live: the program runs */
 };
 
 char	**backend_gdb_argv(struct session *, char *err, size_t errlen);
@@ -739,6 +750,7 @@ void			 session_why(struct session *, int code, int err,
 			    __attribute__((format(printf, 4, 5)));
 unsigned long		 session_live_count(void);
 void			 session_target(struct session *, json_t *);
+void			 session_target_run(struct session *, bool);
 void			 session_fault(struct session *, json_t *);
 void			 session_note(struct session *, const char *);
 void			 session_fire(struct session *,

@@ -61,6 +61,26 @@ gdb_stop_json(const struct mi_record *rec)
 	return stop;
 }
 
+/*
+ * A thread group (a process of the program) started or exited: the
+ * program's run begins with the first and ends with the last, when none
+ * of its processes can write to the target stream any more.
+ */
+static void
+gdb_run_event(struct gdb_data *g, const struct mi_record *rec)
+{
+	if (rec->kind != MI_NOTIFY)
+		return;
+	if (strcmp(rec->cls, "thread-group-started") == 0) {
+		if (g->groups++ == 0)
+			session_target_run(g->s, true);
+		return;
+	}
+	if (strcmp(rec->cls, "thread-group-exited") == 0 && g->groups > 0 &&
+	    --g->groups == 0)
+		session_target_run(g->s, false);
+}
+
 /* gdb said something on its own: the target started, stopped or exited. */
 void
 gdb_event(void *arg, const struct mi_record *rec)
@@ -69,6 +89,7 @@ gdb_event(void *arg, const struct mi_record *rec)
 	const char	*reason;
 	json_t		*exit;
 
+	gdb_run_event(g, rec);
 	if (rec->kind == MI_EXEC && strcmp(rec->cls, "running") == 0) {
 		session_target(g->s, json_pack("{s:s}", "state", "running"));
 		return;

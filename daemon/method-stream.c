@@ -157,6 +157,7 @@ method_read_reply(struct request *req, struct transport *t)
 {
 	size_t		 want = request_int(req, "max", READ_MAX), n;
 	uint64_t	 off = transport_offset(t);
+	unsigned long	 run = transport_run(t);
 	char		*buf, *text;
 	json_t		*v;
 
@@ -166,9 +167,12 @@ method_read_reply(struct request *req, struct transport *t)
 	n = transport_take(t, buf, want);
 	text = xb64_encode(buf, n);
 	free(buf);
-	/* The offset is the stream's, as a target subscriber's pieces name. */
-	v = json_pack("{s:I, s:b}", "offset", (json_int_t)off, "eof", n == 0 &&
-	    transport_ended(t));
+	/*
+	 * The offset is the stream's, as a target subscriber's pieces name;
+	 * the run is the program's run the bytes (or the EOF) belong to.
+	 */
+	v = json_pack("{s:I, s:b, s:I}", "offset", (json_int_t)off, "eof",
+	    n == 0 && transport_drained(t), "run", (json_int_t)run);
 	return method_stream_done(req, text, v);
 }
 
@@ -180,7 +184,8 @@ method_read_event(struct sink *k, struct session *s,
 	struct request *req = k->arg;
 
 	(void)ev;
-	if (transport_held(s->transport) > 0 || transport_ended(s->transport))
+	if (transport_held(s->transport) > 0 ||
+	    transport_drained(s->transport))
 		method_read_reply(req, s->transport);
 }
 
@@ -210,7 +215,7 @@ method_read_exec(struct request *req)
 		return request_error(req, RPC_BUSY, "the target output of "
 		    "session %lu has its reader (a pipe or a subscriber)",
 		    req->session->id);
-	if (transport_held(t) > 0 || transport_ended(t))
+	if (transport_held(t) > 0 || transport_drained(t))
 		return method_read_reply(req, t);
 	/* A timeout of 0 means: answer now, with data, EOF or timeout. */
 	if (timeout == 0)
@@ -277,8 +282,13 @@ method_write_step(struct request *req)
 		    (json_int_t)d->len));
 		return 1;
 	case -1:
-		request_error(req, RPC_NOT_RUNNING, "the target's input is "
-		    "closed");
+		if (transport_exited(d->s->transport))
+			request_error(req, RPC_NOT_RUNNING, "the program of "
+			    "session %lu has exited: its input is closed",
+			    d->s->id);
+		else
+			request_error(req, RPC_NOT_RUNNING, "the target's "
+			    "input is closed");
 		return 1;
 	}
 	return 0;
@@ -414,6 +424,9 @@ method_pipe_exec(struct request *req)
 		    "console");
 	if ((t = method_transport(req)) == NULL)
 		return METHOD_ERROR;
+	if (transport_drained(t) && transport_exited(t))
+		return request_error(req, RPC_NOT_RUNNING, "the program of "
+		    "session %lu has exited and its output has ended", s->id);
 	if (transport_drained(t))
 		return request_error(req, RPC_NOT_RUNNING, "the target's "
 		    "output of session %lu has ended", s->id);

@@ -8,7 +8,24 @@ struct pipe {
 	struct conn	*c;
 	struct session	*s;
 	struct sink	*sink;
+	bool		 ended;		/* the output ended: let go of it */
 };
+
+/*
+ * The output has ended (for good, or the program's run): the client is
+ * let go, and a later run's bytes are held for the next reader, not sent
+ * to a client that is being closed.
+ */
+static void
+pipe_end(struct pipe *p)
+{
+	if (p->ended)
+		return;
+	p->ended = true;
+	session_sink_remove(p->sink);
+	p->sink = NULL;
+	transport_passthrough(p->s->transport, false);
+}
 
 /* The target printed, ended, or took input: move bytes on, or wait. */
 static void
@@ -27,6 +44,7 @@ pipe_event(struct sink *k, struct session *s, const struct session_event *ev)
 		return;
 	case SE_TARGET_EOF:
 		/* The target's output ended: flush and close the client. */
+		pipe_end(p);
 		conn_finish(c);
 		return;
 	case SE_INPUT:
@@ -46,7 +64,7 @@ pipe_input(struct conn *c, const char *data, size_t len)
 	struct transport	*t = p->s->transport;
 
 	/* A target that stopped reading for good: the rest is dropped. */
-	if (transport_write(t, data, len) != 0)
+	if (p->ended || transport_write(t, data, len) != 0)
 		return len;
 	if (flow_full(transport_queued(t), TRANSPORT_MAX))
 		conn_pause(c);
@@ -62,7 +80,8 @@ pipe_eof(struct conn *c)
 {
 	struct pipe *p = c->mode_data;
 
-	transport_eof(p->s->transport);
+	if (!p->ended)
+		transport_eof(p->s->transport);
 }
 
 /* The client took what was queued: the target may print more. */
@@ -71,7 +90,7 @@ pipe_drained(struct conn *c)
 {
 	struct pipe *p = c->mode_data;
 
-	if (flow_room(conn_queued(c), TRANSPORT_MAX))
+	if (!p->ended && flow_room(conn_queued(c), TRANSPORT_MAX))
 		transport_resume(p->s->transport);
 }
 
@@ -81,8 +100,7 @@ pipe_close(struct conn *c)
 {
 	struct pipe *p = c->mode_data;
 
-	session_sink_remove(p->sink);
-	transport_passthrough(p->s->transport, false);
+	pipe_end(p);
 	free(p);
 }
 
@@ -106,8 +124,6 @@ pipe_start(struct conn *c, struct session *s)
 	conn_set_mode(c, &pipe_mode, p);
 	p->sink = session_sink_add(s, SE_TARGET | SE_TARGET_EOF | SE_INPUT,
 	    pipe_event, p);
-	/* What was held goes first, through the sink. */
+	/* What was held goes first, through the sink, and then an end. */
 	transport_passthrough(s->transport, true);
-	if (transport_ended(s->transport))
-		conn_finish(c);
 }

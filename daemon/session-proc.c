@@ -115,6 +115,17 @@ session_proc_exited(struct session_proc *sp)
 	struct proc	*pr = sp->proc;
 	char		 how[64], *tail;
 
+	/*
+	 * A server that ends well while the session runs ends with its
+	 * program (gdbserver does when its program exits): gdb stays, to be
+	 * looked at or run against another server, until the session stops.
+	 */
+	if (s->state == S_RUNNING && pr->exit_signal == 0 &&
+	    pr->exit_code == 0) {
+		log_info("session %lu: the %s %s ended with code 0; the "
+		    "session goes on", s->id, sp->role, pr->exec_name);
+		return;
+	}
 	if (pr->exit_signal != 0)
 		snprintf(how, sizeof how, "was killed by signal %d",
 		    pr->exit_signal);

@@ -130,6 +130,23 @@ session_target(struct session *s, json_t *target)
 	session_fire(s, &ev);
 }
 
+/*
+ * The debugger says its program started or exited: the target stream's
+ * run begins or ends (a debugger holds the pipes, so no EOF tells).
+ */
+void
+session_target_run(struct session *s, bool running)
+{
+	if (s->transport == NULL)
+		return;
+	log_info("session %lu: the program %s", s->id, running ? "runs" :
+	    "has exited");
+	if (running)
+		transport_run_start(s->transport);
+	else
+		transport_run_end(s->transport);
+}
+
 /* A fault record was gathered (it is taken): keep it, log it, tell the sinks. */
 void
 session_fault(struct session *s, json_t *fault)

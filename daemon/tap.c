@@ -43,8 +43,9 @@ tap_line(const struct tap *t, const char *data, size_t len, bool eof,
 	text = xb64_encode(data, len);
 	n = xasprintf(line, "{\"jsonrpc\":\"2.0\",\"method\":"
 	    "\"session.output\",\"params\":{\"session\":%lu,\"stream\":"
-	    "\"target\",\"offset\":%llu,\"data\":\"%s\"%s}}\n", t->s->id,
-	    (unsigned long long)t->offset, text, eof ? ",\"eof\":true" : "");
+	    "\"target\",\"offset\":%llu,\"run\":%lu,\"data\":\"%s\"%s}}\n",
+	    t->s->id, (unsigned long long)t->offset,
+	    transport_run(t->s->transport), text, eof ? ",\"eof\":true" : "");
 	free(text);
 	return n;
 }
@@ -145,10 +146,8 @@ tap_start(struct conn *c, struct session *s, struct rpc_error *err)
 	t->offset = transport_offset(s->transport);
 	TAILQ_INSERT_TAIL(&tap_list, t, entry);
 	t->sink = session_sink_add(s, SE_TARGET | SE_TARGET_EOF, tap_event, t);
-	/* What was held goes first, through the sink. */
+	/* What was held goes first, through the sink, and then an end. */
 	transport_passthrough(s->transport, true);
-	if (transport_ended(s->transport))
-		tap_send(t, "", 0, true);
 	return 0;
 }
 
