@@ -185,6 +185,7 @@ static const struct {
 	{ "server", "server", 's' },
 	{ "stop-timeout", "stop_timeout", 'n' },
 	{ "stop-target", "stop_target", 's' },
+	{ "pid", "pid", 'n' },
 	{ "port", "port", 'n' },
 	{ "connect-timeout", "connect_timeout", 'n' },
 	{ "transport", "transport", 'b' },
@@ -254,9 +255,9 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 	if (args_has(a, "no-fault-break"))
 		json_object_set_new(params, "fault_break_defaults",
 		    json_false());
-	/* A remote target, or a server command, needs no PROGRAM. */
+	/* A remote target, a server command or a pid needs no PROGRAM. */
 	if (args_count(a) == 0 && !args_has(a, "remote") &&
-	    !args_has(a, "server"))
+	    !args_has(a, "server") && !args_has(a, "pid"))
 		return cmd_usage(self, "missing PROGRAM");
 	if (cmd_launch_cwd(params, args_get(a, "cwd")) != 0)
 		return EXIT_FAILED;
@@ -308,14 +309,14 @@ const struct cmd_entry cmd_launch_entry = {
 	    "\t[--debugger PATH] [--remote HOST:PORT] [--server 'CMD {port}']\n"
 	    "\t[--port N] [--connect-timeout MS] [--transport] [-x CMD]...\n"
 	    "\t[--cwd DIR] [--env K=V]... [--stop-timeout MS]\n"
-	    "\t[--stop-target detach|kill]\n"
+	    "\t[--stop-target auto|detach|kill] [--pid PID]\n"
 	    "\t[--fault-break LOCATION]... [--no-fault-break] [--core]\n"
 	    "\t[--lease]\n"
 	    "\t[--attach [--detach-key KEY] | --wait]\n"
 	    "\t[--] PROGRAM [ARG...]",
 	.args = { "kind: name: debugger: remote: server: port# "
 	    "connect-timeout# transport x: cwd: env: stop-timeout# "
-	    "stop-target: attach "
+	    "stop-target: pid# attach "
 	    "detach-key: wait fault-break: no-fault-break core lease", 0, -1 },
 	.flags = CMD_AUTOSTART,
 	.exec = cmd_launch_exec,
