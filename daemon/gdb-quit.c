@@ -159,6 +159,8 @@ static int
 gdb_quit_end(struct gdb_data *g)
 {
 	g->quit_step = GDB_QUIT_LIST;
+	log_info("session %lu: quit: end the targets (stop_target %s)",
+	    g->s->id, g->s->l.stop_target);
 	if (mi_command(g->mi, gdb_quit_groups_reply, g,
 	    "-list-thread-groups") != 0)
 		return 0;

@@ -471,7 +471,7 @@ Test(teardown, a_busy_gdb_is_ended_within_the_stop_timeout)
 	cr_assert(dt >= 0.9, "stop --timeout 2000 of a busy gdb answered after "
 	    "%.3f s: the quit did not have half of the timeout", dt);
 	watch_expect_gone(&w, "right after the stop");
-	expect_log(w.id, "quit: kill the target", "the quit took too long");
+	expect_log(w.id, "quit: end the targets", "the quit took too long");
 }
 
 /*
