@@ -76,7 +76,11 @@ gdb_quit_one_reply(void *arg, const struct mi_record *rec, const char *out,
 		(void)gdb_quit_exit(g);
 }
 
-/* Whether the quit detaches from the inferior with this pid, or kills it. */
+/*
+ * Whether the quit detaches from the inferior with this pid, or kills it;
+ * under "auto" a process whose parents cannot be read is not the
+ * session's, so a doubt detaches.
+ */
 static bool
 gdb_quit_detaches(const struct gdb_data *g, long pid)
 {
