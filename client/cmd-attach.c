@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "dbgctl.h"
+#include "signame.h"
+#include "term.h"
 
 /* One attached terminal: the raw console connection and a control one. */
 struct attach {
@@ -18,9 +20,25 @@ struct attach {
 	json_t		*session;	/* the reference, as given */
 	int		 tty;		/* stdin is a terminal in raw mode */
 	int		 key;		/* detach key, -1 for none */
+	int		 quiet;		/* no lines of its own (-q) */
+	long long	 id;		/* the session's id, once attached */
 	int		 events[2];	/* signal handlers -> loop */
 	int		 in_eof;
+	char		 last;		/* the last byte of output shown */
+	struct term	 term;		/* the modes the console's output set */
 };
+
+/*
+ * What starts a line of our own: nothing where the cursor is at the start
+ * of one already (the output ended a line, or the alternate screen was
+ * left for the line after our first), else a newline.
+ */
+static const char *
+cmd_attach_nl(const struct attach *a)
+{
+	return a->last == '\n' || a->last == '\0' ||
+	    (a->term.on & TERM_ALT) ? "" : "\n";
+}
 
 /* Parse a detach key: ^X, C-x, a single character, or "none" (-1); -2 if bad. */
 static int
@@ -56,6 +74,76 @@ cmd_attach_key(const struct cmd *self, int *key)
 		*key = k;
 	}
 	return 0;
+}
+
+/* The detach key as a person types it: Ctrl-\\, Ctrl-A, x. */
+static void
+cmd_attach_key_name(int key, char *buf, size_t len)
+{
+	if (key == 0x7f)
+		strlcpy(buf, "Ctrl-?", len);
+	else if (key >= 0 && key < 0x20)
+		snprintf(buf, len, "Ctrl-%c", key | 0x40);
+	else
+		snprintf(buf, len, "%c", key);
+}
+
+/*
+ * Say on stderr which session this terminal is on and how to leave it,
+ * as telnet names its escape character.
+ */
+static void
+cmd_attach_banner(struct attach *a)
+{
+	const char	*kind = NULL, *name = NULL;
+	char		 key[16], named[128] = "";
+	json_t		*s;
+
+	if (a->quiet)
+		return;
+	s = client_call(a->c, "status", json_pack("{s:I}", "session",
+	    (json_int_t)a->id));
+	kind = json_string_value(json_object_get(s, "kind"));
+	name = json_string_value(json_object_get(s, "name"));
+	if (name != NULL)
+		snprintf(named, sizeof named, " \"%s\"", name);
+	cmd_attach_key_name(a->key, key, sizeof key);
+	fprintf(stderr, "[attached to session %lld%s (%s); %s%s]\n", a->id,
+	    named, kind != NULL ? kind : "?", a->key < 0 ? "no detach key" :
+	    "detach: ", a->key < 0 ? "" : key);
+	fflush(stderr);
+	json_decref(s);
+}
+
+/*
+ * Say how the session ended, from its exit record:
+ * "[session 3 ended: exit code 0, by quit]".
+ */
+static void
+cmd_attach_ended(struct attach *a, json_t *s)
+{
+	json_t		*rec = json_object_get(s, "exit");
+	const char	*by = json_string_value(json_object_get(rec, "by"));
+	const char	*sig;
+	char		 how[64];
+	json_int_t	 n;
+
+	if (a->quiet || rec == NULL)
+		return;
+	if (json_is_integer(json_object_get(rec, "code")))
+		snprintf(how, sizeof how, "exit code %lld", (long long)
+		    json_integer_value(json_object_get(rec, "code")));
+	else {
+		n = json_integer_value(json_object_get(rec, "signal"));
+		sig = signame_name((int)n);
+		if (sig != NULL)
+			snprintf(how, sizeof how, "signal SIG%s", sig);
+		else
+			snprintf(how, sizeof how, "signal %lld", (long long)n);
+	}
+	fprintf(stderr, "%s[session %lld ended: %s%s%s]\n", cmd_attach_nl(a),
+	    (long long)json_integer_value(json_object_get(s, "id")), how,
+	    by != NULL ? ", by " : "", by != NULL ? by : "");
 }
 
 /* Send the terminal's size; redraw forces the program to repaint. */
@@ -150,6 +238,10 @@ cmd_attach_loop(struct attach *a)
 			continue;
 		if (n <= 0)
 			return 1;
+		/* Known before they are shown: a signal now undoes them too. */
+		term_feed(&a->term, buf, n);
+		tty_modes(&a->term);
+		a->last = buf[n - 1];
 		if (cmd_write_all(STDOUT_FILENO, buf, n) != 0)
 			return 1;
 	}
@@ -164,12 +256,9 @@ cmd_attach_finish(struct attach *a, int ended)
 	int		 rv;
 
 	if (!ended) {
-		if (json_is_integer(a->session))
-			fprintf(stderr, "\n[detached from session %lld]\n",
-			    (long long)json_integer_value(a->session));
-		else
-			fprintf(stderr, "\n[detached from session %s]\n",
-			    json_string_value(a->session));
+		if (!a->quiet)
+			fprintf(stderr, "%s[detached from session %lld]\n",
+			    cmd_attach_nl(a), a->id);
 		return EXIT_OK;
 	}
 	/* The console closed: the session ended, or the daemon went away. */
@@ -189,6 +278,7 @@ cmd_attach_finish(struct attach *a, int ended)
 	    a->session, "timeout", 10000));
 	if (s == NULL)
 		return client_error(a->c);
+	cmd_attach_ended(a, s);
 	rv = cmd_session_status(s);
 	json_decref(s);
 	return rv;
@@ -199,7 +289,7 @@ cmd_attach_finish(struct attach *a, int ended)
  * of session; returns the exit status.
  */
 int
-cmd_attach_session(struct client *c, json_t *session, int key)
+cmd_attach_session(struct client *c, json_t *session, int key, int quiet)
 {
 	struct attach	 a;
 	json_t		*r;
@@ -209,6 +299,8 @@ cmd_attach_session(struct client *c, json_t *session, int key)
 	a.c = c;
 	a.session = session;
 	a.key = key;
+	a.quiet = quiet;
+	term_init(&a.term);
 	client_init(&a.raw, c->socket_arg, c->json);
 	a.raw.autostart = 0;
 	if ((r = client_raw_call(&a.raw, "attach", json_pack("{s:O}",
@@ -218,9 +310,12 @@ cmd_attach_session(struct client *c, json_t *session, int key)
 		/* Already over: report how it ended, as a finished attach would. */
 		return cmd_attach_finish(&a, 1);
 	}
+	a.id = json_integer_value(json_object_get(r, "session"));
 	json_decref(r);
+	cmd_attach_banner(&a);
 	if (pipe2(a.events, O_CLOEXEC | O_NONBLOCK) != 0)
 		client_fatal("pipe: %s", strerror(errno));
+	tty_output(STDOUT_FILENO);
 	a.tty = isatty(STDIN_FILENO) && tty_raw(STDIN_FILENO, a.events[1]) == 0;
 	if (!a.tty)
 		tty_plain(a.events[1]);
@@ -232,7 +327,10 @@ cmd_attach_session(struct client *c, json_t *session, int key)
 	return rv;
 }
 
-/* attach [--detach-key KEY] SESSION: this terminal on the session's console. */
+/*
+ * attach [--detach-key KEY] [-q] SESSION: this terminal on the session's
+ * console.
+ */
 static int
 cmd_attach_exec(struct cmd *self, struct client *c)
 {
@@ -245,13 +343,14 @@ cmd_attach_exec(struct cmd *self, struct client *c)
 		    "console, use launch --attach with a pipe, or write/logs)");
 		return EXIT_FAILED;
 	}
-	return cmd_attach_session(c, self->session, key);
+	return cmd_attach_session(c, self->session, key, args_has(&self->args,
+	    "q") || args_has(&self->args, "quiet"));
 }
 
 const struct cmd_entry cmd_attach_entry = {
 	.name = "attach",
-	.usage = "[--detach-key KEY] SESSION",
-	.args = { "detach-key:", 1, 1 },
+	.usage = "[--detach-key KEY] [-q | --quiet] SESSION",
+	.args = { "detach-key: q quiet", 1, 1 },
 	.flags = CMD_SESSION,
 	.exec = cmd_attach_exec,
 };

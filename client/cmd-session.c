@@ -162,12 +162,12 @@ cmd_launch_wait(struct client *c, json_t *params)
 
 /* Attach to the launched session id; exit with its status when it ends. */
 static int
-cmd_launch_attach(struct client *c, json_int_t id, int key)
+cmd_launch_attach(struct client *c, json_int_t id, int key, int quiet)
 {
 	json_t	*ref = json_integer(id);
 	int	 rv;
 
-	rv = cmd_attach_session(c, ref, key);
+	rv = cmd_attach_session(c, ref, key, quiet);
 	json_decref(ref);
 	return rv;
 }
@@ -299,7 +299,8 @@ cmd_launch_exec(struct cmd *self, struct client *c)
 	}
 	json_decref(session);
 	if (wait == 2)
-		return cmd_launch_attach(c, id, key);
+		return cmd_launch_attach(c, id, key, args_has(&self->args,
+		    "q") || args_has(&self->args, "quiet"));
 	return EXIT_OK;
 }
 
@@ -312,12 +313,13 @@ const struct cmd_entry cmd_launch_entry = {
 	    "\t[--stop-target auto|detach|kill] [--pid PID]\n"
 	    "\t[--fault-break LOCATION]... [--no-fault-break] [--core]\n"
 	    "\t[--lease]\n"
-	    "\t[--attach [--detach-key KEY] | --wait]\n"
+	    "\t[--attach [--detach-key KEY] [-q | --quiet] | --wait]\n"
 	    "\t[--] PROGRAM [ARG...]",
 	.args = { "kind: name: debugger: remote: server: port# "
 	    "connect-timeout# transport x: cwd: env: stop-timeout# "
 	    "stop-target: pid# attach "
-	    "detach-key: wait fault-break: no-fault-break core lease", 0, -1 },
+	    "detach-key: wait fault-break: no-fault-break core lease q quiet",
+	    0, -1 },
 	.flags = CMD_AUTOSTART,
 	.exec = cmd_launch_exec,
 };
@@ -392,6 +394,18 @@ cmd_status_fault(json_t *f)
 	}
 }
 
+/* A suspended session: what stopped it and how to resume it. */
+static void
+cmd_status_suspended(json_t *s)
+{
+	const char *name = json_string_value(json_object_get(json_object_get(s,
+	    "suspended"), "name"));
+
+	if (name != NULL)
+		printf("suspended: %s (dbgctl signal %lld CONT resumes it)\n",
+		    name, json_integer_value(json_object_get(s, "id")));
+}
+
 /* Print a session object as "key: value" lines. */
 static void
 cmd_status_print(json_t *s)
@@ -402,6 +416,7 @@ cmd_status_print(json_t *s)
 	cmd_status_field(s, "name", "name", 0);
 	cmd_status_field(s, "kind", "kind", 0);
 	cmd_status_field(s, "state", "state", 0);
+	cmd_status_suspended(s);
 	if (json_object_get(s, "target") != NULL) {
 		fmt_target(json_object_get(s, "target"), buf, sizeof buf);
 		printf("target: %s\n", buf);

@@ -200,10 +200,13 @@ void		 tty_plain(int);
 void		 tty_restore(void);
 void		 tty_leave(void);
 int		 tty_size(int, unsigned *, unsigned *);
+struct term;
+void		 tty_modes(const struct term *);
+void		 tty_output(int);
 
 /* cmd-attach.c */
 extern const struct cmd_entry cmd_attach_entry;
-int		 cmd_attach_session(struct client *, json_t *, int);
+int		 cmd_attach_session(struct client *, json_t *, int, int);
 int		 cmd_attach_key(const struct cmd *, int *);
 /* Ctrl-\ detaches unless --detach-key says otherwise. */
 #define CMD_DETACH_KEY	0x1c

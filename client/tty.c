@@ -9,25 +9,90 @@
 #include <unistd.h>
 
 #include "dbgctl.h"
+#include "term.h"
+
+/* Which of a pair of sequences: what undoes the modes, what sets them. */
+enum { TTY_RESET, TTY_SET };
 
 /*
  * Signal handlers must reach the saved modes, so they live here, written
  * only before the handlers are installed and read by async-signal-safe code.
+ * The escape sequences are made by the main loop into the pair a handler
+ * does not read, then switched to with one store.
  */
 static struct {
 	struct termios		saved;
 	struct termios		raw;	/* made before any handler needs it */
 	volatile sig_atomic_t	fd;	/* the terminal, -1 when not raw */
 	int		notify;		/* write end of the event pipe */
-} tty = { .fd = -1, .notify = -1 };
+	volatile sig_atomic_t	out;	/* the console's terminal, or -1 */
+	char			seq[2][2][TERM_SEQ_MAX];
+	size_t			seqlen[2][2];
+	volatile sig_atomic_t	cur;	/* the pair handlers read */
+	struct term		shown;	/* what the pair cur was made from */
+} tty = { .fd = -1, .notify = -1, .out = -1 };
+
+/* Write one sequence of the current pair to the terminal; signal safe. */
+static void
+tty_seq(int which)
+{
+	const char	*p = tty.seq[tty.cur][which];
+	size_t		 len = tty.seqlen[tty.cur][which];
+	ssize_t		 n;
+	int		 fd = tty.out, saved = errno;
+
+	while (fd != -1 && len > 0) {
+		n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		p += n;
+		len -= (size_t)n;
+	}
+	errno = saved;
+}
+
+/*
+ * The modes the console's output has set now are t: make the sequences
+ * that undo them and set them again (for a stop and continue).
+ */
+void
+tty_modes(const struct term *t)
+{
+	int	next = !tty.cur;
+
+	if (term_same(t, &tty.shown))
+		return;
+	tty.seqlen[next][TTY_RESET] = term_reset(t, tty.seq[next][TTY_RESET],
+	    TERM_SEQ_MAX);
+	tty.seqlen[next][TTY_SET] = term_set(t, tty.seq[next][TTY_SET],
+	    TERM_SEQ_MAX);
+	tty.shown = *t;
+	tty.cur = next;
+}
+
+/*
+ * The console's output goes to fd: where it is a terminal, the modes the
+ * output sets there are undone on every way out.
+ */
+void
+tty_output(int fd)
+{
+	tty.out = isatty(fd) ? fd : -1;
+}
 
 static const int tty_fatal[] = { SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGSEGV,
     SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS };
 
-/* Put the saved modes back; safe inside a signal handler. */
+/*
+ * Undo the modes the console's output set and put the saved termios
+ * back; safe inside a signal handler.
+ */
 void
 tty_restore(void)
 {
+	tty_seq(TTY_RESET);
 	if (tty.fd != -1)
 		tcsetattr(tty.fd, TCSADRAIN, &tty.saved);
 }
@@ -73,7 +138,8 @@ tty_stop_handler(int sig)
 	 * this handler, and is discarded in an orphaned process group.
 	 */
 	raise(SIGSTOP);
-	/* Here only once continued. */
+	/* Here only once continued: the program's modes again, and raw. */
+	tty_seq(TTY_SET);
 	if (tty.fd != -1)
 		tty_enter_raw();
 	tty_notify('c');
@@ -132,9 +198,11 @@ void
 tty_plain(int notify)
 {
 	tty_handlers(notify);
+	/* The output's modes are still undone at exit(), as in raw mode. */
+	atexit(tty_restore);
 }
 
-/* Leave raw mode for good. */
+/* Leave raw mode for good, undoing the modes the output set. */
 void
 tty_leave(void)
 {
@@ -142,6 +210,8 @@ tty_leave(void)
 
 	/* fd first: a ^Z handler running now must not go raw again. */
 	tty.fd = -1;
+	tty_seq(TTY_RESET);
+	tty.out = -1;
 	if (fd != -1)
 		tcsetattr(fd, TCSADRAIN, &tty.saved);
 }

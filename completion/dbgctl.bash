@@ -9,7 +9,7 @@
 # none; a trailing "..." repeats the last. tests/package/check-completion.sh
 # holds this list to `dbgctl help COMMAND`.
 _dbgctl_spec=(
-	"launch|kind: name: debugger: remote: server: port: connect-timeout: transport x: cwd: env: stop-timeout: stop-target: pid: attach detach-key: wait fault-break: no-fault-break core lease|prog"
+	"launch|kind: name: debugger: remote: server: port: connect-timeout: transport x: cwd: env: stop-timeout: stop-target: pid: attach detach-key: wait fault-break: no-fault-break core lease q quiet|prog"
 	"list||none"
 	"status||any"
 	"stop|timeout: all|live..."
@@ -18,7 +18,7 @@ _dbgctl_spec=(
 	"send|eof|live none"
 	"recv|max: timeout:|live"
 	"pipe||live"
-	"attach|detach-key:|live"
+	"attach|detach-key: q quiet|live"
 	"exec|timeout:|live none"
 	"ping||none"
 	"shutdown|timeout:|none"

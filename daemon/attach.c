@@ -1,11 +1,13 @@
 /* Attached clients: raw connections that see the console and type into it. */
 #include <sys/ioctl.h>
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <termios.h>
 
 #include "daemon.h"
+#include "signame.h"
 
 /* One attached client. */
 struct attach {
@@ -85,6 +87,11 @@ attach_input(struct conn *c, const char *data, size_t len)
 
 	if (con == NULL || session_ended(a->s))
 		return len;
+	/* Any key resumes a suspended session; it is not typed into it. */
+	if (a->s->suspended != 0) {
+		attach_resume(a->s);
+		return len;
+	}
 	console_write(con, data, len);
 	/* A pty takes input slowly: stop reading a viewer that pastes a lot. */
 	if (flow_full(console_queued(con), CONSOLE_INPUT_MAX))
@@ -125,7 +132,7 @@ attach_start(struct conn *c, struct session *s, unsigned long lines)
 {
 	struct attach	*a = xcalloc(1, sizeof *a);
 	uint64_t	 off, size = output_size(&s->output);
-	char		*buf;
+	char		*buf, modes[TERM_SEQ_MAX];
 	size_t		 n;
 
 	attach_sane(s);
@@ -135,6 +142,14 @@ attach_start(struct conn *c, struct session *s, unsigned long lines)
 	conn_set_mode(c, &attach_mode, a);
 	a->sink = session_sink_add(s, SE_OUTPUT | SE_STATE | SE_CONSOLE_ROOM,
 	    attach_event, a);
+	/*
+	 * First the modes the console's output set, however long ago (the
+	 * alternate screen, a hidden cursor, keypad keys): the terminal is
+	 * then the one the program drew on, and the client, which reads
+	 * them too, knows what to undo when it lets go.
+	 */
+	if ((n = term_set(&s->modes, modes, sizeof modes)) > 0)
+		conn_send_raw(c, modes, n);
 	/* The replay comes from memory: never look back past the ring. */
 	off = output_tail_offset(&s->output, lines, OUTPUT_RING_SIZE);
 	if (size > off) {
@@ -165,4 +180,58 @@ attach_resize(struct session *s, unsigned rows, unsigned cols, bool redraw)
 		ioctl(con->master, TIOCSWINSZ, &old);
 	}
 	return ioctl(con->master, TIOCSWINSZ, &ws);
+}
+
+/* The suspension of s as the protocol gives it, or NULL if none. */
+json_t *
+attach_suspended_json(const struct session *s)
+{
+	const char	*name = signame_name(s->suspended);
+	char		 full[32];
+
+	if (s->suspended == 0)
+		return NULL;
+	snprintf(full, sizeof full, "SIG%s", name != NULL ? name : "?");
+	return json_pack("{s:i, s:s}", "signal", s->suspended, "name", full);
+}
+
+/*
+ * The session's main process was stopped by sig (^Z at its console,
+ * SIGSTOP) or continued (0). Nothing in the session resumes it, as a
+ * shell would: say so in the console, the status and a notification.
+ */
+void
+attach_suspended(struct session *s, int sig)
+{
+	const char	*name = signame_name(sig);
+	char		*text;
+
+	if (s->suspended == sig || session_ended(s))
+		return;
+	s->suspended = sig;
+	if (sig != 0)
+		xasprintf(&text, "session %lu suspended (SIG%s): press a key "
+		    "here, or run dbgctl signal %lu CONT, to resume it", s->id,
+		    name != NULL ? name : "?", s->id);
+	else
+		xasprintf(&text, "session %lu resumed", s->id);
+	log_info("%s", text);
+	session_note(s, text);
+	free(text);
+	session_fire(s, &(struct session_event){ .kind = SE_STATE });
+}
+
+/* Continue a suspended session's main process group, as SIGCONT would. */
+void
+attach_resume(struct session *s)
+{
+	struct proc	*main = s->procs[0].proc;
+
+	if (s->suspended == 0 || main == NULL || main->pid <= 0 ||
+	    main->have_exit)
+		return;
+	/* The keeper made it a group's leader; it may have left the group. */
+	if (kill(-main->pid, SIGCONT) != 0)
+		(void)kill(main->pid, SIGCONT);
+	attach_suspended(s, 0);
 }

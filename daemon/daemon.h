@@ -21,6 +21,7 @@
 
 #include "frame.h"
 #include "rpc.h"
+#include "term.h"
 
 struct conn;
 struct request;
@@ -332,6 +333,8 @@ enum proc_event {
 	PROC_FAILED,		/* it could not: fail_stage, fail_errno */
 	PROC_EXITED,		/* it ended: exit_code or exit_signal */
 	PROC_GONE,		/* its keeper is gone, and so is all of it */
+	PROC_STOPPED,		/* it was stopped: stop_signal */
+	PROC_CONTINUED,		/* it was continued after a stop */
 };
 struct proc;
 typedef void (*proc_cb)(void *arg, struct proc *, enum proc_event);
@@ -373,6 +376,7 @@ struct proc {
 	bool		 freed;		/* the owner let go */
 	unsigned	 handles;	/* open libuv handles */
 	struct frame	 ctl_frame;
+	int		 stop_signal;	/* what stopped it, 0 while it runs */
 	bool		 have_exit;
 	int		 exit_code;
 	int		 exit_signal;
@@ -395,11 +399,13 @@ struct proc {
 	void		*arg;
 };
 
-/* What one line of a keeper says: "started", "failed" or "exit". */
+/* What one line of a keeper says: "started", "failed", "exit", ... */
 enum proc_report_kind {
 	PROC_REPORT_STARTED,	/* n: the program's pid */
 	PROC_REPORT_FAILED,	/* word: the stage; n: its errno */
 	PROC_REPORT_EXIT,	/* n: the code, or the signal; how */
+	PROC_REPORT_STOPPED,	/* n: the signal that stopped it */
+	PROC_REPORT_CONTINUED,	/* n: 0 */
 };
 /* The highest errno a "failed" line may carry. */
 #define PROC_REPORT_ERRNO_MAX 4095
@@ -694,6 +700,8 @@ struct session {
 	struct transport	*transport;	/* NULL without --transport */
 	unsigned		 writers;	/* write requests waiting */
 	unsigned		 viewers;	/* clients attached (attach.c) */
+	struct term		 modes;		/* what its console's output set */
+	int			 suspended;	/* the main process's stop signal */
 
 	struct session_why	 why;
 	json_t			*target;	/* gdb family: the target's state */
@@ -1096,6 +1104,9 @@ void	 tap_drained(struct conn *);
 void	 attach_start(struct conn *, struct session *, unsigned long lines);
 int	 attach_resize(struct session *, unsigned rows, unsigned cols,
 	    bool redraw);
+void	 attach_suspended(struct session *, int sig);
+json_t	*attach_suspended_json(const struct session *);
+void	 attach_resume(struct session *);
 
 /* pipe.c: a client bridged to a session's transport. */
 void	 pipe_start(struct conn *, struct session *);

@@ -6,11 +6,12 @@
  * session leader of the pty, forks PROGRAM into the pty's foreground process
  * group, reports "started PID" or "failed STAGE ERRNO", then reaps and
  * reports "exit code N HOW" or "exit signal N HOW", HOW saying what the keeper
- * had done by then ("run": nothing, "term", "kill").  On "stop MS" it sends SIGTERM to
- * every descendant and SIGKILL at the deadline, repeated until no child is
- * left; when the daemon goes away (EOF on 3, SIGTERM from PDEATHSIG, SIGHUP
- * from the pty) it SIGKILLs everything at once.  The keeper exits only once
- * nothing it started is alive.
+ * had done by then ("run": nothing, "term", "kill"), and "stopped signal N"
+ * and "continued" as the program is stopped and continued in between.  On
+ * "stop MS" it sends SIGTERM to every descendant and SIGKILL at the
+ * deadline, repeated until no child is left; when the daemon goes away (EOF
+ * on 3, SIGTERM from PDEATHSIG, SIGHUP from the pty) it SIGKILLs everything
+ * at once.  The keeper exits only once nothing it started is alive.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
@@ -460,6 +461,29 @@ keeper_report_exit(struct keeper *k, int status)
 }
 
 /*
+ * The main program was stopped (^Z at its terminal, SIGSTOP) or continued:
+ * say so, since nothing else in its session will resume it.
+ */
+static void
+keeper_report_stop(struct keeper *k, int status)
+{
+	struct pollfd	pfd = { .fd = k->errfd, .events = POLLIN };
+
+	/*
+	 * The start is said first. A child stopped before its exec is not
+	 * the program yet (the pipe is still open): nothing to say then.
+	 */
+	if (k->errfd != -1 && poll(&pfd, 1, 0) == 1)
+		keeper_report_exec(k);
+	if (k->errfd != -1)
+		return;
+	if (WIFSTOPPED(status))
+		keeper_send(k, "stopped", "signal", WSTOPSIG(status), NULL);
+	else
+		keeper_write_ctl(k, "continued\n", 10);
+}
+
+/*
  * Reap every ended child; return 0 once the keeper has no child left.  As a
  * subreaper it inherits orphans of any kind: __WALL reaps clone children that
  * do not signal SIGCHLD too, so none of them is left a zombie.
@@ -471,9 +495,13 @@ keeper_reap(struct keeper *k)
 	int	status;
 
 	for (;;) {
-		pid = waitpid(-1, &status, WNOHANG|__WALL);
+		pid = waitpid(-1, &status, WNOHANG|__WALL|WUNTRACED|WCONTINUED);
 		if (pid > 0) {
-			if (pid == k->main_pid)
+			if (pid != k->main_pid)
+				continue;
+			if (WIFSTOPPED(status) || WIFCONTINUED(status))
+				keeper_report_stop(k, status);
+			else
 				keeper_report_exit(k, status);
 			continue;
 		}

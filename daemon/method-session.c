@@ -429,6 +429,13 @@ method_exec_exec(struct request *req)
 	if (s->backend->command == NULL)
 		return request_error(req, RPC_NOT_SUPPORTED, "session %lu (%s) "
 		    "takes no debugger commands", s->id, s->backend->name);
+	/* A stopped debugger answers nothing: say so rather than time out. */
+	if (s->suspended != 0)
+		return request_error(req, RPC_NOT_READY, "session %lu is "
+		    "suspended (SIG%s): press a key at its console, or run "
+		    "dbgctl signal %lu CONT, to resume it", s->id,
+		    signame_name(s->suspended) ? signame_name(s->suspended) :
+		    "?", s->id);
 	return s->backend->command(s, req);
 }
 

@@ -68,6 +68,9 @@ notify_state(struct session *s)
 	    "state", session_state_name(s->state));
 	if (main != NULL && main->have_exit)
 		json_object_set_new(params, "exit", proc_exit_json(main));
+	if (s->suspended != 0)
+		json_object_set_new(params, "suspended",
+		    attach_suspended_json(s));
 	/* A failed session says why, as its status does. */
 	if (session_ended(s) && s->why.msg != NULL)
 		json_object_set_new(params, "error", json_string(s->why.msg));

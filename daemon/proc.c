@@ -296,8 +296,9 @@ proc_report_lit(const char **p, const char *end, const char *lit)
 
 /*
  * Read one line of a keeper, exactly as the keeper writes it: "started
- * PID", "failed STAGE ERRNO", "exit code N HOW" or "exit signal N HOW",
- * each number in the range it can have; 0, or -1 if the line is not one.
+ * PID", "failed STAGE ERRNO", "exit code N HOW", "exit signal N HOW",
+ * "stopped signal N" or "continued", each number in the range it can
+ * have; 0, or -1 if the line is not one.
  */
 int
 proc_report_parse(const char *line, size_t len, struct proc_report *r)
@@ -327,7 +328,13 @@ proc_report_parse(const char *line, size_t len, struct proc_report *r)
 		    proc_report_word(&p, end, proc_report_hows, r->how,
 		    sizeof r->how) != 0)
 			return -1;
-	} else
+	} else if (proc_report_lit(&p, end, "stopped signal ")) {
+		r->kind = PROC_REPORT_STOPPED;
+		r->signal = true;
+		r->n = proc_report_number(&p, end, 1, 127);
+	} else if (proc_report_lit(&p, end, "continued"))
+		r->kind = PROC_REPORT_CONTINUED;
+	else
 		return -1;
 	return r->n == -1 || p != end ? -1 : 0;
 }
@@ -391,6 +398,10 @@ proc_report_check(const struct proc *pr, const struct proc_report *r)
 	pid_t	ppid;
 	char	state;
 
+	/* A stop or continue is of the running program: a hint, checked so. */
+	if (r->kind == PROC_REPORT_STOPPED || r->kind == PROC_REPORT_CONTINUED)
+		return pr->pid == 0 ? "a stop before a start" : pr->have_exit ?
+		    "a stop after the exit" : NULL;
 	if (r->kind != PROC_REPORT_EXIT) {
 		if (pr->pid != 0 || pr->fail_stage[0] != '\0')
 			return "a second start";
@@ -440,6 +451,8 @@ proc_line(void *arg, char *line, size_t len)
 	struct proc		*pr = arg;
 	struct proc_report	 r;
 	const char		*why;
+	pid_t			 ppid;
+	char			 state;
 
 	if (pr->freed)
 		return 1;
@@ -473,6 +486,18 @@ proc_line(void *arg, char *line, size_t len)
 		pr->ended_by = proc_ended_by(pr, r.how);
 		pr->have_exit = true;
 		pr->cb(pr->arg, pr, PROC_EXITED);
+		return 0;
+	case PROC_REPORT_STOPPED:
+		/* Believed only of a program that is stopped (or gone) now. */
+		if (proc_stat_of(pr->pid, &ppid, &state) == 0 && state != 'T' &&
+		    state != 't')
+			return 0;
+		pr->stop_signal = (int)r.n;
+		pr->cb(pr->arg, pr, PROC_STOPPED);
+		return 0;
+	case PROC_REPORT_CONTINUED:
+		pr->stop_signal = 0;
+		pr->cb(pr->arg, pr, PROC_CONTINUED);
 		return 0;
 	}
 	log_fatal("keeper report %d", r.kind);

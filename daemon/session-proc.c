@@ -87,6 +87,7 @@ session_proc_console_cb(void *arg, enum console_event ev, const char *data,
 	switch (ev) {
 	case CONSOLE_OUTPUT:
 		session_proc_keep_tail(sp, data, len);
+		term_feed(&s->modes, data, len);
 		out.offset = output_size(&s->output);
 		output_add(&s->output, data, len);
 		session_fire(s, &out);
@@ -156,6 +157,13 @@ session_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
 			session_event(s, SI_EXIT);
 		else
 			session_proc_exited(sp);
+		return;
+	case PROC_STOPPED:
+	case PROC_CONTINUED:
+		log_info("session %lu: %s %s", s->id, sp->role, ev ==
+		    PROC_STOPPED ? "stopped" : "continued");
+		if (main)
+			attach_suspended(s, pr->stop_signal);
 		return;
 	case PROC_GONE:
 		if (sp->console != NULL)

@@ -413,6 +413,8 @@ void
 session_stop(struct session *s, long timeout_ms)
 {
 	s->stop_ms = timeout_ms >= 0 ? timeout_ms : s->l.stop_timeout;
+	/* A suspended debugger cannot quit: continue it first. */
+	attach_resume(s);
 	session_event(s, SI_STOP);
 }
 

@@ -242,6 +242,13 @@ status_error(const struct session *s)
 	return s->why.msg ? json_string(s->why.msg) : NULL;
 }
 
+/* The member "suspended": the stop signal of a stopped main process. */
+static json_t *
+status_suspended(const struct session *s)
+{
+	return attach_suspended_json(s);
+}
+
 /* The member "target": the debugged target's run state. */
 static json_t *
 status_target(const struct session *s)
@@ -282,6 +289,7 @@ const struct status_field status_fields[] = {
 	{ "containment", status_containment, false },
 	{ "exit", status_exit, false },
 	{ "error", status_error, false },
+	{ "suspended", status_suspended, false },
 	{ "target", status_target, false },
 	{ "fault", status_fault, false },
 };

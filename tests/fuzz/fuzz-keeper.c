@@ -37,6 +37,12 @@ keeper_fuzz_text(const struct proc_report *r, char *buf, size_t len)
 		n = snprintf(buf, len, "exit %s %ld %s", r->signal ? "signal" :
 		    "code", r->n, r->how);
 		break;
+	case PROC_REPORT_STOPPED:
+		n = snprintf(buf, len, "stopped signal %ld", r->n);
+		break;
+	case PROC_REPORT_CONTINUED:
+		n = snprintf(buf, len, "continued");
+		break;
 	}
 	fuzz_check(n > 0 && (size_t)n < len, "report kind %d", r->kind);
 	return (size_t)n;
@@ -66,6 +72,12 @@ keeper_fuzz_line(void *arg, char *line, size_t len)
 		    r.n <= 255, "exit %s %ld", r.signal ? "signal" : "code",
 		    r.n);
 		break;
+	case PROC_REPORT_STOPPED:
+		fuzz_check(r.n >= 1 && r.n <= 127, "stop signal %ld", r.n);
+		break;
+	case PROC_REPORT_CONTINUED:
+		fuzz_check(r.n == 0, "continued %ld", r.n);
+		break;
 	default:
 		fuzz_check(false, "kind %d", r.kind);
 	}
@@ -89,7 +101,7 @@ keeper_fuzz_made(const uint8_t *data, size_t size)
 	for (i = 2; i < 6; i++)
 		v = v << 8 | data[i];
 	memset(&made, 0, sizeof made);
-	made.kind = (enum proc_report_kind)(data[0] % 3);
+	made.kind = (enum proc_report_kind)(data[0] % 5);
 	switch (made.kind) {
 	case PROC_REPORT_STARTED:
 		made.n = (long)(v % INT_MAX) + 1;
@@ -102,6 +114,12 @@ keeper_fuzz_made(const uint8_t *data, size_t size)
 		made.signal = data[1] & 1;
 		strcpy(made.how, keeper_fuzz_hows[(data[1] >> 1) % 3]);
 		made.n = made.signal ? (long)(v % 127) + 1 : (long)(v % 256);
+		break;
+	case PROC_REPORT_STOPPED:
+		made.signal = true;
+		made.n = (long)(v % 127) + 1;
+		break;
+	case PROC_REPORT_CONTINUED:
 		break;
 	}
 	len = keeper_fuzz_text(&made, line, sizeof line);
