@@ -190,6 +190,7 @@ static const struct {
 	{ "server", "server", 's' },
 	{ "stop-timeout", "stop_timeout", 'n' },
 	{ "stop-target", "stop_target", 's' },
+	{ "pid", "pid", 'n' },
 	{ "port", "port", 'n' },
 	{ "connect-timeout", "connect_timeout", 'n' },
 	{ "transport", "transport", 'b' },
@@ -261,9 +262,9 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 		return cmd_usage(self, "bad --kind %s: want one of %s", v,
 		    CMD_LAUNCH_KINDS);
 	if ((v = args_get(a, "stop-target")) != NULL && !cmd_launch_word(v,
-	    "detach kill"))
-		return cmd_usage(self, "bad --stop-target %s: want detach or "
-		    "kill", v);
+	    "auto detach kill"))
+		return cmd_usage(self, "bad --stop-target %s: want auto, detach "
+		    "or kill", v);
 
 	if (args_has(a, "attach") && args_has(a, "wait"))
 		return cmd_usage(self, "--attach and --wait exclude each "
@@ -287,9 +288,9 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 	if (args_has(a, "no-fault-break"))
 		json_object_set_new(params, "fault_break_defaults",
 		    json_false());
-	/* A remote target, or a server command, needs no PROGRAM. */
+	/* A remote target, a server command or a pid needs no PROGRAM. */
 	if (args_count(a) == 0 && !args_has(a, "remote") &&
-	    !args_has(a, "server"))
+	    !args_has(a, "server") && !args_has(a, "pid"))
 		return cmd_usage(self, "missing PROGRAM");
 	if (cmd_launch_cwd(params, args_get(a, "cwd")) != 0)
 		return EXIT_FAILED;
@@ -362,8 +363,10 @@ static const struct cmd_option cmd_launch_options_help[] = {
 	    "set K to V in the program's environment, repeatable" },
 	{ "stop-timeout", "MS",
 	    "how long a stop may take before SIGKILL (default: 5000)" },
-	{ "stop-target", "detach|kill",
-	    "what gdb does to its target on stop (default: kill; detach for remote)" },
+	{ "stop-target", "auto|detach|kill",
+	    "what gdb does to its targets on stop; auto kills what the session started and detaches what gdb attached to (default: auto; detach for remote)" },
+	{ "pid", "PID",
+	    "attach gdb (or gdbserver) to this running process instead of starting a PROGRAM; stop detaches from it" },
 	{ "attach", NULL,
 	    "attach to the console once it runs, instead of printing the id" },
 	{ "detach-key", "KEY",
@@ -390,14 +393,14 @@ const struct cmd_entry cmd_launch_entry = {
 	    "\t[--debugger PATH] [--remote HOST:PORT] [--server 'CMD {port}']\n"
 	    "\t[--port N] [--connect-timeout MS] [--transport] [-x CMD]...\n"
 	    "\t[--cwd DIR] [--env K=V]... [--stop-timeout MS]\n"
-	    "\t[--stop-target detach|kill]\n"
+	    "\t[--stop-target auto|detach|kill] [--pid PID]\n"
 	    "\t[--fault-break LOCATION]... [--no-fault-break] [--core]\n"
 	    "\t[--lease]\n"
 	    "\t[--attach [--detach-key KEY] [-q | --quiet] | --wait]\n"
 	    "\t[--] PROGRAM [ARG...]",
 	.args = { "kind: name: debugger: remote: server: port# "
 	    "connect-timeout# transport x: cwd: env: stop-timeout# "
-	    "stop-target: attach "
+	    "stop-target: pid# attach "
 	    "detach-key: wait fault-break: no-fault-break core lease q quiet",
 	    0, -1 },
 	.flags = CMD_AUTOSTART,

@@ -9,7 +9,7 @@
 # none; a trailing "..." repeats the last. tests/package/check-completion.sh
 # holds this list to `dbgctl help COMMAND`.
 _dbgctl_spec=(
-	"launch|kind: name: debugger: remote: server: port: connect-timeout: transport x: cwd: env: stop-timeout: stop-target: attach detach-key: wait fault-break: no-fault-break core lease q quiet|prog"
+	"launch|kind: name: debugger: remote: server: port: connect-timeout: transport x: cwd: env: stop-timeout: stop-target: pid: attach detach-key: wait fault-break: no-fault-break core lease q quiet|prog"
 	"list||none"
 	"status||any"
 	"stop|timeout: all q|live..."
@@ -181,7 +181,7 @@ _dbgctl_value()
 	--kind)
 		COMPREPLY=($(compgen -W "gdb lldb gdbserver remote exec" -- "$cur")) ;;
 	--stop-target)
-		COMPREPLY=($(compgen -W "detach kill" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W "auto detach kill" -- "$cur")) ;;
 	--cwd)
 		_dbgctl_files -d ;;
 	-s | --socket | --token-file)

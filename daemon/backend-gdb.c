@@ -82,7 +82,9 @@ backend_gdb_argv(struct session *s, char *err, size_t errlen)
 	struct gdb_data	*g = s->bdata;
 	struct argv	 av = { 0 };
 	char		*args;
-	bool		 remote = g != NULL && g->remote[0] != '\0';
+	/* A remote target, or one attached to, gets its commands once there. */
+	bool		 remote = (g != NULL && g->remote[0] != '\0') ||
+			    s->l.pid != 0;
 
 	(void)err;
 	(void)errlen;
@@ -164,20 +166,18 @@ backend_gdb_break_reply(void *arg, const struct mi_record *rec,
 }
 
 /*
- * Connected: the session runs; the fault breaks go in over MI, and once
- * gdb has answered them all, the -x commands go to the console in order,
- * so a "continue" among them meets the breakpoints.
+ * Connected or attached: the session runs; the fault breaks go in over
+ * MI, and once gdb has answered them all, the -x commands go to the
+ * console in order, so a "continue" among them meets the breakpoints.
  */
-static void
-backend_gdb_connected(struct gdb_data *g)
+void
+backend_gdb_target_ready(struct gdb_data *g)
 {
 	struct session	*s = g->s;
 	json_t		*breaks, *v;
 	char		*q;
 	size_t		 i;
 
-	timer_stop(g->timer);
-	log_info("session %lu: connected to %s", s->id, g->remote);
 	if (!session_ready(s))
 		return;
 	breaks = fault_breaks(s);
@@ -191,6 +191,15 @@ backend_gdb_connected(struct gdb_data *g)
 	json_decref(breaks);
 	if (g->inserts == 0)
 		backend_gdb_type_commands(g);
+}
+
+/* Connected: the target is there. */
+static void
+backend_gdb_connected(struct gdb_data *g)
+{
+	timer_stop(g->timer);
+	log_info("session %lu: connected to %s", g->s->id, g->remote);
+	backend_gdb_target_ready(g);
 }
 
 /* gdb answered the connect: connected, or why not. */
@@ -275,6 +284,7 @@ backend_gdb_close(struct session *s)
 	g->mi = NULL;
 	timer_free(g->timer);
 	g->timer = NULL;
+	gdb_attach_close(g);
 }
 
 /* Where gdb connects. */
@@ -305,10 +315,11 @@ backend_gdb_start(struct session *s, char *err, size_t errlen)
 const struct backend backend_gdb = {
 	.name = "gdb",
 	.debugger = "gdb",
-	.stop_target = "kill",
-	.flags = BACKEND_PROGRAM,
+	.stop_target = "auto",
+	.flags = BACKEND_PROGRAM | BACKEND_ATTACH,
 	.argv = backend_gdb_argv,
 	.start = backend_gdb_start,
+	.ready = gdb_attach_ready,
 	.quit = gdb_quit,
 	.command = gdb_command,
 	.status = status_main_inferior,

@@ -89,6 +89,13 @@ backend_gdbserver_argv(struct session *s, int port)
 	struct argv	 av = { 0 };
 	char		*cmd;
 
+	if (s->l.server == NULL && s->l.pid != 0) {
+		argv_push(&av, "gdbserver");
+		argv_push(&av, "--attach");
+		argv_pushf(&av, "127.0.0.1:%d", port);
+		argv_pushf(&av, "%ld", s->l.pid);
+		return av.v;
+	}
 	if (s->l.server == NULL) {
 		argv_push(&av, "gdbserver");
 		argv_pushf(&av, "127.0.0.1:%d", port);
@@ -124,10 +131,10 @@ backend_gdbserver_keep_argv(struct gdbserver_data *d, char **av)
 static int
 backend_gdbserver_check(const struct launch *l, struct rpc_error *err)
 {
-	if (l->server != NULL || json_array_size(l->argv) > 0)
+	if (l->server != NULL || json_array_size(l->argv) > 0 || l->pid != 0)
 		return 0;
 	rpc_error_set(err, RPC_INVALID_PARAMS, "a gdbserver session needs a "
-	    "PROGRAM or a \"server\" command");
+	    "PROGRAM, a \"pid\" or a \"server\" command");
 	return -1;
 }
 
@@ -356,8 +363,8 @@ backend_gdbserver_close(struct session *s)
 const struct backend backend_gdbserver = {
 	.name = "gdbserver",
 	.debugger = "gdb",
-	.stop_target = "kill",
-	.flags = BACKEND_SERVER,
+	.stop_target = "auto",
+	.flags = BACKEND_SERVER | BACKEND_ATTACH,
 	.check = backend_gdbserver_check,
 	.argv = backend_gdb_argv,
 	.start = backend_gdbserver_start,

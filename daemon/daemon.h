@@ -392,7 +392,9 @@ struct proc {
 	int		 exit_signal;
 	/* A graceful quit was asked of it (or of the debugger before it). */
 	bool		 quit_asked;
-	/* How it ended: "exit" by itself, "quit", "term" or "kill". */
+	/* Its quit detached a target that lives on (gdb-quit.c). */
+	bool		 quit_detached;
+	/* How it ended: "exit" by itself, "quit", "detach", "term" or "kill". */
 	const char	*ended_by;
 	struct cgroup	*cg;		/* its tree's cgroup, or NULL */
 	bool		 cg_empty;	/* nothing alive in it */
@@ -474,6 +476,8 @@ void		 orphan_check(void);
 #define BACKEND_PROGRAM	0x2	/* PROGRAM is required */
 #define BACKEND_SERVER	0x4	/* takes "server" and "port" */
 #define BACKEND_REMOTE	0x8	/* takes "remote", which it requires */
+/* Takes "pid"; its targets run on this host, so stop_target "auto" works. */
+#define BACKEND_ATTACH	0x10
 
 struct launch;
 struct session_proc;
@@ -482,7 +486,7 @@ struct backend {
 	const char	*name;
 	const char	*debugger;	/* default program, NULL for exec */
 	const char	*path;		/* PATH the debugger needs, or NULL */
-	/* What the quit does to the target by default: "detach", "kill", NULL. */
+	/* What the quit does to the target by default: "auto", "detach", "kill", NULL. */
 	const char	*stop_target;
 	int		 flags;
 	/* Refuse what this kind cannot do with a launch; err says why. */
@@ -527,7 +531,8 @@ char			*backend_kinds(void);
 enum gdb_quit_step {
 	GDB_QUIT_NONE,
 	GDB_QUIT_INTERRUPT,	/* -exec-interrupt sent, *stopped awaited */
-	GDB_QUIT_END,		/* kill or -target-detach sent */
+	GDB_QUIT_LIST,		/* -list-thread-groups sent */
+	GDB_QUIT_END,		/* kill or -target-detach sent, for each */
 	GDB_QUIT_EXIT		/* -gdb-exit sent */
 };
 
@@ -540,6 +545,9 @@ struct gdb_data {
 	unsigned long	 connect_token;
 	unsigned	 inserts;	/* fault breaks gdb has not answered */
 	unsigned	 groups;	/* thread groups live: the program runs */
+	unsigned	 quit_left;	/* the quit's kills and detaches unanswered */
+	struct timer	*attach_timer;	/* --pid: the attach's deadline */
+	unsigned long	 attach_token;
 };
 
 char	**backend_gdb_argv(struct session *, char *err, size_t errlen);
@@ -547,12 +555,18 @@ int	 backend_gdb_start(struct session *, char *err, size_t errlen);
 int	 backend_gdb_open(struct session *, struct gdb_data *, const char *remote,
 	    char *err, size_t errlen);
 void	 backend_gdb_connect(struct session *);
+void	 backend_gdb_target_ready(struct gdb_data *);
 void	 backend_gdb_close(struct session *);
 void	 backend_gdb_status(const struct session *, json_t *);
 
 /* fault.c: the fault record of a target stopped by a fault. */
 void	 fault_stopped(struct session *, struct mi *, const struct mi_record *);
 json_t	*fault_breaks(const struct session *);
+
+/* gdb-attach.c: launch --pid, and whether a target is the session's own. */
+void	 gdb_attach_ready(struct session *, struct session_proc *);
+bool	 gdb_attach_ours(const struct session *, pid_t);
+void	 gdb_attach_close(struct gdb_data *);
 
 /* gdb-quit.c: the gdb family's quit hook. */
 int	 gdb_quit(struct session *);
@@ -584,7 +598,8 @@ struct launch {
 	int			 port;		/* gdbserver: 0 for any */
 	long			 connect_timeout;
 	long			 stop_timeout;
-	const char		*stop_target;	/* "detach", "kill" or NULL */
+	const char		*stop_target;	/* "auto", "detach", "kill" or NULL */
+	long			 pid;		/* --pid: attach to it, or 0 */
 	bool			 transport;
 	json_t			*fault_breaks;	/* --fault-break locations */
 	bool			 no_fault_defaults; /* --no-fault-break */

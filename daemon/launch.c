@@ -1,7 +1,14 @@
 /* A launch request's params, checked once and kept as a C struct. */
+#include <sys/stat.h>
+
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon.h"
 
@@ -68,16 +75,21 @@ launch_stop_target(struct launch *l, json_t *params, struct rpc_error *err)
 	const char *v = json_string_value(json_object_get(params,
 	    "stop_target"));
 
+	static const char *const hows[] = { "auto", "detach", "kill" };
+	size_t i;
+
 	l->stop_target = l->backend->stop_target;
 	if (v == NULL)
 		return 0;
-	if (strcmp(v, "detach") != 0 && strcmp(v, "kill") != 0) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "\"stop_target\" must "
-		    "be \"detach\" or \"kill\", not \"%s\"", v);
-		return -1;
+	for (i = 0; i < sizeof hows / sizeof hows[0]; i++) {
+		if (strcmp(v, hows[i]) == 0) {
+			l->stop_target = hows[i];
+			return 0;
+		}
 	}
-	l->stop_target = strcmp(v, "detach") == 0 ? "detach" : "kill";
-	return 0;
+	rpc_error_set(err, RPC_INVALID_PARAMS, "\"stop_target\" must be "
+	    "\"auto\", \"detach\" or \"kill\", not \"%s\"", v);
+	return -1;
 }
 
 /* Check what belongs to which kind; the types are checked already. */
@@ -87,7 +99,8 @@ launch_check_kind(const struct launch *l, json_t *params,
 {
 	int flags = l->backend->flags;
 
-	if ((flags & BACKEND_PROGRAM) && json_array_size(l->argv) == 0) {
+	if ((flags & BACKEND_PROGRAM) && json_array_size(l->argv) == 0 &&
+	    l->pid == 0) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "\"argv\" is required");
 		return -1;
 	}
@@ -111,6 +124,14 @@ launch_check_kind(const struct launch *l, json_t *params,
 	    l->backend->stop_target == NULL) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "\"stop_target\" "
 		    "belongs to the gdb, remote and gdbserver kinds");
+		return -1;
+	}
+	/* "auto" tells a started target by its place in the session's tree. */
+	if (l->stop_target != NULL && strcmp(l->stop_target, "auto") == 0 &&
+	    !(flags & BACKEND_ATTACH)) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"stop_target\" "
+		    "\"auto\" needs a target on this host (the gdb and "
+		    "gdbserver kinds)");
 		return -1;
 	}
 	if (l->remote != NULL && strlen(l->remote) > 255) {
@@ -152,6 +173,156 @@ launch_check_breaks(const struct launch *l, struct rpc_error *err)
 	return 0;
 }
 
+/*
+ * The number after "key:" in /proc/PID/status, or -1; state gets the
+ * letter of its State line.
+ */
+static long
+launch_proc_status(long pid, const char *key, char *state)
+{
+	char	 path[64], line[256];
+	size_t	 n = strlen(key);
+	long	 v = -1;
+	FILE	*f;
+
+	snprintf(path, sizeof path, "/proc/%ld/status", pid);
+	*state = '?';
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (strncmp(line, "State:", 6) == 0)
+			*state = line[6 + strspn(line + 6, " \t")];
+		else if (strncmp(line, key, n) == 0 && line[n] == ':')
+			v = strtol(line + n + 1, NULL, 10);
+	}
+	fclose(f);
+	return v;
+}
+
+/*
+ * A process to attach to: there, not the daemon, not a zombie, and not
+ * traced already (ptrace would refuse with EPERM). What the kernel's
+ * ptrace rules refuse besides is gdb's to say when it attaches.
+ */
+static int
+launch_check_pid(const struct launch *l, struct rpc_error *err)
+{
+	const char	*why = NULL;
+	long		 tracer;
+	char		 state;
+
+	if (l->pid == 0)
+		return 0;
+	if (!(l->backend->flags & BACKEND_ATTACH))
+		why = "\"pid\" belongs to the gdb and gdbserver kinds";
+	else if (l->server != NULL)
+		why = "\"pid\" and \"server\" exclude each other: give the "
+		    "server its pid in its command";
+	else if (json_array_size(l->argv) > 1)
+		why = "a process attached to by \"pid\" has its arguments: "
+		    "PROGRAM alone may name its file";
+	else if (l->transport)
+		why = "the transport cannot reach a process attached to by "
+		    "\"pid\": its stdin and stdout are its own";
+	if (why != NULL) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "%s", why);
+		return -1;
+	}
+	if (l->pid == (long)getpid()) {
+		rpc_error_set(err, RPC_SPAWN_FAILED, "cannot attach to process "
+		    "%ld: it is the daemon itself", l->pid);
+		return -1;
+	}
+	if (kill((pid_t)l->pid, 0) != 0) {
+		rpc_error_set(err, RPC_SPAWN_FAILED, errno == ESRCH ? "no "
+		    "process %ld" : "cannot attach to process %ld: %s", l->pid,
+		    strerror(errno));
+		return -1;
+	}
+	tracer = launch_proc_status(l->pid, "TracerPid", &state);
+	if (state == 'Z' || state == 'X') {
+		rpc_error_set(err, RPC_SPAWN_FAILED, "cannot attach to process "
+		    "%ld: it has exited", l->pid);
+		return -1;
+	}
+	if (tracer > 0) {
+		rpc_error_set(err, RPC_SPAWN_FAILED, "cannot attach to process "
+		    "%ld: process %ld traces it already", l->pid, tracer);
+		return -1;
+	}
+	return 0;
+}
+
+/* The PATH the debugger will search: the launch's, the kind's, the daemon's. */
+static const char *
+launch_path(const struct launch *l)
+{
+	const char *path;
+
+	path = json_string_value(json_object_get(l->env, "PATH"));
+	if (path == NULL)
+		path = l->backend->path;
+	if (path == NULL)
+		path = getenv("PATH");
+	return path != NULL ? path : "/usr/bin:/bin";
+}
+
+/* Whether dir/name is there (dir relative to cwd); errno says why not. */
+static bool
+launch_file_at(const char *cwd, const char *dir, const char *name)
+{
+	struct stat	 sb;
+	char		*path;
+	int		 rc;
+
+	if (*name == '/')
+		xasprintf(&path, "%s", name);
+	else if (dir == NULL || *dir == '\0')
+		xasprintf(&path, "%s/%s", cwd, name);
+	else if (*dir == '/')
+		xasprintf(&path, "%s/%s", dir, name);
+	else
+		xasprintf(&path, "%s/%s/%s", cwd, dir, name);
+	rc = stat(path, &sb);
+	free(path);
+	if (rc == 0 && S_ISDIR(sb.st_mode))
+		errno = EISDIR;
+	return rc == 0 && !S_ISDIR(sb.st_mode);
+}
+
+/*
+ * The debugger's PROGRAM is a file it reads, found as gdb finds it:
+ * relative to the launch's cwd, and a bare name also on PATH. A missing
+ * one fails the launch now, as an exec kind's program fails to exec,
+ * rather than leave a debugger running with nothing to debug.
+ */
+static int
+launch_check_program(const struct launch *l, struct rpc_error *err)
+{
+	const char	*prog, *p, *end;
+	char		 dir[PATH_MAX];
+	int		 first;
+
+	if (l->backend->debugger == NULL || json_array_size(l->argv) == 0)
+		return 0;
+	prog = json_string_value(json_array_get(l->argv, 0));
+	if (launch_file_at(l->cwd, NULL, prog))
+		return 0;
+	first = errno;
+	if (strchr(prog, '/') == NULL) {
+		for (p = launch_path(l); ; p = end + 1) {
+			end = strchrnul(p, ':');
+			snprintf(dir, sizeof dir, "%.*s", (int)(end - p), p);
+			if (launch_file_at(l->cwd, dir, prog))
+				return 0;
+			if (*end == '\0')
+				break;
+		}
+	}
+	rpc_error_set(err, RPC_SPAWN_FAILED, "%s: %s", prog, strerror(first));
+	return -1;
+}
+
 /* Check what the types alone do not say. */
 static int
 launch_check(const struct launch *l, json_t *params, struct rpc_error *err)
@@ -190,7 +361,9 @@ launch_check(const struct launch *l, json_t *params, struct rpc_error *err)
 		    "names are non-empty without '='", key);
 		return -1;
 	}
-	return 0;
+	if (launch_check_pid(l, err) != 0)
+		return -1;
+	return launch_check_program(l, err);
 }
 
 /* Read a launch's params (their types already checked) into l. */
@@ -214,6 +387,7 @@ launch_parse(struct launch *l, json_t *params, struct rpc_error *err)
 	l->remote = launch_str(params, "remote", NULL);
 	l->server = launch_str(params, "server", NULL);
 	l->port = launch_int(params, "port", 0);
+	l->pid = launch_int(params, "pid", 0);
 	l->connect_timeout = launch_int(params, "connect_timeout",
 	    CONNECT_TIMEOUT_DEFAULT);
 	l->stop_timeout = launch_int(params, "stop_timeout",

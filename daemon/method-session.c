@@ -1,4 +1,5 @@
 /* The session methods: launch, list, status, wait, stop, signal and exec. */
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,7 @@ static const struct method_param method_launch_params[] = {
 	{ "connect_timeout", PT_INT, false, 1, STOP_TIMEOUT_MAX },
 	{ "stop_timeout", PT_INT, false, 0, STOP_TIMEOUT_MAX },
 	{ "stop_target", PT_STRING, false, 0, 0 },
+	{ "pid", PT_INT, false, 1, INT_MAX },
 	{ "transport", PT_BOOL, false, 0, 0 },
 	{ "fault_breaks", PT_STRINGS, false, 0, 0 },
 	{ "fault_break_defaults", PT_BOOL, false, 0, 0 },

@@ -183,7 +183,8 @@ proc_stop(struct proc *pr, long timeout_ms)
 
 /*
  * How a process ended, from what its keeper had done by then: nothing
- * means it ended by itself, or by the quit asked of it.
+ * means it ended by itself, or by the quit asked of it, which may have
+ * detached a target rather than ended it.
  */
 static const char *
 proc_ended_by(const struct proc *pr, const char *how)
@@ -192,7 +193,9 @@ proc_ended_by(const struct proc *pr, const char *how)
 		return "term";
 	if (strcmp(how, "kill") == 0)
 		return "kill";
-	return pr->quit_asked ? "quit" : "exit";
+	if (pr->quit_asked)
+		return pr->quit_detached ? "detach" : "quit";
+	return "exit";
 }
 
 /*

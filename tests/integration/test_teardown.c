@@ -202,7 +202,7 @@ launch_served(struct watch *w, const char *how)
 		    w->m, "-x", "continue", "--", spinner)));
 	h_cli_wait_log(w->ids, "spinning", H_WAIT_BOUND);
 	expect_target_running(w->id);
-	expect_stop_target(w->id, how != NULL ? how : "kill");
+	expect_stop_target(w->id, how != NULL ? how : "auto");
 	watch_procs(w, H_ARGS("gdb", "pid", "server", "server_pid",
 	    "inferior", "inferior_pid"));
 }
@@ -264,7 +264,7 @@ Test(teardown, gdb_quits_a_running_target_in_order)
 
 	watch_marker(&w, "DBGI_QUIT");
 	launch_gdb_running(&w);
-	expect_stop_target(w.id, "kill");
+	expect_stop_target(w.id, "auto");
 	watch_procs(&w, H_ARGS("gdb", "pid", "inferior", "inferior_pid"));
 	h_pid_expect_comm(w.t[1].pid, "inferior_pid", "sleep");
 
@@ -311,7 +311,7 @@ Test(teardown, a_detaching_gdbserver_session_ends_its_server_by_term)
 	watch_marker(&w, "DBGI_DETACH");
 	launch_served(&w, "detach");
 	s = h_cli_stop(w.id, NULL, NULL);
-	expect_by(s, "exit", "quit", NULL, "gdb, after a detaching stop");
+	expect_by(s, "exit", "detach", NULL, "gdb, after a detaching stop");
 	expect_by(s, "server_exit", "term", NULL, "the server, after gdb "
 	    "detached");
 	json_decref(s);
@@ -347,7 +347,8 @@ Test(teardown, a_remote_session_detaches_and_leaves_the_server_running)
 	    srv.pid, inf);
 
 	s = h_cli_stop(id, NULL, NULL);
-	expect_by(s, "exit", "quit", NULL, "after a stop of a remote session");
+	expect_by(s, "exit", "detach", NULL, "after a stop of a remote "
+	    "session");
 	json_decref(s);
 	expect_log(id, "quit: interrupt the target", "quit: detach the target");
 	cr_assert(!h_pid_gone(srv.pid) && h_pid_state(srv.pid) != 'Z' &&
@@ -470,7 +471,7 @@ Test(teardown, a_busy_gdb_is_ended_within_the_stop_timeout)
 	cr_assert(dt >= 0.9, "stop --timeout 2000 of a busy gdb answered after "
 	    "%.3f s: the quit did not have half of the timeout", dt);
 	watch_expect_gone(&w, "right after the stop");
-	expect_log(w.id, "quit: kill the target", "the quit took too long");
+	expect_log(w.id, "quit: end the targets", "the quit took too long");
 }
 
 /*

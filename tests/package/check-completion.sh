@@ -85,7 +85,7 @@ for m in $modes; do
 	ok "option values: --kind, --kind=, --stop-target ($how)" eval '
 	    offers "$m" "gdb gdbserver" "lldb exec" dbgctl launch --kind g &&
 	    offers "$m" "gdb lldb gdbserver remote exec" "" dbgctl launch --kind = "" &&
-	    offers "$m" "detach kill" "" dbgctl launch --stop-target ""'
+	    offers "$m" "auto detach kill" "" dbgctl launch --stop-target ""'
 	ok "signal names after the session ($how)" \
 	    offers "$m" "TERM TRAP" "INT myname" dbgctl -s "$sock" signal myname T
 	ok "global options before the command ($how)" \
