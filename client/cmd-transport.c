@@ -87,8 +87,12 @@ cmd_send_exec(struct cmd *self, struct client *c)
 		    strlen(data), eof);
 	else
 		rv = cmd_transport_send_stdin(c, self->session, eof);
-	if (rv == EXIT_OK && c->json)
-		cmd_print_json(json_pack("{s:b}", "sent", 1));
+	if (rv == EXIT_OK && c->json) {
+		json_t *sent = json_pack("{s:b}", "sent", 1);
+
+		cmd_print_json(sent);
+		json_decref(sent);
+	}
 	return rv;
 }
 
