@@ -12,7 +12,7 @@
 #include "scan.h"
 
 /* Columns of the list table. */
-#define CMD_LIST_COLUMNS	7
+#define CMD_LIST_COLUMNS	8
 
 /* One row of the list table, each cell allocated. */
 struct cmd_list_row {
@@ -99,6 +99,44 @@ cmd_list_argv(struct scan *sc)
 	return out != NULL ? out : strdup("");
 }
 
+/* A target member: its state, or NULL (text marked bad) for anything else. */
+static char *
+cmd_list_target_state(struct scan *sc)
+{
+	char	*key, *state = NULL;
+	bool	 first = true;
+
+	if (!scan_take(sc, '{'))
+		return scan_skip(sc), NULL;
+	while ((key = scan_member(sc, &first)) != NULL) {
+		if (strcmp(key, "state") == 0 && state == NULL)
+			state = scan_string(sc);
+		else
+			(void)scan_skip(sc);
+		free(key);
+		if (sc->bad)
+			break;
+	}
+	return state;
+}
+
+/*
+ * The TARGET cell: "faulted SIGSEGV" while the target is stopped at its
+ * fault, else the target's state; "-" for a kind without a debugger.
+ */
+static char *
+cmd_list_target(char *state, char *faulted)
+{
+	char	*cell;
+
+	if (faulted != NULL) {
+		if (asprintf(&cell, "faulted %s", faulted) < 0)
+			client_fatal("out of memory");
+		return cell;
+	}
+	return strdup(state != NULL ? state : "-");
+}
+
 /* Put value in a cell, dropping what a repeated member put there. */
 static void
 cmd_list_set(char **cell, char *value)
@@ -112,6 +150,7 @@ static bool
 cmd_list_row(struct scan *sc, struct cmd_list_row *row)
 {
 	char		*key, *started = NULL, *ended = NULL, age[32];
+	char		*target = NULL, *faulted = NULL;
 	long long	 n;
 	bool		 first = true;
 
@@ -126,15 +165,19 @@ cmd_list_row(struct scan *sc, struct cmd_list_row *row)
 			cmd_list_set(&row->cell[2], cmd_list_string(sc));
 		else if (strcmp(key, "state") == 0)
 			cmd_list_set(&row->cell[3], cmd_list_string(sc));
+		else if (strcmp(key, "target") == 0)
+			cmd_list_set(&target, cmd_list_target_state(sc));
+		else if (strcmp(key, "faulted") == 0)
+			cmd_list_set(&faulted, scan_string(sc));
 		else if (strcmp(key, "pid") == 0)
-			cmd_list_set(&row->cell[4], scan_int(sc, &n) ?
+			cmd_list_set(&row->cell[5], scan_int(sc, &n) ?
 			    cmd_list_number(n) : cmd_list_string(sc));
 		else if (strcmp(key, "started_at") == 0)
 			cmd_list_set(&started, scan_string(sc));
 		else if (strcmp(key, "ended_at") == 0)
 			cmd_list_set(&ended, scan_string(sc));
 		else if (strcmp(key, "argv") == 0)
-			cmd_list_set(&row->cell[6], cmd_list_argv(sc));
+			cmd_list_set(&row->cell[7], cmd_list_argv(sc));
 		else
 			(void)scan_skip(sc);
 		free(key);
@@ -142,9 +185,12 @@ cmd_list_row(struct scan *sc, struct cmd_list_row *row)
 			break;
 	}
 	fmt_age_between(started, ended, age, sizeof age);
-	row->cell[5] = strdup(age);
+	row->cell[6] = strdup(age);
+	row->cell[4] = cmd_list_target(target, faulted);
 	free(started);
 	free(ended);
+	free(target);
+	free(faulted);
 	return !sc->bad;
 }
 
@@ -218,9 +264,9 @@ cmd_list_fetch(struct client *c, struct cmd_list_table *t)
 
 	for (;;) {
 		line = client_call_text(c, "list", json_pack("{s:I, s:[s,s,s,s,"
-		    "s,s,s]}", "offset", (json_int_t)offset, "fields", "name",
-		    "kind", "state", "pid", "started_at", "ended_at", "argv"),
-		    &len);
+		    "s,s,s,s,s]}", "offset", (json_int_t)offset, "fields", "name",
+		    "kind", "state", "target", "faulted", "pid", "started_at",
+		    "ended_at", "argv"), &len);
 		if (line == NULL)
 			return false;
 		next = -1;
@@ -285,7 +331,8 @@ static int
 cmd_list_exec(struct cmd *self, struct client *c)
 {
 	static const char	*header[CMD_LIST_COLUMNS] = {
-		"ID", "NAME", "KIND", "STATE", "PID", "AGE", "COMMAND"
+		"ID", "NAME", "KIND", "STATE", "TARGET", "PID", "AGE",
+		"COMMAND"
 	};
 	struct cmd_list_table	 t = { NULL, 0, 0 };
 	struct cmd_list_row	*row;

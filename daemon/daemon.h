@@ -727,6 +727,7 @@ struct session {
 	struct session_why	 why;
 	json_t			*target;	/* gdb family: the target's state */
 	json_t			*fault;		/* the last fault record, or NULL */
+	bool			 faulted;	/* the target is stopped at it */
 	struct sinks		 sinks;
 	double			 started_at;	/* unix time, seconds */
 	double			 ended_at;

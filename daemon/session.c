@@ -125,6 +125,8 @@ session_target(struct session *s, json_t *target)
 
 	json_decref(s->target);
 	s->target = target;
+	/* A fault's record comes after its stop; any later state ends it. */
+	s->faulted = false;
 	log_info("session %lu: target %s", s->id,
 	    json_string_value(json_object_get(target, "state")));
 	session_fire(s, &ev);
@@ -156,6 +158,7 @@ session_fault(struct session *s, json_t *fault)
 
 	json_decref(s->fault);
 	s->fault = fault;
+	s->faulted = true;
 	text = status_fault_text(fault);
 	session_note(s, text);
 	free(text);

@@ -264,6 +264,23 @@ status_fault(const struct session *s)
 }
 
 /*
+ * The member "faulted": what the target is stopped at while it is stopped
+ * at its fault (the record's signal or fault break), for list's TARGET.
+ */
+static json_t *
+status_faulted(const struct session *s)
+{
+	const char *what;
+
+	if (!s->faulted || s->fault == NULL)
+		return NULL;
+	what = json_string_value(json_object_get(s->fault, "signal"));
+	if (what == NULL)
+		what = json_string_value(json_object_get(s->fault, "location"));
+	return json_string(what != NULL ? what : "?");
+}
+
+/*
  * The members of the session object in the order it is written; the entry
  * without a name stands for the kind's own members (its status hook).
  */
@@ -292,6 +309,7 @@ const struct status_field status_fields[] = {
 	{ "suspended", status_suspended, false },
 	{ "target", status_target, false },
 	{ "fault", status_fault, false },
+	{ "faulted", status_faulted, false },
 };
 const size_t status_nfields = sizeof status_fields / sizeof status_fields[0];
 

@@ -1,8 +1,9 @@
 /*
  * The table of dbgctl list as a user reads it: its cells against what
  * dbgctl --json list holds for the same sessions (odd arguments shown
- * safely, a pid that never was as "-", an ended session's age fixed), and
- * every page of a table longer than one.
+ * safely, a pid that never was as "-", an ended session's age fixed, a
+ * kind without a target "-" in TARGET), and every page of a table longer
+ * than one.
  */
 #include "harness.h"
 
@@ -16,9 +17,9 @@ TestSuite(list_table, .init = h_ctx_setup, .fini = h_ctx_teardown,
     .timeout = 180 * H_SLOW);
 
 /* The columns of the table, as its header names them. */
-#define TABLE_COLS	7
+#define TABLE_COLS	8
 static const char *const table_header[TABLE_COLS] = { "ID", "NAME", "KIND",
-    "STATE", "PID", "AGE", "COMMAND" };
+    "STATE", "TARGET", "PID", "AGE", "COMMAND" };
 
 /* One line of the table cut into its cells (malloc'd). */
 struct table_row {
@@ -121,6 +122,21 @@ table_expect_cell(const char *cell, json_t *want, size_t row, const char *col)
 	    col, cell, buf);
 }
 
+/* Assert a TARGET cell: "faulted WHAT", else the target's state, else "-". */
+static void
+table_expect_target(const char *cell, json_t *s, size_t row)
+{
+	char	buf[128];
+
+	if (h_jstr(s, "faulted") != NULL)
+		snprintf(buf, sizeof buf, "faulted %s", h_jstr(s, "faulted"));
+	else
+		snprintf(buf, sizeof buf, "%s", h_jstr(s, "target.state") ?
+		    h_jstr(s, "target.state") : "-");
+	cr_assert_str_eq(cell, buf, "row %zu: TARGET is \"%s\", want \"%s\"",
+	    row, cell, buf);
+}
+
 /* Assert the table holds the sessions of `dbgctl --json list`, in order. */
 static void
 table_expect_json(const struct table *t)
@@ -141,10 +157,11 @@ table_expect_json(const struct table *t)
 		    "KIND");
 		table_expect_cell(t->rows[i + 1].cell[3], h_jpath(s, "state"), i,
 		    "STATE");
-		table_expect_cell(t->rows[i + 1].cell[4], h_jpath(s, "pid"), i,
+		table_expect_target(t->rows[i + 1].cell[4], s, i);
+		table_expect_cell(t->rows[i + 1].cell[5], h_jpath(s, "pid"), i,
 		    "PID");
 		argv = table_argv_shown(h_jpath(s, "argv"));
-		cr_assert_str_eq(t->rows[i + 1].cell[6], argv, "row %zu: "
+		cr_assert_str_eq(t->rows[i + 1].cell[7], argv, "row %zu: "
 		    "COMMAND", i);
 		free(argv);
 	}
@@ -218,11 +235,11 @@ table_read_aged(struct table *t, long id)
 		table_read(t);
 		row = table_find(t, id);
 		cr_assert_not_null(row, "no row for session %ld", id);
-		if (strcmp(row->cell[5], "0s") != 0 &&
-		    strcmp(row->cell[5], "1s") != 0)
+		if (strcmp(row->cell[6], "0s") != 0 &&
+		    strcmp(row->cell[6], "1s") != 0)
 			return;
 		cr_assert_lt(h_now(), end, "session %ld's AGE stays %s", id,
-		    row->cell[5]);
+		    row->cell[6]);
 		table_free(t);
 		h_nap(200);
 	}
@@ -271,20 +288,21 @@ Test(list_table, the_table_shows_what_json_list_holds)
 	cr_assert_str_eq(row->cell[1], "odd-args_1.x", "NAME");
 	cr_assert_str_eq(row->cell[2], "exec", "KIND");
 	cr_assert_str_eq(row->cell[3], "running", "STATE");
-	table_expect_number(row->cell[4], "PID of a running session");
-	cr_assert_str_eq(row->cell[6], "sh -c sleep 100 t?n?q\"b\\ ?[1m? "
+	cr_assert_str_eq(row->cell[4], "-", "TARGET of an exec session");
+	table_expect_number(row->cell[5], "PID of a running session");
+	cr_assert_str_eq(row->cell[7], "sh -c sleep 100 t?n?q\"b\\ ?[1m? "
 	    "caf\xc3\xa9 \xf0\x9f\x98\x80", "COMMAND");
 	row = table_find(&t, done);
 	cr_assert_str_eq(row->cell[1], "-", "no NAME");
 	cr_assert_str_eq(row->cell[3], "exited", "STATE");
-	table_expect_number(row->cell[4], "PID of an ended session");
-	cr_assert(strcmp(row->cell[5], "0s") == 0 ||
-	    strcmp(row->cell[5], "1s") == 0, "the AGE of true grew to %s",
-	    row->cell[5]);
+	table_expect_number(row->cell[5], "PID of an ended session");
+	cr_assert(strcmp(row->cell[6], "0s") == 0 ||
+	    strcmp(row->cell[6], "1s") == 0, "the AGE of true grew to %s",
+	    row->cell[6]);
 	row = table_find(&t, never);
 	cr_assert_str_eq(row->cell[3], "failed", "STATE");
-	cr_assert_str_eq(row->cell[4], "-", "PID of a program never run");
-	cr_assert_str_eq(row->cell[6], "/nonexistent/dbgctl-list", "COMMAND");
+	cr_assert_str_eq(row->cell[5], "-", "PID of a program never run");
+	cr_assert_str_eq(row->cell[7], "/nonexistent/dbgctl-list", "COMMAND");
 	table_expect_json(&t);
 	table_free(&t);
 }
