@@ -371,8 +371,9 @@ cmd_attach_exec(struct cmd *self, struct client *c)
 	if (cmd_attach_key(self, &key) != 0)
 		return EXIT_USAGE;
 	if (!isatty(STDIN_FILENO)) {
-		client_warn("attach needs a terminal on stdin (to script a "
-		    "console, use launch --attach with a pipe, or write/logs)");
+		client_warn("attach needs a terminal on stdin; without one, "
+		    "use send and recv (the target's input and output) and "
+		    "logs (the console's output)");
 		return EXIT_FAILED;
 	}
 	return cmd_attach_terminal(c, self->session, key,

@@ -326,6 +326,32 @@ backend_lldb_unprompt(const char *s, size_t n)
 	return n;
 }
 
+/* How lldb begins what a command that failed prints. */
+#define BACKEND_LLDB_ERROR "error: "
+
+/*
+ * Answer with what lldb printed for the command: a command that failed
+ * (its text begins with lldb's "error: ") is a debugger_error, as gdb's
+ * ^error is, its message lldb's words and its data class "error" and
+ * the whole output.
+ */
+static void
+backend_lldb_reply(struct request *req, const char *out)
+{
+	const char	*msg = out + strlen(BACKEND_LLDB_ERROR);
+	size_t		 len;
+
+	if (strncmp(out, BACKEND_LLDB_ERROR, strlen(BACKEND_LLDB_ERROR)) != 0) {
+		request_done(req, json_pack("{s:s, s:{}, s:s}", "class", "done",
+		    "results", "output", out));
+		return;
+	}
+	for (len = strlen(msg); len > 0 && msg[len - 1] == '\n'; len--)
+		;
+	request_error_data(req, RPC_DEBUGGER_ERROR, json_pack("{s:s, s:s}",
+	    "class", "error", "output", out), "%.*s", (int)len, msg);
+}
+
 /*
  * lldb sits at its prompt again: the answer is what it printed after the
  * echoed command line and before that prompt.
@@ -346,8 +372,7 @@ backend_lldb_answer(struct request *req)
 	if (e->out.cut)
 		strlcat(text, CAPBUF_CUT_MARK, e->out.len +
 		    sizeof CAPBUF_CUT_MARK);
-	request_done(req, json_pack("{s:s, s:{}, s:s}", "class", "done",
-	    "results", "output", nl != NULL ? nl + 1 : ""));
+	backend_lldb_reply(req, nl != NULL ? nl + 1 : "");
 	free(text);
 }
 
@@ -406,9 +431,12 @@ backend_lldb_command(struct session *s, struct request *req)
 	const char		*cmd = request_str(req, "command", "");
 	char			*line;
 
-	if (session_ended(s) || session_console(s) == NULL)
-		return request_error(req, RPC_NOT_RUNNING, "session %lu has "
-		    "ended", s->id);
+	if (session_ended(s))
+		return request_error(req, RPC_NOT_RUNNING, "session %lu %s",
+		    s->id, session_is(s));
+	if (session_console(s) == NULL)
+		return request_error(req, RPC_NOT_RUNNING, "lldb's console in "
+		    "session %lu is closed", s->id);
 	if (s->viewers > 0)
 		return request_error(req, RPC_NOT_SUPPORTED, "a client is "
 		    "attached to lldb's console in session %lu; exec would "

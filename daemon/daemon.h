@@ -776,6 +776,7 @@ struct sink		*session_sink_add(struct session *, unsigned mask,
 void			 session_sink_remove(struct sink *);
 void			 session_end(struct session *);
 void			 session_prune(void);
+const char		*session_is(const struct session *);
 
 /* session-proc.c: a session's processes, their ptys and their news. */
 struct session_proc	*session_proc_add(struct session *, const char *role,

@@ -457,6 +457,10 @@ method_exec_exec(struct request *req)
 	if (s->backend->command == NULL)
 		return request_error(req, RPC_NOT_SUPPORTED, "session %lu (%s) "
 		    "takes no debugger commands", s->id, s->backend->name);
+	/* In signal's words, whatever the kind. */
+	if (session_ended(s))
+		return request_error(req, RPC_NOT_RUNNING, "session %lu %s",
+		    s->id, session_is(s));
 	/* A stopped debugger answers nothing: say so rather than time out. */
 	if (s->suspended != 0)
 		return request_error(req, RPC_NOT_READY, "session %lu is "

@@ -327,9 +327,12 @@ method_write_console(struct request *req, const char *data, size_t len)
 	struct session	*s = req->session;
 	struct console	*con;
 
-	if (session_ended(s) || session_console(s) == NULL)
-		return request_error(req, RPC_NOT_RUNNING, "session %lu has "
-		    "ended", s->id);
+	if (session_ended(s))
+		return request_error(req, RPC_NOT_RUNNING, "session %lu %s",
+		    s->id, session_is(s));
+	if (session_console(s) == NULL)
+		return request_error(req, RPC_NOT_RUNNING, "the console of "
+		    "session %lu is closed", s->id);
 	/* As at its terminal: the running program's, if it has its own. */
 	con = session_keyboard(s);
 	/* A pty takes input slowly; its queue is bounded. */
@@ -484,7 +487,7 @@ method_attach_step(struct request *req, struct session *s)
 	if (s->state != S_RUNNING)
 		return request_error_data(req, RPC_NOT_RUNNING,
 		    json_pack("{s:o}", "session", status_json(s)),
-		    "session %lu is %s", s->id, session_state_name(s->state));
+		    "session %lu %s", s->id, session_is(s));
 	if (server && method_attach_server_check(req, s) != 0)
 		return METHOD_ERROR;
 	/* The reply may free the request: what attaching needs is kept. */

@@ -30,6 +30,27 @@ session_state_name(enum session_state st)
 	return session_state_names[st];
 }
 
+/*
+ * The session's state in the words of every refusal: "has exited" or
+ * "has failed" once it has ended, else "is running", "is starting"...
+ */
+const char *
+session_is(const struct session *s)
+{
+	switch (s->state) {
+	case S_EXITED:
+		return "has exited";
+	case S_FAILED:
+		return "has failed";
+	case S_STARTING:
+		return "is starting";
+	case S_RUNNING:
+		return "is running";
+	default:
+		return "is stopping";
+	}
+}
+
 /* Whether the session has reached a final state. */
 bool
 session_ended(const struct session *s)
@@ -478,8 +499,8 @@ session_signal(struct session *s, int sig, pid_t *pgrp, struct rpc_error *err)
 
 	if ((s->state != S_RUNNING && s->state != S_STOPPING) ||
 	    session_console(s) == NULL) {
-		rpc_error_set(err, RPC_NOT_RUNNING, "session %lu is %s", s->id,
-		    session_state_name(s->state));
+		rpc_error_set(err, RPC_NOT_RUNNING, "session %lu %s", s->id,
+		    session_is(s));
 		return -1;
 	}
 	/* Where ^C would go: the program's own terminal while it runs there. */
