@@ -213,6 +213,10 @@ extern const struct cmd_entry cmd_stop_entry;
 extern const struct cmd_entry cmd_signal_entry;
 int		 cmd_session_status(json_t *);
 
+/* cmd-rm.c */
+extern const struct cmd_entry cmd_rm_entry;
+extern const struct cmd_entry cmd_prune_entry;
+
 /* cmd-logs.c */
 extern const struct cmd_entry cmd_logs_entry;
 

@@ -4,8 +4,8 @@
 
 # Every command, its options in the words of the client's templates
 # (client/*.c: "name:" takes a value, one letter is a short option) and what
-# its operands are, in order: live (a session that has not ended), any (any
-# session), sig (a signal), prog (a program, then files), cmd (a command),
+# its operands are, in order: live (a session that has not ended), ended (one
+# that has), any (any session), sig (a signal), prog (a program, then files), cmd (a command),
 # none; a trailing "..." repeats the last. tests/package/check-completion.sh
 # holds this list to `dbgctl help COMMAND`.
 _dbgctl_spec=(
@@ -13,6 +13,8 @@ _dbgctl_spec=(
 	"list||none"
 	"status||any"
 	"stop|timeout: all q|live..."
+	"rm|keep-files|ended..."
+	"prune|keep-files|none"
 	"signal||live sig"
 	"logs|f n: plain|any"
 	"send|eof|live none"
@@ -96,7 +98,7 @@ _dbgctl_with_globals()
 	printf '%s' "$out"
 }
 
-# Print the session ids and names ($1: live or any) of the daemon that
+# Print the session ids and names ($1: live, ended or any) of the daemon that
 # "${_dbgctl_run[@]}" reaches; nothing, and no daemon started, if none runs.
 _dbgctl_sessions()
 {
@@ -110,6 +112,8 @@ _dbgctl_sessions()
 		while read -r id name kind state rest; do
 			case $1:$state in
 			live:exited | live:failed) continue ;;
+			ended:exited | ended:failed | any:*) ;;
+			ended:*) continue ;;
 			esac
 			printf '%s\n' "$id"
 			[ "$name" = - ] || printf '%s\n' "$name"
@@ -222,7 +226,7 @@ _dbgctl_operand()
 		kind=${kinds[n]}
 	fi
 	case ${kind%...} in
-	live | any)
+	live | ended | any)
 		COMPREPLY=($(compgen -W "$(_dbgctl_sessions "${kind%...}")" -- "$cur")) ;;
 	sig)
 		COMPREPLY=($(compgen -W "$_dbgctl_signals" -- "$cur")) ;;

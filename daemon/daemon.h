@@ -736,6 +736,8 @@ struct session {
 
 /* Ended sessions kept in the table unless DBGCTLD_KEEP_ENDED says otherwise. */
 #define KEEP_ENDED_DEFAULT 1000
+/* Seconds an ended session is kept, unless DBGCTLD_KEEP_ENDED_SECONDS says. */
+#define KEEP_ENDED_SECONDS_DEFAULT 86400
 
 const char		*session_state_name(enum session_state);
 bool			 session_ended(const struct session *);
@@ -777,6 +779,7 @@ void			 session_sink_remove(struct sink *);
 void			 session_end(struct session *);
 void			 session_prune(void);
 const char		*session_is(const struct session *);
+void			 session_remove(struct session *, bool keep_files);
 
 /* session-proc.c: a session's processes, their ptys and their news. */
 struct session_proc	*session_proc_add(struct session *, const char *role,
@@ -1112,6 +1115,7 @@ enum method_return	 peer_refuse(struct request *);
 extern const struct method *const method_session[];
 extern const struct method *const method_stream[];
 extern const struct method *const method_daemon[];
+extern const struct method *const method_ended[];
 
 /* notify.c: subscriptions, as sinks on every session. */
 void	 notify_subscribe(struct conn *, unsigned long id, bool output);
@@ -1190,6 +1194,7 @@ struct daemon {
 	struct sink		*dead_sinks;	/* freed when firing ends */
 	unsigned long		 next_id;
 	unsigned long		 keep_ended;	/* ended sessions kept */
+	unsigned long		 keep_ended_s;	/* and for how many seconds */
 	unsigned long		 nended;
 	bool			 shutting_down;
 	struct timer		*prune;		/* forgets ended sessions */

@@ -422,6 +422,8 @@ main(int argc, char **argv)
 	dmn.loop = uv_default_loop();
 	dmn.keep_ended = main_env("DBGCTLD_KEEP_ENDED", 0, 100000000,
 	    KEEP_ENDED_DEFAULT);
+	dmn.keep_ended_s = main_env("DBGCTLD_KEEP_ENDED_SECONDS", 0,
+	    315360000, KEEP_ENDED_SECONDS_DEFAULT);
 	peer_init(main_env("DBGCTLD_AUTH_TIMEOUT", 100, 3600000,
 	    PEER_TIMEOUT_DEFAULT));
 	main_listen_all(&o);

@@ -12,6 +12,7 @@ static const struct method *const *const request_check_groups[] = {
 	method_session,
 	method_stream,
 	method_daemon,
+	method_ended,
 };
 
 /* The method of a name, or NULL. */

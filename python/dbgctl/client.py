@@ -515,6 +515,24 @@ class Client:
                 return rows
             offset = nxt
 
+    def remove(self, *sessions, keep_files=False):
+        """Remove ended sessions (ids or names) from the daemon's table.
+
+        All or none: a session that has not ended raises :class:`Error`
+        of kind ``busy`` (stop it first), an unknown one
+        :class:`NoSuchSession`.  Their log and core files go too unless
+        ``keep_files``.  Returns the ids removed.
+        """
+        return self.call("remove", {"sessions": list(sessions),
+                                    "keep_files": bool(keep_files)}
+                         )["removed"]
+
+    def prune(self, keep_files=False):
+        """Remove every ended session, as :meth:`remove` does; returns
+        the ids removed (``[]`` when none had ended)."""
+        return self.call("prune", {"keep_files": bool(keep_files)}
+                         )["removed"]
+
     def shutdown(self, timeout=None):
         """Stop every session, then have the daemon exit.
 
@@ -845,6 +863,11 @@ class Session:
                          + stop_ms / 1000)
         self.record = res["sessions"][0]
         return self.record
+
+    def remove(self, keep_files=False):
+        """Remove the ended session from the daemon's table (see
+        :meth:`Client.remove`); its id is never used again."""
+        return self.client.remove(self.id, keep_files=keep_files)
 
     def logs(self, offset=None, lines=None, max=None):
         """Read the session's console output; returns the result dict.

@@ -62,6 +62,28 @@ def test_gdb_exec_unknown_command(client, fixtures):
         assert "Undefined MI command: no-such-command" in str(e.value)
 
 
+def test_remove_and_prune_ended_sessions(client, fixtures):
+    live = client.launch([fixtures["spinner"]], kind="exec")
+    try:
+        with pytest.raises(dbgctl.Error) as e:
+            live.remove()
+        assert e.value.kind == "busy" and "stop" in str(e.value)
+        done = client.launch(["/bin/true"], kind="exec")
+        done.wait(timeout=10)
+        log = done.status()["log"]
+        assert done.remove() == [done.id]
+        assert not os.path.exists(log)
+        with pytest.raises(dbgctl.NoSuchSession):
+            done.status()
+        other = client.launch(["/bin/true"], kind="exec")
+        other.wait(timeout=10)
+        assert other.id in client.prune(keep_files=True)
+        assert os.path.exists(other.record["log"])
+        assert live.status()["state"] == "running"
+    finally:
+        live.stop()
+
+
 def test_wait_target_after_interrupt(client, fixtures):
     with client.launch([fixtures["spinner"]], commands=["run"]) as s:
         assert s.wait_target("running", timeout=20)["state"] == "running"

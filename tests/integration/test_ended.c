@@ -1,7 +1,9 @@
 /*
  * What a person sees of sessions that faulted or ended: list's TARGET
- * column with the fault, one wording for a session that has exited, an
- * lldb command that failed, a gdbserver session quit normally.
+ * column with the fault, rm and prune of ended sessions (a live one
+ * refused, naming stop) and how long ended ones are kept, one wording
+ * for a session that has exited, an lldb command that failed, a
+ * gdbserver session quit normally.
  */
 #include "harness.h"
 
@@ -17,6 +19,23 @@
 TestSuite(ended, .init = h_ctx_setup, .fini = h_ctx_teardown,
     .timeout = 180 * H_SLOW);
 
+/* The path of session id's file with suffix (".log", ".core") into buf. */
+static const char *
+ended_file(char *buf, size_t len, long id, const char *suffix)
+{
+	snprintf(buf, len, "%s/sessions/%ld%s", H->state, id, suffix);
+	return buf;
+}
+
+/* Whether a path exists (not following a link). */
+static bool
+ended_exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
 /* One call of method with params on a connection of its own; the reply. */
 static json_t *
 ended_call(const char *method, const char *params)
@@ -29,6 +48,19 @@ ended_call(const char *method, const char *params)
 	h_conn_close(&c);
 	cr_assert_not_null(r, "%s %s: no reply", method, params);
 	return r;
+}
+
+/* Whether session ids is no longer known to status (arg: the id string). */
+static bool
+ended_forgotten(void *arg)
+{
+	struct h_res	r;
+	bool		gone;
+
+	h_cli(&r, H_ARGS("status", (const char *)arg));
+	gone = r.code == 1 && strstr(r.err, "no session") != NULL;
+	h_run_free(&r);
+	return gone;
 }
 
 /* A session and a member of its status, to wait for. */
@@ -131,6 +163,160 @@ Test(ended, list_shows_a_faulted_target)
 	    line : "(no row)");
 	free(line);
 	free(head);
+}
+
+/*
+ * rm of an ended session: exit 0, status then says there is no such
+ * session, and its log is gone with it; list no longer shows it.
+ */
+Test(ended, rm_removes_an_ended_session_and_its_log)
+{
+	struct h_res	 r;
+	char		 ids[32], log[PATH_MAX];
+	json_t		*st;
+	long		 id;
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--", "true"));
+	h_idstr(id, ids, sizeof ids);
+	st = h_cli_wait_ended(id, H_WAIT_BOUND);
+	cr_assert_not_null(st, "session %s did not end", ids);
+	json_decref(st);
+	ended_file(log, sizeof log, id, ".log");
+	cr_assert(ended_exists(log), "no log %s before rm", log);
+	h_cli(&r, H_ARGS("rm", ids));
+	cr_assert_eq(r.code, 0, "dbgctl rm %s (ended): exit %d, stderr: %s",
+	    ids, r.code, r.err);
+	h_run_free(&r);
+	cr_assert(ended_forgotten(ids), "status %s after rm: still known",
+	    ids);
+	cr_assert(!ended_exists(log), "rm %s left its log %s", ids, log);
+	h_cli_expect_list(0, NULL, "after rm of the only session");
+}
+
+/*
+ * rm of a live session is refused, all or none: exit 1 with an error that
+ * names stop, and neither it nor the ended one named with it is removed.
+ */
+Test(ended, rm_refuses_a_live_session_naming_stop)
+{
+	struct h_res	 r;
+	char		 live[32], done[32], log[PATH_MAX];
+	json_t		*st;
+	long		 id, old;
+
+	old = h_cli_launch(H_ARGS("--kind", "exec", "--", "true"));
+	st = h_cli_wait_ended(old, H_WAIT_BOUND);
+	json_decref(st);
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--", "sleep", "300"));
+	h_idstr(id, live, sizeof live);
+	h_idstr(old, done, sizeof done);
+	h_cli(&r, H_ARGS("rm", done, live));
+	cr_assert_eq(r.code, 1, "dbgctl rm of a running session: exit %d "
+	    "(stdout %s, stderr %s), want 1", r.code, r.out, r.err);
+	cr_assert(strstr(r.err, "stop") != NULL && strstr(r.err, live) !=
+	    NULL, "rm of running session %s: the error does not name stop "
+	    "and the session: %s", live, r.err);
+	h_run_free(&r);
+	h_cli_expect_state(id, "running", "after a refused rm");
+	h_cli_expect_state(old, "exited", "after an rm refused for another");
+	cr_assert(ended_exists(ended_file(log, sizeof log, old, ".log")),
+	    "a refused rm removed %s", log);
+}
+
+/* rm --keep-files: the session goes, its log stays. */
+Test(ended, rm_keep_files_keeps_the_log)
+{
+	struct h_res	 r;
+	char		 ids[32], log[PATH_MAX];
+	json_t		*st;
+	long		 id;
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--", "true"));
+	h_idstr(id, ids, sizeof ids);
+	st = h_cli_wait_ended(id, H_WAIT_BOUND);
+	json_decref(st);
+	h_cli(&r, H_ARGS("rm", "--keep-files", ids));
+	cr_assert_eq(r.code, 0, "dbgctl rm --keep-files %s: exit %d (%s)",
+	    ids, r.code, r.err);
+	h_run_free(&r);
+	cr_assert(ended_forgotten(ids), "status %s after rm: still known",
+	    ids);
+	cr_assert(ended_exists(ended_file(log, sizeof log, id, ".log")),
+	    "rm --keep-files removed %s", log);
+}
+
+/*
+ * prune removes every ended session and says how many; the live one stays.
+ * Over the protocol, remove answers the ids, and refuses a live one with
+ * busy and an unknown one with no_such_session.
+ */
+Test(ended, prune_removes_every_ended_session_only)
+{
+	struct h_res	 r;
+	char		 params[128];
+	json_t		*st, *rep;
+	long		 a, b, live, c;
+
+	a = h_cli_launch(H_ARGS("--kind", "exec", "--", "true"));
+	b = h_cli_launch(H_ARGS("--kind", "exec", "--", "false"));
+	live = h_cli_launch(H_ARGS("--kind", "exec", "--", "sleep", "300"));
+	json_decref(h_cli_wait_ended(a, H_WAIT_BOUND));
+	json_decref(h_cli_wait_ended(b, H_WAIT_BOUND));
+	h_cli(&r, H_ARGS("prune"));
+	cr_assert_eq(r.code, 0, "dbgctl prune: exit %d (%s)", r.code, r.err);
+	cr_assert_str_eq(r.out, "removed 2 sessions\n", "dbgctl prune said "
+	    "\"%s\"", r.out);
+	h_run_free(&r);
+	h_cli_expect_list(1, "running", "after prune");
+	snprintf(params, sizeof params, "{\"sessions\":[%ld]}", live);
+	rep = ended_call("remove", params);
+	cr_assert_str_eq(h_jkind(rep), "busy", "remove of a live session: "
+	    "%s", json_dumps(rep, 0));
+	json_decref(rep);
+	rep = ended_call("remove", "{\"sessions\":[99999]}");
+	cr_assert_str_eq(h_jkind(rep), "no_such_session", "remove of no "
+	    "session: %s", json_dumps(rep, 0));
+	json_decref(rep);
+	c = h_cli_launch(H_ARGS("--kind", "exec", "--", "true"));
+	st = h_cli_wait_ended(c, H_WAIT_BOUND);
+	json_decref(st);
+	snprintf(params, sizeof params, "{\"session\":%ld}", c);
+	rep = ended_call("remove", params);
+	cr_assert(json_array_size(h_jpath(rep, "result.removed")) == 1 &&
+	    json_integer_value(json_array_get(h_jpath(rep, "result.removed"),
+	    0)) == c, "remove's result: %s", json_dumps(rep, 0));
+	json_decref(rep);
+	rep = ended_call("prune", "{}");
+	cr_assert_eq(json_array_size(h_jpath(rep, "result.removed")), 0,
+	    "prune with nothing ended: %s", json_dumps(rep, 0));
+	json_decref(rep);
+}
+
+/*
+ * Ended sessions are kept DBGCTLD_KEEP_ENDED_SECONDS at most: with 1, an
+ * ended session is forgotten within the bound (its log stays, as when the
+ * number kept is passed), and a live one is not.
+ */
+Test(ended, ended_sessions_are_forgotten_after_the_time_kept)
+{
+	char	 ids[32], log[PATH_MAX];
+	json_t	*st;
+	long	 id, live;
+
+	h_ctx_env_add("DBGCTLD_KEEP_ENDED_SECONDS=1");
+	h_daemon_fg();
+	live = h_cli_launch(H_ARGS("--kind", "exec", "--", "sleep", "300"));
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--", "true"));
+	h_idstr(id, ids, sizeof ids);
+	st = h_cli_wait_ended(id, H_WAIT_BOUND);
+	cr_assert_not_null(st, "session %s did not end", ids);
+	json_decref(st);
+	cr_assert(h_wait_for(ended_forgotten, ids, H_WAIT_BOUND), "session "
+	    "%s, ended, is still known %d ms later, keeping ended sessions "
+	    "1 s", ids, H_WAIT_BOUND);
+	cr_assert(ended_exists(ended_file(log, sizeof log, id, ".log")),
+	    "the forgotten session's log %s is gone", log);
+	h_cli_expect_state(live, "running", "after an ended session expired");
 }
 
 /*

@@ -76,6 +76,8 @@ for m in $modes; do
 	    offers "$m" "1 myname" "gone 2" dbgctl -s "$sock" stop ""
 	ok "logs offers every session ($how)" \
 	    offers "$m" "1 myname 2 gone" "" dbgctl -s "$sock" logs ""
+	ok "rm offers ended sessions only ($how)" \
+	    offers "$m" "2 gone" "1 myname" dbgctl -s "$sock" rm ""
 	ok "--socket=PATH is honoured ($how)" \
 	    offers "$m" "myname" "" dbgctl "--socket=$sock" status my
 	ok "a command prefix ($how)" \

@@ -338,10 +338,20 @@ def drive(path, daemon):
                desc="%s -> %s" % (raw.decode().strip(), kind))
     c.call("stop", {"sessions": ["g", "echo"], "timeout": 1000},
            desc="stop of two sessions")
+    # remove and prune: ended sessions only, all or none.
+    c.call("launch", {"kind": "exec", "name": "live", "argv": [ECHO]},
+           desc="launch exec left running")
+    c.call("remove", {"sessions": ["e2", "live"]}, "busy",
+           desc="remove of a running session -> busy")
+    c.call("remove", {}, "invalid_params")
+    c.call("remove", {"sessions": [999]}, "no_such_session")
+    c.call("remove", {"session": "e2", "keep_files": True},
+           desc="remove an ended session")
     sub.call("unsubscribe", {"session": "echo"}, desc="unsubscribe one")
     sub.call("unsubscribe", desc="unsubscribe all")
     c.call("list")
     c.call("stop", {"all": True, "timeout": 0}, desc="stop all")
+    c.call("prune", {}, desc="prune the ended sessions")
     sub.call("subscribe", desc="subscribe to every session")
     # Sessions born under the subscription: every state from starting.
     c.call("launch", {"kind": "exec", "argv": [MISSING]}, "spawn_failed",
