@@ -5,10 +5,15 @@
  * stacked exception frame, a core file if asked — over MI, before anyone
  * else's command, and leave the target stopped.
  */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon.h"
 
@@ -292,7 +297,32 @@ fault_reply(void *arg, const struct mi_record *rec, const char *out,
 	fault_next(j);
 }
 
-/* The console command that saves a core file, quoted for MI. */
+/*
+ * Make the core file 0600 before gdb writes it, as the logs are: gcore
+ * opens it for writing and keeps the mode of a file that is there, so a
+ * core is never readable by others, not even while it is written. A
+ * link planted at its path is not followed, nor left for gdb to follow:
+ * then there is no core, and the record says why.
+ */
+static int
+fault_core_file(struct fault_job *j)
+{
+	char	why[PATH_MAX + 64];
+	int	fd;
+
+	fd = open(j->core, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd == -1 || fchmod(fd, 0600) != 0) {
+		snprintf(why, sizeof why, "%s: %s", j->core, strerror(errno));
+		fault_incomplete(j, why);
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* The console command that saves a core file, quoted for MI; NULL: none. */
 static char *
 fault_core_command(struct fault_job *j)
 {
@@ -300,6 +330,8 @@ fault_core_command(struct fault_job *j)
 
 	snprintf(j->core, sizeof j->core, "%s/sessions/%lu.core",
 	    dmn.state_dir, j->s->id);
+	if (fault_core_file(j) != 0)
+		return NULL;
 	xasprintf(&cmd, "gcore %s", j->core);
 	q = mi_quote(cmd);
 	free(cmd);
@@ -388,7 +420,8 @@ fault_send(struct fault_job *j)
 	case FAULT_CORE:
 		if (!j->s->l.core || m)
 			return 0;
-		q = fault_core_command(j);
+		if ((q = fault_core_command(j)) == NULL)
+			return 0;
 		t = mi_command(j->mi, fault_reply, j,
 		    "-interpreter-exec console %s", q);
 		free(q);

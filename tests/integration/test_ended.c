@@ -3,7 +3,7 @@
  * column with the fault, rm and prune of ended sessions (a live one
  * refused, naming stop) and how long ended ones are kept, one wording
  * for a session that has exited, an lldb command that failed, a
- * gdbserver session quit normally.
+ * gdbserver session quit normally, and the core file's path and mode.
  */
 #include "harness.h"
 
@@ -346,7 +346,7 @@ Test(ended, exec_on_an_exited_session_says_it_has_exited)
 	h_run_free(&r);
 }
 
-/* attach with no terminal on stdin names the commands that work: send, recv, logs. */
+/* attach with no terminal names the commands that work: send, recv, logs. */
 Test(ended, attach_without_a_terminal_names_send_recv_logs)
 {
 	struct h_res	 r;
@@ -446,4 +446,66 @@ Test(ended, an_lldb_command_that_fails_exits_1_with_class_error)
 	cr_assert_eq(r.code, 0, "a command that works: exit %d (%s)", r.code,
 	    r.err);
 	h_run_free(&r);
+}
+
+/*
+ * launch --core of a faulting program: the core file is written 0600, as
+ * the log is, and status prints its path on a line of its own; rm of the
+ * stopped session removes the core with the log.
+ */
+Test(ended, status_shows_the_core_written_0600)
+{
+	struct h_res	 r;
+	struct stat	 st;
+	char		 ids[32], core[PATH_MAX], line[PATH_MAX + 16];
+	json_t		*s;
+	long		 id;
+
+	id = h_cli_launch(H_ARGS("--core", "-x", "run", "--",
+	    h_ctx_fixture("FIX_FAULT")));
+	h_idstr(id, ids, sizeof ids);
+	ended_wait_member(id, "fault.core");
+	s = h_cli_status(id);
+	snprintf(core, sizeof core, "%s", h_jstr(s, "fault.core"));
+	json_decref(s);
+	cr_assert_eq(lstat(core, &st), 0, "no core file at %s", core);
+	cr_assert_eq(st.st_mode & 07777, 0600, "the core %s has mode %o, "
+	    "want 0600 (as the logs)", core, (unsigned)(st.st_mode & 07777));
+	h_cli(&r, H_ARGS("status", ids));
+	snprintf(line, sizeof line, "\ncore: %s\n", core);
+	cr_assert_not_null(strstr(r.out, line), "status %s has no line "
+	    "\"core: %s\":\n%s", ids, core, r.out);
+	h_run_free(&r);
+	json_decref(h_cli_stop(id, NULL, NULL));
+	h_cli(&r, H_ARGS("rm", ids));
+	cr_assert_eq(r.code, 0, "rm %s: exit %d (%s)", ids, r.code, r.err);
+	h_run_free(&r);
+	cr_assert(!ended_exists(core), "rm %s left its core %s", ids, core);
+}
+
+/*
+ * A link planted where the core goes is not followed: there is no core,
+ * the fault record says why, and the file the link names stays as it was.
+ */
+Test(ended, a_link_planted_at_the_core_is_not_followed)
+{
+	char	 ids[32], core[PATH_MAX], victim[PATH_MAX];
+	json_t	*s;
+	long	 id;
+
+	id = h_cli_launch(H_ARGS("--core", "--", h_ctx_fixture("FIX_FAULT")));
+	h_idstr(id, ids, sizeof ids);
+	ended_file(core, sizeof core, id, ".core");
+	h_ctx_path(victim, sizeof victim, "victim");
+	cr_assert_eq(symlink(victim, core), 0, "symlink %s", core);
+	json_decref(h_cli_json(H_ARGS("exec", ids, "--", "run")));
+	ended_wait_member(id, "fault");
+	s = h_cli_status(id);
+	cr_assert_null(h_jpath(s, "fault.core"), "a core at a planted link: "
+	    "%s", h_jstr(s, "fault.core"));
+	cr_assert_not_null(h_jpath(s, "fault.incomplete"), "the record does "
+	    "not say why there is no core");
+	json_decref(s);
+	cr_assert(!ended_exists(victim), "gdb wrote the core through the "
+	    "link %s to %s", core, victim);
 }
