@@ -338,7 +338,7 @@ backend_lldb_unprompt(const char *s, size_t n)
 static void
 backend_lldb_reply(struct request *req, const char *out)
 {
-	const char	*msg = out + strlen(BACKEND_LLDB_ERROR);
+	const char	*msg;
 	size_t		 len;
 
 	if (strncmp(out, BACKEND_LLDB_ERROR, strlen(BACKEND_LLDB_ERROR)) != 0) {
@@ -346,6 +346,7 @@ backend_lldb_reply(struct request *req, const char *out)
 		    "results", "output", out));
 		return;
 	}
+	msg = out + strlen(BACKEND_LLDB_ERROR);
 	for (len = strlen(msg); len > 0 && msg[len - 1] == '\n'; len--)
 		;
 	request_error_data(req, RPC_DEBUGGER_ERROR, json_pack("{s:s, s:s}",
