@@ -43,12 +43,21 @@ cmd_rm_exec(struct cmd *self, struct client *c)
 	    list), 0);
 }
 
+/* The one option of rm and prune, for help. */
+static const struct cmd_option cmd_rm_options_help[] = {
+	{ "keep-files", NULL,
+	    "keep the sessions' logs and core files on disk (default: removed)" },
+	{ NULL, NULL, NULL }
+};
+
 const struct cmd_entry cmd_rm_entry = {
 	.name = "rm",
 	.usage = "[--keep-files] SESSION...",
 	.args = { "keep-files", 1, -1 },
 	.flags = 0,
 	.exec = cmd_rm_exec,
+	.summary = "remove ended sessions, with their logs and cores; never a live one",
+	.options = cmd_rm_options_help,
 };
 
 /* prune [--keep-files]: remove every ended session, and say how many. */
@@ -64,4 +73,6 @@ const struct cmd_entry cmd_prune_entry = {
 	.args = { "keep-files", 0, 0 },
 	.flags = 0,
 	.exec = cmd_prune_exec,
+	.summary = "remove every ended session, as rm does; say how many",
+	.options = cmd_rm_options_help,
 };
