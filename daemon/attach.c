@@ -122,9 +122,10 @@ attach_close(struct conn *c)
 {
 	struct attach *a = c->mode_data;
 
-	session_sink_remove(a->sink);
 	a->s->viewers--;
 	log_info("session %lu: a client detached", a->s->id);
+	/* The sink may hold the last reference: the session goes with it. */
+	session_sink_remove(a->sink);
 	free(a);
 }
 

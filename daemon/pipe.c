@@ -22,9 +22,11 @@ pipe_end(struct pipe *p)
 	if (p->ended)
 		return;
 	p->ended = true;
+	/* The sink may hold the last reference: the session goes with it. */
+	transport_passthrough(p->s->transport, false);
 	session_sink_remove(p->sink);
 	p->sink = NULL;
-	transport_passthrough(p->s->transport, false);
+	p->s = NULL;
 }
 
 /* The target printed, ended, or took input: move bytes on, or wait. */
@@ -61,10 +63,11 @@ static size_t
 pipe_input(struct conn *c, const char *data, size_t len)
 {
 	struct pipe		*p = c->mode_data;
-	struct transport	*t = p->s->transport;
+	struct transport	*t;
 
 	/* A target that stopped reading for good: the rest is dropped. */
-	if (p->ended || transport_write(t, data, len) != 0)
+	if (p->ended || transport_write((t = p->s->transport), data,
+	    len) != 0)
 		return len;
 	if (flow_full(transport_queued(t), TRANSPORT_MAX))
 		conn_pause(c);

@@ -116,8 +116,9 @@ static void
 tap_free(struct tap *t)
 {
 	TAILQ_REMOVE(&tap_list, t, entry);
-	session_sink_remove(t->sink);
+	/* The sink may hold the last reference: the session goes with it. */
 	transport_passthrough(t->s->transport, false);
+	session_sink_remove(t->sink);
 	free(t);
 }
 

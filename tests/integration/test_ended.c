@@ -509,3 +509,66 @@ Test(ended, a_link_planted_at_the_core_is_not_followed)
 	cr_assert(!ended_exists(victim), "gdb wrote the core through the "
 	    "link %s to %s", core, victim);
 }
+
+/*
+ * A subscriber to an ended session's target output may hold the last
+ * reference once rm has dropped the table's: its leaving frees the session
+ * and the daemon goes on (under ASan, a use after that free aborts it).
+ */
+Test(ended, rm_while_a_subscriber_holds_the_session)
+{
+	struct h_conn	 c;
+	struct h_res	 r;
+	char		 ids[32], params[128];
+	json_t		*st;
+	long		 id;
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--",
+	    "true"));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect %s", H->sock);
+	snprintf(params, sizeof params, "{\"session\":%ld,\"streams\":"
+	    "[\"target\"]}", id);
+	st = h_conn_call(&c, "subscribe", params, H_RUN_BOUND);
+	cr_assert_not_null(st, "subscribe: no reply");
+	json_decref(st);
+	st = h_cli_wait_ended(id, H_WAIT_BOUND);
+	cr_assert_not_null(st, "session %s did not end", ids);
+	json_decref(st);
+	h_cli(&r, H_ARGS("rm", ids));
+	cr_assert_eq(r.code, 0, "rm %s: exit %d (%s)", ids, r.code, r.err);
+	h_run_free(&r);
+	h_conn_close(&c);
+	h_cli(&r, H_ARGS("ping"));
+	cr_assert_eq(r.code, 0, "ping after the subscriber left: exit %d (%s)",
+	    r.code, r.err);
+	h_run_free(&r);
+}
+
+/* An array param names at most 1024 sessions; more is refused whole. */
+Test(ended, remove_refuses_more_than_1024_sessions)
+{
+	json_t	*st, *r, *err;
+	char	*params, *p;
+	long	 id;
+	int	 i;
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--", "true"));
+	st = h_cli_wait_ended(id, H_WAIT_BOUND);
+	json_decref(st);
+	p = params = malloc(1025 * 24 + 32);
+	cr_assert_not_null(params);
+	p += sprintf(p, "{\"sessions\":[");
+	for (i = 0; i < 1025; i++)
+		p += sprintf(p, "%s%ld", i > 0 ? "," : "", id);
+	sprintf(p, "]}");
+	r = ended_call("remove", params);
+	free(params);
+	err = json_object_get(r, "error");
+	cr_assert_not_null(err, "remove of 1025 sessions was not refused");
+	cr_assert(strstr(json_string_value(json_object_get(err, "message")),
+	    "at most 1024") != NULL, "the refusal does not name the limit: %s",
+	    json_string_value(json_object_get(err, "message")));
+	json_decref(r);
+	h_cli_expect_state(id, "exited", "after a refused remove");
+}
