@@ -7,6 +7,12 @@
 
 #include "daemon.h"
 
+/*
+ * The most sessions one array param may name: each is looked up, and one
+ * request must not hold the loop for long.
+ */
+#define REQUEST_CHECK_SESSIONS	1024
+
 /* Every method, by group; each group is declared where its methods live. */
 static const struct method *const *const request_check_groups[] = {
 	method_session,
@@ -133,6 +139,13 @@ request_check_param(const struct method_param *p, json_t *params,
 		request_check_names(p->types, types, sizeof types);
 		rpc_error_set(err, RPC_INVALID_PARAMS, "\"%s\" must be %s",
 		    p->name, types);
+		return -1;
+	}
+	if ((p->types & PT_SESSIONS) && json_is_array(v) &&
+	    json_array_size(v) > REQUEST_CHECK_SESSIONS) {
+		rpc_error_set(err, RPC_LIMIT, "\"%s\" names %zu sessions; at "
+		    "most %d a request", p->name, json_array_size(v),
+		    REQUEST_CHECK_SESSIONS);
 		return -1;
 	}
 	if (json_is_integer(v) && p->min < p->max &&
