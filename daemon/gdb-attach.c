@@ -82,9 +82,9 @@ gdb_attach_reply(void *arg, const struct mi_record *rec, const char *out,
 	(void)out;
 	(void)len;
 	g->attach_token = 0;
+	timer_stop(g->attach_timer);
 	if (rec == NULL)	/* gdb is gone: its exit fails the launch */
 		return;
-	timer_stop(g->attach_timer);
 	if (strcmp(rec->cls, "error") == 0) {
 		msg = json_string_value(json_object_get(rec->results, "msg"));
 		session_fail(g->s, RPC_SPAWN_FAILED, "cannot attach to process "

@@ -23,6 +23,8 @@ gdb_tty_cb(void *arg, enum console_event ev, const char *data, size_t len)
 	case CONSOLE_OUTPUT:
 		out.offset = output_size(&s->output);
 		output_add(&s->output, data, len);
+		/* The program's modes are the screen's, as gdb's are. */
+		term_feed(&s->modes, data, len);
 		session_fire(s, &out);
 		return;
 	case CONSOLE_EOF:
