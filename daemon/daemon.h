@@ -770,16 +770,22 @@ unsigned long		 session_live_count(void);
 void			 session_target(struct session *, json_t *);
 void			 session_target_run(struct session *, bool);
 void			 session_fault(struct session *, json_t *);
-void			 session_note(struct session *, const char *);
 void			 session_fire(struct session *,
 			    const struct session_event *);
 struct sink		*session_sink_add(struct session *, unsigned mask,
 			    sink_cb, void *arg);
 void			 session_sink_remove(struct sink *);
 void			 session_end(struct session *);
-void			 session_prune(void);
 const char		*session_is(const struct session *);
-void			 session_remove(struct session *, bool keep_files);
+
+/* session-note.c: the daemon's own lines in a console. */
+void			 session_note(struct session *, const char *);
+
+/* session-prune.c: ended sessions forgotten, or removed when asked. */
+void			 session_prune(void);
+double			 session_prune_left(const struct session *);
+void			 session_prune_soon(void);
+void			 session_prune_remove(struct session *, bool keep_files);
 
 /* session-proc.c: a session's processes, their ptys and their news. */
 struct session_proc	*session_proc_add(struct session *, const char *role,

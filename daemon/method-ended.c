@@ -39,7 +39,7 @@ method_ended_done(struct request *req, struct method_ended_list *l)
 		json_array_append_new(ids, json_integer((json_int_t)
 		    l->s[i]->id));
 		if (l->s[i]->listed)
-			session_remove(l->s[i], keep);
+			session_prune_remove(l->s[i], keep);
 	}
 	for (i = 0; i < l->n; i++)
 		session_unref(l->s[i]);

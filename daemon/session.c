@@ -13,9 +13,6 @@
 #include "daemon.h"
 #include "signame.h"
 
-static double	session_kept_left(const struct session *);
-static void	session_prune_soon(void);
-
 static const char *session_state_names[] = {
 	[S_STARTING] = "starting",
 	[S_RUNNING] = "running",
@@ -187,69 +184,6 @@ session_fault(struct session *s, json_t *fault)
 	session_note(s, text);
 	free(text);
 	session_fire(s, &ev);
-}
-
-/* Put bytes of the daemon's own into the console stream. */
-static void
-session_note_add(struct session *s, const char *data, size_t len)
-{
-	struct session_event ev = { .kind = SE_OUTPUT, .data = data,
-	    .len = len };
-
-	ev.offset = output_size(&s->output);
-	output_add(&s->output, data, len);
-	session_fire(s, &ev);
-}
-
-/*
- * Whether the console stream ends in the middle of a line; if so, *line
- * and *len give the main process's unfinished line (gdb's prompt and what
- * was typed after it), maybe empty.
- */
-static bool
-session_note_midline(struct session *s, const char **line, size_t *len)
-{
-	const struct session_proc	*sp = &s->procs[0];
-	uint64_t			 size = output_size(&s->output);
-	char				 last = '\n';
-	size_t				 i;
-
-	if (size > 0)
-		output_read(&s->output, size - 1, &last, 1);
-	if (last == '\n')
-		return false;
-	for (i = sp->taillen; i > 0 && sp->tail[i - 1] != '\n'; i--)
-		;
-	*line = sp->tail != NULL ? sp->tail + i : "";
-	*len = sp->taillen - i;
-	return true;
-}
-
-/*
- * Add the daemon's own lines to the session's log, marked as its own, on
- * lines of their own: after a prompt, on the next line, and the prompt
- * (with what was typed) is drawn again below them, as the terminal's
- * next line, so the person at it sees where to type.
- */
-void
-session_note(struct session *s, const char *text)
-{
-	const char	*p, *nl, *line = NULL;
-	char		*note;
-	size_t		 len = 0;
-	bool		 midline = session_note_midline(s, &line, &len);
-	int		 n;
-
-	if (midline)
-		session_note_add(s, "\r\n", 2);
-	for (p = text; *p != '\0'; p = nl + (*nl != '\0')) {
-		nl = p + strcspn(p, "\n");
-		n = xasprintf(&note, "[dbgctl] %.*s\r\n", (int)(nl - p), p);
-		session_note_add(s, note, n);
-		free(note);
-	}
-	if (midline && len > 0)
-		session_note_add(s, line, len);
 }
 
 /* Make a message JSON can carry: bytes that are not UTF-8 become '?'. */
@@ -636,126 +570,8 @@ session_unref(struct session *s)
 	if (--s->refs == 0)
 		session_free(s);
 	else if (s->refs == 1 && s->listed && session_ended(s) &&
-	    session_kept_left(s) <= 0)
+	    session_prune_left(s) <= 0)
 		session_prune_soon();
 	else if (s->refs == 1 && s->listed && session_ended(s))
 		session_prune();
-}
-
-/* Whether only the table holds s, and no target output waits to be read. */
-static bool
-session_prunable(const struct session *s)
-{
-	if (!session_ended(s) || s->refs > 1)
-		return false;
-	return s->transport == NULL || transport_drained(s->transport);
-}
-
-/* Whether the prune timer runs: for the next session to expire, or at once. */
-static bool session_prune_waits;
-
-/* Seconds until ended s has been kept as long as it may be (<= 0: now). */
-static double
-session_kept_left(const struct session *s)
-{
-	return s->ended_at + (double)dmn.keep_ended_s - loop_now();
-}
-
-/* Take s out of the table; what else holds it keeps it until let go. */
-static void
-session_forget(struct session *s)
-{
-	TAILQ_REMOVE(&dmn.sessions, s, entry);
-	RB_REMOVE(session_ids, &dmn.session_ids, s);
-	s->listed = false;
-	dmn.nended--;
-	session_unref(s);
-}
-
-/*
- * Forget the oldest ended sessions beyond the number kept, and those
- * ended longer ago than the time kept; then wait for the next to expire.
- */
-static void
-session_prune_cb(void *arg)
-{
-	struct session	*s, *next;
-	double		 left, soonest = -1;
-
-	(void)arg;
-	TAILQ_FOREACH_SAFE(s, &dmn.sessions, entry, next) {
-		if (!session_ended(s))
-			continue;
-		left = session_kept_left(s);
-		if (session_prunable(s) && (dmn.nended > dmn.keep_ended ||
-		    left <= 0)) {
-			session_forget(s);
-			continue;
-		}
-		/* One held past its time goes when let go (session_unref). */
-		if (left > 0 && (soonest < 0 || left < soonest))
-			soonest = left;
-	}
-	session_prune_waits = soonest >= 0;
-	if (session_prune_waits)
-		timer_start(dmn.prune, (uint64_t)(soonest * 1000) + 1);
-}
-
-/* Prune on the next loop turn. */
-static void
-session_prune_soon(void)
-{
-	if (dmn.prune == NULL) {
-		dmn.prune = timer_new(session_prune_cb, NULL);
-		timer_weak(dmn.prune);
-	}
-	session_prune_waits = true;
-	timer_start(dmn.prune, 0);
-}
-
-/*
- * Forget ended sessions past the number or the time kept, so a daemon
- * that lives long does not grow; their logs stay on disk. It happens on
- * a later loop turn, never under a caller that walks the table or holds
- * a session. The timer is weak: it never holds the daemon's exit.
- */
-void
-session_prune(void)
-{
-	/* A waiting timer is due no later than a session that ends now. */
-	if (dmn.nended > dmn.keep_ended || !session_prune_waits)
-		session_prune_soon();
-}
-
-/* Unlink a file the session made; one already gone is fine. */
-static void
-session_unlink(struct session *s, const char *path)
-{
-	if (unlink(path) != 0 && errno != ENOENT)
-		log_warn("session %lu: cannot remove %s: %s", s->id, path,
-		    strerror(errno));
-}
-
-/*
- * Remove ended s from the table at once, whatever else holds it, and
- * unless keep_files its log and core file; its id is never used again.
- */
-void
-session_remove(struct session *s, bool keep_files)
-{
-	char path[PATH_MAX + 64];
-
-	if (!session_ended(s) || !s->listed)
-		log_fatal("session %lu: removed while %s", s->id,
-		    session_state_name(s->state));
-	log_info("session %lu: removed%s", s->id, keep_files ? "" :
-	    " with its files");
-	if (!keep_files) {
-		if (s->output.log_path != NULL)
-			session_unlink(s, s->output.log_path);
-		snprintf(path, sizeof path, "%s/sessions/%lu.core",
-		    dmn.state_dir, s->id);
-		session_unlink(s, path);
-	}
-	session_forget(s);
 }

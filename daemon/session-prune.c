@@ -1,0 +1,129 @@
+/*
+ * Forgetting ended sessions: the oldest past the count or the time kept
+ * goes once nothing but the table holds it and its output is read, and
+ * remove takes one (with its files) when asked.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+/* Whether only the table holds s, and no target output waits to be read. */
+static bool
+session_prune_able(const struct session *s)
+{
+	if (!session_ended(s) || s->refs > 1)
+		return false;
+	return s->transport == NULL || transport_drained(s->transport);
+}
+
+/* Whether the prune timer runs: for the next session to expire, or at once. */
+static bool session_prune_waits;
+
+/* Seconds until ended s has been kept as long as it may be (<= 0: now). */
+double
+session_prune_left(const struct session *s)
+{
+	return s->ended_at + (double)dmn.keep_ended_s - loop_now();
+}
+
+/* Take s out of the table; what else holds it keeps it until let go. */
+static void
+session_prune_forget(struct session *s)
+{
+	TAILQ_REMOVE(&dmn.sessions, s, entry);
+	RB_REMOVE(session_ids, &dmn.session_ids, s);
+	s->listed = false;
+	dmn.nended--;
+	session_unref(s);
+}
+
+/*
+ * Forget the oldest ended sessions beyond the number kept, and those
+ * ended longer ago than the time kept; then wait for the next to expire.
+ */
+static void
+session_prune_cb(void *arg)
+{
+	struct session	*s, *next;
+	double		 left, soonest = -1;
+
+	(void)arg;
+	TAILQ_FOREACH_SAFE(s, &dmn.sessions, entry, next) {
+		if (!session_ended(s))
+			continue;
+		left = session_prune_left(s);
+		if (session_prune_able(s) && (dmn.nended > dmn.keep_ended ||
+		    left <= 0)) {
+			session_prune_forget(s);
+			continue;
+		}
+		/* One held past its time goes when let go (session_unref). */
+		if (left > 0 && (soonest < 0 || left < soonest))
+			soonest = left;
+	}
+	session_prune_waits = soonest >= 0;
+	if (session_prune_waits)
+		timer_start(dmn.prune, (uint64_t)(soonest * 1000) + 1);
+}
+
+/* Prune on the next loop turn. */
+void
+session_prune_soon(void)
+{
+	if (dmn.prune == NULL) {
+		dmn.prune = timer_new(session_prune_cb, NULL);
+		timer_weak(dmn.prune);
+	}
+	session_prune_waits = true;
+	timer_start(dmn.prune, 0);
+}
+
+/*
+ * Forget ended sessions past the number or the time kept, so a daemon
+ * that lives long does not grow; their logs stay on disk. It happens on
+ * a later loop turn, never under a caller that walks the table or holds
+ * a session. The timer is weak: it never holds the daemon's exit.
+ */
+void
+session_prune(void)
+{
+	/* A waiting timer is due no later than a session that ends now. */
+	if (dmn.nended > dmn.keep_ended || !session_prune_waits)
+		session_prune_soon();
+}
+
+/* Unlink a file the session made; one already gone is fine. */
+static void
+session_prune_unlink(struct session *s, const char *path)
+{
+	if (unlink(path) != 0 && errno != ENOENT)
+		log_warn("session %lu: cannot remove %s: %s", s->id, path,
+		    strerror(errno));
+}
+
+/*
+ * Remove ended s from the table at once, whatever else holds it, and
+ * unless keep_files its log and core file; its id is never used again.
+ */
+void
+session_prune_remove(struct session *s, bool keep_files)
+{
+	char path[PATH_MAX + 64];
+
+	if (!session_ended(s) || !s->listed)
+		log_fatal("session %lu: removed while %s", s->id,
+		    session_state_name(s->state));
+	log_info("session %lu: removed%s", s->id, keep_files ? "" :
+	    " with its files");
+	if (!keep_files) {
+		if (s->output.log_path != NULL)
+			session_prune_unlink(s, s->output.log_path);
+		snprintf(path, sizeof path, "%s/sessions/%lu.core",
+		    dmn.state_dir, s->id);
+		session_prune_unlink(s, path);
+	}
+	session_prune_forget(s);
+}
