@@ -369,8 +369,9 @@ proc_stat_of(pid_t pid, pid_t *ppid, char *state)
 
 /*
  * Whether pid can be the program the keeper started: gone already (it may
- * end before the line is read), the keeper's child, or the daemon's once
- * the keeper has died; never a keeper.
+ * end before the line is read, or be a zombie being released, whose parent
+ * reads 0), the keeper's child, or the daemon's once the keeper has died;
+ * never a keeper.
  */
 static bool
 proc_report_is_child(const struct proc *pr, pid_t pid)
@@ -381,6 +382,9 @@ proc_report_is_child(const struct proc *pr, pid_t pid)
 	if (pid == pr->keeper_pid || proc_is_keeper(pid))
 		return false;
 	if (proc_stat_of(pid, &ppid, &state) != 0 || ppid == pr->keeper_pid)
+		return true;
+	/* A program that ended as it was reaped reads Z with no parent. */
+	if (state == 'Z' || state == 'X')
 		return true;
 	return ppid == getpid() && (proc_stat_of(pr->keeper_pid, &kp,
 	    &kstate) != 0 || kstate == 'Z');

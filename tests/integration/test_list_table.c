@@ -307,6 +307,20 @@ Test(list_table, the_table_shows_what_json_list_holds)
 	table_free(&t);
 }
 
+/* What status says of session id (malloc'd), for a failure's message. */
+static char *
+table_status_text(long id)
+{
+	struct h_res	 r;
+	char		 ids[32], *text;
+
+	h_idstr(id, ids, sizeof ids);
+	h_cli(&r, H_ARGS("status", ids));
+	text = strdup(r.out != NULL ? r.out : "");
+	h_run_free(&r);
+	return text;
+}
+
 /* Poll list until no session of the n is still starting or running. */
 static bool
 table_all_ended(void *arg)
@@ -368,7 +382,9 @@ Test(list_table, every_page_of_1500_sessions_is_printed)
 		id = strtol(t.rows[i].cell[0], NULL, 10);
 		cr_assert_gt(id, prev, "line %zu: id %ld after %ld", i, id, prev);
 		prev = id;
-		cr_assert_str_eq(t.rows[i].cell[3], "exited", "line %zu", i);
+		cr_assert_str_eq(t.rows[i].cell[3], "exited", "line %zu: session "
+		    "%ld is %s: %s", i, id, t.rows[i].cell[3],
+		    table_status_text(id));
 	}
 	table_expect_json(&t);
 	table_free(&t);
