@@ -118,7 +118,7 @@ typedef int (*cmd_exec)(struct cmd *, struct client *);
 
 /*
  * One option's line in help: name as its template names it ("kind", "x"),
- * the placeholder of its value (NULL: the template's kind of value), and
+ * the word shown for its value (NULL: the template's kind of value), and
  * one line saying what it does and its default. A list ends with a NULL
  * name; an option of the template missing from it is shown bare.
  */

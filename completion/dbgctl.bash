@@ -54,20 +54,13 @@ _dbgctl_options()
 # Whether option $2, as typed, takes a value in template words $1.
 _dbgctl_takes_value()
 {
-	local w
+	local w valued=
+	# --name=V carries its value in the word itself.
+	case $2 in *=*) return 1 ;; esac
 	for w in $1; do
-		case $w in
-		*:) ;;
-		*) continue ;;
-		esac
-		w=${w%:}
-		if [ ${#w} -eq 1 ]; then
-			[ "$2" = "-$w" ] && return 0
-		else
-			[ "$2" = "--$w" ] && return 0
-		fi
+		case $w in *:) valued="$valued $w" ;; esac
 	done
-	return 1
+	_dbgctl_has_option "$valued" "$2"
 }
 
 # Whether template words $1 name option $2 as typed (-x, --name, --name=V).
