@@ -89,6 +89,8 @@ client_close(struct client *c)
 	frame_init(&c->frame, 0);
 	json_decref(c->reply);
 	c->reply = NULL;
+	json_decref(c->error.data);
+	c->error.data = NULL;
 }
 
 /*
@@ -428,6 +430,9 @@ client_error_set(struct client *c, const char *method, json_t *error)
 	data = json_object_get(error, "data");
 	kind = json_string_value(json_object_get(data, "kind"));
 
+	/* What a timeout or an end brings with it (expect's got) is kept. */
+	json_decref(c->error.data);
+	c->error.data = json_incref(data);
 	c->error.code = json_is_integer(code) ? json_integer_value(code) : 0;
 	strlcpy(c->error.method, method, sizeof c->error.method);
 	if (kind == NULL && json_is_integer(code))

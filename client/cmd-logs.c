@@ -1,8 +1,9 @@
-/* logs: copy a session's console log to stdout, and with -f follow it. */
+/* logs: copy one of a session's streams to stdout, and with -f follow it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "b64.h"
@@ -19,9 +20,15 @@ enum cmd_logs_plain {
 	CMD_LOGS_CHARSET,	/* ESC ( and the like: one byte names a set */
 };
 
+/* The streams a session may have (expect-spec: console, target, ...). */
+static const char *const cmd_logs_streams[] = {
+	"console", "target", "target-in", "server", NULL
+};
+
 /* Where a logs command stands: what to ask for next, what it collected. */
 struct cmd_logs_state {
 	json_t		*session;	/* the SESSION reference (borrowed) */
+	const char	*stream;	/* --stream, or NULL: the console */
 	long long	 offset;	/* next byte to ask for */
 	long long	 lines;		/* -n N, first call only */
 	int		 follow;	/* -f */
@@ -31,6 +38,20 @@ struct cmd_logs_state {
 	int		 plain;
 	enum cmd_logs_plain plain_at;
 	size_t		 crs;
+
+	/*
+	 * --timestamps: the times of the result at hand, the arrival time of
+	 * the line being printed, whether the next byte of the stream starts
+	 * a line, and whether the next byte printed does; every time seen,
+	 * for --json.
+	 */
+	int		 timestamps;
+	json_t		*times;
+	size_t		 times_at;	/* where cmd_logs_time_of stands */
+	double		 line_time;
+	int		 line_start;
+	int		 out_start;
+	json_t		*all_times;
 
 	/* Ranges the daemon could not give: said on stderr, and the exit. */
 	json_t		*missing;
@@ -53,6 +74,11 @@ cmd_logs_params(struct cmd_logs_state *st)
 		st->lines = -1;
 	} else
 		json_object_set_new(params, "offset", json_integer(st->offset));
+	/* Only when asked, so that a console log is asked for as before. */
+	if (st->stream != NULL)
+		json_object_set_new(params, "stream", json_string(st->stream));
+	if (st->timestamps)
+		json_object_set_new(params, "timestamps", json_true());
 	if (st->wait)
 		json_object_set_new(params, "wait", json_true());
 	return params;
@@ -156,9 +182,53 @@ cmd_logs_copy(struct client *c, struct cmd_logs_state *st,
 	st->all_len += len;
 }
 
-/* Hand decoded bytes on, with --plain without their escape sequences. */
+/*
+ * The arrival time of the byte at offset off: that of the last of the
+ * result's times that starts at or before it (the first holds the
+ * result's first byte), or 0 if none does. Asked for offsets in order, it
+ * walks the times once.
+ */
+static double
+cmd_logs_time_of(struct cmd_logs_state *st, long long off)
+{
+	json_t	*next;
+
+	while ((next = json_array_get(st->times, st->times_at + 1)) != NULL &&
+	    json_integer_value(json_array_get(next, 0)) <= off)
+		st->times_at++;
+	next = json_array_get(st->times, st->times_at);
+	if (next == NULL || json_integer_value(json_array_get(next, 0)) > off)
+		return 0;
+	return json_number_value(json_array_get(next, 1));
+}
+
+/* Print --timestamps' prefix of a line that arrived at t (unix time). */
 static void
-cmd_logs_output(struct client *c, struct cmd_logs_state *st,
+cmd_logs_stamp(struct client *c, struct cmd_logs_state *st, double t)
+{
+	struct tm	tm;
+	time_t		secs;
+	long long	ms;
+	char		buf[64];
+	size_t		n;
+
+	ms = t > 0 ? (long long)(t * 1000.0) : 0;
+	secs = (time_t)(ms / 1000);
+	if (gmtime_r(&secs, &tm) == NULL)
+		memset(&tm, 0, sizeof tm);
+	n = strftime(buf, sizeof buf, "[%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, sizeof buf - n, ".%03lld] ", ms % 1000);
+	cmd_logs_copy(c, st, (const unsigned char *)buf, strlen(buf));
+}
+
+/*
+ * Hand decoded bytes on, with --plain without their escape sequences;
+ * with --timestamps they are one line's, or the start of one (no newline
+ * but the last byte), and its prefix comes before the line's first byte
+ * printed: --plain may drop a line's first bytes, never its newline.
+ */
+static void
+cmd_logs_line(struct client *c, struct cmd_logs_state *st,
     const unsigned char *data, size_t len)
 {
 	unsigned char	*plain = NULL;
@@ -169,8 +239,41 @@ cmd_logs_output(struct client *c, struct cmd_logs_state *st,
 		len = cmd_logs_plain(st, data, len, plain);
 		data = plain;
 	}
+	/* --json keeps the bytes as they are, the times beside them. */
+	if (len > 0 && st->timestamps && !c->json && st->out_start)
+		cmd_logs_stamp(c, st, st->line_time);
+	if (len > 0)
+		st->out_start = data[len - 1] == '\n';
 	cmd_logs_copy(c, st, data, len);
 	free(plain);
+}
+
+/*
+ * Hand decoded bytes on, the result's from offset off on; with
+ * --timestamps line by line, each line's time that of its first byte.
+ */
+static void
+cmd_logs_output(struct client *c, struct cmd_logs_state *st,
+    const unsigned char *data, size_t len, long long off)
+{
+	const unsigned char	*nl;
+	size_t			 n;
+
+	if (!st->timestamps) {
+		cmd_logs_line(c, st, data, len);
+		return;
+	}
+	while (len > 0) {
+		if (st->line_start)
+			st->line_time = cmd_logs_time_of(st, off);
+		nl = memchr(data, '\n', len);
+		n = nl != NULL ? (size_t)(nl - data) + 1 : len;
+		st->line_start = nl != NULL;
+		cmd_logs_line(c, st, data, n);
+		data += n;
+		len -= n;
+		off += n;
+	}
 }
 
 /* Say that the log lacks a range (a write to it failed), and remember it. */
@@ -182,11 +285,45 @@ cmd_logs_missing(struct client *c, struct cmd_logs_state *st, json_t *gap)
 
 	if (gap == NULL)
 		return;
-	if (!c->json)
+	if (!c->json && (st->stream == NULL || strcmp(st->stream,
+	    "console") == 0))
 		fprintf(stderr, "dbgctl: %lld bytes of the console from offset "
 		    "%lld are missing from the log (see status: log_error)\n",
 		    (long long)n, (long long)off);
+	else if (!c->json)
+		fprintf(stderr, "dbgctl: %lld bytes of the %s stream from offset "
+		    "%lld are missing from its log (see status: log_error)\n",
+		    (long long)n, st->stream, (long long)off);
 	json_array_append(st->missing, gap);
+}
+
+/*
+ * Take the times of a result for --timestamps, and keep them for --json
+ * (a chunk that two results hold once); -1 if they are not [[OFF, T], ...].
+ */
+static int
+cmd_logs_times(struct cmd_logs_state *st, json_t *result)
+{
+	json_t	*times, *entry, *last;
+	size_t	 i;
+
+	times = json_object_get(result, "times");
+	if (!json_is_array(times))
+		return -1;
+	json_array_foreach(times, i, entry) {
+		if (!json_is_integer(json_array_get(entry, 0)) ||
+		    !json_is_number(json_array_get(entry, 1)))
+			return -1;
+		last = json_array_get(st->all_times,
+		    json_array_size(st->all_times) - 1);
+		if (last == NULL || json_integer_value(json_array_get(entry,
+		    0)) > json_integer_value(json_array_get(last, 0)))
+			json_array_append(st->all_times, entry);
+	}
+	json_decref(st->times);
+	st->times = json_incref(times);
+	st->times_at = 0;
+	return 0;
 }
 
 /*
@@ -210,7 +347,10 @@ cmd_logs_result(struct client *c, struct cmd_logs_state *st, json_t *result)
 		client_fatal("reply from the daemon not understood");
 	if ((bytes = b64_decode(data, strlen(data), &len)) == NULL)
 		client_fatal("reply from the daemon not understood");
-	cmd_logs_output(c, st, bytes, len);
+	if (st->timestamps && cmd_logs_times(st, result) != 0)
+		client_fatal("reply from the daemon not understood");
+	cmd_logs_output(c, st, bytes, len, json_integer_value(
+	    json_object_get(result, "offset")));
 	free(bytes);
 	cmd_logs_missing(c, st, json_object_get(result, "missing"));
 
@@ -239,8 +379,23 @@ cmd_logs_json(struct cmd_logs_state *st, long long first)
 	json_object_del(st->last, "missing");
 	if (json_array_size(st->missing) > 0)
 		json_object_set(st->last, "missing", st->missing);
+	if (st->timestamps)
+		json_object_set(st->last, "times", st->all_times);
 	free(data);
 	cmd_print_json(st->last);
+}
+
+/* Whether name is a stream a session may have. */
+int
+cmd_logs_stream_known(const char *name)
+{
+	const char *const	*s;
+
+	for (s = cmd_logs_streams; *s != NULL; s++) {
+		if (strcmp(*s, name) == 0)
+			return 1;
+	}
+	return 0;
 }
 
 /* logs: print the console log of a session, raw, and follow it with -f. */
@@ -254,9 +409,16 @@ cmd_logs_exec(struct cmd *self, struct client *c)
 
 	memset(&st, 0, sizeof st);
 	st.session = self->session;
+	st.stream = args_get(&self->args, "stream");
+	if (st.stream != NULL && !cmd_logs_stream_known(st.stream))
+		return cmd_usage(self, "bad --stream: %s (console, target, "
+		    "target-in or server)", st.stream);
 	st.lines = args_number(&self->args, "n", -1);
 	st.follow = args_has(&self->args, "f");
 	st.plain = args_has(&self->args, "plain");
+	st.timestamps = args_has(&self->args, "timestamps");
+	st.line_start = st.out_start = 1;
+	st.all_times = json_array();
 	st.missing = json_array();
 	while (more) {
 		result = client_call(c, "logs", cmd_logs_params(&st));
@@ -281,6 +443,8 @@ cmd_logs_exec(struct cmd *self, struct client *c)
 		rv = EXIT_FAILED;
 	json_decref(st.missing);
 	json_decref(st.last);
+	json_decref(st.times);
+	json_decref(st.all_times);
 	free(st.all);
 	return rv;
 }
@@ -294,15 +458,22 @@ static const struct cmd_option cmd_logs_options_help[] = {
 	{ "plain", NULL,
 	    "without escape sequences, and CR LF as LF (default: byte for "
 	    "byte)" },
+	{ "stream", "S",
+	    "console, target (the transport's output), target-in (what was "
+	    "sent to it) or server (default: console)" },
+	{ "timestamps", NULL,
+	    "start each line with the UTC time its first byte arrived, as "
+	    "[2026-12-02T03:04:05.678] (default: none)" },
 	{ NULL, NULL, NULL }
 };
 
 const struct cmd_entry cmd_logs_entry = {
 	.name = "logs",
-	.usage = "[-f] [-n N] [--plain] SESSION",
-	.args = { "f n# plain", 1, 1 },
+	.usage = "[-f] [-n N] [--plain] [--stream S] [--timestamps] SESSION",
+	.args = { "f n# plain stream: timestamps", 1, 1 },
 	.flags = CMD_SESSION,	/* read-only: never starts a daemon */
 	.exec = cmd_logs_exec,
-	.summary = "print a session's console log, and follow it",
+	.summary = "print a session's console log (or another stream), and "
+	    "follow it",
 	.options = cmd_logs_options_help,
 };

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "dbgctl.h"
+#include "kinds.h"
 #include "signame.h"
 
 /* Add an --env K=V entry to the launch's env object; -1 if malformed. */
@@ -174,8 +175,6 @@ cmd_launch_attach(struct client *c, json_int_t id, int key, int quiet)
 	return rv;
 }
 
-/* The kinds of session (daemon/backend.c's list). */
-#define CMD_LAUNCH_KINDS	"gdb lldb remote gdbserver exec"
 
 /* The launch options that only set one parameter of the request. */
 static const struct {
@@ -188,6 +187,9 @@ static const struct {
 	{ "debugger", "debugger", 's' },
 	{ "remote", "remote", 's' },
 	{ "server", "server", 's' },
+	{ "machine", "machine", 's' },
+	{ "cpu", "cpu", 's' },
+	{ "qemu", "qemu", 's' },
 	{ "stop-timeout", "stop_timeout", 'n' },
 	{ "stop-target", "stop_target", 's' },
 	{ "pid", "pid", 'n' },
@@ -258,9 +260,9 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 	int			 pos;
 
 	if ((v = args_get(a, "kind")) != NULL && !cmd_launch_word(v,
-	    CMD_LAUNCH_KINDS))
+	    CMD_KINDS_WORDS))
 		return cmd_usage(self, "bad --kind %s: want one of %s", v,
-		    CMD_LAUNCH_KINDS);
+		    CMD_KINDS_WORDS);
 	if ((v = args_get(a, "stop-target")) != NULL && !cmd_launch_word(v,
 	    "auto detach kill"))
 		return cmd_usage(self, "bad --stop-target %s: want auto, detach "
@@ -285,6 +287,12 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 		cmd_launch_command(params, "commands", v);
 	for (pos = 0; (v = args_next(a, "fault-break", &pos)) != NULL;)
 		cmd_launch_command(params, "fault_breaks", v);
+	for (pos = 0; (v = args_next(a, "qemu-arg", &pos)) != NULL;)
+		cmd_launch_command(params, "qemu_args", v);
+	for (pos = 0; (v = args_next(a, "reset-command", &pos)) != NULL;)
+		cmd_launch_command(params, "reset_commands", v);
+	for (pos = 0; (v = args_next(a, "load-command", &pos)) != NULL;)
+		cmd_launch_command(params, "load_commands", v);
 	if (args_has(a, "no-fault-break"))
 		json_object_set_new(params, "fault_break_defaults",
 		    json_false());
@@ -340,19 +348,31 @@ cmd_launch_exec(struct cmd *self, struct client *c)
 /* What help says of each option of launch. */
 static const struct cmd_option cmd_launch_options_help[] = {
 	{ "kind", "KIND",
-	    "gdb, lldb, remote, gdbserver or exec (default: gdb; remote with --remote, gdbserver with --server)" },
+	    CMD_KINDS_OR " (default: gdb; remote with --remote, gdbserver with --server)" },
 	{ "name", "NAME",
 	    "a name for the session, usable as SESSION" },
 	{ "debugger", "PATH",
-	    "the debugger to run instead of gdb, or of lldb (default: gdb, lldb)" },
+	    "the debugger to run (default: gdb; lldb for lldb, gdb-multiarch for qemu)" },
 	{ "remote", "HOST:PORT",
 	    "the target for gdb to connect to; implies --kind remote" },
 	{ "server", "'CMD {port}'",
 	    "the command that starts the server, {port} its port; implies --kind gdbserver" },
 	{ "port", "PORT",
 	    "the server's port (default: a free one)" },
+	{ "machine", "MACHINE",
+	    "qemu: the board QEMU emulates, as qemu -M help names it (required)" },
+	{ "cpu", "CPU",
+	    "qemu: the CPU QEMU emulates (default: the machine's)" },
+	{ "qemu", "PATH",
+	    "qemu: the QEMU to run (default: qemu-system-arm)" },
+	{ "qemu-arg", "ARG",
+	    "qemu: one more argument for QEMU, repeatable, in order" },
+	{ "reset-command", "CMD",
+	    "a debugger command of the target's reset, repeatable, in order (default: the kind's)" },
+	{ "load-command", "CMD",
+	    "a debugger command that writes the program to the target, repeatable (default: the kind's)" },
 	{ "connect-timeout", "MS",
-	    "how long a remote or gdbserver session may take to connect (default: 10000)" },
+	    "how long a remote, gdbserver or qemu session may take to connect (default: 10000)" },
 	{ "transport", NULL,
 	    "give the target's stdin and stdout to send, recv and pipe (default: the terminal)" },
 	{ "x", "CMD",
@@ -389,16 +409,19 @@ static const struct cmd_option cmd_launch_options_help[] = {
 
 const struct cmd_entry cmd_launch_entry = {
 	.name = "launch",
-	.usage = "[--kind gdb|lldb|gdbserver|remote|exec] [--name NAME]\n"
+	.usage = "[--kind " CMD_KINDS_BAR "] [--name NAME]\n"
 	    "\t[--debugger PATH] [--remote HOST:PORT] [--server 'CMD {port}']\n"
+	    "\t[--machine MACHINE [--cpu CPU] [--qemu PATH] [--qemu-arg ARG]...]\n"
 	    "\t[--port N] [--connect-timeout MS] [--transport] [-x CMD]...\n"
+	    "\t[--reset-command CMD]... [--load-command CMD]...\n"
 	    "\t[--cwd DIR] [--env K=V]... [--stop-timeout MS]\n"
 	    "\t[--stop-target auto|detach|kill] [--pid PID]\n"
 	    "\t[--fault-break LOCATION]... [--no-fault-break] [--core]\n"
 	    "\t[--lease]\n"
 	    "\t[--attach [--detach-key KEY] [-q | --quiet] | --wait]\n"
 	    "\t[--] PROGRAM [ARG...]",
-	.args = { "kind: name: debugger: remote: server: port# "
+	.args = { "kind: name: debugger: remote: server: machine: cpu: "
+	    "qemu: qemu-arg: reset-command: load-command: port# "
 	    "connect-timeout# transport x: cwd: env: stop-timeout# "
 	    "stop-target: pid# attach "
 	    "detach-key: wait fault-break: no-fault-break core lease q quiet",

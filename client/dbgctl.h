@@ -37,6 +37,7 @@ struct client_error {
 	char	 kind[64];
 	char	 message[1024];
 	char	 method[64];	/* the request it answered */
+	json_t	*data;		/* its data member, or NULL */
 };
 
 /* Most options one command's template may name (the global ones with it), and the longest name. */
@@ -219,6 +220,30 @@ extern const struct cmd_entry cmd_prune_entry;
 
 /* cmd-logs.c */
 extern const struct cmd_entry cmd_logs_entry;
+int		 cmd_logs_stream_known(const char *);
+
+/* cmd-expect.c */
+extern const struct cmd_entry cmd_expect_entry;
+
+/* cmd-control.c */
+extern const struct cmd_entry cmd_halt_entry;
+extern const struct cmd_entry cmd_resume_entry;
+extern const struct cmd_entry cmd_reset_entry;
+extern const struct cmd_entry cmd_load_entry;
+extern const struct cmd_entry cmd_wait_stop_entry;
+int		 cmd_control_check(struct cmd *);
+json_t		*cmd_control_params(const struct cmd *);
+void		 cmd_control_print_target(const struct cmd *, FILE *, json_t *,
+		    const char *);
+int		 cmd_control_failed(const struct cmd *, struct client *);
+int		 cmd_control_run(struct cmd *, struct client *, const char *,
+		    json_t *, void (*)(struct cmd *, json_t *));
+
+/* cmd-inspect.c */
+extern const struct cmd_entry cmd_break_entry;
+extern const struct cmd_entry cmd_eval_entry;
+extern const struct cmd_entry cmd_mem_entry;
+extern const struct cmd_entry cmd_regs_entry;
 
 /* tty.c */
 int		 tty_raw(int, int);
@@ -262,6 +287,8 @@ void		 fmt_age_between(const char *, const char *, char *, size_t);
 int		 fmt_is_control(char);
 void		 fmt_exit(json_t *, char *, size_t);
 void		 fmt_target(json_t *, char *, size_t);
+void		 fmt_stop(json_t *, char *, size_t);
+const char	*fmt_basename(const char *);
 char		*fmt_argv(json_t *);
 void		 fmt_truncate(char *, size_t);
 int		 fmt_terminal_width(int);

@@ -9,25 +9,38 @@
 # none; a trailing "..." repeats the last. tests/package/check-completion.sh
 # holds this list to `dbgctl help COMMAND`.
 _dbgctl_spec=(
-	"launch|kind: name: debugger: remote: server: port: connect-timeout: transport x: cwd: env: stop-timeout: stop-target: pid: attach detach-key: wait fault-break: no-fault-break core lease q quiet|prog"
+	"launch|kind: name: debugger: remote: server: machine: cpu: qemu: qemu-arg: reset-command: load-command: port: connect-timeout: transport x: cwd: env: stop-timeout: stop-target: pid: attach detach-key: wait fault-break: no-fault-break core lease q quiet|prog"
 	"list||none"
 	"status||any"
 	"stop|timeout: all q|live..."
 	"rm|keep-files|ended..."
 	"prune|keep-files|none"
 	"signal||live sig"
-	"logs|f n: plain|any"
+	"logs|f n: plain stream: timestamps|any"
+	"expect|stream: timeout: exact from: cursor: i ignore-case|any none"
 	"send|eof|live none"
 	"recv|max: timeout:|live"
 	"pipe||live"
 	"attach|detach-key: q quiet server|live"
 	"exec|timeout:|live none"
+	"halt|timeout:|live"
+	"resume|step next finish stepi nexti until: wait timeout: halt-on-timeout|live"
+	"break|condition: temporary hardware list delete timeout:|live none..."
+	"eval|timeout:|live none..."
+	"mem|raw write timeout:|live none..."
+	"regs|timeout:|live none..."
+	"reset|halt timeout:|live"
+	"load|file: halt timeout:|live"
+	"wait-stop|after: timeout:|live"
 	"ping||none"
 	"shutdown|timeout:|none"
 	"version||none"
 	"daemon|foreground listen: token-file:|none"
 	"help||cmd"
 )
+# The kinds of session, as the daemon's hello lists them (daemon/backend.c);
+# tests/integration/test_kinds.c holds this list to it.
+_dbgctl_kinds="gdb lldb remote gdbserver qemu exec"
 # The global options, before the command; all but help and version are
 # taken among a command's options too, unless the command has its own.
 _dbgctl_global_opts="s: socket: connect: token-file: json help version"
@@ -176,14 +189,16 @@ _dbgctl_value()
 {
 	case $1 in
 	--kind)
-		COMPREPLY=($(compgen -W "gdb lldb gdbserver remote exec" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W "$_dbgctl_kinds" -- "$cur")) ;;
 	--stop-target)
 		COMPREPLY=($(compgen -W "auto detach kill" -- "$cur")) ;;
+	--stream)
+		COMPREPLY=($(compgen -W "console target target-in server" -- "$cur")) ;;
 	--cwd)
 		_dbgctl_files -d ;;
-	-s | --socket | --token-file)
+	-s | --socket | --token-file | --file)
 		_dbgctl_files ;;
-	--debugger)
+	--debugger | --qemu)
 		_dbgctl_program ;;
 	--listen)
 		if [[ $cur == unix:* ]]; then

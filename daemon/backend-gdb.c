@@ -1,4 +1,4 @@
-/* gdb, and what the gdb family (gdb, remote, gdbserver) shares: argv, MI, connecting. */
+/* gdb, and what the gdb family (gdb, remote, gdbserver, qemu) shares: argv, MI, connecting. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +88,8 @@ backend_gdb_argv(struct session *s, char *err, size_t errlen)
 
 	(void)err;
 	(void)errlen;
-	argv_push(&av, s->l.debugger != NULL ? s->l.debugger : "gdb");
+	argv_push(&av, s->l.debugger != NULL ? s->l.debugger :
+	    s->backend->debugger);
 	argv_push(&av, "-q");
 	if (g != NULL)
 		backend_gdb_mi_args(&av, s, g);
@@ -133,21 +134,30 @@ backend_gdb_argv(struct session *s, char *err, size_t errlen)
 	return av.v;
 }
 
-/* Type the -x commands into the console, in order. */
+/* Type one command line into the console. */
+static void
+backend_gdb_type(struct session *s, const char *cmd)
+{
+	char *line;
+
+	xasprintf(&line, "%s\n", cmd);
+	session_console_write(s, line, strlen(line));
+	free(line);
+}
+
+/* Type the -x commands into the console, in order, then the kind's own. */
 static void
 backend_gdb_type_commands(struct gdb_data *g)
 {
-	struct session	*s = g->s;
-	const char	*cmd;
-	char		*line;
-	size_t		 i;
+	struct session		 *s = g->s;
+	const char *const	 *c;
+	size_t			  i;
 
-	for (i = 0; i < json_array_size(s->l.commands); i++) {
-		cmd = json_string_value(json_array_get(s->l.commands, i));
-		xasprintf(&line, "%s\n", cmd);
-		session_console_write(s, line, strlen(line));
-		free(line);
-	}
+	for (i = 0; i < json_array_size(s->l.commands); i++)
+		backend_gdb_type(s, json_string_value(json_array_get(
+		    s->l.commands, i)));
+	for (c = s->backend->run_commands; c != NULL && *c != NULL; c++)
+		backend_gdb_type(s, *c);
 }
 
 /* A fault break is in (or gdb found no such symbol): after the last, the commands. */
@@ -161,6 +171,7 @@ backend_gdb_break_reply(void *arg, const struct mi_record *rec,
 	(void)len;
 	if (rec == NULL)
 		return;
+	gdb_breaks_inserted(g, rec);
 	if (--g->inserts == 0)
 		backend_gdb_type_commands(g);
 }
@@ -248,12 +259,17 @@ backend_gdb_open(struct session *s, struct gdb_data *g, const char *remote,
 {
 	g->s = s;
 	s->bdata = g;
+	TAILQ_INIT(&g->jobs);
+	TAILQ_INIT(&g->chans);
 	if (remote != NULL)
 		strlcpy(g->remote, remote, sizeof g->remote);
 	g->timer = timer_new(backend_gdb_timeout, g);
 	session_target(s, json_pack("{s:s}", "state", "unknown"));
 	if ((g->mi = mi_open(gdb_event, g, err, errlen)) == NULL)
 		return -1;
+	/* Joined clients' results gdb gives us go back to them. */
+	g->mi->foreign = join_mi_foreign;
+	g->mi->answered = join_mi_answered;
 	return 0;
 }
 
@@ -282,6 +298,8 @@ backend_gdb_close(struct session *s)
 		return;
 	mi_close(g->mi);
 	g->mi = NULL;
+	join_gdb_close(g);
+	gdb_control_close(g);
 	timer_free(g->timer);
 	g->timer = NULL;
 	gdb_attach_close(g);
@@ -295,6 +313,51 @@ backend_gdb_status(const struct session *s, json_t *o)
 
 	if (g != NULL && g->remote[0] != '\0')
 		json_object_set_new(o, "remote", json_string(g->remote));
+}
+
+/* The managed server listens: start gdb, whose connection is its one. */
+void
+backend_gdb_served(struct session *s, const char *host, int port)
+{
+	struct gdb_data	*g = s->bdata;
+	char		 why[512];
+
+	snprintf(g->remote, sizeof g->remote, "%s:%d", host, port);
+	if (session_proc_spawn_main(s, why, sizeof why) != 0)
+		session_fail(s, RPC_SPAWN_FAILED, "%s", why);
+}
+
+/* A server kind's process exec'd: watch the server; gdb: connect it. */
+void
+backend_gdb_server_ready(struct session *s, struct session_proc *sp)
+{
+	struct gdb_data *g = s->bdata;
+
+	if (!server_started(&g->server, sp))
+		backend_gdb_connect(s);
+}
+
+/* A server kind's status: where gdb connects, and the server. */
+void
+backend_gdb_server_status(const struct session *s, json_t *o)
+{
+	struct gdb_data *g = s->bdata;
+
+	backend_gdb_status(s, o);
+	if (g != NULL)
+		server_status(&g->server, o);
+}
+
+/* A server kind ended: release gdb's state and stop watching the server. */
+void
+backend_gdb_server_close(struct session *s)
+{
+	struct gdb_data *g = s->bdata;
+
+	if (g == NULL)
+		return;
+	backend_gdb_close(s);
+	server_close(&g->server);
 }
 
 /* gdb and remote: the MI channel beside the console, then gdb itself. */
@@ -317,6 +380,7 @@ const struct backend backend_gdb = {
 	.debugger = "gdb",
 	.stop_target = "auto",
 	.flags = BACKEND_PROGRAM | BACKEND_ATTACH,
+	.reset_rerun = true,
 	.argv = backend_gdb_argv,
 	.start = backend_gdb_start,
 	.ready = gdb_attach_ready,

@@ -33,6 +33,11 @@ backend_remote_check(const struct launch *l, struct rpc_error *err)
 	const char	*r = l->remote, *colon = strrchr(r, ':');
 	const char	*errstr = NULL;
 
+	if (strlen(r) > 255) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"remote\" is longer "
+		    "than 255 bytes");
+		return -1;
+	}
 	if (colon != NULL)
 		(void)strtonum(colon + 1, 1, 65535, &errstr);
 	if (colon == NULL || errstr != NULL ||
@@ -54,11 +59,24 @@ backend_remote_ready(struct session *s, struct session_proc *sp)
 	backend_gdb_connect(s);
 }
 
+/* What a remote launch takes: where its server listens. */
+static const struct method_param backend_remote_params[] = {
+	{ "remote", PT_STRING, true, 0, 0 },
+	{ NULL, 0, false, 0, 0 }
+};
+
+/* A probe's server (OpenOCD, pyOCD) resets and flashes through monitor. */
+static const char *const backend_remote_reset[] = { "monitor reset halt", NULL };
+static const char *const backend_remote_load[] = { "load", NULL };
+
 const struct backend backend_remote = {
 	.name = "remote",
 	.debugger = "gdb",
 	.stop_target = "detach",
-	.flags = BACKEND_REMOTE,
+	.params = backend_remote_params,
+	.reset_commands = backend_remote_reset,
+	.fault_defaults = fault_cortex_m,
+	.load_commands = backend_remote_load,
 	.check = backend_remote_check,
 	.argv = backend_gdb_argv,
 	.start = backend_gdb_start,

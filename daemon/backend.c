@@ -1,4 +1,4 @@
-/* The debugger kinds: looked up by name, listed for hello. */
+/* The debugger kinds: looked up by name, listed for hello and messages. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +9,7 @@ static const struct backend *const backend_table[] = {
 	&backend_lldb,
 	&backend_remote,
 	&backend_gdbserver,
+	&backend_qemu,
 	&backend_exec,
 };
 
@@ -52,4 +53,57 @@ backend_kinds(void)
 		list = next;
 	}
 	return list;
+}
+
+/* The i-th kind, in the table's order; NULL past the last. */
+const struct backend *
+backend_at(size_t i)
+{
+	return i < BACKEND_N ? backend_table[i] : NULL;
+}
+
+/*
+ * The kinds pick chooses as a message says them: "the qemu kind", "the
+ * gdb and gdbserver kinds", "the gdb, remote, gdbserver and qemu kinds".
+ */
+char *
+backend_kinds_that(backend_pick pick, const void *arg)
+{
+	const struct backend	*chosen[BACKEND_N];
+	char			*list = xstrdup("the"), *next;
+	size_t			 i, n = 0;
+
+	for (i = 0; i < BACKEND_N; i++)
+		if (pick(backend_table[i], arg))
+			chosen[n++] = backend_table[i];
+	for (i = 0; i < n; i++) {
+		xasprintf(&next, "%s%s %s", list, i == 0 ? "" : i + 1 == n ?
+		    " and" : ",", chosen[i]->name);
+		free(list);
+		list = next;
+	}
+	xasprintf(&next, "%s kind%s", list, n == 1 ? "" : "s");
+	free(list);
+	return next;
+}
+
+/* Whether a kind declares the launch param named arg. */
+bool
+backend_takes(const struct backend *be, const void *arg)
+{
+	const struct method_param *p;
+
+	for (p = be->params; p != NULL && p->name != NULL; p++)
+		if (strcmp(p->name, arg) == 0)
+			return true;
+	return false;
+}
+
+/* Whether a kind has every flag of *arg. */
+bool
+backend_has(const struct backend *be, const void *arg)
+{
+	const int *flags = arg;
+
+	return (be->flags & *flags) == *flags;
 }

@@ -98,14 +98,26 @@ conn_sweep(void *arg)
 
 	(void)arg;
 	TAILQ_FOREACH_SAFE(c, &dmn.conns, entry, next)
-		if (c->dropped)
+		if (c->dropped && !c->again)
 			conn_close(c);
+}
+
+/* Have the sweep close dropped connections on the next loop turn. */
+static void
+conn_sweep_soon(void)
+{
+	if (dmn.conn_sweep == NULL)
+		dmn.conn_sweep = timer_new(conn_sweep, NULL);
+	timer_start(dmn.conn_sweep, 0);
 }
 
 /*
  * The peer is gone or reads nothing: send and read no more, and close on
  * a later loop turn, so that no caller (a reply, a sink, a mode switch)
- * finds its connection freed under it.
+ * finds its connection freed under it. Requests it sent that wait for
+ * their turn (conn_keep) still run, unanswered, as they would have had
+ * they come in the same read: a client that writes and goes loses nothing
+ * to the daemon's turn-taking.
  */
 void
 conn_drop(struct conn *c)
@@ -114,9 +126,7 @@ conn_drop(struct conn *c)
 		return;
 	c->dropped = true;
 	uv_read_stop((uv_stream_t *)&c->h);
-	if (dmn.conn_sweep == NULL)
-		dmn.conn_sweep = timer_new(conn_sweep, NULL);
-	timer_start(dmn.conn_sweep, 0);
+	conn_sweep_soon();
 }
 
 /* The queued bytes are out: now close. */
@@ -273,11 +283,14 @@ conn_send_line(struct conn *c, const char *line, size_t len)
 void
 conn_pause(struct conn *c)
 {
-	if (c->paused || c->closing || c->finishing || c->eof || c->dropped)
+	if (c->paused || c->closing || c->finishing || c->eof)
 		return;
 	c->paused = true;
 	conn_again_remove(c);
 	uv_read_stop((uv_stream_t *)&c->h);
+	/* Nobody reads a dropped one's replies: what it left waits for nothing. */
+	if (c->dropped)
+		conn_sweep_soon();
 }
 
 /* Read from the client again, once what it left of a read is taken. */
@@ -340,6 +353,8 @@ conn_again(struct conn *c)
 	c->inlen = 0;
 	conn_feed(c, data, len);
 	free(data);
+	if (c->dropped && !c->again)
+		conn_sweep_soon();
 	if (c->in == NULL && !c->paused && !c->closing && !c->finishing &&
 	    !c->dropped && !c->eof)
 		uv_read_start((uv_stream_t *)&c->h, loop_alloc_cb, conn_read_cb);
@@ -361,7 +376,7 @@ conn_again_cb(uv_idle_t *h)
 		n++;
 	while (n-- > 0 && (c = TAILQ_FIRST(&conn_waiting)) != NULL) {
 		conn_again_remove(c);
-		if (!c->dropped && !c->finishing && !c->closing)
+		if (!c->finishing && !c->closing)
 			conn_again(c);
 	}
 	if (TAILQ_EMPTY(&conn_waiting))
@@ -483,6 +498,7 @@ conn_fds_low(struct conn *c)
 void
 conn_accept(struct listener *l)
 {
+	static uint64_t		 serial;
 	struct conn		*c = xcalloc(1, sizeof *c);
 	struct rpc_error	 err;
 
@@ -491,6 +507,7 @@ conn_accept(struct listener *l)
 	else
 		uv_pipe_init(dmn.loop, &c->h.pipe, 0);
 	c->h.handle.data = c;
+	c->serial = ++serial;
 	TAILQ_INSERT_TAIL(&dmn.conns, c, entry);
 	conn_set_mode(c, l->mode, l->mode->open != NULL ? l->mode->open() :
 	    NULL);

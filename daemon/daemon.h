@@ -175,6 +175,17 @@ struct output_gap {
 /* One mark each this many bytes, so a tail lookup scans no more. */
 #define OUTPUT_MARK_BYTES 65536
 
+/* When a piece of output arrived: its first byte's offset, unix seconds. */
+struct output_time {
+	uint64_t	 off;
+	double		 at;
+};
+
+/* Arrival records kept in memory before they are written out. */
+#define OUTPUT_TIMES_BUF 256
+/* Most arrival records one logs reply carries. */
+#define OUTPUT_TIMES_MAX 4096
+
 struct output {
 	struct ring		 ring;
 	int			 log_fd;
@@ -188,10 +199,17 @@ struct output {
 	uint64_t		 missing;	/* bytes in the gaps */
 	char			*log_error;	/* why the log first failed */
 	bool			 failing;	/* the last write failed */
+	uint64_t		 max;		/* bytes its log may have, or 0 */
+	int			 times_fd;	/* output-times.c: arrival times */
+	struct output_time	*tbuf;		/* not yet written, or NULL */
+	size_t			 ntbuf;
+	uint64_t		 ntimes;	/* records in the times file */
 };
 
-int	 output_open(struct output *, const char *path, char *err,
-	    size_t errlen);
+void	 output_init(struct output *);
+int	 output_open(struct output *, const char *path, size_t ring,
+	    char *err, size_t errlen);
+uint64_t output_unkept(const struct output *, uint64_t off);
 void	 output_add(struct output *, const char *, size_t);
 uint64_t output_size(const struct output *);
 size_t	 output_read(struct output *, uint64_t off, char *, size_t);
@@ -200,6 +218,13 @@ uint64_t output_tail_offset(struct output *, unsigned long lines,
 uint64_t output_missing(const struct output *, uint64_t off);
 void	 output_close(struct output *);
 void	 output_free(struct output *);
+
+/* output-times.c: when each piece of a stream arrived, in a file beside it. */
+bool	 output_times_path(const struct output *, char *, size_t);
+void	 output_times_open(struct output *);
+void	 output_times_add(struct output *, uint64_t off);
+json_t	*output_times_get(struct output *, uint64_t off, uint64_t end);
+void	 output_times_close(struct output *);
 
 /* transport.c: the target's stdin and stdout as daemon-owned pipes. */
 enum transport_event {
@@ -212,6 +237,8 @@ typedef void (*transport_cb)(void *arg, enum transport_event, const char *,
 
 /* Bytes of target output held, and of target input queued, at most. */
 #define TRANSPORT_MAX (1024 * 1024)
+/* A read this big gives the rest of the loop its turn before the next. */
+#define TRANSPORT_YIELD (256 * 1024)
 /* The size asked of the transport's pipes. */
 #define TRANSPORT_PIPE_SIZE (1024 * 1024)
 /* Ends of runs kept ahead of the reader; past them, the newest two merge. */
@@ -230,17 +257,19 @@ struct transport {
 	bool		 out_open;
 	bool		 in_closed;	/* EOF sent or the target closed it */
 	bool		 out_eof;	/* every writer has closed */
+	bool		 eof_told;	/* to the consumer passed through to */
 	bool		 reading;
+	bool		 yielded;	/* a big read: more on the next turn */
+	struct timer	*again;		/* ends the yield */
 	bool		 paused;	/* a consumer asked for no more */
 	bool		 passthrough;	/* output goes to the callback, unheld */
 	bool		 eof_wanted;	/* close stdin once drained */
 	bool		 closing;
 	unsigned	 handles;	/* open libuv handles */
 	unsigned	 writes;	/* handed to libuv, not done */
-	char		*buf;		/* output nobody has read yet */
-	size_t		 len;
-	size_t		 cap;
-	uint64_t	 taken;		/* bytes handed out: buf's offset */
+	struct output	*log;		/* the transcript: every byte read */
+	struct output	*in_log;	/* every byte written, or NULL */
+	uint64_t	 taken;		/* bytes handed out; the rest is held */
 	uint64_t	 ends[TRANSPORT_RUNS_MAX]; /* where runs ended, ahead */
 	size_t		 nends;
 	bool		 open;		/* a run is live after the last end */
@@ -250,14 +279,16 @@ struct transport {
 	void		*arg;
 };
 
-struct transport *transport_open(transport_cb, void *arg, char *err,
-		    size_t errlen);
+struct transport *transport_open(struct output *log, struct output *in_log,
+		    transport_cb, void *arg, char *err, size_t errlen);
 void		 transport_spawned(struct transport *);
 void		 transport_finish(struct transport *);
 size_t		 transport_take(struct transport *, char *, size_t);
 void		 transport_unread(struct transport *, const char *, size_t);
 uint64_t	 transport_offset(const struct transport *);
-size_t		 transport_held(const struct transport *);
+uint64_t	 transport_held(const struct transport *);
+bool		 transport_ended(const struct transport *);
+bool		 transport_at_eof(const struct transport *);
 bool		 transport_piped(const struct transport *);
 bool		 transport_drained(const struct transport *);
 unsigned long	 transport_run(const struct transport *);
@@ -314,6 +345,16 @@ typedef void (*mi_reply_cb)(void *arg, const struct mi_record *,
     const char *output, size_t len);
 /* A record gdb sent on its own: async, or stream output nobody asked for. */
 typedef void (*mi_event_cb)(void *arg, const struct mi_record *);
+/*
+ * Tokens from JOIN_TOKEN_BASE up are joined clients' (join.c): gdb gives
+ * some of their results to the first MI UI, ours.
+ */
+#define JOIN_TOKEN_BASE	(1ULL << 32)
+/* A result of another UI's command, as gdb wrote it. */
+typedef void (*mi_foreign_cb)(void *arg, const char *line, size_t len);
+/* One of our commands was answered: cmd, its record and line. */
+typedef void (*mi_answered_cb)(void *arg, const char *cmd,
+    const struct mi_record *, const char *line, size_t len);
 
 struct mi_cmd;
 
@@ -326,6 +367,8 @@ struct mi {
 	bool			 closed;
 	mi_event_cb		 cb;
 	void			*arg;
+	mi_foreign_cb		 foreign;	/* join.c's, or NULL */
+	mi_answered_cb		 answered;
 };
 
 struct mi	*mi_open(mi_event_cb, void *arg, char *err, size_t errlen);
@@ -336,6 +379,108 @@ unsigned long	 mi_command_output(struct mi *, mi_reply_cb, void *arg,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void		 mi_cancel(struct mi *, unsigned long token);
 void		 mi_close(struct mi *);
+
+/* mi-filter.c: what a joined MI client may send to the shared gdb. */
+enum mi_filter_verdict {
+	MIF_PASS,		/* written to gdb */
+	MIF_DONE,		/* a no-op here: answered ^done */
+	MIF_ERROR,		/* refused: answered ^error with why */
+	MIF_EXIT		/* the client leaves: answered ^exit */
+};
+#define MIF_RESUMES	 0x1	/* it resumes the target */
+#define MIF_INTERRUPT	 0x2	/* it stops the target */
+#define MIF_BREAK_INSERT 0x4	/* an MI breakpoint: gdb tells no other UI */
+#define MIF_BREAK_DELETE 0x8
+#define MIF_VAR_CREATE	 0x10	/* a varobj: deleted when the client leaves */
+#define MIF_VAR_DELETE	 0x20
+
+/* What the filter knows of the session. */
+struct mi_filter_ctx {
+	const char	*program;	/* its program, resolved, or NULL */
+	const char	*remote;	/* HOST:PORT gdb is connected to, or NULL */
+	long		 pid;		/* the native program's pid, or 0 */
+	bool		 observe;	/* a read-only client */
+	json_t		*internal;	/* the fault breaks, by number, or NULL */
+};
+
+struct mi_filter {
+	enum mi_filter_verdict	 verdict;
+	int			 flags;		/* MIF_*, when it passes */
+	char			 why[256];	/* MIF_ERROR: the reason */
+};
+
+void	mi_filter_decide(const struct mi_filter_ctx *, const char *cmd,
+	    struct mi_filter *);
+
+/* join.c, method-join.c: joined MI clients on new-ui channels of gdb. */
+struct join_chan;
+struct join_cmd;
+typedef void (*join_internal_cb)(struct join_chan *, const struct mi_record *);
+
+/* A new-ui of the session's gdb, on a pty of ours; reused, never closed. */
+struct join_chan {
+	TAILQ_ENTRY(join_chan)	 entry;
+	struct gdb_data		*g;
+	uint64_t		 id;		/* its tokens' top half */
+	bool			 mi2;
+	bool			 ready;		/* gdb opened it */
+	struct console		*con;
+	struct frame		 frame;
+	struct join		*j;		/* its client, or NULL: idle */
+	uint32_t		 next;		/* its tokens' bottom half */
+	unsigned		 prompts;	/* prompts of ours, not shown */
+	TAILQ_HEAD(, join_cmd)	 cmds;		/* written, not answered */
+};
+
+/* One joined client. */
+struct join {
+	struct conn		*c;		/* NULL once it is gone */
+	uint64_t		 c_serial;	/* who it is in target records */
+	struct request		*req;		/* the mi request, until answered */
+	struct session		*s;
+	struct gdb_data		*g;
+	struct join_chan	*ch;
+	bool			 mi2;
+	bool			 keep_breakpoints;
+	bool			 leave_halted;
+	bool			 observe;
+	bool			 was_running;	/* the target ran when it came */
+	bool			 live;		/* seeded: gdb's lines are its */
+	bool			 leaving;	/* waits for its answers, then goes */
+	char			*exit_token;	/* its -gdb-exit's, answered last */
+	struct timer		*leave_timer;	/* bounds that wait */
+	bool			 feeding;	/* inside its input's frame_feed */
+	bool			 gone;		/* its connection closed meanwhile */
+	long			 pid;		/* the program's, from the seed */
+	char			*program;	/* resolved, or NULL */
+	json_t			*groups;	/* the seed's thread groups */
+	json_t			*varobjs;	/* names it made */
+	json_t			*bkpts;		/* numbers it made */
+	struct frame		 in;		/* its command lines */
+};
+
+void		 join_route(struct gdb_data *, const char *line, size_t len);
+void		 join_mi_foreign(void *g, const char *line, size_t len);
+void		 join_mi_answered(void *g, const char *cmd,
+		    const struct mi_record *, const char *line, size_t len);
+struct join_chan *join_chan_take(struct join *, char *err, size_t errlen);
+void		 join_internal(struct join_chan *, const char *cmd,
+		    join_internal_cb);
+void		 join_write(struct join *, const char *ctoken, const char *cmd,
+		    int flags);
+void		 join_interrupt(struct join *);
+void		 join_answer(struct join *, const char *ctoken,
+		    const struct mi_filter *);
+void		 join_leave(struct join *, const char *exit_token);
+void		 join_leave_chan(struct join *);
+void		 join_gdb_close(struct gdb_data *);
+void		 join_mi_event(struct gdb_data *, const struct mi_record *);
+void		 join_target_by(struct gdb_data *, json_t *target);
+void		 join_seed(struct join *);
+void		 join_live(struct join *);
+void		 join_fail(struct join *, const char *why);
+void		 join_gone(struct join *);
+extern const struct method *const method_joins[];
 
 /* proc.c: one process under its own keeper; the one spawn function. */
 enum proc_event {
@@ -474,13 +619,14 @@ void		 orphan_check(void);
 /* backend.c: what a debugger kind is, as data plus hooks. */
 #define BACKEND_STDIO	0x1	/* the pipes become the program's 0 and 1 */
 #define BACKEND_PROGRAM	0x2	/* PROGRAM is required */
-#define BACKEND_SERVER	0x4	/* takes "server" and "port" */
-#define BACKEND_REMOTE	0x8	/* takes "remote", which it requires */
+#define BACKEND_SERVER	0x4	/* runs a managed server: the pipes are its */
+#define BACKEND_TRANSPORT 0x8	/* the transport is on unless a launch says not */
 /* Takes "pid"; its targets run on this host, so stop_target "auto" works. */
 #define BACKEND_ATTACH	0x10
 
 struct launch;
 struct session_proc;
+struct method_param;
 
 struct backend {
 	const char	*name;
@@ -489,6 +635,18 @@ struct backend {
 	/* What the quit does to the target by default: "auto", "detach", "kill", NULL. */
 	const char	*stop_target;
 	int		 flags;
+	/* Console commands that reset the target, in order (NULL: none). */
+	const char *const *reset_commands;
+	/* Console commands that write the program to the target, before a reset. */
+	const char *const *load_commands;
+	/* The fault breaks a launch gets unless it says otherwise, or NULL. */
+	const char *const *fault_defaults;
+	/* With no reset_commands: a reset runs the program again (native). */
+	bool		 reset_rerun;
+	/* Console commands typed after the launch's (qemu: "continue"). */
+	const char *const *run_commands;
+	/* Its own launch params (ends with a NULL name), as a method's. */
+	const struct method_param *params;
 	/* Refuse what this kind cannot do with a launch; err says why. */
 	int		(*check)(const struct launch *, struct rpc_error *);
 	/* Build the argv the main process's keeper runs; NULL with err. */
@@ -518,12 +676,43 @@ extern const struct backend backend_gdb;
 extern const struct backend backend_lldb;
 extern const struct backend backend_remote;
 extern const struct backend backend_gdbserver;
+extern const struct backend backend_qemu;
+
+/* Whether a kind is one a message names. */
+typedef bool (*backend_pick)(const struct backend *, const void *arg);
 
 const struct backend	*backend_find(const char *);
+const struct backend	*backend_at(size_t);
 json_t			*backend_names(void);
 char			*backend_kinds(void);
+char			*backend_kinds_that(backend_pick, const void *arg);
+bool			 backend_takes(const struct backend *, const void *name);
+bool			 backend_has(const struct backend *, const void *flags);
 
-/* backend-gdb.c: the gdb family (gdb, remote, gdbserver). */
+/* server.c: a managed server, seen in /proc to listen before gdb connects. */
+/* The readiness hook: the server listens on host:port. */
+typedef void (*server_ready_cb)(struct session *, const char *host, int port);
+
+struct server {
+	struct session		*s;
+	struct session_proc	*proc;		/* NULL: no server */
+	int			 port;		/* the one wanted, 0: any */
+	char			 argv[1024];	/* the server's, for status */
+	struct timer		*look;
+	uint64_t		 deadline;
+	unsigned		 pause;		/* ms before the next look */
+	bool			 listening;
+	server_ready_cb		 ready;
+};
+
+int	 server_free_port(char *err, size_t errlen);
+int	 server_start(struct server *, struct session *, char **argv, int port,
+	    server_ready_cb, char *err, size_t errlen);
+bool	 server_started(struct server *, struct session_proc *);
+void	 server_status(const struct server *, json_t *);
+void	 server_close(struct server *);
+
+/* backend-gdb.c: the gdb family (gdb, remote, gdbserver, qemu). */
 /* Default bound on a remote connection. */
 #define CONNECT_TIMEOUT_DEFAULT 10000
 
@@ -548,6 +737,80 @@ struct gdb_data {
 	unsigned	 quit_left;	/* the quit's kills and detaches unanswered */
 	struct timer	*attach_timer;	/* --pid: the attach's deadline */
 	unsigned long	 attach_token;
+	struct server	 server;	/* gdbserver, qemu: the managed server */
+	/* gdb-control.c: run control. */
+	TAILQ_HEAD(, gdb_job) jobs;	/* verbs; the first one runs */
+	struct timer	*job_timer;	/* bounds a halt or resume awaited */
+	json_t		*exit_held;	/* gdb.c: an exit, until *stopped says how */
+	struct timer	*exit_timer;
+	int		 halting;	/* GDB_HALT_*: who the next stop is by */
+	bool		 resuming;	/* the next running undoes a halt */
+	json_t		*fault_bkpts;	/* the fault breaks' numbers (strings) */
+	unsigned	 rearmed;	/* fault breaks put back after a delete */
+	bool		 disarmed;	/* missing, and could not be put back */
+	/* join.c: joined MI clients, by conn serial (0: none). */
+	TAILQ_HEAD(, join_chan) chans;	/* new-ui channels, kept for reuse */
+	uint64_t	 nchans;
+	uint64_t	 run_by;	/* whose resume the next running is */
+	uint64_t	 halt_by;	/* whose interrupt the next stop is */
+	uint64_t	 last_run_by;	/* who ran the target last */
+	uint64_t	 stop_by;	/* whom the current stop is by */
+};
+
+/* Who asked for the next stop (gdb_data.halting). */
+enum gdb_halt {
+	GDB_HALT_NONE,
+	GDB_HALT_USER,		/* halt, or -exec-interrupt: by "halt" */
+	GDB_HALT_TRANSIENT,	/* the daemon, to serve a verb: skipped */
+	GDB_HALT_RESET		/* a reset that leaves it halted */
+};
+
+/* Where a run-control job is. */
+enum gdb_job_phase {
+	GDB_JOB_QUEUED,
+	GDB_JOB_HALTING,	/* -exec-interrupt sent, its stop awaited */
+	GDB_JOB_COMMANDS,
+	GDB_JOB_RESUMING	/* its running record awaited */
+};
+
+#define GDB_JOB_STOPPED		0x1	/* needs the target stopped */
+#define GDB_JOB_KEEP_HALTED	0x2	/* and leaves it so */
+#define GDB_JOB_AWAIT_RUNNING	0x4	/* answer once the target runs */
+#define GDB_JOB_ERRORS_OK	0x8	/* an ^error is a reply like any */
+#define GDB_JOB_ORPHAN_OK	0x10	/* runs with no request */
+#define GDB_JOB_BARE		0x20	/* its answer has no "target" */
+
+struct gdb_job;
+typedef json_t *(*gdb_job_done)(struct gdb_job *);
+
+/* A verb's MI commands, run in order when its turn comes. */
+struct gdb_job {
+	TAILQ_ENTRY(gdb_job)	 entry;
+	struct gdb_data		*g;
+	struct request		*req;	/* NULL once finished or gone */
+	/* A request that waits on its own after the job, told of its failure. */
+	struct request		*waiter;
+	void			(*unlink)(struct gdb_job *);
+	int			 flags;
+	enum gdb_job_phase	 phase;
+	bool			 queued;
+	bool			 halted;	/* it interrupted the target */
+	bool			 halted_for;	/* resume after the commands */
+	int			 halting;	/* g->halting at the first command */
+	json_t			*cmds;		/* MI lines */
+	size_t			 next;
+	unsigned long		 token;
+	json_t			*replies;	/* each answer's results + class */
+	json_t			*ctx;		/* the verb's own */
+	json_t			*result;
+	char			*error;
+	int			 code;
+	/* At its turn, before any command; nonzero: answered already. */
+	int			(*start)(struct gdb_job *);
+	/* After each answer: may add commands. */
+	void			(*step)(struct gdb_job *, json_t *reply);
+	/* The answer, or NULL: the request goes on waiting (or failed). */
+	gdb_job_done		 done;
 };
 
 char	**backend_gdb_argv(struct session *, char *err, size_t errlen);
@@ -558,9 +821,15 @@ void	 backend_gdb_connect(struct session *);
 void	 backend_gdb_target_ready(struct gdb_data *);
 void	 backend_gdb_close(struct session *);
 void	 backend_gdb_status(const struct session *, json_t *);
+void	 backend_gdb_served(struct session *, const char *host, int port);
+void	 backend_gdb_server_ready(struct session *, struct session_proc *);
+void	 backend_gdb_server_status(const struct session *, json_t *);
+void	 backend_gdb_server_close(struct session *);
 
 /* fault.c: the fault record of a target stopped by a fault. */
-void	 fault_stopped(struct session *, struct mi *, const struct mi_record *);
+/* A Cortex-M's fault handlers, the fault breaks of a probe's kinds. */
+extern const char *const fault_cortex_m[];
+void	 fault_stopped(struct gdb_data *, const struct mi_record *);
 json_t	*fault_breaks(const struct session *);
 
 /* gdb-attach.c: launch --pid, and whether a target is the session's own. */
@@ -577,7 +846,41 @@ int	 gdb_tty_open(struct session *, char *err, size_t errlen);
 void	 gdb_tty_args(struct argv *, struct session *);
 void	 gdb_tty_close(struct session *);
 
+/* gdb-breaks.c: the session's own fault breakpoints, kept armed. */
+json_t		*gdb_breaks_bkpt(json_t *results);
+void		 gdb_breaks_inserted(struct gdb_data *, const struct mi_record *);
+bool		 gdb_breaks_internal(const struct gdb_data *, const char *);
+bool		 gdb_breaks_placed(const struct gdb_data *, const char *loc);
+const char	*gdb_breaks_location(const struct gdb_data *, const char *);
+bool		 gdb_breaks_deletes(const char *cmd);
+json_t		*gdb_breaks_listed(json_t *reply);
+enum method_return gdb_breaks_exec(struct request *, struct gdb_data *,
+		    const char *cmd);
+json_t		*gdb_breaks_status(const struct session *);
+
+/* gdb-control.c: run control, a job at a time. */
+const char	*gdb_control_state(const struct session *);
+struct gdb_job	*gdb_job_new(struct request *, struct gdb_data *, int flags,
+		    gdb_job_done);
+void		 gdb_job_add(struct gdb_job *, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
+void		 gdb_job_add_console(struct gdb_job *, const char *cmd);
+void		 gdb_job_fail(struct gdb_job *, int code, const char *fmt, ...)
+		    __attribute__((format(printf, 3, 4)));
+enum method_return gdb_job_run(struct gdb_job *, void (*)(struct request *),
+		    long long ms);
+void		 gdb_job_request_gone(struct request *);
+void		 gdb_job_timeout(struct request *);
+void		 gdb_control_target(struct gdb_data *, const json_t *);
+const char	*gdb_control_stop_by(struct gdb_data *, const char *reason,
+		    const char *sig, bool *transient);
+bool		 gdb_control_running_transient(struct gdb_data *);
+void		 gdb_control_close(struct gdb_data *);
+
 /* gdb.c: the target's state from MI, and exec, for the gdb family. */
+json_t	*gdb_text(const char *out, size_t len);
+void	 gdb_exit_flush(struct gdb_data *);
+void	 gdb_target(struct gdb_data *, json_t *target);
 void	 gdb_event(void *arg, const struct mi_record *);
 int	 gdb_command(struct session *, struct request *);
 void	 gdb_copy(json_t *dst, const char *key, json_t *src, const char *from);
@@ -602,6 +905,9 @@ struct launch {
 	long			 pid;		/* --pid: attach to it, or 0 */
 	bool			 transport;
 	json_t			*fault_breaks;	/* --fault-break locations */
+	json_t			*reset_commands; /* overrides the kind's, or NULL */
+	json_t			*load_commands;	/* overrides the kind's, or NULL */
+	json_t			*kind_params;	/* the kind's own, checked */
 	bool			 no_fault_defaults; /* --no-fault-break */
 	bool			 core;		/* --core: gcore at a fault */
 	bool			 lease;		/* ends with its connection */
@@ -613,6 +919,8 @@ struct launch {
 #define STOP_TIMEOUT_MAX 3600000
 
 int	 launch_parse(struct launch *, json_t *params, struct rpc_error *);
+int	 launch_check_params(json_t *params, json_t *out, struct rpc_error *);
+const char *launch_get_str(const struct launch *, const char *name);
 void	 launch_free(struct launch *);
 
 /* session.c: the session table, its processes and the one fan-out point. */
@@ -637,6 +945,8 @@ enum session_event_kind {
 	SE_RUNSTATE = 0x40,	/* the debugged target started, stopped, exited */
 	SE_FAULT = 0x80,	/* a fault record was gathered (json) */
 	SE_STOPPING = 0x100,	/* a stop escalates: json {step, after_ms} */
+	SE_SERVER_END = 0x200,	/* the server is gone with all its output */
+	SE_BREAKPOINT = 0x400,	/* a breakpoint was made or deleted (json) */
 };
 
 struct session_event {
@@ -716,7 +1026,13 @@ struct session {
 
 	struct session_proc	 procs[SESSION_MAXPROCS]; /* [0]: main */
 	size_t			 nprocs;
-	struct output		 output;
+	struct output		 output;	/* the console stream */
+	struct output		 target_out;	/* session-stream.c: the others */
+	struct output		 target_in;
+	struct output		 server_out;
+	uint64_t		 launched_by;	/* the launching conn's serial */
+	struct method_expect_cursor *cursors;	/* named ones (method-expect.c) */
+	size_t			 ncursors;
 	struct transport	*transport;	/* NULL without --transport */
 	struct console		*tty;		/* the program's own (gdb-tty.c) */
 	unsigned		 writers;	/* write requests waiting */
@@ -727,7 +1043,9 @@ struct session {
 	struct session_why	 why;
 	json_t			*target;	/* gdb family: the target's state */
 	json_t			*fault;		/* the last fault record, or NULL */
+	json_t			*faults;	/* the last FAULTS_KEPT records */
 	bool			 faulted;	/* the target is stopped at it */
+	uint64_t		 target_seq;	/* the last target record's seq */
 	struct sinks		 sinks;
 	double			 started_at;	/* unix time, seconds */
 	double			 ended_at;
@@ -736,6 +1054,8 @@ struct session {
 
 /* Ended sessions kept in the table unless DBGCTLD_KEEP_ENDED says otherwise. */
 #define KEEP_ENDED_DEFAULT 1000
+/* A transcript's log size, unless DBGCTLD_TRANSCRIPT_MAX says. */
+#define TRANSCRIPT_MAX_DEFAULT (1024ULL * 1024 * 1024)
 /* Seconds an ended session is kept, unless DBGCTLD_KEEP_ENDED_SECONDS says. */
 #define KEEP_ENDED_SECONDS_DEFAULT 86400
 
@@ -768,8 +1088,12 @@ void			 session_why(struct session *, int code, int err,
 			    __attribute__((format(printf, 4, 5)));
 unsigned long		 session_live_count(void);
 void			 session_target(struct session *, json_t *);
+void			 session_breakpoint(struct session *, json_t *);
 void			 session_target_run(struct session *, bool);
 void			 session_fault(struct session *, json_t *);
+void			 session_fault_clear(struct session *);
+/* Fault records a session keeps in its history (status "faults"). */
+#define FAULTS_KEPT 16
 void			 session_fire(struct session *,
 			    const struct session_event *);
 struct sink		*session_sink_add(struct session *, unsigned mask,
@@ -777,6 +1101,67 @@ struct sink		*session_sink_add(struct session *, unsigned mask,
 void			 session_sink_remove(struct sink *);
 void			 session_end(struct session *);
 const char		*session_is(const struct session *);
+
+/* expect.c: waiting for patterns on a session's stream. */
+/* How far back from the newest byte a match may begin. */
+#define EXPECT_WINDOW (1024 * 1024)
+/* Expects one connection may have waiting at once. */
+#define EXPECT_WAITING_MAX 256
+/* Named cursors a session keeps, for all its streams. */
+#define EXPECT_CURSORS_MAX 32
+/* Patterns one expect tries, and bytes each may have. */
+#define EXPECT_PATTERNS_MAX 64
+#define EXPECT_PATTERN_MAX (64 * 1024)
+/* Most bytes of `before` and of a timeout's `got` an answer carries. */
+#define EXPECT_BEFORE_MAX (256 * 1024)
+#define EXPECT_GOT_MAX (512 * 1024)
+/* Bytes taken in at a time, and matched by all expects in one loop turn. */
+#define EXPECT_CHUNK (256 * 1024)
+/* New output matched at once, in the event that brought it. */
+#define EXPECT_INLINE (64 * 1024)
+#define EXPECT_TURN_BYTES (2 * 1024 * 1024)
+/* Bytes taken in at a time at the least, however many patterns share them. */
+#define EXPECT_CHUNK_MIN 4096
+
+enum expect_result {
+	EXPECT_MATCH,	/* a pattern matched */
+	EXPECT_END,	/* the stream ended first */
+	EXPECT_MORE,	/* waiting for bytes */
+	EXPECT_BUSY,	/* bytes are there: matching goes on next turn */
+	EXPECT_FAILED,	/* matching hit one of PCRE2's limits */
+	EXPECT_TIMEOUT,	/* time ran out before a match */
+};
+struct expect;
+typedef void (*expect_cb)(void *arg, struct expect *, enum expect_result);
+
+struct expect		*expect_new(struct session *, const char *stream,
+			    struct output *, uint64_t from);
+int			 expect_add(struct expect *, const char *, size_t,
+			    bool exact, uint32_t options, struct rpc_error *);
+enum expect_result	 expect_start(struct expect *, expect_cb, void *);
+void			 expect_wake(struct expect *);
+void			 expect_poke(struct expect *);
+enum expect_result	 expect_time_up(struct expect *);
+json_t			*expect_answer(struct expect *);
+json_t			*expect_got(struct expect *);
+void			 expect_failure(struct expect *, char *, size_t);
+uint64_t		 expect_next(struct expect *);
+void			 expect_free(struct expect *);
+
+/* session-stream.c: a session's streams by name. */
+void			 session_stream_init(struct session *);
+int			 session_stream_open(struct session *, const char *,
+			    char *err, size_t errlen);
+struct output		*session_stream(struct session *, const char *);
+struct output		*session_stream_find(struct session *, const char *,
+			    struct rpc_error *);
+const char		*session_stream_default(const struct session *);
+unsigned		 session_stream_events(void);
+bool			 session_stream_ended(struct session *, const char *,
+			    bool for_good);
+void			 session_stream_end(struct session *);
+void			 session_stream_free(struct session *);
+void			 session_stream_remove(struct session *);
 
 /* session-note.c: the daemon's own lines in a console. */
 void			 session_note(struct session *, const char *);
@@ -786,6 +1171,7 @@ void			 session_prune(void);
 double			 session_prune_left(const struct session *);
 void			 session_prune_soon(void);
 void			 session_prune_remove(struct session *, bool keep_files);
+void			 session_prune_unlink(struct session *, const char *);
 
 /* session-proc.c: a session's processes, their ptys and their news. */
 struct session_proc	*session_proc_add(struct session *, const char *role,
@@ -969,6 +1355,10 @@ struct conn {
 	size_t			 inlen;
 	TAILQ_ENTRY(conn)	 again_entry;	/* conn.c: waits to be fed in */
 	bool			 again;		/* on that list */
+	uint64_t		 serial;	/* never the same for two */
+	struct method_expect_cursor *cursors;	/* method-expect.c */
+	size_t			 ncursors;
+	unsigned		 nexpects;	/* its expects that wait */
 };
 
 void	 conn_accept(struct listener *);
@@ -1025,6 +1415,9 @@ struct method {
 	const struct method_param	*params;	/* ends with NULL name */
 	int				 flags;
 	enum method_return		(*exec)(struct request *);
+	/* Params beyond the table (launch: its kind's), checked into out. */
+	int				(*check)(json_t *params, json_t *out,
+					    struct rpc_error *);
 };
 
 struct request_batch;
@@ -1080,6 +1473,8 @@ char		*request_limit_line(struct request *, const char *why,
 
 /* request-check.c: a request checked against its method's declaration. */
 const struct method *request_check_method(const char *name);
+int		 request_check_param(const struct method_param *, json_t *params,
+		    json_t *out, struct rpc_error *);
 int		 request_check(struct request *, json_t *params,
 		    struct rpc_error *);
 /* tests/fuzz: parse and check a line as a connection would, running nothing. */
@@ -1120,6 +1515,14 @@ enum method_return	 peer_refuse(struct request *);
 /* method-session.c, method-stream.c, method-daemon.c: the methods. */
 extern const struct method *const method_session[];
 extern const struct method *const method_stream[];
+extern const struct method *const method_expects[];
+extern const struct method *const method_targets[];
+extern const struct method *const method_inspects[];
+extern const struct method *const method_resets[];
+/* method-target.c: the session's gdb for a verb, or NULL (answered). */
+struct gdb_data	*method_target_gdb(struct request *, const char *verb);
+enum method_return method_target_job_stop(struct request *, struct gdb_job *,
+		    bool strict, json_t *extra);
 extern const struct method *const method_daemon[];
 extern const struct method *const method_ended[];
 
@@ -1201,6 +1604,7 @@ struct daemon {
 	unsigned long		 next_id;
 	unsigned long		 keep_ended;	/* ended sessions kept */
 	unsigned long		 keep_ended_s;	/* and for how many seconds */
+	uint64_t		 transcript_max; /* bytes a transcript's log may have */
 	unsigned long		 nended;
 	bool			 shutting_down;
 	struct timer		*prune;		/* forgets ended sessions */

@@ -22,7 +22,7 @@
 #define FAULT_SCB_LEN	20
 
 /* The handlers whose hit is a fault on an M-profile target. */
-static const char *const fault_defaults[] = {
+const char *const fault_cortex_m[] = {
 	"*HardFault_Handler",
 	"*MemManage_Handler",
 	"*BusFault_Handler",
@@ -66,7 +66,6 @@ struct fault_job {
 };
 
 enum {
-	FAULT_BREAK,	/* is this breakpoint a fault break? */
 	FAULT_FRAMES,
 	FAULT_NAMES,
 	FAULT_VALUES,
@@ -78,7 +77,6 @@ enum {
 
 static void	fault_next(struct fault_job *);
 static void	fault_incomplete(struct fault_job *, const char *);
-static bool	fault_is_break(struct session *, const char *);
 
 /* The record's registers as an object, name to value. */
 static json_t *
@@ -236,7 +234,7 @@ fault_reply(void *arg, const struct mi_record *rec, const char *out,
     size_t len)
 {
 	struct fault_job	*j = arg;
-	const char		*loc, *hex;
+	const char		*hex;
 
 	(void)out;
 	(void)len;
@@ -250,26 +248,7 @@ fault_reply(void *arg, const struct mi_record *rec, const char *out,
 	if (strcmp(rec->cls, "error") == 0) {
 		fault_incomplete(j, json_string_value(json_object_get(
 		    rec->results, "msg")));
-		/* Not known to be a fault break: no record at all. */
-		if (j->step == FAULT_BREAK) {
-			json_decref(j->rec);
-			j->rec = NULL;
-			j->step = FAULT_DONE;
-		}
 	} else switch (j->step) {
-	case FAULT_BREAK:
-		loc = json_string_value(json_object_get(json_object_get(
-		    json_array_get(json_object_get(json_object_get(
-		    rec->results, "BreakpointTable"), "body"), 0), "bkpt"),
-		    "original-location"));
-		if (loc == NULL || !fault_is_break(j->s, loc)) {
-			j->step = FAULT_DONE;
-			json_decref(j->rec);
-			j->rec = NULL;
-			break;
-		}
-		json_object_set_new(j->rec, "location", json_string(loc));
-		break;
 	case FAULT_FRAMES:
 		fault_frames(j, rec);
 		break;
@@ -394,14 +373,9 @@ fault_send(struct fault_job *j)
 {
 	bool		 m = json_object_get(fault_registers(j), "xpsr") != NULL;
 	unsigned long	 t;
-	const char	*bkpt;
 	char		*q;
 
 	switch (j->step) {
-	case FAULT_BREAK:
-		bkpt = json_string_value(json_object_get(j->rec, "bkptno"));
-		return bkpt == NULL ? 0 : mi_command(j->mi, fault_reply, j,
-		    "-break-info %s", bkpt);
 	case FAULT_FRAMES:
 		return mi_command(j->mi, fault_reply, j,
 		    "-stack-list-frames 0 63");
@@ -445,22 +419,6 @@ fault_next(struct fault_job *j)
 	free(j);
 }
 
-/* Whether a breakpoint's location is one of the session's fault breaks. */
-static bool
-fault_is_break(struct session *s, const char *loc)
-{
-	json_t	*all = fault_breaks(s), *v;
-	size_t	 i;
-	bool	 found = false;
-
-	/* fault_breaks is the one list; a stop at a breakpoint is rare. */
-	json_array_foreach(all, i, v)
-		if (strcmp(json_string_value(v), loc) == 0)
-			found = true;
-	json_decref(all);
-	return found;
-}
-
 /* Whether a signal's name is one a target dies of. */
 static bool
 fault_is_signal(const char *name)
@@ -474,12 +432,14 @@ fault_is_signal(const char *name)
 }
 
 /*
- * gdb stopped the target: on a fatal signal, or a breakpoint that may be a
- * fault break, start gathering the fault record.
+ * gdb stopped the target: on a fatal signal, or at one of the session's
+ * fault breaks (known by number, so a user's breakpoint costs nothing),
+ * start gathering the fault record.
  */
 void
-fault_stopped(struct session *s, struct mi *mi, const struct mi_record *rec)
+fault_stopped(struct gdb_data *g, const struct mi_record *rec)
 {
+	struct session		*s = g->s;
 	const char		*reason, *sig, *bkpt;
 	struct fault_job	*j;
 
@@ -490,35 +450,39 @@ fault_stopped(struct session *s, struct mi *mi, const struct mi_record *rec)
 		return;
 	if (strcmp(reason, "signal-received") == 0 && !fault_is_signal(sig))
 		return;
-	if (strcmp(reason, "breakpoint-hit") == 0 && (bkpt == NULL ||
-	    (s->l.no_fault_defaults && json_array_size(s->l.fault_breaks) ==
-	    0)))
+	if (strcmp(reason, "breakpoint-hit") == 0 &&
+	    !gdb_breaks_internal(g, bkpt))
 		return;
 	if (strcmp(reason, "signal-received") != 0 &&
 	    strcmp(reason, "breakpoint-hit") != 0)
 		return;
 	j = xcalloc(1, sizeof *j);
 	j->s = s;
-	j->mi = mi;
+	j->mi = g->mi;
 	j->rec = json_pack("{s:s}", "reason", reason);
 	if (sig != NULL)
 		json_object_set_new(j->rec, "signal", json_string(sig));
-	if (bkpt != NULL && strcmp(reason, "breakpoint-hit") == 0)
+	if (strcmp(reason, "breakpoint-hit") == 0) {
 		json_object_set_new(j->rec, "bkptno", json_string(bkpt));
+		json_object_set_new(j->rec, "location", json_string(
+		    gdb_breaks_location(g, bkpt)));
+	}
 	log_info("session %lu: %s%s%s: gathering the fault record", s->id,
 	    reason, sig != NULL ? " " : "", sig != NULL ? sig : "");
 	fault_next(j);
 }
 
-/* The breakpoints whose hit is a fault: the defaults, then --fault-break. */
+/* The breakpoints whose hit is a fault: the kind's defaults, then --fault-break. */
 json_t *
 fault_breaks(const struct session *s)
 {
 	json_t	*all = json_array();
 	size_t	 i;
 
-	for (i = 0; !s->l.no_fault_defaults && fault_defaults[i] != NULL; i++)
-		json_array_append_new(all, json_string(fault_defaults[i]));
+	for (i = 0; !s->l.no_fault_defaults && s->backend->fault_defaults !=
+	    NULL && s->backend->fault_defaults[i] != NULL; i++)
+		json_array_append_new(all, json_string(
+		    s->backend->fault_defaults[i]));
 	json_array_extend(all, s->l.fault_breaks);
 	return all;
 }

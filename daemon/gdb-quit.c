@@ -66,8 +66,8 @@ gdb_quit_one_reply(void *arg, const struct mi_record *rec, const char *out,
 	if (rec != NULL && one->detach && strcmp(rec->cls, "done") == 0) {
 		if (main != NULL)
 			main->quit_detached = true;
-		session_target(g->s, json_pack("{s:s, s:I}", "state",
-		    "detached", "pid", (json_int_t)one->pid));
+		gdb_target(g, json_pack("{s:s, s:I}", "state", "detached",
+		    "pid", (json_int_t)one->pid));
 	}
 	free(one);
 	if (rec == NULL)	/* gdb is gone already */

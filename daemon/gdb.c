@@ -9,6 +9,9 @@
 
 #include "daemon.h"
 
+/* How long a process's exit waits for the *stopped that says how. */
+#define GDB_EXIT_HOLD_MS 20
+
 /* How long an exec waits for gdb by default. */
 #define GDB_EXEC_TIMEOUT 10000
 
@@ -58,7 +61,34 @@ gdb_stop_json(const struct mi_record *rec)
 		json_object_set_new(stop, "file", json_string(file));
 	gdb_copy_int(stop, "line", frame, "line");
 	gdb_copy(stop, "addr", frame, "addr");
+	gdb_copy_int(stop, "bkptno", rec->results, "bkptno");
+	if (json_is_object(frame))
+		json_object_set_new(stop, "frame", json_pack("{s:O?, s:O?, "
+		    "s:O?, s:O?}", "func", json_object_get(frame, "func"),
+		    "file", json_object_get(stop, "file"), "line",
+		    json_object_get(stop, "line"), "addr",
+		    json_object_get(frame, "addr")));
 	return stop;
+}
+
+/* A *stopped that is no exit: the stop record, who it is by, then triage. */
+static void
+gdb_stopped(struct gdb_data *g, const struct mi_record *rec)
+{
+	json_t		*stop = gdb_stop_json(rec), *target;
+	const char	*by;
+	bool		 transient;
+
+	by = gdb_control_stop_by(g, json_string_value(json_object_get(stop,
+	    "reason")), json_string_value(json_object_get(stop, "signal")),
+	    &transient);
+	json_object_set_new(stop, "by", json_string(by));
+	target = json_pack("{s:s, s:o}", "state", "stopped", "stop", stop);
+	if (transient)
+		json_object_set_new(target, "transient", json_true());
+	gdb_target(g, target);
+	fault_stopped(g, rec);
+	gdb_quit_stopped(g);
 }
 
 /*
@@ -72,13 +102,108 @@ gdb_run_event(struct gdb_data *g, const struct mi_record *rec)
 	if (rec->kind != MI_NOTIFY)
 		return;
 	if (strcmp(rec->cls, "thread-group-started") == 0) {
-		if (g->groups++ == 0)
+		/* A new run: the last one's fault is history. */
+		if (g->groups++ == 0) {
+			session_fault_clear(g->s);
 			session_target_run(g->s, true);
+		}
 		return;
 	}
 	if (strcmp(rec->cls, "thread-group-exited") == 0 && g->groups > 0 &&
 	    --g->groups == 0)
 		session_target_run(g->s, false);
+}
+
+/*
+ * gdb made a breakpoint: one of the command line's fault breaks (a native
+ * session's go in with -ex) is known by its number from now on.
+ */
+static void
+gdb_break_event(struct gdb_data *g, const struct mi_record *rec)
+{
+	json_t		*b = json_object_get(rec->results, "bkpt"), *all, *v;
+	const char	*loc;
+	size_t		 i;
+
+	if (json_is_array(b))
+		b = json_array_get(b, 0);
+	loc = json_string_value(json_object_get(b, "original-location"));
+	if (loc == NULL || g->s->l.pid != 0)
+		return;
+	all = g->s->l.fault_breaks;
+	json_array_foreach(all, i, v)
+		if (strcmp(json_string_value(v), loc) == 0 &&
+		    !gdb_breaks_placed(g, loc))
+			gdb_breaks_inserted(g, rec);
+}
+
+/* Publish an exit record held back for the *stopped that may complete it. */
+void
+gdb_exit_flush(struct gdb_data *g)
+{
+	json_t *exit = g->exit_held;
+
+	if (exit == NULL)
+		return;
+	g->exit_held = NULL;
+	timer_stop(g->exit_timer);
+	session_target(g->s, exit);
+	gdb_control_target(g, exit);
+}
+
+/*
+ * Publish a target record of the gdb family (taken): an exit held back
+ * goes first, so records keep gdb's order; the running job hears of it.
+ */
+void
+gdb_target(struct gdb_data *g, json_t *target)
+{
+	gdb_exit_flush(g);
+	join_target_by(g, target);
+	session_target(g->s, target);
+	gdb_control_target(g, target);
+}
+
+/* No *stopped came after the group's exit (a kill): it is the record. */
+static void
+gdb_exit_timer_cb(void *arg)
+{
+	gdb_exit_flush(arg);
+}
+
+/*
+ * The program's process exited: hold its record for a moment, since gdb
+ * says how (a code, a signal) in the *stopped that follows in the same
+ * breath, so that one exit makes one record, whole.
+ */
+static void
+gdb_exit_hold(struct gdb_data *g, const struct mi_record *rec)
+{
+	gdb_exit_flush(g);
+	g->exit_held = json_pack("{s:s}", "state", "exited");
+	gdb_copy(g->exit_held, "exit_code", rec->results, "exit-code");
+	if (g->exit_timer == NULL)
+		g->exit_timer = timer_new(gdb_exit_timer_cb, g);
+	timer_start(g->exit_timer, GDB_EXIT_HOLD_MS);
+}
+
+/* *stopped with an exited reason: the held record, completed, or a new one. */
+static void
+gdb_exited(struct gdb_data *g, const struct mi_record *rec, const char *reason)
+{
+	json_t *exit = g->exit_held;
+
+	g->exit_held = NULL;
+	timer_stop(g->exit_timer);
+	if (exit == NULL)
+		exit = json_pack("{s:s}", "state", "exited");
+	json_object_set_new(exit, "reason", json_string(reason));
+	if (json_object_get(exit, "exit_code") == NULL)
+		gdb_copy(exit, "exit_code", rec->results, "exit-code");
+	gdb_copy(exit, "signal", rec->results, "signal-name");
+	session_target(g->s, exit);
+	gdb_quit_stopped(g);
+	gdb_control_target(g, exit);
 }
 
 /* gdb said something on its own: the target started, stopped or exited. */
@@ -87,41 +212,41 @@ gdb_event(void *arg, const struct mi_record *rec)
 {
 	struct gdb_data	*g = arg;
 	const char	*reason;
-	json_t		*exit;
+	json_t		*target;
 
-	gdb_run_event(g, rec);
-	if (rec->kind == MI_EXEC && strcmp(rec->cls, "running") == 0) {
-		session_target(g->s, json_pack("{s:s}", "state", "running"));
-		return;
-	}
 	reason = json_string_value(json_object_get(rec->results, "reason"));
-	/* *stopped,reason="exited-normally" follows =thread-group-exited. */
 	if (rec->kind == MI_EXEC && strcmp(rec->cls, "stopped") == 0 &&
 	    reason != NULL && strncmp(reason, "exited", 6) == 0) {
-		exit = json_pack("{s:s, s:s}", "state", "exited", "reason",
-		    reason);
-		gdb_copy(exit, "exit_code", rec->results, "exit-code");
-		session_target(g->s, exit);
-		gdb_quit_stopped(g);
+		gdb_run_event(g, rec);
+		gdb_exited(g, rec, reason);
+		return;
+	}
+	/* Another run or state first: the held exit is all there will be. */
+	if (rec->kind == MI_EXEC || (rec->kind == MI_NOTIFY &&
+	    strcmp(rec->cls, "thread-group-started") == 0))
+		gdb_exit_flush(g);
+	gdb_run_event(g, rec);
+	if (rec->kind == MI_NOTIFY && strcmp(rec->cls, "breakpoint-created") == 0)
+		gdb_break_event(g, rec);
+	join_mi_event(g, rec);
+	if (rec->kind == MI_EXEC && strcmp(rec->cls, "running") == 0) {
+		target = json_pack("{s:s}", "state", "running");
+		if (gdb_control_running_transient(g))
+			json_object_set_new(target, "transient", json_true());
+		gdb_target(g, target);
 		return;
 	}
 	if (rec->kind == MI_EXEC && strcmp(rec->cls, "stopped") == 0) {
-		session_target(g->s, json_pack("{s:s, s:o}", "state",
-		    "stopped", "stop", gdb_stop_json(rec)));
-		fault_stopped(g->s, g->mi, rec);
-		gdb_quit_stopped(g);
+		gdb_stopped(g, rec);
 		return;
 	}
 	if (rec->kind == MI_NOTIFY &&
-	    strcmp(rec->cls, "thread-group-exited") == 0) {
-		exit = json_pack("{s:s}", "state", "exited");
-		gdb_copy(exit, "exit_code", rec->results, "exit-code");
-		session_target(g->s, exit);
-	}
+	    strcmp(rec->cls, "thread-group-exited") == 0)
+		gdb_exit_hold(g, rec);
 }
 
 /* Console text as a JSON string; bytes that are not UTF-8 become '?'. */
-static json_t *
+json_t *
 gdb_text(const char *out, size_t len)
 {
 	json_t	*v;
@@ -149,6 +274,8 @@ gdb_exec_reply(void *arg, const struct mi_record *rec, const char *out,
 	const char	*msg;
 
 	e->token = 0;
+	/* A kill's exit comes with no *stopped: it is whole by its answer. */
+	gdb_exit_flush(e->g);
 	if (rec == NULL) {
 		request_error(req, RPC_NOT_RUNNING, "gdb ended before it "
 		    "answered");
@@ -223,8 +350,14 @@ gdb_command(struct session *s, struct request *req)
 	if (strpbrk(cmd, "\r\n") != NULL || *cmd == '\0')
 		return request_error(req, RPC_INVALID_PARAMS, "\"command\" "
 		    "must be one non-empty line");
+	/* One that may delete the fault breaks is answered once they are back. */
+	if (gdb_breaks_deletes(cmd) && json_object_size(g->fault_bkpts) > 0)
+		return gdb_breaks_exec(req, g, cmd);
 	e = xcalloc(1, sizeof *e);
 	e->g = g;
+	/* The stop it makes is by "halt", as the verb's is. */
+	if (strcmp(cmd, "-exec-interrupt") == 0 || strcmp(cmd, "interrupt") == 0)
+		g->halting = GDB_HALT_USER;
 	pending_wait(req, e, gdb_exec_free);
 	if (*cmd == '-')
 		e->token = mi_command(g->mi, gdb_exec_reply, req, "%s", cmd);

@@ -92,51 +92,101 @@ launch_stop_target(struct launch *l, json_t *params, struct rpc_error *err)
 	return -1;
 }
 
+/* Whether a kind has a default for stop_target (the gdb family does). */
+static bool
+launch_stops_target(const struct backend *be, const void *arg)
+{
+	(void)arg;
+	return be->stop_target != NULL;
+}
+
+/* Refuse what other kinds take: "X belongs to the Y kind". */
+static int
+launch_belongs(const char *what, backend_pick pick, const void *arg,
+    struct rpc_error *err)
+{
+	char *kinds = backend_kinds_that(pick, arg);
+
+	rpc_error_set(err, RPC_INVALID_PARAMS, "%s belongs to %s", what, kinds);
+	free(kinds);
+	return -1;
+}
+
+/*
+ * A launch's kind params (the method's check hook): each kind declares
+ * its own, typed as a method's; one the launch's kind does not declare is
+ * refused with the kinds that do, one it requires is required.
+ */
+int
+launch_check_params(json_t *params, json_t *out, struct rpc_error *err)
+{
+	const struct backend		*be, *kind;
+	const struct method_param	*p;
+	const char			*name;
+	json_t				*v;
+	char				 what[80];
+	size_t				 i;
+
+	name = json_string_value(json_object_get(params, "kind"));
+	/* An unknown kind is launch_parse's to refuse, with the list. */
+	if ((kind = backend_find(name != NULL ? name : "gdb")) == NULL)
+		return 0;
+	for (i = 0; (be = backend_at(i)) != NULL; i++) {
+		for (p = be->params; p != NULL && p->name != NULL; p++) {
+			v = json_object_get(params, p->name);
+			if (v == NULL || json_is_null(v) ||
+			    json_object_get(out, p->name) != NULL)
+				continue;
+			if (request_check_param(p, params, out, err) != 0)
+				return -1;
+			if (backend_takes(kind, p->name))
+				continue;
+			snprintf(what, sizeof what, "\"%s\"", p->name);
+			return launch_belongs(what, backend_takes, p->name,
+			    err);
+		}
+	}
+	for (p = kind->params; p != NULL && p->name != NULL; p++) {
+		if (!p->required || json_object_get(out, p->name) != NULL)
+			continue;
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"%s\" is required by "
+		    "kind %s", p->name, kind->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* A string param of the launch's kind, or NULL. */
+const char *
+launch_get_str(const struct launch *l, const char *name)
+{
+	return json_string_value(json_object_get(l->kind_params, name));
+}
+
 /* Check what belongs to which kind; the types are checked already. */
 static int
 launch_check_kind(const struct launch *l, json_t *params,
     struct rpc_error *err)
 {
-	int flags = l->backend->flags;
+	int	 flags = l->backend->flags, attach = BACKEND_ATTACH;
+	char	*kinds;
 
 	if ((flags & BACKEND_PROGRAM) && json_array_size(l->argv) == 0 &&
 	    l->pid == 0) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "\"argv\" is required");
 		return -1;
 	}
-	if ((flags & BACKEND_REMOTE) && l->remote == NULL) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "\"remote\" is "
-		    "required");
-		return -1;
-	}
-	if (!(flags & BACKEND_REMOTE) && l->remote != NULL) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "\"remote\" belongs "
-		    "to remote sessions (kind \"remote\")");
-		return -1;
-	}
-	if (!(flags & BACKEND_SERVER) && (l->server != NULL ||
-	    json_object_get(params, "port") != NULL)) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "\"server\" and "
-		    "\"port\" belong to gdbserver sessions");
-		return -1;
-	}
 	if (json_object_get(params, "stop_target") != NULL &&
-	    l->backend->stop_target == NULL) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "\"stop_target\" "
-		    "belongs to the gdb, remote and gdbserver kinds");
-		return -1;
-	}
+	    l->backend->stop_target == NULL)
+		return launch_belongs("\"stop_target\"", launch_stops_target,
+		    NULL, err);
 	/* "auto" tells a started target by its place in the session's tree. */
 	if (l->stop_target != NULL && strcmp(l->stop_target, "auto") == 0 &&
 	    !(flags & BACKEND_ATTACH)) {
+		kinds = backend_kinds_that(backend_has, &attach);
 		rpc_error_set(err, RPC_INVALID_PARAMS, "\"stop_target\" "
-		    "\"auto\" needs a target on this host (the gdb and "
-		    "gdbserver kinds)");
-		return -1;
-	}
-	if (l->remote != NULL && strlen(l->remote) > 255) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "\"remote\" is longer "
-		    "than 255 bytes");
+		    "\"auto\" needs a target on this host (%s)", kinds);
+		free(kinds);
 		return -1;
 	}
 	if (l->backend->check != NULL)
@@ -146,17 +196,18 @@ launch_check_kind(const struct launch *l, json_t *params,
 
 /*
  * Each fault break is one location, typed after "break " on gdb's command
- * line: a line break or another control byte would make a bogus breakpoint
- * and a command of its own.
+ * line, and each reset or load command one console line: a line break or
+ * another control byte would make a bogus breakpoint and a command of its
+ * own.
  */
 static int
-launch_check_breaks(const struct launch *l, struct rpc_error *err)
+launch_check_lines(json_t *lines, const char *what, struct rpc_error *err)
 {
 	const char	*p;
 	json_t		*v;
 	size_t		 i, k, n;
 
-	json_array_foreach(l->fault_breaks, i, v) {
+	json_array_foreach(lines, i, v) {
 		p = json_string_value(v);
 		n = json_string_length(v);
 		for (k = 0; k < n && (unsigned char)p[k] >= 0x20 &&
@@ -164,10 +215,14 @@ launch_check_breaks(const struct launch *l, struct rpc_error *err)
 			;
 		if (n > 0 && k == n)
 			continue;
-		rpc_error_set(err, RPC_INVALID_PARAMS, n == 0 ? "fault break "
-		    "%zu is empty" : "fault break %zu holds a line break or "
-		    "another control character: a location is one line",
-		    i + 1);
+		if (n == 0)
+			rpc_error_set(err, RPC_INVALID_PARAMS, "%s %zu is "
+			    "empty", what, i + 1);
+		else
+			rpc_error_set(err, RPC_INVALID_PARAMS, "%s %zu holds "
+			    "a line break or another control character: %s is "
+			    "one line", what, i + 1, strcmp(what, "fault break")
+			    == 0 ? "a location" : "a command");
 		return -1;
 	}
 	return 0;
@@ -210,15 +265,13 @@ launch_check_pid(const struct launch *l, struct rpc_error *err)
 	const char	*why = NULL;
 	long		 tracer;
 	char		 state;
+	int		 attach = BACKEND_ATTACH;
 
 	if (l->pid == 0)
 		return 0;
 	if (!(l->backend->flags & BACKEND_ATTACH))
-		why = "\"pid\" belongs to the gdb and gdbserver kinds";
-	else if (l->server != NULL)
-		why = "\"pid\" and \"server\" exclude each other: give the "
-		    "server its pid in its command";
-	else if (json_array_size(l->argv) > 1)
+		return launch_belongs("\"pid\"", backend_has, &attach, err);
+	if (json_array_size(l->argv) > 1)
 		why = "a process attached to by \"pid\" has its arguments: "
 		    "PROGRAM alone may name its file";
 	else if (l->transport)
@@ -331,7 +384,9 @@ launch_check(const struct launch *l, json_t *params, struct rpc_error *err)
 	json_t		*val;
 
 	if (launch_check_kind(l, params, err) != 0 ||
-	    launch_check_breaks(l, err) != 0)
+	    launch_check_lines(l->fault_breaks, "fault break", err) != 0 ||
+	    launch_check_lines(l->reset_commands, "reset command", err) != 0 ||
+	    launch_check_lines(l->load_commands, "load command", err) != 0)
 		return -1;
 	if (json_array_size(l->argv) > 0 &&
 	    *json_string_value(json_array_get(l->argv, 0)) == '\0') {
@@ -366,6 +421,19 @@ launch_check(const struct launch *l, json_t *params, struct rpc_error *err)
 	return launch_check_program(l, err);
 }
 
+/* The params the kind declares, copied out of a launch's. */
+static json_t *
+launch_kind_params(const struct backend *be, json_t *params)
+{
+	const struct method_param	*p;
+	json_t				*out = json_object(), *v;
+
+	for (p = be->params; p != NULL && p->name != NULL; p++)
+		if ((v = json_object_get(params, p->name)) != NULL)
+			json_object_set_new(out, p->name, json_deep_copy(v));
+	return out;
+}
+
 /* Read a launch's params (their types already checked) into l. */
 int
 launch_parse(struct launch *l, json_t *params, struct rpc_error *err)
@@ -392,9 +460,16 @@ launch_parse(struct launch *l, json_t *params, struct rpc_error *err)
 	    CONNECT_TIMEOUT_DEFAULT);
 	l->stop_timeout = launch_int(params, "stop_timeout",
 	    STOP_TIMEOUT_DEFAULT);
-	l->transport = json_is_true(json_object_get(params, "transport"));
+	v = json_object_get(params, "transport");
+	l->transport = json_is_true(v) || (v == NULL &&
+	    (l->backend->flags & BACKEND_TRANSPORT));
 	v = json_object_get(params, "fault_breaks");
 	l->fault_breaks = v != NULL ? json_deep_copy(v) : json_array();
+	v = json_object_get(params, "reset_commands");
+	l->reset_commands = v != NULL ? json_deep_copy(v) : NULL;
+	v = json_object_get(params, "load_commands");
+	l->load_commands = v != NULL ? json_deep_copy(v) : NULL;
+	l->kind_params = launch_kind_params(l->backend, params);
 	l->no_fault_defaults = json_is_false(json_object_get(params,
 	    "fault_break_defaults"));
 	l->core = json_is_true(json_object_get(params, "core"));
@@ -416,6 +491,9 @@ launch_free(struct launch *l)
 	json_decref(l->env);
 	json_decref(l->commands);
 	json_decref(l->fault_breaks);
+	json_decref(l->reset_commands);
+	json_decref(l->load_commands);
+	json_decref(l->kind_params);
 	free(l->name);
 	free(l->cwd);
 	free(l->debugger);

@@ -25,7 +25,10 @@ main_usage(FILE *f)
 	    "tcp:HOST:PORT]... [--token-file F]\n");
 }
 
-/* The next session id: past every log already in the state directory. */
+/*
+ * The next session id: past every session file already in the state
+ * directory (N.log, N.target.log, N.core, ...), so that none is reused.
+ */
 static unsigned long
 main_scan_ids(const char *dir)
 {
@@ -39,8 +42,7 @@ main_scan_ids(const char *dir)
 	while ((de = readdir(d)) != NULL) {
 		errno = 0;
 		id = strtoul(de->d_name, &end, 10);
-		if (errno == 0 && end != de->d_name && strcmp(end, ".log") == 0 &&
-		    id > max)
+		if (errno == 0 && end != de->d_name && *end == '.' && id > max)
 			max = id;
 	}
 	closedir(d);
@@ -424,6 +426,8 @@ main(int argc, char **argv)
 	    KEEP_ENDED_DEFAULT);
 	dmn.keep_ended_s = main_env("DBGCTLD_KEEP_ENDED_SECONDS", 0,
 	    315360000, KEEP_ENDED_SECONDS_DEFAULT);
+	dmn.transcript_max = main_env("DBGCTLD_TRANSCRIPT_MAX", 0, 1LL << 50,
+	    TRANSCRIPT_MAX_DEFAULT);
 	peer_init(main_env("DBGCTLD_AUTH_TIMEOUT", 100, 3600000,
 	    PEER_TIMEOUT_DEFAULT));
 	main_listen_all(&o);

@@ -93,6 +93,9 @@ method_launch_exec(struct request *req)
 		launch_free(&l);
 		return request_fail(req, &err);
 	}
+	/* Its expects start at its first byte (method-expect.c). */
+	if (req->conn != NULL)
+		s->launched_by = req->conn->serial;
 	if (session_ended(s)) {
 		method_launch_state(&k, s, NULL);
 		return METHOD_ERROR;
@@ -115,9 +118,8 @@ static const struct method_param method_launch_params[] = {
 	{ "name", PT_STRING, false, 0, 0 },
 	{ "cwd", PT_STRING, false, 0, 0 },
 	{ "debugger", PT_STRING, false, 0, 0 },
-	{ "remote", PT_STRING, false, 0, 0 },
-	{ "server", PT_STRING, false, 0, 0 },
-	{ "port", PT_INT, false, 1, 65535 },
+	{ "reset_commands", PT_STRINGS, false, 0, 0 },
+	{ "load_commands", PT_STRINGS, false, 0, 0 },
 	{ "connect_timeout", PT_INT, false, 1, STOP_TIMEOUT_MAX },
 	{ "stop_timeout", PT_INT, false, 0, STOP_TIMEOUT_MAX },
 	{ "stop_target", PT_STRING, false, 0, 0 },
@@ -136,6 +138,8 @@ static const struct method method_launch = {
 	.name = "launch",
 	.params = method_launch_params,
 	.exec = method_launch_exec,
+	/* Each kind declares its own params (struct backend's). */
+	.check = launch_check_params,
 };
 
 /*

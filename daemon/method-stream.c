@@ -12,6 +12,8 @@
 
 /* Where a logs request reads from, and how much. */
 struct method_logs_data {
+	struct output	*o;
+	const char	*stream;
 	uint64_t	 off;
 	size_t		 max;
 };
@@ -32,26 +34,30 @@ method_stream_done(struct request *req, char *b64, json_t *rest)
 	return request_done_head(req, head, len, rest);
 }
 
-/* The logs result: up to max bytes of console output from offset off. */
+/* The logs result: up to max bytes of a stream's output from offset off. */
 static enum method_return
-method_logs_reply(struct request *req, struct session *s, uint64_t off,
-    size_t max)
+method_logs_reply(struct request *req, struct method_logs_data *d)
 {
-	char		*buf = xmalloc(max), *text;
+	struct session	*s = req->session;
+	struct output	*o = d->o;
+	char		*buf = xmalloc(d->max), *text;
+	uint64_t	 off = d->off, next;
 	size_t		 n;
-	uint64_t	 next;
 	json_t		*v;
 
-	n = output_read(&s->output, off, buf, max);
+	n = output_read(o, off, buf, d->max);
 	next = off + n;
 	/* Bytes that cannot be had are skipped and named, so readers move on. */
-	if (n == 0 && off < output_size(&s->output))
-		next = output_missing(&s->output, off);
+	if (n == 0 && off < output_size(o))
+		next = output_missing(o, off);
 	text = xb64_encode(buf, n);
 	free(buf);
-	v = json_pack("{s:I, s:I, s:I, s:b}", "offset", (json_int_t)off,
-	    "next_offset", (json_int_t)next, "size",
-	    (json_int_t)output_size(&s->output), "ended", session_ended(s));
+	v = json_pack("{s:s, s:I, s:I, s:I, s:b}", "stream", d->stream,
+	    "offset", (json_int_t)off, "next_offset", (json_int_t)next, "size",
+	    (json_int_t)output_size(o), "ended", session_stream_ended(s,
+	    d->stream, true));
+	if (request_bool(req, "timestamps"))
+		json_object_set_new(v, "times", output_times_get(o, off, next));
 	if (next > off + n)
 		json_object_set_new(v, "missing", json_pack("{s:I, s:I}",
 		    "offset", (json_int_t)off, "bytes", (json_int_t)(next -
@@ -68,8 +74,8 @@ method_logs_event(struct sink *k, struct session *s,
 	struct method_logs_data	*d = req->data;
 
 	(void)ev;
-	if (d->off < output_size(&s->output) || session_ended(s))
-		method_logs_reply(req, s, d->off, d->max);
+	if (d->off < output_size(d->o) || session_stream_ended(s, d->stream, true))
+		method_logs_reply(req, d);
 }
 
 /* Free a logs request's state. */
@@ -80,31 +86,35 @@ method_logs_free(struct request *req)
 }
 
 /*
- * logs: console output from an offset or the last lines, maybe waiting.
- * The start is resolved once here; a waiting request only compares sizes.
+ * logs: a stream's output from an offset or the last lines, maybe
+ * waiting. The start is resolved once here; a waiting request only
+ * compares sizes.
  */
 static enum method_return
 method_logs_exec(struct request *req)
 {
 	struct session		*s = req->session;
-	struct method_logs_data	*d;
-	uint64_t		 off = request_int(req, "offset", 0);
+	struct method_logs_data	 now, *d;
+	struct rpc_error	 err;
 	long long		 lines = request_int(req, "lines", -1);
-	size_t			 max = request_int(req, "max", LOGS_MAX);
 
+	now.stream = request_str(req, "stream", "console");
+	if ((now.o = session_stream_find(s, now.stream, &err)) == NULL)
+		return request_fail(req, &err);
+	now.off = request_int(req, "offset", 0);
+	now.max = request_int(req, "max", LOGS_MAX);
 	if (lines >= 0)
-		off = output_tail_offset(&s->output, lines,
+		now.off = output_tail_offset(now.o, lines,
 		    OUTPUT_TAIL_SCAN_MAX);
-	if (max > LOGS_MAX)
-		max = LOGS_MAX;
-	if (!request_bool(req, "wait") || off < output_size(&s->output) ||
-	    session_ended(s))
-		return method_logs_reply(req, s, off, max);
-	d = xcalloc(1, sizeof *d);
-	d->off = off;
-	d->max = max;
+	if (now.max > LOGS_MAX)
+		now.max = LOGS_MAX;
+	if (!request_bool(req, "wait") || now.off < output_size(now.o) ||
+	    session_stream_ended(s, now.stream, true))
+		return method_logs_reply(req, &now);
+	d = xmalloc(sizeof *d);
+	*d = now;
 	pending_wait(req, d, method_logs_free);
-	pending_sink(req, s, SE_OUTPUT | SE_STATE, method_logs_event);
+	pending_sink(req, s, session_stream_events(), method_logs_event);
 	return METHOD_WAIT;
 }
 
@@ -114,6 +124,8 @@ static const struct method_param method_logs_params[] = {
 	{ "lines", PT_INT, false, 0, 100000000 },
 	{ "max", PT_INT, false, 1, 1LL << 30 },
 	{ "wait", PT_BOOL, false, 0, 0 },
+	{ "stream", PT_STRING, false, 0, 0 },
+	{ "timestamps", PT_BOOL, false, 0, 0 },
 	{ NULL, 0, false, 0, 0 }
 };
 
@@ -156,8 +168,8 @@ static enum method_return
 method_read_reply(struct request *req, struct transport *t)
 {
 	size_t		 want = request_int(req, "max", READ_MAX), n;
-	uint64_t	 off = transport_offset(t);
 	unsigned long	 run = transport_run(t);
+	uint64_t	 off;
 	char		*buf, *text;
 	json_t		*v;
 
@@ -165,14 +177,17 @@ method_read_reply(struct request *req, struct transport *t)
 		want = READ_MAX;
 	buf = xmalloc(want);
 	n = transport_take(t, buf, want);
+	/* After the take: bytes its transcript lost are skipped before them. */
+	off = transport_offset(t) - n;
 	text = xb64_encode(buf, n);
 	free(buf);
 	/*
 	 * The offset is the stream's, as a target subscriber's pieces name;
 	 * the run is the program's run the bytes (or the EOF) belong to.
 	 */
-	v = json_pack("{s:I, s:b, s:I}", "offset", (json_int_t)off, "eof",
-	    n == 0 && transport_drained(t), "run", (json_int_t)run);
+	v = json_pack("{s:I, s:I, s:b, s:I}", "offset", (json_int_t)off,
+	    "next_offset", (json_int_t)(off + n), "eof", n == 0 &&
+	    transport_drained(t), "run", (json_int_t)run);
 	return method_stream_done(req, text, v);
 }
 

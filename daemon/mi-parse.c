@@ -575,7 +575,7 @@ mi_parse(const char *line, size_t len, struct mi_record *r, char *err,
 static int
 mi_parse_cut_text(struct mi_parse_in *in, struct mi_record *r)
 {
-	char	*err = in->err, c;
+	char	*err = in->err, c = 0;
 	size_t	 n = 0;
 
 	if (mi_parse_peek(in) != '"')

@@ -16,6 +16,7 @@ struct mi_cmd {
 	mi_reply_cb		 cb;		/* NULL once cancelled */
 	void			*arg;
 	struct mi_cmd		*opens;		/* a marker: the command it opens */
+	char			*cmd;		/* as sent, for the answered hook */
 	bool			 collecting;	/* its console output is its own */
 	struct capbuf		 out;		/* console stream it caused */
 };
@@ -29,6 +30,7 @@ mi_cmd_free(struct mi *m, struct mi_cmd *c)
 {
 	TAILQ_REMOVE(&m->cmds, c, entry);
 	capbuf_free(&c->out);
+	free(c->cmd);
 	free(c);
 }
 
@@ -70,9 +72,11 @@ mi_cmd_answer(struct mi_cmd *c, const struct mi_record *rec)
  * order, so commands sent before it that have no answer never get one.
  */
 static void
-mi_result(struct mi *m, const struct mi_record *rec)
+mi_result(struct mi *m, const struct mi_record *rec, const char *line,
+    size_t len)
 {
-	struct mi_cmd *c, *next;
+	struct mi_cmd	*c, *next;
+	char		*cmd;
 
 	TAILQ_FOREACH(c, &m->cmds, entry)
 		if (rec->has_token && c->token == rec->token)
@@ -84,9 +88,14 @@ mi_result(struct mi *m, const struct mi_record *rec)
 		if (!m->closed)
 			mi_cmd_free(m, next);
 	}
+	cmd = c->cmd;
+	c->cmd = NULL;
 	mi_cmd_answer(c, rec);
 	if (!m->closed)
 		mi_cmd_free(m, c);
+	if (!m->closed && m->answered != NULL && cmd != NULL)
+		m->answered(m->arg, cmd, rec, line, len);
+	free(cmd);
 }
 
 /*
@@ -112,7 +121,7 @@ mi_cut(struct mi *m, const char *line, size_t len)
 		strlcpy(rec.cls, "error", sizeof rec.cls);
 		json_object_set_new(rec.results, "msg", json_string("gdb's "
 		    "answer was longer than 1 MiB"));
-		mi_result(m, &rec);
+		mi_result(m, &rec, NULL, 0);
 	} else if (rec.kind == MI_CONSOLE && head != NULL && head->collecting) {
 		capbuf_add(&head->out, rec.text, rec.textlen);
 		capbuf_lost(&head->out);
@@ -141,7 +150,12 @@ mi_line(void *arg, char *line, size_t len)
 	head = TAILQ_FIRST(&m->cmds);
 	switch (rec.kind) {
 	case MI_RESULT:
-		mi_result(m, &rec);
+		if (rec.has_token && rec.token >= JOIN_TOKEN_BASE) {
+			if (m->foreign != NULL)
+				m->foreign(m->arg, line, len);
+			break;
+		}
+		mi_result(m, &rec, line, len);
 		break;
 	case MI_CONSOLE:
 		/*
@@ -229,6 +243,8 @@ mi_send(struct mi *m, mi_reply_cb cb, void *arg, const char *cmd)
 	free(line);
 	c = xcalloc(1, sizeof *c);
 	c->token = ++m->next_token;
+	if (m->answered != NULL)
+		c->cmd = xstrdup(cmd);
 	c->cb = cb;
 	c->arg = arg;
 	TAILQ_INSERT_TAIL(&m->cmds, c, entry);

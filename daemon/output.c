@@ -1,4 +1,4 @@
-/* A session's console output: the recent part in memory, all of it in a log. */
+/* A session stream's output: the recent part in memory, all of it in a log. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,31 +8,70 @@
 
 #include "daemon.h"
 
-/* Create the log file and the ring. */
+/* An output with nothing open, so closing and freeing it are no-ops. */
+void
+output_init(struct output *o)
+{
+	memset(o, 0, sizeof *o);
+	o->log_fd = -1;
+	o->times_fd = -1;
+}
+
+/* Create the log file (with its times file beside it) and a ring of ring bytes. */
 int
-output_open(struct output *o, const char *path, char *err, size_t errlen)
+output_open(struct output *o, const char *path, size_t ring, char *err,
+    size_t errlen)
 {
 	o->log_path = xstrdup(path);
-	ring_init(&o->ring, OUTPUT_RING_SIZE);
+	ring_init(&o->ring, ring);
 	/*
 	 * A new session's log is new: anything already there was planted.
 	 * Not O_APPEND: bytes go at their stream offset, so a failed write
 	 * leaves a hole rather than moving every later byte.
 	 */
-	o->log_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+	o->log_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC |
 	    O_NOFOLLOW, 0600);
 	if (o->log_fd == -1) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
+	output_times_open(o);
 	return 0;
+}
+
+
+
+/*
+ * The line feeds in len bytes, eight at a time: a memchr a line feed cost
+ * most of the daemon's time on output like yes(1)'s, one every two bytes.
+ * A byte of x is zero exactly where its bit 7 ends up set (before the
+ * shift); no popcount, which is a library call without -mpopcnt.
+ */
+static uint64_t
+output_count_nl(const char *p, size_t len)
+{
+	const uint64_t	lo7 = 0x7f7f7f7f7f7f7f7fULL;
+	const uint64_t	lf = 0x0a0a0a0a0a0a0a0aULL;
+	uint64_t	n = 0, w, x, t;
+	size_t		i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, p + i, 8);
+		x = w ^ lf;
+		t = ~(((x & lo7) + lo7) | x | lo7) >> 7;
+		/* A one in each byte that was a line feed: their sum, at the top. */
+		n += (t * 0x0101010101010101ULL) >> 56;
+	}
+	for (; i < len; i++)
+		n += p[i] == '\n';
+	return n;
 }
 
 /* Count the line feeds of data into the index, marking each boundary it crosses. */
 static void
 output_index(struct output *o, uint64_t at, const char *data, size_t len)
 {
-	const char	*p = data, *end = data + len, *nl;
+	const char	*p = data, *end = data + len;
 	uint64_t	 next;
 	size_t		 part;
 
@@ -40,9 +79,7 @@ output_index(struct output *o, uint64_t at, const char *data, size_t len)
 		next = (at / OUTPUT_MARK_BYTES + 1) * OUTPUT_MARK_BYTES;
 		part = (size_t)(next - at) < (size_t)(end - p) ?
 		    (size_t)(next - at) : (size_t)(end - p);
-		for (nl = p; (nl = memchr(nl, '\n', p + part - nl)) != NULL;
-		    nl++)
-			o->nl++;
+		o->nl += output_count_nl(p, part);
 		p += part;
 		at += part;
 		if (at != next)
@@ -88,22 +125,46 @@ output_write_failed(struct output *o, uint64_t off, uint64_t end, int error)
 	output_gap_add(o, off, end);
 }
 
+/*
+ * How many of len bytes at offset at the log may take under its cap; the
+ * rest is a gap, and the first time the daemon log says so.
+ */
+static size_t
+output_cap(struct output *o, uint64_t at, size_t len)
+{
+	if (o->max == 0 || at + len <= o->max || o->log_fd == -1)
+		return len;
+	if (o->log_error == NULL) {
+		log_warn("%s: the log reached its %llu bytes "
+		    "(DBGCTLD_TRANSCRIPT_MAX); later output is kept in memory "
+		    "only", o->log_path, (unsigned long long)o->max);
+		o->log_error = xstrdup("the log reached its size limit");
+	}
+	o->failing = true;
+	output_gap_add(o, at > o->max ? at : o->max, at + len);
+	return at >= o->max ? 0 : (size_t)(o->max - at);
+}
+
 /* Keep freshly printed bytes in the ring and the log file, at their offset. */
 void
 output_add(struct output *o, const char *data, size_t len)
 {
 	uint64_t	at = o->ring.end;
-	size_t		done = 0;
+	size_t		done = 0, keep;
 	ssize_t		n;
 
+	if (len == 0)
+		return;
 	output_index(o, at, data, len);
+	output_times_add(o, at);
 	ring_write(&o->ring, data, len);
+	keep = output_cap(o, at, len);
 	/*
 	 * A regular file write does not wait on a peer, so it is done in the
 	 * loop; losing console output would be worse than a slow disk.
 	 */
-	while (o->log_fd != -1 && done < len) {
-		n = pwrite(o->log_fd, data + done, len - done, at + done);
+	while (o->log_fd != -1 && done < keep) {
+		n = pwrite(o->log_fd, data + done, keep - done, at + done);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -135,6 +196,22 @@ output_gap_after(const struct output *o, uint64_t off)
 			hi = mid;
 	}
 	return lo < o->ngaps ? &o->gaps[lo] : NULL;
+}
+
+/*
+ * The first offset from off that the log lacks, so that only the ring may
+ * still hold it (a write that failed, the size limit), or the end: what
+ * lies before it can be read back. Gaps the log has recovered from count
+ * too, for what of them is still unread.
+ */
+uint64_t
+output_unkept(const struct output *o, uint64_t off)
+{
+	const struct output_gap *g = output_gap_after(o, off);
+
+	if (g == NULL)
+		return o->ring.end;
+	return g->off > off ? g->off : off;
 }
 
 /*
@@ -173,6 +250,7 @@ output_fetch(struct output *o, int *fd, uint64_t off, char *dst, size_t max)
 	const struct output_gap	*g;
 	size_t			 n = 0;
 	ssize_t			 r;
+	int			 rfd;
 
 	if (off >= o->ring.end)
 		return 0;
@@ -187,11 +265,16 @@ output_fetch(struct output *o, int *fd, uint64_t off, char *dst, size_t max)
 		if (max > g->off - off)
 			max = g->off - off;
 	}
-	if (*fd == -1 && (*fd = open(o->log_path, O_RDONLY | O_CLOEXEC |
+	/*
+	 * A live stream is read through its writer's descriptor: no open a
+	 * read, and none to fail when descriptors run short.
+	 */
+	rfd = o->log_fd != -1 ? o->log_fd : *fd;
+	if (rfd == -1 && (rfd = *fd = open(o->log_path, O_RDONLY | O_CLOEXEC |
 	    O_NOFOLLOW)) == -1)
 		return 0;
 	while (n < max) {
-		r = pread(*fd, dst + n, max - n, off + n);
+		r = pread(rfd, dst + n, max - n, off + n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -275,14 +358,19 @@ output_tail_offset(struct output *o, unsigned long lines, uint64_t max)
 	return at + 1;
 }
 
-/* The output is complete: close the log and free the ring; size and path stay. */
+/*
+ * The output is complete: close the log and free the ring; size and path
+ * stay. A log that lacks the last bytes keeps the ring that has them.
+ */
 void
 output_close(struct output *o)
 {
 	if (o->log_fd != -1)
 		close(o->log_fd);
 	o->log_fd = -1;
-	ring_free(&o->ring);
+	output_times_close(o);
+	if (!o->failing)
+		ring_free(&o->ring);
 }
 
 /* Free what the output holds. */
@@ -290,6 +378,7 @@ void
 output_free(struct output *o)
 {
 	output_close(o);
+	ring_free(&o->ring);
 	free(o->log_path);
 	o->log_path = NULL;
 	free(o->marks);

@@ -17,6 +17,11 @@
 static const struct method *const *const request_check_groups[] = {
 	method_session,
 	method_stream,
+	method_expects,
+	method_targets,
+	method_inspects,
+	method_resets,
+	method_joins,
 	method_daemon,
 	method_ended,
 };
@@ -120,7 +125,7 @@ request_check_type(json_t *v, int types)
 }
 
 /* Check one declared param of params; a valid one is copied to out. */
-static int
+int
 request_check_param(const struct method_param *p, json_t *params,
     json_t *out, struct rpc_error *err)
 {
@@ -169,6 +174,9 @@ request_check(struct request *req, json_t *params, struct rpc_error *err)
 	for (p = req->method->params; p != NULL && p->name != NULL; p++)
 		if (request_check_param(p, params, req->params, err) != 0)
 			return -1;
+	if (req->method->check != NULL &&
+	    req->method->check(params, req->params, err) != 0)
+		return -1;
 	if ((ref = json_object_get(req->params, "session")) == NULL)
 		return 0;
 	if ((req->session = session_find(ref, err)) == NULL)

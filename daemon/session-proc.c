@@ -74,6 +74,18 @@ session_proc_tail(const struct session_proc *sp)
 	return text;
 }
 
+/*
+ * A helper that is gone with all its output has ended its stream (the
+ * server's), which waiting readers hear of even while the session goes on.
+ */
+static void
+session_proc_check_done(struct session_proc *sp)
+{
+	if (sp == &sp->s->procs[0] || !session_proc_done(sp))
+		return;
+	session_fire(sp->s, &(struct session_event){ .kind = SE_SERVER_END });
+}
+
 /* A pty printed, drained, or took input. */
 static void
 session_proc_console_cb(void *arg, enum console_event ev, const char *data,
@@ -90,10 +102,14 @@ session_proc_console_cb(void *arg, enum console_event ev, const char *data,
 		term_feed(&s->modes, data, len);
 		out.offset = output_size(&s->output);
 		output_add(&s->output, data, len);
+		/* A server's pty is a stream of its own too. */
+		if (strcmp(sp->role, "server") == 0)
+			output_add(&s->server_out, data, len);
 		session_fire(s, &out);
 		return;
 	case CONSOLE_EOF:
 		sp->drained = true;
+		session_proc_check_done(sp);
 		session_check_gone(s);
 		return;
 	case CONSOLE_WRITTEN:
@@ -181,6 +197,7 @@ session_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
 			console_finish(sp->console);
 		if (main)
 			session_stop_helpers(s);
+		session_proc_check_done(sp);
 		session_check_gone(s);
 		return;
 	}
@@ -209,6 +226,9 @@ session_proc_add(struct session *s, const char *role, char *err,
 	sp = &s->procs[s->nprocs++];
 	sp->s = s;
 	sp->role = role;
+	if (strcmp(role, "server") == 0 && session_stream_open(s, "server",
+	    err, errlen) != 0)
+		return NULL;
 	if ((sp->console = console_open(false, session_proc_console_cb, sp, err,
 	    errlen)) == NULL)
 		return NULL;

@@ -10,13 +10,20 @@
 
 #include "daemon.h"
 
-/* Whether only the table holds s, and no target output waits to be read. */
+/*
+ * Whether only the table holds s, and no target output that waits to be
+ * read is in memory only: unread output in the transcript's file stays
+ * there (sessions/ID.target.log), so it keeps no session in the table,
+ * where a rig that only expects would otherwise keep every one.
+ */
 static bool
 session_prune_able(const struct session *s)
 {
 	if (!session_ended(s) || s->refs > 1)
 		return false;
-	return s->transport == NULL || transport_drained(s->transport);
+	return s->transport == NULL || transport_drained(s->transport) ||
+	    output_unkept(&s->target_out, transport_offset(s->transport)) ==
+	    output_size(&s->target_out);
 }
 
 /* Whether the prune timer runs: for the next session to expire, or at once. */
@@ -96,7 +103,7 @@ session_prune(void)
 }
 
 /* Unlink a file the session made; one already gone is fine. */
-static void
+void
 session_prune_unlink(struct session *s, const char *path)
 {
 	if (unlink(path) != 0 && errno != ENOENT)
@@ -119,8 +126,7 @@ session_prune_remove(struct session *s, bool keep_files)
 	log_info("session %lu: removed%s", s->id, keep_files ? "" :
 	    " with its files");
 	if (!keep_files) {
-		if (s->output.log_path != NULL)
-			session_prune_unlink(s, s->output.log_path);
+		session_stream_remove(s);
 		snprintf(path, sizeof path, "%s/sessions/%lu.core",
 		    dmn.state_dir, s->id);
 		session_prune_unlink(s, path);

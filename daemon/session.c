@@ -146,11 +146,23 @@ session_target(struct session *s, json_t *target)
 
 	json_decref(s->target);
 	s->target = target;
+	/* One count for every record, so a waiter tells a new stop from the last. */
+	json_object_set_new(target, "seq", json_integer(++s->target_seq));
 	/* A fault's record comes after its stop; any later state ends it. */
 	s->faulted = false;
 	log_info("session %lu: target %s", s->id,
 	    json_string_value(json_object_get(target, "state")));
 	session_fire(s, &ev);
+}
+
+/* A breakpoint was made or deleted (rec taken): sinks hear of it. */
+void
+session_breakpoint(struct session *s, json_t *rec)
+{
+	struct session_event ev = { .kind = SE_BREAKPOINT, .json = rec };
+
+	session_fire(s, &ev);
+	json_decref(rec);
 }
 
 /*
@@ -180,10 +192,27 @@ session_fault(struct session *s, json_t *fault)
 	json_decref(s->fault);
 	s->fault = fault;
 	s->faulted = true;
+	/* The stop it was gathered at: a waiter's "after" compares with it. */
+	json_object_set_new(fault, "seq", json_integer(s->target_seq));
+	json_object_set_new(fault, "time", json_real(loop_now()));
+	if (s->faults == NULL)
+		s->faults = json_array();
+	if (json_array_size(s->faults) == FAULTS_KEPT)
+		json_array_remove(s->faults, 0);
+	json_array_append(s->faults, fault);
 	text = status_fault_text(fault);
 	session_note(s, text);
 	free(text);
 	session_fire(s, &ev);
+}
+
+/* A reset, a load or a new run: the fault is history now ("faults" keeps it). */
+void
+session_fault_clear(struct session *s)
+{
+	json_decref(s->fault);
+	s->fault = NULL;
+	s->faulted = false;
 }
 
 /* Make a message JSON can carry: bytes that are not UTF-8 become '?'. */
@@ -278,6 +307,9 @@ session_transport_cb(void *arg, enum transport_event ev, const char *data,
 		break;
 	case TRANSPORT_EOF:
 		e.kind = SE_TARGET_EOF;
+		/* The transcript is complete once the pipe's EOF is in. */
+		if (session_ended(s))
+			session_stream_end(s);
 		break;
 	case TRANSPORT_INPUT:
 		e.kind = SE_INPUT;
@@ -306,17 +338,15 @@ session_check_gone(struct session *s)
 static int
 session_start(struct session *s, char *err, size_t errlen)
 {
-	char path[PATH_MAX + 64];
-
-	snprintf(path, sizeof path, "%s/sessions/%lu.log", dmn.state_dir,
-	    s->id);
-	if (output_open(&s->output, path, err, errlen) != 0)
+	if (session_stream_open(s, "console", err, errlen) != 0)
 		return -1;
 	if (session_proc_add(s, s->backend->debugger ? "debugger" : "program",
 	    err, errlen) == NULL)
 		return -1;
-	if (s->l.transport && (s->transport = transport_open(
-	    session_transport_cb, s, err, errlen)) == NULL)
+	if (s->l.transport && (session_stream_open(s, "target", err,
+	    errlen) != 0 || session_stream_open(s, "target-in", err,
+	    errlen) != 0 || (s->transport = transport_open(&s->target_out,
+	    &s->target_in, session_transport_cb, s, err, errlen)) == NULL))
 		return -1;
 	s->procs[0].transport = s->transport != NULL &&
 	    !(s->backend->flags & BACKEND_SERVER);
@@ -346,7 +376,7 @@ session_create(struct launch *l, struct rpc_error *err)
 	s->backend = l->backend;
 	s->l = *l;
 	memset(l, 0, sizeof *l);
-	s->output.log_fd = -1;
+	session_stream_init(s);
 	s->stop_ms = -1;
 	s->state = S_STARTING;
 	s->started_at = loop_now();
@@ -520,7 +550,7 @@ session_end(struct session *s)
 	}
 	/* Into the log while it is open: what the program printed last. */
 	gdb_tty_close(s);
-	output_close(&s->output);
+	session_stream_end(s);
 	if (s->transport != NULL)
 		transport_finish(s->transport);
 	if (s->backend->close != NULL)
@@ -551,12 +581,14 @@ session_free(struct session *s)
 	timer_free(s->stop_timer);
 	timer_free(s->stop_kill_timer);
 	transport_close(s->transport);
-	output_free(&s->output);
+	session_stream_free(s);
 	launch_free(&s->l);
 	status_page_forget(s);
 	free(s->why.msg);
 	json_decref(s->target);
 	json_decref(s->fault);
+	json_decref(s->faults);
+	free(s->cursors);
 	free(s->bdata);
 	free(s);
 }

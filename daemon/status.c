@@ -263,6 +263,20 @@ status_fault(const struct session *s)
 	return s->fault ? json_incref(s->fault) : NULL;
 }
 
+/* The member "fault_breaks": the gdb family's own fault breakpoints. */
+static json_t *
+status_fault_breaks(const struct session *s)
+{
+	return gdb_breaks_status(s);
+}
+
+/* The member "faults": the last fault records, the current one last. */
+static json_t *
+status_faults(const struct session *s)
+{
+	return s->faults ? json_incref(s->faults) : NULL;
+}
+
 /*
  * The member "faulted": what the target is stopped at while it is stopped
  * at its fault (the record's signal or fault break), for list's TARGET.
@@ -309,6 +323,8 @@ const struct status_field status_fields[] = {
 	{ "suspended", status_suspended, false },
 	{ "target", status_target, false },
 	{ "fault", status_fault, false },
+	{ "faults", status_faults, false },
+	{ "fault_breaks", status_fault_breaks, false },
 	{ "faulted", status_faulted, false },
 };
 const size_t status_nfields = sizeof status_fields / sizeof status_fields[0];

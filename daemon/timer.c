@@ -45,10 +45,12 @@ timer_weak(struct timer *t)
 	uv_unref((uv_handle_t *)&t->h);
 }
 
-/* Do not run out. */
+/* Do not run out (a timer not made yet never would). */
 void
 timer_stop(struct timer *t)
 {
+	if (t == NULL)
+		return;
 	uv_timer_stop(&t->h);
 }
 

@@ -23,7 +23,25 @@ static void	transport_advance(struct transport *);
 static uint64_t
 transport_got(const struct transport *t)
 {
-	return t->taken + t->len;
+	return output_size(t->log);
+}
+
+/*
+ * How many more bytes may be read for readers now: unread output waits in
+ * the transcript, on disk, so as many as come; but what its log could not
+ * take (a failing disk, its size limit) is only in its ring, of
+ * TRANSPORT_MAX bytes, and no read may push an unread byte out of it: the
+ * target is held back instead, and no byte is lost for a slow reader.
+ */
+static uint64_t
+transport_room(const struct transport *t)
+{
+	uint64_t from = output_unkept(t->log, t->taken), mem;
+
+	if (from == transport_got(t))
+		return UINT64_MAX;
+	mem = transport_got(t) - from;
+	return mem < TRANSPORT_MAX ? TRANSPORT_MAX - mem : 0;
 }
 
 /*
@@ -48,8 +66,10 @@ static void
 transport_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
 	struct transport	*t = h->data;
-	uint64_t		 room = transport_limit(t) - transport_got(t);
+	uint64_t		 room = transport_limit(t) - transport_got(t), kept;
 
+	if (!t->passthrough && (kept = transport_room(t)) < room)
+		room = kept;
 	loop_alloc_cb(h, hint, buf);
 	if (room < buf->len)
 		buf->len = room;
@@ -69,13 +89,13 @@ transport_stop_reading(struct transport *t)
 static void
 transport_start_reading(struct transport *t)
 {
-	if (t->reading || t->out_eof || !t->out_open || t->paused ||
-	    t->closing || transport_got(t) >= transport_limit(t))
+	if (t->reading || t->yielded || t->out_eof || !t->out_open ||
+	    t->paused || t->closing || transport_got(t) >= transport_limit(t))
 		return;
-	if (!t->passthrough && t->len >= TRANSPORT_MAX)
+	if (!t->passthrough && transport_room(t) == 0)
 		return;
 	/* Passing through, what was given back goes before anything new. */
-	if (t->passthrough && t->len > 0)
+	if (t->passthrough && transport_held(t) > 0)
 		return;
 	uv_read_start((uv_stream_t *)&t->out, transport_alloc_cb,
 	    transport_read_cb);
@@ -90,7 +110,6 @@ transport_handle_closed(uv_handle_t *h)
 
 	if (--t->handles > 0 || !t->closing)
 		return;
-	free(t->buf);
 	free(t);
 }
 
@@ -111,6 +130,9 @@ transport_out_eof(struct transport *t)
 	t->out_eof = true;
 	transport_stop_reading(t);
 	transport_close_handle(&t->out, &t->out_open);
+	/* Passing through, every byte before it has been handed on. */
+	if (t->passthrough)
+		t->eof_told = true;
 	t->cb(t->arg, TRANSPORT_EOF, NULL, 0);
 }
 
@@ -130,7 +152,37 @@ transport_reached(struct transport *t)
 	transport_advance(t);
 }
 
-/* Keep target output for readers, or pass it straight to the owner. */
+/* The loop has had its turn: go on reading. */
+static void
+transport_again(void *arg)
+{
+	struct transport *t = arg;
+
+	t->yielded = false;
+	transport_start_reading(t);
+}
+
+/*
+ * After a big read, stop until the next loop turn: libuv would read a
+ * busy pipe up to 32 times in a row, and the transcript writes each to
+ * disk, which held every other connection up for as long.
+ */
+static void
+transport_yield(struct transport *t, size_t nread)
+{
+	if (nread < TRANSPORT_YIELD || !t->reading || t->closing)
+		return;
+	transport_stop_reading(t);
+	t->yielded = true;
+	if (t->again == NULL)
+		t->again = timer_new(transport_again, t);
+	timer_start(t->again, 0);
+}
+
+/*
+ * Every byte goes into the transcript first; then it is held there for
+ * readers, or passed straight to the owner.
+ */
 static void
 transport_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
@@ -147,29 +199,25 @@ transport_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 		transport_out_eof(t);
 		return;
 	}
+	output_add(t->log, buf->base, nread);
 	if (t->passthrough) {
 		t->taken += nread;
 		t->cb(t->arg, TRANSPORT_OUTPUT, buf->base, nread);
 		transport_reached(t);
+		transport_yield(t, nread);
 		return;
 	}
-	/* The allocation is fixed-size; the buffer grows to the bound. */
-	if (t->len + nread > t->cap) {
-		t->cap = t->len + nread > 2 * t->cap ? t->len + nread :
-		    2 * t->cap;
-		t->buf = xreallocarray(t->buf, t->cap, 1);
-	}
-	memcpy(t->buf + t->len, buf->base, nread);
-	t->len += nread;
-	if (t->len >= TRANSPORT_MAX)
+	if (transport_room(t) == 0)
 		transport_stop_reading(t);
 	t->cb(t->arg, TRANSPORT_OUTPUT, NULL, 0);
 	transport_reached(t);
+	transport_yield(t, nread);
 }
 
 /* Create the two pipes; the child ends go to the keeper. */
 struct transport *
-transport_open(transport_cb cb, void *arg, char *err, size_t errlen)
+transport_open(struct output *log, struct output *in_log, transport_cb cb,
+    void *arg, char *err, size_t errlen)
 {
 	struct transport	*t;
 	int			 in[2], out[2];
@@ -194,6 +242,8 @@ transport_open(transport_cb cb, void *arg, char *err, size_t errlen)
 	t = xcalloc(1, sizeof *t);
 	t->cb = cb;
 	t->arg = arg;
+	t->log = log;
+	t->in_log = in_log;
 	t->child_in = in[0];
 	t->child_out = out[1];
 	uv_pipe_init(dmn.loop, &t->in, 0);
@@ -232,48 +282,65 @@ transport_finish(struct transport *t)
 	t->in_closed = true;
 }
 
+/*
+ * Copy up to max held bytes from the transcript, none past the run's end;
+ * bytes it can no longer give (its log failed and the ring moved on,
+ * which flow control prevents) are skipped, said once in the daemon log.
+ */
+static size_t
+transport_peek(struct transport *t, char *dst, size_t max)
+{
+	uint64_t	next;
+	size_t		n;
+
+	for (;;) {
+		n = transport_held(t) < max ? transport_held(t) : max;
+		if (t->nends > 0 && t->ends[0] - t->taken < n)
+			n = t->ends[0] - t->taken;
+		if (n == 0)
+			return 0;
+		if ((n = output_read(t->log, t->taken, dst, n)) > 0)
+			return n;
+		next = output_missing(t->log, t->taken);
+		if (next <= t->taken)
+			log_fatal("target output at %llu cannot be had",
+			    (unsigned long long)t->taken);
+		if (t->nends > 0 && next > t->ends[0])
+			next = t->ends[0];
+		log_warn("target output [%llu, %llu) is lost: the transcript "
+		    "could not keep it", (unsigned long long)t->taken,
+		    (unsigned long long)next);
+		t->taken = next;
+	}
+}
+
 /* Take up to max bytes of held target output, none past its run's end. */
 size_t
 transport_take(struct transport *t, char *dst, size_t max)
 {
-	size_t n = t->len < max ? t->len : max;
+	size_t n = transport_peek(t, dst, max);
 
-	if (t->nends > 0 && t->ends[0] - t->taken < n)
-		n = t->ends[0] - t->taken;
 	if (n == 0)
 		return 0;
-	memcpy(dst, t->buf, n);
-	memmove(t->buf, t->buf + n, t->len - n);
-	t->len -= n;
 	t->taken += n;
-	if (t->len == 0 && t->cap > 65536) {
-		free(t->buf);
-		t->buf = NULL;
-		t->cap = 0;
-	}
 	transport_advance(t);
 	return n;
 }
 
 /*
  * Hold bytes handed out again, ahead of what is held: a consumer that
- * could not pass them on gives them back, and the next reader gets them.
+ * could not pass them on gives them back, and the next reader gets them
+ * from the transcript, which still has them.
  */
 void
 transport_unread(struct transport *t, const char *data, size_t len)
 {
+	(void)data;
 	if (len == 0)
 		return;
 	if (len > t->taken)
 		log_fatal("%zu target bytes given back of %llu handed out", len,
 		    (unsigned long long)t->taken);
-	if (t->len + len > t->cap) {
-		t->cap = t->len + len;
-		t->buf = xreallocarray(t->buf, t->cap, 1);
-	}
-	memmove(t->buf + len, t->buf, t->len);
-	memcpy(t->buf, data, len);
-	t->len += len;
 	t->taken -= len;
 }
 
@@ -284,11 +351,31 @@ transport_offset(const struct transport *t)
 	return t->taken;
 }
 
-/* Bytes of target output held for readers. */
-size_t
+/* Bytes of target output held for readers (in the transcript). */
+uint64_t
 transport_held(const struct transport *t)
 {
-	return t->len;
+	return transport_got(t) - t->taken;
+}
+
+/* Whether the target's output has reached EOF: every writer has closed. */
+bool
+transport_at_eof(const struct transport *t)
+{
+	return t->out_eof;
+}
+
+/*
+ * Whether the target stream has ended for a reader of it: for good, or the
+ * program has exited, every byte it wrote is in, and it has not run again.
+ */
+bool
+transport_ended(const struct transport *t)
+{
+	if (t->out_eof)
+		return true;
+	return !t->open && t->nends > 0 &&
+	    transport_got(t) >= t->ends[t->nends - 1];
 }
 
 /* Whether the output passes straight through to a bridged client. */
@@ -307,7 +394,7 @@ transport_drained(const struct transport *t)
 {
 	if (t->nends > 0 && t->taken == t->ends[0])
 		return true;
-	return t->out_eof && t->len == 0;
+	return t->out_eof && transport_held(t) == 0;
 }
 
 /* The run of the next byte a reader gets (the first is 1). */
@@ -420,6 +507,9 @@ transport_write(struct transport *t, const char *data, size_t len)
 		t->in_closed = true;
 		return -1;
 	}
+	/* What the target was given, as it was given, for the transcript. */
+	if (t->in_log != NULL)
+		output_add(t->in_log, data, len);
 	if (rc == 0)
 		t->writes++;
 	return 0;
@@ -458,23 +548,17 @@ transport_pause(struct transport *t)
 	transport_stop_reading(t);
 }
 
-/* Hand the owner the first len held bytes; it may give some back. */
+/* Hand the owner up to max held bytes; it may give some back. */
 static void
-transport_flush_part(struct transport *t, size_t len)
+transport_flush_part(struct transport *t, size_t max)
 {
-	char *held = t->buf;
+	char	*held = xmalloc(max);
+	size_t	 len;
 
-	if (len == t->len) {
-		t->buf = NULL;
-		t->len = t->cap = 0;
-	} else {
-		held = xmalloc(len);
-		memcpy(held, t->buf, len);
-		memmove(t->buf, t->buf + len, t->len - len);
-		t->len -= len;
+	if ((len = transport_peek(t, held, max)) > 0) {
+		t->taken += len;
+		t->cb(t->arg, TRANSPORT_OUTPUT, held, len);
 	}
-	t->taken += len;
-	t->cb(t->arg, TRANSPORT_OUTPUT, held, len);
 	free(held);
 }
 
@@ -489,8 +573,9 @@ transport_flush(struct transport *t)
 	size_t	len, nends;
 	bool	told = false;
 
-	while (t->passthrough && !t->paused && t->len > 0) {
-		len = t->len;
+	while (t->passthrough && !t->paused && transport_held(t) > 0) {
+		len = transport_held(t) < TRANSPORT_MAX ? transport_held(t) :
+		    TRANSPORT_MAX;
 		if (t->nends > 0 && t->ends[0] - t->taken < len)
 			len = t->ends[0] - t->taken;
 		if (len > 0)
@@ -508,12 +593,28 @@ transport_flush(struct transport *t)
 	return told;
 }
 
+/*
+ * A consumer passed through to that has every byte of an output that has
+ * ended hears of the end, once: the EOF may have been read while the
+ * output was held, before it came, and it may have had to wait for room.
+ */
+static void
+transport_tell_eof(struct transport *t)
+{
+	if (!t->passthrough || t->paused || !t->out_eof || t->eof_told ||
+	    transport_held(t) > 0)
+		return;
+	t->eof_told = true;
+	t->cb(t->arg, TRANSPORT_EOF, NULL, 0);
+}
+
 /* The consumer has room again: what it gave back goes first. */
 void
 transport_resume(struct transport *t)
 {
 	t->paused = false;
 	transport_flush(t);
+	transport_tell_eof(t);
 	transport_start_reading(t);
 }
 
@@ -526,12 +627,15 @@ transport_passthrough(struct transport *t, bool on)
 {
 	t->passthrough = on;
 	t->paused = false;
+	t->eof_told = false;
 	if (on) {
 		transport_advance(t);
 		/* A consumer that comes at the end hears of it at once. */
-		if (!transport_flush(t) && t->passthrough && t->len == 0 &&
-		    transport_drained(t))
+		if (!transport_flush(t) && t->passthrough &&
+		    transport_held(t) == 0 && transport_drained(t)) {
+			t->eof_told = t->out_eof;
 			t->cb(t->arg, TRANSPORT_EOF, NULL, 0);
+		}
 	}
 	transport_start_reading(t);
 }
@@ -545,10 +649,10 @@ transport_close(struct transport *t)
 	transport_spawned(t);
 	transport_stop_reading(t);
 	t->closing = true;
+	timer_free(t->again);
+	t->again = NULL;
 	transport_close_handle(&t->in, &t->in_open);
 	transport_close_handle(&t->out, &t->out_open);
-	if (t->handles == 0) {
-		free(t->buf);
+	if (t->handles == 0)
 		free(t);
-	}
 }

@@ -3,12 +3,19 @@
 
     PYTHONPATH=python python3 examples/rig.py [build/examples/board/board.elf]
 
-QEMU runs the firmware with UART0 on the session's transport and gdb-multiarch
-connected to QEMU's gdb stub.  The rig reads the banner, round-trips bytes,
-stops the board at a breakpoint and reads ``counter`` through exec, sends the
-fault byte and prints the fault record, and stops the session: everything
-is gone when ``stop`` returns.  It uses the daemon of ``$DBGCTL_SOCKET`` (or
-the default socket), starting one if none runs.
+QEMU runs the firmware with UART0 on the session's transport and
+gdb-multiarch connected to QEMU's gdb stub.  The rig expects the banner,
+round-trips bytes, stops the board at a breakpoint in ``uart_putc`` and
+reads ``counter`` and the registers there, sends the fault byte and prints
+the fault record (gdb stops the board in its HardFault handler), resets the
+board (which clears the fault, and the banner comes again), and stops the
+session: everything is gone when ``stop`` returns.  Each ``expect`` waits
+for its pattern from where the last one's match ended, so the rig never
+reads a byte twice or misses one; each wait for a stop or a fault names
+the target record it must come after (``after=seq``), so it never takes a
+stale one.  All of it goes over one connection, with no raw debugger
+commands.  It uses the daemon of ``$DBGCTL_SOCKET`` (or the default
+socket), starting one if none runs.
 """
 
 import json
@@ -17,24 +24,25 @@ import sys
 
 import dbgctl
 
-QEMU = ("qemu-system-arm -M lm3s6965evb -nographic -kernel {fw} "
-        "-serial stdio -monitor none -gdb tcp:127.0.0.1:{{port}} -S")
+
+def launch_board(c, fw):
+    """Start the board on ``fw``, running, its UART on the transport: the
+    one place that says how a board starts."""
+    return c.launch([fw], kind="qemu", machine="lm3s6965evb", lease=True)
 
 
 def breakpoint_counter(s):
-    """Stop at the next echo, read ``counter`` there, and run on."""
-    s.exec("-exec-interrupt")
-    s.wait_target("stopped")
-    bkpt = s.exec("-break-insert uart_putc")["results"]["bkpt"]
-    s.exec("-exec-continue")
-    s.wait_target("running")
+    """Stop at the next echo, read ``counter`` and the pc there, run on."""
+    bkpt = s.break_insert("uart_putc")
+    seq = s.target_seq
     s.write(b"b")
-    stop = s.wait_target("stopped").get("stop", {})
-    value = s.exec("-data-evaluate-expression counter")["results"]["value"]
-    s.exec("-break-delete %s" % bkpt["number"])
-    s.exec("-exec-continue")
-    s.read_until(b"b")
-    return stop, int(value)
+    stop = s.wait_stop(after=seq, timeout=20)
+    value = int(s.eval("counter"))
+    pc = s.registers("pc")["pc"]
+    s.break_delete(bkpt["number"])
+    s.resume()
+    s.expect_exact(b"b")
+    return stop, value, pc
 
 
 def main(argv):
@@ -42,19 +50,22 @@ def main(argv):
     fw = os.path.abspath(argv[1] if len(argv) > 1
                          else "build/examples/board/board.elf")
     with dbgctl.Client() as c:
-        s = c.launch([fw], kind="gdbserver", debugger="gdb-multiarch",
-                     server=QEMU.format(fw=fw), transport=True,
-                     commands=["continue"], lease=True)
-        with s:
-            banner = s.read_until(b"ready\r\n", timeout=20)
-            print("session %d: %s" % (s.id, banner.decode().strip()))
+        with launch_board(c, fw) as s:
+            banner = s.expect(rb"(.*ready)\r\n", timeout=20)
+            print("session %d: %s" % (s.id, banner.group(1).decode()))
             s.write(b"hello rig\n")
-            print("echoed: %r" % s.read_until(b"hello rig\n"))
-            stop, counter = breakpoint_counter(s)
-            print("stopped at %s by %s; counter = %d"
-                  % (stop.get("func"), stop.get("reason"), counter))
+            print("echoed: %r" % s.expect(rb"hello \w+\n").group())
+            stop, counter, pc = breakpoint_counter(s)
+            print("stopped at %s by %s (seq %d, pc %s); counter = %d"
+                  % (stop.func, stop.reason, stop.seq, pc, counter))
+            seq = s.target_seq
             s.write(b"!")
-            print("fault:", json.dumps(s.wait_fault(), indent=2))
+            print("fault:", json.dumps(s.wait_fault(after=seq, timeout=20),
+                                       indent=2))
+            res = s.reset()
+            s.expect(rb"ready\r\n", timeout=20)
+            print("reset: fault cleared %s, banner again"
+                  % res["fault_cleared"])
             record = s.stop()
         print("stopped: state %s" % record["state"])
     return 0

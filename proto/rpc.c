@@ -66,6 +66,8 @@ rpc_kind(int code)
 		return "debugger_error";
 	case RPC_BUSY:
 		return "busy";
+	case RPC_EOF:
+		return "eof";
 	}
 	return "error";
 }

@@ -24,6 +24,7 @@ enum rpc_code {
 	RPC_SHUTTING_DOWN = 10,
 	RPC_DEBUGGER_ERROR = 11,
 	RPC_BUSY = 12,
+	RPC_EOF = 13,
 };
 
 /*

@@ -12,8 +12,16 @@
  */
 #include <stdint.h>
 
-/* What the firmware prints on UART0 when it starts. */
+/*
+ * What the firmware prints on UART0 when it starts; a second build
+ * (board-b.elf, -DBOARD_VARIANT=\"b\") says which it is, so a test that
+ * loads one over the other sees the change.
+ */
+#ifdef BOARD_VARIANT
+#define BANNER		"dbgctl board " BOARD_VARIANT " ready\r\n"
+#else
 #define BANNER		"dbgctl board ready\r\n"
+#endif
 /* The byte that makes the firmware fault instead of echoing it. */
 #define FAULT_BYTE	'!'
 /* What HardFault_Handler prints on UART0 before it spins. */

@@ -10,21 +10,33 @@ stop, reads its fault record and stops it::
 
     with dbgctl.Client() as c:
         with c.launch(["./fw.elf"], transport=True, commands=["run"]) as s:
+            s.expect(rb"ready\\r\\n")
             s.write(b"ping\\n")
-            print(s.read(timeout=2.0))
-            print(s.exec("-break-insert main")["results"]["bkpt"])
+            print(s.expect(rb"pong (\\d+)").group(1))
+            s.break_insert("handle_ping")
+            stop = s.resume(until_stop=True, timeout=10)
+            print(stop.seq, stop.reason, stop.func, s.eval("count"))
 
 Errors are :class:`Error`, with the daemon's ``code``, ``kind`` and
-``data``; :class:`Timeout`, :class:`DebuggerError`, :class:`Unauthorized`
-and :class:`NoSuchSession` are its subclasses by kind.  The protocol is
-dbgctl-protocol(7).
+``data``; :class:`Timeout`, :class:`EOF`, :class:`DebuggerError`,
+:class:`Unauthorized` and :class:`NoSuchSession` are its subclasses by kind.
+:meth:`Session.expect` waits for a pattern on one of a session's streams
+and returns a :class:`Match`.  Run control (gdb family: ``halt``,
+``resume``, ``break_insert``, ``eval``, ``read_memory``, ``registers``,
+``reset``, ``load``, ``wait_stop``, ``wait_fault``) goes over the same
+connection and answers with the target's record, a :class:`Stop` once it
+has stopped; its ``seq`` passed as ``after`` makes a wait race-free.  The
+protocol is dbgctl-protocol(7).
 """
 
 from .client import Client, Session, default_socket
-from .errors import (DebuggerError, Error, NoSuchSession, Timeout,
+from .errors import (EOF, DebuggerError, Error, NoSuchSession, Timeout,
                      Unauthorized)
+from .match import Match
+from .stop import Stop
 
 __version__ = "0.1.0"
 
-__all__ = ["Client", "Session", "default_socket", "Error", "Timeout",
-           "DebuggerError", "Unauthorized", "NoSuchSession"]
+__all__ = ["Client", "Session", "Match", "Stop", "default_socket", "Error",
+           "Timeout", "EOF", "DebuggerError", "Unauthorized",
+           "NoSuchSession"]

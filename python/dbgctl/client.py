@@ -22,6 +22,8 @@ import threading
 import time
 
 from .errors import Error, Timeout, from_reply
+from .match import Match, expect_params
+from .stop import target_record
 
 __all__ = ["Client", "Session", "default_socket"]
 
@@ -55,6 +57,26 @@ DROPPED = "dbgctl.dropped"
 
 _FOREVER = None
 
+#: Callables told of each session a Client of this process makes a request
+#: on or a Session is made for, as ``hook(client, session)`` (an id, or a
+#: name as the caller gave it); see :func:`watch_sessions`.
+_SESSION_HOOKS = []
+
+
+def watch_sessions(hook):
+    """Have ``hook(client, session)`` called, in the calling thread, for
+    every request naming a session and every :class:`Session` made, by any
+    Client of this process; returns a function that ends it.  The pytest
+    plugin's failure reports learn which sessions a test touched so."""
+    _SESSION_HOOKS.append(hook)
+    return lambda: _SESSION_HOOKS.remove(hook)
+
+
+def _touched(client, session):
+    """Tell every hook of watch_sessions that ``session`` was touched."""
+    for hook in list(_SESSION_HOOKS):
+        hook(client, session)
+
 
 def default_socket():
     """The daemon's socket path, by the rules of dbgctl(1).
@@ -79,14 +101,57 @@ def _daemon_path():
 
 
 class _Slot:
-    """Where the reader thread leaves one reply, and who waits for it."""
+    """Where the reader thread leaves one reply, and who waits for it
+    (``None`` while no thread does, for a request sent ahead)."""
 
     __slots__ = ("event", "reply", "thread")
 
-    def __init__(self):
+    def __init__(self, thread=True):
         self.event = threading.Event()
         self.reply = None
-        self.thread = threading.get_ident()
+        self.thread = threading.get_ident() if thread else None
+
+
+class _Call:
+    """A request sent, whose reply :meth:`result` waits for."""
+
+    def __init__(self, client, method, rid, slot):
+        self.client = client
+        self.method = method
+        self.rid = rid
+        self.slot = slot
+
+    def done(self):
+        """Whether the reply (or the connection's end) has come."""
+        return self.slot.event.is_set()
+
+    def result(self, timeout=None, keep=False):
+        """The request's result, a dict, waiting up to ``timeout`` seconds
+        (``None``: as long as it takes); raises the daemon's error, or
+        :class:`Timeout` when no reply came in time, after which the
+        request is given up unless ``keep``."""
+        slot, state = self.slot, self.client._state
+        if not slot.event.is_set():
+            with state:
+                # A reader paused at the bound sees this thread wait.
+                slot.thread = threading.get_ident()
+                state.notify_all()
+            if not slot.event.wait(timeout):
+                with state:
+                    late = slot.event.is_set()
+                    if not late and keep:
+                        slot.thread = None
+                    elif not late:
+                        self.client._pending.pop(self.rid, None)
+                if not late:
+                    raise Timeout("no reply to %s within %g s"
+                                  % (self.method, timeout), kind="timeout")
+        msg = slot.reply
+        if msg is None:
+            raise self.client._lost or Error("the connection was closed")
+        if "error" in msg:
+            raise from_reply(msg["error"])
+        return msg.get("result") or {}
 
 
 def _data_bytes(text):
@@ -182,6 +247,9 @@ class Client:
     usable, and if the daemon then closes the connection, later calls
     raise that error.
 
+    ``address`` is where the client connected: the socket's path, or
+    ``(host, port)`` over TCP.
+
     The client is a context manager: leaving it closes the connection.
     """
 
@@ -234,7 +302,8 @@ class Client:
         else:
             self.address = socket or default_socket()
             self._sock = _socket_unix(self.address, autostart)
-        # How to open another connection like this one (see _watch).
+        # How to open another connection like this one (the pytest plugin's
+        # failure reports do).
         self._again = {"socket": None if tcp is not None else self.address,
                        "connect": connect if tcp is not None else None,
                        "token_file": token_file, "autostart": False,
@@ -290,12 +359,17 @@ class Client:
         """Whether a call waits behind a full queue that no one else will
         take from (lock held): every thread taking notifications waits
         for a reply itself, or none has taken one for STALL_WAIT."""
-        if not self._pending:
+        waiting = self._waiting()
+        if not waiting:
             return False
-        waiting = {slot.thread for slot in self._pending.values()}
         if all(t in waiting for t in self._takers.values()):
             return True
         return now - self._taken_at >= STALL_WAIT
+
+    def _waiting(self):
+        """The threads waiting for replies (lock held)."""
+        return {slot.thread for slot in self._pending.values()
+                if slot.thread is not None}
 
     def _room(self):
         """Wait, before reading a line, while the notifications held are
@@ -307,7 +381,7 @@ class Client:
                 if self._stuck(now):
                     break
                 wait = None
-                if self._pending:
+                if self._waiting():
                     wait = max(0.0, self._taken_at + STALL_WAIT - now)
                 self._state.wait(wait)
             return not self._closed
@@ -420,13 +494,21 @@ class Client:
         """
         if timeout is None and default:
             timeout = self.request_timeout
+        return self._send(method, params).result(timeout)
+
+    def _send(self, method, params, waited=True):
+        """Send one request; return the :class:`_Call` its reply comes to.
+        ``waited=False``: no thread waits for it until one asks for its
+        result, so the reader does not take this thread for one stuck."""
+        if params and params.get("session") is not None:
+            _touched(self, params["session"])
         rid = next(self._ids)
         req = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params:
             req["params"] = {k: v for k, v in params.items()
                              if v is not None}
         line = (json.dumps(req, separators=(",", ":")) + "\n").encode()
-        slot = _Slot()
+        slot = _Slot(waited)
         with self._state:
             if self._lost is not None:
                 raise self._lost
@@ -450,17 +532,7 @@ class Client:
             if cause is not None:
                 raise from_reply(cause) from e
             raise Error("cannot send to the daemon: %s" % e) from e
-        if not slot.event.wait(timeout):
-            with self._state:
-                self._pending.pop(rid, None)
-            raise Timeout("no reply to %s within %g s" % (method, timeout),
-                          kind="timeout")
-        msg = slot.reply
-        if msg is None:
-            raise self._lost or Error("the connection was closed")
-        if "error" in msg:
-            raise from_reply(msg["error"])
-        return msg.get("result") or {}
+        return _Call(self, method, rid, slot)
 
     def close(self):
         """Close the connection; requests still waiting get an Error.
@@ -545,14 +617,15 @@ class Client:
 
     # Sessions.
 
-    def launch(self, argv, kind="gdb", transport=False, commands=None,
-               name=None, lease=False, **params):
+    def launch(self, argv, kind="gdb", transport=None, commands=None,
+               name=None, lease=False, wait=True, **params):
         """Start a session and return its :class:`Session` once it runs.
 
         ``argv`` is the program and its arguments, ``kind`` one of ``gdb``
         (the default), ``lldb``, ``remote``, ``gdbserver`` or ``exec``.
         ``transport=True`` gives the target's standard input and output to
-        :meth:`Session.write` and :meth:`Session.read`; ``commands`` are
+        :meth:`Session.write` and :meth:`Session.read` (``None``, the
+        default: as the kind has it, on for ``qemu``); ``commands`` are
         debugger commands, such as ``["run"]``; ``lease=True`` has the
         daemon stop the session when this connection closes.  Every other
         launch parameter of the protocol is passed by its own name
@@ -560,10 +633,20 @@ class Client:
         ``server``, ``port``, ``lease_grace``, ``fault_breaks``, ...);
         ``cwd`` defaults to the current directory, as dbgctl(1) sends it.
         Raises :class:`Error` if the session cannot be started.
+
+        ``wait=False`` returns the Session at once, its launch sent but not
+        answered, so that several sessions (two boards) start at the same
+        time: the daemon answers a launch only once the session runs, so
+        until then the Session's ``id`` is ``None`` and its ``record`` says
+        ``"state": "starting"``.  :meth:`Session.wait_ready` waits for the
+        answer (and raises the launch's error); any other call of the
+        Session waits for it first.  (The protocol's own ``wait``, which
+        answers once the session has ended, is ``launch --wait`` of
+        dbgctl(1); it is not this.)
         """
         p = dict(params)
         p.update({"argv": list(argv) if argv is not None else None,
-                  "kind": kind, "transport": bool(transport),
+                  "kind": kind, "transport": transport,
                   "commands": list(commands) if commands else None,
                   "name": name, "lease": bool(lease)})
         if p.get("cwd") is None:
@@ -571,11 +654,21 @@ class Client:
         bound = self.request_timeout
         bound += (p.get("connect_timeout") or 10000) / 1000
         bound += (p.get("stop_timeout") or 5000) / 1000
-        obj = self.call("launch", p, timeout=bound)
-        return Session(self, obj)
+        if wait:
+            return Session(self, self.call("launch", p, timeout=bound),
+                           launched=True)
+        starting = {"id": None, "name": name, "state": "starting",
+                    "kind": kind, "transport": transport}
+        return Session(self, starting, launched=True,
+                       launching=(self._send("launch", p, waited=False),
+                                  bound))
 
     def session(self, session):
-        """A :class:`Session` for an existing session, by id or name."""
+        """A :class:`Session` for an existing session, by id or name.
+
+        Its expect cursors start at the end of each stream, when first
+        used (see :meth:`Session.expect`).
+        """
         return Session(self, self.call("status", {"session": session}))
 
     def subscribe(self, session=None, output=None, streams=None):
@@ -587,19 +680,6 @@ class Client:
                                       "streams": streams})
         self._subscribed = True
         return res
-
-    def _watch(self, session):
-        """A connection of its own subscribed to one session's news (not
-        its output), and the session as the subscription found it: a wait
-        hears of changes as they come, and takes nothing from the
-        notifications this client's user reads."""
-        watch = Client(**self._again)
-        try:
-            res = watch.subscribe(session=session, output=False)
-        except BaseException:
-            watch.close()
-            raise
-        return watch, res["sessions"][0]
 
     def notifications(self, timeout=1.0):
         """Yield the daemon's notifications, as dicts, as they come.
@@ -641,25 +721,100 @@ class Client:
 class Session:
     """One session of the daemon, on the :class:`Client` that made it.
 
-    ``id`` and ``name`` are the session's; :meth:`status` asks the daemon
-    for the rest.  A session is a context manager: leaving it stops it.
+    ``client`` is that :class:`Client`: every call of the session is a
+    request on its connection.  ``id`` and ``name`` are the session's,
+    ``record`` the session object as last seen; :meth:`status` asks the
+    daemon for the rest.  A session is a context manager: leaving it
+    stops it.
+
+    The session keeps a cursor for :meth:`expect` on each stream, its
+    own, whatever other Session objects or connections match on the same
+    stream, and apart from the one position :meth:`read` takes from.
+
+    A gdb-family session (gdb, remote, gdbserver, qemu) has run control:
+    :meth:`halt`, :meth:`resume` (``until_stop=True`` answers with the next
+    stop), :meth:`step`, :meth:`next`, :meth:`finish`,
+    :meth:`break_insert`, :meth:`break_list`, :meth:`break_delete`,
+    :meth:`eval`, :meth:`read_memory`, :meth:`write_memory`,
+    :meth:`registers`, :meth:`reset`, :meth:`load`, and the waits
+    :meth:`wait_target`, :meth:`wait_stop` and :meth:`wait_fault`, all
+    requests on the same connection.  Verbs that need a stopped target
+    halt a running one for their work and resume it.  Each answers with
+    the target's record (a :class:`dbgctl.Stop` once it has stopped),
+    numbered by ``seq``; pass a ``seq`` as ``after`` to a wait to take only
+    what comes after it.  On an exec or lldb session they raise
+    :class:`Error` of kind ``not_supported``; a verb the debugger refuses
+    raises :class:`DebuggerError` with its message.
     """
 
-    def __init__(self, client, obj):
+    def __init__(self, client, obj, launched=False, launching=None):
         self.client = client
         self.id = obj["id"]
         self.name = obj.get("name")
         self.record = obj
+        self._launched = launched
+        self._launching = launching
+        self._failed = None
+        self._cursors = {}
+        self._cursor_lock = threading.Lock()
+        if self.id is not None:
+            _touched(client, self.id)
 
     def __repr__(self):
+        if self.id is None:
+            return "<dbgctl.Session starting%s>" % (
+                " %r" % self.name if self.name else "")
         return "<dbgctl.Session %d%s>" % (
             self.id, " %r" % self.name if self.name else "")
 
     def _call(self, method, params=None, **kw):
+        self._ready()
         p = {"session": self.id}
         if params:
             p.update(params)
         return self.client.call(method, p, **kw)
+
+    def _ready(self):
+        """Wait for the answer of a launch sent with ``wait=False``; raise
+        its error again for a session that never had an id."""
+        if self._launching is not None:
+            self.wait_ready()
+        if self.id is None and self._failed is not None:
+            raise self._failed
+
+    def wait_ready(self, timeout=None):
+        """Wait until a session launched with ``wait=False`` runs; return
+        its object.
+
+        ``timeout`` in seconds (``None``: the launch's own bound, as
+        :meth:`Client.launch` waits).  Raises the launch's :class:`Error`
+        when the session failed to start (it is then ``failed``), and
+        :class:`Timeout` when it did not answer within ``timeout``, after
+        which it may be waited for again.  For a session that runs
+        already, returns its record at once.
+        """
+        if self._launching is None:
+            return self.record
+        call, bound = self._launching
+        try:
+            obj = call.result(bound if timeout is None else timeout,
+                              keep=True)
+        except Error as e:
+            if isinstance(e, Timeout) and not call.done():
+                raise
+            # The launch's answer: the session failed (its id, if it got
+            # one, still names its record and log).
+            self._launching, self._failed = None, e
+            self.record = dict(self.record, state="failed")
+            if isinstance(e.data.get("session"), int):
+                self.id = self.record["id"] = e.data["session"]
+            raise
+        self._launching = None
+        self.id = obj["id"]
+        self.name = obj.get("name")
+        self.record = obj
+        _touched(self.client, self.id)
+        return obj
 
     def status(self):
         """The session object, as a dict (see dbgctl-protocol(7))."""
@@ -704,7 +859,9 @@ class Session:
         Returns as soon as there are any; ``b""`` once the output has ended
         and all of it has been read.  ``timeout`` is in seconds (``0`` does
         not wait, ``None`` waits for as long as it takes); raises
-        :class:`Timeout` when no output came within it.
+        :class:`Timeout` when no output came within it.  The position it
+        takes from is the session's one for every reader; :meth:`expect`
+        and :meth:`read_until` neither move it nor are moved by it.
         """
         ms = _ms(timeout)
         if ms is None:
@@ -717,28 +874,131 @@ class Session:
         return base64.b64decode(res.get("data") or "")
 
     def read_until(self, want, timeout=10.0):
-        """Read the target's output until ``want`` has come.
+        """Wait until ``want`` (bytes) has come on the target's output.
 
-        Returns everything read, which ends with ``want`` or runs a little
-        past it (bytes are never put back).  Raises :class:`Timeout`, with
-        what came so far in ``data["got"]``, after ``timeout`` seconds, and
-        :class:`Error` if the output ends first.
+        Returns every byte from this Session's target cursor through the
+        first ``want`` after it, and moves the cursor just past it, so the
+        bytes after ``want`` are the next call's: it is
+        :meth:`expect_exact` on the ``target`` stream, returning ``before``
+        and the match together.  It does not take from the position that
+        :meth:`read` takes from (nor does read move it): a rig reads the
+        output with one or the other.  Raises :class:`Timeout` after
+        ``timeout`` seconds and :class:`EOF` if the output ends first (a
+        kind of :class:`Error`), both with what came after the cursor in
+        ``got`` and ``data["got"]`` (its last 512 KiB when more came; the
+        rest is in ``logs(stream="target")``).
         """
-        got = b""
-        deadline = time.monotonic() + timeout
-        while want not in got:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Timeout("no %r from session %d within %g s; it said %r"
-                              % (want, self.id, timeout, got),
-                              kind="timeout", data={"got": got})
-            chunk = self.read(timeout=left)
-            if not chunk:
-                raise Error("the output of session %d ended before %r; it "
-                            "said %r" % (self.id, want, got),
-                            data={"got": got})
-            got += chunk
-        return got
+        start = self._cursor("target")
+        m = self.expect_exact(want, timeout=timeout, stream="target")
+        head = m.before
+        if m.before_offset > start:
+            # More than the daemon puts in one before: the rest from the
+            # transcript.
+            head = self._stream_bytes("target", start, m.before_offset) \
+                + head
+        return head + m.group(0)
+
+    def _stream_bytes(self, stream, start, end):
+        """The bytes of ``stream`` in [start, end), from its transcript."""
+        out = []
+        while start < end:
+            res = self.logs(offset=start, max=end - start, stream=stream)
+            if res["next_offset"] <= start:
+                break
+            out.append(res["data"])
+            start = res["next_offset"]
+        return b"".join(out)
+
+    def _stream(self, stream):
+        """The stream an expect with no stream matches on: the target's
+        output for a session with a transport, else its console."""
+        if stream is not None:
+            return stream
+        self._ready()
+        return "target" if self.record.get("transport") else "console"
+
+    def _cursor(self, stream):
+        """Where this Session's next expect on ``stream`` begins: from the
+        first byte for a session its client launched, else from the
+        stream's end when first asked."""
+        with self._cursor_lock:
+            if stream in self._cursors:
+                return self._cursors[stream]
+        at = 0
+        if not self._launched:
+            at = self.logs(max=1, stream=stream)["size"]
+        with self._cursor_lock:
+            return self._cursors.setdefault(stream, at)
+
+    def cursor(self, stream=None):
+        """The offset in ``stream`` where this Session's next
+        :meth:`expect` begins (see :meth:`expect`)."""
+        return self._cursor(self._stream(stream))
+
+    def expect(self, pattern, timeout=30.0, stream=None, exact=False,
+               flags=0):
+        """Wait until ``pattern`` matches on one of the session's streams;
+        return the :class:`Match`.
+
+        ``pattern`` is a regular expression, str or bytes, a compiled
+        ``re.Pattern``, or a list of them (the earliest match wins, a tie
+        going to the first; ``Match.index`` tells which).  The daemon
+        matches PCRE2 expressions on the stream's bytes, Python's ``re``
+        syntax as far as PCRE2 has it (``(?P<name>...)``, ``\\d``, lazy
+        quantifiers): a str pattern matches its UTF-8, a bytes one's
+        non-ASCII bytes are sent as ``\\xHH``.  ``exact=True`` takes
+        literals instead (see :meth:`expect_exact`).
+
+        ``flags`` are ``re`` flags (``re.I``, ``re.M``, ``re.S``,
+        ``re.X``; ``re.A`` and ``re.U`` change nothing), or a list of the
+        protocol's names (``"caseless"``, ...); a compiled pattern brings
+        its own.  Any other flag (``re.L``, ``re.DEBUG``) raises
+        ValueError naming it.  Without ``re.M``, ``^`` matches only where
+        matching begins.
+
+        ``stream`` is ``"target"`` (the default for a session launched
+        with ``transport``), ``"console"`` (the default otherwise) or
+        ``"server"``.  Matching begins at this Session's cursor on the
+        stream: the stream's first byte for a session its client
+        launched, else the stream's end when this Session first expects
+        on it; a match moves the cursor past itself, so a number of
+        expects in a row see every byte once, and other Sessions and
+        connections keep cursors of their own.  A match that more bytes
+        could still lengthen (``counter=(\\d+)`` at the end of what came)
+        is taken only once a byte after it comes, or the stream ends, or
+        at the timeout.
+
+        ``timeout`` is in seconds (``None``: until a match or the
+        stream's end).  Raises :class:`Timeout` when no match came within
+        it, and :class:`EOF` when the stream ended with none, each with
+        what came in ``got`` (see :class:`Timeout`); neither moves the
+        cursor.  Raises :class:`Error` of kind ``invalid_params`` for a
+        pattern PCRE2 refuses (with its reason), ``not_supported`` for a
+        stream the session has not.
+        """
+        stream = self._stream(stream)
+        params, index = expect_params(pattern, exact=exact, flags=flags)
+        params.update({"stream": stream, "from": self._cursor(stream)})
+        ms = _ms(timeout)
+        if ms is None:
+            res = self._call("expect", params, default=False)
+        else:
+            params["timeout"] = ms
+            res = self._call("expect", params, timeout=ms / 1000 + MARGIN)
+        which = res.get("index", 0)
+        given = pattern if isinstance(pattern, (list, tuple)) else [pattern]
+        known = 0 <= which < len(index)
+        m = Match(res, index[which] if known else None,
+                  given[which] if known else None)
+        with self._cursor_lock:
+            self._cursors[stream] = max(self._cursors.get(stream, 0), m.next)
+        return m
+
+    def expect_exact(self, literal, timeout=30.0, stream=None, flags=0):
+        """:meth:`expect` for a literal, str or bytes, or a list of them:
+        every byte matches itself."""
+        return self.expect(literal, timeout=timeout, stream=stream,
+                           exact=True, flags=flags)
 
     def exec(self, command, timeout=None):
         """Run a debugger command and return the result, a dict.
@@ -754,78 +1014,212 @@ class Session:
         return self._call("exec", {"command": command, "timeout": ms},
                           timeout=(ms or 10000) / 1000 + MARGIN)
 
-    def _wait(self, check, timeout, timed_out):
-        """Return what ``check`` finds in the session object, asked as a
-        subscription first finds it and again at each of its target, fault
-        and state notifications; no polling.  ``timed_out(obj)`` is the
-        exception raised once ``timeout`` seconds pass."""
-        watch, obj = self.client._watch(self.id)
-        news = {"session.target": "target", "session.fault": "fault"}
-        try:
-            deadline = time.monotonic() + timeout
-            found = check(obj)
-            while found is None:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise timed_out(obj)
-                for msg in watch.notifications(timeout=left):
-                    params = msg.get("params") or {}
-                    if params.get("session") != self.id:
-                        continue
-                    if msg.get("method") in news:
-                        key = news[msg["method"]]
-                        obj[key] = params.get(key)
-                    elif msg.get("method") == "session.state":
-                        obj.update(params)
-                    found = check(obj)
-                    if found is not None:
-                        break
-                if found is None and watch._lost is not None and \
-                        time.monotonic() < deadline:
-                    raise watch._lost
-            return found
-        finally:
-            watch.close()
+    def _verb(self, method, params=None, timeout=None, default=10.0):
+        """Send a run control request whose ``timeout`` (seconds; ``None``:
+        ``default``, the daemon's own) bounds the daemon's work, and wait
+        for its answer that long plus a margin."""
+        p = dict(params or {})
+        p["timeout"] = _ms(timeout)
+        bound = timeout if timeout is not None else default
+        return self._call(method, p, timeout=bound + MARGIN)
 
-    def wait_target(self, state, timeout=10.0):
-        """Wait until the debugged target is in ``state``; return it.
+    def wait_target(self, state="stopped", timeout=10.0, after=None):
+        """Wait until the debugged target is in ``state``; return its
+        record.
 
-        ``state`` is one of the target states of dbgctl-protocol(7):
-        ``running``, ``stopped``, ``exited``.  The target dict (with
-        ``stop`` for a stopped target) is returned as soon as the daemon
-        says its state is ``state``.  Raises :class:`Timeout` after
-        ``timeout`` seconds, and :class:`Error` if the session ends first
-        in another state.
+        ``state`` is ``"stopped"`` (the default), ``"running"``,
+        ``"exited"`` or ``"any"``.  Without ``after``, the current record
+        if it is in ``state``, else the first later one; with ``after`` (a
+        ``seq``, as :attr:`target_seq` or a :class:`Stop` gives it), the
+        first record numbered above it that is in ``state``, so a stop
+        from before is never taken for a new one.  A target that exits
+        satisfies a wait for ``"stopped"``.  The daemon's transient
+        records (its own halts to serve a verb) are skipped.  A stopped or
+        exited target's record comes as a :class:`Stop`, any other as a
+        dict.
+
+        The daemon waits, on this Session's connection.  Raises
+        :class:`Timeout` after ``timeout`` seconds and :class:`Error` of
+        kind ``not_running`` if the session ends first, both with the
+        current record in ``target``; kind ``not_supported`` for a session
+        with no debugged target (``exec``, ``lldb``).
         """
-        def check(obj):
-            target = obj.get("target") or {}
-            if target.get("state") == state:
-                return target
-            if obj.get("state") in ("exited", "failed"):
-                raise Error("session %d is %s; its target is %s, not %s"
-                            % (self.id, obj["state"],
-                               target.get("state", "unknown"), state),
-                            kind="not_running", data={"session": obj})
-            return None
+        res = self._verb("wait_target", {"state": state, "after": after},
+                         timeout)
+        return target_record(res)
 
-        def timed_out(obj):
-            target = obj.get("target") or {}
-            return Timeout("the target of session %d is %s, not %s, after "
-                           "%g s" % (self.id, target.get("state", "unknown"),
-                                     state, timeout),
-                           kind="timeout", data={"target": target})
-        return self._wait(check, timeout, timed_out)
+    def wait_stop(self, after=None, timeout=10.0):
+        """Wait for the target to stop (or exit) after record ``after``;
+        return the :class:`Stop`.  :meth:`wait_target` for ``"stopped"``:
+        ``after=None`` takes the current stop if the target is stopped."""
+        return self.wait_target("stopped", timeout=timeout, after=after)
 
-    def wait_fault(self, timeout=20.0):
+    def wait_fault(self, after=None, timeout=20.0):
         """Wait for the session's fault record; return it, as soon as the
-        daemon has gathered it.  Raises :class:`Timeout` after ``timeout``
-        seconds.
+        daemon has gathered it.
+
+        Without ``after``, the current fault if there is one, else the
+        next; with ``after`` (a target ``seq``), the first fault gathered
+        at a stop numbered above it, so the fault of an earlier test is
+        never taken again (a reset or a load also clears the current one;
+        ``faults`` in :meth:`status` keeps the last 16).  The record has
+        ``seq`` (its stop's) and ``time``.  Raises :class:`Timeout` after
+        ``timeout`` seconds, and errors as :meth:`wait_target`.
         """
-        return self._wait(lambda obj: obj.get("fault"), timeout,
-                          lambda obj: Timeout("session %d has no fault record "
-                                              "after %g s" % (self.id,
-                                                              timeout),
-                                              kind="timeout"))
+        return self._verb("wait_fault", {"after": after}, timeout,
+                          default=20.0)
+
+    @property
+    def target_seq(self):
+        """The ``seq`` of the session's current target record (from
+        :meth:`status`): pass it as ``after`` to wait for what comes
+        next.  0 for a session whose status has none."""
+        target = self.status().get("target") or {}
+        return target.get("seq", 0)
+
+    @property
+    def faults(self):
+        """The last fault records of the session, oldest first (``[]``
+        when none)."""
+        return self.status().get("faults") or []
+
+    def halt(self, timeout=10.0):
+        """Interrupt the running target; return the :class:`Stop` (``by``
+        ``"halt"``).  A target stopped already is answered with its
+        current record and ``already`` true.  Raises :class:`Timeout`
+        (with ``target``) when it did not stop within ``timeout`` seconds.
+        """
+        res = self._verb("halt", timeout=timeout)
+        return target_record(res.get("target"), already=res.get("already"))
+
+    def resume(self, how="continue", until_stop=False, location=None,
+               timeout=10.0, halt_on_timeout=False):
+        """Resume the target; return the record it left.
+
+        ``how`` is ``"continue"`` (the default), ``"step"``, ``"next"``,
+        ``"finish"``, ``"until"`` (to ``location``, then required),
+        ``"stepi"`` or ``"nexti"``.  Without ``until_stop``, the
+        ``running`` record (a dict) once gdb has resumed it.  With
+        ``until_stop=True``, the :class:`Stop` of the first stop (or exit)
+        after the resume, never one from before it, however fast it
+        comes: there is no window between resuming and waiting.
+
+        ``timeout`` (seconds) bounds the whole call; at it
+        :class:`Timeout` is raised with the current record in ``target``
+        and the target left running, or halted first with
+        ``halt_on_timeout=True`` (``target`` is then that stop).  A target
+        that exited, or native gdb's before ``run``, raises :class:`Error`
+        of kind ``not_running``.
+        """
+        res = self._verb("resume", {
+            "how": how, "location": location,
+            "until_stop": True if until_stop else None,
+            "halt_on_timeout": True if halt_on_timeout else None}, timeout)
+        return target_record(res.get("target"), already=res.get("already"))
+
+    def step(self, timeout=10.0):
+        """Step one source line, into calls; return the :class:`Stop`."""
+        return self.resume("step", until_stop=True, timeout=timeout)
+
+    def next(self, timeout=10.0):
+        """Step one source line, over calls; return the :class:`Stop`."""
+        return self.resume("next", until_stop=True, timeout=timeout)
+
+    def finish(self, timeout=10.0):
+        """Run until the current function returns; return the
+        :class:`Stop`."""
+        return self.resume("finish", until_stop=True, timeout=timeout)
+
+    def break_insert(self, location, condition=None, temporary=False,
+                     hardware=False, timeout=None):
+        """Insert a breakpoint at ``location`` (``"uart_putc"``,
+        ``"board.c:41"``, ``"*0x1f4"``); return gdb's breakpoint record as
+        a dict of MI's strings (``number``, ``func``, ``file``, ``line``,
+        ``addr``, ``times``...).  A running target is halted for it and
+        resumed.  Raises :class:`DebuggerError` with gdb's message for a
+        location gdb refuses."""
+        res = self._verb("break", {
+            "action": "insert", "location": location,
+            "condition": condition,
+            "temporary": True if temporary else None,
+            "hardware": True if hardware else None}, timeout)
+        return res["breakpoint"]
+
+    def break_list(self, timeout=None):
+        """Every breakpoint of the session, as gdb lists them; the
+        session's own fault breakpoints have ``internal`` true."""
+        return self._verb("break", {"action": "list"},
+                          timeout)["breakpoints"]
+
+    def break_delete(self, *numbers, timeout=None):
+        """Delete the breakpoints ``numbers`` (str or int), or with none
+        every user breakpoint; return the numbers deleted.  The session's
+        fault breakpoints are never deleted: naming one raises
+        :class:`Error` of kind ``invalid_params``."""
+        return self._verb("break", {
+            "action": "delete",
+            "numbers": list(numbers) if numbers else None},
+            timeout)["deleted"]
+
+    def eval(self, expression, timeout=None):
+        """The value of ``expression`` in the target, as gdb prints it (a
+        str, such as ``"42"``)."""
+        return self._verb("eval", {"expression": expression},
+                          timeout)["value"]
+
+    def read_memory(self, address, length, timeout=None):
+        """``length`` bytes of the target's memory from ``address`` (an
+        int, or an expression such as ``"&counter"``)."""
+        res = self._verb("memory", {"action": "read", "address": address,
+                                    "length": length}, timeout)
+        return base64.b64decode(res.get("base64") or "")
+
+    def write_memory(self, address, data, timeout=None):
+        """Write ``data`` (bytes) to the target's memory at ``address``;
+        return the number of bytes written."""
+        res = self._verb("memory", {
+            "action": "write", "address": address,
+            "data": {"base64": base64.b64encode(bytes(data)).decode()}},
+            timeout)
+        return res.get("length", len(data))
+
+    def registers(self, *names, timeout=None):
+        """The target's registers as ``{name: value}``, by the names gdb
+        gives them on this architecture (``pc``, ``sp``, ``xpsr``, ``rip``
+        ...), integer registers in hex; ``names`` picks some.  An unknown
+        name raises :class:`Error` of kind ``invalid_params`` that lists
+        the target's."""
+        return self._verb("registers", {
+            "names": list(names) if names else None}, timeout)["registers"]
+
+    def reset(self, halt=False, timeout=None):
+        """Reset the target by its kind's recipe (or the launch's
+        ``reset_commands``) and clear the fault record.
+
+        Returns the answer: ``target``, the record it left (a
+        :class:`Stop` with reason ``"reset"`` when ``halt``, else the
+        ``running`` record) and ``fault_cleared`` (whether there was a
+        fault record to clear; absent when native gdb ran the program
+        again).  A kind with no recipe raises :class:`Error` of kind
+        ``not_supported``.
+        """
+        res = self._verb("reset", {"halt": True if halt else None}, timeout)
+        res["target"] = target_record(res.get("target"))
+        return res
+
+    def load(self, path=None, timeout=60.0, halt=False):
+        """Write a program to the target (``path``, another build, or by
+        default the session's own), then reset it, as :meth:`reset` does.
+
+        Returns the answer: ``target``, ``file`` and ``fault_cleared``.
+        A session that runs a host program (native gdb) raises
+        :class:`Error` of kind ``not_supported``.
+        """
+        res = self._verb("load", {
+            "file": os.path.abspath(path) if path is not None else None,
+            "halt": True if halt else None}, timeout, default=60.0)
+        res["target"] = target_record(res.get("target"))
+        return res
 
     def signal(self, signal="INT"):
         """Send ``signal`` (a name or number) to the terminal's foreground.
@@ -867,15 +1261,26 @@ class Session:
     def remove(self, keep_files=False):
         """Remove the ended session from the daemon's table (see
         :meth:`Client.remove`); its id is never used again."""
+        self._ready()
         return self.client.remove(self.id, keep_files=keep_files)
 
-    def logs(self, offset=None, lines=None, max=None):
-        """Read the session's console output; returns the result dict.
+    def logs(self, offset=None, lines=None, max=None, stream="console",
+             timestamps=False, wait=False):
+        """Read a stream's transcript; returns the result dict.
 
-        ``data`` is decoded to bytes.  See ``logs`` in dbgctl-protocol(7).
+        ``stream`` is ``"console"`` (the default), ``"target"``,
+        ``"target-in"`` or ``"server"``; ``timestamps=True`` adds
+        ``times``, ``[[offset, unix_time], ...]``: a byte at offset X came
+        at the time of the last entry at or before X.  ``wait=True``
+        waits, as long as it takes, for a byte at ``offset`` or the
+        stream's end.  ``data`` is decoded to bytes.  See ``logs`` in
+        dbgctl-protocol(7).
         """
-        res = self._call("logs", {"offset": offset, "lines": lines,
-                                  "max": max})
+        res = self._call("logs", {
+            "offset": offset, "lines": lines, "max": max,
+            "stream": None if stream == "console" else stream,
+            "timestamps": True if timestamps else None,
+            "wait": True if wait else None}, default=not wait)
         res["data"] = base64.b64decode(res.get("data") or "")
         return res
 

@@ -2,11 +2,16 @@
 
 Every error the daemon answers becomes an :class:`Error` (or one of its
 subclasses, chosen by the error's ``data.kind``), carrying the daemon's code,
-kind, data and message as they were sent.  Errors of the client itself, such
+kind, data and message as they were sent (an expect's ``got`` decoded to
+bytes).  Errors of the client itself, such
 as a lost connection or a reply that did not come in time, are errors too.
 """
 
-__all__ = ["Error", "Timeout", "DebuggerError", "Unauthorized",
+import base64
+
+from .stop import target_record
+
+__all__ = ["Error", "Timeout", "EOF", "DebuggerError", "Unauthorized",
            "NoSuchSession", "from_reply"]
 
 
@@ -17,6 +22,10 @@ class Error(Exception):
     error code (``None`` for an error of the client itself), ``kind`` the
     stable ``data.kind`` string (such as ``"not_running"``), which programs
     should test, and ``data`` the whole data object (``{}`` if none).
+    ``target`` is the target record the daemon sent with a run control
+    error (a :class:`dbgctl.Stop` for a stopped or exited target; a
+    ``timeout`` or ``not_running`` of a wait or a verb carries it), else
+    ``None``.
     """
 
     def __init__(self, message, code=None, kind=None, data=None):
@@ -25,6 +34,7 @@ class Error(Exception):
         self.code = code
         self.kind = kind
         self.data = dict(data) if data else {}
+        self.target = target_record(self.data.get("target"))
 
     def __repr__(self):
         return "%s(%r, code=%r, kind=%r)" % (type(self).__name__,
@@ -32,13 +42,50 @@ class Error(Exception):
                                              self.kind)
 
 
-class Timeout(Error):
+class _Got:
+    """What came on a stream before an expect gave up: ``got`` (bytes:
+    everything from ``from_`` to ``next``, or when that was over 512 KiB
+    the last 512 KiB, from ``got_offset``), ``next`` (the stream's end
+    then) and ``from_`` (where matching began); ``got`` is ``b""`` and the
+    offsets ``None`` for an error that says nothing of a stream."""
+
+    def _take_got(self):
+        got = self.data.get("got")
+        if isinstance(got, dict):
+            got = base64.b64decode(got.get("base64") or "")
+        elif isinstance(got, str):
+            got = got.encode("utf-8", "surrogateescape")
+        if got is not None:
+            self.data["got"] = bytes(got)
+        self.got = self.data.get("got", b"")
+        self.got_offset = self.data.get("got_offset", self.data.get("from"))
+        self.next = self.data.get("next")
+        self.from_ = self.data.get("from")
+
+
+class Timeout(Error, _Got):
     """A wait ran out of time (kind ``timeout``).
 
     Raised for the daemon's own timeouts (a read with no output, an exec gdb
-    did not answer, a wait) and when a reply does not come within the
-    client's bound.
+    did not answer, a wait, an expect with no match) and when a reply does
+    not come within the client's bound.  An expect's carries what came:
+    ``got``, ``got_offset``, ``next``, ``from_`` (also in ``data``).
     """
+
+    def __init__(self, message, code=None, kind=None, data=None):
+        super().__init__(message, code=code, kind=kind, data=data)
+        self._take_got()
+
+
+class EOF(Error, _Got):
+    """The stream an expect waited on ended with no match (kind ``eof``,
+    code 13).  Carries what came, as :class:`Timeout` does: ``got``,
+    ``got_offset``, ``next``, ``from_``.
+    """
+
+    def __init__(self, message, code=None, kind=None, data=None):
+        super().__init__(message, code=code, kind=kind, data=data)
+        self._take_got()
 
 
 class DebuggerError(Error):
@@ -58,6 +105,7 @@ class NoSuchSession(Error):
 
 _BY_KIND = {
     "timeout": Timeout,
+    "eof": EOF,
     "debugger_error": DebuggerError,
     "unauthorized": Unauthorized,
     "no_such_session": NoSuchSession,

@@ -1,4 +1,4 @@
-"""dbgctl inside labgrid: a resource naming a host's dbgctld, and a driver.
+"""dbgctl inside labgrid: a host's dbgctld, its driver, and a console.
 
 Where boards are scheduled across machines by labgrid's coordinator and
 exporters, dbgctld is the per-host debugger service, reached over TCP with
@@ -18,18 +18,53 @@ a token.  List this module under ``imports`` in the environment's YAML::
 
 Activating :class:`DbgctlDriver` connects; its sessions are leased to that
 connection, so they end when the driver is deactivated or the process
-holding it dies.  Written against labgrid 0.4.1 (Debian 12's
-python3-labgrid), using only ``target_factory``, ``Resource``, ``Driver``,
-``bindings`` and ``Driver.check_active``, which current labgrid keeps.
+holding it dies.
+
+:class:`DbgctlConsoleDriver` is labgrid's ``ConsoleProtocol`` on a session's
+target: ``read``, ``write``, ``sendline`` and labgrid's own ``expect``
+(pexpect's, through labgrid's ``ConsoleExpectMixin``), so code written for a
+serial console, a ``ShellDriver`` or ``console.expect(...)``, runs on a
+board that dbgctld drives::
+
+        drivers:
+          DbgctlDriver: {}
+          DbgctlConsoleDriver: {}
+
+    console = target.get_driver("DbgctlConsoleDriver")
+    console.launch([fw], kind="gdbserver", transport=True, ...)
+    console.expect(r"board ready")
+    console.sendline("hello")
+    index, before, match, after = console.expect(r"(hel+o)")
+
+It reads the session's target transcript (``logs`` on the ``target``
+stream from an offset of its own), so it takes no bytes from
+:meth:`dbgctl.Session.read` or an ``expect`` of the session, and they take
+none from it.
+
+Written against labgrid 0.4.1 (Debian 12's python3-labgrid), using only
+``target_factory``, ``Resource``, ``Driver``, ``bindings``,
+``Driver.check_active``, ``ConsoleProtocol`` and ``ConsoleExpectMixin``,
+which current labgrid keeps.
 """
 
+import base64
+import logging
+
 import attr
+import pexpect
 from labgrid.driver.common import Driver
+from labgrid.driver.consoleexpectmixin import ConsoleExpectMixin
 from labgrid.factory import target_factory
+from labgrid.protocol import ConsoleProtocol
 from labgrid.resource.common import Resource
 
 from .client import Client
-from .errors import Error
+from .errors import Error, Timeout
+
+# The most a console read asks the daemon for: what is there, up to this.
+CONSOLE_READ_MAX = 65536
+# Seconds a console wait's reply may take beyond the daemon's own timeout.
+CONSOLE_MARGIN = 5.0
 
 
 @target_factory.reg_resource
@@ -108,6 +143,13 @@ class DbgctlDriver(Driver):
         return session.read_until(want, timeout=timeout)
 
     @Driver.check_active
+    def expect(self, session, pattern, timeout=30.0, **kw):
+        """Wait in the daemon for ``pattern`` on ``session``'s target
+        output; the :class:`dbgctl.Match` (see
+        :meth:`dbgctl.Session.expect`, whose arguments it takes)."""
+        return session.expect(pattern, timeout=timeout, **kw)
+
+    @Driver.check_active
     def stop(self, session, timeout=None):
         """Stop ``session``; its record once every process is gone."""
         record = session.stop(timeout=timeout)
@@ -127,3 +169,144 @@ class DbgctlDriver(Driver):
         self.sessions = []
         if first is not None:
             raise first
+
+
+@target_factory.reg_driver
+@attr.s(eq=False)
+class DbgctlConsoleDriver(ConsoleExpectMixin, Driver, ConsoleProtocol):
+    """labgrid's console on a dbgctl session's target output and input.
+
+    ``session_name`` (a session's name or id) attaches the console to that
+    session when the driver is activated; otherwise :meth:`launch` or
+    :meth:`attach` gives it one.  ``stream`` is the stream read (``target``;
+    ``console`` reads the debugger's terminal instead, and then writes go
+    there too).  ``txdelay`` is labgrid's pause before each byte written.
+    """
+
+    bindings = {"dbgctl": "DbgctlDriver"}
+
+    session_name = attr.ib(default=None, validator=attr.validators.optional(
+        attr.validators.instance_of((str, int))))
+    stream = attr.ib(default="target", validator=attr.validators.in_(
+        ("target", "console", "server")))
+    txdelay = attr.ib(default=0.0,
+                      validator=attr.validators.instance_of(float))
+
+    def __attrs_post_init__(self):
+        super().__attrs_post_init__()
+        self.logger = logging.getLogger("%s(%s)" % (self, self.target))
+        self.session = None
+        self.offset = 0
+
+    def on_activate(self):
+        """Attach to ``session_name``'s session, if the config names one."""
+        if self.session_name is not None:
+            self._attach(self.dbgctl.client.session(self.session_name))
+
+    def on_deactivate(self):
+        """Forget the session; whoever launched it stops it."""
+        self.session = None
+
+    @Driver.check_active
+    def launch(self, argv, **params):
+        """Launch a session through the bound :class:`DbgctlDriver` (its
+        target on the transport unless ``transport=False``), and read it
+        from its first byte; return the :class:`dbgctl.Session`."""
+        params.setdefault("transport", True)
+        s = self.dbgctl.launch(argv, **params)
+        self._attach(s, 0)
+        return s
+
+    @Driver.check_active
+    def attach(self, session, offset=None):
+        """Be the console of ``session`` (a :class:`dbgctl.Session`), read
+        from ``offset`` in its stream: by default the stream's first byte
+        for a session of the bound driver, else the stream's end now."""
+        self._attach(session, offset)
+
+    def _attach(self, session, offset=None):
+        """Attach, as :meth:`attach` does, while activating too."""
+        if offset is None:
+            offset = 0 if session in self.dbgctl.sessions else \
+                self._logs(session, {"lines": 0})["offset"]
+        self.session = session
+        self.offset = offset
+        # What pexpect held was another session's or another offset's.
+        self._expect.buffer = self._expect.string_type()
+
+    def _logs(self, session, params):
+        """One ``logs`` of the driver's stream of ``session``."""
+        p = {"session": session.id, "stream": self.stream}
+        p.update(params)
+        return session.client.call("logs", p)
+
+    def _session(self):
+        """The console's session, or an error saying how to give one."""
+        if self.session is None:
+            raise Error("%s has no session: launch or attach one first"
+                        % self)
+        return self.session
+
+    def _take(self, size):
+        """What the stream holds from the driver's offset, moving the
+        offset past it; ``b""`` if nothing is there yet.  Raises
+        pexpect's EOF once the stream has ended and all of it was read."""
+        while True:
+            res = self._logs(self._session(), {
+                "offset": self.offset,
+                "max": max(size, CONSOLE_READ_MAX)})
+            data = base64.b64decode(res.get("data") or "")
+            self.offset = res.get("next_offset", res["offset"] + len(data))
+            gap = res.get("missing")
+            if not gap:
+                break
+            # Bytes the transcript's limits lost: say so and read on.
+            self.logger.warning("%d bytes at %d of session %d's %s stream "
+                                "are lost", gap.get("bytes", 0),
+                                gap.get("offset", 0), self.session.id,
+                                self.stream)
+        if not data and res.get("ended"):
+            raise pexpect.EOF("the %s stream of session %d has ended"
+                              % (self.stream, self.session.id))
+        return data
+
+    def _wait(self, timeout):
+        """Wait, in the daemon, until the stream has a byte past the
+        driver's offset or ``timeout`` seconds pass (pexpect's TIMEOUT);
+        an ``expect`` of any one byte from that offset does it without
+        polling, and moves no position that ``read`` or a Session's
+        ``expect`` reads from (the latter always says where it starts)."""
+        s = self._session()
+        ms = max(1, int(round(timeout * 1000)))
+        try:
+            s.client.call("expect", {
+                "session": s.id, "stream": self.stream, "patterns": ".",
+                "flags": ["dotall"], "from": self.offset, "timeout": ms},
+                timeout=ms / 1000 + CONSOLE_MARGIN)
+        except Timeout as e:
+            raise pexpect.TIMEOUT("no output from session %d within %.2f s"
+                                  % (s.id, timeout)) from e
+        except Error as e:
+            if e.kind != "eof":
+                raise
+            raise pexpect.EOF(str(e)) from e
+
+    def _read(self, size=1, timeout=0.0):
+        """At least one byte of the stream (what is there, up to
+        ``CONSOLE_READ_MAX``), waiting up to ``timeout`` seconds; pexpect's
+        TIMEOUT when none came, as labgrid's serial driver raises."""
+        data = self._take(size)
+        if data:
+            return data
+        if timeout is None or timeout <= 0:
+            raise pexpect.TIMEOUT("no output from session %d"
+                                  % self._session().id)
+        self._wait(timeout)
+        return self._take(size)
+
+    def _write(self, data):
+        """Write all of ``data`` to the session: its target's input, or
+        its terminal for a console driver on the ``console`` stream."""
+        stream = "console" if self.stream == "console" else None
+        return self._session().write(data, stream=stream)
+

@@ -6,37 +6,74 @@ installed, or with ``-p dbgctl.pytest_plugin``.
 ``dbgctl_client``
     A :class:`dbgctl.Client` for the whole run.  It connects to the daemon
     that ``--dbgctl-socket`` or ``DBGCTL_SOCKET`` names; otherwise it runs a
-    private dbgctld in a temporary directory (the binary from ``PATH``, or
-    ``--dbgctl PATH``, a binary or the directory holding it) and shuts it
-    down at the end of the run.
+    private dbgctld in a directory under pytest's basetemp (the binary from
+    ``PATH``, or ``--dbgctl PATH``, a binary or the directory holding it)
+    and shuts it down at the end of the run.  The private daemon goes when
+    the pytest process that started it dies, SIGKILL included (it runs
+    under ``dbgctl/lifeline.py``), and its sessions get ``TERM=dumb``
+    unless their launch's ``env`` sets ``TERM``.
 
 ``dbgctl_launch``
     A factory taking :meth:`dbgctl.Client.launch`'s arguments.  Its
     sessions are leased to the run's connection, so they end if pytest
     dies; they are stopped when the test ends, and the teardown fails the
-    test if any process of them is still alive then.  When a test fails,
-    its report gets a section per session with the tail of the console log
-    and the fault record.
+    test if any process of them is still alive then.
+
+Failure reports
+    When a test fails, its report gets a section for every session it
+    touched, whoever launched it: the fixtures, a session-scoped board
+    fixture, a labgrid driver, ``dbgctl_client.launch`` in the test.  A
+    session is touched when any :class:`dbgctl.Client` of the process
+    makes a :class:`dbgctl.Session` for it or a request naming it during
+    the test's setup, call or teardown, or when a Session of it is one of
+    the test's fixture values (or an attribute of one).  The section holds
+    the session's state, its fault as a summary (signal or location, the
+    decoded CFSR and HFSR bits, the faulting function and line), and the
+    last ``LOG_LINES`` lines of its target stream (for a session with a
+    transport) and of its console, as plain text: escape sequences
+    removed, CR LF, LF CR and lone CRs made one LF each, other control
+    characters dropped.  For a session that was there before the test
+    began, the tails start no earlier than the offsets its streams had at
+    the test's setup, so a board shared by many tests shows what this test
+    made of it.  The full fault record (registers and all) is a second
+    section, ``dbgctl session N fault record``.  Code that drives sessions
+    through its own Client needs nothing more; it is seen by
+    :func:`dbgctl.client.watch_sessions`.
 """
 
+import base64
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
+import sys
 import tempfile
+import threading
 import time
+import weakref
 
 import pytest
 
-from .client import Client
+from .client import Client, Session, watch_sessions
 from .errors import Error
 
-#: Lines of console log a failure report shows per session.
+#: Lines of each stream a failure report shows per session.
 LOG_LINES = 40
+
+#: The most bytes of each stream a failure report shows per session.
+TAIL_BYTES = 64 * 1024
 
 #: Seconds a private daemon has to start listening.
 START_TIMEOUT = 10.0
+
+#: The longest socket path put under basetemp (sun_path holds 108 bytes).
+SOCKET_PATH_MAX = 100
+
+#: The watcher a private daemon runs under (see its docstring).
+LIFELINE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "lifeline.py")
 
 
 def pytest_addoption(parser):
@@ -62,21 +99,45 @@ def _daemon_binary(opt):
     return path
 
 
+def _socket_dir(tmp):
+    """Where the socket goes: ``tmp``, unless the path would be too long
+    for a Unix socket, as under a deep basetemp; then a short directory
+    of its own (the caller removes it)."""
+    if len(os.path.join(tmp, "sock").encode()) <= SOCKET_PATH_MAX:
+        return tmp, None
+    short = tempfile.mkdtemp(prefix="dbgctl-")
+    return short, short
+
+
 def _start(binary, tmp, argv):
-    """Start dbgctld in ``tmp``; return (process, socket path, log path)."""
-    sock = os.path.join(tmp, "sock")
-    run = os.path.join(tmp, "run")
+    """Start dbgctld in ``tmp`` under the lifeline; return (process, socket
+    path, log path, the lifeline's write end, a socket directory to
+    remove)."""
+    where, extra = _socket_dir(tmp)
+    sock = os.path.join(where, "sock")
+    run = os.path.join(where, "run")
     os.makedirs(run, mode=0o700)
     env = dict(os.environ, XDG_STATE_HOME=os.path.join(tmp, "state"),
                XDG_RUNTIME_DIR=run, DBGCTL_SOCKET=sock)
+    # Without TERM the daemon gives its sessions TERM=dumb, so programs
+    # do not colour what the report shows; a launch's env still sets it.
+    env.pop("TERM", None)
     log = os.path.join(tmp, "dbgctld.log")
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([binary, "--foreground", "--listen",
-                                 "unix:" + sock] + list(argv), env=env,
-                                stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT,
-                                start_new_session=True)
-    return proc, sock, log
+    r, w = os.pipe()
+    try:
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(
+                [sys.executable or "python3", LIFELINE, str(r), binary,
+                 "--foreground", "--listen", "unix:" + sock] + list(argv),
+                env=env, stdin=subprocess.DEVNULL, stdout=out,
+                stderr=subprocess.STDOUT, pass_fds=(r,),
+                start_new_session=True)
+    except BaseException:
+        os.close(w)
+        raise
+    finally:
+        os.close(r)
+    return proc, sock, log, w, extra
 
 
 def _connect(proc, sock, log):
@@ -94,18 +155,25 @@ def _connect(proc, sock, log):
             time.sleep(0.02)
 
 
-def _end(client, proc):
+def _reap(proc, lifeline):
+    """Wait for the daemon's lifeline to exit, killing it (and so the
+    daemon) if it will not go, then let go of its pipe."""
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    os.close(lifeline)
+
+
+def _end(client, proc, lifeline):
     """Shut a daemon down and reap it; kill it if it will not go."""
     try:
         client.shutdown()
     except (Error, OSError):
         pass
     client.close()
-    try:
-        proc.wait(30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    _reap(proc, lifeline)
 
 
 @contextlib.contextmanager
@@ -115,24 +183,29 @@ def private_daemon(binary, tmp, argv=()):
     ``argv`` is added to its command line (more ``--listen`` addresses, a
     ``--token-file``).  Yields a :class:`dbgctl.Client` on its Unix socket
     (``client.address``); on leaving, the daemon is shut down, or killed if
-    it will not go.  For rigs that want a daemon of their own beside the
-    fixtures'.
+    it will not go.  It also goes if this process dies, and its sessions
+    get ``TERM=dumb`` unless their launch's ``env`` sets it.  For rigs
+    that want a daemon of their own beside the fixtures'.
     """
-    proc, sock, log = _start(binary, tmp, argv)
+    proc, sock, log, lifeline, extra = _start(binary, tmp, argv)
     try:
-        client = _connect(proc, sock, log)
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    try:
-        yield client
+        try:
+            client = _connect(proc, sock, log)
+        except BaseException:
+            proc.kill()
+            _reap(proc, lifeline)
+            raise
+        try:
+            yield client
+        finally:
+            _end(client, proc, lifeline)
     finally:
-        _end(client, proc)
+        if extra is not None:
+            shutil.rmtree(extra, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
-def dbgctl_client(pytestconfig):
+def dbgctl_client(pytestconfig, tmp_path_factory):
     """A dbgctl.Client for the whole run (see the module's docstring)."""
     sock = pytestconfig.getoption("dbgctl_socket") or \
         os.environ.get("DBGCTL_SOCKET")
@@ -142,12 +215,9 @@ def dbgctl_client(pytestconfig):
         client.close()
         return
     binary = _daemon_binary(pytestconfig.getoption("dbgctl_bin"))
-    tmp = tempfile.mkdtemp(prefix="dbgctl-pytest-")
-    try:
-        with private_daemon(binary, tmp) as client:
-            yield client
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    tmp = str(tmp_path_factory.mktemp("dbgctl"))
+    with private_daemon(binary, tmp) as client:
+        yield client
 
 
 def _pids(record):
@@ -166,21 +236,6 @@ def alive(pid):
     except OSError:
         return False
     return stat[stat.rindex(")") + 2:][:1] not in ("Z", "X")
-
-
-def _report_section(session):
-    """The failure report's text for one session: log tail and fault."""
-    try:
-        record = session.status()
-        tail = session.logs(lines=LOG_LINES)["data"]
-    except (Error, OSError) as e:
-        return "(the session cannot be read: %s)" % e
-    text = "state: %s\n" % record.get("state")
-    fault = record.get("fault")
-    if fault:
-        text += "fault: %s\n" % json.dumps(fault, indent=2, sort_keys=True)
-    text += "console (last %d lines):\n" % LOG_LINES
-    return text + tail.decode(errors="replace").replace("\r\n", "\n")
 
 
 class _Launcher:
@@ -218,23 +273,334 @@ class _Launcher:
 def dbgctl_launch(request, dbgctl_client):
     """Launch sessions for one test; they are stopped when it ends."""
     launcher = _Launcher(dbgctl_client)
-    request.node._dbgctl_launcher = launcher
     yield launcher
     left = launcher.stop_all()
     if left:
         pytest.fail("dbgctl: " + "; ".join(left), pytrace=False)
 
 
+# Which sessions a test touched, and where their streams stood.
+
+#: The streams a report shows, in its order.
+STREAMS = ("target", "console")
+
+
+class _Track:
+    """One session seen in this process: a client to read it through, and
+    its streams' sizes at the current test's setup."""
+
+    def __init__(self, client, session):
+        self.client = weakref.ref(client)
+        # How to connect again if that client is closed by then.
+        self.again = getattr(client, "_again", None)
+        self.session = session
+        self.start = {}
+        self.absent = set()
+        self.ended = False
+
+
+class _Seen:
+    """The sessions this process's clients touched: every one since the
+    run began, and those of the running test."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.tracks = {}
+        self.touched = set()
+        self.quiet = threading.local()
+
+    def hear(self, client, session):
+        """The watch_sessions hook: note a session touched now, unless
+        the plugin is the one asking."""
+        if not getattr(self.quiet, "on", False):
+            self.note(client, session)
+
+    def note(self, client, session):
+        """Note a session the running test touched."""
+        key = (repr(client.address), session)
+        with self.lock:
+            track = self.tracks.get(key)
+            if track is None:
+                self.tracks[key] = track = _Track(client, session)
+            elif _live_client(track) is None:
+                # Keep a client that stays open (not a wait's own
+                # connection, closed when it has its answer).
+                track.client = weakref.ref(client)
+                track.again = getattr(client, "_again", track.again)
+            self.touched.add(key)
+
+    @contextlib.contextmanager
+    def reading(self):
+        """Leave the plugin's own requests out of what tests touched."""
+        self.quiet.on = True
+        try:
+            yield
+        finally:
+            self.quiet.on = False
+
+    def begin(self):
+        """At a test's setup: forget what the last test touched, and note
+        where each session's streams stand now."""
+        with self.lock:
+            self.touched = set()
+            tracks = list(self.tracks.values())
+        with self.reading():
+            for track in tracks:
+                _mark(track)
+
+    def test_tracks(self, item):
+        """The tracks of the sessions ``item`` touched, one per session."""
+        for value in getattr(item, "funcargs", {}).values():
+            for s in _sessions_in(value):
+                if s.id is not None:
+                    self.note(s.client, s.id)
+        with self.lock:
+            return [t for k, t in self.tracks.items() if k in self.touched]
+
+
+def _sessions_in(value):
+    """The Sessions a fixture value is or holds as an attribute."""
+    if isinstance(value, Session):
+        return [value]
+    try:
+        attrs = vars(value).values()
+    except TypeError:
+        return []
+    found = []
+    for a in attrs:
+        if isinstance(a, Session):
+            found.append(a)
+        elif isinstance(a, (list, tuple)):
+            found += [s for s in a if isinstance(s, Session)]
+    return found
+
+
+def _live_client(track):
+    """The track's client, if it is still open."""
+    client = track.client()
+    if client is None or getattr(client, "_closed", False) or \
+            getattr(client, "_lost", None) is not None:
+        return None
+    return client
+
+
+def _mark(track):
+    """Note the sizes of a running session's streams for this test; an
+    ended session's stay as they were noted once it had ended."""
+    if track.ended:
+        return
+    track.start = {}
+    client = _live_client(track)
+    if client is not None:
+        _mark_through(client, track)
+        return
+    if track.again is None:
+        return
+    try:
+        with Client(**track.again) as fresh:
+            _mark_through(fresh, track)
+    except (Error, OSError):
+        # Its daemon is gone: nothing of it can be read again.
+        track.ended = True
+
+
+def _mark_through(client, track):
+    """Note the sizes of a session's streams, asked through ``client``."""
+    for stream in STREAMS:
+        if stream in track.absent:
+            continue
+        try:
+            res = client.call("logs", _logs_params(track.session, stream,
+                                                   lines=0))
+        except Error as e:
+            if e.kind == "not_supported":
+                track.absent.add(stream)
+            continue
+        track.start[stream] = res.get("size", 0)
+        track.ended = track.ended or bool(res.get("ended"))
+
+
+def _logs_params(session, stream, **params):
+    """The params of a logs request of ``stream`` (console by default)."""
+    p = {"session": session}
+    if stream != "console":
+        p["stream"] = stream
+    p.update(params)
+    return p
+
+
+# The report.
+
+# Escape sequences: CSI (ESC [ or the C1 byte), OSC to BEL or ST; DCS,
+# SOS, PM and APC to ST; and the rest, ESC with intermediates and a final
+# byte (charset selects ESC ( B, keypad modes, ESC 7 ...); one cut off at
+# the end of the bytes shown.
+_ESCAPE = re.compile(r"""
+      (?:\x1b\[|\x9b) [0-?]* [ -/]* [@-~]
+    | (?:\x1b\]|\x9d) [^\x07\x1b\x9c]* (?:\x07|\x1b\\|\x9c)?
+    | (?:\x1b[PX^_]|[\x90\x98\x9e\x9f]) [^\x1b\x9c]* (?:\x1b\\|\x9c)?
+    | \x1b [ -/]* [0-~]
+    | \x1b (?:\[[0-?]*[ -/]*)? $
+""", re.X)
+
+# Line ends as a terminal's output has them: CR LF, LF CR, a lone CR.
+_LINE_END = re.compile(r"\r*\n\r*|\r+")
+
+# Control characters left once escapes are gone, but for tab and LF.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain(data):
+    """A stream's bytes as plain text for a report: decoded as UTF-8
+    (bad bytes replaced), escape sequences removed, every CR LF, LF CR or
+    lone CR an LF, and other control characters but tab dropped."""
+    text = data.decode("utf-8", errors="replace")
+    text = _ESCAPE.sub("", text)
+    text = _LINE_END.sub("\n", text)
+    return _CONTROL.sub("", text)
+
+
+def _tail(client, session, stream, start):
+    """The last lines of a stream, none before ``start``; None when the
+    session has no such stream."""
+    try:
+        res = client.call("logs", _logs_params(session, stream,
+                                               lines=LOG_LINES,
+                                               max=TAIL_BYTES))
+        if res.get("next_offset", 0) < res.get("size", 0):
+            # The lines are longer than a report holds: take their end.
+            off = max(res["size"] - TAIL_BYTES, start or 0)
+            res = client.call("logs", _logs_params(session, stream,
+                                                   offset=off,
+                                                   max=TAIL_BYTES))
+    except Error as e:
+        if e.kind == "not_supported":
+            return None
+        raise
+    data = base64.b64decode(res.get("data") or "")
+    off = res.get("offset", 0)
+    if start is not None and off < start:
+        data = data[start - off:]
+    return data
+
+
+def fault_summary(fault):
+    """One line or two on a fault record: what it faulted on, the
+    decoded Cortex-M fault bits, and the faulting function and line."""
+    what = fault.get("signal") or fault.get("location") or "a fault"
+    if fault.get("reason"):
+        what += " (%s)" % fault["reason"]
+    cm = fault.get("cortex_m") or {}
+    frames = fault.get("frames") or []
+    frame = cm.get("faulting") or (frames[0] if frames else None)
+    if frame:
+        what += " in %s" % (frame.get("func") or frame.get("addr") or "?")
+        if frame.get("file"):
+            what += " at %s:%s" % (frame["file"], frame.get("line", "?"))
+    lines = [what]
+    if cm:
+        bits = " ".join(cm.get("decoded") or []) or "no bits set"
+        more = "CFSR %s HFSR %s: %s" % (cm.get("cfsr"), cm.get("hfsr"), bits)
+        if "MMARVALID" in bits:
+            more += ", MMFAR %s" % cm.get("mmfar")
+        if "BFARVALID" in bits:
+            more += ", BFAR %s" % cm.get("bfar")
+        lines.append(more)
+    if cm.get("stacked_unavailable"):
+        lines.append("no stacked frame: %s" % cm["stacked_unavailable"])
+    return "\n  ".join(lines)
+
+
+def _section(client, track):
+    """The report's sections for one session: (title, text) pairs."""
+    record = client.call("status", {"session": track.session})
+    title = "dbgctl session %s" % record.get("id", track.session)
+    if record.get("name"):
+        title += " (%s)" % record["name"]
+    text = "state: %s\n" % record.get("state")
+    fault = record.get("fault")
+    if fault:
+        text += "fault: %s\n  (the whole record: %s fault record)\n" % (
+            fault_summary(fault), title)
+    for stream in STREAMS:
+        start = track.start.get(stream)
+        data = _tail(client, track.session, stream, start)
+        if data is None:
+            continue
+        since = " since this test began" if start is not None else ""
+        text += "%s (last %d lines%s):\n" % (stream, LOG_LINES, since)
+        body = plain(data)
+        text += (body if body.endswith("\n") else body + "\n") \
+            if body else "(nothing)\n"
+    sections = [(title, text)]
+    if fault:
+        sections.append((title + " fault record",
+                         json.dumps(fault, indent=2, sort_keys=True)))
+    return record.get("id", track.session), sections
+
+
+def _sections(track):
+    """The sections of one track, through its client or, if that one is
+    closed by now, a connection of the report's own."""
+    client = _live_client(track)
+    if client is not None:
+        return _section(client, track)
+    if track.again is None:
+        raise Error("its client is gone")
+    with Client(**track.again) as fresh:
+        return _section(fresh, track)
+
+
+def _report(seen, item):
+    """Every section for the sessions ``item`` touched."""
+    out, done = [], set()
+    with seen.reading():
+        for track in seen.test_tracks(item):
+            try:
+                sid, sections = _sections(track)
+            except (Error, OSError) as e:
+                out.append(("dbgctl session %s" % track.session,
+                            "(the session cannot be read: %s)" % e))
+                continue
+            key = (repr(getattr(track.client(), "address", None)), sid)
+            if key in done:
+                continue
+            done.add(key)
+            out += sections
+    return out
+
+
+def pytest_configure(config):
+    """Start hearing of the sessions this process's clients touch."""
+    config._dbgctl_seen = seen = _Seen()
+    config._dbgctl_unwatch = watch_sessions(seen.hear)
+
+
+def pytest_unconfigure(config):
+    """Stop hearing of sessions."""
+    unwatch = getattr(config, "_dbgctl_unwatch", None)
+    if unwatch is not None:
+        unwatch()
+        config._dbgctl_unwatch = None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Before the test's fixtures: note where every session stands."""
+    seen = getattr(item.config, "_dbgctl_seen", None)
+    if seen is not None:
+        seen.begin()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """Attach each session's log tail and fault to a failing test."""
+    """Attach the sections of every session the test touched to its
+    first failing report."""
     outcome = yield
     rep = outcome.get_result()
-    launcher = getattr(item, "_dbgctl_launcher", None)
-    if launcher is None or not rep.failed:
+    seen = getattr(item.config, "_dbgctl_seen", None)
+    if seen is None or not rep.failed or \
+            getattr(item, "_dbgctl_reported", False):
         return
-    for s in launcher.sessions:
-        title = "dbgctl session %s" % s.id
-        if s.name:
-            title += " (%s)" % s.name
-        rep.sections.append((title, _report_section(s)))
+    item._dbgctl_reported = True
+    rep.sections.extend(_report(seen, item))

@@ -14,6 +14,7 @@ import shutil
 import socket
 import sys
 import tempfile
+import textwrap
 
 import pytest
 
@@ -86,6 +87,28 @@ def tcp_daemon():
     """
     for _, connect, token in _run_daemon(tcp=True):
         yield connect, token
+
+
+def labgrid_env(path, tcp_daemon, drivers=(), imports=(), images=""):
+    """Write a labgrid environment whose target ``main`` has the TCP
+    daemon as its DbgctlServer, a DbgctlDriver and ``drivers`` (names, or
+    YAML lines of the drivers map); ``imports`` are beside dbgctl.labgrid
+    and ``images`` is YAML at the top.  Returns the file's path."""
+    connect, token = tcp_daemon
+    host, port = connect[4:].rsplit(":", 1)
+    lines = ["imports:", "  - dbgctl.labgrid"]
+    lines += ["  - %s" % i for i in imports]
+    if images:
+        lines.append(textwrap.dedent(images).rstrip("\n"))
+    lines += ["targets:", "  main:", "    resources:",
+              "      DbgctlServer:",
+              '        host: "%s"' % host,
+              "        port: %s" % port,
+              '        token_file: "%s"' % token,
+              "    drivers:", "      DbgctlDriver: {}"]
+    lines += ["      %s" % (d if ":" in d else d + ": {}") for d in drivers]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
 
 
 @pytest.fixture

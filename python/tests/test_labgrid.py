@@ -3,38 +3,21 @@ loopback TCP with a token (see conftest.py's tcp_daemon)."""
 
 import os
 import shutil
-import textwrap
 
 import pytest
 
 import dbgctl
 from dbgctl.pytest_plugin import alive
 
+from conftest import labgrid_env
+
 labgrid = pytest.importorskip("labgrid")
-
-
 
 
 @pytest.fixture
 def target(tcp_daemon, tmp_path):
     """The labgrid target of an environment naming the TCP daemon."""
-    connect, token = tcp_daemon
-    host, port = connect[4:].rsplit(":", 1)
-    yaml = tmp_path / "env.yaml"
-    yaml.write_text(textwrap.dedent("""\
-        imports:
-          - dbgctl.labgrid
-        targets:
-          main:
-            resources:
-              DbgctlServer:
-                host: "%s"
-                port: %s
-                token_file: "%s"
-            drivers:
-              DbgctlDriver: {}
-        """ % (host, port, token)))
-    env = labgrid.Environment(str(yaml))
+    env = labgrid.Environment(labgrid_env(tmp_path / "env.yaml", tcp_daemon))
     t = env.get_target("main")
     yield t
     env.cleanup()
@@ -83,21 +66,11 @@ def test_deactivate_stops_the_sessions(target, fixtures):
 
 def test_wrong_token_fails_activation(tcp_daemon, tmp_path, fixtures):
     connect, _ = tcp_daemon
-    host, port = connect[4:].rsplit(":", 1)
     bad = tmp_path / "bad-token"
     bad.write_text("not-the-token\n")
     bad.chmod(0o600)
-    yaml = tmp_path / "env.yaml"
-    yaml.write_text(textwrap.dedent("""\
-        imports: [dbgctl.labgrid]
-        targets:
-          main:
-            resources:
-              DbgctlServer: {host: "%s", port: %s, token_file: "%s"}
-            drivers:
-              DbgctlDriver: {}
-        """ % (host, port, bad)))
-    env = labgrid.Environment(str(yaml))
+    env = labgrid.Environment(labgrid_env(tmp_path / "env.yaml",
+                                          (connect, bad)))
     try:
         t = env.get_target("main")
         with pytest.raises(dbgctl.Unauthorized):

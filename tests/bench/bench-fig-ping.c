@@ -99,7 +99,7 @@ fig_ping_rtt_runs(struct bench *b, struct rpc r[FIG_PING_N],
  * tens of microseconds on a virtual machine and lands on either side at
  * random, which would measure the hypervisor, not the request path.
  */
-static void
+void
 fig_ping_pin(struct bench *b, cpu_set_t *saved)
 {
 	cpu_set_t one;
@@ -113,7 +113,7 @@ fig_ping_pin(struct bench *b, cpu_set_t *saved)
 }
 
 /* Let this process and the daemon run on every CPU again. */
-static void
+void
 fig_ping_unpin(struct bench *b, const cpu_set_t *saved)
 {
 	(void)sched_setaffinity(0, sizeof *saved, saved);

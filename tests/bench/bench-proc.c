@@ -177,3 +177,22 @@ proc_exists(const char *name)
 	}
 	return 0;
 }
+
+/* Write all of len bytes to fd, a child's pipe; -1 if its reader is gone. */
+int
+proc_write_all(int fd, const void *data, size_t len)
+{
+	const char	*p = data;
+	ssize_t		 n;
+
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}

@@ -5,7 +5,8 @@
  * of its own, started before it and shut down after it whatever happened.
  *
  * bench [DBGCTL DBGCTLD]; else $DBGCTL and $DBGCTLD. BENCH_ONLY=a,b runs
- * only the figures of those names.
+ * only the figures of those names. `bench --target ...` is the expect
+ * figures' target program instead (bench-fig-expect.c).
  */
 #include "bench.h"
 
@@ -57,6 +58,18 @@ static const struct bench_figure bench_figures[] = {
 	    fig_stall_logs, 0, false, false },
 	{ "hostile", "ping under hostile peers",
 	    fig_hostile, 0, false, true },
+	{ "expect", "expect latency, write to match",
+	    fig_expect_latency, 0, false, false },
+	{ "expect-scan", "expect throughput over lines that do not match",
+	    fig_expect_throughput, 0, false, false },
+	{ "expect-busy", "ping beside 100 expects on a busy stream",
+	    fig_expect_busy_ping, 0, false, false },
+	{ "board-break", "board breakpoint round trip, resume until_stop",
+	    fig_board_break, 0, false, false },
+	{ "board-memory", "board memory read of 4 KiB",
+	    fig_board_memory, 0, false, false },
+	{ "board-reset", "board reset to its banner",
+	    fig_board_reset, 0, false, false },
 	{ "list10k", "dbgctl list of 10,000 sessions",
 	    fig_list10k, FIG_LIST10K, true, false },
 };
@@ -130,6 +143,7 @@ bench_config(struct bench *b, int argc, char **argv)
 	b->stopall_runs = bench_env_int("BENCH_STOPALL_RUNS", 3);
 	b->list10k = bench_env_int("BENCH_LIST10K", 0) == 1;
 	b->hostile_s = bench_env_int("BENCH_HOSTILE_SECONDS", 10);
+	b->board = getenv("BENCH_BOARD");
 	bench_scale(b);
 	return 0;
 }
@@ -200,6 +214,8 @@ main(int argc, char **argv)
 	struct bench	b = { 0 };
 	size_t		i;
 
+	if (argc > 1 && strcmp(argv[1], "--target") == 0)
+		return fig_expect_target(argc - 2, argv + 2);
 	if (bench_config(&b, argc, argv) == -1)
 		return 2;
 	signal(SIGPIPE, SIG_IGN);

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <jansson.h>
+#include <sched.h>
 #include <stddef.h>
 
 /* Most scale points BENCH_SCALE may list. */
@@ -29,6 +30,7 @@ struct bench {
 	int		 tcp;		/* the daemon listens on TCP too */
 	int		 tcp_port;	/* where, once it listens */
 	int		 hostile_s;	/* BENCH_HOSTILE_SECONDS */
+	const char	*board;		/* BENCH_BOARD: the board's firmware */
 	char		 why[256];	/* why the current figure gave up */
 	/* The private daemon (bench-daemon.c). */
 	pid_t		 daemon;
@@ -90,6 +92,7 @@ long	 proc_status_kib(pid_t, const char *);
 long	 proc_rollup_kib(pid_t, const char *);
 long	 proc_ctxsw(pid_t);
 int	 proc_exists(const char *);
+int	 proc_write_all(int, const void *, size_t);
 
 /* bench-daemon.c: a private daemon, and its client run as a process. */
 int	 daemon_start(struct bench *);
@@ -132,10 +135,35 @@ struct echo {
 int	 echo_start(struct echo *, enum echo_kind, const char *);
 void	 echo_stop(struct echo *);
 
+/* bench-mi.c: QEMU and gdb-multiarch's MI on our own pipes, the board's baseline. */
+/* Milliseconds gdb or UART0 may stay silent before the baseline gives up. */
+#define MI_LINE_MS 30000
+struct mi {
+	pid_t	 qemu, gdb;
+	int	 to_gdb, from_gdb;	/* gdb's MI: its stdin and stdout */
+	int	 uart_in, uart_out;	/* QEMU's stdio: the board's UART0 */
+	long	 token;
+	char	 buf[64 * 1024];	/* gdb's lines, from off to len */
+	size_t	 len, off;
+	char	 ubuf[4096];		/* UART0 since the last drain */
+	size_t	 ulen;
+	char	 err[256];
+};
+int	 mi_start(struct mi *, const char *);
+void	 mi_stop(struct mi *);
+int	 mi_fail(struct mi *, const char *);
+int	 mi_command(struct mi *, const char *, char **);
+int	 mi_wait(struct mi *, const char *, char **);
+int	 mi_uart_write(struct mi *, const void *, size_t);
+void	 mi_uart_drain(struct mi *);
+int	 mi_uart_until(struct mi *, const char *);
+
 /* The figures, a file each: every one adds its rows to the table. */
 /* bench-fig-ping.c */
 int	 fig_ping_rtt(struct bench *);
 int	 fig_ping_rps(struct bench *);
+void	 fig_ping_pin(struct bench *, cpu_set_t *);
+void	 fig_ping_unpin(struct bench *, const cpu_set_t *);
 
 /* bench-fig-cli.c */
 int	 fig_cli_run(struct bench *);
@@ -165,5 +193,16 @@ int	 fig_stall_logs(struct bench *);
 
 /* bench-fig-hostile.c */
 int	 fig_hostile(struct bench *);
+
+/* bench-fig-expect.c */
+int	 fig_expect_target(int, char **);
+int	 fig_expect_latency(struct bench *);
+int	 fig_expect_throughput(struct bench *);
+int	 fig_expect_busy_ping(struct bench *);
+
+/* bench-fig-board.c */
+int	 fig_board_break(struct bench *);
+int	 fig_board_memory(struct bench *);
+int	 fig_board_reset(struct bench *);
 
 #endif

@@ -119,33 +119,56 @@ request_fuzz_type_ok(json_t *v, int types)
 	    ((types & PT_SESSIONS) && json_is_array(v) && refs);
 }
 
-/* The checked params: the declared ones given, as given, typed and in range. */
-static void
-request_fuzz_checked(const struct method *m, json_t *given, json_t *checked)
+/* How many of list were given, each passed on as given, typed, in range. */
+static size_t
+request_fuzz_declared(const char *method, const struct method_param *list,
+    json_t *given, json_t *checked)
 {
 	const struct method_param	*p;
 	json_t				*v, *g;
 	long long			 n;
 	size_t				 declared = 0;
 
-	for (p = m->params; p != NULL && p->name != NULL; p++) {
+	for (p = list; p != NULL && p->name != NULL; p++) {
 		g = json_object_get(given, p->name);
 		v = json_object_get(checked, p->name);
 		if (g == NULL || json_is_null(g)) {
 			fuzz_check(v == NULL && !p->required,
-			    "%s: \"%s\" absent but checked", m->name, p->name);
+			    "%s: \"%s\" absent but checked", method, p->name);
 			continue;
 		}
 		declared++;
 		fuzz_check(json_equal(v, g), "%s: \"%s\" given but not "
-		    "passed on", m->name, p->name);
+		    "passed on", method, p->name);
 		fuzz_check(request_fuzz_type_ok(v, p->types),
-		    "%s: \"%s\" of a type not declared", m->name, p->name);
+		    "%s: \"%s\" of a type not declared", method, p->name);
 		n = json_integer_value(v);
 		fuzz_check(!json_is_integer(v) || p->min >= p->max ||
 		    (n >= p->min && n <= p->max), "%s: \"%s\" %lld out of "
-		    "range", m->name, p->name, n);
+		    "range", method, p->name, n);
 	}
+	return declared;
+}
+
+/*
+ * The checked params: the declared ones given, and for a launch those its
+ * kind declares (launch_check_params refuses another kind's), nothing else.
+ */
+static void
+request_fuzz_checked(const struct method *m, json_t *given, json_t *checked)
+{
+	const struct backend	*kind = NULL;
+	const char		*name;
+	size_t			 declared;
+
+	declared = request_fuzz_declared(m->name, m->params, given, checked);
+	if (strcmp(m->name, "launch") == 0) {
+		name = json_string_value(json_object_get(given, "kind"));
+		kind = backend_find(name != NULL ? name : "gdb");
+	}
+	if (kind != NULL)
+		declared += request_fuzz_declared(m->name, kind->params, given,
+		    checked);
 	fuzz_check(json_object_size(checked) == declared,
 	    "%s: %zu params passed on, %zu declared and given", m->name,
 	    json_object_size(checked), declared);

@@ -377,3 +377,16 @@ h_cli_recv_until(const char *id, const char *want, struct h_bytes *b,
 		    code);
 	}
 }
+
+/* Run dbgctl ARGS... and assert it exits want; the caller frees r. */
+void
+h_cli_exit(struct h_res *r, int want, const char *const args[])
+{
+	char line[1024];
+
+	h_cli(r, args);
+	cr_assert_eq(r->code, want, "dbgctl %s: expected exit %d, got %d "
+	    "(stdout: \"%s\", stderr: \"%s\")", h_join_args(args, line,
+	    sizeof line), want, r->code, h_shown(r->out, r->out_len, 600),
+	    h_shown(r->err, r->err_len, 600));
+}

@@ -134,7 +134,6 @@ h_conn_call(struct h_conn *c, const char *method, const char *params,
 	double end = h_now() + bound_ms / 1000.0;
 	long id = ++c->next_id;
 	char *req;
-	json_t *j;
 	int n;
 
 	n = asprintf(&req, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"%s\","
@@ -146,18 +145,25 @@ h_conn_call(struct h_conn *c, const char *method, const char *params,
 		return NULL;
 	}
 	free(req);
-	for (;;) {
-		int left = (int)((end - h_now()) * 1000);
+	return h_conn_reply(c, id, (int)((end - h_now()) * 1000));
+}
 
-		if (left <= 0)
-			return NULL;
-		j = h_conn_recv(c, left);
-		if (j == NULL)
-			return NULL;
-		if (json_integer_value(json_object_get(j, "id")) == id)
+/* Read until the reply with id (notifications skipped); NULL at the bound. */
+json_t *
+h_conn_reply(struct h_conn *c, long id, int bound_ms)
+{
+	double end = h_now() + bound_ms / 1000.0;
+	json_t *j;
+	int left;
+
+	while ((left = (int)((end - h_now()) * 1000)) > 0 &&
+	    (j = h_conn_recv(c, left)) != NULL) {
+		if (json_is_integer(json_object_get(j, "id")) &&
+		    json_integer_value(json_object_get(j, "id")) == id)
 			return j;
 		json_decref(j);
 	}
+	return NULL;
 }
 
 /* Close the connection and free its buffer. */

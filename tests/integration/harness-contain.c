@@ -214,7 +214,10 @@ h_contain_rmtree(const char *dir, int depth)
 	while ((e = readdir(d)) != NULL) {
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		/* A path too long to name is not one of ours. */
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >=
+		    (int)sizeof(path))
+			continue;
 		h_contain_rmtree(path, depth + 1);
 	}
 	closedir(d);

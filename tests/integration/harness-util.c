@@ -1,8 +1,11 @@
 /*
  * The harness's small utilities, with no role of their own and so the bare
- * h_ prefix: the clock and bounded waits, files, programs on PATH, text for
+ * h_ prefix: the clock and bounded waits, files, programs on PATH (and the
+ * QEMU board's firmware with what it needs), text for
  * failure messages, byte buffers, and members of parsed JSON at dotted paths.
  */
+#include <criterion/criterion.h>
+
 #include "harness.h"
 
 #include <errno.h>
@@ -218,4 +221,34 @@ const char *
 h_jstr(json_t *j, const char *path)
 {
 	return json_string_value(h_jpath(j, path));
+}
+
+/* Whether a JSON array holds the string s. */
+bool
+h_jhas(json_t *a, const char *s)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(a, i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
+			return true;
+	return false;
+}
+
+/* The board's firmware at var; skips if the board cannot run here. */
+const char *
+h_board_firmware(const char *var)
+{
+	const char *fw = getenv(var);
+	char path[4096];
+
+	if (fw == NULL || *fw == '\0')
+		cr_skip_test("%s is not set: the firmware was not built (clang "
+		    "or ld.lld missing)", var);
+	if (h_which("qemu-system-arm", path, sizeof(path)) == NULL)
+		cr_skip_test("qemu-system-arm is not on PATH");
+	if (h_which("gdb-multiarch", path, sizeof(path)) == NULL)
+		cr_skip_test("gdb-multiarch is not on PATH");
+	return fw;
 }

@@ -85,6 +85,13 @@ long long h_jint(json_t *, const char *path, long long def);
 const char *h_jstr(json_t *, const char *path);
 /* The error kind of a reply (error.data.kind), or "". */
 const char *h_jkind(json_t *reply);
+/* Whether a JSON array holds the string s. */
+bool	 h_jhas(json_t *array, const char *s);
+/*
+ * The QEMU board's firmware from env var (FIX_BOARD, FIX_BOARD_B); skips
+ * the test when it was not built or QEMU or gdb-multiarch is missing.
+ */
+const char *h_board_firmware(const char *var);
 
 /* harness-ctx.c */
 
@@ -173,6 +180,8 @@ const char *h_run_wstatus(int status, char *buf, size_t len);
 
 /* Run the client: dbgctl -s SOCK ARGS... Returns the exit code. */
 int	 h_cli(struct h_res *, const char *const args[]);
+/* Run dbgctl ARGS... and assert it exits want; the caller frees r. */
+void	 h_cli_exit(struct h_res *, int want, const char *const args[]);
 /* Start the client in the background: dbgctl -s SOCK ARGS... */
 int	 h_cli_start(struct h_proc *, const char *const args[]);
 /* The argv "dbgctl -s SOCK ARGS..." (malloc'd; free the array only). */
@@ -282,6 +291,8 @@ int	 h_conn_send(struct h_conn *, const char *data, size_t len,
 char	*h_conn_line(struct h_conn *, int bound_ms);
 /* Read one line and parse it as JSON; NULL on EOF, timeout or bad JSON. */
 json_t	*h_conn_recv(struct h_conn *, int bound_ms);
+/* Read until the reply with id (notifications skipped); NULL at the bound. */
+json_t	*h_conn_reply(struct h_conn *, long id, int bound_ms);
 /* Send a request with a fresh id and return the reply with that id. */
 json_t	*h_conn_call(struct h_conn *, const char *method, const char *params,
 	    int bound_ms);

@@ -34,25 +34,6 @@ struct board {
 	struct h_snap	 snap;
 };
 
-/* The firmware's path; skips the test if the board cannot run here. */
-static const char *
-board_firmware(void)
-{
-	const char *fw = getenv("FIX_BOARD");
-	char path[4096];
-
-	if (fw == NULL || *fw == '\0')
-		cr_skip_test("FIX_BOARD is not set: the firmware was not built "
-		    "(clang or ld.lld missing)");
-	if (h_which("qemu-system-arm", path, sizeof(path)) == NULL)
-		cr_skip_test("qemu-system-arm is not on PATH");
-	if (h_which("gdb-multiarch", path, sizeof(path)) == NULL)
-		cr_skip_test("gdb-multiarch is not on PATH");
-	cr_assert(strchr(fw, '\'') == NULL, "FIX_BOARD %s: a quote in the "
-	    "path cannot go into the server command", fw);
-	return fw;
-}
-
 /* The one live process carrying the marker whose comm is name. */
 static pid_t
 board_marked(const char *marker, const char *name)
@@ -102,11 +83,13 @@ board_expect(struct board *b, const char *want, size_t len)
 static void
 board_launch(struct board *b, bool no_fault_break)
 {
-	const char *fw = board_firmware();
+	const char *fw = h_board_firmware("FIX_BOARD");
 	char server[4096];
 	json_t *st;
 	pid_t gdb, srv;
 
+	cr_assert(strchr(fw, '\'') == NULL, "FIX_BOARD %s: a quote in the "
+	    "path cannot go into the server command", fw);
 	h_marker_new("DBGI_BOARD", b->marker, sizeof(b->marker));
 	snprintf(server, sizeof(server), "qemu-system-arm -M lm3s6965evb "
 	    "-nographic -kernel '%s' -serial stdio -monitor none "
@@ -240,19 +223,6 @@ Test(board, fault_byte_hardfault_unwatched)
 }
 
 
-/* Whether a JSON array of strings holds s. */
-static bool
-board_holds(json_t *a, const char *s)
-{
-	json_t *v;
-	size_t i;
-
-	json_array_foreach(a, i, v)
-		if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
-			return true;
-	return false;
-}
-
 /*
  * '!' is a HardFault, and HardFault_Handler a fault break by default: the
  * target stops at the handler, the record decodes CFSR and HFSR
@@ -280,8 +250,8 @@ Test(board, hardfault_record)
 	cm = json_object_get(f, "cortex_m");
 	cr_assert_str_eq(h_jstr(f, "location") ? h_jstr(f, "location") : "",
 	    "*HardFault_Handler", "fault %s", json_dumps(f, JSON_COMPACT));
-	cr_assert(board_holds(json_object_get(cm, "decoded"), "UNDEFINSTR") &&
-	    board_holds(json_object_get(cm, "decoded"), "FORCED"),
+	cr_assert(h_jhas(json_object_get(cm, "decoded"), "UNDEFINSTR") &&
+	    h_jhas(json_object_get(cm, "decoded"), "FORCED"),
 	    "decoded: %s", json_dumps(cm, JSON_COMPACT));
 	cr_assert_str_eq(h_jstr(cm, "cfsr"), "0x00010000");
 	cr_assert_str_eq(h_jstr(cm, "hfsr"), "0x40000000");

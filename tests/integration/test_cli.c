@@ -218,8 +218,8 @@ Test(cli, daemon_commands_usage_errors_exit_2)
 Test(cli, help_option_prints_usage_and_exits_0)
 {
 	static const char *const names[] = { "launch", "list", "status",
-	    "stop", "signal", "logs", "send", "recv", "pipe", "attach", "ping",
-	    "shutdown", "version", "daemon", "help" };
+	    "stop", "signal", "logs", "expect", "send", "recv", "pipe", "attach",
+	    "ping", "shutdown", "version", "daemon", "help" };
 	static const char *const opts[] = { "-h", "--help" };
 	struct h_res r;
 	char cmd[128], usage[128];

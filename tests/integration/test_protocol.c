@@ -599,6 +599,46 @@ Test(protocol, replies_to_clients_already_gone)
 	cr_assert_eq(h_daemon_pid(), pid, "the daemon did not survive stop");
 }
 
+/*
+ * A client that writes more lines than the daemon runs in one turn (64)
+ * and goes: the lines past the turn run on a later turn, though the first
+ * reply already found the client gone, so its last line's launch runs.
+ */
+Test(protocol, a_gone_clients_lines_past_one_turn_all_run)
+{
+	struct h_conn	 c;
+	char	*text, *p;
+	size_t	 size = 96 * 80 + 512;
+	pid_t	 pid;
+	long	 id;
+	int	 i;
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--", "sleep", "30"));
+	pid = h_daemon_pid();
+	cr_assert_gt(pid, 0, "no daemon answers hello");
+	text = p = malloc(size);
+	cr_assert_not_null(text);
+	p += sprintf(p, "not json\n");
+	for (i = 0; i < 96; i++)
+		p += sprintf(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"ping\"}\n", i + 1);
+	sprintf(p, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"launch\","
+	    "\"params\":{\"kind\":\"exec\",\"name\":\"last\","
+	    "\"argv\":[\"sleep\",\"30\"]}}\n");
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	json_decref(h_conn_call(&c, "subscribe", "{\"output\":false}", 10000));
+	send_and_vanish(pid, text);
+	free(text);
+	cr_assert(h_conn_wait_note(&c, "session.state", "params.state", "running",
+	    H_WAIT_BOUND), "the launch on the 98th line of a client gone "
+	    "never ran");
+	h_conn_close(&c);
+	cr_assert(h_cli_wait_status(id + 1, "state", "running", H_WAIT_BOUND),
+	    "the 98th line's session never ran");
+	cr_assert_eq(h_daemon_pid(), pid, "the daemon did not survive");
+	json_decref(h_cli_json(H_ARGS("stop", "--all", "--timeout", "2000")));
+}
+
 /* Launch on c (the reply read), exec kind, marked, with params extra. */
 static long
 launch_on(struct h_conn *c, const char *marker, const char *extra)

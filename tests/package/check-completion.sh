@@ -88,6 +88,13 @@ for m in $modes; do
 	    offers "$m" "gdb gdbserver" "lldb exec" dbgctl launch --kind g &&
 	    offers "$m" "gdb lldb gdbserver remote exec" "" dbgctl launch --kind = "" &&
 	    offers "$m" "auto detach kill" "" dbgctl launch --stop-target ""'
+	ok "stream names: expect --stream, logs --stream= ($how)" eval '
+	    offers "$m" "target target-in" "console server" dbgctl expect --stream t &&
+	    offers "$m" "console target target-in server" "" dbgctl logs --stream = ""'
+	ok "run control: resume's ways, halt's live sessions, load --file ($how)" eval '
+	    offers "$m" "--wait --halt-on-timeout --until --step" "--kind" dbgctl resume -- &&
+	    offers "$m" "1 myname" "gone 2" dbgctl -s "$sock" halt "" &&
+	    offers "$m" "wait-stop" "halt" dbgctl wa'
 	ok "signal names after the session ($how)" \
 	    offers "$m" "TERM TRAP" "INT myname" dbgctl -s "$sock" signal myname T
 	ok "global options before the command ($how)" \
@@ -104,7 +111,7 @@ done
 # the options its help describes, the global ones it takes, and --help.
 commands()
 {
-	"$DBGCTL" --help | sed -n '/^commands:/,/^[^ ]/s/^  \([a-z]*\) .*/\1/p' | sort
+	"$DBGCTL" --help | sed -n '/^commands:/,/^[^ ]/s/^  \([a-z][a-z-]*\) .*/\1/p' | sort
 }
 same_commands()
 {

@@ -106,7 +106,10 @@ pyinstall()
 dbgctl/client.py
 dbgctl/errors.py
 dbgctl/labgrid.py
-dbgctl/pytest_plugin.py" ] || { echo "installed: $files"; return 1; }
+dbgctl/lifeline.py
+dbgctl/match.py
+dbgctl/pytest_plugin.py
+dbgctl/stop.py" ] || { echo "installed: $files"; return 1; }
 	/usr/bin/python3 -c 'import os, sys; n = os.path.normpath
 sys.exit(n(sys.argv[1]) not in map(n, sys.path))' "$dir" ||
 	    { echo "$dir is not on python3's sys.path"; return 1; }

@@ -10,7 +10,7 @@ set -u
 # The commands, from dbgctl --help.
 commands()
 {
-	"$DBGCTL" --help | sed -n '/^commands:/,/^[^ ]/s/^  \([a-z]*\) .*/\1/p' | sort
+	"$DBGCTL" --help | sed -n '/^commands:/,/^[^ ]/s/^  \([a-z][a-z-]*\) .*/\1/p' | sort
 }
 
 # The options help describes for command $1, one a line, sorted.

@@ -25,7 +25,7 @@ DBGCTLD = os.environ["DBGCTLD_BIN"]
 ECHO = os.environ["FIX_ECHO"]
 FAULT = os.environ.get("FIX_FAULT")
 MISSING = "/nonexistent/dbgctl-schema-check"
-results = []        # (ok, description, detail)
+results = []        # (ok, description, detail, todo)
 seen = {}           # notification method -> count
 
 
@@ -44,8 +44,9 @@ def problem(ref, msg):
     return "%s at %s" % (err.message, "/".join(map(str, err.absolute_path)))
 
 
-def record(ok, desc, detail=None):
-    results.append((ok, desc, detail))
+def record(ok, desc, detail=None, todo=None):
+    """A check; todo names a known daemon bug it fails on (TAP TODO)."""
+    results.append((ok, desc, detail, todo))
 
 
 def note(msg):
@@ -62,7 +63,7 @@ class Conn:
     def __init__(self, path):
         self.sock = socket.socket(socket.AF_UNIX)
         self.sock.connect(path)
-        self.sock.settimeout(10)
+        self.sock.settimeout(30)
         self.buf = b""
         self.ids = 0
         self.notes = []
@@ -101,6 +102,11 @@ class Conn:
         self.sent = None if raw is not None else msg
         return self.ids
 
+    def quiet(self, method, params=None):
+        """A request whose reply is only looked at (a poll), not checked."""
+        msg = self.reply(self.send(method, params))
+        return msg.get("result", msg.get("error"))
+
     def reply(self, id):
         while True:
             msg = self.line()
@@ -110,8 +116,10 @@ class Conn:
                 return msg
 
     def call(self, method, params=None, expect=None, desc=None, raw=None,
-             rid=None):
-        """Send a request, validate its reply; expect is an error kind."""
+             rid=None, semantic=False, todo=None):
+        """Send a request, validate its reply; expect is an error kind.
+        semantic: an invalid_params the schema cannot tell (the daemon
+        refuses a request the schema accepts); todo: see record."""
         id = self.send(method, params, raw)
         msg = self.reply(id if rid is None else rid)
         desc = desc or method + (" -> " + expect if expect else "")
@@ -123,7 +131,7 @@ class Conn:
         if why is None and self.sent is not None and method in \
                 SCHEMA["$defs"]["params"] and (problem(
                     "request", self.sent) is None) == (
-                    expect == "invalid_params"):
+                    expect == "invalid_params" and not semantic):
             why = "the schema %s the request %s" % (
                 "accepts" if expect else "refuses", json.dumps(self.sent))
         if why is None and expect is None and "error" in msg:
@@ -132,7 +140,7 @@ class Conn:
                 "error" not in msg or msg["error"]["data"]["kind"] != expect):
             why = "expected error %s" % expect
         record(why is None, desc, None if why is None else
-               why + ": " + json.dumps(msg)[:2000])
+               why + ": " + json.dumps(msg)[:2000], todo)
         return msg.get("result", msg.get("error"))
 
     def wait_note(self, pred, timeout=10):
@@ -150,9 +158,9 @@ class Conn:
             if "id" not in msg:
                 self.notes.append(note(msg))
                 if pred(msg):
-                    self.sock.settimeout(10)
+                    self.sock.settimeout(30)
                     return msg
-        self.sock.settimeout(10)
+        self.sock.settimeout(30)
         return None
 
 
@@ -208,11 +216,256 @@ def sanity():
 
 
 def steps(c, session, table):
-    """Requests on one session, each with the error kind it must get."""
-    for method, params, kind in table:
-        c.call(method, dict(params, session=session), kind, desc="%s %s %s"
-               " -> %s" % (method, session, json.dumps(params),
-                           kind or "result"))
+    """Requests on one session, each with the error kind it must get (and
+    call's options); the last answer."""
+    res = None
+    for row in table:
+        method, params, kind = row[:3]
+        res = c.call(method, dict(params, session=session), kind,
+                     desc="%s %s %s -> %s" % (method, session,
+                                              json.dumps(params),
+                                              kind or "result"),
+                     **(row[3] if len(row) > 3 else {}))
+    return res
+
+
+# Every run-control method, with params it would take on a gdb session.
+VERBS = [("wait_target", {}), ("wait_fault", {}), ("halt", {}),
+         ("resume", {}), ("break", {"action": "list"}),
+         ("eval", {"expression": "1"}),
+         ("memory", {"address": "0x1000", "length": 1}), ("registers", {}),
+         ("reset", {}), ("load", {})]
+
+
+def target_of(res):
+    """The target record of a verb's answer, or of its error's data."""
+    if not isinstance(res, dict):
+        return {}
+    return res.get("target") or res.get("data", {}).get("target") or {}
+
+
+def by(res):
+    """Who the stop of a verb's answer (or error) is by, or its state."""
+    t = target_of(res)
+    return t.get("stop", {}).get("by", t.get("state"))
+
+
+def poll(c, session, pred, timeout=20):
+    """The session's status once pred holds of it, or None after timeout."""
+    end = time.time() + timeout
+    while time.time() < end:
+        st = c.quiet("status", {"session": session})
+        if pred(st):
+            return st
+        time.sleep(0.05)
+    return None
+
+
+def refusals(c):
+    """Every verb refuses an exec session, and an lldb one."""
+    c.call("launch", {"kind": "exec", "name": "ex", "argv": [ECHO]},
+           desc="launch exec for the run-control verbs")
+    steps(c, "ex", [(m, p, "not_supported") for m, p in VERBS])
+    if shutil.which("lldb"):
+        c.call("launch", {"kind": "lldb", "name": "ll", "argv": [ECHO]},
+               desc="launch lldb for the run-control verbs")
+        steps(c, "ll", [(m, p, "not_supported") for m, p in VERBS[:4]])
+    c.call("stop", {"sessions": ["ex"] + (["ll"] if shutil.which("lldb")
+                                          else []), "timeout": 1000},
+           desc="stop the sessions that refused")
+    steps(c, "ex", [("halt", {}, "not_supported")])
+
+
+def native(c, sub):
+    """Run control of a native gdb session: echo, which reads its input
+    (so it runs until told), from before its start to a re-run."""
+    c.call("launch", {"name": "rc", "argv": [ECHO, "rc"], "transport": True},
+           desc="launch gdb for run control")
+    sub.call("subscribe", {"session": "rc"}, desc="subscribe run control")
+    steps(c, "rc", [
+        ("wait_target", {"state": "any"}, None),
+        ("wait_target", {"state": "sleeping"}, "invalid_params"),
+        ("resume", {}, "not_running"),
+        ("halt", {}, "not_running"),
+        ("load", {}, "not_supported"),
+        ("wait_fault", {"timeout": 0}, "timeout")])
+    res = steps(c, "rc", [("reset", {"halt": True}, None)])
+    record(by(res) == "reset", "reset halt: the stop at main is by reset",
+           json.dumps(res))
+    steps(c, "rc", [
+        ("break", {"location": "read", "condition": "1"}, None),
+        ("break", {"location": "main", "temporary": True}, None),
+        ("break", {"action": "list"}, None),
+        ("break", {}, "invalid_params", {"semantic": True}),
+        ("break", {"action": "toggle"}, "invalid_params"),
+        ("break", {"location": "no_such_function_here"}, "debugger_error"),
+        ("eval", {"expression": "argc"}, None),
+        ("eval", {"expression": "no_such_symbol_here"}, "debugger_error"),
+        ("eval", {}, "invalid_params")])
+    regs = c.call("registers", {"session": "rc"}, desc="registers, all")
+    name = next(iter(regs.get("registers", {"pc": ""})))
+    mem = steps(c, "rc", [
+        ("registers", {"names": [name]}, None),
+        ("registers", {"names": ["no-such-register"]}, "invalid_params",
+         {"semantic": True}),
+        ("memory", {"address": "&argc", "length": 4}, None)])
+    steps(c, "rc", [
+        ("memory", {"address": int(mem.get("address", "0x0"), 16),
+                    "length": 4}, None),
+        ("memory", {"action": "write", "address": "&argc",
+                    "data": {"base64": mem.get("base64", "")}}, None),
+        ("memory", {"action": "write", "address": "&argc",
+                    "data": {"hex": mem.get("hex", "")}}, None),
+        ("memory", {"address": "&argc"}, "invalid_params",
+         {"semantic": True}),
+        ("memory", {"action": "write", "address": "&argc",
+                    "data": {"hex": "zz"}}, "invalid_params"),
+        ("memory", {"address": "&argc", "length": 0}, "invalid_params"),
+        ("memory", {"address": "(char *)0", "length": 1}, "debugger_error"),
+        ("resume", {"how": "next", "until_stop": True}, None),
+        ("resume", {"how": "until"}, "invalid_params", {"semantic": True}),
+        ("resume", {"how": "jump"}, "invalid_params")])
+    res = steps(c, "rc", [("resume", {"until_stop": True}, None)])
+    record(target_of(res).get("stop", {}).get("bkptno") is not None,
+           "resume until_stop: the stop at a breakpoint has bkptno",
+           json.dumps(res))
+    res = steps(c, "rc", [
+        ("break", {"action": "delete", "numbers": [1]}, "invalid_params"),
+        ("break", {"action": "delete", "numbers": ["99"]}, "invalid_params",
+         {"semantic": True}),
+        ("break", {"action": "delete"}, None),
+        ("resume", {}, None),
+        ("resume", {}, None)])
+    record(res.get("already") is True, "resume of a running target: already",
+           json.dumps(res))
+    res = steps(c, "rc", [("eval", {"expression": "1+1"}, None)])
+    record(res.get("halted_for") is True and target_of(res).get(
+        "transient") is True, "eval on a running target: halted_for, "
+        "transient running", json.dumps(res))
+    seq = target_of(res).get("seq", 0)
+    res = steps(c, "rc", [
+        ("wait_target", {"after": seq, "timeout": 300}, "timeout"),
+        ("resume", {"until_stop": True, "timeout": 300,
+                    "halt_on_timeout": True}, "timeout")])
+    record(by(res) == "halt", "resume until_stop timed out with "
+           "halt_on_timeout: data.target is the stop by halt",
+           json.dumps(res))
+    res = steps(c, "rc", [("halt", {}, None), ("resume", {}, None)])
+    seq = target_of(res).get("seq", 0)
+    res = steps(c, "rc", [("halt", {}, None)])
+    stop = target_of(res)
+    record(by(res) == "halt" and stop.get("seq", 0) > seq,
+           "halt of a running target: a new stop by halt", json.dumps(res))
+    res = steps(c, "rc", [("wait_target", {"after": seq}, None)])
+    record(res == stop, "wait_target after the running: that stop",
+           json.dumps(res))
+    steps(c, "rc", [
+        ("wait_target", {"state": "running", "after": stop.get("seq", 0),
+                         "timeout": 0}, "timeout"),
+        ("reset", {}, None)])
+
+
+def faulting(c):
+    """A native gdb session stopped at its fault break: fault records with
+    seq and time, the history, and a reset that clears the fault."""
+    c.call("launch", {"name": "ff", "argv": [FAULT], "commands": ["run"],
+                      "fault_breaks": ["crash_here"],
+                      "fault_break_defaults": False},
+           desc="launch gdb with a fault break")
+    f = c.call("wait_fault", {"session": "ff", "timeout": 20000},
+               desc="wait_fault: the record of the fault break")
+    st = steps(c, "ff", [("status", {}, None)])
+    record(st.get("faults", [{}])[-1].get("seq") == f.get("seq"),
+           "status faults ends with the fault", json.dumps(st)[:2000])
+    record(f.get("bkptno") in st.get("fault_breaks", {}).get("numbers", []),
+           "native gdb: the fault break is in fault_breaks",
+           json.dumps(st.get("fault_breaks")))
+    steps(c, "ff", [
+        ("break", {"action": "delete", "numbers": [f.get("bkptno", "1")]},
+         "invalid_params", {"semantic": True}),
+        ("wait_fault", {"after": f.get("seq", 0), "timeout": 300},
+         "timeout"),
+        ("reset", {"halt": True}, None)])
+    st = steps(c, "ff", [("status", {}, None)])
+    record("fault" not in st and len(st.get("faults", [])) == 1,
+           "reset clears fault, faults keeps it", json.dumps(st)[:2000])
+
+
+def gdbserver(c, path):
+    """Fault breaks of a gdbserver session: internal, kept, re-armed."""
+    c.call("launch", {"kind": "gdbserver", "name": "gs", "argv": [FAULT],
+                      "fault_breaks": ["crash_here"],
+                      "fault_break_defaults": False},
+           desc="launch gdbserver with a fault break")
+    st = poll(c, "gs", lambda st: st.get("fault_breaks", {}).get("numbers"))
+    record(st is not None, "gdbserver: the fault break is in fault_breaks")
+    num = st["fault_breaks"]["numbers"][0] if st else "1"
+    res = steps(c, "gs", [
+        ("break", {"action": "list"}, None),
+        ("break", {"action": "delete", "numbers": [num]}, "invalid_params",
+         {"semantic": True}),
+        ("break", {"action": "delete"}, None),
+        ("exec", {"command": "-break-delete"}, None)])
+    # The exec is answered once the fault break is back: no waiting.
+    st = c.quiet("status", {"session": "gs"})
+    fb = (st or {}).get("fault_breaks", {})
+    record(fb.get("armed") and fb.get("rearmed", 0) >= 1 and
+           fb.get("numbers"),
+           "a raw -break-delete: the fault break is back by its answer",
+           json.dumps(fb))
+    stop = steps(c, "gs", [
+        ("resume", {"until_stop": True, "timeout": 20000}, None)])
+    seq = target_of(stop).get("seq", 1)
+    steps(c, "gs", [
+        ("wait_fault", {"after": seq - 1, "timeout": 20000}, None),
+        ("reset", {}, "not_supported"),
+        ("load", {}, "not_supported")])
+    # A wait the session's end answers: not_running, with the target.
+    id = c.send("wait_target", {"session": "gs", "state": "running",
+                                "after": seq + 100})
+    q = Conn(path)
+    q.call("stop", {"session": "gs", "timeout": 1000},
+           desc="stop the gdbserver session under a wait")
+    q.sock.close()
+    msg = c.reply(id)
+    why = problem("responses/wait_target", msg)
+    record(why is None and msg.get("error", {}).get("data", {}).get(
+        "kind") == "not_running", "wait_target the session's end answers "
+        "-> not_running", why or json.dumps(msg)[:2000])
+    steps(c, "gs", [("halt", {}, "not_running")])
+
+
+def control(c, sub, path):
+    """The run-control methods (wait_target, wait_fault, halt, resume,
+    break, eval, memory, registers, reset, load)."""
+    refusals(c)
+    native(c, sub)
+    if FAULT:
+        faulting(c)
+    if FAULT and shutil.which("gdbserver"):
+        gdbserver(c, path)
+    c.call("stop", {"sessions": ["rc"] + (["ff"] if FAULT else []),
+                    "timeout": 2000}, desc="stop the run-control sessions")
+    steps(c, "rc", [("halt", {}, "not_running"),
+                    ("wait_target", {}, "not_running")])
+    sub.wait_note(lambda n: n["method"] == "session.target" and n[
+        "params"]["target"].get("transient") and n["params"]["target"][
+        "state"] == "running")
+    seqs = {}
+    for n in sub.notes:
+        if n["method"] == "session.target":
+            seqs.setdefault(n["params"]["session"], []).append(
+                n["params"]["target"].get("seq", 0))
+    record(seqs and all(b > a for v in seqs.values() for a, b in
+                        zip(v, v[1:])),
+           "session.target seq increases in every session", json.dumps(seqs))
+    transient = [n["params"]["target"] for n in sub.notes if
+                 n["method"] == "session.target" and
+                 n["params"]["target"].get("transient")]
+    record({t["state"] for t in transient} == {"stopped", "running"} and all(
+        t.get("stop", {}).get("by", "dbgctl") == "dbgctl" for t in transient),
+        "transient stops (by dbgctl) and runnings are published",
+        json.dumps(transient)[:2000])
 
 
 def drive(path, daemon):
@@ -273,6 +526,17 @@ def drive(path, daemon):
                       "cwd": "/", "wait": True}, desc="launch with wait")
     c.call("write", {"session": "e2", "data": b64(b"hello\n")})
     c.call("read", {"session": "e2", "max": 4}, desc="read with max")
+    c.call("expect", {"session": "e2", "patterns": r"h(?P<x>e)(l+)",
+                      "from": 0, "timeout": 10000},
+           desc="expect with groups")
+    c.call("expect", {"session": "e2", "exact": ["never", "nor this"],
+                      "timeout": 0}, "timeout", desc="expect -> timeout")
+    c.call("expect", {"session": "e2", "patterns": "x", "stream": "server"},
+           "not_supported", desc="expect on a stream it lacks -> not_supported")
+    c.call("logs", {"session": "e2", "stream": "target", "timestamps": True},
+           desc="logs of the target stream with times")
+    c.call("logs", {"session": "e2", "stream": "target-in"},
+           desc="logs of the target's input")
     c.call("read", {"session": "e2", "stream": "console"}, "invalid_params",
            desc="read of the console -> invalid_params")
     steps(c, "e2", [
@@ -282,7 +546,8 @@ def drive(path, daemon):
         ("resize", {"rows": 10, "cols": 10}, "not_running"),
         ("signal", {}, "not_running"),
         ("write", {"stream": "console", "data": "eA=="}, "not_running"),
-        ("read", {}, None)])
+        ("read", {}, None),
+        ("expect", {"patterns": "never", "stream": "target"}, "eof")])
     a = Conn(path)
     a.call("attach", {"session": "e2"}, "not_running",
            desc="attach to an ended session -> not_running")
@@ -314,6 +579,7 @@ def drive(path, daemon):
         f = sub.wait_note(lambda n: n["method"] == "session.fault")
         record(f is not None, "session.fault")
         c.call("status", {"session": "f"}, desc="status with a fault")
+    control(c, sub, path)
     # Errors, each with the kind it must have.
     for method, params, kind in [
             ("launch", {"kind": "exec", "argv": [MISSING]}, "spawn_failed"),
@@ -378,12 +644,15 @@ def run():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("1..%d" % len(results))
-    for i, (ok, desc, detail) in enumerate(results, 1):
-        print("%s %d - %s" % ("ok" if ok else "not ok", i, desc))
+    for i, (ok, desc, detail, todo) in enumerate(results, 1):
+        print("%s %d - %s%s" % ("ok" if ok else "not ok", i, desc,
+                                " # TODO " + todo if todo else ""))
         if not ok and detail:
             for line in detail.splitlines():
                 print("# " + line)
-    return 0 if results and all(ok for ok, _, _ in results) else 1
+    # A known bug's check that passes is news too: its TODO is stale.
+    return 0 if results and all(ok != bool(todo) for ok, _, _, todo in
+                                results) else 1
 
 
 if __name__ == "__main__":

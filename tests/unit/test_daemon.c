@@ -141,7 +141,7 @@ state_session(struct session *s)
 	s->id = 1;
 	s->refs = 1;
 	s->backend = backend_find("exec");
-	s->output.log_fd = -1;
+	session_stream_init(s);
 	s->stop_ms = -1;
 	s->state = S_STARTING;
 	seen[0] = '\0';
@@ -302,7 +302,7 @@ output_filled(struct output *o, char *dir, char fill, size_t len)
 
 	cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
 	snprintf(path, sizeof path, "%s/log", dir);
-	cr_assert_eq(output_open(o, path, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(output_open(o, path, OUTPUT_RING_SIZE, err, sizeof err), 0, "%s", err);
 	memset(buf, fill, len);
 	output_add(o, buf, len);
 	free(buf);
@@ -441,4 +441,29 @@ Test(capbuf, output_is_capped_and_says_it_was_cut)
 	capbuf_free(&b);
 	cr_assert_null(b.p);
 	free(chunk);
+}
+
+/*
+ * What only memory holds starts at the first gap of the log from an
+ * offset: past a size limit, and for a gap the log came back from too.
+ */
+Test(output, unkept_names_the_first_byte_the_log_lacks)
+{
+	struct output	o;
+	char		dir[] = "/tmp/dbgctl-unit-XXXXXX";
+
+	memset(&o, 0, sizeof o);
+	output_filled(&o, dir, 'x', 10);
+	cr_assert_eq(output_unkept(&o, 0), 10, "all of it is in the log");
+	o.max = 16;
+	output_add(&o, "0123456789", 10);
+	cr_assert_eq(output_unkept(&o, 0), 16, "past the limit at 16");
+	cr_assert_eq(output_unkept(&o, 18), 18, "inside the gap");
+	o.max = 0;
+	o.failing = false;
+	output_add(&o, "abcd", 4);
+	cr_assert_eq(output_unkept(&o, 0), 16, "the gap is still unkept after "
+	    "the log came back");
+	cr_assert_eq(output_unkept(&o, 20), 24, "nothing is lacking after it");
+	output_gone(&o, dir);
 }

@@ -419,8 +419,9 @@ Test(rpc, kinds)
 		{ 10, "shutting_down" },
 		{ 11, "debugger_error" },
 		{ 12, "busy" },
+		{ 13, "eof" },
 		{ 0, "error" },
-		{ 13, "error" },
+		{ 14, "error" },
 		{ -32000, "error" },
 	};
 	size_t i;

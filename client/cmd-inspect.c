@@ -1,0 +1,623 @@
+/* Looking into a stopped target, or one halted for the while: break, eval, mem and regs. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "b64.h"
+#include "dbgctl.h"
+
+/* Most bytes one mem reads (the daemon's bound). */
+#define CMD_INSPECT_MEM_MAX	1048576
+
+/* Bytes a line of mem's dump shows, as xxd does. */
+#define CMD_INSPECT_DUMP_WIDTH	16
+
+/* The operands from i on joined with single spaces (freed by the caller); NULL if none. */
+static char *
+cmd_inspect_join(const struct args *a, int i)
+{
+	char	*out = NULL, *next;
+
+	/* Options stop at SESSION, so a "--" after it is an operand. */
+	if (args_count(a) > i && strcmp(args_operand(a, i), "--") == 0)
+		i++;
+	for (; i < args_count(a); i++) {
+		if (asprintf(&next, "%s%s%s", out != NULL ? out : "",
+		    out != NULL ? " " : "", args_operand(a, i)) < 0)
+			client_fatal("out of memory");
+		free(out);
+		out = next;
+	}
+	return out;
+}
+
+/* A string member of a breakpoint record, or dflt. */
+static const char *
+cmd_inspect_bkpt_str(json_t *bkpt, const char *key, const char *dflt)
+{
+	const char	*s = json_string_value(json_object_get(bkpt, key));
+
+	return s != NULL ? s : dflt;
+}
+
+/*
+ * Print a breakpoint record in one line: "breakpoint 2 at tally_write
+ * (tally.c:17), 0x401196, hits 0", with its condition and "internal".
+ */
+static void
+cmd_inspect_print_bkpt(json_t *bkpt)
+{
+	const char	*func, *file, *line, *addr, *cond, *times, *type;
+
+	type = cmd_inspect_bkpt_str(bkpt, "type", "breakpoint");
+	func = cmd_inspect_bkpt_str(bkpt, "func", NULL);
+	file = cmd_inspect_bkpt_str(bkpt, "file", NULL);
+	line = cmd_inspect_bkpt_str(bkpt, "line", "?");
+	addr = cmd_inspect_bkpt_str(bkpt, "addr", NULL);
+	cond = cmd_inspect_bkpt_str(bkpt, "cond", NULL);
+	times = cmd_inspect_bkpt_str(bkpt, "times", NULL);
+	printf("%s %s", type, cmd_inspect_bkpt_str(bkpt, "number", "?"));
+	if (func != NULL)
+		printf(" at %s", func);
+	else if (cmd_inspect_bkpt_str(bkpt, "original-location", NULL) != NULL)
+		printf(" at %s", cmd_inspect_bkpt_str(bkpt,
+		    "original-location", NULL));
+	if (file != NULL)
+		printf(" (%s:%s)", fmt_basename(file), line);
+	if (addr != NULL)
+		printf(", %s", addr);
+	if (cond != NULL)
+		printf(", if %s", cond);
+	if (strcmp(cmd_inspect_bkpt_str(bkpt, "disp", "keep"), "del") == 0)
+		printf(", temporary");
+	if (strcmp(cmd_inspect_bkpt_str(bkpt, "enabled", "y"), "n") == 0)
+		printf(", disabled");
+	if (times != NULL)
+		printf(", hits %s", times);
+	if (json_is_true(json_object_get(bkpt, "internal")))
+		printf(", internal");
+	printf("\n");
+}
+
+/* Print break's answer: the breakpoint made, every one listed, or those deleted. */
+static void
+cmd_inspect_print_break(struct cmd *self, json_t *result)
+{
+	json_t	*list, *v;
+	size_t	 i;
+
+	(void)self;
+	if ((v = json_object_get(result, "breakpoint")) != NULL) {
+		cmd_inspect_print_bkpt(v);
+		return;
+	}
+	if ((list = json_object_get(result, "breakpoints")) != NULL) {
+		json_array_foreach(list, i, v)
+			cmd_inspect_print_bkpt(v);
+		return;
+	}
+	list = json_object_get(result, "deleted");
+	printf("deleted %zu breakpoint%s", json_array_size(list),
+	    json_array_size(list) == 1 ? "" : "s");
+	json_array_foreach(list, i, v) {
+		if (json_is_string(v))
+			printf("%s%s", i == 0 ? ": " : " ", json_string_value(v));
+		else
+			printf("%s%lld", i == 0 ? ": " : " ",
+			    (long long)json_integer_value(v));
+	}
+	printf("\n");
+}
+
+/* Whether s is a breakpoint number: digits, no sign. */
+static int
+cmd_inspect_is_number(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++) {
+		if (!isdigit((unsigned char)*s))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The options of break given after its LOCATION, as gdb's own break
+ * takes them ("break 4 main --temporary"), added to params. Returns 0,
+ * or the usage status after saying why.
+ */
+static int
+cmd_inspect_break_tail(struct cmd *self, json_t *params)
+{
+	static const struct args_template tail = { "condition: temporary "
+	    "hardware", 0, 0 };
+	struct args	 t;
+	char		 cause[256], **argv;
+	int		 argc = args_count(&self->args) - 1, i, rv = 0;
+
+	if (argc <= 1)
+		return 0;
+	/* argv[0] stands for the command's name, as getopt wants it. */
+	if ((argv = calloc(argc + 1, sizeof *argv)) == NULL)
+		client_fatal("out of memory");
+	argv[0] = (char *)"break";
+	for (i = 1; i < argc; i++)
+		argv[i] = (char *)args_operand(&self->args, i + 1);
+	if (args_parse(&t, &tail, NULL, argc, argv, cause, sizeof cause) !=
+	    ARGS_OK)
+		rv = cmd_usage(self, "%s", strncmp(cause, "too many", 8) == 0 ?
+		    "one LOCATION, then only --condition, --temporary, "
+		    "--hardware" : cause);
+	if (rv == 0 && args_has(&t, "condition"))
+		json_object_set_new(params, "condition",
+		    json_string(args_get(&t, "condition")));
+	if (rv == 0 && args_has(&t, "temporary"))
+		json_object_set_new(params, "temporary", json_true());
+	if (rv == 0 && args_has(&t, "hardware"))
+		json_object_set_new(params, "hardware", json_true());
+	args_free(&t);
+	free(argv);
+	return rv;
+}
+
+/* The params of a break insert; NULL after a usage error, its status in *rv. */
+static json_t *
+cmd_inspect_break_insert(struct cmd *self, int *rv)
+{
+	const struct args	*a = &self->args;
+	json_t			*params;
+
+	if (args_count(a) < 2) {
+		*rv = cmd_usage(self, "missing LOCATION");
+		return NULL;
+	}
+	params = cmd_control_params(self);
+	json_object_set_new(params, "location",
+	    json_string(args_operand(a, 1)));
+	if (args_has(a, "condition"))
+		json_object_set_new(params, "condition",
+		    json_string(args_get(a, "condition")));
+	if (args_has(a, "temporary"))
+		json_object_set_new(params, "temporary", json_true());
+	if (args_has(a, "hardware"))
+		json_object_set_new(params, "hardware", json_true());
+	if ((*rv = cmd_inspect_break_tail(self, params)) != 0) {
+		json_decref(params);
+		return NULL;
+	}
+	return params;
+}
+
+/* The params of a break --delete; NULL after a usage error, its status in *rv. */
+static json_t *
+cmd_inspect_break_delete(struct cmd *self, int *rv)
+{
+	const struct args	*a = &self->args;
+	json_t			*params, *numbers;
+	int			 i;
+
+	for (i = 1; i < args_count(a); i++) {
+		if (!cmd_inspect_is_number(args_operand(a, i))) {
+			*rv = cmd_usage(self, "bad breakpoint number: %s",
+			    args_operand(a, i));
+			return NULL;
+		}
+	}
+	params = cmd_control_params(self);
+	json_object_set_new(params, "action", json_string("delete"));
+	if (args_count(a) == 1)
+		return params;
+	numbers = json_array();
+	for (i = 1; i < args_count(a); i++)
+		json_array_append_new(numbers, json_string(args_operand(a, i)));
+	json_object_set_new(params, "numbers", numbers);
+	return params;
+}
+
+/*
+ * break [--condition C] [--temporary] [--hardware] SESSION LOCATION;
+ * break --list SESSION; break --delete SESSION [N...]: insert, list or
+ * delete breakpoints; a delete without N deletes every user one.
+ */
+static int
+cmd_inspect_break(struct cmd *self, struct client *c)
+{
+	const struct args	*a = &self->args;
+	json_t			*params;
+	int			 rv;
+
+	if ((rv = cmd_control_check(self)) != 0)
+		return rv;
+	if (args_has(a, "list") && args_has(a, "delete"))
+		return cmd_usage(self, "--list and --delete are exclusive");
+	if ((args_has(a, "list") || args_has(a, "delete")) &&
+	    (args_has(a, "condition") || args_has(a, "temporary") ||
+	    args_has(a, "hardware")))
+		return cmd_usage(self, "--condition, --temporary and "
+		    "--hardware go with a LOCATION, not --%s",
+		    args_has(a, "list") ? "list" : "delete");
+	if (args_has(a, "list") && args_count(a) > 1)
+		return cmd_usage(self, "too many arguments: --list takes "
+		    "SESSION only");
+	if (args_has(a, "list")) {
+		params = cmd_control_params(self);
+		json_object_set_new(params, "action", json_string("list"));
+	} else if (args_has(a, "delete"))
+		params = cmd_inspect_break_delete(self, &rv);
+	else
+		params = cmd_inspect_break_insert(self, &rv);
+	if (params == NULL)
+		return rv;
+	return cmd_control_run(self, c, "break", params,
+	    cmd_inspect_print_break);
+}
+
+/* Print eval's value and a newline. */
+static void
+cmd_inspect_print_value(struct cmd *self, json_t *result)
+{
+	const char	*value = json_string_value(json_object_get(result,
+			    "value"));
+
+	(void)self;
+	if (value == NULL)
+		client_fatal("reply from the daemon not understood");
+	printf("%s\n", value);
+}
+
+/* eval SESSION EXPR...: evaluate an expression in the target, print its value. */
+static int
+cmd_inspect_eval(struct cmd *self, struct client *c)
+{
+	json_t	*params;
+	char	*expr;
+	int	 rv;
+
+	if ((rv = cmd_control_check(self)) != 0)
+		return rv;
+	if ((expr = cmd_inspect_join(&self->args, 1)) == NULL)
+		return cmd_usage(self, "missing EXPR");
+	params = cmd_control_params(self);
+	json_object_set_new(params, "expression", json_string(expr));
+	free(expr);
+	return cmd_control_run(self, c, "eval", params,
+	    cmd_inspect_print_value);
+}
+
+/* The value of hex digit ch, or -1. */
+static int
+cmd_inspect_xdigit(int ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Bytes from hex text (malloc'd, their count in *len); NULL if it is not
+ * whole bytes of hex digits, spaces between bytes allowed.
+ */
+static unsigned char *
+cmd_inspect_unhex(const char *s, size_t *len)
+{
+	unsigned char	*p;
+	int		 hi, lo;
+
+	if ((p = malloc(strlen(s) / 2 + 1)) == NULL)
+		client_fatal("out of memory");
+	*len = 0;
+	for (; *s != '\0'; s += 2) {
+		s += strspn(s, " ");
+		if (*s == '\0')
+			break;
+		if ((hi = cmd_inspect_xdigit(s[0])) == -1 ||
+		    (lo = cmd_inspect_xdigit(s[1])) == -1) {
+			free(p);
+			return NULL;
+		}
+		p[(*len)++] = (unsigned char)(hi << 4 | lo);
+	}
+	return p;
+}
+
+/* The bytes of a memory read's answer (malloc'd, their count in *len); NULL if none. */
+static unsigned char *
+cmd_inspect_mem_bytes(json_t *result, size_t *len)
+{
+	const char	*text;
+
+	if ((text = json_string_value(json_object_get(result, "hex"))) !=
+	    NULL)
+		return cmd_inspect_unhex(text, len);
+	if ((text = json_string_value(json_object_get(result, "base64"))) !=
+	    NULL)
+		return b64_decode(text, strlen(text), len);
+	return NULL;
+}
+
+/*
+ * Print bytes read at address as xxd does: the address, sixteen bytes in
+ * groups of two, the bytes as text ('.' for those not printable).
+ */
+static void
+cmd_inspect_dump(unsigned long long address, const unsigned char *p,
+    size_t len)
+{
+	size_t	i, j;
+
+	for (i = 0; i < len; i += CMD_INSPECT_DUMP_WIDTH) {
+		printf("%08llx:", address + i);
+		for (j = 0; j < CMD_INSPECT_DUMP_WIDTH; j++) {
+			if (j % 2 == 0)
+				putchar(' ');
+			if (i + j < len)
+				printf("%02x", p[i + j]);
+			else
+				printf("  ");
+		}
+		printf("  ");
+		for (j = 0; j < CMD_INSPECT_DUMP_WIDTH && i + j < len; j++)
+			putchar(p[i + j] >= 0x20 && p[i + j] < 0x7f ?
+			    p[i + j] : '.');
+		putchar('\n');
+	}
+}
+
+/* Print a memory read's bytes: a dump, or with --raw the bytes themselves. */
+static void
+cmd_inspect_print_mem(struct cmd *self, json_t *result)
+{
+	const char	*addr = json_string_value(json_object_get(result,
+			    "address"));
+	unsigned char	*p;
+	size_t		 len;
+
+	if ((p = cmd_inspect_mem_bytes(result, &len)) == NULL)
+		client_fatal("reply from the daemon not understood");
+	if (args_has(&self->args, "raw")) {
+		if (cmd_write_all(STDOUT_FILENO, p, len) != 0)
+			client_fatal("write: stdout: %s", strerror(errno));
+	} else
+		cmd_inspect_dump(addr != NULL ? strtoull(addr, NULL, 0) : 0, p,
+		    len);
+	free(p);
+}
+
+/* Print a memory write's answer: how many bytes went where. */
+static void
+cmd_inspect_print_written(struct cmd *self, json_t *result)
+{
+	const char	*addr = json_string_value(json_object_get(result,
+			    "address"));
+
+	(void)self;
+	printf("wrote %lld byte%s at %s\n", (long long)json_integer_value(
+	    json_object_get(result, "length")), json_integer_value(
+	    json_object_get(result, "length")) == 1 ? "" : "s",
+	    addr != NULL ? addr : "?");
+}
+
+/* mem --write SESSION ADDR HEXBYTES...: write bytes given in hex. */
+static int
+cmd_inspect_mem_write(struct cmd *self, struct client *c)
+{
+	const struct args	*a = &self->args;
+	json_t			*params;
+	unsigned char		*bytes;
+	char			*hex, *p;
+	size_t			 len;
+
+	if (args_has(a, "raw"))
+		return cmd_usage(self, "--raw and --write are exclusive");
+	if ((hex = cmd_inspect_join(a, 2)) == NULL)
+		return cmd_usage(self, "missing HEXBYTES");
+	if ((bytes = cmd_inspect_unhex(hex, &len)) == NULL || len == 0) {
+		free(bytes);
+		cmd_usage(self, "bad HEXBYTES: %s (hex digits, two a byte)",
+		    hex);
+		free(hex);
+		return EXIT_USAGE;
+	}
+	free(bytes);
+	params = cmd_control_params(self);
+	json_object_set_new(params, "action", json_string("write"));
+	json_object_set_new(params, "address",
+	    json_string(args_operand(a, 1)));
+	/* The daemon takes hex as it is; spaces between bytes are ours. */
+	for (len = 0, p = hex; *p != '\0'; p++) {
+		if (*p != ' ')
+			hex[len++] = *p;
+	}
+	hex[len] = '\0';
+	json_object_set_new(params, "data", json_pack("{s:s}", "hex", hex));
+	free(hex);
+	return cmd_control_run(self, c, "memory", params,
+	    cmd_inspect_print_written);
+}
+
+/*
+ * mem [--raw] SESSION ADDR LEN: read LEN bytes at ADDR (an address or an
+ * expression: 0x20000000, &counter), dumped as xxd does; mem --write
+ * SESSION ADDR HEXBYTES: write them.
+ */
+static int
+cmd_inspect_mem(struct cmd *self, struct client *c)
+{
+	const struct args	*a = &self->args;
+	const char		*lenarg;
+	json_t			*params;
+	long long		 n;
+	char			*end;
+	int			 rv;
+
+	if ((rv = cmd_control_check(self)) != 0)
+		return rv;
+	if (args_count(a) < 3)
+		return cmd_usage(self, "missing %s", args_count(a) < 2 ?
+		    "ADDR" : args_has(a, "write") ? "HEXBYTES" : "LEN");
+	if (args_has(a, "write"))
+		return cmd_inspect_mem_write(self, c);
+	if (args_count(a) > 3)
+		return cmd_usage(self, "too many arguments");
+	lenarg = args_operand(a, 2);
+	errno = 0;
+	/* Decimal, or hex after 0x; never octal after a 0. */
+	n = isdigit((unsigned char)*lenarg) ? strtoll(lenarg, &end,
+	    strncasecmp(lenarg, "0x", 2) == 0 ? 16 : 10) : -1;
+	if (n < 1 || n > CMD_INSPECT_MEM_MAX || errno != 0 || *end != '\0')
+		return cmd_usage(self, "bad LEN: %s (1 to %d bytes)", lenarg,
+		    CMD_INSPECT_MEM_MAX);
+	params = cmd_control_params(self);
+	json_object_set_new(params, "action", json_string("read"));
+	json_object_set_new(params, "address",
+	    json_string(args_operand(a, 1)));
+	json_object_set_new(params, "length", json_integer(n));
+	return cmd_control_run(self, c, "memory", params,
+	    cmd_inspect_print_mem);
+}
+
+/* Print registers as "NAME VALUE" lines, the values in one column; those asked for in their order. */
+static void
+cmd_inspect_print_regs(struct cmd *self, json_t *result)
+{
+	json_t		*regs = json_object_get(result, "registers"), *v;
+	const char	*name;
+	size_t		 width = 0;
+	int		 i;
+
+	json_object_foreach(regs, name, v) {
+		if (strlen(name) > width)
+			width = strlen(name);
+	}
+	if (args_count(&self->args) == 1) {
+		json_object_foreach(regs, name, v)
+			printf("%-*s %s\n", (int)width, name, json_is_string(v) ?
+			    json_string_value(v) : "?");
+		return;
+	}
+	for (i = 1; i < args_count(&self->args); i++) {
+		name = args_operand(&self->args, i);
+		v = json_object_get(regs, name);
+		printf("%-*s %s\n", (int)width, name, json_is_string(v) ?
+		    json_string_value(v) : "?");
+	}
+}
+
+/* regs SESSION [NAME...]: the target's registers, or those named. */
+static int
+cmd_inspect_regs(struct cmd *self, struct client *c)
+{
+	const struct args	*a = &self->args;
+	json_t			*params, *names;
+	int			 i, rv;
+
+	if ((rv = cmd_control_check(self)) != 0)
+		return rv;
+	for (i = 1; i < args_count(a); i++) {
+		if (*args_operand(a, i) == '\0')
+			return cmd_usage(self, "an empty register NAME");
+	}
+	params = cmd_control_params(self);
+	if (args_count(a) > 1) {
+		names = json_array();
+		for (i = 1; i < args_count(a); i++)
+			json_array_append_new(names,
+			    json_string(args_operand(a, i)));
+		json_object_set_new(params, "names", names);
+	}
+	return cmd_control_run(self, c, "registers", params,
+	    cmd_inspect_print_regs);
+}
+
+/* What help says of --timeout for these commands. */
+#define CMD_INSPECT_TIMEOUT_HELP \
+	{ "timeout", "MS", "exit 4 if the debugger has not answered by then, " \
+	    "a halt for it included (default: 10000)" }
+
+/* What help says of each option of break. */
+static const struct cmd_option cmd_break_options_help[] = {
+	{ "condition", "C", "stop only where C holds (also after LOCATION)" },
+	{ "temporary", NULL, "delete it at its first hit (also after "
+	    "LOCATION)" },
+	{ "hardware", NULL, "a hardware breakpoint (also after LOCATION)" },
+	{ "list", NULL, "list every breakpoint, the session's own fault "
+	    "breakpoints as internal" },
+	{ "delete", NULL, "delete breakpoints N..., or with no N every "
+	    "user breakpoint (never the internal ones)" },
+	CMD_INSPECT_TIMEOUT_HELP,
+	{ NULL, NULL, NULL }
+};
+
+const struct cmd_entry cmd_break_entry = {
+	.name = "break",
+	.usage = "[--condition C] [--temporary] [--hardware] [--timeout MS] "
+	    "SESSION LOCATION | --list SESSION | --delete SESSION [N...]",
+	.args = { "condition: temporary hardware list delete timeout#", 1,
+	    -1 },
+	.flags = CMD_SESSION,	/* never starts a daemon */
+	.exec = cmd_inspect_break,
+	.summary = "insert, list or delete a session's breakpoints",
+	.options = cmd_break_options_help,
+};
+
+/* What help says of each option of eval. */
+static const struct cmd_option cmd_eval_options_help[] = {
+	CMD_INSPECT_TIMEOUT_HELP,
+	{ NULL, NULL, NULL }
+};
+
+const struct cmd_entry cmd_eval_entry = {
+	.name = "eval",
+	.usage = "[--timeout MS] SESSION EXPR...",
+	.args = { "timeout#", 1, -1 },
+	.flags = CMD_SESSION,
+	.exec = cmd_inspect_eval,
+	.summary = "evaluate an expression in a session's target, print its "
+	    "value",
+	.options = cmd_eval_options_help,
+};
+
+/* What help says of each option of mem. */
+static const struct cmd_option cmd_mem_options_help[] = {
+	{ "raw", NULL, "write the bytes read to standard output as they are "
+	    "(default: a dump as xxd's)" },
+	{ "write", NULL, "write HEXBYTES at ADDR instead of reading" },
+	CMD_INSPECT_TIMEOUT_HELP,
+	{ NULL, NULL, NULL }
+};
+
+const struct cmd_entry cmd_mem_entry = {
+	.name = "mem",
+	.usage = "[--raw] [--timeout MS] SESSION ADDR LEN | --write SESSION "
+	    "ADDR HEXBYTES",
+	.args = { "raw write timeout#", 1, -1 },
+	.flags = CMD_SESSION,
+	.exec = cmd_inspect_mem,
+	.summary = "read or write a session's target memory",
+	.options = cmd_mem_options_help,
+};
+
+/* What help says of each option of regs. */
+static const struct cmd_option cmd_regs_options_help[] = {
+	CMD_INSPECT_TIMEOUT_HELP,
+	{ NULL, NULL, NULL }
+};
+
+const struct cmd_entry cmd_regs_entry = {
+	.name = "regs",
+	.usage = "[--timeout MS] SESSION [NAME...]",
+	.args = { "timeout#", 1, -1 },
+	.flags = CMD_SESSION,
+	.exec = cmd_inspect_regs,
+	.summary = "print a session's target registers, or those named",
+	.options = cmd_regs_options_help,
+};

@@ -1,0 +1,128 @@
+/*
+ * qemu: QEMU runs the firmware halted (-S) with its gdb stub on a loopback
+ * port and its serial port on the session's transport; once the stub
+ * listens (server.c), gdb-multiarch connects, the fault breaks go in and
+ * the target runs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+/* What a qemu launch takes beside the family's params. */
+static const struct method_param backend_qemu_params[] = {
+	{ "machine", PT_STRING, true, 0, 0 },
+	{ "cpu", PT_STRING, false, 0, 0 },
+	{ "qemu", PT_STRING, false, 0, 0 },
+	{ "qemu_args", PT_STRINGS, false, 0, 0 },
+	{ "port", PT_INT, false, 1, 65535 },
+	{ NULL, 0, false, 0, 0 }
+};
+
+/* The firmware is QEMU's -kernel and gdb's file: one ELF, no arguments. */
+static int
+backend_qemu_check(const struct launch *l, struct rpc_error *err)
+{
+	const char *machine = launch_get_str(l, "machine");
+
+	/* Launch's check has required it; a launch parsed unchecked has not. */
+	if (machine == NULL) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"machine\" is required "
+		    "by kind qemu");
+		return -1;
+	}
+	if (json_array_size(l->argv) > 1) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "a qemu session's "
+		    "PROGRAM is the firmware alone; QEMU's own arguments go in "
+		    "\"qemu_args\"");
+		return -1;
+	}
+	/* QEMU reads "-M a,b=c" as options of the machine: one name only. */
+	if (*machine == '\0' || strcspn(machine, ", \t\n") != strlen(machine)) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"machine\" must be one "
+		    "machine name, as qemu -M help lists them (give its "
+		    "options in \"qemu_args\")");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * QEMU's argv: the board halted at its reset vector, the serial port on
+ * stdio (the transport), no monitor there, the gdb stub on loopback only
+ * (port 0: QEMU picks, and /proc tells), then the launch's own arguments.
+ */
+static char **
+backend_qemu_server_argv(struct session *s, int port)
+{
+	struct argv	 av = { 0 };
+	const char	*qemu = launch_get_str(&s->l, "qemu");
+	const char	*cpu = launch_get_str(&s->l, "cpu");
+
+	argv_push(&av, qemu != NULL ? qemu : "qemu-system-arm");
+	argv_push(&av, "-M");
+	argv_push(&av, launch_get_str(&s->l, "machine"));
+	if (cpu != NULL) {
+		argv_push(&av, "-cpu");
+		argv_push(&av, cpu);
+	}
+	argv_push(&av, "-nographic");
+	argv_push(&av, "-kernel");
+	argv_push(&av, json_string_value(json_array_get(s->l.argv, 0)));
+	argv_push(&av, "-serial");
+	argv_push(&av, "stdio");
+	argv_push(&av, "-monitor");
+	argv_push(&av, "none");
+	argv_push(&av, "-gdb");
+	argv_pushf(&av, "tcp:127.0.0.1:%d", port);
+	argv_push(&av, "-S");
+	argv_push_json(&av, json_object_get(s->l.kind_params, "qemu_args"), 0);
+	return av.v;
+}
+
+/* Start QEMU under its keeper; gdb follows once its stub listens. */
+static int
+backend_qemu_start(struct session *s, char *err, size_t errlen)
+{
+	struct gdb_data	 *g = xcalloc(1, sizeof *g);
+	char		**av, addr[64];
+	int		  rc;
+
+	snprintf(addr, sizeof addr, "127.0.0.1:%d", s->l.port);
+	if (backend_gdb_open(s, g, addr, err, errlen) != 0)
+		return -1;
+	av = backend_qemu_server_argv(s, s->l.port);
+	rc = server_start(&g->server, s, av, s->l.port, backend_gdb_served,
+	    err, errlen);
+	argv_free(av);
+	return rc;
+}
+
+/* QEMU's monitor resets the board; gdb forgets the registers it had. */
+static const char *const backend_qemu_reset[] = {
+	"monitor system_reset", "flushregs", NULL
+};
+static const char *const backend_qemu_load[] = { "load", NULL };
+/* QEMU halts at reset (-S): once the fault breaks are in, it runs. */
+static const char *const backend_qemu_run[] = { "continue", NULL };
+
+const struct backend backend_qemu = {
+	.name = "qemu",
+	.debugger = "gdb-multiarch",
+	.stop_target = "detach",
+	.flags = BACKEND_SERVER | BACKEND_PROGRAM | BACKEND_TRANSPORT,
+	.reset_commands = backend_qemu_reset,
+	.fault_defaults = fault_cortex_m,
+	.load_commands = backend_qemu_load,
+	.run_commands = backend_qemu_run,
+	.params = backend_qemu_params,
+	.check = backend_qemu_check,
+	.argv = backend_gdb_argv,
+	.start = backend_qemu_start,
+	.ready = backend_gdb_server_ready,
+	.quit = gdb_quit,
+	.command = gdb_command,
+	.status = backend_gdb_server_status,
+	.close = backend_gdb_server_close,
+};

@@ -1,0 +1,538 @@
+/*
+ * Looking into a gdb-family target over RPC: breakpoints (the session's
+ * fault breaks shown as internal and kept), expressions, memory and
+ * registers. Each halts a running target for the time it takes.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "b64.h"
+#include "daemon.h"
+
+/* A verb's bound on its whole work, unless "timeout" says. */
+#define METHOD_INSPECT_TIMEOUT	10000
+/* The most bytes one memory read or write moves. */
+#define METHOD_INSPECT_MEMORY_MAX (1024 * 1024)
+
+/* Queue the job with the verb's timeout. */
+static enum method_return
+method_inspect_run(struct request *req, struct gdb_job *j)
+{
+	return gdb_job_run(j, gdb_job_timeout, request_int(req,
+	    "timeout", METHOD_INSPECT_TIMEOUT));
+}
+
+/* The last answer of the job's commands. */
+static json_t *
+method_inspect_last(struct gdb_job *j)
+{
+	return json_array_get(j->replies, json_array_size(j->replies) - 1);
+}
+
+/* A breakpoint as the protocol shows it: MI's record, and whether it is ours. */
+static json_t *
+method_inspect_bkpt(struct gdb_data *g, json_t *b)
+{
+	json_t *out = json_deep_copy(b);
+
+	json_object_set_new(out, "internal", json_boolean(gdb_breaks_internal(g,
+	    json_string_value(json_object_get(b, "number")))));
+	return out;
+}
+
+/* break insert's answer: the new breakpoint. */
+static json_t *
+method_inspect_inserted(struct gdb_job *j)
+{
+	json_t *b = json_object_get(method_inspect_last(j), "bkpt");
+
+	if (json_is_array(b))
+		b = json_array_get(b, 0);
+	return json_pack("{s:o}", "breakpoint", method_inspect_bkpt(j->g, b));
+}
+
+/* break list's answer: every breakpoint. */
+static json_t *
+method_inspect_listed(struct gdb_job *j)
+{
+	json_t	*all = gdb_breaks_listed(method_inspect_last(j));
+	json_t	*out = json_array(), *b;
+	size_t	 i;
+
+	json_array_foreach(all, i, b)
+		json_array_append_new(out, method_inspect_bkpt(j->g, b));
+	json_decref(all);
+	return json_pack("{s:o}", "breakpoints", out);
+}
+
+/* Whether number is in the list of breakpoints. */
+static bool
+method_inspect_has(json_t *listed, const char *number)
+{
+	json_t	*b;
+	size_t	 i;
+
+	json_array_foreach(listed, i, b)
+		if (strcmp(json_string_value(json_object_get(b, "number")),
+		    number) == 0)
+			return true;
+	return false;
+}
+
+/* After the listing, a delete: the numbers asked for, or every user one. */
+static void
+method_inspect_delete_step(struct gdb_job *j, json_t *reply)
+{
+	json_t		*listed, *want, *del, *b, *v;
+	const char	*num;
+	char		*line, *next;
+	size_t		 i;
+
+	if (json_object_get(reply, "BreakpointTable") == NULL)
+		return;
+	listed = gdb_breaks_listed(reply);
+	want = json_object_get(j->ctx, "numbers");
+	del = json_array();
+	if (want == NULL) {
+		json_array_foreach(listed, i, b) {
+			num = json_string_value(json_object_get(b, "number"));
+			if (!gdb_breaks_internal(j->g, num))
+				json_array_append_new(del, json_string(num));
+		}
+	}
+	json_array_foreach(want, i, v) {
+		num = json_string_value(v);
+		if (gdb_breaks_internal(j->g, num)) {
+			gdb_job_fail(j, RPC_INVALID_PARAMS, "breakpoint %s is "
+			    "the session's fault breakpoint (%s); it is not "
+			    "deleted", num, gdb_breaks_location(j->g, num));
+			break;
+		}
+		if (!method_inspect_has(listed, num)) {
+			gdb_job_fail(j, RPC_INVALID_PARAMS, "no breakpoint %s",
+			    num);
+			break;
+		}
+		json_array_append(del, v);
+	}
+	json_decref(listed);
+	json_object_set_new(j->ctx, "deleted", del);
+	if (j->error != NULL || json_array_size(del) == 0)
+		return;
+	line = xstrdup("-break-delete");
+	json_array_foreach(del, i, v) {
+		xasprintf(&next, "%s %s", line, json_string_value(v));
+		free(line);
+		line = next;
+	}
+	gdb_job_add(j, "%s", line);
+	free(line);
+}
+
+/* break delete's answer: what went. */
+static json_t *
+method_inspect_deleted(struct gdb_job *j)
+{
+	return json_pack("{s:O}", "deleted", json_object_get(j->ctx,
+	    "deleted"));
+}
+
+/* Whether s is a breakpoint number gdb would take: digits, maybe dotted. */
+static bool
+method_inspect_number(const char *s)
+{
+	if (!isdigit((unsigned char)*s))
+		return false;
+	for (; *s != '\0'; s++)
+		if (!isdigit((unsigned char)*s) && *s != '.')
+			return false;
+	return true;
+}
+
+/* The -break-insert line of a break insert's params. */
+static void
+method_inspect_insert(struct request *req, struct gdb_job *j)
+{
+	const char	*cond = request_str(req, "condition", NULL);
+	char		*loc, *c = NULL;
+
+	loc = mi_quote(request_str(req, "location", ""));
+	if (cond != NULL)
+		c = mi_quote(cond);
+	gdb_job_add(j, "-break-insert%s%s%s%s %s", request_bool(req,
+	    "temporary") ? " -t" : "", request_bool(req, "hardware") ? " -h" :
+	    "", c != NULL ? " -c " : "", c != NULL ? c : "", loc);
+	free(loc);
+	free(c);
+}
+
+/* break: insert, list or delete breakpoints. */
+static enum method_return
+method_inspect_break_exec(struct request *req)
+{
+	const char	*action = request_str(req, "action", "insert");
+	json_t		*nums = request_get(req, "numbers"), *v;
+	struct gdb_data	*g;
+	struct gdb_job	*j;
+	size_t		 i;
+
+	if ((g = method_target_gdb(req, "break")) == NULL)
+		return METHOD_DONE;
+	if (strcmp(action, "insert") == 0) {
+		if (request_str(req, "location", NULL) == NULL)
+			return request_error(req, RPC_INVALID_PARAMS, "break "
+			    "insert needs \"location\"");
+		j = gdb_job_new(req, g, GDB_JOB_STOPPED,
+		    method_inspect_inserted);
+		method_inspect_insert(req, j);
+		return method_inspect_run(req, j);
+	}
+	if (strcmp(action, "list") == 0) {
+		j = gdb_job_new(req, g, 0, method_inspect_listed);
+		gdb_job_add(j, "-break-list");
+		return method_inspect_run(req, j);
+	}
+	if (strcmp(action, "delete") != 0)
+		return request_error(req, RPC_INVALID_PARAMS, "\"action\" must "
+		    "be insert, list or delete, not \"%s\"", action);
+	json_array_foreach(nums, i, v)
+		if (!method_inspect_number(json_string_value(v)))
+			return request_error(req, RPC_INVALID_PARAMS, "\"%s\" is "
+			    "not a breakpoint number", json_string_value(v));
+	j = gdb_job_new(req, g, GDB_JOB_STOPPED, method_inspect_deleted);
+	if (nums != NULL)
+		json_object_set(j->ctx, "numbers", nums);
+	j->step = method_inspect_delete_step;
+	gdb_job_add(j, "-break-list");
+	return method_inspect_run(req, j);
+}
+
+/* eval's answer: gdb's value. */
+static json_t *
+method_inspect_evaluated(struct gdb_job *j)
+{
+	return json_pack("{s:O*}", "value", json_object_get(
+	    method_inspect_last(j), "value"));
+}
+
+/* eval: an expression's value in the target's current frame. */
+static enum method_return
+method_inspect_eval_exec(struct request *req)
+{
+	struct gdb_data	*g;
+	struct gdb_job	*j;
+	char		*q;
+
+	if ((g = method_target_gdb(req, "eval")) == NULL)
+		return METHOD_DONE;
+	j = gdb_job_new(req, g, GDB_JOB_STOPPED, method_inspect_evaluated);
+	q = mi_quote(request_str(req, "expression", ""));
+	gdb_job_add(j, "-data-evaluate-expression %s", q);
+	free(q);
+	return method_inspect_run(req, j);
+}
+
+/* A memory param's address as gdb takes it: a number, or an expression. */
+static char *
+method_inspect_address(struct request *req)
+{
+	json_t	*v = request_get(req, "address");
+	char	*s;
+
+	if (json_is_integer(v)) {
+		xasprintf(&s, "0x%llx", (unsigned long long)
+		    json_integer_value(v));
+		return s;
+	}
+	return mi_quote(json_string_value(v));
+}
+
+/* The value of one hex digit, or -1. */
+static int
+method_inspect_xdigit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Bytes of a hex string (len set), or NULL if it is not one. */
+static unsigned char *
+method_inspect_unhex(const char *hex, size_t *len)
+{
+	size_t		 n = strlen(hex), i;
+	unsigned char	*out;
+	int		 hi, lo;
+
+	if (n % 2 != 0)
+		return NULL;
+	out = xmalloc(n / 2 + 1);
+	for (i = 0; i < n / 2; i++) {
+		hi = method_inspect_xdigit((unsigned char)hex[2 * i]);
+		lo = method_inspect_xdigit((unsigned char)hex[2 * i + 1]);
+		if (hi < 0 || lo < 0) {
+			free(out);
+			return NULL;
+		}
+		out[i] = (unsigned char)(hi << 4 | lo);
+	}
+	*len = n / 2;
+	return out;
+}
+
+/* memory read's answer: where, how much, the bytes as base64 and hex. */
+static json_t *
+method_inspect_read(struct gdb_job *j)
+{
+	json_t		*mem, *blk, *out;
+	const char	*hex;
+	unsigned char	*bytes;
+	char		*b64;
+	size_t		 len;
+
+	mem = json_object_get(method_inspect_last(j), "memory");
+	blk = json_array_get(mem, 0);
+	hex = json_string_value(json_object_get(blk, "contents"));
+	if (hex == NULL || (bytes = method_inspect_unhex(hex, &len)) == NULL) {
+		gdb_job_fail(j, RPC_DEBUGGER_ERROR, "gdb returned no memory");
+		return NULL;
+	}
+	b64 = b64_encode(bytes, len);
+	out = json_pack("{s:O*, s:I, s:s, s:s}", "address", json_object_get(
+	    blk, "begin"), "length", (json_int_t)len, "base64", b64, "hex",
+	    hex);
+	free(b64);
+	free(bytes);
+	return out;
+}
+
+/* memory write's answer: where, how much. */
+static json_t *
+method_inspect_written(struct gdb_job *j)
+{
+	return json_pack("{s:O, s:O}", "address", json_object_get(j->ctx,
+	    "address"), "length", json_object_get(j->ctx, "length"));
+}
+
+/* The bytes of a write's "data" as hex, or NULL with the request answered. */
+static char *
+method_inspect_data(struct request *req, size_t *len)
+{
+	json_t		*d = request_get(req, "data");
+	const char	*b64 = json_string_value(json_object_get(d, "base64"));
+	const char	*hex = json_string_value(json_object_get(d, "hex"));
+	unsigned char	*bytes = NULL;
+	char		*out;
+	size_t		 i;
+
+	if (b64 != NULL)
+		bytes = b64_decode(b64, strlen(b64), len);
+	else if (hex != NULL)
+		bytes = method_inspect_unhex(hex, len);
+	if (bytes == NULL || *len == 0 || *len > METHOD_INSPECT_MEMORY_MAX) {
+		free(bytes);
+		request_error(req, RPC_INVALID_PARAMS, "memory write needs "
+		    "\"data\": {\"base64\": ...} or {\"hex\": ...}, 1 byte to "
+		    "1 MiB");
+		return NULL;
+	}
+	out = xmalloc(*len * 2 + 1);
+	for (i = 0; i < *len; i++)
+		snprintf(out + 2 * i, 3, "%02x", bytes[i]);
+	free(bytes);
+	return out;
+}
+
+/* memory: read or write the target's bytes. */
+static enum method_return
+method_inspect_memory_exec(struct request *req)
+{
+	const char	*action = request_str(req, "action", "read");
+	struct gdb_data	*g;
+	struct gdb_job	*j;
+	char		*addr, *hex;
+	size_t		 len;
+
+	if ((g = method_target_gdb(req, "memory")) == NULL)
+		return METHOD_DONE;
+	if (strcmp(action, "read") == 0) {
+		if (request_int(req, "length", 0) == 0)
+			return request_error(req, RPC_INVALID_PARAMS, "memory "
+			    "read needs \"length\", 1 to %d", METHOD_INSPECT_MEMORY_MAX);
+		j = gdb_job_new(req, g, GDB_JOB_STOPPED, method_inspect_read);
+		addr = method_inspect_address(req);
+		gdb_job_add(j, "-data-read-memory-bytes %s %lld", addr,
+		    request_int(req, "length", 0));
+		free(addr);
+		return method_inspect_run(req, j);
+	}
+	if (strcmp(action, "write") != 0)
+		return request_error(req, RPC_INVALID_PARAMS, "\"action\" must "
+		    "be read or write, not \"%s\"", action);
+	if ((hex = method_inspect_data(req, &len)) == NULL)
+		return METHOD_DONE;
+	j = gdb_job_new(req, g, GDB_JOB_STOPPED, method_inspect_written);
+	addr = method_inspect_address(req);
+	json_object_set(j->ctx, "address", request_get(req, "address"));
+	json_object_set_new(j->ctx, "length", json_integer((json_int_t)len));
+	gdb_job_add(j, "-data-write-memory-bytes %s %s", addr, hex);
+	free(addr);
+	free(hex);
+	return method_inspect_run(req, j);
+}
+
+/* After the names: the values of those asked for (all, if none was). */
+static void
+method_inspect_regs_step(struct gdb_job *j, json_t *reply)
+{
+	json_t		*names = json_object_get(reply, "register-names");
+	json_t		*want = json_object_get(j->ctx, "names"), *v, *n;
+	char		*line, *next, *known, *k2;
+	size_t		 i, k;
+	bool		 found;
+
+	if (names == NULL)
+		return;
+	json_object_set(j->ctx, "all", names);
+	line = xstrdup("-data-list-register-values --skip-unavailable x");
+	json_array_foreach(want, i, v) {
+		found = false;
+		json_array_foreach(names, k, n)
+			if (strcmp(json_string_value(n), json_string_value(v)) ==
+			    0 && !found) {
+				found = true;
+				xasprintf(&next, "%s %zu", line, k);
+				free(line);
+				line = next;
+			}
+		if (found)
+			continue;
+		known = xstrdup("");
+		json_array_foreach(names, k, n) {
+			if (*json_string_value(n) == '\0')
+				continue;
+			xasprintf(&k2, "%s%s%s", known, *known ? ", " : "",
+			    json_string_value(n));
+			free(known);
+			known = k2;
+		}
+		gdb_job_fail(j, RPC_INVALID_PARAMS, "no register \"%s\" (this "
+		    "target has: %s)", json_string_value(v), known);
+		free(known);
+		break;
+	}
+	if (j->error == NULL)
+		gdb_job_add(j, "%s", line);
+	free(line);
+}
+
+/* registers' answer: name to value. */
+static json_t *
+method_inspect_regs(struct gdb_job *j)
+{
+	json_t		*names = json_object_get(j->ctx, "all"), *v, *out;
+	json_t		*vals = json_object_get(method_inspect_last(j),
+			    "register-values");
+	const char	*num, *name;
+	size_t		 i;
+
+	out = json_object();
+	json_array_foreach(vals, i, v) {
+		num = json_string_value(json_object_get(v, "number"));
+		if (num == NULL)
+			continue;
+		name = json_string_value(json_array_get(names, strtoul(num,
+		    NULL, 10)));
+		if (name != NULL && *name != '\0')
+			json_object_set(out, name, json_object_get(v, "value"));
+	}
+	return json_pack("{s:o}", "registers", out);
+}
+
+/* registers: the values of the target's registers by gdb's names. */
+static enum method_return
+method_inspect_registers_exec(struct request *req)
+{
+	struct gdb_data	*g;
+	struct gdb_job	*j;
+
+	if ((g = method_target_gdb(req, "registers")) == NULL)
+		return METHOD_DONE;
+	j = gdb_job_new(req, g, GDB_JOB_STOPPED, method_inspect_regs);
+	if (request_get(req, "names") != NULL)
+		json_object_set(j->ctx, "names", request_get(req, "names"));
+	j->step = method_inspect_regs_step;
+	gdb_job_add(j, "-data-list-register-names");
+	return method_inspect_run(req, j);
+}
+
+static const struct method_param method_inspect_break_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ "action", PT_STRING, false, 0, 0 },
+	{ "location", PT_STRING, false, 0, 0 },
+	{ "condition", PT_STRING, false, 0, 0 },
+	{ "temporary", PT_BOOL, false, 0, 0 },
+	{ "hardware", PT_BOOL, false, 0, 0 },
+	{ "numbers", PT_STRINGS, false, 0, 0 },
+	{ "timeout", PT_INT, false, 0, INT32_MAX },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method_param method_inspect_eval_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ "expression", PT_STRING, true, 0, 0 },
+	{ "timeout", PT_INT, false, 0, INT32_MAX },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method_param method_inspect_memory_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ "action", PT_STRING, false, 0, 0 },
+	{ "address", PT_STRING | PT_INT, true, 0, 0 },
+	{ "length", PT_INT, false, 1, METHOD_INSPECT_MEMORY_MAX },
+	{ "data", PT_OBJECT, false, 0, 0 },
+	{ "timeout", PT_INT, false, 0, INT32_MAX },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method_param method_inspect_registers_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ "names", PT_STRINGS, false, 0, 0 },
+	{ "timeout", PT_INT, false, 0, INT32_MAX },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_inspect_break = {
+	.name = "break",
+	.params = method_inspect_break_params,
+	.exec = method_inspect_break_exec,
+};
+
+static const struct method method_inspect_eval = {
+	.name = "eval",
+	.params = method_inspect_eval_params,
+	.exec = method_inspect_eval_exec,
+};
+
+static const struct method method_inspect_memory = {
+	.name = "memory",
+	.params = method_inspect_memory_params,
+	.exec = method_inspect_memory_exec,
+};
+
+static const struct method method_inspect_registers = {
+	.name = "registers",
+	.params = method_inspect_registers_params,
+	.exec = method_inspect_registers_exec,
+};
+
+const struct method *const method_inspects[] = {
+	&method_inspect_break,
+	&method_inspect_eval,
+	&method_inspect_memory,
+	&method_inspect_registers,
+	NULL
+};

@@ -1,0 +1,360 @@
+/*
+ * The mi method: a connection becomes a joined MI client of the session's
+ * gdb. It is seeded with what a front end would have seen had it been
+ * there from the start, then its lines are filtered and written to its
+ * channel (join.c), and when it goes it leaves the session as it was.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+/* How long gdb may take to open a channel and answer the seed. */
+#define JOIN_START_MS	10000
+
+/* Forget a client. */
+static void
+method_join_free_join(struct join *j)
+{
+	if (j->ch != NULL)
+		join_leave_chan(j);
+	timer_free(j->leave_timer);
+	free(j->exit_token);
+	json_decref(j->groups);
+	json_decref(j->varobjs);
+	json_decref(j->bkpts);
+	frame_free(&j->in);
+	free(j->program);
+	session_unref(j->s);
+	free(j);
+}
+
+/* One line a client wrote: filtered, then written, answered or its leave. */
+static int
+method_join_line(void *arg, char *line, size_t len)
+{
+	struct join		*j = arg;
+	struct mi_filter_ctx	 ctx = { 0 };
+	struct mi_filter	 f;
+	size_t			 digits = strspn(line, "0123456789");
+	char			*ctoken, *cmd;
+
+	if (j->ch == NULL || !j->live || j->leaving)
+		return 0;
+	while (len > digits && (line[len - 1] == '\r' || line[len - 1] == ' '))
+		len--;
+	if (len == digits)
+		return 0;
+	xasprintf(&ctoken, "%.*s", (int)digits, line);
+	xasprintf(&cmd, "%.*s", (int)(len - digits), line + digits);
+	if (digits == 0 && strcmp(cmd, "-dbgctl-interrupt") == 0) {
+		join_interrupt(j);
+		free(ctoken);
+		free(cmd);
+		return 0;
+	}
+	ctx.program = j->program;
+	ctx.remote = j->g->remote[0] != '\0' ? j->g->remote : NULL;
+	ctx.pid = j->pid;
+	ctx.observe = j->observe;
+	ctx.internal = j->g->fault_bkpts;
+	if (j->in.cut) {
+		memset(&f, 0, sizeof f);
+		f.verdict = MIF_ERROR;
+		snprintf(f.why, sizeof f.why, "a command longer than %d bytes",
+		    FRAME_MAX);
+	} else
+		mi_filter_decide(&ctx, cmd, &f);
+	if (f.verdict == MIF_PASS)
+		join_write(j, ctoken, cmd, f.flags);
+	else if (f.verdict == MIF_EXIT)
+		join_leave(j, ctoken);
+	else
+		join_answer(j, ctoken, &f);
+	free(ctoken);
+	free(cmd);
+	/* After a leave no line is read. */
+	return f.verdict == MIF_EXIT;
+}
+
+/* Bytes from a joined client: its command lines. */
+static size_t
+method_join_input(struct conn *c, const char *data, size_t len)
+{
+	struct join *j = c->mode_data;
+
+	/* A line past the limit is cut and refused, never fatal. */
+	j->feeding = true;
+	frame_feed(&j->in, data, len, method_join_line, j);
+	j->feeding = false;
+	/* Its leave closed the connection: j was kept until the feed ended. */
+	if (j->gone)
+		method_join_free_join(j);
+	return len;
+}
+
+/* A client that sends no more leaves, once it has its answers. */
+static void
+method_join_eof(struct conn *c)
+{
+	join_leave(c->mode_data, NULL);
+}
+
+/* The client's connection closed. */
+static void
+method_join_close(struct conn *c)
+{
+	struct join *j = c->mode_data;
+
+	log_info("session %lu: a joined MI client left", j->s->id);
+	j->c = NULL;
+	if (j->feeding) {
+		j->gone = true;
+		return;
+	}
+	method_join_free_join(j);
+}
+
+static const struct conn_mode method_join_mode = {
+	.name = "mi",
+	.raw = true,
+	.input = method_join_input,
+	.eof = method_join_eof,
+	.close = method_join_close,
+};
+
+/* The seed's lines: thread groups, threads, and whether the target runs. */
+static char *
+method_join_seed_text(struct join *j, json_t *threads, size_t *len)
+{
+	struct capbuf	 b = { 0 };
+	const char	*gid = "i1", *id, *pid, *st;
+	json_t		*v;
+	size_t		 i;
+	bool		 running = false;
+	char		*line;
+	int		 n;
+
+	json_array_foreach(j->groups, i, v) {
+		id = json_string_value(json_object_get(v, "id"));
+		pid = json_string_value(json_object_get(v, "pid"));
+		if (id == NULL)
+			continue;
+		n = xasprintf(&line, "=thread-group-added,id=\"%s\"\n", id);
+		capbuf_add(&b, line, n);
+		free(line);
+		if (pid == NULL)
+			continue;
+		if (j->pid == 0) {
+			j->pid = strtol(pid, NULL, 10);
+			gid = id;
+		}
+		n = xasprintf(&line, "=thread-group-started,id=\"%s\",pid="
+		    "\"%s\"\n", id, pid);
+		capbuf_add(&b, line, n);
+		free(line);
+	}
+	json_array_foreach(threads, i, v) {
+		id = json_string_value(json_object_get(v, "id"));
+		st = json_string_value(json_object_get(v, "state"));
+		if (id == NULL)
+			continue;
+		running = running || (st != NULL && strcmp(st, "running") == 0);
+		n = xasprintf(&line, "=thread-created,id=\"%s\",group-id="
+		    "\"%s\"\n", id, gid);
+		capbuf_add(&b, line, n);
+		free(line);
+	}
+	j->was_running = running;
+	if (running)
+		capbuf_add(&b, "*running,thread-id=\"all\"\n", 25);
+	capbuf_add(&b, "(gdb) \n", 7);
+	*len = b.len;
+	return b.p;
+}
+
+/* The seed's threads came: answer the join, and the stream begins. */
+static void
+method_join_threads(struct join_chan *ch, const struct mi_record *rec)
+{
+	struct join	*j = ch->j;
+	struct request	*req;
+	struct conn	*c;
+	char		*seed;
+	size_t		 len;
+
+	if (j == NULL || j->req == NULL)
+		return;
+	seed = method_join_seed_text(j, json_object_get(rec->results,
+	    "threads"), &len);
+	join_live(j);
+	req = j->req;
+	c = j->c;
+	j->req = NULL;
+	request_done(req, json_pack("{s:b, s:I, s:I, s:s}", "raw", 1,
+	    "session", (json_int_t)j->s->id, "channel", (json_int_t)ch->id,
+	    "mi", j->mi2 ? "mi2" : "mi3"));
+	conn_set_mode(c, &method_join_mode, j);
+	conn_send_raw(c, seed, len);
+	free(seed);
+	log_info("session %lu: an MI client joined on channel %llu%s",
+	    j->s->id, (unsigned long long)ch->id, j->was_running ?
+	    " (the target runs)" : "");
+}
+
+/* The seed's thread groups. */
+static void
+method_join_groups(struct join_chan *ch, const struct mi_record *rec)
+{
+	if (ch->j == NULL)
+		return;
+	json_decref(ch->j->groups);
+	ch->j->groups = json_incref(json_object_get(rec->results, "groups"));
+	if (!json_is_array(ch->j->groups)) {
+		json_decref(ch->j->groups);
+		ch->j->groups = json_array();
+	}
+}
+
+/* The channel is open: ask what the seed says, on the channel itself. */
+void
+join_seed(struct join *j)
+{
+	join_internal(j->ch, "-list-thread-groups", method_join_groups);
+	join_internal(j->ch, "-thread-info", method_join_threads);
+}
+
+/* gdb could not open a channel: the join fails with why. */
+void
+join_fail(struct join *j, const char *why)
+{
+	if (j->req != NULL)
+		request_error(j->req, RPC_NOT_READY, "gdb could not open an MI "
+		    "channel: %s", why != NULL ? why : "no reason given");
+}
+
+/* The session's gdb is gone: a joined client hears EOF, a joining one why. */
+void
+join_gone(struct join *j)
+{
+	if (j->ch != NULL) {
+		j->ch->j = NULL;
+		j->ch = NULL;
+	}
+	timer_free(j->leave_timer);
+	j->leave_timer = NULL;
+	if (j->req != NULL)
+		request_error(j->req, RPC_NOT_RUNNING, "session %lu ended while "
+		    "joining", j->s->id);
+	else if (j->c != NULL)
+		conn_finish(j->c);
+}
+
+/* The mi request is done waiting: a client not joined yet is forgotten. */
+static void
+method_join_free(struct request *req)
+{
+	struct join *j = req->data;
+
+	if (j->req == req)
+		j->req = NULL;
+	if (!j->live)
+		method_join_free_join(j);
+}
+
+/* The channel or its seed took too long. */
+static void
+method_join_timeout(struct request *req)
+{
+	request_error(req, RPC_TIMEOUT, "gdb did not open an MI channel within "
+	    "%d ms", JOIN_START_MS);
+}
+
+/* The session's program, resolved, for the filter; NULL if it has none. */
+static char *
+method_join_program(struct session *s)
+{
+	const char	*p = json_string_value(json_array_get(s->l.argv, 0));
+	char		 path[PATH_MAX], *rel;
+
+	if (p == NULL || s->l.pid != 0)
+		return NULL;
+	if (p[0] != '/') {
+		xasprintf(&rel, "%s/%s", s->l.cwd, p);
+		if (realpath(rel, path) == NULL)
+			strlcpy(path, rel, sizeof path);
+		free(rel);
+	} else if (realpath(p, path) == NULL)
+		strlcpy(path, p, sizeof path);
+	return xstrdup(path);
+}
+
+/* mi: the connection becomes an MI client of the session's gdb. */
+static enum method_return
+method_join_exec(struct request *req)
+{
+	const char	*mi = request_str(req, "mi", "mi3");
+	struct gdb_data	*g;
+	struct join	*j;
+	char		 err[256];
+
+	if ((g = method_target_gdb(req, "joining over MI")) == NULL)
+		return METHOD_ERROR;
+	if (strcmp(mi, "mi2") != 0 && strcmp(mi, "mi3") != 0)
+		return request_error(req, RPC_INVALID_PARAMS, "mi is \"mi2\" or "
+		    "\"mi3\", not \"%s\"", mi);
+	if (req->conn == NULL)
+		return request_error(req, RPC_INVALID_REQUEST, "a joined MI "
+		    "client needs a connection");
+	j = xcalloc(1, sizeof *j);
+	j->s = req->session;
+	session_ref(j->s);
+	j->g = g;
+	j->c = req->conn;
+	j->c_serial = req->conn->serial;
+	j->req = req;
+	j->mi2 = strcmp(mi, "mi2") == 0;
+	j->keep_breakpoints = request_bool(req, "keep_breakpoints");
+	j->leave_halted = request_bool(req, "leave_halted");
+	j->observe = request_bool(req, "observe");
+	j->program = method_join_program(j->s);
+	j->groups = json_array();
+	j->varobjs = json_array();
+	j->bkpts = json_array();
+	frame_init(&j->in, FRAME_MAX);
+	frame_cut(&j->in);
+	if (join_chan_take(j, err, sizeof err) == NULL) {
+		j->req = NULL;
+		method_join_free_join(j);
+		return request_error(req, RPC_NOT_READY, "cannot open an MI "
+		    "channel: %s", err);
+	}
+	pending_wait(req, j, method_join_free);
+	pending_timeout(req, JOIN_START_MS, method_join_timeout);
+	if (j->ch->ready)
+		join_seed(j);
+	return METHOD_WAIT;
+}
+
+static const struct method_param method_join_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ "mi", PT_STRING, false, 0, 0 },
+	{ "keep_breakpoints", PT_BOOL, false, 0, 0 },
+	{ "leave_halted", PT_BOOL, false, 0, 0 },
+	{ "observe", PT_BOOL, false, 0, 0 },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_join = {
+	.name = "mi",
+	.params = method_join_params,
+	.flags = METHOD_ALONE,
+	.exec = method_join_exec,
+};
+
+const struct method *const method_joins[] = {
+	&method_join,
+	NULL
+};

@@ -1,0 +1,213 @@
+/*
+ * A session's streams by name: the console, the target's output and input
+ * on the transport, and a managed server's pty. Each is an output (ring,
+ * log file, arrival times) with offsets from the session's start.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon.h"
+
+/* The streams: where each is in a session, its log (after sessions/ID), its ring. */
+static const struct {
+	const char	*name;
+	size_t		 at;
+	const char	*suffix;
+	size_t		 ring;
+} session_stream_table[] = {
+	{ "console", offsetof(struct session, output), ".log",
+	    OUTPUT_RING_SIZE },
+	{ "target", offsetof(struct session, target_out), ".target.log",
+	    TRANSPORT_MAX },
+	{ "target-in", offsetof(struct session, target_in), ".target-in.log",
+	    OUTPUT_RING_SIZE },
+	{ "server", offsetof(struct session, server_out), ".server.log",
+	    OUTPUT_RING_SIZE },
+};
+
+#define SESSION_STREAMS \
+	(sizeof session_stream_table / sizeof session_stream_table[0])
+
+/* The output that stream number i of s is, opened or not. */
+static struct output *
+session_stream_at(struct session *s, size_t i)
+{
+	if (i >= SESSION_STREAMS)
+		log_fatal("stream %zu", i);
+	return (struct output *)((char *)s + session_stream_table[i].at);
+}
+
+/* The number of the stream called name, or -1. */
+static int
+session_stream_index(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < SESSION_STREAMS; i++)
+		if (strcmp(session_stream_table[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Whether name is a stream's name, whether or not a session has it. */
+static bool
+session_stream_known(const char *name)
+{
+	return session_stream_index(name) != -1;
+}
+
+/* Make every stream's output empty, so freeing one never opened is safe. */
+void
+session_stream_init(struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < SESSION_STREAMS; i++)
+		output_init(session_stream_at(s, i));
+}
+
+/* Open the stream called name: its log file and ring; -1 with err. */
+int
+session_stream_open(struct session *s, const char *name, char *err,
+    size_t errlen)
+{
+	char	path[PATH_MAX + 64];
+	int	i = session_stream_index(name);
+
+	if (i == -1)
+		log_fatal("no stream %s", name);
+	snprintf(path, sizeof path, "%s/sessions/%lu%s", dmn.state_dir, s->id,
+	    session_stream_table[i].suffix);
+	/* The console's log is not capped, as it never was. */
+	if (i > 0)
+		session_stream_at(s, i)->max = dmn.transcript_max;
+	return output_open(session_stream_at(s, i), path,
+	    session_stream_table[i].ring, err, errlen);
+}
+
+/* The stream called name, or NULL if s does not have it. */
+struct output *
+session_stream(struct session *s, const char *name)
+{
+	struct output	*o;
+	int		 i = session_stream_index(name);
+
+	if (i == -1)
+		return NULL;
+	o = session_stream_at(s, i);
+	return o->log_path != NULL ? o : NULL;
+}
+
+/*
+ * The stream a request names, default def, or NULL with the error set:
+ * a name no session has, or one this session does not have (and why).
+ */
+struct output *
+session_stream_find(struct session *s, const char *name,
+    struct rpc_error *err)
+{
+	struct output *o;
+
+	if (!session_stream_known(name)) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"stream\" must be "
+		    "\"console\", \"target\", \"target-in\" or \"server\", "
+		    "not \"%s\"", name);
+		return NULL;
+	}
+	if ((o = session_stream(s, name)) != NULL)
+		return o;
+	if (strncmp(name, "target", 6) == 0)
+		rpc_error_set(err, RPC_NOT_SUPPORTED, "session %lu has no %s "
+		    "stream: it was launched without --transport", s->id, name);
+	else
+		rpc_error_set(err, RPC_NOT_SUPPORTED, "session %lu has no %s "
+		    "stream: it has no managed server", s->id, name);
+	return NULL;
+}
+
+/* The session events after which a stream may have grown or ended. */
+unsigned
+session_stream_events(void)
+{
+	return SE_OUTPUT | SE_TARGET | SE_TARGET_EOF | SE_STATE | SE_RUNSTATE |
+	    SE_SERVER_END;
+}
+
+/* The stream a reader gets when it names none: the target's, if there is one. */
+const char *
+session_stream_default(const struct session *s)
+{
+	return s->transport != NULL ? "target" : "console";
+}
+
+/*
+ * Whether the stream called name has ended: no byte will come after what
+ * it has, for good, or (unless for_good) until the program runs again.
+ */
+bool
+session_stream_ended(struct session *s, const char *name, bool for_good)
+{
+	struct session_proc	*sp;
+	size_t			 i;
+
+	if (strcmp(name, "target") == 0) {
+		if (s->transport == NULL || transport_at_eof(s->transport))
+			return true;
+		/*
+		 * Not at the session's end: the pipe's last bytes may be read
+		 * after it, and its EOF follows them.
+		 */
+		return !for_good && transport_ended(s->transport);
+	}
+	if (session_ended(s))
+		return true;
+	if (strcmp(name, "server") == 0)
+		for (i = 0, sp = s->procs; i < s->nprocs; i++, sp++)
+			if (strcmp(sp->role, "server") == 0)
+				return session_proc_done(sp);
+	return false;
+}
+
+/*
+ * The session has ended: close every stream but the target's, which ends
+ * at its pipe's EOF (told again then); closing twice is harmless.
+ */
+void
+session_stream_end(struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < SESSION_STREAMS; i++)
+		if (strcmp(session_stream_table[i].name, "target") != 0 ||
+		    s->transport == NULL || transport_at_eof(s->transport))
+			output_close(session_stream_at(s, i));
+}
+
+/* Free every stream's output. */
+void
+session_stream_free(struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < SESSION_STREAMS; i++)
+		output_free(session_stream_at(s, i));
+}
+
+/* Remove every stream's log and times file. */
+void
+session_stream_remove(struct session *s)
+{
+	struct output	*o;
+	char		 path[PATH_MAX + 64];
+	size_t		 i;
+
+	for (i = 0; i < SESSION_STREAMS; i++) {
+		o = session_stream_at(s, i);
+		if (o->log_path == NULL)
+			continue;
+		session_prune_unlink(s, o->log_path);
+		if (output_times_path(o, path, sizeof path))
+			session_prune_unlink(s, path);
+	}
+}

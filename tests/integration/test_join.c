@@ -1,0 +1,355 @@
+/*
+ * Joined MI clients (the mi method, issue 22) against a running native
+ * gdb session of tests/fixtures' loop: each client has its own token
+ * space while exec works beside it, a result gdb gives another UI comes
+ * back to its client, a client's leave resumes what it halted, and
+ * joining and leaving twenty times leaves gdb's fd count flat.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <sys/socket.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(join, .init = h_ctx_setup, .fini = h_ctx_teardown,
+    .timeout = 300);
+
+/* Bound for one line or reply (ms). */
+#define JOIN_BOUND	(30000 * H_SLOW)
+
+/* The launched session and the control connection. */
+struct jt {
+	struct h_conn	 c;
+	long		 id;
+	char		 ids[32];
+};
+
+/* Read lines until one starts with prefix; it is returned (malloc'd). */
+static char *
+jt_until(struct h_conn *m, const char *prefix, const char *when)
+{
+	char *line;
+
+	for (;;) {
+		line = h_conn_line(m, JOIN_BOUND);
+		cr_assert_not_null(line, "%s: no line starting \"%s\" within %d "
+		    "ms", when, prefix, JOIN_BOUND);
+		if (strncmp(line, prefix, strlen(prefix)) == 0)
+			return line;
+		free(line);
+	}
+}
+
+/* Start the daemon and a gdb session of the loop with extra launch params. */
+static void
+jt_native_with(struct jt *t, const char *extra)
+{
+	char	 params[1024];
+	json_t	*r;
+
+	memset(t, 0, sizeof(*t));
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&t->c, H->sock), 0, "connect to %s",
+	    H->sock);
+	snprintf(params, sizeof(params), "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"]%s}", h_ctx_fixture("FIX_LOOP"), extra);
+	r = h_conn_call(&t->c, "launch", params, JOIN_BOUND);
+	t->id = (long)h_jint(r, "result.id", -1);
+	cr_assert_gt(t->id, 0, "launch %s: got %s", params,
+	    json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+	h_idstr(t->id, t->ids, sizeof(t->ids));
+	cr_assert(h_cli_wait_status(t->id, "target.state", "running",
+	    H_WAIT_BOUND), "session %s: its target never ran", t->ids);
+}
+
+/* Start the daemon and a gdb session running the loop fixture. */
+static void
+jt_native(struct jt *t)
+{
+	jt_native_with(t, "");
+}
+
+/* Join session id on a new connection m with extra params; the seed read. */
+static void
+jt_join(struct jt *t, struct h_conn *m, const char *extra)
+{
+	char	 req[512], *line;
+	json_t	*r;
+
+	cr_assert_eq(h_conn_open(m, H->sock), 0);
+	snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"mi\",\"params\":{\"session\":%ld%s}}\n", t->id, extra);
+	cr_assert_eq(h_conn_send(m, req, strlen(req), JOIN_BOUND), 0);
+	r = h_conn_recv(m, JOIN_BOUND);
+	cr_assert(json_is_true(h_jpath(r, "result.raw")), "mi: expected a raw "
+	    "stream, got %s", json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+	line = jt_until(m, "=thread-group-started", "the seed");
+	free(line);
+	line = jt_until(m, "(gdb)", "the seed's prompt");
+	free(line);
+}
+
+/* Send one MI line. */
+static void
+jt_send(struct h_conn *m, const char *line)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s\n", line);
+	cr_assert_eq(h_conn_send(m, buf, strlen(buf), JOIN_BOUND), 0,
+	    "write %s", line);
+}
+
+/* How many fds a process holds. */
+static int
+jt_fds(pid_t pid)
+{
+	char		 path[64];
+	DIR		*d;
+	struct dirent	*e;
+	int		 n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	cr_assert_not_null(d = opendir(path), "%s", path);
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+Test(join, two_clients_and_exec_each_get_their_own_answers)
+{
+	struct jt	 t;
+	struct h_conn	 a, b;
+	char		*line, req[256];
+	json_t		*r;
+
+	jt_native(&t);
+	jt_join(&t, &a, "");
+	jt_join(&t, &b, ",\"mi\":\"mi2\"");
+	/* The same token on both: each hears only its own answer. */
+	jt_send(&a, "5-data-evaluate-expression 20+1");
+	jt_send(&b, "5-data-evaluate-expression 20+2");
+	snprintf(req, sizeof(req), "{\"session\":%ld,\"command\":"
+	    "\"-data-evaluate-expression 20+3\"}", t.id);
+	r = h_conn_call(&t.c, "exec", req, JOIN_BOUND);
+	cr_assert_str_eq(h_jstr(r, "result.results.value"), "23");
+	json_decref(r);
+	line = jt_until(&a, "5^", "a's evaluate");
+	cr_assert_str_eq(line, "5^done,value=\"21\"");
+	free(line);
+	line = jt_until(&b, "5^", "b's evaluate");
+	cr_assert_str_eq(line, "5^done,value=\"22\"");
+	free(line);
+	/* a halts; b resumes: gdb gives b's ^running to another UI. */
+	jt_send(&a, "6-exec-interrupt");
+	free(jt_until(&a, "*stopped", "a's interrupt"));
+	cr_assert(h_cli_wait_status(t.id, "target.stop.by", "mi",
+	    H_WAIT_BOUND), "the stop is not said to be by mi");
+	jt_send(&b, "7-exec-continue");
+	line = jt_until(&b, "7^", "b's continue");
+	cr_assert_str_eq(line, "7^running");
+	free(line);
+	cr_assert(h_cli_wait_status(t.id, "target.by", "mi", H_WAIT_BOUND),
+	    "the running record is not said to be by mi");
+	free(jt_until(&a, "*running", "a hears b's resume"));
+	h_conn_close(&a);
+	h_conn_close(&b);
+	h_conn_close(&t.c);
+}
+
+Test(join, a_client_that_halted_the_target_leaves_it_running)
+{
+	struct jt	 t;
+	struct h_conn	 a;
+	char		*line;
+
+	jt_native(&t);
+	jt_join(&t, &a, "");
+	jt_send(&a, "1-exec-run");
+	line = jt_until(&a, "1^", "-exec-run");
+	cr_assert(strstr(line, "^error,msg=") != NULL &&
+	    strstr(line, "new copy") != NULL, "-exec-run: got %s", line);
+	free(line);
+	jt_send(&a, "2-exec-interrupt");
+	free(jt_until(&a, "*stopped", "the interrupt"));
+	cr_assert(h_cli_wait_status(t.id, "target.state", "stopped",
+	    H_WAIT_BOUND));
+	jt_send(&a, "3-gdb-exit");
+	line = jt_until(&a, "3^", "-gdb-exit");
+	cr_assert_str_eq(line, "3^exit");
+	free(line);
+	cr_assert_null(h_conn_line(&a, JOIN_BOUND), "the channel stays open "
+	    "after ^exit");
+	cr_assert(h_cli_wait_status(t.id, "target.state", "running",
+	    H_WAIT_BOUND), "the target the client halted was not resumed "
+	    "when it left");
+	cr_assert_str_eq(h_jstr(h_cli_status(t.id), "state"), "running",
+	    "the session itself ended with the client");
+	h_conn_close(&a);
+	h_conn_close(&t.c);
+}
+
+Test(join, twenty_joins_and_leaves_leave_gdbs_fd_count_flat)
+{
+	struct jt	 t;
+	struct h_conn	 a;
+	pid_t		 gdb;
+	int		 i, before, after;
+
+	jt_native(&t);
+	gdb = h_cli_status_pid(t.id, "pid");
+	cr_assert_gt(gdb, 0);
+	jt_join(&t, &a, "");
+	h_conn_close(&a);
+	before = jt_fds(gdb);
+	for (i = 0; i < 20; i++) {
+		jt_join(&t, &a, "");
+		jt_send(&a, "9-gdb-version");
+		free(jt_until(&a, "9^done", "-gdb-version"));
+		h_conn_close(&a);
+	}
+	after = jt_fds(gdb);
+	cr_assert_eq(after, before, "gdb held %d fds after one join and %d "
+	    "after twenty more", before, after);
+	h_conn_close(&t.c);
+}
+
+Test(join, an_lldb_session_cannot_be_joined)
+{
+	struct jt	 t;
+	char		 params[512], lldb[256];
+	json_t		*r;
+
+	if (h_which("lldb", lldb, sizeof(lldb)) == NULL)
+		cr_skip_test("lldb is not installed");
+	memset(&t, 0, sizeof(t));
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&t.c, H->sock), 0);
+	snprintf(params, sizeof(params), "{\"kind\":\"lldb\",\"argv\":[\"%s\"]}",
+	    h_ctx_fixture("FIX_LOOP"));
+	r = h_conn_call(&t.c, "launch", params, JOIN_BOUND);
+	t.id = (long)h_jint(r, "result.id", -1);
+	json_decref(r);
+	cr_assert_gt(t.id, 0);
+	snprintf(params, sizeof(params), "{\"session\":%ld}", t.id);
+	r = h_conn_call(&t.c, "mi", params, JOIN_BOUND);
+	cr_assert_str_eq(h_jkind(r), "not_supported");
+	cr_assert(strstr(h_jstr(r, "error.message"), "lldb") != NULL);
+	json_decref(r);
+	h_conn_close(&t.c);
+}
+
+/* The number of breakpoints exec's -break-list shows. */
+static long long
+jt_breaks(struct jt *t)
+{
+	char	 req[256];
+	json_t	*r;
+	long long n;
+
+	snprintf(req, sizeof(req), "{\"session\":%ld,\"command\":"
+	    "\"-break-list\"}", t->id);
+	r = h_conn_call(&t->c, "exec", req, JOIN_BOUND);
+	n = strtoll(h_jstr(r, "result.results.BreakpointTable.nr_rows") ?
+	    h_jstr(r, "result.results.BreakpointTable.nr_rows") : "-1", NULL,
+	    10);
+	json_decref(r);
+	return n;
+}
+
+Test(join, a_leave_deletes_every_breakpoint_the_client_made)
+{
+	struct jt	 t;
+	struct h_conn	 a;
+
+	jt_native(&t);
+	jt_join(&t, &a, "");
+	jt_send(&a, "1-exec-interrupt");
+	free(jt_until(&a, "*stopped", "the interrupt"));
+	/* loop_tick is hit at once on a resume if it is left behind. */
+	jt_send(&a, "2-break-insert main");
+	free(jt_until(&a, "2^done", "the first breakpoint"));
+	jt_send(&a, "3-break-insert loop_tick");
+	free(jt_until(&a, "3^done", "the second breakpoint"));
+	cr_assert_eq(jt_breaks(&t), 2);
+	h_conn_close(&a);
+	cr_assert(h_cli_wait_status(t.id, "target.state", "running",
+	    H_WAIT_BOUND), "the target the client halted was not resumed");
+	cr_assert_eq(jt_breaks(&t), 0, "the client's breakpoints outlived it");
+	/* Running still, not stopped at a breakpoint left behind. */
+	cr_assert_str_eq(h_jstr(h_cli_status(t.id), "target.state"),
+	    "running");
+	h_conn_close(&t.c);
+}
+
+Test(join, answers_in_flight_reach_a_leaving_client_before_its_exit)
+{
+	struct jt	 t;
+	struct h_conn	 a;
+	const char	 both[] = "5-data-evaluate-expression 40+2\n6-gdb-exit\n";
+	char		*line;
+
+	jt_native(&t);
+	jt_join(&t, &a, "");
+	cr_assert_eq(h_conn_send(&a, both, strlen(both), JOIN_BOUND), 0);
+	line = jt_until(&a, "5^", "the evaluate sent before -gdb-exit");
+	cr_assert_str_eq(line, "5^done,value=\"42\"");
+	free(line);
+	line = jt_until(&a, "6^", "-gdb-exit");
+	cr_assert_str_eq(line, "6^exit");
+	free(line);
+	/* Stdin's end, too, waits for the answer. */
+	jt_join(&t, &a, "");
+	cr_assert_eq(h_conn_send(&a, "7-data-evaluate-expression 1+2\n", 31,
+	    JOIN_BOUND), 0);
+	shutdown(a.fd, SHUT_WR);
+	line = jt_until(&a, "7^", "the evaluate sent before EOF");
+	cr_assert_str_eq(line, "7^done,value=\"3\"");
+	free(line);
+	cr_assert_null(h_conn_line(&a, JOIN_BOUND), "the channel stays open "
+	    "after the client's EOF");
+	h_conn_close(&a);
+	h_conn_close(&t.c);
+}
+
+Test(join, the_sessions_fault_breaks_stay)
+{
+	struct jt	 t;
+	struct h_conn	 a;
+	json_t		*st;
+	const char	*num;
+	char		 cmd[64], *line;
+
+	jt_native_with(&t, ",\"fault_breaks\":[\"abort\"]");
+	st = h_cli_status(t.id);
+	num = json_string_value(json_array_get(h_jpath(st,
+	    "fault_breaks.numbers"), 0));
+	cr_assert_not_null(num, "no fault break number in %s",
+	    json_dumps(st, JSON_COMPACT));
+	jt_join(&t, &a, "");
+	snprintf(cmd, sizeof(cmd), "4-break-delete %s", num);
+	jt_send(&a, cmd);
+	line = jt_until(&a, "4^", "deleting the fault break");
+	cr_assert(strstr(line, "^error") != NULL && strstr(line,
+	    "fault break") != NULL, "got %s", line);
+	free(line);
+	jt_send(&a, "5-interpreter-exec console \"delete\"");
+	line = jt_until(&a, "5^", "delete with no numbers");
+	cr_assert(strstr(line, "^error") != NULL, "got %s", line);
+	free(line);
+	json_decref(st);
+	st = h_cli_status(t.id);
+	cr_assert(json_is_true(h_jpath(st, "fault_breaks.armed")),
+	    "fault triage was disarmed: %s", json_dumps(st, JSON_COMPACT));
+	json_decref(st);
+	h_conn_close(&a);
+	h_conn_close(&t.c);
+}

@@ -1,0 +1,462 @@
+/*
+ * Kinds as plug-ins, and the qemu kind: the board firmware (examples/board)
+ * launched with --kind qemu prints its banner on the transport, status
+ * shows the kind, QEMU's pid and port; a machine QEMU does not know fails
+ * with QEMU's words; a missing --machine, or one given to another kind, is
+ * refused naming it; stop leaves nothing alive; and the kinds hello lists
+ * are the ones the schema, the completion and the client's --kind know.
+ *
+ * FIX_BOARD and FIX_BOARD_B (set by meson when clang and ld.lld built
+ * them) are the firmware; without them, qemu-system-arm or gdb-multiarch
+ * the board tests are skipped. DBGCTL_SOURCE_ROOT is the source tree.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(kinds, .init = h_ctx_setup, .fini = h_ctx_teardown,
+    .timeout = 120);
+
+/* The words of text as a JSON array of strings (split at blanks). */
+static json_t *
+kinds_words(const char *text, size_t len)
+{
+	json_t *a = json_array();
+	size_t i = 0, k;
+
+	while (i < len) {
+		for (; i < len && strchr(" \t\n,", text[i]) != NULL; i++)
+			;
+		for (k = i; k < len && strchr(" \t\n,", text[k]) == NULL; k++)
+			;
+		if (k > i)
+			json_array_append_new(a, json_stringn(text + i, k - i));
+		i = k;
+	}
+	return a;
+}
+
+/* A file of the source tree (DBGCTL_SOURCE_ROOT/rel), read whole. */
+static char *
+kinds_source(const char *rel)
+{
+	const char *root = getenv("DBGCTL_SOURCE_ROOT");
+	char path[PATH_MAX], *text;
+	size_t len;
+
+	cr_assert(root != NULL && *root != '\0', "DBGCTL_SOURCE_ROOT is not "
+	    "set (tests/integration/meson.build sets it)");
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	text = h_read_file(path, &len);
+	cr_assert_not_null(text, "cannot read %s", path);
+	return text;
+}
+
+/* The kinds hello lists, asserted there. */
+static json_t *
+kinds_hello(void)
+{
+	json_t *hello, *kinds;
+
+	h_daemon_fg();
+	hello = h_daemon_hello();
+	cr_assert_not_null(hello, "no hello from the daemon");
+	kinds = json_incref(json_object_get(hello, "capabilities"));
+	json_decref(hello);
+	cr_assert(json_is_array(kinds), "hello has no capabilities array");
+	return kinds;
+}
+
+/* Assert that two lists of kinds are equal, in order. */
+static void
+kinds_same(json_t *want, json_t *got, const char *what)
+{
+	char *w = json_dumps(want, JSON_COMPACT), *g = json_dumps(got,
+	    JSON_COMPACT);
+
+	cr_assert(json_equal(want, got), "%s: expected the kinds hello lists, "
+	    "%s, got %s", what, w, g);
+	free(w);
+	free(g);
+}
+
+/*
+ * The qemu kind launches the board: the banner comes through the transport
+ * (on by default), status says kind qemu, gdb-multiarch, QEMU's pid and
+ * its port; stop leaves no process of the session alive.
+ */
+Test(kinds, qemu_launches_the_board_and_stop_leaves_nothing)
+{
+	const char *fw = h_board_firmware("FIX_BOARD");
+	struct h_tracked t[6] = { { 0 } };
+	struct h_snap snap;
+	char marker[96], ids[32], report[4096];
+	struct h_res r;
+	json_t *st, *argv;
+	pid_t srv;
+	long id;
+	int left;
+
+	h_marker_new("DBGI_KINDS", marker, sizeof(marker));
+	id = h_cli_launch(H_ARGS("--kind", "qemu", "--machine", "lm3s6965evb",
+	    "--env", marker, "--", fw));
+	h_idstr(id, ids, sizeof(ids));
+	cr_assert_eq(h_cli(&r, H_ARGS("expect", "--timeout", "20000", ids,
+	    "board ready")), 0, "dbgctl expect %s 'board ready': expected exit "
+	    "0 (the banner on the transport), got %d: %s%s", ids, r.code,
+	    r.out, r.err);
+	h_run_free(&r);
+	st = h_cli_status(id);
+	cr_assert_str_eq(h_jstr(st, "kind") ? h_jstr(st, "kind") : "", "qemu");
+	cr_assert_str_eq(h_jstr(st, "state") ? h_jstr(st, "state") : "",
+	    "running");
+	cr_assert_str_eq(h_jstr(st, "debugger") ? h_jstr(st, "debugger") : "",
+	    "gdb-multiarch");
+	cr_assert(json_is_true(json_object_get(st, "transport")),
+	    "status %s: the transport is on by default for qemu", ids);
+	srv = (pid_t)h_jint(st, "server_pid", -1);
+	cr_assert_gt(srv, 0, "status %s: no server_pid", ids);
+	h_pid_expect_comm(srv, "server_pid", "qemu-system-arm");
+	cr_assert_gt(h_jint(st, "port", 0), 0, "status %s: no port", ids);
+	cr_assert_eq(h_jint(st, "server.port", 0), h_jint(st, "port", 0));
+	argv = h_jpath(st, "server.argv");
+	cr_assert(h_jhas(argv, "lm3s6965evb") && h_jhas(argv, "-S") &&
+	    h_jhas(argv, fw), "server.argv: %s", json_dumps(argv,
+	    JSON_COMPACT));
+	h_pid_track(&t[0], "gdb-multiarch", (pid_t)h_jint(st, "pid", -1));
+	h_pid_track(&t[1], "gdb's keeper", (pid_t)h_jint(st, "keeper_pid",
+	    -1));
+	h_pid_track(&t[2], "qemu-system-arm", srv);
+	h_pid_track(&t[3], "QEMU's keeper", h_pid_ppid(srv));
+	h_pid_expect_comm(t[3].pid, "server_pid's parent", "dbgctl-keeper");
+	json_decref(st);
+	h_snap_take(&snap, marker);
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
+	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
+	h_run_free(&r);
+	cr_assert(h_pid_tracked_gone(t), "right after stop %s: processes of "
+	    "the session exist: %s", ids, h_pid_tracked_left(t, report,
+	    sizeof(report)));
+	left = h_snap_leftovers(&snap, marker, false, report, sizeof(report));
+	cr_assert_eq(left, 0, "right after stop %s: expected no process of the "
+	    "session, got %d: %s", ids, left, report);
+	h_cli_expect_state(id, "exited", "after stop");
+}
+
+/* The second build says which it is: the banner a load test will look for. */
+Test(kinds, qemu_runs_the_second_build)
+{
+	const char *fw = h_board_firmware("FIX_BOARD_B");
+	char ids[32];
+	struct h_res r;
+	long id;
+
+	id = h_cli_launch(H_ARGS("--kind", "qemu", "--machine", "lm3s6965evb",
+	    "--", fw));
+	h_idstr(id, ids, sizeof(ids));
+	cr_assert_eq(h_cli(&r, H_ARGS("expect", "--timeout", "20000", ids,
+	    "board b ready")), 0, "dbgctl expect %s 'board b ready' on "
+	    "board-b.elf: expected exit 0, got %d: %s%s", ids, r.code, r.out,
+	    r.err);
+	h_run_free(&r);
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "stop %s", ids);
+	h_run_free(&r);
+}
+
+/* Run dbgctl expect on the session's target stream; assert it matches. */
+static void
+kinds_expect(const char *ids, const char *pattern, const char *when)
+{
+	struct h_res r;
+
+	cr_assert_eq(h_cli(&r, H_ARGS("expect", "--timeout", "20000", ids,
+	    pattern)), 0, "%s: dbgctl expect %s '%s': expected exit 0, got %d: "
+	    "%s%s", when, ids, pattern, r.code, r.out, r.err);
+	h_run_free(&r);
+}
+
+/* A request on a connection of its own; the reply. */
+static json_t *
+kinds_call(const char *method, const char *params)
+{
+	struct h_conn c;
+	json_t *reply;
+
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	reply = h_conn_call(&c, method, params, H_WAIT_BOUND);
+	h_conn_close(&c);
+	cr_assert_not_null(reply, "no reply to %s %s", method, params);
+	return reply;
+}
+
+/*
+ * The kind's recipes: reset (monitor system_reset, flushregs) runs the
+ * firmware from its reset vector again, so the banner comes again; load
+ * of the second build, then its reset, makes the banner say "board b".
+ */
+Test(kinds, qemu_reset_and_load_use_the_kinds_recipes)
+{
+	const char *fw = h_board_firmware("FIX_BOARD");
+	const char *fw_b = h_board_firmware("FIX_BOARD_B");
+	char ids[32], params[4096];
+	json_t *reply;
+	long id;
+
+	id = h_cli_launch(H_ARGS("--kind", "qemu", "--machine", "lm3s6965evb",
+	    "--", fw));
+	h_idstr(id, ids, sizeof(ids));
+	kinds_expect(ids, "board ready", "at launch");
+	snprintf(params, sizeof(params), "{\"session\":%ld}", id);
+	reply = kinds_call("reset", params);
+	cr_assert_str_eq(h_jstr(reply, "result.target.state") ? h_jstr(reply,
+	    "result.target.state") : "", "running", "reset of a qemu session: "
+	    "%s", json_dumps(reply, JSON_COMPACT));
+	json_decref(reply);
+	/* expect goes on after the first banner: this is the reset's. */
+	kinds_expect(ids, "board ready", "after reset");
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"file\":\"%s\"}",
+	    id, fw_b);
+	reply = kinds_call("load", params);
+	cr_assert_not_null(json_object_get(reply, "result"), "load of "
+	    "board-b.elf: %s", json_dumps(reply, JSON_COMPACT));
+	json_decref(reply);
+	kinds_expect(ids, "board b ready", "after load of board-b.elf");
+	json_decref(h_cli_stop(id, NULL, NULL));
+}
+
+/* --reset-command replaces the kind's recipe: gdb's words for a bad one. */
+Test(kinds, qemu_reset_command_overrides_the_kinds)
+{
+	const char *fw = h_board_firmware("FIX_BOARD");
+	char ids[32], params[256];
+	const char *msg;
+	json_t *reply;
+	long id;
+
+	id = h_cli_launch(H_ARGS("--kind", "qemu", "--machine", "lm3s6965evb",
+	    "--reset-command", "no-such-gdb-command", "--", fw));
+	h_idstr(id, ids, sizeof(ids));
+	kinds_expect(ids, "board ready", "at launch");
+	snprintf(params, sizeof(params), "{\"session\":%ld}", id);
+	reply = kinds_call("reset", params);
+	msg = h_jstr(reply, "error.message");
+	cr_assert(msg != NULL && strstr(msg, "no-such-gdb-command") != NULL,
+	    "reset with --reset-command no-such-gdb-command: expected gdb's "
+	    "error naming it, got %s", json_dumps(reply, JSON_COMPACT));
+	json_decref(reply);
+	json_decref(h_cli_stop(id, NULL, NULL));
+}
+
+/* A machine QEMU does not know fails the launch with QEMU's own words. */
+Test(kinds, qemu_bad_machine_fails_with_qemus_message)
+{
+	const char *fw = h_board_firmware("FIX_BOARD");
+	char marker[96], report[4096];
+	struct h_res r;
+
+	h_marker_new("DBGI_KINDS", marker, sizeof(marker));
+	h_cli(&r, H_ARGS("launch", "--kind", "qemu", "--machine",
+	    "no-such-board", "--env", marker, "--", fw));
+	cr_assert_eq(r.code, 1, "launch --machine no-such-board: expected exit "
+	    "1, got %d (stdout: %s, stderr: %s)", r.code, r.out, r.err);
+	cr_assert(strstr(r.err, "unsupported machine type") != NULL,
+	    "launch --machine no-such-board: expected QEMU's \"unsupported "
+	    "machine type\" in the error, got: %s", r.err);
+	h_run_free(&r);
+	cr_assert(h_marker_describe(marker, report, sizeof(report)) == 0,
+	    "after the failed launch, processes are left: %s", report);
+}
+
+/*
+ * Without --machine the qemu kind is refused naming it, with the kind;
+ * over RPC it is invalid_params; nothing is launched.
+ */
+Test(kinds, qemu_missing_machine_is_refused_naming_it)
+{
+	const char *fw = h_board_firmware("FIX_BOARD");
+	char params[4096];
+	struct h_conn c;
+	struct h_res r;
+	json_t *reply, *list;
+
+	h_cli(&r, H_ARGS("launch", "--kind", "qemu", "--", fw));
+	cr_assert(r.code == 1 || r.code == 2, "launch --kind qemu without "
+	    "--machine: expected exit 1 or 2, got %d (stdout: %s)", r.code,
+	    r.out);
+	cr_assert(strstr(r.err, "machine") != NULL && strstr(r.err,
+	    "required") != NULL, "launch without --machine: expected the error "
+	    "to name \"machine\" as required, got: %s", r.err);
+	h_run_free(&r);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	snprintf(params, sizeof(params), "{\"kind\":\"qemu\",\"argv\":[\"%s\"]}",
+	    fw);
+	reply = h_conn_call(&c, "launch", params, H_WAIT_BOUND);
+	cr_assert_str_eq(h_jkind(reply), "invalid_params", "launch without "
+	    "machine: %s", json_dumps(reply, JSON_COMPACT));
+	cr_assert_str_eq(h_jstr(reply, "error.message"), "\"machine\" is "
+	    "required by kind qemu");
+	json_decref(reply);
+	/* A machine of the wrong type is named too. */
+	snprintf(params, sizeof(params), "{\"kind\":\"qemu\",\"machine\":7,"
+	    "\"argv\":[\"%s\"]}", fw);
+	reply = h_conn_call(&c, "launch", params, H_WAIT_BOUND);
+	cr_assert_str_eq(h_jkind(reply), "invalid_params");
+	cr_assert_str_eq(h_jstr(reply, "error.message"), "\"machine\" must be "
+	    "a string");
+	json_decref(reply);
+	reply = h_conn_call(&c, "list", "{}", H_WAIT_BOUND);
+	list = h_jpath(reply, "result.sessions");
+	cr_assert_eq(json_array_size(list), 0, "something was launched: %s",
+	    json_dumps(reply, JSON_COMPACT));
+	json_decref(reply);
+	h_conn_close(&c);
+}
+
+/* Run dbgctl ARGS...; assert it fails with exit 1 and want in its error. */
+static void
+kinds_refused(const char *const args[], const char *want)
+{
+	char line[1024];
+	struct h_res r;
+
+	h_join_args(args, line, sizeof(line));
+	h_cli(&r, args);
+	cr_assert_eq(r.code, 1, "dbgctl %s: expected exit 1, got %d (stderr: "
+	    "%s)", line, r.code, r.err);
+	cr_assert(strstr(r.err, want) != NULL, "dbgctl %s: expected \"%s\" in "
+	    "the error, got: %s", line, want, r.err);
+	h_run_free(&r);
+}
+
+/*
+ * A kind's params belong to it: --machine to another kind, --server to
+ * qemu, --port to exec, is refused naming the param and the kinds that
+ * take it.
+ */
+Test(kinds, a_kinds_params_belong_to_it)
+{
+	kinds_refused(H_ARGS("launch", "--kind", "exec", "--machine",
+	    "lm3s6965evb", "--", "true"),
+	    "\"machine\" belongs to the qemu kind");
+	kinds_refused(H_ARGS("launch", "--kind", "qemu", "--machine",
+	    "lm3s6965evb", "--server", "x", "--", "/bin/true"),
+	    "\"server\" belongs to the gdbserver kind");
+	kinds_refused(H_ARGS("launch", "--kind", "exec", "--port", "4444", "--",
+	    "true"), "\"port\" belongs to the gdbserver and qemu kinds");
+}
+
+/*
+ * reset_commands and load_commands are launch params: arrays of strings,
+ * each one console line; a command with a line break is refused.
+ */
+Test(kinds, reset_and_load_commands_are_checked)
+{
+	struct h_conn c;
+	json_t *reply;
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	reply = h_conn_call(&c, "launch", "{\"kind\":\"exec\",\"argv\":"
+	    "[\"true\"],\"reset_commands\":\"monitor reset\"}", H_WAIT_BOUND);
+	cr_assert_str_eq(h_jkind(reply), "invalid_params", "reset_commands as "
+	    "a string: %s", json_dumps(reply, JSON_COMPACT));
+	cr_assert(strstr(h_jstr(reply, "error.message"), "reset_commands") !=
+	    NULL, "%s", h_jstr(reply, "error.message"));
+	json_decref(reply);
+	reply = h_conn_call(&c, "launch", "{\"kind\":\"exec\",\"argv\":"
+	    "[\"true\"],\"load_commands\":[\"load\",\"shell touch x\\nload\"]}",
+	    H_WAIT_BOUND);
+	cr_assert_str_eq(h_jkind(reply), "invalid_params", "a load command "
+	    "with a line break: %s", json_dumps(reply, JSON_COMPACT));
+	cr_assert_str_eq(h_jstr(reply, "error.message"), "load command 2 holds "
+	    "a line break or another control character: a command is one "
+	    "line");
+	json_decref(reply);
+	reply = h_conn_call(&c, "launch", "{\"kind\":\"exec\",\"argv\":"
+	    "[\"true\"],\"reset_commands\":[\"monitor reset halt\"],"
+	    "\"load_commands\":[\"load\"]}", H_WAIT_BOUND);
+	cr_assert_not_null(json_object_get(reply, "result"), "good reset and "
+	    "load commands: %s", json_dumps(reply, JSON_COMPACT));
+	json_decref(reply);
+	h_conn_close(&c);
+}
+
+/* The CLI's --reset-command and --load-command reach the daemon's check. */
+Test(kinds, cli_reset_and_load_commands)
+{
+	struct h_res r;
+
+	kinds_refused(H_ARGS("launch", "--kind", "exec", "--reset-command",
+	    "monitor reset\001", "--", "true"), "reset command 1 holds");
+	h_cli(&r, H_ARGS("launch", "--kind", "exec", "--reset-command",
+	    "monitor reset", "--load-command", "load", "--wait", "--",
+	    "true"));
+	cr_assert_eq(r.code, 0, "good --reset-command and --load-command: "
+	    "expected exit 0, got %d (%s)", r.code, r.err);
+	h_run_free(&r);
+}
+
+/* hello's kinds include qemu and are what the schema's $defs/kind lists. */
+Test(kinds, hello_kinds_are_the_schemas)
+{
+	json_t *hello = kinds_hello(), *schema, *kinds;
+	char *text = kinds_source("proto/schema.json");
+	json_error_t e;
+
+	cr_assert(h_jhas(hello, "qemu"), "hello's capabilities lack qemu");
+	schema = json_loads(text, 0, &e);
+	cr_assert_not_null(schema, "proto/schema.json: %s", e.text);
+	kinds = h_jpath(schema, "$defs.kind.enum");
+	cr_assert_not_null(kinds, "proto/schema.json has no $defs/kind enum");
+	kinds_same(hello, kinds, "proto/schema.json $defs/kind");
+	json_decref(schema);
+	free(text);
+	json_decref(hello);
+}
+
+/* The completion's --kind words are hello's kinds. */
+Test(kinds, hello_kinds_are_the_completions)
+{
+	json_t *hello = kinds_hello(), *words;
+	char *text = kinds_source("completion/dbgctl.bash"), *p, *end;
+
+	p = strstr(text, "\n_dbgctl_kinds=\"");
+	cr_assert_not_null(p, "completion/dbgctl.bash sets no _dbgctl_kinds");
+	p += strlen("\n_dbgctl_kinds=\"");
+	end = strchr(p, '"');
+	cr_assert_not_null(end);
+	words = kinds_words(p, end - p);
+	kinds_same(hello, words, "completion/dbgctl.bash _dbgctl_kinds");
+	json_decref(words);
+	free(text);
+	json_decref(hello);
+}
+
+/* The client's --kind takes hello's kinds: a bad one's usage error lists them. */
+Test(kinds, hello_kinds_are_the_clients)
+{
+	json_t *hello = kinds_hello(), *words;
+	const char *want = "want one of ";
+	struct h_res r;
+	char *p;
+
+	h_cli(&r, H_ARGS("launch", "--kind", "no-such-kind", "--", "true"));
+	cr_assert_eq(r.code, 2, "launch --kind no-such-kind: expected a usage "
+	    "error (2), got %d", r.code);
+	p = strstr(r.err, want);
+	cr_assert_not_null(p, "launch --kind no-such-kind: %s", r.err);
+	p += strlen(want);
+	words = kinds_words(p, strcspn(p, "\n"));
+	kinds_same(hello, words, "dbgctl launch --kind's words");
+	json_decref(words);
+	h_run_free(&r);
+	h_cli(&r, H_ARGS("help", "launch"));
+	cr_assert(strstr(r.out, "qemu") != NULL, "dbgctl help launch names no "
+	    "qemu: %s", r.out);
+	h_run_free(&r);
+	json_decref(hello);
+}

@@ -1,0 +1,371 @@
+/*
+ * Unit tests of the expect engine: a stream in a temporary log, bytes
+ * added in pieces split at every point, and the loop turned by hand.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "daemon.h"
+
+static struct session	sess;
+static char		dir[] = "/tmp/dbgctl-expect-XXXXXX";
+static int		outcomes;
+static enum expect_result last;
+
+/* A live session with an open console stream, in an empty daemon. */
+static void
+setup(void)
+{
+	char err[256];
+
+	memset(&sess, 0, sizeof sess);
+	memset(&dmn, 0, sizeof dmn);
+	dmn.loop = uv_default_loop();
+	TAILQ_INIT(&dmn.sessions);
+	TAILQ_INIT(&dmn.waiting);
+	TAILQ_INIT(&dmn.sinks);
+	TAILQ_INIT(&sess.sinks);
+	sess.id = 1;
+	sess.refs = 1;
+	sess.state = S_RUNNING;
+	sess.backend = backend_find("exec");
+	session_stream_init(&sess);
+	strcpy(dir, "/tmp/dbgctl-expect-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	snprintf(dmn.state_dir, sizeof dmn.state_dir, "%s", dir);
+	cr_assert_eq(mkdir(strcat(strcpy(err, dir), "/sessions"), 0700), 0);
+	cr_assert_eq(session_stream_open(&sess, "console", err, sizeof err), 0,
+	    "%s", err);
+	outcomes = 0;
+}
+
+/* Remove the stream's files and the directory. */
+static void
+teardown(void)
+{
+	char cmd[256];
+
+	session_stream_remove(&sess);
+	session_stream_free(&sess);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(expect, .init = setup, .fini = teardown);
+
+/* Count an outcome the loop delivered. */
+static void
+on_done(void *arg, struct expect *e, enum expect_result r)
+{
+	(void)arg;
+	(void)e;
+	outcomes++;
+	last = r;
+}
+
+/* Add bytes to the stream and let a waiting expect look at them. */
+static void
+feed(struct expect *e, const char *data, size_t len)
+{
+	output_add(&sess.output, data, len);
+	expect_wake(e);
+	while (uv_run(dmn.loop, UV_RUN_NOWAIT) != 0)
+		;
+}
+
+/* An expect for one pattern from offset 0. */
+static struct expect *
+pattern(const char *re)
+{
+	struct expect		*e;
+	struct rpc_error	 err;
+
+	e = expect_new(&sess, "console", &sess.output, 0);
+	cr_assert_eq(expect_add(e, re, strlen(re), false, 0, &err), 0, "%s",
+	    err.message);
+	return e;
+}
+
+/* The string value of member key of the answer. */
+static const char *
+member(json_t *a, const char *key)
+{
+	return json_string_value(json_object_get(a, key));
+}
+
+/*
+ * Split at every point, the number is never taken cut short: the
+ * terminated pattern and the open-ended one both wait for the digit after.
+ */
+Test(expect, a_number_split_anywhere_is_never_cut_short)
+{
+	static const char	*res[] = { "counter=(\\d+)\\r\\n",
+				    "counter=(\\d+)" };
+	const char		*text = "xx counter=14390\r\nyy";
+	size_t			 k, i, len = strlen(text);
+	struct expect		*e;
+	enum expect_result	 r;
+	json_t			*a;
+
+	for (i = 0; i < 2; i++)
+		for (k = 0; k <= len; k++) {
+			teardown();
+			setup();
+			e = pattern(res[i]);
+			output_add(&sess.output, text, k);
+			r = expect_start(e, on_done, NULL);
+			if (r != EXPECT_MATCH) {
+				cr_assert_eq(r, EXPECT_MORE, "split %zu", k);
+				feed(e, text + k, len - k);
+				cr_assert_eq(outcomes, 1, "split %zu: %d "
+				    "outcomes", k, outcomes);
+				cr_assert_eq(last, EXPECT_MATCH);
+			}
+			a = expect_answer(e);
+			cr_assert_str_eq(json_string_value(json_array_get(
+			    json_object_get(a, "groups"), 0)), "14390",
+			    "pattern %s split at %zu", res[i], k);
+			cr_assert_eq(json_integer_value(json_object_get(a,
+			    "offset")), 3);
+			cr_assert_eq(json_integer_value(json_object_get(a,
+			    "next")), i == 0 ? 18 : 16);
+			cr_assert_str_eq(member(a, "before"), "xx ");
+			json_decref(a);
+			expect_free(e);
+		}
+}
+
+/* Bytes one at a time: one match, found once, at the right place. */
+Test(expect, a_pattern_written_a_byte_at_a_time_matches_once)
+{
+	const char	*text = "noise READY-42\n more";
+	struct expect	*e = pattern("READY-(\\d+)\\n");
+	size_t		 i;
+	json_t		*a;
+
+	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MORE);
+	for (i = 0; text[i] != '\0' && outcomes == 0; i++)
+		feed(e, text + i, 1);
+	cr_assert_eq(outcomes, 1);
+	cr_assert_eq(i, 15, "matched after byte %zu", i);
+	a = expect_answer(e);
+	cr_assert_str_eq(member(a, "text"), "READY-42\n");
+	cr_assert_eq(json_integer_value(json_object_get(a, "offset")), 6);
+	json_decref(a);
+	expect_free(e);
+}
+
+/* Several patterns: the earliest start wins, and a tie goes to the first. */
+Test(expect, the_earliest_match_wins_and_ties_go_to_the_first)
+{
+	struct expect		*e;
+	struct rpc_error	 err;
+	json_t			*a;
+
+	output_add(&sess.output, "abc def ghi", 11);
+	e = expect_new(&sess, "console", &sess.output, 0);
+	cr_assert_eq(expect_add(e, "ghi", 3, false, 0, &err), 0);
+	cr_assert_eq(expect_add(e, "d.f", 3, false, 0, &err), 0);
+	cr_assert_eq(expect_add(e, "de", 2, true, 0, &err), 0);
+	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MATCH);
+	a = expect_answer(e);
+	cr_assert_eq(json_integer_value(json_object_get(a, "index")), 1);
+	cr_assert_str_eq(member(a, "text"), "def");
+	json_decref(a);
+	expect_free(e);
+}
+
+/* A literal is literal, and bytes that are not UTF-8 come back as base64. */
+Test(expect, literals_and_bytes_that_are_not_text)
+{
+	struct expect		*e;
+	struct rpc_error	 err;
+	json_t			*a;
+
+	output_add(&sess.output, "a.b* \xff\xfe!", 8);
+	e = expect_new(&sess, "console", &sess.output, 0);
+	cr_assert_eq(expect_add(e, ".b*", 3, true, 0, &err), 0);
+	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MATCH);
+	a = expect_answer(e);
+	cr_assert_str_eq(member(a, "text"), ".b*");
+	json_decref(a);
+	expect_free(e);
+	e = pattern("\\xff(.)");
+	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MATCH);
+	a = expect_answer(e);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(a,
+	    "text"), "base64")), "//4=");
+	json_decref(a);
+	expect_free(e);
+}
+
+/* A partial match longer than the window is given up, and matching goes on. */
+Test(expect, a_match_may_not_reach_back_past_the_window)
+{
+	struct expect	*e = pattern("BEGIN[^!]*END|tail");
+	char		*fill = malloc(EXPECT_WINDOW);
+	json_t		*a;
+
+	memset(fill, 'x', EXPECT_WINDOW);
+	output_add(&sess.output, "BEGIN", 5);
+	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MORE);
+	feed(e, fill, EXPECT_WINDOW);
+	feed(e, fill, 100);
+	feed(e, "END tail", 8);
+	cr_assert_eq(outcomes, 1);
+	a = expect_answer(e);
+	cr_assert_str_eq(member(a, "text"), "tail");
+	json_decref(a);
+	expect_free(e);
+	free(fill);
+}
+
+/* The stream's end: a match that could have grown is taken; else the end. */
+Test(expect, at_the_end_a_match_is_taken_as_it_stands)
+{
+	struct expect	*e = pattern("n=(\\d+)");
+	json_t		*a;
+
+	output_add(&sess.output, "n=12", 4);
+	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MORE);
+	sess.state = S_EXITED;
+	feed(e, "", 0);
+	cr_assert_eq(last, EXPECT_MATCH);
+	a = expect_answer(e);
+	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(a,
+	    "groups"), 0)), "12");
+	json_decref(a);
+	expect_free(e);
+	e = pattern("never");
+	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_END);
+	a = expect_got(e);
+	cr_assert_str_eq(member(a, "got"), "n=12");
+	json_decref(a);
+	expect_free(e);
+}
+
+/*
+ * A later pattern's match is not taken while an earlier pattern could
+ * still match before it (or at the same start): the answer is the one the
+ * whole text gives, however it was split.
+ */
+Test(expect, an_earlier_pattern_that_may_still_match_is_waited_for)
+{
+	static const char	*pats[][2] = { { "abc", "ab" },
+				    { "A[^Z]*Z", "B" } };
+	static const char	*texts[] = { "abc", "xA BZ" };
+	static const char	*wants[] = { "abc", "A BZ" };
+	struct expect		*e;
+	struct rpc_error	 err;
+	size_t			 i, j, k, len;
+	enum expect_result	 r;
+	json_t			*a;
+
+	for (i = 0; i < 2; i++) {
+		len = strlen(texts[i]);
+		for (k = 0; k < len; k++) {
+			teardown();
+			setup();
+			e = expect_new(&sess, "console", &sess.output, 0);
+			for (j = 0; j < 2; j++)
+				cr_assert_eq(expect_add(e, pats[i][j],
+				    strlen(pats[i][j]), false, 0, &err), 0);
+			output_add(&sess.output, texts[i], k);
+			r = expect_start(e, on_done, NULL);
+			if (r != EXPECT_MATCH) {
+				feed(e, texts[i] + k, len - k);
+				cr_assert_eq(outcomes, 1, "%s split at %zu",
+				    texts[i], k);
+			}
+			a = expect_answer(e);
+			cr_assert_str_eq(member(a, "text"), wants[i],
+			    "%s split at %zu", texts[i], k);
+			cr_assert_eq(json_integer_value(json_object_get(a,
+			    "index")), 0);
+			json_decref(a);
+			expect_free(e);
+		}
+	}
+}
+
+/* An expect from past the stream's end got nothing, not the bytes before. */
+Test(expect, from_past_the_end_got_is_empty_at_from)
+{
+	struct expect	*e;
+	json_t		*a;
+
+	output_add(&sess.output, "n=12", 4);
+	sess.state = S_EXITED;
+	e = expect_new(&sess, "console", &sess.output, 100);
+	cr_assert_eq(expect_add(e, "never", 5, false, 0, &(struct rpc_error){
+	    0 }), 0);
+	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_END);
+	a = expect_got(e);
+	cr_assert_str_eq(member(a, "got"), "");
+	cr_assert_eq(json_integer_value(json_object_get(a, "got_offset")), 100);
+	cr_assert_eq(json_integer_value(json_object_get(a, "from")), 100);
+	json_decref(a);
+	expect_free(e);
+}
+
+/*
+ * A byte tried against 64 patterns is 64 bytes of a turn's budget: an
+ * expect with many patterns on a backlog goes on over several turns
+ * rather than holding the loop for all of them at once.
+ */
+Test(expect, many_patterns_share_a_turn_s_budget)
+{
+	struct expect		*e;
+	struct rpc_error	 err;
+	char			*fill = malloc(EXPECT_WINDOW), pat[32];
+	size_t			 i;
+	json_t			*a;
+
+	memset(fill, 'x', EXPECT_WINDOW);
+	output_add(&sess.output, fill, EXPECT_WINDOW);
+	output_add(&sess.output, "END", 3);
+	e = expect_new(&sess, "console", &sess.output, 0);
+	for (i = 0; i < EXPECT_PATTERNS_MAX - 1; i++) {
+		snprintf(pat, sizeof pat, "never%zu", i);
+		cr_assert_eq(expect_add(e, pat, strlen(pat), false, 0, &err),
+		    0);
+	}
+	cr_assert_eq(expect_add(e, "END", 3, false, 0, &err), 0);
+	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_BUSY, "1 MiB "
+	    "matched against 64 patterns in one call");
+	while (outcomes == 0 && uv_run(dmn.loop, UV_RUN_NOWAIT) != 0)
+		;
+	cr_assert_eq(outcomes, 1);
+	cr_assert_eq(last, EXPECT_MATCH);
+	a = expect_answer(e);
+	cr_assert_str_eq(member(a, "text"), "END");
+	cr_assert_eq(json_integer_value(json_object_get(a, "index")), 63);
+	json_decref(a);
+	expect_free(e);
+	free(fill);
+}
+
+/* Flags that mean nothing to a literal are no error; caseless applies. */
+Test(expect, a_literal_takes_every_flag)
+{
+	struct expect		*e;
+	struct rpc_error	 err = { 0 };
+	json_t			*a;
+
+	output_add(&sess.output, "x A.B y", 7);
+	e = expect_new(&sess, "console", &sess.output, 0);
+	cr_assert_eq(expect_add(e, "a.b", 3, true, PCRE2_CASELESS |
+	    PCRE2_MULTILINE | PCRE2_DOTALL | PCRE2_EXTENDED, &err), 0, "%s",
+	    err.message);
+	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MATCH);
+	a = expect_answer(e);
+	cr_assert_str_eq(member(a, "text"), "A.B");
+	json_decref(a);
+	expect_free(e);
+}
