@@ -256,15 +256,17 @@ main_tcp(const struct main_opts *o)
 }
 
 /*
- * Listen: on the sockets passed by socket activation, on the Unix socket
- * unless one of those is it, and on --listen's TCP addresses; exits 1
- * with the reason.
+ * Listen: on --listen's TCP addresses, on the sockets passed by socket
+ * activation, and on the Unix socket unless one of those is it; exits 1
+ * with the reason. The Unix socket comes last because a client takes its
+ * accepting a connection as the daemon being up, TCP included.
  */
 static void
 main_listen_all(const struct main_opts *o)
 {
 	char err[PATH_MAX + 256];
 
+	main_tcp(o);
 	if ((activate_unix(&o->act) == NULL &&
 	    listener_unix(dmn.sock_path, &request_rpc_mode, err,
 	    sizeof err) != 0) ||
@@ -273,7 +275,6 @@ main_listen_all(const struct main_opts *o)
 		pidfile_remove(dmn.pidfh);
 		exit(1);
 	}
-	main_tcp(o);
 }
 
 /*

@@ -10,8 +10,8 @@ stderr and stdout carries one TAP line per test, which meson counts.
 """
 
 import os
+import re
 import shutil
-import socket
 import sys
 import tempfile
 import textwrap
@@ -46,10 +46,15 @@ def fixtures():
     }
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _tcp_port(tmp):
+    """The TCP port a daemon told to listen on port 0 took: its log says,
+    before its Unix socket (which the fixture has connected to) listens.
+    A port picked here and handed over could be taken in between."""
+    with open(os.path.join(tmp, "dbgctld.log"), errors="replace") as f:
+        said = f.read()
+    m = re.search(r"listening on tcp:127\.0\.0\.1:(\d+)", said)
+    assert m, "the daemon did not say its TCP port: %s" % said[-2000:]
+    return int(m.group(1))
 
 
 def _run_daemon(tcp=False):
@@ -63,10 +68,11 @@ def _run_daemon(tcp=False):
         fd = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.write(fd, b"py-test-token-of-this-suite\n")
         os.close(fd)
-        connect = "tcp:127.0.0.1:%d" % _free_port()
-        argv += ["--listen", connect, "--token-file", token]
+        argv += ["--listen", "tcp:127.0.0.1:0", "--token-file", token]
     try:
         with private_daemon(bin_, tmp, argv) as c:
+            if tcp:
+                connect = "tcp:127.0.0.1:%d" % _tcp_port(tmp)
             yield c.address, connect, token
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
