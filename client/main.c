@@ -52,6 +52,7 @@ static const struct cmd_entry *const main_commands[] = {
 	&cmd_pipe_entry,
 	&cmd_attach_entry,
 	&cmd_exec_entry,
+	&cmd_mi_entry,
 	&cmd_halt_entry,
 	&cmd_resume_entry,
 	&cmd_break_entry,
@@ -255,6 +256,9 @@ main(int argc, char **argv)
 	int				 ch, json = 0, rv;
 
 	main_open_stdio();
+	/* Run as a front end's gdb, the command line is gdb's. */
+	if (argc > 0 && strcmp(fmt_basename(argv[0]), "dbgctl-gdb") == 0)
+		return cmd_mi_gdb_main(argc, argv);
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "+:s:hV", options, NULL)) != -1) {
 		switch (ch) {

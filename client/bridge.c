@@ -1,0 +1,238 @@
+/*
+ * The MI bridge of dbgctl mi: stdin to a joined channel and the channel to
+ * stdout, a line at a time as it comes, with SIGINT turned into the
+ * channel's interrupt line between two of the front end's lines.
+ */
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dbgctl.h"
+
+/* What the daemon takes as the bridge's SIGINT (dbgctl-protocol(7)). */
+#define BRIDGE_INTERRUPT	"-dbgctl-interrupt\n"
+
+/* Bytes read from either side at a time. */
+#define BRIDGE_CHUNK		65536
+
+/* One bridge: the channel, the signal pipe, what stdin gave not yet sent. */
+struct bridge {
+	int	 sock;
+	int	 sig[2];		/* the SIGINT handler -> the loop */
+	bool	 in_eof;		/* stdin ended */
+	bool	 shut;			/* the channel's write side is shut */
+	bool	 mid_line;		/* the last byte sent ended no line */
+	bool	 interrupt;		/* a SIGINT not passed on yet */
+	char	 buf[BRIDGE_CHUNK];
+	size_t	 len;
+	size_t	 off;
+};
+
+/* The write end of the signal pipe, for the handler; -1 when none. */
+static volatile sig_atomic_t bridge_sig_fd = -1;
+
+/* SIGINT: tell the loop, which writes the interrupt line; signal safe. */
+static void
+bridge_sigint(int sig)
+{
+	int	saved = errno;
+	ssize_t	n;
+
+	(void)sig;
+	/* A full pipe already holds an interrupt for the loop. */
+	if (bridge_sig_fd != -1)
+		n = write(bridge_sig_fd, "i", 1);
+	(void)n;
+	errno = saved;
+}
+
+/* Catch SIGINT into the signal pipe; a closed stdout is an error, not death. */
+static void
+bridge_signals(struct bridge *b)
+{
+	struct sigaction sa;
+
+	if (pipe2(b->sig, O_CLOEXEC | O_NONBLOCK) != 0)
+		client_fatal("pipe: %s", strerror(errno));
+	bridge_sig_fd = b->sig[1];
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = bridge_sigint;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sa.sa_flags = 0;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+/* Take what the signal pipe holds: one interrupt however many came. */
+static void
+bridge_take_signals(struct bridge *b)
+{
+	char	buf[64];
+
+	while (read(b->sig[0], buf, sizeof buf) > 0)
+		b->interrupt = true;
+}
+
+/* Write all of buf to stdout, waiting for room where it is non-blocking. */
+static int
+bridge_out(const char *p, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(STDOUT_FILENO, p, len);
+		if (n < 0 && errno == EAGAIN) {
+			(void)poll(&(struct pollfd){ STDOUT_FILENO, POLLOUT, 0 },
+			    1, -1);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Fill the buffer when it is empty: the interrupt line first, but only
+ * between two lines of the front end's, else what stdin has.
+ */
+static void
+bridge_fill(struct bridge *b, bool readable)
+{
+	ssize_t n;
+
+	if (b->off < b->len || b->shut)
+		return;
+	b->len = b->off = 0;
+	if (b->interrupt && !b->mid_line) {
+		memcpy(b->buf, BRIDGE_INTERRUPT, strlen(BRIDGE_INTERRUPT));
+		b->len = strlen(BRIDGE_INTERRUPT);
+		b->interrupt = false;
+		return;
+	}
+	if (!readable || b->in_eof)
+		return;
+	n = read(STDIN_FILENO, b->buf, sizeof b->buf);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		b->in_eof = true;
+		return;
+	}
+	b->len = (size_t)n;
+}
+
+/* Send what the buffer holds as far as the channel takes it. */
+static void
+bridge_send(struct bridge *b)
+{
+	ssize_t n;
+
+	if (b->off == b->len || b->shut)
+		return;
+	n = send(b->sock, b->buf + b->off, b->len - b->off, MSG_NOSIGNAL);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n < 0) {
+		/* The daemon stopped reading: what it still says is read. */
+		b->in_eof = b->shut = true;
+		b->len = b->off = 0;
+		return;
+	}
+	b->off += (size_t)n;
+	b->mid_line = b->buf[b->off - 1] != '\n';
+}
+
+/*
+ * stdin ended and all it gave is sent: the daemon is told by a half close.
+ * An interrupt that can still go goes first; one after a last line cut
+ * short cannot, and is dropped.
+ */
+static void
+bridge_shut(struct bridge *b)
+{
+	if (b->shut || !b->in_eof || b->off < b->len ||
+	    (b->interrupt && !b->mid_line))
+		return;
+	shutdown(b->sock, SHUT_WR);
+	b->shut = true;
+}
+
+/*
+ * Copy what the channel says to stdout: 1 while it is open, 0 once the
+ * daemon closed it, -1 when stdout cannot take it.
+ */
+static int
+bridge_down(struct bridge *b)
+{
+	char	buf[BRIDGE_CHUNK];
+	ssize_t	n;
+
+	n = read(b->sock, buf, sizeof buf);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 1;
+	if (n < 0 && errno != ECONNRESET)
+		client_fatal("lost connection to the daemon: %s",
+		    strerror(errno));
+	if (n <= 0)
+		return 0;
+	if (bridge_out(buf, (size_t)n) != 0) {
+		client_warn("write: stdout: %s", strerror(errno));
+		return -1;
+	}
+	return 1;
+}
+
+/*
+ * Bridge stdin and stdout to the joined channel sock until the daemon
+ * closes it (after ^exit, after stdin's end, or with the session); the
+ * exit status.
+ */
+int
+bridge_run(int sock)
+{
+	static struct bridge	b;
+	struct pollfd		pfd[3];
+	int			rv;
+
+	memset(&b, 0, sizeof b);
+	b.sock = sock;
+	bridge_signals(&b);
+	fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK);
+	for (;;) {
+		bridge_fill(&b, false);
+		bridge_send(&b);
+		bridge_shut(&b);
+		pfd[0].fd = !b.in_eof && b.off == b.len ? STDIN_FILENO : -1;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = sock;
+		pfd[1].events = POLLIN | (b.off < b.len ? POLLOUT : 0);
+		pfd[2].fd = b.sig[0];
+		pfd[2].events = POLLIN;
+		if (poll(pfd, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			client_fatal("poll: %s", strerror(errno));
+		}
+		if (pfd[2].revents != 0)
+			bridge_take_signals(&b);
+		if (pfd[0].revents != 0)
+			bridge_fill(&b, true);
+		if ((pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    (rv = bridge_down(&b)) != 1)
+			return rv == 0 ? EXIT_OK : EXIT_FAILED;
+	}
+}

@@ -1,0 +1,149 @@
+/*
+ * mi: this process's stdin and stdout become a joined MI channel of a
+ * session's gdb, for a front end that takes dbgctl for its gdb; and gdb's
+ * own version text, which such a front end asks for first.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dbgctl.h"
+
+/*
+ * The session a joining command names: its operand, else $DBGCTL_SESSION
+ * (set in every session's own environment); NULL if neither is there.
+ */
+json_t *
+cmd_mi_session(const char *operand)
+{
+	const char *env = getenv("DBGCTL_SESSION");
+
+	if (operand != NULL)
+		return cmd_session_ref(operand);
+	if (env != NULL && *env != '\0')
+		return cmd_session_ref(env);
+	return NULL;
+}
+
+/*
+ * Join session over MI with what o asks and bridge stdin and stdout to
+ * the channel until the daemon closes it; the exit status.
+ */
+int
+cmd_mi_join(struct client *c, json_t *session, const struct cmd_mi_opts *o)
+{
+	json_t	*params, *r;
+
+	params = json_pack("{s:O, s:s}", "session", session, "mi",
+	    o->mi2 ? "mi2" : "mi3");
+	if (o->keep_breakpoints)
+		json_object_set_new(params, "keep_breakpoints", json_true());
+	if (o->leave_halted)
+		json_object_set_new(params, "leave_halted", json_true());
+	if (o->observe)
+		json_object_set_new(params, "observe", json_true());
+	if ((r = client_raw_call(c, "mi", params)) == NULL)
+		return client_error(c);
+	json_decref(r);
+	return bridge_run(c->fd);
+}
+
+/* gdb's own --version, run here: $DBGCTL_GDB, else gdb on PATH. */
+static int
+cmd_mi_local_version(void)
+{
+	const char *gdb = getenv("DBGCTL_GDB");
+
+	if (gdb == NULL || *gdb == '\0')
+		gdb = "gdb";
+	fflush(stdout);
+	execvp(gdb, (char *[]){ (char *)gdb, "--version", NULL });
+	client_warn("%s --version: %s (no session named either: give one, "
+	    "or set DBGCTL_SESSION)", gdb, strerror(errno));
+	return EXIT_FAILED;
+}
+
+/*
+ * Print gdb's version text: the session's gdb's answer to "show version"
+ * when session is known, else what the local gdb --version prints.
+ */
+int
+cmd_mi_version(struct client *c, json_t *session)
+{
+	const char	*out;
+	json_t		*r;
+
+	if (session == NULL)
+		return cmd_mi_local_version();
+	if ((r = client_call(c, "exec", json_pack("{s:O, s:s}", "session",
+	    session, "command", "show version"))) == NULL)
+		return client_error(c);
+	out = json_string_value(json_object_get(r, "output"));
+	if (out != NULL && cmd_write_all(STDOUT_FILENO, out, strlen(out)) != 0)
+		client_fatal("write: stdout: %s", strerror(errno));
+	json_decref(r);
+	return EXIT_OK;
+}
+
+/*
+ * mi [--mi2] [--keep-breakpoints] [--leave-halted] [--observe]
+ * [--version] [SESSION]: join the session, or print its gdb's version.
+ */
+static int
+cmd_mi_exec(struct cmd *self, struct client *c)
+{
+	const struct args	*a = &self->args;
+	struct cmd_mi_opts	 o;
+	json_t			*session;
+	int			 rv;
+
+	session = cmd_mi_session(args_operand(a, 0));
+	if (args_has(a, "version")) {
+		rv = cmd_mi_version(c, session);
+		json_decref(session);
+		return rv;
+	}
+	if (session == NULL)
+		return cmd_usage(self, "missing SESSION: name one, or set "
+		    "DBGCTL_SESSION");
+	memset(&o, 0, sizeof o);
+	o.mi2 = args_has(a, "mi2");
+	o.keep_breakpoints = args_has(a, "keep-breakpoints");
+	o.leave_halted = args_has(a, "leave-halted");
+	o.observe = args_has(a, "observe");
+	rv = cmd_mi_join(c, session, &o);
+	json_decref(session);
+	return rv;
+}
+
+/* What help says of each option of mi. */
+static const struct cmd_option cmd_mi_options_help[] = {
+	{ "mi2", NULL, "speak MI version 2 (default: mi3)" },
+	{ "keep-breakpoints", NULL,
+	    "leave the breakpoints made here in place when leaving (default: "
+	    "they are deleted)" },
+	{ "leave-halted", NULL,
+	    "leave a target halted from here halted when leaving (default: "
+	    "resumed if it ran when joined)" },
+	{ "observe", NULL,
+	    "read only: run control, breakpoints, writes and settings are "
+	    "refused" },
+	{ "version", NULL,
+	    "print gdb's version text, the session's gdb's, or with no "
+	    "SESSION the local gdb's, and exit" },
+	{ NULL, NULL, NULL }
+};
+
+const struct cmd_entry cmd_mi_entry = {
+	.name = "mi",
+	.usage = "[--mi2] [--keep-breakpoints] [--leave-halted] [--observe] "
+	    "[--version] [SESSION]",
+	.args = { "mi2 keep-breakpoints leave-halted observe version", 0, 1 },
+	.flags = 0,
+	.exec = cmd_mi_exec,
+	.summary = "be a gdb/MI channel of a session's gdb on stdin and "
+	    "stdout, for a front end",
+	.options = cmd_mi_options_help,
+};
