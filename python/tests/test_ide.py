@@ -116,12 +116,17 @@ def _lines(stream, q):
     q.put(None)
 
 
-def _join(adapter, gdb, sock, s, plan, pauses):
+def _join(adapter, gdb, sock, s, plan, pauses, log=None):
     """Run join.js against session s; at each {"pause": NAME} it writes,
     call pauses[NAME]() while the IDE holds the target, then let it go
-    on. Returns (summary, the pauses seen, join.js's stderr)."""
-    plan = dict(plan, adapter=adapter, gdb=gdb, timeout=STEP_MS,
-                env={"DBGCTL_SESSION": str(s.id), "DBGCTL_SOCKET": sock})
+    on. With log, the adapter's gdb is tests/ide/tee-gdb in front of gdb,
+    which writes the MI exchange there. Returns (summary, the pauses seen,
+    join.js's stderr and the MI exchange, for failure messages)."""
+    env = {"DBGCTL_SESSION": str(s.id), "DBGCTL_SOCKET": sock}
+    if log is not None:
+        env.update(TEE_GDB=gdb, TEE_GDB_LOG=str(log))
+        gdb = os.path.join(IDE, "tee-gdb")
+    plan = dict(plan, adapter=adapter, gdb=gdb, timeout=STEP_MS, env=env)
     proc = subprocess.Popen(["node", os.path.join(IDE, "join.js"),
                              json.dumps(plan)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -165,9 +170,15 @@ def _join(adapter, gdb, sock, s, plan, pauses):
         if line is None:
             break
         errors.append(line.decode(errors="replace"))
+    said = "".join(errors)[-3000:]
+    if log is not None and os.path.exists(str(log)):
+        with open(str(log), errors="replace") as f:
+            said += "\nthe adapter's MI (-> to gdb, <- back):\n" + \
+                "".join(line[:400] + ("\n" if len(line) > 400 else "")
+                        for line in f.readlines()[:80])
     assert summary is not None, "join.js gave no summary (exit %s): %s" % (
-        proc.returncode, "".join(errors)[-3000:])
-    return summary, seen, "".join(errors)
+        proc.returncode, said)
+    return summary, seen, said
 
 
 def _failed_steps(summary):
@@ -176,20 +187,23 @@ def _failed_steps(summary):
             if not st["success"]]
 
 
-def _assert_all_succeeded(summary, stderr):
-    """Every DAP step of the join succeeded, disconnect included."""
+def _assert_all_succeeded(summary, said):
+    """Every DAP step of the join succeeded, disconnect included, and
+    both breakpoints were verified; said is _join's account of it."""
+    for which in ("lineBreakpoint", "functionBreakpoint"):
+        assert (summary.get(which) or {}).get("verified"), \
+            "the %s was not verified: %s; %s" % (which, summary.get(which),
+                                                said)
     names = [st["step"] for st in summary["steps"]]
     for want in ("initialize", "attach", "setBreakpoints",
                  "setFunctionBreakpoints", "configurationDone",
                  "stackTrace1", "scopes1", "continue", "stackTrace2",
                  "disconnect"):
-        assert want in names, "no %s step: %s; failure %s; outputs %s; %s" \
-            % (want, names, summary["failure"], summary["outputs"],
-               stderr[-2000:])
+        assert want in names, "no %s step: %s; failure %s; %s" \
+            % (want, names, summary["failure"], said)
     assert summary["ok"] and not _failed_steps(summary), \
-        "failed: %s (%s); outputs %s" % (_failed_steps(summary),
-                                         summary["failure"],
-                                         summary["outputs"])
+        "failed: %s (%s); %s" % (_failed_steps(summary), summary["failure"],
+                                 said)
     assert any(n.startswith("variables1") for n in names), names
     assert any(n.startswith("evaluate2") for n in names), names
 
@@ -242,7 +256,7 @@ def beat():
 
 
 def test_ide_joins_native_session(daemon, client, adapter, dbgctl_gdb,
-                                  beat):
+                                  beat, tmp_path):
     binary, source = beat
     fn_line = _marked(source, "twice = n * 2")
     line = _marked(source, "/* BEAT_LINE */")
@@ -277,11 +291,10 @@ def test_ide_joins_native_session(daemon, client, adapter, dbgctl_gdb,
                 "function": "beat_count", "source": source, "line": line,
                 "evaluate": ["n", "twice", "beats"]}
         summary, seen, err = _join(adapter, dbgctl_gdb, daemon, s, plan,
-                                   {"stop1": at_stop1, "stop2": at_stop2})
+                                   {"stop1": at_stop1, "stop2": at_stop2},
+                                   log=tmp_path / "mi.log")
         _assert_all_succeeded(summary, err)
         assert seen == ["stop1", "stop2"], seen
-        assert summary["functionBreakpoint"]["verified"], summary
-        assert summary["lineBreakpoint"]["verified"], summary
         assert summary["lineBreakpoint"]["line"] == line, summary
         one, two = summary["stop1"], summary["stop2"]
         n = int(one["variables"]["n"])
@@ -316,7 +329,8 @@ def test_ide_joins_native_session(daemon, client, adapter, dbgctl_gdb,
         pts = _leave_checks(s, "inferior_pid", pid, gdb_pid, pts_before,
                             goes_on)
 
-        # A second IDE session reuses the channel: gdb's ptys stay flat.
+        # A second IDE session, with dbgctl-gdb itself as the adapter's
+        # gdb, reuses the channel: gdb's ptys stay flat.
         summary, seen, err = _join(adapter, dbgctl_gdb, daemon, s, plan, {})
         _assert_all_succeeded(summary, err)
         assert int(summary["stop1"]["variables"]["n"]) > n, summary["stop1"]
@@ -342,7 +356,7 @@ def board():
 
 
 def test_ide_joins_board_session(daemon, client, adapter, dbgctl_gdb,
-                                 board):
+                                 board, tmp_path):
     fw, source = board
     line = _marked(source, "counter++;")
     s = client.launch([fw], kind="qemu", machine="lm3s6965evb", lease=True)
@@ -368,7 +382,8 @@ def test_ide_joins_board_session(daemon, client, adapter, dbgctl_gdb,
         plan = {"attach": {"program": fw}, "function": "uart_putc",
                 "source": source, "line": line, "evaluate": ["counter"]}
         summary, seen, err = _join(adapter, dbgctl_gdb, daemon, s, plan,
-                                   {"stop1": at_stop1})
+                                   {"stop1": at_stop1},
+                                   log=tmp_path / "mi.log")
         _assert_all_succeeded(summary, err)
         one, two = summary["stop1"], summary["stop2"]
         assert one["reason"] == "breakpoint", one
