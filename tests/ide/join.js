@@ -11,8 +11,13 @@
  *   adapter     the adapter's dist/debugAdapter.js
  *   gdb         the "gdb" the adapter runs (dbgctl-gdb, or tee-gdb)
  *   env         environment for the adapter (DBGCTL_SESSION, DBGCTL_SOCKET)
- *   attach      the attach request's arguments beside "gdb" (processId,
- *               program, ...)
+ *   attach      the attach request's arguments beside "gdb": for a native
+ *               session processId, the program's pid (the adapter writes
+ *               -target-attach PID, which dbgctl answers ^done for the
+ *               session's own program); for a remote or qemu session none
+ *               (it writes "-target-attach undefined", which attaches to
+ *               what the session has); program, the session's own file,
+ *               is answered ^done too
  *   function    the function breakpoint's name
  *   source, line  the line breakpoint
  *   evaluate    expressions evaluated in the top frame at each stop
@@ -33,9 +38,10 @@ const path = require('path');
 const readline = require('readline');
 
 const plan = JSON.parse(process.argv[2] || '{}');
-const top = path.dirname(path.dirname(plan.adapter || '.'));
+/* DebugClient is in the node_modules that holds the adapter. */
 const { DebugClient } = require(require.resolve(
-    '@vscode/debugadapter-testsupport', { paths: [top] }));
+    '@vscode/debugadapter-testsupport',
+    { paths: [path.dirname(path.dirname(plan.adapter || '.'))] }));
 
 const bound = plan.timeout || 30000;
 const steps = [];
