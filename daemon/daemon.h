@@ -1022,6 +1022,7 @@ struct session {
 	uint64_t		 stop_timer_at;	/* uv_now() it runs out, or 0 */
 	uint64_t		 stop_started;	/* uv_now() of the first stop */
 	struct timer		*stop_kill_timer; /* tells of the SIGKILL */
+	bool			 stop_kill_told;  /* its clients heard of it */
 	bool			 in_cgroup;	/* its main process's tree has one */
 
 	struct session_proc	 procs[SESSION_MAXPROCS]; /* [0]: main */
@@ -1186,6 +1187,7 @@ char			*session_proc_tail(const struct session_proc *);
 /* session-stop.c: the ordered teardown against one deadline. */
 void			 session_stop_begin(struct session *, bool graceful);
 void			 session_stop_helpers(struct session *);
+void			 session_stop_killed(struct session *);
 void			 session_stop_end(struct session *);
 
 /* session-state.c: the one table that decides. */
