@@ -412,7 +412,7 @@ struct mi_filter {
 void	mi_filter_decide(const struct mi_filter_ctx *, const char *cmd,
 	    struct mi_filter *);
 
-/* join.c, method-join.c: joined MI clients on new-ui channels of gdb. */
+/* join.c, join-seed.c, method-join.c: joined MI clients on new-ui channels of gdb. */
 struct join_chan;
 struct join_cmd;
 typedef void (*join_internal_cb)(struct join_chan *, const struct mi_record *);
@@ -477,6 +477,9 @@ void		 join_gdb_close(struct gdb_data *);
 void		 join_mi_event(struct gdb_data *, const struct mi_record *);
 void		 join_target_by(struct gdb_data *, json_t *target);
 void		 join_seed(struct join *);
+void		 join_seed_event(struct gdb_data *, const struct mi_record *);
+void		 join_seed_close(struct gdb_data *);
+void		 join_seeded(struct join *, const char *seed, size_t len);
 void		 join_live(struct join *);
 void		 join_fail(struct join *, const char *why);
 void		 join_gone(struct join *);
@@ -755,6 +758,9 @@ struct gdb_data {
 	uint64_t	 halt_by;	/* whose interrupt the next stop is */
 	uint64_t	 last_run_by;	/* who ran the target last */
 	uint64_t	 stop_by;	/* whom the current stop is by */
+	/* join-seed.c: the thread groups (id: pid or null) and threads (id: group) heard of. */
+	json_t		*seen_groups;
+	json_t		*seen_threads;
 };
 
 /* Who asked for the next stop (gdb_data.halting). */
@@ -1022,6 +1028,7 @@ struct session {
 	uint64_t		 stop_timer_at;	/* uv_now() it runs out, or 0 */
 	uint64_t		 stop_started;	/* uv_now() of the first stop */
 	struct timer		*stop_kill_timer; /* tells of the SIGKILL */
+	bool			 stop_kill_told;  /* its clients heard of it */
 	bool			 in_cgroup;	/* its main process's tree has one */
 
 	struct session_proc	 procs[SESSION_MAXPROCS]; /* [0]: main */
@@ -1186,6 +1193,7 @@ char			*session_proc_tail(const struct session_proc *);
 /* session-stop.c: the ordered teardown against one deadline. */
 void			 session_stop_begin(struct session *, bool graceful);
 void			 session_stop_helpers(struct session *);
+void			 session_stop_killed(struct session *);
 void			 session_stop_end(struct session *);
 
 /* session-state.c: the one table that decides. */

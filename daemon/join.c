@@ -546,6 +546,7 @@ join_gdb_close(struct gdb_data *g)
 			join_gone(ch->j);
 		join_chan_free(ch);
 	}
+	join_seed_close(g);
 }
 
 /* The channel a client wrote a command to, with its token ours. */
@@ -744,6 +745,7 @@ join_mi_event(struct gdb_data *g, const struct mi_record *rec)
 
 	if (rec->kind != MI_NOTIFY)
 		return;
+	join_seed_event(g, rec);
 	if (strcmp(rec->cls, "breakpoint-created") == 0) {
 		num = json_string_value(json_object_get(gdb_breaks_bkpt(
 		    rec->results), "number"));

@@ -125,105 +125,23 @@ static const struct conn_mode method_join_mode = {
 	.close = method_join_close,
 };
 
-/* The seed's lines: thread groups, threads, and whether the target runs. */
-static char *
-method_join_seed_text(struct join *j, json_t *threads, size_t *len)
+/* The client's seed is ready: the join is answered, and the stream begins. */
+void
+join_seeded(struct join *j, const char *seed, size_t len)
 {
-	struct capbuf	 b = { 0 };
-	const char	*gid = "i1", *id, *pid, *st;
-	json_t		*v;
-	size_t		 i;
-	bool		 running = false;
-	char		*line;
-	int		 n;
+	struct request	*req = j->req;
+	struct conn	*c = j->c;
 
-	json_array_foreach(j->groups, i, v) {
-		id = json_string_value(json_object_get(v, "id"));
-		pid = json_string_value(json_object_get(v, "pid"));
-		if (id == NULL)
-			continue;
-		n = xasprintf(&line, "=thread-group-added,id=\"%s\"\n", id);
-		capbuf_add(&b, line, n);
-		free(line);
-		if (pid == NULL)
-			continue;
-		if (j->pid == 0) {
-			j->pid = strtol(pid, NULL, 10);
-			gid = id;
-		}
-		n = xasprintf(&line, "=thread-group-started,id=\"%s\",pid="
-		    "\"%s\"\n", id, pid);
-		capbuf_add(&b, line, n);
-		free(line);
-	}
-	json_array_foreach(threads, i, v) {
-		id = json_string_value(json_object_get(v, "id"));
-		st = json_string_value(json_object_get(v, "state"));
-		if (id == NULL)
-			continue;
-		running = running || (st != NULL && strcmp(st, "running") == 0);
-		n = xasprintf(&line, "=thread-created,id=\"%s\",group-id="
-		    "\"%s\"\n", id, gid);
-		capbuf_add(&b, line, n);
-		free(line);
-	}
-	j->was_running = running;
-	if (running)
-		capbuf_add(&b, "*running,thread-id=\"all\"\n", 25);
-	capbuf_add(&b, "(gdb) \n", 7);
-	*len = b.len;
-	return b.p;
-}
-
-/* The seed's threads came: answer the join, and the stream begins. */
-static void
-method_join_threads(struct join_chan *ch, const struct mi_record *rec)
-{
-	struct join	*j = ch->j;
-	struct request	*req;
-	struct conn	*c;
-	char		*seed;
-	size_t		 len;
-
-	if (j == NULL || j->req == NULL)
-		return;
-	seed = method_join_seed_text(j, json_object_get(rec->results,
-	    "threads"), &len);
 	join_live(j);
-	req = j->req;
-	c = j->c;
 	j->req = NULL;
 	request_done(req, json_pack("{s:b, s:I, s:I, s:s}", "raw", 1,
-	    "session", (json_int_t)j->s->id, "channel", (json_int_t)ch->id,
+	    "session", (json_int_t)j->s->id, "channel", (json_int_t)j->ch->id,
 	    "mi", j->mi2 ? "mi2" : "mi3"));
 	conn_set_mode(c, &method_join_mode, j);
 	conn_send_raw(c, seed, len);
-	free(seed);
 	log_info("session %lu: an MI client joined on channel %llu%s",
-	    j->s->id, (unsigned long long)ch->id, j->was_running ?
+	    j->s->id, (unsigned long long)j->ch->id, j->was_running ?
 	    " (the target runs)" : "");
-}
-
-/* The seed's thread groups. */
-static void
-method_join_groups(struct join_chan *ch, const struct mi_record *rec)
-{
-	if (ch->j == NULL)
-		return;
-	json_decref(ch->j->groups);
-	ch->j->groups = json_incref(json_object_get(rec->results, "groups"));
-	if (!json_is_array(ch->j->groups)) {
-		json_decref(ch->j->groups);
-		ch->j->groups = json_array();
-	}
-}
-
-/* The channel is open: ask what the seed says, on the channel itself. */
-void
-join_seed(struct join *j)
-{
-	join_internal(j->ch, "-list-thread-groups", method_join_groups);
-	join_internal(j->ch, "-thread-info", method_join_threads);
 }
 
 /* gdb could not open a channel: the join fails with why. */

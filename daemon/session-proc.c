@@ -180,6 +180,8 @@ session_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
 		log_info("session %lu: %s ended (%s %d)", s->id, sp->role,
 		    pr->exit_signal ? "signal" : "code", pr->exit_signal ?
 		    pr->exit_signal : pr->exit_code);
+		if (strcmp(pr->ended_by, "kill") == 0)
+			session_stop_killed(s);
 		if (main)
 			session_event(s, SI_EXIT);
 		else

@@ -88,6 +88,23 @@ session_stop_kill_cb(void *arg)
 	if (session_ended(s) || !session_stop_live(s))
 		return;
 	log_info("session %lu: the stop's deadline: SIGKILL", s->id);
+	s->stop_kill_told = true;
+	session_stop_notice(s, "kill", s->stop_deadline);
+}
+
+/*
+ * A keeper's SIGKILL at the deadline ended a process of s before the
+ * daemon's own timer for that deadline ran (both run out at once): the
+ * stop's clients hear of the escalation all the same, and before its end.
+ */
+void
+session_stop_killed(struct session *s)
+{
+	if (!s->stop_begun || s->stop_kill_told)
+		return;
+	timer_stop(s->stop_kill_timer);
+	log_info("session %lu: the stop's deadline: SIGKILL", s->id);
+	s->stop_kill_told = true;
 	session_stop_notice(s, "kill", s->stop_deadline);
 }
 

@@ -146,6 +146,9 @@ table_target(char *buf, size_t len, const struct table_row *r)
 	case TARGET_ZERO:
 		snprintf(buf, len, "= 0");
 		break;
+	case TARGET_RATIO_PLUS_MAX:
+		snprintf(buf, len, "<= %gx+%g %s", v, r->target.w, r->unit);
+		break;
 	}
 }
 
@@ -171,6 +174,9 @@ table_met(const struct table_row *r)
 		return isfinite(r->base) ? r->val - r->base <= v : -1;
 	case TARGET_ZERO:
 		return r->val == 0;
+	case TARGET_RATIO_PLUS_MAX:
+		return isfinite(r->base) ? r->val <= v * r->base +
+		    r->target.w : -1;
 	}
 	return -1;
 }

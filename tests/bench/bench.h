@@ -68,12 +68,14 @@ enum target_kind {
 	TARGET_MAX,		/* dbgctl at most v, in the row's unit */
 	TARGET_OVER_MAX,	/* dbgctl at most v over the baseline */
 	TARGET_ZERO,		/* dbgctl exactly 0 */
+	TARGET_RATIO_PLUS_MAX,	/* dbgctl at most v times the baseline plus w */
 };
 struct target {
 	enum target_kind kind;
-	double		 v;
+	double		 v, w;
 };
-#define TARGET(k, x) ((struct target){ TARGET_##k, (x) })
+#define TARGET(k, x) ((struct target){ TARGET_##k, (x), 0 })
+#define TARGET2(k, x, y) ((struct target){ TARGET_##k, (x), (y) })
 #define NO_TARGET TARGET(NONE, 0)
 /* A value a row does not have: printed as n/a or a dash. */
 #define NA (-1.0 / 0.0)
@@ -204,5 +206,8 @@ int	 fig_expect_busy_ping(struct bench *);
 int	 fig_board_break(struct bench *);
 int	 fig_board_memory(struct bench *);
 int	 fig_board_reset(struct bench *);
+
+/* bench-fig-join.c */
+int	 fig_join_rtt(struct bench *);
 
 #endif

@@ -3,7 +3,8 @@
  * gdb session of tests/fixtures' loop: each client has its own token
  * space while exec works beside it, a result gdb gives another UI comes
  * back to its client, a client's leave resumes what it halted, and
- * joining and leaving twenty times leaves gdb's fd count flat.
+ * joining and leaving twenty times leaves gdb's fd count flat, and a
+ * client joining the running QEMU board is seeded all the same.
  */
 #include "harness.h"
 
@@ -351,5 +352,73 @@ Test(join, the_sessions_fault_breaks_stay)
 	    "fault triage was disarmed: %s", json_dumps(st, JSON_COMPACT));
 	json_decref(st);
 	h_conn_close(&a);
+	h_conn_close(&t.c);
+}
+
+/*
+ * A remote target that runs answers neither -list-thread-groups nor
+ * -thread-info: the seed of a client joining the running QEMU board is
+ * told from what the daemon heard, so the client knows the target runs
+ * and which thread it has, and its interrupt and continue work.
+ */
+Test(join, a_running_board_is_seeded_from_what_the_daemon_heard)
+{
+	const char	*fw = h_board_firmware("FIX_BOARD");
+	struct jt	 t;
+	struct h_conn	 m;
+	char		 params[1024], req[256], *line;
+	bool		 thread = false, running = false;
+	json_t		*r;
+
+	memset(&t, 0, sizeof(t));
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&t.c, H->sock), 0);
+	snprintf(params, sizeof(params), "{\"kind\":\"qemu\",\"machine\":"
+	    "\"lm3s6965evb\",\"argv\":[\"%s\"]}", fw);
+	r = h_conn_call(&t.c, "launch", params, JOIN_BOUND);
+	t.id = (long)h_jint(r, "result.id", -1);
+	cr_assert_gt(t.id, 0, "launch %s: %s", params, json_dumps(r,
+	    JSON_COMPACT));
+	json_decref(r);
+	cr_assert(h_cli_wait_status(t.id, "target.state", "running",
+	    H_WAIT_BOUND), "the board never ran");
+
+	cr_assert_eq(h_conn_open(&m, H->sock), 0);
+	snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"mi\",\"params\":{\"session\":%ld,\"mi\":\"mi2\"}}\n", t.id);
+	cr_assert_eq(h_conn_send(&m, req, strlen(req), JOIN_BOUND), 0);
+	r = h_conn_recv(&m, JOIN_BOUND);
+	cr_assert(json_is_true(h_jpath(r, "result.raw")), "mi: %s",
+	    json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+	line = jt_until(&m, "=thread-group-started", "the seed");
+	cr_assert_str_eq(line, "=thread-group-started,id=\"i1\",pid=\"1\"",
+	    "QEMU's one process");
+	free(line);
+	for (;;) {
+		line = jt_until(&m, "", "the seed");
+		if (strncmp(line, "(gdb)", 5) == 0)
+			break;
+		thread = thread || strcmp(line, "=thread-created,id=\"1\","
+		    "group-id=\"i1\"") == 0;
+		running = running || strcmp(line, "*running,thread-id=\"all\"")
+		    == 0;
+		free(line);
+	}
+	free(line);
+	cr_assert(thread, "the seed named no thread 1 of i1");
+	cr_assert(running, "the seed did not say the board runs");
+
+	jt_send(&m, "7-exec-interrupt");
+	free(jt_until(&m, "7^done", "the interrupt's answer"));
+	line = jt_until(&m, "*stopped", "the interrupt's stop");
+	cr_assert_not_null(strstr(line, "thread-id=\"1\""), "%s", line);
+	free(line);
+	jt_send(&m, "8-exec-continue");
+	free(jt_until(&m, "8^running", "the continue's answer"));
+	cr_assert(h_cli_wait_status(t.id, "target.state", "running",
+	    H_WAIT_BOUND), "the board did not run again");
+	h_conn_close(&m);
+	json_decref(h_conn_call(&t.c, "stop", "{}", JOIN_BOUND));
 	h_conn_close(&t.c);
 }
