@@ -198,6 +198,9 @@ static const struct {
 	{ "transport", "transport", 'b' },
 	{ "core", "core", 'b' },
 	{ "lease", "lease", 'b' },
+	{ "deadline", "deadline", 'n' },
+	{ "silence-timeout", "silence_timeout", 'n' },
+	{ "on-deadline", "on_deadline", 's' },
 };
 
 /*
@@ -263,6 +266,10 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 	    CMD_KINDS_WORDS))
 		return cmd_usage(self, "bad --kind %s: want one of %s", v,
 		    CMD_KINDS_WORDS);
+	if ((v = args_get(a, "on-deadline")) != NULL && !cmd_launch_word(v,
+	    "stop hold"))
+		return cmd_usage(self, "bad --on-deadline %s: want stop or hold",
+		    v);
 	if ((v = args_get(a, "stop-target")) != NULL && !cmd_launch_word(v,
 	    "auto detach kill"))
 		return cmd_usage(self, "bad --stop-target %s: want auto, detach "
@@ -404,6 +411,12 @@ static const struct cmd_option cmd_launch_options_help[] = {
 	    "save a core file at a fault of a native target" },
 	{ "lease", NULL,
 	    "stop the session when this command ends (with --wait or --attach)" },
+	{ "deadline", "MS",
+	    "MS after it runs, halt the target, record a verdict of where it is, then stop (or hold) the session" },
+	{ "silence-timeout", "MS",
+	    "the same once no stream has had a byte for MS" },
+	{ "on-deadline", "stop|hold",
+	    "after the verdict, stop the session or keep it running, its target halted (default: stop)" },
 	{ NULL, NULL, NULL }
 };
 
@@ -417,14 +430,15 @@ const struct cmd_entry cmd_launch_entry = {
 	    "\t[--cwd DIR] [--env K=V]... [--stop-timeout MS]\n"
 	    "\t[--stop-target auto|detach|kill] [--pid PID]\n"
 	    "\t[--fault-break LOCATION]... [--no-fault-break] [--core]\n"
-	    "\t[--lease]\n"
+	    "\t[--lease] [--deadline MS] [--silence-timeout MS] [--on-deadline stop|hold]\n"
 	    "\t[--attach [--detach-key KEY] [-q | --quiet] | --wait]\n"
 	    "\t[--] PROGRAM [ARG...]",
 	.args = { "kind: name: debugger: remote: server: machine: cpu: "
 	    "qemu: qemu-arg: reset-command: load-command: port# "
 	    "connect-timeout# transport x: cwd: env: stop-timeout# "
 	    "stop-target: pid# attach "
-	    "detach-key: wait fault-break: no-fault-break core lease q quiet",
+	    "detach-key: wait fault-break: no-fault-break core lease q quiet "
+	    "deadline# silence-timeout# on-deadline:",
 	    0, -1 },
 	.flags = CMD_AUTOSTART,
 	.exec = cmd_launch_exec,
@@ -487,19 +501,7 @@ cmd_status_fault(json_t *f)
 	if (json_object_get(f, "incomplete") != NULL)
 		printf(" (record incomplete: see status --json)");
 	printf("\n");
-	json_array_foreach(json_object_get(f, "frames"), i, e) {
-		if (i == 5)
-			break;
-		printf("  #%lld %s", (long long)json_integer_value(
-		    json_object_get(e, "level")), json_string_value(
-		    json_object_get(e, "func")) ? json_string_value(
-		    json_object_get(e, "func")) : "??");
-		if (json_object_get(e, "file") != NULL)
-			printf(" at %s:%lld", json_string_value(
-			    json_object_get(e, "file")), (long long)
-			    json_integer_value(json_object_get(e, "line")));
-		printf("\n");
-	}
+	cmd_deadline_frames(json_object_get(f, "frames"), 5, "  ");
 }
 
 /* A suspended session: what stopped it and how to resume it. */
@@ -551,6 +553,7 @@ cmd_status_print(json_t *s)
 		cmd_status_fault(json_object_get(s, "fault"));
 	/* Where gdb wrote the core file of the fault, once it has. */
 	cmd_status_field(json_object_get(s, "fault"), "core", "core", 1);
+	cmd_deadline_status(s);
 	cmd_status_field(s, "stop_timeout", "stop_timeout", 1);
 	cmd_status_field(s, "stop_target", "stop_target", 1);
 	cmd_status_field(s, "log", "log", 1);

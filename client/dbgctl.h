@@ -216,6 +216,7 @@ int		 cmd_session_status(json_t *);
 
 /* cmd-rm.c */
 extern const struct cmd_entry cmd_rm_entry;
+extern const struct cmd_entry cmd_deadline_entry;
 extern const struct cmd_entry cmd_prune_entry;
 
 /* cmd-logs.c */
@@ -302,6 +303,10 @@ extern const struct cmd_entry cmd_daemon_entry;
 int		 pump_run(int sock);
 
 /* fmt.c */
+/* cmd-deadline.c: what status shows of a deadline and a verdict. */
+void		 cmd_deadline_status(json_t *session);
+void		 cmd_deadline_frames(json_t *frames, size_t max, const char *indent);
+
 void		 fmt_age(json_t *, char *, size_t);
 void		 fmt_age_between(const char *, const char *, char *, size_t);
 int		 fmt_is_control(char);

@@ -42,6 +42,7 @@ static const struct cmd_entry *const main_commands[] = {
 	&cmd_list_entry,
 	&cmd_status_entry,
 	&cmd_stop_entry,
+	&cmd_deadline_entry,
 	&cmd_rm_entry,
 	&cmd_prune_entry,
 	&cmd_signal_entry,

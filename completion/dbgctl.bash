@@ -9,10 +9,11 @@
 # none; a trailing "..." repeats the last. tests/package/check-completion.sh
 # holds this list to `dbgctl help COMMAND`.
 _dbgctl_spec=(
-	"launch|kind: name: debugger: remote: server: machine: cpu: qemu: qemu-arg: reset-command: load-command: port: connect-timeout: transport x: cwd: env: stop-timeout: stop-target: pid: attach detach-key: wait fault-break: no-fault-break core lease q quiet|prog"
+	"launch|kind: name: debugger: remote: server: machine: cpu: qemu: qemu-arg: reset-command: load-command: port: connect-timeout: transport x: cwd: env: stop-timeout: stop-target: pid: attach detach-key: wait fault-break: no-fault-break core lease q quiet deadline: silence-timeout: on-deadline:|prog"
 	"list||none"
 	"status||any"
 	"stop|timeout: all q|live..."
+	"deadline||live none"
 	"rm|keep-files|ended..."
 	"prune|keep-files|none"
 	"signal||live sig"
@@ -192,6 +193,8 @@ _dbgctl_value()
 		COMPREPLY=($(compgen -W "$_dbgctl_kinds" -- "$cur")) ;;
 	--stop-target)
 		COMPREPLY=($(compgen -W "auto detach kill" -- "$cur")) ;;
+	--on-deadline)
+		COMPREPLY=($(compgen -W "stop hold" -- "$cur")) ;;
 	--stream)
 		COMPREPLY=($(compgen -W "console target target-in server" -- "$cur")) ;;
 	--cwd)

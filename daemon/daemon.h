@@ -484,6 +484,7 @@ void		 join_live(struct join *);
 void		 join_fail(struct join *, const char *why);
 void		 join_gone(struct join *);
 extern const struct method *const method_joins[];
+extern const struct method *const method_deadlines[];
 
 /* proc.c: one process under its own keeper; the one spawn function. */
 enum proc_event {
@@ -768,7 +769,8 @@ enum gdb_halt {
 	GDB_HALT_NONE,
 	GDB_HALT_USER,		/* halt, or -exec-interrupt: by "halt" */
 	GDB_HALT_TRANSIENT,	/* the daemon, to serve a verb: skipped */
-	GDB_HALT_RESET		/* a reset that leaves it halted */
+	GDB_HALT_RESET,		/* a reset that leaves it halted */
+	GDB_HALT_VERDICT	/* a deadline's or a silence's: by "verdict" */
 };
 
 /* Where a run-control job is. */
@@ -803,6 +805,7 @@ struct gdb_job {
 	bool			 halted;	/* it interrupted the target */
 	bool			 halted_for;	/* resume after the commands */
 	int			 halting;	/* g->halting at the first command */
+	int			 halt_as;	/* GDB_JOB_STOPPED's halt is by, or 0 */
 	json_t			*cmds;		/* MI lines */
 	size_t			 next;
 	unsigned long		 token;
@@ -885,6 +888,8 @@ void		 gdb_control_close(struct gdb_data *);
 
 /* gdb.c: the target's state from MI, and exec, for the gdb family. */
 json_t	*gdb_text(const char *out, size_t len);
+json_t	*gdb_frames(json_t *stack);
+json_t	*gdb_registers(json_t *names, json_t *values);
 void	 gdb_exit_flush(struct gdb_data *);
 void	 gdb_target(struct gdb_data *, json_t *target);
 void	 gdb_event(void *arg, const struct mi_record *);
@@ -918,6 +923,9 @@ struct launch {
 	bool			 core;		/* --core: gcore at a fault */
 	bool			 lease;		/* ends with its connection */
 	long			 lease_grace;	/* ms after that */
+	long			 deadline;	/* ms after it runs, or 0 */
+	long			 silence_timeout; /* ms with no output, or 0 */
+	const char		*on_deadline;	/* "stop" or "hold" */
 };
 
 /* Default graceful-stop window. */
@@ -928,6 +936,14 @@ int	 launch_parse(struct launch *, json_t *params, struct rpc_error *);
 int	 launch_check_params(json_t *params, json_t *out, struct rpc_error *);
 const char *launch_get_str(const struct launch *, const char *name);
 void	 launch_free(struct launch *);
+
+/* verdict.c: deadlines, silences, and the verdict of why a session ends. */
+struct verdict_watch;
+void	 verdict_arm(struct session *);
+int	 verdict_deadline_set(struct session *, long ms);
+json_t	*verdict_deadline_json(const struct session *);
+void	 verdict_fault(struct session *, json_t *fault);
+void	 verdict_close(struct session *);
 
 /* session.c: the session table, its processes and the one fan-out point. */
 enum session_state {
@@ -953,6 +969,7 @@ enum session_event_kind {
 	SE_STOPPING = 0x100,	/* a stop escalates: json {step, after_ms} */
 	SE_SERVER_END = 0x200,	/* the server is gone with all its output */
 	SE_BREAKPOINT = 0x400,	/* a breakpoint was made or deleted (json) */
+	SE_VERDICT = 0x800,	/* a deadline's or silence's verdict (json) */
 };
 
 struct session_event {
@@ -1051,6 +1068,8 @@ struct session {
 	json_t			*target;	/* gdb family: the target's state */
 	json_t			*fault;		/* the last fault record, or NULL */
 	json_t			*faults;	/* the last FAULTS_KEPT records */
+	json_t			*verdict;	/* why it is ending, or NULL */
+	struct verdict_watch	*vw;		/* verdict.c: its deadline, silence */
 	bool			 faulted;	/* the target is stopped at it */
 	uint64_t		 target_seq;	/* the last target record's seq */
 	struct sinks		 sinks;

@@ -151,40 +151,19 @@ fault_memory(const struct mi_record *rec)
 static void
 fault_frames(struct fault_job *j, const struct mi_record *rec)
 {
-	json_t	*frames = json_array(), *e, *f, *o;
-	size_t	 i;
-
-	json_array_foreach(json_object_get(rec->results, "stack"), i, e) {
-		f = json_object_get(e, "frame");
-		o = json_pack("{s:i}", "level", 0);
-		gdb_copy_int(o, "level", f, "level");
-		gdb_copy(o, "func", f, "func");
-		gdb_copy(o, "file", f, "file");
-		gdb_copy_int(o, "line", f, "line");
-		gdb_copy(o, "addr", f, "addr");
-		json_array_append_new(frames, o);
-	}
-	json_object_set_new(j->rec, "frames", frames);
+	json_object_set_new(j->rec, "frames", gdb_frames(json_object_get(
+	    rec->results, "stack")));
 }
 
 /* Keep the register values under their names. */
 static void
 fault_values(struct fault_job *j, const struct mi_record *rec)
 {
-	json_t		*regs = fault_registers(j), *e;
-	const char	*name;
-	size_t		 i;
-	long		 n;
+	json_t *regs = gdb_registers(j->names, json_object_get(rec->results,
+	    "register-values"));
 
-	json_array_foreach(json_object_get(rec->results, "register-values"),
-	    i, e) {
-		n = strtol(json_string_value(json_object_get(e, "number")) ?:
-		    "-1", NULL, 10);
-		name = json_string_value(json_array_get(j->names, n));
-		if (name == NULL || *name == '\0')
-			continue;
-		json_object_set(regs, name, json_object_get(e, "value"));
-	}
+	json_object_update(fault_registers(j), regs);
+	json_decref(regs);
 }
 
 /* Decode CFSR, HFSR, MMFAR and BFAR into the record's cortex_m. */

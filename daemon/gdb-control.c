@@ -312,7 +312,8 @@ gdb_job_next(struct gdb_job *j)
 			gdb_job_await(j, GDB_JOB_HALTING);
 			j->halted = true;
 			j->halted_for = !(j->flags & GDB_JOB_KEEP_HALTED);
-			g->halting = GDB_HALT_TRANSIENT;
+			g->halting = j->halt_as != GDB_HALT_NONE ? j->halt_as :
+			    GDB_HALT_TRANSIENT;
 			j->token = mi_command(g->mi, NULL, NULL,
 			    "-exec-interrupt");
 			j->token = 0;
@@ -416,6 +417,8 @@ gdb_control_stop_by(struct gdb_data *g, const char *reason, const char *sig,
 	    strcmp(sig, "SIGTRAP") == 0 || strcmp(sig, "0") == 0));
 	if (h == GDB_HALT_RESET)
 		return "reset";
+	if (h == GDB_HALT_VERDICT && interrupt)
+		return "verdict";
 	if (h == GDB_HALT_NONE || !interrupt)
 		return "target";
 	if (h == GDB_HALT_TRANSIENT) {

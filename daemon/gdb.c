@@ -42,6 +42,48 @@ gdb_copy_int(json_t *dst, const char *key, json_t *src, const char *from)
 		    json_integer(strtol(json_string_value(v), NULL, 10)));
 }
 
+/* The frames of a -stack-list-frames answer: level, func, file, line, addr. */
+json_t *
+gdb_frames(json_t *stack)
+{
+	json_t	*frames = json_array(), *e, *f, *o;
+	size_t	 i;
+
+	json_array_foreach(stack, i, e) {
+		f = json_object_get(e, "frame");
+		o = json_pack("{s:i}", "level", 0);
+		gdb_copy_int(o, "level", f, "level");
+		gdb_copy(o, "func", f, "func");
+		gdb_copy(o, "file", f, "file");
+		gdb_copy_int(o, "line", f, "line");
+		gdb_copy(o, "addr", f, "addr");
+		json_array_append_new(frames, o);
+	}
+	return frames;
+}
+
+/*
+ * The registers of a -data-list-register-values answer as an object of
+ * name to value, named by a -data-list-register-names answer's list.
+ */
+json_t *
+gdb_registers(json_t *names, json_t *values)
+{
+	json_t		*regs = json_object(), *e;
+	const char	*name, *num;
+	size_t		 i;
+
+	json_array_foreach(values, i, e) {
+		num = json_string_value(json_object_get(e, "number"));
+		name = num != NULL ? json_string_value(json_array_get(names,
+		    strtol(num, NULL, 10))) : NULL;
+		if (name == NULL || *name == '\0')
+			continue;
+		json_object_set(regs, name, json_object_get(e, "value"));
+	}
+	return regs;
+}
+
 /* The stop record of a *stopped: why, where, and on which thread. */
 static json_t *
 gdb_stop_json(const struct mi_record *rec)

@@ -434,6 +434,25 @@ launch_kind_params(const struct backend *be, json_t *params)
 	return out;
 }
 
+/* What a deadline or silence does after its verdict: "stop" (the default) or "hold". */
+static int
+launch_on_deadline(struct launch *l, json_t *params, struct rpc_error *err)
+{
+	const char *v = json_string_value(json_object_get(params,
+	    "on_deadline"));
+
+	l->on_deadline = "stop";
+	if (v == NULL || strcmp(v, "stop") == 0)
+		return 0;
+	if (strcmp(v, "hold") == 0) {
+		l->on_deadline = "hold";
+		return 0;
+	}
+	rpc_error_set(err, RPC_INVALID_PARAMS, "\"on_deadline\" is \"stop\" "
+	    "or \"hold\", not \"%s\"", v);
+	return -1;
+}
+
 /* Read a launch's params (their types already checked) into l. */
 int
 launch_parse(struct launch *l, json_t *params, struct rpc_error *err)
@@ -475,7 +494,10 @@ launch_parse(struct launch *l, json_t *params, struct rpc_error *err)
 	l->core = json_is_true(json_object_get(params, "core"));
 	l->lease = json_is_true(json_object_get(params, "lease"));
 	l->lease_grace = launch_int(params, "lease_grace", 0);
-	if (launch_stop_target(l, params, err) != 0 ||
+	l->deadline = launch_int(params, "deadline", 0);
+	l->silence_timeout = launch_int(params, "silence_timeout", 0);
+	if (launch_on_deadline(l, params, err) != 0 ||
+	    launch_stop_target(l, params, err) != 0 ||
 	    launch_check(l, params, err) != 0) {
 		launch_free(l);
 		return -1;

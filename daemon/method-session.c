@@ -130,6 +130,9 @@ static const struct method_param method_launch_params[] = {
 	{ "core", PT_BOOL, false, 0, 0 },
 	{ "lease", PT_BOOL, false, 0, 0 },
 	{ "lease_grace", PT_INT, false, 0, STOP_TIMEOUT_MAX },
+	{ "deadline", PT_INT, false, 1, INT_MAX },
+	{ "silence_timeout", PT_INT, false, 1, INT_MAX },
+	{ "on_deadline", PT_STRING, false, 0, 0 },
 	{ "wait", PT_BOOL, false, 0, 0 },
 	{ NULL, 0, false, 0, 0 }
 };

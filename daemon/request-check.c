@@ -22,6 +22,7 @@ static const struct method *const *const request_check_groups[] = {
 	method_inspects,
 	method_resets,
 	method_joins,
+	method_deadlines,
 	method_daemon,
 	method_ended,
 };

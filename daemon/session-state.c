@@ -96,6 +96,14 @@ session_act_started(struct session *s, const void *arg)
 		session_event(s, SI_READY);
 }
 
+/* It runs: its deadline and silence start counting. */
+static void
+session_act_ready(struct session *s, const void *arg)
+{
+	(void)arg;
+	verdict_arm(s);
+}
+
 /* An ended session: every input means nothing. */
 #define SESSION_INERT {						\
 	[SI_READY] = { STAY, STAY, NULL },				\
@@ -108,7 +116,7 @@ session_act_started(struct session *s, const void *arg)
 
 static const struct session_action session_actions[S_NSTATES][SI_NINPUTS] = {
 	[S_STARTING] = {
-		[SI_READY] = { S_RUNNING, STAY, NULL },
+		[SI_READY] = { S_RUNNING, STAY, session_act_ready },
 		[SI_STOP] = { S_ABORTING, STAY, session_act_abort },
 		[SI_FAIL] = { S_ABORTING, STAY, session_act_stop },
 		[SI_EXIT] = { STAY, STAY, NULL },

@@ -200,6 +200,7 @@ session_fault(struct session *s, json_t *fault)
 	if (json_array_size(s->faults) == FAULTS_KEPT)
 		json_array_remove(s->faults, 0);
 	json_array_append(s->faults, fault);
+	verdict_fault(s, fault);
 	text = status_fault_text(fault);
 	session_note(s, text);
 	free(text);
@@ -556,6 +557,7 @@ session_end(struct session *s)
 	if (s->backend->close != NULL)
 		s->backend->close(s);
 	session_stop_end(s);
+	verdict_close(s);
 	dmn.nended++;
 }
 
@@ -588,6 +590,7 @@ session_free(struct session *s)
 	json_decref(s->target);
 	json_decref(s->fault);
 	json_decref(s->faults);
+	json_decref(s->verdict);
 	free(s->cursors);
 	free(s->bdata);
 	free(s);

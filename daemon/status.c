@@ -230,9 +230,16 @@ status_containment(const struct session *s)
 static json_t *
 status_exit(const struct session *s)
 {
-	struct proc *main = s->procs[0].proc;
+	struct proc	*main = s->procs[0].proc;
+	json_t		*e;
 
-	return main != NULL && main->have_exit ? proc_exit_json(main) : NULL;
+	if (main == NULL || !main->have_exit)
+		return NULL;
+	e = proc_exit_json(main);
+	if (s->verdict != NULL)
+		json_object_set(e, "verdict", json_object_get(s->verdict,
+		    "kind"));
+	return e;
 }
 
 /* The member "error": why the session failed. */
@@ -261,6 +268,20 @@ static json_t *
 status_fault(const struct session *s)
 {
 	return s->fault ? json_incref(s->fault) : NULL;
+}
+
+/* The member "verdict": why the session is ending, once it has one. */
+static json_t *
+status_verdict(const struct session *s)
+{
+	return s->verdict ? json_incref(s->verdict) : NULL;
+}
+
+/* The member "deadline", while one is set. */
+static json_t *
+status_deadline(const struct session *s)
+{
+	return verdict_deadline_json(s);
 }
 
 /* The member "fault_breaks": the gdb family's own fault breakpoints. */
@@ -326,6 +347,8 @@ const struct status_field status_fields[] = {
 	{ "faults", status_faults, false },
 	{ "fault_breaks", status_fault_breaks, false },
 	{ "faulted", status_faulted, false },
+	{ "deadline", status_deadline, false },
+	{ "verdict", status_verdict, false },
 };
 const size_t status_nfields = sizeof status_fields / sizeof status_fields[0];
 

@@ -579,6 +579,19 @@ def drive(path, daemon):
         f = sub.wait_note(lambda n: n["method"] == "session.fault")
         record(f is not None, "session.fault")
         c.call("status", {"session": "f"}, desc="status with a fault")
+    # A deadline moved, then a silence: session.verdict and its status.
+    c.call("launch", {"kind": "exec", "name": "quiet", "argv": ["sleep",
+           "1000"], "deadline": 60000, "silence_timeout": 300},
+           desc="launch with a deadline and a silence timeout")
+    sub.call("subscribe", {"session": "quiet"}, desc="subscribe quiet")
+    c.call("deadline", {"session": "quiet", "ms": 30000},
+           desc="deadline moved")
+    v = sub.wait_note(lambda n: n["method"] == "session.verdict")
+    record(v is not None and v["params"]["verdict"]["kind"] == "silent",
+           "session.verdict of a silence", repr(v))
+    c.call("status", {"session": "quiet"}, desc="status with a verdict")
+    c.call("deadline", {"session": "quiet", "ms": 0}, "not_running",
+           desc="deadline after a verdict -> not_running")
     control(c, sub, path)
     # Errors, each with the kind it must have.
     for method, params, kind in [
@@ -627,7 +640,7 @@ def drive(path, daemon):
     c.call("shutdown", {"timeout": 1000})
     sub.wait_note(lambda n: False, timeout=0.2)
     for m in ["session.state", "session.output", "session.target",
-              "session.launched"] + (
+              "session.launched", "session.verdict"] + (
             ["session.fault"] if FAULT else []):
         record(seen.get(m, 0) > 0, "%s notifications valid (%d seen)"
                % (m, seen.get(m, 0)))

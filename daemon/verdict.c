@@ -1,0 +1,430 @@
+/*
+ * Verdicts: why a session is being ended, recorded by the daemon itself
+ * whether or not a client is connected. A deadline that runs out, or a
+ * silence (no byte on any stream for a while), halts a gdb-family target
+ * and gathers where every thread is and its registers; for every kind it
+ * records the streams' offsets and how long each has been quiet, the
+ * session's processes and the console's last lines. Then the session is
+ * stopped, or held: kept running with its target halted.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+/* How long a gathering may take before the verdict goes out as it is. */
+#define VERDICT_GATHER_MS	15000
+/* Most processes a verdict lists, and lines of the console it keeps. */
+#define VERDICT_PROCS_MAX	64
+#define VERDICT_TAIL_LINES	20
+#define VERDICT_TAIL_BYTES	4096
+
+/* A session's deadline and silence, and the verdict being gathered. */
+struct verdict_watch {
+	struct session	*s;
+	struct timer	*deadline;
+	uint64_t	 deadline_at;	/* uv_now() it runs out, or 0: none */
+	struct timer	*silence;
+	uint64_t	 armed_at;	/* uv_now() the session ran */
+	uint64_t	 last_console;	/* uv_now() of its last byte, or 0 */
+	uint64_t	 last_target;
+	struct sink	*sink;		/* the streams' bytes, for the above */
+	struct timer	*gather;	/* bounds the gathering */
+	struct timer	*end;		/* stops the session after it */
+	json_t		*pending;	/* the verdict being gathered */
+	bool		 given;		/* a deadline or silence verdict is out */
+};
+
+static void	verdict_publish(struct verdict_watch *);
+
+/* The session's process and every process below it, as pid and name. */
+static void
+verdict_procs_of(pid_t pid, json_t *list)
+{
+	char	path[64], comm[64] = "", buf[1024], *p, *end;
+	FILE	*f;
+	long	child;
+
+	if (pid <= 0 || json_array_size(list) >= VERDICT_PROCS_MAX)
+		return;
+	snprintf(path, sizeof path, "/proc/%ld/comm", (long)pid);
+	if ((f = fopen(path, "re")) != NULL) {
+		if (fgets(comm, sizeof comm, f) == NULL)
+			comm[0] = '\0';
+		fclose(f);
+	}
+	comm[strcspn(comm, "\n")] = '\0';
+	json_array_append_new(list, json_pack("{s:i, s:s}", "pid", (int)pid,
+	    "name", comm));
+	snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)pid,
+	    (long)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return;
+	if (fgets(buf, sizeof buf, f) == NULL)
+		buf[0] = '\0';
+	fclose(f);
+	for (p = buf; (child = strtol(p, &end, 10)) > 0; p = end)
+		verdict_procs_of((pid_t)child, list);
+}
+
+/* How long ago at was, in ms; since the session ran if nothing came. */
+static json_int_t
+verdict_idle(const struct verdict_watch *w, uint64_t at)
+{
+	return (json_int_t)(uv_now(dmn.loop) - (at != 0 ? at : w->armed_at));
+}
+
+/* Each stream's offset and how long it has been quiet. */
+static json_t *
+verdict_streams(const struct verdict_watch *w)
+{
+	struct session	*s = w->s;
+	json_t		*o = json_object();
+
+	json_object_set_new(o, "console", json_pack("{s:I, s:I}", "offset",
+	    (json_int_t)output_size(&s->output), "idle_ms",
+	    verdict_idle(w, w->last_console)));
+	if (s->l.transport)
+		json_object_set_new(o, "target", json_pack("{s:I, s:I}",
+		    "offset", (json_int_t)output_size(&s->target_out),
+		    "idle_ms", verdict_idle(w, w->last_target)));
+	return o;
+}
+
+/* The console's last lines, as text. */
+static json_t *
+verdict_tail(struct session *s)
+{
+	uint64_t	 off = output_tail_offset(&s->output, VERDICT_TAIL_LINES,
+			    VERDICT_TAIL_BYTES);
+	char		 buf[VERDICT_TAIL_BYTES];
+	size_t		 n;
+
+	n = output_read(&s->output, off, buf, sizeof buf);
+	return gdb_text(buf, n);
+}
+
+/* Say in the verdict that a command of its gathering failed, and why. */
+static void
+verdict_incomplete(json_t *v, const char *cmd, const char *why)
+{
+	json_t *list = json_object_get(v, "incomplete");
+
+	if (list == NULL) {
+		list = json_array();
+		json_object_set_new(v, "incomplete", list);
+	}
+	json_array_append_new(list, json_pack("{s:s?, s:s}", "command", cmd,
+	    "error", why != NULL ? why : "?"));
+}
+
+/* The frames of one thread from its -stack-list-frames answer. */
+static json_t *
+verdict_thread(json_t *info, json_t *stack)
+{
+	json_t *t = json_object();
+
+	gdb_copy(t, "id", info, "id");
+	gdb_copy(t, "target_id", info, "target-id");
+	gdb_copy(t, "name", info, "name");
+	json_object_set_new(t, "frames", gdb_frames(json_object_get(stack,
+	    "stack")));
+	return t;
+}
+
+/*
+ * The gathering's answers, in the order of its commands: the threads,
+ * the register names and values, then one stack a thread.
+ */
+static json_t *
+verdict_gdb_done(struct gdb_job *j)
+{
+	struct verdict_watch	*w = j->g->s->vw;
+	json_t			*v, *threads, *names = NULL, *r, *list;
+	size_t			 i, t = 0;
+	const char		*cmd;
+
+	if (w == NULL || (v = w->pending) == NULL)
+		return NULL;
+	threads = json_object_get(json_array_get(j->replies, 0), "threads");
+	list = json_array();
+	json_array_foreach(j->replies, i, r) {
+		cmd = json_string_value(json_array_get(j->cmds, i));
+		if (strcmp(json_string_value(json_object_get(r, "class")),
+		    "error") == 0) {
+			verdict_incomplete(v, cmd, json_string_value(
+			    json_object_get(r, "msg")));
+			continue;
+		}
+		if (strcmp(cmd, "-data-list-register-names") == 0)
+			names = json_object_get(r, "register-names");
+		else if (strcmp(cmd, "-data-list-register-values x") == 0)
+			json_object_set_new(v, "registers", gdb_registers(names,
+			    json_object_get(r, "register-values")));
+		else if (strncmp(cmd, "-stack-list-frames", 18) == 0)
+			json_array_append_new(list, verdict_thread(
+			    json_array_get(threads, t++), r));
+	}
+	json_object_set_new(v, "threads", list);
+	verdict_publish(w);
+	return NULL;
+}
+
+/* After -thread-info: a stack for each thread, the first one's first. */
+static void
+verdict_gdb_step(struct gdb_job *j, json_t *reply)
+{
+	json_t	*t;
+	size_t	 i;
+
+	if (j->next != 1)
+		return;
+	json_array_foreach(json_object_get(reply, "threads"), i, t)
+		gdb_job_add(j, "-stack-list-frames --thread %s 0 63",
+		    json_string_value(json_object_get(t, "id")));
+}
+
+/* Halt a gdb-family target and ask where it is, as a run-control job. */
+static void
+verdict_gdb(struct verdict_watch *w)
+{
+	struct gdb_job *j;
+
+	j = gdb_job_new(NULL, w->s->bdata, GDB_JOB_ORPHAN_OK | GDB_JOB_STOPPED |
+	    GDB_JOB_KEEP_HALTED | GDB_JOB_ERRORS_OK, verdict_gdb_done);
+	j->halt_as = GDB_HALT_VERDICT;
+	j->step = verdict_gdb_step;
+	gdb_job_add(j, "-thread-info");
+	gdb_job_add(j, "-data-list-register-names");
+	gdb_job_add(j, "-data-list-register-values x");
+	gdb_job_run(j, NULL, 0);
+}
+
+/* The gathering took too long: the verdict goes out with what it has. */
+static void
+verdict_gather_cb(void *arg)
+{
+	struct verdict_watch *w = arg;
+
+	if (w->pending == NULL)
+		return;
+	verdict_incomplete(w->pending, NULL, "gdb did not answer in time");
+	verdict_publish(w);
+}
+
+/* The verdict is out and the session is not held: it is stopped. */
+static void
+verdict_end_cb(void *arg)
+{
+	struct verdict_watch *w = arg;
+
+	if (w->s->state == S_RUNNING)
+		session_stop(w->s, -1);
+}
+
+/* The verdict is whole: the session's, told, then the session goes or is held. */
+static void
+verdict_publish(struct verdict_watch *w)
+{
+	struct session		*s = w->s;
+	struct session_event	 ev = { .kind = SE_VERDICT };
+	json_t			*v = w->pending;
+	char			*text;
+
+	w->pending = NULL;
+	timer_stop(w->gather);
+	json_decref(s->verdict);
+	s->verdict = v;
+	ev.json = v;
+	xasprintf(&text, "%s: the session %s", json_string_value(
+	    json_object_get(v, "kind")), strcmp(s->l.on_deadline, "hold") ==
+	    0 ? "is held, its target halted" : "is stopped");
+	session_note(s, text);
+	free(text);
+	session_fire(s, &ev);
+	/* Not inside the gathering's answer: the stop runs on its own turn. */
+	if (strcmp(s->l.on_deadline, "hold") != 0) {
+		if (w->end == NULL)
+			w->end = timer_new(verdict_end_cb, w);
+		timer_start(w->end, 0);
+	}
+}
+
+/* A deadline or silence ran out: gather the verdict of kind. */
+static void
+verdict_fire(struct verdict_watch *w, const char *kind)
+{
+	struct session	*s = w->s;
+	json_t		*v, *procs = json_array();
+
+	if (s->state != S_RUNNING || w->pending != NULL || w->given)
+		return;
+	w->given = true;
+	timer_stop(w->deadline);
+	timer_stop(w->silence);
+	w->deadline_at = 0;
+	log_info("session %lu: %s: gathering the verdict", s->id, kind);
+	v = json_pack("{s:s, s:o, s:o}", "kind", kind, "time",
+	    json_real(loop_now()), "streams", verdict_streams(w));
+	if (s->target != NULL)
+		json_object_set(v, "target_before", s->target);
+	if (s->procs[0].proc != NULL)
+		verdict_procs_of(s->procs[0].proc->pid, procs);
+	json_object_set_new(v, "processes", procs);
+	json_object_set_new(v, "console_tail", verdict_tail(s));
+	w->pending = v;
+	if (s->backend->command == gdb_command && s->bdata != NULL &&
+	    ((struct gdb_data *)s->bdata)->mi != NULL) {
+		if (w->gather == NULL)
+			w->gather = timer_new(verdict_gather_cb, w);
+		timer_start(w->gather, VERDICT_GATHER_MS);
+		verdict_gdb(w);
+		return;
+	}
+	verdict_publish(w);
+}
+
+/* The deadline ran out. */
+static void
+verdict_deadline_cb(void *arg)
+{
+	verdict_fire(arg, "deadline");
+}
+
+/* The silence's time is up, unless a byte came meanwhile: look again then. */
+static void
+verdict_silence_cb(void *arg)
+{
+	struct verdict_watch	*w = arg;
+	uint64_t		 last = w->last_console > w->last_target ?
+				    w->last_console : w->last_target;
+	uint64_t		 now = uv_now(dmn.loop);
+
+	if (last == 0)
+		last = w->armed_at;
+	if (now - last < (uint64_t)w->s->l.silence_timeout) {
+		timer_start(w->silence, last + w->s->l.silence_timeout - now);
+		return;
+	}
+	verdict_fire(w, "silent");
+}
+
+/* A stream's bytes came: it is not quiet. */
+static void
+verdict_sink_cb(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	struct verdict_watch *w = k->arg;
+
+	(void)s;
+	if (ev->kind == SE_OUTPUT)
+		w->last_console = uv_now(dmn.loop);
+	else
+		w->last_target = uv_now(dmn.loop);
+}
+
+/* The session's watch, made the first time it is wanted. */
+static struct verdict_watch *
+verdict_watch(struct session *s)
+{
+	struct verdict_watch *w = s->vw;
+
+	if (w != NULL)
+		return w;
+	w = s->vw = xcalloc(1, sizeof *w);
+	w->s = s;
+	w->armed_at = uv_now(dmn.loop);
+	w->sink = session_sink_add(s, SE_OUTPUT | SE_TARGET, verdict_sink_cb,
+	    w);
+	w->deadline = timer_new(verdict_deadline_cb, w);
+	return w;
+}
+
+/* Run the deadline out ms from now, or not at all (0). */
+static void
+verdict_deadline_start(struct verdict_watch *w, long ms)
+{
+	if (ms == 0) {
+		timer_stop(w->deadline);
+		w->deadline_at = 0;
+		return;
+	}
+	w->deadline_at = uv_now(dmn.loop) + (uint64_t)ms;
+	timer_start(w->deadline, (uint64_t)ms);
+}
+
+/* The session runs (it is about to be running): its deadline and silence start. */
+void
+verdict_arm(struct session *s)
+{
+	struct verdict_watch *w;
+
+	if (s->l.deadline == 0 && s->l.silence_timeout == 0)
+		return;
+	w = verdict_watch(s);
+	verdict_deadline_start(w, s->l.deadline);
+	if (s->l.silence_timeout > 0) {
+		w->silence = timer_new(verdict_silence_cb, w);
+		timer_start(w->silence, s->l.silence_timeout);
+	}
+}
+
+/*
+ * Set the deadline ms from now, or clear it (0); -1 once the session has
+ * a verdict of its own or is no longer running.
+ */
+int
+verdict_deadline_set(struct session *s, long ms)
+{
+	if (s->state != S_RUNNING || (s->vw != NULL && s->vw->given))
+		return -1;
+	verdict_deadline_start(verdict_watch(s), ms);
+	return 0;
+}
+
+/* The member "deadline": when it runs out and in how long, while it is set. */
+json_t *
+verdict_deadline_json(const struct session *s)
+{
+	const struct verdict_watch	*w = s->vw;
+	uint64_t			 now = uv_now(dmn.loop);
+	json_int_t			 left;
+
+	if (w == NULL || w->deadline_at == 0)
+		return NULL;
+	left = w->deadline_at > now ? (json_int_t)(w->deadline_at - now) : 0;
+	return json_pack("{s:o, s:I}", "at", json_real(loop_now() +
+	    left / 1000.0), "in_ms", left);
+}
+
+/* A fault record is the session's verdict too, unless it has one already. */
+void
+verdict_fault(struct session *s, json_t *fault)
+{
+	if (s->verdict != NULL && strcmp(json_string_value(json_object_get(
+	    s->verdict, "kind")), "fault") != 0)
+		return;
+	json_decref(s->verdict);
+	s->verdict = json_pack("{s:s, s:O, s:O}", "kind", "fault", "time",
+	    json_object_get(fault, "time"), "fault", fault);
+}
+
+/* The session ended: no deadline or silence is waited for. */
+void
+verdict_close(struct session *s)
+{
+	struct verdict_watch *w = s->vw;
+
+	if (w == NULL)
+		return;
+	s->vw = NULL;
+	session_sink_remove(w->sink);
+	timer_free(w->deadline);
+	timer_free(w->silence);
+	timer_free(w->gather);
+	timer_free(w->end);
+	json_decref(w->pending);
+	free(w);
+}

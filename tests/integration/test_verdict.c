@@ -1,0 +1,304 @@
+/*
+ * Verdicts (issue 23): a deadline that runs out with no client connected
+ * halts a spinning native program and the QEMU board and records where
+ * every thread is; a silent program gets a silent verdict; a deadline
+ * moved before it runs out fires at its new time; on_deadline hold keeps
+ * the session with its target halted; bad params are refused.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+TestSuite(verdict, .init = h_ctx_setup, .fini = h_ctx_teardown,
+    .timeout = 300);
+
+/* Bound for one reply (ms). */
+#define VD_BOUND	(30000 * H_SLOW)
+
+/* Launch params on a connection closed at once; the session's id. */
+static long
+vd_launch(const char *params)
+{
+	struct h_conn	 c;
+	json_t		*r;
+	long		 id;
+
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect to %s", H->sock);
+	r = h_conn_call(&c, "launch", params, VD_BOUND);
+	id = (long)h_jint(r, "result.id", -1);
+	cr_assert_gt(id, 0, "launch %s: got %s", params, json_dumps(r,
+	    JSON_COMPACT));
+	json_decref(r);
+	/* No client stays: the daemon gives the verdict on its own. */
+	h_conn_close(&c);
+	return id;
+}
+
+/* Poll status until the session has a verdict; the status. */
+static json_t *
+vd_wait_verdict(long id, int bound_ms)
+{
+	double	 end = h_now() + bound_ms / 1000.0;
+	json_t	*st;
+
+	for (;;) {
+		st = h_cli_status(id);
+		if (h_jpath(st, "verdict") != NULL)
+			return st;
+		cr_assert(h_now() < end, "session %ld: no verdict within %d ms: "
+		    "%s", id, bound_ms, json_dumps(st, JSON_COMPACT));
+		json_decref(st);
+		h_nap(20);
+	}
+}
+
+/* Whether a frame of some thread of the verdict is func in file. */
+static bool
+vd_has_frame(json_t *v, const char *func, const char *file)
+{
+	json_t		*t, *f;
+	size_t		 i, k;
+	const char	*fn, *fl;
+
+	json_array_foreach(json_object_get(v, "threads"), i, t)
+		json_array_foreach(json_object_get(t, "frames"), k, f) {
+			fn = json_string_value(json_object_get(f, "func"));
+			fl = json_string_value(json_object_get(f, "file"));
+			if (fn != NULL && strcmp(fn, func) == 0 && (file == NULL ||
+			    (fl != NULL && strstr(fl, file) != NULL)))
+				return true;
+		}
+	return false;
+}
+
+/* A realtime clock in seconds, as the verdict's time is. */
+static double
+vd_realtime(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+Test(verdict, a_spinning_program_gets_a_deadline_verdict_naming_main)
+{
+	char	 params[1024];
+	json_t	*st, *v, *end;
+	double	 t0, t1, at;
+	pid_t	 pid, inferior;
+	long	 id;
+
+	h_daemon_fg();
+	snprintf(params, sizeof(params), "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"],\"deadline\":2500}",
+	    h_ctx_fixture("FIX_SPINNER"));
+	t0 = vd_realtime();
+	id = vd_launch(params);
+	t1 = vd_realtime();
+	cr_assert(h_cli_wait_status(id, "target.state", "running",
+	    H_WAIT_BOUND), "the spinner never ran");
+	pid = h_cli_status_pid(id, "pid");
+	inferior = h_cli_status_pid(id, "inferior_pid");
+	st = vd_wait_verdict(id, VD_BOUND);
+	v = h_jpath(st, "verdict");
+	cr_assert_str_eq(h_jstr(v, "kind"), "deadline", "%s", json_dumps(v,
+	    JSON_COMPACT));
+	at = json_real_value(json_object_get(v, "time"));
+	cr_assert(at >= t0 + 2.5 && at <= t1 + 2.5 + 1.0, "the verdict came "
+	    "%.3f s after the launch, not within 1 s of its 2.5 s deadline",
+	    at - t0);
+	cr_assert(vd_has_frame(v, "main", "spinner.c"), "no thread of the "
+	    "verdict is in the spinner's main: %s", json_dumps(v,
+	    JSON_COMPACT));
+	cr_assert_str_eq(h_jstr(v, "target_before.state"), "running");
+	cr_assert_not_null(h_jpath(v, "registers"), "no registers: %s",
+	    json_dumps(v, JSON_COMPACT));
+	cr_assert_not_null(h_jpath(v, "streams.console.offset"));
+	json_decref(st);
+	/* on_deadline stop (the default): then the session ends, all of it. */
+	end = h_cli_wait_ended(id, VD_BOUND);
+	cr_assert_not_null(end, "session %ld did not end after its verdict",
+	    id);
+	cr_assert_str_eq(h_jstr(end, "exit.verdict") ? h_jstr(end,
+	    "exit.verdict") : "", "deadline", "the exit record: %s",
+	    json_dumps(end, JSON_COMPACT));
+	json_decref(end);
+	cr_assert(h_pid_gone(pid), "gdb %d outlived its session", pid);
+	cr_assert(h_pid_gone(inferior), "the spinner %d outlived its session",
+	    inferior);
+}
+
+Test(verdict, a_silent_program_gets_a_silent_verdict)
+{
+	json_t	*st, *v, *p, *end;
+	size_t	 i;
+	bool	 sleeping = false;
+	long	 id;
+
+	h_daemon_fg();
+	id = vd_launch("{\"kind\":\"exec\",\"argv\":[\"sh\",\"-c\","
+	    "\"echo said; exec sleep 1000\"],\"silence_timeout\":1000}");
+	st = vd_wait_verdict(id, VD_BOUND);
+	v = h_jpath(st, "verdict");
+	cr_assert_str_eq(h_jstr(v, "kind"), "silent", "%s", json_dumps(v,
+	    JSON_COMPACT));
+	cr_assert_geq(h_jint(v, "streams.console.idle_ms", -1), 1000,
+	    "%s", json_dumps(v, JSON_COMPACT));
+	cr_assert_geq(h_jint(v, "streams.console.offset", -1), 5,
+	    "the console's offset is past \"said\\r\\n\": %s", json_dumps(v,
+	    JSON_COMPACT));
+	cr_assert_not_null(strstr(h_jstr(v, "console_tail") ?: "", "said"),
+	    "the console's last lines: %s", json_dumps(v, JSON_COMPACT));
+	json_array_foreach(json_object_get(v, "processes"), i, p)
+		sleeping = sleeping || strcmp(h_jstr(p, "name") ?: "",
+		    "sleep") == 0;
+	cr_assert(sleeping, "the processes name no sleep: %s", json_dumps(v,
+	    JSON_COMPACT));
+	cr_assert_null(h_jpath(v, "threads"), "an exec session has no "
+	    "threads to list");
+	json_decref(st);
+	end = h_cli_wait_ended(id, VD_BOUND);
+	cr_assert_not_null(end);
+	cr_assert_str_eq(h_jstr(end, "exit.verdict") ?: "", "silent");
+	json_decref(end);
+}
+
+Test(verdict, a_deadline_moved_before_it_runs_out_fires_at_its_new_time)
+{
+	struct h_res	 r;
+	char		 ids[32];
+	json_t		*st;
+	double		 moved, at, until;
+	long		 id;
+
+	h_daemon_fg();
+	id = vd_launch("{\"kind\":\"exec\",\"argv\":[\"sleep\",\"1000\"],"
+	    "\"deadline\":1500}");
+	h_idstr(id, ids, sizeof(ids));
+	moved = vd_realtime();
+	cr_assert_eq(h_cli(&r, H_ARGS("deadline", ids, "4000")), 0,
+	    "dbgctl deadline %s 4000: exit %d (%s)", ids, r.code, r.err);
+	cr_assert_not_null(strstr(r.out, "deadline: in 4.0 s"), "%s", r.out);
+	h_run_free(&r);
+	/* Past the first deadline, and a second more: still no verdict. */
+	until = vd_realtime() + 2.5;
+	while (vd_realtime() < until) {
+		st = h_cli_status(id);
+		cr_assert_null(h_jpath(st, "verdict"), "the moved deadline "
+		    "fired at its first time: %s", json_dumps(st,
+		    JSON_COMPACT));
+		cr_assert_not_null(h_jpath(st, "deadline.in_ms"));
+		json_decref(st);
+		h_nap(100);
+	}
+	st = vd_wait_verdict(id, VD_BOUND);
+	at = json_real_value(json_object_get(h_jpath(st, "verdict"), "time"));
+	cr_assert(at >= moved + 4.0, "the verdict came %.3f s after the move, "
+	    "before its 4 s", at - moved);
+	json_decref(st);
+
+	/* Cleared, a deadline never fires; the status has none. */
+	id = vd_launch("{\"kind\":\"exec\",\"argv\":[\"sleep\",\"1000\"],"
+	    "\"deadline\":1000}");
+	h_idstr(id, ids, sizeof(ids));
+	cr_assert_eq(h_cli(&r, H_ARGS("deadline", ids, "off")), 0);
+	cr_assert_str_eq(r.out, "no deadline\n");
+	h_run_free(&r);
+	until = vd_realtime() + 2.0;
+	while (vd_realtime() < until) {
+		st = h_cli_status(id);
+		cr_assert_null(h_jpath(st, "verdict"), "a cleared deadline "
+		    "fired");
+		cr_assert_null(h_jpath(st, "deadline"));
+		json_decref(st);
+		h_nap(100);
+	}
+}
+
+Test(verdict, hold_keeps_the_session_with_its_target_halted)
+{
+	char	 params[1024], ids[32];
+	json_t	*st;
+	long	 id;
+
+	h_daemon_fg();
+	snprintf(params, sizeof(params), "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"],\"deadline\":2500,\"on_deadline\":"
+	    "\"hold\"}", h_ctx_fixture("FIX_SPINNER"));
+	id = vd_launch(params);
+	h_idstr(id, ids, sizeof(ids));
+	st = vd_wait_verdict(id, VD_BOUND);
+	json_decref(st);
+	cr_assert(h_cli_wait_status(id, "target.stop.by", "verdict", H_WAIT_BOUND),
+	    "the target's stop is not the verdict's");
+	st = h_cli_status(id);
+	cr_assert_str_eq(h_jstr(st, "state"), "running", "a held session "
+	    "ended: %s", json_dumps(st, JSON_COMPACT));
+	cr_assert_str_eq(h_jstr(st, "target.state"), "stopped");
+	cr_assert(!h_pid_gone(h_cli_status_pid(id, "inferior_pid")),
+	    "the held program is gone");
+	json_decref(st);
+	json_decref(h_cli_stop(id, NULL, NULL));
+}
+
+Test(verdict, the_board_in_its_loop_gets_a_deadline_verdict_naming_main)
+{
+	const char	*fw = h_board_firmware("FIX_BOARD");
+	char		 params[1024];
+	json_t		*st, *end;
+	long		 id;
+
+	h_daemon_fg();
+	snprintf(params, sizeof(params), "{\"kind\":\"qemu\",\"machine\":"
+	    "\"lm3s6965evb\",\"argv\":[\"%s\"],\"deadline\":3000}", fw);
+	id = vd_launch(params);
+	st = vd_wait_verdict(id, VD_BOUND);
+	cr_assert_str_eq(h_jstr(st, "verdict.kind"), "deadline");
+	cr_assert(vd_has_frame(h_jpath(st, "verdict"), "main", "board.c"),
+	    "the board's verdict is not in its main: %s", json_dumps(
+	    h_jpath(st, "verdict"), JSON_COMPACT));
+	cr_assert_not_null(h_jpath(st, "verdict.registers.pc"), "no pc: %s",
+	    json_dumps(h_jpath(st, "verdict"), JSON_COMPACT));
+	json_decref(st);
+	end = h_cli_wait_ended(id, VD_BOUND);
+	cr_assert_not_null(end, "the board's session did not end");
+	json_decref(end);
+}
+
+Test(verdict, bad_params_are_refused)
+{
+	struct h_conn	 c;
+	struct h_res	 r;
+	json_t		*reply;
+	long		 id;
+	char		 ids[32], params[128];
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	reply = h_conn_call(&c, "launch", "{\"kind\":\"exec\",\"argv\":"
+	    "[\"true\"],\"on_deadline\":\"later\"}", VD_BOUND);
+	cr_assert_str_eq(h_jkind(reply), "invalid_params", "%s",
+	    json_dumps(reply, JSON_COMPACT));
+	json_decref(reply);
+	cr_assert_eq(h_cli(&r, H_ARGS("launch", "--on-deadline", "later",
+	    "--", "true")), 2, "--on-deadline later: exit %d", r.code);
+	h_run_free(&r);
+	id = vd_launch("{\"kind\":\"exec\",\"argv\":[\"true\"]}");
+	json_decref(h_cli_wait_ended(id, VD_BOUND));
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"ms\":1000}", id);
+	reply = h_conn_call(&c, "deadline", params, VD_BOUND);
+	cr_assert_str_eq(h_jkind(reply), "not_running", "%s",
+	    json_dumps(reply, JSON_COMPACT));
+	json_decref(reply);
+	h_idstr(id, ids, sizeof(ids));
+	cr_assert_eq(h_cli(&r, H_ARGS("deadline", ids, "soon")), 2);
+	h_run_free(&r);
+	h_conn_close(&c);
+	cr_assert(h_daemon_ping(), "the daemon serves on");
+}
