@@ -153,6 +153,11 @@ struct h_proc {
 
 /* Start argv (argv[0] a path) with H->envp, stdout/stderr piped. */
 int	 h_run_start(struct h_proc *, const char *const argv[]);
+/* The same with stdin on a pipe: its write end into *in. */
+int	 h_run_start_fed(struct h_proc *, int *in, const char *const argv[]);
+/* Add a started child's stdout to b until it holds text; false at bound_ms. */
+bool	 h_run_out_until(struct h_proc *, struct h_bytes *b, const char *text,
+	    int bound_ms);
 /* Collect output and exit status of a started child within bound_ms. */
 void	 h_run_wait(struct h_proc *, int bound_ms);
 /* Run argv to completion within bound_ms. Returns the exit code. */
