@@ -9,7 +9,6 @@
 
 #include <criterion/criterion.h>
 
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,9 +64,9 @@ cm_start(struct cm *t, const char *const argv[])
 	h_join_args(argv, cmd, sizeof(cmd));
 	cr_assert_eq(h_run_start_fed(&t->p, &t->in, argv), 0, "start %s",
 	    cmd);
-	cr_assert(h_run_out_until(&t->p, &t->out, "(gdb) \n", CM_BOUND),
-	    "%s: no first prompt within %d ms; stdout: %s", cmd, CM_BOUND,
-	    h_shown(t->out.p, t->out.len, 2000));
+	cr_assert_neq(h_run_out_until(&t->p, &t->out, 0, "(gdb) \n",
+	    CM_BOUND), 0, "%s: no first prompt within %d ms; stdout: %s", cmd,
+	    CM_BOUND, h_shown(t->out.p, t->out.len, 2000));
 }
 
 /* Start dbgctl -s SOCK mi ARGS... and wait for its first prompt. */
@@ -94,21 +93,11 @@ cm_send(struct cm *t, const char *line)
 static size_t
 cm_expect(struct cm *t, size_t from, const char *text)
 {
-	double		 end = h_now() + CM_BOUND / 1000.0;
-	const char	*at;
-	char		 buf[4096];
-	ssize_t		 n;
+	size_t past = h_run_out_until(&t->p, &t->out, from, text, CM_BOUND);
 
-	for (;;) {
-		while ((n = read(t->p.outfd, buf, sizeof(buf))) > 0)
-			h_bytes_add(&t->out, buf, (size_t)n);
-		if (t->out.p != NULL && t->out.len >= from &&
-		    (at = strstr(t->out.p + from, text)) != NULL)
-			return (size_t)(at - t->out.p) + strlen(text);
-		cr_assert(h_now() < end, "no \"%s\" within %d ms; stdout: %s",
-		    text, CM_BOUND, h_shown(t->out.p, t->out.len, 2000));
-		poll(&(struct pollfd){ t->p.outfd, POLLIN, 0 }, 1, 50);
-	}
+	cr_assert_neq(past, 0, "no \"%s\" within %d ms; stdout: %s", text,
+	    CM_BOUND, h_shown(t->out.p, t->out.len, 2000));
+	return past;
 }
 
 /* Close the bridge's stdin if open; its exit code within the bound. */
