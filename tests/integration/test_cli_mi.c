@@ -336,3 +336,62 @@ Test(cli_mi, dbgctl_gdb_refuses_what_a_joined_channel_cannot_take)
 	/* None of them reached a daemon. */
 	cr_assert(!h_daemon_ping(), "a refused command line started a daemon");
 }
+
+/* Let the bridge go: its exit code asserted 0, its output forgotten. */
+static void
+cm_leave(struct cm *t, const char *what)
+{
+	cr_assert_eq(cm_finish(t), 0, "%s at stdin's end: exit %d (%s)", what,
+	    t->p.res.code, t->p.res.err);
+	h_run_free(&t->p.res);
+	free(t->out.p);
+	t->out = (struct h_bytes){ NULL, 0 };
+}
+
+/*
+ * Join again with no options; the leave before was done on the channel
+ * the join gets, so what its seed and answers say comes after it.
+ */
+static void
+cm_rejoin(struct cm *t)
+{
+	cm_mi(t, H_ARGS("mi", t->ids));
+}
+
+Test(cli_mi, observe_keep_breakpoints_and_leave_halted_reach_the_daemon)
+{
+	struct cm	t;
+	size_t		at;
+
+	cm_session(&t);
+	/* An observer may look, not halt. */
+	cm_mi(&t, H_ARGS("mi", "--observe", t.ids));
+	cm_send(&t, "1-exec-interrupt");
+	at = cm_expect(&t, 0, "1^error,msg=\"");
+	cm_expect(&t, at, "observer");
+	cm_send(&t, "2-data-evaluate-expression 3*3");
+	cm_expect(&t, at, "2^done,value=\"9\"");
+	cm_leave(&t, "mi --observe");
+	/* A breakpoint made with --keep-breakpoints stays after the leave. */
+	cm_mi(&t, H_ARGS("mi", "--keep-breakpoints", t.ids));
+	cm_send(&t, "3-break-list");
+	cm_expect(&t, 0, "3^done,BreakpointTable={nr_rows=\"0\"");
+	cm_send(&t, "4-break-insert main");
+	cm_expect(&t, 0, "4^done,bkpt={number=\"");
+	cm_leave(&t, "mi --keep-breakpoints");
+	cm_rejoin(&t);
+	cm_send(&t, "5-break-list");
+	cm_expect(&t, 0, "5^done,BreakpointTable={nr_rows=\"1\"");
+	cm_leave(&t, "mi after --keep-breakpoints");
+	/* A target halted with --leave-halted stays halted. */
+	cm_mi(&t, H_ARGS("mi", "--leave-halted", t.ids));
+	cm_send(&t, "6-exec-interrupt");
+	cm_expect(&t, 0, "*stopped,");
+	cm_leave(&t, "mi --leave-halted");
+	cm_rejoin(&t);
+	cr_assert(strstr(t.out.p, "*running") == NULL, "the target halted with "
+	    "--leave-halted was resumed: the seed says %s", t.out.p);
+	cr_assert_str_eq(h_jstr(h_cli_status(t.id), "target.state"),
+	    "stopped", "the target halted with --leave-halted was resumed");
+	cm_leave(&t, "mi after --leave-halted");
+}
