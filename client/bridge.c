@@ -25,7 +25,7 @@
 /* One bridge: the channel, the signal pipe, what stdin gave not yet sent. */
 struct bridge {
 	int	 sock;
-	int	 sig[2];		/* the SIGINT handler -> the loop */
+	int	 sig;			/* the signal pipe's read end */
 	bool	 in_eof;		/* stdin ended */
 	bool	 shut;			/* the channel's write side is shut */
 	bool	 mid_line;		/* the last byte sent ended no line */
@@ -35,7 +35,11 @@ struct bridge {
 	size_t	 off;
 };
 
-/* The write end of the signal pipe, for the handler; -1 when none. */
+/*
+ * The signal pipe, made before the join so that a SIGINT that comes while
+ * it is answered is kept for the channel; the handler reads the write end.
+ */
+static int bridge_sig_read = -1;
 static volatile sig_atomic_t bridge_sig_fd = -1;
 
 /* SIGINT: tell the loop, which writes the interrupt line; signal safe. */
@@ -53,15 +57,22 @@ bridge_sigint(int sig)
 	errno = saved;
 }
 
-/* Catch SIGINT into the signal pipe; a closed stdout is an error, not death. */
-static void
-bridge_signals(struct bridge *b)
+/*
+ * Catch SIGINT into the signal pipe, from now on, for the bridge to come;
+ * a closed stdout is an error then, not death by SIGPIPE.
+ */
+void
+bridge_catch(void)
 {
-	struct sigaction sa;
+	struct sigaction	sa;
+	int			fd[2];
 
-	if (pipe2(b->sig, O_CLOEXEC | O_NONBLOCK) != 0)
+	if (bridge_sig_read != -1)
+		return;
+	if (pipe2(fd, O_CLOEXEC | O_NONBLOCK) != 0)
 		client_fatal("pipe: %s", strerror(errno));
-	bridge_sig_fd = b->sig[1];
+	bridge_sig_read = fd[0];
+	bridge_sig_fd = fd[1];
 	memset(&sa, 0, sizeof sa);
 	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = bridge_sigint;
@@ -78,7 +89,7 @@ bridge_take_signals(struct bridge *b)
 {
 	char	buf[64];
 
-	while (read(b->sig[0], buf, sizeof buf) > 0)
+	while (read(b->sig, buf, sizeof buf) > 0)
 		b->interrupt = true;
 }
 
@@ -210,7 +221,10 @@ bridge_run(int sock)
 
 	memset(&b, 0, sizeof b);
 	b.sock = sock;
-	bridge_signals(&b);
+	bridge_catch();
+	b.sig = bridge_sig_read;
+	/* A SIGINT during the join is the channel's first line. */
+	bridge_take_signals(&b);
 	fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK);
 	for (;;) {
 		bridge_fill(&b, false);
@@ -220,7 +234,7 @@ bridge_run(int sock)
 		pfd[0].events = POLLIN;
 		pfd[1].fd = sock;
 		pfd[1].events = POLLIN | (b.off < b.len ? POLLOUT : 0);
-		pfd[2].fd = b.sig[0];
+		pfd[2].fd = b.sig;
 		pfd[2].events = POLLIN;
 		if (poll(pfd, 3, -1) < 0) {
 			if (errno == EINTR)

@@ -103,8 +103,9 @@ cmd_mi_gdb_option(struct cmd_mi_gdb *g, int argc, char **argv, int *i)
 		if ((v = cmd_mi_gdb_value(argc, argv, i, eq)) == NULL)
 			return cmd_mi_gdb_bad("%s needs an interpreter", arg);
 		if ((mi = cmd_mi_gdb_interpreter(v)) == -1)
-			return cmd_mi_gdb_bad("interpreter %s: a joined channel "
-			    "speaks gdb/MI only: mi2, mi3 or mi (mi3)", v);
+			return cmd_mi_gdb_bad("--interpreter=%s: a joined "
+			    "channel speaks gdb/MI only: mi2, mi3 or mi (mi3)",
+			    v);
 		g->o.mi2 = mi;
 		return 0;
 	}

@@ -44,6 +44,7 @@ cmd_mi_join(struct client *c, json_t *session, const struct cmd_mi_opts *o)
 		json_object_set_new(params, "leave_halted", json_true());
 	if (o->observe)
 		json_object_set_new(params, "observe", json_true());
+	bridge_catch();
 	if ((r = client_raw_call(c, "mi", params)) == NULL)
 		return client_error(c);
 	json_decref(r);

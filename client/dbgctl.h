@@ -291,6 +291,7 @@ int		 cmd_mi_version(struct client *, json_t *);
 int		 cmd_mi_gdb_main(int, char **);
 
 /* bridge.c */
+void		 bridge_catch(void);
 int		 bridge_run(int sock);
 
 /* cmd-daemon.c */

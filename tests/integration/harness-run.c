@@ -206,6 +206,64 @@ h_run_wait(struct h_proc *p, int bound_ms)
 	p->outfd = p->errfd = -1;
 }
 
+/*
+ * Start argv (argv[0] a path) with H->envp, stdin on a pipe whose write
+ * end (close-on-exec) goes to *in, stdout/stderr piped, for a child that
+ * is talked to line by line.
+ */
+int
+h_run_start_fed(struct h_proc *p, int *in, const char *const argv[])
+{
+	int fd[2], e;
+
+	if (pipe2(fd, O_CLOEXEC) == -1)
+		return -errno;
+	e = h_run_spawn(p, argv, fd[0]);
+	close(fd[0]);
+	if (e < 0) {
+		close(fd[1]);
+		return e;
+	}
+	*in = fd[1];
+	return 0;
+}
+
+/*
+ * Add what fd gives to b until b holds text at or after offset from; the
+ * offset just past it, or 0 once bound_ms has passed.
+ */
+static size_t
+h_run_fd_until(int fd, struct h_bytes *b, size_t from, const char *text,
+    int bound_ms)
+{
+	double end = h_now() + bound_ms / 1000.0;
+	const char *at;
+	char buf[4096];
+	ssize_t n;
+
+	for (;;) {
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			h_bytes_add(b, buf, (size_t)n);
+		if (b->p != NULL && b->len >= from &&
+		    (at = strstr(b->p + from, text)) != NULL)
+			return (size_t)(at - b->p) + strlen(text);
+		if (h_now() > end)
+			return 0;
+		poll(&(struct pollfd){ fd, POLLIN, 0 }, 1, 20);
+	}
+}
+
+/*
+ * Add a started child's stdout to b until it holds text at or after
+ * offset from; the offset past it, 0 at bound_ms.
+ */
+size_t
+h_run_out_until(struct h_proc *p, struct h_bytes *b, size_t from,
+    const char *text, int bound_ms)
+{
+	return h_run_fd_until(p->outfd, b, from, text, bound_ms);
+}
+
 /* Run argv to completion within bound_ms. Returns the exit code. */
 int
 h_run(struct h_res *r, int bound_ms, const char *const argv[])
@@ -304,19 +362,7 @@ bool
 h_run_err_until(struct h_proc *p, struct h_bytes *b, const char *text,
     int bound_ms)
 {
-	double end = h_now() + bound_ms / 1000.0;
-	char buf[4096];
-	ssize_t n;
-
-	for (;;) {
-		while ((n = read(p->errfd, buf, sizeof(buf))) > 0)
-			h_bytes_add(b, buf, (size_t)n);
-		if (b->p != NULL && strstr(b->p, text) != NULL)
-			return true;
-		if (h_now() > end)
-			return false;
-		h_nap(20);
-	}
+	return h_run_fd_until(p->errfd, b, 0, text, bound_ms) != 0;
 }
 
 /*

@@ -77,9 +77,9 @@ const char *h_shown(const char *data, size_t len, size_t max);
 int	 h_count(const char *data, size_t len, const char *needle);
 /* Append n bytes to a byte buffer, keeping it NUL-terminated. */
 void	 h_bytes_add(struct h_bytes *, const void *data, size_t n);
-/* Integer member at a dotted path ("exit.signal"), or def if absent. */
 /* Member at a dotted path ("fault.cortex_m"), or NULL. */
 json_t	*h_jpath(json_t *, const char *path);
+/* Integer member at a dotted path ("exit.signal"), or def if absent. */
 long long h_jint(json_t *, const char *path, long long def);
 /* String member at a dotted path, or NULL if absent. */
 const char *h_jstr(json_t *, const char *path);
@@ -153,6 +153,11 @@ struct h_proc {
 
 /* Start argv (argv[0] a path) with H->envp, stdout/stderr piped. */
 int	 h_run_start(struct h_proc *, const char *const argv[]);
+/* The same with stdin on a pipe: its write end into *in. */
+int	 h_run_start_fed(struct h_proc *, int *in, const char *const argv[]);
+/* Add its stdout to b until text is there at or after from: past it, 0 at bound_ms. */
+size_t	 h_run_out_until(struct h_proc *, struct h_bytes *b, size_t from,
+	    const char *text, int bound_ms);
 /* Collect output and exit status of a started child within bound_ms. */
 void	 h_run_wait(struct h_proc *, int bound_ms);
 /* Run argv to completion within bound_ms. Returns the exit code. */
@@ -296,12 +301,12 @@ json_t	*h_conn_reply(struct h_conn *, long id, int bound_ms);
 /* Send a request with a fresh id and return the reply with that id. */
 json_t	*h_conn_call(struct h_conn *, const char *method, const char *params,
 	    int bound_ms);
-/* Close the connection and free its buffer. */
 /* Connect to 127.0.0.1:port over TCP. 0, or -errno. */
 int	 h_conn_open_tcp(struct h_conn *, int port);
 /* Read until a notification of method has want at path (NULL: any); false at the bound. */
 bool	 h_conn_wait_note(struct h_conn *, const char *method,
 	    const char *path, const char *want, int bound_ms);
+/* Close the connection and free its buffer. */
 void	 h_conn_close(struct h_conn *);
 
 /* harness-pid.c */

@@ -126,7 +126,7 @@ same_options()
 	local want got
 	local help
 	help=$("$DBGCTL" help "$1")
-	want=$({ sed -n '/^options:/,/^global/s/^  \(--*[a-zA-Z][a-z-]*\).*/\1/p' <<<"$help"
+	want=$({ sed -n '/^options:/,/^global/s/^  \(--*[a-zA-Z][a-z0-9-]*\).*/\1/p' <<<"$help"
 	    sed -n '/^global/,$p' <<<"$help" | grep -oE '(^|[ ,])(-[a-zA-Z]|--[a-z][a-z-]*)' |
 	    tr -d ' ,'; } | sort -u)
 	got=$(complete_words 0 dbgctl "$1" -)

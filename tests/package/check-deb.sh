@@ -52,8 +52,26 @@ done <<'EOF_LIST'
 -rw-r--r-- /usr/share/doc/dbgctl/copyright
 EOF_LIST
 
+# The alias and its page are links: to dbgctl, to dbgctl.1 compressed.
+links()
+{
+	grep -q -- " \./${1#/} -> $2\$" <<<"$contents" ||
+	    { echo "no link $1 -> $2 in:"; grep -- "${1##*/}" <<<"$contents"; return 1; }
+}
+ok "the .deb links /usr/bin/dbgctl-gdb to dbgctl" \
+    links /usr/bin/dbgctl-gdb dbgctl
+ok "the .deb links dbgctl-gdb.1.gz to dbgctl.1.gz" \
+    links /usr/share/man/man1/dbgctl-gdb.1.gz dbgctl.1.gz
+
 x=$tap_dir/x
 dpkg-deb -x "$deb" "$x"
+alias_runs()
+{
+	local out
+	out=$("$x/usr/bin/dbgctl-gdb" --help) || return 1
+	grep -q '^usage: dbgctl-gdb ' <<<"$out" || { echo "$out"; return 1; }
+}
+ok "the packaged dbgctl-gdb runs as the alias" alias_runs
 # The daemon's fallback for its keeper is meson's libexecdir, compiled in.
 ok "dbgctld looks for its keeper in /usr/lib/dbgctl" \
     grep -qaF "/usr/lib/dbgctl" "$x/usr/bin/dbgctld"

@@ -36,6 +36,33 @@ while read -r mode path; do
 	ok "installs $path, mode $mode" has "$mode" "$path"
 done <<<"$expect"
 
+# link TARGET PATH: PATH (under the destdir) is a symbolic link to TARGET.
+link()
+{
+	[ -L "$d$2" ] || { echo "$2: missing, or not a link"; return 1; }
+	[ "$(readlink "$d$2")" = "$1" ] ||
+	    { echo "$2 -> $(readlink "$d$2"), not $1"; return 1; }
+}
+links="
+dbgctl $BINDIR/dbgctl-gdb
+dbgctl.1 $MANDIR/man1/dbgctl-gdb.1"
+while read -r target path; do
+	[ -n "$target" ] || continue
+	ok "installs $path, a link to $target" link "$target" "$path"
+done <<<"$links"
+
+# The alias runs as a front end's gdb: its own usage, gdb's -ex refused.
+alias_runs()
+{
+	local out
+	out=$("$d$BINDIR/dbgctl-gdb" --help) || return 1
+	grep -q '^usage: dbgctl-gdb ' <<<"$out" || { echo "$out"; return 1; }
+	out=$("$d$BINDIR/dbgctl-gdb" -ex run 2>&1)
+	[ $? -eq 2 ] && grep -q 'joined channel cannot take it' <<<"$out" ||
+	    { echo "$out"; return 1; }
+}
+ok "the installed dbgctl-gdb runs as the alias" alias_runs
+
 # Nothing beyond the list, and Python files only with -Dpython=true.
 extra()
 {
@@ -43,6 +70,7 @@ extra()
 	while IFS= read -r f; do
 		f=${f#"$d"}
 		grep -qx "[0-9]* $f" <<<"$expect" && continue
+		grep -qx "[^ ]* $f" <<<"$links" && continue
 		[ "$PYTHON" = true ] && [[ $f == */dbgctl/*.py ]] && continue
 		out+="$f is installed but not expected"$'\n'
 	done < <(find "$d" -type f -o -type l)

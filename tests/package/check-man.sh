@@ -17,7 +17,7 @@ commands()
 help_options()
 {
 	"$DBGCTL" help "$1" |
-	    sed -n '/^options:/,/^global/s/^  \(--*[a-zA-Z][a-z-]*\).*/\1/p' |
+	    sed -n '/^options:/,/^global/s/^  \(--*[a-zA-Z][a-z0-9-]*\).*/\1/p' |
 	    grep -vx -- --help | sort -u
 }
 
