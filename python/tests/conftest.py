@@ -118,6 +118,19 @@ def labgrid_env(path, tcp_daemon, drivers=(), imports=(), images=""):
 
 
 @pytest.fixture
+def board_elf():
+    """The board's firmware (FIX_BOARD), or a skip when it was not built or
+    QEMU or gdb-multiarch is missing."""
+    fw = os.environ.get("FIX_BOARD")
+    if not fw or not os.path.exists(fw):
+        pytest.skip("FIX_BOARD is not set: the firmware was not built")
+    for tool in ("qemu-system-arm", "gdb-multiarch"):
+        if not shutil.which(tool):
+            pytest.skip("%s is not on PATH" % tool)
+    return fw
+
+
+@pytest.fixture
 def client(daemon):
     """A client of the private daemon, closed after the test."""
     c = dbgctl.Client(socket=daemon, autostart=False)

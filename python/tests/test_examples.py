@@ -2,7 +2,6 @@
 when it is installed, and examples/labgrid-env.yaml loads in labgrid."""
 
 import os
-import shutil
 import subprocess
 import sys
 
@@ -15,15 +14,9 @@ PYTHON_DIR = os.path.join(TOP, "python")
 
 
 @pytest.fixture
-def board():
+def board(board_elf):
     """The firmware, or a skip when the board cannot run here."""
-    fw = os.environ.get("FIX_BOARD")
-    if not fw or not os.path.exists(fw):
-        pytest.skip("FIX_BOARD is not set: the firmware was not built")
-    for tool in ("qemu-system-arm", "gdb-multiarch"):
-        if not shutil.which(tool):
-            pytest.skip("%s is not on PATH" % tool)
-    return fw
+    return board_elf
 
 
 def _env(**extra):

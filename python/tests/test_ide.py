@@ -344,15 +344,9 @@ def test_ide_joins_native_session(daemon, client, adapter, dbgctl_gdb,
 
 
 @pytest.fixture
-def board():
+def board(board_elf):
     """The board's firmware and source, or a skip when it cannot run."""
-    fw = os.environ.get("FIX_BOARD")
-    if not fw or not os.path.exists(fw):
-        pytest.skip("FIX_BOARD is not set: the firmware was not built")
-    for tool in ("qemu-system-arm", "gdb-multiarch"):
-        if not shutil.which(tool):
-            pytest.skip("%s is not on PATH" % tool)
-    return fw, os.path.join(TOP, "examples", "board", "board.c")
+    return board_elf, os.path.join(TOP, "examples", "board", "board.c")
 
 
 def test_ide_joins_board_session(daemon, client, adapter, dbgctl_gdb,

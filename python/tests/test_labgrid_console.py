@@ -3,7 +3,6 @@ labgrid's own expect) on a dbgctl session's target stream, and the strategy
 example of examples/labgrid booting the board through it."""
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -29,18 +28,6 @@ def target(tcp_daemon, tmp_path):
         tmp_path / "env.yaml", tcp_daemon, drivers=["DbgctlConsoleDriver"]))
     yield env.get_target("main")
     env.cleanup()
-
-
-@pytest.fixture
-def board_elf():
-    """The board firmware, or a skip when QEMU cannot run it here."""
-    fw = os.environ.get("FIX_BOARD")
-    if not fw or not os.path.exists(fw):
-        pytest.skip("FIX_BOARD is not set: the firmware was not built")
-    for tool in ("qemu-system-arm", "gdb-multiarch"):
-        if not shutil.which(tool):
-            pytest.skip("%s is not on PATH" % tool)
-    return fw
 
 
 def test_console_expect_returns_labgrids_match(target, fixtures):
