@@ -479,7 +479,9 @@ void		 join_target_by(struct gdb_data *, json_t *target);
 void		 join_seed(struct join *);
 void		 join_seed_event(struct gdb_data *, const struct mi_record *);
 void		 join_seed_close(struct gdb_data *);
-void		 join_seeded(struct join *, const char *seed, size_t len);
+void		 join_seeded(struct join *);
+void		 join_sendf(struct join *, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
 void		 join_live(struct join *);
 void		 join_fail(struct join *, const char *why);
 void		 join_gone(struct join *);

@@ -6,7 +6,6 @@
  * neither -list-thread-groups nor -thread-info) is told from what the
  * daemon's own channel heard of the threads, and from the target's state.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,35 +87,21 @@ join_seed_heard_threads(const struct gdb_data *g, const char *state)
 	return threads;
 }
 
-/* Add one line to the seed. */
-static void __attribute__((format(printf, 2, 3)))
-join_seed_line(struct capbuf *b, const char *fmt, ...)
+/*
+ * Write the seed, once the join is answered: thread groups, threads,
+ * whether the target runs, then a prompt.
+ */
+static void
+join_seed_write(struct join *j, json_t *threads)
 {
-	va_list	 ap;
-	char	*line;
-	int	 n;
-
-	va_start(ap, fmt);
-	n = xvasprintf(&line, fmt, ap);
-	va_end(ap);
-	capbuf_add(b, line, n);
-	free(line);
-}
-
-/* The seed's lines: thread groups, threads, and whether the target runs. */
-static char *
-join_seed_text(struct join *j, json_t *threads, size_t *len)
-{
-	struct capbuf	 b = { 0 };
 	const char	*gid = "i1", *id, *pid, *st, *tg;
 	json_t		*v;
 	size_t		 i;
-	bool		 running = false;
 
 	json_array_foreach(j->groups, i, v) {
 		if ((id = json_string_value(json_object_get(v, "id"))) == NULL)
 			continue;
-		join_seed_line(&b, "=thread-group-added,id=\"%s\"\n", id);
+		join_sendf(j, "=thread-group-added,id=\"%s\"\n", id);
 		if ((pid = json_string_value(json_object_get(v, "pid"))) ==
 		    NULL)
 			continue;
@@ -124,8 +109,8 @@ join_seed_text(struct join *j, json_t *threads, size_t *len)
 			j->pid = strtol(pid, NULL, 10);
 			gid = id;
 		}
-		join_seed_line(&b, "=thread-group-started,id=\"%s\",pid="
-		    "\"%s\"\n", id, pid);
+		join_sendf(j, "=thread-group-started,id=\"%s\",pid=\"%s\"\n",
+		    id, pid);
 	}
 	json_array_foreach(threads, i, v) {
 		id = json_string_value(json_object_get(v, "id"));
@@ -133,16 +118,17 @@ join_seed_text(struct join *j, json_t *threads, size_t *len)
 		tg = json_string_value(json_object_get(v, "group-id"));
 		if (id == NULL)
 			continue;
-		running = running || (st != NULL && strcmp(st, "running") == 0);
-		join_seed_line(&b, "=thread-created,id=\"%s\",group-id=\"%s\"\n",
+		j->was_running = j->was_running || (st != NULL &&
+		    strcmp(st, "running") == 0);
+		join_sendf(j, "=thread-created,id=\"%s\",group-id=\"%s\"\n",
 		    id, tg != NULL ? tg : gid);
 	}
-	j->was_running = running;
-	if (running)
-		join_seed_line(&b, "*running,thread-id=\"all\"\n");
-	join_seed_line(&b, "(gdb) \n");
-	*len = b.len;
-	return b.p;
+	if (j->was_running)
+		join_sendf(j, "*running,thread-id=\"all\"\n");
+	join_sendf(j, "(gdb) \n");
+	log_info("session %lu: an MI client joined on channel %llu%s",
+	    j->s->id, (unsigned long long)j->ch->id, j->was_running ?
+	    " (the target runs)" : "");
 }
 
 /*
@@ -155,8 +141,6 @@ join_seed_threads(struct join_chan *ch, const struct mi_record *rec)
 	struct join	*j = ch->j;
 	const char	*state;
 	json_t		*threads;
-	char		*seed;
-	size_t		 len;
 
 	if (j == NULL || j->req == NULL)
 		return;
@@ -168,10 +152,9 @@ join_seed_threads(struct join_chan *ch, const struct mi_record *rec)
 		threads = join_seed_heard_threads(j->g, state != NULL &&
 		    strcmp(state, "running") == 0 ? "running" : "stopped");
 	}
-	seed = join_seed_text(j, threads, &len);
+	join_seeded(j);
+	join_seed_write(j, threads);
 	json_decref(threads);
-	join_seeded(j, seed, len);
-	free(seed);
 }
 
 /* The seed's thread groups, from gdb or, if it could not say, as heard. */

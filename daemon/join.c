@@ -62,8 +62,8 @@ join_send(struct join *j, const char *data, size_t len)
 	conn_send_raw(j->c, data, len);
 }
 
-/* Write a line of ours (a newline added) to the client. */
-static void
+/* Write a line of ours (the format has its newline) to the client. */
+void
 join_sendf(struct join *j, const char *fmt, ...)
 {
 	va_list	 ap;

@@ -125,9 +125,9 @@ static const struct conn_mode method_join_mode = {
 	.close = method_join_close,
 };
 
-/* The client's seed is ready: the join is answered, and the stream begins. */
+/* The client's seed is known: the join is answered, and the stream begins. */
 void
-join_seeded(struct join *j, const char *seed, size_t len)
+join_seeded(struct join *j)
 {
 	struct request	*req = j->req;
 	struct conn	*c = j->c;
@@ -138,10 +138,6 @@ join_seeded(struct join *j, const char *seed, size_t len)
 	    "session", (json_int_t)j->s->id, "channel", (json_int_t)j->ch->id,
 	    "mi", j->mi2 ? "mi2" : "mi3"));
 	conn_set_mode(c, &method_join_mode, j);
-	conn_send_raw(c, seed, len);
-	log_info("session %lu: an MI client joined on channel %llu%s",
-	    j->s->id, (unsigned long long)j->ch->id, j->was_running ?
-	    " (the target runs)" : "");
 }
 
 /* gdb could not open a channel: the join fails with why. */
