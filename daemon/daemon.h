@@ -1276,6 +1276,8 @@ char	*status_page_done(struct status_page *, size_t *len);
 void	 status_add_inferior(const struct session *, json_t *, pid_t parent);
 void	 status_main_inferior(const struct session *, json_t *);
 char	*status_fault_text(json_t *);
+void	 status_comm(pid_t, char *, size_t);
+json_t	*status_exit(const struct session *);
 
 /* listener.c: listening sockets, each with its way of admitting peers. */
 /* A Unix socket or a TCP one. */

@@ -14,9 +14,6 @@ method_deadline_exec(struct request *req)
 	long		 ms = (long)request_int(req, "ms", 0);
 	json_t		*d;
 
-	if (s->vw == NULL && s->verdict != NULL)
-		return request_error(req, RPC_NOT_RUNNING, "session %lu has "
-		    "a verdict already", s->id);
 	if (verdict_deadline_set(s, ms) != 0)
 		return request_error(req, RPC_NOT_RUNNING, s->state ==
 		    S_RUNNING ? "session %lu has a verdict already" :

@@ -61,13 +61,12 @@ notify_wants(const struct notify *n, const struct session *s)
 static json_t *
 notify_state(struct session *s)
 {
-	struct proc	*main = s->procs[0].proc;
-	json_t		*params;
+	json_t	*params, *exit;
 
 	params = json_pack("{s:I, s:s}", "session", (json_int_t)s->id,
 	    "state", session_state_name(s->state));
-	if (main != NULL && main->have_exit)
-		json_object_set_new(params, "exit", proc_exit_json(main));
+	if ((exit = status_exit(s)) != NULL)
+		json_object_set_new(params, "exit", exit);
 	if (s->suspended != 0)
 		json_object_set_new(params, "suspended",
 		    attach_suspended_json(s));

@@ -39,19 +39,30 @@ status_first_child(pid_t pid)
 	return (pid_t)child;
 }
 
+/* The name of pid as /proc/PID/comm has it, into comm; "" if it is gone. */
+void
+status_comm(pid_t pid, char *comm, size_t len)
+{
+	char	path[64];
+	FILE	*f;
+
+	comm[0] = '\0';
+	snprintf(path, sizeof path, "/proc/%ld/comm", (long)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return;
+	if (fgets(comm, (int)len, f) == NULL)
+		comm[0] = '\0';
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+}
+
 /* Whether pid runs a debugger's helper (lldb-server) rather than the target. */
 static bool
 status_is_helper(pid_t pid)
 {
-	char	path[64], comm[32] = "";
-	FILE	*f;
+	char comm[32];
 
-	snprintf(path, sizeof path, "/proc/%ld/comm", (long)pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return false;
-	if (fgets(comm, sizeof comm, f) == NULL)
-		comm[0] = '\0';
-	fclose(f);
+	status_comm(pid, comm, sizeof comm);
 	return strncmp(comm, "lldb-server", 11) == 0;
 }
 
@@ -226,8 +237,11 @@ status_containment(const struct session *s)
 	    s->in_cgroup) ? "cgroup" : "subreaper");
 }
 
-/* The member "exit", once the main process has exited. */
-static json_t *
+/*
+ * The session's exit record, once its main process has exited, naming
+ * the verdict it had: status's member and session.state's alike.
+ */
+json_t *
 status_exit(const struct session *s)
 {
 	struct proc	*main = s->procs[0].proc;

@@ -7,11 +7,11 @@
  * session's processes and the console's last lines. Then the session is
  * stopped, or held: kept running with its target halted.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "children.h"
 #include "daemon.h"
 
 /* How long a gathering may take before the verdict goes out as it is. */
@@ -43,30 +43,19 @@ static void	verdict_publish(struct verdict_watch *);
 static void
 verdict_procs_of(pid_t pid, json_t *list)
 {
-	char	path[64], comm[64] = "", buf[1024], *p, *end;
-	FILE	*f;
-	long	child;
+	char	 comm[64];
+	pid_t	*kids;
+	size_t	 i, n;
 
-	if (pid <= 0 || json_array_size(list) >= VERDICT_PROCS_MAX)
+	if (json_array_size(list) >= VERDICT_PROCS_MAX)
 		return;
-	snprintf(path, sizeof path, "/proc/%ld/comm", (long)pid);
-	if ((f = fopen(path, "re")) != NULL) {
-		if (fgets(comm, sizeof comm, f) == NULL)
-			comm[0] = '\0';
-		fclose(f);
-	}
-	comm[strcspn(comm, "\n")] = '\0';
+	status_comm(pid, comm, sizeof comm);
 	json_array_append_new(list, json_pack("{s:i, s:s}", "pid", (int)pid,
 	    "name", comm));
-	snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)pid,
-	    (long)pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return;
-	if (fgets(buf, sizeof buf, f) == NULL)
-		buf[0] = '\0';
-	fclose(f);
-	for (p = buf; (child = strtol(p, &end, 10)) > 0; p = end)
-		verdict_procs_of((pid_t)child, list);
+	kids = children_of(pid, &n);
+	for (i = 0; i < n; i++)
+		verdict_procs_of(kids[i], list);
+	free(kids);
 }
 
 /* How long ago at was, in ms; since the session ran if nothing came. */

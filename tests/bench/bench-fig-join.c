@@ -186,8 +186,10 @@ fig_join_method(struct bench *b, json_int_t id, struct fig_join_chan *c)
 	char	req[160];
 	int	n;
 
-	fig_join_chan_init(c, -1, -1);
-	free(c->in.buf);
+	/* The socket is both ends, and rpc_open makes the line reader. */
+	memset(c, 0, sizeof *c);
+	c->slave = -1;
+	c->wfd = -1;
 	if (rpc_open(&c->in, b->sock) == -1)
 		return bench_fail(b, "%s", c->in.err);
 	c->wfd = c->in.fd;
