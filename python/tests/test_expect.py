@@ -197,9 +197,7 @@ def test_timeout_got_holds_every_byte(client):
 def test_read_until_timeout_carries_got(client):
     with _py(client, _quiet(b"partial")) as s:
         # Wait for the bytes with the protocol's logs itself.
-        while client.call("logs", {"session": s.id, "stream": "target",
-                                   "wait": True})["size"] < 7:
-            pass
+        assert _transcript(s, 7) == b"partial"
         with pytest.raises(dbgctl.Timeout) as e:
             s.read_until(b"NEVER", timeout=1.0)
         assert e.value.data["got"] == b"partial"
@@ -230,7 +228,9 @@ def test_read_until_leaves_the_rest(client):
         # The read position is read's own: read_until took nothing of it.
         got = b""
         while not got.endswith(b"four\n"):
-            got += s.read(timeout=WAIT)
+            chunk = s.read(timeout=WAIT)
+            assert chunk, "the stream ended after %r" % got
+            got += chunk
         assert got == b"one\ntwo\nthree\nfour\n"
 
 

@@ -50,7 +50,9 @@ def test_console_expect_returns_labgrids_match(target, fixtures):
     # The console read the transcript: Session.read still has every byte.
     got = b""
     while b"second line\n" not in got:
-        got += s.read(timeout=10)
+        chunk = s.read(timeout=10)
+        assert chunk, "the stream ended after %r" % got
+        got += chunk
     assert got.startswith(b"arg0=[")
     assert b"counter=14390 done\n" in got
 

@@ -35,9 +35,12 @@ struct jt {
 static char *
 jt_until(struct h_conn *m, const char *prefix, const char *when)
 {
-	char *line;
+	double	 end = h_now() + JOIN_BOUND / 1000.0;
+	char	*line;
 
 	for (;;) {
+		cr_assert(h_now() < end, "%s: lines came for %d ms, none "
+		    "starting \"%s\"", when, JOIN_BOUND, prefix);
 		line = h_conn_line(m, JOIN_BOUND);
 		cr_assert_not_null(line, "%s: no line starting \"%s\" within %d "
 		    "ms", when, prefix, JOIN_BOUND);
@@ -116,26 +119,14 @@ jt_send(struct h_conn *m, const char *line)
 static int
 jt_fds(pid_t pid)
 {
-	char		 path[320], link[256];
-	DIR		*d;
-	struct dirent	*e;
-	ssize_t		 n;
-	int		 ttys = 0;
+	static char	targets[256][PATH_MAX];
+	int		fds[256], n, i, ttys = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	cr_assert_not_null(d = opendir(path), "%s", path);
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)pid,
-		    e->d_name);
-		if ((n = readlink(path, link, sizeof(link) - 1)) <= 0)
-			continue;
-		link[n] = '\0';
-		ttys += strncmp(link, "/dev/pts/", 9) == 0 ||
-		    strcmp(link, "/dev/ptmx") == 0;
-	}
-	closedir(d);
+	n = h_pid_fds(pid, fds, targets, 256);
+	cr_assert_geq(n, 0, "the fds of %d", (int)pid);
+	for (i = 0; i < n; i++)
+		ttys += strncmp(targets[i], "/dev/pts/", 9) == 0 ||
+		    strcmp(targets[i], "/dev/ptmx") == 0;
 	return ttys;
 }
 

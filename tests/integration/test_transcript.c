@@ -240,8 +240,10 @@ Test(transcript, unread_output_in_the_file_keeps_no_session)
 
 /*
  * A connection may keep 256 expects waiting (each holds its compiled
- * patterns and a window of bytes); the next is refused with limit, and
- * the connection's close lets its expects go, for other clients' room.
+ * patterns and a window of bytes); the next is refused with limit. A
+ * close with 256 waiting loses nothing the connection wrote before it:
+ * the write sent last still reaches the program, as a new connection's
+ * expect sees.
  */
 Test(transcript, a_connection_keeps_at_most_256_expects_waiting)
 {

@@ -39,22 +39,13 @@ vd_launch(const char *params)
 	return id;
 }
 
-/* Poll status until the session has a verdict; the status. */
+/* Wait until the session has a verdict; the status. */
 static json_t *
 vd_wait_verdict(long id, int bound_ms)
 {
-	double	 end = h_now() + bound_ms / 1000.0;
-	json_t	*st;
-
-	for (;;) {
-		st = h_cli_status(id);
-		if (h_jpath(st, "verdict") != NULL)
-			return st;
-		cr_assert(h_now() < end, "session %ld: no verdict within %d ms: "
-		    "%s", id, bound_ms, json_dumps(st, JSON_COMPACT));
-		json_decref(st);
-		h_nap(20);
-	}
+	cr_assert(h_cli_wait_status(id, "verdict", NULL, bound_ms), "session "
+	    "%ld: no verdict within %d ms", id, bound_ms);
+	return h_cli_status(id);
 }
 
 /* Whether a frame of some thread of the verdict is func in file. */
