@@ -25,7 +25,6 @@
 /* One bridge: the channel, the signal pipe, what stdin gave not yet sent. */
 struct bridge {
 	int	 sock;
-	int	 sig;			/* the signal pipe's read end */
 	bool	 in_eof;		/* stdin ended */
 	bool	 shut;			/* the channel's write side is shut */
 	bool	 mid_line;		/* the last byte sent ended no line */
@@ -67,8 +66,6 @@ bridge_catch(void)
 	struct sigaction	sa;
 	int			fd[2];
 
-	if (bridge_sig_read != -1)
-		return;
 	if (pipe2(fd, O_CLOEXEC | O_NONBLOCK) != 0)
 		client_fatal("pipe: %s", strerror(errno));
 	bridge_sig_read = fd[0];
@@ -89,31 +86,8 @@ bridge_take_signals(struct bridge *b)
 {
 	char	buf[64];
 
-	while (read(b->sig, buf, sizeof buf) > 0)
+	while (read(bridge_sig_read, buf, sizeof buf) > 0)
 		b->interrupt = true;
-}
-
-/* Write all of buf to stdout, waiting for room where it is non-blocking. */
-static int
-bridge_out(const char *p, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(STDOUT_FILENO, p, len);
-		if (n < 0 && errno == EAGAIN) {
-			(void)poll(&(struct pollfd){ STDOUT_FILENO, POLLOUT, 0 },
-			    1, -1);
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /*
@@ -183,46 +157,18 @@ bridge_shut(struct bridge *b)
 }
 
 /*
- * Copy what the channel says to stdout: 1 while it is open, 0 once the
- * daemon closed it, -1 when stdout cannot take it.
- */
-static int
-bridge_down(struct bridge *b)
-{
-	char	buf[BRIDGE_CHUNK];
-	ssize_t	n;
-
-	n = read(b->sock, buf, sizeof buf);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return 1;
-	if (n < 0 && errno != ECONNRESET)
-		client_fatal("lost connection to the daemon: %s",
-		    strerror(errno));
-	if (n <= 0)
-		return 0;
-	if (bridge_out(buf, (size_t)n) != 0) {
-		client_warn("write: stdout: %s", strerror(errno));
-		return -1;
-	}
-	return 1;
-}
-
-/*
  * Bridge stdin and stdout to the joined channel sock until the daemon
  * closes it (after ^exit, after stdin's end, or with the session); the
- * exit status.
+ * exit status. bridge_catch has been called, before the join.
  */
 int
 bridge_run(int sock)
 {
 	static struct bridge	b;
 	struct pollfd		pfd[3];
-	int			rv;
 
 	memset(&b, 0, sizeof b);
 	b.sock = sock;
-	bridge_catch();
-	b.sig = bridge_sig_read;
 	/* A SIGINT during the join is the channel's first line. */
 	bridge_take_signals(&b);
 	fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK);
@@ -234,7 +180,7 @@ bridge_run(int sock)
 		pfd[0].events = POLLIN;
 		pfd[1].fd = sock;
 		pfd[1].events = POLLIN | (b.off < b.len ? POLLOUT : 0);
-		pfd[2].fd = b.sig;
+		pfd[2].fd = bridge_sig_read;
 		pfd[2].events = POLLIN;
 		if (poll(pfd, 3, -1) < 0) {
 			if (errno == EINTR)
@@ -246,7 +192,7 @@ bridge_run(int sock)
 		if (pfd[0].revents != 0)
 			bridge_fill(&b, true);
 		if ((pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
-		    (rv = bridge_down(&b)) != 1)
-			return rv == 0 ? EXIT_OK : EXIT_FAILED;
+		    !pump_down(sock, false))
+			return EXIT_OK;
 	}
 }

@@ -28,7 +28,7 @@ cmd_exec_join(const struct args *a)
 }
 
 /* Print what a command gave: its text, or an MI command's result as JSON. */
-static void
+void
 cmd_exec_print(const char *cmd, json_t *result)
 {
 	const char	*out = json_string_value(json_object_get(result,

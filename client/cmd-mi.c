@@ -73,17 +73,14 @@ cmd_mi_local_version(void)
 int
 cmd_mi_version(struct client *c, json_t *session)
 {
-	const char	*out;
-	json_t		*r;
+	json_t *r;
 
 	if (session == NULL)
 		return cmd_mi_local_version();
 	if ((r = client_call(c, "exec", json_pack("{s:O, s:s}", "session",
 	    session, "command", "show version"))) == NULL)
 		return client_error(c);
-	out = json_string_value(json_object_get(r, "output"));
-	if (out != NULL && cmd_write_all(STDOUT_FILENO, out, strlen(out)) != 0)
-		client_fatal("write: stdout: %s", strerror(errno));
+	cmd_exec_print("show version", r);
 	json_decref(r);
 	return EXIT_OK;
 }

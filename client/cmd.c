@@ -1,5 +1,6 @@
 /* Running a command: its line parsed before it runs, usage errors, output. */
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,6 +289,11 @@ cmd_write_all(int fd, const void *buf, size_t len)
 		n = write(fd, p, len);
 		if (n == -1 && errno == EINTR)
 			continue;
+		/* An fd someone made non-blocking: wait for room. */
+		if (n == -1 && errno == EAGAIN) {
+			(void)poll(&(struct pollfd){ fd, POLLOUT, 0 }, 1, -1);
+			continue;
+		}
 		if (n == -1)
 			return -1;
 		p += n;

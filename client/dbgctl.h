@@ -302,8 +302,12 @@ extern const struct cmd_entry cmd_daemon_entry;
 
 /* pump.c */
 int		 pump_run(int sock);
+int		 pump_down(int sock, int splice_out);
 
 /* fmt.c */
+/* cmd-exec.c: what an exec gave, printed as exec prints it. */
+void		 cmd_exec_print(const char *cmd, json_t *result);
+
 /* cmd-deadline.c: what status shows of a deadline and a verdict. */
 void		 cmd_deadline_status(json_t *session);
 void		 cmd_deadline_frames(json_t *frames, size_t max, const char *indent);

@@ -111,9 +111,9 @@ pump_up_copy(struct pump_up *u, int sock, bool readable)
 	u->wait_out = u->len > u->off;
 }
 
-/* Move what the socket has to stdout; false once the daemon has closed. */
-static bool
-pump_down(int sock, bool splice_out)
+/* Move what the socket has to stdout; 0 once the daemon has closed. */
+int
+pump_down(int sock, int splice_out)
 {
 	static char	buf[PUMP_CHUNK];
 	ssize_t		n;
