@@ -15,7 +15,7 @@ struct cmd_mi_gdb {
 	const char		*socket_arg;	/* --socket */
 	const char		*session;	/* --dbgctl-session, or N */
 	int			 version;	/* --version, -v */
-	struct cmd_mi_opts	 o;
+	int			 mi2;		/* --interpreter=mi2 */
 };
 
 /* gdb's flags that change nothing for a joined channel, taken and ignored. */
@@ -106,7 +106,7 @@ cmd_mi_gdb_option(struct cmd_mi_gdb *g, int argc, char **argv, int *i)
 			return cmd_mi_gdb_bad("--interpreter=%s: a joined "
 			    "channel speaks gdb/MI only: mi2, mi3 or mi (mi3)",
 			    v);
-		g->o.mi2 = mi;
+		g->mi2 = mi;
 		return 0;
 	}
 	if (strcmp(key, "version") == 0 || strcmp(key, "v") == 0) {
@@ -174,30 +174,30 @@ cmd_mi_gdb_parse(struct cmd_mi_gdb *g, int argc, char **argv)
 }
 
 /*
- * dbgctl run as dbgctl-gdb: parse gdb's command line, then print the
- * version or join the session; the exit status.
+ * dbgctl run as dbgctl-gdb: parse gdb's command line, then run it as the
+ * mi command line it stands for; the exit status.
  */
 int
 cmd_mi_gdb_main(int argc, char **argv)
 {
 	struct cmd_mi_gdb	 g;
-	struct client		 c;
-	json_t			*session;
-	int			 rv;
+	char			*v[5];
+	int			 n = 0, rv;
 
 	memset(&g, 0, sizeof g);
 	if ((rv = cmd_mi_gdb_parse(&g, argc, argv)) != 0)
 		return rv == -1 ? EXIT_OK : rv;
-	session = cmd_mi_session(g.session);
-	if (session == NULL && (g.session != NULL || !g.version))
-		return cmd_mi_gdb_bad("%s", g.session != NULL ? "the session "
-		    "is not valid UTF-8" : "missing SESSION: give "
-		    "--dbgctl-session, a number, or set DBGCTL_SESSION");
-	client_init(&c, g.socket_arg, 0);
-	c.autostart = 0;
-	rv = g.version ? cmd_mi_version(&c, session) :
-	    cmd_mi_join(&c, session, &g.o);
-	client_close(&c);
-	json_decref(session);
-	return rv;
+	if (g.session == NULL && !g.version && (getenv("DBGCTL_SESSION") ==
+	    NULL || *getenv("DBGCTL_SESSION") == '\0'))
+		return cmd_mi_gdb_bad("%s", "missing SESSION: give --dbgctl-session, "
+		    "a number, or set DBGCTL_SESSION");
+	v[n++] = "mi";
+	if (g.mi2)
+		v[n++] = "--mi2";
+	if (g.version)
+		v[n++] = "--version";
+	if (g.session != NULL)
+		v[n++] = (char *)g.session;
+	v[n] = NULL;
+	return cmd_run(&cmd_mi_entry, n, v, g.socket_arg, 0);
 }

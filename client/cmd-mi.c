@@ -11,11 +11,19 @@
 
 #include "dbgctl.h"
 
+/* What a join asks of the daemon besides the session. */
+struct cmd_mi_opts {
+	int	mi2;			/* else mi3 */
+	int	keep_breakpoints;
+	int	leave_halted;
+	int	observe;
+};
+
 /*
  * The session a joining command names: its operand, else $DBGCTL_SESSION
  * (set in every session's own environment); NULL if neither is there.
  */
-json_t *
+static json_t *
 cmd_mi_session(const char *operand)
 {
 	const char *env = getenv("DBGCTL_SESSION");
@@ -31,7 +39,7 @@ cmd_mi_session(const char *operand)
  * Join session over MI with what o asks and bridge stdin and stdout to
  * the channel until the daemon closes it; the exit status.
  */
-int
+static int
 cmd_mi_join(struct client *c, json_t *session, const struct cmd_mi_opts *o)
 {
 	json_t	*params, *r;
@@ -70,7 +78,7 @@ cmd_mi_local_version(void)
  * Print gdb's version text: the session's gdb's answer to "show version"
  * when session is known, else what the local gdb --version prints.
  */
-int
+static int
 cmd_mi_version(struct client *c, json_t *session)
 {
 	json_t *r;

@@ -275,17 +275,7 @@ extern const struct cmd_entry cmd_exec_entry;
 
 /* cmd-mi.c */
 /* What a joined MI client asks of its leave and channel (dbgctl-protocol(7) mi). */
-struct cmd_mi_opts {
-	int	mi2;			/* else mi3 */
-	int	keep_breakpoints;
-	int	leave_halted;
-	int	observe;
-};
 extern const struct cmd_entry cmd_mi_entry;
-json_t		*cmd_mi_session(const char *);
-int		 cmd_mi_join(struct client *, json_t *,
-		    const struct cmd_mi_opts *);
-int		 cmd_mi_version(struct client *, json_t *);
 
 /* cmd-mi-gdb.c */
 int		 cmd_mi_gdb_main(int, char **);
