@@ -518,11 +518,12 @@ cli_expect_stamp(const char *line, time_t *when)
 Test(cliexpect, logs_timestamps_prefix_every_line)
 {
 	struct h_res	 r;
-	json_t		*j, *times;
+	json_t		*j, *times, *rec;
 	unsigned char	*data;
 	char		 ids[32], *line, *save = NULL;
 	time_t		 now = time(NULL), when, first = 0;
-	size_t		 len;
+	double		 three;
+	size_t		 len, k;
 	int		 n = 0;
 
 	h_daemon_fg();
@@ -559,7 +560,17 @@ Test(cliexpect, logs_timestamps_prefix_every_line)
 	    json_array_get(json_array_get(times, 0), 0)) == 0 &&
 	    json_number_value(json_array_get(json_array_get(times, 0), 1)) >=
 	    (double)now - 120, "logs --json --timestamps: times from offset 0 "
-	    "on, one chunk a second apart at least");
+	    "on");
+	/* "three" (at 8) came a second after the first line, as written. */
+	three = -1;
+	json_array_foreach(times, k, rec)
+		if (json_integer_value(json_array_get(rec, 0)) == 8)
+			three = json_number_value(json_array_get(rec, 1)) -
+			    json_number_value(json_array_get(json_array_get(
+			    times, 0), 1));
+	cr_assert(three >= 0.9, "logs --json --timestamps: no chunk at offset "
+	    "8 a second after the first (%.3f s): %s", three, json_dumps(times,
+	    JSON_COMPACT));
 	json_decref(j);
 	/* The console too, a last line without its newline as well. */
 	h_cli_wait_log(ids, "four", H_WAIT_BOUND);
