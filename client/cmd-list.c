@@ -137,6 +137,31 @@ cmd_list_target(char *state, char *faulted)
 	return strdup(state != NULL ? state : "-");
 }
 
+/* A hold member: "held, 9m left", or NULL (text marked bad) for anything else. */
+static char *
+cmd_list_hold(struct scan *sc)
+{
+	char		*key, *cell = NULL, left[32];
+	long long	 ms;
+	bool		 first = true;
+
+	if (!scan_take(sc, '{'))
+		return scan_skip(sc), NULL;
+	while ((key = scan_member(sc, &first)) != NULL) {
+		if (strcmp(key, "left_ms") == 0 && cell == NULL &&
+		    scan_int(sc, &ms)) {
+			cmd_hold_left(ms, left, sizeof left);
+			if (asprintf(&cell, "held, %s", left) < 0)
+				client_fatal("out of memory");
+		} else
+			(void)scan_skip(sc);
+		free(key);
+		if (sc->bad)
+			break;
+	}
+	return cell;
+}
+
 /* Put value in a cell, dropping what a repeated member put there. */
 static void
 cmd_list_set(char **cell, char *value)
@@ -150,7 +175,7 @@ static bool
 cmd_list_row(struct scan *sc, struct cmd_list_row *row)
 {
 	char		*key, *started = NULL, *ended = NULL, age[32];
-	char		*target = NULL, *faulted = NULL;
+	char		*target = NULL, *faulted = NULL, *held = NULL;
 	long long	 n;
 	bool		 first = true;
 
@@ -169,6 +194,8 @@ cmd_list_row(struct scan *sc, struct cmd_list_row *row)
 			cmd_list_set(&target, cmd_list_target_state(sc));
 		else if (strcmp(key, "faulted") == 0)
 			cmd_list_set(&faulted, scan_string(sc));
+		else if (strcmp(key, "hold") == 0)
+			cmd_list_set(&held, cmd_list_hold(sc));
 		else if (strcmp(key, "pid") == 0)
 			cmd_list_set(&row->cell[5], scan_int(sc, &n) ?
 			    cmd_list_number(n) : cmd_list_string(sc));
@@ -187,6 +214,9 @@ cmd_list_row(struct scan *sc, struct cmd_list_row *row)
 	fmt_age_between(started, ended, age, sizeof age);
 	row->cell[6] = strdup(age);
 	row->cell[4] = cmd_list_target(target, faulted);
+	/* A held session is running; how long it is kept says more. */
+	if (held != NULL)
+		cmd_list_set(&row->cell[3], held);
 	free(started);
 	free(ended);
 	free(target);
@@ -264,9 +294,9 @@ cmd_list_fetch(struct client *c, struct cmd_list_table *t)
 
 	for (;;) {
 		line = client_call_text(c, "list", json_pack("{s:I, s:[s,s,s,s,"
-		    "s,s,s,s,s]}", "offset", (json_int_t)offset, "fields", "name",
-		    "kind", "state", "target", "faulted", "pid", "started_at",
-		    "ended_at", "argv"), &len);
+		    "s,s,s,s,s,s]}", "offset", (json_int_t)offset, "fields",
+		    "name", "kind", "state", "target", "faulted", "hold", "pid",
+		    "started_at", "ended_at", "argv"), &len);
 		if (line == NULL)
 			return false;
 		next = -1;

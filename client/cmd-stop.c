@@ -29,7 +29,7 @@ cmd_stop_noted(struct client *c, json_t *msg)
 }
 
 /* Print "session 4 (web): exit code 0, by quit" for a stopped session. */
-static void
+void
 cmd_stop_print_session(json_t *s)
 {
 	const char	*name = json_string_value(json_object_get(s, "name"));

@@ -20,6 +20,8 @@
 #define EXIT_NODAEMON	3	/* no daemon, or reply not understood */
 #define EXIT_TIMEOUT	4	/* a wait timed out */
 #define EXIT_CLOSED	5	/* the transport or session is closed */
+#define EXIT_VERDICT	6	/* wait: a deadline or silence ended it */
+#define EXIT_FAULT	7	/* wait: its target faulted */
 
 /* Command entry flags. */
 #define CMD_AUTOSTART	0x1	/* start the daemon when none answers */
@@ -213,10 +215,19 @@ extern const struct cmd_entry cmd_status_entry;
 extern const struct cmd_entry cmd_stop_entry;
 extern const struct cmd_entry cmd_signal_entry;
 int		 cmd_session_status(json_t *);
+void		 cmd_stop_print_session(json_t *);
 
 /* cmd-rm.c */
 extern const struct cmd_entry cmd_rm_entry;
 extern const struct cmd_entry cmd_deadline_entry;
+
+/* cmd-hold.c */
+extern const struct cmd_entry cmd_hold_entry;
+void		 cmd_hold_left(long long, char *, size_t);
+void		 cmd_hold_status(json_t *);
+
+/* cmd-wait.c */
+extern const struct cmd_entry cmd_wait_entry;
 extern const struct cmd_entry cmd_prune_entry;
 
 /* cmd-logs.c */

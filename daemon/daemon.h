@@ -487,6 +487,7 @@ void		 join_fail(struct join *, const char *why);
 void		 join_gone(struct join *);
 extern const struct method *const method_joins[];
 extern const struct method *const method_deadlines[];
+extern const struct method *const method_holds[];
 
 /* proc.c: one process under its own keeper; the one spawn function. */
 enum proc_event {
@@ -945,7 +946,25 @@ void	 verdict_arm(struct session *);
 int	 verdict_deadline_set(struct session *, long ms);
 json_t	*verdict_deadline_json(const struct session *);
 void	 verdict_fault(struct session *, json_t *fault);
+void	 verdict_disarm(struct session *);
 void	 verdict_close(struct session *);
+
+/* hold.c: sessions kept, their target halted, past their lease, for a time. */
+/* A hold's time to live (s), unless DBGCTLD_HOLD_TTL says; the most one may ask. */
+#define HOLD_TTL_DEFAULT	600
+#define HOLD_TTL_MAX		86400
+/* Holds at once, and their total time left (s), unless DBGCTLD_HOLDS_MAX and DBGCTLD_HOLD_TOTAL say. */
+#define HOLDS_MAX_DEFAULT	16
+#define HOLD_TOTAL_DEFAULT	14400
+struct hold;
+void	 hold_init(long ttl_s, long max, long total_s);
+long	 hold_default_ttl(void);
+int	 hold_set(struct session *, long ttl_s, json_t *by, struct rpc_error *);
+void	 hold_release(struct session *);
+bool	 hold_keeps(struct session *);
+bool	 hold_active(const struct session *);
+json_t	*hold_json(const struct session *);
+void	 hold_close(struct session *);
 
 /* session.c: the session table, its processes and the one fan-out point. */
 enum session_state {
@@ -1072,6 +1091,7 @@ struct session {
 	json_t			*faults;	/* the last FAULTS_KEPT records */
 	json_t			*verdict;	/* why it is ending, or NULL */
 	struct verdict_watch	*vw;		/* verdict.c: its deadline, silence */
+	struct hold		*hold;		/* hold.c: while it is held */
 	bool			 faulted;	/* the target is stopped at it */
 	uint64_t		 target_seq;	/* the last target record's seq */
 	struct sinks		 sinks;
@@ -1371,6 +1391,7 @@ struct conn {
 	TAILQ_ENTRY(conn)	 entry;
 	union listener_handle	 h;
 	uid_t			 uid;
+	pid_t			 pid;		/* a Unix peer's, or 0 */
 	bool			 authed;	/* may use every method */
 	const struct conn_mode	*mode;
 	void			*mode_data;
@@ -1552,6 +1573,8 @@ extern const struct method *const method_inspects[];
 extern const struct method *const method_resets[];
 /* method-target.c: the session's gdb for a verb, or NULL (answered). */
 struct gdb_data	*method_target_gdb(struct request *, const char *verb);
+enum method_return method_target_halt_for(struct request *, struct gdb_data *,
+	    json_t *extra);
 enum method_return method_target_job_stop(struct request *, struct gdb_job *,
 		    bool strict, json_t *extra);
 extern const struct method *const method_daemon[];

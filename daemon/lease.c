@@ -38,7 +38,8 @@ lease_expired(void *arg)
 	session_ref(s);
 	lease_free(l);
 	/* One already stopping keeps the deadline it was given. */
-	if (s->state == S_STARTING || s->state == S_RUNNING)
+	if ((s->state == S_STARTING || s->state == S_RUNNING) &&
+	    !hold_keeps(s))
 		session_stop(s, -1);
 	session_unref(s);
 }

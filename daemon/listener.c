@@ -40,6 +40,7 @@ listener_auth_peercred(struct listener *l, struct conn *c,
 		return -1;
 	}
 	c->uid = cred.uid;
+	c->pid = cred.pid;
 	if (cred.uid == geteuid() || cred.uid == 0) {
 		c->authed = true;
 		return 0;

@@ -429,6 +429,10 @@ main(int argc, char **argv)
 	    315360000, KEEP_ENDED_SECONDS_DEFAULT);
 	dmn.transcript_max = main_env("DBGCTLD_TRANSCRIPT_MAX", 0, 1LL << 50,
 	    TRANSCRIPT_MAX_DEFAULT);
+	hold_init(main_env("DBGCTLD_HOLD_TTL", 1, HOLD_TTL_MAX,
+	    HOLD_TTL_DEFAULT), main_env("DBGCTLD_HOLDS_MAX", 0, 100000,
+	    HOLDS_MAX_DEFAULT), main_env("DBGCTLD_HOLD_TOTAL", 0, 315360000,
+	    HOLD_TOTAL_DEFAULT));
 	peer_init(main_env("DBGCTLD_AUTH_TIMEOUT", 100, 3600000,
 	    PEER_TIMEOUT_DEFAULT));
 	main_listen_all(&o);

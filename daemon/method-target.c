@@ -295,33 +295,53 @@ method_target_halt_start(struct gdb_job *j)
 	return strcmp(gdb_control_state(j->g->s), "running") != 0;
 }
 
-/* halt: interrupt a running target and answer its stop. */
-static enum method_return
-method_target_halt_exec(struct request *req)
+/*
+ * Interrupt the running target of g's session and answer req with its
+ * stop, and with extra's members (taken; NULL: none) beside "target".
+ */
+enum method_return
+method_target_halt_for(struct request *req, struct gdb_data *g, json_t *extra)
 {
-	struct session	*s = req->session;
-	struct gdb_data	*g;
-	struct gdb_job	*j;
-	const char	*st;
+	struct session			*s = req->session;
+	struct method_target_wait	*w;
+	struct gdb_job			*j;
+	const char			*st = gdb_control_state(s);
+	json_t				*out;
 
-	if ((g = method_target_gdb(req, "halt")) == NULL)
-		return METHOD_DONE;
-	st = gdb_control_state(s);
 	/* A verb's own stop is undone soon: the halt queues behind it. */
 	if (strcmp(st, "stopped") == 0 && !json_is_true(json_object_get(
-	    s->target, "transient")))
-		return request_done(req, json_pack("{s:O, s:b}", "target",
-		    s->target, "already", 1));
-	if (strcmp(st, "running") != 0 && strcmp(st, "stopped") != 0)
+	    s->target, "transient"))) {
+		out = json_pack("{s:O, s:b}", "target", s->target, "already",
+		    1);
+		if (extra != NULL)
+			json_object_update(out, extra);
+		json_decref(extra);
+		return request_done(req, out);
+	}
+	if (strcmp(st, "running") != 0 && strcmp(st, "stopped") != 0) {
+		json_decref(extra);
 		return request_error_data(req, RPC_NOT_RUNNING, json_pack(
 		    "{s:O*}", "target", s->target), "the target of session %lu "
 		    "is not running (%s)", s->id, st);
+	}
 	j = gdb_job_new(NULL, g, GDB_JOB_ORPHAN_OK, method_target_then_wait);
 	j->start = method_target_halt_start;
 	j->halting = GDB_HALT_USER;
 	gdb_job_add(j, "-exec-interrupt");
-	return method_target_job_wait(req, j, method_target_wait_new(req,
-	    "stopped"));
+	w = method_target_wait_new(req, "stopped");
+	w->extra = extra;
+	return method_target_job_wait(req, j, w);
+}
+
+/* halt: interrupt a running target and answer its stop. */
+static enum method_return
+method_target_halt_exec(struct request *req)
+{
+	struct gdb_data *g;
+
+	if ((g = method_target_gdb(req, "halt")) == NULL)
+		return METHOD_DONE;
+	return method_target_halt_for(req, g, NULL);
 }
 
 /* The MI command of a resume's "how", or NULL. */

@@ -558,6 +558,7 @@ session_end(struct session *s)
 		s->backend->close(s);
 	session_stop_end(s);
 	verdict_close(s);
+	hold_close(s);
 	dmn.nended++;
 }
 

@@ -209,8 +209,26 @@ verdict_end_cb(void *arg)
 {
 	struct verdict_watch *w = arg;
 
-	if (w->s->state == S_RUNNING)
+	if (w->s->state == S_RUNNING && !hold_active(w->s))
 		session_stop(w->s, -1);
+}
+
+/*
+ * Hold s for the daemon's default time, as its on_deadline asks; false
+ * when the holds' limits refuse it, and the session is stopped instead.
+ */
+static bool
+verdict_hold(struct session *s)
+{
+	struct rpc_error err;
+
+	if (hold_set(s, hold_default_ttl(), json_pack("{s:s}", "verdict",
+	    json_string_value(json_object_get(s->verdict, "kind"))), &err) ==
+	    0)
+		return true;
+	log_warn("session %lu: not held: %s", s->id, err.message);
+	session_note(s, err.message);
+	return false;
 }
 
 /* The verdict is whole: the session's, told, then the session goes or is held. */
@@ -221,20 +239,22 @@ verdict_publish(struct verdict_watch *w)
 	struct session_event	 ev = { .kind = SE_VERDICT };
 	json_t			*v = w->pending;
 	char			*text;
+	bool			 held;
 
 	w->pending = NULL;
 	timer_stop(w->gather);
 	json_decref(s->verdict);
 	s->verdict = v;
 	ev.json = v;
+	held = strcmp(s->l.on_deadline, "hold") == 0 && verdict_hold(s);
 	xasprintf(&text, "%s: the session %s", json_string_value(
-	    json_object_get(v, "kind")), strcmp(s->l.on_deadline, "hold") ==
-	    0 ? "is held, its target halted" : "is stopped");
+	    json_object_get(v, "kind")), held ? "is held, its target halted" :
+	    "is stopped");
 	session_note(s, text);
 	free(text);
 	session_fire(s, &ev);
 	/* Not inside the gathering's answer: the stop runs on its own turn. */
-	if (strcmp(s->l.on_deadline, "hold") != 0) {
+	if (!held) {
 		if (w->end == NULL)
 			w->end = timer_new(verdict_end_cb, w);
 		timer_start(w->end, 0);
@@ -398,6 +418,19 @@ verdict_fault(struct session *s, json_t *fault)
 	json_decref(s->verdict);
 	s->verdict = json_pack("{s:s, s:O, s:O}", "kind", "fault", "time",
 	    json_object_get(fault, "time"), "fault", fault);
+}
+
+/* A hold keeps the session as it is: its deadline and silence no longer run. */
+void
+verdict_disarm(struct session *s)
+{
+	struct verdict_watch *w = s->vw;
+
+	if (w == NULL)
+		return;
+	timer_stop(w->deadline);
+	timer_stop(w->silence);
+	w->deadline_at = 0;
 }
 
 /* The session ended: no deadline or silence is waited for. */

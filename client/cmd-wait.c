@@ -1,0 +1,73 @@
+/*
+ * wait: until a session has ended, then exit with why: its program's
+ * status, or the verdict that ended it (a deadline or a silence, a fault).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dbgctl.h"
+
+/* The exit status of a session that ended: its verdict's, else its program's. */
+static int
+cmd_wait_status(json_t *session)
+{
+	const char *kind = json_string_value(json_object_get(json_object_get(
+	    session, "verdict"), "kind"));
+
+	if (kind == NULL)
+		return cmd_session_status(session);
+	if (strcmp(kind, "fault") == 0)
+		return EXIT_FAULT;
+	return EXIT_VERDICT;
+}
+
+/* Print how the session ended, as stop does, and the verdict's lines. */
+static void
+cmd_wait_print(json_t *session)
+{
+	cmd_stop_print_session(session);
+	cmd_deadline_status(session);
+}
+
+/* wait [--timeout MS] SESSION: until it has ended. */
+static int
+cmd_wait_exec(struct cmd *self, struct client *c)
+{
+	const struct args	*a = &self->args;
+	json_t			*params, *session;
+	int			 rv;
+
+	params = json_pack("{s:O}", "session", self->session);
+	if (args_has(a, "timeout"))
+		json_object_set_new(params, "timeout", json_integer(args_number(a,
+		    "timeout", 0)));
+	session = client_call(c, "wait", params);
+	if (session == NULL)
+		return client_error(c);
+	if (c->json)
+		cmd_print_json(session);
+	else
+		cmd_wait_print(session);
+	rv = cmd_wait_status(session);
+	json_decref(session);
+	return rv;
+}
+
+/* What help says of each option of wait. */
+static const struct cmd_option cmd_wait_options_help[] = {
+	{ "timeout", "MS",
+	    "give up after MS milliseconds, with status 4 (default: wait as "
+	    "long as it takes)" },
+	{ NULL, NULL, NULL }
+};
+
+const struct cmd_entry cmd_wait_entry = {
+	.name = "wait",
+	.usage = "[--timeout MS] SESSION",
+	.args = { "timeout#", 1, 1 },
+	.flags = CMD_SESSION,
+	.exec = cmd_wait_exec,
+	.summary = "wait until a session has ended; exit with its status or verdict",
+	.options = cmd_wait_options_help,
+};
