@@ -14,6 +14,8 @@ _dbgctl_spec=(
 	"status||any"
 	"stop|timeout: all q|live..."
 	"deadline||live none"
+	"hold|ttl: no-halt note:|live"
+	"wait|timeout:|any"
 	"rm|keep-files|ended..."
 	"prune|keep-files|none"
 	"signal||live sig"

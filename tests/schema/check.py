@@ -592,6 +592,16 @@ def drive(path, daemon):
     c.call("status", {"session": "quiet"}, desc="status with a verdict")
     c.call("deadline", {"session": "quiet", "ms": 0}, "not_running",
            desc="deadline after a verdict -> not_running")
+    # A hold, with a note and its status; a release; a bad ttl.
+    c.call("launch", {"kind": "exec", "name": "kept", "argv": ["sleep",
+           "1000"]}, desc="launch a session to hold")
+    c.call("hold", {"session": "kept", "ttl": 60, "note": "why"},
+           desc="hold with a ttl and a note")
+    c.call("status", {"session": "kept"}, desc="status of a held session")
+    c.call("list", {"fields": ["hold"]}, desc="list with the hold member")
+    c.call("hold", {"session": "kept", "ttl": 0}, desc="hold released")
+    c.call("hold", {"session": "kept", "ttl": -1}, "invalid_params",
+           desc="hold with a negative ttl -> invalid_params")
     control(c, sub, path)
     # Errors, each with the kind it must have.
     for method, params, kind in [
