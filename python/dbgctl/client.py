@@ -1242,6 +1242,40 @@ class Session:
                                      timeout=ms / 1000 + MARGIN)
         return self.record
 
+    def deadline(self, seconds):
+        """Give the running session a deadline ``seconds`` from now, moving
+        the one it has, or clear it (``None`` or 0).  When it runs out the
+        daemon records a verdict (see ``verdict`` in dbgctl-protocol(7))
+        and stops or holds the session, whether or not a client is there.
+        Returns the session object's ``deadline`` (or None)."""
+        ms = _ms(seconds) or 0
+        return self._call("deadline", {"ms": ms}).get("deadline")
+
+    def verdict(self):
+        """Why the session is ending, once it has a verdict (a deadline, a
+        silence or a fault), else None."""
+        self.record = self.status()
+        return self.record.get("verdict")
+
+    def hold(self, ttl=None, note=None, halt=True):
+        """Hold the running session for ``ttl`` seconds (the daemon's
+        default when None): it outlives its lease's connection, its
+        gdb-family target halted unless ``halt=False``, and is stopped
+        when the time runs out.  ``ttl=0`` releases it.  ``note`` says who
+        holds it and why.  Returns the result: ``hold`` (None after a
+        release) and, for the gdb family, ``target``."""
+        return self._call("hold", {"ttl": ttl, "note": note,
+                                   "halt": None if halt else False})
+
+    def bundle(self, path, tar=False, timeout=60.0):
+        """Have the daemon write the session's bundle (manifest, logs,
+        transcripts, backtraces, registers and a core where cheap) to the
+        absolute ``path``, a directory, or a ``.tar.gz`` file with
+        ``tar=True``.  Returns the result (``path``, ``files``, ...)."""
+        return self._call("bundle", {"path": os.path.abspath(path),
+                                     "tar": True if tar else None},
+                          timeout=timeout)
+
     def stop(self, timeout=None):
         """Stop the session; return its object once every process is gone.
 

@@ -56,6 +56,7 @@ import weakref
 
 import pytest
 
+from . import plugin_failure
 from .client import Client, Session, watch_sessions
 from .errors import Error
 
@@ -86,6 +87,7 @@ def pytest_addoption(parser):
                     dest="dbgctl_bin",
                     help="the dbgctld binary for a private daemon, or the "
                          "directory holding it (default: from PATH)")
+    plugin_failure.add_options(group)
 
 
 def _daemon_binary(opt):
@@ -177,7 +179,7 @@ def _end(client, proc, lifeline):
 
 
 @contextlib.contextmanager
-def private_daemon(binary, tmp, argv=()):
+def private_daemon(binary, tmp, argv=(), keep=None):
     """Run dbgctld with its socket and state in the directory ``tmp``.
 
     ``argv`` is added to its command line (more ``--listen`` addresses, a
@@ -186,8 +188,13 @@ def private_daemon(binary, tmp, argv=()):
     it will not go.  It also goes if this process dies, and its sessions
     get ``TERM=dumb`` unless their launch's ``env`` sets it.  For rigs
     that want a daemon of their own beside the fixtures'.
+
+    ``keep(client, socket, lifeline)``, if given, is asked on leaving
+    whether the daemon stays: true when it took the lifeline (a write
+    end it passes on) to end the daemon later itself.
     """
     proc, sock, log, lifeline, extra = _start(binary, tmp, argv)
+    kept = False
     try:
         try:
             client = _connect(proc, sock, log)
@@ -198,9 +205,14 @@ def private_daemon(binary, tmp, argv=()):
         try:
             yield client
         finally:
-            _end(client, proc, lifeline)
+            kept = keep is not None and keep(client, sock, lifeline)
+            if kept:
+                client.close()
+                os.close(lifeline)
+            else:
+                _end(client, proc, lifeline)
     finally:
-        if extra is not None:
+        if extra is not None and not kept:
             shutil.rmtree(extra, ignore_errors=True)
 
 
@@ -216,7 +228,9 @@ def dbgctl_client(pytestconfig, tmp_path_factory):
         return
     binary = _daemon_binary(pytestconfig.getoption("dbgctl_bin"))
     tmp = str(tmp_path_factory.mktemp("dbgctl"))
-    with private_daemon(binary, tmp) as client:
+    keep = plugin_failure.keep_for_holds \
+        if pytestconfig.getoption("dbgctl_hold", None) is not None else None
+    with private_daemon(binary, tmp, keep=keep) as client:
         yield client
 
 
@@ -241,13 +255,18 @@ def alive(pid):
 class _Launcher:
     """The dbgctl_launch factory: launches leased sessions, keeps them."""
 
-    def __init__(self, client):
+    def __init__(self, client, artifacts=None, held=()):
         self.client = client
         self.sessions = []
+        self.artifacts = artifacts
+        self.held = held
 
     def __call__(self, argv, **kw):
-        """Launch as Client.launch does, leased; return the Session."""
+        """Launch as Client.launch does, leased (and with the run's
+        ``--dbgctl-artifacts``); return the Session."""
         kw.setdefault("lease", True)
+        if self.artifacts is not None:
+            kw.setdefault("artifacts", self.artifacts)
         s = self.client.launch(argv, **kw)
         self.sessions.append(s)
         return s
@@ -258,7 +277,11 @@ class _Launcher:
         for s in self.sessions:
             pids = _pids(s.record)
             try:
-                pids += _pids(s.status())
+                # A failing test's session held for it stays for its hold.
+                if (self.client, s.id) in self.held:
+                    continue
+                record = s.status()
+                pids += _pids(record)
                 s.stop()
             except Error as e:
                 left.append("session %s: stop failed: %s" % (s.id, e))
@@ -272,7 +295,9 @@ class _Launcher:
 @pytest.fixture
 def dbgctl_launch(request, dbgctl_client):
     """Launch sessions for one test; they are stopped when it ends."""
-    launcher = _Launcher(dbgctl_client)
+    launcher = _Launcher(dbgctl_client,
+                         plugin_failure.artifacts_dir(request.config),
+                         request.config._dbgctl_held)
     yield launcher
     left = launcher.stop_all()
     if left:
@@ -511,8 +536,9 @@ def fault_summary(fault):
     return "\n  ".join(lines)
 
 
-def _section(client, track):
-    """The report's sections for one session: (title, text) pairs."""
+def _section(client, track, item):
+    """The report's sections for one session: (title, text) pairs; the
+    failure's actions (hold, bundle) are taken on the way."""
     record = client.call("status", {"session": track.session})
     title = "dbgctl session %s" % record.get("id", track.session)
     if record.get("name"):
@@ -532,6 +558,8 @@ def _section(client, track):
         body = plain(data)
         text += (body if body.endswith("\n") else body + "\n") \
             if body else "(nothing)\n"
+    text += plugin_failure.on_failure(item.config, item, client, record,
+                                      item.config._dbgctl_held)
     sections = [(title, text)]
     if fault:
         sections.append((title + " fault record",
@@ -539,16 +567,16 @@ def _section(client, track):
     return record.get("id", track.session), sections
 
 
-def _sections(track):
+def _sections(track, item):
     """The sections of one track, through its client or, if that one is
     closed by now, a connection of the report's own."""
     client = _live_client(track)
     if client is not None:
-        return _section(client, track)
+        return _section(client, track, item)
     if track.again is None:
         raise Error("its client is gone")
     with Client(**track.again) as fresh:
-        return _section(fresh, track)
+        return _section(fresh, track, item)
 
 
 def _report(seen, item):
@@ -557,7 +585,7 @@ def _report(seen, item):
     with seen.reading():
         for track in seen.test_tracks(item):
             try:
-                sid, sections = _sections(track)
+                sid, sections = _sections(track, item)
             except (Error, OSError) as e:
                 out.append(("dbgctl session %s" % track.session,
                             "(the session cannot be read: %s)" % e))
@@ -573,6 +601,7 @@ def _report(seen, item):
 def pytest_configure(config):
     """Start hearing of the sessions this process's clients touch."""
     config._dbgctl_seen = seen = _Seen()
+    config._dbgctl_held = []
     config._dbgctl_unwatch = watch_sessions(seen.hear)
 
 
@@ -604,3 +633,25 @@ def pytest_runtest_makereport(item, call):
         return
     item._dbgctl_reported = True
     rep.sections.extend(_report(seen, item))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session, exitstatus):
+    """A run interrupted (SIGINT) while a test ran: before its fixtures
+    are torn down, write the bundles of that test's running sessions."""
+    seen = getattr(session.config, "_dbgctl_seen", None)
+    if seen is None or exitstatus != pytest.ExitCode.INTERRUPTED or \
+            plugin_failure.artifacts_dir(session.config) is None:
+        return
+    with seen.reading():
+        with seen.lock:
+            tracks = [t for k, t in seen.tracks.items() if k in seen.touched]
+        for track in tracks:
+            client = _live_client(track)
+            if client is None:
+                continue
+            path = plugin_failure.bundle_interrupted(
+                session.config, client, track.session, "interrupted")
+            if path is not None:
+                sys.stderr.write("dbgctl: session %s: bundle %s\n"
+                                 % (track.session, path))

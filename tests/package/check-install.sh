@@ -133,9 +133,11 @@ pyinstall()
 	[ "$(printf '%s\n' "$files" | sed "s|^$dir/||")" = "dbgctl/__init__.py
 dbgctl/client.py
 dbgctl/errors.py
+dbgctl/holdwatch.py
 dbgctl/labgrid.py
 dbgctl/lifeline.py
 dbgctl/match.py
+dbgctl/plugin_failure.py
 dbgctl/pytest_plugin.py
 dbgctl/stop.py" ] || { echo "installed: $files"; return 1; }
 	/usr/bin/python3 -c 'import os, sys; n = os.path.normpath

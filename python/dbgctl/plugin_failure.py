@@ -1,0 +1,165 @@
+"""What the pytest plugin does for a failing test beyond its report.
+
+With ``--dbgctl-hold-on-failure[=SECONDS]`` every running session a
+failing test touched is halted and held (see ``hold`` in dbgctl(1)), and
+the report says how to look at it: ``dbgctl attach``, ``dbgctl logs`` and
+the front-end join (``dbgctl mi``, or ``dbgctl-gdb`` as an IDE's gdb).
+With ``--dbgctl-artifacts DIR`` each such session's bundle is written
+under DIR by the daemon, and the sessions the fixtures launch carry
+``artifacts`` so that the daemon writes one itself if pytest is killed
+(their lease ends).  The verdict and bundle path of each session go into
+the report and into the test's JUnit XML properties
+(``dbgctl_verdict_N``, ``dbgctl_bundle_N``), as ``record_property``
+would put them.  A run interrupted by SIGINT writes the bundles of the
+running test's sessions before it ends.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+from .errors import Error
+
+#: Seconds a bundle may take before the plugin gives up waiting.
+BUNDLE_TIMEOUT = 120.0
+
+#: The watcher that keeps a private daemon for its holds (see holdwatch.py).
+HOLDWATCH = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                         "holdwatch.py")
+
+
+def add_options(group):
+    """Declare the failure options in the plugin's option group."""
+    group.addoption("--dbgctl-hold-on-failure", metavar="SECONDS",
+                    nargs="?", const=-1, default=None, type=int,
+                    dest="dbgctl_hold",
+                    help="halt and hold a failing test's sessions for "
+                         "SECONDS (default: the daemon's hold time) so "
+                         "that they can be looked at after the run")
+    group.addoption("--dbgctl-artifacts", metavar="DIR", default=None,
+                    dest="dbgctl_artifacts",
+                    help="write a bundle of each failing test's sessions "
+                         "under DIR, and have the daemon write one if "
+                         "pytest is killed")
+
+
+def artifacts_dir(config):
+    """The absolute artifacts directory, made 0700, or None."""
+    d = config.getoption("dbgctl_artifacts", None)
+    if not d:
+        return None
+    d = os.path.abspath(d)
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    return d
+
+
+def _name(nodeid):
+    """A test's node id as a file name's part."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid).strip("_")[-100:]
+
+
+def _bundle_path(config, item, sid, tar=False):
+    """Where the bundle of session sid goes for item, not yet taken."""
+    base = os.path.join(artifacts_dir(config), "%s-%s" % (_name(
+        item.nodeid), sid))
+    path, n = base, 1
+    while os.path.lexists(path + (".tar.gz" if tar else "")):
+        n += 1
+        path = "%s.%d" % (base, n)
+    return path + (".tar.gz" if tar else "")
+
+
+def _commands(client, sid):
+    """The commands that look at session sid of client's daemon."""
+    sock = getattr(client, "address", None)
+    opt = " -s %s" % sock if isinstance(sock, str) and sock.startswith(
+        "/") else ""
+    return ("  dbgctl%s attach %s\n  dbgctl%s logs %s\n"
+            "  dbgctl%s mi %s    (an IDE: DBGCTL_SESSION=%s dbgctl-gdb as "
+            "its gdb)\n" % (opt, sid, opt, sid, opt, sid, sid))
+
+
+def on_failure(config, item, client, record, held):
+    """Act on one running session of a failing test: bundle it, hold it,
+    and return the report's lines; held collects (client, id) of holds."""
+    sid = record.get("id")
+    lines = ""
+    verdict = (record.get("verdict") or {}).get("kind")
+    if verdict:
+        item.user_properties.append(("dbgctl_verdict_%s" % sid, verdict))
+        lines += "verdict: %s\n" % verdict
+    if record.get("state") != "running":
+        return lines
+    if artifacts_dir(config) is not None:
+        try:
+            res = client.call("bundle", {"session": sid, "path":
+                              _bundle_path(config, item, sid)},
+                              timeout=BUNDLE_TIMEOUT)
+            item.user_properties.append(("dbgctl_bundle_%s" % sid,
+                                         res["path"]))
+            lines += "bundle: %s\n" % res["path"]
+        except Error as e:
+            lines += "bundle: not written: %s\n" % e
+    ttl = config.getoption("dbgctl_hold", None)
+    if ttl is None:
+        return lines
+    try:
+        res = client.call("hold", {"session": sid, "ttl": ttl if ttl >= 0
+                          else None, "note": "pytest: %s failed"
+                          % item.nodeid}, timeout=30.0)
+    except Error as e:
+        return lines + "hold: refused: %s\n" % e
+    held.append((client, sid))
+    left = res["hold"]["left_ms"] // 1000
+    lines += "held for %d s, its target halted; look with:\n%s" % (
+        left, _commands(client, sid))
+    item.user_properties.append(("dbgctl_held_%s" % sid, str(left)))
+    return lines
+
+
+def bundle_interrupted(config, client, sid, nodeid):
+    """Write a bundle of session sid of an interrupted run; its path or
+    None."""
+    if artifacts_dir(config) is None:
+        return None
+
+    class _Item:
+        pass
+    item = _Item()
+    item.nodeid = nodeid + "-interrupted"
+    try:
+        return client.call("bundle", {"session": sid, "path":
+                           _bundle_path(config, item, sid)},
+                           timeout=BUNDLE_TIMEOUT)["path"]
+    except Error:
+        return None
+
+
+def held_sessions(client):
+    """The ids of the sessions of client's daemon that are held now."""
+    try:
+        rows = client.call("list", {"fields": ["hold"]})["sessions"]
+    except Error:
+        return []
+    return [r["id"] for r in rows if r.get("hold")]
+
+
+def keep_for_holds(client, sock, lifeline):
+    """Hand a private daemon with held sessions to a watcher that keeps
+    it, through its lifeline, until the last hold has ended, then shuts
+    it down; True if handed over (the caller then leaves it running)."""
+    held = held_sessions(client)
+    if not held:
+        return False
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=pkg + os.pathsep + os.environ.get(
+        "PYTHONPATH", ""))
+    subprocess.Popen([sys.executable or "python3", HOLDWATCH, sock,
+                      str(lifeline)] + [str(h) for h in held],
+                     pass_fds=(lifeline,), stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     start_new_session=True, env=env)
+    sys.stderr.write("dbgctl: %d session(s) held; the private dbgctld at %s "
+                     "stays until their holds end\n" % (len(held), sock))
+    return True
