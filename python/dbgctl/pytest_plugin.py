@@ -39,6 +39,21 @@ Failure reports
     section, ``dbgctl session N fault record``.  Code that drives sessions
     through its own Client needs nothing more; it is seen by
     :func:`dbgctl.client.watch_sessions`.
+
+When a test fails (see :mod:`dbgctl.plugin_failure`)
+    ``--dbgctl-hold-on-failure[=SECONDS]`` halts and holds every running
+    session the failing test touched, for SECONDS or the daemon's hold
+    time, and its section says how to look at it (``dbgctl attach``,
+    ``logs``, ``mi``); ``dbgctl_launch`` leaves such a session for its
+    hold, and a private daemon with held sessions stays after the run
+    until the last hold has ended.  ``--dbgctl-artifacts DIR`` has the
+    daemon write each such session's bundle under DIR, gives the sessions
+    ``dbgctl_launch`` starts ``artifacts=DIR`` (a killed pytest's are
+    bundled by the daemon when their lease ends), and bundles the running
+    test's sessions when the run is interrupted.  The verdict, bundle and
+    hold of each session go into the test's ``user_properties``, which the
+    JUnit XML holds: ``dbgctl_verdict_N``, ``dbgctl_bundle_N``,
+    ``dbgctl_held_N``.
 """
 
 import base64
