@@ -72,6 +72,10 @@ static const struct bench_figure bench_figures[] = {
 	    fig_board_reset, 0, false, false },
 	{ "join", "a joined MI client's round trip",
 	    fig_join_rtt, 0, false, false },
+	{ "verdict", "deadline expiry to its verdict, native gdb",
+	    fig_verdict_native, 0, false, false },
+	{ "verdict-board", "deadline expiry to its verdict, the board",
+	    fig_verdict_board, 0, false, false },
 	{ "list10k", "dbgctl list of 10,000 sessions",
 	    fig_list10k, FIG_LIST10K, true, false },
 };

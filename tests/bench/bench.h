@@ -196,6 +196,10 @@ int	 fig_stall_logs(struct bench *);
 /* bench-fig-hostile.c */
 int	 fig_hostile(struct bench *);
 
+/* bench-fig-verdict.c */
+int	 fig_verdict_native(struct bench *);
+int	 fig_verdict_board(struct bench *);
+
 /* bench-fig-expect.c */
 int	 fig_expect_target(int, char **);
 int	 fig_expect_latency(struct bench *);
