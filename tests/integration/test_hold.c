@@ -12,23 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 TestSuite(hold, .init = h_ctx_setup, .fini = h_ctx_teardown,
     .timeout = 300);
 
 /* Bound for one reply (ms). */
 #define HD_BOUND	(30000 * H_SLOW)
-
-/* A monotonic clock in seconds. */
-static double
-hd_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Launch params on connection c (kept open); the session's id. */
 static long
@@ -122,7 +111,7 @@ Test(hold, a_held_session_outlives_its_lease_and_ends_at_its_ttl)
 	h_pid_track(&tracked[2], "the keeper", h_cli_status_pid(id,
 	    "keeper_pid"));
 	out = hd_hold(id, 0, "--ttl", "6");
-	held = hd_now();
+	held = h_now();
 	cr_assert_not_null(strstr(out, "hold: held, 6s left, by pid "), "%s",
 	    out);
 	free(out);
@@ -147,7 +136,7 @@ Test(hold, a_held_session_outlives_its_lease_and_ends_at_its_ttl)
 	    "session is gone");
 
 	end = h_cli_wait_ended(id, HD_BOUND);
-	ended = hd_now();
+	ended = h_now();
 	cr_assert_not_null(end, "the held session did not end at its ttl");
 	json_decref(end);
 	cr_assert_geq(ended - held, 5.0, "the session ended %.2f s after the "
