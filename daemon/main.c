@@ -429,6 +429,8 @@ main(int argc, char **argv)
 	    315360000, KEEP_ENDED_SECONDS_DEFAULT);
 	dmn.transcript_max = main_env("DBGCTLD_TRANSCRIPT_MAX", 0, 1LL << 50,
 	    TRANSCRIPT_MAX_DEFAULT);
+	dmn.bundle_max = main_env("DBGCTLD_BUNDLE_MAX", 0, 1LL << 50,
+	    BUNDLE_MAX_DEFAULT);
 	peer_init(main_env("DBGCTLD_AUTH_TIMEOUT", 100, 3600000,
 	    PEER_TIMEOUT_DEFAULT));
 	main_listen_all(&o);
@@ -447,6 +449,7 @@ main(int argc, char **argv)
 	/* Once the log is the daemon's own: the loop has not run, no session yet. */
 	spawn_init();
 	cgroup_init();
+	bundle_recover();
 	orphan_init();
 	sdnotify_ready();
 	uv_run(dmn.loop, UV_RUN_DEFAULT);

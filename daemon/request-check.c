@@ -23,6 +23,7 @@ static const struct method *const *const request_check_groups[] = {
 	method_resets,
 	method_joins,
 	method_deadlines,
+	method_bundles,
 	method_daemon,
 	method_ended,
 };

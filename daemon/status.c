@@ -363,6 +363,7 @@ const struct status_field status_fields[] = {
 	{ "faulted", status_faulted, false },
 	{ "deadline", status_deadline, false },
 	{ "verdict", status_verdict, false },
+	{ "bundle", bundle_status, false },
 };
 const size_t status_nfields = sizeof status_fields / sizeof status_fields[0];
 
