@@ -443,7 +443,6 @@ bundle_result(struct bundle *b)
 
 	json_array_foreach(bundle_files_list(b->files, "files"), i, e)
 		json_array_append(names, json_object_get(e, "name"));
-	json_array_append_new(names, json_string("manifest.json"));
 	return json_pack("{s:s, s:s, s:o, s:O, s:O, s:s?, s:I, s:I, s:b}",
 	    "path", b->path, "reason", b->reason, "files", names, "cut",
 	    bundle_files_list(b->files, "cut"), "missing", b->missing, "core",
