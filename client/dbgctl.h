@@ -217,6 +217,10 @@ int		 cmd_session_status(json_t *);
 /* cmd-rm.c */
 extern const struct cmd_entry cmd_rm_entry;
 extern const struct cmd_entry cmd_deadline_entry;
+
+/* cmd-bundle.c */
+extern const struct cmd_entry cmd_bundle_entry;
+char		*cmd_bundle_path(const char *);
 extern const struct cmd_entry cmd_prune_entry;
 
 /* cmd-logs.c */

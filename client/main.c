@@ -43,6 +43,7 @@ static const struct cmd_entry *const main_commands[] = {
 	&cmd_status_entry,
 	&cmd_stop_entry,
 	&cmd_deadline_entry,
+	&cmd_bundle_entry,
 	&cmd_rm_entry,
 	&cmd_prune_entry,
 	&cmd_signal_entry,
