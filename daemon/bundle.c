@@ -60,6 +60,7 @@ struct bundle {
 	struct bundle_tar	*tarp;
 	bundle_cb		 cb;
 	void			*arg;
+	bool			 automatic;	/* bundle_auto's */
 	bundle_then		 then;		/* automatic: what comes after */
 	void			*then_arg;
 };
@@ -403,9 +404,10 @@ bundle_manifest(struct bundle *b)
 	json_t *m, *server = NULL, *st = status_json(b->s);
 
 	if (json_object_get(st, "server") != NULL)
-		server = json_pack("{s:O, s:n, s:s}", "server", json_object_get(
-		    st, "server"), "version", "why", "a server does not say "
-		    "its version over gdb's protocol: see server.log");
+		server = json_pack("{s:O*, s:n, s:s}", "argv",
+		    json_object_get(json_object_get(st, "server"), "argv"),
+		    "version", "why", "a server does not say its version "
+		    "over gdb's protocol: see server.log");
 	m = json_pack("{s:s, s:s, s:s, s:o, s:o, s:f, s:f, s:{s:s, s:O*, s:o*},"
 	    " s:o, s:O, s:O, s:O, s:s?, s:{s:I, s:I}}",
 	    "format", "dbgctl-bundle 1",
@@ -486,7 +488,7 @@ bundle_end(struct bundle *b, json_t *result, const char *error)
 	LIST_REMOVE(b, entry);
 	if (b->cb != NULL)
 		b->cb(b->arg, b, result, error);
-	if (b->then != NULL || strcmp(b->reason, "asked") != 0)
+	if (b->automatic)
 		bundle_auto_report(b, error);
 	json_decref(result);
 	session_sink_remove(b->sink);
@@ -677,6 +679,7 @@ bundle_auto(struct session *s, const char *reason, bundle_then then,
 		bundle_auto_none(s, then, arg);
 		return;
 	}
+	b->automatic = true;
 	b->then = then;
 	b->then_arg = arg;
 }
