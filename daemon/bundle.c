@@ -462,8 +462,10 @@ bundle_auto_report(struct bundle *b, const char *error)
 	char			*text;
 
 	json_decref(set->auto_done);
-	set->auto_done = json_pack("{s:s, s:s, s:f, s:s?}", "path", b->path,
-	    "reason", b->reason, "time", loop_now(), "error", error);
+	set->auto_done = json_pack("{s:s, s:s, s:f}", "path", b->path,
+	    "reason", b->reason, "time", loop_now());
+	if (error != NULL)
+		json_object_set_new(set->auto_done, "error", json_string(error));
 	xasprintf(&text, "bundle (%s): %s%s%s", b->reason, b->path,
 	    error != NULL ? ": not written: " : "", error != NULL ? error : "");
 	session_note(b->s, text);
