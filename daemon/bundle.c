@@ -16,69 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "daemon.h"
-
-/* How long gdb may take to gather before the bundle goes on without it. */
-#define BUNDLE_GATHER_MS 10000
-
-/* A session's bundles: those being written, and its automatic one. */
-struct bundles {
-	LIST_HEAD(, bundle)	 live;
-	bool			 auto_taken;	/* the first trigger took it */
-	json_t			*auto_done;	/* {path, reason, time} */
-};
-
-/* Where a bundle is. */
-enum bundle_phase {
-	BUNDLE_GATHER,		/* gdb's answers awaited */
-	BUNDLE_FILES,		/* texts, logs and core written */
-	BUNDLE_MANIFEST,	/* the manifest written */
-	BUNDLE_TAR,		/* the archive made */
-};
-
-struct bundle {
-	LIST_ENTRY(bundle)	 entry;
-	unsigned long		 serial;	/* its gdb job says whose it is */
-	struct session		*s;		/* held */
-	char			*path;
-	char			*tmp;		/* the directory being written */
-	char			*tgz;		/* tar: the archive being written */
-	char			*record;	/* its record in the state dir */
-	bool			 tar;
-	bool			 core_wanted;
-	const char		*reason;	/* "asked", or an automatic one */
-	enum bundle_phase	 phase;
-	double			 started_at;
-	uint64_t		 t0;		/* uv_now() it began */
-	struct bundle_files	*files;
-	json_t			*missing;	/* [{what, why}] */
-	json_t			*gdb_version;
-	bool			 core;		/* gcore wrote "core" */
-	struct timer		*bound;
-	struct sink		*sink;		/* the session's end */
-	struct bundle_tar	*tarp;
-	bundle_cb		 cb;
-	void			*arg;
-	bool			 automatic;	/* bundle_auto's */
-	bundle_then		 then;		/* automatic: what comes after */
-	void			*then_arg;
-};
-
-/* What each file of a bundle is, for the manifest. */
-static const struct {
-	const char	*name;
-	const char	*what;
-} bundle_whats[] = {
-	{ "backtrace.txt", "thread apply all bt full" },
-	{ "registers.txt", "info registers, of the selected thread" },
-	{ "console.log", "the console log" },
-	{ "target.log", "the target's output (the transport)" },
-	{ "target-in.log", "the target's input (the transport)" },
-	{ "mi.log", "the daemon's MI channel: > sent, < received" },
-	{ "server.log", "the managed server's output" },
-	{ "core", "a core file of the target (gcore)" },
-};
+#include "bundle.h"
 
 /* The streams copied, as their names and their files in the bundle. */
 static const struct {
@@ -94,7 +33,6 @@ static const struct {
 /* Serials of bundles, so a late answer finds its bundle or none. */
 static unsigned long bundle_serials;
 
-static void	bundle_queue(struct bundle *);
 
 /* The session's bundles, made the first time they are wanted. */
 static struct bundles *
@@ -108,224 +46,11 @@ bundle_set(struct session *s)
 }
 
 /* Say in the manifest that what is not in the bundle, and why. */
-static void
+void
 bundle_missing(struct bundle *b, const char *what, const char *why)
 {
 	json_array_append_new(b->missing, json_pack("{s:s, s:s}", "what", what,
 	    "why", why != NULL ? why : "?"));
-}
-
-/* The gdb of a session that can gather now, or NULL and why not. */
-static struct gdb_data *
-bundle_gdb(struct session *s, const char **why)
-{
-	struct gdb_data *g = s->bdata;
-
-	*why = NULL;
-	if (s->backend->command != gdb_command)
-		*why = "not a gdb-family session";
-	else if (session_ended(s))
-		*why = "the session has ended";
-	else if (s->state != S_RUNNING)
-		*why = "the session is not running";
-	else if (g == NULL || g->mi == NULL)
-		*why = "gdb's MI channel is closed";
-	return *why == NULL ? g : NULL;
-}
-
-/*
- * Whether the target can have a core, cheaply: a native program gdb
- * runs here, alive; NULL, or why not.
- */
-static const char *
-bundle_core_why(struct bundle *b)
-{
-	const char *st = gdb_control_state(b->s);
-
-	if (!b->core_wanted)
-		return "not asked for";
-	if (b->s->backend != &backend_gdb)
-		return "not a native target: a core is written only by gcore "
-		    "of a program on this host";
-	if (strcmp(st, "stopped") != 0 && strcmp(st, "running") != 0)
-		return "the target has no live process";
-	return NULL;
-}
-
-/* Make the core's file, 0600 and new, before gcore writes it; -1: none. */
-static int
-bundle_core_file(struct bundle *b)
-{
-	char	*p;
-	int	 fd;
-
-	xasprintf(&p, "%s/core", b->tmp);
-	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    0600);
-	free(p);
-	if (fd == -1) {
-		bundle_missing(b, "core", strerror(errno));
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
-
-/* The bundle whose serial a job carries, if it still gathers. */
-static struct bundle *
-bundle_of_job(struct gdb_job *j)
-{
-	struct session	*s = j->g->s;
-	json_int_t	 serial = json_integer_value(json_object_get(j->ctx,
-			    "bundle"));
-	struct bundle	*b;
-
-	if (s->bundles == NULL)
-		return NULL;
-	LIST_FOREACH(b, &s->bundles->live, entry)
-		if ((json_int_t)b->serial == serial && b->phase ==
-		    BUNDLE_GATHER)
-			return b;
-	return NULL;
-}
-
-/* One console command's answer: its output as the file name, or why not. */
-static void
-bundle_text(struct bundle *b, json_t *r, const char *name, const char *what)
-{
-	const char	*cls = json_string_value(json_object_get(r, "class"));
-	const char	*out = json_string_value(json_object_get(r, "output"));
-
-	if (cls == NULL || strcmp(cls, "error") == 0) {
-		bundle_missing(b, what, json_string_value(json_object_get(r,
-		    "msg")));
-		return;
-	}
-	if (out == NULL)
-		out = "";
-	bundle_files_text(b->files, name, out, strlen(out), true);
-}
-
-/* The first line of gdb's -gdb-version. */
-static void
-bundle_version(struct bundle *b, json_t *r)
-{
-	const char	*out = json_string_value(json_object_get(r, "output"));
-	size_t		 n;
-
-	if (out == NULL)
-		return;
-	n = strcspn(out, "\n");
-	json_decref(b->gdb_version);
-	b->gdb_version = json_stringn(out, n);
-}
-
-/* gdb answered the gathering: keep its texts, then write the files. */
-static json_t *
-bundle_gdb_done(struct gdb_job *j)
-{
-	struct bundle	*b = bundle_of_job(j);
-	json_t		*r;
-	const char	*cmd, *cls;
-	size_t		 i;
-
-	if (b == NULL)
-		return NULL;
-	json_array_foreach(j->replies, i, r) {
-		cmd = json_string_value(json_array_get(j->cmds, i));
-		cls = json_string_value(json_object_get(r, "class"));
-		if (strcmp(cmd, "-gdb-version") == 0)
-			bundle_version(b, r);
-		else if (strstr(cmd, "thread apply all") != NULL)
-			bundle_text(b, r, "backtrace.txt", "backtrace");
-		else if (strstr(cmd, "info registers") != NULL)
-			bundle_text(b, r, "registers.txt", "registers");
-		else if (strstr(cmd, "gcore") != NULL && cls != NULL &&
-		    strcmp(cls, "error") != 0)
-			b->core = true;
-		else if (strstr(cmd, "gcore") != NULL)
-			bundle_missing(b, "core", json_string_value(
-			    json_object_get(r, "msg")));
-	}
-	bundle_queue(b);
-	return NULL;
-}
-
-/*
- * gdb did not answer in time, or the session ended first: the bundle
- * goes on without what gdb would have said, and says so. A core gcore
- * may still be writing is not the bundle's.
- */
-static void
-bundle_gather_lost(struct bundle *b, const char *why)
-{
-	char *p;
-
-	if (b->phase != BUNDLE_GATHER)
-		return;
-	bundle_missing(b, "backtrace", why);
-	bundle_missing(b, "registers", why);
-	if (b->core_wanted && bundle_core_why(b) == NULL) {
-		xasprintf(&p, "%s/core", b->tmp);
-		(void)unlink(p);
-		free(p);
-		bundle_missing(b, "core", why);
-	}
-	bundle_queue(b);
-}
-
-/* The gathering's bound ran out. */
-static void
-bundle_bound_cb(void *arg)
-{
-	bundle_gather_lost(arg, "gdb did not answer within the bundle's "
-	    "bound (10 s)");
-}
-
-/* The session ended while gdb gathered: gdb will not answer now. */
-static void
-bundle_state_cb(struct sink *k, struct session *s,
-    const struct session_event *ev)
-{
-	(void)ev;
-	if (session_ended(s))
-		bundle_gather_lost(k->arg, "the session ended before gdb "
-		    "answered");
-}
-
-/* Gather from gdb as a run-control job: it halts a running target, then resumes it. */
-static void
-bundle_gather(struct bundle *b)
-{
-	struct gdb_data	*g;
-	struct gdb_job	*j;
-	const char	*why;
-	char		*cmd;
-
-	if ((g = bundle_gdb(b->s, &why)) == NULL) {
-		bundle_missing(b, "backtrace", why);
-		bundle_missing(b, "registers", why);
-		bundle_missing(b, "core", why);
-		bundle_queue(b);
-		return;
-	}
-	j = gdb_job_new(NULL, g, GDB_JOB_ORPHAN_OK | GDB_JOB_STOPPED |
-	    GDB_JOB_ERRORS_OK | GDB_JOB_OUTPUT | GDB_JOB_BARE, bundle_gdb_done);
-	json_object_set_new(j->ctx, "bundle", json_integer(b->serial));
-	gdb_job_add(j, "-gdb-version");
-	gdb_job_add_console(j, "thread apply all bt full");
-	gdb_job_add_console(j, "info registers");
-	if ((why = bundle_core_why(b)) != NULL)
-		bundle_missing(b, "core", why);
-	else if (bundle_core_file(b) == 0) {
-		xasprintf(&cmd, "gcore %s/core", b->tmp);
-		gdb_job_add_console(j, cmd);
-		free(cmd);
-	}
-	b->bound = timer_new(bundle_bound_cb, b);
-	timer_start(b->bound, BUNDLE_GATHER_MS);
-	b->sink = session_sink_add(b->s, SE_STATE, bundle_state_cb, b);
-	gdb_job_run(j, NULL, 0);
 }
 
 /* The path of the session's transcript of MI, if the kind has one. */
@@ -341,7 +66,7 @@ bundle_mi_log(struct session *s)
 }
 
 /* Queue the logs and transcripts, then the core, and write them all. */
-static void
+void
 bundle_queue(struct bundle *b)
 {
 	struct output	*o;
@@ -363,94 +88,6 @@ bundle_queue(struct bundle *b)
 	if (b->core)
 		bundle_files_weigh(b->files, "core");
 	bundle_files_run(b->files);
-}
-
-/* The manifest's list of files: name, bytes and what it is. */
-static json_t *
-bundle_manifest_files(struct bundle *b)
-{
-	json_t	*list = json_deep_copy(bundle_files_list(b->files, "files"));
-	json_t	*e;
-	size_t	 i, k;
-
-	json_array_foreach(list, i, e)
-		for (k = 0; k < sizeof bundle_whats / sizeof bundle_whats[0];
-		    k++)
-			if (strcmp(json_string_value(json_object_get(e, "name")),
-			    bundle_whats[k].name) == 0)
-				json_object_set_new(e, "what", json_string(
-				    bundle_whats[k].what));
-	return list;
-}
-
-/* Whether the file name was kept. */
-static bool
-bundle_has(struct bundle *b, const char *name)
-{
-	json_t	*e;
-	size_t	 i;
-
-	json_array_foreach(bundle_files_list(b->files, "files"), i, e)
-		if (strcmp(json_string_value(json_object_get(e, "name")),
-		    name) == 0)
-			return true;
-	return false;
-}
-
-/* The manifest: the session's record, versions, and what the bundle holds. */
-static json_t *
-bundle_manifest(struct bundle *b)
-{
-	json_t *m, *server = NULL, *st = status_json(b->s);
-
-	if (json_object_get(st, "server") != NULL)
-		server = json_pack("{s:O*, s:n, s:s}", "argv",
-		    json_object_get(json_object_get(st, "server"), "argv"),
-		    "version", "why", "a server does not say its version "
-		    "over gdb's protocol: see server.log");
-	m = json_pack("{s:s, s:s, s:s, s:o, s:o, s:f, s:f, s:{s:s, s:O*, s:o*},"
-	    " s:o, s:O, s:O, s:O, s:s?, s:{s:I, s:I}}",
-	    "format", "dbgctl-bundle 1",
-	    "path", b->path,
-	    "reason", b->reason,
-	    "session", st,
-	    "verdict", json_incref(b->s->verdict != NULL ? b->s->verdict :
-	    json_null()),
-	    "started_at", b->started_at,
-	    "written_at", loop_now(),
-	    "versions", "dbgctl", DBGCTL_VERSION, "gdb", b->gdb_version,
-	    "server", server,
-	    "files", bundle_manifest_files(b),
-	    "cut", bundle_files_list(b->files, "cut"),
-	    "failed", bundle_files_list(b->files, "failed"),
-	    "missing", b->missing,
-	    "core", bundle_has(b, "core") ? "core" : NULL,
-	    "bound", "bytes", (json_int_t)dmn.bundle_max, "used",
-	    (json_int_t)bundle_files_used(b->files));
-	if (json_object_get(m, "core") == NULL)
-		json_object_set_new(m, "core", json_null());
-	json_object_set(m, "fault", json_object_get(st, "fault") != NULL ?
-	    json_object_get(st, "fault") : json_null());
-	json_object_set(m, "exit", json_object_get(st, "exit") != NULL ?
-	    json_object_get(st, "exit") : json_null());
-	return m;
-}
-
-/* The method's result: where the bundle is and what it holds. */
-static json_t *
-bundle_result(struct bundle *b)
-{
-	json_t	*names = json_array(), *e;
-	size_t	 i;
-
-	json_array_foreach(bundle_files_list(b->files, "files"), i, e)
-		json_array_append(names, json_object_get(e, "name"));
-	return json_pack("{s:s, s:s, s:o, s:O, s:O, s:s?, s:I, s:I, s:b}",
-	    "path", b->path, "reason", b->reason, "files", names, "cut",
-	    bundle_files_list(b->files, "cut"), "missing", b->missing, "core",
-	    bundle_has(b, "core") ? "core" : NULL, "bytes",
-	    (json_int_t)bundle_files_used(b->files), "ms", (json_int_t)(
-	    uv_now(dmn.loop) - b->t0), "tar", b->tar);
 }
 
 /* The automatic bundle is written or failed: status, the news, then what comes after. */
