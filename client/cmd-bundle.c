@@ -47,6 +47,21 @@ cmd_bundle_print(json_t *result)
 		    (long long)json_integer_value(json_object_get(e, "size")));
 }
 
+/* status's line of the session's automatic bundle: "bundle: PATH (reason)". */
+void
+cmd_bundle_status(json_t *s)
+{
+	json_t		*b = json_object_get(s, "bundle");
+	const char	*error;
+
+	if (b == NULL)
+		return;
+	error = json_string_value(json_object_get(b, "error"));
+	printf("bundle: %s (%s)%s%s\n", json_string_value(json_object_get(b,
+	    "path")), json_string_value(json_object_get(b, "reason")),
+	    error != NULL ? ", not written: " : "", error != NULL ? error : "");
+}
+
 /* bundle [--tar] [--no-core] SESSION PATH */
 static int
 cmd_bundle_exec(struct cmd *self, struct client *c)

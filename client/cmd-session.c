@@ -566,6 +566,7 @@ cmd_status_print(json_t *s)
 	/* Where gdb wrote the core file of the fault, once it has. */
 	cmd_status_field(json_object_get(s, "fault"), "core", "core", 1);
 	cmd_deadline_status(s);
+	cmd_bundle_status(s);
 	cmd_status_field(s, "stop_timeout", "stop_timeout", 1);
 	cmd_status_field(s, "stop_target", "stop_target", 1);
 	cmd_status_field(s, "log", "log", 1);
