@@ -98,30 +98,31 @@ bd_check(const char *dir)
 	return m;
 }
 
-/* Whether the manifest names the file. */
+/* Whether an entry of the manifest's list has key equal to value. */
 static bool
-bd_names(json_t *m, const char *name)
+bd_lists(json_t *m, const char *list, const char *key, const char *value)
 {
 	json_t	*f;
 	size_t	 i;
 
-	json_array_foreach(json_object_get(m, "files"), i, f)
-		if (strcmp(h_jstr(f, "name"), name) == 0)
+	json_array_foreach(json_object_get(m, list), i, f)
+		if (strcmp(h_jstr(f, key), value) == 0)
 			return true;
 	return false;
+}
+
+/* Whether the manifest names the file. */
+static bool
+bd_names(json_t *m, const char *name)
+{
+	return bd_lists(m, "files", "name", name);
 }
 
 /* Whether something the manifest says is missing is what. */
 static bool
 bd_missing(json_t *m, const char *what)
 {
-	json_t	*f;
-	size_t	 i;
-
-	json_array_foreach(json_object_get(m, "missing"), i, f)
-		if (strcmp(h_jstr(f, "what"), what) == 0)
-			return true;
-	return false;
+	return bd_lists(m, "missing", "what", what);
 }
 
 /* gdb -batch loads the core with the program: its backtrace holds func. */
