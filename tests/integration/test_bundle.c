@@ -485,3 +485,63 @@ Test(bundle, artifacts_when_a_leased_connection_closes_come_before_the_stop)
 	json_decref(m);
 	json_decref(b);
 }
+
+Test(bundle, a_held_session_gets_its_bundle_and_stays_held_and_halted)
+{
+	char		 params[PATH_MAX * 3], art[PATH_MAX], want[PATH_MAX + 32];
+	json_t		*b, *m;
+	long		 id;
+
+	h_daemon_fg();
+	bd_path(art, sizeof art, "art");
+	snprintf(params, sizeof params, "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"],\"deadline\":1500,\"on_deadline\":\"hold\","
+	    "\"artifacts\":\"%s\"}", h_ctx_fixture("FIX_SPINNER"), art);
+	id = bd_launch(params);
+	b = bd_wait_auto(id);
+	snprintf(want, sizeof want, "%s/%ld-deadline", art, id);
+	cr_assert_str_eq(h_jstr(b, "path"), want);
+	m = bd_check(want);
+	cr_assert_str_eq(h_jstr(m, "core"), "core");
+	/* Held: still running, its target halted as the verdict left it. */
+	h_cli_expect_state(id, "running", "after the held session's bundle");
+	cr_assert(h_cli_wait_status(id, "target.state", "stopped",
+	    H_WAIT_BOUND), "the held target was resumed");
+	json_decref(m);
+	json_decref(b);
+	json_decref(h_cli_stop(id, NULL, NULL));
+}
+
+Test(bundle, a_gdb_that_does_not_answer_gives_a_bundle_that_says_what_is_missing)
+{
+	char		 out[PATH_MAX], id[32];
+	struct h_res	 r;
+	json_t		*res, *m;
+	double		 t0;
+	long		 sid;
+
+	h_daemon_fg();
+	sid = h_cli_launch(H_ARGS("-x", "run", "--",
+	    h_ctx_fixture("FIX_LOOP")));
+	cr_assert(h_cli_wait_status(sid, "target.state", "running",
+	    H_WAIT_BOUND), "the loop never ran");
+	h_idstr(sid, id, sizeof id);
+	/* gdb's MI waits for the shell command: it answers nothing meanwhile. */
+	h_cli(&r, H_ARGS("exec", "--timeout", "500", id, "shell", "sleep",
+	    "40"));
+	h_run_free(&r);
+	bd_path(out, sizeof out, "mute");
+	t0 = h_now();
+	res = h_cli_json(H_ARGS("bundle", id, out));
+	cr_assert(h_now() - t0 < 20 * H_SLOW, "the bundle took %.1f s",
+	    h_now() - t0);
+	m = bd_check(out);
+	cr_assert(bd_missing(m, "backtrace") && bd_missing(m, "registers"),
+	    "%s", json_dumps(json_object_get(m, "missing"), JSON_COMPACT));
+	cr_assert(bd_names(m, "console.log") && bd_names(m, "mi.log"),
+	    "files: %s", json_dumps(json_object_get(m, "files"),
+	    JSON_COMPACT));
+	json_decref(m);
+	json_decref(res);
+	json_decref(h_cli_stop(sid, "2000", NULL));
+}
