@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "bundle.h"
 
 /* Bytes one sendfile on the threadpool copies at most. */
 #define BUNDLE_FILES_CHUNK (4 * 1024 * 1024)

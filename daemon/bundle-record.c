@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "bundle.h"
 #include "paths.h"
 
 /* What a temporary name has after the final one's: .NAME.partial-XXXXXX */

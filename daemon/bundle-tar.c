@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "bundle.h"
 
 /* How long tar may take once asked to stop. */
 #define BUNDLE_TAR_STOP_MS 1000

@@ -965,38 +965,7 @@ typedef void (*bundle_cb)(void *arg, struct bundle *b, json_t *result,
 /* What bundle_auto calls once the automatic bundle is written, or none is. */
 typedef void (*bundle_then)(struct session *, void *arg);
 
-/* bundle-files.c: a bundle's files, written on the threadpool under a bound. */
-struct bundle_files;
-typedef void (*bundle_files_cb)(void *arg);
-
-struct bundle_files *bundle_files_new(const char *dir, uint64_t max,
-		    bundle_files_cb, void *arg);
-void		 bundle_files_text(struct bundle_files *, const char *name,
-		    const char *data, size_t len, bool counted);
-void		 bundle_files_copy(struct bundle_files *, const char *name,
-		    const char *src);
-void		 bundle_files_weigh(struct bundle_files *, const char *name);
-void		 bundle_files_run(struct bundle_files *);
-json_t		*bundle_files_list(const struct bundle_files *,
-		    const char *which);
-uint64_t	 bundle_files_used(const struct bundle_files *);
-void		 bundle_files_free(struct bundle_files *);
-
-/* bundle-tar.c: a finished bundle archived by tar(1), through the spawn path. */
-struct bundle_tar;
-/* The archive is made (why NULL), or not. */
-typedef void (*bundle_tar_cb)(void *arg, const char *why);
-struct bundle_tar *bundle_tar_start(const char *dir, const char *tgz,
-		    bundle_tar_cb, void *arg, char *err, size_t errlen);
-void		 bundle_tar_free(struct bundle_tar *);
-
-/* bundle-record.c: bundles' paths, their records in progress, recovery. */
-int		 bundle_path_check(const char *path, char *err, size_t errlen);
-char		*bundle_record_tmp(const char *path);
-char		*bundle_record_open(unsigned long serial, const char *path,
-		    const char *tmp, const char *tgz, char *err, size_t errlen);
-void		 bundle_record_close(const char *rec);
-int		 bundle_record_remove_tree(const char *dir);
+/* bundle-record.c: recovery at start, and automatic bundles' directory. */
 void		 bundle_recover(void);
 int		 bundle_artifacts(const char *dir, char *err, size_t errlen);
 
