@@ -141,6 +141,22 @@ bd_core_loads(const char *prog, const char *dir, const char *func)
 	h_run_free(&r);
 }
 
+/* The bundle's MI transcript has a line starting dir that holds text. */
+static void
+bd_mi_has(const char *dir, const char *way, const char *text)
+{
+	char	 path[PATH_MAX + 32], *log, *line;
+	bool	 found = false;
+
+	snprintf(path, sizeof path, "%s/mi.log", dir);
+	cr_assert_not_null(log = h_read_file(path, NULL), "no %s", path);
+	for (line = strtok(log, "\n"); line != NULL && !found;
+	    line = strtok(NULL, "\n"))
+		found = strncmp(line, way, 2) == 0 && strstr(line, text) != NULL;
+	free(log);
+	cr_assert(found, "%s has no line \"%s...%s\"", path, way, text);
+}
+
 /* path under the test dir. */
 static const char *
 bd_path(char *buf, size_t len, const char *rel)
@@ -175,6 +191,8 @@ Test(bundle, a_native_bundle_holds_every_file_it_names_and_a_core_gdb_loads)
 	cr_assert_not_null(h_jstr(m, "versions.dbgctl"));
 	cr_assert_eq(h_jint(m, "session.id", -1), sid);
 	bd_core_loads(h_ctx_fixture("FIX_LOOP"), out, "main");
+	bd_mi_has(out, "> ", "thread apply all bt full");
+	bd_mi_has(out, "< ", "^done");
 	/* Left as it was found: the target runs again. */
 	cr_assert(h_cli_wait_status(sid, "target.state", "running",
 	    H_WAIT_BOUND), "the target was left halted");
@@ -544,4 +562,40 @@ Test(bundle, a_gdb_that_does_not_answer_gives_a_bundle_that_says_what_is_missing
 	json_decref(m);
 	json_decref(res);
 	json_decref(h_cli_stop(sid, "2000", NULL));
+}
+
+Test(bundle, the_size_bound_keeps_a_logs_last_bytes_and_lists_the_cut)
+{
+	char		 out[PATH_MAX], id[32], path[PATH_MAX + 32], *log;
+	struct stat	 st;
+	json_t		*r, *m, *cut;
+	size_t		 len;
+	long		 sid;
+
+	h_ctx_env_add("DBGCTLD_BUNDLE_MAX=100000");
+	h_daemon_fg();
+	sid = h_cli_launch_sh(NULL, "head -c 300000 /dev/zero | tr '\\0' x; "
+	    "echo; echo the-last-line; exec sleep 1000");
+	h_idstr(sid, id, sizeof id);
+	h_cli_wait_log(id, "the-last-line", H_WAIT_BOUND);
+	bd_path(out, sizeof out, "bounded");
+	r = h_cli_json(H_ARGS("bundle", id, out));
+	cut = json_array_get(json_object_get(r, "cut"), 0);
+	cr_assert_str_eq(h_jstr(cut, "name") ? h_jstr(cut, "name") : "",
+	    "console.log", "%s", json_dumps(r, JSON_COMPACT));
+	cr_assert_eq(h_jint(cut, "kept", -1), 100000);
+	cr_assert_gt(h_jint(cut, "size", -1), 300000);
+	m = bd_check(out);
+	cr_assert_eq(h_jint(json_array_get(json_object_get(m, "cut"), 0),
+	    "kept", -1), 100000, "the manifest does not list the cut");
+	bd_stat(out, "console.log", &st);
+	cr_assert_eq(st.st_size, 100000);
+	snprintf(path, sizeof path, "%s/console.log", out);
+	cr_assert_not_null(log = h_read_file(path, &len));
+	cr_assert(strstr(log, "the-last-line") != NULL, "the cut log lost its "
+	    "end");
+	free(log);
+	json_decref(m);
+	json_decref(r);
+	json_decref(h_cli_stop(sid, NULL, NULL));
 }
