@@ -201,6 +201,7 @@ static const struct {
 	{ "deadline", "deadline", 'n' },
 	{ "silence-timeout", "silence_timeout", 'n' },
 	{ "on-deadline", "on_deadline", 's' },
+	{ "artifacts", "artifacts", 's' },
 };
 
 /*
@@ -260,6 +261,7 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 {
 	const struct args	*a = &self->args;
 	const char		*v;
+	char			*dir;
 	int			 pos;
 
 	if ((v = args_get(a, "kind")) != NULL && !cmd_launch_word(v,
@@ -309,6 +311,13 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 		return cmd_usage(self, "missing PROGRAM");
 	if (cmd_launch_cwd(params, args_get(a, "cwd")) != 0)
 		return EXIT_FAILED;
+	/* The daemon wants the bundles' directory absolute. */
+	if (args_has(a, "artifacts")) {
+		if ((dir = cmd_bundle_path(args_get(a, "artifacts"))) == NULL)
+			return EXIT_FAILED;
+		json_object_set_new(params, "artifacts", json_string(dir));
+		free(dir);
+	}
 	return 0;
 }
 
@@ -417,6 +426,8 @@ static const struct cmd_option cmd_launch_options_help[] = {
 	    "the same once no stream has had a byte for MS" },
 	{ "on-deadline", "stop|hold",
 	    "after the verdict, stop the session or keep it running, its target halted (default: stop)" },
+	{ "artifacts", "DIR",
+	    "write a bundle to DIR/ID-REASON when a verdict, a fault or the lease's end comes, before the teardown" },
 	{ NULL, NULL, NULL }
 };
 
@@ -431,6 +442,7 @@ const struct cmd_entry cmd_launch_entry = {
 	    "\t[--stop-target auto|detach|kill] [--pid PID]\n"
 	    "\t[--fault-break LOCATION]... [--no-fault-break] [--core]\n"
 	    "\t[--lease] [--deadline MS] [--silence-timeout MS] [--on-deadline stop|hold]\n"
+	    "\t[--artifacts DIR]\n"
 	    "\t[--attach [--detach-key KEY] [-q | --quiet] | --wait]\n"
 	    "\t[--] PROGRAM [ARG...]",
 	.args = { "kind: name: debugger: remote: server: machine: cpu: "
@@ -438,7 +450,7 @@ const struct cmd_entry cmd_launch_entry = {
 	    "connect-timeout# transport x: cwd: env: stop-timeout# "
 	    "stop-target: pid# attach "
 	    "detach-key: wait fault-break: no-fault-break core lease q quiet "
-	    "deadline# silence-timeout# on-deadline:",
+	    "deadline# silence-timeout# on-deadline: artifacts:",
 	    0, -1 },
 	.flags = CMD_AUTOSTART,
 	.exec = cmd_launch_exec,
@@ -555,6 +567,7 @@ cmd_status_print(json_t *s)
 	cmd_status_field(json_object_get(s, "fault"), "core", "core", 1);
 	cmd_deadline_status(s);
 	cmd_hold_status(s);
+	cmd_bundle_status(s);
 	cmd_status_field(s, "stop_timeout", "stop_timeout", 1);
 	cmd_status_field(s, "stop_target", "stop_target", 1);
 	cmd_status_field(s, "log", "log", 1);

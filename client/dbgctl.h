@@ -228,6 +228,10 @@ void		 cmd_hold_status(json_t *);
 
 /* cmd-wait.c */
 extern const struct cmd_entry cmd_wait_entry;
+/* cmd-bundle.c */
+extern const struct cmd_entry cmd_bundle_entry;
+char		*cmd_bundle_path(const char *);
+void		 cmd_bundle_status(json_t *session);
 extern const struct cmd_entry cmd_prune_entry;
 
 /* cmd-logs.c */

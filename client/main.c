@@ -45,6 +45,7 @@ static const struct cmd_entry *const main_commands[] = {
 	&cmd_deadline_entry,
 	&cmd_hold_entry,
 	&cmd_wait_entry,
+	&cmd_bundle_entry,
 	&cmd_rm_entry,
 	&cmd_prune_entry,
 	&cmd_signal_entry,

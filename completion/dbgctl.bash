@@ -5,17 +5,18 @@
 # Every command, its options in the words of the client's templates
 # (client/*.c: "name:" takes a value, one letter is a short option) and what
 # its operands are, in order: live (a session that has not ended), ended (one
-# that has), any (any session), sig (a signal), prog (a program, then files), cmd (a command),
-# none; a trailing "..." repeats the last. tests/package/check-completion.sh
+# that has), any (any session), sig (a signal), prog (a program, then files),
+# files (a path), cmd (a command), none; a trailing "..." repeats the last. tests/package/check-completion.sh
 # holds this list to `dbgctl help COMMAND`.
 _dbgctl_spec=(
-	"launch|kind: name: debugger: remote: server: machine: cpu: qemu: qemu-arg: reset-command: load-command: port: connect-timeout: transport x: cwd: env: stop-timeout: stop-target: pid: attach detach-key: wait fault-break: no-fault-break core lease q quiet deadline: silence-timeout: on-deadline:|prog"
+	"launch|kind: name: debugger: remote: server: machine: cpu: qemu: qemu-arg: reset-command: load-command: port: connect-timeout: transport x: cwd: env: stop-timeout: stop-target: pid: attach detach-key: wait fault-break: no-fault-break core lease q quiet deadline: silence-timeout: on-deadline: artifacts:|prog"
 	"list||none"
 	"status||any"
 	"stop|timeout: all q|live..."
 	"deadline||live none"
 	"hold|ttl: no-halt note:|live"
 	"wait|timeout:|any"
+	"bundle|tar no-core|any files"
 	"rm|keep-files|ended..."
 	"prune|keep-files|none"
 	"signal||live sig"
@@ -200,7 +201,7 @@ _dbgctl_value()
 		COMPREPLY=($(compgen -W "stop hold" -- "$cur")) ;;
 	--stream)
 		COMPREPLY=($(compgen -W "console target target-in server" -- "$cur")) ;;
-	--cwd)
+	--cwd | --artifacts)
 		_dbgctl_files -d ;;
 	-s | --socket | --token-file | --file)
 		_dbgctl_files ;;

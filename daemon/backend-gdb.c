@@ -257,6 +257,8 @@ int
 backend_gdb_open(struct session *s, struct gdb_data *g, const char *remote,
     char *err, size_t errlen)
 {
+	char	path[PATH_MAX + 64], why[PATH_MAX + 128];
+
 	g->s = s;
 	s->bdata = g;
 	TAILQ_INIT(&g->jobs);
@@ -267,6 +269,12 @@ backend_gdb_open(struct session *s, struct gdb_data *g, const char *remote,
 	session_target(s, json_pack("{s:s}", "state", "unknown"));
 	if ((g->mi = mi_open(gdb_event, g, err, errlen)) == NULL)
 		return -1;
+	/* A transcript that cannot be kept costs the session nothing else. */
+	snprintf(path, sizeof path, "%s/sessions/%lu.mi.log", dmn.state_dir,
+	    s->id);
+	if (mi_transcript(g->mi, path, dmn.transcript_max, why,
+	    sizeof why) != 0)
+		log_warn("session %lu: no MI transcript: %s", s->id, why);
 	/* Joined clients' results gdb gives us go back to them. */
 	g->mi->foreign = join_mi_foreign;
 	g->mi->answered = join_mi_answered;

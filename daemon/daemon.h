@@ -369,6 +369,9 @@ struct mi {
 	void			*arg;
 	mi_foreign_cb		 foreign;	/* join.c's, or NULL */
 	mi_answered_cb		 answered;
+	int			 log_fd;	/* the transcript, or -1 */
+	uint64_t		 log_size;	/* bytes written to it */
+	uint64_t		 log_max;	/* and at most, then cut */
 };
 
 struct mi	*mi_open(mi_event_cb, void *arg, char *err, size_t errlen);
@@ -378,6 +381,8 @@ unsigned long	 mi_command(struct mi *, mi_reply_cb, void *arg,
 unsigned long	 mi_command_output(struct mi *, mi_reply_cb, void *arg,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void		 mi_cancel(struct mi *, unsigned long token);
+int		 mi_transcript(struct mi *, const char *path, uint64_t max,
+		    char *err, size_t errlen);
 void		 mi_close(struct mi *);
 
 /* mi-filter.c: what a joined MI client may send to the shared gdb. */
@@ -790,6 +795,7 @@ enum gdb_job_phase {
 #define GDB_JOB_ERRORS_OK	0x8	/* an ^error is a reply like any */
 #define GDB_JOB_ORPHAN_OK	0x10	/* runs with no request */
 #define GDB_JOB_BARE		0x20	/* its answer has no "target" */
+#define GDB_JOB_OUTPUT		0x40	/* each reply has its console output */
 
 struct gdb_job;
 typedef json_t *(*gdb_job_done)(struct gdb_job *);
@@ -929,6 +935,7 @@ struct launch {
 	long			 deadline;	/* ms after it runs, or 0 */
 	long			 silence_timeout; /* ms with no output, or 0 */
 	const char		*on_deadline;	/* "stop" or "hold" */
+	char			*artifacts;	/* automatic bundles' directory */
 };
 
 /* Default graceful-stop window. */
@@ -965,6 +972,31 @@ bool	 hold_keeps(struct session *);
 bool	 hold_active(const struct session *);
 json_t	*hold_json(const struct session *);
 void	 hold_close(struct session *);
+/* bundle*.c, method-bundle.c: a session's bundle, written atomically. */
+/* Bytes a bundle's files may have together, unless DBGCTLD_BUNDLE_MAX says. */
+#define BUNDLE_MAX_DEFAULT (64ULL * 1024 * 1024)
+struct bundle;
+struct bundles;
+/* A bundle is written (result) or failed (error); b is freed after. */
+typedef void (*bundle_cb)(void *arg, struct bundle *b, json_t *result,
+    const char *error);
+/* What bundle_auto calls once the automatic bundle is written, or none is. */
+typedef void (*bundle_then)(struct session *, void *arg);
+
+/* bundle-record.c: recovery at start, and automatic bundles' directory. */
+void		 bundle_recover(void);
+int		 bundle_artifacts(const char *dir, char *err, size_t errlen);
+
+/* bundle.c: writing one bundle, and a session's automatic one. */
+struct bundle	*bundle_start(struct session *, const char *path, bool tar,
+		    bool core, const char *reason, bundle_cb, void *arg,
+		    char *err, size_t errlen);
+void		 bundle_forget(struct bundle *);
+void		 bundle_auto(struct session *, const char *reason, bundle_then,
+		    void *arg);
+json_t		*bundle_status(const struct session *);
+void		 bundle_session_free(struct session *);
+extern const struct method *const method_bundles[];
 
 /* session.c: the session table, its processes and the one fan-out point. */
 enum session_state {
@@ -991,6 +1023,7 @@ enum session_event_kind {
 	SE_SERVER_END = 0x200,	/* the server is gone with all its output */
 	SE_BREAKPOINT = 0x400,	/* a breakpoint was made or deleted (json) */
 	SE_VERDICT = 0x800,	/* a deadline's or silence's verdict (json) */
+	SE_BUNDLE = 0x1000,	/* an automatic bundle was written (json) */
 };
 
 struct session_event {
@@ -1092,6 +1125,7 @@ struct session {
 	json_t			*verdict;	/* why it is ending, or NULL */
 	struct verdict_watch	*vw;		/* verdict.c: its deadline, silence */
 	struct hold		*hold;		/* hold.c: while it is held */
+	struct bundles		*bundles;	/* bundle.c: being written, automatic */
 	bool			 faulted;	/* the target is stopped at it */
 	uint64_t		 target_seq;	/* the last target record's seq */
 	struct sinks		 sinks;
@@ -1659,6 +1693,7 @@ struct daemon {
 	unsigned long		 keep_ended;	/* ended sessions kept */
 	unsigned long		 keep_ended_s;	/* and for how many seconds */
 	uint64_t		 transcript_max; /* bytes a transcript's log may have */
+	uint64_t		 bundle_max;	/* bytes a bundle's files may have */
 	unsigned long		 nended;
 	bool			 shutting_down;
 	struct timer		*prune;		/* forgets ended sessions */

@@ -392,8 +392,10 @@ fault_next(struct fault_job *j)
 			return;
 		j->step++;
 	}
-	if (j->rec != NULL)
+	if (j->rec != NULL) {
 		session_fault(j->s, j->rec);
+		bundle_auto(j->s, "fault", NULL, NULL);
+	}
 	json_decref(j->names);
 	free(j);
 }

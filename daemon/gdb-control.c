@@ -279,7 +279,11 @@ gdb_job_send(struct gdb_job *j)
 	line = json_string_value(json_array_get(j->cmds, j->next++));
 	if (j->halting != GDB_HALT_NONE && j->next == 1)
 		g->halting = j->halting;
-	j->token = mi_command(g->mi, gdb_job_reply, j, "%s", line);
+	if (j->flags & GDB_JOB_OUTPUT)
+		j->token = mi_command_output(g->mi, gdb_job_reply, j, "%s",
+		    line);
+	else
+		j->token = mi_command(g->mi, gdb_job_reply, j, "%s", line);
 	if (j->token == 0) {
 		gdb_job_fail(j, RPC_NOT_RUNNING, "gdb's MI of session %lu is "
 		    "closed", g->s->id);

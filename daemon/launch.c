@@ -453,6 +453,19 @@ launch_on_deadline(struct launch *l, json_t *params, struct rpc_error *err)
 	return -1;
 }
 
+/* The automatic bundles' directory: absolute, made 0700 if missing. */
+static int
+launch_artifacts(struct launch *l, struct rpc_error *err)
+{
+	char why[PATH_MAX + 128];
+
+	if (l->artifacts == NULL || bundle_artifacts(l->artifacts, why,
+	    sizeof why) == 0)
+		return 0;
+	rpc_error_set(err, RPC_INVALID_PARAMS, "%s", why);
+	return -1;
+}
+
 /* Read a launch's params (their types already checked) into l. */
 int
 launch_parse(struct launch *l, json_t *params, struct rpc_error *err)
@@ -496,7 +509,9 @@ launch_parse(struct launch *l, json_t *params, struct rpc_error *err)
 	l->lease_grace = launch_int(params, "lease_grace", 0);
 	l->deadline = launch_int(params, "deadline", 0);
 	l->silence_timeout = launch_int(params, "silence_timeout", 0);
+	l->artifacts = launch_str(params, "artifacts", NULL);
 	if (launch_on_deadline(l, params, err) != 0 ||
+	    launch_artifacts(l, err) != 0 ||
 	    launch_stop_target(l, params, err) != 0 ||
 	    launch_check(l, params, err) != 0) {
 		launch_free(l);
@@ -521,5 +536,6 @@ launch_free(struct launch *l)
 	free(l->debugger);
 	free(l->remote);
 	free(l->server);
+	free(l->artifacts);
 	memset(l, 0, sizeof *l);
 }

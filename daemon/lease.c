@@ -27,7 +27,21 @@ lease_free(struct lease *l)
 	free(l);
 }
 
-/* The grace is over: stop the session. */
+/*
+ * The lease's automatic bundle is written (or none is): stop the
+ * session, unless a hold keeps it (and ends it when it runs out).
+ */
+static void
+lease_stop(struct session *s, void *arg)
+{
+	(void)arg;
+	/* One already stopping keeps the deadline it was given. */
+	if ((s->state == S_STARTING || s->state == S_RUNNING) &&
+	    !hold_keeps(s))
+		session_stop(s, -1);
+}
+
+/* The grace is over: the session's bundle, then its stop. */
 static void
 lease_expired(void *arg)
 {
@@ -37,10 +51,8 @@ lease_expired(void *arg)
 	log_info("session %lu: its lease ended with its connection", s->id);
 	session_ref(s);
 	lease_free(l);
-	/* One already stopping keeps the deadline it was given. */
-	if ((s->state == S_STARTING || s->state == S_RUNNING) &&
-	    !hold_keeps(s))
-		session_stop(s, -1);
+	if (s->state == S_STARTING || s->state == S_RUNNING)
+		bundle_auto(s, "lease", lease_stop, NULL);
 	session_unref(s);
 }
 

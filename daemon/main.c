@@ -433,6 +433,8 @@ main(int argc, char **argv)
 	    HOLD_TTL_DEFAULT), main_env("DBGCTLD_HOLDS_MAX", 0, 100000,
 	    HOLDS_MAX_DEFAULT), main_env("DBGCTLD_HOLD_TOTAL", 0, 315360000,
 	    HOLD_TOTAL_DEFAULT));
+	dmn.bundle_max = main_env("DBGCTLD_BUNDLE_MAX", 0, 1LL << 50,
+	    BUNDLE_MAX_DEFAULT);
 	peer_init(main_env("DBGCTLD_AUTH_TIMEOUT", 100, 3600000,
 	    PEER_TIMEOUT_DEFAULT));
 	main_listen_all(&o);
@@ -451,6 +453,7 @@ main(int argc, char **argv)
 	/* Once the log is the daemon's own: the loop has not run, no session yet. */
 	spawn_init();
 	cgroup_init();
+	bundle_recover();
 	orphan_init();
 	sdnotify_ready();
 	uv_run(dmn.loop, UV_RUN_DEFAULT);

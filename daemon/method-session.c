@@ -133,6 +133,7 @@ static const struct method_param method_launch_params[] = {
 	{ "deadline", PT_INT, false, 1, INT_MAX },
 	{ "silence_timeout", PT_INT, false, 1, INT_MAX },
 	{ "on_deadline", PT_STRING, false, 0, 0 },
+	{ "artifacts", PT_STRING, false, 0, 0 },
 	{ "wait", PT_BOOL, false, 0, 0 },
 	{ NULL, 0, false, 0, 0 }
 };

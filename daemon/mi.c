@@ -1,11 +1,17 @@
 /*
  * gdb's machine interface on a second pty (new-ui mi3), beside the
  * console: commands go out with tokens and are answered in order; what
- * gdb says on its own (async records) goes to the owner.
+ * gdb says on its own (async records) goes to the owner. The channel may
+ * keep a transcript of every line sent and received, in a file of its own.
  */
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon.h"
 
@@ -23,6 +29,46 @@ struct mi_cmd {
 
 /* What the answer of a command says when gdb gave it none. */
 static const char mi_no_answer[] = "gdb gave no answer to this command";
+
+/*
+ * Append one line to the transcript: dir "> " for what was sent, "< " for
+ * what gdb wrote. Past its bound a last line says it was cut there; a
+ * write that fails ends the transcript, and the daemon log says why.
+ */
+static void
+mi_log(struct mi *m, const char *dir, const char *line, size_t len)
+{
+	struct iovec	 iov[3];
+	static const char cut[] = "# the transcript is cut here: it reached "
+			    "its size bound\n";
+	ssize_t		 n;
+
+	if (m->log_fd == -1)
+		return;
+	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		len--;
+	if (m->log_max != 0 && m->log_size + len + 3 > m->log_max) {
+		n = write(m->log_fd, cut, sizeof cut - 1);
+		(void)n;
+		close(m->log_fd);
+		m->log_fd = -1;
+		return;
+	}
+	iov[0].iov_base = (void *)dir;
+	iov[0].iov_len = 2;
+	iov[1].iov_base = (void *)line;
+	iov[1].iov_len = len;
+	iov[2].iov_base = (void *)"\n";
+	iov[2].iov_len = 1;
+	if ((n = writev(m->log_fd, iov, 3)) != (ssize_t)len + 3) {
+		log_warn("the MI transcript stops: %s", n == -1 ?
+		    strerror(errno) : "a short write");
+		close(m->log_fd);
+		m->log_fd = -1;
+		return;
+	}
+	m->log_size += (uint64_t)n;
+}
 
 /* Forget a command. */
 static void
@@ -140,6 +186,7 @@ mi_line(void *arg, char *line, size_t len)
 	struct mi_cmd		*head;
 	char			 err[256];
 
+	mi_log(m, "< ", line, len);
 	if (m->frame.cut)
 		return mi_cut(m, line, len);
 	if (mi_parse(line, len, &rec, err, sizeof err) != 0) {
@@ -207,6 +254,7 @@ mi_open(mi_event_cb cb, void *arg, char *err, size_t errlen)
 
 	m->cb = cb;
 	m->arg = arg;
+	m->log_fd = -1;
 	TAILQ_INIT(&m->cmds);
 	if ((m->console = console_open(true, mi_console_cb, m, err,
 	    errlen)) == NULL) {
@@ -240,6 +288,7 @@ mi_send(struct mi *m, mi_reply_cb cb, void *arg, const char *cmd)
 		free(line);
 		return NULL;
 	}
+	mi_log(m, "> ", line, n);
 	free(line);
 	c = xcalloc(1, sizeof *c);
 	c->token = ++m->next_token;
@@ -297,6 +346,24 @@ mi_command_output(struct mi *m, mi_reply_cb cb, void *arg, const char *fmt,
 	return c->token;
 }
 
+/*
+ * Keep a transcript of the channel in a new file at path (0600, never
+ * through a link), at most max bytes (0: no bound); -1 with err.
+ */
+int
+mi_transcript(struct mi *m, const char *path, uint64_t max, char *err,
+    size_t errlen)
+{
+	m->log_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND |
+	    O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (m->log_fd == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	m->log_max = max;
+	return 0;
+}
+
 /* Nobody waits for this command's answer any more; it is dropped when it comes. */
 void
 mi_cancel(struct mi *m, unsigned long token)
@@ -335,5 +402,7 @@ mi_close(struct mi *m)
 		mi_cmd_free(m, c);
 	console_close(m->console);
 	frame_free(&m->frame);
+	if (m->log_fd != -1)
+		close(m->log_fd);
 	free(m);
 }

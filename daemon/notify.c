@@ -221,6 +221,11 @@ notify_event(struct sink *k, struct session *s,
 		notify_send(n->c, s, rpc_notification_new("session.verdict",
 		    json_pack("{s:I, s:O}", "session", (json_int_t)s->id,
 		    "verdict", ev->json)));
+	else if (ev->kind == SE_BUNDLE)
+		notify_send(n->c, s, rpc_notification_new("session.bundle",
+		    json_pack("{s:I, s:O, s:O}", "session", (json_int_t)s->id,
+		    "path", json_object_get(ev->json, "path"), "reason",
+		    json_object_get(ev->json, "reason"))));
 	else if (ev->kind == SE_BREAKPOINT)
 		notify_send(n->c, s, rpc_notification_new("session.breakpoint",
 		    json_pack("{s:I, s:O}", "session", (json_int_t)s->id,
@@ -255,7 +260,8 @@ notify_subscribe(struct conn *c, unsigned long id, bool output)
 		n = xcalloc(1, sizeof *n);
 		n->c = c;
 		n->sink = session_sink_add(NULL, SE_STATE | SE_OUTPUT |
-		    SE_RUNSTATE | SE_FAULT | SE_BREAKPOINT | SE_VERDICT,
+		    SE_RUNSTATE | SE_FAULT | SE_BREAKPOINT | SE_VERDICT |
+		    SE_BUNDLE,
 		    notify_event, n);
 		TAILQ_INSERT_TAIL(&notify_list, n, entry);
 	}

@@ -130,6 +130,9 @@ session_prune_remove(struct session *s, bool keep_files)
 		snprintf(path, sizeof path, "%s/sessions/%lu.core",
 		    dmn.state_dir, s->id);
 		session_prune_unlink(s, path);
+		snprintf(path, sizeof path, "%s/sessions/%lu.mi.log",
+		    dmn.state_dir, s->id);
+		session_prune_unlink(s, path);
 	}
 	session_prune_forget(s);
 }

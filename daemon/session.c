@@ -592,6 +592,7 @@ session_free(struct session *s)
 	json_decref(s->fault);
 	json_decref(s->faults);
 	json_decref(s->verdict);
+	bundle_session_free(s);
 	free(s->cursors);
 	free(s->bdata);
 	free(s);

@@ -364,6 +364,7 @@ const struct status_field status_fields[] = {
 	{ "deadline", status_deadline, false },
 	{ "verdict", status_verdict, false },
 	{ "hold", hold_json, false },
+	{ "bundle", bundle_status, false },
 };
 const size_t status_nfields = sizeof status_fields / sizeof status_fields[0];
 

@@ -231,7 +231,24 @@ verdict_hold(struct session *s)
 	return false;
 }
 
-/* The verdict is whole: the session's, told, then the session goes or is held. */
+/* The automatic bundle is written (or none is): the session is stopped next turn. */
+static void
+verdict_bundled(struct session *s, void *arg)
+{
+	struct verdict_watch *w = s->vw;
+
+	(void)arg;
+	if (w == NULL)
+		return;
+	if (w->end == NULL)
+		w->end = timer_new(verdict_end_cb, w);
+	timer_start(w->end, 0);
+}
+
+/*
+ * The verdict is whole: the session's, told, its automatic bundle
+ * written, then the session goes or is held.
+ */
 static void
 verdict_publish(struct verdict_watch *w)
 {
@@ -254,11 +271,8 @@ verdict_publish(struct verdict_watch *w)
 	free(text);
 	session_fire(s, &ev);
 	/* Not inside the gathering's answer: the stop runs on its own turn. */
-	if (!held) {
-		if (w->end == NULL)
-			w->end = timer_new(verdict_end_cb, w);
-		timer_start(w->end, 0);
-	}
+	bundle_auto(s, json_string_value(json_object_get(v, "kind")),
+	    held ? NULL : verdict_bundled, NULL);
 }
 
 /* A deadline or silence ran out: gather the verdict of kind. */

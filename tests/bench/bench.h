@@ -214,4 +214,7 @@ int	 fig_board_reset(struct bench *);
 /* bench-fig-join.c */
 int	 fig_join_rtt(struct bench *);
 
+/* bench-fig-bundle.c */
+int	 fig_bundle(struct bench *);
+
 #endif

@@ -602,6 +602,25 @@ def drive(path, daemon):
     c.call("hold", {"session": "kept", "ttl": 0}, desc="hold released")
     c.call("hold", {"session": "kept", "ttl": -1}, "invalid_params",
            desc="hold with a negative ttl -> invalid_params")
+    # Bundles: asked for (its manifest too), refused, and automatic.
+    tmp = os.path.dirname(path)
+    c.call("bundle", {"session": "quiet", "path": tmp + "/b1"},
+           desc="bundle of a session with a verdict")
+    why = problem("bundle_manifest", json.load(open(tmp +
+                                                   "/b1/manifest.json")))
+    record(why is None, "the bundle's manifest.json", why)
+    c.call("bundle", {"session": "quiet", "path": "rel/b"}, "invalid_params",
+           semantic=True, desc="bundle at a relative path -> invalid_params")
+    c.call("bundle", {"session": "quiet", "path": tmp + "/b2.tar.gz",
+           "tar": True}, desc="bundle as a .tar.gz")
+    c.call("launch", {"kind": "exec", "name": "art", "argv": ["sleep",
+           "1000"], "silence_timeout": 500, "artifacts": tmp + "/art"},
+           desc="launch with artifacts and a silence timeout")
+    sub.call("subscribe", {"session": "art"}, desc="subscribe art")
+    b = sub.wait_note(lambda n: n["method"] == "session.bundle")
+    record(b is not None and b["params"]["reason"] == "silent",
+           "session.bundle of a silence", repr(b))
+    c.call("status", {"session": "art"}, desc="status with a bundle")
     control(c, sub, path)
     # Errors, each with the kind it must have.
     for method, params, kind in [
@@ -650,7 +669,8 @@ def drive(path, daemon):
     c.call("shutdown", {"timeout": 1000})
     sub.wait_note(lambda n: False, timeout=0.2)
     for m in ["session.state", "session.output", "session.target",
-              "session.launched", "session.verdict"] + (
+              "session.launched", "session.verdict",
+              "session.bundle"] + (
             ["session.fault"] if FAULT else []):
         record(seen.get(m, 0) > 0, "%s notifications valid (%d seen)"
                % (m, seen.get(m, 0)))

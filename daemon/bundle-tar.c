@@ -1,0 +1,136 @@
+/*
+ * A bundle as one .tar.gz file: tar(1) archives the finished directory,
+ * run through the one spawn path (a keeper on a pty of its own), so the
+ * loop never waits for it. The archive is made 0600 before tar opens it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "bundle.h"
+
+/* How long tar may take once asked to stop. */
+#define BUNDLE_TAR_STOP_MS 1000
+
+struct bundle_tar {
+	struct console	*con;		/* tar's terminal: its complaints */
+	struct proc	*proc;
+	struct capbuf	 out;
+	struct timer	*report;	/* tells the owner on its own turn */
+	char		 why[512];	/* empty: the archive is made */
+	bundle_tar_cb	 cb;
+	void		*arg;
+};
+
+/* What tar printed on its terminal, kept for the failure's message. */
+static void
+bundle_tar_console_cb(void *arg, enum console_event ev, const char *data,
+    size_t len)
+{
+	struct bundle_tar *t = arg;
+
+	if (ev == CONSOLE_OUTPUT && t->out.len < 4096)
+		capbuf_add(&t->out, data, len);
+}
+
+/* Tell the owner, outside the keeper's callback. */
+static void
+bundle_tar_report_cb(void *arg)
+{
+	struct bundle_tar *t = arg;
+
+	t->cb(t->arg, t->why[0] != '\0' ? t->why : NULL);
+}
+
+/* tar ran: it failed to start, exited (with what), or its keeper is gone. */
+static void
+bundle_tar_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
+{
+	struct bundle_tar *t = arg;
+
+	switch (ev) {
+	case PROC_FAILED:
+		snprintf(t->why, sizeof t->why, "cannot run tar (%s): %s",
+		    pr->fail_stage, strerror(pr->fail_errno));
+		break;
+	case PROC_EXITED:
+		if (pr->exit_signal != 0)
+			snprintf(t->why, sizeof t->why, "tar was killed by "
+			    "signal %d", pr->exit_signal);
+		else if (pr->exit_code != 0)
+			snprintf(t->why, sizeof t->why, "tar exited with %d: "
+			    "%.400s", pr->exit_code, t->out.p != NULL ?
+			    t->out.p : "");
+		break;
+	case PROC_GONE:
+		if (t->report == NULL) {
+			t->report = timer_new(bundle_tar_report_cb, t);
+			timer_start(t->report, 0);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * Archive the directory dir into the new file tgz; cb(arg, NULL) once it
+ * is made, cb(arg, why) if not. NULL with err if tar cannot start.
+ */
+struct bundle_tar *
+bundle_tar_start(const char *dir, const char *tgz, bundle_tar_cb cb,
+    void *arg, char *err, size_t errlen)
+{
+	struct bundle_tar	*t;
+	char			*argv[] = { "tar", "-czf", (char *)tgz, "-C",
+				    (char *)dir, ".", NULL };
+	char			*env[] = { "PATH=/usr/bin:/bin", "LC_ALL=C",
+				    NULL };
+	struct proc_spec	 spec = { .argv = argv, .env = env, .cwd = "/",
+				    .stop_timeout = BUNDLE_TAR_STOP_MS,
+				    .fd_in = -1, .fd_out = -1 };
+	int			 fd;
+
+	/* tar keeps the mode of a file that is there: never readable by others. */
+	if ((fd = open(tgz, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1) {
+		snprintf(err, errlen, "%s: %s", tgz, strerror(errno));
+		return NULL;
+	}
+	close(fd);
+	t = xcalloc(1, sizeof *t);
+	t->cb = cb;
+	t->arg = arg;
+	if ((t->con = console_open(true, bundle_tar_console_cb, t, err,
+	    errlen)) == NULL) {
+		free(t);
+		return NULL;
+	}
+	spec.tty = t->con->slave;
+	t->proc = proc_spawn(&spec, dmn.keeper_path, bundle_tar_proc_cb, t,
+	    err, errlen);
+	console_release_slave(t->con);
+	if (t->proc == NULL) {
+		console_close(t->con);
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* Let go of tar: its process, terminal and report. */
+void
+bundle_tar_free(struct bundle_tar *t)
+{
+	if (t == NULL)
+		return;
+	proc_free(t->proc);
+	console_close(t->con);
+	timer_free(t->report);
+	capbuf_free(&t->out);
+	free(t);
+}

@@ -1,0 +1,98 @@
+/*
+ * The bundle files' own: a bundle being written, shared by bundle.c (its
+ * life), bundle-gather.c (what gdb says) and bundle-manifest.c, and the
+ * resources it uses: its files, its archive, its record.
+ */
+#ifndef DBGCTL_BUNDLE_H
+#define DBGCTL_BUNDLE_H
+
+/* A session's bundles: those being written, and its automatic one. */
+struct bundles {
+	LIST_HEAD(, bundle)	 live;
+	bool			 auto_taken;	/* the first trigger took it */
+	json_t			*auto_done;	/* {path, reason, time} */
+};
+
+/* Where a bundle is. */
+enum bundle_phase {
+	BUNDLE_GATHER,		/* gdb's answers awaited */
+	BUNDLE_FILES,		/* texts, logs and core written */
+	BUNDLE_MANIFEST,	/* the manifest written */
+	BUNDLE_TAR,		/* the archive made */
+};
+
+/* One bundle being written, from its record to its rename. */
+struct bundle {
+	LIST_ENTRY(bundle)	 entry;
+	unsigned long		 serial;	/* its gdb job says whose it is */
+	struct session		*s;		/* held */
+	char			*path;
+	char			*tmp;		/* the directory being written */
+	char			*tgz;		/* tar: the archive being written */
+	char			*record;	/* its record in the state dir */
+	bool			 tar;
+	bool			 core_wanted;
+	const char		*reason;	/* "asked", or an automatic one */
+	enum bundle_phase	 phase;
+	double			 started_at;
+	uint64_t		 t0;		/* uv_now() it began */
+	struct bundle_files	*files;
+	json_t			*missing;	/* [{what, why}] */
+	json_t			*gdb_version;
+	bool			 core;		/* gcore wrote "core" */
+	struct timer		*bound;
+	struct sink		*sink;		/* the session's end */
+	struct bundle_tar	*tarp;
+	bundle_cb		 cb;
+	void			*arg;
+	bool			 automatic;	/* bundle_auto's */
+	bundle_then		 then;		/* automatic: what comes after */
+	void			*then_arg;
+};
+
+/* bundle-files.c: a bundle's files, written on the threadpool under a bound. */
+struct bundle_files;
+typedef void (*bundle_files_cb)(void *arg);
+
+struct bundle_files *bundle_files_new(const char *dir, uint64_t max,
+		    bundle_files_cb, void *arg);
+void		 bundle_files_text(struct bundle_files *, const char *name,
+		    const char *data, size_t len, bool counted);
+void		 bundle_files_copy(struct bundle_files *, const char *name,
+		    const char *src);
+void		 bundle_files_weigh(struct bundle_files *, const char *name);
+void		 bundle_files_run(struct bundle_files *);
+json_t		*bundle_files_list(const struct bundle_files *,
+		    const char *which);
+uint64_t	 bundle_files_used(const struct bundle_files *);
+void		 bundle_files_free(struct bundle_files *);
+
+/* bundle-tar.c: a finished bundle archived by tar(1), through the spawn path. */
+struct bundle_tar;
+/* The archive is made (why NULL), or not. */
+typedef void (*bundle_tar_cb)(void *arg, const char *why);
+struct bundle_tar *bundle_tar_start(const char *dir, const char *tgz,
+		    bundle_tar_cb, void *arg, char *err, size_t errlen);
+void		 bundle_tar_free(struct bundle_tar *);
+
+/* bundle-record.c: bundles' paths, their records in progress, recovery. */
+int		 bundle_path_check(const char *path, char *err, size_t errlen);
+char		*bundle_record_tmp(const char *path);
+char		*bundle_record_open(unsigned long serial, const char *path,
+		    const char *tmp, const char *tgz, char *err, size_t errlen);
+void		 bundle_record_close(const char *rec);
+int		 bundle_record_remove_tree(const char *dir);
+
+/* bundle.c */
+void	 bundle_missing(struct bundle *, const char *what, const char *why);
+void	 bundle_queue(struct bundle *);
+
+/* bundle-gather.c */
+void	 bundle_gather(struct bundle *);
+
+/* bundle-manifest.c */
+json_t	*bundle_manifest(struct bundle *);
+json_t	*bundle_result(struct bundle *);
+bool	 bundle_manifest_has(struct bundle *, const char *name);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * The bundle method: write a session's bundle (its record, logs,
+ * transcripts, where its threads are, its registers, a core where it is
+ * cheap) to a new path, as a directory or a .tar.gz, and answer with
+ * what it holds. The bundle is the daemon's: a client that leaves before
+ * the answer does not stop it.
+ */
+#include <limits.h>
+
+#include "daemon.h"
+
+/* The bundle is written, or failed: the answer. */
+static void
+method_bundle_done(void *arg, struct bundle *b, json_t *result,
+    const char *error)
+{
+	struct request *req = arg;
+
+	(void)b;
+	req->data = NULL;
+	if (error != NULL) {
+		request_error(req, RPC_INTERNAL_ERROR, "%s", error);
+		return;
+	}
+	request_done(req, json_incref(result));
+}
+
+/* The request is finished or its client gone: the bundle goes on unheard. */
+static void
+method_bundle_free(struct request *req)
+{
+	if (req->data != NULL)
+		bundle_forget(req->data);
+	req->data = NULL;
+}
+
+/* bundle: write the session's bundle at a new absolute path. */
+static enum method_return
+method_bundle_exec(struct request *req)
+{
+	struct bundle	*b;
+	char		 err[PATH_MAX + 256];
+	json_t		*core = request_get(req, "core");
+
+	b = bundle_start(req->session, request_str(req, "path", NULL),
+	    request_bool(req, "tar"), core == NULL || json_is_true(core), NULL,
+	    method_bundle_done, req, err, sizeof err);
+	if (b == NULL)
+		return request_error(req, RPC_INVALID_PARAMS, "%s", err);
+	return pending_wait(req, b, method_bundle_free);
+}
+
+static const struct method_param method_bundle_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ "path", PT_STRING, true, 0, 0 },
+	{ "tar", PT_BOOL, false, 0, 0 },
+	{ "core", PT_BOOL, false, 0, 0 },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_bundle = {
+	.name = "bundle",
+	.params = method_bundle_params,
+	.exec = method_bundle_exec,
+};
+
+const struct method *const method_bundles[] = {
+	&method_bundle,
+	NULL
+};

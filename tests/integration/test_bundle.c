@@ -1,0 +1,601 @@
+/*
+ * Bundles (issue 23): a bundle holds every file its manifest names and,
+ * of a native program, a core gdb loads; the QEMU board's has no core and
+ * says so; --tar writes one archive; an ended session's bundle has what
+ * is left; bad paths are refused; a daemon SIGKILLed mid-bundle leaves no
+ * half bundle after the next start; launch --artifacts writes a bundle on
+ * its own at a deadline verdict, a fault and a lease's end, before the
+ * teardown.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(bundle, .init = h_ctx_setup, .fini = h_ctx_teardown,
+    .timeout = 300);
+
+/* Bound for one reply (ms). */
+#define BD_BOUND	(30000 * H_SLOW)
+
+/* Launch params on a connection closed at once (no lease); the id. */
+static long
+bd_launch(const char *params)
+{
+	struct h_conn	 c;
+	json_t		*r;
+	long		 id;
+
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect to %s", H->sock);
+	r = h_conn_call(&c, "launch", params, BD_BOUND);
+	id = (long)h_jint(r, "result.id", -1);
+	cr_assert_gt(id, 0, "launch %s: got %s", params, json_dumps(r,
+	    JSON_COMPACT));
+	json_decref(r);
+	h_conn_close(&c);
+	return id;
+}
+
+/* The file name in the bundle dir, and its mode and size, asserted to be there. */
+static void
+bd_stat(const char *dir, const char *name, struct stat *st)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	cr_assert_eq(lstat(path, st), 0, "%s: %s", path, strerror(errno));
+}
+
+/*
+ * The bundle at dir: 0700, every file its manifest names there, 0600 and
+ * of the size it says, and nothing else but the manifest; the manifest.
+ */
+static json_t *
+bd_check(const char *dir)
+{
+	char		 path[PATH_MAX];
+	struct stat	 st;
+	json_t		*m, *f;
+	json_error_t	 err;
+	size_t		 i, named = 0;
+	struct dirent	*e;
+	DIR		*d;
+
+	cr_assert_eq(lstat(dir, &st), 0, "no bundle at %s", dir);
+	cr_assert(S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700,
+	    "%s: mode %o, not a 0700 directory", dir, st.st_mode);
+	snprintf(path, sizeof path, "%s/manifest.json", dir);
+	m = json_load_file(path, 0, &err);
+	cr_assert_not_null(m, "%s: %s", path, err.text);
+	json_array_foreach(json_object_get(m, "files"), i, f) {
+		bd_stat(dir, h_jstr(f, "name"), &st);
+		cr_assert(S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600,
+		    "%s: mode %o, not a 0600 file", h_jstr(f, "name"),
+		    st.st_mode);
+		cr_assert_eq((long long)st.st_size, h_jint(f, "bytes", -1),
+		    "%s: %lld bytes, the manifest says %lld", h_jstr(f, "name"),
+		    (long long)st.st_size, h_jint(f, "bytes", -1));
+		named++;
+	}
+	cr_assert_not_null(d = opendir(dir));
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && strcmp(e->d_name, "manifest.json") !=
+		    0)
+			named--;
+	closedir(d);
+	cr_assert_eq(named, 0, "the bundle %s holds files its manifest does "
+	    "not name, or lacks some: %s", dir, json_dumps(json_object_get(m,
+	    "files"), JSON_COMPACT));
+	return m;
+}
+
+/* Whether an entry of the manifest's list has key equal to value. */
+static bool
+bd_lists(json_t *m, const char *list, const char *key, const char *value)
+{
+	json_t	*f;
+	size_t	 i;
+
+	json_array_foreach(json_object_get(m, list), i, f)
+		if (strcmp(h_jstr(f, key), value) == 0)
+			return true;
+	return false;
+}
+
+/* Whether the manifest names the file. */
+static bool
+bd_names(json_t *m, const char *name)
+{
+	return bd_lists(m, "files", "name", name);
+}
+
+/* Whether something the manifest says is missing is what. */
+static bool
+bd_missing(json_t *m, const char *what)
+{
+	return bd_lists(m, "missing", "what", what);
+}
+
+/* gdb -batch loads the core with the program: its backtrace holds func. */
+static void
+bd_core_loads(const char *prog, const char *dir, const char *func)
+{
+	char		 core[PATH_MAX], gdb[PATH_MAX];
+	struct h_res	 r;
+
+	snprintf(core, sizeof core, "%s/core", dir);
+	cr_assert_not_null(h_which("gdb", gdb, sizeof gdb), "no gdb");
+	h_run(&r, BD_BOUND, H_ARGS(gdb, "-nx", "-batch", "-ex", "bt", prog,
+	    core));
+	cr_assert(strstr(r.out, func) != NULL, "gdb's bt of %s does not name "
+	    "%s: %s %s", core, func, r.out, r.err);
+	h_run_free(&r);
+}
+
+/* The bundle's MI transcript has a line starting dir that holds text. */
+static void
+bd_mi_has(const char *dir, const char *way, const char *text)
+{
+	char	 path[PATH_MAX + 32], *log, *line;
+	bool	 found = false;
+
+	snprintf(path, sizeof path, "%s/mi.log", dir);
+	cr_assert_not_null(log = h_read_file(path, NULL), "no %s", path);
+	for (line = strtok(log, "\n"); line != NULL && !found;
+	    line = strtok(NULL, "\n"))
+		found = strncmp(line, way, 2) == 0 && strstr(line, text) != NULL;
+	free(log);
+	cr_assert(found, "%s has no line \"%s...%s\"", path, way, text);
+}
+
+/* path under the test dir. */
+static const char *
+bd_path(char *buf, size_t len, const char *rel)
+{
+	h_ctx_path(buf, len, rel);
+	return buf;
+}
+
+Test(bundle, a_native_bundle_holds_every_file_it_names_and_a_core_gdb_loads)
+{
+	char		 out[PATH_MAX], id[32];
+	json_t		*r, *m;
+	long		 sid;
+
+	h_daemon_fg();
+	sid = h_cli_launch(H_ARGS("-x", "run", "--",
+	    h_ctx_fixture("FIX_LOOP")));
+	cr_assert(h_cli_wait_status(sid, "target.state", "running",
+	    H_WAIT_BOUND), "the loop never ran");
+	bd_path(out, sizeof out, "b1");
+	r = h_cli_json(H_ARGS("bundle", h_idstr(sid, id, sizeof id), out));
+	cr_assert_str_eq(h_jstr(r, "path"), out);
+	cr_assert_str_eq(h_jstr(r, "core") ? h_jstr(r, "core") : "", "core",
+	    "no core: %s", json_dumps(r, JSON_COMPACT));
+	m = bd_check(out);
+	cr_assert_str_eq(h_jstr(m, "reason"), "asked");
+	cr_assert_str_eq(h_jstr(m, "core"), "core");
+	cr_assert(bd_names(m, "backtrace.txt") && bd_names(m, "registers.txt") &&
+	    bd_names(m, "console.log") && bd_names(m, "mi.log"), "files: %s",
+	    json_dumps(json_object_get(m, "files"), JSON_COMPACT));
+	cr_assert_not_null(h_jstr(m, "versions.gdb"), "no gdb version");
+	cr_assert_not_null(h_jstr(m, "versions.dbgctl"));
+	cr_assert_eq(h_jint(m, "session.id", -1), sid);
+	bd_core_loads(h_ctx_fixture("FIX_LOOP"), out, "main");
+	bd_mi_has(out, "> ", "thread apply all bt full");
+	bd_mi_has(out, "< ", "^done");
+	/* Left as it was found: the target runs again. */
+	cr_assert(h_cli_wait_status(sid, "target.state", "running",
+	    H_WAIT_BOUND), "the target was left halted");
+	json_decref(m);
+	json_decref(r);
+	json_decref(h_cli_stop(sid, NULL, NULL));
+}
+
+Test(bundle, the_board_bundle_has_no_core_and_says_why)
+{
+	const char	*fw = h_board_firmware("FIX_BOARD");
+	char		 params[1024], out[PATH_MAX], req[PATH_MAX + 64];
+	struct h_conn	 c;
+	json_t		*r, *m;
+	long		 id;
+
+	h_daemon_fg();
+	snprintf(params, sizeof params, "{\"kind\":\"qemu\",\"machine\":"
+	    "\"lm3s6965evb\",\"argv\":[\"%s\"]}", fw);
+	id = bd_launch(params);
+	cr_assert(h_cli_wait_status(id, "target.state", "running",
+	    H_WAIT_BOUND), "the board never ran");
+	bd_path(out, sizeof out, "board");
+	snprintf(req, sizeof req, "{\"session\":%ld,\"path\":\"%s\"}", id, out);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	r = h_conn_call(&c, "bundle", req, BD_BOUND);
+	cr_assert(json_is_null(h_jpath(r, "result.core")), "%s", json_dumps(r,
+	    JSON_COMPACT));
+	json_decref(r);
+	h_conn_close(&c);
+	m = bd_check(out);
+	cr_assert(json_is_null(json_object_get(m, "core")));
+	cr_assert(bd_missing(m, "core"), "the manifest does not say why there "
+	    "is no core: %s", json_dumps(m, JSON_COMPACT));
+	cr_assert(bd_names(m, "server.log") && bd_names(m, "backtrace.txt"),
+	    "files: %s", json_dumps(json_object_get(m, "files"), JSON_COMPACT));
+	cr_assert(h_cli_wait_status(id, "target.state", "running",
+	    H_WAIT_BOUND), "the board was left halted");
+	json_decref(m);
+	json_decref(h_cli_stop(id, NULL, NULL));
+}
+
+Test(bundle, tar_writes_one_private_archive_holding_the_manifest)
+{
+	char		 out[PATH_MAX], id[32], tar[PATH_MAX];
+	struct stat	 st;
+	struct h_res	 r;
+	long		 sid;
+
+	h_daemon_fg();
+	sid = h_cli_launch_sh(NULL, "echo hello-bundle; exec sleep 1000");
+	h_cli_wait_log(h_idstr(sid, id, sizeof id), "hello-bundle",
+	    H_WAIT_BOUND);
+	bd_path(out, sizeof out, "b.tar.gz");
+	h_cli_exit(&r, 0, H_ARGS("bundle", "--tar", id, out));
+	cr_assert(strstr(r.out, out) != NULL, "it did not print the path: %s",
+	    r.out);
+	h_run_free(&r);
+	cr_assert_eq(lstat(out, &st), 0, "no archive at %s", out);
+	cr_assert(S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600,
+	    "mode %o", st.st_mode);
+	cr_assert_not_null(h_which("tar", tar, sizeof tar));
+	h_run(&r, BD_BOUND, H_ARGS(tar, "-tzf", out));
+	cr_assert(strstr(r.out, "manifest.json") && strstr(r.out,
+	    "console.log"), "the archive holds: %s", r.out);
+	h_run_free(&r);
+	/* Nothing temporary is left beside it. */
+	h_run(&r, BD_BOUND, H_ARGS("/bin/sh", "-c", "ls -a \"$0\" | grep -c "
+	    "partial", H->dir));
+	cr_assert_eq(atoi(r.out), 0, "temporary files are left in %s", H->dir);
+	h_run_free(&r);
+	json_decref(h_cli_stop(sid, NULL, NULL));
+}
+
+Test(bundle, an_ended_session_gets_what_is_left_and_bad_paths_are_refused)
+{
+	char		 out[PATH_MAX], id[32], req[PATH_MAX + 64];
+	struct h_conn	 c;
+	struct h_res	 r;
+	json_t		*reply, *m;
+	long		 sid;
+
+	h_daemon_fg();
+	sid = h_cli_launch_sh(NULL, "echo gone-soon");
+	cr_assert_not_null(h_cli_wait_ended(sid, H_WAIT_BOUND));
+	h_idstr(sid, id, sizeof id);
+	/* Relative: the client makes it absolute from its directory. */
+	cr_assert_eq(chdir(H->dir), 0);
+	h_cli_exit(&r, 0, H_ARGS("bundle", id, "ended"));
+	h_run_free(&r);
+	m = bd_check(bd_path(out, sizeof out, "ended"));
+	cr_assert(bd_missing(m, "backtrace") && bd_missing(m, "core"),
+	    "%s", json_dumps(m, JSON_COMPACT));
+	cr_assert_str_eq(h_jstr(m, "session.state"), "exited");
+	cr_assert_not_null(h_jpath(m, "session.exit.by"), "no exit record "
+	    "with by: %s", json_dumps(m, JSON_COMPACT));
+	json_decref(m);
+	/* The same path again, a relative one, a missing parent: refused. */
+	h_cli_exit(&r, 1, H_ARGS("bundle", id, out));
+	cr_assert(strstr(r.err, "exists already"), "%s", r.err);
+	h_run_free(&r);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	snprintf(req, sizeof req, "{\"session\":%ld,\"path\":\"rel/x\"}", sid);
+	reply = h_conn_call(&c, "bundle", req, BD_BOUND);
+	cr_assert_str_eq(h_jkind(reply), "invalid_params");
+	cr_assert(strstr(h_jstr(reply, "error.message"), "absolute"), "%s",
+	    h_jstr(reply, "error.message"));
+	json_decref(reply);
+	snprintf(req, sizeof req, "{\"session\":%ld,\"path\":\"%s/no/x\"}",
+	    sid, H->dir);
+	reply = h_conn_call(&c, "bundle", req, BD_BOUND);
+	cr_assert_str_eq(h_jkind(reply), "invalid_params");
+	json_decref(reply);
+	h_conn_close(&c);
+	cr_assert(h_daemon_ping(), "the daemon stopped serving");
+}
+
+/* The name of a temporary bundle in dir (.NAME.partial-...), into buf. */
+static bool
+bd_partial(const char *dir, char *buf, size_t len)
+{
+	struct dirent	*e;
+	DIR		*d;
+	bool		 found = false;
+
+	if ((d = opendir(dir)) == NULL)
+		return false;
+	while ((e = readdir(d)) != NULL)
+		if (strstr(e->d_name, ".partial-") != NULL) {
+			snprintf(buf, len, "%s/%s", dir, e->d_name);
+			found = true;
+		}
+	closedir(d);
+	return found;
+}
+
+/* Whether the session's console log has at least *(off_t *)arg bytes. */
+static char bd_log_path[PATH_MAX];
+static bool
+bd_log_grown(void *arg)
+{
+	struct stat st;
+
+	return stat(bd_log_path, &st) == 0 && st.st_size >= *(off_t *)arg;
+}
+
+Test(bundle, a_daemon_killed_mid_bundle_leaves_no_half_bundle_after_restart)
+{
+	char		 out[PATH_MAX], part[PATH_MAX], req[PATH_MAX + 256];
+	char		 recdir[PATH_MAX];
+	off_t		 want = 256 << 20;
+	struct h_conn	 c;
+	struct stat	 st;
+	double		 t0;
+	long		 id;
+	DIR		*d;
+	struct dirent	*e;
+	int		 n = 0;
+
+	/* A big console log under a big bound: the copy takes a while, for real. */
+	h_ctx_env_add("DBGCTLD_BUNDLE_MAX=1073741824");
+	h_daemon_fg();
+	id = h_cli_launch_sh(NULL, "head -c 268435456 /dev/zero | tr '\\0' x; "
+	    "exec sleep 1000");
+	snprintf(bd_log_path, sizeof bd_log_path, "%s/sessions/%ld.log",
+	    H->state, id);
+	cr_assert(h_wait_for(bd_log_grown, &want, BD_BOUND * 2), "the log "
+	    "never reached %lld bytes", (long long)want);
+	bd_path(out, sizeof out, "killed");
+	snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"bundle\",\"params\":{\"session\":%ld,\"path\":\"%s\"}}\n", id,
+	    out);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	cr_assert_eq(h_conn_send(&c, req, strlen(req), BD_BOUND), 0);
+	/* Kill it as soon as its temporary directory is there. */
+	t0 = h_now();
+	while (!bd_partial(H->dir, part, sizeof part)) {
+		cr_assert(h_now() - t0 < BD_BOUND / 1000.0, "no temporary "
+		    "bundle appeared in %s", H->dir);
+		h_nap(1);
+	}
+	h_daemon_fg_kill();
+	h_conn_close(&c);
+	cr_assert_neq(lstat(out, &st), 0, "the bundle was complete before the "
+	    "kill: this test needs a slower bundle");
+	cr_assert_eq(lstat(part, &st), 0, "%s went before the kill", part);
+	/* The next daemon removes it and says so. */
+	h_daemon_fg();
+	h_daemon_wait_log("removed the half-written bundle", H_WAIT_BOUND);
+	cr_assert_neq(lstat(part, &st), 0, "%s is still there", part);
+	cr_assert_neq(lstat(out, &st), 0, "%s appeared", out);
+	snprintf(recdir, sizeof recdir, "%s/bundles", H->state);
+	cr_assert_not_null(d = opendir(recdir), "%s", recdir);
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	cr_assert_eq(n, 0, "records are left in %s", recdir);
+}
+
+/* Wait for the session's automatic bundle; its status member. */
+static json_t *
+bd_wait_auto(long id)
+{
+	json_t *st, *b;
+
+	cr_assert(h_cli_wait_status(id, "bundle", NULL, BD_BOUND), "session "
+	    "%ld: no automatic bundle within %d ms", id, BD_BOUND);
+	st = h_cli_status(id);
+	b = json_incref(h_jpath(st, "bundle"));
+	json_decref(st);
+	cr_assert_null(h_jpath(b, "error"), "%s", json_dumps(b, JSON_COMPACT));
+	return b;
+}
+
+Test(bundle, artifacts_at_a_deadline_verdict_come_before_the_stop)
+{
+	char		 params[PATH_MAX * 3], art[PATH_MAX], want[PATH_MAX + 32];
+	struct h_conn	 c;
+	json_t		*b, *m, *end;
+	long		 id;
+
+	h_daemon_fg();
+	bd_path(art, sizeof art, "art");
+	/* A subscriber hears of it. */
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	json_decref(h_conn_call(&c, "subscribe", "{}", BD_BOUND));
+	snprintf(params, sizeof params, "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"],\"deadline\":2000,\"artifacts\":\"%s\"}",
+	    h_ctx_fixture("FIX_SPINNER"), art);
+	id = bd_launch(params);
+	cr_assert(h_conn_wait_note(&c, "session.bundle", "params.reason",
+	    "deadline", BD_BOUND), "no session.bundle notification");
+	h_conn_close(&c);
+	b = bd_wait_auto(id);
+	snprintf(want, sizeof want, "%s/%ld-deadline", art, id);
+	cr_assert_str_eq(h_jstr(b, "path"), want);
+	cr_assert_str_eq(h_jstr(b, "reason"), "deadline");
+	m = bd_check(want);
+	/* Written before the teardown: the session still ran, its verdict in. */
+	cr_assert_str_eq(h_jstr(m, "session.state"), "running");
+	cr_assert_str_eq(h_jstr(m, "verdict.kind"), "deadline");
+	cr_assert_str_eq(h_jstr(m, "core"), "core");
+	bd_core_loads(h_ctx_fixture("FIX_SPINNER"), want, "main");
+	end = h_cli_wait_ended(id, BD_BOUND);
+	cr_assert_not_null(end, "the session was not stopped after its bundle");
+	json_decref(end);
+	json_decref(m);
+	json_decref(b);
+}
+
+Test(bundle, artifacts_at_a_fault_leave_the_target_stopped)
+{
+	char		 params[PATH_MAX * 3], art[PATH_MAX], want[PATH_MAX + 32];
+	json_t		*b, *m;
+	long		 id;
+
+	h_daemon_fg();
+	bd_path(art, sizeof art, "art");
+	snprintf(params, sizeof params, "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"],\"artifacts\":\"%s\"}",
+	    h_ctx_fixture("FIX_FAULT"), art);
+	id = bd_launch(params);
+	b = bd_wait_auto(id);
+	snprintf(want, sizeof want, "%s/%ld-fault", art, id);
+	cr_assert_str_eq(h_jstr(b, "path"), want);
+	m = bd_check(want);
+	cr_assert_str_eq(h_jstr(m, "fault.signal"), "SIGSEGV", "%s",
+	    json_dumps(m, JSON_COMPACT));
+	bd_core_loads(h_ctx_fixture("FIX_FAULT"), want, "crash_here");
+	h_cli_expect_state(id, "running", "after the fault's bundle");
+	cr_assert(h_cli_wait_status(id, "target.state", "stopped",
+	    H_WAIT_BOUND), "the faulted target was not left stopped");
+	json_decref(m);
+	json_decref(b);
+	json_decref(h_cli_stop(id, NULL, NULL));
+}
+
+Test(bundle, artifacts_when_a_leased_connection_closes_come_before_the_stop)
+{
+	char		 params[PATH_MAX * 3], art[PATH_MAX], want[PATH_MAX + 32];
+	struct h_conn	 c;
+	json_t		*r, *b, *m, *end;
+	long		 id;
+
+	h_daemon_fg();
+	bd_path(art, sizeof art, "art");
+	snprintf(params, sizeof params, "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"],\"lease\":true,\"artifacts\":\"%s\"}",
+	    h_ctx_fixture("FIX_LOOP"), art);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	r = h_conn_call(&c, "launch", params, BD_BOUND);
+	id = (long)h_jint(r, "result.id", -1);
+	cr_assert_gt(id, 0, "%s", json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+	cr_assert(h_cli_wait_status(id, "target.state", "running",
+	    H_WAIT_BOUND), "the loop never ran");
+	h_conn_close(&c);
+	b = bd_wait_auto(id);
+	snprintf(want, sizeof want, "%s/%ld-lease", art, id);
+	cr_assert_str_eq(h_jstr(b, "path"), want);
+	m = bd_check(want);
+	cr_assert_str_eq(h_jstr(m, "session.state"), "running");
+	cr_assert_str_eq(h_jstr(m, "reason"), "lease");
+	end = h_cli_wait_ended(id, BD_BOUND);
+	cr_assert_not_null(end, "the leased session was not stopped");
+	json_decref(end);
+	json_decref(m);
+	json_decref(b);
+}
+
+Test(bundle, a_held_session_gets_its_bundle_and_stays_held_and_halted)
+{
+	char		 params[PATH_MAX * 3], art[PATH_MAX], want[PATH_MAX + 32];
+	json_t		*b, *m;
+	long		 id;
+
+	h_daemon_fg();
+	bd_path(art, sizeof art, "art");
+	snprintf(params, sizeof params, "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"],\"deadline\":1500,\"on_deadline\":\"hold\","
+	    "\"artifacts\":\"%s\"}", h_ctx_fixture("FIX_SPINNER"), art);
+	id = bd_launch(params);
+	b = bd_wait_auto(id);
+	snprintf(want, sizeof want, "%s/%ld-deadline", art, id);
+	cr_assert_str_eq(h_jstr(b, "path"), want);
+	m = bd_check(want);
+	cr_assert_str_eq(h_jstr(m, "core"), "core");
+	/* Held: still running, its target halted as the verdict left it. */
+	h_cli_expect_state(id, "running", "after the held session's bundle");
+	cr_assert(h_cli_wait_status(id, "target.state", "stopped",
+	    H_WAIT_BOUND), "the held target was resumed");
+	json_decref(m);
+	json_decref(b);
+	json_decref(h_cli_stop(id, NULL, NULL));
+}
+
+Test(bundle, a_gdb_that_does_not_answer_gives_a_bundle_that_says_what_is_missing)
+{
+	char		 out[PATH_MAX], id[32];
+	struct h_res	 r;
+	json_t		*res, *m;
+	double		 t0;
+	long		 sid;
+
+	h_daemon_fg();
+	sid = h_cli_launch(H_ARGS("-x", "run", "--",
+	    h_ctx_fixture("FIX_LOOP")));
+	cr_assert(h_cli_wait_status(sid, "target.state", "running",
+	    H_WAIT_BOUND), "the loop never ran");
+	h_idstr(sid, id, sizeof id);
+	/* gdb's MI waits for the shell command: it answers nothing meanwhile. */
+	h_cli(&r, H_ARGS("exec", "--timeout", "500", id, "shell", "sleep",
+	    "40"));
+	h_run_free(&r);
+	bd_path(out, sizeof out, "mute");
+	t0 = h_now();
+	res = h_cli_json(H_ARGS("bundle", id, out));
+	cr_assert(h_now() - t0 < 20 * H_SLOW, "the bundle took %.1f s",
+	    h_now() - t0);
+	m = bd_check(out);
+	cr_assert(bd_missing(m, "backtrace") && bd_missing(m, "registers"),
+	    "%s", json_dumps(json_object_get(m, "missing"), JSON_COMPACT));
+	cr_assert(bd_names(m, "console.log") && bd_names(m, "mi.log"),
+	    "files: %s", json_dumps(json_object_get(m, "files"),
+	    JSON_COMPACT));
+	json_decref(m);
+	json_decref(res);
+	json_decref(h_cli_stop(sid, "2000", NULL));
+}
+
+Test(bundle, the_size_bound_keeps_a_logs_last_bytes_and_lists_the_cut)
+{
+	char		 out[PATH_MAX], id[32], path[PATH_MAX + 32], *log;
+	struct stat	 st;
+	json_t		*r, *m, *cut;
+	size_t		 len;
+	long		 sid;
+
+	h_ctx_env_add("DBGCTLD_BUNDLE_MAX=100000");
+	h_daemon_fg();
+	sid = h_cli_launch_sh(NULL, "head -c 300000 /dev/zero | tr '\\0' x; "
+	    "echo; echo the-last-line; exec sleep 1000");
+	h_idstr(sid, id, sizeof id);
+	h_cli_wait_log(id, "the-last-line", H_WAIT_BOUND);
+	bd_path(out, sizeof out, "bounded");
+	r = h_cli_json(H_ARGS("bundle", id, out));
+	cut = json_array_get(json_object_get(r, "cut"), 0);
+	cr_assert_str_eq(h_jstr(cut, "name") ? h_jstr(cut, "name") : "",
+	    "console.log", "%s", json_dumps(r, JSON_COMPACT));
+	cr_assert_eq(h_jint(cut, "kept", -1), 100000);
+	cr_assert_gt(h_jint(cut, "size", -1), 300000);
+	m = bd_check(out);
+	cr_assert_eq(h_jint(json_array_get(json_object_get(m, "cut"), 0),
+	    "kept", -1), 100000, "the manifest does not list the cut");
+	bd_stat(out, "console.log", &st);
+	cr_assert_eq(st.st_size, 100000);
+	snprintf(path, sizeof path, "%s/console.log", out);
+	cr_assert_not_null(log = h_read_file(path, &len));
+	cr_assert(strstr(log, "the-last-line") != NULL, "the cut log lost its "
+	    "end");
+	free(log);
+	json_decref(m);
+	json_decref(r);
+	json_decref(h_cli_stop(sid, NULL, NULL));
+}
