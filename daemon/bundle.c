@@ -33,6 +33,8 @@ static const struct {
 /* Serials of bundles, so a late answer finds its bundle or none. */
 static unsigned long bundle_serials;
 
+static void	bundle_auto_waited(struct session *);
+
 
 /* The session's bundles, made the first time they are wanted. */
 static struct bundles *
@@ -111,6 +113,7 @@ bundle_auto_report(struct bundle *b, const char *error)
 	session_fire(b->s, &ev);
 	if (b->then != NULL)
 		b->then(b->s, b->then_arg);
+	bundle_auto_waited(b->s);
 }
 
 /* The bundle is done (result) or failed (error): its owner hears, then it goes. */
@@ -284,6 +287,39 @@ bundle_auto_none(struct session *s, bundle_then then, void *arg)
 }
 
 /*
+ * A later trigger (a signal after the lease's end, say) while the
+ * automatic bundle is written: its stop waits for the bundle.
+ */
+static void
+bundle_auto_wait(struct session *s, bundle_then then, void *arg)
+{
+	struct bundles *set = bundle_set(s);
+
+	if (then == NULL)
+		return;
+	set->waiters = xreallocarray(set->waiters, set->nwaiters + 1,
+	    sizeof *set->waiters);
+	set->waiters[set->nwaiters].then = then;
+	set->waiters[set->nwaiters].arg = arg;
+	set->nwaiters++;
+}
+
+/* The automatic bundle is written: the triggers that waited for it go on. */
+static void
+bundle_auto_waited(struct session *s)
+{
+	struct bundles		*set = s->bundles;
+	struct bundle_waiter	*w = set->waiters;
+	size_t			 i, n = set->nwaiters;
+
+	set->waiters = NULL;
+	set->nwaiters = 0;
+	for (i = 0; i < n; i++)
+		w[i].then(s, w[i].arg);
+	free(w);
+}
+
+/*
  * A session ends with a verdict, a fault, or its lease: write its
  * automatic bundle into its artifacts directory as ID-REASON, once per
  * session, then call then (at once when there is none to write).
@@ -298,8 +334,15 @@ bundle_auto(struct session *s, const char *reason, bundle_then then,
 	struct stat	 st;
 	int		 i;
 
-	if (s->l.artifacts == NULL || bundle_set(s)->auto_taken) {
+	if (s->l.artifacts == NULL) {
 		bundle_auto_none(s, then, arg);
+		return;
+	}
+	if (bundle_set(s)->auto_taken) {
+		if (s->bundles->auto_done == NULL)
+			bundle_auto_wait(s, then, arg);
+		else
+			bundle_auto_none(s, then, arg);
 		return;
 	}
 	set = bundle_set(s);
@@ -341,6 +384,7 @@ bundle_session_free(struct session *s)
 	if (!LIST_EMPTY(&s->bundles->live))
 		log_fatal("session %lu: freed while a bundle holds it", s->id);
 	json_decref(s->bundles->auto_done);
+	free(s->bundles->waiters);
 	free(s->bundles);
 	s->bundles = NULL;
 }

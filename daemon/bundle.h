@@ -6,11 +6,19 @@
 #ifndef DBGCTL_BUNDLE_H
 #define DBGCTL_BUNDLE_H
 
+/* A later trigger's continuation, waiting for the automatic bundle. */
+struct bundle_waiter {
+	bundle_then	 then;
+	void		*arg;
+};
+
 /* A session's bundles: those being written, and its automatic one. */
 struct bundles {
 	LIST_HEAD(, bundle)	 live;
 	bool			 auto_taken;	/* the first trigger took it */
 	json_t			*auto_done;	/* {path, reason, time} */
+	struct bundle_waiter	*waiters;	/* later triggers, in order */
+	size_t			 nwaiters;
 };
 
 /* Where a bundle is. */

@@ -56,33 +56,67 @@ daemon_session_state(struct sink *k, struct session *s,
 		timer_start(dmn.finish, 0);
 }
 
+/* From now on the daemon is shutting down: it exits once no session is left. */
+static void
+daemon_shutdown_begin(void)
+{
+	if (dmn.shutting_down)
+		return;
+	log_info("shutting down: stopping %lu sessions", session_live_count());
+	dmn.shutting_down = true;
+	sdnotify_stopping();
+	dmn.finish = timer_new(daemon_finish, NULL);
+	session_sink_add(NULL, SE_STATE, daemon_session_state, NULL);
+}
+
+/* Exit now if no session is left. */
+static void
+daemon_shutdown_check(void)
+{
+	if (dmn.finish != NULL && session_live_count() == 0)
+		timer_start(dmn.finish, 0);
+}
+
 /* Stop every session; the daemon exits once all have ended. */
 void
 daemon_shutdown(long long timeout_ms)
 {
 	struct session *s, *next;
 
-	if (!dmn.shutting_down) {
-		log_info("shutting down: stopping %lu sessions",
-		    session_live_count());
-		dmn.shutting_down = true;
-		sdnotify_stopping();
-		dmn.finish = timer_new(daemon_finish, NULL);
-		session_sink_add(NULL, SE_STATE, daemon_session_state, NULL);
-	}
+	daemon_shutdown_begin();
 	TAILQ_FOREACH_SAFE(s, &dmn.sessions, entry, next)
 		session_stop(s, timeout_ms);
-	if (dmn.finish != NULL && session_live_count() == 0)
-		timer_start(dmn.finish, 0);
+	daemon_shutdown_check();
 }
 
-/* SIGTERM or SIGINT: shut down as the shutdown method would. */
+/* A terminated daemon's session has its automatic bundle (or none): stop it. */
+static void
+daemon_bundled(struct session *s, void *arg)
+{
+	(void)arg;
+	session_stop(s, -1);
+}
+
+/*
+ * SIGTERM or SIGINT: shut down as the shutdown method would, but first
+ * write the automatic bundle of each running session launched with
+ * artifacts, since a CI job cancelled so takes its runner's evidence.
+ */
 static void
 daemon_signal_cb(uv_signal_t *h, int sig)
 {
+	struct session *s, *next;
+
 	(void)h;
 	log_info("signal %d", sig);
-	daemon_shutdown(-1);
+	daemon_shutdown_begin();
+	TAILQ_FOREACH_SAFE(s, &dmn.sessions, entry, next) {
+		if (s->state == S_RUNNING)
+			bundle_auto(s, "signal", daemon_bundled, NULL);
+		else
+			session_stop(s, -1);
+	}
+	daemon_shutdown_check();
 }
 
 /* Turn SIGTERM and SIGINT into an orderly shutdown. */

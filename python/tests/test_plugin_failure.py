@@ -142,21 +142,28 @@ DYING_TESTS = textwrap.dedent('''
 
 
 def _dying(tmp_path, daemon, fixtures, how):
-    """Run DYING_TESTS in a pytest of its own that dies by signal how;
-    (the process, the noted session id, the artifacts directory)."""
+    """Run DYING_TESTS in a pytest of its own that dies by signal how, on
+    the daemon at socket daemon (None: a private one); (the process, the
+    noted session id, the artifacts directory)."""
     rig = tmp_path / "rig"
     rig.mkdir()
     (rig / "test_dies.py").write_text(DYING_TESTS)
     ids_file = tmp_path / "ids"
     art = tmp_path / "art"
     env = dict(os.environ, PYTHONPATH=PYTHON_DIR, IDS_FILE=str(ids_file),
-               FIX_SPINNER=fixtures["spinner"], DBGCTL_SOCKET=daemon,
-               DIE_BY=how)
+               FIX_SPINNER=fixtures["spinner"], DIE_BY=how)
     env.pop("DBGCTL_TAP", None)
+    env.pop("DBGCTL_SOCKET", None)
+    argv = ["--basetemp=" + str(tmp_path / "bt")]
+    if daemon is not None:
+        env["DBGCTL_SOCKET"] = daemon
+    else:
+        argv.append("--dbgctl=" + (os.environ.get("DBGCTLD_BIN") or
+                                   "dbgctld"))
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "dbgctl.pytest_plugin",
-         "-p", "no:cacheprovider", "--dbgctl-artifacts=" + str(art),
-         str(rig)], env=env, cwd=str(rig), stdin=subprocess.DEVNULL,
+         "-p", "no:cacheprovider", "--dbgctl-artifacts=" + str(art)] +
+        argv + [str(rig)], env=env, cwd=str(rig), stdin=subprocess.DEVNULL,
         capture_output=True, timeout=180)
     return proc, json.loads(ids_file.read_text())["id"], art
 
@@ -181,6 +188,26 @@ def test_a_killed_pytest_leaves_a_complete_bundle(tmp_path, daemon, client,
     assert len(bundles) == 1, os.listdir(art)
     manifest = _complete(os.path.join(art, bundles[0]))
     assert manifest["session"]["id"] == sid
+
+
+def test_a_killed_pytest_leaves_a_bundle_of_its_private_daemons_session(
+        tmp_path, fixtures):
+    proc, sid, art = _dying(tmp_path, None, fixtures, "SIGKILL")
+    assert proc.returncode == -signal.SIGKILL, proc
+    # The lifeline ends the daemon (SIGTERM); first the lease's end or
+    # that signal has the session's bundle written.
+    log = str(tmp_path / "bt" / "dbgctl0" / "dbgctld.log")
+    deadline = time.monotonic() + 60
+    while " info: exited\n" not in (open(log).read()
+                                     if os.path.exists(log) else ""):
+        assert time.monotonic() < deadline, "the private daemon lives on"
+        time.sleep(0.05)
+    bundles = [d for d in os.listdir(art) if d.startswith("%d-" % sid)]
+    assert len(bundles) == 1 and bundles[0] in ("%d-lease" % sid,
+                                                "%d-signal" % sid), bundles
+    manifest = _complete(os.path.join(art, bundles[0]))
+    assert manifest["session"]["state"] == "running", \
+        "the bundle was written after the stop began"
 
 
 def test_an_interrupted_pytest_writes_its_tests_bundles(tmp_path, daemon,

@@ -599,3 +599,38 @@ Test(bundle, the_size_bound_keeps_a_logs_last_bytes_and_lists_the_cut)
 	json_decref(r);
 	json_decref(h_cli_stop(sid, NULL, NULL));
 }
+
+Test(bundle, a_daemon_sent_sigterm_bundles_its_sessions_before_it_stops_them)
+{
+	struct h_tracked tracked[3] = { 0 };
+	char		 params[PATH_MAX * 3], art[PATH_MAX], want[PATH_MAX + 32];
+	char		 left[256];
+	json_t		*m;
+	pid_t		 daemon;
+	long		 id;
+
+	daemon = h_daemon_fg();
+	bd_path(art, sizeof art, "art");
+	snprintf(params, sizeof params, "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"],\"artifacts\":\"%s\"}",
+	    h_ctx_fixture("FIX_LOOP"), art);
+	id = bd_launch(params);
+	cr_assert(h_cli_wait_status(id, "target.state", "running",
+	    H_WAIT_BOUND), "the loop never ran");
+	h_pid_track(&tracked[0], "gdb", h_cli_status_pid(id, "pid"));
+	h_pid_track(&tracked[1], "the loop", h_cli_status_pid(id,
+	    "inferior_pid"));
+	/* As a CI runner cancels a job: SIGTERM, and the daemon goes. */
+	cr_assert_eq(kill(daemon, SIGTERM), 0);
+	cr_assert_eq(h_daemon_fg_wait(BD_BOUND), 0, "the daemon did not exit "
+	    "0 after SIGTERM");
+	snprintf(want, sizeof want, "%s/%ld-signal", art, id);
+	m = bd_check(want);
+	cr_assert_str_eq(h_jstr(m, "reason"), "signal");
+	cr_assert_str_eq(h_jstr(m, "session.state"), "running", "the bundle "
+	    "was not written before the stop");
+	json_decref(m);
+	cr_assert(h_wait_for(h_pid_tracked_gone, tracked, BD_BOUND),
+	    "left after the daemon exited: %s", h_pid_tracked_left(tracked,
+	    left, sizeof(left)));
+}
