@@ -55,8 +55,10 @@ method_hold_exec(struct request *req)
 	if (s->backend->command == gdb_command && s->bdata != NULL &&
 	    ((struct gdb_data *)s->bdata)->mi != NULL)
 		g = s->bdata;
-	/* A kind without a debugger is held as it runs. */
-	if (g == NULL || json_is_false(json_object_get(req->params, "halt")))
+	/* A kind without a debugger, or a target that has ended, is held as it is. */
+	if (g == NULL || json_is_false(json_object_get(req->params, "halt")) ||
+	    (strcmp(gdb_control_state(s), "running") != 0 &&
+	    strcmp(gdb_control_state(s), "stopped") != 0))
 		return request_done(req, json_pack("{s:o, s:O*}", "hold",
 		    hold_json(s), "target", s->target));
 	return method_target_halt_for(req, g, json_pack("{s:o}", "hold",
