@@ -8,7 +8,7 @@
 
 #include "dbgctl.h"
 
-/* The exit status of a session that ended: its verdict's, else its program's. */
+/* The exit status of an ended session: its verdict's, else its program's. */
 static int
 cmd_wait_status(json_t *session)
 {

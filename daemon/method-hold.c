@@ -37,7 +37,7 @@ method_hold_by(struct request *req)
 	return by;
 }
 
-/* hold: hold the session for ttl seconds (the daemon's default if none), or release it. */
+/* hold: hold the session for ttl seconds (default: the daemon's), or release it. */
 static enum method_return
 method_hold_exec(struct request *req)
 {
@@ -55,7 +55,7 @@ method_hold_exec(struct request *req)
 	if (s->backend->command == gdb_command && s->bdata != NULL &&
 	    ((struct gdb_data *)s->bdata)->mi != NULL)
 		g = s->bdata;
-	/* A kind without a debugger, or a target that has ended, is held as it is. */
+	/* A kind without a debugger, or a target that ended, is held as it is. */
 	if (g == NULL || json_is_false(json_object_get(req->params, "halt")) ||
 	    (strcmp(gdb_control_state(s), "running") != 0 &&
 	    strcmp(gdb_control_state(s), "stopped") != 0))

@@ -8,6 +8,8 @@
  */
 #include "harness.h"
 
+#include <criterion/criterion.h>
+
 #include <sys/socket.h>
 
 #include <netinet/in.h>
@@ -228,4 +230,22 @@ h_conn_open_tcp(struct h_conn *c, int port)
 	c->fd = fd;
 	fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
 	return 0;
+}
+
+/* Launch params on a connection closed at once (no lease); the id, asserted. */
+long
+h_conn_launch_once(const char *params, int bound_ms)
+{
+	struct h_conn	 c;
+	json_t		*r;
+	long		 id;
+
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect to %s", H->sock);
+	r = h_conn_call(&c, "launch", params, bound_ms);
+	id = (long)h_jint(r, "result.id", -1);
+	cr_assert_gt(id, 0, "launch %s: got %s", params, json_dumps(r,
+	    JSON_COMPACT));
+	json_decref(r);
+	h_conn_close(&c);
+	return id;
 }

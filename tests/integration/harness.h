@@ -308,6 +308,8 @@ bool	 h_conn_wait_note(struct h_conn *, const char *method,
 	    const char *path, const char *want, int bound_ms);
 /* Close the connection and free its buffer. */
 void	 h_conn_close(struct h_conn *);
+/* Launch params on a connection closed at once (no lease); the id, asserted. */
+long	 h_conn_launch_once(const char *params, int bound_ms);
 
 /* harness-pid.c */
 

@@ -27,24 +27,6 @@ TestSuite(bundle, .init = h_ctx_setup, .fini = h_ctx_teardown,
 /* Bound for one reply (ms). */
 #define BD_BOUND	(30000 * H_SLOW)
 
-/* Launch params on a connection closed at once (no lease); the id. */
-static long
-bd_launch(const char *params)
-{
-	struct h_conn	 c;
-	json_t		*r;
-	long		 id;
-
-	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect to %s", H->sock);
-	r = h_conn_call(&c, "launch", params, BD_BOUND);
-	id = (long)h_jint(r, "result.id", -1);
-	cr_assert_gt(id, 0, "launch %s: got %s", params, json_dumps(r,
-	    JSON_COMPACT));
-	json_decref(r);
-	h_conn_close(&c);
-	return id;
-}
-
 /* The file name in the bundle dir, and its mode and size, asserted to be there. */
 static void
 bd_stat(const char *dir, const char *name, struct stat *st)
@@ -212,7 +194,7 @@ Test(bundle, the_board_bundle_has_no_core_and_says_why)
 	h_daemon_fg();
 	snprintf(params, sizeof params, "{\"kind\":\"qemu\",\"machine\":"
 	    "\"lm3s6965evb\",\"argv\":[\"%s\"]}", fw);
-	id = bd_launch(params);
+	id = h_conn_launch_once(params, BD_BOUND);
 	cr_assert(h_cli_wait_status(id, "target.state", "running",
 	    H_WAIT_BOUND), "the board never ran");
 	bd_path(out, sizeof out, "board");
@@ -423,7 +405,7 @@ Test(bundle, artifacts_at_a_deadline_verdict_come_before_the_stop)
 	snprintf(params, sizeof params, "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
 	    "\"commands\":[\"run\"],\"deadline\":2000,\"artifacts\":\"%s\"}",
 	    h_ctx_fixture("FIX_SPINNER"), art);
-	id = bd_launch(params);
+	id = h_conn_launch_once(params, BD_BOUND);
 	cr_assert(h_conn_wait_note(&c, "session.bundle", "params.reason",
 	    "deadline", BD_BOUND), "no session.bundle notification");
 	h_conn_close(&c);
@@ -455,7 +437,7 @@ Test(bundle, artifacts_at_a_fault_leave_the_target_stopped)
 	snprintf(params, sizeof params, "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
 	    "\"commands\":[\"run\"],\"artifacts\":\"%s\"}",
 	    h_ctx_fixture("FIX_FAULT"), art);
-	id = bd_launch(params);
+	id = h_conn_launch_once(params, BD_BOUND);
 	b = bd_wait_auto(id);
 	snprintf(want, sizeof want, "%s/%ld-fault", art, id);
 	cr_assert_str_eq(h_jstr(b, "path"), want);
@@ -515,7 +497,7 @@ Test(bundle, a_held_session_gets_its_bundle_and_stays_held_and_halted)
 	snprintf(params, sizeof params, "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
 	    "\"commands\":[\"run\"],\"deadline\":1500,\"on_deadline\":\"hold\","
 	    "\"artifacts\":\"%s\"}", h_ctx_fixture("FIX_SPINNER"), art);
-	id = bd_launch(params);
+	id = h_conn_launch_once(params, BD_BOUND);
 	b = bd_wait_auto(id);
 	snprintf(want, sizeof want, "%s/%ld-deadline", art, id);
 	cr_assert_str_eq(h_jstr(b, "path"), want);
@@ -614,7 +596,7 @@ Test(bundle, a_daemon_sent_sigterm_bundles_its_sessions_before_it_stops_them)
 	snprintf(params, sizeof params, "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
 	    "\"commands\":[\"run\"],\"artifacts\":\"%s\"}",
 	    h_ctx_fixture("FIX_LOOP"), art);
-	id = bd_launch(params);
+	id = h_conn_launch_once(params, BD_BOUND);
 	cr_assert(h_cli_wait_status(id, "target.state", "running",
 	    H_WAIT_BOUND), "the loop never ran");
 	h_pid_track(&tracked[0], "gdb", h_cli_status_pid(id, "pid"));

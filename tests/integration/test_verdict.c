@@ -20,25 +20,6 @@ TestSuite(verdict, .init = h_ctx_setup, .fini = h_ctx_teardown,
 /* Bound for one reply (ms). */
 #define VD_BOUND	(30000 * H_SLOW)
 
-/* Launch params on a connection closed at once; the session's id. */
-static long
-vd_launch(const char *params)
-{
-	struct h_conn	 c;
-	json_t		*r;
-	long		 id;
-
-	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect to %s", H->sock);
-	r = h_conn_call(&c, "launch", params, VD_BOUND);
-	id = (long)h_jint(r, "result.id", -1);
-	cr_assert_gt(id, 0, "launch %s: got %s", params, json_dumps(r,
-	    JSON_COMPACT));
-	json_decref(r);
-	/* No client stays: the daemon gives the verdict on its own. */
-	h_conn_close(&c);
-	return id;
-}
-
 /* Wait until the session has a verdict; the status. */
 static json_t *
 vd_wait_verdict(long id, int bound_ms)
@@ -90,7 +71,7 @@ Test(verdict, a_spinning_program_gets_a_deadline_verdict_naming_main)
 	    "\"commands\":[\"run\"],\"deadline\":2500}",
 	    h_ctx_fixture("FIX_SPINNER"));
 	t0 = vd_realtime();
-	id = vd_launch(params);
+	id = h_conn_launch_once(params, VD_BOUND);
 	t1 = vd_realtime();
 	cr_assert(h_cli_wait_status(id, "target.state", "running",
 	    H_WAIT_BOUND), "the spinner never ran");
@@ -133,8 +114,8 @@ Test(verdict, a_silent_program_gets_a_silent_verdict)
 	long	 id;
 
 	h_daemon_fg();
-	id = vd_launch("{\"kind\":\"exec\",\"argv\":[\"sh\",\"-c\","
-	    "\"echo said; exec sleep 1000\"],\"silence_timeout\":1000}");
+	id = h_conn_launch_once("{\"kind\":\"exec\",\"argv\":[\"sh\",\"-c\","
+	    "\"echo said; exec sleep 1000\"],\"silence_timeout\":1000}", VD_BOUND);
 	st = vd_wait_verdict(id, VD_BOUND);
 	v = h_jpath(st, "verdict");
 	cr_assert_str_eq(h_jstr(v, "kind"), "silent", "%s", json_dumps(v,
@@ -169,8 +150,8 @@ Test(verdict, a_deadline_moved_before_it_runs_out_fires_at_its_new_time)
 	long		 id;
 
 	h_daemon_fg();
-	id = vd_launch("{\"kind\":\"exec\",\"argv\":[\"sleep\",\"1000\"],"
-	    "\"deadline\":1500}");
+	id = h_conn_launch_once("{\"kind\":\"exec\",\"argv\":[\"sleep\",\"1000\"],"
+	    "\"deadline\":1500}", VD_BOUND);
 	h_idstr(id, ids, sizeof(ids));
 	moved = vd_realtime();
 	cr_assert_eq(h_cli(&r, H_ARGS("deadline", ids, "4000")), 0,
@@ -195,8 +176,8 @@ Test(verdict, a_deadline_moved_before_it_runs_out_fires_at_its_new_time)
 	json_decref(st);
 
 	/* Cleared, a deadline never fires; the status has none. */
-	id = vd_launch("{\"kind\":\"exec\",\"argv\":[\"sleep\",\"1000\"],"
-	    "\"deadline\":1000}");
+	id = h_conn_launch_once("{\"kind\":\"exec\",\"argv\":[\"sleep\",\"1000\"],"
+	    "\"deadline\":1000}", VD_BOUND);
 	h_idstr(id, ids, sizeof(ids));
 	cr_assert_eq(h_cli(&r, H_ARGS("deadline", ids, "off")), 0);
 	cr_assert_str_eq(r.out, "no deadline\n");
@@ -222,7 +203,7 @@ Test(verdict, hold_keeps_the_session_with_its_target_halted)
 	snprintf(params, sizeof(params), "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
 	    "\"commands\":[\"run\"],\"deadline\":2500,\"on_deadline\":"
 	    "\"hold\"}", h_ctx_fixture("FIX_SPINNER"));
-	id = vd_launch(params);
+	id = h_conn_launch_once(params, VD_BOUND);
 	h_idstr(id, ids, sizeof(ids));
 	st = vd_wait_verdict(id, VD_BOUND);
 	json_decref(st);
@@ -248,7 +229,7 @@ Test(verdict, the_board_in_its_loop_gets_a_deadline_verdict_naming_main)
 	h_daemon_fg();
 	snprintf(params, sizeof(params), "{\"kind\":\"qemu\",\"machine\":"
 	    "\"lm3s6965evb\",\"argv\":[\"%s\"],\"deadline\":3000}", fw);
-	id = vd_launch(params);
+	id = h_conn_launch_once(params, VD_BOUND);
 	st = vd_wait_verdict(id, VD_BOUND);
 	cr_assert_str_eq(h_jstr(st, "verdict.kind"), "deadline");
 	cr_assert(vd_has_frame(h_jpath(st, "verdict"), "main", "board.c"),
@@ -280,7 +261,7 @@ Test(verdict, bad_params_are_refused)
 	cr_assert_eq(h_cli(&r, H_ARGS("launch", "--on-deadline", "later",
 	    "--", "true")), 2, "--on-deadline later: exit %d", r.code);
 	h_run_free(&r);
-	id = vd_launch("{\"kind\":\"exec\",\"argv\":[\"true\"]}");
+	id = h_conn_launch_once("{\"kind\":\"exec\",\"argv\":[\"true\"]}", VD_BOUND);
 	json_decref(h_cli_wait_ended(id, VD_BOUND));
 	snprintf(params, sizeof(params), "{\"session\":%ld,\"ms\":1000}", id);
 	reply = h_conn_call(&c, "deadline", params, VD_BOUND);
