@@ -68,14 +68,67 @@ client_fatal(const char *fmt, ...)
 void
 client_init(struct client *c, const char *socket_arg, int json)
 {
+	const char	*addr;
+
 	memset(c, 0, sizeof *c);
 	c->socket_arg = socket_arg;
 	c->json = json;
 	c->fd = -1;
 	c->next_id = 1;
 	frame_init(&c->frame, 0);
+	c->ssh_err = -1;
+	addr = client_address();
+	/* -H unix:PATH names the socket as -s does. */
+	if (addr != NULL && strncmp(addr, "unix:", 5) == 0)
+		socket_arg = addr + 5;
 	if (paths_socket(socket_arg, c->socket, sizeof c->socket) != 0)
 		client_fatal("socket path too long");
+}
+
+/*
+ * The address -H (--host, --connect) gave, else $DBGCTL_HOST, else
+ * $DBGCTL_CONNECT; NULL when none is set.
+ */
+const char *
+client_address(void)
+{
+	const char	*addr = getenv("DBGCTL_HOST");
+
+	if (addr == NULL || *addr == '\0')
+		addr = getenv("DBGCTL_CONNECT");
+	return addr != NULL && *addr != '\0' ? addr : NULL;
+}
+
+/* The address of a daemon on another host (ssh://, tcp:), or NULL. */
+const char *
+client_remote(void)
+{
+	const char	*addr = client_address();
+
+	if (addr == NULL || strncmp(addr, "unix:", 5) == 0)
+		return NULL;
+	return addr;
+}
+
+/* Check the address, if one is set: 0, or -1 with the cause in cause. */
+int
+client_check_address(char *cause, size_t len)
+{
+	const char	*addr = client_address();
+	char		 why[256];
+
+	if (addr == NULL || strncmp(addr, "tcp:", 4) == 0 ||
+	    (strncmp(addr, "unix:", 5) == 0 && addr[5] != '\0'))
+		return 0;
+	if (!ssh_is_url(addr)) {
+		snprintf(cause, len, "bad address %s: want ssh://[USER@]HOST"
+		    "[:PORT][/SOCKET], tcp:HOST:PORT or unix:PATH", addr);
+		return -1;
+	}
+	if (ssh_check(addr, why, sizeof why) == 0)
+		return 0;
+	snprintf(cause, len, "bad address %s: %s", addr, why);
+	return -1;
 }
 
 /* Close the connection of c, if any, and free what it holds. */
@@ -85,6 +138,7 @@ client_close(struct client *c)
 	if (c->fd != -1)
 		close(c->fd);
 	c->fd = -1;
+	ssh_close(c);
 	frame_free(&c->frame);
 	frame_init(&c->frame, 0);
 	json_decref(c->reply);
@@ -186,11 +240,15 @@ int
 client_open(struct client *c)
 {
 	struct sockaddr_un	 sa;
-	const char		*tcp = getenv("DBGCTL_CONNECT");
+	const char		*remote = client_remote();
 	int			 fd, saved;
 
-	if (tcp != NULL && *tcp != '\0')
-		return client_open_tcp(c, tcp);
+	if (ssh_is_url(remote)) {
+		ssh_open(c, remote);
+		return 0;
+	}
+	if (remote != NULL)
+		return client_open_tcp(c, remote);
 	memset(&sa, 0, sizeof sa);
 	sa.sun_family = AF_UNIX;
 	if (strlcpy(sa.sun_path, c->socket, sizeof sa.sun_path) >=
@@ -286,8 +344,8 @@ client_connect(struct client *c)
 	if (client_open(c) == 0)
 		return;
 	/* A daemon on another host is never started from here. */
-	if (getenv("DBGCTL_CONNECT") != NULL && *getenv("DBGCTL_CONNECT") != '\0')
-		client_fatal("connect %s: %s", getenv("DBGCTL_CONNECT"),
+	if (client_remote() != NULL)
+		client_fatal("connect %s: %s", client_remote(),
 		    strerror(errno));
 	if (errno == ECONNREFUSED && (rc = client_open_bound(c)) != 1) {
 		if (rc == 0)
@@ -305,6 +363,18 @@ client_connect(struct client *c)
 	client_connect_fatal(c);
 }
 
+/* The connection is lost: say so (over ssh, why) and exit. */
+static void __attribute__((noreturn))
+client_lost(struct client *c, int error)
+{
+	if (c->ssh_pid > 0)
+		ssh_lost(c);
+	if (error != 0)
+		client_fatal("lost connection to the daemon: %s",
+		    strerror(error));
+	client_fatal("lost connection to the daemon");
+}
+
 /* Write a whole request line to the socket; exit if the daemon is gone. */
 static void
 client_send(struct client *c, const char *buf, size_t len)
@@ -316,8 +386,7 @@ client_send(struct client *c, const char *buf, size_t len)
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1)
-			client_fatal("lost connection to the daemon: %s",
-			    strerror(errno));
+			client_lost(c, errno);
 		buf += n;
 		len -= n;
 	}
@@ -406,10 +475,9 @@ client_read(struct client *c)
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1)
-			client_fatal("lost connection to the daemon: %s",
-			    strerror(errno));
+			client_lost(c, errno);
 		if (n == 0)
-			client_fatal("lost connection to the daemon");
+			client_lost(c, 0);
 		rv = frame_feed(&c->frame, buf, n, client_line, c);
 		if (rv == FRAME_OVERFLOW)
 			client_fatal("reply from the daemon is too long");
@@ -547,7 +615,7 @@ client_raw_call(struct client *c, const char *method, json_t *params)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			client_fatal("lost connection to the daemon");
+			client_lost(c, n < 0 ? errno : 0);
 		if (line[len++] == '\n')
 			break;
 	}

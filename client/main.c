@@ -67,6 +67,7 @@ static const struct cmd_entry *const main_commands[] = {
 	&cmd_shutdown_entry,
 	&cmd_version_entry,
 	&cmd_daemon_entry,
+	&cmd_dial_stdio_entry,
 	&main_help_entry,
 };
 
@@ -246,6 +247,7 @@ main(int argc, char **argv)
 	static const struct option	 options[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "host", required_argument, NULL, 'H' },
 		{ "connect", required_argument, NULL, OPT_CONNECT },
 		{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
 		{ "help", no_argument, NULL, 'h' },
@@ -261,7 +263,7 @@ main(int argc, char **argv)
 	if (argc > 0 && strcmp(fmt_basename(argv[0]), "dbgctl-gdb") == 0)
 		return cmd_mi_gdb_main(argc, argv);
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+:s:hV", options, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:s:H:hV", options, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			socket_arg = optarg;
@@ -269,9 +271,10 @@ main(int argc, char **argv)
 		case OPT_JSON:
 			json = 1;
 			break;
+		case 'H':
 		case OPT_CONNECT:
 			/* The environment carries it to every connection made. */
-			setenv("DBGCTL_CONNECT", optarg, 1);
+			setenv("DBGCTL_HOST", optarg, 1);
 			break;
 		case OPT_TOKEN_FILE:
 			setenv("DBGCTL_TOKEN_FILE", optarg, 1);
