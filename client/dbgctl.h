@@ -305,6 +305,7 @@ int		 ssh_is_url(const char *);
 int		 ssh_check(const char *, char *, size_t);
 void		 ssh_open(struct client *, const char *);
 void		 ssh_lost(struct client *) __attribute__((noreturn));
+void		 ssh_end(struct client *);
 void		 ssh_close(struct client *);
 
 /* cmd-dial.c */

@@ -316,8 +316,7 @@ ssh_explain(int status, const char *said, char *buf, size_t len)
 	else if (code == 255)
 		snprintf(buf, len, "ssh failed (exit 255)");
 	else if (code == 0)
-		snprintf(buf, len, "the host closed the connection before the "
-		    "daemon answered");
+		snprintf(buf, len, "the daemon there closed the connection");
 	else
 		snprintf(buf, len, "dbgctl dial-stdio on the host failed "
 		    "(exit %d)", code);
@@ -346,24 +345,53 @@ ssh_reap(struct client *c)
 	return status;
 }
 
-/*
- * The connection over ssh is lost (or never came up): close it, wait for
- * ssh to exit and say why, from its status and its words; exit 3.
- */
-void
-ssh_lost(struct client *c)
+/* Close the connection and reap ssh; its wait status. */
+static int
+ssh_hangup(struct client *c)
 {
-	char	said[SSH_SAID_MAX], why[512];
-	int	status;
-
 	if (c->fd != -1)
 		close(c->fd);
 	c->fd = -1;
-	status = ssh_reap(c);
+	return ssh_reap(c);
+}
+
+/* Say why the link failed, from ssh's wait status and words; exit 3. */
+static void __attribute__((noreturn))
+ssh_fail(struct client *c, int status)
+{
+	char	said[SSH_SAID_MAX], why[512];
+
 	ssh_said(c, said, sizeof said);
 	ssh_explain(status, said, why, sizeof why);
 	client_fatal("%s: %s%s%s", c->host, why, *said != '\0' ? ": " : "",
 	    said);
+}
+
+/*
+ * The connection over ssh is lost (or never came up): close it, wait for
+ * ssh to exit and say why; exit 3.
+ */
+void
+ssh_lost(struct client *c)
+{
+	ssh_fail(c, ssh_hangup(c));
+}
+
+/*
+ * The connection over ssh reached its end (a pipe's, an attach's): reap
+ * ssh; unless it exited 0, the far side having closed cleanly, say why
+ * and exit 3, as for a lost connection.
+ */
+void
+ssh_end(struct client *c)
+{
+	int	status;
+
+	if (c->ssh_pid <= 0)
+		return;
+	status = ssh_hangup(c);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		ssh_fail(c, status);
 }
 
 /*
