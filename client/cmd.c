@@ -118,6 +118,8 @@ cmd_print_globals(const struct args *a, FILE *fp)
 
 	if (args_known(a, "s") == -1)
 		strlcat(line, "-s SOCKET, ", sizeof line);
+	if (args_known(a, "H") == -1)
+		strlcat(line, "-H ADDRESS, ", sizeof line);
 	for (o = cmd_global_options; o->name != NULL; o++) {
 		if (args_known(a, o->name) != -1)
 			continue;

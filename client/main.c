@@ -74,7 +74,7 @@ static const struct cmd_entry *const main_commands[] = {
 #define MAIN_NCOMMANDS	(sizeof main_commands / sizeof main_commands[0])
 
 /* The width of the command names in help's list. */
-#define MAIN_NAME_WIDTH	10
+#define MAIN_NAME_WIDTH	12
 
 /* Print the global usage line, every command with its line, the global options. */
 static void
