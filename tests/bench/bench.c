@@ -72,6 +72,8 @@ static const struct bench_figure bench_figures[] = {
 	    fig_board_reset, 0, false, false },
 	{ "join", "a joined MI client's round trip",
 	    fig_join_rtt, 0, false, false },
+	{ "ssh", "ssh:// beside ssh -L and ssh host true",
+	    fig_ssh_run, 0, false, false },
 	{ "list10k", "dbgctl list of 10,000 sessions",
 	    fig_list10k, FIG_LIST10K, true, false },
 };

@@ -113,6 +113,7 @@ struct rpc {
 };
 int	 rpc_addr(void *, const char *);
 int	 rpc_open(struct rpc *, const char *);
+int	 rpc_adopt(struct rpc *, int);
 int	 rpc_listens(const char *);
 extern const char rpc_ping_line[];
 extern const size_t rpc_ping_len;
@@ -209,5 +210,8 @@ int	 fig_board_reset(struct bench *);
 
 /* bench-fig-join.c */
 int	 fig_join_rtt(struct bench *);
+
+/* bench-fig-ssh.c */
+int	 fig_ssh_run(struct bench *);
 
 #endif
