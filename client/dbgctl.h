@@ -102,7 +102,7 @@ struct client {
 	/* Over ssh://: the ssh process, its stderr (a memfd), the address. */
 	pid_t			 ssh_pid;	/* 0 when none */
 	int			 ssh_err;	/* -1 when none */
-	char			 host[PATH_MAX + 512];
+	char			 ssh_url[PATH_MAX + 512];
 	struct frame		 frame;
 	long long		 next_id;
 

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,18 @@ ssh_is_url(const char *addr)
 	return addr != NULL && strncmp(addr, "ssh://", 6) == 0;
 }
 
+/* Put why an address is bad into cause; -1, to return. */
+static int __attribute__((format(printf, 3, 4)))
+ssh_bad(char *cause, size_t len, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cause, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
 /* Whether s is fit for ssh's command line: no option, blank or control. */
 static int
 ssh_word_ok(const char *s)
@@ -72,7 +85,7 @@ ssh_parse_authority(const char *auth, size_t len, struct ssh_url *u,
 	long		 port;
 
 	if (len >= sizeof buf)
-		return snprintf(cause, clen, "address too long"), -1;
+		return ssh_bad(cause, clen, "address too long");
 	memcpy(buf, auth, len);
 	buf[len] = '\0';
 	host = buf;
@@ -81,16 +94,16 @@ ssh_parse_authority(const char *auth, size_t len, struct ssh_url *u,
 		host = at + 1;
 		if (*buf == '\0' || strlcpy(u->user, buf, sizeof u->user) >=
 		    sizeof u->user || !ssh_word_ok(u->user))
-			return snprintf(cause, clen, "bad user name"), -1;
+			return ssh_bad(cause, clen, "bad user name");
 	}
 	colon = *host == '[' ? strchr(host, ']') : strrchr(host, ':');
 	if (*host == '[') {
 		if (colon == NULL)
-			return snprintf(cause, clen, "no ] after [HOST"), -1;
+			return ssh_bad(cause, clen, "no ] after [HOST");
 		*colon++ = '\0';
 		host++;
 		if (*colon != '\0' && *colon != ':')
-			return snprintf(cause, clen, "junk after [HOST]"), -1;
+			return ssh_bad(cause, clen, "junk after [HOST]");
 		if (*colon == '\0')
 			colon = NULL;
 	}
@@ -99,14 +112,14 @@ ssh_parse_authority(const char *auth, size_t len, struct ssh_url *u,
 		port = strtol(colon, &end, 10);
 		if (*colon == '\0' || *end != '\0' || !isdigit((unsigned char)
 		    *colon) || port < 1 || port > 65535)
-			return snprintf(cause, clen, "bad port: %s", colon), -1;
+			return ssh_bad(cause, clen, "bad port: %s", colon);
 		snprintf(u->port, sizeof u->port, "%ld", port);
 	}
 	if (*host == '\0')
-		return snprintf(cause, clen, "no host"), -1;
+		return ssh_bad(cause, clen, "no host");
 	if (strlcpy(u->host, host, sizeof u->host) >= sizeof u->host ||
 	    !ssh_word_ok(u->host))
-		return snprintf(cause, clen, "bad host name"), -1;
+		return ssh_bad(cause, clen, "bad host name");
 	return 0;
 }
 
@@ -122,7 +135,7 @@ ssh_parse(const char *url, struct ssh_url *u, char *cause, size_t clen)
 
 	memset(u, 0, sizeof *u);
 	if (!ssh_is_url(url))
-		return snprintf(cause, clen, "not ssh://"), -1;
+		return ssh_bad(cause, clen, "not ssh://");
 	auth = url + 6;
 	slash = strchr(auth, '/');
 	if (ssh_parse_authority(auth, slash != NULL ? (size_t)(slash - auth) :
@@ -132,11 +145,11 @@ ssh_parse(const char *url, struct ssh_url *u, char *cause, size_t clen)
 		return 0;
 	for (p = slash; *p != '\0'; p++) {
 		if (iscntrl((unsigned char)*p))
-			return snprintf(cause, clen, "control character in "
-			    "the socket path"), -1;
+			return ssh_bad(cause, clen, "control character in "
+			    "the socket path");
 	}
 	if (strlcpy(u->path, slash, sizeof u->path) >= sizeof u->path)
-		return snprintf(cause, clen, "socket path too long"), -1;
+		return ssh_bad(cause, clen, "socket path too long");
 	return 0;
 }
 
@@ -363,7 +376,7 @@ ssh_fail(struct client *c, int status)
 
 	ssh_said(c, said, sizeof said);
 	ssh_explain(status, said, why, sizeof why);
-	client_fatal("%s: %s%s%s", c->host, why, *said != '\0' ? ": " : "",
+	client_fatal("%s: %s%s%s", c->ssh_url, why, *said != '\0' ? ": " : "",
 	    said);
 }
 
@@ -409,7 +422,7 @@ ssh_hello(struct client *c)
 	proto = json_integer_value(json_object_get(r, "protocol"));
 	if (proto != CLIENT_PROTOCOL)
 		client_fatal("%s: the daemon there (dbgctl %s) speaks protocol "
-		    "%lld, this dbgctl (%s) protocol %d", c->host,
+		    "%lld, this dbgctl (%s) protocol %d", c->ssh_url,
 		    json_string_value(json_object_get(r, "version")) != NULL ?
 		    json_string_value(json_object_get(r, "version")) : "?",
 		    (long long)proto, DBGCTL_VERSION, CLIENT_PROTOCOL);
@@ -431,7 +444,7 @@ ssh_open(struct client *c, const char *url)
 
 	if (ssh_parse(url, &u, cause, sizeof cause) != 0)
 		client_fatal("%s: %s", url, cause);
-	strlcpy(c->host, url, sizeof c->host);
+	strlcpy(c->ssh_url, url, sizeof c->ssh_url);
 	strlcpy(words, env != NULL ? env : "", sizeof words);
 	ssh_argv(&u, c->autostart, words, remote, sizeof remote, dest,
 	    sizeof dest, argv);
