@@ -381,32 +381,36 @@ fig_ssh_held(struct fig_ssh *s, struct samples *p50, struct samples *p99,
 	return 0;
 }
 
+/* `ssh host true` as a whole process, with the client config config. */
+static double
+fig_ssh_true_ms(struct fig_ssh *s, const char *config)
+{
+	char		 path[PATH_MAX], port[8];
+	const char	*argv[16];
+	int		 n = fig_ssh_argv(s, config, argv, path, port);
+
+	argv[n++] = s->dest;
+	argv[n++] = "true";
+	argv[n] = NULL;
+	return proc_time_ms(argv, NULL);
+}
+
 /* One whole-process sample: dbgctl list and ssh host true, plain and with ControlMaster. */
 static int
 fig_ssh_whole(struct bench *b, struct fig_ssh *s, struct samples *w)
 {
-	char		 path[PATH_MAX], port[8];
 	const char	*list[] = { b->dbgctl, "-H", s->url, "list", NULL };
 	const char	*fwd[] = { b->dbgctl, "-s", s->fwd, "launch", "--kind",
 			    "exec", "--wait", "--", "/bin/true", NULL };
 	const char	*over[] = { b->dbgctl, "-H", s->url, "launch", "--kind",
 			    "exec", "--wait", "--", "/bin/true", NULL };
-	const char	*argv[16];
 	double		 v[6];
-	int		 n, i;
+	int		 i;
 
 	v[0] = proc_time_ms(list, s->envp_plain);
-	n = fig_ssh_argv(s, "plain", argv, path, port);
-	argv[n++] = s->dest;
-	argv[n++] = "true";
-	argv[n] = NULL;
-	v[1] = proc_time_ms(argv, NULL);
+	v[1] = fig_ssh_true_ms(s, "plain");
 	v[2] = proc_time_ms(list, s->envp_cm);
-	n = fig_ssh_argv(s, "cm", argv, path, port);
-	argv[n++] = s->dest;
-	argv[n++] = "true";
-	argv[n] = NULL;
-	v[3] = proc_time_ms(argv, NULL);
+	v[3] = fig_ssh_true_ms(s, "cm");
 	v[4] = proc_time_ms(over, s->envp_cm);
 	v[5] = proc_time_ms(fwd, b->envp);
 	for (i = 0; i < 6; i++) {
