@@ -300,6 +300,9 @@ extern const struct cmd_entry cmd_shutdown_entry;
 extern const struct cmd_entry cmd_version_entry;
 extern const struct cmd_entry cmd_daemon_entry;
 
+/* tcp.c */
+int		 tcp_open(struct client *, const char *);
+
 /* ssh.c */
 int		 ssh_is_url(const char *);
 int		 ssh_check(const char *, char *, size_t);
