@@ -201,11 +201,12 @@ Test(ssh, logs_follow_and_launch_wait)
 /* A gdb session over ssh: exec, halt, break, resume, eval, mem, regs, wait-stop, reset, load. */
 Test(ssh, every_command_on_a_gdb_session)
 {
+	struct h_ssh *s;
 	struct h_res r;
-	char ids[32];
+	char ids[32], url[sizeof s->url + 16];
 	long id;
 
-	ssh_setup();
+	s = ssh_setup();
 	id = h_cli_launch(H_ARGS("--kind", "gdb", "-x", "run", "--",
 	    h_ctx_fixture("FIX_TALLY"), "20000"));
 	h_idstr(id, ids, sizeof ids);
@@ -228,6 +229,15 @@ Test(ssh, every_command_on_a_gdb_session)
 	cr_assert(strstr(r.err, "cannot load") != NULL, "load: \"%s\"", r.err);
 	h_run_free(&r);
 	ssh_says("gdb", H_ARGS("mi", "--version"));
+	/* The front end's gdb: --connect takes ssh:// and beats DBGCTL_HOST. */
+	snprintf(url, sizeof url, "--connect=%s", s->url);
+	h_ctx_env_add("DBGCTL_HOST=tcp:127.0.0.1:1");
+	h_run(&r, H_RUN_BOUND, H_ARGS(h_ctx_fixture("DBGCTL_GDB_BIN"), url,
+	    "--version", ids));
+	cr_assert(r.code == 0 && strstr(r.out, "GNU gdb") != NULL,
+	    "dbgctl-gdb %s --version: exit %d, \"%s\" (%s)", url, r.code,
+	    r.out, r.err);
+	h_run_free(&r);
 }
 
 /* A lease ends when the ssh process that carries its connection is killed. */
