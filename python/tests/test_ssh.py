@@ -62,6 +62,22 @@ def test_client_launch_expect_exec_stop(ssh_daemon, fixtures):
             assert res["results"]["bkpt"]["func"] == "main"
 
 
+def test_subscribe_over_ssh(ssh_daemon):
+    url, _ = ssh_daemon
+    with dbgctl.Client(connect=url) as c:
+        c.subscribe()
+        s = c.launch(["/bin/sh", "-c", "echo noted-over-ssh"], kind="exec")
+        states = []
+        for msg in c.notifications(timeout=20):
+            p = msg.get("params", {})
+            if msg.get("method") == "session.state" and \
+                    p.get("session") == s.id:
+                states.append(p.get("state"))
+                if p.get("state") in ("exited", "failed"):
+                    break
+        assert states[-1] == "exited", states
+
+
 @pytest.fixture
 def local(ssh_daemon):
     """A client of the ssh_daemon's own socket, on this host."""
