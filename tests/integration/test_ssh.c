@@ -271,16 +271,38 @@ Test(ssh, a_lease_ends_when_ssh_is_killed)
 }
 
 /* An unknown host key, and a changed one, fail fast; the check is never turned off. */
-Test(ssh, an_unknown_host_key_fails_fast)
+Test(ssh, an_unknown_or_changed_host_key_fails_fast)
 {
 	struct h_ssh *s = ssh_setup();
-	char line[PATH_MAX + 64];
+	char line[PATH_MAX + 256], key[PATH_MAX], known[PATH_MAX + 128], *pub;
+	struct h_res r;
+	FILE *f;
 
 	snprintf(line, sizeof line, "  UserKnownHostsFile %s/nothing-known",
 	    s->dir);
 	ssh_client_option(s, "  UserKnownHostsFile", line);
 	ssh_fails(s, "host key is unknown or has changed", H_ARGS("list"));
 	ssh_fails(s, "Host key verification failed", H_ARGS("list"));
+	/* Another key where the host's should be: a changed one. */
+	snprintf(key, sizeof key, "%s/impostor", s->dir);
+	h_run(&r, H_RUN_BOUND, H_ARGS("/usr/bin/ssh-keygen", "-q", "-t",
+	    "ed25519", "-N", "", "-f", key));
+	cr_assert_eq(r.code, 0, "ssh-keygen: %s", r.err);
+	h_run_free(&r);
+	strcat(key, ".pub");
+	pub = h_read_file(key, NULL);
+	cr_assert_not_null(pub, "%s", key);
+	*strchrnul(strchr(pub, ' ') + 1, ' ') = '\0';
+	snprintf(known, sizeof known, "%s/changed-hosts", s->dir);
+	f = fopen(known, "w");
+	cr_assert_not_null(f, "%s", known);
+	fprintf(f, "[127.0.0.1]:%d %s\n", s->port, pub);
+	fclose(f);
+	free(pub);
+	snprintf(line, sizeof line, "  UserKnownHostsFile %s", known);
+	ssh_client_option(s, "  UserKnownHostsFile", line);
+	ssh_fails(s, "host key is unknown or has changed", H_ARGS("list"));
+	ssh_fails(s, "has changed", H_ARGS("list"));
 }
 
 /* A key the host does not accept fails fast, never asking for a password. */
