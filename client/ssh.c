@@ -7,10 +7,12 @@
  */
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <ctype.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -335,25 +337,44 @@ ssh_explain(int status, const char *said, char *buf, size_t len)
 		    "(exit %d)", code);
 }
 
+/*
+ * Wait up to SSH_EXIT_MS for ssh to exit: on a pidfd, told at once, or
+ * where the kernel has none, looking every millisecond. Whether it did.
+ */
+static int
+ssh_exited(pid_t pid)
+{
+	struct timespec	ts = { 0, 1000000L };
+	siginfo_t	si;
+	int		fd, waited, rv;
+
+	if ((fd = (int)syscall(SYS_pidfd_open, pid, 0)) != -1) {
+		while ((rv = poll(&(struct pollfd){ fd, POLLIN, 0 }, 1,
+		    SSH_EXIT_MS)) == -1 && errno == EINTR)
+			continue;
+		close(fd);
+		return rv == 1;
+	}
+	for (waited = 0; waited < SSH_EXIT_MS; waited++) {
+		memset(&si, 0, sizeof si);
+		if (waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid == pid)
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
 /* Reap ssh within SSH_EXIT_MS, killing it after that; its wait status. */
 static int
 ssh_reap(struct client *c)
 {
-	struct timespec	 ts = { 0, 5 * 1000000L };
-	int		 status = 0, waited;
-	pid_t		 r;
+	int	status = 0;
 
-	for (waited = 0; waited < SSH_EXIT_MS; waited += 5) {
-		r = waitpid(c->ssh_pid, &status, WNOHANG);
-		if (r == c->ssh_pid || (r == -1 && errno != EINTR))
-			break;
-		nanosleep(&ts, NULL);
-	}
-	if (waited >= SSH_EXIT_MS) {
+	if (!ssh_exited(c->ssh_pid))
 		kill(c->ssh_pid, SIGKILL);
-		while (waitpid(c->ssh_pid, &status, 0) == -1 && errno == EINTR)
-			continue;
-	}
+	while (waitpid(c->ssh_pid, &status, 0) == -1 && errno == EINTR)
+		continue;
 	c->ssh_pid = 0;
 	return status;
 }
