@@ -10,6 +10,9 @@
 
 #include <criterion/criterion.h>
 
+#include <sys/stat.h>
+
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -398,5 +401,61 @@ Test(ssh, dial_stdio_starts_the_daemon_as_the_client_does)
 	cr_assert_eq(r.code, 0, "dial-stdio: exit %d (%s)", r.code, r.err);
 	cr_assert(strstr(r.out, "\"pong\":true") != NULL, "dial-stdio gave "
 	    "\"%s\"", r.out);
+	h_run_free(&r);
+}
+
+/* Predicate: the daemon at the path arg answers a connection. */
+static bool
+ssh_other_listens(void *arg)
+{
+	struct h_conn c;
+
+	if (h_conn_open(&c, arg) != 0)
+		return false;
+	h_conn_close(&c);
+	return true;
+}
+
+/*
+ * dial-stdio reaches only the invoking user's own daemon: root, whom every
+ * daemon admits, is refused one that runs as nobody (uid 65534).
+ */
+Test(ssh, dial_stdio_refuses_another_users_daemon)
+{
+	char dir[512], sock[PATH_MAX], listen[PATH_MAX + 16];
+	char state[PATH_MAX];
+	struct h_res r;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root, to run a daemon as another user");
+	h_ctx_path(dir, sizeof dir, "other");
+	snprintf(sock, sizeof sock, "%s/sock", dir);
+	snprintf(state, sizeof state, "XDG_STATE_HOME=%s/state", dir);
+	snprintf(listen, sizeof listen, "unix:%s", sock);
+	cr_assert_eq(mkdir(dir, 0700), 0, "%s", dir);
+	cr_assert(chown(dir, 65534, 65534) == 0 && chmod(H->dir, 0711) == 0,
+	    "chown %s: %s", dir, strerror(errno));
+	h_ctx_env_add(state);
+	pid = fork();
+	cr_assert_neq(pid, -1, "fork");
+	if (pid == 0) {
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(126);
+		execve(H->dbgctld, (char *const *)H_ARGS(H->dbgctld,
+		    "--foreground", "--listen", listen), H->envp);
+		_exit(127);
+	}
+	cr_assert(h_wait_for(ssh_other_listens, sock, H_WAIT_BOUND),
+	    "the daemon of uid 65534 did not listen at %s", sock);
+	h_run_input(&r, H_RUN_BOUND, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"ping\"}\n", H_ARGS(H->dbgctl, "-s", sock,
+	    "dial-stdio", "--no-start"));
+	kill(pid, SIGTERM);
+	h_run_reap(pid, H_WAIT_BOUND);
+	cr_assert_eq(r.code, 3, "dial-stdio to uid 65534's daemon: exit %d "
+	    "(%s), output \"%s\"", r.code, r.err, r.out);
+	cr_assert(strstr(r.err, "runs as uid 65534") != NULL && r.out_len ==
+	    0, "stderr \"%s\", stdout \"%s\"", r.err, r.out);
 	h_run_free(&r);
 }
