@@ -121,7 +121,7 @@ ssh_children(pid_t ppid, const char *comm, pid_t *out, int max)
 	return h_pid_scan(ssh_is_child, &p, out, max);
 }
 
-/* An exec session over ssh: launch, list, status, send, recv, expect, logs, pipe, signal, stop, rm, prune, deadline. */
+/* An exec session over ssh: launch, list, status, send, recv, expect, logs, pipe, signal, stop, rm, prune, deadline, shutdown. */
 Test(ssh, every_command_on_an_exec_session)
 {
 	struct h_res r;
@@ -167,6 +167,10 @@ Test(ssh, every_command_on_an_exec_session)
 	h_run_free(&r);
 	ssh_says("", H_ARGS("prune"));
 	h_cli_expect_list(0, NULL, "after prune over ssh");
+	h_cli_exit(&r, 0, H_ARGS("shutdown"));
+	h_run_free(&r);
+	cr_assert_geq(h_daemon_fg_wait(H_WAIT_BOUND), 0, "the daemon did not "
+	    "exit after shutdown over ssh");
 }
 
 /* logs -f follows over ssh until the session ends; launch --wait takes its status. */
