@@ -357,7 +357,7 @@ Test(ssh, no_ssh_and_no_host_fail_fast)
 	ssh_fails(s, "host unreachable", H_ARGS("list"));
 }
 
-/* DBGCTL_SSH_COMMAND names the far side's command; -H on the line beats the environment. */
+/* DBGCTL_SSH_COMMAND names the far side's command; -H on the line beats the environment; -H unix:PATH is -s; bad addresses are usage errors. */
 Test(ssh, the_remote_command_and_the_option)
 {
 	struct h_ssh *s = ssh_setup();
@@ -369,6 +369,8 @@ Test(ssh, the_remote_command_and_the_option)
 	h_ctx_env_add("DBGCTL_HOST=tcp:127.0.0.1:1");
 	ssh_says("pong", H_ARGS("-H", s->url, "ping"));
 	ssh_says("pong", H_ARGS("ping", "--host", s->url));
+	snprintf(kv, sizeof kv, "unix:%s", H->sock);
+	ssh_says("pong", H_ARGS("-H", kv, "ping"));
 	h_cli(&r, H_ARGS("-H", "ssh://-oProxyCommand=x/sock", "ping"));
 	cr_assert_eq(r.code, 2, "a host that is an option: exit %d", r.code);
 	cr_assert(strstr(r.err, "bad host name") != NULL, "\"%s\"", r.err);
