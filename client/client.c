@@ -3,8 +3,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include <netdb.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -68,14 +66,67 @@ client_fatal(const char *fmt, ...)
 void
 client_init(struct client *c, const char *socket_arg, int json)
 {
+	const char	*addr;
+
 	memset(c, 0, sizeof *c);
 	c->socket_arg = socket_arg;
 	c->json = json;
 	c->fd = -1;
 	c->next_id = 1;
 	frame_init(&c->frame, 0);
+	c->ssh_err = -1;
+	addr = client_address();
+	/* -H unix:PATH names the socket as -s does. */
+	if (addr != NULL && strncmp(addr, "unix:", 5) == 0)
+		socket_arg = addr + 5;
 	if (paths_socket(socket_arg, c->socket, sizeof c->socket) != 0)
 		client_fatal("socket path too long");
+}
+
+/*
+ * The address -H (--host, --connect) gave, else $DBGCTL_HOST, else
+ * $DBGCTL_CONNECT; NULL when none is set.
+ */
+const char *
+client_address(void)
+{
+	const char	*addr = getenv("DBGCTL_HOST");
+
+	if (addr == NULL || *addr == '\0')
+		addr = getenv("DBGCTL_CONNECT");
+	return addr != NULL && *addr != '\0' ? addr : NULL;
+}
+
+/* The address of a daemon on another host (ssh://, tcp:), or NULL. */
+const char *
+client_remote(void)
+{
+	const char	*addr = client_address();
+
+	if (addr == NULL || strncmp(addr, "unix:", 5) == 0)
+		return NULL;
+	return addr;
+}
+
+/* Check the address, if one is set: 0, or -1 with the cause in cause. */
+int
+client_check_address(char *cause, size_t len)
+{
+	const char	*addr = client_address();
+	char		 why[256];
+
+	if (addr == NULL || strncmp(addr, "tcp:", 4) == 0 ||
+	    (strncmp(addr, "unix:", 5) == 0 && addr[5] != '\0'))
+		return 0;
+	if (!ssh_is_url(addr)) {
+		snprintf(cause, len, "bad address %s: want ssh://[USER@]HOST"
+		    "[:PORT][/SOCKET], tcp:HOST:PORT or unix:PATH", addr);
+		return -1;
+	}
+	if (ssh_check(addr, why, sizeof why) == 0)
+		return 0;
+	snprintf(cause, len, "bad address %s: %s", addr, why);
+	return -1;
 }
 
 /* Close the connection of c, if any, and free what it holds. */
@@ -85,6 +136,7 @@ client_close(struct client *c)
 	if (c->fd != -1)
 		close(c->fd);
 	c->fd = -1;
+	ssh_close(c);
 	frame_free(&c->frame);
 	frame_init(&c->frame, 0);
 	json_decref(c->reply);
@@ -118,79 +170,20 @@ client_daemon_path(char *buf, size_t len)
 	return paths_sibling("dbgctld", DBGCTL_BINDIR, buf, len);
 }
 
-/* The first line of the token file the TCP daemon wants (freed by the caller). */
-static char *
-client_token(void)
-{
-	const char	*path = getenv("DBGCTL_TOKEN_FILE");
-	char		 buf[4096];
-	ssize_t		 n;
-	int		 fd;
-
-	if (path == NULL || *path == '\0')
-		client_fatal("--connect needs --token-file (or "
-		    "DBGCTL_TOKEN_FILE)");
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		client_fatal("token file %s: %s", path, strerror(errno));
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
-	return strdup(buf);
-}
-
-/* Connect to tcp:HOST:PORT and present the token; -1 with errno set. */
-static int
-client_open_tcp(struct client *c, const char *addr)
-{
-	struct addrinfo	 hints, *res, *ai;
-	const char	*colon = strrchr(addr, ':');
-	char		 host[256], *token;
-	json_t		*r;
-	int		 fd = -1, e;
-
-	if (strncmp(addr, "tcp:", 4) != 0 || colon == NULL || colon < addr + 4 ||
-	    (size_t)(colon - addr - 4) >= sizeof host)
-		client_fatal("--connect %s: want tcp:HOST:PORT", addr);
-	snprintf(host, sizeof host, "%.*s", (int)(colon - addr - 4), addr + 4);
-	memset(&hints, 0, sizeof hints);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	if ((e = getaddrinfo(*host != '\0' ? host : "127.0.0.1", colon + 1,
-	    &hints, &res)) != 0)
-		client_fatal("--connect %s: %s", addr, gai_strerror(e));
-	for (ai = res; ai != NULL && fd == -1; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
-		if (fd != -1 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-			e = errno;
-			close(fd);
-			fd = -1;
-			errno = e;
-		}
-	}
-	freeaddrinfo(res);
-	if (fd == -1)
-		return -1;
-	c->fd = fd;
-	token = client_token();
-	r = client_call(c, "hello", json_pack("{s:s}", "token", token));
-	free(token);
-	if (r == NULL)
-		exit(client_error(c));
-	json_decref(r);
-	return 0;
-}
-
 /* Try once to connect to the socket; -1 with errno set if that fails. */
 int
 client_open(struct client *c)
 {
 	struct sockaddr_un	 sa;
-	const char		*tcp = getenv("DBGCTL_CONNECT");
+	const char		*remote = client_remote();
 	int			 fd, saved;
 
-	if (tcp != NULL && *tcp != '\0')
-		return client_open_tcp(c, tcp);
+	if (ssh_is_url(remote)) {
+		ssh_open(c, remote);
+		return 0;
+	}
+	if (remote != NULL)
+		return tcp_open(c, remote);
 	memset(&sa, 0, sizeof sa);
 	sa.sun_family = AF_UNIX;
 	if (strlcpy(sa.sun_path, c->socket, sizeof sa.sun_path) >=
@@ -286,8 +279,8 @@ client_connect(struct client *c)
 	if (client_open(c) == 0)
 		return;
 	/* A daemon on another host is never started from here. */
-	if (getenv("DBGCTL_CONNECT") != NULL && *getenv("DBGCTL_CONNECT") != '\0')
-		client_fatal("connect %s: %s", getenv("DBGCTL_CONNECT"),
+	if (client_remote() != NULL)
+		client_fatal("connect %s: %s", client_remote(),
 		    strerror(errno));
 	if (errno == ECONNREFUSED && (rc = client_open_bound(c)) != 1) {
 		if (rc == 0)
@@ -305,6 +298,18 @@ client_connect(struct client *c)
 	client_connect_fatal(c);
 }
 
+/* The connection is lost: say so (over ssh, why) and exit. */
+static void __attribute__((noreturn))
+client_lost(struct client *c, int error)
+{
+	if (c->ssh_pid > 0)
+		ssh_lost(c);
+	if (error != 0)
+		client_fatal("lost connection to the daemon: %s",
+		    strerror(error));
+	client_fatal("lost connection to the daemon");
+}
+
 /* Write a whole request line to the socket; exit if the daemon is gone. */
 static void
 client_send(struct client *c, const char *buf, size_t len)
@@ -316,8 +321,7 @@ client_send(struct client *c, const char *buf, size_t len)
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1)
-			client_fatal("lost connection to the daemon: %s",
-			    strerror(errno));
+			client_lost(c, errno);
 		buf += n;
 		len -= n;
 	}
@@ -406,10 +410,9 @@ client_read(struct client *c)
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1)
-			client_fatal("lost connection to the daemon: %s",
-			    strerror(errno));
+			client_lost(c, errno);
 		if (n == 0)
-			client_fatal("lost connection to the daemon");
+			client_lost(c, 0);
 		rv = frame_feed(&c->frame, buf, n, client_line, c);
 		if (rv == FRAME_OVERFLOW)
 			client_fatal("reply from the daemon is too long");
@@ -547,7 +550,7 @@ client_raw_call(struct client *c, const char *method, json_t *params)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			client_fatal("lost connection to the daemon");
+			client_lost(c, n < 0 ? errno : 0);
 		if (line[len++] == '\n')
 			break;
 	}

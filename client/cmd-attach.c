@@ -261,6 +261,9 @@ cmd_attach_finish(struct attach *a, int ended)
 	const char	*state;
 	int		 rv;
 
+	/* Over ssh, an end that ssh did not end well is a lost connection. */
+	if (ended)
+		ssh_end(&a->raw);
 	if (!ended) {
 		if (!a->quiet)
 			fprintf(stderr, "%s[detached from session %lld]\n",

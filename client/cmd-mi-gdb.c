@@ -29,7 +29,8 @@ cmd_mi_gdb_usage(FILE *fp)
 {
 	fprintf(fp, "usage: dbgctl-gdb [--interpreter=mi2|mi3] [-q] [-nx] "
 	    "[-nh] [--socket=PATH]\n"
-	    "                  [--connect=tcp:HOST:PORT --token-file=FILE] "
+	    "                  [--connect=ssh://HOST | tcp:HOST:PORT "
+	    "--token-file=FILE] "
 	    "[--dbgctl-session=SESSION | SESSION]\n"
 	    "       dbgctl-gdb --version [--dbgctl-session=SESSION | "
 	    "SESSION]\n"
@@ -127,7 +128,8 @@ cmd_mi_gdb_option(struct cmd_mi_gdb *g, int argc, char **argv, int *i)
 	if (strcmp(key, "socket") == 0)
 		g->socket_arg = v;
 	else if (strcmp(key, "connect") == 0)
-		setenv("DBGCTL_CONNECT", v, 1);
+		/* As dbgctl's --connect: tcp:HOST:PORT, or ssh://HOST. */
+		setenv("DBGCTL_HOST", v, 1);
 	else if (strcmp(key, "token-file") == 0)
 		setenv("DBGCTL_TOKEN_FILE", v, 1);
 	else

@@ -43,6 +43,7 @@ static int
 cmd_mi_join(struct client *c, json_t *session, const struct cmd_mi_opts *o)
 {
 	json_t	*params, *r;
+	int	 rv;
 
 	params = json_pack("{s:O, s:s}", "session", session, "mi",
 	    o->mi2 ? "mi2" : "mi3");
@@ -56,7 +57,9 @@ cmd_mi_join(struct client *c, json_t *session, const struct cmd_mi_opts *o)
 	if ((r = client_raw_call(c, "mi", params)) == NULL)
 		return client_error(c);
 	json_decref(r);
-	return bridge_run(c->fd);
+	rv = bridge_run(c->fd);
+	ssh_end(c);
+	return rv;
 }
 
 /* gdb's own --version, run here: $DBGCTL_GDB, else gdb on PATH. */

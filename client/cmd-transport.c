@@ -185,8 +185,9 @@ cmd_pipe_exec(struct cmd *self, struct client *c)
 	if (result == NULL)
 		return client_error(c);
 	json_decref(result);
-	if (pump_run(c->fd) != EXIT_OK)
+	if (pump_run(c->fd, 0) != EXIT_OK)
 		return EXIT_FAILED;
+	ssh_end(c);
 	/* The stream ended: the target's output did, unless the daemon died. */
 	client_close(c);
 	c->autostart = 0;

@@ -13,15 +13,19 @@
 #define CMD_PARSED	(-1)
 
 /* The global options, in a template's words, taken among a command's too. */
-#define CMD_GLOBALS	"s: socket: connect: token-file: json"
+#define CMD_GLOBALS	"s: socket: H: host: connect: token-file: json"
 
 /* The global options as help describes them (main.c takes them first). */
 const struct cmd_option cmd_global_options[] = {
 	{ "socket", "SOCKET", "the daemon's socket, also -s SOCKET (default: "
 	    "$DBGCTL_SOCKET, else $XDG_RUNTIME_DIR/dbgctl/sock, else "
 	    "/tmp/dbgctl-UID/sock)" },
-	{ "connect", "tcp:HOST:PORT", "a daemon listening on TCP, never "
-	    "started from here (default: $DBGCTL_CONNECT)" },
+	{ "host", "ADDRESS", "a daemon on another host, also -H ADDRESS: "
+	    "ssh://[USER@]HOST[:PORT][/SOCKET] through ssh, or tcp:HOST:PORT "
+	    "with a token; never started from here, and -s is not used "
+	    "(default: $DBGCTL_HOST)" },
+	{ "connect", "ADDRESS", "the same as --host (default: "
+	    "$DBGCTL_CONNECT)" },
 	{ "token-file", "FILE", "the file whose first line is the token "
 	    "--connect presents (default: $DBGCTL_TOKEN_FILE)" },
 	{ "json", NULL, "print the result as JSON" },
@@ -114,6 +118,8 @@ cmd_print_globals(const struct args *a, FILE *fp)
 
 	if (args_known(a, "s") == -1)
 		strlcat(line, "-s SOCKET, ", sizeof line);
+	if (args_known(a, "H") == -1)
+		strlcat(line, "-H ADDRESS, ", sizeof line);
 	for (o = cmd_global_options; o->name != NULL; o++) {
 		if (args_known(a, o->name) != -1)
 			continue;
@@ -174,6 +180,14 @@ cmd_usage(const struct cmd *self, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/* -H, --host or --connect given among a command's options: the address. */
+static void
+cmd_global_host(const struct args *a, const char *name)
+{
+	if (args_known(a, name) >= a->nown && args_has(a, name))
+		setenv("DBGCTL_HOST", args_get(a, name), 1);
+}
+
 /*
  * The global options given among the command's: each overrides what came
  * before the command, as a later option does. The command's own option of
@@ -192,8 +206,9 @@ cmd_globals(const struct cmd *self, const char **socket_arg, int *json)
 		*socket_arg = a->given[s > socket ? s : socket].value;
 	if (args_known(a, "json") >= a->nown && args_has(a, "json"))
 		*json = 1;
-	if (args_known(a, "connect") >= a->nown && args_has(a, "connect"))
-		setenv("DBGCTL_CONNECT", args_get(a, "connect"), 1);
+	cmd_global_host(a, "H");
+	cmd_global_host(a, "host");
+	cmd_global_host(a, "connect");
 	if (args_known(a, "token-file") >= a->nown &&
 	    args_has(a, "token-file"))
 		setenv("DBGCTL_TOKEN_FILE", args_get(a, "token-file"), 1);
@@ -240,6 +255,7 @@ cmd_run(const struct cmd_entry *entry, int argc, char **argv,
 {
 	struct cmd	self;
 	struct client	c;
+	char		cause[PATH_MAX + 512];
 	int		rv;
 
 	if ((rv = cmd_parse(&self, entry, argc, argv)) != CMD_PARSED) {
@@ -247,6 +263,12 @@ cmd_run(const struct cmd_entry *entry, int argc, char **argv,
 		return rv;
 	}
 	cmd_globals(&self, &socket_arg, &json);
+	if (client_check_address(cause, sizeof cause) != 0) {
+		rv = cmd_usage(&self, "%s", cause);
+		json_decref(self.session);
+		args_free(&self.args);
+		return rv;
+	}
 	client_init(&c, socket_arg, json);
 	c.autostart = (entry->flags & CMD_AUTOSTART) != 0;
 	c.exits = entry->exits;

@@ -27,6 +27,9 @@
 #define CMD_AUTOSTART	0x1	/* start the daemon when none answers */
 #define CMD_SESSION	0x2	/* the first operand is a SESSION */
 
+/* The protocol this client speaks (hello's "protocol"). */
+#define CLIENT_PROTOCOL	1
+
 /* The status a command exits with after a daemon error of one kind. */
 struct cmd_exit {
 	const char	*kind;		/* NULL ends a list: any other kind */
@@ -98,6 +101,10 @@ struct client {
 	const struct cmd_exit	*exits;		/* NULL: client_exits */
 
 	int			 fd;		/* -1 until connected */
+	/* Over ssh://: the ssh process, its stderr (a memfd), the address. */
+	pid_t			 ssh_pid;	/* 0 when none */
+	int			 ssh_err;	/* -1 when none */
+	char			 ssh_url[PATH_MAX + 512];
 	struct frame		 frame;
 	long long		 next_id;
 
@@ -168,6 +175,9 @@ char		*client_call_text(struct client *, const char *, json_t *,
 json_t		*client_raw_call(struct client *, const char *, json_t *);
 int		 client_error(struct client *);
 int		 client_daemon_path(char *, size_t);
+const char	*client_address(void);
+const char	*client_remote(void);
+int		 client_check_address(char *, size_t);
 void		 client_fatal(const char *, ...)
 		    __attribute__((format(printf, 1, 2), noreturn));
 void		 client_vwarn(const char *, va_list);
@@ -305,8 +315,22 @@ extern const struct cmd_entry cmd_shutdown_entry;
 extern const struct cmd_entry cmd_version_entry;
 extern const struct cmd_entry cmd_daemon_entry;
 
+/* tcp.c */
+int		 tcp_open(struct client *, const char *);
+
+/* ssh.c */
+int		 ssh_is_url(const char *);
+int		 ssh_check(const char *, char *, size_t);
+void		 ssh_open(struct client *, const char *);
+void		 ssh_lost(struct client *) __attribute__((noreturn));
+void		 ssh_end(struct client *);
+void		 ssh_close(struct client *);
+
+/* cmd-dial.c */
+extern const struct cmd_entry cmd_dial_stdio_entry;
+
 /* pump.c */
-int		 pump_run(int sock);
+int		 pump_run(int sock, int out_ends);
 int		 pump_down(int sock, int splice_out);
 
 /* fmt.c */

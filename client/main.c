@@ -70,13 +70,14 @@ static const struct cmd_entry *const main_commands[] = {
 	&cmd_shutdown_entry,
 	&cmd_version_entry,
 	&cmd_daemon_entry,
+	&cmd_dial_stdio_entry,
 	&main_help_entry,
 };
 
 #define MAIN_NCOMMANDS	(sizeof main_commands / sizeof main_commands[0])
 
 /* The width of the command names in help's list. */
-#define MAIN_NAME_WIDTH	10
+#define MAIN_NAME_WIDTH	12
 
 /* Print the global usage line, every command with its line, the global options. */
 static void
@@ -249,6 +250,7 @@ main(int argc, char **argv)
 	static const struct option	 options[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "host", required_argument, NULL, 'H' },
 		{ "connect", required_argument, NULL, OPT_CONNECT },
 		{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
 		{ "help", no_argument, NULL, 'h' },
@@ -264,7 +266,7 @@ main(int argc, char **argv)
 	if (argc > 0 && strcmp(fmt_basename(argv[0]), "dbgctl-gdb") == 0)
 		return cmd_mi_gdb_main(argc, argv);
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+:s:hV", options, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:s:H:hV", options, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			socket_arg = optarg;
@@ -272,9 +274,10 @@ main(int argc, char **argv)
 		case OPT_JSON:
 			json = 1;
 			break;
+		case 'H':
 		case OPT_CONNECT:
 			/* The environment carries it to every connection made. */
-			setenv("DBGCTL_CONNECT", optarg, 1);
+			setenv("DBGCTL_HOST", optarg, 1);
 			break;
 		case OPT_TOKEN_FILE:
 			setenv("DBGCTL_TOKEN_FILE", optarg, 1);

@@ -145,14 +145,16 @@ pump_down(int sock, int splice_out)
 
 /*
  * Copy both ways between stdin/stdout and the raw socket until the
- * target's output ends; stdin's end is passed on as a half close.
+ * target's output ends; stdin's end is passed on as a half close. With
+ * out_ends, stdout's reader going away (dial-stdio: the ssh connection
+ * closed) ends the copy too, and so closes the socket altogether.
  */
 int
-pump_run(int sock)
+pump_run(int sock, int out_ends)
 {
 	static char	upbuf[PUMP_BUF];
 	struct pump_up	u = { .buf = upbuf };
-	struct pollfd	pfd[2];
+	struct pollfd	pfd[3];
 	bool		splice_out = pump_is_pipe(STDOUT_FILENO);
 
 	u.splice = pump_is_pipe(STDIN_FILENO);
@@ -167,7 +169,10 @@ pump_run(int sock)
 		pfd[0].events = POLLIN;
 		pfd[1].fd = sock;
 		pfd[1].events = POLLIN | (u.wait_out ? POLLOUT : 0);
-		if (poll(pfd, 2, -1) < 0) {
+		/* A pipe whose reader is gone polls POLLERR, asked or not. */
+		pfd[2].fd = out_ends ? STDOUT_FILENO : -1;
+		pfd[2].events = 0;
+		if (poll(pfd, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			client_fatal("poll: %s", strerror(errno));
@@ -181,6 +186,8 @@ pump_run(int sock)
 		}
 		if ((pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
 		    !pump_down(sock, splice_out))
+			return EXIT_OK;
+		if (pfd[2].revents & (POLLERR | POLLHUP))
 			return EXIT_OK;
 	}
 }

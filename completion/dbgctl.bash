@@ -41,6 +41,7 @@ _dbgctl_spec=(
 	"shutdown|timeout:|none"
 	"version||none"
 	"daemon|foreground listen: token-file:|none"
+	"dial-stdio|no-start|none"
 	"help||cmd"
 )
 # The kinds of session, as the daemon's hello lists them (daemon/backend.c);
@@ -48,8 +49,8 @@ _dbgctl_spec=(
 _dbgctl_kinds="gdb lldb remote gdbserver qemu exec"
 # The global options, before the command; all but help and version are
 # taken among a command's options too, unless the command has its own.
-_dbgctl_global_opts="s: socket: connect: token-file: json help version"
-_dbgctl_global_after="s: socket: connect: token-file: json"
+_dbgctl_global_opts="s: socket: H: host: connect: token-file: json help version"
+_dbgctl_global_after="s: socket: H: host: connect: token-file: json"
 # SIG for `signal`: names as the daemon takes them, without SIG.
 _dbgctl_signals="HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE
 ALRM TERM STKFLT CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF
@@ -207,6 +208,11 @@ _dbgctl_value()
 		_dbgctl_files ;;
 	--debugger | --qemu)
 		_dbgctl_program ;;
+	-H | --host | --connect)
+		COMPREPLY=($(compgen -W "ssh:// tcp: unix:" -- "$cur"))
+		compopt -o nospace 2>/dev/null
+		declare -F __ltrim_colon_completions >/dev/null &&
+		    __ltrim_colon_completions "$cur" ;;
 	--listen)
 		if [[ $cur == unix:* ]]; then
 			local path=${cur#unix:} f
@@ -300,13 +306,13 @@ _dbgctl()
 		if [ -n "$cmd" ] && [ -z "$dashdash" ] && [ $nops -eq 0 ] &&
 		    ! _dbgctl_has_option "$own" "$w"; then
 			case $w in
-			-s | --socket | --connect | --token-file)
+			-s | --socket | -H | --host | --connect | --token-file)
 				v=$(_dbgctl_unquote "${words[i+1]-}")
 				[ $((i + 1)) -lt $cword ] &&
 				    _dbgctl_run+=("$w" "$v")
 				i=$((i + 2))
 				continue ;;
-			--socket=* | --connect=* | --token-file=* | -s?*)
+			--socket=* | --host=* | --connect=* | --token-file=* | -s?* | -H?*)
 				_dbgctl_run+=("$(_dbgctl_unquote "$w")")
 				i=$((i + 1))
 				continue ;;
@@ -314,13 +320,13 @@ _dbgctl()
 		fi
 		if [ -z "$cmd" ]; then
 			case $w in
-			-s | --socket | --connect | --token-file)
+			-s | --socket | -H | --host | --connect | --token-file)
 				v=$(_dbgctl_unquote "${words[i+1]-}")
 				[ $((i + 1)) -lt $cword ] &&
 				    _dbgctl_run+=("$w" "$v")
 				i=$((i + 2))
 				continue ;;
-			--socket=* | --connect=* | --token-file=* | -s?*)
+			--socket=* | --host=* | --connect=* | --token-file=* | -s?* | -H?*)
 				_dbgctl_run+=("$(_dbgctl_unquote "$w")") ;;
 			-*) ;;
 			*)

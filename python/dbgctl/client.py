@@ -21,6 +21,7 @@ import subprocess
 import threading
 import time
 
+from . import ssh
 from .errors import Error, Timeout, from_reply
 from .match import Match, expect_params
 from .stop import target_record
@@ -38,6 +39,9 @@ BOUND_WAIT = 5.0
 
 #: Seconds to wait for an auto-started daemon's socket.
 AUTOSTART_TIMEOUT = 10.0
+
+#: The protocol this client speaks (hello's ``protocol``).
+PROTOCOL = 1
 
 #: Notifications a client holds for :meth:`Client.notifications` by default.
 MAX_NOTIFICATIONS = 4096
@@ -215,6 +219,17 @@ class Client:
     ``DBGCTL_TOKEN_FILE``) with hello first.  ``connect="unix:PATH"`` names a
     socket path.
 
+    ``Client(connect="ssh://[user@]host[:port][/path/to/socket]")`` reaches
+    the daemon of a rig host through ssh, as dbgctl(1) does: it runs
+    ``ssh -o BatchMode=yes ... -- dbgctl dial-stdio`` there (see
+    :mod:`dbgctl.ssh`; ``DBGCTL_SSH`` and ``DBGCTL_SSH_COMMAND`` apply) and
+    says hello first; SSH authenticates, no token is needed.  ``autostart``
+    lets dial-stdio start the daemon there.  A daemon of another protocol
+    is refused.  Closing the client, or the death of its ssh, is the
+    connection's close: leased sessions end.  When ssh fails (no ssh, host
+    unreachable, authentication refused, host key unknown or changed,
+    dbgctl missing there) the :class:`Error` says which, with ssh's words.
+
     ``request_timeout`` bounds, in seconds, the wait for a reply to a
     request that has no timeout of its own; requests that carry a timeout
     for the daemon wait that long plus a margin.
@@ -247,8 +262,8 @@ class Client:
     usable, and if the daemon then closes the connection, later calls
     raise that error.
 
-    ``address`` is where the client connected: the socket's path, or
-    ``(host, port)`` over TCP.
+    ``address`` is where the client connected: the socket's path,
+    ``(host, port)`` over TCP, or the ``ssh://`` address.
 
     The client is a context manager: leaving it closes the connection.
     """
@@ -281,6 +296,7 @@ class Client:
         self._closed = False
         self._lost = None
         self._sock = None
+        self._ssh = None
         self.address = None
         tcp = None
         if connect is not None:
@@ -288,10 +304,18 @@ class Client:
                 tcp = connect[4:]
             elif connect.startswith("unix:"):
                 socket = connect[5:]
+            elif ssh.is_url(connect):
+                ssh.parse(connect)
             else:
-                raise ValueError("connect must be tcp:HOST:PORT or "
-                                 "unix:PATH, not %r" % connect)
-        if tcp is not None:
+                raise ValueError("connect must be ssh://[USER@]HOST[:PORT]"
+                                 "[/SOCKET], tcp:HOST:PORT or unix:PATH, "
+                                 "not %r" % connect)
+        remote = tcp is not None or ssh.is_url(connect)
+        if ssh.is_url(connect):
+            self.address = connect
+            self._ssh = ssh.Link(connect, autostart)
+            self._sock = self._ssh.sock
+        elif tcp is not None:
             host, sep, port = tcp.rpartition(":")
             if not sep or not port.isdigit():
                 raise ValueError("connect must be tcp:HOST:PORT, not %r"
@@ -304,8 +328,8 @@ class Client:
             self._sock = _socket_unix(self.address, autostart)
         # How to open another connection like this one (the pytest plugin's
         # failure reports do).
-        self._again = {"socket": None if tcp is not None else self.address,
-                       "connect": connect if tcp is not None else None,
+        self._again = {"socket": None if remote else self.address,
+                       "connect": connect if remote else None,
                        "token_file": token_file, "autostart": False,
                        "request_timeout": request_timeout,
                        "max_notifications": max_notifications,
@@ -320,6 +344,23 @@ class Client:
             except BaseException:
                 self.close()
                 raise
+        if self._ssh is not None:
+            self._hello_ssh()
+
+    def _hello_ssh(self):
+        """Say hello over a new ssh link: the daemon there must speak this
+        client's protocol (its version may differ; hello's features tell
+        what it has).  Closes the client and raises if not."""
+        try:
+            res = self.hello()
+            if res.get("protocol") != PROTOCOL:
+                raise Error("%s: the daemon there (dbgctl %s) speaks "
+                            "protocol %s, this client protocol %d"
+                            % (self.address, res.get("version", "?"),
+                               res.get("protocol"), PROTOCOL))
+        except BaseException:
+            self.close()
+            raise
 
     # The connection.
 
@@ -465,12 +506,19 @@ class Client:
         return msg
 
     def _end(self, cause):
+        # Over ssh, why it ended is ssh's to say, once it has exited: found
+        # before taking the lock, as ssh may take a moment.
+        link = None
+        if self._ssh is not None and not self._closed:
+            link = self._ssh.error()
         with self._state:
             if self._lost is None:
                 if self._closed:
                     self._lost = Error("the connection was closed")
                 elif self._cause is not None:
                     self._lost = from_reply(self._cause)
+                elif link is not None:
+                    self._lost = link
                 else:
                     self._lost = Error("the daemon closed the connection"
                                        + (": %s" % cause if cause else ""))
@@ -553,6 +601,8 @@ class Client:
                 self._reader is not threading.current_thread():
             self._reader.join(5)
         self._sock.close()
+        if self._ssh is not None:
+            self._ssh.close()
 
     def __enter__(self):
         return self

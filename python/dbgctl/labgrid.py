@@ -1,8 +1,13 @@
 """dbgctl inside labgrid: a host's dbgctld, its driver, and a console.
 
 Where boards are scheduled across machines by labgrid's coordinator and
-exporters, dbgctld is the per-host debugger service, reached over TCP with
-a token.  List this module under ``imports`` in the environment's YAML::
+exporters, dbgctld is the per-host debugger service.  Reach it through
+SSH, as labgrid reaches its exporters: the resource's ``address`` is
+``ssh://[user@]host[:port][/path/to/socket]``, the driver runs
+``dbgctl dial-stdio`` there through ssh (see :mod:`dbgctl.ssh`), and the
+farm's keys, bastions and ``~/.ssh/config`` decide who gets in; no token,
+no port opened.  List this module under ``imports`` in the environment's
+YAML::
 
     imports:
       - dbgctl.labgrid
@@ -10,11 +15,18 @@ a token.  List this module under ``imports`` in the environment's YAML::
       main:
         resources:
           DbgctlServer:
+            address: ssh://rig@rig-host-7
+        drivers:
+          DbgctlDriver: {}
+
+A daemon listening on TCP with a token is named by ``host``, ``port``
+and ``token_file`` instead (the token crosses the network in clear:
+prefer ``ssh://`` between machines)::
+
+          DbgctlServer:
             host: 127.0.0.1
             port: 7400
             token_file: /etc/dbgctl/token
-        drivers:
-          DbgctlDriver: {}
 
 Activating :class:`DbgctlDriver` connects; its sessions are leased to that
 connection, so they end when the driver is deactivated or the process
@@ -58,6 +70,7 @@ from labgrid.factory import target_factory
 from labgrid.protocol import ConsoleProtocol
 from labgrid.resource.common import Resource
 
+from . import ssh
 from .client import Client
 from .errors import Error, Timeout
 
@@ -70,18 +83,35 @@ CONSOLE_MARGIN = 5.0
 @target_factory.reg_resource
 @attr.s(eq=False)
 class DbgctlServer(Resource):
-    """A dbgctld listening on TCP: ``host``, ``port`` and ``token_file``."""
+    """A host's dbgctld: ``address`` (``ssh://...``), or a daemon
+    listening on TCP at ``host`` and ``port`` with ``token_file``."""
 
     host = attr.ib(default="127.0.0.1",
                    validator=attr.validators.instance_of(str))
-    port = attr.ib(default=None,
-                   validator=attr.validators.instance_of(int))
+    port = attr.ib(default=None, validator=attr.validators.optional(
+        attr.validators.instance_of(int)))
     token_file = attr.ib(default=None, validator=attr.validators.optional(
         attr.validators.instance_of(str)))
+    address = attr.ib(default=None, validator=attr.validators.optional(
+        attr.validators.instance_of(str)))
+
+    def __attrs_post_init__(self):
+        super().__attrs_post_init__()
+        if self.address is not None and not ssh.is_url(self.address):
+            raise ValueError("DbgctlServer address must be ssh://..., not "
+                             "%r" % self.address)
+        if self.address is not None:
+            ssh.parse(self.address)
+        elif self.port is None:
+            raise ValueError("DbgctlServer needs address (ssh://...) or "
+                             "port (TCP)")
 
     @property
     def connect(self):
-        """The address in dbgctl's ``tcp:HOST:PORT`` form."""
+        """The address as dbgctl takes it: ``ssh://...`` or
+        ``tcp:HOST:PORT``."""
+        if self.address is not None:
+            return self.address
         host = self.host
         if ":" in host and not host.startswith("["):
             host = "[%s]" % host
@@ -101,7 +131,8 @@ class DbgctlDriver(Driver):
         self.sessions = []
 
     def on_activate(self):
-        """Connect to the host's dbgctld with its token."""
+        """Connect to the host's dbgctld: through ssh, or over TCP with
+        its token."""
         self.client = Client(connect=self.server.connect,
                              token_file=self.server.token_file)
 

@@ -5,7 +5,10 @@ installed, or with ``-p dbgctl.pytest_plugin``.
 
 ``dbgctl_client``
     A :class:`dbgctl.Client` for the whole run.  It connects to the daemon
-    that ``--dbgctl-socket`` or ``DBGCTL_SOCKET`` names; otherwise it runs a
+    of a rig host that ``--dbgctl-host`` or ``DBGCTL_HOST`` names
+    (``ssh://[user@]host[:port][/socket]``, through ssh as dbgctl(1) does,
+    or ``tcp:HOST:PORT`` with ``DBGCTL_TOKEN_FILE``), else to the one that
+    ``--dbgctl-socket`` or ``DBGCTL_SOCKET`` names; otherwise it runs a
     private dbgctld in a directory under pytest's basetemp (the binary from
     ``PATH``, or ``--dbgctl PATH``, a binary or the directory holding it)
     and shuts it down at the end of the run.  The private daemon goes when
@@ -98,6 +101,10 @@ def pytest_addoption(parser):
     group.addoption("--dbgctl-socket", metavar="PATH", default=None,
                     help="use the dbgctld on this socket instead of a "
                          "private one (default: $DBGCTL_SOCKET)")
+    group.addoption("--dbgctl-host", metavar="ADDRESS", default=None,
+                    help="use the dbgctld of a rig host: ssh://[USER@]HOST"
+                         "[:PORT][/SOCKET] through ssh, or tcp:HOST:PORT "
+                         "(default: $DBGCTL_HOST)")
     group.addoption("--dbgctl", metavar="PATH", default=None,
                     dest="dbgctl_bin",
                     help="the dbgctld binary for a private daemon, or the "
@@ -234,8 +241,18 @@ def private_daemon(binary, tmp, argv=(), keep=None):
 @pytest.fixture(scope="session")
 def dbgctl_client(pytestconfig, tmp_path_factory):
     """A dbgctl.Client for the whole run (see the module's docstring)."""
+    host = pytestconfig.getoption("dbgctl_host") or \
+        os.environ.get("DBGCTL_HOST")
     sock = pytestconfig.getoption("dbgctl_socket") or \
         os.environ.get("DBGCTL_SOCKET")
+    if host:
+        try:
+            client = Client(connect=host)
+        except (Error, ValueError) as e:
+            pytest.fail("dbgctl: %s" % e, pytrace=False)
+        yield client
+        client.close()
+        return
     if sock:
         client = Client(socket=sock)
         yield client

@@ -95,23 +95,49 @@ def tcp_daemon():
         yield connect, token
 
 
+@pytest.fixture(scope="module")
+def ssh_daemon():
+    """A private dbgctld and a real sshd of its own (see sshd.py), with
+    ``DBGCTL_SSH`` set to reach it for the module.  Yields ``(url,
+    socket)``: the daemon's ``ssh://127.0.0.1:PORT/SOCKET`` address."""
+    import sshd
+    dbgctl_bin = _binary("DBGCTL_BIN", "client", "dbgctl")
+    tmp = tempfile.mkdtemp(prefix="dbgctl-ssh-")
+    saved = os.environ.get("DBGCTL_SSH")
+    try:
+        with sshd.running(tmp, dbgctl_bin) as server:
+            os.environ.update(server.env)
+            for sock, _, _ in _run_daemon():
+                yield server.url(sock), sock
+    finally:
+        if saved is None:
+            os.environ.pop("DBGCTL_SSH", None)
+        else:
+            os.environ["DBGCTL_SSH"] = saved
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def labgrid_env(path, tcp_daemon, drivers=(), imports=(), images=""):
-    """Write a labgrid environment whose target ``main`` has the TCP
-    daemon as its DbgctlServer, a DbgctlDriver and ``drivers`` (names, or
+    """Write a labgrid environment whose target ``main`` has the daemon
+    (``(connect, token_file)``: TCP, or ``(ssh_url, None)``) as its
+    DbgctlServer, a DbgctlDriver and ``drivers`` (names, or
     YAML lines of the drivers map); ``imports`` are beside dbgctl.labgrid
     and ``images`` is YAML at the top.  Returns the file's path."""
     connect, token = tcp_daemon
-    host, port = connect[4:].rsplit(":", 1)
     lines = ["imports:", "  - dbgctl.labgrid"]
     lines += ["  - %s" % i for i in imports]
     if images:
         lines.append(textwrap.dedent(images).rstrip("\n"))
     lines += ["targets:", "  main:", "    resources:",
-              "      DbgctlServer:",
-              '        host: "%s"' % host,
-              "        port: %s" % port,
-              '        token_file: "%s"' % token,
-              "    drivers:", "      DbgctlDriver: {}"]
+              "      DbgctlServer:"]
+    if connect.startswith("ssh://"):
+        lines.append('        address: "%s"' % connect)
+    else:
+        host, port = connect[4:].rsplit(":", 1)
+        lines += ['        host: "%s"' % host,
+                  "        port: %s" % port,
+                  '        token_file: "%s"' % token]
+    lines += ["    drivers:", "      DbgctlDriver: {}"]
     lines += ["      %s" % (d if ":" in d else d + ": {}") for d in drivers]
     path.write_text("\n".join(lines) + "\n")
     return str(path)

@@ -71,3 +71,13 @@ def test_labgrid_example_loads():
         assert res.connect == "tcp:127.0.0.1:7400"
     finally:
         env.cleanup()
+
+
+def test_labgrid_ssh_example_loads():
+    labgrid = pytest.importorskip("labgrid")
+    env = labgrid.Environment(os.path.join(EXAMPLES, "labgrid-ssh-env.yaml"))
+    try:
+        res = env.get_target("main").get_resource("DbgctlServer")
+        assert res.connect == "ssh://rig@rig-host-7"
+    finally:
+        env.cleanup()

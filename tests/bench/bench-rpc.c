@@ -60,6 +60,18 @@ rpc_open(struct rpc *r, const char *path)
 	return 0;
 }
 
+/* Take fd, connected already (a socketpair to ssh), as r's connection. */
+int
+rpc_adopt(struct rpc *r, int fd)
+{
+	memset(r, 0, sizeof *r);
+	r->fd = fd;
+	r->cap = 64 * 1024;
+	if ((r->buf = malloc(r->cap)) == NULL)
+		abort();
+	return 0;
+}
+
 /* Close the connection and free its buffer. */
 void
 rpc_close(struct rpc *r)

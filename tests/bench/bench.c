@@ -78,6 +78,8 @@ static const struct bench_figure bench_figures[] = {
 	    fig_verdict_board, 0, false, false },
 	{ "bundle", "a bundle of a native gdb session and of the board",
 	    fig_bundle, 0, false, false },
+	{ "ssh", "ssh:// beside ssh -L and ssh host true",
+	    fig_ssh_run, 0, false, false },
 	{ "list10k", "dbgctl list of 10,000 sessions",
 	    fig_list10k, FIG_LIST10K, true, false },
 };

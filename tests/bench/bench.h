@@ -113,6 +113,7 @@ struct rpc {
 };
 int	 rpc_addr(void *, const char *);
 int	 rpc_open(struct rpc *, const char *);
+int	 rpc_adopt(struct rpc *, int);
 int	 rpc_listens(const char *);
 extern const char rpc_ping_line[];
 extern const size_t rpc_ping_len;
@@ -216,5 +217,7 @@ int	 fig_join_rtt(struct bench *);
 
 /* bench-fig-bundle.c */
 int	 fig_bundle(struct bench *);
+/* bench-fig-ssh.c */
+int	 fig_ssh_run(struct bench *);
 
 #endif

@@ -519,4 +519,24 @@ void	 h_contain_shutdown(const char *when);
 /* Criterion .fini: h_ctx_teardown, then remove what is left of H->cgroup. */
 void	 h_contain_teardown(void);
 
+/* harness-ssh.c */
+
+/* The test's own sshd on a loopback port, and how to reach the daemon by it. */
+struct h_ssh {
+	pid_t	 pid;			/* sshd, our child */
+	int	 port;
+	char	 dir[300];		/* DIR/ssh: keys, configs, its log */
+	char	 config[400];		/* the client's ssh_config */
+	char	 url[640];		/* ssh://127.0.0.1:PORT/DIR/sock */
+};
+
+/* Start sshd, the far side's PATH path (NULL: the build's client first). */
+struct h_ssh *h_ssh_start(const char *path);
+/* Give every client started after this the test's daemon through ssh. */
+void	 h_ssh_use(const struct h_ssh *);
+/* Stop the test's sshd, if it runs, and reap it. */
+void	 h_ssh_stop(void);
+/* Criterion .fini: stop sshd, then the daemon and all of the test's. */
+void	 h_ssh_teardown(void);
+
 #endif

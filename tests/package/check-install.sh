@@ -139,12 +139,13 @@ dbgctl/lifeline.py
 dbgctl/match.py
 dbgctl/plugin_failure.py
 dbgctl/pytest_plugin.py
+dbgctl/ssh.py
 dbgctl/stop.py" ] || { echo "installed: $files"; return 1; }
 	/usr/bin/python3 -c 'import os, sys; n = os.path.normpath
 sys.exit(n(sys.argv[1]) not in map(n, sys.path))' "$dir" ||
 	    { echo "$dir is not on python3's sys.path"; return 1; }
 	PYTHONPATH=$pd$dir /usr/bin/python3 -B -c 'import sys
-import dbgctl, dbgctl.pytest_plugin
+import dbgctl, dbgctl.pytest_plugin, dbgctl.ssh
 sys.exit(not dbgctl.__file__.startswith(sys.argv[1]))' "$pd"
 }
 ok "-Dpython=true installs the package where python3 imports it" pyinstall

@@ -1,0 +1,467 @@
+/*
+ * Rig hosts over SSH: a real sshd of the test's own on a loopback port,
+ * and the client with DBGCTL_HOST=ssh://127.0.0.1:PORT/DIR/sock, which
+ * runs the build's `dbgctl dial-stdio` there. Every command works through
+ * it; a lease ends with the ssh process; an unknown host key, a refused
+ * key, a missing far-side dbgctl, no ssh and no host each fail fast,
+ * saying so, with exit 3.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(ssh, .init = h_ctx_setup, .fini = h_ssh_teardown, .timeout = 240);
+
+/* How long a failure of the link may take to be told (s). */
+#define SSH_FAIL_FAST	(10.0 * H_SLOW)
+
+/* A bound for a verb the daemon answers at once (ms, as text). */
+#define SSH_BOUND	"20000"
+
+/* The daemon on the test's socket and sshd; clients go through ssh. */
+static struct h_ssh *
+ssh_setup(void)
+{
+	struct h_ssh *s;
+
+	h_daemon_fg();
+	s = h_ssh_start(NULL);
+	h_ssh_use(s);
+	return s;
+}
+
+/* Run dbgctl ARGS... over ssh; assert exit 0 and text on stdout. */
+static void
+ssh_says(const char *text, const char *const args[])
+{
+	struct h_res r;
+
+	h_cli_exit(&r, 0, args);
+	cr_assert(strstr(r.out, text) != NULL, "dbgctl %s ...: expected \"%s\" "
+	    "on stdout, got \"%s\" (stderr \"%s\")", args[0], text,
+	    h_shown(r.out, r.out_len, 600), r.err);
+	h_run_free(&r);
+}
+
+/*
+ * Run dbgctl ARGS... expected to fail to reach the daemon: exit 3 within
+ * SSH_FAIL_FAST, stderr naming the address and holding text.
+ */
+static void
+ssh_fails(const struct h_ssh *s, const char *text, const char *const args[])
+{
+	struct h_res r;
+
+	h_cli(&r, args);
+	cr_assert_eq(r.code, 3, "dbgctl %s: expected exit 3, got %d (stderr "
+	    "\"%s\")", args[0], r.code, r.err);
+	cr_assert(strstr(r.err, s->url) != NULL && strstr(r.err, text) !=
+	    NULL, "dbgctl %s: expected \"%s\" and the address in \"%s\"",
+	    args[0], text, r.err);
+	cr_assert_lt(r.elapsed, SSH_FAIL_FAST, "dbgctl %s took %.1f s to fail",
+	    args[0], r.elapsed);
+	h_run_free(&r);
+}
+
+/* Replace the client's ssh config line that starts with key by line. */
+static void
+ssh_client_option(const struct h_ssh *s, const char *key, const char *line)
+{
+	char *text, *at, *end, out[8192];
+	FILE *f;
+
+	text = h_read_file(s->config, NULL);
+	cr_assert_not_null(text, "%s", s->config);
+	at = strstr(text, key);
+	cr_assert_not_null(at, "%s in %s", key, s->config);
+	end = strchr(at, '\n');
+	snprintf(out, sizeof out, "%.*s%s%s", (int)(at - text), text, line,
+	    end);
+	free(text);
+	f = fopen(s->config, "w");
+	cr_assert_not_null(f, "%s", s->config);
+	fputs(out, f);
+	fclose(f);
+}
+
+/* What ssh_children looks for: the parent and the command name. */
+struct ssh_parent {
+	pid_t		 ppid;
+	const char	*comm;
+};
+
+/* Predicate of h_pid_scan: pid is a child of the parent, of that name. */
+static bool
+ssh_is_child(pid_t pid, void *arg)
+{
+	struct ssh_parent *p = arg;
+	char comm[64];
+
+	if (h_pid_ppid(pid) != p->ppid)
+		return false;
+	h_pid_comm(pid, comm, sizeof comm);
+	return strcmp(comm, p->comm) == 0;
+}
+
+/* The children of ppid named comm, at most max, into out; how many. */
+static int
+ssh_children(pid_t ppid, const char *comm, pid_t *out, int max)
+{
+	struct ssh_parent p = { ppid, comm };
+
+	return h_pid_scan(ssh_is_child, &p, out, max);
+}
+
+/* An exec session over ssh: launch, list, status, send, recv, expect, logs, pipe, signal, stop, rm, prune, deadline, shutdown. */
+Test(ssh, every_command_on_an_exec_session)
+{
+	struct h_res r;
+	char ids[32];
+	long id;
+
+	ssh_setup();
+	ssh_says("pong", H_ARGS("ping"));
+	ssh_says("dbgctl", H_ARGS("version"));
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--name", "viassh",
+	    "--transport", "--", "cat"));
+	h_idstr(id, ids, sizeof ids);
+	ssh_says("viassh", H_ARGS("list"));
+	ssh_says("running", H_ARGS("status", "viassh"));
+	ssh_says("\"viassh\"", H_ARGS("--json", "list"));
+	h_cli_exit(&r, 0, H_ARGS("send", ids, "hello over ssh\n"));
+	h_run_free(&r);
+	ssh_says("hello over ssh", H_ARGS("recv", "--timeout", SSH_BOUND,
+	    ids));
+	h_cli_exit(&r, 0, H_ARGS("send", ids, "marker-42\n"));
+	h_run_free(&r);
+	ssh_says("marker-42", H_ARGS("expect", "--stream", "target",
+	    "--from", "0", "--timeout", SSH_BOUND, ids, "marker-[0-9]+"));
+	ssh_says("marker-42", H_ARGS("logs", "--stream", "target", ids));
+	ssh_says("30000", H_ARGS("--json", "deadline", ids, "30000"));
+	h_cli_exit(&r, 0, H_ARGS("deadline", ids, "off"));
+	h_run_free(&r);
+	/* pipe: stdin's end is cat's end, and so the stream's. */
+	h_cli_input(&r, "through the pipe\n", H_ARGS("pipe", ids));
+	cr_assert_eq(r.code, 0, "pipe: exit %d (%s)", r.code, r.err);
+	cr_assert(strstr(r.out, "through the pipe") != NULL, "pipe gave "
+	    "\"%s\"", r.out);
+	h_run_free(&r);
+	h_cli_expect_exit(id, 0, H_WAIT_BOUND, "after pipe's EOF");
+	id = h_cli_launch_sh(NULL, "sleep 300");
+	h_idstr(id, ids, sizeof ids);
+	h_cli_exit(&r, 0, H_ARGS("signal", ids, "TERM"));
+	h_run_free(&r);
+	h_cli_wait_ended(id, H_WAIT_BOUND);
+	ssh_says("", H_ARGS("rm", ids));
+	h_cli_launch_sh(NULL, "sleep 300");
+	h_cli_exit(&r, 0, H_ARGS("stop", "--all"));
+	h_run_free(&r);
+	ssh_says("", H_ARGS("prune"));
+	h_cli_expect_list(0, NULL, "after prune over ssh");
+	h_cli_exit(&r, 0, H_ARGS("shutdown"));
+	h_run_free(&r);
+	cr_assert_geq(h_daemon_fg_wait(H_WAIT_BOUND), 0, "the daemon did not "
+	    "exit after shutdown over ssh");
+}
+
+/* logs -f follows over ssh until the session ends; launch --wait takes its status. */
+Test(ssh, logs_follow_and_launch_wait)
+{
+	struct h_proc p;
+	struct h_res r;
+	struct h_bytes b = { NULL, 0 };
+	char ids[32];
+	long id;
+
+	ssh_setup();
+	id = h_cli_launch_sh(NULL, "trap 'echo last-line; exit 0' TERM; "
+	    "echo first-line; while :; do sleep 0.1; done");
+	h_idstr(id, ids, sizeof ids);
+	cr_assert_eq(h_cli_start(&p, H_ARGS("logs", "-f", ids)), 0, "logs -f");
+	cr_assert_gt(h_run_out_until(&p, &b, 0, "first-line", H_WAIT_BOUND),
+	    0, "logs -f over ssh never showed first-line: \"%s\"", b.p);
+	h_cli_exit(&r, 0, H_ARGS("signal", ids, "TERM"));
+	h_run_free(&r);
+	h_run_wait(&p, H_WAIT_BOUND);
+	cr_assert_eq(p.res.code, 0, "logs -f: exit %d (%s)", p.res.code,
+	    p.res.err);
+	cr_assert(strstr(p.res.out, "last-line") != NULL, "logs -f ended "
+	    "without last-line: \"%s\"", p.res.out);
+	h_run_free(&p.res);
+	free(b.p);
+	h_cli(&r, H_ARGS("launch", "--wait", "--kind", "exec", "--", "sh",
+	    "-c", "exit 7"));
+	cr_assert_eq(r.code, 7, "launch --wait over ssh: exit %d (%s)", r.code,
+	    r.err);
+	h_run_free(&r);
+}
+
+/* A gdb session over ssh: exec, halt, break, resume, eval, mem, regs, wait-stop, reset, load. */
+Test(ssh, every_command_on_a_gdb_session)
+{
+	struct h_ssh *s;
+	struct h_res r;
+	char ids[32], url[sizeof s->url + 16];
+	long id;
+
+	s = ssh_setup();
+	id = h_cli_launch(H_ARGS("--kind", "gdb", "-x", "run", "--",
+	    h_ctx_fixture("FIX_TALLY"), "20000"));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert(h_cli_wait_status(id, "target.state", "running",
+	    H_WAIT_BOUND), "session %s: its target never ran", ids);
+	ssh_says("stopped", H_ARGS("halt", "--timeout", SSH_BOUND, ids));
+	ssh_says("breakpoint ", H_ARGS("break", ids, "tally_write"));
+	ssh_says("tally_write", H_ARGS("resume", "--wait", "--timeout",
+	    SSH_BOUND, ids));
+	ssh_says("tally_write", H_ARGS("wait-stop", "--timeout", SSH_BOUND,
+	    ids));
+	ssh_says("2", H_ARGS("eval", ids, "1", "+", "1"));
+	ssh_says(": ", H_ARGS("mem", ids, "&len", "8"));
+	ssh_says("0x", H_ARGS("regs", ids));
+	ssh_says("tally_write", H_ARGS("exec", "--timeout", SSH_BOUND, ids,
+	    "--", "bt", "1"));
+	ssh_says("by reset", H_ARGS("reset", "--halt", "--timeout", SSH_BOUND,
+	    ids));
+	h_cli_exit(&r, 1, H_ARGS("load", ids));
+	cr_assert(strstr(r.err, "cannot load") != NULL, "load: \"%s\"", r.err);
+	h_run_free(&r);
+	ssh_says("gdb", H_ARGS("mi", "--version"));
+	/* The front end's gdb: --connect takes ssh:// and beats DBGCTL_HOST. */
+	snprintf(url, sizeof url, "--connect=%s", s->url);
+	h_ctx_env_add("DBGCTL_HOST=tcp:127.0.0.1:1");
+	h_run(&r, H_RUN_BOUND, H_ARGS(h_ctx_fixture("DBGCTL_GDB_BIN"), url,
+	    "--version", ids));
+	cr_assert(r.code == 0 && strstr(r.out, "GNU gdb") != NULL,
+	    "dbgctl-gdb %s --version: exit %d, \"%s\" (%s)", url, r.code,
+	    r.out, r.err);
+	h_run_free(&r);
+}
+
+/* A lease ends when the ssh process that carries its connection is killed. */
+Test(ssh, a_lease_ends_when_ssh_is_killed)
+{
+	struct h_proc p;
+	char marker[64], ws[96];
+	pid_t child[4], sleeper;
+	int n;
+
+	ssh_setup();
+	h_marker_new("SSH_LEASE", marker, sizeof marker);
+	cr_assert_eq(h_cli_start(&p, H_ARGS("launch", "--lease", "--wait",
+	    "--kind", "exec", "--env", marker, "--", "sleep", "300")), 0,
+	    "launch --lease");
+	h_marker_wait(marker, "sleep", 1);
+	sleeper = h_marker_pid(marker, "sleep");
+	n = ssh_children(p.pid, "ssh", child, 4);
+	cr_assert_eq(n, 1, "the client (pid %d) has %d ssh children", p.pid,
+	    n);
+	cr_assert_eq(kill(child[0], SIGKILL), 0, "kill ssh");
+	h_run_wait(&p, H_WAIT_BOUND);
+	cr_assert_eq(p.res.code, 3, "launch --lease after ssh's death: %s "
+	    "(%s)", h_run_wstatus(p.res.status, ws, sizeof ws), p.res.err);
+	cr_assert(strstr(p.res.err, "killed by signal 9") != NULL, "stderr: "
+	    "\"%s\"", p.res.err);
+	h_run_free(&p.res);
+	cr_assert(h_wait_for(h_pid_tracked_gone, (struct h_tracked[]){
+	    { "sleep", sleeper, h_pid_start(sleeper) }, { NULL, 0, 0 } },
+	    H_WAIT_BOUND), "the leased session's sleep outlived ssh");
+}
+
+/* An unknown host key, and a changed one, fail fast; the check is never turned off. */
+Test(ssh, an_unknown_or_changed_host_key_fails_fast)
+{
+	struct h_ssh *s = ssh_setup();
+	char line[PATH_MAX + 256], key[PATH_MAX], known[PATH_MAX + 128], *pub;
+	struct h_res r;
+	FILE *f;
+
+	snprintf(line, sizeof line, "  UserKnownHostsFile %s/nothing-known",
+	    s->dir);
+	ssh_client_option(s, "  UserKnownHostsFile", line);
+	ssh_fails(s, "host key is unknown or has changed", H_ARGS("list"));
+	ssh_fails(s, "Host key verification failed", H_ARGS("list"));
+	/* Another key where the host's should be: a changed one. */
+	snprintf(key, sizeof key, "%s/impostor", s->dir);
+	h_run(&r, H_RUN_BOUND, H_ARGS("/usr/bin/ssh-keygen", "-q", "-t",
+	    "ed25519", "-N", "", "-f", key));
+	cr_assert_eq(r.code, 0, "ssh-keygen: %s", r.err);
+	h_run_free(&r);
+	strcat(key, ".pub");
+	pub = h_read_file(key, NULL);
+	cr_assert_not_null(pub, "%s", key);
+	*strchrnul(strchr(pub, ' ') + 1, ' ') = '\0';
+	snprintf(known, sizeof known, "%s/changed-hosts", s->dir);
+	f = fopen(known, "w");
+	cr_assert_not_null(f, "%s", known);
+	fprintf(f, "[127.0.0.1]:%d %s\n", s->port, pub);
+	fclose(f);
+	free(pub);
+	snprintf(line, sizeof line, "  UserKnownHostsFile %s", known);
+	ssh_client_option(s, "  UserKnownHostsFile", line);
+	ssh_fails(s, "host key is unknown or has changed", H_ARGS("list"));
+	ssh_fails(s, "has changed", H_ARGS("list"));
+}
+
+/* A key the host does not accept fails fast, never asking for a password. */
+Test(ssh, a_refused_key_fails_fast)
+{
+	struct h_ssh *s = ssh_setup();
+	char line[PATH_MAX + 64], key[PATH_MAX];
+	struct h_res r;
+
+	snprintf(key, sizeof key, "%s/other_key", s->dir);
+	h_run(&r, H_RUN_BOUND, H_ARGS("/usr/bin/ssh-keygen", "-q", "-t",
+	    "ed25519", "-N", "", "-f", key));
+	cr_assert_eq(r.code, 0, "ssh-keygen: %s", r.err);
+	h_run_free(&r);
+	snprintf(line, sizeof line, "  IdentityFile %s", key);
+	ssh_client_option(s, "  IdentityFile", line);
+	ssh_fails(s, "authentication refused", H_ARGS("list"));
+	ssh_fails(s, "Permission denied", H_ARGS("list"));
+}
+
+/* No dbgctl on the PATH the far side sees fails fast, saying so. */
+Test(ssh, a_missing_far_side_dbgctl_fails_fast)
+{
+	struct h_ssh *s;
+
+	h_daemon_fg();
+	s = h_ssh_start("/usr/bin:/bin");
+	h_ssh_use(s);
+	ssh_fails(s, "dbgctl is not installed on the host", H_ARGS("list"));
+	ssh_fails(s, "command not found", H_ARGS("ping"));
+}
+
+/* No ssh program, and no server on the port, fail fast, saying so. */
+Test(ssh, no_ssh_and_no_host_fail_fast)
+{
+	struct h_ssh *s = ssh_setup();
+
+	char kv[PATH_MAX + 64];
+
+	h_ctx_env_add("DBGCTL_SSH=/nonexistent/ssh");
+	ssh_fails(s, "cannot run /nonexistent/ssh", H_ARGS("list"));
+	snprintf(kv, sizeof kv, "DBGCTL_SSH=ssh -F %s", s->config);
+	h_ctx_env_add(kv);
+	h_ssh_stop();
+	ssh_fails(s, "host unreachable", H_ARGS("list"));
+}
+
+/* DBGCTL_SSH_COMMAND names the far side's command; -H on the line beats the environment; -H unix:PATH is -s; bad addresses are usage errors. */
+Test(ssh, the_remote_command_and_the_option)
+{
+	struct h_ssh *s = ssh_setup();
+	char kv[PATH_MAX + 64];
+	struct h_res r;
+
+	snprintf(kv, sizeof kv, "DBGCTL_SSH_COMMAND=%s dial-stdio", H->dbgctl);
+	h_ctx_env_add(kv);
+	h_ctx_env_add("DBGCTL_HOST=tcp:127.0.0.1:1");
+	ssh_says("pong", H_ARGS("-H", s->url, "ping"));
+	ssh_says("pong", H_ARGS("ping", "--host", s->url));
+	snprintf(kv, sizeof kv, "unix:%s", H->sock);
+	ssh_says("pong", H_ARGS("-H", kv, "ping"));
+	h_cli(&r, H_ARGS("-H", "ssh://-oProxyCommand=x/sock", "ping"));
+	cr_assert_eq(r.code, 2, "a host that is an option: exit %d", r.code);
+	cr_assert(strstr(r.err, "bad host name") != NULL, "\"%s\"", r.err);
+	h_run_free(&r);
+	h_cli(&r, H_ARGS("-H", "ssh://127.0.0.1:0", "ping"));
+	cr_assert_eq(r.code, 2, "port 0: exit %d", r.code);
+	h_run_free(&r);
+}
+
+/*
+ * dial-stdio starts the far daemon for a command that may (launch), not
+ * for ping (--no-start); by itself it bridges bytes and ends at EOF.
+ */
+Test(ssh, dial_stdio_starts_the_daemon_as_the_client_does)
+{
+	struct h_ssh *s = h_ssh_start(NULL);
+	struct h_res r;
+	long id;
+
+	h_ssh_use(s);
+	h_cli(&r, H_ARGS("ping"));
+	cr_assert_eq(r.code, 3, "ping with no daemon: exit %d", r.code);
+	cr_assert(strstr(r.err, "no daemon is running") != NULL, "\"%s\"",
+	    r.err);
+	h_run_free(&r);
+	cr_assert_lt(h_daemon_pid(), 0, "ping over ssh started a daemon");
+	id = h_cli_launch_sh(NULL, "sleep 300");
+	cr_assert_gt(id, 0, "launch");
+	cr_assert_gt(h_daemon_pid(), 0, "launch over ssh started no daemon");
+	h_ctx_env_add("DBGCTL_HOST=");
+	h_run_input(&r, H_RUN_BOUND, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"ping\"}\n", H_ARGS(H->dbgctl, "-s", H->sock,
+	    "dial-stdio"));
+	cr_assert_eq(r.code, 0, "dial-stdio: exit %d (%s)", r.code, r.err);
+	cr_assert(strstr(r.out, "\"pong\":true") != NULL, "dial-stdio gave "
+	    "\"%s\"", r.out);
+	h_run_free(&r);
+}
+
+/* Predicate: the daemon at the path arg answers a connection. */
+static bool
+ssh_other_listens(void *arg)
+{
+	struct h_conn c;
+
+	if (h_conn_open(&c, arg) != 0)
+		return false;
+	h_conn_close(&c);
+	return true;
+}
+
+/*
+ * dial-stdio reaches only the invoking user's own daemon: root, whom every
+ * daemon admits, is refused one that runs as nobody (uid 65534).
+ */
+Test(ssh, dial_stdio_refuses_another_users_daemon)
+{
+	char dir[512], sock[PATH_MAX], listen[PATH_MAX + 16];
+	char state[PATH_MAX];
+	struct h_res r;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root, to run a daemon as another user");
+	h_ctx_path(dir, sizeof dir, "other");
+	snprintf(sock, sizeof sock, "%s/sock", dir);
+	snprintf(state, sizeof state, "XDG_STATE_HOME=%s/state", dir);
+	snprintf(listen, sizeof listen, "unix:%s", sock);
+	cr_assert_eq(mkdir(dir, 0700), 0, "%s", dir);
+	cr_assert(chown(dir, 65534, 65534) == 0 && chmod(H->dir, 0711) == 0,
+	    "chown %s: %s", dir, strerror(errno));
+	h_ctx_env_add(state);
+	pid = fork();
+	cr_assert_neq(pid, -1, "fork");
+	if (pid == 0) {
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(126);
+		execve(H->dbgctld, (char *const *)H_ARGS(H->dbgctld,
+		    "--foreground", "--listen", listen), H->envp);
+		_exit(127);
+	}
+	cr_assert(h_wait_for(ssh_other_listens, sock, H_WAIT_BOUND),
+	    "the daemon of uid 65534 did not listen at %s", sock);
+	h_run_input(&r, H_RUN_BOUND, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"ping\"}\n", H_ARGS(H->dbgctl, "-s", sock,
+	    "dial-stdio", "--no-start"));
+	kill(pid, SIGTERM);
+	h_run_reap(pid, H_WAIT_BOUND);
+	cr_assert_eq(r.code, 3, "dial-stdio to uid 65534's daemon: exit %d "
+	    "(%s), output \"%s\"", r.code, r.err, r.out);
+	cr_assert(strstr(r.err, "runs as uid 65534") != NULL && r.out_len ==
+	    0, "stderr \"%s\", stdout \"%s\"", r.err, r.out);
+	h_run_free(&r);
+}
