@@ -12,9 +12,12 @@
 
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -606,18 +609,24 @@ ssh_send_fds(int sock, const char *line, const int *fds, int nfds)
 	    "sendmsg: %s", strerror(errno));
 }
 
-/* Whether the daemon closed sock within the bound (reading what comes first). */
+/* Whether the daemon closed sock (non-blocking) within the bound, reading what comes first. */
 static bool
 ssh_closed_by_daemon(int sock)
 {
-	struct timeval tv = { .tv_sec = H_WAIT_BOUND / 1000 };
+	struct pollfd pfd = { .fd = sock, .events = POLLIN };
 	char buf[4096];
 	ssize_t n;
+	int left = H_WAIT_BOUND;
 
-	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	while ((n = read(sock, buf, sizeof buf)) > 0)
-		continue;
-	return n == 0 || (n < 0 && errno == ECONNRESET);
+	while (left > 0) {
+		if (poll(&pfd, 1, 100) < 0 && errno != EINTR)
+			return false;
+		left -= 100;
+		n = read(sock, buf, sizeof buf);
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return true;
+	}
+	return false;
 }
 
 /* What ssh_fds_back waits for: the daemon's pid and its fd count. */
@@ -714,4 +723,77 @@ Test(ssh, passed_descriptors_are_never_kept_without_dial)
 	h_conn_close(&c);
 	close(pp[0]);
 	close(pp[1]);
+}
+
+/* Read one line from fd into buf (NUL-terminated); its length, 0 at EOF. */
+static size_t
+ssh_read_line(int fd, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len - 1 && read(fd, buf + n, 1) == 1)
+		if (buf[n++] == '\n')
+			break;
+	buf[n] = '\0';
+	return n;
+}
+
+/*
+ * A daemon from before dial, one connection long: it reads with read(2),
+ * which drops passed descriptors, answers dial "method not found", then
+ * pong to the next line. Runs in a child; never returns.
+ */
+static void __attribute__((noreturn))
+ssh_old_daemon(int lfd)
+{
+	static const char nodial[] = "{\"jsonrpc\":\"2.0\",\"id\":\"dial-stdio\","
+	    "\"error\":{\"code\":-32601,\"message\":\"no method \\\"dial\\\"\"}}\n";
+	static const char pong[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"result\":{\"pong\":true}}\n";
+	char line[4096];
+	int fd;
+
+	if ((fd = accept(lfd, NULL, NULL)) == -1)
+		_exit(1);
+	if (ssh_read_line(fd, line, sizeof line) == 0 ||
+	    strstr(line, "\"dial\"") == NULL ||
+	    write(fd, nodial, sizeof nodial - 1) != sizeof nodial - 1)
+		_exit(2);
+	if (ssh_read_line(fd, line, sizeof line) == 0 ||
+	    strstr(line, "\"ping\"") == NULL ||
+	    write(fd, pong, sizeof pong - 1) != sizeof pong - 1)
+		_exit(3);
+	_exit(0);
+}
+
+/* With a daemon that has no dial, dial-stdio copies bytes as it always did. */
+Test(ssh, dial_stdio_copies_for_a_daemon_without_dial)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char path[256];
+	struct h_res r;
+	pid_t pid;
+	int lfd, st;
+
+	h_ctx_path(path, sizeof path, "old.sock");
+	cr_assert_lt(strlen(path), sizeof sa.sun_path, "%s: too long", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert(lfd != -1 && bind(lfd, (struct sockaddr *)&sa, sizeof sa) ==
+	    0 && listen(lfd, 4) == 0, "listen %s: %s", path, strerror(errno));
+	pid = fork();
+	cr_assert_neq(pid, -1, "fork");
+	if (pid == 0)
+		ssh_old_daemon(lfd);
+	close(lfd);
+	h_ctx_env_add("DBGCTL_HOST=");
+	h_run_input(&r, H_RUN_BOUND, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"ping\"}\n", H_ARGS(H->dbgctl, "-s", path,
+	    "dial-stdio", "--no-start"));
+	cr_assert_eq(r.code, 0, "dial-stdio: exit %d (%s)", r.code, r.err);
+	cr_assert(strstr(r.out, "\"pong\":true") != NULL && strstr(r.out,
+	    "dial") == NULL, "dial-stdio gave \"%s\"", r.out);
+	h_run_free(&r);
+	cr_assert(h_run_waitpid(pid, H_WAIT_BOUND, &st) && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 0, "the old daemon: status %#x", st);
 }
