@@ -588,7 +588,7 @@ static void
 ssh_send_fds(int sock, const char *line, const int *fds, int nfds)
 {
 	union {
-		char buf[CMSG_SPACE(8 * sizeof(int))];
+		char buf[CMSG_SPACE(128 * sizeof(int))];
 		struct cmsghdr align;
 	} ctl;
 	struct iovec iov = { (void *)line, strlen(line) };
@@ -647,7 +647,8 @@ ssh_fds_back(void *arg)
 
 /*
  * A local peer cannot make the daemon keep descriptors: fds passed with a
- * request other than dial, more than two, or after the first request
+ * request other than dial, more than two (a hundred), after the first
+ * request, or ones that are not pipes or sockets
  * drop the connection, and the daemon's count is back where it was; dial
  * without fds is refused and the connection goes on.
  */
@@ -659,7 +660,7 @@ Test(ssh, passed_descriptors_are_never_kept_without_dial)
 	    "\"method\":\"dial\"}\n";
 	struct ssh_fd_count count;
 	struct h_conn c, raw;
-	int pp[2], fds[4], sock, fdv[H_MAXFDS];
+	int pp[2], fds[4], many[100], sock, fdv[H_MAXFDS], i;
 	json_t *r;
 
 	h_daemon_fg();
@@ -690,6 +691,16 @@ Test(ssh, passed_descriptors_are_never_kept_without_dial)
 	h_conn_close(&raw);
 	cr_assert(h_wait_for(ssh_fds_back, &count, H_WAIT_BOUND),
 	    "three fds: the daemon kept them");
+
+	/* A hundred beside dial: more than libuv's 64 a message, truncated. */
+	for (i = 0; i < 100; i++)
+		many[i] = pp[i % 2];
+	sock = ssh_unix_connect(&raw);
+	ssh_send_fds(sock, dial, many, 100);
+	cr_assert(ssh_closed_by_daemon(sock), "a hundred fds: kept open");
+	h_conn_close(&raw);
+	cr_assert(h_wait_for(ssh_fds_back, &count, H_WAIT_BOUND),
+	    "a hundred fds: the daemon kept them");
 
 	/* Two beside dial, after a first request. */
 	sock = ssh_unix_connect(&raw);
