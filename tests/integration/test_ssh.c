@@ -648,9 +648,9 @@ ssh_fds_back(void *arg)
 /*
  * A local peer cannot make the daemon keep descriptors: fds passed with a
  * request other than dial, more than two (a hundred), after the first
- * request, or ones that are not pipes or sockets
- * drop the connection, and the daemon's count is back where it was; dial
- * without fds is refused and the connection goes on.
+ * request, or ones that are not pipes or sockets drop the connection, and
+ * the daemon's count is back where it was; dial without fds is refused
+ * and the connection goes on.
  */
 Test(ssh, passed_descriptors_are_never_kept_without_dial)
 {
