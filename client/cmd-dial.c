@@ -1,15 +1,21 @@
 /*
- * dial-stdio: this process's stdin and stdout bridged, byte for byte, to
- * the daemon's socket on this host; what ssh runs for a client of
- * ssh://HOST, as `docker system dial-stdio` is for DOCKER_HOST=ssh://.
+ * dial-stdio: this process's stdin and stdout handed to the daemon on this
+ * host, which then reads and writes them itself (or, with a daemon that
+ * cannot, bridged byte for byte to its socket); what ssh runs for a client
+ * of ssh://HOST, as `docker system dial-stdio` is for DOCKER_HOST=ssh://.
  */
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "dbgctl.h"
 
@@ -32,7 +38,123 @@ cmd_dial_check_peer(struct client *c)
 		    (long)getuid());
 }
 
-/* dial-stdio: connect to the local daemon, then copy both ways until either ends. */
+/* Whether fd is a pipe or a socket, which the daemon may serve itself. */
+static bool
+cmd_dial_passable(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) ||
+	    S_ISSOCK(st.st_mode));
+}
+
+/* Send the dial request with stdin and stdout beside it (SCM_RIGHTS); -1 if not sent. */
+static int
+cmd_dial_send(int sock)
+{
+	static const char	 line[] = "{\"jsonrpc\":\"2.0\",\"id\":"
+	    "\"dial-stdio\",\"method\":\"dial\"}\n";
+	union {
+		char		buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr	align;
+	}			 ctl;
+	struct iovec		 iov = { (void *)line, sizeof line - 1 };
+	struct msghdr		 msg = { 0 };
+	struct cmsghdr		*cm;
+	int			 fds[2] = { STDIN_FILENO, STDOUT_FILENO };
+	ssize_t			 n;
+
+	memset(&ctl, 0, sizeof ctl);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = ctl.buf;
+	msg.msg_controllen = sizeof ctl.buf;
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof fds);
+	memcpy(CMSG_DATA(cm), fds, sizeof fds);
+	while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) == -1 && errno == EINTR)
+		continue;
+	return n == (ssize_t)iov.iov_len ? 0 : -1;
+}
+
+/*
+ * Read the dial reply a byte at a time, so that nothing after it is taken
+ * from a daemon that refused; whether it took stdin and stdout.
+ */
+static bool
+cmd_dial_reply(struct client *c)
+{
+	char	 line[4096];
+	size_t	 len = 0;
+	ssize_t	 n;
+	json_t	*reply;
+	bool	 dialed;
+
+	while (len < sizeof line - 1) {
+		n = read(c->fd, line + len, 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			client_fatal("lost connection to the daemon%s%s",
+			    n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
+		if (line[len++] == '\n')
+			break;
+	}
+	line[len] = '\0';
+	if ((reply = json_loads(line, 0, NULL)) == NULL)
+		client_fatal("reply from the daemon not understood");
+	dialed = json_is_true(json_object_get(json_object_get(reply,
+	    "result"), "dialed"));
+	json_decref(reply);
+	return dialed;
+}
+
+/*
+ * The daemon serves stdin and stdout now: let go of them, so that ssh's
+ * pipes end when the daemon closes its copies, and wait for the daemon to
+ * close the socket, which ends the connection.
+ */
+static int
+cmd_dial_wait(int sock)
+{
+	char	buf[256];
+	ssize_t	n;
+	int	null;
+
+	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
+		client_fatal("/dev/null: %s", strerror(errno));
+	if (dup2(null, STDIN_FILENO) == -1 || dup2(null, STDOUT_FILENO) == -1)
+		client_fatal("dup2: %s", strerror(errno));
+	close(null);
+	while ((n = read(sock, buf, sizeof buf)) != 0)
+		if (n < 0 && errno != EINTR)
+			break;
+	return EXIT_OK;
+}
+
+/*
+ * Hand stdin and stdout to the daemon, which then reads and writes them
+ * itself: no copy through this process. 0 once it took them; -1 from a
+ * daemon without dial, for the caller to copy as before.
+ */
+static int
+cmd_dial_pass(struct client *c)
+{
+	if (!cmd_dial_passable(STDIN_FILENO) ||
+	    !cmd_dial_passable(STDOUT_FILENO))
+		return -1;
+	if (cmd_dial_send(c->fd) != 0)
+		client_fatal("lost connection to the daemon: %s",
+		    strerror(errno));
+	return cmd_dial_reply(c) ? 0 : -1;
+}
+
+/*
+ * dial-stdio: connect to the local daemon and hand it stdin and stdout;
+ * with a daemon that cannot take them, copy both ways until either ends.
+ */
 static int
 cmd_dial_stdio_exec(struct cmd *self, struct client *c)
 {
@@ -43,6 +165,8 @@ cmd_dial_stdio_exec(struct cmd *self, struct client *c)
 		c->autostart = 0;
 	client_connect(c);
 	cmd_dial_check_peer(c);
+	if (cmd_dial_pass(c) == 0)
+		return cmd_dial_wait(c->fd);
 	return pump_run(c->fd, 1);
 }
 

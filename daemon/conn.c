@@ -10,7 +10,6 @@
 
 #include "daemon.h"
 
-static void	conn_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
 static void	conn_keep(struct conn *, const char *, size_t);
 static void	conn_again_add(struct conn *);
 static void	conn_again_remove(struct conn *);
@@ -59,11 +58,28 @@ conn_hook_remove(struct conn *c, conn_hook_cb cb, void *arg)
 	}
 }
 
-/* Free a connection once libuv is done with its handle. */
-static void
+/* Free a connection once libuv is done with the last of its handles. */
+void
 conn_free_cb(uv_handle_t *h)
 {
-	free(h->data);
+	struct conn *c = h->data;
+
+	if (--c->nhandles == 0)
+		free(c);
+}
+
+/* The stream the connection reads: its socket, or the stdin dial passed. */
+uv_stream_t *
+conn_in(struct conn *c)
+{
+	return c->rd;
+}
+
+/* The stream the connection writes: its socket, or the stdout dial passed. */
+uv_stream_t *
+conn_out(struct conn *c)
+{
+	return c->wr;
 }
 
 /* Close now: queued writes are dropped; the mode lets go of its state. */
@@ -87,6 +103,8 @@ conn_close(struct conn *c)
 		h->cb(c, h->arg);
 		free(h);
 	}
+	dial_close(c);
+	c->nhandles++;
 	uv_close((uv_handle_t *)&c->h, conn_free_cb);
 }
 
@@ -125,6 +143,7 @@ conn_drop(struct conn *c)
 	if (c->closing || c->dropped)
 		return;
 	c->dropped = true;
+	uv_read_stop(conn_in(c));
 	uv_read_stop((uv_stream_t *)&c->h);
 	conn_sweep_soon();
 }
@@ -149,10 +168,11 @@ conn_finish(struct conn *c)
 	if (c->closing || c->finishing || c->dropped)
 		return;
 	c->finishing = true;
-	uv_read_stop((uv_stream_t *)&c->h);
+	uv_read_stop(conn_in(c));
 	req = xmalloc(sizeof *req);
 	req->data = c;
-	if (uv_shutdown(req, (uv_stream_t *)&c->h, conn_shutdown_cb) != 0) {
+	/* A pipe has no shutdown(2): it fails once the queue is out, and closes. */
+	if (uv_shutdown(req, conn_out(c), conn_shutdown_cb) != 0) {
 		free(req);
 		conn_close(c);
 	}
@@ -172,7 +192,7 @@ conn_close_all(void)
 size_t
 conn_queued(struct conn *c)
 {
-	return stream_queued((uv_stream_t *)&c->h);
+	return stream_queued(conn_out(c));
 }
 
 /* A queued write is out (or failed: the client is gone). */
@@ -198,6 +218,9 @@ conn_peer_closed(struct conn *c)
 	struct pollfd	pfd;
 	uv_os_fd_t	fd;
 
+	/* Over dial's pipes, stdin's end is a half close unless stdout's reader went. */
+	if (c->dialed)
+		return dial_out_gone(c);
 	/* TCP sends the same FIN for close(2) and shutdown(2): a half close. */
 	if (c->h.handle.type != UV_NAMED_PIPE ||
 	    uv_fileno(&c->h.handle, &fd) != 0)
@@ -222,7 +245,7 @@ conn_send_raw(struct conn *c, const char *data, size_t len)
 {
 	if (c->closing || c->dropped || len == 0)
 		return;
-	if (stream_write((uv_stream_t *)&c->h, data, len, conn_written,
+	if (stream_write(conn_out(c), data, len, conn_written,
 	    c) < 0)
 		conn_drop(c);
 }
@@ -287,7 +310,7 @@ conn_pause(struct conn *c)
 		return;
 	c->paused = true;
 	conn_again_remove(c);
-	uv_read_stop((uv_stream_t *)&c->h);
+	uv_read_stop(conn_in(c));
 	/* Nobody reads a dropped one's replies: what it left waits for nothing. */
 	if (c->dropped)
 		conn_sweep_soon();
@@ -303,7 +326,7 @@ conn_resume(struct conn *c)
 	if (c->in != NULL)
 		conn_again_add(c);
 	else
-		uv_read_start((uv_stream_t *)&c->h, loop_alloc_cb, conn_read_cb);
+		uv_read_start(conn_in(c), loop_alloc_cb, conn_read_cb);
 }
 
 /*
@@ -337,7 +360,7 @@ conn_keep(struct conn *c, const char *data, size_t len)
 	c->in = xmalloc(len);
 	memcpy(c->in, data, len);
 	c->inlen = len;
-	uv_read_stop((uv_stream_t *)&c->h);
+	uv_read_stop(conn_in(c));
 	if (!c->paused)
 		conn_again_add(c);
 }
@@ -357,7 +380,7 @@ conn_again(struct conn *c)
 		conn_sweep_soon();
 	if (c->in == NULL && !c->paused && !c->closing && !c->finishing &&
 	    !c->dropped && !c->eof)
-		uv_read_start((uv_stream_t *)&c->h, loop_alloc_cb, conn_read_cb);
+		uv_read_start(conn_in(c), loop_alloc_cb, conn_read_cb);
 }
 
 /*
@@ -418,12 +441,19 @@ conn_set_mode(struct conn *c, const struct conn_mode *mode, void *data)
 	c->mode_data = data;
 }
 
-/* Feed what the client sent to its mode; what follows a switch goes to the next. */
-static void
+/*
+ * Feed what the client sent to its mode; what follows a switch goes to the
+ * next. Descriptors passed with it are dial's to take, with the request.
+ */
+void
 conn_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
 	struct conn	*c = st->data;
 
+	if (dial_take(c) != 0) {
+		conn_drop(c);
+		return;
+	}
 	if (nread == 0)
 		return;
 	if (nread < 0) {
@@ -443,6 +473,9 @@ conn_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 		return;
 	}
 	conn_feed(c, buf->base, nread);
+	c->fed = true;
+	if (dial_untaken(c))
+		conn_drop(c);
 }
 
 /*
@@ -464,7 +497,7 @@ conn_refuse(struct conn *c, int code, const char *why)
 	if (line == NULL)
 		log_fatal("cannot write a refusal");
 	buf = uv_buf_init(line, len);
-	if (uv_try_write((uv_stream_t *)&c->h, &buf, 1) == (int)len) {
+	if (uv_try_write(conn_out(c), &buf, 1) == (int)len) {
 		free(line);
 		conn_close(c);
 		return;
@@ -502,11 +535,13 @@ conn_accept(struct listener *l)
 	struct conn		*c = xcalloc(1, sizeof *c);
 	struct rpc_error	 err;
 
+	/* ipc: libuv reads with recvmsg and keeps what dial-stdio passes. */
 	if (l->tcp)
 		uv_tcp_init(dmn.loop, &c->h.tcp);
 	else
-		uv_pipe_init(dmn.loop, &c->h.pipe, 0);
+		uv_pipe_init(dmn.loop, &c->h.pipe, 1);
 	c->h.handle.data = c;
+	c->rd = c->wr = (uv_stream_t *)&c->h;
 	c->serial = ++serial;
 	TAILQ_INSERT_TAIL(&dmn.conns, c, entry);
 	conn_set_mode(c, l->mode, l->mode->open != NULL ? l->mode->open() :
@@ -521,5 +556,5 @@ conn_accept(struct listener *l)
 		conn_refuse(c, err.code, err.message);
 		return;
 	}
-	uv_read_start((uv_stream_t *)&c->h, loop_alloc_cb, conn_read_cb);
+	uv_read_start(conn_in(c), loop_alloc_cb, conn_read_cb);
 }

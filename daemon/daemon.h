@@ -1445,6 +1445,13 @@ struct conn {
 	struct method_expect_cursor *cursors;	/* method-expect.c */
 	size_t			 ncursors;
 	unsigned		 nexpects;	/* its expects that wait */
+	uv_stream_t		*rd;		/* conn_in: what it reads */
+	uv_stream_t		*wr;		/* conn_out: where it writes */
+	bool			 fed;		/* has read from its socket */
+	unsigned		 nhandles;	/* open: freed once none is */
+	uv_pipe_t		 fds[2];	/* dial.c: stdin, stdout passed */
+	unsigned		 nfds;		/* of those, taken */
+	bool			 dialed;	/* served from them */
 };
 
 void	 conn_accept(struct listener *);
@@ -1463,6 +1470,21 @@ void	 conn_close(struct conn *);
 void	 conn_close_all(void);
 void	 conn_hook_add(struct conn *, conn_hook_cb, void *arg);
 void	 conn_hook_remove(struct conn *, conn_hook_cb, void *arg);
+uv_stream_t *conn_in(struct conn *);
+uv_stream_t *conn_out(struct conn *);
+void	 conn_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
+void	 conn_free_cb(uv_handle_t *);
+
+/* dial.c: a connection served from the stdin and stdout dial-stdio passed. */
+/* The descriptors a connection may pass: dial-stdio's stdin and stdout. */
+#define DIAL_FDS 2
+
+int	 dial_take(struct conn *);
+bool	 dial_untaken(struct conn *);
+int	 dial_check(struct conn *, struct rpc_error *);
+void	 dial_start(struct conn *);
+bool	 dial_out_gone(struct conn *);
+void	 dial_close(struct conn *);
 
 /* lease.c: sessions that live as long as the connection that launched them. */
 void	 lease_add(struct session *, struct conn *, long grace_ms);

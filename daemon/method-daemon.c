@@ -1,4 +1,4 @@
-/* The daemon methods: hello, ping, subscribe, unsubscribe and shutdown. */
+/* The daemon methods: hello, ping, dial, subscribe, unsubscribe and shutdown. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -60,6 +60,33 @@ static const struct method method_ping = {
 	.name = "ping",
 	.flags = METHOD_WHILE_SHUTDOWN,
 	.exec = method_ping_exec,
+};
+
+/*
+ * dial: serve this connection from the stdin and stdout passed with the
+ * request (dial-stdio's, from sshd). The reply goes on the socket, the
+ * replies to what follows on the stdout passed.
+ */
+static enum method_return
+method_dial_exec(struct request *req)
+{
+	struct conn		*c = req->conn;
+	struct rpc_error	 err;
+	enum method_return	 rv;
+
+	memset(&err, 0, sizeof err);
+	if (dial_check(c, &err) != 0)
+		return request_fail(req, &err);
+	/* Answered on the socket, before the switch. */
+	rv = request_done(req, json_pack("{s:b}", "dialed", 1));
+	dial_start(c);
+	return rv;
+}
+
+static const struct method method_dial = {
+	.name = "dial",
+	.flags = METHOD_ALONE,
+	.exec = method_dial_exec,
 };
 
 /*
@@ -236,6 +263,7 @@ static const struct method method_shutdown = {
 const struct method *const method_daemon[] = {
 	&method_hello,
 	&method_ping,
+	&method_dial,
 	&method_subscribe,
 	&method_unsubscribe,
 	&method_shutdown,

@@ -10,9 +10,14 @@
 
 #include <criterion/criterion.h>
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -464,4 +469,342 @@ Test(ssh, dial_stdio_refuses_another_users_daemon)
 	cr_assert(strstr(r.err, "runs as uid 65534") != NULL && r.out_len ==
 	    0, "stderr \"%s\", stdout \"%s\"", r.err, r.out);
 	h_run_free(&r);
+}
+
+/* Predicate of h_pid_scan: a dbgctl (dial-stdio) whose parent is an sshd. */
+static bool
+ssh_is_dial(pid_t pid, void *arg)
+{
+	char comm[64];
+
+	(void)arg;
+	h_pid_comm(pid, comm, sizeof comm);
+	if (strcmp(comm, "dbgctl") != 0)
+		return false;
+	h_pid_comm(h_pid_ppid(pid), comm, sizeof comm);
+	return strcmp(comm, "sshd") == 0;
+}
+
+/* The pipes pid holds, as "pipe:[INODE]" targets into out; how many. */
+static int
+ssh_pipes(pid_t pid, char (*out)[PATH_MAX], int max)
+{
+	char (*target)[PATH_MAX] = calloc(H_MAXFDS, PATH_MAX);
+	int fds[H_MAXFDS], n, i, k = 0;
+
+	cr_assert_not_null(target);
+	n = h_pid_fds(pid, fds, target, H_MAXFDS);
+	for (i = 0; i < n && k < max; i++)
+		if (strncmp(target[i], "pipe:", 5) == 0)
+			snprintf(out[k++], PATH_MAX, "%s", target[i]);
+	free(target);
+	return k;
+}
+
+/* How many of the pipes in a (na) are in b (nb). */
+static int
+ssh_pipes_shared(char (*a)[PATH_MAX], int na, char (*b)[PATH_MAX], int nb)
+{
+	int i, j, n = 0;
+
+	for (i = 0; i < na; i++)
+		for (j = 0; j < nb; j++)
+			if (strcmp(a[i], b[j]) == 0) {
+				n++;
+				break;
+			}
+	return n;
+}
+
+/* Where fd of pid points, into buf. */
+static const char *
+ssh_fd_target(pid_t pid, int fd, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t l;
+
+	snprintf(path, sizeof path, "/proc/%d/fd/%d", pid, fd);
+	l = readlink(path, buf, len - 1);
+	buf[l > 0 ? l : 0] = '\0';
+	return buf;
+}
+
+/*
+ * No process copies between ssh and the daemon: dial-stdio hands sshd's
+ * pipes to the daemon, keeps none of them (its stdin and stdout are
+ * /dev/null), and the daemon holds the pipes sshd holds the other ends of;
+ * requests and replies go through them, and dial-stdio ends with ssh.
+ */
+Test(ssh, the_daemon_reads_and_writes_sshs_pipes_itself)
+{
+	static char sshd_p[64][PATH_MAX], dmn_p[64][PATH_MAX];
+	struct h_tracked dial[2] = { { NULL, 0, 0 }, { NULL, 0, 0 } };
+	struct h_proc p;
+	char marker[64], t0[PATH_MAX], t1[PATH_MAX];
+	pid_t pid, sshd, child[4];
+	int n, shared;
+
+	ssh_setup();
+	h_marker_new("SSH_DIAL", marker, sizeof marker);
+	cr_assert_eq(h_cli_start(&p, H_ARGS("launch", "--lease", "--wait",
+	    "--kind", "exec", "--env", marker, "--", "sleep", "300")), 0,
+	    "launch --lease");
+	/* The reply to launch --wait came back through the pipes. */
+	h_marker_wait(marker, "sleep", 1);
+	n = h_pid_scan(ssh_is_dial, NULL, &pid, 1);
+	cr_assert_eq(n, 1, "no dial-stdio under sshd");
+	h_pid_track(&dial[0], "dial-stdio", pid);
+	ssh_fd_target(pid, 0, t0, sizeof t0);
+	ssh_fd_target(pid, 1, t1, sizeof t1);
+	cr_assert(strcmp(t0, "/dev/null") == 0 && strcmp(t1, "/dev/null") ==
+	    0, "dial-stdio still holds stdin %s, stdout %s", t0, t1);
+	sshd = h_pid_ppid(pid);
+	n = ssh_pipes(sshd, sshd_p, 64);
+	shared = ssh_pipes_shared(sshd_p, n, dmn_p, ssh_pipes(h_daemon_pid(),
+	    dmn_p, 64));
+	cr_assert_geq(shared, 2, "the daemon holds %d of sshd's %d pipes",
+	    shared, n);
+	ssh_says("\"pong\"", H_ARGS("--json", "ping"));
+	n = ssh_children(p.pid, "ssh", child, 4);
+	cr_assert_eq(n, 1, "the client (pid %d) has %d ssh children", p.pid,
+	    n);
+	cr_assert_eq(kill(child[0], SIGKILL), 0, "kill ssh");
+	h_run_wait(&p, H_WAIT_BOUND);
+	h_run_free(&p.res);
+	cr_assert(h_wait_for(h_pid_tracked_gone, dial, H_WAIT_BOUND),
+	    "dial-stdio outlived its ssh");
+}
+
+/* Connect to the daemon's socket (asserted); the socket. */
+static int
+ssh_unix_connect(struct h_conn *c)
+{
+	cr_assert_eq(h_conn_open(c, H->sock), 0, "connect %s", H->sock);
+	return c->fd;
+}
+
+/* Send line with nfds descriptors beside it (SCM_RIGHTS), asserted. */
+static void
+ssh_send_fds(int sock, const char *line, const int *fds, int nfds)
+{
+	union {
+		char buf[CMSG_SPACE(128 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { (void *)line, strlen(line) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	memset(&ctl, 0, sizeof ctl);
+	if (nfds > 0) {
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
+	}
+	cr_assert_eq(sendmsg(sock, &msg, MSG_NOSIGNAL), (ssize_t)iov.iov_len,
+	    "sendmsg: %s", strerror(errno));
+}
+
+/* Whether the daemon closed sock (non-blocking) within the bound, reading what comes first. */
+static bool
+ssh_closed_by_daemon(int sock)
+{
+	struct pollfd pfd = { .fd = sock, .events = POLLIN };
+	char buf[4096];
+	ssize_t n;
+	int left = H_WAIT_BOUND;
+
+	while (left > 0) {
+		if (poll(&pfd, 1, 100) < 0 && errno != EINTR)
+			return false;
+		left -= 100;
+		n = read(sock, buf, sizeof buf);
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return true;
+	}
+	return false;
+}
+
+/* What ssh_fds_back waits for: the daemon's pid and its fd count. */
+struct ssh_fd_count {
+	pid_t	pid;
+	int	want;
+};
+
+/* Predicate: the daemon holds no more descriptors than it did. */
+static bool
+ssh_fds_back(void *arg)
+{
+	struct ssh_fd_count *f = arg;
+	int fds[H_MAXFDS];
+
+	return h_pid_fds(f->pid, fds, NULL, H_MAXFDS) <= f->want;
+}
+
+/*
+ * A local peer cannot make the daemon keep descriptors: fds passed with a
+ * request other than dial, more than two (a hundred), after the first
+ * request, or ones that are not pipes or sockets drop the connection, and
+ * the daemon's count is back where it was; dial without fds is refused
+ * and the connection goes on.
+ */
+Test(ssh, passed_descriptors_are_never_kept_without_dial)
+{
+	static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"ping\"}\n";
+	static const char dial[] = "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"dial\"}\n";
+	struct ssh_fd_count count;
+	struct h_conn c, raw;
+	int pp[2], fds[4], many[100], sock, fdv[H_MAXFDS], i;
+	json_t *r;
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	r = h_conn_call(&c, "ping", NULL, H_WAIT_BOUND);
+	cr_assert_not_null(r, "ping");
+	json_decref(r);
+	cr_assert_eq(pipe2(pp, O_CLOEXEC), 0, "pipe");
+	fds[0] = pp[0];
+	fds[1] = pp[1];
+	fds[2] = pp[0];
+	count.pid = h_daemon_pid();
+	count.want = h_pid_fds(count.pid, fdv, NULL, H_MAXFDS);
+	cr_assert_gt(count.want, 0, "the daemon's fds");
+
+	/* Beside a ping. */
+	sock = ssh_unix_connect(&raw);
+	ssh_send_fds(sock, ping, fds, 2);
+	cr_assert(ssh_closed_by_daemon(sock), "fds beside ping: kept open");
+	h_conn_close(&raw);
+	cr_assert(h_wait_for(ssh_fds_back, &count, H_WAIT_BOUND),
+	    "fds beside ping: the daemon kept them");
+
+	/* Three beside dial. */
+	sock = ssh_unix_connect(&raw);
+	ssh_send_fds(sock, dial, fds, 3);
+	cr_assert(ssh_closed_by_daemon(sock), "three fds: kept open");
+	h_conn_close(&raw);
+	cr_assert(h_wait_for(ssh_fds_back, &count, H_WAIT_BOUND),
+	    "three fds: the daemon kept them");
+
+	/* A hundred beside dial: more than libuv's 64 a message, truncated. */
+	for (i = 0; i < 100; i++)
+		many[i] = pp[i % 2];
+	sock = ssh_unix_connect(&raw);
+	ssh_send_fds(sock, dial, many, 100);
+	cr_assert(ssh_closed_by_daemon(sock), "a hundred fds: kept open");
+	h_conn_close(&raw);
+	cr_assert(h_wait_for(ssh_fds_back, &count, H_WAIT_BOUND),
+	    "a hundred fds: the daemon kept them");
+
+	/* Two beside dial, after a first request. */
+	sock = ssh_unix_connect(&raw);
+	ssh_send_fds(sock, ping, NULL, 0);
+	usleep(100 * 1000);
+	ssh_send_fds(sock, dial, fds, 2);
+	cr_assert(ssh_closed_by_daemon(sock), "fds after a request: kept open");
+	h_conn_close(&raw);
+	cr_assert(h_wait_for(ssh_fds_back, &count, H_WAIT_BOUND),
+	    "fds after a request: the daemon kept them");
+
+	/* Not pipes (a directory) beside dial. */
+	sock = ssh_unix_connect(&raw);
+	fds[3] = open("/", O_RDONLY | O_CLOEXEC);
+	cr_assert_neq(fds[3], -1, "open /");
+	ssh_send_fds(sock, dial, (int[]){ fds[3], fds[3] }, 2);
+	cr_assert(ssh_closed_by_daemon(sock), "a directory: kept open");
+	h_conn_close(&raw);
+	close(fds[3]);
+	cr_assert(h_wait_for(ssh_fds_back, &count, H_WAIT_BOUND),
+	    "a directory: the daemon kept it");
+
+	/* dial without fds: refused, the connection goes on. */
+	r = h_conn_call(&c, "dial", NULL, H_WAIT_BOUND);
+	cr_assert(r != NULL && json_object_get(r, "error") != NULL,
+	    "dial without fds was not refused");
+	json_decref(r);
+	r = h_conn_call(&c, "ping", NULL, H_WAIT_BOUND);
+	cr_assert_not_null(r, "ping after a refused dial");
+	json_decref(r);
+	h_conn_close(&c);
+	close(pp[0]);
+	close(pp[1]);
+}
+
+/* Read one line from fd into buf (NUL-terminated); its length, 0 at EOF. */
+static size_t
+ssh_read_line(int fd, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len - 1 && read(fd, buf + n, 1) == 1)
+		if (buf[n++] == '\n')
+			break;
+	buf[n] = '\0';
+	return n;
+}
+
+/*
+ * A daemon from before dial, one connection long: it reads with read(2),
+ * which drops passed descriptors, answers dial "method not found", then
+ * pong to the next line. Runs in a child; never returns.
+ */
+static void __attribute__((noreturn))
+ssh_old_daemon(int lfd)
+{
+	static const char nodial[] = "{\"jsonrpc\":\"2.0\",\"id\":\"dial-stdio\","
+	    "\"error\":{\"code\":-32601,\"message\":\"no method \\\"dial\\\"\"}}\n";
+	static const char pong[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"result\":{\"pong\":true}}\n";
+	char line[4096];
+	int fd;
+
+	if ((fd = accept(lfd, NULL, NULL)) == -1)
+		_exit(1);
+	if (ssh_read_line(fd, line, sizeof line) == 0 ||
+	    strstr(line, "\"dial\"") == NULL ||
+	    write(fd, nodial, sizeof nodial - 1) != sizeof nodial - 1)
+		_exit(2);
+	if (ssh_read_line(fd, line, sizeof line) == 0 ||
+	    strstr(line, "\"ping\"") == NULL ||
+	    write(fd, pong, sizeof pong - 1) != sizeof pong - 1)
+		_exit(3);
+	_exit(0);
+}
+
+/* With a daemon that has no dial, dial-stdio copies bytes as it always did. */
+Test(ssh, dial_stdio_copies_for_a_daemon_without_dial)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char path[256];
+	struct h_res r;
+	pid_t pid;
+	int lfd, st;
+
+	h_ctx_path(path, sizeof path, "old.sock");
+	cr_assert_lt(strlen(path), sizeof sa.sun_path, "%s: too long", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert(lfd != -1 && bind(lfd, (struct sockaddr *)&sa, sizeof sa) ==
+	    0 && listen(lfd, 4) == 0, "listen %s: %s", path, strerror(errno));
+	pid = fork();
+	cr_assert_neq(pid, -1, "fork");
+	if (pid == 0)
+		ssh_old_daemon(lfd);
+	close(lfd);
+	h_ctx_env_add("DBGCTL_HOST=");
+	h_run_input(&r, H_RUN_BOUND, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"ping\"}\n", H_ARGS(H->dbgctl, "-s", path,
+	    "dial-stdio", "--no-start"));
+	cr_assert_eq(r.code, 0, "dial-stdio: exit %d (%s)", r.code, r.err);
+	cr_assert(strstr(r.out, "\"pong\":true") != NULL && strstr(r.out,
+	    "dial") == NULL, "dial-stdio gave \"%s\"", r.out);
+	h_run_free(&r);
+	cr_assert(h_run_waitpid(pid, H_WAIT_BOUND, &st) && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 0, "the old daemon: status %#x", st);
 }

@@ -474,6 +474,9 @@ def drive(path, daemon):
     sub = Conn(path)
     c.call("hello")
     c.call("ping")
+    # dial's descriptors ride beside it (integ-ssh passes them): none is refused.
+    c.call("dial", expect="invalid_params", semantic=True,
+           desc="dial with no descriptors passed")
     c.call("list", desc="list with no session")
     # An exec session with a transport, its console and target subscribed.
     c.call("launch", {"kind": "exec", "name": "echo", "cwd": "/",
