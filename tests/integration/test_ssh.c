@@ -705,7 +705,10 @@ Test(ssh, passed_descriptors_are_never_kept_without_dial)
 	/* Two beside dial, after a first request. */
 	sock = ssh_unix_connect(&raw);
 	ssh_send_fds(sock, ping, NULL, 0);
-	usleep(100 * 1000);
+	/* Its answer: the daemon has read the first request. */
+	r = h_conn_reply(&raw, 1, H_WAIT_BOUND);
+	cr_assert_not_null(r, "no answer to the first request");
+	json_decref(r);
 	ssh_send_fds(sock, dial, fds, 2);
 	cr_assert(ssh_closed_by_daemon(sock), "fds after a request: kept open");
 	h_conn_close(&raw);
