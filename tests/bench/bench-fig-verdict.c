@@ -143,6 +143,7 @@ fig_verdict_run(struct bench *b, bool board)
 	struct samples	sd = { 0 }, sb = { 0 };
 	struct rpc	r;
 	double		d, t;
+	char		note[32];
 	int		run, rv = 0, runs = b->runs < 5 ? b->runs : 5;
 
 	if (board && b->board == NULL) {
@@ -161,9 +162,10 @@ fig_verdict_run(struct bench *b, bool board)
 		stat_add(&sb, t);
 	}
 	rpc_close(&r);
+	snprintf(note, sizeof note, "median of %d", runs);
 	if (rv == 0)
 		table_row("ms", stat_median(&sd), stat_median(&sb),
-		    TARGET(OVER_MAX, 200), "median of 5", "%s deadline expiry "
+		    TARGET(OVER_MAX, 200), note, "%s deadline expiry "
 		    "to its session.verdict [vs a halt of it]", board ?
 		    "board" : "native gdb");
 	stat_free(&sd);
