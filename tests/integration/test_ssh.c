@@ -646,6 +646,36 @@ ssh_fds_back(void *arg)
 }
 
 /*
+ * Send line with nfds descriptors on a new connection (after a first
+ * request with its answer, if after is set); assert the daemon drops the
+ * connection and its descriptor count comes back to count's.
+ */
+static void
+ssh_fds_refused(struct ssh_fd_count *count, const char *line, const int *fds,
+    int nfds, bool after, const char *what)
+{
+	static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"ping\"}\n";
+	struct h_conn	 raw;
+	json_t		*r;
+	int		 sock = ssh_unix_connect(&raw);
+
+	if (after) {
+		ssh_send_fds(sock, ping, NULL, 0);
+		/* Its answer: the daemon has read the first request. */
+		r = h_conn_reply(&raw, 1, H_WAIT_BOUND);
+		cr_assert_not_null(r, "%s: no answer to the first request",
+		    what);
+		json_decref(r);
+	}
+	ssh_send_fds(sock, line, fds, nfds);
+	cr_assert(ssh_closed_by_daemon(sock), "%s: kept open", what);
+	h_conn_close(&raw);
+	cr_assert(h_wait_for(ssh_fds_back, count, H_WAIT_BOUND),
+	    "%s: the daemon kept them", what);
+}
+
+/*
  * A local peer cannot make the daemon keep descriptors: fds passed with a
  * request other than dial, more than two (a hundred), after the first
  * request, or ones that are not pipes or sockets drop the connection, and
@@ -659,8 +689,8 @@ Test(ssh, passed_descriptors_are_never_kept_without_dial)
 	static const char dial[] = "{\"jsonrpc\":\"2.0\",\"id\":2,"
 	    "\"method\":\"dial\"}\n";
 	struct ssh_fd_count count;
-	struct h_conn c, raw;
-	int pp[2], fds[4], many[100], sock, fdv[H_MAXFDS], i;
+	struct h_conn c;
+	int pp[2], fds[4], many[100], fdv[H_MAXFDS], i;
 	json_t *r;
 
 	h_daemon_fg();
@@ -676,55 +706,19 @@ Test(ssh, passed_descriptors_are_never_kept_without_dial)
 	count.want = h_pid_fds(count.pid, fdv, NULL, H_MAXFDS);
 	cr_assert_gt(count.want, 0, "the daemon's fds");
 
-	/* Beside a ping. */
-	sock = ssh_unix_connect(&raw);
-	ssh_send_fds(sock, ping, fds, 2);
-	cr_assert(ssh_closed_by_daemon(sock), "fds beside ping: kept open");
-	h_conn_close(&raw);
-	cr_assert(h_wait_for(ssh_fds_back, &count, H_WAIT_BOUND),
-	    "fds beside ping: the daemon kept them");
-
-	/* Three beside dial. */
-	sock = ssh_unix_connect(&raw);
-	ssh_send_fds(sock, dial, fds, 3);
-	cr_assert(ssh_closed_by_daemon(sock), "three fds: kept open");
-	h_conn_close(&raw);
-	cr_assert(h_wait_for(ssh_fds_back, &count, H_WAIT_BOUND),
-	    "three fds: the daemon kept them");
-
-	/* A hundred beside dial: more than libuv's 64 a message, truncated. */
+	ssh_fds_refused(&count, ping, fds, 2, false, "fds beside ping");
+	ssh_fds_refused(&count, dial, fds, 3, false, "three fds beside dial");
+	/* More than libuv's 64 a message: truncated. */
 	for (i = 0; i < 100; i++)
 		many[i] = pp[i % 2];
-	sock = ssh_unix_connect(&raw);
-	ssh_send_fds(sock, dial, many, 100);
-	cr_assert(ssh_closed_by_daemon(sock), "a hundred fds: kept open");
-	h_conn_close(&raw);
-	cr_assert(h_wait_for(ssh_fds_back, &count, H_WAIT_BOUND),
-	    "a hundred fds: the daemon kept them");
-
-	/* Two beside dial, after a first request. */
-	sock = ssh_unix_connect(&raw);
-	ssh_send_fds(sock, ping, NULL, 0);
-	/* Its answer: the daemon has read the first request. */
-	r = h_conn_reply(&raw, 1, H_WAIT_BOUND);
-	cr_assert_not_null(r, "no answer to the first request");
-	json_decref(r);
-	ssh_send_fds(sock, dial, fds, 2);
-	cr_assert(ssh_closed_by_daemon(sock), "fds after a request: kept open");
-	h_conn_close(&raw);
-	cr_assert(h_wait_for(ssh_fds_back, &count, H_WAIT_BOUND),
-	    "fds after a request: the daemon kept them");
-
-	/* Not pipes (a directory) beside dial. */
-	sock = ssh_unix_connect(&raw);
+	ssh_fds_refused(&count, dial, many, 100, false, "a hundred fds");
+	ssh_fds_refused(&count, dial, fds, 2, true, "fds after a request");
+	/* Not pipes: a directory. */
 	fds[3] = open("/", O_RDONLY | O_CLOEXEC);
 	cr_assert_neq(fds[3], -1, "open /");
-	ssh_send_fds(sock, dial, (int[]){ fds[3], fds[3] }, 2);
-	cr_assert(ssh_closed_by_daemon(sock), "a directory: kept open");
-	h_conn_close(&raw);
+	ssh_fds_refused(&count, dial, (int[]){ fds[3], fds[3] }, 2, false,
+	    "a directory");
 	close(fds[3]);
-	cr_assert(h_wait_for(ssh_fds_back, &count, H_WAIT_BOUND),
-	    "a directory: the daemon kept it");
 
 	/* dial without fds: refused, the connection goes on. */
 	r = h_conn_call(&c, "dial", NULL, H_WAIT_BOUND);
