@@ -76,12 +76,9 @@ static void
 hold_expired(void *arg)
 {
 	struct session	*s = arg;
-	char		*text;
 
-	xasprintf(&text, "hold: its time ran out; stopping the session");
-	log_info("session %lu: %s", s->id, text);
-	session_note(s, text);
-	free(text);
+	log_info("session %lu: its hold ran out; stopping it", s->id);
+	session_note(s, "hold: its time ran out; stopping the session");
 	hold_free(s);
 	if (s->state == S_STARTING || s->state == S_RUNNING)
 		session_stop(s, -1);

@@ -59,15 +59,22 @@ def _name(nodeid):
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid).strip("_")[-100:]
 
 
-def _bundle_path(config, item, sid, tar=False):
-    """Where the bundle of session sid goes for item, not yet taken."""
-    base = os.path.join(artifacts_dir(config), "%s-%s" % (_name(
-        item.nodeid), sid))
+def _bundle_path(config, nodeid, sid):
+    """Where the bundle of session sid goes for test nodeid, not yet
+    taken."""
+    base = os.path.join(artifacts_dir(config), "%s-%s" % (_name(nodeid),
+                                                          sid))
     path, n = base, 1
-    while os.path.lexists(path + (".tar.gz" if tar else "")):
+    while os.path.lexists(path):
         n += 1
         path = "%s.%d" % (base, n)
-    return path + (".tar.gz" if tar else "")
+    return path
+
+
+def _bundle(config, client, sid, nodeid):
+    """Have the daemon write session sid's bundle for nodeid; its path."""
+    return client.call("bundle", {"session": sid, "path": _bundle_path(
+        config, nodeid, sid)}, timeout=BUNDLE_TIMEOUT)["path"]
 
 
 def _commands(client, sid):
@@ -93,12 +100,9 @@ def on_failure(config, item, client, record, held):
         return lines
     if artifacts_dir(config) is not None:
         try:
-            res = client.call("bundle", {"session": sid, "path":
-                              _bundle_path(config, item, sid)},
-                              timeout=BUNDLE_TIMEOUT)
-            item.user_properties.append(("dbgctl_bundle_%s" % sid,
-                                         res["path"]))
-            lines += "bundle: %s\n" % res["path"]
+            path = _bundle(config, client, sid, item.nodeid)
+            item.user_properties.append(("dbgctl_bundle_%s" % sid, path))
+            lines += "bundle: %s\n" % path
         except Error as e:
             lines += "bundle: not written: %s\n" % e
     ttl = config.getoption("dbgctl_hold", None)
@@ -123,15 +127,8 @@ def bundle_interrupted(config, client, sid, nodeid):
     None."""
     if artifacts_dir(config) is None:
         return None
-
-    class _Item:
-        pass
-    item = _Item()
-    item.nodeid = nodeid + "-interrupted"
     try:
-        return client.call("bundle", {"session": sid, "path":
-                           _bundle_path(config, item, sid)},
-                           timeout=BUNDLE_TIMEOUT)["path"]
+        return _bundle(config, client, sid, nodeid + "-interrupted")
     except Error:
         return None
 
