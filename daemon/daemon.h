@@ -1194,6 +1194,8 @@ const char		*session_is(const struct session *);
 /* Patterns one expect tries, and bytes each may have. */
 #define EXPECT_PATTERNS_MAX 64
 #define EXPECT_PATTERN_MAX (64 * 1024)
+/* The compiled patterns of one connection's waiting expects (bytes). */
+#define EXPECT_PATTERN_CONN (16 * 1024 * 1024)
 /* Most bytes of `before` and of a timeout's `got` an answer carries. */
 #define EXPECT_BEFORE_MAX (256 * 1024)
 #define EXPECT_GOT_MAX (512 * 1024)
@@ -1228,7 +1230,26 @@ json_t			*expect_answer(struct expect *);
 json_t			*expect_got(struct expect *);
 void			 expect_failure(struct expect *, char *, size_t);
 uint64_t		 expect_next(struct expect *);
+size_t			 expect_cost(const struct expect *);
 void			 expect_free(struct expect *);
+
+/* pattern.c: compiled patterns, shared, bounded in memory and in work. */
+struct pattern;
+struct pattern		*pattern_get(const char *, size_t, uint32_t options,
+			    struct rpc_error *);
+void			 pattern_put(struct pattern *);
+size_t			 pattern_cost(const struct pattern *);
+uint32_t		 pattern_groups(const struct pattern *);
+uint32_t		 pattern_lookbehind(const struct pattern *);
+const char		*pattern_text(const struct pattern *);
+void			 pattern_names(const struct pattern *, uint32_t *,
+			    uint32_t *, const unsigned char **);
+void			 pattern_usage(size_t *, size_t *);
+void			 pattern_error(int, char *, size_t);
+int			 pattern_match(struct pattern *, const char *, size_t,
+			    size_t start, size_t last, uint32_t steps,
+			    uint32_t opts);
+const size_t		*pattern_ovector(void);
 
 /* session-stream.c: a session's streams by name. */
 void			 session_stream_init(struct session *);
@@ -1445,6 +1466,7 @@ struct conn {
 	struct method_expect_cursor *cursors;	/* method-expect.c */
 	size_t			 ncursors;
 	unsigned		 nexpects;	/* its expects that wait */
+	size_t			 pattern_bytes;	/* their compiled patterns' */
 	uv_stream_t		*rd;		/* conn_in: what it reads */
 	uv_stream_t		*wr;		/* conn_out: where it writes */
 	bool			 fed;		/* has read from its socket */

@@ -17,12 +17,21 @@
 #include "b64.h"
 #include "daemon.h"
 
-/* One compiled pattern, with its match data. */
-struct expect_pat {
-	pcre2_code		*code;
-	pcre2_match_data	*md;
-	uint32_t		 groups;	/* capturing groups */
-};
+/* Starts tried in one call, and backtracking steps from each, fast and slow. */
+#define EXPECT_STARTS		1024
+#define EXPECT_STEPS		1000
+#define EXPECT_SLOW_STARTS	8
+#define EXPECT_SLOW_STEPS	100000
+/* Bytes past the last start a call may look at first (doubled as needed). */
+#define EXPECT_REACH		(8 * 1024)
+/* Matching in one loop turn, and in the event that brought new output (ns). */
+#define EXPECT_TURN_NS		(5 * 1000 * 1000)
+#define EXPECT_INLINE_NS	(1000 * 1000)
+/* An expect's matching time: a first allowance, and more per 4 KiB taken in (ns). */
+#define EXPECT_BUDGET_NS	(250 * 1000 * 1000ULL)
+#define EXPECT_BUDGET_PER_4K	(1000 * 1000ULL)
+/* The failure of an expect that went past its budget (not PCRE2's). */
+#define EXPECT_OVER_BUDGET	1
 
 /*
  * One waiter: its stream, its patterns, the window of the stream it may
@@ -35,7 +44,7 @@ struct expect {
 	struct output		*o;
 	char			*stream;
 	uint64_t		 from;
-	struct expect_pat	 pats[EXPECT_PATTERNS_MAX];
+	struct pattern		*pats[EXPECT_PATTERNS_MAX];
 	size_t			 npats;
 	uint32_t		 lookbehind;	/* bytes kept before scan */
 	char			*buf;		/* the stream's bytes [base, fed) */
@@ -43,9 +52,17 @@ struct expect {
 	uint64_t		 base;
 	uint64_t		 fed;		/* the next byte to take in */
 	uint64_t		 scan;		/* where the next try starts */
+	uint64_t		 stalled;	/* fed when a partial match waited */
+	uint64_t		 slow_until;	/* starts before it are tried slowly */
+	size_t			 reach;		/* bytes a call looks past its starts */
 	size_t			 index;		/* the pattern that matched */
+	size_t			*ov;		/* its offsets */
 	bool			 matched;
-	int			 failed;	/* PCRE2's error, or 0 */
+	bool			 final;		/* no more bytes: no partial matching */
+	int			 failed;	/* why matching failed, or 0 */
+	uint64_t		 spent;		/* matching time (ns) */
+	uint64_t		 spent_by[EXPECT_PATTERNS_MAX];
+	uint64_t		 taken;		/* bytes taken in */
 	uint64_t		 deadline;	/* time ran out with this much in */
 	bool			 timed_out;
 	expect_cb		 cb;
@@ -54,6 +71,8 @@ struct expect {
 
 static TAILQ_HEAD(, expect) expect_busy = TAILQ_HEAD_INITIALIZER(expect_busy);
 static uv_idle_t *expect_idle;
+/* When the matching of this turn (or event) must stop (uv_hrtime). */
+static uint64_t expect_turn_end;
 
 static void	expect_idle_cb(uv_idle_t *);
 static void	expect_rest(struct expect *);
@@ -69,55 +88,50 @@ expect_new(struct session *s, const char *name, struct output *o,
 	e->o = o;
 	e->stream = xstrdup(name);
 	e->from = e->base = e->fed = e->scan = from;
+	e->stalled = UINT64_MAX;
+	e->reach = EXPECT_REACH;
 	e->lookbehind = 1;
 	session_ref(s);
 	return e;
 }
 
-/* PCRE2's words for error code rc. */
-static void
-expect_pcre_error(int rc, char *buf, size_t size)
-{
-	if (pcre2_get_error_message(rc, (PCRE2_UCHAR *)buf, size) < 0)
-		snprintf(buf, size, "PCRE2 error %d", rc);
-}
-
 /*
- * Compile pattern number npats (a literal if exact) with options; -1 with
- * the error set, naming the pattern and PCRE2's reason.
+ * Add pattern number npats (a literal if exact) with options, shared with
+ * other expects' identical ones; -1 with the error set, naming the
+ * pattern and PCRE2's reason or the cap.
  */
 int
 expect_add(struct expect *e, const char *pat, size_t len, bool exact,
     uint32_t options, struct rpc_error *err)
 {
-	struct expect_pat	*p = &e->pats[e->npats];
-	PCRE2_SIZE		 at;
-	uint32_t		 lb = 0;
-	char			 why[256];
-	int			 rc;
+	struct pattern	*p;
+	struct rpc_error why;
 
 	if (e->npats == EXPECT_PATTERNS_MAX)
 		log_fatal("more than %d patterns", EXPECT_PATTERNS_MAX);
 	/* Lines, dots and spaces mean nothing to a literal; PCRE2 refuses. */
 	if (exact)
 		options = (options & PCRE2_CASELESS) | PCRE2_LITERAL;
-	p->code = pcre2_compile((PCRE2_SPTR)pat, len, options, &rc, &at, NULL);
-	if (p->code == NULL) {
-		expect_pcre_error(rc, why, sizeof why);
-		rpc_error_set(err, RPC_INVALID_PARAMS, "pattern %zu: %s at "
-		    "offset %zu", e->npats, why, (size_t)at);
+	if ((p = pattern_get(pat, len, options, &why)) == NULL) {
+		rpc_error_set(err, why.code, "pattern %zu: %s", e->npats,
+		    why.message);
 		return -1;
 	}
-	/* The JIT is a speed-up: where it is refused, the interpreter matches. */
-	(void)pcre2_jit_compile(p->code, PCRE2_JIT_COMPLETE |
-	    PCRE2_JIT_PARTIAL_HARD);
-	p->md = pcre2_match_data_create_from_pattern(p->code, NULL);
-	(void)pcre2_pattern_info(p->code, PCRE2_INFO_CAPTURECOUNT, &p->groups);
-	(void)pcre2_pattern_info(p->code, PCRE2_INFO_MAXLOOKBEHIND, &lb);
-	if (lb > e->lookbehind)
-		e->lookbehind = lb;
-	e->npats++;
+	e->pats[e->npats++] = p;
+	if (pattern_lookbehind(p) > e->lookbehind)
+		e->lookbehind = pattern_lookbehind(p);
 	return 0;
+}
+
+/* The memory one connection is charged for e's patterns. */
+size_t
+expect_cost(const struct expect *e)
+{
+	size_t	n = 0, i;
+
+	for (i = 0; i < e->npats; i++)
+		n += pattern_cost(e->pats[i]);
+	return n;
 }
 
 /* Take the stream's bytes [fed, fed+n) into the window; false at a hole. */
@@ -133,6 +147,7 @@ expect_feed(struct expect *e, size_t n)
 	got = output_read(e->o, e->fed, e->buf + e->len, n);
 	e->len += got;
 	e->fed += got;
+	e->taken += got;
 	return got > 0;
 }
 
@@ -149,54 +164,183 @@ expect_skip(struct expect *e)
 		next = output_size(e->o);
 	e->len = 0;
 	e->base = e->fed = e->scan = next;
+	e->stalled = UINT64_MAX;
 }
 
-/*
- * Try every pattern from scan; true if one matched (the earliest start,
- * ties to the first pattern) and no partial match of another could still
- * come before it. Otherwise scan moves to where a match could still
- * begin: the earliest partial match, else the end.
- */
-static bool
-expect_try(struct expect *e, bool partial)
+/* Keep the winner's offsets: the next call overwrites PCRE2's. */
+static void
+expect_keep(struct expect *e, size_t i)
 {
-	PCRE2_SIZE	*ov, best = PCRE2_UNSET, part = PCRE2_UNSET;
-	uint32_t	 opts = partial ? PCRE2_PARTIAL_HARD : 0;
-	size_t		 i, pidx = 0;
-	int		 rc;
+	size_t n = 2 * (pattern_groups(e->pats[i]) + 1);
 
+	e->index = i;
+	e->ov = xreallocarray(e->ov, n, sizeof *e->ov);
+	memcpy(e->ov, pattern_ovector(), n * sizeof *e->ov);
+}
+
+/* One call's reach: what it may look at, and the starts it may try. */
+struct expect_call {
+	size_t	 start;		/* in the window */
+	size_t	 last;		/* the last start tried */
+	size_t	 end;		/* the subject's end */
+	uint32_t steps;
+	uint32_t opts;
+	bool	 slow;
+};
+
+/*
+ * What the next call tries: a bounded run of starts from scan, slowly
+ * (few starts, many steps each) after a fast call hit a limit, over a
+ * subject cut short past them where a partial match makes that safe.
+ */
+static void
+expect_call_init(struct expect *e, struct expect_call *c)
+{
+	size_t starts;
+
+	c->start = e->scan - e->base;
+	c->slow = e->scan < e->slow_until;
+	starts = c->slow ? EXPECT_SLOW_STARTS : EXPECT_STARTS;
+	c->steps = c->slow ? EXPECT_SLOW_STEPS : EXPECT_STEPS;
+	c->last = c->start + starts < e->len ? c->start + starts : e->len;
+	c->end = e->len;
+	c->opts = 0;
 	/* `^` (without multiline) means the start of what was asked about. */
 	if (e->base > e->from)
-		opts |= PCRE2_NOTBOL;
+		c->opts |= PCRE2_NOTBOL;
+	/*
+	 * With hard partial matching, whatever depends on bytes past the
+	 * end is a partial match, so a shorter subject changes no answer;
+	 * without it (the last try) the subject must be whole.
+	 */
+	if (e->final)
+		return;
+	c->opts |= PCRE2_PARTIAL_HARD;
+	if (c->last + e->reach < c->end)
+		c->end = c->last + e->reach;
+}
+
+/* Whether PCRE2's rc is one of its limits (steps, depth, heap, JIT stack). */
+static bool
+expect_limit(int rc)
+{
+	return rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
+	    rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT;
+}
+
+/* The outcome of one call across the patterns. */
+enum expect_try {
+	EXPECT_TRY_MATCH,	/* a pattern matched */
+	EXPECT_TRY_FAILED,	/* a pattern failed (see e->failed) */
+	EXPECT_TRY_ON,		/* nothing decided: scan moved, try again */
+	EXPECT_TRY_WAIT,	/* a partial match at scan waits for bytes */
+};
+
+/*
+ * Try every pattern over one call's starts; the earliest match wins (ties
+ * to the first pattern) unless a partial match of another could still
+ * come before it. A fast call that hits a limit is tried again slowly; a
+ * slow one fails the expect.
+ */
+static enum expect_try
+expect_try(struct expect *e)
+{
+	struct expect_call	 c;
+	size_t			 i, pidx = 0, best = SIZE_MAX, part = SIZE_MAX;
+	const size_t		*ov;
+	uint64_t		 t0 = uv_hrtime(), t1;
+	int			 rc;
+
+	expect_call_init(e, &c);
 	for (i = 0; i < e->npats; i++) {
-		rc = pcre2_match(e->pats[i].code, (PCRE2_SPTR)e->buf, e->len,
-		    e->scan - e->base, opts, e->pats[i].md, NULL);
-		ov = pcre2_get_ovector_pointer(e->pats[i].md);
-		/* A limit hit (the JIT's stack, say) is not a "no". */
+		rc = pattern_match(e->pats[i], e->buf, c.end, c.start, c.last,
+		    c.steps, c.opts);
+		t1 = uv_hrtime();
+		e->spent_by[i] += t1 - t0;
+		e->spent += t1 - t0;
+		t0 = t1;
+		if (expect_limit(rc) && !c.slow) {
+			e->slow_until = e->base + c.last + 1;
+			return EXPECT_TRY_ON;
+		}
 		if (rc < 0 && rc != PCRE2_ERROR_NOMATCH &&
 		    rc != PCRE2_ERROR_PARTIAL) {
 			e->failed = rc;
 			e->index = i;
-			return false;
+			return EXPECT_TRY_FAILED;
 		}
-		if (rc == PCRE2_ERROR_PARTIAL && (part == PCRE2_UNSET ||
-		    ov[0] < part)) {
+		ov = pattern_ovector();
+		if (rc == PCRE2_ERROR_PARTIAL && ov[0] < part) {
 			part = ov[0];
 			pidx = i;
 		}
-		if (rc < 0 || (best != PCRE2_UNSET && ov[0] >= best))
+		if (rc < 0 || ov[0] >= best)
 			continue;
 		best = ov[0];
-		e->index = i;
+		expect_keep(e, i);
 	}
 	/* A pattern that may still match earlier (or first at a tie) waits. */
-	if (best != PCRE2_UNSET && (part == PCRE2_UNSET || part > best ||
+	if (best != SIZE_MAX && (part == SIZE_MAX || part > best ||
 	    (part == best && pidx > e->index))) {
 		e->matched = true;
-		return true;
+		return EXPECT_TRY_MATCH;
 	}
-	e->scan = e->base + (part != PCRE2_UNSET ? part : e->len);
-	return false;
+	if (part != SIZE_MAX) {
+		if (e->base + part > e->scan)
+			e->reach = EXPECT_REACH;
+		e->scan = e->base + part;
+		/* Cut short: the partial match needs the bytes already here. */
+		if (c.end < e->len) {
+			if (e->reach < SIZE_MAX / 2)
+				e->reach *= 2;
+			return EXPECT_TRY_ON;
+		}
+		e->stalled = e->fed;
+		return EXPECT_TRY_WAIT;
+	}
+	e->reach = EXPECT_REACH;
+	e->scan = e->base + c.last + (c.last < e->len ? 1 : 0);
+	return EXPECT_TRY_ON;
+}
+
+/* Whether e has matched for longer than the bytes it took in allow. */
+static bool
+expect_over_budget(struct expect *e)
+{
+	return e->spent > EXPECT_BUDGET_NS + e->taken / 4096 *
+	    EXPECT_BUDGET_PER_4K;
+}
+
+/*
+ * Try the window from scan on until a pattern matches or fails, more
+ * bytes are needed, or the turn's time is up (EXPECT_BUSY): at least one
+ * call, however late it is. EXPECT_MORE when all there is was tried.
+ */
+static enum expect_result
+expect_scan(struct expect *e)
+{
+	bool first = true;
+
+	while (e->scan < e->base + e->len && e->stalled != e->fed) {
+		if (!first && uv_hrtime() >= expect_turn_end)
+			return EXPECT_BUSY;
+		first = false;
+		switch (expect_try(e)) {
+		case EXPECT_TRY_MATCH:
+			return EXPECT_MATCH;
+		case EXPECT_TRY_FAILED:
+			return EXPECT_FAILED;
+		case EXPECT_TRY_WAIT:
+			return EXPECT_MORE;
+		case EXPECT_TRY_ON:
+			break;
+		}
+		if (expect_over_budget(e)) {
+			e->failed = EXPECT_OVER_BUDGET;
+			return EXPECT_FAILED;
+		}
+	}
+	return EXPECT_MORE;
 }
 
 /* Drop what no match can reach back to any more, and what is past the window. */
@@ -208,9 +352,11 @@ expect_trim(struct expect *e)
 
 	if (e->fed - keep > EXPECT_WINDOW) {
 		keep = e->fed - EXPECT_WINDOW;
-		if (e->scan < keep + e->lookbehind)
+		if (e->scan < keep + e->lookbehind) {
 			e->scan = keep + e->lookbehind < e->fed ?
 			    keep + e->lookbehind : e->fed;
+			e->stalled = UINT64_MAX;
+		}
 	}
 	if (keep == e->base)
 		return;
@@ -235,16 +381,38 @@ expect_settle(struct expect *e)
 }
 
 /*
- * Match what has come, at most budget bytes of it, a byte counted once
- * per pattern tried on it: EXPECT_MATCH, EXPECT_END (the stream ended
- * without one), EXPECT_MORE (waiting for bytes) or EXPECT_BUSY (the
- * budget ran out first). *used is what it took.
+ * No more bytes will be looked at (time ran out, or the stream ended):
+ * what is left of the window is tried without partial matching, so a
+ * match that could have grown is taken as it stands.
+ */
+static enum expect_result
+expect_last(struct expect *e, enum expect_result none)
+{
+	enum expect_result r;
+
+	if (!e->final) {
+		e->final = true;
+		e->stalled = UINT64_MAX;
+		e->slow_until = 0;
+	}
+	r = expect_scan(e);
+	return r == EXPECT_MORE ? none : r;
+}
+
+/*
+ * Match what has come, at most budget bytes of it taken in, a byte
+ * counted once per pattern, within the turn's time: EXPECT_MATCH,
+ * EXPECT_FAILED, EXPECT_END (the stream ended without a match),
+ * EXPECT_TIMEOUT, EXPECT_MORE (waiting for bytes) or EXPECT_BUSY (the
+ * budget or the turn ran out first). *used is what it took.
  */
 static enum expect_result
 expect_run(struct expect *e, size_t budget, size_t *used)
 {
-	uint64_t	size = output_size(e->o);
-	size_t		n, w = e->npats > 0 ? e->npats : 1, chunk = budget / w;
+	uint64_t		size = output_size(e->o);
+	size_t			n, w = e->npats > 0 ? e->npats : 1;
+	size_t			chunk = budget / w;
+	enum expect_result	r;
 
 	*used = 0;
 	if (chunk > EXPECT_CHUNK)
@@ -254,7 +422,14 @@ expect_run(struct expect *e, size_t budget, size_t *used)
 	/* Past a deadline, only what had come by then is looked at. */
 	if (e->timed_out && size > e->deadline)
 		size = e->deadline;
-	while (e->fed < size && *used < budget) {
+	while (!e->final) {
+		if ((r = expect_scan(e)) != EXPECT_MORE)
+			return r;
+		expect_trim(e);
+		if (e->fed >= size)
+			break;
+		if (*used >= budget)
+			return EXPECT_BUSY;
 		n = size - e->fed < chunk ? size - e->fed : chunk;
 		if (!expect_feed(e, n)) {
 			expect_skip(e);
@@ -262,21 +437,12 @@ expect_run(struct expect *e, size_t budget, size_t *used)
 		}
 		/* Sixty-four patterns do sixty-four times the work. */
 		*used += n * w;
-		if (expect_try(e, true))
-			return EXPECT_MATCH;
-		if (e->failed != 0)
-			return EXPECT_FAILED;
-		expect_trim(e);
 	}
-	if (e->fed < size)
-		return EXPECT_BUSY;
 	if (e->timed_out)
-		return expect_try(e, false) ? EXPECT_MATCH : EXPECT_TIMEOUT;
-	if (!session_stream_ended(e->s, e->stream, false))
+		return expect_last(e, EXPECT_TIMEOUT);
+	if (!e->final && !session_stream_ended(e->s, e->stream, false))
 		return expect_settle(e);
-	if (expect_try(e, false))
-		return EXPECT_MATCH;
-	return e->failed != 0 ? EXPECT_FAILED : EXPECT_END;
+	return expect_last(e, EXPECT_END);
 }
 
 /* Put e on the list of expects with work to do, and make sure a turn comes. */
@@ -326,6 +492,7 @@ expect_poke(struct expect *e)
 		expect_wake(e);
 		return;
 	}
+	expect_turn_end = uv_hrtime() + EXPECT_INLINE_NS;
 	expect_step(e, EXPECT_INLINE);
 }
 
@@ -341,7 +508,9 @@ expect_rest(struct expect *e)
 
 /*
  * One turn's matching: each busy expect in turn gets a share of the
- * budget; one that ends is told (and may be freed by its owner then).
+ * budget, bytes and time; one that ends is told (and may be freed by its
+ * owner then). The turn ends when either runs out, after one step at
+ * the least, so every other event waits for one turn's time at most.
  */
 static void
 expect_idle_cb(uv_idle_t *h)
@@ -350,8 +519,10 @@ expect_idle_cb(uv_idle_t *h)
 	size_t		 budget = EXPECT_TURN_BYTES, used;
 	unsigned	 rounds = 0;
 
+	expect_turn_end = uv_hrtime() + EXPECT_TURN_NS;
 	while ((e = TAILQ_FIRST(&expect_busy)) != NULL && budget > 0 &&
-	    rounds++ < 4096) {
+	    rounds++ < 4096 && (rounds == 1 ||
+	    uv_hrtime() < expect_turn_end)) {
 		expect_rest(e);
 		used = expect_step(e, budget < EXPECT_CHUNK ? budget :
 		    EXPECT_CHUNK);
@@ -371,6 +542,7 @@ expect_start(struct expect *e, expect_cb cb, void *arg)
 	enum expect_result	r;
 	size_t			used;
 
+	expect_turn_end = uv_hrtime() + EXPECT_INLINE_NS;
 	r = expect_run(e, EXPECT_TURN_BYTES, &used);
 	if (r != EXPECT_MORE && r != EXPECT_BUSY)
 		return r;
@@ -447,7 +619,7 @@ expect_stream_text(struct output *o, uint64_t start, uint64_t end,
 
 /* Group g of the match as JSON (null when it took no part), its span too. */
 static void
-expect_group(struct expect *e, PCRE2_SIZE *ov, uint32_t g, json_t **text,
+expect_group(struct expect *e, size_t *ov, uint32_t g, json_t **text,
     json_t **span)
 {
 	if (ov[2 * g] == PCRE2_UNSET) {
@@ -462,15 +634,13 @@ expect_group(struct expect *e, PCRE2_SIZE *ov, uint32_t g, json_t **text,
 
 /* The named groups of pattern p: {"name": text or null}. */
 static json_t *
-expect_named(struct expect *e, struct expect_pat *p, PCRE2_SIZE *ov)
+expect_named(struct expect *e, struct pattern *p, size_t *ov)
 {
-	PCRE2_SPTR	 table;
-	uint32_t	 count = 0, size = 0, i, g;
-	json_t		*o = json_object(), *text, *span;
+	const unsigned char	*table;
+	uint32_t		 count, size, i, g;
+	json_t			*o = json_object(), *text, *span;
 
-	(void)pcre2_pattern_info(p->code, PCRE2_INFO_NAMECOUNT, &count);
-	(void)pcre2_pattern_info(p->code, PCRE2_INFO_NAMEENTRYSIZE, &size);
-	(void)pcre2_pattern_info(p->code, PCRE2_INFO_NAMETABLE, &table);
+	pattern_names(p, &count, &size, &table);
 	for (i = 0; i < count; i++, table += size) {
 		g = ((uint32_t)table[0] << 8) | table[1];
 		expect_group(e, ov, g, &text, &span);
@@ -490,8 +660,8 @@ expect_named(struct expect *e, struct expect_pat *p, PCRE2_SIZE *ov)
 json_t *
 expect_answer(struct expect *e)
 {
-	struct expect_pat	*p = &e->pats[e->index];
-	PCRE2_SIZE		*ov = pcre2_get_ovector_pointer(p->md);
+	struct pattern		*p = e->pats[e->index];
+	size_t			*ov = e->ov;
 	uint64_t		 start = e->base + ov[0], end = e->base + ov[1];
 	uint64_t		 before_at;
 	json_t			*groups = json_array(), *spans = json_array();
@@ -500,7 +670,7 @@ expect_answer(struct expect *e)
 
 	if (!e->matched)
 		log_fatal("an expect answered without a match");
-	for (g = 1; g <= p->groups; g++) {
+	for (g = 1; g <= pattern_groups(p); g++) {
 		expect_group(e, ov, g, &text, &span);
 		json_array_append_new(groups, text);
 		json_array_append_new(spans, span);
@@ -531,21 +701,59 @@ expect_got(struct expect *e)
 	    (json_int_t)at, "next", (json_int_t)size);
 }
 
-/* Why matching failed: pattern N and PCRE2's words. */
+/* Pattern i as a message quotes it: printable, and cut short when long. */
+static void
+expect_quote(struct expect *e, size_t i, char *buf, size_t size)
+{
+	const char	*t = pattern_text(e->pats[i]);
+	size_t		 n, k;
+
+	for (n = 0; t[n] != '\0' && n < 60 && n + 4 < size; n++)
+		buf[n] = t[n] >= 0x20 && t[n] < 0x7f ? t[n] : '?';
+	k = n;
+	if (t[n] != '\0' && k + 4 < size)
+		k += strlcpy(buf + k, "...", size - k);
+	buf[k] = '\0';
+}
+
+/* Why matching failed: the pattern, and the limit it hit or PCRE2's words. */
 void
 expect_failure(struct expect *e, char *buf, size_t size)
 {
-	char why[256];
+	char	pat[80], why[256];
+	size_t	i;
 
-	expect_pcre_error(e->failed, why, sizeof why);
-	snprintf(buf, size, "pattern %zu: matching failed: %s", e->index, why);
+	if (e->failed == EXPECT_OVER_BUDGET) {
+		/* The pattern that took the most is the one to blame. */
+		for (i = e->index = 0; i < e->npats; i++)
+			if (e->spent_by[i] > e->spent_by[e->index])
+				e->index = i;
+		expect_quote(e, e->index, pat, sizeof pat);
+		snprintf(buf, size, "pattern %zu (%s): matching took %llu ms "
+		    "over %llu KiB of the stream, past an expect's budget "
+		    "(%llu ms, and %llu ms more a 4 KiB): it backtracks too "
+		    "much; atomic groups or possessive quantifiers bound it",
+		    e->index, pat, (unsigned long long)(e->spent / 1000000),
+		    (unsigned long long)(e->taken / 1024),
+		    EXPECT_BUDGET_NS / 1000000, EXPECT_BUDGET_PER_4K / 1000000);
+		return;
+	}
+	expect_quote(e, e->index, pat, sizeof pat);
+	pattern_error(e->failed, why, sizeof why);
+	if (expect_limit(e->failed))
+		snprintf(buf, size, "pattern %zu (%s): more than %d backtracking "
+		    "steps, or too deep, from one place in the stream (%s)",
+		    e->index, pat, EXPECT_SLOW_STEPS, why);
+	else
+		snprintf(buf, size, "pattern %zu (%s): matching failed: %s",
+		    e->index, pat, why);
 }
 
 /* The offset just past the match. */
 uint64_t
 expect_next(struct expect *e)
 {
-	return e->base + pcre2_get_ovector_pointer(e->pats[e->index].md)[1];
+	return e->base + e->ov[1];
 }
 
 /* Free an expect: it is never called back after. */
@@ -557,10 +765,9 @@ expect_free(struct expect *e)
 	if (e == NULL)
 		return;
 	expect_rest(e);
-	for (i = 0; i < e->npats; i++) {
-		pcre2_match_data_free(e->pats[i].md);
-		pcre2_code_free(e->pats[i].code);
-	}
+	for (i = 0; i < e->npats; i++)
+		pattern_put(e->pats[i]);
+	free(e->ov);
 	free(e->buf);
 	free(e->stream);
 	session_unref(e->s);

@@ -107,6 +107,7 @@ struct method_expect_data {
 	struct output	*o;
 	const char	*cursor;	/* a named cursor, or NULL: the conn's */
 	const char	*what;		/* the first pattern, for messages */
+	size_t		 cost;		/* its patterns, charged to the conn */
 };
 
 /* Free a request's expect; its connection, if still there, has one fewer waiting. */
@@ -115,8 +116,10 @@ method_expect_free(struct request *req)
 {
 	struct method_expect_data *d = req->data;
 
-	if (req->conn != NULL)
+	if (req->conn != NULL) {
 		req->conn->nexpects--;
+		req->conn->pattern_bytes -= d->cost;
+	}
 	expect_free(d->e);
 	free(d);
 }
@@ -339,6 +342,27 @@ method_expect_event(struct sink *k, struct session *s,
 	expect_poke(d->e);
 }
 
+/*
+ * Charge a waiting expect's compiled patterns to its connection; false,
+ * answered with `limit`, past the connection's share. (The daemon's own
+ * cap was checked as they were compiled.)
+ */
+static bool
+method_expect_charge(struct request *req, struct method_expect_data *d)
+{
+	struct conn *c = req->conn;
+
+	d->cost = expect_cost(d->e);
+	if (c->pattern_bytes + d->cost > EXPECT_PATTERN_CONN) {
+		request_error(req, RPC_LIMIT, "the compiled patterns of this "
+		    "connection's waiting expects would take more than %d MiB",
+		    EXPECT_PATTERN_CONN >> 20);
+		return false;
+	}
+	c->pattern_bytes += d->cost;
+	return true;
+}
+
 /* expect: the earliest match of any pattern from the cursor or `from`. */
 static enum method_return
 method_expect_exec(struct request *req)
@@ -382,6 +406,11 @@ method_expect_exec(struct request *req)
 		expect_free(d->e);
 		free(d);
 		return rv;
+	}
+	if (req->conn != NULL && !method_expect_charge(req, d)) {
+		expect_free(d->e);
+		free(d);
+		return METHOD_ERROR;
 	}
 	pending_wait(req, d, method_expect_free);
 	if (req->conn != NULL)

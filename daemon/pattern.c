@@ -1,0 +1,357 @@
+/*
+ * Compiled patterns, shared and bounded. An expect's patterns are
+ * compiled once for the daemon: identical ones (the same bytes and
+ * options) share a compilation, counted by reference, and a few unused
+ * ones stay for the next expect that asks. The memory of all of them is
+ * capped, and a pattern is JIT-compiled only once it has been run over
+ * enough bytes to pay for it (a JIT compilation costs ~50 us and a few
+ * KiB), while the JIT's memory is within its own cap.
+ *
+ * Matching goes through pattern_match, which bounds every call: at most
+ * so many backtracking steps from one start (PCRE2's match limit, which
+ * it counts afresh at each start), a bounded depth, heap and JIT stack,
+ * and at most so many starts (the offset limit). The caller strings calls
+ * together and decides when a turn of the loop has had enough.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+/* Compiled patterns may take this much of the daemon's memory, JIT included. */
+#define PATTERN_MEM_MAX (64 * 1024 * 1024)
+/* JIT-compiled code may take this much of it; past it patterns are interpreted. */
+#define PATTERN_JIT_MAX (16 * 1024 * 1024)
+/* A pattern is JIT-compiled once it has been run over this many bytes. */
+#define PATTERN_JIT_AFTER (64 * 1024)
+/* Unused compilations kept for the next expect: how many, how much. */
+#define PATTERN_IDLE_MAX 64
+#define PATTERN_IDLE_BYTES (1024 * 1024)
+/* Freed memory given back to the system once this much has gone. */
+#define PATTERN_TRIM_BYTES (1024 * 1024)
+/* Buckets of the table of compilations. */
+#define PATTERN_BUCKETS 256
+/* The heap and depth a match may use, and its JIT stack (bytes). */
+#define PATTERN_HEAP_KIB 2048
+#define PATTERN_DEPTH_MAX 10000
+#define PATTERN_JIT_STACK (1024 * 1024)
+
+/* One compilation, shared by every expect that asked for the same pattern. */
+struct pattern {
+	LIST_ENTRY(pattern)	 chain;		/* in its bucket */
+	TAILQ_ENTRY(pattern)	 idle;		/* while no expect holds it */
+	uint32_t		 hash;
+	uint32_t		 options;
+	char			*text;
+	size_t			 len;
+	pcre2_code		*code;
+	uint32_t		 groups;
+	uint32_t		 lookbehind;
+	size_t			 size;		/* its memory, JIT aside */
+	size_t			 jit_size;
+	bool			 jit_tried;
+	uint64_t		 scanned;	/* bytes it was run over */
+	unsigned		 refs;
+};
+
+static LIST_HEAD(, pattern)	 pattern_table[PATTERN_BUCKETS];
+static TAILQ_HEAD(, pattern)	 pattern_idle =
+				    TAILQ_HEAD_INITIALIZER(pattern_idle);
+static size_t			 pattern_nidle, pattern_idle_bytes;
+static size_t			 pattern_total;		/* all, JIT included */
+static size_t			 pattern_jit_total;
+static size_t			 pattern_freed;		/* since the last trim */
+static pcre2_match_context	*pattern_mctx;
+static pcre2_jit_stack		*pattern_jstack;
+static pcre2_match_data		*pattern_md;		/* every match's */
+static uint32_t			 pattern_md_pairs;
+
+/* FNV-1a over the options and the pattern's bytes. */
+static uint32_t
+pattern_hash(const char *text, size_t len, uint32_t options)
+{
+	uint32_t	h = 2166136261u ^ options;
+	size_t		i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)text[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/* Free a compilation no expect holds, and give memory back when much went. */
+static void
+pattern_destroy(struct pattern *p)
+{
+	LIST_REMOVE(p, chain);
+	pattern_total -= p->size + p->jit_size;
+	pattern_jit_total -= p->jit_size;
+	pattern_freed += p->size + p->jit_size;
+	pcre2_code_free(p->code);
+	free(p->text);
+	free(p);
+	/* JIT code lives in chunks, the rest in malloc's arenas: both keep it. */
+	if (pattern_freed >= PATTERN_TRIM_BYTES) {
+		pcre2_jit_free_unused_memory(NULL);
+		malloc_trim(0);
+		pattern_freed = 0;
+	}
+}
+
+/* Drop the oldest unused compilations until the idle list is within its bounds. */
+static void
+pattern_evict(size_t nmax, size_t bytes)
+{
+	struct pattern *p;
+
+	while ((pattern_nidle > nmax || pattern_idle_bytes > bytes) &&
+	    (p = TAILQ_FIRST(&pattern_idle)) != NULL) {
+		TAILQ_REMOVE(&pattern_idle, p, idle);
+		pattern_nidle--;
+		pattern_idle_bytes -= p->size + p->jit_size;
+		pattern_destroy(p);
+	}
+}
+
+/* The compilation of these bytes with these options, if there is one. */
+static struct pattern *
+pattern_find(const char *text, size_t len, uint32_t options, uint32_t hash)
+{
+	struct pattern *p;
+
+	LIST_FOREACH(p, &pattern_table[hash % PATTERN_BUCKETS], chain)
+		if (p->hash == hash && p->options == options &&
+		    p->len == len && memcmp(p->text, text, len) == 0)
+			return p;
+	return NULL;
+}
+
+/* Take a reference on p, off the idle list if it was there. */
+static struct pattern *
+pattern_hold(struct pattern *p)
+{
+	if (p->refs++ == 0) {
+		TAILQ_REMOVE(&pattern_idle, p, idle);
+		pattern_nidle--;
+		pattern_idle_bytes -= p->size + p->jit_size;
+	}
+	return p;
+}
+
+/* PCRE2's words for error code rc. */
+void
+pattern_error(int rc, char *buf, size_t size)
+{
+	if (pcre2_get_error_message(rc, (PCRE2_UCHAR *)buf, size) < 0)
+		snprintf(buf, size, "PCRE2 error %d", rc);
+}
+
+/*
+ * Compile text (len bytes) with options into a new entry; NULL with why
+ * in err: PCRE2's reason and where, or the daemon's cap.
+ */
+static struct pattern *
+pattern_compile(const char *text, size_t len, uint32_t options,
+    uint32_t hash, struct rpc_error *err)
+{
+	struct pattern	*p;
+	pcre2_code	*code;
+	PCRE2_SIZE	 at;
+	size_t		 size = 0;
+	char		 why[256];
+	int		 rc;
+
+	code = pcre2_compile((PCRE2_SPTR)text, len, options |
+	    PCRE2_USE_OFFSET_LIMIT, &rc, &at, NULL);
+	if (code == NULL) {
+		pattern_error(rc, why, sizeof why);
+		rpc_error_set(err, RPC_INVALID_PARAMS, "%s at offset %zu", why,
+		    (size_t)at);
+		return NULL;
+	}
+	(void)pcre2_pattern_info(code, PCRE2_INFO_SIZE, &size);
+	size += sizeof *p + len;
+	if (pattern_total + size > PATTERN_MEM_MAX)
+		pattern_evict(0, 0);
+	if (pattern_total + size > PATTERN_MEM_MAX) {
+		pcre2_code_free(code);
+		rpc_error_set(err, RPC_LIMIT, "the daemon's compiled patterns "
+		    "would take more than %d MiB", PATTERN_MEM_MAX >> 20);
+		return NULL;
+	}
+	p = xcalloc(1, sizeof *p);
+	p->hash = hash;
+	p->options = options;
+	p->text = xmalloc(len + 1);
+	memcpy(p->text, text, len);
+	p->text[len] = '\0';
+	p->len = len;
+	p->code = code;
+	p->size = size;
+	(void)pcre2_pattern_info(code, PCRE2_INFO_CAPTURECOUNT, &p->groups);
+	(void)pcre2_pattern_info(code, PCRE2_INFO_MAXLOOKBEHIND,
+	    &p->lookbehind);
+	pattern_total += size;
+	LIST_INSERT_HEAD(&pattern_table[hash % PATTERN_BUCKETS], p, chain);
+	return p;
+}
+
+/*
+ * The compilation of pattern text (len bytes) with PCRE2 options, shared
+ * with any expect that asked for the same; NULL with why in err.
+ */
+struct pattern *
+pattern_get(const char *text, size_t len, uint32_t options,
+    struct rpc_error *err)
+{
+	uint32_t	 hash = pattern_hash(text, len, options);
+	struct pattern	*p = pattern_find(text, len, options, hash);
+
+	if (p != NULL)
+		return pattern_hold(p);
+	if ((p = pattern_compile(text, len, options, hash, err)) == NULL)
+		return NULL;
+	p->refs = 1;
+	return p;
+}
+
+/* Let go of a reference; the last keeps the compilation a while for reuse. */
+void
+pattern_put(struct pattern *p)
+{
+	if (p == NULL)
+		return;
+	if (p->refs == 0)
+		log_fatal("a pattern let go more often than held");
+	if (--p->refs > 0)
+		return;
+	TAILQ_INSERT_TAIL(&pattern_idle, p, idle);
+	pattern_nidle++;
+	pattern_idle_bytes += p->size + p->jit_size;
+	pattern_evict(PATTERN_IDLE_MAX, PATTERN_IDLE_BYTES);
+}
+
+/* What one reference to p is charged against a connection's cap. */
+size_t
+pattern_cost(const struct pattern *p)
+{
+	return p->size;
+}
+
+/* The number of capturing groups of p. */
+uint32_t
+pattern_groups(const struct pattern *p)
+{
+	return p->groups;
+}
+
+/* How far back of a match's start p may look. */
+uint32_t
+pattern_lookbehind(const struct pattern *p)
+{
+	return p->lookbehind;
+}
+
+/* The pattern as it was given. */
+const char *
+pattern_text(const struct pattern *p)
+{
+	return p->text;
+}
+
+/* PCRE2's table of p's named groups: count, entry size, table. */
+void
+pattern_names(const struct pattern *p, uint32_t *count, uint32_t *size,
+    const unsigned char **table)
+{
+	PCRE2_SPTR t = NULL;
+
+	*count = *size = 0;
+	(void)pcre2_pattern_info(p->code, PCRE2_INFO_NAMECOUNT, count);
+	(void)pcre2_pattern_info(p->code, PCRE2_INFO_NAMEENTRYSIZE, size);
+	(void)pcre2_pattern_info(p->code, PCRE2_INFO_NAMETABLE, &t);
+	*table = t;
+}
+
+/* The daemon's memory in compiled patterns, JIT included, and in the JIT alone. */
+void
+pattern_usage(size_t *total, size_t *jit)
+{
+	*total = pattern_total;
+	*jit = pattern_jit_total;
+}
+
+/* The match context every call shares, its JIT stack and match data. */
+static void
+pattern_init(uint32_t groups)
+{
+	if (pattern_mctx == NULL) {
+		pattern_mctx = pcre2_match_context_create(NULL);
+		pattern_jstack = pcre2_jit_stack_create(32 * 1024,
+		    PATTERN_JIT_STACK, NULL);
+		if (pattern_mctx == NULL || pattern_jstack == NULL)
+			log_fatal("out of memory for PCRE2's match context");
+		pcre2_jit_stack_assign(pattern_mctx, NULL, pattern_jstack);
+		pcre2_set_heap_limit(pattern_mctx, PATTERN_HEAP_KIB);
+		pcre2_set_depth_limit(pattern_mctx, PATTERN_DEPTH_MAX);
+	}
+	if (pattern_md != NULL && groups < pattern_md_pairs)
+		return;
+	pcre2_match_data_free(pattern_md);
+	pattern_md_pairs = groups + 1 > 16 ? groups + 1 : 16;
+	pattern_md = pcre2_match_data_create(pattern_md_pairs, NULL);
+	if (pattern_md == NULL)
+		log_fatal("out of memory for PCRE2's match data");
+}
+
+/* p has been run over n more bytes: JIT-compile it once that pays. */
+static void
+pattern_warm(struct pattern *p, size_t n)
+{
+	size_t jit = 0;
+
+	p->scanned += n;
+	if (p->jit_tried || p->scanned < PATTERN_JIT_AFTER ||
+	    pattern_jit_total >= PATTERN_JIT_MAX)
+		return;
+	p->jit_tried = true;
+	/* The JIT is a speed-up: where it is refused, the interpreter matches. */
+	if (pcre2_jit_compile(p->code, PCRE2_JIT_COMPLETE |
+	    PCRE2_JIT_PARTIAL_HARD) != 0)
+		return;
+	(void)pcre2_pattern_info(p->code, PCRE2_INFO_JITSIZE, &jit);
+	p->jit_size = jit;
+	pattern_total += jit;
+	pattern_jit_total += jit;
+}
+
+/*
+ * Run p over subject[0, len) from start, trying starts up to last (the
+ * offset limit) with at most steps backtracking steps from each, with
+ * PCRE2 options opts: PCRE2's result. The match's offsets are
+ * pattern_ovector's until the next call.
+ */
+int
+pattern_match(struct pattern *p, const char *subject, size_t len,
+    size_t start, size_t last, uint32_t steps, uint32_t opts)
+{
+	pattern_init(p->groups);
+	pattern_warm(p, last > start ? last - start : 1);
+	pcre2_set_match_limit(pattern_mctx, steps);
+	pcre2_set_offset_limit(pattern_mctx, last);
+	return pcre2_match(p->code, (PCRE2_SPTR)subject, len, start, opts,
+	    pattern_md, pattern_mctx);
+}
+
+/* The offsets of the last match (pairs: the match, then each group). */
+const size_t *
+pattern_ovector(void)
+{
+	return pattern_md != NULL ? pcre2_get_ovector_pointer(pattern_md) :
+	    NULL;
+}
