@@ -20,8 +20,8 @@
 /* Starts tried in one call, and backtracking steps from each, fast and slow. */
 #define EXPECT_STARTS		1024
 #define EXPECT_STEPS		1000
-#define EXPECT_SLOW_STARTS	8
-#define EXPECT_SLOW_STEPS	100000
+#define EXPECT_SLOW_STARTS	1
+#define EXPECT_SLOW_STEPS	1000000
 /* Bytes past the last start a call may look at first (doubled as needed). */
 #define EXPECT_REACH		(8 * 1024)
 /* Matching in one loop turn, and in the event that brought new output (ns). */
@@ -73,6 +73,9 @@ static TAILQ_HEAD(, expect) expect_busy = TAILQ_HEAD_INITIALIZER(expect_busy);
 static uv_idle_t *expect_idle;
 /* When the matching of this turn (or event) must stop (uv_hrtime). */
 static uint64_t expect_turn_end;
+/* Set before each loop iteration's events: their matching bound starts anew. */
+static uv_prepare_t *expect_prepare;
+static bool expect_fresh = true;
 
 static void	expect_idle_cb(uv_idle_t *);
 static void	expect_rest(struct expect *);
@@ -478,6 +481,36 @@ expect_step(struct expect *e, size_t budget)
 	return used;
 }
 
+/* A loop iteration begins: its events may match for a while again. */
+static void
+expect_prepare_cb(uv_prepare_t *h)
+{
+	(void)h;
+	expect_fresh = true;
+}
+
+/*
+ * Whether matching may be done now, in an event: the events of one loop
+ * iteration (a read of many requests, say) share one bound between them,
+ * and past it their matching waits for the turns.
+ */
+static bool
+expect_inline(void)
+{
+	if (expect_prepare == NULL) {
+		expect_prepare = xcalloc(1, sizeof *expect_prepare);
+		uv_prepare_init(dmn.loop, expect_prepare);
+		uv_prepare_start(expect_prepare, expect_prepare_cb);
+		/* It never keeps the loop alive, nor wakes it. */
+		uv_unref((uv_handle_t *)expect_prepare);
+	}
+	if (expect_fresh) {
+		expect_fresh = false;
+		expect_turn_end = uv_hrtime() + EXPECT_INLINE_NS;
+	}
+	return uv_hrtime() < expect_turn_end;
+}
+
 /*
  * The stream grew or ended: a little new output is matched now, in the
  * event, which spares the answer a turn of the loop; more waits for the
@@ -488,11 +521,10 @@ expect_poke(struct expect *e)
 {
 	if (e->busy || e->cb == NULL)
 		return;
-	if (output_size(e->o) - e->fed > EXPECT_INLINE) {
+	if (output_size(e->o) - e->fed > EXPECT_INLINE || !expect_inline()) {
 		expect_wake(e);
 		return;
 	}
-	expect_turn_end = uv_hrtime() + EXPECT_INLINE_NS;
 	expect_step(e, EXPECT_INLINE);
 }
 
@@ -520,6 +552,7 @@ expect_idle_cb(uv_idle_t *h)
 	unsigned	 rounds = 0;
 
 	expect_turn_end = uv_hrtime() + EXPECT_TURN_NS;
+	expect_fresh = false;
 	while ((e = TAILQ_FIRST(&expect_busy)) != NULL && budget > 0 &&
 	    rounds++ < 4096 && (rounds == 1 ||
 	    uv_hrtime() < expect_turn_end)) {
@@ -542,8 +575,8 @@ expect_start(struct expect *e, expect_cb cb, void *arg)
 	enum expect_result	r;
 	size_t			used;
 
-	expect_turn_end = uv_hrtime() + EXPECT_INLINE_NS;
-	r = expect_run(e, EXPECT_TURN_BYTES, &used);
+	r = expect_inline() ? expect_run(e, EXPECT_TURN_BYTES, &used) :
+	    EXPECT_BUSY;
 	if (r != EXPECT_MORE && r != EXPECT_BUSY)
 		return r;
 	e->cb = cb;

@@ -121,7 +121,9 @@ Test(expect, a_number_split_anywhere_is_never_cut_short)
 			output_add(&sess.output, text, k);
 			r = expect_start(e, on_done, NULL);
 			if (r != EXPECT_MATCH) {
-				cr_assert_eq(r, EXPECT_MORE, "split %zu", k);
+				/* Busy: this iteration's matching is used up. */
+				cr_assert(r == EXPECT_MORE || r == EXPECT_BUSY,
+				    "split %zu: %d", k, r);
 				feed(e, text + k, len - k);
 				cr_assert_eq(outcomes, 1, "split %zu: %d "
 				    "outcomes", k, outcomes);
@@ -368,4 +370,169 @@ Test(expect, a_literal_takes_every_flag)
 	cr_assert_str_eq(member(a, "text"), "A.B");
 	json_decref(a);
 	expect_free(e);
+}
+
+/* Run the loop until the expect is answered; the longest turn it took (ms). */
+static double
+run_timed(void)
+{
+	double	longest = 0, ms;
+	uint64_t t;
+
+	while (outcomes == 0) {
+		t = uv_hrtime();
+		if (uv_run(dmn.loop, UV_RUN_NOWAIT) == 0 && outcomes == 0)
+			cr_assert_fail("the loop ran dry with no outcome");
+		ms = (uv_hrtime() - t) / 1e6;
+		if (ms > longest)
+			longest = ms;
+	}
+	return longest;
+}
+
+/* Blocks of n a's and a b, len bytes in all: what a backtracking pattern chokes on. */
+static char *
+a_blocks(size_t n, size_t len)
+{
+	char	*s = malloc(len);
+	size_t	 i;
+
+	for (i = 0; i < len; i++)
+		s[i] = (i + 1) % (n + 1) == 0 ? 'b' : 'a';
+	return s;
+}
+
+/*
+ * A pattern that backtracks exponentially fails with `limit`, naming
+ * itself, however its steps are spread: too many from one start (29 a's
+ * in a row), or a few thousand from each of many starts (15 a's) that
+ * add up past the expect's budget. No turn of the loop holds it long.
+ */
+Test(expect, a_backtracking_pattern_fails_and_never_holds_the_loop,
+    .timeout = 60)
+{
+	static const size_t	 runs[] = { 29, 15 };
+	static const char	*whys[] = { "backtracking steps", "budget" };
+	struct expect		*e;
+	char			*s, why[512];
+	size_t			 i;
+	double			 longest;
+
+	for (i = 0; i < 2; i++) {
+		teardown();
+		setup();
+		s = a_blocks(runs[i], 30000);
+		e = pattern("(a|aa)+c");
+		cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MORE);
+		output_add(&sess.output, s, 30000);
+		expect_wake(e);
+		longest = run_timed();
+		cr_assert_eq(last, EXPECT_FAILED, "%zu a's: outcome %d",
+		    runs[i], last);
+		expect_failure(e, why, sizeof why);
+		cr_assert(strstr(why, "pattern 0 ((a|aa)+c)") != NULL, "%s", why);
+		cr_assert(strstr(why, whys[i]) != NULL, "%s", why);
+		/* A turn is 5 ms of matching; a loaded machine may stretch it. */
+		cr_assert_lt(longest, 100, "%zu a's: a turn took %.1f ms",
+		    runs[i], longest);
+		expect_free(e);
+		free(s);
+	}
+}
+
+/*
+ * A match whose start is far behind its end (more than a call looks
+ * ahead at first) is still found, split anywhere, and so is one that only
+ * the last try, without partial matching, can take.
+ */
+Test(expect, a_long_match_is_found_past_a_call_s_reach)
+{
+	static const char	*pats[] = { "(?s)BEGIN.*?END", "a\\d{50000}z" };
+	char			*text = malloc(100010);
+	size_t			 i, k, len;
+	struct expect		*e;
+	json_t			*a;
+
+	memcpy(text, "BEGIN", 5);
+	memset(text + 5, '7', 100000);
+	memcpy(text + 100005, "END", 3);
+	len = 100008;
+	for (i = 0; i < 2; i++)
+		for (k = 1; k < len; k += len / 7) {
+			teardown();
+			setup();
+			if (i == 1) {
+				text[5 + 49999] = 'a';
+				text[5 + 49999 + 50001] = 'z';
+			}
+			e = pattern(pats[i]);
+			output_add(&sess.output, text, k);
+			cr_assert_neq(expect_start(e, on_done, NULL),
+			    EXPECT_MATCH);
+			output_add(&sess.output, text + k, len - k);
+			expect_wake(e);
+			run_timed();
+			cr_assert_eq(last, EXPECT_MATCH, "%s split at %zu",
+			    pats[i], k);
+			a = expect_answer(e);
+			cr_assert_eq(json_integer_value(json_object_get(a,
+			    "offset")), i == 0 ? 0 : 5 + 49999);
+			json_decref(a);
+			expect_free(e);
+		}
+	free(text);
+}
+
+/* The last try at the stream's end goes over a long window in turns, too. */
+Test(expect, the_last_try_over_a_long_window_is_bounded)
+{
+	struct expect	*e = pattern("x[^!]*y|x[^!]*q");
+	char		*s = malloc(EXPECT_WINDOW / 2);
+	double		 longest;
+
+	/* Every x starts a partial match that reaches the end: each try scans it. */
+	memset(s, 'x', EXPECT_WINDOW / 2);
+	output_add(&sess.output, s, EXPECT_WINDOW / 2);
+	cr_assert_neq(expect_start(e, on_done, NULL), EXPECT_MATCH);
+	sess.state = S_EXITED;
+	expect_wake(e);
+	output_add(&sess.output, "", 0);
+	longest = run_timed();
+	cr_assert(last == EXPECT_END || last == EXPECT_FAILED, "outcome %d",
+	    last);
+	cr_assert_lt(longest, 100, "a turn took %.1f ms", longest);
+	expect_free(e);
+	free(s);
+}
+
+/*
+ * Expects asking for the same pattern share one compilation, which
+ * stays a while for the next; different ones each cost their own.
+ */
+Test(expect, identical_patterns_share_one_compilation)
+{
+	struct expect	*e[8];
+	size_t		 before, after, jit, i;
+	char		 pat[64];
+
+	snprintf(pat, sizeof pat, "shared-%d-(\\d+)", getpid());
+	pattern_usage(&before, &jit);
+	for (i = 0; i < 8; i++)
+		e[i] = pattern(pat);
+	pattern_usage(&after, &jit);
+	cr_assert_gt(after, before);
+	cr_assert_eq(expect_cost(e[0]), after - before, "one compilation "
+	    "for 8 expects: %zu bytes, %zu each", after - before,
+	    expect_cost(e[0]));
+	for (i = 0; i < 8; i++)
+		expect_free(e[i]);
+	e[0] = pattern(pat);
+	pattern_usage(&after, &jit);
+	cr_assert_eq(expect_cost(e[0]), after - before);
+	expect_free(e[0]);
+	snprintf(pat, sizeof pat, "other-%d-(\\d+)", getpid());
+	e[0] = pattern(pat);
+	pattern_usage(&after, &jit);
+	cr_assert_gt(after - before, expect_cost(e[0]));
+	expect_free(e[0]);
 }
