@@ -64,6 +64,8 @@ static const struct bench_figure bench_figures[] = {
 	    fig_expect_throughput, 0, false, false },
 	{ "expect-busy", "ping beside 100 expects on a busy stream",
 	    fig_expect_busy_ping, 0, false, false },
+	{ "expect-backtrack", "ping beside backtracking expects",
+	    fig_backtrack_ping, 0, false, false },
 	{ "board-break", "board breakpoint round trip, resume until_stop",
 	    fig_board_break, 0, false, false },
 	{ "board-memory", "board memory read of 4 KiB",

@@ -206,6 +206,7 @@ int	 fig_expect_target(int, char **);
 int	 fig_expect_latency(struct bench *);
 int	 fig_expect_throughput(struct bench *);
 int	 fig_expect_busy_ping(struct bench *);
+int	 fig_backtrack_ping(struct bench *);
 
 /* bench-fig-board.c */
 int	 fig_board_break(struct bench *);
