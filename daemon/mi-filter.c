@@ -148,7 +148,7 @@ mi_filter_port(const char *addr, bool *local)
 static bool
 mi_filter_same_remote(const char *a, const char *b)
 {
-	bool	la, lb;
+	bool	la = false, lb = false;
 	long	pa = mi_filter_port(a, &la), pb = mi_filter_port(b, &lb);
 
 	if (strcmp(a, b) == 0)
