@@ -5,8 +5,10 @@
  * with PCRE2's hard partial matching: a match that more bytes could still
  * change is not taken until they come, and every byte is looked at once
  * per pattern, however it was split. Work is done on loop turns with a
- * byte budget shared round robin, so many waiters on a busy stream never
- * hold up the loop; the owner is called back with the outcome.
+ * budget of bytes and time shared round robin, in calls each bounded
+ * (expect-match.c), so neither many waiters on a busy stream nor a
+ * pattern that backtracks holds up the loop; the owner is called back
+ * with the outcome.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -16,58 +18,7 @@
 
 #include "b64.h"
 #include "daemon.h"
-
-/* Starts tried in one call, and backtracking steps from each, fast and slow. */
-#define EXPECT_STARTS		1024
-#define EXPECT_STEPS		1000
-#define EXPECT_SLOW_STARTS	1
-#define EXPECT_SLOW_STEPS	1000000
-/* Bytes past the last start a call may look at first (doubled as needed). */
-#define EXPECT_REACH		(8 * 1024)
-/* Matching in one loop turn, and in the event that brought new output (ns). */
-#define EXPECT_TURN_NS		(5 * 1000 * 1000)
-#define EXPECT_INLINE_NS	(1000 * 1000)
-/* An expect's matching time: a first allowance, and more per 4 KiB taken in (ns). */
-#define EXPECT_BUDGET_NS	(250 * 1000 * 1000ULL)
-#define EXPECT_BUDGET_PER_4K	(1000 * 1000ULL)
-/* The failure of an expect that went past its budget (not PCRE2's). */
-#define EXPECT_OVER_BUDGET	1
-
-/*
- * One waiter: its stream, its patterns, the window of the stream it may
- * still match in, and whom to tell of the outcome.
- */
-struct expect {
-	TAILQ_ENTRY(expect)	 entry;		/* on expect_busy while it has work */
-	bool			 busy;
-	struct session		*s;
-	struct output		*o;
-	char			*stream;
-	uint64_t		 from;
-	struct pattern		*pats[EXPECT_PATTERNS_MAX];
-	size_t			 npats;
-	uint32_t		 lookbehind;	/* bytes kept before scan */
-	char			*buf;		/* the stream's bytes [base, fed) */
-	size_t			 len, cap;
-	uint64_t		 base;
-	uint64_t		 fed;		/* the next byte to take in */
-	uint64_t		 scan;		/* where the next try starts */
-	uint64_t		 stalled;	/* fed when a partial match waited */
-	uint64_t		 slow_until;	/* starts before it are tried slowly */
-	size_t			 reach;		/* bytes a call looks past its starts */
-	size_t			 index;		/* the pattern that matched */
-	size_t			*ov;		/* its offsets */
-	bool			 matched;
-	bool			 final;		/* no more bytes: no partial matching */
-	int			 failed;	/* why matching failed, or 0 */
-	uint64_t		 spent;		/* matching time (ns) */
-	uint64_t		 spent_by[EXPECT_PATTERNS_MAX];
-	uint64_t		 taken;		/* bytes taken in */
-	uint64_t		 deadline;	/* time ran out with this much in */
-	bool			 timed_out;
-	expect_cb		 cb;
-	void			*arg;
-};
+#include "expect.h"
 
 static TAILQ_HEAD(, expect) expect_busy = TAILQ_HEAD_INITIALIZER(expect_busy);
 static uv_idle_t *expect_idle;
@@ -170,182 +121,6 @@ expect_skip(struct expect *e)
 	e->stalled = UINT64_MAX;
 }
 
-/* Keep the winner's offsets: the next call overwrites PCRE2's. */
-static void
-expect_keep(struct expect *e, size_t i)
-{
-	size_t n = 2 * (pattern_groups(e->pats[i]) + 1);
-
-	e->index = i;
-	e->ov = xreallocarray(e->ov, n, sizeof *e->ov);
-	memcpy(e->ov, pattern_ovector(), n * sizeof *e->ov);
-}
-
-/* One call's reach: what it may look at, and the starts it may try. */
-struct expect_call {
-	size_t	 start;		/* in the window */
-	size_t	 last;		/* the last start tried */
-	size_t	 end;		/* the subject's end */
-	uint32_t steps;
-	uint32_t opts;
-	bool	 slow;
-};
-
-/*
- * What the next call tries: a bounded run of starts from scan, slowly
- * (few starts, many steps each) after a fast call hit a limit, over a
- * subject cut short past them where a partial match makes that safe.
- */
-static void
-expect_call_init(struct expect *e, struct expect_call *c)
-{
-	size_t starts;
-
-	c->start = e->scan - e->base;
-	c->slow = e->scan < e->slow_until;
-	starts = c->slow ? EXPECT_SLOW_STARTS : EXPECT_STARTS;
-	c->steps = c->slow ? EXPECT_SLOW_STEPS : EXPECT_STEPS;
-	c->last = c->start + starts < e->len ? c->start + starts : e->len;
-	c->end = e->len;
-	c->opts = 0;
-	/* `^` (without multiline) means the start of what was asked about. */
-	if (e->base > e->from)
-		c->opts |= PCRE2_NOTBOL;
-	/*
-	 * With hard partial matching, whatever depends on bytes past the
-	 * end is a partial match, so a shorter subject changes no answer;
-	 * without it (the last try) the subject must be whole.
-	 */
-	if (e->final)
-		return;
-	c->opts |= PCRE2_PARTIAL_HARD;
-	if (c->last + e->reach < c->end)
-		c->end = c->last + e->reach;
-}
-
-/* Whether PCRE2's rc is one of its limits (steps, depth, heap, JIT stack). */
-static bool
-expect_limit(int rc)
-{
-	return rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
-	    rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT;
-}
-
-/* The outcome of one call across the patterns. */
-enum expect_try {
-	EXPECT_TRY_MATCH,	/* a pattern matched */
-	EXPECT_TRY_FAILED,	/* a pattern failed (see e->failed) */
-	EXPECT_TRY_ON,		/* nothing decided: scan moved, try again */
-	EXPECT_TRY_WAIT,	/* a partial match at scan waits for bytes */
-};
-
-/*
- * Try every pattern over one call's starts; the earliest match wins (ties
- * to the first pattern) unless a partial match of another could still
- * come before it. A fast call that hits a limit is tried again slowly; a
- * slow one fails the expect.
- */
-static enum expect_try
-expect_try(struct expect *e)
-{
-	struct expect_call	 c;
-	size_t			 i, pidx = 0, best = SIZE_MAX, part = SIZE_MAX;
-	const size_t		*ov;
-	uint64_t		 t0 = uv_hrtime(), t1;
-	int			 rc;
-
-	expect_call_init(e, &c);
-	for (i = 0; i < e->npats; i++) {
-		rc = pattern_match(e->pats[i], e->buf, c.end, c.start, c.last,
-		    c.steps, c.opts);
-		t1 = uv_hrtime();
-		e->spent_by[i] += t1 - t0;
-		e->spent += t1 - t0;
-		t0 = t1;
-		if (expect_limit(rc) && !c.slow) {
-			e->slow_until = e->base + c.last + 1;
-			return EXPECT_TRY_ON;
-		}
-		if (rc < 0 && rc != PCRE2_ERROR_NOMATCH &&
-		    rc != PCRE2_ERROR_PARTIAL) {
-			e->failed = rc;
-			e->index = i;
-			return EXPECT_TRY_FAILED;
-		}
-		ov = pattern_ovector();
-		if (rc == PCRE2_ERROR_PARTIAL && ov[0] < part) {
-			part = ov[0];
-			pidx = i;
-		}
-		if (rc < 0 || ov[0] >= best)
-			continue;
-		best = ov[0];
-		expect_keep(e, i);
-	}
-	/* A pattern that may still match earlier (or first at a tie) waits. */
-	if (best != SIZE_MAX && (part == SIZE_MAX || part > best ||
-	    (part == best && pidx > e->index))) {
-		e->matched = true;
-		return EXPECT_TRY_MATCH;
-	}
-	if (part != SIZE_MAX) {
-		if (e->base + part > e->scan)
-			e->reach = EXPECT_REACH;
-		e->scan = e->base + part;
-		/* Cut short: the partial match needs the bytes already here. */
-		if (c.end < e->len) {
-			if (e->reach < SIZE_MAX / 2)
-				e->reach *= 2;
-			return EXPECT_TRY_ON;
-		}
-		e->stalled = e->fed;
-		return EXPECT_TRY_WAIT;
-	}
-	e->reach = EXPECT_REACH;
-	e->scan = e->base + c.last + (c.last < e->len ? 1 : 0);
-	return EXPECT_TRY_ON;
-}
-
-/* Whether e has matched for longer than the bytes it took in allow. */
-static bool
-expect_over_budget(struct expect *e)
-{
-	return e->spent > EXPECT_BUDGET_NS + e->taken / 4096 *
-	    EXPECT_BUDGET_PER_4K;
-}
-
-/*
- * Try the window from scan on until a pattern matches or fails, more
- * bytes are needed, or the turn's time is up (EXPECT_BUSY): at least one
- * call, however late it is. EXPECT_MORE when all there is was tried.
- */
-static enum expect_result
-expect_scan(struct expect *e)
-{
-	bool first = true;
-
-	while (e->scan < e->base + e->len && e->stalled != e->fed) {
-		if (!first && uv_hrtime() >= expect_turn_end)
-			return EXPECT_BUSY;
-		first = false;
-		switch (expect_try(e)) {
-		case EXPECT_TRY_MATCH:
-			return EXPECT_MATCH;
-		case EXPECT_TRY_FAILED:
-			return EXPECT_FAILED;
-		case EXPECT_TRY_WAIT:
-			return EXPECT_MORE;
-		case EXPECT_TRY_ON:
-			break;
-		}
-		if (expect_over_budget(e)) {
-			e->failed = EXPECT_OVER_BUDGET;
-			return EXPECT_FAILED;
-		}
-	}
-	return EXPECT_MORE;
-}
-
 /* Drop what no match can reach back to any more, and what is past the window. */
 static void
 expect_trim(struct expect *e)
@@ -398,7 +173,7 @@ expect_last(struct expect *e, enum expect_result none)
 		e->stalled = UINT64_MAX;
 		e->slow_until = 0;
 	}
-	r = expect_scan(e);
+	r = expect_match_scan(e, expect_turn_end);
 	return r == EXPECT_MORE ? none : r;
 }
 
@@ -426,7 +201,7 @@ expect_run(struct expect *e, size_t budget, size_t *used)
 	if (e->timed_out && size > e->deadline)
 		size = e->deadline;
 	while (!e->final) {
-		if ((r = expect_scan(e)) != EXPECT_MORE)
+		if ((r = expect_match_scan(e, expect_turn_end)) != EXPECT_MORE)
 			return r;
 		expect_trim(e);
 		if (e->fed >= size)
@@ -773,7 +548,7 @@ expect_failure(struct expect *e, char *buf, size_t size)
 	}
 	expect_quote(e, e->index, pat, sizeof pat);
 	pattern_error(e->failed, why, sizeof why);
-	if (expect_limit(e->failed))
+	if (expect_match_limit(e->failed))
 		snprintf(buf, size, "pattern %zu (%s): more than %d backtracking "
 		    "steps, or too deep, from one place in the stream (%s)",
 		    e->index, pat, EXPECT_SLOW_STEPS, why);

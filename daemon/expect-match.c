@@ -1,0 +1,192 @@
+/*
+ * An expect's calls into PCRE2, each bounded: a run of starts from where
+ * the last call left off, a few backtracking steps from each (many, for
+ * one start at a time, where a start needs them), and a subject cut
+ * short past them where hard partial matching makes that safe. The
+ * calls go on until a pattern matches or fails, more bytes are needed,
+ * or the caller's time is up; an expect whose matching has cost more
+ * than its budget fails.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "expect.h"
+
+/* Keep the winner's offsets: the next call overwrites PCRE2's. */
+static void
+expect_match_keep(struct expect *e, size_t i)
+{
+	size_t n = 2 * (pattern_groups(e->pats[i]) + 1);
+
+	e->index = i;
+	e->ov = xreallocarray(e->ov, n, sizeof *e->ov);
+	memcpy(e->ov, pattern_ovector(), n * sizeof *e->ov);
+}
+
+/* One call's reach: what it may look at, and the starts it may try. */
+struct expect_match_call {
+	size_t	 start;		/* in the window */
+	size_t	 last;		/* the last start tried */
+	size_t	 end;		/* the subject's end */
+	uint32_t steps;
+	uint32_t opts;
+	bool	 slow;
+};
+
+/*
+ * What the next call tries: a bounded run of starts from scan, slowly
+ * (few starts, many steps each) after a fast call hit a limit, over a
+ * subject cut short past them where a partial match makes that safe.
+ */
+static void
+expect_match_init(struct expect *e, struct expect_match_call *c)
+{
+	size_t starts;
+
+	c->start = e->scan - e->base;
+	c->slow = e->scan < e->slow_until;
+	starts = c->slow ? EXPECT_SLOW_STARTS : EXPECT_STARTS;
+	c->steps = c->slow ? EXPECT_SLOW_STEPS : EXPECT_STEPS;
+	c->last = c->start + starts < e->len ? c->start + starts : e->len;
+	c->end = e->len;
+	c->opts = 0;
+	/* `^` (without multiline) means the start of what was asked about. */
+	if (e->base > e->from)
+		c->opts |= PCRE2_NOTBOL;
+	/*
+	 * With hard partial matching, whatever depends on bytes past the
+	 * end is a partial match, so a shorter subject changes no answer;
+	 * without it (the last try) the subject must be whole.
+	 */
+	if (e->final)
+		return;
+	c->opts |= PCRE2_PARTIAL_HARD;
+	if (c->last + e->reach < c->end)
+		c->end = c->last + e->reach;
+}
+
+/* Whether PCRE2's rc is one of its limits (steps, depth, heap, JIT stack). */
+bool
+expect_match_limit(int rc)
+{
+	return rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
+	    rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT;
+}
+
+/* The outcome of one call across the patterns. */
+enum expect_match_outcome {
+	EXPECT_TRY_MATCH,	/* a pattern matched */
+	EXPECT_TRY_FAILED,	/* a pattern failed (see e->failed) */
+	EXPECT_TRY_ON,		/* nothing decided: scan moved, try again */
+	EXPECT_TRY_WAIT,	/* a partial match at scan waits for bytes */
+};
+
+/*
+ * Try every pattern over one call's starts; the earliest match wins (ties
+ * to the first pattern) unless a partial match of another could still
+ * come before it. A fast call that hits a limit is tried again slowly; a
+ * slow one fails the expect.
+ */
+static enum expect_match_outcome
+expect_match_try(struct expect *e)
+{
+	struct expect_match_call	 c;
+	size_t			 i, pidx = 0, best = SIZE_MAX, part = SIZE_MAX;
+	const size_t		*ov;
+	uint64_t		 t0 = uv_hrtime(), t1;
+	int			 rc;
+
+	expect_match_init(e, &c);
+	for (i = 0; i < e->npats; i++) {
+		rc = pattern_match(e->pats[i], e->buf, c.end, c.start, c.last,
+		    c.steps, c.opts);
+		t1 = uv_hrtime();
+		e->spent_by[i] += t1 - t0;
+		e->spent += t1 - t0;
+		t0 = t1;
+		if (expect_match_limit(rc) && !c.slow) {
+			e->slow_until = e->base + c.last + 1;
+			return EXPECT_TRY_ON;
+		}
+		if (rc < 0 && rc != PCRE2_ERROR_NOMATCH &&
+		    rc != PCRE2_ERROR_PARTIAL) {
+			e->failed = rc;
+			e->index = i;
+			return EXPECT_TRY_FAILED;
+		}
+		ov = pattern_ovector();
+		if (rc == PCRE2_ERROR_PARTIAL && ov[0] < part) {
+			part = ov[0];
+			pidx = i;
+		}
+		if (rc < 0 || ov[0] >= best)
+			continue;
+		best = ov[0];
+		expect_match_keep(e, i);
+	}
+	/* A pattern that may still match earlier (or first at a tie) waits. */
+	if (best != SIZE_MAX && (part == SIZE_MAX || part > best ||
+	    (part == best && pidx > e->index))) {
+		e->matched = true;
+		return EXPECT_TRY_MATCH;
+	}
+	if (part != SIZE_MAX) {
+		if (e->base + part > e->scan)
+			e->reach = EXPECT_REACH;
+		e->scan = e->base + part;
+		/* Cut short: the partial match needs the bytes already here. */
+		if (c.end < e->len) {
+			if (e->reach < SIZE_MAX / 2)
+				e->reach *= 2;
+			return EXPECT_TRY_ON;
+		}
+		e->stalled = e->fed;
+		return EXPECT_TRY_WAIT;
+	}
+	e->reach = EXPECT_REACH;
+	e->scan = e->base + c.last + (c.last < e->len ? 1 : 0);
+	return EXPECT_TRY_ON;
+}
+
+/* Whether e has matched for longer than the bytes it took in allow. */
+static bool
+expect_match_over(struct expect *e)
+{
+	return e->spent > EXPECT_BUDGET_NS + e->taken / 4096 *
+	    EXPECT_BUDGET_PER_4K;
+}
+
+/*
+ * Try the window from scan on until a pattern matches or fails, more
+ * bytes are needed, or the turn's time is up (EXPECT_BUSY): at least one
+ * call, however late it is. EXPECT_MORE when all there is was tried.
+ */
+enum expect_result
+expect_match_scan(struct expect *e, uint64_t until)
+{
+	bool first = true;
+
+	while (e->scan < e->base + e->len && e->stalled != e->fed) {
+		if (!first && uv_hrtime() >= until)
+			return EXPECT_BUSY;
+		first = false;
+		switch (expect_match_try(e)) {
+		case EXPECT_TRY_MATCH:
+			return EXPECT_MATCH;
+		case EXPECT_TRY_FAILED:
+			return EXPECT_FAILED;
+		case EXPECT_TRY_WAIT:
+			return EXPECT_MORE;
+		case EXPECT_TRY_ON:
+			break;
+		}
+		if (expect_match_over(e)) {
+			e->failed = EXPECT_OVER_BUDGET;
+			return EXPECT_FAILED;
+		}
+	}
+	return EXPECT_MORE;
+}

@@ -1,0 +1,65 @@
+/*
+ * The expect files' own: an expect's state, shared by expect.c (its life,
+ * the window and the turns) and expect-match.c (the calls into PCRE2 and
+ * their bounds).
+ */
+#ifndef DBGCTL_EXPECT_H
+#define DBGCTL_EXPECT_H
+
+/* Starts tried in one call, and backtracking steps from each, fast and slow. */
+#define EXPECT_STARTS		1024
+#define EXPECT_STEPS		1000
+#define EXPECT_SLOW_STARTS	1
+#define EXPECT_SLOW_STEPS	1000000
+/* Bytes past the last start a call may look at first (doubled as needed). */
+#define EXPECT_REACH		(8 * 1024)
+/* Matching in one loop turn, and in the event that brought new output (ns). */
+#define EXPECT_TURN_NS		(5 * 1000 * 1000)
+#define EXPECT_INLINE_NS	(1000 * 1000)
+/* An expect's matching time: a first allowance, and more per 4 KiB taken in (ns). */
+#define EXPECT_BUDGET_NS	(250 * 1000 * 1000ULL)
+#define EXPECT_BUDGET_PER_4K	(1000 * 1000ULL)
+/* The failure of an expect that went past its budget (not PCRE2's). */
+#define EXPECT_OVER_BUDGET	1
+
+/*
+ * One waiter: its stream, its patterns, the window of the stream it may
+ * still match in, and whom to tell of the outcome.
+ */
+struct expect {
+	TAILQ_ENTRY(expect)	 entry;		/* on expect_busy while it has work */
+	bool			 busy;
+	struct session		*s;
+	struct output		*o;
+	char			*stream;
+	uint64_t		 from;
+	struct pattern		*pats[EXPECT_PATTERNS_MAX];
+	size_t			 npats;
+	uint32_t		 lookbehind;	/* bytes kept before scan */
+	char			*buf;		/* the stream's bytes [base, fed) */
+	size_t			 len, cap;
+	uint64_t		 base;
+	uint64_t		 fed;		/* the next byte to take in */
+	uint64_t		 scan;		/* where the next try starts */
+	uint64_t		 stalled;	/* fed when a partial match waited */
+	uint64_t		 slow_until;	/* starts before it are tried slowly */
+	size_t			 reach;		/* bytes a call looks past its starts */
+	size_t			 index;		/* the pattern that matched */
+	size_t			*ov;		/* its offsets */
+	bool			 matched;
+	bool			 final;		/* no more bytes: no partial matching */
+	int			 failed;	/* why matching failed, or 0 */
+	uint64_t		 spent;		/* matching time (ns) */
+	uint64_t		 spent_by[EXPECT_PATTERNS_MAX];
+	uint64_t		 taken;		/* bytes taken in */
+	uint64_t		 deadline;	/* time ran out with this much in */
+	bool			 timed_out;
+	expect_cb		 cb;
+	void			*arg;
+};
+
+/* expect-match.c */
+bool			 expect_match_limit(int);
+enum expect_result	 expect_match_scan(struct expect *, uint64_t until);
+
+#endif
