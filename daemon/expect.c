@@ -20,6 +20,10 @@
 #include "daemon.h"
 #include "expect.h"
 
+/* Matching in one loop turn, and in the event that brought new output (ns). */
+#define EXPECT_TURN_NS		(5 * 1000 * 1000)
+#define EXPECT_INLINE_NS	(1000 * 1000)
+
 static TAILQ_HEAD(, expect) expect_busy = TAILQ_HEAD_INITIALIZER(expect_busy);
 static uv_idle_t *expect_idle;
 /* When the matching of this turn (or event) must stop (uv_hrtime). */

@@ -13,9 +13,6 @@
 #define EXPECT_SLOW_STEPS	1000000
 /* Bytes past the last start a call may look at first (doubled as needed). */
 #define EXPECT_REACH		(8 * 1024)
-/* Matching in one loop turn, and in the event that brought new output (ns). */
-#define EXPECT_TURN_NS		(5 * 1000 * 1000)
-#define EXPECT_INLINE_NS	(1000 * 1000)
 /* An expect's matching time: a first allowance, and more per 4 KiB taken in (ns). */
 #define EXPECT_BUDGET_NS	(250 * 1000 * 1000ULL)
 #define EXPECT_BUDGET_PER_4K	(1000 * 1000ULL)
