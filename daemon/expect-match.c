@@ -85,28 +85,41 @@ enum expect_match_outcome {
 };
 
 /*
+ * Charge pattern i with the time since *now, which becomes the time now;
+ * with one pattern only, the clock is read once a call, after it.
+ */
+static void
+expect_match_charge(struct expect *e, size_t i, uint64_t *now)
+{
+	uint64_t t;
+
+	if (e->npats > 1 || i == e->npats - 1) {
+		t = uv_hrtime();
+		e->spent_by[i] += t - *now;
+		e->spent += t - *now;
+		*now = t;
+	}
+}
+
+/*
  * Try every pattern over one call's starts; the earliest match wins (ties
  * to the first pattern) unless a partial match of another could still
  * come before it. A fast call that hits a limit is tried again slowly; a
- * slow one fails the expect.
+ * slow one fails the expect. *now is the time, read as the call ends.
  */
 static enum expect_match_outcome
-expect_match_try(struct expect *e)
+expect_match_try(struct expect *e, uint64_t *now)
 {
 	struct expect_match_call	 c;
 	size_t			 i, pidx = 0, best = SIZE_MAX, part = SIZE_MAX;
 	const size_t		*ov;
-	uint64_t		 t0 = uv_hrtime(), t1;
 	int			 rc;
 
 	expect_match_init(e, &c);
 	for (i = 0; i < e->npats; i++) {
 		rc = pattern_match(e->pats[i], e->buf, c.end, c.start, c.last,
 		    c.steps, c.opts);
-		t1 = uv_hrtime();
-		e->spent_by[i] += t1 - t0;
-		e->spent += t1 - t0;
-		t0 = t1;
+		expect_match_charge(e, i, now);
 		if (expect_match_limit(rc) && !c.slow) {
 			e->slow_until = e->base + c.last + 1;
 			return EXPECT_TRY_ON;
@@ -167,13 +180,14 @@ expect_match_over(struct expect *e)
 enum expect_result
 expect_match_scan(struct expect *e, uint64_t until)
 {
-	bool first = true;
+	uint64_t	now = uv_hrtime();
+	bool		first = true;
 
 	while (e->scan < e->base + e->len && e->stalled != e->fed) {
-		if (!first && uv_hrtime() >= until)
+		if (!first && now >= until)
 			return EXPECT_BUSY;
 		first = false;
-		switch (expect_match_try(e)) {
+		switch (expect_match_try(e, &now)) {
 		case EXPECT_TRY_MATCH:
 			return EXPECT_MATCH;
 		case EXPECT_TRY_FAILED:
