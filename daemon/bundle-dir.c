@@ -72,8 +72,9 @@ bundle_dir_safe(const char *dir, const struct stat *st, char *err,
 	}
 	if ((st->st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
 	    (st->st_mode & S_ISVTX) == 0) {
-		snprintf(err, errlen, "%s is writable by %s (mode %04o) and not "
-		    "sticky: another user could steer the bundle's files", dir,
+		snprintf(err, errlen, "%s is writable by %s (mode %04o) and "
+		    "not sticky: another user could steer the bundle's files",
+		    dir,
 		    (st->st_mode & S_IWOTH) ? "every user" : "its group",
 		    (unsigned)(st->st_mode & 07777));
 		return -1;
@@ -147,9 +148,9 @@ bundle_dir_make(struct bundle_dir *d, const char *tmp, struct bundle_error *err)
 	}
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 077) != 0) {
-		bundle_dir_error(err, RPC_IO_ERROR, 0, "%s was replaced as soon "
-		    "as it was made: another user renames in its directory",
-		    tmp);
+		bundle_dir_error(err, RPC_IO_ERROR, 0, "%s was replaced as "
+		    "soon as it was made: another user renames in its "
+		    "directory", tmp);
 		close(fd);
 		return -1;
 	}
@@ -255,7 +256,8 @@ bundle_dir_place(struct bundle_dir *d, const char *path,
 			    "replaces what is there", path);
 		else
 			bundle_dir_error(err, RPC_IO_ERROR, errno, "cannot "
-			    "rename the bundle into place: %s", strerror(errno));
+			    "rename the bundle into place: %s",
+			    strerror(errno));
 		return -1;
 	}
 	d->placed = true;

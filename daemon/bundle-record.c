@@ -35,8 +35,8 @@ bundle_path_check(const char *path, struct bundle_error *err)
 	err->code = RPC_INVALID_PARAMS;
 	err->errnum = 0;
 	if (path[0] != '/') {
-		snprintf(err->msg, sizeof err->msg, "\"path\" must be absolute, "
-		    "not \"%s\"", path);
+		snprintf(err->msg, sizeof err->msg, "\"path\" must be "
+		    "absolute, not \"%s\"", path);
 		return -1;
 	}
 	if (strlen(path) >= PATH_MAX - 64 || strlen(path) < 2) {
