@@ -131,11 +131,14 @@ bundle_dir_make(struct bundle_dir *d, const char *tmp, struct bundle_error *err)
 {
 	const char	*name = strrchr(tmp, '/') + 1;
 	struct stat	 st;
-	int		 fd;
+	int		 fd, e;
 
 	if (mkdirat(d->parent, name, 0700) != 0) {
-		bundle_dir_error(err, RPC_IO_ERROR, errno, "cannot make %s: %s",
-		    tmp, strerror(errno));
+		e = errno;
+		/* A directory the daemon may not write in is a bad path, not a failing disk. */
+		bundle_dir_error(err, e == EACCES || e == EPERM ?
+		    RPC_INVALID_PARAMS : RPC_IO_ERROR, e, "cannot make %s: %s",
+		    tmp, strerror(e));
 		return -1;
 	}
 	if ((fd = openat(d->parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
