@@ -752,37 +752,57 @@ bd_gdb_loop(void)
 	return sid;
 }
 
-Test(bundle, a_parent_another_user_owns_or_may_write_is_refused_and_steers_nothing)
+/*
+ * Bundle session sid at dir/b while an attacker as uid swaps the
+ * temporary directory for a link to a victim directory; asserted: nothing
+ * is written through the link. The reply; *swapped: whether it swapped.
+ */
+static json_t *
+bd_attacked(long sid, const char *dir, uid_t uid, bool *swapped)
 {
-	char		 evil[PATH_MAX], victim[PATH_MAX], out[PATH_MAX + 8];
+	char		 victim[PATH_MAX], out[PATH_MAX + 8];
 	char		 req[PATH_MAX * 2], left[1024];
 	struct h_conn	 c;
 	json_t		*r;
 	pid_t		 attacker;
+
+	bd_path(victim, sizeof victim, "victim");
+	cr_assert_eq(mkdir(victim, 0700), 0);
+	snprintf(out, sizeof out, "%s/b", dir);
+	attacker = bd_attacker(dir, uid, victim);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	bd_req(req, sizeof req, 1, sid, out, false);
+	bd_send(&c, req);
+	bd_replies(&c, &r, 1);
+	h_conn_close(&c);
+	*swapped = bd_attacker_end(attacker) == 0;
+	cr_assert_eq(bd_ls(victim, left, sizeof left), 0, "the bundle was "
+	    "written through the link into %s: %s", victim, left);
+	return r;
+}
+
+Test(bundle, a_parent_another_user_owns_or_may_write_is_refused_and_steers_nothing)
+{
+	char		 evil[PATH_MAX], out[PATH_MAX + 8], req[PATH_MAX * 2];
+	struct h_conn	 c;
+	json_t		*r;
 	long		 sid;
+	bool		 swapped;
 
 	h_daemon_fg();
 	sid = bd_gdb_loop();
 	/* nobody owns the parent, and does what its owner may. */
 	bd_path(evil, sizeof evil, "evil");
-	bd_path(victim, sizeof victim, "victim");
 	cr_assert_eq(mkdir(evil, 0755), 0);
 	cr_assert_eq(chown(evil, 65534, 65534), 0, "%s", strerror(errno));
-	cr_assert_eq(mkdir(victim, 0700), 0);
-	snprintf(out, sizeof out, "%s/b", evil);
-	attacker = bd_attacker(evil, 65534, victim);
-	cr_assert_eq(h_conn_open(&c, H->sock), 0);
-	bd_req(req, sizeof req, 1, sid, out, false);
-	bd_send(&c, req);
-	bd_replies(&c, &r, 1);
-	bd_attacker_end(attacker);
-	cr_assert_eq(bd_ls(victim, left, sizeof left), 0, "the bundle was "
-	    "written through the link into %s: %s", victim, left);
+	r = bd_attacked(sid, evil, 65534, &swapped);
 	cr_assert_str_eq(bd_kind(r), "invalid_params",
 	    "%s", json_dumps(r, JSON_COMPACT));
 	cr_assert(strstr(h_jstr(r, "error.message"), "owned by uid 65534"),
 	    "the refusal does not say why: %s", h_jstr(r, "error.message"));
 	json_decref(r);
+	snprintf(out, sizeof out, "%s/b", evil);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
 	/* Writable by its group, not sticky: refused; sticky and world-writable: used. */
 	cr_assert_eq(chown(evil, 0, 0), 0);
 	cr_assert_eq(chmod(evil, 0775), 0);
@@ -806,42 +826,30 @@ Test(bundle, a_parent_another_user_owns_or_may_write_is_refused_and_steers_nothi
 
 Test(bundle, a_temporary_directory_swapped_for_a_link_gets_nothing_written_through_it)
 {
-	char		 dir[PATH_MAX], victim[PATH_MAX], out[PATH_MAX + 8];
-	char		 moved[PATH_MAX + 8], req[PATH_MAX * 2], left[1024];
+	char		 dir[PATH_MAX], out[PATH_MAX + 8], moved[PATH_MAX + 8];
+	char		 left[1024];
 	struct stat	 st;
-	struct h_conn	 c;
 	json_t		*r;
-	pid_t		 attacker;
 	long		 sid;
-	int		 swapped;
+	bool		 swapped;
 
 	h_daemon_fg();
 	sid = bd_gdb_loop();
 	/* A /tmp-like parent, and one who may rename in it all the same. */
 	bd_path(dir, sizeof dir, "shared");
-	bd_path(victim, sizeof victim, "victim");
 	cr_assert_eq(mkdir(dir, 0700), 0);
 	cr_assert_eq(chmod(dir, 01777), 0);
-	cr_assert_eq(mkdir(victim, 0700), 0);
 	snprintf(out, sizeof out, "%s/b", dir);
 	snprintf(moved, sizeof moved, "%s/moved", dir);
-	attacker = bd_attacker(dir, 0, victim);
-	cr_assert_eq(h_conn_open(&c, H->sock), 0);
-	bd_req(req, sizeof req, 1, sid, out, false);
-	bd_send(&c, req);
-	bd_replies(&c, &r, 1);
-	swapped = bd_attacker_end(attacker);
-	h_conn_close(&c);
-	cr_assert_eq(bd_ls(victim, left, sizeof left), 0, "the bundle was "
-	    "written through the link into %s: %s", victim, left);
-	if (swapped != 0) {
+	r = bd_attacked(sid, dir, 0, &swapped);
+	if (!swapped) {
 		/* Too late to swap: the bundle is there, whole. */
 		cr_assert_str_eq(bd_kind(r), "written", "%s", json_dumps(r,
 		    JSON_COMPACT));
 		json_decref(bd_check(out));
 	} else {
-		cr_assert_str_eq(bd_kind(r),
-		    "io_error", "%s", json_dumps(r, JSON_COMPACT));
+		cr_assert_str_eq(bd_kind(r), "io_error", "%s", json_dumps(r,
+		    JSON_COMPACT));
 		cr_assert(strstr(h_jstr(r, "error.message"), "moved or "
 		    "replaced"), "%s", h_jstr(r, "error.message"));
 		cr_assert_neq(lstat(out, &st), 0, "%s is there", out);
