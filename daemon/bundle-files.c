@@ -4,10 +4,13 @@
  * of log files (sendfile, a bounded chunk at a time), and files already
  * there (a core) weighed against the bundle's size bound. What the bound
  * leaves out is listed: a log keeps its last bytes, a core goes whole or
- * not at all. Every file is new, 0600, never opened through a link.
+ * not at all. Every file is new, 0600, made by openat in the directory
+ * the daemon made and holds, never through a link. A file that cannot be
+ * written there (a full disk) ends the pass: the bundle cannot be whole.
  */
 #include <sys/stat.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,14 +46,20 @@ struct bundle_item {
 };
 
 struct bundle_files {
-	char			*dir;
+	char			*dir;		/* for messages */
+	int			 dirfd;		/* where files are made */
 	uint64_t		 max;		/* the bound, 0: none */
 	uint64_t		 used;		/* counted bytes kept so far */
 	TAILQ_HEAD(, bundle_item) items;
 	struct bundle_item	*cur;
 	enum bundle_files_step	 step;
 	uv_fs_t			 req;
+	uv_work_t		 at;		/* a request relative to dirfd */
+	ssize_t			 at_result;	/* its result, or -errno */
+	uint64_t		 at_size;	/* a stat's size */
 	bool			 busy;		/* a request is on the threadpool */
+	int			 io_errno;	/* a file could not be written */
+	char			*io_why;
 	int			 in_fd;
 	int			 out_fd;
 	uint64_t		 from;		/* the first byte kept */
@@ -66,14 +75,17 @@ struct bundle_files {
 
 static void	bundle_files_next(struct bundle_files *);
 static void	bundle_files_fs_cb(uv_fs_t *);
+static void	bundle_files_at_cb(uv_work_t *, int);
 
-/* A new set of files to write into dir, the counted ones max bytes at most. */
+/* A new set of files to write into dirfd (dir), the counted ones max bytes at most. */
 struct bundle_files *
-bundle_files_new(const char *dir, uint64_t max, bundle_files_cb cb, void *arg)
+bundle_files_new(const char *dir, int dirfd, uint64_t max, bundle_files_cb cb,
+    void *arg)
 {
 	struct bundle_files *f = xcalloc(1, sizeof *f);
 
 	f->dir = xstrdup(dir);
+	f->dirfd = dirfd;
 	f->max = max;
 	f->in_fd = f->out_fd = -1;
 	f->files = json_array();
@@ -83,6 +95,7 @@ bundle_files_new(const char *dir, uint64_t max, bundle_files_cb cb, void *arg)
 	f->arg = arg;
 	TAILQ_INIT(&f->items);
 	f->req.data = f;
+	f->at.data = f;
 	return f;
 }
 
@@ -130,16 +143,6 @@ bundle_files_weigh(struct bundle_files *f, const char *name)
 	it->counted = true;
 }
 
-/* The full path of the current item. */
-static char *
-bundle_files_path(struct bundle_files *f)
-{
-	char *p;
-
-	xasprintf(&p, "%s/%s", f->dir, f->cur->name);
-	return p;
-}
-
 /* Forget the current item and take the next. */
 static void
 bundle_files_done(struct bundle_files *f)
@@ -155,14 +158,26 @@ bundle_files_done(struct bundle_files *f)
 	bundle_files_next(f);
 }
 
-/* The current item failed at what, with libuv's error: listed, then the next. */
+/*
+ * The current item failed at what, with libuv's error: a source that
+ * cannot be read is listed and the next goes on; a file that cannot be
+ * written in the bundle ends the pass, with its errno.
+ */
 static void
 bundle_files_fail(struct bundle_files *f, const char *what, int error)
 {
-	json_array_append_new(f->failed, json_pack("{s:s, s:s++}", "name",
-	    f->cur->name, "error", what, ": ", uv_strerror(error)));
 	log_warn("bundle %s: %s: %s: %s", f->dir, f->cur->name, what,
 	    uv_strerror(error));
+	if (f->step == BF_OPEN_SRC || (f->step == BF_STAT &&
+	    !f->cur->existing))
+		json_array_append_new(f->failed, json_pack("{s:s, s:s++}",
+		    "name", f->cur->name, "error", what, ": ",
+		    uv_strerror(error)));
+	else if (f->io_errno == 0) {
+		f->io_errno = -error;
+		xasprintf(&f->io_why, "cannot %s %s in %s: %s", what,
+		    f->cur->name, f->dir, uv_strerror(error));
+	}
 	if (f->in_fd != -1 || f->out_fd != -1) {
 		f->step = f->in_fd != -1 ? BF_CLOSE_SRC : BF_CLOSE_DST;
 		bundle_files_next(f);
@@ -171,17 +186,52 @@ bundle_files_fail(struct bundle_files *f, const char *what, int error)
 	bundle_files_done(f);
 }
 
+/* On the threadpool: the current step's request relative to the directory. */
+static void
+bundle_files_at_work(uv_work_t *w)
+{
+	struct bundle_files	*f = w->data;
+	const char		*name = f->cur->name;
+	struct stat		 st;
+
+	switch (f->step) {
+	case BF_OPEN_DST:
+		f->at_result = openat(f->dirfd, name, O_WRONLY | O_CREAT |
+		    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		break;
+	case BF_STAT:
+		f->at_result = fstatat(f->dirfd, name, &st,
+		    AT_SYMLINK_NOFOLLOW);
+		if (f->at_result == 0 && !S_ISREG(st.st_mode)) {
+			f->at_result = -1;
+			errno = EINVAL;
+		}
+		f->at_size = f->at_result == 0 ? (uint64_t)st.st_size : 0;
+		break;
+	default:
+		f->at_result = unlinkat(f->dirfd, name, 0);
+		break;
+	}
+	if (f->at_result == -1)
+		f->at_result = -errno;
+}
+
+/* Put the current step's request relative to the directory on the threadpool. */
+static void
+bundle_files_at(struct bundle_files *f, enum bundle_files_step step)
+{
+	f->step = step;
+	f->busy = true;
+	if (uv_queue_work(dmn.loop, &f->at, bundle_files_at_work,
+	    bundle_files_at_cb) != 0)
+		log_fatal("bundle %s: cannot queue work", f->dir);
+}
+
 /* Open the current item's file in the bundle: new, 0600, no link followed. */
 static void
 bundle_files_open_dst(struct bundle_files *f)
 {
-	char *p = bundle_files_path(f);
-
-	f->step = BF_OPEN_DST;
-	f->busy = true;
-	uv_fs_open(dmn.loop, &f->req, p, O_WRONLY | O_CREAT | O_EXCL |
-	    O_NOFOLLOW | O_CLOEXEC, 0600, bundle_files_fs_cb);
-	free(p);
+	bundle_files_at(f, BF_OPEN_DST);
 }
 
 /* How much of a source of size bytes the bound keeps: its last bytes. */
@@ -208,7 +258,6 @@ bundle_files_send(struct bundle_files *f)
 {
 	struct bundle_item	*it = f->cur;
 	uv_buf_t		 buf;
-	char			*p;
 
 	f->busy = true;
 	switch (f->step) {
@@ -217,11 +266,9 @@ bundle_files_send(struct bundle_files *f)
 		    O_CLOEXEC, 0, bundle_files_fs_cb);
 		return;
 	case BF_STAT:
-		if (it->existing) {
-			p = bundle_files_path(f);
-			uv_fs_lstat(dmn.loop, &f->req, p, bundle_files_fs_cb);
-			free(p);
-		} else
+		if (it->existing)
+			bundle_files_at(f, BF_STAT);
+		else
 			uv_fs_fstat(dmn.loop, &f->req, f->in_fd,
 			    bundle_files_fs_cb);
 		return;
@@ -244,9 +291,7 @@ bundle_files_send(struct bundle_files *f)
 		f->out_fd = -1;
 		return;
 	case BF_UNLINK:
-		p = bundle_files_path(f);
-		uv_fs_unlink(dmn.loop, &f->req, p, bundle_files_fs_cb);
-		free(p);
+		bundle_files_at(f, BF_UNLINK);
 		return;
 	case BF_OPEN_DST:
 		break;
@@ -280,15 +325,10 @@ bundle_files_weighed(struct bundle_files *f, uint64_t size)
 	bundle_files_send(f);
 }
 
-/* One threadpool request is done: go on with the item. */
+/* One threadpool request is done: r, its result (-errno), size a stat's. */
 static void
-bundle_files_fs_cb(uv_fs_t *req)
+bundle_files_step_done(struct bundle_files *f, ssize_t r, uint64_t size)
 {
-	struct bundle_files	*f = req->data;
-	ssize_t			 r = req->result;
-	uint64_t		 size = req->statbuf.st_size;
-
-	uv_fs_req_cleanup(req);
 	f->busy = false;
 	if (r < 0 && f->step != BF_CLOSE_SRC && f->step != BF_CLOSE_DST) {
 		static const char *const what[] = { "open", "stat", "create",
@@ -346,6 +386,43 @@ bundle_files_fs_cb(uv_fs_t *req)
 	bundle_files_send(f);
 }
 
+/* A libuv file request is done. */
+static void
+bundle_files_fs_cb(uv_fs_t *req)
+{
+	struct bundle_files	*f = req->data;
+	ssize_t			 r = req->result;
+	uint64_t		 size = req->statbuf.st_size;
+
+	uv_fs_req_cleanup(req);
+	bundle_files_step_done(f, r, size);
+}
+
+/* A request relative to the directory is done (status: was it run). */
+static void
+bundle_files_at_cb(uv_work_t *w, int status)
+{
+	struct bundle_files *f = w->data;
+
+	bundle_files_step_done(f, status < 0 ? status : f->at_result,
+	    f->at_size);
+}
+
+/* Forget the items not yet written: the pass ends early. */
+static void
+bundle_files_drop(struct bundle_files *f)
+{
+	struct bundle_item *it;
+
+	while ((it = TAILQ_FIRST(&f->items)) != NULL) {
+		TAILQ_REMOVE(&f->items, it, entry);
+		free(it->name);
+		free(it->src);
+		free(it->data);
+		free(it);
+	}
+}
+
 /* Take the next item, or tell the owner all are written. */
 static void
 bundle_files_next(struct bundle_files *f)
@@ -354,6 +431,8 @@ bundle_files_next(struct bundle_files *f)
 		bundle_files_send(f);
 		return;
 	}
+	if (f->io_errno != 0)
+		bundle_files_drop(f);
 	if ((f->cur = TAILQ_FIRST(&f->items)) == NULL) {
 		f->cb(f->arg);
 		return;
@@ -388,6 +467,14 @@ bundle_files_list(const struct bundle_files *f, const char *which)
 	return f->failed;
 }
 
+/* The errno of a file that could not be written in the bundle (and why), or 0. */
+int
+bundle_files_error(const struct bundle_files *f, const char **why)
+{
+	*why = f->io_why;
+	return f->io_errno;
+}
+
 /* Bytes of counted files kept. */
 uint64_t
 bundle_files_used(const struct bundle_files *f)
@@ -399,19 +486,12 @@ bundle_files_used(const struct bundle_files *f)
 void
 bundle_files_free(struct bundle_files *f)
 {
-	struct bundle_item *it;
-
 	if (f == NULL)
 		return;
 	if (f->busy)
 		log_fatal("bundle %s: freed while it writes", f->dir);
-	while ((it = TAILQ_FIRST(&f->items)) != NULL) {
-		TAILQ_REMOVE(&f->items, it, entry);
-		free(it->name);
-		free(it->src);
-		free(it->data);
-		free(it);
-	}
+	bundle_files_drop(f);
+	free(f->io_why);
 	json_decref(f->files);
 	json_decref(f->cut);
 	json_decref(f->failed);

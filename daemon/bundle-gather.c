@@ -4,8 +4,12 @@
  * by gcore into the bundle's directory, as one run-control job that
  * halts a running target and resumes it after. Bounded: a gdb that does
  * not answer, or a session that ends first, leaves a bundle that says
- * what is missing.
+ * what is missing. gcore resolves no path of the bundle's: the daemon
+ * makes the core's file and gdb writes it through /proc/PID/fd/N; a core
+ * that is not written whole leaves no file.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -56,23 +60,94 @@ bundle_gather_core_why(struct bundle *b)
 	return NULL;
 }
 
-/* Make the core's file, 0600 and new, before gcore writes it; -1: none. */
+/*
+ * Make the core's file, 0600 and new, for gcore to write; its fd, held
+ * (in the session's bundles) until gdb answers or the session goes: gdb
+ * may open /proc/PID/fd/N late, and N must not be another file by then.
+ * -1: none, and the manifest says why.
+ */
 static int
 bundle_gather_core_file(struct bundle *b)
 {
-	char	*p;
-	int	 fd;
+	struct bundles	*set = b->s->bundles;
+	int		 fd;
 
-	xasprintf(&p, "%s/core", b->tmp);
-	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    0600);
-	free(p);
-	if (fd == -1) {
+	if ((fd = bundle_dir_create(b->dir, "core", O_WRONLY)) == -1) {
 		bundle_missing(b, "core", strerror(errno));
 		return -1;
 	}
-	close(fd);
-	return 0;
+	set->cores = xreallocarray(set->cores, set->ncores + 1,
+	    sizeof *set->cores);
+	set->cores[set->ncores].serial = b->serial;
+	set->cores[set->ncores].fd = fd;
+	set->ncores++;
+	b->core_made = true;
+	return fd;
+}
+
+/* gdb answered the bundle's gcore, or cannot now: its core's fd goes. */
+static void
+bundle_gather_core_close(struct bundles *set, unsigned long serial)
+{
+	size_t i;
+
+	for (i = 0; i < set->ncores; i++)
+		if (set->cores[i].serial == serial) {
+			close(set->cores[i].fd);
+			set->cores[i] = set->cores[--set->ncores];
+			return;
+		}
+}
+
+/* The bytes gcore wrote in the bundle's core, or -1 if it is not held. */
+static off_t
+bundle_gather_core_size(struct bundles *set, unsigned long serial)
+{
+	struct stat	 st;
+	size_t		 i;
+
+	for (i = 0; i < set->ncores; i++)
+		if (set->cores[i].serial == serial)
+			return fstat(set->cores[i].fd, &st) == 0 ? st.st_size :
+			    -1;
+	return -1;
+}
+
+/* The core is not the bundle's (why): its file goes, and the manifest says why. */
+static void
+bundle_gather_core_lost(struct bundle *b, const char *why)
+{
+	if (b->core_made && unlinkat(bundle_dir_fd(b->dir), "core", 0) != 0)
+		log_warn("bundle %s: cannot remove its core: %s", b->path,
+		    strerror(errno));
+	b->core_made = false;
+	b->core = false;
+	bundle_missing(b, "core", why);
+}
+
+/* The session's bundles go: the cores gdb never answered for are let go. */
+void
+bundle_gather_free(struct bundles *set)
+{
+	while (set->ncores > 0)
+		close(set->cores[--set->ncores].fd);
+	free(set->cores);
+	set->cores = NULL;
+}
+
+/* gcore answered r: the core is the bundle's if gdb says so and wrote some. */
+static void
+bundle_gather_core(struct bundle *b, json_t *r)
+{
+	const char	*cls = json_string_value(json_object_get(r, "class"));
+	const char	*msg = json_string_value(json_object_get(r, "msg"));
+
+	if (cls == NULL || strcmp(cls, "error") == 0)
+		bundle_gather_core_lost(b, msg != NULL ? msg : "gcore failed");
+	else if (bundle_gather_core_size(b->s->bundles, b->serial) <= 0)
+		bundle_gather_core_lost(b, "gcore wrote nothing");
+	else
+		b->core = true;
 }
 
 /* The bundle whose serial a job carries, if it still gathers. */
@@ -125,33 +200,40 @@ bundle_gather_version(struct bundle *b, json_t *r)
 	b->gdb_version = json_stringn(out, n);
 }
 
-/* gdb answered the gathering: keep its texts, then write the files. */
+/*
+ * gdb answered the gathering: keep its texts, then write the files. A
+ * bundle that went on without it lets go of its core's file only.
+ */
 static json_t *
 bundle_gather_done(struct gdb_job *j)
 {
 	struct bundle	*b = bundle_gather_of(j);
 	json_t		*r;
-	const char	*cmd, *cls;
+	const char	*cmd;
 	size_t		 i;
+	unsigned long	 serial = (unsigned long)json_integer_value(
+			    json_object_get(j->ctx, "bundle"));
 
-	if (b == NULL)
+	if (b == NULL) {
+		if (j->g->s->bundles != NULL)
+			bundle_gather_core_close(j->g->s->bundles, serial);
 		return NULL;
+	}
 	json_array_foreach(j->replies, i, r) {
 		cmd = json_string_value(json_array_get(j->cmds, i));
-		cls = json_string_value(json_object_get(r, "class"));
 		if (strcmp(cmd, "-gdb-version") == 0)
 			bundle_gather_version(b, r);
 		else if (strstr(cmd, "thread apply all") != NULL)
 			bundle_gather_text(b, r, "backtrace.txt", "backtrace");
 		else if (strstr(cmd, "info registers") != NULL)
 			bundle_gather_text(b, r, "registers.txt", "registers");
-		else if (strstr(cmd, "gcore") != NULL && cls != NULL &&
-		    strcmp(cls, "error") != 0)
-			b->core = true;
 		else if (strstr(cmd, "gcore") != NULL)
-			bundle_missing(b, "core", json_string_value(
-			    json_object_get(r, "msg")));
+			bundle_gather_core(b, r);
 	}
+	if (b->core_made && !b->core && json_array_size(j->replies) <
+	    json_array_size(j->cmds))
+		bundle_gather_core_lost(b, "gdb did not run gcore");
+	bundle_gather_core_close(b->s->bundles, b->serial);
 	bundle_queue(b);
 	return NULL;
 }
@@ -164,18 +246,13 @@ bundle_gather_done(struct gdb_job *j)
 static void
 bundle_gather_lost(struct bundle *b, const char *why)
 {
-	char *p;
-
 	if (b->phase != BUNDLE_GATHER)
 		return;
 	bundle_missing(b, "backtrace", why);
 	bundle_missing(b, "registers", why);
-	if (b->core_wanted && bundle_gather_core_why(b) == NULL) {
-		xasprintf(&p, "%s/core", b->tmp);
-		(void)unlink(p);
-		free(p);
-		bundle_missing(b, "core", why);
-	}
+	/* gdb may still write it: into a file no name leads to. */
+	if (b->core_made)
+		bundle_gather_core_lost(b, why);
 	bundle_queue(b);
 }
 
@@ -206,6 +283,7 @@ bundle_gather(struct bundle *b)
 	struct gdb_job	*j;
 	const char	*why;
 	char		*cmd;
+	int		 fd;
 
 	if ((g = bundle_gather_gdb(b->s, &why)) == NULL) {
 		bundle_missing(b, "backtrace", why);
@@ -223,8 +301,9 @@ bundle_gather(struct bundle *b)
 	gdb_job_add_console(j, "info registers");
 	if ((why = bundle_gather_core_why(b)) != NULL)
 		bundle_missing(b, "core", why);
-	else if (bundle_gather_core_file(b) == 0) {
-		xasprintf(&cmd, "gcore %s/core", b->tmp);
+	else if ((fd = bundle_gather_core_file(b)) != -1) {
+		/* gdb is another process: the daemon's fd, by its pid. */
+		xasprintf(&cmd, "gcore /proc/%ld/fd/%d", (long)getpid(), fd);
 		gdb_job_add_console(j, cmd);
 		free(cmd);
 	}

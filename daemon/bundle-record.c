@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,49 +23,36 @@
 #define BUNDLE_PARTIAL ".partial-"
 
 /*
- * Whether path may become a bundle: absolute, not there yet, in a
- * directory that is; -1 with err saying which it is not.
+ * Whether path may become a bundle: absolute and not there yet (its
+ * directory is checked as it is opened); -1 with err saying which it is
+ * not.
  */
 int
-bundle_path_check(const char *path, char *err, size_t errlen)
+bundle_path_check(const char *path, struct bundle_error *err)
 {
-	struct stat	 st;
-	char		 copy[PATH_MAX], *dir;
+	struct stat st;
 
+	err->code = RPC_INVALID_PARAMS;
+	err->errnum = 0;
 	if (path[0] != '/') {
-		snprintf(err, errlen, "\"path\" must be absolute, not \"%s\"",
-		    path);
+		snprintf(err->msg, sizeof err->msg, "\"path\" must be "
+		    "absolute, not \"%s\"", path);
 		return -1;
 	}
 	if (strlen(path) >= PATH_MAX - 64 || strlen(path) < 2) {
-		snprintf(err, errlen, "\"path\" is too %s", strlen(path) < 2 ?
-		    "short" : "long");
+		snprintf(err->msg, sizeof err->msg, "\"path\" is too %s",
+		    strlen(path) < 2 ? "short" : "long");
 		return -1;
 	}
 	if (path[strlen(path) - 1] == '/') {
-		snprintf(err, errlen, "\"path\" must name the bundle itself, "
-		    "not end with /: %s", path);
+		snprintf(err->msg, sizeof err->msg, "\"path\" must name the "
+		    "bundle itself, not end with /: %s", path);
 		return -1;
 	}
 	if (lstat(path, &st) == 0) {
-		snprintf(err, errlen, "%s exists already: a bundle's path must "
-		    "be new", path);
-		return -1;
-	}
-	if (errno != ENOENT) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	strlcpy(copy, path, sizeof copy);
-	dir = dirname(copy);
-	if (stat(dir, &st) != 0) {
-		snprintf(err, errlen, "the bundle's directory %s: %s", dir,
-		    strerror(errno));
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "the bundle's directory %s is not a "
-		    "directory", dir);
+		err->code = RPC_EXISTS;
+		snprintf(err->msg, sizeof err->msg, "%s exists already: a "
+		    "bundle's path must be new", path);
 		return -1;
 	}
 	return 0;
@@ -247,11 +233,12 @@ bundle_recover(void)
 	closedir(d);
 }
 
-/* Check (and make, 0700) the directory automatic bundles go to; -1 with err. */
+/* Check (and make, 0700) the directory automatic bundles go to, as a bundle's parent is; -1 with err. */
 int
 bundle_artifacts(const char *dir, char *err, size_t errlen)
 {
-	struct stat st;
+	struct stat	 st;
+	char		 why[PATH_MAX + 192];
 
 	if (dir[0] != '/') {
 		snprintf(err, errlen, "\"artifacts\" must be an absolute "
@@ -272,9 +259,8 @@ bundle_artifacts(const char *dir, char *err, size_t errlen)
 		    strerror(errno));
 		return -1;
 	}
-	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "artifacts directory %s is not a "
-		    "directory", dir);
+	if (bundle_dir_safe(dir, &st, why, sizeof why) != 0) {
+		snprintf(err, errlen, "artifacts directory %s", why);
 		return -1;
 	}
 	return 0;

@@ -1,10 +1,11 @@
 /*
  * A bundle as one .tar.gz file: tar(1) archives the finished directory,
  * run through the one spawn path (a keeper on a pty of its own), so the
- * loop never waits for it. The archive is made 0600 before tar opens it.
+ * loop never waits for it. tar resolves no path of the bundle's: it is
+ * given the directory and the archive (made 0600 by the daemon) as
+ * descriptors, and reaches them as /proc/self/fd/N.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,30 +79,26 @@ bundle_tar_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
 }
 
 /*
- * Archive the directory dir into the new file tgz; cb(arg, NULL) once it
- * is made, cb(arg, why) if not. NULL with err if tar cannot start.
+ * Archive the directory dirfd into the new file tgzfd; cb(arg, NULL) once
+ * it is made, cb(arg, why) if not. NULL with err if tar cannot start.
  */
 struct bundle_tar *
-bundle_tar_start(const char *dir, const char *tgz, bundle_tar_cb cb,
-    void *arg, char *err, size_t errlen)
+bundle_tar_start(int dirfd, int tgzfd, bundle_tar_cb cb, void *arg, char *err,
+    size_t errlen)
 {
 	struct bundle_tar	*t;
-	char			*argv[] = { "tar", "-czf", (char *)tgz, "-C",
-				    (char *)dir, ".", NULL };
+	char			 dir[32], tgz[32];
+	char			*argv[] = { "tar", "-czf", tgz, "-C", dir, ".",
+				    NULL };
 	char			*env[] = { "PATH=/usr/bin:/bin", "LC_ALL=C",
 				    NULL };
 	struct proc_spec	 spec = { .argv = argv, .env = env, .cwd = "/",
 				    .stop_timeout = BUNDLE_TAR_STOP_MS,
-				    .fd_in = -1, .fd_out = -1 };
-	int			 fd;
+				    .fd_in = dirfd, .fd_out = tgzfd };
 
-	/* tar keeps the mode of a file that is there: never readable by others. */
-	if ((fd = open(tgz, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-	    O_CLOEXEC, 0600)) == -1) {
-		snprintf(err, errlen, "%s: %s", tgz, strerror(errno));
-		return NULL;
-	}
-	close(fd);
+	/* The keeper hands fd_in and fd_out to tar as its 4 and 5. */
+	snprintf(dir, sizeof dir, "/proc/self/fd/%d", PROC_FD_IN);
+	snprintf(tgz, sizeof tgz, "/proc/self/fd/%d", PROC_FD_OUT);
 	t = xcalloc(1, sizeof *t);
 	t->cb = cb;
 	t->arg = arg;

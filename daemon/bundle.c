@@ -118,12 +118,13 @@ bundle_auto_report(struct bundle *b, const char *error)
 
 /* The bundle is done (result) or failed (error): its owner hears, then it goes. */
 static void
-bundle_end(struct bundle *b, json_t *result, const char *error)
+bundle_end(struct bundle *b, json_t *result, const struct bundle_error *error)
 {
 	struct session *s = b->s;
 
 	if (error != NULL)
-		log_warn("session %lu: bundle %s: %s", s->id, b->path, error);
+		log_warn("session %lu: bundle %s: %s", s->id, b->path,
+		    error->msg);
 	else
 		log_info("session %lu: bundle %s written (%s)", s->id, b->path,
 		    b->reason);
@@ -131,12 +132,13 @@ bundle_end(struct bundle *b, json_t *result, const char *error)
 	if (b->cb != NULL)
 		b->cb(b->arg, b, result, error);
 	if (b->automatic)
-		bundle_auto_report(b, error);
+		bundle_auto_report(b, error != NULL ? error->msg : NULL);
 	json_decref(result);
 	session_sink_remove(b->sink);
 	timer_free(b->bound);
 	bundle_files_free(b->files);
 	bundle_tar_free(b->tarp);
+	bundle_dir_free(b->dir);
 	json_decref(b->missing);
 	json_decref(b->gdb_version);
 	free(b->path);
@@ -147,33 +149,38 @@ bundle_end(struct bundle *b, json_t *result, const char *error)
 	session_unref(s);
 }
 
-/* Give up on the bundle: what it made goes, and the owner hears why. */
+/* Give up on the bundle for error: what it made goes, and the owner hears why. */
+static void
+bundle_fail_with(struct bundle *b, const struct bundle_error *error)
+{
+	bundle_dir_remove(b->dir);
+	bundle_record_close(b->record);
+	bundle_end(b, NULL, error);
+}
+
+/* Give up on the bundle (an internal error, why in fmt and arg). */
 static void
 bundle_fail(struct bundle *b, const char *fmt, const char *arg)
 {
-	char why[PATH_MAX + 256];
+	struct bundle_error error = { .code = RPC_INTERNAL_ERROR };
 
-	snprintf(why, sizeof why, fmt, arg);
-	if (b->tgz != NULL)
-		(void)unlink(b->tgz);
-	(void)bundle_record_remove_tree(b->tmp);
-	bundle_record_close(b->record);
-	bundle_end(b, NULL, why);
+	snprintf(error.msg, sizeof error.msg, fmt, arg);
+	bundle_fail_with(b, &error);
 }
 
 /* Put the bundle in its place at once: the rename is the commit. */
 static void
 bundle_commit(struct bundle *b)
 {
-	if (rename(b->tar ? b->tgz : b->tmp, b->path) != 0) {
-		bundle_fail(b, "cannot rename it into place: %s",
-		    strerror(errno));
+	struct bundle_error error;
+
+	if (bundle_dir_place(b->dir, b->path, &error) != 0) {
+		bundle_fail_with(b, &error);
 		return;
 	}
 	bundle_record_close(b->record);
-	if (b->tar && bundle_record_remove_tree(b->tmp) != 0)
-		log_warn("bundle %s: cannot remove %s: %s", b->path, b->tmp,
-		    strerror(errno));
+	/* With tar, the directory archived goes. */
+	bundle_dir_remove(b->dir);
 	bundle_end(b, bundle_result(b), NULL);
 }
 
@@ -190,14 +197,31 @@ bundle_tar_done(void *arg, const char *why)
 	bundle_commit(b);
 }
 
+/* Whether a file could not be written in the bundle: then it failed, as an I/O error. */
+static bool
+bundle_written_badly(struct bundle *b)
+{
+	struct bundle_error	 error = { .code = RPC_IO_ERROR };
+	const char		*why;
+
+	if ((error.errnum = bundle_files_error(b->files, &why)) == 0)
+		return false;
+	snprintf(error.msg, sizeof error.msg, "%s", why);
+	bundle_fail_with(b, &error);
+	return true;
+}
+
 /* A pass of files is written: the manifest next, then the archive or the rename. */
 static void
 bundle_written(void *arg)
 {
 	struct bundle	*b = arg;
 	json_t		*m;
-	char		*text, why[256];
+	char		*text, why[PATH_MAX + 64];
+	int		 fd;
 
+	if (bundle_written_badly(b))
+		return;
 	if (b->phase == BUNDLE_FILES) {
 		b->phase = BUNDLE_MANIFEST;
 		m = bundle_manifest(b);
@@ -214,9 +238,54 @@ bundle_written(void *arg)
 		return;
 	}
 	b->phase = BUNDLE_TAR;
-	if ((b->tarp = bundle_tar_start(b->tmp, b->tgz, bundle_tar_done, b,
-	    why, sizeof why)) == NULL)
+	if ((fd = bundle_dir_archive(b->dir, b->tgz, why, sizeof why)) == -1 ||
+	    (b->tarp = bundle_tar_start(bundle_dir_fd(b->dir), fd,
+	    bundle_tar_done, b, why, sizeof why)) == NULL)
 		bundle_fail(b, "tar: %s", why);
+}
+
+/* Free a bundle that never began. */
+static void
+bundle_unmade(struct bundle *b)
+{
+	bundle_record_close(b->record);
+	bundle_dir_free(b->dir);
+	free(b->record);
+	free(b->path);
+	free(b->tmp);
+	free(b->tgz);
+	free(b);
+}
+
+/*
+ * Make the bundle's temporary directory under its held parent, named
+ * afresh while the name is taken, each name recorded before it is made.
+ */
+static int
+bundle_make(struct bundle *b, struct bundle_error *err)
+{
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		free(b->tmp);
+		free(b->tgz);
+		b->tgz = NULL;
+		b->tmp = bundle_record_tmp(b->path);
+		if (b->tar)
+			xasprintf(&b->tgz, "%s.tar.gz", b->tmp);
+		free(b->record);
+		if ((b->record = bundle_record_open(b->serial, b->path, b->tmp,
+		    b->tgz, err->msg, sizeof err->msg)) == NULL) {
+			err->code = RPC_IO_ERROR;
+			err->errnum = 0;
+			return -1;
+		}
+		if (bundle_dir_make(b->dir, b->tmp, err) == 0)
+			return 0;
+		if (err->errnum != EEXIST)
+			return -1;
+	}
+	return -1;
 }
 
 /*
@@ -227,35 +296,23 @@ bundle_written(void *arg)
  */
 struct bundle *
 bundle_start(struct session *s, const char *path, bool tar, bool core,
-    const char *reason, bundle_cb cb, void *arg, char *err, size_t errlen)
+    const char *reason, bundle_cb cb, void *arg, struct bundle_error *err)
 {
 	struct bundle *b;
 
-	if (bundle_path_check(path, err, errlen) != 0)
+	if (bundle_path_check(path, err) != 0)
 		return NULL;
 	b = xcalloc(1, sizeof *b);
 	b->serial = ++bundle_serials;
 	b->path = xstrdup(path);
-	b->tmp = bundle_record_tmp(path);
-	if (tar)
-		xasprintf(&b->tgz, "%s.tar.gz", b->tmp);
-	if ((b->record = bundle_record_open(b->serial, b->path, b->tmp, b->tgz,
-	    err, errlen)) == NULL || mkdir(b->tmp, 0700) != 0) {
-		if (b->record != NULL) {
-			snprintf(err, errlen, "%s: %s", b->tmp,
-			    strerror(errno));
-			bundle_record_close(b->record);
-		}
-		free(b->record);
-		free(b->path);
-		free(b->tmp);
-		free(b->tgz);
-		free(b);
+	b->tar = tar;
+	if ((b->dir = bundle_dir_open(path, err)) == NULL ||
+	    bundle_make(b, err) != 0) {
+		bundle_unmade(b);
 		return NULL;
 	}
 	b->s = s;
 	session_ref(s);
-	b->tar = tar;
 	b->core_wanted = core;
 	b->reason = reason != NULL ? reason : "asked";
 	b->started_at = loop_now();
@@ -263,7 +320,8 @@ bundle_start(struct session *s, const char *path, bool tar, bool core,
 	b->missing = json_array();
 	b->cb = cb;
 	b->arg = arg;
-	b->files = bundle_files_new(b->tmp, dmn.bundle_max, bundle_written, b);
+	b->files = bundle_files_new(b->tmp, bundle_dir_fd(b->dir),
+	    dmn.bundle_max, bundle_written, b);
 	LIST_INSERT_HEAD(&bundle_set(s)->live, b, entry);
 	log_info("session %lu: writing bundle %s (%s)", s->id, path, b->reason);
 	bundle_gather(b);
@@ -328,11 +386,12 @@ void
 bundle_auto(struct session *s, const char *reason, bundle_then then,
     void *arg)
 {
-	struct bundles	*set;
-	struct bundle	*b;
-	char		 path[PATH_MAX], err[PATH_MAX + 256];
-	struct stat	 st;
-	int		 i;
+	struct bundles		*set;
+	struct bundle		*b;
+	char			 path[PATH_MAX];
+	struct bundle_error	 err;
+	struct stat		 st;
+	int			 i;
 
 	if (s->l.artifacts == NULL) {
 		bundle_auto_none(s, then, arg);
@@ -352,12 +411,13 @@ bundle_auto(struct session *s, const char *reason, bundle_then then,
 	for (i = 2; i < 100 && lstat(path, &st) == 0; i++)
 		snprintf(path, sizeof path, "%s/%lu-%s-%d", s->l.artifacts,
 		    s->id, reason, i);
-	if ((b = bundle_start(s, path, false, true, reason, NULL, NULL, err,
-	    sizeof err)) == NULL) {
-		log_warn("session %lu: no automatic bundle: %s", s->id, err);
+	if ((b = bundle_start(s, path, false, true, reason, NULL, NULL,
+	    &err)) == NULL) {
+		log_warn("session %lu: no automatic bundle: %s", s->id,
+		    err.msg);
 		json_decref(set->auto_done);
 		set->auto_done = json_pack("{s:s, s:s, s:f, s:s}", "path", path,
-		    "reason", reason, "time", loop_now(), "error", err);
+		    "reason", reason, "time", loop_now(), "error", err.msg);
 		bundle_auto_none(s, then, arg);
 		return;
 	}
@@ -383,6 +443,7 @@ bundle_session_free(struct session *s)
 		return;
 	if (!LIST_EMPTY(&s->bundles->live))
 		log_fatal("session %lu: freed while a bundle holds it", s->id);
+	bundle_gather_free(s->bundles);
 	json_decref(s->bundles->auto_done);
 	free(s->bundles->waiters);
 	free(s->bundles);

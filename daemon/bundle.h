@@ -19,6 +19,8 @@ struct bundles {
 	json_t			*auto_done;	/* {path, reason, time} */
 	struct bundle_waiter	*waiters;	/* later triggers, in order */
 	size_t			 nwaiters;
+	struct bundle_core	*cores;		/* files gcore may still write */
+	size_t			 ncores;
 };
 
 /* Where a bundle is. */
@@ -38,6 +40,7 @@ struct bundle {
 	char			*tmp;		/* the directory being written */
 	char			*tgz;		/* tar: the archive being written */
 	char			*record;	/* its record in the state dir */
+	struct bundle_dir	*dir;		/* where it is made, held */
 	bool			 tar;
 	bool			 core_wanted;
 	const char		*reason;	/* "asked", or an automatic one */
@@ -48,6 +51,7 @@ struct bundle {
 	json_t			*missing;	/* [{what, why}] */
 	json_t			*gdb_version;
 	bool			 core;		/* gcore wrote "core" */
+	bool			 core_made;	/* "core" is there for gcore */
 	struct timer		*bound;
 	struct sink		*sink;		/* the session's end */
 	struct bundle_tar	*tarp;
@@ -58,12 +62,37 @@ struct bundle {
 	void			*then_arg;
 };
 
+/* A core gcore may still write: its file is held until gdb answers or the session goes. */
+struct bundle_core {
+	unsigned long	 serial;	/* the bundle's */
+	int		 fd;
+};
+
+/* bundle-dir.c: where a bundle is made, held by descriptors. */
+struct bundle_dir;
+int		 bundle_dir_safe(const char *dir, const struct stat *,
+		    char *err, size_t errlen);
+struct bundle_dir *bundle_dir_open(const char *path, struct bundle_error *);
+int		 bundle_dir_make(struct bundle_dir *, const char *tmp,
+		    struct bundle_error *);
+int		 bundle_dir_fd(const struct bundle_dir *);
+int		 bundle_dir_create(const struct bundle_dir *, const char *name,
+		    int flags);
+int		 bundle_dir_archive(struct bundle_dir *, const char *tgz,
+		    char *err, size_t errlen);
+int		 bundle_dir_place(struct bundle_dir *, const char *path,
+		    struct bundle_error *);
+void		 bundle_dir_remove(struct bundle_dir *);
+void		 bundle_dir_free(struct bundle_dir *);
+
 /* bundle-files.c: a bundle's files, written on the threadpool under a bound. */
 struct bundle_files;
 typedef void (*bundle_files_cb)(void *arg);
 
-struct bundle_files *bundle_files_new(const char *dir, uint64_t max,
+struct bundle_files *bundle_files_new(const char *dir, int dirfd, uint64_t max,
 		    bundle_files_cb, void *arg);
+int		 bundle_files_error(const struct bundle_files *,
+		    const char **why);
 void		 bundle_files_text(struct bundle_files *, const char *name,
 		    const char *data, size_t len, bool counted);
 void		 bundle_files_copy(struct bundle_files *, const char *name,
@@ -79,12 +108,12 @@ void		 bundle_files_free(struct bundle_files *);
 struct bundle_tar;
 /* The archive is made (why NULL), or not. */
 typedef void (*bundle_tar_cb)(void *arg, const char *why);
-struct bundle_tar *bundle_tar_start(const char *dir, const char *tgz,
-		    bundle_tar_cb, void *arg, char *err, size_t errlen);
+struct bundle_tar *bundle_tar_start(int dirfd, int tgzfd, bundle_tar_cb,
+		    void *arg, char *err, size_t errlen);
 void		 bundle_tar_free(struct bundle_tar *);
 
 /* bundle-record.c: bundles' paths, their records in progress, recovery. */
-int		 bundle_path_check(const char *path, char *err, size_t errlen);
+int		 bundle_path_check(const char *path, struct bundle_error *);
 char		*bundle_record_tmp(const char *path);
 char		*bundle_record_open(unsigned long serial, const char *path,
 		    const char *tmp, const char *tgz, char *err, size_t errlen);
@@ -97,6 +126,7 @@ void	 bundle_queue(struct bundle *);
 
 /* bundle-gather.c */
 void	 bundle_gather(struct bundle *);
+void	 bundle_gather_free(struct bundles *);
 
 /* bundle-manifest.c */
 json_t	*bundle_manifest(struct bundle *);

@@ -977,9 +977,15 @@ void	 hold_close(struct session *);
 #define BUNDLE_MAX_DEFAULT (64ULL * 1024 * 1024)
 struct bundle;
 struct bundles;
+/* Why a bundle was refused or failed: its kind (RPC_*), errno or 0, the cause. */
+struct bundle_error {
+	int	 code;
+	int	 errnum;
+	char	 msg[PATH_MAX + 256];
+};
 /* A bundle is written (result) or failed (error); b is freed after. */
 typedef void (*bundle_cb)(void *arg, struct bundle *b, json_t *result,
-    const char *error);
+    const struct bundle_error *error);
 /* What bundle_auto calls once the automatic bundle is written, or none is. */
 typedef void (*bundle_then)(struct session *, void *arg);
 
@@ -990,7 +996,7 @@ int		 bundle_artifacts(const char *dir, char *err, size_t errlen);
 /* bundle.c: writing one bundle, and a session's automatic one. */
 struct bundle	*bundle_start(struct session *, const char *path, bool tar,
 		    bool core, const char *reason, bundle_cb, void *arg,
-		    char *err, size_t errlen);
+		    struct bundle_error *);
 void		 bundle_forget(struct bundle *);
 void		 bundle_auto(struct session *, const char *reason, bundle_then,
 		    void *arg);

@@ -9,17 +9,27 @@
 
 #include "daemon.h"
 
+/* The refusal or failure error as the request's answer: its kind, errno in data. */
+static enum method_return
+method_bundle_error(struct request *req, const struct bundle_error *error)
+{
+	json_t *data = error->errnum != 0 ? json_pack("{s:i}", "errno",
+	    error->errnum) : NULL;
+
+	return request_error_data(req, error->code, data, "%s", error->msg);
+}
+
 /* The bundle is written, or failed: the answer. */
 static void
 method_bundle_done(void *arg, struct bundle *b, json_t *result,
-    const char *error)
+    const struct bundle_error *error)
 {
 	struct request *req = arg;
 
 	(void)b;
 	req->data = NULL;
 	if (error != NULL) {
-		request_error(req, RPC_INTERNAL_ERROR, "%s", error);
+		method_bundle_error(req, error);
 		return;
 	}
 	request_done(req, json_incref(result));
@@ -38,15 +48,15 @@ method_bundle_free(struct request *req)
 static enum method_return
 method_bundle_exec(struct request *req)
 {
-	struct bundle	*b;
-	char		 err[PATH_MAX + 256];
-	json_t		*core = request_get(req, "core");
+	struct bundle		*b;
+	struct bundle_error	 err;
+	json_t			*core = request_get(req, "core");
 
 	b = bundle_start(req->session, request_str(req, "path", NULL),
 	    request_bool(req, "tar"), core == NULL || json_is_true(core), NULL,
-	    method_bundle_done, req, err, sizeof err);
+	    method_bundle_done, req, &err);
 	if (b == NULL)
-		return request_error(req, RPC_INVALID_PARAMS, "%s", err);
+		return method_bundle_error(req, &err);
 	return pending_wait(req, b, method_bundle_free);
 }
 

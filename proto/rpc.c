@@ -68,6 +68,10 @@ rpc_kind(int code)
 		return "busy";
 	case RPC_EOF:
 		return "eof";
+	case RPC_EXISTS:
+		return "exists";
+	case RPC_IO_ERROR:
+		return "io_error";
 	}
 	return "error";
 }

@@ -25,6 +25,8 @@ enum rpc_code {
 	RPC_DEBUGGER_ERROR = 11,
 	RPC_BUSY = 12,
 	RPC_EOF = 13,
+	RPC_EXISTS = 14,
+	RPC_IO_ERROR = 15,
 };
 
 /*

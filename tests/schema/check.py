@@ -614,6 +614,8 @@ def drive(path, daemon):
     record(why is None, "the bundle's manifest.json", why)
     c.call("bundle", {"session": "quiet", "path": "rel/b"}, "invalid_params",
            semantic=True, desc="bundle at a relative path -> invalid_params")
+    c.call("bundle", {"session": "quiet", "path": tmp + "/b1"}, "exists",
+           desc="bundle at a path that exists -> exists")
     c.call("bundle", {"session": "quiet", "path": tmp + "/b2.tar.gz",
            "tar": True}, desc="bundle as a .tar.gz")
     c.call("launch", {"kind": "exec", "name": "art", "argv": ["sleep",

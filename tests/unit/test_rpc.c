@@ -420,8 +420,10 @@ Test(rpc, kinds)
 		{ 11, "debugger_error" },
 		{ 12, "busy" },
 		{ 13, "eof" },
+		{ 14, "exists" },
+		{ 15, "io_error" },
 		{ 0, "error" },
-		{ 14, "error" },
+		{ 16, "error" },
 		{ -32000, "error" },
 	};
 	size_t i;
