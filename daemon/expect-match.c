@@ -33,13 +33,26 @@ struct expect_match_call {
 	size_t	 end;		/* the subject's end */
 	uint32_t steps;
 	uint32_t opts;
-	bool	 slow;
+	int	 level;
+};
+
+/* Each level's starts a call and steps from each (see EXPECT_LEVELS). */
+static const struct {
+	size_t		starts;
+	uint32_t	steps;
+} expect_match_levels[EXPECT_LEVELS] = {
+	{ 4096, 250 },
+	{ 256, 4000 },
+	{ 16, 64000 },
+	{ 1, EXPECT_SLOW_STEPS },
 };
 
 /*
- * What the next call tries: a bounded run of starts from scan, slowly
- * (few starts, many steps each) after a fast call hit a limit, over a
- * subject cut short past them where a partial match makes that safe.
+ * What the next call tries: a bounded run of starts from scan, at the
+ * level a limit hit earlier left it, over a subject cut short past them
+ * where a partial match makes that safe. The starts times the bytes a
+ * call may look at are bounded too: a pattern that scans far from each
+ * start scans no more than EXPECT_CALL_SCAN bytes in all.
  */
 static void
 expect_match_init(struct expect *e, struct expect_match_call *c)
@@ -47,9 +60,14 @@ expect_match_init(struct expect *e, struct expect_match_call *c)
 	size_t starts;
 
 	c->start = e->scan - e->base;
-	c->slow = e->scan < e->slow_until;
-	starts = c->slow ? EXPECT_SLOW_STARTS : EXPECT_STARTS;
-	c->steps = c->slow ? EXPECT_SLOW_STEPS : EXPECT_STEPS;
+	for (c->level = EXPECT_LEVELS - 1; c->level > 0; c->level--)
+		if (e->scan < e->until[c->level])
+			break;
+	starts = expect_match_levels[c->level].starts;
+	c->steps = expect_match_levels[c->level].steps;
+	/* A partial match that needed a longer reach: fewer starts look so far. */
+	while (starts > 1 && starts * (starts + e->reach) > EXPECT_CALL_SCAN)
+		starts /= 2;
 	c->last = c->start + starts < e->len ? c->start + starts : e->len;
 	c->end = e->len;
 	c->opts = 0;
@@ -104,8 +122,8 @@ expect_match_charge(struct expect *e, size_t i, uint64_t *now)
 /*
  * Try every pattern over one call's starts; the earliest match wins (ties
  * to the first pattern) unless a partial match of another could still
- * come before it. A fast call that hits a limit is tried again slowly; a
- * slow one fails the expect. *now is the time, read as the call ends.
+ * come before it. A call that hits a limit is tried again a level down;
+ * at the last level it fails the expect. *now is the time, read as the call ends.
  */
 static enum expect_match_outcome
 expect_match_try(struct expect *e, uint64_t *now)
@@ -120,8 +138,8 @@ expect_match_try(struct expect *e, uint64_t *now)
 		rc = pattern_match(e->pats[i], e->buf, c.end, c.start, c.last,
 		    c.steps, c.opts);
 		expect_match_charge(e, i, now);
-		if (expect_match_limit(rc) && !c.slow) {
-			e->slow_until = e->base + c.last + 1;
+		if (expect_match_limit(rc) && c.level < EXPECT_LEVELS - 1) {
+			e->until[c.level + 1] = e->base + c.last + 1;
 			return EXPECT_TRY_ON;
 		}
 		if (rc < 0 && rc != PCRE2_ERROR_NOMATCH &&

@@ -175,7 +175,7 @@ expect_last(struct expect *e, enum expect_result none)
 	if (!e->final) {
 		e->final = true;
 		e->stalled = UINT64_MAX;
-		e->slow_until = 0;
+		memset(e->until, 0, sizeof e->until);
 	}
 	r = expect_match_scan(e, expect_turn_end);
 	return r == EXPECT_MORE ? none : r;

@@ -6,13 +6,18 @@
 #ifndef DBGCTL_EXPECT_H
 #define DBGCTL_EXPECT_H
 
-/* Starts tried in one call, and backtracking steps from each, fast and slow. */
-#define EXPECT_STARTS		1024
-#define EXPECT_STEPS		1000
-#define EXPECT_SLOW_STARTS	1
+/*
+ * How slowly a call goes: at level 0 many starts with few backtracking
+ * steps from each, and where a start needs more, its run of starts is
+ * tried again a level down, fewer starts with more steps, down to one
+ * start with EXPECT_SLOW_STEPS; the product stays near a million.
+ */
+#define EXPECT_LEVELS		4
 #define EXPECT_SLOW_STEPS	1000000
+/* Starts times the bytes a call may look at, at the most (one start aside). */
+#define EXPECT_CALL_SCAN	(24 * 1024 * 1024)
 /* Bytes past the last start a call may look at first (doubled as needed). */
-#define EXPECT_REACH		(8 * 1024)
+#define EXPECT_REACH		1024
 /* An expect's matching time: a first allowance, and more per 4 KiB taken in (ns). */
 #define EXPECT_BUDGET_NS	(250 * 1000 * 1000ULL)
 #define EXPECT_BUDGET_PER_4K	(1000 * 1000ULL)
@@ -39,7 +44,7 @@ struct expect {
 	uint64_t		 fed;		/* the next byte to take in */
 	uint64_t		 scan;		/* where the next try starts */
 	uint64_t		 stalled;	/* fed when a partial match waited */
-	uint64_t		 slow_until;	/* starts before it are tried slowly */
+	uint64_t		 until[EXPECT_LEVELS];	/* starts before it: that level */
 	size_t			 reach;		/* bytes a call looks past its starts */
 	size_t			 index;		/* the pattern that matched */
 	size_t			*ov;		/* its offsets */

@@ -536,3 +536,28 @@ Test(expect, identical_patterns_share_one_compilation)
 	cr_assert_gt(after - before, expect_cost(e[0]));
 	expect_free(e[0]);
 }
+
+/*
+ * A pattern whose every start scans far before it fails (a run of a's
+ * 100 KB long, and a pattern that needs a q before the next b): calls
+ * that reach far try few starts, so no turn holds the loop, and the
+ * quadratic whole fails the expect on its budget.
+ */
+Test(expect, a_pattern_that_scans_far_from_every_start_never_holds_the_loop,
+    .timeout = 60)
+{
+	struct expect	*e = pattern("a[^b]*q");
+	char		*s = a_blocks(100000, 500005), why[512];
+	double		 longest;
+
+	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MORE);
+	output_add(&sess.output, s, 500005);
+	expect_wake(e);
+	longest = run_timed();
+	cr_assert_eq(last, EXPECT_FAILED, "outcome %d", last);
+	expect_failure(e, why, sizeof why);
+	cr_assert(strstr(why, "budget") != NULL, "%s", why);
+	cr_assert_lt(longest, 100, "a turn took %.1f ms", longest);
+	expect_free(e);
+	free(s);
+}
