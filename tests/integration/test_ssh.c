@@ -733,6 +733,65 @@ Test(ssh, passed_descriptors_are_never_kept_without_dial)
 	close(pp[1]);
 }
 
+/*
+ * A client that passes, with dial, the socket of another of its own
+ * connections to the daemon (stdin and stdout both) would have the daemon
+ * read its own replies as requests and answer them without end, as would
+ * both ends of one pipe: the dial is refused, saying why, and the other connection and the daemon go on
+ * answering.
+ */
+Test(ssh, dial_with_a_connection_to_the_daemon_itself_is_refused)
+{
+	static const char dial[] = "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"dial\"}\n";
+	struct h_conn	 a, b, c;
+	json_t		*r, *err;
+	const char	*msg;
+	int		 pp[2];
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&a, H->sock), 0, "connect");
+	r = h_conn_call(&a, "ping", NULL, H_WAIT_BOUND);
+	cr_assert_not_null(r, "ping");
+	json_decref(r);
+
+	ssh_send_fds(ssh_unix_connect(&b), dial, (int[]){ a.fd, a.fd }, 2);
+	r = h_conn_reply(&b, 2, H_WAIT_BOUND);
+	err = json_object_get(r, "error");
+	msg = json_string_value(json_object_get(err, "message"));
+	cr_assert(msg != NULL && strstr(msg, "own socket") != NULL,
+	    "dial with a connection to the daemon was not refused: %s",
+	    r != NULL ? json_dumps(r, 0) : "no answer");
+	json_decref(r);
+	h_conn_close(&b);
+
+	/* Both ends of one pipe: the replies would come back as well. */
+	cr_assert_eq(pipe2(pp, O_CLOEXEC), 0, "pipe");
+	ssh_send_fds(ssh_unix_connect(&b), dial, pp, 2);
+	r = h_conn_reply(&b, 2, H_WAIT_BOUND);
+	err = json_object_get(r, "error");
+	msg = json_string_value(json_object_get(err, "message"));
+	cr_assert(msg != NULL && strstr(msg, "one pipe") != NULL,
+	    "dial with both ends of one pipe was not refused: %s",
+	    r != NULL ? json_dumps(r, 0) : "no answer");
+	json_decref(r);
+	h_conn_close(&b);
+	close(pp[0]);
+	close(pp[1]);
+
+	/* Its replies reach it, not the daemon's own reader. */
+	r = h_conn_call(&a, "ping", NULL, H_WAIT_BOUND);
+	cr_assert(r != NULL && json_object_get(r, "result") != NULL,
+	    "the connection passed is not answered");
+	json_decref(r);
+	h_conn_close(&a);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect again");
+	r = h_conn_call(&c, "ping", NULL, H_WAIT_BOUND);
+	cr_assert_not_null(r, "the daemon stopped answering");
+	json_decref(r);
+	h_conn_close(&c);
+}
+
 /* Read one line from fd into buf (NUL-terminated); its length, 0 at EOF. */
 static size_t
 ssh_read_line(int fd, char *buf, size_t len)
