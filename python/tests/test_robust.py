@@ -2,7 +2,9 @@
 
 A fake daemon (a socket server in the test speaking the protocol) sends
 what the real one is fixed not to: errors without an id for requests it
-read, and more notifications than anyone takes.  The last test floods a
+read, more notifications than anyone takes, and lines the client cannot
+take (an id that is a list or an object, JSON nested 100,000 deep, a line
+over 1 MiB, one of 256 MiB; over ssh:// too, from a stand-in for ssh).  The last test floods a
 subscriber from the real daemon (see conftest.py).
 """
 
