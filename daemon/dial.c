@@ -6,11 +6,18 @@
  * dial-stdio when the connection ends; the peer's uid, checked when the
  * socket was accepted, remains the connection's.
  */
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
+#include <netinet/in.h>
+
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon.h"
@@ -86,6 +93,142 @@ dial_sock_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 	conn_close(c);
 }
 
+/*
+ * The port of an IPv4 or IPv6 address, and whether it is the any address;
+ * -1 for another family.
+ */
+static int
+dial_inet(const struct sockaddr_storage *ss, bool *any)
+{
+	const struct sockaddr_in	*in4 = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6	*in6 = (const struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family == AF_INET) {
+		*any = in4->sin_addr.s_addr == htonl(INADDR_ANY);
+		return ntohs(in4->sin_port);
+	}
+	if (ss->ss_family == AF_INET6) {
+		*any = IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr);
+		return ntohs(in6->sin6_port);
+	}
+	return -1;
+}
+
+/*
+ * Whether peer, the address a socket is connected to, is where l listens:
+ * its path, or its port at its address or (a listener on the any address,
+ * which a dual-stack one also serves for IPv4) at any.
+ */
+static bool
+dial_at_listener(const struct sockaddr_storage *peer, socklen_t plen,
+    struct listener *l)
+{
+	struct sockaddr_storage	ls;
+	socklen_t		llen = sizeof ls;
+	uv_os_fd_t		lfd;
+	bool			lany, pany;
+	int			lport;
+
+	if (uv_fileno(&l->h.handle, &lfd) != 0 ||
+	    getsockname(lfd, (struct sockaddr *)&ls, &llen) != 0)
+		return false;
+	if (peer->ss_family == AF_UNIX)
+		return ls.ss_family == AF_UNIX && llen == plen &&
+		    llen > offsetof(struct sockaddr_un, sun_path) &&
+		    memcmp(&ls, peer, llen) == 0;
+	lport = dial_inet(&ls, &lany);
+	if (lport < 0 || lport != dial_inet(peer, &pany))
+		return false;
+	return lany || (llen == plen && memcmp(&ls, peer, llen) == 0);
+}
+
+/* Whether socket fd is connected to one of the daemon's own listeners. */
+static bool
+dial_sock_ours(int fd)
+{
+	struct sockaddr_storage	 peer;
+	socklen_t		 plen = sizeof peer;
+	struct listener		*l;
+
+	memset(&peer, 0, sizeof peer);
+	if (getpeername(fd, (struct sockaddr *)&peer, &plen) != 0)
+		return false;
+	TAILQ_FOREACH(l, &dmn.listeners, entry)
+		if (dial_at_listener(&peer, plen, l))
+			return true;
+	return false;
+}
+
+/*
+ * Whether pipe st is one the daemon held before c passed it (a session's
+ * transport, a keeper's control pipe, another dial's): any descriptor but
+ * c's own two on the same pipe. Its other end could be the daemon's.
+ */
+static bool
+dial_pipe_ours(const struct stat *st, int in, int out)
+{
+	struct dirent	*de;
+	struct stat	 o;
+	DIR		*d;
+	bool		 ours = false;
+	int		 fd;
+
+	/* Unreadable /proc: nothing to compare, as without this check. */
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return false;
+	while (!ours && (de = readdir(d)) != NULL) {
+		fd = atoi(de->d_name);
+		if (de->d_name[0] == '.' || fd == in || fd == out ||
+		    fd == dirfd(d) || fstat(fd, &o) != 0)
+			continue;
+		ours = o.st_dev == st->st_dev && o.st_ino == st->st_ino;
+	}
+	closedir(d);
+	return ours;
+}
+
+/*
+ * Whether in and out lead back to the daemon, so that it would read its
+ * own replies as requests and answer them without end: a socket
+ * connected to one of its listeners (another of the client's own
+ * connections), one pipe as both, or a pipe the daemon already holds.
+ * A socket's peer is found by its address, which names the daemon's
+ * listener whoever holds the other end; a pipe has no address, but it
+ * can reach the daemon only if the daemon holds it.
+ */
+static int
+dial_loops(int in, int out, struct rpc_error *err)
+{
+	struct stat	si, so;
+	int		fds[2] = { in, out }, i;
+	struct stat	*st[2] = { &si, &so };
+
+	if (fstat(in, &si) != 0 || fstat(out, &so) != 0)
+		return 0;
+	if (S_ISFIFO(si.st_mode) && S_ISFIFO(so.st_mode) &&
+	    si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "dial: stdin and stdout "
+		    "are one pipe: the daemon would read its own replies");
+		return -1;
+	}
+	for (i = 0; i < 2; i++) {
+		if (S_ISSOCK(st[i]->st_mode) && dial_sock_ours(fds[i])) {
+			rpc_error_set(err, RPC_INVALID_PARAMS, "dial: %s is a "
+			    "connection to this daemon's own socket: it would "
+			    "answer its own replies", i == 0 ? "stdin" :
+			    "stdout");
+			return -1;
+		}
+		if (S_ISFIFO(st[i]->st_mode) && dial_pipe_ours(st[i], in, out)) {
+			rpc_error_set(err, RPC_INVALID_PARAMS, "dial: %s is a "
+			    "pipe this daemon already holds", i == 0 ? "stdin" :
+			    "stdout");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Whether c holds a stdin and stdout to serve; -1 with err if not. */
 int
 dial_check(struct conn *c, struct rpc_error *err)
@@ -104,6 +247,8 @@ dial_check(struct conn *c, struct rpc_error *err)
 		    "a readable pipe or socket, stdout a writable one");
 		return -1;
 	}
+	if (dial_loops(in, out, err) != 0)
+		return -1;
 	if (uv_stream_set_blocking((uv_stream_t *)&c->fds[0], 0) != 0 ||
 	    uv_stream_set_blocking((uv_stream_t *)&c->fds[1], 0) != 0) {
 		rpc_error_set(err, RPC_INTERNAL_ERROR, "dial: %s",

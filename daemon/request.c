@@ -325,15 +325,21 @@ request_dispatch(struct conn *c, struct rpc_request *rr,
 
 	req = request_new(c, json_incref(rr->id), rr->id_text, b, room);
 	req->in_exec = true;
-	if ((req->method = request_check_method(rr->method)) == NULL) {
+	if ((req->method = request_check_method(rr->method)) == NULL)
 		req->method = &request_none;
-		request_error(req, RPC_METHOD_NOT_FOUND, "no method \"%.64s\"",
-		    rr->method);
-	} else if (b != NULL && (why = request_batch_refusal(b)) != NULL)
-		request_error(req, RPC_LIMIT, "%s", why);
-	else if (!c->authed && !(req->method->flags & METHOD_NOAUTH))
+	/*
+	 * The token first: an unknown name (request_none, served to no one
+	 * before it) gets the same answer as a known one, so that a peer
+	 * without the token learns nothing, not even which methods there are.
+	 */
+	if (!c->authed && !(req->method->flags & METHOD_NOAUTH))
 		request_error(req, RPC_UNAUTHORIZED, "present the token first: "
 		    "hello with \"token\"");
+	else if (req->method == &request_none)
+		request_error(req, RPC_METHOD_NOT_FOUND, "no method \"%.64s\"",
+		    rr->method);
+	else if (b != NULL && (why = request_batch_refusal(b)) != NULL)
+		request_error(req, RPC_LIMIT, "%s", why);
 	else if (dmn.shutting_down &&
 	    !(req->method->flags & METHOD_WHILE_SHUTDOWN))
 		request_error(req, RPC_SHUTTING_DOWN, "the daemon is shutting "

@@ -19,7 +19,9 @@ stop, reads its fault record and stops it::
 
 Errors are :class:`Error`, with the daemon's ``code``, ``kind`` and
 ``data``; :class:`Timeout`, :class:`EOF`, :class:`DebuggerError`,
-:class:`Unauthorized` and :class:`NoSuchSession` are its subclasses by kind.
+:class:`Unauthorized` and :class:`NoSuchSession` are its subclasses by kind;
+:class:`ProtocolError` is what every call raises once the client has closed
+a connection whose daemon sent what it cannot take (a line over 1 MiB).
 :meth:`Session.expect` waits for a pattern on one of a session's streams
 and returns a :class:`Match`.  Run control (gdb family: ``halt``,
 ``resume``, ``break_insert``, ``eval``, ``read_memory``, ``registers``,
@@ -30,8 +32,8 @@ protocol is dbgctl-protocol(7).
 """
 
 from .client import Client, Session, default_socket
-from .errors import (EOF, DebuggerError, Error, NoSuchSession, Timeout,
-                     Unauthorized)
+from .errors import (EOF, DebuggerError, Error, NoSuchSession,
+                     ProtocolError, Timeout, Unauthorized)
 from .match import Match
 from .stop import Stop
 
@@ -39,4 +41,4 @@ __version__ = "0.1.0"
 
 __all__ = ["Client", "Session", "Match", "Stop", "default_socket", "Error",
            "Timeout", "EOF", "DebuggerError", "Unauthorized",
-           "NoSuchSession"]
+           "NoSuchSession", "ProtocolError"]

@@ -22,7 +22,7 @@ import threading
 import time
 
 from . import ssh
-from .errors import Error, Timeout, from_reply
+from .errors import Error, ProtocolError, Timeout, from_reply
 from .match import Match, expect_params
 from .stop import target_record
 
@@ -42,6 +42,10 @@ AUTOSTART_TIMEOUT = 10.0
 
 #: The protocol this client speaks (hello's ``protocol``).
 PROTOCOL = 1
+
+#: Bytes of the longest line the daemon sends, not counting its CR LF
+#: (dbgctl-protocol(7): replies and notifications alike stay within it).
+LINE_MAX = 1024 * 1024
 
 #: Notifications a client holds for :meth:`Client.notifications` by default.
 MAX_NOTIFICATIONS = 4096
@@ -158,6 +162,16 @@ class _Call:
         return msg.get("result") or {}
 
 
+def _line_body(line):
+    """The length of a line read, without its LF and the CR before it."""
+    n = len(line)
+    if line.endswith(b"\n"):
+        n -= 1
+        if line.endswith(b"\r\n"):
+            n -= 1
+    return n
+
+
 def _data_bytes(text):
     """The length of the bytes a base64 string holds."""
     if not isinstance(text, str):
@@ -262,6 +276,19 @@ class Client:
     usable, and if the daemon then closes the connection, later calls
     raise that error.
 
+    What the client cannot take ends the connection instead: a line over
+    the protocol's limit (``LINE_MAX``, 1 MiB, as dbgctl-protocol(7) bounds
+    replies and notifications alike; it is read in bounded pieces and
+    never held whole), a reply whose ``id`` is a list or an object, JSON
+    nested deeper than Python's parser goes, or any other failure of the
+    reader thread.  The client then closes the connection (leased
+    sessions end) and every call waiting, one without a timeout included,
+    and every later call raise :class:`ProtocolError` once each, saying
+    what came.  A mature client of a line protocol does this rather than
+    skip the line: a reply skipped would leave its call waiting forever,
+    and after one broken line nothing that follows can be trusted.  Over
+    ``ssh://`` the same reader reads ssh's end of the connection.
+
     ``address`` is where the client connected: the socket's path,
     ``(host, port)`` over TCP, or the ``ssh://`` address.
 
@@ -365,24 +392,44 @@ class Client:
     # The connection.
 
     def _read_loop(self):
+        """Read the daemon's lines until the connection ends; whatever
+        stops it (the daemon's close, a line it cannot take, a failure of
+        its own) ends every waiting call through _end."""
         f = self._sock.makefile("rb")
         lost = None
         try:
             while self._room():
-                line = f.readline()
+                # Read no more than a line may hold: a longer one is never
+                # held whole, however long it goes on.
+                line = f.readline(LINE_MAX + 2)
                 if not line:
                     break
                 size = len(line)
+                if _line_body(line) > LINE_MAX:
+                    raise ProtocolError(
+                        "the daemon sent a line over the protocol's limit "
+                        "of %d bytes; the connection was closed" % LINE_MAX)
                 line = line.strip()
                 if not line:
                     continue
                 try:
                     msg = json.loads(line)
+                except RecursionError:
+                    raise ProtocolError(
+                        "the daemon sent JSON nested too deep to parse; "
+                        "the connection was closed") from None
                 except ValueError:
                     continue
                 self._dispatch(msg, size)
+        except ProtocolError as e:
+            lost = e
         except (OSError, ValueError) as e:
             lost = e
+        except Exception as e:
+            # A failure of the reader itself must still end every call.
+            lost = ProtocolError("the client could not take the daemon's "
+                                 "reply (%s: %s); the connection was closed"
+                                 % (type(e).__name__, e))
         finally:
             try:
                 f.close()
@@ -438,6 +485,10 @@ class Client:
             self._hold(msg, size)
             return
         rid = msg["id"]
+        if not isinstance(rid, (int, float, str, type(None))):
+            raise ProtocolError("the daemon sent a reply whose id is %s, "
+                                "not a number or string; the connection "
+                                "was closed" % type(rid).__name__)
         if rid is None:
             if "error" in msg:
                 self._answer_all(msg)
@@ -506,15 +557,28 @@ class Client:
         return msg
 
     def _end(self, cause):
+        """End the connection for every call waiting and every later one,
+        with why: the close, a line the client could not take (cause, a
+        ProtocolError), the daemon's last error, or ssh's words."""
+        refused = isinstance(cause, ProtocolError)
+        if refused:
+            # Nothing more is read: the daemon (or ssh) must see the close,
+            # its leases end, and a send must fail rather than wait.
+            try:
+                self._sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         # Over ssh, why it ended is ssh's to say, once it has exited: found
         # before taking the lock, as ssh may take a moment.
         link = None
-        if self._ssh is not None and not self._closed:
+        if self._ssh is not None and not self._closed and not refused:
             link = self._ssh.error()
         with self._state:
             if self._lost is None:
                 if self._closed:
                     self._lost = Error("the connection was closed")
+                elif refused:
+                    self._lost = cause
                 elif self._cause is not None:
                     self._lost = from_reply(self._cause)
                 elif link is not None:

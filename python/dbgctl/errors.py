@@ -12,7 +12,7 @@ import base64
 from .stop import target_record
 
 __all__ = ["Error", "Timeout", "EOF", "DebuggerError", "Unauthorized",
-           "NoSuchSession", "from_reply"]
+           "NoSuchSession", "ProtocolError", "from_reply"]
 
 
 class Error(Exception):
@@ -101,6 +101,19 @@ class Unauthorized(Error):
 
 class NoSuchSession(Error):
     """No session has that id or name (kind ``no_such_session``)."""
+
+
+class ProtocolError(Error):
+    """The client could not take what the daemon sent (kind ``protocol``,
+    no code): a line over the protocol's 1 MiB limit, a reply whose
+    ``id`` is neither a number, a string nor null, JSON nested deeper
+    than Python's parser goes, or any other failure of the reader.  The
+    client then closes the connection: every call waiting raises this
+    error once, and so does every later call.  ``str(e)`` says what came.
+    """
+
+    def __init__(self, message):
+        super().__init__(message, kind="protocol")
 
 
 _BY_KIND = {

@@ -2,7 +2,9 @@
 
 A fake daemon (a socket server in the test speaking the protocol) sends
 what the real one is fixed not to: errors without an id for requests it
-read, and more notifications than anyone takes.  The last test floods a
+read, more notifications than anyone takes, and lines the client cannot
+take (an id that is a list or an object, JSON nested 100,000 deep, a line
+over 1 MiB, one of 256 MiB; over ssh:// too, from a stand-in for ssh).  The last test floods a
 subscriber from the real daemon (see conftest.py).
 """
 
@@ -441,3 +443,191 @@ def test_max_notifications_must_be_positive():
     with pytest.raises(ValueError):
         dbgctl.Client(socket=os.devnull, autostart=False,
                       max_notifications=0)
+
+
+#: Bytes of the longest line the protocol allows (dbgctl-protocol(7)).
+LINE_MAX = 1024 * 1024
+
+#: Lines the client cannot take, each of which must end the connection.
+BAD_LINES = {
+    "an id that is a list":
+        b'{"jsonrpc":"2.0","id":[1],"result":{}}\n',
+    "an id that is an object":
+        b'{"jsonrpc":"2.0","id":{"a":1},"result":{}}\n',
+    "JSON nested 100,000 deep":
+        b'{"jsonrpc":"2.0","method":"session.output","params":'
+        + b"[" * 100000 + b"]" * 100000 + b"}\n",
+    "a notification over 1 MiB":
+        b'{"jsonrpc":"2.0","method":"session.output","params":{"data":"'
+        + b"A" * (2 * LINE_MAX) + b'"}}\n',
+}
+
+
+def _waiting_calls(c, n=3):
+    """Start, each in a thread of its own, a ping bounded by the client's
+    request_timeout, a call with no timeout and a Session.expect with
+    timeout=None; returns a list that gets ``(what, exception or
+    result, seconds)`` for each as it ends, and the threads."""
+    got = []
+    s = dbgctl.Session(c, {"id": 1, "name": "s", "kind": "exec"},
+                       launched=True)
+    calls = {
+        "ping": lambda: c.ping(),
+        "call with no timeout": lambda: c.call("wait", {"session": 1},
+                                               default=False),
+        "expect with timeout=None": lambda: s.expect(b"never", timeout=None,
+                                                     stream="console"),
+    }
+
+    def run(what, fn):
+        t0 = time.monotonic()
+        try:
+            r = fn()
+        except Exception as e:     # noqa: BLE001 (what it raised is checked)
+            r = e
+        got.append((what, r, time.monotonic() - t0))
+
+    threads = [threading.Thread(target=run, args=kv, daemon=True)
+               for kv in list(calls.items())[:n]]
+    for t in threads:
+        t.start()
+    return got, threads
+
+
+@pytest.mark.parametrize("bad", list(BAD_LINES))
+def test_a_line_the_client_cannot_take_ends_every_waiting_call(fake, bad):
+    """A reply whose id is a list or an object, JSON nested 100,000 deep
+    or a line over 1 MiB, sent while three calls wait (one bounded by
+    request_timeout, one without a timeout, an expect with timeout=None):
+    each raises ProtocolError at once, saying what came, and so does a
+    later call; the client closes the connection."""
+    closed = threading.Event()
+
+    def handler(peer):
+        for _ in range(3):
+            peer.request()
+        try:
+            peer.conn.sendall(BAD_LINES[bad])
+        except OSError:
+            pass                    # the client closed on the line's start
+        while peer.request() is not None:
+            pass
+        closed.set()
+
+    d = fake(handler)
+    with dbgctl.Client(socket=d.path, autostart=False,
+                       request_timeout=60) as c:
+        got, threads = _waiting_calls(c)
+        for t in threads:
+            t.join(15)
+        assert len(got) == 3, "calls still waiting: %s" % (
+            sorted({"ping", "call with no timeout",
+                    "expect with timeout=None"} - {g[0] for g in got}))
+        for what, e, took in got:
+            assert isinstance(e, dbgctl.ProtocolError), (what, e)
+            assert e.kind == "protocol"
+            assert "connection was closed" in str(e), str(e)
+            assert took < 10, "%s took %.1f s" % (what, took)
+        words = {"an id that is a list": "id is list",
+                 "an id that is an object": "id is dict",
+                 "JSON nested 100,000 deep": "nested too deep",
+                 "a notification over 1 MiB": "over the protocol's limit"}
+        assert words[bad] in str(got[0][1]), str(got[0][1])
+        with pytest.raises(dbgctl.ProtocolError):
+            c.ping()
+        assert closed.wait(10), "the client did not close the connection"
+
+
+#: A child that connects to the fake daemon at argv[1], waits for a call
+#: with no timeout, and prints its VmHWM (KiB) before and after, and what
+#: the call raised.
+_RSS_CHILD = r'''
+import json, sys, threading
+import dbgctl
+
+def hwm():
+    with open("/proc/self/status") as f:
+        for ln in f:
+            if ln.startswith("VmHWM:"):
+                return int(ln.split()[1])
+
+c = dbgctl.Client(socket=sys.argv[1], autostart=False)
+before = hwm()
+got = []
+
+def call():
+    try:
+        got.append(repr(c.call("ping", default=False)))
+    except dbgctl.Error as e:
+        got.append(type(e).__name__ + ": " + str(e))
+
+t = threading.Thread(target=call, daemon=True)
+t.start()
+t.join(float(sys.argv[2]))
+print(json.dumps({"before": before, "after": hwm(), "got": got}))
+sys.stdout.flush()
+import os
+os._exit(0)
+'''
+
+
+def test_a_256_mib_line_is_refused_without_being_held(fake):
+    """A 256 MiB notification line, sent in 1 MiB pieces while a call
+    with no timeout waits: the call raises ProtocolError and the client's
+    peak RSS grows by less than 64 MiB (the line is never held whole)."""
+    import subprocess
+    import sys
+
+    piece = b"A" * LINE_MAX
+    sent = [0]
+
+    def handler(peer):
+        peer.request()
+        try:
+            peer.conn.sendall(b'{"jsonrpc":"2.0","method":"session.output",'
+                              b'"params":{"data":"')
+            for _ in range(256):
+                peer.conn.sendall(piece)
+                sent[0] += len(piece)
+            peer.conn.sendall(b'"}}\n')
+        except OSError:
+            pass
+        while peer.request() is not None:
+            pass
+
+    d = fake(handler)
+    out = subprocess.run([sys.executable, "-c", _RSS_CHILD, d.path, "30"],
+                         capture_output=True, timeout=120, text=True)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    grew = (r["after"] - r["before"]) / 1024
+    assert r["got"] and r["got"][0].startswith("ProtocolError:"), r
+    assert grew < 64, "the client's peak RSS grew by %.0f MiB" % grew
+    assert sent[0] < 256 * LINE_MAX, "the client read the whole line"
+
+
+#: A stand-in for ssh (DBGCTL_SSH): its stdio is the client's connection,
+#: and it answers the client's hello with a reply whose id is a list.
+_HOSTILE_SSH = r'''
+import sys
+sys.stdin.buffer.readline()
+sys.stdout.buffer.write(b'{"jsonrpc":"2.0","id":[1],"result":{}}\n')
+sys.stdout.buffer.flush()
+while sys.stdin.buffer.read(65536):
+    pass
+'''
+
+
+def test_over_ssh_a_reply_the_client_cannot_take_ends_the_hello(
+        tmp_path, monkeypatch):
+    """Over ssh:// the same reader reads: a hello answered with an id that
+    is a list raises ProtocolError at once, not after request_timeout."""
+    import sys
+    script = tmp_path / "ssh.py"
+    script.write_text(_HOSTILE_SSH)
+    monkeypatch.setenv("DBGCTL_SSH", "%s %s" % (sys.executable, script))
+    t0 = time.monotonic()
+    with pytest.raises(dbgctl.ProtocolError) as e:
+        dbgctl.Client(connect="ssh://rig-host", request_timeout=60)
+    assert "id is list" in str(e.value)
+    assert time.monotonic() - t0 < 10

@@ -733,6 +733,67 @@ Test(ssh, passed_descriptors_are_never_kept_without_dial)
 	close(pp[1]);
 }
 
+/*
+ * Pass fds with dial on a new connection; assert that it is refused with
+ * want in the error's message.
+ */
+static void
+ssh_dial_refused(const int fds[2], const char *want, const char *what)
+{
+	static const char dial[] = "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"dial\"}\n";
+	struct h_conn	 b;
+	json_t		*r;
+	const char	*msg;
+
+	ssh_send_fds(ssh_unix_connect(&b), dial, fds, 2);
+	r = h_conn_reply(&b, 2, H_WAIT_BOUND);
+	msg = json_string_value(h_jpath(r, "error.message"));
+	cr_assert(msg != NULL && strstr(msg, want) != NULL,
+	    "dial with %s was not refused: %s", what,
+	    r != NULL ? json_dumps(r, JSON_COMPACT) : "no answer");
+	json_decref(r);
+	h_conn_close(&b);
+}
+
+/*
+ * A client that passes, with dial, the socket of another of its own
+ * connections to the daemon (stdin and stdout both) would have the daemon
+ * read its own replies as requests and answer them without end, as would
+ * both ends of one pipe: the dial is refused, saying why, and the other
+ * connection and the daemon go on answering.
+ */
+Test(ssh, dial_with_a_connection_to_the_daemon_itself_is_refused)
+{
+	struct h_conn	 a, c;
+	json_t		*r;
+	int		 pp[2];
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&a, H->sock), 0, "connect");
+	r = h_conn_call(&a, "ping", NULL, H_WAIT_BOUND);
+	cr_assert_not_null(r, "ping");
+	json_decref(r);
+	ssh_dial_refused((int[]){ a.fd, a.fd }, "own socket",
+	    "a connection to the daemon");
+	cr_assert_eq(pipe2(pp, O_CLOEXEC), 0, "pipe");
+	ssh_dial_refused(pp, "one pipe", "both ends of one pipe");
+	close(pp[0]);
+	close(pp[1]);
+
+	/* Its replies reach it, not the daemon's own reader. */
+	r = h_conn_call(&a, "ping", NULL, H_WAIT_BOUND);
+	cr_assert(r != NULL && json_object_get(r, "result") != NULL,
+	    "the connection passed is not answered");
+	json_decref(r);
+	h_conn_close(&a);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect again");
+	r = h_conn_call(&c, "ping", NULL, H_WAIT_BOUND);
+	cr_assert_not_null(r, "the daemon stopped answering");
+	json_decref(r);
+	h_conn_close(&c);
+}
+
 /* Read one line from fd into buf (NUL-terminated); its length, 0 at EOF. */
 static size_t
 ssh_read_line(int fd, char *buf, size_t len)

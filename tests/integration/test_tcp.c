@@ -68,6 +68,41 @@ Test(tcp, only_hello_until_the_token)
 	h_conn_close(&c);
 }
 
+/*
+ * Without the token an unknown method gets the answer a known one gets,
+ * word for word, and not "no method": the peer learns nothing before it
+ * authenticates. With the token the unknown name is reported.
+ */
+Test(tcp, an_unknown_method_without_the_token_is_unauthorized)
+{
+	struct h_conn c;
+	json_t *known, *unknown;
+	int port = tcp_daemon("127.0.0.1:0");
+
+	cr_assert_eq(h_conn_open_tcp(&c, port), 0, "connect");
+	known = h_conn_call(&c, "ping", "{}", 10000);
+	unknown = h_conn_call(&c, "no-such-method", "{}", 10000);
+	cr_assert_str_eq(h_jkind(unknown), "unauthorized",
+	    "an unknown method without the token: %s",
+	    json_dumps(unknown, JSON_COMPACT));
+	cr_assert(json_equal(json_object_get(known, "error"),
+	    json_object_get(unknown, "error")), "a known and an unknown method "
+	    "are answered differently: %s, %s",
+	    json_dumps(known, JSON_COMPACT), json_dumps(unknown, JSON_COMPACT));
+	json_decref(known);
+	json_decref(unknown);
+	unknown = h_conn_call(&c, "hello",
+	    "{\"token\":\"the-token-of-this-test\"}", 10000);
+	json_decref(unknown);
+	unknown = h_conn_call(&c, "no-such-method", "{}", 10000);
+	cr_assert(json_is_integer(h_jpath(unknown, "error.code")) &&
+	    json_integer_value(h_jpath(unknown, "error.code")) == -32601,
+	    "an unknown method with the token: %s",
+	    json_dumps(unknown, JSON_COMPACT));
+	json_decref(unknown);
+	h_conn_close(&c);
+}
+
 /* A wrong token is refused and the connection closed. */
 Test(tcp, a_wrong_token_closes_the_connection)
 {
