@@ -405,6 +405,7 @@ struct mi_filter_ctx {
 	const char	*remote;	/* HOST:PORT gdb is connected to, or NULL */
 	long		 pid;		/* the native program's pid, or 0 */
 	bool		 observe;	/* a read-only client */
+	bool		 full;		/* may run code of its own in gdb */
 	json_t		*internal;	/* the fault breaks, by number, or NULL */
 };
 
