@@ -195,16 +195,6 @@ mi_filter_cli_interp(const struct mi_filter_ctx *ctx,
 	mi_filter_nested(ctx, w->v[1], w->v + 2, w->n - 2, depth, f);
 }
 
-/* Whether s holds a byte of control (a tab is a space). */
-static bool
-mi_filter_cli_control(const char *s)
-{
-	for (; *s != '\0'; s++)
-		if (iscntrl((unsigned char)*s) && *s != '\t')
-			return true;
-	return false;
-}
-
 /* Decide on a command once its name is known and its arguments split. */
 static void
 mi_filter_cli_words(const struct mi_filter_ctx *ctx, const char *s,
@@ -249,7 +239,7 @@ mi_filter_cli(const struct mi_filter_ctx *ctx, const char *s, int depth,
 {
 	size_t n;
 
-	if (mi_filter_cli_control(s)) {
+	if (mi_filter_control(s)) {
 		mi_filter_refuse(f, "a console command with a control "
 		    "character in it");
 		return;

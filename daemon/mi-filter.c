@@ -391,6 +391,16 @@ mi_filter_options(const char *s)
 	}
 }
 
+/* Whether s holds a control byte (a tab is a space): no command has one. */
+bool
+mi_filter_control(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (iscntrl((unsigned char)*s) && *s != '\t')
+			return true;
+	return false;
+}
+
 /* An MI operation (s at its '-'), decided by the MI table. */
 static void
 mi_filter_mi_op(const struct mi_filter_ctx *ctx, const char *s, int depth,
@@ -401,6 +411,10 @@ mi_filter_mi_op(const struct mi_filter_ctx *ctx, const char *s, int depth,
 	char				*op;
 	size_t				 n = 0;
 
+	if (mi_filter_control(s)) {
+		mi_filter_refuse(f, "a command with a control character in it");
+		return;
+	}
 	while (s[n] != '\0' && !isspace((unsigned char)s[n]))
 		n++;
 	op = xmalloc(n + 1);

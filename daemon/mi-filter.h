@@ -50,6 +50,7 @@ void	mi_filter_refuse(struct mi_filter *, const char *fmt, ...)
 void	mi_filter_apply(const struct mi_filter_ctx *,
 	    const struct mi_filter_entry *, const struct mi_filter_words *,
 	    int depth, struct mi_filter *);
+bool	mi_filter_control(const char *);
 void	mi_filter_nested(const struct mi_filter_ctx *, const char *interp,
 	    char *const *cmds, int n, int depth, struct mi_filter *);
 void	mi_filter_fixed(const struct mi_filter_ctx *,
