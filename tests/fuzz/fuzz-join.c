@@ -11,6 +11,7 @@
  * console interpreter, with, thread apply, frame apply), and the nested
  * line must not pass either: nesting lets nothing through.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -72,8 +73,15 @@ join_fuzz_wrap(const char *cmd, unsigned form, bool *cli)
 	char	*q = join_fuzz_quote(cmd), *line;
 	bool	 inner_cli = *cli;
 
+	/*
+	 * The mi interpreter skips spaces and reads an operation after them,
+	 * where the line as the client's (after our token) is a console
+	 * command: such a one goes to the console interpreter.
+	 */
 	if (!inner_cli)
 		form &= 1;
+	else if (form < 2 && isspace((unsigned char)cmd[0]))
+		form |= 2;
 	switch (form) {
 	case 0: case 1:
 		xasprintf(&line, "%sinterpreter-exec mi %s", form ? "" : "-", q);
@@ -137,11 +145,13 @@ static int
 join_fuzz_line(void *arg, char *line, size_t len)
 {
 	struct mi_filter	 f;
-	char			*cmd = strndup(line, len);
+	size_t			 digits = strspn(line, "0123456789");
+	char			*cmd;
 	int			 k;
 
 	(void)arg;
-	if (cmd == NULL)
+	/* Its token is the client's, taken off as method-join.c does. */
+	if ((cmd = strndup(line + digits, len - digits)) == NULL)
 		abort();
 	for (k = 0; k < 3; k++) {
 		f = join_fuzz_decide(&join_fuzz_ctx[k], cmd);
