@@ -22,6 +22,15 @@ mi_filter_args_push(struct mi_filter_words *w, char *word)
 	w->v[w->n++] = word;
 }
 
+/* Put the command's name first, as the table's deciders expect. */
+void
+mi_filter_args_name(struct mi_filter_words *w, char *name)
+{
+	mi_filter_args_push(w, name);
+	memmove(w->v + 1, w->v, (w->n - 1) * sizeof *w->v);
+	w->v[0] = name;
+}
+
 /* Forget a command's words. */
 void
 mi_filter_args_free(struct mi_filter_words *w)

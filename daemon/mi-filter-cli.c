@@ -15,8 +15,6 @@
 
 static void	mi_filter_cli_apply(const struct mi_filter_ctx *,
 		    const struct mi_filter_words *, int, struct mi_filter *);
-static void	mi_filter_cli_interp(const struct mi_filter_ctx *,
-		    const struct mi_filter_words *, int, struct mi_filter *);
 
 /* CLI commands the filter knows, with gdb's shortest abbreviations. */
 static const struct mi_filter_entry mi_filter_cli_table[] = {
@@ -68,7 +66,7 @@ static const struct mi_filter_entry mi_filter_cli_table[] = {
 	/* A loop the client cannot break would hold gdb for everyone. */
 	{ "while", 3, mi_filter_code, 0, NULL },
 	/* Commands that run a command: it is looked at too. */
-	{ "interpreter-exec", 6, mi_filter_cli_interp, 0, NULL },
+	{ "interpreter-exec", 6, mi_filter_interp, 0, NULL },
 	{ "with", 3, mi_filter_cli_apply, 0, NULL },
 	{ "w", 1, mi_filter_cli_apply, 0, NULL },
 	{ "thread", 3, mi_filter_cli_apply, 0, NULL },
@@ -163,7 +161,7 @@ mi_filter_cli_apply(const struct mi_filter_ctx *ctx,
 		if ((e = mi_filter_cli_find(word)) == NULL)
 			continue;
 		if (e->decide == mi_filter_cli_apply ||
-		    e->decide == mi_filter_cli_interp) {
+		    e->decide == mi_filter_interp) {
 			mi_filter_refuse(f, "%s inside %s: commands that run "
 			    "commands do not nest here", word, w->v[0]);
 			return;
@@ -180,19 +178,6 @@ mi_filter_cli_apply(const struct mi_filter_ctx *ctx,
 			return;
 		}
 	}
-}
-
-/* interpreter-exec INTERP CMD...: the console's form of -interpreter-exec. */
-static void
-mi_filter_cli_interp(const struct mi_filter_ctx *ctx,
-    const struct mi_filter_words *w, int depth, struct mi_filter *f)
-{
-	if (w->n < 3) {
-		mi_filter_refuse(f, "interpreter-exec takes an interpreter and "
-		    "a command");
-		return;
-	}
-	mi_filter_nested(ctx, w->v[1], w->v + 2, w->n - 2, depth, f);
 }
 
 /* Decide on a command once its name is known and its arguments split. */
@@ -219,9 +204,7 @@ mi_filter_cli_words(const struct mi_filter_ctx *ctx, const char *s,
 		    "is read differently by gdb's versions", name);
 	else {
 		w.rest = s + n;
-		mi_filter_args_push(&w, name);
-		memmove(w.v + 1, w.v, (w.n - 1) * sizeof *w.v);
-		w.v[0] = name;
+		mi_filter_args_name(&w, name);
 		mi_filter_apply(ctx, e, &w, depth, f);
 	}
 	mi_filter_args_free(&w);

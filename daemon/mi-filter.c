@@ -260,14 +260,17 @@ mi_filter_code(const struct mi_filter_ctx *ctx,
 	    "(dbgctl mi --full)", w->v[0]);
 }
 
-/* -interpreter-exec INTERP CMD...: each CMD decided as INTERP would run it. */
-static void
+/*
+ * -interpreter-exec INTERP CMD..., and the console's interpreter-exec:
+ * each CMD decided as INTERP would run it.
+ */
+void
 mi_filter_interp(const struct mi_filter_ctx *ctx,
     const struct mi_filter_words *w, int depth, struct mi_filter *f)
 {
 	if (w->n < 3) {
-		mi_filter_refuse(f, "-interpreter-exec takes an interpreter "
-		    "and a command");
+		mi_filter_refuse(f, "%s takes an interpreter and a command",
+		    w->v[0]);
 		return;
 	}
 	mi_filter_nested(ctx, w->v[1], w->v + 2, w->n - 2, depth, f);
@@ -427,10 +430,7 @@ mi_filter_mi_op(const struct mi_filter_ctx *ctx, const char *s, int depth,
 		    "break escaped)", op);
 	} else {
 		w.rest = s;
-		mi_filter_args_push(&w, op);
-		/* The operation first, as the table's deciders expect. */
-		memmove(w.v + 1, w.v, (w.n - 1) * sizeof *w.v);
-		w.v[0] = op;
+		mi_filter_args_name(&w, op);
 		for (e = mi_filter_mi; e->name != NULL; e++)
 			if (strcmp(e->name, op) == 0)
 				break;

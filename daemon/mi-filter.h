@@ -42,6 +42,7 @@ struct mi_filter_entry {
 int	mi_filter_args_mi(const char *, struct mi_filter_words *);
 int	mi_filter_args_cli(const char *, struct mi_filter_words *);
 void	mi_filter_args_push(struct mi_filter_words *, char *);
+void	mi_filter_args_name(struct mi_filter_words *, char *);
 void	mi_filter_args_free(struct mi_filter_words *);
 
 /* mi-filter.c */
@@ -53,6 +54,8 @@ void	mi_filter_apply(const struct mi_filter_ctx *,
 bool	mi_filter_control(const char *);
 void	mi_filter_nested(const struct mi_filter_ctx *, const char *interp,
 	    char *const *cmds, int n, int depth, struct mi_filter *);
+void	mi_filter_interp(const struct mi_filter_ctx *,
+	    const struct mi_filter_words *, int, struct mi_filter *);
 void	mi_filter_fixed(const struct mi_filter_ctx *,
 	    const struct mi_filter_words *, int, struct mi_filter *);
 void	mi_filter_exit(const struct mi_filter_ctx *,
