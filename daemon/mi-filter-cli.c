@@ -143,6 +143,7 @@ mi_filter_cli_apply(const struct mi_filter_ctx *ctx,
 	struct mi_filter		 in;
 	char				 word[64];
 	size_t				 n;
+	int				 decided = 0;
 
 	if (strlen(s) > MI_FILTER_APPLY_MAX) {
 		mi_filter_refuse(f, "%s with more than %d bytes after it",
@@ -164,6 +165,15 @@ mi_filter_cli_apply(const struct mi_filter_ctx *ctx,
 		    e->decide == mi_filter_interp) {
 			mi_filter_refuse(f, "%s inside %s: commands that run "
 			    "commands do not nest here", word, w->v[0]);
+			return;
+		}
+		if (e->decide == mi_filter_pass)
+			continue;
+		/* Each costs a split of the rest: a line's work stays small. */
+		if (++decided > MI_FILTER_APPLY_WORDS) {
+			mi_filter_refuse(f, "%s with more than %d commands the "
+			    "filter knows after it", w->v[0],
+			    MI_FILTER_APPLY_WORDS);
 			return;
 		}
 		memset(&in, 0, sizeof in);

@@ -15,8 +15,12 @@
  * inside a client's line; deeper is refused.
  */
 #define MI_FILTER_DEPTH		4
-/* The longest command a command that runs commands may carry (bytes). */
+/*
+ * The longest command a command that runs commands may carry (bytes), and
+ * how many places in it may name a command the filter decides on.
+ */
 #define MI_FILTER_APPLY_MAX	1024
+#define MI_FILTER_APPLY_WORDS	16
 
 /* A command's words, unquoted as gdb does, and its text after the name. */
 struct mi_filter_words {
