@@ -434,7 +434,14 @@ mi_filter_mi_op(const struct mi_filter_ctx *ctx, const char *s, int depth,
 		for (e = mi_filter_mi; e->name != NULL; e++)
 			if (strcmp(e->name, op) == 0)
 				break;
-		mi_filter_apply(ctx, e->name != NULL ? e : NULL, &w, depth, f);
+		if (depth > 0 && (e->flags & MIF_TRACKED))
+			mi_filter_refuse(f, "%s inside -interpreter-exec: the "
+			    "daemon keeps track of it (to tell other clients, "
+			    "and to clean up when the client leaves) only on a "
+			    "line of its own", op);
+		else
+			mi_filter_apply(ctx, e->name != NULL ? e : NULL, &w,
+			    depth, f);
 	}
 	mi_filter_args_free(&w);
 	free(op);

@@ -21,6 +21,9 @@
  */
 #define MI_FILTER_APPLY_MAX	1024
 #define MI_FILTER_APPLY_WORDS	16
+/* What join.c keeps track of from an MI command's answer. */
+#define MIF_TRACKED	(MIF_BREAK_INSERT | MIF_BREAK_DELETE | \
+			    MIF_VAR_CREATE | MIF_VAR_DELETE)
 
 /* A command's words, unquoted as gdb does, and its text after the name. */
 struct mi_filter_words {

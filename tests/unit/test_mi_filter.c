@@ -284,6 +284,13 @@ Test(mi_filter, the_issues_own_lines_are_refused_with_their_reason)
 	    MIF_ERROR);
 	cr_assert_eq(decide(&ctx, "-interpreter-exec console \"p 1\\nkill\"")
 	    .verdict, MIF_ERROR, "a line break inside a command");
+	f = decide(&ctx, "-interpreter-exec mi \"-break-insert main\"");
+	cr_assert_eq(f.verdict, MIF_ERROR, "a breakpoint nobody would clean up");
+	cr_assert(strstr(f.why, "line of its own") != NULL, "%s", f.why);
+	cr_assert_eq(decide(&ctx, "-interpreter-exec mi \"-var-create - * x\"")
+	    .verdict, MIF_ERROR);
+	cr_assert_eq(decide(&ctx, "-interpreter-exec console \"break main\"")
+	    .verdict, MIF_PASS, "gdb tells every UI of a console break");
 }
 
 Test(mi_filter, nesting_is_seen_through_to_its_limit_and_refused_past_it)
