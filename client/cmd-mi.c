@@ -17,6 +17,7 @@ struct cmd_mi_opts {
 	int	keep_breakpoints;
 	int	leave_halted;
 	int	observe;
+	int	full;			/* may run code of its own in gdb */
 };
 
 /*
@@ -53,6 +54,8 @@ cmd_mi_join(struct client *c, json_t *session, const struct cmd_mi_opts *o)
 		json_object_set_new(params, "leave_halted", json_true());
 	if (o->observe)
 		json_object_set_new(params, "observe", json_true());
+	if (o->full)
+		json_object_set_new(params, "full", json_true());
 	bridge_catch();
 	if ((r = client_raw_call(c, "mi", params)) == NULL)
 		return client_error(c);
@@ -97,7 +100,7 @@ cmd_mi_version(struct client *c, json_t *session)
 }
 
 /*
- * mi [--mi2] [--keep-breakpoints] [--leave-halted] [--observe]
+ * mi [--mi2] [--keep-breakpoints] [--leave-halted] [--observe | --full]
  * [--version] [SESSION]: join the session, or print its gdb's version.
  */
 static int
@@ -122,6 +125,12 @@ cmd_mi_exec(struct cmd *self, struct client *c)
 	o.keep_breakpoints = args_has(a, "keep-breakpoints");
 	o.leave_halted = args_has(a, "leave-halted");
 	o.observe = args_has(a, "observe");
+	o.full = args_has(a, "full");
+	if (o.observe && o.full) {
+		json_decref(session);
+		return cmd_usage(self, "--observe and --full exclude each "
+		    "other");
+	}
 	rv = cmd_mi_join(c, session, &o);
 	json_decref(session);
 	return rv;
@@ -139,6 +148,9 @@ static const struct cmd_option cmd_mi_options_help[] = {
 	{ "observe", NULL,
 	    "read only: run control, breakpoints, writes and settings are "
 	    "refused" },
+	{ "full", NULL,
+	    "full control: python, guile, source, shell, pipe, define and "
+	    "the like are let through (default: refused)" },
 	{ "version", NULL,
 	    "print gdb's version text, the session's gdb's, or with no "
 	    "SESSION the local gdb's, and exit" },
@@ -147,9 +159,10 @@ static const struct cmd_option cmd_mi_options_help[] = {
 
 const struct cmd_entry cmd_mi_entry = {
 	.name = "mi",
-	.usage = "[--mi2] [--keep-breakpoints] [--leave-halted] [--observe] "
-	    "[--version] [SESSION]",
-	.args = { "mi2 keep-breakpoints leave-halted observe version", 0, 1 },
+	.usage = "[--mi2] [--keep-breakpoints] [--leave-halted] [--observe | "
+	    "--full] [--version] [SESSION]",
+	.args = { "mi2 keep-breakpoints leave-halted observe full version", 0,
+	    1 },
 	.flags = 0,
 	.exec = cmd_mi_exec,
 	.summary = "be a gdb/MI channel of a session's gdb on stdin and "

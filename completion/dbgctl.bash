@@ -27,7 +27,7 @@ _dbgctl_spec=(
 	"pipe||live"
 	"attach|detach-key: q quiet server|live"
 	"exec|timeout:|live none"
-	"mi|mi2 keep-breakpoints leave-halted observe version|live"
+	"mi|mi2 keep-breakpoints leave-halted observe full version|live"
 	"halt|timeout:|live"
 	"resume|step next finish stepi nexti until: wait timeout: halt-on-timeout|live"
 	"break|condition: temporary hardware list delete timeout:|live none..."

@@ -405,6 +405,7 @@ struct mi_filter_ctx {
 	const char	*remote;	/* HOST:PORT gdb is connected to, or NULL */
 	long		 pid;		/* the native program's pid, or 0 */
 	bool		 observe;	/* a read-only client */
+	bool		 full;		/* may run code of its own in gdb */
 	json_t		*internal;	/* the fault breaks, by number, or NULL */
 };
 
@@ -449,6 +450,7 @@ struct join {
 	bool			 keep_breakpoints;
 	bool			 leave_halted;
 	bool			 observe;
+	bool			 full;		/* may run code of its own */
 	bool			 was_running;	/* the target ran when it came */
 	bool			 live;		/* seeded: gdb's lines are its */
 	bool			 leaving;	/* waits for its answers, then goes */
@@ -468,7 +470,10 @@ void		 join_route(struct gdb_data *, const char *line, size_t len);
 void		 join_mi_foreign(void *g, const char *line, size_t len);
 void		 join_mi_answered(void *g, const char *cmd,
 		    const struct mi_record *, const char *line, size_t len);
-struct join_chan *join_chan_take(struct join *, char *err, size_t errlen);
+/* Joined clients (channels) a session has at once, unless DBGCTLD_JOINS_MAX says. */
+#define JOINS_MAX_DEFAULT	16
+void		 join_init(long max);
+int		 join_chan_take(struct join *, char *err, size_t errlen);
 void		 join_internal(struct join_chan *, const char *cmd,
 		    join_internal_cb);
 void		 join_write(struct join *, const char *ctoken, const char *cmd,

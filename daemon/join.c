@@ -25,6 +25,16 @@ struct join_cmd {
 /* How long a leaving client's commands in flight may take to be answered. */
 #define JOIN_LEAVE_MS	5000
 
+/* The most channels, so joined clients, a session has (join_init). */
+static long	join_max = JOINS_MAX_DEFAULT;
+
+/* Take the joiners' cap (DBGCTLD_JOINS_MAX). */
+void
+join_init(long max)
+{
+	join_max = max;
+}
+
 /* The channel that owns a token, or NULL. */
 static struct join_chan *
 join_chan_of(struct gdb_data *g, uint64_t token)
@@ -518,21 +528,36 @@ join_chan_new(struct gdb_data *g, bool mi2, char *err, size_t errlen)
 	return ch;
 }
 
-/* A channel for a client: an idle one of its MI version, else a new one. */
-struct join_chan *
+/*
+ * A channel for a client: an idle one of its MI version, else a new one
+ * while the session has fewer than join_max (gdb never lets go of one).
+ * 0, or RPC_LIMIT or RPC_NOT_READY with err.
+ */
+int
 join_chan_take(struct join *j, char *err, size_t errlen)
 {
-	struct join_chan *ch;
+	struct join_chan	*ch;
+	long			 n = 0, busy = 0;
 
-	TAILQ_FOREACH(ch, &j->g->chans, entry)
+	TAILQ_FOREACH(ch, &j->g->chans, entry) {
 		if (ch->j == NULL && ch->ready && ch->mi2 == j->mi2)
 			break;
+		n++;
+		busy += ch->j != NULL || !ch->ready;
+	}
+	if (ch == NULL && n >= join_max) {
+		snprintf(err, errlen, "session %lu has %ld joined MI clients "
+		    "and %ld channels, its most (DBGCTLD_JOINS_MAX %ld)%s",
+		    j->s->id, busy, n, join_max, busy < n ? ": the idle ones "
+		    "speak the other MI version" : "");
+		return RPC_LIMIT;
+	}
 	if (ch == NULL && (ch = join_chan_new(j->g, j->mi2, err,
 	    errlen)) == NULL)
-		return NULL;
+		return RPC_NOT_READY;
 	ch->j = j;
 	j->ch = ch;
-	return ch;
+	return 0;
 }
 
 /* The session's gdb is gone: every client hears EOF, channels close. */

@@ -31,6 +31,24 @@ method_join_free_join(struct join *j)
 	free(j);
 }
 
+/*
+ * The client's own -dbgctl-interrupt (its SIGINT, before the filter): an
+ * observer's halts nothing and is told so, as an MI error without token.
+ */
+static void
+method_join_interrupt(struct join *j)
+{
+	struct mi_filter f = { .verdict = MIF_ERROR };
+
+	if (!j->observe) {
+		join_interrupt(j);
+		return;
+	}
+	strlcpy(f.why, "an observer does not interrupt the target: "
+	    "-dbgctl-interrupt is refused", sizeof f.why);
+	join_answer(j, "", &f);
+}
+
 /* One line a client wrote: filtered, then written, answered or its leave. */
 static int
 method_join_line(void *arg, char *line, size_t len)
@@ -50,7 +68,7 @@ method_join_line(void *arg, char *line, size_t len)
 	xasprintf(&ctoken, "%.*s", (int)digits, line);
 	xasprintf(&cmd, "%.*s", (int)(len - digits), line + digits);
 	if (digits == 0 && strcmp(cmd, "-dbgctl-interrupt") == 0) {
-		join_interrupt(j);
+		method_join_interrupt(j);
 		free(ctoken);
 		free(cmd);
 		return 0;
@@ -59,6 +77,7 @@ method_join_line(void *arg, char *line, size_t len)
 	ctx.remote = j->g->remote[0] != '\0' ? j->g->remote : NULL;
 	ctx.pid = j->pid;
 	ctx.observe = j->observe;
+	ctx.full = j->full;
 	ctx.internal = j->g->fault_bkpts;
 	if (j->in.cut) {
 		memset(&f, 0, sizeof f);
@@ -213,6 +232,7 @@ method_join_exec(struct request *req)
 	struct gdb_data	*g;
 	struct join	*j;
 	char		 err[256];
+	int		 rv;
 
 	if ((g = method_target_gdb(req, "joining over MI")) == NULL)
 		return METHOD_ERROR;
@@ -222,6 +242,9 @@ method_join_exec(struct request *req)
 	if (req->conn == NULL)
 		return request_error(req, RPC_INVALID_REQUEST, "a joined MI "
 		    "client needs a connection");
+	if (request_bool(req, "observe") && request_bool(req, "full"))
+		return request_error(req, RPC_INVALID_PARAMS, "observe and full "
+		    "exclude each other: an observer changes nothing");
 	j = xcalloc(1, sizeof *j);
 	j->s = req->session;
 	session_ref(j->s);
@@ -233,15 +256,18 @@ method_join_exec(struct request *req)
 	j->keep_breakpoints = request_bool(req, "keep_breakpoints");
 	j->leave_halted = request_bool(req, "leave_halted");
 	j->observe = request_bool(req, "observe");
+	j->full = request_bool(req, "full");
 	j->program = method_join_program(j->s);
 	j->groups = json_array();
 	j->varobjs = json_array();
 	j->bkpts = json_array();
 	frame_init(&j->in, FRAME_MAX);
 	frame_cut(&j->in);
-	if (join_chan_take(j, err, sizeof err) == NULL) {
+	if ((rv = join_chan_take(j, err, sizeof err)) != 0) {
 		j->req = NULL;
 		method_join_free_join(j);
+		if (rv == RPC_LIMIT)
+			return request_error(req, RPC_LIMIT, "%s", err);
 		return request_error(req, RPC_NOT_READY, "cannot open an MI "
 		    "channel: %s", err);
 	}
@@ -258,6 +284,7 @@ static const struct method_param method_join_params[] = {
 	{ "keep_breakpoints", PT_BOOL, false, 0, 0 },
 	{ "leave_halted", PT_BOOL, false, 0, 0 },
 	{ "observe", PT_BOOL, false, 0, 0 },
+	{ "full", PT_BOOL, false, 0, 0 },
 	{ NULL, 0, false, 0, 0 }
 };
 

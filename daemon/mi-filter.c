@@ -1,7 +1,10 @@
 /*
  * What a joined MI client (dbgctl mi) may send to a gdb it shares with the
  * session's owner: one table, consulted before a command is written, that
- * keeps a front end from ending or replacing the shared program.
+ * keeps a front end from ending or replacing the shared program, running
+ * code of its own in gdb (unless it joined with full control) or, as an
+ * observer, changing anything. -interpreter-exec is seen through, its
+ * inner commands decided by the same rules, to MI_FILTER_DEPTH levels.
  */
 #include <ctype.h>
 #include <limits.h>
@@ -10,68 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
-
-/* The most words of a command the filter looks at. */
-#define MI_FILTER_ARGS	16
-
-/* A command's words, unquoted. */
-struct mi_filter_words {
-	char	*v[MI_FILTER_ARGS];
-	int	 n;
-	char	 buf[1024];
-};
-
-/* One entry: a command (MI operation or CLI word) and who decides on it. */
-struct mi_filter_entry {
-	const char	*name;
-	size_t		 min;		/* CLI: the shortest abbreviation */
-	void		(*decide)(const struct mi_filter_ctx *,
-			    const struct mi_filter_words *, struct mi_filter *);
-	int		 flags;		/* MIF_* it carries when it passes */
-	const char	*why;		/* a refusal's reason, if fixed */
-};
-
-/* Split a command into words, C-style quotes undone; -1 if it is too long. */
-static int
-mi_filter_split(const char *cmd, struct mi_filter_words *w)
-{
-	char	*o = w->buf, *end = w->buf + sizeof w->buf - 1;
-
-	w->n = 0;
-	while (*cmd != '\0' && w->n < MI_FILTER_ARGS) {
-		while (isspace((unsigned char)*cmd))
-			cmd++;
-		if (*cmd == '\0')
-			break;
-		w->v[w->n++] = o;
-		while (*cmd != '\0' && !isspace((unsigned char)*cmd)) {
-			if (o >= end)
-				return -1;
-			if (*cmd != '"') {
-				*o++ = *cmd++;
-				continue;
-			}
-			for (cmd++; *cmd != '\0' && *cmd != '"'; cmd++) {
-				if (*cmd == '\\' && cmd[1] != '\0')
-					cmd++;
-				if (o >= end)
-					return -1;
-				*o++ = *cmd;
-			}
-			if (*cmd == '"')
-				cmd++;
-		}
-		*o++ = '\0';
-	}
-	return 0;
-}
+#include "mi-filter.h"
 
 /* Answer with a refusal that names why. */
-static void
-mi_filter_refuse(struct mi_filter *f, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void
+void
 mi_filter_refuse(struct mi_filter *f, const char *fmt, ...)
 {
 	va_list ap;
@@ -83,33 +28,36 @@ mi_filter_refuse(struct mi_filter *f, const char *fmt, ...)
 }
 
 /* A command refused for the entry's fixed reason. */
-static void
+void
 mi_filter_fixed(const struct mi_filter_ctx *ctx,
-    const struct mi_filter_words *w, struct mi_filter *f)
+    const struct mi_filter_words *w, int depth, struct mi_filter *f)
 {
 	(void)ctx;
 	(void)w;
+	(void)depth;
 	f->verdict = MIF_ERROR;
 }
 
 /* -gdb-exit, quit: this channel leaves; gdb and the program stay. */
-static void
+void
 mi_filter_exit(const struct mi_filter_ctx *ctx,
-    const struct mi_filter_words *w, struct mi_filter *f)
+    const struct mi_filter_words *w, int depth, struct mi_filter *f)
 {
 	(void)ctx;
 	(void)w;
+	(void)depth;
 	f->verdict = MIF_EXIT;
 }
 
 /* -target-attach, attach: a no-op for the session's own pid. */
-static void
+void
 mi_filter_attach(const struct mi_filter_ctx *ctx,
-    const struct mi_filter_words *w, struct mi_filter *f)
+    const struct mi_filter_words *w, int depth, struct mi_filter *f)
 {
 	char	*end = NULL;
 	long	 pid = w->n > 1 ? strtol(w->v[1], &end, 10) : 0;
 
+	(void)depth;
 	/*
 	 * No pid (a front end writes "undefined" for none) means the
 	 * session's own program, as does its pid.
@@ -157,12 +105,13 @@ mi_filter_same_remote(const char *a, const char *b)
 }
 
 /* -target-select, target: a no-op for the session's own target only. */
-static void
+void
 mi_filter_target(const struct mi_filter_ctx *ctx,
-    const struct mi_filter_words *w, struct mi_filter *f)
+    const struct mi_filter_words *w, int depth, struct mi_filter *f)
 {
 	const char *type = w->n > 1 ? w->v[1] : "";
 
+	(void)depth;
 	if (ctx->remote == NULL && strcmp(type, "native") == 0) {
 		f->verdict = MIF_DONE;
 		return;
@@ -182,13 +131,14 @@ mi_filter_target(const struct mi_filter_ctx *ctx,
 }
 
 /* -file-exec-and-symbols, file: a no-op for the session's own program. */
-static void
+void
 mi_filter_file(const struct mi_filter_ctx *ctx,
-    const struct mi_filter_words *w, struct mi_filter *f)
+    const struct mi_filter_words *w, int depth, struct mi_filter *f)
 {
 	char	 path[PATH_MAX];
 	bool	 same;
 
+	(void)depth;
 	if (ctx->program == NULL)
 		return;
 	if (w->n < 2) {
@@ -219,14 +169,15 @@ mi_filter_on(const char *v)
  * -gdb-set, set: mi-async and non-stop are the session's (async on,
  * all-stop) and cannot change while its program runs.
  */
-static void
+void
 mi_filter_set(const struct mi_filter_ctx *ctx,
-    const struct mi_filter_words *w, struct mi_filter *f)
+    const struct mi_filter_words *w, int depth, struct mi_filter *f)
 {
 	const char	*what = w->n > 1 ? w->v[1] : "";
 	const char	*v = w->n > 2 ? w->v[2] : "on";
 	bool		 async;
 
+	(void)depth;
 	async = strcmp(what, "mi-async") == 0 ||
 	    strcmp(what, "target-async") == 0;
 	if (!async && strcmp(what, "non-stop") != 0) {
@@ -242,50 +193,112 @@ mi_filter_set(const struct mi_filter_ctx *ctx,
 	    "off, shared by every client: %s cannot change", what);
 }
 
-/* delete with no numbers would take the session's fault breaks too. */
-static void
-mi_filter_cli_delete(const struct mi_filter_ctx *ctx,
-    const struct mi_filter_words *w, struct mi_filter *f)
+/* Whether breakpoint word w (N, or a range N-M) takes a fault break. */
+static const char *
+mi_filter_fault_break(const struct mi_filter_ctx *ctx, const char *w)
 {
+	const char	*key, *dash = strchr(w, '-');
+	json_t		*v;
+	long		 lo = strtol(w, NULL, 10), hi, n;
+
+	hi = dash != NULL ? strtol(dash + 1, NULL, 10) : lo;
+	json_object_foreach(ctx->internal, key, v) {
+		n = strtol(key, NULL, 10);
+		if (strcmp(key, w) == 0 || (n >= lo && n <= hi))
+			return key;
+	}
+	return NULL;
+}
+
+/*
+ * delete, -break-delete: never one of the session's fault breaks, and
+ * delete with no numbers would take them too.
+ */
+void
+mi_filter_delete(const struct mi_filter_ctx *ctx,
+    const struct mi_filter_words *w, int depth, struct mi_filter *f)
+{
+	const char	*hit;
+	int		 k;
+
+	(void)depth;
 	if (w->n < 2 && json_object_size(ctx->internal) > 0) {
 		mi_filter_refuse(f, "the session's fault breaks would go too: "
 		    "delete breakpoints by number");
 		return;
 	}
+	for (k = 1; k < w->n; k++)
+		if ((hit = mi_filter_fault_break(ctx, w->v[k])) != NULL) {
+			mi_filter_refuse(f, "breakpoint %s is the session's "
+			    "fault break: it stays", hit);
+			return;
+		}
 	f->flags |= MIF_BREAK_DELETE;
 }
 
-/* -break-delete: never one of the session's fault breaks. */
-static void
-mi_filter_break_delete(const struct mi_filter_ctx *ctx,
-    const struct mi_filter_words *w, struct mi_filter *f)
-{
-	int k;
-
-	if (w->n < 2) {
-		mi_filter_cli_delete(ctx, w, f);
-		return;
-	}
-	for (k = 1; k < w->n; k++)
-		if (json_object_get(ctx->internal, w->v[k]) != NULL) {
-			mi_filter_refuse(f, "breakpoint %s is the session's "
-			    "fault break: it stays", w->v[k]);
-			return;
-		}
-}
-
 /* A command that passes, with the entry's flags. */
-static void
+void
 mi_filter_pass(const struct mi_filter_ctx *ctx,
-    const struct mi_filter_words *w, struct mi_filter *f)
+    const struct mi_filter_words *w, int depth, struct mi_filter *f)
 {
 	(void)ctx;
 	(void)w;
+	(void)depth;
 	(void)f;
 }
 
-static void	mi_filter_console(const struct mi_filter_ctx *,
-		    const struct mi_filter_words *, struct mi_filter *);
+/* python, shell, source and the like: code of the client's own in gdb. */
+void
+mi_filter_code(const struct mi_filter_ctx *ctx,
+    const struct mi_filter_words *w, int depth, struct mi_filter *f)
+{
+	(void)depth;
+	if (ctx->full)
+		return;
+	mi_filter_refuse(f, "%s runs code or commands of the client's own in "
+	    "the shared gdb: only a client joined with full control may "
+	    "(dbgctl mi --full)", w->v[0]);
+}
+
+/*
+ * -interpreter-exec INTERP CMD..., and the console's interpreter-exec:
+ * each CMD decided as INTERP would run it.
+ */
+void
+mi_filter_interp(const struct mi_filter_ctx *ctx,
+    const struct mi_filter_words *w, int depth, struct mi_filter *f)
+{
+	if (w->n < 3) {
+		mi_filter_refuse(f, "%s takes an interpreter and a command",
+		    w->v[0]);
+		return;
+	}
+	mi_filter_nested(ctx, w->v[1], w->v + 2, w->n - 2, depth, f);
+}
+
+/*
+ * -break-commands N CMD...: each CMD runs when the breakpoint is hit, as
+ * a console command, so it must pass now and must need no answer of ours.
+ */
+static void
+mi_filter_break_commands(const struct mi_filter_ctx *ctx,
+    const struct mi_filter_words *w, int depth, struct mi_filter *f)
+{
+	int k;
+
+	for (k = 2; k < w->n; k++) {
+		mi_filter_cli(ctx, w->v[k], depth + 1, f);
+		if (f->verdict == MIF_PASS)
+			continue;
+		if (f->verdict != MIF_ERROR)
+			mi_filter_refuse(f, "\"%s\" as a breakpoint's command "
+			    "would act on the shared session when it is hit",
+			    w->v[k]);
+		return;
+	}
+	/* Its commands run later: this line resumes nothing. */
+	f->flags = 0;
+}
 
 /* MI operations the filter knows; any other passes. */
 static const struct mi_filter_entry mi_filter_mi[] = {
@@ -305,7 +318,9 @@ static const struct mi_filter_entry mi_filter_mi[] = {
 	{ "-file-exec-and-symbols", 0, mi_filter_file, 0, NULL },
 	{ "-file-exec-file", 0, mi_filter_file, 0, NULL },
 	{ "-gdb-set", 0, mi_filter_set, 0, NULL },
-	{ "-interpreter-exec", 0, mi_filter_console, 0, NULL },
+	{ "-interpreter-exec", 0, mi_filter_interp, 0, NULL },
+	{ "-break-commands", 0, mi_filter_break_commands, 0, NULL },
+	{ "-var-set-visualizer", 0, mi_filter_code, 0, NULL },
 	{ "-exec-interrupt", 0, mi_filter_pass, MIF_INTERRUPT, NULL },
 	{ "-exec-continue", 0, mi_filter_pass, MIF_RESUMES, NULL },
 	{ "-exec-next", 0, mi_filter_pass, MIF_RESUMES, NULL },
@@ -317,151 +332,196 @@ static const struct mi_filter_entry mi_filter_mi[] = {
 	{ "-exec-step-instruction", 0, mi_filter_pass, MIF_RESUMES, NULL },
 	{ "-break-insert", 0, mi_filter_pass, MIF_BREAK_INSERT, NULL },
 	{ "-dprintf-insert", 0, mi_filter_pass, MIF_BREAK_INSERT, NULL },
-	{ "-break-delete", 0, mi_filter_break_delete, MIF_BREAK_DELETE, NULL },
+	{ "-break-delete", 0, mi_filter_delete, MIF_BREAK_DELETE, NULL },
 	{ "-var-create", 0, mi_filter_pass, MIF_VAR_CREATE, NULL },
 	{ "-var-delete", 0, mi_filter_pass, MIF_VAR_DELETE, NULL },
 	{ NULL, 0, NULL, 0, NULL }
 };
 
-/* CLI commands the filter knows, with gdb's shortest abbreviations. */
-static const struct mi_filter_entry mi_filter_cli[] = {
-	{ "quit", 1, mi_filter_exit, 0, NULL },
-	{ "exit", 4, mi_filter_exit, 0, NULL },
-	{ "kill", 1, mi_filter_fixed, 0, "the session's program is shared: "
-	    "killing it is dbgctl stop's" },
-	{ "run", 1, mi_filter_fixed, 0, "the session's program is running "
-	    "already: run would start a new copy (dbgctl reset runs it "
-	    "again)" },
-	{ "start", 5, mi_filter_fixed, 0, "the session's program is running "
-	    "already: start would start a new copy" },
-	{ "starti", 6, mi_filter_fixed, 0, "the session's program is running "
-	    "already: starti would start a new copy" },
-	{ "detach", 3, mi_filter_fixed, 0, "the session's program is shared: "
-	    "detaching would let go of it for everyone" },
-	{ "disconnect", 5, mi_filter_fixed, 0, "the session's target is "
-	    "shared: disconnecting would drop it for everyone" },
-	{ "new-ui", 6, mi_filter_fixed, 0, "a joined client opens no UIs of "
-	    "the shared gdb" },
-	{ "attach", 3, mi_filter_attach, 0, NULL },
-	{ "target", 3, mi_filter_target, 0, NULL },
-	{ "file", 4, mi_filter_file, 0, NULL },
-	{ "exec-file", 9, mi_filter_file, 0, NULL },
-	{ "set", 3, mi_filter_set, 0, NULL },
-	{ "delete", 1, mi_filter_cli_delete, 0, NULL },
-	{ "interrupt", 9, mi_filter_pass, MIF_INTERRUPT, NULL },
-	{ "continue", 1, mi_filter_pass, MIF_RESUMES, NULL },
-	{ "next", 1, mi_filter_pass, MIF_RESUMES, NULL },
-	{ "step", 1, mi_filter_pass, MIF_RESUMES, NULL },
-	{ "finish", 3, mi_filter_pass, MIF_RESUMES, NULL },
-	{ "until", 1, mi_filter_pass, MIF_RESUMES, NULL },
-	{ "advance", 3, mi_filter_pass, MIF_RESUMES, NULL },
-	{ "jump", 1, mi_filter_pass, MIF_RESUMES, NULL },
-	{ "stepi", 2, mi_filter_pass, MIF_RESUMES, NULL },
-	{ "nexti", 2, mi_filter_pass, MIF_RESUMES, NULL },
-	{ NULL, 0, NULL, 0, NULL }
-};
-
-/* The entry of a table a command's first word names, or NULL. */
-static const struct mi_filter_entry *
-mi_filter_find(const struct mi_filter_entry *table, const char *word,
-    bool cli)
+/*
+ * Decide on a command's words by its entry (NULL: a command the tables do
+ * not name); an observer's are first checked to read only.
+ */
+void
+mi_filter_apply(const struct mi_filter_ctx *ctx,
+    const struct mi_filter_entry *e, const struct mi_filter_words *w,
+    int depth, struct mi_filter *f)
 {
-	const struct mi_filter_entry	*e;
-	size_t				 n = strlen(word);
-
-	for (e = table; e->name != NULL; e++) {
-		if (!cli && strcmp(e->name, word) == 0)
-			return e;
-		if (cli && n >= e->min && strncmp(e->name, word, n) == 0)
-			return e;
-	}
-	/* gdb's own aliases of the ones above. */
-	if (cli && (strcmp(word, "c") == 0 || strcmp(word, "fg") == 0))
-		return mi_filter_find(table, "continue", true);
-	if (cli && strcmp(word, "si") == 0)
-		return mi_filter_find(table, "stepi", true);
-	if (cli && strcmp(word, "ni") == 0)
-		return mi_filter_find(table, "nexti", true);
-	return NULL;
-}
-
-/* Whether an observer may not run this command: it changes something. */
-static bool
-mi_filter_writes(const char *op, bool cli)
-{
-	static const char *const prefixes[] = { "-exec-", "-break-",
-	    "-dprintf-", "-data-write-", "-var-assign", "-target-", "-file-",
-	    NULL };
-	const char *const *p;
-
-	if (cli)
-		return true;
-	for (p = prefixes; *p != NULL; p++)
-		if (strncmp(op, *p, strlen(*p)) == 0)
-			return true;
-	return false;
-}
-
-/* Decide on a command's words by one of the tables. */
-static void
-mi_filter_words(const struct mi_filter_ctx *ctx, struct mi_filter_words *w,
-    bool cli, struct mi_filter *f)
-{
-	const struct mi_filter_entry *e;
-
-	if (w->n == 0)
-		return;
-	e = mi_filter_find(cli ? mi_filter_cli : mi_filter_mi, w->v[0], cli);
-	if (ctx->observe && (e == NULL || e->decide != mi_filter_exit) &&
-	    mi_filter_writes(w->v[0], cli)) {
-		mi_filter_refuse(f, "an observer runs no command that could "
-		    "change the target or the session: %s", w->v[0]);
-		return;
+	if (e == NULL || e->decide != mi_filter_exit) {
+		if (ctx->observe && !mi_filter_observe(w, f))
+			return;
 	}
 	if (e == NULL)
 		return;
 	f->flags |= e->flags;
-	e->decide(ctx, w, f);
+	e->decide(ctx, w, depth, f);
 	if (f->verdict == MIF_ERROR && f->why[0] == '\0' && e->why != NULL)
 		strlcpy(f->why, e->why, sizeof f->why);
 	if (f->verdict != MIF_PASS)
 		f->flags = 0;
 }
 
-/* -interpreter-exec console "CMD": CMD is decided as a CLI command. */
-static void
-mi_filter_console(const struct mi_filter_ctx *ctx,
-    const struct mi_filter_words *w, struct mi_filter *f)
+/*
+ * gdb's options of every MI operation (--all, --thread-group G, --thread
+ * N, --frame N, --language L), taken off as its mi_parse does before the
+ * operation's own arguments.
+ */
+static const char *
+mi_filter_options(const char *s)
 {
-	struct mi_filter_words	cli;
+	static const char *const opts[] = { "--thread-group ", "--thread ",
+	    "--frame ", "--language ", NULL };
+	const char *const	*o;
 
-	if (w->n < 3 || strcmp(w->v[1], "console") != 0)
-		return;
-	if (mi_filter_split(w->v[2], &cli) != 0) {
-		mi_filter_refuse(f, "a console command longer than %zu bytes",
-		    sizeof cli.buf - 1);
+	for (;;) {
+		while (isspace((unsigned char)*s))
+			s++;
+		if (strncmp(s, "--all", 5) == 0 && (s[5] == '\0' ||
+		    s[5] == ' ')) {
+			s += 5;
+			continue;
+		}
+		for (o = opts; *o != NULL; o++)
+			if (strncmp(s, *o, strlen(*o)) == 0)
+				break;
+		if (*o == NULL)
+			return s;
+		s += strlen(*o);
+		while (isspace((unsigned char)*s))
+			s++;
+		while (*s != '\0' && !isspace((unsigned char)*s))
+			s++;
+	}
+}
+
+/* Whether s holds a control byte (a tab is a space): no command has one. */
+bool
+mi_filter_control(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (iscntrl((unsigned char)*s) && *s != '\t')
+			return true;
+	return false;
+}
+
+/* An MI operation (s at its '-'), decided by the MI table. */
+static void
+mi_filter_mi_op(const struct mi_filter_ctx *ctx, const char *s, int depth,
+    struct mi_filter *f)
+{
+	const struct mi_filter_entry	*e;
+	struct mi_filter_words		 w;
+	char				*op;
+	size_t				 n = 0;
+
+	if (mi_filter_control(s)) {
+		mi_filter_refuse(f, "a command with a control character in it");
 		return;
 	}
-	mi_filter_words(ctx, &cli, true, f);
+	while (s[n] != '\0' && !isspace((unsigned char)s[n]))
+		n++;
+	op = xmalloc(n + 1);
+	memcpy(op, s, n);
+	op[n] = '\0';
+	s = mi_filter_options(s + n);
+	if (mi_filter_args_mi(s, &w) != 0) {
+		mi_filter_refuse(f, "the arguments of %s do not parse as "
+		    "gdb/MI's (a c-string unclosed, or with a NUL or a line "
+		    "break escaped)", op);
+	} else {
+		w.rest = s;
+		mi_filter_args_name(&w, op);
+		for (e = mi_filter_mi; e->name != NULL; e++)
+			if (strcmp(e->name, op) == 0)
+				break;
+		if (depth > 0 && (e->flags & MIF_TRACKED))
+			mi_filter_refuse(f, "%s inside -interpreter-exec: the "
+			    "daemon keeps track of it (to tell other clients, "
+			    "and to clean up when the client leaves) only on a "
+			    "line of its own", op);
+		else
+			mi_filter_apply(ctx, e->name != NULL ? e : NULL, &w,
+			    depth, f);
+	}
+	mi_filter_args_free(&w);
+	free(op);
+}
+
+/*
+ * A line the MI interpreter runs, inside -interpreter-exec mi: as gdb's
+ * mi_parse reads it, spaces and a token first, then an operation or a
+ * console command.
+ */
+static void
+mi_filter_mi_line(const struct mi_filter_ctx *ctx, const char *s, int depth,
+    struct mi_filter *f)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	s += strspn(s, "0123456789");
+	if (*s == '-')
+		mi_filter_mi_op(ctx, s, depth, f);
+	else
+		mi_filter_cli(ctx, s, depth, f);
+}
+
+/* Whether an interpreter's name is one of gdb 13's MI versions. */
+static bool
+mi_filter_is_mi(const char *interp)
+{
+	return strcmp(interp, "mi") == 0 || strcmp(interp, "mi1") == 0 ||
+	    strcmp(interp, "mi2") == 0 || strcmp(interp, "mi3") == 0;
+}
+
+/*
+ * Commands run by an interpreter on the client's behalf, one nesting
+ * deeper (-interpreter-exec, interpreter-exec). One command's answer of
+ * ours (a no-op, a leave) stands for the line's, since nothing of the line
+ * is sent; among several, any such is refused: gdb would run the others.
+ */
+void
+mi_filter_nested(const struct mi_filter_ctx *ctx, const char *interp,
+    char *const *cmds, int n, int depth, struct mi_filter *f)
+{
+	bool	mi = mi_filter_is_mi(interp);
+	int	k;
+
+	if (depth >= MI_FILTER_DEPTH) {
+		mi_filter_refuse(f, "interpreter-exec nested more than %d "
+		    "deep", MI_FILTER_DEPTH);
+		return;
+	}
+	if (!mi && strcmp(interp, "console") != 0) {
+		mi_filter_refuse(f, "interpreter-exec of \"%s\": a joined "
+		    "client may use console and mi only", interp);
+		return;
+	}
+	for (k = 0; k < n && f->verdict == MIF_PASS; k++) {
+		if (mi)
+			mi_filter_mi_line(ctx, cmds[k], depth + 1, f);
+		else
+			mi_filter_cli(ctx, cmds[k], depth + 1, f);
+	}
+	if (n > 1 && (f->verdict == MIF_DONE || f->verdict == MIF_EXIT))
+		mi_filter_refuse(f, "\"%s\" is answered by the daemon alone, "
+		    "not among other commands: send it on a line of its own",
+		    cmds[k - 1]);
 }
 
 /*
  * Decide on one command line (its token taken off) of a joined client:
  * pass it to gdb, answer it ourselves, refuse it, or end the channel.
+ * gdb reads the line as our token and cmd: an operation if cmd starts
+ * with '-', else a console command.
  */
 void
 mi_filter_decide(const struct mi_filter_ctx *ctx, const char *cmd,
     struct mi_filter *f)
 {
-	struct mi_filter_words w;
-
 	memset(f, 0, sizeof *f);
 	f->verdict = MIF_PASS;
-	while (isspace((unsigned char)*cmd))
-		cmd++;
-	if (mi_filter_split(cmd, &w) != 0) {
-		/* Only its first words matter; those of a long line too. */
-		w.n = w.n > 1 ? w.n - 1 : w.n;
-	}
-	mi_filter_words(ctx, &w, cmd[0] != '-', f);
+	if (cmd[0] == '-')
+		mi_filter_mi_op(ctx, cmd, 0, f);
+	else
+		mi_filter_cli(ctx, cmd, 0, f);
 }

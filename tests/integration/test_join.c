@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,5 +426,189 @@ Test(join, a_running_board_is_seeded_from_what_the_daemon_heard)
 	    H_WAIT_BOUND), "the board did not run again");
 	h_conn_close(&m);
 	json_decref(h_conn_call(&t.c, "stop", "{}", JOIN_BOUND));
+	h_conn_close(&t.c);
+}
+
+/* Send line on m and read its answer (line starts with tok): malloc'd. */
+static char *
+jt_ask(struct h_conn *m, const char *tok, const char *line)
+{
+	jt_send(m, line);
+	return jt_until(m, tok, line);
+}
+
+/* The answer to line is a refusal whose reason has why in it. */
+static void
+jt_refused(struct h_conn *m, const char *line, const char *why)
+{
+	char *got = jt_ask(m, "9^", line);
+
+	cr_assert(strncmp(got, "9^error,msg=\"", 13) == 0 && strstr(got, why)
+	    != NULL, "%s: got %s, not a refusal naming \"%s\"", line, got, why);
+	free(got);
+}
+
+/* The session, its gdb and its program run on, the target not halted. */
+static void
+jt_unharmed(struct jt *t, pid_t gdb)
+{
+	json_t *st = h_cli_status(t->id);
+
+	cr_assert_str_eq(h_jstr(st, "state"), "running", "the session: %s",
+	    json_dumps(st, JSON_COMPACT));
+	cr_assert_str_eq(h_jstr(st, "target.state"), "running",
+	    "the target: %s", json_dumps(st, JSON_COMPACT));
+	cr_assert_eq(kill(gdb, 0), 0, "gdb %d is gone", (int)gdb);
+	json_decref(st);
+}
+
+/* Run an MI command of the owner's (exec); its result's value, or NULL. */
+static char *
+jt_exec(struct jt *t, const char *cmd)
+{
+	char	 req[256];
+	json_t	*r;
+	char	*v;
+
+	snprintf(req, sizeof(req), "{\"session\":%ld,\"command\":\"%s\"}",
+	    t->id, cmd);
+	r = h_conn_call(&t->c, "exec", req, JOIN_BOUND);
+	v = h_jstr(r, "result.results.value") != NULL ?
+	    strdup(h_jstr(r, "result.results.value")) : NULL;
+	json_decref(r);
+	return v;
+}
+
+Test(join, nested_commands_and_code_of_a_client_are_refused_the_session_runs)
+{
+	struct jt	 t;
+	struct h_conn	 a, full;
+	pid_t		 gdb;
+	char		*line;
+
+	jt_native(&t);
+	gdb = h_cli_status_pid(t.id, "pid");
+	jt_join(&t, &a, "");
+	/* gdb 13.1 dies of this one from a second UI. */
+	jt_refused(&a, "9-interpreter-exec mi \"-target-detach\"", "detach");
+	jt_refused(&a, "9-interpreter-exec console \"interpreter-exec mi "
+	    "\\\"-target-detach\\\"\"", "detach");
+	jt_refused(&a, "9-interpreter-exec console \"p 1\" \"kill\"",
+	    "killing");
+	jt_refused(&a, "9python gdb.execute(\"kill\")", "full control");
+	jt_refused(&a, "9pyt gdb.execute(\"kill\")", "full control");
+	jt_refused(&a, "9-interpreter-exec console \"python "
+	    "gdb.execute('kill')\"", "full control");
+	jt_refused(&a, "9thread apply all kill", "killing");
+	jt_refused(&a, "9shell true", "full control");
+	jt_refused(&a, "9-break-commands 1 \"kill\"", "killing");
+	jt_unharmed(&t, gdb);
+	/* Full control runs code in gdb, and still keeps the session. */
+	jt_join(&t, &full, ",\"full\":true");
+	line = jt_ask(&full, "~\"42", "7python print(6*7)");
+	free(line);
+	free(jt_until(&full, "7^done", "python's answer"));
+	jt_refused(&full, "9-interpreter-exec mi \"-target-detach\"",
+	    "detach");
+	jt_unharmed(&t, gdb);
+	h_conn_close(&a);
+	h_conn_close(&full);
+	h_conn_close(&t.c);
+}
+
+Test(join, an_observer_changes_no_variable_and_halts_nothing)
+{
+	struct jt	 t;
+	struct h_conn	 o;
+	pid_t		 gdb;
+	char		*before, *after, *line;
+
+	jt_native(&t);
+	gdb = h_cli_status_pid(t.id, "pid");
+	jt_join(&t, &o, ",\"observe\":true");
+	jt_refused(&o, "9-interpreter-exec mi \"-exec-interrupt\"",
+	    "observer");
+	jt_send(&o, "-dbgctl-interrupt");
+	line = jt_until(&o, "^", "-dbgctl-interrupt");
+	cr_assert(strncmp(line, "^error,msg=\"", 12) == 0 &&
+	    strstr(line, "observer") != NULL, "-dbgctl-interrupt: %s", line);
+	free(line);
+	jt_unharmed(&t, gdb);
+	/* Halted by the owner, it keeps its values. */
+	free(jt_exec(&t, "-exec-interrupt"));
+	cr_assert(h_cli_wait_status(t.id, "target.state", "stopped",
+	    H_WAIT_BOUND), "the owner's interrupt");
+	before = jt_exec(&t, "-data-evaluate-expression ticks");
+	cr_assert_not_null(before);
+	jt_refused(&o, "9-data-evaluate-expression ticks=-1000000",
+	    "observer");
+	jt_refused(&o, "9-data-evaluate-expression ticks++", "observer");
+	jt_refused(&o, "9-data-evaluate-expression loop_tick()", "observer");
+	jt_refused(&o, "9-interpreter-exec mi \"-data-evaluate-expression "
+	    "ticks=0\"", "observer");
+	jt_refused(&o, "9-var-create - * ticks=0", "observer");
+	line = jt_ask(&o, "8^", "8-data-evaluate-expression ticks");
+	cr_assert(strstr(line, before) != NULL, "an observer reads: %s",
+	    line);
+	free(line);
+	after = jt_exec(&t, "-data-evaluate-expression ticks");
+	cr_assert_str_eq(after, before, "ticks changed under an observer");
+	free(before);
+	free(after);
+	free(jt_exec(&t, "-exec-continue"));
+	cr_assert(h_cli_wait_status(t.id, "target.state", "running",
+	    H_WAIT_BOUND));
+	jt_unharmed(&t, gdb);
+	h_conn_close(&o);
+	h_conn_close(&t.c);
+}
+
+/* Ask to join on a new connection m; the reply (m stays open). */
+static json_t *
+jt_try_join(struct jt *t, struct h_conn *m)
+{
+	char req[256];
+
+	cr_assert_eq(h_conn_open(m, H->sock), 0);
+	snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"mi\",\"params\":{\"session\":%ld}}\n", t->id);
+	cr_assert_eq(h_conn_send(m, req, strlen(req), JOIN_BOUND), 0);
+	return h_conn_recv(m, JOIN_BOUND);
+}
+
+Test(join, joiners_past_the_cap_are_refused_and_a_leave_makes_room)
+{
+	struct jt	 t;
+	struct h_conn	 a, b, c;
+	double		 end;
+	json_t		*r;
+
+	h_ctx_env_add("DBGCTLD_JOINS_MAX=2");
+	jt_native(&t);
+	jt_join(&t, &a, "");
+	jt_join(&t, &b, "");
+	r = jt_try_join(&t, &c);
+	cr_assert_str_eq(h_jkind(r), "limit", "a third joiner: %s",
+	    json_dumps(r, JSON_COMPACT));
+	cr_assert(strstr(h_jstr(r, "error.message"), "DBGCTLD_JOINS_MAX") !=
+	    NULL);
+	json_decref(r);
+	h_conn_close(&c);
+	/* a leaves; its channel is the next joiner's, soon. */
+	h_conn_close(&a);
+	end = h_now() + JOIN_BOUND / 1000.0;
+	for (;;) {
+		r = jt_try_join(&t, &c);
+		if (json_is_true(h_jpath(r, "result.raw")))
+			break;
+		cr_assert_str_eq(h_jkind(r), "limit", "%s", json_dumps(r,
+		    JSON_COMPACT));
+		cr_assert(h_now() < end, "a's channel was not given back");
+		json_decref(r);
+		h_conn_close(&c);
+	}
+	json_decref(r);
+	h_conn_close(&b);
+	h_conn_close(&c);
 	h_conn_close(&t.c);
 }
