@@ -372,6 +372,12 @@ request_refuse(struct conn *c, struct rpc_error *err, struct request_batch *b,
 {
 	struct request *req;
 
+	/* A response (perhaps a reply of ours come back): answered, it loops. */
+	if (err->code == RPC_NO_REPLY) {
+		json_decref(err->id);
+		err->id = NULL;
+		return;
+	}
 	req = request_new(c, err->id != NULL ? err->id : json_null(), NULL, b,
 	    room);
 	err->id = NULL;

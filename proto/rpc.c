@@ -285,6 +285,11 @@ rpc_parse(const char *line, size_t len, struct rpc_request *req,
 		goto fail;
 	}
 	v = json_object_get(root, "method");
+	if (v == NULL && (json_object_get(root, "result") != NULL ||
+	    json_object_get(root, "error") != NULL)) {
+		rpc_error_set(err, RPC_NO_REPLY, "a response, not a request");
+		goto fail;
+	}
 	if (v == NULL) {
 		rpc_error_set(err, RPC_INVALID_REQUEST,
 		    "\"method\" is required");

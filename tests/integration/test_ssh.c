@@ -794,6 +794,75 @@ Test(ssh, dial_with_a_connection_to_the_daemon_itself_is_refused)
 	h_conn_close(&c);
 }
 
+/* The CPU time pid has used, in clock ticks (utime + stime); -1 if gone. */
+static long
+ssh_cpu_ticks(pid_t pid)
+{
+	char		 path[64], *buf, *p;
+	unsigned long	 ut, st;
+	size_t		 len;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((buf = h_read_file(path, &len)) == NULL)
+		return -1;
+	/* The fields after comm, which may hold anything, from state on. */
+	p = strrchr(buf, ')');
+	if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u "
+	    "%*u %*u %lu %lu", &ut, &st) != 2) {
+		free(buf);
+		return -1;
+	}
+	free(buf);
+	return (long)(ut + st);
+}
+
+/*
+ * Dial's stdin and stdout as the two ends of one socketpair: nothing can
+ * tell it from a peer's, so the dial is taken, and the daemon's replies
+ * come back to it as lines. A response is never answered (the daemon
+ * asks clients nothing), so a ping through it is the end of it: the
+ * daemon is idle a second later, where it answered its own replies
+ * without end before.
+ */
+Test(ssh, dial_with_both_ends_of_one_socketpair_does_not_loop)
+{
+	static const char dial[] = "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"dial\"}\n";
+	static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":7,"
+	    "\"method\":\"ping\"}\n"
+	    "[{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}]\n";
+	struct h_conn	 b, c;
+	long		 t0, t1;
+	json_t		*r;
+	int		 sp[2];
+	pid_t		 d;
+
+	d = h_daemon_fg();
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+	ssh_send_fds(ssh_unix_connect(&b), dial, sp, 2);
+	r = h_conn_reply(&b, 2, H_WAIT_BOUND);
+	cr_assert(json_is_true(h_jpath(r, "result.dialed")), "dial: %s",
+	    r != NULL ? json_dumps(r, JSON_COMPACT) : "no answer");
+	json_decref(r);
+	/* Into the end the daemon reads; our copies go, so the pair is its own. */
+	cr_assert_eq(write(sp[1], ping, sizeof ping - 1),
+	    (ssize_t)(sizeof ping - 1));
+	close(sp[0]);
+	close(sp[1]);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	r = h_conn_call(&c, "ping", NULL, H_WAIT_BOUND);
+	cr_assert_not_null(r, "the daemon stopped answering");
+	json_decref(r);
+	t0 = ssh_cpu_ticks(d);
+	h_nap(1000);
+	t1 = ssh_cpu_ticks(d);
+	cr_assert(t0 >= 0 && t1 - t0 < 20, "the daemon used %ld ticks of CPU "
+	    "in a second with nothing to do: it answers its own replies",
+	    t1 - t0);
+	h_conn_close(&c);
+	h_conn_close(&b);
+}
+
 /* Read one line from fd into buf (NUL-terminated); its length, 0 at EOF. */
 static size_t
 ssh_read_line(int fd, char *buf, size_t len)

@@ -940,3 +940,27 @@ Test(rpc, flat_params_read_as_the_parser_reads_them)
 		json_decref(err.id);
 	}
 }
+
+/* A response is no request: it is refused with RPC_NO_REPLY, never answered. */
+Test(rpc, a_response_is_refused_without_a_reply)
+{
+	static const char *lines[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"pong\":true}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
+		    "\"message\":\"x\"}}",
+	};
+	struct rpc_request	req;
+	struct rpc_error	err;
+	size_t			i;
+
+	for (i = 0; i < 2; i++) {
+		cr_assert_eq(rpc_parse(lines[i], strlen(lines[i]), &req, &err),
+		    -1, "%s", lines[i]);
+		cr_assert_eq(err.code, RPC_NO_REPLY, "%s: code %d", lines[i],
+		    err.code);
+		json_decref(err.id);
+	}
+	cr_assert_eq(rpc_test_parse("{\"jsonrpc\":\"2.0\",\"id\":1}", &req, &err), -1);
+	cr_assert_eq(err.code, RPC_INVALID_REQUEST);
+	json_decref(err.id);
+}
