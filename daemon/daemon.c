@@ -31,6 +31,7 @@ daemon_finish(void *arg)
 {
 	(void)arg;
 	log_info("all sessions ended; exiting");
+	expect_worker_stop();
 	listener_close_all();
 	conn_close_all();
 	/* A client that reads nothing would hold the exit: give it a second. */

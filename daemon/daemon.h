@@ -1225,6 +1225,7 @@ enum expect_result {
 	EXPECT_BUSY,	/* bytes are there: matching goes on next turn */
 	EXPECT_FAILED,	/* matching hit one of PCRE2's limits */
 	EXPECT_TIMEOUT,	/* time ran out before a match */
+	EXPECT_AWAY,	/* the matcher's thread has it (expect.c's own) */
 };
 struct expect;
 typedef void (*expect_cb)(void *arg, struct expect *, enum expect_result);
@@ -1242,6 +1243,7 @@ json_t			*expect_got(struct expect *);
 void			 expect_failure(struct expect *, char *, size_t);
 uint64_t		 expect_next(struct expect *);
 size_t			 expect_cost(const struct expect *);
+void			 expect_worker_stop(void);
 void			 expect_free(struct expect *);
 
 /* pattern.c: compiled patterns, shared, bounded in memory and in work. */
@@ -1257,10 +1259,13 @@ void			 pattern_names(const struct pattern *, uint32_t *,
 			    uint32_t *, const unsigned char **);
 void			 pattern_usage(size_t *, size_t *);
 void			 pattern_error(int, char *, size_t);
-int			 pattern_match(struct pattern *, const char *, size_t,
-			    size_t start, size_t last, uint32_t steps,
-			    uint32_t opts);
-const size_t		*pattern_ovector(void);
+struct pattern_matcher;
+struct pattern_matcher	*pattern_matcher_new(void);
+void			 pattern_matcher_free(struct pattern_matcher *);
+int			 pattern_match(struct pattern_matcher *, struct pattern *,
+			    const char *, size_t, size_t start, size_t last,
+			    uint32_t steps, uint32_t opts);
+const size_t		*pattern_ovector(const struct pattern_matcher *);
 
 /* session-stream.c: a session's streams by name. */
 void			 session_stream_init(struct session *);

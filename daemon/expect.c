@@ -32,6 +32,9 @@ static uint64_t expect_turn_end;
 static uv_prepare_t *expect_prepare;
 static bool expect_fresh = true;
 
+/* The loop thread's matcher (the matcher's thread has its own). */
+static struct pattern_matcher *expect_matcher;
+
 static void	expect_idle_cb(uv_idle_t *);
 static void	expect_rest(struct expect *);
 
@@ -163,6 +166,29 @@ expect_settle(struct expect *e)
 }
 
 /*
+ * Match what the window holds past scan: here, in small calls, while e
+ * is light and what is new is little, within the turn's time; else on
+ * the matcher's thread (EXPECT_AWAY: the outcome comes back later).
+ */
+static enum expect_result
+expect_look(struct expect *e)
+{
+	enum expect_result r;
+
+	if (e->scan >= e->base + e->len || e->stalled == e->fed)
+		return EXPECT_MORE;
+	if (!e->heavy && e->base + e->len - e->scan <= EXPECT_INLINE_SPAN) {
+		if (expect_matcher == NULL)
+			expect_matcher = pattern_matcher_new();
+		r = expect_match_scan(e, expect_matcher, true, expect_turn_end);
+		if (r != EXPECT_BUSY || !e->heavy)
+			return r;
+	}
+	expect_worker_give(e);
+	return EXPECT_AWAY;
+}
+
+/*
  * No more bytes will be looked at (time ran out, or the stream ended):
  * what is left of the window is tried without partial matching, so a
  * match that could have grown is taken as it stands.
@@ -177,7 +203,7 @@ expect_last(struct expect *e, enum expect_result none)
 		e->stalled = UINT64_MAX;
 		memset(e->until, 0, sizeof e->until);
 	}
-	r = expect_match_scan(e, expect_turn_end);
+	r = expect_look(e);
 	return r == EXPECT_MORE ? none : r;
 }
 
@@ -205,7 +231,7 @@ expect_run(struct expect *e, size_t budget, size_t *used)
 	if (e->timed_out && size > e->deadline)
 		size = e->deadline;
 	while (!e->final) {
-		if ((r = expect_match_scan(e, expect_turn_end)) != EXPECT_MORE)
+		if ((r = expect_look(e)) != EXPECT_MORE)
 			return r;
 		expect_trim(e);
 		if (e->fed >= size)
@@ -252,10 +278,12 @@ expect_step(struct expect *e, size_t budget)
 	enum expect_result	r;
 	size_t			used;
 
+	if (e->away)
+		return 0;
 	r = expect_run(e, budget, &used);
 	if (r == EXPECT_BUSY)
 		expect_wake(e);
-	else if (r != EXPECT_MORE)
+	else if (r != EXPECT_MORE && r != EXPECT_AWAY)
 		e->cb(e->arg, e, r);
 	return used;
 }
@@ -298,7 +326,7 @@ expect_inline(void)
 void
 expect_poke(struct expect *e)
 {
-	if (e->busy || e->cb == NULL)
+	if (e->busy || e->cb == NULL || e->away)
 		return;
 	if (output_size(e->o) - e->fed > EXPECT_INLINE || !expect_inline()) {
 		expect_wake(e);
@@ -354,15 +382,21 @@ expect_start(struct expect *e, expect_cb cb, void *arg)
 	enum expect_result	r;
 	size_t			used;
 
+	if (e->away) {
+		e->cb = cb;
+		e->arg = arg;
+		return EXPECT_BUSY;
+	}
 	r = expect_inline() ? expect_run(e, EXPECT_TURN_BYTES, &used) :
 	    EXPECT_BUSY;
-	if (r != EXPECT_MORE && r != EXPECT_BUSY)
+	if (r != EXPECT_MORE && r != EXPECT_BUSY && r != EXPECT_AWAY)
 		return r;
 	e->cb = cb;
 	e->arg = arg;
 	if (r == EXPECT_BUSY)
 		expect_wake(e);
-	return r;
+	/* Away: the matcher's answer goes on with it (expect_back). */
+	return r == EXPECT_AWAY ? EXPECT_BUSY : r;
 }
 
 /*
@@ -568,15 +602,49 @@ expect_next(struct expect *e)
 	return e->base + e->ov[1];
 }
 
-/* Free an expect: it is never called back after. */
+/*
+ * The matcher's thread gave e back: its match or failure goes to the
+ * owner; a slice that ran out goes round again; once all it had was
+ * looked at, the loop takes in more, or decides the end, as ever.
+ */
+void
+expect_back(struct expect *e)
+{
+	enum expect_result r = e->wresult;
+
+	if (r == EXPECT_BUSY) {
+		expect_worker_give(e);
+		return;
+	}
+	if (r == EXPECT_MATCH || r == EXPECT_FAILED) {
+		e->cb(e->arg, e, r);
+		return;
+	}
+	/* Taking in more is the turns' work, within their budget. */
+	expect_wake(e);
+}
+
+/* Free an expect: it is never called back after (if away, once it is back). */
 void
 expect_free(struct expect *e)
 {
-	size_t i;
-
 	if (e == NULL)
 		return;
 	expect_rest(e);
+	e->cb = NULL;
+	if (e->away && !expect_worker_take(e)) {
+		e->dead = true;
+		return;
+	}
+	expect_destroy(e);
+}
+
+/* Free an expect the matcher's thread has not got. */
+void
+expect_destroy(struct expect *e)
+{
+	size_t i;
+
 	for (i = 0; i < e->npats; i++)
 		pattern_put(e->pats[i]);
 	free(e->ov);

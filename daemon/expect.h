@@ -14,6 +14,17 @@
  */
 #define EXPECT_LEVELS		4
 #define EXPECT_SLOW_STEPS	1000000
+/*
+ * On the loop's thread: starts a call (shared by the patterns) and steps
+ * from each, the most unscanned bytes it takes on, and how long one call
+ * may take (ns) before the expect goes to the matcher's thread.
+ */
+#define EXPECT_INLINE_STARTS	64
+#define EXPECT_INLINE_STEPS	32
+#define EXPECT_INLINE_SPAN	4096
+#define EXPECT_INLINE_CALL_NS	(200 * 1000)
+/* The matcher thread's slice of one expect before the next one's turn (ns). */
+#define EXPECT_SLICE_NS		(10 * 1000 * 1000)
 /* Starts times the bytes a call may look at, at the most (one start aside). */
 #define EXPECT_CALL_SCAN	(24 * 1024 * 1024)
 /* Bytes past the last start a call may look at first (doubled as needed). */
@@ -31,6 +42,12 @@
 struct expect {
 	TAILQ_ENTRY(expect)	 entry;		/* on expect_busy while it has work */
 	bool			 busy;
+	TAILQ_ENTRY(expect)	 wentry;	/* on the matcher's queues */
+	bool			 heavy;		/* matched on the matcher's thread */
+	bool			 away;		/* the matcher has it: hands off */
+	bool			 queued;	/* on its todo queue (its lock's) */
+	bool			 dead;		/* freed while away */
+	enum expect_result	 wresult;	/* the matcher's answer */
 	struct session		*s;
 	struct output		*o;
 	char			*stream;
@@ -60,8 +77,18 @@ struct expect {
 	void			*arg;
 };
 
+/* expect.c */
+void			 expect_back(struct expect *);
+void			 expect_destroy(struct expect *);
+
 /* expect-match.c */
 bool			 expect_match_limit(int);
-enum expect_result	 expect_match_scan(struct expect *, uint64_t until);
+enum expect_result	 expect_match_scan(struct expect *,
+			    struct pattern_matcher *, bool inline_,
+			    uint64_t until);
+
+/* expect-worker.c */
+void			 expect_worker_give(struct expect *);
+bool			 expect_worker_take(struct expect *);
 
 #endif

@@ -3,15 +3,16 @@
  * compiled once for the daemon: identical ones (the same bytes and
  * options) share a compilation, counted by reference, and a few unused
  * ones stay for the next expect that asks. The memory of all of them is
- * capped, and a pattern is JIT-compiled only once it has been run over
- * enough bytes to pay for it (a JIT compilation costs ~50 us and a few
- * KiB), while the JIT's memory is within its own cap.
+ * capped, and a small pattern is JIT-compiled as it is compiled (~50 us
+ * and a few KiB), while the JIT's memory is within its own cap; a big one
+ * (whose JIT compilation would take milliseconds) is interpreted.
  *
- * Matching goes through pattern_match, which bounds every call: at most
- * so many backtracking steps from one start (PCRE2's match limit, which
- * it counts afresh at each start), a bounded depth, heap and JIT stack,
- * and at most so many starts (the offset limit). The caller strings calls
- * together and decides when a turn of the loop has had enough.
+ * Matching goes through pattern_match with a matcher, one a thread, which
+ * bounds every call: at most so many backtracking steps from one start
+ * (PCRE2's match limit, which it counts afresh at each start), a bounded
+ * depth, heap and JIT stack, and at most so many starts (the offset
+ * limit). The caller strings calls together. Compilations are made and
+ * freed on the loop's thread only; any thread may match with one.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -26,8 +27,12 @@
 #define PATTERN_MEM_MAX (64 * 1024 * 1024)
 /* JIT-compiled code may take this much of it; past it patterns are interpreted. */
 #define PATTERN_JIT_MAX (16 * 1024 * 1024)
-/* A pattern is JIT-compiled once it has been run over this many bytes. */
-#define PATTERN_JIT_AFTER (64 * 1024)
+/* Patterns compiled to at most this many bytes are JIT-compiled too. */
+#define PATTERN_JIT_SMALL 4096
+/* What the JIT makes of a pattern, at most, for each byte of its compilation. */
+#define PATTERN_JIT_RATIO 32
+/* JIT compilation a loop iteration may do (ns); past it, patterns are interpreted. */
+#define PATTERN_JIT_TURN_NS (2 * 1000 * 1000)
 /* Unused compilations kept for the next expect: how many, how much. */
 #define PATTERN_IDLE_MAX 64
 #define PATTERN_IDLE_BYTES (1024 * 1024)
@@ -53,9 +58,15 @@ struct pattern {
 	uint32_t		 lookbehind;
 	size_t			 size;		/* its memory, JIT aside */
 	size_t			 jit_size;
-	bool			 jit_tried;
-	uint64_t		 scanned;	/* bytes it was run over */
 	unsigned		 refs;
+};
+
+/* What one thread matches with: its match context, JIT stack and match data. */
+struct pattern_matcher {
+	pcre2_match_context	*mctx;
+	pcre2_jit_stack		*jstack;
+	pcre2_match_data	*md;
+	uint32_t		 pairs;
 };
 
 static LIST_HEAD(, pattern)	 pattern_table[PATTERN_BUCKETS];
@@ -65,10 +76,6 @@ static size_t			 pattern_nidle, pattern_idle_bytes;
 static size_t			 pattern_total;		/* all, JIT included */
 static size_t			 pattern_jit_total;
 static size_t			 pattern_freed;		/* since the last trim */
-static pcre2_match_context	*pattern_mctx;
-static pcre2_jit_stack		*pattern_jstack;
-static pcre2_match_data		*pattern_md;		/* every match's */
-static uint32_t			 pattern_md_pairs;
 
 /* FNV-1a over the options and the pattern's bytes. */
 static uint32_t
@@ -95,12 +102,37 @@ pattern_destroy(struct pattern *p)
 	pcre2_code_free(p->code);
 	free(p->text);
 	free(p);
-	/* JIT code lives in chunks, the rest in malloc's arenas: both keep it. */
-	if (pattern_freed >= PATTERN_TRIM_BYTES) {
-		pcre2_jit_free_unused_memory(NULL);
-		malloc_trim(0);
-		pattern_freed = 0;
+}
+
+/* Give freed memory back: JIT code lives in chunks, the rest in malloc's arenas. */
+static void
+pattern_trim_cb(uv_timer_t *t)
+{
+	(void)t;
+	pcre2_jit_free_unused_memory(NULL);
+	malloc_trim(0);
+	pattern_freed = 0;
+}
+
+/*
+ * Once much has been freed, give it back to the system on the next turn:
+ * once for all that a closed connection's expects let go of, not once a
+ * MiB of it.
+ */
+static void
+pattern_trim(void)
+{
+	static uv_timer_t	*t;
+
+	if (pattern_freed < PATTERN_TRIM_BYTES)
+		return;
+	if (t == NULL) {
+		t = xcalloc(1, sizeof *t);
+		uv_timer_init(dmn.loop, t);
+		uv_unref((uv_handle_t *)t);
 	}
+	if (!uv_is_active((uv_handle_t *)t))
+		uv_timer_start(t, pattern_trim_cb, 0, 0);
 }
 
 /* Drop the oldest unused compilations until the idle list is within its bounds. */
@@ -152,6 +184,39 @@ pattern_error(int rc, char *buf, size_t size)
 }
 
 /*
+ * JIT-compile p if it is small, and what the JIT could make of it fits
+ * within the JIT's cap: a speed-up, so where it is refused or does not
+ * pay, the interpreter matches.
+ */
+static void
+pattern_jit(struct pattern *p)
+{
+	static uint64_t	 tick = UINT64_MAX, spent;
+	size_t		 code = p->size - sizeof *p - p->len, jit = 0;
+	uint64_t	 t0;
+	int		 rc;
+
+	/* A read of many requests of new patterns shares one bound of it. */
+	if (uv_now(dmn.loop) != tick) {
+		tick = uv_now(dmn.loop);
+		spent = 0;
+	}
+	if (code > PATTERN_JIT_SMALL || pattern_jit_total + code *
+	    PATTERN_JIT_RATIO > PATTERN_JIT_MAX || spent >= PATTERN_JIT_TURN_NS)
+		return;
+	t0 = uv_hrtime();
+	rc = pcre2_jit_compile(p->code, PCRE2_JIT_COMPLETE |
+	    PCRE2_JIT_PARTIAL_HARD);
+	spent += uv_hrtime() - t0;
+	if (rc != 0)
+		return;
+	(void)pcre2_pattern_info(p->code, PCRE2_INFO_JITSIZE, &jit);
+	p->jit_size = jit;
+	pattern_total += jit;
+	pattern_jit_total += jit;
+}
+
+/*
  * Compile text (len bytes) with options into a new entry; NULL with why
  * in err: PCRE2's reason and where, or the daemon's cap.
  */
@@ -162,7 +227,7 @@ pattern_compile(const char *text, size_t len, uint32_t options,
 	struct pattern	*p;
 	pcre2_code	*code;
 	PCRE2_SIZE	 at;
-	size_t		 size = 0;
+	size_t		 size = 0, over;
 	char		 why[256];
 	int		 rc;
 
@@ -176,8 +241,14 @@ pattern_compile(const char *text, size_t len, uint32_t options,
 	}
 	(void)pcre2_pattern_info(code, PCRE2_INFO_SIZE, &size);
 	size += sizeof *p + len;
-	if (pattern_total + size > PATTERN_MEM_MAX)
-		pattern_evict(0, 0);
+	/* Only as many unused ones go as make room. */
+	over = pattern_total + size > PATTERN_MEM_MAX ? pattern_total + size -
+	    PATTERN_MEM_MAX : 0;
+	if (over > 0) {
+		pattern_evict(pattern_nidle, over < pattern_idle_bytes ?
+		    pattern_idle_bytes - over : 0);
+		pattern_trim();
+	}
 	if (pattern_total + size > PATTERN_MEM_MAX) {
 		pcre2_code_free(code);
 		rpc_error_set(err, RPC_LIMIT, "the daemon's compiled patterns "
@@ -197,6 +268,7 @@ pattern_compile(const char *text, size_t len, uint32_t options,
 	(void)pcre2_pattern_info(code, PCRE2_INFO_MAXLOOKBEHIND,
 	    &p->lookbehind);
 	pattern_total += size;
+	pattern_jit(p);
 	LIST_INSERT_HEAD(&pattern_table[hash % PATTERN_BUCKETS], p, chain);
 	return p;
 }
@@ -234,6 +306,7 @@ pattern_put(struct pattern *p)
 	pattern_nidle++;
 	pattern_idle_bytes += p->size + p->jit_size;
 	pattern_evict(PATTERN_IDLE_MAX, PATTERN_IDLE_BYTES);
+	pattern_trim();
 }
 
 /* What one reference to p is charged against a connection's cap. */
@@ -286,72 +359,60 @@ pattern_usage(size_t *total, size_t *jit)
 	*jit = pattern_jit_total;
 }
 
-/* The match context every call shares, its JIT stack and match data. */
-static void
-pattern_init(uint32_t groups)
+/* A matcher for one thread's calls: its context, JIT stack and match data. */
+struct pattern_matcher *
+pattern_matcher_new(void)
 {
-	if (pattern_mctx == NULL) {
-		pattern_mctx = pcre2_match_context_create(NULL);
-		pattern_jstack = pcre2_jit_stack_create(32 * 1024,
-		    PATTERN_JIT_STACK, NULL);
-		if (pattern_mctx == NULL || pattern_jstack == NULL)
-			log_fatal("out of memory for PCRE2's match context");
-		pcre2_jit_stack_assign(pattern_mctx, NULL, pattern_jstack);
-		pcre2_set_heap_limit(pattern_mctx, PATTERN_HEAP_KIB);
-		pcre2_set_depth_limit(pattern_mctx, PATTERN_DEPTH_MAX);
-	}
-	if (pattern_md != NULL && groups < pattern_md_pairs)
-		return;
-	pcre2_match_data_free(pattern_md);
-	pattern_md_pairs = groups + 1 > 16 ? groups + 1 : 16;
-	pattern_md = pcre2_match_data_create(pattern_md_pairs, NULL);
-	if (pattern_md == NULL)
-		log_fatal("out of memory for PCRE2's match data");
+	struct pattern_matcher *m = xcalloc(1, sizeof *m);
+
+	m->mctx = pcre2_match_context_create(NULL);
+	m->jstack = pcre2_jit_stack_create(32 * 1024, PATTERN_JIT_STACK, NULL);
+	if (m->mctx == NULL || m->jstack == NULL)
+		log_fatal("out of memory for PCRE2's match context");
+	pcre2_jit_stack_assign(m->mctx, NULL, m->jstack);
+	pcre2_set_heap_limit(m->mctx, PATTERN_HEAP_KIB);
+	pcre2_set_depth_limit(m->mctx, PATTERN_DEPTH_MAX);
+	return m;
 }
 
-/* p has been run over n more bytes: JIT-compile it once that pays. */
-static void
-pattern_warm(struct pattern *p, size_t n)
+/* Free a matcher. */
+void
+pattern_matcher_free(struct pattern_matcher *m)
 {
-	size_t jit = 0;
-
-	p->scanned += n;
-	if (p->jit_tried || p->scanned < PATTERN_JIT_AFTER ||
-	    pattern_jit_total >= PATTERN_JIT_MAX)
+	if (m == NULL)
 		return;
-	p->jit_tried = true;
-	/* The JIT is a speed-up: where it is refused, the interpreter matches. */
-	if (pcre2_jit_compile(p->code, PCRE2_JIT_COMPLETE |
-	    PCRE2_JIT_PARTIAL_HARD) != 0)
-		return;
-	(void)pcre2_pattern_info(p->code, PCRE2_INFO_JITSIZE, &jit);
-	p->jit_size = jit;
-	pattern_total += jit;
-	pattern_jit_total += jit;
+	pcre2_match_data_free(m->md);
+	pcre2_jit_stack_free(m->jstack);
+	pcre2_match_context_free(m->mctx);
+	free(m);
 }
 
 /*
- * Run p over subject[0, len) from start, trying starts up to last (the
- * offset limit) with at most steps backtracking steps from each, with
- * PCRE2 options opts: PCRE2's result. The match's offsets are
- * pattern_ovector's until the next call.
+ * Run p over subject[0, len) from start with matcher m, trying starts up
+ * to last (the offset limit) with at most steps backtracking steps from
+ * each, with PCRE2 options opts: PCRE2's result. The match's offsets are
+ * pattern_ovector's until m's next call.
  */
 int
-pattern_match(struct pattern *p, const char *subject, size_t len,
-    size_t start, size_t last, uint32_t steps, uint32_t opts)
+pattern_match(struct pattern_matcher *m, struct pattern *p,
+    const char *subject, size_t len, size_t start, size_t last,
+    uint32_t steps, uint32_t opts)
 {
-	pattern_init(p->groups);
-	pattern_warm(p, last > start ? last - start : 1);
-	pcre2_set_match_limit(pattern_mctx, steps);
-	pcre2_set_offset_limit(pattern_mctx, last);
+	if (m->md == NULL || p->groups >= m->pairs) {
+		pcre2_match_data_free(m->md);
+		m->pairs = p->groups + 1 > 16 ? p->groups + 1 : 16;
+		if ((m->md = pcre2_match_data_create(m->pairs, NULL)) == NULL)
+			log_fatal("out of memory for PCRE2's match data");
+	}
+	pcre2_set_match_limit(m->mctx, steps);
+	pcre2_set_offset_limit(m->mctx, last);
 	return pcre2_match(p->code, (PCRE2_SPTR)subject, len, start, opts,
-	    pattern_md, pattern_mctx);
+	    m->md, m->mctx);
 }
 
-/* The offsets of the last match (pairs: the match, then each group). */
+/* The offsets of m's last match (pairs: the match, then each group). */
 const size_t *
-pattern_ovector(void)
+pattern_ovector(const struct pattern_matcher *m)
 {
-	return pattern_md != NULL ? pcre2_get_ovector_pointer(pattern_md) :
-	    NULL;
+	return pcre2_get_ovector_pointer(m->md);
 }
