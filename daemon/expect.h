@@ -25,7 +25,10 @@
 #define EXPECT_INLINE_CALL_NS	(200 * 1000)
 /* The matcher thread's slice of one expect before the next one's turn (ns). */
 #define EXPECT_SLICE_NS		(10 * 1000 * 1000)
-/* Starts times the bytes a call may look at, at the most (one start aside). */
+/*
+ * A call's starts, times the bytes from its first start to the end of what
+ * it may look at: kept within this by trying fewer starts (one at least).
+ */
 #define EXPECT_CALL_SCAN	(24 * 1024 * 1024)
 /* Bytes past the last start a call may look at first (doubled as needed). */
 #define EXPECT_REACH		1024

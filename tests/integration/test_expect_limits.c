@@ -262,7 +262,7 @@ Test(expect_limits, compiled_patterns_are_bounded_shared_and_given_back)
 	    rss2, rss3);
 	cr_assert_lt(rss1 - rss0, 96 * 1024, "32,768 patterns took %ld KiB",
 	    rss1 - rss0);
-	cr_assert_lt(rss2 - rss1, 8 * 1024, "one pattern 16,384 times took "
+	cr_assert_lt(rss2 - rss1, 4 * 1024, "one pattern 16,384 times took "
 	    "%ld KiB", rss2 - rss1);
 	cr_assert_lt(rss3 - rss0, 16 * 1024, "%ld KiB stayed after the "
 	    "expects ended", rss3 - rss0);
