@@ -260,6 +260,11 @@ Test(expect_limits, compiled_patterns_are_bounded_shared_and_given_back)
 	h_note("daemon RSS: %ld KiB, with 32,768 distinct patterns %ld, and "
 	    "16,384 of one pattern more %ld, after closing %ld", rss0, rss1,
 	    rss2, rss3);
+#ifdef __SANITIZE_ADDRESS__
+	/* ASan's redzones and quarantine make RSS say nothing of the heap. */
+	h_conn_close(&c);
+	return;
+#endif
 	cr_assert_lt(rss1 - rss0, 96 * 1024, "32,768 patterns took %ld KiB",
 	    rss1 - rss0);
 	cr_assert_lt(rss2 - rss1, 4 * 1024, "one pattern 16,384 times took "

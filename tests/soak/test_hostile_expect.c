@@ -196,6 +196,11 @@ Test(soak_patterns, backtracking_expects_and_pattern_floods_leave_the_owner_serv
 	cr_assert_lt(ping[n * 99 / 100], PATTERNS_P99, "p99 of the pings "
 	    "%.1f ms", ping[n * 99 / 100]);
 	/* The peer's connections closed: the patterns' memory goes back. */
+#ifdef __SANITIZE_ADDRESS__
+	/* ASan's quarantine keeps what was freed: RSS says nothing then. */
+	h_conn_close(&own);
+	return;
+#endif
 	end = h_now() + H_WAIT_BOUND / 1000.0;
 	while ((rss1 = h_pid_rss_kib(h_daemon_pid())) - rss0 > 32 * 1024 &&
 	    h_now() < end)
