@@ -208,6 +208,22 @@ expect_last(struct expect *e, enum expect_result none)
 }
 
 /*
+ * Whether to match what the window holds now, rather than take in more
+ * first: what is new is little and matched here at once (a line, say,
+ * answered in its own event), or all there is (up to size) is in, or the
+ * turn's budget is spent; else the matcher's thread gets a batch, not a
+ * piece, a round trip to it for every EXPECT_BATCH bytes.
+ */
+static bool
+expect_due(struct expect *e, uint64_t size, bool spent)
+{
+	uint64_t unscanned = e->base + e->len - e->scan;
+
+	return e->fed >= size || spent || unscanned >= EXPECT_BATCH ||
+	    (!e->heavy && unscanned <= EXPECT_INLINE_SPAN);
+}
+
+/*
  * Match what has come, at most budget bytes of it taken in, a byte
  * counted once per pattern, within the turn's time: EXPECT_MATCH,
  * EXPECT_FAILED, EXPECT_END (the stream ended without a match),
@@ -231,9 +247,11 @@ expect_run(struct expect *e, size_t budget, size_t *used)
 	if (e->timed_out && size > e->deadline)
 		size = e->deadline;
 	while (!e->final) {
-		if ((r = expect_look(e)) != EXPECT_MORE)
-			return r;
-		expect_trim(e);
+		if (expect_due(e, size, *used >= budget)) {
+			if ((r = expect_look(e)) != EXPECT_MORE)
+				return r;
+			expect_trim(e);
+		}
 		if (e->fed >= size)
 			break;
 		if (*used >= budget)

@@ -23,6 +23,8 @@
 #define EXPECT_INLINE_STEPS	32
 #define EXPECT_INLINE_SPAN	4096
 #define EXPECT_INLINE_CALL_NS	(200 * 1000)
+/* Bytes given to the matcher's thread at once, where there are so many. */
+#define EXPECT_BATCH		(512 * 1024)
 /* The matcher thread's slice of one expect before the next one's turn (ns). */
 #define EXPECT_SLICE_NS		(10 * 1000 * 1000)
 /*
