@@ -37,6 +37,12 @@ static const struct mi_filter_entry mi_filter_cli_table[] = {
 	    "the shared gdb" },
 	{ "core-file", 3, mi_filter_fixed, 0, "the session's program is "
 	    "shared: a core file would replace it for everyone" },
+	{ "signal", 3, mi_filter_fixed, 0, "the session's program is shared: "
+	    "a signal given to it could end it for everyone (dbgctl signal "
+	    "sends one)" },
+	{ "queue-signal", 3, mi_filter_fixed, 0, "the session's program is "
+	    "shared: a signal queued for it could end it for everyone "
+	    "(dbgctl signal sends one)" },
 	{ "attach", 2, mi_filter_attach, 0, NULL },
 	{ "target", 3, mi_filter_target, 0, NULL },
 	{ "file", 3, mi_filter_file, 0, NULL },
@@ -62,6 +68,8 @@ static const struct mi_filter_entry mi_filter_cli_table[] = {
 	{ "document", 3, mi_filter_code, 0, NULL },
 	{ "alias", 2, mi_filter_code, 0, NULL },
 	{ "compile", 5, mi_filter_code, 0, NULL },
+	/* The server's own commands: QEMU's monitor quits, or runs a shell. */
+	{ "monitor", 2, mi_filter_code, 0, NULL },
 	{ "expression", 4, mi_filter_code, 0, NULL },
 	/* A loop the client cannot break would hold gdb for everyone. */
 	{ "while", 3, mi_filter_code, 0, NULL },

@@ -226,7 +226,9 @@ static const char *const bypasses[] = { "-target-detach", "-exec-abort",
     "thread apply all kill", "t a all detach", "frame apply all py 1",
     "tfaas python 1", "-break-commands 1 \"kill\"",
     "-break-commands 1 \"p 1\" \"python 1\"",
-    "-var-set-visualizer v \"__import__('os')\"", NULL };
+    "-var-set-visualizer v \"__import__('os')\"", "signal SIGKILL",
+    "sig 9", "queue-signal 9", "que SIGTERM", "monitor quit",
+    "mo migrate \"exec:touch /tmp/x\"", NULL };
 
 Test(mi_filter, every_bypass_is_refused_at_every_depth_in_every_form)
 {
@@ -346,7 +348,7 @@ Test(mi_filter, full_control_runs_code_but_keeps_the_session)
 	const char *const	passes[] = { "python print(1)", "pi", "shell true",
 	    "source /tmp/x", "define foo", "| p 1 | cat",
 	    "-interpreter-exec console \"python print(1)\"",
-	    "-var-set-visualizer v None", NULL };
+	    "-var-set-visualizer v None", "monitor system_reset", NULL };
 	const char *const	refused[] = { "kill", "-target-detach",
 	    "-interpreter-exec mi \"-target-detach\"",
 	    "thread apply all kill", NULL };
