@@ -17,7 +17,9 @@ tree_state()
 {
 	git -C "$SOURCE_ROOT" status --porcelain --ignored 2>/dev/null |
 	    grep -v -e '^!! build' -e '__pycache__'
-	ls -a "$(dirname "$SOURCE_ROOT")" | grep '^dbgctl[_-]'
+	# What dpkg-buildpackage would leave there (other tests make
+	# dbgctl-* temporary directories in /tmp, a checkout's parent too).
+	ls -a "$(dirname "$SOURCE_ROOT")" | grep -e '^dbgctl_' -e '^dbgctl-dbgsym_'
 }
 before=$(tree_state)
 
