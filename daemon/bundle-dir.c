@@ -141,8 +141,17 @@ bundle_dir_make(struct bundle_dir *d, const char *tmp, struct bundle_error *err)
 		    tmp, strerror(e));
 		return -1;
 	}
-	if ((fd = openat(d->parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1 || fstat(fd, &st) != 0) {
+	fd = openat(d->parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	/* Gone, or a link or a file in its place: swapped as it was made. */
+	if (fd == -1 && (errno == ENOENT || errno == ENOTDIR ||
+	    errno == ELOOP)) {
+		bundle_dir_error(err, RPC_IO_ERROR, errno, "%s was moved or "
+		    "replaced as soon as it was made: another user renames in "
+		    "its directory", tmp);
+		return -1;
+	}
+	if (fd == -1 || fstat(fd, &st) != 0) {
 		bundle_dir_error(err, RPC_IO_ERROR, errno, "cannot open %s: %s",
 		    tmp, strerror(errno));
 		if (fd != -1)
@@ -151,9 +160,9 @@ bundle_dir_make(struct bundle_dir *d, const char *tmp, struct bundle_error *err)
 	}
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 077) != 0) {
-		bundle_dir_error(err, RPC_IO_ERROR, 0, "%s was replaced as "
-		    "soon as it was made: another user renames in its "
-		    "directory", tmp);
+		bundle_dir_error(err, RPC_IO_ERROR, 0, "%s was moved or "
+		    "replaced as soon as it was made: another user renames in "
+		    "its directory", tmp);
 		close(fd);
 		return -1;
 	}

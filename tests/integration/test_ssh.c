@@ -471,18 +471,28 @@ Test(ssh, dial_stdio_refuses_another_users_daemon)
 	h_run_free(&r);
 }
 
-/* Predicate of h_pid_scan: a dbgctl (dial-stdio) whose parent is an sshd. */
+/*
+ * Predicate of h_pid_scan: a dbgctl (dial-stdio) whose parent is an sshd
+ * below the test's own (arg, its pid), not another test's beside it.
+ */
 static bool
 ssh_is_dial(pid_t pid, void *arg)
 {
-	char comm[64];
+	pid_t	sshd = *(pid_t *)arg, p;
+	char	comm[64];
+	int	up;
 
-	(void)arg;
 	h_pid_comm(pid, comm, sizeof comm);
 	if (strcmp(comm, "dbgctl") != 0)
 		return false;
 	h_pid_comm(h_pid_ppid(pid), comm, sizeof comm);
-	return strcmp(comm, "sshd") == 0;
+	if (strcmp(comm, "sshd") != 0)
+		return false;
+	for (p = h_pid_ppid(pid), up = 0; p > 1 && up < 4; p = h_pid_ppid(p),
+	    up++)
+		if (p == sshd)
+			return true;
+	return false;
 }
 
 /* The pipes pid holds, as "pipe:[INODE]" targets into out; how many. */
@@ -539,19 +549,20 @@ Test(ssh, the_daemon_reads_and_writes_sshs_pipes_itself)
 {
 	static char sshd_p[64][PATH_MAX], dmn_p[64][PATH_MAX];
 	struct h_tracked dial[2] = { { NULL, 0, 0 }, { NULL, 0, 0 } };
+	struct h_ssh *s;
 	struct h_proc p;
 	char marker[64], t0[PATH_MAX], t1[PATH_MAX];
 	pid_t pid, sshd, child[4];
 	int n, shared;
 
-	ssh_setup();
+	s = ssh_setup();
 	h_marker_new("SSH_DIAL", marker, sizeof marker);
 	cr_assert_eq(h_cli_start(&p, H_ARGS("launch", "--lease", "--wait",
 	    "--kind", "exec", "--env", marker, "--", "sleep", "300")), 0,
 	    "launch --lease");
 	/* The reply to launch --wait came back through the pipes. */
 	h_marker_wait(marker, "sleep", 1);
-	n = h_pid_scan(ssh_is_dial, NULL, &pid, 1);
+	n = h_pid_scan(ssh_is_dial, &s->pid, &pid, 1);
 	cr_assert_eq(n, 1, "no dial-stdio under sshd");
 	h_pid_track(&dial[0], "dial-stdio", pid);
 	ssh_fd_target(pid, 0, t0, sizeof t0);
