@@ -13,6 +13,10 @@
 
 #include "daemon.h"
 
+/* How gdb refuses a command that needs the target stopped, while it runs. */
+#define GDB_RUNNING_REFUSAL \
+	"Cannot execute this command while the target is running"
+
 /* How long a job waits for the stop it interrupted for, or the run after. */
 #define GDB_JOB_STUCK_MS 10000
 
@@ -170,6 +174,21 @@ gdb_job_await(struct gdb_job *j, enum gdb_job_phase phase)
 	timer_start(g->job_timer, GDB_JOB_STUCK_MS);
 }
 
+/* Halt the target for the job, which goes on at the stop. */
+static void
+gdb_job_halt(struct gdb_job *j)
+{
+	struct gdb_data *g = j->g;
+
+	gdb_job_await(j, GDB_JOB_HALTING);
+	j->halted = true;
+	j->halted_for = !(j->flags & GDB_JOB_KEEP_HALTED);
+	g->halting = j->halt_as != GDB_HALT_NONE ? j->halt_as :
+	    GDB_HALT_TRANSIENT;
+	j->token = mi_command(g->mi, NULL, NULL, "-exec-interrupt");
+	j->token = 0;
+}
+
 /* Record the job's first failure; what is left of its commands is skipped. */
 void
 gdb_job_fail(struct gdb_job *j, int code, const char *fmt, ...)
@@ -249,8 +268,19 @@ gdb_job_reply(void *arg, const struct mi_record *rec, const char *out,
 		gdb_job_finish(j);
 		return;
 	}
+	msg = json_string_value(json_object_get(rec->results, "msg"));
+	/*
+	 * gdb ran the target before its *running reached the daemon (a
+	 * launch's continue, say): halt now and send the command again.
+	 */
+	if (strcmp(rec->cls, "error") == 0 && (j->flags & GDB_JOB_STOPPED) &&
+	    !j->halted && j->next == 1 && msg != NULL && strncmp(msg,
+	    GDB_RUNNING_REFUSAL, strlen(GDB_RUNNING_REFUSAL)) == 0) {
+		j->next = 0;
+		gdb_job_halt(j);
+		return;
+	}
 	if (strcmp(rec->cls, "error") == 0 && !(j->flags & GDB_JOB_ERRORS_OK)) {
-		msg = json_string_value(json_object_get(rec->results, "msg"));
 		gdb_job_fail(j, RPC_DEBUGGER_ERROR, "%s", msg != NULL ? msg :
 		    "gdb refused the command");
 	} else {
@@ -313,14 +343,7 @@ gdb_job_next(struct gdb_job *j)
 		}
 		if ((j->flags & GDB_JOB_STOPPED) &&
 		    strcmp(gdb_control_state(g->s), "running") == 0) {
-			gdb_job_await(j, GDB_JOB_HALTING);
-			j->halted = true;
-			j->halted_for = !(j->flags & GDB_JOB_KEEP_HALTED);
-			g->halting = j->halt_as != GDB_HALT_NONE ? j->halt_as :
-			    GDB_HALT_TRANSIENT;
-			j->token = mi_command(g->mi, NULL, NULL,
-			    "-exec-interrupt");
-			j->token = 0;
+			gdb_job_halt(j);
 			return;
 		}
 	}
