@@ -428,13 +428,33 @@ ssh_other_listens(void *arg)
 }
 
 /*
+ * A copy of the binary src at path, 0755: uid 65534 cannot reach the
+ * build's own where the checkout lies under a 0700 directory (/root).
+ */
+static void
+ssh_daemon_copy(const char *src, const char *path)
+{
+	char	*bin;
+	size_t	 len;
+	int	 fd;
+
+	bin = h_read_file(src, &len);
+	cr_assert_not_null(bin, "read %s", src);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	cr_assert_neq(fd, -1, "%s: %s", path, strerror(errno));
+	cr_assert_eq(write(fd, bin, len), (ssize_t)len, "write %s", path);
+	cr_assert_eq(close(fd), 0);
+	free(bin);
+}
+
+/*
  * dial-stdio reaches only the invoking user's own daemon: root, whom every
  * daemon admits, is refused one that runs as nobody (uid 65534).
  */
 Test(ssh, dial_stdio_refuses_another_users_daemon)
 {
 	char dir[512], sock[PATH_MAX], listen[PATH_MAX + 16];
-	char state[PATH_MAX];
+	char state[PATH_MAX], bin[PATH_MAX], keeper[PATH_MAX];
 	struct h_res r;
 	pid_t pid;
 
@@ -447,14 +467,23 @@ Test(ssh, dial_stdio_refuses_another_users_daemon)
 	cr_assert_eq(mkdir(dir, 0700), 0, "%s", dir);
 	cr_assert(chown(dir, 65534, 65534) == 0 && chmod(H->dir, 0711) == 0,
 	    "chown %s: %s", dir, strerror(errno));
+	/* The daemon and, beside it where it looks, its keeper. */
+	snprintf(bin, sizeof bin, "%s/dbgctld", dir);
+	ssh_daemon_copy(H->dbgctld, bin);
+	snprintf(keeper, sizeof keeper, "%s", H->dbgctld);
+	snprintf(strrchr(keeper, '/'), sizeof keeper - (size_t)(strrchr(keeper,
+	    '/') - keeper), "/dbgctl-keeper");
+	snprintf(bin, sizeof bin, "%s/dbgctl-keeper", dir);
+	ssh_daemon_copy(keeper, bin);
+	snprintf(bin, sizeof bin, "%s/dbgctld", dir);
 	h_ctx_env_add(state);
 	pid = fork();
 	cr_assert_neq(pid, -1, "fork");
 	if (pid == 0) {
 		if (setgid(65534) != 0 || setuid(65534) != 0)
 			_exit(126);
-		execve(H->dbgctld, (char *const *)H_ARGS(H->dbgctld,
-		    "--foreground", "--listen", listen), H->envp);
+		execve(bin, (char *const *)H_ARGS(bin, "--foreground",
+		    "--listen", listen), H->envp);
 		_exit(127);
 	}
 	cr_assert(h_wait_for(ssh_other_listens, sock, H_WAIT_BOUND),
