@@ -30,7 +30,7 @@ bundle_gather_gdb(struct session *s, const char **why)
 	struct gdb_data *g = s->bdata;
 
 	*why = NULL;
-	if (s->backend->command != gdb_command)
+	if (!gdb_family(s))
 		*why = "not a gdb-family session";
 	else if (session_ended(s))
 		*why = "the session has ended";

@@ -61,7 +61,7 @@ bundle_mi_log(struct session *s)
 {
 	char *p;
 
-	if (s->backend->command != gdb_command)
+	if (!gdb_family(s))
 		return NULL;
 	xasprintf(&p, "%s/sessions/%lu.mi.log", dmn.state_dir, s->id);
 	return p;

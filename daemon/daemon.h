@@ -908,6 +908,8 @@ void	 gdb_exit_flush(struct gdb_data *);
 void	 gdb_target(struct gdb_data *, json_t *target);
 void	 gdb_event(void *arg, const struct mi_record *);
 int	 gdb_command(struct session *, struct request *);
+bool	 gdb_family(const struct session *);
+struct gdb_data *gdb_live(struct session *);
 void	 gdb_copy(json_t *dst, const char *key, json_t *src, const char *from);
 void	 gdb_copy_int(json_t *dst, const char *key, json_t *src,
 	    const char *from);
@@ -1205,8 +1207,6 @@ const char		*session_is(const struct session *);
 /* Patterns one expect tries, and bytes each may have. */
 #define EXPECT_PATTERNS_MAX 64
 #define EXPECT_PATTERN_MAX (64 * 1024)
-/* The compiled patterns of one connection's waiting expects (bytes). */
-#define EXPECT_PATTERN_CONN (16 * 1024 * 1024)
 /* Most bytes of `before` and of a timeout's `got` an answer carries. */
 #define EXPECT_BEFORE_MAX (256 * 1024)
 #define EXPECT_GOT_MAX (512 * 1024)
@@ -1246,26 +1246,6 @@ size_t			 expect_cost(const struct expect *);
 void			 expect_worker_stop(void);
 void			 expect_free(struct expect *);
 
-/* pattern.c: compiled patterns, shared, bounded in memory and in work. */
-struct pattern;
-struct pattern		*pattern_get(const char *, size_t, uint32_t options,
-			    struct rpc_error *);
-void			 pattern_put(struct pattern *);
-size_t			 pattern_cost(const struct pattern *);
-uint32_t		 pattern_groups(const struct pattern *);
-uint32_t		 pattern_lookbehind(const struct pattern *);
-const char		*pattern_text(const struct pattern *);
-void			 pattern_names(const struct pattern *, uint32_t *,
-			    uint32_t *, const unsigned char **);
-void			 pattern_usage(size_t *, size_t *);
-void			 pattern_error(int, char *, size_t);
-struct pattern_matcher;
-struct pattern_matcher	*pattern_matcher_new(void);
-void			 pattern_matcher_free(struct pattern_matcher *);
-int			 pattern_match(struct pattern_matcher *, struct pattern *,
-			    const char *, size_t, size_t start, size_t last,
-			    uint32_t steps, uint32_t opts);
-const size_t		*pattern_ovector(const struct pattern_matcher *);
 
 /* session-stream.c: a session's streams by name. */
 void			 session_stream_init(struct session *);

@@ -6,6 +6,8 @@
 #ifndef DBGCTL_EXPECT_H
 #define DBGCTL_EXPECT_H
 
+#include "pattern.h"
+
 /*
  * How slowly a call goes: at level 0 many starts with few backtracking
  * steps from each, and where a start needs more, its run of starts is

@@ -209,7 +209,7 @@ gdb_breaks_status(const struct session *s)
 	const char		*key;
 	json_t			*v;
 
-	if (s->backend->command != gdb_command || s->bdata == NULL)
+	if (!gdb_family(s) || s->bdata == NULL)
 		return NULL;
 	g = s->bdata;
 	nums = json_array();

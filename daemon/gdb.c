@@ -373,6 +373,22 @@ gdb_runs(const char *cmd)
 	return false;
 }
 
+/* Whether s is of the gdb family (gdb, remote, gdbserver, qemu). */
+bool
+gdb_family(const struct session *s)
+{
+	return s->backend->command == gdb_command;
+}
+
+/* s's gdb while its MI channel is open; NULL for another kind, or gdb gone. */
+struct gdb_data *
+gdb_live(struct session *s)
+{
+	struct gdb_data *g = s->bdata;
+
+	return gdb_family(s) && g != NULL && g->mi != NULL ? g : NULL;
+}
+
 /*
  * exec for the gdb family: a command starting with '-' is MI; any other is
  * run by -interpreter-exec console, so its output comes back here and never

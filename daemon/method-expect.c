@@ -10,6 +10,9 @@
 
 #include "daemon.h"
 
+/* The compiled patterns of one connection's waiting expects (bytes). */
+#define METHOD_EXPECT_PATTERNS (16 * 1024 * 1024)
+
 /*
  * Where expects on one session's stream go on from: a connection's own
  * (kept on the connection), or one named by the clients that share it
@@ -353,10 +356,10 @@ method_expect_charge(struct request *req, struct method_expect_data *d)
 	struct conn *c = req->conn;
 
 	d->cost = expect_cost(d->e);
-	if (c->pattern_bytes + d->cost > EXPECT_PATTERN_CONN) {
+	if (c->pattern_bytes + d->cost > METHOD_EXPECT_PATTERNS) {
 		request_error(req, RPC_LIMIT, "the compiled patterns of this "
 		    "connection's waiting expects would take more than %d MiB",
-		    EXPECT_PATTERN_CONN >> 20);
+		    METHOD_EXPECT_PATTERNS >> 20);
 		return false;
 	}
 	c->pattern_bytes += d->cost;

@@ -44,7 +44,7 @@ method_hold_exec(struct request *req)
 	struct session	*s = req->session;
 	long		 ttl = (long)request_int(req, "ttl", hold_default_ttl());
 	struct rpc_error err;
-	struct gdb_data	*g = NULL;
+	struct gdb_data	*g;
 
 	if (ttl == 0) {
 		hold_release(s);
@@ -52,9 +52,7 @@ method_hold_exec(struct request *req)
 	}
 	if (hold_set(s, ttl, method_hold_by(req), &err) != 0)
 		return request_error(req, err.code, "%s", err.message);
-	if (s->backend->command == gdb_command && s->bdata != NULL &&
-	    ((struct gdb_data *)s->bdata)->mi != NULL)
-		g = s->bdata;
+	g = gdb_live(s);
 	/* A kind without a debugger, or a target that ended, is held as it is. */
 	if (g == NULL || json_is_false(json_object_get(req->params, "halt")) ||
 	    (strcmp(gdb_control_state(s), "running") != 0 &&

@@ -34,7 +34,7 @@ method_target_gdb(struct request *req, const char *verb)
 {
 	struct session *s = req->session;
 
-	if (s->backend->command != gdb_command) {
+	if (!gdb_family(s)) {
 		if (strcmp(s->backend->name, "exec") == 0)
 			request_error(req, RPC_NOT_SUPPORTED, "session %lu is an "
 			    "exec session: %s needs a debugger", s->id, verb);

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "pattern.h"
 
 /* Compiled patterns may take this much of the daemon's memory, JIT included. */
 #define PATTERN_MEM_MAX (64 * 1024 * 1024)

@@ -298,8 +298,7 @@ verdict_fire(struct verdict_watch *w, const char *kind)
 	json_object_set_new(v, "processes", procs);
 	json_object_set_new(v, "console_tail", verdict_tail(s));
 	w->pending = v;
-	if (s->backend->command == gdb_command && s->bdata != NULL &&
-	    ((struct gdb_data *)s->bdata)->mi != NULL) {
+	if (gdb_live(s) != NULL) {
 		if (w->gather == NULL)
 			w->gather = timer_new(verdict_gather_cb, w);
 		timer_start(w->gather, VERDICT_GATHER_MS);

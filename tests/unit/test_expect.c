@@ -12,6 +12,7 @@
 #include <pcre2.h>
 
 #include "daemon.h"
+#include "pattern.h"
 
 static struct session	sess;
 static char		dir[] = "/tmp/dbgctl-expect-XXXXXX";
