@@ -166,6 +166,18 @@ expect_settle(struct expect *e)
 }
 
 /*
+ * Whether n bytes not yet looked at are little enough work to match on
+ * the loop: a byte counts once for each pattern tried on it, as the
+ * loop's calls share their starts between the patterns.
+ */
+static bool
+expect_light(const struct expect *e, uint64_t n)
+{
+	return !e->heavy && n * (e->npats > 0 ? e->npats : 1) <=
+	    EXPECT_INLINE_SPAN;
+}
+
+/*
  * Match what the window holds past scan: here, in small calls, while e
  * is light and what is new is little, within the turn's time; else on
  * the matcher's thread (EXPECT_AWAY: the outcome comes back later).
@@ -177,7 +189,7 @@ expect_look(struct expect *e)
 
 	if (e->scan >= e->base + e->len || e->stalled == e->fed)
 		return EXPECT_MORE;
-	if (!e->heavy && e->base + e->len - e->scan <= EXPECT_INLINE_SPAN) {
+	if (expect_light(e, e->base + e->len - e->scan)) {
 		if (expect_matcher == NULL)
 			expect_matcher = pattern_matcher_new();
 		r = expect_match_scan(e, expect_matcher, true, expect_turn_end);
@@ -220,7 +232,7 @@ expect_due(struct expect *e, uint64_t size, bool spent)
 	uint64_t unscanned = e->base + e->len - e->scan;
 
 	return e->fed >= size || spent || unscanned >= EXPECT_BATCH ||
-	    (!e->heavy && unscanned <= EXPECT_INLINE_SPAN);
+	    expect_light(e, unscanned);
 }
 
 /*

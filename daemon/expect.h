@@ -18,8 +18,9 @@
 #define EXPECT_SLOW_STEPS	1000000
 /*
  * On the loop's thread: starts a call (shared by the patterns) and steps
- * from each, the most unscanned bytes it takes on, and how long one call
- * may take (ns) before the expect goes to the matcher's thread.
+ * from each, the most unscanned bytes it takes on (times the patterns),
+ * and how long one call may take (ns) before the expect goes to the
+ * matcher's thread.
  */
 #define EXPECT_INLINE_STARTS	64
 #define EXPECT_INLINE_STEPS	32

@@ -33,7 +33,7 @@
 /* What the JIT makes of a pattern, at most, for each byte of its compilation. */
 #define PATTERN_JIT_RATIO 32
 /* JIT compilation a loop iteration may do (ns); past it, patterns are interpreted. */
-#define PATTERN_JIT_TURN_NS (2 * 1000 * 1000)
+#define PATTERN_JIT_TURN_NS (10 * 1000 * 1000)
 /* Unused compilations kept for the next expect: how many, how much. */
 #define PATTERN_IDLE_MAX 64
 #define PATTERN_IDLE_BYTES (1024 * 1024)
@@ -59,6 +59,7 @@ struct pattern {
 	uint32_t		 lookbehind;
 	size_t			 size;		/* its memory, JIT aside */
 	size_t			 jit_size;
+	bool			 jit_refused;	/* by PCRE2: not tried again */
 	unsigned		 refs;
 };
 
@@ -77,6 +78,8 @@ static size_t			 pattern_nidle, pattern_idle_bytes;
 static size_t			 pattern_total;		/* all, JIT included */
 static size_t			 pattern_jit_total;
 static size_t			 pattern_freed;		/* since the last trim */
+
+static void	pattern_jit(struct pattern *);
 
 /* FNV-1a over the options and the pattern's bytes. */
 static uint32_t
@@ -172,6 +175,8 @@ pattern_hold(struct pattern *p)
 		TAILQ_REMOVE(&pattern_idle, p, idle);
 		pattern_nidle--;
 		pattern_idle_bytes -= p->size + p->jit_size;
+		/* No expect holds it, so no thread matches with it: JIT now. */
+		pattern_jit(p);
 	}
 	return p;
 }
@@ -186,8 +191,10 @@ pattern_error(int rc, char *buf, size_t size)
 
 /*
  * JIT-compile p if it is small, and what the JIT could make of it fits
- * within the JIT's cap: a speed-up, so where it is refused or does not
- * pay, the interpreter matches.
+ * within the JIT's cap, and the turn's JIT compilation is within its
+ * bound (else it is tried again when the next expect takes it from the
+ * unused ones): a speed-up, so where it is refused or does not pay, the
+ * interpreter matches.
  */
 static void
 pattern_jit(struct pattern *p)
@@ -202,15 +209,18 @@ pattern_jit(struct pattern *p)
 		tick = uv_now(dmn.loop);
 		spent = 0;
 	}
-	if (code > PATTERN_JIT_SMALL || pattern_jit_total + code *
-	    PATTERN_JIT_RATIO > PATTERN_JIT_MAX || spent >= PATTERN_JIT_TURN_NS)
+	if (p->jit_size > 0 || p->jit_refused || code > PATTERN_JIT_SMALL ||
+	    pattern_jit_total + code * PATTERN_JIT_RATIO > PATTERN_JIT_MAX ||
+	    spent >= PATTERN_JIT_TURN_NS)
 		return;
 	t0 = uv_hrtime();
 	rc = pcre2_jit_compile(p->code, PCRE2_JIT_COMPLETE |
 	    PCRE2_JIT_PARTIAL_HARD);
 	spent += uv_hrtime() - t0;
-	if (rc != 0)
+	if (rc != 0) {
+		p->jit_refused = true;
 		return;
+	}
 	(void)pcre2_pattern_info(p->code, PCRE2_INFO_JITSIZE, &jit);
 	p->jit_size = jit;
 	pattern_total += jit;
