@@ -271,12 +271,14 @@ gdb_job_reply(void *arg, const struct mi_record *rec, const char *out,
 	msg = json_string_value(json_object_get(rec->results, "msg"));
 	/*
 	 * gdb ran the target before its *running reached the daemon (a
-	 * launch's continue, say): halt now and send the command again.
+	 * launch's continue, say): halt now and send that command again
+	 * (those before it, such as load's -file-exec-and-symbols, needed
+	 * no halt and are done).
 	 */
 	if (strcmp(rec->cls, "error") == 0 && (j->flags & GDB_JOB_STOPPED) &&
-	    !j->halted && j->next == 1 && msg != NULL && strncmp(msg,
+	    !j->halted && j->next >= 1 && msg != NULL && strncmp(msg,
 	    GDB_RUNNING_REFUSAL, strlen(GDB_RUNNING_REFUSAL)) == 0) {
-		j->next = 0;
+		j->next--;
 		gdb_job_halt(j);
 		return;
 	}
