@@ -1,4 +1,5 @@
 /* dbgctld: start-up, detaching, and the loop. */
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -311,6 +312,31 @@ main_utf8(const char *what, const char *path)
 	exit(1);
 }
 
+/* Create the state directory, and its parents up to base/daemons, checked. */
+static void
+main_state_dirs(void)
+{
+	char	dir[PATH_MAX + 16], up[PATH_MAX + 16], err[PATH_MAX + 128];
+
+	snprintf(dir, sizeof dir, "%s", dmn.state_dir);
+	if (strstr(dir, "/daemons/") != NULL) {
+		paths_dirname(dir, up, sizeof up);
+		paths_dirname(up, dir, sizeof dir);
+		if (paths_secure_dir(dir, err, sizeof err) != 0 ||
+		    paths_secure_dir(up, err, sizeof err) != 0)
+			goto fail;
+	}
+	/* Session logs are written here: checked as the socket's directory is. */
+	snprintf(dir, sizeof dir, "%s/sessions", dmn.state_dir);
+	if (paths_secure_dir(dmn.state_dir, err, sizeof err) != 0 ||
+	    paths_secure_dir(dir, err, sizeof err) != 0)
+		goto fail;
+	return;
+fail:
+	fprintf(stderr, "dbgctld: %s\n", err);
+	exit(1);
+}
+
 /* Resolve and prepare the socket directory, the state and the keeper. */
 static void
 main_paths(const char *listen)
@@ -318,7 +344,8 @@ main_paths(const char *listen)
 	char	dir[PATH_MAX + 16], err[PATH_MAX + 128];
 
 	if (paths_socket(listen, dmn.sock_path, sizeof dmn.sock_path) != 0 ||
-	    paths_state_dir(dmn.state_dir, sizeof dmn.state_dir) != 0 ||
+	    paths_state_dir(dmn.sock_path, dmn.state_dir,
+	    sizeof dmn.state_dir) != 0 ||
 	    paths_dirname(dmn.sock_path, dir, sizeof dir) != 0) {
 		fprintf(stderr, "dbgctld: path too long\n");
 		exit(1);
@@ -329,14 +356,7 @@ main_paths(const char *listen)
 		fprintf(stderr, "dbgctld: %s\n", err);
 		exit(1);
 	}
-	/* Session logs are written here: checked as the socket's directory is. */
-	snprintf(dir, sizeof dir, "%s/sessions", dmn.state_dir);
-	if (paths_secure_dir(dmn.state_dir, err, sizeof err) != 0 ||
-	    paths_secure_dir(dir, err, sizeof err) != 0) {
-		fprintf(stderr, "dbgctld: %s\n", err);
-		exit(1);
-	}
-	dmn.next_id = main_scan_ids(dir);
+	main_state_dirs();
 	paths_sibling("dbgctl-keeper", DBGCTL_LIBEXECDIR, dmn.keeper_path,
 	    sizeof dmn.keeper_path);
 	if (access(dmn.keeper_path, X_OK) != 0) {
@@ -372,6 +392,42 @@ main_lock(void)
 	}
 	/* libbsd leaves the locked fd inheritable; no child may hold it. */
 	fcntl(pidfile_fileno(dmn.pidfh), F_SETFD, FD_CLOEXEC);
+}
+
+/*
+ * Lock the state directory for this daemon's life and name its socket in
+ * it: daemons whose environments give them one directory (the same
+ * $XDG_STATE_HOME, different runtime directories) would otherwise share
+ * ids and logs. Only then are the ids already used scanned.
+ */
+static void
+main_state_lock(void)
+{
+	char	path[PATH_MAX + 16], other[PATH_MAX];
+	ssize_t	n;
+	int	fd;
+
+	snprintf(path, sizeof path, "%s/lock", dmn.state_dir);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd == -1) {
+		fprintf(stderr, "dbgctld: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		n = pread(fd, other, sizeof other - 1, 0);
+		other[n > 0 ? n : 0] = '\0';
+		other[strcspn(other, "\n")] = '\0';
+		fprintf(stderr, "dbgctld: the state directory %s is in use by "
+		    "the daemon on %s: give this one another socket or "
+		    "XDG_STATE_HOME\n", dmn.state_dir,
+		    *other != '\0' ? other : "another socket");
+		exit(1);
+	}
+	/* Kept open, never closed: the lock lasts as long as the daemon. */
+	if (ftruncate(fd, 0) != 0 || dprintf(fd, "%s\n", dmn.sock_path) < 0)
+		fprintf(stderr, "dbgctld: %s: %s\n", path, strerror(errno));
+	snprintf(path, sizeof path, "%s/sessions", dmn.state_dir);
+	dmn.next_id = main_scan_ids(path);
 }
 
 /* A number from the environment variable name, min to max, else dflt. */
@@ -418,6 +474,7 @@ main(int argc, char **argv)
 	main_paths(activate_unix(&o.act) != NULL ? activate_unix(&o.act) :
 	    o.unix_path);
 	main_lock();
+	main_state_lock();
 	/* Before detaching, so that a refused token file is seen at once. */
 	main_token(&o);
 	if (!o.foreground)

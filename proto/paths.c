@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,34 +25,64 @@ paths_fmt(char *buf, size_t len, const char *fmt, const char *a, const char *b)
 	return 0;
 }
 
-/* Resolve the socket path: override, $DBGCTL_SOCKET, $XDG_RUNTIME_DIR, /tmp. */
-int
-paths_socket(const char *override, char *buf, size_t len)
+/* The socket path when neither an override nor $DBGCTL_SOCKET names one. */
+static int
+paths_socket_default(char *buf, size_t len)
 {
 	const char	*v;
 	char		 uid[32];
 
-	if (override != NULL && *override != '\0')
-		return paths_fmt(buf, len, "%s%s", override, "");
-	if ((v = getenv("DBGCTL_SOCKET")) != NULL && *v != '\0')
-		return paths_fmt(buf, len, "%s%s", v, "");
 	if ((v = getenv("XDG_RUNTIME_DIR")) != NULL && *v == '/')
 		return paths_fmt(buf, len, "%s%s", v, "/dbgctl/sock");
 	snprintf(uid, sizeof uid, "%u", (unsigned)geteuid());
 	return paths_fmt(buf, len, "/tmp/dbgctl-%s%s", uid, "/sock");
 }
 
-/* Resolve the state directory: $XDG_STATE_HOME/dbgctl or ~/.local/state/dbgctl. */
+/* Resolve the socket path: override, $DBGCTL_SOCKET, $XDG_RUNTIME_DIR, /tmp. */
 int
-paths_state_dir(char *buf, size_t len)
+paths_socket(const char *override, char *buf, size_t len)
 {
 	const char *v;
 
-	if ((v = getenv("XDG_STATE_HOME")) != NULL && *v == '/')
-		return paths_fmt(buf, len, "%s%s", v, "/dbgctl");
-	if ((v = getenv("HOME")) == NULL || *v != '/')
-		v = "/tmp";
-	return paths_fmt(buf, len, "%s%s", v, "/.local/state/dbgctl");
+	if (override != NULL && *override != '\0')
+		return paths_fmt(buf, len, "%s%s", override, "");
+	if ((v = getenv("DBGCTL_SOCKET")) != NULL && *v != '\0')
+		return paths_fmt(buf, len, "%s%s", v, "");
+	return paths_socket_default(buf, len);
+}
+
+/*
+ * Resolve the state directory of the daemon on socket sock: the base,
+ * $XDG_STATE_HOME/dbgctl or ~/.local/state/dbgctl, for the default socket;
+ * for any other, base/daemons/ and the 64-bit FNV-1a hash of its path in
+ * hex, so that daemons side by side never share ids, logs or records.
+ */
+int
+paths_state_dir(const char *sock, char *buf, size_t len)
+{
+	const char	*v;
+	char		 dflt[PATH_MAX], hex[32];
+	uint64_t	 h = 0xcbf29ce484222325ULL;
+	size_t		 n;
+
+	if ((v = getenv("XDG_STATE_HOME")) != NULL && *v == '/') {
+		if (paths_fmt(buf, len, "%s%s", v, "/dbgctl") != 0)
+			return -1;
+	} else {
+		if ((v = getenv("HOME")) == NULL || *v != '/')
+			v = "/tmp";
+		if (paths_fmt(buf, len, "%s%s", v, "/.local/state/dbgctl") != 0)
+			return -1;
+	}
+	if (paths_socket_default(dflt, sizeof dflt) != 0)
+		return -1;
+	if (strcmp(sock, dflt) == 0)
+		return 0;
+	for (v = sock; *v != '\0'; v++)
+		h = (h ^ (unsigned char)*v) * 0x100000001b3ULL;
+	snprintf(hex, sizeof hex, "/daemons/%016llx", (unsigned long long)h);
+	n = strlen(buf);
+	return paths_fmt(buf + n, len - n, "%s%s", hex, "");
 }
 
 /* Create dir and its parents with mode, like mkdir -p. */

@@ -6,8 +6,8 @@
 
 /* Resolve the socket path: override, $DBGCTL_SOCKET, $XDG_RUNTIME_DIR, /tmp. */
 int	paths_socket(const char *override, char *buf, size_t len);
-/* Resolve the state directory: $XDG_STATE_HOME/dbgctl or ~/.local/state/dbgctl. */
-int	paths_state_dir(char *buf, size_t len);
+/* Resolve the state directory of the daemon on socket sock. */
+int	paths_state_dir(const char *sock, char *buf, size_t len);
 /* Create dir (and parents) 0700 if missing; refuse a foreign or loose one. */
 int	paths_secure_dir(const char *dir, char *err, size_t errlen);
 /* Create dir and its parents with mode, like mkdir -p. */

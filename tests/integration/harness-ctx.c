@@ -40,6 +40,23 @@ h_ctx_env_overridden(const char *e)
 	return false;
 }
 
+/*
+ * The state directory of the test's daemon, as dbgctld(8) says: the socket
+ * is not the default one ($XDG_RUNTIME_DIR/dbgctl/sock), so it is
+ * $XDG_STATE_HOME/dbgctl/daemons/ and the FNV-1a hash of the socket path.
+ */
+static void
+h_ctx_state_dir(void)
+{
+	unsigned long long	 h = 0xcbf29ce484222325ULL;
+	const char		*p;
+
+	for (p = H->sock; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	snprintf(H->state, sizeof(H->state), "%s/state/dbgctl/daemons/%016llx",
+	    H->dir, h);
+}
+
 /* Build the environment every child of this test gets. */
 static void
 h_ctx_env_build(void)
@@ -179,7 +196,7 @@ h_ctx_setup(void)
 	strcpy(H->dir, "/tmp/dbgi-XXXXXX");
 	cr_assert_not_null(mkdtemp(H->dir), "mkdtemp: %s", strerror(errno));
 	snprintf(H->sock, sizeof(H->sock), "%s/sock", H->dir);
-	snprintf(H->state, sizeof(H->state), "%s/state/dbgctl", H->dir);
+	h_ctx_state_dir();
 	h_marker_new("DBGCTL_TEST_MARKER", H->marker, sizeof(H->marker));
 	H->guardian_fd = -1;
 	h_ctx_env_build();

@@ -337,7 +337,106 @@ Test(daemon, ended_sessions_pruned)
 	cr_assert_eq(h_cli(&r, H_ARGS("status", "1")), 1, "status of a "
 	    "forgotten session: expected exit 1, got %d", r.code);
 	h_run_free(&r);
-	snprintf(path, sizeof(path), "%s/state/dbgctl/sessions/1.log", H->dir);
+	snprintf(path, sizeof(path), "%s/sessions/1.log", H->state);
 	cr_assert_eq(access(path, F_OK), 0, "the forgotten session's log %s "
 	    "is gone", path);
+}
+
+/* Run dbgctl -s sock ARGS... (a daemon other than the test's); the code. */
+static int
+daemon_cli_on(struct h_res *r, const char *sock, const char *const args[])
+{
+	const char	*argv[32];
+	int		 n = 0;
+
+	argv[n++] = H->dbgctl;
+	argv[n++] = "-s";
+	argv[n++] = sock;
+	while (*args != NULL && n < 31)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	return h_run(r, H_RUN_BOUND, argv);
+}
+
+/*
+ * Two daemons on two sockets keep their own state: each numbers its
+ * sessions from 1, and removing the second's session 1 leaves the
+ * first's log as it was.
+ */
+Test(daemon, daemons_side_by_side_keep_their_own_state)
+{
+	char		 sock2[PATH_MAX];
+	struct h_res	 r;
+	long		 id;
+	char		*log;
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--", "sh", "-c",
+	    "echo first-daemon; exec sleep 600"));
+	h_cli_wait_log("1", "first-daemon", 10000);
+	cr_assert_eq(id, 1, "the first daemon's first session is %ld", id);
+	h_ctx_path(sock2, sizeof sock2, "sock2");
+	cr_assert_eq(daemon_cli_on(&r, sock2, H_ARGS("launch", "--kind",
+	    "exec", "--wait", "--", "echo", "second-daemon")), 0, "a launch "
+	    "on a second daemon: exit %d (stderr: %s)", r.code, r.err);
+	cr_assert_eq(atol(r.out), 1, "the second daemon's first launch: %s",
+	    r.out);
+	h_run_free(&r);
+	cr_assert_eq(daemon_cli_on(&r, sock2, H_ARGS("logs", "1")), 0,
+	    "logs 1 on the second daemon: exit %d (%s)", r.code, r.err);
+	cr_assert_not_null(strstr(r.out, "second-daemon"), "logs 1 on the "
+	    "second daemon: %s", r.out);
+	h_run_free(&r);
+	cr_assert_eq(daemon_cli_on(&r, sock2, H_ARGS("rm", "1")), 0, "rm 1 on "
+	    "the second daemon: exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
+	log = h_cli_logs("1");
+	cr_assert_not_null(strstr(log, "first-daemon"), "the first daemon's "
+	    "session 1 after the second's rm 1: %s", log);
+	cr_assert_null(strstr(log, "second-daemon"), "the first daemon's "
+	    "session 1 shows the second's output: %s", log);
+	free(log);
+	h_cli_expect_state(1, "running", "after the second daemon's rm 1");
+	daemon_cli_on(&r, sock2, H_ARGS("shutdown"));
+	h_run_free(&r);
+}
+
+/*
+ * Daemons whose environments give them one state directory (the same
+ * XDG_STATE_HOME, each on the default socket of its own runtime
+ * directory) do not share it: the second refuses to start, naming the
+ * first's socket, and the first goes on serving.
+ */
+Test(daemon, a_state_directory_in_use_is_refused)
+{
+	char		 rt[PATH_MAX], kv[PATH_MAX + 32], first[PATH_MAX + 16];
+	struct h_res	 r;
+
+	h_ctx_env_add("DBGCTL_SOCKET=");
+	h_ctx_path(rt, sizeof rt, "rt1");
+	cr_assert_eq(mkdir(rt, 0700), 0, "mkdir %s", rt);
+	snprintf(kv, sizeof kv, "XDG_RUNTIME_DIR=%s", rt);
+	h_ctx_env_add(kv);
+	snprintf(first, sizeof first, "%s/dbgctl/sock", rt);
+	cr_assert_eq(daemon_cli_on(&r, first, H_ARGS("launch", "--kind",
+	    "exec", "--", "sleep", "600")), 0, "a launch auto-starting the "
+	    "first daemon: exit %d (stderr: %s)", r.code, r.err);
+	h_run_free(&r);
+	h_ctx_path(rt, sizeof rt, "rt2");
+	cr_assert_eq(mkdir(rt, 0700), 0, "mkdir %s", rt);
+	snprintf(kv, sizeof kv, "XDG_RUNTIME_DIR=%s", rt);
+	h_ctx_env_add(kv);
+	h_run(&r, H_RUN_BOUND, H_ARGS(H->dbgctld, "--foreground"));
+	cr_assert_eq(r.code, 1, "a second daemon on one state directory: "
+	    "exit %d (stderr: %s)", r.code, r.err);
+	cr_assert_not_null(strstr(r.err, "in use by the daemon on"), "stderr: "
+	    "%s", r.err);
+	cr_assert_not_null(strstr(r.err, first), "stderr names not %s: %s",
+	    first, r.err);
+	h_run_free(&r);
+	cr_assert_eq(daemon_cli_on(&r, first, H_ARGS("status", "1")), 0,
+	    "the first daemon after the second was refused: exit %d (%s)",
+	    r.code, r.err);
+	h_run_free(&r);
+	daemon_cli_on(&r, first, H_ARGS("shutdown"));
+	h_run_free(&r);
 }

@@ -35,11 +35,16 @@ run_daemon(struct h_res *r)
 static void
 make_state_dir(mode_t mode)
 {
-	char parent[PATH_MAX];
+	char	path[PATH_MAX], *p;
 
-	h_ctx_path(parent, sizeof parent, "state");
-	cr_assert(mkdir(parent, 0700) == 0 || errno == EEXIST, "mkdir %s",
-	    parent);
+	snprintf(path, sizeof path, "%s", H->state);
+	for (p = path + strlen(H->dir) + 1; (p = strchr(p, '/')) != NULL;
+	    p++) {
+		*p = '\0';
+		cr_assert(mkdir(path, 0700) == 0 || errno == EEXIST,
+		    "mkdir %s", path);
+		*p = '/';
+	}
 	cr_assert(mkdir(H->state, 0700) == 0 || errno == EEXIST, "mkdir %s",
 	    H->state);
 	cr_assert_eq(chmod(H->state, mode), 0, "chmod %s", H->state);

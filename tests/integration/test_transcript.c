@@ -229,8 +229,7 @@ Test(transcript, unread_output_in_the_file_keeps_no_session)
 	    "4 ended sessions with unread output, keeping 2: %zu listed",
 	    json_array_size(json_object_get(l, "sessions")));
 	json_decref(l);
-	snprintf(path, sizeof path, "%s/state/dbgctl/sessions/1.target.log",
-	    H->dir);
+	snprintf(path, sizeof path, "%s/sessions/1.target.log", H->state);
 	cr_assert_not_null(f = fopen(path, "r"), "%s is gone", path);
 	n = fread(buf, 1, sizeof buf, f);
 	fclose(f);
