@@ -919,6 +919,7 @@ struct launch {
 	const struct backend	*backend;
 	json_t			*argv;		/* PROGRAM ARG..., maybe [] */
 	json_t			*env;		/* object of strings */
+	json_t			*term_env;	/* the client's TERM, COLORTERM, or NULL */
 	json_t			*commands;	/* -x commands */
 	char			*name;
 	char			*cwd;

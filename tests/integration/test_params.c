@@ -115,6 +115,7 @@ static const struct param {
 	{ "launch", "commands", T_STRS, "result" },
 	{ "launch", "cwd", T_STR, "result" },
 	{ "launch", "env", T_ENV, "result" },
+	{ "launch", "term_env", T_ENV, "result" },
 	{ "launch", "debugger", T_STR, "result" },
 	{ "launch", "remote", T_STR, "result" },
 	{ "launch", "server", T_STR, "result" },
@@ -469,6 +470,30 @@ Test(params, pipe_console_refused)
 	    "-32602 invalid_params mentioning attach, got %s", text, shown(r));
 	json_decref(r);
 	alive(c, pid, "a pipe of the console");
+	h_conn_close(c);
+}
+
+/*
+ * term_env carries the client's TERM and COLORTERM: another name is
+ * refused, naming it and pointing to env; the daemon serves on.
+ */
+Test(params, term_env_holds_the_terminal_only)
+{
+	static const char text[] = "{\"kind\":\"exec\",\"argv\":[\"true\"],"
+	    "\"term_env\":{\"TERM\":\"xterm\",\"PATH\":\"/x\"}}";
+	struct h_conn *c = &conn;
+	pid_t pid;
+	json_t *r;
+
+	fixture(F_NONE);
+	pid = h_daemon_pid();
+	conn_open(c);
+	r = h_conn_call(c, "launch", text, CALL_BOUND);
+	cr_expect(invalid_naming(r, "term_env", "\"PATH\""), "launch %s: "
+	    "expected -32602 invalid_params naming term_env and PATH, got %s",
+	    text, shown(r));
+	json_decref(r);
+	alive(c, pid, "a term_env with PATH");
 	h_conn_close(c);
 }
 
