@@ -158,6 +158,7 @@ static const struct param {
 	{ "resize", "rows", T_INT, REQUIRED },
 	{ "resize", "cols", T_INT, REQUIRED },
 	{ "resize", "redraw", T_BOOL, "result" },
+	{ "resize", "viewer", T_INT, "result" },
 	{ "subscribe", "session", T_REF, "result" },
 	{ "subscribe", "output", T_BOOL, "result" },
 	{ "subscribe", "streams", T_STRS, "result" },
