@@ -778,3 +778,33 @@ Test(activate, sessions_take_the_clients_term)
 	json_decref(h_cli_json(H_ARGS("stop", "--all")));
 	act_shutdown("after the TERM check");
 }
+
+/*
+ * gdb at a terminal under a socket-activated daemon, which has no TERM:
+ * with the launching client's, `tui enable` draws its TUI on the
+ * alternate screen instead of failing for TERM=dumb.
+ */
+Test(activate, gdb_tui_draws_under_activation)
+{
+	char ids[32];
+	struct h_pty p;
+	size_t off;
+
+	h_ctx_env_del("TERM");
+	act_socket_activate(NULL);
+	h_ctx_env_add("TERM=xterm");
+	h_idstr(h_cli_launch(H_ARGS("--", h_ctx_fixture("FIX_ECHO"))), ids,
+	    sizeof(ids));
+	h_pty_open(&p, 30, 100);
+	h_pty_spawn(&p, H_ARGS("attach", ids));
+	off = h_pty_expect(&p, 0, "(gdb) ", H_WAIT_BOUND);
+	h_pty_expect_raw(&p, H_WAIT_BOUND, "once attached");
+	h_pty_type(&p, "tui enable\r", 11);
+	h_pty_expect(&p, off, "\033[?1049h", H_WAIT_BOUND);
+	h_pty_type(&p, "\x1c", 1);
+	h_pty_expect_exit(&p, 0, H_WAIT_BOUND, "after ^\\ from gdb's TUI");
+	h_pty_expect_restored(&p, "after ^\\ from gdb's TUI");
+	h_pty_close(&p);
+	json_decref(h_cli_json(H_ARGS("stop", "--all")));
+	act_shutdown("after gdb's TUI");
+}
