@@ -178,12 +178,12 @@ cmd_logs_copy(struct client *c, struct cmd_logs_state *st,
 {
 	unsigned char	*p;
 
+	/* Known before they are shown: a signal now undoes them too. */
+	if (st->term_out) {
+		term_feed(&st->term, (const char *)data, len);
+		tty_modes(&st->term);
+	}
 	if (!c->json) {
-		/* Known before they are shown: a signal now undoes them too. */
-		if (st->term_out) {
-			term_feed(&st->term, (const char *)data, len);
-			tty_modes(&st->term);
-		}
 		if (cmd_write_all(STDOUT_FILENO, data, len) != 0)
 			client_fatal("write: stdout: %s", strerror(errno));
 		return;
