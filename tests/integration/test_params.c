@@ -499,6 +499,30 @@ Test(params, term_env_holds_the_terminal_only)
 }
 
 /*
+ * A resize naming a viewer that is not attached is refused, naming it;
+ * the daemon serves on.
+ */
+Test(params, resize_of_a_viewer_not_attached)
+{
+	long id = fixture(F_ECHO);
+	pid_t pid = h_daemon_pid();
+	struct h_conn *c = &conn;
+	char text[128];
+	json_t *r;
+
+	snprintf(text, sizeof(text), "{\"session\":%ld,\"rows\":30,"
+	    "\"cols\":100,\"viewer\":999999}", id);
+	conn_open(c);
+	r = h_conn_call(c, "resize", text, CALL_BOUND);
+	cr_expect(invalid_naming(r, "viewer 999999", NULL), "resize %s: "
+	    "expected -32602 invalid_params naming the viewer, got %s", text,
+	    shown(r));
+	json_decref(r);
+	alive(c, pid, "a resize of a viewer not attached");
+	h_conn_close(c);
+}
+
+/*
  * Read a transport session running sh -c script until eof, then twice more:
  * each further read answers at once with no data and eof, and the daemon
  * gets there without undefined behaviour (its log holds no report).
