@@ -22,6 +22,7 @@ struct attach {
 	int		 key;		/* detach key, -1 for none */
 	int		 quiet;		/* no lines of its own (-q) */
 	long long	 id;		/* the session's id, once attached */
+	long long	 viewer;	/* the daemon's name for this attach, or 0 */
 	int		 events[2];	/* signal handlers -> loop */
 	int		 in_eof;
 	char		 last;		/* the last byte of output shown */
@@ -157,13 +158,16 @@ static void
 cmd_attach_resize(struct attach *a, int redraw)
 {
 	unsigned	 rows, cols;
-	json_t		*r;
+	json_t		*p, *r;
 
 	if (!a->tty || tty_size(STDIN_FILENO, &rows, &cols) != 0)
 		return;
-	r = client_call(a->c, "resize", json_pack("{s:O, s:i, s:i, s:b}",
-	    "session", a->session, "rows", rows, "cols", cols, "redraw",
-	    redraw));
+	p = json_pack("{s:O, s:i, s:i, s:b}", "session", a->session, "rows",
+	    rows, "cols", cols, "redraw", redraw);
+	/* Named, the size is this terminal's, kept while it is attached. */
+	if (a->viewer > 0)
+		json_object_set_new(p, "viewer", json_integer(a->viewer));
+	r = client_call(a->c, "resize", p);
 	json_decref(r);
 }
 
@@ -343,6 +347,7 @@ cmd_attach_terminal(struct client *c, json_t *session, int key, int quiet,
 		return cmd_attach_finish(&a, 1);
 	}
 	a.id = json_integer_value(json_object_get(r, "session"));
+	a.viewer = json_integer_value(json_object_get(r, "viewer"));
 	a.to_server = json_is_string(json_object_get(r, "terminal")) &&
 	    strcmp(json_string_value(json_object_get(r, "terminal")),
 	    "server") == 0;

@@ -8,6 +8,7 @@
 
 #include "b64.h"
 #include "dbgctl.h"
+#include "term.h"
 
 /* Where --plain stands in an escape sequence, which may span two reads. */
 enum cmd_logs_plain {
@@ -55,6 +56,13 @@ struct cmd_logs_state {
 
 	/* Ranges the daemon could not give: said on stderr, and the exit. */
 	json_t		*missing;
+
+	/*
+	 * Output to a terminal (unless --raw): the modes the bytes printed
+	 * set, undone when the command ends, however it ends.
+	 */
+	int		 term_out;
+	struct term	 term;
 
 	/* --json: every byte read, and the last result. */
 	unsigned char	*all;
@@ -170,6 +178,11 @@ cmd_logs_copy(struct client *c, struct cmd_logs_state *st,
 {
 	unsigned char	*p;
 
+	/* Known before they are shown: a signal now undoes them too. */
+	if (st->term_out) {
+		term_feed(&st->term, (const char *)data, len);
+		tty_modes(&st->term);
+	}
 	if (!c->json) {
 		if (cmd_write_all(STDOUT_FILENO, data, len) != 0)
 			client_fatal("write: stdout: %s", strerror(errno));
@@ -398,6 +411,26 @@ cmd_logs_stream_known(const char *name)
 	return 0;
 }
 
+/*
+ * A terminal on stdout is left as it was found, as attach leaves it: what
+ * the log's escape sequences turn on (the alternate screen, a hidden
+ * cursor, keypad keys, mouse reports) is undone at the end, at a fatal
+ * signal (^C ends logs -f) and while stopped. --raw, --json and a stdout
+ * that is no terminal get the bytes alone.
+ */
+static void
+cmd_logs_terminal(struct cmd *self, struct client *c,
+    struct cmd_logs_state *st)
+{
+	if (c->json || args_has(&self->args, "raw") ||
+	    !isatty(STDOUT_FILENO))
+		return;
+	st->term_out = 1;
+	term_init(&st->term);
+	tty_output(STDOUT_FILENO);
+	tty_plain(-1);
+}
+
 /* logs: print the console log of a session, raw, and follow it with -f. */
 static int
 cmd_logs_exec(struct cmd *self, struct client *c)
@@ -420,6 +453,7 @@ cmd_logs_exec(struct cmd *self, struct client *c)
 	st.line_start = st.out_start = 1;
 	st.all_times = json_array();
 	st.missing = json_array();
+	cmd_logs_terminal(self, c, &st);
 	while (more) {
 		result = client_call(c, "logs", cmd_logs_params(&st));
 		if (result == NULL) {
@@ -436,6 +470,8 @@ cmd_logs_exec(struct cmd *self, struct client *c)
 	/* CRs held at the end are the log's last bytes. */
 	for (; rv == EXIT_OK && st.crs > 0; st.crs--)
 		cmd_logs_copy(c, &st, (const unsigned char *)"\r", 1);
+	if (st.term_out)
+		tty_leave();
 	if (rv == EXIT_OK && c->json)
 		cmd_logs_json(&st, first);
 	/* Output that was printed but is not all there is not a success. */
@@ -458,6 +494,9 @@ static const struct cmd_option cmd_logs_options_help[] = {
 	{ "plain", NULL,
 	    "without escape sequences, and CR LF as LF (default: byte for "
 	    "byte)" },
+	{ "raw", NULL,
+	    "byte for byte to a terminal too: the modes the log sets are not "
+	    "undone at the end (default: undone when stdout is a terminal)" },
 	{ "stream", "S",
 	    "console, target (the transport's output), target-in (what was "
 	    "sent to it) or server (default: console)" },
@@ -469,8 +508,9 @@ static const struct cmd_option cmd_logs_options_help[] = {
 
 const struct cmd_entry cmd_logs_entry = {
 	.name = "logs",
-	.usage = "[-f] [-n N] [--plain] [--stream S] [--timestamps] SESSION",
-	.args = { "f n# plain stream: timestamps", 1, 1 },
+	.usage = "[-f] [-n N] [--plain] [--raw] [--stream S] [--timestamps] "
+	    "SESSION",
+	.args = { "f n# plain raw stream: timestamps", 1, 1 },
 	.flags = CMD_SESSION,	/* read-only: never starts a daemon */
 	.exec = cmd_logs_exec,
 	.summary = "print a session's console log (or another stream), and "

@@ -34,6 +34,25 @@ cmd_launch_env(json_t *params, const char *arg)
 	return rv;
 }
 
+/*
+ * The session's TERM and COLORTERM are this command's, as ssh, dtach and
+ * abduco pass them on, not the daemon's (those of whatever started it, or
+ * none under socket activation); --env still sets either.
+ */
+static void
+cmd_launch_term_env(json_t *params)
+{
+	static const char *const names[] = { "TERM", "COLORTERM", NULL };
+	json_t		*t = json_object();
+	const char	*v;
+	size_t		 i;
+
+	for (i = 0; names[i] != NULL; i++)
+		if ((v = getenv(names[i])) != NULL)
+			json_object_set_new(t, names[i], json_string(v));
+	json_object_set_new(params, "term_env", t);
+}
+
 /* Append one -x debugger command to the launch's commands array. */
 static void
 cmd_launch_command(json_t *params, const char *key, const char *cmd)
@@ -292,6 +311,7 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 			return cmd_usage(self, "bad --env %s: want NAME=VALUE",
 			    v);
 	}
+	cmd_launch_term_env(params);
 	for (pos = 0; (v = args_next(a, "x", &pos)) != NULL;)
 		cmd_launch_command(params, "commands", v);
 	for (pos = 0; (v = args_next(a, "fault-break", &pos)) != NULL;)

@@ -20,7 +20,7 @@ _dbgctl_spec=(
 	"rm|keep-files|ended..."
 	"prune|keep-files|none"
 	"signal||live sig"
-	"logs|f n: plain stream: timestamps|any"
+	"logs|f n: plain raw stream: timestamps|any"
 	"expect|stream: timeout: exact from: cursor: i ignore-case|any none"
 	"send|eof|live none"
 	"recv|max: timeout:|live"

@@ -15,7 +15,33 @@ struct attach {
 	struct session	*s;
 	struct sink	*sink;
 	bool		 server;	/* types into the server's terminal */
+	unsigned	 rows;		/* its terminal's size, 0 until sent */
+	unsigned	 cols;
+	LIST_ENTRY(attach) entry;	/* in s->attached, the latest first */
 };
+
+/*
+ * The session's window follows tmux's window-size latest: it has the size
+ * of the attached client used last (attached, resized or typed) that has
+ * sent one, and goes back to the one used before when that client leaves.
+ * a (NULL when one left) is the one used now; with redraw, the program
+ * redraws even at the same size.
+ */
+static void
+attach_latest(struct session *s, struct attach *a, bool redraw)
+{
+	struct attach	*v;
+
+	if (a != NULL && LIST_FIRST(&s->attached) != a) {
+		LIST_REMOVE(a, entry);
+		LIST_INSERT_HEAD(&s->attached, a, entry);
+	}
+	LIST_FOREACH(v, &s->attached, entry)
+		if (v->rows != 0)
+			break;
+	if (v != NULL && !session_ended(s))
+		attach_resize(s, v->rows, v->cols, redraw && v == a);
+}
 
 /* Where a viewer's typing goes: the server's terminal, or as at the console. */
 static struct console *
@@ -102,6 +128,9 @@ attach_input(struct conn *c, const char *data, size_t len)
 		attach_resume(a->s);
 		return len;
 	}
+	/* The one typing is the latest: its size, if it is not already. */
+	if (LIST_FIRST(&a->s->attached) != a)
+		attach_latest(a->s, a, false);
 	console_write(con, data, len);
 	/* A pty takes input slowly: stop reading a viewer that pastes a lot. */
 	if (flow_full(console_queued(con), CONSOLE_INPUT_MAX))
@@ -124,6 +153,9 @@ attach_close(struct conn *c)
 
 	a->s->viewers--;
 	log_info("session %lu: a client detached", a->s->id);
+	/* The size goes back to the client used before this one. */
+	LIST_REMOVE(a, entry);
+	attach_latest(a->s, NULL, false);
 	/* The sink may hold the last reference: the session goes with it. */
 	session_sink_remove(a->sink);
 	free(a);
@@ -150,6 +182,8 @@ attach_start(struct conn *c, struct session *s, unsigned long lines)
 	a->c = c;
 	a->s = s;
 	s->viewers++;
+	/* The latest to attach; its size is the session's once it sends one. */
+	LIST_INSERT_HEAD(&s->attached, a, entry);
 	conn_set_mode(c, &attach_mode, a);
 	a->sink = session_sink_add(s, SE_OUTPUT | SE_STATE | SE_CONSOLE_ROOM,
 	    attach_event, a);
@@ -180,6 +214,28 @@ attach_server(struct conn *c)
 
 	a->server = true;
 	log_info("session %lu: the client types into the server", a->s->id);
+}
+
+/*
+ * The client attached on the connection of serial viewer has a terminal
+ * of rows x cols: it is the latest, and the session takes its size. 0,
+ * or -1 if no such client is attached to s.
+ */
+int
+attach_viewer_resize(struct session *s, uint64_t viewer, unsigned rows,
+    unsigned cols, bool redraw)
+{
+	struct attach	*a;
+
+	LIST_FOREACH(a, &s->attached, entry)
+		if (a->c->serial == viewer)
+			break;
+	if (a == NULL)
+		return -1;
+	a->rows = rows;
+	a->cols = cols;
+	attach_latest(s, a, redraw);
+	return 0;
 }
 
 /* Give one more of the session's terminals the viewer's size. */

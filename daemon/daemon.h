@@ -919,6 +919,7 @@ struct launch {
 	const struct backend	*backend;
 	json_t			*argv;		/* PROGRAM ARG..., maybe [] */
 	json_t			*env;		/* object of strings */
+	json_t			*term_env;	/* the client's TERM, COLORTERM, or NULL */
 	json_t			*commands;	/* -x commands */
 	char			*name;
 	char			*cwd;
@@ -1128,6 +1129,7 @@ struct session {
 	struct console		*tty;		/* the program's own (gdb-tty.c) */
 	unsigned		 writers;	/* write requests waiting */
 	unsigned		 viewers;	/* clients attached (attach.c) */
+	LIST_HEAD(, attach)	 attached;	/* attach.c: the latest first */
 	struct term		 modes;		/* what its console's output set */
 	int			 suspended;	/* the main process's stop signal */
 
@@ -1673,6 +1675,8 @@ void	 attach_start(struct conn *, struct session *, unsigned long lines);
 void	 attach_server(struct conn *);
 int	 attach_resize(struct session *, unsigned rows, unsigned cols,
 	    bool redraw);
+int	 attach_viewer_resize(struct session *, uint64_t viewer,
+	    unsigned rows, unsigned cols, bool redraw);
 void	 attach_suspended(struct session *, int sig);
 json_t	*attach_suspended_json(const struct session *);
 void	 attach_resume(struct session *);

@@ -376,6 +376,23 @@ launch_check_program(const struct launch *l, struct rpc_error *err)
 	return -1;
 }
 
+/* term_env names the client's TERM and COLORTERM, nothing else; 0 if so. */
+static int
+launch_check_term_env(const struct launch *l, struct rpc_error *err)
+{
+	const char	*key;
+	json_t		*val;
+
+	json_object_foreach(l->term_env, key, val) {
+		if (strcmp(key, "TERM") == 0 || strcmp(key, "COLORTERM") == 0)
+			continue;
+		rpc_error_set(err, RPC_INVALID_PARAMS, "bad term_env entry "
+		    "\"%s\": it holds TERM and COLORTERM only (use env)", key);
+		return -1;
+	}
+	return 0;
+}
+
 /* Check what the types alone do not say. */
 static int
 launch_check(const struct launch *l, json_t *params, struct rpc_error *err)
@@ -416,7 +433,8 @@ launch_check(const struct launch *l, json_t *params, struct rpc_error *err)
 		    "names are non-empty without '='", key);
 		return -1;
 	}
-	if (launch_check_pid(l, err) != 0)
+	if (launch_check_term_env(l, err) != 0 ||
+	    launch_check_pid(l, err) != 0)
 		return -1;
 	return launch_check_program(l, err);
 }
@@ -479,6 +497,8 @@ launch_parse(struct launch *l, json_t *params, struct rpc_error *err)
 	l->argv = v != NULL ? json_deep_copy(v) : json_array();
 	v = json_object_get(params, "env");
 	l->env = v != NULL ? json_deep_copy(v) : json_object();
+	v = json_object_get(params, "term_env");
+	l->term_env = json_is_object(v) ? json_deep_copy(v) : NULL;
 	v = json_object_get(params, "commands");
 	l->commands = v != NULL ? json_deep_copy(v) : json_array();
 	l->name = launch_str(params, "name", NULL);
@@ -526,6 +546,7 @@ launch_free(struct launch *l)
 {
 	json_decref(l->argv);
 	json_decref(l->env);
+	json_decref(l->term_env);
 	json_decref(l->commands);
 	json_decref(l->fault_breaks);
 	json_decref(l->reset_commands);

@@ -115,6 +115,7 @@ static const struct method_param method_launch_params[] = {
 	{ "argv", PT_STRINGS, false, 0, 0 },
 	{ "commands", PT_STRINGS, false, 0, 0 },
 	{ "env", PT_OBJECT, false, 0, 0 },
+	{ "term_env", PT_OBJECT, false, 0, 0 },
 	{ "name", PT_STRING, false, 0, 0 },
 	{ "cwd", PT_STRING, false, 0, 0 },
 	{ "debugger", PT_STRING, false, 0, 0 },

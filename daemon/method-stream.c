@@ -1,4 +1,5 @@
 /* The stream methods: logs, read, write, pipe, attach and resize. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -505,9 +506,13 @@ method_attach_step(struct request *req, struct session *s)
 		    "session %lu %s", s->id, session_is(s));
 	if (server && method_attach_server_check(req, s) != 0)
 		return METHOD_ERROR;
-	/* The reply may free the request: what attaching needs is kept. */
-	request_done(req, json_pack("{s:b, s:I, s:s}", "raw", 1, "session",
-	    (json_int_t)s->id, "terminal", server ? "server" : "console"));
+	/*
+	 * The reply may free the request: what attaching needs is kept. The
+	 * viewer is the connection's serial, for its resizes to name.
+	 */
+	request_done(req, json_pack("{s:b, s:I, s:s, s:I}", "raw", 1,
+	    "session", (json_int_t)s->id, "terminal", server ? "server" :
+	    "console", "viewer", (json_int_t)(c != NULL ? c->serial : 0)));
 	if (c != NULL)
 		attach_start(c, s, lines);
 	if (c != NULL && server)
@@ -551,16 +556,28 @@ static const struct method method_attach = {
 	.exec = method_attach_exec,
 };
 
-/* resize: the console's window size, with a forced redraw if asked. */
+/*
+ * resize: the console's window size, with a forced redraw if asked; with
+ * viewer, the size of that attached client's terminal, which the session
+ * takes as the latest client's (attach.c).
+ */
 static enum method_return
 method_resize_exec(struct request *req)
 {
 	struct session	*s = req->session;
 	long long	 rows = request_int(req, "rows", 0);
 	long long	 cols = request_int(req, "cols", 0);
+	long long	 viewer = request_int(req, "viewer", 0);
+	bool		 redraw = request_bool(req, "redraw");
 
-	if (session_ended(s) || attach_resize(s, rows, cols,
-	    request_bool(req, "redraw")) != 0)
+	if (session_ended(s) || session_console(s) == NULL)
+		return request_error(req, RPC_NOT_RUNNING, "session %lu has no "
+		    "console", s->id);
+	if (viewer != 0 && attach_viewer_resize(s, viewer, rows, cols,
+	    redraw) != 0)
+		return request_error(req, RPC_INVALID_PARAMS, "no client is "
+		    "attached to session %lu as viewer %lld", s->id, viewer);
+	if (viewer == 0 && attach_resize(s, rows, cols, redraw) != 0)
 		return request_error(req, RPC_NOT_RUNNING, "session %lu has no "
 		    "console", s->id);
 	return request_done(req, json_pack("{s:I, s:I}", "rows",
@@ -572,6 +589,7 @@ static const struct method_param method_resize_params[] = {
 	{ "rows", PT_INT, true, 1, 65535 },
 	{ "cols", PT_INT, true, 1, 65535 },
 	{ "redraw", PT_BOOL, false, 0, 0 },
+	{ "viewer", PT_INT, false, 1, LLONG_MAX },
 	{ NULL, 0, false, 0, 0 }
 };
 

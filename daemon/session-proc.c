@@ -237,7 +237,30 @@ session_proc_add(struct session *s, const char *role, char *err,
 	return sp;
 }
 
-/* Build a process's environment: the daemon's, the launch's, the session's. */
+/*
+ * Whether e, one of the daemon's variables, is left out: the session's
+ * own, a launch's value, or the terminal's where the client named its own
+ * (the daemon's are those of whatever started it, or none at all).
+ */
+static bool
+session_proc_env_skip(const struct session *s, const char *e)
+{
+	size_t	len = strcspn(e, "=");
+
+	if (strncmp(e, "DBGCTL_SESSION=", 15) == 0)
+		return true;
+	if (strncmp(e, "PATH=", 5) == 0 && s->backend->path != NULL)
+		return true;
+	if (s->l.term_env != NULL && ((len == 4 && strncmp(e, "TERM", 4) ==
+	    0) || (len == 9 && strncmp(e, "COLORTERM", 9) == 0)))
+		return true;
+	return json_object_getn(s->l.env, e, len) != NULL;
+}
+
+/*
+ * Build a process's environment: the daemon's, the launching client's
+ * terminal, the launch's, the session's.
+ */
 static char **
 session_proc_env(struct session *s)
 {
@@ -248,16 +271,19 @@ session_proc_env(struct session *s)
 	bool		 have_term = false;
 
 	for (e = environ; *e != NULL; e++) {
-		if (strncmp(*e, "DBGCTL_SESSION=", 15) == 0)
-			continue;
-		if (strncmp(*e, "PATH=", 5) == 0 && s->backend->path != NULL)
-			continue;
-		/* A launch's own value replaces the daemon's. */
-		if (json_object_getn(s->l.env, *e, strcspn(*e, "=")) != NULL)
+		if (session_proc_env_skip(s, *e))
 			continue;
 		if (strncmp(*e, "TERM=", 5) == 0)
 			have_term = true;
 		argv_push(&av, *e);
+	}
+	json_object_foreach(s->l.term_env, key, val) {
+		/* A launch's own value replaces the client's. */
+		if (json_object_get(s->l.env, key) != NULL)
+			continue;
+		if (strcmp(key, "TERM") == 0)
+			have_term = true;
+		argv_pushf(&av, "%s=%s", key, json_string_value(val));
 	}
 	json_object_foreach(s->l.env, key, val) {
 		/* The daemon names the session; a launch cannot. */

@@ -102,6 +102,24 @@ h_ctx_env_add(const char *kv)
 	H->envp[n + 1] = NULL;
 }
 
+/* Take NAME out of the environment of the children started after this. */
+void
+h_ctx_env_del(const char *name)
+{
+	size_t n, k, len = strlen(name);
+
+	for (n = 0; H->envp[n] != NULL;) {
+		if (strncmp(H->envp[n], name, len) != 0 ||
+		    H->envp[n][len] != '=') {
+			n++;
+			continue;
+		}
+		free(H->envp[n]);
+		for (k = n; H->envp[k] != NULL; k++)
+			H->envp[k] = H->envp[k + 1];
+	}
+}
+
 /* Join a path under the test dir into buf. */
 void
 h_ctx_path(char *buf, size_t len, const char *rel)

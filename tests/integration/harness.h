@@ -121,6 +121,8 @@ void	 h_ctx_setup(void);
 void	 h_ctx_teardown(void);
 /* Set NAME=VALUE, replacing NAME, for the children started after this. */
 void	 h_ctx_env_add(const char *kv);
+/* Take NAME out of the environment of the children started after this. */
+void	 h_ctx_env_del(const char *name);
 /* Join a path under the test dir into buf. */
 void	 h_ctx_path(char *buf, size_t len, const char *rel);
 /* The path of a test fixture from the environment meson sets (asserted). */

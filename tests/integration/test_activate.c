@@ -741,3 +741,70 @@ Test(activate, a_bound_socket_that_does_not_listen_is_left_alone)
 	    H->sock);
 	close(fd);
 }
+
+/*
+ * Under socket activation the daemon has no TERM: a session takes the
+ * launching client's TERM and COLORTERM, not TERM=dumb.
+ */
+Test(activate, sessions_take_the_clients_term)
+{
+	char path[64], ids[32], *env, *log;
+	size_t len;
+	long id;
+	pid_t pid;
+
+	/* A service manager starts it with no TERM; the activator passes one. */
+	h_ctx_env_del("TERM");
+	act_socket_activate(NULL);
+	h_ctx_env_add("TERM=xterm-256color");
+	h_ctx_env_add("COLORTERM=truecolor");
+	id = h_cli_launch_sh(H->marker, "echo \"TERM=[$TERM] "
+	    "COLORTERM=[$COLORTERM]\"; exec sleep 300");
+	h_idstr(id, ids, sizeof(ids));
+	pid = h_daemon_pid();
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	env = h_read_file(path, &len);
+	cr_assert(env != NULL && memmem(env, len, "\0TERM=", 6) == NULL &&
+	    strncmp(env, "TERM=", 5) != 0, "the "
+	    "activated daemon %d has a TERM of its own: the test tells "
+	    "nothing", (int)pid);
+	free(env);
+	h_cli_wait_log(ids, "COLORTERM=[", H_WAIT_BOUND);
+	log = h_cli_logs(ids);
+	cr_assert(strstr(log, "TERM=[xterm-256color] COLORTERM=[truecolor]") !=
+	    NULL, "session %s of an activated daemon: expected the client's "
+	    "TERM and COLORTERM, it printed: %s", ids, log);
+	free(log);
+	json_decref(h_cli_json(H_ARGS("stop", "--all")));
+	act_shutdown("after the TERM check");
+}
+
+/*
+ * gdb at a terminal under a socket-activated daemon, which has no TERM:
+ * with the launching client's, `tui enable` draws its TUI on the
+ * alternate screen instead of failing for TERM=dumb.
+ */
+Test(activate, gdb_tui_draws_under_activation)
+{
+	char ids[32];
+	struct h_pty p;
+	size_t off;
+
+	h_ctx_env_del("TERM");
+	act_socket_activate(NULL);
+	h_ctx_env_add("TERM=xterm");
+	h_idstr(h_cli_launch(H_ARGS("--", h_ctx_fixture("FIX_ECHO"))), ids,
+	    sizeof(ids));
+	h_pty_open(&p, 30, 100);
+	h_pty_spawn(&p, H_ARGS("attach", ids));
+	off = h_pty_expect(&p, 0, "(gdb) ", H_WAIT_BOUND);
+	h_pty_expect_raw(&p, H_WAIT_BOUND, "once attached");
+	h_pty_type(&p, "tui enable\r", 11);
+	h_pty_expect(&p, off, "\033[?1049h", H_WAIT_BOUND);
+	h_pty_type(&p, "\x1c", 1);
+	h_pty_expect_exit(&p, 0, H_WAIT_BOUND, "after ^\\ from gdb's TUI");
+	h_pty_expect_restored(&p, "after ^\\ from gdb's TUI");
+	h_pty_close(&p);
+	json_decref(h_cli_json(H_ARGS("stop", "--all")));
+	act_shutdown("after gdb's TUI");
+}

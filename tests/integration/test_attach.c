@@ -330,6 +330,58 @@ Test(attach, window_size_follows)
 	h_pty_close(&p);
 }
 
+/* `dbgctl attach ID` on a fresh rows x cols pty; raw, the offset past want. */
+static size_t
+pty_attach_sized(struct h_pty *p, const char *ids, unsigned rows,
+    unsigned cols, const char *want)
+{
+	size_t off;
+
+	h_pty_open(p, rows, cols);
+	h_pty_spawn(p, H_ARGS("attach", ids));
+	off = h_pty_expect(p, 0, want, H_WAIT_BOUND);
+	h_pty_expect_raw(p, H_WAIT_BOUND, "once attached");
+	return off;
+}
+
+/*
+ * Two clients, as tmux's window-size latest: the session has the size of
+ * the client that attached, resized or typed last, and when that one
+ * detaches, the size of the one left: a 150x40 window is not left at the
+ * 100x30 of a smaller client that came and went. The session numbers the
+ * sizes it is given, so that a replay of earlier ones is told apart.
+ */
+Test(attach, window_size_is_the_latest_clients)
+{
+	char ids[32];
+	struct h_pty a, b;
+	size_t offa;
+
+	launch_sh("n=0; trap 'n=$((n+1)); echo \"size#$n=$(stty size)\"' "
+	    "WINCH; echo start; while :; do sleep 0.1; done", ids,
+	    sizeof(ids));
+	h_cli_wait_log(ids, "start", H_WAIT_BOUND);
+	offa = pty_attach_sized(&a, ids, 40, 150, "size#1=40 150");
+
+	/* The smaller one attaches, then leaves: back to the big window. */
+	pty_attach_sized(&b, ids, 30, 100, "size#2=30 100");
+	offa = h_pty_expect(&a, offa, "size#2=30 100", H_WAIT_BOUND);
+	pty_detach(&b, "after ^\\ (the smaller client)");
+	h_pty_close(&b);
+	offa = h_pty_expect(&a, offa, "size#3=40 150", H_WAIT_BOUND);
+
+	/* Typing makes a client the latest; when it leaves, the other's size. */
+	pty_attach_sized(&b, ids, 30, 100, "size#4=30 100");
+	offa = h_pty_expect(&a, offa, "size#4=30 100", H_WAIT_BOUND);
+	h_pty_type(&a, "x", 1);
+	h_pty_expect(&a, offa, "size#5=40 150", H_WAIT_BOUND);
+	pty_detach(&a, "after ^\\ (the bigger client)");
+	h_pty_close(&a);
+	h_pty_expect(&b, 0, "size#6=30 100", H_WAIT_BOUND);
+	pty_detach(&b, "after ^\\ (the last client)");
+	h_pty_close(&b);
+}
+
 /* launch --attach of gdb: the prompt, quit ends it, exit 0, restored. */
 Test(attach, launch_attach_gdb_quit)
 {

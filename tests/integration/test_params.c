@@ -115,6 +115,7 @@ static const struct param {
 	{ "launch", "commands", T_STRS, "result" },
 	{ "launch", "cwd", T_STR, "result" },
 	{ "launch", "env", T_ENV, "result" },
+	{ "launch", "term_env", T_ENV, "result" },
 	{ "launch", "debugger", T_STR, "result" },
 	{ "launch", "remote", T_STR, "result" },
 	{ "launch", "server", T_STR, "result" },
@@ -157,6 +158,7 @@ static const struct param {
 	{ "resize", "rows", T_INT, REQUIRED },
 	{ "resize", "cols", T_INT, REQUIRED },
 	{ "resize", "redraw", T_BOOL, "result" },
+	{ "resize", "viewer", T_INT, "result" },
 	{ "subscribe", "session", T_REF, "result" },
 	{ "subscribe", "output", T_BOOL, "result" },
 	{ "subscribe", "streams", T_STRS, "result" },
@@ -469,6 +471,54 @@ Test(params, pipe_console_refused)
 	    "-32602 invalid_params mentioning attach, got %s", text, shown(r));
 	json_decref(r);
 	alive(c, pid, "a pipe of the console");
+	h_conn_close(c);
+}
+
+/*
+ * term_env carries the client's TERM and COLORTERM: another name is
+ * refused, naming it and pointing to env; the daemon serves on.
+ */
+Test(params, term_env_holds_the_terminal_only)
+{
+	static const char text[] = "{\"kind\":\"exec\",\"argv\":[\"true\"],"
+	    "\"term_env\":{\"TERM\":\"xterm\",\"PATH\":\"/x\"}}";
+	struct h_conn *c = &conn;
+	pid_t pid;
+	json_t *r;
+
+	fixture(F_NONE);
+	pid = h_daemon_pid();
+	conn_open(c);
+	r = h_conn_call(c, "launch", text, CALL_BOUND);
+	cr_expect(invalid_naming(r, "term_env", "\"PATH\""), "launch %s: "
+	    "expected -32602 invalid_params naming term_env and PATH, got %s",
+	    text, shown(r));
+	json_decref(r);
+	alive(c, pid, "a term_env with PATH");
+	h_conn_close(c);
+}
+
+/*
+ * A resize naming a viewer that is not attached is refused, naming it;
+ * the daemon serves on.
+ */
+Test(params, resize_of_a_viewer_not_attached)
+{
+	long id = fixture(F_ECHO);
+	pid_t pid = h_daemon_pid();
+	struct h_conn *c = &conn;
+	char text[128];
+	json_t *r;
+
+	snprintf(text, sizeof(text), "{\"session\":%ld,\"rows\":30,"
+	    "\"cols\":100,\"viewer\":999999}", id);
+	conn_open(c);
+	r = h_conn_call(c, "resize", text, CALL_BOUND);
+	cr_expect(invalid_naming(r, "viewer 999999", NULL), "resize %s: "
+	    "expected -32602 invalid_params naming the viewer, got %s", text,
+	    shown(r));
+	json_decref(r);
+	alive(c, pid, "a resize of a viewer not attached");
 	h_conn_close(c);
 }
 

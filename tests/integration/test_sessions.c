@@ -649,3 +649,51 @@ Test(sessions, launch_wait_prints_the_id_while_it_runs)
 	json_decref(reply);
 	h_conn_close(&c);
 }
+
+/*
+ * An exec session that prints its TERM and COLORTERM as "TERM=[...]
+ * COLORTERM=[...]" (unset: "-"); asserts the line is want.
+ */
+static void
+expect_term_line(const char *extra, const char *want)
+{
+	static const char script[] = "echo \"TERM=[${TERM--}] "
+	    "COLORTERM=[${COLORTERM--}]\"; exec sleep 300";
+	char ids[32], *log;
+	long id;
+
+	if (extra != NULL)
+		id = h_cli_launch(H_ARGS("--kind", "exec", "--env", extra, "--",
+		    "sh", "-c", script));
+	else
+		id = h_cli_launch_sh(NULL, script);
+	h_idstr(id, ids, sizeof(ids));
+	h_cli_wait_log(ids, "COLORTERM=[", H_WAIT_BOUND);
+	log = h_cli_logs(ids);
+	cr_assert(strstr(log, want) != NULL, "session %s: expected \"%s\" in "
+	    "its environment, it printed: %s", ids, want, log);
+	free(log);
+}
+
+/*
+ * A session's TERM and COLORTERM are those of the client that launched
+ * it, not those of the daemon (auto-started by a client with others);
+ * --env still sets either; a client without them gives TERM=dumb and no
+ * COLORTERM, whatever the daemon has.
+ */
+Test(sessions, term_comes_from_the_launching_client)
+{
+	h_ctx_env_add("TERM=vt100");
+	h_ctx_env_add("COLORTERM=truecolor");
+	expect_term_line(NULL, "TERM=[vt100] COLORTERM=[truecolor]");
+	cr_assert_gt(h_daemon_pid(), 0, "no daemon was auto-started");
+
+	h_ctx_env_add("TERM=xterm-kitty");
+	h_ctx_env_del("COLORTERM");
+	expect_term_line(NULL, "TERM=[xterm-kitty] COLORTERM=[-]");
+	expect_term_line("TERM=screen", "TERM=[screen] COLORTERM=[-]");
+
+	h_ctx_env_del("TERM");
+	h_ctx_env_add("COLORTERM=24bit");
+	expect_term_line(NULL, "TERM=[dumb] COLORTERM=[24bit]");
+}

@@ -478,3 +478,115 @@ Test(term, stop_of_suspended_gdb_quits_it)
 	h_pty_expect_restored(&p, "after its suspended session was stopped");
 	h_pty_close(&p);
 }
+
+/* dbgctl logs [extra] ID of a FIX_MODES session, on a fresh pty. */
+static size_t
+logs_pty(struct h_pty *p, const char *ids, const char *extra)
+{
+	h_cli_wait_log(ids, "modes-ready", H_WAIT_BOUND);
+	h_pty_open(p, 30, 100);
+	if (extra != NULL)
+		h_pty_spawn(p, H_ARGS("logs", extra, ids));
+	else
+		h_pty_spawn(p, H_ARGS("logs", ids));
+	return h_pty_expect(p, 0, "modes-ready", H_WAIT_BOUND);
+}
+
+/*
+ * logs to a terminal: once the log is printed, every mode it set (the
+ * alternate screen, a hidden cursor, keypad keys, bracketed paste, mouse
+ * reports) is undone, as attach undoes them.
+ */
+Test(term, logs_to_a_terminal_undoes_modes)
+{
+	char ids[32];
+	struct h_pty p;
+	size_t off;
+
+	launch_modes(NULL, ids, sizeof(ids));
+	off = logs_pty(&p, ids, NULL);
+	h_pty_expect_exit(&p, 0, H_WAIT_BOUND, "after printing the log");
+	expect_resets(&p, off, "after printing the log");
+	h_pty_expect_restored(&p, "after printing the log");
+	h_pty_close(&p);
+}
+
+/* logs -f ended by ^C typed at its terminal: the modes are undone. */
+Test(term, logs_follow_ctrl_c_undoes_modes)
+{
+	char ids[32], ws[96];
+	struct h_pty p;
+	size_t off;
+
+	launch_modes(NULL, ids, sizeof(ids));
+	off = logs_pty(&p, ids, "-f");
+	h_pty_type(&p, "\x03", 1);
+	cr_assert(h_pty_wait_exit(&p, H_WAIT_BOUND), "dbgctl %s: still running "
+	    "%d ms after ^C", p.cmd, H_WAIT_BOUND);
+	cr_assert(WIFSIGNALED(p.status) && WTERMSIG(p.status) == SIGINT,
+	    "dbgctl %s after ^C: expected it to die of SIGINT, got %s", p.cmd,
+	    h_run_wstatus(p.status, ws, sizeof(ws)));
+	expect_resets(&p, off, "after ^C");
+	h_pty_expect_restored(&p, "after ^C");
+	h_pty_close(&p);
+}
+
+/*
+ * logs -f: ^Z undoes the modes while it is stopped, SIGCONT sets them
+ * again, and the session's end undoes them once more.
+ */
+Test(term, logs_follow_ctrl_z_and_end_undo_modes)
+{
+	char ids[32];
+	struct h_pty p;
+	struct h_res r;
+	size_t off;
+
+	launch_modes(NULL, ids, sizeof(ids));
+	off = logs_pty(&p, ids, "-f");
+	h_pty_type(&p, "\x1a", 1);
+	cr_assert(h_wait_for(is_stopped, &p.pid, H_WAIT_BOUND), "dbgctl %s: "
+	    "not stopped after ^Z", p.cmd);
+	h_pty_pump(&p, 100);
+	expect_resets(&p, off, "stopped by ^Z");
+	off = p.seen.len;
+	cr_assert_eq(kill(p.pid, SIGCONT), 0, "kill: %s", strerror(errno));
+	off = h_pty_expect(&p, off, "\033[?1049h", H_WAIT_BOUND);
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: %s",
+	    ids, r.err);
+	h_run_free(&r);
+	h_pty_expect_exit(&p, 0, H_WAIT_BOUND, "after its session was stopped");
+	expect_resets_of(&p, off, false, "after ^Z, SIGCONT and the end");
+	h_pty_expect_restored(&p, "after ^Z, SIGCONT and the end");
+	h_pty_close(&p);
+}
+
+/*
+ * logs --raw to a terminal, and logs to a pipe: the log's bytes and
+ * nothing after them.
+ */
+Test(term, logs_raw_and_to_a_pipe_are_byte_for_byte)
+{
+	static const char tail[] = "modes-ready\r\n";
+	char ids[32], *log;
+	struct h_pty p;
+	struct h_res r;
+	size_t off;
+
+	launch_modes(NULL, ids, sizeof(ids));
+	off = logs_pty(&p, ids, "--raw");
+	h_pty_expect_exit(&p, 0, H_WAIT_BOUND, "after printing the log");
+	cr_assert(memchr(p.seen.p + off, '\033', p.seen.len - off) == NULL,
+	    "dbgctl %s: wrote escape sequences after the log's last line:\n%s",
+	    p.cmd, h_shown(p.seen.p + off, p.seen.len - off, 500));
+	h_pty_close(&p);
+	cr_assert_eq(h_cli(&r, H_ARGS("logs", ids)), 0, "dbgctl logs %s: %s",
+	    ids, r.err);
+	log = r.out;
+	cr_assert(r.out_len >= strlen(tail) && memcmp(log + r.out_len -
+	    strlen(tail), tail, strlen(tail)) == 0 && memmem(log, r.out_len,
+	    "\033[?1049l", 8) == NULL, "dbgctl logs %s to a pipe: expected the "
+	    "log's bytes alone, ending with its last line; got:\n%s", ids,
+	    h_shown(log, r.out_len, 500));
+	h_run_free(&r);
+}
