@@ -981,6 +981,7 @@ void	 hold_release(struct session *);
 void	 hold_reset(struct session *, const struct conn *by);
 bool	 hold_keeps(struct session *);
 bool	 hold_active(const struct session *);
+bool	 hold_by_verdict(const struct session *);
 json_t	*hold_json(const struct session *);
 void	 hold_close(struct session *);
 /* bundle*.c, method-bundle.c: a session's bundle, written atomically. */

@@ -190,8 +190,7 @@ hold_reset(struct session *s, const struct conn *c)
 	struct hold *h = s->hold;
 
 	if (h == NULL || h->orphaned || !s->l.lease || c == NULL ||
-	    c->serial != s->launched_by || json_object_get(h->by,
-	    "verdict") == NULL)
+	    c->serial != s->launched_by || !hold_by_verdict(s))
 		return;
 	session_note(s, "hold: released by a reset from its lease's client");
 	log_info("session %lu: its verdict's hold is released by a reset "
@@ -209,6 +208,14 @@ hold_keeps(struct session *s)
 	log_info("session %lu: its lease ended; its hold keeps it for %llu s",
 	    s->id, (unsigned long long)(hold_left(s->hold) / 1000));
 	return true;
+}
+
+/* Whether s is held by the hold its verdict made (not one a client set since). */
+bool
+hold_by_verdict(const struct session *s)
+{
+	return s->hold != NULL && json_object_get(s->hold->by, "verdict") !=
+	    NULL;
 }
 
 /* Whether s is held. */

@@ -94,11 +94,14 @@ pending_forget_conn(struct conn *c)
 	}
 }
 
-/* Whether a deadline's or a silence's verdict is s's and holds it. */
+/*
+ * Whether a deadline's or a silence's verdict is s's and its hold keeps
+ * s (a hold a client set since is waited out like any other).
+ */
 static bool
 pending_verdict_holds(const struct session *s)
 {
-	return s->verdict != NULL && hold_active(s) && strcmp(
+	return s->verdict != NULL && hold_by_verdict(s) && strcmp(
 	    json_string_value(json_object_get(s->verdict, "kind")), "fault") !=
 	    0;
 }

@@ -366,6 +366,12 @@ Test(verdict, a_hold_verdict_ends_a_waiting_expect_and_wait_at_once)
 	    r.code, r.err);
 	cr_assert_not_null(strstr(r.out, "verdict: deadline"), "%s", r.out);
 	h_run_free(&r);
+	/* A hold a client sets since is waited out, as any other. */
+	cr_assert_eq(h_cli(&r, H_ARGS("hold", "--ttl", "60", ids)), 0);
+	h_run_free(&r);
+	cr_assert_eq(h_cli(&r, H_ARGS("wait", "--timeout", "500", ids)), 4,
+	    "wait under a client's hold: exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
 	h_conn_close(&c);
 	json_decref(h_cli_stop(id, NULL, NULL));
 }
