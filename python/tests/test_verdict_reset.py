@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import labgrid_env
+from test_plugin_failure import _props
 
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -118,15 +119,6 @@ RIG_TESTS = SCENARIOS + textwrap.dedent('''
         expect_ends_at_a_hold_verdict(board_launch(dbgctl_launch, FW,
                                                    on_deadline="hold"))
 ''')
-
-
-def _props(root, name):
-    """The JUnit properties of the test case called name, as a dict."""
-    for case in root.iter("testcase"):
-        if case.get("name") == name:
-            return {p.get("name"): p.get("value")
-                    for p in case.iter("property")}
-    raise AssertionError("no testcase %s in the JUnit XML" % name)
 
 
 def test_plugin_reset_clears_the_verdict_and_a_hold_verdict_ends_an_expect(

@@ -69,6 +69,26 @@ hd_lease_ended(void *arg)
 	return ended;
 }
 
+/*
+ * Hold session id again, close its lease's connection c, and release it
+ * once the daemon saw the lease end: asserted to stop it.
+ */
+static void
+hd_release_after_lease(struct h_conn *c, long id)
+{
+	json_t *end;
+
+	free(hd_hold(id, 0, "--ttl", "600"));
+	h_conn_close(c);
+	cr_assert(h_wait_for(hd_lease_ended, &id, HD_BOUND), "the daemon "
+	    "never saw the lease end");
+	free(hd_hold(id, 0, "--ttl", "0"));
+	end = h_cli_wait_ended(id, HD_BOUND);
+	cr_assert_not_null(end, "a released session whose lease had ended "
+	    "runs on");
+	json_decref(end);
+}
+
 /* The list's row of session id, as dbgctl list prints it (malloc'd). */
 static char *
 hd_list_row(long id)
@@ -154,7 +174,7 @@ Test(hold, a_release_stops_only_a_session_whose_lease_has_ended)
 {
 	struct h_conn	 c;
 	char		*out;
-	json_t		*st, *end;
+	json_t		*st;
 	long		 id;
 
 	h_daemon_fg();
@@ -173,15 +193,7 @@ Test(hold, a_release_stops_only_a_session_whose_lease_has_ended)
 	cr_assert_null(h_jpath(st, "hold"));
 	json_decref(st);
 
-	free(hd_hold(id, 0, "--ttl", "600"));
-	h_conn_close(&c);
-	cr_assert(h_wait_for(hd_lease_ended, &id, HD_BOUND), "the daemon "
-	    "never saw the lease end");
-	free(hd_hold(id, 0, "--ttl", "0"));
-	end = h_cli_wait_ended(id, HD_BOUND);
-	cr_assert_not_null(end, "a released session whose lease had ended "
-	    "runs on");
-	json_decref(end);
+	hd_release_after_lease(&c, id);
 }
 
 Test(hold, holds_are_bounded_in_number_and_total_time)
@@ -387,7 +399,7 @@ Test(hold, a_verdict_hold_released_while_its_lease_lives_runs_on)
 Test(hold, a_verdict_hold_released_with_its_verdict_and_lease_stops_only_without_the_lease)
 {
 	struct h_conn	 c;
-	json_t		*st, *end;
+	json_t		*st;
 	long		 id;
 
 	h_daemon_fg();
@@ -400,13 +412,5 @@ Test(hold, a_verdict_hold_released_with_its_verdict_and_lease_stops_only_without
 	cr_assert_str_eq(h_jstr(st, "verdict.kind") ?: "", "deadline");
 	json_decref(st);
 	/* Held again, its lease ended: a release stops it. */
-	free(hd_hold(id, 0, "--ttl", "600"));
-	h_conn_close(&c);
-	cr_assert(h_wait_for(hd_lease_ended, &id, HD_BOUND), "the daemon "
-	    "never saw the lease end");
-	free(hd_hold(id, 0, "--ttl", "0"));
-	end = h_cli_wait_ended(id, HD_BOUND);
-	cr_assert_not_null(end, "a released session whose lease had ended "
-	    "runs on");
-	json_decref(end);
+	hd_release_after_lease(&c, id);
 }
