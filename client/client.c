@@ -27,6 +27,7 @@
 /* How daemon errors end a command that declares nothing else. */
 static const struct cmd_exit client_exits[] = {
 	{ "timeout", EXIT_TIMEOUT },
+	{ "verdict", EXIT_VERDICT },
 	{ NULL, EXIT_FAILED },
 };
 

@@ -17,6 +17,7 @@
 static const struct cmd_exit cmd_expect_exits[] = {
 	{ "timeout", EXIT_TIMEOUT },
 	{ "eof", EXIT_FAILED },
+	{ "verdict", EXIT_VERDICT },
 	{ "invalid_params", EXIT_USAGE },
 	{ NULL, EXIT_FAILED },
 };

@@ -22,6 +22,7 @@
 static const struct cmd_exit cmd_transport_exits[] = {
 	{ "timeout", EXIT_TIMEOUT },
 	{ "not_running", EXIT_CLOSED },
+	{ "verdict", EXIT_VERDICT },
 	{ NULL, EXIT_FAILED },
 };
 

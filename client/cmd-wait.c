@@ -43,8 +43,13 @@ cmd_wait_exec(struct cmd *self, struct client *c)
 		json_object_set_new(params, "timeout", json_integer(args_number(a,
 		    "timeout", 0)));
 	session = client_call(c, "wait", params);
-	if (session == NULL)
-		return client_error(c);
+	/* A verdict that holds the session ends the wait: say which. */
+	if (session == NULL) {
+		rv = client_error(c);
+		if (strcmp(c->error.kind, "verdict") == 0 && !c->json)
+			cmd_deadline_status(c->error.data);
+		return rv;
+	}
 	if (c->json)
 		cmd_print_json(session);
 	else

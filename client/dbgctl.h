@@ -20,7 +20,7 @@
 #define EXIT_NODAEMON	3	/* no daemon, or reply not understood */
 #define EXIT_TIMEOUT	4	/* a wait timed out */
 #define EXIT_CLOSED	5	/* the transport or session is closed */
-#define EXIT_VERDICT	6	/* wait: a deadline or silence ended it */
+#define EXIT_VERDICT	6	/* a deadline or silence ended it, or a wait */
 #define EXIT_FAULT	7	/* wait: its target faulted */
 
 /* Command entry flags. */

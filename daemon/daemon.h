@@ -961,6 +961,9 @@ void	 verdict_arm(struct session *);
 int	 verdict_deadline_set(struct session *, long ms);
 json_t	*verdict_deadline_json(const struct session *);
 void	 verdict_fault(struct session *, json_t *fault);
+void	 verdict_end(struct session *, const char *by);
+/* Verdicts a session keeps in its history (status "verdicts"). */
+#define VERDICTS_KEPT 8
 void	 verdict_disarm(struct session *);
 void	 verdict_close(struct session *);
 
@@ -976,8 +979,10 @@ void	 hold_init(long ttl_s, long max, long total_s);
 long	 hold_default_ttl(void);
 int	 hold_set(struct session *, long ttl_s, json_t *by, struct rpc_error *);
 void	 hold_release(struct session *);
+void	 hold_reset(struct session *, const struct conn *by);
 bool	 hold_keeps(struct session *);
 bool	 hold_active(const struct session *);
+bool	 hold_by_verdict(const struct session *);
 json_t	*hold_json(const struct session *);
 void	 hold_close(struct session *);
 /* bundle*.c, method-bundle.c: a session's bundle, written atomically. */
@@ -1138,6 +1143,7 @@ struct session {
 	json_t			*fault;		/* the last fault record, or NULL */
 	json_t			*faults;	/* the last FAULTS_KEPT records */
 	json_t			*verdict;	/* why it is ending, or NULL */
+	json_t			*verdicts;	/* the last VERDICTS_KEPT */
 	struct verdict_watch	*vw;		/* verdict.c: its deadline, silence */
 	struct hold		*hold;		/* hold.c: while it is held */
 	struct bundles		*bundles;	/* bundle.c: being written, automatic */
@@ -1188,7 +1194,7 @@ void			 session_target(struct session *, json_t *);
 void			 session_breakpoint(struct session *, json_t *);
 void			 session_target_run(struct session *, bool);
 void			 session_fault(struct session *, json_t *);
-void			 session_fault_clear(struct session *);
+void			 session_fault_clear(struct session *, const char *by);
 /* Fault records a session keeps in its history (status "faults"). */
 #define FAULTS_KEPT 16
 void			 session_fire(struct session *,
@@ -1537,6 +1543,8 @@ struct method_param {
 #define METHOD_WHILE_SHUTDOWN	0x1	/* served while shutting down */
 #define METHOD_NOAUTH		0x2	/* served before authentication */
 #define METHOD_ALONE		0x4	/* the only request in flight */
+#define METHOD_VERDICT_ENDS	0x8	/* its wait ends at its session's verdict */
+#define METHOD_HOLD_ENDS	0x10	/* ... at a verdict that holds the session */
 
 struct method {
 	const char			*name;
@@ -1546,6 +1554,8 @@ struct method {
 	/* Params beyond the table (launch: its kind's), checked into out. */
 	int				(*check)(json_t *params, json_t *out,
 					    struct rpc_error *);
+	/* What a wait ended before its outcome says (expect: what came). */
+	json_t				*(*waited)(struct request *);
 };
 
 struct request_batch;
@@ -1627,6 +1637,9 @@ void		 pending_timeout(struct request *, uint64_t ms,
 		    void (*)(struct request *));
 void		 pending_finish(struct request *);
 void		 pending_forget_conn(struct conn *);
+void		 pending_verdict(struct session *, bool held);
+bool		 pending_held(const struct request *);
+enum method_return pending_verdict_end(struct request *, json_t *data);
 
 /* peer.c: TCP peers that have not presented the token yet. */
 /* The longest request line such a peer may send. */

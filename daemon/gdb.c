@@ -146,7 +146,7 @@ gdb_run_event(struct gdb_data *g, const struct mi_record *rec)
 	if (strcmp(rec->cls, "thread-group-started") == 0) {
 		/* A new run: the last one's fault is history. */
 		if (g->groups++ == 0) {
-			session_fault_clear(g->s);
+			session_fault_clear(g->s, "run");
 			session_target_run(g->s, true);
 		}
 		return;

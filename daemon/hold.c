@@ -156,8 +156,9 @@ hold_set(struct session *s, long ttl_s, json_t *by, struct rpc_error *err)
 
 /*
  * Release s's hold (a ttl of 0): the session goes on as it was, unless
- * the lease it outlived has ended, or a verdict wanted it held only:
- * then it is stopped now, as it would have been without the hold.
+ * the lease it outlived has ended, or its deadline's or silence's verdict
+ * wanted it held only and no lease keeps it: then it is stopped now, as
+ * it would have been without the hold.
  */
 void
 hold_release(struct session *s)
@@ -167,8 +168,9 @@ hold_release(struct session *s)
 
 	if (h == NULL)
 		return;
-	end = h->orphaned || (s->verdict != NULL && strcmp(json_string_value(
-	    json_object_get(s->verdict, "kind")), "fault") != 0);
+	end = h->orphaned || (!s->l.lease && s->verdict != NULL &&
+	    strcmp(json_string_value(json_object_get(s->verdict, "kind")),
+	    "fault") != 0);
 	session_note(s, end ? "hold: released; stopping the session" :
 	    "hold: released");
 	log_info("session %lu: its hold is released%s", s->id, end ?
@@ -176,6 +178,24 @@ hold_release(struct session *s)
 	hold_free(s);
 	if (end && s->state == S_RUNNING)
 		session_stop(s, -1);
+}
+
+/*
+ * The client c reset s: if c holds s's lease, a hold that s's verdict
+ * made lets go, and the session is back in that client's service.
+ */
+void
+hold_reset(struct session *s, const struct conn *c)
+{
+	struct hold *h = s->hold;
+
+	if (h == NULL || h->orphaned || !s->l.lease || c == NULL ||
+	    c->serial != s->launched_by || !hold_by_verdict(s))
+		return;
+	session_note(s, "hold: released by a reset from its lease's client");
+	log_info("session %lu: its verdict's hold is released by a reset "
+	    "from its lease's client", s->id);
+	hold_free(s);
 }
 
 /* The lease of s ended: true if a hold keeps s, which then ends with it. */
@@ -188,6 +208,14 @@ hold_keeps(struct session *s)
 	log_info("session %lu: its lease ended; its hold keeps it for %llu s",
 	    s->id, (unsigned long long)(hold_left(s->hold) / 1000));
 	return true;
+}
+
+/* Whether s is held by the hold its verdict made (not one a client set since). */
+bool
+hold_by_verdict(const struct session *s)
+{
+	return s->hold != NULL && json_object_get(s->hold->by, "verdict") !=
+	    NULL;
 }
 
 /* Whether s is held. */

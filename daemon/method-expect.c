@@ -404,6 +404,13 @@ method_expect_exec(struct request *req)
 	/* A timeout of 0: a match as it stands, or none, once all is seen. */
 	if (timeout == 0 && (r == EXPECT_MORE || r == EXPECT_BUSY))
 		r = expect_time_up(d->e);
+	/* All seen, no match: a session its verdict holds is not waited on. */
+	if (r == EXPECT_MORE && pending_held(req)) {
+		rv = pending_verdict_end(req, expect_got(d->e));
+		expect_free(d->e);
+		free(d);
+		return rv;
+	}
 	if (r != EXPECT_MORE && r != EXPECT_BUSY) {
 		rv = method_expect_answer(req, d, r);
 		expect_free(d->e);
@@ -424,6 +431,15 @@ method_expect_exec(struct request *req)
 	return METHOD_WAIT;
 }
 
+/* What a waiting expect ended early says: every byte that came, as a timeout's. */
+static json_t *
+method_expect_waited(struct request *req)
+{
+	struct method_expect_data *d = req->data;
+
+	return expect_got(d->e);
+}
+
 static const struct method_param method_expect_params[] = {
 	{ "session", PT_SESSION, true, 0, 0 },
 	{ "stream", PT_STRING, false, 0, 0 },
@@ -439,7 +455,8 @@ static const struct method_param method_expect_params[] = {
 static const struct method method_expect = {
 	.name = "expect",
 	.params = method_expect_params,
-	.flags = METHOD_WHILE_SHUTDOWN,
+	.flags = METHOD_WHILE_SHUTDOWN | METHOD_VERDICT_ENDS,
+	.waited = method_expect_waited,
 	.exec = method_expect_exec,
 };
 

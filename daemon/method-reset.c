@@ -38,7 +38,9 @@ method_reset_add(struct gdb_job *j, json_t *launch, const char *const *kind)
 
 /*
  * After a reset's last command: the target is at its reset, halted; the
- * fault is history; the target runs again unless the reset was to halt.
+ * fault and the verdict are history, and a hold the verdict made lets go
+ * when the lease's client reset it; the target runs again unless the
+ * reset was to halt.
  */
 static void
 method_reset_step(struct gdb_job *j, json_t *reply)
@@ -52,7 +54,9 @@ method_reset_step(struct gdb_job *j, json_t *reply)
 		return;
 	json_object_set_new(j->ctx, "fault_cleared", json_boolean(s->fault !=
 	    NULL));
-	session_fault_clear(s);
+	hold_reset(s, j->req != NULL ? j->req->conn : NULL);
+	session_fault_clear(s, json_string_value(json_object_get(j->ctx,
+	    "by")));
 	rec = json_pack("{s:s, s:{s:s, s:s}}", "state", "stopped", "stop",
 	    "reason", "reset", "by", "reset");
 	gdb_target(j->g, rec);
@@ -93,7 +97,8 @@ method_reset_rerun(struct request *req, struct gdb_data *g)
 	bool		 halt = request_bool(req, "halt");
 	bool		 had = req->session->fault != NULL;
 
-	session_fault_clear(req->session);
+	hold_reset(req->session, req->conn);
+	session_fault_clear(req->session, "reset");
 	j = gdb_job_new(req, g, GDB_JOB_STOPPED | GDB_JOB_KEEP_HALTED,
 	    method_reset_ran);
 	json_object_set_new(j->ctx, "fault_cleared", json_boolean(had));
@@ -113,6 +118,7 @@ method_reset_rerun(struct request *req, struct gdb_data *g)
 static enum method_return
 method_reset_run(struct request *req, struct gdb_job *j, long long timeout)
 {
+	json_object_set_new(j->ctx, "by", json_string(req->method->name));
 	json_object_set_new(j->ctx, "commands", json_integer((json_int_t)
 	    json_array_size(j->cmds)));
 	json_object_set_new(j->ctx, "halt", json_boolean(request_bool(req,

@@ -239,6 +239,8 @@ method_wait_exec(struct request *req)
 
 	if (session_ended(req->session))
 		return request_done(req, status_json(req->session));
+	if (pending_held(req))
+		return pending_verdict_end(req, NULL);
 	pending_wait(req, NULL, NULL);
 	pending_sink(req, req->session, SE_STATE, method_wait_state);
 	if (timeout >= 0)
@@ -255,7 +257,7 @@ static const struct method_param method_wait_params[] = {
 static const struct method method_wait = {
 	.name = "wait",
 	.params = method_wait_params,
-	.flags = METHOD_WHILE_SHUTDOWN,
+	.flags = METHOD_WHILE_SHUTDOWN | METHOD_HOLD_ENDS,
 	.exec = method_wait_exec,
 };
 

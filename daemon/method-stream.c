@@ -237,6 +237,8 @@ method_read_exec(struct request *req)
 	if (timeout == 0)
 		return request_error(req, RPC_TIMEOUT, "no target output is "
 		    "waiting");
+	if (pending_held(req))
+		return pending_verdict_end(req, NULL);
 	pending_wait(req, NULL, NULL);
 	pending_sink(req, req->session, SE_TARGET | SE_TARGET_EOF,
 	    method_read_event);
@@ -256,7 +258,7 @@ static const struct method_param method_read_params[] = {
 static const struct method method_read = {
 	.name = "read",
 	.params = method_read_params,
-	.flags = METHOD_WHILE_SHUTDOWN,
+	.flags = METHOD_WHILE_SHUTDOWN | METHOD_VERDICT_ENDS,
 	.exec = method_read_exec,
 };
 
@@ -425,7 +427,7 @@ static const struct method_param method_write_params[] = {
 static const struct method method_write = {
 	.name = "write",
 	.params = method_write_params,
-	.flags = METHOD_WHILE_SHUTDOWN,
+	.flags = METHOD_WHILE_SHUTDOWN | METHOD_VERDICT_ENDS,
 	.exec = method_write_exec,
 };
 

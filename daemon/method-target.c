@@ -457,14 +457,14 @@ static const struct method_param method_target_resume_params[] = {
 static const struct method method_target_wait_target = {
 	.name = "wait_target",
 	.params = method_target_wait_params,
-	.flags = METHOD_WHILE_SHUTDOWN,
+	.flags = METHOD_WHILE_SHUTDOWN | METHOD_VERDICT_ENDS,
 	.exec = method_target_wait_target_exec,
 };
 
 static const struct method method_target_wait_fault = {
 	.name = "wait_fault",
 	.params = method_target_wait_params,
-	.flags = METHOD_WHILE_SHUTDOWN,
+	.flags = METHOD_WHILE_SHUTDOWN | METHOD_VERDICT_ENDS,
 	.exec = method_target_wait_fault_exec,
 };
 

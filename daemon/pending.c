@@ -4,6 +4,7 @@
  * when its client leaves; it is never answered on a closed connection.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "daemon.h"
 
@@ -90,5 +91,73 @@ pending_forget_conn(struct conn *c)
 		/* One being answered or run up the stack is freed there. */
 		if (!req->keep_orphan && !req->finished && !req->in_exec)
 			request_free(req);
+	}
+}
+
+/*
+ * Whether a deadline's or a silence's verdict is s's and its hold keeps
+ * s (a hold a client set since is waited out like any other).
+ */
+static bool
+pending_verdict_holds(const struct session *s)
+{
+	return s->verdict != NULL && hold_by_verdict(s) && strcmp(
+	    json_string_value(json_object_get(s->verdict, "kind")), "fault") !=
+	    0;
+}
+
+/*
+ * End req with its session's verdict; data (taken; NULL: none) is what
+ * else the error says, such as what an expect got.
+ */
+enum method_return
+pending_verdict_end(struct request *req, json_t *data)
+{
+	struct session	*s = req->session;
+
+	if (data == NULL)
+		data = json_object();
+	json_object_set(data, "verdict", s->verdict);
+	json_object_set_new(data, "session", json_integer((json_int_t)s->id));
+	return request_error_data(req, RPC_VERDICT, data, "session %lu has a "
+	    "%s verdict: the session is %s, so %s waits no more", s->id,
+	    json_string_value(json_object_get(s->verdict, "kind")),
+	    hold_active(s) ? "held, its target halted" : "stopped",
+	    req->method->name);
+}
+
+/*
+ * Whether req, about to wait, would wait on a session its verdict holds
+ * (nothing it does next can answer): then the caller ends it at once.
+ */
+bool
+pending_held(const struct request *req)
+{
+	return req->session != NULL && (req->method->flags &
+	    (METHOD_VERDICT_ENDS | METHOD_HOLD_ENDS)) != 0 &&
+	    pending_verdict_holds(req->session);
+}
+
+/*
+ * s's verdict is out (held: it holds s): each request that waits for s to
+ * act ends now with the verdict, not at its own time, for nothing the
+ * session does next can answer it.
+ */
+void
+pending_verdict(struct session *s, bool held)
+{
+	struct request	*req;
+	int		 ends = METHOD_VERDICT_ENDS | (held ? METHOD_HOLD_ENDS : 0);
+
+	/* Answering one frees it and may free others: look again each time. */
+	for (;;) {
+		TAILQ_FOREACH(req, &dmn.waiting, entry)
+			if (req->session == s && !req->finished &&
+			    (req->method->flags & ends) != 0)
+				break;
+		if (req == NULL)
+			return;
+		pending_verdict_end(req, req->method->waited != NULL ?
+		    req->method->waited(req) : NULL);
 	}
 }

@@ -207,13 +207,17 @@ session_fault(struct session *s, json_t *fault)
 	session_fire(s, &ev);
 }
 
-/* A reset, a load or a new run: the fault is history now ("faults" keeps it). */
+/*
+ * A reset, a load or a new run (by says which): the fault and the verdict
+ * are history now ("faults" and "verdicts" keep them).
+ */
 void
-session_fault_clear(struct session *s)
+session_fault_clear(struct session *s, const char *by)
 {
 	json_decref(s->fault);
 	s->fault = NULL;
 	s->faulted = false;
+	verdict_end(s, by);
 }
 
 /* Make a message JSON can carry: bytes that are not UTF-8 become '?'. */
@@ -592,6 +596,7 @@ session_free(struct session *s)
 	json_decref(s->fault);
 	json_decref(s->faults);
 	json_decref(s->verdict);
+	json_decref(s->verdicts);
 	bundle_session_free(s);
 	free(s->cursors);
 	free(s->bdata);

@@ -291,6 +291,13 @@ status_verdict(const struct session *s)
 	return s->verdict ? json_incref(s->verdict) : NULL;
 }
 
+/* The member "verdicts": the last verdicts, the current one (if any) last. */
+static json_t *
+status_verdicts(const struct session *s)
+{
+	return s->verdicts ? json_incref(s->verdicts) : NULL;
+}
+
 /* The member "deadline", while one is set. */
 static json_t *
 status_deadline(const struct session *s)
@@ -363,6 +370,7 @@ const struct status_field status_fields[] = {
 	{ "faulted", status_faulted, false },
 	{ "deadline", status_deadline, false },
 	{ "verdict", status_verdict, false },
+	{ "verdicts", status_verdicts, false },
 	{ "hold", hold_json, false },
 	{ "bundle", bundle_status, false },
 };

@@ -231,6 +231,19 @@ verdict_hold(struct session *s)
 	return false;
 }
 
+/* v (taken) is the session's verdict now, and the last of its history. */
+static void
+verdict_set(struct session *s, json_t *v)
+{
+	json_decref(s->verdict);
+	s->verdict = v;
+	if (s->verdicts == NULL)
+		s->verdicts = json_array();
+	if (json_array_size(s->verdicts) == VERDICTS_KEPT)
+		json_array_remove(s->verdicts, 0);
+	json_array_append(s->verdicts, v);
+}
+
 /* The automatic bundle is written (or none is): the session is stopped next turn. */
 static void
 verdict_bundled(struct session *s, void *arg)
@@ -260,8 +273,7 @@ verdict_publish(struct verdict_watch *w)
 
 	w->pending = NULL;
 	timer_stop(w->gather);
-	json_decref(s->verdict);
-	s->verdict = v;
+	verdict_set(s, v);
 	ev.json = v;
 	held = strcmp(s->l.on_deadline, "hold") == 0 && verdict_hold(s);
 	xasprintf(&text, "%s: the session %s", json_string_value(
@@ -270,6 +282,8 @@ verdict_publish(struct verdict_watch *w)
 	session_note(s, text);
 	free(text);
 	session_fire(s, &ev);
+	/* What waits for the session to act would wait in vain. */
+	pending_verdict(s, held);
 	/* Not inside the gathering's answer: the stop runs on its own turn. */
 	bundle_auto(s, json_string_value(json_object_get(v, "kind")),
 	    held ? NULL : verdict_bundled, NULL);
@@ -428,9 +442,40 @@ verdict_fault(struct session *s, json_t *fault)
 	if (s->verdict != NULL && strcmp(json_string_value(json_object_get(
 	    s->verdict, "kind")), "fault") != 0)
 		return;
+	verdict_set(s, json_pack("{s:s, s:O, s:O}", "kind", "fault", "time",
+	    json_object_get(fault, "time"), "fault", fault));
+}
+
+/*
+ * A reset, a load or a new run (by) ends the verdict, as it ends the
+ * fault: "verdicts" keeps it, marked ended; a deadline may be set again,
+ * and a silence is watched again unless a hold keeps the session.
+ */
+void
+verdict_end(struct session *s, const char *by)
+{
+	struct verdict_watch	*w = s->vw;
+	char			*text;
+
+	if (s->verdict == NULL)
+		return;
+	json_object_set_new(s->verdict, "ended", json_pack("{s:o, s:s}",
+	    "time", json_real(loop_now()), "by", by));
+	xasprintf(&text, "verdict: the %s verdict ended with a %s",
+	    json_string_value(json_object_get(s->verdict, "kind")), by);
+	log_info("session %lu: %s", s->id, text);
+	session_note(s, text);
+	free(text);
 	json_decref(s->verdict);
-	s->verdict = json_pack("{s:s, s:O, s:O}", "kind", "fault", "time",
-	    json_object_get(fault, "time"), "fault", fault);
+	s->verdict = NULL;
+	if (w == NULL || w->pending != NULL)
+		return;
+	w->given = false;
+	if (hold_active(s) || w->silence == NULL || s->l.silence_timeout == 0)
+		return;
+	w->armed_at = uv_now(dmn.loop);
+	w->last_console = w->last_target = 0;
+	timer_start(w->silence, s->l.silence_timeout);
 }
 
 /* A hold keeps the session as it is: its deadline and silence no longer run. */

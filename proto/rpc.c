@@ -72,6 +72,8 @@ rpc_kind(int code)
 		return "exists";
 	case RPC_IO_ERROR:
 		return "io_error";
+	case RPC_VERDICT:
+		return "verdict";
 	}
 	return "error";
 }

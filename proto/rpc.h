@@ -27,6 +27,7 @@ enum rpc_code {
 	RPC_EOF = 13,
 	RPC_EXISTS = 14,
 	RPC_IO_ERROR = 15,
+	RPC_VERDICT = 16,
 	/*
 	 * Not an error a reply carries: the line was a response (a result or
 	 * an error, no method), which the daemon, which asks clients nothing,

@@ -19,7 +19,8 @@ stop, reads its fault record and stops it::
 
 Errors are :class:`Error`, with the daemon's ``code``, ``kind`` and
 ``data``; :class:`Timeout`, :class:`EOF`, :class:`DebuggerError`,
-:class:`Unauthorized` and :class:`NoSuchSession` are its subclasses by kind;
+:class:`Unauthorized`, :class:`NoSuchSession` and :class:`Verdict` (a
+call the session's verdict ended) are its subclasses by kind;
 :class:`ProtocolError` is what every call raises once the client has closed
 a connection whose daemon sent what it cannot take (a line over 1 MiB).
 :meth:`Session.expect` waits for a pattern on one of a session's streams
@@ -33,12 +34,12 @@ protocol is dbgctl-protocol(7).
 
 from .client import Client, Session, default_socket
 from .errors import (EOF, DebuggerError, Error, NoSuchSession,
-                     ProtocolError, Timeout, Unauthorized)
+                     ProtocolError, Timeout, Unauthorized, Verdict)
 from .match import Match
 from .stop import Stop
 
 __version__ = "0.1.0"
 
 __all__ = ["Client", "Session", "Match", "Stop", "default_socket", "Error",
-           "Timeout", "EOF", "DebuggerError", "Unauthorized",
+           "Timeout", "EOF", "Verdict", "DebuggerError", "Unauthorized",
            "NoSuchSession", "ProtocolError"]

@@ -1367,7 +1367,10 @@ class Session:
 
     def verdict(self):
         """Why the session is ending, once it has a verdict (a deadline, a
-        silence or a fault), else None."""
+        silence or a fault), else None: a reset, a load or a new run ends
+        it, as it ends the fault (``status()["verdicts"]`` keeps it).  A
+        deadline's or a silence's verdict ends the calls waiting on the
+        session (expect, read, wait_target ...) with :class:`Verdict`."""
         self.record = self.status()
         return self.record.get("verdict")
 

@@ -11,8 +11,8 @@ import base64
 
 from .stop import target_record
 
-__all__ = ["Error", "Timeout", "EOF", "DebuggerError", "Unauthorized",
-           "NoSuchSession", "ProtocolError", "from_reply"]
+__all__ = ["Error", "Timeout", "EOF", "Verdict", "DebuggerError",
+           "Unauthorized", "NoSuchSession", "ProtocolError", "from_reply"]
 
 
 class Error(Exception):
@@ -88,6 +88,20 @@ class EOF(Error, _Got):
         self._take_got()
 
 
+class Verdict(Error, _Got):
+    """The session's verdict (a deadline's or a silence's) ended a call
+    that waited on it (kind ``verdict``, code 16): an expect, a read, a
+    write, a wait for the target or, when the verdict holds the session, a
+    wait for its end.  ``verdict`` is the verdict (see :meth:`Session.verdict`);
+    an expect's also carries what came, as :class:`Timeout` does.
+    """
+
+    def __init__(self, message, code=None, kind=None, data=None):
+        super().__init__(message, code=code, kind=kind, data=data)
+        self._take_got()
+        self.verdict = self.data.get("verdict")
+
+
 class DebuggerError(Error):
     """The debugger refused an exec command (kind ``debugger_error``).
 
@@ -119,6 +133,7 @@ class ProtocolError(Error):
 _BY_KIND = {
     "timeout": Timeout,
     "eof": EOF,
+    "verdict": Verdict,
     "debugger_error": DebuggerError,
     "unauthorized": Unauthorized,
     "no_such_session": NoSuchSession,

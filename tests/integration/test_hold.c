@@ -3,7 +3,9 @@
  * its target halted and ends, every process of it, when its time runs
  * out; a release keeps a session whose client lives and stops one whose
  * lease has ended; holds are bounded in number and total time; dbgctl
- * wait exits with the verdict that ended a session.
+ * wait exits with the verdict that ended a session. Issue 32: a reset by
+ * the lease's client puts a verdict-held session back in service; a
+ * release stops a verdict-held session only when no lease holds it.
  */
 #include "harness.h"
 
@@ -65,6 +67,26 @@ hd_lease_ended(void *arg)
 
 	json_decref(st);
 	return ended;
+}
+
+/*
+ * Hold session id again, close its lease's connection c, and release it
+ * once the daemon saw the lease end: asserted to stop it.
+ */
+static void
+hd_release_after_lease(struct h_conn *c, long id)
+{
+	json_t *end;
+
+	free(hd_hold(id, 0, "--ttl", "600"));
+	h_conn_close(c);
+	cr_assert(h_wait_for(hd_lease_ended, &id, HD_BOUND), "the daemon "
+	    "never saw the lease end");
+	free(hd_hold(id, 0, "--ttl", "0"));
+	end = h_cli_wait_ended(id, HD_BOUND);
+	cr_assert_not_null(end, "a released session whose lease had ended "
+	    "runs on");
+	json_decref(end);
 }
 
 /* The list's row of session id, as dbgctl list prints it (malloc'd). */
@@ -152,7 +174,7 @@ Test(hold, a_release_stops_only_a_session_whose_lease_has_ended)
 {
 	struct h_conn	 c;
 	char		*out;
-	json_t		*st, *end;
+	json_t		*st;
 	long		 id;
 
 	h_daemon_fg();
@@ -171,15 +193,7 @@ Test(hold, a_release_stops_only_a_session_whose_lease_has_ended)
 	cr_assert_null(h_jpath(st, "hold"));
 	json_decref(st);
 
-	free(hd_hold(id, 0, "--ttl", "600"));
-	h_conn_close(&c);
-	cr_assert(h_wait_for(hd_lease_ended, &id, HD_BOUND), "the daemon "
-	    "never saw the lease end");
-	free(hd_hold(id, 0, "--ttl", "0"));
-	end = h_cli_wait_ended(id, HD_BOUND);
-	cr_assert_not_null(end, "a released session whose lease had ended "
-	    "runs on");
-	json_decref(end);
+	hd_release_after_lease(&c, id);
 }
 
 Test(hold, holds_are_bounded_in_number_and_total_time)
@@ -284,4 +298,119 @@ Test(hold, wait_exits_with_what_ended_the_session)
 	cr_assert_eq(h_cli(&r, H_ARGS("wait", ids)), 7, "wait: exit %d (%s)",
 	    r.code, r.err);
 	h_run_free(&r);
+}
+
+/* Launch the spinner under gdb on c, leased, held by its deadline's verdict. */
+static long
+hd_launch_held_spinner(struct h_conn *c)
+{
+	char	 params[1024];
+	long	 id;
+
+	snprintf(params, sizeof(params), "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"],\"lease\":true,\"deadline\":1500,"
+	    "\"on_deadline\":\"hold\"}", h_ctx_fixture("FIX_SPINNER"));
+	id = hd_launch(c, params);
+	cr_assert(h_cli_wait_status(id, "hold.by.verdict", "deadline",
+	    HD_BOUND), "the deadline's verdict did not hold the session");
+	cr_assert(h_cli_wait_status(id, "target.stop.by", "verdict",
+	    HD_BOUND), "the verdict did not halt the target");
+	return id;
+}
+
+Test(hold, a_reset_by_its_lease_holder_puts_a_verdict_held_session_back)
+{
+	struct h_conn	 c;
+	char		 params[256];
+	json_t		*r, *st;
+	long		 id;
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	id = hd_launch_held_spinner(&c);
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"timeout\":%d}",
+	    id, HD_BOUND);
+	r = h_conn_call(&c, "reset", params, HD_BOUND);
+	cr_assert_not_null(h_jpath(r, "result"), "reset: %s", json_dumps(r,
+	    JSON_COMPACT));
+	json_decref(r);
+	st = h_cli_status(id);
+	cr_assert_null(h_jpath(st, "hold"), "the verdict's hold outlived its "
+	    "lease holder's reset: %s", json_dumps(h_jpath(st, "hold"),
+	    JSON_COMPACT));
+	cr_assert_null(h_jpath(st, "verdict"), "the verdict outlived the "
+	    "reset");
+	cr_assert_str_eq(h_jstr(json_array_get(h_jpath(st, "verdicts"), 0),
+	    "ended.by") ?: "", "reset",
+	    "%s", json_dumps(h_jpath(st, "verdicts"), JSON_COMPACT));
+	cr_assert_str_eq(h_jstr(st, "state"), "running");
+	json_decref(st);
+	cr_assert(h_cli_wait_status(id, "target.state", "running", HD_BOUND),
+	    "the target does not run after the reset");
+	/* In service again: a new deadline is taken, and its verdict holds. */
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"ms\":1000}", id);
+	r = h_conn_call(&c, "deadline", params, HD_BOUND);
+	cr_assert_not_null(h_jpath(r, "result.deadline"), "deadline after the "
+	    "reset: %s", json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+	cr_assert(h_cli_wait_status(id, "verdict.kind", "deadline", HD_BOUND),
+	    "the new deadline gave no verdict");
+	cr_assert(h_cli_wait_status(id, "hold.by.verdict", "deadline",
+	    HD_BOUND), "the new verdict did not hold the session");
+	st = h_cli_status(id);
+	cr_assert_eq(json_array_size(h_jpath(st, "verdicts")), 2, "%s",
+	    json_dumps(h_jpath(st, "verdicts"), JSON_COMPACT));
+	json_decref(st);
+	h_conn_close(&c);
+	json_decref(h_cli_stop(id, NULL, NULL));
+}
+
+Test(hold, a_verdict_hold_released_while_its_lease_lives_runs_on)
+{
+	struct h_conn	 c;
+	struct h_res	 r;
+	char		 ids[32], *out;
+	json_t		*st;
+	long		 id;
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	id = hd_launch_held_spinner(&c);
+	h_idstr(id, ids, sizeof(ids));
+	/* A reset by another client ends the verdict; the hold stays. */
+	cr_assert_eq(h_cli(&r, H_ARGS("reset", ids)), 0, "reset: exit %d (%s)",
+	    r.code, r.err);
+	h_run_free(&r);
+	st = h_cli_status(id);
+	cr_assert_null(h_jpath(st, "verdict"));
+	cr_assert_not_null(h_jpath(st, "hold"), "another client's reset let "
+	    "go of the hold");
+	json_decref(st);
+	out = hd_hold(id, 0, "--ttl", "0");
+	free(out);
+	st = h_cli_status(id);
+	cr_assert_str_eq(h_jstr(st, "state"), "running", "a release stopped "
+	    "a session its lease holds: %s", json_dumps(st, JSON_COMPACT));
+	json_decref(st);
+	h_conn_close(&c);
+	json_decref(h_cli_stop(id, NULL, NULL));
+}
+
+Test(hold, a_verdict_hold_released_with_its_verdict_and_lease_stops_only_without_the_lease)
+{
+	struct h_conn	 c;
+	json_t		*st;
+	long		 id;
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	id = hd_launch_held_spinner(&c);
+	free(hd_hold(id, 0, "--ttl", "0"));
+	st = h_cli_status(id);
+	cr_assert_str_eq(h_jstr(st, "state"), "running", "a release stopped "
+	    "a session its lease holds: %s", json_dumps(st, JSON_COMPACT));
+	cr_assert_str_eq(h_jstr(st, "verdict.kind") ?: "", "deadline");
+	json_decref(st);
+	/* Held again, its lease ended: a release stops it. */
+	hd_release_after_lease(&c, id);
 }

@@ -4,6 +4,9 @@
  * every thread is; a silent program gets a silent verdict; a deadline
  * moved before it runs out fires at its new time; on_deadline hold keeps
  * the session with its target halted; bad params are refused.
+ * Issue 32: a verdict ends the expect and wait that wait on its session
+ * at once, with the verdict; a reset ends a fault's verdict, which the
+ * history keeps.
  */
 #include "harness.h"
 
@@ -273,4 +276,167 @@ Test(verdict, bad_params_are_refused)
 	h_run_free(&r);
 	h_conn_close(&c);
 	cr_assert(h_daemon_ping(), "the daemon serves on");
+}
+
+/* Send method with params on c as request id, without reading its reply. */
+static void
+vd_send(struct h_conn *c, long id, const char *method, const char *params)
+{
+	char line[1024];
+
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":%ld,"
+	    "\"method\":\"%s\",\"params\":%s}\n", id, method, params);
+	cr_assert_eq(h_conn_send(c, line, strlen(line), VD_BOUND), 0);
+}
+
+/* The replies to requests 1..n on c (any order), within bound_ms each. */
+static void
+vd_replies(struct h_conn *c, json_t **out, size_t n, int bound_ms)
+{
+	json_t		*j;
+	size_t		 got = 0;
+	long long	 id;
+
+	while (got < n) {
+		j = h_conn_recv(c, bound_ms);
+		cr_assert_not_null(j, "%zu of %zu replies came within %d ms",
+		    got, n, bound_ms);
+		id = json_integer_value(json_object_get(j, "id"));
+		if (id < 1 || id > (long long)n || out[id - 1] != NULL) {
+			json_decref(j);
+			continue;
+		}
+		out[id - 1] = j;
+		got++;
+	}
+}
+
+/* Assert reply is the error of a verdict of kind, naming the session. */
+static void
+vd_assert_verdict_error(json_t *reply, const char *kind, long id)
+{
+	cr_assert_str_eq(h_jkind(reply) ?: "", "verdict", "not ended by the "
+	    "verdict: %s", json_dumps(reply, JSON_COMPACT));
+	cr_assert_str_eq(h_jstr(reply, "error.data.verdict.kind") ?: "", kind,
+	    "%s", json_dumps(reply, JSON_COMPACT));
+	cr_assert_eq(h_jint(reply, "error.data.session", -1), id);
+}
+
+Test(verdict, a_hold_verdict_ends_a_waiting_expect_and_wait_at_once)
+{
+	struct h_conn	 c;
+	struct h_res	 r;
+	json_t		*rep[2] = { NULL, NULL }, *st;
+	char		 params[256], ids[32];
+	double		 t0, took;
+	long		 id;
+
+	h_daemon_fg();
+	id = h_conn_launch_once("{\"kind\":\"exec\",\"argv\":[\"sh\",\"-c\","
+	    "\"echo said-before; exec sleep 1000\"],\"deadline\":2000,"
+	    "\"on_deadline\":\"hold\"}", VD_BOUND);
+	h_idstr(id, ids, sizeof(ids));
+	h_cli_wait_log(ids, "said-before", VD_BOUND);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	t0 = h_now();
+	/* An expect that would wait 60 s, and a wait for the end: both pending. */
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"patterns\":"
+	    "\"never-said\",\"from\":0,\"timeout\":60000}", id);
+	vd_send(&c, 1, "expect", params);
+	snprintf(params, sizeof(params), "{\"session\":%ld}", id);
+	vd_send(&c, 2, "wait", params);
+	vd_replies(&c, rep, 2, VD_BOUND);
+	took = h_now() - t0;
+	cr_assert_lt(took, 20.0, "the waits ended %.1f s after they began, "
+	    "not at the 2 s deadline's verdict", took);
+	vd_assert_verdict_error(rep[0], "deadline", id);
+	cr_assert_not_null(strstr(h_jstr(rep[0], "error.data.got") ?: "",
+	    "said-before"), "the expect's error has not what came: %s",
+	    json_dumps(rep[0], JSON_COMPACT));
+	vd_assert_verdict_error(rep[1], "deadline", id);
+	json_decref(rep[0]);
+	json_decref(rep[1]);
+	st = h_cli_status(id);
+	cr_assert_str_eq(h_jstr(st, "state"), "running", "the held session "
+	    "ended: %s", json_dumps(st, JSON_COMPACT));
+	cr_assert_not_null(h_jpath(st, "hold"));
+	json_decref(st);
+	/* dbgctl wait on a held session: at once, 6, with the verdict. */
+	cr_assert_eq(h_cli(&r, H_ARGS("wait", ids)), 6, "wait: exit %d (%s)",
+	    r.code, r.err);
+	cr_assert_not_null(strstr(r.out, "verdict: deadline"), "%s", r.out);
+	h_run_free(&r);
+	/* A hold a client sets since is waited out, as any other. */
+	cr_assert_eq(h_cli(&r, H_ARGS("hold", "--ttl", "60", ids)), 0);
+	h_run_free(&r);
+	cr_assert_eq(h_cli(&r, H_ARGS("wait", "--timeout", "500", ids)), 4,
+	    "wait under a client's hold: exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
+	h_conn_close(&c);
+	json_decref(h_cli_stop(id, NULL, NULL));
+}
+
+Test(verdict, a_stop_verdict_ends_a_waiting_expect_with_the_verdict)
+{
+	struct h_conn	 c;
+	json_t		*rep[1] = { NULL };
+	char		 params[256];
+	long		 id;
+
+	h_daemon_fg();
+	id = h_conn_launch_once("{\"kind\":\"exec\",\"argv\":[\"sleep\","
+	    "\"1000\"],\"deadline\":1500}", VD_BOUND);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"patterns\":"
+	    "\"never-said\",\"timeout\":60000}", id);
+	vd_send(&c, 1, "expect", params);
+	vd_replies(&c, rep, 1, VD_BOUND);
+	vd_assert_verdict_error(rep[0], "deadline", id);
+	json_decref(rep[0]);
+	h_conn_close(&c);
+	json_decref(h_cli_wait_ended(id, VD_BOUND));
+}
+
+Test(verdict, a_reset_ends_the_fault_verdict_and_the_history_keeps_it)
+{
+	struct h_conn	 c;
+	json_t		*r, *st, *end, *old;
+	char		 params[1024];
+	long		 id;
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	snprintf(params, sizeof(params), "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"]}", h_ctx_fixture("FIX_FAULT"));
+	r = h_conn_call(&c, "launch", params, VD_BOUND);
+	id = (long)h_jint(r, "result.id", -1);
+	cr_assert_gt(id, 0, "%s", json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+	cr_assert(h_cli_wait_status(id, "verdict.kind", "fault", VD_BOUND),
+	    "the fault gave no verdict");
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"halt\":true,"
+	    "\"timeout\":%d}", id, VD_BOUND);
+	r = h_conn_call(&c, "reset", params, VD_BOUND);
+	cr_assert(json_is_true(h_jpath(r, "result.fault_cleared")), "%s",
+	    json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+	st = h_cli_status(id);
+	cr_assert_null(h_jpath(st, "fault"));
+	cr_assert_null(h_jpath(st, "verdict"), "the fault's verdict outlived "
+	    "the reset: %s", json_dumps(h_jpath(st, "verdict"), JSON_COMPACT));
+	cr_assert_eq(json_array_size(h_jpath(st, "verdicts")), 1, "%s",
+	    json_dumps(st, JSON_COMPACT));
+	old = json_array_get(h_jpath(st, "verdicts"), 0);
+	cr_assert_str_eq(h_jstr(old, "kind") ?: "", "fault");
+	cr_assert_str_eq(h_jstr(old, "ended.by") ?: "", "reset", "%s",
+	    json_dumps(old, JSON_COMPACT));
+	cr_assert_not_null(h_jpath(old, "fault.seq"), "the history's verdict "
+	    "lost its fault record");
+	json_decref(st);
+	/* The session's end names no verdict: its program's own, or stop's. */
+	end = h_cli_stop(id, NULL, NULL);
+	cr_assert_null(h_jpath(end, "exit.verdict"), "%s", json_dumps(end,
+	    JSON_COMPACT));
+	json_decref(end);
+	h_conn_close(&c);
 }

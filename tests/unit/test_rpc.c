@@ -422,8 +422,9 @@ Test(rpc, kinds)
 		{ 13, "eof" },
 		{ 14, "exists" },
 		{ 15, "io_error" },
+		{ 16, "verdict" },
 		{ 0, "error" },
-		{ 16, "error" },
+		{ 17, "error" },
 		{ -32000, "error" },
 	};
 	size_t i;
