@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "dbgctl.h"
-#include "signame.h"
 #include "term.h"
 
 /* One attached terminal: the raw console connection and a control one. */
@@ -123,30 +122,23 @@ cmd_attach_banner(struct attach *a)
 
 /*
  * Say how the session ended, from its exit record:
- * "[session 3 ended: exit code 0, by quit]".
+ * "[session 3 ended: exit code 0, by quit]", "[session 3 ended: signal 15
+ * (TERM), by term]".
  */
 static void
 cmd_attach_ended(struct attach *a, json_t *s)
 {
 	json_t		*rec = json_object_get(s, "exit");
 	const char	*by = json_string_value(json_object_get(rec, "by"));
-	const char	*sig;
 	char		 how[64];
-	json_int_t	 n;
 
 	if (a->quiet || rec == NULL)
 		return;
+	/* In stop's and list's words: "exit code 0", "signal 15 (TERM)". */
+	fmt_exit(rec, how, sizeof how);
 	if (json_is_integer(json_object_get(rec, "code")))
 		snprintf(how, sizeof how, "exit code %lld", (long long)
 		    json_integer_value(json_object_get(rec, "code")));
-	else {
-		n = json_integer_value(json_object_get(rec, "signal"));
-		sig = signame_name((int)n);
-		if (sig != NULL)
-			snprintf(how, sizeof how, "signal SIG%s", sig);
-		else
-			snprintf(how, sizeof how, "signal %lld", (long long)n);
-	}
 	fprintf(stderr, "%s[session %lld ended: %s%s%s]\n", cmd_attach_nl(a),
 	    (long long)json_integer_value(json_object_get(s, "id")), how,
 	    by != NULL ? ", by " : "", by != NULL ? by : "");

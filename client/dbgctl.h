@@ -49,6 +49,12 @@ struct client_error {
 #define ARGS_OPTIONS_MAX	40
 #define ARGS_NAME_MAX		24
 
+/* The longest word the edit distance is measured for. */
+#define ARGS_WORD_MAX		64
+
+/* The most edits a name suggested for an unknown one may be away. */
+#define ARGS_NEAR		2
+
 /*
  * What a command accepts: options is its words, a one-letter one a short
  * option (-x), a longer one a long option (--kind); a word ending in ':'
@@ -198,6 +204,9 @@ int		 args_count(const struct args *);
 int		 args_known(const struct args *, const char *);
 void		 args_split(struct args *, const struct args_template *);
 const char	*args_operand(const struct args *, int);
+size_t		 args_distance(const char *, const char *);
+void		 args_nearest(const char *, const char *const *, size_t,
+		    const char *, char *, size_t);
 
 /* autostart.c */
 int		 autostart_connect(struct client *);
@@ -226,6 +235,7 @@ extern const struct cmd_entry cmd_stop_entry;
 extern const struct cmd_entry cmd_signal_entry;
 int		 cmd_session_status(json_t *);
 void		 cmd_stop_print_session(json_t *);
+void		 cmd_status_fault(json_t *);
 
 /* cmd-rm.c */
 extern const struct cmd_entry cmd_rm_entry;
