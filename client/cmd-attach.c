@@ -13,6 +13,9 @@
 #include "term.h"
 
 /* One attached terminal: the raw console connection and a control one. */
+/* What the attach loop returns when writing to stdout met EPIPE. */
+#define ATTACH_STDOUT_GONE	2
+
 struct attach {
 	struct client	*c;		/* control: resize, status */
 	struct client	 raw;		/* the console stream */
@@ -204,7 +207,8 @@ cmd_attach_events(struct attach *a)
 
 /*
  * Copy console output to stdout and stdin to the console until the session
- * ends (1) or the user detaches (0).
+ * ends (1), the user detaches (0) or stdout's reader has gone
+ * (ATTACH_STDOUT_GONE).
  */
 static int
 cmd_attach_loop(struct attach *a)
@@ -241,7 +245,7 @@ cmd_attach_loop(struct attach *a)
 		tty_modes(&a->term);
 		a->last = buf[n - 1];
 		if (cmd_write_all(STDOUT_FILENO, buf, n) != 0)
-			return 1;
+			return errno == EPIPE ? ATTACH_STDOUT_GONE : 1;
 	}
 }
 
@@ -350,6 +354,9 @@ cmd_attach_terminal(struct client *c, json_t *session, int key, int quiet,
 	ended = cmd_attach_loop(&a);
 	tty_leave();
 	client_close(&a.raw);
+	/* `dbgctl attach 3 | head -3`: our reader left, not the daemon. */
+	if (ended == ATTACH_STDOUT_GONE)
+		cmd_stdout_gone();
 	rv = cmd_attach_finish(&a, ended);
 	return rv;
 }

@@ -96,6 +96,9 @@ cmd_inspect_print_break(struct cmd *self, json_t *result)
 		return;
 	}
 	if ((list = json_object_get(result, "breakpoints")) != NULL) {
+		/* As gdb's info breakpoints: an empty list is said, not blank. */
+		if (json_array_size(list) == 0)
+			printf("no breakpoints\n");
 		json_array_foreach(list, i, v)
 			cmd_inspect_print_bkpt(v);
 		return;

@@ -1,6 +1,7 @@
 /* Running a command: its line parsed before it runs, usage errors, output. */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,4 +323,23 @@ cmd_write_all(int fd, const void *buf, size_t len)
 		len -= n;
 	}
 	return 0;
+}
+
+/*
+ * Our stdout's reader has gone (a pipe to head that has its lines): end as
+ * cat does, quietly, by SIGPIPE, which the shell shows as 141; the session
+ * goes on. The terminal is left as it was found before this is called.
+ */
+void
+cmd_stdout_gone(void)
+{
+	sigset_t	set;
+
+	fflush(stderr);
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(SIGPIPE);
+	_exit(128 + SIGPIPE);
 }

@@ -226,6 +226,7 @@ extern const struct cmd_option cmd_global_options[];
 json_t		*cmd_session_ref(const char *);
 int		 cmd_print_json(json_t *);
 int		 cmd_write_all(int, const void *, size_t);
+void		 cmd_stdout_gone(void) __attribute__((noreturn));
 
 /* cmd-session.c */
 extern const struct cmd_entry cmd_launch_entry;
@@ -304,6 +305,9 @@ int		 cmd_attach_key(const struct cmd *, int *);
 extern const struct cmd_entry cmd_send_entry;
 extern const struct cmd_entry cmd_recv_entry;
 extern const struct cmd_entry cmd_pipe_entry;
+
+/* cmd-keys.c */
+extern const struct cmd_entry cmd_send_keys_entry;
 
 /* cmd-exec.c */
 extern const struct cmd_entry cmd_exec_entry;

@@ -46,6 +46,7 @@ static const struct cmd_entry *const main_commands[] = {
 	&cmd_logs_entry,
 	&cmd_expect_entry,
 	&cmd_send_entry,
+	&cmd_send_keys_entry,
 	&cmd_recv_entry,
 	&cmd_pipe_entry,
 	&cmd_attach_entry,

@@ -23,6 +23,7 @@ _dbgctl_spec=(
 	"logs|f n: plain stream: timestamps|any"
 	"expect|stream: timeout: exact from: cursor: i ignore-case|any none"
 	"send|eof|live none"
+	"send-keys|l|live none..."
 	"recv|max: timeout:|live"
 	"pipe||live"
 	"attach|detach-key: q quiet server|live"
