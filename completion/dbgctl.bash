@@ -34,7 +34,7 @@ _dbgctl_spec=(
 	"break|condition: temporary hardware list delete timeout:|live none..."
 	"eval|timeout:|live none..."
 	"mem|raw write timeout:|live none..."
-	"regs|timeout:|live none..."
+	"regs|all timeout:|live none..."
 	"reset|halt timeout:|live"
 	"load|file: halt timeout:|live"
 	"wait-stop|after: timeout:|live"
