@@ -371,30 +371,41 @@ args_join(const char *const *names, size_t n, char *buf, size_t len)
 }
 
 /*
- * Say that "--word" is no option of a, naming those it may have meant: the
- * ones it begins (getopt would have taken one), else the nearest.
+ * The long options "--word" may have meant, among the n of names, into
+ * buf ("" for none): those it begins (getopt would have taken one), else
+ * the nearest.
  */
+void
+args_suggest_long(const char *word, const char *const *names, size_t n,
+    char *buf, size_t len)
+{
+	const char	*begun[ARGS_OPTIONS_MAX + 8];
+	size_t		 i, nbegun = 0, wlen = strlen(word);
+
+	for (i = 0; i < n && nbegun < sizeof begun / sizeof begun[0]; i++)
+		if (wlen > 0 && strncmp(names[i], word, wlen) == 0)
+			begun[nbegun++] = names[i];
+	if (nbegun > 0)
+		args_join(begun, nbegun, buf, len);
+	else
+		args_nearest(word, names, n, "--", buf, len);
+}
+
+/* Say that "--word" is no option of a, with those it may have meant. */
 static void
 args_unknown_long(const struct args *a, const char *word, char *cause,
     size_t len)
 {
-	const char	*names[ARGS_OPTIONS_MAX + 1], *begun[ARGS_OPTIONS_MAX + 1];
-	char		 near[256] = "";
-	size_t		 n = 0, nbegun = 0, wlen = strlen(word);
+	const char	*names[ARGS_OPTIONS_MAX + 1];
+	char		 near[256];
+	size_t		 n = 0;
 	int		 i;
 
-	for (i = 0; i <= a->noptions; i++) {
-		if (i < a->noptions && args_short(a, i))
-			continue;
-		names[n] = i < a->noptions ? a->options[i].name : "help";
-		if (wlen > 0 && strncmp(names[n], word, wlen) == 0)
-			begun[nbegun++] = names[n];
-		n++;
-	}
-	if (nbegun > 0)
-		args_join(begun, nbegun, near, sizeof near);
-	else
-		args_nearest(word, names, n, "--", near, sizeof near);
+	for (i = 0; i < a->noptions; i++)
+		if (!args_short(a, i))
+			names[n++] = a->options[i].name;
+	names[n++] = "help";
+	args_suggest_long(word, names, n, near, sizeof near);
 	snprintf(cause, len, "unknown option: --%s%s%s%s", word,
 	    *near != '\0' ? "; did you mean " : "", near,
 	    *near != '\0' ? "?" : "");

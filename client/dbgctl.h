@@ -207,6 +207,8 @@ const char	*args_operand(const struct args *, int);
 size_t		 args_distance(const char *, const char *);
 void		 args_nearest(const char *, const char *const *, size_t,
 		    const char *, char *, size_t);
+void		 args_suggest_long(const char *, const char *const *, size_t,
+		    char *, size_t);
 
 /* autostart.c */
 int		 autostart_connect(struct client *);

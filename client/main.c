@@ -208,7 +208,7 @@ main_whole(const struct option *o, char **argv)
 	    len) == 0 && (word[2 + len] == '\0' || word[2 + len] == '=');
 }
 
-/* A global option word that is none, with the one it may have meant. */
+/* A global option word that is none, with those it may have meant. */
 static int
 main_unknown_option(const struct option *options, const char *word)
 {
@@ -220,18 +220,9 @@ main_unknown_option(const struct option *options, const char *word)
 		return main_usage_error("unknown option", word);
 	snprintf(name, sizeof name, "%.*s", (int)strcspn(word + 2, "="),
 	    word + 2);
-	for (; options->name != NULL && n < 16; options++) {
-		if (strncmp(options->name, name, strlen(name)) == 0) {
-			n = 0;
-			names[n++] = options->name;
-			break;
-		}
+	for (; options->name != NULL && n < 16; options++)
 		names[n++] = options->name;
-	}
-	if (options->name != NULL && *name != '\0')
-		snprintf(near, sizeof near, "--%s", names[0]);
-	else
-		args_nearest(name, names, n, "--", near, sizeof near);
+	args_suggest_long(name, names, n, near, sizeof near);
 	client_warn("unknown option: --%s%s%s%s", name, *near != '\0' ?
 	    "; did you mean " : "", near, *near != '\0' ? "?" : "");
 	fprintf(stderr, "usage: dbgctl [GLOBAL OPTIONS] COMMAND [OPTIONS] "
