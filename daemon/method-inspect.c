@@ -17,6 +17,8 @@
 #define METHOD_INSPECT_MEMORY_MAX (1024 * 1024)
 /* The most bytes of register names an unknown name's refusal lists. */
 #define METHOD_INSPECT_REGS_LIST	320
+/* The longest unknown name the refusal quotes (the list fits beside it). */
+#define METHOD_INSPECT_REGS_NAME	96
 
 /* Queue the job with the verb's timeout. */
 static enum method_return
@@ -438,8 +440,13 @@ method_inspect_regs_unknown(struct gdb_job *j, json_t *names,
 	if (shown < all)
 		snprintf(known + used, sizeof known - used, " and %zu more",
 		    all - shown);
-	gdb_job_fail(j, RPC_INVALID_PARAMS, "no register \"%s\" (this target "
-	    "has: %s)", name, known);
+	/* A long name would push the list past the message's end. */
+	if (strlen(name) > METHOD_INSPECT_REGS_NAME)
+		gdb_job_fail(j, RPC_INVALID_PARAMS, "no register of the %zu-byte "
+		    "name given (this target has: %s)", strlen(name), known);
+	else
+		gdb_job_fail(j, RPC_INVALID_PARAMS, "no register \"%s\" (this "
+		    "target has: %s)", name, known);
 }
 
 /*
