@@ -388,7 +388,7 @@ cmd_inspect_print_mem(struct cmd *self, json_t *result)
 		client_fatal("reply from the daemon not understood");
 	if (args_has(&self->args, "raw")) {
 		if (cmd_write_all(STDOUT_FILENO, p, len) != 0)
-			client_fatal("write: stdout: %s", strerror(errno));
+			cmd_stdout_failed();
 	} else
 		cmd_inspect_dump(addr != NULL ? strtoull(addr, NULL, 0) : 0, p,
 		    len);

@@ -343,3 +343,17 @@ cmd_stdout_gone(void)
 	raise(SIGPIPE);
 	_exit(128 + SIGPIPE);
 }
+
+/*
+ * Writing to stdout failed (errno says why): a reader that left ends us
+ * as it ends cat, by SIGPIPE; any other error is ours, status 1, never
+ * the daemon's status 3.
+ */
+void
+cmd_stdout_failed(void)
+{
+	if (errno == EPIPE)
+		cmd_stdout_gone();
+	client_warn("write: stdout: %s", strerror(errno));
+	exit(EXIT_FAILED);
+}

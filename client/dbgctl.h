@@ -229,6 +229,7 @@ json_t		*cmd_session_ref(const char *);
 int		 cmd_print_json(json_t *);
 int		 cmd_write_all(int, const void *, size_t);
 void		 cmd_stdout_gone(void) __attribute__((noreturn));
+void		 cmd_stdout_failed(void) __attribute__((noreturn));
 
 /* cmd-session.c */
 extern const struct cmd_entry cmd_launch_entry;

@@ -308,6 +308,8 @@ main(int argc, char **argv)
 
 	rv = cmd_run(entry, argc, argv, socket_arg, json);
 	if (fflush(stdout) != 0 && rv == EXIT_OK) {
+		if (errno == EPIPE)
+			cmd_stdout_gone();
 		client_warn("stdout: %s", strerror(errno));
 		rv = EXIT_FAILED;
 	}

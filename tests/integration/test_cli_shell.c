@@ -312,6 +312,73 @@ Test(clishell, attach_whose_reader_leaves_ends_by_sigpipe_as_cat_does)
 }
 
 /*
+ * Run dbgctl ARGS with SIGPIPE ignored, as a parent that ignores it leaves
+ * it, stdout and stderr on pipes whose reading ends go to *out and *err.
+ */
+static pid_t
+shell_spawn_sigpipe_ignored(const char *const args[], int *out, int *err)
+{
+	const char **v = h_cli_argv(args);
+	int o[2], e[2];
+	pid_t pid;
+
+	cr_assert_eq(pipe2(o, O_CLOEXEC), 0, "pipe2: %s", strerror(errno));
+	cr_assert_eq(pipe2(e, O_CLOEXEC), 0, "pipe2: %s", strerror(errno));
+	pid = fork();
+	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		signal(SIGPIPE, SIG_IGN);
+		dup2(o[1], 1);
+		dup2(e[1], 2);
+		execve(v[0], (char *const *)v, H->envp);
+		_exit(127);
+	}
+	free(v);
+	close(o[1]);
+	close(e[1]);
+	*out = o[0];
+	*err = e[0];
+	return pid;
+}
+
+/*
+ * `dbgctl logs -f S | head -1` where SIGPIPE is ignored: the reader that
+ * left ends it as it ends cat, by SIGPIPE and quietly, never with the
+ * status of a daemon that cannot be reached (3).
+ */
+Test(clishell, logs_whose_reader_leaves_ends_by_sigpipe_not_status_3)
+{
+	struct h_bytes out = { 0 }, err = { 0 };
+	char id[32], buf[512];
+	ssize_t n;
+	pid_t pid;
+	long sid;
+	int o, e, st = 0;
+
+	h_daemon_fg();
+	sid = h_cli_launch_sh(NULL, "while :; do echo tick; sleep 0.05; done");
+	h_idstr(sid, id, sizeof id);
+	h_cli_wait_log(id, "tick", H_WAIT_BOUND);
+	pid = shell_spawn_sigpipe_ignored(H_ARGS("logs", "-f", id), &o, &e);
+	cr_assert(shell_read_lines(o, 1, &out), "logs -f printed no line");
+	close(o);
+	cr_assert(h_run_waitpid(pid, H_WAIT_BOUND, &st), "logs -f went on "
+	    "after its reader left");
+	while ((n = read(e, buf, sizeof buf)) > 0)
+		h_bytes_add(&err, buf, (size_t)n);
+	close(e);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE, "logs -f ended "
+	    "with %s, not SIGPIPE (stderr: %s)", h_run_wstatus(st,
+	    (char[64]){ 0 }, 64), h_shown(err.p, err.len, 200));
+	cr_assert_eq(err.len, 0, "logs -f said: %s", h_shown(err.p, err.len,
+	    200));
+	free(out.p);
+	free(err.p);
+	json_decref(h_cli_stop(sid, NULL, NULL));
+}
+
+/*
  * send-keys types at a session's console as a person would: text as
  * given, named keys as their bytes (Enter, C-c), -l all as text.
  */
