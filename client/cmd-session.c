@@ -341,52 +341,34 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 	return 0;
 }
 
-/* The launch parameters the repeatable options stand for. */
+/*
+ * The launch parameters whose options are not named after them (the rest
+ * client_error names as typed, --stop-timeout for "stop_timeout").
+ */
 static const struct {
 	const char	*name;		/* the option */
 	const char	*key;		/* the launch parameter */
 } cmd_launch_lists[] = {
 	{ "x", "commands" },
 	{ "fault-break", "fault_breaks" },
+	{ "no-fault-break", "fault_break_defaults" },
 	{ "qemu-arg", "qemu_args" },
 	{ "reset-command", "reset_commands" },
 	{ "load-command", "load_commands" },
-	{ "env", "env" },
-	{ "cwd", "cwd" },
 };
-
-/* In message, "key" (a launch parameter, quoted) becomes the option's name. */
-static void
-cmd_launch_word_of(char *message, size_t size, const char *key,
-    const char *name)
-{
-	char	quoted[64], *at, rest[1024];
-
-	snprintf(quoted, sizeof quoted, "\"%s\"", key);
-	while ((at = strstr(message, quoted)) != NULL) {
-		strlcpy(rest, at + strlen(quoted), sizeof rest);
-		snprintf(at, size - (at - message), "%s%s%s", name[1] == '\0' ?
-		    "-" : "--", name, rest);
-	}
-}
 
 /*
  * Report a refused launch as the client's options name it: the daemon
- * names its parameters ("pid" belongs to ...), a person typed --pid.
+ * names its parameters ("commands" must be ...), a person typed -x.
  */
 static int
 cmd_launch_error(struct client *c)
 {
-	char	*m = c->error.message;
-	size_t	 i, size = sizeof c->error.message;
+	size_t	i;
 
-	for (i = 0; i < sizeof cmd_launch_params / sizeof *cmd_launch_params;
-	    i++)
-		cmd_launch_word_of(m, size, cmd_launch_params[i].key,
-		    cmd_launch_params[i].name);
 	for (i = 0; i < sizeof cmd_launch_lists / sizeof *cmd_launch_lists; i++)
-		cmd_launch_word_of(m, size, cmd_launch_lists[i].key,
-		    cmd_launch_lists[i].name);
+		args_param_to_option(c->error.message, sizeof c->error.message,
+		    cmd_launch_lists[i].key, cmd_launch_lists[i].name);
 	return client_error(c);
 }
 

@@ -273,6 +273,8 @@ cmd_run(const struct cmd_entry *entry, int argc, char **argv,
 	client_init(&c, socket_arg, json);
 	c.autostart = (entry->flags & CMD_AUTOSTART) != 0;
 	c.exits = entry->exits;
+	/* The daemon's refusals name params; a person typed options. */
+	c.args = &self.args;
 	rv = entry->exec(&self, &c);
 	client_close(&c);
 	json_decref(self.session);

@@ -105,6 +105,7 @@ struct client {
 	int			 json;		/* --json */
 	int			 autostart;	/* may start the daemon */
 	const struct cmd_exit	*exits;		/* NULL: client_exits */
+	const struct args	*args;		/* the command's, or NULL */
 
 	int			 fd;		/* -1 until connected */
 	/* Over ssh://: the ssh process, its stderr (a memfd), the address. */
@@ -209,6 +210,9 @@ void		 args_nearest(const char *, const char *const *, size_t,
 		    const char *, char *, size_t);
 void		 args_suggest_long(const char *, const char *const *, size_t,
 		    char *, size_t);
+void		 args_param_to_option(char *, size_t, const char *,
+		    const char *);
+void		 args_name_params(const struct args *, char *, size_t);
 
 /* autostart.c */
 int		 autostart_connect(struct client *);

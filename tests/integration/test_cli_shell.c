@@ -131,6 +131,28 @@ Test(clishell, launch_speaks_of_options_as_typed)
 	h_run_free(&r);
 }
 
+/* Any command's refusal by the daemon names its params as options. */
+Test(clishell, refusals_name_params_as_the_options_typed)
+{
+	struct h_res r;
+	char id[32];
+	long sid;
+
+	h_daemon_fg();
+	sid = h_cli_launch_sh(NULL, "exec sleep 1000");
+	h_idstr(sid, id, sizeof id);
+	h_cli(&r, H_ARGS("hold", "--ttl", "99999999999", id));
+	cr_assert(r.code == 1 && strstr(r.err, "dbgctl: --ttl must be") !=
+	    NULL, "hold --ttl out of range: exit %d: %s", r.code, r.err);
+	h_run_free(&r);
+	h_cli(&r, H_ARGS("stop", "--timeout", "99999999", id));
+	cr_assert(r.code == 1 && strstr(r.err, "dbgctl: --timeout must be") !=
+	    NULL, "stop --timeout out of range: exit %d: %s", r.code, r.err);
+	h_run_free(&r);
+	h_cli_expect_state(sid, "running", "after the refusals");
+	json_decref(h_cli_stop(sid, NULL, NULL));
+}
+
 /* break --list with none says so; a breakpoint then is listed. */
 Test(clishell, break_list_says_when_there_are_none)
 {
