@@ -295,7 +295,7 @@ args_lift(struct args *a, int argc, char **argv)
 }
 
 /* The edit distance of a and b (insert, delete, replace, swap: one each). */
-size_t
+static size_t
 args_distance(const char *a, const char *b)
 {
 	size_t	la = strlen(a), lb = strlen(b), i, j, d[3][ARGS_WORD_MAX + 1];

@@ -205,7 +205,6 @@ int		 args_count(const struct args *);
 int		 args_known(const struct args *, const char *);
 void		 args_split(struct args *, const struct args_template *);
 const char	*args_operand(const struct args *, int);
-size_t		 args_distance(const char *, const char *);
 void		 args_nearest(const char *, const char *const *, size_t,
 		    const char *, char *, size_t);
 void		 args_suggest_long(const char *, const char *const *, size_t,
