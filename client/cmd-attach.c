@@ -12,10 +12,10 @@
 #include "dbgctl.h"
 #include "term.h"
 
-/* One attached terminal: the raw console connection and a control one. */
 /* What the attach loop returns when writing to stdout met EPIPE. */
 #define ATTACH_STDOUT_GONE	2
 
+/* One attached terminal: the raw console connection and a control one. */
 struct attach {
 	struct client	*c;		/* control: resize, status */
 	struct client	 raw;		/* the console stream */
