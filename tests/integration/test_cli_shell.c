@@ -212,6 +212,16 @@ shell_need_ptrace(void)
 		    "attach to the test's own sleep", level);
 }
 
+/* Predicate for h_wait_for: the pid (a pid_t *) runs sleep. */
+static bool
+shell_is_sleep(void *arg)
+{
+	char comm[64];
+
+	h_pid_comm(*(pid_t *)arg, comm, sizeof comm);
+	return strcmp(comm, "sleep") == 0;
+}
+
 /* list's COMMAND of a --pid session is that process's command line. */
 Test(clishell, list_shows_the_command_of_a_process_attached_by_pid)
 {
@@ -229,6 +239,9 @@ Test(clishell, list_shows_the_command_of_a_process_attached_by_pid)
 		execl("/bin/sleep", "sleep", "1001", (char *)NULL);
 		_exit(127);
 	}
+	/* Its command line is sleep's once it has run it, not the fork's. */
+	cr_assert(h_wait_for(shell_is_sleep, &pid, H_WAIT_BOUND), "the sleep "
+	    "never ran");
 	snprintf(pids, sizeof pids, "%d", pid);
 	h_daemon_fg();
 	sid = h_cli_launch(H_ARGS("--pid", pids));
