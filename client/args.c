@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,27 +210,24 @@ args_keep(struct args *a, int i, const char *value, char *cause,
 }
 
 /*
- * Whether the word at arg ("--name" or "--nam=v", "name" being a command's
- * own long option or a unique prefix of one, as getopt finds it) takes the
- * next word as its value.
+ * Whether the word at arg ("--name" or "--name=v", "name" being a
+ * command's own long option by its whole name) takes the next word as its
+ * value.
  */
 static int
 args_long_takes_next(const struct args *a, const char *arg)
 {
 	size_t	len = strcspn(arg, "=");
-	int	i, found = -1;
+	int	i;
 
 	if (arg[len] == '=')
 		return 0;
 	for (i = 0; i < a->nown; i++) {
-		if (args_short(a, i) || strncmp(a->options[i].name, arg,
-		    len) != 0)
-			continue;
-		if (a->options[i].name[len] == '\0')
+		if (!args_short(a, i) && strlen(a->options[i].name) == len &&
+		    strncmp(a->options[i].name, arg, len) == 0)
 			return a->options[i].value != 0;
-		found = found == -1 ? i : -2;
 	}
-	return found >= 0 && a->options[found].value != 0;
+	return 0;
 }
 
 /* Whether the short option cluster arg ("-fn5", "-n") takes the next word. */
@@ -252,10 +250,8 @@ args_short_takes_next(const struct args *a, const char *arg)
 }
 
 /*
- * The long global options among the command's, by their whole names only,
- * are taken out of argv before getopt sees it, so that a prefix of a
- * command's own option means what it did before they were allowed here
- * (recv --t: --timeout, not --token-file). Returns argv's new count.
+ * The long global options among the command's, by their whole names, are
+ * taken out of argv before getopt sees it. Returns argv's new count.
  */
 static int
 args_lift(struct args *a, int argc, char **argv)
@@ -296,6 +292,168 @@ args_lift(struct args *a, int argc, char **argv)
 		argv[argc] = NULL;
 	}
 	return argc;
+}
+
+/* The edit distance of a and b (insert, delete, replace, swap: one each). */
+static size_t
+args_distance(const char *a, const char *b)
+{
+	size_t	la = strlen(a), lb = strlen(b), i, j, d[3][ARGS_WORD_MAX + 1];
+	size_t	cost, best;
+
+	if (la > ARGS_WORD_MAX || lb > ARGS_WORD_MAX)
+		return SIZE_MAX;
+	/* Three rows: the one before last for a swap of two letters. */
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++) {
+		d[i % 3][0] = i;
+		for (j = 1; j <= lb; j++) {
+			cost = a[i - 1] != b[j - 1];
+			best = d[(i - 1) % 3][j - 1] + cost;
+			if (d[(i - 1) % 3][j] + 1 < best)
+				best = d[(i - 1) % 3][j] + 1;
+			if (d[i % 3][j - 1] + 1 < best)
+				best = d[i % 3][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[(i - 2) % 3][j - 2] + 1 <
+			    best)
+				best = d[(i - 2) % 3][j - 2] + 1;
+			d[i % 3][j] = best;
+		}
+	}
+	return d[la % 3][lb];
+}
+
+/*
+ * The names nearest to word among the n of names, as git suggests them:
+ * those fewest edits away, if that is at most ARGS_NEAR and under half of
+ * word, joined with ", " and " or " into buf ("" when none is near).
+ */
+void
+args_nearest(const char *word, const char *const *names, size_t n,
+    const char *prefix, char *buf, size_t len)
+{
+	size_t	i, d, best = SIZE_MAX, many = 0, k = 0;
+
+	*buf = '\0';
+	for (i = 0; i < n; i++) {
+		if ((d = args_distance(word, names[i])) < best) {
+			best = d;
+			many = 0;
+		}
+		many += d == best;
+	}
+	if (best > ARGS_NEAR || 2 * best >= strlen(word))
+		return;
+	for (i = 0; i < n; i++) {
+		if (args_distance(word, names[i]) != best)
+			continue;
+		k++;
+		strlcat(buf, k == 1 ? "" : k == many ? " or " : ", ", len);
+		strlcat(buf, prefix, len);
+		strlcat(buf, names[i], len);
+	}
+}
+
+/* Join the n names into buf as "--a, --b or --c". */
+static void
+args_join(const char *const *names, size_t n, char *buf, size_t len)
+{
+	size_t	i;
+
+	*buf = '\0';
+	for (i = 0; i < n; i++) {
+		strlcat(buf, i == 0 ? "" : i == n - 1 ? " or " : ", ", len);
+		strlcat(buf, "--", len);
+		strlcat(buf, names[i], len);
+	}
+}
+
+/*
+ * The long options "--word" may have meant, among the n of names, into
+ * buf ("" for none): those it begins (getopt would have taken one), else
+ * the nearest.
+ */
+void
+args_suggest_long(const char *word, const char *const *names, size_t n,
+    char *buf, size_t len)
+{
+	const char	*begun[ARGS_OPTIONS_MAX + 8];
+	size_t		 i, nbegun = 0, wlen = strlen(word);
+
+	for (i = 0; i < n && nbegun < sizeof begun / sizeof begun[0]; i++)
+		if (wlen > 0 && strncmp(names[i], word, wlen) == 0)
+			begun[nbegun++] = names[i];
+	if (nbegun > 0)
+		args_join(begun, nbegun, buf, len);
+	else
+		args_nearest(word, names, n, "--", buf, len);
+}
+
+/* Say that "--word" is no option of a, with those it may have meant. */
+static void
+args_unknown_long(const struct args *a, const char *word, char *cause,
+    size_t len)
+{
+	const char	*names[ARGS_OPTIONS_MAX + 1];
+	char		 near[256];
+	size_t		 n = 0;
+	int		 i;
+
+	for (i = 0; i < a->noptions; i++)
+		if (!args_short(a, i))
+			names[n++] = a->options[i].name;
+	names[n++] = "help";
+	args_suggest_long(word, names, n, near, sizeof near);
+	snprintf(cause, len, "unknown option: --%s%s%s%s", word,
+	    *near != '\0' ? "; did you mean " : "", near,
+	    *near != '\0' ? "?" : "");
+}
+
+/*
+ * Refuse a long option that is not written out whole: getopt_long would
+ * take a prefix ("--al" for --all), and options are a script's contract
+ * by their names (dbgctl(1)).
+ */
+static int
+args_whole(struct args *a, int argc, char **argv, char *cause, size_t len)
+{
+	const char	*arg;
+	char		 word[ARGS_WORD_MAX + 1];
+	size_t		 wlen;
+	int		 i = 1, k;
+
+	while (i < argc && (arg = argv[i])[0] == '-' && arg[1] != '\0' &&
+	    strcmp(arg, "--") != 0) {
+		if (arg[1] != '-') {
+			i += 1 + args_short_takes_next(a, arg);
+			continue;
+		}
+		wlen = strcspn(arg + 2, "=");
+		if (wlen == 4 && strncmp(arg + 2, "help", 4) == 0)
+			return 0;	/* getopt: help, or "takes no argument" */
+		for (k = 0; k < a->noptions; k++) {
+			if (!args_short(a, k) && strlen(a->options[k].name) ==
+			    wlen && strncmp(a->options[k].name, arg + 2,
+			    wlen) == 0)
+				break;
+		}
+		if (k == a->noptions) {
+			snprintf(word, sizeof word, "%.*s", (int)wlen, arg + 2);
+			args_unknown_long(a, word, cause, len);
+			return -1;
+		}
+		if (k >= a->nown) {
+			/* A global one args_lift left: its value is wrong. */
+			snprintf(cause, len, "option %s: --%s",
+			    a->options[k].value != 0 ? "requires an argument" :
+			    "takes no argument", a->options[k].name);
+			return -1;
+		}
+		i += 1 + args_long_takes_next(a, arg + 2);
+	}
+	return 0;
 }
 
 /* Take the options, up to the first operand or "--", into a. */
@@ -344,6 +502,8 @@ args_parse(struct args *a, const struct args_template *template,
 	if ((a->given = calloc(argc, sizeof *a->given)) == NULL)
 		client_fatal("out of memory");
 	argc = args_lift(a, argc, argv);
+	if (args_whole(a, argc, argv, cause, len) != 0)
+		return ARGS_BAD;
 	if ((rv = args_options(a, argc, argv, cause, len)) != ARGS_OK)
 		return rv;
 	a->operands = argv + optind;
@@ -443,4 +603,55 @@ const char *
 args_operand(const struct args *a, int i)
 {
 	return i >= 0 && i < a->noperands ? a->operands[i] : NULL;
+}
+
+/* The words after a quoted param where the daemon names it as one. */
+static const char *const args_param_verbs[] = {
+	" must ", " belongs ", " is required", " is \"", NULL
+};
+
+/*
+ * In a daemon's message, "key" where it is named as a param ("ttl" must
+ * be ...) becomes the option name that sets it (--ttl): what was typed.
+ */
+void
+args_param_to_option(char *msg, size_t size, const char *key,
+    const char *name)
+{
+	char			 quoted[ARGS_NAME_MAX + 8], rest[1024];
+	char			*at = msg;
+	const char *const	*verb;
+	size_t			 qlen;
+
+	snprintf(quoted, sizeof quoted, "\"%s\"", key);
+	qlen = strlen(quoted);
+	while ((at = strstr(at, quoted)) != NULL) {
+		for (verb = args_param_verbs; *verb != NULL; verb++)
+			if (strncmp(at + qlen, *verb, strlen(*verb)) == 0)
+				break;
+		if (*verb == NULL) {
+			at += qlen;
+			continue;
+		}
+		strlcpy(rest, at + qlen, sizeof rest);
+		snprintf(at, size - (size_t)(at - msg), "%s%s%s", name[1] ==
+		    '\0' ? "-" : "--", name, rest);
+	}
+}
+
+/* The same for every long option of a's own: --stop-timeout sets "stop_timeout". */
+void
+args_name_params(const struct args *a, char *msg, size_t size)
+{
+	char	key[ARGS_NAME_MAX], *p;
+	int	i;
+
+	for (i = 0; i < a->nown; i++) {
+		if (args_short(a, i))
+			continue;
+		strlcpy(key, a->options[i].name, sizeof key);
+		for (p = key; (p = strchr(p, '-')) != NULL; p++)
+			*p = '_';
+		args_param_to_option(msg, size, key, a->options[i].name);
+	}
 }

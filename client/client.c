@@ -570,6 +570,9 @@ client_error(struct client *c)
 {
 	const struct cmd_exit	*e;
 
+	if (c->args != NULL)
+		args_name_params(c->args, c->error.message,
+		    sizeof c->error.message);
 	client_warn("%s", c->error.message);
 	for (e = c->exits != NULL ? c->exits : client_exits; e->kind != NULL;
 	    e++) {

@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include "dbgctl.h"
-#include "signame.h"
 #include "term.h"
+
+/* What the attach loop returns when writing to stdout met EPIPE. */
+#define ATTACH_STDOUT_GONE	2
 
 /* One attached terminal: the raw console connection and a control one. */
 struct attach {
@@ -124,30 +126,23 @@ cmd_attach_banner(struct attach *a)
 
 /*
  * Say how the session ended, from its exit record:
- * "[session 3 ended: exit code 0, by quit]".
+ * "[session 3 ended: exit code 0, by quit]", "[session 3 ended: signal 15
+ * (TERM), by term]".
  */
 static void
 cmd_attach_ended(struct attach *a, json_t *s)
 {
 	json_t		*rec = json_object_get(s, "exit");
 	const char	*by = json_string_value(json_object_get(rec, "by"));
-	const char	*sig;
 	char		 how[64];
-	json_int_t	 n;
 
 	if (a->quiet || rec == NULL)
 		return;
+	/* In stop's and list's words: "exit code 0", "signal 15 (TERM)". */
+	fmt_exit(rec, how, sizeof how);
 	if (json_is_integer(json_object_get(rec, "code")))
 		snprintf(how, sizeof how, "exit code %lld", (long long)
 		    json_integer_value(json_object_get(rec, "code")));
-	else {
-		n = json_integer_value(json_object_get(rec, "signal"));
-		sig = signame_name((int)n);
-		if (sig != NULL)
-			snprintf(how, sizeof how, "signal SIG%s", sig);
-		else
-			snprintf(how, sizeof how, "signal %lld", (long long)n);
-	}
 	fprintf(stderr, "%s[session %lld ended: %s%s%s]\n", cmd_attach_nl(a),
 	    (long long)json_integer_value(json_object_get(s, "id")), how,
 	    by != NULL ? ", by " : "", by != NULL ? by : "");
@@ -216,7 +211,8 @@ cmd_attach_events(struct attach *a)
 
 /*
  * Copy console output to stdout and stdin to the console until the session
- * ends (1) or the user detaches (0).
+ * ends (1), the user detaches (0) or stdout's reader has gone
+ * (ATTACH_STDOUT_GONE).
  */
 static int
 cmd_attach_loop(struct attach *a)
@@ -253,7 +249,7 @@ cmd_attach_loop(struct attach *a)
 		tty_modes(&a->term);
 		a->last = buf[n - 1];
 		if (cmd_write_all(STDOUT_FILENO, buf, n) != 0)
-			return 1;
+			return errno == EPIPE ? ATTACH_STDOUT_GONE : 1;
 	}
 }
 
@@ -363,6 +359,9 @@ cmd_attach_terminal(struct client *c, json_t *session, int key, int quiet,
 	ended = cmd_attach_loop(&a);
 	tty_leave();
 	client_close(&a.raw);
+	/* `dbgctl attach 3 | head -3`: our reader left, not the daemon. */
+	if (ended == ATTACH_STDOUT_GONE)
+		cmd_stdout_gone();
 	rv = cmd_attach_finish(&a, ended);
 	return rv;
 }

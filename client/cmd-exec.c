@@ -37,11 +37,11 @@ cmd_exec_print(const char *cmd, json_t *result)
 
 	if (*cmd != '-') {
 		if (cmd_write_all(STDOUT_FILENO, out, len) != 0)
-			client_fatal("write: stdout: %s", strerror(errno));
+			cmd_stdout_failed();
 		return;
 	}
 	if (cmd_print_json(result) != 0)
-		client_fatal("write: stdout: %s", strerror(errno));
+		cmd_stdout_failed();
 }
 
 /* exec [--timeout MS] SESSION -- WORD...: run a debugger command. */

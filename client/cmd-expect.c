@@ -175,7 +175,7 @@ cmd_expect_print(json_t *result)
 		client_fatal("reply from the daemon not understood");
 	text[len] = '\n';
 	if (cmd_write_all(STDOUT_FILENO, text, len + 1) != 0)
-		client_fatal("write: stdout: %s", strerror(errno));
+		cmd_stdout_failed();
 	free(text);
 	return EXIT_OK;
 }

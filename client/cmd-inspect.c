@@ -96,6 +96,9 @@ cmd_inspect_print_break(struct cmd *self, json_t *result)
 		return;
 	}
 	if ((list = json_object_get(result, "breakpoints")) != NULL) {
+		/* As gdb's info breakpoints: an empty list is said, not blank. */
+		if (json_array_size(list) == 0)
+			printf("no breakpoints\n");
 		json_array_foreach(list, i, v)
 			cmd_inspect_print_bkpt(v);
 		return;
@@ -385,7 +388,7 @@ cmd_inspect_print_mem(struct cmd *self, json_t *result)
 		client_fatal("reply from the daemon not understood");
 	if (args_has(&self->args, "raw")) {
 		if (cmd_write_all(STDOUT_FILENO, p, len) != 0)
-			client_fatal("write: stdout: %s", strerror(errno));
+			cmd_stdout_failed();
 	} else
 		cmd_inspect_dump(addr != NULL ? strtoull(addr, NULL, 0) : 0, p,
 		    len);
@@ -512,7 +515,7 @@ cmd_inspect_print_regs(struct cmd *self, json_t *result)
 	}
 }
 
-/* regs SESSION [NAME...]: the target's registers, or those named. */
+/* regs [--all] SESSION [NAME...]: the general registers, all, or those named. */
 static int
 cmd_inspect_regs(struct cmd *self, struct client *c)
 {
@@ -526,7 +529,13 @@ cmd_inspect_regs(struct cmd *self, struct client *c)
 		if (*args_operand(a, i) == '\0')
 			return cmd_usage(self, "an empty register NAME");
 	}
+	if (args_has(a, "all") && args_count(a) > 1)
+		return cmd_usage(self, "--all and NAME are exclusive");
 	params = cmd_control_params(self);
+	/* As gdb's info registers: the general ones unless --all. */
+	if (args_count(a) == 1)
+		json_object_set_new(params, "group", json_string(
+		    args_has(a, "all") ? "all" : "general"));
 	if (args_count(a) > 1) {
 		names = json_array();
 		for (i = 1; i < args_count(a); i++)
@@ -608,16 +617,18 @@ const struct cmd_entry cmd_mem_entry = {
 
 /* What help says of each option of regs. */
 static const struct cmd_option cmd_regs_options_help[] = {
+	{ "all", NULL, "every register, vector and system ones too (default: "
+	    "the general ones, as gdb's info registers)" },
 	CMD_INSPECT_TIMEOUT_HELP,
 	{ NULL, NULL, NULL }
 };
 
 const struct cmd_entry cmd_regs_entry = {
 	.name = "regs",
-	.usage = "[--timeout MS] SESSION [NAME...]",
-	.args = { "timeout#", 1, -1 },
+	.usage = "[--all] [--timeout MS] SESSION [NAME...]",
+	.args = { "all timeout#", 1, -1 },
 	.flags = CMD_SESSION,
 	.exec = cmd_inspect_regs,
-	.summary = "print a session's target registers, or those named",
+	.summary = "print a session's target general registers, all, or those named",
 	.options = cmd_regs_options_help,
 };

@@ -176,6 +176,7 @@ cmd_list_row(struct scan *sc, struct cmd_list_row *row)
 {
 	char		*key, *started = NULL, *ended = NULL, age[32];
 	char		*target = NULL, *faulted = NULL, *held = NULL;
+	char		*attached = NULL;
 	long long	 n;
 	bool		 first = true;
 
@@ -205,6 +206,8 @@ cmd_list_row(struct scan *sc, struct cmd_list_row *row)
 			cmd_list_set(&ended, scan_string(sc));
 		else if (strcmp(key, "argv") == 0)
 			cmd_list_set(&row->cell[7], cmd_list_argv(sc));
+		else if (strcmp(key, "pid_argv") == 0)
+			cmd_list_set(&attached, cmd_list_argv(sc));
 		else
 			(void)scan_skip(sc);
 		free(key);
@@ -217,6 +220,11 @@ cmd_list_row(struct scan *sc, struct cmd_list_row *row)
 	/* A held session is running; how long it is kept says more. */
 	if (held != NULL)
 		cmd_list_set(&row->cell[3], held);
+	/* A session attached to a process (--pid) shows that one's command. */
+	if (attached != NULL && *attached != '\0')
+		cmd_list_set(&row->cell[7], attached);
+	else
+		free(attached);
 	free(started);
 	free(ended);
 	free(target);
@@ -294,9 +302,9 @@ cmd_list_fetch(struct client *c, struct cmd_list_table *t)
 
 	for (;;) {
 		line = client_call_text(c, "list", json_pack("{s:I, s:[s,s,s,s,"
-		    "s,s,s,s,s,s]}", "offset", (json_int_t)offset, "fields",
+		    "s,s,s,s,s,s,s]}", "offset", (json_int_t)offset, "fields",
 		    "name", "kind", "state", "target", "faulted", "hold", "pid",
-		    "started_at", "ended_at", "argv"), &len);
+		    "started_at", "ended_at", "argv", "pid_argv"), &len);
 		if (line == NULL)
 			return false;
 		next = -1;

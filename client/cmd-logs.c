@@ -185,7 +185,7 @@ cmd_logs_copy(struct client *c, struct cmd_logs_state *st,
 	}
 	if (!c->json) {
 		if (cmd_write_all(STDOUT_FILENO, data, len) != 0)
-			client_fatal("write: stdout: %s", strerror(errno));
+			cmd_stdout_failed();
 		return;
 	}
 	if ((p = realloc(st->all, st->all_len + len + 1)) == NULL)

@@ -12,6 +12,8 @@
 #include "kinds.h"
 #include "signame.h"
 
+static int	cmd_launch_error(struct client *);
+
 /* Add an --env K=V entry to the launch's env object; -1 if malformed. */
 static int
 cmd_launch_env(json_t *params, const char *arg)
@@ -163,7 +165,7 @@ cmd_launch_wait(struct client *c, json_t *params)
 	session = client_call(c, "launch", params);
 	c->note = NULL;
 	if (session == NULL)
-		return client_error(c);
+		return cmd_launch_error(c);
 	/* A daemon older than launch's wait answers as the session runs. */
 	if (!told && !cmd_launch_ended(session)) {
 		id = json_integer_value(json_object_get(session, "id"));
@@ -274,6 +276,20 @@ cmd_launch_word(const char *value, const char *set)
 	return false;
 }
 
+/*
+ * Whether name is one a session may have (the daemon's rule): a name made
+ * only of digits would be read as an id, so it is a usage error here.
+ */
+static bool
+cmd_launch_name_ok(const char *name)
+{
+	size_t	len = strlen(name);
+
+	return len >= 1 && len <= 64 && strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789._-") == len &&
+	    strspn(name, "0123456789") != len;
+}
+
 /* Parse the options of launch into params; 0, or the exit status. */
 static int
 cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
@@ -296,6 +312,9 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 		return cmd_usage(self, "bad --stop-target %s: want auto, detach "
 		    "or kill", v);
 
+	if ((v = args_get(a, "name")) != NULL && !cmd_launch_name_ok(v))
+		return cmd_usage(self, "bad --name %s: use 1 to 64 of A-Z a-z "
+		    "0-9 . _ - and not only digits", v);
 	if (args_has(a, "attach") && args_has(a, "wait"))
 		return cmd_usage(self, "--attach and --wait exclude each "
 		    "other");
@@ -328,7 +347,8 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 	/* A remote target, a server command or a pid needs no PROGRAM. */
 	if (args_count(a) == 0 && !args_has(a, "remote") &&
 	    !args_has(a, "server") && !args_has(a, "pid"))
-		return cmd_usage(self, "missing PROGRAM");
+		return cmd_usage(self, "missing PROGRAM (or --pid, --remote, "
+		    "--server)");
 	if (cmd_launch_cwd(params, args_get(a, "cwd")) != 0)
 		return EXIT_FAILED;
 	/* The daemon wants the bundles' directory absolute. */
@@ -339,6 +359,37 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 		free(dir);
 	}
 	return 0;
+}
+
+/*
+ * The launch parameters whose options are not named after them (the rest
+ * client_error names as typed, --stop-timeout for "stop_timeout").
+ */
+static const struct {
+	const char	*name;		/* the option */
+	const char	*key;		/* the launch parameter */
+} cmd_launch_lists[] = {
+	{ "x", "commands" },
+	{ "fault-break", "fault_breaks" },
+	{ "no-fault-break", "fault_break_defaults" },
+	{ "qemu-arg", "qemu_args" },
+	{ "reset-command", "reset_commands" },
+	{ "load-command", "load_commands" },
+};
+
+/*
+ * Report a refused launch as the client's options name it: the daemon
+ * names its parameters ("commands" must be ...), a person typed -x.
+ */
+static int
+cmd_launch_error(struct client *c)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof cmd_launch_lists / sizeof *cmd_launch_lists; i++)
+		args_param_to_option(c->error.message, sizeof c->error.message,
+		    cmd_launch_lists[i].key, cmd_launch_lists[i].name);
+	return client_error(c);
 }
 
 /* launch: start a session, print its id, and with --wait its exit status. */
@@ -366,7 +417,7 @@ cmd_launch_exec(struct cmd *self, struct client *c)
 	if (wait == 1)
 		return cmd_launch_wait(c, params);
 	if ((session = client_call(c, "launch", params)) == NULL)
-		return client_error(c);
+		return cmd_launch_error(c);
 	id = json_integer_value(json_object_get(session, "id"));
 	if (c->json && !wait)
 		cmd_print_json(session);
@@ -464,7 +515,7 @@ const struct cmd_entry cmd_launch_entry = {
 	    "\t[--lease] [--deadline MS] [--silence-timeout MS] [--on-deadline stop|hold]\n"
 	    "\t[--artifacts DIR]\n"
 	    "\t[--attach [--detach-key KEY] [-q | --quiet] | --wait]\n"
-	    "\t[--] PROGRAM [ARG...]",
+	    "\t[--] [PROGRAM [ARG...]]   (PROGRAM unless --pid, --remote or --server)",
 	.args = { "kind: name: debugger: remote: server: machine: cpu: "
 	    "qemu: qemu-arg: reset-command: load-command: port# "
 	    "connect-timeout# transport x: cwd: env: stop-timeout# "
@@ -515,7 +566,7 @@ cmd_status_exit(json_t *s, const char *label, const char *field)
 }
 
 /* Print a fault record: what and where, its decoded names, the top frames. */
-static void
+void
 cmd_status_fault(json_t *f)
 {
 	json_t		*cm = json_object_get(f, "cortex_m"), *e;
@@ -572,7 +623,9 @@ cmd_status_print(json_t *s)
 	cmd_status_field(s, "port", "port", 1);
 	if (json_is_true(json_object_get(s, "transport")))
 		printf("transport: yes\n");
-	command = fmt_argv(json_object_get(s, "argv"));
+	/* Attached to a process (--pid): that process's command line. */
+	command = fmt_argv(json_object_get(s, json_array_size(json_object_get(s,
+	    "pid_argv")) > 0 ? "pid_argv" : "argv"));
 	printf("command: %s\n", command != NULL ? command : "?");
 	free(command);
 	cmd_status_field(s, "cwd", "cwd", 0);

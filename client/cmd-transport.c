@@ -144,7 +144,7 @@ cmd_recv_exec(struct cmd *self, struct client *c)
 	if (c->json)
 		cmd_print_json(result);
 	else if (cmd_write_all(STDOUT_FILENO, bytes, len) != 0)
-		client_fatal("write: stdout: %s", strerror(errno));
+		cmd_stdout_failed();
 	free(bytes);
 	json_decref(result);
 	if (eof && len == 0) {

@@ -22,11 +22,16 @@ cmd_wait_status(json_t *session)
 	return EXIT_VERDICT;
 }
 
-/* Print how the session ended, as stop does, and the verdict's lines. */
+/*
+ * Print how the session ended, as stop does, the fault its target met as
+ * status shows it, and the verdict's lines.
+ */
 static void
 cmd_wait_print(json_t *session)
 {
 	cmd_stop_print_session(session);
+	if (json_object_get(session, "fault") != NULL)
+		cmd_status_fault(json_object_get(session, "fault"));
 	cmd_deadline_status(session);
 }
 

@@ -1,6 +1,7 @@
 /* Running a command: its line parsed before it runs, usage errors, output. */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,6 +273,8 @@ cmd_run(const struct cmd_entry *entry, int argc, char **argv,
 	client_init(&c, socket_arg, json);
 	c.autostart = (entry->flags & CMD_AUTOSTART) != 0;
 	c.exits = entry->exits;
+	/* The daemon's refusals name params; a person typed options. */
+	c.args = &self.args;
 	rv = entry->exec(&self, &c);
 	client_close(&c);
 	json_decref(self.session);
@@ -322,4 +325,37 @@ cmd_write_all(int fd, const void *buf, size_t len)
 		len -= n;
 	}
 	return 0;
+}
+
+/*
+ * Our stdout's reader has gone (a pipe to head that has its lines): end as
+ * cat does, quietly, by SIGPIPE, which the shell shows as 141; the session
+ * goes on. The terminal is left as it was found before this is called.
+ */
+void
+cmd_stdout_gone(void)
+{
+	sigset_t	set;
+
+	fflush(stderr);
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(SIGPIPE);
+	_exit(128 + SIGPIPE);
+}
+
+/*
+ * Writing to stdout failed (errno says why): a reader that left ends us
+ * as it ends cat, by SIGPIPE; any other error is ours, status 1, never
+ * the daemon's status 3.
+ */
+void
+cmd_stdout_failed(void)
+{
+	if (errno == EPIPE)
+		cmd_stdout_gone();
+	client_warn("write: stdout: %s", strerror(errno));
+	exit(EXIT_FAILED);
 }

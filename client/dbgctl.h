@@ -49,6 +49,12 @@ struct client_error {
 #define ARGS_OPTIONS_MAX	40
 #define ARGS_NAME_MAX		24
 
+/* The longest word the edit distance is measured for. */
+#define ARGS_WORD_MAX		64
+
+/* The most edits a name suggested for an unknown one may be away. */
+#define ARGS_NEAR		2
+
 /*
  * What a command accepts: options is its words, a one-letter one a short
  * option (-x), a longer one a long option (--kind); a word ending in ':'
@@ -99,6 +105,7 @@ struct client {
 	int			 json;		/* --json */
 	int			 autostart;	/* may start the daemon */
 	const struct cmd_exit	*exits;		/* NULL: client_exits */
+	const struct args	*args;		/* the command's, or NULL */
 
 	int			 fd;		/* -1 until connected */
 	/* Over ssh://: the ssh process, its stderr (a memfd), the address. */
@@ -198,6 +205,13 @@ int		 args_count(const struct args *);
 int		 args_known(const struct args *, const char *);
 void		 args_split(struct args *, const struct args_template *);
 const char	*args_operand(const struct args *, int);
+void		 args_nearest(const char *, const char *const *, size_t,
+		    const char *, char *, size_t);
+void		 args_suggest_long(const char *, const char *const *, size_t,
+		    char *, size_t);
+void		 args_param_to_option(char *, size_t, const char *,
+		    const char *);
+void		 args_name_params(const struct args *, char *, size_t);
 
 /* autostart.c */
 int		 autostart_connect(struct client *);
@@ -217,6 +231,8 @@ extern const struct cmd_option cmd_global_options[];
 json_t		*cmd_session_ref(const char *);
 int		 cmd_print_json(json_t *);
 int		 cmd_write_all(int, const void *, size_t);
+void		 cmd_stdout_gone(void) __attribute__((noreturn));
+void		 cmd_stdout_failed(void) __attribute__((noreturn));
 
 /* cmd-session.c */
 extern const struct cmd_entry cmd_launch_entry;
@@ -226,6 +242,7 @@ extern const struct cmd_entry cmd_stop_entry;
 extern const struct cmd_entry cmd_signal_entry;
 int		 cmd_session_status(json_t *);
 void		 cmd_stop_print_session(json_t *);
+void		 cmd_status_fault(json_t *);
 
 /* cmd-rm.c */
 extern const struct cmd_entry cmd_rm_entry;
@@ -294,6 +311,9 @@ int		 cmd_attach_key(const struct cmd *, int *);
 extern const struct cmd_entry cmd_send_entry;
 extern const struct cmd_entry cmd_recv_entry;
 extern const struct cmd_entry cmd_pipe_entry;
+
+/* cmd-keys.c */
+extern const struct cmd_entry cmd_send_keys_entry;
 
 /* cmd-exec.c */
 extern const struct cmd_entry cmd_exec_entry;

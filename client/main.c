@@ -13,12 +13,6 @@
 
 static int	main_help(struct cmd *, struct client *);
 
-/* The longest word the edit distance is measured for. */
-#define MAIN_WORD_MAX	64
-
-/* The most edits a command suggested for an unknown one may be away. */
-#define MAIN_NEAR	2
-
 /* Long-only global options. */
 enum {
 	OPT_JSON = 256,
@@ -52,6 +46,7 @@ static const struct cmd_entry *const main_commands[] = {
 	&cmd_logs_entry,
 	&cmd_expect_entry,
 	&cmd_send_entry,
+	&cmd_send_keys_entry,
 	&cmd_recv_entry,
 	&cmd_pipe_entry,
 	&cmd_attach_entry,
@@ -127,67 +122,21 @@ main_find(const char *name)
 	return NULL;
 }
 
-/* The edit distance of a and b (insert, delete, replace, swap: one each). */
-static size_t
-main_distance(const char *a, const char *b)
-{
-	size_t	la = strlen(a), lb = strlen(b), i, j, d[3][MAIN_WORD_MAX + 1];
-	size_t	cost, best;
-
-	if (la > MAIN_WORD_MAX || lb > MAIN_WORD_MAX)
-		return SIZE_MAX;
-	/* Three rows: the one before last for a swap of two letters. */
-	for (j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (i = 1; i <= la; i++) {
-		d[i % 3][0] = i;
-		for (j = 1; j <= lb; j++) {
-			cost = a[i - 1] != b[j - 1];
-			best = d[(i - 1) % 3][j - 1] + cost;
-			if (d[(i - 1) % 3][j] + 1 < best)
-				best = d[(i - 1) % 3][j] + 1;
-			if (d[i % 3][j - 1] + 1 < best)
-				best = d[i % 3][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-			    a[i - 2] == b[j - 1] && d[(i - 2) % 3][j - 2] + 1 <
-			    best)
-				best = d[(i - 2) % 3][j - 2] + 1;
-			d[i % 3][j] = best;
-		}
-	}
-	return d[la % 3][lb];
-}
-
-/*
- * Say that name is no command, with the nearest ones as git does: those
- * fewest edits away, if that is at most MAIN_NEAR and under half of name.
- */
+/* Say that name is no command, with the nearest ones as git does. */
 static void
 main_unknown(const char *name)
 {
-	size_t	i, d, best = SIZE_MAX, n = 0, k = 0;
-	char	near[256] = "";
+	const char	*names[MAIN_NCOMMANDS];
+	char		 near[256];
+	size_t		 i;
 
-	for (i = 0; i < MAIN_NCOMMANDS; i++) {
-		if ((d = main_distance(name, main_commands[i]->name)) < best) {
-			best = d;
-			n = 0;
-		}
-		n += d == best;
-	}
-	if (best > MAIN_NEAR || 2 * best >= strlen(name)) {
+	for (i = 0; i < MAIN_NCOMMANDS; i++)
+		names[i] = main_commands[i]->name;
+	args_nearest(name, names, MAIN_NCOMMANDS, "", near, sizeof near);
+	if (*near == '\0')
 		client_warn("unknown command: %s", name);
-		return;
-	}
-	for (i = 0; i < MAIN_NCOMMANDS; i++) {
-		if (main_distance(name, main_commands[i]->name) != best)
-			continue;
-		k++;
-		strlcat(near, k == 1 ? "" : k == n ? " or " : ", ",
-		    sizeof near);
-		strlcat(near, main_commands[i]->name, sizeof near);
-	}
-	client_warn("unknown command: %s; did you mean %s?", name, near);
+	else
+		client_warn("unknown command: %s; did you mean %s?", name, near);
 }
 
 /* help: print every command with its line, or one command's help. */
@@ -243,6 +192,44 @@ main_open_stdio(void)
 	}
 }
 
+/*
+ * Whether getopt_long took the long option o from the word the user wrote
+ * out whole: it takes a prefix ("--js" for --json), which is refused.
+ */
+static int
+main_whole(const struct option *o, char **argv)
+{
+	const char	*word = argv[optind - 1];
+	size_t		 len = strlen(o->name);
+
+	if (o->has_arg != no_argument && optarg == word && optind >= 2)
+		word = argv[optind - 2];
+	return strncmp(word, "--", 2) == 0 && strncmp(word + 2, o->name,
+	    len) == 0 && (word[2 + len] == '\0' || word[2 + len] == '=');
+}
+
+/* A global option word that is none, with those it may have meant. */
+static int
+main_unknown_option(const struct option *options, const char *word)
+{
+	const char	*names[16];
+	char		 near[256], name[ARGS_WORD_MAX + 1];
+	size_t		 n = 0;
+
+	if (strncmp(word, "--", 2) != 0)
+		return main_usage_error("unknown option", word);
+	snprintf(name, sizeof name, "%.*s", (int)strcspn(word + 2, "="),
+	    word + 2);
+	for (; options->name != NULL && n < 16; options++)
+		names[n++] = options->name;
+	args_suggest_long(name, names, n, near, sizeof near);
+	client_warn("unknown option: --%s%s%s%s", name, *near != '\0' ?
+	    "; did you mean " : "", near, *near != '\0' ? "?" : "");
+	fprintf(stderr, "usage: dbgctl [GLOBAL OPTIONS] COMMAND [OPTIONS] "
+	    "[ARG...]\n");
+	return EXIT_USAGE;
+}
+
 /* Parse the global options and run the command. */
 int
 main(int argc, char **argv)
@@ -259,14 +246,19 @@ main(int argc, char **argv)
 	};
 	const struct cmd_entry		*entry;
 	const char			*socket_arg = NULL;
-	int				 ch, json = 0, rv;
+	int				 ch, json = 0, rv, li;
 
 	main_open_stdio();
 	/* Run as a front end's gdb, the command line is gdb's. */
 	if (argc > 0 && strcmp(fmt_basename(argv[0]), "dbgctl-gdb") == 0)
 		return cmd_mi_gdb_main(argc, argv);
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+:s:H:hV", options, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:s:H:hV", options,
+	    (li = -1, &li))) != -1) {
+		if (li != -1 && !main_whole(&options[li], argv))
+			return main_unknown_option(options, argv[optind -
+			    1 - (options[li].has_arg != no_argument &&
+			    optarg == argv[optind - 1])]);
 		switch (ch) {
 		case 's':
 			socket_arg = optarg;
@@ -292,9 +284,11 @@ main(int argc, char **argv)
 			return main_usage_error("option requires an argument",
 			    argv[optind - 1]);
 		default:
+			if (optopt == 0)
+				return main_unknown_option(options,
+				    argv[optind - 1]);
 			return main_usage_error("unknown option",
-			    optopt != 0 ? (char[]){ '-', optopt, '\0' } :
-			    argv[optind - 1]);
+			    (char[]){ '-', optopt, '\0' });
 		}
 	}
 	argc -= optind;
@@ -314,6 +308,8 @@ main(int argc, char **argv)
 
 	rv = cmd_run(entry, argc, argv, socket_arg, json);
 	if (fflush(stdout) != 0 && rv == EXIT_OK) {
+		if (errno == EPIPE)
+			cmd_stdout_gone();
 		client_warn("stdout: %s", strerror(errno));
 		rv = EXIT_FAILED;
 	}

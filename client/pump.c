@@ -139,7 +139,7 @@ pump_down(int sock, int splice_out)
 	if (n == 0)
 		return false;
 	if (!splice_out && cmd_write_all(STDOUT_FILENO, buf, (size_t)n) != 0)
-		client_fatal("write: stdout: %s", strerror(errno));
+		cmd_stdout_failed();
 	return true;
 }
 

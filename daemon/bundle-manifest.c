@@ -57,6 +57,44 @@ bundle_manifest_has(struct bundle *b, const char *name)
 	return false;
 }
 
+/* Whether a register's value is a vector register's: gdb's structure text. */
+static bool
+bundle_manifest_vector(json_t *v)
+{
+	const char *text = json_string_value(v);
+
+	return text != NULL && *text == '{';
+}
+
+/*
+ * Leave the vector registers out of every "registers" object in j (the
+ * fault records, the verdict's): one record's are 100-245 KB on x86-64,
+ * and the session, its fault history and its verdict each repeat them.
+ */
+static void
+bundle_manifest_trim(json_t *j)
+{
+	const char	*key;
+	json_t		*v, *r;
+	void		*tmp;
+	size_t		 i;
+
+	if (json_is_array(j)) {
+		json_array_foreach(j, i, v)
+			bundle_manifest_trim(v);
+		return;
+	}
+	json_object_foreach(j, key, v) {
+		if (strcmp(key, "registers") != 0 || !json_is_object(v)) {
+			bundle_manifest_trim(v);
+			continue;
+		}
+		json_object_foreach_safe(v, tmp, key, r)
+			if (bundle_manifest_vector(r))
+				json_object_del(v, key);
+	}
+}
+
 /* The manifest: the session's record, versions, and what the bundle holds. */
 json_t *
 bundle_manifest(struct bundle *b)
@@ -93,7 +131,11 @@ bundle_manifest(struct bundle *b)
 	    json_object_get(st, "fault") : json_null());
 	json_object_set(m, "exit", json_object_get(st, "exit") != NULL ?
 	    json_object_get(st, "exit") : json_null());
-	return m;
+	/* A copy: the records are the live session's. */
+	st = json_deep_copy(m);
+	json_decref(m);
+	bundle_manifest_trim(st);
+	return st;
 }
 
 /* The method's result: where the bundle is and what it holds. */

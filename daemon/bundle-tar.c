@@ -3,9 +3,11 @@
  * run through the one spawn path (a keeper on a pty of its own), so the
  * loop never waits for it. tar resolves no path of the bundle's: it is
  * given the directory and the archive (made 0600 by the daemon) as
- * descriptors, and reaches them as /proc/self/fd/N.
+ * descriptors, and reaches them as /proc/self/fd/N. Its members are under
+ * one directory named as the archive, as a release tarball's are.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,14 +84,40 @@ bundle_tar_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
  * Archive the directory dirfd into the new file tgzfd; cb(arg, NULL) once
  * it is made, cb(arg, why) if not. NULL with err if tar cannot start.
  */
+/*
+ * The archive's one top-level directory: path's last part without
+ * ".tar.gz" or ".tgz", as tar -xzf X.tar.gz should give X/; "bundle" for a
+ * name a transform's expression cannot carry as it is.
+ */
+static void
+bundle_tar_top(const char *path, char *top, size_t len)
+{
+	const char	*base = strrchr(path, '/') != NULL ? strrchr(path, '/') +
+			    1 : path;
+	size_t		 n = strlen(base);
+
+	if (n > 7 && strcmp(base + n - 7, ".tar.gz") == 0)
+		n -= 7;
+	else if (n > 4 && strcmp(base + n - 4, ".tgz") == 0)
+		n -= 4;
+	if (n == 0 || n >= len || base[strcspn(base, "|\\&")] != '\0' ||
+	    strncmp(base, ".", n) == 0 || strncmp(base, "..", n) == 0) {
+		strlcpy(top, "bundle", len);
+		return;
+	}
+	memcpy(top, base, n);
+	top[n] = '\0';
+}
+
 struct bundle_tar *
-bundle_tar_start(int dirfd, int tgzfd, bundle_tar_cb cb, void *arg, char *err,
-    size_t errlen)
+bundle_tar_start(int dirfd, int tgzfd, const char *path, bundle_tar_cb cb,
+    void *arg, char *err, size_t errlen)
 {
 	struct bundle_tar	*t;
-	char			 dir[32], tgz[32];
-	char			*argv[] = { "tar", "-czf", tgz, "-C", dir, ".",
-				    NULL };
+	char			 dir[32], tgz[32], top[NAME_MAX + 1];
+	char			 transform[NAME_MAX + 32];
+	char			*argv[] = { "tar", "-czf", tgz, transform,
+				    "-C", dir, ".", NULL };
 	char			*env[] = { "PATH=/usr/bin:/bin", "LC_ALL=C",
 				    NULL };
 	struct proc_spec	 spec = { .argv = argv, .env = env, .cwd = "/",
@@ -99,6 +127,9 @@ bundle_tar_start(int dirfd, int tgzfd, bundle_tar_cb cb, void *arg, char *err,
 	/* The keeper hands fd_in and fd_out to tar as its 4 and 5. */
 	snprintf(dir, sizeof dir, "/proc/self/fd/%d", PROC_FD_IN);
 	snprintf(tgz, sizeof tgz, "/proc/self/fd/%d", PROC_FD_OUT);
+	/* "." becomes the top directory, "./manifest.json" top/manifest.json. */
+	bundle_tar_top(path, top, sizeof top);
+	snprintf(transform, sizeof transform, "--transform=s|^\\.|%s|", top);
 	t = xcalloc(1, sizeof *t);
 	t->cb = cb;
 	t->arg = arg;

@@ -239,7 +239,7 @@ bundle_written(void *arg)
 	}
 	b->phase = BUNDLE_TAR;
 	if ((fd = bundle_dir_archive(b->dir, b->tgz, why, sizeof why)) == -1 ||
-	    (b->tarp = bundle_tar_start(bundle_dir_fd(b->dir), fd,
+	    (b->tarp = bundle_tar_start(bundle_dir_fd(b->dir), fd, b->path,
 	    bundle_tar_done, b, why, sizeof why)) == NULL)
 		bundle_fail(b, "tar: %s", why);
 }

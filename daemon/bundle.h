@@ -108,8 +108,8 @@ void		 bundle_files_free(struct bundle_files *);
 struct bundle_tar;
 /* The archive is made (why NULL), or not. */
 typedef void (*bundle_tar_cb)(void *arg, const char *why);
-struct bundle_tar *bundle_tar_start(int dirfd, int tgzfd, bundle_tar_cb,
-		    void *arg, char *err, size_t errlen);
+struct bundle_tar *bundle_tar_start(int dirfd, int tgzfd, const char *path,
+		    bundle_tar_cb, void *arg, char *err, size_t errlen);
 void		 bundle_tar_free(struct bundle_tar *);
 
 /* bundle-record.c: bundles' paths, their records in progress, recovery. */

@@ -931,6 +931,7 @@ struct launch {
 	long			 stop_timeout;
 	const char		*stop_target;	/* "auto", "detach", "kill" or NULL */
 	long			 pid;		/* --pid: attach to it, or 0 */
+	json_t			*pid_argv;	/* its command line, or NULL */
 	bool			 transport;
 	json_t			*fault_breaks;	/* --fault-break locations */
 	json_t			*reset_commands; /* overrides the kind's, or NULL */

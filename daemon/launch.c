@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +12,9 @@
 #include <unistd.h>
 
 #include "daemon.h"
+
+/* The most of a --pid process's command line kept for list's COMMAND. */
+#define LAUNCH_CMDLINE_MAX	4096
 
 /* Whether a name is one users may give (and not mistaken for an id). */
 static bool
@@ -252,6 +256,40 @@ launch_proc_status(long pid, const char *key, char *state)
 	}
 	fclose(f);
 	return v;
+}
+
+/*
+ * The command line of process pid from /proc, for list's COMMAND of a
+ * session that attaches to it: its words, a byte that is not UTF-8 as
+ * '?'; an empty array when it has none (a kernel thread) or is gone.
+ */
+static json_t *
+launch_cmdline(long pid)
+{
+	char	 path[64], buf[LAUNCH_CMDLINE_MAX], *p;
+	json_t	*argv = json_array(), *word;
+	ssize_t	 n;
+	size_t	 i;
+	int	 fd;
+
+	snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return argv;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return argv;
+	buf[n] = '\0';
+	for (p = buf; p < buf + n; p += strlen(p) + 1) {
+		if ((word = json_string(p)) == NULL) {
+			for (i = 0; p[i] != '\0'; i++)
+				if ((unsigned char)p[i] >= 0x80)
+					p[i] = '?';
+			word = json_string(p);
+		}
+		json_array_append_new(argv, word);
+	}
+	return argv;
 }
 
 /*
@@ -537,6 +575,8 @@ launch_parse(struct launch *l, json_t *params, struct rpc_error *err)
 		launch_free(l);
 		return -1;
 	}
+	if (l->pid != 0)
+		l->pid_argv = launch_cmdline(l->pid);
 	return 0;
 }
 
@@ -545,6 +585,7 @@ void
 launch_free(struct launch *l)
 {
 	json_decref(l->argv);
+	json_decref(l->pid_argv);
 	json_decref(l->env);
 	json_decref(l->term_env);
 	json_decref(l->commands);

@@ -127,6 +127,13 @@ status_argv(const struct session *s)
 	return json_incref(s->l.argv);
 }
 
+/* The member "pid_argv": the command line of the process "pid" names. */
+static json_t *
+status_pid_argv(const struct session *s)
+{
+	return s->l.pid_argv != NULL ? json_incref(s->l.pid_argv) : NULL;
+}
+
 /* The member "cwd". */
 static json_t *
 status_cwd(const struct session *s)
@@ -345,6 +352,7 @@ const struct status_field status_fields[] = {
 	{ "kind", status_kind, true },
 	{ "state", status_state, false },
 	{ "argv", status_argv, true },
+	{ "pid_argv", status_pid_argv, true },
 	{ "cwd", status_cwd, true },
 	{ "stop_timeout", status_stop_timeout, true },
 	{ "log", status_log, false },

@@ -334,19 +334,19 @@ kinds_refused(const char *const args[], const char *want)
 
 /*
  * A kind's params belong to it: --machine to another kind, --server to
- * qemu, --port to exec, is refused naming the param and the kinds that
- * take it.
+ * qemu, --port to exec, is refused naming the option as it was typed and
+ * the kinds that take it.
  */
 Test(kinds, a_kinds_params_belong_to_it)
 {
 	kinds_refused(H_ARGS("launch", "--kind", "exec", "--machine",
 	    "lm3s6965evb", "--", "true"),
-	    "\"machine\" belongs to the qemu kind");
+	    "dbgctl: --machine belongs to the qemu kind");
 	kinds_refused(H_ARGS("launch", "--kind", "qemu", "--machine",
 	    "lm3s6965evb", "--server", "x", "--", "/bin/true"),
-	    "\"server\" belongs to the gdbserver kind");
+	    "dbgctl: --server belongs to the gdbserver kind");
 	kinds_refused(H_ARGS("launch", "--kind", "exec", "--port", "4444", "--",
-	    "true"), "\"port\" belongs to the gdbserver and qemu kinds");
+	    "true"), "dbgctl: --port belongs to the gdbserver and qemu kinds");
 }
 
 /*

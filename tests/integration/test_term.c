@@ -220,7 +220,7 @@ Test(term, session_stopped_undoes_modes_and_says_so)
 	cr_assert(h_pty_wait_exit(&p, H_WAIT_BOUND), "dbgctl %s: still running "
 	    "after its session was stopped", p.cmd);
 	expect_resets(&p, off, "after its session was stopped");
-	snprintf(want, sizeof(want), "[session %ld ended: signal SIGTERM, by "
+	snprintf(want, sizeof(want), "[session %ld ended: signal 15 (TERM), by "
 	    "term]", id);
 	h_pty_expect(&p, off, want, H_WAIT_BOUND);
 	h_pty_expect_restored(&p, "after its session was stopped");
