@@ -18,7 +18,9 @@ __all__ = ["Error", "Timeout", "EOF", "DebuggerError", "Unauthorized",
 class Error(Exception):
     """An error from the daemon, or of the connection to it.
 
-    ``str(e)`` is the daemon's message, verbatim.  ``code`` is the JSON-RPC
+    ``str(e)`` is the daemon's message, verbatim (an expect's
+    :class:`Timeout` and :class:`EOF` add what came; see ``got``), as is
+    ``message``.  ``code`` is the JSON-RPC
     error code (``None`` for an error of the client itself), ``kind`` the
     stable ``data.kind`` string (such as ``"not_running"``), which programs
     should test, and ``data`` the whole data object (``{}`` if none).
@@ -42,12 +44,31 @@ class Error(Exception):
                                              self.kind)
 
 
+#: The most bytes of an expect's ``got`` that ``str(e)`` shows (its end).
+GOT_SHOWN = 512
+
+
 class _Got:
     """What came on a stream before an expect gave up: ``got`` (bytes:
     everything from ``from_`` to ``next``, or when that was over 512 KiB
     the last 512 KiB, from ``got_offset``), ``next`` (the stream's end
     then) and ``from_`` (where matching began); ``got`` is ``b""`` and the
-    offsets ``None`` for an error that says nothing of a stream."""
+    offsets ``None`` for an error that says nothing of a stream.
+
+    ``str(e)`` of an expect's error is the daemon's message followed by
+    what came (``; got b'...'``, its last ``GOT_SHOWN`` bytes), so that a
+    test report's one line, a JUnit failure's message, shows it;
+    ``message`` stays the daemon's words alone."""
+
+    def _with_got(self):
+        """The message, and what came when the error carries it."""
+        if "got" not in self.data:
+            return self.message
+        got = self.got
+        if len(got) > GOT_SHOWN:
+            return "%s; got %d bytes, the last %d: ...%r" % (
+                self.message, len(got), GOT_SHOWN, got[-GOT_SHOWN:])
+        return "%s; got %r" % (self.message, got)
 
     def _take_got(self):
         got = self.data.get("got")
@@ -76,6 +97,8 @@ class Timeout(Error, _Got):
         super().__init__(message, code=code, kind=kind, data=data)
         self._take_got()
 
+    __str__ = _Got._with_got
+
 
 class EOF(Error, _Got):
     """The stream an expect waited on ended with no match (kind ``eof``,
@@ -86,6 +109,8 @@ class EOF(Error, _Got):
     def __init__(self, message, code=None, kind=None, data=None):
         super().__init__(message, code=code, kind=kind, data=data)
         self._take_got()
+
+    __str__ = _Got._with_got
 
 
 class DebuggerError(Error):
@@ -114,6 +139,14 @@ class ProtocolError(Error):
 
     def __init__(self, message):
         super().__init__(message, kind="protocol")
+
+
+def hide_frames(excinfo):
+    """pytest's ``__tracebackhide__`` of the package's modules: a test's
+    traceback leaves out their frames when what it ends in is the
+    daemon's answer (an :class:`Error`), so that it ends at the caller's
+    line; a failure of the package's own code keeps them."""
+    return excinfo is not None and excinfo.errisinstance(Error)
 
 
 _BY_KIND = {
