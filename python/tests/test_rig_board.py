@@ -63,19 +63,21 @@ PLUGIN_RIG = textwrap.dedent('''
         s = dbgctl_client.launch([FW], kind="qemu", machine="lm3s6965evb",
                                  name="late", lease=True)
         _note("late", s.id)
-        s.expect_exact(BANNER, timeout=30)
         _note("late_deadline", s.status().get("deadline"))
         began = time.monotonic()
         try:
+            s.expect_exact(BANNER, timeout=30)
             s.expect_exact(b"never-comes", timeout=60)
         finally:
             _note("late_waited", time.monotonic() - began)
 
-    test_deadline = pytest.mark.dbgctl_deadline(6)(test_deadline)
+    test_deadline = pytest.mark.dbgctl_deadline(15)(test_deadline)
 
     def test_uart_expect_times_out(board):
         board.write(b"ping-42\\n")
-        board.expect_exact(b"pong", timeout=3)
+        echo = board.expect_exact(b"ping-42\\n", timeout=30)
+        # From the echo's start: what came is in the timeout's message.
+        board.expect_exact(b"pong", timeout=1, from_=echo.start())
 
     def test_board_after(board):
         _note("deadline_after", board.status().get("deadline"))
@@ -171,7 +173,7 @@ def test_an_expect_timeout_in_junit_says_what_came(plugin_run):
 def test_a_failed_call_shows_the_callers_line(plugin_run):
     text = plugin_run.text
     assert "test_rig.py:" in text, text
-    assert 'board.expect_exact(b"pong"' in text, text
+    assert 'board.expect_exact(b"pong", timeout=1' in text, text
     assert "client.py" not in text and "def result" not in text, text
 
 
@@ -191,7 +193,8 @@ def test_junit_has_the_uart_tail_and_the_bundle(plugin_run):
 
 def test_a_deadline_marker_and_the_daemons_bundle(plugin_run):
     notes, late = plugin_run.notes, plugin_run.notes["late"]
-    # The marker's deadline ended the wait long before its own timeout.
+    # The marker's deadline (15 s) ended the waits long before their own
+    # timeouts.
     assert notes["late_deadline"], notes
     assert notes["late_waited"] < 40, notes
     props, failure = plugin_run.cases["test_deadline"]
