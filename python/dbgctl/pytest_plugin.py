@@ -718,6 +718,7 @@ def pytest_configure(config):
         config, params))
 
     def stop():
+        """Stop hearing of both."""
         unwatch()
         unlaunch()
     config._dbgctl_unwatch = stop
