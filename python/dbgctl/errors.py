@@ -11,6 +11,9 @@ import base64
 
 from .stop import target_record
 
+#: The most bytes of an expect's ``got`` that ``str(e)`` shows (its end).
+GOT_SHOWN = 512
+
 __all__ = ["Error", "Timeout", "EOF", "DebuggerError", "Unauthorized",
            "NoSuchSession", "ProtocolError", "from_reply"]
 
@@ -18,9 +21,9 @@ __all__ = ["Error", "Timeout", "EOF", "DebuggerError", "Unauthorized",
 class Error(Exception):
     """An error from the daemon, or of the connection to it.
 
-    ``str(e)`` is the daemon's message, verbatim (an expect's
-    :class:`Timeout` and :class:`EOF` add what came; see ``got``), as is
-    ``message``.  ``code`` is the JSON-RPC
+    ``str(e)`` is the daemon's message, verbatim, as is ``message``; an
+    error that carries an expect's ``got`` (:class:`Timeout`,
+    :class:`EOF`) adds what came to ``str(e)``.  ``code`` is the JSON-RPC
     error code (``None`` for an error of the client itself), ``kind`` the
     stable ``data.kind`` string (such as ``"not_running"``), which programs
     should test, and ``data`` the whole data object (``{}`` if none).
@@ -38,14 +41,21 @@ class Error(Exception):
         self.data = dict(data) if data else {}
         self.target = target_record(self.data.get("target"))
 
+    def __str__(self):
+        """The message, and what came when the error carries an expect's
+        ``got`` (see :class:`Timeout`)."""
+        got = getattr(self, "got", None)
+        if "got" not in self.data or not isinstance(got, bytes):
+            return self.message
+        if len(got) > GOT_SHOWN:
+            return "%s; got %d bytes, the last %d: ...%r" % (
+                self.message, len(got), GOT_SHOWN, got[-GOT_SHOWN:])
+        return "%s; got %r" % (self.message, got)
+
     def __repr__(self):
         return "%s(%r, code=%r, kind=%r)" % (type(self).__name__,
                                              self.message, self.code,
                                              self.kind)
-
-
-#: The most bytes of an expect's ``got`` that ``str(e)`` shows (its end).
-GOT_SHOWN = 512
 
 
 class _Got:
@@ -59,16 +69,6 @@ class _Got:
     what came (``; got b'...'``, its last ``GOT_SHOWN`` bytes), so that a
     test report's one line, a JUnit failure's message, shows it;
     ``message`` stays the daemon's words alone."""
-
-    def _with_got(self):
-        """The message, and what came when the error carries it."""
-        if "got" not in self.data:
-            return self.message
-        got = self.got
-        if len(got) > GOT_SHOWN:
-            return "%s; got %d bytes, the last %d: ...%r" % (
-                self.message, len(got), GOT_SHOWN, got[-GOT_SHOWN:])
-        return "%s; got %r" % (self.message, got)
 
     def _take_got(self):
         got = self.data.get("got")
@@ -97,8 +97,6 @@ class Timeout(Error, _Got):
         super().__init__(message, code=code, kind=kind, data=data)
         self._take_got()
 
-    __str__ = _Got._with_got
-
 
 class EOF(Error, _Got):
     """The stream an expect waited on ended with no match (kind ``eof``,
@@ -109,8 +107,6 @@ class EOF(Error, _Got):
     def __init__(self, message, code=None, kind=None, data=None):
         super().__init__(message, code=code, kind=kind, data=data)
         self._take_got()
-
-    __str__ = _Got._with_got
 
 
 class DebuggerError(Error):
