@@ -31,8 +31,9 @@ Failure reports
     (launch, write, read, expect, exec, run control, signal, stop: the
     methods of :data:`dbgctl.client.DRIVING`; reading it with ``status``,
     ``logs`` or :meth:`dbgctl.Client.session` does not count), or when a
-    Session of it is one of the test's fixture values (or an attribute of
-    one).  The section holds
+    Session of it is one of the test function's own arguments (or an
+    attribute of one); a fixture the test uses that only holds or reads
+    it does not make it the test's.  The section holds
     the session's state, its fault as a summary (signal or location, the
     decoded CFSR and HFSR bits, the faulting function and line), and the
     last ``LOG_LINES`` lines of its target stream (for a session with a
@@ -83,6 +84,7 @@ When a test fails (see :mod:`dbgctl.plugin_failure`)
 
 import base64
 import contextlib
+import inspect
 import json
 import os
 import re
@@ -477,12 +479,26 @@ class _Seen:
 
     def test_tracks(self, item):
         """The tracks of the sessions ``item`` touched, one per session."""
-        for value in getattr(item, "funcargs", {}).values():
-            for s in _sessions_in(value):
+        funcargs = getattr(item, "funcargs", {})
+        for name in _own_args(item):
+            for s in _sessions_in(funcargs.get(name)):
                 if s.id is not None:
                     self.note(s.client, s.id)
         with self.lock:
             return [t for k, t in self.tracks.items() if k in self.touched]
+
+
+def _own_args(item):
+    """The names of the test function's own arguments: not the fixtures
+    they depend on, nor autouse ones (a fixture that only reads a shared
+    board does not make it the test's)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is not None:
+        return list(info.argnames)
+    try:
+        return list(inspect.signature(item.obj).parameters)
+    except (AttributeError, TypeError, ValueError):
+        return []
 
 
 def _sessions_in(value):

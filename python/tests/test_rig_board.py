@@ -21,13 +21,13 @@ from conftest import labgrid_env
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # A shared board launched by a session-scoped fixture with the run's own
-# client (not dbgctl_launch); a fixture of every test that only reads it;
+# client (not dbgctl_launch); a fixture of every test that takes it and
+# only reads it;
 # a test that fails without driving it; one whose UART expect times out;
 # one with a deadline marker on a second board of its own.
 PLUGIN_RIG = textwrap.dedent('''
     import json, os, time
     import pytest
-    import dbgctl
 
     FW = os.environ["FIX_BOARD"]
     BANNER = b"dbgctl board ready\\r\\n"
@@ -45,12 +45,10 @@ PLUGIN_RIG = textwrap.dedent('''
         s.stop()
 
     @pytest.fixture(autouse=True)
-    def peek(dbgctl_client):
+    def peek(board, dbgctl_client):
         # Reads the shared board, as a health check would: not driving it.
-        try:
-            dbgctl_client.session("board").status()
-        except dbgctl.NoSuchSession:
-            pass
+        assert board.status()["state"] == "running"
+        assert dbgctl_client.session("board").status()["state"] == "running"
 
     def test_boot(board):
         board.expect_exact(BANNER, timeout=30)
