@@ -22,11 +22,14 @@ import threading
 import time
 
 from . import ssh
-from .errors import Error, ProtocolError, Timeout, from_reply
+from .errors import Error, ProtocolError, Timeout, from_reply, hide_frames
 from .match import Match, expect_params
 from .stop import target_record
 
 __all__ = ["Client", "Session", "default_socket"]
+
+# Under pytest, a failed call's traceback ends at the caller's line.
+__tracebackhide__ = hide_frames
 
 #: Bytes of one write request, before base64.
 WRITE_CHUNK = 256 * 1024
@@ -65,19 +68,45 @@ DROPPED = "dbgctl.dropped"
 
 _FOREVER = None
 
-#: Callables told of each session a Client of this process makes a request
-#: on or a Session is made for, as ``hook(client, session)`` (an id, or a
-#: name as the caller gave it); see :func:`watch_sessions`.
+#: Callables told of each session a Client of this process drives, as
+#: ``hook(client, session)`` (an id, or a name as the caller gave it); see
+#: :func:`watch_sessions`.
 _SESSION_HOOKS = []
+
+#: Callables that may add to the params of every launch a Client of this
+#: process sends, as ``hook(client, params)``; see :func:`watch_launches`.
+_LAUNCH_HOOKS = []
+
+#: The methods that drive a session: its input, its expects, its
+#: debugger, its run control, its signals and its end.  Requests that only
+#: read it (``status``, ``logs``, ``list``, ``wait``, ``subscribe``, a
+#: ``bundle`` or ``hold`` of a report) are not heard by watch_sessions.
+DRIVING = frozenset((
+    "launch", "write", "read", "pipe", "expect", "exec", "signal", "resize",
+    "stop", "deadline", "halt", "resume", "break", "eval", "memory",
+    "registers", "reset", "load", "wait_target", "wait_fault"))
 
 
 def watch_sessions(hook):
     """Have ``hook(client, session)`` called, in the calling thread, for
-    every request naming a session and every :class:`Session` made, by any
-    Client of this process; returns a function that ends it.  The pytest
-    plugin's failure reports learn which sessions a test touched so."""
+    every request that drives a session (a method in :data:`DRIVING`:
+    launch, write, read, expect, exec, run control, signal, stop) and
+    every :class:`Session` a launch makes, by any Client of this process;
+    returns a function that ends it.  Reading a session (``status``,
+    ``logs``, :meth:`Client.session`) is not heard.  The pytest plugin's
+    failure reports learn which sessions a test drove so."""
     _SESSION_HOOKS.append(hook)
     return lambda: _SESSION_HOOKS.remove(hook)
+
+
+def watch_launches(hook):
+    """Have ``hook(client, params)`` called, in the calling thread, with
+    the params of every launch any Client of this process is about to
+    send; the hook may add to them (``params.setdefault(...)``).  Returns
+    a function that ends it.  The pytest plugin gives every session its
+    run's ``artifacts`` and its test's deadline so."""
+    _LAUNCH_HOOKS.append(hook)
+    return lambda: _LAUNCH_HOOKS.remove(hook)
 
 
 def _touched(client, session):
@@ -612,7 +641,8 @@ class Client:
         """Send one request; return the :class:`_Call` its reply comes to.
         ``waited=False``: no thread waits for it until one asks for its
         result, so the reader does not take this thread for one stuck."""
-        if params and params.get("session") is not None:
+        if params and params.get("session") is not None and \
+                method in DRIVING:
             _touched(self, params["session"])
         rid = next(self._ids)
         req = {"jsonrpc": "2.0", "id": rid, "method": method}
@@ -736,7 +766,9 @@ class Client:
         """Start a session and return its :class:`Session` once it runs.
 
         ``argv`` is the program and its arguments, ``kind`` one of ``gdb``
-        (the default), ``lldb``, ``remote``, ``gdbserver`` or ``exec``.
+        (the default), ``lldb``, ``remote``, ``gdbserver``, ``qemu`` (a
+        board's firmware under QEMU: ``machine``, ``cpu``, ``qemu``,
+        ``qemu_args``) or ``exec``.
         ``transport=True`` gives the target's standard input and output to
         :meth:`Session.write` and :meth:`Session.read` (``None``, the
         default: as the kind has it, on for ``qemu``); ``commands`` are
@@ -765,6 +797,8 @@ class Client:
                   "name": name, "lease": bool(lease)})
         if p.get("cwd") is None:
             p["cwd"] = os.getcwd()
+        for hook in list(_LAUNCH_HOOKS):
+            hook(self, p)
         bound = self.request_timeout
         bound += (p.get("connect_timeout") or 10000) / 1000
         bound += (p.get("stop_timeout") or 5000) / 1000
@@ -871,7 +905,7 @@ class Session:
         self._failed = None
         self._cursors = {}
         self._cursor_lock = threading.Lock()
-        if self.id is not None:
+        if self.id is not None and launched:
             _touched(client, self.id)
 
     def __repr__(self):
@@ -1050,7 +1084,7 @@ class Session:
         return self._cursor(self._stream(stream))
 
     def expect(self, pattern, timeout=30.0, stream=None, exact=False,
-               flags=0):
+               flags=0, from_=None):
         """Wait until ``pattern`` matches on one of the session's streams;
         return the :class:`Match`.
 
@@ -1080,7 +1114,10 @@ class Session:
         connections keep cursors of their own.  A match that more bytes
         could still lengthen (``counter=(\\d+)`` at the end of what came)
         is taken only once a byte after it comes, or the stream ends, or
-        at the timeout.
+        at the timeout.  ``from_`` (a stream offset, as ``Match.start()``,
+        ``Match.next`` or :meth:`logs`' ``size`` give one) matches from there
+        instead of the cursor, earlier or later; a match still moves the
+        cursor past itself if it ends beyond it.
 
         ``timeout`` is in seconds (``None``: until a match or the
         stream's end).  Raises :class:`Timeout` when no match came within
@@ -1092,7 +1129,8 @@ class Session:
         """
         stream = self._stream(stream)
         params, index = expect_params(pattern, exact=exact, flags=flags)
-        params.update({"stream": stream, "from": self._cursor(stream)})
+        params.update({"stream": stream, "from": self._cursor(stream)
+                       if from_ is None else from_})
         ms = _ms(timeout)
         if ms is None:
             res = self._call("expect", params, default=False)
@@ -1108,11 +1146,12 @@ class Session:
             self._cursors[stream] = max(self._cursors.get(stream, 0), m.next)
         return m
 
-    def expect_exact(self, literal, timeout=30.0, stream=None, flags=0):
+    def expect_exact(self, literal, timeout=30.0, stream=None, flags=0,
+                     from_=None):
         """:meth:`expect` for a literal, str or bytes, or a list of them:
         every byte matches itself."""
         return self.expect(literal, timeout=timeout, stream=stream,
-                           exact=True, flags=flags)
+                           exact=True, flags=flags, from_=from_)
 
     def exec(self, command, timeout=None):
         """Run a debugger command and return the result, a dict.

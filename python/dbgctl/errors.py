@@ -11,6 +11,9 @@ import base64
 
 from .stop import target_record
 
+#: The most bytes of an expect's ``got`` that ``str(e)`` shows (its end).
+GOT_SHOWN = 512
+
 __all__ = ["Error", "Timeout", "EOF", "Verdict", "DebuggerError",
            "Unauthorized", "NoSuchSession", "ProtocolError", "from_reply"]
 
@@ -18,7 +21,9 @@ __all__ = ["Error", "Timeout", "EOF", "Verdict", "DebuggerError",
 class Error(Exception):
     """An error from the daemon, or of the connection to it.
 
-    ``str(e)`` is the daemon's message, verbatim.  ``code`` is the JSON-RPC
+    ``str(e)`` is the daemon's message, verbatim, as is ``message``; an
+    error that carries an expect's ``got`` (:class:`Timeout`,
+    :class:`EOF`) adds what came to ``str(e)``.  ``code`` is the JSON-RPC
     error code (``None`` for an error of the client itself), ``kind`` the
     stable ``data.kind`` string (such as ``"not_running"``), which programs
     should test, and ``data`` the whole data object (``{}`` if none).
@@ -36,6 +41,17 @@ class Error(Exception):
         self.data = dict(data) if data else {}
         self.target = target_record(self.data.get("target"))
 
+    def __str__(self):
+        """The message, and what came when the error carries an expect's
+        ``got`` (see :class:`Timeout`)."""
+        got = getattr(self, "got", None)
+        if "got" not in self.data or not isinstance(got, bytes):
+            return self.message
+        if len(got) > GOT_SHOWN:
+            return "%s; got %d bytes, the last %d: ...%r" % (
+                self.message, len(got), GOT_SHOWN, got[-GOT_SHOWN:])
+        return "%s; got %r" % (self.message, got)
+
     def __repr__(self):
         return "%s(%r, code=%r, kind=%r)" % (type(self).__name__,
                                              self.message, self.code,
@@ -47,7 +63,12 @@ class _Got:
     everything from ``from_`` to ``next``, or when that was over 512 KiB
     the last 512 KiB, from ``got_offset``), ``next`` (the stream's end
     then) and ``from_`` (where matching began); ``got`` is ``b""`` and the
-    offsets ``None`` for an error that says nothing of a stream."""
+    offsets ``None`` for an error that says nothing of a stream.
+
+    ``str(e)`` of an expect's error is the daemon's message followed by
+    what came (``; got b'...'``, its last ``GOT_SHOWN`` bytes), so that a
+    test report's one line, a JUnit failure's message, shows it;
+    ``message`` stays the daemon's words alone."""
 
     def _take_got(self):
         got = self.data.get("got")
@@ -128,6 +149,14 @@ class ProtocolError(Error):
 
     def __init__(self, message):
         super().__init__(message, kind="protocol")
+
+
+def hide_frames(excinfo):
+    """pytest's ``__tracebackhide__`` of the package's modules: a test's
+    traceback leaves out their frames when what it ends in is the
+    daemon's answer (an :class:`Error`), so that it ends at the caller's
+    line; a failure of the package's own code keeps them."""
+    return excinfo is not None and excinfo.errisinstance(Error)
 
 
 _BY_KIND = {

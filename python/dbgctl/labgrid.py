@@ -30,7 +30,10 @@ prefer ``ssh://`` between machines)::
 
 Activating :class:`DbgctlDriver` connects; its sessions are leased to that
 connection, so they end when the driver is deactivated or the process
-holding it dies.
+holding it dies.  A held session (``hold``, as the pytest plugin's
+``--dbgctl-hold-on-failure`` holds a failing test's) is the exception: it
+outlives the driver's deactivation and the lease, until its hold's time
+runs out or someone releases it.
 
 :class:`DbgctlConsoleDriver` is labgrid's ``ConsoleProtocol`` on a session's
 target: ``read``, ``write``, ``sendline`` and labgrid's own ``expect``
@@ -72,7 +75,10 @@ from labgrid.resource.common import Resource
 
 from . import ssh
 from .client import Client
-from .errors import Error, Timeout
+from .errors import Error, Timeout, hide_frames
+
+# Under pytest, a failed call's traceback ends at the caller's line.
+__tracebackhide__ = hide_frames
 
 # The most a console read asks the daemon for: what is there, up to this.
 CONSOLE_READ_MAX = 65536
@@ -80,16 +86,41 @@ CONSOLE_READ_MAX = 65536
 CONSOLE_MARGIN = 5.0
 
 
+def _port(value):
+    """A port as an int: a YAML number, or a string of digits as
+    labgrid's ``!template`` gives one; anything else as it came, for
+    _check_port to refuse."""
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return value
+
+
+def _check_port(_resource, _attribute, value):
+    """Refuse a port that is not a TCP port number, naming the field
+    (with a ValueError: labgrid replaces a TypeError's words with its
+    own, leaving ours to a chained traceback)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError("DbgctlServer port must be an integer or a string "
+                        "of digits (a TCP port), not %s %r"
+                        % (type(value).__name__, value))
+    if not 0 < value < 65536:
+        raise ValueError("DbgctlServer port must be 1 to 65535, not %d"
+                         % value)
+
+
 @target_factory.reg_resource
 @attr.s(eq=False)
 class DbgctlServer(Resource):
     """A host's dbgctld: ``address`` (``ssh://...``), or a daemon
-    listening on TCP at ``host`` and ``port`` with ``token_file``."""
+    listening on TCP at ``host`` and ``port`` with ``token_file``.
+    ``port`` is a number or a string of digits (``port: !template
+    $DBGCTL_PORT``)."""
 
     host = attr.ib(default="127.0.0.1",
                    validator=attr.validators.instance_of(str))
-    port = attr.ib(default=None, validator=attr.validators.optional(
-        attr.validators.instance_of(int)))
+    port = attr.ib(default=None, converter=_port, validator=_check_port)
     token_file = attr.ib(default=None, validator=attr.validators.optional(
         attr.validators.instance_of(str)))
     address = attr.ib(default=None, validator=attr.validators.optional(
@@ -137,7 +168,8 @@ class DbgctlDriver(Driver):
                              token_file=self.server.token_file)
 
     def on_deactivate(self):
-        """Stop this driver's sessions, then close the connection."""
+        """Stop this driver's sessions but the held ones, then close the
+        connection (a held session outlives its lease)."""
         try:
             self.stop_all()
         finally:
@@ -189,11 +221,14 @@ class DbgctlDriver(Driver):
         return record
 
     def stop_all(self):
-        """Stop every session this driver launched; raise the first error
-        after trying them all."""
+        """Stop every session this driver launched but those held (see
+        ``hold``: they stay until their hold ends or is released); raise
+        the first error after trying them all."""
         first = None
         for s in list(self.sessions):
             try:
+                if s.id is not None and s.status().get("hold"):
+                    continue
                 s.stop()
             except Error as e:
                 first = first or e

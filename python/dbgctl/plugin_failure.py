@@ -2,20 +2,24 @@
 
 With ``--dbgctl-hold-on-failure[=SECONDS]`` every running session a
 failing test touched is halted and held (see ``hold`` in dbgctl(1)), and
-the report says how to look at it: ``dbgctl attach``, ``dbgctl logs`` and
-the front-end join (``dbgctl mi``, or ``dbgctl-gdb`` as an IDE's gdb).
-With ``--dbgctl-artifacts DIR`` each such session's bundle is written
-under DIR by the daemon, and the sessions the fixtures launch carry
-``artifacts`` so that the daemon writes one itself if pytest is killed
-(their lease ends).  The verdict and bundle path of each session go into
-the report and into the test's JUnit XML properties
-(``dbgctl_verdict_N``, ``dbgctl_bundle_N``), as ``record_property``
-would put them.  A run interrupted by SIGINT writes the bundles of the
-running test's sessions before it ends.
+the report says how to look at it, with the address the run used
+(``-s``, ``-H ssh://...``, or ``--connect tcp:...`` and ``--token-file``):
+``dbgctl attach``, ``dbgctl logs`` and the front-end join (``dbgctl mi``,
+or ``dbgctl-gdb`` as an IDE's gdb).  With ``--dbgctl-artifacts DIR`` each
+such session's bundle is written under DIR by the daemon, and every
+session launched in the process carries ``artifacts`` so that the daemon
+writes one itself at a verdict or a fault, or if pytest is killed (their
+lease ends).  The verdict and the path of every bundle written for each
+session while the test ran go into the report and into the test's JUnit
+XML properties (``dbgctl_verdict_N``, ``dbgctl_bundle_N``), as
+``record_property`` would put them.  A run interrupted by SIGINT writes
+the bundles of the running test's sessions, named after it, before it
+ends.
 """
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -77,14 +81,62 @@ def _bundle(config, client, sid, nodeid):
         config, nodeid, sid)}, timeout=BUNDLE_TIMEOUT)["path"]
 
 
+def address_options(client):
+    """How dbgctl(1) and dbgctl-gdb reach client's daemon: (the options,
+    the environment), as shell words: ``-s SOCKET``, ``-H ssh://...``, or
+    ``--connect tcp:HOST:PORT --token-file FILE``."""
+    addr = getattr(client, "address", None)
+    again = getattr(client, "_again", None) or {}
+    if isinstance(addr, tuple):
+        host, port = addr
+        if ":" in host:
+            host = "[%s]" % host
+        where = "tcp:%s:%d" % (host, port)
+        token = again.get("token_file") or \
+            os.environ.get("DBGCTL_TOKEN_FILE")
+        opts = ["--connect", where]
+        env = ["DBGCTL_HOST=" + where]
+        if token:
+            token = os.path.abspath(token)
+            opts += ["--token-file", token]
+            env.append("DBGCTL_TOKEN_FILE=" + token)
+    elif isinstance(addr, str) and "://" in addr:
+        opts, env = ["-H", addr], ["DBGCTL_HOST=" + addr]
+    elif isinstance(addr, str):
+        sock = os.path.abspath(addr)
+        opts, env = ["-s", sock], ["DBGCTL_SOCKET=" + sock]
+    else:
+        opts, env = [], []
+    return " ".join(map(shlex.quote, opts)), \
+        " ".join(map(shlex.quote, env))
+
+
 def _commands(client, sid):
-    """The commands that look at session sid of client's daemon."""
-    sock = getattr(client, "address", None)
-    opt = " -s %s" % sock if isinstance(sock, str) and sock.startswith(
-        "/") else ""
-    return ("  dbgctl%s attach %s\n  dbgctl%s logs %s\n"
-            "  dbgctl%s mi %s    (an IDE: DBGCTL_SESSION=%s dbgctl-gdb as "
-            "its gdb)\n" % (opt, sid, opt, sid, opt, sid, sid))
+    """The commands that look at session sid of client's daemon, as they
+    work pasted into a shell: with the address the run used."""
+    opts, env = address_options(client)
+    dbgctl = "dbgctl " + opts if opts else "dbgctl"
+    env = env + " " if env else ""
+    return ("  %s attach %s\n  %s logs %s\n"
+            "  %s mi %s    (an IDE: %sDBGCTL_SESSION=%s dbgctl-gdb as "
+            "its gdb)\n" % (dbgctl, sid, dbgctl, sid, dbgctl, sid, env,
+                             sid))
+
+
+def _auto_bundle(item, record):
+    """The daemon's automatic bundle of a session launched with
+    ``artifacts`` (at its verdict, fault, lease's end), if it was written
+    while the test ran: a property and the report's line."""
+    auto = record.get("bundle")
+    if not isinstance(auto, dict) or \
+            (auto.get("time") or 0) < getattr(item, "_dbgctl_began", 0):
+        return ""
+    sid = record.get("id")
+    if not auto.get("path") or auto.get("error"):
+        return "bundle (%s): not written: %s\n" % (auto.get("reason"),
+                                                    auto.get("error"))
+    item.user_properties.append(("dbgctl_bundle_%s" % sid, auto["path"]))
+    return "bundle (%s): %s\n" % (auto.get("reason"), auto["path"])
 
 
 def on_failure(config, item, client, record, held):
@@ -96,6 +148,7 @@ def on_failure(config, item, client, record, held):
     if verdict:
         item.user_properties.append(("dbgctl_verdict_%s" % sid, verdict))
         lines += "verdict: %s\n" % verdict
+    lines += _auto_bundle(item, record)
     if record.get("state") != "running":
         return lines
     if artifacts_dir(config) is not None:

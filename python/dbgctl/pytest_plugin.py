@@ -27,9 +27,13 @@ Failure reports
     touched, whoever launched it: the fixtures, a session-scoped board
     fixture, a labgrid driver, ``dbgctl_client.launch`` in the test.  A
     session is touched when any :class:`dbgctl.Client` of the process
-    makes a :class:`dbgctl.Session` for it or a request naming it during
-    the test's setup, call or teardown, or when a Session of it is one of
-    the test's fixture values (or an attribute of one).  The section holds
+    launches it or drives it during the test's setup, call or teardown
+    (launch, write, read, expect, exec, run control, signal, stop: the
+    methods of :data:`dbgctl.client.DRIVING`; reading it with ``status``,
+    ``logs`` or :meth:`dbgctl.Client.session` does not count), or when a
+    Session of it is one of the test function's own arguments (or an
+    attribute of one); a fixture the test uses that only holds or reads
+    it does not make it the test's.  The section holds
     the session's state, its fault as a summary (signal or location, the
     decoded CFSR and HFSR bits, the faulting function and line), and the
     last ``LOG_LINES`` lines of its target stream (for a session with a
@@ -39,9 +43,24 @@ Failure reports
     began, the tails start no earlier than the offsets its streams had at
     the test's setup, so a board shared by many tests shows what this test
     made of it.  The full fault record (registers and all) is a second
-    section, ``dbgctl session N fault record``.  Code that drives sessions
-    through its own Client needs nothing more; it is seen by
-    :func:`dbgctl.client.watch_sessions`.
+    section, ``dbgctl session N fault record``.  The tails are also the
+    test's ``user_properties`` ``dbgctl_target_N`` and
+    ``dbgctl_console_N``, which the JUnit XML holds.  Code that drives
+    sessions through its own Client needs nothing more; it is seen by
+    :func:`dbgctl.client.watch_sessions`.  A failed call's traceback
+    leaves out the package's frames (``__tracebackhide__``), ending at
+    the caller's line.
+
+Deadlines
+    ``--dbgctl-deadline=SECONDS``, or the marker
+    ``@pytest.mark.dbgctl_deadline(SECONDS)`` on a test (which wins),
+    gives every running session the test drives a deadline (see
+    ``deadline`` in dbgctl-protocol(7)) SECONDS after the test's setup
+    began, when the test first drives it; once the test's teardown is
+    done, the deadlines it gave are cleared, so that a board shared with
+    later tests lives on.  At the deadline the daemon records its verdict
+    and stops the session, or holds it when it was launched with
+    ``on_deadline="hold"``.
 
 When a test fails (see :mod:`dbgctl.plugin_failure`)
     ``--dbgctl-hold-on-failure[=SECONDS]`` halts and holds every running
@@ -49,18 +68,23 @@ When a test fails (see :mod:`dbgctl.plugin_failure`)
     time, and its section says how to look at it (``dbgctl attach``,
     ``logs``, ``mi``); ``dbgctl_launch`` leaves such a session for its
     hold, and a private daemon with held sessions stays after the run
-    until the last hold has ended.  ``--dbgctl-artifacts DIR`` has the
-    daemon write each such session's bundle under DIR, gives the sessions
-    ``dbgctl_launch`` starts ``artifacts=DIR`` (a killed pytest's are
-    bundled by the daemon when their lease ends), and bundles the running
-    test's sessions when the run is interrupted.  The verdict, bundle and
-    hold of each session go into the test's ``user_properties``, which the
-    JUnit XML holds: ``dbgctl_verdict_N``, ``dbgctl_bundle_N``,
-    ``dbgctl_held_N``.
+    until the last hold has ended; so does a labgrid ``DbgctlDriver``'s
+    held session when the driver is deactivated.  The report's commands
+    carry the address the run used.  ``--dbgctl-artifacts DIR`` has the
+    daemon write each such session's bundle under DIR, gives every
+    session a Client of the process launches ``artifacts=DIR`` unless its
+    launch names its own (the daemon then bundles it at a verdict, a
+    fault, or a killed pytest's lease's end), and bundles the running
+    test's sessions, named after the test, when the run is interrupted.
+    The verdict, every bundle written for the session while the test ran
+    (the plugin's and the daemon's own) and the hold of each session go
+    into the test's ``user_properties``, which the JUnit XML holds:
+    ``dbgctl_verdict_N``, ``dbgctl_bundle_N``, ``dbgctl_held_N``.
 """
 
 import base64
 import contextlib
+import inspect
 import json
 import os
 import re
@@ -75,7 +99,7 @@ import weakref
 import pytest
 
 from . import plugin_failure
-from .client import Client, Session, watch_sessions
+from .client import Client, Session, watch_launches, watch_sessions
 from .errors import Error
 
 #: Lines of each stream a failure report shows per session.
@@ -109,6 +133,11 @@ def pytest_addoption(parser):
                     dest="dbgctl_bin",
                     help="the dbgctld binary for a private daemon, or the "
                          "directory holding it (default: from PATH)")
+    group.addoption("--dbgctl-deadline", metavar="SECONDS", default=None,
+                    type=float, dest="dbgctl_deadline",
+                    help="give every session a test drives a deadline "
+                         "SECONDS after the test's setup began (a verdict "
+                         "then; see the dbgctl_deadline marker)")
     plugin_failure.add_options(group)
 
 
@@ -287,18 +316,15 @@ def alive(pid):
 class _Launcher:
     """The dbgctl_launch factory: launches leased sessions, keeps them."""
 
-    def __init__(self, client, artifacts=None, held=()):
+    def __init__(self, client, held=()):
         self.client = client
         self.sessions = []
-        self.artifacts = artifacts
         self.held = held
 
     def __call__(self, argv, **kw):
-        """Launch as Client.launch does, leased (and with the run's
-        ``--dbgctl-artifacts``); return the Session."""
+        """Launch as Client.launch does, leased (and, as every launch of
+        the run, with its ``--dbgctl-artifacts``); return the Session."""
         kw.setdefault("lease", True)
-        if self.artifacts is not None:
-            kw.setdefault("artifacts", self.artifacts)
         s = self.client.launch(argv, **kw)
         self.sessions.append(s)
         return s
@@ -327,9 +353,7 @@ class _Launcher:
 @pytest.fixture
 def dbgctl_launch(request, dbgctl_client):
     """Launch sessions for one test; they are stopped when it ends."""
-    launcher = _Launcher(dbgctl_client,
-                         plugin_failure.artifacts_dir(request.config),
-                         request.config._dbgctl_held)
+    launcher = _Launcher(dbgctl_client, request.config._dbgctl_held)
     yield launcher
     left = launcher.stop_all()
     if left:
@@ -365,12 +389,55 @@ class _Seen:
         self.tracks = {}
         self.touched = set()
         self.quiet = threading.local()
+        # The running test: its node id, and when its deadline (if it has
+        # one) runs out, by time.monotonic().
+        self.current = None
+        self.deadline_at = None
+        # The sessions given the running test's deadline: key -> (a weak
+        # reference to the client that did, the session).
+        self.timed = {}
 
     def hear(self, client, session):
-        """The watch_sessions hook: note a session touched now, unless
-        the plugin is the one asking."""
-        if not getattr(self.quiet, "on", False):
-            self.note(client, session)
+        """The watch_sessions hook: note a session the test drives now,
+        unless the plugin is the one asking, and give it the test's
+        deadline."""
+        if getattr(self.quiet, "on", False):
+            return
+        self.note(client, session)
+        self.give_deadline(client, session)
+
+    def give_deadline(self, client, session):
+        """Give a session the running test drives the test's deadline,
+        once a test: the time left of it (see ``deadline`` in
+        dbgctl-protocol(7)); one that is not running keeps none."""
+        key = (repr(client.address), session)
+        with self.lock:
+            if self.deadline_at is None or key in self.timed:
+                return
+            self.timed[key] = (weakref.ref(client), session)
+            left = self.deadline_at - time.monotonic()
+        with self.reading():
+            try:
+                client.call("deadline", {"session": session,
+                                         "ms": max(1, int(left * 1000))})
+            except Error:
+                pass
+
+    def end_deadlines(self):
+        """At a test's end: clear the deadline the test gave each
+        session, so that one shared with later tests lives on."""
+        with self.lock:
+            timed, self.timed = list(self.timed.values()), {}
+            self.deadline_at = None
+        with self.reading():
+            for ref, session in timed:
+                client = ref()
+                if client is None or getattr(client, "_closed", False):
+                    continue
+                try:
+                    client.call("deadline", {"session": session, "ms": 0})
+                except Error:
+                    pass
 
     def note(self, client, session):
         """Note a session the running test touched."""
@@ -389,17 +456,22 @@ class _Seen:
     @contextlib.contextmanager
     def reading(self):
         """Leave the plugin's own requests out of what tests touched."""
+        was = getattr(self.quiet, "on", False)
         self.quiet.on = True
         try:
             yield
         finally:
-            self.quiet.on = False
+            self.quiet.on = was
 
-    def begin(self):
-        """At a test's setup: forget what the last test touched, and note
-        where each session's streams stand now."""
+    def begin(self, item, seconds=None):
+        """At a test's setup: forget what the last test touched, start
+        its deadline of ``seconds`` if it has one, and note where each
+        session's streams stand now."""
         with self.lock:
             self.touched = set()
+            self.current = item.nodeid
+            self.deadline_at = None if seconds is None else \
+                time.monotonic() + seconds
             tracks = list(self.tracks.values())
         with self.reading():
             for track in tracks:
@@ -407,12 +479,26 @@ class _Seen:
 
     def test_tracks(self, item):
         """The tracks of the sessions ``item`` touched, one per session."""
-        for value in getattr(item, "funcargs", {}).values():
-            for s in _sessions_in(value):
+        funcargs = getattr(item, "funcargs", {})
+        for name in _own_args(item):
+            for s in _sessions_in(funcargs.get(name)):
                 if s.id is not None:
                     self.note(s.client, s.id)
         with self.lock:
             return [t for k, t in self.tracks.items() if k in self.touched]
+
+
+def _own_args(item):
+    """The names of the test function's own arguments: not the fixtures
+    they depend on, nor autouse ones (a fixture that only reads a shared
+    board does not make it the test's)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is not None:
+        return list(info.argnames)
+    try:
+        return list(inspect.signature(item.obj).parameters)
+    except (AttributeError, TypeError, ValueError):
+        return []
 
 
 def _sessions_in(value):
@@ -580,6 +666,7 @@ def _section(client, track, item):
     if fault:
         text += "fault: %s\n  (the whole record: %s fault record)\n" % (
             fault_summary(fault), title)
+    sid = record.get("id", track.session)
     for stream in STREAMS:
         start = track.start.get(stream)
         data = _tail(client, track.session, stream, start)
@@ -590,6 +677,8 @@ def _section(client, track, item):
         body = plain(data)
         text += (body if body.endswith("\n") else body + "\n") \
             if body else "(nothing)\n"
+        # The tail where a JUnit XML's reader sees it, too.
+        item.user_properties.append(("dbgctl_%s_%s" % (stream, sid), body))
     text += plugin_failure.on_failure(item.config, item, client, record,
                                       item.config._dbgctl_held)
     sections = [(title, text)]
@@ -631,10 +720,35 @@ def _report(seen, item):
 
 
 def pytest_configure(config):
-    """Start hearing of the sessions this process's clients touch."""
+    """Start hearing of the sessions this process's clients drive, and
+    of their launches."""
+    config.addinivalue_line(
+        "markers", "dbgctl_deadline(seconds): the test's deadline: every "
+        "session it drives gets a verdict (see dbgctl-protocol(7)) once "
+        "seconds have passed since its setup began; overrides "
+        "--dbgctl-deadline")
     config._dbgctl_seen = seen = _Seen()
     config._dbgctl_held = []
-    config._dbgctl_unwatch = watch_sessions(seen.hear)
+    unwatch = watch_sessions(seen.hear)
+    unlaunch = watch_launches(lambda client, params: _launching(
+        config, params))
+
+    def stop():
+        """Stop hearing of both."""
+        unwatch()
+        unlaunch()
+    config._dbgctl_unwatch = stop
+
+
+def _launching(config, params):
+    """The watch_launches hook: every session launched by a client of
+    this process gets the run's ``--dbgctl-artifacts``, unless its launch
+    names its own (``artifacts=None``: none)."""
+    if "artifacts" in params:
+        return
+    art = plugin_failure.artifacts_dir(config)
+    if art is not None:
+        params["artifacts"] = art
 
 
 def pytest_unconfigure(config):
@@ -649,8 +763,33 @@ def pytest_unconfigure(config):
 def pytest_runtest_setup(item):
     """Before the test's fixtures: note where every session stands."""
     seen = getattr(item.config, "_dbgctl_seen", None)
+    if seen is None:
+        return
+    item._dbgctl_began = time.time()
+    seen.begin(item, _deadline(item))
+
+
+def _deadline(item):
+    """The seconds a test has, from its ``dbgctl_deadline`` marker, else
+    ``--dbgctl-deadline``; None for none."""
+    mark = item.get_closest_marker("dbgctl_deadline")
+    if mark is not None:
+        seconds = mark.args[0] if mark.args else mark.kwargs.get("seconds")
+    else:
+        seconds = item.config.getoption("dbgctl_deadline", None)
+    if seconds is None or seconds <= 0:
+        return None
+    return float(seconds)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item):
+    """Once the test's fixtures are torn down, clear the deadlines it
+    gave sessions that live on."""
+    yield
+    seen = getattr(item.config, "_dbgctl_seen", None)
     if seen is not None:
-        seen.begin()
+        seen.end_deadlines()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -683,7 +822,8 @@ def pytest_sessionfinish(session, exitstatus):
             if client is None:
                 continue
             path = plugin_failure.bundle_interrupted(
-                session.config, client, track.session, "interrupted")
+                session.config, client, track.session,
+                seen.current or "interrupted")
             if path is not None:
                 sys.stderr.write("dbgctl: session %s: bundle %s\n"
                                  % (track.session, path))

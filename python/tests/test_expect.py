@@ -347,3 +347,30 @@ def test_patterns_as_sent():
     assert params == {"patterns": ["(?i)a", "b"], "flags": None}
     params, _ = expect_params([b"\xff*", "ok"], exact=True)
     assert params["patterns"] == ["\\xff\\x2a", "ok"]
+
+
+def test_expect_from_an_offset_of_the_callers(client):
+    with _py(client, _quiet(b"a1 a2 a3\n"), lease=True) as s:
+        first = s.expect(rb"a\d", timeout=WAIT)
+        assert (first.group(0), first.start(), first.next) == (b"a1", 0, 2)
+        # From an earlier offset: the same bytes again.
+        again = s.expect(rb"a\d", timeout=WAIT, from_=0)
+        assert again.group(0) == b"a1" and again.start() == 0
+        # From a later one: what lies before it is skipped.
+        later = s.expect_exact(b"a", timeout=WAIT, from_=4)
+        assert later.start() == 6 and later.group(0) == b"a"
+        # The cursor is past the furthest match, and goes on from there.
+        assert s.cursor() == 7
+        assert s.expect(rb"\d", timeout=WAIT).group(0) == b"3"
+
+
+def test_an_expect_timeout_says_what_came(client):
+    with _py(client, _quiet(b"uart said ping-42\n"), lease=True) as s:
+        s.expect_exact(b"ping-42\n", timeout=WAIT)
+        with pytest.raises(dbgctl.Timeout) as e:
+            s.expect_exact(b"never-comes", timeout=0.5, from_=0)
+    # The one line a report or a JUnit failure shows says what came.
+    assert e.value.got == b"uart said ping-42\n"
+    assert str(e.value) == e.value.message + \
+        "; got b'uart said ping-42\\n'", str(e.value)
+    assert "never-comes" in e.value.message

@@ -77,3 +77,45 @@ def test_wrong_token_fails_activation(tcp_daemon, tmp_path, fixtures):
             t.get_driver("DbgctlDriver")
     finally:
         env.cleanup()
+
+
+def test_a_port_from_a_template_is_taken(tcp_daemon, tmp_path, monkeypatch,
+                                         fixtures):
+    connect, token = tcp_daemon
+    host, port = connect[4:].rsplit(":", 1)
+    monkeypatch.setenv("LG_DBGCTL_PORT", port)
+    path = tmp_path / "env.yaml"
+    labgrid_env(path, tcp_daemon)
+    # labgrid's !template (of LG_* variables) gives a string.
+    text = path.read_text().replace("port: %s" % port,
+                                    "port: !template $LG_DBGCTL_PORT")
+    assert "!template" in text
+    path.write_text(text)
+    env = labgrid.Environment(str(path))
+    try:
+        d = env.get_target("main").get_driver("DbgctlDriver")
+        assert d.server.port == int(port)
+        s = d.launch([fixtures["echo"]], kind="exec", transport=True)
+        d.write(s, b"templated-port\n")
+        d.read_until(s, b"templated-port")
+    finally:
+        env.cleanup()
+
+
+def test_a_bad_port_names_the_field(tcp_daemon, tmp_path, monkeypatch):
+    path = tmp_path / "env.yaml"
+    labgrid_env(path, tcp_daemon)
+    port = tcp_daemon[0].rsplit(":", 1)[1]
+    for bad, said in (('"seventy"', "str 'seventy'"), ("70000", "70000")):
+        path.write_text(path.read_text().replace(
+            "port: %s" % port, "port: %s" % bad))
+        env = labgrid.Environment(str(path))
+        try:
+            with pytest.raises(Exception) as e:
+                env.get_target("main")
+            # The error itself, not only a chained one, names it.
+            assert "DbgctlServer port must be" in str(e.value), e.value
+            assert said in str(e.value), e.value
+        finally:
+            env.cleanup()
+        port = bad

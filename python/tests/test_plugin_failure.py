@@ -217,7 +217,10 @@ def test_an_interrupted_pytest_writes_its_tests_bundles(tmp_path, daemon,
     said = proc.stderr.decode(errors="replace")
     assert "dbgctl: session %d: bundle " % sid in said, said
     path = said.split("dbgctl: session %d: bundle " % sid)[1].split("\n")[0]
-    assert path.startswith(str(art) + os.sep) and "interrupted" in path
+    assert path.startswith(str(art) + os.sep), path
+    # Named after the test that ran, as a failing test's bundle is.
+    assert os.path.basename(path) == \
+        "test_dies.py_test_dies-interrupted-%d" % sid, path
     _complete(path)
     _wait_ended(client, sid)
 

@@ -330,7 +330,12 @@ def test_watch_sessions_hears_every_client(client):
         s.wait_ready()
         assert heard == [(client, s.id)]
         with Client(socket=client.address, autostart=False) as other:
+            # Reading a session is not driving it: not heard.
             other.call("logs", {"session": s.id, "stream": "console"})
+            other.call("status", {"session": s.id})
+            other.session(s.id)
+            assert heard == [(client, s.id)]
+            other.call("signal", {"session": s.id, "signal": "CONT"})
             assert heard[-1] == (other, s.id)
         s.stop()
     finally:

@@ -3,7 +3,9 @@ through a real sshd of the module's own (conftest.py's ssh_daemon), which
 runs the build's ``dbgctl dial-stdio`` on the far side."""
 
 import os
+import shlex
 import signal
+import subprocess
 import time
 
 import pytest
@@ -164,3 +166,34 @@ def test_labgrid_driver_over_ssh(ssh_daemon, fixtures, tmp_path):
         assert rec["state"] in ("exited", "failed")
     finally:
         env.cleanup()
+
+
+def test_a_hold_over_dbgctl_host_says_how_to_reach_it(
+        pytester, monkeypatch, fixtures, ssh_daemon, local, tmp_path):
+    url, _ = ssh_daemon
+    monkeypatch.delenv("DBGCTL_SOCKET", raising=False)
+    result, noted = _run_rig(pytester, monkeypatch, fixtures,
+                             "--dbgctl-host=" + url,
+                             "--dbgctl-hold-on-failure=60",
+                             "-k", "fails_with_the_log")
+    result.assert_outcomes(failed=1)
+    sid = noted[0]["id"]
+    try:
+        result.stdout.fnmatch_lines([
+            "held for * s, its target halted; look with:",
+            "  dbgctl -H %s attach %d" % (url, sid),
+            "  dbgctl -H %s logs %d" % (url, sid),
+            "  dbgctl -H %s mi %d    (an IDE: DBGCTL_HOST=%s "
+            "DBGCTL_SESSION=%d dbgctl-gdb as its gdb)" % (url, sid, url,
+                                                         sid)])
+        # Pasted as printed, it reaches the rig host's daemon.
+        argv = shlex.split("  dbgctl -H %s logs %d" % (url, sid))
+        argv[0] = os.environ.get("DBGCTL_BIN") or "dbgctl"
+        env = dict(os.environ, DBGCTL_SOCKET=str(tmp_path / "none"))
+        out = subprocess.run(argv, env=env, capture_output=True,
+                             stdin=subprocess.DEVNULL, timeout=60)
+        assert out.returncode == 0, out
+        assert b"console-marker-42" in out.stdout, out
+    finally:
+        local.call("hold", {"session": sid, "ttl": 0})
+    assert _wait_ended(local.session(sid))["state"] == "exited"

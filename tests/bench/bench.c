@@ -156,6 +156,13 @@ bench_config(struct bench *b, int argc, char **argv)
 	b->list10k = bench_env_int("BENCH_LIST10K", 0) == 1;
 	b->hostile_s = bench_env_int("BENCH_HOSTILE_SECONDS", 10);
 	b->board = getenv("BENCH_BOARD");
+	/*
+	 * Absolute: the daemon's sessions run QEMU and gdb in a directory of
+	 * their own, where a path relative to the bench's is not there.
+	 */
+	if (b->board != NULL && *b->board != '\0' &&
+	    realpath(b->board, b->board_path) != NULL)
+		b->board = b->board_path;
 	bench_scale(b);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <jansson.h>
+#include <limits.h>
 #include <sched.h>
 #include <stddef.h>
 
@@ -31,6 +32,7 @@ struct bench {
 	int		 tcp_port;	/* where, once it listens */
 	int		 hostile_s;	/* BENCH_HOSTILE_SECONDS */
 	const char	*board;		/* BENCH_BOARD: the board's firmware */
+	char		 board_path[PATH_MAX];	/* it made absolute */
 	char		 why[256];	/* why the current figure gave up */
 	/* The private daemon (bench-daemon.c). */
 	pid_t		 daemon;
