@@ -114,11 +114,15 @@ enum method_return
 pending_verdict_end(struct request *req, json_t *data)
 {
 	struct session	*s = req->session;
+	json_t		*bundle;
 
 	if (data == NULL)
 		data = json_object();
 	json_object_set(data, "verdict", s->verdict);
 	json_object_set_new(data, "session", json_integer((json_int_t)s->id));
+	/* The automatic bundle, written before the verdict ends anything. */
+	if ((bundle = bundle_status(s)) != NULL)
+		json_object_set_new(data, "bundle", bundle);
 	return request_error_data(req, RPC_VERDICT, data, "session %lu has a "
 	    "%s verdict: the session is %s, so %s waits no more", s->id,
 	    json_string_value(json_object_get(s->verdict, "kind")),

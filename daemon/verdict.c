@@ -244,13 +244,31 @@ verdict_set(struct session *s, json_t *v)
 	json_array_append(s->verdicts, v);
 }
 
-/* The automatic bundle is written (or none is): the session is stopped next turn. */
+/*
+ * The automatic bundle of a held session's verdict is written (or none
+ * is): what waited for the session ends now, its evidence on disk before
+ * anyone can act on the verdict (a reset would change what it shows).
+ */
+static void
+verdict_held_bundled(struct session *s, void *arg)
+{
+	(void)arg;
+	if (s->verdict != NULL)
+		pending_verdict(s, true);
+}
+
+/*
+ * The automatic bundle is written (or none is): what waited for the
+ * session ends, and the session is stopped next turn.
+ */
 static void
 verdict_bundled(struct session *s, void *arg)
 {
 	struct verdict_watch *w = s->vw;
 
 	(void)arg;
+	if (s->verdict != NULL)
+		pending_verdict(s, false);
 	if (w == NULL)
 		return;
 	if (w->end == NULL)
@@ -282,11 +300,13 @@ verdict_publish(struct verdict_watch *w)
 	session_note(s, text);
 	free(text);
 	session_fire(s, &ev);
-	/* What waits for the session to act would wait in vain. */
-	pending_verdict(s, held);
-	/* Not inside the gathering's answer: the stop runs on its own turn. */
+	/*
+	 * What waits for the session to act would wait in vain: it ends once
+	 * the bundle is written. Not inside the gathering's answer: the stop
+	 * runs on its own turn.
+	 */
 	bundle_auto(s, json_string_value(json_object_get(v, "kind")),
-	    held ? NULL : verdict_bundled, NULL);
+	    held ? verdict_held_bundled : verdict_bundled, NULL);
 }
 
 /* A deadline or silence ran out: gather the verdict of kind. */

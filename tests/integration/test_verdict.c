@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 TestSuite(verdict, .init = h_ctx_setup, .fini = h_ctx_teardown,
@@ -392,6 +393,42 @@ Test(verdict, a_stop_verdict_ends_a_waiting_expect_with_the_verdict)
 	vd_send(&c, 1, "expect", params);
 	vd_replies(&c, rep, 1, VD_BOUND);
 	vd_assert_verdict_error(rep[0], "deadline", id);
+	json_decref(rep[0]);
+	h_conn_close(&c);
+	json_decref(h_cli_wait_ended(id, VD_BOUND));
+}
+
+/*
+ * With artifacts, the waiting expect ends once the verdict's automatic
+ * bundle is on disk, and its error names the bundle: what a rig does on
+ * the error (reset, stop) cannot change the evidence.
+ */
+Test(verdict, a_verdict_ends_a_waiting_expect_after_its_bundle_is_written)
+{
+	struct h_conn	 c;
+	json_t		*rep[1] = { NULL };
+	char		 params[PATH_MAX + 256], art[PATH_MAX], manifest[PATH_MAX];
+	const char	*path;
+	long		 id;
+
+	h_daemon_fg();
+	h_ctx_path(art, sizeof art, "art");
+	snprintf(params, sizeof(params), "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"],\"deadline\":2000,\"artifacts\":\"%s\"}",
+	    h_ctx_fixture("FIX_SPINNER"), art);
+	id = h_conn_launch_once(params, VD_BOUND);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"patterns\":"
+	    "\"never-said\",\"timeout\":60000}", id);
+	vd_send(&c, 1, "expect", params);
+	vd_replies(&c, rep, 1, VD_BOUND);
+	vd_assert_verdict_error(rep[0], "deadline", id);
+	path = h_jstr(rep[0], "error.data.bundle.path");
+	cr_assert_not_null(path, "the verdict error names no bundle: %s",
+	    json_dumps(rep[0], JSON_COMPACT));
+	snprintf(manifest, sizeof manifest, "%s/manifest.json", path);
+	cr_assert_eq(access(manifest, F_OK), 0, "%s is not there when the "
+	    "expect ends", manifest);
 	json_decref(rep[0]);
 	h_conn_close(&c);
 	json_decref(h_cli_wait_ended(id, VD_BOUND));
