@@ -320,6 +320,43 @@ Test(detach, launch_pid_attaches_and_stop_detaches_or_kills_on_request)
 	    (char[64]){ 0 }, 64));
 }
 
+/*
+ * launch --pid answers once gdb has said where the target is: the answer
+ * shows it stopped (never unknown), a resume right after it succeeds and
+ * status then shows it running, five times over.
+ */
+Test(detach, launch_pid_answers_with_the_target_known_so_resume_works_at_once)
+{
+	char pids[32], ids[32];
+	pid_t pid = foreign_start();
+	struct h_res r;
+	json_t *l, *st;
+	int i;
+
+	snprintf(pids, sizeof(pids), "%d", pid);
+	for (i = 0; i < 5; i++) {
+		l = h_cli_json(H_ARGS("launch", "--pid", pids));
+		h_idstr(h_jint(l, "id", -1), ids, sizeof(ids));
+		cr_assert_str_eq(h_jstr(l, "target.state") ? h_jstr(l,
+		    "target.state") : "(none)", "stopped", "launch --pid %s, "
+		    "round %d: the answer's target (session %s)", pids, i + 1,
+		    ids);
+		json_decref(l);
+		cr_assert_eq(h_cli(&r, H_ARGS("resume", ids)), 0, "round %d: "
+		    "dbgctl resume %s right after launch --pid: exit %d "
+		    "(stderr: %s)", i + 1, ids, r.code, r.err);
+		h_run_free(&r);
+		st = h_cli_status(strtol(ids, NULL, 10));
+		cr_assert_str_eq(h_jstr(st, "target.state") ? h_jstr(st,
+		    "target.state") : "(none)", "running", "round %d: status "
+		    "%s after the resume", i + 1, ids);
+		json_decref(st);
+		json_decref(detach_stop(ids));
+		foreign_expect_alive(pid, "after a stop of launch --pid");
+	}
+	foreign_end(pid);
+}
+
 /* The gdbserver kind with --pid: gdbserver --attach; the stop detaches. */
 Test(detach, gdbserver_launch_pid_attaches_and_stop_detaches)
 {
