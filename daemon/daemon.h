@@ -525,6 +525,7 @@ struct proc_spec {
 	char		**env;
 	const char	 *cwd;
 	long		  stop_timeout;
+	bool		  hangup;	/* SIGHUP first at the daemon's end */
 	int		  tty;		/* the pty slave: its 0, 1 and 2 */
 	int		  fd_in;	/* transport ends, or -1 */
 	int		  fd_out;

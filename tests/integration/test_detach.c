@@ -12,9 +12,11 @@
 #include <criterion/criterion.h>
 
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +66,56 @@ foreign_start(void)
 		_exit(127);
 	}
 	return pid;
+}
+
+/*
+ * Start a foreign fix-beat (beat_count called every 50 ms, each printing a
+ * line) with its output in the file at path, as foreign_start does sleep.
+ */
+static pid_t
+foreign_start_beat(const char *path)
+{
+	const char *beat = h_ctx_fixture("FIX_BEAT");
+	pid_t pid;
+	int fd;
+
+	foreign_need_ptrace();
+	pid = fork();
+	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) == -1 ||
+		    dup2(fd, STDOUT_FILENO) == -1)
+			_exit(126);
+		execl(beat, beat, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* The size of the file at path, or -1. */
+static long long
+foreign_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* What foreign_grew waits on: a file and the size it must pass. */
+struct foreign_out {
+	const char	*path;
+	long long	 size;
+};
+
+/* Predicate for h_wait_for: the file has grown past the size. */
+static bool
+foreign_grew(void *arg)
+{
+	struct foreign_out *o = arg;
+
+	return foreign_size(o->path) > o->size + 64;
 }
 
 /* The tracer of pid from /proc/PID/status, -1 if it is gone. */
@@ -354,6 +406,64 @@ Test(detach, launch_pid_answers_with_the_target_known_so_resume_works_at_once)
 		json_decref(detach_stop(ids));
 		foreign_expect_alive(pid, "after a stop of launch --pid");
 	}
+	foreign_end(pid);
+}
+
+/* Predicate for h_wait_for: the pid (a pid_t *) is gone. */
+static bool
+foreign_pid_gone(void *arg)
+{
+	return h_pid_gone(*(pid_t *)arg);
+}
+
+/*
+ * The issue's recipe: the daemon SIGKILLed while gdb, attached by launch
+ * --pid, has a breakpoint in memory in a function the process calls in a
+ * loop, and the process runs on through it (its condition is never met,
+ * so gdb takes each hit and resumes). gdb is hung up, as at a terminal's
+ * end, and detaches, taking its breakpoint out; the process lives on,
+ * untraced, and prints on, and gdb is gone. Killed with its breakpoint
+ * left in, it died of SIGTRAP at the next call.
+ */
+Test(detach, a_daemon_killed_detaches_from_a_process_running_with_a_break)
+{
+	char out[PATH_MAX], pids[32], ids[32];
+	struct foreign_out o;
+	struct h_res r;
+	pid_t pid, gdb;
+	long id;
+
+	h_ctx_path(out, sizeof(out), "beat.out");
+	pid = foreign_start_beat(out);
+	o.path = out;
+	o.size = 0;
+	cr_assert(h_wait_for(foreign_grew, &o, H_WAIT_BOUND), "fix-beat %d "
+	    "printed nothing", pid);
+	h_daemon_fg();
+	snprintf(pids, sizeof(pids), "%d", pid);
+	id = h_cli_launch(H_ARGS("--pid", pids));
+	h_idstr(id, ids, sizeof(ids));
+	gdb = h_cli_status_pid(id, "pid");
+	cr_assert_eq(h_cli(&r, H_ARGS("exec", ids, "--", "break", "beat_count",
+	    "if", "n", "==", "0")), 0, "exec %s -- break beat_count if n == 0: "
+	    "exit %d (stderr: %s)", ids, r.code, r.err);
+	h_run_free(&r);
+	cr_assert_eq(h_cli(&r, H_ARGS("resume", ids)), 0, "resume %s: exit %d "
+	    "(stderr: %s)", ids, r.code, r.err);
+	h_run_free(&r);
+	o.size = foreign_size(out);
+	cr_assert(h_wait_for(foreign_grew, &o, H_WAIT_BOUND), "fix-beat %d does "
+	    "not run on through the conditional breakpoint", pid);
+	h_daemon_fg_kill();
+	cr_assert(h_wait_for(foreign_pid_gone, &gdb, H_WAIT_BOUND), "gdb (pid "
+	    "%d) is still there after the daemon was killed, state %c", gdb,
+	    h_pid_state(gdb));
+	foreign_expect_alive(pid, "after the daemon was SIGKILLed");
+	o.size = foreign_size(out);
+	cr_assert(h_wait_for(foreign_grew, &o, H_WAIT_BOUND), "fix-beat %d "
+	    "printed nothing more after gdb left (state %c)", pid,
+	    h_pid_state(pid));
+	foreign_expect_alive(pid, "after it printed on");
 	foreign_end(pid);
 }
 
