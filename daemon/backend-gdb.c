@@ -168,9 +168,9 @@ backend_gdb_settle(struct gdb_data *g)
 
 /*
  * Type the -x commands into the console, in order, then the kind's own;
- * the session runs once gdb says where that left the target. A target
- * whose start sent a stop with no run after (a stop from the connection
- * that the launch would otherwise show) is not running yet.
+ * the session runs once gdb says where they left the target: for qemu,
+ * not at the stop the connection brought (at Reset_Handler), which gdb
+ * reports before the continue typed here has even been read.
  */
 static void
 backend_gdb_type_commands(struct gdb_data *g)

@@ -3,8 +3,10 @@
  * process gdb only attached to (by -x "attach PID", by launch --pid, or
  * through gdbserver --attach) is detached from and lives on, untraced
  * and not stopped; --stop-target kill still kills it; the exit record
- * says by detach. And a gdb or lldb launch of a program that is not there
- * fails at once, leaving no session. The foreign process is a sleep the
+ * says by detach. A daemon SIGKILLed leaves such a process running too,
+ * and a launch --pid answers with the target stopped, ready to resume.
+ * And a gdb or lldb launch of a program that is not there fails at once,
+ * leaving no session. The foreign process is a sleep (or fix-beat) the
  * test starts itself, outside every session's tree.
  */
 #include "harness.h"
@@ -166,11 +168,11 @@ foreign_expect_alive(pid_t pid, const char *when)
 	char state;
 	int st = 0;
 
-	cr_assert(!h_run_waitpid(pid, 0, &st), "%s: the foreign sleep %d, "
+	cr_assert(!h_run_waitpid(pid, 0, &st), "%s: the foreign process %d, "
 	    "which gdb only attached to, ended: %s", when, pid,
 	    h_run_wstatus(st, (char[64]){ 0 }, 64));
 	cr_assert(h_wait_for(foreign_is_free, &pid, H_WAIT_BOUND), "%s: the "
-	    "foreign sleep %d: expected it untraced and running, got "
+	    "foreign process %d: expected it untraced and running, got "
 	    "TracerPid %ld, state %c", when, pid, foreign_tracer(pid),
 	    (state = h_pid_state(pid)) != 0 ? state : '-');
 }

@@ -3,7 +3,8 @@
  * launched with --kind qemu prints its banner on the transport, status
  * shows the kind, QEMU's pid and port; a machine QEMU does not know fails
  * with QEMU's words; a missing --machine, or one given to another kind, is
- * refused naming it; stop leaves nothing alive; and the kinds hello lists
+ * refused naming it; a launch answers with the firmware running, every
+ * time; stop leaves nothing alive; and the kinds hello lists
  * are the ones the schema, the completion and the client's --kind know.
  *
  * FIX_BOARD and FIX_BOARD_B (set by meson when clang and ld.lld built
