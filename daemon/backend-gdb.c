@@ -145,7 +145,33 @@ backend_gdb_type(struct session *s, const char *cmd)
 	free(line);
 }
 
-/* Type the -x commands into the console, in order, then the kind's own. */
+/*
+ * Whether the starting session has what its launch awaits: a known target,
+ * or for a kind that runs it (qemu's continue) a run after the commands;
+ * then it runs, and the launch is answered with that record.
+ */
+void
+backend_gdb_settle(struct gdb_data *g)
+{
+	const char *st = gdb_control_state(g->s);
+
+	if (g->settle == GDB_SETTLE_NONE)
+		return;
+	if (g->settle == GDB_SETTLE_KNOWN && strcmp(st, "unknown") == 0)
+		return;
+	if (g->settle == GDB_SETTLE_RUN && strcmp(st, "running") != 0)
+		return;
+	g->settle = GDB_SETTLE_NONE;
+	timer_stop(g->timer);
+	(void)session_ready(g->s);
+}
+
+/*
+ * Type the -x commands into the console, in order, then the kind's own;
+ * the session runs once gdb says where they left the target: for qemu,
+ * not at the stop the connection brought (at Reset_Handler), which gdb
+ * reports before the continue typed here has even been read.
+ */
 static void
 backend_gdb_type_commands(struct gdb_data *g)
 {
@@ -158,6 +184,10 @@ backend_gdb_type_commands(struct gdb_data *g)
 		    s->l.commands, i)));
 	for (c = s->backend->run_commands; c != NULL && *c != NULL; c++)
 		backend_gdb_type(s, *c);
+	g->settle = s->backend->run_commands != NULL ? GDB_SETTLE_RUN :
+	    GDB_SETTLE_KNOWN;
+	timer_start(g->timer, s->l.connect_timeout);
+	backend_gdb_settle(g);
 }
 
 /* A fault break is in (or gdb found no such symbol): after the last, the commands. */
@@ -177,9 +207,10 @@ backend_gdb_break_reply(void *arg, const struct mi_record *rec,
 }
 
 /*
- * Connected or attached: the session runs; the fault breaks go in over
- * MI, and once gdb has answered them all, the -x commands go to the
- * console in order, so a "continue" among them meets the breakpoints.
+ * Connected or attached: the fault breaks go in over MI, and once gdb
+ * has answered them all, the -x commands go to the console in order, so
+ * a "continue" among them meets the breakpoints; the session runs once
+ * the target's state after them is known (backend_gdb_settle).
  */
 void
 backend_gdb_target_ready(struct gdb_data *g)
@@ -189,7 +220,7 @@ backend_gdb_target_ready(struct gdb_data *g)
 	char		*q;
 	size_t		 i;
 
-	if (!session_ready(s))
+	if (s->state != S_STARTING)
 		return;
 	breaks = fault_breaks(s);
 	json_array_foreach(breaks, i, v) {
@@ -240,12 +271,26 @@ backend_gdb_connect_reply(void *arg, const struct mi_record *rec,
 		    g->remote, msg != NULL ? msg : rec->cls);
 }
 
-/* Nothing came back in time. */
+/*
+ * Nothing came back in time: no connection, which fails the launch; or
+ * the target's state after the start, in which case the session runs as
+ * gdb left it (commands of the launch's own may have kept it stopped),
+ * and the answer says how.
+ */
 static void
 backend_gdb_timeout(void *arg)
 {
 	struct gdb_data *g = arg;
 
+	if (g->settle != GDB_SETTLE_NONE) {
+		log_warn("session %lu: the target was not %s within %ld ms of "
+		    "the start; the session runs with it %s", g->s->id,
+		    g->settle == GDB_SETTLE_RUN ? "running" : "known",
+		    g->s->l.connect_timeout, gdb_control_state(g->s));
+		g->settle = GDB_SETTLE_NONE;
+		(void)session_ready(g->s);
+		return;
+	}
 	mi_cancel(g->mi, g->connect_token);
 	g->connect_token = 0;
 	session_fail(g->s, RPC_TIMEOUT, "%s: no connection within %ld ms",

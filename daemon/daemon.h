@@ -525,6 +525,7 @@ struct proc_spec {
 	char		**env;
 	const char	 *cwd;
 	long		  stop_timeout;
+	bool		  hangup;	/* SIGHUP first at the daemon's end */
 	int		  tty;		/* the pty slave: its 0, 1 and 2 */
 	int		  fd_in;	/* transport ends, or -1 */
 	int		  fd_out;
@@ -747,9 +748,10 @@ struct gdb_data {
 	enum gdb_quit_step quit_step;
 	struct mi	*mi;
 	char		 remote[256];	/* HOST:PORT gdb connects to, or "" */
-	struct timer	*timer;		/* the connection's deadline */
+	struct timer	*timer;		/* connecting's, then settling's, deadline */
 	unsigned long	 connect_token;
 	unsigned	 inserts;	/* fault breaks gdb has not answered */
+	int		 settle;	/* GDB_SETTLE_*: what the launch awaits */
 	unsigned	 groups;	/* thread groups live: the program runs */
 	unsigned	 quit_left;	/* the quit's kills and detaches unanswered */
 	struct timer	*attach_timer;	/* --pid: the attach's deadline */
@@ -775,6 +777,13 @@ struct gdb_data {
 	/* join-seed.c: the thread groups (id: pid or null) and threads (id: group) heard of. */
 	json_t		*seen_groups;
 	json_t		*seen_threads;
+};
+
+/* What a starting session awaits before it runs (gdb_data.settle). */
+enum gdb_settle {
+	GDB_SETTLE_NONE,	/* nothing yet, or it runs */
+	GDB_SETTLE_KNOWN,	/* the target's state, from gdb */
+	GDB_SETTLE_RUN		/* the target's run, after the kind's commands */
 };
 
 /* Who asked for the next stop (gdb_data.halting). */
@@ -842,6 +851,7 @@ int	 backend_gdb_open(struct session *, struct gdb_data *, const char *remote,
 	    char *err, size_t errlen);
 void	 backend_gdb_connect(struct session *);
 void	 backend_gdb_target_ready(struct gdb_data *);
+void	 backend_gdb_settle(struct gdb_data *);
 void	 backend_gdb_close(struct session *);
 void	 backend_gdb_status(const struct session *, json_t *);
 void	 backend_gdb_served(struct session *, const char *host, int port);

@@ -271,9 +271,10 @@ gdb_job_reply(void *arg, const struct mi_record *rec, const char *out,
 	msg = json_string_value(json_object_get(rec->results, "msg"));
 	/*
 	 * gdb ran the target before its *running reached the daemon (a
-	 * launch's continue, say): halt now and send that command again
-	 * (those before it, such as load's -file-exec-and-symbols, needed
-	 * no halt and are done).
+	 * continue typed on the console, say; a launch answers only after
+	 * its own): halt now and send that command again (those before
+	 * it, such as load's -file-exec-and-symbols, needed no halt and
+	 * are done).
 	 */
 	if (strcmp(rec->cls, "error") == 0 && (j->flags & GDB_JOB_STOPPED) &&
 	    !j->halted && j->next >= 1 && msg != NULL && strncmp(msg,

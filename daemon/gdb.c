@@ -191,6 +191,7 @@ gdb_exit_flush(struct gdb_data *g)
 	timer_stop(g->exit_timer);
 	session_target(g->s, exit);
 	gdb_control_target(g, exit);
+	backend_gdb_settle(g);
 }
 
 /*
@@ -204,6 +205,7 @@ gdb_target(struct gdb_data *g, json_t *target)
 	join_target_by(g, target);
 	session_target(g->s, target);
 	gdb_control_target(g, target);
+	backend_gdb_settle(g);
 }
 
 /* No *stopped came after the group's exit (a kill): it is the record. */
@@ -246,6 +248,7 @@ gdb_exited(struct gdb_data *g, const struct mi_record *rec, const char *reason)
 	session_target(g->s, exit);
 	gdb_quit_stopped(g);
 	gdb_control_target(g, exit);
+	backend_gdb_settle(g);
 }
 
 /* gdb said something on its own: the target started, stopped or exited. */

@@ -11,7 +11,10 @@
  * "stop MS" it sends SIGTERM to every descendant and SIGKILL at the
  * deadline, repeated until no child is left; when the daemon goes away (EOF
  * on 3, SIGTERM from PDEATHSIG, SIGHUP from the pty) it SIGKILLs everything
- * at once.  The keeper exits only once nothing it started is alive.
+ * at once; or with --hangup MS it first passes the hangup on to the
+ * program, as a shell does to its jobs when its terminal goes, and kills
+ * what is left once the program has ended or MS have passed.  The keeper
+ * exits only once nothing it started is alive.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
@@ -47,6 +50,7 @@ static const char *keeper_stages[] = { "setup", "chdir", "exec" };
 /* What the keeper had done when the main program ended, as reported. */
 static const char *keeper_phases[] = {
 	[KEEPER_RUN] = "run",
+	[KEEPER_HANGUP] = "term",	/* ended as the keeper was going: by term */
 	[KEEPER_TERM] = "term",
 	[KEEPER_KILL] = "kill",
 };
@@ -148,8 +152,9 @@ keeper_usage(struct keeper *k, const char *why)
 {
 	static const char	usage[] = "usage: dbgctl-keeper [--cwd DIR] "
 	    "[--cgroup DIR] [--nofile N] [--stop-timeout MS] "
-	    "[--keep-fd N]...\n"
-	    "    [--stdin-fd N] [--stdout-fd N] -- PROGRAM [ARG...]\n";
+	    "[--hangup MS]\n"
+	    "    [--keep-fd N]... [--stdin-fd N] [--stdout-fd N] -- PROGRAM "
+	    "[ARG...]\n";
 
 	dprintf(STDERR_FILENO, "dbgctl-keeper: %s\n%s", why, usage);
 	keeper_fail(k, "setup", EINVAL, 2);
@@ -209,6 +214,11 @@ keeper_parse_args(struct keeper *k, int argc, char **argv)
 			    &errstr);
 			if (errstr != NULL)
 				keeper_usage(k, "bad --stop-timeout");
+		} else if (strcmp(argv[i], "--hangup") == 0) {
+			k->hangup_ms = keeper_number(argv[++i], 0, KEEPER_MAX_MS,
+			    &errstr);
+			if (errstr != NULL)
+				keeper_usage(k, "bad --hangup");
 		} else
 			keeper_usage(k, "unknown option");
 	}
@@ -357,6 +367,27 @@ keeper_kill_now(struct keeper *k)
 	k->deadline = keeper_now_ns();
 }
 
+/*
+ * The daemon is gone: kill everything now; or, with --hangup, first hang
+ * the program up, as its terminal's end would through a shell (gdb then
+ * detaches from what it attached to and kills what it started), and kill
+ * what is left when it has ended or at the deadline.
+ */
+static void
+keeper_daemon_gone(struct keeper *k)
+{
+	if (k->phase == KEEPER_HANGUP)
+		return;
+	if (k->phase != KEEPER_RUN || k->hangup_ms == 0 || k->main_reaped) {
+		keeper_kill_now(k);
+		return;
+	}
+	k->phase = KEEPER_HANGUP;
+	k->deadline = keeper_now_ns() + k->hangup_ms * KEEPER_MS_NS;
+	(void)kill(k->main_pid, SIGHUP);
+	(void)kill(k->main_pid, SIGCONT);
+}
+
 /* Handle "stop MS": SIGTERM now, SIGKILL at the (possibly earlier) deadline. */
 static void
 keeper_stop(struct keeper *k, long long ms)
@@ -373,6 +404,9 @@ keeper_stop(struct keeper *k, long long ms)
 	case KEEPER_TERM:
 		if (deadline < k->deadline)
 			k->deadline = deadline;
+		break;
+	case KEEPER_HANGUP:	/* the program has ended: nobody waits for the rest */
+		keeper_kill_now(k);
 		break;
 	case KEEPER_KILL:
 		break;
@@ -523,7 +557,7 @@ keeper_read_signals(struct keeper *k)
 
 	while (read(k->sfd, &si, sizeof si) == sizeof si) {
 		if (si.ssi_signo != SIGCHLD)
-			keeper_kill_now(k);
+			keeper_daemon_gone(k);
 	}
 }
 
@@ -582,7 +616,7 @@ keeper_read_control(struct keeper *k)
 	if (n <= 0) {
 		close(k->ctl);
 		k->ctl = -1;
-		keeper_kill_now(k);
+		keeper_daemon_gone(k);
 		return;
 	}
 	for (i = 0; i < n; i++)

@@ -74,6 +74,7 @@ __dead void	keeper_child_exec(struct keeper *, int);
 /* What the keeper is doing to its descendants. */
 enum keeper_phase {
 	KEEPER_RUN,		/* supervising */
+	KEEPER_HANGUP,		/* the daemon is gone: SIGHUP sent to the program */
 	KEEPER_TERM,		/* SIGTERM sent, SIGKILL at the deadline */
 	KEEPER_KILL		/* SIGKILL every tick until no child is left */
 };
@@ -88,6 +89,7 @@ struct keeper {
 	size_t			  nkeep;
 	int			  stdio[2];	/* become 0 and 1, or -1 */
 	long long		  stop_ms;
+	long long		  hangup_ms;	/* --hangup: the program's time to end */
 
 	pid_t			  self;
 	pid_t			  ppid;

@@ -30,6 +30,12 @@ proc_keeper_argv(const struct proc_spec *sp, const char *keeper,
 	argv_push(&av, sp->cwd);
 	argv_push(&av, "--stop-timeout");
 	argv_pushf(&av, "%ld", sp->stop_timeout);
+	/* Then the window a graceful stop has to end. */
+	if (sp->hangup) {
+		argv_push(&av, "--hangup");
+		argv_pushf(&av, "%ld", sp->stop_timeout > 0 ?
+		    sp->stop_timeout : 1);
+	}
 	if (cg != NULL) {
 		argv_push(&av, "--cgroup");
 		argv_push(&av, cgroup_path(cg));

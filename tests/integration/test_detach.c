@@ -3,8 +3,10 @@
  * process gdb only attached to (by -x "attach PID", by launch --pid, or
  * through gdbserver --attach) is detached from and lives on, untraced
  * and not stopped; --stop-target kill still kills it; the exit record
- * says by detach. And a gdb or lldb launch of a program that is not there
- * fails at once, leaving no session. The foreign process is a sleep the
+ * says by detach. A daemon SIGKILLed leaves such a process running too,
+ * and a launch --pid answers with the target stopped, ready to resume.
+ * And a gdb or lldb launch of a program that is not there fails at once,
+ * leaving no session. The foreign process is a sleep (or fix-beat) the
  * test starts itself, outside every session's tree.
  */
 #include "harness.h"
@@ -12,9 +14,11 @@
 #include <criterion/criterion.h>
 
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +70,56 @@ foreign_start(void)
 	return pid;
 }
 
+/*
+ * Start a foreign fix-beat (beat_count called every 50 ms, each printing a
+ * line) with its output in the file at path, as foreign_start does sleep.
+ */
+static pid_t
+foreign_start_beat(const char *path)
+{
+	const char *beat = h_ctx_fixture("FIX_BEAT");
+	pid_t pid;
+	int fd;
+
+	foreign_need_ptrace();
+	pid = fork();
+	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) == -1 ||
+		    dup2(fd, STDOUT_FILENO) == -1)
+			_exit(126);
+		execl(beat, beat, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* The size of the file at path, or -1. */
+static long long
+foreign_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* What foreign_grew waits on: a file and the size it must pass. */
+struct foreign_out {
+	const char	*path;
+	long long	 size;
+};
+
+/* Predicate for h_wait_for: the file has grown past the size. */
+static bool
+foreign_grew(void *arg)
+{
+	struct foreign_out *o = arg;
+
+	return foreign_size(o->path) > o->size + 64;
+}
+
 /* The tracer of pid from /proc/PID/status, -1 if it is gone. */
 static long
 foreign_tracer(pid_t pid)
@@ -114,11 +168,11 @@ foreign_expect_alive(pid_t pid, const char *when)
 	char state;
 	int st = 0;
 
-	cr_assert(!h_run_waitpid(pid, 0, &st), "%s: the foreign sleep %d, "
+	cr_assert(!h_run_waitpid(pid, 0, &st), "%s: the foreign process %d, "
 	    "which gdb only attached to, ended: %s", when, pid,
 	    h_run_wstatus(st, (char[64]){ 0 }, 64));
 	cr_assert(h_wait_for(foreign_is_free, &pid, H_WAIT_BOUND), "%s: the "
-	    "foreign sleep %d: expected it untraced and running, got "
+	    "foreign process %d: expected it untraced and running, got "
 	    "TracerPid %ld, state %c", when, pid, foreign_tracer(pid),
 	    (state = h_pid_state(pid)) != 0 ? state : '-');
 }
@@ -318,6 +372,101 @@ Test(detach, launch_pid_attaches_and_stop_detaches_or_kills_on_request)
 	    WTERMSIG(st) == SIGKILL, "--stop-target kill: expected the "
 	    "foreign sleep %d killed, got %s", pid, h_run_wstatus(st,
 	    (char[64]){ 0 }, 64));
+}
+
+/*
+ * launch --pid answers once gdb has said where the target is: the answer
+ * shows it stopped (never unknown), a resume right after it succeeds and
+ * status then shows it running, five times over.
+ */
+Test(detach, launch_pid_answers_with_the_target_known_so_resume_works_at_once)
+{
+	char pids[32], ids[32];
+	pid_t pid = foreign_start();
+	struct h_res r;
+	json_t *l, *st;
+	int i;
+
+	snprintf(pids, sizeof(pids), "%d", pid);
+	for (i = 0; i < 5; i++) {
+		l = h_cli_json(H_ARGS("launch", "--pid", pids));
+		h_idstr(h_jint(l, "id", -1), ids, sizeof(ids));
+		cr_assert_str_eq(h_jstr(l, "target.state") ? h_jstr(l,
+		    "target.state") : "(none)", "stopped", "launch --pid %s, "
+		    "round %d: the answer's target (session %s)", pids, i + 1,
+		    ids);
+		json_decref(l);
+		cr_assert_eq(h_cli(&r, H_ARGS("resume", ids)), 0, "round %d: "
+		    "dbgctl resume %s right after launch --pid: exit %d "
+		    "(stderr: %s)", i + 1, ids, r.code, r.err);
+		h_run_free(&r);
+		st = h_cli_status(strtol(ids, NULL, 10));
+		cr_assert_str_eq(h_jstr(st, "target.state") ? h_jstr(st,
+		    "target.state") : "(none)", "running", "round %d: status "
+		    "%s after the resume", i + 1, ids);
+		json_decref(st);
+		json_decref(detach_stop(ids));
+		foreign_expect_alive(pid, "after a stop of launch --pid");
+	}
+	foreign_end(pid);
+}
+
+/* Predicate for h_wait_for: the pid (a pid_t *) is gone. */
+static bool
+foreign_pid_gone(void *arg)
+{
+	return h_pid_gone(*(pid_t *)arg);
+}
+
+/*
+ * The issue's recipe: the daemon SIGKILLed while gdb, attached by launch
+ * --pid, has a breakpoint in memory in a function the process calls in a
+ * loop, and the process runs on through it (its condition is never met,
+ * so gdb takes each hit and resumes). gdb is hung up, as at a terminal's
+ * end, and detaches, taking its breakpoint out; the process lives on,
+ * untraced, and prints on, and gdb is gone. Killed with its breakpoint
+ * left in, it died of SIGTRAP at the next call.
+ */
+Test(detach, a_daemon_killed_detaches_from_a_process_running_with_a_break)
+{
+	char out[PATH_MAX], pids[32], ids[32];
+	struct foreign_out o;
+	struct h_res r;
+	pid_t pid, gdb;
+	long id;
+
+	h_ctx_path(out, sizeof(out), "beat.out");
+	pid = foreign_start_beat(out);
+	o.path = out;
+	o.size = 0;
+	cr_assert(h_wait_for(foreign_grew, &o, H_WAIT_BOUND), "fix-beat %d "
+	    "printed nothing", pid);
+	h_daemon_fg();
+	snprintf(pids, sizeof(pids), "%d", pid);
+	id = h_cli_launch(H_ARGS("--pid", pids));
+	h_idstr(id, ids, sizeof(ids));
+	gdb = h_cli_status_pid(id, "pid");
+	cr_assert_eq(h_cli(&r, H_ARGS("exec", ids, "--", "break", "beat_count",
+	    "if", "n", "==", "0")), 0, "exec %s -- break beat_count if n == 0: "
+	    "exit %d (stderr: %s)", ids, r.code, r.err);
+	h_run_free(&r);
+	cr_assert_eq(h_cli(&r, H_ARGS("resume", ids)), 0, "resume %s: exit %d "
+	    "(stderr: %s)", ids, r.code, r.err);
+	h_run_free(&r);
+	o.size = foreign_size(out);
+	cr_assert(h_wait_for(foreign_grew, &o, H_WAIT_BOUND), "fix-beat %d does "
+	    "not run on through the conditional breakpoint", pid);
+	h_daemon_fg_kill();
+	cr_assert(h_wait_for(foreign_pid_gone, &gdb, H_WAIT_BOUND), "gdb (pid "
+	    "%d) is still there after the daemon was killed, state %c", gdb,
+	    h_pid_state(gdb));
+	foreign_expect_alive(pid, "after the daemon was SIGKILLed");
+	o.size = foreign_size(out);
+	cr_assert(h_wait_for(foreign_grew, &o, H_WAIT_BOUND), "fix-beat %d "
+	    "printed nothing more after gdb left (state %c)", pid,
+	    h_pid_state(pid));
+	foreign_expect_alive(pid, "after it printed on");
+	foreign_end(pid);
 }
 
 /* The gdbserver kind with --pid: gdbserver --attach; the stop detaches. */

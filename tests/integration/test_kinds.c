@@ -3,7 +3,8 @@
  * launched with --kind qemu prints its banner on the transport, status
  * shows the kind, QEMU's pid and port; a machine QEMU does not know fails
  * with QEMU's words; a missing --machine, or one given to another kind, is
- * refused naming it; stop leaves nothing alive; and the kinds hello lists
+ * refused naming it; a launch answers with the firmware running, every
+ * time; stop leaves nothing alive; and the kinds hello lists
  * are the ones the schema, the completion and the client's --kind know.
  *
  * FIX_BOARD and FIX_BOARD_B (set by meson when clang and ld.lld built
@@ -145,6 +146,91 @@ Test(kinds, qemu_launches_the_board_and_stop_leaves_nothing)
 	cr_assert_eq(left, 0, "right after stop %s: expected no process of the "
 	    "session, got %d: %s", ids, left, report);
 	h_cli_expect_state(id, "exited", "after stop");
+}
+
+/*
+ * One launch of the board on c, which is subscribed: the launch's answer
+ * says running, its target record running, and that record (by its seq)
+ * and the session's running state were told before the answer; status
+ * right after says the target runs; stop. round: messages.
+ */
+static void
+kinds_qemu_launch_runs(struct h_conn *c, const char *fw, int round)
+{
+	char req[PATH_MAX + 256];
+	long rid = c->next_id++, id = -1, tid = -1, tseq = -1;
+	bool told_state = false;
+	json_t *msg, *reply = NULL, *st;
+	const char *m;
+
+	snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":%ld,"
+	    "\"method\":\"launch\",\"params\":{\"kind\":\"qemu\","
+	    "\"machine\":\"lm3s6965evb\",\"argv\":[\"%s\"]}}\n", rid, fw);
+	cr_assert_eq(h_conn_send(c, req, strlen(req), H_WAIT_BOUND), 0,
+	    "round %d: send the launch", round);
+	/* Lines in order: what is told of the new session, then the answer. */
+	while (reply == NULL && (msg = h_conn_recv(c, H_WAIT_BOUND)) != NULL) {
+		if (h_jint(msg, "id", -1) == rid) {
+			reply = msg;
+			break;
+		}
+		m = h_jstr(msg, "method");
+		if (m != NULL && strcmp(m, "session.target") == 0 &&
+		    h_jstr(msg, "params.target.state") != NULL &&
+		    strcmp(h_jstr(msg, "params.target.state"), "running") == 0) {
+			tid = h_jint(msg, "params.session", -1);
+			tseq = h_jint(msg, "params.target.seq", -1);
+		}
+		if (m != NULL && strcmp(m, "session.state") == 0 &&
+		    h_jstr(msg, "params.state") != NULL &&
+		    strcmp(h_jstr(msg, "params.state"), "running") == 0) {
+			id = h_jint(msg, "params.session", -1);
+			told_state = true;
+		}
+		json_decref(msg);
+	}
+	cr_assert_not_null(reply, "round %d: no answer to the launch", round);
+	cr_assert_str_eq(h_jstr(reply, "result.target.state") ? h_jstr(reply,
+	    "result.target.state") : "(none)", "running", "round %d: the "
+	    "launch answered with the target %s", round, json_dumps(h_jpath(
+	    reply, "result.target"), JSON_COMPACT));
+	cr_assert_eq(h_jint(reply, "result.id", -2), id, "round %d: the "
+	    "answer's session is not the one told running", round);
+	cr_assert(told_state && tid == id && tseq == h_jint(reply,
+	    "result.target.seq", -2), "round %d: before the launch's answer "
+	    "(session %ld, target seq %lld), the subscriber was told: session "
+	    "running %s, target running of session %ld at seq %ld", round, id,
+	    h_jint(reply, "result.target.seq", -2), told_state ? "yes" : "no",
+	    tid, tseq);
+	json_decref(reply);
+	st = h_cli_status(id);
+	cr_assert_str_eq(h_jstr(st, "target.state") ? h_jstr(st,
+	    "target.state") : "(none)", "running", "round %d: status %ld right "
+	    "after the launch", round, id);
+	json_decref(st);
+	snprintf(req, sizeof(req), "{\"session\":%ld}", id);
+	json_decref(h_conn_call(c, "stop", req, H_WAIT_BOUND));
+	h_cli_expect_state(id, "exited", "after stop");
+}
+
+/*
+ * A qemu launch answers once the firmware runs from its reset vector,
+ * never with the target stopped at Reset_Handler where QEMU's -S and
+ * gdb's connection left it: twenty launches in a row, each told in order.
+ */
+Test(kinds, qemu_launch_answers_with_the_firmware_running_every_time)
+{
+	const char *fw = h_board_firmware("FIX_BOARD");
+	struct h_conn c;
+	int i;
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	json_decref(h_conn_call(&c, "subscribe", "{\"output\":false}",
+	    H_WAIT_BOUND));
+	for (i = 1; i <= 20; i++)
+		kinds_qemu_launch_runs(&c, fw, i);
+	h_conn_close(&c);
 }
 
 /* The second build says which it is: the banner a load test will look for. */
