@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Build "dbgctl -s SOCK ARGS..." into a malloc'd argv. */
 static const char **
@@ -389,4 +390,15 @@ h_cli_exit(struct h_res *r, int want, const char *const args[])
 	    "(stdout: \"%s\", stderr: \"%s\")", h_join_args(args, line,
 	    sizeof line), want, r->code, h_shown(r->out, r->out_len, 600),
 	    h_shown(r->err, r->err_len, 600));
+}
+
+/* No daemon was started: no socket file, no dbgctld of this test. */
+void
+h_cli_expect_no_daemon(const char *cmd)
+{
+	pid_t d[4];
+
+	cr_assert(access(H->sock, F_OK) != 0, "dbgctl %s: the socket %s exists "
+	    "afterwards", cmd, H->sock);
+	cr_assert_eq(h_daemon_list(d, 4), 0, "dbgctl %s started a daemon", cmd);
 }

@@ -219,6 +219,8 @@ json_t	*h_cli_wait_ended(long id, int bound_ms);
 void	 h_cli_expect_exit(long id, int want, int bound_ms, const char *when);
 /* Assert the session's state is want (e.g. "running"); when: messages. */
 void	 h_cli_expect_state(long id, const char *want, const char *when);
+/* Assert no daemon was started by dbgctl cmd: no socket, no dbgctld. */
+void	 h_cli_expect_no_daemon(const char *cmd);
 /* Assert `list` shows n sessions, each in state (NULL: any); when: messages. */
 void	 h_cli_expect_list(size_t n, const char *state, const char *when);
 /* The session's console log as `dbgctl logs ID` prints it (malloc'd). */

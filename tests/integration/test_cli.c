@@ -66,17 +66,6 @@ Test(cli, usage_exits_2)
 	h_run_free(&r);
 }
 
-/* No daemon was started: no socket file, no dbgctld of this test. */
-static void
-cli_expect_no_daemon(const char *cmd)
-{
-	pid_t d[4];
-
-	cr_assert(access(H->sock, F_OK) != 0, "dbgctl %s: the socket %s exists "
-	    "afterwards", cmd, H->sock);
-	cr_assert_eq(h_daemon_list(d, 4), 0, "dbgctl %s started a daemon", cmd);
-}
-
 /*
  * dbgctl ARGS is a usage error: exit 2, "dbgctl: <message>" and the
  * command's usage line on stderr, nothing on stdout, and no daemon started.
@@ -99,7 +88,7 @@ cli_usage_error(const char *const args[])
 	cr_assert_eq(r.out_len, 0, "dbgctl %s: expected nothing on stdout, got "
 	    "\"%s\"", cmd, r.out);
 	h_run_free(&r);
-	cli_expect_no_daemon(cmd);
+	h_cli_expect_no_daemon(cmd);
 }
 
 /* launch: bad options and a missing PROGRAM are usage errors. */
@@ -237,7 +226,7 @@ Test(cli, help_option_prints_usage_and_exits_0)
 			    "dbgctl %s: expected \"%s\" on stdout, got \"%s\"",
 			    cmd, usage, r.out);
 			h_run_free(&r);
-			cli_expect_no_daemon(cmd);
+			h_cli_expect_no_daemon(cmd);
 		}
 	}
 }

@@ -27,17 +27,6 @@
 TestSuite(clishell, .init = h_ctx_setup, .fini = h_ctx_teardown,
     .timeout = 180);
 
-/* No daemon was started: no socket file, no dbgctld of this test. */
-static void
-shell_expect_no_daemon(const char *cmd)
-{
-	pid_t d[4];
-
-	cr_assert(access(H->sock, F_OK) != 0, "dbgctl %s: the socket %s exists "
-	    "afterwards", cmd, H->sock);
-	cr_assert_eq(h_daemon_list(d, 4), 0, "dbgctl %s started a daemon", cmd);
-}
-
 /*
  * dbgctl ARGS is a usage error saying want: exit 2, "dbgctl: <want>" and a
  * usage line on stderr, nothing on stdout, and no daemon started.
@@ -59,7 +48,7 @@ shell_usage_error(const char *const args[], const char *want)
 	cr_assert_eq(r.out_len, 0, "dbgctl %s: expected nothing on stdout, got "
 	    "\"%s\"", cmd, r.out);
 	h_run_free(&r);
-	shell_expect_no_daemon(cmd);
+	h_cli_expect_no_daemon(cmd);
 }
 
 /*

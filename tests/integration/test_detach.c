@@ -49,35 +49,13 @@ foreign_need_ptrace(void)
 }
 
 /*
- * Start the foreign process: "sleep 1000", the test's own child in a
- * process group of its own, dying with the test's worker whatever
- * happens.
+ * Start prog (with arg, may be NULL) as a foreign process: the test's own
+ * child in a process group of its own, dying with the test's worker
+ * whatever happens, its output in the file at out (NULL: the test's).
  */
 static pid_t
-foreign_start(void)
+foreign_fork(const char *prog, const char *arg, const char *out)
 {
-	pid_t pid;
-
-	foreign_need_ptrace();
-	pid = fork();
-	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execl("/bin/sleep", "sleep", "1000", (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
-
-/*
- * Start a foreign fix-beat (beat_count called every 50 ms, each printing a
- * line) with its output in the file at path, as foreign_start does sleep.
- */
-static pid_t
-foreign_start_beat(const char *path)
-{
-	const char *beat = h_ctx_fixture("FIX_BEAT");
 	pid_t pid;
 	int fd;
 
@@ -87,13 +65,30 @@ foreign_start_beat(const char *path)
 	if (pid == 0) {
 		setpgid(0, 0);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) == -1 ||
-		    dup2(fd, STDOUT_FILENO) == -1)
+		if (out != NULL && ((fd = open(out, O_WRONLY | O_CREAT |
+		    O_TRUNC, 0600)) == -1 || dup2(fd, STDOUT_FILENO) == -1))
 			_exit(126);
-		execl(beat, beat, (char *)NULL);
+		execl(prog, prog, arg, (char *)NULL);
 		_exit(127);
 	}
 	return pid;
+}
+
+/* Start the foreign process "sleep 1000". */
+static pid_t
+foreign_start(void)
+{
+	return foreign_fork("/bin/sleep", "1000", NULL);
+}
+
+/*
+ * Start a foreign fix-beat (beat_count called every 50 ms, each printing a
+ * line) with its output in the file at path.
+ */
+static pid_t
+foreign_start_beat(const char *path)
+{
+	return foreign_fork(h_ctx_fixture("FIX_BEAT"), NULL, path);
 }
 
 /* The size of the file at path, or -1. */

@@ -19,17 +19,6 @@
 
 TestSuite(shell, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 180);
 
-/* No daemon was started: no socket file, no dbgctld of this test. */
-static void
-shell_expect_no_daemon(const char *cmd)
-{
-	pid_t d[4];
-
-	cr_assert(access(H->sock, F_OK) != 0, "dbgctl %s: the socket %s exists "
-	    "afterwards", cmd, H->sock);
-	cr_assert_eq(h_daemon_list(d, 4), 0, "dbgctl %s started a daemon", cmd);
-}
-
 /*
  * The line of text that starts with prefix, with the lines it is folded
  * onto (those indented past an option's), joined by spaces; or NULL. A
@@ -108,7 +97,7 @@ Test(shell, help_describes_each_option_and_command)
 		    commands[i], r.out);
 	}
 	h_run_free(&r);
-	shell_expect_no_daemon("help");
+	h_cli_expect_no_daemon("help");
 }
 
 /*
@@ -177,7 +166,7 @@ Test(shell, unknown_command_suggests_the_nearest)
 	    strstr(r.err, "did you mean") == NULL, "dbgctl xyzzy: want no "
 	    "suggestion: %s", r.err);
 	h_run_free(&r);
-	shell_expect_no_daemon("lauch");
+	h_cli_expect_no_daemon("lauch");
 }
 
 /* dbgctl ARGS is a usage error (exit 2, the usage line) that starts no daemon. */
@@ -195,7 +184,7 @@ shell_usage_error(const char *const args[], const char *says)
 	    "dbgctl ") != NULL, "dbgctl %s: expected \"%s\" and the usage on "
 	    "stderr, got \"%s\"", cmd, says, r.err);
 	h_run_free(&r);
-	shell_expect_no_daemon(cmd);
+	h_cli_expect_no_daemon(cmd);
 }
 
 /* A bad --kind, --stop-target or signal is a usage error, found before any daemon. */
@@ -338,7 +327,7 @@ Test(shell, read_only_commands_never_start_a_daemon)
 		cr_assert_eq(r.out_len, 0, "dbgctl %s after shutdown printed "
 		    "\"%s\"", cmds[i][0], r.out);
 		h_run_free(&r);
-		shell_expect_no_daemon(cmds[i][0]);
+		h_cli_expect_no_daemon(cmds[i][0]);
 	}
 }
 

@@ -377,24 +377,35 @@ Test(verdict, a_hold_verdict_ends_a_waiting_expect_and_wait_at_once)
 	json_decref(h_cli_stop(id, NULL, NULL));
 }
 
-Test(verdict, a_stop_verdict_ends_a_waiting_expect_with_the_verdict)
+/*
+ * An expect of session id for what never comes, which its deadline
+ * verdict must end: the reply, asserted to be the verdict's error.
+ */
+static json_t *
+vd_expect_at_deadline(long id)
 {
 	struct h_conn	 c;
 	json_t		*rep[1] = { NULL };
 	char		 params[256];
-	long		 id;
 
-	h_daemon_fg();
-	id = h_conn_launch_once("{\"kind\":\"exec\",\"argv\":[\"sleep\","
-	    "\"1000\"],\"deadline\":1500}", VD_BOUND);
 	cr_assert_eq(h_conn_open(&c, H->sock), 0);
 	snprintf(params, sizeof(params), "{\"session\":%ld,\"patterns\":"
 	    "\"never-said\",\"timeout\":60000}", id);
 	vd_send(&c, 1, "expect", params);
 	vd_replies(&c, rep, 1, VD_BOUND);
 	vd_assert_verdict_error(rep[0], "deadline", id);
-	json_decref(rep[0]);
 	h_conn_close(&c);
+	return rep[0];
+}
+
+Test(verdict, a_stop_verdict_ends_a_waiting_expect_with_the_verdict)
+{
+	long	id;
+
+	h_daemon_fg();
+	id = h_conn_launch_once("{\"kind\":\"exec\",\"argv\":[\"sleep\","
+	    "\"1000\"],\"deadline\":1500}", VD_BOUND);
+	json_decref(vd_expect_at_deadline(id));
 	json_decref(h_cli_wait_ended(id, VD_BOUND));
 }
 
@@ -405,8 +416,7 @@ Test(verdict, a_stop_verdict_ends_a_waiting_expect_with_the_verdict)
  */
 Test(verdict, a_verdict_ends_a_waiting_expect_after_its_bundle_is_written)
 {
-	struct h_conn	 c;
-	json_t		*rep[1] = { NULL };
+	json_t		*rep;
 	char		 params[PATH_MAX + 256], art[PATH_MAX], manifest[PATH_MAX];
 	const char	*path;
 	long		 id;
@@ -417,20 +427,14 @@ Test(verdict, a_verdict_ends_a_waiting_expect_after_its_bundle_is_written)
 	    "\"commands\":[\"run\"],\"deadline\":2000,\"artifacts\":\"%s\"}",
 	    h_ctx_fixture("FIX_SPINNER"), art);
 	id = h_conn_launch_once(params, VD_BOUND);
-	cr_assert_eq(h_conn_open(&c, H->sock), 0);
-	snprintf(params, sizeof(params), "{\"session\":%ld,\"patterns\":"
-	    "\"never-said\",\"timeout\":60000}", id);
-	vd_send(&c, 1, "expect", params);
-	vd_replies(&c, rep, 1, VD_BOUND);
-	vd_assert_verdict_error(rep[0], "deadline", id);
-	path = h_jstr(rep[0], "error.data.bundle.path");
+	rep = vd_expect_at_deadline(id);
+	path = h_jstr(rep, "error.data.bundle.path");
 	cr_assert_not_null(path, "the verdict error names no bundle: %s",
-	    json_dumps(rep[0], JSON_COMPACT));
+	    h_jstr(rep, "error.message"));
 	snprintf(manifest, sizeof manifest, "%s/manifest.json", path);
 	cr_assert_eq(access(manifest, F_OK), 0, "%s is not there when the "
 	    "expect ends", manifest);
-	json_decref(rep[0]);
-	h_conn_close(&c);
+	json_decref(rep);
 	json_decref(h_cli_wait_ended(id, VD_BOUND));
 }
 
