@@ -261,9 +261,6 @@ cmd_attach_finish(struct attach *a, int ended)
 	const char	*state;
 	int		 rv;
 
-	/* Over ssh, an end that ssh did not end well is a lost connection. */
-	if (ended)
-		ssh_end(&a->raw);
 	if (!ended) {
 		if (!a->quiet)
 			fprintf(stderr, "%s[detached from session %lld]\n",
@@ -358,10 +355,16 @@ cmd_attach_terminal(struct client *c, json_t *session, int key, int quiet,
 	cmd_attach_resize(&a, 1);
 	ended = cmd_attach_loop(&a);
 	tty_leave();
-	client_close(&a.raw);
 	/* `dbgctl attach 3 | head -3`: our reader left, not the daemon. */
 	if (ended == ATTACH_STDOUT_GONE)
 		cmd_stdout_gone();
+	/*
+	 * Over ssh, an end that ssh did not end well is a lost connection:
+	 * told before the close reaps ssh and forgets how it ended.
+	 */
+	if (ended)
+		ssh_end(&a.raw);
+	client_close(&a.raw);
 	rv = cmd_attach_finish(&a, ended);
 	return rv;
 }
