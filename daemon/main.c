@@ -344,18 +344,22 @@ main_paths(const char *listen)
 	char	dir[PATH_MAX + 16], err[PATH_MAX + 128];
 
 	if (paths_socket(listen, dmn.sock_path, sizeof dmn.sock_path) != 0 ||
-	    paths_state_dir(dmn.sock_path, dmn.state_dir,
-	    sizeof dmn.state_dir) != 0 ||
 	    paths_dirname(dmn.sock_path, dir, sizeof dir) != 0) {
 		fprintf(stderr, "dbgctld: path too long\n");
 		exit(1);
 	}
 	main_utf8("socket", dmn.sock_path);
-	main_utf8("state directory", dmn.state_dir);
 	if (paths_secure_dir(dir, err, sizeof err) != 0) {
 		fprintf(stderr, "dbgctld: %s\n", err);
 		exit(1);
 	}
+	/* Named by the socket's real path: its directory is there now. */
+	if (paths_state_dir(dmn.sock_path, dmn.state_dir,
+	    sizeof dmn.state_dir) != 0) {
+		fprintf(stderr, "dbgctld: path too long\n");
+		exit(1);
+	}
+	main_utf8("state directory", dmn.state_dir);
 	main_state_dirs();
 	paths_sibling("dbgctl-keeper", DBGCTL_LIBEXECDIR, dmn.keeper_path,
 	    sizeof dmn.keeper_path);

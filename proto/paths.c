@@ -52,16 +52,37 @@ paths_socket(const char *override, char *buf, size_t len)
 }
 
 /*
+ * The path of a socket as the file system names it: its directory's real
+ * path and its own name, so that "sock", "./sock" and "//tmp/x/sock" are
+ * one socket; as given when the directory cannot be resolved.
+ */
+static int
+paths_canonical(const char *path, char *buf, size_t len)
+{
+	char		 dir[PATH_MAX], real[PATH_MAX];
+	const char	*name;
+
+	if (paths_dirname(path, dir, sizeof dir) != 0 ||
+	    realpath(dir, real) == NULL)
+		return paths_fmt(buf, len, "%s%s", path, "");
+	name = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path;
+	return paths_fmt(buf, len, strcmp(real, "/") == 0 ? "%s%s" : "%s/%s",
+	    real, name);
+}
+
+/*
  * Resolve the state directory of the daemon on socket sock: the base,
  * $XDG_STATE_HOME/dbgctl or ~/.local/state/dbgctl, for the default socket;
- * for any other, base/daemons/ and the 64-bit FNV-1a hash of its path in
- * hex, so that daemons side by side never share ids, logs or records.
+ * for any other, base/daemons/ and the 64-bit FNV-1a hash of its path (as
+ * paths_canonical gives it) in hex, so that daemons side by side never
+ * share ids, logs or records. The socket's directory must exist by then.
  */
 int
 paths_state_dir(const char *sock, char *buf, size_t len)
 {
 	const char	*v;
-	char		 dflt[PATH_MAX], hex[32];
+	char		 dflt[PATH_MAX], given[PATH_MAX], mine[PATH_MAX];
+	char		 hex[32];
 	uint64_t	 h = 0xcbf29ce484222325ULL;
 	size_t		 n;
 
@@ -74,11 +95,13 @@ paths_state_dir(const char *sock, char *buf, size_t len)
 		if (paths_fmt(buf, len, "%s%s", v, "/.local/state/dbgctl") != 0)
 			return -1;
 	}
-	if (paths_socket_default(dflt, sizeof dflt) != 0)
+	if (paths_socket_default(given, sizeof given) != 0 ||
+	    paths_canonical(given, dflt, sizeof dflt) != 0 ||
+	    paths_canonical(sock, mine, sizeof mine) != 0)
 		return -1;
-	if (strcmp(sock, dflt) == 0)
+	if (strcmp(mine, dflt) == 0)
 		return 0;
-	for (v = sock; *v != '\0'; v++)
+	for (v = mine; *v != '\0'; v++)
 		h = (h ^ (unsigned char)*v) * 0x100000001b3ULL;
 	snprintf(hex, sizeof hex, "/daemons/%016llx", (unsigned long long)h);
 	n = strlen(buf);

@@ -440,3 +440,55 @@ Test(daemon, a_state_directory_in_use_is_refused)
 	daemon_cli_on(&r, first, H_ARGS("shutdown"));
 	h_run_free(&r);
 }
+
+/* Shut the daemon on sock down and wait until its process is gone. */
+static void
+daemon_shutdown_on(const char *sock)
+{
+	struct h_res	 r;
+	json_t		*v;
+	pid_t		 pid;
+	double		 end = h_now() + H_WAIT_BOUND / 1000.0;
+
+	cr_assert_eq(daemon_cli_on(&r, sock, H_ARGS("--json", "version")), 0,
+	    "version on %s: %s", sock, r.err);
+	v = json_loads(r.out, 0, NULL);
+	pid = (pid_t)h_jint(v, "daemon.pid", -1);
+	json_decref(v);
+	h_run_free(&r);
+	cr_assert_gt(pid, 0, "no daemon pid on %s", sock);
+	daemon_cli_on(&r, sock, H_ARGS("shutdown"));
+	h_run_free(&r);
+	while (!h_pid_gone(pid) && h_now() < end)
+		h_nap(10);
+	cr_assert(h_pid_gone(pid), "the daemon %d on %s outlived its "
+	    "shutdown", (int)pid, sock);
+}
+
+/*
+ * One socket named two ways ("DIR/sock2", "DIR/./sock2") is one daemon's:
+ * the second daemon on it finds the first's state and numbers on from it.
+ */
+Test(daemon, a_socket_named_another_way_keeps_its_state)
+{
+	char		 sock2[PATH_MAX], other[PATH_MAX + 8];
+	struct h_res	 r;
+
+	h_ctx_path(sock2, sizeof sock2, "sock2");
+	snprintf(other, sizeof other, "%s/./sock2", H->dir);
+	cr_assert_eq(daemon_cli_on(&r, sock2, H_ARGS("launch", "--kind",
+	    "exec", "--wait", "--", "true")), 0, "a launch on %s: exit %d "
+	    "(stderr: %s)", sock2, r.code, r.err);
+	cr_assert_eq(atol(r.out), 1, "the first launch on %s: %s", sock2,
+	    r.out);
+	h_run_free(&r);
+	daemon_shutdown_on(sock2);
+	cr_assert_eq(daemon_cli_on(&r, other, H_ARGS("launch", "--kind",
+	    "exec", "--wait", "--", "true")), 0, "a launch on %s: exit %d "
+	    "(stderr: %s)", other, r.code, r.err);
+	cr_assert_eq(atol(r.out), 2, "the launch on %s after one on %s: %s",
+	    other, sock2, r.out);
+	h_run_free(&r);
+	daemon_cli_on(&r, other, H_ARGS("shutdown"));
+	h_run_free(&r);
+}
