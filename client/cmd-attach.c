@@ -138,11 +138,12 @@ cmd_attach_ended(struct attach *a, json_t *s)
 
 	if (a->quiet || rec == NULL)
 		return;
-	/* In stop's and list's words: "exit code 0", "signal 15 (TERM)". */
-	fmt_exit(rec, how, sizeof how);
+	/* A signal in stop's and list's words: "signal 15 (TERM)". */
 	if (json_is_integer(json_object_get(rec, "code")))
 		snprintf(how, sizeof how, "exit code %lld", (long long)
 		    json_integer_value(json_object_get(rec, "code")));
+	else
+		fmt_exit(rec, how, sizeof how);
 	fprintf(stderr, "%s[session %lld ended: %s%s%s]\n", cmd_attach_nl(a),
 	    (long long)json_integer_value(json_object_get(s, "id")), how,
 	    by != NULL ? ", by " : "", by != NULL ? by : "");

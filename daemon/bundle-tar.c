@@ -81,10 +81,6 @@ bundle_tar_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
 }
 
 /*
- * Archive the directory dirfd into the new file tgzfd; cb(arg, NULL) once
- * it is made, cb(arg, why) if not. NULL with err if tar cannot start.
- */
-/*
  * The archive's one top-level directory: path's last part without
  * ".tar.gz" or ".tgz", as tar -xzf X.tar.gz should give X/; "bundle" for a
  * name a transform's expression cannot carry as it is.
@@ -109,6 +105,10 @@ bundle_tar_top(const char *path, char *top, size_t len)
 	top[n] = '\0';
 }
 
+/*
+ * Archive the directory dirfd into the new file tgzfd; cb(arg, NULL) once
+ * it is made, cb(arg, why) if not. NULL with err if tar cannot start.
+ */
 struct bundle_tar *
 bundle_tar_start(int dirfd, int tgzfd, const char *path, bundle_tar_cb cb,
     void *arg, char *err, size_t errlen)

@@ -518,7 +518,8 @@ method_inspect_regs_standard_value(struct gdb_job *j, const char *text)
 
 /*
  * After "info registers": the values of the registers it named, the first
- * word of each of its lines.
+ * word of each of its lines; every register where it named none known
+ * (gdb's command with no numbers), rather than an empty answer.
  */
 static void
 method_inspect_regs_general(struct gdb_job *j, const char *text)
@@ -527,7 +528,7 @@ method_inspect_regs_general(struct gdb_job *j, const char *text)
 	char		*line, *next, word[64];
 	const char	*p;
 	ssize_t		 k;
-	size_t		 len;
+	size_t		 len, found = 0;
 
 	line = xstrdup("-data-list-register-values --skip-unavailable x");
 	for (p = text; *p != '\0'; p += strcspn(p, "\n"), p += *p == '\n') {
@@ -541,7 +542,11 @@ method_inspect_regs_general(struct gdb_job *j, const char *text)
 		xasprintf(&next, "%s %zd", line, k);
 		free(line);
 		line = next;
+		found++;
 	}
+	if (found == 0)
+		log_warn("registers: gdb's \"info registers\" named no register "
+		    "it lists: all of them are given");
 	gdb_job_add(j, "%s", line);
 	free(line);
 }
