@@ -79,21 +79,33 @@ _LAUNCH_HOOKS = []
 
 #: The methods that drive a session: its input, its expects, its
 #: debugger, its run control, its signals and its end.  Requests that only
-#: read it (``status``, ``logs``, ``list``, ``wait``, ``subscribe``, a
-#: ``bundle`` or ``hold`` of a report) are not heard by watch_sessions.
+#: read it (``status``, ``logs``, ``list``, ``wait``, ``subscribe``,
+#: ``registers``, ``eval``, a ``bundle`` or ``hold`` of a report) are not
+#: heard by watch_sessions; nor are the reading actions of the methods in
+#: :data:`DRIVING_ACTIONS`.
 DRIVING = frozenset((
     "launch", "write", "read", "pipe", "expect", "exec", "signal", "resize",
-    "stop", "deadline", "halt", "resume", "break", "eval", "memory",
-    "registers", "reset", "load", "wait_target", "wait_fault"))
+    "stop", "deadline", "halt", "resume", "break", "memory", "reset",
+    "load", "wait_target", "wait_fault"))
+
+#: The methods of :data:`DRIVING` that also read, by their ``action``:
+#: the actions that drive, and the one a request without ``action`` is
+#: (dbgctl-protocol(7)).  A memory read or a breakpoint list only looks.
+DRIVING_ACTIONS = {
+    "break": (("insert", "delete"), "insert"),
+    "memory": (("write",), "read"),
+}
 
 
 def watch_sessions(hook):
     """Have ``hook(client, session)`` called, in the calling thread, for
-    every request that drives a session (a method in :data:`DRIVING`:
-    launch, write, read, expect, exec, run control, signal, stop) and
+    every request that drives a session (see :func:`drives`: launch,
+    write, read, expect, exec, run control, breakpoints set or deleted,
+    a memory write, signal, stop) and
     every :class:`Session` a launch makes, by any Client of this process;
     returns a function that ends it.  Reading a session (``status``,
-    ``logs``, :meth:`Client.session`) is not heard.  The pytest plugin's
+    ``logs``, :meth:`Client.session`, registers, eval, a memory read, a
+    breakpoint list) is not heard.  The pytest plugin's
     failure reports learn which sessions a test drove so."""
     _SESSION_HOOKS.append(hook)
     return lambda: _SESSION_HOOKS.remove(hook)
@@ -107,6 +119,17 @@ def watch_launches(hook):
     run's ``artifacts`` and its test's deadline so."""
     _LAUNCH_HOOKS.append(hook)
     return lambda: _LAUNCH_HOOKS.remove(hook)
+
+
+def drives(method, params):
+    """Whether a request of ``method`` with ``params`` drives the session
+    it names (see :data:`DRIVING`)."""
+    if method not in DRIVING:
+        return False
+    if method not in DRIVING_ACTIONS:
+        return True
+    actions, default = DRIVING_ACTIONS[method]
+    return ((params or {}).get("action") or default) in actions
 
 
 def _touched(client, session):
@@ -642,7 +665,7 @@ class Client:
         ``waited=False``: no thread waits for it until one asks for its
         result, so the reader does not take this thread for one stuck."""
         if params and params.get("session") is not None and \
-                method in DRIVING:
+                drives(method, params):
             _touched(self, params["session"])
         rid = next(self._ids)
         req = {"jsonrpc": "2.0", "id": rid, "method": method}

@@ -28,9 +28,11 @@ Failure reports
     fixture, a labgrid driver, ``dbgctl_client.launch`` in the test.  A
     session is touched when any :class:`dbgctl.Client` of the process
     launches it or drives it during the test's setup, call or teardown
-    (launch, write, read, expect, exec, run control, signal, stop: the
-    methods of :data:`dbgctl.client.DRIVING`; reading it with ``status``,
-    ``logs`` or :meth:`dbgctl.Client.session` does not count), or when a
+    (launch, write, read, expect, exec, run control, breakpoints set or
+    deleted, a memory write, signal, stop: see
+    :func:`dbgctl.client.drives`; reading it with ``status``, ``logs``,
+    :meth:`dbgctl.Client.session`, ``registers``, ``eval``, a memory
+    read or a breakpoint list does not count), or when a
     Session of it is one of the test function's own arguments (or an
     attribute of one); a fixture the test uses that only holds or reads
     it does not make it the test's.  The section holds

@@ -22,7 +22,8 @@ PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # A shared board launched by a session-scoped fixture with the run's own
 # client (not dbgctl_launch); a fixture of every test that takes it and
-# only reads it;
+# only reads it (its state, registers, memory, breakpoints, an
+# expression);
 # a test that fails without driving it; one whose UART expect times out;
 # one with a deadline marker on a second board of its own; one with a
 # marker later than the board's own deadline.
@@ -52,6 +53,10 @@ PLUGIN_RIG = textwrap.dedent('''
         # Reads the shared board, as a health check would: not driving it.
         assert board.status()["state"] == "running"
         assert dbgctl_client.session("board").status()["state"] == "running"
+        assert "pc" in board.registers("pc")
+        assert len(board.read_memory(0x20000000, 4)) == 4
+        assert all(b["internal"] for b in board.break_list())
+        assert board.eval("1 + 1") == "2"
 
     def test_boot(board):
         board.expect_exact(BANNER, timeout=30)
@@ -159,8 +164,10 @@ def test_the_board_rig_runs(plugin_run):
 
 
 def test_reading_a_shared_board_is_not_driving_it(plugin_run):
-    # A fixture read the shared board (status) in every test: the test
-    # that failed without driving it has no section, bundle or tail of it.
+    # A fixture read the shared board (status, registers, memory, the
+    # breakpoint list, an expression) in every test: the test that failed
+    # without driving it has no section, bundle or tail of it, nor a
+    # hold.
     props, failure = plugin_run.cases["test_other_fails"]
     assert failure is not None, plugin_run.text
     assert [p for p in props if p[0].startswith("dbgctl")] == [], props
