@@ -372,6 +372,10 @@ class Client:
         self._cause = None
         self._subscribed = False
         self._sub_lock = threading.Lock()
+        # The artifacts directory (or None) of each session this client
+        # launched, by id: the pytest plugin waits for their automatic
+        # bundles.
+        self._artifacts = {}
         self._closed = False
         self._lost = None
         self._sock = None
@@ -825,14 +829,15 @@ class Client:
         bound = self.request_timeout
         bound += (p.get("connect_timeout") or 10000) / 1000
         bound += (p.get("stop_timeout") or 5000) / 1000
+        art = p.get("artifacts")
         if wait:
             return Session(self, self.call("launch", p, timeout=bound),
-                           launched=True)
+                           launched=True, artifacts=art)
         starting = {"id": None, "name": name, "state": "starting",
                     "kind": kind, "transport": transport}
         return Session(self, starting, launched=True,
                        launching=(self._send("launch", p, waited=False),
-                                  bound))
+                                  bound), artifacts=art)
 
     def session(self, session):
         """A :class:`Session` for an existing session, by id or name.
@@ -918,18 +923,26 @@ class Session:
     raises :class:`DebuggerError` with its message.
     """
 
-    def __init__(self, client, obj, launched=False, launching=None):
+    def __init__(self, client, obj, launched=False, launching=None,
+                 artifacts=None):
         self.client = client
         self.id = obj["id"]
         self.name = obj.get("name")
         self.record = obj
         self._launched = launched
         self._launching = launching
+        self._artifacts = artifacts
         self._failed = None
         self._cursors = {}
         self._cursor_lock = threading.Lock()
         if self.id is not None and launched:
-            _touched(client, self.id)
+            self._launched_now()
+
+    def _launched_now(self):
+        """The launch answered: note the session's artifacts on its
+        client, and tell watch_sessions."""
+        self.client._artifacts[self.id] = self._artifacts
+        _touched(self.client, self.id)
 
     def __repr__(self):
         if self.id is None:
@@ -984,7 +997,7 @@ class Session:
         self.id = obj["id"]
         self.name = obj.get("name")
         self.record = obj
-        _touched(self.client, self.id)
+        self._launched_now()
         return obj
 
     def status(self):

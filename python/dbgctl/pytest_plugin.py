@@ -82,7 +82,10 @@ When a test fails (see :mod:`dbgctl.plugin_failure`)
     fault, or a killed pytest's lease's end), and bundles the running
     test's sessions, named after the test, when the run is interrupted.
     The verdict, every bundle written for the session while the test ran
-    (the plugin's and the daemon's own) and the hold of each session go
+    (the plugin's and the daemon's own, waited for if the daemon is still
+    writing it: one a session, at its first verdict or fault, for a
+    session a Client of the process launched) and the hold of each
+    session go
     into the test's ``user_properties``, which the JUnit XML holds:
     ``dbgctl_verdict_N``, ``dbgctl_bundle_N``, ``dbgctl_held_N``.
 """
@@ -387,6 +390,9 @@ class _Track:
         self.start = {}
         self.absent = set()
         self.ended = False
+        # Launched by a client of this process with ``artifacts``: the
+        # daemon writes its automatic bundle at a verdict or a fault.
+        self.artifacts = False
 
 
 class _Seen:
@@ -486,6 +492,8 @@ class _Seen:
                 # connection, closed when it has its answer).
                 track.client = weakref.ref(client)
                 track.again = getattr(client, "_again", track.again)
+            if getattr(client, "_artifacts", {}).get(session):
+                track.artifacts = True
             self.touched.add(key)
 
     @contextlib.contextmanager
@@ -715,7 +723,8 @@ def _section(client, track, item):
         # The tail where a JUnit XML's reader sees it, too.
         item.user_properties.append(("dbgctl_%s_%s" % (stream, sid), body))
     text += plugin_failure.on_failure(item.config, item, client, record,
-                                      item.config._dbgctl_held)
+                                      item.config._dbgctl_held,
+                                      track.artifacts)
     sections = [(title, text)]
     if fault:
         sections.append((title + " fault record",
