@@ -26,7 +26,8 @@ PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # expression);
 # a test that fails without driving it; one whose UART expect times out;
 # one with a deadline marker on a second board of its own; one with a
-# marker later than the board's own deadline.
+# marker later than the board's own deadline; one that sets the board's
+# deadline itself.
 PLUGIN_RIG = textwrap.dedent('''
     import json, os, time
     import pytest
@@ -93,6 +94,12 @@ PLUGIN_RIG = textwrap.dedent('''
 
     def test_board_after(board):
         _note("deadline_after", board.status().get("deadline"))
+
+    def test_board_own_deadline(board):
+        board.deadline(900)
+
+    def test_board_last(board):
+        _note("deadline_last", board.status().get("deadline"))
 ''')
 
 
@@ -160,7 +167,7 @@ def test_the_board_rig_runs(plugin_run):
     failed = sorted(k for k, v in cases.items() if v[1] is not None)
     assert failed == ["test_deadline", "test_other_fails",
                       "test_uart_expect_times_out"], plugin_run.text
-    assert len(cases) == 6, plugin_run.text
+    assert len(cases) == 8, plugin_run.text
 
 
 def test_reading_a_shared_board_is_not_driving_it(plugin_run):
@@ -239,6 +246,13 @@ def test_a_tests_later_deadline_leaves_the_sessions_earlier_one(
     # A marker's 3000 s would come after the board's own deadline: the
     # board keeps its own.
     assert 600000 < notes_in_ms(plugin_run, "deadline_later") <= 1200000, \
+        plugin_run.notes
+
+
+def test_a_deadline_the_test_set_itself_is_left_as_it_set_it(plugin_run):
+    # test_board_own_deadline moved the board's deadline to 900 s: the
+    # plugin does not put the board's own back over it.
+    assert 600000 < notes_in_ms(plugin_run, "deadline_last") <= 900000, \
         plugin_run.notes
 
 
