@@ -79,21 +79,33 @@ _LAUNCH_HOOKS = []
 
 #: The methods that drive a session: its input, its expects, its
 #: debugger, its run control, its signals and its end.  Requests that only
-#: read it (``status``, ``logs``, ``list``, ``wait``, ``subscribe``, a
-#: ``bundle`` or ``hold`` of a report) are not heard by watch_sessions.
+#: read it (``status``, ``logs``, ``list``, ``wait``, ``subscribe``,
+#: ``registers``, ``eval``, a ``bundle`` or ``hold`` of a report) are not
+#: heard by watch_sessions; nor are the reading actions of the methods in
+#: :data:`DRIVING_ACTIONS`.
 DRIVING = frozenset((
     "launch", "write", "read", "pipe", "expect", "exec", "signal", "resize",
-    "stop", "deadline", "halt", "resume", "break", "eval", "memory",
-    "registers", "reset", "load", "wait_target", "wait_fault"))
+    "stop", "deadline", "halt", "resume", "break", "memory", "reset",
+    "load", "wait_target", "wait_fault"))
+
+#: The methods of :data:`DRIVING` that also read, by their ``action``:
+#: the actions that drive, and the one a request without ``action`` is
+#: (dbgctl-protocol(7)).  A memory read or a breakpoint list only looks.
+DRIVING_ACTIONS = {
+    "break": (("insert", "delete"), "insert"),
+    "memory": (("write",), "read"),
+}
 
 
 def watch_sessions(hook):
     """Have ``hook(client, session)`` called, in the calling thread, for
-    every request that drives a session (a method in :data:`DRIVING`:
-    launch, write, read, expect, exec, run control, signal, stop) and
+    every request that drives a session (see :func:`drives`: launch,
+    write, read, expect, exec, run control, breakpoints set or deleted,
+    a memory write, signal, stop) and
     every :class:`Session` a launch makes, by any Client of this process;
     returns a function that ends it.  Reading a session (``status``,
-    ``logs``, :meth:`Client.session`) is not heard.  The pytest plugin's
+    ``logs``, :meth:`Client.session`, registers, eval, a memory read, a
+    breakpoint list) is not heard.  The pytest plugin's
     failure reports learn which sessions a test drove so."""
     _SESSION_HOOKS.append(hook)
     return lambda: _SESSION_HOOKS.remove(hook)
@@ -107,6 +119,17 @@ def watch_launches(hook):
     run's ``artifacts`` and its test's deadline so."""
     _LAUNCH_HOOKS.append(hook)
     return lambda: _LAUNCH_HOOKS.remove(hook)
+
+
+def drives(method, params):
+    """Whether a request of ``method`` with ``params`` drives the session
+    it names (see :data:`DRIVING`)."""
+    if method not in DRIVING:
+        return False
+    if method not in DRIVING_ACTIONS:
+        return True
+    actions, default = DRIVING_ACTIONS[method]
+    return ((params or {}).get("action") or default) in actions
 
 
 def _touched(client, session):
@@ -349,6 +372,10 @@ class Client:
         self._cause = None
         self._subscribed = False
         self._sub_lock = threading.Lock()
+        # The artifacts directory (or None) of each session this client
+        # launched, by id: the pytest plugin waits for their automatic
+        # bundles.
+        self._artifacts = {}
         self._closed = False
         self._lost = None
         self._sock = None
@@ -642,7 +669,7 @@ class Client:
         ``waited=False``: no thread waits for it until one asks for its
         result, so the reader does not take this thread for one stuck."""
         if params and params.get("session") is not None and \
-                method in DRIVING:
+                drives(method, params):
             _touched(self, params["session"])
         rid = next(self._ids)
         req = {"jsonrpc": "2.0", "id": rid, "method": method}
@@ -802,14 +829,15 @@ class Client:
         bound = self.request_timeout
         bound += (p.get("connect_timeout") or 10000) / 1000
         bound += (p.get("stop_timeout") or 5000) / 1000
+        art = p.get("artifacts")
         if wait:
             return Session(self, self.call("launch", p, timeout=bound),
-                           launched=True)
+                           launched=True, artifacts=art)
         starting = {"id": None, "name": name, "state": "starting",
                     "kind": kind, "transport": transport}
         return Session(self, starting, launched=True,
                        launching=(self._send("launch", p, waited=False),
-                                  bound))
+                                  bound), artifacts=art)
 
     def session(self, session):
         """A :class:`Session` for an existing session, by id or name.
@@ -895,18 +923,26 @@ class Session:
     raises :class:`DebuggerError` with its message.
     """
 
-    def __init__(self, client, obj, launched=False, launching=None):
+    def __init__(self, client, obj, launched=False, launching=None,
+                 artifacts=None):
         self.client = client
         self.id = obj["id"]
         self.name = obj.get("name")
         self.record = obj
         self._launched = launched
         self._launching = launching
+        self._artifacts = artifacts
         self._failed = None
         self._cursors = {}
         self._cursor_lock = threading.Lock()
         if self.id is not None and launched:
-            _touched(client, self.id)
+            self._launched_now()
+
+    def _launched_now(self):
+        """The launch answered: note the session's artifacts on its
+        client, and tell watch_sessions."""
+        self.client._artifacts[self.id] = self._artifacts
+        _touched(self.client, self.id)
 
     def __repr__(self):
         if self.id is None:
@@ -961,7 +997,7 @@ class Session:
         self.id = obj["id"]
         self.name = obj.get("name")
         self.record = obj
-        _touched(self.client, self.id)
+        self._launched_now()
         return obj
 
     def status(self):

@@ -12,9 +12,11 @@ writes one itself at a verdict or a fault, or if pytest is killed (their
 lease ends).  The verdict and the path of every bundle written for each
 session while the test ran go into the report and into the test's JUnit
 XML properties (``dbgctl_verdict_N``, ``dbgctl_bundle_N``), as
-``record_property`` would put them.  A run interrupted by SIGINT writes
-the bundles of the running test's sessions, named after it, before it
-ends.
+``record_property`` would put them: the plugin's, and the daemon's
+automatic one (one a session, at its first verdict or fault), waited for
+when the test failed while the daemon was still writing it.  A run
+interrupted by SIGINT writes the bundles of the running test's sessions,
+named after it, before it ends.
 """
 
 import os
@@ -22,6 +24,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 
 from .errors import Error
 
@@ -123,11 +126,17 @@ def _commands(client, sid):
                              sid))
 
 
-def _auto_bundle(item, record):
+def _auto_bundle(item, client, record, due):
     """The daemon's automatic bundle of a session launched with
     ``artifacts`` (at its verdict, fault, lease's end), if it was written
-    while the test ran: a property and the report's line."""
+    while the test ran: a property and the report's line.  The daemon
+    writes one such bundle a session, at its first trigger; ``due`` (the
+    session was launched with ``artifacts`` by a client of this process)
+    has the report wait for one still being written."""
     auto = record.get("bundle")
+    if auto is None and due:
+        auto = _auto_bundle_wait(client, record,
+                                 getattr(item, "_dbgctl_began", 0))
     if not isinstance(auto, dict) or \
             (auto.get("time") or 0) < getattr(item, "_dbgctl_began", 0):
         return ""
@@ -139,16 +148,40 @@ def _auto_bundle(item, record):
     return "bundle (%s): %s\n" % (auto.get("reason"), auto["path"])
 
 
-def on_failure(config, item, client, record, held):
+def _auto_bundle_wait(client, record, began):
+    """The automatic bundle of a session whose verdict or fault came at or
+    after ``began`` and whose bundle is not written yet (a fault's is
+    begun once its record is the session's, after a ``wait_fault`` has its
+    answer): once written, bounded by BUNDLE_TIMEOUT; None when nothing
+    triggered it during the test."""
+    trigger = record.get("verdict") or record.get("fault")
+    if not isinstance(trigger, dict) or (trigger.get("time") or 0) < began:
+        return None
+    end = time.monotonic() + BUNDLE_TIMEOUT
+    while time.monotonic() < end:
+        try:
+            auto = client.call("status", {"session": record.get("id")}).get(
+                "bundle")
+        except Error:
+            return None
+        if auto is not None:
+            return auto
+        time.sleep(0.05)
+    return None
+
+
+def on_failure(config, item, client, record, held, due=False):
     """Act on one running session of a failing test: bundle it, hold it,
-    and return the report's lines; held collects (client, id) of holds."""
+    and return the report's lines; held collects (client, id) of holds;
+    ``due``: the daemon writes the session's automatic bundle (see
+    _auto_bundle)."""
     sid = record.get("id")
     lines = ""
     verdict = (record.get("verdict") or {}).get("kind")
     if verdict:
         item.user_properties.append(("dbgctl_verdict_%s" % sid, verdict))
         lines += "verdict: %s\n" % verdict
-    lines += _auto_bundle(item, record)
+    lines += _auto_bundle(item, client, record, due)
     if record.get("state") != "running":
         return lines
     if artifacts_dir(config) is not None:

@@ -28,9 +28,11 @@ Failure reports
     fixture, a labgrid driver, ``dbgctl_client.launch`` in the test.  A
     session is touched when any :class:`dbgctl.Client` of the process
     launches it or drives it during the test's setup, call or teardown
-    (launch, write, read, expect, exec, run control, signal, stop: the
-    methods of :data:`dbgctl.client.DRIVING`; reading it with ``status``,
-    ``logs`` or :meth:`dbgctl.Client.session` does not count), or when a
+    (launch, write, read, expect, exec, run control, breakpoints set or
+    deleted, a memory write, signal, stop: see
+    :func:`dbgctl.client.drives`; reading it with ``status``, ``logs``,
+    :meth:`dbgctl.Client.session`, ``registers``, ``eval``, a memory
+    read or a breakpoint list does not count), or when a
     Session of it is one of the test function's own arguments (or an
     attribute of one); a fixture the test uses that only holds or reads
     it does not make it the test's.  The section holds
@@ -56,9 +58,12 @@ Deadlines
     ``@pytest.mark.dbgctl_deadline(SECONDS)`` on a test (which wins),
     gives every running session the test drives a deadline (see
     ``deadline`` in dbgctl-protocol(7)) SECONDS after the test's setup
-    began, when the test first drives it; once the test's teardown is
-    done, the deadlines it gave are cleared, so that a board shared with
-    later tests lives on.  At the deadline the daemon records its verdict
+    began, when the test first drives it, unless the session's own
+    deadline (a launch's ``deadline``, say) comes first; once the test's
+    teardown is done, each session it gave one gets back the deadline it
+    had before (or none), so that a board shared with later tests lives
+    on with its own safety net.  A deadline the test moved or cleared
+    itself is left as it is.  At the deadline the daemon records its verdict
     and stops the session, or holds it when it was launched with
     ``on_deadline="hold"``.
 
@@ -77,7 +82,10 @@ When a test fails (see :mod:`dbgctl.plugin_failure`)
     fault, or a killed pytest's lease's end), and bundles the running
     test's sessions, named after the test, when the run is interrupted.
     The verdict, every bundle written for the session while the test ran
-    (the plugin's and the daemon's own) and the hold of each session go
+    (the plugin's and the daemon's own, waited for if the daemon is still
+    writing it: one a session, at its first verdict or fault, for a
+    session a Client of the process launched) and the hold of each
+    session go
     into the test's ``user_properties``, which the JUnit XML holds:
     ``dbgctl_verdict_N``, ``dbgctl_bundle_N``, ``dbgctl_held_N``.
 """
@@ -113,6 +121,10 @@ START_TIMEOUT = 10.0
 
 #: The longest socket path put under basetemp (sun_path holds 108 bytes).
 SOCKET_PATH_MAX = 100
+
+#: Seconds two readings of one deadline's ``at`` may differ by (the daemon
+#: gives it from its clock at each request).
+DEADLINE_SLACK = 1.0
 
 #: The watcher a private daemon runs under (see its docstring).
 LIFELINE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -378,6 +390,9 @@ class _Track:
         self.start = {}
         self.absent = set()
         self.ended = False
+        # Launched by a client of this process with ``artifacts``: the
+        # daemon writes its automatic bundle at a verdict or a fault.
+        self.artifacts = False
 
 
 class _Seen:
@@ -393,8 +408,11 @@ class _Seen:
         # one) runs out, by time.monotonic().
         self.current = None
         self.deadline_at = None
-        # The sessions given the running test's deadline: key -> (a weak
-        # reference to the client that did, the session).
+        # The sessions the running test drove while it had a deadline:
+        # key -> None, or, for one given the test's deadline, (a weak
+        # reference to the client that did, the session, the deadline's
+        # "at" as given, when the session's own deadline runs out by
+        # time.monotonic() or None).
         self.timed = {}
 
     def hear(self, client, session):
@@ -409,33 +427,56 @@ class _Seen:
     def give_deadline(self, client, session):
         """Give a session the running test drives the test's deadline,
         once a test: the time left of it (see ``deadline`` in
-        dbgctl-protocol(7)); one that is not running keeps none."""
+        dbgctl-protocol(7)), unless the session's own deadline (a
+        launch's, say) comes first; one that is not running keeps none."""
         key = (repr(client.address), session)
         with self.lock:
             if self.deadline_at is None or key in self.timed:
                 return
-            self.timed[key] = (weakref.ref(client), session)
+            self.timed[key] = None
             left = self.deadline_at - time.monotonic()
         with self.reading():
             try:
-                client.call("deadline", {"session": session,
-                                         "ms": max(1, int(left * 1000))})
+                had = client.call("status", {"session": session}).get(
+                    "deadline")
+                asked = time.monotonic()
+                if had is not None and had.get("in_ms", 0) <= left * 1000:
+                    return
+                res = client.call("deadline", {
+                    "session": session, "ms": max(1, int(left * 1000))})
             except Error:
-                pass
+                return
+        given = res.get("deadline") or {}
+        # What to put back at the end: the session's own deadline, by
+        # this clock (a rig host's may differ), or none.
+        old = None if had is None else asked + had["in_ms"] / 1000.0
+        with self.lock:
+            if key in self.timed:
+                self.timed[key] = (weakref.ref(client), session,
+                                   given.get("at"), old)
 
     def end_deadlines(self):
-        """At a test's end: clear the deadline the test gave each
-        session, so that one shared with later tests lives on."""
+        """At a test's end: put back the deadline each session had before
+        the test gave it its own (none, if it had none), so that a board
+        shared with later tests lives on with its own safety net; one the
+        test moved or cleared itself is left as the test left it."""
         with self.lock:
-            timed, self.timed = list(self.timed.values()), {}
-            self.deadline_at = None
+            timed = [t for t in self.timed.values() if t is not None]
+            self.timed, self.deadline_at = {}, None
         with self.reading():
-            for ref, session in timed:
+            for ref, session, given, old in timed:
                 client = ref()
                 if client is None or getattr(client, "_closed", False):
                     continue
                 try:
-                    client.call("deadline", {"session": session, "ms": 0})
+                    now = client.call("status", {"session": session}).get(
+                        "deadline")
+                    if now is None or given is None or \
+                            abs(now.get("at", 0) - given) > DEADLINE_SLACK:
+                        continue
+                    ms = 0 if old is None else \
+                        max(1, int((old - time.monotonic()) * 1000))
+                    client.call("deadline", {"session": session, "ms": ms})
                 except Error:
                     pass
 
@@ -451,6 +492,8 @@ class _Seen:
                 # connection, closed when it has its answer).
                 track.client = weakref.ref(client)
                 track.again = getattr(client, "_again", track.again)
+            if getattr(client, "_artifacts", {}).get(session):
+                track.artifacts = True
             self.touched.add(key)
 
     @contextlib.contextmanager
@@ -680,7 +723,8 @@ def _section(client, track, item):
         # The tail where a JUnit XML's reader sees it, too.
         item.user_properties.append(("dbgctl_%s_%s" % (stream, sid), body))
     text += plugin_failure.on_failure(item.config, item, client, record,
-                                      item.config._dbgctl_held)
+                                      item.config._dbgctl_held,
+                                      track.artifacts)
     sections = [(title, text)]
     if fault:
         sections.append((title + " fault record",

@@ -126,6 +126,111 @@ def test_artifacts_bundle_a_failing_tests_session(
     assert _wait_ended(client, failed["id"])["state"] == "exited"
 
 
+# A shared native session of a session-scoped fixture; a health check of
+# every test reads it with the debugger's reading verbs; one test drives
+# it and passes, the next fails without driving it.
+SHARED_TESTS = textwrap.dedent('''
+    import json, os
+    import pytest
+
+    @pytest.fixture(scope="session")
+    def shared(dbgctl_client):
+        s = dbgctl_client.launch([os.environ["FIX_SPINNER"]],
+                                 commands=["run"], name="shared", lease=True)
+        s.wait_target("running", timeout=30)
+        with open(os.environ["IDS_FILE"], "w") as f:
+            json.dump({"id": s.id}, f)
+        yield s
+        s.stop()
+
+    @pytest.fixture(autouse=True)
+    def health(shared):
+        assert "pc" in shared.registers("pc")
+        assert len(shared.read_memory("$sp", 8)) == 8
+        assert shared.break_list() is not None
+        assert shared.eval("1 + 1") == "2"
+
+    def test_drives(shared):
+        shared.halt()
+        shared.resume()
+
+    def test_fails_without_driving_it():
+        assert False, "deliberate failure, the shared session not driven"
+''')
+
+
+def test_a_health_check_that_reads_a_shared_session_does_not_blame_it(
+        pytester, monkeypatch, fixtures, daemon, client, tmp_path):
+    monkeypatch.setenv("DBGCTL_SOCKET", daemon)
+    monkeypatch.setenv("PYTHONPATH", PYTHON_DIR)
+    monkeypatch.setenv("FIX_SPINNER", fixtures["spinner"])
+    ids_file = pytester.path / "ids"
+    monkeypatch.setenv("IDS_FILE", str(ids_file))
+    monkeypatch.delenv("DBGCTL_TAP", raising=False)
+    art, junit = tmp_path / "art", pytester.path / "junit.xml"
+    pytester.makepyfile(test_shared=SHARED_TESTS)
+    result = pytester.runpytest_subprocess(
+        "-p", "dbgctl.pytest_plugin", "-p", "no:cacheprovider",
+        "--junitxml=" + str(junit), "--dbgctl-artifacts=" + str(art),
+        "--dbgctl-hold-on-failure=120", timeout=180)
+    result.assert_outcomes(passed=1, failed=1)
+    sid = json.loads(ids_file.read_text())["id"]
+    # The failing test only read the session through its health check:
+    # no section, bundle, hold or property of it.
+    assert _props(ET.parse(str(junit)).getroot(),
+                  "test_fails_without_driving_it") == {}
+    assert "dbgctl session" not in result.stdout.str()
+    assert not os.path.exists(str(art)) or os.listdir(str(art)) == []
+    # Not held: the fixture's teardown stopped it at the run's end.
+    end = _wait_ended(client, sid)
+    assert end["state"] == "exited" and not end.get("hold"), end
+
+
+# A test that fails as soon as its session's fault is known, while the
+# daemon is still writing the fault's automatic bundle: a program with
+# 200 MiB of memory, whose core takes a while.
+FAULT_TESTS = textwrap.dedent('''
+    import json, os, sys
+
+    BIG = ("import os, signal; b = b'x' * (200 << 20); "
+           "os.kill(os.getpid(), signal.SIGSEGV)")
+
+    def test_faults(dbgctl_launch):
+        s = dbgctl_launch([sys.executable, "-c", BIG], commands=["run"])
+        with open(os.environ["IDS_FILE"], "w") as f:
+            json.dump({"id": s.id}, f)
+        assert s.wait_fault(timeout=30) is None
+''')
+
+
+def test_the_daemons_bundle_of_a_fault_is_a_property_of_the_test(
+        pytester, monkeypatch, daemon, tmp_path):
+    monkeypatch.setenv("DBGCTL_SOCKET", daemon)
+    monkeypatch.setenv("PYTHONPATH", PYTHON_DIR)
+    ids_file = pytester.path / "ids"
+    monkeypatch.setenv("IDS_FILE", str(ids_file))
+    monkeypatch.delenv("DBGCTL_TAP", raising=False)
+    art, junit = tmp_path / "art", pytester.path / "junit.xml"
+    pytester.makepyfile(test_faults=FAULT_TESTS)
+    result = pytester.runpytest_subprocess(
+        "-p", "dbgctl.pytest_plugin", "-p", "no:cacheprovider",
+        "--junitxml=" + str(junit), "--dbgctl-artifacts=" + str(art),
+        timeout=180)
+    result.assert_outcomes(failed=1)
+    sid = json.loads(ids_file.read_text())["id"]
+    root = ET.parse(str(junit)).getroot()
+    bundles = [p.get("value") for p in root.iter("property")
+               if p.get("name") == "dbgctl_bundle_%d" % sid]
+    # The daemon's own, written once the test had failed, and the
+    # plugin's.
+    auto = os.path.join(str(art), "%d-fault" % sid)
+    assert auto in bundles, bundles
+    assert len(bundles) == 2, bundles
+    for b in bundles:
+        _complete(b)
+    result.stdout.fnmatch_lines(["bundle (fault): %s" % auto])
+
+
 # A test that launches a leased session with the run's artifacts, notes
 # it, then kills its own pytest, or interrupts it.
 DYING_TESTS = textwrap.dedent('''

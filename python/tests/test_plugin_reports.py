@@ -343,3 +343,31 @@ def test_watch_sessions_hears_every_client(client):
     n = len(heard)
     s.status()
     assert len(heard) == n
+
+
+def test_watch_sessions_hears_the_debuggers_verbs_that_drive(client,
+                                                             fixtures):
+    s = client.launch([fixtures["spinner"]], commands=["run"], lease=True)
+    try:
+        s.wait_target("running", timeout=30)
+        heard = []
+        unwatch = watch_sessions(lambda c, sid: heard.append(sid))
+        try:
+            # Reading through the debugger is not driving.
+            assert "pc" in s.registers("pc")
+            data = s.read_memory("$sp", 8)
+            assert len(data) == 8
+            s.break_list()
+            assert s.eval("1 + 1") == "2"
+            assert heard == []
+            # Setting or deleting a breakpoint, writing memory is.
+            number = s.break_insert("main")["number"]
+            assert heard == [s.id]
+            s.break_delete(number)
+            assert heard == [s.id] * 2
+            s.write_memory("$sp", data)
+            assert heard == [s.id] * 3
+        finally:
+            unwatch()
+    finally:
+        s.stop()

@@ -22,9 +22,12 @@ PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # A shared board launched by a session-scoped fixture with the run's own
 # client (not dbgctl_launch); a fixture of every test that takes it and
-# only reads it;
+# only reads it (its state, registers, memory, breakpoints, an
+# expression);
 # a test that fails without driving it; one whose UART expect times out;
-# one with a deadline marker on a second board of its own.
+# one with a deadline marker on a second board of its own; one with a
+# marker later than the board's own deadline; one that sets the board's
+# deadline itself.
 PLUGIN_RIG = textwrap.dedent('''
     import json, os, time
     import pytest
@@ -38,8 +41,10 @@ PLUGIN_RIG = textwrap.dedent('''
 
     @pytest.fixture(scope="session")
     def board(dbgctl_client):
+        # Its own safety net: a deadline of 1200 s, later than the run's
+        # 600 s but earlier than test_board_later's 3000 s.
         s = dbgctl_client.launch([FW], kind="qemu", machine="lm3s6965evb",
-                                 name="board", lease=True)
+                                 name="board", lease=True, deadline=1200000)
         _note("board", s.id)
         yield s
         s.stop()
@@ -49,6 +54,10 @@ PLUGIN_RIG = textwrap.dedent('''
         # Reads the shared board, as a health check would: not driving it.
         assert board.status()["state"] == "running"
         assert dbgctl_client.session("board").status()["state"] == "running"
+        assert "pc" in board.registers("pc")
+        assert len(board.read_memory(0x20000000, 4)) == 4
+        assert all(b["internal"] for b in board.break_list())
+        assert board.eval("1 + 1") == "2"
 
     def test_boot(board):
         board.expect_exact(BANNER, timeout=30)
@@ -77,8 +86,20 @@ PLUGIN_RIG = textwrap.dedent('''
         # From the echo's start: what came is in the timeout's message.
         board.expect_exact(b"pong", timeout=1, from_=echo.start())
 
+    @pytest.mark.dbgctl_deadline(3000)
+    def test_board_later(board):
+        board.halt()
+        board.resume()
+        _note("deadline_later", board.status().get("deadline"))
+
     def test_board_after(board):
         _note("deadline_after", board.status().get("deadline"))
+
+    def test_board_own_deadline(board):
+        board.deadline(900)
+
+    def test_board_last(board):
+        _note("deadline_last", board.status().get("deadline"))
 ''')
 
 
@@ -146,12 +167,14 @@ def test_the_board_rig_runs(plugin_run):
     failed = sorted(k for k, v in cases.items() if v[1] is not None)
     assert failed == ["test_deadline", "test_other_fails",
                       "test_uart_expect_times_out"], plugin_run.text
-    assert len(cases) == 5, plugin_run.text
+    assert len(cases) == 8, plugin_run.text
 
 
 def test_reading_a_shared_board_is_not_driving_it(plugin_run):
-    # A fixture read the shared board (status) in every test: the test
-    # that failed without driving it has no section, bundle or tail of it.
+    # A fixture read the shared board (status, registers, memory, the
+    # breakpoint list, an expression) in every test: the test that failed
+    # without driving it has no section, bundle or tail of it, nor a
+    # hold.
     props, failure = plugin_run.cases["test_other_fails"]
     assert failure is not None, plugin_run.text
     assert [p for p in props if p[0].startswith("dbgctl")] == [], props
@@ -210,10 +233,32 @@ def test_a_deadline_marker_and_the_daemons_bundle(plugin_run):
 
 def test_the_runs_deadline_is_given_and_taken_back(plugin_run):
     notes = plugin_run.notes
-    # Given to the shared board while a test drives it; cleared when
-    # the test ends, so that the board outlives it.
-    assert notes["deadline_in_test"], notes
-    assert notes["deadline_after"] is None, notes
+    # The run's deadline (600 s), earlier than the board's own (1200 s),
+    # is given to the shared board while a test drives it.
+    assert notes["deadline_in_test"]["in_ms"] <= 600000, notes
+    # When the test ends, the board's own is back, so that it outlives
+    # the test with its safety net.
+    assert 600000 < notes["deadline_after"]["in_ms"] <= 1200000, notes
+
+
+def test_a_tests_later_deadline_leaves_the_sessions_earlier_one(
+        plugin_run):
+    # A marker's 3000 s would come after the board's own deadline: the
+    # board keeps its own.
+    assert 600000 < notes_in_ms(plugin_run, "deadline_later") <= 1200000, \
+        plugin_run.notes
+
+
+def test_a_deadline_the_test_set_itself_is_left_as_it_set_it(plugin_run):
+    # test_board_own_deadline moved the board's deadline to 900 s: the
+    # plugin does not put the board's own back over it.
+    assert 600000 < notes_in_ms(plugin_run, "deadline_last") <= 900000, \
+        plugin_run.notes
+
+
+def notes_in_ms(run, key):
+    """The in_ms of a deadline a rig's test noted, or None."""
+    return (run.notes.get(key) or {}).get("in_ms")
 
 
 # A labgrid rig: a board launched through DbgctlDriver whose test fails.
