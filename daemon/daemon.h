@@ -973,6 +973,7 @@ int	 verdict_deadline_set(struct session *, long ms);
 json_t	*verdict_deadline_json(const struct session *);
 void	 verdict_fault(struct session *, json_t *fault);
 void	 verdict_end(struct session *, const char *by);
+bool	 verdict_bundled_yet(const struct session *);
 /* Verdicts a session keeps in its history (status "verdicts"). */
 #define VERDICTS_KEPT 8
 void	 verdict_disarm(struct session *);

@@ -35,6 +35,7 @@ struct verdict_watch {
 	struct timer	*end;		/* stops the session after it */
 	json_t		*pending;	/* the verdict being gathered */
 	bool		 given;		/* a deadline or silence verdict is out */
+	bool		 bundled;	/* and its automatic bundle is written */
 };
 
 static void	verdict_publish(struct verdict_watch *);
@@ -253,6 +254,8 @@ static void
 verdict_held_bundled(struct session *s, void *arg)
 {
 	(void)arg;
+	if (s->vw != NULL)
+		s->vw->bundled = true;
 	if (s->verdict != NULL)
 		pending_verdict(s, true);
 }
@@ -267,6 +270,8 @@ verdict_bundled(struct session *s, void *arg)
 	struct verdict_watch *w = s->vw;
 
 	(void)arg;
+	if (w != NULL)
+		w->bundled = true;
 	if (s->verdict != NULL)
 		pending_verdict(s, false);
 	if (w == NULL)
@@ -290,6 +295,7 @@ verdict_publish(struct verdict_watch *w)
 	bool			 held;
 
 	w->pending = NULL;
+	w->bundled = false;
 	timer_stop(w->gather);
 	verdict_set(s, v);
 	ev.json = v;
@@ -496,6 +502,16 @@ verdict_end(struct session *s, const char *by)
 	w->armed_at = uv_now(dmn.loop);
 	w->last_console = w->last_target = 0;
 	timer_start(w->silence, s->l.silence_timeout);
+}
+
+/*
+ * Whether s's deadline or silence verdict has its automatic bundle written
+ * (or found none is to be): only then may a call end at once on it.
+ */
+bool
+verdict_bundled_yet(const struct session *s)
+{
+	return s->vw != NULL && s->vw->bundled;
 }
 
 /* A hold keeps the session as it is: its deadline and silence no longer run. */

@@ -524,6 +524,61 @@ Test(verdict, a_verdict_ends_a_waiting_expect_after_its_bundle_is_written)
 	json_decref(h_cli_wait_ended(id, VD_BOUND));
 }
 
+/*
+ * An expect sent as soon as a hold verdict is told, while its automatic
+ * bundle is still being written, waits for the bundle: its error comes
+ * after the session.bundle notification, the bundle on disk.
+ */
+Test(verdict, an_expect_sent_before_a_hold_verdicts_bundle_is_written_waits_for_it)
+{
+	struct h_conn	 c;
+	json_t		*j, *reply = NULL;
+	char		 params[PATH_MAX + 256], art[PATH_MAX], manifest[PATH_MAX];
+	const char	*m, *path;
+	bool		 bundled = false;
+	long		 id;
+
+	h_daemon_fg();
+	h_ctx_path(art, sizeof art, "art");
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	json_decref(h_conn_call(&c, "subscribe", "{\"output\":false}",
+	    VD_BOUND));
+	snprintf(params, sizeof(params), "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"],\"deadline\":1500,\"on_deadline\":"
+	    "\"hold\",\"artifacts\":\"%s\"}", h_ctx_fixture("FIX_SPINNER"), art);
+	id = h_conn_launch_once(params, VD_BOUND);
+	cr_assert(h_conn_wait_note(&c, "session.verdict", "params.verdict.kind",
+	    "deadline", VD_BOUND), "no session.verdict notification");
+	/* At once: the bundle (its core, from gcore) takes a while yet. */
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"patterns\":"
+	    "\"never-said\",\"timeout\":60000}", id);
+	vd_send(&c, 1, "expect", params);
+	while (reply == NULL) {
+		j = h_conn_recv(&c, VD_BOUND);
+		cr_assert_not_null(j, "the expect was not answered");
+		m = h_jstr(j, "method");
+		if (m != NULL && strcmp(m, "session.bundle") == 0)
+			bundled = true;
+		else if (h_jint(j, "id", -1) == 1) {
+			reply = j;
+			break;
+		}
+		json_decref(j);
+	}
+	cr_assert(bundled, "the expect ended before the bundle was written: "
+	    "%s", h_jstr(reply, "error.message") ?: "(no error)");
+	vd_assert_verdict_error(reply, "deadline", id);
+	path = h_jstr(reply, "error.data.bundle.path");
+	cr_assert_not_null(path, "the verdict error names no bundle: %s",
+	    json_dumps(reply, JSON_COMPACT));
+	snprintf(manifest, sizeof manifest, "%s/manifest.json", path);
+	cr_assert_eq(access(manifest, F_OK), 0, "%s is not there when the "
+	    "expect ends", manifest);
+	json_decref(reply);
+	h_conn_close(&c);
+	json_decref(h_cli_stop(id, NULL, NULL));
+}
+
 Test(verdict, a_reset_ends_the_fault_verdict_and_the_history_keeps_it)
 {
 	struct h_conn	 c;
