@@ -36,6 +36,7 @@ struct verdict_watch {
 	json_t		*pending;	/* the verdict being gathered */
 	bool		 given;		/* a deadline or silence verdict is out */
 	bool		 bundled;	/* and its automatic bundle is written */
+	bool		 stopping;	/* and the session is to be stopped */
 };
 
 static void	verdict_publish(struct verdict_watch *);
@@ -210,8 +211,14 @@ verdict_end_cb(void *arg)
 {
 	struct verdict_watch *w = arg;
 
-	if (w->s->state == S_RUNNING && !hold_active(w->s))
+	if (w->s->state != S_RUNNING)
+		return;
+	if (!hold_active(w->s)) {
 		session_stop(w->s, -1);
+		return;
+	}
+	/* Held by a client since: kept, its verdict ends as a held one's. */
+	w->stopping = false;
 }
 
 /*
@@ -300,6 +307,7 @@ verdict_publish(struct verdict_watch *w)
 	verdict_set(s, v);
 	ev.json = v;
 	held = strcmp(s->l.on_deadline, "hold") == 0 && verdict_hold(s);
+	w->stopping = !held;
 	xasprintf(&text, "%s: the session %s", json_string_value(
 	    json_object_get(v, "kind")), held ? "is held, its target halted" :
 	    "is stopped");
@@ -485,6 +493,15 @@ verdict_end(struct session *s, const char *by)
 
 	if (s->verdict == NULL)
 		return;
+	/*
+	 * A verdict that stops its session stays until it is stopped: its
+	 * exit record names it, and what waits ends with it.
+	 */
+	if (w != NULL && w->stopping) {
+		log_info("session %lu: the verdict stays: the session is being "
+		    "stopped", s->id);
+		return;
+	}
 	json_object_set_new(s->verdict, "ended", json_pack("{s:o, s:s}",
 	    "time", json_real(loop_now()), "by", by));
 	xasprintf(&text, "verdict: the %s verdict ended with a %s",

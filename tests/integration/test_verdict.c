@@ -579,6 +579,49 @@ Test(verdict, an_expect_sent_before_a_hold_verdicts_bundle_is_written_waits_for_
 	json_decref(h_cli_stop(id, NULL, NULL));
 }
 
+/*
+ * A reset sent as soon as a verdict that stops the session is told, while
+ * its automatic bundle is still being written, does not end the verdict:
+ * the expect waiting on the session ends with it, and the exit record
+ * names it.
+ */
+Test(verdict, a_reset_during_a_stop_verdicts_bundle_leaves_the_verdict)
+{
+	struct h_conn	 c;
+	json_t		*rep[2] = { NULL, NULL }, *end;
+	char		 params[PATH_MAX + 256], art[PATH_MAX];
+	long		 id;
+
+	h_daemon_fg();
+	h_ctx_path(art, sizeof art, "art");
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	json_decref(h_conn_call(&c, "subscribe", "{\"output\":false}",
+	    VD_BOUND));
+	snprintf(params, sizeof(params), "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"],\"deadline\":1500,\"artifacts\":\"%s\"}",
+	    h_ctx_fixture("FIX_SPINNER"), art);
+	id = h_conn_launch_once(params, VD_BOUND);
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"patterns\":"
+	    "\"never-said\",\"timeout\":60000}", id);
+	vd_send(&c, 1, "expect", params);
+	cr_assert(h_conn_wait_note(&c, "session.verdict", "params.verdict.kind",
+	    "deadline", VD_BOUND), "no session.verdict notification");
+	/* At once: the bundle (its core, from gcore) takes a while yet. */
+	snprintf(params, sizeof(params), "{\"session\":%ld}", id);
+	vd_send(&c, 2, "reset", params);
+	vd_replies(&c, rep, 2, VD_BOUND);
+	vd_assert_verdict_error(rep[0], "deadline", id);
+	json_decref(rep[0]);
+	json_decref(rep[1]);
+	h_conn_close(&c);
+	end = h_cli_wait_ended(id, VD_BOUND);
+	cr_assert_not_null(end, "the session was not stopped after its verdict");
+	cr_assert_str_eq(h_jstr(end, "exit.verdict") ?: "", "deadline",
+	    "the exit record lost its verdict: %s", json_dumps(h_jpath(end,
+	    "exit"), JSON_COMPACT));
+	json_decref(end);
+}
+
 Test(verdict, a_reset_ends_the_fault_verdict_and_the_history_keeps_it)
 {
 	struct h_conn	 c;
