@@ -810,6 +810,7 @@ enum gdb_job_phase {
 #define GDB_JOB_ORPHAN_OK	0x10	/* runs with no request */
 #define GDB_JOB_BARE		0x20	/* its answer has no "target" */
 #define GDB_JOB_OUTPUT		0x40	/* each reply has its console output */
+#define GDB_JOB_RERUN		0x80	/* a reset's run: it ends the fault */
 
 struct gdb_job;
 typedef json_t *(*gdb_job_done)(struct gdb_job *);
