@@ -130,9 +130,13 @@ cmd_keys_write(struct cmd *self, struct client *c, const struct cmd_keys_buf *b)
 	return EXIT_OK;
 }
 
-/* An ended session's console is closed, as send's transport is. */
+/*
+ * An ended session's console is closed, as send's transport is; a write a
+ * verdict ends exits as send's does.
+ */
 static const struct cmd_exit cmd_keys_exits[] = {
 	{ "not_running", EXIT_CLOSED },
+	{ "verdict", EXIT_VERDICT },
 	{ NULL, EXIT_FAILED },
 };
 

@@ -810,6 +810,7 @@ enum gdb_job_phase {
 #define GDB_JOB_ORPHAN_OK	0x10	/* runs with no request */
 #define GDB_JOB_BARE		0x20	/* its answer has no "target" */
 #define GDB_JOB_OUTPUT		0x40	/* each reply has its console output */
+#define GDB_JOB_RERUN		0x80	/* a reset's run: it ends the fault */
 
 struct gdb_job;
 typedef json_t *(*gdb_job_done)(struct gdb_job *);
@@ -973,6 +974,7 @@ int	 verdict_deadline_set(struct session *, long ms);
 json_t	*verdict_deadline_json(const struct session *);
 void	 verdict_fault(struct session *, json_t *fault);
 void	 verdict_end(struct session *, const char *by);
+bool	 verdict_bundled_yet(const struct session *);
 /* Verdicts a session keeps in its history (status "verdicts"). */
 #define VERDICTS_KEPT 8
 void	 verdict_disarm(struct session *);

@@ -141,12 +141,19 @@ gdb_stopped(struct gdb_data *g, const struct mi_record *rec)
 static void
 gdb_run_event(struct gdb_data *g, const struct mi_record *rec)
 {
+	struct gdb_job *j;
+
 	if (rec->kind != MI_NOTIFY)
 		return;
 	if (strcmp(rec->cls, "thread-group-started") == 0) {
-		/* A new run: the last one's fault is history. */
+		/*
+		 * A new run: the last one's fault is history (a reset's run
+		 * clears it itself once gdb says the run began).
+		 */
+		j = TAILQ_FIRST(&g->jobs);
 		if (g->groups++ == 0) {
-			session_fault_clear(g->s, "run");
+			if (j == NULL || !(j->flags & GDB_JOB_RERUN))
+				session_fault_clear(g->s, "run");
 			session_target_run(g->s, true);
 		}
 		return;

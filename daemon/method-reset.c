@@ -87,6 +87,21 @@ method_reset_ran(struct gdb_job *j)
 }
 
 /*
+ * gdb ran the program again, as a native reset asked: only now are the
+ * fault and the verdict history, and a hold the verdict made lets go when
+ * the lease's client reset it (a run gdb refused leaves them all).
+ */
+static void
+method_reset_rerun_step(struct gdb_job *j, json_t *reply)
+{
+	struct session *s = j->g->s;
+
+	(void)reply;
+	hold_reset(s, j->req != NULL ? j->req->conn : NULL);
+	session_fault_clear(s, "reset");
+}
+
+/*
  * A native reset: the program runs again from its start (to main, and
  * stopped there, when halted); gdb kills the old run.
  */
@@ -97,10 +112,9 @@ method_reset_rerun(struct request *req, struct gdb_data *g)
 	bool		 halt = request_bool(req, "halt");
 	bool		 had = req->session->fault != NULL;
 
-	hold_reset(req->session, req->conn);
-	session_fault_clear(req->session, "reset");
-	j = gdb_job_new(req, g, GDB_JOB_STOPPED | GDB_JOB_KEEP_HALTED,
-	    method_reset_ran);
+	j = gdb_job_new(req, g, GDB_JOB_STOPPED | GDB_JOB_KEEP_HALTED |
+	    GDB_JOB_RERUN, method_reset_ran);
+	j->step = method_reset_rerun_step;
 	json_object_set_new(j->ctx, "fault_cleared", json_boolean(had));
 	gdb_job_add(j, "-exec-run%s", halt ? " --start" : "");
 	if (!halt) {

@@ -402,6 +402,13 @@ method_write_exec(struct request *req)
 		free(d);
 		return METHOD_DONE;
 	}
+	/* A session its verdict holds takes no more input: not waited on. */
+	if (pending_held(req)) {
+		req->data = NULL;
+		free(d->data);
+		free(d);
+		return pending_verdict_end(req, NULL);
+	}
 	req->keep_orphan = true;
 	pending_wait(req, d, method_write_free);
 	d->s->writers++;

@@ -190,6 +190,11 @@ method_target_wait(struct request *req, struct method_target_wait *w)
 		free(w);
 		return METHOD_DONE;
 	}
+	/* A session its verdict holds gives no new record: not waited on. */
+	if (pending_held(req)) {
+		free(w);
+		return pending_verdict_end(req, NULL);
+	}
 	pending_wait(req, w, method_target_wait_free);
 	pending_sink(req, s, SE_STATE | SE_RUNSTATE | SE_FAULT,
 	    method_target_event);

@@ -95,13 +95,17 @@ pending_forget_conn(struct conn *c)
 }
 
 /*
- * Whether a deadline's or a silence's verdict is s's and its hold keeps
- * s (a hold a client set since is waited out like any other).
+ * Whether a deadline's or a silence's verdict is s's, its automatic bundle
+ * written, and its hold keeps s (a hold a client set since is waited out
+ * like any other). Before the bundle is written a call waits: the bundle's
+ * end ends it (pending_verdict), so no client acts before the evidence is
+ * on disk.
  */
 static bool
 pending_verdict_holds(const struct session *s)
 {
-	return s->verdict != NULL && hold_by_verdict(s) && strcmp(
+	return s->verdict != NULL && verdict_bundled_yet(s) &&
+	    hold_by_verdict(s) && strcmp(
 	    json_string_value(json_object_get(s->verdict, "kind")), "fault") !=
 	    0;
 }

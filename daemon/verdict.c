@@ -35,6 +35,8 @@ struct verdict_watch {
 	struct timer	*end;		/* stops the session after it */
 	json_t		*pending;	/* the verdict being gathered */
 	bool		 given;		/* a deadline or silence verdict is out */
+	bool		 bundled;	/* and its automatic bundle is written */
+	bool		 stopping;	/* and the session is to be stopped */
 };
 
 static void	verdict_publish(struct verdict_watch *);
@@ -209,8 +211,14 @@ verdict_end_cb(void *arg)
 {
 	struct verdict_watch *w = arg;
 
-	if (w->s->state == S_RUNNING && !hold_active(w->s))
+	if (w->s->state != S_RUNNING)
+		return;
+	if (!hold_active(w->s)) {
 		session_stop(w->s, -1);
+		return;
+	}
+	/* Held by a client since: kept, its verdict ends as a held one's. */
+	w->stopping = false;
 }
 
 /*
@@ -253,6 +261,8 @@ static void
 verdict_held_bundled(struct session *s, void *arg)
 {
 	(void)arg;
+	if (s->vw != NULL)
+		s->vw->bundled = true;
 	if (s->verdict != NULL)
 		pending_verdict(s, true);
 }
@@ -267,6 +277,8 @@ verdict_bundled(struct session *s, void *arg)
 	struct verdict_watch *w = s->vw;
 
 	(void)arg;
+	if (w != NULL)
+		w->bundled = true;
 	if (s->verdict != NULL)
 		pending_verdict(s, false);
 	if (w == NULL)
@@ -290,10 +302,12 @@ verdict_publish(struct verdict_watch *w)
 	bool			 held;
 
 	w->pending = NULL;
+	w->bundled = false;
 	timer_stop(w->gather);
 	verdict_set(s, v);
 	ev.json = v;
 	held = strcmp(s->l.on_deadline, "hold") == 0 && verdict_hold(s);
+	w->stopping = !held;
 	xasprintf(&text, "%s: the session %s", json_string_value(
 	    json_object_get(v, "kind")), held ? "is held, its target halted" :
 	    "is stopped");
@@ -479,6 +493,15 @@ verdict_end(struct session *s, const char *by)
 
 	if (s->verdict == NULL)
 		return;
+	/*
+	 * A verdict that stops its session stays until it is stopped: its
+	 * exit record names it, and what waits ends with it.
+	 */
+	if (w != NULL && w->stopping) {
+		log_info("session %lu: the verdict stays: the session is being "
+		    "stopped", s->id);
+		return;
+	}
 	json_object_set_new(s->verdict, "ended", json_pack("{s:o, s:s}",
 	    "time", json_real(loop_now()), "by", by));
 	xasprintf(&text, "verdict: the %s verdict ended with a %s",
@@ -496,6 +519,16 @@ verdict_end(struct session *s, const char *by)
 	w->armed_at = uv_now(dmn.loop);
 	w->last_console = w->last_target = 0;
 	timer_start(w->silence, s->l.silence_timeout);
+}
+
+/*
+ * Whether s's deadline or silence verdict has its automatic bundle written
+ * (or found none is to be): only then may a call end at once on it.
+ */
+bool
+verdict_bundled_yet(const struct session *s)
+{
+	return s->vw != NULL && s->vw->bundled;
 }
 
 /* A hold keeps the session as it is: its deadline and silence no longer run. */

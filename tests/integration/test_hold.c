@@ -11,9 +11,12 @@
 
 #include <criterion/criterion.h>
 
+#include <sys/stat.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(hold, .init = h_ctx_setup, .fini = h_ctx_teardown,
     .timeout = 300);
@@ -413,4 +416,65 @@ Test(hold, a_verdict_hold_released_with_its_verdict_and_lease_stops_only_without
 	json_decref(st);
 	/* Held again, its lease ended: a release stops it. */
 	hd_release_after_lease(&c, id);
+}
+
+/* Copy the file from to the new file to, executable. */
+static void
+hd_copy(const char *from, const char *to)
+{
+	char	 buf[65536];
+	FILE	*in, *out;
+	size_t	 n;
+
+	in = fopen(from, "rb");
+	cr_assert_not_null(in, "%s", from);
+	out = fopen(to, "wb");
+	cr_assert_not_null(out, "%s", to);
+	while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+		cr_assert_eq(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	cr_assert_eq(fclose(out), 0);
+	cr_assert_eq(chmod(to, 0755), 0);
+}
+
+/*
+ * A native reset whose new run gdb cannot start (the program is gone)
+ * fails, and leaves the verdict and the hold it made as they were.
+ */
+Test(hold, a_reset_whose_run_fails_leaves_the_verdict_and_its_hold)
+{
+	struct h_conn	 c;
+	char		 params[PATH_MAX + 256], prog[PATH_MAX];
+	json_t		*r, *st;
+	long		 id;
+
+	h_daemon_fg();
+	h_ctx_path(prog, sizeof prog, "spinner");
+	hd_copy(h_ctx_fixture("FIX_SPINNER"), prog);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	snprintf(params, sizeof(params), "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"],\"lease\":true,\"deadline\":1500,"
+	    "\"on_deadline\":\"hold\"}", prog);
+	id = hd_launch(&c, params);
+	cr_assert(h_cli_wait_status(id, "hold.by.verdict", "deadline",
+	    HD_BOUND), "the deadline's verdict did not hold the session");
+	cr_assert(h_cli_wait_status(id, "target.stop.by", "verdict",
+	    HD_BOUND), "the verdict did not halt the target");
+	cr_assert_eq(unlink(prog), 0);
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"timeout\":%d}",
+	    id, HD_BOUND);
+	r = h_conn_call(&c, "reset", params, HD_BOUND);
+	cr_assert_not_null(h_jpath(r, "error"), "a reset of a program that is "
+	    "gone: %s", json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+	st = h_cli_status(id);
+	cr_assert_str_eq(h_jstr(st, "verdict.kind") ?: "", "deadline", "a "
+	    "failed reset ended the verdict: %s", json_dumps(h_jpath(st,
+	    "verdicts"), JSON_COMPACT));
+	cr_assert_str_eq(h_jstr(st, "hold.by.verdict") ?: "", "deadline",
+	    "a failed reset let go of the verdict's hold: %s", json_dumps(
+	    h_jpath(st, "hold"), JSON_COMPACT));
+	json_decref(st);
+	h_conn_close(&c);
+	json_decref(h_cli_stop(id, NULL, NULL));
 }

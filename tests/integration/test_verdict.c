@@ -377,6 +377,92 @@ Test(verdict, a_hold_verdict_ends_a_waiting_expect_and_wait_at_once)
 	json_decref(h_cli_stop(id, NULL, NULL));
 }
 
+/* Bytes each write of the test below sends, and how many writes. */
+#define VD_CHUNK	(3 * 87381)
+#define VD_WRITES	32
+
+/*
+ * Send a write of VD_CHUNK bytes to session id's target on c, as request
+ * rid, without reading its reply.
+ */
+static void
+vd_send_chunk(struct h_conn *c, long rid, long id)
+{
+	char	*line, *p;
+	size_t	 i, len = VD_CHUNK / 3 * 4 + 256;
+
+	line = malloc(len);
+	cr_assert_not_null(line);
+	p = line + snprintf(line, len, "{\"jsonrpc\":\"2.0\",\"id\":%ld,"
+	    "\"method\":\"write\",\"params\":{\"session\":%ld,\"data\":\"",
+	    rid, id);
+	for (i = 0; i < VD_CHUNK / 3; i++, p += 4)
+		memcpy(p, "QUFB", 4);
+	p += snprintf(p, len - (size_t)(p - line), "\"}}\n");
+	cr_assert_eq(h_conn_send(c, line, (size_t)(p - line), VD_BOUND), 0);
+	free(line);
+}
+
+/*
+ * Once a verdict holds the session, a wait_target for a record past the
+ * last, a wait_fault and a write that must wait for room are each ended
+ * at once with the verdict, not at their own time (or never).
+ */
+Test(verdict, wait_target_wait_fault_and_write_on_a_held_session_end_at_once)
+{
+	struct h_conn	 c;
+	json_t		*rep[2 + VD_WRITES] = { NULL }, *st;
+	char		 params[1024];
+	double		 t0, took;
+	size_t		 i, written = 0, ended = 0;
+	long		 id, seq;
+
+	h_daemon_fg();
+	snprintf(params, sizeof(params), "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"transport\":true,\"commands\":[\"run\"],\"deadline\":1500,"
+	    "\"on_deadline\":\"hold\"}", h_ctx_fixture("FIX_SPINNER"));
+	id = h_conn_launch_once(params, VD_BOUND);
+	cr_assert(h_cli_wait_status(id, "hold.by.verdict", "deadline",
+	    VD_BOUND), "the deadline's verdict did not hold the session");
+	cr_assert(h_cli_wait_status(id, "target.stop.by", "verdict",
+	    VD_BOUND), "the verdict did not halt the target");
+	st = h_cli_status(id);
+	seq = (long)h_jint(st, "target.seq", -1);
+	cr_assert_geq(seq, 0, "no target record: %s", json_dumps(st,
+	    JSON_COMPACT));
+	json_decref(st);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	t0 = h_now();
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"after\":%ld,"
+	    "\"timeout\":60000}", id, seq);
+	vd_send(&c, 1, "wait_target", params);
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"timeout\":60000}",
+	    id);
+	vd_send(&c, 2, "wait_fault", params);
+	/* The halted target reads nothing: past 1 MiB queued, writes wait. */
+	for (i = 0; i < VD_WRITES; i++)
+		vd_send_chunk(&c, 3 + (long)i, id);
+	vd_replies(&c, rep, 2 + VD_WRITES, VD_BOUND);
+	took = h_now() - t0;
+	cr_assert_lt(took, 20.0, "the calls ended %.1f s after they began, "
+	    "not at once", took);
+	vd_assert_verdict_error(rep[0], "deadline", id);
+	vd_assert_verdict_error(rep[1], "deadline", id);
+	for (i = 2; i < 2 + VD_WRITES; i++) {
+		if (h_jint(rep[i], "result.written", -1) == VD_CHUNK)
+			written++;
+		else {
+			vd_assert_verdict_error(rep[i], "deadline", id);
+			ended++;
+		}
+	}
+	cr_assert_gt(ended, 0, "no write waited: %zu written", written);
+	for (i = 0; i < 2 + VD_WRITES; i++)
+		json_decref(rep[i]);
+	h_conn_close(&c);
+	json_decref(h_cli_stop(id, NULL, NULL));
+}
+
 /*
  * An expect of session id for what never comes, which its deadline
  * verdict must end: the reply, asserted to be the verdict's error.
@@ -436,6 +522,104 @@ Test(verdict, a_verdict_ends_a_waiting_expect_after_its_bundle_is_written)
 	    "expect ends", manifest);
 	json_decref(rep);
 	json_decref(h_cli_wait_ended(id, VD_BOUND));
+}
+
+/*
+ * An expect sent as soon as a hold verdict is told, while its automatic
+ * bundle is still being written, waits for the bundle: its error comes
+ * after the session.bundle notification, the bundle on disk.
+ */
+Test(verdict, an_expect_sent_before_a_hold_verdicts_bundle_is_written_waits_for_it)
+{
+	struct h_conn	 c;
+	json_t		*j, *reply = NULL;
+	char		 params[PATH_MAX + 256], art[PATH_MAX], manifest[PATH_MAX];
+	const char	*m, *path;
+	bool		 bundled = false;
+	long		 id;
+
+	h_daemon_fg();
+	h_ctx_path(art, sizeof art, "art");
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	json_decref(h_conn_call(&c, "subscribe", "{\"output\":false}",
+	    VD_BOUND));
+	snprintf(params, sizeof(params), "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"],\"deadline\":1500,\"on_deadline\":"
+	    "\"hold\",\"artifacts\":\"%s\"}", h_ctx_fixture("FIX_SPINNER"), art);
+	id = h_conn_launch_once(params, VD_BOUND);
+	cr_assert(h_conn_wait_note(&c, "session.verdict", "params.verdict.kind",
+	    "deadline", VD_BOUND), "no session.verdict notification");
+	/* At once: the bundle (its core, from gcore) takes a while yet. */
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"patterns\":"
+	    "\"never-said\",\"timeout\":60000}", id);
+	vd_send(&c, 1, "expect", params);
+	while (reply == NULL) {
+		j = h_conn_recv(&c, VD_BOUND);
+		cr_assert_not_null(j, "the expect was not answered");
+		m = h_jstr(j, "method");
+		if (m != NULL && strcmp(m, "session.bundle") == 0)
+			bundled = true;
+		else if (h_jint(j, "id", -1) == 1) {
+			reply = j;
+			break;
+		}
+		json_decref(j);
+	}
+	cr_assert(bundled, "the expect ended before the bundle was written: "
+	    "%s", h_jstr(reply, "error.message") ?: "(no error)");
+	vd_assert_verdict_error(reply, "deadline", id);
+	path = h_jstr(reply, "error.data.bundle.path");
+	cr_assert_not_null(path, "the verdict error names no bundle: %s",
+	    json_dumps(reply, JSON_COMPACT));
+	snprintf(manifest, sizeof manifest, "%s/manifest.json", path);
+	cr_assert_eq(access(manifest, F_OK), 0, "%s is not there when the "
+	    "expect ends", manifest);
+	json_decref(reply);
+	h_conn_close(&c);
+	json_decref(h_cli_stop(id, NULL, NULL));
+}
+
+/*
+ * A reset sent as soon as a verdict that stops the session is told, while
+ * its automatic bundle is still being written, does not end the verdict:
+ * the expect waiting on the session ends with it, and the exit record
+ * names it.
+ */
+Test(verdict, a_reset_during_a_stop_verdicts_bundle_leaves_the_verdict)
+{
+	struct h_conn	 c;
+	json_t		*rep[2] = { NULL, NULL }, *end;
+	char		 params[PATH_MAX + 256], art[PATH_MAX];
+	long		 id;
+
+	h_daemon_fg();
+	h_ctx_path(art, sizeof art, "art");
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	json_decref(h_conn_call(&c, "subscribe", "{\"output\":false}",
+	    VD_BOUND));
+	snprintf(params, sizeof(params), "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"],\"deadline\":1500,\"artifacts\":\"%s\"}",
+	    h_ctx_fixture("FIX_SPINNER"), art);
+	id = h_conn_launch_once(params, VD_BOUND);
+	snprintf(params, sizeof(params), "{\"session\":%ld,\"patterns\":"
+	    "\"never-said\",\"timeout\":60000}", id);
+	vd_send(&c, 1, "expect", params);
+	cr_assert(h_conn_wait_note(&c, "session.verdict", "params.verdict.kind",
+	    "deadline", VD_BOUND), "no session.verdict notification");
+	/* At once: the bundle (its core, from gcore) takes a while yet. */
+	snprintf(params, sizeof(params), "{\"session\":%ld}", id);
+	vd_send(&c, 2, "reset", params);
+	vd_replies(&c, rep, 2, VD_BOUND);
+	vd_assert_verdict_error(rep[0], "deadline", id);
+	json_decref(rep[0]);
+	json_decref(rep[1]);
+	h_conn_close(&c);
+	end = h_cli_wait_ended(id, VD_BOUND);
+	cr_assert_not_null(end, "the session was not stopped after its verdict");
+	cr_assert_str_eq(h_jstr(end, "exit.verdict") ?: "", "deadline",
+	    "the exit record lost its verdict: %s", json_dumps(h_jpath(end,
+	    "exit"), JSON_COMPACT));
+	json_decref(end);
 }
 
 Test(verdict, a_reset_ends_the_fault_verdict_and_the_history_keeps_it)
