@@ -6,9 +6,11 @@
  * beside -exec-continue and its *stopped; a 4 KiB `memory` read of RAM
  * beside -data-read-memory-bytes; and `reset` to the banner on UART0
  * beside `monitor system_reset`, flushregs and -exec-continue and UART0
- * read until the banner. Two boards run, the daemon's and the baseline's;
- * both are halted whenever the other side is timed, so that neither
- * QEMU's busy loop takes a CPU from the other.
+ * read until the banner; and the UART round trip, a byte written and its
+ * echo expected (the two requests pipelined) beside the byte written to
+ * QEMU's own pipes and read back. Two boards run, the daemon's and the
+ * baseline's; the one not timed is halted, so that neither QEMU's busy
+ * loop takes a CPU from the other.
  */
 #include "bench.h"
 
@@ -31,6 +33,8 @@
 #define FIG_BOARD_READS 200
 /* Resets of a sample. */
 #define FIG_BOARD_RESETS 10
+/* UART round trips of a sample. */
+#define FIG_BOARD_ECHOES 200
 /* A bound no answer of these figures should come near, in ms. */
 #define FIG_BOARD_TIMEOUT_MS 30000
 
@@ -42,6 +46,7 @@ struct fig_board {
 	json_int_t	 from;	/* the transport's offset after the banner */
 	struct mi	 m;
 	bool		 direct;	/* the baseline was started */
+	int		 running;	/* the UART figure's running side, or -1 */
 };
 
 /* A round of one side: its time in the figure's unit, or NA with b->why. */
@@ -528,6 +533,115 @@ fig_board_reset(struct bench *b)
 		fig_board_rows(s, "ms", 1.2, 1, "no goal in issue 21; the "
 		    "round trip's, 1.2x base + 1 ms", "reset to banner "
 		    "[vs monitor system_reset+continue]");
+	fig_board_free(s);
+	return rv;
+}
+
+/*
+ * Run only side's board (0 the daemon's, 1 the baseline's) for the UART
+ * figure, halting the other: not timed, once each time the side changes.
+ */
+static int
+fig_board_uart_side(struct fig_board *f, int side)
+{
+	json_t	*res;
+
+	if (f->running == side)
+		return 0;
+	if (side == 0) {
+		if (f->running == 1 && fig_board_direct_halt(f) == -1)
+			return -1;
+		res = fig_board_call(f, "resume", json_pack("{s:I, s:i}",
+		    "session", f->session, "timeout", FIG_BOARD_TIMEOUT_MS));
+		json_decref(res);
+		if (res == NULL)
+			return -1;
+	} else {
+		if (f->running == 0 && fig_board_halt(f) == -1)
+			return -1;
+		mi_uart_drain(&f->m);
+		if (mi_command(&f->m, "-exec-continue", NULL) == -1)
+			return bench_fail(f->b, "%s", f->m.err);
+	}
+	f->running = side;
+	return 0;
+}
+
+/*
+ * A byte written to the daemon's board and its echo expected from the
+ * transport, both requests sent at once, as a rig pipelines them; timed
+ * to the expect's answer.
+ */
+static double
+fig_board_uart_daemon(struct fig_board *f)
+{
+	json_t	*wrote, *msg, *res = NULL;
+	double	 t0, us;
+	long	 id;
+	bool	 ok;
+
+	if (fig_board_uart_side(f, 0) == -1)
+		return NA;
+	t0 = stat_now_ms();
+	if (rpc_send(&f->r, "write", json_pack("{s:I, s:s}", "session",
+	    f->session, "data", "eA==")) == -1 || rpc_send(&f->r, "expect",
+	    json_pack("{s:I, s:s, s:I, s:i}", "session", f->session, "exact",
+	    "x", "from", f->from, "timeout", FIG_BOARD_TIMEOUT_MS)) == -1)
+		return bench_fail(f->b, "write and expect: %s", f->r.err);
+	wrote = rpc_reply(&f->r, &id);
+	msg = rpc_reply(&f->r, &id);
+	us = (stat_now_ms() - t0) * 1000;
+	ok = wrote != NULL && json_object_get(wrote, "result") != NULL &&
+	    msg != NULL && (res = json_object_get(msg, "result")) != NULL;
+	if (ok)
+		f->from = json_integer_value(json_object_get(res, "next"));
+	json_decref(wrote);
+	json_decref(msg);
+	return ok ? us : bench_fail(f->b, "write and expect of the echo "
+	    "were not both answered with a result");
+}
+
+/* The same round trip on the baseline board's own pipes. */
+static double
+fig_board_uart_direct(struct fig_board *f)
+{
+	double	t0;
+
+	if (fig_board_uart_side(f, 1) == -1)
+		return NA;
+	t0 = stat_now_ms();
+	if (mi_uart_write(&f->m, "x", 1) == -1 ||
+	    mi_uart_until(&f->m, "x") == -1)
+		return bench_fail(f->b, "%s", f->m.err);
+	return (stat_now_ms() - t0) * 1000;
+}
+
+/*
+ * Figure: the UART round trip of the running board, p50 and p99, beside
+ * the byte written to QEMU's own pipes and read back.
+ */
+int
+fig_board_uart(struct bench *b)
+{
+	fig_board_round		 round[2] = { fig_board_uart_daemon,
+				    fig_board_uart_direct };
+	struct samples		 s[2][2] = { { { 0 } } };
+	struct fig_board	 f;
+	int			 rv;
+
+	if ((rv = fig_board_open(&f, b)) == 0) {
+		/* Both boards run past their banners: the baseline's halted. */
+		f.running = 0;
+		rv = fig_board_direct_halt(&f);
+	}
+	if (rv == 0)
+		rv = fig_board_batches(&f, round, FIG_BOARD_ECHOES,
+		    FIG_BOARD_WARM, s);
+	fig_board_close(&f);
+	if (rv == 0)
+		fig_board_rows(s, "us", 1.2, 50, "goal <= 1.2x base + 50 us; "
+		    "write and expect pipelined", "UART round trip [vs QEMU's "
+		    "own pipes]");
 	fig_board_free(s);
 	return rv;
 }

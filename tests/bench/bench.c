@@ -72,6 +72,8 @@ static const struct bench_figure bench_figures[] = {
 	    fig_board_memory, 0, false, false },
 	{ "board-reset", "board reset to its banner",
 	    fig_board_reset, 0, false, false },
+	{ "board-uart", "board UART round trip, write and expect",
+	    fig_board_uart, 0, false, false },
 	{ "join", "a joined MI client's round trip",
 	    fig_join_rtt, 0, false, false },
 	{ "verdict", "deadline expiry to its verdict, native gdb",

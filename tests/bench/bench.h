@@ -214,6 +214,7 @@ int	 fig_backtrack_ping(struct bench *);
 int	 fig_board_break(struct bench *);
 int	 fig_board_memory(struct bench *);
 int	 fig_board_reset(struct bench *);
+int	 fig_board_uart(struct bench *);
 
 /* bench-fig-join.c */
 int	 fig_join_rtt(struct bench *);
