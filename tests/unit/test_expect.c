@@ -87,6 +87,25 @@ feed(struct expect *e, const char *data, size_t len)
 		;
 }
 
+/*
+ * expect_start, and where a loaded machine had spent the turn's inline
+ * budget first (EXPECT_BUSY: matching goes on next turn), the loop turned
+ * until that is done: the outcome it delivered, or EXPECT_MORE if the
+ * expect waits for bytes. What matches does not hang on the machine's load.
+ */
+static enum expect_result
+start_settled(struct expect *e)
+{
+	enum expect_result	r;
+	int			before = outcomes;
+
+	if ((r = expect_start(e, on_done, NULL)) != EXPECT_BUSY)
+		return r;
+	while (outcomes == before && uv_run(dmn.loop, UV_RUN_NOWAIT) != 0)
+		;
+	return outcomes > before ? last : EXPECT_MORE;
+}
+
 /* An expect for one pattern from offset 0. */
 static struct expect *
 pattern(const char *re)
@@ -159,7 +178,7 @@ Test(expect, a_pattern_written_a_byte_at_a_time_matches_once)
 	size_t		 i;
 	json_t		*a;
 
-	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MORE);
+	cr_assert_eq(start_settled(e), EXPECT_MORE);
 	for (i = 0; text[i] != '\0' && outcomes == 0; i++)
 		feed(e, text + i, 1);
 	cr_assert_eq(outcomes, 1);
@@ -183,7 +202,7 @@ Test(expect, the_earliest_match_wins_and_ties_go_to_the_first)
 	cr_assert_eq(expect_add(e, "ghi", 3, false, 0, &err), 0);
 	cr_assert_eq(expect_add(e, "d.f", 3, false, 0, &err), 0);
 	cr_assert_eq(expect_add(e, "de", 2, true, 0, &err), 0);
-	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MATCH);
+	cr_assert_eq(start_settled(e), EXPECT_MATCH);
 	a = expect_answer(e);
 	cr_assert_eq(json_integer_value(json_object_get(a, "index")), 1);
 	cr_assert_str_eq(member(a, "text"), "def");
@@ -201,13 +220,13 @@ Test(expect, literals_and_bytes_that_are_not_text)
 	output_add(&sess.output, "a.b* \xff\xfe!", 8);
 	e = expect_new(&sess, "console", &sess.output, 0);
 	cr_assert_eq(expect_add(e, ".b*", 3, true, 0, &err), 0);
-	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MATCH);
+	cr_assert_eq(start_settled(e), EXPECT_MATCH);
 	a = expect_answer(e);
 	cr_assert_str_eq(member(a, "text"), ".b*");
 	json_decref(a);
 	expect_free(e);
 	e = pattern("\\xff(.)");
-	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MATCH);
+	cr_assert_eq(start_settled(e), EXPECT_MATCH);
 	a = expect_answer(e);
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(a,
 	    "text"), "base64")), "//4=");
@@ -224,7 +243,7 @@ Test(expect, a_match_may_not_reach_back_past_the_window)
 
 	memset(fill, 'x', EXPECT_WINDOW);
 	output_add(&sess.output, "BEGIN", 5);
-	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MORE);
+	cr_assert_eq(start_settled(e), EXPECT_MORE);
 	feed(e, fill, EXPECT_WINDOW);
 	feed(e, fill, 100);
 	feed(e, "END tail", 8);
@@ -243,7 +262,7 @@ Test(expect, at_the_end_a_match_is_taken_as_it_stands)
 	json_t		*a;
 
 	output_add(&sess.output, "n=12", 4);
-	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MORE);
+	cr_assert_eq(start_settled(e), EXPECT_MORE);
 	sess.state = S_EXITED;
 	feed(e, "", 0);
 	cr_assert_eq(last, EXPECT_MATCH);
@@ -253,7 +272,7 @@ Test(expect, at_the_end_a_match_is_taken_as_it_stands)
 	json_decref(a);
 	expect_free(e);
 	e = pattern("never");
-	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_END);
+	cr_assert_eq(start_settled(e), EXPECT_END);
 	a = expect_got(e);
 	cr_assert_str_eq(member(a, "got"), "n=12");
 	json_decref(a);
@@ -315,7 +334,7 @@ Test(expect, from_past_the_end_got_is_empty_at_from)
 	e = expect_new(&sess, "console", &sess.output, 100);
 	cr_assert_eq(expect_add(e, "never", 5, false, 0, &(struct rpc_error){
 	    0 }), 0);
-	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_END);
+	cr_assert_eq(start_settled(e), EXPECT_END);
 	a = expect_got(e);
 	cr_assert_str_eq(member(a, "got"), "");
 	cr_assert_eq(json_integer_value(json_object_get(a, "got_offset")), 100);
@@ -377,7 +396,7 @@ Test(expect, a_literal_takes_every_flag)
 	cr_assert_eq(expect_add(e, "a.b", 3, true, PCRE2_CASELESS |
 	    PCRE2_MULTILINE | PCRE2_DOTALL | PCRE2_EXTENDED, &err), 0, "%s",
 	    err.message);
-	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MATCH);
+	cr_assert_eq(start_settled(e), EXPECT_MATCH);
 	a = expect_answer(e);
 	cr_assert_str_eq(member(a, "text"), "A.B");
 	json_decref(a);
@@ -453,7 +472,7 @@ Test(expect, a_backtracking_pattern_fails_and_never_holds_the_loop,
 		setup();
 		s = a_blocks(runs[i], 30000);
 		e = pattern("(a|aa)+c");
-		cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MORE);
+		cr_assert_eq(start_settled(e), EXPECT_MORE);
 		output_add(&sess.output, s, 30000);
 		expect_wake(e);
 		longest = run_timed();
@@ -582,7 +601,7 @@ Test(expect, a_pattern_that_scans_far_from_every_start_never_holds_the_loop,
 	char		*s = a_blocks(100000, 500005), why[512];
 	double		 longest;
 
-	cr_assert_eq(expect_start(e, on_done, NULL), EXPECT_MORE);
+	cr_assert_eq(start_settled(e), EXPECT_MORE);
 	output_add(&sess.output, s, 500005);
 	expect_wake(e);
 	longest = run_dry();
