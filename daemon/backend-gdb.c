@@ -6,6 +6,13 @@
 
 #include "daemon.h"
 
+/* What a starting session awaits before it runs (gdb_data.settle). */
+enum gdb_settle {
+	GDB_SETTLE_NONE,	/* nothing yet, or it runs */
+	GDB_SETTLE_KNOWN,	/* the target's state, from gdb */
+	GDB_SETTLE_RUN		/* the target's run, after the kind's commands */
+};
+
 /* Append a space and str in POSIX sh single quotes, so a shell passes it literally. */
 static void
 backend_gdb_quote(char **buf, size_t *len, const char *str)

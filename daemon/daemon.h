@@ -751,7 +751,7 @@ struct gdb_data {
 	struct timer	*timer;		/* connecting's, then settling's, deadline */
 	unsigned long	 connect_token;
 	unsigned	 inserts;	/* fault breaks gdb has not answered */
-	int		 settle;	/* GDB_SETTLE_*: what the launch awaits */
+	int		 settle;	/* what the launch awaits (backend-gdb.c) */
 	unsigned	 groups;	/* thread groups live: the program runs */
 	unsigned	 quit_left;	/* the quit's kills and detaches unanswered */
 	struct timer	*attach_timer;	/* --pid: the attach's deadline */
@@ -777,13 +777,6 @@ struct gdb_data {
 	/* join-seed.c: the thread groups (id: pid or null) and threads (id: group) heard of. */
 	json_t		*seen_groups;
 	json_t		*seen_threads;
-};
-
-/* What a starting session awaits before it runs (gdb_data.settle). */
-enum gdb_settle {
-	GDB_SETTLE_NONE,	/* nothing yet, or it runs */
-	GDB_SETTLE_KNOWN,	/* the target's state, from gdb */
-	GDB_SETTLE_RUN		/* the target's run, after the kind's commands */
 };
 
 /* Who asked for the next stop (gdb_data.halting). */
@@ -975,8 +968,6 @@ json_t	*verdict_deadline_json(const struct session *);
 void	 verdict_fault(struct session *, json_t *fault);
 void	 verdict_end(struct session *, const char *by);
 bool	 verdict_bundled_yet(const struct session *);
-/* Verdicts a session keeps in its history (status "verdicts"). */
-#define VERDICTS_KEPT 8
 void	 verdict_disarm(struct session *);
 void	 verdict_close(struct session *);
 
@@ -1156,7 +1147,7 @@ struct session {
 	json_t			*fault;		/* the last fault record, or NULL */
 	json_t			*faults;	/* the last FAULTS_KEPT records */
 	json_t			*verdict;	/* why it is ending, or NULL */
-	json_t			*verdicts;	/* the last VERDICTS_KEPT */
+	json_t			*verdicts;	/* the last few (verdict.c) */
 	struct verdict_watch	*vw;		/* verdict.c: its deadline, silence */
 	struct hold		*hold;		/* hold.c: while it is held */
 	struct bundles		*bundles;	/* bundle.c: being written, automatic */

@@ -14,6 +14,8 @@
 #include "children.h"
 #include "daemon.h"
 
+/* Verdicts a session keeps in its history (status "verdicts"). */
+#define VERDICTS_KEPT		8
 /* How long a gathering may take before the verdict goes out as it is. */
 #define VERDICT_GATHER_MS	15000
 /* Most processes a verdict lists, and lines of the console it keeps. */
