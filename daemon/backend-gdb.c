@@ -70,6 +70,15 @@ backend_gdb_mi_args(struct argv *av, struct session *s, struct gdb_data *g)
 	argv_push(av, "set mi-async on");
 	if (g->remote[0] == '\0')
 		return;
+	/*
+	 * Breakpoints stay in a remote target while it is stopped: by
+	 * default gdb takes each location out at every stop and puts it
+	 * back at every resume, a read and a Z packet a location, fault
+	 * breaks included, which was most of a board's breakpoint round
+	 * trip. gdb still hides them from memory reads.
+	 */
+	argv_push(av, "-ex");
+	argv_push(av, "set breakpoint always-inserted on");
 	/* gdb's own 15 s of retries would hide a refused port. */
 	argv_push(av, "-ex");
 	argv_push(av, "set tcp auto-retry off");

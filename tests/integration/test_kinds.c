@@ -314,6 +314,76 @@ Test(kinds, qemu_reset_and_load_use_the_kinds_recipes)
 	json_decref(h_cli_stop(id, NULL, NULL));
 }
 
+/* Run dbgctl ARGS... on the session; assert exit 0; its stdout. */
+static char *
+kinds_cli_ok(const char *const args[], const char *when)
+{
+	char line[1024], *out;
+	struct h_res r;
+
+	h_join_args(args, line, sizeof(line));
+	h_cli(&r, args);
+	cr_assert_eq(r.code, 0, "%s: dbgctl %s: expected exit 0, got %d: %s%s",
+	    when, line, r.code, r.out, r.err);
+	out = strdup(r.out);
+	h_run_free(&r);
+	return out;
+}
+
+/*
+ * A board keeps its breakpoints in the target while it is halted (gdb's
+ * always-inserted), so that no resume sends them again: gdb says so; a
+ * breakpoint on uart_putc is hit for an echoed byte, and still after a
+ * reset, which QEMU does with them in place: the banner stops there.
+ */
+Test(kinds, qemu_breakpoints_stay_in_while_halted_and_across_a_reset)
+{
+	const char *fw = h_board_firmware("FIX_BOARD");
+	char ids[32], params[256], *out;
+	struct h_res r;
+	json_t *j;
+	long id;
+
+	id = h_cli_launch(H_ARGS("--kind", "qemu", "--machine", "lm3s6965evb",
+	    "--", fw));
+	h_idstr(id, ids, sizeof(ids));
+	kinds_expect(ids, "board ready", "at launch");
+	free(kinds_cli_ok(H_ARGS("halt", ids), "halt"));
+	j = h_cli_json(H_ARGS("exec", ids, "--", "-gdb-show", "breakpoint",
+	    "always-inserted"));
+	cr_assert_str_eq(h_jstr(j, "results.value") ? h_jstr(j,
+	    "results.value") : "(none)", "on", "gdb's breakpoint "
+	    "always-inserted in a qemu session");
+	json_decref(j);
+	free(kinds_cli_ok(H_ARGS("break", ids, "uart_putc"), "break"));
+	cr_assert_eq(h_cli_input(&r, "x", H_ARGS("send", ids)), 0, "send x: "
+	    "exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
+	out = kinds_cli_ok(H_ARGS("resume", "--wait", ids), "resume to the "
+	    "echo");
+	cr_assert(strstr(out, "breakpoint-hit") != NULL && strstr(out,
+	    "uart_putc") != NULL, "resume --wait after a byte: expected the "
+	    "breakpoint's hit in uart_putc, got: %s", out);
+	free(out);
+	snprintf(params, sizeof(params), "{\"session\":%ld}", id);
+	j = kinds_call("reset", params);
+	cr_assert_not_null(json_object_get(j, "result"), "reset: %s",
+	    json_dumps(j, JSON_COMPACT));
+	json_decref(j);
+	cr_assert(h_cli_wait_status(id, "target.state", "stopped",
+	    H_WAIT_BOUND), "after the reset, the banner never stopped at "
+	    "the breakpoint");
+	j = h_cli_status(id);
+	cr_assert_str_eq(h_jstr(j, "target.stop.reason") ? h_jstr(j,
+	    "target.stop.reason") : "(none)", "breakpoint-hit", "the stop "
+	    "after the reset: %s", json_dumps(j, JSON_COMPACT));
+	cr_assert_str_eq(h_jstr(j, "target.stop.func") ? h_jstr(j,
+	    "target.stop.func") : "(none)", "uart_putc", "where the banner "
+	    "stopped after the reset");
+	json_decref(j);
+	json_decref(h_cli_stop(id, NULL, NULL));
+}
+
 /* --reset-command replaces the kind's recipe: gdb's words for a bad one. */
 Test(kinds, qemu_reset_command_overrides_the_kinds)
 {
