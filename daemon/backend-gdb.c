@@ -348,8 +348,19 @@ backend_gdb_connect(struct session *s)
 {
 	struct gdb_data *g = s->bdata;
 
-	g->connect_token = mi_command(g->mi, backend_gdb_connect_reply, g,
-	    "-target-select remote %s", g->remote);
+	/*
+	 * A bound server's socket takes the connection before the server
+	 * runs: gdb waits for its first answer as long as the launch may,
+	 * not its own 2 s, which a server still starting would outlast.
+	 */
+	if (g->server.bound)
+		g->connect_token = mi_command(g->mi, backend_gdb_connect_reply,
+		    g, "-interpreter-exec console \"with remotetimeout %ld -- "
+		    "target remote %s\"", (s->l.connect_timeout + 999) / 1000,
+		    g->remote);
+	else
+		g->connect_token = mi_command(g->mi, backend_gdb_connect_reply,
+		    g, "-target-select remote %s", g->remote);
 	if (g->connect_token == 0) {
 		session_fail(s, RPC_NOT_READY, "cannot talk to gdb's MI");
 		return;

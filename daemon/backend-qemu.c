@@ -1,8 +1,8 @@
 /*
  * qemu: QEMU runs the firmware halted (-S) with its gdb stub on a loopback
- * port and its serial port on the session's transport; once the stub
- * listens (server.c), gdb-multiarch connects, the fault breaks go in and
- * the target runs.
+ * socket the daemon listens on and hands it, and its serial port on the
+ * session's transport; gdb-multiarch starts beside it and connects, the
+ * fault breaks go in and the target runs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,11 +50,12 @@ backend_qemu_check(const struct launch *l, struct rpc_error *err)
 
 /*
  * QEMU's argv: the board halted at its reset vector, the serial port on
- * stdio (the transport), no monitor there, the gdb stub on loopback only
- * (port 0: QEMU picks, and /proc tells), then the launch's own arguments.
+ * stdio (the transport), no monitor there, the gdb stub on the loopback
+ * socket the daemon listens on for it (server_bind), then the launch's
+ * own arguments.
  */
 static char **
-backend_qemu_server_argv(struct session *s, int port)
+backend_qemu_server_argv(struct session *s)
 {
 	struct argv	 av = { 0 };
 	const char	*qemu = launch_get_str(&s->l, "qemu");
@@ -74,26 +75,35 @@ backend_qemu_server_argv(struct session *s, int port)
 	argv_push(&av, "stdio");
 	argv_push(&av, "-monitor");
 	argv_push(&av, "none");
+	argv_push(&av, "-chardev");
+	/* What -gdb tcp: sets itself: Nagle would hold each small packet. */
+	argv_pushf(&av, "socket,id=dbgctl-gdb,fd=%d,server=on,wait=off,"
+	    "nodelay=on", PROC_FD_LISTEN);
 	argv_push(&av, "-gdb");
-	argv_pushf(&av, "tcp:127.0.0.1:%d", port);
+	argv_push(&av, "chardev:dbgctl-gdb");
 	argv_push(&av, "-S");
 	argv_push_json(&av, json_object_get(s->l.kind_params, "qemu_args"), 0);
 	return av.v;
 }
 
-/* Start QEMU under its keeper; gdb follows once its stub listens. */
+/* Start QEMU under its keeper, and gdb beside it, on a socket of ours. */
 static int
 backend_qemu_start(struct session *s, char *err, size_t errlen)
 {
 	struct gdb_data	 *g = xcalloc(1, sizeof *g);
 	char		**av, addr[64];
-	int		  rc;
+	int		  rc, port;
 
-	snprintf(addr, sizeof addr, "127.0.0.1:%d", s->l.port);
+	g->server.fd = -1;
+	if ((port = server_bind(&g->server, s->l.port, err, errlen)) == -1) {
+		free(g);
+		return -1;
+	}
+	snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
 	if (backend_gdb_open(s, g, addr, err, errlen) != 0)
 		return -1;
-	av = backend_qemu_server_argv(s, s->l.port);
-	rc = server_start(&g->server, s, av, s->l.port, backend_gdb_served,
+	av = backend_qemu_server_argv(s);
+	rc = server_start(&g->server, s, av, port, backend_gdb_served,
 	    err, errlen);
 	argv_free(av);
 	return rc;

@@ -518,6 +518,8 @@ typedef void (*proc_cb)(void *arg, struct proc *, enum proc_event);
 #define PROC_START_CHECK 1000
 #define PROC_FD_IN 4
 #define PROC_FD_OUT 5
+/* Where a server gets the listening socket the daemon bound for it. */
+#define PROC_FD_LISTEN 6
 
 /* What a keeper is asked to run, and with what. */
 struct proc_spec {
@@ -530,6 +532,7 @@ struct proc_spec {
 	int		  fd_in;	/* transport ends, or -1 */
 	int		  fd_out;
 	bool		  stdio;	/* transport on 0 and 1, not 4 and 5 */
+	int		  fd_listen;	/* at PROC_FD_LISTEN, or -1 */
 	const char	 *cgroup;	/* its cgroup's name, where there are */
 };
 
@@ -719,11 +722,14 @@ struct server {
 	struct timer		*look;
 	uint64_t		 deadline;
 	unsigned		 pause;		/* ms before the next look */
+	bool			 bound;		/* fd listens, the port is known */
+	int			 fd;
 	bool			 listening;
 	server_ready_cb		 ready;
 };
 
 int	 server_free_port(char *err, size_t errlen);
+int	 server_bind(struct server *, int port, char *err, size_t errlen);
 int	 server_start(struct server *, struct session *, char **argv, int port,
 	    server_ready_cb, char *err, size_t errlen);
 bool	 server_started(struct server *, struct session_proc *);
@@ -1090,6 +1096,7 @@ struct session_proc {
 	bool			 drained;	/* its pty's output is all in */
 	bool			 transport;	/* gets the transport pipes */
 	bool			 stdio;		/* on 0 and 1 */
+	int			 listen_fd;	/* its PROC_FD_LISTEN, or -1 */
 	char			*tail;		/* the last it printed, */
 	size_t			 taillen;	/* SESSION_TAIL_BYTES once it has */
 };
@@ -1711,7 +1718,7 @@ double	 loop_now(void);
 
 /* The one daemon context. */
 /* spawn.c: starting a keeper without copying the daemon or its descriptors. */
-#define SPAWN_SLOTS 6
+#define SPAWN_SLOTS 7
 struct spawn {
 	bool	 ok;
 	int	 slot[SPAWN_SLOTS];	/* hold /dev/null between spawns */

@@ -50,6 +50,10 @@ proc_keeper_argv(const struct proc_spec *sp, const char *keeper,
 		argv_push(&av, sp->stdio ? "--stdout-fd" : "--keep-fd");
 		argv_pushf(&av, "%d", PROC_FD_OUT);
 	}
+	if (sp->fd_listen != -1) {
+		argv_push(&av, "--keep-fd");
+		argv_pushf(&av, "%d", PROC_FD_LISTEN);
+	}
 	argv_push(&av, "--");
 	for (p = sp->argv; *p != NULL; p++)
 		argv_push(&av, *p);
@@ -646,11 +650,41 @@ proc_high_fd(int fd)
 }
 
 /*
- * Start the keeper on the pty's slave (0, 1, 2), its control socket (3)
- * and the transport (4, 5), signals back to their defaults and none
- * blocked: by spawn_keeper, which copies neither the daemon nor its
- * descriptors, else by posix_spawn, which copies the descriptors only
- * (glibc uses a vfork-like clone); its pid, or -1 with errno.
+ * The keeper's descriptors, each at its number: the pty's slave on 0, 1
+ * and 2, its control socket on 3, the transport on 4 and 5, a server's
+ * listening socket on 6; how many.
+ */
+static int
+proc_keeper_fds(const struct proc_spec *sp, int ctl, int src[SPAWN_SLOTS],
+    int target[SPAWN_SLOTS])
+{
+	int	n = 0, i;
+
+	for (i = 0; i < 3; i++) {
+		src[n] = sp->tty;
+		target[n++] = i;
+	}
+	src[n] = ctl;
+	target[n++] = 3;
+	if (sp->fd_in != -1) {
+		src[n] = sp->fd_in;
+		target[n++] = PROC_FD_IN;
+		src[n] = sp->fd_out;
+		target[n++] = PROC_FD_OUT;
+	}
+	if (sp->fd_listen != -1) {
+		src[n] = sp->fd_listen;
+		target[n++] = PROC_FD_LISTEN;
+	}
+	return n;
+}
+
+/*
+ * Start the keeper with proc_keeper_fds' descriptors, signals back to
+ * their defaults and none blocked: by spawn_keeper, which copies neither
+ * the daemon nor its descriptors, else by posix_spawn, which copies the
+ * descriptors only (glibc uses a vfork-like clone); its pid, or -1 with
+ * errno.
  */
 static pid_t
 proc_start_keeper(const struct proc_spec *sp, char **kav, int ctl)
@@ -658,41 +692,25 @@ proc_start_keeper(const struct proc_spec *sp, char **kav, int ctl)
 	posix_spawn_file_actions_t	 fa;
 	posix_spawnattr_t		 attr;
 	sigset_t			 all, none;
-	int				 src[4] = { -1, -1, -1, -1 };
-	int				 i, n = sp->fd_in != -1 ? 4 : 2, rc = 0;
+	int				 src[SPAWN_SLOTS], target[SPAWN_SLOTS];
+	int				 high[SPAWN_SLOTS];
+	int				 i, n, rc = 0;
 	pid_t				 pid = -1;
-	const int			 fast_src[6] = { sp->tty, sp->tty,
-					    sp->tty, ctl, sp->fd_in,
-					    sp->fd_out };
-	static const int		 fast_target[6] = { 0, 1, 2, 3,
-					    PROC_FD_IN, PROC_FD_OUT };
 
+	n = proc_keeper_fds(sp, ctl, src, target);
 	/* The way that copies no descriptor table, where the kernel has it. */
-	if ((pid = spawn_keeper(kav[0], kav, sp->env, fast_src, fast_target,
-	    n == 4 ? 6 : 4)) != 0)
+	if ((pid = spawn_keeper(kav[0], kav, sp->env, src, target, n)) != 0)
 		return pid;
 	pid = -1;
-	src[0] = proc_high_fd(sp->tty);
-	src[1] = proc_high_fd(ctl);
-	if (n == 4) {
-		src[2] = proc_high_fd(sp->fd_in);
-		src[3] = proc_high_fd(sp->fd_out);
-	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
 	for (i = 0; i < n; i++)
-		if (src[i] == -1)
+		if ((high[i] = proc_high_fd(src[i])) == -1)
 			rc = errno;
 	if (rc == 0) {
-		for (i = 0; i < 3; i++)
-			posix_spawn_file_actions_adddup2(&fa, src[0], i);
-		posix_spawn_file_actions_adddup2(&fa, src[1], 3);
-		if (n == 4) {
-			posix_spawn_file_actions_adddup2(&fa, src[2],
-			    PROC_FD_IN);
-			posix_spawn_file_actions_adddup2(&fa, src[3],
-			    PROC_FD_OUT);
-		}
+		for (i = 0; i < n; i++)
+			posix_spawn_file_actions_adddup2(&fa, high[i],
+			    target[i]);
 		/* The daemon ignores SIGPIPE and SIGHUP; the keeper must not. */
 		sigfillset(&all);
 		sigemptyset(&none);
@@ -704,9 +722,9 @@ proc_start_keeper(const struct proc_spec *sp, char **kav, int ctl)
 	}
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
-	for (i = 0; i < 4; i++)
-		if (src[i] != -1)
-			close(src[i]);
+	for (i = 0; i < n; i++)
+		if (high[i] != -1)
+			close(high[i]);
 	errno = rc;
 	return rc == 0 ? pid : -1;
 }

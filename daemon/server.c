@@ -18,32 +18,72 @@
 
 /* The first and the longest pause between two looks at the server. */
 #define SERVER_LOOK_FIRST	2
-#define SERVER_LOOK_MAX		50
+#define SERVER_LOOK_MAX		10
 
 /* Most listening sockets of a server looked at. */
 #define SERVER_MAXPORTS		16
+
+/*
+ * A TCP socket on loopback port (0: the kernel picks), listening if asked;
+ * its port, the socket in *fdp; -1 with err.
+ */
+static int
+server_loopback(int port, bool listening, int *fdp, char *err,
+    size_t errlen)
+{
+	struct sockaddr_in	sa;
+	socklen_t		len = sizeof sa;
+	int			fd, on = 1;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons((uint16_t)port);
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    (listening && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on,
+	    sizeof on) != 0) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+	    (listening && listen(fd, 1) != 0) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
+		if (port != 0)
+			snprintf(err, errlen, "cannot listen on 127.0.0.1:%d: "
+			    "%s", port, strerror(errno));
+		else
+			snprintf(err, errlen, "no free port: %s",
+			    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	*fdp = fd;
+	return ntohs(sa.sin_port);
+}
 
 /* Ask the kernel for a free loopback port. */
 int
 server_free_port(char *err, size_t errlen)
 {
-	struct sockaddr_in	sa;
-	socklen_t		len = sizeof sa;
-	int			fd, port;
+	int	fd, port;
 
-	memset(&sa, 0, sizeof sa);
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
-		snprintf(err, errlen, "no free port: %s", strerror(errno));
-		if (fd != -1)
-			close(fd);
+	if ((port = server_loopback(0, false, &fd, err, errlen)) != -1)
+		close(fd);
+	return port;
+}
+
+/*
+ * Listen for the server on loopback port (0: one the kernel picks), for a
+ * server that takes a listening socket (QEMU's fd=): it gets the socket as
+ * PROC_FD_LISTEN, and the debugger connects as soon as it is started, the
+ * kernel holding the connection until the server takes it, so that the
+ * two start side by side and nothing looks in /proc. The port, or -1.
+ */
+int
+server_bind(struct server *srv, int port, char *err, size_t errlen)
+{
+	if ((port = server_loopback(port, true, &srv->fd, err, errlen)) == -1)
 		return -1;
-	}
-	port = ntohs(sa.sin_port);
-	close(fd);
+	srv->bound = true;
+	srv->port = port;
 	return port;
 }
 
@@ -194,6 +234,10 @@ server_start(struct server *srv, struct session *s, char **av, int port,
 		return -1;
 	srv->proc->transport = s->transport != NULL;
 	srv->proc->stdio = true;
+	if (srv->bound) {
+		srv->proc->listen_fd = srv->fd;
+		srv->fd = -1;
+	}
 	server_keep_argv(srv, av);
 	return session_proc_spawn(srv->proc, av, err, errlen);
 }
@@ -206,7 +250,10 @@ server_started(struct server *srv, struct session_proc *sp)
 		return false;
 	srv->deadline = uv_now(dmn.loop) + srv->s->l.connect_timeout;
 	srv->pause = SERVER_LOOK_FIRST;
-	server_look(srv);
+	if (srv->bound)
+		server_listening(srv, srv->port, "127.0.0.1");
+	else
+		server_look(srv);
 	return true;
 }
 
@@ -247,4 +294,7 @@ server_close(struct server *srv)
 {
 	timer_free(srv->look);
 	srv->look = NULL;
+	if (srv->bound && srv->fd != -1)
+		close(srv->fd);
+	srv->fd = -1;
 }

@@ -228,6 +228,7 @@ session_proc_add(struct session *s, const char *role, char *err,
 	sp = &s->procs[s->nprocs++];
 	sp->s = s;
 	sp->role = role;
+	sp->listen_fd = -1;
 	if (strcmp(role, "server") == 0 && session_stream_open(s, "server",
 	    err, errlen) != 0)
 		return NULL;
@@ -316,6 +317,7 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 		.fd_in = -1,
 		.fd_out = -1,
 		.stdio = sp->stdio,
+		.fd_listen = sp->listen_fd,
 		.cgroup = cg,
 	};
 
@@ -339,6 +341,10 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 	argv_free(spec.env);
 	/* The keeper holds the child ends now; our copies would hide EOF. */
 	console_release_slave(sp->console);
+	if (sp->listen_fd != -1) {
+		close(sp->listen_fd);
+		sp->listen_fd = -1;
+	}
 	if (sp->transport)
 		transport_spawned(s->transport);
 	return sp->proc == NULL ? -1 : 0;

@@ -11,6 +11,8 @@
  * them) are the firmware; without them, qemu-system-arm or gdb-multiarch
  * the board tests are skipped. DBGCTL_SOURCE_ROOT is the source tree.
  */
+#include <sys/stat.h>
+
 #include "harness.h"
 
 #include <criterion/criterion.h>
@@ -381,6 +383,71 @@ Test(kinds, qemu_breakpoints_stay_in_while_halted_and_across_a_reset)
 	    "target.stop.func") : "(none)", "uart_putc", "where the banner "
 	    "stopped after the reset");
 	json_decref(j);
+	json_decref(h_cli_stop(id, NULL, NULL));
+}
+
+/* The "socket:[N]" pid holds as fd, or "" if none. */
+static void
+kinds_fd_socket(pid_t pid, int fd, char *out, size_t len)
+{
+	static char targets[H_MAXFDS][PATH_MAX];
+	int fds[H_MAXFDS], i, n;
+
+	*out = '\0';
+	n = h_pid_fds(pid, fds, targets, H_MAXFDS);
+	for (i = 0; i < n; i++)
+		if (fds[i] == fd && strncmp(targets[i], "socket:", 7) == 0)
+			snprintf(out, len, "%s", targets[i]);
+}
+
+/* Whether pid holds the socket "socket:[N]" on any fd. */
+static bool
+kinds_holds(pid_t pid, const char *sock)
+{
+	static char targets[H_MAXFDS][PATH_MAX];
+	int fds[H_MAXFDS], i, n;
+
+	n = h_pid_fds(pid, fds, targets, H_MAXFDS);
+	for (i = 0; i < n; i++)
+		if (strcmp(targets[i], sock) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * QEMU gets its gdb stub's socket from the daemon, listening before QEMU
+ * runs, so that gdb connects while QEMU still starts: a QEMU that takes
+ * 3 s to start, longer than gdb's own 2 s wait for a first answer, is
+ * connected all the same; QEMU holds the socket as its fd 6 and the
+ * daemon keeps no copy, which would hold gdb on a QEMU that died.
+ */
+Test(kinds, qemu_gets_its_stub_socket_from_the_daemon_and_a_slow_start_connects)
+{
+	const char *fw = h_board_firmware("FIX_BOARD");
+	char ids[32], qemu[512], sock[PATH_MAX];
+	json_t *st;
+	FILE *f;
+	pid_t srv;
+	long id;
+
+	snprintf(qemu, sizeof(qemu), "%s/slow-qemu", H->dir);
+	cr_assert_not_null(f = fopen(qemu, "w"), "%s", qemu);
+	fputs("#!/bin/sh\nsleep 3\nexec qemu-system-arm \"$@\"\n", f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(chmod(qemu, 0755), 0);
+	id = h_cli_launch(H_ARGS("--kind", "qemu", "--machine", "lm3s6965evb",
+	    "--qemu", qemu, "--", fw));
+	h_idstr(id, ids, sizeof(ids));
+	kinds_expect(ids, "board ready", "after QEMU's slow start");
+	st = h_cli_status(id);
+	srv = (pid_t)h_jint(st, "server_pid", -1);
+	json_decref(st);
+	cr_assert_gt(srv, 0, "status %s: no server_pid", ids);
+	kinds_fd_socket(srv, 6, sock, sizeof(sock));
+	cr_assert(*sock != '\0', "QEMU (pid %d) holds no socket as its fd 6",
+	    (int)srv);
+	cr_assert(!kinds_holds(h_daemon_pid(), sock), "the daemon still holds "
+	    "QEMU's listening socket %s", sock);
 	json_decref(h_cli_stop(id, NULL, NULL));
 }
 
