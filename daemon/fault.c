@@ -61,7 +61,11 @@ struct fault_job {
 	struct mi	*mi;
 	json_t		*rec;
 	json_t		*names;		/* register names by number */
-	int		 step;
+	int		 step;		/* the step sent, or answered, last */
+	int		 next;		/* the next step to send */
+	int		 sent[6];	/* the batch's steps, in order */
+	int		 nsent;
+	int		 nread;		/* of those, answered */
 	char		 core[PATH_MAX + 32];
 };
 
@@ -217,7 +221,13 @@ fault_reply(void *arg, const struct mi_record *rec, const char *out,
 
 	(void)out;
 	(void)len;
+	if (j->nread == j->nsent)
+		log_fatal("session %lu: a fault record's answer that was not "
+		    "asked for", j->s->id);
+	j->step = j->sent[j->nread++];
 	if (rec == NULL) {
+		if (j->nread < j->nsent)
+			return;	/* the batch's last answer frees it */
 		/* gdb went away while the record was gathered. */
 		json_decref(j->rec);
 		json_decref(j->names);
@@ -251,7 +261,6 @@ fault_reply(void *arg, const struct mi_record *rec, const char *out,
 		json_object_set_new(j->rec, "core", json_string(j->core));
 		break;
 	}
-	j->step++;
 	fault_next(j);
 }
 
@@ -300,8 +309,8 @@ fault_core_command(struct fault_job *j)
 static void
 fault_incomplete(struct fault_job *j, const char *why)
 {
-	static const char *const names[] = { "break", "frames", "names",
-	    "registers", "scb", "stacked", "core" };
+	static const char *const names[] = { "frames", "names", "registers",
+	    "scb", "stacked", "core" };
 	json_t *list;
 
 	if (j->rec == NULL || j->step >= FAULT_DONE)
@@ -383,15 +392,36 @@ fault_send(struct fault_job *j)
 	return 0;
 }
 
-/* Take the next step that applies; at the end, the record is the session's. */
+/*
+ * Whether a step ends a batch: those after it need its answer. The first
+ * three need nothing, and gdb answers them in one go; what follows reads
+ * registers and the SCB's answer.
+ */
+static bool
+fault_batch_ends(int step)
+{
+	return step >= FAULT_VALUES;
+}
+
+/*
+ * Once the batch is all answered, send the next one, of the steps that
+ * apply; after the last, the record is the session's.
+ */
 static void
 fault_next(struct fault_job *j)
 {
-	while (j->step < FAULT_DONE) {
+	if (j->nread < j->nsent)
+		return;
+	j->nread = j->nsent = 0;
+	while (j->next < FAULT_DONE) {
+		j->step = j->next++;
 		if (fault_send(j) != 0)
+			j->sent[j->nsent++] = j->step;
+		if (j->nsent > 0 && fault_batch_ends(j->step))
 			return;
-		j->step++;
 	}
+	if (j->nsent > 0)
+		return;
 	if (j->rec != NULL) {
 		session_fault(j->s, j->rec);
 		bundle_auto(j->s, "fault", NULL, NULL);

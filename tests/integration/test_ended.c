@@ -490,6 +490,7 @@ Test(ended, status_shows_the_core_written_0600)
 Test(ended, a_link_planted_at_the_core_is_not_followed)
 {
 	char	 ids[32], core[PATH_MAX], victim[PATH_MAX];
+	const char	*step;
 	json_t	*s;
 	long	 id;
 
@@ -505,6 +506,10 @@ Test(ended, a_link_planted_at_the_core_is_not_followed)
 	    "%s", h_jstr(s, "fault.core"));
 	cr_assert_not_null(h_jpath(s, "fault.incomplete"), "the record does "
 	    "not say why there is no core");
+	step = json_string_value(json_object_get(json_array_get(h_jpath(s,
+	    "fault.incomplete"), 0), "step"));
+	cr_assert_str_eq(step != NULL ? step : "(none)", "core", "the step "
+	    "the record names as incomplete");
 	json_decref(s);
 	cr_assert(!ended_exists(victim), "gdb wrote the core through the "
 	    "link %s to %s", core, victim);
