@@ -85,6 +85,29 @@ method_inspect_has(json_t *listed, const char *number)
 	return false;
 }
 
+/*
+ * The breakpoints listed so far, once every listing is in: one of each
+ * number asked about (-break-info), or of all (-break-list); else NULL.
+ */
+static json_t *
+method_inspect_listing(struct gdb_job *j, json_t *reply)
+{
+	json_t	*listed = json_object_get(j->ctx, "listed");
+	json_t	*got = gdb_breaks_listed(reply);
+	size_t	 want = (size_t)json_integer_value(json_object_get(j->ctx,
+		    "listings"));
+
+	if (listed == NULL) {
+		listed = json_array();
+		json_object_set_new(j->ctx, "listed", listed);
+	}
+	json_array_extend(listed, got);
+	json_decref(got);
+	if (json_array_size(j->replies) < want)
+		return NULL;
+	return json_incref(listed);
+}
+
 /* After the listing, a delete: the numbers asked for, or every user one. */
 static void
 method_inspect_delete_step(struct gdb_job *j, json_t *reply)
@@ -94,9 +117,9 @@ method_inspect_delete_step(struct gdb_job *j, json_t *reply)
 	char		*line, *next;
 	size_t		 i;
 
-	if (json_object_get(reply, "BreakpointTable") == NULL)
+	if (json_object_get(reply, "BreakpointTable") == NULL ||
+	    (listed = method_inspect_listing(j, reply)) == NULL)
 		return;
-	listed = gdb_breaks_listed(reply);
 	want = json_object_get(j->ctx, "numbers");
 	del = json_array();
 	if (want == NULL) {
@@ -172,6 +195,32 @@ method_inspect_insert(struct request *req, struct gdb_job *j)
 	free(c);
 }
 
+/*
+ * Ask about the breakpoints a delete names, each alone, where all are
+ * whole numbers: the whole list, every fault break with its locations,
+ * is bytes gdb writes one at a time to its terminal; else list them all.
+ */
+static void
+method_inspect_list_some(struct gdb_job *j, json_t *nums)
+{
+	json_t	*v;
+	size_t	 i;
+
+	json_array_foreach(nums, i, v)
+		if (strspn(json_string_value(v), "0123456789") !=
+		    strlen(json_string_value(v)))
+			nums = NULL;
+	if (json_array_size(nums) == 0) {
+		json_object_set_new(j->ctx, "listings", json_integer(1));
+		gdb_job_add(j, "-break-list");
+		return;
+	}
+	json_object_set_new(j->ctx, "listings", json_integer((json_int_t)
+	    json_array_size(nums)));
+	json_array_foreach(nums, i, v)
+		gdb_job_add(j, "-break-info %s", json_string_value(v));
+}
+
 /* break: insert, list or delete breakpoints. */
 static enum method_return
 method_inspect_break_exec(struct request *req)
@@ -209,7 +258,7 @@ method_inspect_break_exec(struct request *req)
 	if (nums != NULL)
 		json_object_set(j->ctx, "numbers", nums);
 	j->step = method_inspect_delete_step;
-	gdb_job_add(j, "-break-list");
+	method_inspect_list_some(j, nums);
 	return method_inspect_run(req, j);
 }
 

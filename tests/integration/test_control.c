@@ -1102,3 +1102,59 @@ Test(control, board_halt_running_then_stopped)
 	json_decref(res);
 	ctl_end(&t);
 }
+
+/* Whether break list's answer has breakpoint num. */
+static bool
+ctl_listed(struct ctl *t, const char *num)
+{
+	json_t	*res, *b;
+	size_t	 i;
+	bool	 found = false;
+
+	res = ctl_ok(t, "break", json_pack("{s:s}", "action", "list"));
+	json_array_foreach(json_object_get(res, "breakpoints"), i, b)
+		if (strcmp(h_jstr(b, "number") ? h_jstr(b, "number") : "",
+		    num) == 0)
+			found = true;
+	json_decref(res);
+	return found;
+}
+
+/*
+ * break delete asks gdb about the numbers it names only: one that is no
+ * breakpoint is refused, and so is the session's fault break, deleting
+ * nothing, not even the user's breakpoint named beside it, which goes
+ * when named alone.
+ */
+Test(control, board_break_delete_refuses_unknown_and_fault_numbers)
+{
+	struct ctl	 t;
+	char		 num[32], fault[32];
+	json_t		*st, *res;
+
+	ctl_board(&t);
+	ctl_break(&t, "uart_putc", num, sizeof(num));
+	st = ctl_status(&t);
+	snprintf(fault, sizeof(fault), "%s", json_string_value(json_array_get(
+	    h_jpath(st, "fault_breaks.numbers"), 0)) ?: "");
+	json_decref(st);
+	cr_assert(*fault != '\0', "the board session has no fault breaks");
+	json_decref(ctl_fail(&t, "invalid_params", "no breakpoint 999",
+	    "break", json_pack("{s:s, s:[s, s]}", "action", "delete",
+	    "numbers", num, "999")));
+	json_decref(ctl_fail(&t, "invalid_params", "fault breakpoint", "break",
+	    json_pack("{s:s, s:[s, s]}", "action", "delete", "numbers", num,
+	    fault)));
+	cr_assert(ctl_listed(&t, num), "breakpoint %s went with a refused "
+	    "delete", num);
+	res = ctl_ok(&t, "break", json_pack("{s:s, s:[s]}", "action",
+	    "delete", "numbers", num));
+	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(res,
+	    "deleted"), 0)) ?: "(none)", num, "delete %s: %s", num,
+	    ctl_shown(res));
+	json_decref(res);
+	cr_assert(!ctl_listed(&t, num), "breakpoint %s is still listed after "
+	    "its delete", num);
+	cr_assert(ctl_listed(&t, fault), "the fault break %s went", fault);
+	ctl_end(&t);
+}
