@@ -16,14 +16,14 @@
 #include <string.h>
 
 /* Faults of a sample. */
-#define FIG_LIFE_FAULTS 10
+#define FIG_BOARD_LIFE_FAULTS 10
 /* Where the firmware goes on a fault, as the daemon's fault break says. */
-#define FIG_LIFE_HANDLER "*HardFault_Handler"
+#define FIG_BOARD_LIFE_HANDLER "*HardFault_Handler"
 /* Launches of a sample: they take a third of a second each. */
-#define FIG_LIFE_LAUNCHES 5
+#define FIG_BOARD_LIFE_LAUNCHES 5
 
 /* The fault figure's boards and the session's subscriber. */
-struct fig_life_fault {
+struct fig_board_life_fault {
 	struct board	 f;	/* first: a round is given &f */
 	struct rpc	 sub;
 };
@@ -34,9 +34,9 @@ struct fig_life_fault {
  * gets, in ms; the board stays stopped at the fault.
  */
 static double
-fig_life_fault_daemon(struct board *f)
+fig_board_life_fault_daemon(struct board *f)
 {
-	struct fig_life_fault	*lf = (struct fig_life_fault *)f;
+	struct fig_board_life_fault	*lf = (struct fig_board_life_fault *)f;
 	json_t			*res, *note;
 	double			 t0, ms;
 
@@ -67,7 +67,7 @@ fig_life_fault_daemon(struct board *f)
  * at the HardFault_Handler breakpoint, in ms; it stays stopped there.
  */
 static double
-fig_life_fault_direct(struct board *f)
+fig_board_life_fault_direct(struct board *f)
 {
 	char	*line;
 	double	 t0, ms;
@@ -97,14 +97,14 @@ fig_life_fault_direct(struct board *f)
  * handler, and the session's subscriber connected; -1 with b->why.
  */
 static int
-fig_life_fault_setup(struct fig_life_fault *lf)
+fig_board_life_fault_setup(struct fig_board_life_fault *lf)
 {
 	struct board	*f = &lf->f;
 	json_t		*res;
 
 	if (board_halt_both(f) == -1)
 		return -1;
-	if (mi_command(&f->m, "-break-insert " FIG_LIFE_HANDLER, NULL) == -1)
+	if (mi_command(&f->m, "-break-insert " FIG_BOARD_LIFE_HANDLER, NULL) == -1)
 		return bench_fail(f->b, "%s", f->m.err);
 	if (rpc_open(&lf->sub, f->b->sock) == -1)
 		return bench_fail(f->b, "%s", lf->sub.err);
@@ -121,17 +121,17 @@ fig_life_fault_setup(struct fig_life_fault *lf)
  * the byte to *stopped at the fault handler's breakpoint; in ms.
  */
 int
-fig_board_fault(struct bench *b)
+fig_board_life_fault(struct bench *b)
 {
-	board_round		 round[2] = { fig_life_fault_daemon,
-				    fig_life_fault_direct };
+	board_round		 round[2] = { fig_board_life_fault_daemon,
+				    fig_board_life_fault_direct };
 	struct samples		 s[2][2] = { { { 0 } } };
-	struct fig_life_fault	 lf = { .sub.fd = -1 };
+	struct fig_board_life_fault	 lf = { .sub.fd = -1 };
 	int			 rv;
 
 	if ((rv = board_open(&lf.f, b)) == 0 &&
-	    (rv = fig_life_fault_setup(&lf)) == 0)
-		rv = board_batches(&lf.f, round, 2, FIG_LIFE_FAULTS, 1, s);
+	    (rv = fig_board_life_fault_setup(&lf)) == 0)
+		rv = board_batches(&lf.f, round, 2, FIG_BOARD_LIFE_FAULTS, 1, s);
 	rpc_close(&lf.sub);
 	board_close(&lf.f);
 	if (rv == 0)
@@ -144,7 +144,7 @@ fig_board_fault(struct bench *b)
 
 /* A launch as the gdbserver kind to its banner, timed; then stopped. */
 static double
-fig_life_launch_gdbserver(struct board *f)
+fig_board_life_launch_gdbserver(struct board *f)
 {
 	double	t0, ms;
 	int	rv;
@@ -158,7 +158,7 @@ fig_life_launch_gdbserver(struct board *f)
 
 /* A launch as the qemu kind to its banner, timed; then stopped. */
 static double
-fig_life_launch_qemu(struct board *f)
+fig_board_life_launch_qemu(struct board *f)
 {
 	double	t0, ms;
 	int	rv;
@@ -172,7 +172,7 @@ fig_life_launch_qemu(struct board *f)
 
 /* QEMU and gdb by hand to the banner, timed; then ended. */
 static double
-fig_life_launch_direct(struct board *f)
+fig_board_life_launch_direct(struct board *f)
 {
 	double	t0, ms;
 	int	rv;
@@ -189,17 +189,17 @@ fig_life_launch_direct(struct board *f)
  * qemu kind, beside QEMU and gdb-multiarch started by hand; in ms.
  */
 int
-fig_board_launch(struct bench *b)
+fig_board_life_launch(struct bench *b)
 {
-	board_round		 round[3] = { fig_life_launch_gdbserver,
-				    fig_life_launch_qemu,
-				    fig_life_launch_direct };
+	board_round		 round[3] = { fig_board_life_launch_gdbserver,
+				    fig_board_life_launch_qemu,
+				    fig_board_life_launch_direct };
 	struct samples		 s[3][2] = { { { 0 } } };
 	struct board		 f;
 	int			 rv;
 
 	if ((rv = board_connect(&f, b)) == 0)
-		rv = board_batches(&f, round, 3, FIG_LIFE_LAUNCHES, 1, s);
+		rv = board_batches(&f, round, 3, FIG_BOARD_LIFE_LAUNCHES, 1, s);
 	board_close(&f);
 	if (rv == 0) {
 		board_rows(s, 0, 2, "ms", 0, "goal p50 <= 1.2x base, p99 <= 2x; "

@@ -18,24 +18,24 @@
 #include <string.h>
 
 /* Loads of a sample. */
-#define FIG_OPS_LOADS 10
+#define FIG_BOARD_OPS_LOADS 10
 /* Breakpoint sequences of a sample, and of the warm-up. */
-#define FIG_OPS_SETS 20
-#define FIG_OPS_SETS_WARM 2
+#define FIG_BOARD_OPS_SETS 20
+#define FIG_BOARD_OPS_SETS_WARM 2
 /* Where the firmware echoes a byte: the breakpoint of the sequence. */
-#define FIG_OPS_BREAK "uart_putc"
+#define FIG_BOARD_OPS_BREAK "uart_putc"
 /* Evaluations of a sample, and of the warm-up. */
-#define FIG_OPS_EVALS 200
-#define FIG_OPS_EVALS_WARM 10
+#define FIG_BOARD_OPS_EVALS 200
+#define FIG_BOARD_OPS_EVALS_WARM 10
 /* What is evaluated: the firmware's loop counter. */
-#define FIG_OPS_EXPR "counter"
+#define FIG_BOARD_OPS_EXPR "counter"
 
 /*
  * A load of the halted board through the daemon, timed to the banner's
  * match on its transport, in ms; halted again after, not timed.
  */
 static double
-fig_ops_load_daemon(struct board *f)
+fig_board_ops_load_daemon(struct board *f)
 {
 	json_t	*res;
 	double	 t0, ms;
@@ -58,7 +58,7 @@ fig_ops_load_daemon(struct board *f)
  * the banner, in ms; then halted.
  */
 static double
-fig_ops_load_direct(struct board *f)
+fig_board_ops_load_direct(struct board *f)
 {
 	double	t0, ms;
 
@@ -83,17 +83,17 @@ fig_ops_load_direct(struct board *f)
  * same recipe by hand over MI and QEMU's stdio; in ms.
  */
 int
-fig_board_load(struct bench *b)
+fig_board_ops_load(struct bench *b)
 {
-	board_round		 round[2] = { fig_ops_load_daemon,
-				    fig_ops_load_direct };
+	board_round		 round[2] = { fig_board_ops_load_daemon,
+				    fig_board_ops_load_direct };
 	struct samples		 s[2][2] = { { { 0 } } };
 	struct board		 f;
 	int			 rv;
 
 	if ((rv = board_open(&f, b)) == 0 &&
 	    (rv = board_halt_both(&f)) == 0)
-		rv = board_batches(&f, round, 2, FIG_OPS_LOADS, 1, s);
+		rv = board_batches(&f, round, 2, FIG_BOARD_OPS_LOADS, 1, s);
 	board_close(&f);
 	if (rv == 0)
 		board_rows(s, 0, 1, "ms", 0.5, "goal p50 <= 1.2x base + 0.5 ms, "
@@ -105,7 +105,7 @@ fig_board_load(struct bench *b)
 
 /* The "number" of a break insert's answer, or NULL with b->why. */
 static const char *
-fig_ops_number(struct board *f, json_t *res)
+fig_board_ops_number(struct board *f, json_t *res)
 {
 	const char *num;
 
@@ -118,7 +118,7 @@ fig_ops_number(struct board *f, json_t *res)
 
 /* The seq of a verb's target record, or -1 if it has none. */
 static json_int_t
-fig_ops_seq(json_t *res)
+fig_board_ops_seq(json_t *res)
 {
 	json_t *seq = json_object_get(json_object_get(res, "target"), "seq");
 
@@ -127,7 +127,7 @@ fig_ops_seq(json_t *res)
 
 /* Write "x" to the session's UART0; -1 with b->why. */
 static int
-fig_ops_write(struct board *f)
+fig_board_ops_write(struct board *f)
 {
 	json_t *res;
 
@@ -142,7 +142,7 @@ fig_ops_write(struct board *f)
  * resume; -1 with b->why.
  */
 static int
-fig_ops_stop_delete(struct board *f, json_int_t seq, const char *num)
+fig_board_ops_stop_delete(struct board *f, json_int_t seq, const char *num)
 {
 	const char	*reason;
 	json_t		*res;
@@ -179,7 +179,7 @@ fig_ops_stop_delete(struct board *f, json_int_t seq, const char *num)
  * it, break delete, resume; timed whole, in ms.
  */
 static double
-fig_ops_set_daemon(struct board *f)
+fig_board_ops_set_daemon(struct board *f)
 {
 	json_t		*res;
 	char		 num[32];
@@ -191,24 +191,26 @@ fig_ops_set_daemon(struct board *f)
 	t0 = stat_now_ms();
 	res = board_call(f, "break", json_pack("{s:I, s:s, s:s, s:i}",
 	    "session", f->session, "action", "insert", "location",
-	    FIG_OPS_BREAK, "timeout", BOARD_TIMEOUT_MS));
+	    FIG_BOARD_OPS_BREAK, "timeout", BOARD_TIMEOUT_MS));
 	if (res == NULL)
 		return NA;
-	if (fig_ops_number(f, res) == NULL || (seq = fig_ops_seq(res)) < 0) {
+	if (fig_board_ops_number(f, res) == NULL ||
+	    (seq = fig_board_ops_seq(res)) < 0) {
 		json_decref(res);
 		return bench_fail(f->b, "break insert answered no breakpoint "
 		    "or no target record");
 	}
-	snprintf(num, sizeof num, "%s", fig_ops_number(f, res));
+	snprintf(num, sizeof num, "%s", fig_board_ops_number(f, res));
 	json_decref(res);
-	if (fig_ops_write(f) == -1 || fig_ops_stop_delete(f, seq, num) == -1)
+	if (fig_board_ops_write(f) == -1 ||
+	    fig_board_ops_stop_delete(f, seq, num) == -1)
 		return NA;
 	return stat_now_ms() - t0;
 }
 
 /* The breakpoint number of a -break-insert's result line, or NULL. */
 static const char *
-fig_ops_mi_number(const char *line, char *num, size_t len)
+fig_board_ops_mi_number(const char *line, char *num, size_t len)
 {
 	const char *p;
 
@@ -225,7 +227,7 @@ fig_ops_mi_number(const char *line, char *num, size_t len)
  * breakpoint, -break-delete, -exec-continue; in ms.
  */
 static double
-fig_ops_set_direct(struct board *f)
+fig_board_ops_set_direct(struct board *f)
 {
 	char	*line, num[32], cmd[64];
 	double	 t0;
@@ -236,9 +238,9 @@ fig_ops_set_direct(struct board *f)
 	t0 = stat_now_ms();
 	if (board_direct_halt(f) == -1)
 		return NA;
-	if (mi_command(&f->m, "-break-insert " FIG_OPS_BREAK, &line) == -1)
+	if (mi_command(&f->m, "-break-insert " FIG_BOARD_OPS_BREAK, &line) == -1)
 		return bench_fail(f->b, "%s", f->m.err);
-	if (fig_ops_mi_number(line, num, sizeof num) == NULL)
+	if (fig_board_ops_mi_number(line, num, sizeof num) == NULL)
 		return bench_fail(f->b, "-break-insert answered no number");
 	if (mi_command(&f->m, "-exec-continue", NULL) == -1 ||
 	    mi_uart_write(&f->m, "x", 1) == -1 ||
@@ -259,10 +261,10 @@ fig_ops_set_direct(struct board *f)
  * delete, resume, beside the same by hand over MI; in ms.
  */
 int
-fig_board_breakset(struct bench *b)
+fig_board_ops_breakset(struct bench *b)
 {
-	board_round		 round[2] = { fig_ops_set_daemon,
-				    fig_ops_set_direct };
+	board_round		 round[2] = { fig_board_ops_set_daemon,
+				    fig_board_ops_set_direct };
 	struct samples		 s[2][2] = { { { 0 } } };
 	struct board		 f;
 	int			 rv;
@@ -273,8 +275,8 @@ fig_board_breakset(struct bench *b)
 		rv = board_direct_halt(&f);
 	}
 	if (rv == 0)
-		rv = board_batches(&f, round, 2, FIG_OPS_SETS,
-		    FIG_OPS_SETS_WARM, s);
+		rv = board_batches(&f, round, 2, FIG_BOARD_OPS_SETS,
+		    FIG_BOARD_OPS_SETS_WARM, s);
 	board_close(&f);
 	if (rv == 0)
 		board_rows(s, 0, 1, "ms", 0.5, "goal p50 <= 1.2x base + 0.5 ms, "
@@ -286,7 +288,7 @@ fig_board_breakset(struct bench *b)
 
 /* eval of the expression on the halted board, timed; a value must come. */
 static double
-fig_ops_eval_daemon(struct board *f)
+fig_board_ops_eval_daemon(struct board *f)
 {
 	json_t	*res;
 	double	 t0, us;
@@ -294,7 +296,7 @@ fig_ops_eval_daemon(struct board *f)
 
 	t0 = stat_now_ms();
 	res = board_call(f, "eval", json_pack("{s:I, s:s}", "session",
-	    f->session, "expression", FIG_OPS_EXPR));
+	    f->session, "expression", FIG_BOARD_OPS_EXPR));
 	us = (stat_now_ms() - t0) * 1000;
 	if (res == NULL)
 		return NA;
@@ -305,7 +307,7 @@ fig_ops_eval_daemon(struct board *f)
 
 /* The same as exec of the MI command, timed; a value must come. */
 static double
-fig_ops_exec_daemon(struct board *f)
+fig_board_ops_exec_daemon(struct board *f)
 {
 	json_t	*res;
 	double	 t0, us;
@@ -314,7 +316,7 @@ fig_ops_exec_daemon(struct board *f)
 	t0 = stat_now_ms();
 	res = board_call(f, "exec", json_pack("{s:I, s:s}", "session",
 	    f->session, "command", "-data-evaluate-expression "
-	    FIG_OPS_EXPR));
+	    FIG_BOARD_OPS_EXPR));
 	us = (stat_now_ms() - t0) * 1000;
 	if (res == NULL)
 		return NA;
@@ -326,13 +328,13 @@ fig_ops_exec_daemon(struct board *f)
 
 /* -data-evaluate-expression over the direct MI, timed. */
 static double
-fig_ops_eval_direct(struct board *f)
+fig_board_ops_eval_direct(struct board *f)
 {
 	char	*line;
 	double	 t0, us;
 
 	t0 = stat_now_ms();
-	if (mi_command(&f->m, "-data-evaluate-expression " FIG_OPS_EXPR,
+	if (mi_command(&f->m, "-data-evaluate-expression " FIG_BOARD_OPS_EXPR,
 	    &line) == -1)
 		return bench_fail(f->b, "%s", f->m.err);
 	us = (stat_now_ms() - t0) * 1000;
@@ -348,22 +350,22 @@ fig_ops_eval_direct(struct board *f)
  * interleaved.
  */
 int
-fig_board_eval(struct bench *b)
+fig_board_ops_eval(struct bench *b)
 {
-	board_round		 round[3] = { fig_ops_eval_daemon,
-				    fig_ops_exec_daemon, fig_ops_eval_direct };
+	board_round		 round[3] = { fig_board_ops_eval_daemon,
+				    fig_board_ops_exec_daemon, fig_board_ops_eval_direct };
 	struct samples		 s[3][2] = { { { 0 } } };
 	struct board		 f;
 	int			 rv;
 
 	if ((rv = board_open(&f, b)) == 0 &&
 	    (rv = board_halt_both(&f)) == 0)
-		rv = board_batches(&f, round, 3, FIG_OPS_EVALS,
-		    FIG_OPS_EVALS_WARM, s);
+		rv = board_batches(&f, round, 3, FIG_BOARD_OPS_EVALS,
+		    FIG_BOARD_OPS_EVALS_WARM, s);
 	board_close(&f);
 	if (rv == 0) {
 		board_rows(s, 0, 2, "us", 500, "goal p50 <= 1.2x base + 0.5 ms, "
-		    "p99 <= 2x; halted", "eval " FIG_OPS_EXPR " [vs MI "
+		    "p99 <= 2x; halted", "eval " FIG_BOARD_OPS_EXPR " [vs MI "
 		    "-data-evaluate-expression]");
 		board_rows(s, 1, 2, "us", 500, "goal p50 <= 1.2x base + 0.5 ms, "
 		    "p99 <= 2x; halted", "exec -data-evaluate-expression [vs "

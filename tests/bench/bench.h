@@ -163,7 +163,7 @@ int	 mi_uart_write(struct mi *, const void *, size_t);
 void	 mi_uart_drain(struct mi *);
 int	 mi_uart_until(struct mi *, const char *);
 
-/* bench-board.c: the board figures' two boards, the daemon's and the direct one. */
+/* bench-board.c: the board figures' two boards, the daemon's and the direct. */
 /* The end of the banner the firmware prints at reset. */
 #define BOARD_BANNER "board ready\r\n"
 /* A bound no answer of the board figures should come near, in ms. */
@@ -256,13 +256,13 @@ int	 fig_board_reset(struct bench *);
 int	 fig_board_uart(struct bench *);
 
 /* bench-fig-board-ops.c */
-int	 fig_board_load(struct bench *);
-int	 fig_board_breakset(struct bench *);
-int	 fig_board_eval(struct bench *);
+int	 fig_board_ops_load(struct bench *);
+int	 fig_board_ops_breakset(struct bench *);
+int	 fig_board_ops_eval(struct bench *);
 
 /* bench-fig-board-life.c */
-int	 fig_board_fault(struct bench *);
-int	 fig_board_launch(struct bench *);
+int	 fig_board_life_fault(struct bench *);
+int	 fig_board_life_launch(struct bench *);
 
 /* bench-fig-join.c */
 int	 fig_join_rtt(struct bench *);
