@@ -163,6 +163,45 @@ int	 mi_uart_write(struct mi *, const void *, size_t);
 void	 mi_uart_drain(struct mi *);
 int	 mi_uart_until(struct mi *, const char *);
 
+/* bench-board.c: the board figures' two boards, the daemon's and the direct. */
+/* The end of the banner the firmware prints at reset. */
+#define BOARD_BANNER "board ready\r\n"
+/* A bound no answer of the board figures should come near, in ms. */
+#define BOARD_TIMEOUT_MS 30000
+struct board {
+	struct bench	*b;
+	struct rpc	 r;
+	json_int_t	 session;
+	json_int_t	 from;		/* the transport's offset after the banner */
+	struct mi	 m;
+	int		 direct;	/* the baseline was started */
+	int		 running;	/* the side that runs, or -1 */
+};
+/* A round of one side: its time in the figure's unit, or NA with b->why. */
+typedef double (*board_round)(struct board *);
+const char *board_missing(const struct bench *);
+json_t	*board_call(struct board *, const char *, json_t *);
+int	 board_banner(struct board *);
+int	 board_launch(struct board *);
+int	 board_launch_qemu(struct board *);
+void	 board_end(struct board *);
+int	 board_direct(struct board *);
+void	 board_direct_end(struct board *);
+int	 board_connect(struct board *, struct bench *);
+int	 board_open(struct board *, struct bench *);
+void	 board_close(struct board *);
+int	 board_halt(struct board *);
+int	 board_direct_halt(struct board *);
+int	 board_halt_both(struct board *);
+int	 board_side(struct board *, int);
+const char *board_reason(json_t *);
+json_t	*board_notice(struct board *, struct rpc *, const char *);
+int	 board_batches(struct board *, board_round[], int, int, int,
+	     struct samples (*)[2]);
+void	 board_rows(struct samples (*)[2], int, int, const char *, double,
+	     const char *, const char *);
+void	 board_free(struct samples (*)[2], int);
+
 /* The figures, a file each: every one adds its rows to the table. */
 /* bench-fig-ping.c */
 int	 fig_ping_rtt(struct bench *);
@@ -215,6 +254,15 @@ int	 fig_board_break(struct bench *);
 int	 fig_board_memory(struct bench *);
 int	 fig_board_reset(struct bench *);
 int	 fig_board_uart(struct bench *);
+
+/* bench-fig-board-ops.c */
+int	 fig_board_ops_load(struct bench *);
+int	 fig_board_ops_breakset(struct bench *);
+int	 fig_board_ops_eval(struct bench *);
+
+/* bench-fig-board-life.c */
+int	 fig_board_life_fault(struct bench *);
+int	 fig_board_life_launch(struct bench *);
 
 /* bench-fig-join.c */
 int	 fig_join_rtt(struct bench *);

@@ -1,0 +1,213 @@
+/*
+ * The board's fault and its launch, each beside the same by hand over
+ * gdb-multiarch's MI on pipes of ours (bench-mi.c): the fault byte ('!',
+ * on which the firmware executes an undefined instruction) written to the
+ * running board, timed to the fault record a subscriber of the session
+ * gets, beside the byte written to QEMU's pipes and *stopped at a
+ * breakpoint on HardFault_Handler, the daemon's own fault break; and a
+ * whole launch to the banner on UART0, as the gdbserver kind with QEMU
+ * for its server and as the qemu kind, beside QEMU and gdb started by
+ * hand, connected, continued and UART0 read until the banner.
+ */
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Faults of a sample. */
+#define FIG_BOARD_LIFE_FAULTS 10
+/* Where the firmware goes on a fault, as the daemon's fault break says. */
+#define FIG_BOARD_LIFE_HANDLER "*HardFault_Handler"
+/* Launches of a sample: they take a third of a second each. */
+#define FIG_BOARD_LIFE_LAUNCHES 5
+
+/* The fault figure's boards and the session's subscriber. */
+struct fig_board_life_fault {
+	struct board	 f;	/* first: a round is given &f */
+	struct rpc	 sub;
+};
+
+/*
+ * A fault through the daemon: the board reset and run to its banner (not
+ * timed), then "!" written, timed to the session.fault its subscriber
+ * gets, in ms; the board stays stopped at the fault.
+ */
+static double
+fig_board_life_fault_daemon(struct board *f)
+{
+	struct fig_board_life_fault	*lf = (struct fig_board_life_fault *)f;
+	json_t			*res, *note;
+	double			 t0, ms;
+
+	res = board_call(f, "reset", json_pack("{s:I, s:b, s:i}", "session",
+	    f->session, "halt", 0, "timeout", BOARD_TIMEOUT_MS));
+	json_decref(res);
+	if (res == NULL || board_banner(f) == -1)
+		return NA;
+	t0 = stat_now_ms();
+	if (rpc_send(&f->r, "write", json_pack("{s:I, s:s}", "session",
+	    f->session, "data", "IQ==")) == -1)
+		return bench_fail(f->b, "write: %s", f->r.err);
+	if ((note = board_notice(f, &lf->sub, "session.fault")) == NULL)
+		return NA;
+	ms = stat_now_ms() - t0;
+	json_decref(note);
+	/* The write's answer, not timed: it came before the fault's. */
+	res = rpc_call(&f->r, "ping", NULL);
+	json_decref(res);
+	if (res == NULL)
+		return bench_fail(f->b, "ping: %s", f->r.err);
+	return ms;
+}
+
+/*
+ * The same by hand: the halted baseline board reset and continued to its
+ * banner (not timed), then "!" written to QEMU's pipe, timed to *stopped
+ * at the HardFault_Handler breakpoint, in ms; it stays stopped there.
+ */
+static double
+fig_board_life_fault_direct(struct board *f)
+{
+	char	*line;
+	double	 t0, ms;
+
+	mi_uart_drain(&f->m);
+	if (mi_command(&f->m, "-interpreter-exec console \"monitor "
+	    "system_reset\"", NULL) == -1 ||
+	    mi_command(&f->m, "-interpreter-exec console flushregs",
+	    NULL) == -1 ||
+	    mi_command(&f->m, "-exec-continue", NULL) == -1 ||
+	    mi_uart_until(&f->m, BOARD_BANNER) == -1)
+		return bench_fail(f->b, "%s", f->m.err);
+	t0 = stat_now_ms();
+	if (mi_uart_write(&f->m, "!", 1) == -1 ||
+	    mi_wait(&f->m, "*stopped", &line) == -1)
+		return bench_fail(f->b, "%s", f->m.err);
+	ms = stat_now_ms() - t0;
+	if (strstr(line, "reason=\"breakpoint-hit\"") == NULL ||
+	    strstr(line, "HardFault_Handler") == NULL)
+		return bench_fail(f->b, "the direct MI stopped other than at "
+		    "HardFault_Handler: %.120s", line);
+	return ms;
+}
+
+/*
+ * Both boards halted, the baseline's with a breakpoint on the fault
+ * handler, and the session's subscriber connected; -1 with b->why.
+ */
+static int
+fig_board_life_fault_setup(struct fig_board_life_fault *lf)
+{
+	struct board	*f = &lf->f;
+	json_t		*res;
+
+	if (board_halt_both(f) == -1)
+		return -1;
+	if (mi_command(&f->m, "-break-insert " FIG_BOARD_LIFE_HANDLER, NULL) == -1)
+		return bench_fail(f->b, "%s", f->m.err);
+	if (rpc_open(&lf->sub, f->b->sock) == -1)
+		return bench_fail(f->b, "%s", lf->sub.err);
+	res = rpc_call(&lf->sub, "subscribe", json_pack("{s:I, s:b}",
+	    "session", f->session, "output", 0));
+	json_decref(res);
+	if (res == NULL)
+		return bench_fail(f->b, "subscribe: %s", lf->sub.err);
+	return 0;
+}
+
+/*
+ * Figure: the fault byte to the fault record a subscriber gets, beside
+ * the byte to *stopped at the fault handler's breakpoint; in ms.
+ */
+int
+fig_board_life_fault(struct bench *b)
+{
+	board_round		 round[2] = { fig_board_life_fault_daemon,
+				    fig_board_life_fault_direct };
+	struct samples		 s[2][2] = { { { 0 } } };
+	struct fig_board_life_fault	 lf = { .sub.fd = -1 };
+	int			 rv;
+
+	if ((rv = board_open(&lf.f, b)) == 0 &&
+	    (rv = fig_board_life_fault_setup(&lf)) == 0)
+		rv = board_batches(&lf.f, round, 2, FIG_BOARD_LIFE_FAULTS, 1, s);
+	rpc_close(&lf.sub);
+	board_close(&lf.f);
+	if (rv == 0)
+		board_rows(s, 0, 1, "ms", 0.5, "goal p50 <= 1.2x base + 0.5 ms, "
+		    "p99 <= 2x; the record has frames, registers, SCB",
+		    "fault byte to record [vs MI *stopped at handler]");
+	board_free(s, 2);
+	return rv;
+}
+
+/* A launch as the gdbserver kind to its banner, timed; then stopped. */
+static double
+fig_board_life_launch_gdbserver(struct board *f)
+{
+	double	t0, ms;
+	int	rv;
+
+	t0 = stat_now_ms();
+	rv = board_launch(f);
+	ms = stat_now_ms() - t0;
+	board_end(f);
+	return rv == 0 ? ms : NA;
+}
+
+/* A launch as the qemu kind to its banner, timed; then stopped. */
+static double
+fig_board_life_launch_qemu(struct board *f)
+{
+	double	t0, ms;
+	int	rv;
+
+	t0 = stat_now_ms();
+	rv = board_launch_qemu(f);
+	ms = stat_now_ms() - t0;
+	board_end(f);
+	return rv == 0 ? ms : NA;
+}
+
+/* QEMU and gdb by hand to the banner, timed; then ended. */
+static double
+fig_board_life_launch_direct(struct board *f)
+{
+	double	t0, ms;
+	int	rv;
+
+	t0 = stat_now_ms();
+	rv = board_direct(f);
+	ms = stat_now_ms() - t0;
+	board_direct_end(f);
+	return rv == 0 ? ms : NA;
+}
+
+/*
+ * Figure: a whole launch to the banner, as the gdbserver kind and as the
+ * qemu kind, beside QEMU and gdb-multiarch started by hand; in ms.
+ */
+int
+fig_board_life_launch(struct bench *b)
+{
+	board_round		 round[3] = { fig_board_life_launch_gdbserver,
+				    fig_board_life_launch_qemu,
+				    fig_board_life_launch_direct };
+	struct samples		 s[3][2] = { { { 0 } } };
+	struct board		 f;
+	int			 rv;
+
+	if ((rv = board_connect(&f, b)) == 0)
+		rv = board_batches(&f, round, 3, FIG_BOARD_LIFE_LAUNCHES, 1, s);
+	board_close(&f);
+	if (rv == 0) {
+		board_rows(s, 0, 2, "ms", 0, "goal p50 <= 1.2x base, p99 <= 2x; "
+		    "QEMU as the server", "launch to banner, gdbserver kind "
+		    "[vs by hand]");
+		board_rows(s, 1, 2, "ms", 0, "goal p50 <= 1.2x base, p99 <= 2x",
+		    "launch to banner, qemu kind [vs by hand]");
+	}
+	board_free(s, 3);
+	return rv;
+}

@@ -1,0 +1,376 @@
+/*
+ * A rig's other everyday operations on the QEMU board, each beside the
+ * same sequence done by hand over gdb-multiarch's MI on pipes of ours
+ * (bench-mi.c), the two boards and their batches as bench-board.c keeps
+ * them: `load` of the firmware to its banner beside the daemon's recipe
+ * typed by hand (load, monitor system_reset, flushregs, -exec-continue,
+ * UART0 read until the banner); a breakpoint set on the running board, a
+ * byte written for it, its stop, its delete and the resume, beside
+ * -exec-interrupt, -break-insert, -exec-continue, the byte, *stopped,
+ * -break-delete and -exec-continue (gdb takes no -break-insert while the
+ * target runs); and `eval` and `exec -data-evaluate-expression` on the
+ * halted board beside -data-evaluate-expression.
+ */
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Loads of a sample. */
+#define FIG_BOARD_OPS_LOADS 10
+/* Breakpoint sequences of a sample, and of the warm-up. */
+#define FIG_BOARD_OPS_SETS 20
+#define FIG_BOARD_OPS_SETS_WARM 2
+/* Where the firmware echoes a byte: the breakpoint of the sequence. */
+#define FIG_BOARD_OPS_BREAK "uart_putc"
+/* Evaluations of a sample, and of the warm-up. */
+#define FIG_BOARD_OPS_EVALS 200
+#define FIG_BOARD_OPS_EVALS_WARM 10
+/* What is evaluated: the firmware's loop counter. */
+#define FIG_BOARD_OPS_EXPR "counter"
+
+/*
+ * A load of the halted board through the daemon, timed to the banner's
+ * match on its transport, in ms; halted again after, not timed.
+ */
+static double
+fig_board_ops_load_daemon(struct board *f)
+{
+	json_t	*res;
+	double	 t0, ms;
+
+	t0 = stat_now_ms();
+	res = board_call(f, "load", json_pack("{s:I, s:b, s:i}", "session",
+	    f->session, "halt", 0, "timeout", BOARD_TIMEOUT_MS));
+	json_decref(res);
+	if (res == NULL || board_banner(f) == -1)
+		return NA;
+	ms = stat_now_ms() - t0;
+	if (board_halt(f) == -1)
+		return NA;
+	return ms;
+}
+
+/*
+ * The daemon's load recipe typed by hand on the halted baseline board:
+ * load, monitor system_reset, flushregs, -exec-continue, UART0 read until
+ * the banner, in ms; then halted.
+ */
+static double
+fig_board_ops_load_direct(struct board *f)
+{
+	double	t0, ms;
+
+	mi_uart_drain(&f->m);
+	t0 = stat_now_ms();
+	if (mi_command(&f->m, "-interpreter-exec console load", NULL) == -1 ||
+	    mi_command(&f->m, "-interpreter-exec console \"monitor "
+	    "system_reset\"", NULL) == -1 ||
+	    mi_command(&f->m, "-interpreter-exec console flushregs",
+	    NULL) == -1 ||
+	    mi_command(&f->m, "-exec-continue", NULL) == -1 ||
+	    mi_uart_until(&f->m, BOARD_BANNER) == -1)
+		return bench_fail(f->b, "%s", f->m.err);
+	ms = stat_now_ms() - t0;
+	if (board_direct_halt(f) == -1)
+		return NA;
+	return ms;
+}
+
+/*
+ * Figure: load of the halted board to its banner on UART0, beside the
+ * same recipe by hand over MI and QEMU's stdio; in ms.
+ */
+int
+fig_board_ops_load(struct bench *b)
+{
+	board_round		 round[2] = { fig_board_ops_load_daemon,
+				    fig_board_ops_load_direct };
+	struct samples		 s[2][2] = { { { 0 } } };
+	struct board		 f;
+	int			 rv;
+
+	if ((rv = board_open(&f, b)) == 0 &&
+	    (rv = board_halt_both(&f)) == 0)
+		rv = board_batches(&f, round, 2, FIG_BOARD_OPS_LOADS, 1, s);
+	board_close(&f);
+	if (rv == 0)
+		board_rows(s, 0, 1, "ms", 0.5, "goal p50 <= 1.2x base + 0.5 ms, "
+		    "p99 <= 2x", "load to banner [vs load+system_reset+"
+		    "continue]");
+	board_free(s, 2);
+	return rv;
+}
+
+/* The "number" of a break insert's answer, or NULL with b->why. */
+static const char *
+fig_board_ops_number(struct board *f, json_t *res)
+{
+	const char *num;
+
+	num = json_string_value(json_object_get(json_object_get(res,
+	    "breakpoint"), "number"));
+	if (num == NULL)
+		bench_fail(f->b, "break insert answered no breakpoint number");
+	return num;
+}
+
+/* The seq of a verb's target record, or -1 if it has none. */
+static json_int_t
+fig_board_ops_seq(json_t *res)
+{
+	json_t *seq = json_object_get(json_object_get(res, "target"), "seq");
+
+	return json_is_integer(seq) ? json_integer_value(seq) : -1;
+}
+
+/* Write "x" to the session's UART0; -1 with b->why. */
+static int
+fig_board_ops_write(struct board *f)
+{
+	json_t *res;
+
+	res = board_call(f, "write", json_pack("{s:I, s:s}", "session",
+	    f->session, "data", "eA=="));
+	json_decref(res);
+	return res != NULL ? 0 : -1;
+}
+
+/*
+ * Wait for the stop at the breakpoint number after seq, delete it and
+ * resume; -1 with b->why.
+ */
+static int
+fig_board_ops_stop_delete(struct board *f, json_int_t seq, const char *num)
+{
+	const char	*reason;
+	json_t		*res;
+	int		 ok;
+
+	res = board_call(f, "wait_target", json_pack("{s:I, s:s, s:I, s:i}",
+	    "session", f->session, "state", "stopped", "after", seq,
+	    "timeout", BOARD_TIMEOUT_MS));
+	if (res == NULL)
+		return -1;
+	/* wait_target answers with the record itself. */
+	reason = json_string_value(json_object_get(json_object_get(res,
+	    "stop"), "reason"));
+	ok = reason != NULL && strcmp(reason, "breakpoint-hit") == 0;
+	json_decref(res);
+	if (!ok)
+		return bench_fail(f->b, "wait_target answered a stop other "
+		    "than at the breakpoint");
+	res = board_call(f, "break", json_pack("{s:I, s:s, s:[s], s:i}",
+	    "session", f->session, "action", "delete", "numbers", num,
+	    "timeout", BOARD_TIMEOUT_MS));
+	json_decref(res);
+	if (res == NULL)
+		return -1;
+	res = board_call(f, "resume", json_pack("{s:I, s:i}", "session",
+	    f->session, "timeout", BOARD_TIMEOUT_MS));
+	json_decref(res);
+	return res != NULL ? 0 : -1;
+}
+
+/*
+ * The sequence through the daemon on its running board: break insert
+ * (which halts and continues it), the byte, wait_target for the stop at
+ * it, break delete, resume; timed whole, in ms.
+ */
+static double
+fig_board_ops_set_daemon(struct board *f)
+{
+	json_t		*res;
+	char		 num[32];
+	json_int_t	 seq;
+	double		 t0;
+
+	if (board_side(f, 0) == -1)
+		return NA;
+	t0 = stat_now_ms();
+	res = board_call(f, "break", json_pack("{s:I, s:s, s:s, s:i}",
+	    "session", f->session, "action", "insert", "location",
+	    FIG_BOARD_OPS_BREAK, "timeout", BOARD_TIMEOUT_MS));
+	if (res == NULL)
+		return NA;
+	if (fig_board_ops_number(f, res) == NULL ||
+	    (seq = fig_board_ops_seq(res)) < 0) {
+		json_decref(res);
+		return bench_fail(f->b, "break insert answered no breakpoint "
+		    "or no target record");
+	}
+	snprintf(num, sizeof num, "%s", fig_board_ops_number(f, res));
+	json_decref(res);
+	if (fig_board_ops_write(f) == -1 ||
+	    fig_board_ops_stop_delete(f, seq, num) == -1)
+		return NA;
+	return stat_now_ms() - t0;
+}
+
+/* The breakpoint number of a -break-insert's result line, or NULL. */
+static const char *
+fig_board_ops_mi_number(const char *line, char *num, size_t len)
+{
+	const char *p;
+
+	if ((p = strstr(line, "number=\"")) == NULL)
+		return NULL;
+	p += 8;
+	snprintf(num, len, "%.*s", (int)strcspn(p, "\""), p);
+	return num;
+}
+
+/*
+ * The same by hand on the baseline's running board: -exec-interrupt and
+ * its *stopped, -break-insert, -exec-continue, the byte, *stopped at the
+ * breakpoint, -break-delete, -exec-continue; in ms.
+ */
+static double
+fig_board_ops_set_direct(struct board *f)
+{
+	char	*line, num[32], cmd[64];
+	double	 t0;
+
+	if (board_side(f, 1) == -1)
+		return NA;
+	mi_uart_drain(&f->m);
+	t0 = stat_now_ms();
+	if (board_direct_halt(f) == -1)
+		return NA;
+	if (mi_command(&f->m, "-break-insert " FIG_BOARD_OPS_BREAK, &line) == -1)
+		return bench_fail(f->b, "%s", f->m.err);
+	if (fig_board_ops_mi_number(line, num, sizeof num) == NULL)
+		return bench_fail(f->b, "-break-insert answered no number");
+	if (mi_command(&f->m, "-exec-continue", NULL) == -1 ||
+	    mi_uart_write(&f->m, "x", 1) == -1 ||
+	    mi_wait(&f->m, "*stopped", &line) == -1)
+		return bench_fail(f->b, "%s", f->m.err);
+	if (strstr(line, "reason=\"breakpoint-hit\"") == NULL)
+		return bench_fail(f->b, "the direct MI stopped other than at "
+		    "the breakpoint: %.120s", line);
+	snprintf(cmd, sizeof cmd, "-break-delete %s", num);
+	if (mi_command(&f->m, cmd, NULL) == -1 ||
+	    mi_command(&f->m, "-exec-continue", NULL) == -1)
+		return bench_fail(f->b, "%s", f->m.err);
+	return stat_now_ms() - t0;
+}
+
+/*
+ * Figure: set a breakpoint on the running board, a byte, its stop,
+ * delete, resume, beside the same by hand over MI; in ms.
+ */
+int
+fig_board_ops_breakset(struct bench *b)
+{
+	board_round		 round[2] = { fig_board_ops_set_daemon,
+				    fig_board_ops_set_direct };
+	struct samples		 s[2][2] = { { { 0 } } };
+	struct board		 f;
+	int			 rv;
+
+	if ((rv = board_open(&f, b)) == 0) {
+		/* Both boards run past their banners: the baseline's halted. */
+		f.running = 0;
+		rv = board_direct_halt(&f);
+	}
+	if (rv == 0)
+		rv = board_batches(&f, round, 2, FIG_BOARD_OPS_SETS,
+		    FIG_BOARD_OPS_SETS_WARM, s);
+	board_close(&f);
+	if (rv == 0)
+		board_rows(s, 0, 1, "ms", 0.5, "goal p50 <= 1.2x base + 0.5 ms, "
+		    "p99 <= 2x; the board running", "break set, byte, stop, "
+		    "delete, resume [vs MI]");
+	board_free(s, 2);
+	return rv;
+}
+
+/* eval of the expression on the halted board, timed; a value must come. */
+static double
+fig_board_ops_eval_daemon(struct board *f)
+{
+	json_t	*res;
+	double	 t0, us;
+	int	 ok;
+
+	t0 = stat_now_ms();
+	res = board_call(f, "eval", json_pack("{s:I, s:s}", "session",
+	    f->session, "expression", FIG_BOARD_OPS_EXPR));
+	us = (stat_now_ms() - t0) * 1000;
+	if (res == NULL)
+		return NA;
+	ok = json_is_string(json_object_get(res, "value"));
+	json_decref(res);
+	return ok ? us : bench_fail(f->b, "eval answered no value");
+}
+
+/* The same as exec of the MI command, timed; a value must come. */
+static double
+fig_board_ops_exec_daemon(struct board *f)
+{
+	json_t	*res;
+	double	 t0, us;
+	int	 ok;
+
+	t0 = stat_now_ms();
+	res = board_call(f, "exec", json_pack("{s:I, s:s}", "session",
+	    f->session, "command", "-data-evaluate-expression "
+	    FIG_BOARD_OPS_EXPR));
+	us = (stat_now_ms() - t0) * 1000;
+	if (res == NULL)
+		return NA;
+	ok = json_is_string(json_object_get(json_object_get(res, "results"),
+	    "value"));
+	json_decref(res);
+	return ok ? us : bench_fail(f->b, "exec answered no value");
+}
+
+/* -data-evaluate-expression over the direct MI, timed. */
+static double
+fig_board_ops_eval_direct(struct board *f)
+{
+	char	*line;
+	double	 t0, us;
+
+	t0 = stat_now_ms();
+	if (mi_command(&f->m, "-data-evaluate-expression " FIG_BOARD_OPS_EXPR,
+	    &line) == -1)
+		return bench_fail(f->b, "%s", f->m.err);
+	us = (stat_now_ms() - t0) * 1000;
+	if (strstr(line, "value=\"") == NULL)
+		return bench_fail(f->b, "-data-evaluate-expression answered "
+		    "no value: %.120s", line);
+	return us;
+}
+
+/*
+ * Figure: eval and exec -data-evaluate-expression on the halted board,
+ * each beside -data-evaluate-expression over the direct MI, the three
+ * interleaved.
+ */
+int
+fig_board_ops_eval(struct bench *b)
+{
+	board_round		 round[3] = { fig_board_ops_eval_daemon,
+				    fig_board_ops_exec_daemon, fig_board_ops_eval_direct };
+	struct samples		 s[3][2] = { { { 0 } } };
+	struct board		 f;
+	int			 rv;
+
+	if ((rv = board_open(&f, b)) == 0 &&
+	    (rv = board_halt_both(&f)) == 0)
+		rv = board_batches(&f, round, 3, FIG_BOARD_OPS_EVALS,
+		    FIG_BOARD_OPS_EVALS_WARM, s);
+	board_close(&f);
+	if (rv == 0) {
+		board_rows(s, 0, 2, "us", 500, "goal p50 <= 1.2x base + 0.5 ms, "
+		    "p99 <= 2x; halted", "eval " FIG_BOARD_OPS_EXPR " [vs MI "
+		    "-data-evaluate-expression]");
+		board_rows(s, 1, 2, "us", 500, "goal p50 <= 1.2x base + 0.5 ms, "
+		    "p99 <= 2x; halted", "exec -data-evaluate-expression [vs "
+		    "MI]");
+	}
+	board_free(s, 3);
+	return rv;
+}
