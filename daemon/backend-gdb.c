@@ -395,25 +395,44 @@ backend_gdb_status(const struct session *s, json_t *o)
 		json_object_set_new(o, "remote", json_string(g->remote));
 }
 
-/* The managed server listens: start gdb, whose connection is its one. */
-void
+/* The managed server listens: gdb, once it runs, connects, its one client. */
+static void
 backend_gdb_served(struct session *s, const char *host, int port)
 {
 	struct gdb_data	*g = s->bdata;
-	char		 why[512];
 
 	snprintf(g->remote, sizeof g->remote, "%s:%d", host, port);
-	if (session_proc_spawn_main(s, why, sizeof why) != 0)
-		session_fail(s, RPC_SPAWN_FAILED, "%s", why);
+	if (g->debugger_up)
+		backend_gdb_connect(s);
 }
 
-/* A server kind's process exec'd: watch the server; gdb: connect it. */
+/*
+ * Start a server kind's server under its keeper, and gdb beside it: gdb
+ * takes about as long to start as the server, and connects once both
+ * are up (the server listening, gdb exec'd), whichever comes last.
+ */
+int
+backend_gdb_server_start(struct session *s, char **server_argv, int port,
+    char *err, size_t errlen)
+{
+	struct gdb_data *g = s->bdata;
+
+	if (server_start(&g->server, s, server_argv, port, backend_gdb_served,
+	    err, errlen) != 0)
+		return -1;
+	return session_proc_spawn_main(s, err, errlen);
+}
+
+/* A server kind's process exec'd: watch the server, or connect gdb. */
 void
 backend_gdb_server_ready(struct session *s, struct session_proc *sp)
 {
 	struct gdb_data *g = s->bdata;
 
-	if (!server_started(&g->server, sp))
+	if (server_started(&g->server, sp))
+		return;
+	g->debugger_up = true;
+	if (g->server.listening)
 		backend_gdb_connect(s);
 }
 

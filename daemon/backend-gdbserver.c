@@ -145,8 +145,7 @@ backend_gdbserver_start(struct session *s, char *err, size_t errlen)
 	if (backend_gdb_open(s, g, addr, err, errlen) != 0)
 		return -1;
 	av = backend_gdbserver_argv(s, port);
-	rc = server_start(&g->server, s, av, port, backend_gdb_served, err,
-	    errlen);
+	rc = backend_gdb_server_start(s, av, port, err, errlen);
 	argv_free(av);
 	return rc;
 }

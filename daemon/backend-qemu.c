@@ -103,8 +103,7 @@ backend_qemu_start(struct session *s, char *err, size_t errlen)
 	if (backend_gdb_open(s, g, addr, err, errlen) != 0)
 		return -1;
 	av = backend_qemu_server_argv(s);
-	rc = server_start(&g->server, s, av, port, backend_gdb_served,
-	    err, errlen);
+	rc = backend_gdb_server_start(s, av, port, err, errlen);
 	argv_free(av);
 	return rc;
 }

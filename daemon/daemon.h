@@ -756,6 +756,7 @@ struct gdb_data {
 	char		 remote[256];	/* HOST:PORT gdb connects to, or "" */
 	struct timer	*timer;		/* connecting's, then settling's, deadline */
 	unsigned long	 connect_token;
+	bool		 debugger_up;	/* gdb exec'd beside its server */
 	unsigned	 inserts;	/* fault breaks gdb has not answered */
 	int		 settle;	/* what the launch awaits (backend-gdb.c) */
 	unsigned	 groups;	/* thread groups live: the program runs */
@@ -854,7 +855,8 @@ void	 backend_gdb_target_ready(struct gdb_data *);
 void	 backend_gdb_settle(struct gdb_data *);
 void	 backend_gdb_close(struct session *);
 void	 backend_gdb_status(const struct session *, json_t *);
-void	 backend_gdb_served(struct session *, const char *host, int port);
+int	 backend_gdb_server_start(struct session *, char **server_argv,
+	    int port, char *err, size_t errlen);
 void	 backend_gdb_server_ready(struct session *, struct session_proc *);
 void	 backend_gdb_server_status(const struct session *, json_t *);
 void	 backend_gdb_server_close(struct session *);

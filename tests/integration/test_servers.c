@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(servers, .init = h_ctx_setup, .fini = h_ctx_teardown,
     .timeout = 90);
@@ -160,4 +161,68 @@ Test(servers, the_port_the_server_names_and_a_server_left_behind)
 	snprintf(server, sizeof server, "sh -c '(exec gdbserver 127.0.0.1:0 "
 	    "%s &); exec sleep 100'", h_ctx_fixture("FIX_ECHO"));
 	runs_on_the_named_port(server, "a server left behind");
+}
+
+/* While session id starts: gdb's pid once it runs, else 0; -1 after. */
+static pid_t
+servers_starting_gdb(long id)
+{
+	json_t		*st = h_cli_status(id);
+	const char	*state = h_jstr(st, "state");
+	pid_t		 pid = -1;
+
+	if (state != NULL && strcmp(state, "starting") == 0)
+		pid = (pid_t)h_jint(st, "pid", 0);
+	json_decref(st);
+	return pid;
+}
+
+/*
+ * gdb starts beside its server, not once the server listens: while a
+ * server that takes 2 s to listen has not, the session is starting and
+ * gdb runs already; the launch answers once gdb has connected.
+ */
+Test(servers, gdb_starts_beside_a_server_that_listens_late)
+{
+	char		 server[1024], *req, comm[64];
+	struct h_conn	 c;
+	json_t		*reply, *params, *list;
+	long		 id = -1;
+	pid_t		 gdb = 0;
+	int		 waited;
+
+	h_daemon_fg();
+	snprintf(server, sizeof server, "sh -c 'sleep 2; exec gdbserver "
+	    "127.0.0.1:{port} %s'", h_ctx_fixture("FIX_ECHO"));
+	params = json_pack("{s:s, s:s, s:[s]}", "kind", "gdbserver", "server",
+	    server, "argv", h_ctx_fixture("FIX_ECHO"));
+	req = json_dumps(json_pack("{s:s, s:i, s:s, s:o}", "jsonrpc", "2.0",
+	    "id", 1, "method", "launch", "params", params), JSON_COMPACT);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	cr_assert_eq(h_conn_send(&c, req, strlen(req), H_WAIT_BOUND), 0);
+	cr_assert_eq(h_conn_send(&c, "\n", 1, H_WAIT_BOUND), 0);
+	free(req);
+	for (waited = 0; id < 0 && waited < H_WAIT_BOUND; waited += 10) {
+		list = h_cli_json(H_ARGS("list"));
+		id = h_jint(json_array_get(h_jpath(list, "sessions"), 0), "id",
+		    -1);
+		json_decref(list);
+		if (id < 0)
+			usleep(10000);
+	}
+	cr_assert_gt(id, 0, "the launch never showed in list");
+	for (waited = 0; gdb == 0 && waited < H_WAIT_BOUND; waited += 10)
+		if ((gdb = servers_starting_gdb(id)) == 0)
+			usleep(10000);
+	cr_assert_gt(gdb, 0, "session %ld was no longer starting before gdb "
+	    "ran: gdb waited for the server", id);
+	h_pid_comm(gdb, comm, sizeof comm);
+	cr_assert_str_eq(comm, "gdb", "the starting session's pid");
+	reply = h_conn_reply(&c, 1, H_WAIT_BOUND);
+	cr_assert_str_eq(h_jstr(reply, "result.state") ? h_jstr(reply,
+	    "result.state") : "(none)", "running", "the launch's answer: %s",
+	    json_dumps(reply, JSON_COMPACT));
+	json_decref(reply);
+	h_conn_close(&c);
+	json_decref(h_cli_stop(id, NULL, NULL));
 }
