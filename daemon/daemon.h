@@ -372,6 +372,9 @@ struct mi {
 	int			 log_fd;	/* the transcript, or -1 */
 	uint64_t		 log_size;	/* bytes written to it */
 	uint64_t		 log_max;	/* and at most, then cut */
+	char			*logbuf;	/* a read's lines, not written */
+	size_t			 loglen;
+	size_t			 logcap;
 };
 
 struct mi	*mi_open(mi_event_cb, void *arg, char *err, size_t errlen);

@@ -4,7 +4,6 @@
  * gdb says on its own (async records) goes to the owner. The channel may
  * keep a transcript of every line sent and received, in a file of its own.
  */
-#include <sys/uio.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,15 +29,44 @@ struct mi_cmd {
 /* What the answer of a command says when gdb gave it none. */
 static const char mi_no_answer[] = "gdb gave no answer to this command";
 
+/* End the transcript: a write failed, or it reached its bound. */
+static void
+mi_log_end(struct mi *m, const char *why)
+{
+	if (why != NULL)
+		log_warn("the MI transcript stops: %s", why);
+	close(m->log_fd);
+	m->log_fd = -1;
+	m->loglen = 0;
+}
+
+/* Write the lines held for the transcript, one write for a read's lines. */
+static void
+mi_log_flush(struct mi *m)
+{
+	ssize_t	n;
+
+	if (m->log_fd == -1 || m->loglen == 0)
+		return;
+	n = write(m->log_fd, m->logbuf, m->loglen);
+	if (n != (ssize_t)m->loglen) {
+		mi_log_end(m, n == -1 ? strerror(errno) : "a short write");
+		return;
+	}
+	m->log_size += (uint64_t)n;
+	m->loglen = 0;
+}
+
 /*
- * Append one line to the transcript: dir "> " for what was sent, "< " for
- * what gdb wrote. Past its bound a last line says it was cut there; a
- * write that fails ends the transcript, and the daemon log says why.
+ * Add one line to the transcript: dir "> " for what was sent, "< " for
+ * what gdb wrote. The lines of one read of gdb's go in one write, as gdb
+ * writes a stop's records a byte at a time and the daemon reads them in
+ * many pieces. Past its bound a last line says it was cut there; a write
+ * that fails ends the transcript, and the daemon log says why.
  */
 static void
 mi_log(struct mi *m, const char *dir, const char *line, size_t len)
 {
-	struct iovec	 iov[3];
 	static const char cut[] = "# the transcript is cut here: it reached "
 			    "its size bound\n";
 	ssize_t		 n;
@@ -47,27 +75,26 @@ mi_log(struct mi *m, const char *dir, const char *line, size_t len)
 		return;
 	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 		len--;
-	if (m->log_max != 0 && m->log_size + len + 3 > m->log_max) {
+	if (m->log_max != 0 && m->log_size + m->loglen + len + 3 >
+	    m->log_max) {
+		mi_log_flush(m);
+		if (m->log_fd == -1)
+			return;
 		n = write(m->log_fd, cut, sizeof cut - 1);
 		(void)n;
-		close(m->log_fd);
-		m->log_fd = -1;
+		mi_log_end(m, NULL);
 		return;
 	}
-	iov[0].iov_base = (void *)dir;
-	iov[0].iov_len = 2;
-	iov[1].iov_base = (void *)line;
-	iov[1].iov_len = len;
-	iov[2].iov_base = (void *)"\n";
-	iov[2].iov_len = 1;
-	if ((n = writev(m->log_fd, iov, 3)) != (ssize_t)len + 3) {
-		log_warn("the MI transcript stops: %s", n == -1 ?
-		    strerror(errno) : "a short write");
-		close(m->log_fd);
-		m->log_fd = -1;
-		return;
+	if (m->loglen + len + 3 > m->logcap) {
+		m->logcap = (m->loglen + len + 3) * 2;
+		m->logbuf = xreallocarray(m->logbuf, m->logcap, 1);
 	}
-	m->log_size += (uint64_t)n;
+	memcpy(m->logbuf + m->loglen, dir, 2);
+	memcpy(m->logbuf + m->loglen + 2, line, len);
+	m->logbuf[m->loglen + 2 + len] = '\n';
+	m->loglen += len + 3;
+	if (!m->feeding)
+		mi_log_flush(m);
 }
 
 /* Forget a command. */
@@ -239,6 +266,7 @@ mi_console_cb(void *arg, enum console_event ev, const char *data, size_t len)
 	if (frame_feed(&m->frame, data, len, mi_line, m) == FRAME_OVERFLOW)
 		log_fatal("out of memory for an MI record");
 	m->feeding = false;
+	mi_log_flush(m);
 	if (m->closed)
 		mi_close(m);
 }
@@ -402,7 +430,9 @@ mi_close(struct mi *m)
 		mi_cmd_free(m, c);
 	console_close(m->console);
 	frame_free(&m->frame);
+	mi_log_flush(m);
 	if (m->log_fd != -1)
 		close(m->log_fd);
+	free(m->logbuf);
 	free(m);
 }

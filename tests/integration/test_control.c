@@ -1158,3 +1158,53 @@ Test(control, board_break_delete_refuses_unknown_and_fault_numbers)
 	cr_assert(ctl_listed(&t, fault), "the fault break %s went", fault);
 	ctl_end(&t);
 }
+
+/*
+ * gdb's MI transcript holds every line whole and in order, one per line,
+ * though gdb writes a stop a byte at a time and the daemon writes a
+ * read's lines at once: each resume's -exec-continue, then its ^running,
+ * then a breakpoint's *stopped, 30 times; nothing else on a line.
+ */
+Test(control, native_mi_transcript_keeps_every_line_in_order)
+{
+	struct ctl	 t;
+	char		 num[32], path[PATH_MAX], tok[32];
+	char		*log, *line, *save;
+	int		 sent = 0, running = 0, stops = 0, want = 0;
+
+	ctl_native(&t, "FIX_LOOP", true);
+	ctl_break(&t, "loop_tick", num, sizeof(num));
+	ctl_hit_every_time(&t, num, 30);
+	snprintf(path, sizeof(path), "%s/sessions/%ld.mi.log", H->state, t.id);
+	log = h_read_file(path, NULL);
+	cr_assert_not_null(log, "no MI transcript %s", path);
+	cr_assert(*log != '\0' && log[strlen(log) - 1] == '\n', "the "
+	    "transcript does not end with a whole line");
+	for (line = strtok_r(log, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		cr_assert(strncmp(line, "> ", 2) == 0 || strncmp(line, "< ",
+		    2) == 0, "a transcript line neither sent nor read: %s",
+		    line);
+		if (strncmp(line, "> ", 2) == 0 && strstr(line,
+		    "-exec-continue") != NULL) {
+			cr_assert_eq(want, 0, "-exec-continue before the last "
+			    "one's ^running: %s", line);
+			snprintf(tok, sizeof(tok), "< %.*s^running",
+			    (int)strspn(line + 2, "0123456789"), line + 2);
+			want = 1;
+			sent++;
+		} else if (want && strcmp(line, tok) == 0) {
+			want = 0;
+			running++;
+		} else if (strncmp(line, "< *stopped,reason=\"breakpoint-hit\"",
+		    34) == 0)
+			stops++;
+	}
+	free(log);
+	cr_assert_geq(sent, 30, "resumes in the transcript: %d", sent);
+	cr_assert_eq(running, sent, "each -exec-continue's ^running: %d of "
+	    "%d", running, sent);
+	cr_assert_geq(stops, 30, "breakpoint stops in the transcript: %d",
+	    stops);
+	ctl_end(&t);
+}
