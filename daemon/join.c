@@ -28,6 +28,19 @@ struct join_cmd {
 /* The most channels, so joined clients, a session has (join_init). */
 static long	join_max = JOINS_MAX_DEFAULT;
 
+/*
+ * What one read of a channel has for a client, held and sent as one
+ * write at the read's end: an answer and its prompt were three writes
+ * (three wake-ups of the client) before. Only one client's bytes are
+ * held at a time, so the order of everything sent stays as it was.
+ */
+static struct {
+	struct join	*j;		/* whose bytes are held, or NULL */
+	char		*buf;
+	size_t		 len, cap;
+	int		 depth;		/* inside a channel's read */
+} join_held;
+
 /* Take the joiners' cap (DBGCTLD_JOINS_MAX). */
 void
 join_init(long max)
@@ -57,9 +70,9 @@ join_cmd_free(struct join_chan *ch, struct join_cmd *jc)
 	free(jc);
 }
 
-/* Write to the client; one that reads nothing is dropped, not buffered for. */
+/* Write to the client now; one that reads nothing is dropped, not buffered for. */
 static void
-join_send(struct join *j, const char *data, size_t len)
+join_send_now(struct join *j, const char *data, size_t len)
 {
 	if (j == NULL || j->c == NULL || !j->live)
 		return;
@@ -70,6 +83,44 @@ join_send(struct join *j, const char *data, size_t len)
 		return;
 	}
 	conn_send_raw(j->c, data, len);
+}
+
+/* Send the bytes held for a client, if any. */
+static void
+join_flush(void)
+{
+	struct join	*j = join_held.j;
+	size_t		 len = join_held.len;
+
+	join_held.j = NULL;
+	join_held.len = 0;
+	if (j != NULL && len > 0)
+		join_send_now(j, join_held.buf, len);
+}
+
+/*
+ * Write to the client: inside a channel's read, held to go with the rest
+ * of the read (another client's bytes held before go first).
+ */
+static void
+join_send(struct join *j, const char *data, size_t len)
+{
+	if (j == NULL || j->c == NULL || !j->live)
+		return;
+	if (join_held.depth == 0) {
+		join_send_now(j, data, len);
+		return;
+	}
+	if (join_held.j != j)
+		join_flush();
+	join_held.j = j;
+	if (join_held.len + len > join_held.cap) {
+		join_held.cap = join_held.len + len > 2 * join_held.cap ?
+		    join_held.len + len : 2 * join_held.cap;
+		join_held.buf = xreallocarray(join_held.buf, join_held.cap, 1);
+	}
+	memcpy(join_held.buf + join_held.len, data, len);
+	join_held.len += len;
 }
 
 /* Write a line of ours (the format has its newline) to the client. */
@@ -394,9 +445,12 @@ join_chan_cb(void *arg, enum console_event ev, const char *data, size_t len)
 		conn_resume(ch->j->c);
 	if (ev != CONSOLE_OUTPUT)
 		return;
+	join_held.depth++;
 	if (frame_feed(&ch->frame, data, len, join_chan_line, ch) ==
 	    FRAME_OVERFLOW)
 		log_fatal("out of memory for an MI record");
+	if (--join_held.depth == 0)
+		join_flush();
 }
 
 /* Write one command with the channel's next token; NULL if gdb is gone. */
@@ -636,6 +690,8 @@ join_leave_chan(struct join *j)
 	size_t			 i;
 	char			*cmd;
 
+	/* Its connection may close and j be freed once it left. */
+	join_flush();
 	if (ch == NULL)
 		return;
 	TAILQ_FOREACH(jc, &ch->cmds, entry)

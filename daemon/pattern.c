@@ -5,7 +5,10 @@
  * ones stay for the next expect that asks. The memory of all of them is
  * capped, and a small pattern is JIT-compiled as it is compiled (~50 us
  * and a few KiB), while the JIT's memory is within its own cap; a big one
- * (whose JIT compilation would take milliseconds) is interpreted.
+ * (whose JIT compilation would take milliseconds) is interpreted. A short
+ * literal (`exact`, not caseless) is not compiled at all: it is looked
+ * for with memmem, giving PCRE2's answers (a line echoed back and
+ * expected once paid tens of microseconds of compilation before).
  *
  * Matching goes through pattern_match with a matcher, one a thread, which
  * bounds every call: at most so many backtracking steps from one start
@@ -39,6 +42,11 @@
 #define PATTERN_IDLE_BYTES (1024 * 1024)
 /* Freed memory given back to the system once this much has gone. */
 #define PATTERN_TRIM_BYTES (1024 * 1024)
+/*
+ * Literals up to this long are looked for without PCRE2: a call's search
+ * for a part of one that ends the subject is then at most this squared.
+ */
+#define PATTERN_LITERAL_MAX 256
 /* Buckets of the table of compilations. */
 #define PATTERN_BUCKETS 256
 /* The heap and depth a match may use, and its JIT stack (bytes). */
@@ -54,7 +62,7 @@ struct pattern {
 	uint32_t		 options;
 	char			*text;
 	size_t			 len;
-	pcre2_code		*code;
+	pcre2_code		*code;		/* NULL: a literal */
 	uint32_t		 groups;
 	uint32_t		 lookbehind;
 	size_t			 size;		/* its memory, JIT aside */
@@ -69,6 +77,8 @@ struct pattern_matcher {
 	pcre2_jit_stack		*jstack;
 	pcre2_match_data	*md;
 	uint32_t		 pairs;
+	size_t			 lov[2];	/* a literal's last answer */
+	bool			 literal;	/* the last call was a literal's */
 };
 
 static LIST_HEAD(, pattern)	 pattern_table[PATTERN_BUCKETS];
@@ -209,7 +219,8 @@ pattern_jit(struct pattern *p)
 		tick = uv_now(dmn.loop);
 		spent = 0;
 	}
-	if (p->jit_size > 0 || p->jit_refused || code > PATTERN_JIT_SMALL ||
+	if (p->code == NULL || p->jit_size > 0 || p->jit_refused ||
+	    code > PATTERN_JIT_SMALL ||
 	    pattern_jit_total + code * PATTERN_JIT_RATIO > PATTERN_JIT_MAX ||
 	    spent >= PATTERN_JIT_TURN_NS)
 		return;
@@ -241,16 +252,19 @@ pattern_compile(const char *text, size_t len, uint32_t options,
 	size_t		 size = 0, over;
 	char		 why[256];
 	int		 rc;
+	bool		 literal = options == PCRE2_LITERAL &&
+			    len <= PATTERN_LITERAL_MAX;
 
-	code = pcre2_compile((PCRE2_SPTR)text, len, options |
+	code = literal ? NULL : pcre2_compile((PCRE2_SPTR)text, len, options |
 	    PCRE2_USE_OFFSET_LIMIT, &rc, &at, NULL);
-	if (code == NULL) {
+	if (code == NULL && !literal) {
 		pattern_error(rc, why, sizeof why);
 		rpc_error_set(err, RPC_INVALID_PARAMS, "%s at offset %zu", why,
 		    (size_t)at);
 		return NULL;
 	}
-	(void)pcre2_pattern_info(code, PCRE2_INFO_SIZE, &size);
+	if (code != NULL)
+		(void)pcre2_pattern_info(code, PCRE2_INFO_SIZE, &size);
 	size += sizeof *p + len;
 	/* Only as many unused ones go as make room. */
 	over = pattern_total + size > PATTERN_MEM_MAX ? pattern_total + size -
@@ -275,9 +289,12 @@ pattern_compile(const char *text, size_t len, uint32_t options,
 	p->len = len;
 	p->code = code;
 	p->size = size;
-	(void)pcre2_pattern_info(code, PCRE2_INFO_CAPTURECOUNT, &p->groups);
-	(void)pcre2_pattern_info(code, PCRE2_INFO_MAXLOOKBEHIND,
-	    &p->lookbehind);
+	if (code != NULL) {
+		(void)pcre2_pattern_info(code, PCRE2_INFO_CAPTURECOUNT,
+		    &p->groups);
+		(void)pcre2_pattern_info(code, PCRE2_INFO_MAXLOOKBEHIND,
+		    &p->lookbehind);
+	}
 	pattern_total += size;
 	pattern_jit(p);
 	LIST_INSERT_HEAD(&pattern_table[hash % PATTERN_BUCKETS], p, chain);
@@ -356,6 +373,9 @@ pattern_names(const struct pattern *p, uint32_t *count, uint32_t *size,
 	PCRE2_SPTR t = NULL;
 
 	*count = *size = 0;
+	*table = NULL;
+	if (p->code == NULL)
+		return;
 	(void)pcre2_pattern_info(p->code, PCRE2_INFO_NAMECOUNT, count);
 	(void)pcre2_pattern_info(p->code, PCRE2_INFO_NAMEENTRYSIZE, size);
 	(void)pcre2_pattern_info(p->code, PCRE2_INFO_NAMETABLE, &t);
@@ -399,6 +419,45 @@ pattern_matcher_free(struct pattern_matcher *m)
 }
 
 /*
+ * A literal's answer as PCRE2's would be over subject[0, len) from start,
+ * starts up to last: the earliest start where the whole literal is, or
+ * (with hard partial matching) where a part of at least one byte of it
+ * ends the subject; its offsets in ov.
+ */
+static int
+pattern_literal(const struct pattern *p, const char *subject, size_t len,
+    size_t start, size_t last, bool partial, size_t ov[2])
+{
+	const char	*at;
+	size_t		 n = p->len, i, end;
+
+	if (start > last || start > len)
+		return PCRE2_ERROR_NOMATCH;
+	/* A whole one starts at len - n at the latest. */
+	if (len >= n && start <= len - n) {
+		end = (last < len - n ? last : len - n) + n;
+		at = n == 0 ? subject + start : memmem(subject + start,
+		    end - start, p->text, n);
+		if (at != NULL) {
+			ov[0] = at - subject;
+			ov[1] = ov[0] + n;
+			return 1;
+		}
+	}
+	if (!partial)
+		return PCRE2_ERROR_NOMATCH;
+	/* A part ends the subject: it starts past len - n. */
+	i = len >= n ? len - n + 1 : 0;
+	for (i = i > start ? i : start; i < len && i <= last; i++)
+		if (memcmp(subject + i, p->text, len - i) == 0) {
+			ov[0] = i;
+			ov[1] = len;
+			return PCRE2_ERROR_PARTIAL;
+		}
+	return PCRE2_ERROR_NOMATCH;
+}
+
+/*
  * Run p over subject[0, len) from start with matcher m, trying starts up
  * to last (the offset limit) with at most steps backtracking steps from
  * each, with PCRE2 options opts: PCRE2's result. The match's offsets are
@@ -409,6 +468,10 @@ pattern_match(struct pattern_matcher *m, struct pattern *p,
     const char *subject, size_t len, size_t start, size_t last,
     uint32_t steps, uint32_t opts)
 {
+	m->literal = p->code == NULL;
+	if (m->literal)
+		return pattern_literal(p, subject, len, start, last,
+		    (opts & PCRE2_PARTIAL_HARD) != 0, m->lov);
 	if (m->md == NULL || p->groups >= m->pairs) {
 		pcre2_match_data_free(m->md);
 		m->pairs = p->groups + 1 > 16 ? p->groups + 1 : 16;
@@ -425,5 +488,7 @@ pattern_match(struct pattern_matcher *m, struct pattern *p,
 const size_t *
 pattern_ovector(const struct pattern_matcher *m)
 {
+	if (m->literal)
+		return m->lov;
 	return pcre2_get_ovector_pointer(m->md);
 }

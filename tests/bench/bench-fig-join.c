@@ -274,17 +274,17 @@ fig_join_rtt(struct bench *b)
 	if (rv == 0)
 		rv = fig_join_runs(b, c, s);
 	if (rv == 0 && cli_why[0] != '\0')
-		table_na(TARGET2(RATIO_PLUS_MAX, 1.3, 100), cli_why, "MI round "
+		table_na(TARGET2(RATIO_PLUS_MAX, 1.3, 50), cli_why, "MI round "
 		    "trip via dbgctl mi [vs direct new-ui pty]");
 	else if (rv == 0)
 		table_row("us", stat_median(&s[FIG_JOIN_CLI]),
 		    stat_median(&s[FIG_JOIN_DIRECT]), TARGET2(RATIO_PLUS_MAX,
-		    1.3, 100), NULL, "MI round trip via dbgctl mi [vs direct "
+		    1.3, 50), NULL, "MI round trip via dbgctl mi [vs direct "
 		    "new-ui pty]");
 	if (rv == 0) {
 		table_row("us", stat_median(&s[FIG_JOIN_METHOD]),
 		    stat_median(&s[FIG_JOIN_DIRECT]), TARGET2(RATIO_PLUS_MAX,
-		    1.3, 100), "no client process", "MI round trip via the mi "
+		    1.3, 50), "no client process", "MI round trip via the mi "
 		    "method [vs direct new-ui pty]");
 	}
 	for (i = 0; i < FIG_JOIN_N; i++) {

@@ -145,10 +145,10 @@ fig_ping_rtt(struct bench *b)
 	fig_ping_unpin(b, &saved);
 	if (rv == 0) {
 		table_row("us", stat_median(&p50[0]), stat_median(&p50[1]),
-		    TARGET(RATIO_MAX, 1.4), NULL,
+		    TARGET(RATIO_MAX, 1.3), "all pinned to one CPU",
 		    "ping RTT p50, held conn [vs blocking echo]");
 		table_row("us", stat_median(&p99[0]), stat_median(&p99[1]),
-		    TARGET(RATIO_MAX, 1.4), NULL,
+		    TARGET(RATIO_MAX, 1.3), "all pinned to one CPU",
 		    "ping RTT p99, held conn [vs blocking echo]");
 		table_row("us", stat_median(&p50[0]), stat_median(&p50[2]),
 		    NO_TARGET, NULL, "ping RTT p50, held conn [vs libuv echo]");

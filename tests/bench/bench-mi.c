@@ -99,6 +99,34 @@ mi_start_gdb(struct mi *m, const char *fw)
 	return 0;
 }
 
+/*
+ * Start gdb on a native program, argv its command line, with its MI on
+ * our pipes, as mi_start does for the board: the native breakpoint
+ * figure's baseline. The program is not run yet. -1 with m->err.
+ */
+int
+mi_start_native(struct mi *m, const char *const argv[])
+{
+	const char	*gdb[32] = { "gdb", "-q", "-nx", "--interpreter=mi3",
+			    "-iex", "set mi-async on", "-iex", "set confirm off",
+			    "--args" };
+	int		 child[2], n = 9, i;
+
+	memset(m, 0, sizeof *m);
+	m->qemu = m->gdb = -1;
+	m->to_gdb = m->from_gdb = m->uart_in = m->uart_out = -1;
+	for (i = 0; argv[i] != NULL && n < 31; i++)
+		gdb[n++] = argv[i];
+	gdb[n] = NULL;
+	mi_pipes(child, &m->to_gdb, &m->from_gdb);
+	m->gdb = proc_spawn(gdb, NULL, child[0], child[1], -1);
+	close(child[0]);
+	close(child[1]);
+	if (m->gdb == -1)
+		return mi_fail(m, "gdb did not start");
+	return 0;
+}
+
 /* Record why the baseline failed; -1 for the caller to return. */
 int
 mi_fail(struct mi *m, const char *why)

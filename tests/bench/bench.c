@@ -6,7 +6,8 @@
  *
  * bench [DBGCTL DBGCTLD]; else $DBGCTL and $DBGCTLD. BENCH_ONLY=a,b runs
  * only the figures of those names. `bench --target ...` is the expect
- * figures' target program instead (bench-fig-expect.c).
+ * figures' target program instead (bench-fig-expect.c), `bench --target
+ * loop` the native breakpoint figure's (bench-fig-break.c).
  */
 #include "bench.h"
 
@@ -60,6 +61,8 @@ static const struct bench_figure bench_figures[] = {
 	    fig_hostile, 0, false, true },
 	{ "expect", "expect latency, write to match",
 	    fig_expect_latency, 0, false, false },
+	{ "expect-echo", "expect round trip on an echo target, pipelined",
+	    fig_expect_echo, 0, false, false },
 	{ "expect-scan", "expect throughput over lines that do not match",
 	    fig_expect_throughput, 0, false, false },
 	{ "expect-busy", "ping beside 100 expects on a busy stream",
@@ -84,6 +87,8 @@ static const struct bench_figure bench_figures[] = {
 	    fig_board_life_fault, 0, false, false },
 	{ "board-launch", "board launch to its banner",
 	    fig_board_life_launch, 0, false, false },
+	{ "break-native", "native breakpoint round trip, resume until_stop",
+	    fig_break_native, 0, false, false },
 	{ "join", "a joined MI client's round trip",
 	    fig_join_rtt, 0, false, false },
 	{ "verdict", "deadline expiry to its verdict, native gdb",
@@ -245,6 +250,9 @@ main(int argc, char **argv)
 	struct bench	b = { 0 };
 	size_t		i;
 
+	if (argc > 2 && strcmp(argv[1], "--target") == 0 &&
+	    strcmp(argv[2], "loop") == 0)
+		return fig_break_target();
 	if (argc > 1 && strcmp(argv[1], "--target") == 0)
 		return fig_expect_target(argc - 2, argv + 2);
 	if (bench_config(&b, argc, argv) == -1)

@@ -155,6 +155,7 @@ struct mi {
 	char	 err[256];
 };
 int	 mi_start(struct mi *, const char *);
+int	 mi_start_native(struct mi *, const char *const[]);
 void	 mi_stop(struct mi *);
 int	 mi_fail(struct mi *, const char *);
 int	 mi_command(struct mi *, const char *, char **);
@@ -263,6 +264,13 @@ int	 fig_board_ops_eval(struct bench *);
 /* bench-fig-board-life.c */
 int	 fig_board_life_fault(struct bench *);
 int	 fig_board_life_launch(struct bench *);
+
+/* bench-fig-break.c */
+int	 fig_break_target(void);
+int	 fig_break_native(struct bench *);
+
+/* bench-fig-expect-echo.c */
+int	 fig_expect_echo(struct bench *);
 
 /* bench-fig-join.c */
 int	 fig_join_rtt(struct bench *);

@@ -1349,6 +1349,20 @@ Test(expect, the_transcript_holds_every_byte_the_target_wrote_gdb)
 }
 
 /*
+ * The wall clock in seconds, as precise as the daemon's: time(2) reads a
+ * coarse clock that may be a tick behind, so a time the daemon took just
+ * before could be past it.
+ */
+static double
+expect_wall(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
  * Check logs' times from offset off of a stream: nondecreasing offsets
  * and times, the first the chunk holding off, the others starting in
  * [off, next_offset), each time within [t0, now]; the offsets.
@@ -1358,7 +1372,7 @@ expect_times(struct h_conn *c, long id, const char *stream, long long off,
     double t0, long long *offs, size_t max)
 {
 	long long	 o, last_o = -1, next;
-	double		 t, last_t = 0, now = (double)time(NULL) + 1;
+	double		 t, last_t = 0, now = expect_wall() + 1;
 	json_t		*r, *times, *e;
 	size_t		 i;
 
@@ -1404,7 +1418,7 @@ Test(expect, logs_with_timestamps_gives_arrival_times)
 	static const char *const pieces[] = { "a\n", "bb\n", "ccc\n", NULL };
 	struct h_conn	 c;
 	long long	 offs[8];
-	double		 t0 = (double)time(NULL);
+	double		 t0 = expect_wall();
 	long		 id, plain;
 	size_t		 n;
 

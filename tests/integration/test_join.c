@@ -327,6 +327,41 @@ Test(join, answers_in_flight_reach_a_leaving_client_before_its_exit)
 	h_conn_close(&t.c);
 }
 
+/*
+ * Commands sent at once are answered in order, each answer followed by
+ * its prompt and nothing lost, however gdb's lines fall into reads: the
+ * daemon holds a read's lines for a client and sends them together.
+ */
+Test(join, pipelined_commands_get_each_answer_then_its_prompt_in_order)
+{
+	struct jt	 t;
+	struct h_conn	 a;
+	char		 all[64 * 48], want[64], *line;
+	size_t		 len = 0;
+	int		 i;
+
+	jt_native(&t);
+	jt_join(&t, &a, "");
+	for (i = 1; i <= 64; i++)
+		len += snprintf(all + len, sizeof all - len,
+		    "%d-data-evaluate-expression %d+1\n", i, i);
+	cr_assert_eq(h_conn_send(&a, all, len, JOIN_BOUND), 0);
+	for (i = 1; i <= 64; i++) {
+		snprintf(want, sizeof want, "%d^done,value=\"%d\"", i, i + 1);
+		line = h_conn_line(&a, JOIN_BOUND);
+		cr_assert_not_null(line, "no answer %d within %d ms", i,
+		    JOIN_BOUND);
+		cr_assert_str_eq(line, want, "answer %d", i);
+		free(line);
+		line = h_conn_line(&a, JOIN_BOUND);
+		cr_assert_not_null(line, "no prompt after answer %d", i);
+		cr_assert_str_eq(line, "(gdb) ", "after answer %d", i);
+		free(line);
+	}
+	h_conn_close(&a);
+	h_conn_close(&t.c);
+}
+
 Test(join, the_sessions_fault_breaks_stay)
 {
 	struct jt	 t;
