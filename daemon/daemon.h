@@ -1511,6 +1511,7 @@ void	 conn_free_cb(uv_handle_t *);
 
 int	 dial_take(struct conn *);
 bool	 dial_untaken(struct conn *);
+void	 dial_settle(struct conn *, uv_stream_t *, ssize_t, const uv_buf_t *);
 int	 dial_check(struct conn *, struct rpc_error *);
 void	 dial_start(struct conn *);
 bool	 dial_out_gone(struct conn *);
