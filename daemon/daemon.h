@@ -204,6 +204,9 @@ struct output {
 	struct output_time	*tbuf;		/* not yet written, or NULL */
 	size_t			 ntbuf;
 	uint64_t		 ntimes;	/* records in the times file */
+	uint64_t		 flushed;	/* handed to writeback up to here */
+	uint64_t		 uncached;	/* out of the page cache below */
+	uint64_t		 wanted;	/* a reader's next byte: kept cached */
 };
 
 void	 output_init(struct output *);

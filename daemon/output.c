@@ -8,6 +8,18 @@
 
 #include "daemon.h"
 
+/*
+ * What of a log the page cache keeps behind the end written and the next
+ * byte a reader wants: older pages are handed to writeback early and then
+ * dropped, so that a transcript of gigabytes recycles a few megabytes of
+ * cache instead of growing it by as much. Every new page cache page costs
+ * an allocation (on a virtual machine, often the host's first touch of it,
+ * which made writing the transcript most of a fast target's cost).
+ */
+#define OUTPUT_CACHE_KEEP (16 * 1024 * 1024)
+/* The bytes handed to writeback, and dropped, at once. */
+#define OUTPUT_CACHE_STEP (2 * 1024 * 1024)
+
 /* An output with nothing open, so closing and freeing it are no-ops. */
 void
 output_init(struct output *o)
@@ -15,6 +27,7 @@ output_init(struct output *o)
 	memset(o, 0, sizeof *o);
 	o->log_fd = -1;
 	o->times_fd = -1;
+	o->wanted = UINT64_MAX;
 }
 
 /* Create the log file (with its times file beside it) and a ring of ring bytes. */
@@ -145,6 +158,36 @@ output_cap(struct output *o, uint64_t at, size_t len)
 	return at >= o->max ? 0 : (size_t)(o->max - at);
 }
 
+/*
+ * The log holds every byte before end: start writing back each step as it
+ * fills, and drop from the cache what was written back a window ago and
+ * no reader still wants. Neither call waits for the disk, and neither can
+ * lose a byte: the kernel drops only clean pages.
+ */
+static void
+output_uncache(struct output *o, uint64_t end)
+{
+	uint64_t to;
+
+	if (end - o->flushed >= OUTPUT_CACHE_STEP) {
+		(void)sync_file_range(o->log_fd, (off_t)o->flushed,
+		    (off_t)(end - o->flushed), SYNC_FILE_RANGE_WRITE);
+		o->flushed = end;
+	}
+	if (o->flushed < OUTPUT_CACHE_KEEP)
+		return;
+	to = o->flushed - OUTPUT_CACHE_KEEP;
+	if (to > o->wanted)
+		to = o->wanted;
+	/* Whole steps only: a page cut at either end would stay behind. */
+	to -= to % OUTPUT_CACHE_STEP;
+	if (to < o->uncached + OUTPUT_CACHE_STEP)
+		return;
+	(void)posix_fadvise(o->log_fd, (off_t)o->uncached,
+	    (off_t)(to - o->uncached), POSIX_FADV_DONTNEED);
+	o->uncached = to;
+}
+
 /* Keep freshly printed bytes in the ring and the log file, at their offset. */
 void
 output_add(struct output *o, const char *data, size_t len)
@@ -174,6 +217,8 @@ output_add(struct output *o, const char *data, size_t len)
 		}
 		done += n;
 	}
+	if (done == len)
+		output_uncache(o, at + len);
 	if (o->failing && done == len) {
 		o->failing = false;
 		log_info("%s: written again from offset %llu; %llu bytes before "

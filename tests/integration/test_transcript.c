@@ -282,3 +282,79 @@ Test(transcript, a_connection_keeps_at_most_256_expects_waiting)
 	json_decref(r);
 	h_conn_close(&c);
 }
+
+/* Assert that the file at path holds exactly the n bytes of want. */
+static void
+transcript_same(const char *path, const char *want, size_t n)
+{
+	size_t	 len, i;
+	char	*got = h_read_file(path, &len);
+
+	cr_assert_not_null(got, "read %s", path);
+	cr_assert_eq(len, n, "%s: %zu bytes of %zu", path, len, n);
+	if (memcmp(got, want, n) != 0) {
+		for (i = 0; got[i] == want[i]; i++)
+			;
+		cr_assert_fail("%s: differs at byte %zu", path, i);
+	}
+	free(got);
+}
+
+/*
+ * 48 MiB through `dbgctl pipe` to a cat: three times what a transcript
+ * keeps in the page cache, so that its older pages are written back and
+ * dropped from the cache as it goes. What came back, the target's
+ * transcript and its stdin's each hold every byte in order, and logs
+ * still reads the first bytes, long gone from the cache, from the file.
+ */
+Test(transcript, a_large_pipe_is_in_both_transcripts_byte_for_byte)
+{
+	enum { N = 48 * 1024 * 1024 };
+	char		 in[PATH_MAX], out[PATH_MAX], ids[32], path[4200];
+	char		*data, params[160];
+	unsigned char	*bytes;
+	struct h_conn	 c;
+	struct h_res	 r;
+	size_t		 i, len;
+	json_t		*l;
+	FILE		*f;
+	long		 id;
+
+	h_ctx_path(in, sizeof in, "in.bin");
+	h_ctx_path(out, sizeof out, "out.bin");
+	data = malloc(N);
+	cr_assert_not_null(data, "malloc");
+	for (i = 0; i < N; i++)
+		data[i] = (char)(i * 7 + i / 251);
+	f = fopen(in, "w");
+	cr_assert_not_null(f, "create %s", in);
+	cr_assert_eq(fwrite(data, 1, N, f), (size_t)N, "write %s", in);
+	fclose(f);
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--", "cat"));
+	h_idstr(id, ids, sizeof ids);
+	h_run(&r, 120000, H_ARGS("/bin/sh", "-c",
+	    "cat \"$1\" | \"$0\" -s \"$2\" pipe \"$3\" | cat >\"$4\"",
+	    H->dbgctl, in, H->sock, ids, out));
+	cr_assert_eq(r.code, 0, "pipe: exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
+	h_cli_expect_exit(id, 0, H_WAIT_BOUND, "(cat) after its input ended");
+	transcript_same(out, data, N);
+	transcript_file(id, ".target.log", path, sizeof path);
+	transcript_same(path, data, N);
+	transcript_file(id, ".target-in.log", path, sizeof path);
+	transcript_same(path, data, N);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	snprintf(params, sizeof params, "{\"session\":%ld,\"stream\":"
+	    "\"target\",\"offset\":0,\"max\":65536}", id);
+	l = h_conn_call(&c, "logs", params, H_WAIT_BOUND);
+	cr_assert_null(json_object_get(l, "error"), "logs: %s",
+	    h_jstr(l, "error.message"));
+	bytes = b64_decode(h_jstr(l, "result.data"),
+	    strlen(h_jstr(l, "result.data")), &len);
+	cr_assert(len == 65536 && memcmp(bytes, data, len) == 0, "logs from "
+	    "offset 0 gave %zu bytes, not the first 64 KiB piped", len);
+	free(bytes);
+	json_decref(l);
+	h_conn_close(&c);
+	free(data);
+}
