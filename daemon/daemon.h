@@ -98,11 +98,13 @@ struct ring {
 	char		*buf;
 	size_t		 cap;
 	uint64_t	 end;		/* bytes ever written */
+	uint64_t	 from;		/* none held before: skipped */
 };
 
 void	 ring_init(struct ring *, size_t cap);
 void	 ring_free(struct ring *);
 void	 ring_write(struct ring *, const char *, size_t);
+void	 ring_skip(struct ring *, size_t);
 uint64_t ring_start(const struct ring *);
 size_t	 ring_read(const struct ring *, uint64_t off, char *, size_t);
 
