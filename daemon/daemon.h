@@ -224,6 +224,9 @@ uint64_t output_missing(const struct output *, uint64_t off);
 void	 output_close(struct output *);
 void	 output_free(struct output *);
 
+/* output-cache.c: what of a log the page cache keeps. */
+void	 output_cache_trim(struct output *, uint64_t end);
+
 /* output-times.c: when each piece of a stream arrived, in a file beside it. */
 bool	 output_times_path(const struct output *, char *, size_t);
 void	 output_times_open(struct output *);

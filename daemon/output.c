@@ -8,17 +8,6 @@
 
 #include "daemon.h"
 
-/*
- * What of a log the page cache keeps behind the end written and the next
- * byte a reader wants: older pages are handed to writeback early and then
- * dropped, so that a transcript of gigabytes recycles a few megabytes of
- * cache instead of growing it by as much. Every new page cache page costs
- * an allocation (on a virtual machine, often the host's first touch of it,
- * which made writing the transcript most of a fast target's cost).
- */
-#define OUTPUT_CACHE_KEEP (16 * 1024 * 1024)
-/* The bytes handed to writeback, and dropped, at once. */
-#define OUTPUT_CACHE_STEP (2 * 1024 * 1024)
 /* A piece this big that the log took is not copied into the ring too. */
 #define OUTPUT_RING_BULK (64 * 1024)
 
@@ -179,36 +168,6 @@ output_cap(struct output *o, uint64_t at, size_t len)
 }
 
 /*
- * The log holds every byte before end: start writing back each step as it
- * fills, and drop from the cache what was written back a window ago and
- * no reader still wants. Neither call waits for the disk, and neither can
- * lose a byte: the kernel drops only clean pages.
- */
-static void
-output_uncache(struct output *o, uint64_t end)
-{
-	uint64_t to;
-
-	if (end - o->flushed >= OUTPUT_CACHE_STEP) {
-		(void)sync_file_range(o->log_fd, (off_t)o->flushed,
-		    (off_t)(end - o->flushed), SYNC_FILE_RANGE_WRITE);
-		o->flushed = end;
-	}
-	if (o->flushed < OUTPUT_CACHE_KEEP)
-		return;
-	to = o->flushed - OUTPUT_CACHE_KEEP;
-	if (to > o->wanted)
-		to = o->wanted;
-	/* Whole steps only: a page cut at either end would stay behind. */
-	to -= to % OUTPUT_CACHE_STEP;
-	if (to < o->uncached + OUTPUT_CACHE_STEP)
-		return;
-	(void)posix_fadvise(o->log_fd, (off_t)o->uncached,
-	    (off_t)(to - o->uncached), POSIX_FADV_DONTNEED);
-	o->uncached = to;
-}
-
-/*
  * Write len bytes at offset at to the log; how many it took. A regular
  * file write does not wait on a peer, so it is done in the loop; losing
  * console output would be worse than a slow disk.
@@ -266,7 +225,7 @@ output_add(struct output *o, const char *data, size_t len)
 	output_ring(o, data, len, done == len);
 	if (done != len)
 		return;
-	output_uncache(o, at + len);
+	output_cache_trim(o, at + len);
 	if (o->failing) {
 		o->failing = false;
 		log_info("%s: written again from offset %llu; %llu bytes before "
