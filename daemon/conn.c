@@ -476,6 +476,8 @@ conn_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 	c->fed = true;
 	if (dial_untaken(c))
 		conn_drop(c);
+	else
+		dial_settle(c, st, nread, buf);
 }
 
 /*
@@ -535,7 +537,7 @@ conn_accept(struct listener *l)
 	struct conn		*c = xcalloc(1, sizeof *c);
 	struct rpc_error	 err;
 
-	/* ipc: libuv reads with recvmsg and keeps what dial-stdio passes. */
+	/* ipc: read with recvmsg, for what dial passes, until dial_settle. */
 	if (l->tcp)
 		uv_tcp_init(dmn.loop, &c->h.tcp);
 	else

@@ -98,11 +98,13 @@ struct ring {
 	char		*buf;
 	size_t		 cap;
 	uint64_t	 end;		/* bytes ever written */
+	uint64_t	 from;		/* none held before: skipped */
 };
 
 void	 ring_init(struct ring *, size_t cap);
 void	 ring_free(struct ring *);
 void	 ring_write(struct ring *, const char *, size_t);
+void	 ring_skip(struct ring *, size_t);
 uint64_t ring_start(const struct ring *);
 size_t	 ring_read(const struct ring *, uint64_t off, char *, size_t);
 
@@ -204,6 +206,9 @@ struct output {
 	struct output_time	*tbuf;		/* not yet written, or NULL */
 	size_t			 ntbuf;
 	uint64_t		 ntimes;	/* records in the times file */
+	uint64_t		 flushed;	/* handed to writeback up to here */
+	uint64_t		 uncached;	/* out of the page cache below */
+	uint64_t		 wanted;	/* a reader's next byte: kept cached */
 };
 
 void	 output_init(struct output *);
@@ -218,6 +223,9 @@ uint64_t output_tail_offset(struct output *, unsigned long lines,
 uint64_t output_missing(const struct output *, uint64_t off);
 void	 output_close(struct output *);
 void	 output_free(struct output *);
+
+/* output-cache.c: what of a log the page cache keeps. */
+void	 output_cache_trim(struct output *, uint64_t end);
 
 /* output-times.c: when each piece of a stream arrived, in a file beside it. */
 bool	 output_times_path(const struct output *, char *, size_t);
@@ -1523,6 +1531,7 @@ void	 conn_free_cb(uv_handle_t *);
 
 int	 dial_take(struct conn *);
 bool	 dial_untaken(struct conn *);
+void	 dial_settle(struct conn *, uv_stream_t *, ssize_t, const uv_buf_t *);
 int	 dial_check(struct conn *, struct rpc_error *);
 void	 dial_start(struct conn *);
 bool	 dial_out_gone(struct conn *);

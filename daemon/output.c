@@ -8,6 +8,9 @@
 
 #include "daemon.h"
 
+/* A piece this big that the log took is not copied into the ring too. */
+#define OUTPUT_RING_BULK (64 * 1024)
+
 /* An output with nothing open, so closing and freeing it are no-ops. */
 void
 output_init(struct output *o)
@@ -15,6 +18,7 @@ output_init(struct output *o)
 	memset(o, 0, sizeof *o);
 	o->log_fd = -1;
 	o->times_fd = -1;
+	o->wanted = UINT64_MAX;
 }
 
 /* Create the log file (with its times file beside it) and a ring of ring bytes. */
@@ -24,6 +28,7 @@ output_open(struct output *o, const char *path, size_t ring, char *err,
 {
 	o->log_path = xstrdup(path);
 	ring_init(&o->ring, ring);
+	o->wanted = UINT64_MAX;
 	/*
 	 * A new session's log is new: anything already there was planted.
 	 * Not O_APPEND: bytes go at their stream offset, so a failed write
@@ -41,26 +46,43 @@ output_open(struct output *o, const char *path, size_t ring, char *err,
 
 
 
+/* The sum of the eight bytes of x, each at most 255. */
+static uint64_t
+output_sum_bytes(uint64_t x)
+{
+	const uint64_t	lo8 = 0x00ff00ff00ff00ffULL;
+
+	x = (x & lo8) + ((x >> 8) & lo8);
+	return (x * 0x0001000100010001ULL) >> 48;
+}
+
 /*
  * The line feeds in len bytes, eight at a time: a memchr a line feed cost
  * most of the daemon's time on output like yes(1)'s, one every two bytes.
  * A byte of x is zero exactly where its bit 7 ends up set (before the
- * shift); no popcount, which is a library call without -mpopcnt.
+ * shift), so each word adds one to each byte of acc that was a line feed;
+ * the bytes of acc are summed once every 255 words, before one can carry.
+ * No popcount, which is a library call without -mpopcnt.
  */
 static uint64_t
 output_count_nl(const char *p, size_t len)
 {
 	const uint64_t	lo7 = 0x7f7f7f7f7f7f7f7fULL;
 	const uint64_t	lf = 0x0a0a0a0a0a0a0a0aULL;
-	uint64_t	n = 0, w, x, t;
-	size_t		i = 0;
+	uint64_t	n = 0, acc, w, x;
+	size_t		i = 0, k, words;
 
-	for (; i + 8 <= len; i += 8) {
-		memcpy(&w, p + i, 8);
-		x = w ^ lf;
-		t = ~(((x & lo7) + lo7) | x | lo7) >> 7;
-		/* A one in each byte that was a line feed: their sum, at the top. */
-		n += (t * 0x0101010101010101ULL) >> 56;
+	while (len - i >= 8) {
+		/* A count of words known before the loop: it vectorises. */
+		words = (len - i) / 8 < 255 ? (len - i) / 8 : 255;
+		acc = 0;
+		for (k = 0; k < words; k++) {
+			memcpy(&w, p + i + k * 8, 8);
+			x = w ^ lf;
+			acc += ~(((x & lo7) + lo7) | x | lo7) >> 7;
+		}
+		i += words * 8;
+		n += output_sum_bytes(acc);
 	}
 	for (; i < len; i++)
 		n += p[i] == '\n';
@@ -145,24 +167,18 @@ output_cap(struct output *o, uint64_t at, size_t len)
 	return at >= o->max ? 0 : (size_t)(o->max - at);
 }
 
-/* Keep freshly printed bytes in the ring and the log file, at their offset. */
-void
-output_add(struct output *o, const char *data, size_t len)
+/*
+ * Write len bytes at offset at to the log; how many it took. A regular
+ * file write does not wait on a peer, so it is done in the loop; losing
+ * console output would be worse than a slow disk.
+ */
+static size_t
+output_put(struct output *o, uint64_t at, const char *data, size_t len,
+    size_t keep)
 {
-	uint64_t	at = o->ring.end;
-	size_t		done = 0, keep;
-	ssize_t		n;
+	size_t	done = 0;
+	ssize_t	n;
 
-	if (len == 0)
-		return;
-	output_index(o, at, data, len);
-	output_times_add(o, at);
-	ring_write(&o->ring, data, len);
-	keep = output_cap(o, at, len);
-	/*
-	 * A regular file write does not wait on a peer, so it is done in the
-	 * loop; losing console output would be worse than a slow disk.
-	 */
 	while (o->log_fd != -1 && done < keep) {
 		n = pwrite(o->log_fd, data + done, keep - done, at + done);
 		if (n < 0 && errno == EINTR)
@@ -170,11 +186,47 @@ output_add(struct output *o, const char *data, size_t len)
 		if (n <= 0) {
 			output_write_failed(o, at + done, at + len,
 			    n < 0 ? errno : ENOSPC);
-			return;
+			return done;
 		}
 		done += n;
 	}
-	if (o->failing && done == len) {
+	return done;
+}
+
+/*
+ * Keep bytes in memory too, unless the log took a bulk of them whole and
+ * has never missed any: the ring then lets go of what it held, readers
+ * read the log instead, and a fast target's every byte is not copied
+ * once more. Bytes the log lacks are always kept, while the ring can.
+ */
+static void
+output_ring(struct output *o, const char *data, size_t len, bool logged)
+{
+	if (logged && len >= OUTPUT_RING_BULK && o->ngaps == 0 &&
+	    !o->failing) {
+		ring_skip(&o->ring, len);
+		return;
+	}
+	ring_write(&o->ring, data, len);
+}
+
+/* Keep freshly printed bytes in the ring and the log file, at their offset. */
+void
+output_add(struct output *o, const char *data, size_t len)
+{
+	uint64_t	at = o->ring.end;
+	size_t		done;
+
+	if (len == 0)
+		return;
+	output_index(o, at, data, len);
+	output_times_add(o, at);
+	done = output_put(o, at, data, len, output_cap(o, at, len));
+	output_ring(o, data, len, done == len);
+	if (done != len)
+		return;
+	output_cache_trim(o, at + len);
+	if (o->failing) {
 		o->failing = false;
 		log_info("%s: written again from offset %llu; %llu bytes before "
 		    "are missing from it", o->log_path,

@@ -116,12 +116,28 @@ static const struct conn_mode pipe_mode = {
 	.close = pipe_close,
 };
 
+/*
+ * Let the client's socket hold as much as the bridge may queue for it:
+ * with its default buffer (208 KiB) a read of the target's pipe went out
+ * half at once and half through a copy queued in the daemon; now the
+ * kernel holds those bytes instead. The system's cap (wmem_max) may keep
+ * it smaller; a dialed client's pipe is left as it is.
+ */
+static void
+pipe_room(struct conn *c)
+{
+	int size = TRANSPORT_MAX;
+
+	(void)uv_send_buffer_size((uv_handle_t *)conn_out(c), &size);
+}
+
 /* From now on the connection carries the target's bytes both ways. */
 void
 pipe_start(struct conn *c, struct session *s)
 {
 	struct pipe *p = xcalloc(1, sizeof *p);
 
+	pipe_room(c);
 	p->c = c;
 	p->s = s;
 	conn_set_mode(c, &pipe_mode, p);

@@ -14,6 +14,7 @@ ring_init(struct ring *r, size_t cap)
 	r->buf = NULL;
 	r->cap = cap;
 	r->end = 0;
+	r->from = 0;
 }
 
 /* Release the ring's memory; the count of bytes written stays. */
@@ -52,11 +53,23 @@ ring_write(struct ring *r, const char *data, size_t len)
 	}
 }
 
+/* Count bytes written without keeping them: what was held goes too. */
+void
+ring_skip(struct ring *r, size_t len)
+{
+	if (r->cap == 0)
+		return;		/* freed: as ring_write */
+	r->end += len;
+	r->from = r->end;
+}
+
 /* The stream offset of the oldest byte still held. */
 uint64_t
 ring_start(const struct ring *r)
 {
-	return r->end > r->cap ? r->end - r->cap : 0;
+	uint64_t start = r->end > r->cap ? r->end - r->cap : 0;
+
+	return start > r->from ? start : r->from;
 }
 
 /* Copy bytes from stream offset off; 0 if off is not held (or at the end). */

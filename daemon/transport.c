@@ -199,6 +199,8 @@ transport_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 		transport_out_eof(t);
 		return;
 	}
+	/* What the reader has yet to take stays in the page cache. */
+	t->log->wanted = t->taken;
 	output_add(t->log, buf->base, nread);
 	if (t->passthrough) {
 		t->taken += nread;

@@ -686,28 +686,16 @@ ssh_fds_back(void *arg)
 }
 
 /*
- * Send line with nfds descriptors on a new connection (after a first
- * request with its answer, if after is set); assert the daemon drops the
- * connection and its descriptor count comes back to count's.
+ * Send line with nfds descriptors on a new connection; assert the daemon
+ * drops the connection and its descriptor count comes back to count's.
  */
 static void
 ssh_fds_refused(struct ssh_fd_count *count, const char *line, const int *fds,
-    int nfds, bool after, const char *what)
+    int nfds, const char *what)
 {
-	static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
-	    "\"method\":\"ping\"}\n";
 	struct h_conn	 raw;
-	json_t		*r;
 	int		 sock = ssh_unix_connect(&raw);
 
-	if (after) {
-		ssh_send_fds(sock, ping, NULL, 0);
-		/* Its answer: the daemon has read the first request. */
-		r = h_conn_reply(&raw, 1, H_WAIT_BOUND);
-		cr_assert_not_null(r, "%s: no answer to the first request",
-		    what);
-		json_decref(r);
-	}
 	ssh_send_fds(sock, line, fds, nfds);
 	cr_assert(ssh_closed_by_daemon(sock), "%s: kept open", what);
 	h_conn_close(&raw);
@@ -716,11 +704,54 @@ ssh_fds_refused(struct ssh_fd_count *count, const char *line, const int *fds,
 }
 
 /*
+ * After a first request and its answer, a dial with two pipes beside it
+ * on the same connection: the daemon no longer looks for descriptors
+ * there, so they are closed unread, the dial is refused for want of
+ * them, the connection goes on, and the daemon's count comes back.
+ */
+static void
+ssh_fds_after_first(pid_t daemon, const int *fds)
+{
+	static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"ping\"}\n";
+	static const char dial[] = "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"dial\"}\n";
+	struct ssh_fd_count	 count = { .pid = daemon };
+	struct h_conn		 raw;
+	const char		*msg;
+	json_t			*r;
+	int			 sock = ssh_unix_connect(&raw);
+	int			 fdv[H_MAXFDS];
+
+	ssh_send_fds(sock, ping, NULL, 0);
+	r = h_conn_reply(&raw, 1, H_WAIT_BOUND);
+	cr_assert_not_null(r, "no answer to the first request");
+	json_decref(r);
+	/* The daemon's count with this connection open, before the fds. */
+	count.want = h_pid_fds(daemon, fdv, NULL, H_MAXFDS);
+	ssh_send_fds(sock, dial, fds, 2);
+	r = h_conn_reply(&raw, 2, H_WAIT_BOUND);
+	msg = json_string_value(h_jpath(r, "error.message"));
+	cr_assert(msg != NULL && strstr(msg, "SCM_RIGHTS") != NULL,
+	    "a dial after the first request was not refused: %s",
+	    r != NULL ? json_dumps(r, JSON_COMPACT) : "no answer");
+	json_decref(r);
+	ssh_send_fds(sock, ping, NULL, 0);
+	r = h_conn_reply(&raw, 1, H_WAIT_BOUND);
+	cr_assert_not_null(r, "no answer after the refused dial");
+	json_decref(r);
+	cr_assert(h_wait_for(ssh_fds_back, &count, H_WAIT_BOUND),
+	    "the daemon kept the descriptors passed after the first request");
+	h_conn_close(&raw);
+}
+
+/*
  * A local peer cannot make the daemon keep descriptors: fds passed with a
- * request other than dial, more than two (a hundred), after the first
- * request, or ones that are not pipes or sockets drop the connection, and
- * the daemon's count is back where it was; dial without fds is refused
- * and the connection goes on.
+ * request other than dial, more than two (a hundred), or ones that are
+ * not pipes or sockets drop the connection; fds passed after the first
+ * request are closed unread and the dial is refused; either way the
+ * daemon's count is back where it was; dial without fds is refused and
+ * the connection goes on.
  */
 Test(ssh, passed_descriptors_are_never_kept_without_dial)
 {
@@ -746,17 +777,17 @@ Test(ssh, passed_descriptors_are_never_kept_without_dial)
 	count.want = h_pid_fds(count.pid, fdv, NULL, H_MAXFDS);
 	cr_assert_gt(count.want, 0, "the daemon's fds");
 
-	ssh_fds_refused(&count, ping, fds, 2, false, "fds beside ping");
-	ssh_fds_refused(&count, dial, fds, 3, false, "three fds beside dial");
+	ssh_fds_refused(&count, ping, fds, 2, "fds beside ping");
+	ssh_fds_refused(&count, dial, fds, 3, "three fds beside dial");
 	/* More than libuv's 64 a message: truncated. */
 	for (i = 0; i < 100; i++)
 		many[i] = pp[i % 2];
-	ssh_fds_refused(&count, dial, many, 100, false, "a hundred fds");
-	ssh_fds_refused(&count, dial, fds, 2, true, "fds after a request");
+	ssh_fds_refused(&count, dial, many, 100, "a hundred fds");
+	ssh_fds_after_first(count.pid, fds);
 	/* Not pipes: a directory. */
 	fds[3] = open("/", O_RDONLY | O_CLOEXEC);
 	cr_assert_neq(fds[3], -1, "open /");
-	ssh_fds_refused(&count, dial, (int[]){ fds[3], fds[3] }, 2, false,
+	ssh_fds_refused(&count, dial, (int[]){ fds[3], fds[3] }, 2,
 	    "a directory");
 	close(fds[3]);
 

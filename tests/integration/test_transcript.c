@@ -2,8 +2,10 @@
  * The target's transcript: every byte the target writes is kept, whoever
  * reads it, so a target nobody reads is not held back, and a reader that
  * comes late still gets every byte; past the transcript's size limit, a
- * slow reader still loses nothing, the target waiting for it instead; and
- * a managed server's stream ends when the server does.
+ * slow reader still loses nothing, the target waiting for it instead; a
+ * managed server's stream ends when the server does; a large pipe is in
+ * both transcripts byte for byte, though most of them has left the page
+ * cache; and a pipe whose reader stops holds the target back.
  */
 #include "b64.h"
 #include "harness.h"
@@ -13,7 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 TestSuite(transcript, .init = h_ctx_setup, .fini = h_ctx_teardown,
@@ -281,4 +286,174 @@ Test(transcript, a_connection_keeps_at_most_256_expects_waiting)
 	    "expect: %s", json_dumps(r, 0));
 	json_decref(r);
 	h_conn_close(&c);
+}
+
+/* Assert that the file at path holds exactly the n bytes of want. */
+static void
+transcript_same(const char *path, const char *want, size_t n)
+{
+	size_t	 len, i;
+	char	*got = h_read_file(path, &len);
+
+	cr_assert_not_null(got, "read %s", path);
+	cr_assert_eq(len, n, "%s: %zu bytes of %zu", path, len, n);
+	if (memcmp(got, want, n) != 0) {
+		for (i = 0; got[i] == want[i]; i++)
+			;
+		cr_assert_fail("%s: differs at byte %zu", path, i);
+	}
+	free(got);
+}
+
+/*
+ * 48 MiB through `dbgctl pipe` to a cat: three times what a transcript
+ * keeps in the page cache, so that its older pages are written back and
+ * dropped from the cache as it goes. What came back, the target's
+ * transcript and its stdin's each hold every byte in order, and logs
+ * still reads the first bytes, long gone from the cache, from the file.
+ */
+Test(transcript, a_large_pipe_is_in_both_transcripts_byte_for_byte)
+{
+	enum { N = 48 * 1024 * 1024 };
+	char		 in[PATH_MAX], out[PATH_MAX], ids[32], path[4200];
+	char		*data, params[160];
+	unsigned char	*bytes;
+	struct h_conn	 c;
+	struct h_res	 r;
+	size_t		 i, len;
+	json_t		*l;
+	FILE		*f;
+	long		 id;
+
+	h_ctx_path(in, sizeof in, "in.bin");
+	h_ctx_path(out, sizeof out, "out.bin");
+	data = malloc(N);
+	cr_assert_not_null(data, "malloc");
+	for (i = 0; i < N; i++)
+		data[i] = (char)(i * 7 + i / 251);
+	f = fopen(in, "w");
+	cr_assert_not_null(f, "create %s", in);
+	cr_assert_eq(fwrite(data, 1, N, f), (size_t)N, "write %s", in);
+	fclose(f);
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--", "cat"));
+	h_idstr(id, ids, sizeof ids);
+	h_run(&r, 120000, H_ARGS("/bin/sh", "-c",
+	    "cat \"$1\" | \"$0\" -s \"$2\" pipe \"$3\" | cat >\"$4\"",
+	    H->dbgctl, in, H->sock, ids, out));
+	cr_assert_eq(r.code, 0, "pipe: exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
+	h_cli_expect_exit(id, 0, H_WAIT_BOUND, "(cat) after its input ended");
+	transcript_same(out, data, N);
+	transcript_file(id, ".target.log", path, sizeof path);
+	transcript_same(path, data, N);
+	transcript_file(id, ".target-in.log", path, sizeof path);
+	transcript_same(path, data, N);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	snprintf(params, sizeof params, "{\"session\":%ld,\"stream\":"
+	    "\"target\",\"offset\":0,\"max\":65536}", id);
+	l = h_conn_call(&c, "logs", params, H_WAIT_BOUND);
+	cr_assert_null(json_object_get(l, "error"), "logs: %s",
+	    h_jstr(l, "error.message"));
+	bytes = b64_decode(h_jstr(l, "result.data"),
+	    strlen(h_jstr(l, "result.data")), &len);
+	cr_assert(len == 65536 && memcmp(bytes, data, len) == 0, "logs from "
+	    "offset 0 gave %zu bytes, not the first 64 KiB piped", len);
+	free(bytes);
+	json_decref(l);
+	h_conn_close(&c);
+	free(data);
+}
+
+/* The target of the slow-reader test: 4 Mi records of 16 bytes. */
+#define TRANSCRIPT_SLOW_RECORDS	(4 * 1024 * 1024)
+#define TRANSCRIPT_SLOW_BYTES	((size_t)TRANSCRIPT_SLOW_RECORDS * 16)
+
+/* Predicate: the process (a pid_t *) sleeps in a write to a full pipe. */
+static bool
+transcript_blocked_in_write(void *arg)
+{
+	char	path[64], *wchan;
+	bool	blocked;
+
+	snprintf(path, sizeof path, "/proc/%d/wchan", *(pid_t *)arg);
+	wchan = h_read_file(path, NULL);
+	/* pipe_write here; pipe_wait on kernels before 5.5. */
+	blocked = wchan != NULL && strstr(wchan, "pipe_w") != NULL;
+	free(wchan);
+	return blocked;
+}
+
+/*
+ * Read fd to its end, checking it is the slow target's records in order;
+ * the bytes that came.
+ */
+static size_t
+transcript_read_records(int fd)
+{
+	static char	buf[1 << 16];
+	char		rec[32];
+	size_t		got = 0, i;
+	ssize_t		n;
+
+	while ((n = read(fd, buf, sizeof buf)) != 0) {
+		if (n < 0 && errno == EAGAIN) {
+			(void)poll(&(struct pollfd){ fd, POLLIN, 0 }, 1,
+			    H_WAIT_BOUND);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		cr_assert_gt(n, 0, "read: %s", strerror(errno));
+		for (i = 0; i < (size_t)n; i++, got++) {
+			if (got % 16 == 0)
+				snprintf(rec, sizeof rec, "%015zu\n", got / 16);
+			if (buf[i] != rec[got % 16])
+				cr_assert_fail("byte %zu differs", got);
+		}
+	}
+	return got;
+}
+
+/*
+ * A pipe whose reader stops holds the target back: 64 MiB printed with
+ * nobody reading `dbgctl pipe`'s output leaves the target asleep in its
+ * write with most of it unwritten, rather than in the transcript; once
+ * read, every byte comes, in order, and the transcript holds them all.
+ */
+Test(transcript, a_pipe_whose_reader_stops_holds_the_target_back)
+{
+	struct h_proc	 p;
+	struct stat	 st;
+	char		 ids[32], path[4200];
+	json_t		*s;
+	pid_t		 target;
+	long		 id;
+	int		 in;
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--", "sh",
+	    "-c", "read go; exec seq -f %015.0f 0 4194303"));
+	h_idstr(id, ids, sizeof ids);
+	s = h_cli_json(H_ARGS("status", ids));
+	target = (pid_t)h_jint(s, "pid", -1);
+	json_decref(s);
+	cr_assert_gt(target, 0, "no target pid");
+	cr_assert_eq(h_run_start_fed(&p, &in, H_ARGS(H->dbgctl, "-s", H->sock,
+	    "pipe", ids)), 0, "start dbgctl pipe");
+	cr_assert_eq(write(in, "go\n", 3), 3, "write go");
+	cr_assert(h_wait_for(transcript_blocked_in_write, &target,
+	    H_WAIT_BOUND), "the target was never held in its write");
+	transcript_file(id, ".target.log", path, sizeof path);
+	cr_assert_eq(stat(path, &st), 0, "%s", path);
+	cr_assert_lt((size_t)st.st_size, TRANSCRIPT_SLOW_BYTES / 4, "%lld of "
+	    "%zu bytes were taken from a target whose reader stopped",
+	    (long long)st.st_size, TRANSCRIPT_SLOW_BYTES);
+	cr_assert_eq(transcript_read_records(p.outfd), TRANSCRIPT_SLOW_BYTES,
+	    "not every byte came");
+	close(in);
+	h_run_wait(&p, H_WAIT_BOUND);
+	h_run_free(&p.res);
+	h_cli_expect_exit(id, 0, H_WAIT_BOUND, "once read");
+	cr_assert_eq(stat(path, &st), 0, "%s", path);
+	cr_assert_eq((size_t)st.st_size, TRANSCRIPT_SLOW_BYTES, "the "
+	    "transcript has %lld bytes", (long long)st.st_size);
 }

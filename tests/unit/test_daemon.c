@@ -55,6 +55,24 @@ Test(ring, write_larger_than_capacity)
 	ring_free(&r);
 }
 
+Test(ring, a_skip_lets_go_of_what_was_held)
+{
+	struct ring	r;
+	char		out[8];
+
+	ring_init(&r, 8);
+	ring_write(&r, "abcdef", 6);
+	ring_skip(&r, 5);
+	cr_assert_eq(r.end, 11);
+	cr_assert_eq(ring_start(&r), 11, "nothing before the skip is held");
+	cr_assert_eq(ring_read(&r, 6, out, sizeof out), 0, "offset 6 is gone");
+	ring_write(&r, "xy", 2);
+	cr_assert_eq(ring_start(&r), 11);
+	cr_assert_eq(ring_read(&r, 11, out, sizeof out), 2);
+	cr_assert_arr_eq(out, "xy", 2);
+	ring_free(&r);
+}
+
 Test(backend, exec_argv_is_the_program)
 {
 	struct session	  s;
@@ -466,4 +484,89 @@ Test(output, unkept_names_the_first_byte_the_log_lacks)
 	    "the log came back");
 	cr_assert_eq(output_unkept(&o, 20), 24, "nothing is lacking after it");
 	output_gone(&o, dir);
+}
+
+/*
+ * A bulk the log took whole is not copied into memory: it is read back
+ * from the log, and a small piece after it is held in memory again.
+ */
+Test(output, a_bulk_the_log_took_is_read_from_the_log)
+{
+	enum { N = 1024 * 1024 };
+	struct output	o;
+	char		dir[] = "/tmp/dbgctl-unit-XXXXXX", *buf = malloc(N);
+
+	output_init(&o);
+	output_filled(&o, dir, 'a', N);
+	cr_assert_eq(ring_start(&o.ring), N, "the bulk was kept in memory");
+	cr_assert_eq(output_read(&o, 1000, buf, N), N - 1000);
+	cr_assert_eq(memchr(buf, 'a' ^ 1, N - 1000) == NULL &&
+	    buf[0] == 'a' && buf[N - 1001] == 'a', 1, "not the bulk's bytes");
+	output_add(&o, "tail\n", 5);
+	cr_assert_eq(ring_start(&o.ring), N, "a small piece is held");
+	cr_assert_eq(output_read(&o, N - 1, buf, 16), 6);
+	cr_assert_arr_eq(buf, "atail\n", 6);
+	output_gone(&o, dir);
+	free(buf);
+}
+
+/*
+ * Bytes past the log's limit are held in memory however big they come,
+ * and a bulk the log took after it came back does not push them out:
+ * only memory has them.
+ */
+Test(output, bytes_the_log_lacks_stay_in_memory_behind_a_bulk)
+{
+	enum { N = 64 * 1024 };
+	struct output	o;
+	char		dir[] = "/tmp/dbgctl-unit-XXXXXX", *buf = malloc(N);
+
+	output_init(&o);
+	output_filled(&o, dir, 'x', 10);
+	o.max = 100;
+	memset(buf, 'b', N);
+	output_add(&o, buf, N);
+	cr_assert_eq(output_unkept(&o, 0), 100, "past the limit at 100");
+	o.max = 0;
+	/* One after the limit is lifted, then one taken as if none were. */
+	memset(buf, 'c', N);
+	output_add(&o, buf, N);
+	output_add(&o, buf, N);
+	cr_assert(!o.failing, "the log is written again");
+	memset(buf, 0, N);
+	cr_assert_eq(output_read(&o, 200, buf, 16), 16, "the bytes only "
+	    "memory had are gone");
+	cr_assert_arr_eq(buf, "bbbbbbbbbbbbbbbb", 16);
+	output_gone(&o, dir);
+	free(buf);
+}
+
+/*
+ * The index counts every line feed: in a megabyte of line feeds (every
+ * byte of a word one, run after run) and of bytes a bit away from one.
+ */
+Test(output, the_line_feed_count_is_exact)
+{
+	enum { N = 1024 * 1024 + 13 };
+	struct output	o;
+	char		dir[] = "/tmp/dbgctl-unit-XXXXXX", *buf = malloc(N);
+	uint64_t	want = 0;
+	size_t		i;
+
+	/* Two megabytes in, the log's cache is trimmed on the thread pool. */
+	dmn.loop = uv_default_loop();
+	output_init(&o);
+	output_filled(&o, dir, '\n', N);
+	cr_assert_eq(o.nl, N, "%llu line feeds of %d", (unsigned long long)o.nl,
+	    N);
+	for (i = 0; i < N; i++) {
+		buf[i] = (char)("\n\x0b\x8a\x08\x0a\xff"[(i * 7 + i / 5) % 6]);
+		want += buf[i] == '\n';
+	}
+	output_add(&o, buf, N);
+	cr_assert_eq(o.nl - N, want, "%llu line feeds of %llu",
+	    (unsigned long long)(o.nl - N), (unsigned long long)want);
+	uv_run(dmn.loop, UV_RUN_DEFAULT);
+	output_gone(&o, dir);
+	free(buf);
 }
