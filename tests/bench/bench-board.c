@@ -336,3 +336,32 @@ board_free(struct samples (*s)[2], int nside)
 	for (i = 0; i < nside * 2; i++)
 		stat_free(&s[i / 2][i % 2]);
 }
+
+/* Both boards run past their banners: the baseline's is halted, not timed. */
+int
+board_daemon_runs(struct board *f)
+{
+	f->running = 0;
+	return board_direct_halt(f);
+}
+
+/*
+ * A figure of two sides on f's two boards, opened here and set up by
+ * setup: n rounds a batch after warm, the daemon's side beside the
+ * baseline's; its p50 and p99 rows, marked 1.2x base + over, and 2x.
+ */
+int
+board_figure(struct bench *b, struct board *f, board_round round[2],
+    int (*setup)(struct board *), const struct board_marks *m)
+{
+	struct samples	s[2][2] = { { { 0 } } };
+	int		rv;
+
+	if ((rv = board_open(f, b)) == 0 && (rv = setup(f)) == 0)
+		rv = board_batches(f, round, 2, m->n, m->warm, s);
+	board_close(f);
+	if (rv == 0)
+		board_rows(s, 0, 1, m->unit, m->over, m->note, m->what);
+	board_free(s, 2);
+	return rv;
+}

@@ -97,14 +97,15 @@ fig_board_life_fault_direct(struct board *f)
  * handler, and the session's subscriber connected; -1 with b->why.
  */
 static int
-fig_board_life_fault_setup(struct fig_board_life_fault *lf)
+fig_board_life_fault_setup(struct board *f)
 {
-	struct board	*f = &lf->f;
-	json_t		*res;
+	struct fig_board_life_fault	*lf = (struct fig_board_life_fault *)f;
+	json_t				*res;
 
 	if (board_halt_both(f) == -1)
 		return -1;
-	if (mi_command(&f->m, "-break-insert " FIG_BOARD_LIFE_HANDLER, NULL) == -1)
+	if (mi_command(&f->m, "-break-insert " FIG_BOARD_LIFE_HANDLER,
+	    NULL) == -1)
 		return bench_fail(f->b, "%s", f->m.err);
 	if (rpc_open(&lf->sub, f->b->sock) == -1)
 		return bench_fail(f->b, "%s", lf->sub.err);
@@ -123,22 +124,20 @@ fig_board_life_fault_setup(struct fig_board_life_fault *lf)
 int
 fig_board_life_fault(struct bench *b)
 {
-	board_round		 round[2] = { fig_board_life_fault_daemon,
-				    fig_board_life_fault_direct };
-	struct samples		 s[2][2] = { { { 0 } } };
+	static const struct board_marks	 m = { FIG_BOARD_LIFE_FAULTS, 1,
+					    "ms", 0.5, "goal p50 <= 1.2x base + "
+					    "0.5 ms, p99 <= 2x; the record has "
+					    "frames, registers, SCB", "fault "
+					    "byte to record [vs MI *stopped at "
+					    "handler]" };
+	board_round			 round[2] = {
+					    fig_board_life_fault_daemon,
+					    fig_board_life_fault_direct };
 	struct fig_board_life_fault	 lf = { .sub.fd = -1 };
-	int			 rv;
+	int				 rv;
 
-	if ((rv = board_open(&lf.f, b)) == 0 &&
-	    (rv = fig_board_life_fault_setup(&lf)) == 0)
-		rv = board_batches(&lf.f, round, 2, FIG_BOARD_LIFE_FAULTS, 1, s);
+	rv = board_figure(b, &lf.f, round, fig_board_life_fault_setup, &m);
 	rpc_close(&lf.sub);
-	board_close(&lf.f);
-	if (rv == 0)
-		board_rows(s, 0, 1, "ms", 0.5, "goal p50 <= 1.2x base + 0.5 ms, "
-		    "p99 <= 2x; the record has frames, registers, SCB",
-		    "fault byte to record [vs MI *stopped at handler]");
-	board_free(s, 2);
 	return rv;
 }
 

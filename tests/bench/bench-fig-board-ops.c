@@ -85,22 +85,16 @@ fig_board_ops_load_direct(struct board *f)
 int
 fig_board_ops_load(struct bench *b)
 {
-	board_round		 round[2] = { fig_board_ops_load_daemon,
-				    fig_board_ops_load_direct };
-	struct samples		 s[2][2] = { { { 0 } } };
-	struct board		 f;
-	int			 rv;
+	static const struct board_marks	 m = { FIG_BOARD_OPS_LOADS, 1,
+					    "ms", 0.5, "goal p50 <= 1.2x base + "
+					    "0.5 ms, p99 <= 2x", "load to "
+					    "banner [vs load+system_reset+"
+					    "continue]" };
+	board_round			 round[2] = { fig_board_ops_load_daemon,
+					    fig_board_ops_load_direct };
+	struct board			 f;
 
-	if ((rv = board_open(&f, b)) == 0 &&
-	    (rv = board_halt_both(&f)) == 0)
-		rv = board_batches(&f, round, 2, FIG_BOARD_OPS_LOADS, 1, s);
-	board_close(&f);
-	if (rv == 0)
-		board_rows(s, 0, 1, "ms", 0.5, "goal p50 <= 1.2x base + 0.5 ms, "
-		    "p99 <= 2x", "load to banner [vs load+system_reset+"
-		    "continue]");
-	board_free(s, 2);
-	return rv;
+	return board_figure(b, &f, round, board_halt_both, &m);
 }
 
 /* The "number" of a break insert's answer, or NULL with b->why. */
@@ -263,27 +257,17 @@ fig_board_ops_set_direct(struct board *f)
 int
 fig_board_ops_breakset(struct bench *b)
 {
-	board_round		 round[2] = { fig_board_ops_set_daemon,
-				    fig_board_ops_set_direct };
-	struct samples		 s[2][2] = { { { 0 } } };
-	struct board		 f;
-	int			 rv;
+	static const struct board_marks	 m = { FIG_BOARD_OPS_SETS,
+					    FIG_BOARD_OPS_SETS_WARM, "ms", 0.5,
+					    "goal p50 <= 1.2x base + 0.5 ms, "
+					    "p99 <= 2x; the board running",
+					    "break set, byte, stop, delete, "
+					    "resume [vs MI]" };
+	board_round			 round[2] = { fig_board_ops_set_daemon,
+					    fig_board_ops_set_direct };
+	struct board			 f;
 
-	if ((rv = board_open(&f, b)) == 0) {
-		/* Both boards run past their banners: the baseline's halted. */
-		f.running = 0;
-		rv = board_direct_halt(&f);
-	}
-	if (rv == 0)
-		rv = board_batches(&f, round, 2, FIG_BOARD_OPS_SETS,
-		    FIG_BOARD_OPS_SETS_WARM, s);
-	board_close(&f);
-	if (rv == 0)
-		board_rows(s, 0, 1, "ms", 0.5, "goal p50 <= 1.2x base + 0.5 ms, "
-		    "p99 <= 2x; the board running", "break set, byte, stop, "
-		    "delete, resume [vs MI]");
-	board_free(s, 2);
-	return rv;
+	return board_figure(b, &f, round, board_daemon_runs, &m);
 }
 
 /* eval of the expression on the halted board, timed; a value must come. */

@@ -110,23 +110,17 @@ fig_board_break_setup(struct board *f)
 int
 fig_board_break(struct bench *b)
 {
-	board_round		 round[2] = { fig_board_break_daemon,
-				    fig_board_break_direct };
-	struct samples		 s[2][2] = { { { 0 } } };
-	struct board		 f;
-	int			 rv;
+	static const struct board_marks	 m = { FIG_BOARD_ROUNDS,
+					    FIG_BOARD_WARM, "us", 500,
+					    "goal p50 <= 1.2x base + 0.5 ms, "
+					    "p99 <= 2x; a byte written a round",
+					    "breakpoint round trip, resume "
+					    "until_stop [vs MI]" };
+	board_round			 round[2] = { fig_board_break_daemon,
+					    fig_board_break_direct };
+	struct board			 f;
 
-	if ((rv = board_open(&f, b)) == 0 &&
-	    (rv = fig_board_break_setup(&f)) == 0)
-		rv = board_batches(&f, round, 2, FIG_BOARD_ROUNDS,
-		    FIG_BOARD_WARM, s);
-	board_close(&f);
-	if (rv == 0)
-		board_rows(s, 0, 1, "us", 500, "goal p50 <= 1.2x base + 0.5 ms, "
-		    "p99 <= 2x; a byte written a round", "breakpoint round "
-		    "trip, resume until_stop [vs MI]");
-	board_free(s, 2);
-	return rv;
+	return board_figure(b, &f, round, fig_board_break_setup, &m);
 }
 
 /* A 4 KiB read through the daemon, timed; its bytes must all be there. */
@@ -192,23 +186,17 @@ fig_board_memory_direct(struct board *f)
 int
 fig_board_memory(struct bench *b)
 {
-	board_round		 round[2] = { fig_board_memory_daemon,
-				    fig_board_memory_direct };
-	struct samples		 s[2][2] = { { { 0 } } };
-	struct board		 f;
-	int			 rv;
+	static const struct board_marks	 m = { FIG_BOARD_READS,
+					    FIG_BOARD_WARM, "us", 500,
+					    "goal p50 <= 1.2x base + 0.5 ms, "
+					    "p99 <= 2x; RAM at " FIG_BOARD_ADDR
+					    ", halted", "memory read 4 KiB [vs "
+					    "MI -data-read-memory-bytes]" };
+	board_round			 round[2] = { fig_board_memory_daemon,
+					    fig_board_memory_direct };
+	struct board			 f;
 
-	if ((rv = board_open(&f, b)) == 0 &&
-	    (rv = board_halt_both(&f)) == 0)
-		rv = board_batches(&f, round, 2, FIG_BOARD_READS,
-		    FIG_BOARD_WARM, s);
-	board_close(&f);
-	if (rv == 0)
-		board_rows(s, 0, 1, "us", 500, "goal p50 <= 1.2x base + 0.5 ms, "
-		    "p99 <= 2x; RAM at " FIG_BOARD_ADDR ", halted", "memory "
-		    "read 4 KiB [vs MI -data-read-memory-bytes]");
-	board_free(s, 2);
-	return rv;
+	return board_figure(b, &f, round, board_halt_both, &m);
 }
 
 /*
@@ -276,22 +264,16 @@ fig_board_reset_direct(struct board *f)
 int
 fig_board_reset(struct bench *b)
 {
-	board_round		 round[2] = { fig_board_reset_daemon,
-				    fig_board_reset_direct };
-	struct samples		 s[2][2] = { { { 0 } } };
-	struct board		 f;
-	int			 rv;
+	static const struct board_marks	 m = { FIG_BOARD_RESETS, 1, "ms",
+					    0.5, "goal p50 <= 1.2x base + 0.5 "
+					    "ms, p99 <= 2x", "reset to banner "
+					    "[vs monitor system_reset+"
+					    "continue]" };
+	board_round			 round[2] = { fig_board_reset_daemon,
+					    fig_board_reset_direct };
+	struct board			 f;
 
-	if ((rv = board_open(&f, b)) == 0 &&
-	    (rv = board_halt_both(&f)) == 0)
-		rv = board_batches(&f, round, 2, FIG_BOARD_RESETS, 1, s);
-	board_close(&f);
-	if (rv == 0)
-		board_rows(s, 0, 1, "ms", 0.5, "goal p50 <= 1.2x base + 0.5 ms, "
-		    "p99 <= 2x", "reset to banner [vs monitor "
-		    "system_reset+continue]");
-	board_free(s, 2);
-	return rv;
+	return board_figure(b, &f, round, board_halt_both, &m);
 }
 
 /*
@@ -350,25 +332,15 @@ fig_board_uart_direct(struct board *f)
 int
 fig_board_uart(struct bench *b)
 {
-	board_round		 round[2] = { fig_board_uart_daemon,
-				    fig_board_uart_direct };
-	struct samples		 s[2][2] = { { { 0 } } };
-	struct board		 f;
-	int			 rv;
+	static const struct board_marks	 m = { FIG_BOARD_ECHOES,
+					    FIG_BOARD_WARM, "us", 50,
+					    "goal p50 <= 1.2x base + 50 us, "
+					    "p99 <= 2x; write and expect "
+					    "pipelined", "UART round trip [vs "
+					    "QEMU's own pipes]" };
+	board_round			 round[2] = { fig_board_uart_daemon,
+					    fig_board_uart_direct };
+	struct board			 f;
 
-	if ((rv = board_open(&f, b)) == 0) {
-		/* Both boards run past their banners: the baseline's halted. */
-		f.running = 0;
-		rv = board_direct_halt(&f);
-	}
-	if (rv == 0)
-		rv = board_batches(&f, round, 2, FIG_BOARD_ECHOES,
-		    FIG_BOARD_WARM, s);
-	board_close(&f);
-	if (rv == 0)
-		board_rows(s, 0, 1, "us", 50, "goal p50 <= 1.2x base + 50 us, "
-		    "p99 <= 2x; write and expect pipelined", "UART round trip "
-		    "[vs QEMU's own pipes]");
-	board_free(s, 2);
-	return rv;
+	return board_figure(b, &f, round, board_daemon_runs, &m);
 }

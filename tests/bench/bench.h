@@ -202,6 +202,18 @@ int	 board_batches(struct board *, board_round[], int, int, int,
 void	 board_rows(struct samples (*)[2], int, int, const char *, double,
 	     const char *, const char *);
 void	 board_free(struct samples (*)[2], int);
+/* A two-sided board figure: its rounds, unit, goal margin and words. */
+struct board_marks {
+	int		 n;		/* rounds a batch */
+	int		 warm;		/* rounds of the warm-up */
+	const char	*unit;
+	double		 over;		/* the p50 goal: 1.2x base + over */
+	const char	*note;
+	const char	*what;
+};
+int	 board_daemon_runs(struct board *);
+int	 board_figure(struct bench *, struct board *, board_round[2],
+	    int (*)(struct board *), const struct board_marks *);
 
 /* The figures, a file each: every one adds its rows to the table. */
 /* bench-fig-ping.c */
