@@ -10,6 +10,7 @@
 #include "bench.h"
 
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -364,4 +365,65 @@ board_figure(struct bench *b, struct board *f, board_round round[2],
 		board_rows(s, 0, 1, m->unit, m->over, m->note, m->what);
 	board_free(s, 2);
 	return rv;
+}
+
+/*
+ * method (reset or load) of the halted daemon's board, which it leaves
+ * running, timed to the banner's match on its transport, in ms; halted
+ * again after, not timed.
+ */
+double
+board_daemon_recipe(struct board *f, const char *method)
+{
+	const char	*state;
+	json_t		*res;
+	double		 t0, ms;
+	bool		 running;
+
+	t0 = stat_now_ms();
+	res = board_call(f, method, json_pack("{s:I, s:b, s:i}", "session",
+	    f->session, "halt", 0, "timeout", BOARD_TIMEOUT_MS));
+	if (res == NULL)
+		return NA;
+	state = json_string_value(json_object_get(json_object_get(res,
+	    "target"), "state"));
+	running = state == NULL || strcmp(state, "running") == 0;
+	json_decref(res);
+	if (!running)
+		return bench_fail(f->b, "%s without halt left the board other "
+		    "than running", method);
+	if (board_banner(f) == -1)
+		return NA;
+	ms = stat_now_ms() - t0;
+	if (board_halt(f) == -1)
+		return NA;
+	return ms;
+}
+
+/*
+ * The same by hand on the halted baseline board: the MI commands of cmds,
+ * then the reset recipe (monitor system_reset, flushregs), -exec-continue
+ * and UART0 read until the banner, in ms; then halted.
+ */
+double
+board_direct_recipe(struct board *f, const char *const *cmds)
+{
+	double	t0, ms;
+	int	rc = 0;
+
+	mi_uart_drain(&f->m);
+	t0 = stat_now_ms();
+	for (; *cmds != NULL && rc == 0; cmds++)
+		rc = mi_command(&f->m, *cmds, NULL);
+	if (rc == -1 || mi_command(&f->m, "-interpreter-exec console "
+	    "\"monitor system_reset\"", NULL) == -1 ||
+	    mi_command(&f->m, "-interpreter-exec console flushregs",
+	    NULL) == -1 ||
+	    mi_command(&f->m, "-exec-continue", NULL) == -1 ||
+	    mi_uart_until(&f->m, BOARD_BANNER) == -1)
+		return bench_fail(f->b, "%s", f->m.err);
+	ms = stat_now_ms() - t0;
+	if (board_direct_halt(f) == -1)
+		return NA;
+	return ms;
 }

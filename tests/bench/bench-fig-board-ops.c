@@ -30,52 +30,21 @@
 /* What is evaluated: the firmware's loop counter. */
 #define FIG_BOARD_OPS_EXPR "counter"
 
-/*
- * A load of the halted board through the daemon, timed to the banner's
- * match on its transport, in ms; halted again after, not timed.
- */
+/* A load of the halted board through the daemon, to its banner. */
 static double
 fig_board_ops_load_daemon(struct board *f)
 {
-	json_t	*res;
-	double	 t0, ms;
-
-	t0 = stat_now_ms();
-	res = board_call(f, "load", json_pack("{s:I, s:b, s:i}", "session",
-	    f->session, "halt", 0, "timeout", BOARD_TIMEOUT_MS));
-	json_decref(res);
-	if (res == NULL || board_banner(f) == -1)
-		return NA;
-	ms = stat_now_ms() - t0;
-	if (board_halt(f) == -1)
-		return NA;
-	return ms;
+	return board_daemon_recipe(f, "load");
 }
 
-/*
- * The daemon's load recipe typed by hand on the halted baseline board:
- * load, monitor system_reset, flushregs, -exec-continue, UART0 read until
- * the banner, in ms; then halted.
- */
+/* The daemon's load recipe typed by hand on the halted baseline board. */
 static double
 fig_board_ops_load_direct(struct board *f)
 {
-	double	t0, ms;
+	static const char *const cmds[] = { "-interpreter-exec console load",
+	    NULL };
 
-	mi_uart_drain(&f->m);
-	t0 = stat_now_ms();
-	if (mi_command(&f->m, "-interpreter-exec console load", NULL) == -1 ||
-	    mi_command(&f->m, "-interpreter-exec console \"monitor "
-	    "system_reset\"", NULL) == -1 ||
-	    mi_command(&f->m, "-interpreter-exec console flushregs",
-	    NULL) == -1 ||
-	    mi_command(&f->m, "-exec-continue", NULL) == -1 ||
-	    mi_uart_until(&f->m, BOARD_BANNER) == -1)
-		return bench_fail(f->b, "%s", f->m.err);
-	ms = stat_now_ms() - t0;
-	if (board_direct_halt(f) == -1)
-		return NA;
-	return ms;
+	return board_direct_recipe(f, cmds);
 }
 
 /*

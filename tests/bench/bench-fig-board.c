@@ -199,62 +199,20 @@ fig_board_memory(struct bench *b)
 	return board_figure(b, &f, round, board_halt_both, &m);
 }
 
-/*
- * A reset of the halted board through the daemon, timed to the banner's
- * match on its transport, in ms; halted again after, not timed.
- */
+/* A reset of the halted board through the daemon, to its banner. */
 static double
 fig_board_reset_daemon(struct board *f)
 {
-	const char	*state;
-	json_t		*res;
-	double		 t0, ms;
-	bool		 running;
-
-	t0 = stat_now_ms();
-	res = board_call(f, "reset", json_pack("{s:I, s:b, s:i}",
-	    "session", f->session, "halt", 0, "timeout",
-	    BOARD_TIMEOUT_MS));
-	if (res == NULL)
-		return NA;
-	state = json_string_value(json_object_get(json_object_get(res,
-	    "target"), "state"));
-	running = state != NULL && strcmp(state, "running") == 0;
-	json_decref(res);
-	if (!running)
-		return bench_fail(f->b, "reset without halt left the board "
-		    "other than running");
-	if (board_banner(f) == -1)
-		return NA;
-	ms = stat_now_ms() - t0;
-	if (board_halt(f) == -1)
-		return NA;
-	return ms;
+	return board_daemon_recipe(f, "reset");
 }
 
-/*
- * The direct recipe on the halted baseline board: monitor system_reset,
- * flushregs, -exec-continue, UART0 read until the banner, in ms; then
- * halted.
- */
+/* The reset recipe by hand on the halted baseline board. */
 static double
 fig_board_reset_direct(struct board *f)
 {
-	double	t0, ms;
+	static const char *const cmds[] = { NULL };
 
-	mi_uart_drain(&f->m);
-	t0 = stat_now_ms();
-	if (mi_command(&f->m, "-interpreter-exec console \"monitor "
-	    "system_reset\"", NULL) == -1 ||
-	    mi_command(&f->m, "-interpreter-exec console flushregs",
-	    NULL) == -1 ||
-	    mi_command(&f->m, "-exec-continue", NULL) == -1 ||
-	    mi_uart_until(&f->m, BOARD_BANNER) == -1)
-		return bench_fail(f->b, "%s", f->m.err);
-	ms = stat_now_ms() - t0;
-	if (board_direct_halt(f) == -1)
-		return NA;
-	return ms;
+	return board_direct_recipe(f, cmds);
 }
 
 /*

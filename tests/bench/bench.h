@@ -212,6 +212,8 @@ struct board_marks {
 	const char	*what;
 };
 int	 board_daemon_runs(struct board *);
+double	 board_daemon_recipe(struct board *, const char *);
+double	 board_direct_recipe(struct board *, const char *const *);
 int	 board_figure(struct bench *, struct board *, board_round[2],
 	    int (*)(struct board *), const struct board_marks *);
 
