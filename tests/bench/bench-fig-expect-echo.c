@@ -207,19 +207,6 @@ fig_echo_runs(struct bench *b, struct fig_echo_daemon *d,
 	return 0;
 }
 
-/* Put a process on the CPU this one runs on, if it is known. */
-static void
-fig_echo_pin(pid_t pid)
-{
-	cpu_set_t one;
-
-	if (pid <= 0 || sched_getcpu() < 0)
-		return;
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	(void)sched_setaffinity(pid, sizeof one, &one);
-}
-
 /* The rows: p50 against the goal of 1.5x + 30 us, p99 beside. */
 static void
 fig_echo_rows(struct samples s[2][2])
@@ -252,7 +239,7 @@ fig_expect_echo(struct bench *b)
 		return bench_fail(b, "%s", d.r.err);
 	fig_ping_pin(b, &saved);
 	if (fig_echo_launch(b, &d) == 0 && fig_echo_pipe_start(b, &p) == 0) {
-		fig_echo_pin(d.pid);
+		fig_ping_pin_pid(d.pid);
 		rv = fig_echo_runs(b, &d, &p, s);
 		fig_echo_pipe_stop(&p);
 	}

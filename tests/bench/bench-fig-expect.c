@@ -450,19 +450,6 @@ fig_expect_latency_runs(struct bench *b, struct fig_expect_tick *t,
 	return rv;
 }
 
-/* Put a process on the one CPU the figure runs on, if it is known. */
-static void
-fig_expect_pin(pid_t pid)
-{
-	cpu_set_t one;
-
-	if (pid <= 0 || sched_getcpu() < 0)
-		return;
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	(void)sched_setaffinity(pid, sizeof one, &one);
-}
-
 /* The latency rows: p50 and p99 beside the baseline's. */
 static void
 fig_expect_latency_rows(struct samples s[2][2])
@@ -507,7 +494,7 @@ fig_expect_latency(struct bench *b)
 	else if (fig_expect_pipe_start(&p, self) == -1)
 		bench_fail(b, "the baseline's target did not start");
 	else {
-		fig_expect_pin(pid);
+		fig_ping_pin_pid(pid);
 		rv = fig_expect_latency_runs(b, &t, &p, s);
 		fig_expect_pipe_stop(&p);
 	}

@@ -93,6 +93,19 @@ fig_ping_rtt_runs(struct bench *b, struct rpc r[FIG_PING_N],
 	return 0;
 }
 
+/* Put a process on the CPU this one runs on, if it is known. */
+void
+fig_ping_pin_pid(pid_t pid)
+{
+	cpu_set_t one;
+
+	if (pid <= 0 || sched_getcpu() < 0)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	(void)sched_setaffinity(pid, sizeof one, &one);
+}
+
 /*
  * Put this process (and so the echo servers it forks next) and the daemon
  * on one CPU, or back on every CPU it had: a wake-up across CPUs costs

@@ -222,6 +222,7 @@ int	 board_figure(struct bench *, struct board *, board_round[2],
 int	 fig_ping_rtt(struct bench *);
 int	 fig_ping_rps(struct bench *);
 void	 fig_ping_pin(struct bench *, cpu_set_t *);
+void	 fig_ping_pin_pid(pid_t);
 void	 fig_ping_unpin(struct bench *, const cpu_set_t *);
 
 /* bench-fig-cli.c */
