@@ -279,37 +279,30 @@ board_notice(struct board *f, struct rpc *r, const char *method)
 	}
 }
 
-/*
- * Batches of n rounds, each side in turn, the first side rotating: each
- * batch's p50 and p99 added to s[side][0] and s[side][1]. The warm-up
- * runs warm rounds of every side, not counted.
- */
+/* What board_batches' rounds need: the board, and each side's round. */
+struct board_sides {
+	struct board	*f;
+	board_round	*round;
+};
+
+/* One round of a side of a board figure. */
+static double
+board_side_round(void *arg, int side)
+{
+	struct board_sides *bs = arg;
+
+	return bs->round[side](bs->f);
+}
+
+/* Interleaved batches of a board figure's nside sides (stat_batches). */
 int
 board_batches(struct board *f, board_round round[], int nside, int n,
     int warm, struct samples (*s)[2])
 {
-	struct samples	one = { 0 };
-	double		v;
-	int		run, k, i, side;
+	struct board_sides bs = { f, round };
 
-	for (i = 0; i < warm * nside; i++)
-		if (!(round[i % nside](f) >= 0))
-			return -1;
-	for (run = 0; run < f->b->runs; run++)
-		for (k = 0; k < nside; k++) {
-			side = (run + k) % nside;
-			for (i = 0; i < n; i++) {
-				if (!((v = round[side](f)) >= 0)) {
-					stat_free(&one);
-					return -1;
-				}
-				stat_add(&one, v);
-			}
-			stat_add(&s[side][0], stat_pct(&one, 50));
-			stat_add(&s[side][1], stat_pct(&one, 99));
-			stat_free(&one);
-		}
-	return 0;
+	return stat_batches(f->b->runs, nside, n, warm, board_side_round, &bs,
+	    s);
 }
 
 /*

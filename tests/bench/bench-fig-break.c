@@ -160,8 +160,10 @@ fig_break_direct_round(struct fig_break *f)
 
 /* One round of side 0 (the daemon) or 1 (the baseline). */
 static double
-fig_break_round(struct fig_break *f, int side)
+fig_break_round(void *arg, int side)
 {
+	struct fig_break *f = arg;
+
 	return side == 0 ? fig_break_daemon_round(f) :
 	    fig_break_direct_round(f);
 }
@@ -170,28 +172,8 @@ fig_break_round(struct fig_break *f, int side)
 static int
 fig_break_batches(struct fig_break *f, struct samples s[2][2])
 {
-	struct samples	one = { 0 };
-	double		v;
-	int		run, k, i, side;
-
-	for (i = 0; i < FIG_BREAK_WARM * 2; i++)
-		if (!(fig_break_round(f, i % 2) >= 0))
-			return -1;
-	for (run = 0; run < f->b->runs; run++)
-		for (k = 0; k < 2; k++) {
-			side = (run + k) % 2;
-			for (i = 0; i < FIG_BREAK_ROUNDS; i++) {
-				if (!((v = fig_break_round(f, side)) >= 0)) {
-					stat_free(&one);
-					return -1;
-				}
-				stat_add(&one, v);
-			}
-			stat_add(&s[side][0], stat_pct(&one, 50));
-			stat_add(&s[side][1], stat_pct(&one, 99));
-			stat_free(&one);
-		}
-	return 0;
+	return stat_batches(f->b->runs, 2, FIG_BREAK_ROUNDS, FIG_BREAK_WARM,
+	    fig_break_round, f, s);
 }
 
 /* The rows: p50 against the goal of 1.2x + 0.3 ms, p99 beside. */

@@ -168,12 +168,21 @@ fig_echo_pipe_round(struct fig_echo_pipe *p)
 	return t0;
 }
 
+/* What a round of either side needs. */
+struct fig_echo_sides {
+	struct bench		*b;
+	struct fig_echo_daemon	*d;
+	struct fig_echo_pipe	*p;
+};
+
 /* One round of side 0 (the daemon) or 1 (the baseline). */
 static double
-fig_echo_round(struct bench *b, struct fig_echo_daemon *d,
-    struct fig_echo_pipe *p, int side)
+fig_echo_round(void *arg, int side)
 {
-	return side == 0 ? fig_echo_daemon_round(b, d) : fig_echo_pipe_round(p);
+	struct fig_echo_sides *e = arg;
+
+	return side == 0 ? fig_echo_daemon_round(e->b, e->d) :
+	    fig_echo_pipe_round(e->p);
 }
 
 /* Batches of each side in turn, p50 and p99 of each into s[side]. */
@@ -181,30 +190,12 @@ static int
 fig_echo_runs(struct bench *b, struct fig_echo_daemon *d,
     struct fig_echo_pipe *p, struct samples s[2][2])
 {
-	struct samples	one = { 0 };
-	double		v;
-	int		run, k, i, side;
+	struct fig_echo_sides e = { b, d, p };
 
-	for (i = 0; i < FIG_ECHO_WARM * 2; i++)
-		if (!(fig_echo_round(b, d, p, i % 2) >= 0))
-			return b->why[0] ? -1 : bench_fail(b, "cat went away");
-	for (run = 0; run < b->runs; run++)
-		for (k = 0; k < 2; k++) {
-			side = (run + k) % 2;
-			for (i = 0; i < FIG_ECHO_ROUNDS; i++) {
-				if (!((v = fig_echo_round(b, d, p, side)) >=
-				    0)) {
-					stat_free(&one);
-					return b->why[0] ? -1 : bench_fail(b,
-					    "cat went away");
-				}
-				stat_add(&one, v);
-			}
-			stat_add(&s[side][0], stat_pct(&one, 50));
-			stat_add(&s[side][1], stat_pct(&one, 99));
-			stat_free(&one);
-		}
-	return 0;
+	if (stat_batches(b->runs, 2, FIG_ECHO_ROUNDS, FIG_ECHO_WARM,
+	    fig_echo_round, &e, s) == 0)
+		return 0;
+	return b->why[0] ? -1 : bench_fail(b, "cat went away");
 }
 
 /* The rows: p50 against the goal of 1.5x + 30 us, p99 beside. */

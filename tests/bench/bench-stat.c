@@ -82,3 +82,37 @@ stat_sleep_ms(double ms)
 	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 		;
 }
+
+/*
+ * Interleaved batches: runs times, each of nside sides in turn, the first
+ * side rotating, n rounds of round(arg, side) a batch, whose p50 and p99
+ * go to s[side][0] and s[side][1]; a warm-up of warm rounds a side first,
+ * not counted. -1 as soon as a round gives no figure (NA).
+ */
+int
+stat_batches(int runs, int nside, int n, int warm,
+    double (*round)(void *, int), void *arg, struct samples (*s)[2])
+{
+	struct samples	one = { 0 };
+	double		v;
+	int		run, k, i, side;
+
+	for (i = 0; i < warm * nside; i++)
+		if (!(round(arg, i % nside) >= 0))
+			return -1;
+	for (run = 0; run < runs; run++)
+		for (k = 0; k < nside; k++) {
+			side = (run + k) % nside;
+			for (i = 0; i < n; i++) {
+				if (!((v = round(arg, side)) >= 0)) {
+					stat_free(&one);
+					return -1;
+				}
+				stat_add(&one, v);
+			}
+			stat_add(&s[side][0], stat_pct(&one, 50));
+			stat_add(&s[side][1], stat_pct(&one, 99));
+			stat_free(&one);
+		}
+	return 0;
+}

@@ -61,6 +61,8 @@ double	 stat_median(struct samples *);
 double	 stat_pct(struct samples *, double);
 void	 stat_free(struct samples *);
 void	 stat_sleep_ms(double);
+int	 stat_batches(int, int, int, int, double (*)(void *, int), void *,
+	    struct samples (*)[2]);
 
 /* bench-table.c: the rows, and the table printed at the end. */
 enum target_kind {
