@@ -31,9 +31,17 @@
 /* How deep a removal looks (a target as root could raise the limits). */
 #define CGROUP_WALK_DEPTH 8
 
+/*
+ * The daemon's subtree, open: a keeper's cgroup is made, opened and
+ * removed relative to it, without a walk of the subtree's long path each
+ * time (AT_FDCWD, with whole paths, where it could not be opened).
+ */
+static int cgroup_root_fd = AT_FDCWD;
+
 /* One keeper's cgroup. */
 struct cgroup {
 	char		*path;
+	const char	*name;		/* path's last part */
 	uv_fs_event_t	 ev;		/* on cgroup.events */
 	int		 events_fd;	/* cgroup.events, read again with pread */
 	bool		 watching;
@@ -76,23 +84,31 @@ cgroup_read(const char *dir, const char *file, char *buf, size_t len)
 	return 0;
 }
 
-/* Write str to a cgroup file; -1 with errno. */
+/* Write str to a file of the cgroup open at dir; -1 with errno. */
 static int
-cgroup_write(const char *dir, const char *file, const char *str)
+cgroup_write_at(int dir, const char *file, const char *str)
 {
-	char	path[PATH_MAX];
 	ssize_t	n;
 	int	fd, saved;
 
-	if (cgroup_join(path, sizeof path, dir, file) != 0)
-		return -1;
-	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+	if ((fd = openat(dir, file, O_WRONLY | O_CLOEXEC)) == -1)
 		return -1;
 	n = write(fd, str, strlen(str));
 	saved = errno;
 	close(fd);
 	errno = saved;
 	return n == (ssize_t)strlen(str) ? 0 : -1;
+}
+
+/* Write str to a cgroup file; -1 with errno. */
+static int
+cgroup_write(const char *dir, const char *file, const char *str)
+{
+	char path[PATH_MAX];
+
+	if (cgroup_join(path, sizeof path, dir, file) != 0)
+		return -1;
+	return cgroup_write_at(AT_FDCWD, path, str);
 }
 
 /* Whether the text of a cgroup.events says a live process is there. */
@@ -344,6 +360,9 @@ cgroup_init(void)
 	} else {
 		cgroup_sweep(root);
 		dmn.cgroup_root = xstrdup(root);
+		if ((cgroup_root_fd = open(root, O_PATH | O_DIRECTORY |
+		    O_CLOEXEC)) == -1)
+			cgroup_root_fd = AT_FDCWD;
 		log_info("containment: cgroup, in %s", root);
 		return;
 	}
@@ -356,6 +375,9 @@ cgroup_fini(void)
 {
 	if (dmn.cgroup_root == NULL)
 		return;
+	if (cgroup_root_fd != AT_FDCWD)
+		close(cgroup_root_fd);
+	cgroup_root_fd = AT_FDCWD;
 	/* What an earlier sweep could not remove yet is empty by now. */
 	cgroup_sweep(dmn.cgroup_root);
 	if (rmdir(dmn.cgroup_root) != 0)
@@ -409,6 +431,36 @@ cgroup_events_cb(uv_fs_event_t *ev, const char *file, int events, int status)
 	cg->cb(cg->arg);
 }
 
+/* The name to give with cgroup_root_fd for cg: its own, or its whole path. */
+static const char *
+cgroup_rel(const struct cgroup *cg)
+{
+	return cgroup_root_fd == AT_FDCWD ? cg->path : cg->name;
+}
+
+/*
+ * Bound what the target may make below the cgroup, and the work of
+ * removing it; open its cgroup.events, which is read again at its end.
+ */
+static void
+cgroup_setup(struct cgroup *cg)
+{
+	int dir;
+
+	cg->events_fd = -1;
+	if ((dir = openat(cgroup_root_fd, cgroup_rel(cg), O_PATH |
+	    O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    cgroup_write_at(dir, "cgroup.max.depth", CGROUP_NEST_DEPTH) != 0 ||
+	    cgroup_write_at(dir, "cgroup.max.descendants", CGROUP_NEST_MAX) != 0)
+		log_warn("cgroup %s: cannot limit the cgroups below it: %s",
+		    cg->path, strerror(errno));
+	if (dir != -1) {
+		cg->events_fd = openat(dir, "cgroup.events", O_RDONLY |
+		    O_CLOEXEC);
+		close(dir);
+	}
+}
+
 /* Make a cgroup for one keeper's tree; NULL (logged) if it cannot be made. */
 struct cgroup *
 cgroup_open(const char *name, cgroup_cb cb, void *arg)
@@ -420,21 +472,17 @@ cgroup_open(const char *name, cgroup_cb cb, void *arg)
 		return NULL;
 	cg = xcalloc(1, sizeof *cg);
 	xasprintf(&cg->path, "%s/%s", dmn.cgroup_root, name);
+	cg->name = cg->path + strlen(dmn.cgroup_root) + 1;
 	cg->cb = cb;
 	cg->arg = arg;
-	if (mkdir(cg->path, 0755) != 0) {
+	if (mkdirat(cgroup_root_fd, cgroup_rel(cg), 0755) != 0) {
 		log_warn("cgroup %s: mkdir: %s", cg->path, strerror(errno));
 		free(cg->path);
 		free(cg);
 		return NULL;
 	}
-	/* Bounds what the target may make below, and the work of removing it. */
-	if (cgroup_write(cg->path, "cgroup.max.depth", CGROUP_NEST_DEPTH) != 0 ||
-	    cgroup_write(cg->path, "cgroup.max.descendants", CGROUP_NEST_MAX) != 0)
-		log_warn("cgroup %s: cannot limit the cgroups below it: %s",
-		    cg->path, strerror(errno));
+	cgroup_setup(cg);
 	snprintf(events, sizeof events, "%s/cgroup.events", cg->path);
-	cg->events_fd = open(events, O_RDONLY | O_CLOEXEC);
 	uv_fs_event_init(dmn.loop, &cg->ev);
 	cg->ev.data = cg;
 	if (uv_fs_event_start(&cg->ev, cgroup_events_cb, events, 0) == 0)
@@ -481,6 +529,9 @@ cgroup_close(struct cgroup *cg)
 	if (cg->events_fd != -1)
 		close(cg->events_fd);
 	cg->events_fd = -1;
-	cgroup_dir_remove(cg->path);
+	/* Most have no cgroup below them: removed at once, relative to the root. */
+	if (unlinkat(cgroup_root_fd, cgroup_rel(cg), AT_REMOVEDIR) != 0 &&
+	    errno != ENOENT)
+		cgroup_dir_remove(cg->path);
 	uv_close((uv_handle_t *)&cg->ev, cgroup_closed);
 }
