@@ -1107,6 +1107,7 @@ struct session_proc {
 struct session {
 	TAILQ_ENTRY(session)	 entry;
 	RB_ENTRY(session)	 id_entry;	/* in dmn.session_ids while listed */
+	RB_ENTRY(session)	 ended_entry;	/* in dmn.ended, ended and listed */
 	unsigned long		 id;
 	unsigned		 refs;
 	bool			 listed;	/* in the table */
@@ -1278,6 +1279,12 @@ void			 session_stream_remove(struct session *);
 void			 session_note(struct session *, const char *);
 
 /* session-prune.c: ended sessions forgotten, or removed when asked. */
+RB_HEAD(session_ended, session);
+/* The index's functions, session_ended_RB_*, are session-prune.c's alone. */
+int			 session_prune_cmp(const struct session *,
+			    const struct session *);
+RB_PROTOTYPE(session_ended, session, ended_entry, session_prune_cmp)
+void			 session_prune_ended(struct session *);
 void			 session_prune(void);
 double			 session_prune_left(const struct session *);
 void			 session_prune_soon(void);
@@ -1756,6 +1763,7 @@ struct daemon {
 	uint64_t		 transcript_max; /* bytes a transcript's log may have */
 	uint64_t		 bundle_max;	/* bytes a bundle's files may have */
 	unsigned long		 nended;
+	struct session_ended	 ended;		/* the ended of sessions, by id */
 	bool			 shutting_down;
 	struct timer		*prune;		/* forgets ended sessions */
 	struct timer		*conn_sweep;	/* closes dropped connections */
