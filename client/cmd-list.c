@@ -452,19 +452,13 @@ cmd_list_fetch(struct client *c, struct cmd_list_table *t)
 	}
 }
 
-/* Print a cell padded with spaces to width, without printf's machinery. */
-static void
-cmd_list_cell(const char *cell, size_t width)
+/* Put a cell padded with spaces to width at out; the byte after it. */
+static char *
+cmd_list_cell(char *out, const char *cell, size_t len, size_t width)
 {
-	static const char	spaces[] = "                                ";
-	size_t			len = strlen(cell), pad;
-
-	fwrite(cell, 1, len, stdout);
-	for (pad = width > len ? width - len : 0; pad > 0; ) {
-		len = pad < sizeof spaces - 1 ? pad : sizeof spaces - 1;
-		fwrite(spaces, 1, len, stdout);
-		pad -= len;
-	}
+	memcpy(out, cell, len);
+	memset(out + len, ' ', width - len);
+	return out + width;
 }
 
 /* The bytes of s that fit max, as fmt_truncate cuts (never in a character). */
@@ -480,13 +474,18 @@ cmd_list_cut(const char *s, size_t max)
 	return max;
 }
 
-/* Print the rows aligned in columns, the last cut to the terminal's width. */
+/*
+ * Print the rows aligned in columns, the last cut to the terminal's width:
+ * each line made whole in one buffer and written at once, not a write of
+ * stdio's a cell and a pad.
+ */
 static void
 cmd_list_print(struct cmd_list_row *rows, size_t n)
 {
 	size_t		 width[CMD_LIST_COLUMNS] = { 0 }, i, j, prefix = 0;
-	size_t		 len;
+	size_t		 len, most = 0;
 	const char	*last;
+	char		*line, *p;
 	int		 cols;
 
 	for (i = 0; i < n; i++) {
@@ -500,16 +499,23 @@ cmd_list_print(struct cmd_list_row *rows, size_t n)
 	}
 	for (j = 0; j < CMD_LIST_COLUMNS - 1; j++)
 		prefix += width[j] + 2;
+	if ((line = malloc(prefix + width[j] + 1)) == NULL)
+		client_fatal("out of memory");
 	cols = fmt_terminal_width(STDOUT_FILENO);
+	if (cols > 0)
+		most = (size_t)cols > prefix ? (size_t)cols - prefix : 0;
 	for (i = 0; i < n; i++) {
+		p = line;
 		for (j = 0; j < CMD_LIST_COLUMNS - 1; j++)
-			cmd_list_cell(rows[i].cell[j], width[j] + 2);
+			p = cmd_list_cell(p, rows[i].cell[j],
+			    strlen(rows[i].cell[j]), width[j] + 2);
 		last = rows[i].cell[j];
-		len = cols > 0 ? cmd_list_cut(last, (size_t)cols > prefix ?
-		    (size_t)cols - prefix : 0) : strlen(last);
-		fwrite(last, 1, len, stdout);
-		putchar('\n');
+		len = cols > 0 ? cmd_list_cut(last, most) : strlen(last);
+		memcpy(p, last, len);
+		p[len] = '\n';
+		fwrite_unlocked(line, 1, (size_t)(p + len + 1 - line), stdout);
 	}
+	free(line);
 }
 
 /* list: print a table of every session of this daemon's life. */
