@@ -1361,6 +1361,8 @@ void	 status_page_pick(struct status_pick *, json_t *fields);
 void	 status_page_init(struct status_page *, const char *key,
 	    size_t max_rows, const struct status_pick *);
 bool	 status_page_add(struct status_page *, struct session *);
+void	 status_page_ahead(const struct session *);
+void	 status_page_ahead_more(const struct session *);
 void	 status_page_forget(struct session *);
 char	*status_page_done(struct status_page *, size_t *len);
 void	 status_add_inferior(const struct session *, json_t *, pid_t parent);

@@ -156,7 +156,7 @@ static const struct method method_launch = {
 static enum method_return
 method_list_exec(struct request *req)
 {
-	struct session		*s;
+	struct session		*s, *next;
 	struct status_page	 page;
 	struct status_pick	 pick;
 	json_t			*fields = request_get(req, "fields");
@@ -171,9 +171,16 @@ method_list_exec(struct request *req)
 	status_page_pick(&pick, fields);
 	status_page_init(&page, "sessions", request_int(req, "limit",
 	    LIST_LIMIT), &pick);
-	TAILQ_FOREACH(s, &dmn.sessions, entry)
-		if (i++ >= offset && !page.full)
-			(void)status_page_add(&page, s);
+	TAILQ_FOREACH(s, &dmn.sessions, entry) {
+		if (i++ < offset || page.full)
+			continue;
+		/* The next row's pointers, and the one after's fields. */
+		if ((next = TAILQ_NEXT(s, entry)) != NULL) {
+			status_page_ahead_more(next);
+			status_page_ahead(TAILQ_NEXT(next, entry));
+		}
+		(void)status_page_add(&page, s);
+	}
 	text = status_page_done(&page, &len);
 	return request_done_head(req, text, len, json_pack("{s:I, s:o}",
 	    "total", (json_int_t)i, "next_offset", page.full ?

@@ -199,6 +199,40 @@ status_page_fixed(struct session *s)
 	return s->row = r;
 }
 
+/*
+ * Ask the memory for the session fields a row reads, of s a row or two
+ * before it is written: the sessions of a list of thousands lie apart in
+ * the heap, and a row otherwise waits on each of their lines in turn.
+ */
+void
+status_page_ahead(const struct session *s)
+{
+	if (s == NULL)
+		return;
+	__builtin_prefetch(&s->entry);
+	__builtin_prefetch(&s->state);
+	__builtin_prefetch(&s->procs[0]);
+	__builtin_prefetch(&s->target);
+	__builtin_prefetch(&s->hold);
+	__builtin_prefetch(&s->row);
+}
+
+/*
+ * Ask for what the fields of s point to (its kept text, its main
+ * process), once the fields themselves are in (status_page_ahead).
+ */
+void
+status_page_ahead_more(const struct session *s)
+{
+	if (s == NULL)
+		return;
+	if (s->row != NULL) {
+		__builtin_prefetch(s->row);
+		__builtin_prefetch(s->row->text);
+	}
+	__builtin_prefetch(s->procs[0].proc);
+}
+
 /* Let go of the row text kept for s (the session is freed). */
 void
 status_page_forget(struct session *s)
