@@ -310,8 +310,15 @@ method_stop_reply(struct request *req)
 	char			*text;
 
 	status_page_init(&page, "sessions", SIZE_MAX, NULL);
-	for (i = 0; i < d->n && status_page_add(&page, d->list[i]); i++)
-		;
+	for (i = 0; i < d->n; i++) {
+		/* As list does: the next rows' lines asked for ahead. */
+		if (i + 1 < d->n)
+			status_page_ahead_more(d->list[i + 1]);
+		if (i + 2 < d->n)
+			status_page_ahead(d->list[i + 2]);
+		if (!status_page_add(&page, d->list[i]))
+			break;
+	}
 	text = status_page_done(&page, &len);
 	request_done_head(req, text, len, json_pack("{s:I, s:b}", "stopped",
 	    (json_int_t)d->n, "truncated", page.full));
