@@ -14,17 +14,122 @@
 /* Columns of the list table. */
 #define CMD_LIST_COLUMNS	8
 
-/* One row of the list table, each cell allocated. */
+/*
+ * Rows a page may hold at most (the daemon's LIST_LIMIT_MAX): a page is
+ * cut to what fits a reply anyway, so asking for the most spares the
+ * daemon a walk to the next page's start and a round trip a thousand rows.
+ */
+#define CMD_LIST_LIMIT	10000
+
+/* The bytes of one piece of the arena the cells are kept in. */
+#define CMD_LIST_PIECE	65536
+
+/* One row of the list table, each cell kept in the table's arena. */
 struct cmd_list_row {
-	char	*cell[CMD_LIST_COLUMNS];
+	const char	*cell[CMD_LIST_COLUMNS];
 };
 
-/* The rows read so far, the header first. */
+/* A piece of the arena: cells are copied in one after another. */
+struct cmd_list_piece {
+	struct cmd_list_piece	*next;
+	size_t			 len;
+	size_t			 cap;
+	char			 text[];
+};
+
+/*
+ * The rows read so far, the header first, and the arena their cells are
+ * kept in: a list of thousands of sessions makes tens of thousands of
+ * cells and keys, which are neither malloc'd nor freed one by one.
+ */
 struct cmd_list_table {
 	struct cmd_list_row	*rows;
 	size_t			 n;
 	size_t			 cap;
+	struct cmd_list_piece	*arena;
 };
+
+/* Keep n bytes of s, NUL-terminated, in the table's arena. */
+static const char *
+cmd_list_keep(struct cmd_list_table *t, const char *s, size_t n)
+{
+	struct cmd_list_piece	*p = t->arena;
+	size_t			 cap;
+	char			*out;
+
+	if (p == NULL || p->cap - p->len < n + 1) {
+		cap = n + 1 > CMD_LIST_PIECE ? n + 1 : CMD_LIST_PIECE;
+		if ((p = malloc(sizeof *p + cap)) == NULL)
+			client_fatal("out of memory");
+		p->next = t->arena;
+		p->len = 0;
+		p->cap = cap;
+		t->arena = p;
+	}
+	out = p->text + p->len;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	p->len += n + 1;
+	return out;
+}
+
+/* Keep a malloc'd string (freed) in the arena; NULL stays NULL. */
+static const char *
+cmd_list_take(struct cmd_list_table *t, char *s)
+{
+	const char *kept;
+
+	if (s == NULL)
+		return NULL;
+	kept = cmd_list_keep(t, s, strlen(s));
+	free(s);
+	return kept;
+}
+
+/* Free the table's rows and arena. */
+static void
+cmd_list_free(struct cmd_list_table *t)
+{
+	struct cmd_list_piece *p;
+
+	while ((p = t->arena) != NULL) {
+		t->arena = p->next;
+		free(p);
+	}
+	free(t->rows);
+}
+
+/*
+ * Step into the next member of an object, as scan_member does, its key
+ * copied into key (cut to len) rather than malloc'd: a page of rows has
+ * a dozen keys a row.
+ */
+static bool
+cmd_list_key(struct scan *sc, bool *first, char *key, size_t len)
+{
+	const char	*k;
+	char		*any;
+	size_t		 n;
+
+	if (scan_take(sc, '}'))
+		return false;
+	if (!*first && !scan_take(sc, ','))
+		return (sc->bad = true), false;
+	*first = false;
+	if (scan_plain(sc, &k, &n)) {
+		if (n >= len)
+			n = len - 1;
+		memcpy(key, k, n);
+		key[n] = '\0';
+	} else if ((any = scan_string(sc)) != NULL) {
+		strlcpy(key, any, len);
+		free(any);
+	} else
+		return (sc->bad = true), false;
+	if (!scan_take(sc, ':'))
+		return (sc->bad = true), false;
+	return true;
+}
 
 /* Every page of the list, as one {"sessions":[...]}; NULL on an error. */
 static json_t *
@@ -52,35 +157,50 @@ cmd_list_fetch_json(struct client *c)
 	}
 }
 
-/* A number as a newly allocated string. */
-static char *
-cmd_list_number(long long n)
+/* A number as a cell. */
+static const char *
+cmd_list_number(struct cmd_list_table *t, long long n)
 {
-	char	buf[32];
+	char	buf[32], *p = buf + sizeof buf;
+	unsigned long long v = n < 0 ? 0ULL - (unsigned long long)n :
+	    (unsigned long long)n;
 
-	snprintf(buf, sizeof buf, "%lld", n);
-	return strdup(buf);
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	if (n < 0)
+		*--p = '-';
+	return cmd_list_keep(t, p, (size_t)(buf + sizeof buf - p));
 }
 
-/* A string member's value, "-" for null; NULL (text marked bad) otherwise. */
-static char *
-cmd_list_string(struct scan *sc)
+/*
+ * A string member's value as a cell, "-" for null; NULL (text marked bad)
+ * otherwise. Most are plain and are copied straight from the reply.
+ */
+static const char *
+cmd_list_string(struct cmd_list_table *t, struct scan *sc)
 {
+	const char	*s;
+	size_t		 n;
+
 	if (scan_word(sc, "null"))
-		return strdup("-");
-	return scan_string(sc);
+		return "-";
+	if (scan_plain(sc, &s, &n))
+		return cmd_list_keep(t, s, n);
+	return cmd_list_take(t, scan_string(sc));
 }
 
 /* An argv member: its strings joined with spaces, control bytes as '?'. */
-static char *
-cmd_list_argv(struct scan *sc)
+static const char *
+cmd_list_argv(struct cmd_list_table *t, struct scan *sc)
 {
-	char	*out = NULL, *arg, *p;
-	size_t	 len = 0, n;
-	bool	 first = true;
+	char		*out = NULL, *arg, *p;
+	const char	*kept;
+	size_t		 len = 0, n;
+	bool		 first = true;
 
 	if (!scan_take(sc, '['))
-		return scan_skip(sc), strdup("");
+		return scan_skip(sc), "";
 	while (scan_element(sc, &first)) {
 		if ((arg = scan_string(sc)) == NULL)
 			break;
@@ -96,24 +216,28 @@ cmd_list_argv(struct scan *sc)
 		len += n;
 		free(arg);
 	}
-	return out != NULL ? out : strdup("");
+	if (out == NULL)
+		return "";
+	kept = cmd_list_keep(t, out, len);
+	free(out);
+	return kept;
 }
 
 /* A target member: its state, or NULL (text marked bad) for anything else. */
-static char *
-cmd_list_target_state(struct scan *sc)
+static const char *
+cmd_list_target_state(struct cmd_list_table *t, struct scan *sc)
 {
-	char	*key, *state = NULL;
-	bool	 first = true;
+	const char	*state = NULL;
+	char		 key[64];
+	bool		 first = true;
 
 	if (!scan_take(sc, '{'))
 		return scan_skip(sc), NULL;
-	while ((key = scan_member(sc, &first)) != NULL) {
+	while (cmd_list_key(sc, &first, key, sizeof key)) {
 		if (strcmp(key, "state") == 0 && state == NULL)
-			state = scan_string(sc);
+			state = cmd_list_take(t, scan_string(sc));
 		else
 			(void)scan_skip(sc);
-		free(key);
 		if (sc->bad)
 			break;
 	}
@@ -124,30 +248,31 @@ cmd_list_target_state(struct scan *sc)
  * The TARGET cell: "faulted SIGSEGV" while the target is stopped at its
  * fault, else the target's state; "-" for a kind without a debugger.
  */
-static char *
-cmd_list_target(char *state, char *faulted)
+static const char *
+cmd_list_target(struct cmd_list_table *t, const char *state,
+    const char *faulted)
 {
 	char	*cell;
 
 	if (faulted != NULL) {
 		if (asprintf(&cell, "faulted %s", faulted) < 0)
 			client_fatal("out of memory");
-		return cell;
+		return cmd_list_take(t, cell);
 	}
-	return strdup(state != NULL ? state : "-");
+	return state != NULL ? state : "-";
 }
 
 /* A hold member: "held, 9m left", or NULL (text marked bad) for anything else. */
-static char *
-cmd_list_hold(struct scan *sc)
+static const char *
+cmd_list_hold(struct cmd_list_table *t, struct scan *sc)
 {
-	char		*key, *cell = NULL, left[32];
+	char		*cell = NULL, key[64], left[32];
 	long long	 ms;
 	bool		 first = true;
 
 	if (!scan_take(sc, '{'))
 		return scan_skip(sc), NULL;
-	while ((key = scan_member(sc, &first)) != NULL) {
+	while (cmd_list_key(sc, &first, key, sizeof key)) {
 		if (strcmp(key, "left_ms") == 0 && cell == NULL &&
 		    scan_int(sc, &ms)) {
 			cmd_hold_left(ms, left, sizeof left);
@@ -155,80 +280,89 @@ cmd_list_hold(struct scan *sc)
 				client_fatal("out of memory");
 		} else
 			(void)scan_skip(sc);
-		free(key);
 		if (sc->bad)
 			break;
 	}
-	return cell;
+	return cmd_list_take(t, cell);
 }
 
-/* Put value in a cell, dropping what a repeated member put there. */
-static void
-cmd_list_set(char **cell, char *value)
+/* A string member's value as it is, NULL for anything else (null, say). */
+static const char *
+cmd_list_plain(struct cmd_list_table *t, struct scan *sc)
 {
-	free(*cell);
-	*cell = value;
+	if (scan_peek(sc) != '"')
+		return scan_skip(sc), NULL;
+	return cmd_list_string(t, sc);
+}
+
+/* The members of one row that are read but not printed as they are. */
+struct cmd_list_more {
+	const char	*started, *ended, *target, *faulted, *held, *attached;
+};
+
+/* Read one member of a row into its cell, or into more; false if unknown. */
+static bool
+cmd_list_member(struct cmd_list_table *t, struct scan *sc, const char *key,
+    struct cmd_list_row *row, struct cmd_list_more *m)
+{
+	long long n;
+
+	if (strcmp(key, "id") == 0 && scan_int(sc, &n))
+		row->cell[0] = cmd_list_number(t, n);
+	else if (strcmp(key, "name") == 0)
+		row->cell[1] = cmd_list_string(t, sc);
+	else if (strcmp(key, "kind") == 0)
+		row->cell[2] = cmd_list_string(t, sc);
+	else if (strcmp(key, "state") == 0)
+		row->cell[3] = cmd_list_string(t, sc);
+	else if (strcmp(key, "target") == 0)
+		m->target = cmd_list_target_state(t, sc);
+	else if (strcmp(key, "faulted") == 0)
+		m->faulted = cmd_list_take(t, scan_string(sc));
+	else if (strcmp(key, "hold") == 0)
+		m->held = cmd_list_hold(t, sc);
+	else if (strcmp(key, "pid") == 0)
+		row->cell[5] = scan_int(sc, &n) ? cmd_list_number(t, n) :
+		    cmd_list_string(t, sc);
+	else if (strcmp(key, "started_at") == 0)
+		m->started = cmd_list_plain(t, sc);
+	else if (strcmp(key, "ended_at") == 0)
+		m->ended = cmd_list_plain(t, sc);
+	else if (strcmp(key, "argv") == 0)
+		row->cell[7] = cmd_list_argv(t, sc);
+	else if (strcmp(key, "pid_argv") == 0)
+		m->attached = cmd_list_argv(t, sc);
+	else
+		return false;
+	return true;
 }
 
 /* Read one row object into its cells; false on text not understood. */
 static bool
-cmd_list_row(struct scan *sc, struct cmd_list_row *row)
+cmd_list_row(struct cmd_list_table *t, struct scan *sc,
+    struct cmd_list_row *row)
 {
-	char		*key, *started = NULL, *ended = NULL, age[32];
-	char		*target = NULL, *faulted = NULL, *held = NULL;
-	char		*attached = NULL;
-	long long	 n;
-	bool		 first = true;
+	struct cmd_list_more	 m = { NULL, NULL, NULL, NULL, NULL, NULL };
+	char			 key[64], age[32];
+	bool			 first = true;
 
 	if (!scan_take(sc, '{'))
 		return false;
-	while ((key = scan_member(sc, &first)) != NULL) {
-		if (strcmp(key, "id") == 0 && scan_int(sc, &n))
-			cmd_list_set(&row->cell[0], cmd_list_number(n));
-		else if (strcmp(key, "name") == 0)
-			cmd_list_set(&row->cell[1], cmd_list_string(sc));
-		else if (strcmp(key, "kind") == 0)
-			cmd_list_set(&row->cell[2], cmd_list_string(sc));
-		else if (strcmp(key, "state") == 0)
-			cmd_list_set(&row->cell[3], cmd_list_string(sc));
-		else if (strcmp(key, "target") == 0)
-			cmd_list_set(&target, cmd_list_target_state(sc));
-		else if (strcmp(key, "faulted") == 0)
-			cmd_list_set(&faulted, scan_string(sc));
-		else if (strcmp(key, "hold") == 0)
-			cmd_list_set(&held, cmd_list_hold(sc));
-		else if (strcmp(key, "pid") == 0)
-			cmd_list_set(&row->cell[5], scan_int(sc, &n) ?
-			    cmd_list_number(n) : cmd_list_string(sc));
-		else if (strcmp(key, "started_at") == 0)
-			cmd_list_set(&started, scan_string(sc));
-		else if (strcmp(key, "ended_at") == 0)
-			cmd_list_set(&ended, scan_string(sc));
-		else if (strcmp(key, "argv") == 0)
-			cmd_list_set(&row->cell[7], cmd_list_argv(sc));
-		else if (strcmp(key, "pid_argv") == 0)
-			cmd_list_set(&attached, cmd_list_argv(sc));
-		else
+	while (cmd_list_key(sc, &first, key, sizeof key)) {
+		if (!cmd_list_member(t, sc, key, row, &m))
 			(void)scan_skip(sc);
-		free(key);
 		if (sc->bad)
 			break;
 	}
-	fmt_age_between(started, ended, age, sizeof age);
-	row->cell[6] = strdup(age);
-	row->cell[4] = cmd_list_target(target, faulted);
+	fmt_age_between(m.started, m.ended, age, sizeof age);
+	row->cell[6] = cmd_list_keep(t, age, strlen(age));
+	row->cell[4] = cmd_list_target(t, m.target, m.faulted);
 	/* A held session is running; how long it is kept says more. */
-	if (held != NULL)
-		cmd_list_set(&row->cell[3], held);
+	if (m.held != NULL)
+		row->cell[3] = m.held;
 	/* A session attached to a process (--pid) shows that one's command. */
-	if (attached != NULL && *attached != '\0')
-		cmd_list_set(&row->cell[7], attached);
-	else
-		free(attached);
-	free(started);
-	free(ended);
-	free(target);
-	free(faulted);
+	if (m.attached != NULL && *m.attached != '\0')
+		row->cell[7] = m.attached;
 	return !sc->bad;
 }
 
@@ -237,7 +371,7 @@ static struct cmd_list_row *
 cmd_list_add(struct cmd_list_table *t)
 {
 	if (t->n == t->cap) {
-		t->cap = t->cap != 0 ? t->cap * 2 : 64;
+		t->cap = t->cap != 0 ? t->cap * 2 : 1024;
 		if ((t->rows = reallocarray(t->rows, t->cap,
 		    sizeof *t->rows)) == NULL)
 			client_fatal("out of memory");
@@ -250,21 +384,20 @@ cmd_list_add(struct cmd_list_table *t)
 static bool
 cmd_list_result(struct scan *sc, struct cmd_list_table *t, long long *next)
 {
-	char	*key;
-	bool	 first = true, more;
+	char	key[64];
+	bool	first = true, more;
 
 	if (!scan_take(sc, '{'))
 		return false;
-	while ((key = scan_member(sc, &first)) != NULL) {
+	while (cmd_list_key(sc, &first, key, sizeof key)) {
 		if (strcmp(key, "sessions") == 0 && scan_take(sc, '[')) {
 			more = true;
 			while (scan_element(sc, &more))
-				if (!cmd_list_row(sc, cmd_list_add(t)))
+				if (!cmd_list_row(t, sc, cmd_list_add(t)))
 					break;
 		} else if (strcmp(key, "next_offset") != 0 ||
 		    !scan_int(sc, next))
 			(void)scan_skip(sc);
-		free(key);
 	}
 	return !sc->bad;
 }
@@ -274,19 +407,18 @@ static bool
 cmd_list_page(const char *line, size_t len, struct cmd_list_table *t,
     long long *next)
 {
-	struct scan	 sc;
-	char		*key;
-	bool		 first = true, ok = false;
+	struct scan	sc;
+	char		key[64];
+	bool		first = true, ok = false;
 
 	scan_init(&sc, line, len);
 	if (!scan_take(&sc, '{'))
 		return false;
-	while ((key = scan_member(&sc, &first)) != NULL) {
+	while (cmd_list_key(&sc, &first, key, sizeof key)) {
 		if (strcmp(key, "result") == 0)
 			ok = cmd_list_result(&sc, t, next);
 		else
 			(void)scan_skip(&sc);
-		free(key);
 	}
 	return ok && !sc.bad;
 }
@@ -301,8 +433,9 @@ cmd_list_fetch(struct client *c, struct cmd_list_table *t)
 	bool		 ok;
 
 	for (;;) {
-		line = client_call_text(c, "list", json_pack("{s:I, s:[s,s,s,s,"
-		    "s,s,s,s,s,s,s]}", "offset", (json_int_t)offset, "fields",
+		line = client_call_text(c, "list", json_pack("{s:I, s:i, s:[s,s,"
+		    "s,s,s,s,s,s,s,s,s]}", "offset", (json_int_t)offset, "limit",
+		    CMD_LIST_LIMIT, "fields",
 		    "name", "kind", "state", "target", "faulted", "hold", "pid",
 		    "started_at", "ended_at", "argv", "pid_argv"), &len);
 		if (line == NULL)
@@ -319,32 +452,46 @@ cmd_list_fetch(struct client *c, struct cmd_list_table *t)
 	}
 }
 
-/* Print a cell padded with spaces to width, without printf's machinery. */
-static void
-cmd_list_cell(const char *cell, size_t width)
+/* Put a cell padded with spaces to width at out; the byte after it. */
+static char *
+cmd_list_cell(char *out, const char *cell, size_t len, size_t width)
 {
-	static const char	spaces[] = "                                ";
-	size_t			len = strlen(cell), pad;
-
-	fwrite(cell, 1, len, stdout);
-	for (pad = width > len ? width - len : 0; pad > 0; ) {
-		len = pad < sizeof spaces - 1 ? pad : sizeof spaces - 1;
-		fwrite(spaces, 1, len, stdout);
-		pad -= len;
-	}
+	memcpy(out, cell, len);
+	memset(out + len, ' ', width - len);
+	return out + width;
 }
 
-/* Print the rows aligned in columns, the last cut to the terminal's width. */
+/* The bytes of s that fit max, as fmt_truncate cuts (never in a character). */
+static size_t
+cmd_list_cut(const char *s, size_t max)
+{
+	size_t len = strlen(s);
+
+	if (len <= max)
+		return len;
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}
+
+/*
+ * Print the rows aligned in columns, the last cut to the terminal's width:
+ * each line made whole in one buffer and written at once, not a write of
+ * stdio's a cell and a pad.
+ */
 static void
 cmd_list_print(struct cmd_list_row *rows, size_t n)
 {
-	size_t	width[CMD_LIST_COLUMNS] = { 0 }, i, j, prefix = 0, len;
-	int	cols;
+	size_t		 width[CMD_LIST_COLUMNS] = { 0 }, i, j, prefix = 0;
+	size_t		 len, most = 0;
+	const char	*last;
+	char		*line, *p;
+	int		 cols;
 
 	for (i = 0; i < n; i++) {
 		for (j = 0; j < CMD_LIST_COLUMNS; j++) {
 			if (rows[i].cell[j] == NULL)
-				rows[i].cell[j] = strdup("?");
+				rows[i].cell[j] = "?";
 			len = strlen(rows[i].cell[j]);
 			if (len > width[j])
 				width[j] = len;
@@ -352,16 +499,23 @@ cmd_list_print(struct cmd_list_row *rows, size_t n)
 	}
 	for (j = 0; j < CMD_LIST_COLUMNS - 1; j++)
 		prefix += width[j] + 2;
+	if ((line = malloc(prefix + width[j] + 1)) == NULL)
+		client_fatal("out of memory");
 	cols = fmt_terminal_width(STDOUT_FILENO);
+	if (cols > 0)
+		most = (size_t)cols > prefix ? (size_t)cols - prefix : 0;
 	for (i = 0; i < n; i++) {
+		p = line;
 		for (j = 0; j < CMD_LIST_COLUMNS - 1; j++)
-			cmd_list_cell(rows[i].cell[j], width[j] + 2);
-		if (cols > 0)
-			fmt_truncate(rows[i].cell[j], (size_t)cols > prefix ?
-			    (size_t)cols - prefix : 0);
-		fputs(rows[i].cell[j], stdout);
-		putchar('\n');
+			p = cmd_list_cell(p, rows[i].cell[j],
+			    strlen(rows[i].cell[j]), width[j] + 2);
+		last = rows[i].cell[j];
+		len = cols > 0 ? cmd_list_cut(last, most) : strlen(last);
+		memcpy(p, last, len);
+		p[len] = '\n';
+		fwrite_unlocked(line, 1, (size_t)(p + len + 1 - line), stdout);
 	}
+	free(line);
 }
 
 /* list: print a table of every session of this daemon's life. */
@@ -372,10 +526,11 @@ cmd_list_exec(struct cmd *self, struct client *c)
 		"ID", "NAME", "KIND", "STATE", "TARGET", "PID", "AGE",
 		"COMMAND"
 	};
-	struct cmd_list_table	 t = { NULL, 0, 0 };
+	static char		 out[CMD_LIST_PIECE];
+	struct cmd_list_table	 t = { NULL, 0, 0, NULL };
 	struct cmd_list_row	*row;
 	json_t			*result;
-	size_t			 i, j;
+	size_t			 j;
 
 	(void)self;
 	if (c->json) {
@@ -385,16 +540,18 @@ cmd_list_exec(struct cmd *self, struct client *c)
 		json_decref(result);
 		return EXIT_OK;
 	}
+	/* Nothing is printed yet: a table goes out in a few large writes. */
+	setvbuf(stdout, out, _IOFBF, sizeof out);
 	row = cmd_list_add(&t);
 	for (j = 0; j < CMD_LIST_COLUMNS; j++)
-		row->cell[j] = strdup(header[j]);
-	if (!cmd_list_fetch(c, &t))
+		row->cell[j] = header[j];
+	if (!cmd_list_fetch(c, &t)) {
+		cmd_list_free(&t);
 		return client_error(c);
+	}
 	cmd_list_print(t.rows, t.n);
-	for (i = 0; i < t.n; i++)
-		for (j = 0; j < CMD_LIST_COLUMNS; j++)
-			free(t.rows[i].cell[j]);
-	free(t.rows);
+	(void)fflush(stdout);
+	cmd_list_free(&t);
 	return EXIT_OK;
 }
 

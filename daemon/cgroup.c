@@ -31,10 +31,19 @@
 /* How deep a removal looks (a target as root could raise the limits). */
 #define CGROUP_WALK_DEPTH 8
 
+/*
+ * The daemon's subtree, open: a keeper's cgroup is made, opened and
+ * removed relative to it, without a walk of the subtree's long path each
+ * time (AT_FDCWD, with whole paths, where it could not be opened).
+ */
+static int cgroup_root_fd = AT_FDCWD;
+
 /* One keeper's cgroup. */
 struct cgroup {
 	char		*path;
+	const char	*name;		/* path's last part */
 	uv_fs_event_t	 ev;		/* on cgroup.events */
+	int		 events_fd;	/* cgroup.events, read again with pread */
 	bool		 watching;
 	bool		 empty_told;
 	cgroup_cb	 cb;
@@ -75,17 +84,14 @@ cgroup_read(const char *dir, const char *file, char *buf, size_t len)
 	return 0;
 }
 
-/* Write str to a cgroup file; -1 with errno. */
+/* Write str to a file of the cgroup open at dir; -1 with errno. */
 static int
-cgroup_write(const char *dir, const char *file, const char *str)
+cgroup_write_at(int dir, const char *file, const char *str)
 {
-	char	path[PATH_MAX];
 	ssize_t	n;
 	int	fd, saved;
 
-	if (cgroup_join(path, sizeof path, dir, file) != 0)
-		return -1;
-	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+	if ((fd = openat(dir, file, O_WRONLY | O_CLOEXEC)) == -1)
 		return -1;
 	n = write(fd, str, strlen(str));
 	saved = errno;
@@ -94,16 +100,35 @@ cgroup_write(const char *dir, const char *file, const char *str)
 	return n == (ssize_t)strlen(str) ? 0 : -1;
 }
 
+/* Write str to a cgroup file; -1 with errno. */
+static int
+cgroup_write(const char *dir, const char *file, const char *str)
+{
+	char path[PATH_MAX];
+
+	if (cgroup_join(path, sizeof path, dir, file) != 0)
+		return -1;
+	return cgroup_write_at(AT_FDCWD, path, str);
+}
+
+/* Whether the text of a cgroup.events says a live process is there. */
+static bool
+cgroup_events_populated(const char *buf)
+{
+	const char *p = strstr(buf, "populated ");
+
+	return p != NULL && p[10] == '1';
+}
+
 /* Whether the cgroup at dir holds a live process (a missing one does not). */
 static bool
 cgroup_dir_populated(const char *dir)
 {
-	char buf[256], *p;
+	char buf[256];
 
 	if (cgroup_read(dir, "cgroup.events", buf, sizeof buf) != 0)
 		return false;
-	p = strstr(buf, "populated ");
-	return p != NULL && p[10] == '1';
+	return cgroup_events_populated(buf);
 }
 
 /* What cgroup_walk does to one cgroup: its parent's fd, its name, its own fd. */
@@ -199,13 +224,17 @@ cgroup_dir_kill(const char *dir)
  * Remove the (empty) cgroup at dir with every cgroup below it, deepest
  * first, logged if one is left: they are empty when its subtree is, so
  * each rmdir succeeds at once, and the limits cgroup_open set bound the
- * work (128 of them take about 3 ms).
+ * work (128 of them take about 3 ms). Most have none below them: the
+ * rmdir alone is tried first, and the walk follows only where it fails
+ * (EBUSY while a cgroup is below).
  */
 static void
 cgroup_dir_remove(const char *dir)
 {
 	int	fd;
 
+	if (rmdir(dir) == 0 || errno == ENOENT)
+		return;
 	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
 		(void)cgroup_walk(fd, 0, cgroup_rmdir_at);
 		close(fd);
@@ -331,6 +360,9 @@ cgroup_init(void)
 	} else {
 		cgroup_sweep(root);
 		dmn.cgroup_root = xstrdup(root);
+		if ((cgroup_root_fd = open(root, O_PATH | O_DIRECTORY |
+		    O_CLOEXEC)) == -1)
+			cgroup_root_fd = AT_FDCWD;
 		log_info("containment: cgroup, in %s", root);
 		return;
 	}
@@ -343,6 +375,9 @@ cgroup_fini(void)
 {
 	if (dmn.cgroup_root == NULL)
 		return;
+	if (cgroup_root_fd != AT_FDCWD)
+		close(cgroup_root_fd);
+	cgroup_root_fd = AT_FDCWD;
 	/* What an earlier sweep could not remove yet is empty by now. */
 	cgroup_sweep(dmn.cgroup_root);
 	if (rmdir(dmn.cgroup_root) != 0)
@@ -361,6 +396,26 @@ cgroup_json(void)
 	    dmn.contain_why);
 }
 
+/*
+ * Whether a process of the tree is alive: cgroup.events read again
+ * through the descriptor kept open, which spares a lookup of its long
+ * path at every exit (a stop of a thousand sessions reads it twice each).
+ */
+bool
+cgroup_populated(const struct cgroup *cg)
+{
+	char	buf[256];
+	ssize_t	n;
+
+	if (cg->events_fd == -1)
+		return cgroup_dir_populated(cg->path);
+	n = pread(cg->events_fd, buf, sizeof buf - 1, 0);
+	if (n < 0)
+		return cgroup_dir_populated(cg->path);
+	buf[n] = '\0';
+	return cgroup_events_populated(buf);
+}
+
 /* cgroup.events changed: tell the owner once the cgroup is empty. */
 static void
 cgroup_events_cb(uv_fs_event_t *ev, const char *file, int events, int status)
@@ -370,10 +425,40 @@ cgroup_events_cb(uv_fs_event_t *ev, const char *file, int events, int status)
 	(void)file;
 	(void)events;
 	(void)status;
-	if (cg->empty_told || cgroup_dir_populated(cg->path))
+	if (cg->empty_told || cgroup_populated(cg))
 		return;
 	cg->empty_told = true;
 	cg->cb(cg->arg);
+}
+
+/* The name to give with cgroup_root_fd for cg: its own, or its whole path. */
+static const char *
+cgroup_rel(const struct cgroup *cg)
+{
+	return cgroup_root_fd == AT_FDCWD ? cg->path : cg->name;
+}
+
+/*
+ * Bound what the target may make below the cgroup, and the work of
+ * removing it; open its cgroup.events, which is read again at its end.
+ */
+static void
+cgroup_setup(struct cgroup *cg)
+{
+	int dir;
+
+	cg->events_fd = -1;
+	if ((dir = openat(cgroup_root_fd, cgroup_rel(cg), O_PATH |
+	    O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    cgroup_write_at(dir, "cgroup.max.depth", CGROUP_NEST_DEPTH) != 0 ||
+	    cgroup_write_at(dir, "cgroup.max.descendants", CGROUP_NEST_MAX) != 0)
+		log_warn("cgroup %s: cannot limit the cgroups below it: %s",
+		    cg->path, strerror(errno));
+	if (dir != -1) {
+		cg->events_fd = openat(dir, "cgroup.events", O_RDONLY |
+		    O_CLOEXEC);
+		close(dir);
+	}
 }
 
 /* Make a cgroup for one keeper's tree; NULL (logged) if it cannot be made. */
@@ -387,19 +472,16 @@ cgroup_open(const char *name, cgroup_cb cb, void *arg)
 		return NULL;
 	cg = xcalloc(1, sizeof *cg);
 	xasprintf(&cg->path, "%s/%s", dmn.cgroup_root, name);
+	cg->name = cg->path + strlen(dmn.cgroup_root) + 1;
 	cg->cb = cb;
 	cg->arg = arg;
-	if (mkdir(cg->path, 0755) != 0) {
+	if (mkdirat(cgroup_root_fd, cgroup_rel(cg), 0755) != 0) {
 		log_warn("cgroup %s: mkdir: %s", cg->path, strerror(errno));
 		free(cg->path);
 		free(cg);
 		return NULL;
 	}
-	/* Bounds what the target may make below, and the work of removing it. */
-	if (cgroup_write(cg->path, "cgroup.max.depth", CGROUP_NEST_DEPTH) != 0 ||
-	    cgroup_write(cg->path, "cgroup.max.descendants", CGROUP_NEST_MAX) != 0)
-		log_warn("cgroup %s: cannot limit the cgroups below it: %s",
-		    cg->path, strerror(errno));
+	cgroup_setup(cg);
 	snprintf(events, sizeof events, "%s/cgroup.events", cg->path);
 	uv_fs_event_init(dmn.loop, &cg->ev);
 	cg->ev.data = cg;
@@ -415,13 +497,6 @@ const char *
 cgroup_path(const struct cgroup *cg)
 {
 	return cg->path;
-}
-
-/* Whether a process of the tree is alive. */
-bool
-cgroup_populated(const struct cgroup *cg)
-{
-	return cgroup_dir_populated(cg->path);
 }
 
 /* SIGKILL everything in the cgroup; the owner hears when it is empty. */
@@ -451,6 +526,12 @@ cgroup_close(struct cgroup *cg)
 {
 	if (cg == NULL)
 		return;
-	cgroup_dir_remove(cg->path);
+	if (cg->events_fd != -1)
+		close(cg->events_fd);
+	cg->events_fd = -1;
+	/* Most have no cgroup below them: removed at once, relative to the root. */
+	if (unlinkat(cgroup_root_fd, cgroup_rel(cg), AT_REMOVEDIR) != 0 &&
+	    errno != ENOENT)
+		cgroup_dir_remove(cg->path);
 	uv_close((uv_handle_t *)&cg->ev, cgroup_closed);
 }

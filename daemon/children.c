@@ -102,6 +102,31 @@ children_proc_path(char *buf, size_t len, pid_t pid, const char *rest)
 }
 
 /*
+ * The children of a process that runs one thread (the keeper starts
+ * none): its one list, read without the walk of its task directory; a
+ * malloc'd array of *n pids as children_of gives.
+ */
+pid_t *
+children_of_single(pid_t pid, size_t *n)
+{
+	char	 path[320], num[24], *text;
+	pid_t	*pids = NULL;
+	size_t	 cap = 0, len;
+
+	*n = 0;
+	if (children_proc_path(path, sizeof path, pid, "/task/") == NULL ||
+	    strlen(path) + 24 + sizeof "/children" > sizeof path)
+		return NULL;
+	strcat(path, children_decimal(pid, num));
+	strcat(path, "/children");
+	if ((text = children_read(path, &len)) == NULL)
+		return NULL;
+	children_parse(text, &pids, n, &cap);
+	free(text);
+	return pids;
+}
+
+/*
  * Every child of every thread of pid, however many: a malloc'd array of
  * *n pids (NULL and 0 if none, or pid is gone). Free it.
  */

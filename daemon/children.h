@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 pid_t	*children_of(pid_t, size_t *n);
+pid_t	*children_of_single(pid_t, size_t *n);
 char	*children_decimal(long, char *);
 char	*children_proc_path(char *, size_t, pid_t, const char *);
 

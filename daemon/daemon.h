@@ -1127,6 +1127,7 @@ struct session_proc {
 struct session {
 	TAILQ_ENTRY(session)	 entry;
 	RB_ENTRY(session)	 id_entry;	/* in dmn.session_ids while listed */
+	RB_ENTRY(session)	 ended_entry;	/* in dmn.ended, ended and listed */
 	unsigned long		 id;
 	unsigned		 refs;
 	bool			 listed;	/* in the table */
@@ -1298,6 +1299,12 @@ void			 session_stream_remove(struct session *);
 void			 session_note(struct session *, const char *);
 
 /* session-prune.c: ended sessions forgotten, or removed when asked. */
+RB_HEAD(session_ended, session);
+/* The index's functions, session_ended_RB_*, are session-prune.c's alone. */
+int			 session_prune_cmp(const struct session *,
+			    const struct session *);
+RB_PROTOTYPE(session_ended, session, ended_entry, session_prune_cmp)
+void			 session_prune_ended(struct session *);
 void			 session_prune(void);
 double			 session_prune_left(const struct session *);
 void			 session_prune_soon(void);
@@ -1374,6 +1381,8 @@ void	 status_page_pick(struct status_pick *, json_t *fields);
 void	 status_page_init(struct status_page *, const char *key,
 	    size_t max_rows, const struct status_pick *);
 bool	 status_page_add(struct status_page *, struct session *);
+void	 status_page_ahead(const struct session *);
+void	 status_page_ahead_more(const struct session *);
 void	 status_page_forget(struct session *);
 char	*status_page_done(struct status_page *, size_t *len);
 void	 status_add_inferior(const struct session *, json_t *, pid_t parent);
@@ -1777,6 +1786,7 @@ struct daemon {
 	uint64_t		 transcript_max; /* bytes a transcript's log may have */
 	uint64_t		 bundle_max;	/* bytes a bundle's files may have */
 	unsigned long		 nended;
+	struct session_ended	 ended;		/* the ended of sessions, by id */
 	bool			 shutting_down;
 	struct timer		*prune;		/* forgets ended sessions */
 	struct timer		*conn_sweep;	/* closes dropped connections */

@@ -112,6 +112,24 @@ keeper_tree_read_stat(pid_t pid, struct keeper_tree_stat *st)
 	return keeper_tree_parse_stat(buf, len, st);
 }
 
+/* A free entry at the end of the table; NULL if it is full and cannot grow. */
+static struct keeper_tree_proc *
+keeper_tree_slot(struct keeper_tree *t)
+{
+	struct keeper_tree_proc	*p;
+	size_t			 cap;
+
+	if (t->n == t->cap) {
+		cap = t->cap == 0 ? 64 : t->cap * 2;
+		p = reallocarray(t->procs, cap, sizeof *p);
+		if (p == NULL)
+			return NULL;
+		t->procs = p;
+		t->cap = cap;
+	}
+	return &t->procs[t->n++];
+}
+
 /*
  * Append one child of parent to the table, read after it was listed: if
  * its parent is another by then, the pid was reused (or it moved, and the
@@ -122,22 +140,35 @@ keeper_tree_add(struct keeper_tree *t, pid_t pid, pid_t parent)
 {
 	struct keeper_tree_stat	 st;
 	struct keeper_tree_proc	*p;
-	size_t			 cap;
 
-	if (keeper_tree_read_stat(pid, &st) != 0 || st.ppid != parent)
+	if (keeper_tree_read_stat(pid, &st) != 0 || st.ppid != parent ||
+	    (p = keeper_tree_slot(t)) == NULL)
 		return;
-	if (t->n == t->cap) {
-		cap = t->cap == 0 ? 64 : t->cap * 2;
-		p = reallocarray(t->procs, cap, sizeof *p);
-		if (p == NULL)
-			return;
-		t->procs = p;
-		t->cap = cap;
-	}
-	p = &t->procs[t->n++];
 	p->pid = pid;
 	p->ppid = st.ppid;
 	p->start = st.start;
+}
+
+/*
+ * Append the keeper's own children. Only the keeper reaps them, and it
+ * does not while it signals: each pid stays theirs until then, so neither
+ * their stat nor, later, a check that the pid is still the one listed is
+ * read (start 0 says so). The keeper runs one thread: one list to read.
+ */
+static void
+keeper_tree_add_own(struct keeper_tree *t)
+{
+	struct keeper_tree_proc	*p;
+	pid_t			*kids;
+	size_t			 i, n;
+
+	kids = children_of_single(t->self, &n);
+	for (i = 0; i < n && (p = keeper_tree_slot(t)) != NULL; i++) {
+		p->pid = kids[i];
+		p->ppid = t->self;
+		p->start = 0;
+	}
+	free(kids);
 }
 
 /* Append to the table the children of every thread of pid. */
@@ -164,17 +195,18 @@ keeper_tree_scan(struct keeper_tree *t)
 	size_t i;
 
 	t->n = 0;
-	keeper_tree_add_children(t, t->self);
+	keeper_tree_add_own(t);
 	for (i = 0; i < t->n; i++)
 		keeper_tree_add_children(t, t->procs[i].pid);
 }
 
 /*
- * Signal one process through a pidfd, sure it is the one that was scanned;
- * SIGTERM is followed by SIGCONT so that a stopped process can act on it.
+ * Signal one process through a pidfd, sure it is the one that was scanned
+ * (the keeper's own children are, until it reaps them); SIGTERM is
+ * followed by SIGCONT so that a stopped process can act on it.
  */
 static void
-keeper_tree_signal_one(struct keeper_tree_proc *p, int sig)
+keeper_tree_signal_one(struct keeper_tree_proc *p, pid_t self, int sig)
 {
 	struct keeper_tree_stat	st;
 	int			fd;
@@ -187,7 +219,8 @@ keeper_tree_signal_one(struct keeper_tree_proc *p, int sig)
 			(void)kill(p->pid, SIGCONT);
 		return;
 	}
-	if (keeper_tree_read_stat(p->pid, &st) == 0 && st.start == p->start) {
+	if (p->ppid == self || (keeper_tree_read_stat(p->pid, &st) == 0 &&
+	    st.start == p->start)) {
 		(void)pidfd_send_signal(fd, sig, NULL, 0);
 		if (sig == SIGTERM)
 			(void)pidfd_send_signal(fd, SIGCONT, NULL, 0);
@@ -205,7 +238,7 @@ keeper_tree_signal(struct keeper_tree *t, pid_t self, int sig)
 	keeper_tree_scan(t);
 	n = t->n;
 	for (i = 0; i < n; i++)
-		keeper_tree_signal_one(&t->procs[i], sig);
+		keeper_tree_signal_one(&t->procs[i], self, sig);
 	return n;
 }
 

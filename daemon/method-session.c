@@ -156,7 +156,7 @@ static const struct method method_launch = {
 static enum method_return
 method_list_exec(struct request *req)
 {
-	struct session		*s;
+	struct session		*s, *next;
 	struct status_page	 page;
 	struct status_pick	 pick;
 	json_t			*fields = request_get(req, "fields");
@@ -171,9 +171,16 @@ method_list_exec(struct request *req)
 	status_page_pick(&pick, fields);
 	status_page_init(&page, "sessions", request_int(req, "limit",
 	    LIST_LIMIT), &pick);
-	TAILQ_FOREACH(s, &dmn.sessions, entry)
-		if (i++ >= offset && !page.full)
-			(void)status_page_add(&page, s);
+	TAILQ_FOREACH(s, &dmn.sessions, entry) {
+		if (i++ < offset || page.full)
+			continue;
+		/* The next row's pointers, and the one after's fields. */
+		if ((next = TAILQ_NEXT(s, entry)) != NULL) {
+			status_page_ahead_more(next);
+			status_page_ahead(TAILQ_NEXT(next, entry));
+		}
+		(void)status_page_add(&page, s);
+	}
 	text = status_page_done(&page, &len);
 	return request_done_head(req, text, len, json_pack("{s:I, s:o}",
 	    "total", (json_int_t)i, "next_offset", page.full ?
@@ -303,8 +310,15 @@ method_stop_reply(struct request *req)
 	char			*text;
 
 	status_page_init(&page, "sessions", SIZE_MAX, NULL);
-	for (i = 0; i < d->n && status_page_add(&page, d->list[i]); i++)
-		;
+	for (i = 0; i < d->n; i++) {
+		/* As list does: the next rows' lines asked for ahead. */
+		if (i + 1 < d->n)
+			status_page_ahead_more(d->list[i + 1]);
+		if (i + 2 < d->n)
+			status_page_ahead(d->list[i + 2]);
+		if (!status_page_add(&page, d->list[i]))
+			break;
+	}
 	text = status_page_done(&page, &len);
 	request_done_head(req, text, len, json_pack("{s:I, s:b}", "stopped",
 	    (json_int_t)d->n, "truncated", page.full));

@@ -26,6 +26,26 @@ session_prune_able(const struct session *s)
 	    output_size(&s->target_out);
 }
 
+/* Order ended sessions by id, as the table has them. */
+int
+session_prune_cmp(const struct session *a, const struct session *b)
+{
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+RB_GENERATE(session_ended, session, ended_entry, session_prune_cmp)
+
+/*
+ * s has ended: count it and index it among the ended, so that a prune
+ * walks those alone, not every live session of the table at every end.
+ */
+void
+session_prune_ended(struct session *s)
+{
+	dmn.nended++;
+	RB_INSERT(session_ended, &dmn.ended, s);
+}
+
 /* Whether the prune timer runs: for the next session to expire, or at once. */
 static bool session_prune_waits;
 
@@ -42,6 +62,7 @@ session_prune_forget(struct session *s)
 {
 	TAILQ_REMOVE(&dmn.sessions, s, entry);
 	RB_REMOVE(session_ids, &dmn.session_ids, s);
+	RB_REMOVE(session_ended, &dmn.ended, s);
 	s->listed = false;
 	dmn.nended--;
 	session_unref(s);
@@ -58,9 +79,7 @@ session_prune_cb(void *arg)
 	double		 left, soonest = -1;
 
 	(void)arg;
-	TAILQ_FOREACH_SAFE(s, &dmn.sessions, entry, next) {
-		if (!session_ended(s))
-			continue;
+	RB_FOREACH_SAFE(s, session_ended, &dmn.ended, next) {
 		left = session_prune_left(s);
 		if (session_prune_able(s) && (dmn.nended > dmn.keep_ended ||
 		    left <= 0)) {

@@ -563,7 +563,7 @@ session_end(struct session *s)
 	session_stop_end(s);
 	verdict_close(s);
 	hold_close(s);
-	dmn.nended++;
+	session_prune_ended(s);
 }
 
 /* Take a reference: the session is not freed while it is held. */

@@ -66,6 +66,42 @@ status_page_puts(struct status_page *p, const char *str)
 	(void)status_page_put(str, strlen(str), p);
 }
 
+/*
+ * Write an integer or a string of printable ASCII without a quote or a
+ * backslash, as most values of a row are, without jansson's dump (its
+ * snprintf for every number); false for anything else.
+ */
+static bool
+status_page_simple(struct status_page *p, json_t *value)
+{
+	char		 buf[24], *d = buf + sizeof buf;
+	const char	*str, *c;
+	json_int_t	 n;
+	uint64_t	 v;
+
+	if (json_is_integer(value)) {
+		n = json_integer_value(value);
+		v = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
+		do
+			*--d = (char)('0' + v % 10);
+		while ((v /= 10) != 0);
+		if (n < 0)
+			*--d = '-';
+		(void)status_page_put(d, (size_t)(buf + sizeof buf - d), p);
+		return true;
+	}
+	if (!json_is_string(value))
+		return false;
+	str = json_string_value(value);
+	for (c = str; *c != '\0'; c++)
+		if (*c < 0x20 || *c > 0x7e || *c == '"' || *c == '\\')
+			return false;
+	status_page_puts(p, "\"");
+	(void)status_page_put(str, (size_t)(c - str), p);
+	status_page_puts(p, "\"");
+	return true;
+}
+
 /* Write one member, "name":value, and take value. */
 static void
 status_page_member(struct status_page *p, bool *first, const char *name,
@@ -74,8 +110,8 @@ status_page_member(struct status_page *p, bool *first, const char *name,
 	status_page_puts(p, *first ? "\"" : ",\"");
 	status_page_puts(p, name);
 	status_page_puts(p, "\":");
-	if (json_dump_callback(value, status_page_put, p,
-	    JSON_COMPACT | JSON_ENCODE_ANY) != 0)
+	if (!status_page_simple(p, value) && json_dump_callback(value,
+	    status_page_put, p, JSON_COMPACT | JSON_ENCODE_ANY) != 0)
 		log_fatal("cannot write the member %s of a row", name);
 	json_decref(value);
 	*first = false;
@@ -161,6 +197,40 @@ status_page_fixed(struct session *s)
 	r->off[i] = (uint32_t)w.len;
 	r->text = w.text;
 	return s->row = r;
+}
+
+/*
+ * Ask the memory for the session fields a row reads, of s a row or two
+ * before it is written: the sessions of a list of thousands lie apart in
+ * the heap, and a row otherwise waits on each of their lines in turn.
+ */
+void
+status_page_ahead(const struct session *s)
+{
+	if (s == NULL)
+		return;
+	__builtin_prefetch(&s->entry);
+	__builtin_prefetch(&s->state);
+	__builtin_prefetch(&s->procs[0]);
+	__builtin_prefetch(&s->target);
+	__builtin_prefetch(&s->hold);
+	__builtin_prefetch(&s->row);
+}
+
+/*
+ * Ask for what the fields of s point to (its kept text, its main
+ * process), once the fields themselves are in (status_page_ahead).
+ */
+void
+status_page_ahead_more(const struct session *s)
+{
+	if (s == NULL)
+		return;
+	if (s->row != NULL) {
+		__builtin_prefetch(s->row);
+		__builtin_prefetch(s->row->text);
+	}
+	__builtin_prefetch(s->procs[0].proc);
 }
 
 /* Let go of the row text kept for s (the session is freed). */

@@ -38,7 +38,7 @@ fig_launch_exec(struct bench *b)
 		stat_add(&sb, t);
 	}
 	table_row("ms", stat_median(&sd), stat_median(&sb),
-	    TARGET(RATIO_MAX, 2), NULL, "launch exec --wait /bin/true, whole "
+	    TARGET(RATIO_MAX, 1.5), NULL, "launch exec --wait /bin/true, whole "
 	    "[vs posix_spawn+waitpid]");
 	stat_free(&sd);
 	stat_free(&sb);

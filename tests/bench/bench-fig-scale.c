@@ -103,13 +103,13 @@ fig_scale_rows(int n, struct fig_scale_samples *s, double rss_per,
     double keeper, double program)
 {
 	table_row("ms", stat_median(&s->launch), stat_median(&s->launch_b),
-	    TARGET(RATIO_MAX, 2), NULL, "%5d live: launch --wait /bin/true, "
+	    TARGET(RATIO_MAX, 1.5), NULL, "%5d live: launch --wait /bin/true, "
 	    "whole [vs posix_spawn]", n);
 	table_row("ms", stat_median(&s->stop), stat_median(&s->stop_b),
 	    TARGET(OVER_MAX, 1), NULL, "%5d live: one stop [vs kill "
 	    "TERM+waitpid]", n);
 	table_row("ms", stat_median(&s->list), stat_median(&s->list_b),
-	    n == 1000 ? TARGET(MAX, 5) : NO_TARGET, NULL, "%5d live: dbgctl "
+	    n == 1000 ? TARGET(MAX, 2) : NO_TARGET, NULL, "%5d live: dbgctl "
 	    "list, whole [vs spawn /bin/true]", n);
 	table_row("KB", rss_per, NA, TARGET(MAX, 6), "VmRSS delta / n, once",
 	    "%5d live: daemon RSS per session", n);

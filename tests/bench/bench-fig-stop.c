@@ -150,7 +150,7 @@ fig_stop_all(struct bench *b)
 	rpc_close(&r);
 	if (rv == 0)
 		table_row("ms", stat_median(&sd), stat_median(&sb),
-		    TARGET(MAX, 500), note, "stop --all "
+		    TARGET(MAX, 150), note, "stop --all "
 		    "of %d sessions [vs kill+waitpid of as many]",
 		    FIG_STOP_ALL_N);
 	stat_free(&sd);

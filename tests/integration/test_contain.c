@@ -15,6 +15,7 @@
 #include <sys/vfs.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -824,4 +825,66 @@ Test(contain, lines_forged_on_a_stolen_keeper_socket_are_ignored)
 	    "once", needle, n);
 	stop_leaves_nothing(id, m, "of a target that forged its keeper's lines");
 	h_contain_shutdown("after a target forged its keeper's lines");
+}
+
+/* How many cgroups the daemon's subtree holds (0 outside cgroup mode). */
+static int
+cgroups_left(void)
+{
+	struct dirent	*e;
+	DIR		*d;
+	int		 n = 0;
+
+	if (H->cgroup[0] == '\0' || (d = opendir(H->cgroup)) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_type == DT_DIR && e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * stop --all of many sessions, each a program beside an orphan its keeper
+ * reaps: when it returns, no process of any session is alive, and in
+ * cgroup mode no session's cgroup is left.
+ */
+static void
+stop_all_of_many(const char *mode)
+{
+	enum { N = 100 };
+	char		m[96], report[4096];
+	struct h_res	r;
+	int		i, left;
+
+	h_contain_daemon(mode);
+	h_marker_new("DBGI_ALL", m, sizeof(m));
+	for (i = 0; i < N; i++)
+		h_cli_launch_sh(m, LEAVES_A_SLEEP);
+	h_marker_wait(m, "sleep", 2 * N);
+	cr_assert_eq(cgroups_left(), H->cgroup[0] != '\0' ? N : 0, "test "
+	    "setup: a cgroup a session");
+	h_cli(&r, H_ARGS("stop", "--all"));
+	cr_assert(!r.timed_out, "dbgctl stop --all: no return within %d ms",
+	    H_RUN_BOUND);
+	cr_assert_eq(r.code, 0, "dbgctl stop --all: expected exit 0, got %d "
+	    "(stderr: %s)", r.code, r.err);
+	h_run_free(&r);
+	left = h_marker_describe(m, report, sizeof(report));
+	cr_assert_eq(left, 0, "stop --all of %d sessions returned, but "
+	    "processes of them are alive: %s", N, report);
+	cr_assert_eq(cgroups_left(), 0, "stop --all of %d sessions returned, "
+	    "but %d cgroups of them are left in %s", N, cgroups_left(),
+	    H->cgroup);
+	h_contain_shutdown("after stop --all");
+}
+
+Test(contain, stop_all_of_many_sessions_leaves_nothing_cgroup)
+{
+	stop_all_of_many("cgroup");
+}
+
+Test(contain, stop_all_of_many_sessions_leaves_nothing_subreaper)
+{
+	stop_all_of_many("subreaper");
 }

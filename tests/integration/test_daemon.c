@@ -342,6 +342,67 @@ Test(daemon, ended_sessions_pruned)
 	    "is gone", path);
 }
 
+/* The ids list shows, in order, into ids (at most n); how many. */
+static size_t
+daemon_list_ids(long *ids, size_t n)
+{
+	json_t	*l, *s;
+	size_t	 i, k = 0;
+
+	l = h_cli_json(H_ARGS("list"));
+	json_array_foreach(json_object_get(l, "sessions"), i, s)
+		if (k < n)
+			ids[k++] = (long)h_jint(s, "id", -1);
+	json_decref(l);
+	return k;
+}
+
+/* Predicate: list shows sessions 3, 5 and 6 alone. */
+static bool
+daemon_list_is_3_5_6(void *arg)
+{
+	long	ids[8];
+
+	(void)arg;
+	return daemon_list_ids(ids, 8) == 3 && ids[0] == 3 && ids[1] == 5 &&
+	    ids[2] == 6;
+}
+
+/*
+ * Among live sessions, the ended beyond DBGCTLD_KEEP_ENDED are forgotten
+ * lowest id first and the live never are; one that ends later, with a
+ * lower id than those kept, is the next to go.
+ */
+Test(daemon, ended_sessions_pruned_among_live_ones)
+{
+	const char	*const sleep[] = { "launch", "--kind", "exec", "--",
+			    "sleep", "100", NULL };
+	const char	*const done[] = { "launch", "--kind", "exec", "--wait",
+			    "--", "true", NULL };
+	struct h_res	 r;
+	long		 ids[8];
+	size_t		 n;
+	int		 k;
+
+	h_ctx_env_add("DBGCTLD_KEEP_ENDED=2");
+	h_daemon_fg();
+	for (k = 1; k <= 6; k++) {
+		cr_assert_eq(h_cli(&r, k == 1 || k == 3 ? sleep : done), 0,
+		    "launch #%d: exit %d (stderr: %s)", k, r.code, r.err);
+		h_run_free(&r);
+	}
+	n = daemon_list_ids(ids, 8);
+	cr_assert(n == 4 && ids[0] == 1 && ids[1] == 3 && ids[2] == 5 &&
+	    ids[3] == 6, "list after sessions 1 and 3 live and 2, 4, 5, 6 "
+	    "ended, keeping 2: expected 1 3 5 6, got %zu sessions, first %ld",
+	    n, n > 0 ? ids[0] : -1);
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", "1")), 0, "stop 1: exit %d "
+	    "(stderr: %s)", r.code, r.err);
+	h_run_free(&r);
+	cr_assert(h_wait_for(daemon_list_is_3_5_6, NULL, H_WAIT_BOUND), "once "
+	    "session 1 ended, expected list to show 3 5 6 alone");
+}
+
 /* Run dbgctl -s sock ARGS... (a daemon other than the test's); the code. */
 static int
 daemon_cli_on(struct h_res *r, const char *sock, const char *const args[])

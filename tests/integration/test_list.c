@@ -6,6 +6,8 @@
  */
 #include "harness.h"
 
+#include <sys/stat.h>
+
 #include <criterion/criterion.h>
 
 #include <stdio.h>
@@ -122,6 +124,85 @@ Test(list, fields_give_rows_of_id_and_the_members_named)
 	part = list_call(&c, "list", "{\"fields\":[]}");
 	list_expect_keys(list_row_of(part, id[0]), H_ARGS("id"), "no fields");
 	json_decref(part);
+	h_conn_close(&c);
+}
+
+/* Make a directory below H->dir named name; its path into dir. */
+static void
+list_odd_dir(char *dir, size_t len, const char *name)
+{
+	snprintf(dir, len, "%s/%s", H->dir, name);
+	cr_assert_eq(mkdir(dir, 0700), 0, "mkdir %s", dir);
+}
+
+/* Assert that list's row of session id holds what status says of it. */
+static void
+list_expect_status(struct h_conn *c, json_t *all, long id)
+{
+	json_t		*row = list_row_of(all, id), *st, *v;
+	const char	*key;
+	char		 params[64], *a, *b;
+
+	cr_assert_not_null(row, "no row for session %ld", id);
+	snprintf(params, sizeof params, "{\"session\":%ld}", id);
+	st = list_call(c, "status", params);
+	a = json_dumps(row, JSON_COMPACT | JSON_SORT_KEYS);
+	b = json_dumps(h_jpath(st, "result"), JSON_COMPACT | JSON_SORT_KEYS);
+	json_object_foreach(h_jpath(st, "result"), key, v)
+		cr_assert(json_equal(json_object_get(row, key), v), "session "
+		    "%ld: %s differs:\nlist   %s\nstatus %s", id, key, a, b);
+	cr_assert_eq(json_object_size(row), json_object_size(h_jpath(st,
+	    "result")), "session %ld:\nlist   %s\nstatus %s", id, a, b);
+	free(a);
+	free(b);
+	json_decref(st);
+}
+
+/*
+ * A row holds what status says of the session, member for member: strings
+ * (working directories' names) each with one kind of byte to escape or
+ * keep (a quote; a backslash; control bytes; DEL and UTF-8), arguments
+ * with all of them, small and large numbers, null. status builds its
+ * object as a tree; list writes its rows as text of its own, for most
+ * values without jansson.
+ */
+Test(list, rows_say_what_status_says)
+{
+	static const char *const odd[] = { "q\"s", "b\\s", "t\tn\ne\x1b",
+	    "d\x7f caf\xc3\xa9 \xf0\x9f\x98\x80" };
+	struct h_conn	 c;
+	json_t		*all, *p, *r;
+	char		 dir[512], name[16], *text;
+	long		 id[6];
+	size_t		 i;
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	for (i = 0; i < 4; i++) {
+		list_odd_dir(dir, sizeof dir, odd[i]);
+		snprintf(name, sizeof name, "odd_%zu.x", i);
+		p = json_pack("{s:s, s:s, s:[s,s,s,s,s,s,s], s:s, s:i}", "kind",
+		    "exec", "name", name, "argv", "sh", "-c", "sleep 100",
+		    odd[0], odd[1], odd[2], odd[3], "cwd", dir, "stop_timeout",
+		    0);
+		text = json_dumps(p, JSON_COMPACT);
+		id[i] = list_launch(&c, text);
+		free(text);
+		json_decref(p);
+	}
+	id[4] = list_launch(&c, "{\"kind\":\"exec\",\"argv\":[\"true\"],"
+	    "\"stop_timeout\":3600000}");
+	r = h_conn_call(&c, "launch", "{\"kind\":\"exec\",\"argv\":["
+	    "\"/nonexistent/x\"]}", H_RUN_BOUND);
+	id[5] = (long)h_jint(r, "error.data.session", -1);
+	cr_assert_gt(id[5], 0, "a failed launch names no session");
+	json_decref(r);
+	h_cli_expect_exit(id[4], 0, H_WAIT_BOUND, "true");
+	h_cli_expect_state(id[5], "failed", "a program that does not exist");
+	all = list_call(&c, "list", "{}");
+	for (i = 0; i < 6; i++)
+		list_expect_status(&c, all, id[i]);
+	json_decref(all);
 	h_conn_close(&c);
 }
 

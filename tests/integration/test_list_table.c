@@ -390,3 +390,51 @@ Test(list_table, every_page_of_1500_sessions_is_printed)
 	table_free(&t);
 	free(ids);
 }
+
+/*
+ * 300 sessions whose arguments take 3000 bytes each: dbgctl list asks for
+ * pages of as many rows as fit a reply, which the daemon cuts by their
+ * bytes, not at a thousand rows; the table still shows every session
+ * once, in id order, each with its whole command.
+ */
+Test(list_table, every_page_cut_by_its_bytes_is_printed)
+{
+	enum { N = 300, ARG = 3000 };
+	struct h_conn	 c;
+	struct table	 t;
+	json_t		*r;
+	long		*ids = calloc(N, sizeof *ids), prev = 0, id;
+	char		*params, arg[ARG + 1], want[ARG + 16];
+	size_t		 i;
+
+	memset(arg, 'a', ARG);
+	arg[ARG] = '\0';
+	cr_assert_gt(asprintf(&params, "{\"kind\":\"exec\",\"argv\":[\"true\","
+	    "\"%s\"]}", arg), 0, "asprintf");
+	snprintf(want, sizeof want, "true %s", arg);
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	table_launch(&c, params, ids, N);
+	for (i = 0; i < N; i++)
+		cr_assert_gt(ids[i], 0, "launch %zu failed", i);
+	cr_assert(h_wait_for(table_all_ended, &c, 60000), "sessions still run");
+	r = h_conn_call(&c, "list", "{\"fields\":[\"argv\"],\"limit\":10000}",
+	    H_RUN_BOUND);
+	cr_assert_lt(json_array_size(h_jpath(r, "result.sessions")), N,
+	    "test setup: the rows of %d sessions fit one reply", N);
+	cr_assert_gt(h_jint(r, "result.next_offset", -1), 0, "next_offset");
+	json_decref(r);
+	h_conn_close(&c);
+	table_read(&t);
+	cr_assert_eq(t.n, N + 1, "dbgctl list printed %zu lines", t.n);
+	for (i = 1; i < t.n; i++) {
+		id = strtol(t.rows[i].cell[0], NULL, 10);
+		cr_assert_gt(id, prev, "line %zu: id %ld after %ld", i, id, prev);
+		prev = id;
+		cr_assert_str_eq(t.rows[i].cell[7], want, "line %zu: session "
+		    "%ld's COMMAND", i, id);
+	}
+	table_free(&t);
+	free(params);
+	free(ids);
+}

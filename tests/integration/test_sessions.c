@@ -697,3 +697,63 @@ Test(sessions, term_comes_from_the_launching_client)
 	h_ctx_env_add("COLORTERM=24bit");
 	expect_term_line(NULL, "TERM=[dumb] COLORTERM=[24bit]");
 }
+
+/* Whether the three shells of the session below have set their traps. */
+static bool
+term_traps_set(void *arg)
+{
+	const char	*const names[] = { "main", "orphan", "child" };
+	char		 path[512];
+	int		 i;
+
+	(void)arg;
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, "%s/%s.up", H->dir, names[i]);
+		if (access(path, F_OK) != 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Every process of a stopped session hears the stop's SIGTERM from its
+ * keeper, not the deadline's SIGKILL: the main program, an orphan of it
+ * that its keeper reaps (a child of the keeper's own, listed without a
+ * check of its pid) and a child of the program (checked by its start
+ * time); each writes a file as it ends by TERM. The deadline is far off,
+ * so a process the keeper missed would hold the stop past the client's
+ * bound.
+ */
+Test(sessions, stop_terms_the_program_its_orphans_and_its_children)
+{
+	const char	*const names[] = { "main", "orphan", "child" };
+	char		 m[96], ids[32], script[4096], path[512], d[300];
+	char		 loop[3][1024];
+	struct h_res	 r;
+	long		 id;
+	int		 i;
+
+	snprintf(d, sizeof d, "%s", H->dir);
+	for (i = 0; i < 3; i++)
+		snprintf(loop[i], sizeof loop[i], "trap 'echo >%s/%s.term; "
+		    "exit 0' TERM; echo >%s/%s.up; while :; do sleep 0.1; done",
+		    d, names[i], d, names[i]);
+	snprintf(script, sizeof script, "(setsid sh -c \"%s\" &); "
+	    "sh -c \"%s\" & %s", loop[1], loop[2], loop[0]);
+	h_marker_new("DBGI_TERMS", m, sizeof(m));
+	id = h_cli_launch_sh(m, script);
+	cr_assert(h_wait_for(term_traps_set, NULL, H_WAIT_BOUND), "the "
+	    "session's shells did not start: %s", script);
+	h_idstr(id, ids, sizeof(ids));
+	h_cli(&r, H_ARGS("stop", "--timeout", "3600000", ids));
+	cr_assert(!r.timed_out, "dbgctl stop %s: no return within %d ms",
+	    ids, H_RUN_BOUND);
+	cr_assert_eq(r.code, 0, "dbgctl stop %s: expected exit 0, got %d "
+	    "(stderr: %s)", ids, r.code, r.err);
+	h_run_free(&r);
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, "%s/%s.term", d, names[i]);
+		cr_assert_eq(access(path, F_OK), 0, "the %s of the session did "
+		    "not end by the stop's SIGTERM", names[i]);
+	}
+}
