@@ -71,14 +71,18 @@ backend_gdb_mi_args(struct argv *av, struct session *s, struct gdb_data *g)
 	if (g->remote[0] == '\0')
 		return;
 	/*
-	 * Breakpoints stay in a remote target while it is stopped: by
-	 * default gdb takes each location out at every stop and puts it
-	 * back at every resume, a read and a Z packet a location, fault
-	 * breaks included, which was most of a board's breakpoint round
-	 * trip. gdb still hides them from memory reads.
+	 * Breakpoints stay in the target of a server the session owns while
+	 * it is stopped: by default gdb takes each location out at every stop
+	 * and puts it back at every resume, a read and a Z packet a location,
+	 * fault breaks included, which was most of a board's breakpoint round
+	 * trip. gdb hides them from memory reads, and the server, which ends
+	 * with the session, clears them when gdb's connection ends, killed
+	 * or not; a --remote server is someone else's, and keeps the default.
 	 */
-	argv_push(av, "-ex");
-	argv_push(av, "set breakpoint always-inserted on");
+	if (g->server.proc != NULL) {
+		argv_push(av, "-ex");
+		argv_push(av, "set breakpoint always-inserted on");
+	}
 	/* gdb's own 15 s of retries would hide a refused port. */
 	argv_push(av, "-ex");
 	argv_push(av, "set tcp auto-retry off");

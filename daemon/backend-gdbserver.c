@@ -1,6 +1,7 @@
 /*
- * gdbserver: start the server (server.c sees in /proc that one of its
- * processes listens), then connect gdb: the server's one connection.
+ * gdbserver: start the server and gdb beside it; once server.c sees in
+ * /proc that one of the server's processes listens, gdb connects: the
+ * server's one connection.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -961,6 +961,13 @@ Test(debuggers, remote_live_gdbserver)
 	cr_assert_str_eq(h_jstr(st, "remote") ? h_jstr(st, "remote") : "",
 	    remote, "status %s: remote", ids);
 	json_decref(st);
+	/* A server of someone else's keeps gdb's own breakpoint handling. */
+	st = h_cli_json(H_ARGS("exec", ids, "--", "-gdb-show", "breakpoint",
+	    "always-inserted"));
+	cr_assert_str_eq(h_jstr(st, "results.value") ? h_jstr(st,
+	    "results.value") : "(none)", "off", "always-inserted of a remote "
+	    "session");
+	json_decref(st);
 	/* No probe here: the server sees gdb's connection and only that. */
 	cr_assert(h_run_err_until(&srv, &b, "Remote debugging from host",
 	    H_WAIT_BOUND), "gdbserver: no connection reported: %s", b.p);
