@@ -209,6 +209,8 @@ struct output {
 	uint64_t		 flushed;	/* handed to writeback up to here */
 	uint64_t		 uncached;	/* out of the page cache below */
 	uint64_t		 wanted;	/* a reader's next byte: kept cached */
+	uint64_t		 read_low;	/* lowest read since the last trim */
+	uint64_t		 read_low_was;	/* and in the trim before */
 };
 
 void	 output_init(struct output *);
@@ -1754,6 +1756,7 @@ pid_t	 spawn_keeper(const char *, char **, char **, const int *,
 
 struct daemon {
 	uv_loop_t		*loop;
+	unsigned		 cache_jobs;	/* output-cache.c's, on the pool */
 	struct spawn		 spawn;
 	char			 sock_path[PATH_MAX];
 	char			 state_dir[PATH_MAX];

@@ -18,6 +18,12 @@
 #define OUTPUT_CACHE_KEEP (16 * 1024 * 1024)
 /* The bytes handed to writeback, and dropped, at once. */
 #define OUTPUT_CACHE_STEP (2 * 1024 * 1024)
+/*
+ * Jobs of all logs on the pool at once, at most: a step not handed over
+ * goes with the next (the calls are advice), and a disk that writes
+ * slowly holds neither the pool's threads nor descriptors without bound.
+ */
+#define OUTPUT_CACHE_JOBS 4
 
 /* One step's calls, on a descriptor of its own: the log may close meanwhile. */
 struct output_cache_job {
@@ -54,7 +60,10 @@ output_cache_done(uv_work_t *w, int status)
 {
 	struct output_cache_job *j = w->data;
 
-	(void)status;
+	/* A job cancelled at exit never ran, nor closed its descriptor. */
+	if (status == UV_ECANCELED)
+		close(j->fd);
+	dmn.cache_jobs--;
 	free(j);
 }
 
@@ -69,6 +78,11 @@ output_cache_floor(const struct output *o)
 	to = o->flushed - OUTPUT_CACHE_KEEP;
 	if (to > o->wanted)
 		to = o->wanted;
+	/* Nor what a reader read lately: a subscriber far behind, say. */
+	if (to > o->read_low)
+		to = o->read_low;
+	if (to > o->read_low_was)
+		to = o->read_low_was;
 	/* Whole steps only: a page cut at either end would stay behind. */
 	return to - to % OUTPUT_CACHE_STEP;
 }
@@ -87,6 +101,7 @@ output_cache_trim(struct output *o, uint64_t end)
 	int			 fd;
 
 	if (end - o->flushed < OUTPUT_CACHE_STEP || o->log_fd == -1 ||
+	    dmn.cache_jobs >= OUTPUT_CACHE_JOBS ||
 	    (fd = fcntl(o->log_fd, F_DUPFD_CLOEXEC, 0)) == -1)
 		return;
 	j = xcalloc(1, sizeof *j);
@@ -99,10 +114,14 @@ output_cache_trim(struct output *o, uint64_t end)
 		j->drop_len = to - o->uncached;
 		o->uncached = to;
 	}
+	o->read_low_was = o->read_low;
+	o->read_low = UINT64_MAX;
 	j->work.data = j;
 	if (uv_queue_work(dmn.loop, &j->work, output_cache_work,
 	    output_cache_done) != 0) {
 		close(fd);
 		free(j);
+		return;
 	}
+	dmn.cache_jobs++;
 }
