@@ -43,7 +43,7 @@ struct cgroup {
 	char		*path;
 	const char	*name;		/* path's last part */
 	uv_fs_event_t	 ev;		/* on cgroup.events */
-	int		 events_fd;	/* cgroup.events, read again with pread */
+	int		 events_fd;	/* cgroup.events, for pread */
 	bool		 watching;
 	bool		 empty_told;
 	cgroup_cb	 cb;
@@ -529,7 +529,7 @@ cgroup_close(struct cgroup *cg)
 	if (cg->events_fd != -1)
 		close(cg->events_fd);
 	cg->events_fd = -1;
-	/* Most have no cgroup below them: removed at once, relative to the root. */
+	/* Most have no cgroup below them: removed at once. */
 	if (unlinkat(cgroup_root_fd, cgroup_rel(cg), AT_REMOVEDIR) != 0 &&
 	    errno != ENOENT)
 		cgroup_dir_remove(cg->path);

@@ -206,11 +206,11 @@ struct output {
 	struct output_time	*tbuf;		/* not yet written, or NULL */
 	size_t			 ntbuf;
 	uint64_t		 ntimes;	/* records in the times file */
-	uint64_t		 flushed;	/* handed to writeback up to here */
-	uint64_t		 uncached;	/* out of the page cache below */
-	uint64_t		 wanted;	/* a reader's next byte: kept cached */
-	uint64_t		 read_low;	/* lowest read since the last trim */
-	uint64_t		 read_low_was;	/* and in the trim before */
+	uint64_t		 flushed;	/* handed to writeback below */
+	uint64_t		 uncached;	/* out of the cache below */
+	uint64_t		 wanted;	/* a reader's next byte */
+	uint64_t		 read_low;	/* lowest read, this step */
+	uint64_t		 read_low_was;	/* and the step before */
 };
 
 void	 output_init(struct output *);
@@ -382,7 +382,7 @@ struct mi {
 	int			 log_fd;	/* the transcript, or -1 */
 	uint64_t		 log_size;	/* bytes written to it */
 	uint64_t		 log_max;	/* and at most, then cut */
-	char			*logbuf;	/* a read's lines, not written */
+	char			*logbuf;	/* lines not yet written */
 	size_t			 loglen;
 	size_t			 logcap;
 };
@@ -735,7 +735,7 @@ struct server {
 	struct timer		*look;
 	uint64_t		 deadline;
 	unsigned		 pause;		/* ms before the next look */
-	bool			 bound;		/* fd listens, the port is known */
+	bool			 bound;		/* fd listens */
 	int			 fd;
 	bool			 listening;
 	server_ready_cb		 ready;
@@ -769,7 +769,7 @@ struct gdb_data {
 	char		 remote[256];	/* HOST:PORT gdb connects to, or "" */
 	struct timer	*timer;		/* connecting's, then settling's, deadline */
 	unsigned long	 connect_token;
-	bool		 debugger_up;	/* gdb exec'd beside its server */
+	bool		 debugger_up;	/* gdb beside its server ran */
 	unsigned	 inserts;	/* fault breaks gdb has not answered */
 	int		 settle;	/* what the launch awaits (backend-gdb.c) */
 	unsigned	 groups;	/* thread groups live: the program runs */
@@ -1111,7 +1111,7 @@ struct session_proc {
 	bool			 drained;	/* its pty's output is all in */
 	bool			 transport;	/* gets the transport pipes */
 	bool			 stdio;		/* on 0 and 1 */
-	int			 listen_fd;	/* its PROC_FD_LISTEN, or -1 */
+	int			 listen_fd;	/* its 6, or -1 */
 	char			*tail;		/* the last it printed, */
 	size_t			 taillen;	/* SESSION_TAIL_BYTES once it has */
 };
@@ -1129,7 +1129,7 @@ struct session_proc {
 struct session {
 	TAILQ_ENTRY(session)	 entry;
 	RB_ENTRY(session)	 id_entry;	/* in dmn.session_ids while listed */
-	RB_ENTRY(session)	 ended_entry;	/* in dmn.ended, ended and listed */
+	RB_ENTRY(session)	 ended_entry;	/* in dmn.ended */
 	unsigned long		 id;
 	unsigned		 refs;
 	bool			 listed;	/* in the table */
@@ -1542,7 +1542,8 @@ void	 conn_free_cb(uv_handle_t *);
 
 int	 dial_take(struct conn *);
 bool	 dial_untaken(struct conn *);
-void	 dial_settle(struct conn *, uv_stream_t *, ssize_t, const uv_buf_t *);
+void	 dial_settle(struct conn *, uv_stream_t *, ssize_t,
+	    const uv_buf_t *);
 int	 dial_check(struct conn *, struct rpc_error *);
 void	 dial_start(struct conn *);
 bool	 dial_out_gone(struct conn *);
@@ -1756,7 +1757,7 @@ pid_t	 spawn_keeper(const char *, char **, char **, const int *,
 
 struct daemon {
 	uv_loop_t		*loop;
-	unsigned		 cache_jobs;	/* output-cache.c's, on the pool */
+	unsigned		 cache_jobs;	/* on the pool */
 	struct spawn		 spawn;
 	char			 sock_path[PATH_MAX];
 	char			 state_dir[PATH_MAX];
@@ -1789,7 +1790,7 @@ struct daemon {
 	uint64_t		 transcript_max; /* bytes a transcript's log may have */
 	uint64_t		 bundle_max;	/* bytes a bundle's files may have */
 	unsigned long		 nended;
-	struct session_ended	 ended;		/* the ended of sessions, by id */
+	struct session_ended	 ended;		/* ended ones, by id */
 	bool			 shutting_down;
 	struct timer		*prune;		/* forgets ended sessions */
 	struct timer		*conn_sweep;	/* closes dropped connections */

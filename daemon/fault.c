@@ -61,7 +61,7 @@ struct fault_job {
 	struct mi	*mi;
 	json_t		*rec;
 	json_t		*names;		/* register names by number */
-	int		 step;		/* the step sent, or answered, last */
+	int		 step;		/* sent or answered last */
 	int		 next;		/* the next step to send */
 	int		 sent[6];	/* the batch's steps, in order */
 	int		 nsent;

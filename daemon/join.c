@@ -35,7 +35,7 @@ static long	join_max = JOINS_MAX_DEFAULT;
  * held at a time, so the order of everything sent stays as it was.
  */
 static struct {
-	struct join	*j;		/* whose bytes are held, or NULL */
+	struct join	*j;		/* whose bytes, or NULL */
 	char		*buf;
 	size_t		 len, cap;
 	int		 depth;		/* inside a channel's read */
@@ -70,7 +70,7 @@ join_cmd_free(struct join_chan *ch, struct join_cmd *jc)
 	free(jc);
 }
 
-/* Write to the client now; one that reads nothing is dropped, not buffered for. */
+/* Write to the client now; one that reads nothing is dropped. */
 static void
 join_send_now(struct join *j, const char *data, size_t len)
 {

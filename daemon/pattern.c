@@ -77,7 +77,7 @@ struct pattern_matcher {
 	pcre2_jit_stack		*jstack;
 	pcre2_match_data	*md;
 	uint32_t		 pairs;
-	size_t			 lov[2];	/* a literal's last answer */
+	size_t			 lov[2];	/* a literal's answer */
 	bool			 literal;	/* the last call was a literal's */
 };
 
