@@ -1208,3 +1208,42 @@ Test(control, native_mi_transcript_keeps_every_line_in_order)
 	    stops);
 	ctl_end(&t);
 }
+
+/*
+ * At its size bound gdb's MI transcript ends with a line saying it was
+ * cut there, after whole lines only, though the daemon writes a read's
+ * lines at once: nothing past the bound, no line cut in two.
+ */
+Test(control, native_mi_transcript_is_cut_after_whole_lines)
+{
+	static const char cut[] = "# the transcript is cut here: it reached "
+	    "its size bound\n";
+	struct ctl	 t;
+	char		 num[32], path[PATH_MAX];
+	char		*log, *line, *save, *end;
+	size_t		 len;
+
+	h_ctx_env_add("DBGCTLD_TRANSCRIPT_MAX=6000");
+	ctl_native(&t, "FIX_LOOP", true);
+	ctl_break(&t, "loop_tick", num, sizeof(num));
+	ctl_hit_every_time(&t, num, 10);
+	snprintf(path, sizeof(path), "%s/sessions/%ld.mi.log", H->state, t.id);
+	log = h_read_file(path, &len);
+	cr_assert_not_null(log, "no MI transcript %s", path);
+	cr_assert_leq(len, 6000 + sizeof(cut), "the transcript is %zu bytes, "
+	    "past its bound", len);
+	cr_assert(len >= sizeof(cut) - 1 && strcmp(log + len - (sizeof(cut) -
+	    1), cut) == 0, "the transcript does not end with the cut line: "
+	    "...%s", log + (len > 200 ? len - 200 : 0));
+	end = log + len - (sizeof(cut) - 1);
+	*end = '\0';
+	cr_assert(end == log || end[-1] == '\n', "a line cut in two before "
+	    "the cut line");
+	for (line = strtok_r(log, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save))
+		cr_assert(strncmp(line, "> ", 2) == 0 || strncmp(line, "< ",
+		    2) == 0, "a transcript line neither sent nor read: %s",
+		    line);
+	free(log);
+	ctl_end(&t);
+}
