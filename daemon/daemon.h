@@ -495,6 +495,7 @@ void		 join_interrupt(struct join *);
 void		 join_answer(struct join *, const char *ctoken,
 		    const struct mi_filter *);
 void		 join_leave(struct join *, const char *exit_token);
+void		 join_forget(struct join *);
 void		 join_leave_chan(struct join *);
 void		 join_gdb_close(struct gdb_data *);
 void		 join_mi_event(struct gdb_data *, const struct mi_record *);

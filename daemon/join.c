@@ -98,6 +98,16 @@ join_flush(void)
 		join_send_now(j, join_held.buf, len);
 }
 
+/* A client is freed: bytes held for it go nowhere (its connection went). */
+void
+join_forget(struct join *j)
+{
+	if (join_held.j != j)
+		return;
+	join_held.j = NULL;
+	join_held.len = 0;
+}
+
 /*
  * Write to the client: inside a channel's read, held to go with the rest
  * of the read (another client's bytes held before go first).

@@ -195,6 +195,20 @@ method_inspect_insert(struct request *req, struct gdb_job *j)
 	free(c);
 }
 
+/* Whether every number of nums is whole: -break-info takes no "2.1". */
+static bool
+method_inspect_whole(json_t *nums)
+{
+	json_t	*v;
+	size_t	 i;
+
+	json_array_foreach(nums, i, v)
+		if (strspn(json_string_value(v), "0123456789") !=
+		    strlen(json_string_value(v)))
+			return false;
+	return true;
+}
+
 /*
  * Ask about the breakpoints a delete names, each alone, where all are
  * whole numbers: the whole list, every fault break with its locations,
@@ -206,11 +220,7 @@ method_inspect_list_some(struct gdb_job *j, json_t *nums)
 	json_t	*v;
 	size_t	 i;
 
-	json_array_foreach(nums, i, v)
-		if (strspn(json_string_value(v), "0123456789") !=
-		    strlen(json_string_value(v)))
-			nums = NULL;
-	if (json_array_size(nums) == 0) {
+	if (json_array_size(nums) == 0 || !method_inspect_whole(nums)) {
 		json_object_set_new(j->ctx, "listings", json_integer(1));
 		gdb_job_add(j, "-break-list");
 		return;

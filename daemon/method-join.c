@@ -20,6 +20,7 @@ method_join_free_join(struct join *j)
 {
 	if (j->ch != NULL)
 		join_leave_chan(j);
+	join_forget(j);
 	timer_free(j->leave_timer);
 	free(j->exit_token);
 	json_decref(j->groups);
