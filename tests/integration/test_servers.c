@@ -226,3 +226,28 @@ Test(servers, gdb_starts_beside_a_server_that_listens_late)
 	h_conn_close(&c);
 	json_decref(h_cli_stop(id, NULL, NULL));
 }
+
+/*
+ * gdb starts beside its server, so a debugger that cannot be started
+ * fails the launch while the server may already run: the launch says
+ * why, and nothing of the session is left, the server included.
+ */
+Test(servers, a_debugger_that_cannot_start_leaves_no_server)
+{
+	char		 marker[96], report[4096], server[1024];
+	struct h_res	 r;
+
+	h_marker_new("DBGI_SERVERS", marker, sizeof marker);
+	snprintf(server, sizeof server, "gdbserver 127.0.0.1:{port} %s",
+	    h_ctx_fixture("FIX_ECHO"));
+	h_cli(&r, H_ARGS("launch", "--kind", "gdbserver", "--env", marker,
+	    "--debugger", "/nonexistent/gdb", "--server", server, "--",
+	    h_ctx_fixture("FIX_ECHO")));
+	cr_assert_eq(r.code, 1, "launch with a debugger that is not there: "
+	    "exit %d (stdout: %s, stderr: %s)", r.code, r.out, r.err);
+	cr_assert(strstr(r.err, "/nonexistent/gdb") != NULL, "the error does "
+	    "not name the debugger: %s", r.err);
+	h_run_free(&r);
+	cr_assert(h_marker_describe(marker, report, sizeof report) == 0,
+	    "after the failed launch, processes are left: %s", report);
+}
