@@ -461,19 +461,6 @@ cmd_list_cell(char *out, const char *cell, size_t len, size_t width)
 	return out + width;
 }
 
-/* The bytes of s that fit max, as fmt_truncate cuts (never in a character). */
-static size_t
-cmd_list_cut(const char *s, size_t max)
-{
-	size_t len = strlen(s);
-
-	if (len <= max)
-		return len;
-	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
-		max--;
-	return max;
-}
-
 /*
  * Print the rows aligned in columns, the last cut to the terminal's width:
  * each line made whole in one buffer and written at once, not a write of
@@ -510,7 +497,7 @@ cmd_list_print(struct cmd_list_row *rows, size_t n)
 			p = cmd_list_cell(p, rows[i].cell[j],
 			    strlen(rows[i].cell[j]), width[j] + 2);
 		last = rows[i].cell[j];
-		len = cols > 0 ? cmd_list_cut(last, most) : strlen(last);
+		len = cols > 0 ? fmt_cut_len(last, most) : strlen(last);
 		memcpy(p, last, len);
 		p[len] = '\n';
 		fwrite_unlocked(line, 1, (size_t)(p + len + 1 - line), stdout);

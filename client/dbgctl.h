@@ -369,6 +369,7 @@ void		 fmt_target(json_t *, char *, size_t);
 void		 fmt_stop(json_t *, char *, size_t);
 const char	*fmt_basename(const char *);
 char		*fmt_argv(json_t *);
+size_t		 fmt_cut_len(const char *, size_t);
 void		 fmt_truncate(char *, size_t);
 int		 fmt_terminal_width(int);
 

@@ -166,15 +166,22 @@ fmt_argv(json_t *argv)
 	return out;
 }
 
+/* How many bytes of s fit max without splitting a UTF-8 character. */
+size_t
+fmt_cut_len(const char *s, size_t max)
+{
+	if (strlen(s) <= max)
+		return strlen(s);
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}
+
 /* Cut s to at most max bytes without splitting a UTF-8 character. */
 void
 fmt_truncate(char *s, size_t max)
 {
-	if (strlen(s) <= max)
-		return;
-	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
-		max--;
-	s[max] = '\0';
+	s[fmt_cut_len(s, max)] = '\0';
 }
 
 /* The width of the terminal on fd, or 0 if fd is not a terminal. */
