@@ -66,6 +66,7 @@ struct fault_job {
 	int		 sent[6];	/* the batch's steps, in order */
 	int		 nsent;
 	int		 nread;		/* of those, answered */
+	bool		 m_handler;	/* stopped in an M-profile handler */
 	char		 core[PATH_MAX + 32];
 };
 
@@ -359,7 +360,8 @@ fault_stacked_read(struct fault_job *j)
 static unsigned long
 fault_send(struct fault_job *j)
 {
-	bool		 m = json_object_get(fault_registers(j), "xpsr") != NULL;
+	bool		 m = j->m_handler || json_object_get(fault_registers(j),
+			    "xpsr") != NULL;
 	unsigned long	 t;
 	char		*q;
 
@@ -394,13 +396,16 @@ fault_send(struct fault_job *j)
 
 /*
  * Whether a step ends a batch: those after it need its answer. The first
- * three need nothing, and gdb answers them in one go; what follows reads
+ * three need nothing, and gdb answers them in one go, with the SCB's read
+ * where the stop is at an M-profile handler already; what follows reads
  * registers and the SCB's answer.
  */
 static bool
-fault_batch_ends(int step)
+fault_batch_ends(const struct fault_job *j, int step)
 {
-	return step >= FAULT_VALUES;
+	if (step == FAULT_VALUES)
+		return !j->m_handler;
+	return step > FAULT_VALUES;
 }
 
 /*
@@ -417,7 +422,7 @@ fault_next(struct fault_job *j)
 		j->step = j->next++;
 		if (fault_send(j) != 0)
 			j->sent[j->nsent++] = j->step;
-		if (j->nsent > 0 && fault_batch_ends(j->step))
+		if (j->nsent > 0 && fault_batch_ends(j, j->step))
 			return;
 	}
 	if (j->nsent > 0)
@@ -428,6 +433,18 @@ fault_next(struct fault_job *j)
 	}
 	json_decref(j->names);
 	free(j);
+}
+
+/* Whether a fault break's location is one of the M-profile handlers. */
+static bool
+fault_m_handler(const char *location)
+{
+	size_t i;
+
+	for (i = 0; location != NULL && fault_cortex_m[i] != NULL; i++)
+		if (strcmp(location, fault_cortex_m[i]) == 0)
+			return true;
+	return false;
 }
 
 /* Whether a signal's name is one a target dies of. */
@@ -477,6 +494,7 @@ fault_stopped(struct gdb_data *g, const struct mi_record *rec)
 		json_object_set_new(j->rec, "bkptno", json_string(bkpt));
 		json_object_set_new(j->rec, "location", json_string(
 		    gdb_breaks_location(g, bkpt)));
+		j->m_handler = fault_m_handler(gdb_breaks_location(g, bkpt));
 	}
 	log_info("session %lu: %s%s%s: gathering the fault record", s->id,
 	    reason, sig != NULL ? " " : "", sig != NULL ? sig : "");
