@@ -341,8 +341,7 @@ backend_gdb_open(struct session *s, struct gdb_data *g, const char *remote,
 	    sizeof why) != 0)
 		log_warn("session %lu: no MI transcript: %s", s->id, why);
 	/* Joined clients' results gdb gives us go back to them. */
-	g->mi->foreign = join_mi_foreign;
-	g->mi->answered = join_mi_answered;
+	mi_hooks(g->mi, join_mi_foreign, join_mi_answered);
 	return 0;
 }
 

@@ -366,28 +366,11 @@ typedef void (*mi_foreign_cb)(void *arg, const char *line, size_t len);
 typedef void (*mi_answered_cb)(void *arg, const char *cmd,
     const struct mi_record *, const char *line, size_t len);
 
-struct mi_cmd;
-
-struct mi {
-	struct console		*console;
-	struct frame		 frame;
-	unsigned long		 next_token;
-	TAILQ_HEAD(, mi_cmd)	 cmds;		/* sent, not answered */
-	bool			 feeding;	/* inside frame_feed */
-	bool			 closed;
-	mi_event_cb		 cb;
-	void			*arg;
-	mi_foreign_cb		 foreign;	/* join.c's, or NULL */
-	mi_answered_cb		 answered;
-	int			 log_fd;	/* the transcript, or -1 */
-	uint64_t		 log_size;	/* bytes written to it */
-	uint64_t		 log_max;	/* and at most, then cut */
-	char			*logbuf;	/* lines not yet written */
-	size_t			 loglen;
-	size_t			 logcap;
-};
+/* A channel to one gdb's MI, mi.c's alone. */
+struct mi;
 
 struct mi	*mi_open(mi_event_cb, void *arg, char *err, size_t errlen);
+void		 mi_hooks(struct mi *, mi_foreign_cb, mi_answered_cb);
 const char	*mi_pts(const struct mi *);
 unsigned long	 mi_command(struct mi *, mi_reply_cb, void *arg,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -1303,10 +1286,6 @@ void			 session_note(struct session *, const char *);
 
 /* session-prune.c: ended sessions forgotten, or removed when asked. */
 RB_HEAD(session_ended, session);
-/* The index's functions, session_ended_RB_*, are session-prune.c's alone. */
-int			 session_prune_cmp(const struct session *,
-			    const struct session *);
-RB_PROTOTYPE(session_ended, session, ended_entry, session_prune_cmp)
 void			 session_prune_ended(struct session *);
 void			 session_prune(void);
 double			 session_prune_left(const struct session *);

@@ -26,6 +26,26 @@ struct mi_cmd {
 	struct capbuf		 out;		/* console stream it caused */
 };
 
+/* The channel to one gdb's MI: its pty, the commands sent, the transcript. */
+struct mi {
+	struct console		*console;
+	struct frame		 frame;
+	unsigned long		 next_token;
+	TAILQ_HEAD(, mi_cmd)	 cmds;		/* sent, not answered */
+	bool			 feeding;	/* inside frame_feed */
+	bool			 closed;
+	mi_event_cb		 cb;
+	void			*arg;
+	mi_foreign_cb		 foreign;	/* join.c's, or NULL */
+	mi_answered_cb		 answered;
+	int			 log_fd;	/* the transcript, or -1 */
+	uint64_t		 log_size;	/* bytes written to it */
+	uint64_t		 log_max;	/* and at most, then cut */
+	char			*logbuf;	/* lines not yet written */
+	size_t			 loglen;
+	size_t			 logcap;
+};
+
 /* What the answer of a command says when gdb gave it none. */
 static const char mi_no_answer[] = "gdb gave no answer to this command";
 
@@ -269,6 +289,14 @@ mi_console_cb(void *arg, enum console_event ev, const char *data, size_t len)
 	mi_log_flush(m);
 	if (m->closed)
 		mi_close(m);
+}
+
+/* Let join.c hear the joined clients' results gdb gives on this channel. */
+void
+mi_hooks(struct mi *m, mi_foreign_cb foreign, mi_answered_cb answered)
+{
+	m->foreign = foreign;
+	m->answered = answered;
 }
 
 /*

@@ -27,13 +27,18 @@ session_prune_able(const struct session *s)
 }
 
 /* Order ended sessions by id, as the table has them. */
-int
+static int
 session_prune_cmp(const struct session *a, const struct session *b)
 {
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
-RB_GENERATE(session_ended, session, ended_entry, session_prune_cmp)
+/* libbsd's tree.h marks static functions with BSD's __unused, glibc's not. */
+#ifndef __unused
+#define __unused __attribute__((unused))
+#endif
+RB_PROTOTYPE_STATIC(session_ended, session, ended_entry, session_prune_cmp)
+RB_GENERATE_STATIC(session_ended, session, ended_entry, session_prune_cmp)
 
 /*
  * s has ended: count it and index it among the ended, so that a prune
