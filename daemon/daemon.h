@@ -206,11 +206,7 @@ struct output {
 	struct output_time	*tbuf;		/* not yet written, or NULL */
 	size_t			 ntbuf;
 	uint64_t		 ntimes;	/* records in the times file */
-	uint64_t		 flushed;	/* handed to writeback below */
-	uint64_t		 uncached;	/* out of the cache below */
-	uint64_t		 wanted;	/* a reader's next byte */
-	uint64_t		 read_low;	/* lowest read, this step */
-	uint64_t		 read_low_was;	/* and the step before */
+	struct output_cache	*cache;		/* output-cache.c's, or NULL */
 };
 
 void	 output_init(struct output *);
@@ -227,7 +223,11 @@ void	 output_close(struct output *);
 void	 output_free(struct output *);
 
 /* output-cache.c: what of a log the page cache keeps. */
+void	 output_cache_open(struct output *);
+void	 output_cache_want(struct output *, uint64_t);
+void	 output_cache_read(struct output *, uint64_t);
 void	 output_cache_trim(struct output *, uint64_t end);
+void	 output_cache_free(struct output *);
 
 /* output-times.c: when each piece of a stream arrived, in a file beside it. */
 bool	 output_times_path(const struct output *, char *, size_t);

@@ -25,6 +25,15 @@
  */
 #define OUTPUT_CACHE_JOBS 4
 
+/* Where a log's window is: what went to writeback, left the cache, is read. */
+struct output_cache {
+	uint64_t	flushed;	/* handed to writeback below */
+	uint64_t	uncached;	/* out of the page cache below */
+	uint64_t	wanted;		/* the transport's reader's next byte */
+	uint64_t	read_low;	/* the lowest read at in this step */
+	uint64_t	read_low_was;	/* and in the step before */
+};
+
 /* One step's calls, on a descriptor of its own: the log may close meanwhile. */
 struct output_cache_job {
 	uv_work_t	work;
@@ -67,22 +76,55 @@ output_cache_done(uv_work_t *w, int status)
 	free(j);
 }
 
+/* Give an opened log its window: nothing read, nothing dropped yet. */
+void
+output_cache_open(struct output *o)
+{
+	o->cache = xcalloc(1, sizeof *o->cache);
+	o->cache->wanted = UINT64_MAX;
+	o->cache->read_low = o->cache->read_low_was = UINT64_MAX;
+}
+
+/* The transport's reader takes from off next: keep it cached, stalled or not. */
+void
+output_cache_want(struct output *o, uint64_t off)
+{
+	if (o->cache != NULL)
+		o->cache->wanted = off;
+}
+
+/* A reader read at off: what it reads next stays cached while it reads. */
+void
+output_cache_read(struct output *o, uint64_t off)
+{
+	if (o->cache != NULL && off < o->cache->read_low)
+		o->cache->read_low = off;
+}
+
+/* The log is freed: its window goes (jobs on the pool hold their own fd). */
+void
+output_cache_free(struct output *o)
+{
+	free(o->cache);
+	o->cache = NULL;
+}
+
 /* Where the cache may be dropped up to: whole steps behind the window. */
 static uint64_t
-output_cache_floor(const struct output *o)
+output_cache_floor(const struct output_cache *c)
 {
 	uint64_t to;
 
-	if (o->flushed < OUTPUT_CACHE_KEEP)
+	if (c->flushed < OUTPUT_CACHE_KEEP)
 		return 0;
-	to = o->flushed - OUTPUT_CACHE_KEEP;
-	if (to > o->wanted)
-		to = o->wanted;
+	to = c->flushed - OUTPUT_CACHE_KEEP;
+	if (to > c->wanted)
+		to = c->wanted;
 	/* Nor what a reader read lately: a subscriber far behind, say. */
-	if (to > o->read_low)
-		to = o->read_low;
-	if (to > o->read_low_was)
-		to = o->read_low_was;
+	if (to > c->read_low)
+		to = c->read_low;
+	if (to > c->read_low_was)
+		to = c->read_low_was;
 	/* Whole steps only: a page cut at either end would stay behind. */
 	return to - to % OUTPUT_CACHE_STEP;
 }
@@ -96,26 +138,27 @@ output_cache_floor(const struct output *o)
 void
 output_cache_trim(struct output *o, uint64_t end)
 {
+	struct output_cache	*c = o->cache;
 	struct output_cache_job	*j;
 	uint64_t		 to;
 	int			 fd;
 
-	if (end - o->flushed < OUTPUT_CACHE_STEP || o->log_fd == -1 ||
-	    dmn.cache_jobs >= OUTPUT_CACHE_JOBS ||
+	if (c == NULL || end - c->flushed < OUTPUT_CACHE_STEP ||
+	    o->log_fd == -1 || dmn.cache_jobs >= OUTPUT_CACHE_JOBS ||
 	    (fd = fcntl(o->log_fd, F_DUPFD_CLOEXEC, 0)) == -1)
 		return;
 	j = xcalloc(1, sizeof *j);
 	j->fd = fd;
-	j->sync_off = o->flushed;
-	j->sync_len = end - o->flushed;
-	o->flushed = end;
-	if ((to = output_cache_floor(o)) >= o->uncached + OUTPUT_CACHE_STEP) {
-		j->drop_off = o->uncached;
-		j->drop_len = to - o->uncached;
-		o->uncached = to;
+	j->sync_off = c->flushed;
+	j->sync_len = end - c->flushed;
+	c->flushed = end;
+	if ((to = output_cache_floor(c)) >= c->uncached + OUTPUT_CACHE_STEP) {
+		j->drop_off = c->uncached;
+		j->drop_len = to - c->uncached;
+		c->uncached = to;
 	}
-	o->read_low_was = o->read_low;
-	o->read_low = UINT64_MAX;
+	c->read_low_was = c->read_low;
+	c->read_low = UINT64_MAX;
 	j->work.data = j;
 	if (uv_queue_work(dmn.loop, &j->work, output_cache_work,
 	    output_cache_done) != 0) {

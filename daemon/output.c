@@ -18,8 +18,6 @@ output_init(struct output *o)
 	memset(o, 0, sizeof *o);
 	o->log_fd = -1;
 	o->times_fd = -1;
-	o->wanted = UINT64_MAX;
-	o->read_low = o->read_low_was = UINT64_MAX;
 }
 
 /* Create the log file (with its times file beside it) and a ring of ring bytes. */
@@ -29,8 +27,7 @@ output_open(struct output *o, const char *path, size_t ring, char *err,
 {
 	o->log_path = xstrdup(path);
 	ring_init(&o->ring, ring);
-	o->wanted = UINT64_MAX;
-	o->read_low = o->read_low_was = UINT64_MAX;
+	output_cache_open(o);
 	/*
 	 * A new session's log is new: anything already there was planted.
 	 * Not O_APPEND: bytes go at their stream offset, so a failed write
@@ -306,9 +303,7 @@ output_fetch(struct output *o, int *fd, uint64_t off, char *dst, size_t max)
 	ssize_t			 r;
 	int			 rfd;
 
-	/* A reader this far behind keeps what it reads next in the cache. */
-	if (off < o->read_low)
-		o->read_low = off;
+	output_cache_read(o, off);
 	if (off >= o->ring.end)
 		return 0;
 	if (max > o->ring.end - off)
@@ -443,6 +438,7 @@ output_free(struct output *o)
 	o->nmarks = 0;
 	free(o->gaps);
 	o->gaps = NULL;
+	output_cache_free(o);
 	o->ngaps = 0;
 	free(o->log_error);
 	o->log_error = NULL;

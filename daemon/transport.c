@@ -200,7 +200,7 @@ transport_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 		return;
 	}
 	/* What the reader has yet to take stays in the page cache. */
-	t->log->wanted = t->taken;
+	output_cache_want(t->log, t->taken);
 	output_add(t->log, buf->base, nread);
 	if (t->passthrough) {
 		t->taken += nread;
