@@ -6,7 +6,6 @@
  */
 #include <sys/types.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
@@ -28,8 +27,6 @@
 /* A TCP socket's state as the kernel numbers it: listening. */
 #define SOCK_LISTEN	10
 
-/* How long the kernel may take to list its listening sockets, in ms. */
-#define SOCK_DIAG_MS	500
 
 /* What a scan collects. */
 struct sock_scan {
@@ -212,13 +209,14 @@ sock_diag_ask(int fd, int family)
  * Add the tree's listening sockets of one family as the kernel's socket
  * diagnostics list them: only its table of listening sockets is walked,
  * where reading /proc/net/tcp walks every connection the host has (3 to
- * 7 ms a file on a host with many). -1 if the kernel would not say.
+ * 7 ms a file on a host with many). The kernel answers within the send
+ * and the reads, so none waits: nothing there is refusal, and /proc is
+ * read then. -1 if the kernel would not say.
  */
 static int
 sock_diag(const struct sock_scan *sc, int family, int want,
     struct sock_port *ports, size_t *n, size_t max)
 {
-	struct timeval	 tv = { 0, SOCK_DIAG_MS * 1000 };
 	struct nlmsghdr	*h;
 	long		 buf[2048];
 	ssize_t		 len;
@@ -227,10 +225,9 @@ sock_diag(const struct sock_scan *sc, int family, int want,
 	if ((fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
 	    NETLINK_SOCK_DIAG)) == -1)
 		return -1;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
-	    sock_diag_ask(fd, family) != 0)
+	if (sock_diag_ask(fd, family) != 0)
 		goto out;
-	while ((len = recv(fd, buf, sizeof buf, 0)) > 0) {
+	while ((len = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0) {
 		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)len);
 		    h = NLMSG_NEXT(h, len)) {
 			if (h->nlmsg_type == NLMSG_DONE) {
