@@ -141,46 +141,40 @@ fig_board_life_fault(struct bench *b)
 	return rv;
 }
 
-/* A launch as the gdbserver kind to its banner, timed; then stopped. */
+/* start(f) timed, then end(f): a launch to the banner, or NA. */
 static double
-fig_board_life_launch_gdbserver(struct board *f)
+fig_board_life_timed(struct board *f, int (*start)(struct board *),
+    void (*end)(struct board *))
 {
 	double	t0, ms;
 	int	rv;
 
 	t0 = stat_now_ms();
-	rv = board_launch(f);
+	rv = start(f);
 	ms = stat_now_ms() - t0;
-	board_end(f);
+	end(f);
 	return rv == 0 ? ms : NA;
+}
+
+/* A launch as the gdbserver kind to its banner, timed; then stopped. */
+static double
+fig_board_life_launch_gdbserver(struct board *f)
+{
+	return fig_board_life_timed(f, board_launch, board_end);
 }
 
 /* A launch as the qemu kind to its banner, timed; then stopped. */
 static double
 fig_board_life_launch_qemu(struct board *f)
 {
-	double	t0, ms;
-	int	rv;
-
-	t0 = stat_now_ms();
-	rv = board_launch_qemu(f);
-	ms = stat_now_ms() - t0;
-	board_end(f);
-	return rv == 0 ? ms : NA;
+	return fig_board_life_timed(f, board_launch_qemu, board_end);
 }
 
 /* QEMU and gdb by hand to the banner, timed; then ended. */
 static double
 fig_board_life_launch_direct(struct board *f)
 {
-	double	t0, ms;
-	int	rv;
-
-	t0 = stat_now_ms();
-	rv = board_direct(f);
-	ms = stat_now_ms() - t0;
-	board_direct_end(f);
-	return rv == 0 ? ms : NA;
+	return fig_board_life_timed(f, board_direct, board_direct_end);
 }
 
 /*
