@@ -46,19 +46,6 @@ fig_break_target(void)
 		fig_break_tick();
 }
 
-/* This program's own path, which both gdbs run. */
-static const char *
-fig_break_self(void)
-{
-	static char	path[PATH_MAX];
-	ssize_t		n;
-
-	if ((n = readlink("/proc/self/exe", path, sizeof path - 1)) <= 0)
-		return NULL;
-	path[n] = '\0';
-	return path;
-}
-
 /* The target's state in a status result, or "". */
 static const char *
 fig_break_state(json_t *res)
@@ -144,18 +131,9 @@ fig_break_daemon_round(struct fig_break *f)
 static double
 fig_break_direct_round(struct fig_break *f)
 {
-	char	*line;
-	double	 t0, us;
+	double us = mi_break_round(&f->m);
 
-	t0 = stat_now_ms();
-	if (mi_command(&f->m, "-exec-continue", NULL) == -1 ||
-	    mi_wait(&f->m, "*stopped", &line) == -1)
-		return bench_fail(f->b, "%s", f->m.err);
-	us = (stat_now_ms() - t0) * 1000;
-	if (strstr(line, "reason=\"breakpoint-hit\"") == NULL)
-		return bench_fail(f->b, "the direct MI stopped other than at "
-		    "the breakpoint: %.120s", line);
-	return us;
+	return us >= 0 ? us : bench_fail(f->b, "%s", f->m.err);
 }
 
 /* One round of side 0 (the daemon) or 1 (the baseline). */
@@ -199,7 +177,7 @@ fig_break_rows(struct samples s[2][2])
 int
 fig_break_native(struct bench *b)
 {
-	const char		*self = fig_break_self();
+	const char		*self = fig_expect_self();
 	struct samples		 s[2][2] = { { { 0 } } };
 	struct fig_break	 f = { .b = b };
 	int			 rv = -1, i;

@@ -135,8 +135,8 @@ fig_expect_target(int argc, char **argv)
 	return 2;
 }
 
-/* This program's own path, which the daemon runs as the target. */
-static const char *
+/* This program's own path, which the daemon and gdb run as the target. */
+const char *
 fig_expect_self(void)
 {
 	static char	path[PATH_MAX];

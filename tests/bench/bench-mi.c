@@ -339,3 +339,26 @@ mi_uart_until(struct mi *m, const char *text)
 			return mi_fail(m, "UART0 said nothing more in time");
 	}
 }
+
+/*
+ * -exec-continue to its *stopped at a breakpoint, timed: the round trip
+ * in us; NA with m->err if gdb went away or stopped anywhere else.
+ */
+double
+mi_break_round(struct mi *m)
+{
+	char	*line;
+	double	 t0, us;
+
+	t0 = stat_now_ms();
+	if (mi_command(m, "-exec-continue", NULL) == -1 ||
+	    mi_wait(m, "*stopped", &line) == -1)
+		return NA;
+	us = (stat_now_ms() - t0) * 1000;
+	if (strstr(line, "reason=\"breakpoint-hit\"") == NULL) {
+		snprintf(m->err, sizeof m->err, "the direct MI stopped other "
+		    "than at the breakpoint: %.120s", line);
+		return NA;
+	}
+	return us;
+}

@@ -162,6 +162,7 @@ void	 mi_stop(struct mi *);
 int	 mi_fail(struct mi *, const char *);
 int	 mi_command(struct mi *, const char *, char **);
 int	 mi_wait(struct mi *, const char *, char **);
+double	 mi_break_round(struct mi *);
 int	 mi_uart_write(struct mi *, const void *, size_t);
 void	 mi_uart_drain(struct mi *);
 int	 mi_uart_until(struct mi *, const char *);
@@ -261,6 +262,7 @@ int	 fig_verdict_native(struct bench *);
 int	 fig_verdict_board(struct bench *);
 
 /* bench-fig-expect.c */
+const char	*fig_expect_self(void);
 int	 fig_expect_target(int, char **);
 int	 fig_expect_latency(struct bench *);
 int	 fig_expect_throughput(struct bench *);
