@@ -109,16 +109,9 @@ static int
 fig_echo_pipe_start(struct bench *b, struct fig_echo_pipe *p)
 {
 	const char	*argv[] = { "cat", NULL };
-	int		 in[2], out[2];
 
 	memset(p, 0, sizeof *p);
-	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1)
-		abort();
-	p->pid = proc_spawn(argv, NULL, in[0], out[1], -1);
-	close(in[0]);
-	close(out[1]);
-	p->in = in[1];
-	p->out = out[0];
+	p->pid = proc_spawn_piped(argv, &p->in, &p->out);
 	return p->pid > 0 ? 0 : bench_fail(b, "cat did not start");
 }
 

@@ -344,16 +344,9 @@ static int
 fig_expect_pipe_start(struct fig_expect_pipe *p, const char *self)
 {
 	const char	*argv[] = { self, "--target", "tick", NULL };
-	int		 in[2], out[2];
 
 	memset(p, 0, sizeof *p);
-	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1)
-		abort();
-	p->pid = proc_spawn(argv, NULL, in[0], out[1], -1);
-	close(in[0]);
-	close(out[1]);
-	p->in = in[1];
-	p->out = out[0];
+	p->pid = proc_spawn_piped(argv, &p->in, &p->out);
 	p->md = pcre2_match_data_create(16, NULL);
 	return p->pid > 0 ? 0 : -1;
 }

@@ -42,20 +42,6 @@ mi_port(void)
 	return port;
 }
 
-/* Two pipes for a child's stdin and stdout: ours in *to and *from. */
-static void
-mi_pipes(int child[2], int *to, int *from)
-{
-	int in[2], out[2];
-
-	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1)
-		abort();
-	child[0] = in[0];
-	child[1] = out[1];
-	*to = in[1];
-	*from = out[0];
-}
-
 /* Start QEMU on the firmware, halted, its UART0 on our pipes. */
 static int
 mi_start_qemu(struct mi *m, const char *fw, int port)
@@ -64,13 +50,9 @@ mi_start_qemu(struct mi *m, const char *fw, int port)
 	const char	*argv[] = { "qemu-system-arm", "-M", "lm3s6965evb",
 			    "-nographic", "-kernel", fw, "-serial", "stdio",
 			    "-monitor", "none", "-gdb", gdb, "-S", NULL };
-	int		 child[2];
 
 	snprintf(gdb, sizeof gdb, "tcp:127.0.0.1:%d", port);
-	mi_pipes(child, &m->uart_in, &m->uart_out);
-	m->qemu = proc_spawn(argv, NULL, child[0], child[1], -1);
-	close(child[0]);
-	close(child[1]);
+	m->qemu = proc_spawn_piped(argv, &m->uart_in, &m->uart_out);
 	/* Reading UART0 must never block a figure that only drains it. */
 	fcntl(m->uart_out, F_SETFL, fcntl(m->uart_out, F_GETFL) | O_NONBLOCK);
 	if (m->qemu == -1)
@@ -88,12 +70,8 @@ mi_start_gdb(struct mi *m, const char *fw)
 	const char	*argv[] = { "gdb-multiarch", "-q", "-nx",
 			    "--interpreter=mi3", "-iex", "set mi-async on",
 			    "-iex", "set confirm off", fw, NULL };
-	int		 child[2];
 
-	mi_pipes(child, &m->to_gdb, &m->from_gdb);
-	m->gdb = proc_spawn(argv, NULL, child[0], child[1], -1);
-	close(child[0]);
-	close(child[1]);
+	m->gdb = proc_spawn_piped(argv, &m->to_gdb, &m->from_gdb);
 	if (m->gdb == -1)
 		return mi_fail(m, "gdb-multiarch did not start");
 	return 0;
@@ -110,7 +88,7 @@ mi_start_native(struct mi *m, const char *const argv[])
 	const char	*gdb[32] = { "gdb", "-q", "-nx", "--interpreter=mi3",
 			    "-iex", "set mi-async on", "-iex", "set confirm off",
 			    "--args" };
-	int		 child[2], n = 9, i;
+	int		 n = 9, i;
 
 	memset(m, 0, sizeof *m);
 	m->qemu = m->gdb = -1;
@@ -118,10 +96,7 @@ mi_start_native(struct mi *m, const char *const argv[])
 	for (i = 0; argv[i] != NULL && n < 31; i++)
 		gdb[n++] = argv[i];
 	gdb[n] = NULL;
-	mi_pipes(child, &m->to_gdb, &m->from_gdb);
-	m->gdb = proc_spawn(gdb, NULL, child[0], child[1], -1);
-	close(child[0]);
-	close(child[1]);
+	m->gdb = proc_spawn_piped(gdb, &m->to_gdb, &m->from_gdb);
 	if (m->gdb == -1)
 		return mi_fail(m, "gdb did not start");
 	return 0;

@@ -53,6 +53,26 @@ proc_spawn(const char *const argv[], char *const envp[], int in_fd,
 }
 
 /*
+ * Start argv with its stdin and stdout on pipes of ours, *to and *from
+ * (close-on-exec here); its pid, or -1.
+ */
+pid_t
+proc_spawn_piped(const char *const argv[], int *to, int *from)
+{
+	int	in[2], out[2];
+	pid_t	pid;
+
+	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1)
+		abort();
+	pid = proc_spawn(argv, NULL, in[0], out[1], -1);
+	close(in[0]);
+	close(out[1]);
+	*to = in[1];
+	*from = out[0];
+	return pid;
+}
+
+/*
  * Reap pid within ms milliseconds (ms < 0: however long); returns its exit
  * code, 128+signal, or -1 if it is still running.
  */

@@ -92,6 +92,7 @@ void	 table_print(void);
 
 /* bench-proc.c: child processes, timed whole, and what /proc says. */
 pid_t	 proc_spawn(const char *const[], char *const[], int, int, int);
+pid_t	 proc_spawn_piped(const char *const[], int *, int *);
 int	 proc_wait(pid_t, double);
 double	 proc_time_ms(const char *const[], char *const[]);
 long	 proc_status_kib(pid_t, const char *);
