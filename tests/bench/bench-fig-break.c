@@ -3,7 +3,9 @@
  * a function in a loop (`bench --target loop`), under the gdb kind with a
  * breakpoint on that function; `resume` until_stop to its next hit, timed
  * to the answer, beside -exec-continue to *stopped on a gdb of ours whose
- * MI is on our pipes (bench-mi.c), with nothing between it and gdb.
+ * MI is on our pipes (bench-mi.c), with nothing between it and gdb, and
+ * beside the same on a gdb in the daemon's layout, its MI on a new-ui pty
+ * beside its console (bench-mi-pty.c): the floor of that layout.
  */
 #include "bench.h"
 
@@ -22,13 +24,14 @@
 /* A bound no answer of this figure should come near, in ms. */
 #define FIG_BREAK_TIMEOUT_MS 30000
 
-/* The figure's two gdbs: the daemon's session and the direct one. */
+/* The figure's three gdbs: the daemon's session, the direct one, the floor. */
 struct fig_break {
 	struct bench	*b;
 	struct rpc	 r;
 	json_int_t	 session;
 	struct mi	 m;
-	int		 direct;	/* the baseline's gdb was started */
+	struct mi	 pty;		/* the floor: the daemon's layout */
+	int		 direct;	/* the baselines' gdbs were started */
 };
 
 /* The function the target's loop calls: kept out of line for gdb. */
@@ -88,18 +91,31 @@ fig_break_launch(struct fig_break *f, const char *self)
 	    FIG_BREAK_FN);
 }
 
-/* The baseline's gdb on the loop, run to the breakpoint's first hit. */
+/* A baseline's gdb, started, on the loop, run to the breakpoint's first hit. */
+static int
+fig_break_run(struct fig_break *f, struct mi *m)
+{
+	if (mi_command(m, "-break-insert " FIG_BREAK_FN, NULL) == -1 ||
+	    mi_command(m, "-exec-run", NULL) == -1 ||
+	    mi_wait(m, "*stopped", NULL) == -1)
+		return bench_fail(f->b, "%s", m->err);
+	return 0;
+}
+
+/* The baselines' gdbs: MI on our pipes, and the daemon's layout. */
 static int
 fig_break_direct(struct fig_break *f, const char *self)
 {
 	const char *argv[] = { self, "--target", "loop", NULL };
 
 	f->direct = 1;
-	if (mi_start_native(&f->m, argv) == -1 ||
-	    mi_command(&f->m, "-break-insert " FIG_BREAK_FN, NULL) == -1 ||
-	    mi_command(&f->m, "-exec-run", NULL) == -1 ||
-	    mi_wait(&f->m, "*stopped", NULL) == -1)
+	mi_init(&f->pty);
+	if (mi_start_native(&f->m, argv) == -1)
 		return bench_fail(f->b, "%s", f->m.err);
+	if (mi_start_native_pty(&f->pty, argv) == -1)
+		return bench_fail(f->b, "%s", f->pty.err);
+	if (fig_break_run(f, &f->m) == -1 || fig_break_run(f, &f->pty) == -1)
+		return -1;
 	return 0;
 }
 
@@ -127,36 +143,40 @@ fig_break_daemon_round(struct fig_break *f)
 	return us;
 }
 
-/* The same over the direct MI: -exec-continue to *stopped; µs or NA. */
+/* The same over a direct MI: -exec-continue to *stopped; µs or NA. */
 static double
-fig_break_direct_round(struct fig_break *f)
+fig_break_direct_round(struct fig_break *f, struct mi *m)
 {
-	double us = mi_break_round(&f->m);
+	double us = mi_break_round(m);
 
-	return us >= 0 ? us : bench_fail(f->b, "%s", f->m.err);
+	return us >= 0 ? us : bench_fail(f->b, "%s", m->err);
 }
 
-/* One round of side 0 (the daemon) or 1 (the baseline). */
+/* One round of side 0 (the daemon), 1 (the baseline) or 2 (the floor). */
 static double
 fig_break_round(void *arg, int side)
 {
 	struct fig_break *f = arg;
 
-	return side == 0 ? fig_break_daemon_round(f) :
-	    fig_break_direct_round(f);
+	if (side == 0)
+		return fig_break_daemon_round(f);
+	return fig_break_direct_round(f, side == 1 ? &f->m : &f->pty);
 }
 
 /* Batches of each side in turn, p50 and p99 of each into s[side]. */
 static int
-fig_break_batches(struct fig_break *f, struct samples s[2][2])
+fig_break_batches(struct fig_break *f, struct samples s[3][2])
 {
-	return stat_batches(f->b->runs, 2, FIG_BREAK_ROUNDS, FIG_BREAK_WARM,
+	return stat_batches(f->b->runs, 3, FIG_BREAK_ROUNDS, FIG_BREAK_WARM,
 	    fig_break_round, f, s);
 }
 
-/* The rows: p50 against the goal of 1.2x + 0.3 ms, p99 beside. */
+/*
+ * The rows: p50 against the goal of 1.2x + 0.3 ms, p99 beside, then both
+ * beside the floor of the daemon's layout.
+ */
 static void
-fig_break_rows(struct samples s[2][2])
+fig_break_rows(struct samples s[3][2])
 {
 	double base;
 
@@ -168,6 +188,12 @@ fig_break_rows(struct samples s[2][2])
 	table_row("us", stat_median(&s[0][1]), stat_median(&s[1][1]),
 	    NO_TARGET, NULL, "native breakpoint round trip p99, resume "
 	    "until_stop [vs MI]");
+	table_row("us", stat_median(&s[0][0]), stat_median(&s[2][0]),
+	    NO_TARGET, "floor: gdb alone, console pty, MI on a new-ui pty",
+	    "native breakpoint round trip p50 [vs MI on a new-ui pty]");
+	table_row("us", stat_median(&s[0][1]), stat_median(&s[2][1]),
+	    NO_TARGET, "floor: gdb alone, console pty, MI on a new-ui pty",
+	    "native breakpoint round trip p99 [vs MI on a new-ui pty]");
 }
 
 /*
@@ -178,7 +204,7 @@ int
 fig_break_native(struct bench *b)
 {
 	const char		*self = fig_expect_self();
-	struct samples		 s[2][2] = { { { 0 } } };
+	struct samples		 s[3][2] = { { { 0 } } };
 	struct fig_break	 f = { .b = b };
 	int			 rv = -1, i;
 
@@ -192,12 +218,14 @@ fig_break_native(struct bench *b)
 		rv = fig_break_batches(&f, s);
 	if (f.session > 0)
 		rpc_stop(&f.r, f.session);
-	if (f.direct)
+	if (f.direct) {
 		mi_stop(&f.m);
+		mi_stop(&f.pty);
+	}
 	rpc_close(&f.r);
 	if (rv == 0)
 		fig_break_rows(s);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 6; i++)
 		stat_free(&s[i / 2][i % 2]);
 	return rv;
 }

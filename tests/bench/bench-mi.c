@@ -90,9 +90,7 @@ mi_start_native(struct mi *m, const char *const argv[])
 			    "--args" };
 	int		 n = 9, i;
 
-	memset(m, 0, sizeof *m);
-	m->qemu = m->gdb = -1;
-	m->to_gdb = m->from_gdb = m->uart_in = m->uart_out = -1;
+	mi_init(m);
 	for (i = 0; argv[i] != NULL && n < 31; i++)
 		gdb[n++] = argv[i];
 	gdb[n] = NULL;
@@ -100,6 +98,16 @@ mi_start_native(struct mi *m, const char *const argv[])
 	if (m->gdb == -1)
 		return mi_fail(m, "gdb did not start");
 	return 0;
+}
+
+/* A baseline not started yet: no process, no descriptor. */
+void
+mi_init(struct mi *m)
+{
+	memset(m, 0, sizeof *m);
+	m->qemu = m->gdb = -1;
+	m->to_gdb = m->from_gdb = m->uart_in = m->uart_out = -1;
+	m->drain[0] = m->drain[1] = m->keep[0] = m->keep[1] = -1;
 }
 
 /* Record why the baseline failed; -1 for the caller to return. */
@@ -121,9 +129,7 @@ mi_start(struct mi *m, const char *fw)
 	char	cmd[96];
 	int	port;
 
-	memset(m, 0, sizeof *m);
-	m->qemu = m->gdb = -1;
-	m->to_gdb = m->from_gdb = m->uart_in = m->uart_out = -1;
+	mi_init(m);
 	if ((port = mi_port()) == -1)
 		return mi_fail(m, "no free loopback port");
 	if (mi_start_qemu(m, fw, port) == -1 || mi_start_gdb(m, fw) == -1)
@@ -146,6 +152,11 @@ mi_reap(pid_t pid)
 void
 mi_stop(struct mi *m)
 {
+	int i;
+
+	/* A new-ui's end of file does not end gdb: ask it to. */
+	if (m->drain[0] >= 0)
+		mi_command(m, "-gdb-exit", NULL);
 	if (m->to_gdb >= 0)
 		close(m->to_gdb);
 	mi_reap(m->gdb);
@@ -158,8 +169,31 @@ mi_stop(struct mi *m)
 		close(m->uart_in);
 	if (m->uart_out >= 0)
 		close(m->uart_out);
+	for (i = 0; i < 2; i++) {
+		if (m->drain[i] >= 0)
+			close(m->drain[i]);
+		if (m->keep[i] >= 0)
+			close(m->keep[i]);
+	}
+	m->drain[0] = m->drain[1] = m->keep[0] = m->keep[1] = -1;
 	m->to_gdb = m->from_gdb = m->uart_in = m->uart_out = -1;
 	m->gdb = m->qemu = -1;
+}
+
+/* Read and drop what the drained ptys have, as a front end reads them. */
+static void
+mi_drain(struct mi *m, struct pollfd *pfd)
+{
+	char	buf[4096];
+	int	i;
+
+	for (i = 0; i < 2; i++) {
+		if (!(pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) ||
+		    read(m->drain[i], buf, sizeof buf) > 0)
+			continue;
+		close(m->drain[i]);
+		m->drain[i] = pfd[i + 1].fd = -1;
+	}
 }
 
 /*
@@ -169,7 +203,9 @@ mi_stop(struct mi *m)
 static char *
 mi_line(struct mi *m)
 {
-	struct pollfd	 pfd = { .fd = m->from_gdb, .events = POLLIN };
+	struct pollfd	 pfd[3] = { { .fd = m->from_gdb, .events = POLLIN },
+			    { .fd = m->drain[0], .events = POLLIN },
+			    { .fd = m->drain[1], .events = POLLIN } };
 	double		 end = stat_now_ms() + MI_LINE_MS;
 	char		*nl, *line;
 	ssize_t		 n;
@@ -191,10 +227,13 @@ mi_line(struct mi *m)
 			return NULL;
 		}
 		left = (int)(end - stat_now_ms());
-		if (left <= 0 || poll(&pfd, 1, left) == 0) {
+		if (left <= 0 || poll(pfd, 3, left) <= 0) {
 			mi_fail(m, "gdb said nothing more in time");
 			return NULL;
 		}
+		mi_drain(m, pfd);
+		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
 		n = read(m->from_gdb, m->buf + m->len, sizeof m->buf - m->len);
 		if (n == -1 && (errno == EINTR || errno == EAGAIN))
 			continue;

@@ -150,6 +150,8 @@ struct mi {
 	pid_t	 qemu, gdb;
 	int	 to_gdb, from_gdb;	/* gdb's MI: its stdin and stdout */
 	int	 uart_in, uart_out;	/* QEMU's stdio: the board's UART0 */
+	int	 drain[2];		/* ptys read and dropped, or -1 */
+	int	 keep[2];		/* their slaves, held until the end */
 	long	 token;
 	char	 buf[64 * 1024];	/* gdb's lines, from off to len */
 	size_t	 len, off;
@@ -159,6 +161,7 @@ struct mi {
 };
 int	 mi_start(struct mi *, const char *);
 int	 mi_start_native(struct mi *, const char *const[]);
+void	 mi_init(struct mi *);
 void	 mi_stop(struct mi *);
 int	 mi_fail(struct mi *, const char *);
 int	 mi_command(struct mi *, const char *, char **);
@@ -167,6 +170,9 @@ double	 mi_break_round(struct mi *);
 int	 mi_uart_write(struct mi *, const void *, size_t);
 void	 mi_uart_drain(struct mi *);
 int	 mi_uart_until(struct mi *, const char *);
+
+/* bench-mi-pty.c: gdb alone in the daemon's layout, the native floor. */
+int	 mi_start_native_pty(struct mi *, const char *const[]);
 
 /* bench-board.c: the board figures' two boards, the daemon's and the direct. */
 /* The end of the banner the firmware prints at reset. */
