@@ -873,6 +873,9 @@ void	 gdb_attach_close(struct gdb_data *);
 int	 gdb_quit(struct session *);
 void	 gdb_quit_stopped(struct gdb_data *);
 
+/* gdb-osabi.c: no OS for a bare-metal program's gdb. */
+void	 gdb_osabi_args(struct argv *, struct session *);
+
 /* gdb-tty.c: the program's own terminal in a gdb session. */
 int	 gdb_tty_open(struct session *, char *err, size_t errlen);
 void	 gdb_tty_args(struct argv *, struct session *);
