@@ -377,6 +377,8 @@ unsigned long	 mi_command(struct mi *, mi_reply_cb, void *arg,
 unsigned long	 mi_command_output(struct mi *, mi_reply_cb, void *arg,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void		 mi_cancel(struct mi *, unsigned long token);
+void		 mi_cork(struct mi *);
+void		 mi_uncork(struct mi *);
 int		 mi_transcript(struct mi *, const char *path, uint64_t max,
 		    char *err, size_t errlen);
 void		 mi_close(struct mi *);

@@ -360,6 +360,39 @@ Test(board, firmware_gdb_has_no_os_and_the_record_lists_every_frame)
 }
 
 /*
+ * The stacked frame is read with the record's first commands, before the
+ * registers say where it is: at HardFault_Handler called by gdb, not by
+ * an exception, lr holds no EXC_RETURN, and the record says there is no
+ * stacked frame rather than keep what the early read found on the stack.
+ */
+Test(board, a_handler_gdb_calls_has_no_stacked_frame)
+{
+	struct board b = { 0 };
+	struct h_res r;
+	json_t *st, *cm;
+
+	board_launch(&b, false);
+	h_cli(&r, H_ARGS("halt", b.ids));
+	cr_assert_eq(r.code, 0, "halt: exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
+	/* gdb's call stops at the fault break: exec fails, gdb says why. */
+	h_cli(&r, H_ARGS("exec", b.ids, "--", "-data-evaluate-expression",
+	    "HardFault_Handler()"));
+	h_run_free(&r);
+	cr_assert(h_cli_wait_status(b.id, "fault", NULL, H_WAIT_BOUND), "no fault "
+	    "record in status %s after the call", b.ids);
+	st = h_cli_status(b.id);
+	cm = json_object_get(json_object_get(st, "fault"), "cortex_m");
+	cr_assert_null(json_object_get(cm, "stacked"), "a stacked frame at a "
+	    "call: %s", json_dumps(cm, JSON_COMPACT));
+	cr_assert_not_null(strstr(h_jstr(cm, "stacked_unavailable") ?
+	    h_jstr(cm, "stacked_unavailable") : "", "EXC_RETURN"), "why: %s",
+	    json_dumps(cm, JSON_COMPACT));
+	json_decref(st);
+	board_stop(&b);
+}
+
+/*
  * gdb keeps its own OS ABI where the ELF names an OS (the firmware with
  * EI_OSABI patched to Linux's), and a -x command given at launch has the
  * last word on the firmware.
