@@ -113,6 +113,7 @@ backend_gdb_argv(struct session *s, char *err, size_t errlen)
 	argv_push(&av, "-q");
 	if (g != NULL)
 		backend_gdb_mi_args(&av, s, g);
+	gdb_osabi_args(&av, s);
 	/* A remote target was started elsewhere, with its own arguments. */
 	if (!remote && (json_array_size(s->l.argv) > 1 || s->transport != NULL)) {
 		args = backend_gdb_set_args(s);

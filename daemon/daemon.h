@@ -377,6 +377,8 @@ unsigned long	 mi_command(struct mi *, mi_reply_cb, void *arg,
 unsigned long	 mi_command_output(struct mi *, mi_reply_cb, void *arg,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void		 mi_cancel(struct mi *, unsigned long token);
+void		 mi_cork(struct mi *);
+void		 mi_uncork(struct mi *);
 int		 mi_transcript(struct mi *, const char *path, uint64_t max,
 		    char *err, size_t errlen);
 void		 mi_close(struct mi *);
@@ -872,6 +874,9 @@ void	 gdb_attach_close(struct gdb_data *);
 /* gdb-quit.c: the gdb family's quit hook. */
 int	 gdb_quit(struct session *);
 void	 gdb_quit_stopped(struct gdb_data *);
+
+/* gdb-osabi.c: no OS for a bare-metal program's gdb. */
+void	 gdb_osabi_args(struct argv *, struct session *);
 
 /* gdb-tty.c: the program's own terminal in a gdb session. */
 int	 gdb_tty_open(struct session *, char *err, size_t errlen);

@@ -82,6 +82,7 @@ enum {
 
 static void	fault_next(struct fault_job *);
 static void	fault_incomplete(struct fault_job *, const char *);
+static bool	fault_stacked_ok(struct fault_job *, const char **);
 
 /* The record's registers as an object, name to value. */
 static json_t *
@@ -218,7 +219,7 @@ fault_reply(void *arg, const struct mi_record *rec, const char *out,
     size_t len)
 {
 	struct fault_job	*j = arg;
-	const char		*hex;
+	const char		*hex, *sp;
 
 	(void)out;
 	(void)len;
@@ -226,6 +227,11 @@ fault_reply(void *arg, const struct mi_record *rec, const char *out,
 		log_fatal("session %lu: a fault record's answer that was not "
 		    "asked for", j->s->id);
 	j->step = j->sent[j->nread++];
+	if (rec != NULL && j->step == FAULT_STACKED && j->m_handler &&
+	    !fault_stacked_ok(j, &sp)) {
+		fault_next(j);
+		return;
+	}
 	if (rec == NULL) {
 		if (j->nread < j->nsent)
 			return;	/* the batch's last answer frees it */
@@ -327,33 +333,61 @@ fault_incomplete(struct fault_job *j, const char *why)
 }
 
 /*
- * Read the stacked exception frame from the active stack: lr must hold an
- * EXC_RETURN (0xFFFFFFxx, the handler's first instruction), whose bit 2
- * says the process stack (psp, if gdb has it) or the main one (sp there).
+ * Why the stacked exception frame cannot be read, or NULL and *sp the
+ * stack it is on: lr must hold an EXC_RETURN (0xFFFFFFxx, the handler's
+ * first instruction), whose bit 2 says the process stack (psp, if gdb
+ * has it) or the main one (sp there).
  */
+static const char *
+fault_stacked_why(struct fault_job *j, const char **sp)
+{
+	unsigned long long lr = fault_reg(j, "lr");
+
+	*sp = "sp";
+	if ((lr & 0xFFFFFF00ULL) != 0xFFFFFF00ULL)
+		return "lr holds no EXC_RETURN: not at a handler's entry";
+	if ((lr & 4) && json_object_get(fault_registers(j), "psp") == NULL)
+		return "the frame is on the process stack, and gdb has no psp";
+	if (lr & 4)
+		*sp = "psp";
+	return NULL;
+}
+
+/* Whether the stacked frame can be read; if not, the record says why. */
+static bool
+fault_stacked_ok(struct fault_job *j, const char **sp)
+{
+	json_t		*cm = json_object_get(j->rec, "cortex_m");
+	const char	*why = fault_stacked_why(j, sp);
+
+	if (why != NULL && cm != NULL)
+		json_object_set_new(cm, "stacked_unavailable", json_string(why));
+	return why == NULL;
+}
+
+/* Read the stacked exception frame, once the registers say where it is. */
 static unsigned long
 fault_stacked_read(struct fault_job *j)
 {
-	unsigned long long	lr = fault_reg(j, "lr");
-	json_t			*cm = json_object_get(j->rec, "cortex_m");
-	const char		*why = NULL;
-	const char		*sp = "sp";
+	const char *sp;
 
-	if ((lr & 0xFFFFFF00ULL) != 0xFFFFFF00ULL)
-		why = "lr holds no EXC_RETURN: not at a handler's entry";
-	else if ((lr & 4) && json_object_get(fault_registers(j), "psp") ==
-	    NULL)
-		why = "the frame is on the process stack, and gdb has no psp";
-	else if (lr & 4)
-		sp = "psp";
-	if (why != NULL) {
-		if (cm != NULL)
-			json_object_set_new(cm, "stacked_unavailable",
-			    json_string(why));
+	if (!fault_stacked_ok(j, &sp))
 		return 0;
-	}
 	return mi_command(j->mi, fault_reply, j,
 	    "-data-read-memory-bytes 0x%llx 32", fault_reg(j, sp));
+}
+
+/*
+ * At an M-profile handler's break, read the stacked frame in the first
+ * batch, where fault_stacked_why will look for it (psp where lr's bit 2
+ * is set, else sp), before the registers are known: its answer is kept
+ * only if they then say it is a frame there.
+ */
+static unsigned long
+fault_stacked_ahead(struct fault_job *j)
+{
+	return mi_command(j->mi, fault_reply, j,
+	    "-data-read-memory-bytes \"($lr & 4) ? $psp : $sp\" 32");
 }
 
 /* Send the command of the job's step; 0 when the step does not apply. */
@@ -380,6 +414,8 @@ fault_send(struct fault_job *j)
 		    "-data-read-memory-bytes %s %d", FAULT_SCB_ADDR,
 		    FAULT_SCB_LEN);
 	case FAULT_STACKED:
+		if (j->m_handler)
+			return fault_stacked_ahead(j);
 		return !m ? 0 : fault_stacked_read(j);
 	case FAULT_CORE:
 		if (!j->s->l.core || m)
@@ -397,15 +433,33 @@ fault_send(struct fault_job *j)
 /*
  * Whether a step ends a batch: those after it need its answer. The first
  * three need nothing, and gdb answers them in one go, with the SCB's read
- * where the stop is at an M-profile handler already; what follows reads
- * registers and the SCB's answer.
+ * and the stacked frame's where the stop is at an M-profile handler
+ * already; elsewhere what follows reads registers and the SCB's answer.
  */
 static bool
 fault_batch_ends(const struct fault_job *j, int step)
 {
 	if (step == FAULT_VALUES)
 		return !j->m_handler;
+	if (step == FAULT_SCB)
+		return !j->m_handler;
 	return step > FAULT_VALUES;
+}
+
+/* Send the next batch's commands, in one write; how many there are. */
+static int
+fault_batch(struct fault_job *j)
+{
+	mi_cork(j->mi);
+	while (j->next < FAULT_DONE) {
+		j->step = j->next++;
+		if (fault_send(j) != 0)
+			j->sent[j->nsent++] = j->step;
+		if (j->nsent > 0 && fault_batch_ends(j, j->step))
+			break;
+	}
+	mi_uncork(j->mi);
+	return j->nsent;
 }
 
 /*
@@ -418,14 +472,7 @@ fault_next(struct fault_job *j)
 	if (j->nread < j->nsent)
 		return;
 	j->nread = j->nsent = 0;
-	while (j->next < FAULT_DONE) {
-		j->step = j->next++;
-		if (fault_send(j) != 0)
-			j->sent[j->nsent++] = j->step;
-		if (j->nsent > 0 && fault_batch_ends(j, j->step))
-			return;
-	}
-	if (j->nsent > 0)
+	if (fault_batch(j) > 0)
 		return;
 	if (j->rec != NULL) {
 		session_fault(j->s, j->rec);

@@ -44,6 +44,10 @@ struct mi {
 	char			*logbuf;	/* lines not yet written */
 	size_t			 loglen;
 	size_t			 logcap;
+	bool			 corked;	/* lines held for one write */
+	char			*cork;
+	size_t			 corklen;
+	size_t			 corkcap;
 };
 
 /* What the answer of a command says when gdb gave it none. */
@@ -329,6 +333,47 @@ mi_pts(const struct mi *m)
 	return m->console->pts;
 }
 
+/* Hold a command line for the write mi_uncork makes. */
+static void
+mi_cork_add(struct mi *m, const char *line, size_t len)
+{
+	if (m->corklen + len > m->corkcap) {
+		m->corkcap = (m->corklen + len) * 2;
+		m->cork = xreallocarray(m->cork, m->corkcap, 1);
+	}
+	memcpy(m->cork + m->corklen, line, len);
+	m->corklen += len;
+}
+
+/*
+ * Hold the command lines sent from now on until mi_uncork, to go to gdb
+ * in one write: written one by one, the first wakes gdb, which may run
+ * before the rest are written (and on a busy machine does, for
+ * milliseconds), and each is a wake-up more.
+ */
+void
+mi_cork(struct mi *m)
+{
+	m->corked = true;
+}
+
+/*
+ * Write the lines held since mi_cork, at once. Their commands wait for
+ * their answers already; a channel that cannot be written to is closing,
+ * and its close answers them.
+ */
+void
+mi_uncork(struct mi *m)
+{
+	m->corked = false;
+	if (m->corklen == 0 || m->closed)
+		return;
+	if (console_write(m->console, m->cork, m->corklen) != 0)
+		log_warn("the MI channel took no more commands: %zu bytes of "
+		    "them are lost", m->corklen);
+	m->corklen = 0;
+}
+
 /* Write one command line with a new token; the command, or NULL if closed. */
 static struct mi_cmd *
 mi_send(struct mi *m, mi_reply_cb cb, void *arg, const char *cmd)
@@ -340,7 +385,9 @@ mi_send(struct mi *m, mi_reply_cb cb, void *arg, const char *cmd)
 	if (m->closed)
 		return NULL;
 	n = xasprintf(&line, "%lu%s\n", m->next_token + 1, cmd);
-	if (console_write(m->console, line, n) != 0) {
+	if (m->corked)
+		mi_cork_add(m, line, n);
+	else if (console_write(m->console, line, n) != 0) {
 		free(line);
 		return NULL;
 	}
@@ -462,5 +509,6 @@ mi_close(struct mi *m)
 	if (m->log_fd != -1)
 		close(m->log_fd);
 	free(m->logbuf);
+	free(m->cork);
 	free(m);
 }

@@ -11,6 +11,7 @@
  */
 #include "bench.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,18 +63,55 @@ fig_board_life_fault_daemon(struct board *f)
 }
 
 /*
- * The same by hand: the halted baseline board reset and continued to its
- * banner (not timed), then "!" written to QEMU's pipe, timed to *stopped
- * at the HardFault_Handler breakpoint, in ms; it stays stopped there.
+ * The record's commands as the daemon sends them at an M-profile
+ * handler's break (fault.c), in one write; 0 once the last is answered,
+ * -1 with m->err.
+ */
+static int
+fig_board_life_record(struct mi *m)
+{
+	static const char *const cmds[] = { "-stack-list-frames 0 63",
+	    "-data-list-register-names", "-data-list-register-values x",
+	    "-data-read-memory-bytes 0xE000ED28 20",
+	    "-data-read-memory-bytes \"($lr & 4) ? $psp : $sp\" 32" };
+	char	 buf[512], tok[24], *line;
+	size_t	 i, len = 0, tlen;
+
+	for (i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+		len += (size_t)snprintf(buf + len, sizeof buf - len, "%ld%s\n",
+		    ++m->token, cmds[i]);
+	tlen = (size_t)snprintf(tok, sizeof tok, "%ld^", m->token);
+	if (proc_write_all(m->to_gdb, buf, len) == -1)
+		return mi_fail(m, "gdb-multiarch ended");
+	if (mi_wait(m, tok, &line) == -1)
+		return -1;
+	if (strncmp(line + tlen, "done", 4) != 0) {
+		snprintf(m->err, sizeof m->err, "the record by hand: %.160s",
+		    line);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The halted baseline board reset and continued to its banner (not
+ * timed), with gdb's OS ABI as osabi says (not timed), then "!" written
+ * to QEMU's pipe, timed to *stopped at the HardFault_Handler breakpoint
+ * and, with record, to the last answer of the record's commands, in ms;
+ * it stays stopped there.
  */
 static double
-fig_board_life_fault_direct(struct board *f)
+fig_board_life_fault_by_hand(struct board *f, const char *osabi,
+    bool record)
 {
-	char	*line;
+	char	*line, cmd[64];
 	double	 t0, ms;
 
 	mi_uart_drain(&f->m);
-	if (mi_command(&f->m, "-interpreter-exec console \"monitor "
+	snprintf(cmd, sizeof cmd, "-interpreter-exec console \"set osabi "
+	    "%s\"", osabi);
+	if (mi_command(&f->m, cmd, NULL) == -1 ||
+	    mi_command(&f->m, "-interpreter-exec console \"monitor "
 	    "system_reset\"", NULL) == -1 ||
 	    mi_command(&f->m, "-interpreter-exec console flushregs",
 	    NULL) == -1 ||
@@ -84,12 +122,32 @@ fig_board_life_fault_direct(struct board *f)
 	if (mi_uart_write(&f->m, "!", 1) == -1 ||
 	    mi_wait(&f->m, "*stopped", &line) == -1)
 		return bench_fail(f->b, "%s", f->m.err);
-	ms = stat_now_ms() - t0;
 	if (strstr(line, "reason=\"breakpoint-hit\"") == NULL ||
 	    strstr(line, "HardFault_Handler") == NULL)
 		return bench_fail(f->b, "the direct MI stopped other than at "
 		    "HardFault_Handler: %.120s", line);
+	if (record && fig_board_life_record(&f->m) == -1)
+		return bench_fail(f->b, "%s", f->m.err);
+	ms = stat_now_ms() - t0;
 	return ms;
+}
+
+/* The wrapper's own: "!" to *stopped at the handler, gdb as it comes. */
+static double
+fig_board_life_fault_direct(struct board *f)
+{
+	return fig_board_life_fault_by_hand(f, "auto", false);
+}
+
+/*
+ * The record's floor: the same commands as the daemon's, by hand on
+ * pipes, after *stopped, gdb told the firmware has no OS as the daemon
+ * tells it (gdb-osabi.c).
+ */
+static double
+fig_board_life_fault_floor(struct board *f)
+{
+	return fig_board_life_fault_by_hand(f, "none", true);
 }
 
 /*
@@ -130,14 +188,31 @@ fig_board_life_fault(struct bench *b)
 					    "frames, registers, SCB", "fault "
 					    "byte to record [vs MI *stopped at "
 					    "handler]" };
-	board_round			 round[2] = {
+	board_round			 round[3] = {
 					    fig_board_life_fault_daemon,
-					    fig_board_life_fault_direct };
+					    fig_board_life_fault_direct,
+					    fig_board_life_fault_floor };
 	struct fig_board_life_fault	 lf = { .sub.fd = -1 };
+	struct samples			 s[3][2] = { { { 0 } } };
 	int				 rv;
 
-	rv = board_figure(b, &lf.f, round, fig_board_life_fault_setup, &m);
+	if ((rv = board_open(&lf.f, b)) == 0 &&
+	    (rv = fig_board_life_fault_setup(&lf.f)) == 0)
+		rv = board_batches(&lf.f, round, 3, m.n, m.warm, s);
+	board_close(&lf.f);
 	rpc_close(&lf.sub);
+	if (rv == 0) {
+		board_rows(s, 0, 1, m.unit, m.over, m.note, m.what);
+		table_row("ms", stat_median(&s[0][0]), stat_median(&s[2][0]),
+		    NO_TARGET, "the same commands by hand on pipes, osabi "
+		    "none", "board fault byte to record [vs record by hand] "
+		    "p50");
+		table_row("ms", stat_median(&s[0][1]), stat_median(&s[2][1]),
+		    NO_TARGET, "the same commands by hand on pipes, osabi "
+		    "none", "board fault byte to record [vs record by hand] "
+		    "p99");
+	}
+	board_free(s, 3);
 	return rv;
 }
 

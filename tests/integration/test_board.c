@@ -77,33 +77,47 @@ board_expect(struct board *b, const char *want, size_t len)
 }
 
 /*
- * Launch the firmware under QEMU (halted, -S) with gdb-multiarch connected
- * and continuing it; check and track its processes; read the banner.
+ * Launch firmware fw under QEMU (halted, -S) with gdb-multiarch connected,
+ * the -x command x (if any) typed first, and continuing it; check and track
+ * its processes; read the banner.
  */
 static void
-board_launch(struct board *b, bool no_fault_break)
+board_launch_fw(struct board *b, const char *fw, bool no_fault_break,
+    const char *x)
 {
-	const char *fw = h_board_firmware("FIX_BOARD");
+	const char *args[32];
 	char server[4096];
 	json_t *st;
 	pid_t gdb, srv;
+	int n = 0;
 
-	cr_assert(strchr(fw, '\'') == NULL, "FIX_BOARD %s: a quote in the "
+	cr_assert(strchr(fw, '\'') == NULL, "firmware %s: a quote in the "
 	    "path cannot go into the server command", fw);
 	h_marker_new("DBGI_BOARD", b->marker, sizeof(b->marker));
 	snprintf(server, sizeof(server), "qemu-system-arm -M lm3s6965evb "
 	    "-nographic -kernel '%s' -serial stdio -monitor none "
 	    "-gdb tcp:127.0.0.1:{port} -S", fw);
+	args[n++] = "--kind";
+	args[n++] = "gdbserver";
+	args[n++] = "--env";
+	args[n++] = b->marker;
+	args[n++] = "--server";
+	args[n++] = server;
+	args[n++] = "--debugger";
+	args[n++] = "gdb-multiarch";
+	args[n++] = "--transport";
 	if (no_fault_break)
-		b->id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--env",
-		    b->marker, "--server", server, "--debugger",
-		    "gdb-multiarch", "--transport", "--no-fault-break", "-x",
-		    "continue", "--", fw));
-	else
-		b->id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--env",
-		    b->marker, "--server", server, "--debugger",
-		    "gdb-multiarch", "--transport", "-x", "continue", "--",
-		    fw));
+		args[n++] = "--no-fault-break";
+	if (x != NULL) {
+		args[n++] = "-x";
+		args[n++] = x;
+	}
+	args[n++] = "-x";
+	args[n++] = "continue";
+	args[n++] = "--";
+	args[n++] = fw;
+	args[n] = NULL;
+	b->id = h_cli_launch(args);
 	h_idstr(b->id, b->ids, sizeof(b->ids));
 	st = h_cli_status(b->id);
 	cr_assert_str_eq(h_jstr(st, "state") ? h_jstr(st, "state") : "",
@@ -124,6 +138,14 @@ board_launch(struct board *b, bool no_fault_break)
 	    "qemu-system-arm"));
 	board_expect(b, BANNER, strlen(BANNER));
 	h_snap_take(&b->snap, b->marker);
+}
+
+/* Launch the board's firmware, with its fault breaks or without. */
+static void
+board_launch(struct board *b, bool no_fault_break)
+{
+	board_launch_fw(b, h_board_firmware("FIX_BOARD"), no_fault_break,
+	    NULL);
 }
 
 /* Send bytes to UART0 through the session's transport (send's stdin). */
@@ -281,6 +303,130 @@ Test(board, hardfault_record)
 	board_stop(&b);
 }
 
+
+/* What gdb says of its OS ABI in session ids. */
+static char *
+board_osabi(const char *ids)
+{
+	struct h_res r;
+	char *out;
+
+	cr_assert_eq(h_cli(&r, H_ARGS("exec", ids, "show", "osabi")), 0,
+	    "exec %s show osabi: exit %d (%s)", ids, r.code, r.err);
+	out = strdup(r.out);
+	h_run_free(&r);
+	return out;
+}
+
+/*
+ * The firmware is an M-profile ELF that names no OS: its gdb is told so
+ * (gdb-multiarch would take it for a GNU/Linux program and try every frame
+ * as a Linux signal trampoline), and the fault record still lists every
+ * frame, through the exception frame, to main, the stacked PC the
+ * faulting function's.
+ */
+Test(board, firmware_gdb_has_no_os_and_the_record_lists_every_frame)
+{
+	static const char *const funcs[] = { "HardFault_Handler",
+	    "<signal handler called>", "fault_undefined_instruction", "main" };
+	struct board b = { 0 };
+	json_t *st, *frames, *cm;
+	char *osabi;
+	size_t i;
+
+	board_launch(&b, false);
+	osabi = board_osabi(b.ids);
+	cr_assert_not_null(strstr(osabi, "OS ABI is \"none\""), "show osabi "
+	    "on the board: %s", osabi);
+	free(osabi);
+	board_send(&b, "!");
+	cr_assert(h_cli_wait_status(b.id, "fault", NULL, H_WAIT_BOUND), "no fault "
+	    "record in status %s after the HardFault", b.ids);
+	st = h_cli_status(b.id);
+	frames = json_object_get(json_object_get(st, "fault"), "frames");
+	cm = json_object_get(json_object_get(st, "fault"), "cortex_m");
+	cr_assert_eq(json_array_size(frames), 4, "frames: %s",
+	    json_dumps(frames, JSON_COMPACT));
+	for (i = 0; i < 4; i++)
+		cr_assert_str_eq(h_jstr(json_array_get(frames, i), "func") ?
+		    h_jstr(json_array_get(frames, i), "func") : "", funcs[i],
+		    "frame %zu: %s", i, json_dumps(frames, JSON_COMPACT));
+	cr_assert_eq(strtoul(h_jstr(cm, "stacked.pc") ? h_jstr(cm,
+	    "stacked.pc") : "0", NULL, 0), strtoul(h_jstr(json_array_get(
+	    frames, 2), "addr"), NULL, 0), "stacked pc against frame 2: %s",
+	    json_dumps(cm, JSON_COMPACT));
+	json_decref(st);
+	board_stop(&b);
+}
+
+/*
+ * The stacked frame is read with the record's first commands, before the
+ * registers say where it is: at HardFault_Handler called by gdb, not by
+ * an exception, lr holds no EXC_RETURN, and the record says there is no
+ * stacked frame rather than keep what the early read found on the stack.
+ */
+Test(board, a_handler_gdb_calls_has_no_stacked_frame)
+{
+	struct board b = { 0 };
+	struct h_res r;
+	json_t *st, *cm;
+
+	board_launch(&b, false);
+	h_cli(&r, H_ARGS("halt", b.ids));
+	cr_assert_eq(r.code, 0, "halt: exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
+	/* gdb's call stops at the fault break: exec fails, gdb says why. */
+	h_cli(&r, H_ARGS("exec", b.ids, "--", "-data-evaluate-expression",
+	    "HardFault_Handler()"));
+	h_run_free(&r);
+	cr_assert(h_cli_wait_status(b.id, "fault", NULL, H_WAIT_BOUND), "no fault "
+	    "record in status %s after the call", b.ids);
+	st = h_cli_status(b.id);
+	cm = json_object_get(json_object_get(st, "fault"), "cortex_m");
+	cr_assert_null(json_object_get(cm, "stacked"), "a stacked frame at a "
+	    "call: %s", json_dumps(cm, JSON_COMPACT));
+	cr_assert_not_null(strstr(h_jstr(cm, "stacked_unavailable") ?
+	    h_jstr(cm, "stacked_unavailable") : "", "EXC_RETURN"), "why: %s",
+	    json_dumps(cm, JSON_COMPACT));
+	json_decref(st);
+	board_stop(&b);
+}
+
+/*
+ * gdb keeps its own OS ABI where the ELF names an OS (the firmware with
+ * EI_OSABI patched to Linux's), and a -x command given at launch has the
+ * last word on the firmware.
+ */
+Test(board, gdb_keeps_the_os_the_elf_or_the_user_names)
+{
+	struct board b = { 0 }, u = { 0 };
+	char path[512], *osabi, *elf;
+	size_t len;
+	FILE *f;
+
+	elf = h_read_file(h_board_firmware("FIX_BOARD"), &len);
+	cr_assert(elf != NULL && len > 16, "read the firmware");
+	elf[7] = 3;	/* EI_OSABI: ELFOSABI_LINUX */
+	snprintf(path, sizeof(path), "%s/linux.elf", H->dir);
+	cr_assert_not_null(f = fopen(path, "w"), "%s", path);
+	cr_assert_eq(fwrite(elf, 1, len, f), len, "write %s", path);
+	fclose(f);
+	free(elf);
+	board_launch_fw(&b, path, false, NULL);
+	osabi = board_osabi(b.ids);
+	cr_assert(strstr(osabi, "GNU/Linux") != NULL && strstr(osabi,
+	    "\"none\"") == NULL, "show osabi on an ELF naming Linux: %s",
+	    osabi);
+	free(osabi);
+	board_stop(&b);
+	board_launch_fw(&u, h_board_firmware("FIX_BOARD"), false,
+	    "set osabi GNU/Linux");
+	osabi = board_osabi(u.ids);
+	cr_assert_not_null(strstr(osabi, "OS ABI is \"GNU/Linux\""), "show "
+	    "osabi after -x 'set osabi GNU/Linux': %s", osabi);
+	free(osabi);
+	board_stop(&u);
+}
 
 /*
  * -exec-interrupt stops the running firmware (target.state stopped, by
