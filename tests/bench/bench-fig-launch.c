@@ -14,34 +14,63 @@
 #define FIG_LAUNCH_GDB_CMD "echo READY\\n"
 #define FIG_LAUNCH_GDB_MARK "READY"
 
-/* Figure: an exec launch with --wait, whole, beside spawning /bin/true. */
+/*
+ * The floor of a launch --wait by hand: a keeper in a new cgroup runs
+ * /bin/true and is read to its end, reaped and its cgroup removed; NA
+ * where cgroup2 cannot be written.
+ */
+static double
+fig_launch_keeper_ms(const struct bench *b, int n)
+{
+	const char		*argv[] = { "/bin/true", NULL };
+	struct keeper_run	 k;
+	double			 t0 = stat_now_ms();
+
+	if (keeper_start(b, &k, n, argv) == -1 || keeper_finish(&k) == -1)
+		return NA;
+	return stat_now_ms() - t0;
+}
+
+/*
+ * Figure: an exec launch with --wait, whole, beside spawning /bin/true;
+ * and beside the keeper by hand, the part of it no launch can leave out.
+ */
 int
 fig_launch_exec(struct bench *b)
 {
 	const char	*args[] = { "launch", "--kind", "exec", "--wait", "--",
 			    "/bin/true", NULL };
 	const char	*bare[] = { "/bin/true", NULL };
-	struct samples	 sd = { 0 }, sb = { 0 };
-	double		 d, t;
+	struct samples	 sd = { 0 }, sb = { 0 }, sk = { 0 };
+	double		 d, t, k;
 	int		 run;
 
 	for (run = 0; run < b->runs; run++) {
 		d = daemon_client_ms(b, args);
 		t = proc_time_ms(bare, NULL);
+		k = fig_launch_keeper_ms(b, run);
 		if (!(d >= 0) || !(t >= 0)) {
 			stat_free(&sd);
 			stat_free(&sb);
+			stat_free(&sk);
 			return bench_fail(b, "dbgctl launch or /bin/true "
 			    "failed");
 		}
 		stat_add(&sd, d);
 		stat_add(&sb, t);
+		if (k >= 0)
+			stat_add(&sk, k);
 	}
+	keeper_cg_done();
 	table_row("ms", stat_median(&sd), stat_median(&sb),
 	    TARGET(RATIO_MAX, 1.5), NULL, "launch exec --wait /bin/true, whole "
 	    "[vs posix_spawn+waitpid]");
+	table_row("ms", stat_median(&sd), sk.n > 0 ? stat_median(&sk) : NA,
+	    NO_TARGET, "the floor: cgroup, pty, keeper, program",
+	    "launch exec --wait /bin/true, whole [vs keeper by hand]");
 	stat_free(&sd);
 	stat_free(&sb);
+	stat_free(&sk);
 	return 0;
 }
 

@@ -99,9 +99,51 @@ fig_stop_one(struct bench *b)
 	return rv;
 }
 
+/*
+ * The floor of stop --all by hand: n keepers, each with its sleep in a
+ * cgroup of its own, told to stop at once, then each read to its end,
+ * reaped and its cgroup removed; the time from the first stop to the last
+ * rmdir, or NA where cgroup2 cannot be written.
+ */
+static double
+fig_stop_keepers_ms(const struct bench *b, int n)
+{
+	const char		*argv[] = { "sleep", "1000", NULL };
+	struct keeper_run	*k;
+	double			 t0, t = NA;
+	int			 i, started, bad = 0;
+
+	if ((k = calloc(n, sizeof *k)) == NULL)
+		abort();
+	for (started = 0; started < n; started++) {
+		if (keeper_start(b, &k[started], started, argv) == -1)
+			break;
+		if (keeper_started(&k[started]) == -1) {
+			(void)keeper_finish(&k[started]);
+			break;
+		}
+	}
+	if (started == n) {
+		t0 = stat_now_ms();
+		for (i = 0; i < n; i++)
+			bad |= keeper_stop(&k[i]);
+		for (i = 0; i < n; i++)
+			bad |= keeper_finish(&k[i]);
+		t = bad ? NA : stat_now_ms() - t0;
+	}
+	for (i = 0; started < n && i < started; i++) {
+		(void)keeper_stop(&k[i]);
+		(void)keeper_finish(&k[i]);
+	}
+	free(k);
+	keeper_cg_done();
+	return t;
+}
+
 /* One sample of stop --all: ms for the sessions' and for our sleeps'. */
 static int
-fig_stop_all_once(struct bench *b, struct rpc *r, double *d, double *t)
+fig_stop_all_once(struct bench *b, struct rpc *r, double *d, double *t,
+    double *k)
 {
 	pid_t	*pids;
 	json_t	*res;
@@ -122,6 +164,7 @@ fig_stop_all_once(struct bench *b, struct rpc *r, double *d, double *t)
 	stat_sleep_ms(10);
 	*t = fig_stop_kill(pids, n);
 	free(pids);
+	*k = fig_stop_keepers_ms(b, FIG_STOP_ALL_N);
 	if (n != FIG_STOP_ALL_N)
 		return bench_fail(b, "could not spawn %d sleeps",
 		    FIG_STOP_ALL_N);
@@ -132,9 +175,9 @@ fig_stop_all_once(struct bench *b, struct rpc *r, double *d, double *t)
 int
 fig_stop_all(struct bench *b)
 {
-	struct samples	sd = { 0 }, sb = { 0 };
+	struct samples	sd = { 0 }, sb = { 0 }, sk = { 0 };
 	struct rpc	r;
-	double		d = NA, t = NA;
+	double		d = NA, t = NA, k = NA;
 	char		note[64];
 	int		run, rv = 0;
 
@@ -143,9 +186,11 @@ fig_stop_all(struct bench *b)
 	snprintf(note, sizeof note, "median of %d runs (BENCH_STOPALL_RUNS)",
 	    b->stopall_runs);
 	for (run = 0; run < b->stopall_runs && rv == 0; run++)
-		if ((rv = fig_stop_all_once(b, &r, &d, &t)) == 0) {
+		if ((rv = fig_stop_all_once(b, &r, &d, &t, &k)) == 0) {
 			stat_add(&sd, d);
 			stat_add(&sb, t);
+			if (k >= 0)
+				stat_add(&sk, k);
 		}
 	rpc_close(&r);
 	if (rv == 0)
@@ -153,7 +198,13 @@ fig_stop_all(struct bench *b)
 		    TARGET(MAX, 150), note, "stop --all "
 		    "of %d sessions [vs kill+waitpid of as many]",
 		    FIG_STOP_ALL_N);
+	if (rv == 0)
+		table_row("ms", stat_median(&sd), stat_median(&sk), NO_TARGET,
+		    "the floor: keepers, their cgroups, no daemon", "stop "
+		    "--all of %d sessions [vs %d keepers by hand]",
+		    FIG_STOP_ALL_N, FIG_STOP_ALL_N);
 	stat_free(&sd);
 	stat_free(&sb);
+	stat_free(&sk);
 	return rv;
 }

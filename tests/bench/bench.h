@@ -102,6 +102,19 @@ int	 proc_exists(const char *);
 int	 proc_write_all(int, const void *, size_t);
 
 /* bench-daemon.c: a private daemon, and its client run as a process. */
+/* A keeper started by hand (bench-keeper.c), for the floors. */
+struct keeper_run {
+	pid_t	 pid;
+	int	 sock, ptm;
+	char	 cg[PATH_MAX];
+};
+int	 keeper_start(const struct bench *, struct keeper_run *, int,
+	     const char *const[]);
+int	 keeper_started(struct keeper_run *);
+int	 keeper_stop(struct keeper_run *);
+int	 keeper_finish(struct keeper_run *);
+void	 keeper_cg_done(void);
+
 int	 daemon_start(struct bench *);
 void	 daemon_stop(struct bench *);
 void	 daemon_settle(struct bench *);
