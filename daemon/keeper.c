@@ -29,6 +29,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,10 +351,33 @@ keeper_spawn(struct keeper *k)
 	keeper_set_foreground(pid);
 }
 
-/* Send sig to every live descendant of the keeper. */
+/*
+ * Whether the keeper has a child left, ended or not. Without one it has
+ * no descendant either: an orphan is the keeper's child once its parent
+ * has ended, and that parent stays its unreaped child until then.
+ */
+static bool
+keeper_has_child(void)
+{
+	siginfo_t	si;
+	int		r;
+
+	do
+		r = waitid(P_ALL, 0, &si, WEXITED | WSTOPPED | WCONTINUED |
+		    WNOHANG | WNOWAIT | __WALL);
+	while (r == -1 && errno == EINTR);
+	return r == 0 || errno != ECHILD;
+}
+
+/*
+ * Send sig to every live descendant of the keeper. With no child left
+ * (a program that ended alone), /proc is not walked for nothing.
+ */
 static void
 keeper_signal_all(struct keeper *k, int sig)
 {
+	if (!keeper_has_child())
+		return;
 	if (keeper_tree_signal(&k->tree, k->self, sig) == 0 &&
 	    !k->main_reaped)
 		(void)kill(k->main_pid, sig);	/* no /proc: at least main */

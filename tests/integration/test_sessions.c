@@ -716,6 +716,34 @@ term_traps_set(void *arg)
 }
 
 /*
+ * A program that ends by itself leaves a background shell behind: its
+ * keeper, which has nothing more to walk only once no child is left,
+ * still finds it (now its own child) and ends it by SIGTERM, not by the
+ * deadline's SIGKILL; the session ends once it has.
+ */
+Test(sessions, a_program_that_ends_alone_has_what_it_left_termed)
+{
+	char		 m[96], script[2048], path[512], d[300];
+	json_t		*st;
+	long		 id;
+
+	snprintf(d, sizeof d, "%s", H->dir);
+	snprintf(script, sizeof script, "sh -c \"trap 'echo >%s/left.term; "
+	    "exit 0' TERM; echo >%s/left.up; while :; do sleep 0.1; done\" & "
+	    "while [ ! -e %s/left.up ]; do sleep 0.05; done; exit 0", d, d, d);
+	h_marker_new("DBGI_LEFT", m, sizeof(m));
+	id = h_cli_launch_sh(m, script);
+	st = h_cli_wait_ended(id, H_WAIT_BOUND);
+	cr_assert_not_null(st, "session %ld did not end", id);
+	cr_assert_eq(h_jint(st, "exit.code", -1), 0, "the program's own exit "
+	    "code is the session's: %lld", h_jint(st, "exit.code", -1));
+	json_decref(st);
+	snprintf(path, sizeof path, "%s/left.term", d);
+	cr_assert_eq(access(path, F_OK), 0, "what the program left behind "
+	    "did not end by its keeper's SIGTERM");
+}
+
+/*
  * Every process of a stopped session hears the stop's SIGTERM from its
  * keeper, not the deadline's SIGKILL: the main program, an orphan of it
  * that its keeper reaps (a child of the keeper's own, listed without a
