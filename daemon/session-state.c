@@ -152,14 +152,18 @@ static const struct session_action session_actions[S_NSTATES][SI_NINPUTS] = {
 	[S_FAILED] = SESSION_INERT,
 };
 
-/* Enter a state: log it and tell the sinks. */
+/*
+ * Enter a state on input in: log both in one line (a session's end is
+ * thousands of lines at a stop --all) and tell the sinks.
+ */
 static void
-session_enter(struct session *s, enum session_state to)
+session_enter(struct session *s, enum session_input in,
+    enum session_state to)
 {
 	struct session_event ev = { .kind = SE_STATE };
 
-	log_info("session %lu: %s -> %s", s->id, session_state_name(s->state),
-	    session_state_name(to));
+	log_info("session %lu: %s: %s -> %s", s->id, session_input_names[in],
+	    session_state_name(s->state), session_state_name(to));
 	s->state = to;
 	session_fire(s, &ev);
 }
@@ -173,9 +177,11 @@ session_input(struct session *s, enum session_input in, const void *arg)
 	if (s->state >= S_NSTATES || in >= SI_NINPUTS)
 		log_fatal("session %lu: state %d, input %d", s->id, s->state,
 		    in);
-	log_info("session %lu: %s while %s", s->id, session_input_names[in],
-	    session_state_name(s->state));
 	a = &session_actions[s->state][in];
+	/* An input that moves the session is logged with its move. */
+	if (a->to == STAY && a->via == STAY)
+		log_info("session %lu: %s while %s", s->id,
+		    session_input_names[in], session_state_name(s->state));
 	/* Nothing goes back to starting: such an entry is one left out. */
 	if (a->to == S_STARTING || a->via == S_STARTING)
 		log_fatal("session %lu: no action for %s while %s", s->id,
@@ -186,9 +192,9 @@ session_input(struct session *s, enum session_input in, const void *arg)
 	if (a->act != NULL)
 		a->act(s, arg);
 	if (a->via != STAY)
-		session_enter(s, a->via);
+		session_enter(s, in, a->via);
 	if (a->to != STAY)
-		session_enter(s, a->to);
+		session_enter(s, in, a->to);
 	if (session_ended(s))
 		session_prune();
 	session_unref(s);
