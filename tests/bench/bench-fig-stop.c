@@ -1,13 +1,21 @@
 /*
  * Stop: the reply to `stop` of one live `sleep 1000` session, beside a
  * kill(SIGTERM) and waitpid of a sleep we spawned ourselves; and `stop
- * --all` of 1000 such sessions, beside the same of 1000 sleeps.
+ * --all` of 1000 such sessions, beside the same of 1000 sleeps, and
+ * beside its two floors: 1000 keepers by hand (bench-keeper.c), and 1000
+ * pairs of processes in as many cgroups killed, reaped and removed.
  */
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
 #include "bench.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* Sessions, and our own sleeps, that stop --all takes down. */
 #define FIG_STOP_ALL_N 1000
@@ -100,6 +108,111 @@ fig_stop_one(struct bench *b)
 }
 
 /*
+ * A shell in cgroup cg and a process group of its own that runs a sleep
+ * and waits for it: the two processes a session is at its least; its pid,
+ * or -1. Between fork and exec only system calls.
+ */
+static pid_t
+fig_stop_pair_spawn(const char *cg)
+{
+	char	path[PATH_MAX + 16];
+	pid_t	pid;
+	int	fd;
+
+	snprintf(path, sizeof path, "%s/cgroup.procs", cg);
+	if ((pid = fork()) != 0)
+		return pid;
+	(void)setpgid(0, 0);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd == -1 || write(fd, "0", 1) != 1)
+		_exit(127);
+	close(fd);
+	execl("/bin/sh", "sh", "-c", "sleep 1000; exit 0", (char *)NULL);
+	_exit(127);
+}
+
+/* How many processes cgroup cg holds; -1 if it cannot be read. */
+static int
+fig_stop_cg_count(const char *cg)
+{
+	char	path[PATH_MAX + 16], buf[256];
+	ssize_t	n;
+	int	fd, lines = 0;
+
+	snprintf(path, sizeof path, "%s/cgroup.procs", cg);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	while ((n = read(fd, buf, sizeof buf)) > 0)
+		while (n-- > 0)
+			lines += buf[n] == '\n';
+	close(fd);
+	return lines;
+}
+
+/* SIGTERM to every pair's group, reap both of each, remove the cgroups. */
+static int
+fig_stop_pairs_end(pid_t *pids, char (*cg)[PATH_MAX], int n)
+{
+	int	i, st, bad = 0;
+
+	for (i = 0; i < n; i++)
+		(void)kill(-pids[i], SIGTERM);
+	/* The bench is their subreaper: a sleep whose shell ended first is ours. */
+	for (i = 0; i < n; i++)
+		while (waitpid(-pids[i], &st, 0) > 0 || errno == EINTR)
+			continue;
+	for (i = 0; i < n; i++)
+		bad |= rmdir(cg[i]);
+	return bad;
+}
+
+/*
+ * The floor of stop --all whatever keeps the sessions: n pairs of a shell
+ * and its sleep, each pair in a cgroup and a process group of its own,
+ * SIGTERM to every group, the 2n processes reaped and the n cgroups
+ * removed; the time from the first kill to the last rmdir, or NA where
+ * cgroup2 cannot be written.
+ */
+static double
+fig_stop_pairs_ms(int n)
+{
+	char	(*cg)[PATH_MAX];
+	pid_t	*pids;
+	double	 t0, t = NA, end;
+	int	 i, started;
+
+	if ((cg = calloc(n, sizeof *cg)) == NULL ||
+	    (pids = calloc(n, sizeof *pids)) == NULL)
+		abort();
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+	for (started = 0; started < n; started++) {
+		if (keeper_cg_new(started, cg[started], sizeof cg[started]) ==
+		    -1)
+			break;
+		if ((pids[started] = fig_stop_pair_spawn(cg[started])) == -1) {
+			rmdir(cg[started]);
+			break;
+		}
+	}
+	/* Timed from when every shell has its sleep. */
+	end = stat_now_ms() + 30000;
+	for (i = 0; started == n && i < n && stat_now_ms() < end; )
+		if (fig_stop_cg_count(cg[i]) >= 2)
+			i++;
+		else
+			stat_sleep_ms(1);
+	t0 = stat_now_ms();
+	if (fig_stop_pairs_end(pids, cg, started) == 0 && started == n &&
+	    i == n)
+		t = stat_now_ms() - t0;
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 0);
+	free(cg);
+	free(pids);
+	keeper_cg_done();
+	return t;
+}
+
+/*
  * The floor of stop --all by hand: n keepers, each with its sleep in a
  * cgroup of its own, told to stop at once, then each read to its end,
  * reaped and its cgroup removed; the time from the first stop to the last
@@ -143,7 +256,7 @@ fig_stop_keepers_ms(const struct bench *b, int n)
 /* One sample of stop --all: ms for the sessions' and for our sleeps'. */
 static int
 fig_stop_all_once(struct bench *b, struct rpc *r, double *d, double *t,
-    double *k)
+    double *k, double *p)
 {
 	pid_t	*pids;
 	json_t	*res;
@@ -165,6 +278,7 @@ fig_stop_all_once(struct bench *b, struct rpc *r, double *d, double *t,
 	*t = fig_stop_kill(pids, n);
 	free(pids);
 	*k = fig_stop_keepers_ms(b, FIG_STOP_ALL_N);
+	*p = fig_stop_pairs_ms(FIG_STOP_ALL_N);
 	if (n != FIG_STOP_ALL_N)
 		return bench_fail(b, "could not spawn %d sleeps",
 		    FIG_STOP_ALL_N);
@@ -175,9 +289,9 @@ fig_stop_all_once(struct bench *b, struct rpc *r, double *d, double *t,
 int
 fig_stop_all(struct bench *b)
 {
-	struct samples	sd = { 0 }, sb = { 0 }, sk = { 0 };
+	struct samples	sd = { 0 }, sb = { 0 }, sk = { 0 }, sp = { 0 };
 	struct rpc	r;
-	double		d = NA, t = NA, k = NA;
+	double		d = NA, t = NA, k = NA, p = NA;
 	char		note[64];
 	int		run, rv = 0;
 
@@ -186,11 +300,13 @@ fig_stop_all(struct bench *b)
 	snprintf(note, sizeof note, "median of %d runs (BENCH_STOPALL_RUNS)",
 	    b->stopall_runs);
 	for (run = 0; run < b->stopall_runs && rv == 0; run++)
-		if ((rv = fig_stop_all_once(b, &r, &d, &t, &k)) == 0) {
+		if ((rv = fig_stop_all_once(b, &r, &d, &t, &k, &p)) == 0) {
 			stat_add(&sd, d);
 			stat_add(&sb, t);
 			if (k >= 0)
 				stat_add(&sk, k);
+			if (p >= 0)
+				stat_add(&sp, p);
 		}
 	rpc_close(&r);
 	if (rv == 0)
@@ -203,8 +319,14 @@ fig_stop_all(struct bench *b)
 		    "the floor: keepers, their cgroups, no daemon", "stop "
 		    "--all of %d sessions [vs %d keepers by hand]",
 		    FIG_STOP_ALL_N, FIG_STOP_ALL_N);
+	if (rv == 0)
+		table_row("ms", stat_median(&sd), stat_median(&sp), NO_TARGET,
+		    "the floor of any keeping: kill, reap, rmdir", "stop --all "
+		    "of %d sessions [vs %d processes in %d cgroups]",
+		    FIG_STOP_ALL_N, 2 * FIG_STOP_ALL_N, FIG_STOP_ALL_N);
 	stat_free(&sd);
 	stat_free(&sb);
 	stat_free(&sk);
+	stat_free(&sp);
 	return rv;
 }

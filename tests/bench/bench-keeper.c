@@ -104,6 +104,17 @@ keeper_cg_done(void)
 	keeper_cg_parent[0] = '\0';
 }
 
+/* Make cgroup n of the bench's own, its path at out; -1 if it cannot be. */
+int
+keeper_cg_new(int n, char *out, size_t len)
+{
+	if (keeper_cg_init() == -1)
+		return -1;
+	if ((size_t)snprintf(out, len, "%s/%d", keeper_cg_parent, n) >= len)
+		return -1;
+	return mkdir(out, 0755);
+}
+
 /* The keeper beside the daemon: dirname(dbgctld)/dbgctl-keeper. */
 static void
 keeper_path(const struct bench *b, char *out, size_t len)
@@ -128,12 +139,9 @@ keeper_start(const struct bench *b, struct keeper_run *k, int n,
 	int				 sv[2], pts, i = 0, rv;
 
 	k->pid = 0;
-	if (keeper_cg_init() == -1)
+	if (keeper_cg_new(n, k->cg, sizeof k->cg) == -1)
 		return -1;
 	keeper_path(b, path, sizeof path);
-	snprintf(k->cg, sizeof k->cg, "%s/%d", keeper_cg_parent, n);
-	if (mkdir(k->cg, 0755) == -1)
-		return -1;
 	if (openpty(&k->ptm, &pts, NULL, NULL, NULL) == -1) {
 		rmdir(k->cg);
 		return -1;

@@ -113,6 +113,7 @@ int	 keeper_start(const struct bench *, struct keeper_run *, int,
 int	 keeper_started(struct keeper_run *);
 int	 keeper_stop(struct keeper_run *);
 int	 keeper_finish(struct keeper_run *);
+int	 keeper_cg_new(int, char *, size_t);
 void	 keeper_cg_done(void);
 
 int	 daemon_start(struct bench *);
