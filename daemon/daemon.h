@@ -537,6 +537,7 @@ struct proc_spec {
 
 struct proc {
 	TAILQ_ENTRY(proc) entry;	/* in dmn.procs until freed */
+	RB_ENTRY(proc)	 keeper_entry;	/* in proc-keepers.c's tree while live */
 	char		*exec_name;	/* what the keeper execs */
 	pid_t		 pid;
 	pid_t		 keeper_pid;
@@ -598,10 +599,14 @@ void	 proc_reap_unwatched(void);
 struct proc	*proc_spawn(const struct proc_spec *, const char *keeper,
 		    proc_cb, void *arg, char *err, size_t errlen);
 void		 proc_stop(struct proc *, long timeout_ms);
-bool		 proc_is_keeper(pid_t);
 void		 proc_orphans_gone(void);
 json_t		*proc_exit_json(const struct proc *);
 void		 proc_free(struct proc *);
+
+/* proc-keepers.c */
+void		 proc_keepers_add(struct proc *);
+void		 proc_keepers_remove(struct proc *);
+bool		 proc_keepers_has(pid_t);
 
 /* capbuf.c: a debugger command's output, capped for its reply. */
 #define EXEC_OUTPUT_MAX (512 * 1024)

@@ -53,7 +53,7 @@ orphan_scan(void)
 
 	kids = children_of(getpid(), &n);
 	for (i = 0; i < n; i++) {
-		if (proc_is_keeper(kids[i]))
+		if (proc_keepers_has(kids[i]))
 			continue;
 		if (waitpid(kids[i], &status, WNOHANG) == kids[i]) {
 			log_info("reaped pid %ld, left by a keeper that died",

@@ -66,6 +66,8 @@ proc_maybe_free(struct proc *pr)
 {
 	if (!pr->freed || pr->handles > 0)
 		return;
+	if (pr->keeper_live)
+		proc_keepers_remove(pr);
 	TAILQ_REMOVE(&dmn.procs, pr, entry);
 	timer_free(pr->watchdog);
 	timer_free(pr->startw);
@@ -112,18 +114,6 @@ proc_cgroup_empty(void *arg)
 
 	pr->cg_empty = true;
 	proc_check_gone(pr);
-}
-
-/* Whether pid is a live keeper of the daemon's (not an orphan). */
-bool
-proc_is_keeper(pid_t pid)
-{
-	struct proc *pr;
-
-	TAILQ_FOREACH(pr, &dmn.procs, entry)
-		if (pr->keeper_live && pr->keeper_pid == pid)
-			return true;
-	return false;
 }
 
 /* The last orphan is reaped: keepers that died may now be gone. */
@@ -389,7 +379,7 @@ proc_report_is_child(const struct proc *pr, pid_t pid)
 	pid_t	ppid, kp;
 	char	state, kstate;
 
-	if (pid == pr->keeper_pid || proc_is_keeper(pid))
+	if (pid == pr->keeper_pid || proc_keepers_has(pid))
 		return false;
 	if (proc_stat_of(pid, &ppid, &state) != 0 || ppid == pr->keeper_pid)
 		return true;
@@ -544,6 +534,8 @@ proc_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 static void
 proc_exited(struct proc *pr, int status, int sig)
 {
+	if (pr->keeper_live)
+		proc_keepers_remove(pr);
 	pr->keeper_live = false;
 	if (status != 0 || sig != 0)
 		log_warn("keeper %ld ended badly (status %d, signal %d)",
@@ -795,6 +787,7 @@ proc_spawn(const struct proc_spec *sp, const char *keeper, proc_cb cb,
 	pr->freed = false;
 	pr->keeper_live = true;
 	pr->keeper_pid = pid;
+	proc_keepers_add(pr);
 	pr->startw = timer_new(proc_start_check, pr);
 	timer_start(pr->startw, PROC_START_CHECK);
 	pr->ctl_open = true;
