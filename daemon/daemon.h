@@ -608,6 +608,21 @@ void		 proc_keepers_add(struct proc *);
 void		 proc_keepers_remove(struct proc *);
 bool		 proc_keepers_has(pid_t);
 
+/* jtext.c: JSON text written straight, for the replies of hot paths. */
+struct jtext {
+	char	*p;		/* NUL-terminated, or NULL */
+	size_t	 len, cap;
+	bool	 first;		/* no member yet in the open object */
+};
+
+void	 jtext_raw(struct jtext *, const char *, size_t);
+void	 jtext_open(struct jtext *);
+void	 jtext_key(struct jtext *, const char *);
+void	 jtext_int(struct jtext *, long long);
+void	 jtext_bytes(struct jtext *, const char *, size_t);
+void	 jtext_json(struct jtext *, json_t *);
+char	*jtext_close(struct jtext *, size_t *);
+
 /* capbuf.c: a debugger command's output, capped for its reply. */
 #define EXEC_OUTPUT_MAX (512 * 1024)
 /* What a reply's text ends with when its output was cut (not counted). */
@@ -1267,13 +1282,15 @@ enum expect_result	 expect_start(struct expect *, expect_cb, void *);
 void			 expect_wake(struct expect *);
 void			 expect_poke(struct expect *);
 enum expect_result	 expect_time_up(struct expect *);
-json_t			*expect_answer(struct expect *);
-json_t			*expect_got(struct expect *);
 void			 expect_failure(struct expect *, char *, size_t);
 uint64_t		 expect_next(struct expect *);
 size_t			 expect_cost(const struct expect *);
 void			 expect_worker_stop(void);
 void			 expect_free(struct expect *);
+
+/* expect-answer.c: what an expect answers, its match as JSON text. */
+char			*expect_answer(struct expect *, size_t *);
+json_t			*expect_answer_got(struct expect *);
 
 
 /* session-stream.c: a session's streams by name. */

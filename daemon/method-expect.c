@@ -145,24 +145,26 @@ method_expect_answer(struct request *req, struct method_expect_data *d,
     enum expect_result r)
 {
 	struct method_expect_cursor	*k;
-	char				 why[512];
+	char				 why[512], *text;
+	size_t				 len;
 
 	switch (r) {
 	case EXPECT_MATCH:
 		if ((k = method_expect_which(req, d)) != NULL)
 			k->off = expect_next(d->e);
-		return request_done(req, expect_answer(d->e));
+		text = expect_answer(d->e, &len);
+		return request_done_text(req, text, len);
 	case EXPECT_TIMEOUT:
-		return request_error_data(req, RPC_TIMEOUT, expect_got(d->e),
+		return request_error_data(req, RPC_TIMEOUT, expect_answer_got(d->e),
 		    "no match for %s in session %lu's %s stream after %lld ms",
 		    d->what, req->session->id, d->stream,
 		    request_int(req, "timeout", 0));
 	case EXPECT_FAILED:
 		expect_failure(d->e, why, sizeof why);
-		return request_error_data(req, RPC_LIMIT, expect_got(d->e),
+		return request_error_data(req, RPC_LIMIT, expect_answer_got(d->e),
 		    "%s", why);
 	case EXPECT_END:
-		return request_error_data(req, RPC_EOF, expect_got(d->e),
+		return request_error_data(req, RPC_EOF, expect_answer_got(d->e),
 		    "session %lu's %s stream ended with no match for %s",
 		    req->session->id, d->stream, d->what);
 	default:
@@ -406,7 +408,7 @@ method_expect_exec(struct request *req)
 		r = expect_time_up(d->e);
 	/* All seen, no match: a session its verdict holds is not waited on. */
 	if (r == EXPECT_MORE && pending_held(req)) {
-		rv = pending_verdict_end(req, expect_got(d->e));
+		rv = pending_verdict_end(req, expect_answer_got(d->e));
 		expect_free(d->e);
 		free(d);
 		return rv;
@@ -437,7 +439,7 @@ method_expect_waited(struct request *req)
 {
 	struct method_expect_data *d = req->data;
 
-	return expect_got(d->e);
+	return expect_answer_got(d->e);
 }
 
 static const struct method_param method_expect_params[] = {

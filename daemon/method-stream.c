@@ -288,6 +288,21 @@ method_write_try(struct request *req)
 	return 1;
 }
 
+/* Answer a write: {"written": len}, as text, on every write's way back. */
+static enum method_return
+method_write_done(struct request *req, size_t len)
+{
+	struct jtext	 t = { 0 };
+	char		*text;
+	size_t		 tlen;
+
+	jtext_open(&t);
+	jtext_key(&t, "written");
+	jtext_int(&t, (long long)len);
+	text = jtext_close(&t, &tlen);
+	return request_done_text(req, text, tlen);
+}
+
 /* Write now, or answer that the input is closed; 0 if it must wait. */
 static int
 method_write_step(struct request *req)
@@ -296,8 +311,7 @@ method_write_step(struct request *req)
 
 	switch (method_write_try(req)) {
 	case 1:
-		request_done(req, json_pack("{s:I}", "written",
-		    (json_int_t)d->len));
+		method_write_done(req, d->len);
 		return 1;
 	case -1:
 		if (transport_exited(d->s->transport))

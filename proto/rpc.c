@@ -98,16 +98,30 @@ rpc_valid_id(const json_t *v)
 	    json_is_null(v);
 }
 
-/* A flat value (plain string, integer, true, false, null) as a tree, or NULL. */
+/* A flat value (string, integer, true, false, null) as a tree, or NULL. */
 static json_t *
 rpc_bare_scalar(struct scan *sc)
 {
 	const char	*s;
+	char		*text;
 	size_t		 n;
 	long long	 i;
+	json_t		*v;
 
 	if (scan_plain(sc, &s, &n))
 		return json_stringn_nocheck(s, n);
+	/*
+	 * Escapes and UTF-8 (an expect's "exact":"ok\n"), undone and checked
+	 * as jansson does: \u0000 and bad UTF-8 are refused, and the general
+	 * parser then gives its own reason.
+	 */
+	if (scan_peek(sc) == '"') {
+		if ((text = scan_string(sc)) == NULL)
+			return NULL;
+		v = json_stringn_nocheck(text, strlen(text));
+		free(text);
+		return v;
+	}
 	if (scan_int(sc, &i))
 		return json_integer(i);
 	if (scan_word(sc, "true"))
@@ -120,8 +134,8 @@ rpc_bare_scalar(struct scan *sc)
 }
 
 /*
- * Flat params: an object of plain strings, integers, booleans and nulls
- * (a write's base64 is such a string) into *out, built without the
+ * Flat params: an object of strings, integers, booleans and nulls (a
+ * write's base64, an expect's literal) into *out, built without the
  * general parser; false for anything else, *out then the caller's to free.
  */
 static bool

@@ -3,8 +3,10 @@
  * an exec session with a transport and expected back, the write and the
  * expect sent together (pipelined, as a rig sends them) and timed to both
  * answers, beside the same line written to a `cat` on pipes of ours and
- * read back. The daemon, this program and both cats on one CPU, as the
- * other expect and ping figures are.
+ * read back; and beside the same requests to a relay written by hand
+ * (bench-relay.c), the floor of what a relay with transcripts costs. The
+ * daemon, this program, the relay and the cats on one CPU, as the other
+ * expect and ping figures are.
  */
 #include "bench.h"
 
@@ -161,39 +163,54 @@ fig_echo_pipe_round(struct fig_echo_pipe *p)
 	return t0;
 }
 
-/* What a round of either side needs. */
+/* Start the hand relay and its cat; its requests go as the daemon's do. */
+static int
+fig_echo_relay_start(struct bench *b, struct fig_echo_daemon *h)
+{
+	int sock;
+
+	memset(h, 0, sizeof *h);
+	if ((h->pid = relay_start(b->dir, &sock)) <= 0)
+		return bench_fail(b, "the hand relay did not start");
+	rpc_adopt(&h->r, sock);
+	h->session = 1;
+	return 0;
+}
+
+/* What a round of any side needs. */
 struct fig_echo_sides {
 	struct bench		*b;
 	struct fig_echo_daemon	*d;
 	struct fig_echo_pipe	*p;
+	struct fig_echo_daemon	*h;
 };
 
-/* One round of side 0 (the daemon) or 1 (the baseline). */
+/* One round of side 0 (the daemon), 1 (the baseline) or 2 (the relay). */
 static double
 fig_echo_round(void *arg, int side)
 {
 	struct fig_echo_sides *e = arg;
 
+	if (side == 2)
+		return fig_echo_daemon_round(e->b, e->h);
 	return side == 0 ? fig_echo_daemon_round(e->b, e->d) :
 	    fig_echo_pipe_round(e->p);
 }
 
 /* Batches of each side in turn, p50 and p99 of each into s[side]. */
 static int
-fig_echo_runs(struct bench *b, struct fig_echo_daemon *d,
-    struct fig_echo_pipe *p, struct samples s[2][2])
+fig_echo_runs(struct bench *b, struct fig_echo_sides *e,
+    struct samples s[3][2])
 {
-	struct fig_echo_sides e = { b, d, p };
-
-	if (stat_batches(b->runs, 2, FIG_ECHO_ROUNDS, FIG_ECHO_WARM,
-	    fig_echo_round, &e, s) == 0)
+	if (stat_batches(b->runs, 3, FIG_ECHO_ROUNDS, FIG_ECHO_WARM,
+	    fig_echo_round, e, s) == 0)
 		return 0;
 	return b->why[0] ? -1 : bench_fail(b, "cat went away");
 }
 
-/* The rows: p50 against the goal of 1.5x + 30 us, p99 beside. */
+/* The rows: p50 against the goal of 1.5x + 30 us, p99 beside; the floor. */
 static void
-fig_echo_rows(struct samples s[2][2])
+fig_echo_rows(struct samples s[3][2])
 {
 	double base;
 
@@ -204,6 +221,12 @@ fig_echo_rows(struct samples s[2][2])
 	table_row("us", stat_median(&s[0][1]), stat_median(&s[1][1]),
 	    NO_TARGET, NULL, "expect round trip p99, echo target [vs its own "
 	    "pipes]");
+	table_row("us", stat_median(&s[0][0]), stat_median(&s[2][0]),
+	    NO_TARGET, "the floor: transcripts, JSON, a socket",
+	    "expect round trip p50, echo target [vs a hand relay]");
+	table_row("us", stat_median(&s[0][1]), stat_median(&s[2][1]),
+	    NO_TARGET, NULL, "expect round trip p99, echo target [vs a hand "
+	    "relay]");
 }
 
 /*
@@ -213,9 +236,10 @@ fig_echo_rows(struct samples s[2][2])
 int
 fig_expect_echo(struct bench *b)
 {
-	struct samples		s[2][2] = { { { 0 } } };
-	struct fig_echo_daemon	d = { 0 };
+	struct samples		s[3][2] = { { { 0 } } };
+	struct fig_echo_daemon	d = { 0 }, h;
 	struct fig_echo_pipe	p;
+	struct fig_echo_sides	e = { b, &d, &p, &h };
 	cpu_set_t		saved;
 	int			rv = -1, i;
 
@@ -224,7 +248,12 @@ fig_expect_echo(struct bench *b)
 	fig_ping_pin(b, &saved);
 	if (fig_echo_launch(b, &d) == 0 && fig_echo_pipe_start(b, &p) == 0) {
 		fig_ping_pin_pid(d.pid);
-		rv = fig_echo_runs(b, &d, &p, s);
+		if (fig_echo_relay_start(b, &h) == 0) {
+			rv = fig_echo_runs(b, &e, s);
+			relay_stop(h.pid, h.r.fd);
+			h.r.fd = -1;
+			rpc_close(&h.r);
+		}
 		fig_echo_pipe_stop(&p);
 	}
 	if (d.session > 0) {
@@ -237,7 +266,7 @@ fig_expect_echo(struct bench *b)
 	rpc_close(&d.r);
 	if (rv == 0)
 		fig_echo_rows(s);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 6; i++)
 		stat_free(&s[i / 2][i % 2]);
 	return rv;
 }

@@ -213,6 +213,7 @@ rpc_send(struct rpc *r, const char *method, json_t *params)
 {
 	json_t	*req;
 	char	*text;
+	size_t	 len;
 	int	 rv;
 
 	req = json_pack("{s:s, s:I, s:s, s:o}", "jsonrpc", "2.0", "id",
@@ -222,9 +223,14 @@ rpc_send(struct rpc *r, const char *method, json_t *params)
 	json_decref(req);
 	if (text == NULL)
 		abort();
-	rv = rpc_write(r, text, strlen(text));
+	/* The line and its LF in one write, as a rig's client sends it. */
+	len = strlen(text);
+	if ((text = realloc(text, len + 2)) == NULL)
+		abort();
+	text[len++] = '\n';
+	rv = rpc_write(r, text, len);
 	free(text);
-	if (rv == -1 || rpc_write(r, "\n", 1) == -1)
+	if (rv == -1)
 		return -1;
 	return r->id;
 }

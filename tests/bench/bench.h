@@ -121,6 +121,10 @@ void	 daemon_stop(struct bench *);
 void	 daemon_settle(struct bench *);
 double	 daemon_client_ms(struct bench *, const char *const[]);
 
+/* bench-relay.c: the hand relay, the floor of the expect figure. */
+pid_t	 relay_start(const char *, int *);
+void	 relay_stop(pid_t, int);
+
 /* bench-rpc.c: a blocking JSON-RPC client over a Unix socket. */
 struct rpc {
 	int	 fd;

@@ -119,6 +119,22 @@ pattern(const char *re)
 	return e;
 }
 
+/* The answer to e's match, read back from the JSON text the daemon sends. */
+static json_t *
+answer(struct expect *e)
+{
+	json_error_t	 jerr;
+	json_t		*a;
+	size_t		 len;
+	char		*text = expect_answer(e, &len);
+
+	cr_assert_eq(strlen(text), len, "the answer's length");
+	a = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	cr_assert_not_null(a, "not JSON (%s): %s", jerr.text, text);
+	free(text);
+	return a;
+}
+
 /* The string value of member key of the answer. */
 static const char *
 member(json_t *a, const char *key)
@@ -156,7 +172,7 @@ Test(expect, a_number_split_anywhere_is_never_cut_short)
 				    "outcomes", k, outcomes);
 				cr_assert_eq(last, EXPECT_MATCH);
 			}
-			a = expect_answer(e);
+			a = answer(e);
 			cr_assert_str_eq(json_string_value(json_array_get(
 			    json_object_get(a, "groups"), 0)), "14390",
 			    "pattern %s split at %zu", res[i], k);
@@ -183,7 +199,7 @@ Test(expect, a_pattern_written_a_byte_at_a_time_matches_once)
 		feed(e, text + i, 1);
 	cr_assert_eq(outcomes, 1);
 	cr_assert_eq(i, 15, "matched after byte %zu", i);
-	a = expect_answer(e);
+	a = answer(e);
 	cr_assert_str_eq(member(a, "text"), "READY-42\n");
 	cr_assert_eq(json_integer_value(json_object_get(a, "offset")), 6);
 	json_decref(a);
@@ -203,7 +219,7 @@ Test(expect, the_earliest_match_wins_and_ties_go_to_the_first)
 	cr_assert_eq(expect_add(e, "d.f", 3, false, 0, &err), 0);
 	cr_assert_eq(expect_add(e, "de", 2, true, 0, &err), 0);
 	cr_assert_eq(start_settled(e), EXPECT_MATCH);
-	a = expect_answer(e);
+	a = answer(e);
 	cr_assert_eq(json_integer_value(json_object_get(a, "index")), 1);
 	cr_assert_str_eq(member(a, "text"), "def");
 	json_decref(a);
@@ -221,13 +237,13 @@ Test(expect, literals_and_bytes_that_are_not_text)
 	e = expect_new(&sess, "console", &sess.output, 0);
 	cr_assert_eq(expect_add(e, ".b*", 3, true, 0, &err), 0);
 	cr_assert_eq(start_settled(e), EXPECT_MATCH);
-	a = expect_answer(e);
+	a = answer(e);
 	cr_assert_str_eq(member(a, "text"), ".b*");
 	json_decref(a);
 	expect_free(e);
 	e = pattern("\\xff(.)");
 	cr_assert_eq(start_settled(e), EXPECT_MATCH);
-	a = expect_answer(e);
+	a = answer(e);
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(a,
 	    "text"), "base64")), "//4=");
 	json_decref(a);
@@ -248,7 +264,7 @@ Test(expect, a_match_may_not_reach_back_past_the_window)
 	feed(e, fill, 100);
 	feed(e, "END tail", 8);
 	cr_assert_eq(outcomes, 1);
-	a = expect_answer(e);
+	a = answer(e);
 	cr_assert_str_eq(member(a, "text"), "tail");
 	json_decref(a);
 	expect_free(e);
@@ -266,14 +282,14 @@ Test(expect, at_the_end_a_match_is_taken_as_it_stands)
 	sess.state = S_EXITED;
 	feed(e, "", 0);
 	cr_assert_eq(last, EXPECT_MATCH);
-	a = expect_answer(e);
+	a = answer(e);
 	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(a,
 	    "groups"), 0)), "12");
 	json_decref(a);
 	expect_free(e);
 	e = pattern("never");
 	cr_assert_eq(start_settled(e), EXPECT_END);
-	a = expect_got(e);
+	a = expect_answer_got(e);
 	cr_assert_str_eq(member(a, "got"), "n=12");
 	json_decref(a);
 	expect_free(e);
@@ -312,7 +328,7 @@ Test(expect, an_earlier_pattern_that_may_still_match_is_waited_for)
 				cr_assert_eq(outcomes, 1, "%s split at %zu",
 				    texts[i], k);
 			}
-			a = expect_answer(e);
+			a = answer(e);
 			cr_assert_str_eq(member(a, "text"), wants[i],
 			    "%s split at %zu", texts[i], k);
 			cr_assert_eq(json_integer_value(json_object_get(a,
@@ -335,7 +351,7 @@ Test(expect, from_past_the_end_got_is_empty_at_from)
 	cr_assert_eq(expect_add(e, "never", 5, false, 0, &(struct rpc_error){
 	    0 }), 0);
 	cr_assert_eq(start_settled(e), EXPECT_END);
-	a = expect_got(e);
+	a = expect_answer_got(e);
 	cr_assert_str_eq(member(a, "got"), "");
 	cr_assert_eq(json_integer_value(json_object_get(a, "got_offset")), 100);
 	cr_assert_eq(json_integer_value(json_object_get(a, "from")), 100);
@@ -376,7 +392,7 @@ Test(expect, many_patterns_share_a_turn_s_budget)
 		expect_failure(e, why, sizeof why);
 	cr_assert_eq(last, EXPECT_MATCH, "outcome %d: %s", last,
 	    last == EXPECT_FAILED ? why : "");
-	a = expect_answer(e);
+	a = answer(e);
 	cr_assert_str_eq(member(a, "text"), "END");
 	cr_assert_eq(json_integer_value(json_object_get(a, "index")), 63);
 	json_decref(a);
@@ -397,7 +413,7 @@ Test(expect, a_literal_takes_every_flag)
 	    PCRE2_MULTILINE | PCRE2_DOTALL | PCRE2_EXTENDED, &err), 0, "%s",
 	    err.message);
 	cr_assert_eq(start_settled(e), EXPECT_MATCH);
-	a = expect_answer(e);
+	a = answer(e);
 	cr_assert_str_eq(member(a, "text"), "A.B");
 	json_decref(a);
 	expect_free(e);
@@ -523,7 +539,7 @@ Test(expect, a_long_match_is_found_past_a_call_s_reach)
 			run_timed();
 			cr_assert_eq(last, EXPECT_MATCH, "%s split at %zu",
 			    pats[i], k);
-			a = expect_answer(e);
+			a = answer(e);
 			cr_assert_eq(json_integer_value(json_object_get(a,
 			    "offset")), i == 0 ? 0 : 5 + 49999);
 			json_decref(a);
@@ -661,4 +677,50 @@ Test(expect, patterns_whose_steps_scan_far_never_hold_the_loop,
 		expect_free(e);
 		free(s);
 	}
+}
+
+/*
+ * The answer's text is written without a tree: its strings come back as
+ * they were, quotes, backslashes and control bytes escaped; bytes that are
+ * not UTF-8 come as {"base64": ...}, as a tree's dump gave them.
+ */
+Test(expect, an_answer_keeps_every_byte_of_its_text_and_before)
+{
+	static const char	 lead[] = "\xff\xfe \"q\" \\ \x01\x7f\t\r\b\f";
+	static const char	 lit[] = "caf\xc3\xa9 \"ok\"\n";
+	struct expect		*e;
+	struct rpc_error	 err;
+	json_t			*a, *before;
+	const char		*b64;
+
+	output_add(&sess.output, lead, sizeof lead - 1);
+	output_add(&sess.output, lit, sizeof lit - 1);
+	e = expect_new(&sess, "console", &sess.output, 0);
+	cr_assert_eq(expect_add(e, lit, sizeof lit - 1, true, 0, &err), 0);
+	cr_assert_eq(start_settled(e), EXPECT_MATCH);
+	a = answer(e);
+	cr_assert_str_eq(member(a, "text"), lit);
+	cr_assert_str_eq(member(a, "stream"), "console");
+	cr_assert_eq(json_integer_value(json_object_get(a, "offset")),
+	    (json_int_t)(sizeof lead - 1));
+	cr_assert_eq(json_integer_value(json_object_get(a, "next")),
+	    (json_int_t)(sizeof lead + sizeof lit - 2));
+	cr_assert_eq(json_array_size(json_object_get(a, "groups")), 0);
+	cr_assert_eq(json_object_size(json_object_get(a, "named")), 0);
+	before = json_object_get(a, "before");
+	b64 = json_string_value(json_object_get(before, "base64"));
+	cr_assert_not_null(b64, "bytes that are not UTF-8 come as base64");
+	cr_assert_str_eq(b64, "//4gInEiIFwgAX8JDQgM");
+	json_decref(a);
+	expect_free(e);
+	/* The same bytes without the two bad ones: a string, escaped. */
+	e = expect_new(&sess, "console", &sess.output, 2);
+	cr_assert_eq(expect_add(e, lit, sizeof lit - 1, true, 0, &err), 0);
+	cr_assert_eq(start_settled(e), EXPECT_MATCH);
+	a = answer(e);
+	cr_assert_str_eq(member(a, "before"), lead + 2);
+	cr_assert_eq(json_integer_value(json_object_get(a, "before_offset")),
+	    2);
+	json_decref(a);
+	expect_free(e);
 }

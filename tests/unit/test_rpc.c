@@ -903,9 +903,26 @@ Test(rpc, flat_params_read_as_the_parser_reads_them)
 		"{\"s\":\"caf\xc3\xa9\"}",
 		"{\"big\":123456789012345678,\"bigger\":1234567890123456789}",
 		"{\"real\":1.5,\"exp\":1e3}",
+		"{\"exact\":\"echo 00000001\\n\",\"session\":1}",
+		"{\"q\":\"say \\\"hi\\\" \\\\ \\/ \\b\\f\\r\"}",
+		"{\"pair\":\"\\ud83d\\ude00\",\"raw\":\"\xf0\x9f\x98\x80\"}",
 	};
-	/* The last two: params built, then a bad key; nothing may leak. */
+	/*
+	 * Strings the shortcut undoes refused as the parser refuses them (a
+	 * NUL, a lone surrogate, bad UTF-8, a control byte, a bad escape);
+	 * the last two: params built, then a bad key; nothing may leak.
+	 */
 	static const char *const bad[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"write\","
+		    "\"params\":{\"a\":\"nul \\u0000\"}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"write\","
+		    "\"params\":{\"a\":\"lone \\udc00\"}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"write\","
+		    "\"params\":{\"a\":\"bad \xc3\x28\"}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"write\","
+		    "\"params\":{\"a\":\"ctl \x01\"}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"write\","
+		    "\"params\":{\"a\":\"esc \\x\"}}",
 		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"write\","
 		    "\"params\":{\"a\":1,\"a\":2}}",
 		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"write\","

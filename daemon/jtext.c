@@ -1,0 +1,206 @@
+/*
+ * JSON text written straight into a buffer, for the replies of hot paths
+ * (an expect's match): members, integers and strings escaped as jansson's
+ * compact dump escapes them, with no tree built and no printf. Where a
+ * reply's part is rare and intricate, a tree is dumped into it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "b64.h"
+#include "daemon.h"
+
+/* Make room for n more bytes and the NUL. */
+static void
+jtext_room(struct jtext *t, size_t n)
+{
+	if (t->len + n + 1 <= t->cap)
+		return;
+	while (t->len + n + 1 > t->cap)
+		t->cap = t->cap != 0 ? t->cap * 2 : 512;
+	t->p = xreallocarray(t->p, t->cap, 1);
+}
+
+/* Append len bytes as they are. */
+void
+jtext_raw(struct jtext *t, const char *s, size_t len)
+{
+	jtext_room(t, len);
+	memcpy(t->p + t->len, s, len);
+	t->len += len;
+	t->p[t->len] = '\0';
+}
+
+/* Open an object: its members follow. */
+void
+jtext_open(struct jtext *t)
+{
+	jtext_raw(t, "{", 1);
+	t->first = true;
+}
+
+/* The name of the next member, after a comma unless it is the first. */
+void
+jtext_key(struct jtext *t, const char *key)
+{
+	size_t n = strlen(key);
+
+	jtext_room(t, n + 4);
+	if (!t->first)
+		t->p[t->len++] = ',';
+	t->first = false;
+	t->p[t->len++] = '"';
+	memcpy(t->p + t->len, key, n);
+	t->len += n;
+	t->p[t->len++] = '"';
+	t->p[t->len++] = ':';
+	t->p[t->len] = '\0';
+}
+
+/* An integer, in decimal. */
+void
+jtext_int(struct jtext *t, long long v)
+{
+	unsigned long long	u = v < 0 ? 0ULL - (unsigned long long)v :
+				    (unsigned long long)v;
+	char			buf[24], *p = buf + sizeof buf;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*--p = '-';
+	jtext_raw(t, p, (size_t)(buf + sizeof buf - p));
+}
+
+/*
+ * The length of the UTF-8 character at s (a byte of 0x80 or above) before
+ * end, or 0 if it is none: overlong forms, surrogates and code points past
+ * U+10FFFF are refused, as jansson refuses them.
+ */
+static size_t
+jtext_utf8_len(const unsigned char *s, const unsigned char *end)
+{
+	unsigned long	cp;
+	size_t		n, i;
+
+	if (*s >= 0xc2 && *s <= 0xdf)
+		n = 2, cp = *s & 0x1f;
+	else if ((*s & 0xf0) == 0xe0)
+		n = 3, cp = *s & 0x0f;
+	else if (*s >= 0xf0 && *s <= 0xf4)
+		n = 4, cp = *s & 0x07;
+	else
+		return 0;
+	if ((size_t)(end - s) < n)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* Whether len bytes are UTF-8 (NUL bytes included, as jansson takes them). */
+static bool
+jtext_utf8(const char *s, size_t len)
+{
+	const unsigned char	*p = (const unsigned char *)s, *end = p + len;
+	size_t			 n;
+
+	while (p < end) {
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		if ((n = jtext_utf8_len(p, end)) == 0)
+			return false;
+		p += n;
+	}
+	return true;
+}
+
+/* One byte below 0x20, '"' or '\\' as jansson writes it. */
+static void
+jtext_escape(struct jtext *t, unsigned char c)
+{
+	static const char	hex[] = "0123456789ABCDEF";
+	char			e[6] = { '\\', 'u', '0', '0', 0, 0 };
+
+	switch (c) {
+	case '"': case '\\': e[1] = (char)c; break;
+	case '\b': e[1] = 'b'; break;
+	case '\f': e[1] = 'f'; break;
+	case '\n': e[1] = 'n'; break;
+	case '\r': e[1] = 'r'; break;
+	case '\t': e[1] = 't'; break;
+	default:
+		e[4] = hex[c >> 4];
+		e[5] = hex[c & 15];
+		jtext_raw(t, e, 6);
+		return;
+	}
+	jtext_raw(t, e, 2);
+}
+
+/* A string of len bytes that are UTF-8, quoted and escaped. */
+static void
+jtext_string(struct jtext *t, const char *s, size_t len)
+{
+	const char	*run = s, *end = s + len;
+
+	jtext_room(t, len + 2);
+	jtext_raw(t, "\"", 1);
+	for (; s < end; s++) {
+		if ((unsigned char)*s >= 0x20 && *s != '"' && *s != '\\')
+			continue;
+		jtext_raw(t, run, (size_t)(s - run));
+		jtext_escape(t, (unsigned char)*s);
+		run = s + 1;
+	}
+	jtext_raw(t, run, (size_t)(end - run));
+	jtext_raw(t, "\"", 1);
+}
+
+/* Bytes as a string if they are UTF-8, else as {"base64": ...}. */
+void
+jtext_bytes(struct jtext *t, const char *s, size_t len)
+{
+	char *b;
+
+	if (jtext_utf8(s, len)) {
+		jtext_string(t, s, len);
+		return;
+	}
+	b = xb64_encode(s, len);
+	jtext_raw(t, "{\"base64\":\"", 11);
+	jtext_raw(t, b, strlen(b));
+	jtext_raw(t, "\"}", 2);
+	free(b);
+}
+
+/* A tree (taken), dumped compact. */
+void
+jtext_json(struct jtext *t, json_t *v)
+{
+	char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+	json_decref(v);
+	if (s == NULL)
+		log_fatal("cannot write a reply's part");
+	jtext_raw(t, s, strlen(s));
+	free(s);
+}
+
+/* Close the object; the text (to free) and its length. */
+char *
+jtext_close(struct jtext *t, size_t *len)
+{
+	jtext_raw(t, "}", 1);
+	*len = t->len;
+	return t->p;
+}
