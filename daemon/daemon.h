@@ -1320,7 +1320,7 @@ enum session_input {
 	SI_NINPUTS
 };
 
-void	 session_event(struct session *, enum session_input);
+void	 session_feed(struct session *, enum session_input);
 void	 session_input(struct session *, enum session_input, const void *);
 
 /* status.c: the session object of the protocol. */
