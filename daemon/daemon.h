@@ -1628,6 +1628,7 @@ char		*request_limit_line(struct request *, const char *why,
 
 /* request-check.c: a request checked against its method's declaration. */
 const struct method *request_check_method(const char *name);
+const struct method *request_check_at(size_t);
 int		 request_check_param(const struct method_param *, json_t *params,
 		    json_t *out, struct rpc_error *);
 int		 request_check(struct request *, json_t *params,
