@@ -702,7 +702,7 @@ typedef bool (*backend_pick)(const struct backend *, const void *arg);
 const struct backend	*backend_find(const char *);
 const struct backend	*backend_at(size_t);
 json_t			*backend_names(void);
-char			*backend_kinds(void);
+char			*backend_kinds(backend_pick, const void *arg);
 char			*backend_kinds_that(backend_pick, const void *arg);
 bool			 backend_takes(const struct backend *, const void *name);
 bool			 backend_has(const struct backend *, const void *flags);
@@ -733,7 +733,7 @@ bool	 server_started(struct server *, struct session_proc *);
 void	 server_status(const struct server *, json_t *);
 void	 server_close(struct server *);
 
-/* backend-gdb.c: the gdb family (gdb, remote, gdbserver, qemu). */
+/* backend-gdb.c: the gdb family (the kinds gdb_family_kind picks). */
 /* Default bound on a remote connection. */
 #define CONNECT_TIMEOUT_DEFAULT 10000
 
@@ -918,6 +918,7 @@ void	 gdb_target(struct gdb_data *, json_t *target);
 void	 gdb_event(void *arg, const struct mi_record *);
 int	 gdb_command(struct session *, struct request *);
 bool	 gdb_family(const struct session *);
+bool	 gdb_family_kind(const struct backend *, const void *);
 struct gdb_data *gdb_live(struct session *);
 void	 gdb_copy(json_t *dst, const char *key, json_t *src, const char *from);
 void	 gdb_copy_int(json_t *dst, const char *key, json_t *src,
