@@ -1,16 +1,25 @@
 /*
- * The daemon's method table against what documents it: every method has
- * its entry under METHODS in dbgctl-protocol(7) and its params, result and
- * response in proto/schema.json, and neither names a method the daemon
- * does not have. DBGCTL_PROTOCOL_MAN and DBGCTL_SCHEMA are their paths.
+ * The daemon's tables against what documents them. Methods: every method
+ * has its entry under METHODS in dbgctl-protocol(7) and its params, result
+ * and response in proto/schema.json, and neither names a method the
+ * daemon does not have. Kinds: every list of kinds the manual pages, the
+ * README and the Python package write is one the kind table makes (the
+ * whole table, the gdb family, the family beside gdb), in the table's
+ * order. DBGCTL_SOURCE_ROOT is the source tree.
  */
 #include <criterion/criterion.h>
 
+#include <ctype.h>
+#include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "daemon.h"
+
+#define DBGCTL_PROTOCOL_MAN	DBGCTL_SOURCE_ROOT "/man/dbgctl-protocol.7"
+#define DBGCTL_SCHEMA		DBGCTL_SOURCE_ROOT "/proto/schema.json"
 
 /* A whole file, NUL-terminated; the test fails if it cannot be read. */
 static char *
@@ -151,4 +160,158 @@ Test(methods, the_schema_names_no_other)
 		    "$defs/params/%s, a method the daemon does not have",
 		    DBGCTL_SCHEMA, name);
 	json_decref(schema);
+}
+
+/* A list of kinds being read: the names so far and how it may end. */
+struct kinds_run {
+	const char	*names[32];
+	size_t		 n;
+	bool		 joined;	/* an "and" or "or" since the last name */
+	bool		 broke;		/* a line ended since the last name */
+	int		 line;		/* where its first name is */
+};
+
+/* Whether the table's kinds that pick chooses (NULL: all) are run's names. */
+static bool
+kinds_is(const struct kinds_run *run, backend_pick pick)
+{
+	const struct backend	*be;
+	size_t			 i, k = 0;
+
+	for (i = 0; (be = backend_at(i)) != NULL; i++) {
+		if (pick != NULL && !pick(be, NULL))
+			continue;
+		if (k == run->n || strcmp(run->names[k++], be->name) != 0)
+			return false;
+	}
+	return k == run->n;
+}
+
+/* The kinds whose gdb connects to a target it did not start: the family beside gdb. */
+static bool
+kinds_connects(const struct backend *be, const void *arg)
+{
+	return gdb_family_kind(be, arg) && strcmp(be->name, "gdb") != 0;
+}
+
+/*
+ * Whether run's names are a list the table makes: a list of the gdb
+ * family's kinds is the family, or the family beside gdb; a list of four
+ * kinds or more is the whole table. Three kinds that are not all of the
+ * family are a subset by a property the table does not name.
+ */
+static bool
+kinds_listed(const struct kinds_run *run)
+{
+	size_t	i;
+
+	for (i = 0; i < run->n; i++)
+		if (!gdb_family_kind(backend_find(run->names[i]), NULL))
+			return run->n < 4 || kinds_is(run, NULL);
+	return kinds_is(run, gdb_family_kind) || kinds_is(run, kinds_connects);
+}
+
+/*
+ * A list ends at word (NULL: at punctuation). Three names or more are a
+ * list of kinds unless the list goes on past them ("gdb, lldb and QEMU
+ * sessions") or the last one qualifies the word ("gdb connected to").
+ */
+static void
+kinds_end(struct kinds_run *run, const char *word, const char *path)
+{
+	static const char *const ends[] = { "kind", "kinds", "session",
+	    "sessions", NULL };
+	const char *const	*e;
+	char			 list[512] = "";
+	size_t			 i;
+	bool			 check = word == NULL || run->broke;
+
+	for (e = ends; word != NULL && !run->joined && *e != NULL; e++)
+		check = check || strcmp(word, *e) == 0;
+	if (run->n >= 3 && check && !run->joined && !kinds_listed(run)) {
+		for (i = 0; i < run->n; i++)
+			snprintf(list + strlen(list), sizeof list - strlen(list),
+			    "%s%s", i == 0 ? "" : ", ", run->names[i]);
+		cr_expect_fail("%s:%d: the kinds (%s) are not the kind table's, "
+		    "its gdb family or the family beside gdb, in the table's "
+		    "order", path, run->line, list);
+	}
+	memset(run, 0, sizeof *run);
+}
+
+/* Check every list of kinds in the file at rel (from the source root). */
+static void
+kinds_check_file(const char *rel)
+{
+	static const char *const joins[] = { "and", "or", "Cm", "Pq", "Li",
+	    "Ql", NULL };
+	const char *const	*j;
+	const struct backend	*be;
+	struct kinds_run	 run = { .n = 0 };
+	char			 path[PATH_MAX], word[64], *text, *p;
+	size_t			 len;
+	int			 line = 1;
+
+	snprintf(path, sizeof path, "%s/%s", DBGCTL_SOURCE_ROOT, rel);
+	text = methods_read(path);
+	for (p = text; *p != '\0'; ) {
+		if (*p == '\n') {
+			line++;
+			run.broke = true;
+		}
+		if (isspace((unsigned char)*p) || *p == ',' || *p == '`' ||
+		    (*p == '.' && (p == text || p[-1] == '\n'))) {
+			p++;
+			continue;
+		}
+		len = strspn(p, "abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+		if (len == 0) {
+			kinds_end(&run, NULL, rel);
+			p++;
+			continue;
+		}
+		snprintf(word, sizeof word, "%.*s", (int)len, p);
+		p += len;
+		if ((be = backend_find(word)) != NULL &&
+		    run.n < sizeof run.names / sizeof *run.names) {
+			if (run.n == 0)
+				run.line = line;
+			run.names[run.n++] = be->name;
+			run.joined = run.broke = false;
+			continue;
+		}
+		for (j = joins; *j != NULL && strcmp(*j, word) != 0; j++)
+			;
+		if (*j == NULL)
+			kinds_end(&run, word, rel);
+		else if (run.n > 0 && (strcmp(word, "and") == 0 ||
+		    strcmp(word, "or") == 0))
+			run.joined = true;
+	}
+	kinds_end(&run, NULL, rel);
+	free(text);
+}
+
+Test(kinds, the_lists_of_kinds_are_the_tables)
+{
+	static const char *const files[] = { "README.md", "man/dbgctl.1",
+	    "man/dbgctl-protocol.7", "man/dbgctld.8", NULL };
+	const char *const	*f;
+	struct dirent		*d;
+	char			 dir[PATH_MAX], rel[PATH_MAX];
+	DIR			*dp;
+
+	for (f = files; *f != NULL; f++)
+		kinds_check_file(*f);
+	snprintf(dir, sizeof dir, "%s/python/dbgctl", DBGCTL_SOURCE_ROOT);
+	cr_assert_not_null(dp = opendir(dir), "%s", dir);
+	while ((d = readdir(dp)) != NULL) {
+		if (strlen(d->d_name) < 4 || strcmp(d->d_name +
+		    strlen(d->d_name) - 3, ".py") != 0)
+			continue;
+		snprintf(rel, sizeof rel, "python/dbgctl/%s", d->d_name);
+		kinds_check_file(rel);
+	}
+	closedir(dp);
 }
