@@ -3,9 +3,10 @@
  * has its entry under METHODS in dbgctl-protocol(7) and its params, result
  * and response in proto/schema.json, and neither names a method the
  * daemon does not have. Kinds: every list of kinds the manual pages, the
- * README and the Python package write is one the kind table makes (the
- * whole table, the gdb family, the family beside gdb), in the table's
- * order. DBGCTL_SOURCE_ROOT is the source tree.
+ * README, the Python package, the C sources (their messages and help) and
+ * the schema's enums write is one the kind table makes (the whole table, the gdb family, the
+ * family beside gdb), in the table's order. DBGCTL_SOURCE_ROOT is the
+ * source tree.
  */
 #include <criterion/criterion.h>
 
@@ -297,21 +298,66 @@ Test(kinds, the_lists_of_kinds_are_the_tables)
 {
 	static const char *const files[] = { "README.md", "man/dbgctl.1",
 	    "man/dbgctl-protocol.7", "man/dbgctld.8", NULL };
+	/* Directories and the ending of the files in them to read. */
+	static const char *const dirs[] = { "python/dbgctl", ".py", "client",
+	    ".c", "daemon", ".c", "daemon", ".h", NULL };
 	const char *const	*f;
 	struct dirent		*d;
+	size_t			 len;
 	char			 dir[PATH_MAX], rel[PATH_MAX];
 	DIR			*dp;
 
 	for (f = files; *f != NULL; f++)
 		kinds_check_file(*f);
-	snprintf(dir, sizeof dir, "%s/python/dbgctl", DBGCTL_SOURCE_ROOT);
-	cr_assert_not_null(dp = opendir(dir), "%s", dir);
-	while ((d = readdir(dp)) != NULL) {
-		if (strlen(d->d_name) < 4 || strcmp(d->d_name +
-		    strlen(d->d_name) - 3, ".py") != 0)
-			continue;
-		snprintf(rel, sizeof rel, "python/dbgctl/%s", d->d_name);
-		kinds_check_file(rel);
+	for (f = dirs; *f != NULL; f += 2) {
+		snprintf(dir, sizeof dir, "%s/%s", DBGCTL_SOURCE_ROOT, f[0]);
+		cr_assert_not_null(dp = opendir(dir), "%s", dir);
+		while ((d = readdir(dp)) != NULL) {
+			len = strlen(d->d_name);
+			if (len <= strlen(f[1]) || strcmp(d->d_name + len -
+			    strlen(f[1]), f[1]) != 0)
+				continue;
+			snprintf(rel, sizeof rel, "%s/%s", f[0], d->d_name);
+			kinds_check_file(rel);
+		}
+		closedir(dp);
 	}
-	closedir(dp);
+}
+
+/* Check every "enum" of kind names in the schema below v, as kinds_end does. */
+static void
+kinds_check_schema(json_t *v, const char *where)
+{
+	struct kinds_run	 run = { .n = 0 };
+	const char		*key;
+	json_t			*e, *enumv;
+	size_t			 i;
+	bool			 other = false;
+
+	/* An enum of kinds, and null at most: a list the table makes. */
+	enumv = json_object_get(v, "enum");
+	json_array_foreach(enumv, i, e) {
+		if (json_is_string(e) && backend_find(json_string_value(e)) !=
+		    NULL && run.n < sizeof run.names / sizeof *run.names)
+			run.names[run.n++] = json_string_value(e);
+		else if (!json_is_null(e))
+			other = true;
+	}
+	if (!other)
+		kinds_end(&run, NULL, where);
+	memset(&run, 0, sizeof run);
+	if (json_is_object(v))
+		json_object_foreach(v, key, e)
+			kinds_check_schema(e, where);
+	if (json_is_array(v))
+		json_array_foreach(v, i, e)
+			kinds_check_schema(e, where);
+}
+
+Test(kinds, the_schemas_kinds_are_the_tables)
+{
+	json_t	*schema = methods_schema();
+
+	kinds_check_schema(schema, "proto/schema.json");
+	json_decref(schema);
 }
