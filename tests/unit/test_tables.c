@@ -4,9 +4,9 @@
  * and response in proto/schema.json, and neither names a method the
  * daemon does not have. Kinds: every list of kinds the manual pages, the
  * README, the Python package, the C sources (their messages and help) and
- * the schema's enums write is one the kind table makes (the whole table, the gdb family, the
- * family beside gdb), in the table's order. DBGCTL_SOURCE_ROOT is the
- * source tree.
+ * the schema's enums write is one the kind table makes (the whole table,
+ * the gdb family, the family beside gdb), in the table's order.
+ * DBGCTL_SOURCE_ROOT is the source tree.
  */
 #include <criterion/criterion.h>
 
