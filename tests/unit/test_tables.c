@@ -188,7 +188,7 @@ kinds_is(const struct kinds_run *run, backend_pick pick)
 	return k == run->n;
 }
 
-/* The kinds whose gdb connects to a target it did not start: the family beside gdb. */
+/* The family beside gdb: kinds whose gdb joins a target it did not start. */
 static bool
 kinds_connects(const struct backend *be, const void *arg)
 {
