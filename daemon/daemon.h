@@ -469,7 +469,7 @@ void		 join_mi_answered(void *g, const char *cmd,
 /* Joined clients (channels) a session has at once, unless DBGCTLD_JOINS_MAX says. */
 #define JOINS_MAX_DEFAULT	16
 void		 join_init(long max);
-int		 join_chan_take(struct join *, char *err, size_t errlen);
+int		 join_chan_take(struct join *, struct rpc_error *);
 void		 join_internal(struct join_chan *, const char *cmd,
 		    join_internal_cb);
 void		 join_write(struct join *, const char *ctoken, const char *cmd,
