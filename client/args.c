@@ -50,7 +50,7 @@ args_room(struct args *a)
 	return &a->options[a->noptions];
 }
 
-/* An array of n pointers (n at least one), or the client's end. */
+/* Zeroed room for n members of size bytes and one more, or the client's end. */
 static void *
 args_array(size_t n, size_t size)
 {

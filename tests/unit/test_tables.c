@@ -24,7 +24,7 @@
 
 /* A whole file, NUL-terminated; the test fails if it cannot be read. */
 static char *
-methods_read(const char *path)
+tables_read(const char *path)
 {
 	char	*text = NULL;
 	size_t	 len = 0;
@@ -39,9 +39,9 @@ methods_read(const char *path)
 
 /* The names of the .Ss headings in the page's METHODS section, as JSON. */
 static json_t *
-methods_man(void)
+tables_man(void)
 {
-	char	*text = methods_read(DBGCTL_PROTOCOL_MAN), *line, *save;
+	char	*text = tables_read(DBGCTL_PROTOCOL_MAN), *line, *save;
 	json_t	*names = json_array();
 	int	 in = 0;
 
@@ -58,7 +58,7 @@ methods_man(void)
 
 /* The schema, parsed. */
 static json_t *
-methods_schema(void)
+tables_schema(void)
 {
 	json_error_t	 e;
 	json_t		*schema = json_load_file(DBGCTL_SCHEMA, 0, &e);
@@ -69,7 +69,7 @@ methods_schema(void)
 
 /* Whether the names of a JSON array of strings include name. */
 static bool
-methods_has(json_t *names, const char *name)
+tables_has(json_t *names, const char *name)
 {
 	json_t	*v;
 	size_t	 i;
@@ -82,7 +82,7 @@ methods_has(json_t *names, const char *name)
 
 /* Whether the schema's request checks a request to name by its params. */
 static bool
-methods_requested(json_t *schema, const char *name)
+tables_requested(json_t *schema, const char *name)
 {
 	json_t	*v, *all = json_object_get(json_object_get(json_object_get(
 	    schema, "$defs"), "request"), "allOf");
@@ -99,24 +99,26 @@ methods_requested(json_t *schema, const char *name)
 	return false;
 }
 
+/* Each method of the table has its .Ss under METHODS. */
 Test(methods, each_has_its_dbgctl_protocol_entry)
 {
-	json_t			*man = methods_man();
+	json_t			*man = tables_man();
 	const struct method	*m;
 	size_t			 i;
 
 	cr_assert_gt(json_array_size(man), 0, "%s: no .Ss under METHODS",
 	    DBGCTL_PROTOCOL_MAN);
 	for (i = 0; (m = request_check_at(i)) != NULL; i++)
-		cr_expect(methods_has(man, m->name), "method %s has no .Ss %s "
+		cr_expect(tables_has(man, m->name), "method %s has no .Ss %s "
 		    "under METHODS in %s", m->name, m->name,
 		    DBGCTL_PROTOCOL_MAN);
 	json_decref(man);
 }
 
+/* Each .Ss under METHODS is a method of the table. */
 Test(methods, dbgctl_protocol_names_no_other)
 {
-	json_t	*man = methods_man(), *v;
+	json_t	*man = tables_man(), *v;
 	size_t	 i;
 
 	json_array_foreach(man, i, v)
@@ -126,11 +128,12 @@ Test(methods, dbgctl_protocol_names_no_other)
 	json_decref(man);
 }
 
+/* Each method has its params, result, response and request check. */
 Test(methods, each_has_its_schema)
 {
 	static const char *const	 parts[] = { "params", "results",
 					    "responses" };
-	json_t				*schema = methods_schema(), *defs;
+	json_t				*schema = tables_schema(), *defs;
 	const struct method		*m;
 	size_t				 i, k;
 
@@ -141,16 +144,17 @@ Test(methods, each_has_its_schema)
 			    parts[k]), m->name), "method %s has no "
 			    "$defs/%s/%s in %s", m->name, parts[k], m->name,
 			    DBGCTL_SCHEMA);
-		cr_expect(methods_requested(schema, m->name), "method %s: "
+		cr_expect(tables_requested(schema, m->name), "method %s: "
 		    "$defs/request in %s does not check its params", m->name,
 		    DBGCTL_SCHEMA);
 	}
 	json_decref(schema);
 }
 
+/* Each method the schema has params for is one of the table. */
 Test(methods, the_schema_names_no_other)
 {
-	json_t		*schema = methods_schema(), *params;
+	json_t		*schema = tables_schema(), *params;
 	const char	*name;
 	json_t		*v;
 
@@ -164,7 +168,7 @@ Test(methods, the_schema_names_no_other)
 }
 
 /* A list of kinds being read: the names so far and how it may end. */
-struct kinds_run {
+struct tables_run {
 	const char	*names[32];
 	size_t		 n;
 	bool		 joined;	/* an "and" or "or" since the last name */
@@ -174,7 +178,7 @@ struct kinds_run {
 
 /* Whether the table's kinds that pick chooses (NULL: all) are run's names. */
 static bool
-kinds_is(const struct kinds_run *run, backend_pick pick)
+tables_is(const struct tables_run *run, backend_pick pick)
 {
 	const struct backend	*be;
 	size_t			 i, k = 0;
@@ -190,7 +194,7 @@ kinds_is(const struct kinds_run *run, backend_pick pick)
 
 /* The family beside gdb: kinds whose gdb joins a target it did not start. */
 static bool
-kinds_connects(const struct backend *be, const void *arg)
+tables_connects(const struct backend *be, const void *arg)
 {
 	return gdb_family_kind(be, arg) && strcmp(be->name, "gdb") != 0;
 }
@@ -202,14 +206,14 @@ kinds_connects(const struct backend *be, const void *arg)
  * family are a subset by a property the table does not name.
  */
 static bool
-kinds_listed(const struct kinds_run *run)
+tables_listed(const struct tables_run *run)
 {
 	size_t	i;
 
 	for (i = 0; i < run->n; i++)
 		if (!gdb_family_kind(backend_find(run->names[i]), NULL))
-			return run->n < 4 || kinds_is(run, NULL);
-	return kinds_is(run, gdb_family_kind) || kinds_is(run, kinds_connects);
+			return run->n < 4 || tables_is(run, NULL);
+	return tables_is(run, gdb_family_kind) || tables_is(run, tables_connects);
 }
 
 /*
@@ -218,7 +222,7 @@ kinds_listed(const struct kinds_run *run)
  * sessions") or the last one qualifies the word ("gdb connected to").
  */
 static void
-kinds_end(struct kinds_run *run, const char *word, const char *path)
+tables_end(struct tables_run *run, const char *word, const char *path)
 {
 	static const char *const ends[] = { "kind", "kinds", "session",
 	    "sessions", NULL };
@@ -229,7 +233,7 @@ kinds_end(struct kinds_run *run, const char *word, const char *path)
 
 	for (e = ends; word != NULL && !run->joined && *e != NULL; e++)
 		check = check || strcmp(word, *e) == 0;
-	if (run->n >= 3 && check && !run->joined && !kinds_listed(run)) {
+	if (run->n >= 3 && check && !run->joined && !tables_listed(run)) {
 		for (i = 0; i < run->n; i++)
 			snprintf(list + strlen(list), sizeof list - strlen(list),
 			    "%s%s", i == 0 ? "" : ", ", run->names[i]);
@@ -242,19 +246,19 @@ kinds_end(struct kinds_run *run, const char *word, const char *path)
 
 /* Check every list of kinds in the file at rel (from the source root). */
 static void
-kinds_check_file(const char *rel)
+tables_check_file(const char *rel)
 {
 	static const char *const joins[] = { "and", "or", "Cm", "Pq", "Li",
 	    "Ql", NULL };
 	const char *const	*j;
 	const struct backend	*be;
-	struct kinds_run	 run = { .n = 0 };
+	struct tables_run	 run = { .n = 0 };
 	char			 path[PATH_MAX], word[64], *text, *p;
 	size_t			 len;
 	int			 line = 1;
 
 	snprintf(path, sizeof path, "%s/%s", DBGCTL_SOURCE_ROOT, rel);
-	text = methods_read(path);
+	text = tables_read(path);
 	for (p = text; *p != '\0'; ) {
 		if (*p == '\n') {
 			line++;
@@ -268,7 +272,7 @@ kinds_check_file(const char *rel)
 		len = strspn(p, "abcdefghijklmnopqrstuvwxyz"
 		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
 		if (len == 0) {
-			kinds_end(&run, NULL, rel);
+			tables_end(&run, NULL, rel);
 			p++;
 			continue;
 		}
@@ -285,15 +289,16 @@ kinds_check_file(const char *rel)
 		for (j = joins; *j != NULL && strcmp(*j, word) != 0; j++)
 			;
 		if (*j == NULL)
-			kinds_end(&run, word, rel);
+			tables_end(&run, word, rel);
 		else if (run.n > 0 && (strcmp(word, "and") == 0 ||
 		    strcmp(word, "or") == 0))
 			run.joined = true;
 	}
-	kinds_end(&run, NULL, rel);
+	tables_end(&run, NULL, rel);
 	free(text);
 }
 
+/* The lists of kinds in the pages, README, Python and C sources. */
 Test(kinds, the_lists_of_kinds_are_the_tables)
 {
 	static const char *const files[] = { "README.md", "man/dbgctl.1",
@@ -308,7 +313,7 @@ Test(kinds, the_lists_of_kinds_are_the_tables)
 	DIR			*dp;
 
 	for (f = files; *f != NULL; f++)
-		kinds_check_file(*f);
+		tables_check_file(*f);
 	for (f = dirs; *f != NULL; f += 2) {
 		snprintf(dir, sizeof dir, "%s/%s", DBGCTL_SOURCE_ROOT, f[0]);
 		cr_assert_not_null(dp = opendir(dir), "%s", dir);
@@ -318,17 +323,17 @@ Test(kinds, the_lists_of_kinds_are_the_tables)
 			    strlen(f[1]), f[1]) != 0)
 				continue;
 			snprintf(rel, sizeof rel, "%s/%s", f[0], d->d_name);
-			kinds_check_file(rel);
+			tables_check_file(rel);
 		}
 		closedir(dp);
 	}
 }
 
-/* Check every "enum" of kind names in the schema below v, as kinds_end does. */
+/* Check every "enum" of kind names in the schema below v, as a list. */
 static void
-kinds_check_schema(json_t *v, const char *where)
+tables_check_schema(json_t *v, const char *where)
 {
-	struct kinds_run	 run = { .n = 0 };
+	struct tables_run	 run = { .n = 0 };
 	const char		*key;
 	json_t			*e, *enumv;
 	size_t			 i;
@@ -344,20 +349,21 @@ kinds_check_schema(json_t *v, const char *where)
 			other = true;
 	}
 	if (!other)
-		kinds_end(&run, NULL, where);
+		tables_end(&run, NULL, where);
 	memset(&run, 0, sizeof run);
 	if (json_is_object(v))
 		json_object_foreach(v, key, e)
-			kinds_check_schema(e, where);
+			tables_check_schema(e, where);
 	if (json_is_array(v))
 		json_array_foreach(v, i, e)
-			kinds_check_schema(e, where);
+			tables_check_schema(e, where);
 }
 
+/* The schema's enums of kinds. */
 Test(kinds, the_schemas_kinds_are_the_tables)
 {
-	json_t	*schema = methods_schema();
+	json_t	*schema = tables_schema();
 
-	kinds_check_schema(schema, "proto/schema.json");
+	tables_check_schema(schema, "proto/schema.json");
 	json_decref(schema);
 }
