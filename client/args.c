@@ -37,6 +37,30 @@ args_broken(const char *what, const char *name)
 	abort();
 }
 
+/* Room for one more option in a's options, grown as a template needs it. */
+static struct args_option *
+args_room(struct args *a)
+{
+	if (a->noptions == a->capoptions) {
+		a->capoptions = a->capoptions != 0 ? 2 * a->capoptions : 16;
+		if ((a->options = reallocarray(a->options, a->capoptions,
+		    sizeof *a->options)) == NULL)
+			client_fatal("out of memory");
+	}
+	return &a->options[a->noptions];
+}
+
+/* Zeroed room for n members of size bytes and one more, or the client's end. */
+static void *
+args_array(size_t n, size_t size)
+{
+	void	*p;
+
+	if ((p = calloc(n + 1, size)) == NULL)
+		client_fatal("out of memory");
+	return p;
+}
+
 /*
  * Add the template's words ("x:", "max#", "eof") to a's options; with
  * skip, those a names already (a command's own option beats a global one
@@ -51,9 +75,9 @@ args_template(struct args *a, const char *template, int skip)
 
 	while (*(p += strspn(p, " ")) != '\0') {
 		len = strcspn(p, " ");
-		if (a->noptions == ARGS_OPTIONS_MAX || len >= ARGS_NAME_MAX)
-			args_broken("option template too big", template);
-		o = &a->options[a->noptions];
+		if (len >= ARGS_NAME_MAX)
+			args_broken("option name too long", template);
+		o = args_room(a);
 		memcpy(o->name, p, len);
 		o->name[len] = '\0';
 		o->value = 0;
@@ -379,16 +403,17 @@ void
 args_suggest_long(const char *word, const char *const *names, size_t n,
     char *buf, size_t len)
 {
-	const char	*begun[ARGS_OPTIONS_MAX + 8];
-	size_t		 i, nbegun = 0, wlen = strlen(word);
+	const char	**begun = args_array(n, sizeof *begun);
+	size_t		  i, nbegun = 0, wlen = strlen(word);
 
-	for (i = 0; i < n && nbegun < sizeof begun / sizeof begun[0]; i++)
+	for (i = 0; i < n; i++)
 		if (wlen > 0 && strncmp(names[i], word, wlen) == 0)
 			begun[nbegun++] = names[i];
 	if (nbegun > 0)
 		args_join(begun, nbegun, buf, len);
 	else
 		args_nearest(word, names, n, "--", buf, len);
+	free(begun);
 }
 
 /* Say that "--word" is no option of a, with those it may have meant. */
@@ -396,16 +421,17 @@ static void
 args_unknown_long(const struct args *a, const char *word, char *cause,
     size_t len)
 {
-	const char	*names[ARGS_OPTIONS_MAX + 1];
-	char		 near[256];
-	size_t		 n = 0;
-	int		 i;
+	const char	**names = args_array(a->noptions + 1, sizeof *names);
+	char		  near[256];
+	size_t		  n = 0;
+	int		  i;
 
 	for (i = 0; i < a->noptions; i++)
 		if (!args_short(a, i))
 			names[n++] = a->options[i].name;
 	names[n++] = "help";
 	args_suggest_long(word, names, n, near, sizeof near);
+	free(names);
 	snprintf(cause, len, "unknown option: --%s%s%s%s", word,
 	    *near != '\0' ? "; did you mean " : "", near,
 	    *near != '\0' ? "?" : "");
@@ -461,26 +487,31 @@ static enum args_status
 args_options(struct args *a, int argc, char **argv, char *cause,
     size_t len)
 {
-	struct option	longopts[ARGS_OPTIONS_MAX + 2];
-	char		shortopts[3 * ARGS_OPTIONS_MAX + 4];
-	int		ch, i;
+	struct option		*longopts = args_array(a->noptions + 2,
+				    sizeof *longopts);
+	size_t			 slen = 3 * (size_t)a->noptions + 4;
+	char			*shortopts = args_array(slen, 1);
+	enum args_status	 rv = ARGS_OK;
+	int			 ch, i;
 
-	args_getopt_tables(a, shortopts, sizeof shortopts, longopts);
+	args_getopt_tables(a, shortopts, slen, longopts);
 	optind = 0;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, shortopts, longopts,
-	    NULL)) != -1) {
+	while (rv == ARGS_OK && (ch = getopt_long(argc, argv, shortopts,
+	    longopts, NULL)) != -1) {
 		if (ch == 'h')
-			return ARGS_HELP;
-		if ((i = args_option_of(a, ch)) == -1) {
+			rv = ARGS_HELP;
+		else if ((i = args_option_of(a, ch)) == -1) {
 			args_cause(a, ch, argv, cause, len);
-			return ARGS_BAD;
-		}
-		if (args_keep(a, i, a->options[i].value != 0 ? optarg : NULL,
-		    cause, len) != 0)
-			return ARGS_BAD;
+			rv = ARGS_BAD;
+		} else if (args_keep(a, i, a->options[i].value != 0 ? optarg :
+		    NULL, cause, len) != 0)
+			rv = ARGS_BAD;
 	}
-	return ARGS_OK;
+	/* getopt keeps pointers into the tables only while it parses. */
+	free(longopts);
+	free(shortopts);
+	return rv;
 }
 
 /*
@@ -521,13 +552,16 @@ args_parse(struct args *a, const struct args_template *template,
 	return ARGS_OK;
 }
 
-/* Free what args_parse allocated. */
+/* Free what args_parse or args_split allocated. */
 void
 args_free(struct args *a)
 {
 	free(a->given);
 	a->given = NULL;
 	a->ngiven = 0;
+	free(a->options);
+	a->options = NULL;
+	a->noptions = a->nown = a->capoptions = 0;
 }
 
 /* How many times option name was given. */

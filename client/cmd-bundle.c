@@ -20,8 +20,11 @@ cmd_bundle_path(const char *path)
 {
 	char	here[PATH_MAX], *abs;
 
-	if (*path == '/')
-		return strdup(path);
+	if (*path == '/') {
+		if ((abs = strdup(path)) == NULL)
+			client_fatal("out of memory");
+		return abs;
+	}
 	if (getcwd(here, sizeof here) == NULL) {
 		client_warn("getcwd: %s", strerror(errno));
 		return NULL;

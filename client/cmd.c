@@ -166,6 +166,7 @@ cmd_print_help(const struct cmd_entry *entry, FILE *fp)
 	}
 	cmd_print_option(fp, "help", NULL, "print this help, also -h");
 	cmd_print_globals(&a, fp);
+	args_free(&a);
 }
 
 /* Report a usage error in a command: the message, then its usage line. */

@@ -45,8 +45,7 @@ struct client_error {
 	json_t	*data;		/* its data member, or NULL */
 };
 
-/* Most options one command's template may name (the global ones with it), and the longest name. */
-#define ARGS_OPTIONS_MAX	40
+/* The longest option name a template may give (its options are as many as it names). */
 #define ARGS_NAME_MAX		24
 
 /* The longest word the edit distance is measured for. */
@@ -81,8 +80,9 @@ struct args_given {
 
 /* A command line parsed against a template. */
 struct args {
-	struct args_option	 options[ARGS_OPTIONS_MAX];
+	struct args_option	*options;	/* grown to fit the template */
 	int			 noptions;
+	int			 capoptions;
 	int			 nown;		/* the command's; the rest global */
 	struct args_given	*given;		/* in command-line order */
 	int			 ngiven;

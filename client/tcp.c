@@ -18,6 +18,7 @@ tcp_token(void)
 {
 	const char	*path = getenv("DBGCTL_TOKEN_FILE");
 	char		 buf[4096];
+	char		*token;
 	ssize_t		 n;
 	int		 fd;
 
@@ -30,7 +31,9 @@ tcp_token(void)
 	close(fd);
 	buf[n > 0 ? n : 0] = '\0';
 	buf[strcspn(buf, "\r\n")] = '\0';
-	return strdup(buf);
+	if ((token = strdup(buf)) == NULL)
+		client_fatal("out of memory");
+	return token;
 }
 
 /* Connect to tcp:HOST:PORT and present the token; -1 with errno set. */

@@ -1,4 +1,4 @@
-/* gdb, and what the gdb family (gdb, remote, gdbserver, qemu) shares: argv, MI, connecting. */
+/* gdb, and what the gdb family (gdb_family_kind) shares: argv, MI, connecting. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -39,15 +39,17 @@ backend_names(void)
 	return a;
 }
 
-/* The kinds as a list for messages: "gdb, lldb, ...". */
+/* The kinds pick chooses (NULL: all) as a list for messages: "gdb, lldb, ...". */
 char *
-backend_kinds(void)
+backend_kinds(backend_pick pick, const void *arg)
 {
 	char	*list = xstrdup(""), *next;
 	size_t	 i;
 
 	for (i = 0; i < BACKEND_N; i++) {
-		xasprintf(&next, "%s%s%s", list, i > 0 ? ", " : "",
+		if (pick != NULL && !pick(backend_table[i], arg))
+			continue;
+		xasprintf(&next, "%s%s%s", list, *list != '\0' ? ", " : "",
 		    backend_table[i]->name);
 		free(list);
 		list = next;

@@ -471,7 +471,7 @@ void		 join_mi_answered(void *g, const char *cmd,
 /* Joined clients (channels) a session has at once, unless DBGCTLD_JOINS_MAX says. */
 #define JOINS_MAX_DEFAULT	16
 void		 join_init(long max);
-int		 join_chan_take(struct join *, char *err, size_t errlen);
+int		 join_chan_take(struct join *, struct rpc_error *);
 void		 join_internal(struct join_chan *, const char *cmd,
 		    join_internal_cb);
 void		 join_write(struct join *, const char *ctoken, const char *cmd,
@@ -724,7 +724,7 @@ typedef bool (*backend_pick)(const struct backend *, const void *arg);
 const struct backend	*backend_find(const char *);
 const struct backend	*backend_at(size_t);
 json_t			*backend_names(void);
-char			*backend_kinds(void);
+char			*backend_kinds(backend_pick, const void *arg);
 char			*backend_kinds_that(backend_pick, const void *arg);
 bool			 backend_takes(const struct backend *, const void *name);
 bool			 backend_has(const struct backend *, const void *flags);
@@ -755,7 +755,7 @@ bool	 server_started(struct server *, struct session_proc *);
 void	 server_status(const struct server *, json_t *);
 void	 server_close(struct server *);
 
-/* backend-gdb.c: the gdb family (gdb, remote, gdbserver, qemu). */
+/* backend-gdb.c: the gdb family (the kinds gdb_family_kind picks). */
 /* Default bound on a remote connection. */
 #define CONNECT_TIMEOUT_DEFAULT 10000
 
@@ -943,6 +943,7 @@ void	 gdb_target(struct gdb_data *, json_t *target);
 void	 gdb_event(void *arg, const struct mi_record *);
 int	 gdb_command(struct session *, struct request *);
 bool	 gdb_family(const struct session *);
+bool	 gdb_family_kind(const struct backend *, const void *);
 struct gdb_data *gdb_live(struct session *);
 void	 gdb_copy(json_t *dst, const char *key, json_t *src, const char *from);
 void	 gdb_copy_int(json_t *dst, const char *key, json_t *src,
@@ -1347,7 +1348,7 @@ enum session_input {
 	SI_NINPUTS
 };
 
-void	 session_event(struct session *, enum session_input);
+void	 session_feed(struct session *, enum session_input);
 void	 session_input(struct session *, enum session_input, const void *);
 
 /* status.c: the session object of the protocol. */
@@ -1655,6 +1656,7 @@ char		*request_limit_line(struct request *, const char *why,
 
 /* request-check.c: a request checked against its method's declaration. */
 const struct method *request_check_method(const char *name);
+const struct method *request_check_at(size_t);
 int		 request_check_param(const struct method_param *, json_t *params,
 		    json_t *out, struct rpc_error *);
 int		 request_check(struct request *, json_t *params,

@@ -383,11 +383,19 @@ gdb_runs(const char *cmd)
 	return false;
 }
 
-/* Whether s is of the gdb family (gdb, remote, gdbserver, qemu). */
+/* Whether a kind is of the gdb family: its commands go to gdb over MI. */
+bool
+gdb_family_kind(const struct backend *be, const void *arg)
+{
+	(void)arg;
+	return be->command == gdb_command;
+}
+
+/* Whether s is of the gdb family. */
 bool
 gdb_family(const struct session *s)
 {
-	return s->backend->command == gdb_command;
+	return gdb_family_kind(s->backend, NULL);
 }
 
 /* s's gdb while its MI channel is open; NULL for another kind, or gdb gone. */

@@ -595,12 +595,13 @@ join_chan_new(struct gdb_data *g, bool mi2, char *err, size_t errlen)
 /*
  * A channel for a client: an idle one of its MI version, else a new one
  * while the session has fewer than join_max (gdb never lets go of one).
- * 0, or RPC_LIMIT or RPC_NOT_READY with err.
+ * 0, or -1 with err (limit, or not_ready naming why).
  */
 int
-join_chan_take(struct join *j, char *err, size_t errlen)
+join_chan_take(struct join *j, struct rpc_error *err)
 {
 	struct join_chan	*ch;
+	char			 why[256];
 	long			 n = 0, busy = 0;
 
 	TAILQ_FOREACH(ch, &j->g->chans, entry) {
@@ -610,15 +611,18 @@ join_chan_take(struct join *j, char *err, size_t errlen)
 		busy += ch->j != NULL || !ch->ready;
 	}
 	if (ch == NULL && n >= join_max) {
-		snprintf(err, errlen, "session %lu has %ld joined MI clients "
-		    "and %ld channels, its most (DBGCTLD_JOINS_MAX %ld)%s",
-		    j->s->id, busy, n, join_max, busy < n ? ": the idle ones "
-		    "speak the other MI version" : "");
-		return RPC_LIMIT;
+		rpc_error_set(err, RPC_LIMIT, "session %lu has %ld joined MI "
+		    "clients and %ld channels, its most (DBGCTLD_JOINS_MAX "
+		    "%ld)%s", j->s->id, busy, n, join_max, busy < n ? ": the "
+		    "idle ones speak the other MI version" : "");
+		return -1;
 	}
-	if (ch == NULL && (ch = join_chan_new(j->g, j->mi2, err,
-	    errlen)) == NULL)
-		return RPC_NOT_READY;
+	if (ch == NULL && (ch = join_chan_new(j->g, j->mi2, why,
+	    sizeof why)) == NULL) {
+		rpc_error_set(err, RPC_NOT_READY, "cannot open an MI channel: "
+		    "%s", why);
+		return -1;
+	}
 	ch->j = j;
 	j->ch = ch;
 	return 0;

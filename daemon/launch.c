@@ -65,7 +65,7 @@ launch_backend(json_t *params, struct rpc_error *err)
 	kind = json_string_value(json_object_get(params, "kind"));
 	if ((be = backend_find(kind != NULL ? kind : "gdb")) != NULL)
 		return be;
-	kinds = backend_kinds();
+	kinds = backend_kinds(NULL, NULL);
 	rpc_error_set(err, RPC_INVALID_PARAMS, "unknown kind \"%s\" (kinds: "
 	    "%s)", kind, kinds);
 	free(kinds);

@@ -232,8 +232,7 @@ method_join_exec(struct request *req)
 	const char	*mi = request_str(req, "mi", "mi3");
 	struct gdb_data	*g;
 	struct join	*j;
-	char		 err[256];
-	int		 rv;
+	struct rpc_error	 err = { .id = NULL };
 
 	if ((g = method_target_gdb(req, "joining over MI")) == NULL)
 		return METHOD_ERROR;
@@ -264,13 +263,10 @@ method_join_exec(struct request *req)
 	j->bkpts = json_array();
 	frame_init(&j->in, FRAME_MAX);
 	frame_cut(&j->in);
-	if ((rv = join_chan_take(j, err, sizeof err)) != 0) {
+	if (join_chan_take(j, &err) != 0) {
 		j->req = NULL;
 		method_join_free_join(j);
-		if (rv == RPC_LIMIT)
-			return request_error(req, RPC_LIMIT, "%s", err);
-		return request_error(req, RPC_NOT_READY, "cannot open an MI "
-		    "channel: %s", err);
+		return request_error(req, err.code, "%s", err.message);
 	}
 	pending_wait(req, j, method_join_free);
 	pending_timeout(req, JOIN_START_MS, method_join_timeout);

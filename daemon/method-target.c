@@ -26,22 +26,25 @@ struct method_target_wait {
 };
 
 /*
- * The session's gdb, for a verb: NULL, with the request answered, for an
- * exec or lldb session or one that has ended.
+ * The session's gdb, for a verb: NULL, with the request answered, for a
+ * session outside the gdb family or one that has ended.
  */
 struct gdb_data *
 method_target_gdb(struct request *req, const char *verb)
 {
-	struct session *s = req->session;
+	struct session	*s = req->session;
+	char		*family;
 
 	if (!gdb_family(s)) {
+		family = backend_kinds(gdb_family_kind, NULL);
 		if (strcmp(s->backend->name, "exec") == 0)
 			request_error(req, RPC_NOT_SUPPORTED, "session %lu is an "
 			    "exec session: %s needs a debugger", s->id, verb);
 		else
 			request_error(req, RPC_NOT_SUPPORTED, "session %lu is an "
-			    "%s session: %s needs the gdb family (gdb, remote, "
-			    "gdbserver, qemu)", s->id, s->backend->name, verb);
+			    "%s session: %s needs the gdb family (%s)", s->id,
+			    s->backend->name, verb, family);
+		free(family);
 		return NULL;
 	}
 	if (session_ended(s) || s->bdata == NULL ||

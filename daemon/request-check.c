@@ -43,6 +43,20 @@ request_check_method(const char *name)
 	return NULL;
 }
 
+/* The i-th method of every group, in the groups' order; NULL past the last. */
+const struct method *
+request_check_at(size_t i)
+{
+	const struct method *const	*m;
+	size_t				 g;
+
+	for (g = 0; g < sizeof request_check_groups / sizeof *request_check_groups; g++)
+		for (m = request_check_groups[g]; *m != NULL; m++)
+			if (i-- == 0)
+				return *m;
+	return NULL;
+}
+
 /* How the protocol names a set of JSON types, for messages. */
 static void
 request_check_names(int types, char *buf, size_t len)

@@ -183,7 +183,7 @@ session_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
 		if (strcmp(pr->ended_by, "kill") == 0)
 			session_stop_killed(s);
 		if (main)
-			session_event(s, SI_EXIT);
+			session_feed(s, SI_EXIT);
 		else
 			session_proc_exited(sp);
 		return;

@@ -93,7 +93,7 @@ session_act_started(struct session *s, const void *arg)
 	if (s->backend->ready != NULL)
 		s->backend->ready(s, sp);
 	else if (sp == &s->procs[0])
-		session_event(s, SI_READY);
+		session_feed(s, SI_READY);
 }
 
 /* It runs: its deadline and silence start counting. */
@@ -200,9 +200,9 @@ session_input(struct session *s, enum session_input in, const void *arg)
 	session_unref(s);
 }
 
-/* Feed an input to the table. */
+/* Feed an input to the table (session_fire, not this, tells the sinks). */
 void
-session_event(struct session *s, enum session_input in)
+session_feed(struct session *s, enum session_input in)
 {
 	session_input(s, in, NULL);
 }

@@ -336,7 +336,7 @@ session_check_gone(struct session *s)
 	for (i = 0; i < s->nprocs; i++)
 		if (!session_proc_done(&s->procs[i]))
 			return;
-	session_event(s, SI_GONE);
+	session_feed(s, SI_GONE);
 }
 
 /* Open what a session needs and start it; -1 with err on failure. */
@@ -397,7 +397,7 @@ session_create(struct launch *l, struct rpc_error *err)
 		session_why(s, RPC_SPAWN_FAILED, e, "%s", why);
 		/* Nothing ran: it fails at once; else what ran is stopped. */
 		session_check_gone(s);
-		session_event(s, SI_FAIL);
+		session_feed(s, SI_FAIL);
 	}
 	return s;
 }
@@ -501,14 +501,14 @@ session_stop(struct session *s, long timeout_ms)
 	s->stop_ms = timeout_ms >= 0 ? timeout_ms : s->l.stop_timeout;
 	/* A suspended debugger cannot quit: continue it first. */
 	attach_resume(s);
-	session_event(s, SI_STOP);
+	session_feed(s, SI_STOP);
 }
 
 /* The backend says the session is ready; true if it now runs. */
 bool
 session_ready(struct session *s)
 {
-	session_event(s, SI_READY);
+	session_feed(s, SI_READY);
 	return s->state == S_RUNNING;
 }
 

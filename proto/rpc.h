@@ -53,7 +53,7 @@ struct rpc_request {
  * failure it is a new reference to the request's id (json_null() for an
  * explicit null) that the caller must json_decref, or NULL when there is no
  * usable id (parse error, not an object, bad or missing id): reply with null.
- * On success it is NULL. rpc_error_set and rpc_param_* never touch id.
+ * On success it is NULL. rpc_error_set never touches id.
  */
 struct rpc_error {
 	int	 code;
@@ -84,14 +84,5 @@ char	*rpc_id_text(const char *line, size_t len);
 
 void	 rpc_error_set(struct rpc_error *, int code, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
-
-int	 rpc_param_string(json_t *params, const char *key, bool required,
-	    const char **out, struct rpc_error *);
-int	 rpc_param_int(json_t *params, const char *key, bool required,
-	    long long min, long long max, long long *out, struct rpc_error *);
-int	 rpc_param_bool(json_t *params, const char *key, bool *out,
-	    struct rpc_error *);
-int	 rpc_param_strings(json_t *params, const char *key, bool required,
-	    json_t **out, struct rpc_error *);
 
 #endif

@@ -555,21 +555,68 @@ kinds_refused(const char *const args[], const char *want)
 	h_run_free(&r);
 }
 
+/* Whether the kind's params table (daemon/backend-KIND.c) declares param. */
+static bool
+kinds_declares(const char *kind, const char *param)
+{
+	char rel[128], head[128], entry[128], *text, *start, *end;
+	bool found;
+
+	snprintf(rel, sizeof(rel), "daemon/backend-%s.c", kind);
+	text = kinds_source(rel);
+	snprintf(head, sizeof(head), "backend_%s_params[] = {", kind);
+	snprintf(entry, sizeof(entry), "{ \"%s\",", param);
+	start = strstr(text, head);
+	end = start != NULL ? strstr(start, "};") : NULL;
+	found = end != NULL && (start = strstr(start, entry)) != NULL &&
+	    start < end;
+	free(text);
+	return found;
+}
+
+/*
+ * "--param belongs to the K kind" (or "the K1, K2 and K3 kinds"), the kinds
+ * whose params table declares param in the kind table's order, into buf.
+ */
+static void
+kinds_belongs(json_t *hello, const char *param, char *buf, size_t len)
+{
+	const char *names[16];
+	size_t i, n = 0;
+	json_t *v;
+
+	json_array_foreach(hello, i, v)
+		if (n < 16 && kinds_declares(json_string_value(v), param))
+			names[n++] = json_string_value(v);
+	cr_assert_gt(n, 0, "no kind's params table declares %s", param);
+	snprintf(buf, len, "dbgctl: --%s belongs to the", param);
+	for (i = 0; i < n; i++)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s %s", i == 0 ?
+		    "" : i + 1 == n ? " and" : ",", names[i]);
+	snprintf(buf + strlen(buf), len - strlen(buf), " kind%s", n == 1 ?
+	    "" : "s");
+}
+
 /*
  * A kind's params belong to it: --machine to another kind, --server to
  * qemu, --port to exec, is refused naming the option as it was typed and
- * the kinds that take it.
+ * the kinds whose params table in the kind table declares it.
  */
 Test(kinds, a_kinds_params_belong_to_it)
 {
+	json_t *hello = kinds_hello();
+	char want[256];
+
+	kinds_belongs(hello, "machine", want, sizeof(want));
 	kinds_refused(H_ARGS("launch", "--kind", "exec", "--machine",
-	    "lm3s6965evb", "--", "true"),
-	    "dbgctl: --machine belongs to the qemu kind");
+	    "lm3s6965evb", "--", "true"), want);
+	kinds_belongs(hello, "server", want, sizeof(want));
 	kinds_refused(H_ARGS("launch", "--kind", "qemu", "--machine",
-	    "lm3s6965evb", "--server", "x", "--", "/bin/true"),
-	    "dbgctl: --server belongs to the gdbserver kind");
+	    "lm3s6965evb", "--server", "x", "--", "/bin/true"), want);
+	kinds_belongs(hello, "port", want, sizeof(want));
 	kinds_refused(H_ARGS("launch", "--kind", "exec", "--port", "4444", "--",
-	    "true"), "dbgctl: --port belongs to the gdbserver and qemu kinds");
+	    "true"), want);
+	json_decref(hello);
 }
 
 /*

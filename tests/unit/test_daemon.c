@@ -171,9 +171,9 @@ Test(state, the_normal_life_of_a_session)
 	struct session s;
 
 	state_session(&s);
-	session_event(&s, SI_READY);
-	session_event(&s, SI_STOP);
-	session_event(&s, SI_GONE);
+	session_feed(&s, SI_READY);
+	session_feed(&s, SI_STOP);
+	session_feed(&s, SI_GONE);
 	cr_assert(session_ended(&s));
 	cr_assert_str_eq(seen, "running stopping exited ");
 	cr_assert_null(s.why.msg, "a clean end has no error: %s", s.why.msg);
@@ -184,8 +184,8 @@ Test(state, a_program_that_ends_on_its_own_passes_through_stopping)
 	struct session s;
 
 	state_session(&s);
-	session_event(&s, SI_READY);
-	session_event(&s, SI_GONE);
+	session_feed(&s, SI_READY);
+	session_feed(&s, SI_GONE);
 	cr_assert_str_eq(seen, "running stopping exited ");
 }
 
@@ -197,10 +197,10 @@ Test(state, a_stop_while_starting_fails_the_launch_with_not_running)
 	session_stop(&s, 100);
 	cr_assert_not(session_ended(&s));
 	cr_assert_str_eq(session_state_name(s.state), "stopping");
-	session_event(&s, SI_READY);
+	session_feed(&s, SI_READY);
 	cr_assert_str_eq(session_state_name(s.state), "stopping",
 	    "ready after a stop must not make it run");
-	session_event(&s, SI_GONE);
+	session_feed(&s, SI_GONE);
 	cr_assert_str_eq(seen, "stopping failed ");
 	cr_assert_eq(s.why.code, RPC_NOT_RUNNING);
 	cr_assert_not_null(strstr(s.why.msg, "stopped while starting"));
@@ -212,8 +212,8 @@ Test(state, an_end_before_running_fails_with_the_first_cause)
 
 	state_session(&s);
 	session_why(&s, RPC_SPAWN_FAILED, 2, "exec nope: No such file");
-	session_event(&s, SI_EXIT);
-	session_event(&s, SI_GONE);
+	session_feed(&s, SI_EXIT);
+	session_feed(&s, SI_GONE);
 	cr_assert_str_eq(seen, "failed ");
 	cr_assert_str_eq(s.why.msg, "exec nope: No such file");
 	cr_assert_eq(s.why.err, 2);
@@ -224,10 +224,10 @@ Test(state, a_failure_while_running_stops_and_keeps_its_cause)
 	struct session s;
 
 	state_session(&s);
-	session_event(&s, SI_READY);
+	session_feed(&s, SI_READY);
 	session_fail(&s, RPC_NOT_READY, "the server %s exited", "gdbserver");
 	session_fail(&s, RPC_TIMEOUT, "a later cause");
-	session_event(&s, SI_GONE);
+	session_feed(&s, SI_GONE);
 	cr_assert_str_eq(seen, "running stopping exited ");
 	cr_assert_str_eq(s.why.msg, "the server gdbserver exited");
 }
@@ -237,10 +237,10 @@ Test(state, an_ended_session_stays_ended)
 	struct session s;
 
 	state_session(&s);
-	session_event(&s, SI_GONE);
-	session_event(&s, SI_READY);
-	session_event(&s, SI_STOP);
-	session_event(&s, SI_GONE);
+	session_feed(&s, SI_GONE);
+	session_feed(&s, SI_READY);
+	session_feed(&s, SI_STOP);
+	session_feed(&s, SI_GONE);
 	cr_assert_str_eq(seen, "failed ");
 }
 
@@ -262,7 +262,7 @@ Test(state, an_input_outside_the_table_aborts, .signal = SIGABRT)
 	struct session s;
 
 	state_session(&s);
-	session_event(&s, SI_NINPUTS);
+	session_feed(&s, SI_NINPUTS);
 }
 
 /* A sink that removes itself when it hears the first event. */
@@ -285,10 +285,10 @@ Test(sinks, a_sink_removed_while_firing_hears_no_more)
 	state_session(&s);
 	session_sink_add(&s, SE_STATE, remove_self, &calls);
 	cr_assert_eq(s.refs, 2, "a sink holds its session");
-	session_event(&s, SI_READY);
+	session_feed(&s, SI_READY);
 	cr_assert_eq(calls, 1);
 	cr_assert_eq(s.refs, 1, "the removed sink let go of its session");
-	session_event(&s, SI_STOP);
+	session_feed(&s, SI_STOP);
 	cr_assert_eq(calls, 1);
 	cr_assert_str_eq(seen, "running stopping ");
 }
