@@ -53,17 +53,14 @@ backend_gdb_set_args(struct session *s)
 	return with;
 }
 
-/* Give gdb its MI channel and, for a remote, a bounded, retry-free connect. */
+/*
+ * The settings a session's gdb starts with: the program's terminal,
+ * mi-async and, for a remote, a bounded, retry-free connect. They come
+ * before the MI channel, which would hear of each change.
+ */
 static void
-backend_gdb_mi_args(struct argv *av, struct session *s, struct gdb_data *g)
+backend_gdb_settings(struct argv *av, struct session *s, struct gdb_data *g)
 {
-	/*
-	 * Through a pipe to nowhere: new-ui prints "New UI allocated" on the
-	 * console, which is the user's; pipe needs no Python, unlike
-	 * gdb.execute(to_string=True), and logging would say it redirects.
-	 */
-	argv_push(av, "-ex");
-	argv_pushf(av, "pipe new-ui mi3 %s | cat >/dev/null", mi_pts(g->mi));
 	gdb_tty_args(av, s);
 	/* Before the target runs, so -exec-interrupt works while it runs. */
 	argv_push(av, "-ex");
@@ -89,6 +86,20 @@ backend_gdb_mi_args(struct argv *av, struct session *s, struct gdb_data *g)
 	argv_push(av, "-ex");
 	argv_pushf(av, "set tcp connect-timeout %ld",
 	    (s->l.connect_timeout + 999) / 1000);
+}
+
+/* Give gdb its settings, then its MI channel. */
+static void
+backend_gdb_mi_args(struct argv *av, struct session *s, struct gdb_data *g)
+{
+	backend_gdb_settings(av, s, g);
+	/*
+	 * Through a pipe to nowhere: new-ui prints "New UI allocated" on the
+	 * console, which is the user's; pipe needs no Python, unlike
+	 * gdb.execute(to_string=True), and logging would say it redirects.
+	 */
+	argv_push(av, "-ex");
+	argv_pushf(av, "pipe new-ui mi3 %s | cat >/dev/null", mi_pts(g->mi));
 }
 
 /*
