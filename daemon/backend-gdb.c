@@ -233,27 +233,28 @@ backend_gdb_break_reply(void *arg, const struct mi_record *rec,
 	if (rec == NULL)
 		return;
 	gdb_breaks_inserted(g, rec);
-	if (--g->inserts == 0)
+	if (--g->inserts == 0 && g->target_up)
 		backend_gdb_type_commands(g);
 }
 
 /*
- * Connected or attached: the fault breaks go in over MI, and once gdb
- * has answered them all, the -x commands go to the console in order, so
- * a "continue" among them meets the breakpoints; the session runs once
- * the target's state after them is known (backend_gdb_settle).
+ * Send the fault breaks to gdb, once: answered in order, before any
+ * command sent after them. A remote target gets them before the connect,
+ * as gdb holds them until it has a target to put them in: with the
+ * connect's own packets for a server the session owns (always-inserted),
+ * else at the first resume. Either way no resume can pass them by.
  */
-void
-backend_gdb_target_ready(struct gdb_data *g)
+static void
+backend_gdb_breaks_send(struct gdb_data *g)
 {
-	struct session	*s = g->s;
-	json_t		*breaks, *v;
-	char		*q;
-	size_t		 i;
+	json_t	*breaks, *v;
+	char	*q;
+	size_t	 i;
 
-	if (s->state != S_STARTING)
+	if (g->breaks_sent)
 		return;
-	breaks = fault_breaks(s);
+	g->breaks_sent = true;
+	breaks = fault_breaks(g->s);
 	json_array_foreach(breaks, i, v) {
 		q = mi_quote(json_string_value(v));
 		if (mi_command(g->mi, backend_gdb_break_reply, g,
@@ -262,6 +263,22 @@ backend_gdb_target_ready(struct gdb_data *g)
 		free(q);
 	}
 	json_decref(breaks);
+}
+
+/*
+ * Connected or attached: once gdb has answered every fault break (a
+ * remote's went before its connect, an attach's go now), the -x commands
+ * go to the console in order, so a "continue" among them meets the
+ * breakpoints; the session runs once the target's state after them is
+ * known (backend_gdb_settle).
+ */
+void
+backend_gdb_target_ready(struct gdb_data *g)
+{
+	if (g->s->state != S_STARTING)
+		return;
+	g->target_up = true;
+	backend_gdb_breaks_send(g);
 	if (g->inserts == 0)
 		backend_gdb_type_commands(g);
 }
@@ -356,12 +373,13 @@ backend_gdb_open(struct session *s, struct gdb_data *g, const char *remote,
 	return 0;
 }
 
-/* gdb runs: ask it, through MI, to connect, and start the deadline. */
+/* gdb runs: the fault breaks, then the connect, through MI; and the deadline. */
 void
 backend_gdb_connect(struct session *s)
 {
 	struct gdb_data *g = s->bdata;
 
+	backend_gdb_breaks_send(g);
 	/*
 	 * A bound server's socket takes the connection before the server
 	 * runs: gdb waits for its first answer as long as the launch may,

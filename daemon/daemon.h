@@ -755,6 +755,8 @@ struct gdb_data {
 	unsigned long	 connect_token;
 	bool		 debugger_up;	/* gdb beside its server ran */
 	unsigned	 inserts;	/* fault breaks gdb has not answered */
+	bool		 breaks_sent;	/* the fault breaks went to gdb */
+	bool		 target_up;	/* connected or attached */
 	int		 settle;	/* what the launch awaits (backend-gdb.c) */
 	unsigned	 groups;	/* thread groups live: the program runs */
 	unsigned	 quit_left;	/* the quit's kills and detaches unanswered */
