@@ -88,18 +88,12 @@ backend_gdb_settings(struct argv *av, struct session *s, struct gdb_data *g)
 	    (s->l.connect_timeout + 999) / 1000);
 }
 
-/* Give gdb its settings, then its MI channel. */
+/* Give gdb its settings, then its MI channel (gdb-newui.c). */
 static void
 backend_gdb_mi_args(struct argv *av, struct session *s, struct gdb_data *g)
 {
 	backend_gdb_settings(av, s, g);
-	/*
-	 * Through a pipe to nowhere: new-ui prints "New UI allocated" on the
-	 * console, which is the user's; pipe needs no Python, unlike
-	 * gdb.execute(to_string=True), and logging would say it redirects.
-	 */
-	argv_push(av, "-ex");
-	argv_pushf(av, "pipe new-ui mi3 %s | cat >/dev/null", mi_pts(g->mi));
+	gdb_newui_args(av, s, mi_pts(g->mi));
 }
 
 /*
@@ -410,6 +404,7 @@ backend_gdb_close(struct session *s)
 		return;
 	mi_close(g->mi);
 	g->mi = NULL;
+	gdb_newui_remove(s);
 	join_gdb_close(g);
 	gdb_control_close(g);
 	timer_free(g->timer);

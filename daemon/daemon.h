@@ -880,6 +880,10 @@ int	 gdb_tty_open(struct session *, char *err, size_t errlen);
 void	 gdb_tty_args(struct argv *, struct session *);
 void	 gdb_tty_close(struct session *);
 
+/* gdb-newui.c: gdb's MI channel, opened without a word on the console. */
+void	 gdb_newui_args(struct argv *, struct session *, const char *pts);
+void	 gdb_newui_remove(struct session *);
+
 /* gdb-breaks.c: the session's own fault breakpoints, kept armed. */
 json_t		*gdb_breaks_bkpt(json_t *results);
 void		 gdb_breaks_inserted(struct gdb_data *, const struct mi_record *);
