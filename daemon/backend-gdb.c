@@ -53,17 +53,14 @@ backend_gdb_set_args(struct session *s)
 	return with;
 }
 
-/* Give gdb its MI channel and, for a remote, a bounded, retry-free connect. */
+/*
+ * The settings a session's gdb starts with: the program's terminal,
+ * mi-async and, for a remote, a bounded, retry-free connect. They come
+ * before the MI channel, which would hear of each change.
+ */
 static void
-backend_gdb_mi_args(struct argv *av, struct session *s, struct gdb_data *g)
+backend_gdb_settings(struct argv *av, struct session *s, struct gdb_data *g)
 {
-	/*
-	 * Through a pipe to nowhere: new-ui prints "New UI allocated" on the
-	 * console, which is the user's; pipe needs no Python, unlike
-	 * gdb.execute(to_string=True), and logging would say it redirects.
-	 */
-	argv_push(av, "-ex");
-	argv_pushf(av, "pipe new-ui mi3 %s | cat >/dev/null", mi_pts(g->mi));
 	gdb_tty_args(av, s);
 	/* Before the target runs, so -exec-interrupt works while it runs. */
 	argv_push(av, "-ex");
@@ -89,6 +86,14 @@ backend_gdb_mi_args(struct argv *av, struct session *s, struct gdb_data *g)
 	argv_push(av, "-ex");
 	argv_pushf(av, "set tcp connect-timeout %ld",
 	    (s->l.connect_timeout + 999) / 1000);
+}
+
+/* Give gdb its settings, then its MI channel (gdb-newui.c). */
+static void
+backend_gdb_mi_args(struct argv *av, struct session *s, struct gdb_data *g)
+{
+	backend_gdb_settings(av, s, g);
+	gdb_newui_args(av, s, mi_pts(g->mi));
 }
 
 /*
@@ -223,27 +228,28 @@ backend_gdb_break_reply(void *arg, const struct mi_record *rec,
 	if (rec == NULL)
 		return;
 	gdb_breaks_inserted(g, rec);
-	if (--g->inserts == 0)
+	if (--g->inserts == 0 && g->target_up)
 		backend_gdb_type_commands(g);
 }
 
 /*
- * Connected or attached: the fault breaks go in over MI, and once gdb
- * has answered them all, the -x commands go to the console in order, so
- * a "continue" among them meets the breakpoints; the session runs once
- * the target's state after them is known (backend_gdb_settle).
+ * Send the fault breaks to gdb, once: answered in order, before any
+ * command sent after them. A remote target gets them before the connect,
+ * as gdb holds them until it has a target to put them in: with the
+ * connect's own packets for a server the session owns (always-inserted),
+ * else at the first resume. Either way no resume can pass them by.
  */
-void
-backend_gdb_target_ready(struct gdb_data *g)
+static void
+backend_gdb_breaks_send(struct gdb_data *g)
 {
-	struct session	*s = g->s;
-	json_t		*breaks, *v;
-	char		*q;
-	size_t		 i;
+	json_t	*breaks, *v;
+	char	*q;
+	size_t	 i;
 
-	if (s->state != S_STARTING)
+	if (g->breaks_sent)
 		return;
-	breaks = fault_breaks(s);
+	g->breaks_sent = true;
+	breaks = fault_breaks(g->s);
 	json_array_foreach(breaks, i, v) {
 		q = mi_quote(json_string_value(v));
 		if (mi_command(g->mi, backend_gdb_break_reply, g,
@@ -252,6 +258,22 @@ backend_gdb_target_ready(struct gdb_data *g)
 		free(q);
 	}
 	json_decref(breaks);
+}
+
+/*
+ * Connected or attached: once gdb has answered every fault break (a
+ * remote's went before its connect, an attach's go now), the -x commands
+ * go to the console in order, so a "continue" among them meets the
+ * breakpoints; the session runs once the target's state after them is
+ * known (backend_gdb_settle).
+ */
+void
+backend_gdb_target_ready(struct gdb_data *g)
+{
+	if (g->s->state != S_STARTING)
+		return;
+	g->target_up = true;
+	backend_gdb_breaks_send(g);
 	if (g->inserts == 0)
 		backend_gdb_type_commands(g);
 }
@@ -346,12 +368,13 @@ backend_gdb_open(struct session *s, struct gdb_data *g, const char *remote,
 	return 0;
 }
 
-/* gdb runs: ask it, through MI, to connect, and start the deadline. */
+/* gdb runs: the fault breaks, then the connect, through MI; and the deadline. */
 void
 backend_gdb_connect(struct session *s)
 {
 	struct gdb_data *g = s->bdata;
 
+	backend_gdb_breaks_send(g);
 	/*
 	 * A bound server's socket takes the connection before the server
 	 * runs: gdb waits for its first answer as long as the launch may,
@@ -382,6 +405,7 @@ backend_gdb_close(struct session *s)
 		return;
 	mi_close(g->mi);
 	g->mi = NULL;
+	gdb_newui_remove(s);
 	join_gdb_close(g);
 	gdb_control_close(g);
 	timer_free(g->timer);

@@ -777,6 +777,8 @@ struct gdb_data {
 	unsigned long	 connect_token;
 	bool		 debugger_up;	/* gdb beside its server ran */
 	unsigned	 inserts;	/* fault breaks gdb has not answered */
+	bool		 breaks_sent;	/* the fault breaks went to gdb */
+	bool		 target_up;	/* connected or attached */
 	int		 settle;	/* what the launch awaits (backend-gdb.c) */
 	unsigned	 groups;	/* thread groups live: the program runs */
 	unsigned	 quit_left;	/* the quit's kills and detaches unanswered */
@@ -902,6 +904,10 @@ void	 gdb_osabi_args(struct argv *, struct session *);
 int	 gdb_tty_open(struct session *, char *err, size_t errlen);
 void	 gdb_tty_args(struct argv *, struct session *);
 void	 gdb_tty_close(struct session *);
+
+/* gdb-newui.c: gdb's MI channel, opened without a word on the console. */
+void	 gdb_newui_args(struct argv *, struct session *, const char *pts);
+void	 gdb_newui_remove(struct session *);
 
 /* gdb-breaks.c: the session's own fault breakpoints, kept armed. */
 json_t		*gdb_breaks_bkpt(json_t *results);

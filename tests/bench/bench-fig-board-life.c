@@ -7,7 +7,8 @@
  * breakpoint on HardFault_Handler, the daemon's own fault break; and a
  * whole launch to the banner on UART0, as the gdbserver kind with QEMU
  * for its server and as the qemu kind, beside QEMU and gdb started by
- * hand, connected, continued and UART0 read until the banner.
+ * hand, connected, continued and UART0 read until the banner, and by
+ * hand with the fault breaks a session sets.
  */
 #include "bench.h"
 
@@ -253,21 +254,58 @@ fig_board_life_launch_direct(struct board *f)
 }
 
 /*
+ * The same by hand with the work a session's guarantees add: the qemu
+ * kind's four fault breaks set (sent with the connect, answered before
+ * the continue) and breakpoints kept in, as the daemon's gdb does.
+ */
+static int
+fig_board_life_direct_faults(struct board *f)
+{
+	static const char *const cmds[] = {
+	    "-gdb-set breakpoint always-inserted on",
+	    "-break-insert *HardFault_Handler",
+	    "-break-insert *MemManage_Handler",
+	    "-break-insert *BusFault_Handler",
+	    "-break-insert *UsageFault_Handler", NULL };
+	const char *const *c;
+
+	f->direct = 1;
+	if (mi_start(&f->m, f->b->board) == -1)
+		return bench_fail(f->b, "%s", f->m.err);
+	for (c = cmds; *c != NULL; c++)
+		if (mi_command(&f->m, *c, NULL) == -1)
+			return bench_fail(f->b, "%s", f->m.err);
+	if (mi_command(&f->m, "-exec-continue", NULL) == -1 ||
+	    mi_uart_until(&f->m, BOARD_BANNER) == -1)
+		return bench_fail(f->b, "%s", f->m.err);
+	return 0;
+}
+
+/* QEMU and gdb by hand, with the fault breaks, to the banner; timed. */
+static double
+fig_board_life_launch_direct_faults(struct board *f)
+{
+	return fig_board_life_timed(f, fig_board_life_direct_faults,
+	    board_direct_end);
+}
+
+/*
  * Figure: a whole launch to the banner, as the gdbserver kind and as the
  * qemu kind, beside QEMU and gdb-multiarch started by hand; in ms.
  */
 int
 fig_board_life_launch(struct bench *b)
 {
-	board_round		 round[3] = { fig_board_life_launch_gdbserver,
+	board_round		 round[4] = { fig_board_life_launch_gdbserver,
 				    fig_board_life_launch_qemu,
-				    fig_board_life_launch_direct };
-	struct samples		 s[3][2] = { { { 0 } } };
+				    fig_board_life_launch_direct,
+				    fig_board_life_launch_direct_faults };
+	struct samples		 s[4][2] = { { { 0 } } };
 	struct board		 f;
 	int			 rv;
 
 	if ((rv = board_connect(&f, b)) == 0)
-		rv = board_batches(&f, round, 3, FIG_BOARD_LIFE_LAUNCHES, 1, s);
+		rv = board_batches(&f, round, 4, FIG_BOARD_LIFE_LAUNCHES, 1, s);
 	board_close(&f);
 	if (rv == 0) {
 		board_rows(s, 0, 2, "ms", 0, "goal p50 <= 1.2x base, p99 <= 2x; "
@@ -275,7 +313,11 @@ fig_board_life_launch(struct bench *b)
 		    "[vs by hand]");
 		board_rows(s, 1, 2, "ms", 0, "goal p50 <= 1.2x base, p99 <= 2x",
 		    "launch to banner, qemu kind [vs by hand]");
+		table_row("ms", stat_median(&s[1][0]), stat_median(&s[3][0]),
+		    NO_TARGET, "the baseline sets the four fault breaks too",
+		    "board launch to banner, qemu kind [vs by hand with fault "
+		    "breaks] p50");
 	}
-	board_free(s, 3);
+	board_free(s, 4);
 	return rv;
 }

@@ -303,6 +303,96 @@ Test(board, hardfault_record)
 	board_stop(&b);
 }
 
+/*
+ * Assert from session id's MI transcript that every fault break the
+ * daemon gave gdb was answered as a breakpoint before the target first
+ * ran, and that there were at least min of them: the board stays halted
+ * until its fault breaks are in.
+ */
+static void
+board_breaks_before_run(long id, int min)
+{
+	char	 path[PATH_MAX], sent[64][32];
+	char	*log, *line, *save;
+	int	 nsent = 0, nanswered = 0, i;
+	bool	 ran = false;
+
+	snprintf(path, sizeof(path), "%s/sessions/%ld.mi.log", H->state, id);
+	log = h_read_file(path, NULL);
+	cr_assert_not_null(log, "no MI transcript %s", path);
+	for (line = strtok_r(log, "\n", &save); line != NULL && !ran;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "> ", 2) == 0 && strstr(line,
+		    "-break-insert") != NULL && nsent < 64) {
+			snprintf(sent[nsent++], sizeof(sent[0]), "< %.*s^done,bkpt=",
+			    (int)strspn(line + 2, "0123456789"), line + 2);
+			continue;
+		}
+		for (i = 0; i < nsent; i++)
+			if (strncmp(line, sent[i], strlen(sent[i])) == 0)
+				nanswered++;
+		ran = strcmp(line, "< ^running") == 0 || strncmp(line,
+		    "< *running", 10) == 0;
+	}
+	free(log);
+	cr_assert(ran, "session %ld: the transcript never says the target "
+	    "ran", id);
+	cr_assert_geq(nsent, min, "session %ld: fault breaks sent before the "
+	    "target ran: %d", id, nsent);
+	cr_assert_eq(nanswered, nsent, "session %ld: of %d fault breaks sent "
+	    "before the target ran, %d were in when it ran", id, nsent,
+	    nanswered);
+}
+
+/* The launched board's fault breaks were in before it ran, and catch '!'. */
+static void
+board_fault_caught(long id, const char *ids)
+{
+	struct h_res r;
+	json_t *st;
+
+	board_breaks_before_run(id, 4);
+	cr_assert_eq(h_cli_input(&r, "!", H_ARGS("send", ids)), 0, "send !: "
+	    "exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
+	cr_assert(h_cli_wait_status(id, "fault", NULL, H_WAIT_BOUND), "no "
+	    "fault record in status %s after the HardFault", ids);
+	st = h_cli_status(id);
+	cr_assert_str_eq(h_jstr(st, "fault.location") ? h_jstr(st,
+	    "fault.location") : "", "*HardFault_Handler", "fault of %s", ids);
+	json_decref(st);
+}
+
+/*
+ * The fault breaks go in before the board first runs, whether gdb
+ * connects to a server it is given (gdbserver kind) or to QEMU's stub on
+ * the daemon's socket (qemu kind): the transcript has every one answered
+ * before the first run, and a fault right after the launch stops at the
+ * handler with its record.
+ */
+Test(board, gdbserver_fault_breaks_in_before_the_first_run)
+{
+	struct board b = { 0 };
+
+	board_launch(&b, false);
+	board_fault_caught(b.id, b.ids);
+	board_stop(&b);
+}
+
+/* The same for the qemu kind. */
+Test(board, qemu_fault_breaks_in_before_the_first_run)
+{
+	const char *fw = h_board_firmware("FIX_BOARD");
+	char ids[32];
+	long id;
+
+	id = h_cli_launch(H_ARGS("--kind", "qemu", "--machine", "lm3s6965evb",
+	    "--", fw));
+	h_idstr(id, ids, sizeof(ids));
+	board_fault_caught(id, ids);
+	json_decref(h_cli_stop(id, NULL, NULL));
+}
+
 
 /* What gdb says of its OS ABI in session ids. */
 static char *

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(console, .init = h_ctx_setup, .fini = h_ctx_teardown,
     .timeout = 120);
@@ -129,6 +130,51 @@ Test(console, new_ui_message_stays_off_the_console)
 	h_run_free(&r);
 	cr_assert_eq(log_count(ids, "New UI allocated"), 0, "the console "
 	    "shows the daemon's new-ui:\n%s", h_cli_logs(ids));
+}
+
+/* gdb's answer to -gdb-show of a setting of session ids ("" if none). */
+static char *
+console_show(const char *ids, const char *setting)
+{
+	json_t	*j;
+	char	*v;
+
+	j = h_cli_json(H_ARGS("exec", ids, "--", "-gdb-show", setting));
+	v = strdup(h_jstr(j, "results.value") ? h_jstr(j, "results.value") :
+	    "");
+	json_decref(j);
+	return v;
+}
+
+/*
+ * Opening the MI channel leaves the user's logging as gdb's defaults
+ * have it, says nothing of it on the console, and the session's script
+ * for it is gone once the session ends.
+ */
+Test(console, the_mi_channel_leaves_logging_as_it_was)
+{
+	static const char *const want[][2] = { { "logging enabled", "off" },
+	    { "logging redirect", "off" }, { "logging file", "gdb.txt" } };
+	char	 ids[32], path[PATH_MAX], *v;
+	size_t	 i;
+	long	 id;
+
+	id = h_cli_launch(H_ARGS("--", h_ctx_fixture("FIX_ECHO")));
+	h_idstr(id, ids, sizeof ids);
+	h_cli_wait_log(ids, "(gdb) ", H_WAIT_BOUND);
+	for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+		v = console_show(ids, want[i][0]);
+		cr_assert_str_eq(v, want[i][1], "%s after the MI channel was "
+		    "opened", want[i][0]);
+		free(v);
+	}
+	cr_assert_eq(log_count(ids, "logging") + log_count(ids, "Redirecting") +
+	    log_count(ids, "Copying output"), 0, "the console speaks of "
+	    "logging:\n%s", h_cli_logs(ids));
+	json_decref(h_cli_stop(id, NULL, NULL));
+	snprintf(path, sizeof path, "%s/sessions/%ld.mi.gdb", H->state, id);
+	cr_assert_neq(access(path, F_OK), 0, "%s is left after the session "
+	    "ended", path);
 }
 
 /*
