@@ -500,13 +500,14 @@ extern const struct method *const method_holds[];
 
 /* proc.c: one process under its own keeper; the one spawn function. */
 enum proc_event {
-	PROC_STARTED,		/* the process exec'd: pid is known */
-	PROC_FAILED,		/* it could not: fail_stage, fail_errno */
-	PROC_EXITED,		/* it ended: exit_code or exit_signal */
+	PROC_STARTED,		/* the process exec'd: proc_pid is known */
+	PROC_FAILED,		/* it could not: proc_failure */
+	PROC_EXITED,		/* it ended: proc_exit */
 	PROC_GONE,		/* its keeper is gone, and so is all of it */
-	PROC_STOPPED,		/* it was stopped: stop_signal */
+	PROC_STOPPED,		/* it was stopped: proc_stop_signal */
 	PROC_CONTINUED,		/* it was continued after a stop */
 };
+/* Opaque: its fields are proc.c's own (proc.h); others ask its functions. */
 struct proc;
 typedef void (*proc_cb)(void *arg, struct proc *, enum proc_event);
 
@@ -533,46 +534,6 @@ struct proc_spec {
 	bool		  stdio;	/* transport on 0 and 1, not 4 and 5 */
 	int		  fd_listen;	/* at PROC_FD_LISTEN, or -1 */
 	const char	 *cgroup;	/* its cgroup's name, where there are */
-};
-
-struct proc {
-	TAILQ_ENTRY(proc) entry;	/* in dmn.procs until freed */
-	RB_ENTRY(proc)	 keeper_entry;	/* in proc-keepers.c's tree while live */
-	char		*exec_name;	/* what the keeper execs */
-	pid_t		 pid;
-	pid_t		 keeper_pid;
-	int		 pidfd;		/* the keeper's, until it is reaped */
-	uv_poll_t	 exitw;		/* on the pidfd: readable at its exit */
-	bool		 unwatched;	/* no pidfd: reaped at SIGCHLD by pid */
-	bool		 reaped;
-	uv_pipe_t	 ctl;
-	bool		 keeper_live;	/* spawned, not yet exited */
-	bool		 ctl_open;
-	bool		 gone;
-	bool		 freed;		/* the owner let go */
-	unsigned	 handles;	/* open libuv handles */
-	struct frame	 ctl_frame;
-	int		 stop_signal;	/* what stopped it, 0 while it runs */
-	bool		 have_exit;
-	int		 exit_code;
-	int		 exit_signal;
-	/* A graceful quit was asked of it (or of the debugger before it). */
-	bool		 quit_asked;
-	/* Its quit detached a target that lives on (gdb-quit.c). */
-	bool		 quit_detached;
-	/* How it ended: "exit" by itself, "quit", "detach", "term" or "kill". */
-	const char	*ended_by;
-	struct cgroup	*cg;		/* its tree's cgroup, or NULL */
-	bool		 cg_empty;	/* nothing alive in it */
-	bool		 orphaned;	/* its keeper died unclean: orphans? */
-	struct timer	*watchdog;	/* the keeper's stop deadline */
-	uint64_t	 watchdog_at;	/* uv_now() it runs out, or 0 */
-	struct timer	*startw;	/* looks at it until it says started */
-	char		 fail_stage[32];
-	int		 fail_errno;
-	bool		 lied;		/* a line it cannot have sent was logged */
-	proc_cb		 cb;
-	void		*arg;
 };
 
 /* What one line of a keeper says: "started", "failed", "exit", ... */
@@ -602,6 +563,18 @@ void		 proc_stop(struct proc *, long timeout_ms);
 void		 proc_orphans_gone(void);
 json_t		*proc_exit_json(const struct proc *);
 void		 proc_free(struct proc *);
+pid_t		 proc_pid(const struct proc *);
+pid_t		 proc_keeper_pid(const struct proc *);
+bool		 proc_alive(const struct proc *);
+bool		 proc_gone(const struct proc *);
+const char	*proc_name(const struct proc *);
+bool		 proc_exit(const struct proc *, int *code, int *sig);
+const char	*proc_ended_by(const struct proc *);
+const char	*proc_failure(const struct proc *, int *errnum);
+int		 proc_stop_signal(const struct proc *);
+bool		 proc_contained(const struct proc *);
+void		 proc_mark_quit(struct proc *);
+void		 proc_mark_detached(struct proc *);
 
 /* proc-keepers.c */
 void		 proc_keepers_add(struct proc *);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "proc.h"
 
 static void	proc_signal_keeper(struct proc *, int);
 
@@ -187,7 +188,7 @@ proc_stop(struct proc *pr, long timeout_ms)
  * detached a target rather than ended it.
  */
 static const char *
-proc_ended_by(const struct proc *pr, const char *how)
+proc_end_cause(const struct proc *pr, const char *how)
 {
 	if (strcmp(how, "term") == 0)
 		return "term";
@@ -487,7 +488,7 @@ proc_line(void *arg, char *line, size_t len)
 			pr->exit_signal = (int)r.n;
 		else
 			pr->exit_code = (int)r.n;
-		pr->ended_by = proc_ended_by(pr, r.how);
+		pr->ended_by = proc_end_cause(pr, r.how);
 		pr->have_exit = true;
 		pr->cb(pr->arg, pr, PROC_EXITED);
 		return 0;
@@ -823,4 +824,98 @@ proc_free(struct proc *pr)
 		return;
 	pr->freed = true;
 	proc_maybe_free(pr);
+}
+
+/* Its program's pid once the keeper said it started, else 0. */
+pid_t
+proc_pid(const struct proc *pr)
+{
+	return pr->pid;
+}
+
+/* Its keeper's pid (a group leader, and the program's parent). */
+pid_t
+proc_keeper_pid(const struct proc *pr)
+{
+	return pr->keeper_pid;
+}
+
+/* Whether its keeper runs: spawned and not yet exited. */
+bool
+proc_alive(const struct proc *pr)
+{
+	return pr->keeper_live;
+}
+
+/* Whether its keeper is gone, and so is all of it. */
+bool
+proc_gone(const struct proc *pr)
+{
+	return pr->gone;
+}
+
+/* What the keeper execs, for messages. */
+const char *
+proc_name(const struct proc *pr)
+{
+	return pr->exec_name;
+}
+
+/*
+ * Whether its program has exited; if so, with what code or by what signal
+ * (either pointer may be NULL).
+ */
+bool
+proc_exit(const struct proc *pr, int *code, int *sig)
+{
+	if (!pr->have_exit)
+		return false;
+	if (code != NULL)
+		*code = pr->exit_code;
+	if (sig != NULL)
+		*sig = pr->exit_signal;
+	return true;
+}
+
+/* How it ended: "exit", "quit", "detach", "term" or "kill". */
+const char *
+proc_ended_by(const struct proc *pr)
+{
+	return pr->ended_by;
+}
+
+/* Where it failed to start ("setup" ... "exec"), and the errno. */
+const char *
+proc_failure(const struct proc *pr, int *errnum)
+{
+	*errnum = pr->fail_errno;
+	return pr->fail_stage;
+}
+
+/* The signal that stopped it, 0 while it runs. */
+int
+proc_stop_signal(const struct proc *pr)
+{
+	return pr->stop_signal;
+}
+
+/* Whether its tree is in a cgroup of its own. */
+bool
+proc_contained(const struct proc *pr)
+{
+	return pr->cg != NULL;
+}
+
+/* A graceful quit was asked of it, or of the debugger before it. */
+void
+proc_mark_quit(struct proc *pr)
+{
+	pr->quit_asked = true;
+}
+
+/* Its quit detached a target that lives on: it ended by "detach". */
+void
+proc_mark_detached(struct proc *pr)
+{
+	pr->quit_detached = true;
 }

@@ -478,7 +478,7 @@ session_signal(struct session *s, int sig, pid_t *pgrp, struct rpc_error *err)
 	/* Where ^C would go: the program's own terminal while it runs there. */
 	*pgrp = tcgetpgrp(session_keyboard(s)->master);
 	/* The keeper's own group in front means the program is gone. */
-	if (*pgrp <= 0 || main == NULL || *pgrp == main->keeper_pid) {
+	if (*pgrp <= 0 || main == NULL || *pgrp == proc_keeper_pid(main)) {
 		rpc_error_set(err, RPC_NOT_RUNNING, "session %lu has no "
 		    "foreground process", s->id);
 		return -1;
