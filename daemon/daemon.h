@@ -53,8 +53,6 @@ int	 argv_split(struct argv *, const char *);
 bool	 argv_assigns(const char *);
 
 /* log.c: the daemon's own log. */
-/* The daemon log's size when it is turned over, unless DBGCTLD_LOG_MAX. */
-#define LOG_MAX_DEFAULT (8 * 1024 * 1024)
 
 /* Events of one kind that may come in floods, such as refused clients. */
 struct log_burst {
@@ -171,22 +169,11 @@ struct output_gap {
 	uint64_t	 end;
 };
 
-/* The most gaps kept apart; past it the last one grows to cover the new. */
-#define OUTPUT_GAPS_MAX 1024
-
-/* One mark each this many bytes, so a tail lookup scans no more. */
-#define OUTPUT_MARK_BYTES 65536
-
 /* When a piece of output arrived: its first byte's offset, unix seconds. */
 struct output_time {
 	uint64_t	 off;
 	double		 at;
 };
-
-/* Arrival records kept in memory before they are written out. */
-#define OUTPUT_TIMES_BUF 256
-/* Most arrival records one logs reply carries. */
-#define OUTPUT_TIMES_MAX 4096
 
 struct output {
 	struct ring		 ring;
@@ -255,8 +242,6 @@ typedef void (*transport_cb)(void *arg, enum transport_event, const char *,
 #define TRANSPORT_RUNS_MAX 16
 /* Descriptors kept free when clients are accepted, for sessions and refusals. */
 #define CONN_FD_RESERVE 64
-/* Bytes of unfinished request lines all connections may hold together. */
-#define REQUEST_HALF_LINES_MAX (64 * 1024 * 1024)
 
 struct transport {
 	int		 child_in;	/* target's stdin, until spawned */
@@ -356,10 +341,9 @@ typedef void (*mi_reply_cb)(void *arg, const struct mi_record *,
 /* A record gdb sent on its own: async, or stream output nobody asked for. */
 typedef void (*mi_event_cb)(void *arg, const struct mi_record *);
 /*
- * Tokens from JOIN_TOKEN_BASE up are joined clients' (join.c): gdb gives
- * some of their results to the first MI UI, ours.
+ * Tokens from mi.c's JOIN_TOKEN_BASE up are joined clients' (join.c): gdb
+ * gives some of their results to the first MI UI, ours.
  */
-#define JOIN_TOKEN_BASE	(1ULL << 32)
 /* A result of another UI's command, as gdb wrote it. */
 typedef void (*mi_foreign_cb)(void *arg, const char *line, size_t len);
 /* One of our commands was answered: cmd, its record and line. */
@@ -512,10 +496,6 @@ struct proc;
 typedef void (*proc_cb)(void *arg, struct proc *, enum proc_event);
 
 /* Where a debugger finds the transport pipes: /dev/fd/4 and /dev/fd/5. */
-/* How long past its stop deadline a keeper may take before it is killed. */
-#define PROC_WATCHDOG_GRACE 2000
-/* How often a keeper that has not said started yet is looked at. */
-#define PROC_START_CHECK 1000
 #define PROC_FD_IN 4
 #define PROC_FD_OUT 5
 /* Where a server gets the listening socket the daemon bound for it. */
@@ -729,8 +709,6 @@ void	 server_status(const struct server *, json_t *);
 void	 server_close(struct server *);
 
 /* backend-gdb.c: the gdb family (the kinds gdb_family_kind picks). */
-/* Default bound on a remote connection. */
-#define CONNECT_TIMEOUT_DEFAULT 10000
 
 /* How far the gdb family's graceful quit has come (gdb-quit.c). */
 enum gdb_quit_step {
@@ -955,8 +933,7 @@ struct launch {
 	char			*artifacts;	/* automatic bundles' directory */
 };
 
-/* Default graceful-stop window. */
-#define STOP_TIMEOUT_DEFAULT 5000
+/* The longest graceful-stop window. */
 #define STOP_TIMEOUT_MAX 3600000
 
 int	 launch_parse(struct launch *, json_t *params, struct rpc_error *);
@@ -994,8 +971,6 @@ bool	 hold_by_verdict(const struct session *);
 json_t	*hold_json(const struct session *);
 void	 hold_close(struct session *);
 /* bundle*.c, method-bundle.c: a session's bundle, written atomically. */
-/* Bytes a bundle's files may have together, unless DBGCTLD_BUNDLE_MAX says. */
-#define BUNDLE_MAX_DEFAULT (64ULL * 1024 * 1024)
 struct bundle;
 struct bundles;
 /* Why a bundle was refused or failed: its kind (RPC_*), errno or 0, the cause. */
@@ -1099,12 +1074,6 @@ struct session_proc {
 	size_t			 taillen;	/* SESSION_TAIL_BYTES once it has */
 };
 
-/* Bytes of a process's last output kept for messages about it. */
-#define SESSION_TAIL_BYTES 1024
-
-/* Lines of a server's output that a failure's message quotes. */
-#define SESSION_TAIL_LINES 3
-
 /* Processes a session may have: its main one and a server. */
 #define SESSION_MAXPROCS 2
 
@@ -1165,13 +1134,6 @@ struct session {
 	struct status_row	*row;		/* status-page.c: fixed members' text */
 };
 
-/* Ended sessions kept in the table unless DBGCTLD_KEEP_ENDED says otherwise. */
-#define KEEP_ENDED_DEFAULT 1000
-/* A transcript's log size, unless DBGCTLD_TRANSCRIPT_MAX says. */
-#define TRANSCRIPT_MAX_DEFAULT (1024ULL * 1024 * 1024)
-/* Seconds an ended session is kept, unless DBGCTLD_KEEP_ENDED_SECONDS says. */
-#define KEEP_ENDED_SECONDS_DEFAULT 86400
-
 const char		*session_state_name(enum session_state);
 bool			 session_ended(const struct session *);
 struct session		*session_create(struct launch *, struct rpc_error *);
@@ -1205,8 +1167,6 @@ void			 session_breakpoint(struct session *, json_t *);
 void			 session_target_run(struct session *, bool);
 void			 session_fault(struct session *, json_t *);
 void			 session_fault_clear(struct session *, const char *by);
-/* Fault records a session keeps in its history (status "faults"). */
-#define FAULTS_KEPT 16
 void			 session_fire(struct session *,
 			    const struct session_event *);
 struct sink		*session_sink_add(struct session *, unsigned mask,
@@ -1218,23 +1178,8 @@ const char		*session_is(const struct session *);
 /* expect.c: waiting for patterns on a session's stream. */
 /* How far back from the newest byte a match may begin. */
 #define EXPECT_WINDOW (1024 * 1024)
-/* Expects one connection may have waiting at once. */
-#define EXPECT_WAITING_MAX 256
-/* Named cursors a session keeps, for all its streams. */
-#define EXPECT_CURSORS_MAX 32
-/* Patterns one expect tries, and bytes each may have. */
+/* Patterns one expect tries. */
 #define EXPECT_PATTERNS_MAX 64
-#define EXPECT_PATTERN_MAX (64 * 1024)
-/* Most bytes of `before` and of a timeout's `got` an answer carries. */
-#define EXPECT_BEFORE_MAX (256 * 1024)
-#define EXPECT_GOT_MAX (512 * 1024)
-/* Bytes taken in at a time, and matched by all expects in one loop turn. */
-#define EXPECT_CHUNK (256 * 1024)
-/* New output matched at once, in the event that brought it. */
-#define EXPECT_INLINE (64 * 1024)
-#define EXPECT_TURN_BYTES (2 * 1024 * 1024)
-/* Bytes taken in at a time at the least, however many patterns share them. */
-#define EXPECT_CHUNK_MIN 4096
 
 enum expect_result {
 	EXPECT_MATCH,	/* a pattern matched */
@@ -1265,7 +1210,6 @@ void			 expect_free(struct expect *);
 /* expect-answer.c: what an expect answers, its match as JSON text. */
 char			*expect_answer(struct expect *, size_t *);
 json_t			*expect_answer_got(struct expect *);
-
 
 /* session-stream.c: a session's streams by name. */
 void			 session_stream_init(struct session *);
@@ -1334,14 +1278,9 @@ struct status_field {
 extern const struct status_field status_fields[];
 extern const size_t status_nfields;
 json_t	*status_json(const struct session *);
-/* A row's argv holds at most this many bytes; a reply's rows this many. */
-#define STATUS_ROW_ARGV 4096
-#define STATUS_PAGE_BYTES (512 * 1024)
 json_t	*status_row_argv(json_t *argv, bool *cut);
-/* Rows of a list page by default, and at most; names a list may pick. */
-#define LIST_LIMIT 1000
+/* The most rows a list page may have. */
 #define LIST_LIMIT_MAX 10000
-#define LIST_FIELDS_MAX 64
 
 /* status-page.c: rows of sessions written as JSON text, as many as fit a reply. */
 /* Which members each row carries: every one, or those named. */
@@ -1518,8 +1457,6 @@ void	 conn_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
 void	 conn_free_cb(uv_handle_t *);
 
 /* dial.c: a connection served from the stdin and stdout dial-stdio passed. */
-/* The descriptors a connection may pass: dial-stdio's stdin and stdout. */
-#define DIAL_FDS 2
 
 int	 dial_take(struct conn *);
 bool	 dial_untaken(struct conn *);
@@ -1661,8 +1598,6 @@ bool		 pending_held(const struct request *);
 enum method_return pending_verdict_end(struct request *, json_t *data);
 
 /* peer.c: TCP peers that have not presented the token yet. */
-/* The longest request line such a peer may send. */
-#define PEER_LINE_MAX 4096
 /* Its time to present the token unless DBGCTLD_AUTH_TIMEOUT. */
 #define PEER_TIMEOUT_DEFAULT 10000
 
@@ -1700,8 +1635,6 @@ void	 tap_stop(struct conn *, struct session *);
 void	 tap_drained(struct conn *);
 
 /* attach.c: clients attached to a session's console. */
-/* Console lines replayed to a client when it attaches. */
-#define ATTACH_REPLAY_LINES 200
 
 void	 attach_start(struct conn *, struct session *, unsigned long lines);
 void	 attach_server(struct conn *);

@@ -18,6 +18,17 @@
 #include "daemon.h"
 #include "paths.h"
 
+/* Bytes a bundle's files may have together, unless DBGCTLD_BUNDLE_MAX says. */
+#define BUNDLE_MAX_DEFAULT (64ULL * 1024 * 1024)
+/* Ended sessions kept in the table unless DBGCTLD_KEEP_ENDED says otherwise. */
+#define KEEP_ENDED_DEFAULT 1000
+/* A transcript's log size, unless DBGCTLD_TRANSCRIPT_MAX says. */
+#define TRANSCRIPT_MAX_DEFAULT (1024ULL * 1024 * 1024)
+/* Seconds an ended session is kept, unless DBGCTLD_KEEP_ENDED_SECONDS says. */
+#define KEEP_ENDED_SECONDS_DEFAULT 86400
+/* The daemon log's size when it is turned over, unless DBGCTLD_LOG_MAX. */
+#define LOG_MAX_DEFAULT (8 * 1024 * 1024)
+
 /* Print how to run the daemon. */
 static void
 main_usage(FILE *f)

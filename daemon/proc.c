@@ -16,6 +16,11 @@
 #include "daemon.h"
 #include "proc.h"
 
+/* How long past its stop deadline a keeper may take before it is killed. */
+#define PROC_WATCHDOG_GRACE 2000
+/* How often a keeper that has not said started yet is looked at. */
+#define PROC_START_CHECK 1000
+
 static void	proc_signal_keeper(struct proc *, int);
 
 /* Build the keeper's own argv around the process's. */

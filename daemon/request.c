@@ -9,6 +9,11 @@
 
 #include "daemon.h"
 
+/* The longest request line such a peer may send. */
+#define PEER_LINE_MAX 4096
+/* Bytes of unfinished request lines all connections may hold together. */
+#define REQUEST_HALF_LINES_MAX (64 * 1024 * 1024)
+
 /* The method of what names none, or is no request. */
 static const struct method request_none = { .name = "?" };
 

@@ -7,6 +7,11 @@
 
 #include "daemon.h"
 
+/* Bytes of a process's last output kept for messages about it. */
+#define SESSION_TAIL_BYTES 1024
+/* Lines of a server's output that a failure's message quotes. */
+#define SESSION_TAIL_LINES 3
+
 extern char **environ;
 
 /* Keep the last bytes a process printed, for messages about it. */

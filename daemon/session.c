@@ -13,6 +13,9 @@
 #include "daemon.h"
 #include "signame.h"
 
+/* Fault records a session keeps in its history (status "faults"). */
+#define FAULTS_KEPT 16
+
 static const char *session_state_names[] = {
 	[S_STARTING] = "starting",
 	[S_RUNNING] = "running",

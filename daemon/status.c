@@ -6,6 +6,9 @@
 
 #include "daemon.h"
 
+/* A row's argv holds at most this many bytes. */
+#define STATUS_ROW_ARGV 4096
+
 /* A wall-clock time as an RFC 3339 UTC string. */
 static json_t *
 status_time(double t)
