@@ -1081,7 +1081,7 @@ struct session_proc {
 struct session {
 	TAILQ_ENTRY(session)	 entry;
 	RB_ENTRY(session)	 id_entry;	/* in dmn.session_ids while listed */
-	RB_ENTRY(session)	 ended_entry;	/* in dmn.ended */
+	RB_ENTRY(session)	 ended_entry;	/* in session-prune.c's tree */
 	unsigned long		 id;
 	unsigned		 refs;
 	bool			 listed;	/* in the table */
@@ -1230,7 +1230,6 @@ void			 session_stream_remove(struct session *);
 void			 session_note(struct session *, const char *);
 
 /* session-prune.c: ended sessions forgotten, or removed when asked. */
-RB_HEAD(session_ended, session);
 void			 session_prune_ended(struct session *);
 void			 session_prune(void);
 double			 session_prune_left(const struct session *);
@@ -1657,41 +1656,29 @@ void	 daemon_watch_signals(void);
 void	 loop_alloc_cb(uv_handle_t *, size_t, uv_buf_t *);
 double	 loop_now(void);
 
-/* The one daemon context. */
 /* spawn.c: starting a keeper without copying the daemon or its descriptors. */
 #define SPAWN_SLOTS 7
-struct spawn {
-	bool	 ok;
-	int	 slot[SPAWN_SLOTS];	/* hold /dev/null between spawns */
-	int	 null;
-	void	*stack;
-};
 void	 spawn_init(void);
 pid_t	 spawn_keeper(const char *, char **, char **, const int *,
 	    const int *, int);
 
+/*
+ * The one daemon context: what several files share. A file's own state is
+ * static in that file (spawn.c's slots, notify.c's last line, ...).
+ */
 struct daemon {
 	uv_loop_t		*loop;
 	unsigned		 cache_jobs;	/* on the pool */
-	struct spawn		 spawn;
 	char			 sock_path[PATH_MAX];
 	char			 state_dir[PATH_MAX];
 	char			 keeper_path[PATH_MAX];
 	TAILQ_HEAD(, listener)	 listeners;
-	uv_signal_t		 sigterm;
-	uv_signal_t		 sigint;
-	uv_signal_t		 sigchld;	/* orphans (orphan.c) */
-	TAILQ_HEAD(, proc)	 procs;		/* every keeper record */
 	unsigned		 orphans;	/* killed, not yet reaped */
 	unsigned		 unwatched;	/* keepers without a pidfd, alive */
 	unsigned long		 nofile;	/* the soft fd limit, raised */
 	unsigned long		 nofile_orig;	/* as started, for programs */
-	size_t			 half_lines;	/* unfinished request bytes */
 	char			*cgroup_root;	/* our cgroup subtree, or NULL */
-	char			 contain_why[PATH_MAX + 64]; /* why not */
-	struct pidfh		*pidfh;
 	bool			 activated;	/* listens on sockets passed to it */
-	struct sdnotify		*sdnotify;	/* NOTIFY_SOCKET, or NULL */
 	TAILQ_HEAD(, session)	 sessions;
 	struct session_ids	 session_ids;	/* the same, by id */
 	TAILQ_HEAD(, conn)	 conns;
@@ -1704,20 +1691,8 @@ struct daemon {
 	unsigned long		 keep_ended_s;	/* and for how many seconds */
 	uint64_t		 transcript_max; /* bytes a transcript's log may have */
 	uint64_t		 bundle_max;	/* bytes a bundle's files may have */
-	unsigned long		 nended;
-	struct session_ended	 ended;		/* ended ones, by id */
 	bool			 shutting_down;
-	struct timer		*prune;		/* forgets ended sessions */
-	struct timer		*conn_sweep;	/* closes dropped connections */
 	char			*token;		/* what TCP clients present */
-	char			*note;		/* the last console notification, */
-	size_t			 note_size;	/* as the line sent */
-	unsigned long		 note_session;
-	uint64_t		 note_offset;
-	size_t			 note_len;
-	struct timer		*finish;	/* closes everything at exit */
-	struct timer		*last_call;	/* then closes who will not flush */
-	char			 readbuf[1048576]; /* every libuv read: a pipe's size */
 };
 
 extern struct daemon dmn;

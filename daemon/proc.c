@@ -21,6 +21,9 @@
 /* How often a keeper that has not said started yet is looked at. */
 #define PROC_START_CHECK 1000
 
+/* Every keeper record, until freed. */
+static TAILQ_HEAD(, proc) proc_all = TAILQ_HEAD_INITIALIZER(proc_all);
+
 static void	proc_signal_keeper(struct proc *, int);
 
 /* Build the keeper's own argv around the process's. */
@@ -74,7 +77,7 @@ proc_maybe_free(struct proc *pr)
 		return;
 	if (pr->keeper_live)
 		proc_keepers_remove(pr);
-	TAILQ_REMOVE(&dmn.procs, pr, entry);
+	TAILQ_REMOVE(&proc_all, pr, entry);
 	timer_free(pr->watchdog);
 	timer_free(pr->startw);
 	cgroup_close(pr->cg);
@@ -128,7 +131,7 @@ proc_orphans_gone(void)
 {
 	struct proc *pr, *next;
 
-	TAILQ_FOREACH_SAFE(pr, &dmn.procs, entry, next)
+	TAILQ_FOREACH_SAFE(pr, &proc_all, entry, next)
 		if (pr->cg == NULL)
 			proc_check_gone(pr);
 }
@@ -594,7 +597,7 @@ proc_reap_unwatched(void)
 	struct proc	*pr, *next;
 	siginfo_t	 info;
 
-	TAILQ_FOREACH_SAFE(pr, &dmn.procs, entry, next) {
+	TAILQ_FOREACH_SAFE(pr, &proc_all, entry, next) {
 		if (pr->pidfd != -1 || pr->reaped || pr->keeper_pid <= 0 ||
 		    !pr->unwatched)
 			continue;
@@ -765,7 +768,7 @@ proc_spawn(const struct proc_spec *sp, const char *keeper, proc_cb cb,
 	pr->arg = arg;
 	pr->pidfd = -1;
 	pr->exec_name = xstrdup(sp->argv[0]);
-	TAILQ_INSERT_TAIL(&dmn.procs, pr, entry);
+	TAILQ_INSERT_TAIL(&proc_all, pr, entry);
 	/* Until the keeper runs, a failure frees it: no handle is open yet. */
 	pr->freed = true;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {

@@ -8,7 +8,7 @@
 #define DBGCTL_PROC_H
 
 struct proc {
-	TAILQ_ENTRY(proc) entry;	/* in dmn.procs until freed */
+	TAILQ_ENTRY(proc) entry;	/* in proc_all until freed */
 	RB_ENTRY(proc)	 keeper_entry;	/* in proc-keepers.c's tree while live */
 	char		*exec_name;	/* what the keeper execs */
 	pid_t		 pid;

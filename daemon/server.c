@@ -203,7 +203,8 @@ server_look(void *arg)
 	if (srv->listening || pr == NULL || proc_exit(pr, NULL, NULL) ||
 	    !proc_alive(pr))
 		return;
-	n = sock_listening(proc_keeper_pid(pr), srv->port, ports, SERVER_MAXPORTS);
+	n = sock_listening(proc_keeper_pid(pr), srv->port, ports,
+	    SERVER_MAXPORTS);
 	if (n > 0 && (port = server_pick(srv, ports, n, host,
 	    sizeof host)) > 0) {
 		server_listening(srv, port, host);
