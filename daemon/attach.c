@@ -315,11 +315,11 @@ attach_resume(struct session *s)
 {
 	struct proc	*main = s->procs[0].proc;
 
-	if (s->suspended == 0 || main == NULL || main->pid <= 0 ||
-	    main->have_exit)
+	if (s->suspended == 0 || main == NULL || proc_pid(main) <= 0 ||
+	    proc_exit(main, NULL, NULL))
 		return;
 	/* The keeper made it a group's leader; it may have left the group. */
-	if (kill(-main->pid, SIGCONT) != 0)
-		(void)kill(main->pid, SIGCONT);
+	if (kill(-proc_pid(main), SIGCONT) != 0)
+		(void)kill(proc_pid(main), SIGCONT);
 	attach_suspended(s, 0);
 }

@@ -53,20 +53,24 @@ bundle_tar_report_cb(void *arg)
 static void
 bundle_tar_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
 {
-	struct bundle_tar *t = arg;
+	struct bundle_tar	*t = arg;
+	const char		*stage;
+	int			 errnum, code = 0, sig = 0;
 
 	switch (ev) {
 	case PROC_FAILED:
+		stage = proc_failure(pr, &errnum);
 		snprintf(t->why, sizeof t->why, "cannot run tar (%s): %s",
-		    pr->fail_stage, strerror(pr->fail_errno));
+		    stage, strerror(errnum));
 		break;
 	case PROC_EXITED:
-		if (pr->exit_signal != 0)
+		(void)proc_exit(pr, &code, &sig);
+		if (sig != 0)
 			snprintf(t->why, sizeof t->why, "tar was killed by "
-			    "signal %d", pr->exit_signal);
-		else if (pr->exit_code != 0)
+			    "signal %d", sig);
+		else if (code != 0)
 			snprintf(t->why, sizeof t->why, "tar exited with %d: "
-			    "%.400s", pr->exit_code, t->out.p != NULL ?
+			    "%.400s", code, t->out.p != NULL ?
 			    t->out.p : "");
 		break;
 	case PROC_GONE:

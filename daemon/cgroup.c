@@ -21,6 +21,9 @@
 
 #include "daemon.h"
 
+/* Why sessions are not contained, when they are not. */
+static char	 cgroup_why[PATH_MAX + 64];
+
 /* How many freeze-and-kill rounds a kernel without cgroup.kill gets. */
 #define CGROUP_KILL_ROUNDS 100
 /* How long a sweep at start waits for a killed cgroup to empty, in 10 ms steps. */
@@ -341,22 +344,22 @@ cgroup_init(void)
 	for (p = dmn.sock_path; *p != '\0'; p++)
 		h = h * 33 + (unsigned char)*p;
 	if (getenv("DBGCTLD_NO_CGROUP") != NULL) {
-		strlcpy(dmn.contain_why, "DBGCTLD_NO_CGROUP is set",
-		    sizeof dmn.contain_why);
+		strlcpy(cgroup_why, "DBGCTLD_NO_CGROUP is set",
+		    sizeof cgroup_why);
 	} else if (cgroup_mount(mnt, sizeof mnt) != 0) {
-		strlcpy(dmn.contain_why, "no cgroup v2 mount",
-		    sizeof dmn.contain_why);
+		strlcpy(cgroup_why, "no cgroup v2 mount",
+		    sizeof cgroup_why);
 	} else if (cgroup_own(own, sizeof own) != 0) {
-		strlcpy(dmn.contain_why, "no cgroup v2 line in /proc/self/cgroup",
-		    sizeof dmn.contain_why);
+		strlcpy(cgroup_why, "no cgroup v2 line in /proc/self/cgroup",
+		    sizeof cgroup_why);
 	} else if (snprintf(root, sizeof root, "%s%s/dbgctld-%lu-%08lx", mnt,
 	    strcmp(own, "/") == 0 ? "" : own, (unsigned long)getuid(),
 	    h & 0xffffffffUL) >= (int)sizeof root) {
-		strlcpy(dmn.contain_why, "the cgroup path is too long",
-		    sizeof dmn.contain_why);
+		strlcpy(cgroup_why, "the cgroup path is too long",
+		    sizeof cgroup_why);
 	} else if (mkdir(root, 0755) != 0 && errno != EEXIST) {
-		snprintf(dmn.contain_why, sizeof dmn.contain_why, "cannot make "
-		    "%s: %s", root, strerror(errno));
+		snprintf(cgroup_why, sizeof cgroup_why, "cannot make %s: %s",
+		    root, strerror(errno));
 	} else {
 		cgroup_sweep(root);
 		dmn.cgroup_root = xstrdup(root);
@@ -366,7 +369,7 @@ cgroup_init(void)
 		log_info("containment: cgroup, in %s", root);
 		return;
 	}
-	log_info("containment: subreaper (%s)", dmn.contain_why);
+	log_info("containment: subreaper (%s)", cgroup_why);
 }
 
 /* The daemon exits: its subtree goes, if nothing is left in it. */
@@ -393,7 +396,7 @@ cgroup_json(void)
 		return json_pack("{s:s, s:s}", "mode", "cgroup", "cgroup",
 		    dmn.cgroup_root);
 	return json_pack("{s:s, s:s}", "mode", "subreaper", "reason",
-	    dmn.contain_why);
+	    cgroup_why);
 }
 
 /*

@@ -10,6 +10,9 @@
 
 #include "daemon.h"
 
+/* Closes dropped connections. */
+static struct timer	*conn_sweep_timer;
+
 static void	conn_keep(struct conn *, const char *, size_t);
 static void	conn_again_add(struct conn *);
 static void	conn_again_remove(struct conn *);
@@ -124,9 +127,9 @@ conn_sweep(void *arg)
 static void
 conn_sweep_soon(void)
 {
-	if (dmn.conn_sweep == NULL)
-		dmn.conn_sweep = timer_new(conn_sweep, NULL);
-	timer_start(dmn.conn_sweep, 0);
+	if (conn_sweep_timer == NULL)
+		conn_sweep_timer = timer_new(conn_sweep, NULL);
+	timer_start(conn_sweep_timer, 0);
 }
 
 /*

@@ -3,6 +3,13 @@
 
 #include "daemon.h"
 
+/* The signals that stop it, and the two steps of its exit. */
+static uv_signal_t	 daemon_sigterm;
+static uv_signal_t	 daemon_sigint;
+/* Closes everything at exit, then closes who will not flush. */
+static struct timer	*daemon_finish_timer;
+static struct timer	*daemon_last_call_timer;
+
 /* How long connections may flush their last replies at exit. */
 #define DAEMON_FLUSH_MS 1000
 
@@ -17,8 +24,8 @@ daemon_last_call(void *arg)
 		log_warn("closing a client that did not read its last replies");
 		conn_close(c);
 	}
-	timer_free(dmn.last_call);
-	dmn.last_call = NULL;
+	timer_free(daemon_last_call_timer);
+	daemon_last_call_timer = NULL;
 }
 
 /*
@@ -35,14 +42,14 @@ daemon_finish(void *arg)
 	listener_close_all();
 	conn_close_all();
 	/* A client that reads nothing would hold the exit: give it a second. */
-	dmn.last_call = timer_new(daemon_last_call, NULL);
+	daemon_last_call_timer = timer_new(daemon_last_call, NULL);
 	/* Only a connection still open keeps the daemon waiting for it. */
-	timer_weak(dmn.last_call);
-	timer_start(dmn.last_call, DAEMON_FLUSH_MS);
-	uv_close((uv_handle_t *)&dmn.sigterm, NULL);
-	uv_close((uv_handle_t *)&dmn.sigint, NULL);
-	timer_free(dmn.finish);
-	dmn.finish = NULL;
+	timer_weak(daemon_last_call_timer);
+	timer_start(daemon_last_call_timer, DAEMON_FLUSH_MS);
+	uv_close((uv_handle_t *)&daemon_sigterm, NULL);
+	uv_close((uv_handle_t *)&daemon_sigint, NULL);
+	timer_free(daemon_finish_timer);
+	daemon_finish_timer = NULL;
 }
 
 /* A session changed state: when shutting down and none is left, finish. */
@@ -53,8 +60,8 @@ daemon_session_state(struct sink *k, struct session *s,
 	(void)k;
 	(void)s;
 	(void)ev;
-	if (dmn.finish != NULL && session_live_count() == 0)
-		timer_start(dmn.finish, 0);
+	if (daemon_finish_timer != NULL && session_live_count() == 0)
+		timer_start(daemon_finish_timer, 0);
 }
 
 /* From now on the daemon is shutting down: it exits once no session is left. */
@@ -66,7 +73,7 @@ daemon_shutdown_begin(void)
 	log_info("shutting down: stopping %lu sessions", session_live_count());
 	dmn.shutting_down = true;
 	sdnotify_stopping();
-	dmn.finish = timer_new(daemon_finish, NULL);
+	daemon_finish_timer = timer_new(daemon_finish, NULL);
 	session_sink_add(NULL, SE_STATE, daemon_session_state, NULL);
 }
 
@@ -74,8 +81,8 @@ daemon_shutdown_begin(void)
 static void
 daemon_shutdown_check(void)
 {
-	if (dmn.finish != NULL && session_live_count() == 0)
-		timer_start(dmn.finish, 0);
+	if (daemon_finish_timer != NULL && session_live_count() == 0)
+		timer_start(daemon_finish_timer, 0);
 }
 
 /* Stop every session; the daemon exits once all have ended. */
@@ -124,8 +131,8 @@ daemon_signal_cb(uv_signal_t *h, int sig)
 void
 daemon_watch_signals(void)
 {
-	uv_signal_init(dmn.loop, &dmn.sigterm);
-	uv_signal_start(&dmn.sigterm, daemon_signal_cb, SIGTERM);
-	uv_signal_init(dmn.loop, &dmn.sigint);
-	uv_signal_start(&dmn.sigint, daemon_signal_cb, SIGINT);
+	uv_signal_init(dmn.loop, &daemon_sigterm);
+	uv_signal_start(&daemon_sigterm, daemon_signal_cb, SIGTERM);
+	uv_signal_init(dmn.loop, &daemon_sigint);
+	uv_signal_start(&daemon_sigint, daemon_signal_cb, SIGINT);
 }

@@ -53,8 +53,6 @@ int	 argv_split(struct argv *, const char *);
 bool	 argv_assigns(const char *);
 
 /* log.c: the daemon's own log. */
-/* The daemon log's size when it is turned over, unless DBGCTLD_LOG_MAX. */
-#define LOG_MAX_DEFAULT (8 * 1024 * 1024)
 
 /* Events of one kind that may come in floods, such as refused clients. */
 struct log_burst {
@@ -171,22 +169,11 @@ struct output_gap {
 	uint64_t	 end;
 };
 
-/* The most gaps kept apart; past it the last one grows to cover the new. */
-#define OUTPUT_GAPS_MAX 1024
-
-/* One mark each this many bytes, so a tail lookup scans no more. */
-#define OUTPUT_MARK_BYTES 65536
-
 /* When a piece of output arrived: its first byte's offset, unix seconds. */
 struct output_time {
 	uint64_t	 off;
 	double		 at;
 };
-
-/* Arrival records kept in memory before they are written out. */
-#define OUTPUT_TIMES_BUF 256
-/* Most arrival records one logs reply carries. */
-#define OUTPUT_TIMES_MAX 4096
 
 struct output {
 	struct ring		 ring;
@@ -255,8 +242,6 @@ typedef void (*transport_cb)(void *arg, enum transport_event, const char *,
 #define TRANSPORT_RUNS_MAX 16
 /* Descriptors kept free when clients are accepted, for sessions and refusals. */
 #define CONN_FD_RESERVE 64
-/* Bytes of unfinished request lines all connections may hold together. */
-#define REQUEST_HALF_LINES_MAX (64 * 1024 * 1024)
 
 struct transport {
 	int		 child_in;	/* target's stdin, until spawned */
@@ -356,10 +341,9 @@ typedef void (*mi_reply_cb)(void *arg, const struct mi_record *,
 /* A record gdb sent on its own: async, or stream output nobody asked for. */
 typedef void (*mi_event_cb)(void *arg, const struct mi_record *);
 /*
- * Tokens from JOIN_TOKEN_BASE up are joined clients' (join.c): gdb gives
- * some of their results to the first MI UI, ours.
+ * Tokens from mi.c's JOIN_TOKEN_BASE up are joined clients' (join.c): gdb
+ * gives some of their results to the first MI UI, ours.
  */
-#define JOIN_TOKEN_BASE	(1ULL << 32)
 /* A result of another UI's command, as gdb wrote it. */
 typedef void (*mi_foreign_cb)(void *arg, const char *line, size_t len);
 /* One of our commands was answered: cmd, its record and line. */
@@ -500,21 +484,18 @@ extern const struct method *const method_holds[];
 
 /* proc.c: one process under its own keeper; the one spawn function. */
 enum proc_event {
-	PROC_STARTED,		/* the process exec'd: pid is known */
-	PROC_FAILED,		/* it could not: fail_stage, fail_errno */
-	PROC_EXITED,		/* it ended: exit_code or exit_signal */
+	PROC_STARTED,		/* the process exec'd: proc_pid is known */
+	PROC_FAILED,		/* it could not: proc_failure */
+	PROC_EXITED,		/* it ended: proc_exit */
 	PROC_GONE,		/* its keeper is gone, and so is all of it */
-	PROC_STOPPED,		/* it was stopped: stop_signal */
+	PROC_STOPPED,		/* it was stopped: proc_stop_signal */
 	PROC_CONTINUED,		/* it was continued after a stop */
 };
+/* Opaque: its fields are proc.c's own (proc.h); others ask its functions. */
 struct proc;
 typedef void (*proc_cb)(void *arg, struct proc *, enum proc_event);
 
 /* Where a debugger finds the transport pipes: /dev/fd/4 and /dev/fd/5. */
-/* How long past its stop deadline a keeper may take before it is killed. */
-#define PROC_WATCHDOG_GRACE 2000
-/* How often a keeper that has not said started yet is looked at. */
-#define PROC_START_CHECK 1000
 #define PROC_FD_IN 4
 #define PROC_FD_OUT 5
 /* Where a server gets the listening socket the daemon bound for it. */
@@ -533,46 +514,6 @@ struct proc_spec {
 	bool		  stdio;	/* transport on 0 and 1, not 4 and 5 */
 	int		  fd_listen;	/* at PROC_FD_LISTEN, or -1 */
 	const char	 *cgroup;	/* its cgroup's name, where there are */
-};
-
-struct proc {
-	TAILQ_ENTRY(proc) entry;	/* in dmn.procs until freed */
-	RB_ENTRY(proc)	 keeper_entry;	/* in proc-keepers.c's tree while live */
-	char		*exec_name;	/* what the keeper execs */
-	pid_t		 pid;
-	pid_t		 keeper_pid;
-	int		 pidfd;		/* the keeper's, until it is reaped */
-	uv_poll_t	 exitw;		/* on the pidfd: readable at its exit */
-	bool		 unwatched;	/* no pidfd: reaped at SIGCHLD by pid */
-	bool		 reaped;
-	uv_pipe_t	 ctl;
-	bool		 keeper_live;	/* spawned, not yet exited */
-	bool		 ctl_open;
-	bool		 gone;
-	bool		 freed;		/* the owner let go */
-	unsigned	 handles;	/* open libuv handles */
-	struct frame	 ctl_frame;
-	int		 stop_signal;	/* what stopped it, 0 while it runs */
-	bool		 have_exit;
-	int		 exit_code;
-	int		 exit_signal;
-	/* A graceful quit was asked of it (or of the debugger before it). */
-	bool		 quit_asked;
-	/* Its quit detached a target that lives on (gdb-quit.c). */
-	bool		 quit_detached;
-	/* How it ended: "exit" by itself, "quit", "detach", "term" or "kill". */
-	const char	*ended_by;
-	struct cgroup	*cg;		/* its tree's cgroup, or NULL */
-	bool		 cg_empty;	/* nothing alive in it */
-	bool		 orphaned;	/* its keeper died unclean: orphans? */
-	struct timer	*watchdog;	/* the keeper's stop deadline */
-	uint64_t	 watchdog_at;	/* uv_now() it runs out, or 0 */
-	struct timer	*startw;	/* looks at it until it says started */
-	char		 fail_stage[32];
-	int		 fail_errno;
-	bool		 lied;		/* a line it cannot have sent was logged */
-	proc_cb		 cb;
-	void		*arg;
 };
 
 /* What one line of a keeper says: "started", "failed", "exit", ... */
@@ -602,6 +543,18 @@ void		 proc_stop(struct proc *, long timeout_ms);
 void		 proc_orphans_gone(void);
 json_t		*proc_exit_json(const struct proc *);
 void		 proc_free(struct proc *);
+pid_t		 proc_pid(const struct proc *);
+pid_t		 proc_keeper_pid(const struct proc *);
+bool		 proc_alive(const struct proc *);
+bool		 proc_gone(const struct proc *);
+const char	*proc_name(const struct proc *);
+bool		 proc_exit(const struct proc *, int *code, int *sig);
+const char	*proc_ended_by(const struct proc *);
+const char	*proc_failure(const struct proc *, int *errnum);
+int		 proc_stop_signal(const struct proc *);
+bool		 proc_contained(const struct proc *);
+void		 proc_mark_quit(struct proc *);
+void		 proc_mark_detached(struct proc *);
 
 /* proc-keepers.c */
 void		 proc_keepers_add(struct proc *);
@@ -756,8 +709,6 @@ void	 server_status(const struct server *, json_t *);
 void	 server_close(struct server *);
 
 /* backend-gdb.c: the gdb family (the kinds gdb_family_kind picks). */
-/* Default bound on a remote connection. */
-#define CONNECT_TIMEOUT_DEFAULT 10000
 
 /* How far the gdb family's graceful quit has come (gdb-quit.c). */
 enum gdb_quit_step {
@@ -988,8 +939,7 @@ struct launch {
 	char			*artifacts;	/* automatic bundles' directory */
 };
 
-/* Default graceful-stop window. */
-#define STOP_TIMEOUT_DEFAULT 5000
+/* The longest graceful-stop window. */
 #define STOP_TIMEOUT_MAX 3600000
 
 int	 launch_parse(struct launch *, json_t *params, struct rpc_error *);
@@ -1027,8 +977,6 @@ bool	 hold_by_verdict(const struct session *);
 json_t	*hold_json(const struct session *);
 void	 hold_close(struct session *);
 /* bundle*.c, method-bundle.c: a session's bundle, written atomically. */
-/* Bytes a bundle's files may have together, unless DBGCTLD_BUNDLE_MAX says. */
-#define BUNDLE_MAX_DEFAULT (64ULL * 1024 * 1024)
 struct bundle;
 struct bundles;
 /* Why a bundle was refused or failed: its kind (RPC_*), errno or 0, the cause. */
@@ -1132,12 +1080,6 @@ struct session_proc {
 	size_t			 taillen;	/* SESSION_TAIL_BYTES once it has */
 };
 
-/* Bytes of a process's last output kept for messages about it. */
-#define SESSION_TAIL_BYTES 1024
-
-/* Lines of a server's output that a failure's message quotes. */
-#define SESSION_TAIL_LINES 3
-
 /* Processes a session may have: its main one and a server. */
 #define SESSION_MAXPROCS 2
 
@@ -1145,7 +1087,7 @@ struct session_proc {
 struct session {
 	TAILQ_ENTRY(session)	 entry;
 	RB_ENTRY(session)	 id_entry;	/* in dmn.session_ids while listed */
-	RB_ENTRY(session)	 ended_entry;	/* in dmn.ended */
+	RB_ENTRY(session)	 ended_entry;	/* in session-prune.c's tree */
 	unsigned long		 id;
 	unsigned		 refs;
 	bool			 listed;	/* in the table */
@@ -1198,13 +1140,6 @@ struct session {
 	struct status_row	*row;		/* status-page.c: fixed members' text */
 };
 
-/* Ended sessions kept in the table unless DBGCTLD_KEEP_ENDED says otherwise. */
-#define KEEP_ENDED_DEFAULT 1000
-/* A transcript's log size, unless DBGCTLD_TRANSCRIPT_MAX says. */
-#define TRANSCRIPT_MAX_DEFAULT (1024ULL * 1024 * 1024)
-/* Seconds an ended session is kept, unless DBGCTLD_KEEP_ENDED_SECONDS says. */
-#define KEEP_ENDED_SECONDS_DEFAULT 86400
-
 const char		*session_state_name(enum session_state);
 bool			 session_ended(const struct session *);
 struct session		*session_create(struct launch *, struct rpc_error *);
@@ -1238,8 +1173,6 @@ void			 session_breakpoint(struct session *, json_t *);
 void			 session_target_run(struct session *, bool);
 void			 session_fault(struct session *, json_t *);
 void			 session_fault_clear(struct session *, const char *by);
-/* Fault records a session keeps in its history (status "faults"). */
-#define FAULTS_KEPT 16
 void			 session_fire(struct session *,
 			    const struct session_event *);
 struct sink		*session_sink_add(struct session *, unsigned mask,
@@ -1251,23 +1184,8 @@ const char		*session_is(const struct session *);
 /* expect.c: waiting for patterns on a session's stream. */
 /* How far back from the newest byte a match may begin. */
 #define EXPECT_WINDOW (1024 * 1024)
-/* Expects one connection may have waiting at once. */
-#define EXPECT_WAITING_MAX 256
-/* Named cursors a session keeps, for all its streams. */
-#define EXPECT_CURSORS_MAX 32
-/* Patterns one expect tries, and bytes each may have. */
+/* Patterns one expect tries. */
 #define EXPECT_PATTERNS_MAX 64
-#define EXPECT_PATTERN_MAX (64 * 1024)
-/* Most bytes of `before` and of a timeout's `got` an answer carries. */
-#define EXPECT_BEFORE_MAX (256 * 1024)
-#define EXPECT_GOT_MAX (512 * 1024)
-/* Bytes taken in at a time, and matched by all expects in one loop turn. */
-#define EXPECT_CHUNK (256 * 1024)
-/* New output matched at once, in the event that brought it. */
-#define EXPECT_INLINE (64 * 1024)
-#define EXPECT_TURN_BYTES (2 * 1024 * 1024)
-/* Bytes taken in at a time at the least, however many patterns share them. */
-#define EXPECT_CHUNK_MIN 4096
 
 enum expect_result {
 	EXPECT_MATCH,	/* a pattern matched */
@@ -1299,7 +1217,6 @@ void			 expect_free(struct expect *);
 char			*expect_answer(struct expect *, size_t *);
 json_t			*expect_answer_got(struct expect *);
 
-
 /* session-stream.c: a session's streams by name. */
 void			 session_stream_init(struct session *);
 int			 session_stream_open(struct session *, const char *,
@@ -1319,7 +1236,6 @@ void			 session_stream_remove(struct session *);
 void			 session_note(struct session *, const char *);
 
 /* session-prune.c: ended sessions forgotten, or removed when asked. */
-RB_HEAD(session_ended, session);
 void			 session_prune_ended(struct session *);
 void			 session_prune(void);
 double			 session_prune_left(const struct session *);
@@ -1367,14 +1283,9 @@ struct status_field {
 extern const struct status_field status_fields[];
 extern const size_t status_nfields;
 json_t	*status_json(const struct session *);
-/* A row's argv holds at most this many bytes; a reply's rows this many. */
-#define STATUS_ROW_ARGV 4096
-#define STATUS_PAGE_BYTES (512 * 1024)
 json_t	*status_row_argv(json_t *argv, bool *cut);
-/* Rows of a list page by default, and at most; names a list may pick. */
-#define LIST_LIMIT 1000
+/* The most rows a list page may have. */
 #define LIST_LIMIT_MAX 10000
-#define LIST_FIELDS_MAX 64
 
 /* status-page.c: rows of sessions written as JSON text, as many as fit a reply. */
 /* Which members each row carries: every one, or those named. */
@@ -1551,8 +1462,6 @@ void	 conn_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
 void	 conn_free_cb(uv_handle_t *);
 
 /* dial.c: a connection served from the stdin and stdout dial-stdio passed. */
-/* The descriptors a connection may pass: dial-stdio's stdin and stdout. */
-#define DIAL_FDS 2
 
 int	 dial_take(struct conn *);
 bool	 dial_untaken(struct conn *);
@@ -1694,8 +1603,6 @@ bool		 pending_held(const struct request *);
 enum method_return pending_verdict_end(struct request *, json_t *data);
 
 /* peer.c: TCP peers that have not presented the token yet. */
-/* The longest request line such a peer may send. */
-#define PEER_LINE_MAX 4096
 /* Its time to present the token unless DBGCTLD_AUTH_TIMEOUT. */
 #define PEER_TIMEOUT_DEFAULT 10000
 
@@ -1733,8 +1640,6 @@ void	 tap_stop(struct conn *, struct session *);
 void	 tap_drained(struct conn *);
 
 /* attach.c: clients attached to a session's console. */
-/* Console lines replayed to a client when it attaches. */
-#define ATTACH_REPLAY_LINES 200
 
 void	 attach_start(struct conn *, struct session *, unsigned long lines);
 void	 attach_server(struct conn *);
@@ -1757,41 +1662,29 @@ void	 daemon_watch_signals(void);
 void	 loop_alloc_cb(uv_handle_t *, size_t, uv_buf_t *);
 double	 loop_now(void);
 
-/* The one daemon context. */
 /* spawn.c: starting a keeper without copying the daemon or its descriptors. */
 #define SPAWN_SLOTS 7
-struct spawn {
-	bool	 ok;
-	int	 slot[SPAWN_SLOTS];	/* hold /dev/null between spawns */
-	int	 null;
-	void	*stack;
-};
 void	 spawn_init(void);
 pid_t	 spawn_keeper(const char *, char **, char **, const int *,
 	    const int *, int);
 
+/*
+ * The one daemon context: what several files share. A file's own state is
+ * static in that file (spawn.c's slots, notify.c's last line, ...).
+ */
 struct daemon {
 	uv_loop_t		*loop;
 	unsigned		 cache_jobs;	/* on the pool */
-	struct spawn		 spawn;
 	char			 sock_path[PATH_MAX];
 	char			 state_dir[PATH_MAX];
 	char			 keeper_path[PATH_MAX];
 	TAILQ_HEAD(, listener)	 listeners;
-	uv_signal_t		 sigterm;
-	uv_signal_t		 sigint;
-	uv_signal_t		 sigchld;	/* orphans (orphan.c) */
-	TAILQ_HEAD(, proc)	 procs;		/* every keeper record */
 	unsigned		 orphans;	/* killed, not yet reaped */
 	unsigned		 unwatched;	/* keepers without a pidfd, alive */
 	unsigned long		 nofile;	/* the soft fd limit, raised */
 	unsigned long		 nofile_orig;	/* as started, for programs */
-	size_t			 half_lines;	/* unfinished request bytes */
 	char			*cgroup_root;	/* our cgroup subtree, or NULL */
-	char			 contain_why[PATH_MAX + 64]; /* why not */
-	struct pidfh		*pidfh;
 	bool			 activated;	/* listens on sockets passed to it */
-	struct sdnotify		*sdnotify;	/* NOTIFY_SOCKET, or NULL */
 	TAILQ_HEAD(, session)	 sessions;
 	struct session_ids	 session_ids;	/* the same, by id */
 	TAILQ_HEAD(, conn)	 conns;
@@ -1804,20 +1697,8 @@ struct daemon {
 	unsigned long		 keep_ended_s;	/* and for how many seconds */
 	uint64_t		 transcript_max; /* bytes a transcript's log may have */
 	uint64_t		 bundle_max;	/* bytes a bundle's files may have */
-	unsigned long		 nended;
-	struct session_ended	 ended;		/* ended ones, by id */
 	bool			 shutting_down;
-	struct timer		*prune;		/* forgets ended sessions */
-	struct timer		*conn_sweep;	/* closes dropped connections */
 	char			*token;		/* what TCP clients present */
-	char			*note;		/* the last console notification, */
-	size_t			 note_size;	/* as the line sent */
-	unsigned long		 note_session;
-	uint64_t		 note_offset;
-	size_t			 note_len;
-	struct timer		*finish;	/* closes everything at exit */
-	struct timer		*last_call;	/* then closes who will not flush */
-	char			 readbuf[1048576]; /* every libuv read: a pipe's size */
 };
 
 extern struct daemon dmn;

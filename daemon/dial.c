@@ -22,6 +22,9 @@
 
 #include "daemon.h"
 
+/* The descriptors a connection may pass: dial-stdio's stdin and stdout. */
+#define DIAL_FDS 2
+
 /*
  * Take the descriptors libuv received with the last read of c's socket,
  * as pipes not yet read. Only a connection's first read may carry them,

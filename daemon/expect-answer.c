@@ -12,6 +12,10 @@
 #include "daemon.h"
 #include "expect.h"
 
+/* Most bytes of `before` and of a timeout's `got` an answer carries. */
+#define EXPECT_BEFORE_MAX (256 * 1024)
+#define EXPECT_GOT_MAX (512 * 1024)
+
 /* The bytes' JSON: a string if they are UTF-8, else {"base64": ...}. */
 static json_t *
 expect_answer_tree(const char *data, size_t len)

@@ -19,6 +19,14 @@
 #include "daemon.h"
 #include "expect.h"
 
+/* Bytes taken in at a time, and matched by all expects in one loop turn. */
+#define EXPECT_CHUNK (256 * 1024)
+/* New output matched at once, in the event that brought it. */
+#define EXPECT_INLINE (64 * 1024)
+#define EXPECT_TURN_BYTES (2 * 1024 * 1024)
+/* Bytes taken in at a time at the least, however many patterns share them. */
+#define EXPECT_CHUNK_MIN 4096
+
 /* Matching in one loop turn, and in the event that brought new output (ns). */
 #define EXPECT_TURN_NS		(5 * 1000 * 1000)
 #define EXPECT_INLINE_NS	(1000 * 1000)

@@ -45,8 +45,8 @@ gdb_attach_is_session(const struct session *s, pid_t pid)
 	for (i = 0; i < s->nprocs; i++) {
 		if ((pr = s->procs[i].proc) == NULL)
 			continue;
-		if ((pr->keeper_live && pr->keeper_pid == pid) ||
-		    (pr->pid != 0 && pr->pid == pid))
+		if ((proc_alive(pr) && proc_keeper_pid(pr) == pid) ||
+		    (proc_pid(pr) != 0 && proc_pid(pr) == pid))
 			return true;
 	}
 	return false;

@@ -65,7 +65,7 @@ gdb_quit_one_reply(void *arg, const struct mi_record *rec, const char *out,
 	(void)len;
 	if (rec != NULL && one->detach && strcmp(rec->cls, "done") == 0) {
 		if (main != NULL)
-			main->quit_detached = true;
+			proc_mark_detached(main);
 		gdb_target(g, json_pack("{s:s, s:I}", "state", "detached",
 		    "pid", (json_int_t)one->pid));
 	}

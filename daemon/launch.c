@@ -13,6 +13,11 @@
 
 #include "daemon.h"
 
+/* Default bound on a remote connection. */
+#define CONNECT_TIMEOUT_DEFAULT 10000
+/* Default graceful-stop window. */
+#define STOP_TIMEOUT_DEFAULT 5000
+
 /* The most of a --pid process's command line kept for list's COMMAND. */
 #define LAUNCH_CMDLINE_MAX	4096
 

@@ -3,6 +3,9 @@
 
 #include "daemon.h"
 
+/* Every libuv read lands here: a pipe's size. */
+static char	 loop_readbuf[1048576];
+
 struct daemon dmn;
 
 /* The wall clock, in seconds since the epoch. */
@@ -24,6 +27,6 @@ loop_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
 	(void)h;
 	(void)hint;
-	buf->base = dmn.readbuf;
-	buf->len = sizeof dmn.readbuf;
+	buf->base = loop_readbuf;
+	buf->len = sizeof loop_readbuf;
 }

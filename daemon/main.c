@@ -18,6 +18,20 @@
 #include "daemon.h"
 #include "paths.h"
 
+/* The pid file, locked while the daemon runs. */
+static struct pidfh	*main_pidfh;
+
+/* Bytes a bundle's files may have together, unless DBGCTLD_BUNDLE_MAX says. */
+#define BUNDLE_MAX_DEFAULT (64ULL * 1024 * 1024)
+/* Ended sessions kept in the table unless DBGCTLD_KEEP_ENDED says otherwise. */
+#define KEEP_ENDED_DEFAULT 1000
+/* A transcript's log size, unless DBGCTLD_TRANSCRIPT_MAX says. */
+#define TRANSCRIPT_MAX_DEFAULT (1024ULL * 1024 * 1024)
+/* Seconds an ended session is kept, unless DBGCTLD_KEEP_ENDED_SECONDS says. */
+#define KEEP_ENDED_SECONDS_DEFAULT 86400
+/* The daemon log's size when it is turned over, unless DBGCTLD_LOG_MAX. */
+#define LOG_MAX_DEFAULT (8 * 1024 * 1024)
+
 /* Print how to run the daemon. */
 static void
 main_usage(FILE *f)
@@ -235,7 +249,7 @@ main_token(const struct main_opts *o)
 	    listener_token_load(o->token_file, err, sizeof err) == 0)
 		return;
 	fprintf(stderr, "dbgctld: %s\n", err);
-	pidfile_remove(dmn.pidfh);
+	pidfile_remove(main_pidfh);
 	exit(1);
 }
 
@@ -251,7 +265,7 @@ main_tcp(const struct main_opts *o)
 		    sizeof err) == 0)
 			continue;
 		fprintf(stderr, "dbgctld: %s\n", err);
-		pidfile_remove(dmn.pidfh);
+		pidfile_remove(main_pidfh);
 		exit(1);
 	}
 }
@@ -273,7 +287,7 @@ main_listen_all(const struct main_opts *o)
 	    sizeof err) != 0) ||
 	    activate_listen(&o->act, &request_rpc_mode, err, sizeof err) != 0) {
 		fprintf(stderr, "dbgctld: %s\n", err);
-		pidfile_remove(dmn.pidfh);
+		pidfile_remove(main_pidfh);
 		exit(1);
 	}
 }
@@ -384,18 +398,18 @@ main_lock(void)
 		fprintf(stderr, "dbgctld: %s: not a regular file\n", path);
 		exit(1);
 	}
-	dmn.pidfh = pidfile_open(path, 0600, &other);
-	if (dmn.pidfh == NULL && errno == EEXIST) {
+	main_pidfh = pidfile_open(path, 0600, &other);
+	if (main_pidfh == NULL && errno == EEXIST) {
 		fprintf(stderr, "dbgctld: already running as pid %ld on %s\n",
 		    (long)other, dmn.sock_path);
 		exit(1);
 	}
-	if (dmn.pidfh == NULL) {
+	if (main_pidfh == NULL) {
 		fprintf(stderr, "dbgctld: %s: %s\n", path, strerror(errno));
 		exit(1);
 	}
 	/* libbsd leaves the locked fd inheritable; no child may hold it. */
-	fcntl(pidfile_fileno(dmn.pidfh), F_SETFD, FD_CLOEXEC);
+	fcntl(pidfile_fileno(main_pidfh), F_SETFD, FD_CLOEXEC);
 }
 
 /*
@@ -474,7 +488,6 @@ main(int argc, char **argv)
 	TAILQ_INIT(&dmn.waiting);
 	TAILQ_INIT(&dmn.sinks);
 	TAILQ_INIT(&dmn.listeners);
-	TAILQ_INIT(&dmn.procs);
 	main_paths(activate_unix(&o.act) != NULL ? activate_unix(&o.act) :
 	    o.unix_path);
 	main_lock();
@@ -500,7 +513,7 @@ main(int argc, char **argv)
 	peer_init(main_env("DBGCTLD_AUTH_TIMEOUT", 100, 3600000,
 	    PEER_TIMEOUT_DEFAULT));
 	main_listen_all(&o);
-	pidfile_write(dmn.pidfh);
+	pidfile_write(main_pidfh);
 	daemon_watch_signals();
 	if (!o.foreground) {
 		main_redirect(main_env("DBGCTLD_LOG_MAX", 4096,
@@ -520,7 +533,7 @@ main(int argc, char **argv)
 	sdnotify_ready();
 	uv_run(dmn.loop, UV_RUN_DEFAULT);
 	cgroup_fini();
-	pidfile_remove(dmn.pidfh);
+	pidfile_remove(main_pidfh);
 	log_info("exited");
 	return 0;
 }

@@ -10,6 +10,13 @@
 
 #include "daemon.h"
 
+/* Expects one connection may have waiting at once. */
+#define EXPECT_WAITING_MAX 256
+/* Named cursors a session keeps, for all its streams. */
+#define EXPECT_CURSORS_MAX 32
+/* Bytes one pattern may have. */
+#define EXPECT_PATTERN_MAX (64 * 1024)
+
 /* The compiled patterns of one connection's waiting expects (bytes). */
 #define METHOD_EXPECT_PATTERNS (16 * 1024 * 1024)
 

@@ -7,6 +7,10 @@
 #include "daemon.h"
 #include "signame.h"
 
+/* Rows of a list page by default; names a list may pick. */
+#define LIST_LIMIT 1000
+#define LIST_FIELDS_MAX 64
+
 /* Free a launch's waiting state: whether it said the session runs. */
 static void
 method_launch_free(struct request *req)

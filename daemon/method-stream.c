@@ -6,6 +6,9 @@
 #include "b64.h"
 #include "daemon.h"
 
+/* Console lines replayed to a client when it attaches. */
+#define ATTACH_REPLAY_LINES 200
+
 /* Most bytes one logs reply carries (before base64). */
 #define LOGS_MAX (256 * 1024)
 /* Most bytes one read reply carries (before base64). */

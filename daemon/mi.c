@@ -14,6 +14,12 @@
 
 #include "daemon.h"
 
+/*
+ * Tokens from JOIN_TOKEN_BASE up are joined clients' (join.c): gdb gives
+ * some of their results to the first MI UI, ours.
+ */
+#define JOIN_TOKEN_BASE	(1ULL << 32)
+
 /* One command sent and not answered yet. */
 struct mi_cmd {
 	TAILQ_ENTRY(mi_cmd)	 entry;

@@ -3,6 +3,15 @@
 
 #include "daemon.h"
 
+/* The last console notification, as the line sent, and what it said. */
+static struct {
+	char		*line;
+	size_t		 size;
+	unsigned long	 session;
+	uint64_t	 offset;
+	size_t		 len;
+} notify_last;
+
 /*
  * Bytes queued for a subscriber past which its console output is skipped
  * (and said so once it drains): a stalled reader costs little.
@@ -120,26 +129,26 @@ notify_output(struct session *s, const struct session_event *ev,
 	json_t	*params, *msg;
 	char	*text;
 
-	if (dmn.note == NULL || dmn.note_session != s->id ||
-	    dmn.note_offset != ev->offset || dmn.note_len != ev->len) {
+	if (notify_last.line == NULL || notify_last.session != s->id ||
+	    notify_last.offset != ev->offset || notify_last.len != ev->len) {
 		text = xb64_encode(ev->data, ev->len);
 		params = json_pack("{s:I, s:s, s:s, s:I}", "session",
 		    (json_int_t)s->id, "stream", "console", "data", text,
 		    "offset", (json_int_t)ev->offset);
 		free(text);
 		msg = rpc_notification_new("session.output", params);
-		free(dmn.note);
+		free(notify_last.line);
 		/* A pty read is a few KiB: far below the line limit. */
-		dmn.note = rpc_dump(msg, &dmn.note_size);
+		notify_last.line = rpc_dump(msg, &notify_last.size);
 		json_decref(msg);
-		if (dmn.note == NULL)
+		if (notify_last.line == NULL)
 			return NULL;
-		dmn.note_session = s->id;
-		dmn.note_offset = ev->offset;
-		dmn.note_len = ev->len;
+		notify_last.session = s->id;
+		notify_last.offset = ev->offset;
+		notify_last.len = ev->len;
 	}
-	*size = dmn.note_size;
-	return dmn.note;
+	*size = notify_last.size;
+	return notify_last.line;
 }
 
 /* Note console output a stalled subscriber misses. */

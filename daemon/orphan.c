@@ -18,6 +18,9 @@
 #include "children.h"
 #include "daemon.h"
 
+/* Orphans are reaped at SIGCHLD. */
+static uv_signal_t	 orphan_sigchld;
+
 /*
  * SIGKILL pid and everything below it; false if pid may not be signalled
  * (a process of another user, say), which nothing here can end.
@@ -99,10 +102,10 @@ orphan_init(void)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
 		log_warn("cannot become a child subreaper: %s",
 		    strerror(errno));
-	uv_signal_init(dmn.loop, &dmn.sigchld);
-	uv_signal_start(&dmn.sigchld, orphan_sigchld_cb, SIGCHLD);
+	uv_signal_init(dmn.loop, &orphan_sigchld);
+	uv_signal_start(&orphan_sigchld, orphan_sigchld_cb, SIGCHLD);
 	/* It alone must not keep the daemon from exiting. */
-	uv_unref((uv_handle_t *)&dmn.sigchld);
+	uv_unref((uv_handle_t *)&orphan_sigchld);
 }
 
 /* Look for orphans now: a keeper has just been seen to exit. */

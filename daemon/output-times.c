@@ -14,6 +14,11 @@
 
 #include "daemon.h"
 
+/* Arrival records kept in memory before they are written out. */
+#define OUTPUT_TIMES_BUF 256
+/* Most arrival records one logs reply carries. */
+#define OUTPUT_TIMES_MAX 4096
+
 /* The times file's path beside the log's, in path; false if there is none. */
 bool
 output_times_path(const struct output *o, char *path, size_t size)

@@ -8,6 +8,11 @@
 
 #include "daemon.h"
 
+/* The most gaps kept apart; past it the last one grows to cover the new. */
+#define OUTPUT_GAPS_MAX 1024
+/* One mark each this many bytes, so a tail lookup scans no more. */
+#define OUTPUT_MARK_BYTES 65536
+
 /* A piece this big that the log took is not copied into the ring too. */
 #define OUTPUT_RING_BULK (64 * 1024)
 

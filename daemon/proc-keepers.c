@@ -4,6 +4,7 @@
  * session's record made a launch 0.7 ms slower at 1000 live sessions.
  */
 #include "daemon.h"
+#include "proc.h"
 
 /* Order keepers by pid. */
 static int

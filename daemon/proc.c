@@ -14,6 +14,15 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "proc.h"
+
+/* How long past its stop deadline a keeper may take before it is killed. */
+#define PROC_WATCHDOG_GRACE 2000
+/* How often a keeper that has not said started yet is looked at. */
+#define PROC_START_CHECK 1000
+
+/* Every keeper record, until freed. */
+static TAILQ_HEAD(, proc) proc_all = TAILQ_HEAD_INITIALIZER(proc_all);
 
 static void	proc_signal_keeper(struct proc *, int);
 
@@ -68,7 +77,7 @@ proc_maybe_free(struct proc *pr)
 		return;
 	if (pr->keeper_live)
 		proc_keepers_remove(pr);
-	TAILQ_REMOVE(&dmn.procs, pr, entry);
+	TAILQ_REMOVE(&proc_all, pr, entry);
 	timer_free(pr->watchdog);
 	timer_free(pr->startw);
 	cgroup_close(pr->cg);
@@ -122,7 +131,7 @@ proc_orphans_gone(void)
 {
 	struct proc *pr, *next;
 
-	TAILQ_FOREACH_SAFE(pr, &dmn.procs, entry, next)
+	TAILQ_FOREACH_SAFE(pr, &proc_all, entry, next)
 		if (pr->cg == NULL)
 			proc_check_gone(pr);
 }
@@ -187,7 +196,7 @@ proc_stop(struct proc *pr, long timeout_ms)
  * detached a target rather than ended it.
  */
 static const char *
-proc_ended_by(const struct proc *pr, const char *how)
+proc_end_cause(const struct proc *pr, const char *how)
 {
 	if (strcmp(how, "term") == 0)
 		return "term";
@@ -487,7 +496,7 @@ proc_line(void *arg, char *line, size_t len)
 			pr->exit_signal = (int)r.n;
 		else
 			pr->exit_code = (int)r.n;
-		pr->ended_by = proc_ended_by(pr, r.how);
+		pr->ended_by = proc_end_cause(pr, r.how);
 		pr->have_exit = true;
 		pr->cb(pr->arg, pr, PROC_EXITED);
 		return 0;
@@ -588,7 +597,7 @@ proc_reap_unwatched(void)
 	struct proc	*pr, *next;
 	siginfo_t	 info;
 
-	TAILQ_FOREACH_SAFE(pr, &dmn.procs, entry, next) {
+	TAILQ_FOREACH_SAFE(pr, &proc_all, entry, next) {
 		if (pr->pidfd != -1 || pr->reaped || pr->keeper_pid <= 0 ||
 		    !pr->unwatched)
 			continue;
@@ -759,7 +768,7 @@ proc_spawn(const struct proc_spec *sp, const char *keeper, proc_cb cb,
 	pr->arg = arg;
 	pr->pidfd = -1;
 	pr->exec_name = xstrdup(sp->argv[0]);
-	TAILQ_INSERT_TAIL(&dmn.procs, pr, entry);
+	TAILQ_INSERT_TAIL(&proc_all, pr, entry);
 	/* Until the keeper runs, a failure frees it: no handle is open yet. */
 	pr->freed = true;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -823,4 +832,98 @@ proc_free(struct proc *pr)
 		return;
 	pr->freed = true;
 	proc_maybe_free(pr);
+}
+
+/* Its program's pid once the keeper said it started, else 0. */
+pid_t
+proc_pid(const struct proc *pr)
+{
+	return pr->pid;
+}
+
+/* Its keeper's pid (a group leader, and the program's parent). */
+pid_t
+proc_keeper_pid(const struct proc *pr)
+{
+	return pr->keeper_pid;
+}
+
+/* Whether its keeper runs: spawned and not yet exited. */
+bool
+proc_alive(const struct proc *pr)
+{
+	return pr->keeper_live;
+}
+
+/* Whether its keeper is gone, and so is all of it. */
+bool
+proc_gone(const struct proc *pr)
+{
+	return pr->gone;
+}
+
+/* What the keeper execs, for messages. */
+const char *
+proc_name(const struct proc *pr)
+{
+	return pr->exec_name;
+}
+
+/*
+ * Whether its program has exited; if so, with what code or by what signal
+ * (either pointer may be NULL).
+ */
+bool
+proc_exit(const struct proc *pr, int *code, int *sig)
+{
+	if (!pr->have_exit)
+		return false;
+	if (code != NULL)
+		*code = pr->exit_code;
+	if (sig != NULL)
+		*sig = pr->exit_signal;
+	return true;
+}
+
+/* How it ended: "exit", "quit", "detach", "term" or "kill". */
+const char *
+proc_ended_by(const struct proc *pr)
+{
+	return pr->ended_by;
+}
+
+/* Where it failed to start ("setup" ... "exec"), and the errno. */
+const char *
+proc_failure(const struct proc *pr, int *errnum)
+{
+	*errnum = pr->fail_errno;
+	return pr->fail_stage;
+}
+
+/* The signal that stopped it, 0 while it runs. */
+int
+proc_stop_signal(const struct proc *pr)
+{
+	return pr->stop_signal;
+}
+
+/* Whether its tree is in a cgroup of its own. */
+bool
+proc_contained(const struct proc *pr)
+{
+	return pr->cg != NULL;
+}
+
+/* A graceful quit was asked of it, or of the debugger before it. */
+void
+proc_mark_quit(struct proc *pr)
+{
+	pr->quit_asked = true;
+}
+
+/* Its quit detached a target that lives on: it ended by "detach". */
+void
+proc_mark_detached(struct proc *pr)
+{
+	pr->quit_detached = true;
 }

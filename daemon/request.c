@@ -9,6 +9,14 @@
 
 #include "daemon.h"
 
+/* Unfinished request bytes, of all connections. */
+static size_t	 request_half_lines;
+
+/* The longest request line such a peer may send. */
+#define PEER_LINE_MAX 4096
+/* Bytes of unfinished request lines all connections may hold together. */
+#define REQUEST_HALF_LINES_MAX (64 * 1024 * 1024)
+
 /* The method of what names none, or is no request. */
 static const struct method request_none = { .name = "?" };
 
@@ -32,7 +40,7 @@ struct request_rpc {
 	struct frame	 frame;
 	bool		 feeding;	/* inside frame_feed */
 	bool		 closed;	/* the mode was left meanwhile */
-	size_t		 counted;	/* of its frame, in dmn.half_lines */
+	size_t		 counted;	/* of its frame, in request_half_lines */
 	unsigned	 turn_lines;	/* lines run in this loop turn */
 	uint64_t	 turn_start;	/* when the turn's first line ran */
 };
@@ -41,7 +49,7 @@ struct request_rpc {
 static void
 request_count_half(struct request_rpc *r, size_t now)
 {
-	dmn.half_lines = dmn.half_lines - r->counted + now;
+	request_half_lines = request_half_lines - r->counted + now;
 	r->counted = now;
 }
 
@@ -479,12 +487,12 @@ request_input(struct conn *c, const char *data, size_t len)
 	}
 	request_count_half(r, rv == FRAME_OVERFLOW || !c->authed ? 0 :
 	    r->frame.len);
-	if (r->counted > 0 && dmn.half_lines > REQUEST_HALF_LINES_MAX) {
+	if (r->counted > 0 && request_half_lines > REQUEST_HALF_LINES_MAX) {
 		char msg[128];
 
 		snprintf(msg, sizeof msg, "the daemon holds %zu MiB of unfinished "
 		    "request lines, its limit: end each request with a line "
-		    "feed", dmn.half_lines >> 20);
+		    "feed", request_half_lines >> 20);
 		log_burst(&request_half_log, "dropped a client: %s", msg);
 		request_count_half(r, 0);
 		frame_free(&r->frame);

@@ -26,6 +26,9 @@ struct sdnotify {
 	bool			 failed;	/* a send failed: said once */
 };
 
+/* NOTIFY_SOCKET's, or NULL. */
+static struct sdnotify	*sdnotify_to;
+
 /*
  * The address NOTIFY_SOCKET names into n: a path, or an abstract name
  * written @NAME; -1 if it is neither or does not fit.
@@ -81,14 +84,14 @@ sdnotify_init(void)
 		free(n);
 		return;
 	}
-	dmn.sdnotify = n;
+	sdnotify_to = n;
 }
 
 /* Send one notification (newline-separated assignments); failures logged. */
 static void
 sdnotify_send(const char *fmt, ...)
 {
-	struct sdnotify	*n = dmn.sdnotify;
+	struct sdnotify	*n = sdnotify_to;
 	char		 msg[PATH_MAX + 256];
 	va_list		 ap;
 
@@ -112,9 +115,9 @@ sdnotify_status(void)
 {
 	unsigned long live = session_live_count();
 
-	if (live == dmn.sdnotify->live)
+	if (live == sdnotify_to->live)
 		return;
-	dmn.sdnotify->live = live;
+	sdnotify_to->live = live;
 	if (dmn.shutting_down)
 		sdnotify_send("STATUS=shutting down: %lu session%s left", live,
 		    live == 1 ? "" : "s");
@@ -142,7 +145,7 @@ sdnotify_session_state(struct sink *k, struct session *s,
 void
 sdnotify_ready(void)
 {
-	if (dmn.sdnotify == NULL)
+	if (sdnotify_to == NULL)
 		return;
 	sdnotify_send("READY=1\nMAINPID=%ld\nSTATUS=serving 0 sessions on %s",
 	    (long)getpid(), dmn.sock_path);
@@ -155,9 +158,9 @@ sdnotify_stopping(void)
 {
 	unsigned long live = session_live_count();
 
-	if (dmn.sdnotify == NULL)
+	if (sdnotify_to == NULL)
 		return;
-	dmn.sdnotify->live = live;
+	sdnotify_to->live = live;
 	sdnotify_send("STOPPING=1\nSTATUS=shutting down: stopping %lu "
 	    "session%s", live, live == 1 ? "" : "s");
 }

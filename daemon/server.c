@@ -175,11 +175,11 @@ server_late(struct server *srv, struct sock_port *ports, size_t n)
 	if (n > 1)
 		session_fail(s, RPC_TIMEOUT, "the server %s listens on ports "
 		    "%s and none is named in what it printed; give {port} or "
-		    "--port; it printed: %s", srv->proc->proc->exec_name, list,
+		    "--port; it printed: %s", proc_name(srv->proc->proc), list,
 		    *tail != '\0' ? tail : "nothing");
 	else
 		session_fail(s, RPC_TIMEOUT, "the server %s did not listen%s%s "
-		    "within %ld ms; it printed: %s", srv->proc->proc->exec_name,
+		    "within %ld ms; it printed: %s", proc_name(srv->proc->proc),
 		    *port != '\0' ? " on port " : "", port,
 		    s->l.connect_timeout, *tail != '\0' ? tail : "nothing");
 	free(tail);
@@ -200,9 +200,11 @@ server_look(void *arg)
 	size_t			 n;
 	int			 port;
 
-	if (srv->listening || pr == NULL || pr->have_exit || !pr->keeper_live)
+	if (srv->listening || pr == NULL || proc_exit(pr, NULL, NULL) ||
+	    !proc_alive(pr))
 		return;
-	n = sock_listening(pr->keeper_pid, srv->port, ports, SERVER_MAXPORTS);
+	n = sock_listening(proc_keeper_pid(pr), srv->port, ports,
+	    SERVER_MAXPORTS);
 	if (n > 0 && (port = server_pick(srv, ports, n, host,
 	    sizeof host)) > 0) {
 		server_listening(srv, port, host);
@@ -269,13 +271,13 @@ server_status(const struct server *srv, json_t *o)
 		return;
 	argv = json_array();
 	pr = srv->proc->proc;
-	json_object_set_new(o, "server_pid", pr != NULL && pr->pid ?
-	    json_integer(pr->pid) : json_null());
+	json_object_set_new(o, "server_pid", pr != NULL && proc_pid(pr) ?
+	    json_integer(proc_pid(pr)) : json_null());
 	json_object_set_new(o, "port", json_integer(srv->port));
-	if (pr != NULL && pr->have_exit)
+	if (pr != NULL && proc_exit(pr, NULL, NULL))
 		json_object_set_new(o, "server_exit", proc_exit_json(pr));
 	if (pr != NULL)
-		status_add_inferior(srv->s, o, pr->pid);
+		status_add_inferior(srv->s, o, proc_pid(pr));
 	strlcpy(copy, srv->argv, sizeof copy);
 	for (w = copy; w != NULL; w = next) {
 		if ((next = strchr(w, '\x1f')) != NULL)
@@ -284,7 +286,8 @@ server_status(const struct server *srv, json_t *o)
 			json_array_append_new(argv, json_string(w));
 	}
 	json_object_set_new(o, "server", json_pack("{s:o, s:i, s:o}", "pid",
-	    pr != NULL && pr->pid ? json_integer(pr->pid) : json_null(),
+	    pr != NULL && proc_pid(pr) ? json_integer(proc_pid(pr)) :
+	    json_null(),
 	    "port", srv->port, "argv", argv));
 }
 

@@ -7,6 +7,11 @@
 
 #include "daemon.h"
 
+/* Bytes of a process's last output kept for messages about it. */
+#define SESSION_TAIL_BYTES 1024
+/* Lines of a server's output that a failure's message quotes. */
+#define SESSION_TAIL_LINES 3
+
 extern char **environ;
 
 /* Keep the last bytes a process printed, for messages about it. */
@@ -128,31 +133,31 @@ static void
 session_proc_exited(struct session_proc *sp)
 {
 	struct session	*s = sp->s;
-	struct proc	*pr = sp->proc;
+	const char	*name = proc_name(sp->proc);
 	char		 how[64], *tail;
+	int		 code = 0, sig = 0;
 
+	(void)proc_exit(sp->proc, &code, &sig);
 	/*
 	 * A server that ends well while the session runs ends with its
 	 * program (gdbserver does when its program exits): gdb stays, to be
 	 * looked at or run against another server, until the session stops.
 	 */
-	if (s->state == S_RUNNING && pr->exit_signal == 0 &&
-	    pr->exit_code == 0) {
+	if (s->state == S_RUNNING && sig == 0 && code == 0) {
 		log_info("session %lu: the %s %s ended with code 0; the "
-		    "session goes on", s->id, sp->role, pr->exec_name);
+		    "session goes on", s->id, sp->role, name);
 		return;
 	}
-	if (pr->exit_signal != 0)
-		snprintf(how, sizeof how, "was killed by signal %d",
-		    pr->exit_signal);
+	if (sig != 0)
+		snprintf(how, sizeof how, "was killed by signal %d", sig);
 	else
-		snprintf(how, sizeof how, "exited with code %d", pr->exit_code);
+		snprintf(how, sizeof how, "exited with code %d", code);
 	/* What it printed before it exited is in its pty: read that first. */
 	if (sp->console != NULL)
 		console_drain(sp->console);
 	tail = session_proc_tail(sp);
 	session_fail(s, RPC_NOT_READY, "the %s %s %s%s%s%s", sp->role,
-	    pr->exec_name, how, s->state == S_STARTING ? " before the "
+	    name, how, s->state == S_STARTING ? " before the "
 	    "session ran" : "", *tail != '\0' ? "; it printed: " : "", tail);
 	free(tail);
 }
@@ -164,23 +169,26 @@ session_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
 	struct session_proc	*sp = arg;
 	struct session		*s = sp->s;
 	bool			 main = sp == &s->procs[0];
+	const char		*stage;
+	int			 errnum, code = 0, sig = 0;
 
 	switch (ev) {
 	case PROC_STARTED:
 		log_info("session %lu: %s pid %ld started", s->id, sp->role,
-		    (long)pr->pid);
+		    (long)proc_pid(pr));
 		session_input(s, SI_STARTED, sp);
 		return;
 	case PROC_FAILED:
-		session_why(s, RPC_SPAWN_FAILED, pr->fail_errno, "%s %s: %s",
-		    pr->fail_stage, strcmp(pr->fail_stage, "chdir") == 0 ?
-		    s->l.cwd : pr->exec_name, strerror(pr->fail_errno));
+		stage = proc_failure(pr, &errnum);
+		session_why(s, RPC_SPAWN_FAILED, errnum, "%s %s: %s", stage,
+		    strcmp(stage, "chdir") == 0 ? s->l.cwd : proc_name(pr),
+		    strerror(errnum));
 		return;
 	case PROC_EXITED:
+		(void)proc_exit(pr, &code, &sig);
 		log_info("session %lu: %s ended (%s %d)", s->id, sp->role,
-		    pr->exit_signal ? "signal" : "code", pr->exit_signal ?
-		    pr->exit_signal : pr->exit_code);
-		if (strcmp(pr->ended_by, "kill") == 0)
+		    sig ? "signal" : "code", sig ? sig : code);
+		if (strcmp(proc_ended_by(pr), "kill") == 0)
 			session_stop_killed(s);
 		if (main)
 			session_feed(s, SI_EXIT);
@@ -192,7 +200,7 @@ session_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
 		log_info("session %lu: %s %s", s->id, sp->role, ev ==
 		    PROC_STOPPED ? "stopped" : "continued");
 		if (main)
-			attach_suspended(s, pr->stop_signal);
+			attach_suspended(s, proc_stop_signal(pr));
 		return;
 	case PROC_GONE:
 		if (sp->console != NULL)
@@ -212,7 +220,7 @@ session_proc_done(const struct session_proc *sp)
 {
 	if (sp->proc == NULL)
 		return true;
-	return sp->proc->gone && sp->drained;
+	return proc_gone(sp->proc) && sp->drained;
 }
 
 /* Give the session one more process slot, with a pty of its own. */
@@ -337,7 +345,8 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 	sp->proc = proc_spawn(&spec, dmn.keeper_path, session_proc_cb, sp, err,
 	    errlen);
 	if (sp == &s->procs[0])
-		s->in_cgroup = sp->proc != NULL && sp->proc->cg != NULL;
+		s->in_cgroup = sp->proc != NULL &&
+		    proc_contained(sp->proc);
 	argv_free(spec.env);
 	/* The keeper holds the child ends now; our copies would hide EOF. */
 	console_release_slave(sp->console);

@@ -37,8 +37,16 @@ session_prune_cmp(const struct session *a, const struct session *b)
 #ifndef __unused
 #define __unused __attribute__((unused))
 #endif
+RB_HEAD(session_ended, session);
 RB_PROTOTYPE_STATIC(session_ended, session, ended_entry, session_prune_cmp)
 RB_GENERATE_STATIC(session_ended, session, ended_entry, session_prune_cmp)
+
+/* The ended sessions, by id, and how many. */
+static struct session_ended	 session_prune_tree =
+    RB_INITIALIZER(&session_prune_tree);
+static unsigned long		 session_prune_count;
+/* Forgets ended sessions. */
+static struct timer		*session_prune_timer;
 
 /*
  * s has ended: count it and index it among the ended, so that a prune
@@ -47,8 +55,8 @@ RB_GENERATE_STATIC(session_ended, session, ended_entry, session_prune_cmp)
 void
 session_prune_ended(struct session *s)
 {
-	dmn.nended++;
-	RB_INSERT(session_ended, &dmn.ended, s);
+	session_prune_count++;
+	RB_INSERT(session_ended, &session_prune_tree, s);
 }
 
 /* Whether the prune timer runs: for the next session to expire, or at once. */
@@ -67,9 +75,9 @@ session_prune_forget(struct session *s)
 {
 	TAILQ_REMOVE(&dmn.sessions, s, entry);
 	RB_REMOVE(session_ids, &dmn.session_ids, s);
-	RB_REMOVE(session_ended, &dmn.ended, s);
+	RB_REMOVE(session_ended, &session_prune_tree, s);
 	s->listed = false;
-	dmn.nended--;
+	session_prune_count--;
 	session_unref(s);
 }
 
@@ -84,10 +92,10 @@ session_prune_cb(void *arg)
 	double		 left, soonest = -1;
 
 	(void)arg;
-	RB_FOREACH_SAFE(s, session_ended, &dmn.ended, next) {
+	RB_FOREACH_SAFE(s, session_ended, &session_prune_tree, next) {
 		left = session_prune_left(s);
-		if (session_prune_able(s) && (dmn.nended > dmn.keep_ended ||
-		    left <= 0)) {
+		if (session_prune_able(s) &&
+		    (session_prune_count > dmn.keep_ended || left <= 0)) {
 			session_prune_forget(s);
 			continue;
 		}
@@ -97,19 +105,20 @@ session_prune_cb(void *arg)
 	}
 	session_prune_waits = soonest >= 0;
 	if (session_prune_waits)
-		timer_start(dmn.prune, (uint64_t)(soonest * 1000) + 1);
+		timer_start(session_prune_timer,
+		    (uint64_t)(soonest * 1000) + 1);
 }
 
 /* Prune on the next loop turn. */
 void
 session_prune_soon(void)
 {
-	if (dmn.prune == NULL) {
-		dmn.prune = timer_new(session_prune_cb, NULL);
-		timer_weak(dmn.prune);
+	if (session_prune_timer == NULL) {
+		session_prune_timer = timer_new(session_prune_cb, NULL);
+		timer_weak(session_prune_timer);
 	}
 	session_prune_waits = true;
-	timer_start(dmn.prune, 0);
+	timer_start(session_prune_timer, 0);
 }
 
 /*
@@ -122,7 +131,7 @@ void
 session_prune(void)
 {
 	/* A waiting timer is due no later than a session that ends now. */
-	if (dmn.nended > dmn.keep_ended || !session_prune_waits)
+	if (session_prune_count > dmn.keep_ended || !session_prune_waits)
 		session_prune_soon();
 }
 

@@ -78,7 +78,7 @@ session_act_exited(struct session *s, const void *arg)
 	struct proc *main = s->procs[0].proc;
 
 	(void)arg;
-	if (main != NULL && !main->have_exit)
+	if (main != NULL && !proc_exit(main, NULL, NULL))
 		session_why(s, RPC_NOT_RUNNING, 0, "the %s's keeper ended "
 		    "unexpectedly", s->procs[0].role);
 	session_end(s);

@@ -32,7 +32,7 @@ session_stop_helpers_now(struct session *s)
 
 	for (i = 1; i < s->nprocs; i++) {
 		pr = s->procs[i].proc;
-		if (pr != NULL && pr->keeper_live)
+		if (pr != NULL && proc_alive(pr))
 			proc_stop(pr, ms);
 	}
 }
@@ -44,7 +44,7 @@ session_stop_main_now(struct session *s)
 	struct proc *main = s->procs[0].proc;
 
 	s->quitting = false;
-	if (main != NULL && main->keeper_live) {
+	if (main != NULL && proc_alive(main)) {
 		proc_stop(main, session_stop_left(s));
 		return;
 	}
@@ -74,7 +74,7 @@ session_stop_live(const struct session *s)
 	size_t i;
 
 	for (i = 0; i < s->nprocs; i++)
-		if (s->procs[i].proc != NULL && s->procs[i].proc->keeper_live)
+		if (s->procs[i].proc != NULL && proc_alive(s->procs[i].proc))
 			return true;
 	return false;
 }
@@ -117,7 +117,7 @@ session_stop_timer_cb(void *arg)
 	uint64_t	 at = s->stop_timer_at;
 
 	s->stop_timer_at = 0;
-	if (main != NULL && main->keeper_live) {
+	if (main != NULL && proc_alive(main)) {
 		log_info("session %lu: the quit took too long: SIGTERM", s->id);
 		session_stop_notice(s, "term", at);
 		session_stop_main_now(s);
@@ -166,7 +166,7 @@ session_stop_mark_quit(struct session *s)
 
 	for (i = 0; i < s->nprocs; i++)
 		if (s->procs[i].proc != NULL)
-			s->procs[i].proc->quit_asked = true;
+			proc_mark_quit(s->procs[i].proc);
 }
 
 /*

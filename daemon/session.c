@@ -13,6 +13,9 @@
 #include "daemon.h"
 #include "signame.h"
 
+/* Fault records a session keeps in its history (status "faults"). */
+#define FAULTS_KEPT 16
+
 static const char *session_state_names[] = {
 	[S_STARTING] = "starting",
 	[S_RUNNING] = "running",
@@ -478,7 +481,7 @@ session_signal(struct session *s, int sig, pid_t *pgrp, struct rpc_error *err)
 	/* Where ^C would go: the program's own terminal while it runs there. */
 	*pgrp = tcgetpgrp(session_keyboard(s)->master);
 	/* The keeper's own group in front means the program is gone. */
-	if (*pgrp <= 0 || main == NULL || *pgrp == main->keeper_pid) {
+	if (*pgrp <= 0 || main == NULL || *pgrp == proc_keeper_pid(main)) {
 		rpc_error_set(err, RPC_NOT_RUNNING, "session %lu has no "
 		    "foreground process", s->id);
 		return -1;

@@ -20,6 +20,14 @@
 
 #include "daemon.h"
 
+/* The slots and the stack every keeper spawn uses. */
+static struct spawn {
+	bool	 ok;
+	int	 slot[SPAWN_SLOTS];	/* hold /dev/null between spawns */
+	int	 null;
+	void	*stack;
+} spawn_state;
+
 /* The child's stack: it runs on it until exec, while the daemon waits. */
 #define SPAWN_STACK (64 * 1024)
 
@@ -46,29 +54,29 @@ spawn_init(void)
 	const char	*preload = getenv("LD_PRELOAD");
 	int		 i, null;
 
-	dmn.spawn.ok = false;
+	spawn_state.ok = false;
 	/* valgrind ends a program that clones with these flags: not there. */
 	if (preload != NULL && strstr(preload, "vgpreload") != NULL)
 		return;
 	if ((null = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
 		return;
 	for (i = 0; i < SPAWN_SLOTS; i++)
-		if ((dmn.spawn.slot[i] = fcntl(null, F_DUPFD_CLOEXEC, 10)) ==
+		if ((spawn_state.slot[i] = fcntl(null, F_DUPFD_CLOEXEC, 10)) ==
 		    -1) {
 			while (i-- > 0)
-				close(dmn.spawn.slot[i]);
+				close(spawn_state.slot[i]);
 			close(null);
 			return;
 		}
-	dmn.spawn.null = null;
-	dmn.spawn.stack = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE,
+	spawn_state.null = null;
+	spawn_state.stack = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (dmn.spawn.stack != MAP_FAILED) {
-		dmn.spawn.ok = true;
+	if (spawn_state.stack != MAP_FAILED) {
+		spawn_state.ok = true;
 		return;
 	}
 	for (i = 0; i < SPAWN_SLOTS; i++)
-		close(dmn.spawn.slot[i]);
+		close(spawn_state.slot[i]);
 	close(null);
 }
 
@@ -86,12 +94,12 @@ spawn_child_main(void *arg)
 	sigset_t		 none;
 	int			 i, sig;
 
-	if (close_range((unsigned)dmn.spawn.slot[SPAWN_SLOTS - 1] + 1, ~0U,
+	if (close_range((unsigned)spawn_state.slot[SPAWN_SLOTS - 1] + 1, ~0U,
 	    CLOSE_RANGE_UNSHARE) != 0)
 		goto fail;
 	c->unshared = true;
 	for (i = 0; i < c->n; i++)
-		if (dup2(dmn.spawn.slot[i], c->target[i]) == -1)
+		if (dup2(spawn_state.slot[i], c->target[i]) == -1)
 			goto fail;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_DFL;
@@ -114,9 +122,10 @@ spawn_clear_slots(void)
 	int i;
 
 	for (i = 0; i < SPAWN_SLOTS; i++)
-		if (dup3(dmn.spawn.null, dmn.spawn.slot[i], O_CLOEXEC) == -1)
+		if (dup3(spawn_state.null, spawn_state.slot[i],
+		    O_CLOEXEC) == -1)
 			log_fatal("spawn: cannot clear slot %d: %s",
-			    dmn.spawn.slot[i], strerror(errno));
+			    spawn_state.slot[i], strerror(errno));
 }
 
 /*
@@ -133,12 +142,12 @@ spawn_keeper(const char *path, char **argv, char **env, const int *src,
 	pid_t			pid;
 	int			i, saved;
 
-	if (!dmn.spawn.ok || n > SPAWN_SLOTS) {
+	if (!spawn_state.ok || n > SPAWN_SLOTS) {
 		errno = ENOSYS;
 		return 0;
 	}
 	for (i = 0; i < n; i++)
-		if (dup3(src[i], dmn.spawn.slot[i], O_CLOEXEC) == -1) {
+		if (dup3(src[i], spawn_state.slot[i], O_CLOEXEC) == -1) {
 			saved = errno;
 			spawn_clear_slots();
 			errno = saved;
@@ -147,7 +156,7 @@ spawn_keeper(const char *path, char **argv, char **env, const int *src,
 	/* No handler of the daemon's may run in the child, on its memory. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = clone(spawn_child_main, (char *)dmn.spawn.stack + SPAWN_STACK,
+	pid = clone(spawn_child_main, (char *)spawn_state.stack + SPAWN_STACK,
 	    CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &c);
 	saved = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -156,7 +165,7 @@ spawn_keeper(const char *path, char **argv, char **env, const int *src,
 		/* A clone these flags are refused to (valgrind's, say). */
 		log_warn("spawn: clone: %s; keepers start by posix_spawn",
 		    strerror(saved));
-		dmn.spawn.ok = false;
+		spawn_state.ok = false;
 		errno = ENOSYS;
 		return 0;
 	}
@@ -179,7 +188,7 @@ spawn_keeper(const char *path, char **argv, char **env, const int *src,
 		 */
 		log_warn("spawn: close_range: %s; keepers start by posix_spawn",
 		    strerror(c.error));
-		dmn.spawn.ok = false;
+		spawn_state.ok = false;
 		errno = ENOSYS;
 		return 0;
 	}

@@ -8,6 +8,9 @@
 
 #include "daemon.h"
 
+/* A reply's rows hold at most this many bytes. */
+#define STATUS_PAGE_BYTES (512 * 1024)
+
 /* Which members to write: every one when fields is NULL, else those named. */
 void
 status_page_pick(struct status_pick *pick, json_t *fields)

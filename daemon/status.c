@@ -6,6 +6,9 @@
 
 #include "daemon.h"
 
+/* A row's argv holds at most this many bytes. */
+#define STATUS_ROW_ARGV 4096
+
 /* A wall-clock time as an RFC 3339 UTC string. */
 static json_t *
 status_time(double t)
@@ -96,7 +99,7 @@ void
 status_main_inferior(const struct session *s, json_t *o)
 {
 	if (s->procs[0].proc != NULL)
-		status_add_inferior(s, o, s->procs[0].proc->pid);
+		status_add_inferior(s, o, proc_pid(s->procs[0].proc));
 }
 
 /* The member "id". */
@@ -168,8 +171,8 @@ status_pid(const struct session *s)
 {
 	struct proc *main = s->procs[0].proc;
 
-	return main != NULL && main->pid ? json_integer(main->pid) :
-	    json_null();
+	return main != NULL && proc_pid(main) ?
+	    json_integer(proc_pid(main)) : json_null();
 }
 
 /* The member "keeper_pid". */
@@ -178,8 +181,8 @@ status_keeper_pid(const struct session *s)
 {
 	struct proc *main = s->procs[0].proc;
 
-	return main != NULL && main->keeper_pid ?
-	    json_integer(main->keeper_pid) : json_null();
+	return main != NULL && proc_keeper_pid(main) ?
+	    json_integer(proc_keeper_pid(main)) : json_null();
 }
 
 /* The member "stop_target", where one was asked for. */
@@ -254,7 +257,7 @@ status_exit(const struct session *s)
 	struct proc	*main = s->procs[0].proc;
 	json_t		*e;
 
-	if (main == NULL || !main->have_exit)
+	if (main == NULL || !proc_exit(main, NULL, NULL))
 		return NULL;
 	e = proc_exit_json(main);
 	if (s->verdict != NULL)

@@ -344,7 +344,7 @@ verdict_fire(struct verdict_watch *w, const char *kind)
 	if (s->target != NULL)
 		json_object_set(v, "target_before", s->target);
 	if (s->procs[0].proc != NULL)
-		verdict_procs_of(s->procs[0].proc->pid, procs);
+		verdict_procs_of(proc_pid(s->procs[0].proc), procs);
 	json_object_set_new(v, "processes", procs);
 	json_object_set_new(v, "console_tail", verdict_tail(s));
 	w->pending = v;
