@@ -309,6 +309,16 @@ attach_suspended(struct session *s, int sig)
 	session_fire(s, &(struct session_event){ .kind = SE_STATE });
 }
 
+/* A stop was asked (SE_STOP): a suspended debugger cannot quit, continue it. */
+void
+attach_stop(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	(void)k;
+	(void)ev;
+	attach_resume(s);
+}
+
 /* Continue a suspended session's main process group, as SIGCONT would. */
 void
 attach_resume(struct session *s)

@@ -1,4 +1,7 @@
-/* The daemon context and its orderly exit, a sink on every session's end. */
+/*
+ * The daemon's life: the sinks of every session's teardown, and its
+ * orderly exit, a sink on every session's end.
+ */
 #include <signal.h>
 
 #include "daemon.h"
@@ -118,6 +121,43 @@ daemon_signal_cb(uv_signal_t *h, int sig)
 			session_stop(s, -1);
 	}
 	daemon_shutdown_check();
+}
+
+/*
+ * The features that keep something of a session let go of it through
+ * these sinks, so session.c names none of them. They fire in this order,
+ * before any subscriber's, since they are registered at start:
+ * - SE_STOP: a suspended session is continued, or its debugger could not
+ *   quit when the stop's first step asks it to.
+ * - SE_ENDING: the program's own terminal is drained while the log is
+ *   still open, so its last words reach the transcript.
+ * - SE_ENDED: the verdict's watch, whose timers ask whether a hold keeps
+ *   the session, goes before the hold, so none sees a hold half gone.
+ * - SE_FREED: the launch, the status row and the bundles' records are
+ *   plain memory; their order is the one session_free had.
+ */
+static const struct {
+	unsigned	 kind;
+	sink_cb		 cb;
+} daemon_teardown[] = {
+	{ SE_STOP, attach_stop },
+	{ SE_ENDING, gdb_tty_ended },
+	{ SE_ENDED, verdict_ended },
+	{ SE_ENDED, hold_ended },
+	{ SE_FREED, launch_freed },
+	{ SE_FREED, status_page_freed },
+	{ SE_FREED, bundle_freed },
+};
+
+/* Register the teardown's sinks, once, before any session or subscriber. */
+void
+daemon_sinks(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof daemon_teardown / sizeof daemon_teardown[0]; i++)
+		session_sink_add(NULL, daemon_teardown[i].kind,
+		    daemon_teardown[i].cb, NULL);
 }
 
 /* Turn SIGTERM and SIGINT into an orderly shutdown. */

@@ -26,6 +26,8 @@
 struct conn;
 struct request;
 struct session;
+struct session_event;
+struct sink;
 
 /* xmalloc.c: allocation that cannot fail (it aborts). */
 void	*xmalloc(size_t);
@@ -901,7 +903,8 @@ void	 gdb_osabi_args(struct argv *, struct session *);
 /* gdb-tty.c: the program's own terminal in a gdb session. */
 int	 gdb_tty_open(struct session *, char *err, size_t errlen);
 void	 gdb_tty_args(struct argv *, struct session *);
-void	 gdb_tty_close(struct session *);
+void	 gdb_tty_ended(struct sink *, struct session *,
+	    const struct session_event *);
 
 /* gdb-breaks.c: the session's own fault breakpoints, kept armed. */
 json_t		*gdb_breaks_bkpt(json_t *results);
@@ -990,6 +993,8 @@ int	 launch_parse(struct launch *, json_t *params, struct rpc_error *);
 int	 launch_check_params(json_t *params, json_t *out, struct rpc_error *);
 const char *launch_get_str(const struct launch *, const char *name);
 void	 launch_free(struct launch *);
+void	 launch_freed(struct sink *, struct session *,
+	    const struct session_event *);
 
 /* verdict.c: deadlines, silences, and the verdict of why a session ends. */
 struct verdict_watch;
@@ -1000,7 +1005,8 @@ void	 verdict_fault(struct session *, json_t *fault);
 void	 verdict_end(struct session *, const char *by);
 bool	 verdict_bundled_yet(const struct session *);
 void	 verdict_disarm(struct session *);
-void	 verdict_close(struct session *);
+void	 verdict_ended(struct sink *, struct session *,
+	    const struct session_event *);
 
 /* hold.c: sessions kept, their target halted, past their lease, for a time. */
 /* A hold's time to live (s), unless DBGCTLD_HOLD_TTL says; the most one may ask. */
@@ -1019,7 +1025,8 @@ bool	 hold_keeps(struct session *);
 bool	 hold_active(const struct session *);
 bool	 hold_by_verdict(const struct session *);
 json_t	*hold_json(const struct session *);
-void	 hold_close(struct session *);
+void	 hold_ended(struct sink *, struct session *,
+	    const struct session_event *);
 /* bundle*.c, method-bundle.c: a session's bundle, written atomically. */
 /* Bytes a bundle's files may have together, unless DBGCTLD_BUNDLE_MAX says. */
 #define BUNDLE_MAX_DEFAULT (64ULL * 1024 * 1024)
@@ -1049,7 +1056,8 @@ void		 bundle_forget(struct bundle *);
 void		 bundle_auto(struct session *, const char *reason, bundle_then,
 		    void *arg);
 json_t		*bundle_status(const struct session *);
-void		 bundle_session_free(struct session *);
+void		 bundle_freed(struct sink *, struct session *,
+		    const struct session_event *);
 extern const struct method *const method_bundles[];
 
 /* session.c: the session table, its processes and the one fan-out point. */
@@ -1078,6 +1086,11 @@ enum session_event_kind {
 	SE_BREAKPOINT = 0x400,	/* a breakpoint was made or deleted (json) */
 	SE_VERDICT = 0x800,	/* a deadline's or silence's verdict (json) */
 	SE_BUNDLE = 0x1000,	/* an automatic bundle was written (json) */
+	/* The teardown, heard by global sinks in daemon.c's order: */
+	SE_STOP = 0x2000,	/* a stop was asked, before the table hears it */
+	SE_ENDING = 0x4000,	/* it ended; its streams and log are still open */
+	SE_ENDED = 0x8000,	/* it ended; its live parts are released */
+	SE_FREED = 0x10000,	/* it is freed: let go of what is kept for it */
 };
 
 struct session_event {
@@ -1393,7 +1406,8 @@ void	 status_page_init(struct status_page *, const char *key,
 bool	 status_page_add(struct status_page *, struct session *);
 void	 status_page_ahead(const struct session *);
 void	 status_page_ahead_more(const struct session *);
-void	 status_page_forget(struct session *);
+void	 status_page_freed(struct sink *, struct session *,
+	    const struct session_event *);
 char	*status_page_done(struct status_page *, size_t *len);
 void	 status_add_inferior(const struct session *, json_t *, pid_t parent);
 void	 status_main_inferior(const struct session *, json_t *);
@@ -1739,6 +1753,8 @@ int	 attach_viewer_resize(struct session *, uint64_t viewer,
 void	 attach_suspended(struct session *, int sig);
 json_t	*attach_suspended_json(const struct session *);
 void	 attach_resume(struct session *);
+void	 attach_stop(struct sink *, struct session *,
+	    const struct session_event *);
 
 /* pipe.c: a client bridged to a session's transport. */
 void	 pipe_start(struct conn *, struct session *);
@@ -1746,6 +1762,7 @@ void	 pipe_start(struct conn *, struct session *);
 /* daemon.c: the daemon's life. */
 void	 daemon_shutdown(long long timeout_ms);
 void	 daemon_watch_signals(void);
+void	 daemon_sinks(void);
 
 /* loop.c: the daemon context, the clock and the loop's read buffer. */
 void	 loop_alloc_cb(uv_handle_t *, size_t, uv_buf_t *);

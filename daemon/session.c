@@ -58,15 +58,14 @@ session_ended(const struct session *s)
 	return s->state == S_EXITED || s->state == S_FAILED;
 }
 
-/* Tell every sink that wants it what happened to s. */
-void
-session_fire(struct session *s, const struct session_event *ev)
+/* Hand ev to every sink that wants it; the caller keeps s alive. */
+static void
+session_fire_sinks(struct session *s, const struct session_event *ev)
 {
 	struct sink	*k;
 	struct sinks	*lists[2] = { &dmn.sinks, &s->sinks };
 	size_t		 i;
 
-	session_ref(s);
 	dmn.firing++;
 	/*
 	 * Subscribers first, then the session's own sinks (waiting requests):
@@ -88,7 +87,28 @@ session_fire(struct session *s, const struct session_event *ev)
 			session_sink_remove(k);
 		}
 	}
+}
+
+/* Tell every sink that wants it what happened to s. */
+void
+session_fire(struct session *s, const struct session_event *ev)
+{
+	session_ref(s);
+	session_fire_sinks(s, ev);
 	session_unref(s);
+}
+
+/*
+ * A step of the teardown: the features that keep something of s let it
+ * go, in the order daemon_sinks registered them. No reference is taken:
+ * the table's caller holds s, and at SE_FREED none is left to take.
+ */
+static void
+session_teardown(struct session *s, enum session_event_kind kind)
+{
+	struct session_event ev = { .kind = kind };
+
+	session_fire_sinks(s, &ev);
 }
 
 /* Fire an event that carries nothing but its kind. */
@@ -499,8 +519,8 @@ void
 session_stop(struct session *s, long timeout_ms)
 {
 	s->stop_ms = timeout_ms >= 0 ? timeout_ms : s->l.stop_timeout;
-	/* A suspended debugger cannot quit: continue it first. */
-	attach_resume(s);
+	/* What holds the session still (a suspension) lets go before. */
+	session_teardown(s, SE_STOP);
 	session_feed(s, SI_STOP);
 }
 
@@ -554,15 +574,14 @@ session_end(struct session *s)
 		s->procs[i].console = NULL;
 	}
 	/* Into the log while it is open: what the program printed last. */
-	gdb_tty_close(s);
+	session_teardown(s, SE_ENDING);
 	session_stream_end(s);
 	if (s->transport != NULL)
 		transport_finish(s->transport);
 	if (s->backend->close != NULL)
 		s->backend->close(s);
 	session_stop_end(s);
-	verdict_close(s);
-	hold_close(s);
+	session_teardown(s, SE_ENDED);
 	session_prune_ended(s);
 }
 
@@ -589,15 +608,14 @@ session_free(struct session *s)
 	timer_free(s->stop_kill_timer);
 	transport_close(s->transport);
 	session_stream_free(s);
-	launch_free(&s->l);
-	status_page_forget(s);
+	/* While the records below are still whole, if a feature reads them. */
+	session_teardown(s, SE_FREED);
 	free(s->why.msg);
 	json_decref(s->target);
 	json_decref(s->fault);
 	json_decref(s->faults);
 	json_decref(s->verdict);
 	json_decref(s->verdicts);
-	bundle_session_free(s);
 	free(s->cursors);
 	free(s->bdata);
 	free(s);

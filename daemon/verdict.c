@@ -546,12 +546,15 @@ verdict_disarm(struct session *s)
 	w->deadline_at = 0;
 }
 
-/* The session ended: no deadline or silence is waited for. */
+/* The session ended (SE_ENDED): no deadline or silence is waited for. */
 void
-verdict_close(struct session *s)
+verdict_ended(struct sink *k, struct session *s,
+    const struct session_event *ev)
 {
 	struct verdict_watch *w = s->vw;
 
+	(void)k;
+	(void)ev;
 	if (w == NULL)
 		return;
 	s->vw = NULL;
