@@ -209,6 +209,7 @@ struct output {
 	size_t			 ntbuf;
 	uint64_t		 ntimes;	/* records in the times file */
 	struct output_cache	*cache;		/* output-cache.c's, or NULL */
+	bool			 ended;		/* no byte follows what it has */
 };
 
 void	 output_init(struct output *);
@@ -222,6 +223,8 @@ uint64_t output_tail_offset(struct output *, unsigned long lines,
     uint64_t max);
 uint64_t output_missing(const struct output *, uint64_t off);
 void	 output_close(struct output *);
+void	 output_end(struct output *);
+bool	 output_ended(const struct output *);
 void	 output_free(struct output *);
 
 /* output-cache.c: what of a log the page cache keeps. */

@@ -83,6 +83,8 @@ session_proc_check_done(struct session_proc *sp)
 {
 	if (sp == &sp->s->procs[0] || !session_proc_done(sp))
 		return;
+	if (strcmp(sp->role, "server") == 0)
+		output_end(&sp->s->server_out);
 	session_fire(sp->s, &(struct session_event){ .kind = SE_SERVER_END });
 }
 
