@@ -319,6 +319,15 @@ attach_stop(struct sink *k, struct session *s,
 	attach_resume(s);
 }
 
+/* The main process was stopped or continued (SE_SUSPENDED): say so. */
+void
+attach_stopped(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	(void)k;
+	attach_suspended(s, ev->sig);
+}
+
 /* Continue a suspended session's main process group, as SIGCONT would. */
 void
 attach_resume(struct session *s)

@@ -1,6 +1,6 @@
 /*
- * The daemon's life: the sinks of every session's teardown, and its
- * orderly exit, a sink on every session's end.
+ * The daemon's life: the sinks by which features hear of every session
+ * (its teardown among them), and its orderly exit, a sink on its end.
  */
 #include <signal.h>
 
@@ -124,9 +124,9 @@ daemon_signal_cb(uv_signal_t *h, int sig)
 }
 
 /*
- * The features that keep something of a session let go of it through
- * these sinks, so session.c names none of them. They fire in this order,
- * before any subscriber's, since they are registered at start:
+ * The features built on the session hear of it through these sinks, so
+ * session.c names none of them. They fire in this order, before any
+ * subscriber's, since they are registered at start. The teardown:
  * - SE_STOP: a suspended session is continued, or its debugger could not
  *   quit when the stop's first step asks it to.
  * - SE_ENDING: the program's own terminal is drained while the log is
@@ -135,11 +135,14 @@ daemon_signal_cb(uv_signal_t *h, int sig)
  *   the session, goes before the hold, so none sees a hold half gone.
  * - SE_FREED: the launch, the status row and the bundles' records are
  *   plain memory; their order is the one session_free had.
+ * SE_FAULT_KEPT comes before the fault is noted in the console and told
+ * (SE_FAULT), so that whoever the note or the news wakes finds the
+ * verdict it makes already given.
  */
 static const struct {
 	unsigned	 kind;
 	sink_cb		 cb;
-} daemon_teardown[] = {
+} daemon_sinks_table[] = {
 	{ SE_STOP, attach_stop },
 	{ SE_ENDING, gdb_tty_ended },
 	{ SE_ENDED, verdict_ended },
@@ -147,17 +150,25 @@ static const struct {
 	{ SE_FREED, launch_freed },
 	{ SE_FREED, status_page_freed },
 	{ SE_FREED, bundle_freed },
+	/* One sink each: the order among them is the events'. */
+	{ SE_READY, verdict_arm },
+	{ SE_FAULT_KEPT, verdict_fault },
+	{ SE_FAULT_CLEARED, verdict_end },
+	{ SE_SUSPENDED, attach_stopped },
 };
 
-/* Register the teardown's sinks, once, before any session or subscriber. */
+#define DAEMON_SINKS \
+	(sizeof daemon_sinks_table / sizeof daemon_sinks_table[0])
+
+/* Register the features' sinks, once, before any session or subscriber. */
 void
 daemon_sinks(void)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof daemon_teardown / sizeof daemon_teardown[0]; i++)
-		session_sink_add(NULL, daemon_teardown[i].kind,
-		    daemon_teardown[i].cb, NULL);
+	for (i = 0; i < DAEMON_SINKS; i++)
+		session_sink_add(NULL, daemon_sinks_table[i].kind,
+		    daemon_sinks_table[i].cb, NULL);
 }
 
 /* Turn SIGTERM and SIGINT into an orderly shutdown. */

@@ -1001,11 +1001,14 @@ void	 launch_freed(struct sink *, struct session *,
 
 /* verdict.c: deadlines, silences, and the verdict of why a session ends. */
 struct verdict_watch;
-void	 verdict_arm(struct session *);
+void	 verdict_arm(struct sink *, struct session *,
+	    const struct session_event *);
 int	 verdict_deadline_set(struct session *, long ms);
 json_t	*verdict_deadline_json(const struct session *);
-void	 verdict_fault(struct session *, json_t *fault);
-void	 verdict_end(struct session *, const char *by);
+void	 verdict_fault(struct sink *, struct session *,
+	    const struct session_event *);
+void	 verdict_end(struct sink *, struct session *,
+	    const struct session_event *);
 bool	 verdict_bundled_yet(const struct session *);
 void	 verdict_disarm(struct session *);
 void	 verdict_ended(struct sink *, struct session *,
@@ -1094,6 +1097,11 @@ enum session_event_kind {
 	SE_ENDING = 0x4000,	/* it ended; its streams and log are still open */
 	SE_ENDED = 0x8000,	/* it ended; its live parts are released */
 	SE_FREED = 0x10000,	/* it is freed: let go of what is kept for it */
+	/* What features built on the session hear, also from daemon.c: */
+	SE_READY = 0x20000,	/* it is about to run: its time counts */
+	SE_FAULT_KEPT = 0x40000, /* a fault record is kept, before it is told */
+	SE_FAULT_CLEARED = 0x80000, /* a reset, load or run (data) ended it */
+	SE_SUSPENDED = 0x100000, /* the main process stopped (sig), or went on */
 };
 
 struct session_event {
@@ -1103,6 +1111,7 @@ struct session_event {
 	uint64_t		 offset;	/* SE_OUTPUT: where data starts */
 	json_t			*json;		/* SE_RUNSTATE, SE_FAULT: the record;
 						   SE_STOPPING: the step */
+	int			 sig;		/* SE_SUSPENDED: 0 if continued */
 };
 
 struct sink;
@@ -1754,6 +1763,8 @@ int	 attach_resize(struct session *, unsigned rows, unsigned cols,
 int	 attach_viewer_resize(struct session *, uint64_t viewer,
 	    unsigned rows, unsigned cols, bool redraw);
 void	 attach_suspended(struct session *, int sig);
+void	 attach_stopped(struct sink *, struct session *,
+	    const struct session_event *);
 json_t	*attach_suspended_json(const struct session *);
 void	 attach_resume(struct session *);
 void	 attach_stop(struct sink *, struct session *,

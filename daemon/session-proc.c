@@ -194,7 +194,8 @@ session_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
 		log_info("session %lu: %s %s", s->id, sp->role, ev ==
 		    PROC_STOPPED ? "stopped" : "continued");
 		if (main)
-			attach_suspended(s, pr->stop_signal);
+			session_fire(s, &(struct session_event){
+			    .kind = SE_SUSPENDED, .sig = pr->stop_signal });
 		return;
 	case PROC_GONE:
 		if (sp->console != NULL)

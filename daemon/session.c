@@ -220,7 +220,9 @@ session_fault(struct session *s, json_t *fault)
 	if (json_array_size(s->faults) == FAULTS_KEPT)
 		json_array_remove(s->faults, 0);
 	json_array_append(s->faults, fault);
-	verdict_fault(s, fault);
+	/* Kept before it is noted and told: the verdict is one already. */
+	session_fire(s, &(struct session_event){ .kind = SE_FAULT_KEPT,
+	    .json = fault });
 	text = status_fault_text(fault);
 	session_note(s, text);
 	free(text);
@@ -237,7 +239,8 @@ session_fault_clear(struct session *s, const char *by)
 	json_decref(s->fault);
 	s->fault = NULL;
 	s->faulted = false;
-	verdict_end(s, by);
+	session_fire(s, &(struct session_event){ .kind = SE_FAULT_CLEARED,
+	    .data = by, .len = strlen(by) });
 }
 
 /* Make a message JSON can carry: bytes that are not UTF-8 become '?'. */
