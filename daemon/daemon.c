@@ -135,9 +135,9 @@ daemon_signal_cb(uv_signal_t *h, int sig)
  *   the session, goes before the hold, so none sees a hold half gone.
  * - SE_FREED: the launch, the status row and the bundles' records are
  *   plain memory; their order is the one session_free had.
- * SE_FAULT_KEPT comes before the fault is noted in the console and told
- * (SE_FAULT), so that whoever the note or the news wakes finds the
- * verdict it makes already given.
+ * SE_FAULT_KEPT comes before the fault is told (SE_FAULT): the verdict
+ * it makes is given first, then it is noted in the console, so that
+ * whoever the note or the news wakes finds the verdict already given.
  */
 static const struct {
 	unsigned	 kind;
@@ -150,9 +150,10 @@ static const struct {
 	{ SE_FREED, launch_freed },
 	{ SE_FREED, status_page_freed },
 	{ SE_FREED, bundle_freed },
-	/* One sink each: the order among them is the events'. */
+	/* Beyond the teardown; of these only SE_FAULT_KEPT has two. */
 	{ SE_READY, verdict_arm },
 	{ SE_FAULT_KEPT, verdict_fault },
+	{ SE_FAULT_KEPT, status_fault_note },
 	{ SE_FAULT_CLEARED, verdict_end },
 	{ SE_SUSPENDED, attach_stopped },
 };

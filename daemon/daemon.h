@@ -1423,7 +1423,8 @@ void	 status_page_freed(struct sink *, struct session *,
 char	*status_page_done(struct status_page *, size_t *len);
 void	 status_add_inferior(const struct session *, json_t *, pid_t parent);
 void	 status_main_inferior(const struct session *, json_t *);
-char	*status_fault_text(json_t *);
+void	 status_fault_note(struct sink *, struct session *,
+	    const struct session_event *);
 void	 status_comm(pid_t, char *, size_t);
 json_t	*status_exit(const struct session *);
 

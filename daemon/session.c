@@ -206,8 +206,7 @@ session_target_run(struct session *s, bool running)
 void
 session_fault(struct session *s, json_t *fault)
 {
-	struct session_event	 ev = { .kind = SE_FAULT, .json = fault };
-	char			*text;
+	struct session_event ev = { .kind = SE_FAULT, .json = fault };
 
 	json_decref(s->fault);
 	s->fault = fault;
@@ -220,12 +219,9 @@ session_fault(struct session *s, json_t *fault)
 	if (json_array_size(s->faults) == FAULTS_KEPT)
 		json_array_remove(s->faults, 0);
 	json_array_append(s->faults, fault);
-	/* Kept before it is noted and told: the verdict is one already. */
+	/* Kept, made the verdict and noted before anyone hears of it. */
 	session_fire(s, &(struct session_event){ .kind = SE_FAULT_KEPT,
 	    .json = fault });
-	text = status_fault_text(fault);
-	session_note(s, text);
-	free(text);
 	session_fire(s, &ev);
 }
 
