@@ -309,6 +309,25 @@ attach_suspended(struct session *s, int sig)
 	session_fire(s, &(struct session_event){ .kind = SE_STATE });
 }
 
+/* A stop was asked (SE_STOP): a suspended debugger cannot quit, continue it. */
+void
+attach_stop(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	(void)k;
+	(void)ev;
+	attach_resume(s);
+}
+
+/* The main process was stopped or continued (SE_SUSPENDED): say so. */
+void
+attach_stopped(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	(void)k;
+	attach_suspended(s, ev->sig);
+}
+
 /* Continue a suspended session's main process group, as SIGCONT would. */
 void
 attach_resume(struct session *s)

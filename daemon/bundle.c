@@ -435,10 +435,13 @@ bundle_status(const struct session *s)
 	return json_incref(s->bundles->auto_done);
 }
 
-/* The session is freed: no bundle holds it, so only its record is left. */
+/* The session is freed (SE_FREED): no bundle holds it, only its record. */
 void
-bundle_session_free(struct session *s)
+bundle_freed(struct sink *k, struct session *s,
+    const struct session_event *ev)
 {
+	(void)k;
+	(void)ev;
 	if (s->bundles == NULL)
 		return;
 	if (!LIST_EMPTY(&s->bundles->live))

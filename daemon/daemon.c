@@ -1,4 +1,7 @@
-/* The daemon context and its orderly exit, a sink on every session's end. */
+/*
+ * The daemon's life: the sinks by which features hear of every session
+ * (its teardown among them), and its orderly exit, a sink on its end.
+ */
 #include <signal.h>
 
 #include "daemon.h"
@@ -125,6 +128,55 @@ daemon_signal_cb(uv_signal_t *h, int sig)
 			session_stop(s, -1);
 	}
 	daemon_shutdown_check();
+}
+
+/*
+ * The features built on the session hear of it through these sinks, so
+ * session.c names none of them. They fire in this order, before any
+ * subscriber's, since they are registered at start. The teardown:
+ * - SE_STOP: a suspended session is continued, or its debugger could not
+ *   quit when the stop's first step asks it to.
+ * - SE_ENDING: the program's own terminal is drained while the log is
+ *   still open, so its last words reach the transcript.
+ * - SE_ENDED: the verdict's watch, whose timers ask whether a hold keeps
+ *   the session, goes before the hold, so none sees a hold half gone.
+ * - SE_FREED: the launch, the status row and the bundles' records are
+ *   plain memory; their order is the one session_free had.
+ * SE_FAULT_KEPT comes before the fault is told (SE_FAULT): the verdict
+ * it makes is given first, then it is noted in the console, so that
+ * whoever the note or the news wakes finds the verdict already given.
+ */
+static const struct {
+	unsigned	 kind;
+	sink_cb		 cb;
+} daemon_sinks_table[] = {
+	{ SE_STOP, attach_stop },
+	{ SE_ENDING, gdb_tty_ended },
+	{ SE_ENDED, verdict_ended },
+	{ SE_ENDED, hold_ended },
+	{ SE_FREED, launch_freed },
+	{ SE_FREED, status_page_freed },
+	{ SE_FREED, bundle_freed },
+	/* Beyond the teardown; of these only SE_FAULT_KEPT has two. */
+	{ SE_READY, verdict_arm },
+	{ SE_FAULT_KEPT, verdict_fault },
+	{ SE_FAULT_KEPT, status_fault_note },
+	{ SE_FAULT_CLEARED, verdict_end },
+	{ SE_SUSPENDED, attach_stopped },
+};
+
+#define DAEMON_SINKS \
+	(sizeof daemon_sinks_table / sizeof daemon_sinks_table[0])
+
+/* Register the features' sinks, once, before any session or subscriber. */
+void
+daemon_sinks(void)
+{
+	size_t i;
+
+	for (i = 0; i < DAEMON_SINKS; i++)
+		session_sink_add(NULL, daemon_sinks_table[i].kind,
+		    daemon_sinks_table[i].cb, NULL);
 }
 
 /* Turn SIGTERM and SIGINT into an orderly shutdown. */

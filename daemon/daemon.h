@@ -26,6 +26,8 @@
 struct conn;
 struct request;
 struct session;
+struct session_event;
+struct sink;
 
 /* xmalloc.c: allocation that cannot fail (it aborts). */
 void	*xmalloc(size_t);
@@ -194,6 +196,7 @@ struct output {
 	size_t			 ntbuf;
 	uint64_t		 ntimes;	/* records in the times file */
 	struct output_cache	*cache;		/* output-cache.c's, or NULL */
+	bool			 ended;		/* no byte follows what it has */
 };
 
 void	 output_init(struct output *);
@@ -207,6 +210,8 @@ uint64_t output_tail_offset(struct output *, unsigned long lines,
     uint64_t max);
 uint64_t output_missing(const struct output *, uint64_t off);
 void	 output_close(struct output *);
+void	 output_end(struct output *);
+bool	 output_ended(const struct output *);
 void	 output_free(struct output *);
 
 /* output-cache.c: what of a log the page cache keeps. */
@@ -854,7 +859,8 @@ void	 gdb_osabi_args(struct argv *, struct session *);
 /* gdb-tty.c: the program's own terminal in a gdb session. */
 int	 gdb_tty_open(struct session *, char *err, size_t errlen);
 void	 gdb_tty_args(struct argv *, struct session *);
-void	 gdb_tty_close(struct session *);
+void	 gdb_tty_ended(struct sink *, struct session *,
+	    const struct session_event *);
 
 /* gdb-newui.c: gdb's MI channel, opened without a word on the console. */
 void	 gdb_newui_args(struct argv *, struct session *, const char *pts);
@@ -946,17 +952,23 @@ int	 launch_parse(struct launch *, json_t *params, struct rpc_error *);
 int	 launch_check_params(json_t *params, json_t *out, struct rpc_error *);
 const char *launch_get_str(const struct launch *, const char *name);
 void	 launch_free(struct launch *);
+void	 launch_freed(struct sink *, struct session *,
+	    const struct session_event *);
 
 /* verdict.c: deadlines, silences, and the verdict of why a session ends. */
 struct verdict_watch;
-void	 verdict_arm(struct session *);
+void	 verdict_arm(struct sink *, struct session *,
+	    const struct session_event *);
 int	 verdict_deadline_set(struct session *, long ms);
 json_t	*verdict_deadline_json(const struct session *);
-void	 verdict_fault(struct session *, json_t *fault);
-void	 verdict_end(struct session *, const char *by);
+void	 verdict_fault(struct sink *, struct session *,
+	    const struct session_event *);
+void	 verdict_end(struct sink *, struct session *,
+	    const struct session_event *);
 bool	 verdict_bundled_yet(const struct session *);
 void	 verdict_disarm(struct session *);
-void	 verdict_close(struct session *);
+void	 verdict_ended(struct sink *, struct session *,
+	    const struct session_event *);
 
 /* hold.c: sessions kept, their target halted, past their lease, for a time. */
 /* A hold's time to live (s), unless DBGCTLD_HOLD_TTL says; the most one may ask. */
@@ -975,7 +987,8 @@ bool	 hold_keeps(struct session *);
 bool	 hold_active(const struct session *);
 bool	 hold_by_verdict(const struct session *);
 json_t	*hold_json(const struct session *);
-void	 hold_close(struct session *);
+void	 hold_ended(struct sink *, struct session *,
+	    const struct session_event *);
 /* bundle*.c, method-bundle.c: a session's bundle, written atomically. */
 struct bundle;
 struct bundles;
@@ -1003,7 +1016,8 @@ void		 bundle_forget(struct bundle *);
 void		 bundle_auto(struct session *, const char *reason, bundle_then,
 		    void *arg);
 json_t		*bundle_status(const struct session *);
-void		 bundle_session_free(struct session *);
+void		 bundle_freed(struct sink *, struct session *,
+		    const struct session_event *);
 extern const struct method *const method_bundles[];
 
 /* session.c: the session table, its processes and the one fan-out point. */
@@ -1032,6 +1046,16 @@ enum session_event_kind {
 	SE_BREAKPOINT = 0x400,	/* a breakpoint was made or deleted (json) */
 	SE_VERDICT = 0x800,	/* a deadline's or silence's verdict (json) */
 	SE_BUNDLE = 0x1000,	/* an automatic bundle was written (json) */
+	/* The teardown, heard by global sinks in daemon.c's order: */
+	SE_STOP = 0x2000,	/* a stop was asked, before the table hears it */
+	SE_ENDING = 0x4000,	/* it ended; its streams and log are still open */
+	SE_ENDED = 0x8000,	/* it ended; its live parts are released */
+	SE_FREED = 0x10000,	/* it is freed: let go of what is kept for it */
+	/* What features built on the session hear, also from daemon.c: */
+	SE_READY = 0x20000,	/* it is about to run: its time counts */
+	SE_FAULT_KEPT = 0x40000, /* a fault record is kept, before it is told */
+	SE_FAULT_CLEARED = 0x80000, /* a reset, load or run (data) ended it */
+	SE_SUSPENDED = 0x100000, /* the main process stopped (sig), or went on */
 };
 
 struct session_event {
@@ -1041,6 +1065,7 @@ struct session_event {
 	uint64_t		 offset;	/* SE_OUTPUT: where data starts */
 	json_t			*json;		/* SE_RUNSTATE, SE_FAULT: the record;
 						   SE_STOPPING: the step */
+	int			 sig;		/* SE_SUSPENDED: 0 if continued */
 };
 
 struct sink;
@@ -1310,11 +1335,13 @@ void	 status_page_init(struct status_page *, const char *key,
 bool	 status_page_add(struct status_page *, struct session *);
 void	 status_page_ahead(const struct session *);
 void	 status_page_ahead_more(const struct session *);
-void	 status_page_forget(struct session *);
+void	 status_page_freed(struct sink *, struct session *,
+	    const struct session_event *);
 char	*status_page_done(struct status_page *, size_t *len);
 void	 status_add_inferior(const struct session *, json_t *, pid_t parent);
 void	 status_main_inferior(const struct session *, json_t *);
-char	*status_fault_text(json_t *);
+void	 status_fault_note(struct sink *, struct session *,
+	    const struct session_event *);
 void	 status_comm(pid_t, char *, size_t);
 json_t	*status_exit(const struct session *);
 
@@ -1648,8 +1675,12 @@ int	 attach_resize(struct session *, unsigned rows, unsigned cols,
 int	 attach_viewer_resize(struct session *, uint64_t viewer,
 	    unsigned rows, unsigned cols, bool redraw);
 void	 attach_suspended(struct session *, int sig);
+void	 attach_stopped(struct sink *, struct session *,
+	    const struct session_event *);
 json_t	*attach_suspended_json(const struct session *);
 void	 attach_resume(struct session *);
+void	 attach_stop(struct sink *, struct session *,
+	    const struct session_event *);
 
 /* pipe.c: a client bridged to a session's transport. */
 void	 pipe_start(struct conn *, struct session *);
@@ -1657,6 +1688,7 @@ void	 pipe_start(struct conn *, struct session *);
 /* daemon.c: the daemon's life. */
 void	 daemon_shutdown(long long timeout_ms);
 void	 daemon_watch_signals(void);
+void	 daemon_sinks(void);
 
 /* loop.c: the daemon context, the clock and the loop's read buffer. */
 void	 loop_alloc_cb(uv_handle_t *, size_t, uv_buf_t *);

@@ -60,12 +60,15 @@ gdb_tty_args(struct argv *av, struct session *s)
 }
 
 /*
- * The session ended (session_end, before its log closes): take what the
+ * The session ended (SE_ENDING, before its log closes): take what the
  * program printed last, then close.
  */
 void
-gdb_tty_close(struct session *s)
+gdb_tty_ended(struct sink *k, struct session *s,
+    const struct session_event *ev)
 {
+	(void)k;
+	(void)ev;
 	if (s->tty == NULL)
 		return;
 	console_drain(s->tty);

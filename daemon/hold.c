@@ -241,9 +241,12 @@ hold_json(const struct session *s)
 	    h->orphaned);
 }
 
-/* The session ended: its hold has nothing left to keep. */
+/* The session ended (SE_ENDED): its hold has nothing left to keep. */
 void
-hold_close(struct session *s)
+hold_ended(struct sink *k, struct session *s,
+    const struct session_event *ev)
 {
+	(void)k;
+	(void)ev;
 	hold_free(s);
 }

@@ -585,6 +585,16 @@ launch_parse(struct launch *l, json_t *params, struct rpc_error *err)
 	return 0;
 }
 
+/* The session is freed (SE_FREED): so is the launch it was made of. */
+void
+launch_freed(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	(void)k;
+	(void)ev;
+	launch_free(&s->l);
+}
+
 /* Free what a launch holds. */
 void
 launch_free(struct launch *l)

@@ -487,6 +487,7 @@ main(int argc, char **argv)
 	TAILQ_INIT(&dmn.conns);
 	TAILQ_INIT(&dmn.waiting);
 	TAILQ_INIT(&dmn.sinks);
+	daemon_sinks();
 	TAILQ_INIT(&dmn.listeners);
 	main_paths(activate_unix(&o.act) != NULL ? activate_unix(&o.act) :
 	    o.unix_path);

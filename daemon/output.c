@@ -422,12 +422,30 @@ output_tail_offset(struct output *o, unsigned long lines, uint64_t max)
 void
 output_close(struct output *o)
 {
+	output_end(o);
 	if (o->log_fd != -1)
 		close(o->log_fd);
 	o->log_fd = -1;
 	output_times_close(o);
 	if (!o->failing)
 		ring_free(&o->ring);
+}
+
+/*
+ * Its writer is done: no byte follows, which a reader waiting for more
+ * or a matcher waiting to settle learns from the stream itself.
+ */
+void
+output_end(struct output *o)
+{
+	o->ended = true;
+}
+
+/* Whether no byte follows what the output has. */
+bool
+output_ended(const struct output *o)
+{
+	return o->ended;
 }
 
 /* Free what the output holds. */

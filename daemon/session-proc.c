@@ -88,6 +88,8 @@ session_proc_check_done(struct session_proc *sp)
 {
 	if (sp == &sp->s->procs[0] || !session_proc_done(sp))
 		return;
+	if (strcmp(sp->role, "server") == 0)
+		output_end(&sp->s->server_out);
 	session_fire(sp->s, &(struct session_event){ .kind = SE_SERVER_END });
 }
 
@@ -200,7 +202,8 @@ session_proc_cb(void *arg, struct proc *pr, enum proc_event ev)
 		log_info("session %lu: %s %s", s->id, sp->role, ev ==
 		    PROC_STOPPED ? "stopped" : "continued");
 		if (main)
-			attach_suspended(s, proc_stop_signal(pr));
+			session_fire(s, &(struct session_event){
+			    .kind = SE_SUSPENDED, .sig = proc_stop_signal(pr) });
 		return;
 	case PROC_GONE:
 		if (sp->console != NULL)

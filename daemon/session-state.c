@@ -96,12 +96,12 @@ session_act_started(struct session *s, const void *arg)
 		session_feed(s, SI_READY);
 }
 
-/* It runs: its deadline and silence start counting. */
+/* It runs: what counts its time (a deadline, a silence) starts. */
 static void
 session_act_ready(struct session *s, const void *arg)
 {
 	(void)arg;
-	verdict_arm(s);
+	session_fire(s, &(struct session_event){ .kind = SE_READY });
 }
 
 /* An ended session: every input means nothing. */

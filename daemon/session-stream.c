@@ -148,8 +148,7 @@ session_stream_default(const struct session *s)
 bool
 session_stream_ended(struct session *s, const char *name, bool for_good)
 {
-	struct session_proc	*sp;
-	size_t			 i;
+	struct output *o;
 
 	if (strcmp(name, "target") == 0) {
 		if (s->transport == NULL || transport_at_eof(s->transport))
@@ -160,13 +159,10 @@ session_stream_ended(struct session *s, const char *name, bool for_good)
 		 */
 		return !for_good && transport_ended(s->transport);
 	}
-	if (session_ended(s))
-		return true;
-	if (strcmp(name, "server") == 0)
-		for (i = 0, sp = s->procs; i < s->nprocs; i++, sp++)
-			if (strcmp(sp->role, "server") == 0)
-				return session_proc_done(sp);
-	return false;
+	/* The others end when their writer does, or with the session. */
+	if ((o = session_stream(s, name)) == NULL)
+		return session_ended(s);
+	return output_ended(o);
 }
 
 /*

@@ -61,15 +61,14 @@ session_ended(const struct session *s)
 	return s->state == S_EXITED || s->state == S_FAILED;
 }
 
-/* Tell every sink that wants it what happened to s. */
-void
-session_fire(struct session *s, const struct session_event *ev)
+/* Hand ev to every sink that wants it; the caller keeps s alive. */
+static void
+session_fire_sinks(struct session *s, const struct session_event *ev)
 {
 	struct sink	*k;
 	struct sinks	*lists[2] = { &dmn.sinks, &s->sinks };
 	size_t		 i;
 
-	session_ref(s);
 	dmn.firing++;
 	/*
 	 * Subscribers first, then the session's own sinks (waiting requests):
@@ -91,7 +90,28 @@ session_fire(struct session *s, const struct session_event *ev)
 			session_sink_remove(k);
 		}
 	}
+}
+
+/* Tell every sink that wants it what happened to s. */
+void
+session_fire(struct session *s, const struct session_event *ev)
+{
+	session_ref(s);
+	session_fire_sinks(s, ev);
 	session_unref(s);
+}
+
+/*
+ * A step of the teardown: the features that keep something of s let it
+ * go, in the order daemon_sinks registered them. No reference is taken:
+ * the table's caller holds s, and at SE_FREED none is left to take.
+ */
+static void
+session_teardown(struct session *s, enum session_event_kind kind)
+{
+	struct session_event ev = { .kind = kind };
+
+	session_fire_sinks(s, &ev);
 }
 
 /* Fire an event that carries nothing but its kind. */
@@ -189,8 +209,7 @@ session_target_run(struct session *s, bool running)
 void
 session_fault(struct session *s, json_t *fault)
 {
-	struct session_event	 ev = { .kind = SE_FAULT, .json = fault };
-	char			*text;
+	struct session_event ev = { .kind = SE_FAULT, .json = fault };
 
 	json_decref(s->fault);
 	s->fault = fault;
@@ -203,10 +222,9 @@ session_fault(struct session *s, json_t *fault)
 	if (json_array_size(s->faults) == FAULTS_KEPT)
 		json_array_remove(s->faults, 0);
 	json_array_append(s->faults, fault);
-	verdict_fault(s, fault);
-	text = status_fault_text(fault);
-	session_note(s, text);
-	free(text);
+	/* Kept, made the verdict and noted before anyone hears of it. */
+	session_fire(s, &(struct session_event){ .kind = SE_FAULT_KEPT,
+	    .json = fault });
 	session_fire(s, &ev);
 }
 
@@ -220,7 +238,8 @@ session_fault_clear(struct session *s, const char *by)
 	json_decref(s->fault);
 	s->fault = NULL;
 	s->faulted = false;
-	verdict_end(s, by);
+	session_fire(s, &(struct session_event){ .kind = SE_FAULT_CLEARED,
+	    .data = by, .len = strlen(by) });
 }
 
 /* Make a message JSON can carry: bytes that are not UTF-8 become '?'. */
@@ -502,8 +521,8 @@ void
 session_stop(struct session *s, long timeout_ms)
 {
 	s->stop_ms = timeout_ms >= 0 ? timeout_ms : s->l.stop_timeout;
-	/* A suspended debugger cannot quit: continue it first. */
-	attach_resume(s);
+	/* What holds the session still (a suspension) lets go before. */
+	session_teardown(s, SE_STOP);
 	session_feed(s, SI_STOP);
 }
 
@@ -557,15 +576,14 @@ session_end(struct session *s)
 		s->procs[i].console = NULL;
 	}
 	/* Into the log while it is open: what the program printed last. */
-	gdb_tty_close(s);
+	session_teardown(s, SE_ENDING);
 	session_stream_end(s);
 	if (s->transport != NULL)
 		transport_finish(s->transport);
 	if (s->backend->close != NULL)
 		s->backend->close(s);
 	session_stop_end(s);
-	verdict_close(s);
-	hold_close(s);
+	session_teardown(s, SE_ENDED);
 	session_prune_ended(s);
 }
 
@@ -592,15 +610,14 @@ session_free(struct session *s)
 	timer_free(s->stop_kill_timer);
 	transport_close(s->transport);
 	session_stream_free(s);
-	launch_free(&s->l);
-	status_page_forget(s);
+	/* While the records below are still whole, if a feature reads them. */
+	session_teardown(s, SE_FREED);
 	free(s->why.msg);
 	json_decref(s->target);
 	json_decref(s->fault);
 	json_decref(s->faults);
 	json_decref(s->verdict);
 	json_decref(s->verdicts);
-	bundle_session_free(s);
 	free(s->cursors);
 	free(s->bdata);
 	free(s);

@@ -236,10 +236,13 @@ status_page_ahead_more(const struct session *s)
 	__builtin_prefetch(s->procs[0].proc);
 }
 
-/* Let go of the row text kept for s (the session is freed). */
+/* Let go of the row text kept for s (SE_FREED: the session is freed). */
 void
-status_page_forget(struct session *s)
+status_page_freed(struct sink *k, struct session *s,
+    const struct session_event *ev)
 {
+	(void)k;
+	(void)ev;
 	if (s->row == NULL)
 		return;
 	free(s->row->text);

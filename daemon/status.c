@@ -484,7 +484,7 @@ status_cat(char **buf, const char *fmt, ...)
  * A fault record as lines a person reads: what, where, the frames, and on
  * Cortex-M the fault names and the faulting function.
  */
-char *
+static char *
 status_fault_text(json_t *f)
 {
 	json_t		*cm = json_object_get(f, "cortex_m"), *e, *d;
@@ -532,4 +532,19 @@ status_fault_text(json_t *f)
 		    json_object_get(e, "step")), json_string_value(
 		    json_object_get(e, "error")));
 	return buf;
+}
+
+/*
+ * A fault record was kept (SE_FAULT_KEPT): say it in the console, after
+ * the verdict it makes and before anyone hears of it (SE_FAULT).
+ */
+void
+status_fault_note(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	char *text = status_fault_text(ev->json);
+
+	(void)k;
+	session_note(s, text);
+	free(text);
 }

@@ -427,12 +427,15 @@ verdict_deadline_start(struct verdict_watch *w, long ms)
 	timer_start(w->deadline, (uint64_t)ms);
 }
 
-/* The session runs (it is about to be running): its deadline and silence start. */
+/* The session is about to run (SE_READY): its deadline and silence start. */
 void
-verdict_arm(struct session *s)
+verdict_arm(struct sink *k, struct session *s,
+    const struct session_event *ev)
 {
 	struct verdict_watch *w;
 
+	(void)k;
+	(void)ev;
 	if (s->l.deadline == 0 && s->l.silence_timeout == 0)
 		return;
 	w = verdict_watch(s);
@@ -471,10 +474,14 @@ verdict_deadline_json(const struct session *s)
 	    left / 1000.0), "in_ms", left);
 }
 
-/* A fault record is the session's verdict too, unless it has one already. */
+/* A fault record (SE_FAULT_KEPT) is the verdict too, unless one is given. */
 void
-verdict_fault(struct session *s, json_t *fault)
+verdict_fault(struct sink *k, struct session *s,
+    const struct session_event *ev)
 {
+	json_t *fault = ev->json;
+
+	(void)k;
 	if (s->verdict != NULL && strcmp(json_string_value(json_object_get(
 	    s->verdict, "kind")), "fault") != 0)
 		return;
@@ -483,16 +490,20 @@ verdict_fault(struct session *s, json_t *fault)
 }
 
 /*
- * A reset, a load or a new run (by) ends the verdict, as it ends the
- * fault: "verdicts" keeps it, marked ended; a deadline may be set again,
- * and a silence is watched again unless a hold keeps the session.
+ * A reset, a load or a new run (SE_FAULT_CLEARED, by in data) ends the
+ * verdict, as it ends the fault: "verdicts" keeps it, marked ended; a
+ * deadline may be set again, and a silence is watched again unless a
+ * hold keeps the session.
  */
 void
-verdict_end(struct session *s, const char *by)
+verdict_end(struct sink *k, struct session *s,
+    const struct session_event *ev)
 {
 	struct verdict_watch	*w = s->vw;
+	const char		*by = ev->data;
 	char			*text;
 
+	(void)k;
 	if (s->verdict == NULL)
 		return;
 	/*
@@ -546,12 +557,15 @@ verdict_disarm(struct session *s)
 	w->deadline_at = 0;
 }
 
-/* The session ended: no deadline or silence is waited for. */
+/* The session ended (SE_ENDED): no deadline or silence is waited for. */
 void
-verdict_close(struct session *s)
+verdict_ended(struct sink *k, struct session *s,
+    const struct session_event *ev)
 {
 	struct verdict_watch *w = s->vw;
 
+	(void)k;
+	(void)ev;
 	if (w == NULL)
 		return;
 	s->vw = NULL;

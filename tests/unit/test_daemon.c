@@ -293,6 +293,34 @@ Test(sinks, a_sink_removed_while_firing_hears_no_more)
 	cr_assert_str_eq(seen, "running stopping ");
 }
 
+/* A step of the teardown, which sink heard it, and whether the log was open. */
+static void
+record_teardown(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	strlcat(seen, ev->kind == SE_STOP ? "stop:" : ev->kind == SE_ENDING ?
+	    "ending:" : "ended:", sizeof seen);
+	strlcat(seen, k->arg, sizeof seen);
+	strlcat(seen, output_ended(&s->output) ? ":closed " : ":open ",
+	    sizeof seen);
+}
+
+Test(sinks, the_teardown_is_heard_in_order_while_the_log_is_open)
+{
+	struct session s;
+
+	state_session(&s);
+	session_sink_add(NULL, SE_STOP | SE_ENDING | SE_ENDED, record_teardown,
+	    "first");
+	session_sink_add(NULL, SE_ENDED, record_teardown, "second");
+	session_feed(&s, SI_READY);
+	session_stop(&s, 100);
+	session_feed(&s, SI_GONE);
+	cr_assert_str_eq(seen, "running stop:first:open stopping "
+	    "ending:first:open ended:first:closed ended:second:closed exited ",
+	    "the teardown heard: %s", seen);
+}
+
 Test(backend, lldb_escapes_what_its_interpreter_would_expand)
 {
 	struct session	  s;

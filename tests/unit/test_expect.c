@@ -279,7 +279,7 @@ Test(expect, at_the_end_a_match_is_taken_as_it_stands)
 
 	output_add(&sess.output, "n=12", 4);
 	cr_assert_eq(start_settled(e), EXPECT_MORE);
-	sess.state = S_EXITED;
+	output_end(&sess.output);
 	feed(e, "", 0);
 	cr_assert_eq(last, EXPECT_MATCH);
 	a = answer(e);
@@ -346,7 +346,7 @@ Test(expect, from_past_the_end_got_is_empty_at_from)
 	json_t		*a;
 
 	output_add(&sess.output, "n=12", 4);
-	sess.state = S_EXITED;
+	output_end(&sess.output);
 	e = expect_new(&sess, "console", &sess.output, 100);
 	cr_assert_eq(expect_add(e, "never", 5, false, 0, &(struct rpc_error){
 	    0 }), 0);
@@ -559,7 +559,7 @@ Test(expect, the_last_try_over_a_long_window_is_bounded)
 	memset(s, 'x', EXPECT_WINDOW / 2);
 	output_add(&sess.output, s, EXPECT_WINDOW / 2);
 	cr_assert_neq(expect_start(e, on_done, NULL), EXPECT_MATCH);
-	sess.state = S_EXITED;
+	output_end(&sess.output);
 	expect_wake(e);
 	output_add(&sess.output, "", 0);
 	longest = run_timed();
@@ -666,7 +666,7 @@ Test(expect, patterns_whose_steps_scan_far_never_hold_the_loop,
 		cr_assert_neq(expect_start(e, on_done, NULL), EXPECT_MATCH);
 		output_add(&sess.output, s, 1000000);
 		if (i == 0)
-			sess.state = S_EXITED;
+			output_end(&sess.output);
 		expect_wake(e);
 		longest = run_dry();
 		/* At the end it must fail; before, it may still wait, costly. */
