@@ -9,6 +9,8 @@
 #include "daemon.h"
 #include "signame.h"
 
+static void	attach_resume(struct session *);
+
 /* One attached client. */
 struct attach {
 	struct conn	*c;
@@ -288,7 +290,7 @@ attach_suspended_json(const struct session *s)
  * SIGSTOP) or continued (0). Nothing in the session resumes it, as a
  * shell would: say so in the console, the status and a notification.
  */
-void
+static void
 attach_suspended(struct session *s, int sig)
 {
 	const char	*name = signame_name(sig);
@@ -329,7 +331,7 @@ attach_stopped(struct sink *k, struct session *s,
 }
 
 /* Continue a suspended session's main process group, as SIGCONT would. */
-void
+static void
 attach_resume(struct session *s)
 {
 	struct proc	*main = s->procs[0].proc;

@@ -72,7 +72,7 @@ conn_free_cb(uv_handle_t *h)
 }
 
 /* The stream the connection reads: its socket, or the stdin dial passed. */
-uv_stream_t *
+static uv_stream_t *
 conn_in(struct conn *c)
 {
 	return c->rd;

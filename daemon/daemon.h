@@ -239,10 +239,6 @@ typedef void (*transport_cb)(void *arg, enum transport_event, const char *,
 
 /* Bytes of target output held, and of target input queued, at most. */
 #define TRANSPORT_MAX (1024 * 1024)
-/* A read this big gives the rest of the loop its turn before the next. */
-#define TRANSPORT_YIELD (256 * 1024)
-/* The size asked of the transport's pipes. */
-#define TRANSPORT_PIPE_SIZE (1024 * 1024)
 /* Ends of runs kept ahead of the reader; past them, the newest two merge. */
 #define TRANSPORT_RUNS_MAX 16
 /* Descriptors kept free when clients are accepted, for sessions and refusals. */
@@ -453,7 +449,6 @@ struct join {
 	struct frame		 in;		/* its command lines */
 };
 
-void		 join_route(struct gdb_data *, const char *line, size_t len);
 void		 join_mi_foreign(void *g, const char *line, size_t len);
 void		 join_mi_answered(void *g, const char *cmd,
 		    const struct mi_record *, const char *line, size_t len);
@@ -889,7 +884,6 @@ void		 gdb_job_fail(struct gdb_job *, int code, const char *fmt, ...)
 		    __attribute__((format(printf, 3, 4)));
 enum method_return gdb_job_run(struct gdb_job *, void (*)(struct request *),
 		    long long ms);
-void		 gdb_job_request_gone(struct request *);
 void		 gdb_job_timeout(struct request *);
 void		 gdb_control_target(struct gdb_data *, const json_t *);
 const char	*gdb_control_stop_by(struct gdb_data *, const char *reason,
@@ -909,8 +903,6 @@ bool	 gdb_family(const struct session *);
 bool	 gdb_family_kind(const struct backend *, const void *);
 struct gdb_data *gdb_live(struct session *);
 void	 gdb_copy(json_t *dst, const char *key, json_t *src, const char *from);
-void	 gdb_copy_int(json_t *dst, const char *key, json_t *src,
-	    const char *from);
 
 /* launch.c: a launch request's params, checked once. */
 struct launch {
@@ -1483,7 +1475,6 @@ void	 conn_close(struct conn *);
 void	 conn_close_all(void);
 void	 conn_hook_add(struct conn *, conn_hook_cb, void *arg);
 void	 conn_hook_remove(struct conn *, conn_hook_cb, void *arg);
-uv_stream_t *conn_in(struct conn *);
 uv_stream_t *conn_out(struct conn *);
 void	 conn_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
 void	 conn_free_cb(uv_handle_t *);
@@ -1501,7 +1492,6 @@ void	 dial_close(struct conn *);
 
 /* lease.c: sessions that live as long as the connection that launched them. */
 void	 lease_add(struct session *, struct conn *, long grace_ms);
-void	 lease_conn_closed(struct conn *, void *arg);
 
 /* request.c: requests, their methods' declarations, and the rpc mode. */
 enum method_return {
@@ -1674,11 +1664,9 @@ int	 attach_resize(struct session *, unsigned rows, unsigned cols,
 	    bool redraw);
 int	 attach_viewer_resize(struct session *, uint64_t viewer,
 	    unsigned rows, unsigned cols, bool redraw);
-void	 attach_suspended(struct session *, int sig);
 void	 attach_stopped(struct sink *, struct session *,
 	    const struct session_event *);
 json_t	*attach_suspended_json(const struct session *);
-void	 attach_resume(struct session *);
 void	 attach_stop(struct sink *, struct session *,
 	    const struct session_event *);
 
@@ -1722,8 +1710,6 @@ struct daemon {
 	TAILQ_HEAD(, conn)	 conns;
 	TAILQ_HEAD(, request)	 waiting;
 	struct sinks		 sinks;		/* on every session */
-	unsigned		 firing;	/* session_fire depth */
-	struct sink		*dead_sinks;	/* freed when firing ends */
 	unsigned long		 next_id;
 	unsigned long		 keep_ended;	/* ended sessions kept */
 	unsigned long		 keep_ended_s;	/* and for how many seconds */

@@ -13,6 +13,8 @@
 
 #include "daemon.h"
 
+static void	gdb_job_request_gone(struct request *);
+
 /* How gdb refuses a command that needs the target stopped, while it runs. */
 #define GDB_RUNNING_REFUSAL \
 	"Cannot execute this command while the target is running"
@@ -386,7 +388,7 @@ gdb_job_timeout(struct request *req)
 }
 
 /* The job's request is finished (answered, timed out, client gone). */
-void
+static void
 gdb_job_request_gone(struct request *req)
 {
 	struct gdb_job *j = req->data;

@@ -32,7 +32,7 @@ gdb_copy(json_t *dst, const char *key, json_t *src, const char *from)
 }
 
 /* Copy member from of src into dst as key, as the integer MI spells. */
-void
+static void
 gdb_copy_int(json_t *dst, const char *key, json_t *src, const char *from)
 {
 	json_t *v = json_object_get(src, from);

@@ -381,7 +381,7 @@ join_leave(struct join *j, const char *exit_token)
  * A result with a joined token, on whichever UI gdb wrote it: it goes to
  * the command's client with the client's own token, or is ours.
  */
-void
+static void
 join_route(struct gdb_data *g, const char *line, size_t len)
 {
 	struct join_chan	*ch;

@@ -7,6 +7,8 @@
 
 #include "daemon.h"
 
+static void	lease_conn_closed(struct conn *, void *);
+
 /* One session held by one connection. */
 struct lease {
 	struct session	*s;
@@ -57,7 +59,7 @@ lease_expired(void *arg)
 }
 
 /* The launching connection closed: stop the session, after the grace. */
-void
+static void
 lease_conn_closed(struct conn *c, void *arg)
 {
 	struct lease *l = arg;

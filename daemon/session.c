@@ -13,6 +13,10 @@
 #include "daemon.h"
 #include "signame.h"
 
+/* How deep session_fire is, and the sinks removed meanwhile, freed at 0. */
+static unsigned		 session_firing;
+static struct sink	*session_dead_sinks;
+
 /* Fault records a session keeps in its history (status "faults"). */
 #define FAULTS_KEPT 16
 
@@ -69,7 +73,7 @@ session_fire_sinks(struct session *s, const struct session_event *ev)
 	struct sinks	*lists[2] = { &dmn.sinks, &s->sinks };
 	size_t		 i;
 
-	dmn.firing++;
+	session_firing++;
 	/*
 	 * Subscribers first, then the session's own sinks (waiting requests):
 	 * a client hears "running" before the launch's reply. Sinks are only
@@ -83,9 +87,9 @@ session_fire_sinks(struct session *s, const struct session_event *ev)
 			k->cb(k, s, ev);
 		}
 	}
-	if (--dmn.firing == 0) {
-		while ((k = dmn.dead_sinks) != NULL) {
-			dmn.dead_sinks = k->next_dead;
+	if (--session_firing == 0) {
+		while ((k = session_dead_sinks) != NULL) {
+			session_dead_sinks = k->next_dead;
 			k->dead = false;
 			session_sink_remove(k);
 		}
@@ -147,10 +151,10 @@ session_sink_remove(struct sink *k)
 {
 	if (k == NULL || k->dead)
 		return;
-	if (dmn.firing > 0) {
+	if (session_firing > 0) {
 		k->dead = true;
-		k->next_dead = dmn.dead_sinks;
-		dmn.dead_sinks = k;
+		k->next_dead = session_dead_sinks;
+		session_dead_sinks = k;
 		return;
 	}
 	if (k->s != NULL) {

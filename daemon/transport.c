@@ -15,6 +15,11 @@
 
 #include "daemon.h"
 
+/* A read this big gives the rest of the loop its turn before the next. */
+#define TRANSPORT_YIELD (256 * 1024)
+/* The size asked of the transport's pipes. */
+#define TRANSPORT_PIPE_SIZE (1024 * 1024)
+
 static void	transport_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
 static void	transport_close_input(struct transport *);
 static void	transport_advance(struct transport *);
