@@ -136,26 +136,17 @@ fig_echo_pipe_stop(struct fig_echo_pipe *p)
 static double
 fig_echo_pipe_round(struct fig_echo_pipe *p)
 {
-	struct pollfd	 pfd = { .fd = p->out, .events = POLLIN };
 	char		 line[32], *at;
 	double		 t0;
-	ssize_t		 n;
 	int		 len;
 
 	len = fig_echo_line(line, sizeof line, ++p->n);
 	t0 = stat_now_ms();
 	if (proc_write_all(p->in, line, (size_t)len) == -1)
 		return NA;
-	while ((at = memmem(p->buf, p->len, line, (size_t)len)) == NULL) {
-		if (poll(&pfd, 1, -1) == -1 && errno == EINTR)
-			continue;
-		n = read(p->out, p->buf + p->len, sizeof p->buf - p->len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
+	while ((at = memmem(p->buf, p->len, line, (size_t)len)) == NULL)
+		if (proc_read_more(p->out, p->buf, &p->len, sizeof p->buf) == -1)
 			return NA;
-		p->len += n;
-	}
 	t0 = (stat_now_ms() - t0) * 1000;
 	/* What follows the line stays for the next round. */
 	p->len -= at + len - p->buf;

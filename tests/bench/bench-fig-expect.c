@@ -373,12 +373,10 @@ fig_expect_pipe_stop(struct fig_expect_pipe *p)
 static double
 fig_expect_pipe_round(struct fig_expect_pipe *p)
 {
-	struct pollfd	 pfd = { .fd = p->out, .events = POLLIN };
 	pcre2_code	*re;
 	PCRE2_SIZE	*ov;
 	char		 pat[64];
 	double		 t0, us = NA;
-	ssize_t		 n;
 
 	snprintf(pat, sizeof pat, "tick %ld\\n", ++p->n);
 	re = fig_expect_compile(pat);
@@ -389,14 +387,8 @@ fig_expect_pipe_round(struct fig_expect_pipe *p)
 		if (pcre2_match(re, (PCRE2_SPTR)p->buf, p->len, 0, 0, p->md,
 		    NULL) >= 0)
 			break;
-		if (poll(&pfd, 1, -1) == -1 && errno == EINTR)
-			continue;
-		n = read(p->out, p->buf + p->len, sizeof p->buf - p->len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
+		if (proc_read_more(p->out, p->buf, &p->len, sizeof p->buf) == -1)
 			goto out;
-		p->len += n;
 	}
 	us = (stat_now_ms() - t0) * 1000;
 	/* What follows the match stays for the next round. */

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
@@ -215,4 +216,27 @@ proc_write_all(int fd, const void *data, size_t len)
 		len -= n;
 	}
 	return 0;
+}
+
+/*
+ * Wait for fd, a child's pipe, to have bytes and append what one read
+ * gives to buf (*len of cap used); -1 if the child went away or buf is full.
+ */
+int
+proc_read_more(int fd, char *buf, size_t *len, size_t cap)
+{
+	struct pollfd	pfd = { .fd = fd, .events = POLLIN };
+	ssize_t		n;
+
+	for (;;) {
+		if (poll(&pfd, 1, -1) == -1 && errno == EINTR)
+			continue;
+		n = read(fd, buf + *len, cap - *len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		*len += (size_t)n;
+		return 0;
+	}
 }

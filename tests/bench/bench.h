@@ -100,6 +100,7 @@ long	 proc_rollup_kib(pid_t, const char *);
 long	 proc_ctxsw(pid_t);
 int	 proc_exists(const char *);
 int	 proc_write_all(int, const void *, size_t);
+int	 proc_read_more(int, char *, size_t *, size_t);
 
 /* bench-daemon.c: a private daemon, and its client run as a process. */
 /* A keeper started by hand (bench-keeper.c), for the floors. */
