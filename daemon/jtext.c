@@ -9,6 +9,7 @@
 
 #include "b64.h"
 #include "daemon.h"
+#include "scan.h"
 
 /* Make room for n more bytes and the NUL. */
 static void
@@ -73,53 +74,21 @@ jtext_int(struct jtext *t, long long v)
 	jtext_raw(t, p, (size_t)(buf + sizeof buf - p));
 }
 
-/*
- * The length of the UTF-8 character at s (a byte of 0x80 or above) before
- * end, or 0 if it is none: overlong forms, surrogates and code points past
- * U+10FFFF are refused, as jansson refuses them.
- */
-static size_t
-jtext_utf8_len(const unsigned char *s, const unsigned char *end)
-{
-	unsigned long	cp;
-	size_t		n, i;
-
-	if (*s >= 0xc2 && *s <= 0xdf)
-		n = 2, cp = *s & 0x1f;
-	else if ((*s & 0xf0) == 0xe0)
-		n = 3, cp = *s & 0x0f;
-	else if (*s >= 0xf0 && *s <= 0xf4)
-		n = 4, cp = *s & 0x07;
-	else
-		return 0;
-	if ((size_t)(end - s) < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /* Whether len bytes are UTF-8 (NUL bytes included, as jansson takes them). */
 static bool
 jtext_utf8(const char *s, size_t len)
 {
-	const unsigned char	*p = (const unsigned char *)s, *end = p + len;
-	size_t			 n;
+	const char	*end = s + len;
+	size_t		 n;
 
-	while (p < end) {
-		if (*p < 0x80) {
-			p++;
+	while (s < end) {
+		if ((unsigned char)*s < 0x80) {
+			s++;
 			continue;
 		}
-		if ((n = jtext_utf8_len(p, end)) == 0)
+		if ((n = scan_utf8_len(s, end)) == 0)
 			return false;
-		p += n;
+		s += n;
 	}
 	return true;
 }

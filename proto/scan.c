@@ -110,7 +110,7 @@ scan_utf8(char *out, unsigned long cp)
  * end, or 0 if it is none: overlong forms, surrogates and code points past
  * U+10FFFF are refused, as jansson refuses them.
  */
-static size_t
+size_t
 scan_utf8_len(const char *s, const char *end)
 {
 	const unsigned char	*p = (const unsigned char *)s;

@@ -19,6 +19,7 @@ bool	 scan_int(struct scan *, long long *);
 bool	 scan_plain(struct scan *, const char **, size_t *);
 bool	 scan_done(struct scan *);
 bool	 scan_word(struct scan *, const char *);
+size_t	 scan_utf8_len(const char *, const char *);
 bool	 scan_skip(struct scan *);
 char	*scan_member(struct scan *, bool *first);
 bool	 scan_element(struct scan *, bool *first);
