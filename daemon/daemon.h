@@ -1313,9 +1313,7 @@ struct status_pick {
 	json_t		*names;		/* the names, for the kind's own members */
 };
 struct status_page {
-	char			*text;	/* {"KEY":[row,row... */
-	size_t			 len;
-	size_t			 cap;
+	struct jtext		 t;	/* {"KEY":[row,row... */
 	size_t			 n;
 	size_t			 max_rows;
 	bool			 full;	/* a row was left out */

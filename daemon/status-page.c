@@ -51,14 +51,7 @@ status_page_put(const char *data, size_t len, void *arg)
 {
 	struct status_page	*p = arg;
 
-	if (p->len + len + 1 > p->cap) {
-		while (p->len + len + 1 > p->cap)
-			p->cap = p->cap != 0 ? p->cap * 2 : 4096;
-		p->text = xreallocarray(p->text, p->cap, 1);
-	}
-	memcpy(p->text + p->len, data, len);
-	p->len += len;
-	p->text[p->len] = '\0';
+	jtext_raw(&p->t, data, len);
 	return 0;
 }
 
@@ -70,38 +63,19 @@ status_page_puts(struct status_page *p, const char *str)
 }
 
 /*
- * Write an integer or a string of printable ASCII without a quote or a
- * backslash, as most values of a row are, without jansson's dump (its
- * snprintf for every number); false for anything else.
+ * Write an integer or a string, as most values of a row are, without
+ * jansson's dump (its snprintf for every number); false for anything else.
  */
 static bool
 status_page_simple(struct status_page *p, json_t *value)
 {
-	char		 buf[24], *d = buf + sizeof buf;
-	const char	*str, *c;
-	json_int_t	 n;
-	uint64_t	 v;
-
 	if (json_is_integer(value)) {
-		n = json_integer_value(value);
-		v = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
-		do
-			*--d = (char)('0' + v % 10);
-		while ((v /= 10) != 0);
-		if (n < 0)
-			*--d = '-';
-		(void)status_page_put(d, (size_t)(buf + sizeof buf - d), p);
+		jtext_int(&p->t, json_integer_value(value));
 		return true;
 	}
 	if (!json_is_string(value))
 		return false;
-	str = json_string_value(value);
-	for (c = str; *c != '\0'; c++)
-		if (*c < 0x20 || *c > 0x7e || *c == '"' || *c == '\\')
-			return false;
-	status_page_puts(p, "\"");
-	(void)status_page_put(str, (size_t)(c - str), p);
-	status_page_puts(p, "\"");
+	jtext_bytes(&p->t, json_string_value(value), json_string_length(value));
 	return true;
 }
 
@@ -192,13 +166,13 @@ status_page_fixed(struct session *s)
 		return s->row;
 	r = xmalloc(sizeof *r + (status_nfields + 1) * sizeof r->off[0]);
 	for (i = 0; i < status_nfields; i++) {
-		r->off[i] = (uint32_t)w.len;
+		r->off[i] = (uint32_t)w.t.len;
 		first = true;
 		if (status_fields[i].fixed)
 			status_page_field(&w, &first, s, &status_fields[i]);
 	}
-	r->off[i] = (uint32_t)w.len;
-	r->text = w.text;
+	r->off[i] = (uint32_t)w.t.len;
+	r->text = w.t.p;
 	return s->row = r;
 }
 
@@ -305,7 +279,7 @@ status_page_init(struct status_page *p, const char *key, size_t max_rows,
 bool
 status_page_add(struct status_page *p, struct session *s)
 {
-	size_t	mark = p->len;
+	size_t	mark = p->t.len;
 
 	if (p->full || p->n >= p->max_rows) {
 		p->full = true;
@@ -314,9 +288,9 @@ status_page_add(struct status_page *p, struct session *s)
 	if (p->n > 0)
 		status_page_puts(p, ",");
 	status_page_row(p, s);
-	if (p->n > 0 && p->len > STATUS_PAGE_BYTES) {
-		p->len = mark;
-		p->text[mark] = '\0';
+	if (p->n > 0 && p->t.len > STATUS_PAGE_BYTES) {
+		p->t.len = mark;
+		p->t.p[mark] = '\0';
 		p->full = true;
 		return false;
 	}
@@ -333,6 +307,6 @@ char *
 status_page_done(struct status_page *p, size_t *len)
 {
 	status_page_puts(p, "]");
-	*len = p->len;
-	return p->text;
+	*len = p->t.len;
+	return p->t.p;
 }
