@@ -189,23 +189,35 @@ gdb_osabi_abi_note(const struct gdb_osabi_elf *e, const unsigned char *sec,
 	return false;
 }
 
+/*
+ * A table of num entries of size entsize (each at least min bytes) at off,
+ * read whole with one read; NULL if it is bigger than any firmware's.
+ */
+static unsigned char *
+gdb_osabi_table(const struct gdb_osabi_elf *e, uint32_t off, uint32_t entsize,
+    uint32_t num, size_t min)
+{
+	unsigned char	*buf;
+	size_t		 len = (size_t)entsize * num;
+
+	if (entsize < min || len == 0 || len > GDB_OSABI_SECTION_MAX)
+		return NULL;
+	buf = xmalloc(len);
+	if (gdb_osabi_read(e, buf, len, off) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 /* A section's bytes (at most GDB_OSABI_SECTION_MAX), or NULL. */
 static unsigned char *
 gdb_osabi_section(const struct gdb_osabi_elf *e, const unsigned char *sh,
     size_t *len)
 {
-	unsigned char	*buf;
-	uint32_t	 off = gdb_osabi_u32(e, sh + 16);
-
 	*len = gdb_osabi_u32(e, sh + 20);
-	if (*len == 0 || *len > GDB_OSABI_SECTION_MAX)
-		return NULL;
-	buf = xmalloc(*len);
-	if (gdb_osabi_read(e, buf, *len, off) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	return gdb_osabi_table(e, gdb_osabi_u32(e, sh + 16), (uint32_t)*len, 1,
+	    1);
 }
 
 /*
@@ -215,18 +227,17 @@ gdb_osabi_section(const struct gdb_osabi_elf *e, const unsigned char *sh,
 static int
 gdb_osabi_sections(const struct gdb_osabi_elf *e, const unsigned char *eh)
 {
-	unsigned char	 sh[40], *sec;
-	uint32_t	 shoff = gdb_osabi_u32(e, eh + 32), type, i;
+	unsigned char	*tab, *sh, *sec;
 	uint32_t	 shentsize = gdb_osabi_u16(e, eh + 46);
-	uint32_t	 shnum = gdb_osabi_u16(e, eh + 48);
+	uint32_t	 shnum = gdb_osabi_u16(e, eh + 48), type, i;
 	size_t		 len;
 	int		 profile = 0;
 
-	if (shentsize < sizeof sh)
+	if ((tab = gdb_osabi_table(e, gdb_osabi_u32(e, eh + 32), shentsize,
+	    shnum, 40)) == NULL)
 		return 0;
-	for (i = 0; i < shnum; i++) {
-		if (gdb_osabi_read(e, sh, sizeof sh, shoff + i * shentsize) != 0)
-			return 0;
+	for (i = 0; i < shnum && profile != -1; i++) {
+		sh = tab + (size_t)i * shentsize;
 		type = gdb_osabi_u32(e, sh + 4);
 		if (type != SHT_ARM_ATTRIBUTES && type != SHT_NOTE)
 			continue;
@@ -237,9 +248,8 @@ gdb_osabi_sections(const struct gdb_osabi_elf *e, const unsigned char *eh)
 		else if (type == SHT_ARM_ATTRIBUTES && profile == 0)
 			profile = gdb_osabi_profile(e, sec, len);
 		free(sec);
-		if (profile == -1)
-			return -1;
 	}
+	free(tab);
 	return profile;
 }
 
@@ -247,21 +257,20 @@ gdb_osabi_sections(const struct gdb_osabi_elf *e, const unsigned char *eh)
 static bool
 gdb_osabi_dynamic(const struct gdb_osabi_elf *e, const unsigned char *eh)
 {
-	unsigned char	ph[32];
-	uint32_t	phoff = gdb_osabi_u32(e, eh + 28), type, i;
-	uint32_t	phentsize = gdb_osabi_u16(e, eh + 42);
-	uint32_t	phnum = gdb_osabi_u16(e, eh + 44);
+	unsigned char	*tab;
+	uint32_t	 phentsize = gdb_osabi_u16(e, eh + 42);
+	uint32_t	 phnum = gdb_osabi_u16(e, eh + 44), type, i;
+	bool		 yes = false;
 
-	if (phentsize < sizeof ph)
-		return true;
-	for (i = 0; i < phnum; i++) {
-		if (gdb_osabi_read(e, ph, sizeof ph, phoff + i * phentsize) != 0)
-			return true;
-		type = gdb_osabi_u32(e, ph);
-		if (type == PT_INTERP || type == PT_DYNAMIC)
-			return true;
+	if ((tab = gdb_osabi_table(e, gdb_osabi_u32(e, eh + 28), phentsize,
+	    phnum, 32)) == NULL)
+		return phnum != 0;
+	for (i = 0; i < phnum && !yes; i++) {
+		type = gdb_osabi_u32(e, tab + (size_t)i * phentsize);
+		yes = type == PT_INTERP || type == PT_DYNAMIC;
 	}
-	return false;
+	free(tab);
+	return yes;
 }
 
 /* Whether the open file is an M-profile ARM ELF that names no OS. */
