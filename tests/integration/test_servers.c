@@ -182,14 +182,41 @@ servers_starting_gdb(long id)
  * server that takes 2 s to listen has not, the session is starting and
  * gdb runs already; the launch answers once gdb has connected.
  */
+/* h_wait_for's test: the first session list shows, its id in *arg. */
+static bool
+servers_listed(void *arg)
+{
+	long	*id = arg;
+	json_t	*list = h_cli_json(H_ARGS("list"));
+
+	*id = h_jint(json_array_get(h_jpath(list, "sessions"), 0), "id", -1);
+	json_decref(list);
+	return *id > 0;
+}
+
+/* A starting session, and gdb's pid once it runs (-1: it started). */
+struct servers_start {
+	long	id;
+	pid_t	gdb;
+};
+
+/* h_wait_for's test: gdb runs, or the session is no longer starting. */
+static bool
+servers_gdb_or_started(void *arg)
+{
+	struct servers_start *w = arg;
+
+	return (w->gdb = servers_starting_gdb(w->id)) != 0;
+}
+
 Test(servers, gdb_starts_beside_a_server_that_listens_late)
 {
-	char		 server[1024], *req, comm[64];
-	struct h_conn	 c;
-	json_t		*reply, *params, *list;
-	long		 id = -1;
-	pid_t		 gdb = 0;
-	int		 waited;
+	char			 server[1024], *req, comm[64];
+	struct h_conn		 c;
+	json_t			*reply, *params;
+	long			 id = -1;
+	struct servers_start	 w = { 0 };
+	pid_t			 gdb;
 
 	h_daemon_fg();
 	snprintf(server, sizeof server, "sh -c 'sleep 2; exec gdbserver "
@@ -202,18 +229,11 @@ Test(servers, gdb_starts_beside_a_server_that_listens_late)
 	cr_assert_eq(h_conn_send(&c, req, strlen(req), H_WAIT_BOUND), 0);
 	cr_assert_eq(h_conn_send(&c, "\n", 1, H_WAIT_BOUND), 0);
 	free(req);
-	for (waited = 0; id < 0 && waited < H_WAIT_BOUND; waited += 10) {
-		list = h_cli_json(H_ARGS("list"));
-		id = h_jint(json_array_get(h_jpath(list, "sessions"), 0), "id",
-		    -1);
-		json_decref(list);
-		if (id < 0)
-			usleep(10000);
-	}
-	cr_assert_gt(id, 0, "the launch never showed in list");
-	for (waited = 0; gdb == 0 && waited < H_WAIT_BOUND; waited += 10)
-		if ((gdb = servers_starting_gdb(id)) == 0)
-			usleep(10000);
+	cr_assert(h_wait_for(servers_listed, &id, H_WAIT_BOUND), "the launch "
+	    "never showed in list");
+	w.id = id;
+	(void)h_wait_for(servers_gdb_or_started, &w, H_WAIT_BOUND);
+	gdb = w.gdb;
 	cr_assert_gt(gdb, 0, "session %ld was no longer starting before gdb "
 	    "ran: gdb waited for the server", id);
 	h_pid_comm(gdb, comm, sizeof comm);
