@@ -239,44 +239,44 @@ fig_board_ops_breakset(struct bench *b)
 	return board_figure(b, &f, round, board_daemon_runs, &m);
 }
 
-/* eval of the expression on the halted board, timed; a value must come. */
+/*
+ * A call of method with params on the halted board, timed; its answer
+ * must hold a string "value" (in its member in, if in is not NULL).
+ */
+static double
+fig_board_ops_value(struct board *f, const char *method, json_t *params,
+    const char *in)
+{
+	json_t	*res, *v;
+	double	 t0, us;
+	int	 ok;
+
+	t0 = stat_now_ms();
+	res = board_call(f, method, params);
+	us = (stat_now_ms() - t0) * 1000;
+	if (res == NULL)
+		return NA;
+	v = in != NULL ? json_object_get(res, in) : res;
+	ok = json_is_string(json_object_get(v, "value"));
+	json_decref(res);
+	return ok ? us : bench_fail(f->b, "%s answered no value", method);
+}
+
+/* eval of the expression on the halted board, timed. */
 static double
 fig_board_ops_eval_daemon(struct board *f)
 {
-	json_t	*res;
-	double	 t0, us;
-	int	 ok;
-
-	t0 = stat_now_ms();
-	res = board_call(f, "eval", json_pack("{s:I, s:s}", "session",
-	    f->session, "expression", FIG_BOARD_OPS_EXPR));
-	us = (stat_now_ms() - t0) * 1000;
-	if (res == NULL)
-		return NA;
-	ok = json_is_string(json_object_get(res, "value"));
-	json_decref(res);
-	return ok ? us : bench_fail(f->b, "eval answered no value");
+	return fig_board_ops_value(f, "eval", json_pack("{s:I, s:s}",
+	    "session", f->session, "expression", FIG_BOARD_OPS_EXPR), NULL);
 }
 
-/* The same as exec of the MI command, timed; a value must come. */
+/* The same as exec of the MI command, timed. */
 static double
 fig_board_ops_exec_daemon(struct board *f)
 {
-	json_t	*res;
-	double	 t0, us;
-	int	 ok;
-
-	t0 = stat_now_ms();
-	res = board_call(f, "exec", json_pack("{s:I, s:s}", "session",
-	    f->session, "command", "-data-evaluate-expression "
-	    FIG_BOARD_OPS_EXPR));
-	us = (stat_now_ms() - t0) * 1000;
-	if (res == NULL)
-		return NA;
-	ok = json_is_string(json_object_get(json_object_get(res, "results"),
-	    "value"));
-	json_decref(res);
-	return ok ? us : bench_fail(f->b, "exec answered no value");
+	return fig_board_ops_value(f, "exec", json_pack("{s:I, s:s}",
+	    "session", f->session, "command", "-data-evaluate-expression "
+	    FIG_BOARD_OPS_EXPR), "results");
 }
 
 /* -data-evaluate-expression over the direct MI, timed. */
