@@ -199,15 +199,23 @@ proc_exists(const char *name)
 	return 0;
 }
 
-/* Write all of len bytes to fd, a child's pipe; -1 if its reader is gone. */
+/*
+ * Write all of len bytes to fd, a child's pipe or socket, which may be
+ * nonblocking; -1 if its reader is gone.
+ */
 int
 proc_write_all(int fd, const void *data, size_t len)
 {
+	struct pollfd	 pfd = { .fd = fd, .events = POLLOUT };
 	const char	*p = data;
 	ssize_t		 n;
 
 	while (len > 0) {
 		n = write(fd, p, len);
+		if (n == -1 && errno == EAGAIN) {
+			(void)poll(&pfd, 1, -1);
+			continue;
+		}
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0)

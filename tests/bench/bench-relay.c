@@ -47,29 +47,6 @@ struct relay_state {
 	char		 out[4 * RELAY_LIT + 512];
 };
 
-/* Write all of buf to a descriptor, which may be nonblocking; -1 if it went. */
-static int
-relay_write_all(int fd, const char *buf, size_t len)
-{
-	struct pollfd	pfd = { .fd = fd, .events = POLLOUT };
-	ssize_t		n;
-
-	while (len > 0) {
-		n = write(fd, buf, len);
-		if (n == -1 && errno == EAGAIN) {
-			(void)poll(&pfd, 1, -1);
-			continue;
-		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* Append len bytes to a transcript at off, as the daemon's log does. */
 static void
 relay_log(int fd, const char *buf, size_t len, uint64_t off)
@@ -161,7 +138,7 @@ relay_match(struct relay_state *st)
 	st->wlen -= (size_t)(end - st->base);
 	memmove(st->win, st->win + (end - st->base), st->wlen);
 	st->base = end;
-	return relay_write_all(st->sock, o, n);
+	return proc_write_all(st->sock, o, n);
 }
 
 /* A write request: its bytes to cat and its transcript, then the answer. */
@@ -178,13 +155,13 @@ relay_do_write(struct relay_state *st, const char *line, long id)
 		return -1;
 	*q = '\0';
 	len = b64_decode(p + 8, data);
-	if (relay_write_all(st->to, (char *)data, len) == -1)
+	if (proc_write_all(st->to, (char *)data, len) == -1)
 		return -1;
 	relay_log(st->log_in, (char *)data, len, st->in_off);
 	st->in_off += len;
 	n = snprintf(reply, sizeof reply, "{\"jsonrpc\":\"2.0\",\"id\":%ld,"
 	    "\"result\":{\"written\":%zu}}\n", id, len);
-	return relay_write_all(st->sock, reply, (size_t)n);
+	return proc_write_all(st->sock, reply, (size_t)n);
 }
 
 /* One request line: a write or an expect of a literal from an offset. */
