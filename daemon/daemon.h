@@ -159,23 +159,10 @@ void		 console_close(struct console *);
 /* Most bytes the logs method looks back through for line breaks. */
 #define OUTPUT_TAIL_SCAN_MAX (64 * 1024 * 1024)
 
-/* A point of the output: how many line feeds come before offset off. */
-struct output_mark {
-	uint64_t	 off;
-	uint64_t	 nl;
-};
-
-/* A range of the output the log file does not hold: [off, end). */
-struct output_gap {
-	uint64_t	 off;
-	uint64_t	 end;
-};
-
-/* When a piece of output arrived: its first byte's offset, unix seconds. */
-struct output_time {
-	uint64_t	 off;
-	double		 at;
-};
+/* output.c's and output-times.c's own. */
+struct output_mark;
+struct output_gap;
+struct output_time;
 
 struct output {
 	struct ring		 ring;

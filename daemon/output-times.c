@@ -14,6 +14,12 @@
 
 #include "daemon.h"
 
+/* When a piece of output arrived: its first byte's offset, unix seconds. */
+struct output_time {
+	uint64_t	 off;
+	double		 at;
+};
+
 /* Arrival records kept in memory before they are written out. */
 #define OUTPUT_TIMES_BUF 256
 /* Most arrival records one logs reply carries. */

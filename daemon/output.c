@@ -8,6 +8,18 @@
 
 #include "daemon.h"
 
+/* A point of the output: how many line feeds come before offset off. */
+struct output_mark {
+	uint64_t	 off;
+	uint64_t	 nl;
+};
+
+/* A range of the output the log file does not hold: [off, end). */
+struct output_gap {
+	uint64_t	 off;
+	uint64_t	 end;
+};
+
 /* The most gaps kept apart; past it the last one grows to cover the new. */
 #define OUTPUT_GAPS_MAX 1024
 /* One mark each this many bytes, so a tail lookup scans no more. */
