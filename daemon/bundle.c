@@ -81,7 +81,7 @@ bundle_queue(struct bundle *b)
 		if ((o = session_stream(b->s, bundle_streams[i].stream)) !=
 		    NULL)
 			bundle_files_copy(b->files, bundle_streams[i].name,
-			    o->log_path);
+			    output_path(o));
 		if (i == 1 && (mi = bundle_mi_log(b->s)) != NULL) {
 			bundle_files_copy(b->files, "mi.log", mi);
 			free(mi);

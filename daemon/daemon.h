@@ -164,6 +164,7 @@ struct output_mark;
 struct output_gap;
 struct output_time;
 
+/* Embedded in a session, so declared here; its fields are output*.c's own. */
 struct output {
 	struct ring		 ring;
 	int			 log_fd;
@@ -192,6 +193,8 @@ int	 output_open(struct output *, const char *path, size_t ring,
 uint64_t output_unkept(const struct output *, uint64_t off);
 void	 output_add(struct output *, const char *, size_t);
 uint64_t output_size(const struct output *);
+const char *output_path(const struct output *);
+const char *output_error(const struct output *, uint64_t *missing);
 size_t	 output_read(struct output *, uint64_t off, char *, size_t);
 uint64_t output_tail_offset(struct output *, unsigned long lines,
     uint64_t max);
@@ -226,44 +229,15 @@ typedef void (*transport_cb)(void *arg, enum transport_event, const char *,
 
 /* Bytes of target output held, and of target input queued, at most. */
 #define TRANSPORT_MAX (1024 * 1024)
-/* Ends of runs kept ahead of the reader; past them, the newest two merge. */
-#define TRANSPORT_RUNS_MAX 16
 /* Descriptors kept free when clients are accepted, for sessions and refusals. */
 #define CONN_FD_RESERVE 64
 
-struct transport {
-	int		 child_in;	/* target's stdin, until spawned */
-	int		 child_out;	/* target's stdout, until spawned */
-	uv_pipe_t	 in;		/* we write the target's stdin */
-	uv_pipe_t	 out;		/* we read the target's stdout */
-	bool		 in_open;
-	bool		 out_open;
-	bool		 in_closed;	/* EOF sent or the target closed it */
-	bool		 out_eof;	/* every writer has closed */
-	bool		 eof_told;	/* to the consumer passed through to */
-	bool		 reading;
-	bool		 yielded;	/* a big read: more on the next turn */
-	struct timer	*again;		/* ends the yield */
-	bool		 paused;	/* a consumer asked for no more */
-	bool		 passthrough;	/* output goes to the callback, unheld */
-	bool		 eof_wanted;	/* close stdin once drained */
-	bool		 closing;
-	unsigned	 handles;	/* open libuv handles */
-	unsigned	 writes;	/* handed to libuv, not done */
-	struct output	*log;		/* the transcript: every byte read */
-	struct output	*in_log;	/* every byte written, or NULL */
-	uint64_t	 taken;		/* bytes handed out; the rest is held */
-	uint64_t	 ends[TRANSPORT_RUNS_MAX]; /* where runs ended, ahead */
-	size_t		 nends;
-	bool		 open;		/* a run is live after the last end */
-	bool		 exited;	/* the program has exited: input refused */
-	unsigned long	 run;		/* the run of the next byte taken, from 1 */
-	transport_cb	 cb;
-	void		*arg;
-};
+/* Opaque: its fields are transport.c's own; others ask its functions. */
+struct transport;
 
 struct transport *transport_open(struct output *log, struct output *in_log,
 		    transport_cb, void *arg, char *err, size_t errlen);
+void		 transport_child_fds(const struct transport *, int *, int *);
 void		 transport_spawned(struct transport *);
 void		 transport_finish(struct transport *);
 size_t		 transport_take(struct transport *, char *, size_t);

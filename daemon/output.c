@@ -301,6 +301,21 @@ output_missing(const struct output *o, uint64_t off)
 	return end > off ? end : off;
 }
 
+/* Where the output's log is, or NULL where it has none. */
+const char *
+output_path(const struct output *o)
+{
+	return o->log_path;
+}
+
+/* Why its log first failed, or NULL; *missing: the bytes the log lacks. */
+const char *
+output_error(const struct output *o, uint64_t *missing)
+{
+	*missing = o->missing;
+	return o->log_error;
+}
+
 /* Bytes of console output so far. */
 uint64_t
 output_size(const struct output *o)

@@ -339,8 +339,7 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 	 */
 	spec.hangup = sp == &s->procs[0] && gdb_family(s);
 	if (sp->transport) {
-		spec.fd_in = s->transport->child_in;
-		spec.fd_out = s->transport->child_out;
+		transport_child_fds(s->transport, &spec.fd_in, &spec.fd_out);
 	}
 	snprintf(cg, sizeof cg, "%ld-%lu-%zu", (long)getpid(), s->id,
 	    (size_t)(sp - s->procs));

@@ -96,7 +96,7 @@ session_stream(struct session *s, const char *name)
 	if (i == -1)
 		return NULL;
 	o = session_stream_at(s, i);
-	return o->log_path != NULL ? o : NULL;
+	return output_path(o) != NULL ? o : NULL;
 }
 
 /*
@@ -200,9 +200,9 @@ session_stream_remove(struct session *s)
 
 	for (i = 0; i < SESSION_STREAMS; i++) {
 		o = session_stream_at(s, i);
-		if (o->log_path == NULL)
+		if (output_path(o) == NULL)
 			continue;
-		session_prune_unlink(s, o->log_path);
+		session_prune_unlink(s, output_path(o));
 		if (output_times_path(o, path, sizeof path))
 			session_prune_unlink(s, path);
 	}

@@ -155,7 +155,9 @@ status_stop_timeout(const struct session *s)
 static json_t *
 status_log(const struct session *s)
 {
-	return json_string(s->output.log_path ? s->output.log_path : "");
+	const char *path = output_path(&s->output);
+
+	return json_string(path != NULL ? path : "");
 }
 
 /* The member "name", null for none. */
@@ -226,15 +228,20 @@ status_transport(const struct session *s)
 static json_t *
 status_log_error(const struct session *s)
 {
-	return s->output.log_error ? json_string(s->output.log_error) : NULL;
+	uint64_t	 missing;
+	const char	*why = output_error(&s->output, &missing);
+
+	return why != NULL ? json_string(why) : NULL;
 }
 
 /* The member "log_missing": the bytes the log lacks, after a failure. */
 static json_t *
 status_log_missing(const struct session *s)
 {
-	return s->output.log_error ?
-	    json_integer((json_int_t)s->output.missing) : NULL;
+	uint64_t missing;
+
+	return output_error(&s->output, &missing) != NULL ?
+	    json_integer((json_int_t)missing) : NULL;
 }
 
 /* The member "containment": the session's own, as its cgroup may have been refused. */

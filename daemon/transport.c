@@ -19,6 +19,39 @@
 #define TRANSPORT_YIELD (256 * 1024)
 /* The size asked of the transport's pipes. */
 #define TRANSPORT_PIPE_SIZE (1024 * 1024)
+/* Ends of runs kept ahead of the reader; past them, the newest two merge. */
+#define TRANSPORT_RUNS_MAX 16
+
+struct transport {
+	int		 child_in;	/* target's stdin, until spawned */
+	int		 child_out;	/* target's stdout, until spawned */
+	uv_pipe_t	 in;		/* we write the target's stdin */
+	uv_pipe_t	 out;		/* we read the target's stdout */
+	bool		 in_open;
+	bool		 out_open;
+	bool		 in_closed;	/* EOF sent or the target closed it */
+	bool		 out_eof;	/* every writer has closed */
+	bool		 eof_told;	/* to the consumer passed through to */
+	bool		 reading;
+	bool		 yielded;	/* a big read: more on the next turn */
+	struct timer	*again;		/* ends the yield */
+	bool		 paused;	/* a consumer asked for no more */
+	bool		 passthrough;	/* output goes to the callback, unheld */
+	bool		 eof_wanted;	/* close stdin once drained */
+	bool		 closing;
+	unsigned	 handles;	/* open libuv handles */
+	unsigned	 writes;	/* handed to libuv, not done */
+	struct output	*log;		/* the transcript: every byte read */
+	struct output	*in_log;	/* every byte written, or NULL */
+	uint64_t	 taken;		/* bytes handed out; the rest is held */
+	uint64_t	 ends[TRANSPORT_RUNS_MAX]; /* where runs ended, ahead */
+	size_t		 nends;
+	bool		 open;		/* a run is live after the last end */
+	bool		 exited;	/* the program has exited: input refused */
+	unsigned long	 run;		/* the run of the next byte taken, from 1 */
+	transport_cb	 cb;
+	void		*arg;
+};
 
 static void	transport_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
 static void	transport_close_input(struct transport *);
@@ -264,6 +297,14 @@ transport_open(struct output *log, struct output *in_log, transport_cb cb,
 	t->run = 1;
 	transport_start_reading(t);
 	return t;
+}
+
+/* The ends the target's keeper is handed: its stdin's read end, its stdout's write end. */
+void
+transport_child_fds(const struct transport *t, int *in, int *out)
+{
+	*in = t->child_in;
+	*out = t->child_out;
 }
 
 /* The keeper has the child ends: drop ours so EOF can arrive. */
