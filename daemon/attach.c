@@ -67,7 +67,7 @@ attach_sane(struct session *s)
 
 	/* tcgetattr leaves the struct's padding alone; memcmp reads it. */
 	memset(&t, 0, sizeof t);
-	if (con == NULL || tcgetattr(con->master, &t) != 0)
+	if (con == NULL || tcgetattr(console_master(con), &t) != 0)
 		return;
 	was = t;
 	t.c_iflag |= ICRNL;
@@ -79,7 +79,7 @@ attach_sane(struct session *s)
 	if (memcmp(&was, &t, sizeof t) == 0)
 		return;
 	log_info("session %lu: restoring sane pty modes for an attach", s->id);
-	tcsetattr(con->master, TCSANOW, &t);
+	tcsetattr(console_master(con), TCSANOW, &t);
 }
 
 /* New output, the end, or room in the console: the viewer hears of it. */
@@ -245,7 +245,7 @@ static void
 attach_resize_other(struct console *con, const struct winsize *ws)
 {
 	if (con != NULL)
-		ioctl(con->master, TIOCSWINSZ, ws);
+		ioctl(console_master(con), TIOCSWINSZ, ws);
 }
 
 /* Set the pty's window size; redraw forces a SIGWINCH even if it is the same. */
@@ -261,15 +261,15 @@ attach_resize(struct session *s, unsigned rows, unsigned cols, bool redraw)
 	ws.ws_row = rows;
 	ws.ws_col = cols;
 	/* An unchanged size sends no SIGWINCH: step through another one. */
-	if (redraw && ioctl(con->master, TIOCGWINSZ, &old) == 0 &&
+	if (redraw && ioctl(console_master(con), TIOCGWINSZ, &old) == 0 &&
 	    old.ws_row == rows && old.ws_col == cols) {
 		old.ws_row = rows > 1 ? rows - 1 : rows + 1;
-		ioctl(con->master, TIOCSWINSZ, &old);
+		ioctl(console_master(con), TIOCSWINSZ, &old);
 	}
 	/* The program's and the server's terminals show on the same screen. */
 	attach_resize_other(s->tty, &ws);
 	attach_resize_other(session_console_of(s, "server"), &ws);
-	return ioctl(con->master, TIOCSWINSZ, &ws);
+	return ioctl(console_master(con), TIOCSWINSZ, &ws);
 }
 
 /* The suspension of s as the protocol gives it, or NULL if none. */

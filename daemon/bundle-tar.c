@@ -143,7 +143,7 @@ bundle_tar_start(int dirfd, int tgzfd, const char *path, bundle_tar_cb cb,
 		free(t);
 		return NULL;
 	}
-	spec.tty = t->con->slave;
+	spec.tty = console_slave(t->con);
 	t->proc = proc_spawn(&spec, dmn.keeper_path, bundle_tar_proc_cb, t,
 	    err, errlen);
 	console_release_slave(t->con);

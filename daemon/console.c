@@ -14,6 +14,18 @@
 /* How long a console whose processes are gone may stay open by another's doing. */
 #define CONSOLE_FINISH_MS 500
 
+struct console {
+	int		 master;
+	int		 slave;		/* ours until released */
+	char		 pts[64];
+	uv_pipe_t	 pipe;
+	bool		 eof;
+	bool		 closing;
+	struct timer	*finish;	/* bounds the end once processes are gone */
+	console_cb	 cb;
+	void		*arg;
+};
+
 /* Everything is read: say so once, and read no more. */
 static void
 console_eof(struct console *c)
@@ -67,6 +79,27 @@ console_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 		return;
 	console_drain(c);
 	console_eof(c);
+}
+
+/* The pty's master, for its terminal settings and size. */
+int
+console_master(const struct console *c)
+{
+	return c->master;
+}
+
+/* The pty's slave, which a keeper is handed, while it is ours. */
+int
+console_slave(const struct console *c)
+{
+	return c->slave;
+}
+
+/* The slave's path, for a debugger told to open it. */
+const char *
+console_pts(const struct console *c)
+{
+	return c->pts;
 }
 
 /* Create a pty and start reading its master. */

@@ -132,21 +132,15 @@ typedef void (*console_cb)(void *arg, enum console_event, const char *,
 /* Bytes queued for a pty's input at most before its writers wait. */
 #define CONSOLE_INPUT_MAX (1024 * 1024)
 
-struct console {
-	int		 master;
-	int		 slave;		/* ours until released */
-	char		 pts[64];
-	uv_pipe_t	 pipe;
-	bool		 eof;
-	bool		 closing;
-	struct timer	*finish;	/* bounds the end once processes are gone */
-	console_cb	 cb;
-	void		*arg;
-};
+/* Opaque: its fields are console.c's own; others ask its functions. */
+struct console;
 
 struct console	*console_open(bool raw, console_cb, void *arg, char *err,
 		    size_t errlen);
 void		 console_release_slave(struct console *);
+int		 console_master(const struct console *);
+int		 console_slave(const struct console *);
+const char	*console_pts(const struct console *);
 void		 console_drain(struct console *);
 void		 console_finish(struct console *);
 int		 console_write(struct console *, const char *, size_t);

@@ -56,7 +56,7 @@ gdb_tty_args(struct argv *av, struct session *s)
 	if (s->tty == NULL)
 		return;
 	argv_push(av, "-ex");
-	argv_pushf(av, "set inferior-tty %s", s->tty->pts);
+	argv_pushf(av, "set inferior-tty %s", console_pts(s->tty));
 }
 
 /*

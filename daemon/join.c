@@ -584,7 +584,7 @@ join_chan_new(struct gdb_data *g, bool mi2, char *err, size_t errlen)
 	frame_cut(&ch->frame);
 	TAILQ_INSERT_TAIL(&g->chans, ch, entry);
 	if (mi_command(g->mi, join_chan_made, ch, "-interpreter-exec console "
-	    "\"new-ui %s %s\"", mi2 ? "mi2" : "mi3", ch->con->pts) == 0) {
+	    "\"new-ui %s %s\"", mi2 ? "mi2" : "mi3", console_pts(ch->con)) == 0) {
 		snprintf(err, errlen, "cannot talk to gdb's MI");
 		join_chan_free(ch);
 		return NULL;

@@ -336,7 +336,7 @@ mi_open(mi_event_cb cb, void *arg, char *err, size_t errlen)
 const char *
 mi_pts(const struct mi *m)
 {
-	return m->console->pts;
+	return console_pts(m->console);
 }
 
 /* Hold a command line for the write mi_uncork makes. */

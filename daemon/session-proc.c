@@ -324,7 +324,7 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 		.argv = argv,
 		.cwd = s->l.cwd,
 		.stop_timeout = s->l.stop_timeout,
-		.tty = sp->console->slave,
+		.tty = console_slave(sp->console),
 		.fd_in = -1,
 		.fd_out = -1,
 		.stdio = sp->stdio,

@@ -299,7 +299,7 @@ session_keyboard(const struct session *s)
 	    "state"));
 
 	if (s->tty == NULL || state == NULL || strcmp(state, "running") != 0 ||
-	    tcgetpgrp(s->tty->master) <= 0)
+	    tcgetpgrp(console_master(s->tty)) <= 0)
 		return session_console(s);
 	return s->tty;
 }
@@ -502,7 +502,7 @@ session_signal(struct session *s, int sig, pid_t *pgrp, struct rpc_error *err)
 		return -1;
 	}
 	/* Where ^C would go: the program's own terminal while it runs there. */
-	*pgrp = tcgetpgrp(session_keyboard(s)->master);
+	*pgrp = tcgetpgrp(console_master(session_keyboard(s)));
 	/* The keeper's own group in front means the program is gone. */
 	if (*pgrp <= 0 || main == NULL || *pgrp == proc_keeper_pid(main)) {
 		rpc_error_set(err, RPC_NOT_RUNNING, "session %lu has no "
