@@ -471,26 +471,6 @@ struct proc_spec {
 	const char	 *cgroup;	/* its cgroup's name, where there are */
 };
 
-/* What one line of a keeper says: "started", "failed", "exit", ... */
-enum proc_report_kind {
-	PROC_REPORT_STARTED,	/* n: the program's pid */
-	PROC_REPORT_FAILED,	/* word: the stage; n: its errno */
-	PROC_REPORT_EXIT,	/* n: the code, or the signal; how */
-	PROC_REPORT_STOPPED,	/* n: the signal that stopped it */
-	PROC_REPORT_CONTINUED,	/* n: 0 */
-};
-/* The highest errno a "failed" line may carry. */
-#define PROC_REPORT_ERRNO_MAX 4095
-
-struct proc_report {
-	enum proc_report_kind	 kind;
-	long			 n;
-	bool			 signal;	/* exit: n is a signal */
-	char			 word[8];	/* failed: setup ... exec */
-	char			 how[8];	/* exit: run, term, kill */
-};
-
-int	 proc_report_parse(const char *, size_t, struct proc_report *);
 void	 proc_reap_unwatched(void);
 struct proc	*proc_spawn(const struct proc_spec *, const char *keeper,
 		    proc_cb, void *arg, char *err, size_t errlen);
@@ -512,8 +492,6 @@ void		 proc_mark_quit(struct proc *);
 void		 proc_mark_detached(struct proc *);
 
 /* proc-keepers.c */
-void		 proc_keepers_add(struct proc *);
-void		 proc_keepers_remove(struct proc *);
 bool		 proc_keepers_has(pid_t);
 
 /* jtext.c: JSON text written straight, for the replies of hot paths. */

@@ -1,8 +1,8 @@
 /*
- * The proc files' own: a keeper's record, whose fields proc.c and
- * proc-keepers.c alone read and change; every other file holds a struct proc
- * as an opaque handle and asks proc.c's functions (proc_pid, proc_have_exit,
- * proc_mark_detached, ...).
+ * The proc files' own: a keeper's record, whose fields proc.c, proc-report.c
+ * and proc-keepers.c alone read and change; every other file holds a struct
+ * proc as an opaque handle and asks proc.c's functions (proc_pid, proc_exit,
+ * proc_mark_detached, ...). Grouped by the file that defines each name.
  */
 #ifndef DBGCTL_PROC_H
 #define DBGCTL_PROC_H
@@ -46,5 +46,39 @@ struct proc {
 	proc_cb		 cb;
 	void		*arg;
 };
+
+/* proc.c */
+void		 proc_handle_closed(uv_handle_t *);
+void		 proc_check_gone(struct proc *);
+
+/* proc-report.c: what one line of a keeper says ("started", "failed", ...). */
+enum proc_report_kind {
+	PROC_REPORT_STARTED,	/* n: the program's pid */
+	PROC_REPORT_FAILED,	/* word: the stage; n: its errno */
+	PROC_REPORT_EXIT,	/* n: the code, or the signal; how */
+	PROC_REPORT_STOPPED,	/* n: the signal that stopped it */
+	PROC_REPORT_CONTINUED,	/* n: 0 */
+};
+/* The highest errno a "failed" line may carry. */
+#define PROC_REPORT_ERRNO_MAX 4095
+
+struct proc_report {
+	enum proc_report_kind	 kind;
+	long			 n;
+	bool			 signal;	/* exit: n is a signal */
+	char			 word[8];	/* failed: setup ... exec */
+	char			 how[8];	/* exit: run, term, kill */
+};
+
+int		 proc_report_parse(const char *, size_t, struct proc_report *);
+void		 proc_report_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
+
+/* proc-spawn.c */
+pid_t		 proc_spawn_keeper(const struct proc_spec *, const char *keeper,
+		    const struct cgroup *, int ctl);
+
+/* proc-keepers.c */
+void		 proc_keepers_add(struct proc *);
+void		 proc_keepers_remove(struct proc *);
 
 #endif

@@ -1,6 +1,7 @@
 /*
- * libFuzzer target: the lines a keeper sends the daemon (daemon/proc.c's
- * proc_report_parse), the daemon's side of the keeper's control protocol.
+ * libFuzzer target: the lines a keeper sends the daemon
+ * (daemon/proc-report.c's proc_report_parse), the daemon's side of the
+ * keeper's control protocol.
  *
  * The input is cut into lines as the daemon's framer cuts them. A line is
  * accepted only as the keeper writes one, each number in its range: so
@@ -14,6 +15,7 @@
 
 #include "daemon.h"
 #include "fuzz.h"
+#include "proc.h"
 
 /* The words the keeper writes, as it writes them. */
 static const char *const keeper_fuzz_stages[] = { "setup", "fork", "chdir",

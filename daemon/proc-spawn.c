@@ -1,0 +1,166 @@
+/*
+ * Starting a keeper process: its argv around the program's, its
+ * descriptors at their numbers, and the spawn itself, which copies neither
+ * the daemon nor any descriptor it should not.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "proc.h"
+
+/* Build the keeper's own argv around the process's. */
+static char **
+proc_spawn_argv(const struct proc_spec *sp, const char *keeper,
+    const struct cgroup *cg)
+{
+	struct argv	 av = { 0 };
+	char	       **p;
+
+	argv_push(&av, keeper);
+	argv_push(&av, "--cwd");
+	argv_push(&av, sp->cwd);
+	argv_push(&av, "--stop-timeout");
+	argv_pushf(&av, "%ld", sp->stop_timeout);
+	/* Then the window a graceful stop has to end. */
+	if (sp->hangup) {
+		argv_push(&av, "--hangup");
+		argv_pushf(&av, "%ld", sp->stop_timeout > 0 ?
+		    sp->stop_timeout : 1);
+	}
+	if (cg != NULL) {
+		argv_push(&av, "--cgroup");
+		argv_push(&av, cgroup_path(cg));
+	}
+	if (dmn.nofile_orig != 0 && dmn.nofile_orig < dmn.nofile) {
+		argv_push(&av, "--nofile");
+		argv_pushf(&av, "%lu", dmn.nofile_orig);
+	}
+	if (sp->fd_in != -1) {
+		argv_push(&av, sp->stdio ? "--stdin-fd" : "--keep-fd");
+		argv_pushf(&av, "%d", PROC_FD_IN);
+		argv_push(&av, sp->stdio ? "--stdout-fd" : "--keep-fd");
+		argv_pushf(&av, "%d", PROC_FD_OUT);
+	}
+	if (sp->fd_listen != -1) {
+		argv_push(&av, "--keep-fd");
+		argv_pushf(&av, "%d", PROC_FD_LISTEN);
+	}
+	argv_push(&av, "--");
+	for (p = sp->argv; *p != NULL; p++)
+		argv_push(&av, *p);
+	return av.v;
+}
+
+/*
+ * A copy of fd at 10 or above, so that no dup2 of the spawn's file actions
+ * lands on a descriptor another one still reads from; -1 with errno.
+ */
+static int
+proc_spawn_high_fd(int fd)
+{
+	return fcntl(fd, F_DUPFD_CLOEXEC, 10);
+}
+
+/*
+ * The keeper's descriptors, each at its number: the pty's slave on 0, 1
+ * and 2, its control socket on 3, the transport on 4 and 5, a server's
+ * listening socket on 6; how many.
+ */
+static int
+proc_spawn_fds(const struct proc_spec *sp, int ctl, int src[SPAWN_SLOTS],
+    int target[SPAWN_SLOTS])
+{
+	int	n = 0, i;
+
+	for (i = 0; i < 3; i++) {
+		src[n] = sp->tty;
+		target[n++] = i;
+	}
+	src[n] = ctl;
+	target[n++] = 3;
+	if (sp->fd_in != -1) {
+		src[n] = sp->fd_in;
+		target[n++] = PROC_FD_IN;
+		src[n] = sp->fd_out;
+		target[n++] = PROC_FD_OUT;
+	}
+	if (sp->fd_listen != -1) {
+		src[n] = sp->fd_listen;
+		target[n++] = PROC_FD_LISTEN;
+	}
+	return n;
+}
+
+/*
+ * Start the keeper with proc_spawn_fds' descriptors, signals back to
+ * their defaults and none blocked: by spawn_keeper, which copies neither
+ * the daemon nor its descriptors, else by posix_spawn, which copies the
+ * descriptors only (glibc uses a vfork-like clone); its pid, or -1 with
+ * errno.
+ */
+static pid_t
+proc_spawn_exec(const struct proc_spec *sp, char **kav, int ctl)
+{
+	posix_spawn_file_actions_t	 fa;
+	posix_spawnattr_t		 attr;
+	sigset_t			 all, none;
+	int				 src[SPAWN_SLOTS], target[SPAWN_SLOTS];
+	int				 high[SPAWN_SLOTS];
+	int				 i, n, rc = 0;
+	pid_t				 pid = -1;
+
+	n = proc_spawn_fds(sp, ctl, src, target);
+	/* The way that copies no descriptor table, where the kernel has it. */
+	if ((pid = spawn_keeper(kav[0], kav, sp->env, src, target, n)) != 0)
+		return pid;
+	pid = -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	for (i = 0; i < n; i++)
+		if ((high[i] = proc_spawn_high_fd(src[i])) == -1)
+			rc = errno;
+	if (rc == 0) {
+		for (i = 0; i < n; i++)
+			posix_spawn_file_actions_adddup2(&fa, high[i],
+			    target[i]);
+		/* The daemon ignores SIGPIPE and SIGHUP; the keeper must not. */
+		sigfillset(&all);
+		sigemptyset(&none);
+		posix_spawnattr_setsigdefault(&attr, &all);
+		posix_spawnattr_setsigmask(&attr, &none);
+		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF |
+		    POSIX_SPAWN_SETSIGMASK);
+		rc = posix_spawn(&pid, kav[0], &fa, &attr, kav, sp->env);
+	}
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	for (i = 0; i < n; i++)
+		if (high[i] != -1)
+			close(high[i]);
+	errno = rc;
+	return rc == 0 ? pid : -1;
+}
+
+/*
+ * Start the keeper, its tree in cg unless that is NULL, to run sp->argv;
+ * its pid, or -1 with errno.
+ */
+pid_t
+proc_spawn_keeper(const struct proc_spec *sp, const char *keeper,
+    const struct cgroup *cg, int ctl)
+{
+	char	**kav = proc_spawn_argv(sp, keeper, cg);
+	pid_t	  pid;
+	int	  saved;
+
+	pid = proc_spawn_exec(sp, kav, ctl);
+	saved = errno;
+	argv_free(kav);
+	errno = saved;
+	return pid;
+}
