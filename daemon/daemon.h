@@ -356,83 +356,18 @@ struct mi_filter {
 void	mi_filter_decide(const struct mi_filter_ctx *, const char *cmd,
 	    struct mi_filter *);
 
-/* join.c, join-seed.c, method-join.c: joined MI clients on new-ui channels of gdb. */
+/* join*.c, method-join.c: joined MI clients on new-ui channels of gdb (join.h). */
+struct gdb_data;
 struct join_chan;
-struct join_cmd;
-typedef void (*join_internal_cb)(struct join_chan *, const struct mi_record *);
-
-/* A new-ui of the session's gdb, on a pty of ours; reused, never closed. */
-struct join_chan {
-	TAILQ_ENTRY(join_chan)	 entry;
-	struct gdb_data		*g;
-	uint64_t		 id;		/* its tokens' top half */
-	bool			 mi2;
-	bool			 ready;		/* gdb opened it */
-	struct console		*con;
-	struct frame		 frame;
-	struct join		*j;		/* its client, or NULL: idle */
-	uint32_t		 next;		/* its tokens' bottom half */
-	unsigned		 prompts;	/* prompts of ours, not shown */
-	TAILQ_HEAD(, join_cmd)	 cmds;		/* written, not answered */
-};
-
-/* One joined client. */
-struct join {
-	struct conn		*c;		/* NULL once it is gone */
-	uint64_t		 c_serial;	/* who it is in target records */
-	struct request		*req;		/* the mi request, until answered */
-	struct session		*s;
-	struct gdb_data		*g;
-	struct join_chan	*ch;
-	bool			 mi2;
-	bool			 keep_breakpoints;
-	bool			 leave_halted;
-	bool			 observe;
-	bool			 full;		/* may run code of its own */
-	bool			 was_running;	/* the target ran when it came */
-	bool			 live;		/* seeded: gdb's lines are its */
-	bool			 leaving;	/* waits for its answers, then goes */
-	char			*exit_token;	/* its -gdb-exit's, answered last */
-	struct timer		*leave_timer;	/* bounds that wait */
-	bool			 feeding;	/* inside its input's frame_feed */
-	bool			 gone;		/* its connection closed meanwhile */
-	long			 pid;		/* the program's, from the seed */
-	char			*program;	/* resolved, or NULL */
-	json_t			*groups;	/* the seed's thread groups */
-	json_t			*varobjs;	/* names it made */
-	json_t			*bkpts;		/* numbers it made */
-	struct frame		 in;		/* its command lines */
-};
-
 void		 join_mi_foreign(void *g, const char *line, size_t len);
 void		 join_mi_answered(void *g, const char *cmd,
 		    const struct mi_record *, const char *line, size_t len);
 /* Joined clients (channels) a session has at once, unless DBGCTLD_JOINS_MAX says. */
 #define JOINS_MAX_DEFAULT	16
 void		 join_init(long max);
-int		 join_chan_take(struct join *, struct rpc_error *);
-void		 join_internal(struct join_chan *, const char *cmd,
-		    join_internal_cb);
-void		 join_write(struct join *, const char *ctoken, const char *cmd,
-		    int flags);
-void		 join_interrupt(struct join *);
-void		 join_answer(struct join *, const char *ctoken,
-		    const struct mi_filter *);
-void		 join_leave(struct join *, const char *exit_token);
-void		 join_forget(struct join *);
-void		 join_leave_chan(struct join *);
 void		 join_gdb_close(struct gdb_data *);
 void		 join_mi_event(struct gdb_data *, const struct mi_record *);
 void		 join_target_by(struct gdb_data *, json_t *target);
-void		 join_seed(struct join *);
-void		 join_seed_event(struct gdb_data *, const struct mi_record *);
-void		 join_seed_close(struct gdb_data *);
-void		 join_seeded(struct join *);
-void		 join_sendf(struct join *, const char *fmt, ...)
-		    __attribute__((format(printf, 2, 3)));
-void		 join_live(struct join *);
-void		 join_fail(struct join *, const char *why);
-void		 join_gone(struct join *);
 extern const struct method *const method_joins[];
 extern const struct method *const method_deadlines[];
 extern const struct method *const method_holds[];

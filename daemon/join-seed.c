@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "join.h"
 
 /* A notification's string result, or NULL. */
 static const char *

@@ -2,7 +2,8 @@
  * The mi method: a connection becomes a joined MI client of the session's
  * gdb. It is seeded with what a front end would have seen had it been
  * there from the start, then its lines are filtered and written to its
- * channel (join.c), and when it goes it leaves the session as it was.
+ * channel (join.c, join-chan.c), and when it goes it leaves the session
+ * as it was.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "join.h"
 
 /* How long gdb may take to open a channel and answer the seed. */
 #define JOIN_START_MS	10000
