@@ -68,6 +68,7 @@ __dead void	keeper_child_exec(struct keeper *, int);
 /* keeper.c */
 
 #define KEEPER_CTL_FD		3	/* the control socket to the daemon */
+#define KEEPER_MAX_MS		86400000LL	/* the longest stop timeout */
 #define KEEPER_MAX_KEEP		32	/* --keep-fd, --stdin-fd, --stdout-fd */
 #define KEEPER_LINE_MAX		256	/* a longer control line is dropped */
 
@@ -110,5 +111,12 @@ struct keeper {
 
 	struct keeper_tree	  tree;
 };
+
+long long	keeper_number(const char *, long long, long long,
+		    const char **);
+__dead void	keeper_fail(struct keeper *, const char *, int, int);
+
+/* keeper-setup.c */
+void		keeper_setup(struct keeper *, int, char **);
 
 #endif
