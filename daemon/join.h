@@ -6,7 +6,10 @@
 #ifndef DBGCTL_JOIN_H
 #define DBGCTL_JOIN_H
 
+struct gdb_data;
 struct join_cmd;
+struct mi_filter;
+struct mi_record;
 typedef void (*join_internal_cb)(struct join_chan *, const struct mi_record *);
 
 /* A new-ui of the session's gdb, on a pty of ours; reused, never closed. */

@@ -7,6 +7,8 @@
 #ifndef DBGCTL_PROC_H
 #define DBGCTL_PROC_H
 
+struct cgroup;
+
 struct proc {
 	TAILQ_ENTRY(proc) entry;	/* in proc_all until freed */
 	RB_ENTRY(proc)	 keeper_entry;	/* in proc-keepers.c's tree while live */
