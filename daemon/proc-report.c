@@ -145,7 +145,7 @@ proc_report_parse(const char *line, size_t len, struct proc_report *r)
  * The parent and state of pid from /proc/PID/stat; -1 if there is no such
  * process (any longer).
  */
-static int
+int
 proc_report_stat(pid_t pid, pid_t *ppid, char *state)
 {
 	char	 path[64], buf[512], *p;

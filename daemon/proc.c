@@ -9,7 +9,6 @@
 #include <sys/wait.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,20 +158,13 @@ static void
 proc_start_check(void *arg)
 {
 	struct proc	*pr = arg;
-	char		 path[64], stat[512], *p;
-	ssize_t		 n = -1;
-	int		 fd;
+	pid_t		 ppid;
+	char		 state;
 
 	if (!pr->keeper_live)
 		return;
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pr->keeper_pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
-		n = read(fd, stat, sizeof stat);
-		close(fd);
-	}
-	/* The state follows the last ')': the name may hold any byte. */
-	p = n > 0 ? memrchr(stat, ')', n) : NULL;
-	if (p != NULL && p + 2 < stat + n && (p[2] == 'T' || p[2] == 't')) {
+	if (proc_report_stat(pr->keeper_pid, &ppid, &state) == 0 &&
+	    (state == 'T' || state == 't')) {
 		log_warn("keeper %ld was stopped before its program started: "
 		    "continuing it", (long)pr->keeper_pid);
 		proc_signal_keeper(pr, SIGCONT);

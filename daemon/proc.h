@@ -73,6 +73,7 @@ struct proc_report {
 };
 
 int		 proc_report_parse(const char *, size_t, struct proc_report *);
+int		 proc_report_stat(pid_t, pid_t *ppid, char *state);
 void		 proc_report_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
 
 /* proc-spawn.c */
