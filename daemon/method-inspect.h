@@ -5,6 +5,10 @@
 #ifndef DBGCTL_METHOD_INSPECT_H
 #define DBGCTL_METHOD_INSPECT_H
 
+struct gdb_job;
+struct method;
+struct request;
+
 /* method-inspect.c */
 enum method_return	 method_inspect_run(struct request *, struct gdb_job *);
 
