@@ -394,29 +394,37 @@ board_daemon_recipe(struct board *f, const char *method)
 }
 
 /*
- * The same by hand on the halted baseline board: the MI commands of cmds,
+ * The same by hand on a halted board of ours, m: the MI commands of cmds,
  * then the reset recipe (monitor system_reset, flushregs), -exec-continue
  * and UART0 read until the banner, in ms; then halted.
  */
 double
-board_direct_recipe(struct board *f, const char *const *cmds)
+board_mi_recipe(struct board *f, struct mi *m, const char *const *cmds)
 {
 	double	t0, ms;
 	int	rc = 0;
 
-	mi_uart_drain(&f->m);
+	mi_uart_drain(m);
 	t0 = stat_now_ms();
 	for (; *cmds != NULL && rc == 0; cmds++)
-		rc = mi_command(&f->m, *cmds, NULL);
-	if (rc == -1 || mi_command(&f->m, "-interpreter-exec console "
+		rc = mi_command(m, *cmds, NULL);
+	if (rc == -1 || mi_command(m, "-interpreter-exec console "
 	    "\"monitor system_reset\"", NULL) == -1 ||
-	    mi_command(&f->m, "-interpreter-exec console flushregs",
+	    mi_command(m, "-interpreter-exec console flushregs",
 	    NULL) == -1 ||
-	    mi_command(&f->m, "-exec-continue", NULL) == -1 ||
-	    mi_uart_until(&f->m, BOARD_BANNER) == -1)
-		return bench_fail(f->b, "%s", f->m.err);
+	    mi_command(m, "-exec-continue", NULL) == -1 ||
+	    mi_uart_until(m, BOARD_BANNER) == -1)
+		return bench_fail(f->b, "%s", m->err);
 	ms = stat_now_ms() - t0;
-	if (board_direct_halt(f) == -1)
-		return NA;
+	if (mi_command(m, "-exec-interrupt", NULL) == -1 ||
+	    mi_wait(m, "*stopped", NULL) == -1)
+		return bench_fail(f->b, "%s", m->err);
 	return ms;
+}
+
+/* The same on the baseline's board (board_mi_recipe). */
+double
+board_direct_recipe(struct board *f, const char *const *cmds)
+{
+	return board_mi_recipe(f, &f->m, cmds);
 }

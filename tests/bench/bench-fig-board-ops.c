@@ -4,7 +4,10 @@
  * (bench-mi.c), the two boards and their batches as bench-board.c keeps
  * them: `load` of the firmware to its banner beside the daemon's recipe
  * typed by hand (load, monitor system_reset, flushregs, -exec-continue,
- * UART0 read until the banner); a breakpoint set on the running board, a
+ * UART0 read until the banner), and beside the same by hand with what a
+ * session's gdb keeps on a board (osabi none, breakpoints kept in, the
+ * four fault breaks, which gdb sets again after a load: a memory read a
+ * break), the floor; a breakpoint set on the running board, a
  * byte written for it, its stop, its delete and the resume, beside
  * -exec-interrupt, -break-insert, -exec-continue, the byte, *stopped,
  * -break-delete and -exec-continue (gdb takes no -break-insert while the
@@ -47,23 +50,91 @@ fig_board_ops_load_direct(struct board *f)
 	return board_direct_recipe(f, cmds);
 }
 
+/* The load figure's boards: the two, and a third by hand with the fault breaks. */
+struct fig_board_ops_load {
+	struct board	 f;	/* first: a round is given &f */
+	struct mi	 floor;
+};
+
+/* The daemon's load recipe by hand on the halted board of the floor. */
+static double
+fig_board_ops_load_floor(struct board *f)
+{
+	static const char *const cmds[] = { "-interpreter-exec console load",
+	    NULL };
+	struct fig_board_ops_load *lf = (struct fig_board_ops_load *)f;
+
+	return board_mi_recipe(f, &lf->floor, cmds);
+}
+
+/*
+ * The floor's board: QEMU and gdb by hand with what a session's gdb has
+ * on a board, gdb told the firmware names no OS, breakpoints kept in and
+ * the four fault breaks set, which gdb sets again after every load;
+ * continued to its banner and halted.
+ */
+static int
+fig_board_ops_load_floor_start(struct board *f, struct mi *m)
+{
+	static const char *const cmds[] = {
+	    "-gdb-set osabi none",
+	    "-gdb-set breakpoint always-inserted on",
+	    "-break-insert *HardFault_Handler",
+	    "-break-insert *MemManage_Handler",
+	    "-break-insert *BusFault_Handler",
+	    "-break-insert *UsageFault_Handler",
+	    "-exec-continue", NULL };
+	const char *const *c;
+
+	if (mi_start(m, f->b->board) == -1)
+		return bench_fail(f->b, "%s", m->err);
+	for (c = cmds; *c != NULL; c++)
+		if (mi_command(m, *c, NULL) == -1)
+			return bench_fail(f->b, "%s", m->err);
+	if (mi_uart_until(m, BOARD_BANNER) == -1 ||
+	    mi_command(m, "-exec-interrupt", NULL) == -1 ||
+	    mi_wait(m, "*stopped", NULL) == -1)
+		return bench_fail(f->b, "%s", m->err);
+	return 0;
+}
+
 /*
  * Figure: load of the halted board to its banner on UART0, beside the
- * same recipe by hand over MI and QEMU's stdio; in ms.
+ * same recipe by hand over MI and QEMU's stdio, and (unmarked, the floor)
+ * by hand with the fault breaks a session keeps; in ms.
  */
 int
 fig_board_ops_load(struct bench *b)
 {
-	static const struct board_marks	 m = { FIG_BOARD_OPS_LOADS, 1,
-					    "ms", 0.5, "goal p50 <= 1.2x base + "
-					    "0.5 ms, p99 <= 2x", "load to "
-					    "banner [vs load+system_reset+"
-					    "continue]" };
-	board_round			 round[2] = { fig_board_ops_load_daemon,
-					    fig_board_ops_load_direct };
-	struct board			 f;
+	board_round			 round[3] = { fig_board_ops_load_daemon,
+					    fig_board_ops_load_direct,
+					    fig_board_ops_load_floor };
+	struct fig_board_ops_load	 lf;
+	struct samples			 s[3][2] = { { { 0 } } };
+	int				 rv;
 
-	return board_figure(b, &f, round, board_halt_both, &m);
+	mi_init(&lf.floor);
+	if ((rv = board_open(&lf.f, b)) == 0 &&
+	    (rv = board_halt_both(&lf.f)) == 0 &&
+	    (rv = fig_board_ops_load_floor_start(&lf.f, &lf.floor)) == 0)
+		rv = board_batches(&lf.f, round, 3, FIG_BOARD_OPS_LOADS, 1, s);
+	board_close(&lf.f);
+	mi_stop(&lf.floor);
+	if (rv == 0) {
+		board_rows(s, 0, 1, "ms", 0.5, "goal p50 <= 1.2x base + 0.5 ms, "
+		    "p99 <= 2x", "load to banner [vs load+system_reset+"
+		    "continue]");
+		table_row("ms", stat_median(&s[0][0]), stat_median(&s[2][0]),
+		    NO_TARGET, "floor: osabi none, always-inserted, the four "
+		    "fault breaks", "board load to banner [vs by hand with "
+		    "fault breaks] p50");
+		table_row("ms", stat_median(&s[0][1]), stat_median(&s[2][1]),
+		    NO_TARGET, "floor: osabi none, always-inserted, the four "
+		    "fault breaks", "board load to banner [vs by hand with "
+		    "fault breaks] p99");
+	}
+	board_free(s, 3);
+	return rv;
 }
 
 /* The "number" of a break insert's answer, or NULL with b->why. */

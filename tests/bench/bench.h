@@ -242,6 +242,7 @@ struct board_marks {
 };
 int	 board_daemon_runs(struct board *);
 double	 board_daemon_recipe(struct board *, const char *);
+double	 board_mi_recipe(struct board *, struct mi *, const char *const *);
 double	 board_direct_recipe(struct board *, const char *const *);
 int	 board_figure(struct bench *, struct board *, board_round[2],
 	    int (*)(struct board *), const struct board_marks *);
