@@ -8,12 +8,14 @@
  * beside `monitor system_reset`, flushregs and -exec-continue and UART0
  * read until the banner; and the UART round trip, a byte written and its
  * echo expected (the two requests pipelined) beside the byte written to
- * QEMU's own pipes and read back. Two boards run, the daemon's and the
+ * QEMU's own pipes and read back, and beside the same requests to the
+ * hand relay (bench-relay.c) on a third QEMU's pipes, the floor. Two boards run, the daemon's and the
  * baseline's; the one not timed is halted, so that neither QEMU's busy
  * loop takes a CPU from the other (bench-board.c).
  */
 #include "bench.h"
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,38 +228,66 @@ fig_board_reset(struct bench *b)
 	return board_figure(b, &f, round, board_halt_both, &m);
 }
 
+/* The UART figure's boards and the hand relay's, with its QEMU. */
+struct fig_board_uart {
+	struct board	 f;	/* first: a round is given &f */
+	struct rpc	 relay;
+	json_int_t	 rfrom;	/* the relay's offset after the last echo */
+	pid_t		 rpid, qemu;
+	bool		 rstopped;	/* the relay's QEMU is stopped */
+};
+
 /*
- * A byte written to the daemon's board and its echo expected from the
- * transport, both requests sent at once, as a rig pipelines them; timed
- * to the expect's answer.
+ * A byte written and its echo expected on r, both requests sent at once,
+ * as a rig pipelines them; timed to the expect's answer, *from moved past
+ * the echo.
  */
 static double
-fig_board_uart_daemon(struct board *f)
+fig_board_uart_rpc(struct board *f, struct rpc *r, json_int_t session,
+    json_int_t *from)
 {
 	json_t	*wrote, *msg, *res = NULL;
 	double	 t0, us;
 	long	 id;
 	bool	 ok;
 
-	if (board_side(f, 0) == -1)
-		return NA;
 	t0 = stat_now_ms();
-	if (rpc_send(&f->r, "write", json_pack("{s:I, s:s}", "session",
-	    f->session, "data", "eA==")) == -1 || rpc_send(&f->r, "expect",
-	    json_pack("{s:I, s:s, s:I, s:i}", "session", f->session, "exact",
-	    "x", "from", f->from, "timeout", BOARD_TIMEOUT_MS)) == -1)
-		return bench_fail(f->b, "write and expect: %s", f->r.err);
-	wrote = rpc_reply(&f->r, &id);
-	msg = rpc_reply(&f->r, &id);
+	if (rpc_send(r, "write", json_pack("{s:I, s:s}", "session", session,
+	    "data", "eA==")) == -1 || rpc_send(r, "expect", json_pack("{s:I, "
+	    "s:s, s:I, s:i}", "session", session, "exact", "x", "from", *from,
+	    "timeout", BOARD_TIMEOUT_MS)) == -1)
+		return bench_fail(f->b, "write and expect: %s", r->err);
+	wrote = rpc_reply(r, &id);
+	msg = rpc_reply(r, &id);
 	us = (stat_now_ms() - t0) * 1000;
 	ok = wrote != NULL && json_object_get(wrote, "result") != NULL &&
 	    msg != NULL && (res = json_object_get(msg, "result")) != NULL;
 	if (ok)
-		f->from = json_integer_value(json_object_get(res, "next"));
+		*from = json_integer_value(json_object_get(res, "next"));
 	json_decref(wrote);
 	json_decref(msg);
 	return ok ? us : bench_fail(f->b, "write and expect of the echo "
 	    "were not both answered with a result");
+}
+
+/* Stop or continue the relay's QEMU, which has no gdb to halt it. */
+static void
+fig_board_uart_relay_run(struct fig_board_uart *u, bool run)
+{
+	if (u->qemu <= 0 || u->rstopped == !run)
+		return;
+	kill(u->qemu, run ? SIGCONT : SIGSTOP);
+	u->rstopped = !run;
+}
+
+/* A round trip through the daemon, the other boards halted or stopped. */
+static double
+fig_board_uart_daemon(struct board *f)
+{
+	fig_board_uart_relay_run((struct fig_board_uart *)f, false);
+	if (board_side(f, 0) == -1)
+		return NA;
+	return fig_board_uart_rpc(f, &f->r, f->session, &f->from);
 }
 
 /* The same round trip on the baseline board's own pipes. */
@@ -266,6 +296,7 @@ fig_board_uart_direct(struct board *f)
 {
 	double	t0;
 
+	fig_board_uart_relay_run((struct fig_board_uart *)f, false);
 	if (board_side(f, 1) == -1)
 		return NA;
 	t0 = stat_now_ms();
@@ -275,22 +306,87 @@ fig_board_uart_direct(struct board *f)
 	return (stat_now_ms() - t0) * 1000;
 }
 
+/* The same round trip through the hand relay, the two boards halted. */
+static double
+fig_board_uart_relay(struct board *f)
+{
+	struct fig_board_uart *u = (struct fig_board_uart *)f;
+
+	if (f->running == 0 && board_halt(f) == -1)
+		return NA;
+	if (f->running == 1 && board_direct_halt(f) == -1)
+		return NA;
+	f->running = -1;
+	fig_board_uart_relay_run(u, true);
+	return fig_board_uart_rpc(f, &u->relay, 1, &u->rfrom);
+}
+
+/* The hand relay with a QEMU of its own on the board, stopped. */
+static int
+fig_board_uart_relay_start(struct fig_board_uart *u)
+{
+	const char *argv[] = { "qemu-system-arm", "-M", "lm3s6965evb",
+	    "-nographic", "-kernel", u->f.b->board, "-serial", "stdio",
+	    "-monitor", "none", NULL };
+	int sock;
+
+	if ((u->rpid = relay_start_target(u->f.b->dir, argv, &sock,
+	    &u->qemu)) <= 0)
+		return bench_fail(u->f.b, "the hand relay did not start");
+	rpc_adopt(&u->relay, sock);
+	fig_board_uart_relay_run(u, false);
+	return 0;
+}
+
+/* End the hand relay and its QEMU. */
+static void
+fig_board_uart_relay_end(struct fig_board_uart *u)
+{
+	if (u->rpid > 0)
+		relay_stop(u->rpid, u->relay.fd);
+	if (u->qemu > 0) {
+		kill(u->qemu, SIGCONT);
+		kill(u->qemu, SIGTERM);
+		if (proc_wait(u->qemu, 10000) == -1) {
+			kill(u->qemu, SIGKILL);
+			proc_wait(u->qemu, -1);
+		}
+	}
+	u->rpid = u->qemu = 0;
+}
+
 /*
  * Figure: the UART round trip of the running board, p50 and p99, beside
- * the byte written to QEMU's own pipes and read back.
+ * the byte written to QEMU's own pipes and read back, and (unmarked, the
+ * floor) beside the same requests to the hand relay on QEMU's pipes.
  */
 int
 fig_board_uart(struct bench *b)
 {
-	static const struct board_marks	 m = { FIG_BOARD_ECHOES,
-					    FIG_BOARD_WARM, "us", 50,
-					    "goal p50 <= 1.2x base + 50 us, "
-					    "p99 <= 2x; write and expect "
-					    "pipelined", "UART round trip [vs "
-					    "QEMU's own pipes]" };
-	board_round			 round[2] = { fig_board_uart_daemon,
-					    fig_board_uart_direct };
-	struct board			 f;
+	board_round		 round[3] = { fig_board_uart_daemon,
+				    fig_board_uart_direct, fig_board_uart_relay };
+	struct fig_board_uart	 u = { .relay.fd = -1 };
+	struct samples		 s[3][2] = { { { 0 } } };
+	int			 rv;
 
-	return board_figure(b, &f, round, board_daemon_runs, &m);
+	if ((rv = board_open(&u.f, b)) == 0 &&
+	    (rv = board_daemon_runs(&u.f)) == 0 &&
+	    (rv = fig_board_uart_relay_start(&u)) == 0)
+		rv = board_batches(&u.f, round, 3, FIG_BOARD_ECHOES,
+		    FIG_BOARD_WARM, s);
+	board_close(&u.f);
+	fig_board_uart_relay_end(&u);
+	if (rv == 0) {
+		board_rows(s, 0, 1, "us", 50, "goal p50 <= 1.2x base + 50 us, "
+		    "p99 <= 2x; write and expect pipelined", "UART round trip "
+		    "[vs QEMU's own pipes]");
+		table_row("us", stat_median(&s[0][0]), stat_median(&s[2][0]),
+		    NO_TARGET, "floor: transcripts, JSON, a socket", "board "
+		    "UART round trip [vs a hand relay] p50");
+		table_row("us", stat_median(&s[0][1]), stat_median(&s[2][1]),
+		    NO_TARGET, "floor: transcripts, JSON, a socket", "board "
+		    "UART round trip [vs a hand relay] p99");
+	}
+	board_free(s, 3);
+	return rv;
 }

@@ -1,7 +1,8 @@
 /*
  * The floor of a relay: the least a program can do to give a client what
  * `write` and `expect` give it, written by hand. A forked process of the
- * bench that serves one client on a socketpair, runs `cat` on pipes,
+ * bench that serves one client on a socketpair, runs `cat` (or a target
+ * of the caller's: the board's QEMU) on pipes,
  * writes every byte each way to a transcript file before anything is
  * answered about it, answers a write once its bytes are in the pipe, and
  * an expect of a literal once it is found in the output, with a reply of
@@ -263,6 +264,55 @@ relay_open_log(const char *dir, const char *name)
 	return fd;
 }
 
+/* Serve the client on sock with target's pipes, in the forked child. */
+static void
+relay_child(const char *dir, int sock, int to, int from)
+{
+	static struct relay_state st;
+
+	memset(&st, 0, sizeof st);
+	st.sock = sock;
+	st.to = to;
+	st.from = from;
+	st.log_in = relay_open_log(dir, "target-in");
+	st.log_out = relay_open_log(dir, "target");
+	(void)fcntl(st.sock, F_SETFL, O_NONBLOCK);
+	(void)fcntl(st.to, F_SETFL, O_NONBLOCK);
+	(void)fcntl(st.from, F_SETFL, O_NONBLOCK);
+	relay_main(&st);
+	close(st.to);
+	close(st.from);
+}
+
+/*
+ * Fork the relay for a target on the pipes to and from (closed here);
+ * *sock is the client's end. The relay's pid, or -1.
+ */
+static pid_t
+relay_fork(const char *dir, int to, int from, int *sock)
+{
+	pid_t	pid;
+	int	sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
+		return -1;
+	if ((pid = fork()) == -1) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		relay_child(dir, sv[1], to, from);
+		_exit(0);
+	}
+	close(sv[1]);
+	close(to);
+	close(from);
+	*sock = sv[0];
+	return pid;
+}
+
 /*
  * Start the relay in dir (its transcripts go there) with its cat; *sock
  * is the client's end. The relay's pid, or -1.
@@ -270,10 +320,9 @@ relay_open_log(const char *dir, const char *name)
 pid_t
 relay_start(const char *dir, int *sock)
 {
-	static struct relay_state	 st;
-	const char			*argv[] = { "cat", NULL };
-	pid_t				 pid, cat;
-	int				 sv[2];
+	const char	*argv[] = { "cat", NULL };
+	pid_t		 pid, cat;
+	int		 sv[2], to, from;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
 		return -1;
@@ -288,20 +337,32 @@ relay_start(const char *dir, int *sock)
 		return pid;
 	}
 	close(sv[0]);
-	memset(&st, 0, sizeof st);
-	st.sock = sv[1];
-	if ((cat = proc_spawn_piped(argv, &st.to, &st.from)) <= 0)
+	if ((cat = proc_spawn_piped(argv, &to, &from)) <= 0)
 		_exit(2);
-	st.log_in = relay_open_log(dir, "target-in");
-	st.log_out = relay_open_log(dir, "target");
-	(void)fcntl(st.sock, F_SETFL, O_NONBLOCK);
-	(void)fcntl(st.to, F_SETFL, O_NONBLOCK);
-	(void)fcntl(st.from, F_SETFL, O_NONBLOCK);
-	relay_main(&st);
-	close(st.to);
-	close(st.from);
+	relay_child(dir, sv[1], to, from);
 	(void)proc_wait(cat, 10000);
 	_exit(0);
+}
+
+/*
+ * Start the relay in dir for a target of ours, argv on pipes, which the
+ * caller ends (it may be stopped and continued); *sock is the client's
+ * end, *target the target's pid. The relay's pid, or -1.
+ */
+pid_t
+relay_start_target(const char *dir, const char *const argv[], int *sock,
+    pid_t *target)
+{
+	pid_t	pid;
+	int	to, from;
+
+	if ((*target = proc_spawn_piped(argv, &to, &from)) <= 0)
+		return -1;
+	if ((pid = relay_fork(dir, to, from, sock)) == -1) {
+		close(to);
+		close(from);
+	}
+	return pid;
 }
 
 /* End the relay: its client's end closed, it ends its cat and exits. */

@@ -124,6 +124,7 @@ double	 daemon_client_ms(struct bench *, const char *const[]);
 
 /* bench-relay.c: the hand relay, the floor of the expect figure. */
 pid_t	 relay_start(const char *, int *);
+pid_t	 relay_start_target(const char *, const char *const[], int *, pid_t *);
 void	 relay_stop(pid_t, int);
 
 /* bench-rpc.c: a blocking JSON-RPC client over a Unix socket. */
