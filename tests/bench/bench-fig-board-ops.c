@@ -7,7 +7,8 @@
  * UART0 read until the banner), and beside the same by hand with what a
  * session's gdb keeps on a board (osabi none, breakpoints kept in, the
  * four fault breaks, which gdb sets again after a load: a memory read a
- * break), the floor; a breakpoint set on the running board, a
+ * break), with its MI on pipes and in the daemon's layout, the floors; a
+ * breakpoint set on the running board, a
  * byte written for it, its stop, its delete and the resume, beside
  * -exec-interrupt, -break-insert, -exec-continue, the byte, *stopped,
  * -break-delete and -exec-continue (gdb takes no -break-insert while the
@@ -50,31 +51,49 @@ fig_board_ops_load_direct(struct board *f)
 	return board_direct_recipe(f, cmds);
 }
 
-/* The load figure's boards: the two, and a third by hand with the fault breaks. */
+/*
+ * The load figure's boards: the two, and two floors by hand with what a
+ * session's gdb has on a board, MI on pipes and in the daemon's layout.
+ */
 struct fig_board_ops_load {
 	struct board	 f;	/* first: a round is given &f */
-	struct mi	 floor;
+	struct mi	 floor[2];
 };
 
-/* The daemon's load recipe by hand on the halted board of the floor. */
+/* The daemon's load recipe by hand on the halted board of floor i. */
 static double
-fig_board_ops_load_floor(struct board *f)
+fig_board_ops_load_floor(struct board *f, int i)
 {
 	static const char *const cmds[] = { "-interpreter-exec console load",
 	    NULL };
 	struct fig_board_ops_load *lf = (struct fig_board_ops_load *)f;
 
-	return board_mi_recipe(f, &lf->floor, cmds);
+	return board_mi_recipe(f, &lf->floor[i], cmds);
+}
+
+/* The recipe on the floor with its MI on pipes. */
+static double
+fig_board_ops_load_pipes(struct board *f)
+{
+	return fig_board_ops_load_floor(f, 0);
+}
+
+/* The recipe on the floor in the daemon's layout (ptys, new-ui). */
+static double
+fig_board_ops_load_ptys(struct board *f)
+{
+	return fig_board_ops_load_floor(f, 1);
 }
 
 /*
- * The floor's board: QEMU and gdb by hand with what a session's gdb has
- * on a board, gdb told the firmware names no OS, breakpoints kept in and
- * the four fault breaks set, which gdb sets again after every load;
- * continued to its banner and halted.
+ * Start the floors: QEMU and gdb by hand, gdb told the firmware names no
+ * OS, breakpoints kept in and the four fault breaks set, which gdb sets
+ * again after every load; its MI on pipes, and in the daemon's layout
+ * (console on a pty, MI on a new-ui pty); each continued to its banner
+ * and halted.
  */
 static int
-fig_board_ops_load_floor_start(struct board *f, struct mi *m)
+fig_board_ops_load_floors(struct board *f, struct mi *m)
 {
 	static const char *const cmds[] = {
 	    "-gdb-set osabi none",
@@ -82,58 +101,73 @@ fig_board_ops_load_floor_start(struct board *f, struct mi *m)
 	    "-break-insert *HardFault_Handler",
 	    "-break-insert *MemManage_Handler",
 	    "-break-insert *BusFault_Handler",
-	    "-break-insert *UsageFault_Handler",
-	    "-exec-continue", NULL };
+	    "-break-insert *UsageFault_Handler", NULL };
 	const char *const *c;
+	int i;
 
-	if (mi_start(m, f->b->board) == -1)
-		return bench_fail(f->b, "%s", m->err);
+	if (mi_start(&m[0], f->b->board) == -1)
+		return bench_fail(f->b, "%s", m[0].err);
 	for (c = cmds; *c != NULL; c++)
-		if (mi_command(m, *c, NULL) == -1)
-			return bench_fail(f->b, "%s", m->err);
-	if (mi_uart_until(m, BOARD_BANNER) == -1 ||
-	    mi_command(m, "-exec-interrupt", NULL) == -1 ||
-	    mi_wait(m, "*stopped", NULL) == -1)
-		return bench_fail(f->b, "%s", m->err);
+		if (mi_command(&m[0], *c, NULL) == -1)
+			return bench_fail(f->b, "%s", m[0].err);
+	if (mi_start_board_pty(&m[1], f->b->board) == -1)
+		return bench_fail(f->b, "%s", m[1].err);
+	for (i = 0; i < 2; i++)
+		if (mi_command(&m[i], "-exec-continue", NULL) == -1 ||
+		    mi_uart_until(&m[i], BOARD_BANNER) == -1 ||
+		    mi_command(&m[i], "-exec-interrupt", NULL) == -1 ||
+		    mi_wait(&m[i], "*stopped", NULL) == -1)
+			return bench_fail(f->b, "%s", m[i].err);
 	return 0;
+}
+
+/* The rows of side (a floor) beside the daemon's, unmarked. */
+static void
+fig_board_ops_load_rows(struct samples (*s)[2], int side, const char *note,
+    const char *what)
+{
+	table_row("ms", stat_median(&s[0][0]), stat_median(&s[side][0]),
+	    NO_TARGET, note, "board load to banner [vs %s] p50", what);
+	table_row("ms", stat_median(&s[0][1]), stat_median(&s[side][1]),
+	    NO_TARGET, note, "board load to banner [vs %s] p99", what);
 }
 
 /*
  * Figure: load of the halted board to its banner on UART0, beside the
- * same recipe by hand over MI and QEMU's stdio, and (unmarked, the floor)
- * by hand with the fault breaks a session keeps; in ms.
+ * same recipe by hand over MI and QEMU's stdio, and (unmarked, the
+ * floors) by hand with what a session's gdb has on a board; in ms.
  */
 int
 fig_board_ops_load(struct bench *b)
 {
-	board_round			 round[3] = { fig_board_ops_load_daemon,
+	board_round			 round[4] = { fig_board_ops_load_daemon,
 					    fig_board_ops_load_direct,
-					    fig_board_ops_load_floor };
+					    fig_board_ops_load_pipes,
+					    fig_board_ops_load_ptys };
 	struct fig_board_ops_load	 lf;
-	struct samples			 s[3][2] = { { { 0 } } };
+	struct samples			 s[4][2] = { { { 0 } } };
 	int				 rv;
 
-	mi_init(&lf.floor);
+	mi_init(&lf.floor[0]);
+	mi_init(&lf.floor[1]);
 	if ((rv = board_open(&lf.f, b)) == 0 &&
 	    (rv = board_halt_both(&lf.f)) == 0 &&
-	    (rv = fig_board_ops_load_floor_start(&lf.f, &lf.floor)) == 0)
-		rv = board_batches(&lf.f, round, 3, FIG_BOARD_OPS_LOADS, 1, s);
+	    (rv = fig_board_ops_load_floors(&lf.f, lf.floor)) == 0)
+		rv = board_batches(&lf.f, round, 4, FIG_BOARD_OPS_LOADS, 1, s);
 	board_close(&lf.f);
-	mi_stop(&lf.floor);
+	mi_stop(&lf.floor[0]);
+	mi_stop(&lf.floor[1]);
 	if (rv == 0) {
 		board_rows(s, 0, 1, "ms", 0.5, "goal p50 <= 1.2x base + 0.5 ms, "
 		    "p99 <= 2x", "load to banner [vs load+system_reset+"
 		    "continue]");
-		table_row("ms", stat_median(&s[0][0]), stat_median(&s[2][0]),
-		    NO_TARGET, "floor: osabi none, always-inserted, the four "
-		    "fault breaks", "board load to banner [vs by hand with "
-		    "fault breaks] p50");
-		table_row("ms", stat_median(&s[0][1]), stat_median(&s[2][1]),
-		    NO_TARGET, "floor: osabi none, always-inserted, the four "
-		    "fault breaks", "board load to banner [vs by hand with "
-		    "fault breaks] p99");
+		fig_board_ops_load_rows(s, 2, "floor: osabi none, "
+		    "always-inserted, the four fault breaks", "by hand with "
+		    "fault breaks");
+		fig_board_ops_load_rows(s, 3, "floor: the same, console and MI "
+		    "on ptys", "the same in the daemon's layout");
 	}
-	board_free(s, 3);
+	board_free(s, 4);
 	return rv;
 }
 

@@ -7,6 +7,7 @@
  * notification records a byte at a time, and on a pty each byte costs the
  * kernel a flip-buffer work item: this is what a debugger costs that keeps
  * line editing on its console and its MI beside it, with no daemon.
+ * The board's load floor: the same layout for gdb-multiarch and QEMU.
  */
 #include "bench.h"
 
@@ -78,4 +79,49 @@ mi_start_native_pty(struct mi *m, const char *const argv[])
 	if (m->gdb == -1)
 		return mi_fail(m, "gdb did not start");
 	return 0;
+}
+
+/*
+ * QEMU on the firmware and gdb-multiarch in the daemon's layout (above),
+ * with what a session's gdb has on a board: told the firmware names no
+ * OS, breakpoints kept in, the four fault breaks; connected, halted at
+ * the reset vector. -1 with m->err.
+ */
+int
+mi_start_board_pty(struct mi *m, const char *fw)
+{
+	static const char *const faults[] = { "*HardFault_Handler",
+	    "*MemManage_Handler", "*BusFault_Handler", "*UsageFault_Handler",
+	    NULL };
+	char		 mi_pts[64], cons_pts[64], newui[96], cmd[96];
+	const char	*gdb[] = { "gdb-multiarch", "-q", "-nx", "-iex",
+			    "set mi-async on", "-iex", "set confirm off", "-iex",
+			    "set osabi none", "-iex", "set breakpoint "
+			    "always-inserted on", "-ex", newui, fw, NULL };
+	int		 i, port, cons_m, cons_s;
+
+	mi_init(m);
+	if ((port = mi_port()) == -1)
+		return mi_fail(m, "no free loopback port");
+	if (mi_start_qemu(m, fw, port) == -1)
+		return -1;
+	if (mi_pty_open(&m->to_gdb, &m->keep[0], mi_pts, sizeof mi_pts,
+	    1) == -1 || mi_pty_open(&cons_m, &cons_s, cons_pts,
+	    sizeof cons_pts, 0) == -1)
+		abort();
+	m->drain[0] = cons_m;
+	snprintf(newui, sizeof newui, "new-ui mi3 %s", mi_pts);
+	m->gdb = proc_spawn(gdb, NULL, cons_s, cons_s, cons_s);
+	close(cons_s);
+	if ((m->from_gdb = dup(m->to_gdb)) == -1)
+		abort();
+	if (m->gdb == -1)
+		return mi_fail(m, "gdb-multiarch did not start");
+	for (i = 0; faults[i] != NULL; i++) {
+		snprintf(cmd, sizeof cmd, "-break-insert %s", faults[i]);
+		if (mi_command(m, cmd, NULL) == -1)
+			return -1;
+	}
+	snprintf(cmd, sizeof cmd, "-target-select remote 127.0.0.1:%d", port);
+	return mi_command(m, cmd, NULL);
 }

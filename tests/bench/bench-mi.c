@@ -25,7 +25,7 @@
 #define MI_STOP_MS 5000
 
 /* A loopback TCP port free now, for QEMU's gdb stub; -1 if none. */
-static int
+int
 mi_port(void)
 {
 	struct sockaddr_in	sin = { .sin_family = AF_INET };
@@ -43,7 +43,7 @@ mi_port(void)
 }
 
 /* Start QEMU on the firmware, halted, its UART0 on our pipes. */
-static int
+int
 mi_start_qemu(struct mi *m, const char *fw, int port)
 {
 	char		 gdb[64];

@@ -180,6 +180,8 @@ struct mi {
 	char	 err[256];
 };
 int	 mi_start(struct mi *, const char *);
+int	 mi_port(void);
+int	 mi_start_qemu(struct mi *, const char *, int);
 int	 mi_start_native(struct mi *, const char *const[]);
 void	 mi_init(struct mi *);
 void	 mi_stop(struct mi *);
@@ -193,6 +195,7 @@ int	 mi_uart_until(struct mi *, const char *);
 
 /* bench-mi-pty.c: gdb alone in the daemon's layout, the native floor. */
 int	 mi_start_native_pty(struct mi *, const char *const[]);
+int	 mi_start_board_pty(struct mi *, const char *);
 
 /* bench-board.c: the board figures' two boards, the daemon's and the direct. */
 /* The end of the banner the firmware prints at reset. */
