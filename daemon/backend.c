@@ -4,6 +4,10 @@
 
 #include "daemon.h"
 
+/*
+ * The kinds, in the order everything lists them; a kind named with a "-"
+ * is spelt with "_" here (client/kinds.py writes it back).
+ */
 static const struct backend *const backend_table[] = {
 	&backend_gdb,
 	&backend_lldb,

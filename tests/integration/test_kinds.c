@@ -559,12 +559,16 @@ kinds_refused(const char *const args[], const char *want)
 static bool
 kinds_declares(const char *kind, const char *param)
 {
-	char rel[128], head[128], entry[128], *text, *start, *end;
+	char rel[128], head[128], entry[128], *text, *start, *end, *p;
 	bool found;
 
 	snprintf(rel, sizeof(rel), "daemon/backend-%s.c", kind);
 	text = kinds_source(rel);
+	/* A kind named with a "-" spells it "_" in C (as client/kinds.py reads). */
 	snprintf(head, sizeof(head), "backend_%s_params[] = {", kind);
+	for (p = head; *p != '\0'; p++)
+		if (*p == '-')
+			*p = '_';
 	snprintf(entry, sizeof(entry), "{ \"%s\",", param);
 	start = strstr(text, head);
 	end = start != NULL ? strstr(start, "};") : NULL;
