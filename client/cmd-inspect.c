@@ -292,26 +292,45 @@ cmd_inspect_eval(struct cmd *self, struct client *c)
 	    cmd_inspect_print_value);
 }
 
+/* Print " at FILE:LINE" of a frame that names its file. */
+static void
+cmd_inspect_print_file(json_t *f)
+{
+	const char *file = json_string_value(json_object_get(f, "file"));
+
+	if (file != NULL)
+		printf(" at %s:%lld", file, (long long)json_integer_value(
+		    json_object_get(f, "line")));
+}
+
 /*
- * Print where's frame as one line: "main at /src/echo.c:12, 0x401136";
- * a frame without debug information has its function or its address only.
+ * Print where's frame as one line, "main at /src/echo.c:12, 0x401136" (a
+ * frame without debug information has its function or its address only),
+ * and at a board's fault a second, "stacked pc 0x... in FUNC at FILE:LINE".
  */
 static void
 cmd_inspect_print_frame(struct cmd *self, json_t *result)
 {
 	json_t		*f = json_object_get(result, "frame");
+	json_t		*st = json_object_get(result, "stacked");
 	const char	*func = json_string_value(json_object_get(f, "func"));
-	const char	*file = json_string_value(json_object_get(f, "file"));
 	const char	*addr = json_string_value(json_object_get(f, "addr"));
 
 	(void)self;
 	if (!json_is_object(f))
 		client_fatal("reply from the daemon not understood");
 	printf("%s", func != NULL ? func : "??");
-	if (file != NULL)
-		printf(" at %s:%lld", file, (long long)json_integer_value(
-		    json_object_get(f, "line")));
+	cmd_inspect_print_file(f);
 	printf("%s%s\n", addr != NULL ? ", " : "", addr != NULL ? addr : "");
+	if (!json_is_object(st))
+		return;
+	func = json_string_value(json_object_get(st, "func"));
+	printf("stacked pc %s", json_string_value(json_object_get(st, "pc")) ?:
+	    "?");
+	if (func != NULL)
+		printf(" in %s", func);
+	cmd_inspect_print_file(st);
+	printf("\n");
 }
 
 /* where SESSION: print the current frame of a halted target. */

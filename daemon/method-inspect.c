@@ -446,14 +446,42 @@ method_inspect_memory_exec(struct request *req)
 }
 
 /*
+ * A target stopped at its fault, with the frame the exception stacked (a
+ * board's): the pc stacked, and the function, file and line it names, from
+ * the fault record, which read them before anyone could act.
+ */
+static void
+method_inspect_stacked(const struct session *s, json_t *out)
+{
+	json_t		*cm, *pc, *at, *st;
+	const char	*const keys[] = { "func", "file", "line" };
+	size_t		 i;
+
+	if (!s->faulted || s->fault == NULL)
+		return;
+	cm = json_object_get(s->fault, "cortex_m");
+	if ((pc = json_object_get(json_object_get(cm, "stacked"), "pc")) ==
+	    NULL)
+		return;
+	st = json_pack("{s:O}", "pc", pc);
+	at = json_object_get(cm, "faulting");
+	for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (json_object_get(at, keys[i]) != NULL)
+			json_object_set(st, keys[i], json_object_get(at,
+			    keys[i]));
+	json_object_set_new(out, "stacked", st);
+}
+
+/*
  * where's answer: the frame gdb is in, as a stop record's frame says it
- * (func, file by its full name, line as a number, addr), what gdb knows.
+ * (func, file by its full name, line as a number, addr), what gdb knows;
+ * at a board's fault, what the exception stacked too.
  */
 static json_t *
 method_inspect_framed(struct gdb_job *j)
 {
 	json_t		*mi = json_object_get(method_inspect_last(j), "frame");
-	json_t		*frame = json_object(), *file;
+	json_t		*frame = json_object(), *file, *out;
 	const char	*line = json_string_value(json_object_get(mi, "line"));
 
 	if ((file = json_object_get(mi, "fullname")) == NULL)
@@ -466,7 +494,9 @@ method_inspect_framed(struct gdb_job *j)
 		json_object_set_new(frame, "line", json_integer(atoll(line)));
 	if (json_object_get(mi, "addr") != NULL)
 		json_object_set(frame, "addr", json_object_get(mi, "addr"));
-	return json_pack("{s:o}", "frame", frame);
+	out = json_pack("{s:o}", "frame", frame);
+	method_inspect_stacked(j->req->session, out);
+	return out;
 }
 
 /*
