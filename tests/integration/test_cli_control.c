@@ -323,6 +323,8 @@ Test(clicontrol, where_prints_the_frame_of_a_halted_target)
 	    JSON_COMPACT));
 	cr_assert_gt(h_jint(j, "frame.line", 0), 0, "where --json: no line");
 	json_decref(j);
+	/* No breakpoint left to stop it: the target runs until halted. */
+	free(cli_control_line(H_ARGS("break", "--delete", ids, num)));
 	free(cli_control_line(H_ARGS("resume", ids)));
 	h_cli_exit(&r, 1, H_ARGS("where", ids));
 	cr_assert(strstr(r.err, "is running, not halted") != NULL, "where on "
