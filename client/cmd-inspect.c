@@ -292,6 +292,59 @@ cmd_inspect_eval(struct cmd *self, struct client *c)
 	    cmd_inspect_print_value);
 }
 
+/* Print " at FILE:LINE" of a frame that names its file. */
+static void
+cmd_inspect_print_file(json_t *f)
+{
+	const char *file = json_string_value(json_object_get(f, "file"));
+
+	if (file != NULL)
+		printf(" at %s:%lld", file, (long long)json_integer_value(
+		    json_object_get(f, "line")));
+}
+
+/*
+ * Print where's frame as one line, "main at /src/echo.c:12, 0x401136" (a
+ * frame without debug information has its function or its address only),
+ * and at a board's fault a second, "stacked pc 0x... in FUNC at FILE:LINE".
+ */
+static void
+cmd_inspect_print_frame(struct cmd *self, json_t *result)
+{
+	json_t		*f = json_object_get(result, "frame");
+	json_t		*st = json_object_get(result, "stacked");
+	const char	*func = json_string_value(json_object_get(f, "func"));
+	const char	*addr = json_string_value(json_object_get(f, "addr"));
+
+	(void)self;
+	if (!json_is_object(f))
+		client_fatal("reply from the daemon not understood");
+	printf("%s", func != NULL ? func : "??");
+	cmd_inspect_print_file(f);
+	printf("%s%s\n", addr != NULL ? ", " : "", addr != NULL ? addr : "");
+	if (!json_is_object(st))
+		return;
+	func = json_string_value(json_object_get(st, "func"));
+	printf("stacked pc %s", json_string_value(json_object_get(st, "pc")) ?:
+	    "?");
+	if (func != NULL)
+		printf(" in %s", func);
+	cmd_inspect_print_file(st);
+	printf("\n");
+}
+
+/* where SESSION: print the current frame of a halted target. */
+static int
+cmd_inspect_where(struct cmd *self, struct client *c)
+{
+	int rv;
+
+	if ((rv = cmd_control_check(self)) != 0)
+		return rv;
+	return cmd_control_run(self, c, "where", cmd_control_params(self),
+	    cmd_inspect_print_frame);
+}
+
 /* The value of hex digit ch, or -1. */
 static int
 cmd_inspect_xdigit(int ch)
@@ -631,4 +684,20 @@ const struct cmd_entry cmd_regs_entry = {
 	.exec = cmd_inspect_regs,
 	.summary = "print a session's target general registers, all, or those named",
 	.options = cmd_regs_options_help,
+};
+
+/* What help says of each option of where. */
+static const struct cmd_option cmd_where_options_help[] = {
+	CMD_INSPECT_TIMEOUT_HELP,
+	{ NULL, NULL, NULL }
+};
+
+const struct cmd_entry cmd_where_entry = {
+	.name = "where",
+	.usage = "[--timeout MS] SESSION",
+	.args = { "timeout#", 1, 1 },
+	.flags = CMD_SESSION,
+	.exec = cmd_inspect_where,
+	.summary = "print the current frame of a session's halted target",
+	.options = cmd_where_options_help,
 };

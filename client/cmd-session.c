@@ -459,7 +459,7 @@ static const struct cmd_option cmd_launch_options_help[] = {
 	{ "load-command", "CMD",
 	    "a debugger command that writes the program to the target, repeatable (default: the kind's)" },
 	{ "connect-timeout", "MS",
-	    "how long a remote, gdbserver or qemu session may take to connect (default: 10000)" },
+	    "how long a remote session, or a managed server, may take to connect or listen (default: 10000)" },
 	{ "transport", NULL,
 	    "give the target's stdin and stdout to send, recv and pipe (default: the terminal)" },
 	{ "x", "CMD",

@@ -235,45 +235,22 @@ void		 cmd_stdout_gone(void) __attribute__((noreturn));
 void		 cmd_stdout_failed(void) __attribute__((noreturn));
 
 /* cmd-session.c */
-extern const struct cmd_entry cmd_launch_entry;
-extern const struct cmd_entry cmd_list_entry;
-extern const struct cmd_entry cmd_status_entry;
-extern const struct cmd_entry cmd_stop_entry;
-extern const struct cmd_entry cmd_signal_entry;
 int		 cmd_session_status(json_t *);
 void		 cmd_stop_print_session(json_t *);
 void		 cmd_status_fault(json_t *);
 
-/* cmd-rm.c */
-extern const struct cmd_entry cmd_rm_entry;
-extern const struct cmd_entry cmd_deadline_entry;
-
 /* cmd-hold.c */
-extern const struct cmd_entry cmd_hold_entry;
 void		 cmd_hold_left(long long, char *, size_t);
 void		 cmd_hold_status(json_t *);
 
-/* cmd-wait.c */
-extern const struct cmd_entry cmd_wait_entry;
 /* cmd-bundle.c */
-extern const struct cmd_entry cmd_bundle_entry;
 char		*cmd_bundle_path(const char *);
 void		 cmd_bundle_status(json_t *session);
-extern const struct cmd_entry cmd_prune_entry;
 
 /* cmd-logs.c */
-extern const struct cmd_entry cmd_logs_entry;
 int		 cmd_logs_stream_known(const char *);
 
-/* cmd-expect.c */
-extern const struct cmd_entry cmd_expect_entry;
-
 /* cmd-control.c */
-extern const struct cmd_entry cmd_halt_entry;
-extern const struct cmd_entry cmd_resume_entry;
-extern const struct cmd_entry cmd_reset_entry;
-extern const struct cmd_entry cmd_load_entry;
-extern const struct cmd_entry cmd_wait_stop_entry;
 int		 cmd_control_check(struct cmd *);
 json_t		*cmd_control_params(const struct cmd *);
 void		 cmd_control_print_target(const struct cmd *, FILE *, json_t *,
@@ -281,12 +258,6 @@ void		 cmd_control_print_target(const struct cmd *, FILE *, json_t *,
 int		 cmd_control_failed(const struct cmd *, struct client *);
 int		 cmd_control_run(struct cmd *, struct client *, const char *,
 		    json_t *, void (*)(struct cmd *, json_t *));
-
-/* cmd-inspect.c */
-extern const struct cmd_entry cmd_break_entry;
-extern const struct cmd_entry cmd_eval_entry;
-extern const struct cmd_entry cmd_mem_entry;
-extern const struct cmd_entry cmd_regs_entry;
 
 /* tty.c */
 int		 tty_raw(int, int);
@@ -299,24 +270,12 @@ void		 tty_modes(const struct term *);
 void		 tty_output(int);
 
 /* cmd-attach.c */
-extern const struct cmd_entry cmd_attach_entry;
 int		 cmd_attach_session(struct client *, json_t *, int, int);
 int		 cmd_attach_terminal(struct client *, json_t *, int key,
 		    int quiet, int server);
 int		 cmd_attach_key(const struct cmd *, int *);
 /* Ctrl-\ detaches unless --detach-key says otherwise. */
 #define CMD_DETACH_KEY	0x1c
-
-/* cmd-transport.c */
-extern const struct cmd_entry cmd_send_entry;
-extern const struct cmd_entry cmd_recv_entry;
-extern const struct cmd_entry cmd_pipe_entry;
-
-/* cmd-keys.c */
-extern const struct cmd_entry cmd_send_keys_entry;
-
-/* cmd-exec.c */
-extern const struct cmd_entry cmd_exec_entry;
 
 /* cmd-mi.c */
 /* What a joined MI client asks of its leave and channel (dbgctl-protocol(7) mi). */
@@ -329,12 +288,6 @@ int		 cmd_mi_gdb_main(int, char **);
 void		 bridge_catch(void);
 int		 bridge_run(int sock);
 
-/* cmd-daemon.c */
-extern const struct cmd_entry cmd_ping_entry;
-extern const struct cmd_entry cmd_shutdown_entry;
-extern const struct cmd_entry cmd_version_entry;
-extern const struct cmd_entry cmd_daemon_entry;
-
 /* tcp.c */
 int		 tcp_open(struct client *, const char *);
 
@@ -345,9 +298,6 @@ void		 ssh_open(struct client *, const char *);
 void		 ssh_lost(struct client *) __attribute__((noreturn));
 void		 ssh_end(struct client *);
 void		 ssh_close(struct client *);
-
-/* cmd-dial.c */
-extern const struct cmd_entry cmd_dial_stdio_entry;
 
 /* pump.c */
 int		 pump_run(int sock, int out_ends);
@@ -372,6 +322,5 @@ char		*fmt_argv(json_t *);
 size_t		 fmt_cut_len(const char *, size_t);
 void		 fmt_truncate(char *, size_t);
 int		 fmt_terminal_width(int);
-
 
 #endif

@@ -7,12 +7,14 @@ import sys
 
 
 def kinds(source):
-    """The kind names of backend_table, in its order."""
+    """The kind names of backend_table, in its order ("_" in a name is
+    the "-" of the kind's name: backend_lldb_server is lldb-server)."""
     text = open(source, encoding="utf-8").read()
     table = re.search(r"backend_table\[\]\s*=\s*\{(.*?)\};", text, re.S)
     if table is None:
         sys.exit("%s: no backend_table" % source)
-    return re.findall(r"&backend_(\w+)\s*,", table.group(1))
+    return [name.replace("_", "-")
+            for name in re.findall(r"&backend_(\w+)\s*,", table.group(1))]
 
 
 def main(argv):

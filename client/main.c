@@ -10,6 +10,8 @@
 
 #include "config.h"
 #include "dbgctl.h"
+#include "cmds.h"
+#include "kinds.h"
 
 static int	main_help(struct cmd *, struct client *);
 
@@ -20,52 +22,27 @@ enum {
 	OPT_TOKEN_FILE,
 };
 
+/* What help says of its option. */
+static const struct cmd_option main_help_options[] = {
+	{ "completion", NULL, "print each command's options and operands, "
+	    "and the kinds, as the bash completion reads them" },
+	{ NULL, NULL, NULL }
+};
+
 /* help: here, since it prints the table below. */
 static const struct cmd_entry main_help_entry = {
 	.name = "help",
-	.usage = "[COMMAND]",
-	.args = { "", 0, 1 },
+	.usage = "[--completion] [COMMAND]",
+	.args = { "completion", 0, 1 },
 	.flags = 0,
 	.exec = main_help,
 	.summary = "print the commands, or a command's options",
+	.options = main_help_options,
 };
 
-/* The commands; each declares itself in its own file. */
+/* The commands: each file's, as client/cmds.py lists them (cmds.h). */
 static const struct cmd_entry *const main_commands[] = {
-	&cmd_launch_entry,
-	&cmd_list_entry,
-	&cmd_status_entry,
-	&cmd_stop_entry,
-	&cmd_deadline_entry,
-	&cmd_hold_entry,
-	&cmd_wait_entry,
-	&cmd_bundle_entry,
-	&cmd_rm_entry,
-	&cmd_prune_entry,
-	&cmd_signal_entry,
-	&cmd_logs_entry,
-	&cmd_expect_entry,
-	&cmd_send_entry,
-	&cmd_send_keys_entry,
-	&cmd_recv_entry,
-	&cmd_pipe_entry,
-	&cmd_attach_entry,
-	&cmd_exec_entry,
-	&cmd_mi_entry,
-	&cmd_halt_entry,
-	&cmd_resume_entry,
-	&cmd_break_entry,
-	&cmd_eval_entry,
-	&cmd_mem_entry,
-	&cmd_regs_entry,
-	&cmd_reset_entry,
-	&cmd_load_entry,
-	&cmd_wait_stop_entry,
-	&cmd_ping_entry,
-	&cmd_shutdown_entry,
-	&cmd_version_entry,
-	&cmd_daemon_entry,
-	&cmd_dial_stdio_entry,
+	CMDS_TABLE
 	&main_help_entry,
 };
 
@@ -139,6 +116,46 @@ main_unknown(const char *name)
 		client_warn("unknown command: %s; did you mean %s?", name, near);
 }
 
+/*
+ * The classes of e's operands as the completion names them: a SESSION
+ * first is a live session, any other operand is none, and "..." repeats
+ * the last. The completion knows better for a few (a program, a signal).
+ */
+static void
+main_operands(const struct cmd_entry *e, FILE *fp)
+{
+	int	n, i;
+
+	n = e->args.upper;
+	fputs(e->flags & CMD_SESSION ? "live" : "none", fp);
+	for (i = 1; i < n; i++)
+		fputs(" none", fp);
+	if (n == -1)
+		fputs(e->flags & CMD_SESSION ? " none..." : "...", fp);
+}
+
+/*
+ * help --completion: a line a command, "NAME|OPTIONS|OPERANDS", its
+ * options as its template has them ("name:" takes a value), then
+ * "kinds K...": what completion/dbgctl.bash offers, from these tables.
+ */
+static void
+main_completion(FILE *fp)
+{
+	const char	*p;
+	size_t		 i;
+
+	for (i = 0; i < MAIN_NCOMMANDS; i++) {
+		fprintf(fp, "%s|", main_commands[i]->name);
+		for (p = main_commands[i]->args.options; *p != '\0'; p++)
+			fputc(*p == '#' ? ':' : *p, fp);
+		fputc('|', fp);
+		main_operands(main_commands[i], fp);
+		fputc('\n', fp);
+	}
+	fprintf(fp, "kinds %s\n", CMD_KINDS_WORDS);
+}
+
 /* help: print every command with its line, or one command's help. */
 static int
 main_help(struct cmd *self, struct client *c)
@@ -147,6 +164,10 @@ main_help(struct cmd *self, struct client *c)
 	const char		*name;
 
 	(void)c;
+	if (args_has(&self->args, "completion")) {
+		main_completion(stdout);
+		return EXIT_OK;
+	}
 	if ((name = args_operand(&self->args, 0)) == NULL) {
 		main_usage(stdout);
 		return EXIT_OK;

@@ -2,52 +2,30 @@
 # values, signal names, and the sessions of a daemon that is running (asked
 # with `dbgctl ping` first, which never starts one, then `dbgctl list`).
 
-# Every command, its options in the words of the client's templates
-# (client/*.c: "name:" takes a value, one letter is a short option) and what
-# its operands are, in order: live (a session that has not ended), ended (one
-# that has), any (any session), sig (a signal), prog (a program, then files),
-# files (a path), cmd (a command), none; a trailing "..." repeats the last. tests/package/check-completion.sh
-# holds this list to `dbgctl help COMMAND`.
-_dbgctl_spec=(
-	"launch|kind: name: debugger: remote: server: machine: cpu: qemu: qemu-arg: reset-command: load-command: port: connect-timeout: transport x: cwd: env: stop-timeout: stop-target: pid: attach detach-key: wait fault-break: no-fault-break core lease q quiet deadline: silence-timeout: on-deadline: artifacts:|prog"
-	"list||none"
-	"status||any"
-	"stop|timeout: all q|live..."
-	"deadline||live none"
-	"hold|ttl: no-halt note:|live"
-	"wait|timeout:|any"
-	"bundle|tar no-core|any files"
-	"rm|keep-files|ended..."
-	"prune|keep-files|none"
-	"signal||live sig"
-	"logs|f n: plain raw stream: timestamps|any"
-	"expect|stream: timeout: exact from: cursor: i ignore-case|any none"
-	"send|eof|live none"
-	"send-keys|l|live none..."
-	"recv|max: timeout:|live"
-	"pipe||live"
-	"attach|detach-key: q quiet server|live"
-	"exec|timeout:|live none"
-	"mi|mi2 keep-breakpoints leave-halted observe full version|live"
-	"halt|timeout:|live"
-	"resume|step next finish stepi nexti until: wait timeout: halt-on-timeout|live"
-	"break|condition: temporary hardware list delete timeout:|live none..."
-	"eval|timeout:|live none..."
-	"mem|raw write timeout:|live none..."
-	"regs|all timeout:|live none..."
-	"reset|halt timeout:|live"
-	"load|file: halt timeout:|live"
-	"wait-stop|after: timeout:|live"
-	"ping||none"
-	"shutdown|timeout:|none"
-	"version||none"
-	"daemon|foreground listen: token-file:|none"
-	"dial-stdio|no-start|none"
-	"help||cmd"
+# Every command, its options in the words of the client's templates ("name:"
+# takes a value, one letter is a short option) and what its operands are, in
+# order: live (a session that has not ended), ended (one that has), any (any
+# session), sig (a signal), prog (a program, then files), files (a path), cmd
+# (a command), none; a trailing "..." repeats the last. The client prints
+# them from its tables (`dbgctl help --completion`, with the kinds of
+# session, as the daemon's table has them); _dbgctl_load reads them once.
+_dbgctl_spec=()
+_dbgctl_kinds=
+# The operands the client's table cannot tell (it knows a SESSION operand,
+# not which sessions fit, nor a program or a signal).
+_dbgctl_operands=(
+	"launch|prog"
+	"status|any"
+	"stop|live..."
+	"wait|any"
+	"bundle|any files"
+	"rm|ended..."
+	"signal|live sig"
+	"logs|any"
+	"expect|any none"
+	"mi|live"
+	"help|cmd"
 )
-# The kinds of session, as the daemon's hello lists them (daemon/backend.c);
-# tests/integration/test_kinds.c holds this list to it.
-_dbgctl_kinds="gdb lldb remote gdbserver qemu exec"
 # The global options, before the command; all but help and version are
 # taken among a command's options too, unless the command has its own.
 _dbgctl_global_opts="s: socket: H: host: connect: token-file: json help version"
@@ -266,6 +244,24 @@ _dbgctl_operand()
 	esac
 }
 
+# Read the commands and kinds from the client run as $1, once a shell.
+_dbgctl_load()
+{
+	local line e
+	[ ${#_dbgctl_spec[@]} -gt 0 ] && return 0
+	while IFS= read -r line; do
+		case $line in
+		"kinds "*)
+			_dbgctl_kinds=${line#kinds }
+			continue ;;
+		esac
+		for e in "${_dbgctl_operands[@]}"; do
+			[ "${e%%|*}" = "${line%%|*}" ] && line=${line%|*}\|${e#*|}
+		done
+		_dbgctl_spec+=("$line")
+	done < <("$1" help --completion 2>/dev/null)
+}
+
 # The completion function: words before the cursor decide what comes.
 _dbgctl()
 {
@@ -301,6 +297,7 @@ _dbgctl()
 	local -a _dbgctl_run=()
 	local i=1 w v cmd='' opts=$_dbgctl_global_opts own='' ops='' e dashdash='' nops=0
 	_dbgctl_run=("$(_dbgctl_unquote "${words[0]}")")
+	_dbgctl_load "${_dbgctl_run[0]}"
 	while [ $i -lt $cword ]; do
 		w=${words[i]}
 		# A global option among the command's (before its operands).

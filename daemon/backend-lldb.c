@@ -128,6 +128,7 @@ struct lldb_data {
 	size_t		 linelen;
 	long		 run_pid;	/* the process it said launched */
 	long		 exited_pid;	/* the process it said exited */
+	struct server	 server;	/* the lldb-server kind's, or none */
 };
 
 /* What a waiting exec has collected of the console. */
@@ -529,17 +530,37 @@ backend_lldb_runs(struct sink *k, struct session *s,
 	}
 }
 
-/* lldb's state: no prompt yet, nobody typing. */
-static int
-backend_lldb_start(struct session *s, char *err, size_t errlen)
+/*
+ * lldb's state, made on first use: no prompt yet, nobody typing. A kind
+ * that starts a server before lldb (lldb-server) keeps the server here.
+ */
+static struct lldb_data *
+backend_lldb_data(struct session *s)
 {
-	struct lldb_data *d = xcalloc(1, sizeof *d);
+	struct lldb_data *d = s->bdata;
 
-	s->bdata = d;
+	if (d != NULL)
+		return d;
+	s->bdata = d = xcalloc(1, sizeof *d);
 	d->echoed = true;	/* nothing typed yet */
 	d->settle = timer_new(backend_lldb_settled, d);
 	d->watch = session_sink_add(s, SE_OUTPUT, backend_lldb_watch, d);
 	d->runs = session_sink_add(s, SE_OUTPUT, backend_lldb_runs, d);
+	return d;
+}
+
+/* The managed server of an lldb session (see backend-lldb-server.c). */
+struct server *
+backend_lldb_managed(struct session *s)
+{
+	return &backend_lldb_data(s)->server;
+}
+
+/* lldb's state, then lldb. */
+static int
+backend_lldb_start(struct session *s, char *err, size_t errlen)
+{
+	(void)backend_lldb_data(s);
 	return session_proc_spawn_main(s, err, errlen);
 }
 

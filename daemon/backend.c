@@ -4,12 +4,20 @@
 
 #include "daemon.h"
 
+/* The kinds that no file but this one names (each is daemon/backend-NAME.c's). */
+extern const struct backend backend_lldb_server;
+
+/*
+ * The kinds, in the order everything lists them; a kind named with a "-"
+ * is spelt with "_" here (client/kinds.py writes it back).
+ */
 static const struct backend *const backend_table[] = {
 	&backend_gdb,
 	&backend_lldb,
 	&backend_remote,
 	&backend_gdbserver,
 	&backend_qemu,
+	&backend_lldb_server,
 	&backend_exec,
 };
 

@@ -700,6 +700,7 @@ int	 backend_gdb_server_start(struct session *, char **server_argv,
 void	 backend_gdb_server_ready(struct session *, struct session_proc *);
 void	 backend_gdb_server_status(const struct session *, json_t *);
 void	 backend_gdb_server_close(struct session *);
+struct server	*backend_lldb_managed(struct session *);
 
 /* fault.c: the fault record of a target stopped by a fault. */
 /* A Cortex-M's fault handlers, the fault breaks of a probe's kinds. */

@@ -2,7 +2,7 @@
  * Looking into a gdb-family target over RPC: breakpoints (the session's
  * fault breaks shown as internal and kept), expressions, memory and
  * registers (method-inspect-regs.c). Each halts a running target for the
- * time it takes.
+ * time it takes, but where, which says where a halted target stopped.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -445,6 +445,86 @@ method_inspect_memory_exec(struct request *req)
 	return method_inspect_run(req, j);
 }
 
+/*
+ * A target stopped at its fault, with the frame the exception stacked (a
+ * board's): the pc stacked, and the function, file and line it names, from
+ * the fault record, which read them before anyone could act.
+ */
+static void
+method_inspect_stacked(const struct session *s, json_t *out)
+{
+	json_t		*cm, *pc, *at, *st;
+	const char	*const keys[] = { "func", "file", "line" };
+	size_t		 i;
+
+	if (!s->faulted || s->fault == NULL)
+		return;
+	cm = json_object_get(s->fault, "cortex_m");
+	if ((pc = json_object_get(json_object_get(cm, "stacked"), "pc")) ==
+	    NULL)
+		return;
+	st = json_pack("{s:O}", "pc", pc);
+	at = json_object_get(cm, "faulting");
+	for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (json_object_get(at, keys[i]) != NULL)
+			json_object_set(st, keys[i], json_object_get(at,
+			    keys[i]));
+	json_object_set_new(out, "stacked", st);
+}
+
+/*
+ * where's answer: the frame gdb is in, as a stop record's frame says it
+ * (func, file by its full name, line as a number, addr), what gdb knows;
+ * at a board's fault, what the exception stacked too.
+ */
+static json_t *
+method_inspect_framed(struct gdb_job *j)
+{
+	json_t		*mi = json_object_get(method_inspect_last(j), "frame");
+	json_t		*frame = json_object(), *file, *out;
+	const char	*line = json_string_value(json_object_get(mi, "line"));
+
+	if ((file = json_object_get(mi, "fullname")) == NULL)
+		file = json_object_get(mi, "file");
+	if (json_object_get(mi, "func") != NULL)
+		json_object_set(frame, "func", json_object_get(mi, "func"));
+	if (file != NULL)
+		json_object_set(frame, "file", file);
+	if (line != NULL)
+		json_object_set_new(frame, "line", json_integer(atoll(line)));
+	if (json_object_get(mi, "addr") != NULL)
+		json_object_set(frame, "addr", json_object_get(mi, "addr"));
+	out = json_pack("{s:o}", "frame", frame);
+	method_inspect_stacked(j->req->session, out);
+	return out;
+}
+
+/*
+ * where: the current frame of a halted target. It halts nothing: a running
+ * target's frame is gone by the time it is told, so that is an error.
+ */
+static enum method_return
+method_inspect_where_exec(struct request *req)
+{
+	struct gdb_data	*g;
+	struct gdb_job	*j;
+	const char	*st;
+
+	if ((g = method_target_gdb(req, "where")) == NULL)
+		return METHOD_DONE;
+	st = gdb_control_state(req->session);
+	if (strcmp(st, "exited") == 0)
+		return request_error(req, RPC_NOT_RUNNING, "the target of "
+		    "session %lu has exited: it has no frame", req->session->id);
+	if (strcmp(st, "stopped") != 0)
+		return request_error(req, RPC_NOT_READY, "the target of session "
+		    "%lu is %s, not halted: halt it first", req->session->id,
+		    st);
+	j = gdb_job_new(req, g, 0, method_inspect_framed);
+	gdb_job_add(j, "-stack-info-frame");
+	return method_inspect_run(req, j);
+}
+
 static const struct method_param method_inspect_break_params[] = {
 	{ "session", PT_SESSION, true, 0, 0 },
 	{ "action", PT_STRING, false, 0, 0 },
@@ -474,6 +554,12 @@ static const struct method_param method_inspect_memory_params[] = {
 	{ NULL, 0, false, 0, 0 }
 };
 
+static const struct method_param method_inspect_where_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ "timeout", PT_INT, false, 0, INT32_MAX },
+	{ NULL, 0, false, 0, 0 }
+};
+
 static const struct method method_inspect_break = {
 	.name = "break",
 	.params = method_inspect_break_params,
@@ -492,10 +578,17 @@ static const struct method method_inspect_memory = {
 	.exec = method_inspect_memory_exec,
 };
 
+static const struct method method_inspect_where = {
+	.name = "where",
+	.params = method_inspect_where_params,
+	.exec = method_inspect_where_exec,
+};
+
 const struct method *const method_inspects[] = {
 	&method_inspect_break,
 	&method_inspect_eval,
 	&method_inspect_memory,
 	&method_inspect_regs,
+	&method_inspect_where,
 	NULL
 };

@@ -792,10 +792,10 @@ class Client:
                name=None, lease=False, wait=True, **params):
         """Start a session and return its :class:`Session` once it runs.
 
-        ``argv`` is the program and its arguments, ``kind`` one of ``gdb``,
-        ``lldb``, ``remote``, ``gdbserver``, ``qemu`` or ``exec`` (``gdb``
-        by default; ``qemu`` runs a board's firmware under QEMU, with
-        ``machine``, ``cpu``, ``qemu`` and ``qemu_args``).
+        ``argv`` is the program and its arguments, ``kind`` one of the
+        kinds :meth:`hello` lists in ``capabilities`` and dbgctl(1)
+        describes (``gdb`` by default; ``qemu`` runs a board's firmware
+        under QEMU, with ``machine``, ``cpu``, ``qemu`` and ``qemu_args``).
         ``transport=True`` gives the target's standard input and output to
         :meth:`Session.write` and :meth:`Session.read` (``None``, the
         default: as the kind has it, on for ``qemu``); ``commands`` are

@@ -249,8 +249,9 @@ Test(board, fault_byte_hardfault_unwatched)
  * '!' is a HardFault, and HardFault_Handler a fault break by default: the
  * target stops at the handler, the record decodes CFSR and HFSR
  * (UNDEFINSTR, FORCED) and names the faulting function from the stacked
- * frame, a subscriber hears session.fault, status and the log say so, an
- * exec still reads the board's counter, and stop leaves nothing.
+ * frame, a subscriber hears session.fault, status and the log say so,
+ * where names the handler and the stacked pc's function, an exec still
+ * reads the board's counter, and stop leaves nothing.
  */
 Test(board, hardfault_record)
 {
@@ -283,6 +284,13 @@ Test(board, hardfault_record)
 	cr_assert_str_eq(h_jstr(st, "target.state"), "stopped",
 	    "the target is left stopped at the fault");
 	json_decref(st);
+	/* where: the handler, and the pc the exception stacked. */
+	h_cli(&r, H_ARGS("where", b.ids));
+	cr_assert(r.code == 0 && strncmp(r.out, "HardFault_Handler", 17) == 0 &&
+	    strstr(r.out, "\nstacked pc 0x") != NULL && strstr(r.out,
+	    " in fault_undefined_instruction at ") != NULL, "where at the "
+	    "HardFault: exit %d: %s%s", r.code, r.out, r.err);
+	h_run_free(&r);
 	cr_assert(h_conn_wait_note(&c, "session.fault", "params.fault", NULL,
 	    H_WAIT_BOUND), "no session.fault notification");
 	h_conn_close(&c);

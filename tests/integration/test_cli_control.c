@@ -2,7 +2,7 @@
  * The run-control commands as a shell script sees them, on native gdb
  * running FIX_TALLY (it calls tally_write(s, len) twice a line): halt
  * prints a stop line; break, resume --wait, break --list and --delete; eval;
- * mem read against eval, mem --write read back; regs; --json with seq;
+ * mem read against eval, mem --write read back; regs; where; --json with seq;
  * usage errors (exit 2) and no daemon (exit 3) without a daemon started;
  * the refusal on an exec session (exit 1); a timeout (exit 4).
  */
@@ -295,6 +295,51 @@ Test(clicontrol, regs_shows_pc_and_sp)
 	json_decref(j);
 }
 
+/*
+ * where prints the halted target's frame: at tally_write, its function,
+ * file and line and its address, and --json the same as numbers and
+ * strings; on a running target it exits 1 saying so, as it does on an
+ * lldb session, which cannot say.
+ */
+Test(clicontrol, where_prints_the_frame_of_a_halted_target)
+{
+	char		 ids[32], num[16], *line;
+	struct h_res	 r;
+	json_t		*j;
+	long		 id;
+
+	h_daemon_fg();
+	cli_control_gdb(ids, sizeof ids);
+	cli_control_at_tally_write(ids, num, sizeof num);
+	line = cli_control_line(H_ARGS("where", ids));
+	cr_assert(strncmp(line, "tally_write at /", 16) == 0 && strstr(line,
+	    "/tally.c:") != NULL && strstr(line, ", 0x") != NULL, "where at "
+	    "the breakpoint: expected \"tally_write at /.../tally.c:N, 0x...\","
+	    " got \"%s\"", line);
+	free(line);
+	j = h_cli_json(H_ARGS("where", ids));
+	cr_assert_str_eq(h_jstr(j, "frame.func") ? h_jstr(j, "frame.func") :
+	    "(none)", "tally_write", "where --json: %s", json_dumps(j,
+	    JSON_COMPACT));
+	cr_assert_gt(h_jint(j, "frame.line", 0), 0, "where --json: no line");
+	json_decref(j);
+	/* No breakpoint left to stop it: the target runs until halted. */
+	free(cli_control_line(H_ARGS("break", "--delete", ids, num)));
+	free(cli_control_line(H_ARGS("resume", ids)));
+	h_cli_exit(&r, 1, H_ARGS("where", ids));
+	cr_assert(strstr(r.err, "is running, not halted") != NULL, "where on "
+	    "a running target: expected \"is running, not halted\", got "
+	    "\"%s\"", r.err);
+	h_run_free(&r);
+	id = h_cli_launch(H_ARGS("--kind", "lldb", "--",
+	    h_ctx_fixture("FIX_TALLY")));
+	h_idstr(id, ids, sizeof ids);
+	h_cli_exit(&r, 1, H_ARGS("where", ids));
+	cr_assert(strstr(r.err, "is an lldb session: where needs the gdb "
+	    "family") != NULL, "where on an lldb session: got \"%s\"", r.err);
+	h_run_free(&r);
+}
+
 /* --json prints the result object, one line that parses, with the target's seq. */
 Test(clicontrol, json_output_has_seq)
 {
@@ -456,6 +501,7 @@ static const char *const cli_control_verbs[][8] = {
 	{ "mem", "ID", "0x1000", "4", NULL },
 	{ "mem", "--write", "ID", "0x1000", "00", NULL },
 	{ "regs", "ID", NULL },
+	{ "where", "ID", NULL },
 	{ "reset", "--halt", "ID", NULL },
 	{ "load", "ID", NULL },
 	{ "wait-stop", "ID", NULL },

@@ -559,12 +559,16 @@ kinds_refused(const char *const args[], const char *want)
 static bool
 kinds_declares(const char *kind, const char *param)
 {
-	char rel[128], head[128], entry[128], *text, *start, *end;
+	char rel[128], head[128], entry[128], *text, *start, *end, *p;
 	bool found;
 
 	snprintf(rel, sizeof(rel), "daemon/backend-%s.c", kind);
 	text = kinds_source(rel);
+	/* A kind named with a "-" spells it "_" in C (as client/kinds.py reads). */
 	snprintf(head, sizeof(head), "backend_%s_params[] = {", kind);
+	for (p = head; *p != '\0'; p++)
+		if (*p == '-')
+			*p = '_';
 	snprintf(entry, sizeof(entry), "{ \"%s\",", param);
 	start = strstr(text, head);
 	end = start != NULL ? strstr(start, "};") : NULL;
@@ -670,39 +674,52 @@ Test(kinds, cli_reset_and_load_commands)
 	h_run_free(&r);
 }
 
-/* hello's kinds include qemu and are what the schema's $defs/kind lists. */
+/*
+ * hello's kinds include qemu and are what the schema's $defs/kind lists
+ * once tests/schema/kinds.c has written it from the kind table.
+ */
 Test(kinds, hello_kinds_are_the_schemas)
 {
 	json_t *hello = kinds_hello(), *schema, *kinds;
-	char *text = kinds_source("proto/schema.json");
+	const char *path = getenv("DBGCTL_SCHEMA");
 	json_error_t e;
 
 	cr_assert(h_jhas(hello, "qemu"), "hello's capabilities lack qemu");
-	schema = json_loads(text, 0, &e);
-	cr_assert_not_null(schema, "proto/schema.json: %s", e.text);
+	cr_assert(path != NULL, "DBGCTL_SCHEMA is not set (tests/integration/"
+	    "meson.build sets it)");
+	schema = json_load_file(path, 0, &e);
+	cr_assert_not_null(schema, "%s: %s", path, e.text);
 	kinds = h_jpath(schema, "$defs.kind.enum");
 	cr_assert_not_null(kinds, "proto/schema.json has no $defs/kind enum");
-	kinds_same(hello, kinds, "proto/schema.json $defs/kind");
+	kinds_same(hello, kinds, "the schema's $defs/kind");
 	json_decref(schema);
-	free(text);
 	json_decref(hello);
 }
 
-/* The completion's --kind words are hello's kinds. */
+/*
+ * The completion's --kind words are hello's kinds: the completion reads
+ * them from the client's "help --completion", its "kinds" line.
+ */
 Test(kinds, hello_kinds_are_the_completions)
 {
 	json_t *hello = kinds_hello(), *words;
-	char *text = kinds_source("completion/dbgctl.bash"), *p, *end;
+	char *text = kinds_source("completion/dbgctl.bash"), *p;
+	struct h_res r;
 
-	p = strstr(text, "\n_dbgctl_kinds=\"");
-	cr_assert_not_null(p, "completion/dbgctl.bash sets no _dbgctl_kinds");
-	p += strlen("\n_dbgctl_kinds=\"");
-	end = strchr(p, '"');
-	cr_assert_not_null(end);
-	words = kinds_words(p, end - p);
-	kinds_same(hello, words, "completion/dbgctl.bash _dbgctl_kinds");
-	json_decref(words);
+	cr_assert_not_null(strstr(text, "help --completion"), "completion/"
+	    "dbgctl.bash does not read the client's help --completion");
 	free(text);
+	h_cli(&r, H_ARGS("help", "--completion"));
+	cr_assert_eq(r.code, 0, "dbgctl help --completion: exit %d (%s)",
+	    r.code, r.err);
+	p = strstr(r.out, "\nkinds ");
+	cr_assert_not_null(p, "dbgctl help --completion prints no kinds line: "
+	    "%s", r.out);
+	p += strlen("\nkinds ");
+	words = kinds_words(p, strcspn(p, "\n"));
+	kinds_same(hello, words, "dbgctl help --completion's kinds");
+	json_decref(words);
+	h_run_free(&r);
 	json_decref(hello);
 }
 

@@ -2,7 +2,8 @@
  * Managed servers: ready when one of their processes listens (seen in
  * /proc, never by connecting), on the port given or the one they picked,
  * run without a shell where one is not needed, and failing with the stage
- * they reached and what they printed. Real gdbserver and gdb.
+ * they reached and what they printed. Real gdbserver and gdb; real
+ * lldb-server and lldb for the lldb-server kind.
  */
 #include "harness.h"
 
@@ -270,4 +271,106 @@ Test(servers, a_debugger_that_cannot_start_leaves_no_server)
 	h_run_free(&r);
 	cr_assert(h_marker_describe(marker, report, sizeof report) == 0,
 	    "after the failed launch, processes are left: %s", report);
+}
+
+/* Whether an lldb exec in session arg answers (lldb is at its prompt). */
+static bool
+servers_lldb_answers(void *arg)
+{
+	struct h_res r;
+	bool ok;
+
+	h_cli(&r, H_ARGS("exec", (const char *)arg, "--", "version"));
+	ok = r.code == 0 && strstr(r.out, "lldb version") != NULL;
+	h_run_free(&r);
+	return ok;
+}
+
+/* Run dbgctl exec SESSION -- CMD; assert exit 0 and want in what it prints. */
+static void
+servers_lldb_exec(const char *ids, const char *cmd, const char *want)
+{
+	struct h_res r;
+
+	h_cli(&r, H_ARGS("exec", ids, "--", cmd));
+	cr_assert(r.code == 0 && strstr(r.out, want) != NULL, "dbgctl exec %s "
+	    "-- %s: expected exit 0 and \"%s\", got %d: %s%s", ids, cmd, want,
+	    r.code, r.out, r.err);
+	h_run_free(&r);
+}
+
+/*
+ * The lldb-server kind: lldb-server runs the program, lldb connects to it
+ * once it listens; a breakpoint set at the start is hit, the program goes
+ * on and what it prints comes on lldb's console; status shows the server;
+ * stop leaves no process of the session alive.
+ */
+Test(servers, lldb_server_breaks_continues_and_stop_leaves_nothing)
+{
+	struct h_tracked t[5] = { { 0 } };
+	struct h_snap snap;
+	char marker[96], ids[32], report[4096];
+	struct h_res r;
+	json_t *st;
+	pid_t srv;
+	long id;
+	int left;
+
+	h_marker_new("DBGI_LLDBSRV", marker, sizeof(marker));
+	id = h_cli_launch(H_ARGS("--kind", "lldb-server", "--env", marker,
+	    "-x", "breakpoint set --name main", "-x", "continue", "--",
+	    h_ctx_fixture("FIX_ECHO"), "hello"));
+	h_idstr(id, ids, sizeof(ids));
+	cr_assert(h_wait_for(servers_lldb_answers, ids, H_WAIT_BOUND), "lldb "
+	    "of session %s never answered \"version\"", ids);
+	st = h_cli_status(id);
+	cr_assert_str_eq(h_jstr(st, "kind") ? h_jstr(st, "kind") : "",
+	    "lldb-server");
+	cr_assert_str_eq(h_jstr(st, "debugger") ? h_jstr(st, "debugger") : "",
+	    "lldb");
+	srv = (pid_t)h_jint(st, "server_pid", -1);
+	cr_assert_gt(srv, 0, "status %s: no server_pid", ids);
+	h_pid_expect_comm(srv, "server_pid", "lldb-server");
+	cr_assert_gt(h_jint(st, "port", 0), 0, "status %s: no port", ids);
+	cr_assert(h_jhas(h_jpath(st, "server.argv"), "gdbserver"),
+	    "server.argv: %s", json_dumps(h_jpath(st, "server.argv"),
+	    JSON_COMPACT));
+	h_pid_track(&t[0], "lldb", (pid_t)h_jint(st, "pid", -1));
+	h_pid_track(&t[1], "lldb's keeper", (pid_t)h_jint(st, "keeper_pid",
+	    -1));
+	h_pid_track(&t[2], "lldb-server", srv);
+	h_pid_track(&t[3], "lldb-server's keeper", h_pid_ppid(srv));
+	json_decref(st);
+	/* The -x commands ran: the program stopped at main, not yet printing. */
+	servers_lldb_exec(ids, "thread backtrace", "main");
+	servers_lldb_exec(ids, "process continue", "resuming");
+	cr_assert_eq(h_cli(&r, H_ARGS("expect", "--timeout", "20000",
+	    "--stream", "console", ids, "arg1=\\[hello\\]")), 0, "dbgctl "
+	    "expect %s: the program's output never came on lldb's console: "
+	    "%d %s%s", ids, r.code, r.out, r.err);
+	h_run_free(&r);
+	h_snap_take(&snap, marker);
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
+	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
+	h_run_free(&r);
+	cr_assert(h_pid_tracked_gone(t), "right after stop %s: processes of "
+	    "the session exist: %s", ids, h_pid_tracked_left(t, report,
+	    sizeof(report)));
+	left = h_snap_leftovers(&snap, marker, false, report, sizeof(report));
+	cr_assert_eq(left, 0, "right after stop %s: expected no process of the "
+	    "session, got %d: %s", ids, left, report);
+	h_cli_expect_state(id, "exited", "after stop");
+}
+
+/* An lldb-server session has no transport: the program's output is lldb's. */
+Test(servers, lldb_server_refuses_a_transport)
+{
+	struct h_res r;
+
+	h_cli(&r, H_ARGS("launch", "--kind", "lldb-server", "--transport",
+	    "--", h_ctx_fixture("FIX_ECHO")));
+	cr_assert(r.code == 1 && strstr(r.err, "no transport") != NULL,
+	    "launch --kind lldb-server --transport: expected exit 1 naming "
+	    "the transport, got %d: %s", r.code, r.err);
+	h_run_free(&r);
 }

@@ -135,5 +135,15 @@ same_options()
 for c in $(commands); do
 	ok "$c: the options of dbgctl help $c" same_options "$c"
 done
+# The script's own operands name commands the client has.
+known_operands()
+{
+	local e
+	. "$COMPLETION" || return 1
+	for e in "${_dbgctl_operands[@]}"; do
+		commands | grep -qx -- "${e%%|*}" || { echo "no command ${e%%|*}"; return 1; }
+	done
+}
+ok "the completion's operand classes name commands of dbgctl --help" known_operands
 
 done_testing

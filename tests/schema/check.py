@@ -234,7 +234,7 @@ VERBS = [("wait_target", {}), ("wait_fault", {}), ("halt", {}),
          ("resume", {}), ("break", {"action": "list"}),
          ("eval", {"expression": "1"}),
          ("memory", {"address": "0x1000", "length": 1}), ("registers", {}),
-         ("reset", {}), ("load", {})]
+         ("where", {}), ("reset", {}), ("load", {})]
 
 
 def target_of(res):
@@ -301,7 +301,9 @@ def native(c, sub):
         ("break", {"location": "no_such_function_here"}, "debugger_error"),
         ("eval", {"expression": "argc"}, None),
         ("eval", {"expression": "no_such_symbol_here"}, "debugger_error"),
-        ("eval", {}, "invalid_params")])
+        ("eval", {}, "invalid_params"),
+        ("where", {}, None),
+        ("where", {"timeout": -1}, "invalid_params")])
     regs = c.call("registers", {"session": "rc"}, desc="registers, all")
     name = next(iter(regs.get("registers", {"pc": ""})))
     mem = steps(c, "rc", [

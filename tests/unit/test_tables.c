@@ -20,7 +20,10 @@
 #include "daemon.h"
 
 #define DBGCTL_PROTOCOL_MAN	DBGCTL_SOURCE_ROOT "/man/dbgctl-protocol.7"
+/* The schema with its lists of kinds written (tests/schema/kinds.c). */
+#ifndef DBGCTL_SCHEMA
 #define DBGCTL_SCHEMA		DBGCTL_SOURCE_ROOT "/proto/schema.json"
+#endif
 
 /* A whole file, NUL-terminated; the test fails if it cannot be read. */
 static char *
