@@ -1,14 +1,15 @@
 /*
- * The schema's lists of kinds, from the kind table: proto/schema.json says
- * "enum": "@kinds..." where a list of kinds belongs, and this writes the
- * schema the tests read with each one the table's, so that a new kind
- * touches no schema. schema-kinds SOURCE OUTPUT. The lists:
+ * The schema's lists of kinds against the kind table: each list in
+ * proto/schema.json says which it is ("x-kinds") and must be the table's,
+ * in its order, so a new kind is refused at build time until the schema
+ * names it, and the schema stays a valid one a user can read. Writes the
+ * checked schema for the tests: schema-kinds SOURCE OUTPUT. The lists:
  *
- *	@kinds			every kind, in the table's order
- *	@kinds:gdb		the gdb family
- *	@kinds:gdb-connects	the gdb family but gdb: gdb connects to a target
- *	@kinds:server		the kinds that run a managed server
- *	@kinds:param:NAME	the kinds whose params table declares NAME
+ *	all		every kind, in the table's order
+ *	gdb		the gdb family
+ *	gdb-connects	the gdb family but gdb: gdb connects to a target
+ *	server		the kinds that run a managed server
+ *	param:NAME	the kinds whose params table declares NAME
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,56 +38,73 @@ schema_kinds_pick(backend_pick pick, const void *arg)
 	return a;
 }
 
-/* The list a "@kinds..." selector names; NULL for one it does not know. */
+/* The list an "x-kinds" names; NULL for one it does not know. */
 static json_t *
 schema_kinds_list(const char *sel)
 {
 	static const int server = BACKEND_SERVER;
 
-	if (strcmp(sel, "@kinds") == 0)
+	if (strcmp(sel, "all") == 0)
 		return schema_kinds_pick(NULL, NULL);
-	if (strcmp(sel, "@kinds:gdb") == 0)
+	if (strcmp(sel, "gdb") == 0)
 		return schema_kinds_pick(gdb_family_kind, NULL);
-	if (strcmp(sel, "@kinds:gdb-connects") == 0)
+	if (strcmp(sel, "gdb-connects") == 0)
 		return schema_kinds_pick(schema_kinds_connects, NULL);
-	if (strcmp(sel, "@kinds:server") == 0)
+	if (strcmp(sel, "server") == 0)
 		return schema_kinds_pick(backend_has, &server);
-	if (strncmp(sel, "@kinds:param:", 13) == 0)
-		return schema_kinds_pick(backend_takes, sel + 13);
+	if (strncmp(sel, "param:", 6) == 0)
+		return schema_kinds_pick(backend_takes, sel + 6);
 	return NULL;
 }
 
-/* Replace every "enum": "@kinds..." below v; -1 at a selector not known. */
+/* Whether the list of kinds in v, which says it is sel's, is the table's. */
+static bool
+schema_kinds_same(json_t *v, const char *sel)
+{
+	json_t	*list = schema_kinds_list(sel);
+	bool	 same;
+	char	*want;
+
+	if (list == NULL) {
+		fprintf(stderr, "schema-kinds: no list of kinds is \"%s\"\n",
+		    sel);
+		return false;
+	}
+	same = json_equal(list, json_object_get(v, "enum"));
+	if (!same && (want = json_dumps(list, JSON_COMPACT)) != NULL) {
+		fprintf(stderr, "schema-kinds: the \"%s\" kinds' \"enum\" "
+		    "must be the kind table's: %s\n", sel, want);
+		free(want);
+	}
+	json_decref(list);
+	return same;
+}
+
+/* Check every list of kinds below v; the number that differ from the table. */
 static int
-schema_kinds_fill(json_t *v)
+schema_kinds_check(json_t *v)
 {
 	const char	*key, *sel;
-	json_t		*e, *list;
+	json_t		*e;
 	size_t		 i;
+	int		 bad = 0;
 
 	if (json_is_array(v)) {
 		json_array_foreach(v, i, e)
-			if (schema_kinds_fill(e) != 0)
-				return -1;
-		return 0;
+			bad += schema_kinds_check(e);
+		return bad;
 	}
 	if (!json_is_object(v))
 		return 0;
-	sel = json_string_value(json_object_get(v, "enum"));
-	if (sel != NULL) {
-		if ((list = schema_kinds_list(sel)) == NULL) {
-			fprintf(stderr, "schema-kinds: unknown list %s\n", sel);
-			return -1;
-		}
-		json_object_set_new(v, "enum", list);
-	}
+	sel = json_string_value(json_object_get(v, "x-kinds"));
+	if (sel != NULL && !schema_kinds_same(v, sel))
+		bad++;
 	json_object_foreach(v, key, e)
-		if (schema_kinds_fill(e) != 0)
-			return -1;
-	return 0;
+		bad += schema_kinds_check(e);
+	return bad;
 }
 
-/* Read the schema, fill its lists of kinds, write it. */
+/* Read the schema, check its lists of kinds, write it for the tests. */
 int
 main(int argc, char **argv)
 {
@@ -102,8 +120,13 @@ main(int argc, char **argv)
 		    e.text);
 		return 1;
 	}
-	if (schema_kinds_fill(schema) != 0 || json_dump_file(schema, argv[2],
-	    JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0) {
+	if (schema_kinds_check(schema) != 0) {
+		fprintf(stderr, "schema-kinds: %s: write the lists above there\n",
+		    argv[1]);
+		return 1;
+	}
+	if (json_dump_file(schema, argv[2], JSON_INDENT(2) |
+	    JSON_PRESERVE_ORDER) != 0) {
 		fprintf(stderr, "schema-kinds: cannot write %s\n", argv[2]);
 		return 1;
 	}
