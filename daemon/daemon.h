@@ -1159,50 +1159,18 @@ enum session_input {
 void	 session_feed(struct session *, enum session_input);
 void	 session_input(struct session *, enum session_input, const void *);
 
-/* status.c: the session object of the protocol. */
-/* One member of the session object: its value, NULL where the session has none. */
-struct status_field {
-	const char	*name;		/* NULL: the kind's own members */
-	json_t		*(*value)(const struct session *);
-	bool		 fixed;		/* set at launch for good: rows keep its text */
-};
-extern const struct status_field status_fields[];
-extern const size_t status_nfields;
+/* status.c: the session object of the protocol (its table: status-page.h). */
 json_t	*status_json(const struct session *);
-json_t	*status_row_argv(json_t *argv, bool *cut);
-/* The most rows a list page may have. */
-#define LIST_LIMIT_MAX 10000
-
-/* status-page.c: rows of sessions written as JSON text, as many as fit a reply. */
-/* Which members each row carries: every one, or those named. */
-struct status_pick {
-	bool		 all;
-	uint64_t	 mask;		/* status_fields entries named */
-	bool		 kind_own;	/* a name none of them has: ask the kind */
-	json_t		*names;		/* the names, for the kind's own members */
-};
-struct status_page {
-	struct jtext		 t;	/* {"KEY":[row,row... */
-	size_t			 n;
-	size_t			 max_rows;
-	bool			 full;	/* a row was left out */
-	const struct status_pick *pick;
-};
-void	 status_page_pick(struct status_pick *, json_t *fields);
-void	 status_page_init(struct status_page *, const char *key,
-	    size_t max_rows, const struct status_pick *);
-bool	 status_page_add(struct status_page *, struct session *);
-void	 status_page_ahead(const struct session *);
-void	 status_page_ahead_more(const struct session *);
-void	 status_page_freed(struct sink *, struct session *,
-	    const struct session_event *);
-char	*status_page_done(struct status_page *, size_t *len);
 void	 status_add_inferior(const struct session *, json_t *, pid_t parent);
 void	 status_main_inferior(const struct session *, json_t *);
 void	 status_fault_note(struct sink *, struct session *,
 	    const struct session_event *);
 void	 status_comm(pid_t, char *, size_t);
 json_t	*status_exit(const struct session *);
+
+/* status-page.c: rows of sessions as JSON text (the rest: status-page.h). */
+void	 status_page_freed(struct sink *, struct session *,
+	    const struct session_event *);
 
 /* listener.c: listening sockets, each with its way of admitting peers. */
 /* A Unix socket or a TCP one. */

@@ -5,6 +5,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "status-page.h"
 
 #define PROTOCOL_VERSION 1
 

@@ -6,6 +6,7 @@
 
 #include "daemon.h"
 #include "signame.h"
+#include "status-page.h"
 
 /* Rows of a list page by default; names a list may pick. */
 #define LIST_LIMIT 1000

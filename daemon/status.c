@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "daemon.h"
+#include "status-page.h"
 
 /* A row's argv holds at most this many bytes. */
 #define STATUS_ROW_ARGV 4096

@@ -1,0 +1,46 @@
+/*
+ * The session object's table and the list pages built from it: status.c's
+ * members, picked and written as rows by status-page.c for the methods
+ * that list sessions.
+ */
+#ifndef DBGCTL_STATUS_PAGE_H
+#define DBGCTL_STATUS_PAGE_H
+
+/* status.c: the members of the session object. */
+/* One member of the session object: its value, NULL where the session has none. */
+struct status_field {
+	const char	*name;		/* NULL: the kind's own members */
+	json_t		*(*value)(const struct session *);
+	bool		 fixed;		/* set at launch for good: rows keep its text */
+};
+extern const struct status_field status_fields[];
+extern const size_t status_nfields;
+json_t	*status_row_argv(json_t *argv, bool *cut);
+
+/* status-page.c: rows of sessions written as JSON text, as many as fit a reply. */
+/* The most rows a list page may have. */
+#define LIST_LIMIT_MAX 10000
+
+/* Which members each row carries: every one, or those named. */
+struct status_pick {
+	bool		 all;
+	uint64_t	 mask;		/* status_fields entries named */
+	bool		 kind_own;	/* a name none of them has: ask the kind */
+	json_t		*names;		/* the names, for the kind's own members */
+};
+struct status_page {
+	struct jtext		 t;	/* {"KEY":[row,row... */
+	size_t			 n;
+	size_t			 max_rows;
+	bool			 full;	/* a row was left out */
+	const struct status_pick *pick;
+};
+void	 status_page_pick(struct status_pick *, json_t *fields);
+void	 status_page_init(struct status_page *, const char *key,
+	    size_t max_rows, const struct status_pick *);
+bool	 status_page_add(struct status_page *, struct session *);
+void	 status_page_ahead(const struct session *);
+void	 status_page_ahead_more(const struct session *);
+char	*status_page_done(struct status_page *, size_t *len);
+
+#endif
