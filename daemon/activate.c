@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "activate.h"
+#include "listener.h"
 
 /* The first fd a service manager passes (SD_LISTEN_FDS_START). */
 #define ACTIVATE_FIRST_FD 3

@@ -7,6 +7,7 @@
 #include <termios.h>
 
 #include "daemon.h"
+#include "conn.h"
 #include "signame.h"
 
 static void	attach_resume(struct session *);

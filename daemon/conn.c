@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "conn.h"
+#include "dial.h"
+#include "listener.h"
 
 /* Closes dropped connections. */
 static struct timer	*conn_sweep_timer;

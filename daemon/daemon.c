@@ -5,6 +5,8 @@
 #include <signal.h>
 
 #include "daemon.h"
+#include "conn.h"
+#include "listener.h"
 
 /* The signals that stop it, and the two steps of its exit. */
 static uv_signal_t	 daemon_sigterm;

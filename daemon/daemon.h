@@ -223,8 +223,6 @@ typedef void (*transport_cb)(void *arg, enum transport_event, const char *,
 
 /* Bytes of target output held, and of target input queued, at most. */
 #define TRANSPORT_MAX (1024 * 1024)
-/* Descriptors kept free when clients are accepted, for sessions and refusals. */
-#define CONN_FD_RESERVE 64
 
 /* Opaque: its fields are transport.c's own; others ask its functions. */
 struct transport;
@@ -1172,63 +1170,9 @@ json_t	*status_exit(const struct session *);
 void	 status_page_freed(struct sink *, struct session *,
 	    const struct session_event *);
 
-/* listener.c: listening sockets, each with its way of admitting peers. */
-/* A Unix socket or a TCP one. */
-union listener_handle {
-	uv_handle_t		 handle;
-	uv_pipe_t		 pipe;
-	uv_tcp_t		 tcp;
-};
-
-struct listener {
-	TAILQ_ENTRY(listener)	 entry;
-	union listener_handle	 h;
-	bool			 tcp;
-	bool			 activated;	/* a service manager's: kept */
-	char			*path;		/* Unix: removed at exit */
-	const struct conn_mode	*mode;		/* its connections' first */
-	/* Whether the peer may use the daemon; err says why not. */
-	int			(*auth)(struct listener *, struct conn *,
-				    struct rpc_error *);
-	uint64_t		 turn;		/* uv_now() of its last accept */
-	unsigned		 accepts;	/* made at that time */
-	struct timer		*again;		/* takes the client held back */
-};
-
+/* listener.c, conn.c: listening sockets and connections (listener.h, conn.h). */
+struct listener;
 struct conn_mode;
-int	 listener_unix(const char *path, const struct conn_mode *, char *err,
-	    size_t errlen);
-int	 listener_tcp(const char *hostport, const struct conn_mode *,
-	    char *err, size_t errlen);
-int	 listener_fd(int fd, bool tcp, const char *addr,
-	    const struct conn_mode *, char *err, size_t errlen);
-int	 listener_token_load(const char *path, char *err, size_t errlen);
-void	 listener_close_all(void);
-
-/* activate.c: the listening sockets a service manager passed (LISTEN_FDS). */
-/* The most sockets taken from a service manager. */
-#define ACTIVATE_MAX 16
-
-struct activate_fd {
-	int	 fd;
-	bool	 tcp;
-	char	 name[64];	/* from LISTEN_FDNAMES, for messages, or "" */
-	char	 addr[128];	/* a Unix socket's path, or TCP's HOST:PORT */
-};
-
-struct activate {
-	size_t			 n;
-	struct activate_fd	 fds[ACTIVATE_MAX];
-};
-
-int		 activate_parse(struct activate *, const char *pid,
-		    const char *fds, const char *names, pid_t self, char *err,
-		    size_t errlen);
-int		 activate_take(struct activate *, char *err, size_t errlen);
-const char	*activate_unix(const struct activate *);
-bool		 activate_tcp(const struct activate *, char *buf, size_t len);
-int		 activate_listen(const struct activate *,
-		    const struct conn_mode *, char *err, size_t errlen);
 
 /* sdnotify.c: telling a service manager (NOTIFY_SOCKET) how the daemon is. */
 struct sdnotify;
@@ -1236,94 +1180,6 @@ struct sdnotify;
 void	 sdnotify_init(void);
 void	 sdnotify_ready(void);
 void	 sdnotify_stopping(void);
-
-/* conn.c: one client connection, carrying requests or raw bytes. */
-/* What else wants to know that a connection closed (a lease). */
-typedef void (*conn_hook_cb)(struct conn *, void *arg);
-struct conn_hook;
-/* Unsent bytes a connection may hold before it is dropped. */
-#define CONN_WQ_MAX (64 * 1024 * 1024)
-/* Bytes of its waiting writes after which a connection is read no more. */
-#define CONN_HOLD_MAX (4 * 1024 * 1024)
-
-/* What a connection does with what its peer sends (rpc, pipe, attach). */
-struct conn_mode {
-	const char	*name;
-	bool		 raw;		/* bytes, not JSON lines */
-	/* The mode's own state for a new connection (rpc), or NULL. */
-	void	       *(*open)(void);
-	/* Bytes from the peer; returns how many it used (the mode changed). */
-	size_t		(*input)(struct conn *, const char *, size_t);
-	void		(*eof)(struct conn *);
-	/* Queued output was written: producers may go on. */
-	void		(*drained)(struct conn *);
-	void		(*close)(struct conn *);
-};
-
-struct conn {
-	TAILQ_ENTRY(conn)	 entry;
-	union listener_handle	 h;
-	uid_t			 uid;
-	pid_t			 pid;		/* a Unix peer's, or 0 */
-	bool			 authed;	/* may use every method */
-	const struct conn_mode	*mode;
-	void			*mode_data;
-	bool			 eof;		/* the peer sent no more */
-	bool			 finishing;	/* flushing before close */
-	bool			 closing;
-	bool			 paused;	/* what it sent waits for room */
-	bool			 dropped;	/* closed on the next turn */
-	struct conn_hook	*hooks;		/* told when it closes */
-	unsigned		 npending;	/* its requests still waiting */
-	size_t			 held;		/* bytes of its waiting writes */
-	char			*in;		/* read, left for a later turn */
-	size_t			 inlen;
-	TAILQ_ENTRY(conn)	 again_entry;	/* conn.c: waits to be fed in */
-	bool			 again;		/* on that list */
-	uint64_t		 serial;	/* never the same for two */
-	struct method_expect_cursor *cursors;	/* method-expect.c */
-	size_t			 ncursors;
-	unsigned		 nexpects;	/* its expects that wait */
-	size_t			 pattern_bytes;	/* their compiled patterns' */
-	uv_stream_t		*rd;		/* conn_in: what it reads */
-	uv_stream_t		*wr;		/* conn_out: where it writes */
-	bool			 fed;		/* has read from its socket */
-	unsigned		 nhandles;	/* open: freed once none is */
-	uv_pipe_t		 fds[2];	/* dial.c: stdin, stdout passed */
-	unsigned		 nfds;		/* of those, taken */
-	bool			 dialed;	/* served from them */
-};
-
-void	 conn_accept(struct listener *);
-void	 conn_set_mode(struct conn *, const struct conn_mode *, void *);
-void	 conn_send(struct conn *, json_t *msg);
-void	 conn_send_id(struct conn *, json_t *msg, const char *id_text);
-void	 conn_send_raw(struct conn *, const char *, size_t);
-void	 conn_send_line(struct conn *, const char *, size_t);
-void	 conn_send_text(struct conn *, char *, size_t);
-size_t	 conn_queued(struct conn *);
-void	 conn_pause(struct conn *);
-void	 conn_resume(struct conn *);
-void	 conn_finish(struct conn *);
-void	 conn_drop(struct conn *);
-void	 conn_close(struct conn *);
-void	 conn_close_all(void);
-void	 conn_hook_add(struct conn *, conn_hook_cb, void *arg);
-void	 conn_hook_remove(struct conn *, conn_hook_cb, void *arg);
-uv_stream_t *conn_out(struct conn *);
-void	 conn_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
-void	 conn_free_cb(uv_handle_t *);
-
-/* dial.c: a connection served from the stdin and stdout dial-stdio passed. */
-
-int	 dial_take(struct conn *);
-bool	 dial_untaken(struct conn *);
-void	 dial_settle(struct conn *, uv_stream_t *, ssize_t,
-	    const uv_buf_t *);
-int	 dial_check(struct conn *, struct rpc_error *);
-void	 dial_start(struct conn *);
-bool	 dial_out_gone(struct conn *);
-void	 dial_close(struct conn *);
 
 /* lease.c: sessions that live as long as the connection that launched them. */
 void	 lease_add(struct session *, struct conn *, long grace_ms);

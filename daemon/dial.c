@@ -21,6 +21,9 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "conn.h"
+#include "dial.h"
+#include "listener.h"
 
 /* The descriptors a connection may pass: dial-stdio's stdin and stdout. */
 #define DIAL_FDS 2

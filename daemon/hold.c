@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "conn.h"
 
 /* One session's hold. */
 struct hold {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "conn.h"
 #include "join.h"
 
 /* The most channels, so joined clients, a session has (join_init). */

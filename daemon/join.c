@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "conn.h"
 #include "join.h"
 
 /* How long a leaving client's commands in flight may take to be answered. */

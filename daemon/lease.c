@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "daemon.h"
+#include "conn.h"
 
 static void	lease_conn_closed(struct conn *, void *);
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "listener.h"
 #include "paths.h"
 
 /* The fewest characters a token may have. */

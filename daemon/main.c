@@ -16,6 +16,8 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "activate.h"
+#include "listener.h"
 #include "paths.h"
 
 /* The pid file, locked while the daemon runs. */

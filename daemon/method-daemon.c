@@ -5,6 +5,8 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "conn.h"
+#include "dial.h"
 #include "status-page.h"
 
 #define PROTOCOL_VERSION 1

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "conn.h"
 
 /* Expects one connection may have waiting at once. */
 #define EXPECT_WAITING_MAX 256

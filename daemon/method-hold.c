@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "conn.h"
 
 /* The most bytes of a holder's note that are kept. */
 #define METHOD_HOLD_NOTE_MAX	256

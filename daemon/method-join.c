@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "conn.h"
 #include "join.h"
 
 /* How long gdb may take to open a channel and answer the seed. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "conn.h"
 #include "signame.h"
 #include "status-page.h"
 

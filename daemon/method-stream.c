@@ -5,6 +5,7 @@
 
 #include "b64.h"
 #include "daemon.h"
+#include "conn.h"
 
 /* Console lines replayed to a client when it attaches. */
 #define ATTACH_REPLAY_LINES 200

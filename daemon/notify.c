@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "daemon.h"
+#include "conn.h"
 
 /* The last console notification, as the line sent, and what it said. */
 static struct {

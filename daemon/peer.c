@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "conn.h"
 
 /* Such peers at once, in all and from one address. */
 #define PEER_MAX 64

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "conn.h"
 
 /* The request waits from now on; data is its method's state, freed by free. */
 enum method_return

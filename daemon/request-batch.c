@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "conn.h"
 
 /*
  * What a batch's reply keeps for each answer to come beside its id: the

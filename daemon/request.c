@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "conn.h"
 
 /* Unfinished request bytes, of all connections. */
 static size_t	 request_half_lines;

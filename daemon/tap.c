@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "daemon.h"
+#include "conn.h"
 
 /*
  * Most target bytes one session.output line carries: its base64 (4/3 of

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "activate.h"
 #include "fuzz.h"
 
 /* The pid the parse is done as. */
