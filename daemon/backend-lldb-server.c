@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "method.h"
 
 /*
  * lldb: the program's file for its symbols, the connection to the server

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "request.h"
 
 /*
  * Append str in lldb double quotes: lldb's interpreter substitutes `...`

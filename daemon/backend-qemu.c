@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "method.h"
 
 /* What a qemu launch takes beside the family's params. */
 static const struct method_param backend_qemu_params[] = {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "method.h"
 
 /*
  * Whether host is a name, an IPv4 address or a bracketed IPv6 one: it is

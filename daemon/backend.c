@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "method.h"
 
 /* The kinds that no file but this one names (each is daemon/backend-NAME.c's). */
 extern const struct backend backend_lldb_server;

@@ -1184,131 +1184,14 @@ void	 sdnotify_stopping(void);
 /* lease.c: sessions that live as long as the connection that launched them. */
 void	 lease_add(struct session *, struct conn *, long grace_ms);
 
-/* request.c: requests, their methods' declarations, and the rpc mode. */
+/* request.c, method-*.c: requests and methods (request.h, method.h). */
+/* What a method's exec did: answered, refused, or waits. */
 enum method_return {
 	METHOD_DONE,
 	METHOD_ERROR,
 	METHOD_WAIT,
 };
-
-/* JSON types a param may have (bits). */
-#define PT_STRING	0x01
-#define PT_INT		0x02
-#define PT_BOOL		0x04
-#define PT_STRINGS	0x08	/* an array of strings */
-#define PT_OBJECT	0x10	/* an object of strings */
-#define PT_SESSION	0x20	/* an id, a numeric string or a name */
-#define PT_SESSIONS	0x40	/* an array of those */
-
-struct method_param {
-	const char	*name;
-	int		 types;
-	bool		 required;
-	long long	 min;		/* PT_INT: bounds, when min < max */
-	long long	 max;
-};
-
-#define METHOD_WHILE_SHUTDOWN	0x1	/* served while shutting down */
-#define METHOD_NOAUTH		0x2	/* served before authentication */
-#define METHOD_ALONE		0x4	/* the only request in flight */
-#define METHOD_VERDICT_ENDS	0x8	/* its wait ends at its session's verdict */
-#define METHOD_HOLD_ENDS	0x10	/* ... at a verdict that holds the session */
-
-struct method {
-	const char			*name;
-	const struct method_param	*params;	/* ends with NULL name */
-	int				 flags;
-	enum method_return		(*exec)(struct request *);
-	/* Params beyond the table (launch: its kind's), checked into out. */
-	int				(*check)(json_t *params, json_t *out,
-					    struct rpc_error *);
-	/* What a wait ended before its outcome says (expect: what came). */
-	json_t				*(*waited)(struct request *);
-};
-
-struct request_batch;
-
-struct request {
-	TAILQ_ENTRY(request)	 entry;		/* while it waits */
-	const struct method	*method;
-	struct conn		*conn;		/* NULL once the client left */
-	json_t			*id;
-	char			*id_text;	/* a non-integer id as sent */
-	json_t			*params;	/* checked, nulls removed */
-	struct session		*session;	/* "session", resolved */
-	bool			 waiting;
-	bool			 finished;
-	bool			 keep_orphan;	/* goes on without its client */
-	void			*data;		/* the method's waiting state */
-	void			(*free)(struct request *);
-	struct sink	       **sinks;		/* sinks it waits on */
-	size_t			 nsinks;
-	bool			 in_exec;	/* its method is running */
-	struct timer		*timer;
-	void			(*timeout)(struct request *);
-	struct request_batch	*batch;		/* the batch it is in, or NULL */
-	size_t			 room;		/* its batch's reply keeps for it */
-};
-
-extern const struct conn_mode request_rpc_mode;
-
-enum method_return request_done(struct request *, json_t *result);
-enum method_return request_done_text(struct request *, char *, size_t);
-enum method_return request_done_head(struct request *, char *, size_t,
-		    json_t *extra);
-enum method_return request_error(struct request *, int code,
-		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-enum method_return request_error_data(struct request *, int code,
-		    json_t *data, const char *fmt, ...)
-		    __attribute__((format(printf, 4, 5)));
-enum method_return request_fail(struct request *, const struct rpc_error *);
-const char	*request_str(struct request *, const char *key,
-		    const char *dflt);
-long long	 request_int(struct request *, const char *key,
-		    long long dflt);
-bool		 request_bool(struct request *, const char *key);
-json_t		*request_get(struct request *, const char *key);
-void		 request_free(struct request *);
-/* For request-batch.c: run a member, refuse one, and stand in for a reply. */
-void		 request_dispatch(struct conn *, struct rpc_request *,
-		    struct request_batch *, size_t room);
-void		 request_refuse(struct conn *, struct rpc_error *,
-		    struct request_batch *, size_t room);
-char		*request_limit_line(struct request *, const char *why,
-		    size_t *len);
-
-/* request-check.c: a request checked against its method's declaration. */
-const struct method *request_check_method(const char *name);
-const struct method *request_check_at(size_t);
-int		 request_check_param(const struct method_param *, json_t *params,
-		    json_t *out, struct rpc_error *);
-int		 request_check(struct request *, json_t *params,
-		    struct rpc_error *);
-/* tests/fuzz: parse and check a line as a connection would, running nothing. */
-const struct method *request_check_line(const char *line, size_t len,
-		    json_t **params, struct rpc_error *);
-
-/* request-batch.c: a line of requests answered as one array. */
-bool		 request_batch_line(struct conn *, const char *line,
-		    size_t len);
-void		 request_batch_join(struct request_batch *);
-void		 request_batch_add(struct request_batch *, struct request *,
-		    char *line, size_t len);
-void		 request_batch_gone(struct request_batch *, struct request *);
-const char	*request_batch_refusal(struct request_batch *);
-
-/* pending.c: requests that wait, each completed once by what it waits on. */
-enum method_return pending_wait(struct request *, void *data,
-		    void (*free)(struct request *));
-void		 pending_sink(struct request *, struct session *,
-		    unsigned mask, sink_cb);
-void		 pending_timeout(struct request *, uint64_t ms,
-		    void (*)(struct request *));
-void		 pending_finish(struct request *);
-void		 pending_forget_conn(struct conn *);
-void		 pending_verdict(struct session *, bool held);
-bool		 pending_held(const struct request *);
-enum method_return pending_verdict_end(struct request *, json_t *data);
+struct method;
 
 /* peer.c: TCP peers that have not presented the token yet. */
 /* Its time to present the token unless DBGCTLD_AUTH_TIMEOUT. */
@@ -1319,22 +1202,6 @@ int			 peer_admit(struct conn *, struct rpc_error *);
 int			 peer_line(struct conn *, const char *, struct rpc_error *);
 bool			 peer_token(struct conn *, const char *);
 enum method_return	 peer_refuse(struct request *);
-
-/* method-session.c, method-stream.c, method-daemon.c: the methods. */
-extern const struct method *const method_session[];
-extern const struct method *const method_stream[];
-extern const struct method *const method_expects[];
-extern const struct method *const method_targets[];
-extern const struct method *const method_inspects[];
-extern const struct method *const method_resets[];
-/* method-target.c: the session's gdb for a verb, or NULL (answered). */
-struct gdb_data	*method_target_gdb(struct request *, const char *verb);
-enum method_return method_target_halt_for(struct request *, struct gdb_data *,
-	    json_t *extra);
-enum method_return method_target_job_stop(struct request *, struct gdb_job *,
-		    bool strict, json_t *extra);
-extern const struct method *const method_daemon[];
-extern const struct method *const method_ended[];
 
 /* notify.c: subscriptions, as sinks on every session. */
 void	 notify_subscribe(struct conn *, unsigned long id, bool output);

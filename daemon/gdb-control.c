@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "method.h"
+#include "request.h"
 
 static void	gdb_job_request_gone(struct request *);
 

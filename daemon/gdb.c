@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "request.h"
 
 /* How long a process's exit waits for the *stopped that says how. */
 #define GDB_EXIT_HOLD_MS 20

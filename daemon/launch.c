@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "method.h"
+#include "request.h"
 
 /* Default bound on a remote connection. */
 #define CONNECT_TIMEOUT_DEFAULT 10000

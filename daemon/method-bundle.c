@@ -8,6 +8,8 @@
 #include <limits.h>
 
 #include "daemon.h"
+#include "method.h"
+#include "request.h"
 
 /* The refusal or failure error as the request's answer: its kind, errno in data. */
 static enum method_return

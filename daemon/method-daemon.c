@@ -7,6 +7,8 @@
 #include "daemon.h"
 #include "conn.h"
 #include "dial.h"
+#include "method.h"
+#include "request.h"
 #include "status-page.h"
 
 #define PROTOCOL_VERSION 1

@@ -5,6 +5,8 @@
 #include <limits.h>
 
 #include "daemon.h"
+#include "method.h"
+#include "request.h"
 
 /* deadline: set, move or clear the session's deadline. */
 static enum method_return

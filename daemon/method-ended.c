@@ -6,6 +6,8 @@
 #include <stdlib.h>
 
 #include "daemon.h"
+#include "method.h"
+#include "request.h"
 
 /* The sessions one remove or prune takes, each referenced while it runs. */
 struct method_ended_list {

@@ -10,6 +10,8 @@
 
 #include "daemon.h"
 #include "conn.h"
+#include "method.h"
+#include "request.h"
 
 /* Expects one connection may have waiting at once. */
 #define EXPECT_WAITING_MAX 256

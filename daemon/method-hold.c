@@ -8,6 +8,8 @@
 
 #include "daemon.h"
 #include "conn.h"
+#include "method.h"
+#include "request.h"
 
 /* The most bytes of a holder's note that are kept. */
 #define METHOD_HOLD_NOTE_MAX	256

@@ -10,6 +10,8 @@
 
 #include "daemon.h"
 #include "method-inspect.h"
+#include "method.h"
+#include "request.h"
 
 /* The most bytes of register names an unknown name's refusal lists. */
 #define METHOD_INSPECT_REGS_LIST	320

@@ -12,6 +12,8 @@
 #include "b64.h"
 #include "daemon.h"
 #include "method-inspect.h"
+#include "method.h"
+#include "request.h"
 
 /* A verb's bound on its whole work, unless "timeout" says. */
 #define METHOD_INSPECT_TIMEOUT	10000

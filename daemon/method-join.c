@@ -13,6 +13,8 @@
 #include "daemon.h"
 #include "conn.h"
 #include "join.h"
+#include "method.h"
+#include "request.h"
 
 /* How long gdb may take to open a channel and answer the seed. */
 #define JOIN_START_MS	10000

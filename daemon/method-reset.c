@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "method.h"
+#include "request.h"
 
 /* A reset's bound, unless "timeout" says. */
 #define METHOD_RESET_TIMEOUT	10000

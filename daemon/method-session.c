@@ -6,6 +6,8 @@
 
 #include "daemon.h"
 #include "conn.h"
+#include "method.h"
+#include "request.h"
 #include "signame.h"
 #include "status-page.h"
 

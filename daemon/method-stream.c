@@ -6,6 +6,8 @@
 #include "b64.h"
 #include "daemon.h"
 #include "conn.h"
+#include "method.h"
+#include "request.h"
 
 /* Console lines replayed to a client when it attaches. */
 #define ATTACH_REPLAY_LINES 200

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "method.h"
+#include "request.h"
 
 /* A verb's bound on its whole work, unless "timeout" says. */
 #define METHOD_TARGET_TIMEOUT	10000

@@ -14,6 +14,7 @@
 
 #include "daemon.h"
 #include "conn.h"
+#include "request.h"
 
 /* Such peers at once, in all and from one address. */
 #define PEER_MAX 64

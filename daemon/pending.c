@@ -8,6 +8,8 @@
 
 #include "daemon.h"
 #include "conn.h"
+#include "method.h"
+#include "request.h"
 
 /* The request waits from now on; data is its method's state, freed by free. */
 enum method_return

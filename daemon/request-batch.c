@@ -8,6 +8,7 @@
 
 #include "daemon.h"
 #include "conn.h"
+#include "request.h"
 
 /*
  * What a batch's reply keeps for each answer to come beside its id: the

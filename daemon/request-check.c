@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "method.h"
+#include "request.h"
 
 /*
  * The most sessions one array param may name: each is looked up, and one

@@ -9,6 +9,8 @@
 
 #include "daemon.h"
 #include "conn.h"
+#include "method.h"
+#include "request.h"
 
 /* Unfinished request bytes, of all connections. */
 static size_t	 request_half_lines;

@@ -13,6 +13,7 @@
 
 #include "children.h"
 #include "daemon.h"
+#include "request.h"
 
 /* Verdicts a session keeps in its history (status "verdicts"). */
 #define VERDICTS_KEPT		8

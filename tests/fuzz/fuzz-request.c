@@ -17,6 +17,8 @@
 
 #include "daemon.h"
 #include "fuzz.h"
+#include "method.h"
+#include "request.h"
 
 /* Add a fake session to the table; never freed, it stays referenced. */
 static void

@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "method.h"
+#include "request.h"
 
 #define DBGCTL_PROTOCOL_MAN	DBGCTL_SOURCE_ROOT "/man/dbgctl-protocol.7"
 /* The schema with its lists of kinds written (tests/schema/kinds.c). */
