@@ -13,6 +13,8 @@
 #include "dial.h"
 #include "listener.h"
 
+/* Every open connection, from its accept until conn_close. */
+static TAILQ_HEAD(, conn) conn_all = TAILQ_HEAD_INITIALIZER(conn_all);
 /* Closes dropped connections. */
 static struct timer	*conn_sweep_timer;
 
@@ -97,7 +99,7 @@ conn_close(struct conn *c)
 	if (c->closing)
 		return;
 	c->closing = true;
-	TAILQ_REMOVE(&dmn.conns, c, entry);
+	TAILQ_REMOVE(&conn_all, c, entry);
 	if (c->mode != NULL && c->mode->close != NULL)
 		c->mode->close(c);
 	c->mode = NULL;
@@ -121,7 +123,7 @@ conn_sweep(void *arg)
 	struct conn *c, *next;
 
 	(void)arg;
-	TAILQ_FOREACH_SAFE(c, &dmn.conns, entry, next)
+	TAILQ_FOREACH_SAFE(c, &conn_all, entry, next)
 		if (c->dropped && !c->again)
 			conn_close(c);
 }
@@ -190,8 +192,20 @@ conn_close_all(void)
 {
 	struct conn *c, *next;
 
-	TAILQ_FOREACH_SAFE(c, &dmn.conns, entry, next)
+	TAILQ_FOREACH_SAFE(c, &conn_all, entry, next)
 		conn_finish(c);
+}
+
+/* Close those still flushing at exit now: their clients read nothing. */
+void
+conn_abandon_all(void)
+{
+	struct conn *c, *next;
+
+	TAILQ_FOREACH_SAFE(c, &conn_all, entry, next) {
+		log_warn("closing a client that did not read its last replies");
+		conn_close(c);
+	}
 }
 
 /* Bytes queued for the client but not yet written. */
@@ -551,7 +565,7 @@ conn_accept(struct listener *l)
 	c->h.handle.data = c;
 	c->rd = c->wr = (uv_stream_t *)&c->h;
 	c->serial = ++serial;
-	TAILQ_INSERT_TAIL(&dmn.conns, c, entry);
+	TAILQ_INSERT_TAIL(&conn_all, c, entry);
 	conn_set_mode(c, l->mode, l->mode->open != NULL ? l->mode->open() :
 	    NULL);
 	if (uv_accept((uv_stream_t *)&l->h, (uv_stream_t *)&c->h) != 0) {

@@ -85,6 +85,7 @@ void	 conn_finish(struct conn *);
 void	 conn_drop(struct conn *);
 void	 conn_close(struct conn *);
 void	 conn_close_all(void);
+void	 conn_abandon_all(void);
 void	 conn_hook_add(struct conn *, conn_hook_cb, void *arg);
 void	 conn_hook_remove(struct conn *, conn_hook_cb, void *arg);
 uv_stream_t *conn_out(struct conn *);

@@ -22,13 +22,8 @@ static struct timer	*daemon_last_call_timer;
 static void
 daemon_last_call(void *arg)
 {
-	struct conn *c, *next;
-
 	(void)arg;
-	TAILQ_FOREACH_SAFE(c, &dmn.conns, entry, next) {
-		log_warn("closing a client that did not read its last replies");
-		conn_close(c);
-	}
+	conn_abandon_all();
 	timer_free(daemon_last_call_timer);
 	daemon_last_call_timer = NULL;
 }

@@ -1265,8 +1265,6 @@ struct daemon {
 	bool			 activated;	/* listens on sockets passed to it */
 	TAILQ_HEAD(, session)	 sessions;
 	struct session_ids	 session_ids;	/* the same, by id */
-	TAILQ_HEAD(, conn)	 conns;
-	TAILQ_HEAD(, request)	 waiting;
 	struct sinks		 sinks;		/* on every session */
 	unsigned long		 next_id;
 	unsigned long		 keep_ended;	/* ended sessions kept */

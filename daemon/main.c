@@ -487,8 +487,6 @@ main(int argc, char **argv)
 	signal(SIGHUP, SIG_IGN);
 	TAILQ_INIT(&dmn.sessions);
 	RB_INIT(&dmn.session_ids);
-	TAILQ_INIT(&dmn.conns);
-	TAILQ_INIT(&dmn.waiting);
 	TAILQ_INIT(&dmn.sinks);
 	daemon_sinks();
 	TAILQ_INIT(&dmn.listeners);

@@ -11,6 +11,9 @@
 #include "method.h"
 #include "request.h"
 
+/* Every request that waits, from pending_wait until pending_finish. */
+static TAILQ_HEAD(, request) pending_all = TAILQ_HEAD_INITIALIZER(pending_all);
+
 /* The request waits from now on; data is its method's state, freed by free. */
 enum method_return
 pending_wait(struct request *req, void *data, void (*free)(struct request *))
@@ -20,7 +23,7 @@ pending_wait(struct request *req, void *data, void (*free)(struct request *))
 	req->waiting = true;
 	req->data = data;
 	req->free = free;
-	TAILQ_INSERT_TAIL(&dmn.waiting, req, entry);
+	TAILQ_INSERT_TAIL(&pending_all, req, entry);
 	if (req->conn != NULL)
 		req->conn->npending++;
 	return METHOD_WAIT;
@@ -61,7 +64,7 @@ pending_finish(struct request *req)
 	struct conn	*c = req->conn;
 	size_t		 i;
 
-	TAILQ_REMOVE(&dmn.waiting, req, entry);
+	TAILQ_REMOVE(&pending_all, req, entry);
 	req->waiting = false;
 	for (i = 0; i < req->nsinks; i++)
 		session_sink_remove(req->sinks[i]);
@@ -86,7 +89,7 @@ pending_forget_conn(struct conn *c)
 {
 	struct request *req, *next;
 
-	TAILQ_FOREACH_SAFE(req, &dmn.waiting, entry, next) {
+	TAILQ_FOREACH_SAFE(req, &pending_all, entry, next) {
 		if (req->conn != c)
 			continue;
 		req->conn = NULL;
@@ -162,7 +165,7 @@ pending_verdict(struct session *s, bool held)
 
 	/* Answering one frees it and may free others: look again each time. */
 	for (;;) {
-		TAILQ_FOREACH(req, &dmn.waiting, entry)
+		TAILQ_FOREACH(req, &pending_all, entry)
 			if (req->session == s && !req->finished &&
 			    (req->method->flags & ends) != 0)
 				break;

@@ -152,7 +152,6 @@ state_session(struct session *s)
 	memset(&dmn, 0, sizeof dmn);
 	dmn.loop = uv_default_loop();
 	TAILQ_INIT(&dmn.sessions);
-	TAILQ_INIT(&dmn.waiting);
 	TAILQ_INIT(&dmn.sinks);
 	TAILQ_INIT(&s->sinks);
 	dmn.keep_ended = 100;

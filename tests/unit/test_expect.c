@@ -36,7 +36,6 @@ setup(void)
 	memset(&dmn, 0, sizeof dmn);
 	dmn.loop = uv_default_loop();
 	TAILQ_INIT(&dmn.sessions);
-	TAILQ_INIT(&dmn.waiting);
 	TAILQ_INIT(&dmn.sinks);
 	TAILQ_INIT(&sess.sinks);
 	sess.id = 1;
