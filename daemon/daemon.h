@@ -1198,6 +1198,8 @@ struct method;
 #define PEER_TIMEOUT_DEFAULT 10000
 
 void			 peer_init(long long timeout_ms);
+int			 peer_token_load(const char *path, char *err,
+			    size_t errlen);
 int			 peer_admit(struct conn *, struct rpc_error *);
 int			 peer_line(struct conn *, const char *, struct rpc_error *);
 bool			 peer_token(struct conn *, const char *);
@@ -1272,7 +1274,6 @@ struct daemon {
 	uint64_t		 transcript_max; /* bytes a transcript's log may have */
 	uint64_t		 bundle_max;	/* bytes a bundle's files may have */
 	bool			 shutting_down;
-	char			*token;		/* what TCP clients present */
 };
 
 extern struct daemon dmn;

@@ -1,11 +1,9 @@
 /* Listening sockets, each with the hook that admits its peers. */
 #include <sys/socket.h>
-#include <sys/stat.h>
 
 #include <netinet/in.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +13,6 @@
 #include "listener.h"
 #include "paths.h"
 
-/* The fewest characters a token may have. */
-#define LISTENER_TOKEN_MIN 16
 /* Clients one listener accepts at one loop time; the rest wait a turn. */
 #define LISTENER_TURN_ACCEPTS 32
 
@@ -66,51 +62,6 @@ listener_auth_token(struct listener *l, struct conn *c, struct rpc_error *err)
 {
 	(void)l;
 	return peer_admit(c, err);
-}
-
-/*
- * Load the token TCP clients must present: a regular file only its owner
- * may read, its first line, of LISTENER_TOKEN_MIN characters or more (a
- * short one is guessed soon); -1 with err otherwise.
- */
-int
-listener_token_load(const char *path, char *err, size_t errlen)
-{
-	struct stat	st;
-	char		buf[4096];
-	ssize_t		n;
-	int		fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1 ||
-	    fstat(fd, &st) != 0) {
-		snprintf(err, errlen, "token file %s: %s", path,
-		    strerror(errno));
-		if (fd != -1)
-			close(fd);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode) || (st.st_mode & 077) != 0) {
-		snprintf(err, errlen, "token file %s is not a regular file "
-		    "that only its owner may read (mode %04o): chmod 600 it",
-		    path, (unsigned)(st.st_mode & 07777));
-		close(fd);
-		return -1;
-	}
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
-	if (strlen(buf) < LISTENER_TOKEN_MIN) {
-		snprintf(err, errlen, "token file %s: its first line holds %zu "
-		    "characters, a token needs at least %d: make one with "
-		    "(umask 077; head -c 24 /dev/urandom | base64 > %s)", path,
-		    strlen(buf), LISTENER_TOKEN_MIN, path);
-		explicit_bzero(buf, sizeof buf);
-		return -1;
-	}
-	dmn.token = xstrdup(buf);
-	explicit_bzero(buf, sizeof buf);
-	return 0;
 }
 
 /* A new listener of either kind, its handle ready, not yet listening. */

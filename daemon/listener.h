@@ -26,7 +26,6 @@ int	 listener_tcp(const char *hostport, const struct conn_mode *,
 	    char *err, size_t errlen);
 int	 listener_fd(int fd, bool tcp, const char *addr,
 	    const struct conn_mode *, char *err, size_t errlen);
-int	 listener_token_load(const char *path, char *err, size_t errlen);
 void	 listener_close_all(void);
 
 #endif

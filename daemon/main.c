@@ -249,7 +249,7 @@ main_token(const struct main_opts *o)
 	char err[PATH_MAX + 128];
 
 	if (o->token_file == NULL ||
-	    listener_token_load(o->token_file, err, sizeof err) == 0)
+	    peer_token_load(o->token_file, err, sizeof err) == 0)
 		return;
 	fprintf(stderr, "dbgctld: %s\n", err);
 	pidfile_remove(main_pidfh);

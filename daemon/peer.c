@@ -5,12 +5,16 @@
  * reach the port can neither lock the owner out nor guess quickly.
  */
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <netinet/in.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon.h"
 #include "conn.h"
@@ -23,6 +27,8 @@
 #define PEER_LINES 16
 /* How long a wrong token waits for its answer. */
 #define PEER_WRONG_DELAY_MS 1000
+/* The fewest characters a token may have. */
+#define PEER_TOKEN_MIN 16
 
 /* A connection that has not presented the token. */
 struct peer {
@@ -38,6 +44,8 @@ struct peer {
 static TAILQ_HEAD(, peer)	peer_list = TAILQ_HEAD_INITIALIZER(peer_list);
 static unsigned			peer_count;
 static uint64_t			peer_timeout_ms = PEER_TIMEOUT_DEFAULT;
+/* What TCP clients present (the token file's first line), or NULL. */
+static char			*peer_secret;
 
 static struct log_burst peer_refused_log = {
 	.more = "refused %lu more TCP clients in the last second: too many "
@@ -50,6 +58,51 @@ static struct log_burst peer_late_log = {
 	.more = "closed %lu more TCP clients in the last second that "
 	    "presented no token in time"
 };
+
+/*
+ * Load the token TCP clients must present: a regular file only its owner
+ * may read, its first line, of PEER_TOKEN_MIN characters or more (a
+ * short one is guessed soon); -1 with err otherwise.
+ */
+int
+peer_token_load(const char *path, char *err, size_t errlen)
+{
+	struct stat	st;
+	char		buf[4096];
+	ssize_t		n;
+	int		fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1 ||
+	    fstat(fd, &st) != 0) {
+		snprintf(err, errlen, "token file %s: %s", path,
+		    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || (st.st_mode & 077) != 0) {
+		snprintf(err, errlen, "token file %s is not a regular file "
+		    "that only its owner may read (mode %04o): chmod 600 it",
+		    path, (unsigned)(st.st_mode & 07777));
+		close(fd);
+		return -1;
+	}
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (strlen(buf) < PEER_TOKEN_MIN) {
+		snprintf(err, errlen, "token file %s: its first line holds %zu "
+		    "characters, a token needs at least %d: make one with "
+		    "(umask 077; head -c 24 /dev/urandom | base64 > %s)", path,
+		    strlen(buf), PEER_TOKEN_MIN, path);
+		explicit_bzero(buf, sizeof buf);
+		return -1;
+	}
+	peer_secret = xstrdup(buf);
+	explicit_bzero(buf, sizeof buf);
+	return 0;
+}
 
 /* Take the deadline to present the token (DBGCTLD_AUTH_TIMEOUT). */
 void
@@ -226,7 +279,7 @@ peer_token(struct conn *c, const char *token)
 
 	if (p == NULL || p->wrong)
 		return false;
-	if (dmn.token == NULL || !peer_equal(token, dmn.token)) {
+	if (peer_secret == NULL || !peer_equal(token, peer_secret)) {
 		p->wrong = true;
 		log_burst(&peer_wrong_log, "a TCP client at %s presented a "
 		    "wrong token", p->addr);
