@@ -1258,7 +1258,6 @@ struct daemon {
 	char			 sock_path[PATH_MAX];
 	char			 state_dir[PATH_MAX];
 	char			 keeper_path[PATH_MAX];
-	TAILQ_HEAD(, listener)	 listeners;
 	unsigned		 orphans;	/* killed, not yet reaped */
 	unsigned		 unwatched;	/* keepers without a pidfd, alive */
 	unsigned long		 nofile;	/* the soft fd limit, raised */

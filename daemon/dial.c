@@ -8,15 +8,11 @@
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
-
-#include <netinet/in.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,70 +114,17 @@ dial_sock_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 	conn_close(c);
 }
 
-/*
- * The port of an IPv4 or IPv6 address, and whether it is the any address;
- * -1 for another family.
- */
-static int
-dial_inet(const struct sockaddr_storage *ss, bool *any)
-{
-	const struct sockaddr_in	*in4 = (const struct sockaddr_in *)ss;
-	const struct sockaddr_in6	*in6 = (const struct sockaddr_in6 *)ss;
-
-	if (ss->ss_family == AF_INET) {
-		*any = in4->sin_addr.s_addr == htonl(INADDR_ANY);
-		return ntohs(in4->sin_port);
-	}
-	if (ss->ss_family == AF_INET6) {
-		*any = IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr);
-		return ntohs(in6->sin6_port);
-	}
-	return -1;
-}
-
-/*
- * Whether peer, the address a socket is connected to, is where l listens:
- * its path, or its port at its address or (a listener on the any address,
- * which a dual-stack one also serves for IPv4) at any.
- */
-static bool
-dial_at_listener(const struct sockaddr_storage *peer, socklen_t plen,
-    struct listener *l)
-{
-	struct sockaddr_storage	ls;
-	socklen_t		llen = sizeof ls;
-	uv_os_fd_t		lfd;
-	bool			lany, pany;
-	int			lport;
-
-	if (uv_fileno(&l->h.handle, &lfd) != 0 ||
-	    getsockname(lfd, (struct sockaddr *)&ls, &llen) != 0)
-		return false;
-	if (peer->ss_family == AF_UNIX)
-		return ls.ss_family == AF_UNIX && llen == plen &&
-		    llen > offsetof(struct sockaddr_un, sun_path) &&
-		    memcmp(&ls, peer, llen) == 0;
-	lport = dial_inet(&ls, &lany);
-	if (lport < 0 || lport != dial_inet(peer, &pany))
-		return false;
-	return lany || (llen == plen && memcmp(&ls, peer, llen) == 0);
-}
-
 /* Whether socket fd is connected to one of the daemon's own listeners. */
 static bool
 dial_sock_ours(int fd)
 {
 	struct sockaddr_storage	 peer;
 	socklen_t		 plen = sizeof peer;
-	struct listener		*l;
 
 	memset(&peer, 0, sizeof peer);
 	if (getpeername(fd, (struct sockaddr *)&peer, &plen) != 0)
 		return false;
-	TAILQ_FOREACH(l, &dmn.listeners, entry)
-		if (dial_at_listener(&peer, plen, l))
-			return true;
-	return false;
+	return listener_serves(&peer, plen);
 }
 
 /*

@@ -1,9 +1,11 @@
 /* Listening sockets, each with the hook that admits its peers. */
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include <netinet/in.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,10 @@
 
 /* Clients one listener accepts at one loop time; the rest wait a turn. */
 #define LISTENER_TURN_ACCEPTS 32
+
+/* Every listener, from its opening until listener_close_all. */
+static TAILQ_HEAD(, listener) listener_all =
+    TAILQ_HEAD_INITIALIZER(listener_all);
 
 static struct log_burst listener_uid_log = {
 	.more = "refused %lu more clients of other uids in the last second"
@@ -64,6 +70,67 @@ listener_auth_token(struct listener *l, struct conn *c, struct rpc_error *err)
 	return peer_admit(c, err);
 }
 
+/*
+ * The port of an IPv4 or IPv6 address, and whether it is the any address;
+ * -1 for another family.
+ */
+static int
+listener_inet(const struct sockaddr_storage *ss, bool *any)
+{
+	const struct sockaddr_in	*in4 = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6	*in6 = (const struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family == AF_INET) {
+		*any = in4->sin_addr.s_addr == htonl(INADDR_ANY);
+		return ntohs(in4->sin_port);
+	}
+	if (ss->ss_family == AF_INET6) {
+		*any = IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr);
+		return ntohs(in6->sin6_port);
+	}
+	return -1;
+}
+
+/*
+ * Whether peer, the address a socket is connected to, is where l listens:
+ * its path, or its port at its address or (a listener on the any address,
+ * which a dual-stack one also serves for IPv4) at any.
+ */
+static bool
+listener_at(const struct sockaddr_storage *peer, socklen_t plen,
+    struct listener *l)
+{
+	struct sockaddr_storage	ls;
+	socklen_t		llen = sizeof ls;
+	uv_os_fd_t		lfd;
+	bool			lany, pany;
+	int			lport;
+
+	if (uv_fileno(&l->h.handle, &lfd) != 0 ||
+	    getsockname(lfd, (struct sockaddr *)&ls, &llen) != 0)
+		return false;
+	if (peer->ss_family == AF_UNIX)
+		return ls.ss_family == AF_UNIX && llen == plen &&
+		    llen > offsetof(struct sockaddr_un, sun_path) &&
+		    memcmp(&ls, peer, llen) == 0;
+	lport = listener_inet(&ls, &lany);
+	if (lport < 0 || lport != listener_inet(peer, &pany))
+		return false;
+	return lany || (llen == plen && memcmp(&ls, peer, llen) == 0);
+}
+
+/* Whether peer, where a socket is connected, is one of the listeners. */
+bool
+listener_serves(const struct sockaddr_storage *peer, socklen_t plen)
+{
+	struct listener *l;
+
+	TAILQ_FOREACH(l, &listener_all, entry)
+		if (listener_at(peer, plen, l))
+			return true;
+	return false;
+}
+
 /* A new listener of either kind, its handle ready, not yet listening. */
 static struct listener *
 listener_new(bool tcp, const char *path, const struct conn_mode *mode)
@@ -100,7 +167,7 @@ listener_start(struct listener *l, int rc, char *err, size_t errlen)
 		uv_close(&l->h.handle, listener_closed);
 		return -1;
 	}
-	TAILQ_INSERT_TAIL(&dmn.listeners, l, entry);
+	TAILQ_INSERT_TAIL(&listener_all, l, entry);
 	return 0;
 }
 
@@ -280,8 +347,8 @@ listener_close_all(void)
 {
 	struct listener *l;
 
-	while ((l = TAILQ_FIRST(&dmn.listeners)) != NULL) {
-		TAILQ_REMOVE(&dmn.listeners, l, entry);
+	while ((l = TAILQ_FIRST(&listener_all)) != NULL) {
+		TAILQ_REMOVE(&listener_all, l, entry);
 		if (!l->tcp && !l->activated)
 			unlink(l->path);
 		uv_close(&l->h.handle, listener_closed);

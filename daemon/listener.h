@@ -27,5 +27,6 @@ int	 listener_tcp(const char *hostport, const struct conn_mode *,
 int	 listener_fd(int fd, bool tcp, const char *addr,
 	    const struct conn_mode *, char *err, size_t errlen);
 void	 listener_close_all(void);
+bool	 listener_serves(const struct sockaddr_storage *, socklen_t);
 
 #endif

@@ -489,7 +489,6 @@ main(int argc, char **argv)
 	RB_INIT(&dmn.session_ids);
 	TAILQ_INIT(&dmn.sinks);
 	daemon_sinks();
-	TAILQ_INIT(&dmn.listeners);
 	main_paths(activate_unix(&o.act) != NULL ? activate_unix(&o.act) :
 	    o.unix_path);
 	main_lock();
