@@ -2,6 +2,8 @@
 #ifndef DBGCTL_ACTIVATE_H
 #define DBGCTL_ACTIVATE_H
 
+struct conn_mode;
+
 /* activate.c: the listening sockets a service manager passed (LISTEN_FDS). */
 /* The most sockets taken from a service manager. */
 #define ACTIVATE_MAX 16

@@ -5,6 +5,8 @@
 #ifndef DBGCTL_CONN_H
 #define DBGCTL_CONN_H
 
+struct listener;
+
 /* conn.c: one client connection, carrying requests or raw bytes. */
 /* A connection's or a listener's socket: a Unix one or a TCP one. */
 union listener_handle {

@@ -24,6 +24,7 @@
 #include "term.h"
 
 struct conn;
+struct method;
 struct request;
 struct session;
 struct session_event;
@@ -1170,9 +1171,12 @@ json_t	*status_exit(const struct session *);
 void	 status_page_freed(struct sink *, struct session *,
 	    const struct session_event *);
 
-/* listener.c, conn.c: listening sockets and connections (listener.h, conn.h). */
-struct listener;
-struct conn_mode;
+/*
+ * The server, each part in its own header for the files that use it:
+ * listener.h, activate.h, peer.h (sockets and who may use them), conn.h,
+ * dial.h (connections), method.h, request.h (methods, requests, checking,
+ * batches and waiting). What other files need of them follows.
+ */
 
 /* sdnotify.c: telling a service manager (NOTIFY_SOCKET) how the daemon is. */
 struct sdnotify;
@@ -1184,26 +1188,12 @@ void	 sdnotify_stopping(void);
 /* lease.c: sessions that live as long as the connection that launched them. */
 void	 lease_add(struct session *, struct conn *, long grace_ms);
 
-/* request.c, method-*.c: requests and methods (request.h, method.h). */
-/* What a method's exec did: answered, refused, or waits. */
+/* request.c: what a method's exec did: answered, refused, or waits. */
 enum method_return {
 	METHOD_DONE,
 	METHOD_ERROR,
 	METHOD_WAIT,
 };
-struct method;
-
-/* peer.c: TCP peers that have not presented the token yet. */
-/* Its time to present the token unless DBGCTLD_AUTH_TIMEOUT. */
-#define PEER_TIMEOUT_DEFAULT 10000
-
-void			 peer_init(long long timeout_ms);
-int			 peer_token_load(const char *path, char *err,
-			    size_t errlen);
-int			 peer_admit(struct conn *, struct rpc_error *);
-int			 peer_line(struct conn *, const char *, struct rpc_error *);
-bool			 peer_token(struct conn *, const char *);
-enum method_return	 peer_refuse(struct request *);
 
 /* notify.c: subscriptions, as sinks on every session. */
 void	 notify_subscribe(struct conn *, unsigned long id, bool output);

@@ -14,6 +14,7 @@
 #include "daemon.h"
 #include "listener.h"
 #include "paths.h"
+#include "peer.h"
 
 /* Clients one listener accepts at one loop time; the rest wait a turn. */
 #define LISTENER_TURN_ACCEPTS 32

@@ -19,6 +19,7 @@
 #include "activate.h"
 #include "listener.h"
 #include "paths.h"
+#include "peer.h"
 #include "request.h"
 
 /* The pid file, locked while the daemon runs. */

@@ -8,6 +8,7 @@
 #include "conn.h"
 #include "dial.h"
 #include "method.h"
+#include "peer.h"
 #include "request.h"
 #include "status-page.h"
 

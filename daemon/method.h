@@ -5,6 +5,9 @@
 #ifndef DBGCTL_METHOD_H
 #define DBGCTL_METHOD_H
 
+struct gdb_data;
+struct gdb_job;
+
 /* request-check.c checks a request against these before exec runs. */
 /* JSON types a param may have (bits). */
 #define PT_STRING	0x01

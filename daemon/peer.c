@@ -18,6 +18,7 @@
 
 #include "daemon.h"
 #include "conn.h"
+#include "peer.h"
 #include "request.h"
 
 /* Such peers at once, in all and from one address. */

@@ -10,6 +10,7 @@
 #include "daemon.h"
 #include "conn.h"
 #include "method.h"
+#include "peer.h"
 #include "request.h"
 
 /* Unfinished request bytes, of all connections. */
