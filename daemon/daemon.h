@@ -191,6 +191,8 @@ uint64_t output_size(const struct output *);
 const char *output_path(const struct output *);
 const char *output_error(const struct output *, uint64_t *missing);
 size_t	 output_read(struct output *, uint64_t off, char *, size_t);
+bool	 output_logged(const struct output *, uint64_t off, size_t);
+ssize_t	 output_send(struct output *, int fd, uint64_t off, size_t);
 uint64_t output_tail_offset(struct output *, unsigned long lines,
     uint64_t max);
 uint64_t output_missing(const struct output *, uint64_t off);
@@ -236,6 +238,7 @@ void		 transport_finish(struct transport *);
 size_t		 transport_take(struct transport *, char *, size_t);
 void		 transport_unread(struct transport *, const char *, size_t);
 uint64_t	 transport_offset(const struct transport *);
+ssize_t		 transport_send_taken(struct transport *, int, size_t);
 uint64_t	 transport_held(const struct transport *);
 bool		 transport_ended(const struct transport *);
 bool		 transport_at_eof(const struct transport *);

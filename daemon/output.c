@@ -1,4 +1,6 @@
 /* A session stream's output: the recent part in memory, all of it in a log. */
+#include <sys/sendfile.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -379,6 +381,45 @@ output_read(struct output *o, uint64_t off, char *dst, size_t max)
 	if (fd != -1)
 		close(fd);
 	return n;
+}
+
+/* Whether the log file holds every byte of [off, off + len). */
+bool
+output_logged(const struct output *o, uint64_t off, size_t len)
+{
+	return o->log_fd != -1 && off + len <= o->ring.end &&
+	    output_unkept(o, off) >= off + len;
+}
+
+/*
+ * Send [off, off + len) to fd from the log's pages, which the kernel hands
+ * on by reference: the bytes are not copied through the daemon again, and
+ * go out only once they are in the transcript. How many went (fd, non
+ * blocking, may take fewer), or -1 with errno if none did: EINVAL if the
+ * log lacks any of them; the caller sends the rest itself.
+ */
+ssize_t
+output_send(struct output *o, int fd, uint64_t off, size_t len)
+{
+	size_t	done = 0;
+	off_t	pos = (off_t)off;
+	ssize_t	n;
+
+	if (!output_logged(o, off, len)) {
+		errno = EINVAL;
+		return -1;
+	}
+	while (done < len) {
+		n = sendfile(fd, o->log_fd, &pos, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && done == 0)
+			return -1;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
 }
 
 /*

@@ -30,6 +30,25 @@ pipe_end(struct pipe *p)
 	p->s = NULL;
 }
 
+/*
+ * Send target bytes, those just before the reader's offset, which the
+ * transcript holds: from its pages while the socket takes them and
+ * nothing waits before them, so they are not copied through the daemon;
+ * what is left is queued as a copy.
+ */
+static void
+pipe_send(struct conn *c, struct transport *t, const char *data, size_t len)
+{
+	uv_os_fd_t	fd;
+	ssize_t		sent = 0;
+
+	if (!c->closing && !c->dropped && conn_queued(c) == 0 &&
+	    uv_fileno((uv_handle_t *)conn_out(c), &fd) == 0 &&
+	    (sent = transport_send_taken(t, fd, len)) < 0)
+		sent = 0;
+	conn_send_raw(c, data + sent, len - (size_t)sent);
+}
+
 /* The target printed, ended, or took input: move bytes on, or wait. */
 static void
 pipe_event(struct sink *k, struct session *s, const struct session_event *ev)
@@ -41,7 +60,7 @@ pipe_event(struct sink *k, struct session *s, const struct session_event *ev)
 	switch (ev->kind) {
 	case SE_TARGET:
 		/* A client that is gone has taken p with it; c lasts the turn. */
-		conn_send_raw(c, ev->data, ev->len);
+		pipe_send(c, t, ev->data, ev->len);
 		if (!c->closing && flow_full(conn_queued(c), TRANSPORT_MAX))
 			transport_pause(t);
 		return;
