@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <time.h>
@@ -456,4 +458,189 @@ Test(transcript, a_pipe_whose_reader_stops_holds_the_target_back)
 	cr_assert_eq(stat(path, &st), 0, "%s", path);
 	cr_assert_eq((size_t)st.st_size, TRANSCRIPT_SLOW_BYTES, "the "
 	    "transcript has %lld bytes", (long long)st.st_size);
+}
+
+/* A held client: its stdin's write end, the input's transcript, its size. */
+struct transcript_held {
+	int		 in;
+	const char	*path;
+	long long	 size;	/* at the last look, or -1 */
+};
+
+/*
+ * Predicate: the client (a struct transcript_held *) is held: its stdin's
+ * pipe is full (64 KiB) at two looks in a row, with the input's transcript
+ * no bigger at the second than at the first, so nothing moves.
+ */
+static bool
+transcript_client_held(void *arg)
+{
+	struct transcript_held	*h = arg;
+	struct stat		 st;
+	long long		 was = h->size;
+	int			 n = 0;
+
+	h->size = -1;
+	if (ioctl(h->in, FIONREAD, &n) != 0 || n < 65536 ||
+	    stat(h->path, &st) != 0)
+		return false;
+	h->size = (long long)st.st_size;
+	return h->size == was;
+}
+
+/* Write n bytes of data to fd in a child of ours, then close it there. */
+static pid_t
+transcript_feed(int fd, const char *data, size_t n)
+{
+	size_t	done = 0;
+	ssize_t	w;
+	pid_t	pid = fork();
+
+	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+	if (pid != 0)
+		return pid;
+	while (done < n) {
+		w = write(fd, data + done, n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			_exit(1);
+		done += (size_t)w;
+	}
+	_exit(0);
+}
+
+/*
+ * Input a target does not read waits in its transcript, and holds the
+ * client back: 32 MiB piped to a target that has not begun to read leaves
+ * `dbgctl pipe` no longer reading its stdin with a small part of it taken;
+ * once the target reads, it gets every byte in order and then its EOF,
+ * and the input's transcript holds every byte.
+ */
+Test(transcript, input_a_target_does_not_read_waits_in_its_transcript)
+{
+	enum { N = 32 * 1024 * 1024 };
+	char			 fifo[PATH_MAX], ids[32], path[4200], *data;
+	char			*got;
+	struct transcript_held	 held;
+	struct h_proc		 p;
+	size_t			 i, n = 0;
+	ssize_t			 r;
+	pid_t			 feeder;
+	long			 id;
+	int			 in, go;
+
+	h_ctx_path(fifo, sizeof fifo, "go.fifo");
+	cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo: %s", strerror(errno));
+	data = malloc(N);
+	got = malloc(N);
+	cr_assert(data != NULL && got != NULL, "malloc");
+	for (i = 0; i < N; i++)
+		data[i] = (char)(i * 7 + i / 251);
+	/* The target waits for the fifo before it reads its stdin. */
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--", "sh",
+	    "-c", "read go <\"$0\"; exec cat", fifo));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert_eq(h_run_start_fed(&p, &in, H_ARGS(H->dbgctl, "-s", H->sock,
+	    "pipe", ids)), 0, "start dbgctl pipe");
+	feeder = transcript_feed(in, data, N);
+	transcript_file(id, ".target-in.log", path, sizeof path);
+	held = (struct transcript_held){ in, path, -1 };
+	cr_assert(h_wait_for(transcript_client_held, &held, H_WAIT_BOUND),
+	    "dbgctl pipe never stopped reading its stdin");
+	cr_assert_lt(held.size, N / 4, "%lld of %d bytes were taken for a "
+	    "target that reads none", held.size, N);
+	cr_assert_neq(go = open(fifo, O_WRONLY | O_CLOEXEC), -1, "open fifo");
+	cr_assert_eq(write(go, "go\n", 3), 3, "write go");
+	close(go);
+	while (n < N && (r = read(p.outfd, got + n, N - n)) != 0) {
+		if (r < 0 && errno == EAGAIN) {
+			(void)poll(&(struct pollfd){ p.outfd, POLLIN, 0 }, 1,
+			    H_WAIT_BOUND);
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		cr_assert_gt(r, 0, "read: %s", strerror(errno));
+		n += (size_t)r;
+	}
+	cr_assert_eq(n, (size_t)N, "%zu bytes of %d came back", n, N);
+	cr_assert(memcmp(got, data, N) == 0, "the bytes came back changed");
+	cr_assert_eq(h_run_reap(feeder, H_WAIT_BOUND), 0, "the feeder");
+	close(in);
+	h_run_wait(&p, H_WAIT_BOUND);
+	cr_assert_eq(p.res.code, 0, "pipe: exit %d (%s)", p.res.code,
+	    p.res.err);
+	h_run_free(&p.res);
+	h_cli_expect_exit(id, 0, H_WAIT_BOUND, "(cat) after its input ended");
+	transcript_same(path, data, N);
+	free(got);
+	free(data);
+}
+
+/* A file's path and the size it should reach, for transcript_size_is. */
+struct transcript_size {
+	const char	*path;
+	size_t		 size;
+};
+
+/* Predicate: the file (a struct transcript_size *) has its size. */
+static bool
+transcript_size_is(void *arg)
+{
+	struct transcript_size	*t = arg;
+	struct stat		 st;
+
+	return stat(t->path, &st) == 0 && (size_t)st.st_size == t->size;
+}
+
+/*
+ * Input that waits in the transcript when its client's EOF comes still
+ * goes to the target before the EOF does: 1.5 MiB, more than the target's
+ * pipe holds, all taken and the client's stdin closed before the target
+ * reads any; the target then gets every byte and its end.
+ */
+Test(transcript, input_waiting_in_the_transcript_comes_before_its_eof)
+{
+	enum { N = 3 * 512 * 1024 };
+	char			 fifo[PATH_MAX], ids[32], path[4200];
+	char			*data;
+	struct transcript_size	 want;
+	struct h_proc		 p;
+	size_t			 i;
+	long			 id;
+	int			 in, go;
+
+	h_ctx_path(fifo, sizeof fifo, "go.fifo");
+	cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo: %s", strerror(errno));
+	data = malloc(N);
+	cr_assert_not_null(data, "malloc");
+	for (i = 0; i < N; i++)
+		data[i] = (char)(i * 7 + i / 251);
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--", "sh",
+	    "-c", "read go <\"$0\"; exec cat", fifo));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert_eq(h_run_start_fed(&p, &in, H_ARGS(H->dbgctl, "-s", H->sock,
+	    "pipe", ids)), 0, "start dbgctl pipe");
+	cr_assert_eq(h_run_reap(transcript_feed(in, data, N), H_WAIT_BOUND),
+	    0, "the feeder");
+	close(in);
+	transcript_file(id, ".target-in.log", path, sizeof path);
+	want = (struct transcript_size){ path, N };
+	cr_assert(h_wait_for(transcript_size_is, &want, H_WAIT_BOUND),
+	    "the input never all went into its transcript");
+	cr_assert_neq(go = open(fifo, O_WRONLY | O_CLOEXEC), -1, "open fifo");
+	cr_assert_eq(write(go, "go\n", 3), 3, "write go");
+	close(go);
+	h_run_wait(&p, H_WAIT_BOUND);
+	cr_assert_eq(p.res.code, 0, "pipe: exit %d (%s)", p.res.code,
+	    p.res.err);
+	cr_assert_eq(p.res.out_len, (size_t)N, "%zu bytes of %d came back",
+	    p.res.out_len, N);
+	cr_assert(memcmp(p.res.out, data, N) == 0, "the bytes came back "
+	    "changed");
+	h_run_free(&p.res);
+	h_cli_expect_exit(id, 0, H_WAIT_BOUND, "(cat) after its input ended");
+	transcript_same(path, data, N);
+	free(data);
 }
