@@ -51,6 +51,19 @@ pump_pending(int fd)
 	return ioctl(fd, FIONREAD, &n) == 0 ? n : 0;
 }
 
+/*
+ * Ask for a pipe of PUMP_CHUNK on fd where it is a pipe: each splice then
+ * moves up to that much, and the program at its other end is woken a
+ * sixteenth as often; refused (the pipe holds more than that, or the
+ * user's pipe pages are used up), it stays as it is.
+ */
+static void
+pump_widen(int fd, bool pipe)
+{
+	if (pipe && fcntl(fd, F_GETPIPE_SZ) < PUMP_CHUNK)
+		(void)fcntl(fd, F_SETPIPE_SZ, PUMP_CHUNK);
+}
+
 /* A write to the daemon failed: stop sending, but read what it still has. */
 static void
 pump_up_refused(struct pump_up *u, int error)
@@ -158,6 +171,8 @@ pump_run(int sock, int out_ends)
 	bool		splice_out = pump_is_pipe(STDOUT_FILENO);
 
 	u.splice = pump_is_pipe(STDIN_FILENO);
+	pump_widen(STDIN_FILENO, u.splice);
+	pump_widen(STDOUT_FILENO, splice_out);
 	fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK);
 	for (;;) {
 		if (u.eof && u.len == u.off && !u.shut) {

@@ -644,3 +644,39 @@ Test(transcript, input_waiting_in_the_transcript_comes_before_its_eof)
 	transcript_same(path, data, N);
 	free(data);
 }
+
+/* Predicate: the pipe (an int * of one end) is 1 MiB large. */
+static bool
+transcript_pipe_wide(void *arg)
+{
+	return fcntl(*(int *)arg, F_GETPIPE_SZ) == 1024 * 1024;
+}
+
+/*
+ * `dbgctl pipe` makes the pipes it is given as stdin and stdout 1 MiB
+ * large, so that each splice moves as much and the programs at their
+ * other ends wake a sixteenth as often; bytes still go through unchanged.
+ */
+Test(transcript, pipe_widens_the_pipes_it_is_given)
+{
+	struct h_proc	p;
+	char		ids[32];
+	long		id;
+	int		in;
+
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--", "cat"));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert_eq(h_run_start_fed(&p, &in, H_ARGS(H->dbgctl, "-s", H->sock,
+	    "pipe", ids)), 0, "start dbgctl pipe");
+	cr_assert(h_wait_for(transcript_pipe_wide, &in, H_WAIT_BOUND),
+	    "stdin's pipe stayed %d bytes", fcntl(in, F_GETPIPE_SZ));
+	cr_assert(h_wait_for(transcript_pipe_wide, &p.outfd, H_WAIT_BOUND),
+	    "stdout's pipe stayed %d bytes", fcntl(p.outfd, F_GETPIPE_SZ));
+	cr_assert_eq(write(in, "hello\n", 6), 6, "write");
+	close(in);
+	h_run_wait(&p, H_WAIT_BOUND);
+	cr_assert_eq(p.res.code, 0, "pipe: exit %d (%s)", p.res.code,
+	    p.res.err);
+	cr_assert_str_eq(p.res.out, "hello\n", "pipe gave \"%s\"", p.res.out);
+	h_run_free(&p.res);
+}
