@@ -14,6 +14,7 @@
 #include "transport.h"
 
 static void	transport_in_ready(uv_poll_t *, int, int);
+static int	transport_in_unpend(struct transport *);
 static void	transport_close_input(struct transport *);
 static uint64_t	transport_in_pending(const struct transport *);
 
@@ -75,18 +76,22 @@ transport_in_gone(struct transport *t, int error)
 	transport_in_poll_close(t);
 }
 
-/* Wait for room in stdin (or stop): a descriptor of its own to poll. */
-static void
+/*
+ * Wait for room in stdin (or stop): a descriptor of its own to poll.
+ * Without one to spare (descriptors run short), -1: the caller queues
+ * what waits as a copy instead.
+ */
+static int
 transport_in_wait(struct transport *t, bool on)
 {
 	uv_os_fd_t fd;
 
 	if (on == t->in_polling || t->closing)
-		return;
+		return 0;
 	if (on && t->in_poll_fd == -1) {
 		if (uv_fileno((uv_handle_t *)&t->in, &fd) != 0 ||
 		    (t->in_poll_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1)
-			log_fatal("target input: %s", strerror(errno));
+			return -1;
 		uv_poll_init(dmn.loop, &t->in_poll, t->in_poll_fd);
 		t->in_poll.data = t;
 		t->handles++;
@@ -96,6 +101,7 @@ transport_in_wait(struct transport *t, bool on)
 		uv_poll_start(&t->in_poll, UV_WRITABLE, transport_in_ready);
 	else
 		uv_poll_stop(&t->in_poll);
+	return 0;
 }
 
 /*
@@ -124,7 +130,9 @@ transport_in_push(struct transport *t)
 	}
 	if (n > 0)
 		t->in_at += (uint64_t)n;
-	transport_in_wait(t, transport_in_pending(t) > 0);
+	if (transport_in_wait(t, transport_in_pending(t) > 0) != 0 &&
+	    transport_in_unpend(t) != 0)
+		t->in_closed = true;
 }
 
 /* Room in stdin (or its reader is gone): write on, and tell the owner. */
