@@ -14,7 +14,7 @@
 #include "transport.h"
 
 static void	transport_in_ready(uv_poll_t *, int, int);
-static int	transport_in_unpend(struct transport *);
+static int	transport_in_unpend(struct transport *, uint64_t);
 static void	transport_close_input(struct transport *);
 static uint64_t	transport_in_pending(const struct transport *);
 
@@ -131,7 +131,7 @@ transport_in_push(struct transport *t)
 	if (n > 0)
 		t->in_at += (uint64_t)n;
 	if (transport_in_wait(t, transport_in_pending(t) > 0) != 0 &&
-	    transport_in_unpend(t) != 0)
+	    transport_in_unpend(t, output_size(t->in_log)) != 0)
 		t->in_closed = true;
 }
 
@@ -153,14 +153,16 @@ transport_in_ready(uv_poll_t *h, int status, int events)
 }
 
 /*
- * What waits in the transcript goes to libuv's queue as a copy, ahead of
- * bytes the transcript lacks (its size limit, a failing disk), which
- * must follow it in order.
+ * What waits in the transcript before end goes to libuv's queue as a
+ * copy, ahead of bytes the transcript lacks (its size limit, a failing
+ * disk), which must follow it in order; those from end on are the
+ * caller's to queue, once.
  */
 static int
-transport_in_unpend(struct transport *t)
+transport_in_unpend(struct transport *t, uint64_t end)
 {
-	uint64_t	pending = transport_in_pending(t);
+	uint64_t	pending = t->in_log != NULL && end > t->in_at ?
+			    end - t->in_at : 0;
 	char		*buf;
 	size_t		 n;
 	int		 rc = 1;
@@ -207,7 +209,7 @@ transport_write(struct transport *t, const char *data, size_t len)
 		transport_in_push(t);
 		return t->in_closed ? -1 : 0;
 	}
-	if (transport_in_unpend(t) != 0) {
+	if (transport_in_unpend(t, at) != 0) {
 		t->in_closed = true;
 		return -1;
 	}

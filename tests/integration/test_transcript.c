@@ -366,6 +366,46 @@ Test(transcript, a_large_pipe_is_in_both_transcripts_byte_for_byte)
 	free(data);
 }
 
+/*
+ * Past the input transcript's limit (64 KiB here) what `dbgctl pipe`
+ * sends goes to the target as a copy, each byte once and in order, 4 MiB
+ * of it; the transcript keeps the first 64 KiB.
+ */
+Test(transcript, past_its_limit_piped_input_reaches_the_target_once)
+{
+	enum { N = 4 * 1024 * 1024, MAX = 65536 };
+	char		 in[PATH_MAX], out[PATH_MAX], ids[32], path[4200];
+	char		*data;
+	struct h_res	 r;
+	size_t		 i;
+	FILE		*f;
+	long		 id;
+
+	h_ctx_env_add("DBGCTLD_TRANSCRIPT_MAX=65536");
+	h_ctx_path(in, sizeof in, "in.bin");
+	h_ctx_path(out, sizeof out, "out.bin");
+	data = malloc(N);
+	cr_assert_not_null(data, "malloc");
+	for (i = 0; i < N; i++)
+		data[i] = (char)(i * 7 + i / 251);
+	f = fopen(in, "w");
+	cr_assert_not_null(f, "create %s", in);
+	cr_assert_eq(fwrite(data, 1, N, f), (size_t)N, "write %s", in);
+	fclose(f);
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--", "cat"));
+	h_idstr(id, ids, sizeof ids);
+	h_run(&r, 120000, H_ARGS("/bin/sh", "-c",
+	    "cat \"$1\" | \"$0\" -s \"$2\" pipe \"$3\" | cat >\"$4\"",
+	    H->dbgctl, in, H->sock, ids, out));
+	cr_assert_eq(r.code, 0, "pipe: exit %d (%s)", r.code, r.err);
+	h_run_free(&r);
+	h_cli_expect_exit(id, 0, H_WAIT_BOUND, "(cat) after its input ended");
+	transcript_same(out, data, N);
+	transcript_file(id, ".target-in.log", path, sizeof path);
+	transcript_same(path, data, MAX);
+	free(data);
+}
+
 /* The target of the slow-reader test: 4 Mi records of 16 bytes. */
 #define TRANSCRIPT_SLOW_RECORDS	(4 * 1024 * 1024)
 #define TRANSCRIPT_SLOW_BYTES	((size_t)TRANSCRIPT_SLOW_RECORDS * 16)
