@@ -123,6 +123,84 @@ fig_pipe_raw(size_t bytes)
 	return rate;
 }
 
+/*
+ * A stage of the floor: in to out through a buffer of one chunk, each read
+ * written to a new file at path first, as a transcript is; then exit.
+ */
+static void
+fig_pipe_tee(int in, int out, const char *path)
+{
+	static char	buf[FIG_PIPE_CHUNK];
+	off_t		off = 0;
+	ssize_t		n;
+	int		fd;
+
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1)
+		_exit(1);
+	while ((n = read(in, buf, sizeof buf)) != 0) {
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 || pwrite(fd, buf, n, off) != n ||
+		    proc_write_all(out, buf, n) != 0)
+			_exit(1);
+		off += n;
+	}
+	_exit(0);
+}
+
+/* Fork a stage of the floor from p[i] to p[i + 1]; the rest closed in it. */
+static pid_t
+fig_pipe_tee_fork(int p[4][2], int i, const char *path)
+{
+	pid_t	pid = fork();
+	int	j;
+
+	if (pid != 0)
+		return pid;
+	for (j = 0; j < 4; j++) {
+		if (j != i)
+			close(p[j][0]);
+		if (j != i + 1)
+			close(p[j][1]);
+	}
+	fig_pipe_tee(p[i][0], p[i + 1][1], path);
+	return -1;
+}
+
+/*
+ * One sample of the floor of a transcribed pipe, the least work `dbgctl
+ * pipe` must do by hand: writer | tee to a file | cat | tee to a file |
+ * reader, every byte written to a file each way before it goes on.
+ */
+static double
+fig_pipe_floor(struct bench *b, size_t bytes)
+{
+	const char	*cat[] = { "cat", NULL };
+	char		 path[2][sizeof b->dir + 16];
+	int		 p[4][2], i;
+	pid_t		 pid[3];
+	double		 rate;
+
+	for (i = 0; i < 4; i++)
+		if (pipe2(p[i], O_CLOEXEC) == -1)
+			abort();
+	for (i = 0; i < 2; i++) {
+		snprintf(path[i], sizeof path[i], "%s/floor-%d", b->dir, i);
+		pid[i * 2] = fig_pipe_tee_fork(p, i * 2, path[i]);
+		close(p[i * 2][0]);
+		close(p[i * 2 + 1][1]);
+	}
+	pid[1] = fig_pipe_spawn(cat, NULL, p[1][0], p[2][1]);
+	rate = fig_pipe_pump(p[0][1], p[3][0], bytes, false);
+	for (i = 0; i < 3; i++)
+		if (pid[i] <= 0 || proc_wait(pid[i], -1) != 0)
+			rate = NA;
+	for (i = 0; i < 2; i++)
+		unlink(path[i]);
+	return rate;
+}
+
 /* Launch `cat` with a transport, as kind (under gdb: run); its id, or -1. */
 static json_int_t
 fig_pipe_cat_as(struct rpc *r, const char *kind)
@@ -281,7 +359,7 @@ fig_pipe_rpc(struct bench *b, struct rpc *r, const char *text, size_t bytes)
 
 /* The samples of the figure. */
 struct fig_pipe_samples {
-	struct samples pipe, pipe_raw, rpc, rpc_raw, gdb;
+	struct samples pipe, pipe_raw, floor, rpc, rpc_raw, gdb;
 };
 
 /* One run: each way beside a raw chain of its own; -1 if one failed. */
@@ -290,22 +368,24 @@ fig_pipe_sample(struct bench *b, struct rpc *r, const char *text,
     struct fig_pipe_samples *s)
 {
 	size_t	bytes = (size_t)b->mib * 1048576;
-	double	v[4];
+	double	v[5];
 	int	i;
 
 	v[0] = fig_pipe_client(b, r, bytes, "exec");
 	v[1] = fig_pipe_raw(bytes);
 	v[2] = fig_pipe_rpc(b, r, text, FIG_PIPE_RPC_BYTES(b));
 	v[3] = fig_pipe_raw(FIG_PIPE_RPC_BYTES(b));
-	for (i = 0; i < 4; i++)
+	v[4] = fig_pipe_floor(b, bytes);
+	for (i = 0; i < 5; i++)
 		if (!(v[i] >= 0))
 			return bench_fail(b, "%s lost bytes or failed (%s)",
 			    i == 0 ? "dbgctl pipe" : i == 2 ? "write/read" :
-			    "the raw chain", r->err);
+			    i == 4 ? "the floor" : "the raw chain", r->err);
 	stat_add(&s->pipe, v[0]);
 	stat_add(&s->pipe_raw, v[1]);
 	stat_add(&s->rpc, v[2]);
 	stat_add(&s->rpc_raw, v[3]);
+	stat_add(&s->floor, v[4]);
 	if (!proc_exists("gdb"))
 		return 0;
 	if (!((v[0] = fig_pipe_client(b, r, bytes, "gdb")) >= 0))
@@ -339,6 +419,10 @@ fig_pipe_run(struct bench *b)
 		table_row("MiB/s", stat_median(&s.pipe),
 		    stat_median(&s.pipe_raw), TARGET(RATIO_MIN, 0.75), note,
 		    "dbgctl pipe through exec cat [vs cat|cat|cat]");
+		table_row("MiB/s", stat_median(&s.floor),
+		    stat_median(&s.pipe_raw), NO_TARGET, "each byte written "
+		    "to a file both ways", "floor: a hand relay with both "
+		    "transcripts [vs cat|cat|cat]");
 		if (s.gdb.n > 0)
 			table_row("MiB/s", stat_median(&s.gdb),
 			    stat_median(&s.pipe_raw), NO_TARGET, "clock from "
@@ -356,6 +440,7 @@ fig_pipe_run(struct bench *b)
 	}
 	stat_free(&s.pipe);
 	stat_free(&s.pipe_raw);
+	stat_free(&s.floor);
 	stat_free(&s.rpc);
 	stat_free(&s.rpc_raw);
 	stat_free(&s.gdb);
