@@ -396,7 +396,8 @@ output_logged(const struct output *o, uint64_t off, size_t len)
  * on by reference: the bytes are not copied through the daemon again, and
  * go out only once they are in the transcript. How many went (fd, non
  * blocking, may take fewer), or -1 with errno if none did: EINVAL if the
- * log lacks any of them; the caller sends the rest itself.
+ * log lacks any of them, EIO if its file ends before them; the caller
+ * sends the rest itself.
  */
 ssize_t
 output_send(struct output *o, int fd, uint64_t off, size_t len)
@@ -415,6 +416,11 @@ output_send(struct output *o, int fd, uint64_t off, size_t len)
 			continue;
 		if (n < 0 && done == 0)
 			return -1;
+		/* A log cut short behind our back: never a spin on nothing. */
+		if (n == 0 && done == 0) {
+			errno = EIO;
+			return -1;
+		}
 		if (n <= 0)
 			break;
 		done += (size_t)n;
