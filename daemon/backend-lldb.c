@@ -156,23 +156,57 @@ struct lldb_exec {
 #define BACKEND_LLDB_COLUMN1 '\001'
 
 /*
+ * What a move to the column right after the prompt becomes in text made
+ * with lines: editline ends each drawing of its prompt so, after blanks
+ * that erase what was there when it redraws it on its own.
+ */
+#define BACKEND_LLDB_PROMPTCOL '\002'
+
+/*
+ * The column the escape ESC [ s[from..at) s[at] moves to, 0 if it is no
+ * move to a column (ESC [ n G; no number is 1).
+ */
+static long
+backend_lldb_column(const char *s, size_t from, size_t at)
+{
+	long	 col = 0;
+	size_t	 i;
+
+	if (s[at] != 'G')
+		return 0;
+	if (at == from)
+		return 1;
+	for (i = from; i < at && col <= BACKEND_LLDB_PROMPT_LEN + 1; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return 0;
+		col = col * 10 + (s[i] - '0');
+	}
+	return col == 0 ? 1 : col;
+}
+
+/*
  * Drop terminal escapes (ESC [ ... letter) and carriage returns, in place;
- * with lines, a carriage return becomes a line feed and a move to column 1
- * (ESC [ G, ESC [ 1 G: editline redraws its prompt so) BACKEND_LLDB_COLUMN1.
+ * with lines, a carriage return becomes a line feed, a move to column 1
+ * (ESC [ G, ESC [ 1 G: editline redraws its prompt so) BACKEND_LLDB_COLUMN1
+ * and one to the column after the prompt BACKEND_LLDB_PROMPTCOL.
  */
 static size_t
 backend_lldb_text(char *s, size_t len, bool lines)
 {
-	size_t i, o = 0, from;
+	size_t	i, o = 0, from;
+	long	col;
 
 	for (i = 0; i < len; i++) {
 		if (s[i] == '\033' && i + 1 < len && s[i + 1] == '[') {
 			for (from = i += 2; i < len &&
 			    !isalpha((unsigned char)s[i]); i++)
 				;
-			if (lines && i < len && s[i] == 'G' && (i == from ||
-			    (i == from + 1 && s[from] == '1')))
+			col = lines && i < len ? backend_lldb_column(s, from, i) :
+			    0;
+			if (col == 1)
 				s[o++] = BACKEND_LLDB_COLUMN1;
+			else if (col == BACKEND_LLDB_PROMPT_LEN + 1)
+				s[o++] = BACKEND_LLDB_PROMPTCOL;
 			continue;
 		}
 		if (s[i] != '\r')
@@ -208,6 +242,24 @@ backend_lldb_tail(struct lldb_data *d, const char *text, size_t n)
 	d->taillen += keep;
 }
 
+/*
+ * Where the cursor is in text of n bytes that ends with a move to the
+ * column after the prompt: right after a prompt the blanks after it follow
+ * (editline's redraw of its prompt on its own); else at the end.
+ */
+static size_t
+backend_lldb_cursor(const char *t, size_t n)
+{
+	size_t m;
+
+	if (n == 0 || t[n - 1] != BACKEND_LLDB_PROMPTCOL)
+		return n;
+	for (m = n - 1; !backend_lldb_prompt_end(t, m); m--)
+		if (m == 0 || t[m - 1] != ' ')
+			return n;
+	return m;
+}
+
 static void	backend_lldb_answer(struct request *);
 
 /* Nothing followed a prompt that came right after text: it was lldb's. */
@@ -222,16 +274,19 @@ backend_lldb_settled(void *arg)
 }
 
 /*
- * Whether the tail ends with lldb's prompt: 1 for sure, 0 not, -1 if only
- * silence after it can tell. With colours on, editline draws every prompt
- * twice, the second time after a move to column 1: once seen, only a prompt
- * drawn so is lldb's, and text that says "(lldb) " never is. Else a prompt
- * at a line's start is, and one right after other text may be.
+ * Whether the tail ends with lldb's prompt, the cursor right after it (see
+ * backend_lldb_cursor): 1 for sure, 0 not, -1 if only silence after it can
+ * tell. With colours on, editline draws every prompt twice, the second time
+ * after a move to column 1 (and on its own, after a stop, only so): once
+ * seen, only a prompt drawn so is lldb's, and text that says "(lldb) "
+ * never is. Else a prompt at a line's start is, and one right after other
+ * text may be.
  */
 static int
 backend_lldb_prompt(struct lldb_data *d)
 {
-	const size_t	 n = d->taillen, p = BACKEND_LLDB_PROMPT_LEN;
+	const size_t	 n = backend_lldb_cursor(d->tail, d->taillen);
+	const size_t	 p = BACKEND_LLDB_PROMPT_LEN;
 	const char	*t = d->tail;
 
 	if (!backend_lldb_prompt_end(t, n))
@@ -289,11 +344,16 @@ backend_lldb_watch(struct sink *k, struct session *s,
 	}
 }
 
-/* The length of s (n bytes) without the terminal escapes that end it. */
+/*
+ * The length of s (n bytes) without the terminal escapes that end it;
+ * moved, if among them is a move to column 1, or to the column after the
+ * prompt, says which.
+ */
 static size_t
-backend_lldb_escapes_back(const char *s, size_t n, bool *column1)
+backend_lldb_escapes_back(const char *s, size_t n, long *moved)
 {
-	size_t i;
+	size_t	i;
+	long	col;
 
 	while (n >= 3 && isalpha((unsigned char)s[n - 1])) {
 		for (i = n - 1; i > 0 && (isdigit((unsigned char)s[i - 1]) ||
@@ -301,12 +361,33 @@ backend_lldb_escapes_back(const char *s, size_t n, bool *column1)
 			;
 		if (i < 2 || s[i - 1] != '[' || s[i - 2] != '\033')
 			break;
-		if (s[n - 1] == 'G' && (n - 1 == i || (n - 1 == i + 1 &&
-		    s[i] == '1')))
-			*column1 = true;
+		col = backend_lldb_column(s, i, n - 1);
+		if (col == 1 || col == BACKEND_LLDB_PROMPT_LEN + 1)
+			*moved = col;
 		n = i - 2;
 	}
 	return n;
+}
+
+/*
+ * The length of s (n bytes) without a prompt that ends it, with the
+ * escapes after it, and the blanks after it too where the cursor went back
+ * to the column after it; n if it does not end with the prompt.
+ */
+static size_t
+backend_lldb_prompt_back(const char *s, size_t n)
+{
+	size_t	m;
+	long	col = 0;
+
+	m = backend_lldb_escapes_back(s, n, &col);
+	if (col == BACKEND_LLDB_PROMPT_LEN + 1)
+		while (!backend_lldb_prompt_end(s, m) && m > 0 &&
+		    s[m - 1] == ' ')
+			m = backend_lldb_escapes_back(s, m - 1, &col);
+	if (!backend_lldb_prompt_end(s, m))
+		return n;
+	return m - BACKEND_LLDB_PROMPT_LEN;
 }
 
 /*
@@ -316,14 +397,14 @@ backend_lldb_escapes_back(const char *s, size_t n, bool *column1)
 static size_t
 backend_lldb_unprompt(const char *s, size_t n)
 {
-	bool column1 = false;
+	size_t	m;
+	long	col = 0;
 
-	n = backend_lldb_escapes_back(s, n, &column1);
-	if (!backend_lldb_prompt_end(s, n))
-		return n;
-	n = backend_lldb_escapes_back(s, n - BACKEND_LLDB_PROMPT_LEN,
-	    &column1);
-	if (column1 && backend_lldb_prompt_end(s, n))
+	m = backend_lldb_prompt_back(s, n);
+	if (m == n)
+		return backend_lldb_escapes_back(s, n, &col);
+	n = backend_lldb_escapes_back(s, m, &col);
+	if (col == 1 && backend_lldb_prompt_end(s, n))
 		n -= BACKEND_LLDB_PROMPT_LEN;
 	return n;
 }
@@ -473,9 +554,10 @@ backend_lldb_command(struct session *s, struct request *req)
 /*
  * A line lldb printed about its process: "Process N launched: ..." begins
  * a run of the program, "Process N exited with status = ..." or "Process N
- * detached" ends it. lldb may print the exit before the launch (it waits
- * for the launch to return); a launch of a process already gone is not a
- * run, and an exit of one not seen launched was a run of its own.
+ * detached" ends it; prompts editline cleared to print it may come first.
+ * lldb may print the exit before the launch (it waits for the launch to
+ * return); a launch of a process already gone is not a run, and an exit of
+ * one not seen launched was a run of its own.
  */
 static void
 backend_lldb_process_line(struct lldb_data *d, struct session *s,
@@ -485,8 +567,10 @@ backend_lldb_process_line(struct lldb_data *d, struct session *s,
 	char		*end;
 	long		 pid;
 
+	/* The prompts drawn before it, with the blanks of an own redraw. */
 	while (strncmp(p, BACKEND_LLDB_PROMPT, BACKEND_LLDB_PROMPT_LEN) == 0)
-		p += BACKEND_LLDB_PROMPT_LEN;
+		p += BACKEND_LLDB_PROMPT_LEN + strspn(p +
+		    BACKEND_LLDB_PROMPT_LEN, " ");
 	if (strncmp(p, "Process ", 8) != 0 || !isdigit((unsigned char)p[8]))
 		return;
 	pid = strtol(p + 8, &end, 10);

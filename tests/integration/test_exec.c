@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -540,4 +541,58 @@ Test(exec, lldb_output_saying_lldb_is_not_its_prompt)
 	cr_assert(r.code == 0 && strncmp(r.out, "lldb version", 12) == 0,
 	    "the exec after it: exit %d \"%s\" (%s)", r.code, r.out, r.err);
 	h_run_free(&r);
+}
+
+/*
+ * A stop lldb prints on its own, after an exec's prompt came back (with a
+ * transport the program's output is not lldb's, so "process continue"
+ * answers at once), ends at a prompt editline draws again its own way:
+ * exec answers after it, stop after stop; and the exit lldb prints after
+ * that prompt, nothing typed (the program killed), ends the program's run.
+ */
+Test(exec, lldb_exec_answers_after_a_stop_of_its_own)
+{
+	struct h_bytes b = { calloc(1, 1), 0 };
+	char ids[32], stop[32];
+	struct h_res r;
+	pid_t pid;
+	long id;
+	int n;
+
+	id = h_cli_launch(H_ARGS("--kind", "lldb", "--transport", "-x",
+	    "breakpoint set -n beat_count", "-x", "run", "--",
+	    h_ctx_fixture("FIX_BEAT")));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert(h_wait_for(lldb_answers, ids, H_WAIT_BOUND), "lldb exec "
+	    "of session %s never answered \"version\"", ids);
+	for (n = 2; n <= 3; n++) {
+		exec_cmd(&r, ids, H_ARGS("process", "continue"));
+		cr_assert(r.code == 0 && strstr(r.out, "resuming") != NULL,
+		    "process continue: exit %d \"%s\" (%s)", r.code, r.out,
+		    r.err);
+		h_run_free(&r);
+		snprintf(stop, sizeof stop, "beat_count(n=%d)", n);
+		h_cli_wait_log(ids, stop, H_WAIT_BOUND);
+		cr_assert(h_wait_for(lldb_answers, ids, H_WAIT_BOUND), "after "
+		    "the stop at %s, lldb exec never answered: not at its "
+		    "prompt?", stop);
+		exec_cmd(&r, ids, H_ARGS("thread", "backtrace"));
+		cr_assert(r.code == 0 && strstr(r.out, stop) != NULL, "thread "
+		    "backtrace after the stop at %s: exit %d \"%s\" (%s)", stop,
+		    r.code, r.out, r.err);
+		h_run_free(&r);
+	}
+	pid = h_cli_status_pid(id, "inferior_pid");
+	cr_assert_gt(pid, 0, "status %s: no inferior_pid", ids);
+	exec_cmd(&r, ids, H_ARGS("process", "continue"));
+	cr_assert_eq(r.code, 0, "process continue: exit %d (%s)", r.code,
+	    r.err);
+	h_run_free(&r);
+	/* Nothing typed after the stop: lldb's exit line follows its redraw. */
+	h_cli_wait_log(ids, "beat_count(n=4)", H_WAIT_BOUND);
+	kill(pid, SIGKILL);
+	cr_assert_eq(h_cli_recv_until(ids, NULL, &b, H_WAIT_BOUND), 5, "after "
+	    "the program was killed at a stop of its own, its output never "
+	    "ended (lldb's exit line missed?); got \"%s\"", b.p);
+	free(b.p);
 }

@@ -301,9 +301,11 @@ servers_lldb_exec(const char *ids, const char *cmd, const char *want)
 
 /*
  * The lldb-server kind: lldb-server runs the program, lldb connects to it
- * once it listens; a breakpoint set at the start is hit, the program goes
- * on and what it prints comes on lldb's console; status shows the server;
- * stop leaves no process of the session alive.
+ * once it listens; a breakpoint set by exec is hit after "process continue"
+ * answered (a stop lldb prints on its own, then its prompt drawn again),
+ * exec answers after it, the program goes on and what it prints comes on
+ * lldb's console; status shows the server; stop leaves no process of the
+ * session alive.
  */
 Test(servers, lldb_server_breaks_continues_and_stop_leaves_nothing)
 {
@@ -318,8 +320,7 @@ Test(servers, lldb_server_breaks_continues_and_stop_leaves_nothing)
 
 	h_marker_new("DBGI_LLDBSRV", marker, sizeof(marker));
 	id = h_cli_launch(H_ARGS("--kind", "lldb-server", "--env", marker,
-	    "-x", "breakpoint set --name main", "-x", "continue", "--",
-	    h_ctx_fixture("FIX_ECHO"), "hello"));
+	    "--", h_ctx_fixture("FIX_ECHO"), "hello"));
 	h_idstr(id, ids, sizeof(ids));
 	cr_assert(h_wait_for(servers_lldb_answers, ids, H_WAIT_BOUND), "lldb "
 	    "of session %s never answered \"version\"", ids);
@@ -341,7 +342,13 @@ Test(servers, lldb_server_breaks_continues_and_stop_leaves_nothing)
 	h_pid_track(&t[2], "lldb-server", srv);
 	h_pid_track(&t[3], "lldb-server's keeper", h_pid_ppid(srv));
 	json_decref(st);
-	/* The -x commands ran: the program stopped at main, not yet printing. */
+	servers_lldb_exec(ids, "breakpoint set --name main", "Breakpoint 1");
+	servers_lldb_exec(ids, "process continue", "resuming");
+	/* The stop at main comes after the prompt: exec answers again. */
+	h_cli_wait_log(ids, "`main(", H_WAIT_BOUND);
+	cr_assert(h_wait_for(servers_lldb_answers, ids, H_WAIT_BOUND), "after "
+	    "the stop at main, lldb of session %s never answered: not at its "
+	    "prompt?", ids);
 	servers_lldb_exec(ids, "thread backtrace", "main");
 	servers_lldb_exec(ids, "process continue", "resuming");
 	cr_assert_eq(h_cli(&r, H_ARGS("expect", "--timeout", "20000",
