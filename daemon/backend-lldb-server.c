@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "lldb.h"
 #include "method.h"
 
 /*

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "lldb.h"
 #include "request.h"
 
 /*
@@ -148,85 +149,6 @@ struct lldb_exec {
  */
 #define BACKEND_LLDB_SETTLE 100
 
-/* lldb's prompt. */
-#define BACKEND_LLDB_PROMPT "(lldb) "
-#define BACKEND_LLDB_PROMPT_LEN 7
-
-/* What a move to column 1 becomes in text made with lines. */
-#define BACKEND_LLDB_COLUMN1 '\001'
-
-/*
- * What a move to the column right after the prompt becomes in text made
- * with lines: editline ends each drawing of its prompt so, after blanks
- * that erase what was there when it redraws it on its own.
- */
-#define BACKEND_LLDB_PROMPTCOL '\002'
-
-/*
- * The column the escape ESC [ s[from..at) s[at] moves to, 0 if it is no
- * move to a column (ESC [ n G; no number is 1).
- */
-static long
-backend_lldb_column(const char *s, size_t from, size_t at)
-{
-	long	 col = 0;
-	size_t	 i;
-
-	if (s[at] != 'G')
-		return 0;
-	if (at == from)
-		return 1;
-	for (i = from; i < at && col <= BACKEND_LLDB_PROMPT_LEN + 1; i++) {
-		if (!isdigit((unsigned char)s[i]))
-			return 0;
-		col = col * 10 + (s[i] - '0');
-	}
-	return col == 0 ? 1 : col;
-}
-
-/*
- * Drop terminal escapes (ESC [ ... letter) and carriage returns, in place;
- * with lines, a carriage return becomes a line feed, a move to column 1
- * (ESC [ G, ESC [ 1 G: editline redraws its prompt so) BACKEND_LLDB_COLUMN1
- * and one to the column after the prompt BACKEND_LLDB_PROMPTCOL.
- */
-static size_t
-backend_lldb_text(char *s, size_t len, bool lines)
-{
-	size_t	i, o = 0, from;
-	long	col;
-
-	for (i = 0; i < len; i++) {
-		if (s[i] == '\033' && i + 1 < len && s[i + 1] == '[') {
-			for (from = i += 2; i < len &&
-			    !isalpha((unsigned char)s[i]); i++)
-				;
-			col = lines && i < len ? backend_lldb_column(s, from, i) :
-			    0;
-			if (col == 1)
-				s[o++] = BACKEND_LLDB_COLUMN1;
-			else if (col == BACKEND_LLDB_PROMPT_LEN + 1)
-				s[o++] = BACKEND_LLDB_PROMPTCOL;
-			continue;
-		}
-		if (s[i] != '\r')
-			s[o++] = s[i];
-		else if (lines)
-			s[o++] = '\n';
-	}
-	s[o] = '\0';
-	return o;
-}
-
-/* Whether text of len bytes ends with lldb's prompt. */
-static bool
-backend_lldb_prompt_end(const char *text, size_t len)
-{
-	return len >= BACKEND_LLDB_PROMPT_LEN && memcmp(text + len -
-	    BACKEND_LLDB_PROMPT_LEN, BACKEND_LLDB_PROMPT,
-	    BACKEND_LLDB_PROMPT_LEN) == 0;
-}
-
 /* Add the newest text (as lines) to the tail the prompt is looked for in. */
 static void
 backend_lldb_tail(struct lldb_data *d, const char *text, size_t n)
@@ -242,23 +164,6 @@ backend_lldb_tail(struct lldb_data *d, const char *text, size_t n)
 	d->taillen += keep;
 }
 
-/*
- * Where the cursor is in text of n bytes that ends with a move to the
- * column after the prompt: right after a prompt the blanks after it follow
- * (editline's redraw of its prompt on its own); else at the end.
- */
-static size_t
-backend_lldb_cursor(const char *t, size_t n)
-{
-	size_t m;
-
-	if (n == 0 || t[n - 1] != BACKEND_LLDB_PROMPTCOL)
-		return n;
-	for (m = n - 1; !backend_lldb_prompt_end(t, m); m--)
-		if (m == 0 || t[m - 1] != ' ')
-			return n;
-	return m;
-}
 
 static void	backend_lldb_answer(struct request *);
 
@@ -275,7 +180,7 @@ backend_lldb_settled(void *arg)
 
 /*
  * Whether the tail ends with lldb's prompt, the cursor right after it (see
- * backend_lldb_cursor): 1 for sure, 0 not, -1 if only silence after it can
+ * lldb_text_cursor): 1 for sure, 0 not, -1 if only silence after it can
  * tell. With colours on, editline draws every prompt twice, the second time
  * after a move to column 1 (and on its own, after a stop, only so): once
  * seen, only a prompt drawn so is lldb's, and text that says "(lldb) "
@@ -285,16 +190,16 @@ backend_lldb_settled(void *arg)
 static int
 backend_lldb_prompt(struct lldb_data *d)
 {
-	const size_t	 n = backend_lldb_cursor(d->tail, d->taillen);
-	const size_t	 p = BACKEND_LLDB_PROMPT_LEN;
+	const size_t	 n = lldb_text_cursor(d->tail, d->taillen);
+	const size_t	 p = LLDB_PROMPT_LEN;
 	const char	*t = d->tail;
 
-	if (!backend_lldb_prompt_end(t, n))
+	if (!lldb_text_prompt_end(t, n))
 		return 0;
-	if (n > p && t[n - p - 1] == BACKEND_LLDB_COLUMN1 &&
-	    backend_lldb_prompt_end(t, n - p - 1))
+	if (n > p && t[n - p - 1] == LLDB_COLUMN1 &&
+	    lldb_text_prompt_end(t, n - p - 1))
 		d->redraws = true;
-	if (n > p && t[n - p - 1] == BACKEND_LLDB_COLUMN1)
+	if (n > p && t[n - p - 1] == LLDB_COLUMN1)
 		return 1;
 	if (d->redraws)
 		return 0;
@@ -320,7 +225,7 @@ backend_lldb_watch(struct sink *k, struct session *s,
 	/* Only a chunk's end can make the prompt: no copy of all of it. */
 	from = ev->len > BACKEND_LLDB_WINDOW ? ev->len - BACKEND_LLDB_WINDOW : 0;
 	memcpy(text, ev->data + from, ev->len - from);
-	n = backend_lldb_text(text, ev->len - from, true);
+	n = lldb_text_clean(text, ev->len - from, true);
 	/* The echo ends at its line feed; a window's worth is plenty. */
 	if (!d->echoed) {
 		if ((nl = memchr(text, '\n', n)) == NULL)
@@ -342,71 +247,6 @@ backend_lldb_watch(struct sink *k, struct session *s,
 	default:
 		d->at_prompt = false;
 	}
-}
-
-/*
- * The length of s (n bytes) without the terminal escapes that end it;
- * moved, if among them is a move to column 1, or to the column after the
- * prompt, says which.
- */
-static size_t
-backend_lldb_escapes_back(const char *s, size_t n, long *moved)
-{
-	size_t	i;
-	long	col;
-
-	while (n >= 3 && isalpha((unsigned char)s[n - 1])) {
-		for (i = n - 1; i > 0 && (isdigit((unsigned char)s[i - 1]) ||
-		    s[i - 1] == ';' || s[i - 1] == '?'); i--)
-			;
-		if (i < 2 || s[i - 1] != '[' || s[i - 2] != '\033')
-			break;
-		col = backend_lldb_column(s, i, n - 1);
-		if (col == 1 || col == BACKEND_LLDB_PROMPT_LEN + 1)
-			*moved = col;
-		n = i - 2;
-	}
-	return n;
-}
-
-/*
- * The length of s (n bytes) without a prompt that ends it, with the
- * escapes after it, and the blanks after it too where the cursor went back
- * to the column after it; n if it does not end with the prompt.
- */
-static size_t
-backend_lldb_prompt_back(const char *s, size_t n)
-{
-	size_t	m;
-	long	col = 0;
-
-	m = backend_lldb_escapes_back(s, n, &col);
-	if (col == BACKEND_LLDB_PROMPT_LEN + 1)
-		while (!backend_lldb_prompt_end(s, m) && m > 0 &&
-		    s[m - 1] == ' ')
-			m = backend_lldb_escapes_back(s, m - 1, &col);
-	if (!backend_lldb_prompt_end(s, m))
-		return n;
-	return m - BACKEND_LLDB_PROMPT_LEN;
-}
-
-/*
- * What lldb printed without its prompt at the end: the prompt, and the same
- * prompt before it if editline went back to column 1 to draw it again.
- */
-static size_t
-backend_lldb_unprompt(const char *s, size_t n)
-{
-	size_t	m;
-	long	col = 0;
-
-	m = backend_lldb_prompt_back(s, n);
-	if (m == n)
-		return backend_lldb_escapes_back(s, n, &col);
-	n = backend_lldb_escapes_back(s, m, &col);
-	if (col == 1 && backend_lldb_prompt_end(s, n))
-		n -= BACKEND_LLDB_PROMPT_LEN;
-	return n;
 }
 
 /* How lldb begins what a command that failed prints. */
@@ -449,8 +289,8 @@ backend_lldb_answer(struct request *req)
 
 	text = xmalloc(e->out.len + sizeof CAPBUF_CUT_MARK);
 	memcpy(text, e->out.p != NULL ? e->out.p : "", e->out.len);
-	n = backend_lldb_unprompt(text, e->out.len);
-	backend_lldb_text(text, n, false);
+	n = lldb_text_unprompt(text, e->out.len);
+	lldb_text_clean(text, n, false);
 	nl = strchr(text, '\n');
 	/* After the prompt is taken off: the marker ends the reply. */
 	if (e->out.cut)
@@ -568,9 +408,9 @@ backend_lldb_process_line(struct lldb_data *d, struct session *s,
 	long		 pid;
 
 	/* The prompts drawn before it, with the blanks of an own redraw. */
-	while (strncmp(p, BACKEND_LLDB_PROMPT, BACKEND_LLDB_PROMPT_LEN) == 0)
-		p += BACKEND_LLDB_PROMPT_LEN + strspn(p +
-		    BACKEND_LLDB_PROMPT_LEN, " ");
+	while (strncmp(p, LLDB_PROMPT, LLDB_PROMPT_LEN) == 0)
+		p += LLDB_PROMPT_LEN + strspn(p +
+		    LLDB_PROMPT_LEN, " ");
 	if (strncmp(p, "Process ", 8) != 0 || !isdigit((unsigned char)p[8]))
 		return;
 	pid = strtol(p + 8, &end, 10);
@@ -607,7 +447,7 @@ backend_lldb_runs(struct sink *k, struct session *s,
 				d->line[d->linelen++] = ev->data[i];
 			continue;
 		}
-		n = backend_lldb_text(d->line, d->linelen, false);
+		n = lldb_text_clean(d->line, d->linelen, false);
 		while (n > 0 && d->line[n - 1] == ' ')
 			d->line[--n] = '\0';
 		backend_lldb_process_line(d, s, d->line);
