@@ -5,6 +5,7 @@
 
 
 #include "daemon.h"
+#include "mi.h"
 
 /* What a starting session awaits before it runs (gdb_data.settle). */
 enum gdb_settle {

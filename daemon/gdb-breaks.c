@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "mi.h"
 #include "request.h"
 
 /* The bkpt object of an MI answer (the first of several locations). */

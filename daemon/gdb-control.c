@@ -13,6 +13,7 @@
 
 #include "daemon.h"
 #include "method.h"
+#include "mi.h"
 #include "request.h"
 
 static void	gdb_job_request_gone(struct request *);

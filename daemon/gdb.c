@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "mi.h"
 #include "request.h"
 
 /* How long a process's exit waits for the *stopped that says how. */

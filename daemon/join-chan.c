@@ -13,6 +13,7 @@
 #include "daemon.h"
 #include "conn.h"
 #include "join.h"
+#include "mi.h"
 
 /* The most channels, so joined clients, a session has (join_init). */
 static long	join_max = JOINS_MAX_DEFAULT;

@@ -8,6 +8,7 @@
 
 #include "daemon.h"
 #include "join.h"
+#include "mi.h"
 
 /* Every other joined client hears a line (a breakpoint made or gone). */
 static void

@@ -12,6 +12,7 @@
 
 #include "daemon.h"
 #include "join.h"
+#include "mi.h"
 
 /* A notification's string result, or NULL. */
 static const char *

@@ -13,6 +13,7 @@
 #include "daemon.h"
 #include "method-inspect.h"
 #include "method.h"
+#include "mi.h"
 #include "request.h"
 
 /* A verb's bound on its whole work, unless "timeout" says. */

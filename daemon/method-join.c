@@ -14,6 +14,7 @@
 #include "conn.h"
 #include "join.h"
 #include "method.h"
+#include "mi.h"
 #include "request.h"
 
 /* How long gdb may take to open a channel and answer the seed. */

@@ -8,6 +8,7 @@
 
 #include "daemon.h"
 #include "method.h"
+#include "mi.h"
 #include "request.h"
 
 /* A reset's bound, unless "timeout" says. */

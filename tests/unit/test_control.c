@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "mi.h"
 
 /* Parse one MI line, asserting it parses. */
 static void
