@@ -4,7 +4,7 @@
 #include <string.h>
 
 
-#include "daemon.h"
+#include "gdb.h"
 #include "mi.h"
 
 /* What a starting session awaits before it runs (gdb_data.settle). */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "method.h"
 
 /* Replace every {port} in the server command. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "method.h"
 
 /* What a qemu launch takes beside the family's params. */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "mi.h"
 
 /* System Control Block fault registers: CFSR, HFSR, DFSR, MMFAR, BFAR. */

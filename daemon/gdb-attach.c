@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "mi.h"
 
 /* Most parents walked up from a target before giving up: it is not ours. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "method.h"
 #include "mi.h"
 #include "request.h"

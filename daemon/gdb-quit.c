@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "mi.h"
 
 /* One kill or detach of one inferior, waiting for gdb's answer. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "join.h"
 #include "mi.h"
 

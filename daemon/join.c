@@ -11,6 +11,7 @@
 
 #include "daemon.h"
 #include "conn.h"
+#include "gdb.h"
 #include "join.h"
 #include "mi.h"
 

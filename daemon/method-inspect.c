@@ -11,6 +11,7 @@
 
 #include "b64.h"
 #include "daemon.h"
+#include "gdb.h"
 #include "method-inspect.h"
 #include "method.h"
 #include "mi.h"

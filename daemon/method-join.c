@@ -12,6 +12,7 @@
 
 #include "daemon.h"
 #include "conn.h"
+#include "gdb.h"
 #include "join.h"
 #include "method.h"
 #include "mi.h"

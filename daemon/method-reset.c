@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "method.h"
 #include "mi.h"
 #include "request.h"

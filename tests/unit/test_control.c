@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "mi.h"
 
 /* Parse one MI line, asserting it parses. */
