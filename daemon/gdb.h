@@ -121,20 +121,31 @@ struct gdb_job {
 	gdb_job_done		 done;
 };
 
+/*
+ * The hooks every gdb-family kind shares; a kind adds its data and its
+ * .start (backend_gdb_start, or one that starts its managed server).
+ */
+#define BACKEND_GDB_HOOKS					\
+	.argv = backend_gdb_argv,				\
+	.ready = backend_gdb_ready,				\
+	.quit = gdb_quit,					\
+	.command = gdb_command,					\
+	.status = backend_gdb_status,				\
+	.close = backend_gdb_close
+
 char	**backend_gdb_argv(struct session *, char *err, size_t errlen);
 int	 backend_gdb_start(struct session *, char *err, size_t errlen);
-int	 backend_gdb_open(struct session *, struct gdb_data *, const char *remote,
-	    char *err, size_t errlen);
-void	 backend_gdb_connect(struct session *);
+int	 backend_gdb_open(struct session *, const char *remote, char *err,
+	    size_t errlen);
+void	 backend_gdb_ready(struct session *, struct session_proc *);
 void	 backend_gdb_target_ready(struct gdb_data *);
 void	 backend_gdb_settle(struct gdb_data *);
-void	 backend_gdb_close(struct session *);
 void	 backend_gdb_status(const struct session *, json_t *);
+void	 backend_gdb_close(struct session *);
+int	 backend_gdb_server_bind(struct session *, int port, char *err,
+	    size_t errlen);
 int	 backend_gdb_server_start(struct session *, char **server_argv,
 	    int port, char *err, size_t errlen);
-void	 backend_gdb_server_ready(struct session *, struct session_proc *);
-void	 backend_gdb_server_status(const struct session *, json_t *);
-void	 backend_gdb_server_close(struct session *);
 
 /* fault.c: the fault record of a target stopped by a fault. */
 /* A Cortex-M's fault handlers, the fault breaks of a probe's kinds. */
