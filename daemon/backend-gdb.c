@@ -523,8 +523,8 @@ const struct backend backend_gdb = {
 	.name = "gdb",
 	.debugger = "gdb",
 	.stop_target = "auto",
-	.flags = BACKEND_PROGRAM | BACKEND_ATTACH | BACKEND_HANGUP,
+	.flags = BACKEND_PROGRAM | BACKEND_ATTACH,
 	.reset_rerun = true,
 	.start = backend_gdb_start,
-	BACKEND_GDB_HOOKS
+	BACKEND_GDB_FAMILY
 };

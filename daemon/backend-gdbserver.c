@@ -154,10 +154,10 @@ const struct backend backend_gdbserver = {
 	.name = "gdbserver",
 	.debugger = "gdb",
 	.stop_target = "auto",
-	.flags = BACKEND_SERVER | BACKEND_ATTACH | BACKEND_HANGUP,
+	.flags = BACKEND_SERVER | BACKEND_ATTACH,
 	.fault_defaults = fault_cortex_m,
 	.params = backend_gdbserver_params,
 	.check = backend_gdbserver_check,
 	.start = backend_gdbserver_start,
-	BACKEND_GDB_HOOKS
+	BACKEND_GDB_FAMILY
 };

@@ -116,8 +116,7 @@ const struct backend backend_qemu = {
 	.name = "qemu",
 	.debugger = "gdb-multiarch",
 	.stop_target = "detach",
-	.flags = BACKEND_SERVER | BACKEND_PROGRAM | BACKEND_TRANSPORT |
-	    BACKEND_HANGUP,
+	.flags = BACKEND_SERVER | BACKEND_PROGRAM | BACKEND_TRANSPORT,
 	.reset_commands = backend_qemu_reset,
 	.fault_defaults = fault_cortex_m,
 	.load_commands = backend_qemu_load,
@@ -125,5 +124,5 @@ const struct backend backend_qemu = {
 	.params = backend_qemu_params,
 	.check = backend_qemu_check,
 	.start = backend_qemu_start,
-	BACKEND_GDB_HOOKS
+	BACKEND_GDB_FAMILY
 };

@@ -67,12 +67,11 @@ const struct backend backend_remote = {
 	.name = "remote",
 	.debugger = "gdb",
 	.stop_target = "detach",
-	.flags = BACKEND_HANGUP,
 	.params = backend_remote_params,
 	.reset_commands = backend_remote_reset,
 	.fault_defaults = fault_cortex_m,
 	.load_commands = backend_remote_load,
 	.check = backend_remote_check,
 	.start = backend_gdb_start,
-	BACKEND_GDB_HOOKS
+	BACKEND_GDB_FAMILY
 };

@@ -388,12 +388,6 @@ void		 orphan_check(void);
 #define BACKEND_TRANSPORT 0x8	/* the transport is on unless a launch says not */
 /* Takes "pid"; its targets run on this host, so stop_target "auto" works. */
 #define BACKEND_ATTACH	0x10
-/*
- * The daemon's death hangs the main process up before killing it: gdb
- * detaches from what it only attached to, where a kill would leave it
- * with its breakpoints.
- */
-#define BACKEND_HANGUP	0x20
 
 struct launch;
 struct session_proc;
@@ -414,6 +408,12 @@ struct backend {
 	const char *const *fault_defaults;
 	/* With no reset_commands: a reset runs the program again (native). */
 	bool		 reset_rerun;
+	/*
+	 * The daemon's death hangs the main process up before killing it:
+	 * gdb detaches from what it only attached to, where a kill would
+	 * leave it with its breakpoints.
+	 */
+	bool		 hangup;
 	/* Console commands typed after the launch's (qemu: "continue"). */
 	const char *const *run_commands;
 	/* Its own launch params (ends with a NULL name), as a method's. */

@@ -122,10 +122,12 @@ struct gdb_job {
 };
 
 /*
- * The hooks every gdb-family kind shares; a kind adds its data and its
- * .start (backend_gdb_start, or one that starts its managed server).
+ * What every gdb-family kind shares: its hooks, and gdb hung up at the
+ * daemon's death. A kind adds its data and its .start (backend_gdb_start,
+ * or one that starts its managed server).
  */
-#define BACKEND_GDB_HOOKS					\
+#define BACKEND_GDB_FAMILY					\
+	.hangup = true,						\
 	.argv = backend_gdb_argv,				\
 	.ready = backend_gdb_ready,				\
 	.quit = gdb_quit,					\

@@ -333,8 +333,7 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 	};
 
 	/* A daemon's death hangs the debugger up first, as tmux's end does a shell. */
-	spec.hangup = sp == &s->procs[0] &&
-	    (s->backend->flags & BACKEND_HANGUP);
+	spec.hangup = sp == &s->procs[0] && s->backend->hangup;
 	if (sp->transport) {
 		transport_child_fds(s->transport, &spec.fd_in, &spec.fd_out);
 	}
