@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-#include "daemon.h"
+#include "gdb.h"
+#include "mi.h"
 
 /* What a starting session awaits before it runs (gdb_data.settle). */
 enum gdb_settle {
@@ -340,14 +340,19 @@ backend_gdb_timeout(void *arg)
 	    g->remote, g->s->l.connect_timeout);
 }
 
-/* Set up the family's state: the MI channel, and where gdb will connect. */
+/*
+ * Set up the family's state, the session's from now on: the MI channel,
+ * and where gdb will connect (NULL: not yet known, or nowhere).
+ */
 int
-backend_gdb_open(struct session *s, struct gdb_data *g, const char *remote,
-    char *err, size_t errlen)
+backend_gdb_open(struct session *s, const char *remote, char *err,
+    size_t errlen)
 {
-	char	path[PATH_MAX + 64], why[PATH_MAX + 128];
+	struct gdb_data	*g = xcalloc(1, sizeof *g);
+	char		 path[PATH_MAX + 64], why[PATH_MAX + 128];
 
 	g->s = s;
+	g->server.fd = -1;
 	s->bdata = g;
 	TAILQ_INIT(&g->jobs);
 	TAILQ_INIT(&g->chans);
@@ -369,7 +374,7 @@ backend_gdb_open(struct session *s, struct gdb_data *g, const char *remote,
 }
 
 /* gdb runs: the fault breaks, then the connect, through MI; and the deadline. */
-void
+static void
 backend_gdb_connect(struct session *s)
 {
 	struct gdb_data *g = s->bdata;
@@ -395,7 +400,10 @@ backend_gdb_connect(struct session *s)
 	timer_start(g->timer, s->l.connect_timeout);
 }
 
-/* The session ended: release the family's live state (a close hook). */
+/*
+ * The session ended: release the family's live state, and stop watching
+ * a server kind's server (a close hook).
+ */
 void
 backend_gdb_close(struct session *s)
 {
@@ -411,16 +419,24 @@ backend_gdb_close(struct session *s)
 	timer_free(g->timer);
 	g->timer = NULL;
 	gdb_attach_close(g);
+	server_close(&g->server);
 }
 
-/* Where gdb connects. */
+/*
+ * The kind's fields of the session object (a status hook): where gdb
+ * connects and a server kind's server; or, for gdb here, its program.
+ */
 void
 backend_gdb_status(const struct session *s, json_t *o)
 {
 	struct gdb_data *g = s->bdata;
 
-	if (g != NULL && g->remote[0] != '\0')
-		json_object_set_new(o, "remote", json_string(g->remote));
+	if (g == NULL || g->remote[0] == '\0') {
+		status_main_inferior(s, o);
+		return;
+	}
+	json_object_set_new(o, "remote", json_string(g->remote));
+	server_status(&g->server, o);
 }
 
 /* The managed server listens: gdb, once it runs, connects, its one client. */
@@ -432,6 +448,22 @@ backend_gdb_served(struct session *s, const char *host, int port)
 	snprintf(g->remote, sizeof g->remote, "%s:%d", host, port);
 	if (g->debugger_up)
 		backend_gdb_connect(s);
+}
+
+/*
+ * Listen on a loopback port for a server kind's server, which gets the
+ * socket (port 0: any): gdb connects there. The port, or -1 with err.
+ */
+int
+backend_gdb_server_bind(struct session *s, int port, char *err,
+    size_t errlen)
+{
+	struct gdb_data *g = s->bdata;
+
+	if ((port = server_bind(&g->server, port, err, errlen)) == -1)
+		return -1;
+	snprintf(g->remote, sizeof g->remote, "127.0.0.1:%d", port);
+	return port;
 }
 
 /*
@@ -451,50 +483,35 @@ backend_gdb_server_start(struct session *s, char **server_argv, int port,
 	return session_proc_spawn_main(s, err, errlen);
 }
 
-/* A server kind's process exec'd: watch the server, or connect gdb. */
+/*
+ * A process of the session exec'd (a ready hook): a server kind's server
+ * is watched until it listens; gdb connects once its target is there (a
+ * server kind's, when both are up; a remote one's at once), or, for gdb
+ * here, runs its program or attaches (gdb-attach.c).
+ */
 void
-backend_gdb_server_ready(struct session *s, struct session_proc *sp)
+backend_gdb_ready(struct session *s, struct session_proc *sp)
 {
 	struct gdb_data *g = s->bdata;
 
 	if (server_started(&g->server, sp))
 		return;
-	g->debugger_up = true;
-	if (g->server.listening)
+	if (g->server.proc != NULL) {
+		g->debugger_up = true;
+		if (g->server.listening)
+			backend_gdb_connect(s);
+	} else if (g->remote[0] != '\0')
 		backend_gdb_connect(s);
-}
-
-/* A server kind's status: where gdb connects, and the server. */
-void
-backend_gdb_server_status(const struct session *s, json_t *o)
-{
-	struct gdb_data *g = s->bdata;
-
-	backend_gdb_status(s, o);
-	if (g != NULL)
-		server_status(&g->server, o);
-}
-
-/* A server kind ended: release gdb's state and stop watching the server. */
-void
-backend_gdb_server_close(struct session *s)
-{
-	struct gdb_data *g = s->bdata;
-
-	if (g == NULL)
-		return;
-	backend_gdb_close(s);
-	server_close(&g->server);
+	else
+		gdb_attach_ready(s, sp);
 }
 
 /* gdb and remote: the MI channel beside the console, then gdb itself. */
 int
 backend_gdb_start(struct session *s, char *err, size_t errlen)
 {
-	struct gdb_data *g = xcalloc(1, sizeof *g);
-
 	/* Only remote sessions have an address (launch checks it). */
-	if (backend_gdb_open(s, g, s->l.remote, err, errlen) != 0)
+	if (backend_gdb_open(s, s->l.remote, err, errlen) != 0)
 		return -1;
 	/* A program gdb starts here gets a terminal of its own. */
 	if (s->l.remote == NULL && gdb_tty_open(s, err, errlen) != 0)
@@ -508,11 +525,6 @@ const struct backend backend_gdb = {
 	.stop_target = "auto",
 	.flags = BACKEND_PROGRAM | BACKEND_ATTACH,
 	.reset_rerun = true,
-	.argv = backend_gdb_argv,
 	.start = backend_gdb_start,
-	.ready = gdb_attach_ready,
-	.quit = gdb_quit,
-	.command = gdb_command,
-	.status = status_main_inferior,
-	.close = backend_gdb_close,
+	BACKEND_GDB_FAMILY
 };

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "method.h"
 
 /* Replace every {port} in the server command. */
@@ -130,21 +131,18 @@ backend_gdbserver_recipes(struct launch *l)
 static int
 backend_gdbserver_start(struct session *s, char *err, size_t errlen)
 {
-	struct gdb_data	 *g = xcalloc(1, sizeof *g);
-	char		**av, addr[64];
-	int		  rc, port = s->l.port;
+	char	**av, addr[64];
+	int	  rc, port = s->l.port;
 
 	backend_gdbserver_recipes(&s->l);
 
 	/* {port} wants a number now; anything else can pick and be seen. */
 	if (port == 0 && s->l.server != NULL &&
 	    strstr(s->l.server, "{port}") != NULL &&
-	    (port = server_free_port(err, errlen)) < 0) {
-		free(g);
+	    (port = server_free_port(err, errlen)) < 0)
 		return -1;
-	}
 	snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
-	if (backend_gdb_open(s, g, addr, err, errlen) != 0)
+	if (backend_gdb_open(s, addr, err, errlen) != 0)
 		return -1;
 	av = backend_gdbserver_argv(s, port);
 	rc = backend_gdb_server_start(s, av, port, err, errlen);
@@ -160,11 +158,6 @@ const struct backend backend_gdbserver = {
 	.fault_defaults = fault_cortex_m,
 	.params = backend_gdbserver_params,
 	.check = backend_gdbserver_check,
-	.argv = backend_gdb_argv,
 	.start = backend_gdbserver_start,
-	.ready = backend_gdb_server_ready,
-	.quit = gdb_quit,
-	.command = gdb_command,
-	.status = backend_gdb_server_status,
-	.close = backend_gdb_server_close,
+	BACKEND_GDB_FAMILY
 };

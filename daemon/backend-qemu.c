@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "method.h"
 
 /* What a qemu launch takes beside the family's params. */
@@ -91,17 +92,11 @@ backend_qemu_server_argv(struct session *s)
 static int
 backend_qemu_start(struct session *s, char *err, size_t errlen)
 {
-	struct gdb_data	 *g = xcalloc(1, sizeof *g);
-	char		**av, addr[64];
-	int		  rc, port;
+	char	**av;
+	int	  rc, port;
 
-	g->server.fd = -1;
-	if ((port = server_bind(&g->server, s->l.port, err, errlen)) == -1) {
-		free(g);
-		return -1;
-	}
-	snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
-	if (backend_gdb_open(s, g, addr, err, errlen) != 0)
+	if (backend_gdb_open(s, NULL, err, errlen) != 0 ||
+	    (port = backend_gdb_server_bind(s, s->l.port, err, errlen)) == -1)
 		return -1;
 	av = backend_qemu_server_argv(s);
 	rc = backend_gdb_server_start(s, av, port, err, errlen);
@@ -128,11 +123,6 @@ const struct backend backend_qemu = {
 	.run_commands = backend_qemu_run,
 	.params = backend_qemu_params,
 	.check = backend_qemu_check,
-	.argv = backend_gdb_argv,
 	.start = backend_qemu_start,
-	.ready = backend_gdb_server_ready,
-	.quit = gdb_quit,
-	.command = gdb_command,
-	.status = backend_gdb_server_status,
-	.close = backend_gdb_server_close,
+	BACKEND_GDB_FAMILY
 };

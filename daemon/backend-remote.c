@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "method.h"
 
 /*
@@ -52,14 +53,6 @@ backend_remote_check(const struct launch *l, struct rpc_error *err)
 	return 0;
 }
 
-/* gdb exec'd: connect it. */
-static void
-backend_remote_ready(struct session *s, struct session_proc *sp)
-{
-	(void)sp;
-	backend_gdb_connect(s);
-}
-
 /* What a remote launch takes: where its server listens. */
 static const struct method_param backend_remote_params[] = {
 	{ "remote", PT_STRING, true, 0, 0 },
@@ -79,11 +72,6 @@ const struct backend backend_remote = {
 	.fault_defaults = fault_cortex_m,
 	.load_commands = backend_remote_load,
 	.check = backend_remote_check,
-	.argv = backend_gdb_argv,
 	.start = backend_gdb_start,
-	.ready = backend_remote_ready,
-	.quit = gdb_quit,
-	.command = gdb_command,
-	.status = backend_gdb_status,
-	.close = backend_gdb_close,
+	BACKEND_GDB_FAMILY
 };

@@ -18,27 +18,27 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "bundle.h"
 
 /* How long gdb may take to gather before the bundle goes on without it. */
 #define BUNDLE_GATHER_MS 10000
 
-/* The gdb of a session that can gather now, or NULL and why not. */
-static struct gdb_data *
-bundle_gather_gdb(struct session *s, const char **why)
+/* Why the gdb of a session cannot gather now, or NULL: it can. */
+static const char *
+bundle_gather_why(struct session *s)
 {
-	struct gdb_data *g = s->bdata;
+	const char *why = NULL;
 
-	*why = NULL;
 	if (!gdb_family(s))
-		*why = "not a gdb-family session";
+		why = "not a gdb-family session";
 	else if (session_ended(s))
-		*why = "the session has ended";
+		why = "the session has ended";
 	else if (s->state != S_RUNNING)
-		*why = "the session is not running";
-	else if (g == NULL || g->mi == NULL)
-		*why = "gdb's MI channel is closed";
-	return *why == NULL ? g : NULL;
+		why = "the session is not running";
+	else if (gdb_live(s) == NULL)
+		why = "gdb's MI channel is closed";
+	return why;
 }
 
 /*
@@ -279,20 +279,19 @@ bundle_gather_state_cb(struct sink *k, struct session *s,
 void
 bundle_gather(struct bundle *b)
 {
-	struct gdb_data	*g;
 	struct gdb_job	*j;
 	const char	*why;
 	char		*cmd;
 	int		 fd;
 
-	if ((g = bundle_gather_gdb(b->s, &why)) == NULL) {
+	if ((why = bundle_gather_why(b->s)) != NULL) {
 		bundle_missing(b, "backtrace", why);
 		bundle_missing(b, "registers", why);
 		bundle_missing(b, "core", why);
 		bundle_queue(b);
 		return;
 	}
-	j = gdb_job_new(NULL, g, GDB_JOB_ORPHAN_OK | GDB_JOB_STOPPED |
+	j = gdb_job_new(NULL, gdb_live(b->s), GDB_JOB_ORPHAN_OK | GDB_JOB_STOPPED |
 	    GDB_JOB_ERRORS_OK | GDB_JOB_OUTPUT | GDB_JOB_BARE,
 	    bundle_gather_done);
 	json_object_set_new(j->ctx, "bundle", json_integer(b->serial));

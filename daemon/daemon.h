@@ -24,7 +24,11 @@
 #include "term.h"
 
 struct conn;
+struct gdb_data;	/* gdb.h */
+struct gdb_job;		/* gdb.h */
 struct method;
+struct mi_filter;	/* mi.h */
+struct mi_record;	/* mi.h */
 struct request;
 struct session;
 struct session_event;
@@ -256,108 +260,6 @@ void		 transport_resume(struct transport *);
 void		 transport_passthrough(struct transport *, bool);
 void		 transport_close(struct transport *);
 
-/* mi-parse.c: one gdb/MI output record, parsed. */
-enum mi_kind {
-	MI_RESULT,	/* ^done, ^running, ^connected, ^error, ^exit */
-	MI_EXEC,	/* *running, *stopped: exec async */
-	MI_STATUS,	/* +download...: status async */
-	MI_NOTIFY,	/* =thread-group-exited, =breakpoint-modified, ... */
-	MI_CONSOLE,	/* ~"...": console stream */
-	MI_TARGET,	/* @"...": target stream */
-	MI_LOG,		/* &"...": log stream */
-	MI_PROMPT,	/* (gdb) */
-};
-
-/* Tuples and lists nested deeper than this make a line malformed. */
-#define MI_PARSE_DEPTH 64
-
-struct mi_record {
-	enum mi_kind	 kind;
-	bool		 has_token;
-	unsigned long	 token;
-	char		 cls[64];	/* result or async class: "done", "stopped" */
-	json_t		*results;	/* result/async: an object, never NULL */
-	char		*text;		/* stream: the unescaped text, NUL-terminated */
-	size_t		 textlen;	/* its length (it may hold NUL bytes) */
-};
-
-/* Parse one line (no newline; a trailing \r is ignored); -1 with err on a malformed line. */
-int	 mi_parse(const char *line, size_t len, struct mi_record *, char *err,
-	    size_t errlen);
-/* A line cut before its end: token, kind, class, a stream's text so far. */
-int	 mi_parse_cut(const char *line, size_t len, struct mi_record *,
-	    char *err, size_t errlen);
-void	 mi_record_free(struct mi_record *);
-/* s as an MI c-string, quotes included, for -interpreter-exec console "...". Caller frees. */
-char	*mi_quote(const char *s);
-
-/* mi.c: gdb's machine interface on a second, raw pty. */
-struct mi_record;
-/* A command's answer: its result record (NULL: gdb went away) and output. */
-typedef void (*mi_reply_cb)(void *arg, const struct mi_record *,
-    const char *output, size_t len);
-/* A record gdb sent on its own: async, or stream output nobody asked for. */
-typedef void (*mi_event_cb)(void *arg, const struct mi_record *);
-/*
- * Tokens from mi.c's JOIN_TOKEN_BASE up are joined clients' (join.c): gdb
- * gives some of their results to the first MI UI, ours.
- */
-/* A result of another UI's command, as gdb wrote it. */
-typedef void (*mi_foreign_cb)(void *arg, const char *line, size_t len);
-/* One of our commands was answered: cmd, its record and line. */
-typedef void (*mi_answered_cb)(void *arg, const char *cmd,
-    const struct mi_record *, const char *line, size_t len);
-
-/* A channel to one gdb's MI, mi.c's alone. */
-struct mi;
-
-struct mi	*mi_open(mi_event_cb, void *arg, char *err, size_t errlen);
-void		 mi_hooks(struct mi *, mi_foreign_cb, mi_answered_cb);
-const char	*mi_pts(const struct mi *);
-unsigned long	 mi_command(struct mi *, mi_reply_cb, void *arg,
-		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-unsigned long	 mi_command_output(struct mi *, mi_reply_cb, void *arg,
-		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-void		 mi_cancel(struct mi *, unsigned long token);
-void		 mi_cork(struct mi *);
-void		 mi_uncork(struct mi *);
-int		 mi_transcript(struct mi *, const char *path, uint64_t max,
-		    char *err, size_t errlen);
-void		 mi_close(struct mi *);
-
-/* mi-filter.c: what a joined MI client may send to the shared gdb. */
-enum mi_filter_verdict {
-	MIF_PASS,		/* written to gdb */
-	MIF_DONE,		/* a no-op here: answered ^done */
-	MIF_ERROR,		/* refused: answered ^error with why */
-	MIF_EXIT		/* the client leaves: answered ^exit */
-};
-#define MIF_RESUMES	 0x1	/* it resumes the target */
-#define MIF_INTERRUPT	 0x2	/* it stops the target */
-#define MIF_BREAK_INSERT 0x4	/* an MI breakpoint: gdb tells no other UI */
-#define MIF_BREAK_DELETE 0x8
-#define MIF_VAR_CREATE	 0x10	/* a varobj: deleted when the client leaves */
-#define MIF_VAR_DELETE	 0x20
-
-/* What the filter knows of the session. */
-struct mi_filter_ctx {
-	const char	*program;	/* its program, resolved, or NULL */
-	const char	*remote;	/* HOST:PORT gdb is connected to, or NULL */
-	long		 pid;		/* the native program's pid, or 0 */
-	bool		 observe;	/* a read-only client */
-	bool		 full;		/* may run code of its own in gdb */
-	json_t		*internal;	/* the fault breaks, by number, or NULL */
-};
-
-struct mi_filter {
-	enum mi_filter_verdict	 verdict;
-	int			 flags;		/* MIF_*, when it passes */
-	char			 why[256];	/* MIF_ERROR: the reason */
-};
-
-void	mi_filter_decide(const struct mi_filter_ctx *, const char *cmd,
-	    struct mi_filter *);
-
 /* join*.c, method-join.c: joined MI clients on new-ui channels of gdb (join.h). */
 struct gdb_data;
 struct join_chan;
@@ -506,6 +408,12 @@ struct backend {
 	const char *const *fault_defaults;
 	/* With no reset_commands: a reset runs the program again (native). */
 	bool		 reset_rerun;
+	/*
+	 * The daemon's death hangs the main process up before killing it:
+	 * gdb detaches from what it only attached to, where a kill would
+	 * leave it with its breakpoints.
+	 */
+	bool		 hangup;
 	/* Console commands typed after the launch's (qemu: "continue"). */
 	const char *const *run_commands;
 	/* Its own launch params (ends with a NULL name), as a method's. */
@@ -578,202 +486,21 @@ bool	 server_started(struct server *, struct session_proc *);
 void	 server_status(const struct server *, json_t *);
 void	 server_close(struct server *);
 
-/* backend-gdb.c: the gdb family (the kinds gdb_family_kind picks). */
-
-/* How far the gdb family's graceful quit has come (gdb-quit.c). */
-enum gdb_quit_step {
-	GDB_QUIT_NONE,
-	GDB_QUIT_INTERRUPT,	/* -exec-interrupt sent, *stopped awaited */
-	GDB_QUIT_LIST,		/* -list-thread-groups sent */
-	GDB_QUIT_END,		/* kill or -target-detach sent, for each */
-	GDB_QUIT_EXIT		/* -gdb-exit sent */
-};
-
-struct gdb_data {
-	struct session	*s;
-	enum gdb_quit_step quit_step;
-	struct mi	*mi;
-	char		 remote[256];	/* HOST:PORT gdb connects to, or "" */
-	struct timer	*timer;		/* connecting's, then settling's, deadline */
-	unsigned long	 connect_token;
-	bool		 debugger_up;	/* gdb beside its server ran */
-	unsigned	 inserts;	/* fault breaks gdb has not answered */
-	bool		 breaks_sent;	/* the fault breaks went to gdb */
-	bool		 target_up;	/* connected or attached */
-	int		 settle;	/* what the launch awaits (backend-gdb.c) */
-	unsigned	 groups;	/* thread groups live: the program runs */
-	unsigned	 quit_left;	/* the quit's kills and detaches unanswered */
-	struct timer	*attach_timer;	/* --pid: the attach's deadline */
-	unsigned long	 attach_token;
-	struct server	 server;	/* gdbserver, qemu: the managed server */
-	/* gdb-control.c: run control. */
-	TAILQ_HEAD(, gdb_job) jobs;	/* verbs; the first one runs */
-	struct timer	*job_timer;	/* bounds a halt or resume awaited */
-	json_t		*exit_held;	/* gdb.c: an exit, until *stopped says how */
-	struct timer	*exit_timer;
-	int		 halting;	/* GDB_HALT_*: who the next stop is by */
-	bool		 resuming;	/* the next running undoes a halt */
-	json_t		*fault_bkpts;	/* the fault breaks' numbers (strings) */
-	unsigned	 rearmed;	/* fault breaks put back after a delete */
-	bool		 disarmed;	/* missing, and could not be put back */
-	/* join.c: joined MI clients, by conn serial (0: none). */
-	TAILQ_HEAD(, join_chan) chans;	/* new-ui channels, kept for reuse */
-	uint64_t	 nchans;
-	uint64_t	 run_by;	/* whose resume the next running is */
-	uint64_t	 halt_by;	/* whose interrupt the next stop is */
-	uint64_t	 last_run_by;	/* who ran the target last */
-	uint64_t	 stop_by;	/* whom the current stop is by */
-	/* join-seed.c: the thread groups (id: pid or null) and threads (id: group) heard of. */
-	json_t		*seen_groups;
-	json_t		*seen_threads;
-};
-
-/* Who asked for the next stop (gdb_data.halting). */
-enum gdb_halt {
-	GDB_HALT_NONE,
-	GDB_HALT_USER,		/* halt, or -exec-interrupt: by "halt" */
-	GDB_HALT_TRANSIENT,	/* the daemon, to serve a verb: skipped */
-	GDB_HALT_RESET,		/* a reset that leaves it halted */
-	GDB_HALT_VERDICT	/* a deadline's or a silence's: by "verdict" */
-};
-
-/* Where a run-control job is. */
-enum gdb_job_phase {
-	GDB_JOB_QUEUED,
-	GDB_JOB_HALTING,	/* -exec-interrupt sent, its stop awaited */
-	GDB_JOB_COMMANDS,
-	GDB_JOB_RESUMING	/* its running record awaited */
-};
-
-#define GDB_JOB_STOPPED		0x1	/* needs the target stopped */
-#define GDB_JOB_KEEP_HALTED	0x2	/* and leaves it so */
-#define GDB_JOB_AWAIT_RUNNING	0x4	/* answer once the target runs */
-#define GDB_JOB_ERRORS_OK	0x8	/* an ^error is a reply like any */
-#define GDB_JOB_ORPHAN_OK	0x10	/* runs with no request */
-#define GDB_JOB_BARE		0x20	/* its answer has no "target" */
-#define GDB_JOB_OUTPUT		0x40	/* each reply has its console output */
-#define GDB_JOB_RERUN		0x80	/* a reset's run: it ends the fault */
-
-struct gdb_job;
-typedef json_t *(*gdb_job_done)(struct gdb_job *);
-
-/* A verb's MI commands, run in order when its turn comes. */
-struct gdb_job {
-	TAILQ_ENTRY(gdb_job)	 entry;
-	struct gdb_data		*g;
-	struct request		*req;	/* NULL once finished or gone */
-	/* A request that waits on its own after the job, told of its failure. */
-	struct request		*waiter;
-	void			(*unlink)(struct gdb_job *);
-	int			 flags;
-	enum gdb_job_phase	 phase;
-	bool			 queued;
-	bool			 halted;	/* it interrupted the target */
-	bool			 halted_for;	/* resume after the commands */
-	int			 halting;	/* g->halting at the first command */
-	int			 halt_as;	/* GDB_JOB_STOPPED's halt is by, or 0 */
-	json_t			*cmds;		/* MI lines */
-	size_t			 next;
-	unsigned long		 token;
-	json_t			*replies;	/* each answer's results + class */
-	json_t			*ctx;		/* the verb's own */
-	json_t			*result;
-	char			*error;
-	int			 code;
-	/* At its turn, before any command; nonzero: answered already. */
-	int			(*start)(struct gdb_job *);
-	/* After each answer: may add commands. */
-	void			(*step)(struct gdb_job *, json_t *reply);
-	/* The answer, or NULL: the request goes on waiting (or failed). */
-	gdb_job_done		 done;
-};
-
-char	**backend_gdb_argv(struct session *, char *err, size_t errlen);
-int	 backend_gdb_start(struct session *, char *err, size_t errlen);
-int	 backend_gdb_open(struct session *, struct gdb_data *, const char *remote,
-	    char *err, size_t errlen);
-void	 backend_gdb_connect(struct session *);
-void	 backend_gdb_target_ready(struct gdb_data *);
-void	 backend_gdb_settle(struct gdb_data *);
-void	 backend_gdb_close(struct session *);
-void	 backend_gdb_status(const struct session *, json_t *);
-int	 backend_gdb_server_start(struct session *, char **server_argv,
-	    int port, char *err, size_t errlen);
-void	 backend_gdb_server_ready(struct session *, struct session_proc *);
-void	 backend_gdb_server_status(const struct session *, json_t *);
-void	 backend_gdb_server_close(struct session *);
+/* backend-lldb.c: the lldb family's managed server, for backend-lldb-server.c. */
 struct server	*backend_lldb_managed(struct session *);
 
-/* fault.c: the fault record of a target stopped by a fault. */
-/* A Cortex-M's fault handlers, the fault breaks of a probe's kinds. */
-extern const char *const fault_cortex_m[];
-void	 fault_stopped(struct gdb_data *, const struct mi_record *);
-json_t	*fault_breaks(const struct session *);
-
-/* gdb-attach.c: launch --pid, and whether a target is the session's own. */
-void	 gdb_attach_ready(struct session *, struct session_proc *);
-bool	 gdb_attach_ours(const struct session *, pid_t);
-void	 gdb_attach_close(struct gdb_data *);
-
-/* gdb-quit.c: the gdb family's quit hook. */
-int	 gdb_quit(struct session *);
-void	 gdb_quit_stopped(struct gdb_data *);
-
-/* gdb-osabi.c: no OS for a bare-metal program's gdb. */
-void	 gdb_osabi_args(struct argv *, struct session *);
-
-/* gdb-tty.c: the program's own terminal in a gdb session. */
-int	 gdb_tty_open(struct session *, char *err, size_t errlen);
-void	 gdb_tty_args(struct argv *, struct session *);
-void	 gdb_tty_ended(struct sink *, struct session *,
-	    const struct session_event *);
-
-/* gdb-newui.c: gdb's MI channel, opened without a word on the console. */
-void	 gdb_newui_args(struct argv *, struct session *, const char *pts);
-void	 gdb_newui_remove(struct session *);
-
-/* gdb-breaks.c: the session's own fault breakpoints, kept armed. */
-json_t		*gdb_breaks_bkpt(json_t *results);
-void		 gdb_breaks_inserted(struct gdb_data *, const struct mi_record *);
-bool		 gdb_breaks_internal(const struct gdb_data *, const char *);
-bool		 gdb_breaks_placed(const struct gdb_data *, const char *loc);
-const char	*gdb_breaks_location(const struct gdb_data *, const char *);
-bool		 gdb_breaks_deletes(const char *cmd);
-json_t		*gdb_breaks_listed(json_t *reply);
-enum method_return gdb_breaks_exec(struct request *, struct gdb_data *,
-		    const char *cmd);
-json_t		*gdb_breaks_status(const struct session *);
-
-/* gdb-control.c: run control, a job at a time. */
+/* gdb.h: the gdb family's own; what the other files ask of it. */
+/* A gdb-family session's state; NULL for another kind, or none yet. */
+struct gdb_data	*gdb_of(const struct session *);
+/* The same while gdb's MI channel is open; NULL once gdb is gone. */
+struct gdb_data	*gdb_live(const struct session *);
+bool		 gdb_family(const struct session *);
+bool		 gdb_family_kind(const struct backend *, const void *);
 const char	*gdb_control_state(const struct session *);
-struct gdb_job	*gdb_job_new(struct request *, struct gdb_data *, int flags,
-		    gdb_job_done);
-void		 gdb_job_add(struct gdb_job *, const char *fmt, ...)
-		    __attribute__((format(printf, 2, 3)));
-void		 gdb_job_add_console(struct gdb_job *, const char *cmd);
-void		 gdb_job_fail(struct gdb_job *, int code, const char *fmt, ...)
-		    __attribute__((format(printf, 3, 4)));
-enum method_return gdb_job_run(struct gdb_job *, void (*)(struct request *),
-		    long long ms);
-void		 gdb_job_timeout(struct request *);
-void		 gdb_control_target(struct gdb_data *, const json_t *);
-const char	*gdb_control_stop_by(struct gdb_data *, const char *reason,
-		    const char *sig, bool *transient);
-bool		 gdb_control_running_transient(struct gdb_data *);
-void		 gdb_control_close(struct gdb_data *);
-
-/* gdb.c: the target's state from MI, and exec, for the gdb family. */
-json_t	*gdb_text(const char *out, size_t len);
-json_t	*gdb_frames(json_t *stack);
-json_t	*gdb_registers(json_t *names, json_t *values);
-void	 gdb_exit_flush(struct gdb_data *);
-void	 gdb_target(struct gdb_data *, json_t *target);
-void	 gdb_event(void *arg, const struct mi_record *);
-int	 gdb_command(struct session *, struct request *);
-bool	 gdb_family(const struct session *);
-bool	 gdb_family_kind(const struct backend *, const void *);
-struct gdb_data *gdb_live(struct session *);
-void	 gdb_copy(json_t *dst, const char *key, json_t *src, const char *from);
+json_t		*gdb_breaks_status(const struct session *);
+json_t		*fault_breaks(const struct session *);
+void		 gdb_tty_ended(struct sink *, struct session *,
+		    const struct session_event *);
 
 /* launch.c: a launch request's params, checked once. */
 struct launch {

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "gdb.h"
+#include "mi.h"
 
 /* System Control Block fault registers: CFSR, HFSR, DFSR, MMFAR, BFAR. */
 #define FAULT_SCB_ADDR	"0xE000ED28"

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
+#include "mi.h"
 
 /* Most parents walked up from a target before giving up: it is not ours. */
 #define GDB_ATTACH_MAXDEPTH 256

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
+#include "mi.h"
 #include "request.h"
 
 /* The bkpt object of an MI answer (the first of several locations). */
@@ -205,14 +207,13 @@ gdb_breaks_exec(struct request *req, struct gdb_data *g, const char *cmd)
 json_t *
 gdb_breaks_status(const struct session *s)
 {
-	const struct gdb_data	*g;
+	const struct gdb_data	*g = gdb_of(s);
 	json_t			*nums;
 	const char		*key;
 	json_t			*v;
 
-	if (!gdb_family(s) || s->bdata == NULL)
+	if (g == NULL)
 		return NULL;
-	g = s->bdata;
 	nums = json_array();
 	json_object_foreach(g->fault_bkpts, key, v)
 		json_array_append_new(nums, json_string(key));

@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "method.h"
+#include "mi.h"
 #include "request.h"
 
 static void	gdb_job_request_gone(struct request *);

@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
+#include "mi.h"
 
 /* One kill or detach of one inferior, waiting for gdb's answer. */
 struct gdb_quit_one {

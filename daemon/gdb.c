@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
+#include "mi.h"
 #include "request.h"
 
 /* How long a process's exit waits for the *stopped that says how. */
@@ -399,13 +401,20 @@ gdb_family(const struct session *s)
 	return gdb_family_kind(s->backend, NULL);
 }
 
+/* s's gdb-family state; NULL for another kind, or before its start. */
+struct gdb_data *
+gdb_of(const struct session *s)
+{
+	return gdb_family(s) ? s->bdata : NULL;
+}
+
 /* s's gdb while its MI channel is open; NULL for another kind, or gdb gone. */
 struct gdb_data *
-gdb_live(struct session *s)
+gdb_live(const struct session *s)
 {
-	struct gdb_data *g = s->bdata;
+	struct gdb_data *g = gdb_of(s);
 
-	return gdb_family(s) && g != NULL && g->mi != NULL ? g : NULL;
+	return g != NULL && g->mi != NULL ? g : NULL;
 }
 
 /*

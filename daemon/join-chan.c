@@ -12,7 +12,9 @@
 
 #include "daemon.h"
 #include "conn.h"
+#include "gdb.h"
 #include "join.h"
+#include "mi.h"
 
 /* The most channels, so joined clients, a session has (join_init). */
 static long	join_max = JOINS_MAX_DEFAULT;

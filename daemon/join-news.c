@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "join.h"
+#include "mi.h"
 
 /* Every other joined client hears a line (a breakpoint made or gone). */
 static void

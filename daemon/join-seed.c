@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "join.h"
+#include "mi.h"
 
 /* A notification's string result, or NULL. */
 static const char *

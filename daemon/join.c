@@ -11,7 +11,9 @@
 
 #include "daemon.h"
 #include "conn.h"
+#include "gdb.h"
 #include "join.h"
+#include "mi.h"
 
 /* How long a leaving client's commands in flight may take to be answered. */
 #define JOIN_LEAVE_MS	5000

@@ -8,6 +8,7 @@
 
 #include "daemon.h"
 #include "conn.h"
+#include "gdb.h"
 #include "method.h"
 #include "request.h"
 
@@ -47,7 +48,6 @@ method_hold_exec(struct request *req)
 	struct session	*s = req->session;
 	long		 ttl = (long)request_int(req, "ttl", hold_default_ttl());
 	struct rpc_error err;
-	struct gdb_data	*g;
 
 	if (ttl == 0) {
 		hold_release(s);
@@ -55,14 +55,14 @@ method_hold_exec(struct request *req)
 	}
 	if (hold_set(s, ttl, method_hold_by(req), &err) != 0)
 		return request_error(req, err.code, "%s", err.message);
-	g = gdb_live(s);
 	/* A kind without a debugger, or a target that ended, is held as it is. */
-	if (g == NULL || json_is_false(json_object_get(req->params, "halt")) ||
+	if (gdb_live(s) == NULL ||
+	    json_is_false(json_object_get(req->params, "halt")) ||
 	    (strcmp(gdb_control_state(s), "running") != 0 &&
 	    strcmp(gdb_control_state(s), "stopped") != 0))
 		return request_done(req, json_pack("{s:o, s:O*}", "hold",
 		    hold_json(s), "target", s->target));
-	return method_target_halt_for(req, g, json_pack("{s:o}", "hold",
+	return method_target_halt_for(req, json_pack("{s:o}", "hold",
 	    hold_json(s)));
 }
 

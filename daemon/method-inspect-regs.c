@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "method-inspect.h"
 #include "method.h"
 #include "request.h"

@@ -11,8 +11,10 @@
 
 #include "b64.h"
 #include "daemon.h"
+#include "gdb.h"
 #include "method-inspect.h"
 #include "method.h"
+#include "mi.h"
 #include "request.h"
 
 /* A verb's bound on its whole work, unless "timeout" says. */

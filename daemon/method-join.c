@@ -12,8 +12,10 @@
 
 #include "daemon.h"
 #include "conn.h"
+#include "gdb.h"
 #include "join.h"
 #include "method.h"
+#include "mi.h"
 #include "request.h"
 
 /* How long gdb may take to open a channel and answer the seed. */

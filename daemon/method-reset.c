@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "method.h"
+#include "mi.h"
 #include "request.h"
 
 /* A reset's bound, unless "timeout" says. */

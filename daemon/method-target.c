@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
 #include "method.h"
+#include "mi.h"
 #include "request.h"
 
 /* A verb's bound on its whole work, unless "timeout" says. */
@@ -49,8 +51,7 @@ method_target_gdb(struct request *req, const char *verb)
 		free(family);
 		return NULL;
 	}
-	if (session_ended(s) || s->bdata == NULL ||
-	    ((struct gdb_data *)s->bdata)->mi == NULL) {
+	if (session_ended(s) || gdb_live(s) == NULL) {
 		request_error(req, RPC_NOT_RUNNING, "session %lu has exited",
 		    s->id);
 		return NULL;
@@ -61,7 +62,7 @@ method_target_gdb(struct request *req, const char *verb)
 		    s->id, session_state_name(s->state));
 		return NULL;
 	}
-	return s->bdata;
+	return gdb_live(s);
 }
 
 /* Whether a target record is one the wait is for. */
@@ -143,10 +144,10 @@ method_target_timeout(struct request *req)
 	struct session			*s = req->session;
 	struct gdb_job			*j;
 
-	if (w->halt_on_timeout && !w->timed_out && s->bdata != NULL &&
+	if (w->halt_on_timeout && !w->timed_out && gdb_of(s) != NULL &&
 	    strcmp(gdb_control_state(s), "running") == 0) {
 		w->timed_out = true;
-		j = gdb_job_new(NULL, s->bdata, GDB_JOB_ORPHAN_OK, NULL);
+		j = gdb_job_new(NULL, gdb_of(s), GDB_JOB_ORPHAN_OK, NULL);
 		j->halting = GDB_HALT_USER;
 		gdb_job_add(j, "-exec-interrupt");
 		gdb_job_run(j, NULL, 0);
@@ -306,11 +307,12 @@ method_target_halt_start(struct gdb_job *j)
 }
 
 /*
- * Interrupt the running target of g's session and answer req with its
- * stop, and with extra's members (taken; NULL: none) beside "target".
+ * Interrupt the running target of req's session, whose gdb is live, and
+ * answer req with its stop, and with extra's members (taken; NULL: none)
+ * beside "target".
  */
 enum method_return
-method_target_halt_for(struct request *req, struct gdb_data *g, json_t *extra)
+method_target_halt_for(struct request *req, json_t *extra)
 {
 	struct session			*s = req->session;
 	struct method_target_wait	*w;
@@ -334,7 +336,8 @@ method_target_halt_for(struct request *req, struct gdb_data *g, json_t *extra)
 		    "{s:O*}", "target", s->target), "the target of session %lu "
 		    "is not running (%s)", s->id, st);
 	}
-	j = gdb_job_new(NULL, g, GDB_JOB_ORPHAN_OK, method_target_then_wait);
+	j = gdb_job_new(NULL, gdb_live(s), GDB_JOB_ORPHAN_OK,
+	    method_target_then_wait);
 	j->start = method_target_halt_start;
 	j->halting = GDB_HALT_USER;
 	gdb_job_add(j, "-exec-interrupt");
@@ -347,11 +350,9 @@ method_target_halt_for(struct request *req, struct gdb_data *g, json_t *extra)
 static enum method_return
 method_target_halt_exec(struct request *req)
 {
-	struct gdb_data *g;
-
-	if ((g = method_target_gdb(req, "halt")) == NULL)
+	if (method_target_gdb(req, "halt") == NULL)
 		return METHOD_DONE;
-	return method_target_halt_for(req, g, NULL);
+	return method_target_halt_for(req, NULL);
 }
 
 /* The MI command of a resume's "how", or NULL. */

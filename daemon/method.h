@@ -5,9 +5,6 @@
 #ifndef DBGCTL_METHOD_H
 #define DBGCTL_METHOD_H
 
-struct gdb_data;
-struct gdb_job;
-
 /* request-check.c checks a request against these before exec runs. */
 /* JSON types a param may have (bits). */
 #define PT_STRING	0x01
@@ -53,12 +50,5 @@ extern const struct method *const method_inspects[];
 extern const struct method *const method_resets[];
 extern const struct method *const method_daemon[];
 extern const struct method *const method_ended[];
-
-/* method-target.c: the session's gdb for a verb, or NULL (answered). */
-struct gdb_data	*method_target_gdb(struct request *, const char *verb);
-enum method_return method_target_halt_for(struct request *, struct gdb_data *,
-	    json_t *extra);
-enum method_return method_target_job_stop(struct request *, struct gdb_job *,
-		    bool strict, json_t *extra);
 
 #endif

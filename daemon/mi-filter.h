@@ -7,7 +7,7 @@
 #ifndef DBGCTL_MI_FILTER_H
 #define DBGCTL_MI_FILTER_H
 
-#include "daemon.h"
+#include "mi.h"
 
 /*
  * How deep -interpreter-exec (of either interpreter, MI or CLI form) and

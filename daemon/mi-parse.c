@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "mi.h"
 
 /* Bytes of a class or variable name, with its NUL. */
 #define MI_PARSE_NAME 64

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "mi.h"
 
 /*
  * Tokens from JOIN_TOKEN_BASE up are joined clients' (join.c): gdb gives

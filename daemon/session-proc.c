@@ -332,12 +332,8 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 		.cgroup = cg,
 	};
 
-	/*
-	 * A daemon's death hangs gdb up first, as tmux's end does through
-	 * a shell: gdb detaches from what it only attached to (launch
-	 * --pid, -x attach), which a kill would leave with its breakpoints.
-	 */
-	spec.hangup = sp == &s->procs[0] && gdb_family(s);
+	/* A daemon's death hangs the debugger up first, as tmux's end does a shell. */
+	spec.hangup = sp == &s->procs[0] && s->backend->hangup;
 	if (sp->transport) {
 		transport_child_fds(s->transport, &spec.fd_in, &spec.fd_out);
 	}

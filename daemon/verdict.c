@@ -13,6 +13,7 @@
 
 #include "children.h"
 #include "daemon.h"
+#include "gdb.h"
 #include "request.h"
 
 /* Verdicts a session keeps in its history (status "verdicts"). */
@@ -186,8 +187,9 @@ verdict_gdb(struct verdict_watch *w)
 {
 	struct gdb_job *j;
 
-	j = gdb_job_new(NULL, w->s->bdata, GDB_JOB_ORPHAN_OK | GDB_JOB_STOPPED |
-	    GDB_JOB_KEEP_HALTED | GDB_JOB_ERRORS_OK, verdict_gdb_done);
+	j = gdb_job_new(NULL, gdb_of(w->s), GDB_JOB_ORPHAN_OK |
+	    GDB_JOB_STOPPED | GDB_JOB_KEEP_HALTED | GDB_JOB_ERRORS_OK,
+	    verdict_gdb_done);
 	j->halt_as = GDB_HALT_VERDICT;
 	j->step = verdict_gdb_step;
 	gdb_job_add(j, "-thread-info");

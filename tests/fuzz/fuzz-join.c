@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "mi.h"
 #include "fuzz.h"
 #include "mi-filter.h"
 

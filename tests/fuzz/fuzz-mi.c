@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "mi.h"
 #include "fuzz.h"
 
 /* Every line is gdb's own output: a malformed one is a parser bug. */

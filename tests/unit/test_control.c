@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "gdb.h"
+#include "mi.h"
 
 /* Parse one MI line, asserting it parses. */
 static void

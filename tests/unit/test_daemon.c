@@ -125,6 +125,31 @@ Test(backend, gdb_debugger_override_and_no_args)
 	argv_free(av);
 }
 
+/*
+ * A gdb-family kind runs gdb with the family's hooks, and the daemon's
+ * death hangs gdb up so that it detaches; no other kind is hung up.
+ */
+Test(backend, every_gdb_kind_shares_the_family_and_is_hung_up)
+{
+	const struct backend	*be;
+	size_t			 i, n = 0;
+
+	for (i = 0; (be = backend_at(i)) != NULL; i++) {
+		if (!gdb_family_kind(be, NULL)) {
+			cr_assert(!be->hangup, "%s is hung up", be->name);
+			continue;
+		}
+		n++;
+		cr_assert(be->hangup, "%s is not hung up", be->name);
+		cr_assert(be->argv == backend_gdb.argv && be->ready ==
+		    backend_gdb.ready && be->quit == backend_gdb.quit &&
+		    be->status == backend_gdb.status && be->close ==
+		    backend_gdb.close, "%s has hooks of its own", be->name);
+		cr_assert_not_null(be->start, "%s", be->name);
+	}
+	cr_assert_geq(n, 4, "gdb, remote, gdbserver, qemu");
+}
+
 Test(backend, unknown_kind_is_not_found)
 {
 	cr_assert_null(backend_find("lldb-nope"));

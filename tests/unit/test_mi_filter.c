@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "mi.h"
 #include "mi-filter.h"
 
 /* The verdict on one command, in a context. */

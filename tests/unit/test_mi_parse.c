@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "mi.h"
 
 #ifndef MI_TRANSCRIPT
 #error "MI_TRANSCRIPT must name the transcript file"
