@@ -22,20 +22,13 @@ backend_lldb_server_argv(struct session *s, char *err, size_t errlen)
 {
 	struct server	*srv = backend_lldb_managed(s);
 	struct argv	 av = { 0 };
-	size_t		 i;
 
 	(void)err;
 	(void)errlen;
 	argv_push(&av, s->l.debugger != NULL ? s->l.debugger : "lldb");
 	argv_push(&av, "-o");
 	argv_pushf(&av, "gdb-remote 127.0.0.1:%d", srv->port);
-	for (i = 0; i < json_array_size(s->l.commands); i++) {
-		argv_push(&av, "-o");
-		argv_push(&av,
-		    json_string_value(json_array_get(s->l.commands, i)));
-	}
-	argv_push(&av, "--");
-	argv_push(&av, json_string_value(json_array_get(s->l.argv, 0)));
+	backend_lldb_argv_end(s, &av);
 	return av.v;
 }
 

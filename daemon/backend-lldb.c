@@ -69,6 +69,21 @@ backend_lldb_check(const struct launch *l, struct rpc_error *err)
 	return 0;
 }
 
+/* What every lldb kind's argv ends with: the -x commands as -o, the program. */
+void
+backend_lldb_argv_end(struct session *s, struct argv *av)
+{
+	size_t i;
+
+	for (i = 0; i < json_array_size(s->l.commands); i++) {
+		argv_push(av, "-o");
+		argv_push(av,
+		    json_string_value(json_array_get(s->l.commands, i)));
+	}
+	argv_push(av, "--");
+	argv_push(av, json_string_value(json_array_get(s->l.argv, 0)));
+}
+
 /*
  * lldb: -O settings before the file is loaded (the transport), the
  * arguments set by us (lldb's own "--" handling leaves backticks live),
@@ -102,13 +117,7 @@ backend_lldb_argv(struct session *s, char *err, size_t errlen)
 		argv_push(&av, args);
 		free(args);
 	}
-	for (i = 0; i < json_array_size(s->l.commands); i++) {
-		argv_push(&av, "-o");
-		argv_push(&av,
-		    json_string_value(json_array_get(s->l.commands, i)));
-	}
-	argv_push(&av, "--");
-	argv_push(&av, json_string_value(json_array_get(s->l.argv, 0)));
+	backend_lldb_argv_end(s, &av);
 	return av.v;
 }
 

@@ -486,9 +486,6 @@ bool	 server_started(struct server *, struct session_proc *);
 void	 server_status(const struct server *, json_t *);
 void	 server_close(struct server *);
 
-/* backend-lldb.c: the lldb family's managed server, for backend-lldb-server.c. */
-struct server	*backend_lldb_managed(struct session *);
-
 /* gdb.h: the gdb family's own; what the other files ask of it. */
 /* A gdb-family session's state; NULL for another kind, or none yet. */
 struct gdb_data	*gdb_of(const struct session *);

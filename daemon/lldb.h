@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct argv;
 struct server;
 struct session;
 
@@ -28,7 +29,8 @@ bool	 lldb_text_prompt_end(const char *, size_t);
 size_t	 lldb_text_cursor(const char *, size_t);
 size_t	 lldb_text_unprompt(const char *, size_t);
 
-/* backend-lldb.c: the managed server of a kind that starts one before lldb. */
+/* backend-lldb.c: what the lldb kinds share. */
 struct server	*backend_lldb_managed(struct session *);
+void		 backend_lldb_argv_end(struct session *, struct argv *);
 
 #endif
