@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "argv.h"
 
 /* Append a copy of str. */
 void

@@ -1,5 +1,6 @@
 /* exec: any program, supervised without a debugger. */
 #include "daemon.h"
+#include "argv.h"
 
 /* The program itself. */
 static char **

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "argv.h"
+#include "server.h"
 #include "gdb.h"
 #include "method.h"
 

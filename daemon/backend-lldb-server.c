@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "argv.h"
+#include "server.h"
 #include "lldb.h"
 #include "method.h"
 

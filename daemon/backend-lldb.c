@@ -9,6 +9,9 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "argv.h"
+#include "server.h"
+#include "capbuf.h"
 #include "lldb.h"
 #include "request.h"
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "argv.h"
 #include "gdb.h"
 #include "method.h"
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "capbuf.h"
 #include "bundle.h"
 
 /* How long tar may take once asked to stop. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "capbuf.h"
 
 /* Add text, as far as the cap allows; NUL-terminated after. */
 void

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "cgroup.h"
 
 /* Why sessions are not contained, when they are not. */
 static char	 cgroup_why[PATH_MAX + 64];

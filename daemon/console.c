@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "pty.h"
 
 /* Bytes read from the master in one plain read() while draining. */
 #define CONSOLE_CHUNK 65536

@@ -3,6 +3,12 @@
  * by the file that defines them. Resources (console, transport, mi, proc)
  * are opened with a callback and an argument and call nothing above
  * themselves; session.c fans their news out to sinks.
+ *
+ * What only a few files use is in a header of its role, included by them:
+ * gdb.h, mi.h, mi-filter.h (the gdb family), lldb.h (the lldb kinds),
+ * join.h, server.h, proc.h, keeper.h, transport.h, expect.h, pattern.h,
+ * bundle.h, status-page.h, cgroup.h, sock.h, pty.h, ring.h, argv.h,
+ * capbuf.h, jtext.h, and the server's below (listener.h ... request.h).
  */
 #ifndef DBGCTL_DAEMON_H
 #define DBGCTL_DAEMON_H
@@ -44,21 +50,6 @@ int	 xasprintf(char **, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 int	 xvasprintf(char **, const char *, va_list);
 
-/* argv.c: growable NULL-terminated string vectors. */
-struct argv {
-	char	**v;
-	size_t	  n;
-	size_t	  cap;
-};
-
-void	 argv_push(struct argv *, const char *);
-void	 argv_pushf(struct argv *, const char *, ...)
-	    __attribute__((format(printf, 2, 3)));
-void	 argv_push_json(struct argv *, json_t *array, size_t from);
-void	 argv_free(char **);
-int	 argv_split(struct argv *, const char *);
-bool	 argv_assigns(const char *);
-
 /* log.c: the daemon's own log. */
 
 /* Events of one kind that may come in floods, such as refused clients. */
@@ -98,32 +89,13 @@ void		 timer_stop(struct timer *);
 void		 timer_weak(struct timer *);
 void		 timer_free(struct timer *);
 
-/* ring.c: a bounded window onto the most recent bytes of a stream. */
+/* ring.c: a bounded window onto the most recent bytes of a stream (ring.h). */
 struct ring {
 	char		*buf;
 	size_t		 cap;
 	uint64_t	 end;		/* bytes ever written */
 	uint64_t	 from;		/* none held before: skipped */
 };
-
-void	 ring_init(struct ring *, size_t cap);
-void	 ring_free(struct ring *);
-void	 ring_write(struct ring *, const char *, size_t);
-void	 ring_skip(struct ring *, size_t);
-uint64_t ring_start(const struct ring *);
-size_t	 ring_read(const struct ring *, uint64_t off, char *, size_t);
-
-/* sock.c: the TCP ports a process tree listens on, from /proc. */
-struct sock_port {
-	int	 port;
-	char	 host[64];	/* where gdb reaches it */
-};
-
-size_t	 sock_listening(pid_t root, int port, struct sock_port *, size_t);
-
-/* pty.c: a pseudo-terminal pair, every fd close-on-exec. */
-int	 pty_open(int *master, int *slave, char *pts, size_t ptslen, bool raw,
-	    char *err, size_t errlen);
 
 /* console.c: a pty master read and written on the loop. */
 enum console_event {
@@ -333,50 +305,6 @@ void		 proc_mark_detached(struct proc *);
 /* proc-keepers.c */
 bool		 proc_keepers_has(pid_t);
 
-/* jtext.c: JSON text written straight, for the replies of hot paths. */
-struct jtext {
-	char	*p;		/* NUL-terminated, or NULL */
-	size_t	 len, cap;
-	bool	 first;		/* no member yet in the open object */
-};
-
-void	 jtext_raw(struct jtext *, const char *, size_t);
-void	 jtext_open(struct jtext *);
-void	 jtext_key(struct jtext *, const char *);
-void	 jtext_int(struct jtext *, long long);
-void	 jtext_bytes(struct jtext *, const char *, size_t);
-void	 jtext_json(struct jtext *, json_t *);
-char	*jtext_close(struct jtext *, size_t *);
-
-/* capbuf.c: a debugger command's output, capped for its reply. */
-#define EXEC_OUTPUT_MAX (512 * 1024)
-/* What a reply's text ends with when its output was cut (not counted). */
-#define CAPBUF_CUT_MARK "\n[output cut]\n"
-
-struct capbuf {
-	char	*p;		/* NUL-terminated, or NULL */
-	size_t	 len;
-	bool	 cut;		/* more came than EXEC_OUTPUT_MAX */
-};
-
-void	 capbuf_add(struct capbuf *, const char *, size_t);
-void	 capbuf_lost(struct capbuf *);
-void	 capbuf_mark(struct capbuf *);
-void	 capbuf_free(struct capbuf *);
-
-/* cgroup.c: containment by cgroup v2, one cgroup per keeper's tree. */
-struct cgroup;
-typedef void (*cgroup_cb)(void *arg);	/* the cgroup became empty */
-
-void		 cgroup_init(void);
-void		 cgroup_fini(void);
-json_t		*cgroup_json(void);
-struct cgroup	*cgroup_open(const char *name, cgroup_cb, void *arg);
-const char	*cgroup_path(const struct cgroup *);
-bool		 cgroup_populated(const struct cgroup *);
-void		 cgroup_kill(struct cgroup *);
-void		 cgroup_close(struct cgroup *);
-
 /* orphan.c: the daemon as subreaper, for what dead keepers leave. */
 void		 orphan_init(void);
 void		 orphan_check(void);
@@ -459,32 +387,6 @@ char			*backend_kinds(backend_pick, const void *arg);
 char			*backend_kinds_that(backend_pick, const void *arg);
 bool			 backend_takes(const struct backend *, const void *name);
 bool			 backend_has(const struct backend *, const void *flags);
-
-/* server.c: a managed server, seen in /proc to listen before gdb connects. */
-/* The readiness hook: the server listens on host:port. */
-typedef void (*server_ready_cb)(struct session *, const char *host, int port);
-
-struct server {
-	struct session		*s;
-	struct session_proc	*proc;		/* NULL: no server */
-	int			 port;		/* the one wanted, 0: any */
-	char			 argv[1024];	/* the server's, for status */
-	struct timer		*look;
-	uint64_t		 deadline;
-	unsigned		 pause;		/* ms before the next look */
-	bool			 bound;		/* fd listens */
-	int			 fd;
-	bool			 listening;
-	server_ready_cb		 ready;
-};
-
-int	 server_free_port(char *err, size_t errlen);
-int	 server_bind(struct server *, int port, char *err, size_t errlen);
-int	 server_start(struct server *, struct session *, char **argv, int port,
-	    server_ready_cb, char *err, size_t errlen);
-bool	 server_started(struct server *, struct session_proc *);
-void	 server_status(const struct server *, json_t *);
-void	 server_close(struct server *);
 
 /* gdb.h: the gdb family's own; what the other files ask of it. */
 /* A gdb-family session's state; NULL for another kind, or none yet. */

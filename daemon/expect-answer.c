@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "jtext.h"
 #include "expect.h"
 
 /* Most bytes of `before` and of a timeout's `got` an answer carries. */

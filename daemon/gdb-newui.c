@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "argv.h"
 #include "gdb.h"
 
 /* The session's script, beside its MI transcript. */

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "argv.h"
 #include "gdb.h"
 
 /* The build attributes' section (ARM ELF), and the tags this reads. */

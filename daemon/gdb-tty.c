@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "daemon.h"
+#include "argv.h"
 #include "gdb.h"
 
 /* The program printed, or took typed bytes: like the console's own news. */

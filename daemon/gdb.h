@@ -10,6 +10,8 @@
 #define DBGCTL_GDB_H
 
 #include "daemon.h"
+#include "argv.h"
+#include "server.h"
 
 /* backend-gdb.c: the gdb family (the kinds gdb_family_kind picks). */
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "capbuf.h"
 #include "conn.h"
 #include "gdb.h"
 #include "join.h"

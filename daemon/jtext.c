@@ -9,6 +9,7 @@
 
 #include "b64.h"
 #include "daemon.h"
+#include "jtext.h"
 #include "scan.h"
 
 /* Make room for n more bytes and the NUL. */

@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "cgroup.h"
 #include "activate.h"
 #include "listener.h"
 #include "paths.h"

@@ -5,6 +5,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "cgroup.h"
 #include "conn.h"
 #include "dial.h"
 #include "method.h"

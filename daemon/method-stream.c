@@ -5,6 +5,7 @@
 
 #include "b64.h"
 #include "daemon.h"
+#include "jtext.h"
 #include "conn.h"
 #include "method.h"
 #include "request.h"

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "capbuf.h"
 #include "mi.h"
 
 /*

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "ring.h"
 
 /* A point of the output: how many line feeds come before offset off. */
 struct output_mark {

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "argv.h"
+#include "cgroup.h"
 #include "proc.h"
 
 /* Build the keeper's own argv around the process's. */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "cgroup.h"
 #include "proc.h"
 
 /* How long past its stop deadline a keeper may take before it is killed. */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "pty.h"
 
 /*
  * Open a pty: master and slave close-on-exec (openpty() would leave them

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "ring.h"
 
 /*
  * Make an empty ring of cap bytes; its memory comes with the first byte,

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "sock.h"
+#include "server.h"
 
 /* The first and the longest pause between two looks at the server. */
 #define SERVER_LOOK_FIRST	2

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "argv.h"
 
 /* Bytes of a process's last output kept for messages about it. */
 #define SESSION_TAIL_BYTES 1024

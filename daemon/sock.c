@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "sock.h"
 
 /* Processes and sockets looked at, at most: a server's tree is small. */
 #define SOCK_MAXPIDS	256

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "jtext.h"
 #include "status-page.h"
 
 /* A reply's rows hold at most this many bytes. */

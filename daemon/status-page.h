@@ -6,6 +6,8 @@
 #ifndef DBGCTL_STATUS_PAGE_H
 #define DBGCTL_STATUS_PAGE_H
 
+#include "jtext.h"
+
 /* status.c: the members of the session object. */
 /* One member of the session object: its value, NULL where the session has none. */
 struct status_field {

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "ring.h"
+#include "argv.h"
+#include "capbuf.h"
 
 /* The daemon context the parts refer to; unused by these tests. */
 /* Fill a session with what the argv builders read. */

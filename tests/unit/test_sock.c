@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "sock.h"
 
 /* A TCP socket bound to addr (IPv4 or IPv6 text), listening or not. */
 static int

@@ -1,0 +1,25 @@
+/* JSON text written straight, for the replies of hot paths. */
+#ifndef DBGCTL_JTEXT_H
+#define DBGCTL_JTEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+/* jtext.c: JSON text written straight, for the replies of hot paths. */
+struct jtext {
+	char	*p;		/* NUL-terminated, or NULL */
+	size_t	 len, cap;
+	bool	 first;		/* no member yet in the open object */
+};
+
+void	 jtext_raw(struct jtext *, const char *, size_t);
+void	 jtext_open(struct jtext *);
+void	 jtext_key(struct jtext *, const char *);
+void	 jtext_int(struct jtext *, long long);
+void	 jtext_bytes(struct jtext *, const char *, size_t);
+void	 jtext_json(struct jtext *, json_t *);
+char	*jtext_close(struct jtext *, size_t *);
+
+#endif
