@@ -311,11 +311,24 @@ Test(board, hardfault_record)
 	board_stop(&b);
 }
 
+/* Whether the MI transcript at path says the target ran. */
+static bool
+board_transcript_ran(void *path)
+{
+	char *log = h_read_file(path, NULL);
+	bool  ran = log != NULL && (strstr(log, "\n< ^running\n") != NULL ||
+	    strstr(log, "\n< *running") != NULL);
+
+	free(log);
+	return ran;
+}
+
 /*
  * Assert from session id's MI transcript that every fault break the
  * daemon gave gdb was answered as a breakpoint before the target first
  * ran, and that there were at least min of them: the board stays halted
- * until its fault breaks are in.
+ * until its fault breaks are in. The launch answers once gdb is ready,
+ * which may be before the first run is in the transcript: wait for it.
  */
 static void
 board_breaks_before_run(long id, int min)
@@ -326,6 +339,8 @@ board_breaks_before_run(long id, int min)
 	bool	 ran = false;
 
 	snprintf(path, sizeof(path), "%s/sessions/%ld.mi.log", H->state, id);
+	cr_assert(h_wait_for(board_transcript_ran, path, H_WAIT_BOUND),
+	    "session %ld: the transcript never says the target ran", id);
 	log = h_read_file(path, NULL);
 	cr_assert_not_null(log, "no MI transcript %s", path);
 	for (line = strtok_r(log, "\n", &save); line != NULL && !ran;
