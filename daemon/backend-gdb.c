@@ -76,7 +76,7 @@ backend_gdb_settings(struct argv *av, struct session *s, struct gdb_data *g)
 	 * with the session, clears them when gdb's connection ends, killed
 	 * or not; a --remote server is someone else's, and keeps the default.
 	 */
-	if (g->server.proc != NULL) {
+	if (server_managed(&g->server)) {
 		argv_push(av, "-ex");
 		argv_push(av, "set breakpoint always-inserted on");
 	}
@@ -352,7 +352,7 @@ backend_gdb_open(struct session *s, const char *remote, char *err,
 	char		 path[PATH_MAX + 64], why[PATH_MAX + 128];
 
 	g->s = s;
-	g->server.fd = -1;
+	server_init(&g->server);
 	s->bdata = g;
 	TAILQ_INIT(&g->jobs);
 	TAILQ_INIT(&g->chans);
@@ -385,7 +385,7 @@ backend_gdb_connect(struct session *s)
 	 * runs: gdb waits for its first answer as long as the launch may,
 	 * not its own 2 s, which a server still starting would outlast.
 	 */
-	if (g->server.bound)
+	if (server_bound(&g->server))
 		g->connect_token = mi_command(g->mi, backend_gdb_connect_reply,
 		    g, "-interpreter-exec console \"with remotetimeout %ld -- "
 		    "target remote %s\"", (s->l.connect_timeout + 999) / 1000,
@@ -496,9 +496,9 @@ backend_gdb_ready(struct session *s, struct session_proc *sp)
 
 	if (server_started(&g->server, sp))
 		return;
-	if (g->server.proc != NULL) {
+	if (server_managed(&g->server)) {
 		g->debugger_up = true;
-		if (g->server.listening)
+		if (server_up(&g->server))
 			backend_gdb_connect(s);
 	} else if (g->remote[0] != '\0')
 		backend_gdb_connect(s);

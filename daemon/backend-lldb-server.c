@@ -29,7 +29,7 @@ backend_lldb_server_argv(struct session *s, char *err, size_t errlen)
 	(void)errlen;
 	argv_push(&av, s->l.debugger != NULL ? s->l.debugger : "lldb");
 	argv_push(&av, "-o");
-	argv_pushf(&av, "gdb-remote 127.0.0.1:%d", srv->port);
+	argv_pushf(&av, "gdb-remote 127.0.0.1:%d", server_port(srv));
 	backend_lldb_argv_end(s, &av);
 	return av.v;
 }

@@ -479,6 +479,7 @@ backend_lldb_data(struct session *s)
 	if (d != NULL)
 		return d;
 	s->bdata = d = xcalloc(1, sizeof *d);
+	server_init(&d->server);
 	d->echoed = true;	/* nothing typed yet */
 	d->settle = timer_new(backend_lldb_settled, d);
 	d->watch = session_sink_add(s, SE_OUTPUT, backend_lldb_watch, d);

@@ -293,6 +293,42 @@ server_status(const struct server *srv, json_t *o)
 	    "port", srv->port, "argv", argv));
 }
 
+/* A server not started yet: no process, no socket. */
+void
+server_init(struct server *srv)
+{
+	memset(srv, 0, sizeof *srv);
+	srv->fd = -1;
+}
+
+/* Whether a server was started for the session. */
+bool
+server_managed(const struct server *srv)
+{
+	return srv->proc != NULL;
+}
+
+/* Whether the daemon bound the server's socket and hands it over. */
+bool
+server_bound(const struct server *srv)
+{
+	return srv->bound;
+}
+
+/* Whether the server listens, seen in /proc or bound by the daemon. */
+bool
+server_up(const struct server *srv)
+{
+	return srv->listening;
+}
+
+/* The port the server listens on, or will: 0 until it is known. */
+int
+server_port(const struct server *srv)
+{
+	return srv->port;
+}
+
 /* Stop watching; the server's process record goes with the session's. */
 void
 server_close(struct server *srv)

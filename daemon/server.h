@@ -15,6 +15,7 @@ struct timer;
 /* The readiness hook: the server listens on host:port. */
 typedef void (*server_ready_cb)(struct session *, const char *host, int port);
 
+/* Embedded in its kind's state, so declared here; its fields are server.c's. */
 struct server {
 	struct session		*s;
 	struct session_proc	*proc;		/* NULL: no server */
@@ -36,5 +37,10 @@ int	 server_start(struct server *, struct session *, char **argv, int port,
 bool	 server_started(struct server *, struct session_proc *);
 void	 server_status(const struct server *, json_t *);
 void	 server_close(struct server *);
+void	 server_init(struct server *);
+bool	 server_managed(const struct server *);
+bool	 server_bound(const struct server *);
+bool	 server_up(const struct server *);
+int	 server_port(const struct server *);
 
 #endif
