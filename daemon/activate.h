@@ -2,6 +2,8 @@
 #ifndef DBGCTL_ACTIVATE_H
 #define DBGCTL_ACTIVATE_H
 
+#include "daemon.h"
+
 struct conn_mode;
 
 /* activate.c: the listening sockets a service manager passed (LISTEN_FDS). */

@@ -369,7 +369,7 @@ backend_gdb_open(struct session *s, const char *remote, char *err,
 	    sizeof why) != 0)
 		log_warn("session %lu: no MI transcript: %s", s->id, why);
 	/* Joined clients' results gdb gives us go back to them. */
-	mi_hooks(g->mi, join_mi_foreign, join_mi_answered);
+	mi_hooks(g->mi, join_chan_foreign, join_news_answered);
 	return 0;
 }
 
@@ -414,7 +414,7 @@ backend_gdb_close(struct session *s)
 	mi_close(g->mi);
 	g->mi = NULL;
 	gdb_newui_remove(s);
-	join_gdb_close(g);
+	join_chan_gdb_close(g);
 	gdb_control_close(g);
 	timer_free(g->timer);
 	g->timer = NULL;

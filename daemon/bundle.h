@@ -6,6 +6,8 @@
 #ifndef DBGCTL_BUNDLE_H
 #define DBGCTL_BUNDLE_H
 
+#include "daemon.h"
+
 /* A later trigger's continuation, waiting for the automatic bundle. */
 struct bundle_waiter {
 	bundle_then	 then;

@@ -5,6 +5,8 @@
 #ifndef DBGCTL_CONN_H
 #define DBGCTL_CONN_H
 
+#include "daemon.h"
+
 struct listener;
 
 /* conn.c: one client connection, carrying requests or raw bytes. */

@@ -235,15 +235,15 @@ void		 transport_close(struct transport *);
 /* join*.c, method-join.c: joined MI clients on new-ui channels of gdb (join.h). */
 struct gdb_data;
 struct join_chan;
-void		 join_mi_foreign(void *g, const char *line, size_t len);
-void		 join_mi_answered(void *g, const char *cmd,
+void		 join_chan_foreign(void *g, const char *line, size_t len);
+void		 join_news_answered(void *g, const char *cmd,
 		    const struct mi_record *, const char *line, size_t len);
 /* Joined clients (channels) a session has at once, unless DBGCTLD_JOINS_MAX says. */
 #define JOINS_MAX_DEFAULT	16
-void		 join_init(long max);
-void		 join_gdb_close(struct gdb_data *);
-void		 join_mi_event(struct gdb_data *, const struct mi_record *);
-void		 join_target_by(struct gdb_data *, json_t *target);
+void		 join_chan_init(long max);
+void		 join_chan_gdb_close(struct gdb_data *);
+void		 join_news_event(struct gdb_data *, const struct mi_record *);
+void		 join_news_target_by(struct gdb_data *, json_t *target);
 extern const struct method *const method_joins[];
 extern const struct method *const method_deadlines[];
 extern const struct method *const method_holds[];

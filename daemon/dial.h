@@ -2,6 +2,8 @@
 #ifndef DBGCTL_DIAL_H
 #define DBGCTL_DIAL_H
 
+#include "daemon.h"
+
 /* dial.c: a connection served from the stdin and stdout dial-stdio passed. */
 int	 dial_take(struct conn *);
 bool	 dial_untaken(struct conn *);

@@ -6,6 +6,8 @@
 #ifndef DBGCTL_EXPECT_H
 #define DBGCTL_EXPECT_H
 
+#include "daemon.h"
+
 #include "pattern.h"
 
 /*

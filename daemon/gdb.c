@@ -212,7 +212,7 @@ void
 gdb_target(struct gdb_data *g, json_t *target)
 {
 	gdb_exit_flush(g);
-	join_target_by(g, target);
+	join_news_target_by(g, target);
 	session_target(g->s, target);
 	gdb_control_target(g, target);
 	backend_gdb_settle(g);
@@ -283,7 +283,7 @@ gdb_event(void *arg, const struct mi_record *rec)
 	gdb_run_event(g, rec);
 	if (rec->kind == MI_NOTIFY && strcmp(rec->cls, "breakpoint-created") == 0)
 		gdb_break_event(g, rec);
-	join_mi_event(g, rec);
+	join_news_event(g, rec);
 	if (rec->kind == MI_EXEC && strcmp(rec->cls, "running") == 0) {
 		target = json_pack("{s:s}", "state", "running");
 		if (gdb_control_running_transient(g))

@@ -16,7 +16,7 @@
 #include "join.h"
 #include "mi.h"
 
-/* The most channels, so joined clients, a session has (join_init). */
+/* The most channels, so joined clients, a session has (join_chan_init). */
 static long	join_max = JOINS_MAX_DEFAULT;
 
 /*
@@ -34,7 +34,7 @@ static struct {
 
 /* Take the joiners' cap (DBGCTLD_JOINS_MAX). */
 void
-join_init(long max)
+join_chan_init(long max)
 {
 	join_max = max;
 }
@@ -63,7 +63,7 @@ join_chan_cmd_free(struct join_chan *ch, struct join_cmd *jc)
 
 /* Write to the client now; one that reads nothing is dropped. */
 static void
-join_send_now(struct join *j, const char *data, size_t len)
+join_chan_send_now(struct join *j, const char *data, size_t len)
 {
 	if (j == NULL || j->c == NULL || !j->live)
 		return;
@@ -78,7 +78,7 @@ join_send_now(struct join *j, const char *data, size_t len)
 
 /* Send the bytes held for a client, if any. */
 void
-join_flush(void)
+join_chan_flush(void)
 {
 	struct join	*j = join_held.j;
 	size_t		 len = join_held.len;
@@ -86,12 +86,12 @@ join_flush(void)
 	join_held.j = NULL;
 	join_held.len = 0;
 	if (j != NULL && len > 0)
-		join_send_now(j, join_held.buf, len);
+		join_chan_send_now(j, join_held.buf, len);
 }
 
 /* A client is freed: bytes held for it go nowhere (its connection went). */
 void
-join_forget(struct join *j)
+join_chan_forget(struct join *j)
 {
 	if (join_held.j != j)
 		return;
@@ -104,16 +104,16 @@ join_forget(struct join *j)
  * of the read (another client's bytes held before go first).
  */
 void
-join_send(struct join *j, const char *data, size_t len)
+join_chan_send(struct join *j, const char *data, size_t len)
 {
 	if (j == NULL || j->c == NULL || !j->live)
 		return;
 	if (join_held.depth == 0) {
-		join_send_now(j, data, len);
+		join_chan_send_now(j, data, len);
 		return;
 	}
 	if (join_held.j != j)
-		join_flush();
+		join_chan_flush();
 	join_held.j = j;
 	if (join_held.len + len > join_held.cap) {
 		join_held.cap = join_held.len + len > 2 * join_held.cap ?
@@ -126,7 +126,7 @@ join_send(struct join *j, const char *data, size_t len)
 
 /* Write a line of ours (the format has its newline) to the client. */
 void
-join_sendf(struct join *j, const char *fmt, ...)
+join_chan_sendf(struct join *j, const char *fmt, ...)
 {
 	va_list	 ap;
 	char	*line;
@@ -135,7 +135,7 @@ join_sendf(struct join *j, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = xvasprintf(&line, fmt, ap);
 	va_end(ap);
-	join_send(j, line, n);
+	join_chan_send(j, line, n);
 	free(line);
 }
 
@@ -174,7 +174,7 @@ join_chan_route(struct gdb_data *g, const char *line, size_t len)
 		/* Unreadable, it is still the client's: it is passed on. */
 		if (parsed)
 			join_answered(jc, &rec, line, len);
-		join_sendf(j, "%s%.*s\n", jc->ctoken,
+		join_chan_sendf(j, "%s%.*s\n", jc->ctoken,
 		    (int)(len - (rest - line)), rest);
 	}
 	if (parsed)
@@ -200,8 +200,8 @@ join_chan_line(void *arg, char *line, size_t len)
 		return 0;
 	}
 	if (ch->j != NULL) {
-		join_send(ch->j, line, len);
-		join_send(ch->j, "\n", 1);
+		join_chan_send(ch->j, line, len);
+		join_chan_send(ch->j, "\n", 1);
 	}
 	return 0;
 }
@@ -222,7 +222,7 @@ join_chan_cb(void *arg, enum console_event ev, const char *data, size_t len)
 	    FRAME_OVERFLOW)
 		log_fatal("out of memory for an MI record");
 	if (--join_held.depth == 0)
-		join_flush();
+		join_chan_flush();
 }
 
 /* Write one command with the channel's next token; NULL if gdb is gone. */
@@ -250,7 +250,7 @@ join_chan_write(struct join_chan *ch, const char *cmd)
 
 /* Send a command of ours on a channel: its answer and prompt are not shown. */
 void
-join_internal(struct join_chan *ch, const char *cmd,
+join_chan_internal(struct join_chan *ch, const char *cmd,
     join_internal_cb cb)
 {
 	struct join_cmd *jc;
@@ -286,7 +286,7 @@ join_chan_made(void *arg, const struct mi_record *rec, const char *out,
 
 	(void)out;
 	(void)len;
-	/* No answer: gdb is gone, and join_gdb_close frees the channel. */
+	/* No answer: gdb is gone, and join_chan_gdb_close frees the channel. */
 	if (rec == NULL)
 		return;
 	if (strcmp(rec->cls, "done") != 0) {
@@ -369,7 +369,7 @@ join_chan_take(struct join *j, struct rpc_error *err)
 
 /* The session's gdb is gone: every client hears EOF, channels close. */
 void
-join_gdb_close(struct gdb_data *g)
+join_chan_gdb_close(struct gdb_data *g)
 {
 	struct join_chan *ch;
 
@@ -383,7 +383,7 @@ join_gdb_close(struct gdb_data *g)
 
 /* A joined client's result gdb gave the daemon's own channel. */
 void
-join_mi_foreign(void *arg, const char *line, size_t len)
+join_chan_foreign(void *arg, const char *line, size_t len)
 {
 	join_chan_route(arg, line, len);
 }

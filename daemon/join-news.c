@@ -26,7 +26,7 @@ join_news_tell(struct gdb_data *g, struct join *except, const char *fmt,
 	va_end(ap);
 	TAILQ_FOREACH(ch, &g->chans, entry)
 		if (ch->j != NULL && ch->j != except)
-			join_send(ch->j, line, n);
+			join_chan_send(ch->j, line, n);
 	free(line);
 }
 
@@ -51,7 +51,7 @@ join_news_publish(struct gdb_data *g, const char *event, const char *number,
  * daemon's own channel): gdb tells no other UI, so we do.
  */
 void
-join_break_made(struct gdb_data *g, struct join *from,
+join_news_break_made(struct gdb_data *g, struct join *from,
     const struct mi_record *rec, const char *line, size_t len)
 {
 	const char	*body = memchr(line, ',', len);
@@ -72,7 +72,7 @@ join_break_made(struct gdb_data *g, struct join *from,
 
 /* Breakpoints deleted over MI (cmd's numbers): the other UIs hear of it. */
 void
-join_break_deleted(struct gdb_data *g, struct join *from, const char *cmd)
+join_news_break_deleted(struct gdb_data *g, struct join *from, const char *cmd)
 {
 	struct join_chan	*ch;
 	char			*copy = xstrdup(cmd), *p = copy, *w;
@@ -93,7 +93,7 @@ join_break_deleted(struct gdb_data *g, struct join *from, const char *cmd)
 
 /* One of the daemon's own commands was answered: MI breakpoints are told. */
 void
-join_mi_answered(void *arg, const char *cmd, const struct mi_record *rec,
+join_news_answered(void *arg, const char *cmd, const struct mi_record *rec,
     const char *line, size_t len)
 {
 	struct gdb_data *g = arg;
@@ -101,9 +101,9 @@ join_mi_answered(void *arg, const char *cmd, const struct mi_record *rec,
 	if (line == NULL || strcmp(rec->cls, "done") != 0)
 		return;
 	if (strncmp(cmd, "-break-insert", 13) == 0)
-		join_break_made(g, NULL, rec, line, len);
+		join_news_break_made(g, NULL, rec, line, len);
 	else if (strncmp(cmd, "-break-delete", 13) == 0)
-		join_break_deleted(g, NULL, cmd);
+		join_news_break_deleted(g, NULL, cmd);
 }
 
 /* The joined client that made breakpoint number, or 0. */
@@ -138,7 +138,7 @@ join_news_by(json_t *o, uint64_t client)
  * belongs to is kept (it resumes the target when it leaves).
  */
 void
-join_target_by(struct gdb_data *g, json_t *target)
+join_news_target_by(struct gdb_data *g, json_t *target)
 {
 	const char	*st = json_string_value(json_object_get(target, "state"));
 	json_t		*stop = json_object_get(target, "stop");
@@ -179,7 +179,7 @@ join_target_by(struct gdb_data *g, json_t *target)
  * console's, exec's, a client's break): sinks hear of it too.
  */
 void
-join_mi_event(struct gdb_data *g, const struct mi_record *rec)
+join_news_event(struct gdb_data *g, const struct mi_record *rec)
 {
 	json_t		*b = json_object_get(rec->results, "bkpt");
 	const char	*num;

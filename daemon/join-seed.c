@@ -104,7 +104,7 @@ join_seed_write(struct join *j, json_t *threads)
 	json_array_foreach(j->groups, i, v) {
 		if ((id = json_string_value(json_object_get(v, "id"))) == NULL)
 			continue;
-		join_sendf(j, "=thread-group-added,id=\"%s\"\n", id);
+		join_chan_sendf(j, "=thread-group-added,id=\"%s\"\n", id);
 		if ((pid = json_string_value(json_object_get(v, "pid"))) ==
 		    NULL)
 			continue;
@@ -112,7 +112,7 @@ join_seed_write(struct join *j, json_t *threads)
 			j->pid = strtol(pid, NULL, 10);
 			gid = id;
 		}
-		join_sendf(j, "=thread-group-started,id=\"%s\",pid=\"%s\"\n",
+		join_chan_sendf(j, "=thread-group-started,id=\"%s\",pid=\"%s\"\n",
 		    id, pid);
 	}
 	json_array_foreach(threads, i, v) {
@@ -123,12 +123,12 @@ join_seed_write(struct join *j, json_t *threads)
 			continue;
 		j->was_running = j->was_running || (st != NULL &&
 		    strcmp(st, "running") == 0);
-		join_sendf(j, "=thread-created,id=\"%s\",group-id=\"%s\"\n",
+		join_chan_sendf(j, "=thread-created,id=\"%s\",group-id=\"%s\"\n",
 		    id, tg != NULL ? tg : gid);
 	}
 	if (j->was_running)
-		join_sendf(j, "*running,thread-id=\"all\"\n");
-	join_sendf(j, "(gdb) \n");
+		join_chan_sendf(j, "*running,thread-id=\"all\"\n");
+	join_chan_sendf(j, "(gdb) \n");
 	log_info("session %lu: an MI client joined on channel %llu%s",
 	    j->s->id, (unsigned long long)j->ch->id, j->was_running ?
 	    " (the target runs)" : "");
@@ -180,6 +180,6 @@ join_seed_groups(struct join_chan *ch, const struct mi_record *rec)
 void
 join_seed(struct join *j)
 {
-	join_internal(j->ch, "-list-thread-groups", join_seed_groups);
-	join_internal(j->ch, "-thread-info", join_seed_threads);
+	join_chan_internal(j->ch, "-list-thread-groups", join_seed_groups);
+	join_chan_internal(j->ch, "-thread-info", join_seed_threads);
 }

@@ -84,9 +84,9 @@ join_answered(struct join_cmd *jc, const struct mi_record *rec,
 		return;
 	}
 	if (done && (jc->flags & MIF_BREAK_INSERT))
-		join_break_made(g, j, rec, line, len);
+		join_news_break_made(g, j, rec, line, len);
 	if (done && (jc->flags & MIF_BREAK_DELETE))
-		join_break_deleted(g, j, jc->cmd);
+		join_news_break_deleted(g, j, jc->cmd);
 	if (done && (jc->flags & (MIF_VAR_CREATE | MIF_VAR_DELETE)))
 		join_varobj(j, jc, rec);
 }
@@ -129,7 +129,7 @@ join_left(struct join *j)
 	timer_free(j->leave_timer);
 	j->leave_timer = NULL;
 	if (j->exit_token != NULL)
-		join_sendf(j, "%s^exit\n", j->exit_token);
+		join_chan_sendf(j, "%s^exit\n", j->exit_token);
 	join_leave_chan(j);
 	/* This may close the connection and free j at once. */
 	if (j->c != NULL)
@@ -217,7 +217,7 @@ void
 join_interrupt(struct join *j)
 {
 	j->g->halt_by = j->c_serial;
-	join_internal(j->ch, "-exec-interrupt", join_ignore);
+	join_chan_internal(j->ch, "-exec-interrupt", join_ignore);
 }
 
 /* Answer a client's command here: a no-op or a refusal. */
@@ -228,11 +228,11 @@ join_answer(struct join *j, const char *ctoken, const struct mi_filter *f)
 
 	switch (f->verdict) {
 	case MIF_DONE:
-		join_sendf(j, "%s^done\n(gdb) \n", ctoken);
+		join_chan_sendf(j, "%s^done\n(gdb) \n", ctoken);
 		return;
 	case MIF_ERROR:
 		q = mi_quote(f->why);
-		join_sendf(j, "%s^error,msg=%s\n(gdb) \n", ctoken, q);
+		join_chan_sendf(j, "%s^error,msg=%s\n(gdb) \n", ctoken, q);
 		free(q);
 		return;
 	default:
@@ -254,7 +254,7 @@ join_leave_chan(struct join *j)
 	char			*cmd;
 
 	/* Its connection may close and j be freed once it left. */
-	join_flush();
+	join_chan_flush();
 	if (ch == NULL)
 		return;
 	TAILQ_FOREACH(jc, &ch->cmds, entry)
@@ -263,14 +263,14 @@ join_leave_chan(struct join *j)
 	if (ch->ready) {
 		json_array_foreach(j->varobjs, i, v) {
 			xasprintf(&cmd, "-var-delete %s", json_string_value(v));
-			join_internal(ch, cmd, join_ignore);
+			join_chan_internal(ch, cmd, join_ignore);
 			free(cmd);
 		}
 		if (!j->keep_breakpoints && json_array_size(j->bkpts) > 0) {
 			cmd = join_words("-break-delete", j->bkpts);
-			join_internal(ch, cmd, join_ignore);
+			join_chan_internal(ch, cmd, join_ignore);
 			/* It empties j->bkpts: the numbers are cmd's now. */
-			join_break_deleted(j->g, j, cmd);
+			join_news_break_deleted(j->g, j, cmd);
 			free(cmd);
 		}
 		if (!j->leave_halted && j->was_running &&
@@ -278,7 +278,7 @@ join_leave_chan(struct join *j)
 			log_info("session %lu: a joined client left the target "
 			    "it halted: resuming it", j->s->id);
 			j->g->run_by = j->c_serial;
-			join_internal(ch, "-exec-continue",
+			join_chan_internal(ch, "-exec-continue",
 			    join_ignore);
 		}
 	}

@@ -6,6 +6,8 @@
 #ifndef DBGCTL_JOIN_H
 #define DBGCTL_JOIN_H
 
+#include "daemon.h"
+
 struct gdb_data;
 struct join_cmd;
 struct mi_filter;
@@ -82,20 +84,20 @@ void		 join_answer(struct join *, const char *ctoken,
 void		 join_leave_chan(struct join *);
 
 /* join-chan.c: the channels and what they carry. */
-void		 join_flush(void);
-void		 join_forget(struct join *);
-void		 join_send(struct join *, const char *, size_t);
-void		 join_sendf(struct join *, const char *fmt, ...)
+void		 join_chan_flush(void);
+void		 join_chan_forget(struct join *);
+void		 join_chan_send(struct join *, const char *, size_t);
+void		 join_chan_sendf(struct join *, const char *fmt, ...)
 		    __attribute__((format(printf, 2, 3)));
 struct join_cmd	*join_chan_write(struct join_chan *, const char *cmd);
-void		 join_internal(struct join_chan *, const char *cmd,
+void		 join_chan_internal(struct join_chan *, const char *cmd,
 		    join_internal_cb);
 int		 join_chan_take(struct join *, struct rpc_error *);
 
 /* join-news.c: breakpoints and stops, by whom. */
-void		 join_break_made(struct gdb_data *, struct join *,
+void		 join_news_break_made(struct gdb_data *, struct join *,
 		    const struct mi_record *, const char *line, size_t len);
-void		 join_break_deleted(struct gdb_data *, struct join *,
+void		 join_news_break_deleted(struct gdb_data *, struct join *,
 		    const char *cmd);
 
 /* join-seed.c: what a client is told of the session as it comes. */

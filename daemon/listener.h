@@ -2,6 +2,8 @@
 #ifndef DBGCTL_LISTENER_H
 #define DBGCTL_LISTENER_H
 
+#include "daemon.h"
+
 #include "conn.h"
 
 /* listener.c: listening sockets, each with its way of admitting peers. */

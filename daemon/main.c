@@ -512,7 +512,7 @@ main(int argc, char **argv)
 	    HOLD_TOTAL_DEFAULT));
 	dmn.bundle_max = main_env("DBGCTLD_BUNDLE_MAX", 0, 1LL << 50,
 	    BUNDLE_MAX_DEFAULT);
-	join_init(main_env("DBGCTLD_JOINS_MAX", 1, 100000, JOINS_MAX_DEFAULT));
+	join_chan_init(main_env("DBGCTLD_JOINS_MAX", 1, 100000, JOINS_MAX_DEFAULT));
 	peer_init(main_env("DBGCTLD_AUTH_TIMEOUT", 100, 3600000,
 	    PEER_TIMEOUT_DEFAULT));
 	main_listen_all(&o);

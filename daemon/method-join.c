@@ -27,7 +27,7 @@ method_join_free_join(struct join *j)
 {
 	if (j->ch != NULL)
 		join_leave_chan(j);
-	join_forget(j);
+	join_chan_forget(j);
 	timer_free(j->leave_timer);
 	free(j->exit_token);
 	json_decref(j->groups);

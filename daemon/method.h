@@ -5,6 +5,8 @@
 #ifndef DBGCTL_METHOD_H
 #define DBGCTL_METHOD_H
 
+#include "daemon.h"
+
 /* request-check.c checks a request against these before exec runs. */
 /* JSON types a param may have (bits). */
 #define PT_STRING	0x01

@@ -5,6 +5,8 @@
 #ifndef DBGCTL_PATTERN_H
 #define DBGCTL_PATTERN_H
 
+#include "daemon.h"
+
 struct pattern;
 struct pattern		*pattern_get(const char *, size_t, uint32_t options,
 			    struct rpc_error *);

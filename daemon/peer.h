@@ -2,6 +2,8 @@
 #ifndef DBGCTL_PEER_H
 #define DBGCTL_PEER_H
 
+#include "daemon.h"
+
 /* peer.c: TCP peers that have not presented the token yet. */
 /* Its time to present the token unless DBGCTLD_AUTH_TIMEOUT. */
 #define PEER_TIMEOUT_DEFAULT 10000

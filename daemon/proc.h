@@ -7,6 +7,8 @@
 #ifndef DBGCTL_PROC_H
 #define DBGCTL_PROC_H
 
+#include "daemon.h"
+
 struct cgroup;
 
 struct proc {

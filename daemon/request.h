@@ -5,6 +5,8 @@
 #ifndef DBGCTL_REQUEST_H
 #define DBGCTL_REQUEST_H
 
+#include "daemon.h"
+
 /* request.c: requests and the rpc mode. */
 struct request_batch;
 

@@ -333,11 +333,15 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 		.cgroup = cg,
 	};
 
-	/* A daemon's death hangs the debugger up first, as tmux's end does a shell. */
+	/*
+	 * A daemon's death hangs the debugger up first, as tmux's end does
+	 * a shell, where its kind says so: gdb detaches from what it only
+	 * attached to (launch --pid, -x attach), which a kill would leave
+	 * with its breakpoints.
+	 */
 	spec.hangup = sp == &s->procs[0] && s->backend->hangup;
-	if (sp->transport) {
+	if (sp->transport)
 		transport_child_fds(s->transport, &spec.fd_in, &spec.fd_out);
-	}
 	snprintf(cg, sizeof cg, "%ld-%lu-%zu", (long)getpid(), s->id,
 	    (size_t)(sp - s->procs));
 	spec.env = session_proc_env(s);

@@ -6,6 +6,8 @@
 #ifndef DBGCTL_STATUS_PAGE_H
 #define DBGCTL_STATUS_PAGE_H
 
+#include "daemon.h"
+
 #include "jtext.h"
 
 /* status.c: the members of the session object. */

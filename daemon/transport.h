@@ -6,6 +6,8 @@
 #ifndef DBGCTL_TRANSPORT_H
 #define DBGCTL_TRANSPORT_H
 
+#include "daemon.h"
+
 /* Ends of runs kept ahead of the reader; past them, the newest two merge. */
 #define TRANSPORT_RUNS_MAX 16
 
