@@ -259,6 +259,13 @@ int		 cmd_control_failed(const struct cmd *, struct client *);
 int		 cmd_control_run(struct cmd *, struct client *, const char *,
 		    json_t *, void (*)(struct cmd *, json_t *));
 
+/* cmd-inspect.c: what the inspecting commands (cmd-mem.c too) share. */
+char		*cmd_inspect_join(const struct args *, int);
+/* What help says of --timeout for the inspecting commands. */
+#define CMD_INSPECT_TIMEOUT_HELP \
+	{ "timeout", "MS", "exit 4 if the debugger has not answered by then, " \
+	    "a halt for it included (default: 10000)" }
+
 /* tty.c */
 int		 tty_raw(int, int);
 void		 tty_plain(int);
