@@ -347,7 +347,8 @@ relay_start(const char *dir, int *sock)
 /*
  * Start the relay in dir for a target of ours, argv on pipes, which the
  * caller ends (it may be stopped and continued); *sock is the client's
- * end, *target the target's pid. The relay's pid, or -1.
+ * end, *target the target's pid. The relay's pid, or -1, the target
+ * ended then.
  */
 pid_t
 relay_start_target(const char *dir, const char *const argv[], int *sock,
@@ -361,6 +362,9 @@ relay_start_target(const char *dir, const char *const argv[], int *sock,
 	if ((pid = relay_fork(dir, to, from, sock)) == -1) {
 		close(to);
 		close(from);
+		kill(*target, SIGKILL);
+		proc_wait(*target, -1);
+		*target = -1;
 	}
 	return pid;
 }
