@@ -4,9 +4,11 @@
  * listens, lldb starts with "gdb-remote" to it, the server's one
  * connection, and is then driven as an lldb session is (backend-lldb.c).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon.h"
 #include "argv.h"
@@ -36,7 +38,8 @@ backend_lldb_server_argv(struct session *s, char *err, size_t errlen)
 
 /*
  * The server listens: only now does lldb start, as its gdb-remote does
- * not wait for a server that is not there yet.
+ * not wait for a server that is not there yet. A session stopped before
+ * then starts no lldb, and its stop is not a failure.
  */
 static void
 backend_lldb_server_served(struct session *s, const char *host, int port)
@@ -45,6 +48,8 @@ backend_lldb_server_served(struct session *s, const char *host, int port)
 
 	(void)host;
 	(void)port;
+	if (s->state != S_STARTING)
+		return;
 	if (session_proc_spawn_main(s, err, sizeof err) != 0)
 		session_fail(s, RPC_SPAWN_FAILED, "%s", err);
 }
@@ -64,14 +69,57 @@ backend_lldb_server_check(const struct launch *l, struct rpc_error *err)
 	return -1;
 }
 
+/* Whether name is an executable file, or one in a directory of path. */
+static bool
+backend_lldb_server_found(const char *name, const char *path)
+{
+	char		 file[PATH_MAX];
+	const char	*p, *end;
+
+	if (strchr(name, '/') != NULL)
+		return access(name, X_OK) == 0;
+	for (p = path; *p != '\0'; p = *end != '\0' ? end + 1 : end) {
+		if ((end = strchr(p, ':')) == NULL)
+			end = p + strlen(p);
+		if (snprintf(file, sizeof file, "%.*s/%s", (int)(end - p), p,
+		    name) < (int)sizeof file && access(file, X_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The server that goes with the lldb the launch names: --debugger
+ * /usr/bin/lldb-14 gives /usr/bin/lldb-server-14, lldb-14 gives
+ * lldb-server-14 from the kind's PATH, if that exists; else lldb-server.
+ */
+static void
+backend_lldb_server_binary(const struct session *s, char *buf, size_t len)
+{
+	const char	*dbg = s->l.debugger, *base;
+
+	strlcpy(buf, "lldb-server", len);
+	if (dbg == NULL)
+		return;
+	base = (base = strrchr(dbg, '/')) != NULL ? base + 1 : dbg;
+	if (strncmp(base, "lldb", 4) != 0)
+		return;
+	if (snprintf(buf, len, "%.*slldb-server%s", (int)(base - dbg), dbg,
+	    base + 4) >= (int)len ||
+	    !backend_lldb_server_found(buf, s->backend->path))
+		strlcpy(buf, "lldb-server", len);
+}
+
 /* Start lldb-server on the launch's port, or one it picks, under its keeper. */
 static int
 backend_lldb_server_start(struct session *s, char *err, size_t errlen)
 {
 	struct argv	 av = { 0 };
+	char		 server[PATH_MAX];
 	int		 rc;
 
-	argv_push(&av, "lldb-server");
+	backend_lldb_server_binary(s, server, sizeof server);
+	argv_push(&av, server);
 	argv_push(&av, "gdbserver");
 	argv_pushf(&av, "127.0.0.1:%d", s->l.port);
 	argv_push(&av, "--");
@@ -103,8 +151,10 @@ backend_lldb_server_command(struct session *s, struct request *req)
 static void
 backend_lldb_server_status(const struct session *s, json_t *o)
 {
-	if (s->bdata != NULL)
-		server_status(backend_lldb_managed((struct session *)s), o);
+	const struct server *srv = backend_lldb_peek_managed(s);
+
+	if (srv != NULL)
+		server_status(srv, o);
 }
 
 /* The session ended: lldb's watches go, and the server's. */

@@ -494,6 +494,15 @@ backend_lldb_managed(struct session *s)
 	return &backend_lldb_data(s)->server;
 }
 
+/* The managed server of an lldb session, or NULL before lldb's state is made. */
+const struct server *
+backend_lldb_peek_managed(const struct session *s)
+{
+	const struct lldb_data *d = s->bdata;
+
+	return d != NULL ? &d->server : NULL;
+}
+
 /* lldb's state, then lldb. */
 static int
 backend_lldb_start(struct session *s, char *err, size_t errlen)

@@ -5,9 +5,6 @@
 #include "daemon.h"
 #include "method.h"
 
-/* The kinds that no file but this one names (each is daemon/backend-NAME.c's). */
-extern const struct backend backend_lldb_server;
-
 /*
  * The kinds, in the order everything lists them; a kind named with a "-"
  * is spelt with "_" here (client/kinds.py writes it back).
