@@ -402,3 +402,43 @@ h_cli_expect_no_daemon(const char *cmd)
 	    "afterwards", cmd, H->sock);
 	cr_assert_eq(h_daemon_list(d, 4), 0, "dbgctl %s started a daemon", cmd);
 }
+
+/* Whether an lldb exec answers (lldb has shown its prompt). */
+bool
+h_cli_lldb_answers(void *ids)
+{
+	struct h_res	r;
+	bool		ok;
+
+	h_cli(&r, H_ARGS("exec", (const char *)ids, "--", "version"));
+	ok = r.code == 0 && strstr(r.out, "lldb version") != NULL;
+	h_run_free(&r);
+	return ok;
+}
+
+/*
+ * Stop a session; right after the stop's answer none of its processes
+ * is left: the tracked ones, and any that carries marker.
+ */
+void
+h_cli_stop_leaves_nothing(long id, struct h_tracked *t,
+    const char *marker)
+{
+	struct h_snap	 snap;
+	struct h_res	 r;
+	char		 ids[32], report[4096];
+	int		 left;
+
+	h_idstr(id, ids, sizeof ids);
+	h_snap_take(&snap, marker);
+	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
+	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
+	h_run_free(&r);
+	cr_assert(h_pid_tracked_gone(t), "right after stop %s: "
+	    "processes of the session exist: %s", ids, h_pid_tracked_left(t,
+	    report, sizeof report));
+	left = h_snap_leftovers(&snap, marker, false, report, sizeof report);
+	cr_assert_eq(left, 0, "right after stop %s: expected no process of the "
+	    "session, got %d: %s", ids, left, report);
+	h_cli_expect_state(id, "exited", "after stop");
+}

@@ -223,6 +223,16 @@ void	 h_cli_expect_state(long id, const char *want, const char *when);
 void	 h_cli_expect_no_daemon(const char *cmd);
 /* Assert `list` shows n sessions, each in state (NULL: any); when: messages. */
 void	 h_cli_expect_list(size_t n, const char *state, const char *when);
+/* Whether dbgctl exec ID -- version answers as lldb (arg: the id's text). */
+bool	 h_cli_lldb_answers(void *ids);
+/*
+ * dbgctl stop ID, asserted; then none of the tracked processes (an array
+ * ended by a zero one) nor any with marker in its environment is left,
+ * and the session exited.
+ */
+struct h_tracked;
+void	 h_cli_stop_leaves_nothing(long id, struct h_tracked *,
+	    const char *marker);
 /* The session's console log as `dbgctl logs ID` prints it (malloc'd). */
 char	*h_cli_logs(const char *id);
 /* True if `dbgctl logs ID` holds text now. */

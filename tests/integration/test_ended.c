@@ -397,19 +397,6 @@ Test(ended, a_gdbserver_session_quit_shows_no_error)
 	h_run_free(&r);
 }
 
-/* Whether an lldb exec answers (lldb has shown its first prompt). */
-static bool
-ended_lldb_answers(void *arg)
-{
-	struct h_res	r;
-	bool		ok;
-
-	h_cli(&r, H_ARGS("exec", (const char *)arg, "--", "version"));
-	ok = r.code == 0 && strstr(r.out, "lldb version") != NULL;
-	h_run_free(&r);
-	return ok;
-}
-
 /*
  * An lldb command that fails exits 1, as gdb's do, with lldb's words on
  * stderr; over the protocol it is debugger_error with data.class "error".
@@ -424,7 +411,7 @@ Test(ended, an_lldb_command_that_fails_exits_1_with_class_error)
 	id = h_cli_launch(H_ARGS("--kind", "lldb", "--",
 	    h_ctx_fixture("FIX_ECHO")));
 	h_idstr(id, ids, sizeof ids);
-	cr_assert(h_wait_for(ended_lldb_answers, ids, H_WAIT_BOUND), "lldb "
+	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND), "lldb "
 	    "exec of session %s never answered \"version\"", ids);
 	h_cli(&r, H_ARGS("exec", ids, "--", "nosuchcommand"));
 	cr_assert_eq(r.code, 1, "exec of an unknown lldb command: exit %d "

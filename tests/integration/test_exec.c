@@ -251,19 +251,6 @@ Test(exec, a_segfault_gives_a_fault_record)
 	free(log);
 }
 
-/* Whether an lldb exec answers (lldb has shown its first prompt). */
-static bool
-lldb_answers(void *arg)
-{
-	struct h_res r;
-	bool ok;
-
-	h_cli(&r, H_ARGS("exec", (const char *)arg, "--", "version"));
-	ok = r.code == 0 && strstr(r.out, "lldb version") != NULL;
-	h_run_free(&r);
-	return ok;
-}
-
 /* Launch lldb on a fixture and wait until its exec answers; its id in ids. */
 static void
 lldb_ready(const char *fixture, char *ids, size_t len)
@@ -272,7 +259,7 @@ lldb_ready(const char *fixture, char *ids, size_t len)
 	    h_ctx_fixture(fixture)));
 
 	h_idstr(id, ids, len);
-	cr_assert(h_wait_for(lldb_answers, ids, H_WAIT_BOUND), "lldb exec "
+	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND), "lldb exec "
 	    "of session %s never answered \"version\"", ids);
 }
 
@@ -516,7 +503,7 @@ Test(exec, lldb_output_saying_lldb_is_not_its_prompt)
 	id = h_cli_launch(H_ARGS("--kind", "lldb", "--", "/bin/sh", "-c",
 	    "printf 'x (lldb) '; sleep 1; echo done"));
 	h_idstr(id, ids, sizeof ids);
-	cr_assert(h_wait_for(lldb_answers, ids, H_WAIT_BOUND), "lldb exec "
+	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND), "lldb exec "
 	    "of session %s never answered \"version\"", ids);
 	h_cli(&r, H_ARGS("exec", "--timeout", "30000", ids, "--", "process",
 	    "launch"));
@@ -563,7 +550,7 @@ Test(exec, lldb_exec_answers_after_a_stop_of_its_own)
 	    "breakpoint set -n beat_count", "-x", "run", "--",
 	    h_ctx_fixture("FIX_BEAT")));
 	h_idstr(id, ids, sizeof ids);
-	cr_assert(h_wait_for(lldb_answers, ids, H_WAIT_BOUND), "lldb exec "
+	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND), "lldb exec "
 	    "of session %s never answered \"version\"", ids);
 	for (n = 2; n <= 3; n++) {
 		exec_cmd(&r, ids, H_ARGS("process", "continue"));
@@ -573,7 +560,7 @@ Test(exec, lldb_exec_answers_after_a_stop_of_its_own)
 		h_run_free(&r);
 		snprintf(stop, sizeof stop, "beat_count(n=%d)", n);
 		h_cli_wait_log(ids, stop, H_WAIT_BOUND);
-		cr_assert(h_wait_for(lldb_answers, ids, H_WAIT_BOUND), "after "
+		cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND), "after "
 		    "the stop at %s, lldb exec never answered: not at its "
 		    "prompt?", stop);
 		exec_cmd(&r, ids, H_ARGS("thread", "backtrace"));

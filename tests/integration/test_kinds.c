@@ -96,13 +96,11 @@ Test(kinds, qemu_launches_the_board_and_stop_leaves_nothing)
 {
 	const char *fw = h_board_firmware("FIX_BOARD");
 	struct h_tracked t[6] = { { 0 } };
-	struct h_snap snap;
-	char marker[96], ids[32], report[4096];
+	char marker[96], ids[32];
 	struct h_res r;
 	json_t *st, *argv;
 	pid_t srv;
 	long id;
-	int left;
 
 	h_marker_new("DBGI_KINDS", marker, sizeof(marker));
 	id = h_cli_launch(H_ARGS("--kind", "qemu", "--machine", "lm3s6965evb",
@@ -137,17 +135,7 @@ Test(kinds, qemu_launches_the_board_and_stop_leaves_nothing)
 	h_pid_track(&t[3], "QEMU's keeper", h_pid_ppid(srv));
 	h_pid_expect_comm(t[3].pid, "server_pid's parent", "dbgctl-keeper");
 	json_decref(st);
-	h_snap_take(&snap, marker);
-	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
-	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
-	h_run_free(&r);
-	cr_assert(h_pid_tracked_gone(t), "right after stop %s: processes of "
-	    "the session exist: %s", ids, h_pid_tracked_left(t, report,
-	    sizeof(report)));
-	left = h_snap_leftovers(&snap, marker, false, report, sizeof(report));
-	cr_assert_eq(left, 0, "right after stop %s: expected no process of the "
-	    "session, got %d: %s", ids, left, report);
-	h_cli_expect_state(id, "exited", "after stop");
+	h_cli_stop_leaves_nothing(id, t, marker);
 }
 
 /*

@@ -273,19 +273,6 @@ Test(servers, a_debugger_that_cannot_start_leaves_no_server)
 	    "after the failed launch, processes are left: %s", report);
 }
 
-/* Whether an lldb exec in session arg answers (lldb is at its prompt). */
-static bool
-servers_lldb_answers(void *arg)
-{
-	struct h_res r;
-	bool ok;
-
-	h_cli(&r, H_ARGS("exec", (const char *)arg, "--", "version"));
-	ok = r.code == 0 && strstr(r.out, "lldb version") != NULL;
-	h_run_free(&r);
-	return ok;
-}
-
 /* Run dbgctl exec SESSION -- CMD; assert exit 0 and want in what it prints. */
 static void
 servers_lldb_exec(const char *ids, const char *cmd, const char *want)
@@ -310,19 +297,17 @@ servers_lldb_exec(const char *ids, const char *cmd, const char *want)
 Test(servers, lldb_server_breaks_continues_and_stop_leaves_nothing)
 {
 	struct h_tracked t[5] = { { 0 } };
-	struct h_snap snap;
-	char marker[96], ids[32], report[4096];
+	char marker[96], ids[32];
 	struct h_res r;
 	json_t *st;
 	pid_t srv;
 	long id;
-	int left;
 
 	h_marker_new("DBGI_LLDBSRV", marker, sizeof(marker));
 	id = h_cli_launch(H_ARGS("--kind", "lldb-server", "--env", marker,
 	    "--", h_ctx_fixture("FIX_ECHO"), "hello"));
 	h_idstr(id, ids, sizeof(ids));
-	cr_assert(h_wait_for(servers_lldb_answers, ids, H_WAIT_BOUND), "lldb "
+	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND), "lldb "
 	    "of session %s never answered \"version\"", ids);
 	st = h_cli_status(id);
 	cr_assert_str_eq(h_jstr(st, "kind") ? h_jstr(st, "kind") : "",
@@ -346,7 +331,7 @@ Test(servers, lldb_server_breaks_continues_and_stop_leaves_nothing)
 	servers_lldb_exec(ids, "process continue", "resuming");
 	/* The stop at main comes after the prompt: exec answers again. */
 	h_cli_wait_log(ids, "`main(", H_WAIT_BOUND);
-	cr_assert(h_wait_for(servers_lldb_answers, ids, H_WAIT_BOUND), "after "
+	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND), "after "
 	    "the stop at main, lldb of session %s never answered: not at its "
 	    "prompt?", ids);
 	servers_lldb_exec(ids, "thread backtrace", "main");
@@ -356,17 +341,53 @@ Test(servers, lldb_server_breaks_continues_and_stop_leaves_nothing)
 	    "expect %s: the program's output never came on lldb's console: "
 	    "%d %s%s", ids, r.code, r.out, r.err);
 	h_run_free(&r);
-	h_snap_take(&snap, marker);
-	cr_assert_eq(h_cli(&r, H_ARGS("stop", ids)), 0, "dbgctl stop %s: "
-	    "expected exit 0, got %d (stderr: %s)", ids, r.code, r.err);
-	h_run_free(&r);
-	cr_assert(h_pid_tracked_gone(t), "right after stop %s: processes of "
-	    "the session exist: %s", ids, h_pid_tracked_left(t, report,
-	    sizeof(report)));
-	left = h_snap_leftovers(&snap, marker, false, report, sizeof(report));
-	cr_assert_eq(left, 0, "right after stop %s: expected no process of the "
-	    "session, got %d: %s", ids, left, report);
-	h_cli_expect_state(id, "exited", "after stop");
+	h_cli_stop_leaves_nothing(id, t, marker);
+}
+
+/* Link dir/as to name found in the lldb kind's PATH; assert it worked. */
+static void
+servers_link(const char *name, const char *as, char *link, size_t len)
+{
+	static const char *const dirs[] = { "/usr/local/bin", "/usr/bin",
+	    "/bin", NULL };
+	char real[512];
+	size_t i;
+
+	for (i = 0; dirs[i] != NULL; i++) {
+		snprintf(real, sizeof real, "%s/%s", dirs[i], name);
+		if (access(real, X_OK) == 0)
+			break;
+	}
+	cr_assert_not_null(dirs[i], "no %s in the lldb kind's PATH", name);
+	snprintf(link, len, "%s/%s", H->dir, as);
+	cr_assert_eq(symlink(real, link), 0, "symlink %s %s", real, link);
+}
+
+/*
+ * The server follows --debugger: an lldb named by path with a version
+ * (DIR/lldb-77) runs DIR/lldb-server-77 beside it, as a distribution's
+ * versioned lldb and lldb-server go together.
+ */
+Test(servers, lldb_server_follows_a_versioned_debugger)
+{
+	char lldb[512], server[512], ids[32];
+	json_t *st, *argv0;
+	long id;
+
+	servers_link("lldb", "lldb-77", lldb, sizeof lldb);
+	servers_link("lldb-server", "lldb-server-77", server, sizeof server);
+	id = h_cli_launch(H_ARGS("--kind", "lldb-server", "--debugger", lldb,
+	    "--", h_ctx_fixture("FIX_ECHO"), "hello"));
+	h_idstr(id, ids, sizeof(ids));
+	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND), "lldb "
+	    "of session %s never answered \"version\"", ids);
+	st = h_cli_status(id);
+	argv0 = json_array_get(h_jpath(st, "server.argv"), 0);
+	cr_assert_str_eq(json_is_string(argv0) ? json_string_value(argv0) :
+	    "(none)", server, "--debugger %s: the server is not the one "
+	    "beside it", lldb);
+	json_decref(st);
+	json_decref(h_cli_stop(id, NULL, NULL));
 }
 
 /* An lldb-server session has no transport: the program's output is lldb's. */
