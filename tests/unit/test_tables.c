@@ -269,7 +269,8 @@ tables_check_file(const char *rel)
 			line++;
 			run.broke = true;
 		}
-		if (isspace((unsigned char)*p) || *p == ',' || *p == '`' ||
+		if (isspace((unsigned char)*p) || *p == ',' || *p == '"' ||
+		    *p == '`' ||
 		    (*p == '.' && (p == text || p[-1] == '\n'))) {
 			p++;
 			continue;
