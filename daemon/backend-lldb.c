@@ -494,7 +494,7 @@ backend_lldb_managed(struct session *s)
 	return &backend_lldb_data(s)->server;
 }
 
-/* The managed server of an lldb session, or NULL before lldb's state is made. */
+/* An lldb session's managed server, or NULL before lldb's state is made. */
 const struct server *
 backend_lldb_peek_managed(const struct session *s)
 {

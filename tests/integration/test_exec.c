@@ -259,8 +259,8 @@ lldb_ready(const char *fixture, char *ids, size_t len)
 	    h_ctx_fixture(fixture)));
 
 	h_idstr(id, ids, len);
-	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND), "lldb exec "
-	    "of session %s never answered \"version\"", ids);
+	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND),
+	    "lldb exec of session %s never answered \"version\"", ids);
 }
 
 /*
@@ -503,8 +503,8 @@ Test(exec, lldb_output_saying_lldb_is_not_its_prompt)
 	id = h_cli_launch(H_ARGS("--kind", "lldb", "--", "/bin/sh", "-c",
 	    "printf 'x (lldb) '; sleep 1; echo done"));
 	h_idstr(id, ids, sizeof ids);
-	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND), "lldb exec "
-	    "of session %s never answered \"version\"", ids);
+	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND),
+	    "lldb exec of session %s never answered \"version\"", ids);
 	h_cli(&r, H_ARGS("exec", "--timeout", "30000", ids, "--", "process",
 	    "launch"));
 	cr_assert_eq(r.code, 0, "process launch: exit %d (%s)", r.code, r.err);
@@ -550,8 +550,8 @@ Test(exec, lldb_exec_answers_after_a_stop_of_its_own)
 	    "breakpoint set -n beat_count", "-x", "run", "--",
 	    h_ctx_fixture("FIX_BEAT")));
 	h_idstr(id, ids, sizeof ids);
-	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND), "lldb exec "
-	    "of session %s never answered \"version\"", ids);
+	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND),
+	    "lldb exec of session %s never answered \"version\"", ids);
 	for (n = 2; n <= 3; n++) {
 		exec_cmd(&r, ids, H_ARGS("process", "continue"));
 		cr_assert(r.code == 0 && strstr(r.out, "resuming") != NULL,
@@ -560,9 +560,9 @@ Test(exec, lldb_exec_answers_after_a_stop_of_its_own)
 		h_run_free(&r);
 		snprintf(stop, sizeof stop, "beat_count(n=%d)", n);
 		h_cli_wait_log(ids, stop, H_WAIT_BOUND);
-		cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND), "after "
-		    "the stop at %s, lldb exec never answered: not at its "
-		    "prompt?", stop);
+		cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND),
+		    "after the stop at %s, lldb exec never answered: not at "
+		    "its prompt?", stop);
 		exec_cmd(&r, ids, H_ARGS("thread", "backtrace"));
 		cr_assert(r.code == 0 && strstr(r.out, stop) != NULL, "thread "
 		    "backtrace after the stop at %s: exit %d \"%s\" (%s)", stop,
