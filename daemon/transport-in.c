@@ -15,12 +15,12 @@
 
 static void	transport_in_ready(uv_poll_t *, int, int);
 static int	transport_in_unpend(struct transport *, uint64_t);
-static void	transport_close_input(struct transport *);
+static void	transport_in_close_drained(struct transport *);
 static uint64_t	transport_in_pending(const struct transport *);
 
 /* Bytes accepted for the target's stdin but not yet written. */
 size_t
-transport_queued(struct transport *t)
+transport_in_queued(struct transport *t)
 {
 	if (!t->in_open)
 		return 0;
@@ -29,7 +29,7 @@ transport_queued(struct transport *t)
 
 /* A write reached the pipe (or failed: then the target's stdin is closed). */
 static void
-transport_written(void *arg, int status)
+transport_in_written(void *arg, int status)
 {
 	struct transport *t = arg;
 
@@ -40,7 +40,7 @@ transport_written(void *arg, int status)
 		log_info("target input closed: %s", uv_strerror(status));
 		t->in_closed = true;
 	}
-	transport_close_input(t);
+	transport_in_close_drained(t);
 	t->cb(t->arg, TRANSPORT_INPUT, NULL, 0);
 }
 
@@ -148,7 +148,7 @@ transport_in_ready(uv_poll_t *h, int status, int events)
 		transport_in_gone(t, -status);
 	else
 		transport_in_push(t);
-	transport_close_input(t);
+	transport_in_close_drained(t);
 	t->cb(t->arg, TRANSPORT_INPUT, NULL, 0);
 }
 
@@ -174,7 +174,7 @@ transport_in_unpend(struct transport *t, uint64_t end)
 	n = output_read(t->in_log, t->in_at, buf, pending);
 	if (n == pending)
 		rc = stream_write((uv_stream_t *)&t->in, buf, n,
-		    transport_written, t);
+		    transport_in_written, t);
 	free(buf);
 	if (n != pending)
 		log_fatal("target input at %llu cannot be had",
@@ -191,7 +191,7 @@ transport_in_unpend(struct transport *t, uint64_t end)
  * no room for now waits in the transcript, not in a copy.
  */
 int
-transport_write(struct transport *t, const char *data, size_t len)
+transport_in_write(struct transport *t, const char *data, size_t len)
 {
 	uint64_t	at;
 	int		rc;
@@ -213,7 +213,7 @@ transport_write(struct transport *t, const char *data, size_t len)
 		t->in_closed = true;
 		return -1;
 	}
-	rc = stream_write((uv_stream_t *)&t->in, data, len, transport_written,
+	rc = stream_write((uv_stream_t *)&t->in, data, len, transport_in_written,
 	    t);
 	if (rc < 0) {
 		t->in_closed = true;
@@ -227,9 +227,9 @@ transport_write(struct transport *t, const char *data, size_t len)
 
 /* Close the target's stdin now if an EOF was asked for and nothing is queued. */
 static void
-transport_close_input(struct transport *t)
+transport_in_close_drained(struct transport *t)
 {
-	if (!t->eof_wanted || !t->in_open || transport_queued(t) > 0 ||
+	if (!t->eof_wanted || !t->in_open || transport_in_queued(t) > 0 ||
 	    t->writes > 0)
 		return;
 	/* shutdown(2) does not apply to a pipe: closing it is the EOF. */
@@ -242,11 +242,11 @@ transport_close_input(struct transport *t)
  * has exited is told nothing, so the next run's input stays open.
  */
 void
-transport_eof(struct transport *t)
+transport_in_eof(struct transport *t)
 {
 	if (!t->in_open || t->exited)
 		return;
 	t->in_closed = true;
 	t->eof_wanted = true;
-	transport_close_input(t);
+	transport_in_close_drained(t);
 }
