@@ -3,7 +3,10 @@
  * transcripts byte for byte; past the input transcript's limit piped
  * input still reaches the target once; input a target does not read
  * waits in its transcript and holds the client back, and still comes
- * before its EOF; `dbgctl pipe` widens the pipes it is given.
+ * before its EOF; an input transcript cut short behind the daemon's back
+ * loses nothing memory still holds, and what it does lose ends that
+ * session's input alone, said in the daemon's log; `dbgctl pipe` widens
+ * the pipes it is given.
  */
 #include "b64.h"
 #include "harness.h"
@@ -383,6 +386,164 @@ Test(transcript_in, input_waiting_in_the_transcript_comes_before_its_eof)
 	h_run_free(&p.res);
 	h_cli_expect_exit(id, 0, H_WAIT_BOUND, "(cat) after its input ended");
 	transcript_in_same(path, data, N);
+	free(data);
+}
+
+/*
+ * Fill the held target's stdin pipe (through /proc, as the daemon holds
+ * its write end) with bytes of 'f' until it takes no more, so that all
+ * the daemon is given next waits in the input's transcript; how many.
+ */
+static size_t
+transcript_in_fill(long id)
+{
+	char	 ids[32], path[64], page[4096];
+	size_t	 n = 0;
+	json_t	*s = h_cli_json(H_ARGS("status", h_idstr(id, ids,
+		    sizeof ids)));
+	int	 fd;
+
+	snprintf(path, sizeof path, "/proc/%lld/fd/0", h_jint(s, "pid", -1));
+	json_decref(s);
+	fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	cr_assert_neq(fd, -1, "open %s: %s", path, strerror(errno));
+	memset(page, 'f', sizeof page);
+	while (write(fd, page, sizeof page) == (ssize_t)sizeof page)
+		n += sizeof page;
+	cr_assert_eq(errno, EAGAIN, "fill %s: %s", path, strerror(errno));
+	close(fd);
+	return n;
+}
+
+/* Write len bytes to the session's input with the write method; its reply. */
+static json_t *
+transcript_in_write(struct h_conn *c, long id, const char *data, size_t len,
+    bool eof)
+{
+	char	*b64 = b64_encode((const unsigned char *)data, len), *params;
+	json_t	*r;
+
+	cr_assert(asprintf(&params, "{\"session\":%ld,\"data\":\"%s\","
+	    "\"eof\":%s}", id, b64, eof ? "true" : "false") > 0, "asprintf");
+	r = h_conn_call(c, "write", params, H_WAIT_BOUND);
+	free(params);
+	free(b64);
+	return r;
+}
+
+/* Write pieces of piece bytes of data, n in all; each must be taken. */
+static void
+transcript_in_write_all(struct h_conn *c, long id, const char *data,
+    size_t n, size_t piece)
+{
+	size_t	 at;
+	json_t	*r;
+
+	for (at = 0; at < n; at += piece) {
+		r = transcript_in_write(c, id, data + at, piece, false);
+		cr_assert_not_null(r, "no reply to the write at %zu", at);
+		cr_assert_null(json_object_get(r, "error"), "the write at %zu: "
+		    "%s", at, h_jstr(r, "error.message"));
+		json_decref(r);
+	}
+}
+
+/*
+ * An input transcript cut short behind the daemon's back while input
+ * waits in it loses nothing memory still holds: 96 KiB written in small
+ * pieces (kept in memory too) wait behind a full pipe, the file is cut
+ * to nothing, and once the target reads, it gets every byte in order from
+ * memory, the daemon's log says why, and its input still takes more.
+ */
+Test(transcript_in, a_cut_input_transcript_loses_nothing_memory_holds)
+{
+	enum { N = 96 * 1024, PIECE = 16 * 1024 };
+	char				 fifo[PATH_MAX], path[4200], out[4200];
+	char				*data, *want;
+	struct transcript_in_size	 size;
+	struct h_conn			 c;
+	size_t				 fill;
+	json_t				*r;
+	long				 id;
+
+	data = transcript_in_data(N);
+	id = transcript_in_launch_held(fifo, sizeof fifo);
+	fill = transcript_in_fill(id);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	transcript_in_write_all(&c, id, data, N, PIECE);
+	transcript_in_file(id, ".target-in.log", path, sizeof path);
+	cr_assert_eq(truncate(path, 0), 0, "truncate %s: %s", path,
+	    strerror(errno));
+	transcript_in_go(fifo);
+	transcript_in_file(id, ".target.log", out, sizeof out);
+	size = (struct transcript_in_size){ out, fill + N };
+	cr_assert(h_wait_for(transcript_in_size_is, &size, H_WAIT_BOUND),
+	    "the target never got the %d bytes that waited", N);
+	want = malloc(fill + N + 5);
+	cr_assert_not_null(want, "malloc");
+	memset(want, 'f', fill);
+	memcpy(want + fill, data, N);
+	transcript_in_same(out, want, fill + N);
+	h_daemon_wait_log("cannot be sent from the file", H_WAIT_BOUND);
+	r = transcript_in_write(&c, id, "tail\n", 5, true);
+	cr_assert_null(json_object_get(r, "error"), "a write after: %s",
+	    json_dumps(r, 0));
+	json_decref(r);
+	h_cli_expect_exit(id, 0, H_WAIT_BOUND, "(cat) after its input ended");
+	memcpy(want + fill + N, "tail\n", 5);
+	transcript_in_same(out, want, fill + N + 5);
+	h_conn_close(&c);
+	free(want);
+	free(data);
+}
+
+/*
+ * What an input transcript cut short has lost ends that session's input
+ * alone: 192 KiB written in large pieces (not kept in memory) wait
+ * behind a full pipe, the file is cut to nothing, and a write past the
+ * transcript's limit (192 KiB) must send them first. It is refused; the
+ * daemon's log names the bytes lost; the daemon goes on, another
+ * session's input still works, and so does the session's status.
+ */
+Test(transcript_in, a_cut_input_transcript_ends_that_input_alone)
+{
+	enum { N = 192 * 1024, PIECE = 64 * 1024 };
+	char		 fifo[PATH_MAX], path[4200], ids[32], *data;
+	struct h_conn	 c;
+	json_t		*r;
+	long		 id, other;
+
+	h_ctx_env_add("DBGCTLD_TRANSCRIPT_MAX=196608");
+	data = transcript_in_data(N + PIECE);
+	other = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--",
+	    "cat"));
+	id = transcript_in_launch_held(fifo, sizeof fifo);
+	transcript_in_fill(id);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	transcript_in_write_all(&c, id, data, N, PIECE);
+	transcript_in_file(id, ".target-in.log", path, sizeof path);
+	cr_assert_eq(truncate(path, 0), 0, "truncate %s: %s", path,
+	    strerror(errno));
+	r = transcript_in_write(&c, id, data + N, PIECE, false);
+	cr_assert_not_null(r, "no reply to the write past the limit: did "
+	    "the daemon end?");
+	cr_assert_not_null(json_object_get(r, "error"), "a write after input "
+	    "was lost was taken: %s", json_dumps(r, 0));
+	json_decref(r);
+	h_daemon_wait_log("cannot be read back from it: they are lost",
+	    H_WAIT_BOUND);
+	cr_assert(h_daemon_ping(), "the daemon does not answer");
+	json_decref(h_cli_json(H_ARGS("status", h_idstr(id, ids,
+	    sizeof ids))));
+	r = transcript_in_write(&c, other, "other\n", 6, true);
+	cr_assert_null(json_object_get(r, "error"), "another session's "
+	    "input: %s", json_dumps(r, 0));
+	json_decref(r);
+	h_cli_expect_exit(other, 0, H_WAIT_BOUND, "(cat) after its input "
+	    "ended");
+	transcript_in_file(other, ".target.log", path, sizeof path);
+	transcript_in_same(path, "other\n", 6);
+	h_conn_close(&c);
 	free(data);
 }
 
