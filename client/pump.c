@@ -52,15 +52,19 @@ pump_pending(int fd)
 }
 
 /*
- * Ask for a pipe of PUMP_CHUNK on fd where it is a pipe: each splice then
- * moves up to that much, and the program at its other end is woken a
- * sixteenth as often; refused (the pipe holds more than that, or the
- * user's pipe pages are used up), it stays as it is.
+ * Ask for a pipe of PUMP_CHUNK on fd where it is a smaller pipe: each
+ * splice then moves up to that much, and the program at its other end is
+ * woken a sixteenth as often. The pipe is the caller's: one already as
+ * large is never made smaller, and where the kernel refuses (the user's
+ * pipe pages are used up, or PUMP_CHUNK is past pipe-max-size) it stays
+ * as it is.
  */
 static void
 pump_widen(int fd, bool pipe)
 {
-	if (pipe && fcntl(fd, F_GETPIPE_SZ) < PUMP_CHUNK)
+	int size = pipe ? fcntl(fd, F_GETPIPE_SZ) : -1;
+
+	if (size != -1 && size < PUMP_CHUNK)
 		(void)fcntl(fd, F_SETPIPE_SZ, PUMP_CHUNK);
 }
 

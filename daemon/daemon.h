@@ -224,13 +224,14 @@ unsigned long	 transport_run(const struct transport *);
 bool		 transport_exited(const struct transport *);
 void		 transport_run_start(struct transport *);
 void		 transport_run_end(struct transport *);
-size_t		 transport_queued(struct transport *);
-int		 transport_write(struct transport *, const char *, size_t);
-void		 transport_eof(struct transport *);
 void		 transport_pause(struct transport *);
 void		 transport_resume(struct transport *);
 void		 transport_passthrough(struct transport *, bool);
 void		 transport_close(struct transport *);
+/* transport-in.c: the target's stdin, fed from the input's transcript. */
+size_t		 transport_in_queued(struct transport *);
+int		 transport_in_write(struct transport *, const char *, size_t);
+void		 transport_in_eof(struct transport *);
 
 /* join*.c, method-join.c: joined MI clients on new-ui channels of gdb (join.h). */
 struct gdb_data;

@@ -284,14 +284,14 @@ method_write_try(struct request *req)
 	struct transport		*t = d->s->transport;
 
 	/* Writing nothing tells whether the input is still open. */
-	if (transport_write(t, NULL, 0) != 0)
+	if (transport_in_write(t, NULL, 0) != 0)
 		return -1;
-	if (flow_full(transport_queued(t), TRANSPORT_MAX))
+	if (flow_full(transport_in_queued(t), TRANSPORT_MAX))
 		return 0;
-	if (transport_write(t, d->data, d->len) != 0)
+	if (transport_in_write(t, d->data, d->len) != 0)
 		return -1;
 	if (request_bool(req, "eof"))
-		transport_eof(t);
+		transport_in_eof(t);
 	return 1;
 }
 

@@ -70,7 +70,7 @@ pipe_event(struct sink *k, struct session *s, const struct session_event *ev)
 		conn_finish(c);
 		return;
 	case SE_INPUT:
-		if (flow_room(transport_queued(t), TRANSPORT_MAX))
+		if (flow_room(transport_in_queued(t), TRANSPORT_MAX))
 			conn_resume(c);
 		return;
 	default:
@@ -86,10 +86,10 @@ pipe_input(struct conn *c, const char *data, size_t len)
 	struct transport	*t;
 
 	/* A target that stopped reading for good: the rest is dropped. */
-	if (p->ended || transport_write((t = p->s->transport), data,
+	if (p->ended || transport_in_write((t = p->s->transport), data,
 	    len) != 0)
 		return len;
-	if (flow_full(transport_queued(t), TRANSPORT_MAX))
+	if (flow_full(transport_in_queued(t), TRANSPORT_MAX))
 		conn_pause(c);
 	return len;
 }
@@ -104,7 +104,7 @@ pipe_eof(struct conn *c)
 	struct pipe *p = c->mode_data;
 
 	if (!p->ended)
-		transport_eof(p->s->transport);
+		transport_in_eof(p->s->transport);
 }
 
 /* The client took what was queued: the target may print more. */
