@@ -5,6 +5,15 @@
 #include "daemon.h"
 #include "method.h"
 
+/* Each kind's file defines its entry; the table is their only index, as tmux's cmd.c is. */
+extern const struct backend backend_exec;
+extern const struct backend backend_gdb;
+extern const struct backend backend_lldb;
+extern const struct backend backend_remote;
+extern const struct backend backend_gdbserver;
+extern const struct backend backend_qemu;
+extern const struct backend backend_lldb_server;
+
 /*
  * The kinds, in the order everything lists them; a kind named with a "-"
  * is spelt with "_" here (client/kinds.py writes it back).

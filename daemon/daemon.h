@@ -371,14 +371,6 @@ struct backend {
 	void		(*close)(struct session *);
 };
 
-extern const struct backend backend_exec;
-extern const struct backend backend_gdb;
-extern const struct backend backend_lldb;
-extern const struct backend backend_remote;
-extern const struct backend backend_gdbserver;
-extern const struct backend backend_qemu;
-extern const struct backend backend_lldb_server;
-
 /* Whether a kind is one a message names. */
 typedef bool (*backend_pick)(const struct backend *, const void *arg);
 

@@ -14,6 +14,8 @@
 #include "server.h"
 
 /* backend-gdb.c: the gdb family (the kinds gdb_family_kind picks). */
+/* gdb itself, the one kind whose target is a program on this host. */
+extern const struct backend backend_gdb;
 
 /* How far the gdb family's graceful quit has come (gdb-quit.c). */
 enum gdb_quit_step {

@@ -30,6 +30,7 @@ size_t	 lldb_text_cursor(const char *, size_t);
 size_t	 lldb_text_unprompt(const char *, size_t);
 
 /* backend-lldb.c: what the lldb kinds share. */
+extern const struct backend backend_lldb;
 struct server	*backend_lldb_managed(struct session *);
 const struct server *backend_lldb_peek_managed(const struct session *);
 void		 backend_lldb_argv_end(struct session *, struct argv *);

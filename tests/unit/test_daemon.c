@@ -10,6 +10,7 @@
 #include "ring.h"
 #include "argv.h"
 #include "capbuf.h"
+#include "gdb.h"
 
 /* The daemon context the parts refer to; unused by these tests. */
 /* Fill a session with what the argv builders read. */
