@@ -261,20 +261,11 @@ fig_board_life_launch_direct(struct board *f)
 static int
 fig_board_life_direct_faults(struct board *f)
 {
-	static const char *const cmds[] = {
-	    "-gdb-set breakpoint always-inserted on",
-	    "-break-insert *HardFault_Handler",
-	    "-break-insert *MemManage_Handler",
-	    "-break-insert *BusFault_Handler",
-	    "-break-insert *UsageFault_Handler", NULL };
-	const char *const *c;
-
 	f->direct = 1;
 	if (mi_start(&f->m, f->b->board) == -1)
 		return bench_fail(f->b, "%s", f->m.err);
-	for (c = cmds; *c != NULL; c++)
-		if (mi_command(&f->m, *c, NULL) == -1)
-			return bench_fail(f->b, "%s", f->m.err);
+	if (mi_fault_breaks(&f->m, 1) == -1)
+		return bench_fail(f->b, "%s", f->m.err);
 	if (mi_command(&f->m, "-exec-continue", NULL) == -1 ||
 	    mi_uart_until(&f->m, BOARD_BANNER) == -1)
 		return bench_fail(f->b, "%s", f->m.err);

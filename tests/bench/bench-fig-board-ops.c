@@ -95,21 +95,13 @@ fig_board_ops_load_ptys(struct board *f)
 static int
 fig_board_ops_load_floors(struct board *f, struct mi *m)
 {
-	static const char *const cmds[] = {
-	    "-gdb-set osabi none",
-	    "-gdb-set breakpoint always-inserted on",
-	    "-break-insert *HardFault_Handler",
-	    "-break-insert *MemManage_Handler",
-	    "-break-insert *BusFault_Handler",
-	    "-break-insert *UsageFault_Handler", NULL };
-	const char *const *c;
 	int i;
 
 	if (mi_start(&m[0], f->b->board) == -1)
 		return bench_fail(f->b, "%s", m[0].err);
-	for (c = cmds; *c != NULL; c++)
-		if (mi_command(&m[0], *c, NULL) == -1)
-			return bench_fail(f->b, "%s", m[0].err);
+	if (mi_command(&m[0], "-gdb-set osabi none", NULL) == -1 ||
+	    mi_fault_breaks(&m[0], 1) == -1)
+		return bench_fail(f->b, "%s", m[0].err);
 	if (mi_start_board_pty(&m[1], f->b->board) == -1)
 		return bench_fail(f->b, "%s", m[1].err);
 	for (i = 0; i < 2; i++)

@@ -90,15 +90,12 @@ mi_start_native_pty(struct mi *m, const char *const argv[])
 int
 mi_start_board_pty(struct mi *m, const char *fw)
 {
-	static const char *const faults[] = { "*HardFault_Handler",
-	    "*MemManage_Handler", "*BusFault_Handler", "*UsageFault_Handler",
-	    NULL };
 	char		 mi_pts[64], cons_pts[64], newui[96], cmd[96];
 	const char	*gdb[] = { "gdb-multiarch", "-q", "-nx", "-iex",
 			    "set mi-async on", "-iex", "set confirm off", "-iex",
 			    "set osabi none", "-iex", "set breakpoint "
 			    "always-inserted on", "-ex", newui, fw, NULL };
-	int		 i, port, cons_m, cons_s;
+	int		 port, cons_m, cons_s;
 
 	mi_init(m);
 	if ((port = mi_port()) == -1)
@@ -117,11 +114,9 @@ mi_start_board_pty(struct mi *m, const char *fw)
 		abort();
 	if (m->gdb == -1)
 		return mi_fail(m, "gdb-multiarch did not start");
-	for (i = 0; faults[i] != NULL; i++) {
-		snprintf(cmd, sizeof cmd, "-break-insert %s", faults[i]);
-		if (mi_command(m, cmd, NULL) == -1)
-			return -1;
-	}
+	/* always-inserted is in gdb's -iex settings above. */
+	if (mi_fault_breaks(m, 0) == -1)
+		return -1;
 	snprintf(cmd, sizeof cmd, "-target-select remote 127.0.0.1:%d", port);
 	return mi_command(m, cmd, NULL);
 }

@@ -279,6 +279,30 @@ mi_command(struct mi *m, const char *cmd, char **result)
 }
 
 /*
+ * What a session's gdb sets on a board before it runs: the four Cortex-M
+ * fault breaks, with breakpoints kept in when always_in. -1 with m->err.
+ */
+int
+mi_fault_breaks(struct mi *m, int always_in)
+{
+	static const char *const handlers[] = { "HardFault_Handler",
+	    "MemManage_Handler", "BusFault_Handler", "UsageFault_Handler",
+	    NULL };
+	char	cmd[96];
+	int	i;
+
+	if (always_in && mi_command(m, "-gdb-set breakpoint always-inserted "
+	    "on", NULL) == -1)
+		return -1;
+	for (i = 0; handlers[i] != NULL; i++) {
+		snprintf(cmd, sizeof cmd, "-break-insert *%s", handlers[i]);
+		if (mi_command(m, cmd, NULL) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * Read gdb's lines until an async record starting with what (such as
  * "*stopped"); the line in *line if asked; -1 with m->err if none came.
  */

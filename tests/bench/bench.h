@@ -187,6 +187,7 @@ void	 mi_init(struct mi *);
 void	 mi_stop(struct mi *);
 int	 mi_fail(struct mi *, const char *);
 int	 mi_command(struct mi *, const char *, char **);
+int	 mi_fault_breaks(struct mi *, int);
 int	 mi_wait(struct mi *, const char *, char **);
 double	 mi_break_round(struct mi *);
 int	 mi_uart_write(struct mi *, const void *, size_t);
