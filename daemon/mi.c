@@ -254,6 +254,12 @@ mi_line(void *arg, char *line, size_t len)
 		return 0;
 	}
 	head = TAILQ_FIRST(&m->cmds);
+	/*
+	 * A result or a stop may answer a client at once: the transcript has
+	 * the lines that led to it first, as a bundle taken then must.
+	 */
+	if (rec.kind == MI_RESULT || rec.kind == MI_EXEC)
+		mi_log_flush(m);
 	switch (rec.kind) {
 	case MI_RESULT:
 		if (rec.has_token && rec.token >= JOIN_TOKEN_BASE) {

@@ -327,8 +327,9 @@ board_transcript_ran(void *path)
  * Assert from session id's MI transcript that every fault break the
  * daemon gave gdb was answered as a breakpoint before the target first
  * ran, and that there were at least min of them: the board stays halted
- * until its fault breaks are in. The launch answers once gdb is ready,
- * which may be before the first run is in the transcript: wait for it.
+ * until its fault breaks are in. Whether a launch answers before or
+ * after the first run depends on its kind and its -x commands: wait for
+ * the run to be in the transcript.
  */
 static void
 board_breaks_before_run(long id, int min)
