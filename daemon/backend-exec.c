@@ -16,6 +16,6 @@ backend_exec_argv(struct session *s, char *err, size_t errlen)
 
 const struct backend backend_exec = {
 	.name = "exec",
-	.flags = BACKEND_STDIO | BACKEND_PROGRAM,
+	.flags = BACKEND_STDIO | BACKEND_PROGRAM | BACKEND_ADOPT,
 	.argv = backend_exec_argv,
 };

@@ -42,6 +42,10 @@ static char	 cgroup_why[PATH_MAX + 64];
  */
 static int cgroup_root_fd = AT_FDCWD;
 
+/* The cgroups of adopted sessions, which the sweep at start leaves alone. */
+static char	**cgroup_adopted;
+static size_t	  cgroup_nadopted;
+
 /* One keeper's cgroup. */
 struct cgroup {
 	char		*path;
@@ -302,7 +306,22 @@ cgroup_dir_wait_empty(const char *dir)
 		nanosleep(&step, NULL);
 }
 
-/* Kill what a dead daemon left in the subtree and remove its cgroups. */
+/* Whether name is the cgroup of a session this daemon adopted. */
+static bool
+cgroup_is_adopted(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cgroup_nadopted; i++)
+		if (strcmp(cgroup_adopted[i], name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Kill what a dead daemon left in the subtree and remove its cgroups,
+ * but for those of the sessions adopted from it.
+ */
 static void
 cgroup_sweep(const char *root)
 {
@@ -313,7 +332,8 @@ cgroup_sweep(const char *root)
 	if (d == NULL)
 		return;
 	while ((e = readdir(d)) != NULL) {
-		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+		if (e->d_type != DT_DIR || e->d_name[0] == '.' ||
+		    cgroup_is_adopted(e->d_name))
 			continue;
 		if (snprintf(dir, sizeof dir, "%s/%s", root, e->d_name) >=
 		    (int)sizeof dir)
@@ -362,7 +382,6 @@ cgroup_init(void)
 		snprintf(cgroup_why, sizeof cgroup_why, "cannot make %s: %s",
 		    root, strerror(errno));
 	} else {
-		cgroup_sweep(root);
 		dmn.cgroup_root = xstrdup(root);
 		if ((cgroup_root_fd = open(root, O_PATH | O_DIRECTORY |
 		    O_CLOEXEC)) == -1)
@@ -371,6 +390,24 @@ cgroup_init(void)
 		return;
 	}
 	log_info("containment: subreaper (%s)", cgroup_why);
+}
+
+/*
+ * Once the sessions a dead daemon left are adopted: kill what else it
+ * left in the subtree.
+ */
+void
+cgroup_sweep_left(void)
+{
+	size_t i;
+
+	if (dmn.cgroup_root != NULL)
+		cgroup_sweep(dmn.cgroup_root);
+	for (i = 0; i < cgroup_nadopted; i++)
+		free(cgroup_adopted[i]);
+	free(cgroup_adopted);
+	cgroup_adopted = NULL;
+	cgroup_nadopted = 0;
 }
 
 /* The daemon exits: its subtree goes, if nothing is left in it. */
@@ -465,12 +502,16 @@ cgroup_setup(struct cgroup *cg)
 	}
 }
 
-/* Make a cgroup for one keeper's tree; NULL (logged) if it cannot be made. */
-struct cgroup *
-cgroup_open(const char *name, cgroup_cb cb, void *arg)
+/*
+ * Make a cgroup for one keeper's tree, or with existing take the one a
+ * dead daemon made for a tree now adopted; NULL (logged) if it cannot be.
+ */
+static struct cgroup *
+cgroup_make(const char *name, bool existing, cgroup_cb cb, void *arg)
 {
 	struct cgroup	*cg;
 	char		 events[PATH_MAX];
+	int		 fd;
 
 	if (dmn.cgroup_root == NULL)
 		return NULL;
@@ -479,11 +520,21 @@ cgroup_open(const char *name, cgroup_cb cb, void *arg)
 	cg->name = cg->path + strlen(dmn.cgroup_root) + 1;
 	cg->cb = cb;
 	cg->arg = arg;
-	if (mkdirat(cgroup_root_fd, cgroup_rel(cg), 0755) != 0) {
-		log_warn("cgroup %s: mkdir: %s", cg->path, strerror(errno));
+	if (existing && (fd = openat(cgroup_root_fd, cgroup_rel(cg), O_PATH |
+	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) != -1)
+		close(fd);
+	else if (existing || mkdirat(cgroup_root_fd, cgroup_rel(cg),
+	    0755) != 0) {
+		log_warn("cgroup %s: %s: %s", cg->path, existing ? "open" :
+		    "mkdir", strerror(errno));
 		free(cg->path);
 		free(cg);
 		return NULL;
+	}
+	if (existing) {
+		cgroup_adopted = xreallocarray(cgroup_adopted,
+		    cgroup_nadopted + 1, sizeof *cgroup_adopted);
+		cgroup_adopted[cgroup_nadopted++] = xstrdup(name);
 	}
 	cgroup_setup(cg);
 	snprintf(events, sizeof events, "%s/cgroup.events", cg->path);
@@ -496,11 +547,34 @@ cgroup_open(const char *name, cgroup_cb cb, void *arg)
 	return cg;
 }
 
+/* Make a cgroup for one keeper's tree; NULL (logged) if it cannot be made. */
+struct cgroup *
+cgroup_open(const char *name, cgroup_cb cb, void *arg)
+{
+	return cgroup_make(name, false, cb, arg);
+}
+
+/* Take the cgroup of an adopted keeper's tree, which the sweep then spares. */
+struct cgroup *
+cgroup_adopt(const char *name, cgroup_cb cb, void *arg)
+{
+	if (strchr(name, '/') != NULL || name[0] == '.')
+		return NULL;
+	return cgroup_make(name, true, cb, arg);
+}
+
 /* The directory the keeper joins. */
 const char *
 cgroup_path(const struct cgroup *cg)
 {
 	return cg->path;
+}
+
+/* Its name below the daemon's subtree, as a record keeps it. */
+const char *
+cgroup_name(const struct cgroup *cg)
+{
+	return cg->name;
 }
 
 /* SIGKILL everything in the cgroup; the owner hears when it is empty. */

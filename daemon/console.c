@@ -103,19 +103,10 @@ console_pts(const struct console *c)
 	return c->pts;
 }
 
-/* Create a pty and start reading its master. */
-struct console *
-console_open(bool raw, console_cb cb, void *arg, char *err, size_t errlen)
+/* Start reading c's master; the handle owns it from here. */
+static struct console *
+console_watch(struct console *c, char *err, size_t errlen)
 {
-	struct console *c = xcalloc(1, sizeof *c);
-
-	c->cb = cb;
-	c->arg = arg;
-	if (pty_open(&c->master, &c->slave, c->pts, sizeof c->pts, raw, err,
-	    errlen) != 0) {
-		free(c);
-		return NULL;
-	}
 	uv_pipe_init(dmn.loop, &c->pipe, 0);
 	c->pipe.data = c;
 	/* From here the handle owns the master: closing it closes the fd. */
@@ -129,6 +120,41 @@ console_open(bool raw, console_cb cb, void *arg, char *err, size_t errlen)
 	uv_read_start((uv_stream_t *)&c->pipe, loop_alloc_cb,
 	    console_read_cb);
 	return c;
+}
+
+/* Create a pty and start reading its master. */
+struct console *
+console_open(bool raw, console_cb cb, void *arg, char *err, size_t errlen)
+{
+	struct console *c = xcalloc(1, sizeof *c);
+
+	c->cb = cb;
+	c->arg = arg;
+	if (pty_open(&c->master, &c->slave, c->pts, sizeof c->pts, raw, err,
+	    errlen) != 0) {
+		free(c);
+		return NULL;
+	}
+	return console_watch(c, err, errlen);
+}
+
+/* Go on with the master of an adopted session's pty, which its keeper held. */
+struct console *
+console_adopt(int master, console_cb cb, void *arg, char *err, size_t errlen)
+{
+	struct console *c = xcalloc(1, sizeof *c);
+
+	c->cb = cb;
+	c->arg = arg;
+	c->master = master;
+	c->slave = -1;
+	if (ptsname_r(master, c->pts, sizeof c->pts) != 0) {
+		snprintf(err, errlen, "pty: %s", strerror(errno));
+		close(master);
+		free(c);
+		return NULL;
+	}
+	return console_watch(c, err, errlen);
 }
 
 /* The keeper holds the slave now: our copy would keep EOF from coming. */

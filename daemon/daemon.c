@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include "daemon.h"
+#include "adopt.h"
 #include "conn.h"
 #include "listener.h"
 
@@ -151,6 +152,7 @@ static const struct {
 	{ SE_ENDING, gdb_tty_ended },
 	{ SE_ENDED, verdict_ended },
 	{ SE_ENDED, hold_ended },
+	{ SE_ENDED, session_record_ended },
 	{ SE_FREED, launch_freed },
 	{ SE_FREED, status_page_freed },
 	{ SE_FREED, bundle_freed },

@@ -114,6 +114,8 @@ struct console;
 
 struct console	*console_open(bool raw, console_cb, void *arg, char *err,
 		    size_t errlen);
+struct console	*console_adopt(int master, console_cb, void *arg, char *err,
+		    size_t errlen);
 void		 console_release_slave(struct console *);
 int		 console_master(const struct console *);
 int		 console_slave(const struct console *);
@@ -161,6 +163,8 @@ struct output {
 void	 output_init(struct output *);
 int	 output_open(struct output *, const char *path, size_t ring,
 	    char *err, size_t errlen);
+int	 output_reopen(struct output *, const char *path, size_t ring,
+	    char *err, size_t errlen);
 uint64_t output_unkept(const struct output *, uint64_t off);
 void	 output_add(struct output *, const char *, size_t);
 uint64_t output_size(const struct output *);
@@ -187,6 +191,7 @@ void	 output_cache_free(struct output *);
 /* output-times.c: when each piece of a stream arrived, in a file beside it. */
 bool	 output_times_path(const struct output *, char *, size_t);
 void	 output_times_open(struct output *);
+void	 output_times_reopen(struct output *);
 void	 output_times_add(struct output *, uint64_t off);
 json_t	*output_times_get(struct output *, uint64_t off, uint64_t end);
 void	 output_times_close(struct output *);
@@ -196,6 +201,7 @@ enum transport_event {
 	TRANSPORT_OUTPUT,	/* output arrived (data, len when passed through) */
 	TRANSPORT_EOF,		/* the output ended: for good, or a run's */
 	TRANSPORT_INPUT,	/* input was taken, or it closed */
+	TRANSPORT_IN_CLOSED,	/* the daemon closed the target's stdin */
 };
 typedef void (*transport_cb)(void *arg, enum transport_event, const char *,
     size_t);
@@ -209,6 +215,9 @@ struct transport;
 struct transport *transport_open(struct output *log, struct output *in_log,
 		    transport_cb, void *arg, char *err, size_t errlen);
 void		 transport_child_fds(const struct transport *, int *, int *);
+void		 transport_daemon_fds(const struct transport *, int *, int *);
+struct transport *transport_adopt(struct output *log, struct output *in_log,
+		    transport_cb, void *arg, int in, int out);
 void		 transport_spawned(struct transport *);
 void		 transport_finish(struct transport *);
 size_t		 transport_take(struct transport *, char *, size_t);
@@ -281,6 +290,7 @@ struct proc_spec {
 	bool		  stdio;	/* transport on 0 and 1, not 4 and 5 */
 	int		  fd_listen;	/* at PROC_FD_LISTEN, or -1 */
 	const char	 *cgroup;	/* its cgroup's name, where there are */
+	const char	 *adopt;	/* the keeper's adoption socket, or NULL */
 };
 
 void	 proc_reap_unwatched(void);
@@ -302,6 +312,12 @@ int		 proc_stop_signal(const struct proc *);
 bool		 proc_contained(const struct proc *);
 void		 proc_mark_quit(struct proc *);
 void		 proc_mark_detached(struct proc *);
+const char	*proc_cgroup(const struct proc *);
+void		 proc_hold(struct proc *, const char *name, int fd);
+void		 proc_release(struct proc *, const char *name);
+struct proc	*proc_adopt(pid_t keeper, int ctl, const char *exec_name,
+		    const char *cgroup, proc_cb, void *arg);
+void		 proc_replay(struct proc *, const char *, size_t);
 
 /* proc-keepers.c */
 bool		 proc_keepers_has(pid_t);
@@ -317,6 +333,8 @@ void		 orphan_check(void);
 #define BACKEND_TRANSPORT 0x8	/* the transport is on unless a launch says not */
 /* Takes "pid"; its targets run on this host, so stop_target "auto" works. */
 #define BACKEND_ATTACH	0x10
+/* Its sessions outlive the daemon: a new one can adopt them (adopt.c). */
+#define BACKEND_ADOPT	0x20
 
 struct launch;
 struct session_proc;
@@ -398,6 +416,7 @@ void		 gdb_tty_ended(struct sink *, struct session *,
 /* launch.c: a launch request's params, checked once. */
 struct launch {
 	const struct backend	*backend;
+	json_t			*params;	/* as asked, for its record */
 	json_t			*argv;		/* PROGRAM ARG..., maybe [] */
 	json_t			*env;		/* object of strings */
 	json_t			*term_env;	/* the client's TERM, COLORTERM, or NULL */
@@ -651,11 +670,14 @@ struct session {
 const char		*session_state_name(enum session_state);
 bool			 session_ended(const struct session *);
 struct session		*session_create(struct launch *, struct rpc_error *);
+struct session		*session_adopt(struct launch *, unsigned long id,
+			    double started_at, struct rpc_error *);
 RB_HEAD(session_ids, session);
 /* The index's functions, session_ids_RB_*, are session.c's alone. */
 RB_PROTOTYPE(session_ids, session, id_entry, session_cmp)
 struct session		*session_find(json_t *ref, struct rpc_error *);
 struct session		*session_by_name(const char *, bool live_only);
+struct session		*session_by_id(unsigned long);
 void			 session_ref(struct session *);
 void			 session_unref(struct session *);
 void			 session_console_write(struct session *,
@@ -759,6 +781,7 @@ int			 session_proc_spawn(struct session_proc *, char **argv,
 int			 session_proc_spawn_main(struct session *, char *err,
 			    size_t errlen);
 bool			 session_proc_done(const struct session_proc *);
+void			 session_proc_release(struct session *, const char *);
 char			*session_proc_tail(const struct session_proc *);
 
 /* session-stop.c: the ordered teardown against one deadline. */
@@ -886,6 +909,8 @@ struct daemon {
 	uint64_t		 transcript_max; /* bytes a transcript's log may have */
 	uint64_t		 bundle_max;	/* bytes a bundle's files may have */
 	bool			 shutting_down;
+	long long		 adopt_grace_ms; /* a keeper waits this long */
+	struct adopt		*adopting;	/* adopt.c: the session being */
 };
 
 extern struct daemon dmn;

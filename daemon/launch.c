@@ -538,6 +538,8 @@ launch_parse(struct launch *l, json_t *params, struct rpc_error *err)
 	memset(l, 0, sizeof *l);
 	if ((l->backend = launch_backend(params, err)) == NULL)
 		return -1;
+	if (l->backend->flags & BACKEND_ADOPT)
+		l->params = json_incref(params);
 	v = json_object_get(params, "argv");
 	l->argv = v != NULL ? json_deep_copy(v) : json_array();
 	v = json_object_get(params, "env");
@@ -601,6 +603,7 @@ launch_freed(struct sink *k, struct session *s,
 void
 launch_free(struct launch *l)
 {
+	json_decref(l->params);
 	json_decref(l->argv);
 	json_decref(l->pid_argv);
 	json_decref(l->env);

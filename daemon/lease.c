@@ -82,7 +82,11 @@ lease_session_state(struct sink *k, struct session *s,
 		lease_free(k->arg);
 }
 
-/* Tie session s to connection c for as long as c lives (plus grace_ms). */
+/*
+ * Tie session s to connection c for as long as c lives (plus grace_ms);
+ * with c NULL, to a connection already gone: an adopted session's, whose
+ * connection went with the daemon that died, ends after the grace.
+ */
 void
 lease_add(struct session *s, struct conn *c, long grace_ms)
 {
@@ -92,6 +96,12 @@ lease_add(struct session *s, struct conn *c, long grace_ms)
 	l->c = c;
 	l->grace_ms = grace_ms;
 	l->sink = session_sink_add(s, SE_STATE, lease_session_state, l);
+	if (c == NULL) {
+		log_info("session %lu: its lease's connection went with the "
+		    "daemon that died", s->id);
+		lease_conn_closed(NULL, l);
+		return;
+	}
 	conn_hook_add(c, lease_conn_closed, l);
 	log_info("session %lu: leased to its launching connection", s->id);
 }

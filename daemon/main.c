@@ -18,6 +18,7 @@
 #include "daemon.h"
 #include "cgroup.h"
 #include "activate.h"
+#include "adopt.h"
 #include "listener.h"
 #include "paths.h"
 #include "peer.h"
@@ -510,6 +511,8 @@ main(int argc, char **argv)
 	    HOLD_TTL_DEFAULT), main_env("DBGCTLD_HOLDS_MAX", 0, 100000,
 	    HOLDS_MAX_DEFAULT), main_env("DBGCTLD_HOLD_TOTAL", 0, 315360000,
 	    HOLD_TOTAL_DEFAULT));
+	dmn.adopt_grace_ms = main_env("DBGCTLD_ADOPT_GRACE", 0, 86400,
+	    ADOPT_GRACE_DEFAULT) * 1000;
 	dmn.bundle_max = main_env("DBGCTLD_BUNDLE_MAX", 0, 1LL << 50,
 	    BUNDLE_MAX_DEFAULT);
 	join_chan_init(main_env("DBGCTLD_JOINS_MAX", 1, 100000, JOINS_MAX_DEFAULT));
@@ -531,6 +534,9 @@ main(int argc, char **argv)
 	/* Once the log is the daemon's own: the loop has not run, no session yet. */
 	spawn_init();
 	cgroup_init();
+	/* Before the sweep, which would kill what a dead daemon left. */
+	adopt_all();
+	cgroup_sweep_left();
 	bundle_recover();
 	orphan_init();
 	sdnotify_ready();

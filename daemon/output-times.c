@@ -5,6 +5,8 @@
  * time it was read. Records are batched in memory and written together,
  * so timing every piece costs one write per OUTPUT_TIMES_BUF of them.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -53,6 +55,33 @@ output_times_open(struct output *o)
 	if (o->times_fd == -1)
 		log_warn("%s: %s; the stream's arrival times are not kept",
 		    path, strerror(errno));
+}
+
+/*
+ * Open the times file of an adopted session's stream, to go on after the
+ * records it has (those a dead daemon had not yet written are lost, and
+ * the bytes they timed have none).
+ */
+void
+output_times_reopen(struct output *o)
+{
+	char		path[PATH_MAX + 64];
+	struct stat	st;
+
+	o->times_fd = -1;
+	if (!output_times_path(o, path, sizeof path))
+		return;
+	o->times_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	    0600);
+	if (o->times_fd == -1 || fstat(o->times_fd, &st) != 0) {
+		log_warn("%s: %s; the stream's arrival times are not kept",
+		    path, strerror(errno));
+		if (o->times_fd != -1)
+			close(o->times_fd);
+		o->times_fd = -1;
+		return;
+	}
+	o->ntimes = (uint64_t)st.st_size / sizeof *o->tbuf;
 }
 
 /* Write the batched records at their place; a failed write drops them. */

@@ -1,5 +1,6 @@
 /* A session stream's output: the recent part in memory, all of it in a log. */
 #include <sys/sendfile.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,10 @@ struct output_gap {
 
 /* A piece this big that the log took is not copied into the ring too. */
 #define OUTPUT_RING_BULK (64 * 1024)
+/* What one read of an adopted session's log takes to index it again. */
+#define OUTPUT_REINDEX_CHUNK (256 * 1024)
+
+static void	output_index(struct output *, uint64_t, const char *, size_t);
 
 /* An output with nothing open, so closing and freeing it are no-ops. */
 void
@@ -64,6 +69,48 @@ output_open(struct output *o, const char *path, size_t ring, char *err,
 }
 
 
+
+/*
+ * Open the log of an adopted session's stream, which goes on at its end:
+ * no offset is reused, and the line index is read again from the file. A
+ * log that was never made is made now.
+ */
+int
+output_reopen(struct output *o, const char *path, size_t ring, char *err,
+    size_t errlen)
+{
+	struct stat	 st;
+	char		*buf;
+	uint64_t	 at = 0;
+	ssize_t		 n;
+
+	o->log_fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (o->log_fd == -1 && errno == ENOENT)
+		return output_open(o, path, ring, err, errlen);
+	if (o->log_fd == -1 || fstat(o->log_fd, &st) != 0 ||
+	    !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: %s", path, o->log_fd == -1 ||
+		    S_ISREG(st.st_mode) ? strerror(errno) : "not a file");
+		if (o->log_fd != -1)
+			close(o->log_fd);
+		o->log_fd = -1;
+		return -1;
+	}
+	o->log_path = xstrdup(path);
+	ring_init(&o->ring, ring);
+	output_cache_open(o);
+	buf = xmalloc(OUTPUT_REINDEX_CHUNK);
+	while (at < (uint64_t)st.st_size && (n = pread(o->log_fd, buf,
+	    OUTPUT_REINDEX_CHUNK, (off_t)at)) > 0) {
+		output_index(o, at, buf, (size_t)n);
+		at += (uint64_t)n;
+	}
+	free(buf);
+	/* What the file holds is read from it; the ring holds what comes. */
+	ring_skip(&o->ring, (size_t)st.st_size);
+	output_times_reopen(o);
+	return 0;
+}
 
 /* The sum of the eight bytes of x, each at most 255. */
 static uint64_t

@@ -309,6 +309,17 @@ proc_report_line(void *arg, char *line, size_t len)
 	log_fatal("keeper report %d", r.kind);
 }
 
+/*
+ * Act on what an adopted keeper said of its program in its snapshot, as
+ * if it said it now: the lines are checked like any other.
+ */
+void
+proc_replay(struct proc *pr, const char *lines, size_t len)
+{
+	(void)frame_feed(&pr->ctl_frame, lines, len, proc_report_line, pr);
+	frame_trim(&pr->ctl_frame);
+}
+
 /* Read the keeper's reports; EOF means it is gone or going. */
 void
 proc_report_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)

@@ -42,6 +42,13 @@ proc_spawn_argv(const struct proc_spec *sp, const char *keeper,
 		argv_push(&av, "--nofile");
 		argv_pushf(&av, "%lu", dmn.nofile_orig);
 	}
+	/* A keeper adoptable by the next daemon waits for it this long. */
+	if (sp->adopt != NULL && dmn.adopt_grace_ms > 0) {
+		argv_push(&av, "--adopt");
+		argv_push(&av, sp->adopt);
+		argv_push(&av, "--grace");
+		argv_pushf(&av, "%lld", dmn.adopt_grace_ms);
+	}
 	if (sp->fd_in != -1) {
 		argv_push(&av, sp->stdio ? "--stdin-fd" : "--keep-fd");
 		argv_pushf(&av, "%d", PROC_FD_IN);

@@ -113,6 +113,55 @@ proc_send(struct proc *pr, const char *line)
 }
 
 /*
+ * Give the keeper a copy of fd to hold under name, so that the pty or pipe
+ * (and the bytes in it) outlives the daemon until a new one adopts the
+ * session. A keeper that cannot take it only makes the session one that
+ * dies with the daemon, as it always did: said in the log, nothing more.
+ */
+void
+proc_hold(struct proc *pr, const char *name, int fd)
+{
+	char		 line[64], cbuf[CMSG_SPACE(sizeof (int))];
+	struct iovec	 iov;
+	struct msghdr	 msg = { 0 };
+	struct cmsghdr	*cm;
+	ssize_t		 n;
+	uv_os_fd_t	 ctl;
+
+	if (!pr->ctl_open || fd == -1 || uv_fileno((uv_handle_t *)&pr->ctl,
+	    &ctl) != 0)
+		return;
+	iov.iov_base = line;
+	iov.iov_len = snprintf(line, sizeof line, "hold %s\n", name);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cbuf;
+	msg.msg_controllen = sizeof cbuf;
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof (int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof (int));
+	do
+		n = sendmsg(ctl, &msg, MSG_NOSIGNAL);
+	while (n == -1 && errno == EINTR);
+	if (n != (ssize_t)iov.iov_len)
+		log_warn("keeper %ld did not take its %s to hold: %s",
+		    (long)pr->keeper_pid, name, n == -1 ? strerror(errno) :
+		    "cut short");
+}
+
+/* The daemon closed what the keeper holds as name: the keeper lets go too. */
+void
+proc_release(struct proc *pr, const char *name)
+{
+	char	line[64];
+
+	snprintf(line, sizeof line, "release %s\n", name);
+	proc_send(pr, line);
+}
+
+/*
  * The keeper missed its stop deadline by the grace: it is stopped or
  * hung, perhaps by its own target. Kill it; its tree is then ended by its
  * cgroup, or comes to the daemon as orphans.
@@ -257,7 +306,11 @@ proc_exit_poll_cb(uv_poll_t *w, int status, int events)
 	(void)status;
 	(void)events;
 	memset(&info, 0, sizeof info);
-	if (waitid((idtype_t)P_PIDFD, (id_t)pr->pidfd, &info,
+	if (pr->adopted) {
+		/* Not our child: its end is seen, its status is its parent's. */
+		info.si_pid = pr->keeper_pid;
+		info.si_code = CLD_EXITED;
+	} else if (waitid((idtype_t)P_PIDFD, (id_t)pr->pidfd, &info,
 	    WEXITED | WNOHANG) != 0) {
 		if (errno == EINTR || errno == EAGAIN)
 			return;
@@ -298,6 +351,67 @@ proc_watch(struct proc *pr, pid_t pid, int ctl)
 	return 0;
 }
 
+/* Listen to a keeper's reports on ctl, from now on. */
+static void
+proc_listen(struct proc *pr)
+{
+	pr->freed = false;
+	pr->keeper_live = true;
+	proc_keepers_add(pr);
+	pr->startw = timer_new(proc_start_check, pr);
+	timer_start(pr->startw, PROC_START_CHECK);
+	pr->ctl_open = true;
+	frame_init(&pr->ctl_frame, 4096);
+	/*
+	 * A target that stole the socket may write a line of any length: it
+	 * is cut and ignored, and the keeper's own lines after it still count.
+	 */
+	frame_cut(&pr->ctl_frame);
+	uv_read_start((uv_stream_t *)&pr->ctl, loop_alloc_cb,
+	    proc_report_read_cb);
+}
+
+/*
+ * Take over a keeper a dead daemon left, on ctl, the connection that
+ * adopted it: its tree in the cgroup called cgroup (or none); NULL if
+ * its exit cannot be watched, and then ctl is closed.
+ */
+struct proc *
+proc_adopt(pid_t keeper, int ctl, const char *exec_name, const char *cgroup,
+    proc_cb cb, void *arg)
+{
+	struct proc	*pr = xcalloc(1, sizeof *pr);
+
+	pr->cb = cb;
+	pr->arg = arg;
+	pr->pidfd = -1;
+	pr->adopted = true;
+	pr->exec_name = xstrdup(exec_name);
+	TAILQ_INSERT_TAIL(&proc_all, pr, entry);
+	pr->freed = true;
+	if ((pr->pidfd = pidfd_open(keeper, 0)) == -1) {
+		log_warn("keeper %ld: pidfd_open: %s", (long)keeper,
+		    strerror(errno));
+		close(ctl);
+		proc_maybe_free(pr);
+		return NULL;
+	}
+	if (cgroup != NULL)
+		pr->cg = cgroup_adopt(cgroup, proc_cgroup_empty, pr);
+	pr->handles = 2;
+	uv_poll_init(dmn.loop, &pr->exitw, pr->pidfd);
+	pr->exitw.data = pr;
+	uv_poll_start(&pr->exitw, UV_READABLE, proc_exit_poll_cb);
+	uv_pipe_init(dmn.loop, &pr->ctl, 0);
+	pr->ctl.data = pr;
+	if (uv_pipe_open(&pr->ctl, ctl) != 0)
+		log_fatal("keeper %ld: cannot watch its control socket",
+		    (long)keeper);
+	pr->keeper_pid = keeper;
+	proc_listen(pr);
+	return pr;
+}
+
 /* Start a keeper running sp->argv; the one spawn function. */
 struct proc *
 proc_spawn(const struct proc_spec *sp, const char *keeper, proc_cb cb,
@@ -334,21 +448,8 @@ proc_spawn(const struct proc_spec *sp, const char *keeper, proc_cb cb,
 		proc_maybe_free(pr);
 		return NULL;
 	}
-	pr->freed = false;
-	pr->keeper_live = true;
 	pr->keeper_pid = pid;
-	proc_keepers_add(pr);
-	pr->startw = timer_new(proc_start_check, pr);
-	timer_start(pr->startw, PROC_START_CHECK);
-	pr->ctl_open = true;
-	frame_init(&pr->ctl_frame, 4096);
-	/*
-	 * A target that stole the socket may write a line of any length: it
-	 * is cut and ignored, and the keeper's own lines after it still count.
-	 */
-	frame_cut(&pr->ctl_frame);
-	uv_read_start((uv_stream_t *)&pr->ctl, loop_alloc_cb,
-	    proc_report_read_cb);
+	proc_listen(pr);
 	return pr;
 }
 
@@ -454,6 +555,13 @@ bool
 proc_contained(const struct proc *pr)
 {
 	return pr->cg != NULL;
+}
+
+/* The name of its tree's cgroup, for a session's record; or NULL. */
+const char *
+proc_cgroup(const struct proc *pr)
+{
+	return pr->cg != NULL ? cgroup_name(pr->cg) : NULL;
 }
 
 /* A graceful quit was asked of it, or of the debugger before it. */

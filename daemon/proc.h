@@ -20,6 +20,7 @@ struct proc {
 	int		 pidfd;		/* the keeper's, until it is reaped */
 	uv_poll_t	 exitw;		/* on the pidfd: readable at its exit */
 	bool		 unwatched;	/* no pidfd: reaped at SIGCHLD by pid */
+	bool		 adopted;	/* a dead daemon's: not our child */
 	bool		 reaped;
 	uv_pipe_t	 ctl;
 	bool		 keeper_live;	/* spawned, not yet exited */

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "adopt.h"
 #include "argv.h"
 
 /* Bytes of a process's last output kept for messages about it. */
@@ -227,6 +228,23 @@ session_proc_done(const struct session_proc *sp)
 	return proc_gone(sp->proc) && sp->drained;
 }
 
+/* A process's pty: a new one, or the one its adopted keeper held. */
+static struct console *
+session_proc_console(struct session_proc *sp, char *err, size_t errlen)
+{
+	int fd;
+
+	if (dmn.adopting == NULL)
+		return console_open(false, session_proc_console_cb, sp, err,
+		    errlen);
+	if ((fd = adopt_take_fd((size_t)(sp - sp->s->procs), "console")) ==
+	    -1) {
+		snprintf(err, errlen, "its keeper did not hold its pty");
+		return NULL;
+	}
+	return console_adopt(fd, session_proc_console_cb, sp, err, errlen);
+}
+
 /* Give the session one more process slot, with a pty of its own. */
 struct session_proc *
 session_proc_add(struct session *s, const char *role, char *err,
@@ -244,8 +262,7 @@ session_proc_add(struct session *s, const char *role, char *err,
 	if (strcmp(role, "server") == 0 && session_stream_open(s, "server",
 	    err, errlen) != 0)
 		return NULL;
-	if ((sp->console = console_open(false, session_proc_console_cb, sp, err,
-	    errlen)) == NULL)
+	if ((sp->console = session_proc_console(sp, err, errlen)) == NULL)
 		return NULL;
 	return sp;
 }
@@ -315,12 +332,72 @@ session_proc_env(struct session *s)
 	return av.v;
 }
 
+/*
+ * Where a keeper of an adoptable session waits for a new daemon should
+ * this one die, or NULL where its kind cannot be adopted.
+ */
+static const char *
+session_proc_adopt_path(const struct session_proc *sp, char *buf,
+    size_t len)
+{
+	if (!(sp->s->backend->flags & BACKEND_ADOPT) ||
+	    dmn.adopt_grace_ms == 0 || adopt_sock_path(sp->s->id,
+	    (size_t)(sp - sp->s->procs), buf, len) != 0)
+		return NULL;
+	return buf;
+}
+
+/*
+ * Give the keeper of an adoptable session copies of the daemon's ends of
+ * what its process talks through, to hold while no daemon does.
+ */
+static void
+session_proc_hold(struct session_proc *sp)
+{
+	int	in, out;
+
+	if (sp->proc == NULL || !(sp->s->backend->flags & BACKEND_ADOPT) ||
+	    dmn.adopt_grace_ms == 0)
+		return;
+	proc_hold(sp->proc, "console", console_master(sp->console));
+	if (!sp->transport)
+		return;
+	transport_daemon_fds(sp->s->transport, &in, &out);
+	proc_hold(sp->proc, "in", in);
+	proc_hold(sp->proc, "out", out);
+}
+
+/* The keeper a dead daemon left for the process, taken over. */
+static struct proc *
+session_proc_adopt(struct session_proc *sp, const char *exec_name, char *err,
+    size_t errlen)
+{
+	struct proc *pr;
+
+	pr = adopt_take_proc((size_t)(sp - sp->s->procs), exec_name,
+	    session_proc_cb, sp);
+	if (pr == NULL)
+		snprintf(err, errlen, "its %s's keeper is gone", sp->role);
+	return pr;
+}
+
+/* The daemon closed what the session's keepers hold as name: they let go. */
+void
+session_proc_release(struct session *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->nprocs; i++)
+		if (s->procs[i].transport && s->procs[i].proc != NULL)
+			proc_release(s->procs[i].proc, name);
+}
+
 /* Start argv under a keeper on the process's pty. */
 int
 session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errlen)
 {
 	struct session		*s = sp->s;
-	char			 cg[64];
+	char			 cg[64], sock[PATH_MAX];
 	struct proc_spec	 spec = {
 		.argv = argv,
 		.cwd = s->l.cwd,
@@ -344,9 +421,15 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 		transport_child_fds(s->transport, &spec.fd_in, &spec.fd_out);
 	snprintf(cg, sizeof cg, "%ld-%lu-%zu", (long)getpid(), s->id,
 	    (size_t)(sp - s->procs));
-	spec.env = session_proc_env(s);
-	sp->proc = proc_spawn(&spec, dmn.keeper_path, session_proc_cb, sp, err,
-	    errlen);
+	if (dmn.adopting != NULL)
+		sp->proc = session_proc_adopt(sp, argv[0], err, errlen);
+	else {
+		spec.env = session_proc_env(s);
+		spec.adopt = session_proc_adopt_path(sp, sock, sizeof sock);
+		sp->proc = proc_spawn(&spec, dmn.keeper_path, session_proc_cb,
+		    sp, err, errlen);
+		session_proc_hold(sp);
+	}
 	if (sp == &s->procs[0])
 		s->in_cgroup = sp->proc != NULL &&
 		    proc_contained(sp->proc);
@@ -359,6 +442,8 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 	}
 	if (sp->transport)
 		transport_spawned(s->transport);
+	if (sp->proc != NULL && spec.adopt != NULL && sp == &s->procs[0])
+		session_record_write(s);
 	return sp->proc == NULL ? -1 : 0;
 }
 

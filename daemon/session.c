@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "adopt.h"
 #include "signame.h"
 
 /* How deep session_fire is, and the sinks removed meanwhile, freed at 0. */
@@ -345,6 +346,9 @@ session_transport_cb(void *arg, enum transport_event ev, const char *data,
 	case TRANSPORT_INPUT:
 		e.kind = SE_INPUT;
 		break;
+	case TRANSPORT_IN_CLOSED:
+		session_proc_release(s, "in");
+		return;
 	default:
 		log_fatal("transport event %d", ev);
 	}
@@ -365,6 +369,29 @@ session_check_gone(struct session *s)
 	session_feed(s, SI_GONE);
 }
 
+/* The session's transport: new pipes, or those its keeper held. */
+static struct transport *
+session_transport(struct session *s, char *err, size_t errlen)
+{
+	int in, out;
+
+	if (dmn.adopting == NULL)
+		return transport_open(&s->target_out, &s->target_in,
+		    session_transport_cb, s, err, errlen);
+	in = adopt_take_fd_any("in");
+	out = adopt_take_fd_any("out");
+	if (out == -1) {
+		snprintf(err, errlen, "its keeper did not hold the "
+		    "transport");
+		if (in != -1)
+			close(in);
+		return NULL;
+	}
+	/* Without "in": the daemon that died had closed the target's stdin. */
+	return transport_adopt(&s->target_out, &s->target_in,
+	    session_transport_cb, s, in, out);
+}
+
 /* Open what a session needs and start it; -1 with err on failure. */
 static int
 session_start(struct session *s, char *err, size_t errlen)
@@ -376,8 +403,8 @@ session_start(struct session *s, char *err, size_t errlen)
 		return -1;
 	if (s->l.transport && (session_stream_open(s, "target", err,
 	    errlen) != 0 || session_stream_open(s, "target-in", err,
-	    errlen) != 0 || (s->transport = transport_open(&s->target_out,
-	    &s->target_in, session_transport_cb, s, err, errlen)) == NULL))
+	    errlen) != 0 || (s->transport = session_transport(s, err,
+	    errlen)) == NULL))
 		return -1;
 	s->procs[0].transport = s->transport != NULL &&
 	    !(s->backend->flags & BACKEND_SERVER);
@@ -387,21 +414,19 @@ session_start(struct session *s, char *err, size_t errlen)
 	return session_proc_spawn_main(s, err, errlen);
 }
 
-/* Enter a launch in the table and start it; the session owns l's contents. */
-struct session *
-session_create(struct launch *l, struct rpc_error *err)
+/*
+ * Enter a launch in the table as session id and start it (or, adopting,
+ * take it over); the session owns l's contents.
+ */
+static struct session *
+session_enter(struct launch *l, unsigned long id, double started_at)
 {
 	struct session	*s;
 	char		 why[1024];
 	int		 e;
 
-	if (dmn.shutting_down) {
-		rpc_error_set(err, RPC_SHUTTING_DOWN, "the daemon is shutting "
-		    "down");
-		return NULL;
-	}
 	s = xcalloc(1, sizeof *s);
-	s->id = dmn.next_id++;
+	s->id = id;
 	s->refs = 1;
 	s->listed = true;
 	s->backend = l->backend;
@@ -410,13 +435,13 @@ session_create(struct launch *l, struct rpc_error *err)
 	session_stream_init(s);
 	s->stop_ms = -1;
 	s->state = S_STARTING;
-	s->started_at = loop_now();
+	s->started_at = started_at;
 	TAILQ_INIT(&s->sinks);
 	TAILQ_INSERT_TAIL(&dmn.sessions, s, entry);
 	RB_INSERT(session_ids, &dmn.session_ids, s);
-	log_info("session %lu: launching %s %s", s->id, s->backend->name,
-	    s->l.remote != NULL ? s->l.remote :
-	    json_string_value(json_array_get(s->l.argv, 0)));
+	log_info("session %lu: %s %s %s", s->id, dmn.adopting != NULL ?
+	    "adopting" : "launching", s->backend->name, s->l.remote != NULL ?
+	    s->l.remote : json_string_value(json_array_get(s->l.argv, 0)));
 	session_fire_kind(s, SE_STATE);
 	if (session_start(s, why, sizeof why) != 0) {
 		e = errno;
@@ -426,6 +451,34 @@ session_create(struct launch *l, struct rpc_error *err)
 		session_feed(s, SI_FAIL);
 	}
 	return s;
+}
+
+/* Enter a launch in the table and start it; the session owns l's contents. */
+struct session *
+session_create(struct launch *l, struct rpc_error *err)
+{
+	if (dmn.shutting_down) {
+		rpc_error_set(err, RPC_SHUTTING_DOWN, "the daemon is shutting "
+		    "down");
+		return NULL;
+	}
+	return session_enter(l, dmn.next_id++, loop_now());
+}
+
+/*
+ * Enter session id, which a dead daemon left, as l launched it, taking
+ * over what dmn.adopting holds; the session owns l's contents.
+ */
+struct session *
+session_adopt(struct launch *l, unsigned long id, double started_at,
+    struct rpc_error *err)
+{
+	if (session_by_id(id) != NULL) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "session %lu is known",
+		    id);
+		return NULL;
+	}
+	return session_enter(l, id, started_at);
 }
 
 /* The session, live or not, holding a name. */
@@ -458,7 +511,7 @@ RB_GENERATE(session_ids, session, id_entry, session_cmp)
 struct session *
 session_find(json_t *ref, struct rpc_error *err)
 {
-	struct session	*s, key;
+	struct session	*s;
 	unsigned long	 id = 0;
 	const char	*str;
 	char		*end;
@@ -482,11 +535,20 @@ session_find(json_t *ref, struct rpc_error *err)
 		    "\"session\" must be an id or a name");
 		return NULL;
 	}
-	key.id = id;
-	if ((s = RB_FIND(session_ids, &dmn.session_ids, &key)) != NULL)
+	if ((s = session_by_id(id)) != NULL)
 		return s;
 	rpc_error_set(err, RPC_NO_SUCH_SESSION, "no session %lu", id);
 	return NULL;
+}
+
+/* The session with id, live or not, or NULL. */
+struct session *
+session_by_id(unsigned long id)
+{
+	struct session key;
+
+	key.id = id;
+	return RB_FIND(session_ids, &dmn.session_ids, &key);
 }
 
 /* Signal the foreground process group of the session's pty. */

@@ -117,14 +117,34 @@ transport_handle_closed(uv_handle_t *h)
 	free(t);
 }
 
-/* Close one of the pipes. */
+/*
+ * Close one of the pipes; the target's stdin closing is told, so that no
+ * copy its keeper holds keeps the EOF from the target.
+ */
 void
 transport_close_handle(uv_pipe_t *p, bool *open)
 {
+	struct transport *t = p->data;
+
 	if (!*open)
 		return;
 	*open = false;
 	uv_close((uv_handle_t *)p, transport_handle_closed);
+	if (p == &t->in && !t->closing)
+		t->cb(t->arg, TRANSPORT_IN_CLOSED, NULL, 0);
+}
+
+/* The daemon's ends of the pipes, for the keeper to hold; -1 once closed. */
+void
+transport_daemon_fds(const struct transport *t, int *in, int *out)
+{
+	uv_os_fd_t fd;
+
+	*in = *out = -1;
+	if (t->in_open && uv_fileno((const uv_handle_t *)&t->in, &fd) == 0)
+		*in = fd;
+	if (t->out_open && uv_fileno((const uv_handle_t *)&t->out, &fd) == 0)
+		*out = fd;
 }
 
 /* Every writer is gone: nothing more will come. */
@@ -220,6 +240,40 @@ transport_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 	transport_yield(t, nread);
 }
 
+/*
+ * Read out and write in, the daemon's ends of the target's pipes (in is
+ * -1 for an adopted session whose stdin was closed).
+ */
+static struct transport *
+transport_watch(struct output *log, struct output *in_log, transport_cb cb,
+    void *arg, int in, int out)
+{
+	struct transport *t = xcalloc(1, sizeof *t);
+
+	t->cb = cb;
+	t->arg = arg;
+	t->log = log;
+	t->in_log = in_log;
+	t->child_in = t->child_out = -1;
+	t->in_poll_fd = -1;
+	uv_pipe_init(dmn.loop, &t->out, 0);
+	t->in.data = t->out.data = t;
+	uv_pipe_open(&t->out, out);
+	t->out_open = true;
+	t->handles = 1;
+	if (in != -1) {
+		uv_pipe_init(dmn.loop, &t->in, 0);
+		uv_pipe_open(&t->in, in);
+		t->in_open = true;
+		t->handles++;
+	} else
+		t->in_closed = true;
+	t->open = true;
+	t->run = 1;
+	transport_start_reading(t);
+	return t;
+}
+
 /* Create the two pipes; the child ends go to the keeper. */
 struct transport *
 transport_open(struct output *log, struct output *in_log, transport_cb cb,
@@ -245,24 +299,27 @@ transport_open(struct output *log, struct output *in_log, transport_cb cb,
 	 */
 	(void)fcntl(in[1], F_SETPIPE_SZ, TRANSPORT_PIPE_SIZE);
 	(void)fcntl(out[1], F_SETPIPE_SZ, TRANSPORT_PIPE_SIZE);
-	t = xcalloc(1, sizeof *t);
-	t->cb = cb;
-	t->arg = arg;
-	t->log = log;
-	t->in_log = in_log;
+	t = transport_watch(log, in_log, cb, arg, in[1], out[0]);
 	t->child_in = in[0];
 	t->child_out = out[1];
-	t->in_poll_fd = -1;
-	uv_pipe_init(dmn.loop, &t->in, 0);
-	uv_pipe_init(dmn.loop, &t->out, 0);
-	t->in.data = t->out.data = t;
-	uv_pipe_open(&t->in, in[1]);
-	uv_pipe_open(&t->out, out[0]);
-	t->in_open = t->out_open = true;
-	t->handles = 2;
-	t->open = true;
-	t->run = 1;
-	transport_start_reading(t);
+	return t;
+}
+
+/*
+ * Go on with an adopted session's pipes, whose daemon ends its keeper
+ * held: the transcripts go on at their ends; what the target wrote while
+ * no daemon read waited in the pipe, and comes now.
+ */
+struct transport *
+transport_adopt(struct output *log, struct output *in_log, transport_cb cb,
+    void *arg, int in, int out)
+{
+	struct transport *t = transport_watch(log, in_log, cb, arg, in, out);
+
+	/* What was logged before is readable by offset, not held. */
+	t->taken = output_size(log);
+	if (in_log != NULL)
+		t->in_at = output_size(in_log);
 	return t;
 }
 

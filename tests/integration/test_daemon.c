@@ -94,12 +94,16 @@ Test(daemon, autostart_race_one_daemon)
 		h_run_free(&p[i].res);
 }
 
-/* SIGKILL of the daemon takes every session process with it. */
+/*
+ * With DBGCTLD_ADOPT_GRACE=0, SIGKILL of the daemon takes every session
+ * process with it at once, as it did before sessions could be adopted.
+ */
 Test(daemon, sigkill_daemon_kills_sessions)
 {
 	char m[96], report[4096];
 	struct h_snap snap;
 
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=0");
 	h_daemon_fg();
 	launch_two_trees("DBGI_KILL", m, sizeof(m), &snap);
 	h_daemon_fg_kill();

@@ -1,0 +1,293 @@
+/*
+ * Adoption: at start, before it serves, the daemon takes over the sessions
+ * a dead one left. Their keepers wait at sockets named for the daemon's
+ * own (SOCK.kID.N, N the process's index in its session) for the grace
+ * period; each hands over the descriptors it held (pty masters, the
+ * transport's pipes) and what it knows of its program. The session is
+ * then entered again as its record launched it, with its id, taking those
+ * instead of making new ones (dmn.adopting says so to session_start's
+ * steps). A keeper that cannot be adopted whole is told to stop: nothing
+ * a dead daemon left runs unsupervised.
+ */
+#include <sys/un.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "adopt.h"
+#include "proc.h"
+
+/* The stop a keeper nobody can adopt gets, as a launch's default. */
+#define ADOPT_STOP_MS 5000
+
+/* One waiting keeper's socket, as the scan found it. */
+struct adopt_found {
+	unsigned long	 id;
+	size_t		 n;
+	char		*path;
+};
+
+/* The keeper socket of process n of session id; -1 if it cannot be one. */
+int
+adopt_sock_path(unsigned long id, size_t n, char *buf, size_t len)
+{
+	struct sockaddr_un sun;
+	int	w = snprintf(buf, len, "%s.k%lu.%zu", dmn.sock_path, id, n);
+
+	return w < 0 || (size_t)w >= len || (size_t)w >= sizeof sun.sun_path ?
+	    -1 : 0;
+}
+
+/* Order found sockets by session, then process. */
+static int
+adopt_found_cmp(const void *a, const void *b)
+{
+	const struct adopt_found *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* Whether name is a keeper socket of this daemon's: into id and n. */
+static bool
+adopt_name(const char *name, const char *base, unsigned long *id, size_t *n)
+{
+	size_t	 len = strlen(base);
+	char	*end;
+
+	if (strncmp(name, base, len) != 0 || strncmp(name + len, ".k", 2) != 0)
+		return false;
+	errno = 0;
+	*id = strtoul(name + len + 2, &end, 10);
+	if (errno != 0 || *id == 0 || *end != '.')
+		return false;
+	*n = strtoul(end + 1, &end, 10);
+	return *end == '\0' && *n < SESSION_MAXPROCS;
+}
+
+/* The keeper sockets beside the daemon's, sorted; how many. */
+static size_t
+adopt_scan(struct adopt_found **out)
+{
+	char		 dir[PATH_MAX], base[PATH_MAX];
+	struct adopt_found *f = NULL;
+	struct dirent	*de;
+	size_t		 n = 0, idx;
+	unsigned long	 id;
+	DIR		*d;
+
+	strlcpy(dir, dmn.sock_path, sizeof dir);
+	strlcpy(base, dmn.sock_path, sizeof base);
+	if ((d = opendir(dirname(dir))) == NULL)
+		return 0;
+	strlcpy(base, basename(base), sizeof base);
+	while ((de = readdir(d)) != NULL) {
+		if (!adopt_name(de->d_name, base, &id, &idx))
+			continue;
+		f = xreallocarray(f, n + 1, sizeof *f);
+		f[n].id = id;
+		f[n].n = idx;
+		xasprintf(&f[n].path, "%s/%s", dir, de->d_name);
+		n++;
+	}
+	closedir(d);
+	qsort(f, n, sizeof *f, adopt_found_cmp);
+	*out = f;
+	return n;
+}
+
+/* A keeper nobody adopts has been told to stop: forget it once gone. */
+static void
+adopt_discard_cb(void *arg, struct proc *pr, enum proc_event ev)
+{
+	(void)arg;
+	if (ev == PROC_GONE)
+		proc_free(pr);
+}
+
+/* Stop what a keeper that cannot be adopted runs, and watch it go. */
+static void
+adopt_discard(struct adopt_keeper *k, const char *why)
+{
+	struct proc *pr;
+
+	if (!k->present)
+		return;
+	log_warn("keeper %ld: not adopted (%s): stopping what it runs",
+	    (long)k->pid, why);
+	pr = proc_adopt(k->pid, k->ctl, "a session's", NULL, adopt_discard_cb,
+	    NULL);
+	k->ctl = -1;
+	adopt_keeper_close(k);
+	if (pr != NULL)
+		proc_stop(pr, ADOPT_STOP_MS);
+}
+
+/* Why the session of record rec cannot be adopted, or NULL. */
+static const char *
+adopt_refused(const struct adopt *a, struct launch *l, struct rpc_error *err)
+{
+	if (a->record == NULL)
+		return "no record of its session";
+	if (!a->keepers[0].present)
+		return "its session's main keeper is gone";
+	if (launch_parse(l, json_object_get(a->record, "params"), err) != 0)
+		return err->message;
+	if (!(l->backend->flags & BACKEND_ADOPT)) {
+		launch_free(l);
+		return "its kind is not adoptable";
+	}
+	return NULL;
+}
+
+/* Adopt one session from its keepers; what it cannot use is stopped. */
+static void
+adopt_session(struct adopt *a)
+{
+	struct rpc_error	 err = { 0 };
+	struct launch		 l;
+	struct session		*s = NULL;
+	const char		*why;
+	size_t			 i;
+
+	a->record = session_record_read(a->id);
+	if ((why = adopt_refused(a, &l, &err)) == NULL) {
+		dmn.adopting = a;
+		s = session_adopt(&l, a->id, json_real_value(json_object_get(
+		    a->record, "started_at")), &err);
+		dmn.adopting = NULL;
+		why = s == NULL ? err.message : NULL;
+	}
+	json_decref(a->record);
+	a->record = NULL;
+	for (i = 0; i < SESSION_MAXPROCS; i++) {
+		/* What a keeper said while no daemon listened, said now. */
+		if (why == NULL && i < s->nprocs && s->procs[i].proc != NULL &&
+		    a->keepers[i].reports != NULL)
+			proc_replay(s->procs[i].proc, a->keepers[i].reports,
+			    a->keepers[i].reportslen);
+		adopt_discard(&a->keepers[i], why != NULL ? why :
+		    "its session has no such process");
+		adopt_keeper_close(&a->keepers[i]);
+	}
+	if (why != NULL) {
+		session_record_remove(a->id);
+		return;
+	}
+	log_info("session %lu: adopted", a->id);
+	/* Its launching connection went with the daemon that died. */
+	if (s->l.lease && !session_ended(s))
+		lease_add(s, NULL, s->l.lease_grace);
+}
+
+/*
+ * Remove the records of sessions no keeper waited for: they ended while
+ * no daemon ran, or their keepers' grace ran out.
+ */
+static void
+adopt_forget_records(void)
+{
+	char		 dir[PATH_MAX + 16], *end;
+	unsigned long	 id;
+	struct dirent	*de;
+	DIR		*d;
+
+	snprintf(dir, sizeof dir, "%s/sessions", dmn.state_dir);
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		errno = 0;
+		id = strtoul(de->d_name, &end, 10);
+		if (errno != 0 || end == de->d_name || strcmp(end, ".rec") != 0)
+			continue;
+		if (session_by_id(id) == NULL)
+			session_record_remove(id);
+	}
+	closedir(d);
+}
+
+/* Take over every session a dead daemon left waiting; before serving. */
+void
+adopt_all(void)
+{
+	struct adopt_found	*f = NULL;
+	struct adopt		 a;
+	char			 err[256];
+	size_t			 n, i;
+
+	n = adopt_scan(&f);
+	for (i = 0; i < n; i++) {
+		if (i == 0 || f[i].id != f[i - 1].id) {
+			memset(&a, 0, sizeof a);
+			a.id = f[i].id;
+		}
+		if (adopt_keeper_take(f[i].path, &a.keepers[f[i].n], err,
+		    sizeof err) != 0)
+			log_warn("%s: not adopted: %s", f[i].path, err);
+		if (i + 1 == n || f[i + 1].id != f[i].id)
+			adopt_session(&a);
+		free(f[i].path);
+	}
+	free(f);
+	adopt_forget_records();
+}
+
+/* The descriptor process n's keeper held as name, now the caller's; or -1. */
+int
+adopt_take_fd(size_t n, const char *name)
+{
+	struct adopt_keeper	*k = &dmn.adopting->keepers[n];
+	size_t			 i;
+	int			 fd;
+
+	for (i = 0; i < k->nfds; i++) {
+		if (k->fds[i] == -1 || strcmp(k->names[i], name) != 0)
+			continue;
+		fd = k->fds[i];
+		k->fds[i] = -1;
+		return fd;
+	}
+	return -1;
+}
+
+/* The descriptor any keeper of the session held as name; or -1. */
+int
+adopt_take_fd_any(const char *name)
+{
+	size_t	i;
+	int	fd;
+
+	for (i = 0; i < SESSION_MAXPROCS; i++)
+		if ((fd = adopt_take_fd(i, name)) != -1)
+			return fd;
+	return -1;
+}
+
+/*
+ * Process n's keeper as a proc reporting to cb, its tree in the cgroup
+ * its record names; NULL if it is not there.
+ */
+struct proc *
+adopt_take_proc(size_t n, const char *exec_name, proc_cb cb, void *arg)
+{
+	struct adopt_keeper	*k = &dmn.adopting->keepers[n];
+	json_t			*p;
+	struct proc		*pr;
+
+	if (!k->present)
+		return NULL;
+	p = json_array_get(json_object_get(dmn.adopting->record, "procs"), n);
+	pr = proc_adopt(k->pid, k->ctl, exec_name, json_string_value(
+	    json_object_get(p, "cgroup")), cb, arg);
+	/* Its reports stay, to be replayed once the session is entered. */
+	k->ctl = -1;
+	k->present = false;
+	return pr;
+}

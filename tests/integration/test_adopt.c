@@ -1,0 +1,302 @@
+/*
+ * Sessions outlive the daemon: after a SIGKILL of dbgctld, a new daemon on
+ * the same socket adopts what the old one left (same id, the streams going
+ * on at their offsets with no byte lost or repeated, input and stop
+ * working); with no new daemon, the grace period ends everything; a forged
+ * or foreign keeper socket is never adopted.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+TestSuite(adopt, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 150);
+
+/* Lines the adopted target prints before it echoes its input. */
+#define ADOPT_LINES 3000
+
+/* What `dbgctl logs --stream NAME ID` prints, asserted to succeed. */
+static char *
+adopt_stream(long id, const char *name, size_t *len)
+{
+	struct h_res r;
+	char s[32];
+
+	h_cli_exit(&r, 0, H_ARGS("logs", "--stream", name, h_idstr(id, s,
+	    sizeof s)));
+	*len = r.out_len;
+	free(r.err);
+	return r.out;
+}
+
+/* Arguments of a wait for text in one stream of a session. */
+struct adopt_wait {
+	long		 id;
+	const char	*stream;
+	const char	*text;
+};
+
+/* Predicate: the stream holds the text; a miss waits a little. */
+static bool
+adopt_stream_has(void *arg)
+{
+	struct adopt_wait *w = arg;
+	size_t len;
+	char *out = adopt_stream(w->id, w->stream, &len);
+	bool ok = strstr(out, w->text) != NULL;
+
+	free(out);
+	if (!ok)
+		h_nap(50);
+	return ok;
+}
+
+/* The path of the socket keeper n of session id waits at. */
+static void
+adopt_keeper_sock(long id, int n, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.k%ld.%d", H->sock, id, n);
+}
+
+/* Predicate: no file is at the path. */
+static bool
+adopt_no_file(void *arg)
+{
+	struct stat st;
+
+	if (lstat(arg, &st) != 0)
+		return true;
+	h_nap(20);
+	return false;
+}
+
+/* Predicate: no process named sh carries the marker (its keeper may). */
+static bool
+adopt_sh_gone(void *arg)
+{
+	if (h_marker_pid(arg, "sh") == -1)
+		return true;
+	h_nap(20);
+	return false;
+}
+
+/* Predicate: no process carries the marker. */
+static bool
+adopt_marker_gone(void *arg)
+{
+	if (h_marker_gone(arg))
+		return true;
+	h_nap(20);
+	return false;
+}
+
+/* The session's row in `list --json`, or NULL (a new reference). */
+static json_t *
+adopt_row(long id)
+{
+	json_t *l = h_cli_json(H_ARGS("list")), *row, *found = NULL;
+	size_t i;
+
+	json_array_foreach(json_object_get(l, "sessions"), i, row)
+		if (json_integer_value(json_object_get(row, "id")) == id)
+			found = json_incref(row);
+	json_decref(l);
+	return found;
+}
+
+/*
+ * A target streaming output through its transport when the daemon is
+ * killed goes on writing into its pipe; the next daemon adopts it under
+ * its id and name, and the target stream holds every line once, in order.
+ */
+Test(adopt, an_exec_session_outlives_a_sigkill_of_its_daemon)
+{
+	char m[96], script[256], id_s[32], *out, *want;
+	struct adopt_wait w = { 0, "target", "line20\n" };
+	struct h_res r;
+	size_t len, wlen = 0, i;
+	json_t *row;
+	pid_t cat;
+	long id;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	h_marker_new("DBGI_ADOPT", m, sizeof m);
+	snprintf(script, sizeof script, "i=0; while [ $i -lt %d ]; do echo "
+	    "line$i; i=$((i+1)); done; exec cat", ADOPT_LINES);
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--name",
+	    "kept", "--env", m, "--", "sh", "-c", script));
+	w.id = id;
+	cr_assert(h_wait_for(adopt_stream_has, &w, H_WAIT_BOUND),
+	    "the target's first lines never came");
+	h_daemon_fg_kill();
+	/* With no daemon, the target goes on: its cat comes to read. */
+	h_marker_wait(m, "cat", 1);
+	cat = h_marker_pid(m, "cat");
+	h_daemon_fg();
+	row = adopt_row(id);
+	cr_assert_not_null(row, "the new daemon does not list session %ld", id);
+	cr_assert_str_eq(json_string_value(json_object_get(row, "name")),
+	    "kept", "the adopted session's name");
+	cr_assert_str_eq(json_string_value(json_object_get(row, "state")),
+	    "running", "the adopted session's state");
+	json_decref(row);
+	w.text = "line2999\n";
+	cr_assert(h_wait_for(adopt_stream_has, &w, H_WAIT_BOUND),
+	    "the lines written while no daemon ran never came");
+	want = malloc(ADOPT_LINES * 12);
+	for (i = 0; i < ADOPT_LINES; i++)
+		wlen += (size_t)sprintf(want + wlen, "line%zu\n", i);
+	out = adopt_stream(id, "target", &len);
+	cr_assert(len == wlen && memcmp(out, want, len) == 0, "the target "
+	    "stream after the adoption (%zu bytes) is not its %zu bytes once, "
+	    "in order: %s", len, wlen, h_shown(out, len, 400));
+	free(out);
+	free(want);
+	/* Input reaches the same target, and its answer comes back. */
+	h_idstr(id, id_s, sizeof id_s);
+	h_cli_exit(&r, 0, H_ARGS("send", id_s, "after the adoption\n"));
+	h_run_free(&r);
+	w.text = "after the adoption\n";
+	cr_assert(h_wait_for(adopt_stream_has, &w, H_WAIT_BOUND),
+	    "what was sent after the adoption never came back");
+	cr_assert_eq(h_marker_pid(m, "cat"), cat, "the target is not the one "
+	    "that ran before the SIGKILL");
+	h_cli_exit(&r, 0, H_ARGS("stop", "--all"));
+	h_run_free(&r);
+	cr_assert(h_marker_gone(m), "processes of the adopted session are "
+	    "alive after stop --all");
+}
+
+/*
+ * A session whose program ended while no daemon ran is adopted ended:
+ * its exit status is the one its program exited with.
+ */
+Test(adopt, an_exit_while_no_daemon_ran_is_told_to_the_next)
+{
+	char m[96], sock[PATH_MAX + 32], flag[PATH_MAX], script[PATH_MAX + 64];
+	long id;
+	int fd;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	h_marker_new("DBGI_ADOPT_EXIT", m, sizeof m);
+	h_ctx_path(flag, sizeof flag, "go");
+	/* The target's own wait for the file: the test never sleeps. */
+	snprintf(script, sizeof script, "while [ ! -e %s ]; do sleep 0.05; "
+	    "done; exit 7", flag);
+	id = h_cli_launch_sh(m, script);
+	h_marker_wait(m, "sh", 1);
+	h_daemon_fg_kill();
+	/* The program ends with no daemon to hear it: its keeper waits. */
+	fd = open(flag, O_WRONLY | O_CREAT, 0600);
+	cr_assert_neq(fd, -1, "%s: %s", flag, strerror(errno));
+	close(fd);
+	cr_assert(h_wait_for(adopt_sh_gone, m, H_WAIT_BOUND),
+	    "the program did not end");
+	adopt_keeper_sock(id, 0, sock, sizeof sock);
+	cr_assert(!adopt_no_file(sock), "its keeper did not wait at %s", sock);
+	h_daemon_fg();
+	h_cli_expect_exit(id, 7, 20000, "adopted after its exit");
+	cr_assert(h_wait_for(adopt_no_file, sock, H_WAIT_BOUND),
+	    "the keeper's socket %s is still there", sock);
+	cr_assert(h_marker_gone(m), "processes of the session are alive");
+}
+
+/* With no new daemon, the grace period ends the whole tree, as before. */
+Test(adopt, the_grace_period_ends_a_tree_nobody_adopts)
+{
+	char m[96], sock[PATH_MAX + 32];
+	long id;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=1");
+	h_daemon_fg();
+	h_marker_new("DBGI_ADOPT_GRACE", m, sizeof m);
+	id = h_cli_launch_sh(m, H_ESCAPING_TREE);
+	h_marker_wait(m, "sleep", 2);
+	adopt_keeper_sock(id, 0, sock, sizeof sock);
+	cr_assert(!adopt_no_file(sock), "no keeper socket at %s", sock);
+	h_daemon_fg_kill();
+	cr_assert(h_wait_for(adopt_marker_gone, m, 15000), "15 s after the "
+	    "SIGKILL, with a grace of 1 s, processes of the session live");
+	cr_assert(h_wait_for(adopt_no_file, sock, 5000), "the keeper's socket "
+	    "%s outlived it", sock);
+}
+
+/* A keeper of the socket's name that lies about itself is not adopted. */
+static void
+adopt_forger(const char *path, int ready)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char buf[64];
+	int l, c;
+
+	if (strlen(path) >= sizeof sun.sun_path)
+		_exit(1);
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	l = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (bind(l, (struct sockaddr *)&sun, sizeof sun) != 0 ||
+	    listen(l, 4) != 0)
+		_exit(1);
+	(void)write(ready, "r", 1);
+	while ((c = accept(l, NULL, NULL)) != -1) {
+		(void)read(c, buf, sizeof buf);
+		/* Not its own pid, a descriptor it does not send. */
+		dprintf(c, "keeper 1\nhold console\nstarted 1\nadopted\n");
+		close(c);
+	}
+	_exit(0);
+}
+
+/*
+ * A socket at a keeper's name that another process of the user made and
+ * that lies, and one of another user, are left alone: the daemon starts,
+ * serves, and lists no such session.
+ */
+Test(adopt, a_forged_or_foreign_keeper_socket_is_not_adopted)
+{
+	char forged[PATH_MAX + 32], foreign[PATH_MAX + 32], c;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int p[2], fd, st;
+	pid_t forger;
+	json_t *rows;
+
+	cr_assert_eq(mkdir(H->dir, 0700) == 0 || errno == EEXIST, 1);
+	adopt_keeper_sock(77, 0, forged, sizeof forged);
+	adopt_keeper_sock(78, 0, foreign, sizeof foreign);
+	cr_assert_eq(pipe(p), 0);
+	if ((forger = fork()) == 0) {
+		close(p[0]);
+		adopt_forger(forged, p[1]);
+	}
+	close(p[1]);
+	cr_assert_eq(read(p[0], &c, 1), 1, "the forger did not listen");
+	close(p[0]);
+	cr_assert_lt(strlen(foreign), sizeof sun.sun_path);
+	memcpy(sun.sun_path, foreign, strlen(foreign) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sun, sizeof sun), 0);
+	cr_assert_eq(listen(fd, 4), 0);
+	if (getuid() == 0)
+		cr_assert_eq(chown(foreign, 65534, 65534), 0);
+	h_daemon_fg();
+	rows = h_cli_json(H_ARGS("list"));
+	cr_assert_eq(json_array_size(json_object_get(rows, "sessions")), 0,
+	    "the daemon listed sessions from forged keeper sockets");
+	json_decref(rows);
+	h_daemon_wait_log("not adopted", H_WAIT_BOUND);
+	kill(forger, SIGKILL);
+	waitpid(forger, &st, 0);
+	close(fd);
+}
