@@ -1,9 +1,9 @@
 /*
  * What the keeper does once, before it forks anything: read its command
  * line, keep only the descriptors it was promised, join its cgroup, give
- * back the file limit, take its signals through a signalfd and become the
- * pty's session leader and a subreaper. Any failure is reported as
- * "failed setup ERRNO" and ends the keeper.
+ * back the file limit, take its signals through a signalfd, become the
+ * pty's session leader and a subreaper, and listen for a daemon to adopt
+ * it. Any failure is reported as "failed setup ERRNO" and ends the keeper.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>

@@ -392,6 +392,28 @@ expect_through(int fd, int rfd)
 	cr_assert_eq(memcmp(buf, "hello\n", 6), 0);
 }
 
+/* Assert that pid holds no socket: neither the keeper's nor a held one. */
+static void
+expect_no_socket(pid_t pid)
+{
+	char		dir[64], path[512], link[128];
+	DIR		*d;
+	struct dirent	*e;
+	ssize_t		 n;
+
+	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+	cr_assert_not_null(d = opendir(dir));
+	while ((e = readdir(d)) != NULL) {
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		if ((n = readlink(path, link, sizeof link - 1)) <= 0)
+			continue;
+		link[n] = '\0';
+		cr_assert_neq(strncmp(link, "socket:", 7), 0,
+		    "%d holds %s as fd %s", (int)pid, link, e->d_name);
+	}
+	closedir(d);
+}
+
 /* Kill what is left of a failed test's keeper session, and its files. */
 static void
 kp_fini(void)
@@ -457,6 +479,8 @@ Test(keeper_adopt, adrift_tree_runs_on_and_a_next_daemon_gets_its_fds)
 	reader_expect(&r, "adopted");
 	cr_assert_eq(r.nfds, 1, "%zu fds handed over", r.nfds);
 	cr_assert(!gone(k.main) && !gone(bg), "the tree did not run on");
+	expect_no_socket(k.main);
+	expect_no_socket(bg);
 	expect_through(r.fds[0], p[0]);
 
 	send_line(r.fd, "stop 100\n", -1);
