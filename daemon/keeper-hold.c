@@ -112,7 +112,8 @@ keeper_hold_release(struct keeper *k, const char *name)
 	close(h->fds[i]);
 	h->n--;
 	memmove(h->fds + i, h->fds + i + 1, (h->n - i) * sizeof h->fds[0]);
-	memmove(h->names + i, h->names + i + 1, (h->n - i) * sizeof h->names[0]);
+	memmove(h->names + i, h->names + i + 1,
+	    (h->n - i) * sizeof h->names[0]);
 }
 
 /* Close the fds no line claimed: they belonged to a daemon now gone. */

@@ -70,7 +70,7 @@ void		keeper_control_read(struct keeper *);
 
 /* keeper-hold.c */
 
-#define KEEPER_MAX_HOLD		16	/* held fds, and fds queued for a line */
+#define KEEPER_MAX_HOLD		16	/* held fds; fds queued for a line */
 #define KEEPER_HOLD_NAME	32	/* a NAME's 1..31 chars and its NUL */
 
 /* The fds the daemon gave the keeper to keep, and those not yet named. */
@@ -102,7 +102,7 @@ struct keeper_adopt {
 	int		 bound;		/* path is the keeper's socket */
 	dev_t		 dev;
 	ino_t		 ino;
-	int		 afd;		/* an adopter yet to say "adopt", or -1 */
+	int		 afd;		/* yet to say "adopt", or -1 */
 	size_t		 alen;		/* bytes of its line read */
 	int64_t		 adeadline;	/* when it is dropped */
 	int		 adrift;	/* no daemon: waiting to be adopted */

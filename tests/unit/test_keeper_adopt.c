@@ -80,8 +80,8 @@ reader_take_fds(struct reader *r, struct msghdr *msg)
 		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		for (i = 0; i < n; i++) {
 			cr_assert_lt(r->nfds, 16);
-			memcpy(&r->fds[r->nfds++], CMSG_DATA(c) + i * sizeof(int),
-			    sizeof(int));
+			memcpy(&r->fds[r->nfds++],
+			    CMSG_DATA(c) + i * sizeof(int), sizeof(int));
 		}
 	}
 }
@@ -159,7 +159,7 @@ static void
 send_line(int sock, const char *line, int fd)
 {
 	char		cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec	iov = { .iov_base = (void *)line, .iov_len = strlen(line) };
+	struct iovec	iov = { (void *)line, strlen(line) };
 	struct msghdr	msg;
 	struct cmsghdr	*c;
 
@@ -414,6 +414,26 @@ expect_no_socket(pid_t pid)
 	closedir(d);
 }
 
+/* Return the session of the process named by a /proc entry, or -1. */
+static int
+proc_session(const char *name)
+{
+	char	path[512], buf[512], *p;
+	FILE	*f;
+	int	 sid = -1;
+
+	snprintf(path, sizeof path, "/proc/%s/stat", name);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	/* pid (comm) state ppid pgrp session: comm may hold anything. */
+	if (fgets(buf, sizeof buf, f) != NULL &&
+	    (p = strrchr(buf, ')')) != NULL &&
+	    sscanf(p + 1, " %*c %*d %*d %d", &sid) != 1)
+		sid = -1;
+	fclose(f);
+	return sid;
+}
+
 /* Kill what is left of a failed test's keeper session, and its files. */
 static void
 kp_fini(void)
@@ -421,34 +441,24 @@ kp_fini(void)
 	char		path[512];
 	DIR		*d;
 	struct dirent	*e;
-	FILE		*f;
-	int		 pid, sid;
 
 	if (keeper_pid > 0 && (d = opendir("/proc")) != NULL) {
 		while ((e = readdir(d)) != NULL) {
-			snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-			if ((f = fopen(path, "r")) == NULL)
-				continue;
-			if (fscanf(f, "%d %*s %*c %*d %*d %d", &pid, &sid) == 2 &&
-			    sid == keeper_pid)
-				kill(pid, SIGKILL);
-			fclose(f);
+			if (proc_session(e->d_name) == keeper_pid)
+				kill(atoi(e->d_name), SIGKILL);
 		}
 		closedir(d);
 		kill(keeper_pid, SIGKILL);
 		waitpid(keeper_pid, NULL, 0);
 	}
-	if (keeper_dir[0] == '\0')
+	if (keeper_dir[0] == '\0' || (d = opendir(keeper_dir)) == NULL)
 		return;
-	if ((d = opendir(keeper_dir)) != NULL) {
-		while ((e = readdir(d)) != NULL) {
-			snprintf(path, sizeof path, "%s/%s", keeper_dir,
-			    e->d_name);
-			if (e->d_name[0] != '.')
-				unlink(path);
-		}
-		closedir(d);
+	while ((e = readdir(d)) != NULL) {
+		snprintf(path, sizeof path, "%s/%s", keeper_dir, e->d_name);
+		if (e->d_name[0] != '.')
+			unlink(path);
 	}
+	closedir(d);
 	rmdir(keeper_dir);
 }
 
@@ -578,7 +588,7 @@ Test(keeper_adopt, another_uid_is_refused_and_the_keeper_stays_adoptable)
 	if (getuid() != 0)
 		cr_skip_test("needs root to be another uid");
 	kp_start(&k, GRACE, "exec sleep 1000");
-	/* Past the modes, which would refuse it first: the keeper's own check. */
+	/* Past the modes, which would refuse it first: the keeper's check. */
 	cr_assert_eq(chmod(k.dir, 0755), 0);
 	cr_assert_eq(chmod(k.path, 0666), 0);
 	kp_drop(&k);
@@ -655,7 +665,8 @@ Test(keeper_adopt, no_grace_ends_the_tree_at_once)
 	if ((r.fd = kp_connect(k.path)) != -1) {
 		say_adopt(r.fd, "adopt\n");
 		if (reader_fill(&r))
-			cr_assert_eq(memcmp(r.buf, "busy\n", 5), 0, "%s", r.buf);
+			cr_assert_eq(memcmp(r.buf, "busy\n", 5), 0, "%s",
+			    r.buf);
 		close(r.fd);
 	}
 	kp_wait_exit(&k);
