@@ -203,6 +203,21 @@ keeper_adopt_peer_ok(int fd)
 }
 
 /*
+ * Answer "busy" and close: the "adopt" the caller sent already is read
+ * first, as closing over unread bytes would make its read fail with
+ * ECONNRESET instead of ending.
+ */
+static void
+keeper_adopt_busy(int fd)
+{
+	char	buf[64];
+
+	(void)send(fd, "busy\n", 5, MSG_NOSIGNAL | MSG_DONTWAIT);
+	(void)recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+	close(fd);
+}
+
+/*
  * Take one connection: while a daemon holds the keeper, say "busy" so that
  * the caller need not wait; adrift, keep it (if it is the keeper's uid and
  * no other is pending) until it says "adopt".
@@ -213,8 +228,7 @@ keeper_adopt_take(struct keeper *k, int fd)
 	struct keeper_adopt	*a = &k->adopt;
 
 	if (!a->adrift) {
-		(void)send(fd, "busy\n", 5, MSG_NOSIGNAL | MSG_DONTWAIT);
-		close(fd);
+		keeper_adopt_busy(fd);
 		return;
 	}
 	if (!keeper_adopt_peer_ok(fd) || a->afd != -1) {

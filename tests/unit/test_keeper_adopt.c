@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -43,9 +44,12 @@ struct kp {
 	pid_t		main;		/* its program */
 	int		master;		/* the pty's master */
 	struct reader	ctl;		/* the control socket, or fd -1 */
+	pid_t		daemon;		/* the keeper's parent, if not the test */
+	int		daemon_fd;	/* its end when closed */
 };
 
 static pid_t	keeper_pid = -1;	/* for the fini */
+static pid_t	daemon_pid = -1;
 static char	keeper_dir[64];
 
 /* Return the monotonic clock in ms. */
@@ -209,11 +213,65 @@ kp_exec(int slave, int sock, char **argv)
 }
 
 /*
- * Start a keeper adoptable at DIR/k.sock with --grace grace (none if NULL)
- * running sh -c script in DIR, and read its "started PID".
+ * In the child: be the keeper's parent, as a daemon is, until the test
+ * closes the pipe; the keeper's pid goes back on another.
  */
 static void
-kp_start(struct kp *k, const char *grace, const char *script)
+kp_parent(int slave, int sock, char **argv, int life, int back)
+{
+	pid_t	pid;
+	char	c;
+
+	if ((pid = fork()) == -1)
+		_exit(125);
+	if (pid == 0)
+		kp_exec(slave, sock, argv);
+	if (write(back, &pid, sizeof pid) != sizeof pid)
+		_exit(125);
+	while (read(life, &c, 1) == -1 && errno == EINTR)
+		continue;
+	_exit(0);
+}
+
+/* Fork the keeper, or, with via, a process that forks it as its parent. */
+static void
+kp_fork(struct kp *k, int slave, int sv[2], char **argv, int via)
+{
+	int	life[2], back[2];
+
+	if (!via) {
+		k->pid = fork();
+		cr_assert_neq(k->pid, -1);
+		if (k->pid == 0)
+			kp_exec(slave, sv[1], argv);
+		keeper_pid = k->pid;
+		return;
+	}
+	cr_assert_eq(pipe2(life, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(back, O_CLOEXEC), 0);
+	k->daemon = fork();
+	cr_assert_neq(k->daemon, -1);
+	if (k->daemon == 0) {
+		close(sv[0]);
+		close(life[1]);
+		kp_parent(slave, sv[1], argv, life[0], back[1]);
+	}
+	daemon_pid = k->daemon;
+	close(life[0]);
+	close(back[1]);
+	k->daemon_fd = life[1];
+	cr_assert_eq(read(back[0], &k->pid, sizeof k->pid), sizeof k->pid);
+	close(back[0]);
+	keeper_pid = k->pid;
+}
+
+/*
+ * Start a keeper adoptable at DIR/k.sock with --grace grace (none if NULL)
+ * running sh -c script in DIR, and read its "started PID"; with via, its
+ * parent is another process than the test.
+ */
+static void
+kp_start_via(struct kp *k, const char *grace, const char *script, int via)
 {
 	char	*argv[16], line[256];
 	int	 sv[2], slave, n = 0;
@@ -242,16 +300,19 @@ kp_start(struct kp *k, const char *grace, const char *script)
 	argv[n++] = "-c";
 	argv[n++] = (char *)script;
 	argv[n] = NULL;
-	k->pid = fork();
-	cr_assert_neq(k->pid, -1);
-	if (k->pid == 0)
-		kp_exec(slave, sv[1], argv);
-	keeper_pid = k->pid;
+	kp_fork(k, slave, sv, argv, via);
 	close(slave);
 	close(sv[1]);
 	k->ctl.fd = sv[0];
 	cr_assert(reader_line(&k->ctl, line, sizeof line), "no start");
 	cr_assert_eq(sscanf(line, "started %d", &k->main), 1, "%s", line);
+}
+
+/* Start a keeper whose parent is the test. */
+static void
+kp_start(struct kp *k, const char *grace, const char *script)
+{
+	kp_start_via(k, grace, script, 0);
 }
 
 /* Go away as a crashed daemon would: close the control socket. */
@@ -450,6 +511,10 @@ kp_fini(void)
 		closedir(d);
 		kill(keeper_pid, SIGKILL);
 		waitpid(keeper_pid, NULL, 0);
+	}
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGKILL);
+		waitpid(daemon_pid, NULL, 0);
 	}
 	if (keeper_dir[0] == '\0' || (d = opendir(keeper_dir)) == NULL)
 		return;
@@ -753,4 +818,32 @@ Test(keeper_adopt, adopted_twice)
 	send_line(r2.fd, "stop 100\n", -1);
 	kp_wait_exit(&k);
 	cr_assert(gone(k.main));
+}
+
+/*
+ * A daemon that hands its keepers over and then exits: its death, which the
+ * keeper's parent-death signal tells, is not the adopter's.
+ */
+Test(keeper_adopt, the_old_daemon_exiting_after_adoption_changes_nothing)
+{
+	struct kp	k;
+	struct reader	r;
+	char		line[256], want[64];
+	int		status;
+
+	cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	kp_start_via(&k, GRACE, "exec sleep 1000", 1);
+	kp_drop(&k);
+	kp_adopt(&k, &r);
+	close(k.daemon_fd);
+	cr_assert_eq(waitpid(k.daemon, &status, 0), k.daemon);
+	daemon_pid = -1;
+	/* Its signal, if any, is the keeper's before this line. */
+	send_line(r.fd, "stop 100\n", -1);
+	snprintf(want, sizeof want, "started %d", (int)k.main);
+	reader_expect(&r, want);
+	reader_expect(&r, "adopted");
+	cr_assert(reader_line(&r, line, sizeof line), "adrift, not adopted");
+	cr_assert_eq(strncmp(line, "exit ", 5), 0, "%s", line);
+	kp_wait_exit(&k);
 }
