@@ -14,7 +14,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -159,19 +158,6 @@ keeper_adopt_tick(struct keeper *k)
 	keeper_daemon_gone(k);
 }
 
-/* Return ms (rounded up) from now to t, for poll. */
-static int
-keeper_adopt_ms_until(int64_t t)
-{
-	int64_t	ns = t - keeper_now_ns();
-
-	if (ns <= 0)
-		return 0;
-	if (ns / KEEPER_ADOPT_MS_NS >= INT_MAX)
-		return INT_MAX;
-	return (int)((ns + KEEPER_ADOPT_MS_NS - 1) / KEEPER_ADOPT_MS_NS);
-}
-
 /* Return the poll timeout to the next adoption deadline, or -1. */
 int
 keeper_adopt_timeout(struct keeper *k)
@@ -180,9 +166,9 @@ keeper_adopt_timeout(struct keeper *k)
 	int			 ms = -1, t;
 
 	if (a->adrift)
-		ms = keeper_adopt_ms_until(a->deadline);
+		ms = keeper_ms_until(a->deadline);
 	if (a->afd != -1) {
-		t = keeper_adopt_ms_until(a->adeadline);
+		t = keeper_ms_until(a->adeadline);
 		if (ms == -1 || t < ms)
 			ms = t;
 	}

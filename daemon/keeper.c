@@ -312,20 +312,26 @@ keeper_kill_at_deadline(struct keeper *k)
 	k->deadline = now + KEEPER_TICK_NS;
 }
 
-/* Return the poll timeout in ms until the next deadline, rounded up. */
-static int
-keeper_poll_timeout(struct keeper *k)
+/* Return the ms from now to the monotonic time t, rounded up, for poll. */
+int
+keeper_ms_until(int64_t t)
 {
-	int64_t	ns;
+	int64_t	ns = t - keeper_now_ns();
 
-	if (k->phase == KEEPER_RUN)
-		return -1;
-	ns = k->deadline - keeper_now_ns();
 	if (ns <= 0)
 		return 0;
 	if (ns / KEEPER_MS_NS >= INT_MAX)
 		return INT_MAX;
 	return (int)((ns + KEEPER_MS_NS - 1) / KEEPER_MS_NS);
+}
+
+/* Return the poll timeout in ms until the next deadline, rounded up. */
+static int
+keeper_poll_timeout(struct keeper *k)
+{
+	if (k->phase == KEEPER_RUN)
+		return -1;
+	return keeper_ms_until(k->deadline);
 }
 
 /*

@@ -175,6 +175,7 @@ struct keeper {
 };
 
 int64_t		keeper_now_ns(void);
+int		keeper_ms_until(int64_t);
 size_t		keeper_line(char *, size_t, const char *, const char *, long,
 		    const char *);
 long long	keeper_number(const char *, long long, long long,
