@@ -63,7 +63,9 @@ keeper_control_byte(struct keeper *k, char c)
 
 /*
  * Read commands from the daemon, and the fds its "hold" lines name, which
- * come close-on-exec; EOF or an error means it died.
+ * come close-on-exec; EOF or an error means it died.  The kernel ends a
+ * read after the message that carried fds, so they came with the line that
+ * holds the last byte read: the lines ended before it get none of them.
  */
 void
 keeper_control_read(struct keeper *k)
@@ -75,7 +77,7 @@ keeper_control_read(struct keeper *k)
 	}		cbuf;
 	struct iovec	iov = { .iov_base = buf, .iov_len = sizeof buf };
 	struct msghdr	msg;
-	ssize_t		n, i;
+	ssize_t		n, i, cut;
 
 	memset(&msg, 0, sizeof msg);
 	msg.msg_iov = &iov;
@@ -85,14 +87,17 @@ keeper_control_read(struct keeper *k)
 	n = recvmsg(k->ctl, &msg, MSG_CMSG_CLOEXEC);
 	if (n == -1 && (errno == EINTR || errno == EAGAIN))
 		return;
-	if (n >= 0)
-		keeper_hold_receive(k, &msg);
 	if (n <= 0) {
 		close(k->ctl);
 		k->ctl = -1;
 		keeper_adopt_lost(k);
 		return;
 	}
-	for (i = 0; i < n; i++)
+	for (cut = n - 1; cut > 0 && buf[cut - 1] != '\n'; cut--)
+		continue;
+	for (i = 0; i < cut; i++)
+		keeper_control_byte(k, buf[i]);
+	keeper_hold_receive(k, &msg);
+	for (; i < n; i++)
 		keeper_control_byte(k, buf[i]);
 }

@@ -26,6 +26,7 @@
 
 #define WAIT_MS		10000	/* the bound on every wait */
 #define GRACE		"20000"	/* long enough never to end in a test */
+#define KEEPER_HOLDS	16	/* the fds a keeper holds at most */
 
 /* Lines and fds read from one stream socket. */
 struct reader {
@@ -845,5 +846,57 @@ Test(keeper_adopt, the_old_daemon_exiting_after_adoption_changes_nothing)
 	reader_expect(&r, "adopted");
 	cr_assert(reader_line(&r, line, sizeof line), "adrift, not adopted");
 	cr_assert_eq(strncmp(line, "exit ", 5), 0, "%s", line);
+	kp_wait_exit(&k);
+}
+
+/* Hand the keeper a new pipe's write end under name; return the read end. */
+static int
+hold_pipe(struct kp *k, const char *name)
+{
+	char	line[64];
+	int	p[2];
+
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	snprintf(line, sizeof line, "hold %s\n", name);
+	send_line(k->ctl.fd, line, p[1]);
+	close(p[1]);
+	return p[0];
+}
+
+Test(keeper_adopt, holds_are_named_bounded_and_replaced_in_place)
+{
+	struct kp	k;
+	struct reader	r;
+	char		name[16];
+	int		rfd[KEEPER_HOLDS + 2], i, status;
+
+	kp_start(&k, GRACE, "exec sleep 1000");
+	/*
+	 * A line without an fd gets none, even read at once with the next
+	 * line's: the keeper, stopped, reads both in one go.
+	 */
+	cr_assert_eq(kill(k.pid, SIGSTOP), 0);
+	cr_assert_eq(waitpid(k.pid, &status, WUNTRACED), k.pid);
+	send_line(k.ctl.fd, "hold none\n", -1);
+	rfd[0] = hold_pipe(&k, "p0");
+	cr_assert_eq(kill(k.pid, SIGCONT), 0);
+	for (i = 1; i <= KEEPER_HOLDS; i++) {
+		snprintf(name, sizeof name, "p%d", i);
+		rfd[i] = hold_pipe(&k, name);
+	}
+	expect_eof(rfd[KEEPER_HOLDS]);		/* one too many */
+	rfd[KEEPER_HOLDS + 1] = hold_pipe(&k, "p0");
+	expect_eof(rfd[0]);			/* replaced */
+	kp_drop(&k);
+
+	kp_adopt(&k, &r);
+	for (i = 0; i < KEEPER_HOLDS; i++) {
+		snprintf(name, sizeof name, "hold p%d", i);
+		reader_expect(&r, name);
+	}
+	cr_assert_eq(r.nfds, KEEPER_HOLDS);
+	expect_through(r.fds[0], rfd[KEEPER_HOLDS + 1]);
+	expect_through(r.fds[KEEPER_HOLDS - 1], rfd[KEEPER_HOLDS - 1]);
+	send_line(r.fd, "stop 100\n", -1);
 	kp_wait_exit(&k);
 }
