@@ -1,9 +1,9 @@
 /*
  * What the keeper does once, before it forks anything: read its command
  * line, keep only the descriptors it was promised, join its cgroup, give
- * back the file limit, take its signals through a signalfd and become the
- * pty's session leader and a subreaper. Any failure is reported as
- * "failed setup ERRNO" and ends the keeper.
+ * back the file limit, take its signals through a signalfd, become the
+ * pty's session leader and a subreaper, and listen for a daemon to adopt
+ * it. Any failure is reported as "failed setup ERRNO" and ends the keeper.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
@@ -30,8 +30,9 @@ keeper_setup_usage(struct keeper *k, const char *why)
 	static const char	usage[] = "usage: dbgctl-keeper [--cwd DIR] "
 	    "[--cgroup DIR] [--nofile N] [--stop-timeout MS] "
 	    "[--hangup MS]\n"
-	    "    [--keep-fd N]... [--stdin-fd N] [--stdout-fd N] -- PROGRAM "
-	    "[ARG...]\n";
+	    "    [--adopt PATH] [--grace MS] [--keep-fd N]... [--stdin-fd N] "
+	    "[--stdout-fd N]\n"
+	    "    -- PROGRAM [ARG...]\n";
 
 	dprintf(STDERR_FILENO, "dbgctl-keeper: %s\n%s", why, usage);
 	keeper_fail(k, "setup", EINVAL, 2);
@@ -96,6 +97,15 @@ keeper_setup_args(struct keeper *k, int argc, char **argv)
 			    &errstr);
 			if (errstr != NULL)
 				keeper_setup_usage(k, "bad --hangup");
+		} else if (strcmp(argv[i], "--adopt") == 0) {
+			k->adopt.path = argv[++i];
+			if (*k->adopt.path != '/')
+				keeper_setup_usage(k, "bad --adopt");
+		} else if (strcmp(argv[i], "--grace") == 0) {
+			k->adopt.grace_ms = keeper_number(argv[++i], 0,
+			    KEEPER_MAX_MS, &errstr);
+			if (errstr != NULL)
+				keeper_setup_usage(k, "bad --grace");
 		} else
 			keeper_setup_usage(k, "unknown option");
 	}
@@ -234,7 +244,8 @@ keeper_setup_nofile(struct keeper *k)
 /*
  * Make the keeper what the daemon asked for, in this order: the cgroup is
  * joined before any child is born, and the signals are taken before the
- * pty becomes its terminal, whose hangup is then read, never felt.
+ * pty becomes its terminal, whose hangup is then read, never felt.  The
+ * adoption socket comes last, once no early exit can leave its path behind.
  */
 void
 keeper_setup(struct keeper *k, int argc, char **argv)
@@ -245,4 +256,5 @@ keeper_setup(struct keeper *k, int argc, char **argv)
 	keeper_setup_nofile(k);
 	keeper_setup_signals(k);
 	keeper_setup_session(k);
+	keeper_adopt_listen(k);
 }

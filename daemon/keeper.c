@@ -10,14 +10,28 @@
  * and "continued" as the program is stopped and continued in between.  On
  * "stop MS" it sends SIGTERM to every descendant and SIGKILL at the
  * deadline, repeated until no child is left; when the daemon goes away (EOF
- * on 3, SIGTERM from PDEATHSIG, SIGHUP from the pty) it SIGKILLs everything
- * at once; or with --hangup MS it first passes the hangup on to the
- * program, as a shell does to its jobs when its terminal goes, and kills
- * what is left once the program has ended or MS have passed.  The keeper
- * exits only once nothing it started is alive.
+ * on the control socket, SIGTERM from PDEATHSIG, SIGHUP from the pty) it
+ * SIGKILLs everything at once; or with --hangup MS it first passes the
+ * hangup on to the program, as a shell does to its jobs when its terminal
+ * goes, and kills what is left once the program has ended or MS have
+ * passed.  The keeper exits only once nothing it started is alive.
+ *
+ * The daemon may give the keeper fds to hold: "hold NAME" comes in the same
+ * sendmsg as one fd (SCM_RIGHTS); the keeper keeps it open, never touching
+ * it, so that the pty or pipe and the bytes in it outlive the daemon, and
+ * closes it on "release NAME".  With --adopt PATH the keeper listens on a
+ * socket at PATH, answering "busy" while a daemon holds it; with --grace MS
+ * as well, a daemon gone leaves the keeper adrift instead: its tree runs on,
+ * reaped, what it reports is kept, and for MS a daemon of the keeper's uid
+ * may connect to PATH and say "adopt".  It gets back one message with every
+ * held fd attached: "keeper PID", a "hold NAME" line per fd, the program's
+ * state as the lines above would have said it, and "adopted"; from then on
+ * that connection is the control socket, and its EOF sets the keeper adrift
+ * again.  Nobody adopting in time is a daemon gone, as above.
  */
 #include <sys/types.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -53,7 +67,7 @@ static const char *keeper_phases[] = {
 };
 
 /* Return the monotonic clock in nanoseconds. */
-static int64_t
+int64_t
 keeper_now_ns(void)
 {
 	struct timespec	ts;
@@ -81,19 +95,20 @@ keeper_write_ctl(struct keeper *k, const char *buf, size_t len)
 }
 
 /*
- * Send the daemon a line "WORD [WHAT ]N[ HOW]", written without printf,
- * whose deep frames would dirty stack pages the keeper keeps all its life.
+ * Write the line "WORD [WHAT ]N[ HOW]\n" at buf and return its length,
+ * without printf, whose deep frames would dirty stack pages the keeper
+ * keeps all its life.
  */
-static void
-keeper_send(struct keeper *k, const char *word, const char *what, long n,
-    const char *how)
+size_t
+keeper_line(char *buf, size_t size, const char *word, const char *what,
+    long n, const char *how)
 {
-	char	 buf[128], num[24], *p = children_decimal(n, num);
+	char	 num[24], *p = children_decimal(n, num);
 	size_t	 len;
 
 	len = strlen(word) + strlen(p) + 3 + (what ? strlen(what) + 1 : 0) +
 	    (how ? strlen(how) + 1 : 0);
-	if (len > sizeof buf)
+	if (len > size)
 		abort();
 	strcpy(buf, word);
 	if (what != NULL) {
@@ -107,7 +122,18 @@ keeper_send(struct keeper *k, const char *word, const char *what, long n,
 		strcat(buf, how);
 	}
 	strcat(buf, "\n");
-	keeper_write_ctl(k, buf, strlen(buf));
+	return strlen(buf);
+}
+
+/* Send the daemon a line "WORD [WHAT ]N[ HOW]". */
+static void
+keeper_send(struct keeper *k, const char *word, const char *what, long n,
+    const char *how)
+{
+	char	buf[128];
+
+	keeper_write_ctl(k, buf, keeper_line(buf, sizeof buf, word, what, n,
+	    how));
 }
 
 /*
@@ -140,6 +166,7 @@ __dead void
 keeper_fail(struct keeper *k, const char *stage, int error, int status)
 {
 	keeper_send(k, "failed", stage, error, NULL);
+	keeper_adopt_close(k);
 	_exit(status);
 }
 
@@ -227,7 +254,7 @@ keeper_kill_now(struct keeper *k)
  * detaches from what it attached to and kills what it started), and kill
  * what is left when it has ended or at the deadline.
  */
-static void
+void
 keeper_daemon_gone(struct keeper *k)
 {
 	if (k->phase == KEEPER_HANGUP)
@@ -243,7 +270,7 @@ keeper_daemon_gone(struct keeper *k)
 }
 
 /* Handle "stop MS": SIGTERM now, SIGKILL at the (possibly earlier) deadline. */
-static void
+void
 keeper_stop(struct keeper *k, long long ms)
 {
 	int64_t	deadline;
@@ -285,20 +312,26 @@ keeper_kill_at_deadline(struct keeper *k)
 	k->deadline = now + KEEPER_TICK_NS;
 }
 
-/* Return the poll timeout in ms until the next deadline, rounded up. */
-static int
-keeper_poll_timeout(struct keeper *k)
+/* Return the ms from now to the monotonic time t, rounded up, for poll. */
+int
+keeper_ms_until(int64_t t)
 {
-	int64_t	ns;
+	int64_t	ns = t - keeper_now_ns();
 
-	if (k->phase == KEEPER_RUN)
-		return -1;
-	ns = k->deadline - keeper_now_ns();
 	if (ns <= 0)
 		return 0;
 	if (ns / KEEPER_MS_NS >= INT_MAX)
 		return INT_MAX;
 	return (int)((ns + KEEPER_MS_NS - 1) / KEEPER_MS_NS);
+}
+
+/* Return the poll timeout in ms until the next deadline, rounded up. */
+static int
+keeper_poll_timeout(struct keeper *k)
+{
+	if (k->phase == KEEPER_RUN)
+		return -1;
+	return keeper_ms_until(k->deadline);
 }
 
 /*
@@ -317,6 +350,7 @@ keeper_report_exec(struct keeper *k)
 	close(k->errfd);
 	k->errfd = -1;
 	if (n == 0) {
+		k->started = 1;
 		keeper_send(k, "started", NULL, (long)k->main_pid, NULL);
 		return;
 	}
@@ -325,6 +359,8 @@ keeper_report_exec(struct keeper *k)
 		e.error = errno;
 	} else if (n != sizeof e || e.stage < 0 || e.stage > KEEPER_CHILD_EXEC)
 		abort();
+	k->fail_stage = e.stage;
+	k->fail_error = e.error;
 	keeper_send(k, "failed", keeper_stages[e.stage], e.error, NULL);
 	k->quiet = 1;
 	keeper_kill_now(k);
@@ -339,6 +375,9 @@ keeper_report_exit(struct keeper *k, int status)
 	if (k->errfd != -1)
 		keeper_report_exec(k);	/* the child is gone: cannot block */
 	k->main_reaped = 1;
+	k->stopsig = 0;
+	k->exit_status = status;
+	k->exit_phase = k->phase;
 	if (!k->quiet && WIFEXITED(status))
 		keeper_send(k, "exit", "code", WEXITSTATUS(status),
 		    keeper_phases[k->phase]);
@@ -365,10 +404,42 @@ keeper_report_stop(struct keeper *k, int status)
 		keeper_report_exec(k);
 	if (k->errfd != -1)
 		return;
+	k->stopsig = WIFSTOPPED(status) ? WSTOPSIG(status) : 0;
 	if (WIFSTOPPED(status))
 		keeper_send(k, "stopped", "signal", WSTOPSIG(status), NULL);
 	else
 		keeper_write_ctl(k, "continued\n", 10);
+}
+
+/*
+ * Write at buf what the daemon has been told of the program, or would have
+ * been while none listened: its start or failure, a stop it is in, and how
+ * it ended; return the length.
+ */
+size_t
+keeper_state(struct keeper *k, char *buf, size_t size)
+{
+	size_t	len = 0;
+	int	st = k->exit_status;
+
+	if (k->started)
+		len += keeper_line(buf, size, "started", NULL,
+		    (long)k->main_pid, NULL);
+	else if (k->fail_stage != -1)
+		len += keeper_line(buf, size, "failed",
+		    keeper_stages[k->fail_stage], k->fail_error, NULL);
+	if (k->stopsig != 0)
+		len += keeper_line(buf + len, size - len, "stopped", "signal",
+		    k->stopsig, NULL);
+	if (!k->main_reaped || k->quiet)
+		return len;
+	if (WIFEXITED(st))
+		len += keeper_line(buf + len, size - len, "exit", "code",
+		    WEXITSTATUS(st), keeper_phases[k->exit_phase]);
+	else if (WIFSIGNALED(st))
+		len += keeper_line(buf + len, size - len, "exit", "signal",
+		    WTERMSIG(st), keeper_phases[k->exit_phase]);
+	return len;
 }
 
 /*
@@ -411,87 +482,47 @@ keeper_read_signals(struct keeper *k)
 
 	while (read(k->sfd, &si, sizeof si) == sizeof si) {
 		if (si.ssi_signo != SIGCHLD)
-			keeper_daemon_gone(k);
+			keeper_adopt_lost(k);
 	}
+}
+
+/* Return the sooner of two poll timeouts, -1 being none. */
+static int
+keeper_sooner(int a, int b)
+{
+	if (a == -1)
+		return b;
+	if (b == -1)
+		return a;
+	return a < b ? a : b;
 }
 
 /*
- * Execute one command line from the daemon; a "stop" whose timeout does not
- * parse still stops, with the default timeout, since stopping is what the
- * daemon asked for.  Other lines are ignored.
+ * Supervise until no child is left, nor, adrift, a report to hand a next
+ * daemon.  With no child, the stop's deadlines have nothing left to wake for.
  */
-static void
-keeper_run_command(struct keeper *k, const char *line)
-{
-	const char	*errstr;
-	long long	 ms;
-
-	if (strcmp(line, "stop") == 0) {
-		keeper_stop(k, k->stop_ms);
-		return;
-	}
-	if (strncmp(line, "stop ", 5) != 0)
-		return;
-	ms = keeper_number(line + 5, 0, KEEPER_MAX_MS, &errstr);
-	keeper_stop(k, errstr == NULL ? ms : k->stop_ms);
-}
-
-/* Add one byte of control input to the line, running complete lines. */
-static void
-keeper_input_byte(struct keeper *k, char c)
-{
-	if (c == '\n') {
-		if (!k->discard) {
-			if (k->linelen > 0 && k->line[k->linelen - 1] == '\r')
-				k->linelen--;
-			k->line[k->linelen] = '\0';
-			keeper_run_command(k, k->line);
-		}
-		k->linelen = 0;
-		k->discard = 0;
-		return;
-	}
-	if (k->linelen + 1 < sizeof k->line)
-		k->line[k->linelen++] = c;
-	else
-		k->discard = 1;
-}
-
-/* Read commands from the daemon; EOF or an error means it died. */
-static void
-keeper_read_control(struct keeper *k)
-{
-	char	buf[512];
-	ssize_t	n, i;
-
-	n = read(k->ctl, buf, sizeof buf);
-	if (n == -1 && (errno == EINTR || errno == EAGAIN))
-		return;
-	if (n <= 0) {
-		close(k->ctl);
-		k->ctl = -1;
-		keeper_daemon_gone(k);
-		return;
-	}
-	for (i = 0; i < n; i++)
-		keeper_input_byte(k, buf[i]);
-}
-
-/* Supervise until no child is left. */
 static void
 keeper_loop(struct keeper *k)
 {
-	struct pollfd	pfd[3];
+	struct pollfd	pfd[5];
+	int		alive, timeout, i;
 
 	for (;;) {
 		keeper_kill_at_deadline(k);
-		if (!keeper_reap(k))
+		keeper_adopt_tick(k);
+		alive = keeper_reap(k);
+		if (!alive && !k->adopt.adrift)
 			return;
 		pfd[0].fd = k->sfd;
 		pfd[1].fd = k->ctl;
 		pfd[2].fd = k->errfd;
-		pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
-		if (poll(pfd, 3, keeper_poll_timeout(k)) == -1) {
+		pfd[3].fd = k->adopt.lfd;
+		pfd[4].fd = k->adopt.afd;
+		for (i = 0; i < 5; i++)
+			pfd[i].events = POLLIN;
+		timeout = keeper_sooner(alive ? keeper_poll_timeout(k) : -1,
+		    keeper_adopt_timeout(k));
+		if (poll(pfd, 5, timeout) == -1) {
 			if (errno == EINTR)
 				continue;
 			abort();
@@ -501,7 +532,14 @@ keeper_loop(struct keeper *k)
 		if (pfd[2].revents != 0 && k->errfd != -1)
 			keeper_report_exec(k);
 		if (pfd[1].revents != 0 && k->ctl != -1)
-			keeper_read_control(k);
+			keeper_control_read(k);
+		if (pfd[3].revents != 0 && k->adopt.lfd != -1)
+			keeper_adopt_accept(k);
+		/* An adopter's snapshot holds every change reapable by now. */
+		if (pfd[4].revents != 0 && k->adopt.afd != -1) {
+			(void)keeper_reap(k);
+			keeper_adopt_read(k);
+		}
 	}
 }
 
@@ -517,6 +555,8 @@ main(int argc, char **argv)
 	k.ctl = KEEPER_CTL_FD;
 	k.sfd = k.errfd = -1;
 	k.stdio[0] = k.stdio[1] = -1;
+	k.fail_stage = -1;
+	k.adopt.lfd = k.adopt.afd = -1;
 	k.stop_ms = KEEPER_DEFAULT_MS;
 	k.phase = KEEPER_RUN;
 
@@ -527,6 +567,7 @@ main(int argc, char **argv)
 	keeper_setup(&k, argc, argv);
 	keeper_spawn(&k);
 	keeper_loop(&k);
+	keeper_adopt_close(&k);
 	keeper_tree_free(&k.tree);
 	/*
 	 * Nothing is left to flush (every report went by write(2)): _exit

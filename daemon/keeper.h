@@ -65,6 +65,58 @@ void		keeper_child_sort_fds(int *, size_t);
 void		keeper_child_close_except(const int *, size_t, int);
 __dead void	keeper_child_exec(struct keeper *, int);
 
+/* keeper-control.c */
+void		keeper_control_read(struct keeper *);
+
+/* keeper-hold.c */
+
+#define KEEPER_MAX_HOLD		16	/* held fds; fds queued for a line */
+#define KEEPER_HOLD_NAME	32	/* a NAME's 1..31 chars and its NUL */
+
+/* The fds the daemon gave the keeper to keep, and those not yet named. */
+struct keeper_hold {
+	char	names[KEEPER_MAX_HOLD][KEEPER_HOLD_NAME];
+	int	fds[KEEPER_MAX_HOLD];	/* in the order they were held */
+	size_t	n;
+	int	queue[KEEPER_MAX_HOLD];	/* received, FIFO, for "hold" lines */
+	size_t	nqueue;
+};
+
+struct msghdr;
+void		keeper_hold_receive(struct keeper *, struct msghdr *);
+void		keeper_hold_add(struct keeper *, const char *);
+void		keeper_hold_release(struct keeper *, const char *);
+void		keeper_hold_flush(struct keeper *);
+void		keeper_hold_close(struct keeper *);
+
+/* keeper-adopt.c */
+
+#define KEEPER_ADOPT_LINE	"adopt\n"
+#define KEEPER_ADOPT_WAIT_MS	5000	/* for an adopter's "adopt" line */
+
+/* The socket a new daemon adopts the keeper through, and the adoption. */
+struct keeper_adopt {
+	const char	*path;		/* --adopt, or NULL */
+	long long	 grace_ms;	/* --grace */
+	int		 lfd;		/* listening, or -1 */
+	int		 bound;		/* path is the keeper's socket */
+	dev_t		 dev;
+	ino_t		 ino;
+	int		 afd;		/* yet to say "adopt", or -1 */
+	size_t		 alen;		/* bytes of its line read */
+	int64_t		 adeadline;	/* when it is dropped */
+	int		 adrift;	/* no daemon: waiting to be adopted */
+	int64_t		 deadline;	/* when the grace ends */
+};
+
+void		keeper_adopt_listen(struct keeper *);
+void		keeper_adopt_lost(struct keeper *);
+void		keeper_adopt_tick(struct keeper *);
+int		keeper_adopt_timeout(struct keeper *);
+void		keeper_adopt_accept(struct keeper *);
+void		keeper_adopt_read(struct keeper *);
+void		keeper_adopt_close(struct keeper *);
+
 /* keeper.c */
 
 #define KEEPER_CTL_FD		3	/* the control socket to the daemon */
@@ -102,6 +154,14 @@ struct keeper {
 	int			  main_reaped;
 	int			  quiet;	/* "failed" sent: no "exit" */
 
+	/* What was reported, kept for an adopter's snapshot. */
+	int			  started;	/* the program exec'd */
+	int			  fail_stage;	/* or failed here, or -1 */
+	int			  fail_error;
+	int			  stopsig;	/* stopped by it now, or 0 */
+	int			  exit_status;	/* once main_reaped */
+	enum keeper_phase	  exit_phase;
+
 	enum keeper_phase	  phase;
 	int64_t			  deadline;
 
@@ -110,11 +170,20 @@ struct keeper {
 	int			  discard;
 
 	struct keeper_tree	  tree;
+	struct keeper_hold	  hold;
+	struct keeper_adopt	  adopt;
 };
 
+int64_t		keeper_now_ns(void);
+int		keeper_ms_until(int64_t);
+size_t		keeper_line(char *, size_t, const char *, const char *, long,
+		    const char *);
 long long	keeper_number(const char *, long long, long long,
 		    const char **);
 __dead void	keeper_fail(struct keeper *, const char *, int, int);
+void		keeper_daemon_gone(struct keeper *);
+void		keeper_stop(struct keeper *, long long);
+size_t		keeper_state(struct keeper *, char *, size_t);
 
 /* keeper-setup.c */
 void		keeper_setup(struct keeper *, int, char **);
