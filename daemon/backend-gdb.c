@@ -360,11 +360,14 @@ backend_gdb_open(struct session *s, const char *remote, char *err,
 		strlcpy(g->remote, remote, sizeof g->remote);
 	g->timer = timer_new(backend_gdb_timeout, g);
 	session_target(s, json_pack("{s:s}", "state", "unknown"));
+	snprintf(path, sizeof path, "%s/sessions/%lu.mi.log", dmn.state_dir,
+	    s->id);
+	if (dmn.adopting != NULL)
+		return (g->mi = gdb_adopt_mi(g, path, err, errlen)) == NULL ?
+		    -1 : 0;
 	if ((g->mi = mi_open(gdb_event, g, err, errlen)) == NULL)
 		return -1;
 	/* A transcript that cannot be kept costs the session nothing else. */
-	snprintf(path, sizeof path, "%s/sessions/%lu.mi.log", dmn.state_dir,
-	    s->id);
 	if (mi_transcript(g->mi, path, dmn.transcript_max, why,
 	    sizeof why) != 0)
 		log_warn("session %lu: no MI transcript: %s", s->id, why);
@@ -496,7 +499,9 @@ backend_gdb_ready(struct session *s, struct session_proc *sp)
 
 	if (server_started(&g->server, sp))
 		return;
-	if (server_managed(&g->server)) {
+	if (g->adopted)
+		gdb_adopt_ready(g);
+	else if (server_managed(&g->server)) {
 		g->debugger_up = true;
 		if (server_up(&g->server))
 			backend_gdb_connect(s);
@@ -523,7 +528,7 @@ const struct backend backend_gdb = {
 	.name = "gdb",
 	.debugger = "gdb",
 	.stop_target = "auto",
-	.flags = BACKEND_PROGRAM | BACKEND_ATTACH,
+	.flags = BACKEND_PROGRAM | BACKEND_ATTACH | BACKEND_ADOPT,
 	.reset_rerun = true,
 	.start = backend_gdb_start,
 	BACKEND_GDB_FAMILY

@@ -1,5 +1,6 @@
 /* A pty master on the loop: its output to the owner, the owner's input to it. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,9 +139,14 @@ console_open(bool raw, console_cb cb, void *arg, char *err, size_t errlen)
 	return console_watch(c, err, errlen);
 }
 
-/* Go on with the master of an adopted session's pty, which its keeper held. */
+/*
+ * Go on with the master of an adopted session's pty, which its keeper
+ * held; with keep_slave, hold its slave too, as one of the daemon's own
+ * that outlives its processes does (a program's terminal under gdb).
+ */
 struct console *
-console_adopt(int master, console_cb cb, void *arg, char *err, size_t errlen)
+console_adopt(int master, bool keep_slave, console_cb cb, void *arg,
+    char *err, size_t errlen)
 {
 	struct console *c = xcalloc(1, sizeof *c);
 
@@ -148,7 +154,8 @@ console_adopt(int master, console_cb cb, void *arg, char *err, size_t errlen)
 	c->arg = arg;
 	c->master = master;
 	c->slave = -1;
-	if (ptsname_r(master, c->pts, sizeof c->pts) != 0) {
+	if (ptsname_r(master, c->pts, sizeof c->pts) != 0 || (keep_slave &&
+	    (c->slave = open(c->pts, O_RDWR | O_NOCTTY | O_CLOEXEC)) == -1)) {
 		snprintf(err, errlen, "pty: %s", strerror(errno));
 		close(master);
 		free(c);

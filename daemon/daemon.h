@@ -114,8 +114,8 @@ struct console;
 
 struct console	*console_open(bool raw, console_cb, void *arg, char *err,
 		    size_t errlen);
-struct console	*console_adopt(int master, console_cb, void *arg, char *err,
-		    size_t errlen);
+struct console	*console_adopt(int master, bool keep_slave, console_cb,
+		    void *arg, char *err, size_t errlen);
 void		 console_release_slave(struct console *);
 int		 console_master(const struct console *);
 int		 console_slave(const struct console *);
@@ -387,6 +387,11 @@ struct backend {
 	 * stays; session_free frees s->bdata, which holds no pointers then.
 	 */
 	void		(*close)(struct session *);
+	/*
+	 * Give a process's keeper what else of the session it must hold for
+	 * a new daemon to adopt it (BACKEND_ADOPT; NULL: nothing else).
+	 */
+	void		(*hold)(struct session *, struct session_proc *);
 };
 
 /* Whether a kind is one a message names. */

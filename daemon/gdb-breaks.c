@@ -24,7 +24,13 @@ gdb_breaks_bkpt(json_t *results)
 void
 gdb_breaks_inserted(struct gdb_data *g, const struct mi_record *rec)
 {
-	json_t		*b = gdb_breaks_bkpt(rec->results);
+	gdb_breaks_inserted_bkpt(g, gdb_breaks_bkpt(rec->results));
+}
+
+/* A fault break is breakpoint b (gdb's record of it): keep it so. */
+void
+gdb_breaks_inserted_bkpt(struct gdb_data *g, json_t *b)
+{
 	const char	*num, *loc;
 
 	num = json_string_value(json_object_get(b, "number"));

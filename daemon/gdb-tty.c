@@ -46,9 +46,11 @@ gdb_tty_cb(void *arg, enum console_event ev, const char *data, size_t len)
 int
 gdb_tty_open(struct session *s, char *err, size_t errlen)
 {
-	if ((s->tty = console_open(false, gdb_tty_cb, s, err, errlen)) == NULL)
-		return -1;
-	return 0;
+	if (dmn.adopting != NULL)
+		s->tty = gdb_adopt_tty(s, gdb_tty_cb, err, errlen);
+	else
+		s->tty = console_open(false, gdb_tty_cb, s, err, errlen);
+	return s->tty == NULL ? -1 : 0;
 }
 
 /* Tell gdb to start the program on its terminal, before any -x runs it. */

@@ -88,7 +88,7 @@ gdb_registers(json_t *names, json_t *values)
 }
 
 /* The stop record of a *stopped: why, where, and on which thread. */
-static json_t *
+json_t *
 gdb_stop_json(const struct mi_record *rec)
 {
 	json_t		*stop = json_object(), *frame;

@@ -37,6 +37,7 @@ struct gdb_data {
 	unsigned	 inserts;	/* fault breaks gdb has not answered */
 	bool		 breaks_sent;	/* the fault breaks went to gdb */
 	bool		 target_up;	/* connected or attached */
+	bool		 adopted;	/* gdb-adopt.c: a dead daemon's */
 	int		 settle;	/* what the launch awaits (backend-gdb.c) */
 	unsigned	 groups;	/* thread groups live: the program runs */
 	unsigned	 quit_left;	/* the quit's kills and detaches unanswered */
@@ -137,7 +138,16 @@ struct gdb_job {
 	.quit = gdb_quit,					\
 	.command = gdb_command,					\
 	.status = backend_gdb_status,				\
-	.close = backend_gdb_close
+	.close = backend_gdb_close,				\
+	.hold = gdb_adopt_hold
+
+/* gdb-adopt.c */
+void		 gdb_adopt_hold(struct session *, struct session_proc *);
+struct mi	*gdb_adopt_mi(struct gdb_data *, const char *transcript,
+		    char *err, size_t errlen);
+struct console	*gdb_adopt_tty(struct session *, console_cb, char *err,
+		    size_t errlen);
+void		 gdb_adopt_ready(struct gdb_data *);
 
 char	**backend_gdb_argv(struct session *, char *err, size_t errlen);
 int	 backend_gdb_start(struct session *, char *err, size_t errlen);
@@ -181,6 +191,7 @@ void	 gdb_newui_remove(struct session *);
 /* gdb-breaks.c: the session's own fault breakpoints, kept armed. */
 json_t		*gdb_breaks_bkpt(json_t *results);
 void		 gdb_breaks_inserted(struct gdb_data *, const struct mi_record *);
+void		 gdb_breaks_inserted_bkpt(struct gdb_data *, json_t *);
 bool		 gdb_breaks_internal(const struct gdb_data *, const char *);
 bool		 gdb_breaks_placed(const struct gdb_data *, const char *loc);
 const char	*gdb_breaks_location(const struct gdb_data *, const char *);
@@ -213,6 +224,7 @@ json_t	*gdb_registers(json_t *names, json_t *values);
 void	 gdb_exit_flush(struct gdb_data *);
 void	 gdb_target(struct gdb_data *, json_t *target);
 void	 gdb_event(void *arg, const struct mi_record *);
+json_t	*gdb_stop_json(const struct mi_record *);
 int	 gdb_command(struct session *, struct request *);
 void	 gdb_copy(json_t *dst, const char *key, json_t *src, const char *from);
 

@@ -5,6 +5,8 @@
  * keep a transcript of every line sent and received, in a file of its own.
  */
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -57,6 +59,16 @@ struct mi {
 	size_t			 corklen;
 	size_t			 corkcap;
 };
+
+/* How far back an adopted session's transcript is read for its last token. */
+#define MI_TOKEN_SCAN	(64 * 1024)
+/*
+ * How far above it an adopted session's tokens go on: a dead daemon may
+ * have sent commands its transcript had not yet written.
+ */
+#define MI_TOKEN_GAP	1000000UL
+/* Where they go on when the transcript cannot be read. */
+#define MI_TOKEN_AFTER_LOSS	(1UL << 31)
 
 /* What the answer of a command says when gdb gave it none. */
 static const char mi_no_answer[] = "gdb gave no answer to this command";
@@ -340,6 +352,37 @@ mi_open(mi_event_cb cb, void *arg, char *err, size_t errlen)
 	return m;
 }
 
+/*
+ * Go on with the MI pty of an adopted session's gdb, whose master its
+ * keeper held; what gdb wrote while no daemon read is read now, answers
+ * to a dead daemon's commands among it, which no token of ours matches.
+ */
+struct mi *
+mi_adopt(int master, mi_event_cb cb, void *arg, char *err, size_t errlen)
+{
+	struct mi *m = xcalloc(1, sizeof *m);
+
+	m->cb = cb;
+	m->arg = arg;
+	m->log_fd = -1;
+	TAILQ_INIT(&m->cmds);
+	if ((m->console = console_adopt(master, false, mi_console_cb, m, err,
+	    errlen)) == NULL) {
+		free(m);
+		return NULL;
+	}
+	frame_init(&m->frame, FRAME_MAX);
+	frame_cut(&m->frame);
+	return m;
+}
+
+/* The master of the MI pty, for the keeper to hold. */
+int
+mi_master(const struct mi *m)
+{
+	return console_master(m->console);
+}
+
 /* The pty gdb is told to open for its MI. */
 const char *
 mi_pts(const struct mi *m)
@@ -477,6 +520,61 @@ mi_transcript(struct mi *m, const char *path, uint64_t max, char *err,
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
+	m->log_max = max;
+	return 0;
+}
+
+/*
+ * The highest token the transcript's last lines show sent: an adopted
+ * session's commands go on above it, so no answer gdb still owes a dead
+ * daemon is taken for one of ours.
+ */
+static unsigned long
+mi_transcript_last_token(int fd, off_t size)
+{
+	char		*buf = xmalloc(MI_TOKEN_SCAN + 1), *p, *end;
+	unsigned long	 t, max = 0;
+	off_t		 at = size > MI_TOKEN_SCAN ? size - MI_TOKEN_SCAN : 0;
+	ssize_t		 n = pread(fd, buf, MI_TOKEN_SCAN, at);
+
+	buf[n > 0 ? n : 0] = '\0';
+	for (p = buf; p != NULL && *p != '\0'; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		if (strncmp(p, "> ", 2) != 0)
+			continue;
+		t = strtoul(p + 2, &end, 10);
+		if (end != p + 2 && t > max && t < JOIN_TOKEN_BASE)
+			max = t;
+	}
+	free(buf);
+	return max;
+}
+
+/*
+ * Keep an adopted session's transcript going at its end, and its tokens
+ * above the last it shows; -1 with err (the tokens then go on from far
+ * above any a daemon can have sent in the session's life so far).
+ */
+int
+mi_transcript_reopen(struct mi *m, const char *path, uint64_t max, char *err,
+    size_t errlen)
+{
+	struct stat st;
+
+	m->next_token = MI_TOKEN_AFTER_LOSS;
+	m->log_fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC |
+	    O_NOFOLLOW, 0600);
+	if (m->log_fd == -1 || fstat(m->log_fd, &st) != 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (m->log_fd != -1)
+			close(m->log_fd);
+		m->log_fd = -1;
+		return -1;
+	}
+	m->next_token = mi_transcript_last_token(m->log_fd, st.st_size) +
+	    MI_TOKEN_GAP;
+	m->log_size = (uint64_t)st.st_size;
 	m->log_max = max;
 	return 0;
 }

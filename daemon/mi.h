@@ -66,6 +66,11 @@ struct mi;
 struct mi	*mi_open(mi_event_cb, void *arg, char *err, size_t errlen);
 void		 mi_hooks(struct mi *, mi_foreign_cb, mi_answered_cb);
 const char	*mi_pts(const struct mi *);
+struct mi	*mi_adopt(int master, mi_event_cb, void *arg, char *err,
+		    size_t errlen);
+int		 mi_master(const struct mi *);
+int		 mi_transcript_reopen(struct mi *, const char *path,
+		    uint64_t max, char *err, size_t errlen);
 unsigned long	 mi_command(struct mi *, mi_reply_cb, void *arg,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 unsigned long	 mi_command_output(struct mi *, mi_reply_cb, void *arg,

@@ -242,7 +242,8 @@ session_proc_console(struct session_proc *sp, char *err, size_t errlen)
 		snprintf(err, errlen, "its keeper did not hold its pty");
 		return NULL;
 	}
-	return console_adopt(fd, session_proc_console_cb, sp, err, errlen);
+	return console_adopt(fd, false, session_proc_console_cb, sp, err,
+	    errlen);
 }
 
 /* Give the session one more process slot, with a pty of its own. */
@@ -360,6 +361,8 @@ session_proc_hold(struct session_proc *sp)
 	    dmn.adopt_grace_ms == 0)
 		return;
 	proc_hold(sp->proc, "console", console_master(sp->console));
+	if (sp->s->backend->hold != NULL)
+		sp->s->backend->hold(sp->s, sp);
 	if (!sp->transport)
 		return;
 	transport_daemon_fds(sp->s->transport, &in, &out);

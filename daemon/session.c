@@ -473,12 +473,21 @@ struct session *
 session_adopt(struct launch *l, unsigned long id, double started_at,
     struct rpc_error *err)
 {
+	struct session *s;
+
 	if (session_by_id(id) != NULL) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "session %lu is known",
 		    id);
 		return NULL;
 	}
-	return session_enter(l, id, started_at);
+	s = session_enter(l, id, started_at);
+	/*
+	 * Its records' seq goes on above any a dead daemon can have given:
+	 * none gives more than one a microsecond.
+	 */
+	if (loop_now() > started_at)
+		s->target_seq += (uint64_t)((loop_now() - started_at) * 1e6);
+	return s;
 }
 
 /* The session, live or not, holding a name. */

@@ -300,3 +300,69 @@ Test(adopt, a_forged_or_foreign_keeper_socket_is_not_adopted)
 	waitpid(forger, &st, 0);
 	close(fd);
 }
+
+/* `dbgctl --json ARGS...` of a command asserted to succeed. */
+static json_t *
+adopt_json(const char *const args[])
+{
+	return h_cli_json(args);
+}
+
+/*
+ * A gdb session stopped at a breakpoint when its daemon is killed is
+ * adopted as gdb left it: stopped there, the breakpoint listed, its seq
+ * past every one before; it resumes to the next hit, evaluates, and a
+ * stop ends it whole.
+ */
+Test(adopt, a_gdb_session_outlives_a_sigkill_of_its_daemon)
+{
+	char m[96], ids[32];
+	json_t *st, *hit, *list;
+	long id, seq, seq2;
+	pid_t gdb;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	h_marker_new("DBGI_ADOPT_GDB", m, sizeof m);
+	id = h_cli_launch(H_ARGS("--kind", "gdb", "--env", m, "-x", "run",
+	    "--", h_ctx_fixture("FIX_LOOP")));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert(h_cli_wait_status(id, "target.state", "running",
+	    H_WAIT_BOUND), "session %ld never ran its program", id);
+	json_decref(adopt_json(H_ARGS("break", ids, "loop_tick")));
+	cr_assert(h_cli_wait_status(id, "target.state", "stopped",
+	    H_WAIT_BOUND), "the breakpoint was never hit");
+	st = h_cli_status(id);
+	seq = (long)h_jint(st, "target.seq", -1);
+	gdb = (pid_t)h_jint(st, "pid", -1);
+	json_decref(st);
+	h_daemon_fg_kill();
+	cr_assert(!h_pid_gone(gdb), "gdb died with its daemon");
+	h_daemon_fg();
+	st = h_cli_status(id);
+	cr_assert_str_eq(h_jstr(st, "state"), "running", "the adopted "
+	    "session's state");
+	cr_assert_str_eq(h_jstr(st, "target.state"), "stopped", "the adopted "
+	    "session's target");
+	cr_assert_str_eq(h_jstr(st, "target.stop.frame.func"), "loop_tick",
+	    "where the adopted target is stopped");
+	cr_assert_gt(h_jint(st, "target.seq", -1), seq, "the seq after the "
+	    "adoption is not past the one before");
+	cr_assert_eq((pid_t)h_jint(st, "pid", -1), gdb, "another gdb");
+	json_decref(st);
+	list = adopt_json(H_ARGS("break", "--list", ids));
+	cr_assert_not_null(strstr(json_dumps(list, 0), "loop_tick"),
+	    "the breakpoint is not listed after the adoption");
+	json_decref(list);
+	hit = adopt_json(H_ARGS("resume", "--wait", ids));
+	seq2 = (long)h_jint(hit, "target.seq", -1);
+	cr_assert_str_eq(h_jstr(hit, "target.stop.func"), "loop_tick",
+	    "the resume after the adoption did not stop at the breakpoint");
+	json_decref(hit);
+	st = h_cli_status(id);
+	cr_assert_eq(h_jint(st, "target.seq", -1), seq2);
+	json_decref(st);
+	h_cli_exit(&(struct h_res){ 0 }, 0, H_ARGS("stop", ids));
+	cr_assert(h_marker_gone(m), "processes of the adopted gdb session "
+	    "live after its stop");
+}

@@ -1073,7 +1073,10 @@ Test(debuggers, remote_silent_port)
 	expect_failed_session("launch --remote (silent)");
 }
 
-/* SIGKILL of the daemon ends gdb, its inferior and a gdbserver session. */
+/*
+ * With DBGCTLD_ADOPT_GRACE=0, SIGKILL of the daemon ends gdb, its inferior
+ * and a gdbserver session at once, as before sessions could be adopted.
+ */
 Test(debuggers, daemon_sigkill_kills_debuggers)
 {
 	struct h_tracked t[8] = { { 0 } };
@@ -1082,6 +1085,7 @@ Test(debuggers, daemon_sigkill_kills_debuggers)
 	json_t *st;
 	long id;
 
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=0");
 	h_daemon_fg();
 	h_marker_new("DBGI_DKILL", m, sizeof(m));
 	id = launch_spinning(H_ARGS("--env", m, "-x", "run"), ids, sizeof(ids));

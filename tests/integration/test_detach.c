@@ -420,7 +420,8 @@ foreign_pid_gone(void *arg)
  * so gdb takes each hit and resumes). gdb is hung up, as at a terminal's
  * end, and detaches, taking its breakpoint out; the process lives on,
  * untraced, and prints on, and gdb is gone. Killed with its breakpoint
- * left in, it died of SIGTRAP at the next call.
+ * left in, it died of SIGTRAP at the next call. The session waits for a
+ * new daemon for its grace period first, here a second, that none comes.
  */
 Test(detach, a_daemon_killed_detaches_from_a_process_running_with_a_break)
 {
@@ -430,6 +431,7 @@ Test(detach, a_daemon_killed_detaches_from_a_process_running_with_a_break)
 	pid_t pid, gdb;
 	long id;
 
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=1");
 	h_ctx_path(out, sizeof(out), "beat.out");
 	pid = foreign_start_beat(out);
 	o.path = out;

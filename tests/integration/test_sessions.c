@@ -515,22 +515,43 @@ fds_of(pid_t pid, int *fds, char (*t)[PATH_MAX], char *list, size_t len)
 	return h_pid_fds(pid, fds, t, 64);
 }
 
+/* The pty index a /dev/ptmx descriptor of pid's is the master of, or -1. */
+static int
+ptmx_index(pid_t pid, int fd)
+{
+	char path[64], *info, *at;
+	int idx = -1;
+
+	snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", (int)pid, fd);
+	info = h_read_file(path, NULL);
+	if (info != NULL && (at = strstr(info, "tty-index:")) != NULL)
+		idx = atoi(at + 10);
+	free(info);
+	return idx;
+}
+
 /*
  * Beside 150 live sessions (the daemon holding some 600 descriptors), a
- * new session's keeper holds exactly its pty on 0 1 2, its socket on 3
- * and its signalfd, and its program the transport's pipes on 0 and 1 and
- * the pty on 2: none of the daemon's descriptors reaches either, and none
- * of the daemon's spare slots holds the session's pty afterwards.
+ * new session's keeper holds exactly its pty on 0 1 2, its socket on 3,
+ * its signalfd, and for a new daemon to adopt the session its listening
+ * socket and the session's own pty master and transport ends; its program
+ * the transport's pipes on 0 and 1 and the pty on 2: none of the daemon's
+ * other descriptors reaches either, and none of the daemon's spare slots
+ * holds the session's pty afterwards.
  */
 Test(sessions, a_keeper_beside_many_sessions_holds_only_its_own_fds)
 {
 	char	(*t)[PATH_MAX] = calloc(64, PATH_MAX), list[4096];
+	char	(*pt)[PATH_MAX] = calloc(64, PATH_MAX), plist[4096];
 	char	(*dt)[PATH_MAX] = calloc(2048, PATH_MAX), pty[PATH_MAX];
-	int	fds[64], *dfds = calloc(2048, sizeof *dfds), n, i, held = 0;
+	int	fds[64], pfds[64], *dfds = calloc(2048, sizeof *dfds), n, pn;
+	int	i, held = 0, sockets = 0, sigfds = 0, ptmx = 0, pipes = 0;
 	pid_t	keeper, prog, daemon;
 	double	end;
 	long	id;
 
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=30");
+	h_daemon_fg();
 	for (i = 0; i < 150; i++)
 		(void)h_cli_launch_exec(NULL, H_ARGS("sleep", "100"));
 	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--",
@@ -539,31 +560,47 @@ Test(sessions, a_keeper_beside_many_sessions_holds_only_its_own_fds)
 	prog = h_cli_status_pid(id, "pid");
 	daemon = h_daemon_pid();
 	cr_assert_gt(daemon, 0, "the daemon's pid");
+	/* sleep holds its locale file briefly while it starts. */
+	end = h_now() + H_WAIT_BOUND / 1000.0;
+	while ((pn = fds_of(prog, pfds, pt, plist, sizeof plist)) != 3 &&
+	    h_now() < end)
+		h_nap(10);
+	cr_assert_eq(pn, 3, "program %d: expected 0 1 2, got %d: %s", prog,
+	    pn, plist);
 	n = fds_of(keeper, fds, t, list, sizeof list);
-	cr_assert_eq(n, 5, "keeper %d: expected 0-3 and a signalfd, got %d: "
-	    "%s", keeper, n, list);
+	cr_assert_eq(n, 9, "keeper %d: expected 0-3, a signalfd, its "
+	    "adoption socket, the pty's master and the transport's two ends, "
+	    "got %d: %s", keeper, n, list);
 	for (i = 0; i < 4; i++)
 		cr_assert_eq(fds[i], i, "keeper %d: expected 0-3, got %s",
 		    keeper, list);
 	cr_assert(strncmp(t[0], "/dev/pts/", 9) == 0 && strcmp(t[1], t[0]) ==
 	    0 && strcmp(t[2], t[0]) == 0, "keeper %d: 0 1 2 on one pty: %s",
 	    keeper, list);
-	cr_assert(strncmp(t[3], "socket:", 7) == 0, "keeper %d: 3 a socket: "
-	    "%s", keeper, list);
-	cr_assert(strstr(t[4], "signalfd") != NULL, "keeper %d: its signalfd: "
-	    "%s", keeper, list);
 	snprintf(pty, sizeof pty, "%s", t[0]);
-	/* sleep holds its locale file briefly while it starts. */
-	end = h_now() + H_WAIT_BOUND / 1000.0;
-	while ((n = fds_of(prog, fds, t, list, sizeof list)) != 3 &&
-	    h_now() < end)
-		h_nap(10);
-	cr_assert_eq(n, 3, "program %d: expected 0 1 2, got %d: %s", prog, n,
-	    list);
-	cr_assert(fds[0] == 0 && strncmp(t[0], "pipe:", 5) == 0 &&
-	    fds[1] == 1 && strncmp(t[1], "pipe:", 5) == 0 && fds[2] == 2 &&
-	    strcmp(t[2], pty) == 0, "program %d: expected the transport on 0 "
-	    "and 1 and %s on 2, got %s", prog, pty, list);
+	for (i = 3; i < n; i++) {
+		if (strncmp(t[i], "socket:", 7) == 0)
+			sockets++;
+		else if (strstr(t[i], "signalfd") != NULL)
+			sigfds++;
+		else if (strcmp(t[i], "/dev/ptmx") == 0) {
+			ptmx++;
+			cr_assert_eq(ptmx_index(keeper, fds[i]), atoi(pty + 9),
+			    "keeper %d: its fd %d is the master of another "
+			    "pty than its own %s", keeper, fds[i], pty);
+		} else if (strcmp(t[i], pt[0]) == 0 || strcmp(t[i],
+		    pt[1]) == 0)
+			pipes++;
+	}
+	cr_assert(sockets == 2 && sigfds == 1 && ptmx == 1 && pipes == 2,
+	    "keeper %d: expected its control and adoption sockets, a "
+	    "signalfd, its pty's master and its program's two pipes, got %s "
+	    "(its program's: %s)", keeper, list, plist);
+	cr_assert(fds[0] == 0 && strncmp(t[0], "/dev/pts", 8) == 0 &&
+	    pfds[0] == 0 && strncmp(pt[0], "pipe:", 5) == 0 &&
+	    pfds[1] == 1 && strncmp(pt[1], "pipe:", 5) == 0 && pfds[2] == 2 &&
+	    strcmp(pt[2], pty) == 0, "program %d: expected the transport on 0 "
+	    "and 1 and %s on 2, got %s", prog, pty, plist);
 	/* The daemon keeps the master only: a slave it held would hide EOF. */
 	n = h_pid_fds(daemon, dfds, dt, 2048);
 	/* pty, socket and (but under valgrind) a pidfd a session. */
@@ -575,6 +612,7 @@ Test(sessions, a_keeper_beside_many_sessions_holds_only_its_own_fds)
 	    "spawn", pty, held);
 	free(dt);
 	free(dfds);
+	free(pt);
 	free(t);
 }
 
