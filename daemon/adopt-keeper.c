@@ -236,6 +236,7 @@ adopt_keeper_take(const char *path, struct adopt_keeper *k, char *err,
 	int		 rc = -1;
 
 	memset(k, 0, sizeof *k);
+	k->ctl = -1;
 	if ((k->ctl = adopt_keeper_connect(path, err, errlen)) == -1) {
 		free(text);
 		return -1;

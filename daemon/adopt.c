@@ -147,6 +147,72 @@ adopt_refused(const struct adopt *a, struct launch *l, struct rpc_error *err)
 	return NULL;
 }
 
+/* What an adopted session gets back once it runs again. */
+struct adopt_resume {
+	json_t		*hold;		/* its record's, or NULL */
+	struct sink	*sink;
+};
+
+/*
+ * The adopted session runs: its hold comes back for the time it had left,
+ * by whom it was; then its lease, whose connection went with the daemon
+ * that died, ends after its grace (unless it had ended already and the
+ * hold alone keeps it).
+ */
+static void
+adopt_resume_state(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	struct adopt_resume	*r = k->arg;
+	struct rpc_error	 err;
+	double			 left;
+	bool			 lease_ended;
+
+	(void)ev;
+	if (s->state == S_STARTING)
+		return;
+	lease_ended = json_is_true(json_object_get(r->hold, "lease_ended"));
+	if (s->state == S_RUNNING && r->hold != NULL) {
+		left = json_number_value(json_object_get(r->hold, "until")) -
+		    loop_now();
+		if (hold_set(s, left > 1 ? (long)left : 1, json_incref(
+		    json_object_get(r->hold, "by")), &err) != 0)
+			log_warn("session %lu: its hold is lost: %s", s->id,
+			    err.message);
+		else if (lease_ended)
+			(void)hold_keeps(s);
+	}
+	if (s->state == S_RUNNING && s->l.lease && !lease_ended)
+		lease_add(s, NULL, s->l.lease_grace);
+	session_sink_remove(r->sink);
+	json_decref(r->hold);
+	free(r);
+}
+
+/*
+ * Give the adopted session back what its record kept that the launch
+ * does not say: the deadline it had left (or none, if it was cleared),
+ * now; its hold and lease once it runs.
+ */
+static void
+adopt_resume(struct session *s, json_t *rec)
+{
+	struct adopt_resume	*r = xcalloc(1, sizeof *r);
+	json_t			*d = json_object_get(rec, "deadline");
+	double			 left;
+
+	if (json_is_null(d))
+		s->l.deadline = 0;
+	else if (d != NULL) {
+		left = json_number_value(json_object_get(d, "at")) -
+		    loop_now();
+		s->l.deadline = left > 0.001 ? (long)(left * 1000) : 1;
+	}
+	r->hold = json_incref(json_object_get(rec, "hold"));
+	r->sink = session_sink_add(s, SE_STATE, adopt_resume_state, r);
+	adopt_resume_state(r->sink, s, NULL);
+}
+
 /* Adopt one session from its keepers; what it cannot use is stopped. */
 static void
 adopt_session(struct adopt *a)
@@ -165,6 +231,8 @@ adopt_session(struct adopt *a)
 		dmn.adopting = NULL;
 		why = s == NULL ? err.message : NULL;
 	}
+	if (s != NULL)
+		adopt_resume(s, a->record);
 	json_decref(a->record);
 	a->record = NULL;
 	for (i = 0; i < SESSION_MAXPROCS; i++) {
@@ -182,9 +250,6 @@ adopt_session(struct adopt *a)
 		return;
 	}
 	log_info("session %lu: adopted", a->id);
-	/* Its launching connection went with the daemon that died. */
-	if (s->l.lease && !session_ended(s))
-		lease_add(s, NULL, s->l.lease_grace);
 }
 
 /*
@@ -213,6 +278,18 @@ adopt_forget_records(void)
 	closedir(d);
 }
 
+/* Start gathering session id's keepers: none yet, nothing open. */
+static void
+adopt_begin(struct adopt *a, unsigned long id)
+{
+	size_t i;
+
+	memset(a, 0, sizeof *a);
+	a->id = id;
+	for (i = 0; i < SESSION_MAXPROCS; i++)
+		a->keepers[i].ctl = -1;
+}
+
 /* Take over every session a dead daemon left waiting; before serving. */
 void
 adopt_all(void)
@@ -224,10 +301,8 @@ adopt_all(void)
 
 	n = adopt_scan(&f);
 	for (i = 0; i < n; i++) {
-		if (i == 0 || f[i].id != f[i - 1].id) {
-			memset(&a, 0, sizeof a);
-			a.id = f[i].id;
-		}
+		if (i == 0 || f[i].id != f[i - 1].id)
+			adopt_begin(&a, f[i].id);
 		if (adopt_keeper_take(f[i].path, &a.keepers[f[i].n], err,
 		    sizeof err) != 0)
 			log_warn("%s: not adopted: %s", f[i].path, err);

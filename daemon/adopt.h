@@ -49,6 +49,7 @@ void		 adopt_keeper_close(struct adopt_keeper *);
 
 /* session-record.c */
 void		 session_record_write(struct session *);
+void		 session_record_note(struct session *);
 json_t		*session_record_read(unsigned long id);
 void		 session_record_remove(unsigned long id);
 void		 session_record_ended(struct sink *, struct session *,

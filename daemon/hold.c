@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "adopt.h"
 #include "conn.h"
 
 /* One session's hold. */
@@ -70,6 +71,7 @@ hold_free(struct session *s)
 	timer_free(h->ttl);
 	json_decref(h->by);
 	free(h);
+	session_record_note(s);
 }
 
 /* The hold ran out: the session goes through its ordered teardown. */
@@ -152,6 +154,7 @@ hold_set(struct session *s, long ttl_s, json_t *by, struct rpc_error *err)
 	log_info("session %lu: %s", s->id, text);
 	session_note(s, text);
 	free(text);
+	session_record_note(s);
 	return 0;
 }
 
@@ -206,6 +209,7 @@ hold_keeps(struct session *s)
 	if (s->hold == NULL)
 		return false;
 	s->hold->orphaned = true;
+	session_record_note(s);
 	log_info("session %lu: its lease ended; its hold keeps it for %llu s",
 	    s->id, (unsigned long long)(hold_left(s->hold) / 1000));
 	return true;

@@ -381,6 +381,7 @@ proc_adopt(pid_t keeper, int ctl, const char *exec_name, const char *cgroup,
     proc_cb cb, void *arg)
 {
 	struct proc	*pr = xcalloc(1, sizeof *pr);
+	int		 rc;
 
 	pr->cb = cb;
 	pr->arg = arg;
@@ -404,9 +405,9 @@ proc_adopt(pid_t keeper, int ctl, const char *exec_name, const char *cgroup,
 	uv_poll_start(&pr->exitw, UV_READABLE, proc_exit_poll_cb);
 	uv_pipe_init(dmn.loop, &pr->ctl, 0);
 	pr->ctl.data = pr;
-	if (uv_pipe_open(&pr->ctl, ctl) != 0)
-		log_fatal("keeper %ld: cannot watch its control socket",
-		    (long)keeper);
+	if ((rc = uv_pipe_open(&pr->ctl, ctl)) != 0)
+		log_fatal("keeper %ld: cannot watch its control socket %d: %s",
+		    (long)keeper, ctl, uv_strerror(rc));
 	pr->keeper_pid = keeper;
 	proc_listen(pr);
 	return pr;

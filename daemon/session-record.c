@@ -32,7 +32,7 @@ session_record_path(unsigned long id, char *path, size_t len)
 static json_t *
 session_record_json(const struct session *s)
 {
-	json_t	*procs = json_array(), *p;
+	json_t	*procs = json_array(), *p, *rec, *d;
 	size_t	 i;
 
 	for (i = 0; i < s->nprocs; i++) {
@@ -43,25 +43,32 @@ session_record_json(const struct session *s)
 			    proc_cgroup(s->procs[i].proc)));
 		json_array_append_new(procs, p);
 	}
-	return json_pack("{s:I, s:O, s:f, s:o}", "id", (json_int_t)s->id,
+	rec = json_pack("{s:I, s:O, s:f, s:o, s:o*}", "id", (json_int_t)s->id,
 	    "params", s->l.params, "started_at", s->started_at, "procs",
-	    procs);
+	    procs, "hold", hold_json(s));
+	/* A deadline set and cleared since is null: none comes back. */
+	if ((d = verdict_deadline_json(s)) != NULL || s->vw != NULL)
+		json_object_set_new(rec, "deadline", d != NULL ? d :
+		    json_null());
+	return rec;
 }
 
 /*
- * Write s's record, a small file, whole: a daemon that dies before it is
- * written leaves a session no new daemon adopts, which its keeper ends at
- * its grace, as if it had not been adoptable.
+ * Write s's record, a small file, whole, in place of the one before (a
+ * new file renamed over it, so a daemon that dies meanwhile leaves one or
+ * the other): at the spawn, and when its hold or its deadline changes. A
+ * daemon that dies before the first leaves a session no new daemon
+ * adopts, which its keeper ends at its grace, as if it were not adoptable.
  */
 void
 session_record_write(struct session *s)
 {
-	char	 path[PATH_MAX + 64], *text;
+	char	 path[PATH_MAX + 64], tmp[PATH_MAX + 80], *text;
 	json_t	*rec;
 	size_t	 len;
-	int	 fd;
+	int	 fd, ok;
 
-	if (s->l.params == NULL)
+	if (s->l.params == NULL || dmn.adopt_grace_ms == 0)
 		return;
 	rec = session_record_json(s);
 	text = json_dumps(rec, JSON_COMPACT);
@@ -70,14 +77,27 @@ session_record_write(struct session *s)
 		log_fatal("session %lu: its record cannot be written", s->id);
 	len = strlen(text);
 	session_record_path(s->id, path, sizeof path);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	snprintf(tmp, sizeof tmp, "%s.new", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 	    0600);
-	if (fd == -1 || write(fd, text, len) != (ssize_t)len)
-		log_warn("%s: %s; a new daemon cannot adopt session %lu", path,
-		    strerror(errno), s->id);
-	if (fd != -1)
-		close(fd);
+	ok = fd != -1 && write(fd, text, len) == (ssize_t)len;
+	if (fd != -1 && close(fd) != 0)
+		ok = 0;
+	if (!ok || rename(tmp, path) != 0) {
+		log_warn("%s: %s; a new daemon cannot adopt session %lu as it "
+		    "is now", path, strerror(errno), s->id);
+		(void)unlink(tmp);
+	}
 	free(text);
+}
+
+/* s's hold or deadline changed: its record says so, if it has one. */
+void
+session_record_note(struct session *s)
+{
+	if (s->backend->flags & BACKEND_ADOPT && !session_ended(s) &&
+	    s->nprocs > 0 && s->procs[0].proc != NULL)
+		session_record_write(s);
 }
 
 /* The record of session id, or NULL (logged) if there is none to trust. */

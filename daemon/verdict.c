@@ -13,6 +13,7 @@
 
 #include "children.h"
 #include "daemon.h"
+#include "adopt.h"
 #include "gdb.h"
 #include "request.h"
 
@@ -424,10 +425,11 @@ verdict_deadline_start(struct verdict_watch *w, long ms)
 	if (ms == 0) {
 		timer_stop(w->deadline);
 		w->deadline_at = 0;
-		return;
+	} else {
+		w->deadline_at = uv_now(dmn.loop) + (uint64_t)ms;
+		timer_start(w->deadline, (uint64_t)ms);
 	}
-	w->deadline_at = uv_now(dmn.loop) + (uint64_t)ms;
-	timer_start(w->deadline, (uint64_t)ms);
+	session_record_note(w->s);
 }
 
 /* The session is about to run (SE_READY): its deadline and silence start. */

@@ -366,3 +366,55 @@ Test(adopt, a_gdb_session_outlives_a_sigkill_of_its_daemon)
 	cr_assert(h_marker_gone(m), "processes of the adopted gdb session "
 	    "live after its stop");
 }
+
+/*
+ * What a session's record keeps beyond its launch comes back with it: a
+ * hold, for the time it had left and by whom; a deadline set later, for
+ * what it had left; a launch's deadline cleared since, not at all; and a
+ * leased session whose lease ended while its hold kept it is kept still.
+ */
+Test(adopt, holds_and_deadlines_come_back_as_they_were)
+{
+	char a[32], b[32], c[32];
+	struct h_res r;
+	json_t *st;
+	long ia, ib, ic;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	ia = h_cli_launch(H_ARGS("--kind", "exec", "--", "sleep", "300"));
+	ib = h_cli_launch(H_ARGS("--kind", "exec", "--deadline", "600000",
+	    "--", "sleep", "300"));
+	ic = h_cli_launch(H_ARGS("--kind", "exec", "--", "sleep", "300"));
+	h_idstr(ia, a, sizeof a);
+	h_idstr(ib, b, sizeof b);
+	h_idstr(ic, c, sizeof c);
+	h_cli_exit(&r, 0, H_ARGS("hold", "--ttl", "500", "--note", "kept "
+	    "for the night", a));
+	h_run_free(&r);
+	h_cli_exit(&r, 0, H_ARGS("deadline", b, "off"));
+	h_run_free(&r);
+	h_cli_exit(&r, 0, H_ARGS("deadline", c, "400000"));
+	h_run_free(&r);
+	h_daemon_fg_kill();
+	h_daemon_fg();
+	st = h_cli_status(ia);
+	cr_assert_eq(h_jint(st, "hold.left_ms", -1) > 0 &&
+	    h_jint(st, "hold.left_ms", -1) <= 500000, 1, "session %s: its "
+	    "hold after the adoption: %s", a, json_dumps(st, 0));
+	cr_assert_not_null(strstr(json_dumps(json_object_get(st, "hold"), 0),
+	    "kept for the night"), "session %s: who held it", a);
+	json_decref(st);
+	st = h_cli_status(ib);
+	cr_assert_null(json_object_get(st, "deadline"), "session %s: the "
+	    "deadline cleared before is back", b);
+	json_decref(st);
+	st = h_cli_status(ic);
+	cr_assert(h_jint(st, "deadline.in_ms", -1) > 0 &&
+	    h_jint(st, "deadline.in_ms", -1) <= 400000, "session %s: its "
+	    "deadline after the adoption: in_ms %lld", c,
+	    h_jint(st, "deadline.in_ms", -1));
+	json_decref(st);
+	h_cli_exit(&r, 0, H_ARGS("stop", "--all"));
+	h_run_free(&r);
+}
