@@ -216,6 +216,28 @@ backend_gdb_type_commands(struct gdb_data *g)
 	backend_gdb_settle(g);
 }
 
+/*
+ * An adopted gdb is asked what it knows (gdb-adopt.c): bounded, as a
+ * connect is; the session runs once it has answered, or at the bound.
+ */
+void
+backend_gdb_adopt_wait(struct gdb_data *g)
+{
+	g->settle = GDB_SETTLE_KNOWN;
+	timer_start(g->timer, g->s->l.connect_timeout);
+}
+
+/* gdb has answered its new daemon: the session runs, its target as it is. */
+void
+backend_gdb_adopt_done(struct gdb_data *g)
+{
+	if (g->settle == GDB_SETTLE_NONE)
+		return;
+	g->settle = GDB_SETTLE_NONE;
+	timer_stop(g->timer);
+	(void)session_ready(g->s);
+}
+
 /* A fault break is in (or gdb found no such symbol): after the last, the commands. */
 static void
 backend_gdb_break_reply(void *arg, const struct mi_record *rec,

@@ -67,6 +67,7 @@ const struct backend backend_remote = {
 	.name = "remote",
 	.debugger = "gdb",
 	.stop_target = "detach",
+	.flags = BACKEND_ADOPT,
 	.params = backend_remote_params,
 	.reset_commands = backend_remote_reset,
 	.fault_defaults = fault_cortex_m,

@@ -167,16 +167,17 @@ gdb_adopt_threads_reply(void *arg, const struct mi_record *rec,
 		json_object_set_new(target, "stop", gdb_adopt_stop(frame));
 	log_info("session %lu: gdb, adopted, has its target %s", g->s->id,
 	    state);
-	gdb_target(g, target);
 	g->target_up = true;
 	g->breaks_sent = true;
-	(void)session_ready(g->s);
+	gdb_target(g, target);
+	backend_gdb_adopt_done(g);
 }
 
 /* gdb's keeper was adopted: ask gdb what the daemon knew. */
 void
 gdb_adopt_ready(struct gdb_data *g)
 {
+	backend_gdb_adopt_wait(g);
 	if (mi_command(g->mi, gdb_adopt_breaks_reply, g, "-break-list") == 0 ||
 	    mi_command(g->mi, gdb_adopt_groups_reply, g,
 	    "-list-thread-groups") == 0 ||

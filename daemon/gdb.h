@@ -156,6 +156,8 @@ int	 backend_gdb_open(struct session *, const char *remote, char *err,
 void	 backend_gdb_ready(struct session *, struct session_proc *);
 void	 backend_gdb_target_ready(struct gdb_data *);
 void	 backend_gdb_settle(struct gdb_data *);
+void	 backend_gdb_adopt_wait(struct gdb_data *);
+void	 backend_gdb_adopt_done(struct gdb_data *);
 void	 backend_gdb_status(const struct session *, json_t *);
 void	 backend_gdb_close(struct session *);
 int	 backend_gdb_server_bind(struct session *, int port, char *err,

@@ -339,9 +339,10 @@ Test(adopt, a_gdb_session_outlives_a_sigkill_of_its_daemon)
 	h_daemon_fg_kill();
 	cr_assert(!h_pid_gone(gdb), "gdb died with its daemon");
 	h_daemon_fg();
+	/* It runs once gdb has said again what it knows. */
+	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND),
+	    "the adopted session never ran again");
 	st = h_cli_status(id);
-	cr_assert_str_eq(h_jstr(st, "state"), "running", "the adopted "
-	    "session's state");
 	cr_assert_str_eq(h_jstr(st, "target.state"), "stopped", "the adopted "
 	    "session's target");
 	cr_assert_str_eq(h_jstr(st, "target.stop.frame.func"), "loop_tick",
@@ -417,4 +418,49 @@ Test(adopt, holds_and_deadlines_come_back_as_they_were)
 	json_decref(st);
 	h_cli_exit(&r, 0, H_ARGS("stop", "--all"));
 	h_run_free(&r);
+}
+
+/*
+ * A remote session (gdb connected to a server the test runs) is adopted
+ * with gdb still connected: the server's program is where it was, and a
+ * breakpoint set before the SIGKILL is hit after the adoption.
+ */
+Test(adopt, a_remote_session_stays_connected_across_its_adoption)
+{
+	const char *loop = h_ctx_fixture("FIX_LOOP");
+	struct h_bytes b = { calloc(1, 1), 0 };
+	char ids[32], remote[64];
+	struct h_proc srv;
+	struct h_res r;
+	json_t *st, *hit;
+	pid_t gdb;
+	long id;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	snprintf(remote, sizeof(remote), "127.0.0.1:%d",
+	    h_run_gdbserver(&srv, &b, loop));
+	id = h_cli_launch(H_ARGS("--remote", remote, "--", loop));
+	h_idstr(id, ids, sizeof(ids));
+	json_decref(adopt_json(H_ARGS("break", ids, "loop_tick")));
+	gdb = h_cli_status_pid(id, "pid");
+	h_daemon_fg_kill();
+	h_daemon_fg();
+	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND),
+	    "the adopted remote session never ran again");
+	st = h_cli_status(id);
+	cr_assert_str_eq(h_jstr(st, "kind"), "remote");
+	cr_assert_eq((pid_t)h_jint(st, "pid", -1), gdb, "another gdb");
+	json_decref(st);
+	hit = adopt_json(H_ARGS("resume", "--wait", ids));
+	cr_assert_str_eq(h_jstr(hit, "target.stop.func") ? h_jstr(hit,
+	    "target.stop.func") : "(none)", "loop_tick", "the resume after "
+	    "the adoption did not stop at the breakpoint");
+	json_decref(hit);
+	h_cli_exit(&r, 0, H_ARGS("stop", ids));
+	h_run_free(&r);
+	cr_assert(h_pid_gone(gdb), "gdb lives after its session's stop");
+	kill(srv.pid, SIGKILL);
+	h_run_wait(&srv, 60000);
+	free(b.p);
 }
