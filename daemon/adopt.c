@@ -144,6 +144,10 @@ adopt_refused(const struct adopt *a, struct launch *l, struct rpc_error *err)
 		launch_free(l);
 		return "its kind is not adoptable";
 	}
+	/* Its server listens where the dead daemon saw it. */
+	if (json_is_integer(json_object_get(a->record, "port")))
+		l->port = (int)json_integer_value(json_object_get(a->record,
+		    "port"));
 	return NULL;
 }
 

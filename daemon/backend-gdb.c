@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adopt.h"
 #include "gdb.h"
 #include "mi.h"
 
@@ -471,6 +472,8 @@ backend_gdb_served(struct session *s, const char *host, int port)
 	struct gdb_data	*g = s->bdata;
 
 	snprintf(g->remote, sizeof g->remote, "%s:%d", host, port);
+	/* Its record has the port now, for a daemon that adopts it. */
+	session_record_note(s);
 	if (g->debugger_up)
 		backend_gdb_connect(s);
 }
@@ -485,7 +488,9 @@ backend_gdb_server_bind(struct session *s, int port, char *err,
 {
 	struct gdb_data *g = s->bdata;
 
-	if ((port = server_bind(&g->server, port, err, errlen)) == -1)
+	/* An adopted server listens already, on its socket: none is made. */
+	if (dmn.adopting == NULL && (port = server_bind(&g->server, port, err,
+	    errlen)) == -1)
 		return -1;
 	snprintf(g->remote, sizeof g->remote, "127.0.0.1:%d", port);
 	return port;
@@ -519,11 +524,14 @@ backend_gdb_ready(struct session *s, struct session_proc *sp)
 {
 	struct gdb_data *g = s->bdata;
 
+	if (g->adopted) {
+		if (!server_adopted(&g->server, sp))
+			gdb_adopt_ready(g);
+		return;
+	}
 	if (server_started(&g->server, sp))
 		return;
-	if (g->adopted)
-		gdb_adopt_ready(g);
-	else if (server_managed(&g->server)) {
+	if (server_managed(&g->server)) {
 		g->debugger_up = true;
 		if (server_up(&g->server))
 			backend_gdb_connect(s);

@@ -117,7 +117,8 @@ const struct backend backend_qemu = {
 	.name = "qemu",
 	.debugger = "gdb-multiarch",
 	.stop_target = "detach",
-	.flags = BACKEND_SERVER | BACKEND_PROGRAM | BACKEND_TRANSPORT,
+	.flags = BACKEND_SERVER | BACKEND_PROGRAM | BACKEND_TRANSPORT |
+	    BACKEND_ADOPT,
 	.reset_commands = backend_qemu_reset,
 	.fault_defaults = fault_cortex_m,
 	.load_commands = backend_qemu_load,

@@ -301,6 +301,20 @@ server_init(struct server *srv)
 	srv->fd = -1;
 }
 
+/*
+ * A process of an adopted session exec'd: if it is the server, it has
+ * listened since the dead daemon saw it, at the port its record kept, and
+ * gdb is connected to it: nothing is looked for.
+ */
+bool
+server_adopted(struct server *srv, struct session_proc *sp)
+{
+	if (srv->proc == NULL || sp != srv->proc)
+		return false;
+	srv->listening = true;
+	return true;
+}
+
 /* Whether a server was started for the session. */
 bool
 server_managed(const struct server *srv)

@@ -35,6 +35,7 @@ int	 server_bind(struct server *, int port, char *err, size_t errlen);
 int	 server_start(struct server *, struct session *, char **argv, int port,
 	    server_ready_cb, char *err, size_t errlen);
 bool	 server_started(struct server *, struct session_proc *);
+bool	 server_adopted(struct server *, struct session_proc *);
 void	 server_status(const struct server *, json_t *);
 void	 server_close(struct server *);
 void	 server_init(struct server *);

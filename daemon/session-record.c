@@ -28,12 +28,30 @@ session_record_path(unsigned long id, char *path, size_t len)
 	snprintf(path, len, "%s/sessions/%lu.rec", dmn.state_dir, id);
 }
 
+/* The port s's kind says its server listens on (status's "port"), or 0. */
+static int
+session_record_port(const struct session *s)
+{
+	json_t	*o;
+	int	 port = 0;
+
+	if (s->backend->status == NULL)
+		return 0;
+	o = json_object();
+	s->backend->status(s, o);
+	if (json_is_integer(json_object_get(o, "port")))
+		port = (int)json_integer_value(json_object_get(o, "port"));
+	json_decref(o);
+	return port;
+}
+
 /* The record of s as JSON. */
 static json_t *
 session_record_json(const struct session *s)
 {
 	json_t	*procs = json_array(), *p, *rec, *d;
 	size_t	 i;
+	int	 port;
 
 	for (i = 0; i < s->nprocs; i++) {
 		p = json_pack("{s:s}", "role", s->procs[i].role);
@@ -46,6 +64,9 @@ session_record_json(const struct session *s)
 	rec = json_pack("{s:I, s:O, s:f, s:o, s:o*}", "id", (json_int_t)s->id,
 	    "params", s->l.params, "started_at", s->started_at, "procs",
 	    procs, "hold", hold_json(s));
+	/* A managed server's port, which a new daemon cannot look for. */
+	if ((port = session_record_port(s)) > 0)
+		json_object_set_new(rec, "port", json_integer(port));
 	/* A deadline set and cleared since is null: none comes back. */
 	if ((d = verdict_deadline_json(s)) != NULL || s->vw != NULL)
 		json_object_set_new(rec, "deadline", d != NULL ? d :

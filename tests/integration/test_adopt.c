@@ -464,3 +464,100 @@ Test(adopt, a_remote_session_stays_connected_across_its_adoption)
 	h_run_wait(&srv, 60000);
 	free(b.p);
 }
+
+/*
+ * A board under the qemu kind is adopted with QEMU and gdb-multiarch as
+ * they were: the same server at the same port, its UART going on, and
+ * its fault breaks known again, so a HardFault after the adoption is a
+ * fault record at the handler.
+ */
+Test(adopt, a_qemu_board_keeps_its_fault_breaks_across_its_adoption)
+{
+	const char *fw = h_board_firmware("FIX_BOARD");
+	struct h_bytes got = { calloc(1, 1), 0 };
+	char ids[32], m[96];
+	struct h_res r;
+	json_t *st;
+	long id, port;
+	pid_t srv;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	h_marker_new("DBGI_ADOPT_QEMU", m, sizeof m);
+	id = h_cli_launch(H_ARGS("--kind", "qemu", "--machine", "lm3s6965evb",
+	    "--env", m, "--", fw));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert_eq(h_cli_recv_until(ids, "dbgctl board ready", &got,
+	    H_WAIT_BOUND), 0, "no banner from the board");
+	st = h_cli_status(id);
+	srv = (pid_t)h_jint(st, "server_pid", -1);
+	port = (long)h_jint(st, "port", -1);
+	json_decref(st);
+	h_daemon_fg_kill();
+	h_daemon_fg();
+	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND),
+	    "the adopted board session never ran again");
+	st = h_cli_status(id);
+	cr_assert_eq((pid_t)h_jint(st, "server_pid", -1), srv, "another "
+	    "server");
+	cr_assert_eq((long)h_jint(st, "port", -1), port, "another port");
+	json_decref(st);
+	h_cli_exit(&r, 0, H_ARGS("send", ids, "!"));
+	h_run_free(&r);
+	cr_assert(h_cli_wait_status(id, "fault", NULL, H_WAIT_BOUND), "no "
+	    "fault record after a HardFault on the adopted board");
+	st = h_cli_status(id);
+	cr_assert_str_eq(h_jstr(st, "fault.location") ? h_jstr(st,
+	    "fault.location") : "", "*HardFault_Handler", "the fault of the "
+	    "adopted board");
+	json_decref(st);
+	h_cli_exit(&r, 0, H_ARGS("stop", ids));
+	h_run_free(&r);
+	cr_assert(h_marker_gone(m), "processes of the adopted board live "
+	    "after its stop");
+	free(got.p);
+}
+
+/*
+ * A gdbserver session, whose server picked its own port, is adopted with
+ * the port its record kept once it was seen, and its breakpoint works.
+ */
+Test(adopt, a_gdbserver_session_keeps_its_server_and_port)
+{
+	char ids[32], m[96];
+	struct h_res r;
+	json_t *st, *hit;
+	long id, port;
+	pid_t srv;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	h_marker_new("DBGI_ADOPT_GDBSRV", m, sizeof m);
+	id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--env", m, "--",
+	    h_ctx_fixture("FIX_LOOP")));
+	h_idstr(id, ids, sizeof ids);
+	json_decref(adopt_json(H_ARGS("break", ids, "loop_tick")));
+	st = h_cli_status(id);
+	srv = (pid_t)h_jint(st, "server_pid", -1);
+	port = (long)h_jint(st, "port", -1);
+	json_decref(st);
+	cr_assert_gt(port, 0, "the server's port");
+	h_daemon_fg_kill();
+	h_daemon_fg();
+	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND),
+	    "the adopted gdbserver session never ran again");
+	st = h_cli_status(id);
+	cr_assert_eq((pid_t)h_jint(st, "server_pid", -1), srv, "another "
+	    "server");
+	cr_assert_eq((long)h_jint(st, "port", -1), port, "another port");
+	json_decref(st);
+	hit = adopt_json(H_ARGS("resume", "--wait", ids));
+	cr_assert_str_eq(h_jstr(hit, "target.stop.func") ? h_jstr(hit,
+	    "target.stop.func") : "(none)", "loop_tick", "the resume after "
+	    "the adoption did not stop at the breakpoint");
+	json_decref(hit);
+	h_cli_exit(&r, 0, H_ARGS("stop", ids));
+	h_run_free(&r);
+	cr_assert(h_marker_gone(m), "processes of the adopted gdbserver "
+	    "session live after its stop");
+}
