@@ -98,7 +98,8 @@ adopt_scan(struct adopt_found **out)
 		n++;
 	}
 	closedir(d);
-	qsort(f, n, sizeof *f, adopt_found_cmp);
+	if (n > 0)
+		qsort(f, n, sizeof *f, adopt_found_cmp);
 	*out = f;
 	return n;
 }
