@@ -1,0 +1,158 @@
+/*
+ * Taking over from the daemon this one replaces, the new daemon's side:
+ * it was started by the old one with its listening sockets and a channel.
+ * Once its own checks have passed, it says so on the channel; the old one
+ * then answers its client, stops accepting and exits, and only once it
+ * has gone (its locks with it) does this one lock, adopt and serve.
+ */
+#include <sys/pidfd.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "replace.h"
+
+/* How long the old daemon, killed after REPLACE_GONE_MS, may take to die. */
+#define TAKEOVER_KILLED_MS 5000
+/* Pause between looks at the old daemon where there is no pidfd (ms). */
+#define TAKEOVER_POLL_MS 1
+
+/* The daemon replaced: its pid, a pidfd on it (or -1), the channel. */
+static struct {
+	pid_t	 old;
+	int	 pidfd;
+	int	 fd;
+} takeover = { 0, -1, -1 };
+
+/*
+ * Take the channel from the daemon this one replaces, if it started this
+ * one: REPLACE_ENV names our parent, and the channel is the fd after the
+ * n listeners. 1 if so (the channel is kept), 0 if not; the variable is
+ * removed either way, so that no session program sees it.
+ */
+int
+takeover_take(size_t n)
+{
+	const char	*v = getenv(REPLACE_ENV), *errstr;
+	long long	 pid;
+	int		 fd = 3 + (int)n;
+
+	if (v == NULL)
+		return 0;
+	pid = strtonum(v, 1, INT32_MAX, &errstr);
+	unsetenv(REPLACE_ENV);
+	/* A leftover in an environment handed down: not ours. */
+	if (errstr != NULL || pid != getppid() ||
+	    fcntl(fd, F_SETFD, FD_CLOEXEC) == -1)
+		return 0;
+	takeover.old = (pid_t)pid;
+	takeover.fd = fd;
+	return 1;
+}
+
+/* Milliseconds on the monotonic clock. */
+static long long
+takeover_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether the old daemon has exited (a zombie has: its files are closed). */
+static bool
+takeover_gone_proc(void)
+{
+	char	path[64], buf[512], *paren;
+	FILE	*f;
+	bool	gone;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)takeover.old);
+	if ((f = fopen(path, "re")) == NULL)
+		return true;
+	gone = fgets(buf, sizeof buf, f) == NULL ||
+	    (paren = strrchr(buf, ')')) == NULL || paren[1] == '\0' ||
+	    paren[2] == 'Z' || paren[2] == 'X';
+	fclose(f);
+	return gone;
+}
+
+/*
+ * Wait up to ms for the old daemon to exit; true once it has. A pidfd is
+ * readable once its process has exited, after its files (locks, sockets)
+ * are closed; without one (valgrind), the channel's EOF, then /proc.
+ */
+static bool
+takeover_gone(long long ms)
+{
+	struct pollfd	pfd;
+	long long	end = takeover_now() + ms;
+	char		c;
+
+	pfd.fd = takeover.pidfd != -1 ? takeover.pidfd : takeover.fd;
+	pfd.events = POLLIN;
+	while (takeover_now() < end) {
+		if (poll(&pfd, 1, (int)(end - takeover_now())) <= 0 ||
+		    (pfd.revents & (POLLIN | POLLHUP)) == 0)
+			continue;
+		if (takeover.pidfd != -1)
+			return true;
+		if (read(takeover.fd, &c, 1) > 0)
+			continue;
+		break;
+	}
+	if (takeover.pidfd != -1)
+		return false;
+	while (!takeover_gone_proc() && takeover_now() < end)
+		poll(NULL, 0, TAKEOVER_POLL_MS);
+	return takeover_gone_proc();
+}
+
+/*
+ * Tell the old daemon this one may take over, and wait for it to exit:
+ * until then it may still answer its clients, and it holds the locks. One
+ * that does not go within REPLACE_GONE_MS is killed, as a crash would end
+ * it, and this one serves. A no-op unless takeover_take took a channel.
+ */
+void
+takeover_wait(void)
+{
+	char ready = REPLACE_READY;
+
+	if (takeover.fd == -1)
+		return;
+	/* Before it is told: until then it waits, and its pid is its own. */
+	takeover.pidfd = pidfd_open(takeover.old, 0);
+	if (write(takeover.fd, &ready, 1) != 1) {
+		fprintf(stderr, "dbgctld: the daemon this one replaces (pid "
+		    "%ld) is gone before the hand-over: %s\n",
+		    (long)takeover.old, strerror(errno));
+		exit(1);
+	}
+	if (!takeover_gone(REPLACE_GONE_MS)) {
+		log_warn("the daemon this one replaces (pid %ld) has not "
+		    "exited within %d s: killing it", (long)takeover.old,
+		    REPLACE_GONE_MS / 1000);
+		if (takeover.pidfd == -1 ||
+		    pidfd_send_signal(takeover.pidfd, SIGKILL, NULL, 0) != 0)
+			(void)kill(takeover.old, SIGKILL);
+		if (!takeover_gone(TAKEOVER_KILLED_MS))
+			log_warn("pid %ld has not died either",
+			    (long)takeover.old);
+	}
+	log_info("took over from pid %ld", (long)takeover.old);
+	close(takeover.fd);
+	if (takeover.pidfd != -1)
+		close(takeover.pidfd);
+	takeover.fd = takeover.pidfd = -1;
+}

@@ -1,0 +1,242 @@
+/*
+ * dbgctl daemon --replace: a new daemon takes the listening sockets over
+ * from the running one, which exits, and no connect is refused meanwhile;
+ * a replace whose new daemon cannot start leaves the old one serving.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+TestSuite(replace, .init = h_ctx_setup, .fini = h_ctx_teardown,
+    .timeout = 150);
+
+/* What a client that pings on a fresh connection each time saw. */
+struct pings {
+	unsigned long	 ok;		/* answered */
+	unsigned long	 refused;	/* the connect failed: never allowed */
+	unsigned long	 closed;	/* connected, closed before the reply */
+	int		 error;		/* the first failed connect's errno */
+};
+
+/* Connect, ping, close; counted in p. */
+static void
+ping_once(struct pings *p)
+{
+	struct h_conn	c;
+	json_t		*r;
+	int		 rc;
+
+	if ((rc = h_conn_open(&c, H->sock)) != 0) {
+		if (p->refused++ == 0)
+			p->error = -rc;
+		return;
+	}
+	r = h_conn_call(&c, "ping", "{}", H_WAIT_BOUND);
+	if (json_is_true(h_jpath(r, "result.pong")))
+		p->ok++;
+	else
+		p->closed++;
+	json_decref(r);
+	h_conn_close(&c);
+}
+
+/* Assert no ping's connect failed; log how many had to reconnect. */
+static void
+pings_expect_no_refusal(const struct pings *p, const char *when)
+{
+	cr_log_info("%s: %lu pings answered, %lu closed before the reply "
+	    "(a reconnect)", when, p->ok, p->closed);
+	cr_assert_eq(p->refused, 0, "%s: %lu connects failed (the first: "
+	    "%s); %lu pings answered", when, p->refused, strerror(p->error),
+	    p->ok);
+	cr_assert_gt(p->ok, 0, "%s: no ping was answered", when);
+}
+
+/* The new daemon's pid from `dbgctl daemon --replace`'s output, asserted. */
+static pid_t
+replaced_by(const struct h_res *r, pid_t old)
+{
+	char	want[64];
+	pid_t	new;
+
+	snprintf(want, sizeof want, "dbgctld pid %ld replaced by pid ",
+	    (long)old);
+	cr_assert_eq(r->code, 0, "dbgctl daemon --replace: exit %d (stderr: "
+	    "%s)", r->code, r->err);
+	cr_assert(strncmp(r->out, want, strlen(want)) == 0, "dbgctl daemon "
+	    "--replace said \"%s\", not \"%s...\"", r->out, want);
+	new = (pid_t)strtol(r->out + strlen(want), NULL, 10);
+	cr_assert(new > 0 && new != old, "the new pid %ld", (long)new);
+	return new;
+}
+
+/* `dbgctl shutdown` leaves no daemon of the test and no socket file. */
+static void
+shutdown_leaves_nothing(void)
+{
+	struct h_res	r;
+	struct stat	st;
+	pid_t		left[4];
+
+	h_cli_exit(&r, 0, H_ARGS("shutdown"));
+	h_run_free(&r);
+	cr_assert_eq(h_daemon_list(left, 4), 0, "after shutdown, dbgctld %ld "
+	    "is left", (long)left[0]);
+	cr_assert(lstat(H->sock, &st) != 0 && errno == ENOENT, "after "
+	    "shutdown, %s is still there", H->sock);
+}
+
+/*
+ * A client that pings on a fresh connection each time, all through the
+ * replace, never has a connect refused; the old daemon exits 0, a new
+ * one answers on the same socket, and shutdown then leaves nothing.
+ */
+Test(replace, no_connect_is_refused_and_a_new_daemon_answers)
+{
+	struct pings	 p = { 0 };
+	struct h_proc	 cli;
+	pid_t		 old, new;
+	double		 end;
+	int		 st, i;
+
+	old = h_daemon_fg();
+	cr_assert_eq(h_cli_start(&cli, H_ARGS("daemon", "--replace")), 0,
+	    "cannot start dbgctl daemon --replace");
+	end = h_now() + H_WAIT_BOUND / 1000.0;
+	do
+		ping_once(&p);
+	while ((st = h_daemon_fg_wait(0)) == -1 && h_now() < end);
+	cr_assert_neq(st, -1, "the old daemon %ld has not exited within %d ms "
+	    "of the replace", (long)old, H_WAIT_BOUND);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the old daemon "
+	    "%ld: %s, not exit 0", (long)old, h_run_wstatus(st, (char[64]){ 0 },
+	    64));
+	for (i = 0; i < 20; i++)
+		ping_once(&p);
+	h_run_wait(&cli, H_RUN_BOUND);
+	pings_expect_no_refusal(&p, "through the replace");
+	new = replaced_by(&cli.res, old);
+	h_run_free(&cli.res);
+	cr_assert_eq(h_daemon_pid(), new, "hello names pid %ld, not the new "
+	    "daemon %ld", (long)h_daemon_pid(), (long)new);
+	cr_assert_eq(h_pid_state(old), 0, "the old daemon %ld is still there",
+	    (long)old);
+	shutdown_leaves_nothing();
+}
+
+/* A detached daemon's successor is detached too and logs where it did. */
+Test(replace, a_detached_daemon_is_replaced_by_a_detached_one)
+{
+	struct h_res	 r;
+	pid_t		 old, new;
+	char		*log;
+
+	h_cli_exit(&r, 0, H_ARGS("daemon"));
+	h_run_free(&r);
+	old = h_daemon_pid();
+	cr_assert_gt(old, 0, "no daemon answers after dbgctl daemon");
+	h_cli(&r, H_ARGS("daemon", "--replace"));
+	new = replaced_by(&r, old);
+	h_run_free(&r);
+	cr_assert_eq(h_daemon_pid(), new, "hello names pid %ld, not the new "
+	    "daemon %ld", (long)h_daemon_pid(), (long)new);
+	cr_assert_neq(h_pid_sid(new), h_pid_sid(getpid()), "the new daemon "
+	    "%ld is in the test's session", (long)new);
+	log = h_daemon_log();
+	cr_assert(log != NULL && strstr(log, "took over from pid") != NULL,
+	    "the daemon log does not say the new daemon took over: %s",
+	    log != NULL ? h_shown(log, strlen(log), 2000) : "(none)");
+	free(log);
+	shutdown_leaves_nothing();
+}
+
+/* The TCP listener and its token go over to the new daemon as well. */
+Test(replace, the_tcp_listener_and_its_token_go_over)
+{
+	struct h_conn	 c;
+	struct h_res	 r;
+	char		 token[512];
+	json_t		*reply;
+	pid_t		 old, new;
+	int		 port;
+
+	h_daemon_token(token, sizeof token, "the-token-of-this-test", 0600);
+	port = h_daemon_fg_tcp("127.0.0.1:0", token);
+	old = H->fg_daemon;
+	h_cli(&r, H_ARGS("daemon", "--replace"));
+	new = replaced_by(&r, old);
+	h_run_free(&r);
+	cr_assert_eq(h_conn_open_tcp(&c, port), 0, "connect to port %d after "
+	    "the replace", port);
+	reply = h_conn_call(&c, "hello", "{\"token\":\"the-token-of-this-"
+	    "test\"}", H_WAIT_BOUND);
+	cr_assert(json_is_true(h_jpath(reply, "result.authentication.authenticated")) &&
+	    h_jint(reply, "result.pid", 0) == new, "hello with the token "
+	    "on port %d: %s", port, json_dumps(reply, JSON_COMPACT));
+	json_decref(reply);
+	h_conn_close(&c);
+	cr_assert_eq(h_daemon_fg_wait(H_WAIT_BOUND), 0, "the old daemon %ld "
+	    "did not exit 0", (long)old);
+	shutdown_leaves_nothing();
+}
+
+/* A new binary that does not exist: a clear error, the old one serves. */
+Test(replace, a_missing_binary_fails_and_the_daemon_serves_on)
+{
+	struct h_res	 r;
+	struct pings	 p = { 0 };
+	pid_t		 old, left[4];
+
+	old = h_daemon_fg();
+	h_cli(&r, H_ARGS("daemon", "--replace", "--binary",
+	    "/nonexistent/dbgctld"));
+	cr_assert_eq(r.code, 1, "a replace by a missing binary: exit %d "
+	    "(stderr: %s)", r.code, r.err);
+	cr_assert(strstr(r.err, "cannot run /nonexistent/dbgctld: No such "
+	    "file or directory") != NULL && strstr(r.err, "goes on serving") !=
+	    NULL, "the error does not say why: %s", r.err);
+	h_run_free(&r);
+	ping_once(&p);
+	pings_expect_no_refusal(&p, "after the failed replace");
+	cr_assert_eq(h_daemon_pid(), old, "hello names pid %ld, not the old "
+	    "daemon %ld", (long)h_daemon_pid(), (long)old);
+	cr_assert_eq(h_daemon_list(left, 4), 1, "dbgctld processes other than "
+	    "the old one");
+}
+
+/* A new daemon that exits before it is ready: its status, the old serves. */
+Test(replace, a_new_daemon_that_exits_early_fails_and_the_daemon_serves_on)
+{
+	struct h_res	 r;
+	char		 script[PATH_MAX], report[1024];
+	pid_t		 old;
+	FILE		*f;
+
+	h_ctx_path(script, sizeof script, "exits-3");
+	f = fopen(script, "w");
+	cr_assert_not_null(f, "cannot write %s", script);
+	fputs("#!/bin/sh\nexit 3\n", f);
+	fclose(f);
+	chmod(script, 0700);
+	old = h_daemon_fg();
+	h_cli(&r, H_ARGS("daemon", "--replace", "--binary", script));
+	cr_assert_eq(r.code, 1, "a replace by a binary that exits 3: exit %d "
+	    "(stderr: %s)", r.code, r.err);
+	cr_assert(strstr(r.err, "exited with status 3 before it was ready") !=
+	    NULL, "the error does not say how it ended: %s", r.err);
+	h_run_free(&r);
+	cr_assert_eq(h_daemon_pid(), old, "hello names pid %ld, not the old "
+	    "daemon %ld", (long)h_daemon_pid(), (long)old);
+	cr_assert_eq(h_pid_zombies(old, report, sizeof report), 0, "the old "
+	    "daemon left its failed successor unreaped: %s", report);
+	cr_assert_gt(h_cli_launch_exec(NULL, H_ARGS("true")), 0, "the old "
+	    "daemon launches no session after the failed replace");
+}
