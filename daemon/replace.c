@@ -8,6 +8,7 @@
  * stopping a session: their keepers see their control sockets close, as
  * at a crash. The new daemon waits for that exit before it serves.
  */
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -59,6 +60,7 @@ struct replace_exec {
 	char	**argv;
 	char	**env;
 	char	 *pid_at;		/* LISTEN_PID='s digits go here */
+	struct rlimit nofile;		/* the fd limit this daemon started with */
 	int	  fds[ACTIVATE_MAX + 1];	/* the listeners, then the channel */
 	size_t	  n;			/* listeners */
 };
@@ -124,6 +126,8 @@ replace_child_exec(const struct replace_exec *x)
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Raised here at start: the new daemon's programs get the first one. */
+	(void)setrlimit(RLIMIT_NOFILE, &x->nofile);
 	for (i = 0; i <= x->n; i++)
 		if (dup2(x->fds[i], 3 + (int)i) == -1)
 			goto fail;
@@ -220,6 +224,8 @@ replace_spawn(const char *path, int channel)
 		    REPLACE_HIGH_FD);
 	x.argv = replace_argv(path);
 	replace_env(&x, own);
+	if (getrlimit(RLIMIT_NOFILE, &x.nofile) == 0 && dmn.nofile_orig != 0)
+		x.nofile.rlim_cur = dmn.nofile_orig;
 	pid = -1;
 	errno = EMFILE;
 	for (i = 0; i <= x.n; i++)

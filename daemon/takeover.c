@@ -133,6 +133,8 @@ takeover_wait(void)
 		return;
 	/* Before it is told: until then it waits, and its pid is its own. */
 	takeover.pidfd = pidfd_open(takeover.old, 0);
+	/* Said now, the first log line's set-up is not in the hand-over. */
+	log_info("ready to take over from pid %ld", (long)takeover.old);
 	if (write(takeover.fd, &ready, 1) != 1) {
 		fprintf(stderr, "dbgctld: the daemon this one replaces (pid "
 		    "%ld) is gone before the hand-over: %s\n",
