@@ -240,3 +240,42 @@ Test(replace, a_new_daemon_that_exits_early_fails_and_the_daemon_serves_on)
 	cr_assert_gt(h_cli_launch_exec(NULL, H_ARGS("true")), 0, "the old "
 	    "daemon launches no session after the failed replace");
 }
+
+/*
+ * A new daemon that never says it is ready: the old one serves meanwhile,
+ * kills and reaps it at the bound, and answers why.
+ */
+Test(replace, a_new_daemon_never_ready_is_killed_and_the_daemon_serves_on)
+{
+	struct h_proc	 cli;
+	struct pings	 p = { 0 };
+	char		 script[PATH_MAX], *at;
+	pid_t		 old, child;
+	FILE		*f;
+
+	h_ctx_path(script, sizeof script, "never-ready");
+	f = fopen(script, "w");
+	cr_assert_not_null(f, "cannot write %s", script);
+	fputs("#!/bin/sh\nexec sleep 300\n", f);
+	fclose(f);
+	chmod(script, 0700);
+	old = h_daemon_fg();
+	cr_assert_eq(h_cli_start(&cli, H_ARGS("daemon", "--replace",
+	    "--binary", script)), 0, "cannot start dbgctl daemon --replace");
+	h_daemon_wait_log("replace: started", H_WAIT_BOUND);
+	ping_once(&p);
+	pings_expect_no_refusal(&p, "while the new daemon is waited for");
+	h_run_wait(&cli, H_RUN_BOUND);
+	cr_assert_eq(cli.res.code, 1, "a replace by a binary never ready: exit "
+	    "%d (stderr: %s)", cli.res.code, cli.res.err);
+	at = strstr(cli.res.err, "(pid ");
+	cr_assert(at != NULL && strstr(cli.res.err, "was not ready within 10 "
+	    "s: it was killed") != NULL, "the error does not say it was "
+	    "killed: %s", cli.res.err);
+	child = (pid_t)strtol(at + 5, NULL, 10);
+	h_run_free(&cli.res);
+	cr_assert_eq(h_pid_state(child), 0, "the new daemon %ld is still there",
+	    (long)child);
+	cr_assert_eq(h_daemon_pid(), old, "hello names pid %ld, not the old "
+	    "daemon %ld", (long)h_daemon_pid(), (long)old);
+}
