@@ -167,8 +167,8 @@ cmd_daemon_replace(struct cmd *self, struct client *c)
 
 	if (args_has(a, "foreground") || args_has(a, "listen") ||
 	    args_has(a, "token-file"))
-		return cmd_usage(self, "--replace starts the new daemon with the "
-		    "running one's options and sockets: give none");
+		return cmd_usage(self, "--replace starts the new daemon "
+		    "with the running one's options and sockets: give none");
 	if (args_has(a, "binary"))
 		json_object_set_new(params, "binary",
 		    json_string(args_get(a, "binary")));
@@ -246,7 +246,8 @@ static const struct cmd_option cmd_daemon_options_help[] = {
 	{ "token-file", "FILE",
 	    "the token TCP clients must present" },
 	{ "replace", NULL,
-	    "have the running daemon start a new one on its sockets, and exit" },
+	    "have the running daemon start a new one on its sockets, and "
+	    "exit" },
 	{ "binary", "PATH",
 	    "with --replace, the new daemon (default: the running one's)" },
 	{ NULL, NULL, NULL }
@@ -259,6 +260,7 @@ const struct cmd_entry cmd_daemon_entry = {
 	.args = { "foreground listen: token-file: replace binary:", 0, 0 },
 	.flags = 0,
 	.exec = cmd_daemon_exec,
-	.summary = "run dbgctld in place of this command, or --replace the running one",
+	.summary = "run dbgctld in place of this command, or --replace the "
+	    "running one",
 	.options = cmd_daemon_options_help,
 };

@@ -15,7 +15,7 @@ struct conn_mode;
 struct activate_fd {
 	int	 fd;
 	bool	 tcp;
-	bool	 own;		/* a daemon's, handed over: removed at exit */
+	bool	 own;		/* a daemon's, handed over */
 	char	 name[64];	/* from LISTEN_FDNAMES, for messages, or "" */
 	char	 addr[128];	/* a Unix socket's path, or TCP's HOST:PORT */
 };

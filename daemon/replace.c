@@ -37,7 +37,7 @@
 
 /* What the new daemon is started with: this one's binary and options. */
 static struct {
-	char	 self[PATH_MAX];	/* the path this binary was run from */
+	char	 self[PATH_MAX];	/* the path it was run from */
 	bool	 foreground;
 	char	*token_file;
 } replace_opts;
@@ -49,7 +49,7 @@ struct replace {
 	int		 fd;
 	uv_poll_t	 poll;
 	char		 path[PATH_MAX];
-	struct timer	*flush;		/* the exit's wait for the connections */
+	struct timer	*flush;		/* waits for connections */
 	uint64_t	 flush_end;	/* uv_now() it stops waiting */
 };
 
@@ -57,12 +57,13 @@ static struct replace	*replace_now;
 
 /* What the child needs until exec, made before the fork. */
 struct replace_exec {
-	char	**argv;
-	char	**env;
-	char	 *pid_at;		/* LISTEN_PID='s digits go here */
-	struct rlimit nofile;		/* the fd limit this daemon started with */
-	int	  fds[ACTIVATE_MAX + 1];	/* the listeners, then the channel */
-	size_t	  n;			/* listeners */
+	char		**argv;
+	char		**env;
+	char		 *pid_at;	/* LISTEN_PID='s digits go here */
+	struct rlimit	  nofile;	/* the fd limit it started with */
+	/* The listeners, then the channel. */
+	int		  fds[ACTIVATE_MAX + 1];
+	size_t		  n;		/* listeners */
 };
 
 /*

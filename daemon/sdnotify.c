@@ -22,7 +22,7 @@ struct sdnotify {
 	int			 fd;
 	struct sockaddr_un	 sa;
 	socklen_t		 salen;
-	char			 env[sizeof ((struct sockaddr_un *)0)->sun_path + 8];
+	char			 env[PATH_MAX];	/* NOTIFY_SOCKET= */
 	unsigned long		 live;		/* sessions the last STATUS= told */
 	bool			 failed;	/* a send failed: said once */
 };

@@ -12,11 +12,11 @@
 
 /* What the pinger saw over one window. */
 struct fig_replace_pings {
-	double		 last;		/* when the last answer came (ms) */
-	double		 gap;		/* the longest between two answers */
-	long		 ok;
-	long		 refused;	/* the connect failed */
-	long		 closed;	/* closed before the answer: again */
+	double	 last;		/* when the last answer came (ms) */
+	double	 gap;		/* the longest between two answers */
+	long	 ok;
+	long	 refused;	/* the connect failed */
+	long	 closed;	/* closed before the answer: again */
 };
 
 /* One ping on a fresh connection, counted in p. */

@@ -21,9 +21,9 @@ TestSuite(replace, .init = h_ctx_setup, .fini = h_ctx_teardown,
 /* What a client that pings on a fresh connection each time saw. */
 struct pings {
 	unsigned long	 ok;		/* answered */
-	unsigned long	 refused;	/* the connect failed: never allowed */
-	unsigned long	 closed;	/* connected, closed before the reply */
-	int		 error;		/* the first failed connect's errno */
+	unsigned long	 refused;	/* connect failed: never so */
+	unsigned long	 closed;	/* closed before the reply */
+	int		 error;		/* the first refusal's */
 };
 
 /* Connect, ping, close; counted in p. */
@@ -178,7 +178,8 @@ Test(replace, the_tcp_listener_and_its_token_go_over)
 	    "the replace", port);
 	reply = h_conn_call(&c, "hello", "{\"token\":\"the-token-of-this-"
 	    "test\"}", H_WAIT_BOUND);
-	cr_assert(json_is_true(h_jpath(reply, "result.authentication.authenticated")) &&
+	cr_assert(json_is_true(h_jpath(reply,
+	    "result.authentication.authenticated")) &&
 	    h_jint(reply, "result.pid", 0) == new, "hello with the token "
 	    "on port %d: %s", port, json_dumps(reply, JSON_COMPACT));
 	json_decref(reply);
