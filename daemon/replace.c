@@ -363,6 +363,12 @@ replace_poll_cb(uv_poll_t *h, int status, int events)
 	while (n == -1 && errno == EINTR);
 	if (n == -1 && errno == EAGAIN)
 		return;
+	/* A shutdown has begun (and removes the socket): none takes over. */
+	if (n >= 1 && msg[0] == REPLACE_READY && dmn.shutting_down) {
+		replace_fail(r, 0, "was ready after this daemon began to shut "
+		    "down: it was killed");
+		return;
+	}
 	if (n >= 1 && msg[0] == REPLACE_READY) {
 		replace_hand_over(r);
 		return;

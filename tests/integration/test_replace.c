@@ -280,3 +280,33 @@ Test(replace, a_new_daemon_never_ready_is_killed_and_the_daemon_serves_on)
 	cr_assert_eq(h_daemon_pid(), old, "hello names pid %ld, not the old "
 	    "daemon %ld", (long)h_daemon_pid(), (long)old);
 }
+
+/*
+ * A shutdown that begins while the new daemon starts wins: the new one is
+ * killed once it is ready, and nothing is left, no daemon on a socket
+ * file removed.
+ */
+Test(replace, a_shutdown_meanwhile_leaves_nothing)
+{
+	struct h_proc	 cli;
+	char		 script[PATH_MAX];
+	FILE		*f;
+
+	h_ctx_path(script, sizeof script, "slow-dbgctld");
+	f = fopen(script, "w");
+	cr_assert_not_null(f, "cannot write %s", script);
+	/* exec keeps the pid: LISTEN_PID and the parent are still right. */
+	fprintf(f, "#!/bin/sh\nsleep 1\nexec %s \"$@\"\n", H->dbgctld);
+	fclose(f);
+	chmod(script, 0700);
+	h_daemon_fg();
+	cr_assert_eq(h_cli_start(&cli, H_ARGS("daemon", "--replace",
+	    "--binary", script)), 0, "cannot start dbgctl daemon --replace");
+	h_daemon_wait_log("replace: started", H_WAIT_BOUND);
+	shutdown_leaves_nothing();
+	h_run_wait(&cli, H_RUN_BOUND);
+	/* Its connection closed with the others, unanswered. */
+	cr_assert_neq(cli.res.code, 0, "the replace succeeded: %s",
+	    cli.res.out);
+	h_run_free(&cli.res);
+}
