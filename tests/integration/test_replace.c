@@ -7,12 +7,17 @@
 
 #include <criterion/criterion.h>
 
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 TestSuite(replace, .init = h_ctx_setup, .fini = h_ctx_teardown,
@@ -309,4 +314,130 @@ Test(replace, a_shutdown_meanwhile_leaves_nothing)
 	cr_assert_neq(cli.res.code, 0, "the replace succeeded: %s",
 	    cli.res.out);
 	h_run_free(&cli.res);
+}
+
+/* A Unix socket of type at path, bound (and listening, for a stream). */
+static int
+manager_socket(int type, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+	cr_assert(fd != -1 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ==
+	    0 && (type != SOCK_STREAM || listen(fd, 64) == 0), "socket at %s: "
+	    "%s", path, strerror(errno));
+	return fd;
+}
+
+/*
+ * Start the daemon as a service manager would: the listening socket lfd
+ * as fd 3 (LISTEN_FDS=1, LISTEN_PID its pid), NOTIFY_SOCKET=notify.
+ */
+static pid_t
+manager_start(int lfd, const char *notify)
+{
+	char out[PATH_MAX], pidkv[32], notkv[PATH_MAX + 16], **envp;
+	size_t n = 0, k;
+	pid_t pid;
+	int fd;
+
+	while (H->envp[n] != NULL)
+		n++;
+	envp = calloc(n + 4, sizeof(char *));
+	for (k = 0; k < n; k++)
+		envp[k] = H->envp[k];
+	snprintf(notkv, sizeof(notkv), "NOTIFY_SOCKET=%s", notify);
+	envp[n++] = notkv;
+	envp[n++] = "LISTEN_FDS=1";
+	envp[n++] = pidkv;
+	h_ctx_path(out, sizeof(out), "daemon.out");
+	pid = fork();
+	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		snprintf(pidkv, sizeof(pidkv), "LISTEN_PID=%d", (int)getpid());
+		dup2(lfd, 3);
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		dup2(open("/dev/null", O_RDONLY | O_CLOEXEC), 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execve(H->dbgctld, (char *const []){ (char *)H->dbgctld,
+		    "--foreground", NULL }, envp);
+		_exit(127);
+	}
+	free(envp);
+	H->fg_daemon = pid;
+	return pid;
+}
+
+/* Add notifications from fd to b until one holds text; false at the bound. */
+static bool
+manager_heard(int fd, struct h_bytes *b, const char *text)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	double end = h_now() + H_WAIT_BOUND / 1000.0;
+	char buf[4096];
+	ssize_t n;
+
+	while (b->p == NULL || strstr(b->p, text) == NULL) {
+		if (h_now() > end)
+			return false;
+		if (poll(&pfd, 1, 100) <= 0 ||
+		    (n = recv(fd, buf, sizeof(buf) - 1, 0)) <= 0)
+			continue;
+		h_bytes_add(b, buf, (size_t)n);
+		h_bytes_add(b, "\n--\n", 4);
+	}
+	return true;
+}
+
+/*
+ * Under a service manager: the new daemon serves the manager's socket,
+ * the old one says MAINPID= of the new one and the new one READY=1, and
+ * after shutdown the socket file is still the manager's.
+ */
+Test(replace, a_managers_socket_stays_and_mainpid_moves)
+{
+	char		 notify[PATH_MAX], want[64];
+	struct h_bytes	 b = { NULL, 0 };
+	struct h_res	 r;
+	struct stat	 st;
+	json_t		*hello;
+	pid_t		 old, new, left[4];
+	int		 lfd, nfd;
+
+	h_ctx_path(notify, sizeof notify, "notify");
+	nfd = manager_socket(SOCK_DGRAM, notify);
+	lfd = manager_socket(SOCK_STREAM, H->sock);
+	old = manager_start(lfd, notify);
+	snprintf(want, sizeof want, "READY=1\nMAINPID=%ld", (long)old);
+	cr_assert(manager_heard(nfd, &b, want), "no \"%s\": %s", want,
+	    b.p != NULL ? b.p : "nothing");
+	h_cli(&r, H_ARGS("daemon", "--replace"));
+	new = replaced_by(&r, old);
+	h_run_free(&r);
+	snprintf(want, sizeof want, "MAINPID=%ld\nSTATUS=handing over",
+	    (long)new);
+	cr_assert(manager_heard(nfd, &b, want), "the old daemon did not say "
+	    "\"%s\": %s", want, b.p);
+	snprintf(want, sizeof want, "READY=1\nMAINPID=%ld", (long)new);
+	cr_assert(manager_heard(nfd, &b, want), "the new daemon did not say "
+	    "\"%s\": %s", want, b.p);
+	hello = h_daemon_hello();
+	cr_assert(json_is_true(h_jpath(hello, "activated")), "the new daemon "
+	    "does not say it is activated: %s", json_dumps(hello,
+	    JSON_COMPACT));
+	json_decref(hello);
+	cr_assert_eq(h_daemon_fg_wait(H_WAIT_BOUND), 0, "the old daemon %ld "
+	    "did not exit 0", (long)old);
+	h_cli_exit(&r, 0, H_ARGS("shutdown"));
+	h_run_free(&r);
+	cr_assert(lstat(H->sock, &st) == 0 && S_ISSOCK(st.st_mode), "the "
+	    "manager's socket file %s was removed", H->sock);
+	cr_assert_eq(h_daemon_list(left, 4), 0, "after shutdown, dbgctld %ld "
+	    "is left", (long)left[0]);
+	free(b.p);
+	close(lfd);
+	close(nfd);
 }
