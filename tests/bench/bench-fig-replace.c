@@ -76,7 +76,8 @@ static double
 fig_replace_restart(struct bench *b, struct fig_replace_pings *p)
 {
 	char		 listen[128];
-	const char	*stop[] = { b->dbgctl, "-s", b->sock, "shutdown", NULL };
+	const char	*stop[] = { b->dbgctl, "-s", b->sock, "shutdown",
+			    NULL };
 	const char	*start[] = { b->dbgctld, "--foreground", "--listen",
 			    listen, NULL };
 	double		 t0, end;
@@ -118,11 +119,11 @@ fig_replace_idle(struct bench *b, double ms, struct fig_replace_pings *p)
 int
 fig_replace_gap(struct bench *b)
 {
-	struct fig_replace_pings	 pr, ps, pi;
-	struct samples			 sg = { 0 }, sr = { 0 }, si = { 0 };
-	double				 len, worst = 0, rworst = 0;
-	long				 refused = 0, rrefused = 0, closed = 0;
-	int				 run;
+	struct fig_replace_pings pr, ps, pi;
+	struct samples		 sg = { 0 }, sr = { 0 }, si = { 0 };
+	double			 len, worst = 0, rworst = 0;
+	long			 refused = 0, rrefused = 0, closed = 0;
+	int			 run;
 
 	for (run = 0; run < b->runs; run++) {
 		if (!((len = fig_replace_once(b, &pr)) >= 0))
