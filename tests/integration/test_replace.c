@@ -392,10 +392,57 @@ manager_heard(int fd, struct h_bytes *b, const char *text)
 	return true;
 }
 
+/* Predicate: the process arg's environment names DBGCTL_SESSION. */
+static bool
+environ_read(void *arg)
+{
+	char path[64], *env;
+	size_t len;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", *(pid_t *)arg);
+	if ((env = h_read_file(path, &len)) == NULL)
+		return false;
+	ok = h_count(env, len, "DBGCTL_SESSION=") > 0;
+	free(env);
+	return ok;
+}
+
+/*
+ * A session of the new daemon sees none of what the hand-over passed: no
+ * variable of it, and no socket (a listener or the channel).
+ */
+static void
+session_inherits_nothing(void)
+{
+	static const char *const hidden[] = { "LISTEN_PID=", "LISTEN_FDS=",
+	    "LISTEN_FDNAMES=", "NOTIFY_SOCKET=", "DBGCTLD_REPLACE=", NULL };
+	char path[64], fds[8192], *env;
+	size_t len;
+	pid_t prog;
+	long id;
+	int i;
+
+	id = h_cli_launch_exec(H->marker, H_ARGS("sleep", "300"));
+	prog = h_cli_status_pid(id, "pid");
+	cr_assert(prog > 0 && h_wait_for(environ_read, &prog, H_WAIT_BOUND),
+	    "the session's sleep %d never named its session", (int)prog);
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)prog);
+	env = h_read_file(path, &len);
+	for (i = 0; hidden[i] != NULL; i++)
+		cr_assert_eq(h_count(env, len, hidden[i]), 0, "the session's "
+		    "sleep %d inherited %s", (int)prog, hidden[i]);
+	free(env);
+	h_pid_fds_text(prog, fds, sizeof(fds));
+	cr_assert_null(strstr(fds, "socket:"), "the session's sleep %d holds "
+	    "a socket: %s", (int)prog, fds);
+}
+
 /*
  * Under a service manager: the new daemon serves the manager's socket,
- * the old one says MAINPID= of the new one and the new one READY=1, and
- * after shutdown the socket file is still the manager's.
+ * the old one says MAINPID= of the new one and the new one READY=1, its
+ * sessions see nothing of the hand-over, and after shutdown the socket
+ * file is still the manager's.
  */
 Test(replace, a_managers_socket_stays_and_mainpid_moves)
 {
@@ -431,6 +478,7 @@ Test(replace, a_managers_socket_stays_and_mainpid_moves)
 	json_decref(hello);
 	cr_assert_eq(h_daemon_fg_wait(H_WAIT_BOUND), 0, "the old daemon %ld "
 	    "did not exit 0", (long)old);
+	session_inherits_nothing();
 	h_cli_exit(&r, 0, H_ARGS("shutdown"));
 	h_run_free(&r);
 	cr_assert(lstat(H->sock, &st) == 0 && S_ISSOCK(st.st_mode), "the "
