@@ -524,10 +524,6 @@ main(int argc, char **argv)
 	join_chan_init(main_env("DBGCTLD_JOINS_MAX", 1, 100000, JOINS_MAX_DEFAULT));
 	peer_init(main_env("DBGCTLD_AUTH_TIMEOUT", 100, 3600000,
 	    PEER_TIMEOUT_DEFAULT));
-	/*
-	 * adopt_all(): the sessions a replaced or a dead daemon left are
-	 * adopted here, before any client is served.
-	 */
 	main_listen_all(&o);
 	pidfile_write(main_pidfh);
 	daemon_watch_signals();
