@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -299,11 +300,44 @@ replace_fail(struct replace *r, int err, const char *how)
 }
 
 /*
+ * Close every descriptor above stderr but keep and inotify's: the locks
+ * go, each keeper's control socket reaches its end, the logs close. The
+ * release of an inotify instance waits for a kernel grace period, tens
+ * of milliseconds, which the new daemon need not wait for: it is left to
+ * the exit.
+ */
+static void
+replace_release(int keep)
+{
+	struct dirent	*de;
+	char		 path[64], what[64];
+	ssize_t		 n;
+	DIR		*d;
+	int		 fd;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		fd = atoi(de->d_name);
+		if (fd <= 2 || fd == keep || fd == dirfd(d))
+			continue;
+		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+		n = readlink(path, what, sizeof what - 1);
+		what[n > 0 ? n : 0] = '\0';
+		if (strcmp(what, "anon_inode:inotify") != 0)
+			close(fd);
+	}
+	closedir(d);
+}
+
+/*
  * Every connection has closed, or the time for it is up: exit, leaving
  * the sessions. Nothing is held in memory to write: the session logs and
  * transcripts are written as their bytes arrive, the daemon log a line at
- * a time. Not exit(3): no handler of a daemon that stops may run, nor
- * anything that would remove what the new daemon now serves.
+ * a time. Every descriptor but the channel is closed first, then the
+ * channel, whose end tells the new daemon this one has gone. Not exit(3):
+ * no handler of a daemon that stops may run, nor anything that would
+ * remove what the new daemon now serves.
  */
 static void
 replace_exit(void *arg)
@@ -320,6 +354,8 @@ replace_exit(void *arg)
 	log_info("handed over to pid %ld: exiting, leaving %lu sessions",
 	    (long)r->pid, session_live_count());
 	fflush(NULL);
+	replace_release(r->fd);
+	close(r->fd);
 	_exit(0);
 }
 

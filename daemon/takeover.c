@@ -3,10 +3,10 @@
  * it was started by the old one with its listening sockets and a channel.
  * Once its own checks have passed, it says so on the channel; the old one
  * then answers its client, stops accepting and exits, and only once it
- * has gone (its locks with it) does this one lock, adopt and serve.
+ * has gone (its locks with it: the channel's end says so) does this one
+ * lock, adopt and serve.
  */
 #include <sys/pidfd.h>
-#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,10 +23,8 @@
 
 /* How long the old daemon, killed after REPLACE_GONE_MS, may take to die. */
 #define TAKEOVER_KILLED_MS 5000
-/* Pause between looks at the old daemon where there is no pidfd (ms). */
-#define TAKEOVER_POLL_MS 1
 
-/* The daemon replaced: its pid, a pidfd on it (or -1), the channel. */
+/* The daemon replaced: its pid, a pidfd to kill it by (or -1), the channel. */
 static struct {
 	pid_t	 old;
 	int	 pidfd;
@@ -69,57 +67,32 @@ takeover_now(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Whether the old daemon has exited (a zombie has: its files are closed). */
-static bool
-takeover_gone_proc(void)
-{
-	char	path[64], buf[512], *paren;
-	FILE	*f;
-	bool	gone;
-
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)takeover.old);
-	if ((f = fopen(path, "re")) == NULL)
-		return true;
-	gone = fgets(buf, sizeof buf, f) == NULL ||
-	    (paren = strrchr(buf, ')')) == NULL || paren[1] == '\0' ||
-	    paren[2] == 'Z' || paren[2] == 'X';
-	fclose(f);
-	return gone;
-}
-
 /*
- * Wait up to ms for the old daemon to exit; true once it has. A pidfd is
- * readable once its process has exited, after its files (locks, sockets)
- * are closed; without one (valgrind), the channel's EOF, then /proc.
+ * Wait up to ms for the end of the channel; true once it came. The old
+ * daemon closes it once it has closed everything else, its locks and its
+ * keepers' control sockets among them, as the last thing before its
+ * exit; a daemon that dies closes it too.
  */
 static bool
 takeover_gone(long long ms)
 {
-	struct pollfd	pfd;
+	struct pollfd	pfd = { .fd = takeover.fd, .events = POLLIN };
 	long long	end = takeover_now() + ms;
+	ssize_t		n;
 	char		c;
 
-	pfd.fd = takeover.pidfd != -1 ? takeover.pidfd : takeover.fd;
-	pfd.events = POLLIN;
 	while (takeover_now() < end) {
-		if (poll(&pfd, 1, (int)(end - takeover_now())) <= 0 ||
-		    (pfd.revents & (POLLIN | POLLHUP)) == 0)
+		if (poll(&pfd, 1, (int)(end - takeover_now())) <= 0)
 			continue;
-		if (takeover.pidfd != -1)
+		n = read(takeover.fd, &c, 1);
+		if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR))
 			return true;
-		if (read(takeover.fd, &c, 1) > 0)
-			continue;
-		break;
 	}
-	if (takeover.pidfd != -1)
-		return false;
-	while (!takeover_gone_proc() && takeover_now() < end)
-		poll(NULL, 0, TAKEOVER_POLL_MS);
-	return takeover_gone_proc();
+	return false;
 }
 
 /*
- * Tell the old daemon this one may take over, and wait for it to exit:
+ * Tell the old daemon this one may take over, and wait for it to go:
  * until then it may still answer its clients, and it holds the locks. One
  * that does not go within REPLACE_GONE_MS is killed, as a crash would end
  * it, and this one serves. A no-op unless takeover_take took a channel.
