@@ -1,4 +1,4 @@
-/* Daemon commands: ping, shutdown, version, daemon. */
+/* Daemon commands: ping, shutdown, version, daemon (and its --replace). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +154,43 @@ const struct cmd_entry cmd_version_entry = {
 	.summary = "print the client's and the daemon's versions",
 };
 
+/*
+ * daemon --replace: the running daemon starts a new one on its sockets and
+ * exits; returns once the old process has gone and the new one answers.
+ */
+static int
+cmd_daemon_replace(struct cmd *self, struct client *c)
+{
+	const struct args	*a = &self->args;
+	json_t			*params = json_object(), *result;
+	pid_t			 old, new, now;
+
+	if (args_has(a, "foreground") || args_has(a, "listen") ||
+	    args_has(a, "token-file"))
+		return cmd_usage(self, "--replace starts the new daemon "
+		    "with the running one's options and sockets: give none");
+	if (args_has(a, "binary"))
+		json_object_set_new(params, "binary",
+		    json_string(args_get(a, "binary")));
+	if ((result = client_call(c, "replace", params)) == NULL)
+		return client_error(c);
+	old = (pid_t)json_integer_value(json_object_get(result, "old_pid"));
+	new = (pid_t)json_integer_value(json_object_get(result, "new_pid"));
+	client_close(c);
+	cmd_shutdown_wait(old);
+	/* Queued in the backlog until the new daemon serves. */
+	if ((now = cmd_daemon_pid(c)) != new)
+		client_warn("the daemon now answering is pid %ld, not the new "
+		    "pid %ld", (long)now, (long)new);
+	if (c->json)
+		cmd_print_json(result);
+	else
+		printf("dbgctld pid %ld replaced by pid %ld\n", (long)old,
+		    (long)new);
+	json_decref(result);
+	return now == new ? EXIT_OK : EXIT_FAILED;
+}
+
 /* daemon: run dbgctld in place of this process, with the given options. */
 static int
 cmd_daemon_exec(struct cmd *self, struct client *c)
@@ -163,6 +200,12 @@ cmd_daemon_exec(struct cmd *self, struct client *c)
 	const char		*v;
 	char			**args;
 	int			 n = 1, pos, unix_given = 0;
+
+	if (args_has(a, "replace"))
+		return cmd_daemon_replace(self, c);
+	if (args_has(a, "binary"))
+		return cmd_usage(self, "--binary names the new daemon of "
+		    "--replace");
 
 	/* Program, --foreground, the --listens, one more, the token file. */
 	args = calloc(2 * args_has(a, "listen") + 7, sizeof *args);
@@ -202,16 +245,22 @@ static const struct cmd_option cmd_daemon_options_help[] = {
 	    "listen there, repeatable (default: the socket)" },
 	{ "token-file", "FILE",
 	    "the token TCP clients must present" },
+	{ "replace", NULL,
+	    "have the running daemon start a new one on its sockets, and "
+	    "exit" },
+	{ "binary", "PATH",
+	    "with --replace, the new daemon (default: the running one's)" },
 	{ NULL, NULL, NULL }
 };
 
 const struct cmd_entry cmd_daemon_entry = {
 	.name = "daemon",
 	.usage = "[--foreground] [--listen unix:PATH | tcp:HOST:PORT]...\n"
-	    "\t[--token-file F]",
-	.args = { "foreground listen: token-file:", 0, 0 },
+	    "\t[--token-file F] | --replace [--binary PATH]",
+	.args = { "foreground listen: token-file: replace binary:", 0, 0 },
 	.flags = 0,
 	.exec = cmd_daemon_exec,
-	.summary = "run dbgctld in place of this command",
+	.summary = "run dbgctld in place of this command, or --replace the "
+	    "running one",
 	.options = cmd_daemon_options_help,
 };

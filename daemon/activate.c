@@ -44,6 +44,7 @@ activate_names(struct activate *a, const char *names)
 		n = strcspn(names, ":");
 		snprintf(a->fds[i].name, sizeof a->fds[i].name, "%.*s",
 		    (int)n, names);
+		a->fds[i].own = strcmp(a->fds[i].name, ACTIVATE_OWN) == 0;
 		if (names[n] == '\0')
 			break;
 		names += n + 1;
@@ -225,6 +226,18 @@ activate_take(struct activate *a, char *err, size_t errlen)
 	return n;
 }
 
+/* Whether a service manager passed any of the sockets (not a daemon). */
+bool
+activate_managed(const struct activate *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		if (!a->fds[i].own)
+			return true;
+	return false;
+}
+
 /* The path of the first Unix socket passed, or NULL if none was. */
 const char *
 activate_unix(const struct activate *a)
@@ -260,7 +273,8 @@ activate_listen(const struct activate *a, const struct conn_mode *mode,
 	size_t i;
 
 	for (i = 0; i < a->n; i++)
-		if (listener_fd(a->fds[i].fd, a->fds[i].tcp, a->fds[i].addr,
+		if (listener_fd(a->fds[i].fd, a->fds[i].tcp, a->fds[i].own,
+		    a->fds[i].addr,
 		    mode, err, errlen) != 0)
 			return -1;
 	return 0;

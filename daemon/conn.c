@@ -196,6 +196,18 @@ conn_close_all(void)
 		conn_finish(c);
 }
 
+/* How many connections are open, closing ones not counted. */
+size_t
+conn_count(void)
+{
+	struct conn	*c;
+	size_t		 n = 0;
+
+	TAILQ_FOREACH(c, &conn_all, entry)
+		n++;
+	return n;
+}
+
 /* Close those still flushing at exit now: their clients read nothing. */
 void
 conn_abandon_all(void)

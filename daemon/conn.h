@@ -89,6 +89,7 @@ void	 conn_finish(struct conn *);
 void	 conn_drop(struct conn *);
 void	 conn_close(struct conn *);
 void	 conn_close_all(void);
+size_t	 conn_count(void);
 void	 conn_abandon_all(void);
 void	 conn_hook_add(struct conn *, conn_hook_cb, void *arg);
 void	 conn_hook_remove(struct conn *, conn_hook_cb, void *arg);

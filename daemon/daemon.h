@@ -835,6 +835,8 @@ struct sdnotify;
 void	 sdnotify_init(void);
 void	 sdnotify_ready(void);
 void	 sdnotify_stopping(void);
+const char *sdnotify_socket(void);
+void	 sdnotify_mainpid(pid_t);
 
 /* lease.c: sessions that live as long as the connection that launched them. */
 void	 lease_add(struct session *, struct conn *, long grace_ms);

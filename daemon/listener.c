@@ -215,22 +215,23 @@ listener_tcp(const char *hostport, const struct conn_mode *mode, char *err,
 /*
  * Serve a listening socket that a service manager passed, Unix (at path
  * addr) or TCP (at HOST:PORT addr), as listener_unix and listener_tcp
- * would; -1 with err. Its path is the manager's: it stays at exit.
+ * would; -1 with err. Its path is the manager's, and stays at exit,
+ * unless own says a daemon made it (one this daemon replaced).
  */
 int
-listener_fd(int fd, bool tcp, const char *addr, const struct conn_mode *mode,
-    char *err, size_t errlen)
+listener_fd(int fd, bool tcp, bool own, const char *addr,
+    const struct conn_mode *mode, char *err, size_t errlen)
 {
 	struct listener	*l;
 	int		 rc;
 
 	l = listener_new(tcp, addr, mode);
-	l->activated = true;
+	l->activated = !own;
 	rc = tcp ? uv_tcp_open(&l->h.tcp, fd) : uv_pipe_open(&l->h.pipe, fd);
 	if (listener_start(l, rc, err, errlen) != 0)
 		return -1;
-	log_info("listening on %s%s (socket-activated, fd %d)",
-	    tcp ? "tcp:" : "", addr, fd);
+	log_info("listening on %s%s (%s, fd %d)", tcp ? "tcp:" : "", addr,
+	    own ? "handed over" : "socket-activated", fd);
 	return 0;
 }
 
@@ -320,23 +321,93 @@ listener_unlink_stale(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Bind a Unix socket at path, of mode 0600 from the start; its fd, or a
+ * libuv error (a negative errno). Bound here, not by uv_pipe_bind, whose
+ * handle removes the file when it closes: a daemon that hands its sockets
+ * over closes its handles, but the file is the next daemon's to serve.
+ */
+static int
+listener_bind_unix(const char *path)
+{
+	struct sockaddr_un	sa;
+	mode_t			old;
+	int			fd, rc;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	if (strlcpy(sa.sun_path, path, sizeof sa.sun_path) >=
+	    sizeof sa.sun_path)
+		return UV_ENAMETOOLONG;
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -errno;
+	/* Nobody else may connect in the moment before chmod. */
+	old = umask(0177);
+	rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
+	umask(old);
+	if (rc == 0)
+		return fd;
+	rc = -errno;
+	close(fd);
+	return rc;
+}
+
 /* Listen on a Unix socket at path, its connections starting in mode. */
 int
 listener_unix(const char *path, const struct conn_mode *mode, char *err,
     size_t errlen)
 {
 	struct listener	*l;
-	mode_t		 old;
-	int		 rc;
+	int		 fd, rc;
 
 	if (listener_unlink_stale(path, err, errlen) != 0)
 		return -1;
 	l = listener_new(false, path, mode);
-	/* Nobody else may connect in the moment before chmod. */
-	old = umask(0177);
-	rc = uv_pipe_bind(&l->h.pipe, path);
-	umask(old);
-	return listener_start(l, rc, err, errlen);
+	if ((fd = rc = listener_bind_unix(path)) >= 0 &&
+	    (rc = uv_pipe_open(&l->h.pipe, fd)) != 0)
+		close(fd);
+	if (listener_start(l, rc, err, errlen) == 0)
+		return 0;
+	if (fd >= 0)
+		unlink(path);
+	return -1;
+}
+
+/*
+ * The listening fds, at most max of them, into fds, with in own whether
+ * the daemon made each (false: a service manager passed it): what a
+ * replacing daemon is handed. Returns how many there are.
+ */
+size_t
+listener_fds(int *fds, bool *own, size_t max)
+{
+	struct listener	*l;
+	uv_os_fd_t	 fd;
+	size_t		 n = 0;
+
+	TAILQ_FOREACH(l, &listener_all, entry) {
+		if (n == max || uv_fileno(&l->h.handle, &fd) != 0)
+			continue;
+		own[n] = !l->activated;
+		fds[n++] = fd;
+	}
+	return n;
+}
+
+/*
+ * Stop listening, but leave the sockets bound and their files in place:
+ * the daemon that replaces this one holds them and accepts from now on,
+ * so a client that connects meanwhile waits in the backlog.
+ */
+void
+listener_hand_over(void)
+{
+	struct listener *l;
+
+	while ((l = TAILQ_FIRST(&listener_all)) != NULL) {
+		TAILQ_REMOVE(&listener_all, l, entry);
+		uv_close(&l->h.handle, listener_closed);
+	}
 }
 
 /*

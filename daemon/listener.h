@@ -26,8 +26,10 @@ int	 listener_unix(const char *path, const struct conn_mode *, char *err,
 	    size_t errlen);
 int	 listener_tcp(const char *hostport, const struct conn_mode *,
 	    char *err, size_t errlen);
-int	 listener_fd(int fd, bool tcp, const char *addr,
+int	 listener_fd(int fd, bool tcp, bool own, const char *addr,
 	    const struct conn_mode *, char *err, size_t errlen);
+size_t	 listener_fds(int *fds, bool *own, size_t max);
+void	 listener_hand_over(void);
 void	 listener_close_all(void);
 bool	 listener_serves(const struct sockaddr_storage *, socklen_t);
 

@@ -22,6 +22,7 @@
 #include "listener.h"
 #include "paths.h"
 #include "peer.h"
+#include "replace.h"
 #include "request.h"
 
 /* The pid file, locked while the daemon runs. */
@@ -191,7 +192,7 @@ main_activate(struct main_opts *o)
 	char err[PATH_MAX + 256];
 
 	if (activate_take(&o->act, err, sizeof err) >= 0) {
-		dmn.activated = o->act.n > 0;
+		dmn.activated = activate_managed(&o->act);
 		return;
 	}
 	fprintf(stderr, "dbgctld: %s\n", err);
@@ -255,7 +256,6 @@ main_token(const struct main_opts *o)
 	    peer_token_load(o->token_file, err, sizeof err) == 0)
 		return;
 	fprintf(stderr, "dbgctld: %s\n", err);
-	pidfile_remove(main_pidfh);
 	exit(1);
 }
 
@@ -477,15 +477,18 @@ int
 main(int argc, char **argv)
 {
 	struct main_opts o = { 0 };
-	int		 ready = -1;
+	int		 ready = -1, takeover;
 
 	/* Before anything closes them, or a fork changes our pid. */
 	main_activate(&o);
+	/* A daemon being replaced passes a channel after the sockets. */
+	takeover = takeover_take(o.act.n);
 	/* Whatever the starter leaked must not reach sessions. */
-	closefrom(3 + (int)o.act.n);
+	closefrom(3 + (int)o.act.n + takeover);
 	sdnotify_init();
 	main_nofile();
 	main_options(argc, argv, &o);
+	replace_init(o.foreground, o.token_file);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	TAILQ_INIT(&dmn.sessions);
@@ -494,11 +497,14 @@ main(int argc, char **argv)
 	daemon_sinks();
 	main_paths(activate_unix(&o.act) != NULL ? activate_unix(&o.act) :
 	    o.unix_path);
-	main_lock();
-	main_state_lock();
 	/* Before detaching, so that a refused token file is seen at once. */
 	main_token(&o);
-	if (!o.foreground)
+	/* The daemon replaced goes now, with its locks: nothing failed here. */
+	takeover_wait();
+	main_lock();
+	main_state_lock();
+	/* One that replaces a daemon is already detached if that one was. */
+	if (!o.foreground && !takeover)
 		ready = main_detach();
 	dmn.loop = uv_default_loop();
 	dmn.keep_ended = main_env("DBGCTLD_KEEP_ENDED", 0, 100000000,
@@ -524,6 +530,8 @@ main(int argc, char **argv)
 	if (!o.foreground) {
 		main_redirect(main_env("DBGCTLD_LOG_MAX", 4096,
 		    (long long)1 << 40, LOG_MAX_DEFAULT));
+	}
+	if (ready != -1) {
 		if (write(ready, "", 1) != 1)
 			log_warn("the starter left before the daemon was ready");
 		close(ready);

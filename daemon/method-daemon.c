@@ -1,4 +1,7 @@
-/* The daemon methods: hello, ping, dial, subscribe, unsubscribe and shutdown. */
+/*
+ * The daemon methods: hello, ping, dial, subscribe, unsubscribe, shutdown
+ * and replace.
+ */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +13,7 @@
 #include "dial.h"
 #include "method.h"
 #include "peer.h"
+#include "replace.h"
 #include "request.h"
 #include "status-page.h"
 
@@ -267,6 +271,28 @@ static const struct method method_shutdown = {
 	.exec = method_shutdown_exec,
 };
 
+/*
+ * replace: start a new daemon (the binary this one was run from, or
+ * "binary") on the same sockets, and exit once it is ready, leaving it
+ * the sessions (replace.c).
+ */
+static enum method_return
+method_replace_exec(struct request *req)
+{
+	return replace_start(req, request_str(req, "binary", NULL));
+}
+
+static const struct method_param method_replace_params[] = {
+	{ "binary", PT_STRING, false, 0, 0 },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method method_replace = {
+	.name = "replace",
+	.params = method_replace_params,
+	.exec = method_replace_exec,
+};
+
 const struct method *const method_daemon[] = {
 	&method_hello,
 	&method_ping,
@@ -274,5 +300,6 @@ const struct method *const method_daemon[] = {
 	&method_subscribe,
 	&method_unsubscribe,
 	&method_shutdown,
+	&method_replace,
 	NULL
 };

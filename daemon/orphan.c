@@ -17,6 +17,7 @@
 
 #include "children.h"
 #include "daemon.h"
+#include "replace.h"
 
 /* Orphans are reaped at SIGCHLD. */
 static uv_signal_t	 orphan_sigchld;
@@ -56,7 +57,8 @@ orphan_scan(void)
 
 	kids = children_of(getpid(), &n);
 	for (i = 0; i < n; i++) {
-		if (proc_keepers_has(kids[i]))
+		/* A daemon this one is being replaced by is no orphan. */
+		if (proc_keepers_has(kids[i]) || replace_child(kids[i]))
 			continue;
 		if (waitpid(kids[i], &status, WNOHANG) == kids[i]) {
 			log_info("reaped pid %ld, left by a keeper that died",

@@ -22,6 +22,7 @@ struct sdnotify {
 	int			 fd;
 	struct sockaddr_un	 sa;
 	socklen_t		 salen;
+	char			 env[PATH_MAX];	/* NOTIFY_SOCKET= */
 	unsigned long		 live;		/* sessions the last STATUS= told */
 	bool			 failed;	/* a send failed: said once */
 };
@@ -71,6 +72,7 @@ sdnotify_init(void)
 	if (*v == '\0')
 		return;
 	n = xcalloc(1, sizeof *n);
+	strlcpy(n->env, v, sizeof n->env);
 	if (sdnotify_address(n, v) != 0) {
 		log_warn("NOTIFY_SOCKET=%s is not a socket path or an abstract "
 		    "@name that fits; the service manager is not told", v);
@@ -163,4 +165,25 @@ sdnotify_stopping(void)
 	sdnotify_to->live = live;
 	sdnotify_send("STOPPING=1\nSTATUS=shutting down: stopping %lu "
 	    "session%s", live, live == 1 ? "" : "s");
+}
+
+/*
+ * The value NOTIFY_SOCKET had, or NULL: a daemon that replaces this one is
+ * given it, as the service's main process from then on.
+ */
+const char *
+sdnotify_socket(void)
+{
+	return sdnotify_to != NULL ? sdnotify_to->env : NULL;
+}
+
+/*
+ * The daemon hands over to pid: it is the service's main process now
+ * (MAINPID=), so that this one's exit neither stops nor fails the unit.
+ */
+void
+sdnotify_mainpid(pid_t pid)
+{
+	sdnotify_send("MAINPID=%ld\nSTATUS=handing over to pid %ld", (long)pid,
+	    (long)pid);
 }

@@ -99,6 +99,8 @@ static const struct bench_figure bench_figures[] = {
 	    fig_bundle, 0, false, false },
 	{ "ssh", "ssh:// beside ssh -L and ssh host true",
 	    fig_ssh_run, 0, false, false },
+	{ "replace", "the longest ping gap in daemon --replace",
+	    fig_replace_gap, 0, false, false },
 	{ "list10k", "dbgctl list of 10,000 sessions",
 	    fig_list10k, FIG_LIST10K, true, false },
 };

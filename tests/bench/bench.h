@@ -273,6 +273,9 @@ int	 fig_stop_all(struct bench *);
 double	 fig_stop_session_ms(struct rpc *);
 double	 fig_stop_bare_ms(void);
 
+/* bench-fig-replace.c */
+int	 fig_replace_gap(struct bench *);
+
 /* bench-fig-pipe.c */
 int	 fig_pipe_run(struct bench *);
 

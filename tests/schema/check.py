@@ -168,37 +168,63 @@ def b64(s):
     return base64.b64encode(s).decode()
 
 
+def start(path, env, tmp):
+    """A foreground dbgctld on path, once it accepts a connection."""
+    daemon = subprocess.Popen([DBGCTLD, "--foreground", "--listen",
+                               "unix:" + path], env=env, cwd=tmp,
+                              stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    # The socket file comes before listen(): wait for a connection.
+    for _ in range(800):
+        probe = socket.socket(socket.AF_UNIX)
+        try:
+            probe.connect(path)
+            return daemon
+        except OSError:
+            time.sleep(0.025)
+        finally:
+            probe.close()
+    daemon.kill()
+    daemon.wait()
+    raise SystemExit("dbgctld did not listen on %s in 20 s" % path)
+
+
 def main(tmp):
     env = dict(os.environ, XDG_RUNTIME_DIR=tmp + "/run",
                XDG_STATE_HOME=tmp + "/state")
     os.mkdir(tmp + "/run", 0o700)
     path = tmp + "/sock"
-    daemon = subprocess.Popen([DBGCTLD, "--foreground", "--listen",
-                               "unix:" + path], env=env, cwd=tmp,
-                              stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    try:
-        # The socket file comes before listen(): wait for a connection.
-        for _ in range(800):
-            probe = socket.socket(socket.AF_UNIX)
-            try:
-                probe.connect(path)
-                break
-            except OSError:
-                time.sleep(0.025)
-            finally:
-                probe.close()
-        else:
-            raise SystemExit("dbgctld did not listen on %s in 20 s" % path)
-        drive(path, daemon)
-    finally:
-        if daemon.poll() is None:
-            daemon.terminate()
-            try:
-                daemon.wait(5)
-            except subprocess.TimeoutExpired:
-                daemon.kill()
-                daemon.wait()
+    for run in (drive, replacing):
+        daemon = start(path, env, tmp)
+        try:
+            run(path, daemon)
+        finally:
+            if daemon.poll() is None:
+                daemon.terminate()
+                try:
+                    daemon.wait(5)
+                except subprocess.TimeoutExpired:
+                    daemon.kill()
+                    daemon.wait()
+
+
+def replacing(path, daemon):
+    """replace's reply, then the new daemon it names on the same socket."""
+    c = Conn(path)
+    c.call("replace", {"binary": MISSING}, "spawn_failed",
+           desc="replace by a missing binary -> spawn_failed")
+    res = c.call("replace", desc="replace by the same binary")
+    record(daemon.wait(10) == 0, "the replaced daemon exits 0")
+    n = Conn(path)
+    hello = n.call("hello", desc="hello of the new daemon")
+    record(hello.get("pid") == res.get("new_pid"), "the new daemon answers",
+           json.dumps([hello, res]))
+    n.call("shutdown", {"timeout": 1000}, desc="shutdown of the new daemon")
+    # It is not our child: its going is its socket file's.
+    for _ in range(400):
+        if not os.path.exists(path):
+            break
+        time.sleep(0.025)
 
 
 def sanity():
