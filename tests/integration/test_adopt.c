@@ -62,6 +62,24 @@ adopt_stream_has(void *arg)
 	return ok;
 }
 
+/* Assert that the target stream of id holds its lines once, in order. */
+static void
+adopt_expect_lines(long id, const char *after)
+{
+	char	*want = malloc(ADOPT_LINES * 12), *out;
+	size_t	 wlen = 0, len;
+	int	 i;
+
+	for (i = 0; i < ADOPT_LINES; i++)
+		wlen += (size_t)sprintf(want + wlen, "line%d\n", i);
+	out = adopt_stream(id, "target", &len);
+	cr_assert(len == wlen && memcmp(out, want, len) == 0, "the target "
+	    "stream after %s (%zu bytes) is not its %zu bytes once, in order: "
+	    "%s", after, len, wlen, h_shown(out, len, 400));
+	free(out);
+	free(want);
+}
+
 /* The path of the socket keeper n of session id waits at. */
 static void
 adopt_keeper_sock(long id, int n, char *buf, size_t len)
@@ -122,10 +140,9 @@ adopt_row(long id)
  */
 Test(adopt, an_exec_session_outlives_a_sigkill_of_its_daemon)
 {
-	char m[96], script[256], id_s[32], *out, *want;
+	char m[96], script[256], id_s[32];
 	struct adopt_wait w = { 0, "target", "line20\n" };
 	struct h_res r;
-	size_t len, wlen = 0, i;
 	json_t *row;
 	pid_t cat;
 	long id;
@@ -155,15 +172,7 @@ Test(adopt, an_exec_session_outlives_a_sigkill_of_its_daemon)
 	w.text = "line2999\n";
 	cr_assert(h_wait_for(adopt_stream_has, &w, H_WAIT_BOUND),
 	    "the lines written while no daemon ran never came");
-	want = malloc(ADOPT_LINES * 12);
-	for (i = 0; i < ADOPT_LINES; i++)
-		wlen += (size_t)sprintf(want + wlen, "line%zu\n", i);
-	out = adopt_stream(id, "target", &len);
-	cr_assert(len == wlen && memcmp(out, want, len) == 0, "the target "
-	    "stream after the adoption (%zu bytes) is not its %zu bytes once, "
-	    "in order: %s", len, wlen, h_shown(out, len, 400));
-	free(out);
-	free(want);
+	adopt_expect_lines(id, "the adoption");
 	/* Input reaches the same target, and its answer comes back. */
 	h_idstr(id, id_s, sizeof id_s);
 	h_cli_exit(&r, 0, H_ARGS("send", id_s, "after the adoption\n"));
@@ -560,4 +569,67 @@ Test(adopt, a_gdbserver_session_keeps_its_server_and_port)
 	h_run_free(&r);
 	cr_assert(h_marker_gone(m), "processes of the adopted gdbserver "
 	    "session live after its stop");
+}
+
+/*
+ * dbgctl daemon --replace hands every session to the new daemon: an exec
+ * session streaming output and a gdb session stopped at a breakpoint go
+ * on under the new one, with their ids, every byte once, the stop where
+ * it was; the old daemon exits 0 and stops nothing.
+ */
+Test(adopt, a_replace_hands_over_its_sessions)
+{
+	char m[96], script[256], ids[32], gids[32];
+	struct adopt_wait w = { 0, "target", "line20\n" };
+	struct h_res r;
+	json_t *st, *hit;
+	long id, gid;
+	pid_t gdb;
+	int code;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	h_marker_new("DBGI_ADOPT_REPLACE", m, sizeof m);
+	snprintf(script, sizeof script, "i=0; while [ $i -lt %d ]; do echo "
+	    "line$i; i=$((i+1)); done; exec cat", ADOPT_LINES);
+	id = w.id = h_cli_launch(H_ARGS("--kind", "exec", "--transport",
+	    "--env", m, "--", "sh", "-c", script));
+	h_idstr(id, ids, sizeof ids);
+	gid = h_cli_launch(H_ARGS("--kind", "gdb", "--env", m, "-x", "run",
+	    "--", h_ctx_fixture("FIX_LOOP")));
+	h_idstr(gid, gids, sizeof gids);
+	cr_assert(h_cli_wait_status(gid, "target.state", "running",
+	    H_WAIT_BOUND), "session %s never ran its program", gids);
+	json_decref(adopt_json(H_ARGS("break", gids, "loop_tick")));
+	cr_assert(h_cli_wait_status(gid, "target.state", "stopped",
+	    H_WAIT_BOUND), "the breakpoint was never hit");
+	gdb = h_cli_status_pid(gid, "pid");
+	cr_assert(h_wait_for(adopt_stream_has, &w, H_WAIT_BOUND),
+	    "the target's first lines never came");
+	h_cli_exit(&r, 0, H_ARGS("daemon", "--replace"));
+	h_run_free(&r);
+	code = h_daemon_fg_wait(H_WAIT_BOUND);
+	cr_assert(code != -1 && WIFEXITED(code) && WEXITSTATUS(code) == 0,
+	    "the old daemon did not exit 0 after the replace");
+	cr_assert(h_cli_wait_status(gid, "state", "running", H_WAIT_BOUND),
+	    "the gdb session never ran under the new daemon");
+	st = h_cli_status(gid);
+	cr_assert_eq((pid_t)h_jint(st, "pid", -1), gdb, "another gdb");
+	cr_assert_str_eq(h_jstr(st, "target.stop.func") ? h_jstr(st,
+	    "target.stop.func") : "(none)", "loop_tick", "where the target "
+	    "is after the replace");
+	json_decref(st);
+	hit = adopt_json(H_ARGS("resume", "--wait", gids));
+	cr_assert_str_eq(h_jstr(hit, "target.stop.func") ? h_jstr(hit,
+	    "target.stop.func") : "(none)", "loop_tick", "the resume after "
+	    "the replace did not stop at the breakpoint");
+	json_decref(hit);
+	w.text = "line2999\n";
+	cr_assert(h_wait_for(adopt_stream_has, &w, H_WAIT_BOUND),
+	    "the last lines never came after the replace");
+	adopt_expect_lines(id, "the replace");
+	h_cli_exit(&r, 0, H_ARGS("stop", "--all"));
+	h_run_free(&r);
+	cr_assert(h_marker_gone(m), "processes of the sessions live after "
+	    "stop --all");
 }
