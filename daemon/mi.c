@@ -330,11 +330,13 @@ mi_hooks(struct mi *m, mi_foreign_cb foreign, mi_answered_cb answered)
 }
 
 /*
- * Create the MI pty, raw so that records arrive as gdb wrote them; its
- * slave stays open here so the master never reads EIO before gdb opens it.
+ * The channel on a new pty (master -1), or on the master of an adopted
+ * session's gdb, which its keeper held: what gdb wrote while no daemon
+ * read is read now, answers to a dead daemon's commands among it, which
+ * no token of ours matches.
  */
-struct mi *
-mi_open(mi_event_cb cb, void *arg, char *err, size_t errlen)
+static struct mi *
+mi_make(int master, mi_event_cb cb, void *arg, char *err, size_t errlen)
 {
 	struct mi *m = xcalloc(1, sizeof *m);
 
@@ -342,8 +344,10 @@ mi_open(mi_event_cb cb, void *arg, char *err, size_t errlen)
 	m->arg = arg;
 	m->log_fd = -1;
 	TAILQ_INIT(&m->cmds);
-	if ((m->console = console_open(true, mi_console_cb, m, err,
-	    errlen)) == NULL) {
+	m->console = master == -1 ? console_open(true, mi_console_cb, m, err,
+	    errlen) : console_adopt(master, false, mi_console_cb, m, err,
+	    errlen);
+	if (m->console == NULL) {
 		free(m);
 		return NULL;
 	}
@@ -353,27 +357,20 @@ mi_open(mi_event_cb cb, void *arg, char *err, size_t errlen)
 }
 
 /*
- * Go on with the MI pty of an adopted session's gdb, whose master its
- * keeper held; what gdb wrote while no daemon read is read now, answers
- * to a dead daemon's commands among it, which no token of ours matches.
+ * Create the MI pty, raw so that records arrive as gdb wrote them; its
+ * slave stays open here so the master never reads EIO before gdb opens it.
  */
+struct mi *
+mi_open(mi_event_cb cb, void *arg, char *err, size_t errlen)
+{
+	return mi_make(-1, cb, arg, err, errlen);
+}
+
+/* Go on with the MI pty of an adopted session's gdb. */
 struct mi *
 mi_adopt(int master, mi_event_cb cb, void *arg, char *err, size_t errlen)
 {
-	struct mi *m = xcalloc(1, sizeof *m);
-
-	m->cb = cb;
-	m->arg = arg;
-	m->log_fd = -1;
-	TAILQ_INIT(&m->cmds);
-	if ((m->console = console_adopt(master, false, mi_console_cb, m, err,
-	    errlen)) == NULL) {
-		free(m);
-		return NULL;
-	}
-	frame_init(&m->frame, FRAME_MAX);
-	frame_cut(&m->frame);
-	return m;
+	return mi_make(master, cb, arg, err, errlen);
 }
 
 /* The master of the MI pty, for the keeper to hold. */

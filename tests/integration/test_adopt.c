@@ -80,6 +80,20 @@ adopt_expect_lines(long id, const char *after)
 	free(want);
 }
 
+/* Assert that a resume of session ids stops at loop_tick again; its seq. */
+static long
+adopt_resume_hits(const char *ids, const char *after)
+{
+	json_t	*hit = h_cli_json(H_ARGS("resume", "--wait", ids));
+	long	 seq = (long)h_jint(hit, "target.seq", -1);
+
+	cr_assert_str_eq(h_jstr(hit, "target.stop.func") ? h_jstr(hit,
+	    "target.stop.func") : "(none)", "loop_tick", "the resume after "
+	    "%s did not stop at the breakpoint", after);
+	json_decref(hit);
+	return seq;
+}
+
 /* The path of the socket keeper n of session id waits at. */
 static void
 adopt_keeper_sock(long id, int n, char *buf, size_t len)
@@ -310,13 +324,6 @@ Test(adopt, a_forged_or_foreign_keeper_socket_is_not_adopted)
 	close(fd);
 }
 
-/* `dbgctl --json ARGS...` of a command asserted to succeed. */
-static json_t *
-adopt_json(const char *const args[])
-{
-	return h_cli_json(args);
-}
-
 /*
  * A gdb session stopped at a breakpoint when its daemon is killed is
  * adopted as gdb left it: stopped there, the breakpoint listed, its seq
@@ -326,7 +333,8 @@ adopt_json(const char *const args[])
 Test(adopt, a_gdb_session_outlives_a_sigkill_of_its_daemon)
 {
 	char m[96], ids[32];
-	json_t *st, *hit, *list;
+	json_t *st, *list;
+	struct h_res r;
 	long id, seq, seq2;
 	pid_t gdb;
 
@@ -338,7 +346,7 @@ Test(adopt, a_gdb_session_outlives_a_sigkill_of_its_daemon)
 	h_idstr(id, ids, sizeof ids);
 	cr_assert(h_cli_wait_status(id, "target.state", "running",
 	    H_WAIT_BOUND), "session %ld never ran its program", id);
-	json_decref(adopt_json(H_ARGS("break", ids, "loop_tick")));
+	json_decref(h_cli_json(H_ARGS("break", ids, "loop_tick")));
 	cr_assert(h_cli_wait_status(id, "target.state", "stopped",
 	    H_WAIT_BOUND), "the breakpoint was never hit");
 	st = h_cli_status(id);
@@ -360,19 +368,16 @@ Test(adopt, a_gdb_session_outlives_a_sigkill_of_its_daemon)
 	    "adoption is not past the one before");
 	cr_assert_eq((pid_t)h_jint(st, "pid", -1), gdb, "another gdb");
 	json_decref(st);
-	list = adopt_json(H_ARGS("break", "--list", ids));
+	list = h_cli_json(H_ARGS("break", "--list", ids));
 	cr_assert_not_null(strstr(json_dumps(list, 0), "loop_tick"),
 	    "the breakpoint is not listed after the adoption");
 	json_decref(list);
-	hit = adopt_json(H_ARGS("resume", "--wait", ids));
-	seq2 = (long)h_jint(hit, "target.seq", -1);
-	cr_assert_str_eq(h_jstr(hit, "target.stop.func"), "loop_tick",
-	    "the resume after the adoption did not stop at the breakpoint");
-	json_decref(hit);
+	seq2 = adopt_resume_hits(ids, "the adoption");
 	st = h_cli_status(id);
 	cr_assert_eq(h_jint(st, "target.seq", -1), seq2);
 	json_decref(st);
-	h_cli_exit(&(struct h_res){ 0 }, 0, H_ARGS("stop", ids));
+	h_cli_exit(&r, 0, H_ARGS("stop", ids));
+	h_run_free(&r);
 	cr_assert(h_marker_gone(m), "processes of the adopted gdb session "
 	    "live after its stop");
 }
@@ -441,7 +446,7 @@ Test(adopt, a_remote_session_stays_connected_across_its_adoption)
 	char ids[32], remote[64];
 	struct h_proc srv;
 	struct h_res r;
-	json_t *st, *hit;
+	json_t *st;
 	pid_t gdb;
 	long id;
 
@@ -451,7 +456,7 @@ Test(adopt, a_remote_session_stays_connected_across_its_adoption)
 	    h_run_gdbserver(&srv, &b, loop));
 	id = h_cli_launch(H_ARGS("--remote", remote, "--", loop));
 	h_idstr(id, ids, sizeof(ids));
-	json_decref(adopt_json(H_ARGS("break", ids, "loop_tick")));
+	json_decref(h_cli_json(H_ARGS("break", ids, "loop_tick")));
 	gdb = h_cli_status_pid(id, "pid");
 	h_daemon_fg_kill();
 	h_daemon_fg();
@@ -461,11 +466,7 @@ Test(adopt, a_remote_session_stays_connected_across_its_adoption)
 	cr_assert_str_eq(h_jstr(st, "kind"), "remote");
 	cr_assert_eq((pid_t)h_jint(st, "pid", -1), gdb, "another gdb");
 	json_decref(st);
-	hit = adopt_json(H_ARGS("resume", "--wait", ids));
-	cr_assert_str_eq(h_jstr(hit, "target.stop.func") ? h_jstr(hit,
-	    "target.stop.func") : "(none)", "loop_tick", "the resume after "
-	    "the adoption did not stop at the breakpoint");
-	json_decref(hit);
+	adopt_resume_hits(ids, "the adoption");
 	h_cli_exit(&r, 0, H_ARGS("stop", ids));
 	h_run_free(&r);
 	cr_assert(h_pid_gone(gdb), "gdb lives after its session's stop");
@@ -535,7 +536,7 @@ Test(adopt, a_gdbserver_session_keeps_its_server_and_port)
 {
 	char ids[32], m[96];
 	struct h_res r;
-	json_t *st, *hit;
+	json_t *st;
 	long id, port;
 	pid_t srv;
 
@@ -545,7 +546,7 @@ Test(adopt, a_gdbserver_session_keeps_its_server_and_port)
 	id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--env", m, "--",
 	    h_ctx_fixture("FIX_LOOP")));
 	h_idstr(id, ids, sizeof ids);
-	json_decref(adopt_json(H_ARGS("break", ids, "loop_tick")));
+	json_decref(h_cli_json(H_ARGS("break", ids, "loop_tick")));
 	st = h_cli_status(id);
 	srv = (pid_t)h_jint(st, "server_pid", -1);
 	port = (long)h_jint(st, "port", -1);
@@ -560,11 +561,7 @@ Test(adopt, a_gdbserver_session_keeps_its_server_and_port)
 	    "server");
 	cr_assert_eq((long)h_jint(st, "port", -1), port, "another port");
 	json_decref(st);
-	hit = adopt_json(H_ARGS("resume", "--wait", ids));
-	cr_assert_str_eq(h_jstr(hit, "target.stop.func") ? h_jstr(hit,
-	    "target.stop.func") : "(none)", "loop_tick", "the resume after "
-	    "the adoption did not stop at the breakpoint");
-	json_decref(hit);
+	adopt_resume_hits(ids, "the adoption");
 	h_cli_exit(&r, 0, H_ARGS("stop", ids));
 	h_run_free(&r);
 	cr_assert(h_marker_gone(m), "processes of the adopted gdbserver "
@@ -582,7 +579,7 @@ Test(adopt, a_replace_hands_over_its_sessions)
 	char m[96], script[256], ids[32], gids[32];
 	struct adopt_wait w = { 0, "target", "line20\n" };
 	struct h_res r;
-	json_t *st, *hit;
+	json_t *st;
 	long id, gid;
 	pid_t gdb;
 	int code;
@@ -600,7 +597,7 @@ Test(adopt, a_replace_hands_over_its_sessions)
 	h_idstr(gid, gids, sizeof gids);
 	cr_assert(h_cli_wait_status(gid, "target.state", "running",
 	    H_WAIT_BOUND), "session %s never ran its program", gids);
-	json_decref(adopt_json(H_ARGS("break", gids, "loop_tick")));
+	json_decref(h_cli_json(H_ARGS("break", gids, "loop_tick")));
 	cr_assert(h_cli_wait_status(gid, "target.state", "stopped",
 	    H_WAIT_BOUND), "the breakpoint was never hit");
 	gdb = h_cli_status_pid(gid, "pid");
@@ -619,11 +616,7 @@ Test(adopt, a_replace_hands_over_its_sessions)
 	    "target.stop.func") : "(none)", "loop_tick", "where the target "
 	    "is after the replace");
 	json_decref(st);
-	hit = adopt_json(H_ARGS("resume", "--wait", gids));
-	cr_assert_str_eq(h_jstr(hit, "target.stop.func") ? h_jstr(hit,
-	    "target.stop.func") : "(none)", "loop_tick", "the resume after "
-	    "the replace did not stop at the breakpoint");
-	json_decref(hit);
+	adopt_resume_hits(gids, "the replace");
 	w.text = "line2999\n";
 	cr_assert(h_wait_for(adopt_stream_has, &w, H_WAIT_BOUND),
 	    "the last lines never came after the replace");
