@@ -127,6 +127,11 @@ backend_lldb_server_start(struct session *s, char *err, size_t errlen)
 	rc = server_start(backend_lldb_managed(s), s, av.v, s->l.port,
 	    backend_lldb_server_served, err, errlen);
 	argv_free(av.v);
+	/* Adopted, lldb runs already, connected: it is taken over too. */
+	if (rc == 0 && dmn.adopting != NULL) {
+		backend_lldb_adopted(s);
+		rc = session_proc_spawn_main(s, err, errlen);
+	}
 	return rc;
 }
 
@@ -134,7 +139,12 @@ backend_lldb_server_start(struct session *s, char *err, size_t errlen)
 static void
 backend_lldb_server_ready(struct session *s, struct session_proc *sp)
 {
-	if (server_started(backend_lldb_managed(s), sp))
+	struct server *srv = backend_lldb_managed(s);
+
+	/* Adopted, the server listens and lldb is connected to it. */
+	if (proc_adopted(sp->proc) && server_adopted(srv, sp))
+		return;
+	if (server_started(srv, sp))
 		return;
 	if (sp == &s->procs[0])
 		(void)session_ready(s);
@@ -178,7 +188,7 @@ const struct backend backend_lldb_server = {
 	.debugger = "lldb",
 	/* lldb's embedded Python breaks when another python3 leads PATH. */
 	.path = "/usr/local/bin:/usr/bin:/bin",
-	.flags = BACKEND_PROGRAM | BACKEND_SERVER,
+	.flags = BACKEND_PROGRAM | BACKEND_SERVER | BACKEND_ADOPT,
 	.params = backend_lldb_server_params,
 	.check = backend_lldb_server_check,
 	.argv = backend_lldb_server_argv,

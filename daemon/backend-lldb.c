@@ -503,11 +503,31 @@ backend_lldb_peek_managed(const struct session *s)
 	return d != NULL ? &d->server : NULL;
 }
 
-/* lldb's state, then lldb. */
+/*
+ * An adopted lldb is where its console log ends: at its prompt if the
+ * log's last bytes draw it, as they would have been watched arriving.
+ */
+void
+backend_lldb_adopted(struct session *s)
+{
+	struct lldb_data	*d = backend_lldb_data(s);
+	char			 buf[BACKEND_LLDB_WINDOW];
+	uint64_t		 end = output_size(&s->output);
+	uint64_t		 from = end > sizeof buf ? end - sizeof buf : 0;
+	struct session_event	 ev = { .kind = SE_OUTPUT, .data = buf };
+
+	ev.len = output_read(&s->output, from, buf, (size_t)(end - from));
+	if (ev.len > 0)
+		backend_lldb_watch(d->watch, s, &ev);
+}
+
+/* lldb's state, then lldb (or, adopted, where it is). */
 static int
 backend_lldb_start(struct session *s, char *err, size_t errlen)
 {
 	(void)backend_lldb_data(s);
+	if (dmn.adopting != NULL)
+		backend_lldb_adopted(s);
 	return session_proc_spawn_main(s, err, errlen);
 }
 
@@ -532,7 +552,7 @@ const struct backend backend_lldb = {
 	.debugger = "lldb",
 	/* lldb's embedded Python breaks when another python3 leads PATH. */
 	.path = "/usr/local/bin:/usr/bin:/bin",
-	.flags = BACKEND_PROGRAM,
+	.flags = BACKEND_PROGRAM | BACKEND_ADOPT,
 	.check = backend_lldb_check,
 	.argv = backend_lldb_argv,
 	.start = backend_lldb_start,

@@ -313,6 +313,7 @@ bool		 proc_contained(const struct proc *);
 void		 proc_mark_quit(struct proc *);
 void		 proc_mark_detached(struct proc *);
 const char	*proc_cgroup(const struct proc *);
+bool		 proc_adopted(const struct proc *);
 void		 proc_hold(struct proc *, const char *name, int fd);
 void		 proc_release(struct proc *, const char *name);
 struct proc	*proc_adopt(pid_t keeper, int ctl, const char *exec_name,

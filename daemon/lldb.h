@@ -34,5 +34,6 @@ extern const struct backend backend_lldb;
 struct server	*backend_lldb_managed(struct session *);
 const struct server *backend_lldb_peek_managed(const struct session *);
 void		 backend_lldb_argv_end(struct session *, struct argv *);
+void		 backend_lldb_adopted(struct session *);
 
 #endif

@@ -558,6 +558,13 @@ proc_contained(const struct proc *pr)
 	return pr->cg != NULL;
 }
 
+/* Whether it is a keeper a dead daemon left, which this one adopted. */
+bool
+proc_adopted(const struct proc *pr)
+{
+	return pr->adopted;
+}
+
 /* The name of its tree's cgroup, for a session's record; or NULL. */
 const char *
 proc_cgroup(const struct proc *pr)

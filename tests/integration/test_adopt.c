@@ -626,3 +626,84 @@ Test(adopt, a_replace_hands_over_its_sessions)
 	cr_assert(h_marker_gone(m), "processes of the sessions live after "
 	    "stop --all");
 }
+
+/*
+ * An lldb session, at its prompt when its daemon is killed, is adopted at
+ * its prompt (its console log's last bytes draw it): exec types there and
+ * is answered at once.
+ */
+Test(adopt, an_lldb_session_is_adopted_at_its_prompt)
+{
+	const char *loop = h_ctx_fixture("FIX_LOOP");
+	char ids[32], m[96];
+	struct h_res r;
+	pid_t lldb;
+	long id;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	h_marker_new("DBGI_ADOPT_LLDB", m, sizeof m);
+	id = h_cli_launch(H_ARGS("--kind", "lldb", "--env", m, "--", loop));
+	h_idstr(id, ids, sizeof ids);
+	h_cli_wait_log(ids, "(lldb)", H_WAIT_BOUND);
+	/* An exec answered says lldb sat at its prompt before the kill. */
+	h_cli_exit(&r, 0, H_ARGS("exec", ids, "--", "target", "list"));
+	h_run_free(&r);
+	lldb = h_cli_status_pid(id, "pid");
+	h_daemon_fg_kill();
+	h_daemon_fg();
+	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND),
+	    "the adopted lldb session never ran again");
+	cr_assert_eq(h_cli_status_pid(id, "pid"), lldb, "another lldb");
+	h_cli_exit(&r, 0, H_ARGS("exec", ids, "--", "target", "list"));
+	cr_assert_not_null(strstr(r.out, "fix-loop"), "lldb's answer after "
+	    "the adoption: %s", r.out);
+	h_run_free(&r);
+	h_cli_exit(&r, 0, H_ARGS("stop", ids));
+	h_run_free(&r);
+	cr_assert(h_marker_gone(m), "processes of the adopted lldb session "
+	    "live after its stop");
+}
+
+/*
+ * An lldb-server session is adopted with its server and lldb as they were:
+ * the same server at the same port, lldb at its prompt and answering.
+ */
+Test(adopt, an_lldb_server_session_keeps_its_server_and_prompt)
+{
+	char ids[32], m[96];
+	struct h_res r;
+	json_t *st;
+	pid_t srv;
+	long id, port;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	h_marker_new("DBGI_ADOPT_LLDBSRV", m, sizeof m);
+	id = h_cli_launch(H_ARGS("--kind", "lldb-server", "--env", m, "--",
+	    h_ctx_fixture("FIX_LOOP")));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND), "lldb "
+	    "of session %s never answered", ids);
+	st = h_cli_status(id);
+	srv = (pid_t)h_jint(st, "server_pid", -1);
+	port = (long)h_jint(st, "port", -1);
+	json_decref(st);
+	h_daemon_fg_kill();
+	h_daemon_fg();
+	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND),
+	    "the adopted lldb-server session never ran again");
+	st = h_cli_status(id);
+	cr_assert_eq((pid_t)h_jint(st, "server_pid", -1), srv, "another "
+	    "server");
+	cr_assert_eq((long)h_jint(st, "port", -1), port, "another port");
+	json_decref(st);
+	h_cli_exit(&r, 0, H_ARGS("exec", ids, "--", "target", "list"));
+	cr_assert_not_null(strstr(r.out, "fix-loop"), "lldb's answer after "
+	    "the adoption: %s", r.out);
+	h_run_free(&r);
+	h_cli_exit(&r, 0, H_ARGS("stop", ids));
+	h_run_free(&r);
+	cr_assert(h_marker_gone(m), "processes of the adopted lldb-server "
+	    "session live after its stop");
+}
