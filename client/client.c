@@ -146,6 +146,8 @@ client_close(struct client *c)
 	c->reply = NULL;
 	json_decref(c->error.data);
 	c->error.data = NULL;
+	json_decref(c->params);
+	c->params = NULL;
 }
 
 /*
@@ -278,7 +280,7 @@ client_open_bound(struct client *c)
  * next daemon to adopt them (their keepers' sockets, SOCKET.kID.N): then
  * even a command that only reads starts one, which has them to show.
  */
-static bool
+int
 client_sessions_wait(const struct client *c)
 {
 	char		 dir[PATH_MAX], base[PATH_MAX + 2];
@@ -340,8 +342,8 @@ client_lost(struct client *c, int error)
 	client_fatal("lost connection to the daemon");
 }
 
-/* Write a whole request line to the socket; exit if the daemon is gone. */
-static void
+/* Write a whole request line to the socket: 0, or the errno it failed with. */
+static int
 client_send(struct client *c, const char *buf, size_t len)
 {
 	ssize_t	n;
@@ -351,10 +353,32 @@ client_send(struct client *c, const char *buf, size_t len)
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1)
-			client_lost(c, errno);
+			return errno;
 		buf += n;
 		len -= n;
 	}
+	return 0;
+}
+
+static void	client_deliver(struct client *);
+
+/*
+ * The connection was lost with a request in flight (error its errno, or 0
+ * at EOF): a command that rides out a restart (c->resume) connects to the
+ * next daemon and sends the request again, adjusted by c->again; any
+ * other says so and exits.
+ */
+static void
+client_recover(struct client *c, int error)
+{
+	if (!c->resume || client_remote() != NULL || c->ssh_pid > 0)
+		client_lost(c, error);
+	if (reconnect_again(c) != 0)
+		exit(EXIT_NODAEMON);
+	c->restarts++;
+	if (c->again != NULL)
+		c->again(c, c->params);
+	client_deliver(c);
 }
 
 /*
@@ -439,10 +463,14 @@ client_read(struct client *c)
 		n = read(c->fd, buf, sizeof buf);
 		if (n == -1 && errno == EINTR)
 			continue;
+		if (n == -1 && c->resume && errno == ECONNRESET)
+			n = 0;
 		if (n == -1)
 			client_lost(c, errno);
-		if (n == 0)
-			client_lost(c, 0);
+		if (n == 0) {
+			client_recover(c, 0);
+			continue;
+		}
 		rv = frame_feed(&c->frame, buf, n, client_line, c);
 		if (rv == FRAME_OVERFLOW)
 			client_fatal("reply from the daemon is too long");
@@ -478,25 +506,38 @@ client_error_set(struct client *c, const char *method, json_t *error)
 		strlcpy(c->error.message, message, sizeof c->error.message);
 }
 
-/* Send method with params (stolen) as request want_id. */
+/* Send the request in flight, c->method with c->params, as want_id. */
 static void
-client_request(struct client *c, const char *method, json_t *params)
+client_deliver(struct client *c)
 {
 	json_t	*id, *msg;
 	char	*line;
 	size_t	 len;
+	int	 error;
 
+	id = json_integer(c->want_id);
+	msg = rpc_request_new(id, c->method, json_incref(c->params));
+	json_decref(id);
+	if (msg == NULL || (line = rpc_dump(msg, &len)) == NULL)
+		client_fatal("%s: cannot build the request", c->method);
+	json_decref(msg);
+	error = client_send(c, line, len);
+	free(line);
+	if (error != 0)
+		client_recover(c, error);
+}
+
+/* Send method with params (stolen) as request want_id. */
+static void
+client_request(struct client *c, const char *method, json_t *params)
+{
 	if (c->fd == -1)
 		client_connect(c);
 	c->want_id = c->next_id++;
-	id = json_integer(c->want_id);
-	msg = rpc_request_new(id, method, params);
-	json_decref(id);
-	if (msg == NULL || (line = rpc_dump(msg, &len)) == NULL)
-		client_fatal("%s: cannot build the request", method);
-	json_decref(msg);
-	client_send(c, line, len);
-	free(line);
+	c->method = method;
+	json_decref(c->params);
+	c->params = params;
+	client_deliver(c);
 }
 
 /* Take a reply apart: its result (a new reference), or NULL with c->error set. */
@@ -602,6 +643,12 @@ client_error(struct client *c)
 	if (c->args != NULL)
 		args_name_params(c->args, c->error.message,
 		    sizeof c->error.message);
+	/* The next daemon adopted what it could: this session was not. */
+	if (c->restarts > 0 && strcmp(c->error.kind, "no_such_session") == 0) {
+		client_warn("the daemon restarted, and the session did not "
+		    "outlive it: %s", c->error.message);
+		return EXIT_NODAEMON;
+	}
 	client_warn("%s", c->error.message);
 	for (e = c->exits != NULL ? c->exits : client_exits; e->kind != NULL;
 	    e++) {

@@ -31,6 +31,8 @@ struct attach {
 	struct term	 term;		/* the modes the console's output set */
 	int		 server;	/* typing goes to the server's terminal */
 	int		 to_server;	/* the daemon said it does */
+	long long	 pid;		/* the daemon's, -1 unknown (remote) */
+	int		 lost;		/* after a restart: the attach failed */
 };
 
 /*
@@ -254,6 +256,71 @@ cmd_attach_loop(struct attach *a)
 	}
 }
 
+/* Take the attach's answer: the session, the viewer, the terminal. */
+static void
+cmd_attach_took(struct attach *a, json_t *r)
+{
+	a->id = json_integer_value(json_object_get(r, "session"));
+	a->viewer = json_integer_value(json_object_get(r, "viewer"));
+	a->to_server = json_is_string(json_object_get(r, "terminal")) &&
+	    strcmp(json_string_value(json_object_get(r, "terminal")),
+	    "server") == 0;
+}
+
+static json_t	*cmd_attach_params(const struct attach *);
+static int	 cmd_attach_finish(struct attach *, int);
+
+/*
+ * Attaching again after a restart failed: no daemon came back (said
+ * already), the session ended meanwhile (told as an end is), or the
+ * next daemon did not adopt it. An exit status.
+ */
+static int
+cmd_attach_lost(struct attach *a)
+{
+	if (a->raw.error.kind[0] == '\0')
+		return EXIT_NODAEMON;
+	if (strcmp(a->raw.error.kind, "not_running") == 0)
+		return cmd_attach_finish(a, 1);
+	return client_error(&a->raw);
+}
+
+/*
+ * The console's stream ended: when the daemon restarted under it, attach
+ * again to the next one, which adopted the session, and redraw (its last
+ * lines, then a forced repaint), the terminal raw all along. 1 once
+ * attached again; 0 when the end stands, a->lost set when attaching
+ * again failed (said once the terminal is restored).
+ */
+static int
+cmd_attach_again(struct attach *a)
+{
+	json_t	*r;
+	int	 restarted;
+
+	if ((restarted = reconnect_restarted(a->c, &a->pid)) == 0)
+		return 0;
+	if (restarted == -1) {
+		a->lost = 1;
+		return 0;
+	}
+	client_close(&a->raw);
+	a->raw.restarts++;
+	if ((r = client_raw_call(&a->raw, "attach", cmd_attach_params(a))) ==
+	    NULL) {
+		a->lost = 1;
+		return 0;
+	}
+	cmd_attach_took(a, r);
+	json_decref(r);
+	if (!a->quiet)
+		fprintf(stderr, "%s[the daemon restarted: attached again to "
+		    "session %lld]\r\n", a->last == '\n' ? "\r" : "\r\n",
+		    a->id);
+	cmd_attach_resize(a, 1);
+	return 1;
+}
+
 /* The attach is over: the session's status, or why it ended. */
 static int
 cmd_attach_finish(struct attach *a, int ended)
@@ -331,6 +398,8 @@ cmd_attach_terminal(struct client *c, json_t *session, int key, int quiet,
 	a.quiet = quiet;
 	term_init(&a.term);
 	a.server = server;
+	/* Which daemon serves it, to tell its death from the session's end. */
+	a.pid = client_remote() == NULL ? reconnect_daemon_pid(c) : -1;
 	client_init(&a.raw, c->socket_arg, c->json);
 	a.raw.autostart = 0;
 	if ((r = client_raw_call(&a.raw, "attach", cmd_attach_params(&a))) ==
@@ -340,11 +409,7 @@ cmd_attach_terminal(struct client *c, json_t *session, int key, int quiet,
 		/* Already over: report how it ended, as a finished attach would. */
 		return cmd_attach_finish(&a, 1);
 	}
-	a.id = json_integer_value(json_object_get(r, "session"));
-	a.viewer = json_integer_value(json_object_get(r, "viewer"));
-	a.to_server = json_is_string(json_object_get(r, "terminal")) &&
-	    strcmp(json_string_value(json_object_get(r, "terminal")),
-	    "server") == 0;
+	cmd_attach_took(&a, r);
 	json_decref(r);
 	cmd_attach_banner(&a);
 	if (pipe2(a.events, O_CLOEXEC | O_NONBLOCK) != 0)
@@ -354,8 +419,11 @@ cmd_attach_terminal(struct client *c, json_t *session, int key, int quiet,
 	if (!a.tty)
 		tty_plain(a.events[1]);
 	cmd_attach_resize(&a, 1);
-	ended = cmd_attach_loop(&a);
+	while ((ended = cmd_attach_loop(&a)) == 1 && cmd_attach_again(&a))
+		continue;
 	tty_leave();
+	if (a.lost)
+		return cmd_attach_lost(&a);
 	/* `dbgctl attach 3 | head -3`: our reader left, not the daemon. */
 	if (ended == ATTACH_STDOUT_GONE)
 		cmd_stdout_gone();

@@ -162,6 +162,77 @@ cmd_expect_params(struct cmd *self)
 	return params;
 }
 
+/* Where an expect sent again goes on from, and when its --timeout ends. */
+struct cmd_expect_again {
+	long long	from;		/* -1: as the request says */
+	long long	deadline;
+};
+
+/*
+ * An expect sent again after a restart matches from where the first one
+ * began, since the next daemon knows no cursor of the dead one's, with
+ * what is left of its --timeout.
+ */
+static void
+cmd_expect_again(struct client *c, json_t *params)
+{
+	struct cmd_expect_again	*ag = c->again_arg;
+	long long		 left;
+
+	if (ag->from >= 0 && json_object_get(params, "from") == NULL)
+		json_object_set_new(params, "from", json_integer(ag->from));
+	if (json_object_get(params, "timeout") == NULL)
+		return;
+	left = ag->deadline - reconnect_now();
+	json_object_set_new(params, "timeout", json_integer(left > 0 ? left :
+	    0));
+}
+
+/*
+ * Where the cursor an expect goes on from stands: an expect of nothing
+ * that does not wait matches there at once (and moves nothing); -1 if it
+ * failed (c->error says why, as the expect would).
+ */
+static long long
+cmd_expect_cursor(struct cmd *self, struct client *c)
+{
+	json_t		*params, *result;
+	long long	 from;
+
+	params = cmd_expect_params(self);
+	json_object_del(params, "patterns");
+	json_object_del(params, "flags");
+	json_object_set_new(params, "exact", json_pack("[s]", ""));
+	json_object_set_new(params, "timeout", json_integer(0));
+	if ((result = client_call(c, "expect", params)) == NULL)
+		return -1;
+	from = json_integer_value(json_object_get(result, "from"));
+	json_decref(result);
+	return from;
+}
+
+/*
+ * Make the expect ride out a restart of the daemon: sent again, it goes
+ * on from the offset it began at (--from's, or the cursor's, asked first);
+ * 0, or -1 when that asking failed.
+ */
+static int
+cmd_expect_resume(struct cmd *self, struct client *c,
+    struct cmd_expect_again *ag)
+{
+	const struct args *a = &self->args;
+
+	ag->from = -1;
+	ag->deadline = reconnect_now() + args_number(a, "timeout", 0);
+	if (client_remote() == NULL && !args_has(a, "from") &&
+	    (ag->from = cmd_expect_cursor(self, c)) == -1)
+		return -1;
+	c->resume = 1;
+	c->again = cmd_expect_again;
+	c->again_arg = ag;
+	return 0;
+}
+
 /* Print the match's text and a newline; an exit status. */
 static int
 cmd_expect_print(json_t *result)
@@ -192,6 +263,7 @@ static int
 cmd_expect_exec(struct cmd *self, struct client *c)
 {
 	const struct args	*a = &self->args;
+	struct cmd_expect_again	 ag;
 	const char		*stream;
 	json_t			*result;
 	int			 rv;
@@ -203,6 +275,8 @@ cmd_expect_exec(struct cmd *self, struct client *c)
 	if (args_number(a, "timeout", 0) > INT32_MAX)
 		return cmd_usage(self, "bad --timeout: %s (at most %d ms)",
 		    args_get(a, "timeout"), INT32_MAX);
+	if (cmd_expect_resume(self, c, &ag) != 0)
+		return cmd_expect_failed(self, c);
 	if ((result = client_call(c, "expect", cmd_expect_params(self))) ==
 	    NULL)
 		return cmd_expect_failed(self, c);

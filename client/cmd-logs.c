@@ -454,6 +454,11 @@ cmd_logs_exec(struct cmd *self, struct client *c)
 	st.all_times = json_array();
 	st.missing = json_array();
 	cmd_logs_terminal(self, c, &st);
+	/*
+	 * Each request names the offset after the last byte printed: sent
+	 * again to the daemon that adopts the session, it goes on there.
+	 */
+	c->resume = 1;
 	while (more) {
 		result = client_call(c, "logs", cmd_logs_params(&st));
 		if (result == NULL) {

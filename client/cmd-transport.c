@@ -175,12 +175,46 @@ const struct cmd_entry cmd_recv_entry = {
 	.options = cmd_recv_options_help,
 };
 
+/*
+ * The pipe's stream ended: the target's output did, unless the daemon
+ * died. A pipe does not go on across a restart: it carries no offsets,
+ * so where the next daemon's pipe would begin cannot be told from what
+ * was printed (the target stream's log has every byte). An exit status.
+ */
+static int
+cmd_pipe_ended(struct cmd *self, struct client *c, long long pid)
+{
+	json_t	*result;
+	int	 restarted;
+
+	client_close(c);
+	c->autostart = 0;
+	if ((restarted = reconnect_restarted(c, &pid)) == -1)
+		return EXIT_NODAEMON;
+	if (restarted) {
+		client_warn("the daemon restarted while piping, and a pipe "
+		    "does not go on across a restart: what the target wrote "
+		    "is in `dbgctl logs --stream target %s`, and what was "
+		    "sent to it in --stream target-in", args_operand(
+		    &self->args, 0));
+		return EXIT_NODAEMON;
+	}
+	if ((result = client_call(c, "ping", json_object())) == NULL)
+		return client_error(c);
+	json_decref(result);
+	return EXIT_OK;
+}
+
 /* pipe SESSION: bridge this process's stdin and stdout to the target. */
 static int
 cmd_pipe_exec(struct cmd *self, struct client *c)
 {
-	json_t *result;
+	json_t		*result;
+	long long	 pid = -1;
 
+	/* Which daemon pipes, to tell its death from the output's end. */
+	if (client_remote() == NULL)
+		pid = reconnect_daemon_pid(c);
 	result = client_raw_call(c, "pipe", json_pack("{s:O, s:s}", "session",
 	    self->session, "stream", "target"));
 	if (result == NULL)
@@ -189,13 +223,7 @@ cmd_pipe_exec(struct cmd *self, struct client *c)
 	if (pump_run(c->fd, 0) != EXIT_OK)
 		return EXIT_FAILED;
 	ssh_end(c);
-	/* The stream ended: the target's output did, unless the daemon died. */
-	client_close(c);
-	c->autostart = 0;
-	if ((result = client_call(c, "ping", json_object())) == NULL)
-		return client_error(c);
-	json_decref(result);
-	return EXIT_OK;
+	return cmd_pipe_ended(self, c, pid);
 }
 
 const struct cmd_entry cmd_pipe_entry = {

@@ -8,6 +8,19 @@
 
 #include "dbgctl.h"
 
+/* A wait sent again after a restart has what is left of its --timeout. */
+static void
+cmd_wait_again(struct client *c, json_t *params)
+{
+	long long	*deadline = c->again_arg, left;
+
+	if (json_object_get(params, "timeout") == NULL)
+		return;
+	left = *deadline - reconnect_now();
+	json_object_set_new(params, "timeout", json_integer(left > 0 ? left :
+	    0));
+}
+
 /* The exit status of an ended session: its verdict's, else its program's. */
 static int
 cmd_wait_status(json_t *session)
@@ -41,12 +54,18 @@ cmd_wait_exec(struct cmd *self, struct client *c)
 {
 	const struct args	*a = &self->args;
 	json_t			*params, *session;
+	long long		 deadline;
 	int			 rv;
 
 	params = json_pack("{s:O}", "session", self->session);
 	if (args_has(a, "timeout"))
 		json_object_set_new(params, "timeout", json_integer(args_number(a,
 		    "timeout", 0)));
+	/* Sent again to the daemon that adopts the session, if this one dies. */
+	deadline = reconnect_now() + args_number(a, "timeout", 0);
+	c->resume = 1;
+	c->again = cmd_wait_again;
+	c->again_arg = &deadline;
 	session = client_call(c, "wait", params);
 	/* A verdict that holds the session ends the wait: say which. */
 	if (session == NULL) {

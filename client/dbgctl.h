@@ -127,6 +127,19 @@ struct client {
 	size_t			 reply_len;
 
 	struct client_error	 error;
+
+	/*
+	 * Riding out a daemon's restart (reconnect.c): with resume, a lost
+	 * connection is made again to the next daemon and the request in
+	 * flight (method, params) sent again, after again has adjusted its
+	 * params; restarts counts the times.
+	 */
+	int			 resume;
+	int			 restarts;
+	const char		*method;
+	json_t			*params;
+	void			(*again)(struct client *, json_t *params);
+	void			*again_arg;	/* again's own */
 };
 
 struct cmd;
@@ -190,6 +203,14 @@ void		 client_fatal(const char *, ...)
 void		 client_vwarn(const char *, va_list);
 void		 client_warn(const char *, ...)
 		    __attribute__((format(printf, 1, 2)));
+int		 client_sessions_wait(const struct client *);
+
+/* reconnect.c */
+long long	 reconnect_now(void);
+long long	 reconnect_bound(void);
+int		 reconnect_again(struct client *);
+long long	 reconnect_daemon_pid(struct client *);
+int		 reconnect_restarted(struct client *, long long *);
 
 /* args.c */
 int		 args_strtonum(const char *, long long *);
