@@ -268,13 +268,17 @@ Test(attach, sigtstp_restores_while_stopped)
 	h_pty_close(&p);
 }
 
-/* The daemon SIGKILLed under the client: it exits non-zero, restored. */
+/*
+ * The daemon SIGKILLed under the client, its session gone with it (no
+ * adoption): it exits non-zero, restored.
+ */
 Test(attach, daemon_killed_restores)
 {
 	char ids[32], ws[96];
 	struct h_pty p;
 	pid_t d;
 
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=0");
 	attached_idle(&p, "kill-ready", ids, sizeof(ids));
 	d = h_daemon_pid();
 	cr_assert_gt(d, 0, "no daemon answers hello");

@@ -227,7 +227,10 @@ Test(term, session_stopped_undoes_modes_and_says_so)
 	h_pty_close(&p);
 }
 
-/* The daemon SIGKILLed under the client: the modes are undone all the same. */
+/*
+ * The daemon SIGKILLed under the client, its session gone with it (no
+ * adoption): the modes are undone all the same.
+ */
 Test(term, daemon_killed_undoes_modes)
 {
 	char ids[32];
@@ -235,6 +238,7 @@ Test(term, daemon_killed_undoes_modes)
 	size_t off;
 	pid_t d;
 
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=0");
 	launch_modes(NULL, ids, sizeof(ids));
 	off = attach_pty(&p, ids, NULL, "modes-ready");
 	d = h_daemon_pid();
