@@ -190,8 +190,9 @@ cmd_expect_again(struct client *c, json_t *params)
 
 /*
  * Where the cursor an expect goes on from stands: an expect of nothing
- * that does not wait matches there at once (and moves nothing); -1 if it
- * failed (c->error says why, as the expect would).
+ * that does not wait matches there at once (and moves nothing), or on an
+ * empty stream times out saying where it began; -1 if it failed
+ * (c->error says why, as the expect would).
  */
 static long long
 cmd_expect_cursor(struct cmd *self, struct client *c)
@@ -204,8 +205,14 @@ cmd_expect_cursor(struct cmd *self, struct client *c)
 	json_object_del(params, "flags");
 	json_object_set_new(params, "exact", json_pack("[s]", ""));
 	json_object_set_new(params, "timeout", json_integer(0));
-	if ((result = client_call(c, "expect", params)) == NULL)
-		return -1;
+	/* Nothing to match yet (an empty stream) times out, saying from. */
+	if ((result = client_call(c, "expect", params)) == NULL) {
+		if (strcmp(c->error.kind, "timeout") != 0 ||
+		    !json_is_integer(json_object_get(c->error.data, "from")))
+			return -1;
+		return json_integer_value(json_object_get(c->error.data,
+		    "from"));
+	}
 	from = json_integer_value(json_object_get(result, "from"));
 	json_decref(result);
 	return from;

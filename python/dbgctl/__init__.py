@@ -22,7 +22,11 @@ Errors are :class:`Error`, with the daemon's ``code``, ``kind`` and
 :class:`Unauthorized`, :class:`NoSuchSession` and :class:`Verdict` (a
 call the session's verdict ended) are its subclasses by kind;
 :class:`ProtocolError` is what every call raises once the client has closed
-a connection whose daemon sent what it cannot take (a line over 1 MiB).
+a connection whose daemon sent what it cannot take (a line over 1 MiB);
+:class:`ConnectionLost` what a call raises when the daemon went away under
+it and the call could not be carried on with the next daemon (a client on
+a Unix socket connects to that one, which adopts the sessions that outlive
+a daemon, and sends the waiting calls again: see :class:`Client`).
 :meth:`Session.expect` waits for a pattern on one of a session's streams
 and returns a :class:`Match`.  Run control (gdb family: ``halt``,
 ``resume``, ``break_insert``, ``eval``, ``read_memory``, ``registers``,
@@ -33,8 +37,9 @@ protocol is dbgctl-protocol(7).
 """
 
 from .client import Client, Session, default_socket
-from .errors import (EOF, DebuggerError, Error, NoSuchSession,
-                     ProtocolError, Timeout, Unauthorized, Verdict)
+from .errors import (EOF, ConnectionLost, DebuggerError, Error,
+                     NoSuchSession, ProtocolError, Timeout, Unauthorized,
+                     Verdict)
 from .match import Match
 from .stop import Stop
 
@@ -42,4 +47,4 @@ __version__ = "0.1.0"
 
 __all__ = ["Client", "Session", "Match", "Stop", "default_socket", "Error",
            "Timeout", "EOF", "Verdict", "DebuggerError", "Unauthorized",
-           "NoSuchSession", "ProtocolError"]
+           "NoSuchSession", "ProtocolError", "ConnectionLost"]

@@ -12,6 +12,7 @@ The protocol is described in dbgctl-protocol(7).
 import base64
 import collections
 import errno
+import glob
 import itertools
 import json
 import os
@@ -22,7 +23,8 @@ import threading
 import time
 
 from . import ssh
-from .errors import Error, ProtocolError, Timeout, from_reply, hide_frames
+from .errors import (ConnectionLost, Error, NoSuchSession, ProtocolError,
+                     Timeout, from_reply, hide_frames)
 from .match import Match, expect_params
 from .stop import target_record
 
@@ -65,6 +67,19 @@ SEND_LOST_WAIT = 2.0
 
 #: The method of the notice that counts notifications the client dropped.
 DROPPED = "dbgctl.dropped"
+
+#: Seconds a client waits for the next daemon after losing its own, unless
+#: ``DBGCTLD_ADOPT_GRACE`` (the sessions' own wait) or ``reconnect`` says.
+RECONNECT_GRACE = 30.0
+
+#: Seconds between two connects while the next daemon comes up.
+RECONNECT_NAP = 0.02
+
+#: The methods a call sends again to the next daemon when the connection
+#: is lost under it: those that only read or wait, and say where from
+#: (``expect`` only with its ``from``, as :meth:`Session.expect` sends it).
+RESUMABLE = frozenset(("logs", "wait", "status", "list", "ping", "hello",
+                       "expect"))
 
 _FOREVER = None
 
@@ -341,6 +356,26 @@ class Client:
     and after one broken line nothing that follows can be trusted.  Over
     ``ssh://`` the same reader reads ssh's end of the connection.
 
+    A client on a Unix socket rides out a restart of the daemon: when the
+    daemon dies (a crash, SIGKILL) its sessions of the kinds that can be
+    adopted wait for the next daemon (see ADOPTION in dbgctld(8)), and the
+    client connects to that one, starting it, as dbgctl(1) does, when
+    those sessions' keepers wait beside the socket, or waiting for one a
+    service manager restarts, for up to ``reconnect`` seconds (by default
+    ``DBGCTLD_ADOPT_GRACE``'s, else 30; 0 turns this off).  Calls waiting
+    when the connection was lost that only read or wait (``wait``,
+    ``logs``, ``status``, ``list``, ``ping``, and ``expect`` with its
+    ``from``, as :meth:`Session.expect` and :meth:`Session.logs` send
+    them) are sent again, with what is left of their timeouts, and carry
+    on where they were: a stream read goes on at its offset, an expect
+    from its cursor.  Any other call waiting then (``write``, ``read``,
+    ``launch``, ``exec``, ...) raises :class:`ConnectionLost`, as it may
+    or may not have been carried out; the next call goes to the next
+    daemon.  A session that did not outlive the daemon (a debugger kind)
+    is then unknown: :class:`NoSuchSession` says the daemon restarted.
+    A subscription is made again with the same params.  Over TCP and
+    ``ssh://`` a lost connection stays lost.
+
     ``address`` is where the client connected: the socket's path,
     ``(host, port)`` over TCP, or the ``ssh://`` address.
 
@@ -350,7 +385,8 @@ class Client:
     def __init__(self, socket=None, connect=None, token_file=None,
                  autostart=True, request_timeout=60.0,
                  max_notifications=MAX_NOTIFICATIONS,
-                 max_notification_bytes=MAX_NOTIFICATION_BYTES):
+                 max_notification_bytes=MAX_NOTIFICATION_BYTES,
+                 reconnect=None):
         if max_notifications < 1 or max_notification_bytes < 1:
             raise ValueError("max_notifications and max_notification_bytes "
                              "must be at least 1")
@@ -371,7 +407,12 @@ class Client:
         self._ended = False
         self._cause = None
         self._subscribed = False
+        self._sub_params = None
         self._sub_lock = threading.Lock()
+        # Which connection this is (one more at each reconnect), and the
+        # lock that lets one thread make the next.
+        self._generation = 0
+        self._reconnect_lock = threading.RLock()
         # The artifacts directory (or None) of each session this client
         # launched, by id: the pytest plugin waits for their automatic
         # bundles.
@@ -409,6 +450,7 @@ class Client:
         else:
             self.address = socket or default_socket()
             self._sock = _socket_unix(self.address, autostart)
+        self._reconnect = 0.0 if remote else _reconnect_bound(reconnect)
         # How to open another connection like this one (the pytest plugin's
         # failure reports do).
         self._again = {"socket": None if remote else self.address,
@@ -640,8 +682,9 @@ class Client:
                 elif link is not None:
                     self._lost = link
                 else:
-                    self._lost = Error("the daemon closed the connection"
-                                       + (": %s" % cause if cause else ""))
+                    self._lost = ConnectionLost(
+                        "the daemon closed the connection"
+                        + (": %s" % cause if cause else ""))
             slots = list(self._pending.values())
             self._pending.clear()
             self._ended = True
@@ -662,7 +705,72 @@ class Client:
         """
         if timeout is None and default:
             timeout = self.request_timeout
-        return self._send(method, params).result(timeout)
+        start = time.monotonic()
+        restarted = False
+        while True:
+            gen = self._generation
+            try:
+                return self._send(method, params).result(timeout)
+            except ConnectionLost as e:
+                if e.final or not self._resumable(method, params):
+                    raise
+                self._reconnect_from(gen)
+            except NoSuchSession as e:
+                if not restarted:
+                    raise
+                raise NoSuchSession("the daemon restarted, and the session "
+                                    "did not outlive it: %s" % e.message,
+                                    code=e.code, kind=e.kind,
+                                    data=e.data) from None
+            restarted = True
+            # Sent again with what is left of the waits.
+            spent = time.monotonic() - start
+            if timeout is not None:
+                timeout = max(0.0, timeout - spent)
+            if params and isinstance(params.get("timeout"), int):
+                params = dict(params, timeout=max(
+                    0, params["timeout"] - int(spent * 1000)))
+            start = time.monotonic()
+
+    def _resumable(self, method, params):
+        """Whether a call whose connection was lost is sent again."""
+        if not self._reconnect or self._closed or method not in RESUMABLE:
+            return False
+        return method != "expect" or (params or {}).get("from") is not None
+
+    def _reconnect_from(self, gen):
+        """Connect to the next daemon after connection ``gen`` was lost,
+        unless another thread has already; raises :class:`ConnectionLost`
+        if no daemon comes back within ``reconnect`` seconds."""
+        with self._reconnect_lock:
+            if self._generation != gen or self._closed:
+                return
+            if self._reader.is_alive():
+                self._reader.join(SEND_LOST_WAIT)
+            try:
+                sock = _socket_again(self.address, self._reconnect)
+            except ConnectionLost as e:
+                # No daemon to carry on with: this call ends with why.
+                e.final = True
+                raise
+            old = self._sock
+            with self._state:
+                self._sock = sock
+                self._lost = None
+                self._cause = None
+                self._ended = False
+                self._generation += 1
+                self._state.notify_all()
+            try:
+                old.close()
+            except OSError:
+                pass
+            self._reader = threading.Thread(target=self._read_loop,
+                                            name="dbgctl-reader",
+                                            daemon=True)
+            self._reader.start()
+            if self._subscribed:
+                self.call("subscribe", self._sub_params)
 
     def _send(self, method, params, waited=True):
         """Send one request; return the :class:`_Call` its reply comes to.
@@ -678,6 +786,12 @@ class Client:
                              if v is not None}
         line = (json.dumps(req, separators=(",", ":")) + "\n").encode()
         slot = _Slot(waited)
+        with self._state:
+            lost, gen = self._lost, self._generation
+        # The next call after a lost connection goes to the next daemon.
+        if isinstance(lost, ConnectionLost) and self._reconnect and \
+                not self._closed:
+            self._reconnect_from(gen)
         with self._state:
             if self._lost is not None:
                 raise self._lost
@@ -700,7 +814,7 @@ class Client:
                 raise from_reply(slot.reply["error"]) from e
             if cause is not None:
                 raise from_reply(cause) from e
-            raise Error("cannot send to the daemon: %s" % e) from e
+            raise ConnectionLost("cannot send to the daemon: %s" % e) from e
         return _Call(self, method, rid, slot)
 
     def close(self):
@@ -852,8 +966,9 @@ class Client:
 
         Returns the result, with ``sessions`` as they are now.
         """
-        res = self.call("subscribe", {"session": session, "output": output,
-                                      "streams": streams})
+        self._sub_params = {"session": session, "output": output,
+                            "streams": streams}
+        res = self.call("subscribe", self._sub_params)
         self._subscribed = True
         return res
 
@@ -1626,3 +1741,55 @@ def _autostart(path):
                 raise Error(msg) from e
         time.sleep(delay)
         delay = min(delay * 2, 0.05)
+
+
+def _reconnect_bound(reconnect):
+    """The seconds to wait for the next daemon: ``reconnect``, else
+    ``DBGCTLD_ADOPT_GRACE``'s (the sessions wait that long), else 30."""
+    if reconnect is not None:
+        return max(0.0, float(reconnect))
+    try:
+        grace = float(os.environ.get("DBGCTLD_ADOPT_GRACE", ""))
+    except ValueError:
+        grace = 0.0
+    return grace if grace > 0 else RECONNECT_GRACE
+
+
+def _sessions_wait(path):
+    """Whether sessions of a daemon that died wait at ``path`` for the
+    next one: their keepers' sockets, ``PATH.kID.N``, beside it."""
+    return any(os.path.basename(p).startswith(os.path.basename(path) + ".k")
+               for p in glob.glob(glob.escape(path) + ".k*"))
+
+
+def _socket_again(path, bound):
+    """Connect to the next daemon at ``path`` after one was lost: start
+    it (once) when sessions wait to be adopted, else wait for one a
+    service manager starts while it has the socket bound; raises
+    :class:`ConnectionLost` when none can come or none came in time."""
+    deadline = time.monotonic() + bound
+    started = False
+    while True:
+        try:
+            return _try_unix(path)
+        except OSError as e:
+            if e.errno not in (errno.ENOENT, errno.ECONNREFUSED):
+                raise ConnectionLost("lost connection to the daemon; "
+                                     "connect %s: %s"
+                                     % (path, e.strerror)) from e
+        waiting, bound_now = _sessions_wait(path), _socket_bound(path)
+        if not waiting and not bound_now:
+            raise ConnectionLost("lost connection to the daemon, and no "
+                                 "session waits for another one at %s"
+                                 % path)
+        if waiting and not bound_now and not started:
+            started = True
+            try:
+                return _autostart(path)
+            except Error:
+                pass    # a service manager's daemon may still come
+        if time.monotonic() >= deadline:
+            raise ConnectionLost("lost connection to the daemon, and no "
+                                 "daemon came back at %s within %g s"
+                                 % (path, bound))
+        time.sleep(RECONNECT_NAP)

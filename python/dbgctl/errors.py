@@ -15,7 +15,8 @@ from .stop import target_record
 GOT_SHOWN = 512
 
 __all__ = ["Error", "Timeout", "EOF", "Verdict", "DebuggerError",
-           "Unauthorized", "NoSuchSession", "ProtocolError", "from_reply"]
+           "Unauthorized", "NoSuchSession", "ProtocolError", "ConnectionLost",
+           "from_reply"]
 
 
 class Error(Exception):
@@ -149,6 +150,21 @@ class ProtocolError(Error):
 
     def __init__(self, message):
         super().__init__(message, kind="protocol")
+
+
+class ConnectionLost(Error):
+    """The connection to the daemon ended under a call (kind
+    ``connection_lost``, no code): the daemon closed it, died, or could
+    not be written to.  A :class:`dbgctl.Client` on a Unix socket makes
+    the connection again to the next daemon (see its ``reconnect``) and
+    sends again the calls that can be: this is what a call raises when it
+    could not be sent again, or no daemon came back in time.
+    """
+
+    def __init__(self, message):
+        super().__init__(message, kind="connection_lost")
+        #: True when no daemon came back to carry on with.
+        self.final = False
 
 
 def hide_frames(excinfo):
