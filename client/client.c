@@ -3,9 +3,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include <dirent.h>
 #include <errno.h>
-#include <libgen.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -275,33 +273,6 @@ client_open_bound(struct client *c)
 	return -1;
 }
 
-/*
- * Whether sessions of a daemon that died wait beside the socket for the
- * next daemon to adopt them (their keepers' sockets, SOCKET.kID.N): then
- * even a command that only reads starts one, which has them to show.
- */
-int
-client_sessions_wait(const struct client *c)
-{
-	char		 dir[PATH_MAX], base[PATH_MAX + 2];
-	struct dirent	*de;
-	size_t		 len;
-	bool		 found = false;
-	DIR		*d;
-
-	strlcpy(dir, c->socket, sizeof dir);
-	strlcpy(base, c->socket, sizeof base);
-	snprintf(base, sizeof base, "%s.k", basename(base));
-	len = strlen(base);
-	if ((d = opendir(dirname(dir))) == NULL)
-		return false;
-	while (!found && (de = readdir(d)) != NULL)
-		found = strncmp(de->d_name, base, len) == 0 &&
-		    de->d_type == DT_SOCK;
-	closedir(d);
-	return found;
-}
-
 /* Connect to the daemon, starting it if the command allows; exit if none. */
 void
 client_connect(struct client *c)
@@ -320,7 +291,7 @@ client_connect(struct client *c)
 		client_connect_fatal(c);
 	}
 	absent = client_absent(c);
-	if (absent && (c->autostart || client_sessions_wait(c))) {
+	if (absent && (c->autostart || reconnect_sessions_wait(c))) {
 		if (autostart_connect(c) != 0)
 			exit(EXIT_NODAEMON);
 		return;

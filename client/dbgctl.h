@@ -203,9 +203,9 @@ void		 client_fatal(const char *, ...)
 void		 client_vwarn(const char *, va_list);
 void		 client_warn(const char *, ...)
 		    __attribute__((format(printf, 1, 2)));
-int		 client_sessions_wait(const struct client *);
 
 /* reconnect.c */
+int		 reconnect_sessions_wait(const struct client *);
 long long	 reconnect_now(void);
 long long	 reconnect_bound(void);
 int		 reconnect_again(struct client *);

@@ -6,8 +6,11 @@
  * command would, and carries on. Bounded: DBGCTLD_ADOPT_GRACE's seconds,
  * as long as the sessions wait, else 30.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <libgen.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,6 +23,33 @@
 
 /* Pause between two connects while the next daemon comes up. */
 #define RECONNECT_NAP_MS	20
+
+/*
+ * Whether sessions of a daemon that died wait beside the socket for the
+ * next daemon to adopt them (their keepers' sockets, SOCKET.kID.N): then
+ * even a command that only reads starts one, which has them to show.
+ */
+int
+reconnect_sessions_wait(const struct client *c)
+{
+	char		 dir[PATH_MAX], base[PATH_MAX + 2];
+	struct dirent	*de;
+	size_t		 len;
+	bool		 found = false;
+	DIR		*d;
+
+	strlcpy(dir, c->socket, sizeof dir);
+	strlcpy(base, c->socket, sizeof base);
+	snprintf(base, sizeof base, "%s.k", basename(base));
+	len = strlen(base);
+	if ((d = opendir(dirname(dir))) == NULL)
+		return false;
+	while (!found && (de = readdir(d)) != NULL)
+		found = strncmp(de->d_name, base, len) == 0 &&
+		    de->d_type == DT_SOCK;
+	closedir(d);
+	return found;
+}
 
 /* Milliseconds on the monotonic clock. */
 long long
@@ -54,7 +84,7 @@ reconnect_bound(void)
 static int
 reconnect_expected(struct client *c)
 {
-	return client_sessions_wait(c) ||
+	return reconnect_sessions_wait(c) ||
 	    paths_socket_bound(c->socket) == 1;
 }
 
@@ -88,7 +118,7 @@ reconnect_again(struct client *c)
 			return -1;
 		}
 		/* A start that fails leaves the socket to a service manager. */
-		if (!started && client_sessions_wait(c) &&
+		if (!started && reconnect_sessions_wait(c) &&
 		    paths_socket_bound(c->socket) != 1) {
 			started = 1;
 			if (autostart_connect(c) == 0)
