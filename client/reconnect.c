@@ -159,14 +159,19 @@ reconnect_daemon_pid(struct client *c)
 int
 reconnect_restarted(struct client *c, long long *pid)
 {
-	long long now;
+	long long	now;
+	int		resume = c->resume;
 
 	if (*pid < 0 || client_remote() != NULL)
 		return 0;
 	client_close(c);
 	if (client_open(c) != 0 && reconnect_again(c) != 0)
 		return -1;
-	if ((now = reconnect_daemon_pid(c)) == -1 || now == *pid)
+	/* A dying daemon's socket may still take the connect: ask again. */
+	c->resume = 1;
+	now = reconnect_daemon_pid(c);
+	c->resume = resume;
+	if (now == -1 || now == *pid)
 		return 0;
 	*pid = now;
 	return 1;
