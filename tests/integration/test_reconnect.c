@@ -43,9 +43,10 @@ struct reconnect_run {
 	long		 id;
 	struct h_proc	 console;	/* logs -f ID */
 	struct h_proc	 target;	/* logs -f --stream target ID */
-	struct h_proc	 wait;		/* wait ID */
+	struct h_proc	 wait;		/* wait ID, traced */
 	struct h_proc	 expect;	/* expect ID 'line(0|FIRST)\n', traced */
-	char		 trace[PATH_MAX];	/* the expect's sendto calls */
+	char		 wait_trace[PATH_MAX];	/* their sendto calls */
+	char		 expect_trace[PATH_MAX];
 	struct h_bytes	 console_out;
 	struct h_bytes	 target_out;
 };
@@ -72,38 +73,80 @@ reconnect_launch(struct reconnect_run *r)
 	h_idstr(r->id, r->ids, sizeof r->ids);
 }
 
-/* Predicate: the traced expect has sent its second request (the probe answered). */
-static bool
-reconnect_expect_sent(void *arg)
-{
-	struct reconnect_run *r = arg;
-	size_t len;
-	char *t = h_read_file(r->trace, &len);
-	bool ok = t != NULL && h_count(t, len, "sendto(") >= 2;
+/* A client whose requests strace notes, and how many it must have sent. */
+struct reconnect_traced {
+	const char	*trace;
+	int		 sends;
+};
 
-	free(t);
+/* Predicate: the traced client has sent its requests. */
+static bool
+reconnect_sent(void *arg)
+{
+	struct reconnect_traced *t = arg;
+	size_t len;
+	char *out = h_read_file(t->trace, &len);
+	bool ok = out != NULL && h_count(out, len, "sendto(") >= t->sends;
+
+	free(out);
 	if (!ok)
 		h_nap(20);
 	return ok;
 }
 
 /*
+ * Start dbgctl ARGS... under strace, its sendto calls noted in trace, and
+ * wait until it has sent sends requests: the daemon then has them, or
+ * its death makes the client send them again.
+ */
+static void
+reconnect_start_traced(struct h_proc *p, char *trace, size_t len,
+    const char *name, int sends, const char *const args[])
+{
+	struct reconnect_traced t = { trace, sends };
+	const char *full[32], **argv;
+	char strace[PATH_MAX];
+	size_t n = 0, i;
+	int e;
+
+	cr_assert_not_null(h_which("strace", strace, sizeof strace),
+	    "strace is not installed");
+	h_ctx_path(trace, len, name);
+	argv = h_cli_argv(args);
+	full[n++] = strace;
+	full[n++] = "-qq";
+	full[n++] = "-e";
+	full[n++] = "trace=sendto";
+	full[n++] = "-o";
+	full[n++] = trace;
+	for (i = 0; argv[i] != NULL && n < 31; i++)
+		full[n++] = argv[i];
+	full[n] = NULL;
+	e = h_run_start(p, full);
+	free(argv);
+	cr_assert_eq(e, 0, "start strace dbgctl %s: %s", args[0],
+	    strerror(-e));
+	cr_assert(h_wait_for(reconnect_sent, &t, H_WAIT_BOUND), "dbgctl %s "
+	    "never sent its request", args[0]);
+}
+
+/*
  * Start the followers and wait until they are mid-stream: both logs -f
- * have printed the first half, and the expect (under strace, to know
- * when) has asked where its cursor stands and sent its wait.
+ * have printed the first half, the wait is sent, and the expect (its
+ * cursor past line0) has asked where that cursor stands and sent its
+ * wait for line FIRST.
  */
 static void
 reconnect_follow(struct reconnect_run *r)
 {
-	char strace[PATH_MAX], last[32], pat[32];
-	const char **argv;
+	char last[32], pat[32];
 	struct h_res res;
-	int e;
 
 	h_cli_start(&r->console, H_ARGS("logs", "-f", r->ids));
 	h_cli_start(&r->target, H_ARGS("logs", "-f", "--stream", "target",
 	    r->ids));
-	h_cli_start(&r->wait, H_ARGS("wait", r->ids));
+	reconnect_start_traced(&r->wait, r->wait_trace, sizeof r->wait_trace,
+	    "wait.trace", 1, H_ARGS("wait", r->ids));
 	snprintf(last, sizeof last, "line%d", RECONNECT_FIRST - 1);
 	cr_assert(h_run_out_until(&r->console, &r->console_out, 0, last,
 	    H_WAIT_BOUND) > 0, "logs -f never printed %s: %s", last,
@@ -111,28 +154,12 @@ reconnect_follow(struct reconnect_run *r)
 	cr_assert(h_run_out_until(&r->target, &r->target_out, 0, last,
 	    H_WAIT_BOUND) > 0, "logs -f --stream target never printed %s: %s",
 	    last, h_shown(r->target_out.p, r->target_out.len, 300));
-	/* The cursor past line0: the expect waits for line FIRST. */
 	h_cli_exit(&res, 0, H_ARGS("expect", r->ids, "line0\n"));
 	h_run_free(&res);
-	cr_assert_not_null(h_which("strace", strace, sizeof strace),
-	    "strace is not installed");
-	h_ctx_path(r->trace, sizeof r->trace, "expect.trace");
 	snprintf(pat, sizeof pat, "line(0|%d)\n", RECONNECT_FIRST);
-	argv = h_cli_argv(H_ARGS("expect", "--json", r->ids, pat));
-	{
-		const char *full[32] = { strace, "-qq", "-e", "trace=sendto",
-		    "-o", r->trace };
-		size_t n = 6, i;
-
-		for (i = 0; argv[i] != NULL && n < 31; i++)
-			full[n++] = argv[i];
-		full[n] = NULL;
-		e = h_run_start(&r->expect, full);
-	}
-	free(argv);
-	cr_assert_eq(e, 0, "start strace dbgctl expect: %s", strerror(-e));
-	cr_assert(h_wait_for(reconnect_expect_sent, r, H_WAIT_BOUND),
-	    "dbgctl expect never sent its wait");
+	reconnect_start_traced(&r->expect, r->expect_trace,
+	    sizeof r->expect_trace, "expect.trace", 2, H_ARGS("expect",
+	    "--json", r->ids, pat));
 }
 
 /* Let the target's second half go. */
@@ -335,7 +362,7 @@ Test(reconnect, pipe_ends_saying_the_daemon_restarted)
 Test(reconnect, wait_on_a_session_not_adopted_says_it_is_gone)
 {
 	const char *spinner = h_ctx_fixture("FIX_SPINNER");
-	char gids[32];
+	char gids[32], trace[PATH_MAX];
 	struct h_proc w;
 	long gid;
 
@@ -346,7 +373,8 @@ Test(reconnect, wait_on_a_session_not_adopted_says_it_is_gone)
 	gid = h_cli_launch(H_ARGS("-x", "run", "--", spinner));
 	h_idstr(gid, gids, sizeof gids);
 	h_cli_wait_log(gids, "spinning", H_WAIT_BOUND);
-	h_cli_start(&w, H_ARGS("wait", gids));
+	reconnect_start_traced(&w, trace, sizeof trace, "wait.trace", 1,
+	    H_ARGS("wait", gids));
 	h_daemon_fg_kill();
 	h_run_wait(&w, H_RUN_BOUND);
 	cr_assert_eq(w.res.code, 3, "wait on a session that died with its "
