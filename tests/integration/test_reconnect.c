@@ -356,29 +356,30 @@ Test(reconnect, pipe_ends_saying_the_daemon_restarted)
 }
 
 /*
- * A wait on a session the next daemon did not adopt (a debugger kind)
- * ends with exit 3 saying the daemon restarted and the session is gone.
+ * A wait on a session the next daemon did not adopt (its record is gone,
+ * as for any session a daemon cannot take over) ends with exit 3 saying
+ * the daemon restarted and the session is gone.
  */
 Test(reconnect, wait_on_a_session_not_adopted_says_it_is_gone)
 {
-	const char *spinner = h_ctx_fixture("FIX_SPINNER");
-	char gids[32], trace[PATH_MAX];
+	char ids[32], trace[PATH_MAX], rec[PATH_MAX + 64];
 	struct h_proc w;
-	long gid;
+	long id;
 
 	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
 	h_daemon_fg();
-	/* An exec session leaves its keeper's socket: the wait starts the next. */
+	/* Another session's keeper waits too: the wait starts the next daemon. */
 	(void)h_cli_launch_sh(NULL, "while :; do sleep 1; done");
-	gid = h_cli_launch(H_ARGS("-x", "run", "--", spinner));
-	h_idstr(gid, gids, sizeof gids);
-	h_cli_wait_log(gids, "spinning", H_WAIT_BOUND);
+	id = h_cli_launch_sh(NULL, "while :; do sleep 1; done");
+	h_idstr(id, ids, sizeof ids);
 	reconnect_start_traced(&w, trace, sizeof trace, "wait.trace", 1,
-	    H_ARGS("wait", gids));
+	    H_ARGS("wait", ids));
 	h_daemon_fg_kill();
+	snprintf(rec, sizeof rec, "%s/sessions/%ld.rec", H->state, id);
+	cr_assert_eq(unlink(rec), 0, "unlink %s: %s", rec, strerror(errno));
 	h_run_wait(&w, H_RUN_BOUND);
-	cr_assert_eq(w.res.code, 3, "wait on a session that died with its "
-	    "daemon: exit %d, stderr %s", w.res.code, w.res.err);
+	cr_assert_eq(w.res.code, 3, "wait on a session that was not adopted: "
+	    "exit %d, stderr %s", w.res.code, w.res.err);
 	cr_assert(strstr(w.res.err, "the daemon restarted, and the session "
 	    "did not outlive it") != NULL, "wait said: %s", w.res.err);
 	h_run_free(&w.res);
