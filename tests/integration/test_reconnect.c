@@ -119,6 +119,12 @@ reconnect_start_traced(struct h_proc *p, char *trace, size_t len,
 	full[n++] = "trace=sendto";
 	full[n++] = "-o";
 	full[n++] = trace;
+	/*
+	 * LeakSanitizer cannot run under ptrace: in a sanitizer build, leaks
+	 * are looked for in the clients that are not traced.
+	 */
+	full[n++] = "-E";
+	full[n++] = "LSAN_OPTIONS=detect_leaks=0";
 	for (i = 0; argv[i] != NULL && n < 31; i++)
 		full[n++] = argv[i];
 	full[n] = NULL;
