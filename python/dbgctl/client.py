@@ -179,11 +179,14 @@ class _Slot:
     """Where the reader thread leaves one reply, and who waits for it
     (``None`` while no thread does, for a request sent ahead)."""
 
-    __slots__ = ("event", "reply", "thread")
+    __slots__ = ("event", "reply", "thread", "lost")
 
     def __init__(self, thread=True):
         self.event = threading.Event()
         self.reply = None
+        # Why the connection ended under it, kept with it: the client's
+        # own may be a later connection's by the time it is looked at.
+        self.lost = None
         self.thread = threading.get_ident() if thread else None
 
 
@@ -223,7 +226,8 @@ class _Call:
                                   % (self.method, timeout), kind="timeout")
         msg = slot.reply
         if msg is None:
-            raise self.client._lost or Error("the connection was closed")
+            raise slot.lost or self.client._lost or \
+                Error("the connection was closed")
         if "error" in msg:
             raise from_reply(msg["error"])
         return msg.get("result") or {}
@@ -691,6 +695,7 @@ class Client:
             self._ended = True
             self._state.notify_all()
         for slot in slots:
+            slot.lost = self._lost
             slot.event.set()
 
     def call(self, method, params=None, timeout=_FOREVER, default=True):
@@ -741,37 +746,51 @@ class Client:
 
     def _reconnect_from(self, gen):
         """Connect to the next daemon after connection ``gen`` was lost,
-        unless another thread has already; raises :class:`ConnectionLost`
-        if no daemon comes back within ``reconnect`` seconds."""
+        unless another thread has already, and subscribe again; raises
+        :class:`ConnectionLost` if no daemon comes back within
+        ``reconnect`` seconds."""
         with self._reconnect_lock:
-            if self._generation != gen or self._closed:
-                return
-            if self._reader.is_alive():
-                self._reader.join(SEND_LOST_WAIT)
-            try:
-                sock = _socket_again(self.address, self._reconnect)
-            except ConnectionLost as e:
-                # No daemon to carry on with: this call ends with why.
-                e.final = True
-                raise
-            old = self._sock
-            with self._state:
-                self._sock = sock
-                self._lost = None
-                self._cause = None
-                self._ended = False
-                self._generation += 1
-                self._state.notify_all()
-            try:
-                old.close()
-            except OSError:
-                pass
-            self._reader = threading.Thread(target=self._read_loop,
-                                            name="dbgctl-reader",
-                                            daemon=True)
-            self._reader.start()
-            if self._subscribed:
-                self.call("subscribe", self._sub_params)
+            deadline = time.monotonic() + self._reconnect
+            while self._generation == gen and not self._closed:
+                self._connect_next(deadline)
+                if not self._subscribed:
+                    return
+                try:
+                    self.call("subscribe", self._sub_params)
+                    return
+                except ConnectionLost as e:
+                    # A dying daemon's socket took the connect: the next.
+                    if e.final:
+                        raise
+                    gen = self._generation
+
+    def _connect_next(self, deadline):
+        """Make the connection again, to the daemon that answers now at
+        the socket, with a reader of its own (reconnect lock held)."""
+        if self._reader.is_alive():
+            self._reader.join(SEND_LOST_WAIT)
+        try:
+            sock = _socket_again(self.address,
+                                 max(0.0, deadline - time.monotonic()))
+        except ConnectionLost as e:
+            # No daemon to carry on with: this call ends with why.
+            e.final = True
+            raise
+        old = self._sock
+        with self._state:
+            self._sock = sock
+            self._lost = None
+            self._cause = None
+            self._ended = False
+            self._generation += 1
+            self._state.notify_all()
+        try:
+            old.close()
+        except OSError:
+            pass
+        self._reader = threading.Thread(target=self._read_loop,
+                                        name="dbgctl-reader", daemon=True)
+        self._reader.start()
 
     def _send(self, method, params, waited=True):
         """Send one request; return the :class:`_Call` its reply comes to.
@@ -980,7 +999,8 @@ class Client:
         message: ``{"jsonrpc": "2.0", "method": "session.state",
         "params": {...}}``.  The iteration ends once ``timeout`` seconds
         pass with none (``None`` waits forever), or once the connection
-        ends.
+        ends; iterating again after a lost connection goes on with the
+        next daemon, subscribed again (see :class:`Client`).
 
         At most ``max_notifications`` wait to be taken; while that many
         do, the client reads nothing more from the daemon, which then
@@ -994,6 +1014,13 @@ class Client:
         with self._sub_lock:
             if not self._subscribed:
                 self.subscribe()
+        with self._state:
+            lost, gen = self._lost, self._generation
+        # Iterating again after a lost connection goes on with the next
+        # daemon, subscribed again.
+        if isinstance(lost, ConnectionLost) and self._reconnect and \
+                not self._closed:
+            self._reconnect_from(gen)
         me = object()
         try:
             while True:

@@ -183,3 +183,30 @@ def test_without_reconnect_a_lost_connection_stays_lost(own_daemon):
             s.wait(timeout=30)
         with pytest.raises(dbgctl.ConnectionLost):
             c.ping()
+
+
+def test_notifications_go_on_with_the_next_daemon(own_daemon, tmp_path):
+    sock, pids = own_daemon
+    go = str(tmp_path / "go")
+    with dbgctl.Client(socket=sock) as c:
+        first = c.hello()["pid"]
+        pids.append(first)
+        s = _launch(c, go)
+        c.subscribe(session=s.id, output=False)
+        os.kill(first, signal.SIGKILL)
+        # The iteration ends with the connection ...
+        for _ in c.notifications(timeout=30):
+            pass
+        open(go, "w").close()
+        # ... and goes on, subscribed again, with the next daemon.
+        for m in c.notifications(timeout=30):
+            p = m.get("params") or {}
+            if m.get("method") == "session.state" and \
+                    p.get("session") == s.id and p.get("state") == "exited":
+                assert p["exit"]["code"] == EXIT
+                break
+        else:
+            pytest.fail("no exit of session %d came from the next daemon"
+                        % s.id)
+        pids.append(c.hello()["pid"])
+        assert pids[-1] != first
