@@ -267,8 +267,53 @@ cmd_attach_took(struct attach *a, json_t *r)
 	    "server") == 0;
 }
 
-static json_t	*cmd_attach_params(const struct attach *);
-static int	 cmd_attach_finish(struct attach *, int);
+/* The attach is over: the session's status, or why it ended. */
+static int
+cmd_attach_finish(struct attach *a, int ended)
+{
+	json_t		*s;
+	const char	*state;
+	int		 rv;
+
+	if (!ended) {
+		if (!a->quiet)
+			fprintf(stderr, "%s[detached from session %lld]\n",
+			    cmd_attach_nl(a), a->id);
+		return EXIT_OK;
+	}
+	/* The console closed: the session ended, or the daemon went away. */
+	a->c->autostart = 0;
+	if ((s = client_call(a->c, "status", json_pack("{s:O}", "session",
+	    a->session))) == NULL)
+		return client_error(a->c);
+	state = json_string_value(json_object_get(s, "state"));
+	if (state != NULL && strcmp(state, "running") == 0) {
+		json_decref(s);
+		client_warn("the daemon closed this attach (output not read "
+		    "fast enough?); the session is still running");
+		return EXIT_FAILED;
+	}
+	json_decref(s);
+	s = client_call(a->c, "wait", json_pack("{s:O, s:i}", "session",
+	    a->session, "timeout", 10000));
+	if (s == NULL)
+		return client_error(a->c);
+	cmd_attach_ended(a, s);
+	rv = cmd_session_status(s);
+	json_decref(s);
+	return rv;
+}
+
+/* The attach request's params: the session, and which of its terminals. */
+static json_t *
+cmd_attach_params(const struct attach *a)
+{
+	json_t *p = json_pack("{s:O}", "session", a->session);
+
+	if (a->server)
+		json_object_set_new(p, "server", json_true());
+	return p;
+}
 
 /*
  * Attaching again after a restart failed: no daemon came back (said
@@ -319,54 +364,6 @@ cmd_attach_again(struct attach *a)
 		    a->id);
 	cmd_attach_resize(a, 1);
 	return 1;
-}
-
-/* The attach is over: the session's status, or why it ended. */
-static int
-cmd_attach_finish(struct attach *a, int ended)
-{
-	json_t		*s;
-	const char	*state;
-	int		 rv;
-
-	if (!ended) {
-		if (!a->quiet)
-			fprintf(stderr, "%s[detached from session %lld]\n",
-			    cmd_attach_nl(a), a->id);
-		return EXIT_OK;
-	}
-	/* The console closed: the session ended, or the daemon went away. */
-	a->c->autostart = 0;
-	if ((s = client_call(a->c, "status", json_pack("{s:O}", "session",
-	    a->session))) == NULL)
-		return client_error(a->c);
-	state = json_string_value(json_object_get(s, "state"));
-	if (state != NULL && strcmp(state, "running") == 0) {
-		json_decref(s);
-		client_warn("the daemon closed this attach (output not read "
-		    "fast enough?); the session is still running");
-		return EXIT_FAILED;
-	}
-	json_decref(s);
-	s = client_call(a->c, "wait", json_pack("{s:O, s:i}", "session",
-	    a->session, "timeout", 10000));
-	if (s == NULL)
-		return client_error(a->c);
-	cmd_attach_ended(a, s);
-	rv = cmd_session_status(s);
-	json_decref(s);
-	return rv;
-}
-
-/* The attach request's params: the session, and which of its terminals. */
-static json_t *
-cmd_attach_params(const struct attach *a)
-{
-	json_t *p = json_pack("{s:O}", "session", a->session);
-
-	if (a->server)
-		json_object_set_new(p, "server", json_true());
-	return p;
 }
 
 /*
