@@ -4,9 +4,9 @@
  * dbgctld carry on with the next daemon, which adopted the session, so
  * each follower prints every line once, in order, and ends when the
  * session does; the next daemon started by the test (as a service
- * manager would) or by the clients themselves. A `pipe` ends saying the
- * daemon restarted; a wait on a session that was not adopted says it is
- * gone.
+ * manager would), by the clients themselves, or handed over by `daemon
+ * --replace`. A `pipe` ends saying the daemon restarted; a wait on a
+ * session that was not adopted says it is gone.
  *
  * The target paces itself and waits for a file before its second half,
  * so the kill always comes mid-stream; the test never sleeps.
@@ -282,6 +282,27 @@ Test(reconnect, followers_start_the_next_daemon_and_carry_on)
 }
 
 /*
+ * `dbgctl daemon --replace` closes the old daemon's connections once the
+ * new one has the sessions: the followers connect again and carry on.
+ */
+Test(reconnect, followers_carry_on_across_a_replace)
+{
+	struct reconnect_run r;
+	struct h_res res;
+
+	memset(&r, 0, sizeof r);
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_cli_exit(&res, 0, H_ARGS("daemon"));
+	h_run_free(&res);
+	reconnect_launch(&r);
+	reconnect_follow(&r);
+	h_cli_exit(&res, 0, H_ARGS("daemon", "--replace"));
+	h_run_free(&res);
+	reconnect_go(&r);
+	reconnect_check(&r);
+}
+
+/*
  * attach on a pty: after the SIGKILL it attaches again to the next daemon
  * (which it starts), typing still reaches the program, the session's end
  * ends it with the program's status, and the terminal is as before.
@@ -374,15 +395,18 @@ Test(reconnect, wait_on_a_session_not_adopted_says_it_is_gone)
 
 	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
 	h_daemon_fg();
-	/* Another session's keeper waits too: the wait starts the next daemon. */
+	/* Another session's keeper waits too: the wait waits for the next. */
 	(void)h_cli_launch_sh(NULL, "while :; do sleep 1; done");
 	id = h_cli_launch_sh(NULL, "while :; do sleep 1; done");
 	h_idstr(id, ids, sizeof ids);
+	/* The next daemon is the test's, once the record is gone. */
+	h_ctx_env_add("DBGCTL_DAEMON=/nonexistent/dbgctld");
 	reconnect_start_traced(&w, trace, sizeof trace, "wait.trace", 1,
 	    H_ARGS("wait", ids));
 	h_daemon_fg_kill();
 	snprintf(rec, sizeof rec, "%s/sessions/%ld.rec", H->state, id);
 	cr_assert_eq(unlink(rec), 0, "unlink %s: %s", rec, strerror(errno));
+	h_daemon_fg();
 	h_run_wait(&w, H_RUN_BOUND);
 	cr_assert_eq(w.res.code, 3, "wait on a session that was not adopted: "
 	    "exit %d, stderr %s", w.res.code, w.res.err);
