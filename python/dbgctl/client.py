@@ -375,9 +375,9 @@ class Client:
     from its cursor.  Any other call waiting then (``write``, ``read``,
     ``launch``, ``exec``, ...) raises :class:`ConnectionLost`, as it may
     or may not have been carried out; the next call goes to the next
-    daemon.  A session that did not outlive the daemon (of a kind it
-    cannot adopt) is then unknown: :class:`NoSuchSession` says the daemon
-    restarted.
+    daemon.  A session that did not outlive the daemon (one the next
+    could not adopt) is then unknown: :class:`NoSuchSession` says the
+    daemon restarted.
     A subscription is made again with the same params.  Over TCP and
     ``ssh://`` a lost connection stays lost.
 
