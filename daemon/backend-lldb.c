@@ -517,8 +517,14 @@ backend_lldb_adopted(struct session *s)
 	struct session_event	 ev = { .kind = SE_OUTPUT, .data = buf };
 
 	ev.len = output_read(&s->output, from, buf, (size_t)(end - from));
-	if (ev.len > 0)
-		backend_lldb_watch(d->watch, s, &ev);
+	if (ev.len == 0)
+		return;
+	backend_lldb_watch(d->watch, s, &ev);
+	/* Nothing followed it while no daemon ran: a prompt that may be is. */
+	if (!d->at_prompt && backend_lldb_prompt(d) == -1) {
+		timer_stop(d->settle);
+		d->at_prompt = true;
+	}
 }
 
 /* lldb's state, then lldb (or, adopted, where it is). */

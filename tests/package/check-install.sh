@@ -92,15 +92,16 @@ ok "the service starts $BINDIR/dbgctld" units
 ok "the socket listens on the client's default socket" \
     grep -qx 'ListenStream=%t/dbgctl/sock' "$d$USERUNITDIR/dbgctld.socket"
 
-# systemd-analyze verify --user on copies whose ExecStart is the destdir's
-# daemon (verify wants an executable there); any complaint fails.
+# systemd-analyze verify --user on copies whose ExecStart and ExecReload are
+# the destdir's daemon and client (verify wants an executable there); any
+# complaint fails.
 verify()
 {
 	local u=$tap_dir/units out
 	mkdir -p "$u" "$tap_dir/run"
 	chmod 700 "$tap_dir/run"
 	cp "$d$USERUNITDIR"/dbgctld.* "$u"
-	sed -i "s|^ExecStart=$BINDIR/|ExecStart=$d$BINDIR/|" "$u/dbgctld.service"
+	sed -i "s|^\(Exec[A-Za-z]*\)=$BINDIR/|\1=$d$BINDIR/|" "$u/dbgctld.service"
 	out=$(XDG_RUNTIME_DIR=$tap_dir/run systemd-analyze --user --man=no \
 	    verify "$u/dbgctld.socket" "$u/dbgctld.service" 2>&1) || {
 		printf '%s\n' "$out"
