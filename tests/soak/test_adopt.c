@@ -1,15 +1,18 @@
 /*
  * The adoption soak: exec sessions that stream numbered lines on their
  * console and transport, echo what is sent to them and run out their
- * deadlines, while their daemon is killed with SIGKILL at random moments,
- * twenty times over, a new daemon taking them over each time. After each
- * round every session is listed under its id; every stream is the numbered
- * sequence with no byte lost or repeated, a prefix of what the old daemon
- * had logged; a read of the transport starts at or past where the last one
- * ended; expect and send answer; a deadline launched before the kill gets
- * its verdict. At the end every stream holds its whole sequence and stop
- * --all leaves nothing. And with no new daemon, the grace period ends
- * everything and no keeper's socket is left.
+ * deadlines, and a gdb session stopping at a breakpoint, while their
+ * daemon is killed with SIGKILL at random moments, twenty times over, a
+ * new daemon taking them over each time. After each round every session
+ * is listed under its id; every stream is the numbered sequence with no
+ * byte lost or repeated, a prefix of what the old daemon had logged; a
+ * read of the transport starts at or past where the last one ended;
+ * expect and send answer; a deadline launched before the kill gets its
+ * verdict, and a session its verdict holds is still held; gdb is stopped
+ * at its breakpoint, which is listed, and evaluates and resumes. At the
+ * end every stream holds its whole sequence and stop --all leaves
+ * nothing. And with no new daemon, the grace period ends everything and
+ * no keeper's socket is left.
  *
  * The delays come from a seeded generator whose seed is printed: set
  * SOAK_SEED to replay a failing soak. Nothing here asserts on timing.
@@ -27,48 +30,7 @@
 #include <unistd.h>
 
 #include "b64.h"
-
-/* Rounds of kill and adoption. */
-#define SA_ROUNDS	20
-/* The kill comes 0 to this many ms into a round. */
-#define SA_KILL_MS	800
-/* No daemon runs for 0 to this many ms. */
-#define SA_ABSENT_MS	300
-/* A round's deadline session's deadline (ms): past the kill, mostly. */
-#define SA_DEADLINE_MS	(2000 * H_SLOW)
-/* Lines a streamer writes at once, between its checks for the end. */
-#define SA_BATCH	50
-
-/* One stream of a streaming session and what it has shown so far. */
-struct sa_stream {
-	long		 id;
-	const char	*name;		/* "console", "target" */
-	char		 tag;		/* its lines are TAG0, TAG1, ... */
-	const char	*eol;
-	struct h_bytes	 seen;		/* the stream as last read */
-	size_t		 whole;		/* bytes of whole lines in it */
-	long		 lines;
-	bool		 ended;		/* its "end" line has come */
-};
-
-/* The soak: its generator, sessions, streams and the dead daemons' logs. */
-struct sa {
-	unsigned	 seed;
-	unsigned	 rng;
-	int		 round;
-	char		 where[64];	/* "seed S round R", for messages */
-	char		 flag[PATH_MAX];	/* its file ends the streamers */
-	long		 echo;
-	long		 deadline[SA_ROUNDS];
-	struct sa_stream st[3];	/* tx's target and console, con's console */
-	struct h_bytes	 sent;		/* every line echo was sent, in order */
-	long		 read_next;	/* where tx's last read ended */
-	int		 reads;
-	int		 held;		/* holds found after an adoption */
-	int		 unheld;	/* holds an adoption lost */
-	int		 early;		/* deadlines that fired before the kill */
-	struct h_bytes	 logs;		/* what the killed daemons logged */
-};
+#include "adopt-soak.h"
 
 /* The next number of the soak's generator (xorshift32). */
 static unsigned
@@ -97,7 +59,7 @@ sa_seed(struct sa *s)
 }
 
 /* The last of the killed daemons' logs and the live one's, for messages. */
-static const char *
+const char *
 sa_logs(struct sa *s)
 {
 	char *now = h_daemon_log();
@@ -231,7 +193,7 @@ sa_read(struct sa *s, struct sa_stream *target)
 }
 
 /* A launch of ARGS (asserted); its id. */
-static long
+long
 sa_launch(const char *const args[])
 {
 	return h_cli_launch(args);
@@ -366,7 +328,7 @@ sa_deadline(struct sa *s, long id)
 	h_run_free(&r);
 }
 
-/* Every session that runs is listed; the held ones counted as held or not. */
+/* Every session that runs is listed; the held ones still held. */
 static void
 sa_list(struct sa *s)
 {
@@ -380,15 +342,18 @@ sa_list(struct sa *s)
 	cr_assert(sa_listed(s->echo, &held), "%s: echo (%ld) is not listed "
 	    "after the adoption; the daemons' logs: %s", s->where, s->echo,
 	    sa_logs(s));
+	cr_assert(sa_listed(s->gdb, &held), "%s: gdb (%ld) is not listed "
+	    "after the adoption; the daemons' logs: %s", s->where, s->gdb,
+	    sa_logs(s));
 	/* Odd rounds' sessions were held by their verdicts. */
 	for (i = 1; i < s->round; i += 2) {
 		cr_assert(sa_listed(s->deadline[i], &held), "%s: held session "
 		    "%ld is not listed after the adoption; the daemons' logs: "
 		    "%s", s->where, s->deadline[i], sa_logs(s));
-		if (held)
-			s->held++;
-		else
-			s->unheld++;
+		cr_assert(held, "%s: session %ld, held by its deadline's "
+		    "verdict, is not held after the adoption; the daemons' "
+		    "logs: %s", s->where, s->deadline[i], sa_logs(s));
+		s->held++;
 	}
 }
 
@@ -421,6 +386,7 @@ sa_after(struct sa *s)
 		sa_expect(s, &s->st[i]);
 	snprintf(line, sizeof line, "after %d\n", s->round);
 	sa_echo(s, line);
+	sa_gdb_check(s);
 	sa_deadline(s, s->deadline[s->round]);
 }
 
@@ -442,6 +408,7 @@ sa_round(struct sa *s)
 	    "stop", "--", "sleep", "1000"));
 	snprintf(line, sizeof line, "before %d\n", s->round);
 	sa_echo(s, line);
+	sa_gdb_hit(s);
 	h_nap((int)(sa_rand(s) % SA_KILL_MS));
 	sa_kill(s);
 	h_daemon_fg();
@@ -579,16 +546,17 @@ Test(soak_adopt, sigkill_at_random_moments)
 	sa_seed(&s);
 	h_daemon_fg();
 	sa_sessions(&s);
+	sa_gdb_start(&s);
 	for (s.round = 0; s.round < SA_ROUNDS; s.round++)
 		sa_round(&s);
 	sa_end_streams(&s);
 	sa_stop_all(&s);
 	h_note("soak adopt: %d SIGKILLs and adoptions in %.1f s; streams of "
 	    "%ld, %ld and %ld lines whole; %d reads at their offsets; %zu bytes "
-	    "echoed; %d of %d deadlines fired before their kill; holds after "
-	    "an adoption: %d kept, %d lost", SA_ROUNDS, h_now() - t0,
-	    s.st[0].lines, s.st[1].lines, s.st[2].lines, s.reads, s.sent.len,
-	    s.early, SA_ROUNDS, s.held, s.unheld);
+	    "echoed; %d of %d deadlines fired before their kill; %d holds kept "
+	    "by an adoption; %d breakpoint hits of gdb", SA_ROUNDS, h_now() -
+	    t0, s.st[0].lines, s.st[1].lines, s.st[2].lines, s.reads,
+	    s.sent.len, s.early, SA_ROUNDS, s.held, s.hits);
 	for (i = 0; i < 3; i++)
 		free(s.st[i].seen.p);
 	free(s.sent.p);
