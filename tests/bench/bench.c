@@ -53,6 +53,8 @@ static const struct bench_figure bench_figures[] = {
 	{ "scale", "figures at scale", fig_scale_run, 0, false, false },
 	{ "stopall", "stop --all of 1000 sessions",
 	    fig_stop_all, 0, false, false },
+	{ "adopt", "adoption of 10, 100 and 1000 sessions after SIGKILL",
+	    fig_adopt, 0, false, false },
 	{ "subscribers", "ping beside stalled subscribers",
 	    fig_stall_subscribers, 0, false, false },
 	{ "logs", "ping behind a burst of logs tail lookups",

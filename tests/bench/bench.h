@@ -276,6 +276,9 @@ double	 fig_stop_bare_ms(void);
 /* bench-fig-replace.c */
 int	 fig_replace_gap(struct bench *);
 
+/* bench-fig-adopt.c */
+int	 fig_adopt(struct bench *);
+
 /* bench-fig-pipe.c */
 int	 fig_pipe_run(struct bench *);
 
