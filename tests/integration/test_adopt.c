@@ -94,6 +94,31 @@ adopt_resume_hits(const char *ids, const char *after)
 	return seq;
 }
 
+/*
+ * SIGKILL the daemon and start the next; assert that session id runs again
+ * under it with the same managed server, at the same port; what: messages.
+ */
+static void
+adopt_keeps_server(long id, const char *what)
+{
+	json_t	*st = h_cli_status(id);
+	pid_t	 srv = (pid_t)h_jint(st, "server_pid", -1);
+	long	 port = (long)h_jint(st, "port", -1);
+
+	json_decref(st);
+	cr_assert(srv > 0 && port > 0, "the %s session's server and port", what);
+	h_daemon_fg_kill();
+	h_daemon_fg();
+	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND),
+	    "the adopted %s session never ran again", what);
+	st = h_cli_status(id);
+	cr_assert_eq((pid_t)h_jint(st, "server_pid", -1), srv, "the %s "
+	    "session has another server", what);
+	cr_assert_eq((long)h_jint(st, "port", -1), port, "the %s session has "
+	    "another port", what);
+	json_decref(st);
+}
+
 /* The path of the socket keeper n of session id waits at. */
 static void
 adopt_keeper_sock(long id, int n, char *buf, size_t len)
@@ -488,8 +513,7 @@ Test(adopt, a_qemu_board_keeps_its_fault_breaks_across_its_adoption)
 	char ids[32], m[96];
 	struct h_res r;
 	json_t *st;
-	long id, port;
-	pid_t srv;
+	long id;
 
 	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
 	h_daemon_fg();
@@ -499,19 +523,7 @@ Test(adopt, a_qemu_board_keeps_its_fault_breaks_across_its_adoption)
 	h_idstr(id, ids, sizeof ids);
 	cr_assert_eq(h_cli_recv_until(ids, "dbgctl board ready", &got,
 	    H_WAIT_BOUND), 0, "no banner from the board");
-	st = h_cli_status(id);
-	srv = (pid_t)h_jint(st, "server_pid", -1);
-	port = (long)h_jint(st, "port", -1);
-	json_decref(st);
-	h_daemon_fg_kill();
-	h_daemon_fg();
-	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND),
-	    "the adopted board session never ran again");
-	st = h_cli_status(id);
-	cr_assert_eq((pid_t)h_jint(st, "server_pid", -1), srv, "another "
-	    "server");
-	cr_assert_eq((long)h_jint(st, "port", -1), port, "another port");
-	json_decref(st);
+	adopt_keeps_server(id, "board");
 	h_cli_exit(&r, 0, H_ARGS("send", ids, "!"));
 	h_run_free(&r);
 	cr_assert(h_cli_wait_status(id, "fault", NULL, H_WAIT_BOUND), "no "
@@ -536,9 +548,7 @@ Test(adopt, a_gdbserver_session_keeps_its_server_and_port)
 {
 	char ids[32], m[96];
 	struct h_res r;
-	json_t *st;
-	long id, port;
-	pid_t srv;
+	long id;
 
 	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
 	h_daemon_fg();
@@ -547,20 +557,7 @@ Test(adopt, a_gdbserver_session_keeps_its_server_and_port)
 	    h_ctx_fixture("FIX_LOOP")));
 	h_idstr(id, ids, sizeof ids);
 	json_decref(h_cli_json(H_ARGS("break", ids, "loop_tick")));
-	st = h_cli_status(id);
-	srv = (pid_t)h_jint(st, "server_pid", -1);
-	port = (long)h_jint(st, "port", -1);
-	json_decref(st);
-	cr_assert_gt(port, 0, "the server's port");
-	h_daemon_fg_kill();
-	h_daemon_fg();
-	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND),
-	    "the adopted gdbserver session never ran again");
-	st = h_cli_status(id);
-	cr_assert_eq((pid_t)h_jint(st, "server_pid", -1), srv, "another "
-	    "server");
-	cr_assert_eq((long)h_jint(st, "port", -1), port, "another port");
-	json_decref(st);
+	adopt_keeps_server(id, "gdbserver");
 	adopt_resume_hits(ids, "the adoption");
 	h_cli_exit(&r, 0, H_ARGS("stop", ids));
 	h_run_free(&r);
@@ -673,9 +670,7 @@ Test(adopt, an_lldb_server_session_keeps_its_server_and_prompt)
 {
 	char ids[32], m[96];
 	struct h_res r;
-	json_t *st;
-	pid_t srv;
-	long id, port;
+	long id;
 
 	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
 	h_daemon_fg();
@@ -685,19 +680,7 @@ Test(adopt, an_lldb_server_session_keeps_its_server_and_prompt)
 	h_idstr(id, ids, sizeof ids);
 	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND), "lldb "
 	    "of session %s never answered", ids);
-	st = h_cli_status(id);
-	srv = (pid_t)h_jint(st, "server_pid", -1);
-	port = (long)h_jint(st, "port", -1);
-	json_decref(st);
-	h_daemon_fg_kill();
-	h_daemon_fg();
-	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND),
-	    "the adopted lldb-server session never ran again");
-	st = h_cli_status(id);
-	cr_assert_eq((pid_t)h_jint(st, "server_pid", -1), srv, "another "
-	    "server");
-	cr_assert_eq((long)h_jint(st, "port", -1), port, "another port");
-	json_decref(st);
+	adopt_keeps_server(id, "lldb-server");
 	h_cli_exit(&r, 0, H_ARGS("exec", ids, "--", "target", "list"));
 	cr_assert_not_null(strstr(r.out, "fix-loop"), "lldb's answer after "
 	    "the adoption: %s", r.out);
