@@ -642,10 +642,9 @@ Test(adopt, an_lldb_session_is_adopted_at_its_prompt)
 	h_marker_new("DBGI_ADOPT_LLDB", m, sizeof m);
 	id = h_cli_launch(H_ARGS("--kind", "lldb", "--env", m, "--", loop));
 	h_idstr(id, ids, sizeof ids);
-	h_cli_wait_log(ids, "(lldb)", H_WAIT_BOUND);
 	/* An exec answered says lldb sat at its prompt before the kill. */
-	h_cli_exit(&r, 0, H_ARGS("exec", ids, "--", "target", "list"));
-	h_run_free(&r);
+	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND), "lldb "
+	    "of session %s never answered", ids);
 	lldb = h_cli_status_pid(id, "pid");
 	h_daemon_fg_kill();
 	h_daemon_fg();
