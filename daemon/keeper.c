@@ -498,6 +498,25 @@ keeper_sooner(int a, int b)
 }
 
 /*
+ * Nothing is left to supervise: before the keeper exits, a daemon that
+ * died meanwhile (its EOF or its signal already here) sets it adrift, so
+ * that the program's exit is told to the next daemon, not lost with it.
+ */
+static void
+keeper_last_look(struct keeper *k)
+{
+	struct pollfd	pfd[2] = { { .fd = k->sfd, .events = POLLIN },
+			    { .fd = k->ctl, .events = POLLIN } };
+
+	if (poll(pfd, 2, 0) <= 0)
+		return;
+	if (pfd[0].revents != 0)
+		keeper_read_signals(k);
+	if (pfd[1].revents != 0 && k->ctl != -1)
+		keeper_control_read(k);
+}
+
+/*
  * Supervise until no child is left, nor, adrift, a report to hand a next
  * daemon.  With no child, the stop's deadlines have nothing left to wake for.
  */
@@ -511,6 +530,8 @@ keeper_loop(struct keeper *k)
 		keeper_kill_at_deadline(k);
 		keeper_adopt_tick(k);
 		alive = keeper_reap(k);
+		if (!alive && !k->adopt.adrift)
+			keeper_last_look(k);
 		if (!alive && !k->adopt.adrift)
 			return;
 		pfd[0].fd = k->sfd;
