@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -24,16 +23,6 @@
 #define ADOPT_KEEPER_MS 2000
 /* The most a keeper says at its hand-over. */
 #define ADOPT_KEEPER_TEXT 4096
-
-/* Milliseconds on the monotonic clock. */
-static int64_t
-adopt_keeper_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Close what k holds: the descriptors nobody took, and its connection. */
 void
@@ -129,14 +118,14 @@ adopt_keeper_read(struct adopt_keeper *k, char *buf, size_t size, char *err,
 	struct iovec	 iov;
 	struct msghdr	 msg;
 	struct pollfd	 pfd = { .fd = k->ctl, .events = POLLIN };
-	int64_t		 end = adopt_keeper_now() + ADOPT_KEEPER_MS;
+	long long	 end = loop_mono_ms() + ADOPT_KEEPER_MS;
 	size_t		 have = 0;
 	ssize_t		 n;
 
 	buf[0] = '\0';
 	while (strstr(buf, "adopted\n") == NULL) {
-		if (have + 1 >= size || adopt_keeper_now() >= end ||
-		    poll(&pfd, 1, (int)(end - adopt_keeper_now())) <= 0) {
+		if (have + 1 >= size || loop_mono_ms() >= end ||
+		    poll(&pfd, 1, (int)(end - loop_mono_ms())) <= 0) {
 			snprintf(err, errlen, "no hand-over in %d ms",
 			    ADOPT_KEEPER_MS);
 			return -1;

@@ -30,3 +30,13 @@ loop_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 	buf->base = loop_readbuf;
 	buf->len = sizeof loop_readbuf;
 }
+
+/*
+ * Milliseconds on the monotonic clock, for what waits, bounded, before the
+ * loop runs (a takeover, an adoption), where uv_now() does not move.
+ */
+long long
+loop_mono_ms(void)
+{
+	return (long long)(uv_hrtime() / 1000000);
+}

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -57,16 +56,6 @@ takeover_take(size_t n)
 	return 1;
 }
 
-/* Milliseconds on the monotonic clock. */
-static long long
-takeover_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Wait up to ms for the end of the channel; true once it came. The old
  * daemon closes it once it has closed everything else, its locks and its
@@ -77,12 +66,12 @@ static bool
 takeover_gone(long long ms)
 {
 	struct pollfd	pfd = { .fd = takeover.fd, .events = POLLIN };
-	long long	end = takeover_now() + ms;
+	long long	end = loop_mono_ms() + ms;
 	ssize_t		n;
 	char		c;
 
-	while (takeover_now() < end) {
-		if (poll(&pfd, 1, (int)(end - takeover_now())) <= 0)
+	while (loop_mono_ms() < end) {
+		if (poll(&pfd, 1, (int)(end - loop_mono_ms())) <= 0)
 			continue;
 		n = read(takeover.fd, &c, 1);
 		if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR))

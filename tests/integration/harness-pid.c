@@ -419,3 +419,22 @@ h_pid_tracked_left(const struct h_tracked *t, char *buf, size_t len)
 	}
 	return buf;
 }
+
+/*
+ * Predicate for h_wait_for: the environment of the process at arg (a
+ * pid_t *) is readable and names DBGCTL_SESSION, so it has exec'd.
+ */
+bool
+h_pid_environ_read(void *arg)
+{
+	char path[64], *env;
+	size_t len;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", *(pid_t *)arg);
+	if ((env = h_read_file(path, &len)) == NULL)
+		return false;
+	ok = h_count(env, len, "DBGCTL_SESSION=") > 0;
+	free(env);
+	return ok;
+}

@@ -353,6 +353,8 @@ void	 h_pid_expect_comm(pid_t, const char *what, const char *name);
 const char *h_pid_exe(pid_t, char *buf, size_t len);
 /* True if kill(pid, 0) fails with ESRCH. */
 bool	 h_pid_gone(pid_t);
+/* The environment of *(pid_t *)arg names DBGCTL_SESSION (h_wait_for). */
+bool	 h_pid_environ_read(void *);
 /* A field of /proc/PID/status ("VmRSS") into buf; false if gone or absent. */
 bool	 h_pid_status(pid_t, const char *field, char *buf, size_t len);
 /* Resident memory of a pid in KiB (VmRSS), -1 if gone. */

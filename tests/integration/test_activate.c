@@ -355,22 +355,6 @@ act_notify_socket(const char *name)
 	return fd;
 }
 
-/* Predicate: the process arg's environment is readable and names DBGCTL_SESSION. */
-static bool
-act_environ_read(void *arg)
-{
-	char path[64], *env;
-	size_t len;
-	bool ok;
-
-	snprintf(path, sizeof(path), "/proc/%d/environ", *(pid_t *)arg);
-	if ((env = h_read_file(path, &len)) == NULL)
-		return false;
-	ok = h_count(env, len, "DBGCTL_SESSION=") > 0;
-	free(env);
-	return ok;
-}
-
 /*
  * A session program of an activated daemon that a manager also asked for
  * notifications gets none of LISTEN_PID, LISTEN_FDS, LISTEN_FDNAMES and
@@ -394,7 +378,7 @@ Test(activate, sessions_inherit_no_activation)
 	id = h_cli_launch_exec(H->marker, H_ARGS("sleep", "300"));
 	prog = h_cli_status_pid(id, "pid");
 	cr_assert_gt(prog, 0, "session %ld has no pid", id);
-	cr_assert(h_wait_for(act_environ_read, &prog, H_WAIT_BOUND), "the "
+	cr_assert(h_wait_for(h_pid_environ_read, &prog, H_WAIT_BOUND), "the "
 	    "environment of the session's sleep %d never named its session",
 	    (int)prog);
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)prog);

@@ -392,22 +392,6 @@ manager_heard(int fd, struct h_bytes *b, const char *text)
 	return true;
 }
 
-/* Predicate: the process arg's environment names DBGCTL_SESSION. */
-static bool
-environ_read(void *arg)
-{
-	char path[64], *env;
-	size_t len;
-	bool ok;
-
-	snprintf(path, sizeof(path), "/proc/%d/environ", *(pid_t *)arg);
-	if ((env = h_read_file(path, &len)) == NULL)
-		return false;
-	ok = h_count(env, len, "DBGCTL_SESSION=") > 0;
-	free(env);
-	return ok;
-}
-
 /*
  * A session of the new daemon sees none of what the hand-over passed: no
  * variable of it, and no socket (a listener or the channel).
@@ -425,7 +409,7 @@ session_inherits_nothing(void)
 
 	id = h_cli_launch_exec(H->marker, H_ARGS("sleep", "300"));
 	prog = h_cli_status_pid(id, "pid");
-	cr_assert(prog > 0 && h_wait_for(environ_read, &prog, H_WAIT_BOUND),
+	cr_assert(prog > 0 && h_wait_for(h_pid_environ_read, &prog, H_WAIT_BOUND),
 	    "the session's sleep %d never named its session", (int)prog);
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)prog);
 	env = h_read_file(path, &len);
