@@ -1,16 +1,15 @@
 /*
  * One waiting keeper taken over: its socket checked (ours, in our own
  * directory), the keeper checked (our uid, the pid it says), and what it
- * hands over read, bounded in time: the descriptors it held, by name, and
- * what it has to say of its program. Done before the daemon serves, so a
- * short blocking wait here delays no client's request.
+ * hands over read on the loop, bounded in time: the descriptors it held,
+ * by name, and what it has to say of its program. Nothing here blocks:
+ * the daemon serves while it adopts.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,12 @@
 
 /* How long one keeper may take to hand over, in ms. */
 #define ADOPT_KEEPER_MS 2000
+/*
+ * How soon a keeper whose daemon still holds it is asked again, in ms: a
+ * daemon that is replaced lets go of its keepers as it exits, after the
+ * new one has begun.
+ */
+#define ADOPT_KEEPER_RETRY_MS 5
 /* The most a keeper says at its hand-over. */
 #define ADOPT_KEEPER_TEXT 4096
 
@@ -43,9 +48,13 @@ adopt_keeper_close(struct adopt_keeper *k)
 	k->present = false;
 }
 
-/* Connect to path, a socket of ours; the connection, or -1 with err. */
+/*
+ * Connect to path, a socket of ours, without blocking (a keeper that does
+ * not accept must not hold the loop); the connection, its peer in *peer,
+ * or -1 with err.
+ */
 static int
-adopt_keeper_connect(const char *path, char *err, size_t errlen)
+adopt_keeper_connect(const char *path, pid_t *peer, char *err, size_t errlen)
 {
 	struct sockaddr_un	sun = { .sun_family = AF_UNIX };
 	struct stat		st;
@@ -63,7 +72,8 @@ adopt_keeper_connect(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "path too long");
 		return -1;
 	}
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0)) == -1 ||
 	    connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
 		snprintf(err, errlen, "connect: %s", strerror(errno));
 		/* Nobody listens there: a keeper that died unclean left it. */
@@ -80,6 +90,7 @@ adopt_keeper_connect(const char *path, char *err, size_t errlen)
 		close(fd);
 		return -1;
 	}
+	*peer = cr.pid;
 	return fd;
 }
 
@@ -104,52 +115,6 @@ adopt_keeper_fds(struct adopt_keeper *k, struct msghdr *msg)
 				close(fd);
 		}
 	}
-}
-
-/*
- * Read from the keeper until it has said "adopted", or the bound; the
- * text is in buf, NUL-terminated; -1 with err.
- */
-static int
-adopt_keeper_read(struct adopt_keeper *k, char *buf, size_t size, char *err,
-    size_t errlen)
-{
-	char		 cbuf[CMSG_SPACE(ADOPT_HOLD_MAX * sizeof (int))];
-	struct iovec	 iov;
-	struct msghdr	 msg;
-	struct pollfd	 pfd = { .fd = k->ctl, .events = POLLIN };
-	long long	 end = loop_mono_ms() + ADOPT_KEEPER_MS;
-	size_t		 have = 0;
-	ssize_t		 n;
-
-	buf[0] = '\0';
-	while (strstr(buf, "adopted\n") == NULL) {
-		if (have + 1 >= size || loop_mono_ms() >= end ||
-		    poll(&pfd, 1, (int)(end - loop_mono_ms())) <= 0) {
-			snprintf(err, errlen, "no hand-over in %d ms",
-			    ADOPT_KEEPER_MS);
-			return -1;
-		}
-		iov.iov_base = buf + have;
-		iov.iov_len = size - 1 - have;
-		memset(&msg, 0, sizeof msg);
-		msg.msg_iov = &iov;
-		msg.msg_iovlen = 1;
-		msg.msg_control = cbuf;
-		msg.msg_controllen = sizeof cbuf;
-		n = recvmsg(k->ctl, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-		if (n == -1 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0) {
-			snprintf(err, errlen, "%s", n == 0 ? "it hung up" :
-			    strerror(errno));
-			return -1;
-		}
-		adopt_keeper_fds(k, &msg);
-		have += (size_t)n;
-		buf[have] = '\0';
-	}
-	return 0;
 }
 
 /* Keep a report line of the hand-over, after those before it. */
@@ -211,34 +176,189 @@ adopt_keeper_parse(struct adopt_keeper *k, char *text, pid_t peer, char *err,
 	return 0;
 }
 
-/*
- * Take over the keeper waiting at path into k; -1 with err if there is
- * none, it is not ours, or it would not hand over (k is then empty).
- */
-int
-adopt_keeper_take(const char *path, struct adopt_keeper *k, char *err,
-    size_t errlen)
+/* Stop reading the keeper's connection; its handle is freed once closed. */
+static void
+adopt_keeper_unpoll(struct adopt_keeper *k)
 {
-	char		*text = xmalloc(ADOPT_KEEPER_TEXT);
-	struct ucred	 cr;
-	socklen_t	 len = sizeof cr;
-	int		 rc = -1;
+	if (k->poll == NULL)
+		return;
+	uv_close((uv_handle_t *)k->poll, (uv_close_cb)free);
+	k->poll = NULL;
+}
 
-	memset(k, 0, sizeof *k);
-	k->ctl = -1;
-	if ((k->ctl = adopt_keeper_connect(path, err, errlen)) == -1) {
-		free(text);
+/* The hand-over is over (err NULL: whole); tell the adoption. */
+static void
+adopt_keeper_end(struct adopt_keeper *k, const char *err)
+{
+	adopt_keeper_unpoll(k);
+	timer_free(k->timer);
+	k->timer = NULL;
+	timer_free(k->retry);
+	k->retry = NULL;
+	free(k->text);
+	k->text = NULL;
+	free(k->path);
+	k->path = NULL;
+	if (err != NULL)
+		adopt_keeper_close(k);
+	k->done(k, err);
+}
+
+/* The keeper took too long to hand over, or its daemon to let go of it. */
+static void
+adopt_keeper_timeout(void *arg)
+{
+	struct adopt_keeper	*k = arg;
+	char			 err[64];
+
+	snprintf(err, sizeof err, k->busy ? "its daemon held it for %d ms" :
+	    "no hand-over in %d ms", ADOPT_KEEPER_MS);
+	adopt_keeper_end(k, err);
+}
+
+/*
+ * Take what one message of the keeper's carried; -1 with err, 1 when it
+ * has handed over, 2 if its daemon still holds it.
+ */
+static int
+adopt_keeper_recv(struct adopt_keeper *k, char *err, size_t errlen)
+{
+	char		 cbuf[CMSG_SPACE(ADOPT_HOLD_MAX * sizeof (int))];
+	struct iovec	 iov;
+	struct msghdr	 msg = { 0 };
+	ssize_t		 n;
+
+	if (k->have + 1 >= ADOPT_KEEPER_TEXT) {
+		snprintf(err, errlen, "it says more than %d bytes",
+		    ADOPT_KEEPER_TEXT);
 		return -1;
 	}
-	k->present = true;
-	if (getsockopt(k->ctl, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 ||
-	    write(k->ctl, "adopt\n", 6) != 6)
-		snprintf(err, errlen, "it hung up");
-	else if (adopt_keeper_read(k, text, ADOPT_KEEPER_TEXT, err, errlen) == 0 &&
-	    adopt_keeper_parse(k, text, cr.pid, err, errlen) == 0)
-		rc = 0;
-	free(text);
+	iov.iov_base = k->text + k->have;
+	iov.iov_len = ADOPT_KEEPER_TEXT - 1 - k->have;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cbuf;
+	msg.msg_controllen = sizeof cbuf;
+	n = recvmsg(k->ctl, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n == -1 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n <= 0) {
+		snprintf(err, errlen, "%s", n == 0 ? "it hung up" :
+		    strerror(errno));
+		return -1;
+	}
+	adopt_keeper_fds(k, &msg);
+	k->have += (size_t)n;
+	k->text[k->have] = '\0';
+	if (strncmp(k->text, "busy\n", 5) == 0)
+		return 2;
+	return strstr(k->text, "adopted\n") != NULL;
+}
+
+static void	adopt_keeper_busy(struct adopt_keeper *);
+
+/* The keeper has said something: take it, until it has said "adopted". */
+static void
+adopt_keeper_poll_cb(uv_poll_t *h, int status, int events)
+{
+	struct adopt_keeper	*k = h->data;
+	char			 err[256];
+	int			 rc = 0;
+
+	(void)events;
+	if (status < 0) {
+		snprintf(err, sizeof err, "%s", uv_strerror(status));
+		rc = -1;
+	}
+	/* A message at a time: the poll calls again while more waits. */
+	if (rc == 0)
+		rc = adopt_keeper_recv(k, err, sizeof err);
+	if (rc == 2) {
+		adopt_keeper_busy(k);
+		return;
+	}
+	if (rc == 1 && adopt_keeper_parse(k, k->text, k->peer, err,
+	    sizeof err) != 0)
+		rc = -1;
 	if (rc != 0)
-		adopt_keeper_close(k);
-	return rc;
+		adopt_keeper_end(k, rc == 1 ? NULL : err);
+}
+
+/* Call at the keeper's socket and say "adopt"; -1 with err if none is there. */
+static int
+adopt_keeper_call(struct adopt_keeper *k, char *err, size_t errlen)
+{
+	if ((k->ctl = adopt_keeper_connect(k->path, &k->peer, err,
+	    errlen)) == -1)
+		return -1;
+	/*
+	 * A keeper still held says "busy" and hangs up at once, perhaps
+	 * before this is written: its answer is read all the same.
+	 */
+	(void)send(k->ctl, "adopt\n", 6, MSG_NOSIGNAL);
+	k->present = true;
+	k->have = 0;
+	k->text[0] = '\0';
+	k->poll = xcalloc(1, sizeof *k->poll);
+	k->poll->data = k;
+	uv_poll_init(dmn.loop, k->poll, k->ctl);
+	uv_poll_start(k->poll, UV_READABLE, adopt_keeper_poll_cb);
+	return 0;
+}
+
+/* Ask a keeper that was busy again. */
+static void
+adopt_keeper_retry_cb(void *arg)
+{
+	struct adopt_keeper	*k = arg;
+	char			 err[256];
+
+	if (adopt_keeper_call(k, err, sizeof err) != 0)
+		adopt_keeper_end(k, err);
+}
+
+/* Its daemon still holds the keeper: hang up, and ask again soon. */
+static void
+adopt_keeper_busy(struct adopt_keeper *k)
+{
+	size_t i;
+
+	adopt_keeper_unpoll(k);
+	close(k->ctl);
+	k->ctl = -1;
+	for (i = 0; i < k->nfds; i++)
+		close(k->fds[i]);
+	k->nfds = 0;
+	k->busy = true;
+	if (k->retry == NULL)
+		k->retry = timer_new(adopt_keeper_retry_cb, k);
+	timer_start(k->retry, ADOPT_KEEPER_RETRY_MS);
+}
+
+/*
+ * Begin taking over the keeper waiting at path into k, on the loop;
+ * done(k, err) says how it went (err NULL: k is whole; else k is empty).
+ * -1 with err, done never called, if there is none or it is not ours.
+ */
+int
+adopt_keeper_begin(const char *path, struct adopt_keeper *k,
+    void (*done)(struct adopt_keeper *, const char *), void *arg, char *err,
+    size_t errlen)
+{
+	memset(k, 0, sizeof *k);
+	k->ctl = -1;
+	k->path = xstrdup(path);
+	k->text = xmalloc(ADOPT_KEEPER_TEXT);
+	if (adopt_keeper_call(k, err, errlen) != 0) {
+		free(k->path);
+		free(k->text);
+		memset(k, 0, sizeof *k);
+		k->ctl = -1;
+		return -1;
+	}
+	k->done = done;
+	k->arg = arg;
+	k->timer = timer_new(adopt_keeper_timeout, k);
+	timer_start(k->timer, ADOPT_KEEPER_MS);
+	return 0;
 }

@@ -1,6 +1,6 @@
 /*
- * Adoption: at start, before it serves, the daemon takes over the sessions
- * a dead one left. Their keepers wait at sockets named for the daemon's
+ * Adoption: at start, as it begins to serve, the daemon takes over the
+ * sessions a dead one left. Their keepers wait at sockets named for its
  * own (SOCK.kID.N, N the process's index in its session) for the grace
  * period; each hands over the descriptors it held (pty masters, the
  * transport's pipes) and what it knows of its program. The session is
@@ -8,6 +8,11 @@
  * instead of making new ones (dmn.adopting says so to session_start's
  * steps). A keeper that cannot be adopted whole is told to stop: nothing
  * a dead daemon left runs unsupervised.
+ *
+ * The daemon serves while it adopts: the hand-overs run on the loop, a
+ * few sessions' at a time, so a ping is answered at once and a keeper
+ * that does not answer delays no other. Requests that need the sessions
+ * wait for the last (request.c parks them while dmn.adoption is set).
  */
 #include <sys/un.h>
 
@@ -25,6 +30,14 @@
 
 /* The stop a keeper nobody can adopt gets, as a launch's default. */
 #define ADOPT_STOP_MS 5000
+/*
+ * Sessions whose keepers hand over at once: enough to keep the keepers
+ * busy beside the daemon, few enough that the sessions whose hand-overs
+ * end in one turn of the loop are entered in a few ms.
+ */
+#define ADOPT_BUSY_MAX 16
+/* The most time one turn of the loop spends entering sessions, in ms. */
+#define ADOPT_TURN_MS 2
 
 /* One waiting keeper's socket, as the scan found it. */
 struct adopt_found {
@@ -135,6 +148,9 @@ adopt_discard(struct adopt_keeper *k, const char *why)
 static const char *
 adopt_refused(const struct adopt *a, struct launch *l, struct rpc_error *err)
 {
+	/* What a stop of every session could not reach goes too. */
+	if (dmn.shutting_down)
+		return "the daemon is shutting down";
 	if (a->record == NULL)
 		return "no record of its session";
 	if (!a->keepers[0].present)
@@ -283,40 +299,142 @@ adopt_forget_records(void)
 	closedir(d);
 }
 
-/* Start gathering session id's keepers: none yet, nothing open. */
+/* The adoption under way: the keepers found, and how far it has got. */
+struct adopt_run {
+	struct adopt_found	*found;
+	size_t			 nfound;
+	size_t			 next;		/* the first not begun */
+	size_t			 busy;		/* sessions begun, not entered */
+	TAILQ_HEAD(, adopt)	 ready;		/* handed over, to enter */
+	uv_idle_t		 idle;		/* enters them, a turn at a time */
+	void			(*done)(void);
+};
+
+static void	adopt_begin(struct adopt_run *);
+
+/* The adoption's last handle is closed: free it. */
 static void
-adopt_begin(struct adopt *a, unsigned long id)
+adopt_run_free(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+/* Every keeper has handed over or failed: the daemon has its sessions. */
+static void
+adopt_finish(struct adopt_run *r)
 {
 	size_t i;
 
-	memset(a, 0, sizeof *a);
-	a->id = id;
-	for (i = 0; i < SESSION_MAXPROCS; i++)
-		a->keepers[i].ctl = -1;
+	dmn.adoption = NULL;
+	for (i = 0; i < r->nfound; i++)
+		free(r->found[i].path);
+	free(r->found);
+	adopt_forget_records();
+	if (r->nfound > 0)
+		log_info("adoption done: %lu sessions", session_live_count());
+	r->done();
+	uv_close((uv_handle_t *)&r->idle, adopt_run_free);
 }
 
-/* Take over every session a dead daemon left waiting; before serving. */
-void
-adopt_all(void)
+/* Begin sessions' hand-overs while few are under way; finish after the last. */
+static void
+adopt_next(struct adopt_run *r)
 {
-	struct adopt_found	*f = NULL;
-	struct adopt		 a;
-	char			 err[256];
-	size_t			 n, i;
+	while (r->busy < ADOPT_BUSY_MAX && r->next < r->nfound)
+		adopt_begin(r);
+	if (r->busy == 0 && r->next == r->nfound)
+		adopt_finish(r);
+}
 
-	n = adopt_scan(&f);
-	for (i = 0; i < n; i++) {
-		if (i == 0 || f[i].id != f[i - 1].id)
-			adopt_begin(&a, f[i].id);
-		if (adopt_keeper_take(f[i].path, &a.keepers[f[i].n], err,
-		    sizeof err) != 0)
-			log_warn("%s: not adopted: %s", f[i].path, err);
-		if (i + 1 == n || f[i + 1].id != f[i].id)
-			adopt_session(&a);
-		free(f[i].path);
+/*
+ * A turn of the loop: enter the sessions whose keepers are in, for at
+ * most ADOPT_TURN_MS, so that a ping waits no longer; then begin more.
+ */
+static void
+adopt_turn(uv_idle_t *h)
+{
+	struct adopt_run	*r = h->data;
+	struct adopt		*a;
+	long long		 end = loop_mono_ms() + ADOPT_TURN_MS;
+
+	while ((a = TAILQ_FIRST(&r->ready)) != NULL &&
+	    loop_mono_ms() < end) {
+		TAILQ_REMOVE(&r->ready, a, entry);
+		adopt_session(a);
+		free(a);
+		r->busy--;
 	}
-	free(f);
-	adopt_forget_records();
+	if (a == NULL)
+		uv_idle_stop(h);
+	adopt_next(r);
+}
+
+/* Session a's keepers have all handed over (or failed): enter it soon. */
+static void
+adopt_ready(struct adopt_run *r, struct adopt *a)
+{
+	TAILQ_INSERT_TAIL(&r->ready, a, entry);
+	uv_idle_start(&r->idle, adopt_turn);
+}
+
+/* One of a's keepers has handed over (err NULL) or failed. */
+static void
+adopt_keeper_done(struct adopt_keeper *k, const char *err)
+{
+	struct adopt	*a = k->arg;
+
+	if (err != NULL)
+		log_warn("session %lu: keeper %zu not adopted: %s", a->id,
+		    (size_t)(k - a->keepers), err);
+	if (--a->waiting == 0)
+		adopt_ready(dmn.adoption, a);
+}
+
+/* Begin the hand-over of the next session's keepers. */
+static void
+adopt_begin(struct adopt_run *r)
+{
+	struct adopt		*a = xcalloc(1, sizeof *a);
+	struct adopt_found	*f;
+	char			 err[256];
+	size_t			 i;
+
+	a->id = r->found[r->next].id;
+	for (i = 0; i < SESSION_MAXPROCS; i++)
+		a->keepers[i].ctl = -1;
+	r->busy++;
+	for (; r->next < r->nfound && r->found[r->next].id == a->id;
+	    r->next++) {
+		f = &r->found[r->next];
+		if (adopt_keeper_begin(f->path, &a->keepers[f->n],
+		    adopt_keeper_done, a, err, sizeof err) == 0)
+			a->waiting++;
+		else
+			log_warn("%s: not adopted: %s", f->path, err);
+	}
+	if (a->waiting == 0)
+		adopt_ready(r, a);
+}
+
+/*
+ * Take over every session a dead daemon left waiting, on the loop; done()
+ * once the last is in (at once if none waits). Before the sweep of
+ * cgroups, which would kill what they run.
+ */
+void
+adopt_start(void (*done)(void))
+{
+	struct adopt_run *r = xcalloc(1, sizeof *r);
+
+	r->done = done;
+	TAILQ_INIT(&r->ready);
+	uv_idle_init(dmn.loop, &r->idle);
+	r->idle.data = r;
+	if ((r->nfound = adopt_scan(&r->found)) > 0) {
+		log_info("adopting the sessions of %zu keepers", r->nfound);
+		dmn.adoption = r;
+	}
+	adopt_next(r);
 }
 
 /* The descriptor process n's keeper held as name, now the caller's; or -1. */

@@ -25,17 +25,30 @@ struct adopt_keeper {
 	size_t		 nfds;
 	char		*reports;	/* what it says of its program */
 	size_t		 reportslen;
+	/* While it hands over (adopt-keeper.c). */
+	char		*path;
+	pid_t		 peer;		/* the pid its socket says */
+	bool		 busy;		/* its daemon held it when asked */
+	struct timer	*retry;
+	uv_poll_t	*poll;
+	struct timer	*timer;
+	char		*text;
+	size_t		 have;
+	void		(*done)(struct adopt_keeper *, const char *err);
+	void		*arg;
 };
 
 /* One session being adopted: its record and its keepers, by process. */
 struct adopt {
+	TAILQ_ENTRY(adopt)	 entry;		/* adopt.c: ready to enter */
 	unsigned long		 id;
 	json_t			*record;
 	struct adopt_keeper	 keepers[SESSION_MAXPROCS];
+	size_t			 waiting;	/* keepers still handing over */
 };
 
 /* adopt.c */
-void		 adopt_all(void);
+void		 adopt_start(void (*done)(void));
 int		 adopt_sock_path(unsigned long id, size_t n, char *, size_t);
 int		 adopt_take_fd(size_t n, const char *name);
 int		 adopt_take_fd_any(const char *name);
@@ -43,8 +56,9 @@ struct proc	*adopt_take_proc(size_t n, const char *exec_name, proc_cb,
 		    void *arg);
 
 /* adopt-keeper.c: one keeper's socket, its check and its hand-over. */
-int		 adopt_keeper_take(const char *path, struct adopt_keeper *,
-		    char *err, size_t errlen);
+int		 adopt_keeper_begin(const char *path, struct adopt_keeper *,
+		    void (*done)(struct adopt_keeper *, const char *),
+		    void *arg, char *err, size_t errlen);
 void		 adopt_keeper_close(struct adopt_keeper *);
 
 /* session-record.c */

@@ -6,8 +6,10 @@
 
 #include "daemon.h"
 #include "adopt.h"
+#include "cgroup.h"
 #include "conn.h"
 #include "listener.h"
+#include "request.h"
 
 /* The signals that stop it, and the two steps of its exit. */
 static uv_signal_t	 daemon_sigterm;
@@ -53,6 +55,18 @@ daemon_finish(void *arg)
 	daemon_finish_timer = NULL;
 }
 
+/*
+ * Exit now if no session is left, nor a keeper that may yet hand one over
+ * (the adoption stops what it takes while shutting down).
+ */
+static void
+daemon_shutdown_check(void)
+{
+	if (daemon_finish_timer != NULL && session_live_count() == 0 &&
+	    dmn.adoption == NULL)
+		timer_start(daemon_finish_timer, 0);
+}
+
 /* A session changed state: when shutting down and none is left, finish. */
 static void
 daemon_session_state(struct sink *k, struct session *s,
@@ -61,8 +75,7 @@ daemon_session_state(struct sink *k, struct session *s,
 	(void)k;
 	(void)s;
 	(void)ev;
-	if (daemon_finish_timer != NULL && session_live_count() == 0)
-		timer_start(daemon_finish_timer, 0);
+	daemon_shutdown_check();
 }
 
 /* From now on the daemon is shutting down: it exits once no session is left. */
@@ -78,13 +91,6 @@ daemon_shutdown_begin(void)
 	session_sink_add(NULL, SE_STATE, daemon_session_state, NULL);
 }
 
-/* Exit now if no session is left. */
-static void
-daemon_shutdown_check(void)
-{
-	if (daemon_finish_timer != NULL && session_live_count() == 0)
-		timer_start(daemon_finish_timer, 0);
-}
 
 /* Stop every session; the daemon exits once all have ended. */
 void
@@ -95,6 +101,20 @@ daemon_shutdown(long long timeout_ms)
 	daemon_shutdown_begin();
 	TAILQ_FOREACH_SAFE(s, &dmn.sessions, entry, next)
 		session_stop(s, timeout_ms);
+	daemon_shutdown_check();
+}
+
+/*
+ * The sessions a dead daemon left are in (adopt.c): sweep the cgroups no
+ * session owns, finish the bundles it left half written, run the requests
+ * that waited, and exit if a shutdown came meanwhile.
+ */
+void
+daemon_ready(void)
+{
+	cgroup_sweep_left();
+	bundle_recover();
+	request_unpark_all();
 	daemon_shutdown_check();
 }
 

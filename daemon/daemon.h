@@ -879,6 +879,7 @@ void	 pipe_start(struct conn *, struct session *);
 
 /* daemon.c: the daemon's life. */
 void	 daemon_shutdown(long long timeout_ms);
+void	 daemon_ready(void);
 void	 daemon_watch_signals(void);
 void	 daemon_sinks(void);
 
@@ -909,6 +910,7 @@ struct daemon {
 	unsigned long		 nofile_orig;	/* as started, for programs */
 	char			*cgroup_root;	/* our cgroup subtree, or NULL */
 	bool			 activated;	/* listens on sockets passed to it */
+	int			 lock_fds[2];	/* main.c: pid file, state directory */
 	TAILQ_HEAD(, session)	 sessions;
 	struct session_ids	 session_ids;	/* the same, by id */
 	struct sinks		 sinks;		/* on every session */
@@ -920,6 +922,7 @@ struct daemon {
 	bool			 shutting_down;
 	long long		 adopt_grace_ms; /* a keeper waits this long */
 	struct adopt		*adopting;	/* adopt.c: the session being */
+	struct adopt_run	*adoption;	/* adopt.c: while it adopts */
 };
 
 extern struct daemon dmn;

@@ -416,6 +416,7 @@ main_lock(void)
 	}
 	/* libbsd leaves the locked fd inheritable; no child may hold it. */
 	fcntl(pidfile_fileno(main_pidfh), F_SETFD, FD_CLOEXEC);
+	dmn.lock_fds[0] = pidfile_fileno(main_pidfh);
 }
 
 /*
@@ -448,6 +449,7 @@ main_state_lock(void)
 		exit(1);
 	}
 	/* Kept open, never closed: the lock lasts as long as the daemon. */
+	dmn.lock_fds[1] = fd;
 	if (ftruncate(fd, 0) != 0 || dprintf(fd, "%s\n", dmn.sock_path) < 0)
 		fprintf(stderr, "dbgctld: %s: %s\n", path, strerror(errno));
 	snprintf(path, sizeof path, "%s/sessions", dmn.state_dir);
@@ -542,11 +544,9 @@ main(int argc, char **argv)
 	/* Once the log is the daemon's own: the loop has not run, no session yet. */
 	spawn_init();
 	cgroup_init();
-	/* Before the sweep, which would kill what a dead daemon left. */
-	adopt_all();
-	cgroup_sweep_left();
-	bundle_recover();
 	orphan_init();
+	/* The sweep and what waits for the sessions follow it (daemon_ready). */
+	adopt_start(daemon_ready);
 	sdnotify_ready();
 	uv_run(dmn.loop, UV_RUN_DEFAULT);
 	cgroup_fini();

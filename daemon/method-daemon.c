@@ -54,7 +54,7 @@ static const struct method_param method_hello_params[] = {
 static const struct method method_hello = {
 	.name = "hello",
 	.params = method_hello_params,
-	.flags = METHOD_WHILE_SHUTDOWN | METHOD_NOAUTH,
+	.flags = METHOD_WHILE_SHUTDOWN | METHOD_NOAUTH | METHOD_WHILE_ADOPTING,
 	.exec = method_hello_exec,
 };
 
@@ -69,7 +69,7 @@ method_ping_exec(struct request *req)
 
 static const struct method method_ping = {
 	.name = "ping",
-	.flags = METHOD_WHILE_SHUTDOWN,
+	.flags = METHOD_WHILE_SHUTDOWN | METHOD_WHILE_ADOPTING,
 	.exec = method_ping_exec,
 };
 

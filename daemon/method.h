@@ -30,6 +30,7 @@ struct method_param {
 #define METHOD_ALONE		0x4	/* the only request in flight */
 #define METHOD_VERDICT_ENDS	0x8	/* its wait ends at its session's verdict */
 #define METHOD_HOLD_ENDS	0x10	/* ... at a verdict that holds the session */
+#define METHOD_WHILE_ADOPTING	0x20	/* served before the adoption is done */
 
 struct method {
 	const char			*name;

@@ -83,6 +83,55 @@ pending_finish(struct request *req)
 		conn_finish(c);
 }
 
+/* A parked request's params, dropped with it if its client leaves. */
+static void
+pending_park_free(struct request *req)
+{
+	json_decref(req->data);
+	req->data = NULL;
+}
+
+/*
+ * Hold req before its method runs (its params kept) until the daemon can
+ * run it: it has yet to adopt the sessions a request may name.
+ */
+enum method_return
+pending_park(struct request *req, json_t *params)
+{
+	return pending_wait(req, json_incref(params), pending_park_free);
+}
+
+/*
+ * Run each parked request with its params, in the order they came; their
+ * connections stay open for them meanwhile, as while they waited.
+ */
+void
+pending_unpark_all(void (*run)(struct request *, json_t *))
+{
+	struct request	*req;
+	struct conn	*c;
+	json_t		*params;
+
+	/* Running one may answer, free or park others: look again each time. */
+	for (;;) {
+		TAILQ_FOREACH(req, &pending_all, entry)
+			if (req->free == pending_park_free)
+				break;
+		if (req == NULL)
+			return;
+		params = req->data;
+		req->data = NULL;
+		req->free = NULL;
+		if ((c = req->conn) != NULL)
+			c->npending++;
+		pending_finish(req);
+		run(req, params);
+		json_decref(params);
+		if (c != NULL && --c->npending == 0 && c->eof)
+			conn_finish(c);
+	}
+}
+
 /* The client left: its requests finish unanswered, or go on if they must. */
 void
 pending_forget_conn(struct conn *c)

@@ -6,7 +6,9 @@
  * (the sockets stay bound: connects wait in the backlog, none is refused),
  * lets its connections flush their last replies, and exits without
  * stopping a session: their keepers see their control sockets close, as
- * at a crash. The new daemon waits for that exit before it serves.
+ * at a crash. The new daemon waits only for the locks (the channel's end
+ * says they are free) before it serves; it adopts each keeper once this
+ * one has let go of it, as it does while it exits.
  */
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -334,10 +336,12 @@ replace_release(int keep)
  * Every connection has closed, or the time for it is up: exit, leaving
  * the sessions. Nothing is held in memory to write: the session logs and
  * transcripts are written as their bytes arrive, the daemon log a line at
- * a time. Every descriptor but the channel is closed first, then the
- * channel, whose end tells the new daemon this one has gone. Not exit(3):
- * no handler of a daemon that stops may run, nor anything that would
- * remove what the new daemon now serves.
+ * a time. The locks are closed first, then the channel, whose end tells
+ * the new daemon it may lock and serve; then every other descriptor, the
+ * keepers' control sockets among them, which takes a while with many
+ * sessions: the new daemon serves meanwhile. Not exit(3): no handler of
+ * a daemon that stops may run, nor anything that would remove what the
+ * new daemon now serves.
  */
 static void
 replace_exit(void *arg)
@@ -354,8 +358,10 @@ replace_exit(void *arg)
 	log_info("handed over to pid %ld: exiting, leaving %lu sessions",
 	    (long)r->pid, session_live_count());
 	fflush(NULL);
-	replace_release(r->fd);
+	close(dmn.lock_fds[0]);
+	close(dmn.lock_fds[1]);
 	close(r->fd);
+	replace_release(-1);
 	_exit(0);
 }
 

@@ -325,14 +325,37 @@ request_new(struct conn *c, json_t *id, const char *id_text,
 	return req;
 }
 
+/* Check req's params and run its method, as it came or once unparked. */
+static void
+request_exec(struct request *req, json_t *params)
+{
+	struct rpc_error	 err;
+	enum method_return	 rv;
+
+	req->in_exec = true;
+	if (dmn.shutting_down && !(req->method->flags & METHOD_WHILE_SHUTDOWN))
+		request_error(req, RPC_SHUTTING_DOWN, "the daemon is shutting "
+		    "down");
+	else if (request_check(req, params, &err) != 0)
+		request_fail(req, &err);
+	else {
+		rv = req->method->exec(req);
+		if (rv == METHOD_WAIT ? !req->waiting && !req->finished :
+		    !req->finished)
+			log_fatal("method %s returned %d unanswered",
+			    req->method->name, rv);
+	}
+	req->in_exec = false;
+	if (req->finished)
+		request_free(req);
+}
+
 /* Run a parsed request: find its method, check it, run it. */
 void
 request_dispatch(struct conn *c, struct rpc_request *rr,
     struct request_batch *b, size_t room)
 {
 	struct request		*req;
-	struct rpc_error	 err;
-	enum method_return	 rv;
 	const char		*why;
 
 	req = request_new(c, json_incref(rr->id), rr->id_text, b, room);
@@ -352,26 +375,28 @@ request_dispatch(struct conn *c, struct rpc_request *rr,
 		    rr->method);
 	else if (b != NULL && (why = request_batch_refusal(b)) != NULL)
 		request_error(req, RPC_LIMIT, "%s", why);
-	else if (dmn.shutting_down &&
-	    !(req->method->flags & METHOD_WHILE_SHUTDOWN))
-		request_error(req, RPC_SHUTTING_DOWN, "the daemon is shutting "
-		    "down");
 	else if ((req->method->flags & METHOD_ALONE) &&
 	    (c->npending > 0 || req->id == NULL || b != NULL))
 		request_error(req, RPC_INVALID_REQUEST, "%s must be the only "
 		    "request in flight on its connection", req->method->name);
-	else if (request_check(req, rr->params, &err) != 0)
-		request_fail(req, &err);
+	/* Sessions a dead daemon left are being adopted: it waits for them. */
+	else if (dmn.adoption != NULL &&
+	    !(req->method->flags & METHOD_WHILE_ADOPTING))
+		(void)pending_park(req, rr->params);
 	else {
-		rv = req->method->exec(req);
-		if (rv == METHOD_WAIT ? !req->waiting && !req->finished :
-		    !req->finished)
-			log_fatal("method %s returned %d unanswered",
-			    req->method->name, rv);
+		request_exec(req, rr->params);
+		return;
 	}
 	req->in_exec = false;
 	if (req->finished)
 		request_free(req);
+}
+
+/* The daemon has its sessions: run the requests that waited, in order. */
+void
+request_unpark_all(void)
+{
+	pending_unpark_all(request_exec);
 }
 
 /*

@@ -52,6 +52,7 @@ bool		 request_bool(struct request *, const char *key);
 json_t		*request_get(struct request *, const char *key);
 void		 request_free(struct request *);
 /* For request-batch.c: run a member, refuse one, and stand in for a reply. */
+void		 request_unpark_all(void);
 void		 request_dispatch(struct conn *, struct rpc_request *,
 		    struct request_batch *, size_t room);
 void		 request_refuse(struct conn *, struct rpc_error *,
@@ -87,6 +88,8 @@ void		 pending_sink(struct request *, struct session *,
 void		 pending_timeout(struct request *, uint64_t ms,
 		    void (*)(struct request *));
 void		 pending_finish(struct request *);
+enum method_return pending_park(struct request *, json_t *params);
+void		 pending_unpark_all(void (*run)(struct request *, json_t *));
 void		 pending_forget_conn(struct conn *);
 void		 pending_verdict(struct session *, bool held);
 bool		 pending_held(const struct request *);

@@ -2,9 +2,9 @@
  * Taking over from the daemon this one replaces, the new daemon's side:
  * it was started by the old one with its listening sockets and a channel.
  * Once its own checks have passed, it says so on the channel; the old one
- * then answers its client, stops accepting and exits, and only once it
- * has gone (its locks with it: the channel's end says so) does this one
- * lock, adopt and serve.
+ * then answers its client, stops accepting and lets go of its locks and
+ * the channel, whose end lets this one lock and serve; it adopts each
+ * session once the old one, exiting, has let go of its keeper.
  */
 #include <sys/pidfd.h>
 
@@ -58,9 +58,8 @@ takeover_take(size_t n)
 
 /*
  * Wait up to ms for the end of the channel; true once it came. The old
- * daemon closes it once it has closed everything else, its locks and its
- * keepers' control sockets among them, as the last thing before its
- * exit; a daemon that dies closes it too.
+ * daemon closes it once it has closed its locks, before it lets go of
+ * its keepers and exits; a daemon that dies closes it too.
  */
 static bool
 takeover_gone(long long ms)

@@ -5,9 +5,12 @@
  * the restart it replaces, `dbgctl shutdown` and a new dbgctld. Connects
  * refused meanwhile are counted: the replace must have none. The
  * pinger's longest wait over as long a time with neither is its noise.
+ * Then the same with 1000 sessions to hand over, pinged until a list sent
+ * once the command returned is answered: the new daemon has them all.
  */
 #include "bench.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -102,6 +105,105 @@ fig_replace_restart(struct bench *b, struct fig_replace_pings *p)
 	return p->ok > code ? stat_now_ms() - t0 : NA;
 }
 
+/* The sessions of the loaded figure. */
+#define FIG_REPLACE_SESSIONS 1000
+/* How long a list may wait for the adoption, in ms. */
+#define FIG_REPLACE_LIST_MS 60000
+
+/*
+ * Ping until the list sent on l is answered; how many sessions it shows
+ * running, or -1 with b->why.
+ */
+static int
+fig_replace_listed(struct bench *b, struct rpc *l, struct fig_replace_pings *p)
+{
+	struct pollfd	 pfd = { .fd = l->fd, .events = POLLIN };
+	double		 end = stat_now_ms() + FIG_REPLACE_LIST_MS;
+	json_t		*msg, *res;
+	long		 id;
+
+	if (rpc_send(l, "list", NULL) == -1)
+		return bench_fail(b, "list: %s", l->err);
+	while (poll(&pfd, 1, 0) == 0) {
+		if (stat_now_ms() > end)
+			return bench_fail(b, "no list in %d ms",
+			    FIG_REPLACE_LIST_MS);
+		fig_replace_ping(b->sock, p);
+	}
+	if ((msg = rpc_reply(l, &id)) == NULL)
+		return bench_fail(b, "list: %s", l->err);
+	res = json_incref(json_object_get(msg, "result"));
+	json_decref(msg);
+	if (res == NULL)
+		return bench_fail(b, "list failed");
+	return fig_adopt_count_running(res);
+}
+
+/*
+ * One replace with sessions, pinged all through, to the list that shows
+ * them all running again; its length (ms), or NA with b->why.
+ */
+static double
+fig_replace_loaded(struct bench *b, struct fig_replace_pings *p)
+{
+	const char	*argv[] = { b->dbgctl, "-s", b->sock, "daemon",
+			    "--replace", NULL };
+	struct rpc	 l;
+	double		 t0;
+	pid_t		 pid;
+	int		 code, n;
+
+	memset(p, 0, sizeof *p);
+	p->last = t0 = stat_now_ms();
+	fig_replace_ping(b->sock, p);
+	if ((pid = proc_spawn(argv, b->envp, -1, -1, -1)) == -1)
+		return NA;
+	while ((code = proc_wait(pid, 0)) == -1)
+		fig_replace_ping(b->sock, p);
+	if (code != 0 || rpc_open(&l, b->sock) == -1) {
+		bench_fail(b, "dbgctl daemon --replace failed");
+		return NA;
+	}
+	n = fig_replace_listed(b, &l, p);
+	rpc_close(&l);
+	fig_replace_ping(b->sock, p);
+	if (n >= 0 && n != FIG_REPLACE_SESSIONS)
+		bench_fail(b, "%d of %d sessions running after the replace",
+		    n, FIG_REPLACE_SESSIONS);
+	return n == FIG_REPLACE_SESSIONS ? stat_now_ms() - t0 : NA;
+}
+
+/* The rows of the replace with sessions: its gap, and its whole length. */
+static int
+fig_replace_gap_loaded(struct bench *b)
+{
+	struct fig_replace_pings p;
+	struct samples		 sg = { 0 }, sl = { 0 };
+	double			 len;
+	long			 refused = 0;
+	int			 run;
+
+	if (fig_adopt_grow(b, FIG_REPLACE_SESSIONS) != 0)
+		return -1;
+	daemon_settle(b);
+	for (run = 0; run < b->runs; run++) {
+		if (!((len = fig_replace_loaded(b, &p)) >= 0))
+			return -1;
+		stat_add(&sg, p.gap);
+		stat_add(&sl, len);
+		refused += p.refused;
+	}
+	table_row("ms", stat_median(&sg), NA, TARGET(MAX, 100), NULL,
+	    "longest ping gap in daemon --replace, %d sessions",
+	    FIG_REPLACE_SESSIONS);
+	table_row("ms", stat_median(&sl), NA, TARGET(MAX, 1000), NULL,
+	    "the same, to all %d listed running again (%ld refused)",
+	    FIG_REPLACE_SESSIONS, refused);
+	stat_free(&sg);
+	stat_free(&sl);
+	return 0;
+}
+
 /* The pinger alone for ms: its own longest wait between answers. */
 static void
 fig_replace_idle(struct bench *b, double ms, struct fig_replace_pings *p)
@@ -152,5 +254,5 @@ fig_replace_gap(struct bench *b)
 	stat_free(&sg);
 	stat_free(&sr);
 	stat_free(&si);
-	return 0;
+	return fig_replace_gap_loaded(b);
 }

@@ -278,6 +278,8 @@ int	 fig_replace_gap(struct bench *);
 
 /* bench-fig-adopt.c */
 int	 fig_adopt(struct bench *);
+int	 fig_adopt_grow(struct bench *, int);
+int	 fig_adopt_count_running(json_t *);
 
 /* bench-fig-pipe.c */
 int	 fig_pipe_run(struct bench *);

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,6 +348,58 @@ Test(adopt, a_forged_or_foreign_keeper_socket_is_not_adopted)
 	kill(forger, SIGKILL);
 	waitpid(forger, &st, 0);
 	close(fd);
+}
+
+/* Whether fd has nothing to read and no hang-up waiting: still open. */
+static bool
+adopt_quiet(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 0;
+}
+
+/*
+ * The daemon serves while it adopts: with a keeper socket whose owner
+ * takes the daemon's call and never hands over, a ping is answered at
+ * once, while a list waits for the adoption, which gives that keeper up
+ * at its bound; then the list has no such session.
+ */
+Test(adopt, a_keeper_slow_to_hand_over_delays_a_ping_not)
+{
+	char path[PATH_MAX + 32], buf[16] = { 0 };
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct pollfd pfd;
+	json_t *rows;
+	int l, c;
+
+	cr_assert_eq(mkdir(H->dir, 0700) == 0 || errno == EEXIST, 1);
+	adopt_keeper_sock(79, 0, path, sizeof path);
+	cr_assert_lt(strlen(path), sizeof sun.sun_path);
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_eq(bind(l, (struct sockaddr *)&sun, sizeof sun), 0);
+	cr_assert_eq(listen(l, 4), 0);
+	h_daemon_fg();
+	pfd = (struct pollfd){ .fd = l, .events = POLLIN };
+	cr_assert_eq(poll(&pfd, 1, H_WAIT_BOUND), 1, "the daemon never "
+	    "called at the keeper's socket");
+	cr_assert_neq(c = accept(l, NULL, NULL), -1);
+	pfd = (struct pollfd){ .fd = c, .events = POLLIN };
+	cr_assert_eq(poll(&pfd, 1, H_WAIT_BOUND), 1);
+	cr_assert_eq(read(c, buf, 6), 6);
+	cr_assert_str_eq(buf, "adopt\n");
+	cr_assert(adopt_quiet(c), "the daemon gave the keeper up at once");
+	cr_assert(h_daemon_ping(), "no pong while a keeper hands over");
+	cr_assert(adopt_quiet(c), "the ping waited for the keeper's bound");
+	rows = h_cli_json(H_ARGS("list"));
+	cr_assert(!adopt_quiet(c) && read(c, buf, sizeof buf) == 0, "the "
+	    "list was answered before the adoption gave the keeper up");
+	cr_assert_eq(json_array_size(json_object_get(rows, "sessions")), 0);
+	json_decref(rows);
+	h_daemon_wait_log("keeper 0 not adopted: no hand-over", H_WAIT_BOUND);
+	close(c);
+	close(l);
 }
 
 /*
