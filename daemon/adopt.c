@@ -148,9 +148,6 @@ adopt_discard(struct adopt_keeper *k, const char *why)
 static const char *
 adopt_refused(const struct adopt *a, struct launch *l, struct rpc_error *err)
 {
-	/* What a stop of every session could not reach goes too. */
-	if (dmn.shutting_down)
-		return "the daemon is shutting down";
 	if (a->record == NULL)
 		return "no record of its session";
 	if (!a->keepers[0].present)
@@ -271,6 +268,9 @@ adopt_session(struct adopt *a)
 		return;
 	}
 	log_info("session %lu: adopted", a->id);
+	/* A shutdown's stop of every session could not reach it: it ends too. */
+	if (dmn.shutting_down)
+		session_stop(s, -1);
 }
 
 /*

@@ -402,6 +402,64 @@ Test(adopt, a_keeper_slow_to_hand_over_delays_a_ping_not)
 	close(l);
 }
 
+/* Listen at keeper n of session id's socket, and never answer; the fd. */
+static int
+adopt_mute_keeper(long id)
+{
+	char path[PATH_MAX + 32];
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int l;
+
+	adopt_keeper_sock(id, 0, path, sizeof path);
+	cr_assert_lt(strlen(path), sizeof sun.sun_path);
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_eq(bind(l, (struct sockaddr *)&sun, sizeof sun), 0);
+	cr_assert_eq(listen(l, 4), 0);
+	return l;
+}
+
+/*
+ * A SIGTERM while the daemon adopts still ends every session: sixteen
+ * keepers that never hand over hold the adoption's places until their
+ * bound, so a real session (its id after theirs) is adopted only after
+ * the SIGTERM; the daemon stops it, exits once the adoption is over, and
+ * then nothing of it is alive.
+ */
+Test(adopt, a_sigterm_while_adopting_ends_every_session)
+{
+	char m[96];
+	struct h_res r;
+	pid_t daemon;
+	int mute[16], i;
+	long id = 0;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	/* Ids are never reused: the real session's comes after the mute ones. */
+	for (i = 0; i < 16; i++) {
+		h_cli_exit(&r, 0, H_ARGS("launch", "--kind", "exec", "--wait",
+		    "--", "true"));
+		h_run_free(&r);
+	}
+	h_marker_new("DBGI_ADOPT_TERM", m, sizeof m);
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--env", m, "--",
+	    h_ctx_fixture("FIX_LOOP")));
+	cr_assert_gt(id, 16);
+	h_marker_wait(m, NULL, 1);
+	h_daemon_fg_kill();
+	for (i = 0; i < 16; i++)
+		mute[i] = adopt_mute_keeper(i + 1);
+	daemon = h_daemon_fg();
+	cr_assert_eq(kill(daemon, SIGTERM), 0);
+	cr_assert_neq(h_daemon_fg_wait(H_WAIT_BOUND), -1, "the daemon did "
+	    "not exit after SIGTERM");
+	cr_assert(h_marker_gone(m), "a session adopted while the daemon "
+	    "shut down outlived it");
+	for (i = 0; i < 16; i++)
+		close(mute[i]);
+}
+
 /*
  * A gdb session stopped at a breakpoint when its daemon is killed is
  * adopted as gdb left it: stopped there, the breakpoint listed, its seq
