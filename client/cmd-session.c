@@ -91,13 +91,33 @@ cmd_launch_cwd(json_t *params, const char *dir)
 	return rv;
 }
 
+/*
+ * The firmware's own status, where its target exited by semihosting
+ * (the session's exit is gdb's, which quit after it); -1 otherwise.
+ */
+static int
+cmd_session_semihost_status(json_t *session)
+{
+	json_t		*target = json_object_get(session, "target");
+	const char	*by = json_string_value(json_object_get(target, "by"));
+	json_t		*code = json_object_get(target, "code");
+
+	if (by == NULL || strcmp(by, "semihosting") != 0 ||
+	    !json_is_integer(code))
+		return -1;
+	return (int)json_integer_value(code) & 0xff;
+}
+
 /* The exit status a launch --wait (or attach) ends with, from the ended session. */
 int
 cmd_session_status(json_t *session)
 {
 	const char	*state, *error;
 	json_t		*rec, *code, *sig;
+	int		 firmware;
 
+	if ((firmware = cmd_session_semihost_status(session)) != -1)
+		return firmware;
 	state = json_string_value(json_object_get(session, "state"));
 	rec = json_object_get(session, "exit");
 	code = json_object_get(rec, "code");
@@ -217,6 +237,7 @@ static const struct {
 	{ "port", "port", 'n' },
 	{ "connect-timeout", "connect_timeout", 'n' },
 	{ "transport", "transport", 'b' },
+	{ "semihosting", "semihosting", 'b' },
 	{ "core", "core", 'b' },
 	{ "lease", "lease", 'b' },
 	{ "deadline", "deadline", 'n' },
@@ -454,6 +475,8 @@ static const struct cmd_option cmd_launch_options_help[] = {
 	    "qemu: the QEMU to run (default: qemu-system-arm)" },
 	{ "qemu-arg", "ARG",
 	    "qemu: one more argument for QEMU, repeatable, in order" },
+	{ "semihosting", NULL,
+	    "qemu: the firmware's semihosting console is the stream semihost, its exit the session's status; remote: turn on OpenOCD's semihosting" },
 	{ "reset-command", "CMD",
 	    "a debugger command of the target's reset, repeatable, in order (default: the kind's)" },
 	{ "load-command", "CMD",
@@ -507,6 +530,7 @@ const struct cmd_entry cmd_launch_entry = {
 	.usage = "[--kind " CMD_KINDS_BAR "] [--name NAME]\n"
 	    "\t[--debugger PATH] [--remote HOST:PORT] [--server 'CMD {port}']\n"
 	    "\t[--machine MACHINE [--cpu CPU] [--qemu PATH] [--qemu-arg ARG]...]\n"
+	    "\t[--semihosting]\n"
 	    "\t[--port N] [--connect-timeout MS] [--transport] [-x CMD]...\n"
 	    "\t[--reset-command CMD]... [--load-command CMD]...\n"
 	    "\t[--cwd DIR] [--env K=V]... [--stop-timeout MS]\n"
@@ -518,7 +542,8 @@ const struct cmd_entry cmd_launch_entry = {
 	    "\t[--] [PROGRAM [ARG...]]   (PROGRAM unless --pid, --remote or --server)",
 	.args = { "kind: name: debugger: remote: server: machine: cpu: "
 	    "qemu: qemu-arg: reset-command: load-command: port# "
-	    "connect-timeout# transport x: cwd: env: stop-timeout# "
+	    "connect-timeout# transport semihosting x: cwd: env: "
+	    "stop-timeout# "
 	    "stop-target: pid# attach "
 	    "detach-key: wait fault-break: no-fault-break core lease q quiet "
 	    "deadline# silence-timeout# on-deadline: artifacts:",

@@ -180,7 +180,7 @@ _dbgctl_value()
 	--on-deadline)
 		COMPREPLY=($(compgen -W "stop hold" -- "$cur")) ;;
 	--stream)
-		COMPREPLY=($(compgen -W "console target target-in server" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W "console target target-in server semihost" -- "$cur")) ;;
 	--cwd | --artifacts)
 		_dbgctl_files -d ;;
 	-s | --socket | --token-file | --file)

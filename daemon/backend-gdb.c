@@ -206,6 +206,10 @@ backend_gdb_type_commands(struct gdb_data *g)
 	const char *const	 *c;
 	size_t			  i;
 
+	if (semihost_wanted(s))
+		for (c = s->backend->semihost_commands; c != NULL &&
+		    *c != NULL; c++)
+			backend_gdb_type(s, *c);
 	for (i = 0; i < json_array_size(s->l.commands); i++)
 		backend_gdb_type(s, json_string_value(json_array_get(
 		    s->l.commands, i)));

@@ -20,6 +20,7 @@ static const struct method_param backend_qemu_params[] = {
 	{ "qemu", PT_STRING, false, 0, 0 },
 	{ "qemu_args", PT_STRINGS, false, 0, 0 },
 	{ "port", PT_INT, false, 1, 65535 },
+	{ "semihosting", PT_BOOL, false, 0, 0 },
 	{ NULL, 0, false, 0, 0 }
 };
 
@@ -54,8 +55,8 @@ backend_qemu_check(const struct launch *l, struct rpc_error *err)
 /*
  * QEMU's argv: the board halted at its reset vector, the serial port on
  * stdio (the transport), no monitor there, the gdb stub on the loopback
- * socket the daemon listens on for it (server_bind), then the launch's
- * own arguments.
+ * socket the daemon listens on for it (server_bind), semihosting if
+ * asked, then the launch's own arguments.
  */
 static char **
 backend_qemu_server_argv(struct session *s)
@@ -85,6 +86,14 @@ backend_qemu_server_argv(struct session *s)
 	argv_push(&av, "-gdb");
 	argv_push(&av, "chardev:dbgctl-gdb");
 	argv_push(&av, "-S");
+	/* The semihosting console on a socket of its own (semihost.c). */
+	if (s->semihost != NULL) {
+		argv_push(&av, "-chardev");
+		argv_pushf(&av, "socket,id=dbgctl-semihost,fd=%d",
+		    PROC_FD_SEMIHOST);
+		argv_push(&av, "-semihosting-config");
+		argv_push(&av, "enable=on,target=native,chardev=dbgctl-semihost");
+	}
 	argv_push_json(&av, json_object_get(s->l.kind_params, "qemu_args"), 0);
 	return av.v;
 }
@@ -97,6 +106,7 @@ backend_qemu_start(struct session *s, char *err, size_t errlen)
 	int	  rc, port;
 
 	if (backend_gdb_open(s, NULL, err, errlen) != 0 ||
+	    semihost_open(s, err, errlen) != 0 ||
 	    (port = backend_gdb_server_bind(s, s->l.port, err, errlen)) == -1)
 		return -1;
 	av = backend_qemu_server_argv(s);

@@ -56,12 +56,20 @@ backend_remote_check(const struct launch *l, struct rpc_error *err)
 /* What a remote launch takes: where its server listens. */
 static const struct method_param backend_remote_params[] = {
 	{ "remote", PT_STRING, true, 0, 0 },
+	{ "semihosting", PT_BOOL, false, 0, 0 },
 	{ NULL, 0, false, 0, 0 }
 };
 
 /* A probe's server (OpenOCD, pyOCD) resets and flashes through monitor. */
 static const char *const backend_remote_reset[] = { "monitor reset halt", NULL };
 static const char *const backend_remote_load[] = { "load", NULL };
+/*
+ * OpenOCD's documented switch; the console and the exit stay the
+ * server's (its log), as the daemon has no channel to them.
+ */
+static const char *const backend_remote_semihost[] = {
+	"monitor arm semihosting enable", NULL
+};
 
 const struct backend backend_remote = {
 	.name = "remote",
@@ -72,6 +80,7 @@ const struct backend backend_remote = {
 	.reset_commands = backend_remote_reset,
 	.fault_defaults = fault_cortex_m,
 	.load_commands = backend_remote_load,
+	.semihost_commands = backend_remote_semihost,
 	.check = backend_remote_check,
 	.start = backend_gdb_start,
 	BACKEND_GDB_FAMILY

@@ -128,7 +128,8 @@ bundle_tar_start(int dirfd, int tgzfd, const char *path, bundle_tar_cb cb,
 	struct proc_spec	 spec = { .argv = argv, .env = env, .cwd = "/",
 				    .stop_timeout = BUNDLE_TAR_STOP_MS,
 				    .fd_in = dirfd, .fd_out = tgzfd,
-				    .fd_listen = -1 };
+				    .fd_listen = -1,
+				    .fd_semihost = -1 };
 
 	/* The keeper hands fd_in and fd_out to tar as its 4 and 5. */
 	snprintf(dir, sizeof dir, "/proc/self/fd/%d", PROC_FD_IN);

@@ -28,6 +28,7 @@ static const struct {
 	{ "target", "target.log" },
 	{ "server", "server.log" },
 	{ "target-in", "target-in.log" },
+	{ "semihost", "semihost.log" },
 };
 
 /* Serials of bundles, so a late answer finds its bundle or none. */

@@ -170,6 +170,7 @@ static const struct {
 } daemon_sinks_table[] = {
 	{ SE_STOP, attach_stop },
 	{ SE_ENDING, gdb_tty_ended },
+	{ SE_ENDING, semihost_ended },
 	{ SE_ENDED, verdict_ended },
 	{ SE_ENDED, hold_ended },
 	{ SE_ENDED, session_record_ended },

@@ -237,6 +237,18 @@ void		 transport_pause(struct transport *);
 void		 transport_resume(struct transport *);
 void		 transport_passthrough(struct transport *, bool);
 void		 transport_close(struct transport *);
+/* semihost.c: the firmware's semihosting console and exit (qemu). */
+struct semihost;
+bool		 semihost_wanted(const struct session *);
+int		 semihost_open(struct session *, char *err, size_t errlen);
+int		 semihost_child_fd(const struct session *);
+int		 semihost_daemon_fd(const struct session *);
+void		 semihost_spawned(struct session *);
+void		 semihost_target(struct session *, json_t *exit);
+bool		 semihost_server_exited(struct session *, int code);
+void		 semihost_ended(struct sink *, struct session *,
+		    const struct session_event *);
+
 /* transport-in.c: the target's stdin, fed from the input's transcript. */
 size_t		 transport_in_queued(struct transport *);
 int		 transport_in_write(struct transport *, const char *, size_t);
@@ -276,6 +288,8 @@ typedef void (*proc_cb)(void *arg, struct proc *, enum proc_event);
 #define PROC_FD_OUT 5
 /* Where a server gets the listening socket the daemon bound for it. */
 #define PROC_FD_LISTEN 6
+/* Where QEMU gets its end of the semihosting console (semihost.c). */
+#define PROC_FD_SEMIHOST 7
 
 /* What a keeper is asked to run, and with what. */
 struct proc_spec {
@@ -289,6 +303,7 @@ struct proc_spec {
 	int		  fd_out;
 	bool		  stdio;	/* transport on 0 and 1, not 4 and 5 */
 	int		  fd_listen;	/* at PROC_FD_LISTEN, or -1 */
+	int		  fd_semihost;	/* at PROC_FD_SEMIHOST, or -1 */
 	const char	 *cgroup;	/* its cgroup's name, where there are */
 	const char	 *adopt;	/* the keeper's adoption socket, or NULL */
 };
@@ -364,6 +379,8 @@ struct backend {
 	bool		 hangup;
 	/* Console commands typed after the launch's (qemu: "continue"). */
 	const char *const *run_commands;
+	/* Console commands typed first with "semihosting" (remote: OpenOCD's). */
+	const char *const *semihost_commands;
 	/* Its own launch params (ends with a NULL name), as a method's. */
 	const struct method_param *params;
 	/* Refuse what this kind cannot do with a launch; err says why. */
@@ -564,13 +581,14 @@ enum session_event_kind {
 	SE_FAULT_KEPT = 0x40000, /* a fault record is kept, before it is told */
 	SE_FAULT_CLEARED = 0x80000, /* a reset, load or run (data) ended it */
 	SE_SUSPENDED = 0x100000, /* the main process stopped (sig), or went on */
+	SE_SEMIHOST = 0x200000,	/* the semihost stream got data, len (0: ended) */
 };
 
 struct session_event {
 	enum session_event_kind	 kind;
 	const char		*data;
 	size_t			 len;
-	uint64_t		 offset;	/* SE_OUTPUT: where data starts */
+	uint64_t		 offset;	/* SE_OUTPUT, SE_SEMIHOST: where data starts */
 	json_t			*json;		/* SE_RUNSTATE, SE_FAULT: the record;
 						   SE_STOPPING: the step */
 	int			 sig;		/* SE_SUSPENDED: 0 if continued */
@@ -645,6 +663,8 @@ struct session {
 	struct output		 target_out;	/* session-stream.c: the others */
 	struct output		 target_in;
 	struct output		 server_out;
+	struct output		 semihost_out;
+	struct semihost		*semihost;	/* semihost.c, or NULL */
 	uint64_t		 launched_by;	/* the launching conn's serial */
 	struct method_expect_cursor *cursors;	/* named ones (method-expect.c) */
 	size_t			 ncursors;
@@ -889,7 +909,7 @@ double	 loop_now(void);
 long long loop_mono_ms(void);
 
 /* spawn.c: starting a keeper without copying the daemon or its descriptors. */
-#define SPAWN_SLOTS 7
+#define SPAWN_SLOTS 8
 void	 spawn_init(void);
 pid_t	 spawn_keeper(const char *, char **, char **, const int *,
 	    const int *, int);

@@ -255,6 +255,7 @@ gdb_exited(struct gdb_data *g, const struct mi_record *rec, const char *reason)
 	if (json_object_get(exit, "exit_code") == NULL)
 		gdb_copy(exit, "exit_code", rec->results, "exit-code");
 	gdb_copy(exit, "signal", rec->results, "signal-name");
+	semihost_target(g->s, exit);
 	session_target(g->s, exit);
 	gdb_quit_stopped(g);
 	gdb_control_target(g, exit);

@@ -142,6 +142,10 @@ session_proc_exited(struct session_proc *sp)
 	int		 code = 0, sig = 0;
 
 	(void)proc_exit(sp->proc, &code, &sig);
+	/* A firmware's semihosting exit ends QEMU with its code. */
+	if (sig == 0 && strcmp(sp->role, "server") == 0 &&
+	    semihost_server_exited(s, code))
+		return;
 	/*
 	 * A server that ends well while the session runs ends with its
 	 * program (gdbserver does when its program exits): gdb stays, to be
@@ -361,6 +365,8 @@ session_proc_hold(struct session_proc *sp)
 	    dmn.adopt_grace_ms == 0)
 		return;
 	proc_hold(sp->proc, "console", console_master(sp->console));
+	if (strcmp(sp->role, "server") == 0 && semihost_daemon_fd(sp->s) != -1)
+		proc_hold(sp->proc, "semihost", semihost_daemon_fd(sp->s));
 	if (sp->s->backend->hold != NULL)
 		sp->s->backend->hold(sp->s, sp);
 	if (!sp->transport)
@@ -410,6 +416,8 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 		.fd_out = -1,
 		.stdio = sp->stdio,
 		.fd_listen = sp->listen_fd,
+		.fd_semihost = strcmp(sp->role, "server") == 0 ?
+		    semihost_child_fd(s) : -1,
 		.cgroup = cg,
 	};
 
@@ -443,6 +451,8 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 		close(sp->listen_fd);
 		sp->listen_fd = -1;
 	}
+	if (spec.fd_semihost != -1)
+		semihost_spawned(s);
 	if (sp->transport)
 		transport_spawned(s->transport);
 	if (sp->proc != NULL && spec.adopt != NULL && sp == &s->procs[0])

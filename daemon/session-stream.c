@@ -1,6 +1,7 @@
 /*
  * A session's streams by name: the console, the target's output and input
- * on the transport, and a managed server's pty. Each is an output (ring,
+ * on the transport, a managed server's pty, and the firmware's
+ * semihosting console. Each is an output (ring,
  * log file, arrival times) with offsets from the session's start.
  */
 #include <stddef.h>
@@ -23,6 +24,8 @@ static const struct {
 	{ "target-in", offsetof(struct session, target_in), ".target-in.log",
 	    OUTPUT_RING_SIZE },
 	{ "server", offsetof(struct session, server_out), ".server.log",
+	    OUTPUT_RING_SIZE },
+	{ "semihost", offsetof(struct session, semihost_out), ".semihost.log",
 	    OUTPUT_RING_SIZE },
 };
 
@@ -115,8 +118,8 @@ session_stream_find(struct session *s, const char *name,
 
 	if (!session_stream_known(name)) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "\"stream\" must be "
-		    "\"console\", \"target\", \"target-in\" or \"server\", "
-		    "not \"%s\"", name);
+		    "\"console\", \"target\", \"target-in\", \"server\" or "
+		    "\"semihost\", not \"%s\"", name);
 		return NULL;
 	}
 	if ((o = session_stream(s, name)) != NULL)
@@ -124,6 +127,10 @@ session_stream_find(struct session *s, const char *name,
 	if (strncmp(name, "target", 6) == 0)
 		rpc_error_set(err, RPC_NOT_SUPPORTED, "session %lu has no %s "
 		    "stream: it was launched without --transport", s->id, name);
+	else if (strcmp(name, "semihost") == 0)
+		rpc_error_set(err, RPC_NOT_SUPPORTED, "session %lu has no "
+		    "semihost stream: it was launched without --semihosting "
+		    "(a qemu session's)", s->id);
 	else
 		rpc_error_set(err, RPC_NOT_SUPPORTED, "session %lu has no %s "
 		    "stream: it has no managed server", s->id, name);
@@ -135,7 +142,7 @@ unsigned
 session_stream_events(void)
 {
 	return SE_OUTPUT | SE_TARGET | SE_TARGET_EOF | SE_STATE | SE_RUNSTATE |
-	    SE_SERVER_END;
+	    SE_SERVER_END | SE_SEMIHOST;
 }
 
 /* The stream a reader gets when it names none: the target's, if there is one. */

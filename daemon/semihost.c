@@ -1,0 +1,333 @@
+/*
+ * Semihosting: with the launch param "semihosting", a qemu session's
+ * firmware talks to the host through Arm semihosting. Its console comes
+ * to the daemon on a socket pair of its own (QEMU's chardev at
+ * PROC_FD_SEMIHOST), apart from the UART, as the session's stream
+ * "semihost"; its SYS_EXIT is the target's exit record, by "semihosting",
+ * and ends the session, whose wait then exits with the firmware's code.
+ */
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "adopt.h"
+
+/*
+ * How long the end of QEMU waits for gdb to say the program exited (the
+ * semihosting exit's W packet), which may come after it, before the end
+ * counts as QEMU's own.
+ */
+#define SEMIHOST_EXIT_WAIT_MS	2000
+/* Most bytes read at the session's end, after QEMU is gone. */
+#define SEMIHOST_DRAIN_MAX	(1024 * 1024)
+
+/* A session's semihosting console: the daemon's end, and QEMU's until spawned. */
+struct semihost {
+	struct session	*s;		/* NULL once the session has ended */
+	uv_pipe_t	 pipe;
+	int		 child;		/* QEMU's end, or -1 */
+	bool		 open;		/* the pipe handle is open */
+	bool		 reading;
+	struct timer	*wait;		/* for gdb's word after QEMU's end */
+	int		 server_code;	/* QEMU's exit code, once it ended */
+	bool		 server_gone;
+};
+
+/* Whether the launch asked for semihosting. */
+bool
+semihost_wanted(const struct session *s)
+{
+	return json_is_true(json_object_get(s->l.kind_params, "semihosting"));
+}
+
+/* The console has ended: readers hear that nothing more will come. */
+static void
+semihost_eof(struct semihost *sh)
+{
+	struct session *s = sh->s;
+
+	if (s == NULL || output_ended(&s->semihost_out))
+		return;
+	output_end(&s->semihost_out);
+	session_fire(s, &(struct session_event){ .kind = SE_SEMIHOST,
+	    .offset = output_size(&s->semihost_out) });
+}
+
+/* Bytes of the console: into the transcript, then to the readers. */
+static void
+semihost_add(struct semihost *sh, const char *data, size_t len)
+{
+	struct session		*s = sh->s;
+	struct session_event	 ev = { .kind = SE_SEMIHOST, .data = data,
+				    .len = len };
+
+	ev.offset = output_size(&s->semihost_out);
+	output_add(&s->semihost_out, data, len);
+	session_fire(s, &ev);
+}
+
+/* The handle is closed: free what is left. */
+static void
+semihost_closed(uv_handle_t *h)
+{
+	struct semihost *sh = h->data;
+
+	timer_free(sh->wait);
+	free(sh);
+}
+
+/* Close the daemon's end (and QEMU's, if still ours) and let go. */
+static void
+semihost_close(struct semihost *sh)
+{
+	sh->s = NULL;
+	if (sh->child != -1)
+		close(sh->child);
+	sh->child = -1;
+	timer_stop(sh->wait);
+	if (!sh->open) {
+		semihost_closed((uv_handle_t *)&sh->pipe);
+		return;
+	}
+	sh->open = false;
+	uv_close((uv_handle_t *)&sh->pipe, semihost_closed);
+}
+
+/* The console printed, or ended. */
+static void
+semihost_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+	struct semihost *sh = st->data;
+
+	if (nread == 0 || nread == UV_EAGAIN || sh->s == NULL)
+		return;
+	if (nread > 0) {
+		semihost_add(sh, buf->base, nread);
+		return;
+	}
+	uv_read_stop(st);
+	sh->reading = false;
+	semihost_eof(sh);
+}
+
+/*
+ * Watch the daemon's end of the console: a new socket pair, or the end
+ * an adopted session's keeper held.
+ */
+static int
+semihost_watch(struct semihost *sh, char *err, size_t errlen)
+{
+	int	fds[2], fd;
+
+	if (dmn.adopting != NULL) {
+		if ((fd = adopt_take_fd_any("semihost")) == -1) {
+			snprintf(err, errlen, "its keeper did not hold the "
+			    "semihosting console");
+			return -1;
+		}
+	} else {
+		/* A socket: QEMU's chardev takes a socket's fd, not a pipe's. */
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+		    fds) != 0) {
+			snprintf(err, errlen, "socketpair: %s",
+			    strerror(errno));
+			return -1;
+		}
+		fd = fds[0];
+		sh->child = fds[1];
+	}
+	uv_pipe_init(dmn.loop, &sh->pipe, 0);
+	sh->pipe.data = sh;
+	uv_pipe_open(&sh->pipe, fd);
+	sh->open = true;
+	uv_read_start((uv_stream_t *)&sh->pipe, loop_alloc_cb,
+	    semihost_read_cb);
+	sh->reading = true;
+	return 0;
+}
+
+/*
+ * Give the session its semihosting console, if the launch asked for one
+ * and its kind has one (qemu): the stream and the socket pair; -1 with err.
+ */
+int
+semihost_open(struct session *s, char *err, size_t errlen)
+{
+	struct semihost *sh;
+
+	if (!semihost_wanted(s) || !(s->backend->flags & BACKEND_SERVER))
+		return 0;
+	if (session_stream_open(s, "semihost", err, errlen) != 0)
+		return -1;
+	sh = xcalloc(1, sizeof *sh);
+	sh->s = s;
+	sh->child = -1;
+	if (semihost_watch(sh, err, errlen) != 0) {
+		free(sh);
+		return -1;
+	}
+	s->semihost = sh;
+	return 0;
+}
+
+/* QEMU's end of the console, for its keeper; -1 if none. */
+int
+semihost_child_fd(const struct session *s)
+{
+	return s->semihost != NULL ? s->semihost->child : -1;
+}
+
+/* The daemon's end, for a keeper to hold while no daemon does; -1 if none. */
+int
+semihost_daemon_fd(const struct session *s)
+{
+	uv_os_fd_t fd;
+
+	if (s->semihost == NULL || !s->semihost->open ||
+	    uv_fileno((const uv_handle_t *)&s->semihost->pipe, &fd) != 0)
+		return -1;
+	return fd;
+}
+
+/* The keeper has QEMU's end: drop ours, so its end is QEMU's alone. */
+void
+semihost_spawned(struct session *s)
+{
+	if (s->semihost == NULL || s->semihost->child == -1)
+		return;
+	close(s->semihost->child);
+	s->semihost->child = -1;
+}
+
+/* QEMU and gdb have both told of the exit: the session ends in order. */
+static void
+semihost_finish(struct session *s)
+{
+	log_info("session %lu: the firmware exited by semihosting; the "
+	    "session stops", s->id);
+	session_stop(s, -1);
+}
+
+/* Whether the target's last record is an exit by semihosting. */
+static bool
+semihost_exited(const struct session *s)
+{
+	const char *by = json_string_value(json_object_get(s->target, "by"));
+
+	return by != NULL && strcmp(by, "semihosting") == 0;
+}
+
+/*
+ * gdb says the program exited (its record, not yet published): with
+ * semihosting that is the firmware's SYS_EXIT, which QEMU's gdb stub
+ * reports before it exits itself; the record says so, with the code as
+ * a number (gdb's exit-code is octal text).
+ */
+void
+semihost_target(struct session *s, json_t *exit)
+{
+	const char	*reason, *text;
+	long		 code = 0;
+
+	if (s->semihost == NULL || s->semihost->s == NULL)
+		return;
+	reason = json_string_value(json_object_get(exit, "reason"));
+	if (reason == NULL || (strcmp(reason, "exited") != 0 &&
+	    strcmp(reason, "exited-normally") != 0))
+		return;
+	if ((text = json_string_value(json_object_get(exit, "exit_code"))) !=
+	    NULL)
+		code = strtol(text, NULL, 8);
+	json_object_set_new(exit, "by", json_string("semihosting"));
+	json_object_set_new(exit, "code", json_integer(code));
+	if (s->semihost->server_gone) {
+		timer_stop(s->semihost->wait);
+		semihost_finish(s);
+	}
+}
+
+/* QEMU ended and gdb never said the program exited: QEMU's own end. */
+static void
+semihost_wait_cb(void *arg)
+{
+	struct semihost *sh = arg;
+
+	if (sh->s == NULL)
+		return;
+	session_fail(sh->s, RPC_NOT_READY, "the server %s exited with code "
+	    "%d, and gdb did not say the firmware exited by semihosting",
+	    sh->s->backend->name, sh->server_code);
+}
+
+/*
+ * QEMU exited with code while the session ran: with semihosting that is
+ * the firmware's exit if gdb says so too (before or within a bound), and
+ * the session ends in order. Whether the exit is semihosting's to judge.
+ */
+bool
+semihost_server_exited(struct session *s, int code)
+{
+	struct semihost *sh = s->semihost;
+
+	if (sh == NULL || sh->s == NULL || s->state != S_RUNNING)
+		return false;
+	sh->server_gone = true;
+	sh->server_code = code;
+	if (semihost_exited(s)) {
+		semihost_finish(s);
+		return true;
+	}
+	if (sh->wait == NULL)
+		sh->wait = timer_new(semihost_wait_cb, sh);
+	timer_start(sh->wait, SEMIHOST_EXIT_WAIT_MS);
+	return true;
+}
+
+/*
+ * Read what is left once QEMU is gone (its end closed, so EOF comes
+ * after the last byte), while the transcript is still open.
+ */
+static void
+semihost_drain(struct semihost *sh)
+{
+	char	buf[4096];
+	ssize_t	n;
+	size_t	total = 0;
+	int	fd = semihost_daemon_fd(sh->s);
+
+	while (fd != -1 && sh->reading && total < SEMIHOST_DRAIN_MAX) {
+		n = read(fd, buf, sizeof buf);
+		if (n > 0) {
+			total += n;
+			semihost_add(sh, buf, n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			semihost_eof(sh);
+		return;
+	}
+}
+
+/* The session has ended (a sink): the console's last bytes, then its end. */
+void
+semihost_ended(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	struct semihost *sh = s->semihost;
+
+	(void)k;
+	(void)ev;
+	if (sh == NULL)
+		return;
+	semihost_drain(sh);
+	semihost_eof(sh);
+	s->semihost = NULL;
+	semihost_close(sh);
+}
