@@ -58,6 +58,13 @@ cmd_stop_print_session(json_t *s)
 		printf("; server exit %s%s%s", buf, by != NULL ? ", by " : "",
 		    by != NULL ? by : "");
 	}
+	/* The firmware's own exit, where it said it by semihosting. */
+	rec = json_object_get(s, "target");
+	by = json_string_value(json_object_get(rec, "by"));
+	if (by != NULL && strcmp(by, "semihosting") == 0) {
+		fmt_exit(rec, buf, sizeof buf);
+		printf("; firmware exit %s, by semihosting", buf);
+	}
 	printf("\n");
 }
 

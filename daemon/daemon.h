@@ -870,7 +870,8 @@ enum method_return {
 };
 
 /* notify.c: subscriptions, as sinks on every session. */
-void	 notify_subscribe(struct conn *, unsigned long id, bool output);
+void	 notify_subscribe(struct conn *, unsigned long id, bool output,
+	    bool semihost);
 int	 notify_unsubscribe(struct conn *, unsigned long id);
 void	 notify_forget(struct conn *);
 void	 notify_drained(struct conn *);

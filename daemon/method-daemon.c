@@ -103,17 +103,19 @@ static const struct method method_dial = {
 /*
  * Which streams a subscribe asks for: console by default ("output": false
  * says none); "target" makes the client the reader of a session's target
- * output. -1 with the error answered when a name is neither.
+ * output; "semihost" sends that stream's output as the console's. -1 with
+ * the error answered when a name is none of them.
  */
 static int
-method_subscribe_streams(struct request *req, bool *console, bool *target)
+method_subscribe_streams(struct request *req, bool *console, bool *target,
+    bool *semihost)
 {
 	json_t	*streams = request_get(req, "streams"), *v;
 	size_t	 i;
 
 	*console = request_get(req, "output") == NULL ||
 	    request_bool(req, "output");
-	*target = false;
+	*target = *semihost = false;
 	if (streams == NULL)
 		return 0;
 	*console = false;
@@ -122,10 +124,13 @@ method_subscribe_streams(struct request *req, bool *console, bool *target)
 			*console = true;
 		else if (strcmp(json_string_value(v), "target") == 0)
 			*target = true;
+		else if (strcmp(json_string_value(v), "semihost") == 0)
+			*semihost = true;
 		else {
 			request_error(req, RPC_INVALID_PARAMS, "\"streams\" "
-			    "holds \"%s\": the streams are \"console\" and "
-			    "\"target\"", json_string_value(v));
+			    "holds \"%s\": the streams are \"console\", "
+			    "\"target\" and \"semihost\"",
+			    json_string_value(v));
 			return -1;
 		}
 	}
@@ -158,18 +163,21 @@ method_subscribe_exec(struct request *req)
 	struct session		*s = req->session;
 	struct rpc_error	 err;
 	struct status_page	 page;
-	bool			 console, target;
+	bool			 console, target, semihost;
 	size_t			 len;
 	char			*text;
 
-	if (method_subscribe_streams(req, &console, &target) != 0)
+	if (method_subscribe_streams(req, &console, &target, &semihost) != 0)
 		return METHOD_ERROR;
+	if (semihost && s != NULL && session_stream_find(s, "semihost",
+	    &err) == NULL)
+		return request_fail(req, &err);
 	if (target && s == NULL)
 		return request_error(req, RPC_INVALID_PARAMS, "the \"target\" "
 		    "stream is one session's: name its \"session\"");
 	if (target && tap_start(req->conn, s, &err) != 0)
 		return request_fail(req, &err);
-	notify_subscribe(req->conn, s != NULL ? s->id : 0, console);
+	notify_subscribe(req->conn, s != NULL ? s->id : 0, console, semihost);
 	method_subscribe_snapshot(s, &page);
 	text = status_page_done(&page, &len);
 	return request_done_head(req, text, len, json_pack("{s:b, s:b}",

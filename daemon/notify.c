@@ -4,11 +4,12 @@
 #include "daemon.h"
 #include "conn.h"
 
-/* The last console notification, as the line sent, and what it said. */
+/* The last output notification, as the line sent, and what it said. */
 static struct {
 	char		*line;
 	size_t		 size;
 	unsigned long	 session;
+	const char	*stream;
 	uint64_t	 offset;
 	size_t		 len;
 } notify_last;
@@ -19,9 +20,10 @@ static struct {
  */
 #define NOTIFY_QUEUE_MAX (256 * 1024)
 
-/* Console output one subscriber missed of one session. */
+/* Output one subscriber missed of one session's stream. */
 struct notify_gap {
 	unsigned long	 id;
+	const char	*stream;	/* "console" or "semihost" */
 	uint64_t	 offset;	/* where the first missed byte is */
 	uint64_t	 bytes;
 };
@@ -33,6 +35,7 @@ struct notify {
 	struct sink		*sink;
 	bool			 all;		/* every session */
 	bool			 output;	/* console output too */
+	bool			 semihost;	/* the semihost stream too */
 	unsigned long		*ids;
 	size_t			 n;
 	struct notify_gap	*gaps;		/* output it missed */
@@ -118,23 +121,33 @@ notify_send(struct conn *c, struct session *s, json_t *msg)
 	free(line);
 }
 
+/* The stream an output event is of. */
+static const char *
+notify_stream(const struct session_event *ev)
+{
+	return ev->kind == SE_SEMIHOST ? "semihost" : "console";
+}
+
 /*
- * The session.output line of a piece of console output, encoded (base64,
- * then JSON) once however many subscribers it goes to: the last one is
- * kept, keyed by session and offset. NULL if it would not fit a line.
+ * The session.output line of a piece of a stream's output, encoded
+ * (base64, then JSON) once however many subscribers it goes to: the last
+ * one is kept, keyed by session, stream and offset. NULL if it would not
+ * fit a line.
  */
 static const char *
 notify_output(struct session *s, const struct session_event *ev,
     size_t *size)
 {
-	json_t	*params, *msg;
-	char	*text;
+	const char	*stream = notify_stream(ev);
+	json_t		*params, *msg;
+	char		*text;
 
 	if (notify_last.line == NULL || notify_last.session != s->id ||
+	    notify_last.stream != stream ||
 	    notify_last.offset != ev->offset || notify_last.len != ev->len) {
 		text = xb64_encode(ev->data, ev->len);
 		params = json_pack("{s:I, s:s, s:s, s:I}", "session",
-		    (json_int_t)s->id, "stream", "console", "data", text,
+		    (json_int_t)s->id, "stream", stream, "data", text,
 		    "offset", (json_int_t)ev->offset);
 		free(text);
 		msg = rpc_notification_new("session.output", params);
@@ -145,6 +158,7 @@ notify_output(struct session *s, const struct session_event *ev,
 		if (notify_last.line == NULL)
 			return NULL;
 		notify_last.session = s->id;
+		notify_last.stream = stream;
 		notify_last.offset = ev->offset;
 		notify_last.len = ev->len;
 	}
@@ -152,21 +166,23 @@ notify_output(struct session *s, const struct session_event *ev,
 	return notify_last.line;
 }
 
-/* Note console output a stalled subscriber misses. */
+/* Note output a stalled subscriber misses. */
 static void
 notify_skip(struct notify *n, struct session *s,
     const struct session_event *ev)
 {
-	size_t i;
+	const char	*stream = notify_stream(ev);
+	size_t		 i;
 
 	for (i = 0; i < n->ngaps; i++) {
-		if (n->gaps[i].id == s->id) {
+		if (n->gaps[i].id == s->id && n->gaps[i].stream == stream) {
 			n->gaps[i].bytes += ev->len;
 			return;
 		}
 	}
 	n->gaps = xreallocarray(n->gaps, n->ngaps + 1, sizeof *n->gaps);
 	n->gaps[n->ngaps].id = s->id;
+	n->gaps[n->ngaps].stream = stream;
 	n->gaps[n->ngaps].offset = ev->offset;
 	n->gaps[n->ngaps].bytes = ev->len;
 	n->ngaps++;
@@ -188,7 +204,7 @@ notify_gaps(struct notify *n)
 		g = &n->gaps[i];
 		conn_send(n->c, rpc_notification_new("session.output.dropped",
 		    json_pack("{s:I, s:s, s:I, s:I}", "session",
-		    (json_int_t)g->id, "stream", "console", "offset",
+		    (json_int_t)g->id, "stream", g->stream, "offset",
 		    (json_int_t)g->offset, "bytes", (json_int_t)g->bytes)));
 	}
 	free(n->gaps);
@@ -240,7 +256,8 @@ notify_event(struct sink *k, struct session *s,
 		notify_send(n->c, s, rpc_notification_new("session.breakpoint",
 		    json_pack("{s:I, s:O}", "session", (json_int_t)s->id,
 		    "breakpoint", ev->json)));
-	else if (n->output) {
+	else if (ev->kind == SE_SEMIHOST ? n->semihost && ev->len > 0 :
+	    n->output) {
 		/* Past the bound, output is skipped: it is in the log. */
 		if (n->ngaps > 0 || conn_queued(n->c) > NOTIFY_QUEUE_MAX) {
 			notify_skip(n, s, ev);
@@ -259,9 +276,13 @@ notify_event(struct sink *k, struct session *s,
 	}
 }
 
-/* Subscribe c to session id (0 for every session); output says whether to send console output. */
+/*
+ * Subscribe c to session id (0 for every session); output and semihost
+ * say whether to send those streams' output.
+ */
 void
-notify_subscribe(struct conn *c, unsigned long id, bool output)
+notify_subscribe(struct conn *c, unsigned long id, bool output,
+    bool semihost)
 {
 	struct notify	*n;
 	size_t		 i;
@@ -271,11 +292,12 @@ notify_subscribe(struct conn *c, unsigned long id, bool output)
 		n->c = c;
 		n->sink = session_sink_add(NULL, SE_STATE | SE_OUTPUT |
 		    SE_RUNSTATE | SE_FAULT | SE_BREAKPOINT | SE_VERDICT |
-		    SE_BUNDLE,
+		    SE_BUNDLE | SE_SEMIHOST,
 		    notify_event, n);
 		TAILQ_INSERT_TAIL(&notify_list, n, entry);
 	}
 	n->output = output;
+	n->semihost = semihost;
 	if (id == 0) {
 		n->all = true;
 		return;
