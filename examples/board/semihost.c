@@ -4,10 +4,11 @@
  *
  * On reset it prints UART_TEXT on UART0 (so a test can tell the two
  * channels apart), then LINE1 and LINE2 on the semihosting console with
- * SYS_WRITE0, and LINE3 with SYS_WRITE on the handle ":tt" (which QEMU
- * 7.2 writes to its own standard output, the UART's, not to the console). Then it ends
- * the run with SYS_EXIT_EXTENDED, ADP_Stopped_ApplicationExit and the
- * code SEMIHOST_EXIT: QEMU exits with that status.
+ * SYS_WRITE0 (LINE2's newline with SYS_WRITEC), and LINE3 with SYS_WRITE
+ * on the handle ":tt" (which QEMU 7.2 writes to its own standard output,
+ * the UART's, not to the console). Then it ends the run with the code
+ * SEMIHOST_EXIT (SYS_EXIT for 0, else SYS_EXIT_EXTENDED): QEMU exits with
+ * that status.
  *
  * No C library, no interrupts; the vector table is the board's layout.
  */
@@ -23,8 +24,10 @@
 
 /* The semihosting operations used (Arm's "Semihosting for AArch32 and AArch64"). */
 #define SYS_OPEN		0x01
+#define SYS_WRITEC		0x03
 #define SYS_WRITE0		0x04
 #define SYS_WRITE		0x05
+#define SYS_EXIT		0x18
 #define SYS_EXIT_EXTENDED	0x20
 /* The reason an ending program gives: it finished, with a code. */
 #define ADP_STOPPED_APPLICATION_EXIT	0x20026
@@ -102,12 +105,19 @@ uart_puts(const char *s)
 	}
 }
 
-/* End the run: QEMU exits with code. */
+/*
+ * End the run: QEMU exits with code. On AArch32, SYS_EXIT takes the
+ * reason alone (ApplicationExit is status 0): a code needs
+ * SYS_EXIT_EXTENDED's block; 0 goes the plain way, so both are used.
+ */
 static void
 semihost_exit(uintptr_t code)
 {
 	uintptr_t block[2] = { ADP_STOPPED_APPLICATION_EXIT, code };
 
+	if (code == 0)
+		(void)semihost_call(SYS_EXIT,
+		    (const void *)ADP_STOPPED_APPLICATION_EXIT);
 	(void)semihost_call(SYS_EXIT_EXTENDED, block);
 }
 
@@ -130,13 +140,14 @@ Reset_Handler(void)
 int
 main(void)
 {
-	char		bye[] = LINE2 "N\n";
+	char		bye[] = LINE2 "N", nl = '\n';
 	uintptr_t	tt;
 
 	uart_puts(UART_TEXT);
 	(void)semihost_call(SYS_WRITE0, LINE1);
-	bye[sizeof bye - 3] = (char)('0' + SEMIHOST_EXIT);
+	bye[sizeof bye - 2] = (char)('0' + SEMIHOST_EXIT);
 	(void)semihost_call(SYS_WRITE0, bye);
+	(void)semihost_call(SYS_WRITEC, &nl);
 	tt = semihost_call(SYS_OPEN, (uintptr_t[3]){ (uintptr_t)":tt",
 	    OPEN_MODE_W, 3 });
 	semihost_write(tt, LINE3, semihost_strlen(LINE3));
