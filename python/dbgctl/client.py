@@ -27,6 +27,7 @@ from .errors import (ConnectionLost, Error, NoSuchSession, ProtocolError,
                      Timeout, from_reply, hide_frames)
 from .match import Match, expect_params
 from .stop import target_record
+from .stream import Semihost
 
 __all__ = ["Client", "Session", "default_socket"]
 
@@ -1078,6 +1079,7 @@ class Session:
         self._failed = None
         self._cursors = {}
         self._cursor_lock = threading.Lock()
+        self._semihost = None
         if self.id is not None and launched:
             self._launched_now()
 
@@ -1157,6 +1159,19 @@ class Session:
     def target(self):
         """The ``target`` member of the session object, or ``None``."""
         return self.status().get("target")
+
+    @property
+    def semihost(self):
+        """The firmware's semihosting console, a :class:`dbgctl.stream.Semihost`
+        with the target stream's ``expect``, ``expect_exact``,
+        ``read_until`` and ``read``, and the firmware's ``exit_code`` and
+        ``wait_exit()``: for a ``qemu`` session launched with
+        ``semihosting=True`` (its calls raise :class:`Error` of kind
+        ``not_supported`` for another)."""
+        self._ready()
+        if self._semihost is None:
+            self._semihost = Semihost(self)
+        return self._semihost
 
     def write(self, data, eof=False, timeout=None, stream=None):
         """Write all of ``data`` (bytes) to the target's standard input.
@@ -1284,8 +1299,8 @@ class Session:
         matching begins.
 
         ``stream`` is ``"target"`` (the default for a session launched
-        with ``transport``), ``"console"`` (the default otherwise) or
-        ``"server"``.  Matching begins at this Session's cursor on the
+        with ``transport``), ``"console"`` (the default otherwise),
+        ``"server"`` or ``"semihost"`` (see :attr:`semihost`).  Matching begins at this Session's cursor on the
         stream: the stream's first byte for a session its client
         launched, else the stream's end when this Session first expects
         on it; a match moves the cursor past itself, so a number of
@@ -1638,7 +1653,7 @@ class Session:
         """Read a stream's transcript; returns the result dict.
 
         ``stream`` is ``"console"`` (the default), ``"target"``,
-        ``"target-in"`` or ``"server"``; ``timestamps=True`` adds
+        ``"target-in"``, ``"server"`` or ``"semihost"``; ``timestamps=True`` adds
         ``times``, ``[[offset, unix_time], ...]``: a byte at offset X came
         at the time of the last entry at or before X.  ``wait=True``
         waits, as long as it takes, for a byte at ``offset`` or the

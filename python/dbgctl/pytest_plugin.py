@@ -22,6 +22,17 @@ installed, or with ``-p dbgctl.pytest_plugin``.
     dies; they are stopped when the test ends, and the teardown fails the
     test if any process of them is still alive then.
 
+``dbgctl_firmware``
+    A factory that runs a firmware to its end as the test's verdict:
+    ``dbgctl_firmware(elf, machine="lm3s6965evb", timeout=60.0, **launch)``
+    launches it as ``dbgctl_launch`` does, ``kind="qemu"`` with
+    ``semihosting=True``, waits for the firmware's ``SYS_EXIT`` and
+    returns the ended Session; a status other than 0 fails the test with
+    it (``firmware ... exited with code 3 by semihosting``) and the
+    semihosting console's last lines, and so does a session that ended
+    otherwise.  A failure's report shows the firmware's exit and the
+    ``semihost`` stream's tail too, for any session that has them.
+
 Failure reports
     When a test fails, its report gets a section for every session it
     touched, whoever launched it: the fixtures, a session-scoped board
@@ -39,15 +50,16 @@ Failure reports
     the session's state, its fault as a summary (signal or location, the
     decoded CFSR and HFSR bits, the faulting function and line), and the
     last ``LOG_LINES`` lines of its target stream (for a session with a
-    transport) and of its console, as plain text: escape sequences
+    transport), of its semihosting console (for one with semihosting)
+    and of its console, as plain text: escape sequences
     removed, CR LF, LF CR and lone CRs made one LF each, other control
     characters dropped.  For a session that was there before the test
     began, the tails start no earlier than the offsets its streams had at
     the test's setup, so a board shared by many tests shows what this test
     made of it.  The full fault record (registers and all) is a second
     section, ``dbgctl session N fault record``.  The tails are also the
-    test's ``user_properties`` ``dbgctl_target_N`` and
-    ``dbgctl_console_N``, which the JUnit XML holds.  Code that drives
+    test's ``user_properties`` ``dbgctl_target_N``,
+    ``dbgctl_semihost_N`` and ``dbgctl_console_N``, which the JUnit XML holds.  Code that drives
     sessions through its own Client needs nothing more; it is seen by
     :func:`dbgctl.client.watch_sessions`.  A failed call's traceback
     leaves out the package's frames (``__tracebackhide__``), ending at
@@ -372,10 +384,48 @@ def dbgctl_launch(request, dbgctl_client):
         pytest.fail("dbgctl: " + "; ".join(left), pytrace=False)
 
 
+def _firmware_tail(session):
+    """The semihosting console's last lines, as plain text, for a
+    failure's message."""
+    try:
+        data = session.logs(lines=LOG_LINES, max=TAIL_BYTES,
+                            stream="semihost")["data"]
+    except Error:
+        return ""
+    text = plain(data)
+    return "; its semihosting console ends:\n" + text if text else ""
+
+
+@pytest.fixture
+def dbgctl_firmware(dbgctl_launch):
+    """Run a firmware to its semihosting exit; a status other than 0
+    fails the test (see the module's docstring)."""
+
+    def run(elf, machine="lm3s6965evb", timeout=60.0, **kw):
+        """Launch ``elf`` under QEMU with semihosting, wait for its end,
+        return the Session; fail the test unless it exited with 0."""
+        kw.setdefault("kind", "qemu")
+        kw.setdefault("semihosting", True)
+        s = dbgctl_launch([elf], machine=machine, **kw)
+        try:
+            code = s.semihost.wait_exit(timeout)
+        except Error as e:
+            pytest.fail("dbgctl: firmware %s: %s%s" % (elf, e,
+                                                      _firmware_tail(s)),
+                        pytrace=False)
+        if code != 0:
+            pytest.fail("dbgctl: firmware %s exited with code %s by "
+                        "semihosting%s" % (elf, code, _firmware_tail(s)),
+                        pytrace=False)
+        return s
+
+    return run
+
+
 # Which sessions a test touched, and where their streams stood.
 
 #: The streams a report shows, in its order.
-STREAMS = ("target", "console")
+STREAMS = ("target", "semihost", "console")
 
 
 class _Track:
@@ -705,6 +755,10 @@ def _section(client, track, item):
     if record.get("name"):
         title += " (%s)" % record["name"]
     text = "state: %s\n" % record.get("state")
+    target = record.get("target") or {}
+    if target.get("by") == "semihosting":
+        text += "firmware: exited with code %s, by semihosting\n" % \
+            target.get("code")
     fault = record.get("fault")
     if fault:
         text += "fault: %s\n  (the whole record: %s fault record)\n" % (
