@@ -8,7 +8,8 @@
  * on the handle ":tt" (which QEMU 7.2 writes to its own standard output,
  * the UART's, not to the console). Then it ends the run with the code
  * SEMIHOST_EXIT (SYS_EXIT for 0, else SYS_EXIT_EXTENDED): QEMU exits with
- * that status.
+ * that status. Built with SEMIHOST_WAIT, it waits for a byte on UART0
+ * after LINE1, so that a test can restart the daemon in between.
  *
  * No C library, no interrupts; the vector table is the board's layout.
  */
@@ -40,6 +41,7 @@
 #define UART_FR		(*(volatile uint32_t *)(UART0_BASE + 0x018))
 #define UART_LCRH	(*(volatile uint32_t *)(UART0_BASE + 0x02C))
 #define UART_CR		(*(volatile uint32_t *)(UART0_BASE + 0x030))
+#define UART_FR_RXFE	(1u << 4)
 #define UART_FR_TXFF	(1u << 5)
 #define UART_LCRH_8N1F	0x70u
 #define UART_CR_ON	0x301u
@@ -145,6 +147,11 @@ main(void)
 
 	uart_puts(UART_TEXT);
 	(void)semihost_call(SYS_WRITE0, LINE1);
+#ifdef SEMIHOST_WAIT
+	while (UART_FR & UART_FR_RXFE)
+		;
+	(void)UART_DR;
+#endif
 	bye[sizeof bye - 2] = (char)('0' + SEMIHOST_EXIT);
 	(void)semihost_call(SYS_WRITE0, bye);
 	(void)semihost_call(SYS_WRITEC, &nl);

@@ -271,3 +271,38 @@ Test(semihost, bad_params_are_refused_saying_why)
 	h_run_free(&r);
 	json_decref(h_cli_stop(id, NULL, NULL));
 }
+
+/*
+ * A daemon that dies while the firmware runs leaves the semihosting
+ * console to its keeper: the next daemon adopts it, the transcript goes
+ * on where it was, and the firmware's exit after the adoption is still
+ * the session's end and wait's status.
+ */
+Test(semihost, an_adopted_session_keeps_its_console_and_its_exit)
+{
+	const char	*fw = h_board_firmware("FIX_SEMIHOST_WAIT");
+	struct h_res	 r;
+	char		 ids[32], *sh;
+	long		 id;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	id = sh_launch(fw, ids, sizeof ids);
+	h_cli_exit(&r, 0, H_ARGS("expect", "--stream", "semihost",
+	    "--timeout", "60000", ids, "hello from the board"));
+	h_run_free(&r);
+	h_daemon_fg_kill();
+	h_daemon_fg();
+	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND),
+	    "the adopted session never ran again");
+	h_cli_exit(&r, 0, H_ARGS("send", ids, "x"));
+	h_run_free(&r);
+	sh_wait(&r, ids);
+	cr_assert_eq(r.code, 3, "dbgctl wait %s after the adoption: expected "
+	    "exit 3, got %d: %s%s", ids, r.code, r.out, r.err);
+	h_run_free(&r);
+	sh = sh_logs(ids, "semihost");
+	cr_assert_str_eq(sh, LINE1 LINE2, "the semihost transcript across the "
+	    "adoption");
+	free(sh);
+}
