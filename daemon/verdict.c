@@ -35,6 +35,7 @@ struct verdict_watch {
 	uint64_t	 armed_at;	/* uv_now() the session ran */
 	uint64_t	 last_console;	/* uv_now() of its last byte, or 0 */
 	uint64_t	 last_target;
+	uint64_t	 last_semihost;
 	struct sink	*sink;		/* the streams' bytes, for the above */
 	struct timer	*gather;	/* bounds the gathering */
 	struct timer	*end;		/* stops the session after it */
@@ -86,6 +87,10 @@ verdict_streams(const struct verdict_watch *w)
 		json_object_set_new(o, "target", json_pack("{s:I, s:I}",
 		    "offset", (json_int_t)output_size(&s->target_out),
 		    "idle_ms", verdict_idle(w, w->last_target)));
+	if (session_stream(s, "semihost") != NULL)
+		json_object_set_new(o, "semihost", json_pack("{s:I, s:I}",
+		    "offset", (json_int_t)output_size(&s->semihost_out),
+		    "idle_ms", verdict_idle(w, w->last_semihost)));
 	return o;
 }
 
@@ -378,6 +383,8 @@ verdict_silence_cb(void *arg)
 				    w->last_console : w->last_target;
 	uint64_t		 now = uv_now(dmn.loop);
 
+	if (w->last_semihost > last)
+		last = w->last_semihost;
 	if (last == 0)
 		last = w->armed_at;
 	if (now - last < (uint64_t)w->s->l.silence_timeout) {
@@ -397,6 +404,8 @@ verdict_sink_cb(struct sink *k, struct session *s,
 	(void)s;
 	if (ev->kind == SE_OUTPUT)
 		w->last_console = uv_now(dmn.loop);
+	else if (ev->kind == SE_SEMIHOST)
+		w->last_semihost = uv_now(dmn.loop);
 	else
 		w->last_target = uv_now(dmn.loop);
 }
@@ -412,8 +421,8 @@ verdict_watch(struct session *s)
 	w = s->vw = xcalloc(1, sizeof *w);
 	w->s = s;
 	w->armed_at = uv_now(dmn.loop);
-	w->sink = session_sink_add(s, SE_OUTPUT | SE_TARGET, verdict_sink_cb,
-	    w);
+	w->sink = session_sink_add(s, SE_OUTPUT | SE_TARGET | SE_SEMIHOST,
+	    verdict_sink_cb, w);
 	w->deadline = timer_new(verdict_deadline_cb, w);
 	return w;
 }
@@ -535,7 +544,7 @@ verdict_end(struct sink *k, struct session *s,
 	if (hold_active(s) || w->silence == NULL || s->l.silence_timeout == 0)
 		return;
 	w->armed_at = uv_now(dmn.loop);
-	w->last_console = w->last_target = 0;
+	w->last_console = w->last_target = w->last_semihost = 0;
 	timer_start(w->silence, s->l.silence_timeout);
 }
 

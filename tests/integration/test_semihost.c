@@ -306,3 +306,27 @@ Test(semihost, an_adopted_session_keeps_its_console_and_its_exit)
 	    "adoption");
 	free(sh);
 }
+
+/*
+ * The semihosting console is one of the streams a silence watches: a
+ * silence's verdict names it, with how far it got.
+ */
+Test(semihost, a_silence_verdict_names_the_semihost_stream)
+{
+	const char	*fw = h_board_firmware("FIX_SEMIHOST_WAIT");
+	char		 ids[32];
+	json_t		*st;
+	long		 id;
+
+	id = h_cli_launch(H_ARGS("--kind", "qemu", "--machine", "lm3s6965evb",
+	    "--semihosting", "--silence-timeout", "1500", "--", fw));
+	h_idstr(id, ids, sizeof ids);
+	st = h_cli_wait_ended(id, H_WAIT_BOUND);
+	cr_assert_not_null(st, "session %s did not end at its silence", ids);
+	cr_assert_str_eq(h_jstr(st, "verdict.kind") ? h_jstr(st,
+	    "verdict.kind") : "", "silent", "%s", json_dumps(st, JSON_COMPACT));
+	cr_assert_eq(h_jint(st, "verdict.streams.semihost.offset", -1),
+	    (long long)strlen(LINE1), "the verdict's streams: %s",
+	    json_dumps(h_jpath(st, "verdict.streams"), JSON_COMPACT));
+	json_decref(st);
+}
