@@ -127,6 +127,11 @@ session_stream_find(struct session *s, const char *name,
 	if (strncmp(name, "target", 6) == 0)
 		rpc_error_set(err, RPC_NOT_SUPPORTED, "session %lu has no %s "
 		    "stream: it was launched without --transport", s->id, name);
+	else if (strcmp(name, "semihost") == 0 && semihost_wanted(s))
+		rpc_error_set(err, RPC_NOT_SUPPORTED, "session %lu has no "
+		    "semihost stream: its %s server keeps the semihosting "
+		    "console (only a qemu session's is a stream)", s->id,
+		    s->backend->name);
 	else if (strcmp(name, "semihost") == 0)
 		rpc_error_set(err, RPC_NOT_SUPPORTED, "session %lu has no "
 		    "semihost stream: it was launched without --semihosting "

@@ -330,3 +330,42 @@ Test(semihost, a_silence_verdict_names_the_semihost_stream)
 	    json_dumps(h_jpath(st, "verdict.streams"), JSON_COMPACT));
 	json_decref(st);
 }
+
+/*
+ * remote: --semihosting types OpenOCD's documented switch before the -x
+ * commands. No OpenOCD here: a gdbserver stands in as the server, which
+ * refuses the monitor command, and the session runs all the same.
+ */
+Test(semihost, remote_types_the_servers_switch)
+{
+	const char	*echo = h_ctx_fixture("FIX_ECHO");
+	struct h_bytes	 b = { calloc(1, 1), 0 };
+	char		 ids[32], remote[64];
+	struct h_proc	 srv;
+	struct h_res	 r;
+	json_t		*st;
+	long		 id;
+
+	snprintf(remote, sizeof(remote), "127.0.0.1:%d",
+	    h_run_gdbserver(&srv, &b, echo));
+	id = h_cli_launch(H_ARGS("--remote", remote, "--semihosting", "-x",
+	    "echo after-the-switch\\n", "--", echo));
+	h_idstr(id, ids, sizeof(ids));
+	h_cli_wait_log(ids, "after-the-switch", H_WAIT_BOUND);
+	cr_assert(h_cli_log_has(ids, "monitor arm semihosting enable"),
+	    "the console of %s does not show the switch typed", ids);
+	st = h_cli_status(id);
+	cr_assert_str_eq(h_jstr(st, "state"), "running");
+	json_decref(st);
+	/* The console stays the server's: no stream, and why. */
+	h_cli(&r, H_ARGS("logs", "--stream", "semihost", ids));
+	cr_assert(r.code == 1 && strstr(r.err, "its remote server keeps the "
+	    "semihosting console") != NULL, "logs --stream semihost of a "
+	    "remote session: %d %s", r.code, r.err);
+	h_run_free(&r);
+	json_decref(h_cli_stop(id, NULL, NULL));
+	kill(srv.pid, SIGKILL);
+	h_run_wait(&srv, 60000);
+	h_run_free(&srv.res);
+	free(b.p);
+}
