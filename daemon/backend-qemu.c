@@ -53,8 +53,34 @@ backend_qemu_check(const struct launch *l, struct rpc_error *err)
 }
 
 /*
+ * The board's serial port on QEMU's stdio (the transport); with
+ * semihosting, stdio is the semihosting console's socket instead
+ * (semihost.c) and the serial port a pipe chardev on the transport.
+ */
+static void
+backend_qemu_serial(struct session *s, struct argv *av)
+{
+	char *uart = semihost_uart_chardev(s);
+
+	if (uart == NULL) {
+		argv_push(av, "-serial");
+		argv_push(av, "stdio");
+		return;
+	}
+	argv_push(av, "-chardev");
+	argv_push(av, uart);
+	argv_push(av, "-serial");
+	argv_push(av, "chardev:dbgctl-uart");
+	argv_push(av, "-chardev");
+	argv_push(av, "stdio,id=dbgctl-semihost");
+	argv_push(av, "-semihosting-config");
+	argv_push(av, "enable=on,target=native,chardev=dbgctl-semihost");
+	free(uart);
+}
+
+/*
  * QEMU's argv: the board halted at its reset vector, the serial port on
- * stdio (the transport), no monitor there, the gdb stub on the loopback
+ * stdio (the transport) or beside semihosting's, no monitor there, the gdb stub on the loopback
  * socket the daemon listens on for it (server_bind), semihosting if
  * asked, then the launch's own arguments.
  */
@@ -75,8 +101,7 @@ backend_qemu_server_argv(struct session *s)
 	argv_push(&av, "-nographic");
 	argv_push(&av, "-kernel");
 	argv_push(&av, json_string_value(json_array_get(s->l.argv, 0)));
-	argv_push(&av, "-serial");
-	argv_push(&av, "stdio");
+	backend_qemu_serial(s, &av);
 	argv_push(&av, "-monitor");
 	argv_push(&av, "none");
 	argv_push(&av, "-chardev");
@@ -86,14 +111,6 @@ backend_qemu_server_argv(struct session *s)
 	argv_push(&av, "-gdb");
 	argv_push(&av, "chardev:dbgctl-gdb");
 	argv_push(&av, "-S");
-	/* The semihosting console on a socket of its own (semihost.c). */
-	if (s->semihost != NULL) {
-		argv_push(&av, "-chardev");
-		argv_pushf(&av, "socket,id=dbgctl-semihost,fd=%d",
-		    PROC_FD_SEMIHOST);
-		argv_push(&av, "-semihosting-config");
-		argv_push(&av, "enable=on,target=native,chardev=dbgctl-semihost");
-	}
 	argv_push_json(&av, json_object_get(s->l.kind_params, "qemu_args"), 0);
 	return av.v;
 }

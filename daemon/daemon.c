@@ -179,6 +179,7 @@ static const struct {
 	{ SE_FREED, bundle_freed },
 	/* Beyond the teardown; of these only SE_FAULT_KEPT has two. */
 	{ SE_READY, verdict_arm },
+	{ SE_READY, semihost_ready },
 	{ SE_FAULT_KEPT, verdict_fault },
 	{ SE_FAULT_KEPT, status_fault_note },
 	{ SE_FAULT_CLEARED, verdict_end },

@@ -241,11 +241,14 @@ void		 transport_close(struct transport *);
 struct semihost;
 bool		 semihost_wanted(const struct session *);
 int		 semihost_open(struct session *, char *err, size_t errlen);
-int		 semihost_child_fd(const struct session *);
+void		 semihost_child_fds(const struct session *, int *in, int *out);
+char		*semihost_uart_chardev(const struct session *);
 int		 semihost_daemon_fd(const struct session *);
 void		 semihost_spawned(struct session *);
 void		 semihost_target(struct session *, json_t *exit);
 bool		 semihost_server_exited(struct session *, int code);
+void		 semihost_ready(struct sink *, struct session *,
+		    const struct session_event *);
 void		 semihost_ended(struct sink *, struct session *,
 		    const struct session_event *);
 
@@ -288,8 +291,12 @@ typedef void (*proc_cb)(void *arg, struct proc *, enum proc_event);
 #define PROC_FD_OUT 5
 /* Where a server gets the listening socket the daemon bound for it. */
 #define PROC_FD_LISTEN 6
-/* Where QEMU gets its end of the semihosting console (semihost.c). */
+/*
+ * Where QEMU's keeper gets QEMU's end of the semihosting console, twice
+ * (semihost.c): they become QEMU's standard input and output.
+ */
 #define PROC_FD_SEMIHOST 7
+#define PROC_FD_SEMIHOST_OUT 8
 
 /* What a keeper is asked to run, and with what. */
 struct proc_spec {
@@ -303,7 +310,8 @@ struct proc_spec {
 	int		  fd_out;
 	bool		  stdio;	/* transport on 0 and 1, not 4 and 5 */
 	int		  fd_listen;	/* at PROC_FD_LISTEN, or -1 */
-	int		  fd_semihost;	/* at PROC_FD_SEMIHOST, or -1 */
+	int		  fd_semihost;	/* its 0 (then fd_semihost_out its 1), or -1 */
+	int		  fd_semihost_out;
 	const char	 *cgroup;	/* its cgroup's name, where there are */
 	const char	 *adopt;	/* the keeper's adoption socket, or NULL */
 };
@@ -910,7 +918,7 @@ double	 loop_now(void);
 long long loop_mono_ms(void);
 
 /* spawn.c: starting a keeper without copying the daemon or its descriptors. */
-#define SPAWN_SLOTS 8
+#define SPAWN_SLOTS 9
 void	 spawn_init(void);
 pid_t	 spawn_keeper(const char *, char **, char **, const int *,
 	    const int *, int);

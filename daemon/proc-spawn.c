@@ -60,8 +60,10 @@ proc_spawn_argv(const struct proc_spec *sp, const char *keeper,
 		argv_pushf(&av, "%d", PROC_FD_LISTEN);
 	}
 	if (sp->fd_semihost != -1) {
-		argv_push(&av, "--keep-fd");
+		argv_push(&av, "--stdin-fd");
 		argv_pushf(&av, "%d", PROC_FD_SEMIHOST);
+		argv_push(&av, "--stdout-fd");
+		argv_pushf(&av, "%d", PROC_FD_SEMIHOST_OUT);
 	}
 	argv_push(&av, "--");
 	for (p = sp->argv; *p != NULL; p++)
@@ -82,7 +84,8 @@ proc_spawn_high_fd(int fd)
 /*
  * The keeper's descriptors, each at its number: the pty's slave on 0, 1
  * and 2, its control socket on 3, the transport on 4 and 5, a server's
- * listening socket on 6, QEMU's semihosting console on 7; how many.
+ * listening socket on 6, QEMU's semihosting console on 7 and 8 (its
+ * standard input and output to be); how many.
  */
 static int
 proc_spawn_fds(const struct proc_spec *sp, int ctl, int src[SPAWN_SLOTS],
@@ -109,6 +112,8 @@ proc_spawn_fds(const struct proc_spec *sp, int ctl, int src[SPAWN_SLOTS],
 	if (sp->fd_semihost != -1) {
 		src[n] = sp->fd_semihost;
 		target[n++] = PROC_FD_SEMIHOST;
+		src[n] = sp->fd_semihost_out;
+		target[n++] = PROC_FD_SEMIHOST_OUT;
 	}
 	return n;
 }

@@ -1,14 +1,23 @@
 /*
  * Semihosting: with the launch param "semihosting", a qemu session's
  * firmware talks to the host through Arm semihosting. Its console comes
- * to the daemon on a socket pair of its own (QEMU's chardev at
- * PROC_FD_SEMIHOST), apart from the UART, as the session's stream
- * "semihost"; its SYS_EXIT is the target's exit record, by "semihosting",
- * and ends the session, whose wait then exits with the firmware's code.
+ * to the daemon on a socket pair of its own, apart from the UART, as the
+ * session's stream "semihost"; its SYS_EXIT is the target's exit record,
+ * by "semihosting", and ends the session, whose wait then exits with the
+ * firmware's code.
+ *
+ * The socket is QEMU's standard input and output, and its console
+ * chardev "stdio": QEMU 7.2 writes SYS_WRITE on a ":tt" handle to its
+ * standard output, not to the console chardev, so both must be the one
+ * socket. The UART moves to a chardev "pipe" on the transport's pipes,
+ * which QEMU opens by name (PATH.in, PATH.out): two links in the state
+ * directory to /dev/fd/4 and /dev/fd/5, removed once the session runs.
  */
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +40,8 @@ struct semihost {
 	struct session	*s;		/* NULL once the session has ended */
 	uv_pipe_t	 pipe;
 	int		 child;		/* QEMU's end, or -1 */
+	int		 child_out;	/* a copy of it, for its stdout, or -1 */
+	char		*links;		/* the UART's links' PATH, until gone */
 	bool		 open;		/* the pipe handle is open */
 	bool		 reading;
 	struct timer	*wait;		/* for gdb's word after QEMU's end */
@@ -78,6 +89,7 @@ semihost_closed(uv_handle_t *h)
 	struct semihost *sh = h->data;
 
 	timer_free(sh->wait);
+	free(sh->links);
 	free(sh);
 }
 
@@ -88,7 +100,9 @@ semihost_close(struct semihost *sh)
 	sh->s = NULL;
 	if (sh->child != -1)
 		close(sh->child);
-	sh->child = -1;
+	if (sh->child_out != -1)
+		close(sh->child_out);
+	sh->child = sh->child_out = -1;
 	timer_stop(sh->wait);
 	if (!sh->open) {
 		semihost_closed((uv_handle_t *)&sh->pipe);
@@ -140,6 +154,11 @@ semihost_watch(struct semihost *sh, char *err, size_t errlen)
 		}
 		fd = fds[0];
 		sh->child = fds[1];
+		if ((sh->child_out = fcntl(fds[1], F_DUPFD_CLOEXEC, 0)) == -1) {
+			snprintf(err, errlen, "dup: %s", strerror(errno));
+			close(fds[0]);
+			return -1;
+		}
 	}
 	uv_pipe_init(dmn.loop, &sh->pipe, 0);
 	sh->pipe.data = sh;
@@ -149,6 +168,100 @@ semihost_watch(struct semihost *sh, char *err, size_t errlen)
 	    semihost_read_cb);
 	sh->reading = true;
 	return 0;
+}
+
+/* QEMU's ends of the console, its stdin and stdout, for its keeper; -1 if none. */
+void
+semihost_child_fds(const struct session *s, int *in, int *out)
+{
+	*in = *out = -1;
+	if (s->semihost == NULL || s->semihost->child == -1)
+		return;
+	*in = s->semihost->child;
+	*out = s->semihost->child_out;
+}
+
+/* Remove the UART's links: QEMU has opened them, or never will. */
+static void
+semihost_unlink(struct semihost *sh)
+{
+	char path[PATH_MAX + 80];
+
+	if (sh->links == NULL)
+		return;
+	snprintf(path, sizeof path, "%s.in", sh->links);
+	(void)unlink(path);
+	snprintf(path, sizeof path, "%s.out", sh->links);
+	(void)unlink(path);
+	free(sh->links);
+	sh->links = NULL;
+}
+
+/*
+ * Link PATH.in and PATH.out to the descriptors QEMU's UART reads and
+ * writes: the transport's pipes (4 and 5), or without a transport its
+ * terminal (2), as "-serial stdio" had it.
+ */
+static int
+semihost_link(struct semihost *sh, char *err, size_t errlen)
+{
+	struct session	*s = sh->s;
+	char		 path[PATH_MAX + 80], to[32];
+	int		 fdin = s->l.transport ? PROC_FD_IN : STDERR_FILENO;
+	int		 fdout = s->l.transport ? PROC_FD_OUT : STDERR_FILENO;
+
+	xasprintf(&sh->links, "%s/sessions/%lu.uart", dmn.state_dir, s->id);
+	snprintf(path, sizeof path, "%s.in", sh->links);
+	snprintf(to, sizeof to, "/dev/fd/%d", fdin);
+	(void)unlink(path);
+	if (symlink(to, path) != 0) {
+		snprintf(err, errlen, "symlink %s: %s", path, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof path, "%s.out", sh->links);
+	snprintf(to, sizeof to, "/dev/fd/%d", fdout);
+	(void)unlink(path);
+	if (symlink(to, path) != 0) {
+		snprintf(err, errlen, "symlink %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * QEMU's -chardev for the UART: a pipe at the links' PATH, a comma in it
+ * doubled as QEMU's option syntax wants; NULL without semihosting.
+ */
+char *
+semihost_uart_chardev(const struct session *s)
+{
+	const char	*p;
+	char		*arg;
+	size_t		 n = 0;
+
+	if (s->semihost == NULL || s->semihost->links == NULL)
+		return NULL;
+	arg = xmalloc(strlen(s->semihost->links) * 2 + 64);
+	n = (size_t)sprintf(arg, "pipe,id=dbgctl-uart,path=");
+	for (p = s->semihost->links; *p != '\0'; p++) {
+		if (*p == ',')
+			arg[n++] = ',';
+		arg[n++] = *p;
+	}
+	arg[n] = '\0';
+	return arg;
+}
+
+/* The daemon's end, for a keeper to hold while no daemon does; -1 if none. */
+int
+semihost_daemon_fd(const struct session *s)
+{
+	uv_os_fd_t fd;
+
+	if (s->semihost == NULL || !s->semihost->open ||
+	    uv_fileno((const uv_handle_t *)&s->semihost->pipe, &fd) != 0)
+		return -1;
+	return fd;
 }
 
 /*
@@ -166,42 +279,37 @@ semihost_open(struct session *s, char *err, size_t errlen)
 		return -1;
 	sh = xcalloc(1, sizeof *sh);
 	sh->s = s;
-	sh->child = -1;
-	if (semihost_watch(sh, err, errlen) != 0) {
-		free(sh);
+	sh->child = sh->child_out = -1;
+	/* An adopted QEMU has its UART open already. */
+	if (semihost_watch(sh, err, errlen) != 0 || (dmn.adopting == NULL &&
+	    semihost_link(sh, err, errlen) != 0)) {
+		s->semihost = sh;
 		return -1;
 	}
 	s->semihost = sh;
 	return 0;
 }
 
-/* QEMU's end of the console, for its keeper; -1 if none. */
-int
-semihost_child_fd(const struct session *s)
-{
-	return s->semihost != NULL ? s->semihost->child : -1;
-}
-
-/* The daemon's end, for a keeper to hold while no daemon does; -1 if none. */
-int
-semihost_daemon_fd(const struct session *s)
-{
-	uv_os_fd_t fd;
-
-	if (s->semihost == NULL || !s->semihost->open ||
-	    uv_fileno((const uv_handle_t *)&s->semihost->pipe, &fd) != 0)
-		return -1;
-	return fd;
-}
-
-/* The keeper has QEMU's end: drop ours, so its end is QEMU's alone. */
+/* The keeper has QEMU's ends: drop ours, so they are QEMU's alone. */
 void
 semihost_spawned(struct session *s)
 {
 	if (s->semihost == NULL || s->semihost->child == -1)
 		return;
 	close(s->semihost->child);
-	s->semihost->child = -1;
+	close(s->semihost->child_out);
+	s->semihost->child = s->semihost->child_out = -1;
+}
+
+/* The session runs (a sink): QEMU has opened the UART's links. */
+void
+semihost_ready(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	(void)k;
+	(void)ev;
+	if (s->semihost != NULL)
+		semihost_unlink(s->semihost);
 }
 
 /* QEMU and gdb have both told of the exit: the session ends in order. */
@@ -328,6 +436,7 @@ semihost_ended(struct sink *k, struct session *s,
 		return;
 	semihost_drain(sh);
 	semihost_eof(sh);
+	semihost_unlink(sh);
 	s->semihost = NULL;
 	semihost_close(sh);
 }

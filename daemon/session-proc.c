@@ -416,8 +416,7 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 		.fd_out = -1,
 		.stdio = sp->stdio,
 		.fd_listen = sp->listen_fd,
-		.fd_semihost = strcmp(sp->role, "server") == 0 ?
-		    semihost_child_fd(s) : -1,
+		.fd_semihost = -1,
 		.cgroup = cg,
 	};
 
@@ -430,6 +429,12 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 	spec.hangup = sp == &s->procs[0] && s->backend->hangup;
 	if (sp->transport)
 		transport_child_fds(s->transport, &spec.fd_in, &spec.fd_out);
+	/* QEMU's stdio is the semihosting console; the UART's pipes 4 and 5. */
+	if (strcmp(sp->role, "server") == 0) {
+		semihost_child_fds(s, &spec.fd_semihost, &spec.fd_semihost_out);
+		if (spec.fd_semihost != -1)
+			spec.stdio = false;
+	}
 	snprintf(cg, sizeof cg, "%ld-%lu-%zu", (long)getpid(), s->id,
 	    (size_t)(sp - s->procs));
 	if (dmn.adopting != NULL)

@@ -46,9 +46,11 @@ def test_semihost_stream_reads_as_the_uart_and_gives_the_exit(client):
             if not piece:
                 break
             rest += piece
-        assert rest == b"semihost: exiting with 3\n"
+        assert rest == b"semihost: exiting with 3\n" \
+            b"semihost: a line on the handle :tt\n"
         assert s.semihost.text() == b"semihost: hello from the board\n" \
-            b"semihost: exiting with 3\n"
+            b"semihost: exiting with 3\n" \
+            b"semihost: a line on the handle :tt\n"
         # The UART's words are on the target stream, not this one.
         assert b"on the UART" in s.logs(stream="target")["data"]
     finally:

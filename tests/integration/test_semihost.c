@@ -8,8 +8,9 @@
  * for the firmware's exit; bad params are refused, saying why.
  *
  * FIX_SEMIHOST is examples/board/semihost.c built to exit 3 and
- * FIX_SEMIHOST_OK the same exiting 0: each prints UART_TEXT on UART0 and
- * LINE1, LINE2 on the semihosting console, then exits. FIX_BOARD is the
+ * FIX_SEMIHOST_OK the same exiting 0: each prints UART_TEXT on UART0,
+ * LINE1 and LINE2 on the semihosting console (SYS_WRITE0, SYS_WRITEC) and
+ * LINE3 with SYS_WRITE on the handle ":tt", then exits. FIX_BOARD is the
  * board, which never exits. Without them, qemu-system-arm or
  * gdb-multiarch the tests are skipped.
  */
@@ -19,6 +20,8 @@
 
 #include <criterion/criterion.h>
 
+#include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +34,7 @@ TestSuite(semihost, .init = h_ctx_setup, .fini = h_ctx_teardown,
 #define UART_TEXT	"dbgctl semihost board on the UART"
 #define LINE1		"semihost: hello from the board\n"
 #define LINE2		"semihost: exiting with 3\n"
+#define LINE3		"semihost: a line on the handle :tt\n"
 
 /* Launch firmware fw as a qemu session with --semihosting; its id. */
 static long
@@ -68,7 +72,8 @@ Test(semihost, wait_exits_with_the_firmware_status_and_the_transcript_holds_its_
 {
 	const char	*fw = h_board_firmware("FIX_SEMIHOST");
 	struct h_res	 r;
-	char		 ids[32], *sh, *uart;
+	struct stat	 sb;
+	char		 ids[32], *sh, *uart, links[PATH_MAX];
 	json_t		*st;
 	long		 id;
 
@@ -90,14 +95,18 @@ Test(semihost, wait_exits_with_the_firmware_status_and_the_transcript_holds_its_
 	cr_assert_eq(h_jint(st, "target.code", -1), 3);
 	cr_assert_null(json_object_get(st, "error"), "an exit by semihosting "
 	    "is no failure: %s", h_jstr(st, "error"));
+	/* The links QEMU opened its UART by are gone. */
+	snprintf(links, sizeof links, "%.*s.uart.in",
+	    (int)strlen(h_jstr(st, "log")) - 4, h_jstr(st, "log"));
+	cr_assert(lstat(links, &sb) == -1 && errno == ENOENT, "%s is left",
+	    links);
 	json_decref(st);
 	/* Each channel holds its own text, and only its own. */
 	sh = sh_logs(ids, "semihost");
-	cr_assert_str_eq(sh, LINE1 LINE2, "the semihost transcript");
+	cr_assert_str_eq(sh, LINE1 LINE2 LINE3, "the semihost transcript");
 	uart = sh_logs(ids, "target");
 	cr_assert(strstr(uart, UART_TEXT) != NULL && strstr(uart,
-	    "hello from the board") == NULL, "the target (UART) transcript: "
-	    "%s", uart);
+	    "semihost:") == NULL, "the target (UART) transcript: %s", uart);
 	free(sh);
 	free(uart);
 }
@@ -168,7 +177,7 @@ Test(semihost, a_bundle_holds_the_semihost_transcript)
 	snprintf(path, sizeof path, "%s/semihost.log", out);
 	text = h_read_file(path, &len);
 	cr_assert_not_null(text, "the bundle %s has no semihost.log", out);
-	cr_assert_str_eq(text, LINE1 LINE2, "the bundle's semihost.log");
+	cr_assert_str_eq(text, LINE1 LINE2 LINE3, "the bundle's semihost.log");
 	free(text);
 }
 
@@ -302,8 +311,8 @@ Test(semihost, an_adopted_session_keeps_its_console_and_its_exit)
 	    "exit 3, got %d: %s%s", ids, r.code, r.out, r.err);
 	h_run_free(&r);
 	sh = sh_logs(ids, "semihost");
-	cr_assert_str_eq(sh, LINE1 LINE2, "the semihost transcript across the "
-	    "adoption");
+	cr_assert_str_eq(sh, LINE1 LINE2 LINE3, "the semihost transcript "
+	    "across the adoption");
 	free(sh);
 }
 
