@@ -6,7 +6,7 @@
  * channels apart), then LINE1 and LINE2 on the semihosting console with
  * SYS_WRITE0 (LINE2's newline with SYS_WRITEC), and LINE3 with SYS_WRITE
  * on the handle ":tt" (which QEMU 7.2 writes to its own standard output,
- * the UART's, not to the console). Then it ends the run with the code
+ * not to the console's chardev). Then it ends the run with the code
  * SEMIHOST_EXIT (SYS_EXIT for 0, else SYS_EXIT_EXTENDED): QEMU exits with
  * that status. Built with SEMIHOST_WAIT, it waits for a byte on UART0
  * after LINE1, so that a test can restart the daemon in between.
