@@ -292,8 +292,8 @@ typedef void (*proc_cb)(void *arg, struct proc *, enum proc_event);
 /* Where a server gets the listening socket the daemon bound for it. */
 #define PROC_FD_LISTEN 6
 /*
- * Where QEMU's keeper gets QEMU's end of the semihosting console, twice
- * (semihost.c): they become QEMU's standard input and output.
+ * Where QEMU's keeper gets what become QEMU's standard input (/dev/null)
+ * and output (its end of the semihosting console: semihost.c).
  */
 #define PROC_FD_SEMIHOST 7
 #define PROC_FD_SEMIHOST_OUT 8

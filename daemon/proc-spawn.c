@@ -84,8 +84,8 @@ proc_spawn_high_fd(int fd)
 /*
  * The keeper's descriptors, each at its number: the pty's slave on 0, 1
  * and 2, its control socket on 3, the transport on 4 and 5, a server's
- * listening socket on 6, QEMU's semihosting console on 7 and 8 (its
- * standard input and output to be); how many.
+ * listening socket on 6, QEMU's standard input and output to be (with
+ * semihosting) on 7 and 8; how many.
  */
 static int
 proc_spawn_fds(const struct proc_spec *sp, int ctl, int src[SPAWN_SLOTS],

@@ -6,10 +6,12 @@
  * by "semihosting", and ends the session, whose wait then exits with the
  * firmware's code.
  *
- * The socket is QEMU's standard input and output, and its console
- * chardev "stdio": QEMU 7.2 writes SYS_WRITE on a ":tt" handle to its
- * standard output, not to the console chardev, so both must be the one
- * socket. The UART moves to a chardev "pipe" on the transport's pipes,
+ * The socket is QEMU's standard output, and its console chardev "stdio":
+ * QEMU 7.2 writes SYS_WRITE on a ":tt" handle to its standard output, not
+ * to the console chardev, so both must be the one socket. Its standard
+ * input is /dev/null: the chardev makes its stdin non-blocking, which a
+ * copy of the socket would share with stdout, where a full socket would
+ * then lose a SYS_WRITE's bytes instead of holding the firmware back. The UART moves to a chardev "pipe" on the transport's pipes,
  * which QEMU opens by name (PATH.in, PATH.out): two links in the state
  * directory to /dev/fd/4 and /dev/fd/5, removed once the session runs.
  */
@@ -39,8 +41,8 @@
 struct semihost {
 	struct session	*s;		/* NULL once the session has ended */
 	uv_pipe_t	 pipe;
-	int		 child;		/* QEMU's end, or -1 */
-	int		 child_out;	/* a copy of it, for its stdout, or -1 */
+	int		 child;		/* QEMU's end, its stdout, or -1 */
+	int		 child_in;	/* /dev/null, its stdin, or -1 */
 	char		*links;		/* the UART's links' PATH, until gone */
 	bool		 open;		/* the pipe handle is open */
 	bool		 reading;
@@ -100,9 +102,9 @@ semihost_close(struct semihost *sh)
 	sh->s = NULL;
 	if (sh->child != -1)
 		close(sh->child);
-	if (sh->child_out != -1)
-		close(sh->child_out);
-	sh->child = sh->child_out = -1;
+	if (sh->child_in != -1)
+		close(sh->child_in);
+	sh->child = sh->child_in = -1;
 	timer_stop(sh->wait);
 	if (!sh->open) {
 		semihost_closed((uv_handle_t *)&sh->pipe);
@@ -154,8 +156,9 @@ semihost_watch(struct semihost *sh, char *err, size_t errlen)
 		}
 		fd = fds[0];
 		sh->child = fds[1];
-		if ((sh->child_out = fcntl(fds[1], F_DUPFD_CLOEXEC, 0)) == -1) {
-			snprintf(err, errlen, "dup: %s", strerror(errno));
+		if ((sh->child_in = open("/dev/null", O_RDONLY |
+		    O_CLOEXEC)) == -1) {
+			snprintf(err, errlen, "/dev/null: %s", strerror(errno));
 			close(fds[0]);
 			return -1;
 		}
@@ -177,8 +180,8 @@ semihost_child_fds(const struct session *s, int *in, int *out)
 	*in = *out = -1;
 	if (s->semihost == NULL || s->semihost->child == -1)
 		return;
-	*in = s->semihost->child;
-	*out = s->semihost->child_out;
+	*in = s->semihost->child_in;
+	*out = s->semihost->child;
 }
 
 /* Remove the UART's links: QEMU has opened them, or never will. */
@@ -279,7 +282,7 @@ semihost_open(struct session *s, char *err, size_t errlen)
 		return -1;
 	sh = xcalloc(1, sizeof *sh);
 	sh->s = s;
-	sh->child = sh->child_out = -1;
+	sh->child = sh->child_in = -1;
 	/* An adopted QEMU has its UART open already. */
 	if (semihost_watch(sh, err, errlen) != 0 || (dmn.adopting == NULL &&
 	    semihost_link(sh, err, errlen) != 0)) {
@@ -297,8 +300,8 @@ semihost_spawned(struct session *s)
 	if (s->semihost == NULL || s->semihost->child == -1)
 		return;
 	close(s->semihost->child);
-	close(s->semihost->child_out);
-	s->semihost->child = s->semihost->child_out = -1;
+	close(s->semihost->child_in);
+	s->semihost->child = s->semihost->child_in = -1;
 }
 
 /* The session runs (a sink): QEMU has opened the UART's links. */
