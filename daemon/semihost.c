@@ -11,9 +11,16 @@
  * to the console chardev, so both must be the one socket. Its standard
  * input is /dev/null: the chardev makes its stdin non-blocking, which a
  * copy of the socket would share with stdout, where a full socket would
- * then lose a SYS_WRITE's bytes instead of holding the firmware back. The UART moves to a chardev "pipe" on the transport's pipes,
- * which QEMU opens by name (PATH.in, PATH.out): two links in the state
- * directory to /dev/fd/4 and /dev/fd/5, removed once the session runs.
+ * then lose a SYS_WRITE's bytes instead of holding the firmware back.
+ * The UART moves to a chardev "pipe" on the transport's pipes, which QEMU
+ * opens by name (PATH.in, PATH.out): two links in the state directory to
+ * /dev/fd/4 and /dev/fd/5, removed once the session runs.
+ *
+ * The exit: QEMU tells gdb (a W packet) and exits with the code; the
+ * daemon hears the two in either order, and before or after the session
+ * counts as running. Once it has both and the session runs, the session
+ * stops in order; QEMU's end without gdb's word within a bound is a
+ * failure, as without semihosting.
  */
 #include <sys/socket.h>
 
@@ -47,6 +54,8 @@ struct semihost {
 	bool		 open;		/* the pipe handle is open */
 	bool		 reading;
 	struct timer	*wait;		/* for gdb's word after QEMU's end */
+	struct timer	*soon;		/* the stop, out of the event */
+	struct sink	*sink;		/* the target's records, the state */
 	int		 server_code;	/* QEMU's exit code, once it ended */
 	bool		 server_gone;
 };
@@ -84,15 +93,21 @@ semihost_add(struct semihost *sh, const char *data, size_t len)
 	session_fire(s, &ev);
 }
 
-/* The handle is closed: free what is left. */
+/* Free what is left once nothing refers to it. */
+static void
+semihost_free(struct semihost *sh)
+{
+	timer_free(sh->wait);
+	timer_free(sh->soon);
+	free(sh->links);
+	free(sh);
+}
+
+/* The handle is closed: free the rest. */
 static void
 semihost_closed(uv_handle_t *h)
 {
-	struct semihost *sh = h->data;
-
-	timer_free(sh->wait);
-	free(sh->links);
-	free(sh);
+	semihost_free(h->data);
 }
 
 /* Close the daemon's end (and QEMU's, if still ours) and let go. */
@@ -100,14 +115,17 @@ static void
 semihost_close(struct semihost *sh)
 {
 	sh->s = NULL;
+	session_sink_remove(sh->sink);
+	sh->sink = NULL;
 	if (sh->child != -1)
 		close(sh->child);
 	if (sh->child_in != -1)
 		close(sh->child_in);
 	sh->child = sh->child_in = -1;
 	timer_stop(sh->wait);
+	timer_stop(sh->soon);
 	if (!sh->open) {
-		semihost_closed((uv_handle_t *)&sh->pipe);
+		semihost_free(sh);
 		return;
 	}
 	sh->open = false;
@@ -267,32 +285,6 @@ semihost_daemon_fd(const struct session *s)
 	return fd;
 }
 
-/*
- * Give the session its semihosting console, if the launch asked for one
- * and its kind has one (qemu): the stream and the socket pair; -1 with err.
- */
-int
-semihost_open(struct session *s, char *err, size_t errlen)
-{
-	struct semihost *sh;
-
-	if (!semihost_wanted(s) || !(s->backend->flags & BACKEND_SERVER))
-		return 0;
-	if (session_stream_open(s, "semihost", err, errlen) != 0)
-		return -1;
-	sh = xcalloc(1, sizeof *sh);
-	sh->s = s;
-	sh->child = sh->child_in = -1;
-	/* An adopted QEMU has its UART open already. */
-	if (semihost_watch(sh, err, errlen) != 0 || (dmn.adopting == NULL &&
-	    semihost_link(sh, err, errlen) != 0)) {
-		s->semihost = sh;
-		return -1;
-	}
-	s->semihost = sh;
-	return 0;
-}
-
 /* The keeper has QEMU's ends: drop ours, so they are QEMU's alone. */
 void
 semihost_spawned(struct session *s)
@@ -315,15 +307,6 @@ semihost_ready(struct sink *k, struct session *s,
 		semihost_unlink(s->semihost);
 }
 
-/* QEMU and gdb have both told of the exit: the session ends in order. */
-static void
-semihost_finish(struct session *s)
-{
-	log_info("session %lu: the firmware exited by semihosting; the "
-	    "session stops", s->id);
-	session_stop(s, -1);
-}
-
 /* Whether the target's last record is an exit by semihosting. */
 static bool
 semihost_exited(const struct session *s)
@@ -331,6 +314,41 @@ semihost_exited(const struct session *s)
 	const char *by = json_string_value(json_object_get(s->target, "by"));
 
 	return by != NULL && strcmp(by, "semihosting") == 0;
+}
+
+/* Both have told of the exit, and the session runs: it ends in order. */
+static void
+semihost_soon_cb(void *arg)
+{
+	struct semihost	*sh = arg;
+	struct session	*s = sh->s;
+
+	if (s == NULL || !sh->server_gone || !semihost_exited(s) ||
+	    s->state != S_RUNNING)
+		return;
+	timer_stop(sh->wait);
+	log_info("session %lu: the firmware exited by semihosting; the "
+	    "session stops", s->id);
+	session_stop(s, -1);
+}
+
+/*
+ * A target record or a state (a sink): once QEMU's end and gdb's word
+ * are both in and the session runs, it stops, after the event is told.
+ */
+static void
+semihost_event(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	struct semihost *sh = k->arg;
+
+	(void)ev;
+	if (sh->s == NULL || !sh->server_gone || !semihost_exited(s) ||
+	    s->state != S_RUNNING)
+		return;
+	if (sh->soon == NULL)
+		sh->soon = timer_new(semihost_soon_cb, sh);
+	timer_start(sh->soon, 0);
 }
 
 /*
@@ -356,10 +374,6 @@ semihost_target(struct session *s, json_t *exit)
 		code = strtol(text, NULL, 8);
 	json_object_set_new(exit, "by", json_string("semihosting"));
 	json_object_set_new(exit, "code", json_integer(code));
-	if (s->semihost->server_gone) {
-		timer_stop(s->semihost->wait);
-		semihost_finish(s);
-	}
 }
 
 /* QEMU ended and gdb never said the program exited: QEMU's own end. */
@@ -368,35 +382,63 @@ semihost_wait_cb(void *arg)
 {
 	struct semihost *sh = arg;
 
-	if (sh->s == NULL)
+	if (sh->s == NULL || semihost_exited(sh->s))
 		return;
-	session_fail(sh->s, RPC_NOT_READY, "the server %s exited with code "
-	    "%d, and gdb did not say the firmware exited by semihosting",
-	    sh->s->backend->name, sh->server_code);
+	session_fail(sh->s, RPC_NOT_READY, "QEMU exited with code %d, and "
+	    "gdb did not say the firmware exited by semihosting",
+	    sh->server_code);
 }
 
 /*
- * QEMU exited with code while the session ran: with semihosting that is
- * the firmware's exit if gdb says so too (before or within a bound), and
- * the session ends in order. Whether the exit is semihosting's to judge.
+ * QEMU exited with code while the session started or ran: with
+ * semihosting that is the firmware's exit if gdb says so too, before or
+ * within a bound, and the session then ends in order (semihost_event).
+ * Whether the exit is semihosting's to judge.
  */
 bool
 semihost_server_exited(struct session *s, int code)
 {
-	struct semihost *sh = s->semihost;
+	struct semihost		*sh = s->semihost;
+	struct session_event	 ev = { .kind = SE_STATE };
 
-	if (sh == NULL || sh->s == NULL || s->state != S_RUNNING)
+	if (sh == NULL || sh->s == NULL || (s->state != S_RUNNING &&
+	    s->state != S_STARTING))
 		return false;
 	sh->server_gone = true;
 	sh->server_code = code;
-	if (semihost_exited(s)) {
-		semihost_finish(s);
-		return true;
-	}
 	if (sh->wait == NULL)
 		sh->wait = timer_new(semihost_wait_cb, sh);
 	timer_start(sh->wait, SEMIHOST_EXIT_WAIT_MS);
+	semihost_event(sh->sink, s, &ev);
 	return true;
+}
+
+/*
+ * Give the session its semihosting console, if the launch asked for one
+ * and its kind has one (qemu): the stream and the socket pair; -1 with err.
+ */
+int
+semihost_open(struct session *s, char *err, size_t errlen)
+{
+	struct semihost *sh;
+
+	if (!semihost_wanted(s) || !(s->backend->flags & BACKEND_SERVER))
+		return 0;
+	if (session_stream_open(s, "semihost", err, errlen) != 0)
+		return -1;
+	sh = xcalloc(1, sizeof *sh);
+	sh->s = s;
+	sh->child = sh->child_in = -1;
+	sh->sink = session_sink_add(s, SE_RUNSTATE | SE_STATE, semihost_event,
+	    sh);
+	/* An adopted QEMU has its UART open already. */
+	if (semihost_watch(sh, err, errlen) != 0 || (dmn.adopting == NULL &&
+	    semihost_link(sh, err, errlen) != 0)) {
+		s->semihost = sh;
+		return -1;
+	}
+	s->semihost = sh;
+	return 0;
 }
 
 /*
