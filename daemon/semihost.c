@@ -431,14 +431,17 @@ semihost_open(struct session *s, char *err, size_t errlen)
 	sh->child = sh->child_in = -1;
 	sh->sink = session_sink_add(s, SE_RUNSTATE | SE_STATE, semihost_event,
 	    sh);
-	/* An adopted QEMU has its UART open already. */
-	if (semihost_watch(sh, err, errlen) != 0 || (dmn.adopting == NULL &&
-	    semihost_link(sh, err, errlen) != 0)) {
-		s->semihost = sh;
-		return -1;
-	}
 	s->semihost = sh;
-	return 0;
+	if (semihost_watch(sh, err, errlen) != 0)
+		return -1;
+	/* An adopted QEMU has its UART open: links a dead daemon left go. */
+	if (dmn.adopting != NULL) {
+		xasprintf(&sh->links, "%s/sessions/%lu.uart", dmn.state_dir,
+		    s->id);
+		semihost_unlink(sh);
+		return 0;
+	}
+	return semihost_link(sh, err, errlen);
 }
 
 /*
