@@ -218,6 +218,22 @@ semihost_unlink(struct semihost *sh)
 	sh->links = NULL;
 }
 
+/* Link PATH.ext to QEMU's descriptor fd; -1 with err. */
+static int
+semihost_link_one(struct semihost *sh, const char *ext, int fd, char *err,
+    size_t errlen)
+{
+	char path[PATH_MAX + 80], to[32];
+
+	snprintf(path, sizeof path, "%s.%s", sh->links, ext);
+	snprintf(to, sizeof to, "/dev/fd/%d", fd);
+	(void)unlink(path);
+	if (symlink(to, path) == 0)
+		return 0;
+	snprintf(err, errlen, "symlink %s: %s", path, strerror(errno));
+	return -1;
+}
+
 /*
  * Link PATH.in and PATH.out to the descriptors QEMU's UART reads and
  * writes: the transport's pipes (4 and 5), or without a transport its
@@ -227,26 +243,13 @@ static int
 semihost_link(struct semihost *sh, char *err, size_t errlen)
 {
 	struct session	*s = sh->s;
-	char		 path[PATH_MAX + 80], to[32];
 	int		 fdin = s->l.transport ? PROC_FD_IN : STDERR_FILENO;
 	int		 fdout = s->l.transport ? PROC_FD_OUT : STDERR_FILENO;
 
 	xasprintf(&sh->links, "%s/sessions/%lu.uart", dmn.state_dir, s->id);
-	snprintf(path, sizeof path, "%s.in", sh->links);
-	snprintf(to, sizeof to, "/dev/fd/%d", fdin);
-	(void)unlink(path);
-	if (symlink(to, path) != 0) {
-		snprintf(err, errlen, "symlink %s: %s", path, strerror(errno));
+	if (semihost_link_one(sh, "in", fdin, err, errlen) != 0)
 		return -1;
-	}
-	snprintf(path, sizeof path, "%s.out", sh->links);
-	snprintf(to, sizeof to, "/dev/fd/%d", fdout);
-	(void)unlink(path);
-	if (symlink(to, path) != 0) {
-		snprintf(err, errlen, "symlink %s: %s", path, strerror(errno));
-		return -1;
-	}
-	return 0;
+	return semihost_link_one(sh, "out", fdout, err, errlen);
 }
 
 /*
