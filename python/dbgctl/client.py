@@ -985,7 +985,10 @@ class Client:
     def subscribe(self, session=None, output=None, streams=None):
         """Ask for notifications (see :meth:`notifications`).
 
-        Returns the result, with ``sessions`` as they are now.
+        ``streams`` lists the streams whose output comes as
+        ``session.output``: ``"console"`` (the default), ``"target"`` and
+        ``"semihost"`` (see dbgctl-protocol(7), ``subscribe``).  Returns
+        the result, with ``sessions`` as they are now.
         """
         self._sub_params = {"session": session, "output": output,
                             "streams": streams}

@@ -378,3 +378,16 @@ Test(semihost, remote_types_the_servers_switch)
 	h_run_free(&srv.res);
 	free(b.p);
 }
+
+/* launch --wait exits with the firmware's status too, saying so. */
+Test(semihost, launch_wait_exits_with_the_firmware_status)
+{
+	const char	*fw = h_board_firmware("FIX_SEMIHOST");
+	struct h_res	 r;
+
+	h_cli(&r, H_ARGS("launch", "--kind", "qemu", "--machine",
+	    "lm3s6965evb", "--semihosting", "--wait", "--", fw));
+	cr_assert_eq(r.code, 3, "launch --wait: expected exit 3, got %d: %s%s",
+	    r.code, r.out, r.err);
+	h_run_free(&r);
+}
