@@ -80,9 +80,9 @@ backend_qemu_serial(struct session *s, struct argv *av)
 
 /*
  * QEMU's argv: the board halted at its reset vector, the serial port on
- * stdio (the transport) or beside semihosting's, no monitor there, the gdb stub on the loopback
- * socket the daemon listens on for it (server_bind), semihosting if
- * asked, then the launch's own arguments.
+ * stdio (the transport) or beside semihosting's console, no monitor
+ * there, the gdb stub on the loopback socket the daemon listens on for
+ * it (server_bind), then the launch's own arguments.
  */
 static char **
 backend_qemu_server_argv(struct session *s)
