@@ -28,7 +28,8 @@ it and the call could not be carried on with the next daemon (a client on
 a Unix socket connects to that one, which adopts the sessions that outlive
 a daemon, and sends the waiting calls again: see :class:`Client`).
 :meth:`Session.expect` waits for a pattern on one of a session's streams
-and returns a :class:`Match`.  Run control (gdb family: ``halt``,
+and returns a :class:`Match`; :attr:`Session.semihost` reads a firmware's
+semihosting console the same way and gives its exit status.  Run control (gdb family: ``halt``,
 ``resume``, ``break_insert``, ``eval``, ``read_memory``, ``registers``,
 ``reset``, ``load``, ``wait_stop``, ``wait_fault``) goes over the same
 connection and answers with the target's record, a :class:`Stop` once it
