@@ -276,6 +276,9 @@ typedef void (*proc_cb)(void *arg, struct proc *, enum proc_event);
 #define PROC_FD_OUT 5
 /* Where a server gets the listening socket the daemon bound for it. */
 #define PROC_FD_LISTEN 6
+/* Where a server gets its kind's own fds (qemu: QMP, shared RAM): 7, 8. */
+#define PROC_FD_EXTRA 7
+#define PROC_EXTRA_FDS 2
 
 /* What a keeper is asked to run, and with what. */
 struct proc_spec {
@@ -289,6 +292,7 @@ struct proc_spec {
 	int		  fd_out;
 	bool		  stdio;	/* transport on 0 and 1, not 4 and 5 */
 	int		  fd_listen;	/* at PROC_FD_LISTEN, or -1 */
+	const int	 *fd_extra;	/* PROC_EXTRA_FDS at PROC_FD_EXTRA, -1s */
 	const char	 *cgroup;	/* its cgroup's name, where there are */
 	const char	 *adopt;	/* the keeper's adoption socket, or NULL */
 };
@@ -609,6 +613,7 @@ struct session_proc {
 	bool			 transport;	/* gets the transport pipes */
 	bool			 stdio;		/* on 0 and 1 */
 	int			 listen_fd;	/* its 6, or -1 */
+	int			 extra_fds[PROC_EXTRA_FDS]; /* its 7, 8, or -1 */
 	char			*tail;		/* the last it printed, */
 	size_t			 taillen;	/* SESSION_TAIL_BYTES once it has */
 };
@@ -665,6 +670,7 @@ struct session {
 	struct verdict_watch	*vw;		/* verdict.c: its deadline, silence */
 	struct hold		*hold;		/* hold.c: while it is held */
 	struct bundles		*bundles;	/* bundle.c: being written, automatic */
+	struct live		*live;		/* live.c: memory read as it runs */
 	bool			 faulted;	/* the target is stopped at it */
 	uint64_t		 target_seq;	/* the last target record's seq */
 	struct sinks		 sinks;
@@ -889,7 +895,7 @@ double	 loop_now(void);
 long long loop_mono_ms(void);
 
 /* spawn.c: starting a keeper without copying the daemon or its descriptors. */
-#define SPAWN_SLOTS 7
+#define SPAWN_SLOTS 9
 void	 spawn_init(void);
 pid_t	 spawn_keeper(const char *, char **, char **, const int *,
 	    const int *, int);

@@ -22,6 +22,7 @@ proc_spawn_argv(const struct proc_spec *sp, const char *keeper,
 {
 	struct argv	 av = { 0 };
 	char	       **p;
+	int		 i;
 
 	argv_push(&av, keeper);
 	argv_push(&av, "--cwd");
@@ -59,6 +60,12 @@ proc_spawn_argv(const struct proc_spec *sp, const char *keeper,
 		argv_push(&av, "--keep-fd");
 		argv_pushf(&av, "%d", PROC_FD_LISTEN);
 	}
+	for (i = 0; sp->fd_extra != NULL && i < PROC_EXTRA_FDS; i++) {
+		if (sp->fd_extra[i] == -1)
+			continue;
+		argv_push(&av, "--keep-fd");
+		argv_pushf(&av, "%d", PROC_FD_EXTRA + i);
+	}
 	argv_push(&av, "--");
 	for (p = sp->argv; *p != NULL; p++)
 		argv_push(&av, *p);
@@ -78,7 +85,7 @@ proc_spawn_high_fd(int fd)
 /*
  * The keeper's descriptors, each at its number: the pty's slave on 0, 1
  * and 2, its control socket on 3, the transport on 4 and 5, a server's
- * listening socket on 6; how many.
+ * listening socket on 6 and its kind's own from 7; how many.
  */
 static int
 proc_spawn_fds(const struct proc_spec *sp, int ctl, int src[SPAWN_SLOTS],
@@ -101,6 +108,12 @@ proc_spawn_fds(const struct proc_spec *sp, int ctl, int src[SPAWN_SLOTS],
 	if (sp->fd_listen != -1) {
 		src[n] = sp->fd_listen;
 		target[n++] = PROC_FD_LISTEN;
+	}
+	for (i = 0; sp->fd_extra != NULL && i < PROC_EXTRA_FDS; i++) {
+		if (sp->fd_extra[i] == -1)
+			continue;
+		src[n] = sp->fd_extra[i];
+		target[n++] = PROC_FD_EXTRA + i;
 	}
 	return n;
 }

@@ -260,6 +260,7 @@ session_proc_add(struct session *s, const char *role, char *err,
 	sp->s = s;
 	sp->role = role;
 	sp->listen_fd = -1;
+	sp->extra_fds[0] = sp->extra_fds[1] = -1;
 	if (strcmp(role, "server") == 0 && session_stream_open(s, "server",
 	    err, errlen) != 0)
 		return NULL;
@@ -395,6 +396,19 @@ session_proc_release(struct session *s, const char *name)
 			proc_release(s->procs[i].proc, name);
 }
 
+/* The keeper holds the kind's own fds now (or they went with it): ours go. */
+static void
+session_proc_close_extra(struct session_proc *sp)
+{
+	size_t i;
+
+	for (i = 0; i < PROC_EXTRA_FDS; i++) {
+		if (sp->extra_fds[i] != -1)
+			close(sp->extra_fds[i]);
+		sp->extra_fds[i] = -1;
+	}
+}
+
 /* Start argv under a keeper on the process's pty. */
 int
 session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errlen)
@@ -410,6 +424,7 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 		.fd_out = -1,
 		.stdio = sp->stdio,
 		.fd_listen = sp->listen_fd,
+		.fd_extra = sp->extra_fds,
 		.cgroup = cg,
 	};
 
@@ -443,6 +458,7 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 		close(sp->listen_fd);
 		sp->listen_fd = -1;
 	}
+	session_proc_close_extra(sp);
 	if (sp->transport)
 		transport_spawned(s->transport);
 	if (sp->proc != NULL && spec.adopt != NULL && sp == &s->procs[0])
