@@ -23,7 +23,7 @@
 #include "request.h"
 
 /* One live memory request while it waits: for gdb's address, then the access. */
-struct method_live {
+struct method_inspect_live {
 	struct request	*req;
 	struct gdb_data	*g;
 	unsigned long	 token;		/* gdb's evaluation of the address */
@@ -36,9 +36,9 @@ struct method_live {
 
 /* The request is finished (answered, timed out, client gone): let go. */
 static void
-method_live_gone(struct request *req)
+method_inspect_live_gone(struct request *req)
 {
-	struct method_live *ml = req->data;
+	struct method_inspect_live *ml = req->data;
 
 	if (ml->token != 0 && ml->g->mi != NULL)
 		mi_cancel(ml->g->mi, ml->token);
@@ -50,7 +50,7 @@ method_live_gone(struct request *req)
 
 /* A live access ran out of the verb's time. */
 static void
-method_live_timeout(struct request *req)
+method_inspect_live_timeout(struct request *req)
 {
 	request_error(req, RPC_TIMEOUT, "session %lu: live memory did not "
 	    "answer in time", req->session->id);
@@ -58,9 +58,9 @@ method_live_timeout(struct request *req)
 
 /* The access's answer: where, how much, by which way; a read's bytes. */
 static void
-method_live_done(void *arg, const struct live_result *r)
+method_inspect_live_done(void *arg, const struct live_result *r)
 {
-	struct method_live	*ml = arg;
+	struct method_inspect_live	*ml = arg;
 	json_t			*out;
 	char			*b64, *hex, addr[32];
 	size_t			 i;
@@ -89,26 +89,26 @@ method_live_done(void *arg, const struct live_result *r)
 
 /* Start the access at ml->addr; the request is answered if it cannot. */
 static void
-method_live_access(struct method_live *ml)
+method_inspect_live_access(struct method_inspect_live *ml)
 {
 	struct rpc_error err = { 0 };
 
 	if (ml->write)
 		ml->op = live_write(ml->req->session, ml->addr, ml->data,
-		    ml->len, method_live_done, ml, &err);
+		    ml->len, method_inspect_live_done, ml, &err);
 	else
 		ml->op = live_read(ml->req->session, ml->addr, ml->len,
-		    method_live_done, ml, &err);
+		    method_inspect_live_done, ml, &err);
 	if (ml->op == NULL)
 		request_error(ml->req, err.code, "%s", err.message);
 }
 
 /* gdb's value of the address expression: the access goes on at it. */
 static void
-method_live_addressed(void *arg, const struct mi_record *rec,
+method_inspect_live_addressed(void *arg, const struct mi_record *rec,
     const char *out, size_t len)
 {
-	struct method_live	*ml = arg;
+	struct method_inspect_live	*ml = arg;
 	const char		*v, *msg;
 	char			*end;
 
@@ -136,12 +136,12 @@ method_live_addressed(void *arg, const struct mi_record *rec,
 		    "address is not a number: %s", v);
 		return;
 	}
-	method_live_access(ml);
+	method_inspect_live_access(ml);
 }
 
 /* Whether s is a whole number (decimal, or hex after 0x): its value in *v. */
 static bool
-method_live_number(const char *s, uint64_t *v)
+method_inspect_live_number(const char *s, uint64_t *v)
 {
 	char *end;
 
@@ -162,7 +162,7 @@ enum method_return
 method_inspect_live(struct request *req, struct gdb_data *g,
     unsigned char *data, size_t len)
 {
-	struct method_live	*ml = xcalloc(1, sizeof *ml);
+	struct method_inspect_live	*ml = xcalloc(1, sizeof *ml);
 	json_t			*a = request_get(req, "address");
 	char			*q, *expr;
 
@@ -171,22 +171,22 @@ method_inspect_live(struct request *req, struct gdb_data *g,
 	ml->write = data != NULL;
 	ml->data = data;
 	ml->len = len;
-	pending_wait(req, ml, method_live_gone);
+	pending_wait(req, ml, method_inspect_live_gone);
 	pending_timeout(req, (uint64_t)request_int(req, "timeout",
-	    METHOD_INSPECT_TIMEOUT), method_live_timeout);
+	    METHOD_INSPECT_TIMEOUT), method_inspect_live_timeout);
 	if (json_is_integer(a)) {
 		ml->addr = (uint64_t)json_integer_value(a);
-		method_live_access(ml);
+		method_inspect_live_access(ml);
 		return METHOD_WAIT;
 	}
-	if (method_live_number(json_string_value(a), &ml->addr)) {
-		method_live_access(ml);
+	if (method_inspect_live_number(json_string_value(a), &ml->addr)) {
+		method_inspect_live_access(ml);
 		return METHOD_WAIT;
 	}
 	xasprintf(&expr, "(unsigned long long)(%s)", json_string_value(a));
 	q = mi_quote(expr);
 	free(expr);
-	ml->token = g->mi != NULL ? mi_command(g->mi, method_live_addressed,
+	ml->token = g->mi != NULL ? mi_command(g->mi, method_inspect_live_addressed,
 	    ml, "-data-evaluate-expression %s", q) : 0;
 	free(q);
 	if (ml->token == 0)
