@@ -79,14 +79,18 @@ fig_live_qmp_call(struct fig_live_qmp *q, const char *cmd, char *ret,
     size_t retlen)
 {
 	char	*line;
+	size_t	 len;
 	int	 n, ok;
 
 	if (proc_write_all(q->fd, cmd, strlen(cmd)) == -1)
 		return -1;
 	while ((n = fig_live_qmp_line(q, &line)) > 0) {
 		ok = strncmp(line, "{\"return\"", 9) == 0;
-		if (ok && ret != NULL)
-			snprintf(ret, retlen, "%s", line);
+		if (ok && ret != NULL) {
+			len = strlen(line) < retlen ? strlen(line) : retlen - 1;
+			memcpy(ret, line, len);
+			ret[len] = '\0';
+		}
 		fig_live_qmp_drop(q, n);
 		if (ok)
 			return 0;
