@@ -1,4 +1,4 @@
-/* Reading and writing a stopped target's memory: mem. */
+/* Reading and writing a target's memory, halted or live: mem. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -133,6 +133,14 @@ cmd_mem_print_written(struct cmd *self, json_t *result)
 	    addr != NULL ? addr : "?");
 }
 
+/* With --live, the access is asked not to halt the target. */
+static void
+cmd_mem_live(struct cmd *self, json_t *params)
+{
+	if (args_has(&self->args, "live"))
+		json_object_set_new(params, "live", json_true());
+}
+
 /* mem --write SESSION ADDR HEXBYTES...: write bytes given in hex. */
 static int
 cmd_mem_write(struct cmd *self, struct client *c)
@@ -167,6 +175,7 @@ cmd_mem_write(struct cmd *self, struct client *c)
 	hex[len] = '\0';
 	json_object_set_new(params, "data", json_pack("{s:s}", "hex", hex));
 	free(hex);
+	cmd_mem_live(self, params);
 	return cmd_control_run(self, c, "memory", params,
 	    cmd_mem_print_written);
 }
@@ -208,6 +217,7 @@ cmd_mem(struct cmd *self, struct client *c)
 	json_object_set_new(params, "address",
 	    json_string(args_operand(a, 1)));
 	json_object_set_new(params, "length", json_integer(n));
+	cmd_mem_live(self, params);
 	return cmd_control_run(self, c, "memory", params,
 	    cmd_mem_print);
 }
@@ -217,15 +227,18 @@ static const struct cmd_option cmd_mem_options_help[] = {
 	{ "raw", NULL, "write the bytes read to standard output as they are "
 	    "(default: a dump as xxd's)" },
 	{ "write", NULL, "write HEXBYTES at ADDR instead of reading" },
+	{ "live", NULL, "while the target runs, without halting it (qemu: "
+	    "shared RAM or QMP); other kinds halt, access and resume, and "
+	    "say intrusive" },
 	CMD_INSPECT_TIMEOUT_HELP,
 	{ NULL, NULL, NULL }
 };
 
 const struct cmd_entry cmd_mem_entry = {
 	.name = "mem",
-	.usage = "[--raw] [--timeout MS] SESSION ADDR LEN | --write SESSION "
-	    "ADDR HEXBYTES",
-	.args = { "raw write timeout#", 1, -1 },
+	.usage = "[--raw] [--live] [--timeout MS] SESSION ADDR LEN | --write "
+	    "[--live] SESSION ADDR HEXBYTES",
+	.args = { "raw write live timeout#", 1, -1 },
 	.flags = CMD_SESSION,
 	.exec = cmd_mem,
 	.summary = "read or write a session's target memory",

@@ -2,7 +2,8 @@
  * qemu: QEMU runs the firmware halted (-S) with its gdb stub on a loopback
  * socket the daemon listens on and hands it, and its serial port on the
  * session's transport; gdb-multiarch starts beside it and connects, the
- * fault breaks go in and the target runs.
+ * fault breaks go in and the target runs. Its QMP monitor, and the
+ * machine's RAM where it can be shared, give live memory (live.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "daemon.h"
 #include "argv.h"
 #include "gdb.h"
+#include "live.h"
 #include "method.h"
 
 /* What a qemu launch takes beside the family's params. */
@@ -21,6 +23,7 @@ static const struct method_param backend_qemu_params[] = {
 	{ "qemu_args", PT_STRINGS, false, 0, 0 },
 	{ "port", PT_INT, false, 1, 65535 },
 	{ "semihosting", PT_BOOL, false, 0, 0 },
+	{ "shared_ram", PT_BOOL, false, 0, 0 },
 	{ NULL, 0, false, 0, 0 }
 };
 
@@ -82,7 +85,8 @@ backend_qemu_serial(struct session *s, struct argv *av)
  * QEMU's argv: the board halted at its reset vector, the serial port on
  * stdio (the transport) or beside semihosting's console, no monitor
  * there, the gdb stub on the loopback socket the daemon listens on for
- * it (server_bind), then the launch's own arguments.
+ * it (server_bind), QMP and shared RAM for live memory, then the
+ * launch's own arguments.
  */
 static char **
 backend_qemu_server_argv(struct session *s)
@@ -111,21 +115,54 @@ backend_qemu_server_argv(struct session *s)
 	argv_push(&av, "-gdb");
 	argv_push(&av, "chardev:dbgctl-gdb");
 	argv_push(&av, "-S");
+	live_qemu_args(s, &av);
 	argv_push_json(&av, json_object_get(s->l.kind_params, "qemu_args"), 0);
 	return av.v;
+}
+
+/*
+ * Live memory for the session: opened anew, or taken from QEMU's keeper
+ * when adopted (a session that cannot have it again runs on without).
+ * Shared RAM unless "shared_ram" is false or qemu_args size the RAM.
+ */
+static int
+backend_qemu_live(struct session *s, char *err, size_t errlen)
+{
+	json_t	*p = json_object_get(s->l.kind_params, "shared_ram");
+	bool	 shm = !json_is_false(p);
+	char	 why[256];
+	json_t	*v;
+	size_t	 i;
+
+	if (dmn.adopting != NULL) {
+		if (live_qemu_adopt(s, why, sizeof why) != 0)
+			log_warn("session %lu: no live memory: %s", s->id, why);
+		return 0;
+	}
+	json_array_foreach(json_object_get(s->l.kind_params, "qemu_args"), i,
+	    v)
+		if (strcmp(json_string_value(v), "-m") == 0 || strstr(
+		    json_string_value(v), "memory-backend") != NULL)
+			shm = false;
+	return live_qemu_open(s, launch_get_str(&s->l, "machine"), shm, err,
+	    errlen);
 }
 
 /* Start QEMU under its keeper, and gdb beside it, on a socket of ours. */
 static int
 backend_qemu_start(struct session *s, char *err, size_t errlen)
 {
-	char	**av;
-	int	  rc, port;
+	struct gdb_data	 *g;
+	char		**av;
+	int		  rc, port;
 
 	if (backend_gdb_open(s, NULL, err, errlen) != 0 ||
 	    semihost_open(s, err, errlen) != 0 ||
-	    (port = backend_gdb_server_bind(s, s->l.port, err, errlen)) == -1)
+	    (port = backend_gdb_server_bind(s, s->l.port, err, errlen)) == -1 ||
+	    backend_qemu_live(s, err, errlen) != 0)
 		return -1;
+	g = s->bdata;
+	live_qemu_fds(s, g->server.extra_fds);
 	av = backend_qemu_server_argv(s);
 	rc = backend_gdb_server_start(s, av, port, err, errlen);
 	argv_free(av);

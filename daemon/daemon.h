@@ -297,6 +297,9 @@ typedef void (*proc_cb)(void *arg, struct proc *, enum proc_event);
  */
 #define PROC_FD_SEMIHOST 7
 #define PROC_FD_SEMIHOST_OUT 8
+/* Where a server gets its kind's own fds (qemu: QMP, shared RAM): 9, 10. */
+#define PROC_FD_EXTRA 9
+#define PROC_EXTRA_FDS 2
 
 /* What a keeper is asked to run, and with what. */
 struct proc_spec {
@@ -312,6 +315,7 @@ struct proc_spec {
 	int		  fd_listen;	/* at PROC_FD_LISTEN, or -1 */
 	int		  fd_semihost;	/* its 0 (then fd_semihost_out its 1), or -1 */
 	int		  fd_semihost_out;
+	const int	 *fd_extra;	/* PROC_EXTRA_FDS at PROC_FD_EXTRA, -1s */
 	const char	 *cgroup;	/* its cgroup's name, where there are */
 	const char	 *adopt;	/* the keeper's adoption socket, or NULL */
 };
@@ -635,6 +639,7 @@ struct session_proc {
 	bool			 transport;	/* gets the transport pipes */
 	bool			 stdio;		/* on 0 and 1 */
 	int			 listen_fd;	/* its 6, or -1 */
+	int			 extra_fds[PROC_EXTRA_FDS]; /* its 7, 8, or -1 */
 	char			*tail;		/* the last it printed, */
 	size_t			 taillen;	/* SESSION_TAIL_BYTES once it has */
 };
@@ -693,6 +698,7 @@ struct session {
 	struct verdict_watch	*vw;		/* verdict.c: its deadline, silence */
 	struct hold		*hold;		/* hold.c: while it is held */
 	struct bundles		*bundles;	/* bundle.c: being written, automatic */
+	struct live		*live;		/* live.c: memory read as it runs */
 	bool			 faulted;	/* the target is stopped at it */
 	uint64_t		 target_seq;	/* the last target record's seq */
 	struct sinks		 sinks;
@@ -918,7 +924,9 @@ double	 loop_now(void);
 long long loop_mono_ms(void);
 
 /* spawn.c: starting a keeper without copying the daemon or its descriptors. */
-#define SPAWN_SLOTS 9
+#define SPAWN_SLOTS 11
+/* The lowest fd a spawn copies through: above every fd a keeper gets. */
+#define SPAWN_FD_MIN 16
 void	 spawn_init(void);
 pid_t	 spawn_keeper(const char *, char **, char **, const int *,
 	    const int *, int);

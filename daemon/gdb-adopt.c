@@ -13,14 +13,20 @@
 #include "daemon.h"
 #include "adopt.h"
 #include "gdb.h"
+#include "live.h"
 #include "mi.h"
 
-/* Give gdb's keeper its MI pty and its program's terminal to hold. */
+/*
+ * Give gdb's keeper its MI pty and its program's terminal to hold, and a
+ * server's keeper what live memory talks to it through.
+ */
 void
 gdb_adopt_hold(struct session *s, struct session_proc *sp)
 {
 	struct gdb_data *g = gdb_of(s);
 
+	if (sp != &s->procs[0])
+		live_qemu_hold(s, sp);
 	if (sp != &s->procs[0] || g == NULL || g->mi == NULL)
 		return;
 	proc_hold(sp->proc, "mi", mi_master(g->mi));

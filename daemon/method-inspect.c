@@ -2,7 +2,8 @@
  * Looking into a gdb-family target over RPC: breakpoints (the session's
  * fault breaks shown as internal and kept), expressions, memory and
  * registers (method-inspect-regs.c). Each halts a running target for the
- * time it takes, but where, which says where a halted target stopped.
+ * time it takes, but where, which says where a halted target stopped, and
+ * memory with "live" where the kind has live memory (method-inspect-live.c).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -12,13 +13,12 @@
 #include "b64.h"
 #include "daemon.h"
 #include "gdb.h"
+#include "live.h"
 #include "method-inspect.h"
 #include "method.h"
 #include "mi.h"
 #include "request.h"
 
-/* A verb's bound on its whole work, unless "timeout" says. */
-#define METHOD_INSPECT_TIMEOUT	10000
 /* The most bytes one memory read or write moves. */
 #define METHOD_INSPECT_MEMORY_MAX (1024 * 1024)
 
@@ -348,6 +348,19 @@ method_inspect_unhex(const char *hex, size_t *len)
 	return out;
 }
 
+/*
+ * A live access that a kind without live memory served by halting the
+ * target, and resuming it, says so: "intrusive" (false if it was halted).
+ */
+static void
+method_inspect_intrusive(struct gdb_job *j, json_t *out)
+{
+	if (!json_is_true(json_object_get(j->ctx, "live")))
+		return;
+	json_object_set_new(out, "via", json_string("halt"));
+	json_object_set_new(out, "intrusive", json_boolean(j->halted_for));
+}
+
 /* memory read's answer: where, how much, the bytes as base64 and hex. */
 static json_t *
 method_inspect_read(struct gdb_job *j)
@@ -371,6 +384,7 @@ method_inspect_read(struct gdb_job *j)
 	    hex);
 	free(b64);
 	free(bytes);
+	method_inspect_intrusive(j, out);
 	return out;
 }
 
@@ -378,20 +392,22 @@ method_inspect_read(struct gdb_job *j)
 static json_t *
 method_inspect_written(struct gdb_job *j)
 {
-	return json_pack("{s:O, s:O}", "address", json_object_get(j->ctx,
+	json_t *out;
+
+	out = json_pack("{s:O, s:O}", "address", json_object_get(j->ctx,
 	    "address"), "length", json_object_get(j->ctx, "length"));
+	method_inspect_intrusive(j, out);
+	return out;
 }
 
-/* The bytes of a write's "data" as hex, or NULL with the request answered. */
-static char *
-method_inspect_data(struct request *req, size_t *len)
+/* The bytes of a write's "data", or NULL with the request answered. */
+static unsigned char *
+method_inspect_bytes(struct request *req, size_t *len)
 {
 	json_t		*d = request_get(req, "data");
 	const char	*b64 = json_string_value(json_object_get(d, "base64"));
 	const char	*hex = json_string_value(json_object_get(d, "hex"));
 	unsigned char	*bytes = NULL;
-	char		*out;
-	size_t		 i;
 
 	if (b64 != NULL)
 		bytes = b64_decode(b64, strlen(b64), len);
@@ -404,6 +420,19 @@ method_inspect_data(struct request *req, size_t *len)
 		    "1 MiB");
 		return NULL;
 	}
+	return bytes;
+}
+
+/* The bytes of a write's "data" as hex, or NULL with the request answered. */
+static char *
+method_inspect_data(struct request *req, size_t *len)
+{
+	unsigned char	*bytes;
+	char		*out;
+	size_t		 i;
+
+	if ((bytes = method_inspect_bytes(req, len)) == NULL)
+		return NULL;
 	out = xmalloc(*len * 2 + 1);
 	for (i = 0; i < *len; i++)
 		snprintf(out + 2 * i, 3, "%02x", bytes[i]);
@@ -416,8 +445,10 @@ static enum method_return
 method_inspect_memory_exec(struct request *req)
 {
 	const char	*action = request_str(req, "action", "read");
+	bool		 live = request_bool(req, "live");
 	struct gdb_data	*g;
 	struct gdb_job	*j;
+	unsigned char	*bytes;
 	char		*addr, *hex;
 	size_t		 len;
 
@@ -427,7 +458,11 @@ method_inspect_memory_exec(struct request *req)
 		if (request_int(req, "length", 0) == 0)
 			return request_error(req, RPC_INVALID_PARAMS, "memory "
 			    "read needs \"length\", 1 to %d", METHOD_INSPECT_MEMORY_MAX);
+		if (live && live_has(req->session))
+			return method_inspect_live(req, g, NULL, (size_t)
+			    request_int(req, "length", 0));
 		j = gdb_job_new(req, g, GDB_JOB_STOPPED, method_inspect_read);
+		json_object_set_new(j->ctx, "live", json_boolean(live));
 		addr = method_inspect_address(req);
 		gdb_job_add(j, "-data-read-memory-bytes %s %lld", addr,
 		    request_int(req, "length", 0));
@@ -437,9 +472,13 @@ method_inspect_memory_exec(struct request *req)
 	if (strcmp(action, "write") != 0)
 		return request_error(req, RPC_INVALID_PARAMS, "\"action\" must "
 		    "be read or write, not \"%s\"", action);
+	if (live && live_has(req->session))
+		return (bytes = method_inspect_bytes(req, &len)) == NULL ?
+		    METHOD_DONE : method_inspect_live(req, g, bytes, len);
 	if ((hex = method_inspect_data(req, &len)) == NULL)
 		return METHOD_DONE;
 	j = gdb_job_new(req, g, GDB_JOB_STOPPED, method_inspect_written);
+	json_object_set_new(j->ctx, "live", json_boolean(live));
 	addr = method_inspect_address(req);
 	json_object_set(j->ctx, "address", request_get(req, "address"));
 	json_object_set_new(j->ctx, "length", json_integer((json_int_t)len));
@@ -554,6 +593,7 @@ static const struct method_param method_inspect_memory_params[] = {
 	{ "address", PT_STRING | PT_INT, true, 0, 0 },
 	{ "length", PT_INT, false, 1, METHOD_INSPECT_MEMORY_MAX },
 	{ "data", PT_OBJECT, false, 0, 0 },
+	{ "live", PT_BOOL, false, 0, 0 },
 	{ "timeout", PT_INT, false, 0, INT32_MAX },
 	{ NULL, 0, false, 0, 0 }
 };

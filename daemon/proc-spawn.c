@@ -22,6 +22,7 @@ proc_spawn_argv(const struct proc_spec *sp, const char *keeper,
 {
 	struct argv	 av = { 0 };
 	char	       **p;
+	int		 i;
 
 	argv_push(&av, keeper);
 	argv_push(&av, "--cwd");
@@ -65,6 +66,12 @@ proc_spawn_argv(const struct proc_spec *sp, const char *keeper,
 		argv_push(&av, "--stdout-fd");
 		argv_pushf(&av, "%d", PROC_FD_SEMIHOST_OUT);
 	}
+	for (i = 0; sp->fd_extra != NULL && i < PROC_EXTRA_FDS; i++) {
+		if (sp->fd_extra[i] == -1)
+			continue;
+		argv_push(&av, "--keep-fd");
+		argv_pushf(&av, "%d", PROC_FD_EXTRA + i);
+	}
 	argv_push(&av, "--");
 	for (p = sp->argv; *p != NULL; p++)
 		argv_push(&av, *p);
@@ -72,20 +79,21 @@ proc_spawn_argv(const struct proc_spec *sp, const char *keeper,
 }
 
 /*
- * A copy of fd at 10 or above, so that no dup2 of the spawn's file actions
- * lands on a descriptor another one still reads from; -1 with errno.
+ * A copy of fd at SPAWN_FD_MIN or above, so that no dup2 of the spawn's
+ * file actions lands on a descriptor another one still reads from; -1
+ * with errno.
  */
 static int
 proc_spawn_high_fd(int fd)
 {
-	return fcntl(fd, F_DUPFD_CLOEXEC, 10);
+	return fcntl(fd, F_DUPFD_CLOEXEC, SPAWN_FD_MIN);
 }
 
 /*
  * The keeper's descriptors, each at its number: the pty's slave on 0, 1
  * and 2, its control socket on 3, the transport on 4 and 5, a server's
  * listening socket on 6, QEMU's standard input and output to be (with
- * semihosting) on 7 and 8; how many.
+ * semihosting) on 7 and 8, its kind's own from 9; how many.
  */
 static int
 proc_spawn_fds(const struct proc_spec *sp, int ctl, int src[SPAWN_SLOTS],
@@ -114,6 +122,12 @@ proc_spawn_fds(const struct proc_spec *sp, int ctl, int src[SPAWN_SLOTS],
 		target[n++] = PROC_FD_SEMIHOST;
 		src[n] = sp->fd_semihost_out;
 		target[n++] = PROC_FD_SEMIHOST_OUT;
+	}
+	for (i = 0; sp->fd_extra != NULL && i < PROC_EXTRA_FDS; i++) {
+		if (sp->fd_extra[i] == -1)
+			continue;
+		src[n] = sp->fd_extra[i];
+		target[n++] = PROC_FD_EXTRA + i;
 	}
 	return n;
 }

@@ -242,6 +242,8 @@ server_start(struct server *srv, struct session *s, char **av, int port,
 		srv->proc->listen_fd = srv->fd;
 		srv->fd = -1;
 	}
+	memcpy(srv->proc->extra_fds, srv->extra_fds, sizeof srv->extra_fds);
+	memset(srv->extra_fds, -1, sizeof srv->extra_fds);
 	server_keep_argv(srv, av);
 	return session_proc_spawn(srv->proc, av, err, errlen);
 }
@@ -299,6 +301,7 @@ server_init(struct server *srv)
 {
 	memset(srv, 0, sizeof *srv);
 	srv->fd = -1;
+	memset(srv->extra_fds, -1, sizeof srv->extra_fds);
 }
 
 /*
@@ -347,9 +350,15 @@ server_port(const struct server *srv)
 void
 server_close(struct server *srv)
 {
+	size_t i;
+
 	timer_free(srv->look);
 	srv->look = NULL;
 	if (srv->bound && srv->fd != -1)
 		close(srv->fd);
 	srv->fd = -1;
+	for (i = 0; i < PROC_EXTRA_FDS; i++)
+		if (srv->extra_fds[i] != -1)
+			close(srv->extra_fds[i]);
+	memset(srv->extra_fds, -1, sizeof srv->extra_fds);
 }

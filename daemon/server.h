@@ -26,6 +26,7 @@ struct server {
 	unsigned		 pause;		/* ms before the next look */
 	bool			 bound;		/* fd listens */
 	int			 fd;
+	int			 extra_fds[PROC_EXTRA_FDS]; /* given at spawn, or -1 */
 	bool			 listening;
 	server_ready_cb		 ready;
 };

@@ -264,6 +264,7 @@ session_proc_add(struct session *s, const char *role, char *err,
 	sp->s = s;
 	sp->role = role;
 	sp->listen_fd = -1;
+	sp->extra_fds[0] = sp->extra_fds[1] = -1;
 	if (strcmp(role, "server") == 0 && session_stream_open(s, "server",
 	    err, errlen) != 0)
 		return NULL;
@@ -401,6 +402,19 @@ session_proc_release(struct session *s, const char *name)
 			proc_release(s->procs[i].proc, name);
 }
 
+/* The keeper holds the kind's own fds now (or they went with it): ours go. */
+static void
+session_proc_close_extra(struct session_proc *sp)
+{
+	size_t i;
+
+	for (i = 0; i < PROC_EXTRA_FDS; i++) {
+		if (sp->extra_fds[i] != -1)
+			close(sp->extra_fds[i]);
+		sp->extra_fds[i] = -1;
+	}
+}
+
 /* Start argv under a keeper on the process's pty. */
 int
 session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errlen)
@@ -417,6 +431,7 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 		.stdio = sp->stdio,
 		.fd_listen = sp->listen_fd,
 		.fd_semihost = -1,
+		.fd_extra = sp->extra_fds,
 		.cgroup = cg,
 	};
 
@@ -458,6 +473,7 @@ session_proc_spawn(struct session_proc *sp, char **argv, char *err, size_t errle
 	}
 	if (spec.fd_semihost != -1)
 		semihost_spawned(s);
+	session_proc_close_extra(sp);
 	if (sp->transport)
 		transport_spawned(s->transport);
 	if (sp->proc != NULL && spec.adopt != NULL && sp == &s->procs[0])

@@ -43,8 +43,9 @@ struct spawn_child {
 };
 
 /*
- * Reserve the slots: descriptors at 10 or above that hold /dev/null, and
- * a keeper's pty, socket and transport ends while it is started; below
+ * Reserve the slots: descriptors at SPAWN_FD_MIN or above that hold
+ * /dev/null, and a keeper's pty, socket and transport ends while it is
+ * started; below
  * them the daemon has only a few of its own, which are all the child
  * copies. Without them (or the stack) keepers start by posix_spawn.
  */
@@ -61,8 +62,8 @@ spawn_init(void)
 	if ((null = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
 		return;
 	for (i = 0; i < SPAWN_SLOTS; i++)
-		if ((spawn_state.slot[i] = fcntl(null, F_DUPFD_CLOEXEC, 10)) ==
-		    -1) {
+		if ((spawn_state.slot[i] = fcntl(null, F_DUPFD_CLOEXEC,
+		    SPAWN_FD_MIN)) == -1) {
 			while (i-- > 0)
 				close(spawn_state.slot[i]);
 			close(null);

@@ -1,5 +1,6 @@
 /*
- * The board stand-in: a Cortex-M3 firmware for QEMU's lm3s6965evb.
+ * The board stand-in: a Cortex-M3 firmware for QEMU's lm3s6965evb (or,
+ * built with -DBOARD_AN385, for mps2-an385: board-an385.h, .ld).
  *
  * On reset it prints BANNER on UART0, then loops forever: it counts in
  * `counter`, and echoes every byte it receives on UART0, except FAULT_BYTE,
@@ -27,6 +28,9 @@
 /* What HardFault_Handler prints on UART0 before it spins. */
 #define FAULT_TEXT	"HardFault\r\n"
 
+#ifdef BOARD_AN385
+#include "board-an385.h"
+#else
 /* UART0 of the LM3S6965 (a PL011): data, flags, line and control. */
 #define UART0_BASE	0x4000C000u
 #define UART_DR		(*(volatile uint32_t *)(UART0_BASE + 0x000))
@@ -37,6 +41,10 @@
 #define UART_FR_TXFF	(1u << 5)	/* transmit FIFO full */
 #define UART_LCRH_8N1F	0x70u		/* 8 data bits, FIFOs on */
 #define UART_CR_ON	0x301u		/* UARTEN | TXE | RXE */
+#define UART_TX_FULL()	(UART_FR & UART_FR_TXFF)
+#define UART_RX_EMPTY()	(UART_FR & UART_FR_RXFE)
+#define UART_ON()	(UART_LCRH = UART_LCRH_8N1F, UART_CR = UART_CR_ON)
+#endif
 
 /* Incremented once per pass of the main loop: the firmware is running. */
 volatile unsigned counter;
@@ -75,7 +83,7 @@ void (*const vectors[16])(void) = {
 static void
 uart_putc(char c)
 {
-	while (UART_FR & UART_FR_TXFF)
+	while (UART_TX_FULL())
 		;
 	UART_DR = (uint8_t)c;
 }
@@ -117,12 +125,11 @@ main(void)
 {
 	char c;
 
-	UART_LCRH = UART_LCRH_8N1F;
-	UART_CR = UART_CR_ON;
+	UART_ON();
 	uart_puts(BANNER);
 	for (;;) {
 		counter++;
-		if (UART_FR & UART_FR_RXFE)
+		if (UART_RX_EMPTY())
 			continue;
 		c = (char)UART_DR;
 		if (c == FAULT_BYTE)

@@ -1517,19 +1517,28 @@ class Session:
         return self._verb("eval", {"expression": expression},
                           timeout)["value"]
 
-    def read_memory(self, address, length, timeout=None):
+    def read_memory(self, address, length, timeout=None, live=False):
         """``length`` bytes of the target's memory from ``address`` (an
-        int, or an expression such as ``"&counter"``)."""
+        int, or an expression such as ``"&counter"``).  A running target
+        is halted for the read and resumed, unless ``live``: then the qemu
+        kind reads while it runs (shared RAM or QMP), never halting it,
+        and other kinds halt and resume as without (dbgctl-protocol(7),
+        memory)."""
         res = self._verb("memory", {"action": "read", "address": address,
-                                    "length": length}, timeout)
+                                    "length": length,
+                                    "live": True if live else None},
+                         timeout)
         return base64.b64decode(res.get("base64") or "")
 
-    def write_memory(self, address, data, timeout=None):
+    def write_memory(self, address, data, timeout=None, live=False):
         """Write ``data`` (bytes) to the target's memory at ``address``;
-        return the number of bytes written."""
+        return the number of bytes written.  ``live`` as for
+        :meth:`read_memory`: only a machine whose RAM the daemon shares
+        (mps2-an385, ...) takes a live write, inside that RAM."""
         res = self._verb("memory", {
             "action": "write", "address": address,
-            "data": {"base64": base64.b64encode(bytes(data)).decode()}},
+            "data": {"base64": base64.b64encode(bytes(data)).decode()},
+            "live": True if live else None},
             timeout)
         return res.get("length", len(data))
 

@@ -312,6 +312,9 @@ int	 fig_backtrack_ping(struct bench *);
 /* bench-fig-board.c */
 int	 fig_board_break(struct bench *);
 int	 fig_board_memory(struct bench *);
+
+/* bench-fig-live.c */
+int	 fig_live_read(struct bench *);
 int	 fig_board_reset(struct bench *);
 int	 fig_board_uart(struct bench *);
 

@@ -651,6 +651,60 @@ Test(adopt, a_qemu_board_keeps_its_fault_breaks_across_its_adoption)
 	free(got.p);
 }
 
+/* A live read of the board's counter (mem --live --json): via, value. */
+static unsigned long
+adopt_live_counter(const char *ids, const char *addr, const char *via)
+{
+	json_t		*res = h_cli_json(H_ARGS("mem", "--live", ids, addr,
+			    "4"));
+	const char	*hex = h_jstr(res, "hex");
+	unsigned	 b[4];
+
+	cr_assert_str_eq(h_jstr(res, "via") ? h_jstr(res, "via") : "", via,
+	    "a live read at %s of the adopted board: expected via %s", addr,
+	    via);
+	cr_assert(hex != NULL && sscanf(hex, "%2x%2x%2x%2x", &b[0], &b[1],
+	    &b[2], &b[3]) == 4, "a live read of 4 bytes");
+	json_decref(res);
+	return (unsigned long)b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0];
+}
+
+/*
+ * A board on mps2-an385 keeps its live memory across its adoption: QEMU's
+ * keeper held the daemon's end of QMP and the shared RAM, so the next
+ * daemon reads the running counter through both, and writes it.
+ */
+Test(adopt, a_qemu_board_keeps_its_live_memory_across_its_adoption)
+{
+	const char	*fw = h_board_firmware("FIX_BOARD_AN385");
+	struct h_bytes	 got = { calloc(1, 1), 0 };
+	char		 ids[32];
+	struct h_res	 r;
+	unsigned long	 v;
+	long		 id;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	id = h_cli_launch(H_ARGS("--kind", "qemu", "--machine", "mps2-an385",
+	    "--", fw));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert_eq(h_cli_recv_until(ids, "ready", &got, H_WAIT_BOUND), 0,
+	    "no banner from the board");
+	(void)adopt_live_counter(ids, "&counter", "shm");
+	adopt_keeps_server(id, "an385 board");
+	cr_assert_eq(adopt_live_counter(ids, "0", "qmp"), 0x21010000ul,
+	    "the adopted board's initial SP, read through QMP");
+	h_cli_exit(&r, 0, H_ARGS("mem", "--write", "--live", ids, "&counter",
+	    "00000070"));
+	h_run_free(&r);
+	v = adopt_live_counter(ids, "&counter", "shm");
+	cr_assert(v >= 0x70000000ul && v < 0x7f000000ul, "the adopted board's "
+	    "counter after a live write of 0x70000000: 0x%lx", v);
+	h_cli_exit(&r, 0, H_ARGS("stop", ids));
+	h_run_free(&r);
+	free(got.p);
+}
+
 /*
  * A gdbserver session, whose server picked its own port, is adopted with
  * the port its record kept once it was seen, and its breakpoint works.

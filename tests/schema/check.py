@@ -350,6 +350,9 @@ def native(c, sub):
                     "data": {"hex": "zz"}}, "invalid_params"),
         ("memory", {"address": "&argc", "length": 0}, "invalid_params"),
         ("memory", {"address": "(char *)0", "length": 1}, "debugger_error"),
+        ("memory", {"address": "&argc", "length": 4, "live": True}, None),
+        ("memory", {"action": "write", "address": "&argc", "live": True,
+                    "data": {"hex": mem.get("hex", "")}}, None),
         ("resume", {"how": "next", "until_stop": True}, None),
         ("resume", {"how": "until"}, "invalid_params", {"semantic": True}),
         ("resume", {"how": "jump"}, "invalid_params")])
