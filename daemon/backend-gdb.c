@@ -6,6 +6,7 @@
 #include "adopt.h"
 #include "gdb.h"
 #include "mi.h"
+#include "semihost.h"
 
 /* What a starting session awaits before it runs (gdb_data.settle). */
 enum gdb_settle {

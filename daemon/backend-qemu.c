@@ -14,6 +14,7 @@
 #include "gdb.h"
 #include "live.h"
 #include "method.h"
+#include "semihost.h"
 
 /* What a qemu launch takes beside the family's params. */
 static const struct method_param backend_qemu_params[] = {

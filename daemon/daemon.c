@@ -10,6 +10,7 @@
 #include "conn.h"
 #include "listener.h"
 #include "request.h"
+#include "semihost.h"
 
 /* The signals that stop it, and the two steps of its exit. */
 static uv_signal_t	 daemon_sigterm;

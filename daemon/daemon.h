@@ -237,21 +237,6 @@ void		 transport_pause(struct transport *);
 void		 transport_resume(struct transport *);
 void		 transport_passthrough(struct transport *, bool);
 void		 transport_close(struct transport *);
-/* semihost.c: the firmware's semihosting console and exit (qemu). */
-struct semihost;
-bool		 semihost_wanted(const struct session *);
-int		 semihost_open(struct session *, char *err, size_t errlen);
-void		 semihost_child_fds(const struct session *, int *in, int *out);
-char		*semihost_uart_chardev(const struct session *);
-int		 semihost_daemon_fd(const struct session *);
-void		 semihost_spawned(struct session *);
-void		 semihost_target(struct session *, json_t *exit);
-bool		 semihost_server_exited(struct session *, int code);
-void		 semihost_ready(struct sink *, struct session *,
-		    const struct session_event *);
-void		 semihost_ended(struct sink *, struct session *,
-		    const struct session_event *);
-
 /* transport-in.c: the target's stdin, fed from the input's transcript. */
 size_t		 transport_in_queued(struct transport *);
 int		 transport_in_write(struct transport *, const char *, size_t);

@@ -11,6 +11,7 @@
 #include "gdb.h"
 #include "mi.h"
 #include "request.h"
+#include "semihost.h"
 
 /* How long a process's exit waits for the *stopped that says how. */
 #define GDB_EXIT_HOLD_MS 20

@@ -34,6 +34,7 @@
 
 #include "daemon.h"
 #include "adopt.h"
+#include "semihost.h"
 
 /*
  * How long the end of QEMU waits for gdb to say the program exited (the

@@ -8,6 +8,7 @@
 #include "daemon.h"
 #include "adopt.h"
 #include "argv.h"
+#include "semihost.h"
 
 /* Bytes of a process's last output kept for messages about it. */
 #define SESSION_TAIL_BYTES 1024

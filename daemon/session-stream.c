@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "semihost.h"
 
 /* The streams: where each is in a session, its log (after sessions/ID), its ring. */
 static const struct {
