@@ -162,6 +162,8 @@ adopt_refused(const struct adopt *a, struct launch *l, struct rpc_error *err)
 	if (json_is_integer(json_object_get(a->record, "port")))
 		l->port = (int)json_integer_value(json_object_get(a->record,
 		    "port"));
+	lease_token_load(l, json_string_value(json_object_get(a->record,
+	    "lease_token")));
 	return NULL;
 }
 
@@ -173,9 +175,7 @@ struct adopt_resume {
 
 /*
  * The adopted session runs: its hold comes back for the time it had left,
- * by whom it was; then its lease, whose connection went with the daemon
- * that died, ends after its grace (unless it had ended already and the
- * hold alone keeps it).
+ * by whom it was (its lease ended already if the hold alone kept it).
  */
 static void
 adopt_resume_state(struct sink *k, struct session *s,
@@ -200,8 +200,6 @@ adopt_resume_state(struct sink *k, struct session *s,
 		else if (lease_ended)
 			(void)hold_keeps(s);
 	}
-	if (s->state == S_RUNNING && s->l.lease && !lease_ended)
-		lease_add(s, NULL, s->l.lease_grace);
 	session_sink_remove(r->sink);
 	json_decref(r->hold);
 	free(r);
@@ -209,8 +207,8 @@ adopt_resume_state(struct sink *k, struct session *s,
 
 /*
  * Give the adopted session back what its record kept that the launch
- * does not say: the deadline it had left (or none, if it was cleared),
- * now; its hold and lease once it runs.
+ * does not say: the deadline it had left (or none, if it was cleared)
+ * and its lease, now; its hold once it runs.
  */
 static void
 adopt_resume(struct session *s, json_t *rec)
@@ -227,6 +225,14 @@ adopt_resume(struct session *s, json_t *rec)
 		s->l.deadline = left > 0.001 ? (long)(left * 1000) : 1;
 	}
 	r->hold = json_incref(json_object_get(rec, "hold"));
+	/*
+	 * Its lease, whose connection went with the daemon that died, unless
+	 * it had ended already: at once, for its client's claim; its grace
+	 * runs from when the session runs.
+	 */
+	if (s->l.lease && !json_is_true(json_object_get(r->hold,
+	    "lease_ended")))
+		lease_add(s, NULL, s->l.lease_grace);
 	r->sink = session_sink_add(s, SE_STATE, adopt_resume_state, r);
 	adopt_resume_state(r->sink, s, NULL);
 }

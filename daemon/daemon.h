@@ -434,6 +434,8 @@ void		 gdb_tty_ended(struct sink *, struct session *,
 		    const struct session_event *);
 
 /* launch.c: a launch request's params, checked once. */
+/* Hex digits of a lease's token: 128 random bits (lease.c). */
+#define LEASE_TOKEN_LEN 32
 struct launch {
 	const struct backend	*backend;
 	json_t			*params;	/* as asked, for its record */
@@ -461,6 +463,7 @@ struct launch {
 	bool			 core;		/* --core: gcore at a fault */
 	bool			 lease;		/* ends with its connection */
 	long			 lease_grace;	/* ms after that */
+	char			 lease_token[LEASE_TOKEN_LEN + 1]; /* or "" */
 	long			 deadline;	/* ms after it runs, or 0 */
 	long			 silence_timeout; /* ms with no output, or 0 */
 	const char		*on_deadline;	/* "stop" or "hold" */
@@ -860,6 +863,11 @@ void	 sdnotify_mainpid(pid_t);
 
 /* lease.c: sessions that live as long as the connection that launched them. */
 void	 lease_add(struct session *, struct conn *, long grace_ms);
+void	 lease_token_new(struct launch *);
+void	 lease_token_load(struct launch *, const char *);
+int	 lease_claim(struct session *, struct conn *, const char *token,
+	    struct rpc_error *);
+bool	 lease_held_by(const struct session *, const struct conn *);
 
 /* request.c: what a method's exec did: answered, refused, or waits. */
 enum method_return {

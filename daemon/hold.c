@@ -193,8 +193,8 @@ hold_reset(struct session *s, const struct conn *c)
 {
 	struct hold *h = s->hold;
 
-	if (h == NULL || h->orphaned || !s->l.lease || c == NULL ||
-	    c->serial != s->launched_by || !hold_by_verdict(s))
+	if (h == NULL || h->orphaned || !lease_held_by(s, c) ||
+	    !hold_by_verdict(s))
 		return;
 	session_note(s, "hold: released by a reset from its lease's client");
 	log_info("session %lu: its verdict's hold is released by a reset "

@@ -23,6 +23,21 @@ method_launch_free(struct request *req)
 }
 
 /*
+ * The launch's answer: the session's status, and for a leased one its
+ * lease's token, which only the launching connection is ever told.
+ */
+static json_t *
+method_launch_reply(struct session *s)
+{
+	json_t *st = status_json(s);
+
+	if (s->l.lease_token[0] != '\0')
+		json_object_set_new(st, "lease_token", json_string(
+		    s->l.lease_token));
+	return st;
+}
+
+/*
  * Tell the launching connection the session runs: session.launched with
  * the request's id, for a client with several launches open, and the
  * session; only its id when the session would not fit in a line.
@@ -35,12 +50,13 @@ method_launch_told(struct request *req, struct session *s)
 	char	*line;
 
 	note = rpc_notification_new("session.launched", json_pack("{s:O, s:o}",
-	    "request", id, "session", status_json(s)));
+	    "request", id, "session", method_launch_reply(s)));
 	if ((line = rpc_dump(note, &len)) == NULL) {
 		json_decref(note);
 		note = rpc_notification_new("session.launched", json_pack(
-		    "{s:O, s:{s:I}}", "request", id, "session", "id",
-		    (json_int_t)s->id));
+		    "{s:O, s:{s:I, s:s*}}", "request", id, "session", "id",
+		    (json_int_t)s->id, "lease_token", s->l.lease_token[0] !=
+		    '\0' ? s->l.lease_token : NULL));
 		line = rpc_dump(note, &len);
 	}
 	json_decref(note);
@@ -62,7 +78,7 @@ method_launch_state(struct sink *k, struct session *s,
 
 	(void)ev;
 	if (s->state == S_RUNNING && !request_bool(req, "wait")) {
-		request_done(req, status_json(s));
+		request_done(req, method_launch_reply(s));
 		return;
 	}
 	if (s->state == S_RUNNING && launched != NULL && !*launched) {
@@ -97,6 +113,9 @@ method_launch_exec(struct request *req)
 
 	if (launch_parse(&l, req->params, &err) != 0)
 		return request_fail(req, &err);
+	/* Made before the spawn, whose record keeps it for an adoption. */
+	if (l.lease && req->conn != NULL)
+		lease_token_new(&l);
 	if ((s = session_create(&l, &err)) == NULL) {
 		launch_free(&l);
 		return request_fail(req, &err);

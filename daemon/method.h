@@ -53,5 +53,6 @@ extern const struct method *const method_inspects[];
 extern const struct method *const method_resets[];
 extern const struct method *const method_daemon[];
 extern const struct method *const method_ended[];
+extern const struct method *const method_leases[];
 
 #endif

@@ -26,6 +26,7 @@ static const struct method *const *const request_check_groups[] = {
 	method_joins,
 	method_deadlines,
 	method_holds,
+	method_leases,
 	method_bundles,
 	method_daemon,
 	method_ended,

@@ -67,6 +67,10 @@ session_record_json(const struct session *s)
 	/* A managed server's port, which a new daemon cannot look for. */
 	if ((port = session_record_port(s)) > 0)
 		json_object_set_new(rec, "port", json_integer(port));
+	/* Its lease's token, for its client's claim after an adoption. */
+	if (s->l.lease_token[0] != '\0')
+		json_object_set_new(rec, "lease_token", json_string(
+		    s->l.lease_token));
 	/* A deadline set and cleared since is null: none comes back. */
 	if ((d = verdict_deadline_json(s)) != NULL || s->vw != NULL)
 		json_object_set_new(rec, "deadline", d != NULL ? d :

@@ -636,6 +636,42 @@ def drive(path, daemon):
     c.call("hold", {"session": "kept", "ttl": 0}, desc="hold released")
     c.call("hold", {"session": "kept", "ttl": -1}, "invalid_params",
            desc="hold with a negative ttl -> invalid_params")
+    # A lease: its token in launch's answer, refused while its connection
+    # lives, or with a wrong token; claimed once that connection closed;
+    # refused once the session ended.
+    lc = Conn(path)
+    res = lc.call("launch", {"kind": "exec", "name": "leased", "argv": [
+                  "sleep", "1000"], "lease": True, "lease_grace": 60000},
+                  desc="launch with a lease")
+    token = res.get("lease_token", "")
+    record(len(token) == 32, "launch's answer has the lease_token",
+           json.dumps(res))
+    c.call("lease", {"session": "leased", "token": token}, "busy",
+           desc="lease held by a live connection -> busy")
+    c.call("lease", {"session": "leased", "token": "0" * 32},
+           "unauthorized", desc="lease with a wrong token -> unauthorized")
+    c.call("lease", {"session": "kept", "token": token}, "invalid_params",
+           semantic=True, desc="lease of a session without one -> "
+           "invalid_params")
+    c.call("lease", {"session": "leased"}, "invalid_params",
+           desc="lease without a token -> invalid_params")
+    lc.sock.close()
+    for _ in range(800):
+        got = c.quiet("lease", {"session": "leased", "token": token})
+        if "code" not in got:
+            break
+        time.sleep(0.025)
+    c.call("lease", {"session": "leased", "token": token},
+           desc="lease claimed once its connection closed")
+    st = c.call("status", {"session": "leased"}, desc="status of a claimed "
+                "session, without its token")
+    record(problem("responses/status", {"jsonrpc": "2.0", "id": 1, "result":
+                   dict(st, lease_token=token)}) is not None,
+           "schema refuses a status showing the lease_token")
+    c.call("stop", {"session": "leased", "timeout": 1000},
+           desc="stop of a leased session")
+    c.call("lease", {"session": "leased", "token": token}, "not_running",
+           desc="lease of a session that ended -> not_running")
     # Bundles: asked for (its manifest too), refused, and automatic.
     tmp = os.path.dirname(path)
     c.call("bundle", {"session": "quiet", "path": tmp + "/b1"},
