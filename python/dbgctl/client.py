@@ -379,8 +379,16 @@ class Client:
     daemon.  A session that did not outlive the daemon (one the next
     could not adopt) is then unknown: :class:`NoSuchSession` says the
     daemon restarted.
-    A subscription is made again with the same params.  Over TCP and
-    ``ssh://`` a lost connection stays lost.
+    A subscription is made again with the same params.  The leases this
+    client holds (of its launches with ``lease=True``, and those it took
+    with :meth:`claim`) are claimed again with their tokens on the new
+    connection before anything is sent again, and as soon as the
+    connection is lost, not at the next call: a lease waits only its
+    ``lease_grace`` (after a restart, from when the next daemon has
+    adopted its session).  A lease that cannot be claimed then (its grace
+    ran out, its session was not adopted) is forgotten, and its session
+    ends as its lease said.  Over TCP and ``ssh://`` a lost connection
+    stays lost.
 
     ``address`` is where the client connected: the socket's path,
     ``(host, port)`` over TCP, or the ``ssh://`` address.
@@ -423,6 +431,10 @@ class Client:
         # launched, by id: the pytest plugin waits for their automatic
         # bundles.
         self._artifacts = {}
+        # The token of each lease this client holds, by session id: those
+        # of its leased launches, and those it claimed; claimed again at
+        # each reconnect.
+        self._leases = {}
         self._closed = False
         self._lost = None
         self._sock = None
@@ -539,7 +551,22 @@ class Client:
                 f.close()
             except OSError:
                 pass
+        gen = self._generation
         self._end(lost)
+        # Leases wait only their grace: reconnect now to claim them, not
+        # at the next call, which may come too late.
+        if self._leases and self._reconnect and not self._closed and \
+                isinstance(self._lost, ConnectionLost):
+            threading.Thread(target=self._keep_leases, args=(gen,),
+                             name="dbgctl-leases", daemon=True).start()
+
+    def _keep_leases(self, gen):
+        """Reconnect after connection ``gen`` was lost, for the leases
+        to be claimed; a failure is the next call's to raise."""
+        try:
+            self._reconnect_from(gen)
+        except Error:
+            pass
 
     def _full(self):
         """Whether the notifications held reach the bound (lock held)."""
@@ -601,8 +628,17 @@ class Client:
             self._cause = None
             slot = self._pending.pop(rid, None)
         if slot is not None:
+            self._note_lease(msg)
             slot.reply = msg
             slot.event.set()
+
+    def _note_lease(self, msg):
+        """Keep the lease token of a launch's answer, whoever waits for
+        it (a launch sent with ``wait=False`` too), for a reconnect."""
+        res = msg.get("result")
+        if isinstance(res, dict) and isinstance(res.get("id"), int) and \
+                isinstance(res.get("lease_token"), str):
+            self._leases[res["id"]] = res["lease_token"]
 
     def _answer_all(self, msg):
         """Take an error without an id (a limit, no descriptors, a reply
@@ -754,16 +790,29 @@ class Client:
             deadline = time.monotonic() + self._reconnect
             while self._generation == gen and not self._closed:
                 self._connect_next(deadline)
-                if not self._subscribed:
-                    return
                 try:
-                    self.call("subscribe", self._sub_params)
+                    self._claim_leases()
+                    if self._subscribed:
+                        self.call("subscribe", self._sub_params)
                     return
                 except ConnectionLost as e:
                     # A dying daemon's socket took the connect: the next.
                     if e.final:
                         raise
                     gen = self._generation
+
+    def _claim_leases(self):
+        """Claim every lease this client holds on the new connection,
+        before any call is sent again; a lease that cannot be claimed
+        (its grace ran out, its session was not adopted) is forgotten: its
+        session ends as its lease said."""
+        for sid, token in list(self._leases.items()):
+            try:
+                self.call("lease", {"session": sid, "token": token})
+            except ConnectionLost:
+                raise
+            except Error:
+                self._leases.pop(sid, None)
 
     def _connect_next(self, deadline):
         """Make the connection again, to the daemon that answers now at
@@ -935,7 +984,10 @@ class Client:
         :meth:`Session.write` and :meth:`Session.read` (``None``, the
         default: as the kind has it, on for ``qemu``); ``commands`` are
         debugger commands, such as ``["run"]``; ``lease=True`` has the
-        daemon stop the session when this connection closes.  Every other
+        daemon stop the session when this connection closes (after
+        ``lease_grace`` milliseconds, within which this client, reconnecting,
+        or another given :attr:`Session.lease_token`, may claim it: see
+        :meth:`claim`).  Every other
         launch parameter of the protocol is passed by its own name
         (``env``, ``cwd``, ``stop_timeout``, ``remote``, ``connect_timeout``,
         ``server``, ``port``, ``lease_grace``, ``fault_breaks``, ...);
@@ -973,6 +1025,24 @@ class Client:
         return Session(self, starting, launched=True,
                        launching=(self._send("launch", p, waited=False),
                                   bound), artifacts=art)
+
+    def claim(self, session, token):
+        """Claim the lease of a leased session (id or name) whose
+        connection has gone, with the ``lease_token`` its launch answered
+        (:attr:`Session.lease_token`), within its ``lease_grace``: the
+        lease is this connection's from then on, as if it had launched
+        the session, and is claimed again after a reconnect.  Another
+        process may claim it so, given the id and the token.  Returns the
+        :class:`Session`.  Raises :class:`Error` of kind ``unauthorized``
+        (a wrong token), ``busy`` (a live connection holds the lease),
+        ``not_running`` (the lease has ended) or ``invalid_params`` (the
+        session has no lease).
+        """
+        res = self.call("lease", {"session": session, "token": token})
+        self._leases[res["id"]] = token
+        s = Session(self, res)
+        s.lease_token = token
+        return s
 
     def session(self, session):
         """A :class:`Session` for an existing session, by id or name.
@@ -1076,6 +1146,9 @@ class Session:
         self.id = obj["id"]
         self.name = obj.get("name")
         self.record = obj
+        #: The token of the session's lease, from a leased launch's answer
+        #: (None otherwise): :meth:`Client.claim` takes the lease with it.
+        self.lease_token = obj.get("lease_token")
         self._launched = launched
         self._launching = launching
         self._artifacts = artifacts
@@ -1145,6 +1218,7 @@ class Session:
         self.id = obj["id"]
         self.name = obj.get("name")
         self.record = obj
+        self.lease_token = obj.get("lease_token")
         self._launched_now()
         return obj
 
@@ -1652,6 +1726,8 @@ class Session:
                          timeout=self.client.request_timeout
                          + stop_ms / 1000)
         self.record = res["sessions"][0]
+        # Ended: its lease has nothing left to claim.
+        self.client._leases.pop(self.id, None)
         return self.record
 
     def remove(self, keep_files=False):
