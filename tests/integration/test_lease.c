@@ -314,3 +314,60 @@ Test(lease, a_claim_of_a_lease_a_live_connection_holds_is_refused)
 	ls_ends(a, ka, "the session whose holder closed");
 	h_conn_close(&c2);
 }
+
+/*
+ * A leased gdb session is claimed at once after the restart, while the
+ * next daemon may still be asking gdb where it is: the claim holds, the
+ * session runs on under the claiming connection, and once that closes it
+ * ends at its grace, gdb and its program with it.
+ */
+Test(lease, a_leased_gdb_session_is_claimed_as_it_is_adopted)
+{
+	struct h_tracked tracked[4] = { 0 };
+	struct h_conn	 c, c2;
+	char		 params[1024], left[256], tok[64];
+	const char	*t;
+	json_t		*r, *end;
+	long		 id;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	snprintf(params, sizeof(params), "{\"kind\":\"gdb\",\"argv\":[\"%s\"],"
+	    "\"commands\":[\"run\"],\"lease\":true,\"lease_grace\":%d}",
+	    h_ctx_fixture("FIX_SPINNER"), LS_GRACE_CLAIMED);
+	r = h_conn_call(&c, "launch", params, H_WAIT_BOUND);
+	id = (long)h_jint(r, "result.id", -1);
+	t = h_jstr(r, "result.lease_token");
+	cr_assert(id > 0 && t != NULL, "launch: %s", json_dumps(r,
+	    JSON_COMPACT));
+	snprintf(tok, sizeof(tok), "%s", t);
+	json_decref(r);
+	cr_assert(h_cli_wait_status(id, "target.state", "running",
+	    H_WAIT_BOUND), "the spinner never ran");
+	h_pid_track(&tracked[0], "gdb", h_cli_status_pid(id, "pid"));
+	h_pid_track(&tracked[1], "the spinner", h_cli_status_pid(id,
+	    "inferior_pid"));
+	h_pid_track(&tracked[2], "the keeper", h_cli_status_pid(id,
+	    "keeper_pid"));
+	h_daemon_fg_kill();
+	h_conn_close(&c);
+	h_daemon_fg();
+
+	cr_assert_eq(h_conn_open(&c2, H->sock), 0);
+	ls_claimed(&c2, id, tok, "as the gdb session is adopted");
+	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND),
+	    "the adopted gdb session never ran again");
+	cr_assert(!h_pid_tracked_gone(tracked), "a process of the claimed "
+	    "session is gone");
+	ls_refused(&c2, id, "ffffffffffffffffffffffffffffffff", "unauthorized",
+	    "wrong lease token");
+	h_conn_close(&c2);
+	end = h_cli_wait_ended(id, LS_BOUND);
+	cr_assert_not_null(end, "the claimed gdb session did not end once its "
+	    "connection closed");
+	json_decref(end);
+	cr_assert(h_wait_for(h_pid_tracked_gone, tracked, H_WAIT_BOUND),
+	    "left after the lease's end: %s", h_pid_tracked_left(tracked, left,
+	    sizeof(left)));
+}
