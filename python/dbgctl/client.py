@@ -987,7 +987,8 @@ class Client:
         daemon stop the session when this connection closes (after
         ``lease_grace`` milliseconds, within which this client, reconnecting,
         or another given :attr:`Session.lease_token`, may claim it: see
-        :meth:`claim`).  Every other
+        :meth:`claim`; with the default of 0 a lease outlives neither a lost
+        connection nor the daemon's restart).  Every other
         launch parameter of the protocol is passed by its own name
         (``env``, ``cwd``, ``stop_timeout``, ``remote``, ``connect_timeout``,
         ``server``, ``port``, ``lease_grace``, ``fault_breaks``, ...);
