@@ -23,7 +23,7 @@ TestSuite(lease, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 150);
  * unclaimed one has ended at its own, the claimed one's is over too. Both
  * leave a loaded machine ample time to reconnect and claim.
  */
-#define LS_GRACE_CLAIMED	6000
+#define LS_GRACE_CLAIMED	(6000 * H_SLOW)
 #define LS_GRACE_LEFT		(2 * LS_GRACE_CLAIMED)
 /* Bound for a session to end at its grace (ms). */
 #define LS_BOUND		(H_WAIT_BOUND + LS_GRACE_LEFT)
