@@ -805,14 +805,22 @@ class Client:
         """Claim every lease this client holds on the new connection,
         before any call is sent again; a lease that cannot be claimed
         (its grace ran out, its session was not adopted) is forgotten: its
-        session ends as its lease said."""
+        session ends as its lease said.  One the daemon still sees held
+        (it has not yet seen the old connection's close) is asked again,
+        for ``SEND_LOST_WAIT`` seconds."""
         for sid, token in list(self._leases.items()):
-            try:
-                self.call("lease", {"session": sid, "token": token})
-            except ConnectionLost:
-                raise
-            except Error:
-                self._leases.pop(sid, None)
+            until = time.monotonic() + SEND_LOST_WAIT
+            while True:
+                try:
+                    self.call("lease", {"session": sid, "token": token})
+                except ConnectionLost:
+                    raise
+                except Error as e:
+                    if e.kind == "busy" and time.monotonic() < until:
+                        time.sleep(RECONNECT_NAP)
+                        continue
+                    self._leases.pop(sid, None)
+                break
 
     def _connect_next(self, deadline):
         """Make the connection again, to the daemon that answers now at
