@@ -255,8 +255,10 @@ adopt_session(struct adopt *a)
 		dmn.adopting = NULL;
 		why = s == NULL ? err.message : NULL;
 	}
-	if (s != NULL)
+	if (s != NULL) {
 		adopt_resume(s, a->record);
+		cursor_file_adopt(s);
+	}
 	json_decref(a->record);
 	a->record = NULL;
 	for (i = 0; i < SESSION_MAXPROCS; i++) {
@@ -299,8 +301,10 @@ adopt_forget_records(void)
 		id = strtoul(de->d_name, &end, 10);
 		if (errno != 0 || end == de->d_name || strcmp(end, ".rec") != 0)
 			continue;
-		if (session_by_id(id) == NULL)
-			session_record_remove(id);
+		if (session_by_id(id) != NULL)
+			continue;
+		session_record_remove(id);
+		cursor_file_remove(id);
 	}
 	closedir(d);
 }

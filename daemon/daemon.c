@@ -175,9 +175,11 @@ static const struct {
 	{ SE_ENDED, verdict_ended },
 	{ SE_ENDED, hold_ended },
 	{ SE_ENDED, session_record_ended },
+	{ SE_ENDED, cursor_file_ended },
 	{ SE_FREED, launch_freed },
 	{ SE_FREED, status_page_freed },
 	{ SE_FREED, bundle_freed },
+	{ SE_FREED, cursor_file_freed },
 	/* Beyond the teardown; of these only SE_FAULT_KEPT has two. */
 	{ SE_READY, verdict_arm },
 	{ SE_READY, semihost_ready },

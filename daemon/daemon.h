@@ -223,6 +223,7 @@ void		 transport_finish(struct transport *);
 size_t		 transport_take(struct transport *, char *, size_t);
 void		 transport_unread(struct transport *, const char *, size_t);
 uint64_t	 transport_offset(const struct transport *);
+int		 transport_seek(struct transport *, uint64_t);
 ssize_t		 transport_send_taken(struct transport *, int, size_t);
 uint64_t	 transport_held(const struct transport *);
 bool		 transport_ended(const struct transport *);
@@ -669,6 +670,7 @@ struct session {
 	uint64_t		 launched_by;	/* the launching conn's serial */
 	struct method_expect_cursor *cursors;	/* named ones (method-expect.c) */
 	size_t			 ncursors;
+	struct cursor_file	*cursor_file;	/* cursor-file.c: kept for adoption */
 	struct transport	*transport;	/* NULL without --transport */
 	struct console		*tty;		/* the program's own (gdb-tty.c) */
 	unsigned		 writers;	/* write requests waiting */
@@ -900,6 +902,17 @@ void	 attach_stopped(struct sink *, struct session *,
 	    const struct session_event *);
 json_t	*attach_suspended_json(const struct session *);
 void	 attach_stop(struct sink *, struct session *,
+	    const struct session_event *);
+
+/* cursor-file.c: where a session's readers stand, for the next daemon. */
+void	 cursor_file_cursor(struct session *, const char *stream,
+	    const char *name, uint64_t);
+void	 cursor_file_taken(struct session *);
+void	 cursor_file_adopt(struct session *);
+void	 cursor_file_remove(unsigned long id);
+void	 cursor_file_ended(struct sink *, struct session *,
+	    const struct session_event *);
+void	 cursor_file_freed(struct sink *, struct session *,
 	    const struct session_event *);
 
 /* pipe.c: a client bridged to a session's transport. */

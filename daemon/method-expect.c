@@ -35,6 +35,8 @@ struct method_expect_cursor {
 	uint64_t	 off;
 };
 
+static bool	method_expect_name_ok(const char *);
+
 /* Free a closed connection's cursors. */
 static void
 method_expect_conn_closed(struct conn *c, void *arg)
@@ -72,14 +74,10 @@ method_expect_cursor(struct conn *c, struct session *s, const char *stream,
 	return k;
 }
 
-/*
- * The session's cursor called name for stream, made at the session's
- * first byte if there is none; NULL with the error answered past the cap.
- */
+/* s's cursor called name for stream, made at its first byte; NULL past the cap. */
 static struct method_expect_cursor *
-method_expect_named(struct request *req, const char *name, const char *stream)
+method_expect_find(struct session *s, const char *name, const char *stream)
 {
-	struct session			*s = req->session;
 	struct method_expect_cursor	*k;
 	size_t				 i;
 
@@ -88,11 +86,8 @@ method_expect_named(struct request *req, const char *name, const char *stream)
 		if (strcmp(k->name, name) == 0 && strcmp(k->stream, stream) == 0)
 			return k;
 	}
-	if (s->ncursors == EXPECT_CURSORS_MAX) {
-		request_error(req, RPC_LIMIT, "session %lu has %d named cursors "
-		    "already", s->id, EXPECT_CURSORS_MAX);
+	if (s->ncursors == EXPECT_CURSORS_MAX)
 		return NULL;
-	}
 	s->cursors = xreallocarray(s->cursors, s->ncursors + 1,
 	    sizeof *s->cursors);
 	k = &s->cursors[s->ncursors++];
@@ -101,6 +96,37 @@ method_expect_named(struct request *req, const char *name, const char *stream)
 	strlcpy(k->stream, stream, sizeof k->stream);
 	strlcpy(k->name, name, sizeof k->name);
 	return k;
+}
+
+/*
+ * The session's cursor called name for stream, made at the session's
+ * first byte if there is none; NULL with the error answered past the cap.
+ */
+static struct method_expect_cursor *
+method_expect_named(struct request *req, const char *name, const char *stream)
+{
+	struct method_expect_cursor *k;
+
+	if ((k = method_expect_find(req->session, name, stream)) == NULL)
+		request_error(req, RPC_LIMIT, "session %lu has %d named cursors "
+		    "already", req->session->id, EXPECT_CURSORS_MAX);
+	return k;
+}
+
+/*
+ * A named cursor the daemon that adopted s had left at off (its cursors
+ * file, see cursor-file.c): expects go on from there, not from byte 0.
+ */
+void
+method_expect_restore(struct session *s, const char *stream, const char *name,
+    uint64_t off)
+{
+	struct method_expect_cursor *k;
+
+	if (!method_expect_name_ok(name) || strlen(stream) >= sizeof k->stream ||
+	    (k = method_expect_find(s, name, stream)) == NULL)
+		return;
+	k->off = off;
 }
 
 /* Whether a cursor's name is 1 to 32 letters, digits, '-', '_' or '.'. */
@@ -162,6 +188,10 @@ method_expect_answer(struct request *req, struct method_expect_data *d,
 	case EXPECT_MATCH:
 		if ((k = method_expect_which(req, d)) != NULL)
 			k->off = expect_next(d->e);
+		/* A named one outlives the daemon: the next goes on there. */
+		if (k != NULL && d->cursor != NULL)
+			cursor_file_cursor(req->session, k->stream, k->name,
+			    k->off);
 		text = expect_answer(d->e, &len);
 		return request_done_text(req, text, len);
 	case EXPECT_TIMEOUT:

@@ -185,6 +185,9 @@ method_read_reply(struct request *req, struct transport *t)
 		want = READ_MAX;
 	buf = xmalloc(want);
 	n = transport_take(t, buf, want);
+	/* The next daemon's read goes on after these. */
+	if (n > 0)
+		cursor_file_taken(req->session);
 	/* After the take: bytes its transcript lost are skipped before them. */
 	off = transport_offset(t) - n;
 	text = xb64_encode(buf, n);

@@ -55,4 +55,8 @@ extern const struct method *const method_daemon[];
 extern const struct method *const method_ended[];
 extern const struct method *const method_leases[];
 
+/* method-expect.c: a named cursor an adopted session had. */
+void	method_expect_restore(struct session *, const char *stream,
+	    const char *name, uint64_t);
+
 #endif

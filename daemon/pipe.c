@@ -25,6 +25,7 @@ pipe_end(struct pipe *p)
 	p->ended = true;
 	/* The sink may hold the last reference: the session goes with it. */
 	transport_passthrough(p->s->transport, false);
+	cursor_file_taken(p->s);
 	session_sink_remove(p->sink);
 	p->sink = NULL;
 	p->s = NULL;
@@ -165,4 +166,5 @@ pipe_start(struct conn *c, struct session *s)
 	    pipe_event, p);
 	/* What was held goes first, through the sink, and then an end. */
 	transport_passthrough(s->transport, true);
+	cursor_file_taken(s);
 }

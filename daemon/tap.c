@@ -119,6 +119,7 @@ tap_free(struct tap *t)
 	TAILQ_REMOVE(&tap_list, t, entry);
 	/* The sink may hold the last reference: the session goes with it. */
 	transport_passthrough(t->s->transport, false);
+	cursor_file_taken(t->s);
 	session_sink_remove(t->sink);
 	free(t);
 }
@@ -150,6 +151,7 @@ tap_start(struct conn *c, struct session *s, struct rpc_error *err)
 	t->sink = session_sink_add(s, SE_TARGET | SE_TARGET_EOF, tap_event, t);
 	/* What was held goes first, through the sink, and then an end. */
 	transport_passthrough(s->transport, true);
+	cursor_file_taken(s);
 	return 0;
 }
 

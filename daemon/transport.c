@@ -417,6 +417,25 @@ transport_unread(struct transport *t, const char *data, size_t len)
 	t->taken -= len;
 }
 
+/*
+ * Make off the offset of the next byte a reader gets: back over bytes
+ * handed out (the transcript has them still) or on past held ones, as a
+ * reader that comes back after a restart says where it stands. -1 past
+ * what was read, or while a run's end waits ahead of the reader: runs are
+ * known only from the moment a daemon saw the program exit.
+ */
+int
+transport_seek(struct transport *t, uint64_t off)
+{
+	if (off > transport_got(t) || (t->nends > 0 && off != t->taken))
+		return -1;
+	t->taken = off;
+	/* Reading may have to wait for the reader now, or may go on. */
+	transport_stop_reading(t);
+	transport_start_reading(t);
+	return 0;
+}
+
 /* The target-stream offset of the next byte a reader gets. */
 uint64_t
 transport_offset(const struct transport *t)

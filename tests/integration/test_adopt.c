@@ -228,6 +228,53 @@ Test(adopt, an_exec_session_outlives_a_sigkill_of_its_daemon)
 	    "alive after stop --all");
 }
 
+/* Run dbgctl ARGS..., assert exit 0 and that it printed exactly want. */
+static void
+adopt_cli_prints(const char *want, const char *const args[])
+{
+	struct h_res r;
+
+	h_cli_exit(&r, 0, args);
+	cr_assert(r.out_len == strlen(want) && memcmp(r.out, want,
+	    r.out_len) == 0, "dbgctl %s %s printed %s, not %s", args[0],
+	    args[1], h_shown(r.out, r.out_len, 200), want);
+	h_run_free(&r);
+}
+
+/*
+ * Where readers stood goes on after the adoption: the command line's
+ * expect cursor ("cli") past what it matched, so an expect without
+ * --from does not match that again; recv at the byte after what it took,
+ * so the bytes held for it are neither skipped nor given twice.
+ */
+Test(adopt, expect_cursors_and_recv_go_on_where_they_were)
+{
+	struct adopt_wait w = { 0, "target", "first\n" };
+	struct h_res r;
+	char ids[32];
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	w.id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--",
+	    "sh", "-c", "echo first; exec cat"));
+	h_idstr(w.id, ids, sizeof ids);
+	cr_assert(h_wait_for(adopt_stream_has, &w, H_WAIT_BOUND),
+	    "the target never printed its first line");
+	adopt_cli_prints("first\n", H_ARGS("expect", "--stream", "target",
+	    ids, "first|second"));
+	adopt_cli_prints("fir", H_ARGS("recv", "--max", "3", ids));
+	h_daemon_fg_kill();
+	h_daemon_fg();
+	h_cli_exit(&r, 0, H_ARGS("send", ids, "second\n"));
+	h_run_free(&r);
+	adopt_cli_prints("second\n", H_ARGS("expect", "--stream", "target",
+	    ids, "first|second"));
+	/* The expect saw the echo: recv has it, after what it had left. */
+	adopt_cli_prints("st\nsecond\n", H_ARGS("recv", ids));
+	h_cli_exit(&r, 0, H_ARGS("stop", "--all"));
+	h_run_free(&r);
+}
+
 /*
  * A session whose program ended while no daemon ran is adopted ended:
  * its exit status is the one its program exited with.
