@@ -192,7 +192,7 @@ bridge_run(int sock)
 		if (pfd[0].revents != 0)
 			bridge_fill(&b, true);
 		if ((pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
-		    !pump_down(sock, false))
+		    !pump_down(sock, false, NULL))
 			return EXIT_OK;
 	}
 }

@@ -167,7 +167,7 @@ cmd_dial_stdio_exec(struct cmd *self, struct client *c)
 	cmd_dial_check_peer(c);
 	if (cmd_dial_pass(c) == 0)
 		return cmd_dial_wait(c->fd);
-	return pump_run(c->fd, 1);
+	return pump_run(c->fd, 1, NULL);
 }
 
 /* What help says of each option of dial-stdio. */

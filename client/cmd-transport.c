@@ -175,29 +175,28 @@ const struct cmd_entry cmd_recv_entry = {
 	.options = cmd_recv_options_help,
 };
 
+/* What a pipe does next: go on with the next daemon, or end with a status. */
+#define CMD_PIPE_AGAIN (-1)
+
 /*
  * The pipe's stream ended: the target's output did, unless the daemon
- * died. A pipe does not go on across a restart: it carries no offsets,
- * so where the next daemon's pipe would begin cannot be told from what
- * was printed (the target stream's log has every byte). An exit status.
+ * died. Then a local pipe goes on with the next daemon (CMD_PIPE_AGAIN,
+ * connected to it), from the offsets it kept; a remote one, which cannot
+ * tell, ends. An exit status otherwise.
  */
 static int
-cmd_pipe_ended(struct cmd *self, struct client *c, long long pid)
+cmd_pipe_ended(struct client *c, long long *pid)
 {
 	json_t	*result;
 	int	 restarted;
 
 	client_close(c);
 	c->autostart = 0;
-	if ((restarted = reconnect_restarted(c, &pid)) == -1)
+	if ((restarted = reconnect_restarted(c, pid)) == -1)
 		return EXIT_NODAEMON;
 	if (restarted) {
-		client_warn("the daemon restarted while piping, and a pipe "
-		    "does not go on across a restart: what the target wrote "
-		    "is in `dbgctl logs --stream target %s`, and what was "
-		    "sent to it in --stream target-in", args_operand(
-		    &self->args, 0));
-		return EXIT_NODAEMON;
+		c->restarts++;
+		return CMD_PIPE_AGAIN;
 	}
 	if ((result = client_call(c, "ping", json_object())) == NULL)
 		return client_error(c);
@@ -205,25 +204,81 @@ cmd_pipe_ended(struct cmd *self, struct client *c, long long pid)
 	return EXIT_OK;
 }
 
-/* pipe SESSION: bridge this process's stdin and stdout to the target. */
+/*
+ * Ask for the pipe: the first time where the daemon's reader stands, and
+ * after a restart from r's offsets, with the input the next daemon lacks
+ * to be sent again. CMD_PIPE_AGAIN once the connection is raw; else an
+ * exit status.
+ */
+static int
+cmd_pipe_open(struct cmd *self, struct client *c, struct pump_resume *r,
+    bool again)
+{
+	json_t		*params, *result;
+	uint64_t	 in;
+
+	params = json_pack("{s:O, s:s}", "session", self->session, "stream",
+	    "target");
+	if (again)
+		json_object_set_new(params, "from", json_integer((json_int_t)
+		    r->out));
+	if ((result = client_raw_call(c, "pipe", params)) == NULL) {
+		/* The output ended while no daemon ran: every byte is here. */
+		if (again && strcmp(c->error.kind, "not_running") == 0)
+			return EXIT_OK;
+		return client_error(c);
+	}
+	in = (uint64_t)json_integer_value(json_object_get(result, "in_offset"));
+	if (r != NULL && !again) {
+		r->out = (uint64_t)json_integer_value(json_object_get(result,
+		    "offset"));
+		r->in = in;
+		pump_keep_init(r, c->fd);
+	}
+	json_decref(result);
+	if (again && pump_keep_again(r, in) != 0) {
+		client_warn("the daemon restarted while piping, and the input "
+		    "of session %s ends at offset %llu, before the %llu bytes "
+		    "this pipe still kept: what the target got is in `dbgctl "
+		    "logs --stream target-in %s`", args_operand(&self->args, 0),
+		    (unsigned long long)in, (unsigned long long)r->len,
+		    args_operand(&self->args, 0));
+		return EXIT_FAILED;
+	}
+	return CMD_PIPE_AGAIN;
+}
+
+/*
+ * pipe SESSION: bridge this process's stdin and stdout to the target. A
+ * local pipe rides out a restart of the daemon: it connects to the next
+ * one and goes on from the next byte of output it lacks, sending again
+ * the input that daemon lacks (pump-keep.c).
+ */
 static int
 cmd_pipe_exec(struct cmd *self, struct client *c)
 {
-	json_t		*result;
-	long long	 pid = -1;
+	struct pump_resume	 r, *rp = NULL;
+	long long		 pid = -1;
+	int			 rv;
 
+	memset(&r, 0, sizeof r);
 	/* Which daemon pipes, to tell its death from the output's end. */
-	if (client_remote() == NULL)
+	if (client_remote() == NULL) {
 		pid = reconnect_daemon_pid(c);
-	result = client_raw_call(c, "pipe", json_pack("{s:O, s:s}", "session",
-	    self->session, "stream", "target"));
-	if (result == NULL)
-		return client_error(c);
-	json_decref(result);
-	if (pump_run(c->fd, 0) != EXIT_OK)
-		return EXIT_FAILED;
-	ssh_end(c);
-	return cmd_pipe_ended(self, c, pid);
+		rp = &r;
+	}
+	rv = cmd_pipe_open(self, c, rp, false);
+	while (rv == CMD_PIPE_AGAIN) {
+		if (pump_run(c->fd, 0, rp) != EXIT_OK) {
+			rv = EXIT_FAILED;
+			break;
+		}
+		ssh_end(c);
+		if ((rv = cmd_pipe_ended(c, &pid)) == CMD_PIPE_AGAIN)
+			rv = cmd_pipe_open(self, c, rp, true);
+	}
+	pump_keep_free(&r);
+	return rv;
 }
 
 const struct cmd_entry cmd_pipe_entry = {

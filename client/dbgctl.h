@@ -6,6 +6,8 @@
 
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -328,8 +330,26 @@ void		 ssh_end(struct client *);
 void		 ssh_close(struct client *);
 
 /* pump.c */
-int		 pump_run(int sock, int out_ends);
-int		 pump_down(int sock, int splice_out);
+/*
+ * A local pipe's offsets and its input kept (pump-keep.c), to go on where
+ * it was with the next daemon after a restart.
+ */
+struct pump_resume {
+	uint64_t	 out;		/* target offset of the next byte to come */
+	uint64_t	 in;		/* target-in offset after the last byte read */
+	bool		 in_ended;	/* stdin ended: a half close follows */
+	char		*keep;		/* a ring of the last bytes read */
+	size_t		 size, len, head;
+	char		*again;		/* to send first, after a restart */
+	size_t		 again_len;
+};
+int		 pump_run(int sock, int out_ends, struct pump_resume *);
+int		 pump_down(int sock, int splice_out, uint64_t *moved);
+/* pump-keep.c */
+void		 pump_keep_init(struct pump_resume *, int sock);
+void		 pump_keep_add(struct pump_resume *, const char *, size_t);
+int		 pump_keep_again(struct pump_resume *, uint64_t in);
+void		 pump_keep_free(struct pump_resume *);
 
 /* fmt.c */
 /* cmd-exec.c: what an exec gave, printed as exec prints it. */

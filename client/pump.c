@@ -28,9 +28,11 @@ struct pump_up {
 	bool	 eof;		/* stdin ended, or the daemon stopped taking */
 	bool	 shut;		/* the socket's write side is shut */
 	bool	 wait_out;	/* stdin has bytes the socket had no room for */
-	char	*buf;
+	char	*buf;		/* home, or what is sent again first */
+	char	*home;
 	size_t	 len;
 	size_t	 off;
+	struct pump_resume *r;	/* keeps what is read, or NULL */
 };
 
 /* Whether fd is a pipe (splice needs one end to be). */
@@ -75,6 +77,7 @@ pump_up_refused(struct pump_up *u, int error)
 	if (error != EPIPE && error != ECONNRESET)
 		client_fatal("lost connection to the daemon: %s",
 		    strerror(error));
+	/* What was read is kept, for the next daemon if this one died. */
 	u->eof = u->shut = true;
 	u->len = u->off = 0;
 }
@@ -103,15 +106,23 @@ pump_up_copy(struct pump_up *u, int sock, bool readable)
 {
 	ssize_t n;
 
+	/* What was sent again after a restart is out: back to stdin. */
+	if (u->len == u->off)
+		u->buf = u->home;
 	if (readable && u->len == u->off) {
 		n = read(STDIN_FILENO, u->buf, PUMP_BUF);
 		if (n < 0 && errno != EINTR && errno != EAGAIN)
 			client_fatal("read: stdin: %s", strerror(errno));
-		if (n == 0)
+		if (n == 0) {
 			u->eof = true;
+			if (u->r != NULL)
+				u->r->in_ended = true;
+		}
 		if (n > 0) {
 			u->len = (size_t)n;
 			u->off = 0;
+			if (u->r != NULL)
+				pump_keep_add(u->r, u->buf, (size_t)n);
 		}
 	}
 	if (u->len == u->off)
@@ -128,9 +139,12 @@ pump_up_copy(struct pump_up *u, int sock, bool readable)
 	u->wait_out = u->len > u->off;
 }
 
-/* Move what the socket has to stdout; 0 once the daemon has closed. */
+/*
+ * Move what the socket has to stdout, counted into *moved (if not NULL);
+ * 0 once the daemon has closed.
+ */
 int
-pump_down(int sock, int splice_out)
+pump_down(int sock, int splice_out, uint64_t *moved)
 {
 	static char	buf[PUMP_CHUNK];
 	ssize_t		n;
@@ -157,6 +171,8 @@ pump_down(int sock, int splice_out)
 		return false;
 	if (!splice_out && cmd_write_all(STDOUT_FILENO, buf, (size_t)n) != 0)
 		cmd_stdout_failed();
+	if (moved != NULL)
+		*moved += (uint64_t)n;
 	return true;
 }
 
@@ -164,18 +180,28 @@ pump_down(int sock, int splice_out)
  * Copy both ways between stdin/stdout and the raw socket until the
  * target's output ends; stdin's end is passed on as a half close. With
  * out_ends, stdout's reader going away (dial-stdio: the ssh connection
- * closed) ends the copy too, and so closes the socket altogether.
+ * closed) ends the copy too, and so closes the socket altogether. With
+ * r, what is read is kept and what comes counted, to go on after a
+ * restart (pump-keep.c): stdin is then read, not spliced, as a splice
+ * leaves no copy to send again; r's bytes to send again go first.
  */
 int
-pump_run(int sock, int out_ends)
+pump_run(int sock, int out_ends, struct pump_resume *r)
 {
 	static char	upbuf[PUMP_BUF];
-	struct pump_up	u = { .buf = upbuf };
+	struct pump_up	u = { .buf = upbuf, .home = upbuf, .r = r };
 	struct pollfd	pfd[3];
 	bool		splice_out = pump_is_pipe(STDOUT_FILENO);
 
-	u.splice = pump_is_pipe(STDIN_FILENO);
-	pump_widen(STDIN_FILENO, u.splice);
+	u.splice = r == NULL && pump_is_pipe(STDIN_FILENO);
+	if (r != NULL && r->again_len > 0) {
+		u.buf = r->again;
+		u.len = r->again_len;
+		u.wait_out = true;
+	}
+	u.eof = r != NULL && r->in_ended;
+	/* Read or spliced, a larger pipe wakes its writer less often. */
+	pump_widen(STDIN_FILENO, pump_is_pipe(STDIN_FILENO));
 	pump_widen(STDOUT_FILENO, splice_out);
 	fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK);
 	for (;;) {
@@ -196,7 +222,8 @@ pump_run(int sock, int out_ends)
 				continue;
 			client_fatal("poll: %s", strerror(errno));
 		}
-		if (!u.eof && (pfd[0].revents != 0 ||
+		/* After stdin's end, what is sent again still goes. */
+		if ((!u.eof || u.len > u.off) && (pfd[0].revents != 0 ||
 		    (pfd[1].revents & POLLOUT))) {
 			if (u.splice)
 				pump_up_splice(&u, sock);
@@ -204,7 +231,7 @@ pump_run(int sock, int out_ends)
 				pump_up_copy(&u, sock, pfd[0].revents != 0);
 		}
 		if ((pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
-		    !pump_down(sock, splice_out))
+		    !pump_down(sock, splice_out, r != NULL ? &r->out : NULL))
 			return EXIT_OK;
 		if (pfd[2].revents & (POLLERR | POLLHUP))
 			return EXIT_OK;

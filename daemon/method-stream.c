@@ -462,6 +462,28 @@ static const struct method method_write = {
 	.exec = method_write_exec,
 };
 
+/*
+ * A pipe that goes on where one before it stopped ("from": the offset of
+ * the next target byte its client needs) starts there; 0, or -1 answered.
+ */
+static int
+method_pipe_from(struct request *req, struct transport *t)
+{
+	uint64_t from;
+
+	if (request_get(req, "from") == NULL)
+		return 0;
+	from = (uint64_t)request_int(req, "from", 0);
+	if (transport_seek(t, from) == 0)
+		return 0;
+	request_error(req, RPC_INVALID_PARAMS, "the target stream of session "
+	    "%lu cannot be piped from offset %llu: it has %llu bytes, and "
+	    "its reader is at %llu", req->session->id, (unsigned long long)from,
+	    (unsigned long long)output_size(&req->session->target_out),
+	    (unsigned long long)transport_offset(t));
+	return -1;
+}
+
 /* pipe: the connection becomes a raw byte stream to and from the target. */
 static enum method_return
 method_pipe_exec(struct request *req)
@@ -476,16 +498,24 @@ method_pipe_exec(struct request *req)
 		    "console");
 	if ((t = method_transport(req)) == NULL)
 		return METHOD_ERROR;
+	if (transport_piped(t))
+		return request_error(req, RPC_BUSY, "session %lu is already "
+		    "piped, or its target output has a subscriber", s->id);
+	if (method_pipe_from(req, t) != 0)
+		return METHOD_ERROR;
 	if (transport_drained(t) && transport_exited(t))
 		return request_error(req, RPC_NOT_RUNNING, "the program of "
 		    "session %lu has exited and its output has ended", s->id);
 	if (transport_drained(t))
 		return request_error(req, RPC_NOT_RUNNING, "the target's "
 		    "output of session %lu has ended", s->id);
-	if (transport_piped(t))
-		return request_error(req, RPC_BUSY, "session %lu is already "
-		    "piped, or its target output has a subscriber", s->id);
-	request_done(req, json_pack("{s:b}", "raw", 1));
+	/*
+	 * Where its bytes begin both ways, for a client that has to connect
+	 * again after a restart of the daemon to say where it stands.
+	 */
+	request_done(req, json_pack("{s:b, s:I, s:I}", "raw", 1, "offset",
+	    (json_int_t)transport_offset(t), "in_offset", (json_int_t)
+	    output_size(&s->target_in)));
 	pipe_start(c, s);
 	return METHOD_DONE;
 }
@@ -493,6 +523,7 @@ method_pipe_exec(struct request *req)
 static const struct method_param method_pipe_params[] = {
 	{ "session", PT_SESSION, true, 0, 0 },
 	{ "stream", PT_STRING, false, 0, 0 },
+	{ "from", PT_INT, false, 0, 1LL << 53 },
 	{ NULL, 0, false, 0, 0 }
 };
 

@@ -5,8 +5,9 @@
  * each follower prints every line once, in order, and ends when the
  * session does; the next daemon started by the test (as a service
  * manager would), by the clients themselves, or handed over by `daemon
- * --replace`. A `pipe` ends saying the daemon restarted; a wait on a
- * session that was not adopted says it is gone.
+ * --replace`. A `pipe` through an echo target goes on too, every byte
+ * once both ways; a wait on a session that was not adopted says it is
+ * gone.
  *
  * The target paces itself and waits for a file before its second half,
  * so the kill always comes mid-stream; the test never sleeps.
@@ -21,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,42 +346,110 @@ Test(reconnect, attach_carries_on_and_restores_the_terminal)
 	h_pty_close(&p);
 }
 
-/*
- * A pipe carries no offsets, so it does not go on: it ends with exit 3
- * saying the daemon restarted and where the target's bytes are.
- */
-Test(reconnect, pipe_ends_saying_the_daemon_restarted)
+/* Lines each of the pipe's three batches sends through the echo target. */
+#define RECONNECT_PIPE_LINES 300
+
+/* Write batch b's lines, pN from b * RECONNECT_PIPE_LINES, to p's fd. */
+static void
+reconnect_pipe_batch(struct h_proc *p, int fd, int b)
 {
-	char script[PATH_MAX + 128], go[PATH_MAX], ids[32];
+	char buf[RECONNECT_PIPE_LINES * 16];
+	size_t len = 0, off = 0;
+	ssize_t n;
+	int i;
+
+	for (i = 0; i < RECONNECT_PIPE_LINES; i++)
+		len += (size_t)sprintf(buf + len, "p%d\n",
+		    b * RECONNECT_PIPE_LINES + i);
+	while (off < len) {
+		n = write(fd, buf + off, len - off);
+		if (n < 0 && errno != EINTR) {
+			h_run_wait(p, H_RUN_BOUND);
+			cr_assert_fail("write to dbgctl pipe: %s; it exited %d, "
+			    "stderr: %s", strerror(errno), p->res.code,
+			    p->res.err);
+		}
+		if (n > 0)
+			off += (size_t)n;
+	}
+}
+
+/* Assert out holds every line of the three batches, each once, in order. */
+static void
+reconnect_pipe_lines(const char *out, size_t len)
+{
+	char *want = malloc(3 * RECONNECT_PIPE_LINES * 16);
+	size_t wlen = 0;
+	int i;
+
+	for (i = 0; i < 3 * RECONNECT_PIPE_LINES; i++)
+		wlen += (size_t)sprintf(want + wlen, "p%d\n", i);
+	cr_assert(len == wlen && memcmp(out, want, wlen) == 0, "pipe across "
+	    "the restart: expected p0 to p%d once each, in order (%zu bytes), "
+	    "got %zu bytes: %s", 3 * RECONNECT_PIPE_LINES - 1, wlen, len,
+	    h_shown(out, len, 600));
+	free(want);
+}
+
+/*
+ * A pipe through an echo target (cat) while the daemon restarts (killed,
+ * then started by the pipe itself, or replaced): one batch echoed before,
+ * one sent just before (in flight as the daemon goes), one after. The
+ * pipe goes on with the next daemon, sends again what it lacks of the
+ * input, and gets the output from the next byte: every line once, in
+ * order, and exit 0 once the target's output ends.
+ */
+static void
+reconnect_pipe(bool replace)
+{
 	struct h_bytes seen = { NULL, 0 };
 	struct h_proc pp;
-	int in, fd;
-	long id;
+	struct h_res res;
+	char ids[32], last[32];
+	int in;
 
 	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
-	h_daemon_fg();
-	h_ctx_path(go, sizeof go, "go");
-	snprintf(script, sizeof script, "echo pipe-ready; while [ ! -e %s ]; "
-	    "do sleep 0.01; done; echo after; exec cat", go);
-	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--", "sh",
-	    "-c", script));
-	h_idstr(id, ids, sizeof ids);
+	if (replace) {
+		h_cli_exit(&res, 0, H_ARGS("daemon"));
+		h_run_free(&res);
+	} else
+		h_daemon_fg();
+	h_idstr(h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--",
+	    "cat")), ids, sizeof ids);
 	cr_assert_eq(h_run_start_fed(&pp, &in, h_cli_argv(H_ARGS("pipe",
 	    ids))), 0, "start dbgctl pipe");
-	cr_assert(h_run_out_until(&pp, &seen, 0, "pipe-ready", H_WAIT_BOUND) >
-	    0, "pipe never printed pipe-ready");
-	h_daemon_fg_kill();
-	fd = open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	cr_assert_geq(fd, 0, "create %s: %s", go, strerror(errno));
-	close(fd);
-	h_run_wait(&pp, H_RUN_BOUND);
+	reconnect_pipe_batch(&pp, in, 0);
+	snprintf(last, sizeof last, "p%d\n", RECONNECT_PIPE_LINES - 1);
+	cr_assert(h_run_out_until(&pp, &seen, 0, last, H_WAIT_BOUND) > 0,
+	    "the pipe's first batch never came back: %s", h_shown(seen.p,
+	    seen.len, 300));
+	reconnect_pipe_batch(&pp, in, 1);
+	if (replace) {
+		h_cli_exit(&res, 0, H_ARGS("daemon", "--replace"));
+		h_run_free(&res);
+	} else
+		h_daemon_fg_kill();
+	reconnect_pipe_batch(&pp, in, 2);
 	close(in);
-	cr_assert_eq(pp.res.code, 3, "pipe across a restart: exit %d, stderr "
+	h_run_wait(&pp, H_RUN_BOUND * 2);
+	cr_assert_eq(pp.res.code, 0, "pipe across a restart: exit %d, stderr "
 	    "%s", pp.res.code, pp.res.err);
-	cr_assert(strstr(pp.res.err, "the daemon restarted while piping") !=
-	    NULL, "pipe across a restart said: %s", pp.res.err);
+	h_bytes_add(&seen, pp.res.out, pp.res.out_len);
+	reconnect_pipe_lines(seen.p, seen.len);
 	h_run_free(&pp.res);
 	free(seen.p);
+}
+
+/* The pipe starts the next daemon itself after a SIGKILL, and goes on. */
+Test(reconnect, pipe_carries_on_across_a_sigkill)
+{
+	reconnect_pipe(false);
+}
+
+/* The pipe goes on with the daemon `daemon --replace` handed over to. */
+Test(reconnect, pipe_carries_on_across_a_replace)
+{
+	reconnect_pipe(true);
 }
 
 /*
