@@ -7,6 +7,8 @@
  * session's processes and the console's last lines. Then the session is
  * stopped, or held: kept running with its target halted.
  */
+#include <sys/stat.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,6 +443,67 @@ verdict_deadline_start(struct verdict_watch *w, long ms)
 	session_record_note(w->s);
 }
 
+/*
+ * The uv_now() of unix time at, as far back as the monotonic clock goes;
+ * now for a time to come.
+ */
+static uint64_t
+verdict_uv_at(double at)
+{
+	uint64_t	now = uv_now(dmn.loop);
+	double		ago = (loop_now() - at) * 1000;
+
+	if (ago <= 0)
+		return now;
+	return ago < (double)now ? now - (uint64_t)ago : 1;
+}
+
+/*
+ * The uv_now() of o's last byte, as its log's modification time tells
+ * (each piece is written to the log as it is read, so the time is the
+ * last piece's), or 0 without a log, or one never written to.
+ */
+static uint64_t
+verdict_last_logged(const struct output *o)
+{
+	struct stat st;
+
+	if (output_path(o) == NULL || stat(output_path(o), &st) != 0 ||
+	    st.st_size == 0)
+		return 0;
+	return verdict_uv_at((double)st.st_mtim.tv_sec +
+	    st.st_mtim.tv_nsec / 1e9);
+}
+
+/*
+ * An adopted session's silence goes on from its streams' last bytes, as
+ * the old daemon logged them, and from the session's start if it never
+ * printed: a restart of the daemon does not make a silent session
+ * younger. What came while no daemon read is read at the adoption, and
+ * counts from then. How long the silence has left, in ms.
+ */
+static uint64_t
+verdict_silence_left(struct verdict_watch *w)
+{
+	struct session	*s = w->s;
+	uint64_t	 now = uv_now(dmn.loop), last;
+
+	if (s->procs[0].proc == NULL || !proc_adopted(s->procs[0].proc))
+		return (uint64_t)s->l.silence_timeout;
+	w->armed_at = verdict_uv_at(s->started_at);
+	if (w->last_console == 0)
+		w->last_console = verdict_last_logged(&s->output);
+	if (w->last_target == 0 && s->l.transport)
+		w->last_target = verdict_last_logged(&s->target_out);
+	last = w->last_console > w->last_target ? w->last_console :
+	    w->last_target;
+	if (last == 0)
+		last = w->armed_at;
+	if (now - last >= (uint64_t)s->l.silence_timeout)
+		return 1;
+	return last + (uint64_t)s->l.silence_timeout - now;
+}
+
 /* The session is about to run (SE_READY): its deadline and silence start. */
 void
 verdict_arm(struct sink *k, struct session *s,
@@ -456,7 +519,7 @@ verdict_arm(struct sink *k, struct session *s,
 	verdict_deadline_start(w, s->l.deadline);
 	if (s->l.silence_timeout > 0) {
 		w->silence = timer_new(verdict_silence_cb, w);
-		timer_start(w->silence, s->l.silence_timeout);
+		timer_start(w->silence, verdict_silence_left(w));
 	}
 }
 

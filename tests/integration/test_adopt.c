@@ -275,6 +275,57 @@ Test(adopt, expect_cursors_and_recv_go_on_where_they_were)
 	h_run_free(&r);
 }
 
+/* The silence of the test below, and how long it waits with no daemon. */
+#define ADOPT_SILENCE_MS 5000
+#define ADOPT_SILENT_MS (ADOPT_SILENCE_MS + 2000)
+
+/* Predicate: the test's clock has passed the time it points at. */
+static bool
+adopt_past(void *arg)
+{
+	if (h_now() >= *(double *)arg)
+		return true;
+	h_nap(50);
+	return false;
+}
+
+/*
+ * A silence goes on across the adoption from the last output, as the old
+ * daemon logged it, not from the adoption: a session that has been
+ * silent longer than its silence while no daemon ran gets its verdict
+ * once adopted, and the verdict says how long it has been silent.
+ */
+Test(adopt, a_silence_goes_on_from_the_last_output)
+{
+	char ids[32], silence[32];
+	double until;
+	json_t *st;
+	long id;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	snprintf(silence, sizeof silence, "%d", ADOPT_SILENCE_MS);
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--silence-timeout",
+	    silence, "--", "sh", "-c", "echo said; exec sleep 1000"));
+	h_idstr(id, ids, sizeof ids);
+	h_cli_wait_log(ids, "said", H_WAIT_BOUND);
+	h_daemon_fg_kill();
+	/* Silent for longer than its silence, with no daemon to see it. */
+	until = h_now() + ADOPT_SILENT_MS / 1000.0;
+	cr_assert(h_wait_for(adopt_past, &until, ADOPT_SILENT_MS * 2),
+	    "the clock stood still");
+	h_daemon_fg();
+	cr_assert(h_cli_wait_status(id, "verdict", NULL, H_WAIT_BOUND),
+	    "session %ld: no verdict after the adoption", id);
+	st = h_cli_status(id);
+	cr_assert_str_eq(h_jstr(st, "verdict.kind") ?: "", "silent", "%s",
+	    json_dumps(st, JSON_COMPACT));
+	cr_assert_geq(h_jint(st, "verdict.streams.console.idle_ms", -1),
+	    ADOPT_SILENT_MS, "the silence began again at the adoption: %s",
+	    json_dumps(h_jpath(st, "verdict"), JSON_COMPACT));
+	json_decref(st);
+}
+
 /*
  * A session whose program ended while no daemon ran is adopted ended:
  * its exit status is the one its program exited with.
