@@ -275,6 +275,56 @@ Test(adopt, expect_cursors_and_recv_go_on_where_they_were)
 	h_run_free(&r);
 }
 
+/* Lines the target below prints, and how many of them expects match. */
+#define ADOPT_CURSOR_LINES 2000
+#define ADOPT_CURSOR_MOVES 1500
+
+/*
+ * A named cursor moved many times keeps a small file (one line a move,
+ * written again with one line a name as it grows), and the adoption goes
+ * on from its last place.
+ */
+Test(adopt, a_cursor_moved_often_keeps_a_small_file_and_its_last_place)
+{
+	char script[128], params[160], want[32], path[PATH_MAX + 64];
+	struct h_conn c;
+	struct stat st;
+	json_t *r;
+	long id;
+	int i;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	snprintf(script, sizeof script, "seq -f n%%g 0 %d; exec sleep 1000",
+	    ADOPT_CURSOR_LINES - 1);
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--", "sh",
+	    "-c", script));
+	snprintf(params, sizeof params, "{\"session\":%ld,\"stream\":"
+	    "\"target\",\"patterns\":\"n\\\\d+\\n\",\"cursor\":\"k\"}", id);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	for (i = 0; i < ADOPT_CURSOR_MOVES; i++) {
+		r = h_conn_call(&c, "expect", params, H_WAIT_BOUND);
+		snprintf(want, sizeof want, "n%d\n", i);
+		cr_assert_str_eq(h_jstr(r, "result.text") ?: "", want,
+		    "expect %d: %s", i, json_dumps(r, JSON_COMPACT));
+		json_decref(r);
+	}
+	h_conn_close(&c);
+	snprintf(path, sizeof path, "%s/sessions/%ld.cursors", H->state, id);
+	cr_assert_eq(stat(path, &st), 0, "%s: %s", path, strerror(errno));
+	cr_assert_leq(st.st_size, 16 * 1024 + 64, "%s has %lld bytes after "
+	    "%d moves", path, (long long)st.st_size, ADOPT_CURSOR_MOVES);
+	h_daemon_fg_kill();
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	r = h_conn_call(&c, "expect", params, H_WAIT_BOUND);
+	snprintf(want, sizeof want, "n%d\n", ADOPT_CURSOR_MOVES);
+	cr_assert_str_eq(h_jstr(r, "result.text") ?: "", want, "the cursor "
+	    "after the adoption: %s", json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+	h_conn_close(&c);
+}
+
 /* The silence of the test below, and how long it waits with no daemon. */
 #define ADOPT_SILENCE_MS 5000
 #define ADOPT_SILENT_MS (ADOPT_SILENCE_MS + 2000)
