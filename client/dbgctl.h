@@ -347,7 +347,8 @@ int		 pump_run(int sock, int out_ends, struct pump_resume *);
 int		 pump_down(int sock, int splice_out, uint64_t *moved);
 /* pump-keep.c */
 void		 pump_keep_init(struct pump_resume *, int sock);
-void		 pump_keep_add(struct pump_resume *, const char *, size_t);
+char		*pump_keep_room(struct pump_resume *, size_t, size_t *);
+void		 pump_keep_add(struct pump_resume *, size_t);
 int		 pump_keep_again(struct pump_resume *, uint64_t in);
 void		 pump_keep_free(struct pump_resume *);
 

@@ -38,25 +38,25 @@ pump_keep_init(struct pump_resume *r, int sock)
 	r->len = r->head = 0;
 }
 
-/* len bytes read from stdin, about to be sent: kept, and counted. */
-void
-pump_keep_add(struct pump_resume *r, const char *data, size_t len)
+/*
+ * Where the next read of stdin goes, at most max bytes of it in *len: the
+ * ring's room after its newest byte, so that what is read is kept as it
+ * is read, with no copy; it is sent from there before the next read.
+ */
+char *
+pump_keep_room(struct pump_resume *r, size_t max, size_t *len)
 {
-	size_t n;
+	*len = r->size - r->head < max ? r->size - r->head : max;
+	return r->keep + r->head;
+}
 
+/* len bytes were read into the room: kept, and counted. */
+void
+pump_keep_add(struct pump_resume *r, size_t len)
+{
 	r->in += len;
-	if (len > r->size) {
-		data += len - r->size;
-		len = r->size;
-	}
-	while (len > 0) {
-		n = r->size - r->head < len ? r->size - r->head : len;
-		memcpy(r->keep + r->head, data, n);
-		r->head = (r->head + n) % r->size;
-		data += n;
-		len -= n;
-		r->len = r->len + n > r->size ? r->size : r->len + n;
-	}
+	r->head = (r->head + len) % r->size;
+	r->len = r->len + len > r->size ? r->size : r->len + len;
 }
 
 /*

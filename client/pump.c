@@ -104,13 +104,15 @@ pump_up_splice(struct pump_up *u, int sock)
 static void
 pump_up_copy(struct pump_up *u, int sock, bool readable)
 {
-	ssize_t n;
+	size_t	room = PUMP_BUF;
+	ssize_t	n;
 
 	/* What was sent again after a restart is out: back to stdin. */
 	if (u->len == u->off)
-		u->buf = u->home;
+		u->buf = u->r != NULL ? pump_keep_room(u->r, PUMP_BUF, &room) :
+		    u->home;
 	if (readable && u->len == u->off) {
-		n = read(STDIN_FILENO, u->buf, PUMP_BUF);
+		n = read(STDIN_FILENO, u->buf, room);
 		if (n < 0 && errno != EINTR && errno != EAGAIN)
 			client_fatal("read: stdin: %s", strerror(errno));
 		if (n == 0) {
@@ -122,7 +124,7 @@ pump_up_copy(struct pump_up *u, int sock, bool readable)
 			u->len = (size_t)n;
 			u->off = 0;
 			if (u->r != NULL)
-				pump_keep_add(u->r, u->buf, (size_t)n);
+				pump_keep_add(u->r, (size_t)n);
 		}
 	}
 	if (u->len == u->off)
