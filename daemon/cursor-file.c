@@ -179,18 +179,26 @@ cursor_file_cursor(struct session *s, const char *stream, const char *name,
 
 /*
  * s's target output was taken (by read, or a reader passing through
- * stopped): the next daemon's reader goes on from there. While a pipe or
- * a subscriber passes it through, how far cannot be kept at each byte's
- * cost: a reconnecting pipe says where it stands, and otherwise the next
- * daemon goes on at the stream's end, as it would with no file.
+ * stopped): the next daemon's reader goes on from there.
  */
 void
 cursor_file_taken(struct session *s)
 {
-	if (s->transport == NULL)
-		return;
-	cursor_file_note(s, "t", transport_piped(s->transport) ?
-	    CURSOR_FILE_PASSING : transport_offset(s->transport));
+	if (s->transport != NULL)
+		cursor_file_note(s, "t", transport_offset(s->transport));
+}
+
+/*
+ * A pipe or a subscriber is to pass s's target output through: how far it
+ * gets cannot be kept at each byte's cost, so a pipe that reconnects says
+ * where it stands, and otherwise the next daemon goes on at the stream's
+ * end, as it would with no file.
+ */
+void
+cursor_file_passing(struct session *s)
+{
+	if (s->transport != NULL)
+		cursor_file_note(s, "t", CURSOR_FILE_PASSING);
 }
 
 /* Parse one line of the file into key and off; false if it is not one. */

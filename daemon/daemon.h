@@ -908,6 +908,7 @@ void	 attach_stop(struct sink *, struct session *,
 void	 cursor_file_cursor(struct session *, const char *stream,
 	    const char *name, uint64_t);
 void	 cursor_file_taken(struct session *);
+void	 cursor_file_passing(struct session *);
 void	 cursor_file_adopt(struct session *);
 void	 cursor_file_remove(unsigned long id);
 void	 cursor_file_ended(struct sink *, struct session *,

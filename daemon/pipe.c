@@ -164,7 +164,8 @@ pipe_start(struct conn *c, struct session *s)
 	conn_set_mode(c, &pipe_mode, p);
 	p->sink = session_sink_add(s, SE_TARGET | SE_TARGET_EOF | SE_INPUT,
 	    pipe_event, p);
+	/* Before the flush, which may end the pipe and let s go. */
+	cursor_file_passing(s);
 	/* What was held goes first, through the sink, and then an end. */
 	transport_passthrough(s->transport, true);
-	cursor_file_taken(s);
 }

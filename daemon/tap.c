@@ -149,9 +149,10 @@ tap_start(struct conn *c, struct session *s, struct rpc_error *err)
 	t->offset = transport_offset(s->transport);
 	TAILQ_INSERT_TAIL(&tap_list, t, entry);
 	t->sink = session_sink_add(s, SE_TARGET | SE_TARGET_EOF, tap_event, t);
+	/* Before the flush, which may end the subscription and let s go. */
+	cursor_file_passing(s);
 	/* What was held goes first, through the sink, and then an end. */
 	transport_passthrough(s->transport, true);
-	cursor_file_taken(s);
 	return 0;
 }
 
