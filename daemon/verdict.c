@@ -476,11 +476,12 @@ verdict_last_logged(const struct output *o)
 }
 
 /*
- * An adopted session's silence goes on from its streams' last bytes, as
- * the old daemon logged them, and from the session's start if it never
- * printed: a restart of the daemon does not make a silent session
- * younger. What came while no daemon read is read at the adoption, and
- * counts from then. How long the silence has left, in ms.
+ * An adopted session's silence goes on from its streams' last bytes (the
+ * console's, the target's, the semihosting console's), as the old daemon
+ * logged them, and from the session's start if it never printed: a
+ * restart of the daemon does not make a silent session younger. What
+ * came while no daemon read is read at the adoption, and counts from
+ * then. How long the silence has left, in ms.
  */
 static uint64_t
 verdict_silence_left(struct verdict_watch *w)
@@ -495,8 +496,12 @@ verdict_silence_left(struct verdict_watch *w)
 		w->last_console = verdict_last_logged(&s->output);
 	if (w->last_target == 0 && s->l.transport)
 		w->last_target = verdict_last_logged(&s->target_out);
+	if (w->last_semihost == 0 && session_stream(s, "semihost") != NULL)
+		w->last_semihost = verdict_last_logged(&s->semihost_out);
 	last = w->last_console > w->last_target ? w->last_console :
 	    w->last_target;
+	if (w->last_semihost > last)
+		last = w->last_semihost;
 	if (last == 0)
 		last = w->armed_at;
 	if (now - last >= (uint64_t)s->l.silence_timeout)
