@@ -830,6 +830,7 @@ Test(adopt, a_qemu_board_keeps_its_live_memory_across_its_adoption)
 	struct h_res	 r;
 	unsigned long	 v;
 	long		 id;
+	int		 i;
 
 	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
 	h_daemon_fg();
@@ -842,10 +843,13 @@ Test(adopt, a_qemu_board_keeps_its_live_memory_across_its_adoption)
 	adopt_keeps_server(id, "an385 board");
 	cr_assert_eq(adopt_live_counter(ids, "0", "qmp"), 0x21010000ul,
 	    "the adopted board's initial SP, read through QMP");
-	h_cli_exit(&r, 0, H_ARGS("mem", "--write", "--live", ids, "&counter",
-	    "00000070"));
-	h_run_free(&r);
-	v = adopt_live_counter(ids, "&counter", "shm");
+	/* The firmware's counter++ may store over a write: write again. */
+	for (i = 0, v = 0; i < 20 && v < 0x70000000ul; i++) {
+		h_cli_exit(&r, 0, H_ARGS("mem", "--write", "--live", ids,
+		    "&counter", "00000070"));
+		h_run_free(&r);
+		v = adopt_live_counter(ids, "&counter", "shm");
+	}
 	cr_assert(v >= 0x70000000ul && v < 0x7f000000ul, "the adopted board's "
 	    "counter after a live write of 0x70000000: 0x%lx", v);
 	h_cli_exit(&r, 0, H_ARGS("stop", ids));

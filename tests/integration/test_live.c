@@ -231,6 +231,9 @@ Test(live, an385_read_via_shm_never_halts)
 	live_end(&t);
 }
 
+/* How often a live write of the counter is tried against the core's own. */
+#define LIVE_WRITE_TRIES 20
+
 /*
  * A live write of the running counter: the firmware counts on from the
  * value written, which a read shows (a value no count from 0 reaches
@@ -242,6 +245,7 @@ Test(live, an385_write_reaches_running_firmware)
 	json_t		*res;
 	long long	 seq = -1;
 	unsigned long	 v;
+	int		 tries;
 
 	live_board(&t, "FIX_BOARD_AN385", "mps2-an385",
 	    "dbgctl board an385 ready\r\n");
@@ -256,9 +260,22 @@ Test(live, an385_write_reaches_running_firmware)
 	    "target's seq must not move: %s", live_shown(res));
 	json_decref(res);
 	v = live_counter(&t, "shm", &seq);
+	/*
+	 * The firmware's own counter++ (load, add, store) may store over a
+	 * write that lands between its load and its store: write again.
+	 */
+	for (tries = 1; tries < LIVE_WRITE_TRIES && v < 0x70000000ul;
+	    tries++) {
+		json_decref(live_ok(&t, "memory", json_pack("{s:s, s:s, "
+		    "s:{s:s}, s:b}", "action", "write", "address", "&counter",
+		    "data", "hex", "00000070", "live", 1)));
+		v = live_counter(&t, "shm", &seq);
+	}
 	cr_assert(v >= 0x70000000ul && v < 0x7f000000ul, "after the live "
 	    "write of 0x70000000 the counter should count on from there, "
 	    "got 0x%lx", v);
+	cr_assert_geq(live_counter(&t, "shm", &seq), v, "the counter went "
+	    "back after the write");
 	live_end(&t);
 }
 
