@@ -583,6 +583,7 @@ enum session_event_kind {
 	SE_FAULT_CLEARED = 0x80000, /* a reset, load or run (data) ended it */
 	SE_SUSPENDED = 0x100000, /* the main process stopped (sig), or went on */
 	SE_SEMIHOST = 0x200000,	/* the semihost stream got data, len (0: ended) */
+	SE_STREAM = 0x400000,	/* a feature's stream grew (watch: json, the line) */
 };
 
 struct session_event {
@@ -667,6 +668,7 @@ struct session {
 	struct output		 server_out;
 	struct output		 semihost_out;
 	struct semihost		*semihost;	/* semihost.c, or NULL */
+	struct output		 watch_out;	/* watch.c's samples */
 	uint64_t		 launched_by;	/* the launching conn's serial */
 	struct method_expect_cursor *cursors;	/* named ones (method-expect.c) */
 	size_t			 ncursors;

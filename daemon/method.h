@@ -54,6 +54,7 @@ extern const struct method *const method_resets[];
 extern const struct method *const method_daemon[];
 extern const struct method *const method_ended[];
 extern const struct method *const method_leases[];
+extern const struct method *const method_watches[];
 
 /* method-expect.c: a named cursor an adopted session had. */
 void	method_expect_restore(struct session *, const char *stream,

@@ -30,6 +30,7 @@ static const struct method *const *const request_check_groups[] = {
 	method_bundles,
 	method_daemon,
 	method_ended,
+	method_watches,
 };
 
 /* The method of a name, or NULL. */

@@ -28,6 +28,8 @@ static const struct {
 	    OUTPUT_RING_SIZE },
 	{ "semihost", offsetof(struct session, semihost_out), ".semihost.log",
 	    OUTPUT_RING_SIZE },
+	{ "watch", offsetof(struct session, watch_out), ".watch.log",
+	    OUTPUT_RING_SIZE },
 };
 
 #define SESSION_STREAMS \
@@ -120,12 +122,15 @@ session_stream_find(struct session *s, const char *name,
 	if (!session_stream_known(name)) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "\"stream\" must be "
 		    "\"console\", \"target\", \"target-in\", \"server\" or "
-		    "\"semihost\", not \"%s\"", name);
+		    "\"semihost\" or \"watch\", not \"%s\"", name);
 		return NULL;
 	}
 	if ((o = session_stream(s, name)) != NULL)
 		return o;
-	if (strncmp(name, "target", 6) == 0)
+	if (strcmp(name, "watch") == 0)
+		rpc_error_set(err, RPC_NOT_SUPPORTED, "session %lu has no "
+		    "watch stream: no watch has been started", s->id);
+	else if (strncmp(name, "target", 6) == 0)
 		rpc_error_set(err, RPC_NOT_SUPPORTED, "session %lu has no %s "
 		    "stream: it was launched without --transport", s->id, name);
 	else if (strcmp(name, "semihost") == 0 && semihost_wanted(s))
@@ -148,7 +153,7 @@ unsigned
 session_stream_events(void)
 {
 	return SE_OUTPUT | SE_TARGET | SE_TARGET_EOF | SE_STATE | SE_RUNSTATE |
-	    SE_SERVER_END | SE_SEMIHOST;
+	    SE_SERVER_END | SE_SEMIHOST | SE_STREAM;
 }
 
 /* The stream a reader gets when it names none: the target's, if there is one. */

@@ -1,0 +1,318 @@
+/*
+ * A watch's sampling (watch.h): a timer aimed at a fixed grid of ticks
+ * (tick n is due at t0 + n / hz, so a late tick does not delay the next),
+ * at each tick a read of every span of the watch's expressions over live
+ * memory, and a JSON line on the session's "watch" stream once all are
+ * in. Shared RAM is read at the tick itself; QEMU's monitor answers
+ * later, and a tick that comes while the last one's reads still wait is
+ * skipped, not queued: what a watch holds stays bounded whatever the
+ * target, QEMU or the stream's readers do, and every sample says how many
+ * ticks went unsampled before it ("skipped"). Readers read the stream
+ * from its transcript at their own pace; nothing is kept for them here.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon.h"
+#include "live.h"
+#include "watch.h"
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+static uint64_t
+watch_sample_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The order of two expressions by address, for qsort of indices. */
+static const struct watch *watch_sample_sorting;
+static int
+watch_sample_cmp(const void *a, const void *b)
+{
+	const struct watch_expr	*ea = &watch_sample_sorting->exprs[*(const
+				    size_t *)a];
+	const struct watch_expr	*eb = &watch_sample_sorting->exprs[*(const
+				    size_t *)b];
+
+	return ea->addr < eb->addr ? -1 : ea->addr > eb->addr;
+}
+
+/* Whether every span is in shared RAM: else QEMU's monitor reads some. */
+static bool
+watch_sample_shared(struct watch *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->nspans; i++)
+		if (live_map(w->s, w->spans[i].addr, w->spans[i].len) == NULL)
+			return false;
+	return true;
+}
+
+/*
+ * Group w's expressions into spans, one read each: those at most
+ * WATCH_SPAN_GAP bytes apart, up to what one read moves. -1 with err if
+ * the rate is over what the way the spans are read allows.
+ */
+int
+watch_sample_spans(struct watch *w, char *err, size_t errlen)
+{
+	size_t			*order = xcalloc(w->nexprs, sizeof *order);
+	struct watch_span	*sp = NULL;
+	struct watch_expr	*e;
+	size_t			 i;
+	uint64_t		 end;
+
+	for (i = 0; i < w->nexprs; i++)
+		order[i] = i;
+	watch_sample_sorting = w;
+	qsort(order, w->nexprs, sizeof *order, watch_sample_cmp);
+	w->spans = xcalloc(w->nexprs, sizeof *w->spans);
+	for (i = 0; i < w->nexprs; i++) {
+		e = &w->exprs[order[i]];
+		end = e->addr + e->size;
+		if (sp == NULL || e->addr > sp->addr + sp->len +
+		    WATCH_SPAN_GAP || end - sp->addr > LIVE_QMP_MAX) {
+			sp = &w->spans[w->nspans++];
+			sp->addr = e->addr;
+		}
+		if (end - sp->addr > sp->len)
+			sp->len = end - sp->addr;
+		e->span = (size_t)(sp - w->spans);
+		e->off = e->addr - sp->addr;
+	}
+	free(order);
+	for (i = 0; i < w->nspans; i++) {
+		w->spans[i].w = w;
+		w->spans[i].buf = xcalloc(1, w->spans[i].len);
+	}
+	if (w->hz > WATCH_HZ_MAX_QMP && !watch_sample_shared(w)) {
+		snprintf(err, errlen, "%u Hz is over the most a watch samples "
+		    "through QEMU's monitor, %d Hz: some of its expressions "
+		    "are outside the machine's shared RAM (or it shares none)",
+		    w->hz, WATCH_HZ_MAX_QMP);
+		return -1;
+	}
+	return 0;
+}
+
+/* A little-endian value of size bytes at p, as an unsigned number. */
+static uint64_t
+watch_sample_le(const unsigned char *p, size_t size)
+{
+	uint64_t	v = 0;
+	size_t		i;
+
+	for (i = size; i > 0; i--)
+		v = v << 8 | p[i - 1];
+	return v;
+}
+
+/* An expression's value from its span's last read, as JSON. */
+static json_t *
+watch_sample_value(const struct watch *w, const struct watch_expr *e)
+{
+	uint64_t	 v = watch_sample_le(w->spans[e->span].buf + e->off,
+			    e->size);
+	unsigned	 bits = (unsigned)e->size * 8;
+	char		 hex[32];
+	float		 f;
+	double		 d;
+	uint32_t	 v32 = (uint32_t)v;
+
+	switch (e->type) {
+	case WATCH_SIGNED:
+		if (bits < 64 && (v >> (bits - 1)) != 0)
+			v |= ~0ULL << bits;
+		return json_integer((json_int_t)(int64_t)v);
+	case WATCH_UNSIGNED:
+		return v <= INT64_MAX ? json_integer((json_int_t)v) :
+		    json_real((double)v);
+	case WATCH_POINTER:
+		snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)v);
+		return json_string(hex);
+	case WATCH_FLOAT:
+		break;
+	}
+	if (e->size == 4) {
+		memcpy(&f, &v32, sizeof f);
+		d = f;
+	} else
+		memcpy(&d, &v, sizeof d);
+	/* JSON has no NaN or infinity. */
+	return isfinite(d) ? json_real(d) : json_null();
+}
+
+/* Append line (a JSON object, taken) to the session's watch stream. */
+static void
+watch_sample_emit(struct watch *w, json_t *line)
+{
+	struct output	*o = session_stream(w->s, "watch");
+	char		*text;
+	size_t		 len;
+	struct session_event ev = { .kind = SE_STREAM, .json = line };
+
+	text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	len = strlen(text);
+	text[len++] = '\n';
+	if (o != NULL) {
+		ev.offset = output_size(o);
+		output_add(o, text, len);
+	}
+	ev.data = text;
+	ev.len = len;
+	session_fire(w->s, &ev);
+	free(text);
+	json_decref(line);
+}
+
+/* Every read of the tick is in: its sample goes out, or it was skipped. */
+static void
+watch_sample_done(struct watch *w)
+{
+	json_t	*values, *line;
+	size_t	 i;
+	double	 t;
+
+	if (w->failed) {
+		w->failed = false;
+		w->skipped++;
+		w->skipped_new++;
+		return;
+	}
+	values = json_object();
+	for (i = 0; i < w->nexprs; i++)
+		json_object_set_new(values, w->exprs[i].text,
+		    watch_sample_value(w, &w->exprs[i]));
+	t = w->t0_real + (double)(w->tick_ns - w->t0) / 1e9;
+	line = json_pack("{s:I, s:I, s:f, s:o}", "watch", (json_int_t)w->id,
+	    "seq", (json_int_t)w->tick, "t", t, "values", values);
+	if (w->skipped_new > 0)
+		json_object_set_new(line, "skipped",
+		    json_integer((json_int_t)w->skipped_new));
+	w->skipped_new = 0;
+	w->samples++;
+	json_decref(w->last);
+	w->last = json_incref(line);
+	watch_sample_emit(w, line);
+}
+
+/* QEMU's monitor answered one read of the tick. */
+static void
+watch_sample_read(void *arg, const struct live_result *r)
+{
+	struct watch_span	*sp = arg;
+	struct watch		*w = sp->w;
+
+	sp->op = NULL;
+	if (r->code != 0 || r->len != sp->len)
+		w->failed = true;
+	else
+		memcpy(sp->buf, r->data, sp->len);
+	if (--w->reading == 0)
+		watch_sample_done(w);
+}
+
+/* Read every span for the tick: now from shared RAM, later from QMP. */
+static void
+watch_sample_reads(struct watch *w)
+{
+	struct rpc_error	 err = { 0 };
+	struct watch_span	*sp;
+	const unsigned char	*p;
+	size_t			 i;
+
+	w->reading = 1;
+	for (i = 0; i < w->nspans; i++) {
+		sp = &w->spans[i];
+		if ((p = live_map(w->s, sp->addr, sp->len)) != NULL) {
+			memcpy(sp->buf, p, sp->len);
+			continue;
+		}
+		sp->op = live_read(w->s, sp->addr, sp->len, watch_sample_read,
+		    sp, &err);
+		if (sp->op == NULL)
+			w->failed = true;
+		else
+			w->reading++;
+	}
+	if (--w->reading == 0)
+		watch_sample_done(w);
+}
+
+/* Aim the timer at the next tick's time on the grid. */
+static void
+watch_sample_aim(struct watch *w)
+{
+	uint64_t	at = w->t0 + w->next * w->period;
+	uint64_t	now = watch_sample_mono();
+
+	timer_start(w->timer, at <= now ? 0 : (at - now + 999999) / 1000000);
+}
+
+/* The timer fired: take the tick due now, unless it is early or reads wait. */
+static void
+watch_sample_tick(void *arg)
+{
+	struct watch	*w = arg;
+	uint64_t	 now = watch_sample_mono();
+	uint64_t	 due = (now - w->t0) / w->period;
+
+	if (due < w->next) {
+		watch_sample_aim(w);
+		return;
+	}
+	/* Ticks passed while the loop was busy, and this one if reads wait. */
+	w->skipped += due - w->next;
+	w->skipped_new += due - w->next;
+	w->next = due + 1;
+	if (w->reading > 0) {
+		w->skipped++;
+		w->skipped_new++;
+	} else {
+		w->tick = due;
+		w->tick_ns = now;
+		watch_sample_reads(w);
+	}
+	watch_sample_aim(w);
+}
+
+/* Begin sampling a resolved watch: tick 0 is now. */
+void
+watch_sample_start(struct watch *w)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	w->t0 = watch_sample_mono();
+	w->t0_real = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	w->period = 1000000000ULL / w->hz;
+	w->next = 0;
+	w->running = true;
+	w->timer = timer_new(watch_sample_tick, w);
+	timer_start(w->timer, 0);
+}
+
+/* Stop sampling: reads still waiting are cancelled; a last line says why. */
+void
+watch_sample_stop(struct watch *w, const char *why)
+{
+	size_t i;
+
+	for (i = 0; i < w->nspans; i++) {
+		live_cancel(w->spans[i].op);
+		w->spans[i].op = NULL;
+	}
+	timer_free(w->timer);
+	w->timer = NULL;
+	w->running = false;
+	watch_sample_emit(w, json_pack("{s:I, s:b, s:s, s:I, s:I}", "watch",
+	    (json_int_t)w->id, "stopped", 1, "why", why, "samples",
+	    (json_int_t)w->samples, "skipped", (json_int_t)w->skipped));
+}
