@@ -29,6 +29,7 @@ static const struct {
 	{ "server", "server.log" },
 	{ "target-in", "target-in.log" },
 	{ "semihost", "semihost.log" },
+	{ "watch", "watch.log" },
 };
 
 /* Serials of bundles, so a late answer finds its bundle or none. */

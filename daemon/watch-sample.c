@@ -4,10 +4,11 @@
  * at each tick a read of every span of the watch's expressions over live
  * memory, and a JSON line on the session's "watch" stream once all are
  * in. Shared RAM is read at the tick itself; QEMU's monitor answers
- * later, and a tick that comes while the last one's reads still wait is
- * skipped, not queued: what a watch holds stays bounded whatever the
- * target, QEMU or the stream's readers do, and every sample says how many
- * ticks went unsampled before it ("skipped"). Readers read the stream
+ * later, in order, and up to WATCH_INFLIGHT ticks may wait for it (each
+ * sample keeps its tick's time); a tick past that is skipped, not queued:
+ * what a watch holds stays bounded whatever the target, QEMU or the
+ * stream's readers do, and every sample says how many ticks went
+ * unsampled before it ("skipped"). Readers read the stream
  * from its transcript at their own pace; nothing is kept for them here.
  */
 #include <math.h>
@@ -89,8 +90,14 @@ watch_sample_spans(struct watch *w, char *err, size_t errlen)
 	}
 	free(order);
 	for (i = 0; i < w->nspans; i++) {
-		w->spans[i].w = w;
-		w->spans[i].buf = xcalloc(1, w->spans[i].len);
+		w->spans[i].boff = w->nbytes;
+		w->nbytes += w->spans[i].len;
+	}
+	for (i = 0; i < WATCH_INFLIGHT; i++) {
+		w->slots[i].w = w;
+		w->slots[i].bytes = xcalloc(1, w->nbytes);
+		w->slots[i].reads = xcalloc(w->nspans, sizeof
+		    *w->slots[i].reads);
 	}
 	if (w->hz > WATCH_HZ_MAX_QMP && !watch_sample_shared(w)) {
 		snprintf(err, errlen, "%u Hz is over the most a watch samples "
@@ -114,12 +121,13 @@ watch_sample_le(const unsigned char *p, size_t size)
 	return v;
 }
 
-/* An expression's value from its span's last read, as JSON. */
+/* An expression's value from a tick's bytes, as JSON. */
 static json_t *
-watch_sample_value(const struct watch *w, const struct watch_expr *e)
+watch_sample_value(const struct watch *w, const struct watch_expr *e,
+    const unsigned char *bytes)
 {
-	uint64_t	 v = watch_sample_le(w->spans[e->span].buf + e->off,
-			    e->size);
+	uint64_t	 v = watch_sample_le(bytes + w->spans[e->span].boff +
+			    e->off, e->size);
 	unsigned	 bits = (unsigned)e->size * 8;
 	char		 hex[32];
 	float		 f;
@@ -172,16 +180,16 @@ watch_sample_emit(struct watch *w, json_t *line)
 	json_decref(line);
 }
 
-/* Every read of the tick is in: its sample goes out, or it was skipped. */
+/* A tick whose reads are all in: its sample goes out, or it was skipped. */
 static void
-watch_sample_done(struct watch *w)
+watch_sample_done(struct watch *w, struct watch_slot *sl)
 {
 	json_t	*values, *line;
 	size_t	 i;
 	double	 t;
 
-	if (w->failed) {
-		w->failed = false;
+	if (sl->failed) {
+		sl->failed = false;
 		w->skipped++;
 		w->skipped_new++;
 		return;
@@ -189,10 +197,10 @@ watch_sample_done(struct watch *w)
 	values = json_object();
 	for (i = 0; i < w->nexprs; i++)
 		json_object_set_new(values, w->exprs[i].text,
-		    watch_sample_value(w, &w->exprs[i]));
-	t = w->t0_real + (double)(w->tick_ns - w->t0) / 1e9;
+		    watch_sample_value(w, &w->exprs[i], sl->bytes));
+	t = w->t0_real + (double)(sl->ns - w->t0) / 1e9;
 	line = json_pack("{s:I, s:I, s:f, s:o}", "watch", (json_int_t)w->id,
-	    "seq", (json_int_t)w->tick, "t", t, "values", values);
+	    "seq", (json_int_t)sl->tick, "t", t, "values", values);
 	if (w->skipped_new > 0)
 		json_object_set_new(line, "skipped",
 		    json_integer((json_int_t)w->skipped_new));
@@ -203,47 +211,72 @@ watch_sample_done(struct watch *w)
 	watch_sample_emit(w, line);
 }
 
-/* QEMU's monitor answered one read of the tick. */
+/* Every tick from the oldest on whose reads are in goes out, in order. */
+static void
+watch_sample_flush(struct watch *w)
+{
+	struct watch_slot *sl;
+
+	while (w->busy > 0 && (sl = &w->slots[w->head])->reading == 0) {
+		w->head = (w->head + 1) % WATCH_INFLIGHT;
+		w->busy--;
+		watch_sample_done(w, sl);
+	}
+}
+
+/* QEMU's monitor answered one read of a tick. */
 static void
 watch_sample_read(void *arg, const struct live_result *r)
 {
-	struct watch_span	*sp = arg;
-	struct watch		*w = sp->w;
+	struct watch_read	*rd = arg;
+	struct watch_slot	*sl = rd->slot;
+	struct watch_span	*sp = &sl->w->spans[rd->span];
 
-	sp->op = NULL;
+	rd->op = NULL;
 	if (r->code != 0 || r->len != sp->len)
-		w->failed = true;
+		sl->failed = true;
 	else
-		memcpy(sp->buf, r->data, sp->len);
-	if (--w->reading == 0)
-		watch_sample_done(w);
+		memcpy(sl->bytes + sp->boff, r->data, sp->len);
+	sl->reading--;
+	watch_sample_flush(sl->w);
 }
 
-/* Read every span for the tick: now from shared RAM, later from QMP. */
+/*
+ * Read every span for tick into a free slot: at once from shared RAM,
+ * later from QMP, whose answers come in order, so ticks end in order.
+ */
 static void
-watch_sample_reads(struct watch *w)
+watch_sample_reads(struct watch *w, uint64_t tick, uint64_t now)
 {
 	struct rpc_error	 err = { 0 };
+	struct watch_slot	*sl;
 	struct watch_span	*sp;
+	struct watch_read	*rd;
 	const unsigned char	*p;
 	size_t			 i;
 
-	w->reading = 1;
+	sl = &w->slots[(w->head + w->busy++) % WATCH_INFLIGHT];
+	sl->tick = tick;
+	sl->ns = now;
+	sl->failed = false;
+	sl->reading = 0;
 	for (i = 0; i < w->nspans; i++) {
 		sp = &w->spans[i];
 		if ((p = live_map(w->s, sp->addr, sp->len)) != NULL) {
-			memcpy(sp->buf, p, sp->len);
+			memcpy(sl->bytes + sp->boff, p, sp->len);
 			continue;
 		}
-		sp->op = live_read(w->s, sp->addr, sp->len, watch_sample_read,
-		    sp, &err);
-		if (sp->op == NULL)
-			w->failed = true;
+		rd = &sl->reads[i];
+		rd->slot = sl;
+		rd->span = i;
+		rd->op = live_read(w->s, sp->addr, sp->len, watch_sample_read,
+		    rd, &err);
+		if (rd->op == NULL)
+			sl->failed = true;
 		else
-			w->reading++;
+			sl->reading++;
 	}
-	if (--w->reading == 0)
-		watch_sample_done(w);
+	watch_sample_flush(w);
 }
 
 /* Aim the timer at the next tick's time on the grid. */
@@ -268,18 +301,15 @@ watch_sample_tick(void *arg)
 		watch_sample_aim(w);
 		return;
 	}
-	/* Ticks passed while the loop was busy, and this one if reads wait. */
+	/* Ticks passed while the loop was busy; this one too if all wait. */
 	w->skipped += due - w->next;
 	w->skipped_new += due - w->next;
 	w->next = due + 1;
-	if (w->reading > 0) {
+	if (w->busy == WATCH_INFLIGHT) {
 		w->skipped++;
 		w->skipped_new++;
-	} else {
-		w->tick = due;
-		w->tick_ns = now;
-		watch_sample_reads(w);
-	}
+	} else
+		watch_sample_reads(w, due, now);
 	watch_sample_aim(w);
 }
 
@@ -303,12 +333,14 @@ watch_sample_start(struct watch *w)
 void
 watch_sample_stop(struct watch *w, const char *why)
 {
-	size_t i;
+	size_t i, j;
 
-	for (i = 0; i < w->nspans; i++) {
-		live_cancel(w->spans[i].op);
-		w->spans[i].op = NULL;
-	}
+	for (i = 0; i < WATCH_INFLIGHT; i++)
+		for (j = 0; j < w->nspans; j++) {
+			live_cancel(w->slots[i].reads[j].op);
+			w->slots[i].reads[j].op = NULL;
+		}
+	w->busy = 0;
 	timer_free(w->timer);
 	w->timer = NULL;
 	w->running = false;

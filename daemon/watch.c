@@ -68,8 +68,10 @@ watch_free(struct watch *w)
 		free(w->exprs[i].text);
 		free(w->exprs[i].error);
 	}
-	for (i = 0; i < w->nspans; i++)
-		free(w->spans[i].buf);
+	for (i = 0; i < WATCH_INFLIGHT; i++) {
+		free(w->slots[i].bytes);
+		free(w->slots[i].reads);
+	}
 	free(w->exprs);
 	free(w->spans);
 	free(w->tokens);

@@ -25,6 +25,8 @@
 #define WATCH_MAX		8
 /* Bytes between two expressions that one read still spans. */
 #define WATCH_SPAN_GAP		64
+/* Ticks whose reads may wait for QEMU's monitor at once; past it ticks are skipped. */
+#define WATCH_INFLIGHT		8
 
 /* How a watched value's bytes become JSON. */
 enum watch_type {
@@ -51,11 +53,29 @@ struct watch_expr {
 
 /* A read that covers one or more expressions next to each other. */
 struct watch_span {
-	struct watch	*w;
 	uint64_t	 addr;
 	size_t		 len;
-	struct live_op	*op;		/* while a read waits */
-	unsigned char	*buf;		/* the bytes of the last read */
+	size_t		 boff;		/* where its bytes are in a tick's */
+};
+
+struct watch_slot;
+
+/* One span's read for one tick, while QEMU's monitor answers it. */
+struct watch_read {
+	struct watch_slot	*slot;
+	size_t			 span;
+	struct live_op		*op;
+};
+
+/* A tick being read: its time, its bytes, its reads still waiting. */
+struct watch_slot {
+	struct watch		*w;
+	uint64_t		 tick;
+	uint64_t		 ns;		/* CLOCK_MONOTONIC when it was read */
+	size_t			 reading;
+	bool			 failed;	/* a read of it failed */
+	unsigned char		*bytes;		/* every span's, one after another */
+	struct watch_read	*reads;		/* one a span */
 };
 
 struct watch_set;
@@ -88,10 +108,10 @@ struct watch {
 	double			 t0_real;	/* its unix time */
 	uint64_t		 period;	/* ns */
 	uint64_t		 next;		/* the next tick to take */
-	uint64_t		 tick;		/* the tick being read */
-	uint64_t		 tick_ns;	/* when its reads began */
-	size_t			 reading;	/* reads of it still waiting */
-	bool			 failed;	/* one of them failed */
+	struct watch_slot	 slots[WATCH_INFLIGHT]; /* a ring of ticks */
+	size_t			 head;		/* the oldest being read */
+	size_t			 busy;		/* ticks being read */
+	size_t			 nbytes;	/* a tick's bytes, all spans */
 	uint64_t		 samples;
 	uint64_t		 skipped;	/* ticks not sampled, in all */
 	uint64_t		 skipped_new;	/* since the last sample */

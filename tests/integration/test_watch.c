@@ -1,0 +1,408 @@
+/*
+ * Live watch (issue 36): watch samples expressions of the running QEMU
+ * board at a rate over live memory into the session's "watch" stream,
+ * as JSON lines {"watch", "seq", "t", "values"}.
+ *
+ * What a user checks: `watch counter` at 100 Hz gives samples whose own
+ * timestamps (the daemon's clock) are 10 ms apart on average within 10%,
+ * the counter rising, and the target never halted (its seq kept, still
+ * running); through QEMU's monitor (lm3s6965evb) too; a wait for
+ * "counter > N" answers with a sample meeting it; a bundle holds the
+ * samples; a stop ends them with a last line; an expression that is not
+ * an lvalue, a type watch does not decode, a rate over the documented
+ * maximum are refused, saying why. No wall-clock assertion: the rate is
+ * judged by the samples' own timestamps.
+ */
+#include "harness.h"
+#include "b64.h"
+
+#include <criterion/criterion.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(watch, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 240);
+
+/* Bound for one call (ms). */
+#define WATCH_BOUND	(60000 * H_SLOW)
+
+/* One session under test and the connection that drives it. */
+struct wt {
+	struct h_conn	 c;
+	long		 id;
+	char		 ids[32];
+	long long	 offset;	/* read so far of the watch stream */
+	char		*partial;	/* a line not whole yet */
+};
+
+/* A short form of a JSON value for messages (a static buffer, reused). */
+static const char *
+wt_shown(json_t *j)
+{
+	static char	 buf[4][2048];
+	static int	 next;
+	char		*s;
+
+	next = (next + 1) % 4;
+	s = j != NULL ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	snprintf(buf[next], sizeof(buf[next]), "%s", s != NULL ? s : "(none)");
+	free(s);
+	return buf[next];
+}
+
+/* Call method on the session with params (taken); the whole reply. */
+static json_t *
+wt_call(struct wt *t, const char *method, json_t *params)
+{
+	json_t	*r;
+	char	*p;
+
+	if (params == NULL)
+		params = json_object();
+	json_object_set_new(params, "session", json_integer(t->id));
+	p = json_dumps(params, JSON_COMPACT);
+	r = h_conn_call(&t->c, method, p, WATCH_BOUND);
+	cr_assert_not_null(r, "session %s: no reply to %s %s within %d ms",
+	    t->ids, method, p, WATCH_BOUND);
+	free(p);
+	json_decref(params);
+	return r;
+}
+
+/* Call method (params taken); its result, asserted to be one. */
+static json_t *
+wt_ok(struct wt *t, const char *method, json_t *params)
+{
+	json_t	*r, *res;
+	char	 what[512];
+
+	snprintf(what, sizeof(what), "%s %s", method, wt_shown(params));
+	r = wt_call(t, method, params);
+	res = json_object_get(r, "result");
+	cr_assert_not_null(res, "session %s: %s: expected a result, got %s",
+	    t->ids, what, wt_shown(json_object_get(r, "error")));
+	json_incref(res);
+	json_decref(r);
+	return res;
+}
+
+/* Call watch (params taken); assert an error of kind with text in it. */
+static void
+wt_fail(struct wt *t, const char *kind, const char *text, json_t *params)
+{
+	const char	*msg;
+	char		 what[512];
+	json_t		*r;
+
+	snprintf(what, sizeof(what), "watch %s", wt_shown(params));
+	r = wt_call(t, "watch", params);
+	cr_assert_not_null(json_object_get(r, "error"), "session %s: %s: "
+	    "expected the error %s, got %s", t->ids, what, kind, wt_shown(r));
+	cr_assert_str_eq(h_jkind(r), kind, "session %s: %s: expected an error "
+	    "of kind %s, got %s", t->ids, what, kind, wt_shown(r));
+	msg = h_jstr(r, "error.message");
+	cr_assert(msg != NULL && strstr(msg, text) != NULL, "session %s: %s: "
+	    "expected \"%s\" in the message, got %s", t->ids, what, text,
+	    wt_shown(r));
+	json_decref(r);
+}
+
+/* Launch the board firmware of var on machine; wait for its banner. */
+static void
+wt_board(struct wt *t, const char *var, const char *machine,
+    const char *banner)
+{
+	const char	*fw = h_board_firmware(var);
+	struct h_bytes	 got = { calloc(1, 1), 0 };
+	char		*p;
+	json_t		*r;
+
+	memset(t, 0, sizeof(*t));
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&t->c, H->sock), 0, "connect to %s", H->sock);
+	p = json_dumps(json_pack("{s:s, s:s, s:[s]}", "kind", "qemu",
+	    "machine", machine, "argv", fw), JSON_COMPACT);
+	r = h_conn_call(&t->c, "launch", p, WATCH_BOUND);
+	cr_assert_not_null(r, "no reply to launch %s", p);
+	t->id = (long)h_jint(r, "result.id", -1);
+	cr_assert_gt(t->id, 0, "launch %s: got %s", p, wt_shown(r));
+	h_idstr(t->id, t->ids, sizeof(t->ids));
+	free(p);
+	json_decref(r);
+	cr_assert_eq(h_cli_recv_until(t->ids, banner, &got, H_WAIT_BOUND), 0,
+	    "board %s: expected \"%s\" within %d ms, got \"%s\"", machine,
+	    banner, H_WAIT_BOUND, h_shown(got.p, got.len, 300));
+	free(got.p);
+}
+
+/* Stop the session and let go of the connection. */
+static void
+wt_end(struct wt *t)
+{
+	json_decref(wt_ok(t, "stop", NULL));
+	h_conn_close(&t->c);
+	free(t->partial);
+}
+
+/* The target's seq now, asserting it still runs. */
+static long long
+wt_target_running(struct wt *t)
+{
+	json_t		*st = wt_ok(t, "status", NULL);
+	long long	 seq = h_jint(st, "target.seq", -1);
+
+	cr_assert_str_eq(h_jstr(st, "target.state") ? h_jstr(st,
+	    "target.state") : "", "running", "session %s: the target must "
+	    "run: %s", t->ids, wt_shown(json_object_get(st, "target")));
+	json_decref(st);
+	return seq;
+}
+
+/* Start a watch of expr at hz; its answer. */
+static json_t *
+wt_start(struct wt *t, const char *expr, int hz)
+{
+	json_t *res;
+
+	res = wt_ok(t, "watch", json_pack("{s:[s], s:i}", "expressions", expr,
+	    "hz", hz));
+	t->offset = h_jint(res, "offset", -1);
+	cr_assert_geq(t->offset, 0, "watch: no offset: %s", wt_shown(res));
+	return res;
+}
+
+/*
+ * The next line of watch id on the stream (waiting for it, bounded), as
+ * JSON; lines of other watches are skipped.
+ */
+static json_t *
+wt_next(struct wt *t, long long id)
+{
+	json_t		*res, *line;
+	const char	*data;
+	char		*nl;
+	unsigned char	*text;
+	size_t		 have, len;
+
+	for (;;) {
+		if (t->partial != NULL && (nl = strchr(t->partial, '\n')) !=
+		    NULL) {
+			*nl = '\0';
+			line = json_loads(t->partial, 0, NULL);
+			cr_assert_not_null(line, "a watch line that is not "
+			    "JSON: %s", t->partial);
+			memmove(t->partial, nl + 1, strlen(nl + 1) + 1);
+			if (h_jint(line, "watch", -1) == id)
+				return line;
+			json_decref(line);
+			continue;
+		}
+		res = wt_ok(t, "logs", json_pack("{s:s, s:I, s:b}", "stream",
+		    "watch", "offset", (json_int_t)t->offset, "wait", 1));
+		data = h_jstr(res, "data");
+		cr_assert_not_null(data, "logs of the watch stream: %s",
+		    wt_shown(res));
+		text = b64_decode(data, strlen(data), &len);
+		cr_assert_not_null(text, "logs: data not base64");
+		have = t->partial != NULL ? strlen(t->partial) : 0;
+		t->partial = realloc(t->partial, have + len + 1);
+		memcpy(t->partial + have, text, len);
+		t->partial[have + len] = '\0';
+		free(text);
+		t->offset = h_jint(res, "next_offset", t->offset);
+		json_decref(res);
+	}
+}
+
+/*
+ * Take n samples of watch id of expr "counter": assert the seq rises,
+ * the counter never falls and moves, and the mean spacing of their own
+ * timestamps is 1/hz within 10%. The last sample.
+ */
+static json_t *
+wt_samples(struct wt *t, long long id, int n, int hz)
+{
+	json_t		*s, *first = NULL, *prev = NULL;
+	double		 mean;
+	long long	 skipped = 0;
+	int		 i;
+
+	for (i = 0; i < n; i++) {
+		s = wt_next(t, id);
+		cr_assert(json_is_integer(json_object_get(json_object_get(s,
+		    "values"), "counter")), "a sample without counter: %s",
+		    wt_shown(s));
+		skipped += h_jint(s, "skipped", 0);
+		if (prev != NULL) {
+			cr_assert_gt(h_jint(s, "seq", -1), h_jint(prev, "seq",
+			    -1), "seq must rise: %s after %s", wt_shown(s),
+			    wt_shown(prev));
+			cr_assert_geq(h_jint(s, "values.counter", -1),
+			    h_jint(prev, "values.counter", -1), "the counter "
+			    "fell: %s after %s", wt_shown(s), wt_shown(prev));
+		}
+		if (first == NULL)
+			first = json_incref(s);
+		json_decref(prev);
+		prev = s;
+	}
+	cr_assert_gt(h_jint(prev, "values.counter", -1), h_jint(first,
+	    "values.counter", -1), "the counter did not move over %d samples: "
+	    "%s to %s", n, wt_shown(first), wt_shown(prev));
+	mean = (json_real_value(json_object_get(prev, "t")) -
+	    json_real_value(json_object_get(first, "t"))) / (n - 1);
+	cr_assert(mean > 0.9 / hz && mean < 1.1 / hz, "%d samples at %d Hz: "
+	    "mean spacing %.6f s, not within 10%% of %.6f (%lld ticks "
+	    "skipped): %s to %s", n, hz, mean, 1.0 / hz, skipped,
+	    wt_shown(first), wt_shown(prev));
+	json_decref(first);
+	return prev;
+}
+
+/*
+ * mps2-an385 (shared RAM): 100 Hz for two seconds of samples, the counter
+ * rising, the target never halted; then a stop ends the stream's lines of
+ * it, and the list is empty.
+ */
+Test(watch, an385_counter_at_100hz_without_a_halt)
+{
+	struct wt	 t;
+	json_t		*res, *line;
+	long long	 seq, id;
+
+	wt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
+	    "dbgctl board an385 ready\r\n");
+	seq = wt_target_running(&t);
+	res = wt_start(&t, "counter", 100);
+	id = h_jint(res, "watch", -1);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(
+	    json_object_get(res, "expressions"), 0), "type")), "uint32",
+	    "counter's type: %s", wt_shown(res));
+	json_decref(res);
+	json_decref(wt_samples(&t, id, 200, 100));
+	cr_assert_eq(wt_target_running(&t), seq, "the target's seq moved "
+	    "while it was watched: it was halted");
+	res = wt_ok(&t, "watch", json_pack("{s:s}", "action", "list"));
+	cr_assert_eq(json_array_size(json_object_get(res, "watches")), 1,
+	    "list: %s", wt_shown(res));
+	json_decref(res);
+	json_decref(wt_ok(&t, "watch", json_pack("{s:s, s:I}", "action",
+	    "stop", "watch", (json_int_t)id)));
+	do {
+		line = wt_next(&t, id);
+	} while (!json_is_true(json_object_get(line, "stopped")) &&
+	    (json_decref(line), 1));
+	json_decref(line);
+	res = wt_ok(&t, "watch", json_pack("{s:s}", "action", "list"));
+	cr_assert_eq(json_array_size(json_object_get(res, "watches")), 0,
+	    "list after the stop: %s", wt_shown(res));
+	json_decref(res);
+	wt_end(&t);
+}
+
+/* lm3s6965evb (no shared RAM): through QEMU's monitor, 50 Hz, no halt. */
+Test(watch, lm3s_counter_through_qmp_without_a_halt)
+{
+	struct wt	 t;
+	json_t		*res;
+	long long	 seq, id;
+
+	wt_board(&t, "FIX_BOARD", "lm3s6965evb", "dbgctl board ready\r\n");
+	seq = wt_target_running(&t);
+	wt_fail(&t, "invalid_params", "200 Hz", json_pack("{s:[s], s:i}",
+	    "expressions", "counter", "hz", 500));
+	res = wt_start(&t, "counter", 50);
+	id = h_jint(res, "watch", -1);
+	json_decref(res);
+	json_decref(wt_samples(&t, id, 60, 50));
+	cr_assert_eq(wt_target_running(&t), seq, "the target's seq moved "
+	    "while it was watched through QMP: it was halted");
+	wt_end(&t);
+}
+
+/*
+ * A wait for "counter > N", N past the counter now, answers with the
+ * first sample meeting it; a condition on no expression of the watch,
+ * or of no operator, is refused.
+ */
+Test(watch, an385_wait_for_a_condition)
+{
+	struct wt	 t;
+	json_t		*res, *s;
+	long long	 id, now;
+	char		 cond[64];
+
+	wt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
+	    "dbgctl board an385 ready\r\n");
+	res = wt_start(&t, "counter", 50);
+	id = h_jint(res, "watch", -1);
+	json_decref(res);
+	s = wt_next(&t, id);
+	now = h_jint(s, "values.counter", -1);
+	json_decref(s);
+	snprintf(cond, sizeof(cond), "counter > %lld", now + 1000);
+	res = wt_ok(&t, "watch", json_pack("{s:s, s:I, s:s}", "action", "wait",
+	    "watch", (json_int_t)id, "condition", cond));
+	cr_assert_gt(h_jint(res, "sample.values.counter", -1), now + 1000,
+	    "wait for %s: %s", cond, wt_shown(res));
+	json_decref(res);
+	wt_fail(&t, "invalid_params", "not an expression of watch",
+	    json_pack("{s:s, s:I, s:s}", "action", "wait", "watch",
+	    (json_int_t)id, "condition", "ticks > 3"));
+	wt_fail(&t, "invalid_params", "EXPRESSION OP NUMBER", json_pack(
+	    "{s:s, s:I, s:s}", "action", "wait", "watch", (json_int_t)id,
+	    "condition", "counter"));
+	wt_end(&t);
+}
+
+/* What watch refuses, saying why: no lvalue, no decodable type, too fast. */
+Test(watch, an385_refusals)
+{
+	struct wt t;
+
+	wt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
+	    "dbgctl board an385 ready\r\n");
+	wt_fail(&t, "invalid_params", "not an lvalue", json_pack("{s:[s]}",
+	    "expressions", "counter + 1"));
+	wt_fail(&t, "invalid_params", "type watch does not decode", json_pack(
+	    "{s:[s]}", "expressions", "main"));
+	wt_fail(&t, "invalid_params", "1 to 1000", json_pack("{s:[s], s:i}",
+	    "expressions", "counter", "hz", 1001));
+	wt_fail(&t, "invalid_params", "no watch 9", json_pack("{s:s, s:i}",
+	    "action", "stop", "watch", 9));
+	wt_fail(&t, "invalid_params", "expressions", json_pack("{s:[]}",
+	    "expressions"));
+	wt_end(&t);
+}
+
+/* A bundle of a watched session holds the watch stream's samples. */
+Test(watch, an385_bundle_holds_the_samples)
+{
+	struct wt	 t;
+	json_t		*res;
+	char		 out[PATH_MAX], path[PATH_MAX + 32];
+	long long	 id;
+	FILE		*f;
+	char		 line[512];
+	int		 samples = 0;
+
+	wt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
+	    "dbgctl board an385 ready\r\n");
+	res = wt_start(&t, "counter", 100);
+	id = h_jint(res, "watch", -1);
+	json_decref(res);
+	json_decref(wt_samples(&t, id, 20, 100));
+	h_ctx_path(out, sizeof(out), "b1");
+	json_decref(wt_ok(&t, "bundle", json_pack("{s:s}", "path", out)));
+	snprintf(path, sizeof(path), "%s/watch.log", out);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "the bundle %s has no watch.log", out);
+	while (fgets(line, sizeof(line), f) != NULL)
+		samples += strstr(line, "\"values\":{\"counter\":") != NULL;
+	fclose(f);
+	cr_assert_geq(samples, 20, "watch.log of the bundle holds %d samples",
+	    samples);
+	wt_end(&t);
+}
