@@ -23,7 +23,7 @@ enum cmd_logs_plain {
 
 /* The streams a session may have (expect-spec: console, target, ...). */
 static const char *const cmd_logs_streams[] = {
-	"console", "target", "target-in", "server", "semihost", NULL
+	"console", "target", "target-in", "server", "semihost", "watch", NULL
 };
 
 /* Where a logs command stands: what to ask for next, what it collected. */
@@ -445,7 +445,7 @@ cmd_logs_exec(struct cmd *self, struct client *c)
 	st.stream = args_get(&self->args, "stream");
 	if (st.stream != NULL && !cmd_logs_stream_known(st.stream))
 		return cmd_usage(self, "bad --stream: %s (console, target, "
-		    "target-in, server or semihost)", st.stream);
+		    "target-in, server, semihost or watch)", st.stream);
 	st.lines = args_number(&self->args, "n", -1);
 	st.follow = args_has(&self->args, "f");
 	st.plain = args_has(&self->args, "plain");
@@ -504,8 +504,8 @@ static const struct cmd_option cmd_logs_options_help[] = {
 	    "undone at the end (default: undone when stdout is a terminal)" },
 	{ "stream", "S",
 	    "console, target (the transport's output), target-in (what was "
-	    "sent to it), server or semihost (the firmware's semihosting "
-	    "console) (default: console)" },
+	    "sent to it), server, semihost (the firmware's semihosting "
+	    "console) or watch (dbgctl watch's samples) (default: console)" },
 	{ "timestamps", NULL,
 	    "start each line with the UTC time its first byte arrived, as "
 	    "[2026-12-02T03:04:05.678] (default: none)" },

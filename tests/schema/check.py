@@ -24,6 +24,7 @@ SCHEMA = json.load(open(sys.argv[1]))
 DBGCTLD = os.environ["DBGCTLD_BIN"]
 ECHO = os.environ["FIX_ECHO"]
 FAULT = os.environ.get("FIX_FAULT")
+BOARD_AN385 = os.environ.get("FIX_BOARD_AN385")
 MISSING = "/nonexistent/dbgctl-schema-check"
 results = []        # (ok, description, detail, todo)
 seen = {}           # notification method -> count
@@ -260,7 +261,8 @@ VERBS = [("wait_target", {}), ("wait_fault", {}), ("halt", {}),
          ("resume", {}), ("break", {"action": "list"}),
          ("eval", {"expression": "1"}),
          ("memory", {"address": "0x1000", "length": 1}), ("registers", {}),
-         ("where", {}), ("reset", {}), ("load", {})]
+         ("where", {}), ("reset", {}), ("load", {}),
+         ("watch", {"expressions": ["x"]})]
 
 
 def target_of(res):
@@ -351,6 +353,13 @@ def native(c, sub):
         ("memory", {"address": "&argc", "length": 0}, "invalid_params"),
         ("memory", {"address": "(char *)0", "length": 1}, "debugger_error"),
         ("memory", {"address": "&argc", "length": 4, "live": True}, None),
+        ("watch", {"expressions": ["argc"]}, "not_supported"),
+        ("watch", {"expressions": ["argc"], "hz": 5000}, "invalid_params",
+         {"semantic": True}),
+        ("watch", {"action": "list"}, None),
+        ("watch", {"action": "stop", "watch": 1}, "invalid_params",
+         {"semantic": True}),
+        ("watch", {"action": "stop", "watch": 0}, "invalid_params"),
         ("memory", {"action": "write", "address": "&argc", "live": True,
                     "data": {"hex": mem.get("hex", "")}}, None),
         ("resume", {"how": "next", "until_stop": True}, None),
@@ -466,6 +475,41 @@ def gdbserver(c, path):
     steps(c, "gs", [("halt", {}, "not_running")])
 
 
+def watch(c):
+    """Live watch on the QEMU board (mps2-an385), when it is built and
+    QEMU is there: start, list, wait, stop, and the stream's samples."""
+    if not BOARD_AN385 or not shutil.which("qemu-system-arm"):
+        return
+    c.call("launch", {"kind": "qemu", "name": "wq", "machine": "mps2-an385",
+                      "argv": [BOARD_AN385]}, desc="launch the an385 board")
+    poll(c, "wq", lambda st: st.get("target", {}).get("state") == "running")
+    res = steps(c, "wq", [
+        ("watch", {"expressions": ["counter"], "hz": 50}, None),
+        ("watch", {"action": "list"}, None)])
+    wid = res.get("watches", [{}])[0].get("watch", 1)
+    steps(c, "wq", [
+        ("watch", {"action": "wait", "watch": wid,
+                   "condition": "counter > 0", "timeout": 20000}, None),
+        ("watch", {"expressions": ["counter + 1"]}, "invalid_params",
+         {"semantic": True}),
+        ("watch", {"action": "wait", "watch": wid, "condition": "x"},
+         "invalid_params", {"semantic": True}),
+        ("watch", {"action": "stop", "watch": wid}, None)])
+    logs = c.call("logs", {"session": "wq", "stream": "watch"},
+                  desc="logs of the watch stream")
+    lines = base64.b64decode(logs.get("data", "")).decode().splitlines()
+    samples = [json.loads(x) for x in lines]
+    why = None
+    for s in samples:
+        if "values" in s:
+            why = why or problem("results/watch/oneOf/2/properties/sample", s)
+    record(len(samples) >= 2 and why is None and samples[-1].get("stopped"),
+           "the watch stream's lines are samples, then the stop",
+           why or json.dumps(samples[-3:]))
+    c.call("stop", {"session": "wq", "timeout": 2000},
+           desc="stop the an385 board")
+
+
 def control(c, sub, path):
     """The run-control methods (wait_target, wait_fault, halt, resume,
     break, eval, memory, registers, reset, load)."""
@@ -475,6 +519,7 @@ def control(c, sub, path):
         faulting(c)
     if FAULT and shutil.which("gdbserver"):
         gdbserver(c, path)
+    watch(c)
     c.call("stop", {"sessions": ["rc"] + (["ff"] if FAULT else []),
                     "timeout": 2000}, desc="stop the run-control sessions")
     steps(c, "rc", [("halt", {}, "not_running"),
