@@ -24,6 +24,7 @@ _dbgctl_operands=(
 	"logs|any"
 	"expect|any none"
 	"mi|live"
+	"watch|live none..."
 	"help|cmd"
 )
 # The global options, before the command; all but help and version are
@@ -180,7 +181,7 @@ _dbgctl_value()
 	--on-deadline)
 		COMPREPLY=($(compgen -W "stop hold" -- "$cur")) ;;
 	--stream)
-		COMPREPLY=($(compgen -W "console target target-in server semihost" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W "console target target-in server semihost watch" -- "$cur")) ;;
 	--cwd | --artifacts)
 		_dbgctl_files -d ;;
 	-s | --socket | --token-file | --file)

@@ -1625,6 +1625,20 @@ class Session:
             timeout)
         return res.get("length", len(data))
 
+    def watch(self, *expressions, hz=None, timeout=None):
+        """Sample ``expressions`` (names of variables: ``"counter"``,
+        ``"state.ticks"``) ``hz`` times a second (the daemon's default 10;
+        at most 1000 through shared RAM, 200 through QEMU's monitor) while
+        the target runs, never halting it; return a
+        :class:`dbgctl.watch.Watch`, an iterator of samples and a context
+        manager that stops the watch.  gdb resolves each expression once;
+        one that is not an lvalue, or of a type watch does not decode,
+        raises :class:`Error` of kind ``invalid_params``.  Only the qemu
+        kind has live memory to watch (dbgctl-protocol(7), watch)."""
+        from .watch import Watch
+        return Watch(self, self._verb("watch", {
+            "expressions": list(expressions), "hz": hz}, timeout))
+
     def registers(self, *names, timeout=None):
         """The target's registers as ``{name: value}``, by the names gdb
         gives them on this architecture (``pc``, ``sp``, ``xpsr``, ``rip``
@@ -1750,7 +1764,8 @@ class Session:
         """Read a stream's transcript; returns the result dict.
 
         ``stream`` is ``"console"`` (the default), ``"target"``,
-        ``"target-in"``, ``"server"`` or ``"semihost"``; ``timestamps=True`` adds
+        ``"target-in"``, ``"server"``, ``"semihost"`` or ``"watch"``;
+        ``timestamps=True`` adds
         ``times``, ``[[offset, unix_time], ...]``: a byte at offset X came
         at the time of the last entry at or before X.  ``wait=True``
         waits, as long as it takes, for a byte at ``offset`` or the
