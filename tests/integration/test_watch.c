@@ -19,6 +19,7 @@
 #include <criterion/criterion.h>
 
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -404,5 +405,54 @@ Test(watch, an385_bundle_holds_the_samples)
 	fclose(f);
 	cr_assert_geq(samples, 20, "watch.log of the bundle holds %d samples",
 	    samples);
+	wt_end(&t);
+}
+
+/*
+ * dbgctl watch: plain lines "SEQ T counter=V" off a terminal; SIGINT
+ * (Ctrl-C) stops the watch it started and ends it with 0; --until prints
+ * the sample meeting the condition and stops its watch too.
+ */
+Test(watch, cli_lines_ctrl_c_and_until)
+{
+	struct wt	 t;
+	struct h_proc	 p;
+	struct h_bytes	 out = { calloc(1, 1), 0 };
+	struct h_res	 r;
+	json_t		*res;
+	int		 st;
+
+	wt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
+	    "dbgctl board an385 ready\r\n");
+	cr_assert_eq(h_cli_start(&p, H_ARGS("watch", "--hz", "50", t.ids,
+	    "counter")), 0, "start dbgctl watch");
+	cr_assert_neq(h_run_out_until(&p, &out, 0, "\n2 ", H_WAIT_BOUND), 0,
+	    "dbgctl watch: expected lines \"SEQ T counter=V\", got \"%s\"",
+	    h_shown(out.p, out.len, 300));
+	cr_assert(strstr(out.p, " counter=") != NULL, "dbgctl watch: \"%s\"",
+	    h_shown(out.p, out.len, 300));
+	kill(p.pid, SIGINT);
+	cr_assert(h_run_waitpid(p.pid, H_WAIT_BOUND, &st), "dbgctl watch did "
+	    "not end on SIGINT");
+	cr_assert_eq(h_run_code(st), 0, "dbgctl watch after SIGINT: exit %d",
+	    h_run_code(st));
+	res = wt_ok(&t, "watch", json_pack("{s:s}", "action", "list"));
+	cr_assert_eq(json_array_size(json_object_get(res, "watches")), 0,
+	    "the watch of dbgctl watch outlived its SIGINT: %s", wt_shown(res));
+	json_decref(res);
+	h_cli_exit(&r, 0, H_ARGS("watch", "--until", "counter > 1000", t.ids,
+	    "counter"));
+	cr_assert(strstr(r.out, " counter=") != NULL, "dbgctl watch --until: "
+	    "\"%s\"", r.out);
+	h_run_free(&r);
+	h_cli_exit(&r, 1, H_ARGS("watch", t.ids, "counter + 1"));
+	cr_assert(strstr(r.err, "not an lvalue") != NULL, "dbgctl watch of a "
+	    "non-lvalue: \"%s\"", r.err);
+	h_run_free(&r);
+	res = wt_ok(&t, "watch", json_pack("{s:s}", "action", "list"));
+	cr_assert_eq(json_array_size(json_object_get(res, "watches")), 0,
+	    "the watch of dbgctl watch --until outlived it: %s", wt_shown(res));
+	json_decref(res);
+	free(out.p);
 	wt_end(&t);
 }
