@@ -1,5 +1,5 @@
 /*
- * A watch's sampling (watch.h): a timer aimed at a fixed grid of ticks
+ * A watch's sampling (watch.h): a timerfd aimed at a fixed grid of ticks
  * (tick n is due at t0 + n / hz, so a late tick does not delay the next),
  * at each tick a read of every span of the watch's expressions over live
  * memory, and a JSON line on the session's "watch" stream once all are
@@ -11,15 +11,96 @@
  * unsampled before it ("skipped"). Readers read the stream
  * from its transcript at their own pace; nothing is kept for them here.
  */
+#include <sys/timerfd.h>
+
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "daemon.h"
 #include "live.h"
 #include "watch.h"
+
+/*
+ * A timer aimed at an absolute CLOCK_MONOTONIC time to the nanosecond, a
+ * timerfd the loop polls: libuv's timers count whole milliseconds from a
+ * loop time that may be stale, a period at 1000 Hz.
+ */
+struct watch_clock {
+	uv_poll_t	 poll;
+	int		 fd;
+	struct watch	*w;
+};
+
+static void	watch_sample_tick(struct watch *);
+
+/* The clock's handle is closed: its descriptor and memory go. */
+static void
+watch_clock_closed(uv_handle_t *h)
+{
+	struct watch_clock *c = h->data;
+
+	close(c->fd);
+	free(c);
+}
+
+/* The clock's time came: the watch takes its tick. */
+static void
+watch_clock_fired(uv_poll_t *p, int status, int events)
+{
+	struct watch_clock	*c = p->data;
+	uint64_t		 n;
+
+	(void)status;
+	(void)events;
+	if (read(c->fd, &n, sizeof n) == -1 && errno == EAGAIN)
+		return;
+	watch_sample_tick(c->w);
+}
+
+/* A clock for w, not aimed yet. */
+static struct watch_clock *
+watch_clock_new(struct watch *w)
+{
+	struct watch_clock *c = xcalloc(1, sizeof *c);
+
+	c->w = w;
+	c->fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (c->fd == -1)
+		log_fatal("timerfd_create: %s", strerror(errno));
+	uv_poll_init(dmn.loop, &c->poll, c->fd);
+	c->poll.data = c;
+	uv_poll_start(&c->poll, UV_READABLE, watch_clock_fired);
+	return c;
+}
+
+/* Aim the clock at at (CLOCK_MONOTONIC ns); a time past fires at once. */
+static void
+watch_clock_aim(struct watch_clock *c, uint64_t at)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+
+	/* Zero would disarm it. */
+	if (at == 0)
+		at = 1;
+	its.it_value.tv_sec = (time_t)(at / 1000000000ULL);
+	its.it_value.tv_nsec = (long)(at % 1000000000ULL);
+	timerfd_settime(c->fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* Stop and free the clock; it never fires after this. */
+static void
+watch_clock_free(struct watch_clock *c)
+{
+	if (c == NULL)
+		return;
+	uv_poll_stop(&c->poll);
+	uv_close((uv_handle_t *)&c->poll, watch_clock_closed);
+}
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 static uint64_t
@@ -279,21 +360,17 @@ watch_sample_reads(struct watch *w, uint64_t tick, uint64_t now)
 	watch_sample_flush(w);
 }
 
-/* Aim the timer at the next tick's time on the grid. */
+/* Aim the clock at the next tick's time on the grid. */
 static void
 watch_sample_aim(struct watch *w)
 {
-	uint64_t	at = w->t0 + w->next * w->period;
-	uint64_t	now = watch_sample_mono();
-
-	timer_start(w->timer, at <= now ? 0 : (at - now + 999999) / 1000000);
+	watch_clock_aim(w->clock, w->t0 + w->next * w->period);
 }
 
-/* The timer fired: take the tick due now, unless it is early or reads wait. */
+/* The clock fired: take the tick due now, unless it is early or reads wait. */
 static void
-watch_sample_tick(void *arg)
+watch_sample_tick(struct watch *w)
 {
-	struct watch	*w = arg;
 	uint64_t	 now = watch_sample_mono();
 	uint64_t	 due = (now - w->t0) / w->period;
 
@@ -325,8 +402,8 @@ watch_sample_start(struct watch *w)
 	w->period = 1000000000ULL / w->hz;
 	w->next = 0;
 	w->running = true;
-	w->timer = timer_new(watch_sample_tick, w);
-	timer_start(w->timer, 0);
+	w->clock = watch_clock_new(w);
+	watch_sample_aim(w);
 }
 
 /* Stop sampling: reads still waiting are cancelled; a last line says why. */
@@ -341,8 +418,8 @@ watch_sample_stop(struct watch *w, const char *why)
 			w->slots[i].reads[j].op = NULL;
 		}
 	w->busy = 0;
-	timer_free(w->timer);
-	w->timer = NULL;
+	watch_clock_free(w->clock);
+	w->clock = NULL;
 	w->running = false;
 	watch_sample_emit(w, json_pack("{s:I, s:b, s:s, s:I, s:I}", "watch",
 	    (json_int_t)w->id, "stopped", 1, "why", why, "samples",

@@ -80,6 +80,7 @@ struct watch_slot {
 
 struct watch_set;
 struct watch_ask;
+struct watch_clock;
 
 /* One watch of a session: its expressions, its rate, its timer. */
 struct watch {
@@ -103,7 +104,7 @@ struct watch {
 	void			*started_arg;
 	/* Sampling (watch-sample.c): */
 	bool			 running;
-	struct timer		*timer;
+	struct watch_clock	*clock;		/* watch-sample.c's timerfd */
 	uint64_t		 t0;		/* CLOCK_MONOTONIC of tick 0, ns */
 	double			 t0_real;	/* its unix time */
 	uint64_t		 period;	/* ns */

@@ -77,6 +77,8 @@ static const struct bench_figure bench_figures[] = {
 	    fig_board_memory, 0, false, false },
 	{ "live-read", "board live memory read, running, beside QMP",
 	    fig_live_read, 0, false, false },
+	{ "watch", "board live watch: rate and jitter of the samples",
+	    fig_watch, 0, false, false },
 	{ "board-reset", "board reset to its banner",
 	    fig_board_reset, 0, false, false },
 	{ "board-uart", "board UART round trip, write and expect",
