@@ -128,6 +128,7 @@ method_watch_start(struct request *req)
 	    method_watch_started, mw, &err);
 	if (mw->w == NULL)
 		return request_fail(req, &err);
+	mw->w->owner = req->conn;
 	return METHOD_WAIT;
 }
 

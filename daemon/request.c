@@ -12,6 +12,7 @@
 #include "method.h"
 #include "peer.h"
 #include "request.h"
+#include "watch.h"
 
 /* Unfinished request bytes, of all connections. */
 static size_t	 request_half_lines;
@@ -559,6 +560,7 @@ request_close(struct conn *c)
 
 	pending_forget_conn(c);
 	notify_forget(c);
+	watch_forget_conn(c);
 	tap_stop(c, NULL);
 	if (r->feeding) {
 		r->closed = true;

@@ -431,6 +431,22 @@ watch_find(struct session *s, unsigned long id)
 	return NULL;
 }
 
+/*
+ * The connection that started watches is gone: they stop, as no client
+ * would know to; watches outlive neither their client nor their session.
+ */
+void
+watch_forget_conn(struct conn *c)
+{
+	struct watch_set	*ws;
+	struct watch		*w, *next;
+
+	TAILQ_FOREACH(ws, &watch_sets, entry)
+		TAILQ_FOREACH_SAFE(w, &ws->list, entry, next)
+			if (w->owner == c)
+				watch_stop(w, "its client's connection closed");
+}
+
 /* The name of a watched value's type, as answers say it. */
 static const char *
 watch_type_name(const struct watch_expr *e)

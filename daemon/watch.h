@@ -87,6 +87,7 @@ struct watch {
 	TAILQ_ENTRY(watch)	 entry;
 	struct watch_set	*set;
 	struct session		*s;
+	struct conn		*owner;		/* the connection that started it */
 	unsigned long		 id;
 	unsigned		 hz;
 	struct watch_expr	*exprs;
@@ -132,6 +133,7 @@ void		 watch_stop(struct watch *, const char *why);
 struct watch	*watch_find(struct session *, unsigned long id);
 json_t		*watch_json(const struct watch *);
 json_t		*watch_list(struct session *);
+void		 watch_forget_conn(struct conn *);
 
 /* watch-sample.c */
 void		 watch_sample_start(struct watch *);

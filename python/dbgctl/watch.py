@@ -11,7 +11,8 @@ import json
 
 
 class Watch:
-    """A watch the daemon samples; a context manager that stops it.
+    """A watch the daemon samples; a context manager that stops it.  It
+    also stops when the client's connection closes.
 
     ``id``, ``hz`` and ``expressions`` (each with its ``address``,
     ``size`` and ``type``) are the daemon's answer to the start.  The

@@ -408,6 +408,25 @@ Test(watch, an385_bundle_holds_the_samples)
 	wt_end(&t);
 }
 
+/* Whether the session's watches are all gone within the bound. */
+static bool
+wt_no_watch(struct wt *t)
+{
+	double	 until = h_now() + H_WAIT_BOUND / 1000.0;
+	json_t	*res;
+	size_t	 n;
+
+	do {
+		res = wt_ok(t, "watch", json_pack("{s:s}", "action", "list"));
+		n = json_array_size(json_object_get(res, "watches"));
+		json_decref(res);
+		if (n == 0)
+			return true;
+		h_nap(20);
+	} while (h_now() < until);
+	return false;
+}
+
 /*
  * dbgctl watch: plain lines "SEQ T counter=V" off a terminal; SIGINT
  * (Ctrl-C) stops the watch it started and ends it with 0; --until prints
@@ -440,6 +459,19 @@ Test(watch, cli_lines_ctrl_c_and_until)
 	cr_assert_eq(json_array_size(json_object_get(res, "watches")), 0,
 	    "the watch of dbgctl watch outlived its SIGINT: %s", wt_shown(res));
 	json_decref(res);
+	/* Killed, its connection closes: the daemon stops its watch. */
+	cr_assert_eq(h_cli_start(&p, H_ARGS("watch", t.ids, "counter")), 0,
+	    "start dbgctl watch");
+	out.len = 0;
+	out.p[0] = '\0';
+	cr_assert_neq(h_run_out_until(&p, &out, 0, "counter=", H_WAIT_BOUND),
+	    0, "dbgctl watch printed no sample: \"%s\"", h_shown(out.p,
+	    out.len, 300));
+	kill(p.pid, SIGKILL);
+	cr_assert(h_run_waitpid(p.pid, H_WAIT_BOUND, &st), "dbgctl watch "
+	    "outlived SIGKILL");
+	cr_assert(wt_no_watch(&t), "the watch of a killed dbgctl watch "
+	    "outlived its connection");
 	h_cli_exit(&r, 0, H_ARGS("watch", "--until", "counter > 1000", t.ids,
 	    "counter"));
 	cr_assert(strstr(r.out, " counter=") != NULL, "dbgctl watch --until: "
