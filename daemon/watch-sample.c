@@ -40,7 +40,7 @@ static void	watch_sample_tick(struct watch *);
 
 /* The clock's handle is closed: its descriptor and memory go. */
 static void
-watch_clock_closed(uv_handle_t *h)
+watch_sample_clock_closed(uv_handle_t *h)
 {
 	struct watch_clock *c = h->data;
 
@@ -50,7 +50,7 @@ watch_clock_closed(uv_handle_t *h)
 
 /* The clock's time came: the watch takes its tick. */
 static void
-watch_clock_fired(uv_poll_t *p, int status, int events)
+watch_sample_clock_fired(uv_poll_t *p, int status, int events)
 {
 	struct watch_clock	*c = p->data;
 	uint64_t		 n;
@@ -64,7 +64,7 @@ watch_clock_fired(uv_poll_t *p, int status, int events)
 
 /* A clock for w, not aimed yet. */
 static struct watch_clock *
-watch_clock_new(struct watch *w)
+watch_sample_clock_new(struct watch *w)
 {
 	struct watch_clock *c = xcalloc(1, sizeof *c);
 
@@ -74,13 +74,13 @@ watch_clock_new(struct watch *w)
 		log_fatal("timerfd_create: %s", strerror(errno));
 	uv_poll_init(dmn.loop, &c->poll, c->fd);
 	c->poll.data = c;
-	uv_poll_start(&c->poll, UV_READABLE, watch_clock_fired);
+	uv_poll_start(&c->poll, UV_READABLE, watch_sample_clock_fired);
 	return c;
 }
 
 /* Aim the clock at at (CLOCK_MONOTONIC ns); a time past fires at once. */
 static void
-watch_clock_aim(struct watch_clock *c, uint64_t at)
+watch_sample_clock_aim(struct watch_clock *c, uint64_t at)
 {
 	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
 
@@ -94,12 +94,12 @@ watch_clock_aim(struct watch_clock *c, uint64_t at)
 
 /* Stop and free the clock; it never fires after this. */
 static void
-watch_clock_free(struct watch_clock *c)
+watch_sample_clock_free(struct watch_clock *c)
 {
 	if (c == NULL)
 		return;
 	uv_poll_stop(&c->poll);
-	uv_close((uv_handle_t *)&c->poll, watch_clock_closed);
+	uv_close((uv_handle_t *)&c->poll, watch_sample_clock_closed);
 }
 
 /* CLOCK_MONOTONIC in nanoseconds. */
@@ -112,8 +112,10 @@ watch_sample_mono(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The order of two expressions by address, for qsort of indices. */
+/* The watch whose expressions watch_sample_cmp orders (qsort has no argument). */
 static const struct watch *watch_sample_sorting;
+
+/* The order of two expressions by address, for qsort of their indices. */
 static int
 watch_sample_cmp(const void *a, const void *b)
 {
@@ -364,7 +366,7 @@ watch_sample_reads(struct watch *w, uint64_t tick, uint64_t now)
 static void
 watch_sample_aim(struct watch *w)
 {
-	watch_clock_aim(w->clock, w->t0 + w->next * w->period);
+	watch_sample_clock_aim(w->clock, w->t0 + w->next * w->period);
 }
 
 /* The clock fired: take the tick due now, unless it is early or reads wait. */
@@ -402,7 +404,7 @@ watch_sample_start(struct watch *w)
 	w->period = 1000000000ULL / w->hz;
 	w->next = 0;
 	w->running = true;
-	w->clock = watch_clock_new(w);
+	w->clock = watch_sample_clock_new(w);
 	watch_sample_aim(w);
 }
 
@@ -418,7 +420,7 @@ watch_sample_stop(struct watch *w, const char *why)
 			w->slots[i].reads[j].op = NULL;
 		}
 	w->busy = 0;
-	watch_clock_free(w->clock);
+	watch_sample_clock_free(w->clock);
 	w->clock = NULL;
 	w->running = false;
 	watch_sample_emit(w, json_pack("{s:I, s:b, s:s, s:I, s:I}", "watch",
