@@ -349,6 +349,13 @@ Test(watch, an385_wait_for_a_condition)
 	cr_assert_gt(h_jint(res, "sample.values.counter", -1), now + 1000,
 	    "wait for %s: %s", cond, wt_shown(res));
 	json_decref(res);
+	/* expect on the stream: a pattern on its JSON lines, from now on. */
+	res = wt_ok(&t, "expect", json_pack("{s:s, s:s, s:I, s:i}", "stream",
+	    "watch", "patterns", "\"counter\":[0-9]{7,}", "from",
+	    (json_int_t)t.offset, "timeout", H_WAIT_BOUND));
+	cr_assert_not_null(h_jstr(res, "text"), "expect on the watch "
+	    "stream: %s", wt_shown(res));
+	json_decref(res);
 	wt_fail(&t, "invalid_params", "not an expression of watch",
 	    json_pack("{s:s, s:I, s:s}", "action", "wait", "watch",
 	    (json_int_t)id, "condition", "ticks > 3"));
