@@ -121,7 +121,7 @@ session_stream_find(struct session *s, const char *name,
 
 	if (!session_stream_known(name)) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "\"stream\" must be "
-		    "\"console\", \"target\", \"target-in\", \"server\" or "
+		    "\"console\", \"target\", \"target-in\", \"server\", "
 		    "\"semihost\" or \"watch\", not \"%s\"", name);
 		return NULL;
 	}
