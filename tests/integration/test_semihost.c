@@ -276,7 +276,7 @@ Test(semihost, bad_params_are_refused_saying_why)
 	h_conn_close(&c);
 	h_cli(&r, H_ARGS("logs", "--stream", "semihosting", ids));
 	cr_assert_eq(r.code, 2);
-	cr_assert(strstr(r.err, "server or semihost") != NULL, "%s", r.err);
+	cr_assert(strstr(r.err, "server, semihost") != NULL, "%s", r.err);
 	h_run_free(&r);
 	json_decref(h_cli_stop(id, NULL, NULL));
 }
