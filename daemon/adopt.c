@@ -170,8 +170,24 @@ adopt_refused(const struct adopt *a, struct launch *l, struct rpc_error *err)
 /* What an adopted session gets back once it runs again. */
 struct adopt_resume {
 	json_t		*hold;		/* its record's, or NULL */
+	double		 deadline_at;	/* when its deadline runs out, or 0 */
 	struct sink	*sink;
 };
+
+/*
+ * The deadline runs out when the record said, however long the session
+ * took to run again: armed as it started with what it had left at the
+ * adoption, it is set again now (a verdict given meanwhile stands).
+ */
+static void
+adopt_resume_deadline(struct session *s, double at)
+{
+	double left = at - loop_now();
+
+	if (at > 0)
+		(void)verdict_deadline_set(s, left > 0.001 ? (long)(left *
+		    1000) : 1);
+}
 
 /*
  * The adopted session runs: its hold comes back for the time it had left,
@@ -200,6 +216,8 @@ adopt_resume_state(struct sink *k, struct session *s,
 		else if (lease_ended)
 			(void)hold_keeps(s);
 	}
+	if (s->state == S_RUNNING && r->hold == NULL)
+		adopt_resume_deadline(s, r->deadline_at);
 	session_sink_remove(r->sink);
 	json_decref(r->hold);
 	free(r);
@@ -220,8 +238,8 @@ adopt_resume(struct session *s, json_t *rec)
 	if (json_is_null(d))
 		s->l.deadline = 0;
 	else if (d != NULL) {
-		left = json_number_value(json_object_get(d, "at")) -
-		    loop_now();
+		r->deadline_at = json_number_value(json_object_get(d, "at"));
+		left = r->deadline_at - loop_now();
 		s->l.deadline = left > 0.001 ? (long)(left * 1000) : 1;
 	}
 	r->hold = json_incref(json_object_get(rec, "hold"));
