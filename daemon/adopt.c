@@ -209,8 +209,8 @@ adopt_resume_state(struct sink *k, struct session *s,
 	if (s->state == S_RUNNING && r->hold != NULL) {
 		left = json_number_value(json_object_get(r->hold, "until")) -
 		    loop_now();
-		if (hold_set(s, left > 1 ? (long)left : 1, json_incref(
-		    json_object_get(r->hold, "by")), &err) != 0)
+		if (hold_set(s, left > 0.001 ? (long)(left * 1000) : 1,
+		    json_incref(json_object_get(r->hold, "by")), &err) != 0)
 			log_warn("session %lu: its hold is lost: %s", s->id,
 			    err.message);
 		else if (lease_ended)

@@ -506,7 +506,7 @@ void	 verdict_ended(struct sink *, struct session *,
 struct hold;
 void	 hold_init(long ttl_s, long max, long total_s);
 long	 hold_default_ttl(void);
-int	 hold_set(struct session *, long ttl_s, json_t *by, struct rpc_error *);
+int	 hold_set(struct session *, long ttl_ms, json_t *by, struct rpc_error *);
 void	 hold_release(struct session *);
 void	 hold_reset(struct session *, const struct conn *by);
 bool	 hold_keeps(struct session *);

@@ -88,14 +88,14 @@ hold_expired(void *arg)
 }
 
 /*
- * Whether a hold of ttl_s seconds on s fits the limits: one more hold,
- * and the time all holds have left, s's own aside, within the total.
+ * Whether a hold of ttl_ms on s fits the limits: one more hold, and the
+ * time all holds have left, s's own aside, within the total.
  */
 static int
-hold_fits(const struct session *s, long ttl_s, struct rpc_error *err)
+hold_fits(const struct session *s, long ttl_ms, struct rpc_error *err)
 {
 	const struct hold	*h;
-	uint64_t		 total = (uint64_t)ttl_s * 1000;
+	uint64_t		 total = (uint64_t)ttl_ms;
 
 	if (s->hold == NULL && hold_count >= (unsigned long)hold_max) {
 		rpc_error_set(err, RPC_LIMIT, "the daemon holds %u sessions "
@@ -109,7 +109,7 @@ hold_fits(const struct session *s, long ttl_s, struct rpc_error *err)
 	if (total > (uint64_t)hold_total_s * 1000) {
 		rpc_error_set(err, RPC_LIMIT, "holding session %lu for %ld s "
 		    "would take the holds' time left to %llu s, over the "
-		    "daemon's %ld s (DBGCTLD_HOLD_TOTAL)", s->id, ttl_s,
+		    "daemon's %ld s (DBGCTLD_HOLD_TOTAL)", s->id, ttl_ms / 1000,
 		    (unsigned long long)(total / 1000), hold_total_s);
 		return -1;
 	}
@@ -117,11 +117,13 @@ hold_fits(const struct session *s, long ttl_s, struct rpc_error *err)
 }
 
 /*
- * Hold s for ttl_s seconds (replacing its hold's time and holder), by
- * the holder described in by (taken); -1 with err when it cannot be.
+ * Hold s for ttl_ms (replacing its hold's time and holder), by the holder
+ * described in by (taken); -1 with err when it cannot be. In ms, not the
+ * s a client asks for, so that an adopted hold goes on with what it had
+ * left to the ms.
  */
 int
-hold_set(struct session *s, long ttl_s, json_t *by, struct rpc_error *err)
+hold_set(struct session *s, long ttl_ms, json_t *by, struct rpc_error *err)
 {
 	struct hold	*h;
 	char		*text;
@@ -132,7 +134,7 @@ hold_set(struct session *s, long ttl_s, json_t *by, struct rpc_error *err)
 		    "running session is held", s->id, session_is(s));
 		return -1;
 	}
-	if (hold_fits(s, ttl_s, err) != 0) {
+	if (hold_fits(s, ttl_ms, err) != 0) {
 		json_decref(by);
 		return -1;
 	}
@@ -146,11 +148,11 @@ hold_set(struct session *s, long ttl_s, json_t *by, struct rpc_error *err)
 	json_decref(h->by);
 	h->by = by;
 	h->since = loop_now();
-	h->until = uv_now(dmn.loop) + (uint64_t)ttl_s * 1000;
-	timer_start(h->ttl, (uint64_t)ttl_s * 1000);
+	h->until = uv_now(dmn.loop) + (uint64_t)ttl_ms;
+	timer_start(h->ttl, (uint64_t)ttl_ms);
 	/* What the hold keeps is the target as it is: no verdict ends it now. */
 	verdict_disarm(s);
-	xasprintf(&text, "hold: the session is held for %ld s", ttl_s);
+	xasprintf(&text, "hold: the session is held for %ld s", ttl_ms / 1000);
 	log_info("session %lu: %s", s->id, text);
 	session_note(s, text);
 	free(text);

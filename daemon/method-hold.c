@@ -53,7 +53,7 @@ method_hold_exec(struct request *req)
 		hold_release(s);
 		return request_done(req, json_pack("{s:n}", "hold"));
 	}
-	if (hold_set(s, ttl, method_hold_by(req), &err) != 0)
+	if (hold_set(s, ttl * 1000, method_hold_by(req), &err) != 0)
 		return request_error(req, err.code, "%s", err.message);
 	/* A kind without a debugger, or a target that ended, is held as it is. */
 	if (gdb_live(s) == NULL ||

@@ -243,7 +243,7 @@ verdict_hold(struct session *s)
 {
 	struct rpc_error err;
 
-	if (hold_set(s, hold_default_ttl(), json_pack("{s:s}", "verdict",
+	if (hold_set(s, hold_default_ttl() * 1000, json_pack("{s:s}", "verdict",
 	    json_string_value(json_object_get(s->verdict, "kind"))), &err) ==
 	    0)
 		return true;
