@@ -1,0 +1,132 @@
+/*
+ * The adoption soak's clients, started once and riding out every kill:
+ * `dbgctl attach` on a pty of the test's own, to a session that answers
+ * each line typed at it, attaches again after each kill and still carries
+ * what is typed there and back; `dbgctl logs -f` of a streamer's console
+ * prints every byte of it once, in order, and ends with the session. The
+ * test alone starts daemons, so neither client starts one of its own.
+ */
+#include "harness.h"
+#include "adopt-soak.h"
+
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Add what logs -f has printed so far to its buffer, waiting up to ms. */
+static void
+sa_client_pump(struct sa *s, int ms)
+{
+	struct pollfd pfd = { .fd = s->cl.follow.outfd, .events = POLLIN };
+	char buf[65536];
+	ssize_t n;
+
+	if (poll(&pfd, 1, ms) <= 0)
+		return;
+	n = read(s->cl.follow.outfd, buf, sizeof buf);
+	if (n > 0)
+		h_bytes_add(&s->cl.out, buf, (size_t)n);
+}
+
+/*
+ * The clients: attach to a session that answers "got-LINE" for each line,
+ * and logs -f of the stream followed.
+ */
+void
+sa_client_start(struct sa *s, struct sa_stream *followed)
+{
+	char ids[32];
+	const char *script = "echo attach-ready; while read l; do echo "
+	    "got-$l; done";
+
+	/* Only the test starts daemons: a client's start would race it. */
+	h_ctx_env_add("DBGCTL_DAEMON=/nonexistent/dbgctld");
+	s->cl.attached = h_cli_launch_sh(NULL, script);
+	h_pty_open(&s->cl.pty, 30, 100);
+	h_pty_spawn(&s->cl.pty, H_ARGS("attach", h_idstr(s->cl.attached, ids,
+	    sizeof ids)));
+	s->cl.pty_off = h_pty_expect(&s->cl.pty, 0, "attach-ready",
+	    H_WAIT_BOUND);
+	h_pty_expect_raw(&s->cl.pty, H_WAIT_BOUND, "once attached");
+	s->cl.followed = followed;
+	cr_assert_eq(h_cli_start(&s->cl.follow, H_ARGS("logs", "-f",
+	    h_idstr(followed->id, ids, sizeof ids))), 0, "start logs -f");
+}
+
+/*
+ * logs -f has printed at least what the stream held when last read, and
+ * all it printed is the stream's bytes, once, in order.
+ */
+static void
+sa_client_follows(struct sa *s)
+{
+	struct sa_stream *st = s->cl.followed;
+	double end = h_now() + H_WAIT_BOUND / 1000.0;
+	size_t n;
+
+	while (s->cl.out.len < st->seen.len && h_now() < end)
+		sa_client_pump(s, 100);
+	n = s->cl.out.len < st->seen.len ? s->cl.out.len : st->seen.len;
+	cr_assert(n == st->seen.len && memcmp(s->cl.out.p, st->seen.p, n) ==
+	    0, "%s: logs -f of session %ld printed %zu bytes, not the %zu of "
+	    "its stream once, in order: %s; the daemons' logs: %s", s->where,
+	    st->id, s->cl.out.len, st->seen.len, h_shown(s->cl.out.p,
+	    s->cl.out.len, 400), sa_logs(s));
+}
+
+/*
+ * After an adoption: attach has attached again, and a line typed at it
+ * comes back answered; logs -f has carried on.
+ */
+void
+sa_client_check(struct sa *s)
+{
+	struct h_pty *p = &s->cl.pty;
+	char line[32], answer[40];
+
+	s->cl.pty_off = h_pty_expect(p, s->cl.pty_off, "attached again to "
+	    "session", H_WAIT_BOUND);
+	cr_assert(!p->done, "%s: attach ended across the restart: %s",
+	    s->where, h_pty_screen(p));
+	s->cl.again++;
+	snprintf(line, sizeof line, "r%d\r", s->round);
+	snprintf(answer, sizeof answer, "got-r%d", s->round);
+	h_pty_type(p, line, strlen(line));
+	s->cl.pty_off = h_pty_expect(p, s->cl.pty_off, answer, H_WAIT_BOUND);
+	sa_client_follows(s);
+}
+
+/*
+ * At the end, once stop --all has returned: attach ends with its session
+ * and leaves the terminal as it was; logs -f ends with its stream, having
+ * printed all of it once, in order.
+ */
+void
+sa_client_end(struct sa *s)
+{
+	struct sa_stream *st = s->cl.followed;
+	size_t len;
+	char *all;
+
+	cr_assert(h_pty_wait_exit(&s->cl.pty, H_WAIT_BOUND), "%s: attach did "
+	    "not end with its session: %s", s->where, h_pty_screen(&s->cl.pty));
+	h_pty_expect_restored(&s->cl.pty, "after the kills and the end");
+	h_pty_close(&s->cl.pty);
+	h_run_wait(&s->cl.follow, H_RUN_BOUND);
+	h_bytes_add(&s->cl.out, s->cl.follow.res.out, s->cl.follow.res.out_len);
+	cr_assert_eq(s->cl.follow.res.code, 0, "%s: logs -f exited %d: %s",
+	    s->where, s->cl.follow.res.code, s->cl.follow.res.err);
+	all = sa_stream_read(s, st->id, st->name, &len);
+	cr_assert(s->cl.out.len == len && memcmp(s->cl.out.p, all, len) == 0,
+	    "%s: logs -f of session %ld printed %zu bytes, not the %zu of its "
+	    "stream once, in order: %s", s->where, st->id, s->cl.out.len, len,
+	    h_shown(s->cl.out.p, s->cl.out.len, 400));
+	free(all);
+	h_run_free(&s->cl.follow.res);
+	free(s->cl.out.p);
+}
