@@ -65,49 +65,109 @@ sa_gdb_send(struct sa *s, struct sa_dbg *d, char c)
 	h_run_free(&r);
 }
 
-/*
- * Run control: resume d until its breakpoint; it stops there again, seq
- * past the last, and expect finds what the run printed: the beat's next
- * line, the byte the board echoed, the stop on remote's console. The
- * board first gets the byte its next stop holds.
- */
-void
-sa_gdb_hit(struct sa *s, struct sa_dbg *d)
-{
-	char ids[32], line[64], echoed[2] = { d->pending, '\0' };
-	size_t from, cfrom;
-	json_t *hit;
-	const char *func;
-	long seq;
+/* Where d's streams stood before a resume: what it prints comes after. */
+struct sa_gdb_from {
+	size_t	target;
+	size_t	console;
+};
 
-	/* Where the streams stand: what the resume prints comes after. */
+/*
+ * Before a resume of d: where its streams stand; the board gets the byte
+ * its next stop holds, and the one it holds now is what it must echo.
+ */
+static void
+sa_gdb_ready(struct sa *s, struct sa_dbg *d, struct sa_gdb_from *f)
+{
+	char echoed[2] = { d->pending, '\0' };
+
 	sa_stream_check(s, d->target != NULL ? d->target : d->console);
-	from = d->target != NULL ? d->target->whole : 0;
-	cfrom = d->console->seen.len;
-	if (d->pending != '\0') {
-		d->pending = sa_gdb_board_byte(d);
-		sa_gdb_send(s, d, d->pending);
-		h_bytes_add(&d->target->want, echoed, 1);
-	}
-	hit = h_cli_json(H_ARGS("resume", "--wait", h_idstr(d->id, ids,
-	    sizeof ids)));
-	func = h_jstr(hit, "target.stop.func");
-	seq = (long)h_jint(hit, "target.seq", -1);
+	f->target = d->target != NULL ? d->target->whole : 0;
+	f->console = d->console->seen.len;
+	if (d->pending == '\0')
+		return;
+	d->pending = sa_gdb_board_byte(d);
+	sa_gdb_send(s, d, d->pending);
+	h_bytes_add(&d->target->want, echoed, 1);
+}
+
+/* The reply of a resume of d: stopped at its breakpoint, seq past the last. */
+static void
+sa_gdb_took(struct sa *s, struct sa_dbg *d, json_t *hit)
+{
+	const char *func = h_jstr(hit, "target.stop.func");
+	long seq = (long)h_jint(hit, "target.seq", -1);
+
 	cr_assert(func != NULL && strcmp(func, d->func) == 0 && seq > d->seq,
 	    "%s: a resume of %s (%ld) stopped in %s, seq %ld after %ld; the "
 	    "daemons' logs: %s", s->where, d->what, d->id, func ? func :
 	    "(none)", seq, d->seq, sa_logs(s));
-	json_decref(hit);
 	d->seq = seq;
 	d->hits++;
+}
+
+/*
+ * Run control: resume d until its breakpoint; it stops there again, seq
+ * past the last, and expect finds what the run printed: the beat's next
+ * line, a byte the board echoed (which one, a run lost with a daemon may
+ * have changed: the stream's form says), the stop on remote's console.
+ */
+void
+sa_gdb_hit(struct sa *s, struct sa_dbg *d)
+{
+	struct sa_gdb_from f;
+	char ids[32], line[64];
+	json_t *hit;
+
+	sa_gdb_ready(s, d, &f);
+	hit = h_cli_json(H_ARGS("resume", "--wait", h_idstr(d->id, ids,
+	    sizeof ids)));
+	sa_gdb_took(s, d, hit);
+	json_decref(hit);
 	if (d->pending != '\0')
-		sa_stream_expect(s, d->target, from, echoed);
+		sa_stream_expect_re(s, d->target, f.target, "[a-z]");
 	else if (d->target != NULL) {
 		snprintf(line, sizeof line, "beat %ld twice", d->target->lines +
 		    1);
-		sa_stream_expect(s, d->target, from, line);
+		sa_stream_expect(s, d->target, f.target, line);
 	} else
-		sa_stream_expect(s, d->console, cfrom, d->func);
+		sa_stream_expect(s, d->console, f.console, d->func);
+}
+
+/* A resume of d in flight across the kill: started, not waited for. */
+void
+sa_gdb_hit_start(struct sa *s, struct sa_dbg *d, struct h_proc *p)
+{
+	struct sa_gdb_from f;
+	char ids[32];
+
+	sa_gdb_ready(s, d, &f);
+	cr_assert_eq(h_cli_start(p, H_ARGS("--json", "resume", "--wait",
+	    h_idstr(d->id, ids, sizeof ids))), 0, "start resume --wait");
+}
+
+/*
+ * The resume in flight ended: with its stop, if its daemon answered
+ * before the kill; or lost with its daemon (exit 3), the run done or
+ * not, which the adopted session's state says.
+ */
+void
+sa_gdb_hit_end(struct sa *s, struct sa_dbg *d, struct h_proc *p)
+{
+	json_t *hit;
+
+	h_run_wait(p, H_RUN_BOUND);
+	cr_assert(p->res.code == 0 || p->res.code == 3, "%s: a resume of %s "
+	    "(%ld) across the kill exited %d: %s%s", s->where, d->what, d->id,
+	    p->res.code, p->res.out, p->res.err);
+	if (p->res.code == 0) {
+		hit = json_loads(p->res.out, 0, NULL);
+		cr_assert_not_null(hit, "%s: resume --json printed %s",
+		    s->where, p->res.out);
+		sa_gdb_took(s, d, hit);
+		json_decref(hit);
+	} else
+		s->lost++;
+	h_run_free(&p->res);
 }
 
 /* Wait until d's target is stopped; its seq then. */

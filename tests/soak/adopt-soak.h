@@ -13,6 +13,8 @@
 #define SA_ROUNDS	20
 /* The kill comes 0 to this many ms into a round. */
 #define SA_KILL_MS	800
+/* Or 0 to this many ms after the resume in flight began. */
+#define SA_RUN_MS	60
 /* No daemon runs for 0 to this many ms. */
 #define SA_ABSENT_MS	300
 /* A round's deadline session's deadline (ms): past the kill, mostly. */
@@ -99,6 +101,8 @@ struct sa {
 	int		 nst;
 	struct h_bytes	 sent;		/* every line echo was sent, in order */
 	int		 reads;
+	int		 lost;		/* resumes lost with their daemon */
+	int		 rode;		/* expects that rode out a kill */
 	int		 held;		/* holds found after an adoption */
 	int		 early;		/* deadlines that fired before the kill */
 	struct sa_clients cl;
@@ -117,12 +121,19 @@ void	 sa_stream_check(struct sa *, struct sa_stream *);
 void	 sa_stream_read_at(struct sa *, struct sa_stream *);
 void	 sa_stream_expect(struct sa *, struct sa_stream *, size_t from,
 	    const char *text);
+void	 sa_stream_expect_re(struct sa *, struct sa_stream *, size_t from,
+	    const char *re);
 void	 sa_stream_expect_next(struct sa *, struct sa_stream *);
+void	 sa_stream_expect_start(struct sa *, struct sa_stream *,
+	    struct h_proc *);
+void	 sa_stream_expect_end(struct sa *, struct h_proc *);
 void	 sa_stream_echo(struct sa *, const char *line);
 
 /* adopt-gdb.c */
 void	 sa_gdb_start(struct sa *);
 void	 sa_gdb_hit(struct sa *, struct sa_dbg *);
+void	 sa_gdb_hit_start(struct sa *, struct sa_dbg *, struct h_proc *);
+void	 sa_gdb_hit_end(struct sa *, struct sa_dbg *, struct h_proc *);
 void	 sa_gdb_check(struct sa *, struct sa_dbg *);
 
 /* adopt-lldb.c */

@@ -184,23 +184,43 @@ sa_stream_read_at(struct sa *s, struct sa_stream *st)
 	s->reads++;
 }
 
-/* expect --exact text in st's stream from offset from; asserted. */
-void
-sa_stream_expect(struct sa *s, struct sa_stream *st, size_t from,
-    const char *text)
+/* expect text (exact, or a pattern) in st from offset from; asserted. */
+static void
+sa_stream_expect_how(struct sa *s, struct sa_stream *st, size_t from,
+    const char *text, bool exact)
 {
 	char ids[32], froms[32];
 	struct h_res r;
 
 	snprintf(froms, sizeof froms, "%zu", from);
-	h_cli(&r, H_ARGS("expect", "--exact", "--stream", st->name, "--from",
-	    froms, "--timeout", "20000", h_idstr(st->id, ids, sizeof ids),
-	    text));
+	h_idstr(st->id, ids, sizeof ids);
+	if (exact)
+		h_cli(&r, H_ARGS("expect", "--exact", "--stream", st->name,
+		    "--from", froms, "--timeout", "20000", ids, text));
+	else
+		h_cli(&r, H_ARGS("expect", "--stream", st->name, "--from",
+		    froms, "--timeout", "20000", ids, text));
 	cr_assert_eq(r.code, 0, "%s: expect %s on session %ld's %s from %s: "
 	    "exit %d: %s; the daemons' logs: %s", s->where, h_shown(text,
 	    strlen(text), 80), st->id, st->name, froms, r.code, r.err,
 	    sa_logs(s));
 	h_run_free(&r);
+}
+
+/* expect --exact text in st's stream from offset from; asserted. */
+void
+sa_stream_expect(struct sa *s, struct sa_stream *st, size_t from,
+    const char *text)
+{
+	sa_stream_expect_how(s, st, from, text, true);
+}
+
+/* expect the pattern re in st's stream from offset from; asserted. */
+void
+sa_stream_expect_re(struct sa *s, struct sa_stream *st, size_t from,
+    const char *re)
+{
+	sa_stream_expect_how(s, st, from, re, false);
 }
 
 /* A line of a streamer after what it has shown comes: expect answers. */
@@ -212,6 +232,36 @@ sa_stream_expect_next(struct sa *s, struct sa_stream *st)
 	snprintf(pat, sizeof pat, "%c%ld%s", st->tag, st->lines + SA_BATCH,
 	    st->eol);
 	sa_stream_expect(s, st, st->whole, pat);
+}
+
+/*
+ * An expect of a line further on in st, in flight across the kill: it
+ * rides out the restart, from where it began matching.
+ */
+void
+sa_stream_expect_start(struct sa *s, struct sa_stream *st, struct h_proc *p)
+{
+	char ids[32], from[32], pat[64];
+
+	(void)s;
+	snprintf(from, sizeof from, "%zu", st->whole);
+	snprintf(pat, sizeof pat, "%c%ld%s", st->tag, st->lines + 2 * SA_BATCH,
+	    st->eol);
+	cr_assert_eq(h_cli_start(p, H_ARGS("expect", "--exact", "--stream",
+	    st->name, "--from", from, "--timeout", "30000", h_idstr(st->id,
+	    ids, sizeof ids), pat)), 0, "start expect");
+}
+
+/* The expect in flight across the kill found its line; asserted. */
+void
+sa_stream_expect_end(struct sa *s, struct h_proc *p)
+{
+	h_run_wait(p, H_RUN_BOUND * 2);
+	cr_assert_eq(p->res.code, 0, "%s: an expect across the kill exited "
+	    "%d: %s; the daemons' logs: %s", s->where, p->res.code, p->res.err,
+	    sa_logs(s));
+	h_run_free(&p->res);
+	s->rode++;
 }
 
 /* Send a line to echo and wait for it to come back; asserted. */
