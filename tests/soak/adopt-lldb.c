@@ -68,3 +68,28 @@ sa_lldb_check(struct sa *s)
 	sa_stream_expect(s, con, from, "fix-loop");
 	s->lldb_answers++;
 }
+
+/* An exec of lldb in flight across the kill: started, not waited for. */
+void
+sa_lldb_exec_start(struct sa *s, struct h_proc *p)
+{
+	char ids[32];
+
+	cr_assert_eq(h_cli_start(p, H_ARGS("exec", h_idstr(s->lldb, ids,
+	    sizeof ids), "--", "target", "list")), 0, "start exec");
+}
+
+/*
+ * The exec in flight ended: answered, if its daemon answered before the
+ * kill, or lost with it (exit 3); lldb is at its prompt either way.
+ */
+void
+sa_lldb_exec_end(struct sa *s, struct h_proc *p)
+{
+	h_run_wait(p, H_RUN_BOUND);
+	cr_assert(p->res.code == 3 || (p->res.code == 0 && strstr(p->res.out,
+	    "fix-loop") != NULL), "%s: an exec of lldb across the kill "
+	    "exited %d: %s%s", s->where, p->res.code, p->res.out, p->res.err);
+	s->lost += p->res.code == 3;
+	h_run_free(&p->res);
+}

@@ -101,7 +101,7 @@ struct sa {
 	int		 nst;
 	struct h_bytes	 sent;		/* every line echo was sent, in order */
 	int		 reads;
-	int		 lost;		/* resumes lost with their daemon */
+	int		 lost;		/* resumes, execs lost with their daemon */
 	int		 rode;		/* expects that rode out a kill */
 	int		 held;		/* holds found after an adoption */
 	int		 early;		/* deadlines that fired before the kill */
@@ -139,6 +139,8 @@ void	 sa_gdb_check(struct sa *, struct sa_dbg *);
 /* adopt-lldb.c */
 void	 sa_lldb_start(struct sa *);
 void	 sa_lldb_check(struct sa *);
+void	 sa_lldb_exec_start(struct sa *, struct h_proc *);
+void	 sa_lldb_exec_end(struct sa *, struct h_proc *);
 
 /* adopt-hold.c */
 void	 sa_hold_start(struct sa *);

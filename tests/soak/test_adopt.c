@@ -179,14 +179,14 @@ sa_after(struct sa *s)
 
 /*
  * One round: a deadline session launched, a line echoed, each debugger
- * resumed to its breakpoint but one, whose resume and an expect are in
- * flight as the kill comes at a random moment; a new daemon, and the
- * checks.
+ * resumed to its breakpoint but one, whose resume, an expect and an exec
+ * of lldb are in flight as the kill comes at a random moment; a new
+ * daemon, and the checks.
  */
 static void
 sa_round(struct sa *s)
 {
-	struct h_proc run, exp;
+	struct h_proc run, exp, lldb;
 	char line[32];
 	int i, k = (int)(sa_rand(s) % (unsigned)s->ndbg);
 
@@ -200,12 +200,14 @@ sa_round(struct sa *s)
 			sa_gdb_hit(s, &s->dbg[i]);
 	sa_gdb_hit_start(s, &s->dbg[k], &run);
 	sa_stream_expect_start(s, &s->st[1], &exp);
+	sa_lldb_exec_start(s, &lldb);
 	/* Every other kill, likely while the resume runs. */
 	h_nap((int)(sa_rand(s) % (sa_rand(s) % 2 ? SA_KILL_MS : SA_RUN_MS)));
 	sa_kill(s);
 	h_daemon_fg();
 	sa_gdb_hit_end(s, &s->dbg[k], &run);
 	sa_stream_expect_end(s, &exp);
+	sa_lldb_exec_end(s, &lldb);
 	sa_after(s);
 	cr_assert_eq(h_daemon_pid(), H->fg_daemon, "%s: the daemon died after "
 	    "the adoption; its log: %s", s->where, sa_logs(s));
@@ -234,7 +236,7 @@ sa_summary(struct sa *s, double t0)
 	    "%ld, %ld and %ld lines whole; %d reads at their offsets; %zu bytes "
 	    "echoed; %d of %d deadlines fired before their kill; %d holds kept "
 	    "by an adoption; %d breakpoint hits of gdb, gdbserver, remote and "
-	    "qemu, %d resumes lost with their daemon; %d expects rode out a "
+	    "qemu, %d resumes and execs lost with their daemon; %d expects rode out a "
 	    "kill; %d answers of lldb; attach again %d times; logs -f %zu "
 	    "bytes", SA_ROUNDS, h_now() - t0, s->st[0].lines, s->st[1].lines,
 	    s->st[2].lines, s->reads, s->sent.len, s->early, SA_ROUNDS,
