@@ -1,7 +1,8 @@
 /*
  * The adoption soak's end: the streamers end, every stream whole; stop
- * --all leaves no process of any session and no keeper's socket; and the
- * list and process checks the rounds use.
+ * --all leaves no process of any session, no keeper's socket and no
+ * session cgroup that holds a process; and the list and process checks
+ * the rounds use.
  */
 #include "harness.h"
 #include "adopt-soak.h"
@@ -96,6 +97,44 @@ sa_end_no_socks(void *arg)
 	return false;
 }
 
+/* Session cgroups in the daemon's subtree that hold a process, into buf. */
+static int
+sa_end_cgroups(const char *root, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir(root);
+	int n = 0;
+
+	buf[0] = '\0';
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "%s/%s", root, de->d_name);
+		if (h_contain_populated(path)) {
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s ",
+			    de->d_name);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* Predicate: no session cgroup under the subtree at arg holds a process. */
+static bool
+sa_end_no_cgroups(void *arg)
+{
+	char names[1024];
+
+	if (sa_end_cgroups(arg, names, sizeof names) == 0)
+		return true;
+	h_nap(20);
+	return false;
+}
+
 /* The streamers end: every stream holds its whole sequence, then "end". */
 void
 sa_end_streams(struct sa *s)
@@ -157,7 +196,8 @@ sa_end_server(struct sa *s)
 void
 sa_end_stop_all(struct sa *s)
 {
-	char report[8192] = "", names[1024];
+	char report[8192] = "", names[1024], root[PATH_MAX];
+	bool contained = h_daemon_cgroup(root, sizeof root);
 	struct h_res r;
 
 	h_cli_exit(&r, 0, H_ARGS("stop", "--all"));
@@ -172,4 +212,9 @@ sa_end_stop_all(struct sa *s)
 	cr_assert(h_wait_for(sa_end_no_socks, NULL, H_WAIT_BOUND), "%s: keeper "
 	    "sockets left after stop --all: %s", s->where,
 	    (sa_end_keeper_socks(names, sizeof names), names));
+	cr_assert(!contained || h_wait_for(sa_end_no_cgroups, root,
+	    H_WAIT_BOUND), "%s: session cgroups in %s hold processes after "
+	    "stop --all: %s", s->where, root, (sa_end_cgroups(root, names,
+	    sizeof names), names));
+	s->cgroups = contained;
 }

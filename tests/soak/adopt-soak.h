@@ -106,6 +106,7 @@ struct sa {
 	int		 held;		/* holds found after an adoption */
 	int		 early;		/* deadlines that fired before the kill */
 	struct sa_clients cl;
+	bool		 cgroups;	/* the daemon put sessions in cgroups */
 	struct h_bytes	 logs;		/* what the killed daemons logged */
 };
 
