@@ -236,10 +236,10 @@ sa_summary(struct sa *s, double t0)
 	    "%ld, %ld and %ld lines whole; %d reads at their offsets; %zu bytes "
 	    "echoed; %d of %d deadlines fired before their kill; %d holds kept "
 	    "by an adoption; %d breakpoint hits of gdb, gdbserver, remote and "
-	    "qemu, %d resumes and execs lost with their daemon; %d expects rode out a "
-	    "kill; %d answers of lldb; attach again %d times; logs -f %zu "
-	    "bytes; session cgroups checked: %s", SA_ROUNDS, h_now() - t0, s->st[0].lines, s->st[1].lines,
-	    s->st[2].lines, s->reads, s->sent.len, s->early, SA_ROUNDS,
+	    "qemu, %d resumes and execs lost with their daemon; %d expects "
+	    "rode out a kill; %d answers of lldb; attach again %d times; logs "
+	    "-f %zu bytes; session cgroups checked: %s", SA_ROUNDS, h_now() -
+	    t0, s->st[0].lines, s->st[1].lines, s->st[2].lines, s->reads, s->sent.len, s->early, SA_ROUNDS,
 	    s->held, hits, s->lost, s->rode, s->lldb_answers, s->cl.again,
 	    s->cl.out.len, s->cgroups ? "yes" : "no (none)");
 }
