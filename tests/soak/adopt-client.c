@@ -11,12 +11,76 @@
 
 #include <criterion/criterion.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Whether the unix socket of inode ino is connected (/proc/net/unix). */
+static bool
+sa_client_inode_connected(unsigned long ino)
+{
+	char line[512];
+	unsigned long i;
+	unsigned st;
+	bool found = false;
+	FILE *f = fopen("/proc/net/unix", "r");
+
+	if (f == NULL)
+		return false;
+	while (!found && fgets(line, sizeof line, f) != NULL)
+		found = sscanf(line, "%*s %*s %*s %*s %*s %x %lu", &st, &i) ==
+		    2 && i == ino && st == 3;
+	fclose(f);
+	return found;
+}
+
+/*
+ * Predicate: the client *(pid_t *)arg holds a connected unix socket, its
+ * connection to the daemon: from then on, the daemon's death is one it
+ * rides out, not a start it must make.
+ */
+static bool
+sa_client_connected(void *arg)
+{
+	char dir[64], path[PATH_MAX], link[64];
+	unsigned long ino;
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+	ssize_t n;
+
+	/* One that ended already had its answer. */
+	if (h_pid_state(*(pid_t *)arg) == 'Z')
+		return true;
+	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)*(pid_t *)arg);
+	if ((d = opendir(dir)) == NULL)
+		return true;
+	while (!found && (de = readdir(d)) != NULL) {
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		n = readlink(path, link, sizeof link - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		found = sscanf(link, "socket:[%lu]", &ino) == 1 &&
+		    sa_client_inode_connected(ino);
+	}
+	closedir(d);
+	if (!found)
+		h_nap(5);
+	return found;
+}
+
+/* Wait until the client p has connected to the daemon; asserted. */
+void
+sa_client_wait_connected(struct sa *s, struct h_proc *p, const char *what)
+{
+	cr_assert(h_wait_for(sa_client_connected, &p->pid, H_WAIT_BOUND),
+	    "%s: %s never connected to the daemon", s->where, what);
+}
 
 /* Add what logs -f has printed so far to its buffer, waiting up to ms. */
 static void

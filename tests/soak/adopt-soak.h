@@ -20,7 +20,9 @@
 /* A round's deadline session's deadline (ms): past the kill, mostly. */
 #define SA_DEADLINE_MS	(2000 * H_SLOW)
 /* Lines a streamer writes at once, between its checks for the end. */
-#define SA_BATCH	50
+#define SA_BATCH	10
+/* Batches ahead the expect across the kill waits for: about a second. */
+#define SA_AHEAD	20
 /* Most streams the soak follows. */
 #define SA_STREAMS	16
 /* The gdb family's sessions: gdb, gdbserver, remote, qemu. */
@@ -151,6 +153,8 @@ void	 sa_hold_check(struct sa *);
 /* adopt-client.c */
 void	 sa_client_start(struct sa *, struct sa_stream *followed);
 void	 sa_client_check(struct sa *);
+void	 sa_client_wait_connected(struct sa *, struct h_proc *,
+	    const char *what);
 void	 sa_client_end(struct sa *);
 
 /* adopt-end.c */

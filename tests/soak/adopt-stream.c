@@ -235,21 +235,25 @@ sa_stream_expect_next(struct sa *s, struct sa_stream *st)
 }
 
 /*
- * An expect of a line further on in st, in flight across the kill: it
- * rides out the restart, from where it began matching.
+ * An expect of a line a second or so on in st, in flight across the
+ * kill: it
+ * rides out the restart, from where it began matching. (Once connected:
+ * a client that finds no daemon at its start starts one, which only the
+ * test does here.)
  */
 void
 sa_stream_expect_start(struct sa *s, struct sa_stream *st, struct h_proc *p)
 {
 	char ids[32], from[32], pat[64];
 
-	(void)s;
+	sa_stream_check(s, st);
 	snprintf(from, sizeof from, "%zu", st->whole);
-	snprintf(pat, sizeof pat, "%c%ld%s", st->tag, st->lines + 2 * SA_BATCH,
-	    st->eol);
+	snprintf(pat, sizeof pat, "%c%ld%s", st->tag, st->lines +
+	    SA_AHEAD * SA_BATCH, st->eol);
 	cr_assert_eq(h_cli_start(p, H_ARGS("expect", "--exact", "--stream",
 	    st->name, "--from", from, "--timeout", "30000", h_idstr(st->id,
 	    ids, sizeof ids), pat)), 0, "start expect");
+	sa_client_wait_connected(s, p, "expect");
 }
 
 /* The expect in flight across the kill found its line; asserted. */
