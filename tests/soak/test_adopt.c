@@ -17,7 +17,8 @@
  * everything and no keeper's socket is left.
  *
  * The delays come from a seeded generator whose seed is printed: set
- * SOAK_SEED to replay a failing soak. Nothing here asserts on timing.
+ * SOAK_SEED to replay a failing soak, and SOAK_LOGS to a file for all
+ * its daemons' logs on a failure. Nothing here asserts on timing.
  */
 #include "harness.h"
 
@@ -57,19 +58,27 @@ sa_seed(struct sa *s)
 	    s->seed);
 }
 
-/* The last of the killed daemons' logs and the live one's, for messages. */
+/*
+ * The last of the killed daemons' logs and the live one's, for messages;
+ * all of them into the file SOAK_LOGS names, if set.
+ */
 const char *
 sa_logs(struct sa *s)
 {
 	char *now = h_daemon_log();
 	struct h_bytes b = { NULL, 0 };
-	const char *shown;
+	const char *shown, *path = getenv("SOAK_LOGS");
+	FILE *f;
 
 	if (s->logs.len > 0)
 		h_bytes_add(&b, s->logs.p, s->logs.len);
 	if (now != NULL)
 		h_bytes_add(&b, now, strlen(now));
 	free(now);
+	if (path != NULL && b.p != NULL && (f = fopen(path, "w")) != NULL) {
+		fwrite(b.p, 1, b.len, f);
+		fclose(f);
+	}
 	shown = h_shown(b.p != NULL ? b.p : "", b.len, 3000);
 	free(b.p);
 	return shown;
