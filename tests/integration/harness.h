@@ -325,6 +325,14 @@ void	 h_conn_close(struct h_conn *);
 /* Launch params on a connection closed at once (no lease); the id, asserted. */
 long	 h_conn_launch_once(const char *params, int bound_ms);
 
+/* harness-adopt.c */
+/* The path of the socket keeper n of session id waits at. */
+void	 h_adopt_keeper_sock(long id, int n, char *buf, size_t len);
+/* Assert that a resume of session ids stops at loop_tick again; its seq. */
+long	 h_adopt_resume_hits(const char *ids, const char *after);
+/* SIGKILL the daemon, start the next; assert id keeps its server and port. */
+void	 h_adopt_keeps_server(long id, const char *what);
+
 /* harness-pid.c */
 
 /* The fields of /proc/PID/stat the harness reads. */

@@ -2,8 +2,9 @@
  * Sessions outlive the daemon: after a SIGKILL of dbgctld, a new daemon on
  * the same socket adopts what the old one left (same id, the streams going
  * on at their offsets with no byte lost or repeated, input and stop
- * working); with no new daemon, the grace period ends everything; a forged
- * or foreign keeper socket is never adopted.
+ * working), with cursors, silences, holds and deadlines going on; with no
+ * new daemon, the grace period ends everything; a replace hands it all
+ * over (the kinds: test_adopt_kinds.c; who and when: test_adopt_serve.c).
  */
 #include "harness.h"
 
@@ -81,51 +82,8 @@ adopt_expect_lines(long id, const char *after)
 	free(want);
 }
 
-/* Assert that a resume of session ids stops at loop_tick again; its seq. */
-static long
-adopt_resume_hits(const char *ids, const char *after)
-{
-	json_t	*hit = h_cli_json(H_ARGS("resume", "--wait", ids));
-	long	 seq = (long)h_jint(hit, "target.seq", -1);
 
-	cr_assert_str_eq(h_jstr(hit, "target.stop.func") ? h_jstr(hit,
-	    "target.stop.func") : "(none)", "loop_tick", "the resume after "
-	    "%s did not stop at the breakpoint", after);
-	json_decref(hit);
-	return seq;
-}
 
-/*
- * SIGKILL the daemon and start the next; assert that session id runs again
- * under it with the same managed server, at the same port; what: messages.
- */
-static void
-adopt_keeps_server(long id, const char *what)
-{
-	json_t	*st = h_cli_status(id);
-	pid_t	 srv = (pid_t)h_jint(st, "server_pid", -1);
-	long	 port = (long)h_jint(st, "port", -1);
-
-	json_decref(st);
-	cr_assert(srv > 0 && port > 0, "the %s session's server and port", what);
-	h_daemon_fg_kill();
-	h_daemon_fg();
-	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND),
-	    "the adopted %s session never ran again", what);
-	st = h_cli_status(id);
-	cr_assert_eq((pid_t)h_jint(st, "server_pid", -1), srv, "the %s "
-	    "session has another server", what);
-	cr_assert_eq((long)h_jint(st, "port", -1), port, "the %s session has "
-	    "another port", what);
-	json_decref(st);
-}
-
-/* The path of the socket keeper n of session id waits at. */
-static void
-adopt_keeper_sock(long id, int n, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s.k%ld.%d", H->sock, id, n);
-}
 
 /* Predicate: no file is at the path. */
 static bool
@@ -402,7 +360,7 @@ Test(adopt, an_exit_while_no_daemon_ran_is_told_to_the_next)
 	close(fd);
 	cr_assert(h_wait_for(adopt_sh_gone, m, H_WAIT_BOUND),
 	    "the program did not end");
-	adopt_keeper_sock(id, 0, sock, sizeof sock);
+	h_adopt_keeper_sock(id, 0, sock, sizeof sock);
 	cr_assert(!adopt_no_file(sock), "its keeper did not wait at %s", sock);
 	h_daemon_fg();
 	h_cli_expect_exit(id, 7, 20000, "adopted after its exit");
@@ -422,248 +380,13 @@ Test(adopt, the_grace_period_ends_a_tree_nobody_adopts)
 	h_marker_new("DBGI_ADOPT_GRACE", m, sizeof m);
 	id = h_cli_launch_sh(m, H_ESCAPING_TREE);
 	h_marker_wait(m, "sleep", 2);
-	adopt_keeper_sock(id, 0, sock, sizeof sock);
+	h_adopt_keeper_sock(id, 0, sock, sizeof sock);
 	cr_assert(!adopt_no_file(sock), "no keeper socket at %s", sock);
 	h_daemon_fg_kill();
 	cr_assert(h_wait_for(adopt_marker_gone, m, 15000), "15 s after the "
 	    "SIGKILL, with a grace of 1 s, processes of the session live");
 	cr_assert(h_wait_for(adopt_no_file, sock, 5000), "the keeper's socket "
 	    "%s outlived it", sock);
-}
-
-/* A keeper of the socket's name that lies about itself is not adopted. */
-static void
-adopt_forger(const char *path, int ready)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	char buf[64];
-	int l, c;
-
-	if (strlen(path) >= sizeof sun.sun_path)
-		_exit(1);
-	memcpy(sun.sun_path, path, strlen(path) + 1);
-	l = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (bind(l, (struct sockaddr *)&sun, sizeof sun) != 0 ||
-	    listen(l, 4) != 0)
-		_exit(1);
-	(void)write(ready, "r", 1);
-	while ((c = accept(l, NULL, NULL)) != -1) {
-		(void)read(c, buf, sizeof buf);
-		/* Not its own pid, a descriptor it does not send. */
-		dprintf(c, "keeper 1\nhold console\nstarted 1\nadopted\n");
-		close(c);
-	}
-	_exit(0);
-}
-
-/*
- * A socket at a keeper's name that another process of the user made and
- * that lies, and one of another user, are left alone: the daemon starts,
- * serves, and lists no such session.
- */
-Test(adopt, a_forged_or_foreign_keeper_socket_is_not_adopted)
-{
-	char forged[PATH_MAX + 32], foreign[PATH_MAX + 32], c;
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int p[2], fd, st;
-	pid_t forger;
-	json_t *rows;
-
-	cr_assert_eq(mkdir(H->dir, 0700) == 0 || errno == EEXIST, 1);
-	adopt_keeper_sock(77, 0, forged, sizeof forged);
-	adopt_keeper_sock(78, 0, foreign, sizeof foreign);
-	cr_assert_eq(pipe(p), 0);
-	if ((forger = fork()) == 0) {
-		close(p[0]);
-		adopt_forger(forged, p[1]);
-	}
-	close(p[1]);
-	cr_assert_eq(read(p[0], &c, 1), 1, "the forger did not listen");
-	close(p[0]);
-	cr_assert_lt(strlen(foreign), sizeof sun.sun_path);
-	memcpy(sun.sun_path, foreign, strlen(foreign) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&sun, sizeof sun), 0);
-	cr_assert_eq(listen(fd, 4), 0);
-	if (getuid() == 0)
-		cr_assert_eq(chown(foreign, 65534, 65534), 0);
-	h_daemon_fg();
-	rows = h_cli_json(H_ARGS("list"));
-	cr_assert_eq(json_array_size(json_object_get(rows, "sessions")), 0,
-	    "the daemon listed sessions from forged keeper sockets");
-	json_decref(rows);
-	h_daemon_wait_log("not adopted", H_WAIT_BOUND);
-	kill(forger, SIGKILL);
-	waitpid(forger, &st, 0);
-	close(fd);
-}
-
-/* Whether fd has nothing to read and no hang-up waiting: still open. */
-static bool
-adopt_quiet(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	return poll(&pfd, 1, 0) == 0;
-}
-
-/*
- * The daemon serves while it adopts: with a keeper socket whose owner
- * takes the daemon's call and never hands over, a ping is answered at
- * once, while a list waits for the adoption, which gives that keeper up
- * at its bound; then the list has no such session.
- */
-Test(adopt, a_keeper_slow_to_hand_over_delays_a_ping_not)
-{
-	char path[PATH_MAX + 32], buf[16] = { 0 };
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct pollfd pfd;
-	json_t *rows;
-	int l, c;
-
-	cr_assert_eq(mkdir(H->dir, 0700) == 0 || errno == EEXIST, 1);
-	adopt_keeper_sock(79, 0, path, sizeof path);
-	cr_assert_lt(strlen(path), sizeof sun.sun_path);
-	memcpy(sun.sun_path, path, strlen(path) + 1);
-	l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	cr_assert_eq(bind(l, (struct sockaddr *)&sun, sizeof sun), 0);
-	cr_assert_eq(listen(l, 4), 0);
-	h_daemon_fg();
-	pfd = (struct pollfd){ .fd = l, .events = POLLIN };
-	cr_assert_eq(poll(&pfd, 1, H_WAIT_BOUND), 1, "the daemon never "
-	    "called at the keeper's socket");
-	cr_assert_neq(c = accept(l, NULL, NULL), -1);
-	pfd = (struct pollfd){ .fd = c, .events = POLLIN };
-	cr_assert_eq(poll(&pfd, 1, H_WAIT_BOUND), 1);
-	cr_assert_eq(read(c, buf, 6), 6);
-	cr_assert_str_eq(buf, "adopt\n");
-	cr_assert(adopt_quiet(c), "the daemon gave the keeper up at once");
-	cr_assert(h_daemon_ping(), "no pong while a keeper hands over");
-	cr_assert(adopt_quiet(c), "the ping waited for the keeper's bound");
-	rows = h_cli_json(H_ARGS("list"));
-	cr_assert(!adopt_quiet(c) && read(c, buf, sizeof buf) == 0, "the "
-	    "list was answered before the adoption gave the keeper up");
-	cr_assert_eq(json_array_size(json_object_get(rows, "sessions")), 0);
-	json_decref(rows);
-	h_daemon_wait_log("keeper 0 not adopted: no hand-over", H_WAIT_BOUND);
-	close(c);
-	close(l);
-}
-
-/* Listen at keeper n of session id's socket, and never answer; the fd. */
-static int
-adopt_mute_keeper(long id)
-{
-	char path[PATH_MAX + 32];
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int l;
-
-	adopt_keeper_sock(id, 0, path, sizeof path);
-	cr_assert_lt(strlen(path), sizeof sun.sun_path);
-	memcpy(sun.sun_path, path, strlen(path) + 1);
-	l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	cr_assert_eq(bind(l, (struct sockaddr *)&sun, sizeof sun), 0);
-	cr_assert_eq(listen(l, 4), 0);
-	return l;
-}
-
-/*
- * A SIGTERM while the daemon adopts still ends every session: sixteen
- * keepers that never hand over hold the adoption's places until their
- * bound, so a real session (its id after theirs) is adopted only after
- * the SIGTERM; the daemon stops it, exits once the adoption is over, and
- * then nothing of it is alive.
- */
-Test(adopt, a_sigterm_while_adopting_ends_every_session)
-{
-	char m[96];
-	struct h_res r;
-	pid_t daemon;
-	int mute[16], i;
-	long id = 0;
-
-	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
-	h_daemon_fg();
-	/* Ids are never reused: the real session's comes after the mute ones. */
-	for (i = 0; i < 16; i++) {
-		h_cli_exit(&r, 0, H_ARGS("launch", "--kind", "exec", "--wait",
-		    "--", "true"));
-		h_run_free(&r);
-	}
-	h_marker_new("DBGI_ADOPT_TERM", m, sizeof m);
-	id = h_cli_launch(H_ARGS("--kind", "exec", "--env", m, "--",
-	    h_ctx_fixture("FIX_LOOP")));
-	cr_assert_gt(id, 16);
-	h_marker_wait(m, NULL, 1);
-	h_daemon_fg_kill();
-	for (i = 0; i < 16; i++)
-		mute[i] = adopt_mute_keeper(i + 1);
-	daemon = h_daemon_fg();
-	cr_assert_eq(kill(daemon, SIGTERM), 0);
-	cr_assert_neq(h_daemon_fg_wait(H_WAIT_BOUND), -1, "the daemon did "
-	    "not exit after SIGTERM");
-	cr_assert(h_marker_gone(m), "a session adopted while the daemon "
-	    "shut down outlived it");
-	for (i = 0; i < 16; i++)
-		close(mute[i]);
-}
-
-/*
- * A gdb session stopped at a breakpoint when its daemon is killed is
- * adopted as gdb left it: stopped there, the breakpoint listed, its seq
- * past every one before; it resumes to the next hit, evaluates, and a
- * stop ends it whole.
- */
-Test(adopt, a_gdb_session_outlives_a_sigkill_of_its_daemon)
-{
-	char m[96], ids[32];
-	json_t *st, *list;
-	struct h_res r;
-	long id, seq, seq2;
-	pid_t gdb;
-
-	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
-	h_daemon_fg();
-	h_marker_new("DBGI_ADOPT_GDB", m, sizeof m);
-	id = h_cli_launch(H_ARGS("--kind", "gdb", "--env", m, "-x", "run",
-	    "--", h_ctx_fixture("FIX_LOOP")));
-	h_idstr(id, ids, sizeof ids);
-	cr_assert(h_cli_wait_status(id, "target.state", "running",
-	    H_WAIT_BOUND), "session %ld never ran its program", id);
-	json_decref(h_cli_json(H_ARGS("break", ids, "loop_tick")));
-	cr_assert(h_cli_wait_status(id, "target.state", "stopped",
-	    H_WAIT_BOUND), "the breakpoint was never hit");
-	st = h_cli_status(id);
-	seq = (long)h_jint(st, "target.seq", -1);
-	gdb = (pid_t)h_jint(st, "pid", -1);
-	json_decref(st);
-	h_daemon_fg_kill();
-	cr_assert(!h_pid_gone(gdb), "gdb died with its daemon");
-	h_daemon_fg();
-	/* It runs once gdb has said again what it knows. */
-	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND),
-	    "the adopted session never ran again");
-	st = h_cli_status(id);
-	cr_assert_str_eq(h_jstr(st, "target.state"), "stopped", "the adopted "
-	    "session's target");
-	cr_assert_str_eq(h_jstr(st, "target.stop.frame.func"), "loop_tick",
-	    "where the adopted target is stopped");
-	cr_assert_gt(h_jint(st, "target.seq", -1), seq, "the seq after the "
-	    "adoption is not past the one before");
-	cr_assert_eq((pid_t)h_jint(st, "pid", -1), gdb, "another gdb");
-	json_decref(st);
-	list = h_cli_json(H_ARGS("break", "--list", ids));
-	cr_assert_not_null(strstr(json_dumps(list, 0), "loop_tick"),
-	    "the breakpoint is not listed after the adoption");
-	json_decref(list);
-	seq2 = adopt_resume_hits(ids, "the adoption");
-	st = h_cli_status(id);
-	cr_assert_eq(h_jint(st, "target.seq", -1), seq2);
-	json_decref(st);
-	h_cli_exit(&r, 0, H_ARGS("stop", ids));
-	h_run_free(&r);
-	cr_assert(h_marker_gone(m), "processes of the adopted gdb session "
-	    "live after its stop");
 }
 
 /*
@@ -719,170 +442,6 @@ Test(adopt, holds_and_deadlines_come_back_as_they_were)
 }
 
 /*
- * A remote session (gdb connected to a server the test runs) is adopted
- * with gdb still connected: the server's program is where it was, and a
- * breakpoint set before the SIGKILL is hit after the adoption.
- */
-Test(adopt, a_remote_session_stays_connected_across_its_adoption)
-{
-	const char *loop = h_ctx_fixture("FIX_LOOP");
-	struct h_bytes b = { calloc(1, 1), 0 };
-	char ids[32], remote[64];
-	struct h_proc srv;
-	struct h_res r;
-	json_t *st;
-	pid_t gdb;
-	long id;
-
-	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
-	h_daemon_fg();
-	snprintf(remote, sizeof(remote), "127.0.0.1:%d",
-	    h_run_gdbserver(&srv, &b, loop));
-	id = h_cli_launch(H_ARGS("--remote", remote, "--", loop));
-	h_idstr(id, ids, sizeof(ids));
-	json_decref(h_cli_json(H_ARGS("break", ids, "loop_tick")));
-	gdb = h_cli_status_pid(id, "pid");
-	h_daemon_fg_kill();
-	h_daemon_fg();
-	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND),
-	    "the adopted remote session never ran again");
-	st = h_cli_status(id);
-	cr_assert_str_eq(h_jstr(st, "kind"), "remote");
-	cr_assert_eq((pid_t)h_jint(st, "pid", -1), gdb, "another gdb");
-	json_decref(st);
-	adopt_resume_hits(ids, "the adoption");
-	h_cli_exit(&r, 0, H_ARGS("stop", ids));
-	h_run_free(&r);
-	cr_assert(h_pid_gone(gdb), "gdb lives after its session's stop");
-	kill(srv.pid, SIGKILL);
-	h_run_wait(&srv, 60000);
-	free(b.p);
-}
-
-/*
- * A board under the qemu kind is adopted with QEMU and gdb-multiarch as
- * they were: the same server at the same port, its UART going on, and
- * its fault breaks known again, so a HardFault after the adoption is a
- * fault record at the handler.
- */
-Test(adopt, a_qemu_board_keeps_its_fault_breaks_across_its_adoption)
-{
-	const char *fw = h_board_firmware("FIX_BOARD");
-	struct h_bytes got = { calloc(1, 1), 0 };
-	char ids[32], m[96];
-	struct h_res r;
-	json_t *st;
-	long id;
-
-	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
-	h_daemon_fg();
-	h_marker_new("DBGI_ADOPT_QEMU", m, sizeof m);
-	id = h_cli_launch(H_ARGS("--kind", "qemu", "--machine", "lm3s6965evb",
-	    "--env", m, "--", fw));
-	h_idstr(id, ids, sizeof ids);
-	cr_assert_eq(h_cli_recv_until(ids, "dbgctl board ready", &got,
-	    H_WAIT_BOUND), 0, "no banner from the board");
-	adopt_keeps_server(id, "board");
-	h_cli_exit(&r, 0, H_ARGS("send", ids, "!"));
-	h_run_free(&r);
-	cr_assert(h_cli_wait_status(id, "fault", NULL, H_WAIT_BOUND), "no "
-	    "fault record after a HardFault on the adopted board");
-	st = h_cli_status(id);
-	cr_assert_str_eq(h_jstr(st, "fault.location") ? h_jstr(st,
-	    "fault.location") : "", "*HardFault_Handler", "the fault of the "
-	    "adopted board");
-	json_decref(st);
-	h_cli_exit(&r, 0, H_ARGS("stop", ids));
-	h_run_free(&r);
-	cr_assert(h_marker_gone(m), "processes of the adopted board live "
-	    "after its stop");
-	free(got.p);
-}
-
-/* A live read of the board's counter (mem --live --json): via, value. */
-static unsigned long
-adopt_live_counter(const char *ids, const char *addr, const char *via)
-{
-	json_t		*res = h_cli_json(H_ARGS("mem", "--live", ids, addr,
-			    "4"));
-	const char	*hex = h_jstr(res, "hex");
-	unsigned	 b[4];
-
-	cr_assert_str_eq(h_jstr(res, "via") ? h_jstr(res, "via") : "", via,
-	    "a live read at %s of the adopted board: expected via %s", addr,
-	    via);
-	cr_assert(hex != NULL && sscanf(hex, "%2x%2x%2x%2x", &b[0], &b[1],
-	    &b[2], &b[3]) == 4, "a live read of 4 bytes");
-	json_decref(res);
-	return (unsigned long)b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0];
-}
-
-/*
- * A board on mps2-an385 keeps its live memory across its adoption: QEMU's
- * keeper held the daemon's end of QMP and the shared RAM, so the next
- * daemon reads the running counter through both, and writes it.
- */
-Test(adopt, a_qemu_board_keeps_its_live_memory_across_its_adoption)
-{
-	const char	*fw = h_board_firmware("FIX_BOARD_AN385");
-	struct h_bytes	 got = { calloc(1, 1), 0 };
-	char		 ids[32];
-	struct h_res	 r;
-	unsigned long	 v;
-	long		 id;
-	int		 i;
-
-	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
-	h_daemon_fg();
-	id = h_cli_launch(H_ARGS("--kind", "qemu", "--machine", "mps2-an385",
-	    "--", fw));
-	h_idstr(id, ids, sizeof ids);
-	cr_assert_eq(h_cli_recv_until(ids, "ready", &got, H_WAIT_BOUND), 0,
-	    "no banner from the board");
-	(void)adopt_live_counter(ids, "&counter", "shm");
-	adopt_keeps_server(id, "an385 board");
-	cr_assert_eq(adopt_live_counter(ids, "0", "qmp"), 0x21010000ul,
-	    "the adopted board's initial SP, read through QMP");
-	/* The firmware's counter++ may store over a write: write again. */
-	for (i = 0, v = 0; i < 20 && v < 0x70000000ul; i++) {
-		h_cli_exit(&r, 0, H_ARGS("mem", "--write", "--live", ids,
-		    "&counter", "00000070"));
-		h_run_free(&r);
-		v = adopt_live_counter(ids, "&counter", "shm");
-	}
-	cr_assert(v >= 0x70000000ul && v < 0x7f000000ul, "the adopted board's "
-	    "counter after a live write of 0x70000000: 0x%lx", v);
-	h_cli_exit(&r, 0, H_ARGS("stop", ids));
-	h_run_free(&r);
-	free(got.p);
-}
-
-/*
- * A gdbserver session, whose server picked its own port, is adopted with
- * the port its record kept once it was seen, and its breakpoint works.
- */
-Test(adopt, a_gdbserver_session_keeps_its_server_and_port)
-{
-	char ids[32], m[96];
-	struct h_res r;
-	long id;
-
-	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
-	h_daemon_fg();
-	h_marker_new("DBGI_ADOPT_GDBSRV", m, sizeof m);
-	id = h_cli_launch(H_ARGS("--kind", "gdbserver", "--env", m, "--",
-	    h_ctx_fixture("FIX_LOOP")));
-	h_idstr(id, ids, sizeof ids);
-	json_decref(h_cli_json(H_ARGS("break", ids, "loop_tick")));
-	adopt_keeps_server(id, "gdbserver");
-	adopt_resume_hits(ids, "the adoption");
-	h_cli_exit(&r, 0, H_ARGS("stop", ids));
-	h_run_free(&r);
-	cr_assert(h_marker_gone(m), "processes of the adopted gdbserver "
-	    "session live after its stop");
-}
-
-/*
  * dbgctl daemon --replace hands every session to the new daemon: an exec
  * session streaming output and a gdb session stopped at a breakpoint go
  * on under the new one, with their ids, every byte once, the stop where
@@ -930,7 +489,7 @@ Test(adopt, a_replace_hands_over_its_sessions)
 	    "target.stop.func") : "(none)", "loop_tick", "where the target "
 	    "is after the replace");
 	json_decref(st);
-	adopt_resume_hits(gids, "the replace");
+	h_adopt_resume_hits(gids, "the replace");
 	w.text = "line2999\n";
 	cr_assert(h_wait_for(adopt_stream_has, &w, H_WAIT_BOUND),
 	    "the last lines never came after the replace");
@@ -939,70 +498,4 @@ Test(adopt, a_replace_hands_over_its_sessions)
 	h_run_free(&r);
 	cr_assert(h_marker_gone(m), "processes of the sessions live after "
 	    "stop --all");
-}
-
-/*
- * An lldb session, at its prompt when its daemon is killed, is adopted at
- * its prompt (its console log's last bytes draw it): exec types there and
- * is answered at once.
- */
-Test(adopt, an_lldb_session_is_adopted_at_its_prompt)
-{
-	const char *loop = h_ctx_fixture("FIX_LOOP");
-	char ids[32], m[96];
-	struct h_res r;
-	pid_t lldb;
-	long id;
-
-	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
-	h_daemon_fg();
-	h_marker_new("DBGI_ADOPT_LLDB", m, sizeof m);
-	id = h_cli_launch(H_ARGS("--kind", "lldb", "--env", m, "--", loop));
-	h_idstr(id, ids, sizeof ids);
-	/* An exec answered says lldb sat at its prompt before the kill. */
-	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND), "lldb "
-	    "of session %s never answered", ids);
-	lldb = h_cli_status_pid(id, "pid");
-	h_daemon_fg_kill();
-	h_daemon_fg();
-	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND),
-	    "the adopted lldb session never ran again");
-	cr_assert_eq(h_cli_status_pid(id, "pid"), lldb, "another lldb");
-	h_cli_exit(&r, 0, H_ARGS("exec", ids, "--", "target", "list"));
-	cr_assert_not_null(strstr(r.out, "fix-loop"), "lldb's answer after "
-	    "the adoption: %s", r.out);
-	h_run_free(&r);
-	h_cli_exit(&r, 0, H_ARGS("stop", ids));
-	h_run_free(&r);
-	cr_assert(h_marker_gone(m), "processes of the adopted lldb session "
-	    "live after its stop");
-}
-
-/*
- * An lldb-server session is adopted with its server and lldb as they were:
- * the same server at the same port, lldb at its prompt and answering.
- */
-Test(adopt, an_lldb_server_session_keeps_its_server_and_prompt)
-{
-	char ids[32], m[96];
-	struct h_res r;
-	long id;
-
-	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
-	h_daemon_fg();
-	h_marker_new("DBGI_ADOPT_LLDBSRV", m, sizeof m);
-	id = h_cli_launch(H_ARGS("--kind", "lldb-server", "--env", m, "--",
-	    h_ctx_fixture("FIX_LOOP")));
-	h_idstr(id, ids, sizeof ids);
-	cr_assert(h_wait_for(h_cli_lldb_answers, ids, H_WAIT_BOUND), "lldb "
-	    "of session %s never answered", ids);
-	adopt_keeps_server(id, "lldb-server");
-	h_cli_exit(&r, 0, H_ARGS("exec", ids, "--", "target", "list"));
-	cr_assert_not_null(strstr(r.out, "fix-loop"), "lldb's answer after "
-	    "the adoption: %s", r.out);
-	h_run_free(&r);
-	h_cli_exit(&r, 0, H_ARGS("stop", ids));
-	h_run_free(&r);
-	cr_assert(h_marker_gone(m), "processes of the adopted lldb-server "
-	    "session live after its stop");
 }
