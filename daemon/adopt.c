@@ -117,6 +117,20 @@ adopt_scan(struct adopt_found **out)
 	return n;
 }
 
+/* The adoption under way: the keepers found, and how far it has got. */
+struct adopt_run {
+	struct adopt_found	*found;
+	size_t			 nfound;
+	size_t			 next;		/* the first not begun */
+	size_t			 busy;		/* sessions begun, not entered */
+	TAILQ_HEAD(, adopt)	 ready;		/* handed over, to enter */
+	size_t			 starting;	/* entered, not yet running */
+	uv_idle_t		 idle;		/* enters them, a turn at a time */
+	void			(*done)(void);
+};
+
+static void	adopt_turn(uv_idle_t *);
+
 /* A keeper nobody adopts has been told to stop: forget it once gone. */
 static void
 adopt_discard_cb(void *arg, struct proc *pr, enum proc_event ev)
@@ -172,6 +186,7 @@ struct adopt_resume {
 	json_t		*hold;		/* its record's, or NULL */
 	double		 deadline_at;	/* when its deadline runs out, or 0 */
 	struct sink	*sink;
+	bool		 counted;	/* in the adoption's starting */
 };
 
 /*
@@ -218,6 +233,11 @@ adopt_resume_state(struct sink *k, struct session *s,
 	}
 	if (s->state == S_RUNNING && r->hold == NULL)
 		adopt_resume_deadline(s, r->deadline_at);
+	/* The adoption is over once none it entered is starting: look soon. */
+	if (r->counted && dmn.adoption != NULL) {
+		dmn.adoption->starting--;
+		uv_idle_start(&dmn.adoption->idle, adopt_turn);
+	}
 	session_sink_remove(r->sink);
 	json_decref(r->hold);
 	free(r);
@@ -252,6 +272,11 @@ adopt_resume(struct session *s, json_t *rec)
 	    "lease_ended")))
 		lease_add(s, NULL, s->l.lease_grace);
 	r->sink = session_sink_add(s, SE_STATE, adopt_resume_state, r);
+	/* Requests wait until gdb has been asked again, not only entered. */
+	if (s->state == S_STARTING && dmn.adoption != NULL) {
+		r->counted = true;
+		dmn.adoption->starting++;
+	}
 	adopt_resume_state(r->sink, s, NULL);
 }
 
@@ -327,17 +352,6 @@ adopt_forget_records(void)
 	closedir(d);
 }
 
-/* The adoption under way: the keepers found, and how far it has got. */
-struct adopt_run {
-	struct adopt_found	*found;
-	size_t			 nfound;
-	size_t			 next;		/* the first not begun */
-	size_t			 busy;		/* sessions begun, not entered */
-	TAILQ_HEAD(, adopt)	 ready;		/* handed over, to enter */
-	uv_idle_t		 idle;		/* enters them, a turn at a time */
-	void			(*done)(void);
-};
-
 static void	adopt_begin(struct adopt_run *);
 
 /* The adoption's last handle is closed: free it. */
@@ -370,7 +384,7 @@ adopt_next(struct adopt_run *r)
 {
 	while (r->busy < ADOPT_BUSY_MAX && r->next < r->nfound)
 		adopt_begin(r);
-	if (r->busy == 0 && r->next == r->nfound)
+	if (r->busy == 0 && r->next == r->nfound && r->starting == 0)
 		adopt_finish(r);
 }
 

@@ -83,6 +83,50 @@ Test(adopt_kinds, a_gdb_session_outlives_a_sigkill_of_its_daemon)
 }
 
 /*
+ * A request waits for the adoption, which is over only once each adopted
+ * gdb has said again what it knows: with gdb busy in a shell command when
+ * its daemon was killed, a status sent at once is answered only after
+ * gdb has answered, and finds the session running, not starting.
+ */
+Test(adopt_kinds, a_request_after_an_adoption_waits_for_gdb_to_answer)
+{
+	char m[96], ids[32], req[160];
+	struct h_conn c, busy;
+	json_t *st;
+	struct h_res r;
+	long id;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	h_marker_new("DBGI_ADOPT_BUSY", m, sizeof m);
+	id = h_cli_launch(H_ARGS("--kind", "gdb", "--env", m, "--",
+	    h_ctx_fixture("FIX_LOOP")));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert(h_cli_wait_status(id, "state", "running", H_WAIT_BOUND));
+	cr_assert_eq(h_conn_open(&busy, H->sock), 0);
+	snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"exec\",\"params\":{\"session\":%ld,\"command\":\"shell "
+	    "sleep 3\"}}\n", id);
+	cr_assert_eq(h_conn_send(&busy, req, strlen(req), H_WAIT_BOUND), 0);
+	h_marker_wait(m, "sleep", 1);
+	h_daemon_fg_kill();
+	h_conn_close(&busy);
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	snprintf(req, sizeof req, "{\"session\":%ld}", id);
+	st = h_conn_call(&c, "status", req, H_WAIT_BOUND);
+	h_conn_close(&c);
+	cr_assert(h_marker_pid(m, "sleep") == -1, "the status was answered "
+	    "while gdb was still busy");
+	cr_assert_str_eq(h_jstr(st, "result.state") ? h_jstr(st,
+	    "result.state") : "(none)", "running", "the first status after "
+	    "the adoption");
+	json_decref(st);
+	h_cli_exit(&r, 0, H_ARGS("stop", ids));
+	h_run_free(&r);
+}
+
+/*
  * A remote session (gdb connected to a server the test runs) is adopted
  * with gdb still connected: the server's program is where it was, and a
  * breakpoint set before the SIGKILL is hit after the adoption.
