@@ -22,6 +22,10 @@ static const struct {
 	{ "target-in.log", "the target's input (the transport)" },
 	{ "mi.log", "the daemon's MI channel: > sent, < received" },
 	{ "server.log", "the managed server's output" },
+	{ "rtt0.log", "RTT up-channel 0 (rtt0)" },
+	{ "rtt1.log", "RTT up-channel 1 (rtt1)" },
+	{ "rtt2.log", "RTT up-channel 2 (rtt2)" },
+	{ "rtt3.log", "RTT up-channel 3 (rtt3)" },
 	{ "core", "a core file of the target (gcore)" },
 };
 

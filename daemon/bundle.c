@@ -30,6 +30,10 @@ static const struct {
 	{ "target-in", "target-in.log" },
 	{ "semihost", "semihost.log" },
 	{ "watch", "watch.log" },
+	{ "rtt0", "rtt0.log" },
+	{ "rtt1", "rtt1.log" },
+	{ "rtt2", "rtt2.log" },
+	{ "rtt3", "rtt3.log" },
 };
 
 /* Serials of bundles, so a late answer finds its bundle or none. */

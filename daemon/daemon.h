@@ -584,6 +584,7 @@ enum session_event_kind {
 	SE_SUSPENDED = 0x100000, /* the main process stopped (sig), or went on */
 	SE_SEMIHOST = 0x200000,	/* the semihost stream got data, len (0: ended) */
 	SE_STREAM = 0x400000,	/* a feature's stream grew (watch: json, the line) */
+	SE_RTT = 0x800000,	/* an RTT up-channel's stream grew (rtt.c) */
 };
 
 struct session_event {
@@ -638,6 +639,10 @@ struct session_proc {
 #define SESSION_MAXPROCS 2
 
 /* One supervised debugger or program, from launch until it is forgotten. */
+/* rtt.c: the most RTT up-channels a session streams (rtt0..rtt3). */
+#define RTT_UP_MAX 4
+json_t			*rtt_status(const struct session *);
+
 struct session {
 	TAILQ_ENTRY(session)	 entry;
 	RB_ENTRY(session)	 id_entry;	/* in dmn.session_ids while listed */
@@ -669,6 +674,7 @@ struct session {
 	struct output		 semihost_out;
 	struct semihost		*semihost;	/* semihost.c, or NULL */
 	struct output		 watch_out;	/* watch.c's samples */
+	struct output		 rtt_out[RTT_UP_MAX];	/* rtt.c's up-channels */
 	uint64_t		 launched_by;	/* the launching conn's serial */
 	struct method_expect_cursor *cursors;	/* named ones (method-expect.c) */
 	size_t			 ncursors;
@@ -691,6 +697,7 @@ struct session {
 	struct hold		*hold;		/* hold.c: while it is held */
 	struct bundles		*bundles;	/* bundle.c: being written, automatic */
 	struct live		*live;		/* live.c: memory read as it runs */
+	struct rtt		*rtt;		/* rtt.c: RTT channels, once on */
 	bool			 faulted;	/* the target is stopped at it */
 	uint64_t		 target_seq;	/* the last target record's seq */
 	struct sinks		 sinks;

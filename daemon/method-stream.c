@@ -9,6 +9,7 @@
 #include "conn.h"
 #include "method.h"
 #include "request.h"
+#include "rtt.h"
 
 /* Console lines replayed to a client when it attaches. */
 #define ATTACH_REPLAY_LINES 200
@@ -389,6 +390,19 @@ method_write_console(struct request *req, const char *data, size_t len)
 	    (json_int_t)len));
 }
 
+/* Write bytes to an RTT down-channel: queued for the target's buffer. */
+static enum method_return
+method_write_rtt(struct request *req, unsigned channel, const char *data,
+    size_t len)
+{
+	struct rpc_error err = { 0 };
+
+	if (rtt_write(req->session, channel, data, len, &err) != 0)
+		return request_error(req, err.code, "%s", err.message);
+	return request_done(req, json_pack("{s:I}", "written",
+	    (json_int_t)len));
+}
+
 /* write: bytes for the target's stdin (or the console); waits for room. */
 static enum method_return
 method_write_exec(struct request *req)
@@ -398,13 +412,21 @@ method_write_exec(struct request *req)
 	enum method_return		 rv;
 	unsigned char			*data;
 	size_t				 len;
+	unsigned			 channel;
 
-	if (!method_stream_ok(req))
+	if (!method_stream_ok(req) && !rtt_stream(request_str(req, "stream",
+	    ""), &channel))
 		return request_error(req, RPC_INVALID_PARAMS, "\"stream\" must "
-		    "be \"target\" or \"console\"");
+		    "be \"target\", \"console\" or an RTT channel (\"rtt0\" "
+		    "to \"rtt3\")");
 	if ((data = b64_decode(text, strlen(text), &len)) == NULL)
 		return request_error(req, RPC_INVALID_PARAMS, "\"data\" is not "
 		    "base64");
+	if (!method_stream_ok(req)) {
+		rv = method_write_rtt(req, channel, (char *)data, len);
+		free(data);
+		return rv;
+	}
 	if (method_console(req)) {
 		rv = method_write_console(req, (char *)data, len);
 		free(data);

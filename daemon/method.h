@@ -59,5 +59,6 @@ extern const struct method *const method_watches[];
 /* method-expect.c: a named cursor an adopted session had. */
 void	method_expect_restore(struct session *, const char *stream,
 	    const char *name, uint64_t);
+extern const struct method *const method_rtts[];
 
 #endif

@@ -31,6 +31,7 @@ static const struct method *const *const request_check_groups[] = {
 	method_daemon,
 	method_ended,
 	method_watches,
+	method_rtts,
 };
 
 /* The method of a name, or NULL. */

@@ -30,6 +30,15 @@ static const struct {
 	    OUTPUT_RING_SIZE },
 	{ "watch", offsetof(struct session, watch_out), ".watch.log",
 	    OUTPUT_RING_SIZE },
+	/* RTT's up-channels (rtt.c), opened when RTT starts. */
+	{ "rtt0", offsetof(struct session, rtt_out[0]), ".rtt0.log",
+	    OUTPUT_RING_SIZE },
+	{ "rtt1", offsetof(struct session, rtt_out[1]), ".rtt1.log",
+	    OUTPUT_RING_SIZE },
+	{ "rtt2", offsetof(struct session, rtt_out[2]), ".rtt2.log",
+	    OUTPUT_RING_SIZE },
+	{ "rtt3", offsetof(struct session, rtt_out[3]), ".rtt3.log",
+	    OUTPUT_RING_SIZE },
 };
 
 #define SESSION_STREAMS \
@@ -122,7 +131,8 @@ session_stream_find(struct session *s, const char *name,
 	if (!session_stream_known(name)) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "\"stream\" must be "
 		    "\"console\", \"target\", \"target-in\", \"server\", "
-		    "\"semihost\" or \"watch\", not \"%s\"", name);
+		    "\"semihost\", \"watch\" or \"rtt0\" to \"rtt3\", not "
+		    "\"%s\"", name);
 		return NULL;
 	}
 	if ((o = session_stream(s, name)) != NULL)
@@ -130,6 +140,10 @@ session_stream_find(struct session *s, const char *name,
 	if (strcmp(name, "watch") == 0)
 		rpc_error_set(err, RPC_NOT_SUPPORTED, "session %lu has no "
 		    "watch stream: no watch has been started", s->id);
+	else if (strncmp(name, "rtt", 3) == 0)
+		rpc_error_set(err, RPC_NOT_SUPPORTED, "session %lu has no %s "
+		    "stream: RTT is not on (the rtt method), or its control "
+		    "block has fewer up-channels", s->id, name);
 	else if (strncmp(name, "target", 6) == 0)
 		rpc_error_set(err, RPC_NOT_SUPPORTED, "session %lu has no %s "
 		    "stream: it was launched without --transport", s->id, name);
@@ -153,7 +167,7 @@ unsigned
 session_stream_events(void)
 {
 	return SE_OUTPUT | SE_TARGET | SE_TARGET_EOF | SE_STATE | SE_RUNSTATE |
-	    SE_SERVER_END | SE_SEMIHOST | SE_STREAM;
+	    SE_SERVER_END | SE_SEMIHOST | SE_STREAM | SE_RTT;
 }
 
 /* The stream a reader gets when it names none: the target's, if there is one. */

@@ -392,6 +392,7 @@ const struct status_field status_fields[] = {
 	{ "verdicts", status_verdicts, false },
 	{ "hold", hold_json, false },
 	{ "bundle", bundle_status, false },
+	{ "rtt", rtt_status, false },
 };
 const size_t status_nfields = sizeof status_fields / sizeof status_fields[0];
 

@@ -9,6 +9,9 @@
  * HFSR FORCED): HardFault_Handler prints FAULT_TEXT and spins, a place for
  * a debugger's breakpoint.
  *
+ * Built with -DBOARD_RTT (the mps2-an385 build), it also writes lines on
+ * an RTT channel and takes commands on another (board-rtt.c, rtt.c).
+ *
  * No C library, no clock setup (QEMU needs none for UART0), no interrupts.
  */
 #include <stdint.h>
@@ -27,6 +30,10 @@
 #define FAULT_BYTE	'!'
 /* What HardFault_Handler prints on UART0 before it spins. */
 #define FAULT_TEXT	"HardFault\r\n"
+
+#ifdef BOARD_RTT
+#include "board-rtt.h"
+#endif
 
 #ifdef BOARD_AN385
 #include "board-an385.h"
@@ -126,9 +133,16 @@ main(void)
 	char c;
 
 	UART_ON();
+#ifdef BOARD_RTT
+	/* Before the banner: a host that saw it finds the control block. */
+	board_rtt_start();
+#endif
 	uart_puts(BANNER);
 	for (;;) {
 		counter++;
+#ifdef BOARD_RTT
+		board_rtt_step(counter);
+#endif
 		if (UART_RX_EMPTY())
 			continue;
 		c = (char)UART_DR;

@@ -1,0 +1,363 @@
+/*
+ * RTT (issue 36): the board firmware's RTT channels (examples/board/rtt.c)
+ * as streams, polled over the shared RAM of mps2-an385 while the core
+ * runs.
+ *
+ * What a user checks: the up-channel's lines are matched by expect while
+ * the target never halts (its seq unchanged, its counter advancing
+ * throughout); a down-channel write changes what the firmware prints; a
+ * bundle holds the rtt0 transcript; no control block, a bad channel, a
+ * rate over the maximum and a machine without shared RAM are refused,
+ * saying why.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+TestSuite(rtt, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 240);
+
+/* Bound for one call (ms). */
+#define RTT_BOUND	(60000 * H_SLOW)
+
+/* One session under test and the connection that drives it. */
+struct rtt {
+	struct h_conn	 c;
+	long		 id;
+	char		 ids[32];
+	long long	 seq;		/* the target's seq at the start */
+};
+
+/* A short form of a JSON value for messages (a static buffer, reused). */
+static const char *
+rtt_shown(json_t *j)
+{
+	static char	 buf[4][2048];
+	static int	 next;
+	char		*s;
+
+	next = (next + 1) % 4;
+	s = j != NULL ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	snprintf(buf[next], sizeof(buf[next]), "%s", s != NULL ? s : "(none)");
+	free(s);
+	return buf[next];
+}
+
+/* Call method on the session with params (taken); the whole reply. */
+static json_t *
+rtt_call(struct rtt *t, const char *method, json_t *params)
+{
+	json_t	*r;
+	char	*p;
+
+	if (params == NULL)
+		params = json_object();
+	json_object_set_new(params, "session", json_integer(t->id));
+	p = json_dumps(params, JSON_COMPACT);
+	r = h_conn_call(&t->c, method, p, RTT_BOUND);
+	cr_assert_not_null(r, "session %s: no reply to %s %s within %d ms",
+	    t->ids, method, p, RTT_BOUND);
+	free(p);
+	json_decref(params);
+	return r;
+}
+
+/* Call method (params taken); its result, asserted to be one. */
+static json_t *
+rtt_ok(struct rtt *t, const char *method, json_t *params)
+{
+	char	 what[512];
+	json_t	*r, *res;
+
+	snprintf(what, sizeof(what), "%s %s", method, rtt_shown(params));
+	r = rtt_call(t, method, params);
+	res = json_object_get(r, "result");
+	cr_assert_not_null(res, "session %s: %s: expected a result, got %s",
+	    t->ids, what, rtt_shown(json_object_get(r, "error")));
+	json_incref(res);
+	json_decref(r);
+	return res;
+}
+
+/* Call method (params taken); assert an error of kind with text in it. */
+static void
+rtt_fail(struct rtt *t, const char *kind, const char *text,
+    const char *method, json_t *params)
+{
+	const char	*msg;
+	char		 what[512];
+	json_t		*r;
+
+	snprintf(what, sizeof(what), "%s %s", method, rtt_shown(params));
+	r = rtt_call(t, method, params);
+	cr_assert_not_null(json_object_get(r, "error"), "session %s: %s: "
+	    "expected the error %s, got %s", t->ids, what, kind,
+	    rtt_shown(r));
+	cr_assert_str_eq(h_jkind(r), kind, "session %s: %s: expected an error "
+	    "of kind %s, got %s", t->ids, what, kind, rtt_shown(r));
+	msg = h_jstr(r, "error.message");
+	cr_assert(msg != NULL && strstr(msg, text) != NULL, "session %s: %s: "
+	    "expected \"%s\" in the message, got %s", t->ids, what, text,
+	    rtt_shown(r));
+	json_decref(r);
+}
+
+/* Launch the board firmware of var on machine; wait for its banner. */
+static void
+rtt_board(struct rtt *t, const char *var, const char *machine,
+    const char *banner)
+{
+	const char	*fw = h_board_firmware(var);
+	struct h_bytes	 got = { calloc(1, 1), 0 };
+	char		*p;
+	json_t		*r;
+
+	memset(t, 0, sizeof(*t));
+	t->seq = -1;
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&t->c, H->sock), 0, "connect to %s",
+	    H->sock);
+	p = json_dumps(json_pack("{s:s, s:s, s:[s]}", "kind", "qemu",
+	    "machine", machine, "argv", fw), JSON_COMPACT);
+	r = h_conn_call(&t->c, "launch", p, RTT_BOUND);
+	cr_assert_not_null(r, "no reply to launch %s", p);
+	t->id = (long)h_jint(r, "result.id", -1);
+	cr_assert_gt(t->id, 0, "launch %s: expected a session, got %s", p,
+	    rtt_shown(r));
+	h_idstr(t->id, t->ids, sizeof(t->ids));
+	free(p);
+	json_decref(r);
+	cr_assert_eq(h_cli_recv_until(t->ids, banner, &got, H_WAIT_BOUND), 0,
+	    "board %s: expected \"%s\" within %d ms, got \"%s\"", machine,
+	    banner, H_WAIT_BOUND, h_shown(got.p, got.len, 300));
+	free(got.p);
+}
+
+/* Stop the session and let go of the connection. */
+static void
+rtt_end(struct rtt *t)
+{
+	json_decref(rtt_ok(t, "stop", NULL));
+	h_conn_close(&t->c);
+}
+
+/*
+ * The counter, read live: the target still running and its seq where it
+ * was at the first read (nothing halted it).
+ */
+static unsigned long
+rtt_counter(struct rtt *t)
+{
+	const char	*hex;
+	unsigned long	 v = 0;
+	unsigned	 b;
+	json_t		*res;
+	int		 i;
+
+	res = rtt_ok(t, "memory", json_pack("{s:s, s:i, s:b}", "address",
+	    "&counter", "length", 4, "live", 1));
+	cr_assert_str_eq(h_jstr(res, "target.state") ? h_jstr(res,
+	    "target.state") : "", "running", "the target must run: %s",
+	    rtt_shown(res));
+	if (t->seq == -1)
+		t->seq = h_jint(res, "target.seq", -1);
+	cr_assert_eq(h_jint(res, "target.seq", -2), t->seq, "the target's seq "
+	    "must not move (no halt): %s", rtt_shown(res));
+	hex = h_jstr(res, "hex");
+	cr_assert(hex != NULL && strlen(hex) == 8, "counter: %s",
+	    rtt_shown(res));
+	for (i = 3; i >= 0; i--) {
+		cr_assert_eq(sscanf(hex + 2 * i, "%2x", &b), 1, "hex %s", hex);
+		v = v << 8 | b;
+	}
+	json_decref(res);
+	return v;
+}
+
+/* expect pattern on stream from offset from; the match's result. */
+static json_t *
+rtt_expect(struct rtt *t, const char *stream, const char *pattern,
+    long long from)
+{
+	return rtt_ok(t, "expect", json_pack("{s:s, s:s, s:I, s:i}", "stream",
+	    stream, "patterns", pattern, "from", from, "timeout",
+	    H_WAIT_BOUND));
+}
+
+/* Member key of the first up-channel of an rtt answer, or "". */
+static const char *
+rtt_up0(json_t *rtt, const char *key)
+{
+	const char *v = json_string_value(json_object_get(json_array_get(
+	    json_object_get(rtt, "up"), 0), key));
+
+	return v != NULL ? v : "";
+}
+
+/* RTT on: found by the symbol, channel 0 up and down, named "Terminal". */
+static json_t *
+rtt_on(struct rtt *t)
+{
+	json_t *res = rtt_ok(t, "rtt", NULL);
+
+	cr_assert_str_eq(h_jstr(res, "found_by") ? h_jstr(res, "found_by") :
+	    "", "symbol", "rtt: %s", rtt_shown(res));
+	cr_assert(strcmp(rtt_up0(res, "stream"), "rtt0") == 0 &&
+	    strcmp(rtt_up0(res, "name"), "Terminal") == 0 &&
+	    json_array_size(json_object_get(res, "down")) == 1 &&
+	    h_jint(res, "poll_hz", 0) == 100, "rtt: %s", rtt_shown(res));
+	return res;
+}
+
+/*
+ * Lines of rtt0 are matched by expect, one after another, while the
+ * counter moves on between them and the target's seq never changes.
+ */
+Test(rtt, up_channel_lines_matched_while_target_never_halts)
+{
+	struct rtt	 t;
+	unsigned long	 before, after;
+	long long	 next;
+	json_t		*res;
+	int		 i;
+
+	rtt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
+	    "dbgctl board an385 ready\r\n");
+	json_decref(rtt_on(&t));
+	before = rtt_counter(&t);
+	res = rtt_expect(&t, "rtt0", "rtt ready\n", 0);
+	next = h_jint(res, "next", -1);
+	json_decref(res);
+	for (i = 0; i < 3; i++) {
+		res = rtt_expect(&t, "rtt0", "rtt [0-9]+ counter [0-9]+\n",
+		    next);
+		next = h_jint(res, "next", -1);
+		json_decref(res);
+		after = rtt_counter(&t);
+		cr_assert_neq(after, before, "the counter stayed at %lu while "
+		    "RTT lines came", before);
+		before = after;
+	}
+	res = rtt_ok(&t, "status", NULL);
+	cr_assert_str_eq(rtt_up0(json_object_get(res, "rtt"), "name"),
+	    "Terminal", "status: %s", rtt_shown(res));
+	json_decref(res);
+	rtt_end(&t);
+}
+
+/* A down-channel write ("u"): the firmware prints in upper case from then on. */
+Test(rtt, down_channel_write_changes_the_firmware)
+{
+	struct rtt	 t;
+	json_t		*res;
+	long long	 next;
+
+	rtt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
+	    "dbgctl board an385 ready\r\n");
+	json_decref(rtt_on(&t));
+	(void)rtt_counter(&t);
+	res = rtt_ok(&t, "write", json_pack("{s:s, s:s}", "stream", "rtt0",
+	    "data", "dQ=="));
+	cr_assert_eq(h_jint(res, "written", -1), 1, "write: %s",
+	    rtt_shown(res));
+	json_decref(res);
+	res = rtt_expect(&t, "rtt0", "MODE UPPER\n", 0);
+	next = h_jint(res, "next", -1);
+	json_decref(res);
+	json_decref(rtt_expect(&t, "rtt0", "RTT [0-9]+ COUNTER [0-9]+\n",
+	    next));
+	(void)rtt_counter(&t);
+	rtt_end(&t);
+}
+
+/* A bundle holds rtt0.log, the channel's transcript, with its lines. */
+Test(rtt, bundle_holds_the_rtt_transcript)
+{
+	struct rtt	 t;
+	char		 out[PATH_MAX], path[PATH_MAX + 16], buf[4096];
+	FILE		*f;
+	size_t		 n;
+
+	rtt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
+	    "dbgctl board an385 ready\r\n");
+	json_decref(rtt_on(&t));
+	json_decref(rtt_expect(&t, "rtt0", "rtt 2 counter", 0));
+	h_ctx_path(out, sizeof out, "bundle");
+	json_decref(rtt_ok(&t, "bundle", json_pack("{s:s}", "path", out)));
+	snprintf(path, sizeof path, "%s/rtt0.log", out);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "the bundle has no %s", path);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	cr_assert(strstr(buf, "rtt ready\n") != NULL && strstr(buf,
+	    "rtt 2 counter") != NULL, "%s: \"%s\"", path, h_shown(buf, n,
+	    300));
+	rtt_end(&t);
+}
+
+/*
+ * Refusals: a rate over the maximum, no control block at an address, a
+ * channel the block does not have (write and logs), a write before RTT
+ * is on; the board goes on running through them.
+ */
+Test(rtt, bad_params_refused_saying_why)
+{
+	struct rtt t;
+
+	rtt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
+	    "dbgctl board an385 ready\r\n");
+	rtt_fail(&t, "not_supported", "no RTT", "write", json_pack(
+	    "{s:s, s:s}", "stream", "rtt0", "data", "dQ=="));
+	rtt_fail(&t, "invalid_params", "poll_hz", "rtt", json_pack("{s:i}",
+	    "poll_hz", 5000));
+	rtt_fail(&t, "invalid_params", "no RTT control block at 0x21000100",
+	    "rtt", json_pack("{s:s}", "address", "0x21000100"));
+	rtt_fail(&t, "invalid_params", "shared RAM", "rtt", json_pack("{s:s}",
+	    "address", "0x100"));
+	rtt_fail(&t, "invalid_params", "no_such_symbol", "rtt", json_pack(
+	    "{s:s}", "address", "&no_such_symbol"));
+	rtt_fail(&t, "not_supported", "no rtt0 stream", "logs", json_pack(
+	    "{s:s}", "stream", "rtt0"));
+	json_decref(rtt_on(&t));
+	rtt_fail(&t, "invalid_params", "rtt1 is not one", "write", json_pack(
+	    "{s:s, s:s}", "stream", "rtt1", "data", "dQ=="));
+	rtt_fail(&t, "not_supported", "no rtt1 stream", "expect", json_pack(
+	    "{s:s, s:s, s:i}", "stream", "rtt1", "patterns", "x", "timeout",
+	    1));
+	rtt_fail(&t, "invalid_params", "\"rtt0\" to \"rtt3\"", "logs",
+	    json_pack("{s:s}", "stream", "rtt9"));
+	(void)rtt_counter(&t);
+	(void)rtt_counter(&t);
+	rtt_end(&t);
+}
+
+/* With the control block's id wiped (a live write of zeros), no block. */
+Test(rtt, no_control_block_refused)
+{
+	struct rtt t;
+
+	rtt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
+	    "dbgctl board an385 ready\r\n");
+	json_decref(rtt_ok(&t, "memory", json_pack("{s:s, s:s, s:{s:s}, s:b}",
+	    "action", "write", "address", "&_SEGGER_RTT", "data", "hex",
+	    "0000000000000000", "live", 1)));
+	rtt_fail(&t, "invalid_params", "its id is not \"SEGGER RTT\"", "rtt",
+	    NULL);
+	rtt_end(&t);
+}
+
+/* lm3s6965evb shares no RAM: QMP cannot write RdOff back, so no RTT. */
+Test(rtt, no_shared_ram_refused)
+{
+	struct rtt t;
+
+	rtt_board(&t, "FIX_BOARD", "lm3s6965evb", "dbgctl board ready\r\n");
+	rtt_fail(&t, "not_supported", "machine lm3s6965evb has none", "rtt",
+	    NULL);
+	rtt_end(&t);
+}
