@@ -18,7 +18,7 @@
 #include "request.h"
 #include "rtt.h"
 
-/* How long gdb may take to work out the block's address (ms). */
+/* How long gdb may take to work out the block's address (ms), by default. */
 #define METHOD_RTT_TIMEOUT	10000
 
 /* An rtt request while gdb works out the block's address. */
@@ -129,7 +129,8 @@ method_rtt_ask(struct request *req, const char *expr, bool asked)
 	mr->g = gdb_of(req->session);
 	mr->asked = asked;
 	pending_wait(req, mr, method_rtt_gone);
-	pending_timeout(req, METHOD_RTT_TIMEOUT, method_rtt_timeout);
+	pending_timeout(req, (uint64_t)request_int(req, "timeout",
+	    METHOD_RTT_TIMEOUT), method_rtt_timeout);
 	xasprintf(&e, "(unsigned long long)(%s)", expr);
 	q = mi_quote(e);
 	free(e);
@@ -166,6 +167,7 @@ static const struct method_param method_rtt_params[] = {
 	{ "session", PT_SESSION, true, 0, 0 },
 	{ "address", PT_STRING, false, 0, 0 },
 	{ "poll_hz", PT_INT, false, 1, RTT_HZ_MAX },
+	{ "timeout", PT_INT, false, 0, INT32_MAX },
 	{ NULL, 0, false, 0, 0 }
 };
 

@@ -1639,6 +1639,30 @@ class Session:
         return Watch(self, self._verb("watch", {
             "expressions": list(expressions), "hz": hz}, timeout))
 
+    def rtt(self, channel=0, poll_hz=None, address=None, timeout=None):
+        """RTT channel ``channel`` of the running target, as a
+        :class:`dbgctl.rtt.Rtt` with ``expect``/``read``/``write`` like the
+        target's UART.  The first call starts RTT: the daemon finds the
+        control block at ``address`` (a number or an expression), else at
+        the symbol ``_SEGGER_RTT``, else by its id in RAM, and polls it
+        ``poll_hz`` times a second (100 by default, at most 1000) over the
+        shared RAM, never halting the target (the qemu kind on machines
+        such as mps2-an385; dbgctl-protocol(7), rtt).  A later call with
+        ``poll_hz`` changes the rate.  Raises :class:`Error`
+        (``invalid_params``) when the control block has no such up-channel.
+        """
+        from .rtt import Rtt
+        res = self._verb("rtt", {"poll_hz": poll_hz, "address": address},
+                         timeout)
+        up = res.get("up") or []
+        if not 0 <= channel < len(up):
+            raise Error("session %s's RTT control block has %d up-channel%s;"
+                        " %d is not one" % (self.id, len(up),
+                                            "" if len(up) == 1 else "s",
+                                            channel),
+                        kind="invalid_params")
+        return Rtt(self, channel, up[channel])
+
     def registers(self, *names, timeout=None):
         """The target's registers as ``{name: value}``, by the names gdb
         gives them on this architecture (``pc``, ``sp``, ``xpsr``, ``rip``

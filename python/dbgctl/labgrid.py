@@ -246,7 +246,9 @@ class DbgctlConsoleDriver(ConsoleExpectMixin, Driver, ConsoleProtocol):
     session when the driver is activated; otherwise :meth:`launch` or
     :meth:`attach` gives it one.  ``stream`` is the stream read (``target``;
     ``console`` reads the debugger's terminal instead, and then writes go
-    there too).  ``txdelay`` is labgrid's pause before each byte written.
+    there too; ``rtt0`` to ``rtt3`` read an RTT up-channel, started on
+    attach, and write its down-channel).  ``txdelay`` is labgrid's pause
+    before each byte written.
     """
 
     bindings = {"dbgctl": "DbgctlDriver"}
@@ -254,7 +256,7 @@ class DbgctlConsoleDriver(ConsoleExpectMixin, Driver, ConsoleProtocol):
     session_name = attr.ib(default=None, validator=attr.validators.optional(
         attr.validators.instance_of((str, int))))
     stream = attr.ib(default="target", validator=attr.validators.in_(
-        ("target", "console", "server")))
+        ("target", "console", "server", "rtt0", "rtt1", "rtt2", "rtt3")))
     txdelay = attr.ib(default=0.0,
                       validator=attr.validators.instance_of(float))
 
@@ -291,7 +293,10 @@ class DbgctlConsoleDriver(ConsoleExpectMixin, Driver, ConsoleProtocol):
         self._attach(session, offset)
 
     def _attach(self, session, offset=None):
-        """Attach, as :meth:`attach` does, while activating too."""
+        """Attach, as :meth:`attach` does, while activating too; an RTT
+        stream's channel is started first (dbgctl-protocol(7), rtt)."""
+        if self.stream.startswith("rtt"):
+            session.rtt(int(self.stream[3:]))
         if offset is None:
             offset = 0 if session in self.dbgctl.sessions else \
                 self._logs(session, {"lines": 0})["offset"]
@@ -371,8 +376,10 @@ class DbgctlConsoleDriver(ConsoleExpectMixin, Driver, ConsoleProtocol):
         return self._take(size)
 
     def _write(self, data):
-        """Write all of ``data`` to the session: its target's input, or
-        its terminal for a console driver on the ``console`` stream."""
-        stream = "console" if self.stream == "console" else None
+        """Write all of ``data`` to the session: its target's input, its
+        terminal for a console driver on the ``console`` stream, or the
+        RTT down-channel of an ``rttN`` stream's number."""
+        stream = self.stream if self.stream in ("console", "rtt0", "rtt1",
+                                                "rtt2", "rtt3") else None
         return self._session().write(data, stream=stream)
 
