@@ -278,7 +278,7 @@ cmd_expect_exec(struct cmd *self, struct client *c)
 	stream = args_get(a, "stream");
 	if (stream != NULL && !cmd_logs_stream_known(stream))
 		return cmd_usage(self, "bad --stream: %s (console, target, "
-		    "target-in, server, semihost or watch)", stream);
+		    "target-in, server, semihost or watch, or rtt0 to rtt3)", stream);
 	if (args_number(a, "timeout", 0) > INT32_MAX)
 		return cmd_usage(self, "bad --timeout: %s (at most %d ms)",
 		    args_get(a, "timeout"), INT32_MAX);
@@ -298,8 +298,9 @@ cmd_expect_exec(struct cmd *self, struct client *c)
 /* What help says of each option of expect. */
 static const struct cmd_option cmd_expect_options_help[] = {
 	{ "stream", "S",
-	    "console, target, target-in, server, semihost or watch (default: "
-	    "target if the session has a transport, else console)" },
+	    "console, target, target-in, server, semihost, watch or rtt0 to "
+	    "rtt3 (RTT channels) (default: target if the session has a "
+	    "transport, else console)" },
 	{ "timeout", "MS",
 	    "exit 4 if nothing matched by then (default: wait for a match or "
 	    "the stream's end)" },

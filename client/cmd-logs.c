@@ -23,7 +23,8 @@ enum cmd_logs_plain {
 
 /* The streams a session may have (expect-spec: console, target, ...). */
 static const char *const cmd_logs_streams[] = {
-	"console", "target", "target-in", "server", "semihost", "watch", NULL
+	"console", "target", "target-in", "server", "semihost", "watch",
+	"rtt0", "rtt1", "rtt2", "rtt3", NULL
 };
 
 /* Where a logs command stands: what to ask for next, what it collected. */
@@ -445,7 +446,8 @@ cmd_logs_exec(struct cmd *self, struct client *c)
 	st.stream = args_get(&self->args, "stream");
 	if (st.stream != NULL && !cmd_logs_stream_known(st.stream))
 		return cmd_usage(self, "bad --stream: %s (console, target, "
-		    "target-in, server, semihost or watch)", st.stream);
+		    "target-in, server, semihost or watch, or rtt0 to rtt3)",
+		    st.stream);
 	st.lines = args_number(&self->args, "n", -1);
 	st.follow = args_has(&self->args, "f");
 	st.plain = args_has(&self->args, "plain");

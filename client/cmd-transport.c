@@ -28,8 +28,8 @@ static const struct cmd_exit cmd_transport_exits[] = {
 
 /* Send len bytes to the target; returns an exit status. */
 static int
-cmd_transport_send_chunk(struct client *c, json_t *session, const void *data,
-    size_t len, int eof)
+cmd_transport_send_chunk(struct client *c, json_t *session,
+    const char *stream, const void *data, size_t len, int eof)
 {
 	json_t	*params, *result;
 	char	*text;
@@ -37,7 +37,7 @@ cmd_transport_send_chunk(struct client *c, json_t *session, const void *data,
 	if ((text = b64_encode(data, len)) == NULL)
 		client_fatal("out of memory");
 	params = json_pack("{s:O, s:s, s:s, s:b}", "session", session,
-	    "stream", "target", "data", text, "eof", eof);
+	    "stream", stream, "data", text, "eof", eof);
 	free(text);
 	if ((result = client_call(c, "write", params)) == NULL)
 		return client_error(c);
@@ -47,7 +47,8 @@ cmd_transport_send_chunk(struct client *c, json_t *session, const void *data,
 
 /* Send all of stdin, chunk by chunk; returns an exit status. */
 static int
-cmd_transport_send_stdin(struct client *c, json_t *session, int eof)
+cmd_transport_send_stdin(struct client *c, json_t *session,
+    const char *stream, int eof)
 {
 	static char	buf[TRANSPORT_CHUNK];
 	size_t		len = 0;
@@ -64,8 +65,8 @@ cmd_transport_send_stdin(struct client *c, json_t *session, int eof)
 		if (n > 0 && len < sizeof buf)
 			continue;
 		if (len > 0 || (n == 0 && eof)) {
-			rv = cmd_transport_send_chunk(c, session, buf, len,
-			    n == 0 && eof);
+			rv = cmd_transport_send_chunk(c, session, stream, buf,
+			    len, n == 0 && eof);
 			if (rv != EXIT_OK)
 				return rv;
 		}
@@ -75,19 +76,24 @@ cmd_transport_send_stdin(struct client *c, json_t *session, int eof)
 	}
 }
 
-/* send [--eof] SESSION [DATA]: bytes to the target's stdin. */
+/*
+ * send [--eof] [--stream S] SESSION [DATA]: bytes to the target's stdin,
+ * or to an RTT down-channel (--stream rttN).
+ */
 static int
 cmd_send_exec(struct cmd *self, struct client *c)
 {
-	const char	*data;
+	const char	*data, *stream = args_get(&self->args, "stream");
 	int		 eof, rv;
 
+	if (stream == NULL)
+		stream = "target";
 	eof = args_has(&self->args, "eof") > 0;
 	if ((data = args_operand(&self->args, 1)) != NULL)
-		rv = cmd_transport_send_chunk(c, self->session, data,
+		rv = cmd_transport_send_chunk(c, self->session, stream, data,
 		    strlen(data), eof);
 	else
-		rv = cmd_transport_send_stdin(c, self->session, eof);
+		rv = cmd_transport_send_stdin(c, self->session, stream, eof);
 	if (rv == EXIT_OK && c->json) {
 		json_t *sent = json_pack("{s:b}", "sent", 1);
 
@@ -101,13 +107,15 @@ cmd_send_exec(struct cmd *self, struct client *c)
 static const struct cmd_option cmd_send_options_help[] = {
 	{ "eof", NULL,
 	    "then close the target's standard input" },
+	{ "stream", "S",
+	    "target (the default), or rtt0 to rtt3: an RTT down-channel" },
 	{ NULL, NULL, NULL }
 };
 
 const struct cmd_entry cmd_send_entry = {
 	.name = "send",
-	.usage = "[--eof] SESSION [DATA]",
-	.args = { "eof", 1, 2 },
+	.usage = "[--eof] [--stream S] SESSION [DATA]",
+	.args = { "eof stream:", 1, 2 },
 	.flags = CMD_AUTOSTART | CMD_SESSION,
 	.exits = cmd_transport_exits,
 	.exec = cmd_send_exec,

@@ -181,7 +181,7 @@ _dbgctl_value()
 	--on-deadline)
 		COMPREPLY=($(compgen -W "stop hold" -- "$cur")) ;;
 	--stream)
-		COMPREPLY=($(compgen -W "console target target-in server semihost watch" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W "console target target-in server semihost watch rtt0 rtt1 rtt2 rtt3" -- "$cur")) ;;
 	--cwd | --artifacts)
 		_dbgctl_files -d ;;
 	-s | --socket | --token-file | --file)

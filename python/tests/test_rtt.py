@@ -3,6 +3,7 @@ board (mps2-an385, whose RAM the daemon shares) gives the channel's
 expect/read/write, like the target's UART, and never halts the board;
 labgrid's console driver reads and writes an RTT channel."""
 
+import json
 import os
 import shutil
 import struct
@@ -14,6 +15,16 @@ import dbgctl
 from conftest import labgrid_env
 
 BANNER = b"dbgctl board an385 ready\r\n"
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+def _valid(obj, ref):
+    """Assert obj is what proto/schema.json's $defs/ref says."""
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(os.path.join(TOP, "proto", "schema.json")) as f:
+        defs = json.load(f)["$defs"]
+    jsonschema.validate(obj, {"$ref": "#/$defs/" + ref, "$defs": defs})
 
 
 @pytest.fixture
@@ -52,7 +63,11 @@ def test_rtt_channel_expect_read_write_never_halt(client, an385_elf):
         target = s.status()["target"]
         assert target["state"] == "running" and target["seq"] == seq
         assert _counter(s) != first
-        assert s.status()["rtt"]["up"][0]["name"] == "Terminal"
+        status = s.status()
+        assert status["rtt"]["up"][0]["name"] == "Terminal"
+        _valid(status, "session")
+        _valid(client.call("rtt", {"session": s.id, "poll_hz": 200}),
+               "results/rtt")
     finally:
         s.stop()
 

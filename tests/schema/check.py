@@ -294,6 +294,13 @@ def refusals(c):
     c.call("launch", {"kind": "exec", "name": "ex", "argv": [ECHO]},
            desc="launch exec for the run-control verbs")
     steps(c, "ex", [(m, p, "not_supported") for m, p in VERBS])
+    steps(c, "ex", [
+        ("rtt", {}, "not_supported"),
+        ("rtt", {"poll_hz": 5000}, "invalid_params"),
+        ("write", {"stream": "rtt0", "data": b64(b"u")}, "not_supported"),
+        ("logs", {"stream": "rtt1"}, "not_supported"),
+        ("expect", {"stream": "rtt2", "patterns": "x", "timeout": 1},
+         "not_supported")])
     if shutil.which("lldb"):
         c.call("launch", {"kind": "lldb", "name": "ll", "argv": [ECHO]},
                desc="launch lldb for the run-control verbs")
