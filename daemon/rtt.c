@@ -62,6 +62,7 @@ struct rtt {
 	char		*down_name[RTT_UP_MAX];
 	struct rtt_down	 down[RTT_UP_MAX];
 	uint64_t	 stalls;	/* polls that left bytes behind, full */
+	uint64_t	 polls;		/* polls made */
 };
 
 /* Whether name is an RTT stream, rtt0..rtt3; its channel number if so. */
@@ -184,6 +185,7 @@ rtt_poll(void *arg)
 	bool		 got = false;
 	unsigned	 i;
 
+	rt->polls++;
 	for (i = 0; i < rt->nup; i++)
 		got |= rtt_up(rt, i);
 	for (i = 0; i < rt->ndown; i++)
@@ -461,7 +463,7 @@ rtt_status(const struct session *s)
 	for (i = 0; i < rt->ndown; i++)
 		json_array_append_new(down, rtt_status_buffer(rt, i, false));
 	snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)rt->addr);
-	return json_pack("{s:s, s:i, s:o, s:o, s:I}", "address", addr,
+	return json_pack("{s:s, s:i, s:o, s:o, s:I, s:I}", "address", addr,
 	    "poll_hz", (int)rt->hz, "up", up, "down", down, "stalls",
-	    (json_int_t)rt->stalls);
+	    (json_int_t)rt->stalls, "polls", (json_int_t)rt->polls);
 }

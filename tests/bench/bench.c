@@ -79,6 +79,8 @@ static const struct bench_figure bench_figures[] = {
 	    fig_live_read, 0, false, false },
 	{ "watch", "board live watch: rate and jitter of the samples",
 	    fig_watch, 0, false, false },
+	{ "rtt", "board RTT channel read, against the firmware's write rate",
+	    fig_rtt_throughput, 0, false, false },
 	{ "board-reset", "board reset to its banner",
 	    fig_board_reset, 0, false, false },
 	{ "board-uart", "board UART round trip, write and expect",

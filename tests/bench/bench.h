@@ -317,6 +317,8 @@ int	 fig_board_memory(struct bench *);
 int	 fig_live_read(struct bench *);
 /* bench-fig-watch.c */
 int	 fig_watch(struct bench *);
+/* bench-fig-rtt.c */
+int	 fig_rtt_throughput(struct bench *);
 int	 fig_board_reset(struct bench *);
 int	 fig_board_uart(struct bench *);
 
