@@ -6,9 +6,10 @@
  * What a user checks: the up-channel's lines are matched by expect while
  * the target never halts (its seq unchanged, its counter advancing
  * throughout); a down-channel write changes what the firmware prints; a
- * bundle holds the rtt0 transcript; no control block, a bad channel, a
- * rate over the maximum and a machine without shared RAM are refused,
- * saying why.
+ * bundle holds the rtt0 transcript; a full transcript stops the reading
+ * (backpressure), and block mode then waits; no control block, a bad
+ * channel, a rate over the maximum and a machine without shared RAM are
+ * refused, saying why.
  */
 #include "harness.h"
 
@@ -359,5 +360,64 @@ Test(rtt, no_shared_ram_refused)
 	rtt_board(&t, "FIX_BOARD", "lm3s6965evb", "dbgctl board ready\r\n");
 	rtt_fail(&t, "not_supported", "machine lm3s6965evb has none", "rtt",
 	    NULL);
+	rtt_end(&t);
+}
+
+/* status's rtt.stalls: the polls that left bytes in the target, full. */
+static long long
+rtt_stalls(struct rtt *t)
+{
+	json_t		*res = rtt_ok(t, "status", NULL);
+	long long	 n = h_jint(res, "rtt.stalls", -1);
+
+	json_decref(res);
+	return n;
+}
+
+/* Wait (bounded) until the daemon has stalled more than n times. */
+static long long
+rtt_stalls_over(struct rtt *t, long long n)
+{
+	double		 until = h_now() + H_WAIT_BOUND / 1000.0;
+	long long	 now;
+
+	while ((now = rtt_stalls(t)) <= n && h_now() < until)
+		h_nap(10);
+	cr_assert_gt(now, n, "the daemon never stopped reading rtt0 (stalls "
+	    "%lld) though its transcript is at its size limit", now);
+	return now;
+}
+
+/*
+ * Backpressure: once rtt0's transcript reaches its size limit the daemon
+ * stops reading the channel; the firmware, in block mode, then waits in
+ * its write: its up-buffer stays full and its counter stands still across
+ * polls the daemon made, and nothing was taken that the log lost.
+ */
+Test(rtt, full_transcript_stops_reading_and_block_mode_waits)
+{
+	struct rtt	 t;
+	unsigned long	 c1, c2;
+	long long	 n;
+	json_t		*res;
+
+	h_ctx_env_add("DBGCTLD_TRANSCRIPT_MAX=4096");
+	rtt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
+	    "dbgctl board an385 ready\r\n");
+	json_decref(rtt_on(&t));
+	json_decref(rtt_ok(&t, "write", json_pack("{s:s, s:s}", "stream",
+	    "rtt0", "data", "YmY=")));
+	n = rtt_stalls_over(&t, 0);
+	c1 = rtt_counter(&t);
+	n = rtt_stalls_over(&t, n + 2);
+	c2 = rtt_counter(&t);
+	cr_assert_eq(c1, c2, "the firmware in block mode went on (counter "
+	    "%lu, then %lu) while the daemon did not read", c1, c2);
+	res = rtt_ok(&t, "logs", json_pack("{s:s, s:i}", "stream", "rtt0",
+	    "max", 1));
+	cr_assert_leq(h_jint(res, "size", -1), 4096 + 65536, "rtt0 took %lld "
+	    "bytes past its limit: %s", h_jint(res, "size", -1),
+	    rtt_shown(res));
+	json_decref(res);
 	rtt_end(&t);
 }
