@@ -278,7 +278,8 @@ cmd_expect_exec(struct cmd *self, struct client *c)
 	stream = args_get(a, "stream");
 	if (stream != NULL && !cmd_logs_stream_known(stream))
 		return cmd_usage(self, "bad --stream: %s (console, target, "
-		    "target-in, server, semihost or watch, or rtt0 to rtt3)", stream);
+		    "target-in, server, semihost or watch, or rtt0 to rtt3)",
+		    stream);
 	if (args_number(a, "timeout", 0) > INT32_MAX)
 		return cmd_usage(self, "bad --timeout: %s (at most %d ms)",
 		    args_get(a, "timeout"), INT32_MAX);
