@@ -507,7 +507,8 @@ static const struct cmd_option cmd_logs_options_help[] = {
 	{ "stream", "S",
 	    "console, target (the transport's output), target-in (what was "
 	    "sent to it), server, semihost (the firmware's semihosting "
-	    "console) or watch (dbgctl watch's samples) (default: console)" },
+	    "console), watch (dbgctl watch's samples) or rtt0 to rtt3 (its "
+	    "RTT channels) (default: console)" },
 	{ "timestamps", NULL,
 	    "start each line with the UTC time its first byte arrived, as "
 	    "[2026-12-02T03:04:05.678] (default: none)" },
