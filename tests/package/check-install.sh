@@ -129,19 +129,12 @@ pyinstall()
 	fi
 	meson install -C "$b" --destdir "$pd" --no-rebuild --quiet \
 	    --tags python-runtime || return 1
-	files=$(cd "$pd" && find . -type f | sed 's|^\.||' | sort)
+	files=$(cd "$pd" && find . -type f | sed 's|^\.||' | LC_ALL=C sort)
 	dir=${files%%/dbgctl/*}
-	[ "$(printf '%s\n' "$files" | sed "s|^$dir/||")" = "dbgctl/__init__.py
-dbgctl/client.py
-dbgctl/errors.py
-dbgctl/holdwatch.py
-dbgctl/labgrid.py
-dbgctl/lifeline.py
-dbgctl/match.py
-dbgctl/plugin_failure.py
-dbgctl/pytest_plugin.py
-dbgctl/ssh.py
-dbgctl/stop.py" ] || { echo "installed: $files"; return 1; }
+	# Every module of the package, as the source tree has them.
+	[ "$(printf '%s\n' "$files" | sed "s|^$dir/||")" = "$(cd \
+	    "$SOURCE_ROOT/python" && ls dbgctl/*.py | LC_ALL=C sort)" ] ||
+	    { echo "installed: $files"; return 1; }
 	/usr/bin/python3 -c 'import os, sys; n = os.path.normpath
 sys.exit(n(sys.argv[1]) not in map(n, sys.path))' "$dir" ||
 	    { echo "$dir is not on python3's sys.path"; return 1; }
