@@ -333,6 +333,30 @@ long	 h_adopt_resume_hits(const char *ids, const char *after);
 /* SIGKILL the daemon, start the next; assert id keeps its server and port. */
 void	 h_adopt_keeps_server(long id, const char *what);
 
+/* harness-sess.c: a session driven over one connection of the test's. */
+#define H_SESS_BOUND	(60000 * H_SLOW)
+struct h_sess {
+	struct h_conn	 c;
+	long		 id;
+	char		 ids[32];
+};
+/* A short form of a JSON value for messages (a static buffer, reused). */
+const char *h_sess_shown(json_t *);
+/* Call method on the session with params (taken); the whole reply. */
+json_t	*h_sess_call(struct h_sess *, const char *method, json_t *params);
+/* Call method (params taken); its result, asserted to be one. */
+json_t	*h_sess_ok(struct h_sess *, const char *method, json_t *params);
+/* Call method (params taken); assert an error of kind with text in it. */
+void	 h_sess_fail(struct h_sess *, const char *kind, const char *text,
+	    const char *method, json_t *params);
+/* Launch with params (taken) on the test's own daemon; note the id. */
+void	 h_sess_launch(struct h_sess *, json_t *params);
+/* Launch the board firmware of var on machine; wait for its banner. */
+void	 h_sess_board(struct h_sess *, const char *var, const char *machine,
+	    const char *banner);
+/* Stop the session and let go of the connection. */
+void	 h_sess_end(struct h_sess *);
+
 /* harness-pid.c */
 
 /* The fields of /proc/PID/stat the harness reads. */

@@ -21,136 +21,6 @@
 
 TestSuite(live, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 240);
 
-/* Bound for one call (ms). */
-#define LIVE_BOUND	(60000 * H_SLOW)
-
-/* One session under test and the connection that drives it. */
-struct live {
-	struct h_conn	 c;
-	long		 id;
-	char		 ids[32];
-};
-
-/* A short form of a JSON value for messages (a static buffer, reused). */
-static const char *
-live_shown(json_t *j)
-{
-	static char	 buf[4][2048];
-	static int	 next;
-	char		*s;
-
-	next = (next + 1) % 4;
-	s = j != NULL ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-	snprintf(buf[next], sizeof(buf[next]), "%s", s != NULL ? s : "(none)");
-	free(s);
-	return buf[next];
-}
-
-/* Call method on the session with params (taken); the whole reply. */
-static json_t *
-live_call(struct live *t, const char *method, json_t *params)
-{
-	json_t	*r;
-	char	*p;
-
-	if (params == NULL)
-		params = json_object();
-	json_object_set_new(params, "session", json_integer(t->id));
-	p = json_dumps(params, JSON_COMPACT);
-	r = h_conn_call(&t->c, method, p, LIVE_BOUND);
-	cr_assert_not_null(r, "session %s: no reply to %s %s within %d ms",
-	    t->ids, method, p, LIVE_BOUND);
-	free(p);
-	json_decref(params);
-	return r;
-}
-
-/* Call method (params taken); its result, asserted to be one. */
-static json_t *
-live_ok(struct live *t, const char *method, json_t *params)
-{
-	char	 what[512];
-	json_t	*r, *res;
-
-	snprintf(what, sizeof(what), "%s %s", method, live_shown(params));
-	r = live_call(t, method, params);
-	res = json_object_get(r, "result");
-	cr_assert_not_null(res, "session %s: %s: expected a result, got %s",
-	    t->ids, what, live_shown(json_object_get(r, "error")));
-	json_incref(res);
-	json_decref(r);
-	return res;
-}
-
-/* Call method (params taken); assert an error of kind with text in it. */
-static void
-live_fail(struct live *t, const char *kind, const char *text,
-    const char *method, json_t *params)
-{
-	const char	*msg;
-	char		 what[512];
-	json_t		*r;
-
-	snprintf(what, sizeof(what), "%s %s", method, live_shown(params));
-	r = live_call(t, method, params);
-	cr_assert_not_null(json_object_get(r, "error"), "session %s: %s: "
-	    "expected the error %s, got %s", t->ids, what, kind,
-	    live_shown(r));
-	cr_assert_str_eq(h_jkind(r), kind, "session %s: %s: expected an error "
-	    "of kind %s, got %s", t->ids, what, kind, live_shown(r));
-	msg = h_jstr(r, "error.message");
-	cr_assert(msg != NULL && strstr(msg, text) != NULL, "session %s: %s: "
-	    "expected \"%s\" in the message, got %s", t->ids, what, text,
-	    live_shown(r));
-	json_decref(r);
-}
-
-/* Launch with params (taken) on the test's own daemon; note the id. */
-static void
-live_launch(struct live *t, json_t *params)
-{
-	char	*p = json_dumps(params, JSON_COMPACT);
-	json_t	*r;
-
-	memset(t, 0, sizeof(*t));
-	h_daemon_fg();
-	cr_assert_eq(h_conn_open(&t->c, H->sock), 0, "connect to %s",
-	    H->sock);
-	r = h_conn_call(&t->c, "launch", p, LIVE_BOUND);
-	cr_assert_not_null(r, "no reply to launch %s", p);
-	t->id = (long)h_jint(r, "result.id", -1);
-	cr_assert_gt(t->id, 0, "launch %s: expected a session, got %s", p,
-	    live_shown(r));
-	h_idstr(t->id, t->ids, sizeof(t->ids));
-	free(p);
-	json_decref(r);
-	json_decref(params);
-}
-
-/* Launch the board firmware of var on machine; wait for its banner. */
-static void
-live_board(struct live *t, const char *var, const char *machine,
-    const char *banner)
-{
-	const char	*fw = h_board_firmware(var);
-	struct h_bytes	 got = { calloc(1, 1), 0 };
-
-	live_launch(t, json_pack("{s:s, s:s, s:[s]}", "kind", "qemu",
-	    "machine", machine, "argv", fw));
-	cr_assert_eq(h_cli_recv_until(t->ids, banner, &got, H_WAIT_BOUND), 0,
-	    "board %s: expected \"%s\" within %d ms, got \"%s\"", machine,
-	    banner, H_WAIT_BOUND, h_shown(got.p, got.len, 300));
-	free(got.p);
-}
-
-/* Stop the session and let go of the connection. */
-static void
-live_end(struct live *t)
-{
-	json_decref(live_ok(t, "stop", NULL));
-	h_conn_close(&t->c);
-}
-
 /* A little-endian word of a read's hex. */
 static unsigned long
 live_word(json_t *res)
@@ -161,7 +31,7 @@ live_word(json_t *res)
 	int		 i;
 
 	cr_assert(hex != NULL && strlen(hex) == 8, "expected 4 bytes of hex, "
-	    "got %s", live_shown(res));
+	    "got %s", h_sess_shown(res));
 	for (i = 3; i >= 0; i--) {
 		cr_assert_eq(sscanf(hex + 2 * i, "%2x", &b), 1, "hex %s", hex);
 		v = v << 8 | b;
@@ -171,27 +41,27 @@ live_word(json_t *res)
 
 /* A live read of the counter: by way of want, no halt, the seq kept. */
 static unsigned long
-live_counter(struct live *t, const char *want, long long *seq)
+live_counter(struct h_sess *t, const char *want, long long *seq)
 {
 	json_t		*res;
 	unsigned long	 v;
 
-	res = live_ok(t, "memory", json_pack("{s:s, s:i, s:b}", "address",
+	res = h_sess_ok(t, "memory", json_pack("{s:s, s:i, s:b}", "address",
 	    "&counter", "length", 4, "live", 1));
 	cr_assert_str_eq(h_jstr(res, "via") ? h_jstr(res, "via") : "", want,
 	    "live read of counter: expected via %s: %s", want,
-	    live_shown(res));
+	    h_sess_shown(res));
 	cr_assert(json_is_false(json_object_get(res, "intrusive")) &&
 	    json_object_get(res, "halted_for") == NULL, "live read of "
 	    "counter: expected intrusive false and no halted_for: %s",
-	    live_shown(res));
+	    h_sess_shown(res));
 	cr_assert_str_eq(h_jstr(res, "target.state") ? h_jstr(res,
 	    "target.state") : "", "running", "live read: the target must "
-	    "still run: %s", live_shown(res));
+	    "still run: %s", h_sess_shown(res));
 	if (*seq == -1)
 		*seq = h_jint(res, "target.seq", -1);
 	cr_assert_eq(h_jint(res, "target.seq", -2), *seq, "live read: the "
-	    "target's seq must not move (no stop): %s", live_shown(res));
+	    "target's seq must not move (no stop): %s", h_sess_shown(res));
 	v = live_word(res);
 	json_decref(res);
 	return v;
@@ -202,7 +72,7 @@ live_counter(struct live *t, const char *want, long long *seq)
  * may not get the CPU at once on a loaded host), and no read halts it.
  */
 static void
-live_counter_advances(struct live *t, const char *via)
+live_counter_advances(struct h_sess *t, const char *via)
 {
 	long long	 seq = -1;
 	unsigned long	 first, v;
@@ -217,18 +87,18 @@ live_counter_advances(struct live *t, const char *via)
 	} while (v == first && h_now() < until);
 	cr_assert_neq(v, first, "the counter stayed at %lu over %d live "
 	    "reads: the firmware does not run", first, reads);
-	json_decref(live_ok(t, "status", NULL));
+	json_decref(h_sess_ok(t, "status", NULL));
 }
 
 /* mps2-an385: the counter is in the shared RAM; reads never halt it. */
 Test(live, an385_read_via_shm_never_halts)
 {
-	struct live t;
+	struct h_sess t;
 
-	live_board(&t, "FIX_BOARD_AN385", "mps2-an385",
+	h_sess_board(&t, "FIX_BOARD_AN385", "mps2-an385",
 	    "dbgctl board an385 ready\r\n");
 	live_counter_advances(&t, "shm");
-	live_end(&t);
+	h_sess_end(&t);
 }
 
 /* How often a live write of the counter is tried against the core's own. */
@@ -241,23 +111,23 @@ Test(live, an385_read_via_shm_never_halts)
  */
 Test(live, an385_write_reaches_running_firmware)
 {
-	struct live	 t;
+	struct h_sess	 t;
 	json_t		*res;
 	long long	 seq = -1;
 	unsigned long	 v;
 	int		 tries;
 
-	live_board(&t, "FIX_BOARD_AN385", "mps2-an385",
+	h_sess_board(&t, "FIX_BOARD_AN385", "mps2-an385",
 	    "dbgctl board an385 ready\r\n");
 	(void)live_counter(&t, "shm", &seq);
-	res = live_ok(&t, "memory", json_pack("{s:s, s:s, s:{s:s}, s:b}",
+	res = h_sess_ok(&t, "memory", json_pack("{s:s, s:s, s:{s:s}, s:b}",
 	    "action", "write", "address", "&counter", "data", "hex",
 	    "00000070", "live", 1));
 	cr_assert(h_jint(res, "length", -1) == 4 && json_is_false(
 	    json_object_get(res, "intrusive")), "live write: %s",
-	    live_shown(res));
+	    h_sess_shown(res));
 	cr_assert_eq(h_jint(res, "target.seq", -2), seq, "live write: the "
-	    "target's seq must not move: %s", live_shown(res));
+	    "target's seq must not move: %s", h_sess_shown(res));
 	json_decref(res);
 	v = live_counter(&t, "shm", &seq);
 	/*
@@ -266,7 +136,7 @@ Test(live, an385_write_reaches_running_firmware)
 	 */
 	for (tries = 1; tries < LIVE_WRITE_TRIES && v < 0x70000000ul;
 	    tries++) {
-		json_decref(live_ok(&t, "memory", json_pack("{s:s, s:s, "
+		json_decref(h_sess_ok(&t, "memory", json_pack("{s:s, s:s, "
 		    "s:{s:s}, s:b}", "action", "write", "address", "&counter",
 		    "data", "hex", "00000070", "live", 1)));
 		v = live_counter(&t, "shm", &seq);
@@ -276,7 +146,7 @@ Test(live, an385_write_reaches_running_firmware)
 	    "got 0x%lx", v);
 	cr_assert_geq(live_counter(&t, "shm", &seq), v, "the counter went "
 	    "back after the write");
-	live_end(&t);
+	h_sess_end(&t);
 }
 
 /*
@@ -287,44 +157,44 @@ Test(live, an385_write_reaches_running_firmware)
  */
 Test(live, an385_outside_shm_qmp_and_refusals)
 {
-	struct live	 t;
+	struct h_sess	 t;
 	json_t		*res;
 
-	live_board(&t, "FIX_BOARD_AN385", "mps2-an385",
+	h_sess_board(&t, "FIX_BOARD_AN385", "mps2-an385",
 	    "dbgctl board an385 ready\r\n");
-	res = live_ok(&t, "memory", json_pack("{s:s, s:i, s:b}", "address",
+	res = h_sess_ok(&t, "memory", json_pack("{s:s, s:i, s:b}", "address",
 	    "0x0", "length", 4, "live", 1));
 	cr_assert_str_eq(h_jstr(res, "via") ? h_jstr(res, "via") : "", "qmp",
-	    "live read of flash: %s", live_shown(res));
+	    "live read of flash: %s", h_sess_shown(res));
 	cr_assert_eq(live_word(res), 0x21010000ul, "the vector table's "
-	    "initial SP: %s", live_shown(res));
+	    "initial SP: %s", h_sess_shown(res));
 	json_decref(res);
-	live_fail(&t, "invalid_params", "outside", "memory", json_pack(
+	h_sess_fail(&t, "invalid_params", "outside", "memory", json_pack(
 	    "{s:s, s:s, s:{s:s}, s:b}", "action", "write", "address", "0x0",
 	    "data", "hex", "00", "live", 1));
-	live_fail(&t, "invalid_params", "at most 4096", "memory", json_pack(
+	h_sess_fail(&t, "invalid_params", "at most 4096", "memory", json_pack(
 	    "{s:s, s:i, s:b}", "address", "0x0", "length", 4097, "live", 1));
-	live_fail(&t, "invalid_params", "no memory at", "memory", json_pack(
+	h_sess_fail(&t, "invalid_params", "no memory at", "memory", json_pack(
 	    "{s:s, s:i, s:b}", "address", "0x90000000", "length", 16, "live",
 	    1));
-	live_fail(&t, "invalid_params", "without the target's memory",
+	h_sess_fail(&t, "invalid_params", "without the target's memory",
 	    "memory", json_pack("{s:s, s:i, s:b}", "address",
 	    "*(unsigned *)&counter", "length", 4, "live", 1));
 	live_counter_advances(&t, "shm");
-	live_end(&t);
+	h_sess_end(&t);
 }
 
 /* lm3s6965evb shares no RAM: reads go through QMP, never halting. */
 Test(live, lm3s_read_via_qmp_never_halts)
 {
-	struct live t;
+	struct h_sess t;
 
-	live_board(&t, "FIX_BOARD", "lm3s6965evb", "dbgctl board ready\r\n");
+	h_sess_board(&t, "FIX_BOARD", "lm3s6965evb", "dbgctl board ready\r\n");
 	live_counter_advances(&t, "qmp");
-	live_fail(&t, "not_supported", "QEMU's monitor cannot write memory",
+	h_sess_fail(&t, "not_supported", "QEMU's monitor cannot write memory",
 	    "memory", json_pack("{s:s, s:s, s:{s:s}, s:b}", "action", "write",
 	    "address", "&counter", "data", "hex", "00000000", "live", 1));
-	live_end(&t);
+	h_sess_end(&t);
 }
 
 /* shared_ram false: mps2-an385 read through QMP, the same bytes. */
@@ -332,16 +202,16 @@ Test(live, an385_shared_ram_off_reads_via_qmp)
 {
 	const char	*fw = h_board_firmware("FIX_BOARD_AN385");
 	struct h_bytes	 got = { calloc(1, 1), 0 };
-	struct live	 t;
+	struct h_sess	 t;
 
-	live_launch(&t, json_pack("{s:s, s:s, s:[s], s:b}", "kind", "qemu",
+	h_sess_launch(&t, json_pack("{s:s, s:s, s:[s], s:b}", "kind", "qemu",
 	    "machine", "mps2-an385", "argv", fw, "shared_ram", 0));
 	cr_assert_eq(h_cli_recv_until(t.ids, "ready\r\n", &got,
 	    H_WAIT_BOUND), 0, "no banner: \"%s\"", h_shown(got.p, got.len,
 	    300));
 	free(got.p);
 	live_counter_advances(&t, "qmp");
-	live_end(&t);
+	h_sess_end(&t);
 }
 
 /*
@@ -351,26 +221,26 @@ Test(live, an385_shared_ram_off_reads_via_qmp)
 Test(live, native_gdb_falls_back_intrusive)
 {
 	const char	*prog = h_ctx_fixture("FIX_LOOP");
-	struct live	 t;
+	struct h_sess	 t;
 	json_t		*res;
 
-	live_launch(&t, json_pack("{s:s, s:[s], s:[s]}", "kind", "gdb", "argv",
-	    prog, "commands", "run"));
+	h_sess_launch(&t, json_pack("{s:s, s:[s], s:[s]}", "kind", "gdb",
+	    "argv", prog, "commands", "run"));
 	cr_assert(h_cli_wait_status(t.id, "target.state", "running",
 	    H_WAIT_BOUND), "session %s: the target never ran", t.ids);
-	res = live_ok(&t, "memory", json_pack("{s:s, s:i, s:b}", "address",
+	res = h_sess_ok(&t, "memory", json_pack("{s:s, s:i, s:b}", "address",
 	    "&ticks", "length", 4, "live", 1));
 	cr_assert(json_is_true(json_object_get(res, "intrusive")) &&
 	    strcmp(h_jstr(res, "via") ? h_jstr(res, "via") : "", "halt") == 0,
 	    "live read on native gdb: expected via halt, intrusive true: %s",
-	    live_shown(res));
+	    h_sess_shown(res));
 	json_decref(res);
-	json_decref(live_ok(&t, "halt", NULL));
-	res = live_ok(&t, "memory", json_pack("{s:s, s:i, s:b}", "address",
+	json_decref(h_sess_ok(&t, "halt", NULL));
+	res = h_sess_ok(&t, "memory", json_pack("{s:s, s:i, s:b}", "address",
 	    "&ticks", "length", 4, "live", 1));
 	cr_assert(json_is_false(json_object_get(res, "intrusive")),
 	    "live read of a halted target: expected intrusive false: %s",
-	    live_shown(res));
+	    h_sess_shown(res));
 	json_decref(res);
-	live_end(&t);
+	h_sess_end(&t);
 }

@@ -22,128 +22,20 @@
 
 TestSuite(rtt, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 240);
 
-/* Bound for one call (ms). */
-#define RTT_BOUND	(60000 * H_SLOW)
-
 /* One session under test and the connection that drives it. */
 struct rtt {
-	struct h_conn	 c;
-	long		 id;
-	char		 ids[32];
+	struct h_sess	 s;
 	long long	 seq;		/* the target's seq at the start */
 };
-
-/* A short form of a JSON value for messages (a static buffer, reused). */
-static const char *
-rtt_shown(json_t *j)
-{
-	static char	 buf[4][2048];
-	static int	 next;
-	char		*s;
-
-	next = (next + 1) % 4;
-	s = j != NULL ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-	snprintf(buf[next], sizeof(buf[next]), "%s", s != NULL ? s : "(none)");
-	free(s);
-	return buf[next];
-}
-
-/* Call method on the session with params (taken); the whole reply. */
-static json_t *
-rtt_call(struct rtt *t, const char *method, json_t *params)
-{
-	json_t	*r;
-	char	*p;
-
-	if (params == NULL)
-		params = json_object();
-	json_object_set_new(params, "session", json_integer(t->id));
-	p = json_dumps(params, JSON_COMPACT);
-	r = h_conn_call(&t->c, method, p, RTT_BOUND);
-	cr_assert_not_null(r, "session %s: no reply to %s %s within %d ms",
-	    t->ids, method, p, RTT_BOUND);
-	free(p);
-	json_decref(params);
-	return r;
-}
-
-/* Call method (params taken); its result, asserted to be one. */
-static json_t *
-rtt_ok(struct rtt *t, const char *method, json_t *params)
-{
-	char	 what[512];
-	json_t	*r, *res;
-
-	snprintf(what, sizeof(what), "%s %s", method, rtt_shown(params));
-	r = rtt_call(t, method, params);
-	res = json_object_get(r, "result");
-	cr_assert_not_null(res, "session %s: %s: expected a result, got %s",
-	    t->ids, what, rtt_shown(json_object_get(r, "error")));
-	json_incref(res);
-	json_decref(r);
-	return res;
-}
-
-/* Call method (params taken); assert an error of kind with text in it. */
-static void
-rtt_fail(struct rtt *t, const char *kind, const char *text,
-    const char *method, json_t *params)
-{
-	const char	*msg;
-	char		 what[512];
-	json_t		*r;
-
-	snprintf(what, sizeof(what), "%s %s", method, rtt_shown(params));
-	r = rtt_call(t, method, params);
-	cr_assert_not_null(json_object_get(r, "error"), "session %s: %s: "
-	    "expected the error %s, got %s", t->ids, what, kind,
-	    rtt_shown(r));
-	cr_assert_str_eq(h_jkind(r), kind, "session %s: %s: expected an error "
-	    "of kind %s, got %s", t->ids, what, kind, rtt_shown(r));
-	msg = h_jstr(r, "error.message");
-	cr_assert(msg != NULL && strstr(msg, text) != NULL, "session %s: %s: "
-	    "expected \"%s\" in the message, got %s", t->ids, what, text,
-	    rtt_shown(r));
-	json_decref(r);
-}
 
 /* Launch the board firmware of var on machine; wait for its banner. */
 static void
 rtt_board(struct rtt *t, const char *var, const char *machine,
     const char *banner)
 {
-	const char	*fw = h_board_firmware(var);
-	struct h_bytes	 got = { calloc(1, 1), 0 };
-	char		*p;
-	json_t		*r;
-
 	memset(t, 0, sizeof(*t));
 	t->seq = -1;
-	h_daemon_fg();
-	cr_assert_eq(h_conn_open(&t->c, H->sock), 0, "connect to %s",
-	    H->sock);
-	p = json_dumps(json_pack("{s:s, s:s, s:[s]}", "kind", "qemu",
-	    "machine", machine, "argv", fw), JSON_COMPACT);
-	r = h_conn_call(&t->c, "launch", p, RTT_BOUND);
-	cr_assert_not_null(r, "no reply to launch %s", p);
-	t->id = (long)h_jint(r, "result.id", -1);
-	cr_assert_gt(t->id, 0, "launch %s: expected a session, got %s", p,
-	    rtt_shown(r));
-	h_idstr(t->id, t->ids, sizeof(t->ids));
-	free(p);
-	json_decref(r);
-	cr_assert_eq(h_cli_recv_until(t->ids, banner, &got, H_WAIT_BOUND), 0,
-	    "board %s: expected \"%s\" within %d ms, got \"%s\"", machine,
-	    banner, H_WAIT_BOUND, h_shown(got.p, got.len, 300));
-	free(got.p);
-}
-
-/* Stop the session and let go of the connection. */
-static void
-rtt_end(struct rtt *t)
-{
-	json_decref(rtt_ok(t, "stop", NULL));
-	h_conn_close(&t->c);
+	h_sess_board(&t->s, var, machine, banner);
 }
 
 /*
@@ -159,18 +51,18 @@ rtt_counter(struct rtt *t)
 	json_t		*res;
 	int		 i;
 
-	res = rtt_ok(t, "memory", json_pack("{s:s, s:i, s:b}", "address",
+	res = h_sess_ok(&t->s, "memory", json_pack("{s:s, s:i, s:b}", "address",
 	    "&counter", "length", 4, "live", 1));
 	cr_assert_str_eq(h_jstr(res, "target.state") ? h_jstr(res,
 	    "target.state") : "", "running", "the target must run: %s",
-	    rtt_shown(res));
+	    h_sess_shown(res));
 	if (t->seq == -1)
 		t->seq = h_jint(res, "target.seq", -1);
 	cr_assert_eq(h_jint(res, "target.seq", -2), t->seq, "the target's seq "
-	    "must not move (no halt): %s", rtt_shown(res));
+	    "must not move (no halt): %s", h_sess_shown(res));
 	hex = h_jstr(res, "hex");
 	cr_assert(hex != NULL && strlen(hex) == 8, "counter: %s",
-	    rtt_shown(res));
+	    h_sess_shown(res));
 	for (i = 3; i >= 0; i--) {
 		cr_assert_eq(sscanf(hex + 2 * i, "%2x", &b), 1, "hex %s", hex);
 		v = v << 8 | b;
@@ -184,7 +76,8 @@ static json_t *
 rtt_expect(struct rtt *t, const char *stream, const char *pattern,
     long long from)
 {
-	return rtt_ok(t, "expect", json_pack("{s:s, s:s, s:I, s:i}", "stream",
+	return h_sess_ok(&t->s, "expect", json_pack("{s:s, s:s, s:I, s:i}",
+	    "stream",
 	    stream, "patterns", pattern, "from", from, "timeout",
 	    H_WAIT_BOUND));
 }
@@ -203,14 +96,14 @@ rtt_up0(json_t *rtt, const char *key)
 static json_t *
 rtt_on(struct rtt *t)
 {
-	json_t *res = rtt_ok(t, "rtt", NULL);
+	json_t *res = h_sess_ok(&t->s, "rtt", NULL);
 
 	cr_assert_str_eq(h_jstr(res, "found_by") ? h_jstr(res, "found_by") :
-	    "", "symbol", "rtt: %s", rtt_shown(res));
+	    "", "symbol", "rtt: %s", h_sess_shown(res));
 	cr_assert(strcmp(rtt_up0(res, "stream"), "rtt0") == 0 &&
 	    strcmp(rtt_up0(res, "name"), "Terminal") == 0 &&
 	    json_array_size(json_object_get(res, "down")) == 1 &&
-	    h_jint(res, "poll_hz", 0) == 100, "rtt: %s", rtt_shown(res));
+	    h_jint(res, "poll_hz", 0) == 100, "rtt: %s", h_sess_shown(res));
 	return res;
 }
 
@@ -243,14 +136,14 @@ Test(rtt, up_channel_lines_matched_while_target_never_halts)
 		    "RTT lines came", before);
 		before = after;
 	}
-	res = rtt_ok(&t, "status", NULL);
+	res = h_sess_ok(&t.s, "status", NULL);
 	cr_assert_str_eq(rtt_up0(json_object_get(res, "rtt"), "name"),
-	    "Terminal", "status: %s", rtt_shown(res));
+	    "Terminal", "status: %s", h_sess_shown(res));
 	json_decref(res);
-	rtt_end(&t);
+	h_sess_end(&t.s);
 }
 
-/* A down-channel write ("u"): the firmware prints in upper case from then on. */
+/* A down-channel write ("u"): the firmware prints in upper case from then. */
 Test(rtt, down_channel_write_changes_the_firmware)
 {
 	struct rtt	 t;
@@ -261,10 +154,10 @@ Test(rtt, down_channel_write_changes_the_firmware)
 	    "dbgctl board an385 ready\r\n");
 	json_decref(rtt_on(&t));
 	(void)rtt_counter(&t);
-	res = rtt_ok(&t, "write", json_pack("{s:s, s:s}", "stream", "rtt0",
+	res = h_sess_ok(&t.s, "write", json_pack("{s:s, s:s}", "stream", "rtt0",
 	    "data", "dQ=="));
 	cr_assert_eq(h_jint(res, "written", -1), 1, "write: %s",
-	    rtt_shown(res));
+	    h_sess_shown(res));
 	json_decref(res);
 	res = rtt_expect(&t, "rtt0", "MODE UPPER\n", 0);
 	next = h_jint(res, "next", -1);
@@ -272,7 +165,7 @@ Test(rtt, down_channel_write_changes_the_firmware)
 	json_decref(rtt_expect(&t, "rtt0", "RTT [0-9]+ COUNTER [0-9]+\n",
 	    next));
 	(void)rtt_counter(&t);
-	rtt_end(&t);
+	h_sess_end(&t.s);
 }
 
 /* A bundle holds rtt0.log, the channel's transcript, with its lines. */
@@ -288,7 +181,7 @@ Test(rtt, bundle_holds_the_rtt_transcript)
 	json_decref(rtt_on(&t));
 	json_decref(rtt_expect(&t, "rtt0", "rtt 2 counter", 0));
 	h_ctx_path(out, sizeof out, "bundle");
-	json_decref(rtt_ok(&t, "bundle", json_pack("{s:s}", "path", out)));
+	json_decref(h_sess_ok(&t.s, "bundle", json_pack("{s:s}", "path", out)));
 	snprintf(path, sizeof path, "%s/rtt0.log", out);
 	f = fopen(path, "r");
 	cr_assert_not_null(f, "the bundle has no %s", path);
@@ -298,7 +191,7 @@ Test(rtt, bundle_holds_the_rtt_transcript)
 	cr_assert(strstr(buf, "rtt ready\n") != NULL && strstr(buf,
 	    "rtt 2 counter") != NULL, "%s: \"%s\"", path, h_shown(buf, n,
 	    300));
-	rtt_end(&t);
+	h_sess_end(&t.s);
 }
 
 /*
@@ -312,29 +205,33 @@ Test(rtt, bad_params_refused_saying_why)
 
 	rtt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
 	    "dbgctl board an385 ready\r\n");
-	rtt_fail(&t, "not_supported", "no RTT", "write", json_pack(
+	h_sess_fail(&t.s, "not_supported", "no RTT", "write", json_pack(
 	    "{s:s, s:s}", "stream", "rtt0", "data", "dQ=="));
-	rtt_fail(&t, "invalid_params", "poll_hz", "rtt", json_pack("{s:i}",
+	h_sess_fail(&t.s, "invalid_params", "poll_hz", "rtt", json_pack("{s:i}",
 	    "poll_hz", 5000));
-	rtt_fail(&t, "invalid_params", "no RTT control block at 0x21000100",
+	h_sess_fail(&t.s, "invalid_params",
+	    "no RTT control block at 0x21000100",
 	    "rtt", json_pack("{s:s}", "address", "0x21000100"));
-	rtt_fail(&t, "invalid_params", "shared RAM", "rtt", json_pack("{s:s}",
+	h_sess_fail(&t.s, "invalid_params", "shared RAM", "rtt",
+	    json_pack("{s:s}",
 	    "address", "0x100"));
-	rtt_fail(&t, "invalid_params", "no_such_symbol", "rtt", json_pack(
+	h_sess_fail(&t.s, "invalid_params", "no_such_symbol", "rtt", json_pack(
 	    "{s:s}", "address", "&no_such_symbol"));
-	rtt_fail(&t, "not_supported", "no rtt0 stream", "logs", json_pack(
+	h_sess_fail(&t.s, "not_supported", "no rtt0 stream", "logs", json_pack(
 	    "{s:s}", "stream", "rtt0"));
 	json_decref(rtt_on(&t));
-	rtt_fail(&t, "invalid_params", "rtt1 is not one", "write", json_pack(
+	h_sess_fail(&t.s, "invalid_params", "rtt1 is not one", "write",
+	    json_pack(
 	    "{s:s, s:s}", "stream", "rtt1", "data", "dQ=="));
-	rtt_fail(&t, "not_supported", "no rtt1 stream", "expect", json_pack(
+	h_sess_fail(&t.s, "not_supported", "no rtt1 stream", "expect",
+	    json_pack(
 	    "{s:s, s:s, s:i}", "stream", "rtt1", "patterns", "x", "timeout",
 	    1));
-	rtt_fail(&t, "invalid_params", "\"rtt0\" to \"rtt3\"", "logs",
+	h_sess_fail(&t.s, "invalid_params", "\"rtt0\" to \"rtt3\"", "logs",
 	    json_pack("{s:s}", "stream", "rtt9"));
 	(void)rtt_counter(&t);
 	(void)rtt_counter(&t);
-	rtt_end(&t);
+	h_sess_end(&t.s);
 }
 
 /* With the control block's id wiped (a live write of zeros), no block. */
@@ -344,12 +241,14 @@ Test(rtt, no_control_block_refused)
 
 	rtt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
 	    "dbgctl board an385 ready\r\n");
-	json_decref(rtt_ok(&t, "memory", json_pack("{s:s, s:s, s:{s:s}, s:b}",
+	json_decref(h_sess_ok(&t.s, "memory",
+	    json_pack("{s:s, s:s, s:{s:s}, s:b}",
 	    "action", "write", "address", "&_SEGGER_RTT", "data", "hex",
 	    "0000000000000000", "live", 1)));
-	rtt_fail(&t, "invalid_params", "its id is not \"SEGGER RTT\"", "rtt",
+	h_sess_fail(&t.s, "invalid_params", "its id is not \"SEGGER RTT\"",
+	    "rtt",
 	    NULL);
-	rtt_end(&t);
+	h_sess_end(&t.s);
 }
 
 /* lm3s6965evb shares no RAM: QMP cannot write RdOff back, so no RTT. */
@@ -358,16 +257,17 @@ Test(rtt, no_shared_ram_refused)
 	struct rtt t;
 
 	rtt_board(&t, "FIX_BOARD", "lm3s6965evb", "dbgctl board ready\r\n");
-	rtt_fail(&t, "not_supported", "machine lm3s6965evb has none", "rtt",
+	h_sess_fail(&t.s, "not_supported", "machine lm3s6965evb has none",
+	    "rtt",
 	    NULL);
-	rtt_end(&t);
+	h_sess_end(&t.s);
 }
 
 /* status's rtt.stalls: the polls that left bytes in the target, full. */
 static long long
 rtt_stalls(struct rtt *t)
 {
-	json_t		*res = rtt_ok(t, "status", NULL);
+	json_t		*res = h_sess_ok(&t->s, "status", NULL);
 	long long	 n = h_jint(res, "rtt.stalls", -1);
 
 	json_decref(res);
@@ -405,7 +305,7 @@ Test(rtt, full_transcript_stops_reading_and_block_mode_waits)
 	rtt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
 	    "dbgctl board an385 ready\r\n");
 	json_decref(rtt_on(&t));
-	json_decref(rtt_ok(&t, "write", json_pack("{s:s, s:s}", "stream",
+	json_decref(h_sess_ok(&t.s, "write", json_pack("{s:s, s:s}", "stream",
 	    "rtt0", "data", "YmY=")));
 	n = rtt_stalls_over(&t, 0);
 	c1 = rtt_counter(&t);
@@ -413,11 +313,11 @@ Test(rtt, full_transcript_stops_reading_and_block_mode_waits)
 	c2 = rtt_counter(&t);
 	cr_assert_eq(c1, c2, "the firmware in block mode went on (counter "
 	    "%lu, then %lu) while the daemon did not read", c1, c2);
-	res = rtt_ok(&t, "logs", json_pack("{s:s, s:i}", "stream", "rtt0",
+	res = h_sess_ok(&t.s, "logs", json_pack("{s:s, s:i}", "stream", "rtt0",
 	    "max", 1));
 	cr_assert_leq(h_jint(res, "size", -1), 4096 + 65536, "rtt0 took %lld "
 	    "bytes past its limit: %s", h_jint(res, "size", -1),
-	    rtt_shown(res));
+	    h_sess_shown(res));
 	json_decref(res);
-	rtt_end(&t);
+	h_sess_end(&t.s);
 }

@@ -27,123 +27,29 @@
 TestSuite(watch, .init = h_ctx_setup, .fini = h_ctx_teardown, .timeout = 240);
 
 /* Bound for one call (ms). */
-#define WATCH_BOUND	(60000 * H_SLOW)
 
 /* One session under test and the connection that drives it. */
 struct wt {
-	struct h_conn	 c;
-	long		 id;
-	char		 ids[32];
+	struct h_sess	 s;
 	long long	 offset;	/* read so far of the watch stream */
 	char		*partial;	/* a line not whole yet */
 };
-
-/* A short form of a JSON value for messages (a static buffer, reused). */
-static const char *
-wt_shown(json_t *j)
-{
-	static char	 buf[4][2048];
-	static int	 next;
-	char		*s;
-
-	next = (next + 1) % 4;
-	s = j != NULL ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-	snprintf(buf[next], sizeof(buf[next]), "%s", s != NULL ? s : "(none)");
-	free(s);
-	return buf[next];
-}
-
-/* Call method on the session with params (taken); the whole reply. */
-static json_t *
-wt_call(struct wt *t, const char *method, json_t *params)
-{
-	json_t	*r;
-	char	*p;
-
-	if (params == NULL)
-		params = json_object();
-	json_object_set_new(params, "session", json_integer(t->id));
-	p = json_dumps(params, JSON_COMPACT);
-	r = h_conn_call(&t->c, method, p, WATCH_BOUND);
-	cr_assert_not_null(r, "session %s: no reply to %s %s within %d ms",
-	    t->ids, method, p, WATCH_BOUND);
-	free(p);
-	json_decref(params);
-	return r;
-}
-
-/* Call method (params taken); its result, asserted to be one. */
-static json_t *
-wt_ok(struct wt *t, const char *method, json_t *params)
-{
-	json_t	*r, *res;
-	char	 what[512];
-
-	snprintf(what, sizeof(what), "%s %s", method, wt_shown(params));
-	r = wt_call(t, method, params);
-	res = json_object_get(r, "result");
-	cr_assert_not_null(res, "session %s: %s: expected a result, got %s",
-	    t->ids, what, wt_shown(json_object_get(r, "error")));
-	json_incref(res);
-	json_decref(r);
-	return res;
-}
-
-/* Call watch (params taken); assert an error of kind with text in it. */
-static void
-wt_fail(struct wt *t, const char *kind, const char *text, json_t *params)
-{
-	const char	*msg;
-	char		 what[512];
-	json_t		*r;
-
-	snprintf(what, sizeof(what), "watch %s", wt_shown(params));
-	r = wt_call(t, "watch", params);
-	cr_assert_not_null(json_object_get(r, "error"), "session %s: %s: "
-	    "expected the error %s, got %s", t->ids, what, kind, wt_shown(r));
-	cr_assert_str_eq(h_jkind(r), kind, "session %s: %s: expected an error "
-	    "of kind %s, got %s", t->ids, what, kind, wt_shown(r));
-	msg = h_jstr(r, "error.message");
-	cr_assert(msg != NULL && strstr(msg, text) != NULL, "session %s: %s: "
-	    "expected \"%s\" in the message, got %s", t->ids, what, text,
-	    wt_shown(r));
-	json_decref(r);
-}
 
 /* Launch the board firmware of var on machine; wait for its banner. */
 static void
 wt_board(struct wt *t, const char *var, const char *machine,
     const char *banner)
 {
-	const char	*fw = h_board_firmware(var);
-	struct h_bytes	 got = { calloc(1, 1), 0 };
-	char		*p;
-	json_t		*r;
-
 	memset(t, 0, sizeof(*t));
-	h_daemon_fg();
-	cr_assert_eq(h_conn_open(&t->c, H->sock), 0, "connect to %s", H->sock);
-	p = json_dumps(json_pack("{s:s, s:s, s:[s]}", "kind", "qemu",
-	    "machine", machine, "argv", fw), JSON_COMPACT);
-	r = h_conn_call(&t->c, "launch", p, WATCH_BOUND);
-	cr_assert_not_null(r, "no reply to launch %s", p);
-	t->id = (long)h_jint(r, "result.id", -1);
-	cr_assert_gt(t->id, 0, "launch %s: got %s", p, wt_shown(r));
-	h_idstr(t->id, t->ids, sizeof(t->ids));
-	free(p);
-	json_decref(r);
-	cr_assert_eq(h_cli_recv_until(t->ids, banner, &got, H_WAIT_BOUND), 0,
-	    "board %s: expected \"%s\" within %d ms, got \"%s\"", machine,
-	    banner, H_WAIT_BOUND, h_shown(got.p, got.len, 300));
-	free(got.p);
+	h_sess_board(&t->s, var, machine, banner);
 }
 
 /* Stop the session and let go of the connection. */
 static void
 wt_end(struct wt *t)
 {
-	json_decref(wt_ok(t, "stop", NULL));
-	h_conn_close(&t->c);
+	json_decref(h_sess_ok(&t->s, "stop", NULL));
+	h_conn_close(&t->s.c);
 	free(t->partial);
 }
 
@@ -151,12 +57,12 @@ wt_end(struct wt *t)
 static long long
 wt_target_running(struct wt *t)
 {
-	json_t		*st = wt_ok(t, "status", NULL);
+	json_t		*st = h_sess_ok(&t->s, "status", NULL);
 	long long	 seq = h_jint(st, "target.seq", -1);
 
 	cr_assert_str_eq(h_jstr(st, "target.state") ? h_jstr(st,
 	    "target.state") : "", "running", "session %s: the target must "
-	    "run: %s", t->ids, wt_shown(json_object_get(st, "target")));
+	    "run: %s", t->s.ids, h_sess_shown(json_object_get(st, "target")));
 	json_decref(st);
 	return seq;
 }
@@ -167,10 +73,11 @@ wt_start(struct wt *t, const char *expr, int hz)
 {
 	json_t *res;
 
-	res = wt_ok(t, "watch", json_pack("{s:[s], s:i}", "expressions", expr,
+	res = h_sess_ok(&t->s,
+	    "watch", json_pack("{s:[s], s:i}", "expressions", expr,
 	    "hz", hz));
 	t->offset = h_jint(res, "offset", -1);
-	cr_assert_geq(t->offset, 0, "watch: no offset: %s", wt_shown(res));
+	cr_assert_geq(t->offset, 0, "watch: no offset: %s", h_sess_shown(res));
 	return res;
 }
 
@@ -200,11 +107,12 @@ wt_next(struct wt *t, long long id)
 			json_decref(line);
 			continue;
 		}
-		res = wt_ok(t, "logs", json_pack("{s:s, s:I, s:b}", "stream",
-		    "watch", "offset", (json_int_t)t->offset, "wait", 1));
+		res = h_sess_ok(&t->s, "logs", json_pack("{s:s, s:I, s:b}",
+		    "stream", "watch", "offset", (json_int_t)t->offset,
+		    "wait", 1));
 		data = h_jstr(res, "data");
 		cr_assert_not_null(data, "logs of the watch stream: %s",
-		    wt_shown(res));
+		    h_sess_shown(res));
 		text = b64_decode(data, strlen(data), &len);
 		cr_assert_not_null(text, "logs: data not base64");
 		have = t->partial != NULL ? strlen(t->partial) : 0;
@@ -234,15 +142,16 @@ wt_samples(struct wt *t, long long id, int n, int hz)
 		s = wt_next(t, id);
 		cr_assert(json_is_integer(json_object_get(json_object_get(s,
 		    "values"), "counter")), "a sample without counter: %s",
-		    wt_shown(s));
+		    h_sess_shown(s));
 		skipped += h_jint(s, "skipped", 0);
 		if (prev != NULL) {
 			cr_assert_gt(h_jint(s, "seq", -1), h_jint(prev, "seq",
-			    -1), "seq must rise: %s after %s", wt_shown(s),
-			    wt_shown(prev));
+			    -1), "seq must rise: %s after %s", h_sess_shown(s),
+			    h_sess_shown(prev));
 			cr_assert_geq(h_jint(s, "values.counter", -1),
 			    h_jint(prev, "values.counter", -1), "the counter "
-			    "fell: %s after %s", wt_shown(s), wt_shown(prev));
+			    "fell: %s after %s", h_sess_shown(s),
+			    h_sess_shown(prev));
 		}
 		if (first == NULL)
 			first = json_incref(s);
@@ -251,13 +160,13 @@ wt_samples(struct wt *t, long long id, int n, int hz)
 	}
 	cr_assert_gt(h_jint(prev, "values.counter", -1), h_jint(first,
 	    "values.counter", -1), "the counter did not move over %d samples: "
-	    "%s to %s", n, wt_shown(first), wt_shown(prev));
+	    "%s to %s", n, h_sess_shown(first), h_sess_shown(prev));
 	mean = (json_real_value(json_object_get(prev, "t")) -
 	    json_real_value(json_object_get(first, "t"))) / (n - 1);
 	cr_assert(mean > 0.9 / hz && mean < 1.1 / hz, "%d samples at %d Hz: "
 	    "mean spacing %.6f s, not within 10%% of %.6f (%lld ticks "
 	    "skipped): %s to %s", n, hz, mean, 1.0 / hz, skipped,
-	    wt_shown(first), wt_shown(prev));
+	    h_sess_shown(first), h_sess_shown(prev));
 	json_decref(first);
 	return prev;
 }
@@ -280,25 +189,25 @@ Test(watch, an385_counter_at_100hz_without_a_halt)
 	id = h_jint(res, "watch", -1);
 	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(
 	    json_object_get(res, "expressions"), 0), "type")), "uint32",
-	    "counter's type: %s", wt_shown(res));
+	    "counter's type: %s", h_sess_shown(res));
 	json_decref(res);
 	json_decref(wt_samples(&t, id, 200, 100));
 	cr_assert_eq(wt_target_running(&t), seq, "the target's seq moved "
 	    "while it was watched: it was halted");
-	res = wt_ok(&t, "watch", json_pack("{s:s}", "action", "list"));
+	res = h_sess_ok(&t.s, "watch", json_pack("{s:s}", "action", "list"));
 	cr_assert_eq(json_array_size(json_object_get(res, "watches")), 1,
-	    "list: %s", wt_shown(res));
+	    "list: %s", h_sess_shown(res));
 	json_decref(res);
-	json_decref(wt_ok(&t, "watch", json_pack("{s:s, s:I}", "action",
+	json_decref(h_sess_ok(&t.s, "watch", json_pack("{s:s, s:I}", "action",
 	    "stop", "watch", (json_int_t)id)));
 	do {
 		line = wt_next(&t, id);
 	} while (!json_is_true(json_object_get(line, "stopped")) &&
 	    (json_decref(line), 1));
 	json_decref(line);
-	res = wt_ok(&t, "watch", json_pack("{s:s}", "action", "list"));
+	res = h_sess_ok(&t.s, "watch", json_pack("{s:s}", "action", "list"));
 	cr_assert_eq(json_array_size(json_object_get(res, "watches")), 0,
-	    "list after the stop: %s", wt_shown(res));
+	    "list after the stop: %s", h_sess_shown(res));
 	json_decref(res);
 	wt_end(&t);
 }
@@ -312,7 +221,8 @@ Test(watch, lm3s_counter_through_qmp_without_a_halt)
 
 	wt_board(&t, "FIX_BOARD", "lm3s6965evb", "dbgctl board ready\r\n");
 	seq = wt_target_running(&t);
-	wt_fail(&t, "invalid_params", "200 Hz", json_pack("{s:[s], s:i}",
+	h_sess_fail(&t.s, "invalid_params", "200 Hz",
+	    "watch", json_pack("{s:[s], s:i}",
 	    "expressions", "counter", "hz", 500));
 	res = wt_start(&t, "counter", 50);
 	id = h_jint(res, "watch", -1);
@@ -344,22 +254,26 @@ Test(watch, an385_wait_for_a_condition)
 	now = h_jint(s, "values.counter", -1);
 	json_decref(s);
 	snprintf(cond, sizeof(cond), "counter > %lld", now + 1000);
-	res = wt_ok(&t, "watch", json_pack("{s:s, s:I, s:s}", "action", "wait",
+	res = h_sess_ok(&t.s,
+	    "watch", json_pack("{s:s, s:I, s:s}", "action", "wait",
 	    "watch", (json_int_t)id, "condition", cond));
 	cr_assert_gt(h_jint(res, "sample.values.counter", -1), now + 1000,
-	    "wait for %s: %s", cond, wt_shown(res));
+	    "wait for %s: %s", cond, h_sess_shown(res));
 	json_decref(res);
 	/* expect on the stream: a pattern on its JSON lines, from now on. */
-	res = wt_ok(&t, "expect", json_pack("{s:s, s:s, s:I, s:i}", "stream",
+	res = h_sess_ok(&t.s, "expect", json_pack("{s:s, s:s, s:I, s:i}",
+	    "stream",
 	    "watch", "patterns", "\"counter\":[0-9]{7,}", "from",
 	    (json_int_t)t.offset, "timeout", H_WAIT_BOUND));
 	cr_assert_not_null(h_jstr(res, "text"), "expect on the watch "
-	    "stream: %s", wt_shown(res));
+	    "stream: %s", h_sess_shown(res));
 	json_decref(res);
-	wt_fail(&t, "invalid_params", "not an expression of watch",
+	h_sess_fail(&t.s, "invalid_params", "not an expression of watch",
+	    "watch",
 	    json_pack("{s:s, s:I, s:s}", "action", "wait", "watch",
 	    (json_int_t)id, "condition", "ticks > 3"));
-	wt_fail(&t, "invalid_params", "EXPRESSION OP NUMBER", json_pack(
+	h_sess_fail(&t.s, "invalid_params", "EXPRESSION OP NUMBER",
+	    "watch", json_pack(
 	    "{s:s, s:I, s:s}", "action", "wait", "watch", (json_int_t)id,
 	    "condition", "counter"));
 	wt_end(&t);
@@ -372,15 +286,20 @@ Test(watch, an385_refusals)
 
 	wt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
 	    "dbgctl board an385 ready\r\n");
-	wt_fail(&t, "invalid_params", "not an lvalue", json_pack("{s:[s]}",
+	h_sess_fail(&t.s, "invalid_params", "not an lvalue",
+	    "watch", json_pack("{s:[s]}",
 	    "expressions", "counter + 1"));
-	wt_fail(&t, "invalid_params", "type watch does not decode", json_pack(
+	h_sess_fail(&t.s, "invalid_params", "type watch does not decode",
+	    "watch", json_pack(
 	    "{s:[s]}", "expressions", "main"));
-	wt_fail(&t, "invalid_params", "1 to 1000", json_pack("{s:[s], s:i}",
+	h_sess_fail(&t.s, "invalid_params", "1 to 1000",
+	    "watch", json_pack("{s:[s], s:i}",
 	    "expressions", "counter", "hz", 1001));
-	wt_fail(&t, "invalid_params", "no watch 9", json_pack("{s:s, s:i}",
+	h_sess_fail(&t.s, "invalid_params", "no watch 9",
+	    "watch", json_pack("{s:s, s:i}",
 	    "action", "stop", "watch", 9));
-	wt_fail(&t, "invalid_params", "expressions", json_pack("{s:[]}",
+	h_sess_fail(&t.s, "invalid_params", "expressions",
+	    "watch", json_pack("{s:[]}",
 	    "expressions"));
 	wt_end(&t);
 }
@@ -403,7 +322,7 @@ Test(watch, an385_bundle_holds_the_samples)
 	json_decref(res);
 	json_decref(wt_samples(&t, id, 20, 100));
 	h_ctx_path(out, sizeof(out), "b1");
-	json_decref(wt_ok(&t, "bundle", json_pack("{s:s}", "path", out)));
+	json_decref(h_sess_ok(&t.s, "bundle", json_pack("{s:s}", "path", out)));
 	snprintf(path, sizeof(path), "%s/watch.log", out);
 	f = fopen(path, "r");
 	cr_assert_not_null(f, "the bundle %s has no watch.log", out);
@@ -424,7 +343,8 @@ wt_no_watch(struct wt *t)
 	size_t	 n;
 
 	do {
-		res = wt_ok(t, "watch", json_pack("{s:s}", "action", "list"));
+		res = h_sess_ok(&t->s,
+	    "watch", json_pack("{s:s}", "action", "list"));
 		n = json_array_size(json_object_get(res, "watches"));
 		json_decref(res);
 		if (n == 0)
@@ -450,7 +370,7 @@ Test(watch, cli_lines_ctrl_c_and_until)
 
 	wt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
 	    "dbgctl board an385 ready\r\n");
-	cr_assert_eq(h_cli_start(&p, H_ARGS("watch", "--hz", "50", t.ids,
+	cr_assert_eq(h_cli_start(&p, H_ARGS("watch", "--hz", "50", t.s.ids,
 	    "counter")), 0, "start dbgctl watch");
 	cr_assert_neq(h_run_out_until(&p, &out, 0, "\n2 ", H_WAIT_BOUND), 0,
 	    "dbgctl watch: expected lines \"SEQ T counter=V\", got \"%s\"",
@@ -462,12 +382,13 @@ Test(watch, cli_lines_ctrl_c_and_until)
 	    "not end on SIGINT");
 	cr_assert_eq(h_run_code(st), 0, "dbgctl watch after SIGINT: exit %d",
 	    h_run_code(st));
-	res = wt_ok(&t, "watch", json_pack("{s:s}", "action", "list"));
+	res = h_sess_ok(&t.s, "watch", json_pack("{s:s}", "action", "list"));
 	cr_assert_eq(json_array_size(json_object_get(res, "watches")), 0,
-	    "the watch of dbgctl watch outlived its SIGINT: %s", wt_shown(res));
+	    "the watch of dbgctl watch outlived its SIGINT: %s",
+	    h_sess_shown(res));
 	json_decref(res);
 	/* Killed, its connection closes: the daemon stops its watch. */
-	cr_assert_eq(h_cli_start(&p, H_ARGS("watch", t.ids, "counter")), 0,
+	cr_assert_eq(h_cli_start(&p, H_ARGS("watch", t.s.ids, "counter")), 0,
 	    "start dbgctl watch");
 	out.len = 0;
 	out.p[0] = '\0';
@@ -479,18 +400,19 @@ Test(watch, cli_lines_ctrl_c_and_until)
 	    "outlived SIGKILL");
 	cr_assert(wt_no_watch(&t), "the watch of a killed dbgctl watch "
 	    "outlived its connection");
-	h_cli_exit(&r, 0, H_ARGS("watch", "--until", "counter > 1000", t.ids,
+	h_cli_exit(&r, 0, H_ARGS("watch", "--until", "counter > 1000", t.s.ids,
 	    "counter"));
 	cr_assert(strstr(r.out, " counter=") != NULL, "dbgctl watch --until: "
 	    "\"%s\"", r.out);
 	h_run_free(&r);
-	h_cli_exit(&r, 1, H_ARGS("watch", t.ids, "counter + 1"));
+	h_cli_exit(&r, 1, H_ARGS("watch", t.s.ids, "counter + 1"));
 	cr_assert(strstr(r.err, "not an lvalue") != NULL, "dbgctl watch of a "
 	    "non-lvalue: \"%s\"", r.err);
 	h_run_free(&r);
-	res = wt_ok(&t, "watch", json_pack("{s:s}", "action", "list"));
+	res = h_sess_ok(&t.s, "watch", json_pack("{s:s}", "action", "list"));
 	cr_assert_eq(json_array_size(json_object_get(res, "watches")), 0,
-	    "the watch of dbgctl watch --until outlived it: %s", wt_shown(res));
+	    "the watch of dbgctl watch --until outlived it: %s",
+	    h_sess_shown(res));
 	json_decref(res);
 	free(out.p);
 	wt_end(&t);
