@@ -21,8 +21,9 @@ def _ms(seconds):
 
 
 class Stream:
-    """One of a session's streams, read as the UART is: ``name`` is its
-    protocol name (``"semihost"``, ``"target"``, ...).
+    """One of a session's streams, read as the UART is: ``stream`` (and,
+    unless a subclass names it otherwise, ``name``) is its protocol name
+    (``"semihost"``, ``"target"``, ``"rtt0"``, ...).
 
     :meth:`expect` and :meth:`expect_exact` are the :class:`Session`'s on
     this stream, sharing its cursor; :meth:`read` takes from a position
@@ -31,6 +32,7 @@ class Stream:
 
     def __init__(self, session, name):
         self.session = session
+        self.stream = name
         self.name = name
         self._at = 0
 
@@ -39,7 +41,7 @@ class Stream:
         """:meth:`Session.expect` on this stream; returns the
         :class:`Match`."""
         return self.session.expect(pattern, timeout=timeout,
-                                   stream=self.name, exact=exact,
+                                   stream=self.stream, exact=exact,
                                    flags=flags, from_=from_)
 
     def expect_exact(self, literal, timeout=30.0, flags=0, from_=None):
@@ -51,11 +53,11 @@ class Stream:
         """Every byte from the expect cursor through the first ``want``
         (bytes), moving the cursor past it, as
         :meth:`Session.read_until` does on the target stream."""
-        start = self.session.cursor(self.name)
+        start = self.session.cursor(self.stream)
         m = self.expect_exact(want, timeout=timeout)
         head = m.before
         if m.before_offset > start:
-            head = self.session._stream_bytes(self.name, start,
+            head = self.session._stream_bytes(self.stream, start,
                                               m.before_offset) + head
         return head + m.group(0)
 
@@ -67,11 +69,12 @@ class Stream:
         :class:`Timeout` when nothing came within it.  Reading moves no
         expect cursor.
         """
-        res = self.session.logs(offset=self._at, max=max, stream=self.name)
+        res = self.session.logs(offset=self._at, max=max,
+                                stream=self.stream)
         if not res["data"] and not res.get("ended"):
             self._wait_byte(timeout)
             res = self.session.logs(offset=self._at, max=max,
-                                    stream=self.name)
+                                    stream=self.stream)
         self._at = res.get("next_offset", self._at)
         return res["data"]
 
@@ -79,7 +82,7 @@ class Stream:
         """Wait until the stream has a byte at the read position or has
         ended (the daemon's expect of any one byte, from there)."""
         params, _ = expect_params(r"(?s).")
-        params.update({"session": self.session.id, "stream": self.name,
+        params.update({"session": self.session.id, "stream": self.stream,
                        "from": self._at})
         ms = _ms(timeout)
         if ms is not None:
@@ -95,12 +98,12 @@ class Stream:
 
     def text(self):
         """The whole stream so far, as bytes, from its transcript."""
-        size = self.session.logs(max=1, stream=self.name)["size"]
-        return self.session._stream_bytes(self.name, 0, size)
+        size = self.session.logs(max=1, stream=self.stream)["size"]
+        return self.session._stream_bytes(self.stream, 0, size)
 
     def logs(self, **kw):
         """:meth:`Session.logs` of this stream."""
-        return self.session.logs(stream=self.name, **kw)
+        return self.session.logs(stream=self.stream, **kw)
 
 
 class Semihost(Stream):
