@@ -46,6 +46,28 @@ fig_replace_ping(const char *sock, struct fig_replace_pings *p)
 }
 
 /*
+ * Run `dbgctl daemon --replace`, pinging all through from one answer before
+ * it starts (p reset, its start in *t0); its exit status, or -1.
+ */
+static int
+fig_replace_run(struct bench *b, struct fig_replace_pings *p, double *t0)
+{
+	const char	*argv[] = { b->dbgctl, "-s", b->sock, "daemon",
+			    "--replace", NULL };
+	pid_t		 pid;
+	int		 code;
+
+	memset(p, 0, sizeof *p);
+	p->last = *t0 = stat_now_ms();
+	fig_replace_ping(b->sock, p);
+	if ((pid = proc_spawn(argv, b->envp, -1, -1, -1)) == -1)
+		return -1;
+	while ((code = proc_wait(pid, 0)) == -1)
+		fig_replace_ping(b->sock, p);
+	return code;
+}
+
+/*
  * One replace, pinged all through: from one answer before the command
  * starts to the first answer after it has returned. Its length (ms), or
  * NA if the command failed.
@@ -53,19 +75,9 @@ fig_replace_ping(const char *sock, struct fig_replace_pings *p)
 static double
 fig_replace_once(struct bench *b, struct fig_replace_pings *p)
 {
-	const char	*argv[] = { b->dbgctl, "-s", b->sock, "daemon",
-			    "--replace", NULL };
-	double		 t0;
-	pid_t		 pid;
-	int		 code;
+	double	t0;
+	int	code = fig_replace_run(b, p, &t0);
 
-	memset(p, 0, sizeof *p);
-	p->last = t0 = stat_now_ms();
-	fig_replace_ping(b->sock, p);
-	if ((pid = proc_spawn(argv, b->envp, -1, -1, -1)) == -1)
-		return NA;
-	while ((code = proc_wait(pid, 0)) == -1)
-		fig_replace_ping(b->sock, p);
 	fig_replace_ping(b->sock, p);
 	return code == 0 ? stat_now_ms() - t0 : NA;
 }
@@ -146,21 +158,11 @@ fig_replace_listed(struct bench *b, struct rpc *l, struct fig_replace_pings *p)
 static double
 fig_replace_loaded(struct bench *b, struct fig_replace_pings *p)
 {
-	const char	*argv[] = { b->dbgctl, "-s", b->sock, "daemon",
-			    "--replace", NULL };
 	struct rpc	 l;
 	double		 t0;
-	pid_t		 pid;
-	int		 code, n;
+	int		 n;
 
-	memset(p, 0, sizeof *p);
-	p->last = t0 = stat_now_ms();
-	fig_replace_ping(b->sock, p);
-	if ((pid = proc_spawn(argv, b->envp, -1, -1, -1)) == -1)
-		return NA;
-	while ((code = proc_wait(pid, 0)) == -1)
-		fig_replace_ping(b->sock, p);
-	if (code != 0 || rpc_open(&l, b->sock) == -1) {
+	if (fig_replace_run(b, p, &t0) != 0 || rpc_open(&l, b->sock) == -1) {
 		bench_fail(b, "dbgctl daemon --replace failed");
 		return NA;
 	}
