@@ -158,6 +158,7 @@ struct output {
 	uint64_t		 ntimes;	/* records in the times file */
 	struct output_cache	*cache;		/* output-cache.c's, or NULL */
 	bool			 ended;		/* no byte follows what it has */
+	bool			 nosplice;	/* its file system refused splice */
 };
 
 void	 output_init(struct output *);
@@ -167,6 +168,7 @@ int	 output_reopen(struct output *, const char *path, size_t ring,
 	    char *err, size_t errlen);
 uint64_t output_unkept(const struct output *, uint64_t off);
 void	 output_add(struct output *, const char *, size_t);
+ssize_t	 output_splice(struct output *, int fd, char *, size_t);
 uint64_t output_size(const struct output *);
 const char *output_path(const struct output *);
 const char *output_error(const struct output *, uint64_t *missing);

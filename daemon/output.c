@@ -276,18 +276,14 @@ output_ring(struct output *o, const char *data, size_t len, bool logged)
 	ring_write(&o->ring, data, len);
 }
 
-/* Keep freshly printed bytes in the ring and the log file, at their offset. */
-void
-output_add(struct output *o, const char *data, size_t len)
+/*
+ * What follows bytes at offset at, done of which the log took: the ring
+ * keeps them, and a log that took them all is whole again.
+ */
+static void
+output_added(struct output *o, uint64_t at, const char *data, size_t len,
+    size_t done)
 {
-	uint64_t	at = o->ring.end;
-	size_t		done;
-
-	if (len == 0)
-		return;
-	output_index(o, at, data, len);
-	output_times_add(o, at);
-	done = output_put(o, at, data, len, output_cap(o, at, len));
 	output_ring(o, data, len, done == len);
 	if (done != len)
 		return;
@@ -298,6 +294,79 @@ output_add(struct output *o, const char *data, size_t len)
 		    "are missing from it", o->log_path,
 		    (unsigned long long)at, (unsigned long long)o->missing);
 	}
+}
+
+/* Keep freshly printed bytes in the ring and the log file, at their offset. */
+void
+output_add(struct output *o, const char *data, size_t len)
+{
+	uint64_t	at = o->ring.end;
+
+	if (len == 0)
+		return;
+	output_index(o, at, data, len);
+	output_times_add(o, at);
+	output_added(o, at, data, len, output_put(o, at, data, len,
+	    output_cap(o, at, len)));
+}
+
+/* Read up to len bytes of the pipe fd into buf and add them, as before splice. */
+static ssize_t
+output_splice_read(struct output *o, int fd, char *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	if (n > 0)
+		output_add(o, buf, (size_t)n);
+	return n;
+}
+
+/*
+ * Move up to len bytes of the pipe fd into the log at the stream's end,
+ * then read them back into buf: the pipe gives up no byte before the log
+ * has it, so a daemon killed in between loses none; the next one finds
+ * each byte in the log or still in the pipe. A log that cannot take them
+ * so (none, failing, near its cap, or no splice on its file system) gets
+ * them by read and write. Bytes, 0 at EOF, or -1 with errno.
+ */
+ssize_t
+output_splice(struct output *o, int fd, char *buf, size_t len)
+{
+	uint64_t	at = o->ring.end;
+	loff_t		off = (loff_t)at;
+	ssize_t		n, got = 0, r;
+
+	if (len == 0 || o->log_fd == -1 || o->failing || o->nosplice ||
+	    (o->max != 0 && at + len > o->max))
+		return output_splice_read(o, fd, buf, len);
+	do
+		n = splice(fd, NULL, o->log_fd, &off, len, SPLICE_F_NONBLOCK);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == EINVAL)
+		o->nosplice = true;
+	/* A log that refuses the bytes: the write path says so and keeps them. */
+	if (n < 0 && errno != EAGAIN)
+		return output_splice_read(o, fd, buf, len);
+	if (n <= 0)
+		return n;
+	while (got < n) {
+		r = pread(o->log_fd, buf + got, (size_t)(n - got),
+		    (off_t)at + got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			log_fatal("%s: %zd bytes spliced at %llu cannot be read "
+			    "back: %s", o->log_path, n, (unsigned long long)at,
+			    r < 0 ? strerror(errno) : "end of file");
+		got += r;
+	}
+	output_index(o, at, buf, (size_t)n);
+	output_times_add(o, at);
+	output_added(o, at, buf, (size_t)n, (size_t)n);
+	return n;
 }
 
 /* The first gap that ends after off, or NULL. */

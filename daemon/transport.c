@@ -16,95 +16,8 @@
 #include "daemon.h"
 #include "transport.h"
 
-/* A read this big gives the rest of the loop its turn before the next. */
-#define TRANSPORT_YIELD (256 * 1024)
 /* The size asked of the transport's pipes. */
 #define TRANSPORT_PIPE_SIZE (1024 * 1024)
-static void	transport_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
-static void	transport_advance(struct transport *);
-
-/* Bytes read from the target's pipe so far: those handed out and those held. */
-static uint64_t
-transport_got(const struct transport *t)
-{
-	return output_size(t->log);
-}
-
-/*
- * How many more bytes may be read for readers now: unread output waits in
- * the transcript, on disk, so as many as come; but what its log could not
- * take (a failing disk, its size limit) is only in its ring, of
- * TRANSPORT_MAX bytes, and no read may push an unread byte out of it: the
- * target is held back instead, and no byte is lost for a slow reader.
- */
-static uint64_t
-transport_room(const struct transport *t)
-{
-	uint64_t from = output_unkept(t->log, t->taken), mem;
-
-	if (from == transport_got(t))
-		return UINT64_MAX;
-	mem = transport_got(t) - from;
-	return mem < TRANSPORT_MAX ? TRANSPORT_MAX - mem : 0;
-}
-
-/*
- * How far the pipe may be read now: to the end of the last run while no
- * run has begun since, and when passing through, to the next run's end,
- * which the consumer hears of before any byte after it.
- */
-static uint64_t
-transport_limit(const struct transport *t)
-{
-	if (t->nends == 0)
-		return UINT64_MAX;
-	if (t->passthrough)
-		return t->ends[0];
-	if (!t->open)
-		return t->ends[t->nends - 1];
-	return UINT64_MAX;
-}
-
-/* Read into the loop's buffer, never past where reading stops. */
-static void
-transport_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
-{
-	struct transport	*t = h->data;
-	uint64_t		 room = transport_limit(t) - transport_got(t), kept;
-
-	if (!t->passthrough && (kept = transport_room(t)) < room)
-		room = kept;
-	loop_alloc_cb(h, hint, buf);
-	if (room < buf->len)
-		buf->len = room;
-}
-
-/* Stop reading the target. */
-static void
-transport_stop_reading(struct transport *t)
-{
-	if (!t->reading)
-		return;
-	uv_read_stop((uv_stream_t *)&t->out);
-	t->reading = false;
-}
-
-/* Read the target, unless its output is held in full or a consumer waits. */
-static void
-transport_start_reading(struct transport *t)
-{
-	if (t->reading || t->yielded || t->out_eof || !t->out_open ||
-	    t->paused || t->closing || transport_got(t) >= transport_limit(t))
-		return;
-	if (!t->passthrough && transport_room(t) == 0)
-		return;
-	/* Passing through, what was given back goes before anything new. */
-	if (t->passthrough && transport_held(t) > 0)
-		return;
-	uv_read_start((uv_stream_t *)&t->out, transport_alloc_cb,
-	    transport_read_cb);
-	t->reading = true;
-}
 
 /* A handle has closed; the last one frees a closed transport. */
 void
@@ -143,101 +56,8 @@ transport_daemon_fds(const struct transport *t, int *in, int *out)
 	*in = *out = -1;
 	if (t->in_open && uv_fileno((const uv_handle_t *)&t->in, &fd) == 0)
 		*in = fd;
-	if (t->out_open && uv_fileno((const uv_handle_t *)&t->out, &fd) == 0)
-		*out = fd;
-}
-
-/* Every writer is gone: nothing more will come. */
-static void
-transport_out_eof(struct transport *t)
-{
-	t->out_eof = true;
-	transport_stop_reading(t);
-	transport_close_handle(&t->out, &t->out_open);
-	/* Passing through, every byte before it has been handed on. */
-	if (t->passthrough)
-		t->eof_told = true;
-	t->cb(t->arg, TRANSPORT_EOF, NULL, 0);
-}
-
-/*
- * Reading has come to where it stops, a run's end: no more for now; the
- * readers hear of it, one passing through once it has every byte before.
- */
-static void
-transport_reached(struct transport *t)
-{
-	if (t->nends == 0 || transport_got(t) < transport_limit(t))
-		return;
-	transport_stop_reading(t);
-	if (t->passthrough && t->taken != t->ends[0])
-		return;
-	t->cb(t->arg, TRANSPORT_EOF, NULL, 0);
-	transport_advance(t);
-}
-
-/* The loop has had its turn: go on reading. */
-static void
-transport_again(void *arg)
-{
-	struct transport *t = arg;
-
-	t->yielded = false;
-	transport_start_reading(t);
-}
-
-/*
- * After a big read, stop until the next loop turn: libuv would read a
- * busy pipe up to 32 times in a row, and the transcript writes each to
- * disk, which held every other connection up for as long.
- */
-static void
-transport_yield(struct transport *t, size_t nread)
-{
-	if (nread < TRANSPORT_YIELD || !t->reading || t->closing)
-		return;
-	transport_stop_reading(t);
-	t->yielded = true;
-	if (t->again == NULL)
-		t->again = timer_new(transport_again, t);
-	timer_start(t->again, 0);
-}
-
-/*
- * Every byte goes into the transcript first; then it is held there for
- * readers, or passed straight to the owner.
- */
-static void
-transport_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
-{
-	struct transport *t = st->data;
-
-	if (nread == 0 || nread == UV_EAGAIN || t->closing)
-		return;
-	/* No room was given: reading stops at a run's end, not at EOF. */
-	if (nread == UV_ENOBUFS) {
-		transport_stop_reading(t);
-		return;
-	}
-	if (nread < 0) {
-		transport_out_eof(t);
-		return;
-	}
-	/* What the reader has yet to take stays in the page cache. */
-	output_cache_want(t->log, t->taken);
-	output_add(t->log, buf->base, nread);
-	if (t->passthrough) {
-		t->taken += nread;
-		t->cb(t->arg, TRANSPORT_OUTPUT, buf->base, nread);
-		transport_reached(t);
-		transport_yield(t, nread);
-		return;
-	}
-	if (transport_room(t) == 0)
-		transport_stop_reading(t);
-	t->cb(t->arg, TRANSPORT_OUTPUT, NULL, 0);
-	transport_reached(t);
-	transport_yield(t, nread);
+	if (t->out_open)
+		*out = t->out_fd;
 }
 
 /*
@@ -256,11 +76,8 @@ transport_watch(struct output *log, struct output *in_log, transport_cb cb,
 	t->in_log = in_log;
 	t->child_in = t->child_out = -1;
 	t->in_poll_fd = -1;
-	uv_pipe_init(dmn.loop, &t->out, 0);
-	t->in.data = t->out.data = t;
-	uv_pipe_open(&t->out, out);
-	t->out_open = true;
-	t->handles = 1;
+	t->in.data = t;
+	transport_out_watch(t, out);
 	if (in != -1) {
 		uv_pipe_init(dmn.loop, &t->in, 0);
 		uv_pipe_open(&t->in, in);
@@ -270,7 +87,7 @@ transport_watch(struct output *log, struct output *in_log, transport_cb cb,
 		t->in_closed = true;
 	t->open = true;
 	t->run = 1;
-	transport_start_reading(t);
+	transport_out_start(t);
 	return t;
 }
 
@@ -431,8 +248,8 @@ transport_seek(struct transport *t, uint64_t off)
 		return -1;
 	t->taken = off;
 	/* Reading may have to wait for the reader now, or may go on. */
-	transport_stop_reading(t);
-	transport_start_reading(t);
+	transport_out_stop(t);
+	transport_out_start(t);
 	return 0;
 }
 
@@ -514,7 +331,7 @@ transport_exited(const struct transport *t)
 }
 
 /* A reader with all of a run's output goes on to the next, once one began. */
-static void
+void
 transport_advance(struct transport *t)
 {
 	while (t->nends > 0 && t->taken == t->ends[0] &&
@@ -523,7 +340,7 @@ transport_advance(struct transport *t)
 		t->nends--;
 		t->run++;
 	}
-	transport_start_reading(t);
+	transport_out_start(t);
 }
 
 /*
@@ -534,8 +351,7 @@ transport_advance(struct transport *t)
 void
 transport_run_end(struct transport *t)
 {
-	uv_os_fd_t	fd;
-	int		pending = 0;
+	int	pending = 0;
 
 	t->exited = true;
 	if (t->closing)
@@ -544,16 +360,15 @@ transport_run_end(struct transport *t)
 	t->cb(t->arg, TRANSPORT_INPUT, NULL, 0);
 	if (t->out_eof || !t->open)
 		return;
-	if (uv_fileno((uv_handle_t *)&t->out, &fd) != 0 ||
-	    ioctl(fd, FIONREAD, &pending) != 0 || pending < 0)
+	if (ioctl(t->out_fd, FIONREAD, &pending) != 0 || pending < 0)
 		pending = 0;
 	/* Past the bound, the newest two runs become one. */
 	if (t->nends == TRANSPORT_RUNS_MAX)
 		t->nends--;
 	t->ends[t->nends++] = transport_got(t) + (uint64_t)pending;
 	t->open = false;
-	transport_start_reading(t);
-	transport_reached(t);
+	transport_out_start(t);
+	transport_out_reached(t);
 }
 
 /* The program runs (again): its input is open, its output a new run. */
@@ -572,7 +387,7 @@ void
 transport_pause(struct transport *t)
 {
 	t->paused = true;
-	transport_stop_reading(t);
+	transport_out_stop(t);
 }
 
 /* Hand the owner up to max held bytes; it may give some back. */
@@ -642,7 +457,7 @@ transport_resume(struct transport *t)
 	t->paused = false;
 	transport_flush(t);
 	transport_tell_eof(t);
-	transport_start_reading(t);
+	transport_out_start(t);
 }
 
 /*
@@ -664,7 +479,7 @@ transport_passthrough(struct transport *t, bool on)
 			t->cb(t->arg, TRANSPORT_EOF, NULL, 0);
 		}
 	}
-	transport_start_reading(t);
+	transport_out_start(t);
 }
 
 /* Close both pipes and free the transport once libuv has let go. */
@@ -674,13 +489,13 @@ transport_close(struct transport *t)
 	if (t == NULL || t->closing)
 		return;
 	transport_spawned(t);
-	transport_stop_reading(t);
+	transport_out_stop(t);
 	t->closing = true;
 	timer_free(t->again);
 	t->again = NULL;
 	transport_in_poll_close(t);
 	transport_close_handle(&t->in, &t->in_open);
-	transport_close_handle(&t->out, &t->out_open);
+	transport_out_close(t);
 	if (t->handles == 0)
 		free(t);
 }

@@ -15,7 +15,8 @@ struct transport {
 	int		 child_in;	/* target's stdin, until spawned */
 	int		 child_out;	/* target's stdout, until spawned */
 	uv_pipe_t	 in;		/* we write the target's stdin */
-	uv_pipe_t	 out;		/* we read the target's stdout */
+	uv_poll_t	 out;		/* we read the target's stdout */
+	int		 out_fd;	/* its descriptor, while out_open */
 	uv_poll_t	 in_poll;	/* room in stdin, for in_at's bytes */
 	int		 in_poll_fd;	/* its own descriptor of stdin, or -1 */
 	bool		 in_polling;
@@ -49,6 +50,16 @@ struct transport {
 /* transport.c */
 void	transport_handle_closed(uv_handle_t *);
 void	transport_close_handle(uv_pipe_t *, bool *);
+
+void	transport_advance(struct transport *);
+
+/* transport-out.c: the target's stdout, read into its transcript. */
+uint64_t transport_got(const struct transport *);
+void	transport_out_watch(struct transport *, int);
+void	transport_out_start(struct transport *);
+void	transport_out_stop(struct transport *);
+void	transport_out_reached(struct transport *);
+void	transport_out_close(struct transport *);
 
 /* transport-in.c: the target's stdin, fed from the input's transcript. */
 void	transport_in_poll_close(struct transport *);

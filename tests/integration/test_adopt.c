@@ -186,6 +186,92 @@ Test(adopt, an_exec_session_outlives_a_sigkill_of_its_daemon)
 	    "alive after stop --all");
 }
 
+/* Numbers the flooding target prints, and how many times its daemon dies. */
+#define ADOPT_FLOOD_LINES 3000000
+#define ADOPT_FLOOD_KILLS 10
+
+/* Arguments of a wait for a log file to reach a size. */
+struct adopt_grow {
+	const char	*path;
+	off_t		 size;
+};
+
+/* Predicate: the file has reached the size. */
+static bool
+adopt_grown(void *arg)
+{
+	struct adopt_grow *g = arg;
+	struct stat st;
+
+	if (stat(g->path, &st) == 0 && st.st_size >= g->size)
+		return true;
+	h_nap(5);
+	return false;
+}
+
+/* Assert that the file holds seq 1 N's output exactly. */
+static void
+adopt_expect_seq(const char *path, long n)
+{
+	FILE	*f = fopen(path, "r");
+	char	 line[64];
+	long	 want = 1, got;
+
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof line, f) != NULL) {
+		got = strtol(line, NULL, 10);
+		cr_assert_eq(got, want, "%s: line %ld is \"%.20s\": a line "
+		    "was lost or repeated when a daemon was killed", path,
+		    want, line);
+		want++;
+	}
+	fclose(f);
+	cr_assert_eq(want - 1, n, "%s has %ld of %ld lines", path, want - 1, n);
+}
+
+/*
+ * A daemon killed while a target floods its pipe, again and again, loses
+ * no byte and repeats none: the pipe gives a byte up only once the
+ * transcript has it, so each is in the log or still in the pipe for the
+ * next daemon, wherever in its reading the kill came.
+ */
+Test(adopt, a_flood_survives_daemons_killed_while_reading)
+{
+	char script[64], path[PATH_MAX + 64];
+	struct adopt_grow g = { path, 0 };
+	struct h_res r;
+	off_t all = 0;
+	long id, k;
+	int i;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	h_daemon_fg();
+	/* It stays, so the session is there to be adopted to the end. */
+	snprintf(script, sizeof script, "seq 1 %d; exec sleep 1000",
+	    ADOPT_FLOOD_LINES);
+	for (k = 1; k <= ADOPT_FLOOD_LINES; k *= 10)
+		all += (off_t)(ADOPT_FLOOD_LINES - k + 1);
+	all += ADOPT_FLOOD_LINES;
+	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--", "sh",
+	    "-c", script));
+	snprintf(path, sizeof path, "%s/sessions/%ld.target.log", H->state,
+	    id);
+	for (i = 1; i <= ADOPT_FLOOD_KILLS; i++) {
+		/* Killed while the flood is read: the log is still growing. */
+		g.size = i * (all / (ADOPT_FLOOD_KILLS + 1));
+		/* Short of it, bytes were lost: the lines below say which. */
+		if (!h_wait_for(adopt_grown, &g, H_WAIT_BOUND))
+			break;
+		h_daemon_fg_kill();
+		h_daemon_fg();
+	}
+	g.size = all;
+	(void)h_wait_for(adopt_grown, &g, H_WAIT_BOUND);
+	adopt_expect_seq(path, ADOPT_FLOOD_LINES);
+	h_cli_exit(&r, 0, H_ARGS("stop", "--all"));
+	h_run_free(&r);
+}
+
 /* Run dbgctl ARGS..., assert exit 0 and that it printed exactly want. */
 static void
 adopt_cli_prints(const char *want, const char *const args[])
