@@ -584,16 +584,17 @@ enum session_event_kind {
 	SE_FAULT_KEPT = 0x40000, /* a fault record is kept, before it is told */
 	SE_FAULT_CLEARED = 0x80000, /* a reset, load or run (data) ended it */
 	SE_SUSPENDED = 0x100000, /* the main process stopped (sig), or went on */
-	SE_SEMIHOST = 0x200000,	/* the semihost stream got data, len (0: ended) */
-	SE_STREAM = 0x400000,	/* a feature's stream grew (watch: json, the line) */
-	SE_RTT = 0x800000,	/* an RTT up-channel's stream grew (rtt.c) */
+	SE_STREAM = 0x400000,	/* a feature's stream (semihost, watch, rttN) got
+				   data, len at offset; len 0: it ended; watch's
+				   line also as json */
 };
 
 struct session_event {
 	enum session_event_kind	 kind;
 	const char		*data;
 	size_t			 len;
-	uint64_t		 offset;	/* SE_OUTPUT, SE_SEMIHOST: where data starts */
+	uint64_t		 offset;	/* SE_OUTPUT, SE_STREAM: where data starts */
+	const char		*stream;	/* SE_STREAM: the stream's name */
 	json_t			*json;		/* SE_RUNSTATE, SE_FAULT: the record;
 						   SE_STOPPING: the step */
 	int			 sig;		/* SE_SUSPENDED: 0 if continued */
@@ -797,6 +798,7 @@ struct output		*session_stream_find(struct session *, const char *,
 			    struct rpc_error *);
 const char		*session_stream_default(const struct session *);
 unsigned		 session_stream_events(void);
+unsigned		 session_stream_bit(const char *);
 bool			 session_stream_ended(struct session *, const char *,
 			    bool for_good);
 void			 session_stream_end(struct session *);
@@ -890,8 +892,7 @@ enum method_return {
 };
 
 /* notify.c: subscriptions, as sinks on every session. */
-void	 notify_subscribe(struct conn *, unsigned long id, bool output,
-	    bool semihost);
+void	 notify_subscribe(struct conn *, unsigned long id, unsigned streams);
 int	 notify_unsubscribe(struct conn *, unsigned long id);
 void	 notify_forget(struct conn *);
 void	 notify_drained(struct conn *);

@@ -100,37 +100,54 @@ static const struct method method_dial = {
 	.exec = method_dial_exec,
 };
 
+/* The streams a subscriber may name, besides "target" (tap.c's). */
+static const char *const method_subscribe_names[] = {
+	"console", "semihost", "watch", "rtt0", "rtt1", "rtt2", "rtt3"
+};
+
+/* The bit of a stream a subscriber may have sent as session.output, or 0. */
+static unsigned
+method_subscribe_bit(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof method_subscribe_names /
+	    sizeof method_subscribe_names[0]; i++)
+		if (strcmp(method_subscribe_names[i], name) == 0)
+			return session_stream_bit(name);
+	return 0;
+}
+
 /*
  * Which streams a subscribe asks for: console by default ("output": false
  * says none); "target" makes the client the reader of a session's target
- * output; "semihost" sends that stream's output as the console's. -1 with
- * the error answered when a name is none of them.
+ * output; the others' output comes as the console's does. -1 with the
+ * error answered when a name is none of them.
  */
 static int
-method_subscribe_streams(struct request *req, bool *console, bool *target,
-    bool *semihost)
+method_subscribe_streams(struct request *req, unsigned *streams,
+    bool *target)
 {
-	json_t	*streams = request_get(req, "streams"), *v;
-	size_t	 i;
+	json_t		*names = request_get(req, "streams"), *v;
+	unsigned	 bit;
+	size_t		 i;
 
-	*console = request_get(req, "output") == NULL ||
-	    request_bool(req, "output");
-	*target = *semihost = false;
-	if (streams == NULL)
+	*streams = request_get(req, "output") == NULL ||
+	    request_bool(req, "output") ? session_stream_bit("console") : 0;
+	*target = false;
+	if (names == NULL)
 		return 0;
-	*console = false;
-	json_array_foreach(streams, i, v) {
-		if (strcmp(json_string_value(v), "console") == 0)
-			*console = true;
-		else if (strcmp(json_string_value(v), "target") == 0)
+	*streams = 0;
+	json_array_foreach(names, i, v) {
+		if (strcmp(json_string_value(v), "target") == 0)
 			*target = true;
-		else if (strcmp(json_string_value(v), "semihost") == 0)
-			*semihost = true;
+		else if ((bit = method_subscribe_bit(json_string_value(v))) != 0)
+			*streams |= bit;
 		else {
 			request_error(req, RPC_INVALID_PARAMS, "\"streams\" "
 			    "holds \"%s\": the streams are \"console\", "
-			    "\"target\" and \"semihost\"",
-			    json_string_value(v));
+			    "\"target\", \"semihost\", \"watch\" and "
+			    "\"rtt0\" to \"rtt3\"", json_string_value(v));
 			return -1;
 		}
 	}
@@ -163,21 +180,23 @@ method_subscribe_exec(struct request *req)
 	struct session		*s = req->session;
 	struct rpc_error	 err;
 	struct status_page	 page;
-	bool			 console, target, semihost;
+	unsigned		 streams;
+	bool			 target;
 	size_t			 len;
 	char			*text;
 
-	if (method_subscribe_streams(req, &console, &target, &semihost) != 0)
+	if (method_subscribe_streams(req, &streams, &target) != 0)
 		return METHOD_ERROR;
-	if (semihost && s != NULL && session_stream_find(s, "semihost",
-	    &err) == NULL)
+	/* watch and RTT begin later: their output comes once they do. */
+	if ((streams & session_stream_bit("semihost")) != 0 && s != NULL &&
+	    session_stream_find(s, "semihost", &err) == NULL)
 		return request_fail(req, &err);
 	if (target && s == NULL)
 		return request_error(req, RPC_INVALID_PARAMS, "the \"target\" "
 		    "stream is one session's: name its \"session\"");
 	if (target && tap_start(req->conn, s, &err) != 0)
 		return request_fail(req, &err);
-	notify_subscribe(req->conn, s != NULL ? s->id : 0, console, semihost);
+	notify_subscribe(req->conn, s != NULL ? s->id : 0, streams);
 	method_subscribe_snapshot(s, &page);
 	text = status_page_done(&page, &len);
 	return request_done_head(req, text, len, json_pack("{s:b, s:b}",

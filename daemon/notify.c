@@ -1,5 +1,6 @@
 /* Subscriptions: one sink on every session per subscribed connection. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "daemon.h"
 #include "conn.h"
@@ -23,7 +24,7 @@ static struct {
 /* Output one subscriber missed of one session's stream. */
 struct notify_gap {
 	unsigned long	 id;
-	const char	*stream;	/* "console" or "semihost" */
+	const char	*stream;	/* its name, static: "console", "rtt0", ... */
 	uint64_t	 offset;	/* where the first missed byte is */
 	uint64_t	 bytes;
 };
@@ -34,8 +35,7 @@ struct notify {
 	struct conn		*c;
 	struct sink		*sink;
 	bool			 all;		/* every session */
-	bool			 output;	/* console output too */
-	bool			 semihost;	/* the semihost stream too */
+	unsigned		 streams;	/* whose output: session_stream_bit */
 	unsigned long		*ids;
 	size_t			 n;
 	struct notify_gap	*gaps;		/* output it missed */
@@ -125,7 +125,7 @@ notify_send(struct conn *c, struct session *s, json_t *msg)
 static const char *
 notify_stream(const struct session_event *ev)
 {
-	return ev->kind == SE_SEMIHOST ? "semihost" : "console";
+	return ev->kind == SE_STREAM ? ev->stream : "console";
 }
 
 /*
@@ -143,7 +143,7 @@ notify_output(struct session *s, const struct session_event *ev,
 	char		*text;
 
 	if (notify_last.line == NULL || notify_last.session != s->id ||
-	    notify_last.stream != stream ||
+	    strcmp(notify_last.stream, stream) != 0 ||
 	    notify_last.offset != ev->offset || notify_last.len != ev->len) {
 		text = xb64_encode(ev->data, ev->len);
 		params = json_pack("{s:I, s:s, s:s, s:I}", "session",
@@ -175,7 +175,8 @@ notify_skip(struct notify *n, struct session *s,
 	size_t		 i;
 
 	for (i = 0; i < n->ngaps; i++) {
-		if (n->gaps[i].id == s->id && n->gaps[i].stream == stream) {
+		if (n->gaps[i].id == s->id &&
+		    strcmp(n->gaps[i].stream, stream) == 0) {
 			n->gaps[i].bytes += ev->len;
 			return;
 		}
@@ -256,8 +257,9 @@ notify_event(struct sink *k, struct session *s,
 		notify_send(n->c, s, rpc_notification_new("session.breakpoint",
 		    json_pack("{s:I, s:O}", "session", (json_int_t)s->id,
 		    "breakpoint", ev->json)));
-	else if (ev->kind == SE_SEMIHOST ? n->semihost && ev->len > 0 :
-	    n->output) {
+	else if ((ev->kind == SE_OUTPUT || ev->kind == SE_STREAM) &&
+	    ev->len > 0 && (n->streams & session_stream_bit(
+	    notify_stream(ev))) != 0) {
 		/* Past the bound, output is skipped: it is in the log. */
 		if (n->ngaps > 0 || conn_queued(n->c) > NOTIFY_QUEUE_MAX) {
 			notify_skip(n, s, ev);
@@ -277,12 +279,11 @@ notify_event(struct sink *k, struct session *s,
 }
 
 /*
- * Subscribe c to session id (0 for every session); output and semihost
- * say whether to send those streams' output.
+ * Subscribe c to session id (0 for every session); streams, a set of
+ * session_stream_bit, says whose output to send.
  */
 void
-notify_subscribe(struct conn *c, unsigned long id, bool output,
-    bool semihost)
+notify_subscribe(struct conn *c, unsigned long id, unsigned streams)
 {
 	struct notify	*n;
 	size_t		 i;
@@ -292,12 +293,11 @@ notify_subscribe(struct conn *c, unsigned long id, bool output,
 		n->c = c;
 		n->sink = session_sink_add(NULL, SE_STATE | SE_OUTPUT |
 		    SE_RUNSTATE | SE_FAULT | SE_BREAKPOINT | SE_VERDICT |
-		    SE_BUNDLE | SE_SEMIHOST,
+		    SE_BUNDLE | SE_STREAM,
 		    notify_event, n);
 		TAILQ_INSERT_TAIL(&notify_list, n, entry);
 	}
-	n->output = output;
-	n->semihost = semihost;
+	n->streams = streams;
 	if (id == 0) {
 		n->all = true;
 		return;

@@ -118,35 +118,54 @@ rtt_set(struct rtt *rt, unsigned i, unsigned word, uint32_t v)
 	(void)err;
 }
 
-/* Up-channel i: what the target wrote since the last poll, into its stream. */
-static bool
+/* The streams of the up-channels, by number. */
+static const char *const rtt_streams[RTT_UP_MAX] = {
+	"rtt0", "rtt1", "rtt2", "rtt3"
+};
+
+/*
+ * Up-channel i: what the target wrote since the last poll, copied out of
+ * its ring first (the target may write there again once its read offset
+ * moves), into the stream, and only then told to the readers, so that
+ * none of them runs while the channel is half taken.
+ */
+static void
 rtt_up(struct rtt *rt, unsigned i)
 {
-	struct output	*o = &rt->s->rtt_out[i];
-	struct rtt_desc	 d;
-	const char	*buf;
-	uint64_t	 missing;
-	uint32_t	 n, rd;
+	struct output		*o = &rt->s->rtt_out[i];
+	struct session_event	 ev = { .kind = SE_STREAM,
+				    .stream = rtt_streams[i] };
+	struct rtt_desc		 d;
+	const char		*buf;
+	char			*got;
+	uint64_t		 missing;
+	uint32_t		 n, rd;
 
 	if (!rtt_desc(rt, i, &d) || d.wr == d.rd)
-		return false;
+		return;
 	if (output_error(o, &missing) != NULL) {
 		rt->stalls++;
-		return false;
+		return;
 	}
 	buf = (const char *)live_map(rt->s, d.buf, d.size);
+	got = xmalloc(RTT_TAKE_MAX);
 	for (rd = d.rd, n = 0; rd != d.wr && n < RTT_TAKE_MAX;) {
 		uint32_t end = d.wr > rd ? d.wr : d.size;
 		uint32_t len = end - rd;
 
 		if (len > RTT_TAKE_MAX - n)
 			len = RTT_TAKE_MAX - n;
-		output_add(o, buf + rd, len);
+		memcpy(got + n, buf + rd, len);
 		n += len;
 		rd = rd + len == d.size ? 0 : rd + len;
 	}
+	ev.offset = output_size(o);
+	output_add(o, got, n);
 	rtt_set(rt, i, 4, rd);
-	return true;
+	ev.data = got;
+	ev.len = n;
+	session_fire(rt->s, &ev);
+	free(got);
 }
 
 /* Down-channel i: as much of its queue as its buffer has room for. */
@@ -201,16 +220,13 @@ static void
 rtt_poll(void *arg)
 {
 	struct rtt	*rt = arg;
-	bool		 got = false;
 	unsigned	 i;
 
 	rt->polls++;
 	for (i = 0; i < rt->nup; i++)
-		got |= rtt_up(rt, i);
+		rtt_up(rt, i);
 	for (i = 0; i < rt->ndown; i++)
 		rtt_down(rt, i);
-	if (got)
-		session_fire(rt->s, &(struct session_event){ .kind = SE_RTT });
 	rtt_again(rt);
 }
 

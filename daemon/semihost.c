@@ -77,8 +77,8 @@ semihost_eof(struct semihost *sh)
 	if (s == NULL || output_ended(&s->semihost_out))
 		return;
 	output_end(&s->semihost_out);
-	session_fire(s, &(struct session_event){ .kind = SE_SEMIHOST,
-	    .offset = output_size(&s->semihost_out) });
+	session_fire(s, &(struct session_event){ .kind = SE_STREAM,
+	    .stream = "semihost", .offset = output_size(&s->semihost_out) });
 }
 
 /* Bytes of the console: into the transcript, then to the readers. */
@@ -86,7 +86,8 @@ static void
 semihost_add(struct semihost *sh, const char *data, size_t len)
 {
 	struct session		*s = sh->s;
-	struct session_event	 ev = { .kind = SE_SEMIHOST, .data = data,
+	struct session_event	 ev = { .kind = SE_STREAM,
+				    .stream = "semihost", .data = data,
 				    .len = len };
 
 	ev.offset = output_size(&s->semihost_out);

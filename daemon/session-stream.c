@@ -72,6 +72,18 @@ session_stream_known(const char *name)
 	return session_stream_index(name) != -1;
 }
 
+/*
+ * The bit of the stream called name in a set of streams (a subscriber's),
+ * or 0 if no stream is called so.
+ */
+unsigned
+session_stream_bit(const char *name)
+{
+	int i = session_stream_index(name);
+
+	return i == -1 ? 0 : 1u << i;
+}
+
 /* Make every stream's output empty, so freeing one never opened is safe. */
 void
 session_stream_init(struct session *s)
@@ -167,7 +179,7 @@ unsigned
 session_stream_events(void)
 {
 	return SE_OUTPUT | SE_TARGET | SE_TARGET_EOF | SE_STATE | SE_RUNSTATE |
-	    SE_SERVER_END | SE_SEMIHOST | SE_STREAM | SE_RTT;
+	    SE_SERVER_END | SE_STREAM;
 }
 
 /* The stream a reader gets when it names none: the target's, if there is one. */

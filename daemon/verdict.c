@@ -406,8 +406,10 @@ verdict_sink_cb(struct sink *k, struct session *s,
 	(void)s;
 	if (ev->kind == SE_OUTPUT)
 		w->last_console = uv_now(dmn.loop);
-	else if (ev->kind == SE_SEMIHOST)
+	else if (ev->kind == SE_STREAM && strcmp(ev->stream, "semihost") == 0)
 		w->last_semihost = uv_now(dmn.loop);
+	else if (ev->kind == SE_STREAM)
+		return;
 	else
 		w->last_target = uv_now(dmn.loop);
 }
@@ -423,7 +425,7 @@ verdict_watch(struct session *s)
 	w = s->vw = xcalloc(1, sizeof *w);
 	w->s = s;
 	w->armed_at = uv_now(dmn.loop);
-	w->sink = session_sink_add(s, SE_OUTPUT | SE_TARGET | SE_SEMIHOST,
+	w->sink = session_sink_add(s, SE_OUTPUT | SE_TARGET | SE_STREAM,
 	    verdict_sink_cb, w);
 	w->deadline = timer_new(verdict_deadline_cb, w);
 	return w;

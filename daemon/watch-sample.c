@@ -247,7 +247,8 @@ watch_sample_emit(struct watch *w, json_t *line)
 	struct output	*o = session_stream(w->s, "watch");
 	char		*text;
 	size_t		 len;
-	struct session_event ev = { .kind = SE_STREAM, .json = line };
+	struct session_event ev = { .kind = SE_STREAM, .stream = "watch",
+				    .json = line };
 
 	text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	len = strlen(text);

@@ -1065,8 +1065,9 @@ class Client:
         """Ask for notifications (see :meth:`notifications`).
 
         ``streams`` lists the streams whose output comes as
-        ``session.output``: ``"console"`` (the default), ``"target"`` and
-        ``"semihost"`` (see dbgctl-protocol(7), ``subscribe``).  Returns
+        ``session.output``: ``"console"`` (the default), ``"target"``,
+        ``"semihost"``, ``"watch"`` and ``"rtt0"`` to ``"rtt3"`` (see
+        dbgctl-protocol(7), ``subscribe``).  Returns
         the result, with ``sessions`` as they are now.
         """
         self._sub_params = {"session": session, "output": output,

@@ -12,6 +12,7 @@
  * refused, saying why.
  */
 #include "harness.h"
+#include "b64.h"
 
 #include <criterion/criterion.h>
 
@@ -231,6 +232,99 @@ Test(rtt, bad_params_refused_saying_why)
 	    json_pack("{s:s}", "stream", "rtt9"));
 	(void)rtt_counter(&t);
 	(void)rtt_counter(&t);
+	h_sess_end(&t.s);
+}
+
+/*
+ * The text of one stream's session.output notifications on c, joined,
+ * once it holds want (NULL if it does not within the bound): each piece
+ * must start where the one before ended, with no gap and no repeat.
+ */
+static char *
+rtt_note_text(struct h_conn *c, const char *stream, const char *want,
+    int bound_ms)
+{
+	double		 end = h_now() + bound_ms / 1000.0;
+	const char	*data;
+	unsigned char	*piece;
+	char		*text = calloc(1, 1);
+	size_t		 have = 0, len;
+	long long	 next = -1;
+	json_t		*msg;
+	int		 left;
+
+	while (strstr(text, want) == NULL) {
+		if ((left = (int)((end - h_now()) * 1000)) <= 0 ||
+		    (msg = h_conn_recv(c, left)) == NULL) {
+			free(text);
+			return NULL;
+		}
+		data = h_jstr(msg, "params.data");
+		if (strcmp(h_jstr(msg, "method") ?: "", "session.output") != 0 ||
+		    strcmp(h_jstr(msg, "params.stream") ?: "", stream) != 0 ||
+		    data == NULL) {
+			json_decref(msg);
+			continue;
+		}
+		cr_assert(next == -1 || h_jint(msg, "params.offset", -1) == next,
+		    "a %s piece at %lld, not at %lld where the last ended",
+		    stream, h_jint(msg, "params.offset", -1), next);
+		piece = b64_decode(data, strlen(data), &len);
+		cr_assert_not_null(piece, "%s: data not base64", stream);
+		next = h_jint(msg, "params.offset", -1) + (long long)len;
+		text = realloc(text, have + len + 1);
+		memcpy(text + have, piece, len);
+		text[have += len] = '\0';
+		free(piece);
+		json_decref(msg);
+	}
+	return text;
+}
+
+/*
+ * A subscriber to rtt0 and watch gets both as session.output, each piece
+ * where the last ended: rtt0 from its first byte, subscribed before RTT
+ * began; watch, one JSON line a sample of the watch it started.
+ */
+Test(rtt, a_subscriber_gets_rtt_and_watch_output)
+{
+	struct rtt	 t;
+	struct h_conn	 c;
+	json_t		*rep, *line;
+	char		*text, params[96];
+	long long	 id;
+
+	rtt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
+	    "dbgctl board an385 ready\r\n");
+	h_sess_fail(&t.s, "invalid_params", "\"rtt0\" to \"rtt3\"",
+	    "subscribe", json_pack("{s:[s]}", "streams", "rtt9"));
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	snprintf(params, sizeof params, "{\"session\":%ld,\"streams\":"
+	    "[\"rtt0\",\"watch\"]}", t.s.id);
+	rep = h_conn_call(&c, "subscribe", params, H_WAIT_BOUND);
+	cr_assert(json_is_true(h_jpath(rep, "result.subscribed")), "%s",
+	    h_sess_shown(rep));
+	json_decref(rep);
+	json_decref(rtt_on(&t));
+	text = rtt_note_text(&c, "rtt0", " counter ", H_WAIT_BOUND);
+	cr_assert_not_null(text, "no session.output of rtt0 with a counter");
+	cr_assert(strncmp(text, "rtt ready\n", 10) == 0, "rtt0 to a "
+	    "subscriber does not begin with the firmware's first line: %.80s",
+	    text);
+	free(text);
+	rep = h_sess_ok(&t.s, "watch", json_pack("{s:[s], s:i}",
+	    "expressions", "counter", "hz", 50));
+	id = h_jint(rep, "watch", -1);
+	json_decref(rep);
+	text = rtt_note_text(&c, "watch", "}\n", H_WAIT_BOUND);
+	cr_assert_not_null(text, "no session.output of the watch stream");
+	line = json_loads(text, JSON_DISABLE_EOF_CHECK, NULL);
+	cr_assert(line != NULL && h_jint(line, "watch", -1) == id &&
+	    json_object_get(line, "values") != NULL, "the watch stream's "
+	    "first line to a subscriber: %s", text);
+	json_decref(line);
+	free(text);
+	h_conn_close(&c);
 	h_sess_end(&t.s);
 }
 
