@@ -199,7 +199,7 @@ attach_start(struct conn *c, struct session *s, unsigned long lines)
 	if ((n = term_set(&s->modes, modes, sizeof modes)) > 0)
 		conn_send_raw(c, modes, n);
 	/* The replay comes from memory: never look back past the ring. */
-	off = output_tail_offset(&s->output, lines, OUTPUT_RING_SIZE);
+	off = output_lines_tail(&s->output, lines, OUTPUT_RING_SIZE);
 	if (size > off) {
 		buf = xmalloc(size - off);
 		n = output_read(&s->output, off, buf, size - off);

@@ -173,9 +173,11 @@ uint64_t output_size(const struct output *);
 const char *output_path(const struct output *);
 const char *output_error(const struct output *, uint64_t *missing);
 size_t	 output_read(struct output *, uint64_t off, char *, size_t);
+size_t	 output_fetch(struct output *, int *fd, uint64_t off, char *,
+	    size_t);
 bool	 output_logged(const struct output *, uint64_t off, size_t);
 ssize_t	 output_send(struct output *, int fd, uint64_t off, size_t);
-uint64_t output_tail_offset(struct output *, unsigned long lines,
+uint64_t output_lines_tail(struct output *, unsigned long lines,
     uint64_t max);
 uint64_t output_missing(const struct output *, uint64_t off);
 void	 output_close(struct output *);
@@ -197,6 +199,10 @@ void	 output_times_reopen(struct output *);
 void	 output_times_add(struct output *, uint64_t off);
 json_t	*output_times_get(struct output *, uint64_t off, uint64_t end);
 void	 output_times_close(struct output *);
+
+/* output-lines.c: the line index, for where the last lines begin. */
+void	 output_lines_add(struct output *, uint64_t at, const char *,
+	    size_t);
 
 /* transport.c: the target's stdin and stdout as daemon-owned pipes. */
 enum transport_event {

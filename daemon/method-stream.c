@@ -113,7 +113,7 @@ method_logs_exec(struct request *req)
 	now.off = request_int(req, "offset", 0);
 	now.max = request_int(req, "max", LOGS_MAX);
 	if (lines >= 0)
-		now.off = output_tail_offset(now.o, lines,
+		now.off = output_lines_tail(now.o, lines,
 		    OUTPUT_TAIL_SCAN_MAX);
 	if (now.max > LOGS_MAX)
 		now.max = LOGS_MAX;

@@ -12,12 +12,6 @@
 #include "daemon.h"
 #include "ring.h"
 
-/* A point of the output: how many line feeds come before offset off. */
-struct output_mark {
-	uint64_t	 off;
-	uint64_t	 nl;
-};
-
 /* A range of the output the log file does not hold: [off, end). */
 struct output_gap {
 	uint64_t	 off;
@@ -26,15 +20,12 @@ struct output_gap {
 
 /* The most gaps kept apart; past it the last one grows to cover the new. */
 #define OUTPUT_GAPS_MAX 1024
-/* One mark each this many bytes, so a tail lookup scans no more. */
-#define OUTPUT_MARK_BYTES 65536
 
 /* A piece this big that the log took is not copied into the ring too. */
 #define OUTPUT_RING_BULK (64 * 1024)
 /* What one read of an adopted session's log takes to index it again. */
 #define OUTPUT_REINDEX_CHUNK (256 * 1024)
 
-static void	output_index(struct output *, uint64_t, const char *, size_t);
 
 /* An output with nothing open, so closing and freeing it are no-ops. */
 void
@@ -102,7 +93,7 @@ output_reopen(struct output *o, const char *path, size_t ring, char *err,
 	buf = xmalloc(OUTPUT_REINDEX_CHUNK);
 	while (at < (uint64_t)st.st_size && (n = pread(o->log_fd, buf,
 	    OUTPUT_REINDEX_CHUNK, (off_t)at)) > 0) {
-		output_index(o, at, buf, (size_t)n);
+		output_lines_add(o, at, buf, (size_t)n);
 		at += (uint64_t)n;
 	}
 	free(buf);
@@ -110,75 +101,6 @@ output_reopen(struct output *o, const char *path, size_t ring, char *err,
 	ring_skip(&o->ring, (size_t)st.st_size);
 	output_times_reopen(o);
 	return 0;
-}
-
-/* The sum of the eight bytes of x, each at most 255. */
-static uint64_t
-output_sum_bytes(uint64_t x)
-{
-	const uint64_t	lo8 = 0x00ff00ff00ff00ffULL;
-
-	x = (x & lo8) + ((x >> 8) & lo8);
-	return (x * 0x0001000100010001ULL) >> 48;
-}
-
-/*
- * The line feeds in len bytes, eight at a time: a memchr a line feed cost
- * most of the daemon's time on output like yes(1)'s, one every two bytes.
- * A byte of x is zero exactly where its bit 7 ends up set (before the
- * shift), so each word adds one to each byte of acc that was a line feed;
- * the bytes of acc are summed once every 255 words, before one can carry.
- * No popcount, which is a library call without -mpopcnt.
- */
-static uint64_t
-output_count_nl(const char *p, size_t len)
-{
-	const uint64_t	lo7 = 0x7f7f7f7f7f7f7f7fULL;
-	const uint64_t	lf = 0x0a0a0a0a0a0a0a0aULL;
-	uint64_t	n = 0, acc, w, x;
-	size_t		i = 0, k, words;
-
-	while (len - i >= 8) {
-		/* A count of words known before the loop: it vectorises. */
-		words = (len - i) / 8 < 255 ? (len - i) / 8 : 255;
-		acc = 0;
-		for (k = 0; k < words; k++) {
-			memcpy(&w, p + i + k * 8, 8);
-			x = w ^ lf;
-			acc += ~(((x & lo7) + lo7) | x | lo7) >> 7;
-		}
-		i += words * 8;
-		n += output_sum_bytes(acc);
-	}
-	for (; i < len; i++)
-		n += p[i] == '\n';
-	return n;
-}
-
-/* Count the line feeds of data into the index, marking each boundary it crosses. */
-static void
-output_index(struct output *o, uint64_t at, const char *data, size_t len)
-{
-	const char	*p = data, *end = data + len;
-	uint64_t	 next;
-	size_t		 part;
-
-	while (p < end) {
-		next = (at / OUTPUT_MARK_BYTES + 1) * OUTPUT_MARK_BYTES;
-		part = (size_t)(next - at) < (size_t)(end - p) ?
-		    (size_t)(next - at) : (size_t)(end - p);
-		o->nl += output_count_nl(p, part);
-		p += part;
-		at += part;
-		if (at != next)
-			continue;
-		if (o->nmarks % 64 == 0)
-			o->marks = xreallocarray(o->marks, o->nmarks + 64,
-			    sizeof *o->marks);
-		o->marks[o->nmarks++] = (struct output_mark){ at, o->nl };
-	}
-	if (len > 0)
-		o->last = data[len - 1];
 }
 
 /* Record that the log file lacks [off, end). */
@@ -304,7 +226,7 @@ output_add(struct output *o, const char *data, size_t len)
 
 	if (len == 0)
 		return;
-	output_index(o, at, data, len);
+	output_lines_add(o, at, data, len);
 	output_times_add(o, at);
 	output_added(o, at, data, len, output_put(o, at, data, len,
 	    output_cap(o, at, len)));
@@ -363,7 +285,7 @@ output_splice(struct output *o, int fd, char *buf, size_t len)
 			    r < 0 ? strerror(errno) : "end of file");
 		got += r;
 	}
-	output_index(o, at, buf, (size_t)n);
+	output_lines_add(o, at, buf, (size_t)n);
 	output_times_add(o, at);
 	output_added(o, at, buf, (size_t)n, (size_t)n);
 	return n;
@@ -446,7 +368,7 @@ output_size(const struct output *o)
  * Copy output from offset off, from memory if held, else from the log
  * through *fd, which is opened on first need and left for the caller.
  */
-static size_t
+size_t
 output_fetch(struct output *o, int *fd, uint64_t off, char *dst, size_t max)
 {
 	const struct output_gap	*g;
@@ -543,67 +465,6 @@ output_send(struct output *o, int fd, uint64_t off, size_t len)
 		done += (size_t)n;
 	}
 	return (ssize_t)done;
-}
-
-/*
- * Where line feed number k (from 1) of the output is, found from the index
- * with one read of at most OUTPUT_MARK_BYTES: the last mark before it, and
- * a scan from there. UINT64_MAX if the bytes cannot be read.
- */
-static uint64_t
-output_find_nl(struct output *o, uint64_t k)
-{
-	struct output_mark	 from = { 0, 0 };
-	size_t			 lo = 0, hi = o->nmarks, mid, n, i;
-	char			*buf;
-	uint64_t		 to, found = UINT64_MAX;
-	int			 fd = -1;
-
-	/* The last mark with fewer than k line feeds before it. */
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (o->marks[mid].nl < k)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo > 0)
-		from = o->marks[lo - 1];
-	to = lo < o->nmarks ? o->marks[lo].off : o->ring.end;
-	buf = xmalloc(to - from.off);
-	n = output_fetch(o, &fd, from.off, buf, to - from.off);
-	for (i = 0; i < n; i++)
-		if (buf[i] == '\n' && ++from.nl == k) {
-			found = from.off + i;
-			break;
-		}
-	if (fd != -1)
-		close(fd);
-	free(buf);
-	return found;
-}
-
-/*
- * The offset where the last `lines` lines begin, looking back at most
- * `max`: from the line feed index, so its cost does not grow with the log.
- */
-uint64_t
-output_tail_offset(struct output *o, unsigned long lines, uint64_t max)
-{
-	uint64_t	floor = o->ring.end > max ? o->ring.end - max : 0;
-	uint64_t	nl = o->nl, at;
-
-	if (lines == 0)
-		return o->ring.end;
-	/* A final line feed ends the last line, it does not start one. */
-	if (o->last == '\n')
-		nl--;
-	if (nl < lines)
-		return floor;
-	at = output_find_nl(o, nl - lines + 1);
-	if (at == UINT64_MAX || at + 1 < floor)
-		return floor;
-	return at + 1;
 }
 
 /*

@@ -100,7 +100,7 @@ verdict_streams(const struct verdict_watch *w)
 static json_t *
 verdict_tail(struct session *s)
 {
-	uint64_t	 off = output_tail_offset(&s->output, VERDICT_TAIL_LINES,
+	uint64_t	 off = output_lines_tail(&s->output, VERDICT_TAIL_LINES,
 			    VERDICT_TAIL_BYTES);
 	char		 buf[VERDICT_TAIL_BYTES];
 	size_t		 n;

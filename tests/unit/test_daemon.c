@@ -402,10 +402,10 @@ Test(output, tail_offset_counts_lines_from_the_end)
 	memset(&o, 0, sizeof o);
 	output_filled(&o, dir, 'x', 10);
 	output_add(&o, "\none\ntwo\nthree\n", 15);
-	cr_assert_eq(output_tail_offset(&o, 1, OUTPUT_TAIL_SCAN_MAX), 19);
-	cr_assert_eq(output_tail_offset(&o, 3, OUTPUT_TAIL_SCAN_MAX), 11);
-	cr_assert_eq(output_tail_offset(&o, 0, OUTPUT_TAIL_SCAN_MAX), 25);
-	cr_assert_eq(output_tail_offset(&o, 100, OUTPUT_TAIL_SCAN_MAX), 0,
+	cr_assert_eq(output_lines_tail(&o, 1, OUTPUT_TAIL_SCAN_MAX), 19);
+	cr_assert_eq(output_lines_tail(&o, 3, OUTPUT_TAIL_SCAN_MAX), 11);
+	cr_assert_eq(output_lines_tail(&o, 0, OUTPUT_TAIL_SCAN_MAX), 25);
+	cr_assert_eq(output_lines_tail(&o, 100, OUTPUT_TAIL_SCAN_MAX), 0,
 	    "fewer lines than asked: from the start");
 	output_gone(&o, dir);
 }
@@ -420,10 +420,10 @@ Test(output, tail_offset_never_looks_back_past_its_bound)
 	memset(&o, 0, sizeof o);
 	output_filled(&o, dir, 'y', size);
 	cr_assert_eq(output_size(&o), size);
-	cr_assert_eq(output_tail_offset(&o, 200, OUTPUT_RING_SIZE),
+	cr_assert_eq(output_lines_tail(&o, 200, OUTPUT_RING_SIZE),
 	    size - OUTPUT_RING_SIZE);
-	cr_assert_eq(output_tail_offset(&o, 200, 1000), size - 1000);
-	cr_assert_eq(output_tail_offset(&o, 200, OUTPUT_TAIL_SCAN_MAX), 0);
+	cr_assert_eq(output_lines_tail(&o, 200, 1000), size - 1000);
+	cr_assert_eq(output_lines_tail(&o, 200, OUTPUT_TAIL_SCAN_MAX), 0);
 	output_gone(&o, dir);
 }
 
@@ -479,14 +479,14 @@ Test(output, tail_offset_from_the_index_matches_a_scan)
 	}
 	for (m = 0; m < sizeof maxes / sizeof maxes[0]; m++)
 		for (lines = 0; lines < 200; lines += 1 + lines / 8)
-			cr_assert_eq(output_tail_offset(&o, lines, maxes[m]),
+			cr_assert_eq(output_lines_tail(&o, lines, maxes[m]),
 			    tail_reference(data, len, lines, maxes[m]),
 			    "lines %lu, max %llu", lines,
 			    (unsigned long long)maxes[m]);
 	/* And once the ring is gone, from the log alone. */
 	output_close(&o);
 	for (lines = 1; lines < 200; lines += 7)
-		cr_assert_eq(output_tail_offset(&o, lines, OUTPUT_TAIL_SCAN_MAX),
+		cr_assert_eq(output_lines_tail(&o, lines, OUTPUT_TAIL_SCAN_MAX),
 		    tail_reference(data, len, lines, OUTPUT_TAIL_SCAN_MAX),
 		    "closed: lines %lu", lines);
 	output_gone(&o, dir);
