@@ -27,6 +27,7 @@
 #include "daemon.h"
 #include "adopt.h"
 #include "proc.h"
+#include "rtt.h"
 
 /* The stop a keeper nobody can adopt gets, as a launch's default. */
 #define ADOPT_STOP_MS 5000
@@ -184,6 +185,7 @@ adopt_refused(const struct adopt *a, struct launch *l, struct rpc_error *err)
 /* What an adopted session gets back once it runs again. */
 struct adopt_resume {
 	json_t		*hold;		/* its record's, or NULL */
+	json_t		*rtt;		/* its record's, or NULL */
 	double		 deadline_at;	/* when its deadline runs out, or 0 */
 	struct sink	*sink;
 	bool		 counted;	/* in the adoption's starting */
@@ -202,6 +204,30 @@ adopt_resume_deadline(struct session *s, double at)
 	if (at > 0)
 		(void)verdict_deadline_set(s, left > 0.001 ? (long)(left *
 		    1000) : 1);
+}
+
+/*
+ * RTT reads on from the block the record names, where the target's own
+ * read offsets stand: what it wrote while no daemon read waited in its
+ * buffers (a blocking channel held the firmware meanwhile).
+ */
+static void
+adopt_resume_rtt(struct session *s, json_t *rec)
+{
+	struct rpc_error	err = { 0 };
+	json_t			*a = json_object_get(rec, "address");
+	json_t			*hz = json_object_get(rec, "hz");
+
+	if (!json_is_integer(a) || !json_is_integer(hz) ||
+	    json_integer_value(hz) <= 0 ||
+	    json_integer_value(hz) > RTT_HZ_MAX) {
+		log_warn("session %lu: its record's RTT is not one: RTT is off",
+		    s->id);
+		return;
+	}
+	if (rtt_start(s, true, (uint64_t)json_integer_value(a),
+	    (unsigned)json_integer_value(hz), &err) != 0)
+		log_warn("session %lu: its RTT is lost: %s", s->id, err.message);
 }
 
 /*
@@ -233,6 +259,8 @@ adopt_resume_state(struct sink *k, struct session *s,
 	}
 	if (s->state == S_RUNNING && r->hold == NULL)
 		adopt_resume_deadline(s, r->deadline_at);
+	if (s->state == S_RUNNING && r->rtt != NULL)
+		adopt_resume_rtt(s, r->rtt);
 	/* The adoption is over once none it entered is starting: look soon. */
 	if (r->counted && dmn.adoption != NULL) {
 		dmn.adoption->starting--;
@@ -240,6 +268,7 @@ adopt_resume_state(struct sink *k, struct session *s,
 	}
 	session_sink_remove(r->sink);
 	json_decref(r->hold);
+	json_decref(r->rtt);
 	free(r);
 }
 
@@ -263,6 +292,7 @@ adopt_resume(struct session *s, json_t *rec)
 		s->l.deadline = left > 0.001 ? (long)(left * 1000) : 1;
 	}
 	r->hold = json_incref(json_object_get(rec, "hold"));
+	r->rtt = json_incref(json_object_get(rec, "rtt"));
 	/*
 	 * Its lease, whose connection went with the daemon that died, unless
 	 * it had ended already: at once, for its client's claim; its grace

@@ -712,6 +712,7 @@ struct session {
 	struct sinks		 sinks;
 	double			 started_at;	/* unix time, seconds */
 	double			 ended_at;
+	bool			 adopted;	/* from a dead daemon's keepers */
 	struct status_row	*row;		/* status-page.c: fixed members' text */
 };
 

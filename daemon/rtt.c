@@ -20,6 +20,7 @@
 
 #include "daemon.h"
 #include "live.h"
+#include "adopt.h"
 #include "rtt.h"
 
 /* The control block's id, in its 16 bytes. */
@@ -393,6 +394,7 @@ rtt_open(struct session *s, uint64_t addr, unsigned nup, unsigned ndown,
 			return -1;
 	rt->due = uv_now(dmn.loop);
 	timer_start(rt->poll, 0);
+	session_record_note(s);
 	return 0;
 }
 
@@ -417,6 +419,7 @@ rtt_start(struct session *s, bool has_addr, uint64_t addr, unsigned hz,
 			return -1;
 		}
 		s->rtt->hz = hz;
+		session_record_note(s);
 		return 0;
 	}
 	if (!has_addr && !rtt_scan(s, &addr)) {
@@ -479,6 +482,20 @@ rtt_status_buffer(struct rtt *rt, unsigned i, bool up)
 	snprintf(stream, sizeof stream, "rtt%u", i);
 	return json_pack("{s:s, s:s?, s:I, s:I}", "stream", stream, "name",
 	    name, "size", (json_int_t)d.size, "flags", (json_int_t)d.flags);
+}
+
+/*
+ * What the session's record keeps of its RTT, for a new daemon to read it
+ * on where the target's read offsets are: the block and the rate; NULL
+ * if RTT is off.
+ */
+json_t *
+rtt_record(const struct session *s)
+{
+	if (s->rtt == NULL)
+		return NULL;
+	return json_pack("{s:I, s:i}", "address", (json_int_t)s->rtt->addr,
+	    "hz", (int)s->rtt->hz);
 }
 
 /* The member "rtt" of status: the block, the rate and the channels. */

@@ -17,6 +17,7 @@
 #include "daemon.h"
 #include "adopt.h"
 #include "proc.h"
+#include "rtt.h"
 
 /* The most a record may be: a launch is bounded by the request's size. */
 #define SESSION_RECORD_MAX (4 * 1024 * 1024)
@@ -71,6 +72,9 @@ session_record_json(const struct session *s)
 	if (s->l.lease_token[0] != '\0')
 		json_object_set_new(rec, "lease_token", json_string(
 		    s->l.lease_token));
+	/* RTT goes on where the target's read offsets are. */
+	if ((d = rtt_record(s)) != NULL)
+		json_object_set_new(rec, "rtt", d);
 	/* A deadline set and cleared since is null: none comes back. */
 	if ((d = verdict_deadline_json(s)) != NULL || s->vw != NULL)
 		json_object_set_new(rec, "deadline", d != NULL ? d :

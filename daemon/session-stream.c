@@ -109,8 +109,12 @@ session_stream_open(struct session *s, const char *name, char *err,
 	/* The console's log is not capped, as it never was. */
 	if (i > 0)
 		session_stream_at(s, i)->max = dmn.transcript_max;
-	/* An adopted session's streams go on where they were. */
-	if (dmn.adopting != NULL)
+	/*
+	 * An adopted session's streams go on where they were, those opened
+	 * after the adoption too (RTT, watch): their logs are the dead
+	 * daemon's.
+	 */
+	if (dmn.adopting != NULL || s->adopted)
 		return output_reopen(session_stream_at(s, i), path,
 		    session_stream_table[i].ring, err, errlen);
 	return output_open(session_stream_at(s, i), path,

@@ -481,6 +481,7 @@ session_adopt(struct launch *l, unsigned long id, double started_at,
 		return NULL;
 	}
 	s = session_enter(l, id, started_at);
+	s->adopted = true;
 	/*
 	 * Its records' seq goes on above any a dead daemon can have given:
 	 * none gives more than one a microsecond.

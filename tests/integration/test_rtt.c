@@ -16,6 +16,8 @@
 
 #include <criterion/criterion.h>
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,6 +327,81 @@ Test(rtt, a_subscriber_gets_rtt_and_watch_output)
 	json_decref(line);
 	free(text);
 	h_conn_close(&c);
+	h_sess_end(&t.s);
+}
+
+/*
+ * Assert that the rtt0 log at path numbers its lines "rtt N counter M"
+ * one after another from its "mode block" line on: none lost, none twice.
+ */
+static void
+rtt_expect_consecutive(const char *path)
+{
+	FILE		*f = fopen(path, "r");
+	char		 line[128];
+	long		 n, last = -1, lines = 0;
+	bool		 blocking = false;
+
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (strcmp(line, "mode block\n") == 0)
+			blocking = true;
+		if (!blocking || sscanf(line, "rtt %ld counter", &n) != 1)
+			continue;
+		cr_assert(last == -1 || n == last + 1, "%s: line \"rtt %ld\" "
+		    "after \"rtt %ld\": a line was lost or repeated across the "
+		    "adoption", path, n, last);
+		last = n;
+		lines++;
+	}
+	fclose(f);
+	cr_assert_geq(lines, 6, "%s: only %ld numbered lines", path, lines);
+}
+
+/*
+ * RTT goes on across an adoption: the new daemon reads the channel on
+ * from the target's read offset, so with the channel blocking (nothing
+ * dropped by the firmware while no daemon read) every line comes once.
+ */
+Test(rtt, rtt_goes_on_across_an_adoption)
+{
+	struct rtt	 t;
+	struct stat	 st;
+	char		 path[PATH_MAX + 64];
+	json_t		*res;
+	long long	 next;
+	int		 i;
+
+	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
+	rtt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
+	    "dbgctl board an385 ready\r\n");
+	json_decref(rtt_on(&t));
+	json_decref(h_sess_ok(&t.s, "write", json_pack("{s:s, s:s}", "stream",
+	    "rtt0", "data", "Yg==")));
+	res = rtt_expect(&t, "rtt0", "mode block\n", 0);
+	next = h_jint(res, "next", -1);
+	json_decref(res);
+	json_decref(rtt_expect(&t, "rtt0", "rtt [0-9]+ counter [0-9]+\n",
+	    next));
+	h_conn_close(&t.s.c);
+	h_daemon_fg_kill();
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&t.s.c, H->sock), 0, "connect again");
+	snprintf(path, sizeof path, "%s/sessions/%ld.rtt0.log", H->state,
+	    t.s.id);
+	cr_assert_eq(stat(path, &st), 0, "%s: %s", path, strerror(errno));
+	res = h_sess_ok(&t.s, "status", NULL);
+	cr_assert_eq(h_jint(res, "rtt.poll_hz", -1), 100, "the adopted "
+	    "session's RTT: %s", h_sess_shown(json_object_get(res, "rtt")));
+	json_decref(res);
+	next = st.st_size;
+	for (i = 0; i < 5; i++) {
+		res = rtt_expect(&t, "rtt0", "rtt [0-9]+ counter [0-9]+\n",
+		    next);
+		next = h_jint(res, "next", -1);
+		json_decref(res);
+	}
+	rtt_expect_consecutive(path);
 	h_sess_end(&t.s);
 }
 
