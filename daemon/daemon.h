@@ -203,6 +203,7 @@ void	 output_times_close(struct output *);
 /* output-lines.c: the line index, for where the last lines begin. */
 void	 output_lines_add(struct output *, uint64_t at, const char *,
 	    size_t);
+uint64_t output_lines_base(struct output *, uint64_t size);
 
 /* transport.c: the target's stdin and stdout as daemon-owned pipes. */
 enum transport_event {

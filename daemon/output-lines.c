@@ -61,6 +61,35 @@ output_lines_count(const char *p, size_t len)
 	return n;
 }
 
+/* Append the mark at offset at, nl line feeds before it. */
+static void
+output_lines_mark(struct output *o, uint64_t at, uint64_t nl)
+{
+	if (o->nmarks % 64 == 0)
+		o->marks = xreallocarray(o->marks, o->nmarks + 64,
+		    sizeof *o->marks);
+	o->marks[o->nmarks++] = (struct output_mark){ at, nl };
+}
+
+/*
+ * Where indexing an adopted session's log of size bytes begins: no tail
+ * lookup looks back further than OUTPUT_TAIL_SCAN_MAX, so only that much
+ * of a long log is read again (at a mark's boundary, counted from there),
+ * and an adoption's cost does not grow with the log.
+ */
+uint64_t
+output_lines_base(struct output *o, uint64_t size)
+{
+	uint64_t base;
+
+	if (size <= OUTPUT_TAIL_SCAN_MAX)
+		return 0;
+	base = (size - OUTPUT_TAIL_SCAN_MAX) / OUTPUT_MARK_BYTES *
+	    OUTPUT_MARK_BYTES;
+	output_lines_mark(o, base, 0);
+	return base;
+}
+
 /* Count the line feeds of data into the index, marking each boundary it crosses. */
 void
 output_lines_add(struct output *o, uint64_t at, const char *data, size_t len)
@@ -76,12 +105,8 @@ output_lines_add(struct output *o, uint64_t at, const char *data, size_t len)
 		o->nl += output_lines_count(p, part);
 		p += part;
 		at += part;
-		if (at != next)
-			continue;
-		if (o->nmarks % 64 == 0)
-			o->marks = xreallocarray(o->marks, o->nmarks + 64,
-			    sizeof *o->marks);
-		o->marks[o->nmarks++] = (struct output_mark){ at, o->nl };
+		if (at == next)
+			output_lines_mark(o, at, o->nl);
 	}
 	if (len > 0)
 		o->last = data[len - 1];

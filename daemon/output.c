@@ -72,7 +72,7 @@ output_reopen(struct output *o, const char *path, size_t ring, char *err,
 {
 	struct stat	 st;
 	char		*buf;
-	uint64_t	 at = 0;
+	uint64_t	 at;
 	ssize_t		 n;
 
 	o->log_fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
@@ -91,6 +91,7 @@ output_reopen(struct output *o, const char *path, size_t ring, char *err,
 	ring_init(&o->ring, ring);
 	output_cache_open(o);
 	buf = xmalloc(OUTPUT_REINDEX_CHUNK);
+	at = output_lines_base(o, (uint64_t)st.st_size);
 	while (at < (uint64_t)st.st_size && (n = pread(o->log_fd, buf,
 	    OUTPUT_REINDEX_CHUNK, (off_t)at)) > 0) {
 		output_lines_add(o, at, buf, (size_t)n);

@@ -427,6 +427,39 @@ Test(output, tail_offset_never_looks_back_past_its_bound)
 	output_gone(&o, dir);
 }
 
+/*
+ * A long log adopted again is indexed from its last OUTPUT_TAIL_SCAN_MAX
+ * bytes only (no tail lookup looks further back), so an adoption does not
+ * read all of it, and its tail is found as before.
+ */
+Test(output, a_reopened_long_log_is_indexed_from_its_tail_only)
+{
+	struct output	o;
+	char		dir[] = "/tmp/dbgctl-unit-XXXXXX", path[4200], err[256];
+	uint64_t	hole = 2 * (uint64_t)OUTPUT_TAIL_SCAN_MAX + 17, size;
+	int		fd;
+
+	cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	snprintf(path, sizeof path, "%s/log", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	cr_assert_neq(fd, -1, "%s: %s", path, strerror(errno));
+	/* A sparse stretch of zero bytes, then three lines. */
+	cr_assert_eq(pwrite(fd, "one\ntwo\nthree\n", 14, (off_t)hole), 14);
+	close(fd);
+	size = hole + 14;
+	output_init(&o);
+	cr_assert_eq(output_reopen(&o, path, OUTPUT_RING_SIZE, err,
+	    sizeof err), 0, "%s", err);
+	cr_assert_eq(output_size(&o), size);
+	cr_assert_eq(output_lines_tail(&o, 2, OUTPUT_TAIL_SCAN_MAX), hole + 4);
+	cr_assert_eq(output_lines_tail(&o, 100, OUTPUT_TAIL_SCAN_MAX),
+	    size - OUTPUT_TAIL_SCAN_MAX, "fewer lines than asked: as far "
+	    "back as a lookup goes");
+	cr_assert_leq(o.nmarks, OUTPUT_TAIL_SCAN_MAX / 65536 + 2, "%zu marks: "
+	    "the whole log was indexed again", o.nmarks);
+	output_gone(&o, dir);
+}
+
 /* Where the last `lines` lines of data begin, by a plain backward scan. */
 static uint64_t
 tail_reference(const char *data, uint64_t len, unsigned long lines,
