@@ -224,13 +224,15 @@ void
 output_add(struct output *o, const char *data, size_t len)
 {
 	uint64_t	at = o->ring.end;
+	size_t		done;
 
 	if (len == 0)
 		return;
+	/* Written first: what a daemon killed after its read() lost is less. */
+	done = output_put(o, at, data, len, output_cap(o, at, len));
 	output_lines_add(o, at, data, len);
 	output_times_add(o, at);
-	output_added(o, at, data, len, output_put(o, at, data, len,
-	    output_cap(o, at, len)));
+	output_added(o, at, data, len, done);
 }
 
 /* Read up to len bytes of the pipe fd into buf and add them, as before splice. */
