@@ -250,22 +250,56 @@ output_splice_read(struct output *o, int fd, char *buf, size_t len)
 }
 
 /*
+ * Read back into buf the n bytes just spliced at offset at; how many could
+ * be. Those that cannot (an I/O error of the log's file system, a log cut
+ * short under the daemon) are a gap: readers skip them, said once, and
+ * the log is written by read and write from then on.
+ */
+static size_t
+output_splice_back(struct output *o, uint64_t at, char *buf, size_t n)
+{
+	size_t	got = 0;
+	ssize_t	r;
+
+	while (got < n) {
+		r = pread(o->log_fd, buf + got, n - got, (off_t)(at + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			log_warn("%s: %zu bytes spliced at %llu cannot be read "
+			    "back: %s; they are missing", o->log_path, n - got,
+			    (unsigned long long)(at + got), r < 0 ?
+			    strerror(errno) : "the file is shorter");
+			o->nosplice = true;
+			break;
+		}
+		got += (size_t)r;
+	}
+	return got;
+}
+
+/*
  * Move up to len bytes of the pipe fd into the log at the stream's end,
  * then read them back into buf: the pipe gives up no byte before the log
  * has it, so a daemon killed in between loses none; the next one finds
  * each byte in the log or still in the pipe. A log that cannot take them
- * so (none, failing, near its cap, or no splice on its file system) gets
- * them by read and write. Bytes, 0 at EOF, or -1 with errno.
+ * so (none, failing, at its cap, or no splice on its file system) gets
+ * them by read and write. Bytes, 0 at EOF, or -1 with errno (EAGAIN:
+ * nothing now).
  */
 ssize_t
 output_splice(struct output *o, int fd, char *buf, size_t len)
 {
 	uint64_t	at = o->ring.end;
 	loff_t		off = (loff_t)at;
-	ssize_t		n, got = 0, r;
+	ssize_t		n;
+	size_t		got;
 
+	/* Up to its cap, a capped log takes what it may by splice too. */
+	if (o->max != 0 && at < o->max && at + len > o->max)
+		len = (size_t)(o->max - at);
 	if (len == 0 || o->log_fd == -1 || o->failing || o->nosplice ||
-	    (o->max != 0 && at + len > o->max))
+	    (o->max != 0 && at >= o->max))
 		return output_splice_read(o, fd, buf, len);
 	do
 		n = splice(fd, NULL, o->log_fd, &off, len, SPLICE_F_NONBLOCK);
@@ -277,21 +311,18 @@ output_splice(struct output *o, int fd, char *buf, size_t len)
 		return output_splice_read(o, fd, buf, len);
 	if (n <= 0)
 		return n;
-	while (got < n) {
-		r = pread(o->log_fd, buf + got, (size_t)(n - got),
-		    (off_t)at + got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			log_fatal("%s: %zd bytes spliced at %llu cannot be read "
-			    "back: %s", o->log_path, n, (unsigned long long)at,
-			    r < 0 ? strerror(errno) : "end of file");
-		got += r;
-	}
-	output_lines_add(o, at, buf, (size_t)n);
+	got = output_splice_back(o, at, buf, (size_t)n);
+	output_lines_add(o, at, buf, got);
 	output_times_add(o, at);
-	output_added(o, at, buf, (size_t)n, (size_t)n);
-	return n;
+	output_added(o, at, buf, got, got);
+	if (got == (size_t)n)
+		return n;
+	output_gap_add(o, at + got, at + (size_t)n);
+	ring_skip(&o->ring, (size_t)n - got);
+	if (got > 0)
+		return (ssize_t)got;
+	errno = EAGAIN;
+	return -1;
 }
 
 /* The first gap that ends after off, or NULL. */

@@ -15,12 +15,9 @@
 #include "daemon.h"
 #include "transport.h"
 
-/* A read this big gives the rest of the loop its turn before the next. */
-#define TRANSPORT_YIELD (256 * 1024)
-
 /* Bytes read from the target's pipe so far: those handed out and those held. */
 uint64_t
-transport_got(const struct transport *t)
+transport_out_got(const struct transport *t)
 {
 	return output_size(t->log);
 }
@@ -37,9 +34,9 @@ transport_out_room(const struct transport *t)
 {
 	uint64_t from = output_unkept(t->log, t->taken), mem;
 
-	if (from == transport_got(t))
+	if (from == transport_out_got(t))
 		return UINT64_MAX;
-	mem = transport_got(t) - from;
+	mem = transport_out_got(t) - from;
 	return mem < TRANSPORT_MAX ? TRANSPORT_MAX - mem : 0;
 }
 
@@ -64,7 +61,7 @@ transport_out_limit(const struct transport *t)
 static size_t
 transport_out_want(const struct transport *t, size_t len)
 {
-	uint64_t room = transport_out_limit(t) - transport_got(t), kept;
+	uint64_t room = transport_out_limit(t) - transport_out_got(t), kept;
 
 	if (!t->passthrough && (kept = transport_out_room(t)) < room)
 		room = kept;
@@ -87,9 +84,9 @@ static void	transport_out_ready(uv_poll_t *, int, int);
 void
 transport_out_start(struct transport *t)
 {
-	if (t->reading || t->yielded || t->out_eof || !t->out_open ||
+	if (t->reading || t->out_eof || !t->out_open ||
 	    t->paused || t->closing ||
-	    transport_got(t) >= transport_out_limit(t))
+	    transport_out_got(t) >= transport_out_limit(t))
 		return;
 	if (!t->passthrough && transport_out_room(t) == 0)
 		return;
@@ -108,7 +105,8 @@ transport_out_watch(struct transport *t, int fd)
 
 	if (fl == -1 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1)
 		log_fatal("target output fd %d: %s", fd, strerror(errno));
-	uv_poll_init(dmn.loop, &t->out, fd);
+	if (uv_poll_init(dmn.loop, &t->out, fd) != 0)
+		log_fatal("target output fd %d cannot be watched", fd);
 	t->out.data = t;
 	t->out_fd = fd;
 	t->out_open = true;
@@ -149,7 +147,7 @@ transport_out_eof(struct transport *t)
 void
 transport_out_reached(struct transport *t)
 {
-	if (t->nends == 0 || transport_got(t) < transport_out_limit(t))
+	if (t->nends == 0 || transport_out_got(t) < transport_out_limit(t))
 		return;
 	transport_out_stop(t);
 	if (t->passthrough && t->taken != t->ends[0])
@@ -158,36 +156,11 @@ transport_out_reached(struct transport *t)
 	transport_advance(t);
 }
 
-/* The loop has had its turn: go on reading. */
-static void
-transport_out_again(void *arg)
-{
-	struct transport *t = arg;
-
-	t->yielded = false;
-	transport_out_start(t);
-}
-
-/*
- * After a big read, stop until the next loop turn: the transcript takes
- * each to disk, which would hold every other connection up for as long.
- */
-static void
-transport_out_yield(struct transport *t, size_t nread)
-{
-	if (nread < TRANSPORT_YIELD || !t->reading || t->closing)
-		return;
-	transport_out_stop(t);
-	t->yielded = true;
-	if (t->again == NULL)
-		t->again = timer_new(transport_out_again, t);
-	timer_start(t->again, 0);
-}
-
 /*
  * The pipe has bytes (or its end): every byte goes into the transcript
  * first; then it is held there for readers, or passed straight to the
- * owner.
+ * owner. One read a loop turn: the loop's other handles have theirs
+ * between two.
  */
 static void
 transport_out_ready(uv_poll_t *p, int status, int events)
@@ -197,6 +170,8 @@ transport_out_ready(uv_poll_t *p, int status, int events)
 	size_t			 want;
 	ssize_t			 n;
 
+	/* A pipe's read end has no error of its own: its end is read as 0. */
+	(void)status;
 	(void)events;
 	if (t->closing || !t->reading)
 		return;
@@ -207,8 +182,8 @@ transport_out_ready(uv_poll_t *p, int status, int events)
 	}
 	/* What the reader has yet to take stays in the page cache. */
 	output_cache_want(t->log, t->taken);
-	n = status < 0 ? -1 : output_splice(t->log, t->out_fd, buf.base, want);
-	if (n < 0 && status == 0 && (errno == EAGAIN || errno == EINTR))
+	n = output_splice(t->log, t->out_fd, buf.base, want);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
 		transport_out_eof(t);
@@ -223,5 +198,4 @@ transport_out_ready(uv_poll_t *p, int status, int events)
 		t->cb(t->arg, TRANSPORT_OUTPUT, NULL, 0);
 	}
 	transport_out_reached(t);
-	transport_out_yield(t, n);
 }

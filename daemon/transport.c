@@ -244,7 +244,7 @@ transport_unread(struct transport *t, const char *data, size_t len)
 int
 transport_seek(struct transport *t, uint64_t off)
 {
-	if (off > transport_got(t) || (t->nends > 0 && off != t->taken))
+	if (off > transport_out_got(t) || (t->nends > 0 && off != t->taken))
 		return -1;
 	t->taken = off;
 	/* Reading may have to wait for the reader now, or may go on. */
@@ -274,7 +274,7 @@ transport_send_taken(struct transport *t, int fd, size_t len)
 uint64_t
 transport_held(const struct transport *t)
 {
-	return transport_got(t) - t->taken;
+	return transport_out_got(t) - t->taken;
 }
 
 /* Whether the target's output has reached EOF: every writer has closed. */
@@ -294,7 +294,7 @@ transport_ended(const struct transport *t)
 	if (t->out_eof)
 		return true;
 	return !t->open && t->nends > 0 &&
-	    transport_got(t) >= t->ends[t->nends - 1];
+	    transport_out_got(t) >= t->ends[t->nends - 1];
 }
 
 /* Whether the output passes straight through to a bridged client. */
@@ -365,7 +365,7 @@ transport_run_end(struct transport *t)
 	/* Past the bound, the newest two runs become one. */
 	if (t->nends == TRANSPORT_RUNS_MAX)
 		t->nends--;
-	t->ends[t->nends++] = transport_got(t) + (uint64_t)pending;
+	t->ends[t->nends++] = transport_out_got(t) + (uint64_t)pending;
 	t->open = false;
 	transport_out_start(t);
 	transport_out_reached(t);
@@ -491,8 +491,6 @@ transport_close(struct transport *t)
 	transport_spawned(t);
 	transport_out_stop(t);
 	t->closing = true;
-	timer_free(t->again);
-	t->again = NULL;
 	transport_in_poll_close(t);
 	transport_close_handle(&t->in, &t->in_open);
 	transport_out_close(t);

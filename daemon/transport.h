@@ -1,7 +1,8 @@
 /*
- * The transport files' own: its record, whose fields transport.c and
- * transport-in.c alone read and change; every other file holds a struct
- * transport as an opaque handle and asks their functions.
+ * The transport files' own: its record, whose fields transport.c,
+ * transport-in.c and transport-out.c alone read and change; every other
+ * file holds a struct transport as an opaque handle and asks their
+ * functions.
  */
 #ifndef DBGCTL_TRANSPORT_H
 #define DBGCTL_TRANSPORT_H
@@ -27,8 +28,6 @@ struct transport {
 	bool		 out_eof;	/* every writer has closed */
 	bool		 eof_told;	/* to the consumer passed through to */
 	bool		 reading;
-	bool		 yielded;	/* a big read: more on the next turn */
-	struct timer	*again;		/* ends the yield */
 	bool		 paused;	/* a consumer asked for no more */
 	bool		 passthrough;	/* output goes to the callback, unheld */
 	bool		 eof_wanted;	/* close stdin once drained */
@@ -54,7 +53,7 @@ void	transport_close_handle(uv_pipe_t *, bool *);
 void	transport_advance(struct transport *);
 
 /* transport-out.c: the target's stdout, read into its transcript. */
-uint64_t transport_got(const struct transport *);
+uint64_t transport_out_got(const struct transport *);
 void	transport_out_watch(struct transport *, int);
 void	transport_out_start(struct transport *);
 void	transport_out_stop(struct transport *);
