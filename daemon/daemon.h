@@ -177,8 +177,6 @@ size_t	 output_fetch(struct output *, int *fd, uint64_t off, char *,
 	    size_t);
 bool	 output_logged(const struct output *, uint64_t off, size_t);
 ssize_t	 output_send(struct output *, int fd, uint64_t off, size_t);
-uint64_t output_lines_tail(struct output *, unsigned long lines,
-    uint64_t max);
 uint64_t output_missing(const struct output *, uint64_t off);
 void	 output_close(struct output *);
 void	 output_end(struct output *);
@@ -204,6 +202,8 @@ void	 output_times_close(struct output *);
 void	 output_lines_add(struct output *, uint64_t at, const char *,
 	    size_t);
 uint64_t output_lines_base(struct output *, uint64_t size);
+uint64_t output_lines_tail(struct output *, unsigned long lines,
+    uint64_t max);
 
 /* transport.c: the target's stdin and stdout as daemon-owned pipes. */
 enum transport_event {
@@ -807,6 +807,8 @@ struct output		*session_stream_find(struct session *, const char *,
 const char		*session_stream_default(const struct session *);
 unsigned		 session_stream_events(void);
 unsigned		 session_stream_bit(const char *);
+unsigned		 session_stream_subscribable(const char *);
+void			 session_stream_subscribables(char *, size_t);
 bool			 session_stream_ended(struct session *, const char *,
 			    bool for_good);
 void			 session_stream_end(struct session *);

@@ -100,24 +100,6 @@ static const struct method method_dial = {
 	.exec = method_dial_exec,
 };
 
-/* The streams a subscriber may name, besides "target" (tap.c's). */
-static const char *const method_subscribe_names[] = {
-	"console", "semihost", "watch", "rtt0", "rtt1", "rtt2", "rtt3"
-};
-
-/* The bit of a stream a subscriber may have sent as session.output, or 0. */
-static unsigned
-method_subscribe_bit(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof method_subscribe_names /
-	    sizeof method_subscribe_names[0]; i++)
-		if (strcmp(method_subscribe_names[i], name) == 0)
-			return session_stream_bit(name);
-	return 0;
-}
-
 /*
  * Which streams a subscribe asks for: console by default ("output": false
  * says none); "target" makes the client the reader of a session's target
@@ -129,6 +111,7 @@ method_subscribe_streams(struct request *req, unsigned *streams,
     bool *target)
 {
 	json_t		*names = request_get(req, "streams"), *v;
+	char		 names_ok[256];
 	unsigned	 bit;
 	size_t		 i;
 
@@ -141,13 +124,14 @@ method_subscribe_streams(struct request *req, unsigned *streams,
 	json_array_foreach(names, i, v) {
 		if (strcmp(json_string_value(v), "target") == 0)
 			*target = true;
-		else if ((bit = method_subscribe_bit(json_string_value(v))) != 0)
+		else if ((bit = session_stream_subscribable(
+		    json_string_value(v))) != 0)
 			*streams |= bit;
 		else {
+			session_stream_subscribables(names_ok, sizeof names_ok);
 			request_error(req, RPC_INVALID_PARAMS, "\"streams\" "
-			    "holds \"%s\": the streams are \"console\", "
-			    "\"target\", \"semihost\", \"watch\" and "
-			    "\"rtt0\" to \"rtt3\"", json_string_value(v));
+			    "holds \"%s\": the streams are \"target\", %s",
+			    json_string_value(v), names_ok);
 			return -1;
 		}
 	}

@@ -16,10 +16,12 @@ static struct {
 } notify_last;
 
 /*
- * Bytes queued for a subscriber past which its console output is skipped
+ * Bytes queued for a subscriber past which its streams' output is skipped
  * (and said so once it drains): a stalled reader costs little.
  */
 #define NOTIFY_QUEUE_MAX (256 * 1024)
+/* The most bytes one session.output carries: base64 and all, under a line. */
+#define NOTIFY_PIECE_MAX (512 * 1024)
 
 /* Output one subscriber missed of one session's stream. */
 struct notify_gap {
@@ -152,7 +154,7 @@ notify_output(struct session *s, const struct session_event *ev,
 		free(text);
 		msg = rpc_notification_new("session.output", params);
 		free(notify_last.line);
-		/* A pty read is a few KiB: far below the line limit. */
+		/* A piece is at most NOTIFY_PIECE_MAX: below the line limit. */
 		notify_last.line = rpc_dump(msg, &notify_last.size);
 		json_decref(msg);
 		if (notify_last.line == NULL)
@@ -223,14 +225,60 @@ notify_drained(struct conn *c)
 		notify_gaps(n);
 }
 
+/* Send one piece of a stream's output, or note it skipped. */
+static void
+notify_piece(struct notify *n, struct session *s,
+    const struct session_event *ev)
+{
+	const char	*line;
+	size_t		 size;
+
+	/* Past the bound, output is skipped: it is in the log. */
+	if (n->ngaps > 0 || conn_queued(n->c) > NOTIFY_QUEUE_MAX) {
+		notify_skip(n, s, ev);
+		notify_gaps(n);
+		return;
+	}
+	/* A piece too long for a line is skipped and said so too. */
+	if ((line = notify_output(s, ev, &size)) == NULL) {
+		log_warn("session %lu: %zu bytes of the %s stream do not fit a "
+		    "line: sent as dropped", s->id, ev->len,
+		    notify_stream(ev));
+		notify_skip(n, s, ev);
+		notify_gaps(n);
+		return;
+	}
+	conn_send_line(n->c, line, size);
+}
+
+/*
+ * Send a stream's output in pieces of at most NOTIFY_PIECE_MAX bytes: a
+ * read of a pipe (semihost's) may be 1 MiB, whose base64 would not fit a
+ * line.
+ */
+static void
+notify_pieces(struct notify *n, struct session *s,
+    const struct session_event *ev)
+{
+	struct session_event	piece = *ev;
+	size_t			done = 0;
+
+	while (done < ev->len) {
+		piece.data = ev->data + done;
+		piece.offset = ev->offset + done;
+		piece.len = ev->len - done < NOTIFY_PIECE_MAX ? ev->len - done :
+		    NOTIFY_PIECE_MAX;
+		notify_piece(n, s, &piece);
+		done += piece.len;
+	}
+}
+
 /* A session changed state or printed: tell the subscriber if it wants it. */
 static void
 notify_event(struct sink *k, struct session *s,
     const struct session_event *ev)
 {
 	struct notify	*n = k->arg;
-	const char	*line;
-	size_t		 size;
 
 	if (n->c->mode->raw || !notify_wants(n, s))
 		return;
@@ -259,23 +307,8 @@ notify_event(struct sink *k, struct session *s,
 		    "breakpoint", ev->json)));
 	else if ((ev->kind == SE_OUTPUT || ev->kind == SE_STREAM) &&
 	    ev->len > 0 && (n->streams & session_stream_bit(
-	    notify_stream(ev))) != 0) {
-		/* Past the bound, output is skipped: it is in the log. */
-		if (n->ngaps > 0 || conn_queued(n->c) > NOTIFY_QUEUE_MAX) {
-			notify_skip(n, s, ev);
-			notify_gaps(n);
-			return;
-		}
-		/* A piece too long for a line is skipped and said so too. */
-		if ((line = notify_output(s, ev, &size)) == NULL) {
-			log_warn("session %lu: %zu bytes of console output do "
-			    "not fit a line: sent as dropped", s->id, ev->len);
-			notify_skip(n, s, ev);
-			notify_gaps(n);
-			return;
-		}
-		conn_send_line(n->c, line, size);
-	}
+	    notify_stream(ev))) != 0)
+		notify_pieces(n, s, ev);
 }
 
 /*

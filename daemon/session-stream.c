@@ -11,34 +11,39 @@
 #include "daemon.h"
 #include "semihost.h"
 
-/* The streams: where each is in a session, its log (after sessions/ID), its ring. */
+/*
+ * The streams: where each is in a session, its log (after sessions/ID),
+ * its ring, and whether a subscriber may have its output as
+ * session.output (the target's goes to one reader, tap.c).
+ */
 static const struct {
 	const char	*name;
 	size_t		 at;
 	const char	*suffix;
 	size_t		 ring;
+	bool		 subscribe;
 } session_stream_table[] = {
 	{ "console", offsetof(struct session, output), ".log",
-	    OUTPUT_RING_SIZE },
+	    OUTPUT_RING_SIZE, true },
 	{ "target", offsetof(struct session, target_out), ".target.log",
-	    TRANSPORT_MAX },
+	    TRANSPORT_MAX, false },
 	{ "target-in", offsetof(struct session, target_in), ".target-in.log",
-	    OUTPUT_RING_SIZE },
+	    OUTPUT_RING_SIZE, false },
 	{ "server", offsetof(struct session, server_out), ".server.log",
-	    OUTPUT_RING_SIZE },
+	    OUTPUT_RING_SIZE, false },
 	{ "semihost", offsetof(struct session, semihost_out), ".semihost.log",
-	    OUTPUT_RING_SIZE },
+	    OUTPUT_RING_SIZE, true },
 	{ "watch", offsetof(struct session, watch_out), ".watch.log",
-	    OUTPUT_RING_SIZE },
+	    OUTPUT_RING_SIZE, true },
 	/* RTT's up-channels (rtt.c), opened when RTT starts. */
 	{ "rtt0", offsetof(struct session, rtt_out[0]), ".rtt0.log",
-	    OUTPUT_RING_SIZE },
+	    OUTPUT_RING_SIZE, true },
 	{ "rtt1", offsetof(struct session, rtt_out[1]), ".rtt1.log",
-	    OUTPUT_RING_SIZE },
+	    OUTPUT_RING_SIZE, true },
 	{ "rtt2", offsetof(struct session, rtt_out[2]), ".rtt2.log",
-	    OUTPUT_RING_SIZE },
+	    OUTPUT_RING_SIZE, true },
 	{ "rtt3", offsetof(struct session, rtt_out[3]), ".rtt3.log",
-	    OUTPUT_RING_SIZE },
+	    OUTPUT_RING_SIZE, true },
 };
 
 #define SESSION_STREAMS \
@@ -82,6 +87,32 @@ session_stream_bit(const char *name)
 	int i = session_stream_index(name);
 
 	return i == -1 ? 0 : 1u << i;
+}
+
+/* The bit of name if a subscriber may have its output, or 0. */
+unsigned
+session_stream_subscribable(const char *name)
+{
+	int i = session_stream_index(name);
+
+	return i == -1 || !session_stream_table[i].subscribe ? 0 : 1u << i;
+}
+
+/* The names of the streams a subscriber may have, quoted, for an error. */
+void
+session_stream_subscribables(char *buf, size_t len)
+{
+	size_t	i, at = 0;
+	int	n;
+
+	buf[0] = '\0';
+	for (i = 0; i < SESSION_STREAMS && at < len; i++) {
+		if (!session_stream_table[i].subscribe)
+			continue;
+		n = snprintf(buf + at, len - at, "%s\"%s\"", at > 0 ? ", " :
+		    "", session_stream_table[i].name);
+		at += n > 0 ? (size_t)n : 0;
+	}
 }
 
 /* Make every stream's output empty, so freeing one never opened is safe. */

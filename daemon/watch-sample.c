@@ -253,12 +253,13 @@ watch_sample_emit(struct watch *w, json_t *line)
 	text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	len = strlen(text);
 	text[len++] = '\n';
+	/* With no stream, the line goes to waiters only: it has no offset. */
 	if (o != NULL) {
 		ev.offset = output_size(o);
 		output_add(o, text, len);
+		ev.data = text;
+		ev.len = len;
 	}
-	ev.data = text;
-	ev.len = len;
 	session_fire(w->s, &ev);
 	free(text);
 	json_decref(line);

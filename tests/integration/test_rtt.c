@@ -298,8 +298,9 @@ Test(rtt, a_subscriber_gets_rtt_and_watch_output)
 
 	rtt_board(&t, "FIX_BOARD_AN385", "mps2-an385",
 	    "dbgctl board an385 ready\r\n");
-	h_sess_fail(&t.s, "invalid_params", "\"rtt0\" to \"rtt3\"",
-	    "subscribe", json_pack("{s:[s]}", "streams", "rtt9"));
+	h_sess_fail(&t.s, "invalid_params", "\"watch\", \"rtt0\", "
+	    "\"rtt1\", \"rtt2\", \"rtt3\"", "subscribe", json_pack("{s:[s]}",
+	    "streams", "rtt9"));
 	cr_assert_eq(h_conn_open(&c, H->sock), 0);
 	snprintf(params, sizeof params, "{\"session\":%ld,\"streams\":"
 	    "[\"rtt0\",\"watch\"]}", t.s.id);
