@@ -249,6 +249,19 @@ bd_board_params(char *buf, size_t len, const char *fw, const char *art)
 	    "", art != NULL ? art : "", art != NULL ? "\"" : "");
 }
 
+/* Wait until the board of session id is in main: its banner is out. */
+static void
+bd_board_in_main(long id)
+{
+	struct h_bytes	got = { 0 };
+	char		ids[32];
+
+	cr_assert_eq(h_cli_recv_until(h_idstr(id, ids, sizeof ids),
+	    "dbgctl board ready", &got, BD_BOUND), 0, "no banner from the "
+	    "board: \"%.*s\"", (int)got.len, got.p);
+	free(got.p);
+}
+
 /* Whether the board core's regions in manifest m hold one that is what. */
 static bool
 bd_core_region(json_t *m, const char *what)
@@ -274,8 +287,7 @@ Test(bundle, a_board_bundle_holds_a_core_its_command_opens_in_main)
 	h_daemon_fg();
 	bd_board_params(params, sizeof params, fw, NULL);
 	id = h_conn_launch_once(params, BD_BOUND);
-	cr_assert(h_cli_wait_status(id, "target.state", "running",
-	    H_WAIT_BOUND), "the board never ran");
+	bd_board_in_main(id);
 	bd_path(out, sizeof out, "board");
 	snprintf(req, sizeof req, "{\"session\":%ld,\"path\":\"%s\"}", id, out);
 	cr_assert_eq(h_conn_open(&c, H->sock), 0);
@@ -326,8 +338,7 @@ Test(bundle, a_faulted_boards_core_opens_at_the_fault_with_its_fault_registers)
 	bd_path(art, sizeof art, "art");
 	bd_board_params(params, sizeof params, fw, art);
 	id = h_conn_launch_once(params, BD_BOUND);
-	cr_assert(h_cli_wait_status(id, "target.state", "running",
-	    H_WAIT_BOUND), "the board never ran");
+	bd_board_in_main(id);
 	cr_assert_eq(h_cli_input(&r, "!", H_ARGS("send", h_idstr(id, ids,
 	    sizeof ids))), 0, "send !: %s", r.err);
 	h_run_free(&r);
@@ -419,6 +430,45 @@ Test(bundle, a_board_bundle_without_a_core_or_its_program_says_why)
 	cr_assert(said, "the manifest does not say the program cannot be "
 	    "read: %s", json_dumps(json_object_get(m, "missing"),
 	    JSON_COMPACT));
+	json_decref(m);
+	json_decref(h_cli_stop(id, NULL, NULL));
+}
+
+/*
+ * Under a bundle's size bound the logs have taken, a board's core is left
+ * out whole, never cut into a file gdb cannot load: the manifest lists
+ * it as cut, and names no core nor a command to open one.
+ */
+Test(bundle, a_board_core_over_the_bundles_bound_is_left_out_whole)
+{
+	const char	*fw = h_board_firmware("FIX_BOARD");
+	char		 params[PATH_MAX * 3], out[PATH_MAX], req[PATH_MAX + 64];
+	struct h_conn	 c;
+	json_t		*m, *e;
+	size_t		 i;
+	bool		 listed = false;
+	long		 id;
+
+	h_ctx_env_add("DBGCTLD_BUNDLE_MAX=50000");
+	h_daemon_fg();
+	bd_board_params(params, sizeof params, fw, NULL);
+	id = h_conn_launch_once(params, BD_BOUND);
+	cr_assert(h_cli_wait_status(id, "target.state", "running",
+	    H_WAIT_BOUND), "the board never ran");
+	bd_path(out, sizeof out, "bounded");
+	snprintf(req, sizeof req, "{\"session\":%ld,\"path\":\"%s\"}", id, out);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0);
+	json_decref(h_conn_call(&c, "bundle", req, BD_BOUND));
+	h_conn_close(&c);
+	m = bd_check(out);
+	json_array_foreach(json_object_get(m, "cut"), i, e)
+		listed |= strcmp(h_jstr(e, "name"), "core") == 0 &&
+		    h_jint(e, "kept", -1) == 0 && h_jint(e, "size", -1) > 65536;
+	cr_assert(listed, "the core is not listed as left out: %s",
+	    json_dumps(json_object_get(m, "cut"), JSON_COMPACT));
+	cr_assert(json_is_null(json_object_get(m, "core")) && json_is_null(
+	    json_object_get(m, "core_command")) && !bd_names(m, "core"), "%s",
+	    json_dumps(m, JSON_COMPACT));
 	json_decref(m);
 	json_decref(h_cli_stop(id, NULL, NULL));
 }
