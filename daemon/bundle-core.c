@@ -89,8 +89,9 @@ bundle_core_quote(char **out, const char *s)
 
 /*
  * The one command that opens the bundle's core with its program: the
- * session's debugger, the program, the core (in the bundle's directory
- * once an archive is unpacked); NULL without a core.
+ * session's debugger, the program (a native one attached by pid has
+ * none: gdb -c finds it from the core), the core (in the bundle's
+ * directory once an archive is unpacked); NULL without a core.
  */
 char *
 bundle_core_command(struct bundle *b)
@@ -100,9 +101,9 @@ bundle_core_command(struct bundle *b)
 	char			 path[PATH_MAX], core[PATH_MAX + 8];
 	char			*cmd;
 
-	if (!bundle_manifest_has(b, "core") ||
-	    (prog = bundle_core_program(s, path, sizeof path)) == NULL)
+	if (!bundle_manifest_has(b, "core"))
 		return NULL;
+	prog = bundle_core_program(s, path, sizeof path);
 	dbg = s->backend == &backend_gdb ? "gdb" : s->l.debugger != NULL ?
 	    s->l.debugger : s->backend->debugger != NULL ?
 	    s->backend->debugger : "gdb";
@@ -110,7 +111,7 @@ bundle_core_command(struct bundle *b)
 	    b->tar ? "" : "/");
 	cmd = xstrdup("");
 	bundle_core_quote(&cmd, dbg);
-	bundle_core_quote(&cmd, prog);
+	bundle_core_quote(&cmd, prog != NULL ? prog : "-c");
 	bundle_core_quote(&cmd, core);
 	return cmd;
 }

@@ -143,6 +143,7 @@ bd_mi_has(const char *dir, const char *way, const char *text)
 }
 
 static json_t	*bd_wait_auto(long);
+static void	 bd_core_open(struct h_res *, json_t *, const char *const []);
 
 /* path under the test dir. */
 static const char *
@@ -155,6 +156,7 @@ bd_path(char *buf, size_t len, const char *rel)
 Test(bundle, a_native_bundle_holds_every_file_it_names_and_a_core_gdb_loads)
 {
 	char		 out[PATH_MAX], id[32];
+	struct h_res	 rr;
 	json_t		*r, *m;
 	long		 sid;
 
@@ -178,6 +180,11 @@ Test(bundle, a_native_bundle_holds_every_file_it_names_and_a_core_gdb_loads)
 	cr_assert_not_null(h_jstr(m, "versions.dbgctl"));
 	cr_assert_eq(h_jint(m, "session.id", -1), sid);
 	bd_core_loads(h_ctx_fixture("FIX_LOOP"), out, "main");
+	/* The manifest's command opens it too. */
+	bd_core_open(&rr, m, H_ARGS("bt"));
+	cr_assert(strstr(rr.out, " main ") != NULL, "%s: %s %s", h_jstr(m,
+	    "core_command"), rr.out, rr.err);
+	h_run_free(&rr);
 	bd_mi_has(out, "> ", "thread apply all bt full");
 	bd_mi_has(out, "< ", "^done");
 	/* Left as it was found: the target runs again. */
