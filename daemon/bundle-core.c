@@ -292,8 +292,7 @@ bundle_core_make(struct bundle *b, struct bundle_core_build *c)
 void
 bundle_core_take(struct bundle *b, struct gdb_job *j)
 {
-	struct bundle_core_build	 c = { .regions = json_array(),
-					    .unread = json_array() };
+	struct bundle_core_build	 c = { 0 };
 	const struct core_region	*r;
 	const char			*cmd;
 	json_t				*reply;
@@ -301,6 +300,8 @@ bundle_core_take(struct bundle *b, struct gdb_job *j)
 
 	if (b->board_map == NULL)
 		return;
+	c.regions = json_array();
+	c.unread = json_array();
 	for (i = 0; i < json_array_size(j->cmds); i++) {
 		cmd = json_string_value(json_array_get(j->cmds, i));
 		reply = json_array_get(j->replies, i);
