@@ -162,23 +162,41 @@ bundle_core_ask(struct bundle *b, struct gdb_job *j)
 	return true;
 }
 
-/* A hex dump's bytes, malloc'd; NULL if it is not hex of len bytes. */
+/* A hex digit's value, or -1. */
+static int
+bundle_core_nibble(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * A hex dump's bytes, malloc'd; NULL if it is not hex of len bytes. Up
+ * to a MiB on the loop: a digit at a time, no sscanf.
+ */
 static unsigned char *
 bundle_core_unhex(const char *hex, size_t len)
 {
 	unsigned char	*p;
-	unsigned	 v;
 	size_t		 i;
+	int		 hi, lo;
 
 	if (hex == NULL || strlen(hex) != len * 2)
 		return NULL;
 	p = xmalloc(len > 0 ? len : 1);
 	for (i = 0; i < len; i++) {
-		if (sscanf(hex + i * 2, "%2x", &v) != 1) {
+		hi = bundle_core_nibble(hex[i * 2]);
+		lo = bundle_core_nibble(hex[i * 2 + 1]);
+		if (hi < 0 || lo < 0) {
 			free(p);
 			return NULL;
 		}
-		p[i] = (unsigned char)v;
+		p[i] = (unsigned char)(hi << 4 | lo);
 	}
 	return p;
 }
