@@ -178,8 +178,8 @@ core_map_elf_why(const Elf32_Ehdr *eh)
 		return "the program is not an ELF file";
 	if (eh->e_ident[EI_CLASS] != ELFCLASS32 || eh->e_ident[EI_DATA] !=
 	    ELFDATA2LSB || eh->e_machine != EM_ARM)
-		return "the program is not a 32-bit little-endian Arm ELF: a "
-		    "board core is written for those only";
+		return "not a native target, nor a board: the program is not "
+		    "a 32-bit little-endian Arm ELF";
 	return NULL;
 }
 
