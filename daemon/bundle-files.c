@@ -43,6 +43,7 @@ struct bundle_item {
 	size_t		 len;
 	bool		 counted;	/* weighs against the bound */
 	bool		 existing;	/* already there: only weighed */
+	bool		 whole;		/* a text kept whole or left out */
 };
 
 struct bundle_files {
@@ -121,6 +122,20 @@ bundle_files_text(struct bundle_files *f, const char *name, const char *data,
 	memcpy(it->data, data, len);
 	it->len = len;
 	it->counted = counted;
+}
+
+/* Write len bytes of data as the file name if they fit under the bound, else none. */
+void
+bundle_files_whole(struct bundle_files *f, const char *name, const char *data,
+    size_t len)
+{
+	struct bundle_item *it = bundle_files_item(f, name);
+
+	it->data = xmalloc(len + 1);
+	memcpy(it->data, data, len);
+	it->len = len;
+	it->counted = true;
+	it->whole = true;
 }
 
 /* Copy the file at src as name: all of it, or its last bytes under the bound. */
@@ -437,7 +452,13 @@ bundle_files_next(struct bundle_files *f)
 		f->cb(f->arg);
 		return;
 	}
-	if (f->cur->src != NULL) {
+	if (f->cur->whole && f->max != 0 && f->used + f->cur->len > f->max) {
+		json_array_append_new(f->cut, json_pack("{s:s, s:I, s:I, s:s}",
+		    "name", f->cur->name, "size", (json_int_t)f->cur->len,
+		    "kept", (json_int_t)0, "why", "the bundle's size bound: the "
+		    "file is left out whole"));
+		bundle_files_done(f);
+	} else if (f->cur->src != NULL) {
 		f->step = BF_OPEN_SRC;
 		bundle_files_send(f);
 	} else if (f->cur->existing) {

@@ -1,7 +1,8 @@
 /*
  * What gdb says for a bundle: where every thread is (thread apply all bt
  * full), the registers, gdb's version and, of a native program, a core
- * by gcore into the bundle's directory, as one run-control job that
+ * by gcore into the bundle's directory (of a board, the reads of its
+ * core: bundle-core.c), as one run-control job that
  * halts a running target and resumes it after. Bounded: a gdb that does
  * not answer, or a session that ends first, leaves a bundle that says
  * what is missing. gcore resolves no path of the bundle's: the daemon
@@ -43,7 +44,7 @@ bundle_gather_why(struct session *s)
 
 /*
  * Whether the target can have a core, cheaply: a native program gdb
- * runs here, alive; NULL, or why not.
+ * runs here, or a board gdb holds, alive; NULL, or why not.
  */
 static const char *
 bundle_gather_core_why(struct bundle *b)
@@ -52,9 +53,6 @@ bundle_gather_core_why(struct bundle *b)
 
 	if (!b->core_wanted)
 		return "not asked for";
-	if (b->s->backend != &backend_gdb)
-		return "not a native target: a core is written only by gcore "
-		    "of a program on this host";
 	if (strcmp(st, "stopped") != 0 && strcmp(st, "running") != 0)
 		return "the target has no live process";
 	return NULL;
@@ -234,6 +232,7 @@ bundle_gather_done(struct gdb_job *j)
 	    json_array_size(j->cmds))
 		bundle_gather_core_lost(b, "gdb did not run gcore");
 	bundle_gather_core_close(b->s->bundles, b->serial);
+	bundle_core_take(b, j);
 	bundle_queue(b);
 	return NULL;
 }
@@ -253,6 +252,8 @@ bundle_gather_lost(struct bundle *b, const char *why)
 	/* gdb may still write it: into a file no name leads to. */
 	if (b->core_made)
 		bundle_gather_core_lost(b, why);
+	if (b->board_map != NULL)
+		bundle_missing(b, "core", why);
 	bundle_queue(b);
 }
 
@@ -300,6 +301,8 @@ bundle_gather(struct bundle *b)
 	gdb_job_add_console(j, "info registers");
 	if ((why = bundle_gather_core_why(b)) != NULL)
 		bundle_missing(b, "core", why);
+	else if (b->s->backend != &backend_gdb)
+		bundle_core_ask(b, j);
 	else if ((fd = bundle_gather_core_file(b)) != -1) {
 		/* gdb is another process: the daemon's fd, by its pid. */
 		xasprintf(&cmd, "gcore /proc/%ld/fd/%d", (long)getpid(), fd);

@@ -4,6 +4,7 @@
  * server, every file with its size and what it is, what the size bound
  * cut, what could not be gathered and why; and the bundle method's result.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
@@ -26,7 +27,8 @@ static const struct {
 	{ "rtt1.log", "RTT up-channel 1 (rtt1)" },
 	{ "rtt2.log", "RTT up-channel 2 (rtt2)" },
 	{ "rtt3.log", "RTT up-channel 3 (rtt3)" },
-	{ "core", "a core file of the target (gcore)" },
+	{ "core", "a core file of the target (gcore, or of a board an ELF "
+	    "core dbgctl wrote)" },
 };
 
 /* The manifest's list of files: name, bytes and what it is. */
@@ -99,6 +101,19 @@ bundle_manifest_trim(json_t *j)
 	}
 }
 
+/* The core's command that opens it, and a board core's regions, into m. */
+static void
+bundle_manifest_core(struct bundle *b, json_t *m)
+{
+	char *cmd = bundle_core_command(b);
+
+	json_object_set_new(m, "core_command", cmd != NULL ? json_string(cmd) :
+	    json_null());
+	free(cmd);
+	if (b->board_info != NULL && bundle_manifest_has(b, "core"))
+		json_object_set(m, "board_core", b->board_info);
+}
+
 /* The manifest: the session's record, versions, and what the bundle holds. */
 json_t *
 bundle_manifest(struct bundle *b)
@@ -131,6 +146,7 @@ bundle_manifest(struct bundle *b)
 	    (json_int_t)bundle_files_used(b->files));
 	if (json_object_get(m, "core") == NULL)
 		json_object_set_new(m, "core", json_null());
+	bundle_manifest_core(b, m);
 	json_object_set(m, "fault", json_object_get(st, "fault") != NULL ?
 	    json_object_get(st, "fault") : json_null());
 	json_object_set(m, "exit", json_object_get(st, "exit") != NULL ?

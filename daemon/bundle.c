@@ -95,6 +95,9 @@ bundle_queue(struct bundle *b)
 	}
 	if (b->core)
 		bundle_files_weigh(b->files, "core");
+	else if (b->board_core != NULL)
+		bundle_files_whole(b->files, "core", (char *)b->board_core,
+		    b->board_core_len);
 	bundle_files_run(b->files);
 }
 
@@ -147,6 +150,7 @@ bundle_end(struct bundle *b, json_t *result, const struct bundle_error *error)
 	bundle_dir_free(b->dir);
 	json_decref(b->missing);
 	json_decref(b->gdb_version);
+	bundle_core_free(b);
 	free(b->path);
 	free(b->tmp);
 	free(b->tgz);

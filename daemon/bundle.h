@@ -8,6 +8,9 @@
 
 #include "daemon.h"
 
+struct core_map;
+struct gdb_job;
+
 /* A later trigger's continuation, waiting for the automatic bundle. */
 struct bundle_waiter {
 	bundle_then	 then;
@@ -54,6 +57,10 @@ struct bundle {
 	json_t			*gdb_version;
 	bool			 core;		/* gcore wrote "core" */
 	bool			 core_made;	/* "core" is there for gcore */
+	struct core_map		*board_map;	/* a board core's plan (bundle-core.c) */
+	unsigned char		*board_core;	/* its bytes, written last */
+	size_t			 board_core_len;
+	json_t			*board_info;	/* the manifest's board_core */
 	struct timer		*bound;
 	struct sink		*sink;		/* the session's end */
 	struct bundle_tar	*tarp;
@@ -97,6 +104,8 @@ int		 bundle_files_error(const struct bundle_files *,
 		    const char **why);
 void		 bundle_files_text(struct bundle_files *, const char *name,
 		    const char *data, size_t len, bool counted);
+void		 bundle_files_whole(struct bundle_files *, const char *name,
+		    const char *data, size_t len);
 void		 bundle_files_copy(struct bundle_files *, const char *name,
 		    const char *src);
 void		 bundle_files_weigh(struct bundle_files *, const char *name);
@@ -129,6 +138,12 @@ void	 bundle_queue(struct bundle *);
 /* bundle-gather.c */
 void	 bundle_gather(struct bundle *);
 void	 bundle_gather_free(struct bundles *);
+
+/* bundle-core.c: a board's core, read by gdb in the gathering's job. */
+bool	 bundle_core_ask(struct bundle *, struct gdb_job *);
+void	 bundle_core_take(struct bundle *, struct gdb_job *);
+char	*bundle_core_command(struct bundle *);
+void	 bundle_core_free(struct bundle *);
 
 /* bundle-manifest.c */
 json_t	*bundle_manifest(struct bundle *);

@@ -2,8 +2,9 @@
  * Bundles: the `bundle` method's request to reply for a native gdb
  * session running `sleep` (without a core, and with one), beside
  * `gdb -batch -p PID` printing the same backtrace and registers of a
- * sleep of ours; and for the QEMU board (no core: it is remote), beside
- * `cp -r` of the bundle it wrote. Samples alternate with their baseline.
+ * sleep of ours; and for the QEMU board (without its core, and with the
+ * ELF core of its 64 KiB of RAM that gdb reads), beside `cp -r` of the
+ * bundle it wrote. Samples alternate with their baseline.
  */
 #include "bench.h"
 
@@ -142,11 +143,11 @@ fig_bundle_no_board(const struct bench *b)
 	return NULL;
 }
 
-/* The board's figure: its bundle beside cp -r of what it wrote. */
+/* The board's figures: its bundle without and with its core, beside cp -r of what it wrote. */
 static int
 fig_bundle_board(struct bench *b, struct rpc *r)
 {
-	struct samples	 sd = { 0 }, sb = { 0 };
+	struct samples	 sd = { 0 }, sc = { 0 }, sb = { 0 };
 	const char	*why = fig_bundle_no_board(b);
 	const char	*cp[] = { "cp", "-r", NULL, NULL, NULL };
 	char		 path[256], copy[300];
@@ -175,12 +176,21 @@ fig_bundle_board(struct bench *b, struct rpc *r)
 		if (rv == 0 && (v = proc_time_ms(cp, NULL)) == NA)
 			rv = bench_fail(b, "cp -r %s failed", path);
 		stat_add(&sb, v);
+		/* With its core: gdb reads the board's 64 KiB of RAM. */
+		if (rv == 0 && (v = fig_bundle_once(b, r, id, true, path,
+		    sizeof path)) == NA)
+			rv = -1;
+		stat_add(&sc, v);
 	}
 	rpc_stop(r, id);
-	if (rv == 0)
+	if (rv == 0) {
 		fig_bundle_rows(&sd, &sb, TARGET(MAX, FIG_BUNDLE_GOAL_MS),
 		    "bundle, QEMU board [vs cp -r of its files]");
+		fig_bundle_rows(&sc, &sb, NO_TARGET,
+		    "bundle, QEMU board, with core [vs cp -r of its files]");
+	}
 	stat_free(&sd);
+	stat_free(&sc);
 	stat_free(&sb);
 	return rv;
 }
