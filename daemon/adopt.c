@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "cursor-file.h"
+#include "lease.h"
 #include "adopt.h"
 #include "proc.h"
 #include "rtt.h"

@@ -7,6 +7,7 @@
 #include <termios.h>
 
 #include "daemon.h"
+#include "attach.h"
 #include "conn.h"
 #include "signame.h"
 

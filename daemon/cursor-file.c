@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "cursor-file.h"
 #include "method.h"
 
 /* Bytes the file may grow to before it is written again, a key a line. */

@@ -5,9 +5,13 @@
 #include <signal.h>
 
 #include "daemon.h"
+#include "cursor-file.h"
+#include "attach.h"
+#include "sdnotify.h"
 #include "adopt.h"
 #include "cgroup.h"
 #include "conn.h"
+#include "expect.h"
 #include "listener.h"
 #include "request.h"
 #include "semihost.h"

@@ -6,9 +6,11 @@
  *
  * What only a few files use is in a header of its role, included by them:
  * gdb.h, mi.h, mi-filter.h (the gdb family), lldb.h (the lldb kinds),
- * join.h, server.h, proc.h, keeper.h, transport.h, expect.h, pattern.h,
- * bundle.h, status-page.h, cgroup.h, sock.h, pty.h, ring.h, argv.h,
- * capbuf.h, jtext.h, and the server's below (listener.h ... request.h).
+ * join.h, server.h, proc.h, keeper.h, transport.h, output.h, expect.h
+ * (expect-state.h is the expect files' own), pattern.h, notify.h, attach.h,
+ * lease.h, sdnotify.h, cursor-file.h, bundle.h, status-page.h, cgroup.h,
+ * sock.h, pty.h, ring.h, argv.h, capbuf.h, jtext.h, and the server's below
+ * (listener.h ... request.h).
  */
 #ifndef DBGCTL_DAEMON_H
 #define DBGCTL_DAEMON_H
@@ -173,8 +175,6 @@ uint64_t output_size(const struct output *);
 const char *output_path(const struct output *);
 const char *output_error(const struct output *, uint64_t *missing);
 size_t	 output_read(struct output *, uint64_t off, char *, size_t);
-size_t	 output_fetch(struct output *, int *fd, uint64_t off, char *,
-	    size_t);
 bool	 output_logged(const struct output *, uint64_t off, size_t);
 ssize_t	 output_send(struct output *, int fd, uint64_t off, size_t);
 uint64_t output_missing(const struct output *, uint64_t off);
@@ -184,24 +184,13 @@ bool	 output_ended(const struct output *);
 void	 output_free(struct output *);
 
 /* output-cache.c: what of a log the page cache keeps. */
-void	 output_cache_open(struct output *);
 void	 output_cache_want(struct output *, uint64_t);
-void	 output_cache_read(struct output *, uint64_t);
-void	 output_cache_trim(struct output *, uint64_t end);
-void	 output_cache_free(struct output *);
 
 /* output-times.c: when each piece of a stream arrived, in a file beside it. */
 bool	 output_times_path(const struct output *, char *, size_t);
-void	 output_times_open(struct output *);
-void	 output_times_reopen(struct output *);
-void	 output_times_add(struct output *, uint64_t off);
 json_t	*output_times_get(struct output *, uint64_t off, uint64_t end);
-void	 output_times_close(struct output *);
 
-/* output-lines.c: the line index, for where the last lines begin. */
-void	 output_lines_add(struct output *, uint64_t at, const char *,
-	    size_t);
-uint64_t output_lines_base(struct output *, uint64_t size);
+/* output-lines.c: where the last lines of a stream begin. */
 uint64_t output_lines_tail(struct output *, unsigned long lines,
     uint64_t max);
 
@@ -761,42 +750,6 @@ void			 session_sink_remove(struct sink *);
 void			 session_end(struct session *);
 const char		*session_is(const struct session *);
 
-/* expect.c: waiting for patterns on a session's stream. */
-/* How far back from the newest byte a match may begin. */
-#define EXPECT_WINDOW (1024 * 1024)
-/* Patterns one expect tries. */
-#define EXPECT_PATTERNS_MAX 64
-
-enum expect_result {
-	EXPECT_MATCH,	/* a pattern matched */
-	EXPECT_END,	/* the stream ended first */
-	EXPECT_MORE,	/* waiting for bytes */
-	EXPECT_BUSY,	/* bytes are there: matching goes on next turn */
-	EXPECT_FAILED,	/* matching hit one of PCRE2's limits */
-	EXPECT_TIMEOUT,	/* time ran out before a match */
-	EXPECT_AWAY,	/* the matcher's thread has it (expect.c's own) */
-};
-struct expect;
-typedef void (*expect_cb)(void *arg, struct expect *, enum expect_result);
-
-struct expect		*expect_new(struct session *, const char *stream,
-			    struct output *, uint64_t from);
-int			 expect_add(struct expect *, const char *, size_t,
-			    bool exact, uint32_t options, struct rpc_error *);
-enum expect_result	 expect_start(struct expect *, expect_cb, void *);
-void			 expect_wake(struct expect *);
-void			 expect_poke(struct expect *);
-enum expect_result	 expect_time_up(struct expect *);
-void			 expect_failure(struct expect *, char *, size_t);
-uint64_t		 expect_next(struct expect *);
-size_t			 expect_cost(const struct expect *);
-void			 expect_worker_stop(void);
-void			 expect_free(struct expect *);
-
-/* expect-answer.c: what an expect answers, its match as JSON text. */
-char			*expect_answer(struct expect *, size_t *);
-json_t			*expect_answer_got(struct expect *);
-
 /* session-stream.c: a session's streams by name. */
 void			 session_stream_init(struct session *);
 int			 session_stream_open(struct session *, const char *,
@@ -877,66 +830,12 @@ void	 status_page_freed(struct sink *, struct session *,
  * batches and waiting). What other files need of them follows.
  */
 
-/* sdnotify.c: telling a service manager (NOTIFY_SOCKET) how the daemon is. */
-struct sdnotify;
-
-void	 sdnotify_init(void);
-void	 sdnotify_ready(void);
-void	 sdnotify_stopping(void);
-const char *sdnotify_socket(void);
-void	 sdnotify_mainpid(pid_t);
-
-/* lease.c: sessions that live as long as the connection that launched them. */
-void	 lease_add(struct session *, struct conn *, long grace_ms);
-void	 lease_token_new(struct launch *);
-void	 lease_token_load(struct launch *, const char *);
-int	 lease_claim(struct session *, struct conn *, const char *token,
-	    struct rpc_error *);
-bool	 lease_held_by(const struct session *, const struct conn *);
-
 /* request.c: what a method's exec did: answered, refused, or waits. */
 enum method_return {
 	METHOD_DONE,
 	METHOD_ERROR,
 	METHOD_WAIT,
 };
-
-/* notify.c: subscriptions, as sinks on every session. */
-void	 notify_subscribe(struct conn *, unsigned long id, unsigned streams);
-int	 notify_unsubscribe(struct conn *, unsigned long id);
-void	 notify_forget(struct conn *);
-void	 notify_drained(struct conn *);
-
-/* tap.c: a subscriber that reads a session's target output. */
-int	 tap_start(struct conn *, struct session *, struct rpc_error *);
-void	 tap_stop(struct conn *, struct session *);
-void	 tap_drained(struct conn *);
-
-/* attach.c: clients attached to a session's console. */
-
-void	 attach_start(struct conn *, struct session *, unsigned long lines);
-void	 attach_server(struct conn *);
-int	 attach_resize(struct session *, unsigned rows, unsigned cols,
-	    bool redraw);
-int	 attach_viewer_resize(struct session *, uint64_t viewer,
-	    unsigned rows, unsigned cols, bool redraw);
-void	 attach_stopped(struct sink *, struct session *,
-	    const struct session_event *);
-json_t	*attach_suspended_json(const struct session *);
-void	 attach_stop(struct sink *, struct session *,
-	    const struct session_event *);
-
-/* cursor-file.c: where a session's readers stand, for the next daemon. */
-void	 cursor_file_cursor(struct session *, const char *stream,
-	    const char *name, uint64_t);
-void	 cursor_file_taken(struct session *);
-void	 cursor_file_passing(struct session *);
-void	 cursor_file_adopt(struct session *);
-void	 cursor_file_remove(unsigned long id);
-void	 cursor_file_ended(struct sink *, struct session *,
-	    const struct session_event *);
-void	 cursor_file_freed(struct sink *, struct session *,
-	    const struct session_event *);
 
 /* pipe.c: a client bridged to a session's transport. */
 void	 pipe_start(struct conn *, struct session *);

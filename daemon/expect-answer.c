@@ -11,7 +11,7 @@
 
 #include "daemon.h"
 #include "jtext.h"
-#include "expect.h"
+#include "expect-state.h"
 
 /* Most bytes of `before` and of a timeout's `got` an answer carries. */
 #define EXPECT_BEFORE_MAX (256 * 1024)

@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "daemon.h"
-#include "expect.h"
+#include "expect-state.h"
 
 /* One call's reach: what it may look at, and the starts it may try. */
 struct expect_match_call {

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "daemon.h"
-#include "expect.h"
+#include "expect-state.h"
 
 TAILQ_HEAD(expect_worker_queue, expect);
 

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "daemon.h"
-#include "expect.h"
+#include "expect-state.h"
 
 /* Bytes taken in at a time, and matched by all expects in one loop turn. */
 #define EXPECT_CHUNK (256 * 1024)

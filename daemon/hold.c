@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "lease.h"
 #include "adopt.h"
 #include "conn.h"
 

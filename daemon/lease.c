@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "lease.h"
 #include "conn.h"
 
 static void	lease_conn_closed(struct conn *, void *);

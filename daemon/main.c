@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "sdnotify.h"
 #include "cgroup.h"
 #include "activate.h"
 #include "adopt.h"

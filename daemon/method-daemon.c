@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "notify.h"
 #include "cgroup.h"
 #include "conn.h"
 #include "dial.h"

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "cursor-file.h"
+#include "expect.h"
 #include "conn.h"
 #include "method.h"
 #include "request.h"

@@ -4,6 +4,7 @@
  * claiming connection's from then on.
  */
 #include "daemon.h"
+#include "lease.h"
 #include "method.h"
 #include "request.h"
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "lease.h"
 #include "conn.h"
 #include "method.h"
 #include "request.h"

@@ -5,6 +5,8 @@
 
 #include "b64.h"
 #include "daemon.h"
+#include "cursor-file.h"
+#include "attach.h"
 #include "jtext.h"
 #include "conn.h"
 #include "method.h"

@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "attach.h"
+#include "notify.h"
 #include "conn.h"
 
 /* The last output notification, as the line sent, and what it said. */

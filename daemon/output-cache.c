@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "output.h"
 
 /* Bytes of a log kept in the page cache behind its end and its reader. */
 #define OUTPUT_CACHE_KEEP (16 * 1024 * 1024)

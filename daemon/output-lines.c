@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "output.h"
 
 /* A point of the output: how many line feeds come before offset off. */
 struct output_mark {

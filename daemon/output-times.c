@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "output.h"
 
 /* When a piece of output arrived: its first byte's offset, unix seconds. */
 struct output_time {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "output.h"
 #include "ring.h"
 
 /* A range of the output the log file does not hold: [off, end). */

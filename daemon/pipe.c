@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "daemon.h"
+#include "cursor-file.h"
 #include "conn.h"
 
 /* One bridged client. */

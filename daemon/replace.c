@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "sdnotify.h"
 #include "activate.h"
 #include "argv.h"
 #include "conn.h"

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "notify.h"
 #include "conn.h"
 #include "method.h"
 #include "peer.h"

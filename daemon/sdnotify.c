@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "sdnotify.h"
 
 /* Where the notifications go, and what was last said. */
 struct sdnotify {

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "daemon.h"
+#include "attach.h"
 #include "status-page.h"
 
 /* A row's argv holds at most this many bytes. */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 
 #include "daemon.h"
+#include "cursor-file.h"
+#include "notify.h"
 #include "conn.h"
 
 /*

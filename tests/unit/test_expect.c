@@ -12,6 +12,7 @@
 #include <pcre2.h>
 
 #include "daemon.h"
+#include "expect.h"
 #include "pattern.h"
 
 /*
