@@ -478,17 +478,3 @@ replay_bundle(struct session *s, struct bundle_files *f)
 	bundle_files_text(f, REPLAY_META, text, strlen(text), true);
 	free(text);
 }
-
-/* The member "recording" of a session's status, or NULL. */
-json_t *
-replay_status(const struct session *s)
-{
-	struct replay *r = replay_of(s);
-
-	if (r == NULL)
-		return NULL;
-	return json_pack("{s:s, s:s, s:I, s:I, s:s?}", "mode", r->record ?
-	    "record" : "replay", "log", r->log, "max_bytes",
-	    (json_int_t)r->max_bytes, "max_seconds",
-	    (json_int_t)(r->max_ms / 1000), "bound", r->capped);
-}

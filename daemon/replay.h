@@ -29,6 +29,5 @@ int	 replay_open(struct session *, char *err, size_t errlen);
 void	 replay_args(struct session *, struct argv *);
 bool	 replay_flush(struct session *, replay_flushed_cb, void *arg);
 void	 replay_bundle(struct session *, struct bundle_files *);
-json_t	*replay_status(const struct session *);
 
 #endif
