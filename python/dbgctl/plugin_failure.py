@@ -21,7 +21,9 @@ session launched in the process records its board (``record``, see
 dbgctl(1)), bundles are written (under ``--dbgctl-artifacts``, or the
 run's temporary directory), and a bundle with a recording adds to the
 report how to replay it (``dbgctl replay PATH``) and to the properties
-the recording's path (``dbgctl_recording_N``).
+the recording's path (``dbgctl_recording_N``); such a session is not
+held (its board was ended for the recording, which the replay stands
+for), so the board is free for the next job.
 """
 
 import os
@@ -213,16 +215,22 @@ def on_failure(config, item, client, record, held, due=False):
     lines += _auto_bundle(item, client, record, due)
     if record.get("state") != "running":
         return lines
+    replayable = "replay: " in lines
     if artifacts_dir(config) is not None:
         try:
             path = _bundle(config, client, sid, item.nodeid)
             item.user_properties.append(("dbgctl_bundle_%s" % sid, path))
-            lines += "bundle: %s\n" % path + recorded(item, sid, path)
+            replay = recorded(item, sid, path)
+            lines += "bundle: %s\n" % path + replay
+            replayable = replayable or bool(replay)
         except Error as e:
             lines += "bundle: not written: %s\n" % e
     ttl = config.getoption("dbgctl_hold", None)
     if ttl is None:
         return lines
+    if replayable:
+        # Its QEMU ended for the recording: the replay stands for the board.
+        return lines + "not held: its recording replays it\n"
     try:
         res = client.call("hold", {"session": sid, "ttl": ttl if ttl >= 0
                           else None, "note": "pytest: %s failed"

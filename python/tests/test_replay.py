@@ -100,3 +100,17 @@ def test_without_record_a_failing_test_has_no_recording(
     assert not _props(root, "dbgctl_recording_%d" % sid)
     assert _props(root, "dbgctl_bundle_%d" % sid)
     assert "dbgctl replay" not in result.stdout.str()
+
+
+def test_a_recorded_failing_tests_board_is_released_not_held(
+        pytester, monkeypatch, daemon, board_an385, tmp_path, client):
+    art = tmp_path / "art"
+    result, sid, root = _run(pytester, monkeypatch, daemon,
+                             "--dbgctl-record", "--dbgctl-artifacts=" +
+                             str(art), "--dbgctl-hold-on-failure=600")
+    result.assert_outcomes(failed=1)
+    assert _props(root, "dbgctl_recording_%d" % sid)
+    assert not _props(root, "dbgctl_held_%d" % sid)
+    result.stdout.fnmatch_lines(["*not held: its recording replays it"])
+    st = client.call("status", {"session": sid})
+    assert not st.get("hold"), st
