@@ -46,9 +46,15 @@ struct replay {
 	struct timer	*look;
 	const char	*capped;	/* "size" or "time" once bounded */
 	struct sink	*freed;
-	struct sink	*flush_sink;	/* a bundle waits for QEMU's exit */
-	replay_flushed_cb flushed;
-	void		*flushed_arg;
+	struct sink	*flush_sink;	/* bundles wait for QEMU's exit */
+	struct replay_waiter *waiters;
+	size_t		 nwaiters;
+};
+
+/* A bundle waiting for QEMU to have written the recording whole. */
+struct replay_waiter {
+	replay_flushed_cb cb;
+	void		*arg;
 };
 
 /* Whether QEMU's record/replay has been checked to work on machine. */
@@ -213,6 +219,7 @@ replay_freed(struct sink *k, struct session *s, const struct session_event *ev)
 	(void)ev;
 	session_sink_remove(r->freed);
 	session_sink_remove(r->flush_sink);
+	free(r->waiters);
 	timer_free(r->look);
 	if (r->record)
 		unlink(r->log);
@@ -369,22 +376,25 @@ replay_qemu(const struct session *s)
 	return g->server.proc->proc;
 }
 
-/* QEMU has ended (or the session): the bundle waiting for it goes on. */
+/* QEMU has ended (or the session): the bundles waiting for it go on, in order. */
 static void
 replay_flush_cb(struct sink *k, struct session *s,
     const struct session_event *ev)
 {
 	struct replay		*r = k->arg;
-	replay_flushed_cb	 cb = r->flushed;
+	struct replay_waiter	*w = r->waiters;
+	size_t			 i, n = r->nwaiters;
 
 	(void)ev;
 	if (replay_qemu(s) != NULL && !session_ended(s))
 		return;
 	session_sink_remove(r->flush_sink);
 	r->flush_sink = NULL;
-	r->flushed = NULL;
-	if (cb != NULL)
-		cb(r->flushed_arg);
+	r->waiters = NULL;
+	r->nwaiters = 0;
+	for (i = 0; i < n; i++)
+		w[i].cb(w[i].arg);
+	free(w);
 }
 
 /* gdb has let the board go: QEMU is ended now (SIGTERM, SIGKILL at the bound). */
@@ -403,8 +413,8 @@ replay_detached(struct gdb_job *j)
  * which it does at its exit: gdb detaches first (QEMU 7.2 loses the
  * log's last events when it ends while gdb holds the board stopped),
  * then QEMU is ended (SIGTERM, SIGKILL after REPLAY_FLUSH_MS), and cb is
- * called once it is gone. False (and no call) if there is nothing to
- * wait for.
+ * called once it is gone (after those of bundles that asked before).
+ * False (and no call) if there is nothing to wait for.
  */
 bool
 replay_flush(struct session *s, replay_flushed_cb cb, void *arg)
@@ -414,13 +424,17 @@ replay_flush(struct session *s, replay_flushed_cb cb, void *arg)
 	struct gdb_data	*g;
 	struct gdb_job	*j;
 
-	if (r == NULL || !r->record || r->flushed != NULL ||
-	    (qemu = replay_qemu(s)) == NULL)
+	if (r == NULL || !r->record || (qemu = replay_qemu(s)) == NULL)
 		return false;
+	r->waiters = xreallocarray(r->waiters, r->nwaiters + 1,
+	    sizeof *r->waiters);
+	r->waiters[r->nwaiters].cb = cb;
+	r->waiters[r->nwaiters++].arg = arg;
+	/* A second bundle meanwhile waits for the same end. */
+	if (r->nwaiters > 1)
+		return true;
 	session_note(s, "the board's QEMU is ended for the bundle: a "
 	    "recording is whole only once QEMU exits");
-	r->flushed = cb;
-	r->flushed_arg = arg;
 	r->flush_sink = session_sink_add(s, SE_SERVER_END | SE_ENDING |
 	    SE_ENDED, replay_flush_cb, r);
 	if ((g = gdb_live(s)) == NULL) {
