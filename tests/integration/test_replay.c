@@ -7,8 +7,9 @@
  * later is recorded; its automatic bundle holds the recording; a replay
  * stops at the fault, and from there a watchpoint and a reverse resume
  * reach the line that wrote the bad value, at the same place on every
- * replay; eval, regs and mem work there; a recording is bounded (the
- * run is stopped at its bound, the recording whole and small); bad inputs
+ * replay; eval, regs and mem work there; a recording is bounded in time
+ * and in size (the run is stopped at its bound, the recording whole and
+ * small); bad inputs
  * (a bundle without a recording, a machine that cannot record, a
  * recording QEMU cannot read) are refused and leave nothing running.
  */
@@ -108,6 +109,22 @@ rp_record(const char *input, json_t *more, char *bundle, size_t len)
 	json_decref(h_sess_call(&t, "stop", NULL));
 	json_decref(h_cli_wait_ended(t.id, H_WAIT_BOUND));
 	h_conn_close(&t.c);
+}
+
+/* The bundle's replay.json names the bound that stopped the recording. */
+static void
+rp_bound_was(const char *bundle, const char *want)
+{
+	char		 path[PATH_MAX + 16];
+	json_t		*meta;
+	json_error_t	 err;
+
+	snprintf(path, sizeof path, "%s/replay.json", bundle);
+	meta = json_load_file(path, 0, &err);
+	cr_assert_not_null(meta, "%s: %s", path, err.text);
+	cr_assert_str_eq(h_jstr(meta, "bound") ? h_jstr(meta, "bound") : "?",
+	    want, "%s", h_sess_shown(meta));
+	json_decref(meta);
 }
 
 /* dbgctl replay BUNDLE: the new session's id, asserted. */
@@ -274,6 +291,7 @@ Test(replay, a_recording_is_stopped_whole_at_its_time_bound)
 	    sizeof bundle);
 	cr_assert(strstr(bundle, "-record-bound") != NULL, "the bundle at "
 	    "the bound is named so: %s", bundle);
+	rp_bound_was(bundle, "time");
 	size = rp_file_size(bundle, "replay.bin");
 	/* The documented default bound is 16 MiB; ten idle seconds are KiB. */
 	cr_assert_lt(size, 16LL * 1024 * 1024, "a 10 s recording is %lld "
@@ -285,6 +303,23 @@ Test(replay, a_recording_is_stopped_whole_at_its_time_bound)
 	    RP_REVERSE_BOUND), "the bounded recording does not replay to "
 	    "its end");
 	h_sess_end(&t);
+}
+
+Test(replay, a_recording_is_stopped_whole_at_its_size_bound)
+{
+	char		 bundle[PATH_MAX];
+	long long	 size;
+
+	/* 4096 bytes: the first of QEMU's writes of its log reaches it. */
+	rp_record(NULL, json_pack("{s:i}", "record_bytes", 4096), bundle,
+	    sizeof bundle);
+	cr_assert(strstr(bundle, "-record-bound") != NULL, "%s", bundle);
+	rp_bound_was(bundle, "size");
+	size = rp_file_size(bundle, "replay.bin");
+	/* Over by what QEMU had not written yet (4 KiB) and a look's growth. */
+	cr_assert(size >= 4096 && size < 4096 + 8192, "a recording bounded "
+	    "at 4096 bytes is %lld", size);
+	rp_assert_none_left("the bounded recording");
 }
 
 Test(replay, bad_inputs_are_refused_and_leave_nothing_running)
