@@ -169,12 +169,31 @@ rp_place(json_t *stop, char *buf, size_t len)
 }
 
 /*
+ * The watchpoint on board_hook and the reverse resume, through the
+ * client (break --watch, resume --reverse --wait): the stop's record.
+ */
+static json_t *
+rp_cli_reverse_watch(struct h_sess *t)
+{
+	json_t *st;
+
+	st = h_cli_json((const char *const[]){ "break", "--watch", t->ids,
+	    "board_hook", NULL });
+	cr_assert_str_eq(h_jstr(st, "breakpoint.type"), "watchpoint", "%s",
+	    h_sess_shown(st));
+	json_decref(st);
+	return h_cli_json((const char *const[]){ "resume", "--reverse",
+	    "--wait", "--timeout", "120000", t->ids, NULL });
+}
+
+/*
  * Replay bundle: it stops at the fault; a watchpoint on board_hook and a
- * reverse resume reach the line that stored the bad hook, where eval,
- * regs and mem answer.
+ * reverse resume (by the protocol, or with cli by the client's options)
+ * reach the line that stored the bad hook, where eval, regs and mem
+ * answer.
  */
 static void
-rp_replay_to_writer(const char *bundle, struct rp_stops *out)
+rp_replay_to_writer(const char *bundle, bool cli, struct rp_stops *out)
 {
 	struct h_sess	 t;
 	json_t		*res, *st;
@@ -188,13 +207,18 @@ rp_replay_to_writer(const char *bundle, struct rp_stops *out)
 	st = h_cli_status(t.id);
 	rp_place(h_jpath(st, "target.stop"), out->fault, sizeof out->fault);
 	json_decref(st);
-	res = h_sess_ok(&t, "break", json_pack("{s:s, s:s}", "location",
-	    "board_hook", "watch", "write"));
-	cr_assert_str_eq(h_jstr(res, "breakpoint.type"), "watchpoint", "%s",
-	    h_sess_shown(res));
-	json_decref(res);
-	res = h_sess_ok(&t, "resume", json_pack("{s:b, s:b, s:i}", "reverse",
-	    1, "until_stop", 1, "timeout", RP_REVERSE_BOUND));
+	if (cli)
+		res = rp_cli_reverse_watch(&t);
+	else {
+		res = h_sess_ok(&t, "break", json_pack("{s:s, s:s}",
+		    "location", "board_hook", "watch", "write"));
+		cr_assert_str_eq(h_jstr(res, "breakpoint.type"), "watchpoint",
+		    "%s", h_sess_shown(res));
+		json_decref(res);
+		res = h_sess_ok(&t, "resume", json_pack("{s:b, s:b, s:i}",
+		    "reverse", 1, "until_stop", 1, "timeout",
+		    RP_REVERSE_BOUND));
+	}
 	cr_assert_str_eq(h_jstr(res, "target.stop.func") ? h_jstr(res,
 	    "target.stop.func") : "?", "board_corrupt_hook", "the reverse "
 	    "watch stops in the function that stored the bad hook: %s",
@@ -271,8 +295,8 @@ Test(replay, corrupted_then_faulted_run_replays_back_to_the_writer)
 	(void)rp_file_size(bundle, "firmware.elf");
 	(void)rp_file_size(bundle, "replay.json");
 	rp_assert_none_left("the recording session");
-	rp_replay_to_writer(bundle, &a);
-	rp_replay_to_writer(bundle, &b);
+	rp_replay_to_writer(bundle, false, &a);
+	rp_replay_to_writer(bundle, true, &b);
 	cr_assert_str_eq(a.fault, b.fault, "two replays stop at the fault "
 	    "at different places");
 	cr_assert_str_eq(a.writer, b.writer, "two reverse watches stop at "
