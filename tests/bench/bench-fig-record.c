@@ -59,8 +59,9 @@ fig_record_counter(struct fig_record *r, int side)
 	json_t	*res;
 	double	 v;
 
+	/* The global: board_rtt_step has a parameter of the same name. */
 	res = fig_record_call(r, side, "eval", json_pack("{s:s}",
-	    "expression", "counter"));
+	    "expression", "::counter"));
 	if (res == NULL)
 		return -1;
 	v = strtod(json_string_value(json_object_get(res, "value")) ?
@@ -99,6 +100,9 @@ fig_record_round(void *arg, int side)
 		return NA;
 	if (side == 1)
 		r->ran_ms += t1 - t0;
+	if (!(c1 >= c0 && t1 > t0))
+		return bench_fail(r->f.b, "side %d: counter %g to %g in %g ms",
+		    side, c0, c1, t1 - t0);
 	return (c1 - c0) / (t1 - t0);
 }
 
