@@ -169,9 +169,10 @@ cmd_control_how(struct cmd *self, int *bad)
 }
 
 /*
- * resume [--step|--next|--finish|--stepi|--nexti|--until LOC] [--wait]
- * [--timeout MS] [--halt-on-timeout] SESSION: let the target go on; with
- * --wait, answer its next stop, never one from before.
+ * resume [--step|--next|--finish|--stepi|--nexti|--until LOC] [--reverse]
+ * [--wait] [--timeout MS] [--halt-on-timeout] SESSION: let the target go
+ * on (backwards, in a replay); with --wait, answer its next stop, never
+ * one from before.
  */
 static int
 cmd_control_resume(struct cmd *self, struct client *c)
@@ -200,6 +201,8 @@ cmd_control_resume(struct cmd *self, struct client *c)
 		json_object_set_new(params, "until_stop", json_true());
 	if (args_has(a, "halt-on-timeout"))
 		json_object_set_new(params, "halt_on_timeout", json_true());
+	if (args_has(a, "reverse"))
+		json_object_set_new(params, "reverse", json_true());
 	return cmd_control_run(self, c, "resume", params,
 	    cmd_control_print_answer);
 }
@@ -322,15 +325,17 @@ static const struct cmd_option cmd_resume_options_help[] = {
 	    "target left running (default: 10000)" },
 	{ "halt-on-timeout", NULL, "with --wait, halt the target at the "
 	    "timeout" },
+	{ "reverse", NULL, "run backwards (a replay's target: dbgctl "
+	    "replay), to the previous breakpoint or watchpoint hit" },
 	{ NULL, NULL, NULL }
 };
 
 const struct cmd_entry cmd_resume_entry = {
 	.name = "resume",
 	.usage = "[--step|--next|--finish|--stepi|--nexti|--until LOC] "
-	    "[--wait] [--timeout MS] [--halt-on-timeout] SESSION",
+	    "[--reverse] [--wait] [--timeout MS] [--halt-on-timeout] SESSION",
 	.args = { "step next finish stepi nexti until: wait timeout# "
-	    "halt-on-timeout", 1, 1 },
+	    "halt-on-timeout reverse", 1, 1 },
 	.flags = CMD_SESSION,
 	.exec = cmd_control_resume,
 	.summary = "let a session's target run on (continue, step, ...)",

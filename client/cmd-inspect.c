@@ -53,6 +53,8 @@ cmd_inspect_print_bkpt(json_t *bkpt)
 	printf("%s %s", type, cmd_inspect_bkpt_str(bkpt, "number", "?"));
 	if (func != NULL)
 		printf(" at %s", func);
+	else if (cmd_inspect_bkpt_str(bkpt, "exp", NULL) != NULL)
+		printf(" on %s", cmd_inspect_bkpt_str(bkpt, "exp", NULL));
 	else if (cmd_inspect_bkpt_str(bkpt, "original-location", NULL) != NULL)
 		printf(" at %s", cmd_inspect_bkpt_str(bkpt,
 		    "original-location", NULL));
@@ -179,6 +181,8 @@ cmd_inspect_break_insert(struct cmd *self, int *rv)
 		json_object_set_new(params, "temporary", json_true());
 	if (args_has(a, "hardware"))
 		json_object_set_new(params, "hardware", json_true());
+	if (args_has(a, "watch"))
+		json_object_set_new(params, "watch", json_string("write"));
 	if ((*rv = cmd_inspect_break_tail(self, params)) != 0) {
 		json_decref(params);
 		return NULL;
@@ -230,9 +234,9 @@ cmd_inspect_break(struct cmd *self, struct client *c)
 		return cmd_usage(self, "--list and --delete are exclusive");
 	if ((args_has(a, "list") || args_has(a, "delete")) &&
 	    (args_has(a, "condition") || args_has(a, "temporary") ||
-	    args_has(a, "hardware")))
-		return cmd_usage(self, "--condition, --temporary and "
-		    "--hardware go with a LOCATION, not --%s",
+	    args_has(a, "hardware") || args_has(a, "watch")))
+		return cmd_usage(self, "--condition, --temporary, --hardware "
+		    "and --watch go with a LOCATION, not --%s",
 		    args_has(a, "list") ? "list" : "delete");
 	if (args_has(a, "list") && args_count(a) > 1)
 		return cmd_usage(self, "too many arguments: --list takes "
@@ -400,6 +404,9 @@ static const struct cmd_option cmd_break_options_help[] = {
 	{ "temporary", NULL, "delete it at its first hit (also after "
 	    "LOCATION)" },
 	{ "hardware", NULL, "a hardware breakpoint (also after LOCATION)" },
+	{ "watch", NULL, "LOCATION is an expression: stop where it changes "
+	    "(a watchpoint; in a replay, resume --reverse runs back to its "
+	    "last change)" },
 	{ "list", NULL, "list every breakpoint, the session's own fault "
 	    "breakpoints as internal" },
 	{ "delete", NULL, "delete breakpoints N..., or with no N every "
@@ -411,8 +418,9 @@ static const struct cmd_option cmd_break_options_help[] = {
 const struct cmd_entry cmd_break_entry = {
 	.name = "break",
 	.usage = "[--condition C] [--temporary] [--hardware] [--timeout MS] "
-	    "SESSION LOCATION | --list SESSION | --delete SESSION [N...]",
-	.args = { "condition: temporary hardware list delete timeout#", 1,
+	    "SESSION LOCATION | --watch SESSION EXPR | --list SESSION | "
+	    "--delete SESSION [N...]",
+	.args = { "condition: temporary hardware watch list delete timeout#", 1,
 	    -1 },
 	.flags = CMD_SESSION,	/* never starts a daemon */
 	.exec = cmd_inspect_break,

@@ -238,6 +238,10 @@ static const struct {
 	{ "connect-timeout", "connect_timeout", 'n' },
 	{ "transport", "transport", 'b' },
 	{ "semihosting", "semihosting", 'b' },
+	{ "record", "record", 'b' },
+	{ "record-bytes", "record_bytes", 'n' },
+	{ "record-seconds", "record_seconds", 'n' },
+	{ "replay", "replay", 's' },
 	{ "core", "core", 'b' },
 	{ "lease", "lease", 'b' },
 	{ "deadline", "deadline", 'n' },
@@ -477,6 +481,14 @@ static const struct cmd_option cmd_launch_options_help[] = {
 	    "qemu: one more argument for QEMU, repeatable, in order" },
 	{ "semihosting", NULL,
 	    "qemu: the firmware's semihosting console is the stream semihost, its exit the session's status; remote: turn on OpenOCD's semihosting" },
+	{ "record", NULL,
+	    "qemu: record the run (QEMU's record/replay, on mps2-an385); bundles hold the recording, dbgctl replay runs it again" },
+	{ "record-bytes", "N",
+	    "qemu: the recording's bound in bytes; at it the board stops, the recording kept whole (default: 16 MiB)" },
+	{ "record-seconds", "S",
+	    "qemu: the recording's bound in seconds, the same way (default: 3600)" },
+	{ "replay", "BUNDLE",
+	    "qemu: replay the recording of BUNDLE, halted, under gdb (what dbgctl replay launches)" },
 	{ "reset-command", "CMD",
 	    "a debugger command of the target's reset, repeatable, in order (default: the kind's)" },
 	{ "load-command", "CMD",
@@ -530,7 +542,8 @@ const struct cmd_entry cmd_launch_entry = {
 	.usage = "[--kind " CMD_KINDS_BAR "] [--name NAME]\n"
 	    "\t[--debugger PATH] [--remote HOST:PORT] [--server 'CMD {port}']\n"
 	    "\t[--machine MACHINE [--cpu CPU] [--qemu PATH] [--qemu-arg ARG]...]\n"
-	    "\t[--semihosting]\n"
+	    "\t[--semihosting] [--record [--record-bytes N] [--record-seconds S]]\n"
+	    "\t[--replay BUNDLE]\n"
 	    "\t[--port N] [--connect-timeout MS] [--transport] [-x CMD]...\n"
 	    "\t[--reset-command CMD]... [--load-command CMD]...\n"
 	    "\t[--cwd DIR] [--env K=V]... [--stop-timeout MS]\n"
@@ -542,7 +555,8 @@ const struct cmd_entry cmd_launch_entry = {
 	    "\t[--] [PROGRAM [ARG...]]   (PROGRAM unless --pid, --remote or --server)",
 	.args = { "kind: name: debugger: remote: server: machine: cpu: "
 	    "qemu: qemu-arg: reset-command: load-command: port# "
-	    "connect-timeout# transport semihosting x: cwd: env: "
+	    "connect-timeout# transport semihosting record record-bytes# "
+	    "record-seconds# replay: x: cwd: env: "
 	    "stop-timeout# "
 	    "stop-target: pid# attach "
 	    "detach-key: wait fault-break: no-fault-break core lease q quiet "

@@ -15,6 +15,7 @@ _dbgctl_kinds=
 # not which sessions fit, nor a program or a signal).
 _dbgctl_operands=(
 	"launch|prog"
+	"replay|files"
 	"status|any"
 	"stop|live..."
 	"wait|any"

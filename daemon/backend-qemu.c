@@ -14,6 +14,7 @@
 #include "gdb.h"
 #include "live.h"
 #include "method.h"
+#include "replay.h"
 #include "semihost.h"
 
 /* What a qemu launch takes beside the family's params. */
@@ -25,6 +26,10 @@ static const struct method_param backend_qemu_params[] = {
 	{ "port", PT_INT, false, 1, 65535 },
 	{ "semihosting", PT_BOOL, false, 0, 0 },
 	{ "shared_ram", PT_BOOL, false, 0, 0 },
+	{ "record", PT_BOOL, false, 0, 0 },
+	{ "record_bytes", PT_INT, false, 4096, 1LL << 40 },
+	{ "record_seconds", PT_INT, false, 1, 86400 * 365 },
+	{ "replay", PT_STRING, false, 0, 0 },
 	{ NULL, 0, false, 0, 0 }
 };
 
@@ -53,7 +58,7 @@ backend_qemu_check(const struct launch *l, struct rpc_error *err)
 		    "options in \"qemu_args\")");
 		return -1;
 	}
-	return 0;
+	return replay_check(l, err);
 }
 
 /*
@@ -116,6 +121,7 @@ backend_qemu_server_argv(struct session *s)
 	argv_push(&av, "-gdb");
 	argv_push(&av, "chardev:dbgctl-gdb");
 	argv_push(&av, "-S");
+	replay_args(s, &av);
 	live_qemu_args(s, &av);
 	argv_push_json(&av, json_object_get(s->l.kind_params, "qemu_args"), 0);
 	return av.v;
@@ -125,6 +131,7 @@ backend_qemu_server_argv(struct session *s)
  * Live memory for the session: opened anew, or taken from QEMU's keeper
  * when adopted (a session that cannot have it again runs on without).
  * Shared RAM unless "shared_ram" is false or qemu_args size the RAM.
+ * None for a recording or a replay, whose runs must match.
  */
 static int
 backend_qemu_live(struct session *s, char *err, size_t errlen)
@@ -135,6 +142,10 @@ backend_qemu_live(struct session *s, char *err, size_t errlen)
 	json_t	*v;
 	size_t	 i;
 
+	/* QMP's input is recorded too, and a replay's QMP is not the record's. */
+	if (json_is_true(json_object_get(s->l.kind_params, "record")) ||
+	    launch_get_str(&s->l, "replay") != NULL)
+		return 0;
 	if (dmn.adopting != NULL) {
 		if (live_qemu_adopt(s, why, sizeof why) != 0)
 			log_warn("session %lu: no live memory: %s", s->id, why);
@@ -160,7 +171,8 @@ backend_qemu_start(struct session *s, char *err, size_t errlen)
 	if (backend_gdb_open(s, NULL, err, errlen) != 0 ||
 	    semihost_open(s, err, errlen) != 0 ||
 	    (port = backend_gdb_server_bind(s, s->l.port, err, errlen)) == -1 ||
-	    backend_qemu_live(s, err, errlen) != 0)
+	    backend_qemu_live(s, err, errlen) != 0 ||
+	    replay_open(s, err, errlen) != 0)
 		return -1;
 	g = s->bdata;
 	live_qemu_fds(s, g->server.extra_fds);

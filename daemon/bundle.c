@@ -18,6 +18,7 @@
 
 #include "daemon.h"
 #include "bundle.h"
+#include "replay.h"
 
 /* The streams copied, as their names and their files in the bundle. */
 static const struct {
@@ -73,7 +74,17 @@ bundle_mi_log(struct session *s)
 	return p;
 }
 
-/* Queue the logs and transcripts, then the core, and write them all. */
+/* QEMU has written its recording whole: the files are queued. */
+static void
+bundle_queue_flushed(void *arg)
+{
+	bundle_queue(arg);
+}
+
+/*
+ * Queue the logs and transcripts, a recording (once its QEMU has
+ * written it whole), then the core, and write them all.
+ */
 void
 bundle_queue(struct bundle *b)
 {
@@ -83,6 +94,8 @@ bundle_queue(struct bundle *b)
 
 	b->phase = BUNDLE_FILES;
 	timer_stop(b->bound);
+	if (replay_flush(b->s, bundle_queue_flushed, b))
+		return;
 	for (i = 0; i < sizeof bundle_streams / sizeof bundle_streams[0]; i++) {
 		if ((o = session_stream(b->s, bundle_streams[i].stream)) !=
 		    NULL)
@@ -93,6 +106,7 @@ bundle_queue(struct bundle *b)
 			free(mi);
 		}
 	}
+	replay_bundle(b->s, b->files);
 	if (b->core)
 		bundle_files_weigh(b->files, "core");
 	else if (b->board_core != NULL)

@@ -44,6 +44,7 @@ struct gdb_data {
 	struct timer	*attach_timer;	/* --pid: the attach's deadline */
 	unsigned long	 attach_token;
 	struct server	 server;	/* gdbserver, qemu: the managed server */
+	struct replay	*replay;	/* qemu: replay.c's recording or replay */
 	/* gdb-control.c: run control. */
 	TAILQ_HEAD(, gdb_job) jobs;	/* verbs; the first one runs */
 	struct timer	*job_timer;	/* bounds a halt or resume awaited */

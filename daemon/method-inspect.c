@@ -52,11 +52,20 @@ method_inspect_bkpt(struct gdb_data *g, json_t *b)
 static json_t *
 method_inspect_inserted(struct gdb_job *j)
 {
-	json_t *b = json_object_get(method_inspect_last(j), "bkpt");
+	json_t *last = method_inspect_last(j), *b = json_object_get(last, "bkpt");
+	json_t *out;
 
 	if (json_is_array(b))
 		b = json_array_get(b, 0);
-	return json_pack("{s:o}", "breakpoint", method_inspect_bkpt(j->g, b));
+	/* A watchpoint's answer is wpt (hw-rwpt, hw-awpt): {number, exp}. */
+	if (b == NULL && (b = json_object_get(last, "wpt")) == NULL &&
+	    (b = json_object_get(last, "hw-rwpt")) == NULL)
+		b = json_object_get(last, "hw-awpt");
+	out = method_inspect_bkpt(j->g, b);
+	if (json_object_get(out, "exp") != NULL &&
+	    json_object_get(out, "type") == NULL)
+		json_object_set_new(out, "type", json_string("watchpoint"));
+	return json_pack("{s:o}", "breakpoint", out);
 }
 
 /* break list's answer: every breakpoint. */
@@ -180,13 +189,33 @@ method_inspect_number(const char *s)
 	return true;
 }
 
-/* The -break-insert line of a break insert's params. */
+/*
+ * The -break-watch line of a watch: LOCATION is the expression watched
+ * for writes (read or access); a replay runs back to its last change.
+ */
+static void
+method_inspect_watch(struct request *req, struct gdb_job *j,
+    const char *watch)
+{
+	char *loc = mi_quote(request_str(req, "location", ""));
+
+	gdb_job_add(j, "-break-watch%s %s", strcmp(watch, "read") == 0 ?
+	    " -r" : strcmp(watch, "access") == 0 ? " -a" : "", loc);
+	free(loc);
+}
+
+/* The -break-insert (or -break-watch) line of a break insert's params. */
 static void
 method_inspect_insert(struct request *req, struct gdb_job *j)
 {
 	const char	*cond = request_str(req, "condition", NULL);
+	const char	*watch = request_str(req, "watch", NULL);
 	char		*loc, *c = NULL;
 
+	if (watch != NULL) {
+		method_inspect_watch(req, j, watch);
+		return;
+	}
 	loc = mi_quote(request_str(req, "location", ""));
 	if (cond != NULL)
 		c = mi_quote(cond);
@@ -233,6 +262,29 @@ method_inspect_list_some(struct gdb_job *j, json_t *nums)
 		gdb_job_add(j, "-break-info %s", json_string_value(v));
 }
 
+/* Whether a watch's params are wrong: answered with an error then. */
+static bool
+method_inspect_watch_bad(struct request *req)
+{
+	const char *watch = request_str(req, "watch", NULL);
+
+	if (watch == NULL)
+		return false;
+	if (strcmp(watch, "write") != 0 && strcmp(watch, "read") != 0 &&
+	    strcmp(watch, "access") != 0) {
+		request_error(req, RPC_INVALID_PARAMS, "\"watch\" must be "
+		    "write, read or access, not \"%s\"", watch);
+		return true;
+	}
+	if (request_str(req, "condition", NULL) != NULL ||
+	    request_bool(req, "temporary") || request_bool(req, "hardware")) {
+		request_error(req, RPC_INVALID_PARAMS, "a watch takes no "
+		    "\"condition\", \"temporary\" or \"hardware\"");
+		return true;
+	}
+	return false;
+}
+
 /* break: insert, list or delete breakpoints. */
 static enum method_return
 method_inspect_break_exec(struct request *req)
@@ -249,6 +301,8 @@ method_inspect_break_exec(struct request *req)
 		if (request_str(req, "location", NULL) == NULL)
 			return request_error(req, RPC_INVALID_PARAMS, "break "
 			    "insert needs \"location\"");
+		if (method_inspect_watch_bad(req))
+			return METHOD_DONE;
 		j = gdb_job_new(req, g, GDB_JOB_STOPPED,
 		    method_inspect_inserted);
 		method_inspect_insert(req, j);
@@ -575,6 +629,7 @@ static const struct method_param method_inspect_break_params[] = {
 	{ "condition", PT_STRING, false, 0, 0 },
 	{ "temporary", PT_BOOL, false, 0, 0 },
 	{ "hardware", PT_BOOL, false, 0, 0 },
+	{ "watch", PT_STRING, false, 0, 0 },
 	{ "numbers", PT_STRINGS, false, 0, 0 },
 	{ "timeout", PT_INT, false, 0, INT32_MAX },
 	{ NULL, 0, false, 0, 0 }

@@ -388,6 +388,7 @@ method_target_resume_exec(struct request *req)
 	struct session	*s = req->session;
 	const char	*how = request_str(req, "how", "continue"), *mi, *st;
 	const char	*loc = request_str(req, "location", NULL);
+	bool		 reverse = request_bool(req, "reverse");
 	struct method_target_wait *w;
 	struct gdb_data	*g;
 	struct gdb_job	*j;
@@ -402,12 +403,16 @@ method_target_resume_exec(struct request *req)
 	if (strcmp(how, "until") == 0 && loc == NULL)
 		return request_error(req, RPC_INVALID_PARAMS, "resume until "
 		    "needs \"location\"");
+	if (reverse && strcmp(how, "until") == 0)
+		return request_error(req, RPC_INVALID_PARAMS, "resume until "
+		    "does not run in reverse");
 	st = gdb_control_state(s);
 	if (strcmp(st, "running") != 0 && strcmp(st, "stopped") != 0)
 		return request_error_data(req, RPC_NOT_RUNNING, json_pack(
 		    "{s:O*}", "target", s->target), "the target of session %lu "
 		    "is not running (%s); reset or launch it again", s->id, st);
-	if (strcmp(st, "running") == 0 && strcmp(how, "continue") == 0) {
+	if (strcmp(st, "running") == 0 && strcmp(how, "continue") == 0 &&
+	    !reverse) {
 		if (!request_bool(req, "until_stop"))
 			return request_done(req, json_pack("{s:O, s:b}",
 			    "target", s->target, "already", 1));
@@ -428,7 +433,8 @@ method_target_resume_exec(struct request *req)
 		gdb_job_add(j, "%s %s", mi, q);
 		free(q);
 	} else
-		gdb_job_add(j, "%s", mi);
+		/* gdb runs it backwards where its target can (a replay). */
+		gdb_job_add(j, "%s%s", mi, reverse ? " --reverse" : "");
 	if (!request_bool(req, "until_stop")) {
 		j->flags |= GDB_JOB_AWAIT_RUNNING;
 		return gdb_job_run(j, gdb_job_timeout,
@@ -462,6 +468,7 @@ static const struct method_param method_target_resume_params[] = {
 	{ "until_stop", PT_BOOL, false, 0, 0 },
 	{ "halt_on_timeout", PT_BOOL, false, 0, 0 },
 	{ "timeout", PT_INT, false, 0, INT32_MAX },
+	{ "reverse", PT_BOOL, false, 0, 0 },
 	{ NULL, 0, false, 0, 0 }
 };
 

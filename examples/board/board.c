@@ -7,7 +7,12 @@
  * which makes it execute an undefined instruction in
  * fault_undefined_instruction(). That is a HardFault (CFSR UNDEFINSTR,
  * HFSR FORCED): HardFault_Handler prints FAULT_TEXT and spins, a place for
- * a debugger's breakpoint.
+ * a debugger's breakpoint. In the mps2-an385 build, the one QEMU can
+ * record and replay, CORRUPT_BYTE is a bug of another shape: it stores
+ * a bad `board_hook` (board_corrupt_hook()), which the loop calls up to
+ * a thousand passes later (board_tick()): a HardFault (INVSTATE) whose
+ * backtrace does not name the line at fault, which a replay's reverse
+ * watchpoint on board_hook finds.
  *
  * Built with -DBOARD_RTT (the mps2-an385 build), it also writes lines on
  * an RTT channel and takes commands on another (board-rtt.c, rtt.c).
@@ -28,6 +33,14 @@
 #endif
 /* The byte that makes the firmware fault instead of echoing it. */
 #define FAULT_BYTE	'!'
+#ifdef BOARD_AN385
+/* The byte that stores a bad board_hook, called a little later. */
+#define CORRUPT_BYTE	'%'
+/* The bad hook: an even address, not Thumb code (INVSTATE when called). */
+#define BAD_HOOK	0x00000100u
+/* board_tick calls the hook when counter's low bits are all 0. */
+#define HOOK_PERIOD	0x3FFu
+#endif
 /* What HardFault_Handler prints on UART0 before it spins. */
 #define FAULT_TEXT	"HardFault\r\n"
 
@@ -55,6 +68,11 @@
 
 /* Incremented once per pass of the main loop: the firmware is running. */
 volatile unsigned counter;
+
+#ifdef CORRUPT_BYTE
+/* What the loop calls now and then once set: only CORRUPT_BYTE sets it. */
+void (*volatile board_hook)(void);
+#endif
 
 /* Symbols of the linker script (board.ld). */
 extern uint32_t _estack, _sidata, _sdata, _edata, _sbss, _ebss;
@@ -110,6 +128,23 @@ fault_undefined_instruction(void)
 	__builtin_trap();
 }
 
+#ifdef CORRUPT_BYTE
+/* The bug CORRUPT_BYTE stands for: a hook stored wrong, called later. */
+__attribute__((noinline)) void
+board_corrupt_hook(void)
+{
+	board_hook = (void (*)(void))BAD_HOOK;
+}
+
+/* Call the hook, where there is one, once every HOOK_PERIOD + 1 passes. */
+__attribute__((noinline)) void
+board_tick(unsigned n)
+{
+	if (board_hook != 0 && (n & HOOK_PERIOD) == 0)
+		board_hook();
+}
+#endif
+
 /* Copy .data from flash, clear .bss, run main (kept out of line: a frame). */
 void
 Reset_Handler(void)
@@ -140,6 +175,9 @@ main(void)
 	uart_puts(BANNER);
 	for (;;) {
 		counter++;
+#ifdef CORRUPT_BYTE
+		board_tick(counter);
+#endif
 #ifdef BOARD_RTT
 		board_rtt_step(counter);
 #endif
@@ -148,6 +186,12 @@ main(void)
 		c = (char)UART_DR;
 		if (c == FAULT_BYTE)
 			fault_undefined_instruction();
+#ifdef CORRUPT_BYTE
+		if (c == CORRUPT_BYTE) {
+			board_corrupt_hook();
+			continue;
+		}
+#endif
 		uart_putc(c);
 	}
 }

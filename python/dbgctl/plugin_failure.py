@@ -16,7 +16,14 @@ XML properties (``dbgctl_verdict_N``, ``dbgctl_bundle_N``), as
 automatic one (one a session, at its first verdict or fault), waited for
 when the test failed while the daemon was still writing it.  A run
 interrupted by SIGINT writes the bundles of the running test's sessions,
-named after it, before it ends.
+named after it, before it ends.  With ``--dbgctl-record`` every qemu
+session launched in the process records its board (``record``, see
+dbgctl(1)), bundles are written (under ``--dbgctl-artifacts``, or the
+run's temporary directory), and a bundle with a recording adds to the
+report how to replay it (``dbgctl replay PATH``) and to the properties
+the recording's path (``dbgctl_recording_N``); such a session is not
+held (its board was ended for the recording, which the replay stands
+for), so the board is free for the next job.
 """
 
 import os
@@ -49,11 +56,23 @@ def add_options(group):
                     help="write a bundle of each failing test's sessions "
                          "under DIR, and have the daemon write one if "
                          "pytest is killed")
+    group.addoption("--dbgctl-record", action="store_true", default=False,
+                    dest="dbgctl_record",
+                    help="record every qemu board (QEMU's record/replay, "
+                         "on machines that can), so that a failing "
+                         "test's bundle can be replayed with dbgctl "
+                         "replay; bundles go under --dbgctl-artifacts, or "
+                         "the run's temporary directory")
 
 
 def artifacts_dir(config):
-    """The absolute artifacts directory, made 0700, or None."""
+    """The absolute artifacts directory, made 0700, or None; with
+    ``--dbgctl-record`` and none given, one in the run's temporary
+    directory, since the recordings live in bundles."""
     d = config.getoption("dbgctl_artifacts", None)
+    if not d and config.getoption("dbgctl_record", False):
+        d = os.path.join(str(config._tmp_path_factory.getbasetemp()),
+                         "dbgctl-artifacts")
     if not d:
         return None
     d = os.path.abspath(d)
@@ -82,6 +101,17 @@ def _bundle(config, client, sid, nodeid):
     """Have the daemon write session sid's bundle for nodeid; its path."""
     return client.call("bundle", {"session": sid, "path": _bundle_path(
         config, nodeid, sid)}, timeout=BUNDLE_TIMEOUT)["path"]
+
+
+def recorded(item, sid, path):
+    """The report's line for a bundle at path that holds a recording
+    (how to replay it), its property ``dbgctl_recording_N``; "" for one
+    without."""
+    if not os.path.exists(os.path.join(path, "replay.json")):
+        return ""
+    item.user_properties.append(("dbgctl_recording_%s" % sid,
+                                 os.path.join(path, "replay.bin")))
+    return "replay: dbgctl replay %s\n" % shlex.quote(path)
 
 
 def address_options(client):
@@ -145,7 +175,8 @@ def _auto_bundle(item, client, record, due):
         return "bundle (%s): not written: %s\n" % (auto.get("reason"),
                                                     auto.get("error"))
     item.user_properties.append(("dbgctl_bundle_%s" % sid, auto["path"]))
-    return "bundle (%s): %s\n" % (auto.get("reason"), auto["path"])
+    return "bundle (%s): %s\n%s" % (auto.get("reason"), auto["path"],
+                                    recorded(item, sid, auto["path"]))
 
 
 def _auto_bundle_wait(client, record, began):
@@ -184,16 +215,22 @@ def on_failure(config, item, client, record, held, due=False):
     lines += _auto_bundle(item, client, record, due)
     if record.get("state") != "running":
         return lines
+    replayable = "replay: " in lines
     if artifacts_dir(config) is not None:
         try:
             path = _bundle(config, client, sid, item.nodeid)
             item.user_properties.append(("dbgctl_bundle_%s" % sid, path))
-            lines += "bundle: %s\n" % path
+            replay = recorded(item, sid, path)
+            lines += "bundle: %s\n" % path + replay
+            replayable = replayable or bool(replay)
         except Error as e:
             lines += "bundle: not written: %s\n" % e
     ttl = config.getoption("dbgctl_hold", None)
     if ttl is None:
         return lines
+    if replayable:
+        # Its QEMU ended for the recording: the replay stands for the board.
+        return lines + "not held: its recording replays it\n"
     try:
         res = client.call("hold", {"session": sid, "ttl": ttl if ttl >= 0
                           else None, "note": "pytest: %s failed"

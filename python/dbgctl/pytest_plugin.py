@@ -100,6 +100,11 @@ When a test fails (see :mod:`dbgctl.plugin_failure`)
     session go
     into the test's ``user_properties``, which the JUnit XML holds:
     ``dbgctl_verdict_N``, ``dbgctl_bundle_N``, ``dbgctl_held_N``.
+    ``--dbgctl-record`` records every qemu board a Client of the process
+    launches (QEMU's record/replay; a machine that cannot record is
+    refused, naming it): a failing test's section then says how to
+    replay its bundle (``dbgctl replay PATH``) and ``dbgctl_recording_N``
+    holds the recording's path.
 """
 
 import base64
@@ -841,7 +846,11 @@ def pytest_configure(config):
 def _launching(config, params):
     """The watch_launches hook: every session launched by a client of
     this process gets the run's ``--dbgctl-artifacts``, unless its launch
-    names its own (``artifacts=None``: none)."""
+    names its own (``artifacts=None``: none), and with ``--dbgctl-record``
+    every qemu one records, unless it says ``record=False``."""
+    if config.getoption("dbgctl_record", False) and \
+            params.get("kind") == "qemu" and "replay" not in params:
+        params.setdefault("record", True)
     if "artifacts" in params:
         return
     art = plugin_failure.artifacts_dir(config)

@@ -105,6 +105,8 @@ static const struct bench_figure bench_figures[] = {
 	    fig_verdict_board, 0, false, false },
 	{ "bundle", "a bundle of a native gdb session and of the board",
 	    fig_bundle, 0, false, false },
+	{ "record", "the board's loop recorded, beside unrecorded",
+	    fig_record, 0, false, false },
 	{ "ssh", "ssh:// beside ssh -L and ssh host true",
 	    fig_ssh_run, 0, false, false },
 	{ "replace", "the longest ping gap in daemon --replace",

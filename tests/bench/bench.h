@@ -315,6 +315,8 @@ int	 fig_board_memory(struct bench *);
 
 /* bench-fig-live.c */
 int	 fig_live_read(struct bench *);
+/* bench-fig-record.c */
+int	 fig_record(struct bench *);
 /* bench-fig-watch.c */
 int	 fig_watch(struct bench *);
 /* bench-fig-rtt.c */
