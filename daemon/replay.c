@@ -31,6 +31,13 @@ static const char *const replay_machines[] = { "mps2-an385", NULL };
 #define REPLAY_LOOK_MS 250
 /* How long QEMU gets to write the recording's end before SIGKILL. */
 #define REPLAY_FLUSH_MS 10000
+/*
+ * How long the board runs after gdb lets it go before QEMU is ended:
+ * QEMU 7.2 writes the instructions run since the log's last event only
+ * at its next event, and its end (SIGTERM) is written before them, so
+ * a board ended at once replays to the last event, short of the stop.
+ */
+#define REPLAY_SETTLE_MS 200
 /* The qcow2 image QEMU saves its starting snapshot in: four clusters. */
 #define REPLAY_CLUSTER 65536
 
@@ -44,12 +51,15 @@ struct replay {
 	uint64_t	 max_ms;
 	uint64_t	 t0;		/* uv_now() at the start */
 	struct timer	*look;
+	struct timer	*settle;	/* QEMU is ended when it fires */
 	const char	*capped;	/* "size" or "time" once bounded */
 	struct sink	*freed;
 	struct sink	*flush_sink;	/* bundles wait for QEMU's exit */
 	struct replay_waiter *waiters;
 	size_t		 nwaiters;
 };
+
+static void	replay_settled(void *);
 
 /* A bundle waiting for QEMU to have written the recording whole. */
 struct replay_waiter {
@@ -221,6 +231,7 @@ replay_freed(struct sink *k, struct session *s, const struct session_event *ev)
 	session_sink_remove(r->flush_sink);
 	free(r->waiters);
 	timer_free(r->look);
+	timer_free(r->settle);
 	if (r->record)
 		unlink(r->log);
 	unlink(r->image);
@@ -335,6 +346,7 @@ replay_open(struct session *s, char *err, size_t errlen)
 	r->max_ms = replay_param(s, "record_seconds", REPLAY_MAX_SECONDS) *
 	    1000;
 	r->look = timer_new(replay_look, r);
+	r->settle = timer_new(replay_settled, r);
 	r->freed = session_sink_add(s, SE_FREED, replay_freed, r);
 	g->replay = r;
 	return rc;
@@ -397,14 +409,25 @@ replay_flush_cb(struct sink *k, struct session *s,
 	free(w);
 }
 
-/* gdb has let the board go: QEMU is ended now (SIGTERM, SIGKILL at the bound). */
-static json_t *
-replay_detached(struct gdb_job *j)
+/* The board has run on past its stop: QEMU is ended (SIGTERM, SIGKILL at the bound). */
+static void
+replay_settled(void *arg)
 {
-	struct proc *qemu = replay_qemu(j->g->s);
+	struct replay	*r = arg;
+	struct proc	*qemu = replay_qemu(r->s);
 
 	if (qemu != NULL)
 		proc_stop(qemu, REPLAY_FLUSH_MS);
+}
+
+/* gdb has let the board go: QEMU is ended once it has run on a while. */
+static json_t *
+replay_detached(struct gdb_job *j)
+{
+	struct replay *r = replay_of(j->g->s);
+
+	if (r != NULL)
+		timer_start(r->settle, REPLAY_SETTLE_MS);
 	return NULL;
 }
 

@@ -85,12 +85,13 @@ def test_a_recorded_failing_test_says_how_to_replay_its_board(
         # Its first stop is the reset's; the fault's record comes after.
         end = time.monotonic() + 120
         st = {}
-        while time.monotonic() < end and not st.get("fault"):
+        while time.monotonic() < end and not st.get("fault") and \
+                (st.get("target") or {}).get("state") != "exited":
             st = json.loads(subprocess.run(
                 [dbgctl, "--json", "status", rid], env=env, check=True,
                 capture_output=True, text=True, timeout=60).stdout)
             time.sleep(0.1)
-        assert st.get("faulted") == "*HardFault_Handler", st
+        assert st.get("faulted") == "*HardFault_Handler", json.dumps(st)
     finally:
         subprocess.run([dbgctl, "stop", rid], env=env, timeout=60,
                        capture_output=True)
