@@ -7,7 +7,8 @@
  * later is recorded; its automatic bundle holds the recording; a replay
  * stops at the fault, and from there a watchpoint and a reverse resume
  * reach the line that wrote the bad value, at the same place on every
- * replay; eval, regs and mem work there; a recording is bounded in time
+ * replay; eval, regs, mem and dbgctl mi work there, and a reverse
+ * finish, next and step; a recording is bounded in time
  * and in size (the run is stopped at its bound, the recording whole and
  * small); bad inputs
  * (a bundle without a recording, a machine that cannot record, a
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(replay, .init = h_ctx_setup, .fini = h_ctx_teardown,
     .timeout = 300);
@@ -186,6 +188,76 @@ rp_cli_reverse_watch(struct h_sess *t)
 	    "--wait", "--timeout", "120000", t->ids, NULL });
 }
 
+/* A resume of t's replay in reverse, how: the stop's function. */
+static char *
+rp_reverse(struct h_sess *t, const char *how)
+{
+	json_t	*res;
+	char	*func;
+
+	res = h_sess_ok(t, "resume", json_pack("{s:s, s:b, s:b, s:i}", "how",
+	    how, "reverse", 1, "until_stop", 1, "timeout", RP_REVERSE_BOUND));
+	func = strdup(h_jstr(res, "target.stop.func") ?
+	    h_jstr(res, "target.stop.func") : "?");
+	json_decref(res);
+	return func;
+}
+
+/*
+ * From the writing line, reverse finish, next and step: finish leaves
+ * board_corrupt_hook for its caller, main's loop, where a reverse next
+ * and a reverse step stay.
+ */
+static void
+rp_reverse_out_to_main(struct h_sess *t)
+{
+	static const char *const hows[] = { "finish", "next", "step", NULL };
+	json_t	*res;
+	char	*func;
+	int	 i;
+
+	for (i = 0; hows[i] != NULL; i++) {
+		func = rp_reverse(t, hows[i]);
+		cr_assert_str_eq(func, "main", "a reverse %s stops in %s, not "
+		    "in main", hows[i], func);
+		free(func);
+		/* Forward, the store would have run: the hook is still unset. */
+		res = h_sess_ok(t, "eval", json_pack("{s:s}", "expression",
+		    "(unsigned)board_hook"));
+		cr_assert_str_eq(h_jstr(res, "value"), "0", "after a reverse "
+		    "%s: %s", hows[i], h_sess_shown(res));
+		json_decref(res);
+	}
+}
+
+/* A front end's MI through dbgctl mi on the replay: the hook, not yet stored. */
+static void
+rp_mi_sees_the_hook_unset(struct h_sess *t)
+{
+	struct h_proc	 p;
+	struct h_bytes	 out = { calloc(1, 1), 0 };
+	const char	**v = h_cli_argv(H_ARGS("mi", t->ids));
+	const char	*line = "-data-evaluate-expression (unsigned)board_hook\n";
+	int		 in;
+
+	cr_assert_eq(h_run_start_fed(&p, &in, v), 0, "start dbgctl mi %s",
+	    t->ids);
+	free(v);
+	cr_assert_neq(h_run_out_until(&p, &out, 0, "(gdb) \n",
+	    H_WAIT_BOUND), 0, "dbgctl mi: no first prompt: %s",
+	    h_shown(out.p, out.len, 2000));
+	cr_assert_eq(write(in, line, strlen(line)), (ssize_t)strlen(line),
+	    "write to dbgctl mi");
+	cr_assert_neq(h_run_out_until(&p, &out, 0, "^done,value=\"0\"",
+	    H_WAIT_BOUND), 0, "dbgctl mi on a replay: %s",
+	    h_shown(out.p, out.len, 2000));
+	close(in);
+	h_run_wait(&p, H_WAIT_BOUND);
+	cr_assert_eq(p.res.code, 0, "dbgctl mi after stdin's end: %s",
+	    p.res.err);
+	free(out.p);
+}
+
 /*
  * Replay bundle: it stops at the fault; a watchpoint on board_hook and a
  * reverse resume (by the protocol, or with cli by the client's options)
@@ -251,6 +323,9 @@ rp_replay_to_writer(const char *bundle, bool cli, struct rp_stops *out)
 	cr_assert_str_eq(h_jstr(res, "hex") ? h_jstr(res, "hex") : "?",
 	    "00000000", "%s", h_sess_shown(res));
 	json_decref(res);
+	if (cli)
+		rp_mi_sees_the_hook_unset(&t);
+	rp_reverse_out_to_main(&t);
 	h_sess_end(&t);
 }
 
