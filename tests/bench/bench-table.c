@@ -67,8 +67,12 @@ table_row(const char *unit, double val, double base, struct target t,
 	snprintf(r->note, sizeof r->note, "%s", note != NULL ? note : "");
 	r->val = val;
 	r->base = base;
-	fprintf(stderr, "bench: %s: %g %s (baseline %g)\n", r->name, val,
-	    unit, base);
+	/* A figure of its own has NA (-inf) for its baseline. */
+	if (isinf(base))
+		fprintf(stderr, "bench: %s: %g %s\n", r->name, val, unit);
+	else
+		fprintf(stderr, "bench: %s: %g %s (baseline %g)\n", r->name,
+		    val, unit, base);
 }
 
 /* Add a figure that could not be measured, and why. */
