@@ -8,6 +8,7 @@
  * teardown.
  */
 #include "harness.h"
+#include "bundle-check.h"
 
 #include <criterion/criterion.h>
 
@@ -26,89 +27,6 @@
 
 TestSuite(bundle, .init = h_ctx_setup, .fini = h_ctx_teardown,
     .timeout = 300);
-
-/* Bound for one reply (ms). */
-#define BD_BOUND	(30000 * H_SLOW)
-
-/* The file name in the bundle dir, and its mode and size, asserted to be there. */
-static void
-bd_stat(const char *dir, const char *name, struct stat *st)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	cr_assert_eq(lstat(path, st), 0, "%s: %s", path, strerror(errno));
-}
-
-/*
- * The bundle at dir: 0700, every file its manifest names there, 0600 and
- * of the size it says, and nothing else but the manifest; the manifest.
- */
-static json_t *
-bd_check(const char *dir)
-{
-	char		 path[PATH_MAX];
-	struct stat	 st;
-	json_t		*m, *f;
-	json_error_t	 err;
-	size_t		 i, named = 0;
-	struct dirent	*e;
-	DIR		*d;
-
-	cr_assert_eq(lstat(dir, &st), 0, "no bundle at %s", dir);
-	cr_assert(S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700,
-	    "%s: mode %o, not a 0700 directory", dir, st.st_mode);
-	snprintf(path, sizeof path, "%s/manifest.json", dir);
-	m = json_load_file(path, 0, &err);
-	cr_assert_not_null(m, "%s: %s", path, err.text);
-	json_array_foreach(json_object_get(m, "files"), i, f) {
-		bd_stat(dir, h_jstr(f, "name"), &st);
-		cr_assert(S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600,
-		    "%s: mode %o, not a 0600 file", h_jstr(f, "name"),
-		    st.st_mode);
-		cr_assert_eq((long long)st.st_size, h_jint(f, "bytes", -1),
-		    "%s: %lld bytes, the manifest says %lld", h_jstr(f, "name"),
-		    (long long)st.st_size, h_jint(f, "bytes", -1));
-		named++;
-	}
-	cr_assert_not_null(d = opendir(dir));
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.' && strcmp(e->d_name, "manifest.json") !=
-		    0)
-			named--;
-	closedir(d);
-	cr_assert_eq(named, 0, "the bundle %s holds files its manifest does "
-	    "not name, or lacks some: %s", dir, json_dumps(json_object_get(m,
-	    "files"), JSON_COMPACT));
-	return m;
-}
-
-/* Whether an entry of the manifest's list has key equal to value. */
-static bool
-bd_lists(json_t *m, const char *list, const char *key, const char *value)
-{
-	json_t	*f;
-	size_t	 i;
-
-	json_array_foreach(json_object_get(m, list), i, f)
-		if (strcmp(h_jstr(f, key), value) == 0)
-			return true;
-	return false;
-}
-
-/* Whether the manifest names the file. */
-static bool
-bd_names(json_t *m, const char *name)
-{
-	return bd_lists(m, "files", "name", name);
-}
-
-/* Whether something the manifest says is missing is what. */
-static bool
-bd_missing(json_t *m, const char *what)
-{
-	return bd_lists(m, "missing", "what", what);
-}
 
 /* gdb -batch loads the core with the program: its backtrace holds func. */
 static void
@@ -140,17 +58,6 @@ bd_mi_has(const char *dir, const char *way, const char *text)
 		found = strncmp(line, way, 2) == 0 && strstr(line, text) != NULL;
 	free(log);
 	cr_assert(found, "%s has no line \"%s...%s\"", path, way, text);
-}
-
-static json_t	*bd_wait_auto(long);
-static void	 bd_core_open(struct h_res *, json_t *, const char *const []);
-
-/* path under the test dir. */
-static const char *
-bd_path(char *buf, size_t len, const char *rel)
-{
-	h_ctx_path(buf, len, rel);
-	return buf;
 }
 
 Test(bundle, a_native_bundle_holds_every_file_it_names_and_a_core_gdb_loads)
@@ -193,27 +100,6 @@ Test(bundle, a_native_bundle_holds_every_file_it_names_and_a_core_gdb_loads)
 	json_decref(m);
 	json_decref(r);
 	json_decref(h_cli_stop(sid, NULL, NULL));
-}
-
-/*
- * Run the manifest's core_command (a shell command) with gdb's batch
- * options after it, each -ex in exs: its output and exit in r.
- */
-static void
-bd_core_open(struct h_res *r, json_t *m, const char *const exs[])
-{
-	char	cmd[8192];
-	size_t	n, i;
-
-	cr_assert_not_null(h_jstr(m, "core_command"), "the manifest names no "
-	    "command to open its core: %s", json_dumps(m, JSON_COMPACT));
-	n = (size_t)snprintf(cmd, sizeof cmd, "%s -nx -batch",
-	    h_jstr(m, "core_command"));
-	for (i = 0; exs[i] != NULL && n < sizeof cmd; i++)
-		n += (size_t)snprintf(cmd + n, sizeof cmd - n, " -ex '%s'",
-		    exs[i]);
-	cr_assert_lt(n, sizeof cmd);
-	h_run(r, BD_BOUND, H_ARGS("/bin/sh", "-c", cmd));
 }
 
 /*
@@ -647,21 +533,6 @@ Test(bundle, a_daemon_killed_mid_bundle_leaves_no_half_bundle_after_restart)
 			n++;
 	closedir(d);
 	cr_assert_eq(n, 0, "records are left in %s", recdir);
-}
-
-/* Wait for the session's automatic bundle; its status member. */
-static json_t *
-bd_wait_auto(long id)
-{
-	json_t *st, *b;
-
-	cr_assert(h_cli_wait_status(id, "bundle", NULL, BD_BOUND), "session "
-	    "%ld: no automatic bundle within %d ms", id, BD_BOUND);
-	st = h_cli_status(id);
-	b = json_incref(h_jpath(st, "bundle"));
-	json_decref(st);
-	cr_assert_null(h_jpath(b, "error"), "%s", json_dumps(b, JSON_COMPACT));
-	return b;
 }
 
 Test(bundle, artifacts_at_a_deadline_verdict_come_before_the_stop)
