@@ -60,6 +60,11 @@ bd_mi_has(const char *dir, const char *way, const char *text)
 	cr_assert(found, "%s has no line \"%s...%s\"", path, way, text);
 }
 
+/*
+ * A running program's bundle holds every file its manifest names, a core
+ * that gdb and the manifest's command both load in main, and an MI log of
+ * what was sent and what came back, and it leaves the target running.
+ */
 Test(bundle, a_native_bundle_holds_every_file_it_names_and_a_core_gdb_loads)
 {
 	char		 out[PATH_MAX], id[32];
@@ -102,6 +107,10 @@ Test(bundle, a_native_bundle_holds_every_file_it_names_and_a_core_gdb_loads)
 	json_decref(h_cli_stop(sid, NULL, NULL));
 }
 
+/*
+ * --tar writes one 0600 archive whose members sit under one directory named
+ * as the archive, and leaves nothing temporary beside it.
+ */
 Test(bundle, tar_writes_one_private_archive_holding_the_manifest_in_one_directory)
 {
 	char		 out[PATH_MAX], id[32], tar[PATH_MAX];
@@ -145,6 +154,11 @@ Test(bundle, tar_writes_one_private_archive_holding_the_manifest_in_one_director
 	json_decref(h_cli_stop(sid, NULL, NULL));
 }
 
+/*
+ * An ended session's bundle, asked with a relative path, holds what is left
+ * and lists the rest as missing; the same path again, a relative path over
+ * the protocol and a missing parent are refused.
+ */
 Test(bundle, an_ended_session_gets_what_is_left_and_bad_paths_are_refused)
 {
 	char		 out[PATH_MAX], id[32], req[PATH_MAX + 64];
@@ -217,6 +231,11 @@ bd_log_grown(void *arg)
 	return stat(bd_log_path, &st) == 0 && st.st_size >= *(off_t *)arg;
 }
 
+/*
+ * A daemon SIGKILLed while it copies a big log into a bundle leaves a
+ * temporary directory that the next daemon removes, says so, and keeps no
+ * record of.
+ */
 Test(bundle, a_daemon_killed_mid_bundle_leaves_no_half_bundle_after_restart)
 {
 	char		 out[PATH_MAX], part[PATH_MAX], req[PATH_MAX + 256];
@@ -271,6 +290,11 @@ Test(bundle, a_daemon_killed_mid_bundle_leaves_no_half_bundle_after_restart)
 	cr_assert_eq(n, 0, "records are left in %s", recdir);
 }
 
+/*
+ * At a deadline verdict the artifacts directory gets a bundle with a core
+ * gdb loads, written while the session still ran and told to a subscriber,
+ * and then the session is stopped.
+ */
 Test(bundle, artifacts_at_a_deadline_verdict_come_before_the_stop)
 {
 	char		 params[PATH_MAX * 3], art[PATH_MAX], want[PATH_MAX + 32];
@@ -307,6 +331,10 @@ Test(bundle, artifacts_at_a_deadline_verdict_come_before_the_stop)
 	json_decref(b);
 }
 
+/*
+ * At a fault the artifacts bundle's core loads at the faulting function,
+ * and the session runs on with its target left stopped.
+ */
 Test(bundle, artifacts_at_a_fault_leave_the_target_stopped)
 {
 	char		 params[PATH_MAX * 3], art[PATH_MAX], want[PATH_MAX + 32];
@@ -403,6 +431,10 @@ Test(bundle, the_manifest_keeps_the_general_registers_without_the_vector_ones)
 	json_decref(h_cli_stop(sid, NULL, NULL));
 }
 
+/*
+ * When a leased session's connection closes, its bundle (reason lease) is
+ * written while it still runs, and then it is stopped.
+ */
 Test(bundle, artifacts_when_a_leased_connection_closes_come_before_the_stop)
 {
 	char		 params[PATH_MAX * 3], art[PATH_MAX], want[PATH_MAX + 32];
@@ -436,6 +468,10 @@ Test(bundle, artifacts_when_a_leased_connection_closes_come_before_the_stop)
 	json_decref(b);
 }
 
+/*
+ * A deadline verdict that holds the session gets its bundle with a core,
+ * and the session stays running with its target halted.
+ */
 Test(bundle, a_held_session_gets_its_bundle_and_stays_held_and_halted)
 {
 	char		 params[PATH_MAX * 3], art[PATH_MAX], want[PATH_MAX + 32];
@@ -462,6 +498,11 @@ Test(bundle, a_held_session_gets_its_bundle_and_stays_held_and_halted)
 	json_decref(h_cli_stop(id, NULL, NULL));
 }
 
+/*
+ * A gdb busy with a shell command still gives a bundle within 20 s, with
+ * the console and MI logs, and the backtrace and registers listed as
+ * missing.
+ */
 Test(bundle, a_gdb_that_does_not_answer_gives_a_bundle_that_says_what_is_missing)
 {
 	char		 out[PATH_MAX], id[32];
@@ -496,6 +537,10 @@ Test(bundle, a_gdb_that_does_not_answer_gives_a_bundle_that_says_what_is_missing
 	json_decref(h_cli_stop(sid, "2000", NULL));
 }
 
+/*
+ * Under DBGCTLD_BUNDLE_MAX a console log of 300 KB is cut to its last
+ * 100000 bytes, and both the reply and the manifest list the cut.
+ */
 Test(bundle, the_size_bound_keeps_a_logs_last_bytes_and_lists_the_cut)
 {
 	char		 out[PATH_MAX], id[32], path[PATH_MAX + 32], *log;
@@ -532,6 +577,11 @@ Test(bundle, the_size_bound_keeps_a_logs_last_bytes_and_lists_the_cut)
 	json_decref(h_cli_stop(sid, NULL, NULL));
 }
 
+/*
+ * A daemon sent SIGTERM, as a CI runner cancels a job, bundles a session
+ * with artifacts while it still runs, exits 0 and leaves no process of it
+ * behind.
+ */
 Test(bundle, a_daemon_sent_sigterm_bundles_its_sessions_before_it_stops_them)
 {
 	struct h_tracked tracked[3] = { 0 };

@@ -194,6 +194,11 @@ bd_attacked(long sid, const char *dir, uid_t uid, bool *swapped)
 	return r;
 }
 
+/*
+ * A parent another user owns, with that user swapping in it, or one its
+ * group may write without the sticky bit, is refused with why and gets
+ * nothing written through a link; a sticky world-writable one is used.
+ */
 Test(bundle_paths, a_parent_another_user_owns_or_may_write_is_refused_and_steers_nothing)
 {
 	char		 evil[PATH_MAX], out[PATH_MAX + 8], req[PATH_MAX * 2];
@@ -237,6 +242,12 @@ Test(bundle_paths, a_parent_another_user_owns_or_may_write_is_refused_and_steers
 	json_decref(h_cli_stop(sid, NULL, NULL));
 }
 
+/*
+ * In a sticky world-writable parent, a temporary bundle directory swapped
+ * for a link fails the bundle as an io_error with nothing written through
+ * the link or left in the moved directory, or, swapped too late, the bundle
+ * is whole.
+ */
 Test(bundle_paths, a_temporary_directory_swapped_for_a_link_gets_nothing_written_through_it)
 {
 	char		 dir[PATH_MAX], out[PATH_MAX + 8], moved[PATH_MAX + 8];
@@ -273,6 +284,10 @@ Test(bundle_paths, a_temporary_directory_swapped_for_a_link_gets_nothing_written
 	json_decref(h_cli_stop(sid, NULL, NULL));
 }
 
+/*
+ * Two bundles asked at once to one path, as archives and then as
+ * directories: one lands whole, the other is refused as exists (code 14).
+ */
 Test(bundle_paths, of_two_bundles_to_one_path_one_lands_and_the_other_gets_exists)
 {
 	char		 out[PATH_MAX], reqs[PATH_MAX * 4], *p, tar[PATH_MAX];
@@ -321,6 +336,11 @@ Test(bundle_paths, of_two_bundles_to_one_path_one_lands_and_the_other_gets_exist
 	json_decref(h_cli_stop(b, NULL, NULL));
 }
 
+/*
+ * A stop sent in the same line as a bundle, four times over: the bundle is
+ * written and holds only what its manifest names, a core only where it is
+ * named.
+ */
 Test(bundle_paths, a_stop_right_after_a_bundle_leaves_only_what_its_manifest_names)
 {
 	char		 out[PATH_MAX], reqs[PATH_MAX * 2], name[32], *p;
@@ -394,6 +414,11 @@ bd_tmpfs(const char *dir, const char *opts)
 	    strerror(errno));
 }
 
+/*
+ * A bundle to a tmpfs out of bytes, then one out of inodes, fails as an
+ * io_error with ENOSPC, leaves no partial directory, and the daemon serves
+ * on.
+ */
 Test(bundle_paths, a_full_disk_fails_the_bundle_as_an_io_error_with_its_errno)
 {
 	/* Out of bytes (a directory fits, files do not), then out of inodes. */
