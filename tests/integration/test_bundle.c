@@ -1,23 +1,24 @@
 /*
  * Bundles (issue 23): a bundle holds every file its manifest names and,
- * of a native program, a core gdb loads; of the QEMU board, an ELF core
- * gdb-multiarch opens at the fault with the manifest's command; --tar writes one archive; an ended session's bundle has what
- * is left; bad paths are refused; a daemon SIGKILLed mid-bundle leaves no
- * half bundle after the next start; launch --artifacts writes a bundle on
- * its own at a deadline verdict, a fault and a lease's end, before the
- * teardown.
+ * of a native program, a core gdb loads; --tar writes one archive; an
+ * ended session's bundle has what is left; bad paths are refused; a
+ * daemon SIGKILLed mid-bundle leaves no half bundle after the next start;
+ * launch --artifacts writes a bundle on its own at a deadline verdict, a
+ * fault and a lease's end, before the teardown, and a held session stays
+ * held; the manifest keeps the general registers, not the vector ones; a
+ * gdb that does not answer gives a bundle that says what is missing; the
+ * size bound keeps a log's last bytes; a daemon sent SIGTERM bundles its
+ * sessions first. A board's core is test_bundle_core.c's, hostile and
+ * raced paths test_bundle_paths.c's.
  */
 #include "harness.h"
+#include "bundle-check.h"
 
 #include <criterion/criterion.h>
 
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,89 +27,6 @@
 
 TestSuite(bundle, .init = h_ctx_setup, .fini = h_ctx_teardown,
     .timeout = 300);
-
-/* Bound for one reply (ms). */
-#define BD_BOUND	(30000 * H_SLOW)
-
-/* The file name in the bundle dir, and its mode and size, asserted to be there. */
-static void
-bd_stat(const char *dir, const char *name, struct stat *st)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	cr_assert_eq(lstat(path, st), 0, "%s: %s", path, strerror(errno));
-}
-
-/*
- * The bundle at dir: 0700, every file its manifest names there, 0600 and
- * of the size it says, and nothing else but the manifest; the manifest.
- */
-static json_t *
-bd_check(const char *dir)
-{
-	char		 path[PATH_MAX];
-	struct stat	 st;
-	json_t		*m, *f;
-	json_error_t	 err;
-	size_t		 i, named = 0;
-	struct dirent	*e;
-	DIR		*d;
-
-	cr_assert_eq(lstat(dir, &st), 0, "no bundle at %s", dir);
-	cr_assert(S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700,
-	    "%s: mode %o, not a 0700 directory", dir, st.st_mode);
-	snprintf(path, sizeof path, "%s/manifest.json", dir);
-	m = json_load_file(path, 0, &err);
-	cr_assert_not_null(m, "%s: %s", path, err.text);
-	json_array_foreach(json_object_get(m, "files"), i, f) {
-		bd_stat(dir, h_jstr(f, "name"), &st);
-		cr_assert(S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600,
-		    "%s: mode %o, not a 0600 file", h_jstr(f, "name"),
-		    st.st_mode);
-		cr_assert_eq((long long)st.st_size, h_jint(f, "bytes", -1),
-		    "%s: %lld bytes, the manifest says %lld", h_jstr(f, "name"),
-		    (long long)st.st_size, h_jint(f, "bytes", -1));
-		named++;
-	}
-	cr_assert_not_null(d = opendir(dir));
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.' && strcmp(e->d_name, "manifest.json") !=
-		    0)
-			named--;
-	closedir(d);
-	cr_assert_eq(named, 0, "the bundle %s holds files its manifest does "
-	    "not name, or lacks some: %s", dir, json_dumps(json_object_get(m,
-	    "files"), JSON_COMPACT));
-	return m;
-}
-
-/* Whether an entry of the manifest's list has key equal to value. */
-static bool
-bd_lists(json_t *m, const char *list, const char *key, const char *value)
-{
-	json_t	*f;
-	size_t	 i;
-
-	json_array_foreach(json_object_get(m, list), i, f)
-		if (strcmp(h_jstr(f, key), value) == 0)
-			return true;
-	return false;
-}
-
-/* Whether the manifest names the file. */
-static bool
-bd_names(json_t *m, const char *name)
-{
-	return bd_lists(m, "files", "name", name);
-}
-
-/* Whether something the manifest says is missing is what. */
-static bool
-bd_missing(json_t *m, const char *what)
-{
-	return bd_lists(m, "missing", "what", what);
-}
 
 /* gdb -batch loads the core with the program: its backtrace holds func. */
 static void
@@ -142,17 +60,11 @@ bd_mi_has(const char *dir, const char *way, const char *text)
 	cr_assert(found, "%s has no line \"%s...%s\"", path, way, text);
 }
 
-static json_t	*bd_wait_auto(long);
-static void	 bd_core_open(struct h_res *, json_t *, const char *const []);
-
-/* path under the test dir. */
-static const char *
-bd_path(char *buf, size_t len, const char *rel)
-{
-	h_ctx_path(buf, len, rel);
-	return buf;
-}
-
+/*
+ * A running program's bundle holds every file its manifest names, a core
+ * that gdb and the manifest's command both load in main, and an MI log of
+ * what was sent and what came back, and it leaves the target running.
+ */
 Test(bundle, a_native_bundle_holds_every_file_it_names_and_a_core_gdb_loads)
 {
 	char		 out[PATH_MAX], id[32];
@@ -196,290 +108,9 @@ Test(bundle, a_native_bundle_holds_every_file_it_names_and_a_core_gdb_loads)
 }
 
 /*
- * Run the manifest's core_command (a shell command) with gdb's batch
- * options after it, each -ex in exs: its output and exit in r.
+ * --tar writes one 0600 archive whose members sit under one directory named
+ * as the archive, and leaves nothing temporary beside it.
  */
-static void
-bd_core_open(struct h_res *r, json_t *m, const char *const exs[])
-{
-	char	cmd[8192];
-	size_t	n, i;
-
-	cr_assert_not_null(h_jstr(m, "core_command"), "the manifest names no "
-	    "command to open its core: %s", json_dumps(m, JSON_COMPACT));
-	n = (size_t)snprintf(cmd, sizeof cmd, "%s -nx -batch",
-	    h_jstr(m, "core_command"));
-	for (i = 0; exs[i] != NULL && n < sizeof cmd; i++)
-		n += (size_t)snprintf(cmd + n, sizeof cmd - n, " -ex '%s'",
-		    exs[i]);
-	cr_assert_lt(n, sizeof cmd);
-	h_run(r, BD_BOUND, H_ARGS("/bin/sh", "-c", cmd));
-}
-
-/*
- * The bundle's core at dir cut short: opened by the manifest's command,
- * gdb says the core is cut and its frames stop short of the faulting
- * function; cut to less than its headers, gdb says it is no core.
- */
-static void
-bd_core_cut(json_t *m, const char *dir)
-{
-	static const struct {
-		long		 keep;
-		const char	*says;
-	} cuts[] = {
-		{ 33000, "extending past end of file" },
-		{ 100, "not a core dump" },
-	};
-	char		 core[PATH_MAX * 2];
-	struct h_res	 r;
-	size_t		 i;
-
-	snprintf(core, sizeof core, "%s/core", dir);
-	for (i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
-		cr_assert_eq(truncate(core, cuts[i].keep), 0, "%s: %s", core,
-		    strerror(errno));
-		bd_core_open(&r, m, H_ARGS("bt"));
-		cr_assert(strstr(r.err, cuts[i].says) != NULL && strstr(r.out,
-		    "fault_undefined_instruction ()") == NULL, "gdb on the "
-		    "core cut to %ld bytes: %s %s", cuts[i].keep, r.out, r.err);
-		h_run_free(&r);
-	}
-}
-
-/* The board's launch params: the firmware at fw under QEMU, bundled to art if set. */
-static void
-bd_board_params(char *buf, size_t len, const char *fw, const char *art)
-{
-	snprintf(buf, len, "{\"kind\":\"qemu\",\"machine\":\"lm3s6965evb\","
-	    "\"argv\":[\"%s\"]%s%s%s}", fw, art != NULL ? ",\"artifacts\":\"" :
-	    "", art != NULL ? art : "", art != NULL ? "\"" : "");
-}
-
-/* Wait until the board of session id is in main: its banner is out. */
-static void
-bd_board_in_main(long id)
-{
-	struct h_bytes	got = { 0 };
-	char		ids[32];
-
-	cr_assert_eq(h_cli_recv_until(h_idstr(id, ids, sizeof ids),
-	    "dbgctl board ready", &got, BD_BOUND), 0, "no banner from the "
-	    "board: \"%.*s\"", (int)got.len, got.p);
-	free(got.p);
-}
-
-/* Whether the board core's regions in manifest m hold one that is what. */
-static bool
-bd_core_region(json_t *m, const char *what)
-{
-	return bd_lists(json_object_get(m, "board_core"), "regions", "what",
-	    what);
-}
-
-/*
- * A running board's bundle holds a core of its RAM and registers that
- * the manifest's command opens in gdb-multiarch, in main's loop; the
- * board runs on.
- */
-Test(bundle, a_board_bundle_holds_a_core_its_command_opens_in_main)
-{
-	const char	*fw = h_board_firmware("FIX_BOARD");
-	char		 params[PATH_MAX * 3], out[PATH_MAX], req[PATH_MAX + 64];
-	struct h_conn	 c;
-	struct h_res	 r;
-	json_t		*res, *m;
-	long		 id;
-
-	h_daemon_fg();
-	bd_board_params(params, sizeof params, fw, NULL);
-	id = h_conn_launch_once(params, BD_BOUND);
-	bd_board_in_main(id);
-	bd_path(out, sizeof out, "board");
-	snprintf(req, sizeof req, "{\"session\":%ld,\"path\":\"%s\"}", id, out);
-	cr_assert_eq(h_conn_open(&c, H->sock), 0);
-	res = h_conn_call(&c, "bundle", req, BD_BOUND);
-	cr_assert_str_eq(h_jstr(res, "result.core") ? h_jstr(res,
-	    "result.core") : "", "core", "%s", json_dumps(res, JSON_COMPACT));
-	json_decref(res);
-	h_conn_close(&c);
-	m = bd_check(out);
-	cr_assert_str_eq(h_jstr(m, "core"), "core");
-	cr_assert(bd_core_region(m, "ram") && bd_core_region(m, "scb"),
-	    "the core's regions: %s", json_dumps(json_object_get(m,
-	    "board_core"), JSON_COMPACT));
-	cr_assert_not_null(strstr(h_jstr(m, "core_command"), "gdb-multiarch "),
-	    "core_command: %s", h_jstr(m, "core_command"));
-	bd_core_open(&r, m, H_ARGS("set backtrace past-main on", "bt",
-	    "p counter"));
-	/* Reset_Handler, main's caller, is found on the stack in the core. */
-	cr_assert(strstr(r.out, " main () at ") != NULL && strstr(r.out,
-	    " Reset_Handler () at ") != NULL && strstr(r.out, "$1 = ") != NULL,
-	    "gdb on the board's core: %s %s", r.out, r.err);
-	h_run_free(&r);
-	cr_assert(bd_names(m, "server.log") && bd_names(m, "backtrace.txt"),
-	    "files: %s", json_dumps(json_object_get(m, "files"), JSON_COMPACT));
-	cr_assert(h_cli_wait_status(id, "target.state", "running",
-	    H_WAIT_BOUND), "the board was left halted");
-	json_decref(m);
-	json_decref(h_cli_stop(id, NULL, NULL));
-}
-
-/*
- * At a HardFault, the automatic bundle's core opens with its command at
- * the fault: gdb's backtrace names the handler and the faulting function,
- * and the fault status registers it reads from the core are the ones the
- * fault record decoded (CFSR UNDEFINSTR, HFSR FORCED). Cut short, the
- * core is refused by gdb, which says so.
- */
-Test(bundle, a_faulted_boards_core_opens_at_the_fault_with_its_fault_registers)
-{
-	const char	*fw = h_board_firmware("FIX_BOARD");
-	char		 params[PATH_MAX * 3], art[PATH_MAX], want[PATH_MAX + 32];
-	char		 ids[32], cfsr[64], hfsr[64];
-	struct h_res	 r;
-	json_t		*b, *m;
-	long		 id;
-
-	h_daemon_fg();
-	bd_path(art, sizeof art, "art");
-	bd_board_params(params, sizeof params, fw, art);
-	id = h_conn_launch_once(params, BD_BOUND);
-	bd_board_in_main(id);
-	cr_assert_eq(h_cli_input(&r, "!", H_ARGS("send", h_idstr(id, ids,
-	    sizeof ids))), 0, "send !: %s", r.err);
-	h_run_free(&r);
-	b = bd_wait_auto(id);
-	snprintf(want, sizeof want, "%s/%ld-fault", art, id);
-	cr_assert_str_eq(h_jstr(b, "path"), want);
-	m = bd_check(want);
-	cr_assert_str_eq(h_jstr(m, "fault.cortex_m.cfsr"), "0x00010000", "%s",
-	    json_dumps(json_object_get(m, "fault"), JSON_COMPACT));
-	cr_assert_str_eq(h_jstr(m, "core"), "core", "no core: %s",
-	    json_dumps(json_object_get(m, "missing"), JSON_COMPACT));
-	bd_core_open(&r, m, H_ARGS("bt", "x/wx 0xE000ED28", "x/wx 0xE000ED2C",
-	    "p/x $xpsr"));
-	cr_assert(strstr(r.out, "HardFault_Handler") != NULL && strstr(r.out,
-	    "<signal handler called>") != NULL && strstr(r.out,
-	    "fault_undefined_instruction ()") != NULL, "gdb's backtrace of the "
-	    "board's core does not reach the faulting function: %s %s", r.out,
-	    r.err);
-	snprintf(cfsr, sizeof cfsr, "0xe000ed28:\t%s", h_jstr(m,
-	    "fault.cortex_m.cfsr"));
-	snprintf(hfsr, sizeof hfsr, "0xe000ed2c:\t%s", h_jstr(m,
-	    "fault.cortex_m.hfsr"));
-	cr_assert(strstr(r.out, cfsr) != NULL && strstr(r.out, hfsr) != NULL,
-	    "the core's CFSR and HFSR are not the fault record's (%s, %s): %s",
-	    cfsr, hfsr, r.out);
-	/* xpsr, named as on the live board: its exception number is 3. */
-	cr_assert_not_null(strstr(r.out, "$1 = 0x"), "no xpsr: %s %s", r.out,
-	    r.err);
-	cr_assert_eq(strtoul(strstr(r.out, "$1 = 0x") + 5, NULL, 0) & 0x1ff, 3,
-	    "xpsr's exception number is not HardFault's: %s", r.out);
-	h_run_free(&r);
-	bd_core_cut(m, want);
-	json_decref(m);
-	json_decref(b);
-	json_decref(h_cli_stop(id, NULL, NULL));
-}
-
-/*
- * A board bundle asked without a core has none and says so, with no
- * command to open one; a board whose program cannot be read any more has
- * none either, and the manifest says why.
- */
-Test(bundle, a_board_bundle_without_a_core_or_its_program_says_why)
-{
-	const char	*fw = h_board_firmware("FIX_BOARD");
-	char		 params[PATH_MAX * 3], out[PATH_MAX], req[PATH_MAX + 80];
-	char		 copy[PATH_MAX];
-	struct h_conn	 c;
-	struct h_res	 r;
-	json_t		*res, *m, *e;
-	size_t		 i;
-	bool		 said = false;
-	long		 id;
-
-	h_daemon_fg();
-	bd_path(copy, sizeof copy, "board.elf");
-	h_run(&r, BD_BOUND, H_ARGS("/bin/cp", fw, copy));
-	cr_assert_eq(r.code, 0, "cp: %s", r.err);
-	h_run_free(&r);
-	bd_board_params(params, sizeof params, copy, NULL);
-	id = h_conn_launch_once(params, BD_BOUND);
-	cr_assert(h_cli_wait_status(id, "target.state", "running",
-	    H_WAIT_BOUND), "the board never ran");
-	cr_assert_eq(h_conn_open(&c, H->sock), 0);
-	bd_path(out, sizeof out, "nocore");
-	snprintf(req, sizeof req, "{\"session\":%ld,\"path\":\"%s\","
-	    "\"core\":false}", id, out);
-	res = h_conn_call(&c, "bundle", req, BD_BOUND);
-	cr_assert(json_is_null(h_jpath(res, "result.core")), "%s",
-	    json_dumps(res, JSON_COMPACT));
-	json_decref(res);
-	m = bd_check(out);
-	cr_assert(json_is_null(json_object_get(m, "core")) && json_is_null(
-	    json_object_get(m, "core_command")) && bd_missing(m, "core"),
-	    "%s", json_dumps(m, JSON_COMPACT));
-	json_decref(m);
-	/* The program is gone: no load map, no core. */
-	cr_assert_eq(unlink(copy), 0);
-	bd_path(out, sizeof out, "noprog");
-	snprintf(req, sizeof req, "{\"session\":%ld,\"path\":\"%s\"}", id, out);
-	json_decref(h_conn_call(&c, "bundle", req, BD_BOUND));
-	h_conn_close(&c);
-	m = bd_check(out);
-	cr_assert(json_is_null(json_object_get(m, "core")), "%s",
-	    json_dumps(m, JSON_COMPACT));
-	json_array_foreach(json_object_get(m, "missing"), i, e)
-		said |= strcmp(h_jstr(e, "what"), "core") == 0 && strstr(
-		    h_jstr(e, "why"), "cannot be read") != NULL;
-	cr_assert(said, "the manifest does not say the program cannot be "
-	    "read: %s", json_dumps(json_object_get(m, "missing"),
-	    JSON_COMPACT));
-	json_decref(m);
-	json_decref(h_cli_stop(id, NULL, NULL));
-}
-
-/*
- * Under a bundle's size bound the logs have taken, a board's core is left
- * out whole, never cut into a file gdb cannot load: the manifest lists
- * it as cut, and names no core nor a command to open one.
- */
-Test(bundle, a_board_core_over_the_bundles_bound_is_left_out_whole)
-{
-	const char	*fw = h_board_firmware("FIX_BOARD");
-	char		 params[PATH_MAX * 3], out[PATH_MAX], req[PATH_MAX + 64];
-	struct h_conn	 c;
-	json_t		*m, *e;
-	size_t		 i;
-	bool		 listed = false;
-	long		 id;
-
-	h_ctx_env_add("DBGCTLD_BUNDLE_MAX=50000");
-	h_daemon_fg();
-	bd_board_params(params, sizeof params, fw, NULL);
-	id = h_conn_launch_once(params, BD_BOUND);
-	cr_assert(h_cli_wait_status(id, "target.state", "running",
-	    H_WAIT_BOUND), "the board never ran");
-	bd_path(out, sizeof out, "bounded");
-	snprintf(req, sizeof req, "{\"session\":%ld,\"path\":\"%s\"}", id, out);
-	cr_assert_eq(h_conn_open(&c, H->sock), 0);
-	json_decref(h_conn_call(&c, "bundle", req, BD_BOUND));
-	h_conn_close(&c);
-	m = bd_check(out);
-	json_array_foreach(json_object_get(m, "cut"), i, e)
-		listed |= strcmp(h_jstr(e, "name"), "core") == 0 &&
-		    h_jint(e, "kept", -1) == 0 && h_jint(e, "size", -1) > 65536;
-	cr_assert(listed, "the core is not listed as left out: %s",
-	    json_dumps(json_object_get(m, "cut"), JSON_COMPACT));
-	cr_assert(json_is_null(json_object_get(m, "core")) && json_is_null(
-	    json_object_get(m, "core_command")) && !bd_names(m, "core"), "%s",
-	    json_dumps(m, JSON_COMPACT));
-	json_decref(m);
-	json_decref(h_cli_stop(id, NULL, NULL));
-}
-
 Test(bundle, tar_writes_one_private_archive_holding_the_manifest_in_one_directory)
 {
 	char		 out[PATH_MAX], id[32], tar[PATH_MAX];
@@ -523,6 +154,11 @@ Test(bundle, tar_writes_one_private_archive_holding_the_manifest_in_one_director
 	json_decref(h_cli_stop(sid, NULL, NULL));
 }
 
+/*
+ * An ended session's bundle, asked with a relative path, holds what is left
+ * and lists the rest as missing; the same path again, a relative path over
+ * the protocol and a missing parent are refused.
+ */
 Test(bundle, an_ended_session_gets_what_is_left_and_bad_paths_are_refused)
 {
 	char		 out[PATH_MAX], id[32], req[PATH_MAX + 64];
@@ -595,6 +231,11 @@ bd_log_grown(void *arg)
 	return stat(bd_log_path, &st) == 0 && st.st_size >= *(off_t *)arg;
 }
 
+/*
+ * A daemon SIGKILLed while it copies a big log into a bundle leaves a
+ * temporary directory that the next daemon removes, says so, and keeps no
+ * record of.
+ */
 Test(bundle, a_daemon_killed_mid_bundle_leaves_no_half_bundle_after_restart)
 {
 	char		 out[PATH_MAX], part[PATH_MAX], req[PATH_MAX + 256];
@@ -649,21 +290,11 @@ Test(bundle, a_daemon_killed_mid_bundle_leaves_no_half_bundle_after_restart)
 	cr_assert_eq(n, 0, "records are left in %s", recdir);
 }
 
-/* Wait for the session's automatic bundle; its status member. */
-static json_t *
-bd_wait_auto(long id)
-{
-	json_t *st, *b;
-
-	cr_assert(h_cli_wait_status(id, "bundle", NULL, BD_BOUND), "session "
-	    "%ld: no automatic bundle within %d ms", id, BD_BOUND);
-	st = h_cli_status(id);
-	b = json_incref(h_jpath(st, "bundle"));
-	json_decref(st);
-	cr_assert_null(h_jpath(b, "error"), "%s", json_dumps(b, JSON_COMPACT));
-	return b;
-}
-
+/*
+ * At a deadline verdict the artifacts directory gets a bundle with a core
+ * gdb loads, written while the session still ran and told to a subscriber,
+ * and then the session is stopped.
+ */
 Test(bundle, artifacts_at_a_deadline_verdict_come_before_the_stop)
 {
 	char		 params[PATH_MAX * 3], art[PATH_MAX], want[PATH_MAX + 32];
@@ -700,6 +331,10 @@ Test(bundle, artifacts_at_a_deadline_verdict_come_before_the_stop)
 	json_decref(b);
 }
 
+/*
+ * At a fault the artifacts bundle's core loads at the faulting function,
+ * and the session runs on with its target left stopped.
+ */
 Test(bundle, artifacts_at_a_fault_leave_the_target_stopped)
 {
 	char		 params[PATH_MAX * 3], art[PATH_MAX], want[PATH_MAX + 32];
@@ -796,6 +431,10 @@ Test(bundle, the_manifest_keeps_the_general_registers_without_the_vector_ones)
 	json_decref(h_cli_stop(sid, NULL, NULL));
 }
 
+/*
+ * When a leased session's connection closes, its bundle (reason lease) is
+ * written while it still runs, and then it is stopped.
+ */
 Test(bundle, artifacts_when_a_leased_connection_closes_come_before_the_stop)
 {
 	char		 params[PATH_MAX * 3], art[PATH_MAX], want[PATH_MAX + 32];
@@ -829,6 +468,10 @@ Test(bundle, artifacts_when_a_leased_connection_closes_come_before_the_stop)
 	json_decref(b);
 }
 
+/*
+ * A deadline verdict that holds the session gets its bundle with a core,
+ * and the session stays running with its target halted.
+ */
 Test(bundle, a_held_session_gets_its_bundle_and_stays_held_and_halted)
 {
 	char		 params[PATH_MAX * 3], art[PATH_MAX], want[PATH_MAX + 32];
@@ -855,6 +498,11 @@ Test(bundle, a_held_session_gets_its_bundle_and_stays_held_and_halted)
 	json_decref(h_cli_stop(id, NULL, NULL));
 }
 
+/*
+ * A gdb busy with a shell command still gives a bundle within 20 s, with
+ * the console and MI logs, and the backtrace and registers listed as
+ * missing.
+ */
 Test(bundle, a_gdb_that_does_not_answer_gives_a_bundle_that_says_what_is_missing)
 {
 	char		 out[PATH_MAX], id[32];
@@ -889,6 +537,10 @@ Test(bundle, a_gdb_that_does_not_answer_gives_a_bundle_that_says_what_is_missing
 	json_decref(h_cli_stop(sid, "2000", NULL));
 }
 
+/*
+ * Under DBGCTLD_BUNDLE_MAX a console log of 300 KB is cut to its last
+ * 100000 bytes, and both the reply and the manifest list the cut.
+ */
 Test(bundle, the_size_bound_keeps_a_logs_last_bytes_and_lists_the_cut)
 {
 	char		 out[PATH_MAX], id[32], path[PATH_MAX + 32], *log;
@@ -925,6 +577,11 @@ Test(bundle, the_size_bound_keeps_a_logs_last_bytes_and_lists_the_cut)
 	json_decref(h_cli_stop(sid, NULL, NULL));
 }
 
+/*
+ * A daemon sent SIGTERM, as a CI runner cancels a job, bundles a session
+ * with artifacts while it still runs, exits 0 and leaves no process of it
+ * behind.
+ */
 Test(bundle, a_daemon_sent_sigterm_bundles_its_sessions_before_it_stops_them)
 {
 	struct h_tracked tracked[3] = { 0 };
@@ -958,414 +615,4 @@ Test(bundle, a_daemon_sent_sigterm_bundles_its_sessions_before_it_stops_them)
 	cr_assert(h_wait_for(h_pid_tracked_gone, tracked, BD_BOUND),
 	    "left after the daemon exited: %s", h_pid_tracked_left(tracked,
 	    left, sizeof(left)));
-}
-
-/* The replies to requests 1..n on c, by id, whatever their order; asserted. */
-static void
-bd_replies(struct h_conn *c, json_t **out, int n)
-{
-	double	 end = h_now() + BD_BOUND / 1000.0;
-	json_t	*j;
-	long	 id;
-	int	 got = 0;
-
-	memset(out, 0, sizeof *out * (size_t)n);
-	while (got < n && h_now() < end && (j = h_conn_recv(c, (int)((end -
-	    h_now()) * 1000) + 1)) != NULL) {
-		id = (long)h_jint(j, "id", 0);
-		if (id < 1 || id > n || out[id - 1] != NULL) {
-			json_decref(j);
-			continue;
-		}
-		out[id - 1] = j;
-		got++;
-	}
-	cr_assert_eq(got, n, "%d of %d replies within %d ms", got, n,
-	    BD_BOUND);
-}
-
-/* A reply's error kind, or "written". */
-static const char *
-bd_kind(json_t *reply)
-{
-	return h_jkind(reply)[0] != '\0' ? h_jkind(reply) : "written";
-}
-
-/* Send one line holding the requests of reqs (each a whole JSON-RPC line). */
-static void
-bd_send(struct h_conn *c, const char *lines)
-{
-	cr_assert_eq(h_conn_send(c, lines, strlen(lines), BD_BOUND), 0);
-}
-
-/* The names in dir, but . and .., joined with spaces into buf; how many. */
-static int
-bd_ls(const char *dir, char *buf, size_t len)
-{
-	struct dirent	*e;
-	DIR		*d;
-	size_t		 used;
-	int		 n = 0;
-
-	buf[0] = '\0';
-	if ((d = opendir(dir)) == NULL)
-		return -1;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		used = strlen(buf);
-		snprintf(buf + used, len - used, "%s ", e->d_name);
-		n++;
-	}
-	closedir(d);
-	return n;
-}
-
-/*
- * An attacker in a child: as uid (or root, uid 0), it watches dir for
- * the daemon's temporary bundle directory and, at once, renames it to
- * "moved" and puts there a link to victim. It exits 0 once it did, 1 if
- * it never could within the bound.
- */
-static pid_t
-bd_attacker(const char *dir, uid_t uid, const char *victim)
-{
-	struct dirent	*e;
-	DIR		*d;
-	double		 end = h_now() + BD_BOUND / 1000.0;
-	pid_t		 pid;
-	int		 dfd, fd;
-
-	cr_assert_neq(dfd = open(dir, O_RDONLY | O_DIRECTORY), -1);
-	cr_assert_neq(pid = fork(), -1);
-	if (pid > 0) {
-		close(dfd);
-		return pid;
-	}
-	if (uid != 0 && (setgid(uid) != 0 || setuid(uid) != 0))
-		_exit(2);
-	while (h_now() < end) {
-		if ((fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY)) == -1 ||
-		    (d = fdopendir(fd)) == NULL)
-			_exit(2);
-		while ((e = readdir(d)) != NULL)
-			if (strstr(e->d_name, ".partial-") != NULL &&
-			    renameat(dfd, e->d_name, dfd, "moved") == 0 &&
-			    symlinkat(victim, dfd, e->d_name) == 0)
-				_exit(0);
-		closedir(d);
-		usleep(200);
-	}
-	_exit(1);
-}
-
-/* Stop the attacker if it still watches; its exit status. */
-static int
-bd_attacker_end(pid_t pid)
-{
-	int st = 0;
-
-	(void)kill(pid, SIGKILL);
-	cr_assert(h_run_waitpid(pid, BD_BOUND, &st), "the attacker %d did not "
-	    "end", (int)pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* A bundle request for session id at path, as a line with id n. */
-static void
-bd_req(char *buf, size_t len, int n, long id, const char *path, bool tar)
-{
-	snprintf(buf, len, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
-	    "\"bundle\",\"params\":{\"session\":%ld,\"path\":\"%s\"%s}}\n", n,
-	    id, path, tar ? ",\"tar\":true" : "");
-}
-
-/* A gdb session whose program runs: a bundle of it halts it and runs gcore. */
-static long
-bd_gdb_loop(void)
-{
-	long sid = h_cli_launch(H_ARGS("-x", "run", "--",
-	    h_ctx_fixture("FIX_LOOP")));
-
-	cr_assert(h_cli_wait_status(sid, "target.state", "running",
-	    H_WAIT_BOUND), "the loop never ran");
-	return sid;
-}
-
-/*
- * Bundle session sid at dir/b while an attacker as uid swaps the
- * temporary directory for a link to a victim directory; asserted: nothing
- * is written through the link. The reply; *swapped: whether it swapped.
- */
-static json_t *
-bd_attacked(long sid, const char *dir, uid_t uid, bool *swapped)
-{
-	char		 victim[PATH_MAX], out[PATH_MAX + 8];
-	char		 req[PATH_MAX * 2], left[1024], moved[PATH_MAX + 8];
-	struct h_conn	 c;
-	struct stat	 st;
-	json_t		*r;
-	pid_t		 attacker;
-
-	bd_path(victim, sizeof victim, "victim");
-	cr_assert_eq(mkdir(victim, 0700), 0);
-	snprintf(out, sizeof out, "%s/b", dir);
-	attacker = bd_attacker(dir, uid, victim);
-	cr_assert_eq(h_conn_open(&c, H->sock), 0);
-	bd_req(req, sizeof req, 1, sid, out, false);
-	bd_send(&c, req);
-	bd_replies(&c, &r, 1);
-	h_conn_close(&c);
-	/*
-	 * Renamed is swapped: the daemon may refuse on seeing the rename, and
-	 * the attacker be stopped, before its link is made or it exits.
-	 */
-	snprintf(moved, sizeof moved, "%s/moved", dir);
-	*swapped = bd_attacker_end(attacker) == 0 || lstat(moved, &st) == 0;
-	cr_assert_eq(bd_ls(victim, left, sizeof left), 0, "the bundle was "
-	    "written through the link into %s: %s", victim, left);
-	return r;
-}
-
-Test(bundle, a_parent_another_user_owns_or_may_write_is_refused_and_steers_nothing)
-{
-	char		 evil[PATH_MAX], out[PATH_MAX + 8], req[PATH_MAX * 2];
-	struct h_conn	 c;
-	json_t		*r;
-	long		 sid;
-	bool		 swapped;
-
-	h_daemon_fg();
-	sid = bd_gdb_loop();
-	/* nobody owns the parent, and does what its owner may. */
-	bd_path(evil, sizeof evil, "evil");
-	cr_assert_eq(mkdir(evil, 0755), 0);
-	cr_assert_eq(chown(evil, 65534, 65534), 0, "%s", strerror(errno));
-	r = bd_attacked(sid, evil, 65534, &swapped);
-	cr_assert_str_eq(bd_kind(r), "invalid_params",
-	    "%s", json_dumps(r, JSON_COMPACT));
-	cr_assert(strstr(h_jstr(r, "error.message"), "owned by uid 65534"),
-	    "the refusal does not say why: %s", h_jstr(r, "error.message"));
-	json_decref(r);
-	snprintf(out, sizeof out, "%s/b", evil);
-	cr_assert_eq(h_conn_open(&c, H->sock), 0);
-	/* Writable by its group, not sticky: refused; sticky and world-writable: used. */
-	cr_assert_eq(chown(evil, 0, 0), 0);
-	cr_assert_eq(chmod(evil, 0775), 0);
-	snprintf(req, sizeof req, "{\"session\":%ld,\"path\":\"%s\"}", sid,
-	    out);
-	r = h_conn_call(&c, "bundle", req, BD_BOUND);
-	cr_assert_str_eq(bd_kind(r), "invalid_params",
-	    "%s", json_dumps(r, JSON_COMPACT));
-	cr_assert(strstr(h_jstr(r, "error.message"), "not sticky"), "%s",
-	    h_jstr(r, "error.message"));
-	json_decref(r);
-	cr_assert_eq(chmod(evil, 01777), 0);
-	r = h_conn_call(&c, "bundle", req, BD_BOUND);
-	cr_assert_str_eq(bd_kind(r), "written", "%s", json_dumps(r,
-	    JSON_COMPACT));
-	json_decref(r);
-	json_decref(bd_check(out));
-	h_conn_close(&c);
-	json_decref(h_cli_stop(sid, NULL, NULL));
-}
-
-Test(bundle, a_temporary_directory_swapped_for_a_link_gets_nothing_written_through_it)
-{
-	char		 dir[PATH_MAX], out[PATH_MAX + 8], moved[PATH_MAX + 8];
-	char		 left[1024];
-	struct stat	 st;
-	json_t		*r;
-	long		 sid;
-	bool		 swapped;
-
-	h_daemon_fg();
-	sid = bd_gdb_loop();
-	/* A /tmp-like parent, and one who may rename in it all the same. */
-	bd_path(dir, sizeof dir, "shared");
-	cr_assert_eq(mkdir(dir, 0700), 0);
-	cr_assert_eq(chmod(dir, 01777), 0);
-	snprintf(out, sizeof out, "%s/b", dir);
-	snprintf(moved, sizeof moved, "%s/moved", dir);
-	r = bd_attacked(sid, dir, 0, &swapped);
-	if (!swapped) {
-		/* Too late to swap: the bundle is there, whole. */
-		cr_assert_str_eq(bd_kind(r), "written", "%s", json_dumps(r,
-		    JSON_COMPACT));
-		json_decref(bd_check(out));
-	} else {
-		cr_assert_str_eq(bd_kind(r), "io_error", "%s", json_dumps(r,
-		    JSON_COMPACT));
-		cr_assert(strstr(h_jstr(r, "error.message"), "moved or "
-		    "replaced"), "%s", h_jstr(r, "error.message"));
-		cr_assert_neq(lstat(out, &st), 0, "%s is there", out);
-		cr_assert_eq(bd_ls(moved, left, sizeof left), 0, "the failed "
-		    "bundle left files in the directory moved away: %s", left);
-	}
-	json_decref(r);
-	json_decref(h_cli_stop(sid, NULL, NULL));
-}
-
-Test(bundle, of_two_bundles_to_one_path_one_lands_and_the_other_gets_exists)
-{
-	char		 out[PATH_MAX], reqs[PATH_MAX * 4], *p, tar[PATH_MAX];
-	json_t		*r[2];
-	struct h_conn	 c;
-	struct h_res	 res;
-	long		 a, b;
-	int		 round, won;
-
-	h_daemon_fg();
-	a = h_cli_launch_sh(NULL, "echo first; exec sleep 1000");
-	b = h_cli_launch_sh(NULL, "echo second; exec sleep 1000");
-	cr_assert_eq(h_conn_open(&c, H->sock), 0);
-	/* Both asked at once: both find the path free, only one may take it. */
-	for (round = 0; round < 2; round++) {
-		bd_path(out, sizeof out, round == 0 ? "one.tar.gz" : "one");
-		bd_req(reqs, sizeof reqs, 1, a, out, round == 0);
-		p = reqs + strlen(reqs);
-		bd_req(p, sizeof reqs - (size_t)(p - reqs), 2, b, out,
-		    round == 0);
-		bd_send(&c, reqs);
-		bd_replies(&c, r, 2);
-		won = strcmp(bd_kind(r[0]), "written") == 0 ? 0 : 1;
-		cr_assert_str_eq(bd_kind(r[won]), "written", "neither landed: "
-		    "%s %s", json_dumps(r[0], JSON_COMPACT), json_dumps(r[1],
-		    JSON_COMPACT));
-		cr_assert_str_eq(bd_kind(r[1 - won]), "exists", "both were "
-		    "answered: %s", json_dumps(r[1 - won], JSON_COMPACT));
-		cr_assert_eq(h_jint(r[1 - won], "error.code", 0), 14);
-		json_decref(r[0]);
-		json_decref(r[1]);
-		/* Renamed over nothing: the winner's is there. */
-		if (round == 0) {
-			cr_assert_not_null(h_which("tar", tar, sizeof tar));
-			h_run(&res, BD_BOUND, H_ARGS("/bin/sh", "-c", "\"$0\" "
-			    "-xzOf \"$1\" one/manifest.json", tar, out));
-			cr_assert(strstr(res.out, won == 0 ? "first" :
-			    "second") != NULL, "the archive is not the "
-			    "winner's: %s %s", res.out, res.err);
-			h_run_free(&res);
-		} else
-			json_decref(bd_check(out));
-	}
-	h_conn_close(&c);
-	json_decref(h_cli_stop(a, NULL, NULL));
-	json_decref(h_cli_stop(b, NULL, NULL));
-}
-
-Test(bundle, a_stop_right_after_a_bundle_leaves_only_what_its_manifest_names)
-{
-	char		 out[PATH_MAX], reqs[PATH_MAX * 2], name[32], *p;
-	json_t		*r[2], *m;
-	struct h_conn	 c;
-	long		 sid;
-	int		 round;
-
-	h_daemon_fg();
-	for (round = 0; round < 4; round++) {
-		sid = bd_gdb_loop();
-		snprintf(name, sizeof name, "stopped-%d", round);
-		bd_path(out, sizeof out, name);
-		cr_assert_eq(h_conn_open(&c, H->sock), 0);
-		bd_req(reqs, sizeof reqs, 1, sid, out, false);
-		p = reqs + strlen(reqs);
-		snprintf(p, sizeof reqs - (size_t)(p - reqs), "{\"jsonrpc\":"
-		    "\"2.0\",\"id\":2,\"method\":\"stop\",\"params\":"
-		    "{\"session\":%ld}}\n", sid);
-		bd_send(&c, reqs);
-		bd_replies(&c, r, 2);
-		h_conn_close(&c);
-		cr_assert_str_eq(bd_kind(r[0]), "written", "%s",
-		    json_dumps(r[0], JSON_COMPACT));
-		/* Every file named, nothing else: no core the manifest lacks. */
-		m = bd_check(out);
-		if (json_is_null(json_object_get(m, "core")))
-			cr_assert(bd_missing(m, "core"), "no core and no why: "
-			    "%s", json_dumps(json_object_get(m, "missing"),
-			    JSON_COMPACT));
-		json_decref(m);
-		json_decref(r[0]);
-		json_decref(r[1]);
-	}
-}
-
-/* Fill the filesystem at dir: a file written until no byte fits, then files until no inode is left. */
-static void
-bd_fill(const char *dir)
-{
-	char	 path[PATH_MAX + 16], buf[4096];
-	int	 fd, i;
-
-	snprintf(path, sizeof path, "%s/filler", dir);
-	cr_assert_neq(fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600), -1);
-	memset(buf, 'f', sizeof buf);
-	while (write(fd, buf, sizeof buf) > 0)
-		;
-	close(fd);
-	for (i = 0; i < 1000; i++) {
-		snprintf(path, sizeof path, "%s/inode-%d", dir, i);
-		if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600)) == -1)
-			break;
-		close(fd);
-	}
-}
-
-/* Mount a small tmpfs at dir, or skip (fail under DBGCTL_CI=1). */
-static void
-bd_tmpfs(const char *dir, const char *opts)
-{
-	const char *ci = getenv("DBGCTL_CI");
-
-	cr_assert_eq(mkdir(dir, 0700), 0);
-	if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) == 0)
-		return;
-	if (ci != NULL && strcmp(ci, "1") == 0)
-		cr_assert_fail("DBGCTL_CI=1: cannot mount a tmpfs at %s: %s",
-		    dir, strerror(errno));
-	cr_skip_test("cannot mount a tmpfs (a full disk is made so): %s",
-	    strerror(errno));
-}
-
-Test(bundle, a_full_disk_fails_the_bundle_as_an_io_error_with_its_errno)
-{
-	/* Out of bytes (a directory fits, files do not), then out of inodes. */
-	static const char *const opts[] = { "size=64k,mode=0700",
-	    "size=4m,nr_inodes=8,mode=0700" };
-	char		 full[PATH_MAX], out[PATH_MAX + 8], req[PATH_MAX * 2];
-	char		 left[4096], name[16];
-	struct h_conn	 c;
-	json_t		*r;
-	long		 sid;
-	size_t		 i;
-
-	h_daemon_fg();
-	sid = h_cli_launch_sh(NULL, "echo some-output; exec sleep 1000");
-	h_cli_wait_log(h_idstr(sid, name, sizeof name), "some-output",
-	    H_WAIT_BOUND);
-	cr_assert_eq(h_conn_open(&c, H->sock), 0);
-	for (i = 0; i < sizeof opts / sizeof opts[0]; i++) {
-		snprintf(name, sizeof name, "full%zu", i);
-		bd_path(full, sizeof full, name);
-		bd_tmpfs(full, opts[i]);
-		bd_fill(full);
-		snprintf(out, sizeof out, "%s/b", full);
-		snprintf(req, sizeof req, "{\"session\":%ld,\"path\":\"%s\"}",
-		    sid, out);
-		r = h_conn_call(&c, "bundle", req, BD_BOUND);
-		bd_ls(full, left, sizeof left);
-		/* Unmounted before any assertion can end the test. */
-		(void)umount2(full, MNT_DETACH);
-		cr_assert_str_eq(bd_kind(r),
-		    "io_error", "%s: %s", opts[i], json_dumps(r,
-		    JSON_COMPACT));
-		cr_assert_eq(h_jint(r, "error.data.errno", -1), ENOSPC, "%s",
-		    json_dumps(r, JSON_COMPACT));
-		cr_assert(strstr(left, "partial") == NULL, "the failed bundle "
-		    "left %s", left);
-		json_decref(r);
-	}
-	h_conn_close(&c);
-	cr_assert(h_daemon_ping(), "the daemon stopped serving");
-	json_decref(h_cli_stop(sid, NULL, NULL));
 }

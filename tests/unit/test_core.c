@@ -3,7 +3,7 @@
  * a board core holds, planned from ELF files written here (RAM's whole
  * span where it fits the bound; else the sections, the stack from sp and
  * what was cut), programs it refuses and why, and the core file's layout.
- * That gdb loads the cores is the integration suite's (integ-bundle).
+ * That gdb loads the cores is the integration suite's (integ-bundle_core).
  */
 #include <criterion/criterion.h>
 #include <elf.h>
