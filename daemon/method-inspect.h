@@ -1,7 +1,8 @@
 /*
  * The inspect files' own (method-inspect.c, method-inspect-regs.c,
- * method-inspect-live.c): the verbs' shared bound, the registers verb's
- * entry in the inspect table, memory's live way.
+ * method-inspect-live.c, method-break.c): the verbs' shared bound and
+ * answer, the registers and break verbs' entries in the inspect table,
+ * memory's live way.
  */
 #ifndef DBGCTL_METHOD_INSPECT_H
 #define DBGCTL_METHOD_INSPECT_H
@@ -16,6 +17,7 @@ struct request;
 
 /* method-inspect.c */
 enum method_return	 method_inspect_run(struct request *, struct gdb_job *);
+json_t			*method_inspect_last(struct gdb_job *);
 
 /* method-inspect-live.c */
 enum method_return	 method_inspect_live(struct request *, struct gdb_data *,
@@ -23,5 +25,8 @@ enum method_return	 method_inspect_live(struct request *, struct gdb_data *,
 
 /* method-inspect-regs.c */
 extern const struct method	 method_inspect_regs;
+
+/* method-break.c */
+extern const struct method	 method_break;
 
 #endif
