@@ -1,12 +1,14 @@
 /*
  * dbgctl replay's own checks of a bundle, made before any daemon is
- * asked.
+ * asked, and how break prints a watchpoint.
  *
  * What a user checks: a bundle is untrusted, so a replay.json that names
  * QEMU arguments is refused, the error naming them and the launch that
  * passes them for one who trusts them, and a CPU that is not a plain name
  * is refused; a BUNDLE that is a file (a --tar bundle) is refused as not
- * a bundle directory; none of these starts a daemon.
+ * a bundle directory; none of these starts a daemon. break --list prints
+ * a watchpoint as break --watch does ("watchpoint N on EXPR"), here on a
+ * native gdb session, which is cheaper than a board.
  */
 #include "harness.h"
 
@@ -21,6 +23,9 @@
 
 TestSuite(replay_cli, .init = h_ctx_setup, .fini = h_ctx_teardown,
     .timeout = 300);
+
+/* How long a halt may take, in ms, as text for --timeout. */
+#define RC_BOUND "20000"
 
 /* A bundle directory whose replay.json is meta, with a firmware file; its path in dir. */
 static void
@@ -91,4 +96,58 @@ Test(replay_cli, a_bundle_that_is_a_file_is_refused_as_not_a_directory)
 	cr_assert_not_null(f = fopen(path, "w"), "%s", path);
 	fclose(f);
 	rc_refused(path, "BUNDLE must be a bundle directory");
+}
+
+/* The one line dbgctl ARGS... printed, asserted to exit 0; malloc'd. */
+static char *
+rc_line(const char *const args[])
+{
+	struct h_res	 r;
+	char		*line;
+
+	h_cli_exit(&r, 0, args);
+	cr_assert(r.out_len > 0 && r.out[r.out_len - 1] == '\n',
+	    "dbgctl %s: \"%s\"", args[0], h_shown(r.out, r.out_len, 600));
+	r.out[r.out_len - 1] = '\0';
+	line = strdup(r.out);
+	h_run_free(&r);
+	return line;
+}
+
+/* Whether a line of text begins with start. */
+static bool
+rc_has_line(const char *text, const char *start)
+{
+	const char	*p;
+
+	for (p = text; p != NULL; p = strchr(p, '\n'))
+		if (strncmp(*p == '\n' ? ++p : p, start, strlen(start)) == 0)
+			return true;
+	return false;
+}
+
+/* break --watch prints "watchpoint N on ticks", and break --list the same. */
+Test(replay_cli, break_list_prints_a_watchpoint_as_break_watch_does)
+{
+	char	 ids[32], want[64], *made, *list;
+	long	 id;
+
+	h_daemon_fg();
+	id = h_cli_launch(H_ARGS("--kind", "gdb", "-x", "run", "--",
+	    h_ctx_fixture("FIX_LOOP")));
+	h_idstr(id, ids, sizeof ids);
+	cr_assert(h_cli_wait_status(id, "target.state", "running",
+	    H_WAIT_BOUND), "session %s: its target never ran", ids);
+	free(rc_line(H_ARGS("halt", "--timeout", RC_BOUND, ids)));
+	made = rc_line(H_ARGS("break", "--watch", ids, "ticks"));
+	cr_assert(strncmp(made, "watchpoint ", 11) == 0 && strstr(made,
+	    " on ticks") != NULL, "break --watch: \"%s\"", made);
+	snprintf(want, sizeof want, "%.*s", (int)(strstr(made, " on ticks") -
+	    made) + 9, made);
+	list = rc_line(H_ARGS("break", "--list", ids));
+	cr_assert(rc_has_line(list, want), "break --list: \"%s\", expected "
+	    "a line beginning \"%s\" as break --watch said", list, want);
+	free(made);
+	free(list);
+	json_decref(h_cli_stop(id, NULL, NULL));
 }
