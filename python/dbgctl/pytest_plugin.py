@@ -847,9 +847,10 @@ def _launching(config, params):
     """The watch_launches hook: every session launched by a client of
     this process gets the run's ``--dbgctl-artifacts``, unless its launch
     names its own (``artifacts=None``: none), and with ``--dbgctl-record``
-    every qemu one records, unless it says ``record=False``."""
+    every qemu one on a machine that can record records, unless it says
+    ``record=False``; another launches as it would without the option."""
     if config.getoption("dbgctl_record", False) and \
-            params.get("kind") == "qemu" and "replay" not in params:
+            plugin_failure.records(params) and "replay" not in params:
         params.setdefault("record", True)
     if "artifacts" in params:
         return
