@@ -101,10 +101,14 @@ When a test fails (see :mod:`dbgctl.plugin_failure`)
     into the test's ``user_properties``, which the JUnit XML holds:
     ``dbgctl_verdict_N``, ``dbgctl_bundle_N``, ``dbgctl_held_N``.
     ``--dbgctl-record`` records every qemu board a Client of the process
-    launches (QEMU's record/replay; a machine that cannot record is
-    refused, naming it): a failing test's section then says how to
-    replay its bundle (``dbgctl replay PATH``) and ``dbgctl_recording_N``
-    holds the recording's path.
+    launches on a machine that can record (QEMU's record/replay;
+    plugin_failure.RECORD_MACHINES; a board of another machine launches
+    unrecorded): a failing test's section then says how to replay its
+    bundle (``dbgctl replay PATH``) and ``dbgctl_recording_N`` holds the
+    recording's path.  Any bundle of a recording board, the daemon's
+    automatic one at a first fault or verdict too, ends its QEMU: a test
+    that faults its board on purpose and then inspects or resets it fails
+    under the option.
 """
 
 import base64
