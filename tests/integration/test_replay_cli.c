@@ -6,9 +6,10 @@
  * QEMU arguments is refused, the error naming them and the launch that
  * passes them for one who trusts them, and a CPU that is not a plain name
  * is refused; a BUNDLE that is a file (a --tar bundle) is refused as not
- * a bundle directory; none of these starts a daemon. break --list prints
- * a watchpoint as break --watch does ("watchpoint N on EXPR"), here on a
- * native gdb session, which is cheaper than a board.
+ * a bundle directory; launch --replay resolves its bundle before asking
+ * the daemon, refusing a missing one; none of these starts a daemon.
+ * break --list prints a watchpoint as break --watch does ("watchpoint N
+ * on EXPR"), here on a native gdb session, which is cheaper than a board.
  */
 #include "harness.h"
 
@@ -96,6 +97,20 @@ Test(replay_cli, a_bundle_that_is_a_file_is_refused_as_not_a_directory)
 	cr_assert_not_null(f = fopen(path, "w"), "%s", path);
 	fclose(f);
 	rc_refused(path, "BUNDLE must be a bundle directory");
+}
+
+/* launch --replay resolves its bundle here (realpath): a missing one is refused, named, before any daemon. */
+Test(replay_cli, launch_replay_of_a_missing_bundle_is_refused_here)
+{
+	struct h_res	r;
+
+	cr_assert_eq(h_cli(&r, H_ARGS("launch", "--kind", "qemu", "--machine",
+	    "mps2-an385", "--replay", "no-such-bundle", "fw.elf")), 1,
+	    "exit %d, stderr \"%s\"", r.code, r.err);
+	cr_assert(strstr(r.err, "--replay no-such-bundle: No such file") !=
+	    NULL, "stderr \"%s\"", r.err);
+	h_run_free(&r);
+	h_cli_expect_no_daemon("launch --replay");
 }
 
 /* The one line dbgctl ARGS... printed, asserted to exit 0; malloc'd. */
