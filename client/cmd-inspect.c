@@ -34,6 +34,40 @@ cmd_inspect_bkpt_str(json_t *bkpt, const char *key, const char *dflt)
 	return s != NULL ? s : dflt;
 }
 
+/* Whether a record's type is a watchpoint's: gdb lists "hw watchpoint", "read watchpoint", "acc watchpoint". */
+static bool
+cmd_inspect_is_watchpoint(const char *type)
+{
+	size_t	len = strlen(type);
+
+	return len >= 10 && strcmp(type + len - 10, "watchpoint") == 0;
+}
+
+/*
+ * Print a watchpoint record in one line, as break --watch and --list
+ * both say it: "watchpoint 5 on board_hook", then its condition and
+ * hits. gdb's list names the expression "what", its insert "exp".
+ */
+static void
+cmd_inspect_print_wpt(json_t *wpt)
+{
+	const char	*exp, *cond, *times;
+
+	exp = cmd_inspect_bkpt_str(wpt, "exp", cmd_inspect_bkpt_str(wpt,
+	    "what", cmd_inspect_bkpt_str(wpt, "original-location", "?")));
+	cond = cmd_inspect_bkpt_str(wpt, "cond", NULL);
+	times = cmd_inspect_bkpt_str(wpt, "times", NULL);
+	printf("watchpoint %s on %s", cmd_inspect_bkpt_str(wpt, "number",
+	    "?"), exp);
+	if (cond != NULL)
+		printf(", if %s", cond);
+	if (strcmp(cmd_inspect_bkpt_str(wpt, "enabled", "y"), "n") == 0)
+		printf(", disabled");
+	if (times != NULL)
+		printf(", hits %s", times);
+	printf("\n");
+}
+
 /*
  * Print a breakpoint record in one line: "breakpoint 2 at tally_write
  * (tally.c:17), 0x401196, hits 0", with its condition and "internal".
@@ -44,6 +78,10 @@ cmd_inspect_print_bkpt(json_t *bkpt)
 	const char	*func, *file, *line, *addr, *cond, *times, *type;
 
 	type = cmd_inspect_bkpt_str(bkpt, "type", "breakpoint");
+	if (cmd_inspect_is_watchpoint(type)) {
+		cmd_inspect_print_wpt(bkpt);
+		return;
+	}
 	func = cmd_inspect_bkpt_str(bkpt, "func", NULL);
 	file = cmd_inspect_bkpt_str(bkpt, "file", NULL);
 	line = cmd_inspect_bkpt_str(bkpt, "line", "?");

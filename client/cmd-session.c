@@ -92,6 +92,24 @@ cmd_launch_cwd(json_t *params, const char *dir)
 }
 
 /*
+ * Set "replay" to the bundle made absolute: the daemon wants it so, as
+ * QEMU opens it from the launch's directory; -1 after saying why.
+ */
+static int
+cmd_launch_replay(json_t *params, const char *bundle)
+{
+	char	dir[PATH_MAX];
+
+	if (bundle == NULL)
+		return 0;
+	if (realpath(bundle, dir) == NULL) {
+		client_warn("--replay %s: %s", bundle, strerror(errno));
+		return -1;
+	}
+	return json_object_set_new(params, "replay", json_string(dir));
+}
+
+/*
  * The firmware's own status, where its target exited by semihosting
  * (the session's exit is gdb's, which quit after it); -1 otherwise.
  */
@@ -383,6 +401,8 @@ cmd_launch_options(struct cmd *self, json_t *params, int *wait, int *key)
 		json_object_set_new(params, "artifacts", json_string(dir));
 		free(dir);
 	}
+	if (cmd_launch_replay(params, args_get(a, "replay")) != 0)
+		return EXIT_FAILED;
 	return 0;
 }
 
@@ -488,7 +508,7 @@ static const struct cmd_option cmd_launch_options_help[] = {
 	{ "record-seconds", "S",
 	    "qemu: the recording's bound in seconds, the same way (default: 3600)" },
 	{ "replay", "BUNDLE",
-	    "qemu: replay the recording of BUNDLE, halted, under gdb (what dbgctl replay launches)" },
+	    "qemu: replay the recording of BUNDLE (a bundle directory) under gdb, running to its first fault break or its end (what dbgctl replay launches)" },
 	{ "reset-command", "CMD",
 	    "a debugger command of the target's reset, repeatable, in order (default: the kind's)" },
 	{ "load-command", "CMD",

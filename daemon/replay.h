@@ -6,17 +6,14 @@
 
 #include <jansson.h>
 
+#include "replay-files.h"
+
 struct argv;
 struct bundle_files;
 struct launch;
 struct rpc_error;
 struct session;
 
-/* A recording's files, in a bundle (and what "replay" reads there). */
-#define REPLAY_LOG	"replay.bin"
-#define REPLAY_IMAGE	"replay.qcow2"
-#define REPLAY_FIRMWARE	"firmware.elf"
-#define REPLAY_META	"replay.json"
 /* A recording's default bounds: its log's bytes, the run's seconds. */
 #define REPLAY_MAX_BYTES (16ULL * 1024 * 1024)
 #define REPLAY_MAX_SECONDS 3600

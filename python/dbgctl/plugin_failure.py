@@ -17,23 +17,39 @@ automatic one (one a session, at its first verdict or fault), waited for
 when the test failed while the daemon was still writing it.  A run
 interrupted by SIGINT writes the bundles of the running test's sessions,
 named after it, before it ends.  With ``--dbgctl-record`` every qemu
-session launched in the process records its board (``record``, see
-dbgctl(1)), bundles are written (under ``--dbgctl-artifacts``, or the
-run's temporary directory), and a bundle with a recording adds to the
-report how to replay it (``dbgctl replay PATH``) and to the properties
-the recording's path (``dbgctl_recording_N``); such a session is not
-held (its board was ended for the recording, which the replay stands
-for), so the board is free for the next job.
+session launched in the process on a machine that can record
+(RECORD_MACHINES) records its board (``record``, see dbgctl(1)), bundles
+are written (under ``--dbgctl-artifacts``, or a temporary directory of
+the run's), and a bundle whose manifest lists the whole recording adds
+to the report how to replay it (``dbgctl replay PATH``) and to the
+properties the recording's path (``dbgctl_recording_N``); such a session
+is not held (its board was ended for the recording, which the replay
+stands for), so the board is free for the next job.  Any bundle of a
+recording session ends its board's QEMU, the daemon's automatic one at
+a first fault or a verdict too: a test that faults its board on purpose
+and then looks at it or resets it fails under ``--dbgctl-record``.
 """
 
+import json
 import os
 import re
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 
 from .errors import Error
+
+#: The machines the daemon records on (its replay.c checks the same
+#: list; QEMU 7.2's replay aborts on lm3s6965evb): a qemu launch on
+#: another under ``--dbgctl-record`` is simply not recorded, since the
+#: daemon would refuse it.
+RECORD_MACHINES = ("mps2-an385",)
+
+#: A bundle's files that make its recording: whole, or it does not replay.
+RECORDING_FILES = ("replay.bin", "replay.qcow2", "replay.json",
+                   "firmware.elf")
 
 #: Seconds a bundle may take before the plugin gives up waiting.
 BUNDLE_TIMEOUT = 120.0
@@ -58,26 +74,53 @@ def add_options(group):
                          "pytest is killed")
     group.addoption("--dbgctl-record", action="store_true", default=False,
                     dest="dbgctl_record",
-                    help="record every qemu board (QEMU's record/replay, "
-                         "on machines that can), so that a failing "
-                         "test's bundle can be replayed with dbgctl "
-                         "replay; bundles go under --dbgctl-artifacts, or "
-                         "the run's temporary directory")
+                    help="record every qemu board on a machine that "
+                         "can (%s; QEMU's record/replay), so that a "
+                         "failing test's bundle can be replayed with "
+                         "dbgctl replay; bundles go under "
+                         "--dbgctl-artifacts, or a temporary directory. "
+                         "Any bundle of a recording board, the automatic "
+                         "one at its first fault or verdict too, ends its "
+                         "QEMU: a test that faults its board on purpose "
+                         "and then inspects or resets it fails under "
+                         "this option" % ", ".join(RECORD_MACHINES))
 
 
 def artifacts_dir(config):
     """The absolute artifacts directory, made 0700, or None; with
-    ``--dbgctl-record`` and none given, one in the run's temporary
-    directory, since the recordings live in bundles."""
+    ``--dbgctl-record`` and none given, a temporary one (see _record_dir),
+    since the recordings live in bundles."""
     d = config.getoption("dbgctl_artifacts", None)
     if not d and config.getoption("dbgctl_record", False):
-        d = os.path.join(str(config._tmp_path_factory.getbasetemp()),
-                         "dbgctl-artifacts")
+        d = _record_dir(config)
     if not d:
         return None
     d = os.path.abspath(d)
     os.makedirs(d, mode=0o700, exist_ok=True)
     return d
+
+
+def _record_dir(config):
+    """The run's directory of bundles under ``--dbgctl-record`` without
+    ``--dbgctl-artifacts``: under ``--basetemp`` if given, else a new
+    temporary directory, the same for the whole run (pytest's own
+    temporary directory is not public before a test asks for it)."""
+    d = getattr(config, "_dbgctl_record_dir", None)
+    if d is not None:
+        return d
+    base = config.getoption("basetemp", None)
+    if base:
+        d = os.path.join(os.path.abspath(str(base)), "dbgctl-artifacts")
+    else:
+        d = tempfile.mkdtemp(prefix="dbgctl-artifacts-")
+    config._dbgctl_record_dir = d
+    return d
+
+
+def records(params):
+    """Whether a qemu launch's params name a machine that can record."""
+    return params.get("kind") == "qemu" and \
+        params.get("machine") in RECORD_MACHINES
 
 
 def _name(nodeid):
@@ -103,11 +146,38 @@ def _bundle(config, client, sid, nodeid):
         config, nodeid, sid)}, timeout=BUNDLE_TIMEOUT)["path"]
 
 
+def _recording_whole(path):
+    """Whether the manifest of the bundle directory at path lists every
+    file of a recording, none of them cut, failed or missing: a recording
+    the daemon could not complete is left out, and one cut by the size
+    bound does not replay."""
+    try:
+        with open(os.path.join(path, "manifest.json")) as f:
+            manifest = json.load(f)
+    except (OSError, ValueError):
+        return False
+    if not isinstance(manifest, dict):
+        return False
+    kept = {e.get("name"): e.get("bytes") for e in
+            manifest.get("files") or [] if isinstance(e, dict)}
+    if any(not kept.get(name) for name in RECORDING_FILES):
+        return False
+    for key, field in (("cut", "name"), ("failed", "name"),
+                       ("missing", "what")):
+        for e in manifest.get(key) or []:
+            if isinstance(e, dict) and (
+                    e.get(field) in RECORDING_FILES or
+                    str(e.get(field, "")).startswith(("replay",
+                                                       "recording"))):
+                return False
+    return True
+
+
 def recorded(item, sid, path):
-    """The report's line for a bundle at path that holds a recording
-    (how to replay it), its property ``dbgctl_recording_N``; "" for one
-    without."""
-    if not os.path.exists(os.path.join(path, "replay.json")):
+    """The report's line for a bundle at path whose manifest lists a whole
+    recording (how to replay it), its property ``dbgctl_recording_N``;
+    "" for one without."""
+    if not _recording_whole(path):
         return ""
     item.user_properties.append(("dbgctl_recording_%s" % sid,
                                  os.path.join(path, "replay.bin")))

@@ -101,10 +101,14 @@ When a test fails (see :mod:`dbgctl.plugin_failure`)
     into the test's ``user_properties``, which the JUnit XML holds:
     ``dbgctl_verdict_N``, ``dbgctl_bundle_N``, ``dbgctl_held_N``.
     ``--dbgctl-record`` records every qemu board a Client of the process
-    launches (QEMU's record/replay; a machine that cannot record is
-    refused, naming it): a failing test's section then says how to
-    replay its bundle (``dbgctl replay PATH``) and ``dbgctl_recording_N``
-    holds the recording's path.
+    launches on a machine that can record (QEMU's record/replay;
+    plugin_failure.RECORD_MACHINES; a board of another machine launches
+    unrecorded): a failing test's section then says how to replay its
+    bundle (``dbgctl replay PATH``) and ``dbgctl_recording_N`` holds the
+    recording's path.  Any bundle of a recording board, the daemon's
+    automatic one at a first fault or verdict too, ends its QEMU: a test
+    that faults its board on purpose and then inspects or resets it fails
+    under the option.
 """
 
 import base64
@@ -847,9 +851,10 @@ def _launching(config, params):
     """The watch_launches hook: every session launched by a client of
     this process gets the run's ``--dbgctl-artifacts``, unless its launch
     names its own (``artifacts=None``: none), and with ``--dbgctl-record``
-    every qemu one records, unless it says ``record=False``."""
+    every qemu one on a machine that can record records, unless it says
+    ``record=False``; another launches as it would without the option."""
     if config.getoption("dbgctl_record", False) and \
-            params.get("kind") == "qemu" and "replay" not in params:
+            plugin_failure.records(params) and "replay" not in params:
         params.setdefault("record", True)
     if "artifacts" in params:
         return
