@@ -13,6 +13,7 @@
 #include "conn.h"
 #include "expect.h"
 #include "listener.h"
+#include "replay.h"
 #include "request.h"
 #include "semihost.h"
 
@@ -184,6 +185,7 @@ static const struct {
 	{ SE_FREED, status_page_freed },
 	{ SE_FREED, bundle_freed },
 	{ SE_FREED, cursor_file_freed },
+	{ SE_FREED, replay_freed },
 	/* Beyond the teardown; of these only SE_FAULT_KEPT has two. */
 	{ SE_READY, verdict_arm },
 	{ SE_READY, semihost_ready },
