@@ -96,6 +96,8 @@ bundle_queue(struct bundle *b)
 	timer_stop(b->bound);
 	if (replay_flush(b->s, bundle_queue_flushed, b))
 		return;
+	/* Before the logs: the bound may cut a log, never the recording. */
+	replay_bundle(b);
 	for (i = 0; i < sizeof bundle_streams / sizeof bundle_streams[0]; i++) {
 		if ((o = session_stream(b->s, bundle_streams[i].stream)) !=
 		    NULL)
@@ -106,7 +108,6 @@ bundle_queue(struct bundle *b)
 			free(mi);
 		}
 	}
-	replay_bundle(b->s, b->files);
 	if (b->core)
 		bundle_files_weigh(b->files, "core");
 	else if (b->board_core != NULL)

@@ -13,6 +13,7 @@
 #include "conn.h"
 #include "expect.h"
 #include "listener.h"
+#include "replay.h"
 #include "request.h"
 #include "semihost.h"
 
@@ -164,7 +165,8 @@ daemon_signal_cb(uv_signal_t *h, int sig)
  * - SE_ENDED: the verdict's watch, whose timers ask whether a hold keeps
  *   the session, goes before the hold, so none sees a hold half gone.
  * - SE_FREED: the launch, the status row and the bundles' records are
- *   plain memory; their order is the one session_free had.
+ *   plain memory; their order is the one session_free had. A
+ *   recording's files go last, with its timers.
  * SE_FAULT_KEPT comes before the fault is told (SE_FAULT): the verdict
  * it makes is given first, then it is noted in the console, so that
  * whoever the note or the news wakes finds the verdict already given.
@@ -184,6 +186,7 @@ static const struct {
 	{ SE_FREED, status_page_freed },
 	{ SE_FREED, bundle_freed },
 	{ SE_FREED, cursor_file_freed },
+	{ SE_FREED, replay_freed },
 	/* Beyond the teardown; of these only SE_FAULT_KEPT has two. */
 	{ SE_READY, verdict_arm },
 	{ SE_READY, semihost_ready },

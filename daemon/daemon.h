@@ -475,6 +475,7 @@ struct launch {
 int	 launch_parse(struct launch *, json_t *params, struct rpc_error *);
 int	 launch_check_params(json_t *params, json_t *out, struct rpc_error *);
 const char *launch_get_str(const struct launch *, const char *name);
+char	*launch_program_path(const struct launch *);
 void	 launch_free(struct launch *);
 void	 launch_freed(struct sink *, struct session *,
 	    const struct session_event *);

@@ -365,9 +365,10 @@ launch_path(const struct launch *l)
 	return path != NULL ? path : "/usr/bin:/bin";
 }
 
-/* Whether dir/name is there (dir relative to cwd); errno says why not. */
+/* Whether dir/name is there (dir relative to cwd), its path then in *found; errno says why not. */
 static bool
-launch_file_at(const char *cwd, const char *dir, const char *name)
+launch_file_at(const char *cwd, const char *dir, const char *name,
+    char **found)
 {
 	struct stat	 sb;
 	char		*path;
@@ -382,10 +383,47 @@ launch_file_at(const char *cwd, const char *dir, const char *name)
 	else
 		xasprintf(&path, "%s/%s/%s", cwd, dir, name);
 	rc = stat(path, &sb);
-	free(path);
 	if (rc == 0 && S_ISDIR(sb.st_mode))
 		errno = EISDIR;
-	return rc == 0 && !S_ISDIR(sb.st_mode);
+	if (rc == 0 && !S_ISDIR(sb.st_mode)) {
+		*found = path;
+		return true;
+	}
+	free(path);
+	return false;
+}
+
+/*
+ * The debugger's PROGRAM as gdb finds it: relative to the launch's cwd,
+ * and a bare name also on PATH; NULL, errno saying why, if it is not.
+ */
+char *
+launch_program_path(const struct launch *l)
+{
+	const char	*prog, *p, *end;
+	char		 dir[PATH_MAX], *found;
+	int		 first;
+
+	prog = json_string_value(json_array_get(l->argv, 0));
+	if (prog == NULL) {
+		errno = ENOENT;
+		return NULL;
+	}
+	if (launch_file_at(l->cwd, NULL, prog, &found))
+		return found;
+	first = errno;
+	if (strchr(prog, '/') == NULL) {
+		for (p = launch_path(l); ; p = end + 1) {
+			end = strchrnul(p, ':');
+			snprintf(dir, sizeof dir, "%.*s", (int)(end - p), p);
+			if (launch_file_at(l->cwd, dir, prog, &found))
+				return found;
+			if (*end == '\0')
+				break;
+		}
+	}
+	errno = first;
+	return NULL;
 }
 
 /*
@@ -397,28 +435,18 @@ launch_file_at(const char *cwd, const char *dir, const char *name)
 static int
 launch_check_program(const struct launch *l, struct rpc_error *err)
 {
-	const char	*prog, *p, *end;
-	char		 dir[PATH_MAX];
-	int		 first;
+	char *found;
 
 	if (l->backend->debugger == NULL || json_array_size(l->argv) == 0)
 		return 0;
-	prog = json_string_value(json_array_get(l->argv, 0));
-	if (launch_file_at(l->cwd, NULL, prog))
-		return 0;
-	first = errno;
-	if (strchr(prog, '/') == NULL) {
-		for (p = launch_path(l); ; p = end + 1) {
-			end = strchrnul(p, ':');
-			snprintf(dir, sizeof dir, "%.*s", (int)(end - p), p);
-			if (launch_file_at(l->cwd, dir, prog))
-				return 0;
-			if (*end == '\0')
-				break;
-		}
+	if ((found = launch_program_path(l)) == NULL) {
+		rpc_error_set(err, RPC_SPAWN_FAILED, "%s: %s",
+		    json_string_value(json_array_get(l->argv, 0)),
+		    strerror(errno));
+		return -1;
 	}
-	rpc_error_set(err, RPC_SPAWN_FAILED, "%s: %s", prog, strerror(first));
-	return -1;
+	free(found);
+	return 0;
 }
 
 /* term_env names the client's TERM and COLORTERM, nothing else; 0 if so. */

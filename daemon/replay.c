@@ -3,7 +3,8 @@
  * "record" runs the board recording its inputs into the session's state
  * files (the log, and a small qcow2 image for the snapshot it starts
  * from), bounded in size and in time; "replay" runs a bundle's recording
- * again, halted, under gdb, where reverse execution works. QEMU writes
+ * again under gdb, to its first fault break or its end, where reverse
+ * execution works. QEMU writes
  * the log through stdio and completes it only at its exit, so a bundle
  * of a recording board ends QEMU (SIGTERM, which it handles) before it
  * copies the recording. Only machines checked to replay may record:
@@ -31,6 +32,8 @@ static const char *const replay_machines[] = { "mps2-an385", NULL };
 #define REPLAY_LOOK_MS 250
 /* How long QEMU gets to write the recording's end before SIGKILL. */
 #define REPLAY_FLUSH_MS 10000
+/* How long gdb gets to let the board go before QEMU is ended anyway. */
+#define REPLAY_DETACH_MS 10000
 /*
  * How long the board runs after gdb lets it go before QEMU is ended:
  * QEMU 7.2 writes the instructions run since the log's last event only
@@ -38,8 +41,6 @@ static const char *const replay_machines[] = { "mps2-an385", NULL };
  * a board ended at once replays to the last event, short of the stop.
  */
 #define REPLAY_SETTLE_MS 200
-/* The qcow2 image QEMU saves its starting snapshot in: four clusters. */
-#define REPLAY_CLUSTER 65536
 
 /* A session's recording or replay. */
 struct replay {
@@ -47,13 +48,12 @@ struct replay {
 	bool		 record;	/* else a replay */
 	char		*log;		/* the log (record), or the bundle's */
 	char		*image;		/* the snapshot's image, in the state dir */
+	char		*elf;		/* record: the firmware's copy, there */
 	uint64_t	 max_bytes;
 	uint64_t	 max_ms;
-	uint64_t	 t0;		/* uv_now() at the start */
 	struct timer	*look;
 	struct timer	*settle;	/* QEMU is ended when it fires */
 	const char	*capped;	/* "size" or "time" once bounded */
-	struct sink	*freed;
 	struct sink	*flush_sink;	/* bundles wait for QEMU's exit */
 	struct replay_waiter *waiters;
 	size_t		 nwaiters;
@@ -79,15 +79,18 @@ replay_machine_ok(const char *machine)
 	return false;
 }
 
-/* Whether dir holds a non-empty file name; why not in err. */
+/* Whether dir holds a non-empty file name, not a link; why not in err. */
 static int
 replay_check_file(const char *dir, const char *name, struct rpc_error *err)
 {
 	struct stat	 st;
-	char		 path[PATH_MAX];
+	char		*path;
+	int		 rc;
 
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	if (stat(path, &st) != 0) {
+	xasprintf(&path, "%s/%s", dir, name);
+	rc = lstat(path, &st);
+	free(path);
+	if (rc != 0) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "\"replay\": %s holds "
 		    "no recording (%s: %s); bundles of sessions launched with "
 		    "\"record\" have one", dir, name, strerror(errno));
@@ -95,8 +98,10 @@ replay_check_file(const char *dir, const char *name, struct rpc_error *err)
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
 		rpc_error_set(err, RPC_INVALID_PARAMS, "\"replay\": %s's "
-		    "recording is empty or not a file (%s): QEMU did not end "
-		    "cleanly while it recorded", dir, name);
+		    "recording is empty or not a regular file (%s; a symbolic "
+		    "link is refused): QEMU did not end cleanly while it "
+		    "recorded, or the bundle is not one dbgctl wrote", dir,
+		    name);
 		return -1;
 	}
 	return 0;
@@ -127,85 +132,16 @@ replay_check(const struct launch *l, struct rpc_error *err)
 	}
 	if (dir == NULL)
 		return 0;
+	/* QEMU opens it from the launch's cwd, the daemon from its own. */
+	if (*dir != '/') {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "\"replay\" must be an "
+		    "absolute path, not \"%s\"", dir);
+		return -1;
+	}
 	if (replay_check_file(dir, REPLAY_LOG, err) != 0 ||
 	    replay_check_file(dir, REPLAY_IMAGE, err) != 0)
 		return -1;
 	return 0;
-}
-
-/* Write the empty qcow2 image (version 3, 64 KiB clusters, 1 MiB) at path. */
-static int
-replay_image_new(const char *path, char *err, size_t errlen)
-{
-	static unsigned char	 img[4 * REPLAY_CLUSTER];
-	/* magic, version 3, cluster_bits 16, size 1 MiB, l1_size 1, ... */
-	static const unsigned char hdr[] = {
-		'Q', 'F', 'I', 0xfb, 0, 0, 0, 3,
-		0, 0, 0, 0, 0, 0, 0, 0,		/* no backing file */
-		0, 0, 0, 0, 0, 0, 0, 16,	/* its size, cluster_bits */
-		0, 0, 0, 0, 0, 0x10, 0, 0,	/* 1 MiB */
-		0, 0, 0, 0, 0, 0, 0, 1,		/* no encryption; l1_size */
-		0, 0, 0, 0, 0, 3, 0, 0,		/* L1 table: cluster 3 */
-		0, 0, 0, 0, 0, 1, 0, 0,		/* refcount table: cluster 1 */
-		0, 0, 0, 1, 0, 0, 0, 0,		/* its clusters; no snapshot */
-		0, 0, 0, 0, 0, 0, 0, 0,		/* snapshots' offset */
-		0, 0, 0, 0, 0, 0, 0, 0,		/* incompatible features */
-		0, 0, 0, 0, 0, 0, 0, 0,		/* compatible features */
-		0, 0, 0, 0, 0, 0, 0, 0,		/* autoclear features */
-		0, 0, 0, 4, 0, 0, 0, 104,	/* refcount order, header length */
-	};
-	int	 fd, i;
-	ssize_t	 n;
-
-	memset(img, 0, sizeof img);
-	memcpy(img, hdr, sizeof hdr);
-	/* The refcount table's one block, in cluster 2. */
-	img[REPLAY_CLUSTER + 5] = 2;
-	/* Clusters 0 to 3 (header, refcount table and block, L1) are used once. */
-	for (i = 0; i < 4; i++)
-		img[2 * REPLAY_CLUSTER + 2 * i + 1] = 1;
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) ==
-	    -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	n = write(fd, img, sizeof img);
-	if (close(fd) != 0 || n != (ssize_t)sizeof img) {
-		snprintf(err, errlen, "%s: cannot write", path);
-		return -1;
-	}
-	return 0;
-}
-
-/* Copy src to the new file dst (a bundle's image, a few MiB at most). */
-static int
-replay_copy(const char *src, const char *dst, char *err, size_t errlen)
-{
-	char	 buf[65536];
-	int	 in, out, rc = 0;
-	ssize_t	 n;
-
-	if ((in = open(src, O_RDONLY | O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "%s: %s", src, strerror(errno));
-		return -1;
-	}
-	if ((out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) ==
-	    -1) {
-		snprintf(err, errlen, "%s: %s", dst, strerror(errno));
-		close(in);
-		return -1;
-	}
-	while ((n = read(in, buf, sizeof buf)) > 0)
-		if (write(out, buf, n) != n) {
-			n = -1;
-			break;
-		}
-	if (n < 0 || close(out) != 0) {
-		snprintf(err, errlen, "cannot copy %s to %s", src, dst);
-		rc = -1;
-	}
-	close(in);
-	return rc;
 }
 
 /* The session's replay state, or NULL. */
@@ -219,27 +155,45 @@ replay_of(const struct session *s)
 	return g->replay;
 }
 
-/* The session is freed: its state files and timer go. */
-static void
+/* The session is freed (SE_FREED): its state files and timers go. */
+void
 replay_freed(struct sink *k, struct session *s, const struct session_event *ev)
 {
-	struct replay	*r = k->arg;
+	struct replay	*r = replay_of(s);
 	struct gdb_data	*g = s->bdata;
 
+	(void)k;
 	(void)ev;
-	session_sink_remove(r->freed);
-	session_sink_remove(r->flush_sink);
-	free(r->waiters);
+	if (r == NULL)
+		return;
+	/* Its sink held the session: it cannot be freed while waiting. */
+	if (r->flush_sink != NULL || r->nwaiters > 0)
+		log_fatal("session %lu: freed while a bundle waits for QEMU",
+		    s->id);
 	timer_free(r->look);
 	timer_free(r->settle);
-	if (r->record)
-		unlink(r->log);
-	unlink(r->image);
+	if (r->record) {
+		session_prune_unlink(s, r->log);
+		session_prune_unlink(s, r->elf);
+	}
+	session_prune_unlink(s, r->image);
 	free(r->log);
 	free(r->image);
-	if (g != NULL)
-		g->replay = NULL;
+	free(r->elf);
+	g->replay = NULL;
 	free(r);
+}
+
+/* The server (QEMU) of s, alive, or NULL (none for a session not of the gdb family). */
+static struct proc *
+replay_qemu(const struct session *s)
+{
+	const struct gdb_data *g = s->bdata;
+
+	if (!gdb_family(s) || g == NULL || g->server.proc == NULL ||
+	    g->server.proc->proc == NULL || !proc_alive(g->server.proc->proc))
+		return NULL;
+	return g->server.proc->proc;
 }
 
 /* A session bounded by its recording's size or age: the bundle is written, so it stops. */
@@ -274,13 +228,16 @@ replay_look(void *arg)
 	struct replay	*r = arg;
 	struct stat	 st;
 
-	if (session_ended(r->s) || r->capped != NULL)
+	/* QEMU gone, its recording is over: no bound to reach. */
+	if (session_ended(r->s) || r->capped != NULL || replay_qemu(r->s) ==
+	    NULL)
 		return;
 	if (stat(r->log, &st) == 0 && (uint64_t)st.st_size >= r->max_bytes) {
 		replay_bounded(r, "size");
 		return;
 	}
-	if (uv_now(dmn.loop) - r->t0 >= r->max_ms) {
+	/* From the session's start, which an adopting daemon keeps. */
+	if ((loop_now() - r->s->started_at) * 1000 >= (double)r->max_ms) {
 		replay_bounded(r, "time");
 		return;
 	}
@@ -311,10 +268,53 @@ replay_param(const struct session *s, const char *name, uint64_t dflt)
 	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : dflt;
 }
 
+/* A recording's firmware, found as gdb finds it, copied beside the log: a rebuild cannot change it. */
+static int
+replay_keep_firmware(struct session *s, const struct replay *r, char *err,
+    size_t errlen)
+{
+	char	*prog = launch_program_path(&s->l);
+	int	 rc;
+
+	if (prog == NULL) {
+		snprintf(err, errlen, "%s: %s", json_string_value(
+		    json_array_get(s->l.argv, 0)), strerror(errno));
+		return -1;
+	}
+	rc = replay_file_copy(prog, r->elf, REPLAY_FILE_FOLLOW, err, errlen);
+	free(prog);
+	return rc;
+}
+
+/* A new recording's files: an empty image to snapshot into, the firmware's copy. */
+static int
+replay_record_files(struct session *s, const struct replay *r, char *err,
+    size_t errlen)
+{
+	if (replay_file_image_new(r->image, err, errlen) != 0)
+		return -1;
+	return replay_keep_firmware(s, r, err, errlen);
+}
+
+/* A replay's image: a copy of the bundle's, which QEMU writes to. */
+static int
+replay_replay_files(const char *dir, const struct replay *r, char *err,
+    size_t errlen)
+{
+	char	*src;
+	int	 rc;
+
+	xasprintf(&src, "%s/%s", dir, REPLAY_IMAGE);
+	rc = replay_file_copy(src, r->image, REPLAY_FILE_QCOW2, err, errlen);
+	free(src);
+	return rc;
+}
+
 /*
- * Make the session's recording or replay state: the snapshot's image
- * (new for a recording, a copy of the bundle's for a replay, which QEMU
- * writes to), the log's path, the bounds. Nothing for a plain launch.
+ * Make the session's recording or replay state: the paths, the bounds,
+ * the timers, and its files in the state dir (see replay-file.c).
+ * An adopted session's QEMU holds its files already: they are kept as
+ * they are. Nothing for a plain launch.
  */
 int
 replay_open(struct session *s, char *err, size_t errlen)
@@ -322,8 +322,7 @@ replay_open(struct session *s, char *err, size_t errlen)
 	struct gdb_data	*g = s->bdata;
 	const char	*dir = launch_get_str(&s->l, "replay");
 	struct replay	*r;
-	char		*src;
-	int		 rc;
+	int		 rc = 0;
 
 	if (dir == NULL && !json_is_true(json_object_get(s->l.kind_params,
 	    "record")))
@@ -335,20 +334,19 @@ replay_open(struct session *s, char *err, size_t errlen)
 	if (r->record) {
 		xasprintf(&r->log, "%s/sessions/%lu.rr.bin", dmn.state_dir,
 		    s->id);
-		rc = replay_image_new(r->image, err, errlen);
-	} else {
+		xasprintf(&r->elf, "%s/sessions/%lu.rr.elf", dmn.state_dir,
+		    s->id);
+	} else
 		xasprintf(&r->log, "%s/%s", dir, REPLAY_LOG);
-		xasprintf(&src, "%s/%s", dir, REPLAY_IMAGE);
-		rc = replay_copy(src, r->image, err, errlen);
-		free(src);
-	}
 	r->max_bytes = replay_param(s, "record_bytes", REPLAY_MAX_BYTES);
 	r->max_ms = replay_param(s, "record_seconds", REPLAY_MAX_SECONDS) *
 	    1000;
 	r->look = timer_new(replay_look, r);
 	r->settle = timer_new(replay_settled, r);
-	r->freed = session_sink_add(s, SE_FREED, replay_freed, r);
 	g->replay = r;
+	if (dmn.adopting == NULL)
+		rc = r->record ? replay_record_files(s, r, err, errlen) :
+		    replay_replay_files(dir, r, err, errlen);
 	return rc;
 }
 
@@ -370,22 +368,8 @@ replay_args(struct session *s, struct argv *av)
 	argv_pushf(av, "file=%s,if=none,id=rr", image);
 	free(log);
 	free(image);
-	if (!r->record)
-		return;
-	r->t0 = uv_now(dmn.loop);
-	timer_start(r->look, REPLAY_LOOK_MS);
-}
-
-/* The server (QEMU) of s, alive, or NULL. */
-static struct proc *
-replay_qemu(const struct session *s)
-{
-	const struct gdb_data *g = s->bdata;
-
-	if (g->server.proc == NULL || g->server.proc->proc == NULL ||
-	    !proc_alive(g->server.proc->proc))
-		return NULL;
-	return g->server.proc->proc;
+	if (r->record)
+		timer_start(r->look, REPLAY_LOOK_MS);
 }
 
 /* QEMU has ended (or the session): the bundles waiting for it go on, in order. */
@@ -437,6 +421,8 @@ replay_detached(struct gdb_job *j)
  * log's last events when it ends while gdb holds the board stopped),
  * then QEMU is ended (SIGTERM, SIGKILL after REPLAY_FLUSH_MS), and cb is
  * called once it is gone (after those of bundles that asked before).
+ * A gdb that does not let go within REPLAY_DETACH_MS (stuck, stopped,
+ * its job failed) holds nothing: QEMU is ended then all the same.
  * False (and no call) if there is nothing to wait for.
  */
 bool
@@ -460,10 +446,13 @@ replay_flush(struct session *s, replay_flushed_cb cb, void *arg)
 	    "recording is whole only once QEMU exits");
 	r->flush_sink = session_sink_add(s, SE_SERVER_END | SE_ENDING |
 	    SE_ENDED, replay_flush_cb, r);
+	/* The recording ends here: a bound is not to be looked for. */
+	timer_stop(r->look);
 	if ((g = gdb_live(s)) == NULL) {
 		proc_stop(qemu, REPLAY_FLUSH_MS);
 		return true;
 	}
+	timer_start(r->settle, REPLAY_DETACH_MS + REPLAY_SETTLE_MS);
 	j = gdb_job_new(NULL, g, GDB_JOB_ORPHAN_OK | GDB_JOB_ERRORS_OK |
 	    GDB_JOB_BARE, replay_detached);
 	gdb_job_add(j, "-target-detach");
@@ -498,20 +487,88 @@ replay_describe(const struct session *s, const struct replay *r)
 	return text;
 }
 
-/* A recording session's files for its bundle: the log, its image, the firmware. */
-void
-replay_bundle(struct session *s, struct bundle_files *f)
+/* Why the recording is not whole (QEMU not ended cleanly), or NULL. */
+static char *
+replay_broken(struct session *s)
 {
-	struct replay	*r = replay_of(s);
-	char		*text;
+	const struct gdb_data	*g = s->bdata;
+	char			*why;
+	int			 code, sig;
+
+	if (g->server.proc == NULL || g->server.proc->proc == NULL)
+		return NULL;
+	if (replay_qemu(s) != NULL) {
+		xasprintf(&why, "QEMU still ran: the recording has no end");
+		return why;
+	}
+	if (!proc_exit(g->server.proc->proc, &code, &sig) || sig == 0)
+		return NULL;
+	xasprintf(&why, "QEMU was killed (signal %d) before it wrote the "
+	    "recording's end", sig);
+	return why;
+}
+
+/* The recording's files' bytes together, or why they cannot be weighed. */
+static int
+replay_weigh(const struct replay *r, uint64_t *total, char **why)
+{
+	const char	*paths[] = { r->log, r->image, r->elf };
+	struct stat	 st;
+	size_t		 i;
+
+	*total = 0;
+	for (i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+		if (lstat(paths[i], &st) != 0) {
+			xasprintf(why, "%s: %s", paths[i], strerror(errno));
+			return -1;
+		}
+		*total += (uint64_t)st.st_size;
+	}
+	return 0;
+}
+
+/* Whether the recording fits whole in the room b has left; why not in *why. */
+static bool
+replay_fits(struct bundle *b, const struct replay *r, char **why)
+{
+	uint64_t total, used = bundle_files_used(b->files);
+
+	if (replay_weigh(r, &total, why) != 0)
+		return false;
+	if (dmn.bundle_max == 0 || (used <= dmn.bundle_max && total <=
+	    dmn.bundle_max - used))
+		return true;
+	xasprintf(why, "the recording's %llu bytes are over the room the "
+	    "bundle's size bound leaves (%llu of %llu): a recording is kept "
+	    "whole or not at all", (unsigned long long)total,
+	    (unsigned long long)(used <= dmn.bundle_max ? dmn.bundle_max -
+	    used : 0), (unsigned long long)dmn.bundle_max);
+	return false;
+}
+
+/*
+ * A recording session's files for its bundle: the log, its image, the
+ * firmware's copy, replay.json; all of them or, if QEMU did not end
+ * cleanly or the bound would cut one, none, and the manifest says why.
+ * Queued before the logs, so that the bound cuts a log, not these.
+ */
+void
+replay_bundle(struct bundle *b)
+{
+	struct replay	*r = replay_of(b->s);
+	char		*text, *why;
 
 	if (r == NULL || !r->record)
 		return;
-	bundle_files_copy(f, REPLAY_LOG, r->log);
-	bundle_files_copy(f, REPLAY_IMAGE, r->image);
-	bundle_files_copy(f, REPLAY_FIRMWARE, json_string_value(
-	    json_array_get(s->l.argv, 0)));
-	text = replay_describe(s, r);
-	bundle_files_text(f, REPLAY_META, text, strlen(text), true);
+	if ((why = replay_broken(b->s)) != NULL || !replay_fits(b, r, &why)) {
+		bundle_missing(b, "replay", why);
+		free(why);
+		return;
+	}
+	bundle_files_copy(b->files, REPLAY_LOG, r->log);
+	bundle_files_copy(b->files, REPLAY_IMAGE, r->image);
+	bundle_files_copy(b->files, REPLAY_FIRMWARE, r->elf);
+	text = replay_describe(b->s, r);
+	bundle_files_text(b->files, REPLAY_META, text, strlen(text), true);
 	free(text);
 }

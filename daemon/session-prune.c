@@ -144,6 +144,21 @@ session_prune_unlink(struct session *s, const char *path)
 		    strerror(errno));
 }
 
+/* Unlink a recording's files (replay.c's), which its freeing would also remove. */
+static void
+session_prune_unlink_rr(struct session *s)
+{
+	static const char *const ext[] = { "bin", "qcow2", "elf" };
+	char	 path[PATH_MAX + 64];
+	size_t	 i;
+
+	for (i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+		snprintf(path, sizeof path, "%s/sessions/%lu.rr.%s",
+		    dmn.state_dir, s->id, ext[i]);
+		session_prune_unlink(s, path);
+	}
+}
+
 /*
  * Remove ended s from the table at once, whatever else holds it, and
  * unless keep_files its log and core file; its id is never used again.
@@ -166,6 +181,7 @@ session_prune_remove(struct session *s, bool keep_files)
 		snprintf(path, sizeof path, "%s/sessions/%lu.mi.log",
 		    dmn.state_dir, s->id);
 		session_prune_unlink(s, path);
+		session_prune_unlink_rr(s);
 	}
 	session_prune_forget(s);
 }

@@ -10,11 +10,14 @@
  * replay; eval, regs, mem and dbgctl mi work there, and a reverse
  * finish, next and step; a recording is bounded in time
  * and in size (the run is stopped at its bound, the recording whole and
- * small); bad inputs
- * (a bundle without a recording, a machine that cannot record, a
- * recording QEMU cannot read) are refused and leave nothing running.
+ * small); bad inputs (a bundle without a recording, a machine
+ * that cannot record, a relative path, an image that is a link or names
+ * a backing file, a recording QEMU cannot read) are refused and leave
+ * nothing running. How a recording's files live and are bundled:
+ * test_replay_life.c.
  */
 #include "harness.h"
+#include "replay-check.h"
 
 #include <criterion/criterion.h>
 
@@ -29,10 +32,6 @@
 TestSuite(replay, .init = h_ctx_setup, .fini = h_ctx_teardown,
     .timeout = 300);
 
-/* How long a reverse run may take: QEMU replays from the snapshot twice. */
-#define RP_REVERSE_BOUND (120000 * H_SLOW)
-/* The recorded run's banner. */
-#define RP_BANNER "dbgctl board an385 ready\r\n"
 
 /* The line of board.c that stores the bad hook (board_corrupt_hook). */
 static long
@@ -56,19 +55,6 @@ rp_writer_line(void)
 	return n;
 }
 
-/* The size of dir/name, asserted to be a non-empty file. */
-static long long
-rp_file_size(const char *dir, const char *name)
-{
-	char		path[PATH_MAX];
-	struct stat	st;
-
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	cr_assert_eq(stat(path, &st), 0, "the bundle has no %s", name);
-	cr_assert(S_ISREG(st.st_mode) && st.st_size > 0, "%s is empty", path);
-	return (long long)st.st_size;
-}
-
 /*
  * Record the board with params added to the launch's, send it input,
  * and wait for its automatic bundle; its path in bundle. The session is
@@ -79,22 +65,15 @@ rp_record(const char *input, json_t *more, char *bundle, size_t len)
 {
 	struct h_sess	 t;
 	struct h_res	 r;
-	struct h_bytes	 got = { calloc(1, 1), 0 };
 	char		 art[PATH_MAX];
-	json_t		*params, *st;
+	json_t		*st;
 
 	h_ctx_path(art, sizeof art, "art");
 	cr_assert_eq(mkdir(art, 0700), 0, "mkdir %s", art);
-	params = json_pack("{s:s, s:s, s:[s], s:b, s:b, s:s}", "kind", "qemu",
-	    "machine", "mps2-an385", "argv", h_board_firmware(
-	    "FIX_BOARD_AN385"), "record", 1, "transport", 1, "artifacts", art);
-	if (more != NULL)
-		json_object_update(params, more);
-	json_decref(more);
-	h_sess_launch(&t, params);
-	cr_assert_eq(h_cli_recv_until(t.ids, RP_BANNER, &got, H_WAIT_BOUND),
-	    0, "no banner: \"%s\"", h_shown(got.p, got.len, 300));
-	free(got.p);
+	if (more == NULL)
+		more = json_object();
+	json_object_set_new(more, "artifacts", json_string(art));
+	rp_launch(&t, more);
 	if (input != NULL) {
 		cr_assert_eq(h_cli_input(&r, input, (const char *const[]){
 		    "send", t.ids, NULL }), 0, "send %s", input);
@@ -329,36 +308,6 @@ rp_replay_to_writer(const char *bundle, bool cli, struct rp_stops *out)
 	h_sess_end(&t);
 }
 
-/* Whether any process of the test's daemon's sessions (QEMU, gdb, a keeper) lives. */
-static bool
-rp_none_left(void *arg)
-{
-	static const char *const comms[] = { "qemu-system-arm",
-	    "gdb-multiarch", "dbgctl-keeper", NULL };
-	pid_t	 p[H_MAXPIDS];
-	char	 comm[64];
-	int	 i, j, n;
-
-	(void)arg;
-	n = h_marker_pids(H->marker, p, H_MAXPIDS);
-	for (i = 0; i < n; i++) {
-		h_pid_comm(p[i], comm, sizeof(comm));
-		for (j = 0; comms[j] != NULL; j++)
-			if (strcmp(comm, comms[j]) == 0)
-				return false;
-	}
-	return true;
-}
-
-/* Nothing of a session is left running, within the bound. */
-static void
-rp_assert_none_left(const char *after)
-{
-	cr_assert(h_wait_for(rp_none_left, NULL, H_WAIT_BOUND), "after %s, "
-	    "a QEMU, gdb or keeper of the test's daemon is still running",
-	    after);
-}
-
 Test(replay, corrupted_then_faulted_run_replays_back_to_the_writer)
 {
 	char		 bundle[PATH_MAX];
@@ -421,6 +370,40 @@ Test(replay, a_recording_is_stopped_whole_at_its_size_bound)
 	rp_assert_none_left("the bounded recording");
 }
 
+/*
+ * Write at path a qcow2 header QEMU reads: version 3, 64 KiB clusters,
+ * the rest of its first cluster zero; naming a backing file if asked.
+ */
+static void
+rp_write_image(const char *path, bool backing)
+{
+	unsigned char	 img[65536] = { 'Q', 'F', 'I', 0xfb, 0, 0, 0, 3 };
+	FILE		*f = fopen(path, "w");
+
+	cr_assert_not_null(f, "%s", path);
+	img[23] = 16;				/* cluster_bits */
+	if (backing) {
+		img[15] = 104;			/* backing file at byte 104 */
+		img[19] = 4;			/* of 4 bytes */
+		memcpy(img + 104, "/etc", 4);
+	}
+	cr_assert_eq(fwrite(img, sizeof img, 1, f), 1);
+	fclose(f);
+}
+
+/* replay of dir by the client fails (exit 1) with want in its error. */
+static void
+rp_refused(const char *dir, const char *want, const char *what)
+{
+	struct h_res r;
+
+	cr_assert_eq(h_cli(&r, (const char *const[]){ "replay", dir, NULL }),
+	    1, "replay of %s", what);
+	cr_assert(strstr(r.err, want) != NULL, "replay of %s: no \"%s\" in "
+	    "\"%s\"", what, want, r.err);
+	h_run_free(&r);
+}
+
 Test(replay, bad_inputs_are_refused_and_leave_nothing_running)
 {
 	char		 dir[PATH_MAX], path[4 * PATH_MAX + 256];
@@ -458,11 +441,37 @@ Test(replay, bad_inputs_are_refused_and_leave_nothing_running)
 	    "/dev/zero | tr '\\0' '\\345' > %s/replay.bin && head -c 262144 "
 	    "/dev/zero > %s/replay.qcow2", fw, dir, dir, dir);
 	cr_assert_eq(system(path), 0, "%s", path);
+	/* An image that is no qcow2 image. */
+	rp_refused(dir, "is not a qcow2 image", "a bundle whose image is "
+	    "zeros");
+	snprintf(path, sizeof path, "%s/replay.qcow2", dir);
+	rp_write_image(path, false);
 	cr_assert_eq(h_cli(&r, (const char *const[]){ "replay", dir, NULL }),
 	    1, "replay of a corrupt recording");
 	cr_assert(strstr(r.err, "Replay") != NULL || strstr(r.err,
 	    "replay") != NULL, "the error names the replay: %s", r.err);
 	h_run_free(&r);
+	/* An image that names a backing file, which QEMU would open. */
+	rp_write_image(path, true);
+	rp_refused(dir, "names a backing file", "an image naming a backing "
+	    "file");
+	/* An image that is a link (to a good one). */
+	snprintf(path, sizeof path, "%s/image", dir);
+	rp_write_image(path, false);
+	snprintf(path, sizeof path, "cd %s && rm replay.qcow2 && ln -s image "
+	    "replay.qcow2", dir);
+	cr_assert_eq(system(path), 0, "%s", path);
+	rp_refused(dir, "symbolic link", "an image that is a link");
+	/* A relative path: QEMU and the daemon would read different files. */
+	rep = h_conn_call(&t.c, "launch", "{\"kind\":\"qemu\",\"machine\":"
+	    "\"mps2-an385\",\"replay\":\"bundle\",\"argv\":[\"fw\"]}",
+	    H_SESS_BOUND);
+	cr_assert(h_jstr(rep, "error.message") != NULL && strstr(h_jstr(rep,
+	    "error.message"), "must be an absolute path") != NULL, "%s",
+	    h_sess_shown(rep));
+	cr_assert_eq(h_jint(rep, "error.code", 0), -32602, "%s",
+	    h_sess_shown(rep));
+	json_decref(rep);
 	rp_assert_none_left("the refused launches");
 	h_conn_close(&t.c);
 }
