@@ -9,25 +9,13 @@
 
 #include "b64.h"
 #include "dbgctl.h"
+#include "hex.h"
 
 /* Most bytes one mem reads (the daemon's bound). */
 #define CMD_MEM_MAX	1048576
 
 /* Bytes a line of mem's dump shows, as xxd does. */
 #define CMD_MEM_DUMP_WIDTH	16
-
-/* The value of hex digit ch, or -1. */
-static int
-cmd_mem_xdigit(int ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
 
 /*
  * Bytes from hex text (malloc'd, their count in *len); NULL if it is not
@@ -46,8 +34,8 @@ cmd_mem_unhex(const char *s, size_t *len)
 		s += strspn(s, " ");
 		if (*s == '\0')
 			break;
-		if ((hi = cmd_mem_xdigit(s[0])) == -1 ||
-		    (lo = cmd_mem_xdigit(s[1])) == -1) {
+		if ((hi = hex_digit(s[0])) == -1 ||
+		    (lo = hex_digit(s[1])) == -1) {
 			free(p);
 			return NULL;
 		}

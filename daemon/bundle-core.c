@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "hex.h"
 #include "gdb.h"
 #include "bundle.h"
 #include "core.h"
@@ -162,61 +163,23 @@ bundle_core_ask(struct bundle *b, struct gdb_job *j)
 	return true;
 }
 
-/* A hex digit's value, or -1. */
-static int
-bundle_core_nibble(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/*
- * A hex dump's bytes, malloc'd; NULL if it is not hex of len bytes. Up
- * to a MiB on the loop: a digit at a time, no sscanf.
- */
-static unsigned char *
-bundle_core_unhex(const char *hex, size_t len)
-{
-	unsigned char	*p;
-	size_t		 i;
-	int		 hi, lo;
-
-	if (hex == NULL || strlen(hex) != len * 2)
-		return NULL;
-	p = xmalloc(len > 0 ? len : 1);
-	for (i = 0; i < len; i++) {
-		hi = bundle_core_nibble(hex[i * 2]);
-		lo = bundle_core_nibble(hex[i * 2 + 1]);
-		if (hi < 0 || lo < 0) {
-			free(p);
-			return NULL;
-		}
-		p[i] = (unsigned char)(hi << 4 | lo);
-	}
-	return p;
-}
-
 /* One block gdb read: a segment of the core, and a region of the manifest. */
 static void
 bundle_core_block(struct bundle_core_build *c, const char *what, json_t *blk)
 {
 	const char	*begin = json_string_value(json_object_get(blk, "begin"));
 	const char	*end = json_string_value(json_object_get(blk, "end"));
+	const char	*hex = json_string_value(json_object_get(blk, "contents"));
 	unsigned long	 a, e;
 	unsigned char	*data;
+	size_t		 len;
 
-	if (begin == NULL || end == NULL)
+	if (begin == NULL || end == NULL || hex == NULL)
 		return;
 	a = strtoul(begin, NULL, 0);
 	e = strtoul(end, NULL, 0);
-	if (e <= a || e - a > CORE_MAX || (data = bundle_core_unhex(
-	    json_string_value(json_object_get(blk, "contents")), e - a)) ==
-	    NULL)
+	if (e <= a || e - a > CORE_MAX || strlen(hex) != (e - a) * 2 ||
+	    (data = hex_decode(hex, strlen(hex), &len)) == NULL)
 		return;
 	c->segs = xreallocarray(c->segs, c->nsegs + 1, sizeof *c->segs);
 	c->segs[c->nsegs++] = (struct core_seg){ .addr = a, .len = e - a,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "hex.h"
 #include "live.h"
 
 /* The longest line QMP may send: a LIVE_QMP_MAX read is ~32 KiB of text. */
@@ -314,19 +315,6 @@ live_qmp_close(struct live_qmp *q)
 	uv_close((uv_handle_t *)&q->pipe, live_qmp_handle_closed);
 }
 
-/* The value of one hex digit, or -1. */
-static int
-live_qmp_xdigit(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* One "0xNN" of xp's /bx output at *p, advanced past it; -1 if not one. */
 static int
 live_qmp_xp_byte(const char **p)
@@ -334,8 +322,8 @@ live_qmp_xp_byte(const char **p)
 	const char	*s = *p + strspn(*p, " ");
 	int		 hi, lo;
 
-	if (s[0] != '0' || s[1] != 'x' || (hi = live_qmp_xdigit(s[2])) < 0 ||
-	    (lo = live_qmp_xdigit(s[3])) < 0 || live_qmp_xdigit(s[4]) >= 0)
+	if (s[0] != '0' || s[1] != 'x' || (hi = hex_digit(s[2])) < 0 ||
+	    (lo = hex_digit(s[3])) < 0 || hex_digit(s[4]) >= 0)
 		return -1;
 	*p = s + 4;
 	return hi << 4 | lo;

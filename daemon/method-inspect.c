@@ -5,13 +5,13 @@
  * halted target stopped, and memory with "live" where the kind has live
  * memory (method-inspect-live.c).
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "b64.h"
 #include "daemon.h"
+#include "hex.h"
 #include "gdb.h"
 #include "live.h"
 #include "method-inspect.h"
@@ -77,40 +77,6 @@ method_inspect_address(struct request *req)
 	return mi_quote(json_string_value(v));
 }
 
-/* The value of one hex digit, or -1. */
-static int
-method_inspect_xdigit(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* Bytes of a hex string (len set), or NULL if it is not one. */
-static unsigned char *
-method_inspect_unhex(const char *hex, size_t *len)
-{
-	size_t		 n = strlen(hex), i;
-	unsigned char	*out;
-	int		 hi, lo;
-
-	if (n % 2 != 0)
-		return NULL;
-	out = xmalloc(n / 2 + 1);
-	for (i = 0; i < n / 2; i++) {
-		hi = method_inspect_xdigit((unsigned char)hex[2 * i]);
-		lo = method_inspect_xdigit((unsigned char)hex[2 * i + 1]);
-		if (hi < 0 || lo < 0) {
-			free(out);
-			return NULL;
-		}
-		out[i] = (unsigned char)(hi << 4 | lo);
-	}
-	*len = n / 2;
-	return out;
-}
-
 /*
  * A live access that a kind without live memory served by halting the
  * target, and resuming it, says so: "intrusive" (false if it was halted).
@@ -137,7 +103,7 @@ method_inspect_read(struct gdb_job *j)
 	mem = json_object_get(method_inspect_last(j), "memory");
 	blk = json_array_get(mem, 0);
 	hex = json_string_value(json_object_get(blk, "contents"));
-	if (hex == NULL || (bytes = method_inspect_unhex(hex, &len)) == NULL) {
+	if (hex == NULL || (bytes = hex_decode(hex, strlen(hex), &len)) == NULL) {
 		gdb_job_fail(j, RPC_DEBUGGER_ERROR, "gdb returned no memory");
 		return NULL;
 	}
@@ -175,7 +141,7 @@ method_inspect_bytes(struct request *req, size_t *len)
 	if (b64 != NULL)
 		bytes = b64_decode(b64, strlen(b64), len);
 	else if (hex != NULL)
-		bytes = method_inspect_unhex(hex, len);
+		bytes = hex_decode(hex, strlen(hex), len);
 	if (bytes == NULL || *len == 0 || *len > METHOD_INSPECT_MEMORY_MAX) {
 		free(bytes);
 		request_error(req, RPC_INVALID_PARAMS, "memory write needs "
