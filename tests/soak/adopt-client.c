@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Whether the unix socket of inode ino is connected (/proc/net/unix). */
@@ -39,6 +40,21 @@ sa_client_inode_connected(unsigned long ino)
 }
 
 /*
+ * Whether pid runs the client already: between fork and exec it is a copy
+ * of this test, with this test's own connected sockets (Criterion's).
+ */
+static bool
+sa_client_execed(pid_t pid)
+{
+	char exe[64];
+	struct stat a, b;
+
+	snprintf(exe, sizeof exe, "/proc/%d/exe", (int)pid);
+	return stat(exe, &a) == 0 && stat(H->dbgctl, &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/*
  * Predicate: the client *(pid_t *)arg holds a connected unix socket, its
  * connection to the daemon: from then on, the daemon's death is one it
  * rides out, not a start it must make.
@@ -56,6 +72,10 @@ sa_client_connected(void *arg)
 	/* One that ended already had its answer. */
 	if (h_pid_state(*(pid_t *)arg) == 'Z')
 		return true;
+	if (!sa_client_execed(*(pid_t *)arg)) {
+		h_nap(5);
+		return false;
+	}
 	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)*(pid_t *)arg);
 	if ((d = opendir(dir)) == NULL)
 		return true;
