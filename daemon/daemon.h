@@ -104,9 +104,14 @@ enum console_event {
 	CONSOLE_OUTPUT,		/* data, len: bytes the pty printed */
 	CONSOLE_EOF,		/* every slave is closed and all is read */
 	CONSOLE_WRITTEN,	/* a queued write was taken */
+	CONSOLE_SPLICED,	/* data, len: printed, and in the first pump's log */
+	CONSOLE_SPLICED_ALSO,	/* data, len: the same, in the second pump's log */
 };
 typedef void (*console_cb)(void *arg, enum console_event, const char *,
     size_t);
+
+/* Pipes a keeper may copy one pty's output into (keeper-pump.c). */
+#define CONSOLE_PUMPS 2
 
 /* Bytes queued for a pty's input at most before its writers wait. */
 #define CONSOLE_INPUT_MAX (1024 * 1024)
@@ -127,6 +132,10 @@ void		 console_finish(struct console *);
 int		 console_write(struct console *, const char *, size_t);
 size_t		 console_queued(struct console *);
 void		 console_close(struct console *);
+struct output;
+void		 console_pump(struct console *, int, struct output *,
+		    enum console_event);
+uint64_t	 console_spliced_at(const struct console *);
 
 /* output.c: a session's console output, in memory and in its log file. */
 /* Bytes of recent console output each session keeps in memory. */
@@ -325,7 +334,8 @@ void		 proc_mark_quit(struct proc *);
 void		 proc_mark_detached(struct proc *);
 const char	*proc_cgroup(const struct proc *);
 bool		 proc_adopted(const struct proc *);
-void		 proc_hold(struct proc *, const char *name, int fd);
+bool		 proc_hold(struct proc *, const char *name, int fd);
+bool		 proc_pump(struct proc *, const char *name, int fd);
 void		 proc_release(struct proc *, const char *name);
 struct proc	*proc_adopt(pid_t keeper, int ctl, const char *exec_name,
 		    const char *cgroup, proc_cb, void *arg);
@@ -627,6 +637,7 @@ struct session_proc {
 	struct proc		*proc;		/* NULL until spawned */
 	struct console		*console;	/* NULL once closed */
 	bool			 drained;	/* its pty's output is all in */
+	bool			 server_pumped;	/* its keeper pumps the server's log */
 	bool			 transport;	/* gets the transport pipes */
 	bool			 stdio;		/* on 0 and 1 */
 	int			 listen_fd;	/* its 6, or -1 */
@@ -789,6 +800,12 @@ int			 session_proc_spawn_main(struct session *, char *err,
 			    size_t errlen);
 bool			 session_proc_done(const struct session_proc *);
 void			 session_proc_release(struct session *, const char *);
+bool			 session_proc_pump_into(struct session_proc *,
+			    struct console *, const char *, const char *,
+			    struct output *, enum console_event);
+bool			 session_proc_pump_adopt(struct session_proc *,
+			    struct console *, const char *, struct output *,
+			    enum console_event);
 char			*session_proc_tail(const struct session_proc *);
 
 /* session-stop.c: the ordered teardown against one deadline. */

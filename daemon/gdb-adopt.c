@@ -30,8 +30,10 @@ gdb_adopt_hold(struct session *s, struct session_proc *sp)
 	if (sp != &s->procs[0] || g == NULL || g->mi == NULL)
 		return;
 	proc_hold(sp->proc, "mi", mi_master(g->mi));
-	if (s->tty != NULL)
-		proc_hold(sp->proc, "tty", console_master(s->tty));
+	/* The program's output goes by the keeper too: none dies with us. */
+	if (s->tty != NULL && proc_hold(sp->proc, "tty", console_master(s->tty)))
+		(void)session_proc_pump_into(sp, s->tty, "tty", "tty.pump",
+		    &s->output, CONSOLE_SPLICED);
 }
 
 /* The MI channel of an adopted gdb: its pty, its transcript going on. */
@@ -67,7 +69,10 @@ gdb_adopt_tty(struct session *s, console_cb cb, char *err, size_t errlen)
 		    "terminal");
 		return NULL;
 	}
-	return console_adopt(fd, true, cb, s, err, errlen);
+	if ((s->tty = console_adopt(fd, true, cb, s, err, errlen)) != NULL)
+		(void)session_proc_pump_adopt(&s->procs[0], s->tty, "tty.pump",
+		    &s->output, CONSOLE_SPLICED);
+	return s->tty;
 }
 
 /* The fault breaks gdb lists are the session's again, by their numbers. */

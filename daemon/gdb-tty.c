@@ -22,6 +22,12 @@ gdb_tty_cb(void *arg, enum console_event ev, const char *data, size_t len)
 				    .len = len };
 
 	switch (ev) {
+	case CONSOLE_SPLICED:
+		/* Its keeper's pump put them in the console's log already. */
+		out.offset = console_spliced_at(s->tty);
+		term_feed(&s->modes, data, len);
+		session_fire(s, &out);
+		return;
 	case CONSOLE_OUTPUT:
 		out.offset = output_size(&s->output);
 		output_add(&s->output, data, len);
@@ -35,6 +41,8 @@ gdb_tty_cb(void *arg, enum console_event ev, const char *data, size_t len)
 	case CONSOLE_WRITTEN:
 		session_fire(s, &(struct session_event){ .kind = SE_CONSOLE_ROOM });
 		return;
+	case CONSOLE_SPLICED_ALSO:
+		break;
 	}
 	log_fatal("tty event %d", ev);
 }

@@ -1,6 +1,6 @@
 /*
  * The keeper's end of its control socket: lines from the daemon ("stop",
- * "hold", "release") and the fds that come with them.
+ * "hold", "pump", "release") and the fds that come with them.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -26,7 +26,12 @@ keeper_control_run(struct keeper *k, const char *line)
 		keeper_hold_add(k, line + 5);
 		return;
 	}
+	if (strncmp(line, "pump ", 5) == 0) {
+		keeper_pump_add(k, line + 5);
+		return;
+	}
 	if (strncmp(line, "release ", 8) == 0) {
+		keeper_pump_release(k, line + 8);
 		keeper_hold_release(k, line + 8);
 		return;
 	}

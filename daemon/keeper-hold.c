@@ -1,7 +1,8 @@
 /*
  * The fds the daemon gives the keeper to hold across its own death: the
- * keeper never reads or writes them, it only keeps them open, so that the
- * kernel keeps a pty or a pipe, and the bytes in it, for the next daemon.
+ * keeper only keeps them open, so that the kernel keeps a pty or a pipe,
+ * and the bytes in it, for the next daemon (but a pty it is told to pump,
+ * keeper-pump.c, which it reads).
  * They arrive close-on-exec, queued in the order they came, and each
  * "hold NAME" line takes the first of the queue.
  */
@@ -114,6 +115,22 @@ keeper_hold_release(struct keeper *k, const char *name)
 	memmove(h->fds + i, h->fds + i + 1, (h->n - i) * sizeof h->fds[0]);
 	memmove(h->names + i, h->names + i + 1,
 	    (h->n - i) * sizeof h->names[0]);
+}
+
+/* Take the first queued fd for a line other than "hold"; -1 if none came. */
+int
+keeper_hold_take(struct keeper *k)
+{
+	return keeper_hold_pop(&k->hold);
+}
+
+/* The fd held under name, which stays held; -1 if none is. */
+int
+keeper_hold_fd(struct keeper *k, const char *name)
+{
+	int	i = keeper_hold_find(&k->hold, name);
+
+	return i == -1 ? -1 : k->hold.fds[i];
 }
 
 /* Close the fds no line claimed: they belonged to a daemon now gone. */

@@ -375,6 +375,8 @@ keeper_report_exit(struct keeper *k, int status)
 	if (k->errfd != -1)
 		keeper_report_exec(k);	/* the child is gone: cannot block */
 	k->main_reaped = 1;
+	/* What it printed last goes before the news of its end. */
+	keeper_pump_drain(k);
 	k->stopsig = 0;
 	k->exit_status = status;
 	k->exit_phase = k->phase;
@@ -523,8 +525,9 @@ keeper_last_look(struct keeper *k)
 static void
 keeper_loop(struct keeper *k)
 {
-	struct pollfd	pfd[5];
-	int		alive, timeout, i;
+	struct pollfd	pfd[5 + KEEPER_PUMP_MAX * KEEPER_PUMP_DESTS];
+	size_t		npfd, i;
+	int		alive, timeout;
 
 	for (;;) {
 		keeper_kill_at_deadline(k);
@@ -541,13 +544,18 @@ keeper_loop(struct keeper *k)
 		pfd[4].fd = k->adopt.afd;
 		for (i = 0; i < 5; i++)
 			pfd[i].events = POLLIN;
+		npfd = 5 + keeper_pump_poll(k, pfd + 5);
 		timeout = keeper_sooner(alive ? keeper_poll_timeout(k) : -1,
 		    keeper_adopt_timeout(k));
-		if (poll(pfd, 5, timeout) == -1) {
+		if (poll(pfd, npfd, timeout) == -1) {
 			if (errno == EINTR)
 				continue;
 			abort();
 		}
+		for (i = 5; i < npfd && pfd[i].revents == 0; i++)
+			continue;
+		if (i < npfd)
+			keeper_pump_drain(k);
 		if (pfd[0].revents != 0)
 			keeper_read_signals(k);
 		if (pfd[2].revents != 0 && k->errfd != -1)
@@ -588,6 +596,7 @@ main(int argc, char **argv)
 	keeper_setup(&k, argc, argv);
 	keeper_spawn(&k);
 	keeper_loop(&k);
+	keeper_pump_close(&k);
 	keeper_adopt_close(&k);
 	keeper_tree_free(&k.tree);
 	/*

@@ -88,6 +88,34 @@ void		keeper_hold_add(struct keeper *, const char *);
 void		keeper_hold_release(struct keeper *, const char *);
 void		keeper_hold_flush(struct keeper *);
 void		keeper_hold_close(struct keeper *);
+int		keeper_hold_take(struct keeper *);
+int		keeper_hold_fd(struct keeper *, const char *);
+
+/* keeper-pump.c */
+
+#define KEEPER_PUMP_MAX		2	/* ptys pumped: a process's own, gdb's program's */
+#define KEEPER_PUMP_DESTS	2	/* pipes one pty is copied into */
+#define KEEPER_PUMP_CHUNK	4096	/* PIPE_BUF: a pipe takes it whole or not */
+#define KEEPER_PUMP_ROUNDS	16	/* chunks one turn of the loop moves */
+#define KEEPER_PUMP_FINISH_MS	5000	/* for the daemon to take the last chunk */
+
+/* A held pty's output, copied into the pipes the daemon reads. */
+struct keeper_pump {
+	char	src[KEEPER_HOLD_NAME];	/* the held fd it reads */
+	int	dest[KEEPER_PUMP_DESTS];	/* pipes' write ends, or -1 */
+	int	pending[KEEPER_PUMP_DESTS];	/* still owed the chunk */
+	size_t	ndest;
+	char	chunk[KEEPER_PUMP_CHUNK];
+	size_t	len;
+	int	ended;			/* the source ended, or was released */
+};
+
+struct pollfd;
+void		keeper_pump_add(struct keeper *, const char *);
+void		keeper_pump_release(struct keeper *, const char *);
+void		keeper_pump_drain(struct keeper *);
+size_t		keeper_pump_poll(struct keeper *, struct pollfd *);
+void		keeper_pump_close(struct keeper *);
 
 /* keeper-adopt.c */
 
@@ -171,6 +199,8 @@ struct keeper {
 
 	struct keeper_tree	  tree;
 	struct keeper_hold	  hold;
+	struct keeper_pump	  pumps[KEEPER_PUMP_MAX];
+	size_t			  npumps;
 	struct keeper_adopt	  adopt;
 };
 

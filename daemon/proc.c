@@ -112,14 +112,9 @@ proc_send(struct proc *pr, const char *line)
 		    (long)pr->keeper_pid, n - 1, line);
 }
 
-/*
- * Give the keeper a copy of fd to hold under name, so that the pty or pipe
- * (and the bytes in it) outlives the daemon until a new one adopts the
- * session. A keeper that cannot take it only makes the session one that
- * dies with the daemon, as it always did: said in the log, nothing more.
- */
-void
-proc_hold(struct proc *pr, const char *name, int fd)
+/* Send the keeper "VERB NAME" with a copy of fd; whether it took it whole. */
+static bool
+proc_send_fd(struct proc *pr, const char *verb, const char *name, int fd)
 {
 	char		 line[64], cbuf[CMSG_SPACE(sizeof (int))];
 	struct iovec	 iov;
@@ -130,9 +125,9 @@ proc_hold(struct proc *pr, const char *name, int fd)
 
 	if (!pr->ctl_open || fd == -1 || uv_fileno((uv_handle_t *)&pr->ctl,
 	    &ctl) != 0)
-		return;
+		return false;
 	iov.iov_base = line;
-	iov.iov_len = snprintf(line, sizeof line, "hold %s\n", name);
+	iov.iov_len = snprintf(line, sizeof line, "%s %s\n", verb, name);
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
 	msg.msg_control = cbuf;
@@ -145,10 +140,34 @@ proc_hold(struct proc *pr, const char *name, int fd)
 	do
 		n = sendmsg(ctl, &msg, MSG_NOSIGNAL);
 	while (n == -1 && errno == EINTR);
-	if (n != (ssize_t)iov.iov_len)
-		log_warn("keeper %ld did not take its %s to hold: %s",
-		    (long)pr->keeper_pid, name, n == -1 ? strerror(errno) :
-		    "cut short");
+	if (n == (ssize_t)iov.iov_len)
+		return true;
+	log_warn("keeper %ld did not take its %s to %s: %s",
+	    (long)pr->keeper_pid, name, verb, n == -1 ? strerror(errno) :
+	    "cut short");
+	return false;
+}
+
+/*
+ * Give the keeper a copy of fd to hold under name, so that the pty or pipe
+ * (and the bytes in it) outlives the daemon until a new one adopts the
+ * session. A keeper that cannot take it only makes the session one that
+ * dies with the daemon, as it always did: said in the log, nothing more.
+ */
+bool
+proc_hold(struct proc *pr, const char *name, int fd)
+{
+	return proc_send_fd(pr, "hold", name, fd);
+}
+
+/*
+ * Have the keeper copy what the pty it holds as name prints into fd, a
+ * pipe's write end (keeper-pump.c); whether it took it.
+ */
+bool
+proc_pump(struct proc *pr, const char *name, int fd)
+{
+	return proc_send_fd(pr, "pump", name, fd);
 }
 
 /* The daemon closed what the keeper holds as name: the keeper lets go too. */

@@ -96,6 +96,32 @@ session_proc_check_done(struct session_proc *sp)
 	session_fire(sp->s, &(struct session_event){ .kind = SE_SERVER_END });
 }
 
+/*
+ * Bytes sp's pty printed, for the console's readers: logged here, or
+ * (spliced) already in the console's log, and the server's, by the pumps.
+ */
+static void
+session_proc_output(struct session_proc *sp, const char *data, size_t len,
+    bool spliced)
+{
+	struct session		*s = sp->s;
+	struct session_event	 out = { .kind = SE_OUTPUT, .data = data,
+				    .len = len };
+
+	session_proc_keep_tail(sp, data, len);
+	term_feed(&s->modes, data, len);
+	if (spliced)
+		out.offset = console_spliced_at(sp->console);
+	else {
+		out.offset = output_size(&s->output);
+		output_add(&s->output, data, len);
+	}
+	/* A server's pty is a stream of its own too. */
+	if (strcmp(sp->role, "server") == 0 && (!spliced || !sp->server_pumped))
+		output_add(&s->server_out, data, len);
+	session_fire(s, &out);
+}
+
 /* A pty printed, drained, or took input. */
 static void
 session_proc_console_cb(void *arg, enum console_event ev, const char *data,
@@ -103,19 +129,17 @@ session_proc_console_cb(void *arg, enum console_event ev, const char *data,
 {
 	struct session_proc	*sp = arg;
 	struct session		*s = sp->s;
-	struct session_event	 out = { .kind = SE_OUTPUT, .data = data,
-				    .len = len };
 
 	switch (ev) {
 	case CONSOLE_OUTPUT:
-		session_proc_keep_tail(sp, data, len);
-		term_feed(&s->modes, data, len);
-		out.offset = output_size(&s->output);
-		output_add(&s->output, data, len);
-		/* A server's pty is a stream of its own too. */
-		if (strcmp(sp->role, "server") == 0)
-			output_add(&s->server_out, data, len);
-		session_fire(s, &out);
+	case CONSOLE_SPLICED:
+		session_proc_output(sp, data, len, ev == CONSOLE_SPLICED);
+		return;
+	case CONSOLE_SPLICED_ALSO:
+		/* The server's stream, pumped beside the console's. */
+		session_fire(s, &(struct session_event){ .kind = SE_STREAM,
+		    .stream = "server", .data = data, .len = len,
+		    .offset = console_spliced_at(sp->console) });
 		return;
 	case CONSOLE_EOF:
 		sp->drained = true;
@@ -233,6 +257,19 @@ session_proc_done(const struct session_proc *sp)
 	return proc_gone(sp->proc) && sp->drained;
 }
 
+/*
+ * The pipes an adopted keeper pumps sp's pty into, read from here on as
+ * the last daemon read them (or, with none, the pty itself).
+ */
+static void
+session_proc_pumps_adopt(struct session_proc *sp)
+{
+	if (session_proc_pump_adopt(sp, sp->console, "console.pump",
+	    &sp->s->output, CONSOLE_SPLICED))
+		sp->server_pumped = session_proc_pump_adopt(sp, sp->console,
+		    "server.pump", &sp->s->server_out, CONSOLE_SPLICED_ALSO);
+}
+
 /* A process's pty: a new one, or the one its adopted keeper held. */
 static struct console *
 session_proc_console(struct session_proc *sp, char *err, size_t errlen)
@@ -247,8 +284,10 @@ session_proc_console(struct session_proc *sp, char *err, size_t errlen)
 		snprintf(err, errlen, "its keeper did not hold its pty");
 		return NULL;
 	}
-	return console_adopt(fd, false, session_proc_console_cb, sp, err,
-	    errlen);
+	if ((sp->console = console_adopt(fd, false, session_proc_console_cb,
+	    sp, err, errlen)) != NULL)
+		session_proc_pumps_adopt(sp);
+	return sp->console;
 }
 
 /* Give the session one more process slot, with a pty of its own. */
@@ -355,6 +394,67 @@ session_proc_adopt_path(const struct session_proc *sp, char *buf,
 }
 
 /*
+ * Have sp's keeper copy the output of the pty c, which it holds as src,
+ * into a new pipe whose read end it holds too (as held), spliced here into
+ * log; whether it took it. Without it, c reads the pty, as before keepers
+ * pumped. Called before the loop has read c.
+ */
+bool
+session_proc_pump_into(struct session_proc *sp, struct console *c,
+    const char *src, const char *held, struct output *log,
+    enum console_event ev)
+{
+	int fds[2];
+
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		log_warn("session %lu: pipe for its %s: %s", sp->s->id, held,
+		    strerror(errno));
+		return false;
+	}
+	if (!proc_hold(sp->proc, held, fds[0]) ||
+	    !proc_pump(sp->proc, src, fds[1])) {
+		proc_release(sp->proc, held);
+		close(fds[0]);
+		close(fds[1]);
+		return false;
+	}
+	/* The keeper's copy is the only writer: its end is the pipe's. */
+	close(fds[1]);
+	console_pump(c, fds[0], log, ev);
+	return true;
+}
+
+/* The pipe an adopted keeper pumps c into, held as held; whether it had one. */
+bool
+session_proc_pump_adopt(struct session_proc *sp, struct console *c,
+    const char *held, struct output *log, enum console_event ev)
+{
+	int fd = adopt_take_fd((size_t)(sp - sp->s->procs), held);
+
+	if (fd == -1)
+		return false;
+	console_pump(c, fd, log, ev);
+	return true;
+}
+
+/*
+ * The keeper reads sp's pty from here on, into the console's pipe and a
+ * server's own, so that no read under way dies with the daemon: it is
+ * told before the loop has read the pty, so that no byte goes another way.
+ */
+static void
+session_proc_pump(struct session_proc *sp)
+{
+	if (!session_proc_pump_into(sp, sp->console, "console", "console.pump",
+	    &sp->s->output, CONSOLE_SPLICED))
+		return;
+	if (strcmp(sp->role, "server") == 0)
+		sp->server_pumped = session_proc_pump_into(sp, sp->console,
+		    "console", "server.pump", &sp->s->server_out,
+		    CONSOLE_SPLICED_ALSO);
+}
+
+/*
  * Give the keeper of an adoptable session copies of the daemon's ends of
  * what its process talks through, to hold while no daemon does.
  */
@@ -366,16 +466,18 @@ session_proc_hold(struct session_proc *sp)
 	if (sp->proc == NULL || !(sp->s->backend->flags & BACKEND_ADOPT) ||
 	    dmn.adopt_grace_ms == 0)
 		return;
-	proc_hold(sp->proc, "console", console_master(sp->console));
+	if (!proc_hold(sp->proc, "console", console_master(sp->console)))
+		return;
 	if (strcmp(sp->role, "server") == 0 && semihost_daemon_fd(sp->s) != -1)
 		proc_hold(sp->proc, "semihost", semihost_daemon_fd(sp->s));
 	if (sp->s->backend->hold != NULL)
 		sp->s->backend->hold(sp->s, sp);
-	if (!sp->transport)
-		return;
-	transport_daemon_fds(sp->s->transport, &in, &out);
-	proc_hold(sp->proc, "in", in);
-	proc_hold(sp->proc, "out", out);
+	if (sp->transport) {
+		transport_daemon_fds(sp->s->transport, &in, &out);
+		proc_hold(sp->proc, "in", in);
+		proc_hold(sp->proc, "out", out);
+	}
+	session_proc_pump(sp);
 }
 
 /* The keeper a dead daemon left for the process, taken over. */

@@ -230,19 +230,21 @@ adopt_expect_seq(const char *path, long n)
 }
 
 /*
- * A daemon killed while a target floods its pipe, again and again, loses
- * no byte and repeats none: the pipe gives a byte up only once the
- * transcript has it, so each is in the log or still in the pipe for the
- * next daemon, wherever in its reading the kill came.
+ * Kill the daemon ADOPT_FLOOD_KILLS times while a session floods the
+ * stream whose log ends in suffix with seq's lines (each eol bytes longer
+ * than seq's own, a terminal's \r), a new daemon adopting it each time;
+ * then the log holds every line once, in order.
  */
-Test(adopt, a_flood_survives_daemons_killed_while_reading)
+static void
+adopt_flood(const char *suffix, off_t eol, const char *const launch[])
 {
 	char script[64], path[PATH_MAX + 64];
 	struct adopt_grow g = { path, 0 };
+	const char *args[16];
 	struct h_res r;
 	off_t all = 0;
 	long id, k;
-	int i;
+	int i, n;
 
 	h_ctx_env_add("DBGCTLD_ADOPT_GRACE=60");
 	h_daemon_fg();
@@ -251,11 +253,16 @@ Test(adopt, a_flood_survives_daemons_killed_while_reading)
 	    ADOPT_FLOOD_LINES);
 	for (k = 1; k <= ADOPT_FLOOD_LINES; k *= 10)
 		all += (off_t)(ADOPT_FLOOD_LINES - k + 1);
-	all += ADOPT_FLOOD_LINES;
-	id = h_cli_launch(H_ARGS("--kind", "exec", "--transport", "--", "sh",
-	    "-c", script));
-	snprintf(path, sizeof path, "%s/sessions/%ld.target.log", H->state,
-	    id);
+	all += ADOPT_FLOOD_LINES * (1 + eol);
+	for (n = 0; launch[n] != NULL; n++)
+		args[n] = launch[n];
+	args[n++] = "sh";
+	args[n++] = "-c";
+	args[n++] = script;
+	args[n] = NULL;
+	id = h_cli_launch(args);
+	snprintf(path, sizeof path, "%s/sessions/%ld%s", H->state, id,
+	    suffix);
 	for (i = 1; i <= ADOPT_FLOOD_KILLS; i++) {
 		/* Killed while the flood is read: the log is still growing. */
 		g.size = i * (all / (ADOPT_FLOOD_KILLS + 1));
@@ -270,6 +277,28 @@ Test(adopt, a_flood_survives_daemons_killed_while_reading)
 	adopt_expect_seq(path, ADOPT_FLOOD_LINES);
 	h_cli_exit(&r, 0, H_ARGS("stop", "--all"));
 	h_run_free(&r);
+}
+
+/*
+ * A daemon killed while a target floods its pipe, again and again, loses
+ * no byte and repeats none: the pipe gives a byte up only once the
+ * transcript has it, so each is in the log or still in the pipe for the
+ * next daemon, wherever in its reading the kill came.
+ */
+Test(adopt, a_flood_survives_daemons_killed_while_reading)
+{
+	adopt_flood(".target.log", 0, H_ARGS("--kind", "exec", "--transport",
+	    "--"));
+}
+
+/*
+ * And a flood of its terminal, which cannot be spliced: the keeper copies
+ * the pty into a pipe that the daemon splices, so a kill anywhere in a
+ * read leaves each byte in the log, the pipe, the keeper or the pty.
+ */
+Test(adopt, a_terminal_flood_survives_daemons_killed_while_reading)
+{
+	adopt_flood(".log", 1, H_ARGS("--kind", "exec", "--"));
 }
 
 /* Run dbgctl ARGS..., assert exit 0 and that it printed exactly want. */

@@ -534,7 +534,9 @@ ptmx_index(pid_t pid, int fd)
  * Beside 150 live sessions (the daemon holding some 600 descriptors), a
  * new session's keeper holds exactly its pty on 0 1 2, its socket on 3,
  * its signalfd, and for a new daemon to adopt the session its listening
- * socket and the session's own pty master and transport ends; its program
+ * socket and the session's own pty master and transport ends, and both
+ * ends of the pipe it pumps the pty's output into, whose read end the
+ * daemon has too; its program
  * the transport's pipes on 0 and 1 and the pty on 2: none of the daemon's
  * other descriptors reaches either, and none of the daemon's spare slots
  * holds the session's pty afterwards.
@@ -546,6 +548,8 @@ Test(sessions, a_keeper_beside_many_sessions_holds_only_its_own_fds)
 	char	(*dt)[PATH_MAX] = calloc(2048, PATH_MAX), pty[PATH_MAX];
 	int	fds[64], pfds[64], *dfds = calloc(2048, sizeof *dfds), n, pn;
 	int	i, held = 0, sockets = 0, sigfds = 0, ptmx = 0, pipes = 0;
+	int	pumps = 0;
+	char	pump[PATH_MAX] = "";
 	pid_t	keeper, prog, daemon;
 	double	end;
 	long	id;
@@ -568,9 +572,9 @@ Test(sessions, a_keeper_beside_many_sessions_holds_only_its_own_fds)
 	cr_assert_eq(pn, 3, "program %d: expected 0 1 2, got %d: %s", prog,
 	    pn, plist);
 	n = fds_of(keeper, fds, t, list, sizeof list);
-	cr_assert_eq(n, 9, "keeper %d: expected 0-3, a signalfd, its "
-	    "adoption socket, the pty's master and the transport's two ends, "
-	    "got %d: %s", keeper, n, list);
+	cr_assert_eq(n, 11, "keeper %d: expected 0-3, a signalfd, its "
+	    "adoption socket, the pty's master, the transport's two ends and "
+	    "its pump's two, got %d: %s", keeper, n, list);
 	for (i = 0; i < 4; i++)
 		cr_assert_eq(fds[i], i, "keeper %d: expected 0-3, got %s",
 		    keeper, list);
@@ -591,7 +595,14 @@ Test(sessions, a_keeper_beside_many_sessions_holds_only_its_own_fds)
 		} else if (strcmp(t[i], pt[0]) == 0 || strcmp(t[i],
 		    pt[1]) == 0)
 			pipes++;
+		else if (strncmp(t[i], "pipe:", 5) == 0 && pumps++ == 0)
+			snprintf(pump, sizeof pump, "%s", t[i]);
+		else if (strncmp(t[i], "pipe:", 5) == 0 && strcmp(t[i],
+		    pump) != 0)
+			*pump = '\0';	/* two pipes: not one pump's ends */
 	}
+	cr_assert(pumps == 2 && *pump != '\0', "keeper %d: expected both ends "
+	    "of one pipe it pumps the pty into, got %s", keeper, list);
 	cr_assert(sockets == 2 && sigfds == 1 && ptmx == 1 && pipes == 2,
 	    "keeper %d: expected its control and adoption sockets, a "
 	    "signalfd, its pty's master and its program's two pipes, got %s "
@@ -610,6 +621,11 @@ Test(sessions, a_keeper_beside_many_sessions_holds_only_its_own_fds)
 			held++;
 	cr_assert_eq(held, 0, "the daemon holds %s (%d times) after the "
 	    "spawn", pty, held);
+	for (i = held = 0; i < n; i++)
+		if (strcmp(dt[i], pump) == 0)
+			held++;
+	cr_assert_eq(held, 1, "the daemon holds the pump's %s %d times, "
+	    "expected once (its read end)", pump, held);
 	free(dt);
 	free(dfds);
 	free(pt);

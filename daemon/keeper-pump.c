@@ -1,0 +1,238 @@
+/*
+ * The keeper's pumps: what a program prints on its pty, copied by the
+ * keeper from the master it holds into a pipe (or two) whose read end the
+ * daemon splices into the stream's log. A pty cannot be spliced, so a
+ * daemon reading it directly would lose the bytes of a read under way if
+ * it were killed before writing them; through the keeper, every byte is in
+ * the log, still in a pipe, or in the keeper's one chunk for the next
+ * daemon. The keeper reads the pty only once every pipe took the last
+ * chunk, so a daemon that does not read holds the program back, as the
+ * pty itself would.
+ */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "keeper.h"
+
+/* The pump from the held source name, or NULL. */
+static struct keeper_pump *
+keeper_pump_find(struct keeper *k, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < k->npumps; i++)
+		if (strcmp(k->pumps[i].src, name) == 0)
+			return &k->pumps[i];
+	return NULL;
+}
+
+/* Close the pipes of p: the daemon reads what they hold, then their end. */
+static void
+keeper_pump_end(struct keeper_pump *p)
+{
+	size_t	i;
+
+	for (i = 0; i < p->ndest; i++) {
+		if (p->dest[i] != -1)
+			close(p->dest[i]);
+		p->dest[i] = -1;
+		p->pending[i] = 0;
+	}
+	p->ended = 1;
+}
+
+/*
+ * Handle "pump NAME": copy what the fd held as NAME gives into the next
+ * queued fd, a pipe's write end, and into every one named so before; a
+ * bad name or one pump too many closes it.
+ */
+void
+keeper_pump_add(struct keeper *k, const char *name)
+{
+	struct keeper_pump	*p;
+	int			 fd, fl;
+
+	if ((fd = keeper_hold_take(k)) == -1)
+		return;
+	p = keeper_pump_find(k, name);
+	if (p == NULL && k->npumps < KEEPER_PUMP_MAX &&
+	    strlen(name) < KEEPER_HOLD_NAME) {
+		p = &k->pumps[k->npumps++];
+		memset(p, 0, sizeof *p);
+		strcpy(p->src, name);
+	}
+	if (p == NULL || p->ended || p->ndest == KEEPER_PUMP_DESTS ||
+	    (fl = fcntl(fd, F_GETFL)) == -1 ||
+	    fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1) {
+		close(fd);
+		return;
+	}
+	p->dest[p->ndest++] = fd;
+}
+
+/* Handle "release NAME" of a pump's source: its pipes end. */
+void
+keeper_pump_release(struct keeper *k, const char *name)
+{
+	struct keeper_pump	*p = keeper_pump_find(k, name);
+
+	if (p != NULL)
+		keeper_pump_end(p);
+}
+
+/* Write the chunk to each pipe still owed it; 1 once every one took it. */
+static int
+keeper_pump_flush(struct keeper_pump *p)
+{
+	size_t	i;
+	ssize_t	n;
+	int	owed = 0;
+
+	for (i = 0; i < p->ndest; i++) {
+		if (!p->pending[i])
+			continue;
+		/* At most PIPE_BUF bytes: a pipe takes them whole or not. */
+		n = write(p->dest[i], p->chunk, p->len);
+		if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
+			owed = 1;
+			continue;
+		}
+		/* Nobody will read this pipe again: it is dropped. */
+		if (n != (ssize_t)p->len) {
+			close(p->dest[i]);
+			p->dest[i] = -1;
+		}
+		p->pending[i] = 0;
+	}
+	return !owed;
+}
+
+/* Read the next chunk of the source into p, owed to every open pipe. */
+static int
+keeper_pump_read(struct keeper *k, struct keeper_pump *p)
+{
+	size_t	i;
+	ssize_t	n;
+	int	fd = keeper_hold_fd(k, p->src), open = 0;
+
+	if (fd == -1) {
+		keeper_pump_end(p);
+		return 0;
+	}
+	/* With no pipe left to take them, the bytes stay in the pty. */
+	for (i = 0; i < p->ndest; i++)
+		open |= p->dest[i] != -1;
+	if (!open)
+		return 0;
+	do
+		n = read(fd, p->chunk, sizeof p->chunk);
+	while (n == -1 && errno == EINTR);
+	if (n == -1 && errno == EAGAIN)
+		return 0;
+	/* EIO: every slave is closed (or hung up); nothing more will come. */
+	if (n <= 0) {
+		keeper_pump_end(p);
+		return 0;
+	}
+	p->len = (size_t)n;
+	for (i = 0; i < p->ndest; i++)
+		p->pending[i] = p->dest[i] != -1;
+	return 1;
+}
+
+/* Move what p's source has into its pipes until either would block. */
+static void
+keeper_pump_run(struct keeper *k, struct keeper_pump *p)
+{
+	int	rounds;
+
+	/* Bounded, so that a flood leaves the keeper its other duties. */
+	for (rounds = 0; rounds < KEEPER_PUMP_ROUNDS && !p->ended; rounds++) {
+		if (!keeper_pump_flush(p))
+			return;
+		if (!keeper_pump_read(k, p))
+			return;
+	}
+}
+
+/* Move what every pump's source has now (and at the program's end). */
+void
+keeper_pump_drain(struct keeper *k)
+{
+	size_t	i;
+
+	for (i = 0; i < k->npumps; i++)
+		keeper_pump_run(k, &k->pumps[i]);
+}
+
+/*
+ * Fill pfd (room for KEEPER_PUMP_MAX * KEEPER_PUMP_DESTS) with what the
+ * pumps wait for: the pipes still owed a chunk, else the source; the
+ * number filled.
+ */
+size_t
+keeper_pump_poll(struct keeper *k, struct pollfd *pfd)
+{
+	struct keeper_pump	*p;
+	size_t			 i, j, n = 0;
+	int			 owed;
+
+	for (i = 0; i < k->npumps; i++) {
+		p = &k->pumps[i];
+		if (p->ended)
+			continue;
+		for (j = owed = 0; j < p->ndest; j++) {
+			if (!p->pending[j])
+				continue;
+			pfd[n].fd = p->dest[j];
+			pfd[n++].events = POLLOUT;
+			owed = 1;
+		}
+		if (owed || keeper_hold_fd(k, p->src) == -1)
+			continue;
+		pfd[n].fd = keeper_hold_fd(k, p->src);
+		pfd[n++].events = POLLIN;
+	}
+	return n;
+}
+
+/*
+ * The keeper is done: hand on the chunk a pipe is still owed, waiting up to
+ * KEEPER_PUMP_FINISH_MS for the daemon to make room, then close every
+ * pipe. What is left in the pty the daemon reads from it directly, once
+ * a pipe's end tells it that the keeper has stopped reading.
+ */
+void
+keeper_pump_close(struct keeper *k)
+{
+	struct pollfd	pfd[KEEPER_PUMP_MAX * KEEPER_PUMP_DESTS];
+	int64_t		deadline = keeper_now_ns() + KEEPER_PUMP_FINISH_MS *
+			    1000000LL;
+	size_t		i, j, n;
+
+	/* With no daemon to read them, the pipes go with what they hold. */
+	if (k->ctl == -1)
+		deadline = keeper_now_ns();
+	for (;;) {
+		for (i = n = 0; i < k->npumps; i++) {
+			if (k->pumps[i].ended || keeper_pump_flush(&k->pumps[i]))
+				continue;
+			for (j = 0; j < k->pumps[i].ndest; j++) {
+				if (!k->pumps[i].pending[j])
+					continue;
+				pfd[n].fd = k->pumps[i].dest[j];
+				pfd[n++].events = POLLOUT;
+			}
+		}
+		if (n == 0 || keeper_now_ns() >= deadline)
+			break;
+		(void)poll(pfd, n, keeper_ms_until(deadline));
+	}
+	for (i = 0; i < k->npumps; i++)
+		keeper_pump_end(&k->pumps[i]);
+}
