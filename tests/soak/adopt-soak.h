@@ -13,11 +13,6 @@
 #define SA_ROUNDS	20
 /* The kill comes 0 to this many ms into a round. */
 #define SA_KILL_MS	800
-/*
- * Most bytes a pty stream may lose at one kill: the one read under way,
- * of the daemon's read buffer (dbgctld(8), Adoption).
- */
-#define SA_GAP_MAX	1048576
 /* Or 0 to this many ms after the resume in flight began. */
 #define SA_RUN_MS	60
 /* No daemon runs for 0 to this many ms. */
@@ -55,7 +50,6 @@ struct sa_stream {
 	size_t		 whole;		/* bytes of whole lines in it */
 	long		 lines;
 	bool		 ended;		/* its "end" line has come */
-	int		 gaps;		/* one read's bytes lost at a kill */
 	long		 read_next;	/* where its last recv ended */
 };
 

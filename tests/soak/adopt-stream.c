@@ -2,9 +2,7 @@
  * The adoption soak's streams: each read again after every adoption is
  * what it was before with more after it, in the form its session writes
  * (numbered lines, the beat fixture's lines, the bytes the test sent to
- * an echo), so no byte is lost or repeated (but for a terminal's
- * stream, which may lose the one read under way at each kill, as
- * dbgctld(8) says); a read of a target at its
+ * an echo), so no byte is lost or repeated; a read of a target at its
  * offsets starts at or past where the last one ended and is the log's
  * bytes there; expect finds what comes after a given offset.
  */
@@ -67,59 +65,6 @@ sa_stream_starts(const char *data, size_t len, const char *what,
 	return len < wlen && memcmp(data, what, len) == 0;
 }
 
-/* What sa_stream_gap found at the stream's next line. */
-enum sa_gap {
-	SA_GAP_NONE,	/* not a gap: the stream is wrong */
-	SA_GAP_WAIT,	/* perhaps one: the data ends before it can tell */
-	SA_GAP_PAST	/* one, and st goes on past it */
-};
-
-/*
- * A terminal's stream (console, server) is read, then logged: the bytes
- * of the one read under way when a daemon is killed are lost
- * (dbgctld(8)), a run of them that may start and end inside lines. At
- * data[st->whole] such a gap leaves the tail of a line TAG(m-1), m-1 the
- * next line or past it, then whole lines from TAGm: st goes on from
- * there, the gap counted.
- */
-static enum sa_gap
-sa_stream_gap(struct sa_stream *st, const char *data, size_t len)
-{
-	char		 line[64], next[64];
-	const char	*eol, *eol2, *from;
-	size_t		 el = strlen(st->eol), tail, n, lost = 0;
-	long		 m, was;
-
-	if (strcmp(st->name, "target") == 0 || st->form != SA_LINES)
-		return SA_GAP_NONE;
-	from = data + st->whole;
-	if ((eol = memmem(from, len - st->whole, st->eol, el)) == NULL)
-		return SA_GAP_WAIT;
-	tail = (size_t)(eol - from) + el;
-	eol2 = memmem(from + tail, len - st->whole - tail, st->eol, el);
-	if (eol2 == NULL)
-		return SA_GAP_WAIT;
-	if ((size_t)(eol2 - (from + tail)) >= sizeof next)
-		return SA_GAP_NONE;
-	memcpy(next, from + tail, (size_t)(eol2 - (from + tail)));
-	next[eol2 - (from + tail)] = '\0';
-	if (next[0] != st->tag || sscanf(next + 1, "%ld", &m) != 1 ||
-	    m <= st->lines)
-		return SA_GAP_NONE;
-	for (was = st->lines; st->lines < m - 1; st->lines++)
-		lost += sa_stream_line(st, line, sizeof line);
-	n = sa_stream_line(st, line, sizeof line);
-	if (tail > n || memcmp(line + n - tail, from, tail) != 0 ||
-	    lost + n - tail > SA_GAP_MAX) {
-		st->lines = was;
-		return SA_GAP_NONE;
-	}
-	st->whole += tail;
-	st->lines++;
-	st->gaps++;
-	return SA_GAP_PAST;
-}
-
 /*
  * Check data from where st's whole lines end against its numbered lines,
  * the last possibly cut, and an "end" line after a whole batch of an
@@ -128,10 +73,9 @@ sa_stream_gap(struct sa_stream *st, const char *data, size_t len)
 static const char *
 sa_stream_lines(struct sa_stream *st, const char *data, size_t len)
 {
-	char		line[64], end[16];
-	size_t		n, e;
-	bool		may_end;
-	enum sa_gap	gap;
+	char	line[64], end[16];
+	size_t	n, e;
+	bool	may_end;
 
 	e = (size_t)snprintf(end, sizeof end, "end%s", st->eol);
 	while (st->whole < len && !st->ended) {
@@ -149,9 +93,7 @@ sa_stream_lines(struct sa_stream *st, const char *data, size_t len)
 		    line, n) || (may_end && sa_stream_starts(data + st->whole,
 		    len - st->whole, end, e)))
 			return NULL;
-		else if ((gap = sa_stream_gap(st, data, len)) == SA_GAP_WAIT)
-			return NULL;
-		else if (gap == SA_GAP_NONE)
+		else
 			return "not the next line";
 	}
 	return st->whole == len ? NULL : "bytes after the end line";
@@ -197,9 +139,6 @@ sa_stream_check(struct sa *s, struct sa_stream *st)
 	    "(line %ld): %s; the daemons' logs: %s", s->where, st->id,
 	    st->name, wrong, st->form == SA_EXACT ? at : st->whole, st->lines,
 	    h_shown(data + at, len - at, 300), sa_logs(s));
-	cr_assert(st->gaps <= s->round + 1, "%s: session %ld's %s stream has "
-	    "%d gaps after %d kills: more than one read lost at a kill",
-	    s->where, st->id, st->name, st->gaps, s->round + 1);
 	h_bytes_add(&st->seen, data + st->seen.len, len - st->seen.len);
 	free(data);
 }

@@ -208,8 +208,7 @@ sa_round(struct sa *s)
 		if (i != k)
 			sa_gdb_hit(s, &s->dbg[i]);
 	sa_gdb_hit_start(s, &s->dbg[k], &run);
-	/* On the spliced target: a terminal's stream may lose it at the kill. */
-	sa_stream_expect_start(s, &s->st[0], &exp);
+	sa_stream_expect_start(s, &s->st[1], &exp);
 	sa_lldb_exec_start(s, &lldb);
 	/* Every other kill, likely while the resume runs. */
 	h_nap((int)(sa_rand(s) % (sa_rand(s) % 2 ? SA_KILL_MS : SA_RUN_MS)));
