@@ -10,10 +10,12 @@
  * pty itself would.
  */
 #include <sys/types.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -43,7 +45,32 @@ keeper_pump_end(struct keeper_pump *p)
 		p->dest[i] = -1;
 		p->pending[i] = 0;
 	}
+	if (p->slave != -1)
+		close(p->slave);
+	p->slave = -1;
 	p->ended = 1;
+}
+
+/*
+ * Keep a slave of the pty held as name open: a master whose slaves are all
+ * closed reads as ended, which a program's terminal under gdb is between
+ * two runs, once its daemon, which keeps one open, has died.
+ */
+static int
+keeper_pump_slave(struct keeper *k, const char *name)
+{
+	struct stat	pt, own;
+	char		pts[64];
+	int		fd = keeper_hold_fd(k, name);
+
+	if (fd == -1 || ptsname_r(fd, pts, sizeof pts) != 0 ||
+	    stat(pts, &pt) != 0)
+		return -1;
+	/* The keeper's own terminal it holds on 0, 1 and 2 already. */
+	if (fstat(STDIN_FILENO, &own) == 0 && S_ISCHR(own.st_mode) &&
+	    own.st_rdev == pt.st_rdev)
+		return -1;
+	return open(pts, O_RDWR | O_NOCTTY | O_CLOEXEC);
 }
 
 /*
@@ -65,6 +92,7 @@ keeper_pump_add(struct keeper *k, const char *name)
 		p = &k->pumps[k->npumps++];
 		memset(p, 0, sizeof *p);
 		strcpy(p->src, name);
+		p->slave = keeper_pump_slave(k, name);
 	}
 	if (p == NULL || p->ended || p->ndest == KEEPER_PUMP_DESTS ||
 	    (fl = fcntl(fd, F_GETFL)) == -1 ||

@@ -596,8 +596,9 @@ main(int argc, char **argv)
 	keeper_setup(&k, argc, argv);
 	keeper_spawn(&k);
 	keeper_loop(&k);
-	keeper_pump_close(&k);
+	/* Without the keeper's copies, a pipe nobody reads will not wait. */
 	keeper_adopt_close(&k);
+	keeper_pump_close(&k);
 	keeper_tree_free(&k.tree);
 	/*
 	 * Nothing is left to flush (every report went by write(2)): _exit

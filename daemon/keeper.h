@@ -102,6 +102,7 @@ int		keeper_hold_fd(struct keeper *, const char *);
 /* A held pty's output, copied into the pipes the daemon reads. */
 struct keeper_pump {
 	char	src[KEEPER_HOLD_NAME];	/* the held fd it reads */
+	int	slave;			/* the pty's, kept open, or -1 */
 	int	dest[KEEPER_PUMP_DESTS];	/* pipes' write ends, or -1 */
 	int	pending[KEEPER_PUMP_DESTS];	/* still owed the chunk */
 	size_t	ndest;
