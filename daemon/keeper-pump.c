@@ -76,16 +76,23 @@ keeper_pump_slave(struct keeper *k, const char *name)
 /*
  * Handle "pump NAME": copy what the fd held as NAME gives into the next
  * queued fd, a pipe's write end, and into every one named so before; a
- * bad name or one pump too many closes it.
+ * name not held or one pump too many closes it.
  */
 void
 keeper_pump_add(struct keeper *k, const char *name)
 {
 	struct keeper_pump	*p;
-	int			 fd, fl;
+	int			 fd, fl, src;
 
 	if ((fd = keeper_hold_take(k)) == -1)
 		return;
+	/* The daemon's master is non-blocking; the keeper makes sure. */
+	if ((src = keeper_hold_fd(k, name)) == -1 ||
+	    (fl = fcntl(src, F_GETFL)) == -1 ||
+	    fcntl(src, F_SETFL, fl | O_NONBLOCK) == -1) {
+		close(fd);
+		return;
+	}
 	p = keeper_pump_find(k, name);
 	if (p == NULL && k->npumps < KEEPER_PUMP_MAX &&
 	    strlen(name) < KEEPER_HOLD_NAME) {
