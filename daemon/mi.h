@@ -1,8 +1,9 @@
 /*
- * gdb's machine interface: its records parsed (mi-parse.c), the channel
- * to one gdb (mi.c), and what a joined client may send (mi-filter.c;
- * the filter's inside is mi-filter.h). Included by the files that speak
- * MI, not by every daemon file.
+ * gdb's machine interface: its records parsed (mi-parse.c), strings
+ * quoted as c-strings (mi-cstring.c), the channel to one gdb (mi.c), and
+ * what a joined client may send (mi-filter.c; the filter's inside is
+ * mi-filter.h). Included by the files that speak MI, not by every daemon
+ * file.
  */
 #ifndef DBGCTL_MI_H
 #define DBGCTL_MI_H
@@ -41,8 +42,12 @@ int	 mi_parse(const char *line, size_t len, struct mi_record *, char *err,
 int	 mi_parse_cut(const char *line, size_t len, struct mi_record *,
 	    char *err, size_t errlen);
 void	 mi_record_free(struct mi_record *);
-/* s as an MI c-string, quotes included, for -interpreter-exec console "...". Caller frees. */
-char	*mi_quote(const char *s);
+
+/*
+ * mi-cstring.c: s as an MI c-string, quotes included, for
+ * -interpreter-exec console "...". Caller frees.
+ */
+char	*mi_cstring_quote(const char *s);
 
 /* mi.c: gdb's machine interface on a second, raw pty. */
 /* A command's answer: its result record (NULL: gdb went away) and output. */
