@@ -612,7 +612,7 @@ client_error(struct client *c)
 	const struct cmd_exit	*e;
 
 	if (c->args != NULL)
-		args_name_params(c->args, c->error.message,
+		args_param_names(c->args, c->error.message,
 		    sizeof c->error.message);
 	/* The next daemon adopted what it could: this session was not. */
 	if (c->restarts > 0 && strcmp(c->error.kind, "no_such_session") == 0) {

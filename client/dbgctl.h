@@ -228,13 +228,17 @@ int		 args_count(const struct args *);
 int		 args_known(const struct args *, const char *);
 void		 args_split(struct args *, const struct args_template *);
 const char	*args_operand(const struct args *, int);
-void		 args_nearest(const char *, const char *const *, size_t,
-		    const char *, char *, size_t);
+
+/* args-suggest.c */
+void		 args_suggest_nearest(const char *, const char *const *,
+		    size_t, const char *, char *, size_t);
 void		 args_suggest_long(const char *, const char *const *, size_t,
 		    char *, size_t);
+
+/* args-param.c */
 void		 args_param_to_option(char *, size_t, const char *,
 		    const char *);
-void		 args_name_params(const struct args *, char *, size_t);
+void		 args_param_names(const struct args *, char *, size_t);
 
 /* autostart.c */
 int		 autostart_connect(struct client *);
