@@ -1,13 +1,16 @@
-/* A command line parsed against a command's template: options and operands. */
+/*
+ * A command line parsed against a command's template: options and
+ * operands. What a mistyped word may have meant is args-suggest.c's.
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dbgctl.h"
+#include "args.h"
 
 /* getopt's value for the template's long option i. */
 #define ARGS_LONG(i)	(256 + (i))
@@ -51,7 +54,7 @@ args_room(struct args *a)
 }
 
 /* Zeroed room for n members of size bytes and one more, or the client's end. */
-static void *
+void *
 args_array(size_t n, size_t size)
 {
 	void	*p;
@@ -125,7 +128,7 @@ args_find(const struct args *a, const char *name)
 }
 
 /* Whether option i is a short one, written -x rather than --name. */
-static int
+int
 args_short(const struct args *a, int i)
 {
 	return a->options[i].name[1] == '\0';
@@ -255,7 +258,7 @@ args_long_takes_next(const struct args *a, const char *arg)
 }
 
 /* Whether the short option cluster arg ("-fn5", "-n") takes the next word. */
-static int
+int
 args_short_takes_next(const struct args *a, const char *arg)
 {
 	int	i;
@@ -318,103 +321,6 @@ args_lift(struct args *a, int argc, char **argv)
 	return argc;
 }
 
-/* The edit distance of a and b (insert, delete, replace, swap: one each). */
-static size_t
-args_distance(const char *a, const char *b)
-{
-	size_t	la = strlen(a), lb = strlen(b), i, j, d[3][ARGS_WORD_MAX + 1];
-	size_t	cost, best;
-
-	if (la > ARGS_WORD_MAX || lb > ARGS_WORD_MAX)
-		return SIZE_MAX;
-	/* Three rows: the one before last for a swap of two letters. */
-	for (j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (i = 1; i <= la; i++) {
-		d[i % 3][0] = i;
-		for (j = 1; j <= lb; j++) {
-			cost = a[i - 1] != b[j - 1];
-			best = d[(i - 1) % 3][j - 1] + cost;
-			if (d[(i - 1) % 3][j] + 1 < best)
-				best = d[(i - 1) % 3][j] + 1;
-			if (d[i % 3][j - 1] + 1 < best)
-				best = d[i % 3][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-			    a[i - 2] == b[j - 1] && d[(i - 2) % 3][j - 2] + 1 <
-			    best)
-				best = d[(i - 2) % 3][j - 2] + 1;
-			d[i % 3][j] = best;
-		}
-	}
-	return d[la % 3][lb];
-}
-
-/*
- * The names nearest to word among the n of names, as git suggests them:
- * those fewest edits away, if that is at most ARGS_NEAR and under half of
- * word, joined with ", " and " or " into buf ("" when none is near).
- */
-void
-args_nearest(const char *word, const char *const *names, size_t n,
-    const char *prefix, char *buf, size_t len)
-{
-	size_t	i, d, best = SIZE_MAX, many = 0, k = 0;
-
-	*buf = '\0';
-	for (i = 0; i < n; i++) {
-		if ((d = args_distance(word, names[i])) < best) {
-			best = d;
-			many = 0;
-		}
-		many += d == best;
-	}
-	if (best > ARGS_NEAR || 2 * best >= strlen(word))
-		return;
-	for (i = 0; i < n; i++) {
-		if (args_distance(word, names[i]) != best)
-			continue;
-		k++;
-		strlcat(buf, k == 1 ? "" : k == many ? " or " : ", ", len);
-		strlcat(buf, prefix, len);
-		strlcat(buf, names[i], len);
-	}
-}
-
-/* Join the n names into buf as "--a, --b or --c". */
-static void
-args_join(const char *const *names, size_t n, char *buf, size_t len)
-{
-	size_t	i;
-
-	*buf = '\0';
-	for (i = 0; i < n; i++) {
-		strlcat(buf, i == 0 ? "" : i == n - 1 ? " or " : ", ", len);
-		strlcat(buf, "--", len);
-		strlcat(buf, names[i], len);
-	}
-}
-
-/*
- * The long options "--word" may have meant, among the n of names, into
- * buf ("" for none): those it begins (getopt would have taken one), else
- * the nearest.
- */
-void
-args_suggest_long(const char *word, const char *const *names, size_t n,
-    char *buf, size_t len)
-{
-	const char	**begun = args_array(n, sizeof *begun);
-	size_t		  i, nbegun = 0, wlen = strlen(word);
-
-	for (i = 0; i < n; i++)
-		if (wlen > 0 && strncmp(names[i], word, wlen) == 0)
-			begun[nbegun++] = names[i];
-	if (nbegun > 0)
-		args_join(begun, nbegun, buf, len);
-	else
-		args_nearest(word, names, n, "--", buf, len);
-	free(begun);
-}
 
 /* Say that "--word" is no option of a, with those it may have meant. */
 static void
@@ -637,55 +543,4 @@ const char *
 args_operand(const struct args *a, int i)
 {
 	return i >= 0 && i < a->noperands ? a->operands[i] : NULL;
-}
-
-/* The words after a quoted param where the daemon names it as one. */
-static const char *const args_param_verbs[] = {
-	" must ", " belongs ", " is required", " is \"", NULL
-};
-
-/*
- * In a daemon's message, "key" where it is named as a param ("ttl" must
- * be ...) becomes the option name that sets it (--ttl): what was typed.
- */
-void
-args_param_to_option(char *msg, size_t size, const char *key,
-    const char *name)
-{
-	char			 quoted[ARGS_NAME_MAX + 8], rest[1024];
-	char			*at = msg;
-	const char *const	*verb;
-	size_t			 qlen;
-
-	snprintf(quoted, sizeof quoted, "\"%s\"", key);
-	qlen = strlen(quoted);
-	while ((at = strstr(at, quoted)) != NULL) {
-		for (verb = args_param_verbs; *verb != NULL; verb++)
-			if (strncmp(at + qlen, *verb, strlen(*verb)) == 0)
-				break;
-		if (*verb == NULL) {
-			at += qlen;
-			continue;
-		}
-		strlcpy(rest, at + qlen, sizeof rest);
-		snprintf(at, size - (size_t)(at - msg), "%s%s%s", name[1] ==
-		    '\0' ? "-" : "--", name, rest);
-	}
-}
-
-/* The same for every long option of a's own: --stop-timeout sets "stop_timeout". */
-void
-args_name_params(const struct args *a, char *msg, size_t size)
-{
-	char	key[ARGS_NAME_MAX], *p;
-	int	i;
-
-	for (i = 0; i < a->nown; i++) {
-		if (args_short(a, i))
-			continue;
-		strlcpy(key, a->options[i].name, sizeof key);
-		for (p = key; (p = strchr(p, '-')) != NULL; p++)
-			*p = '_';
-		args_param_to_option(msg, size, key, a->options[i].name);
-	}
 }

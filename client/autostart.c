@@ -237,9 +237,9 @@ autostart_connect(struct client *c)
 			if (waiting && autostart_pidfile(c) == -1)
 				break;
 		}
-		if (client_open(c) == 0)
+		if (client_connect_open(c) == 0)
 			return 0;
-		if (!client_absent(c)) {
+		if (!client_connect_absent(c)) {
 			autostart_show(&said);
 			client_connect_fatal(c);
 		}

@@ -1,11 +1,12 @@
-/* The connection to the daemon: connect, send one request, read its reply. */
+/*
+ * The connection to the daemon: send one request, read its reply, say
+ * what went wrong. Finding and connecting to the daemon is
+ * client-connect.c's.
+ */
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +21,6 @@
 
 /* Bytes read from the socket at a time. */
 #define CLIENT_READ_SIZE	65536
-
-/* How long a socket another process has bound is given to listen. */
-#define CLIENT_LISTEN_WAIT_MS	5000
 
 /* How daemon errors end a command that declares nothing else. */
 static const struct cmd_exit client_exits[] = {
@@ -76,58 +74,12 @@ client_init(struct client *c, const char *socket_arg, int json)
 	c->next_id = 1;
 	frame_init(&c->frame, 0);
 	c->ssh_err = -1;
-	addr = client_address();
+	addr = client_connect_address();
 	/* -H unix:PATH names the socket as -s does. */
 	if (addr != NULL && strncmp(addr, "unix:", 5) == 0)
 		socket_arg = addr + 5;
 	if (paths_socket(socket_arg, c->socket, sizeof c->socket) != 0)
 		client_fatal("socket path too long");
-}
-
-/*
- * The address -H (--host, --connect) gave, else $DBGCTL_HOST, else
- * $DBGCTL_CONNECT; NULL when none is set.
- */
-const char *
-client_address(void)
-{
-	const char	*addr = getenv("DBGCTL_HOST");
-
-	if (addr == NULL || *addr == '\0')
-		addr = getenv("DBGCTL_CONNECT");
-	return addr != NULL && *addr != '\0' ? addr : NULL;
-}
-
-/* The address of a daemon on another host (ssh://, tcp:), or NULL. */
-const char *
-client_remote(void)
-{
-	const char	*addr = client_address();
-
-	if (addr == NULL || strncmp(addr, "unix:", 5) == 0)
-		return NULL;
-	return addr;
-}
-
-/* Check the address, if one is set: 0, or -1 with the cause in cause. */
-int
-client_check_address(char *cause, size_t len)
-{
-	const char	*addr = client_address();
-	char		 why[256];
-
-	if (addr == NULL || strncmp(addr, "tcp:", 4) == 0 ||
-	    (strncmp(addr, "unix:", 5) == 0 && addr[5] != '\0'))
-		return 0;
-	if (!ssh_is_url(addr)) {
-		snprintf(cause, len, "bad address %s: want ssh://[USER@]HOST"
-		    "[:PORT][/SOCKET], tcp:HOST:PORT or unix:PATH", addr);
-		return -1;
-	}
-	if (ssh_check(addr, why, sizeof why) == 0)
-		return 0;
-	snprintf(cause, len, "bad address %s: %s", addr, why);
-	return -1;
 }
 
 /* Close the connection of c, if any, and free what it holds. */
@@ -173,134 +125,6 @@ client_daemon_path(char *buf, size_t len)
 	return paths_sibling("dbgctld", DBGCTL_BINDIR, buf, len);
 }
 
-/* Try once to connect to the socket; -1 with errno set if that fails. */
-int
-client_open(struct client *c)
-{
-	struct sockaddr_un	 sa;
-	const char		*remote = client_remote();
-	int			 fd, saved;
-
-	if (ssh_is_url(remote)) {
-		ssh_open(c, remote);
-		return 0;
-	}
-	if (remote != NULL)
-		return tcp_open(c, remote);
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	if (strlcpy(sa.sun_path, c->socket, sizeof sa.sun_path) >=
-	    sizeof sa.sun_path)
-		client_fatal("socket path too long: %s", c->socket);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		client_fatal("socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		saved = errno;
-		close(fd);
-		errno = saved;
-		return -1;
-	}
-	c->fd = fd;
-	return 0;
-}
-
-/*
- * Whether a failed connect (its errno) means that no daemon answers (yet):
- * no socket file, or a socket file nobody listens on. A socket that
- * listens, a service manager's too, accepts or queues the connect, so it
- * never gets here, and one bound but not yet listening is waited for
- * first (client_open_bound); a file in the way that is no socket is
- * refused too (ECONNREFUSED), but is not a daemon's to replace. errno is
- * kept.
- */
-int
-client_absent(struct client *c)
-{
-	struct stat	st;
-	int		saved = errno;
-
-	if (saved == ECONNREFUSED && lstat(c->socket, &st) == 0 &&
-	    !S_ISSOCK(st.st_mode)) {
-		errno = saved;
-		return 0;
-	}
-	errno = saved;
-	return saved == ENOENT || saved == ECONNREFUSED;
-}
-
-/* Exit with why connecting to the socket failed, when it is not "absent". */
-void
-client_connect_fatal(struct client *c)
-{
-	struct stat st;
-
-	if (errno == ECONNREFUSED && lstat(c->socket, &st) == 0 &&
-	    !S_ISSOCK(st.st_mode))
-		client_fatal("connect %s: not a socket, and not removed: "
-		    "remove it or choose another socket (-s)", c->socket);
-	if (errno == ECONNREFUSED && paths_socket_bound(c->socket) == 1)
-		client_fatal("connect %s: another process has a socket bound "
-		    "there that does not listen: no daemon is started beside "
-		    "it", c->socket);
-	client_fatal("connect %s: %s", c->socket, strerror(errno));
-}
-
-/*
- * A socket that refuses while a process has it bound is not a dead
- * daemon's: it is between bind and listen, as a service manager's may be
- * when the client comes first. Give it CLIENT_LISTEN_WAIT_MS to listen
- * rather than start a daemon that would replace it. 0 once connected; 1
- * (errno ECONNREFUSED) when nothing is bound there, so a dead daemon left
- * it; -1 with errno if it never came to listen.
- */
-static int
-client_open_bound(struct client *c)
-{
-	int waited;
-
-	for (waited = 0; waited < CLIENT_LISTEN_WAIT_MS; waited += 10) {
-		if (paths_socket_bound(c->socket) != 1) {
-			errno = ECONNREFUSED;
-			return 1;
-		}
-		poll(NULL, 0, 10);
-		if (client_open(c) == 0)
-			return 0;
-		if (errno != ECONNREFUSED)
-			return -1;
-	}
-	errno = ECONNREFUSED;
-	return -1;
-}
-
-/* Connect to the daemon, starting it if the command allows; exit if none. */
-void
-client_connect(struct client *c)
-{
-	int	absent, rc;
-
-	if (client_open(c) == 0)
-		return;
-	/* A daemon on another host is never started from here. */
-	if (client_remote() != NULL)
-		client_fatal("connect %s: %s", client_remote(),
-		    strerror(errno));
-	if (errno == ECONNREFUSED && (rc = client_open_bound(c)) != 1) {
-		if (rc == 0)
-			return;
-		client_connect_fatal(c);
-	}
-	absent = client_absent(c);
-	if (absent && (c->autostart || reconnect_sessions_wait(c))) {
-		if (autostart_connect(c) != 0)
-			exit(EXIT_NODAEMON);
-		return;
-	}
-	if (absent)
-		client_fatal("no daemon is running at %s", c->socket);
-	client_connect_fatal(c);
-}
-
 /* The connection is lost: say so (over ssh, why) and exit. */
 static void __attribute__((noreturn))
 client_lost(struct client *c, int error)
@@ -342,7 +166,7 @@ static void	client_deliver(struct client *);
 static void
 client_recover(struct client *c, int error)
 {
-	if (!c->resume || client_remote() != NULL || c->ssh_pid > 0)
+	if (!c->resume || client_connect_remote() != NULL || c->ssh_pid > 0)
 		client_lost(c, error);
 	if (reconnect_again(c) != 0)
 		exit(EXIT_NODAEMON);
@@ -612,7 +436,7 @@ client_error(struct client *c)
 	const struct cmd_exit	*e;
 
 	if (c->args != NULL)
-		args_name_params(c->args, c->error.message,
+		args_param_names(c->args, c->error.message,
 		    sizeof c->error.message);
 	/* The next daemon adopted what it could: this session was not. */
 	if (c->restarts > 0 && strcmp(c->error.kind, "no_such_session") == 0) {

@@ -396,7 +396,7 @@ cmd_attach_terminal(struct client *c, json_t *session, int key, int quiet,
 	term_init(&a.term);
 	a.server = server;
 	/* Which daemon serves it, to tell its death from the session's end. */
-	a.pid = client_remote() == NULL ? reconnect_daemon_pid(c) : -1;
+	a.pid = client_connect_remote() == NULL ? reconnect_daemon_pid(c) : -1;
 	client_init(&a.raw, c->socket_arg, c->json);
 	a.raw.autostart = 0;
 	if ((r = client_raw_call(&a.raw, "attach", cmd_attach_params(&a))) ==

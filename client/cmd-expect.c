@@ -231,7 +231,7 @@ cmd_expect_resume(struct cmd *self, struct client *c,
 
 	ag->from = -1;
 	ag->deadline = reconnect_now() + args_number(a, "timeout", 0);
-	if (client_remote() == NULL && !args_has(a, "from") &&
+	if (client_connect_remote() == NULL && !args_has(a, "from") &&
 	    (ag->from = cmd_expect_cursor(self, c)) == -1)
 		return -1;
 	c->resume = 1;

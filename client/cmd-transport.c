@@ -271,7 +271,7 @@ cmd_pipe_exec(struct cmd *self, struct client *c)
 
 	memset(&r, 0, sizeof r);
 	/* Which daemon pipes, to tell its death from the output's end. */
-	if (client_remote() == NULL) {
+	if (client_connect_remote() == NULL) {
 		pid = reconnect_daemon_pid(c);
 		rp = &r;
 	}

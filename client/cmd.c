@@ -265,7 +265,7 @@ cmd_run(const struct cmd_entry *entry, int argc, char **argv,
 		return rv;
 	}
 	cmd_globals(&self, &socket_arg, &json);
-	if (client_check_address(cause, sizeof cause) != 0) {
+	if (client_connect_check(cause, sizeof cause) != 0) {
 		rv = cmd_usage(&self, "%s", cause);
 		json_decref(self.session);
 		args_free(&self.args);

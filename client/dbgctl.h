@@ -185,11 +185,6 @@ struct cmd {
 
 /* client.c */
 void		 client_init(struct client *, const char *, int);
-int		 client_open(struct client *);
-int		 client_absent(struct client *);
-void		 client_connect_fatal(struct client *)
-		    __attribute__((noreturn));
-void		 client_connect(struct client *);
 void		 client_close(struct client *);
 json_t		*client_call(struct client *, const char *, json_t *);
 char		*client_call_text(struct client *, const char *, json_t *,
@@ -197,14 +192,21 @@ char		*client_call_text(struct client *, const char *, json_t *,
 json_t		*client_raw_call(struct client *, const char *, json_t *);
 int		 client_error(struct client *);
 int		 client_daemon_path(char *, size_t);
-const char	*client_address(void);
-const char	*client_remote(void);
-int		 client_check_address(char *, size_t);
 void		 client_fatal(const char *, ...)
 		    __attribute__((format(printf, 1, 2), noreturn));
 void		 client_vwarn(const char *, va_list);
 void		 client_warn(const char *, ...)
 		    __attribute__((format(printf, 1, 2)));
+
+/* client-connect.c */
+const char	*client_connect_address(void);
+const char	*client_connect_remote(void);
+int		 client_connect_check(char *, size_t);
+int		 client_connect_open(struct client *);
+int		 client_connect_absent(struct client *);
+void		 client_connect_fatal(struct client *)
+		    __attribute__((noreturn));
+void		 client_connect(struct client *);
 
 /* reconnect.c */
 int		 reconnect_sessions_wait(const struct client *);
@@ -228,13 +230,17 @@ int		 args_count(const struct args *);
 int		 args_known(const struct args *, const char *);
 void		 args_split(struct args *, const struct args_template *);
 const char	*args_operand(const struct args *, int);
-void		 args_nearest(const char *, const char *const *, size_t,
-		    const char *, char *, size_t);
+
+/* args-suggest.c */
+void		 args_suggest_nearest(const char *, const char *const *,
+		    size_t, const char *, char *, size_t);
 void		 args_suggest_long(const char *, const char *const *, size_t,
 		    char *, size_t);
+
+/* args-param.c */
 void		 args_param_to_option(char *, size_t, const char *,
 		    const char *);
-void		 args_name_params(const struct args *, char *, size_t);
+void		 args_param_names(const struct args *, char *, size_t);
 
 /* autostart.c */
 int		 autostart_connect(struct client *);

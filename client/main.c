@@ -109,7 +109,8 @@ main_unknown(const char *name)
 
 	for (i = 0; i < MAIN_NCOMMANDS; i++)
 		names[i] = main_commands[i]->name;
-	args_nearest(name, names, MAIN_NCOMMANDS, "", near, sizeof near);
+	args_suggest_nearest(name, names, MAIN_NCOMMANDS, "", near,
+	    sizeof near);
 	if (*near == '\0')
 		client_warn("unknown command: %s", name);
 	else

@@ -105,7 +105,7 @@ reconnect_again(struct client *c)
 	client_close(c);
 	c->params = params;
 	for (;;) {
-		if (client_open(c) == 0)
+		if (client_connect_open(c) == 0)
 			return 0;
 		if (errno != ECONNREFUSED && errno != ENOENT) {
 			client_warn("lost connection to the daemon; connect %s: "
@@ -162,10 +162,10 @@ reconnect_restarted(struct client *c, long long *pid)
 	long long	now;
 	int		resume = c->resume;
 
-	if (*pid < 0 || client_remote() != NULL)
+	if (*pid < 0 || client_connect_remote() != NULL)
 		return 0;
 	client_close(c);
-	if (client_open(c) != 0 && reconnect_again(c) != 0)
+	if (client_connect_open(c) != 0 && reconnect_again(c) != 0)
 		return -1;
 	/* A dying daemon's socket may still take the connect: ask again. */
 	c->resume = 1;

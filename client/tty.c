@@ -62,11 +62,11 @@ tty_modes(const struct term *t)
 {
 	int	next = !tty.cur;
 
-	if (term_same(t, &tty.shown))
+	if (term_write_same(t, &tty.shown))
 		return;
-	tty.seqlen[next][TTY_RESET] = term_reset(t, tty.seq[next][TTY_RESET],
-	    TERM_SEQ_MAX);
-	tty.seqlen[next][TTY_SET] = term_set(t, tty.seq[next][TTY_SET],
+	tty.seqlen[next][TTY_RESET] = term_write_reset(t,
+	    tty.seq[next][TTY_RESET], TERM_SEQ_MAX);
+	tty.seqlen[next][TTY_SET] = term_write_set(t, tty.seq[next][TTY_SET],
 	    TERM_SEQ_MAX);
 	tty.shown = *t;
 	tty.cur = next;

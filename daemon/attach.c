@@ -197,7 +197,7 @@ attach_start(struct conn *c, struct session *s, unsigned long lines)
 	 * then the one the program drew on, and the client, which reads
 	 * them too, knows what to undo when it lets go.
 	 */
-	if ((n = term_set(&s->modes, modes, sizeof modes)) > 0)
+	if ((n = term_write_set(&s->modes, modes, sizeof modes)) > 0)
 		conn_send_raw(c, modes, n);
 	/* The replay comes from memory: never look back past the ring. */
 	off = output_lines_tail(&s->output, lines, OUTPUT_RING_SIZE);

@@ -279,7 +279,7 @@ backend_gdb_breaks_send(struct gdb_data *g)
 	g->breaks_sent = true;
 	breaks = fault_breaks(g->s);
 	json_array_foreach(breaks, i, v) {
-		q = mi_quote(json_string_value(v));
+		q = mi_cstring_quote(json_string_value(v));
 		if (mi_command(g->mi, backend_gdb_break_reply, g,
 		    "-break-insert %s", q) != 0)
 			g->inserts++;

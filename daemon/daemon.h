@@ -483,12 +483,16 @@ struct launch {
 #define STOP_TIMEOUT_MAX 3600000
 
 int	 launch_parse(struct launch *, json_t *params, struct rpc_error *);
-int	 launch_check_params(json_t *params, json_t *out, struct rpc_error *);
 const char *launch_get_str(const struct launch *, const char *name);
-char	*launch_program_path(const struct launch *);
 void	 launch_free(struct launch *);
 void	 launch_freed(struct sink *, struct session *,
 	    const struct session_event *);
+
+/* launch-check.c: what a launch's params' types alone do not say. */
+int	 launch_check_params(json_t *params, json_t *out, struct rpc_error *);
+
+/* launch-program.c: a launch's program, found as gdb finds it. */
+char	*launch_program_path(const struct launch *);
 
 /* verdict.c: deadlines, silences, and the verdict of why a session ends. */
 struct verdict_watch;

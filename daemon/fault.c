@@ -309,7 +309,7 @@ fault_core_command(struct fault_job *j)
 	if (fault_core_file(j) != 0)
 		return NULL;
 	xasprintf(&cmd, "gcore %s", j->core);
-	q = mi_quote(cmd);
+	q = mi_cstring_quote(cmd);
 	free(cmd);
 	return q;
 }

@@ -147,7 +147,7 @@ gdb_breaks_rearm_step(struct gdb_job *j, json_t *reply)
 		json_object_del(g->fault_bkpts, key);
 	}
 	json_array_foreach(missing, i, v) {
-		char *q = mi_quote(json_string_value(v));
+		char *q = mi_cstring_quote(json_string_value(v));
 
 		gdb_job_add(j, "-break-insert %s", q);
 		free(q);

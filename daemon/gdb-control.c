@@ -75,7 +75,7 @@ gdb_job_add(struct gdb_job *j, const char *fmt, ...)
 void
 gdb_job_add_console(struct gdb_job *j, const char *cmd)
 {
-	char *q = mi_quote(cmd);
+	char *q = mi_cstring_quote(cmd);
 
 	gdb_job_add(j, "-interpreter-exec console %s", q);
 	free(q);

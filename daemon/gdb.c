@@ -452,7 +452,7 @@ gdb_command(struct session *s, struct request *req)
 	else {
 		/* In the background, so MI (and -exec-interrupt) is still read. */
 		xasprintf(&bg, "%s%s", cmd, gdb_runs(cmd) ? " &" : "");
-		quoted = mi_quote(bg);
+		quoted = mi_cstring_quote(bg);
 		free(bg);
 		e->token = mi_command_output(g->mi, gdb_exec_reply, req,
 		    "-interpreter-exec console %s", quoted);

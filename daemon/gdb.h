@@ -2,7 +2,7 @@
  * The gdb family, inside: what its files (backend-gdb.c and the kinds
  * that run gdb, gdb*.c, fault.c, join*.c) and the code that drives gdb
  * (method-target.c, method-inspect.c, method-reset.c, method-join.c,
- * method-hold.c, verdict.c, bundle-gather.c) share; nothing else
+ * method-hold.c, verdict-gather.c, bundle-gather.c) share; nothing else
  * includes it. daemon.h says what the others may ask of a gdb-family
  * session (gdb_of, gdb_family, gdb_control_state).
  */

@@ -231,7 +231,7 @@ join_answer(struct join *j, const char *ctoken, const struct mi_filter *f)
 		join_chan_sendf(j, "%s^done\n(gdb) \n", ctoken);
 		return;
 	case MIF_ERROR:
-		q = mi_quote(f->why);
+		q = mi_cstring_quote(f->why);
 		join_chan_sendf(j, "%s^error,msg=%s\n(gdb) \n", ctoken, q);
 		free(q);
 		return;

@@ -175,7 +175,7 @@ static void
 method_break_watch(struct request *req, struct gdb_job *j,
     const char *watch)
 {
-	char *loc = mi_quote(request_str(req, "location", ""));
+	char *loc = mi_cstring_quote(request_str(req, "location", ""));
 
 	gdb_job_add(j, "-break-watch%s %s", strcmp(watch, "read") == 0 ?
 	    " -r" : strcmp(watch, "access") == 0 ? " -a" : "", loc);
@@ -194,9 +194,9 @@ method_break_insert(struct request *req, struct gdb_job *j)
 		method_break_watch(req, j, watch);
 		return;
 	}
-	loc = mi_quote(request_str(req, "location", ""));
+	loc = mi_cstring_quote(request_str(req, "location", ""));
 	if (cond != NULL)
-		c = mi_quote(cond);
+		c = mi_cstring_quote(cond);
 	gdb_job_add(j, "-break-insert%s%s%s%s %s", request_bool(req,
 	    "temporary") ? " -t" : "", request_bool(req, "hardware") ? " -h" :
 	    "", c != NULL ? " -c " : "", c != NULL ? c : "", loc);

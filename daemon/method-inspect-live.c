@@ -184,7 +184,7 @@ method_inspect_live(struct request *req, struct gdb_data *g,
 		return METHOD_WAIT;
 	}
 	xasprintf(&expr, "(unsigned long long)(%s)", json_string_value(a));
-	q = mi_quote(expr);
+	q = mi_cstring_quote(expr);
 	free(expr);
 	ml->token = g->mi != NULL ? mi_command(g->mi, method_inspect_live_addressed,
 	    ml, "-data-evaluate-expression %s", q) : 0;

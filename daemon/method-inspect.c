@@ -56,7 +56,7 @@ method_inspect_eval_exec(struct request *req)
 	if ((g = method_target_gdb(req, "eval")) == NULL)
 		return METHOD_DONE;
 	j = gdb_job_new(req, g, GDB_JOB_STOPPED, method_inspect_evaluated);
-	q = mi_quote(request_str(req, "expression", ""));
+	q = mi_cstring_quote(request_str(req, "expression", ""));
 	gdb_job_add(j, "-data-evaluate-expression %s", q);
 	free(q);
 	return method_inspect_run(req, j);
@@ -74,7 +74,7 @@ method_inspect_address(struct request *req)
 		    json_integer_value(v));
 		return s;
 	}
-	return mi_quote(json_string_value(v));
+	return mi_cstring_quote(json_string_value(v));
 }
 
 /*

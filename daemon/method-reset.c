@@ -189,7 +189,7 @@ method_reset_load_exec(struct request *req)
 	j = gdb_job_new(req, g, GDB_JOB_STOPPED | GDB_JOB_KEEP_HALTED,
 	    method_reset_done);
 	if (file != NULL) {
-		q = mi_quote(file);
+		q = mi_cstring_quote(file);
 		gdb_job_add(j, "-file-exec-and-symbols %s", q);
 		free(q);
 		json_object_set_new(j->ctx, "file", json_string(file));

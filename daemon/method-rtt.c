@@ -132,7 +132,7 @@ method_rtt_ask(struct request *req, const char *expr, bool asked)
 	pending_timeout(req, (uint64_t)request_int(req, "timeout",
 	    METHOD_RTT_TIMEOUT), method_rtt_timeout);
 	xasprintf(&e, "(unsigned long long)(%s)", expr);
-	q = mi_quote(e);
+	q = mi_cstring_quote(e);
 	free(e);
 	mr->token = mr->g->mi != NULL ? mi_command(mr->g->mi,
 	    method_rtt_addressed, mr, "-data-evaluate-expression %s", q) : 0;

@@ -429,7 +429,7 @@ method_target_resume_exec(struct request *req)
 	j = gdb_job_new(req, g, GDB_JOB_STOPPED | GDB_JOB_KEEP_HALTED,
 	    method_target_resumed);
 	if (loc != NULL && strcmp(how, "until") == 0) {
-		q = mi_quote(loc);
+		q = mi_cstring_quote(loc);
 		gdb_job_add(j, "%s %s", mi, q);
 		free(q);
 	} else

@@ -29,6 +29,8 @@
  *   for any kind. A token (decimal, at most ULONG_MAX) may precede a result
  *   or async record only.
  *
+ * The c-strings are read, and made JSON strings, in mi-cstring.c.
+ *
  * A malformed line gives "offset N: expected X, found Y", or another cause,
  * at byte offset N (from 0). Tuples and lists nest MI_PARSE_DEPTH deep at
  * most, so hostile input cannot exhaust the stack; no byte past len is read.
@@ -39,19 +41,10 @@
 
 #include "daemon.h"
 #include "mi.h"
+#include "mi-parse.h"
 
 /* Bytes of a class or variable name, with its NUL. */
 #define MI_PARSE_NAME 64
-
-/* A line being parsed. */
-struct mi_parse_in {
-	const char	*s;
-	size_t		 len;
-	size_t		 pos;
-	int		 depth;
-	char		*err;
-	size_t		 errlen;
-};
 
 /* An object being filled from results. */
 struct mi_parse_obj {
@@ -64,7 +57,7 @@ static json_t	*mi_parse_value(struct mi_parse_in *);
 static json_t	*mi_parse_tuple(struct mi_parse_in *);
 
 /* The byte at the current position, or -1 at the end of the line. */
-static int
+int
 mi_parse_peek(const struct mi_parse_in *in)
 {
 	if (in->pos >= in->len)
@@ -73,7 +66,7 @@ mi_parse_peek(const struct mi_parse_in *in)
 }
 
 /* Say why the line is malformed, at byte offset pos; returns -1. */
-static int __attribute__((format(printf, 3, 4)))
+int
 mi_parse_error(struct mi_parse_in *in, size_t pos, const char *fmt, ...)
 {
 	va_list	ap;
@@ -91,7 +84,7 @@ mi_parse_error(struct mi_parse_in *in, size_t pos, const char *fmt, ...)
 }
 
 /* Say that what stands at the current position is not what was expected. */
-static int
+int
 mi_parse_expected(struct mi_parse_in *in, const char *what)
 {
 	char	found[32];
@@ -132,132 +125,6 @@ mi_parse_name(struct mi_parse_in *in, char *buf, size_t size,
 	memcpy(buf, in->s + start, n);
 	buf[n] = '\0';
 	return 0;
-}
-
-/* Undo the escape whose backslash is at the current position, into *out. */
-static int
-mi_parse_escape(struct mi_parse_in *in, char *out)
-{
-	static const char	 from[] = "ntrabfve\\\"'";
-	static const char	 to[] = "\n\t\r\a\b\f\v\033\\\"'";
-	size_t			 start = in->pos++;
-	const char		*p;
-	int			 c = mi_parse_peek(in), v = 0, i;
-
-	if (c >= '0' && c <= '7') {
-		for (i = 0; i < 3 && (c = mi_parse_peek(in)) >= '0' &&
-		    c <= '7'; i++, in->pos++)
-			v = v * 8 + (c - '0');
-		if (v > 0377)
-			return mi_parse_error(in, start,
-			    "octal escape \\%.3s is beyond \\377",
-			    in->s + start + 1);
-		*out = (char)v;
-		return 0;
-	}
-	if (c <= 0 || (p = strchr(from, c)) == NULL)
-		return mi_parse_expected(in,
-		    "one of n t r a b f v e \\ \" ' or an octal digit after '\\'");
-	*out = to[p - from];
-	in->pos++;
-	return 0;
-}
-
-/*
- * Read the c-string at the current position into a new NUL-terminated
- * buffer, escapes undone; *lenp is its length, which may count NUL bytes.
- */
-static char *
-mi_parse_cstring(struct mi_parse_in *in, size_t *lenp)
-{
-	size_t	 start = in->pos, end, n = 0;
-	char	*buf;
-
-	if (mi_parse_peek(in) != '"') {
-		mi_parse_expected(in, "'\"'");
-		return NULL;
-	}
-	/* Find the closing quote first: the text is shorter than the span. */
-	for (end = start + 1; end < in->len && in->s[end] != '"'; end++)
-		end += in->s[end] == '\\';
-	if (end >= in->len) {
-		mi_parse_error(in, start,
-		    "string not closed: expected '\"' before end of line");
-		return NULL;
-	}
-	buf = xmalloc(end - start);
-	for (in->pos = start + 1; in->pos < end; n++) {
-		if (in->s[in->pos] != '\\') {
-			buf[n] = in->s[in->pos++];
-			continue;
-		}
-		if (mi_parse_escape(in, &buf[n]) != 0) {
-			free(buf);
-			return NULL;
-		}
-	}
-	in->pos = end + 1;
-	buf[n] = '\0';
-	*lenp = n;
-	return buf;
-}
-
-/* The length of the valid UTF-8 sequence at s (n bytes left), or 0 if none starts there. */
-static size_t
-mi_parse_utf8(const unsigned char *s, size_t n)
-{
-	unsigned char	lo = 0x80, hi = 0xbf;
-	size_t		len, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 0;
-	len = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
-	/* No overlong forms, no surrogates, nothing beyond U+10FFFF. */
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++, lo = 0x80, hi = 0xbf)
-		if (s[i] < lo || s[i] > hi)
-			return 0;
-	return len;
-}
-
-/* A JSON string of n bytes, each byte outside valid UTF-8 replaced by U+FFFD. */
-static json_t *
-mi_parse_jstring(const char *s, size_t n)
-{
-	json_t	*j;
-	char	*buf;
-	size_t	 i, k, out = 0;
-
-	/* jansson refuses invalid UTF-8 (and accepts NUL bytes). */
-	if ((j = json_stringn(s, n)) != NULL)
-		return j;
-	buf = xreallocarray(NULL, n + 1, 3);
-	for (i = 0; i < n; i += k) {
-		if ((k = mi_parse_utf8((const unsigned char *)s + i,
-		    n - i)) == 0) {
-			memcpy(buf + out, "\xef\xbf\xbd", 3);
-			out += 3;
-			k = 1;
-			continue;
-		}
-		memcpy(buf + out, s + i, k);
-		out += k;
-	}
-	if ((j = json_stringn(buf, out)) == NULL)
-		log_fatal("out of memory for a JSON string of %zu bytes", out);
-	free(buf);
-	return j;
 }
 
 /* Put val under key in o; a repeated key's values are gathered in an array. */
@@ -441,9 +308,9 @@ mi_parse_value(struct mi_parse_in *in)
 
 	switch (mi_parse_peek(in)) {
 	case '"':
-		if ((buf = mi_parse_cstring(in, &n)) == NULL)
+		if ((buf = mi_cstring_read(in, &n)) == NULL)
 			return NULL;
-		j = mi_parse_jstring(buf, n);
+		j = mi_cstring_json(buf, n);
 		free(buf);
 		return j;
 	case '{':
@@ -514,7 +381,7 @@ mi_parse_stream(struct mi_parse_in *in, struct mi_record *r)
 {
 	if (r->has_token)
 		return mi_parse_error(in, 0, "a stream record takes no token");
-	if ((r->text = mi_parse_cstring(in, &r->textlen)) == NULL)
+	if ((r->text = mi_cstring_read(in, &r->textlen)) == NULL)
 		return -1;
 	if (mi_parse_peek(in) != -1)
 		return mi_parse_expected(in, "end of line after the string");
@@ -589,7 +456,7 @@ mi_parse_cut_text(struct mi_parse_in *in, struct mi_record *r)
 			continue;
 		}
 		/* An escape the cut ends early is not a byte of the text. */
-		if (mi_parse_escape(in, &c) != 0 || in->pos >= in->len)
+		if (mi_cstring_escape(in, &c) != 0 || in->pos >= in->len)
 			break;
 		r->text[n] = c;
 	}
@@ -648,31 +515,4 @@ mi_record_free(struct mi_record *r)
 	json_decref(r->results);
 	free(r->text);
 	memset(r, 0, sizeof *r);
-}
-
-/* s as an MI c-string, quotes included, for -interpreter-exec console "...". Caller frees. */
-char *
-mi_quote(const char *s)
-{
-	char		*out, *p;
-	unsigned char	 c;
-
-	/* Each byte takes four at most (\NNN), plus the quotes and a NUL. */
-	p = out = xreallocarray(NULL, strlen(s) + 1, 4);
-	*p++ = '"';
-	for (; (c = (unsigned char)*s) != '\0'; s++) {
-		if (c == '"' || c == '\\') {
-			*p++ = '\\';
-			*p++ = (char)c;
-		} else if (c == '\n' || c == '\t' || c == '\r') {
-			*p++ = '\\';
-			*p++ = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
-		} else if (c < 0x20 || c == 0x7f)
-			p += sprintf(p, "\\%03o", c);
-		else
-			*p++ = (char)c;
-	}
-	*p++ = '"';
-	*p = '\0';
-	return out;
 }

@@ -2,27 +2,16 @@
  * gdb's machine interface on a second pty (new-ui mi3), beside the
  * console: commands go out with tokens and are answered in order; what
  * gdb says on its own (async records) goes to the owner. The channel may
- * keep a transcript of every line sent and received, in a file of its own.
+ * keep a transcript of every line sent and received (mi-transcript.c).
  */
 
-#include <sys/stat.h>
-
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "daemon.h"
 #include "capbuf.h"
-#include "mi.h"
-
-/*
- * Tokens from JOIN_TOKEN_BASE up are joined clients' (join.c): gdb gives
- * some of their results to the first MI UI, ours.
- */
-#define JOIN_TOKEN_BASE	(1ULL << 32)
+#include "mi-channel.h"
 
 /* One command sent and not answered yet. */
 struct mi_cmd {
@@ -36,110 +25,8 @@ struct mi_cmd {
 	struct capbuf		 out;		/* console stream it caused */
 };
 
-/* The channel to one gdb's MI: its pty, the commands sent, the transcript. */
-struct mi {
-	struct console		*console;
-	struct frame		 frame;
-	unsigned long		 next_token;
-	TAILQ_HEAD(, mi_cmd)	 cmds;		/* sent, not answered */
-	bool			 feeding;	/* inside frame_feed */
-	bool			 closed;
-	mi_event_cb		 cb;
-	void			*arg;
-	mi_foreign_cb		 foreign;	/* join.c's, or NULL */
-	mi_answered_cb		 answered;
-	int			 log_fd;	/* the transcript, or -1 */
-	uint64_t		 log_size;	/* bytes written to it */
-	uint64_t		 log_max;	/* and at most, then cut */
-	char			*logbuf;	/* lines not yet written */
-	size_t			 loglen;
-	size_t			 logcap;
-	bool			 corked;	/* lines held for one write */
-	char			*cork;
-	size_t			 corklen;
-	size_t			 corkcap;
-};
-
-/* How far back an adopted session's transcript is read for its last token. */
-#define MI_TOKEN_SCAN	(64 * 1024)
-/*
- * How far above it an adopted session's tokens go on: a dead daemon may
- * have sent commands its transcript had not yet written.
- */
-#define MI_TOKEN_GAP	1000000UL
-/* Where they go on when the transcript cannot be read. */
-#define MI_TOKEN_AFTER_LOSS	(1UL << 31)
-
 /* What the answer of a command says when gdb gave it none. */
 static const char mi_no_answer[] = "gdb gave no answer to this command";
-
-/* End the transcript: a write failed, or it reached its bound. */
-static void
-mi_log_end(struct mi *m, const char *why)
-{
-	if (why != NULL)
-		log_warn("the MI transcript stops: %s", why);
-	close(m->log_fd);
-	m->log_fd = -1;
-	m->loglen = 0;
-}
-
-/* Write the lines held for the transcript, one write for a read's lines. */
-static void
-mi_log_flush(struct mi *m)
-{
-	ssize_t	n;
-
-	if (m->log_fd == -1 || m->loglen == 0)
-		return;
-	n = write(m->log_fd, m->logbuf, m->loglen);
-	if (n != (ssize_t)m->loglen) {
-		mi_log_end(m, n == -1 ? strerror(errno) : "a short write");
-		return;
-	}
-	m->log_size += (uint64_t)n;
-	m->loglen = 0;
-}
-
-/*
- * Add one line to the transcript: dir "> " for what was sent, "< " for
- * what gdb wrote. The lines of one read of gdb's go in one write, as gdb
- * writes a stop's records a byte at a time and the daemon reads them in
- * many pieces. Past its bound a last line says it was cut there; a write
- * that fails ends the transcript, and the daemon log says why.
- */
-static void
-mi_log(struct mi *m, const char *dir, const char *line, size_t len)
-{
-	static const char cut[] = "# the transcript is cut here: it reached "
-			    "its size bound\n";
-	ssize_t		 n;
-
-	if (m->log_fd == -1)
-		return;
-	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-		len--;
-	if (m->log_max != 0 && m->log_size + m->loglen + len + 3 >
-	    m->log_max) {
-		mi_log_flush(m);
-		if (m->log_fd == -1)
-			return;
-		n = write(m->log_fd, cut, sizeof cut - 1);
-		(void)n;
-		mi_log_end(m, NULL);
-		return;
-	}
-	if (m->loglen + len + 3 > m->logcap) {
-		m->logcap = (m->loglen + len + 3) * 2;
-		m->logbuf = xreallocarray(m->logbuf, m->logcap, 1);
-	}
-	memcpy(m->logbuf + m->loglen, dir, 2);
-	memcpy(m->logbuf + m->loglen + 2, line, len);
-	m->logbuf[m->loglen + 2 + len] = '\n';
-	m->loglen += len + 3;
-	if (!m->feeding)
-		mi_log_flush(m);
-}
 
 /* Forget a command. */
 static void
@@ -257,7 +144,7 @@ mi_line(void *arg, char *line, size_t len)
 	struct mi_cmd		*head;
 	char			 err[256];
 
-	mi_log(m, "< ", line, len);
+	mi_transcript_add(m, "< ", line, len);
 	if (m->frame.cut)
 		return mi_cut(m, line, len);
 	if (mi_parse(line, len, &rec, err, sizeof err) != 0) {
@@ -271,7 +158,7 @@ mi_line(void *arg, char *line, size_t len)
 	 * the lines that led to it first, as a bundle taken then must.
 	 */
 	if (rec.kind == MI_RESULT || rec.kind == MI_EXEC)
-		mi_log_flush(m);
+		mi_transcript_flush(m);
 	switch (rec.kind) {
 	case MI_RESULT:
 		if (rec.has_token && rec.token >= JOIN_TOKEN_BASE) {
@@ -316,7 +203,7 @@ mi_console_cb(void *arg, enum console_event ev, const char *data, size_t len)
 	if (frame_feed(&m->frame, data, len, mi_line, m) == FRAME_OVERFLOW)
 		log_fatal("out of memory for an MI record");
 	m->feeding = false;
-	mi_log_flush(m);
+	mi_transcript_flush(m);
 	if (m->closed)
 		mi_close(m);
 }
@@ -445,7 +332,7 @@ mi_send(struct mi *m, mi_reply_cb cb, void *arg, const char *cmd)
 		free(line);
 		return NULL;
 	}
-	mi_log(m, "> ", line, n);
+	mi_transcript_add(m, "> ", line, n);
 	free(line);
 	c = xcalloc(1, sizeof *c);
 	c->token = ++m->next_token;
@@ -503,78 +390,6 @@ mi_command_output(struct mi *m, mi_reply_cb cb, void *arg, const char *fmt,
 	return c->token;
 }
 
-/*
- * Keep a transcript of the channel in a new file at path (0600, never
- * through a link), at most max bytes (0: no bound); -1 with err.
- */
-int
-mi_transcript(struct mi *m, const char *path, uint64_t max, char *err,
-    size_t errlen)
-{
-	m->log_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND |
-	    O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (m->log_fd == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	m->log_max = max;
-	return 0;
-}
-
-/*
- * The highest token the transcript's last lines show sent: an adopted
- * session's commands go on above it, so no answer gdb still owes a dead
- * daemon is taken for one of ours.
- */
-static unsigned long
-mi_transcript_last_token(int fd, off_t size)
-{
-	char		*buf = xmalloc(MI_TOKEN_SCAN + 1), *p, *end;
-	unsigned long	 t, max = 0;
-	off_t		 at = size > MI_TOKEN_SCAN ? size - MI_TOKEN_SCAN : 0;
-	ssize_t		 n = pread(fd, buf, MI_TOKEN_SCAN, at);
-
-	buf[n > 0 ? n : 0] = '\0';
-	for (p = buf; p != NULL && *p != '\0'; p = strchr(p, '\n')) {
-		if (*p == '\n')
-			p++;
-		if (strncmp(p, "> ", 2) != 0)
-			continue;
-		t = strtoul(p + 2, &end, 10);
-		if (end != p + 2 && t > max && t < JOIN_TOKEN_BASE)
-			max = t;
-	}
-	free(buf);
-	return max;
-}
-
-/*
- * Keep an adopted session's transcript going at its end, and its tokens
- * above the last it shows; -1 with err (the tokens then go on from far
- * above any a daemon can have sent in the session's life so far).
- */
-int
-mi_transcript_reopen(struct mi *m, const char *path, uint64_t max, char *err,
-    size_t errlen)
-{
-	struct stat st;
-
-	m->next_token = MI_TOKEN_AFTER_LOSS;
-	m->log_fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC |
-	    O_NOFOLLOW, 0600);
-	if (m->log_fd == -1 || fstat(m->log_fd, &st) != 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		if (m->log_fd != -1)
-			close(m->log_fd);
-		m->log_fd = -1;
-		return -1;
-	}
-	m->next_token = mi_transcript_last_token(m->log_fd, st.st_size) +
-	    MI_TOKEN_GAP;
-	m->log_size = (uint64_t)st.st_size;
-	m->log_max = max;
-	return 0;
-}
 
 /* Nobody waits for this command's answer any more; it is dropped when it comes. */
 void
@@ -614,10 +429,7 @@ mi_close(struct mi *m)
 		mi_cmd_free(m, c);
 	console_close(m->console);
 	frame_free(&m->frame);
-	mi_log_flush(m);
-	if (m->log_fd != -1)
-		close(m->log_fd);
-	free(m->logbuf);
+	mi_transcript_close(m);
 	free(m->cork);
 	free(m);
 }

@@ -1,8 +1,9 @@
 /*
- * gdb's machine interface: its records parsed (mi-parse.c), the channel
- * to one gdb (mi.c), and what a joined client may send (mi-filter.c;
- * the filter's inside is mi-filter.h). Included by the files that speak
- * MI, not by every daemon file.
+ * gdb's machine interface: its records parsed (mi-parse.c), strings
+ * quoted as c-strings (mi-cstring.c), the channel to one gdb (mi.c), and
+ * what a joined client may send (mi-filter.c; the filter's inside is
+ * mi-filter.h). Included by the files that speak MI, not by every daemon
+ * file.
  */
 #ifndef DBGCTL_MI_H
 #define DBGCTL_MI_H
@@ -41,8 +42,12 @@ int	 mi_parse(const char *line, size_t len, struct mi_record *, char *err,
 int	 mi_parse_cut(const char *line, size_t len, struct mi_record *,
 	    char *err, size_t errlen);
 void	 mi_record_free(struct mi_record *);
-/* s as an MI c-string, quotes included, for -interpreter-exec console "...". Caller frees. */
-char	*mi_quote(const char *s);
+
+/*
+ * mi-cstring.c: s as an MI c-string, quotes included, for
+ * -interpreter-exec console "...". Caller frees.
+ */
+char	*mi_cstring_quote(const char *s);
 
 /* mi.c: gdb's machine interface on a second, raw pty. */
 /* A command's answer: its result record (NULL: gdb went away) and output. */
@@ -51,8 +56,8 @@ typedef void (*mi_reply_cb)(void *arg, const struct mi_record *,
 /* A record gdb sent on its own: async, or stream output nobody asked for. */
 typedef void (*mi_event_cb)(void *arg, const struct mi_record *);
 /*
- * Tokens from mi.c's JOIN_TOKEN_BASE up are joined clients' (join.c): gdb
- * gives some of their results to the first MI UI, ours.
+ * Tokens from mi-channel.h's JOIN_TOKEN_BASE up are joined clients'
+ * (join.c): gdb gives some of their results to the first MI UI, ours.
  */
 /* A result of another UI's command, as gdb wrote it. */
 typedef void (*mi_foreign_cb)(void *arg, const char *line, size_t len);
@@ -60,7 +65,7 @@ typedef void (*mi_foreign_cb)(void *arg, const char *line, size_t len);
 typedef void (*mi_answered_cb)(void *arg, const char *cmd,
     const struct mi_record *, const char *line, size_t len);
 
-/* A channel to one gdb's MI, mi.c's alone. */
+/* A channel to one gdb's MI, mi.c's and mi-transcript.c's alone. */
 struct mi;
 
 struct mi	*mi_open(mi_event_cb, void *arg, char *err, size_t errlen);
@@ -69,8 +74,6 @@ const char	*mi_pts(const struct mi *);
 struct mi	*mi_adopt(int master, mi_event_cb, void *arg, char *err,
 		    size_t errlen);
 int		 mi_master(const struct mi *);
-int		 mi_transcript_reopen(struct mi *, const char *path,
-		    uint64_t max, char *err, size_t errlen);
 unsigned long	 mi_command(struct mi *, mi_reply_cb, void *arg,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 unsigned long	 mi_command_output(struct mi *, mi_reply_cb, void *arg,
@@ -78,9 +81,13 @@ unsigned long	 mi_command_output(struct mi *, mi_reply_cb, void *arg,
 void		 mi_cancel(struct mi *, unsigned long token);
 void		 mi_cork(struct mi *);
 void		 mi_uncork(struct mi *);
+void		 mi_close(struct mi *);
+
+/* mi-transcript.c: every line of a channel, in a file of its own. */
 int		 mi_transcript(struct mi *, const char *path, uint64_t max,
 		    char *err, size_t errlen);
-void		 mi_close(struct mi *);
+int		 mi_transcript_reopen(struct mi *, const char *path,
+		    uint64_t max, char *err, size_t errlen);
 
 /* mi-filter.c: what a joined MI client may send to the shared gdb. */
 enum mi_filter_verdict {

@@ -244,7 +244,7 @@ peer_line(struct conn *c, const char *line, struct rpc_error *err)
 
 	if (p == NULL)
 		return 0;
-	if (rpc_is_batch(line)) {
+	if (rpc_parse_is_batch(line)) {
 		rpc_error_set(err, RPC_UNAUTHORIZED, "no batch before the "
 		    "token: present it with hello");
 		return -1;

@@ -181,7 +181,7 @@ request_batch_line(struct conn *c, const char *line, size_t len)
 	json_t			*root, *v;
 	size_t			 i, n, need = 2;
 
-	if (!rpc_is_batch(line) || (root = json_loadb(line, len,
+	if (!rpc_parse_is_batch(line) || (root = json_loadb(line, len,
 	    JSON_REJECT_DUPLICATES, NULL)) == NULL || !json_is_array(root)) {
 		return false;
 	}
@@ -200,7 +200,7 @@ request_batch_line(struct conn *c, const char *line, size_t len)
 	if (need > FRAME_MAX) {
 		for (i = 0; i < n; i++) {
 			json_decref(m[i].err.id);
-			rpc_request_free(&m[i].rr);
+			rpc_parse_free(&m[i].rr);
 		}
 		free(m);
 		rpc_error_set(&err, RPC_LIMIT, "a batch of %zu requests: an "
@@ -219,7 +219,7 @@ request_batch_line(struct conn *c, const char *line, size_t len)
 			request_refuse(c, &m[i].err, b, m[i].room);
 		else
 			request_dispatch(c, &m[i].rr, b, m[i].room);
-		rpc_request_free(&m[i].rr);
+		rpc_parse_free(&m[i].rr);
 	}
 	free(m);
 	b->sealed = true;

@@ -234,6 +234,6 @@ request_check_line(const char *line, size_t len, json_t **params,
 	if (req.session != NULL)
 		session_unref(req.session);
 	json_decref(req.params);
-	rpc_request_free(&rr);
+	rpc_parse_free(&rr);
 	return req.method;
 }

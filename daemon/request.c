@@ -172,7 +172,7 @@ request_done(struct request *req, json_t *result)
 	char	*line = NULL;
 
 	/* A line too long was made up to the limit: that much was spent. */
-	if (request_answers(req) && (line = rpc_result_dump(req->id,
+	if (request_answers(req) && (line = rpc_dump_result(req->id,
 	    req->id_text, result, &len)) == NULL)
 		len = FRAME_MAX;
 	json_decref(result);
@@ -212,7 +212,7 @@ request_done_text(struct request *req, char *text, size_t tlen)
 	size_t	 len = 0;
 	char	*line = NULL;
 
-	if (request_answers(req) && (line = rpc_result_text(req->id,
+	if (request_answers(req) && (line = rpc_dump_result_text(req->id,
 	    req->id_text, text, tlen, &len)) == NULL)
 		len = FRAME_MAX;
 	free(text);
@@ -437,7 +437,7 @@ request_run(struct conn *c, const char *text, size_t len)
 		return;
 	}
 	request_dispatch(c, &rr, NULL, 0);
-	rpc_request_free(&rr);
+	rpc_parse_free(&rr);
 }
 
 /* Whether the client has taken enough of its replies for its lines to go on. */

@@ -325,7 +325,7 @@ watch_ask(struct watch *w, size_t i, int what)
 	a->i = i;
 	a->what = what;
 	xasprintf(&expr, forms[what], w->exprs[i].text);
-	q = mi_quote(expr);
+	q = mi_cstring_quote(expr);
 	free(expr);
 	token = mi_command(w->mi, watch_asked, a, "-data-evaluate-expression "
 	    "%s", q);

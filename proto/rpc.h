@@ -1,4 +1,7 @@
-/* JSON-RPC 2.0 envelopes: parse and validate requests, build replies. */
+/*
+ * JSON-RPC 2.0 envelopes: build messages (rpc.c), parse and validate
+ * requests (rpc-parse.c), write messages as lines (rpc-dump.c).
+ */
 #ifndef DBGCTL_RPC_H
 #define DBGCTL_RPC_H
 
@@ -38,7 +41,7 @@ enum rpc_code {
 
 /*
  * A validated request; id, method and params point into root, which
- * rpc_request_free releases. An absent params is added to root as {}.
+ * rpc_parse_free releases. An absent params is added to root as {}.
  */
 struct rpc_request {
 	json_t		*root;
@@ -61,28 +64,30 @@ struct rpc_error {
 	json_t	*id;
 };
 
+/* rpc.c */
 const char	*rpc_kind(int code);
-
-/* Whether a request line is a batch: a JSON array, by its first byte. */
-bool	 rpc_is_batch(const char *line);
-int	 rpc_parse(const char *line, size_t len, struct rpc_request *,
-	    struct rpc_error *);
-void	 rpc_request_free(struct rpc_request *);
-
+void	 rpc_error_set(struct rpc_error *, int code, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
 json_t	*rpc_request_new(json_t *id, const char *method, json_t *params);
 json_t	*rpc_result_new(json_t *id, json_t *result);
 json_t	*rpc_error_new(json_t *id, int code, const char *message,
 	    json_t *data);
 json_t	*rpc_notification_new(const char *method, json_t *params);
+
+/* rpc-parse.c */
+/* Whether a request line is a batch: a JSON array, by its first byte. */
+bool	 rpc_parse_is_batch(const char *line);
+int	 rpc_parse(const char *line, size_t len, struct rpc_request *,
+	    struct rpc_error *);
+void	 rpc_parse_free(struct rpc_request *);
+char	*rpc_parse_id_text(const char *line, size_t len);
+
+/* rpc-dump.c */
 char	*rpc_dump(const json_t *msg, size_t *len);
 char	*rpc_dump_id(const json_t *msg, const char *id_text, size_t *len);
-char	*rpc_result_dump(const json_t *id, const char *id_text,
+char	*rpc_dump_result(const json_t *id, const char *id_text,
 	    const json_t *result, size_t *len);
-char	*rpc_result_text(const json_t *id, const char *id_text,
+char	*rpc_dump_result_text(const json_t *id, const char *id_text,
 	    const char *result, size_t rlen, size_t *len);
-char	*rpc_id_text(const char *line, size_t len);
-
-void	 rpc_error_set(struct rpc_error *, int code, const char *fmt, ...)
-	    __attribute__((format(printf, 3, 4)));
 
 #endif

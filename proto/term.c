@@ -2,18 +2,16 @@
  * The terminal modes a program sets with escape sequences, followed as an
  * ECMA-48 parser would (tmux's input.c keeps a whole screen this way; here
  * only the modes that outlive the program matter), with the sequences that
- * undo them and that set them again.
+ * undo them and that set them again (term-write.c).
  *
  * The parser keeps its place between calls, so a sequence cut across two
  * reads is read whole. It acts on nothing it does not understand: a
  * sequence with odd bytes in it is passed over to its final byte.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "term.h"
-
-#define TERM_NITEMS(a)	(sizeof (a) / sizeof (a)[0])
+#include "term-modes.h"
 
 /* Where the parser is. */
 enum {
@@ -27,12 +25,8 @@ enum {
 	TERM_STR_ESC,	/* an ESC in one of those */
 };
 
-/* The DEC private modes followed; off says the reset turns the mode on. */
-static const struct {
-	uint16_t	mode;
-	uint64_t	bit;
-	bool		off;
-} term_dec[] = {
+/* The DEC private modes followed. */
+const struct term_dec_mode term_dec[] = {
 	{ 1, TERM_CKM, false },
 	{ 5, TERM_REVERSE, false },
 	{ 6, TERM_ORIGIN, false },
@@ -56,18 +50,16 @@ static const struct {
 	{ 2004, TERM_PASTE, false },
 	{ 2026, TERM_SYNC, false },
 };
+const size_t term_ndec = TERM_NITEMS(term_dec);
 
-/* The colours an OSC sets and the OSC that resets each. */
-static const struct {
-	uint16_t	set;
-	uint16_t	reset;
-	uint64_t	bit;
-} term_colors[] = {
+/* The colours an OSC sets, and the OSC that resets each. */
+const struct term_color term_colors[] = {
 	{ 4, 104, TERM_COLOR4 },
 	{ 10, 110, TERM_COLOR10 },
 	{ 11, 111, TERM_COLOR11 },
 	{ 12, 112, TERM_COLOR12 },
 };
+const size_t term_ncolors = TERM_NITEMS(term_colors);
 
 /* What a soft reset (DECSTR) puts back. */
 #define TERM_DECSTR	(TERM_NOCURSOR | TERM_INSERT | TERM_ORIGIN | TERM_CKM | \
@@ -218,7 +210,7 @@ term_dec_mode(struct term *t, unsigned count, bool set)
 	size_t		j;
 
 	for (i = 0; i < count; i++)
-		for (j = 0; j < TERM_NITEMS(term_dec); j++)
+		for (j = 0; j < term_ndec; j++)
 			if (term_dec[j].mode == t->p[i])
 				term_bit(t, term_dec[j].bit, set !=
 				    term_dec[j].off);
@@ -350,7 +342,7 @@ term_osc_dispatch(struct term *t)
 {
 	size_t	i;
 
-	for (i = 0; i < TERM_NITEMS(term_colors); i++) {
+	for (i = 0; i < term_ncolors; i++) {
 		if (t->osc == term_colors[i].reset)
 			t->on &= ~term_colors[i].bit;
 		/* A question (OSC 11;? or OSC 4;N;?) changes nothing. */
@@ -510,158 +502,4 @@ term_feed(struct term *t, const char *data, size_t len)
 		if (p < end)
 			term_byte(t, *p++);
 	}
-}
-
-/* Whether two trackers would write the same resets and sets. */
-bool
-term_same(const struct term *a, const struct term *b)
-{
-	return a->on == b->on && a->top == b->top && a->bottom == b->bottom &&
-	    a->style == b->style && a->mok == b->mok && a->kitty == b->kitty &&
-	    a->kitty_flags == b->kitty_flags &&
-	    a->kitty_set == b->kitty_set && a->titles == b->titles;
-}
-
-/* A buffer being filled, cut short rather than overrun. */
-struct term_buf {
-	char	*p;
-	size_t	 len;
-	size_t	 used;
-};
-
-/* Append a formatted piece, if it fits whole. */
-static void
-term_put(struct term_buf *b, const char *fmt, unsigned a, unsigned c)
-{
-	int	n;
-
-	if (b->used >= b->len)
-		return;
-	n = snprintf(b->p + b->used, b->len - b->used, fmt, a, c);
-	if (n > 0 && (size_t)n < b->len - b->used)
-		b->used += (size_t)n;
-	else
-		b->p[b->used] = '\0';
-}
-
-/* The DEC private modes of the table that are on, set (h) or reset (l). */
-static void
-term_put_dec(struct term_buf *b, const struct term *t, bool set)
-{
-	size_t	i;
-
-	for (i = 0; i < TERM_NITEMS(term_dec); i++) {
-		if (!(t->on & term_dec[i].bit) ||
-		    (term_dec[i].bit & (TERM_ALT | TERM_SYNC | TERM_KEYPAD)))
-			continue;
-		term_put(b, (set != term_dec[i].off) ? "\033[?%uh" :
-		    "\033[?%ul", term_dec[i].mode, 0);
-	}
-}
-
-/* The bytes that undo what the output set, into buf; their length. */
-size_t
-term_reset(const struct term *t, char *buf, size_t len)
-{
-	struct term_buf	b = { buf, len, 0 };
-	unsigned	i;
-	size_t		j;
-
-	if (len > 0)
-		buf[0] = '\0';
-	/* Show what follows at once. */
-	if (t->on & TERM_SYNC)
-		term_put(&b, "\033[?2026l", 0, 0);
-	if (t->kitty > 0)
-		term_put(&b, "\033[<%uu", t->kitty, 0);
-	if (t->kitty_set != 0)
-		term_put(&b, "\033[=0;1u", 0, 0);
-	if (t->on & TERM_MOK)
-		term_put(&b, "\033[>4m", 0, 0);
-	term_put_dec(&b, t, false);
-	if (t->on & TERM_KEYPAD)
-		term_put(&b, "\033>", 0, 0);
-	if (t->on & TERM_INSERT)
-		term_put(&b, "\033[4l", 0, 0);
-	if (t->on & TERM_LNM)
-		term_put(&b, "\033[20l", 0, 0);
-	if (t->on & (TERM_G0 | TERM_SO))
-		term_put(&b, "\017\033(B", 0, 0);
-	if (t->on & TERM_G1)
-		term_put(&b, "\033)B", 0, 0);
-	/*
-	 * DECSTBM homes the cursor: keep it where it is on the normal
-	 * screen, but not with ESC 7 on the alternate one, whose leaving
-	 * (?1049) restores the cursor saved in that same slot.
-	 */
-	if ((t->on & TERM_REGION) && (t->on & TERM_ALT))
-		term_put(&b, "\033[r", 0, 0);
-	else if (t->on & TERM_REGION)
-		term_put(&b, "\0337\033[r\0338", 0, 0);
-	if (t->on & TERM_STYLE)
-		term_put(&b, "\033[0 q", 0, 0);
-	for (j = 0; j < TERM_NITEMS(term_colors); j++)
-		if (t->on & term_colors[j].bit)
-			term_put(&b, "\033]%u\033\\", term_colors[j].reset, 0);
-	for (i = 0; i < t->titles; i++)
-		term_put(&b, "\033[23;0t", 0, 0);
-	if (t->on & TERM_ALT47)
-		term_put(&b, "\033[?47l", 0, 0);
-	if (t->on & TERM_ALT1047)
-		term_put(&b, "\033[?1047l", 0, 0);
-	if (t->on & TERM_ALT1049)
-		term_put(&b, "\033[?1049l", 0, 0);
-	/* Last: leaving the alternate screen may restore old attributes. */
-	if (t->on & TERM_SGR)
-		term_put(&b, "\033[0m", 0, 0);
-	return b.used;
-}
-
-/*
- * The bytes that set again what the output set, into buf; their length.
- * Attributes, colours and synchronized output are not set again: the
- * program's next drawing sets them.
- */
-size_t
-term_set(const struct term *t, char *buf, size_t len)
-{
-	struct term_buf	b = { buf, len, 0 };
-	unsigned	i;
-
-	if (len > 0)
-		buf[0] = '\0';
-	for (i = 0; i < t->titles; i++)
-		term_put(&b, "\033[22;0t", 0, 0);
-	if (t->on & TERM_ALT1049)
-		term_put(&b, "\033[?1049h", 0, 0);
-	if (t->on & TERM_ALT1047)
-		term_put(&b, "\033[?1047h", 0, 0);
-	if (t->on & TERM_ALT47)
-		term_put(&b, "\033[?47h", 0, 0);
-	if ((t->on & TERM_REGION) && t->bottom != 0)
-		term_put(&b, "\033[%u;%ur", t->top, t->bottom);
-	else if (t->on & TERM_REGION)
-		term_put(&b, "\033[%ur", t->top, 0);
-	term_put_dec(&b, t, true);
-	if (t->on & TERM_KEYPAD)
-		term_put(&b, "\033=", 0, 0);
-	if (t->on & TERM_INSERT)
-		term_put(&b, "\033[4h", 0, 0);
-	if (t->on & TERM_LNM)
-		term_put(&b, "\033[20h", 0, 0);
-	if (t->on & TERM_G0)
-		term_put(&b, "\033(0", 0, 0);
-	if (t->on & TERM_G1)
-		term_put(&b, "\033)0", 0, 0);
-	if (t->on & TERM_SO)
-		term_put(&b, "\016", 0, 0);
-	if (t->on & TERM_STYLE)
-		term_put(&b, "\033[%u q", t->style, 0);
-	if (t->on & TERM_MOK)
-		term_put(&b, "\033[>4;%um", t->mok, 0);
-	if (t->kitty_set != 0)
-		term_put(&b, "\033[=%uu", t->kitty_set, 0);
-	for (i = 0; i < t->kitty; i++)
-		term_put(&b, "\033[>%uu", t->kitty_flags, 0);
-	return b.used;
 }

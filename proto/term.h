@@ -65,7 +65,7 @@
 /* The alternate screens. */
 #define TERM_ALT	(TERM_ALT1049 | TERM_ALT1047 | TERM_ALT47)
 
-/* The most bytes term_reset or term_set writes. */
+/* The most bytes term_write_reset or term_write_set writes. */
 #define TERM_SEQ_MAX	1024
 /* Parameters of one control sequence that are acted on. */
 #define TERM_PARAMS	16
@@ -106,15 +106,18 @@ struct term {
 	uint8_t		osc_last;	/* OSC: its last byte */
 };
 
+/* term.c */
 /* A fresh terminal: nothing set, the parser on the ground. */
 void	 term_init(struct term *);
 /* Follow len bytes of output; a sequence may go on in the next call. */
 void	 term_feed(struct term *, const char *, size_t);
+
+/* term-write.c */
 /* Whether two trackers would write the same resets and sets. */
-bool	 term_same(const struct term *, const struct term *);
+bool	 term_write_same(const struct term *, const struct term *);
 /* The bytes that undo what the output set, into buf; their length. */
-size_t	 term_reset(const struct term *, char *buf, size_t len);
+size_t	 term_write_reset(const struct term *, char *buf, size_t len);
 /* The bytes that set again what the output set, into buf; their length. */
-size_t	 term_set(const struct term *, char *buf, size_t len);
+size_t	 term_write_set(const struct term *, char *buf, size_t len);
 
 #endif

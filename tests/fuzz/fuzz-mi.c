@@ -1,13 +1,14 @@
 /*
  * libFuzzer target: the gdb/MI record parser (daemon/mi-parse.c) and
- * mi_quote, on a byte stream cut into lines by the framer as mi.c does.
+ * mi_cstring_quote (daemon/mi-cstring.c), on a byte stream cut into lines
+ * by the framer as mi.c does.
  *
  * Every line either fails with a cause, leaving the record empty, or parses
  * into a record of a consistent shape; written back as MI (each object a
  * tuple, each array a list, each string quoted) it parses to the same record
- * again. mi_quote of the line's text, as a console stream, parses back to
- * that text. With DBGCTL_FUZZ_SEEDS set (run-fuzz does so for the checked-in
- * seeds, which are gdb's own output) every line must parse.
+ * again. mi_cstring_quote of the line's text, as a console stream, parses
+ * back to that text. With DBGCTL_FUZZ_SEEDS set (run-fuzz does so for the
+ * checked-in seeds, which are gdb's own output) every line must parse.
  *
  * Then the input goes again through a framer that cuts long lines, as mi.c's
  * does, with a limit of 1 to 1021 bytes its last byte picks, so that short
@@ -246,7 +247,7 @@ mi_fuzz_again(const struct mi_record *r, const char *line)
 	free(b.p);
 }
 
-/* mi_quote of the line's text must come back as a console stream's text. */
+/* mi_cstring_quote of the line's text must come back as a console stream's. */
 static void
 mi_fuzz_quote(const char *line)
 {
@@ -254,13 +255,14 @@ mi_fuzz_quote(const char *line)
 	char			*q, *rec, err[256];
 	int			 n;
 
-	q = mi_quote(line);
+	q = mi_cstring_quote(line);
 	n = xasprintf(&rec, "~%s", q);
 	fuzz_check(mi_parse(rec, (size_t)n, &r, err, sizeof err) == 0,
-	    "mi_quote(\"%.100s\") = %.200s fails: %s", line, q, err);
+	    "mi_cstring_quote(\"%.100s\") = %.200s fails: %s", line, q, err);
 	fuzz_check(r.kind == MI_CONSOLE && r.textlen == strlen(line) &&
 	    memcmp(r.text, line, r.textlen) == 0,
-	    "mi_quote(\"%.100s\") = %.200s parses to other text", line, q);
+	    "mi_cstring_quote(\"%.100s\") = %.200s parses to other text", line,
+	    q);
 	mi_record_free(&r);
 	free(rec);
 	free(q);

@@ -255,7 +255,7 @@ request_fuzz_one(const char *text, size_t len)
 			    rr.id_text, 0);
 		json_decref(params);
 	}
-	rpc_request_free(&rr);
+	rpc_parse_free(&rr);
 }
 
 /* One line from the framer: a batch's members one by one, or one request. */

@@ -844,16 +844,16 @@ Test(quote, escapes_what_would_end_or_break_the_line)
 {
 	char	*q;
 
-	q = mi_quote("info frame");
+	q = mi_cstring_quote("info frame");
 	cr_assert_str_eq(q, "\"info frame\"");
 	free(q);
-	q = mi_quote("echo \"hi\" \\ there\n");
+	q = mi_cstring_quote("echo \"hi\" \\ there\n");
 	cr_assert_str_eq(q, "\"echo \\\"hi\\\" \\\\ there\\n\"");
 	free(q);
-	q = mi_quote("a\001b\033\177\t\r\xc3\xa9");
+	q = mi_cstring_quote("a\001b\033\177\t\r\xc3\xa9");
 	cr_assert_str_eq(q, "\"a\\001b\\033\\177\\t\\r\xc3\xa9\"");
 	free(q);
-	q = mi_quote("");
+	q = mi_cstring_quote("");
 	cr_assert_str_eq(q, "\"\"");
 	free(q);
 }
@@ -866,7 +866,7 @@ Test(quote, every_byte_comes_back_through_the_parser)
 	for (i = 1; i < 256; i++)
 		in[i - 1] = (char)(256 - i);
 	in[255] = '\0';
-	q = mi_quote(in);
+	q = mi_cstring_quote(in);
 	for (i = 0; q[i] != '\0'; i++)
 		cr_assert((unsigned char)q[i] >= 0x20 && q[i] != 0x7f,
 		    "raw control byte 0x%02x", (unsigned char)q[i]);

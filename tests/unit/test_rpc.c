@@ -27,7 +27,7 @@ rpc_test_refused(const char *s, int code, struct rpc_error *err)
 	cr_assert_eq(err->code, code, "%s: code %d, want %d (%s)", s,
 	    err->code, code, err->message);
 	cr_assert_null(req.root, "%s: root left set", s);
-	rpc_request_free(&req);
+	rpc_parse_free(&req);
 }
 
 /* Assert s is refused with code and no echoed id. */
@@ -75,9 +75,9 @@ Test(rpc, parse_full_request)
 	cr_assert(json_is_object(req.params));
 	cr_assert_eq(json_object_size(req.params), 1);
 	cr_assert(json_is_array(json_object_get(req.params, "argv")));
-	rpc_request_free(&req);
+	rpc_parse_free(&req);
 	cr_assert_null(req.root);
-	rpc_request_free(&req);		/* twice is harmless */
+	rpc_parse_free(&req);		/* twice is harmless */
 }
 
 Test(rpc, parse_params_absent_is_empty_object)
@@ -91,7 +91,7 @@ Test(rpc, parse_params_absent_is_empty_object)
 	cr_assert(json_is_object(req.params));
 	cr_assert_eq(json_object_size(req.params), 0);
 	cr_assert_str_eq(json_string_value(req.id), "x");
-	rpc_request_free(&req);
+	rpc_parse_free(&req);
 }
 
 Test(rpc, parse_notification)
@@ -103,7 +103,7 @@ Test(rpc, parse_notification)
 	    &req, &err), 0);
 	cr_assert_null(req.id, "a missing id is a notification");
 	cr_assert_str_eq(req.method, "ping");
-	rpc_request_free(&req);
+	rpc_parse_free(&req);
 }
 
 Test(rpc, parse_whitespace_around)
@@ -113,7 +113,7 @@ Test(rpc, parse_whitespace_around)
 
 	cr_assert_eq(rpc_test_parse(" \t{ \"jsonrpc\" : \"2.0\" , \"id\" : 1 ,"
 	    " \"method\" : \"ping\" }  ", &req, &err), 0);
-	rpc_request_free(&req);
+	rpc_parse_free(&req);
 }
 
 Test(rpc, id_types_accepted)
@@ -124,24 +124,24 @@ Test(rpc, id_types_accepted)
 	cr_assert_eq(rpc_test_parse("{\"jsonrpc\":\"2.0\",\"id\":\"abc\","
 	    "\"method\":\"m\"}", &req, &err), 0);
 	cr_assert_str_eq(json_string_value(req.id), "abc");
-	rpc_request_free(&req);
+	rpc_parse_free(&req);
 
 	cr_assert_eq(rpc_test_parse("{\"jsonrpc\":\"2.0\",\"id\":-42,"
 	    "\"method\":\"m\"}", &req, &err), 0);
 	cr_assert_eq(json_integer_value(req.id), -42);
-	rpc_request_free(&req);
+	rpc_parse_free(&req);
 
 	cr_assert_eq(rpc_test_parse("{\"jsonrpc\":\"2.0\",\"id\":1.5,"
 	    "\"method\":\"m\"}", &req, &err), 0);
 	cr_assert(json_is_real(req.id));
 	cr_assert_float_eq(json_real_value(req.id), 1.5, 1e-12);
-	rpc_request_free(&req);
+	rpc_parse_free(&req);
 
 	cr_assert_eq(rpc_test_parse("{\"jsonrpc\":\"2.0\",\"id\":null,"
 	    "\"method\":\"m\"}", &req, &err), 0);
 	cr_assert_not_null(req.id, "null id is not a notification");
 	cr_assert(json_is_null(req.id));
-	rpc_request_free(&req);
+	rpc_parse_free(&req);
 }
 
 Test(rpc, id_types_refused)
@@ -233,7 +233,7 @@ Test(rpc, valid_utf8_accepted)
 	cr_assert_eq(rpc_test_parse("{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\xa9\","
 	    "\"method\":\"m\xe2\x82\xac\"}", &req, &err), 0);
 	cr_assert_str_eq(req.method, "m\xe2\x82\xac");
-	rpc_request_free(&req);
+	rpc_parse_free(&req);
 }
 
 Test(rpc, embedded_nul_refused)
@@ -386,7 +386,7 @@ Test(rpc, reply_echoes_request_id)
 		snprintf(want, sizeof want,
 		    "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}", out[i]);
 		rpc_test_dump_is(rpc_result_new(req.id, NULL), want);
-		rpc_request_free(&req);
+		rpc_parse_free(&req);
 	}
 }
 
@@ -560,7 +560,7 @@ Test(rpc, dump_round_trip)
 	cr_assert_str_eq(req.method, "launch");
 	cr_assert(json_is_null(req.id));
 	cr_assert(json_equal(req.params, json_object_get(msg, "params")));
-	rpc_request_free(&req);
+	rpc_parse_free(&req);
 	free(s);
 	json_decref(msg);
 }
@@ -647,11 +647,11 @@ Test(rpc, a_non_integer_id_comes_back_as_it_was_sent)
 	cr_assert_eq(len, strlen(out));
 	free(out);
 	json_decref(msg);
-	rpc_request_free(&req);
+	rpc_parse_free(&req);
 	line = "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"ping\"}";
 	cr_assert_eq(rpc_parse(line, strlen(line), &req, &err), 0);
 	cr_assert_null(req.id_text, "an integer id is written back as it is");
-	rpc_request_free(&req);
+	rpc_parse_free(&req);
 }
 
 /*
@@ -723,7 +723,7 @@ Test(rpc, bare_requests_read_as_the_parser_reads_them)
 			    ok[i].line);
 			json_decref(want);
 		}
-		rpc_request_free(&req);
+		rpc_parse_free(&req);
 	}
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		rpc_test_refused(bad[i].line, bad[i].code, &err);
@@ -796,7 +796,7 @@ Test(rpc, flat_params_read_as_the_parser_reads_them)
 		    params[i]);
 		cr_assert_str_eq(req.method, "write", "%s", params[i]);
 		json_decref(want);
-		rpc_request_free(&req);
+		rpc_parse_free(&req);
 	}
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		rpc_test_refused(bad[i], RPC_PARSE_ERROR, &err);

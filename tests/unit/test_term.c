@@ -45,7 +45,7 @@ reset_of(const char *data)
 	static char buf[TERM_SEQ_MAX];
 	struct term t = fed(data, strlen(data));
 
-	term_reset(&t, buf, sizeof buf);
+	term_write_reset(&t, buf, sizeof buf);
 	return buf;
 }
 
@@ -67,7 +67,7 @@ Test(term, split_anywhere_is_the_same)
 	struct term whole = fed(mix, sizeof mix - 1);
 	struct term bytes = fed_bytes(mix, sizeof mix - 1);
 
-	cr_assert(term_same(&whole, &bytes));
+	cr_assert(term_write_same(&whole, &bytes));
 	cr_assert_eq(whole.on, TERM_MOUSE1000 | TERM_MOUSE1006 | TERM_COLOR11 |
 	    TERM_SGR | TERM_MOK | TERM_KITTY | TERM_STYLE | TERM_G0 | TERM_SO |
 	    TERM_PASTE, "modes 0x%llx", (unsigned long long)whole.on);
@@ -106,7 +106,7 @@ Test(term, set_enters_what_was_set)
 	struct term t = fed(top_start, sizeof top_start - 1);
 	char buf[TERM_SEQ_MAX];
 
-	term_set(&t, buf, sizeof buf);
+	term_write_set(&t, buf, sizeof buf);
 	cr_assert_str_eq(buf, "\033[22;0t\033[?1049h\033[1;24r\033[?1h"
 	    "\033[?25l\033=");
 }
