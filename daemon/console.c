@@ -12,6 +12,7 @@
 
 #include "daemon.h"
 #include "pty.h"
+#include "pump.h"
 
 /* Bytes read from the master in one plain read() while draining. */
 #define CONSOLE_CHUNK 65536
@@ -20,16 +21,10 @@
 /* How long a console whose processes are gone may stay open by another's doing. */
 #define CONSOLE_FINISH_MS 500
 
-/*
- * A pipe a keeper copies the pty's output into (keeper-pump.c), spliced
- * into a log here, so that a daemon killed between two steps loses none.
- */
-struct console_pump {
+/* A pipe a keeper copies the pty's output into (pump.c): its news. */
+struct console_pipe {
 	struct console		*c;
-	int			 fd;	/* the read end */
-	bool			 ended;	/* its writer is gone and all is read */
-	uv_poll_t		 poll;
-	struct output		*log;
+	struct pump		*pump;
 	enum console_event	 ev;	/* what the owner is told of bytes */
 };
 
@@ -43,26 +38,33 @@ struct console {
 	struct timer		*finish;	/* bounds the end once processes are gone */
 	console_cb		 cb;
 	void			*arg;
-	struct console_pump	 pumps[CONSOLE_PUMPS];
-	size_t			 npumps;
+	struct console_pipe	 pipes[CONSOLE_PUMPS];
+	size_t			 npipes;
 	bool			 pumped;	/* the keeper reads the master */
 	uint64_t		 spliced_at;	/* the last bytes' offset in their log */
-	int			 handles;	/* open: freed when none is */
 };
 
-/* Everything is read: say so once, and read no more. */
+static void	console_pump_drain(struct console *, size_t *);
+
+/*
+ * Everything is read: say so once, and read no more. A second pump's pipe
+ * ended with the first, when its keeper did: what it still holds goes
+ * into its log first, so that its stream ends after all of it.
+ */
 static void
 console_eof(struct console *c)
 {
+	size_t total = 0;
+
 	if (c->eof || c->closing)
 		return;
+	console_pump_drain(c, &total);
 	c->eof = true;
 	uv_read_stop((uv_stream_t *)&c->pipe);
 	c->cb(c->arg, CONSOLE_EOF, NULL, 0);
 }
 
 static void	console_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
-static void	console_pump_drain(struct console *, size_t *);
 
 /*
  * Read the master with plain read() until EIO (every slave is closed) or
@@ -112,79 +114,37 @@ console_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 	console_eof(c);
 }
 
-/* The pump p's pipe has ended: the keeper reads the master no more. */
+/*
+ * A pump's pipe brought bytes, now in its log at at; or it ended, when the
+ * keeper stopped reading the master, whose rest is then read here.
+ */
 static void
-console_pump_ended(struct console_pump *p)
+console_pipe_cb(void *arg, const char *data, size_t len, uint64_t at)
 {
-	struct console *c = p->c;
+	struct console_pipe	*cp = arg;
+	struct console		*c = cp->c;
 
-	/* The fd stays open until the handle closes, as libuv wants. */
-	uv_poll_stop(&p->poll);
-	p->ended = true;
-	if (p != &c->pumps[0] || c->closing)
+	if (len > 0) {
+		c->spliced_at = at;
+		c->cb(c->arg, cp->ev, data, len);
 		return;
-	/* What the keeper left in the pty is read here, as before it pumped. */
+	}
+	if (cp != &c->pipes[0] || c->closing)
+		return;
 	c->pumped = false;
 	if (!c->eof)
 		uv_read_start((uv_stream_t *)&c->pipe, loop_alloc_cb,
 		    console_read_cb);
 }
 
-/*
- * Move one read of p's pipe into its log, then tell the owner: the bytes
- * that came, 0 if none now, -1 at its end.
- */
-static ssize_t
-console_pump_read(struct console_pump *p, char *buf, size_t len)
-{
-	struct console	*c = p->c;
-	uint64_t	 at = output_size(p->log);
-	ssize_t		 n;
-
-	n = output_splice(p->log, p->fd, buf, len);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return 0;
-	if (n <= 0) {
-		console_pump_ended(p);
-		return -1;
-	}
-	c->spliced_at = at;
-	c->cb(c->arg, p->ev, buf, (size_t)n);
-	return n;
-}
-
-/* A pump's pipe has bytes, or its end: one read a loop turn. */
-static void
-console_pump_cb(uv_poll_t *h, int status, int events)
-{
-	struct console_pump	*p = h->data;
-	uv_buf_t		 buf;
-
-	(void)status;
-	(void)events;
-	if (p->c->closing || p->ended)
-		return;
-	loop_alloc_cb((uv_handle_t *)h, 0, &buf);
-	(void)console_pump_read(p, buf.base, buf.len);
-}
-
 /* Move what the pumps' pipes hold now into their logs, up to the bound. */
 static void
 console_pump_drain(struct console *c, size_t *total)
 {
-	char	buf[CONSOLE_CHUNK];
 	size_t	i;
-	ssize_t	n;
 
-	for (i = 0; i < c->npumps; i++) {
-		while (!c->pumps[i].ended && !c->closing &&
-		    *total < CONSOLE_DRAIN_MAX) {
-			if ((n = console_pump_read(&c->pumps[i], buf,
-			    sizeof buf)) <= 0)
-				break;
-			*total += (size_t)n;
-		}
-	}
+	for (i = 0; i < c->npipes && !c->closing; i++)
+		pump_drain(c->pipes[i].pump, total, CONSOLE_DRAIN_MAX);
 }
 
 /*
@@ -197,27 +157,18 @@ void
 console_pump(struct console *c, int fd, struct output *log,
     enum console_event ev)
 {
-	struct console_pump *p;
-	int fl = fcntl(fd, F_GETFL);
+	struct console_pipe *cp;
 
-	if (c->npumps == CONSOLE_PUMPS || c->closing)
-		log_fatal("console %s: pump %zu", c->pts, c->npumps);
-	if (fl == -1 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1 ||
-	    uv_poll_init(dmn.loop, &c->pumps[c->npumps].poll, fd) != 0)
-		log_fatal("console %s: pump fd %d: %s", c->pts, fd,
-		    strerror(errno));
-	p = &c->pumps[c->npumps++];
-	p->c = c;
-	p->fd = fd;
-	p->log = log;
-	p->ev = ev;
-	p->poll.data = p;
-	c->handles++;
-	if (p == &c->pumps[0]) {
+	if (c->npipes == CONSOLE_PUMPS || c->closing)
+		log_fatal("console %s: pump %zu", c->pts, c->npipes);
+	cp = &c->pipes[c->npipes++];
+	cp->c = c;
+	cp->ev = ev;
+	cp->pump = pump_open(fd, log, console_pipe_cb, cp);
+	if (cp == &c->pipes[0]) {
 		c->pumped = true;
 		uv_read_stop((uv_stream_t *)&c->pipe);
 	}
-	uv_poll_start(&p->poll, UV_READABLE, console_pump_cb);
 }
 
 /* Where in their log the bytes of the last CONSOLE_SPLICED begin. */
@@ -254,7 +205,6 @@ console_watch(struct console *c, char *err, size_t errlen)
 {
 	uv_pipe_init(dmn.loop, &c->pipe, 0);
 	c->pipe.data = c;
-	c->handles = 1;
 	/* From here the handle owns the master: closing it closes the fd. */
 	if (uv_pipe_open(&c->pipe, c->master) != 0) {
 		snprintf(err, errlen, "pty: cannot watch the master");
@@ -373,16 +323,11 @@ console_finish(struct console *c)
 	timer_start(c->finish, CONSOLE_FINISH_MS);
 }
 
-/* Free the console once libuv has let go of its last handle. */
+/* Free the console once libuv has let go of its handle. */
 static void
 console_closed(uv_handle_t *h)
 {
-	struct console *c = h->data;
-
-	if (h->type == UV_POLL)
-		c = ((struct console_pump *)h->data)->c;
-	if (--c->handles == 0)
-		free(c);
+	free(h->data);
 }
 
 /* Close the pty; the console calls back no more and frees itself. */
@@ -397,10 +342,7 @@ console_close(struct console *c)
 	timer_free(c->finish);
 	c->finish = NULL;
 	console_release_slave(c);
-	/* A poll handle closes no descriptor; stopped, its fd may go. */
-	for (i = 0; i < c->npumps; i++) {
-		uv_close((uv_handle_t *)&c->pumps[i].poll, console_closed);
-		close(c->pumps[i].fd);
-	}
+	for (i = 0; i < c->npipes; i++)
+		pump_close(c->pipes[i].pump);
 	uv_close((uv_handle_t *)&c->pipe, console_closed);
 }

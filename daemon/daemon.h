@@ -804,12 +804,8 @@ int			 session_proc_spawn_main(struct session *, char *err,
 			    size_t errlen);
 bool			 session_proc_done(const struct session_proc *);
 void			 session_proc_release(struct session *, const char *);
-bool			 session_proc_pump_into(struct session_proc *,
-			    struct console *, const char *, const char *,
-			    struct output *, enum console_event);
-bool			 session_proc_pump_adopt(struct session_proc *,
-			    struct console *, const char *, struct output *,
-			    enum console_event);
+int			 session_proc_pump_pipe(struct session_proc *,
+			    const char *, const char *);
 char			*session_proc_tail(const struct session_proc *);
 
 /* session-stop.c: the ordered teardown against one deadline. */

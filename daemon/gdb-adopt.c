@@ -23,7 +23,8 @@
 void
 gdb_adopt_hold(struct session *s, struct session_proc *sp)
 {
-	struct gdb_data *g = gdb_of(s);
+	struct gdb_data	*g = gdb_of(s);
+	int		 fd;
 
 	if (sp != &s->procs[0])
 		live_qemu_hold(s, sp);
@@ -31,9 +32,10 @@ gdb_adopt_hold(struct session *s, struct session_proc *sp)
 		return;
 	proc_hold(sp->proc, "mi", mi_master(g->mi));
 	/* The program's output goes by the keeper too: none dies with us. */
-	if (s->tty != NULL && proc_hold(sp->proc, "tty", console_master(s->tty)))
-		(void)session_proc_pump_into(sp, s->tty, "tty", "tty.pump",
-		    &s->output, CONSOLE_SPLICED);
+	if (s->tty != NULL && proc_hold(sp->proc, "tty",
+	    console_master(s->tty)) && (fd = session_proc_pump_pipe(sp, "tty",
+	    "tty.pump")) != -1)
+		console_pump(s->tty, fd, &s->output, CONSOLE_SPLICED);
 }
 
 /* The MI channel of an adopted gdb: its pty, its transcript going on. */
@@ -69,9 +71,9 @@ gdb_adopt_tty(struct session *s, console_cb cb, char *err, size_t errlen)
 		    "terminal");
 		return NULL;
 	}
-	if ((s->tty = console_adopt(fd, true, cb, s, err, errlen)) != NULL)
-		(void)session_proc_pump_adopt(&s->procs[0], s->tty, "tty.pump",
-		    &s->output, CONSOLE_SPLICED);
+	if ((s->tty = console_adopt(fd, true, cb, s, err, errlen)) != NULL &&
+	    (fd = adopt_take_fd(0, "tty.pump")) != -1)
+		console_pump(s->tty, fd, &s->output, CONSOLE_SPLICED);
 	return s->tty;
 }
 

@@ -34,6 +34,7 @@
 
 #include "daemon.h"
 #include "adopt.h"
+#include "pump.h"
 #include "semihost.h"
 
 /*
@@ -54,6 +55,7 @@ struct semihost {
 	char		*links;		/* the UART's links' PATH, until gone */
 	bool		 open;		/* the pipe handle is open */
 	bool		 reading;
+	struct pump	*pump;		/* its keeper's copy of the socket, or NULL */
 	struct timer	*wait;		/* for gdb's word after QEMU's end */
 	struct timer	*soon;		/* the stop, out of the event */
 	struct sink	*sink;		/* the target's records, the state */
@@ -95,6 +97,48 @@ semihost_add(struct semihost *sh, const char *data, size_t len)
 	session_fire(s, &ev);
 }
 
+static void	semihost_read_cb(uv_stream_t *, ssize_t, const uv_buf_t *);
+
+/*
+ * The keeper's copy of the console brought bytes, now in the transcript at
+ * at; or it ended, with the keeper, and what it left is read here.
+ */
+static void
+semihost_pump_cb(void *arg, const char *data, size_t len, uint64_t at)
+{
+	struct semihost *sh = arg;
+
+	if (sh->s == NULL)
+		return;
+	if (len > 0) {
+		session_fire(sh->s, &(struct session_event){ .kind = SE_STREAM,
+		    .stream = "semihost", .data = data, .len = len,
+		    .offset = at });
+		return;
+	}
+	if (sh->open && !sh->reading && !output_ended(&sh->s->semihost_out)) {
+		uv_read_start((uv_stream_t *)&sh->pipe, loop_alloc_cb,
+		    semihost_read_cb);
+		sh->reading = true;
+	}
+}
+
+/*
+ * Read the console from fd, the pipe its keeper copies it into (pump.c),
+ * instead of the socket, before the loop has read the socket.
+ */
+void
+semihost_pump(struct session *s, int fd)
+{
+	struct semihost *sh = s->semihost;
+
+	if (sh == NULL || sh->pump != NULL || !sh->open)
+		log_fatal("session %lu: a semihosting pump", s->id);
+	sh->pump = pump_open(fd, &s->semihost_out, semihost_pump_cb, sh);
+	uv_read_stop((uv_stream_t *)&sh->pipe);
+	sh->reading = false;
+}
+
 /* Free what is left once nothing refers to it. */
 static void
 semihost_free(struct semihost *sh)
@@ -126,6 +170,8 @@ semihost_close(struct semihost *sh)
 	sh->child = sh->child_in = -1;
 	timer_stop(sh->wait);
 	timer_stop(sh->soon);
+	pump_close(sh->pump);
+	sh->pump = NULL;
 	if (!sh->open) {
 		semihost_free(sh);
 		return;
@@ -190,6 +236,10 @@ semihost_watch(struct semihost *sh, char *err, size_t errlen)
 	uv_read_start((uv_stream_t *)&sh->pipe, loop_alloc_cb,
 	    semihost_read_cb);
 	sh->reading = true;
+	/* The keeper's copy, if it made one, goes on being read. */
+	if (dmn.adopting != NULL &&
+	    (fd = adopt_take_fd_any("semihost.pump")) != -1)
+		semihost_pump(sh->s, fd);
 	return 0;
 }
 
@@ -461,6 +511,9 @@ semihost_drain(struct semihost *sh)
 	size_t	total = 0;
 	int	fd = semihost_daemon_fd(sh->s);
 
+	/* The keeper's copy first: the socket is read once it has ended. */
+	if (sh->pump != NULL)
+		pump_drain(sh->pump, &total, SEMIHOST_DRAIN_MAX);
 	while (fd != -1 && sh->reading && total < SEMIHOST_DRAIN_MAX) {
 		n = read(fd, buf, sizeof buf);
 		if (n > 0) {

@@ -13,6 +13,7 @@ int		 semihost_open(struct session *, char *err, size_t errlen);
 void		 semihost_child_fds(const struct session *, int *in, int *out);
 char		*semihost_uart_chardev(const struct session *);
 int		 semihost_daemon_fd(const struct session *);
+void		 semihost_pump(struct session *, int);
 void		 semihost_spawned(struct session *);
 void		 semihost_target(struct session *, json_t *exit);
 bool		 semihost_server_exited(struct session *, int code);

@@ -264,10 +264,16 @@ session_proc_done(const struct session_proc *sp)
 static void
 session_proc_pumps_adopt(struct session_proc *sp)
 {
-	if (session_proc_pump_adopt(sp, sp->console, "console.pump",
-	    &sp->s->output, CONSOLE_SPLICED))
-		sp->server_pumped = session_proc_pump_adopt(sp, sp->console,
-		    "server.pump", &sp->s->server_out, CONSOLE_SPLICED_ALSO);
+	size_t	n = (size_t)(sp - sp->s->procs);
+	int	fd;
+
+	if ((fd = adopt_take_fd(n, "console.pump")) == -1)
+		return;
+	console_pump(sp->console, fd, &sp->s->output, CONSOLE_SPLICED);
+	if ((fd = adopt_take_fd(n, "server.pump")) == -1)
+		return;
+	console_pump(sp->console, fd, &sp->s->server_out, CONSOLE_SPLICED_ALSO);
+	sp->server_pumped = true;
 }
 
 /* A process's pty: a new one, or the one its adopted keeper held. */
@@ -394,47 +400,33 @@ session_proc_adopt_path(const struct session_proc *sp, char *buf,
 }
 
 /*
- * Have sp's keeper copy the output of the pty c, which it holds as src,
- * into a new pipe whose read end it holds too (as held), spliced here into
- * log; whether it took it. Without it, c reads the pty, as before keepers
- * pumped. Called before the loop has read c.
+ * Have sp's keeper copy what the fd it holds as src gives (a pty, a
+ * socket) into a new pipe whose read end it holds too, as held: that read
+ * end, for a pump (pump.c), or -1 if the keeper did not take it, and the
+ * source is read directly, as before keepers pumped. Called before the
+ * loop has read the source.
  */
-bool
-session_proc_pump_into(struct session_proc *sp, struct console *c,
-    const char *src, const char *held, struct output *log,
-    enum console_event ev)
+int
+session_proc_pump_pipe(struct session_proc *sp, const char *src,
+    const char *held)
 {
 	int fds[2];
 
 	if (pipe2(fds, O_CLOEXEC) != 0) {
 		log_warn("session %lu: pipe for its %s: %s", sp->s->id, held,
 		    strerror(errno));
-		return false;
+		return -1;
 	}
 	if (!proc_hold(sp->proc, held, fds[0]) ||
 	    !proc_pump(sp->proc, src, fds[1])) {
 		proc_release(sp->proc, held);
 		close(fds[0]);
 		close(fds[1]);
-		return false;
+		return -1;
 	}
 	/* The keeper's copy is the only writer: its end is the pipe's. */
 	close(fds[1]);
-	console_pump(c, fds[0], log, ev);
-	return true;
-}
-
-/* The pipe an adopted keeper pumps c into, held as held; whether it had one. */
-bool
-session_proc_pump_adopt(struct session_proc *sp, struct console *c,
-    const char *held, struct output *log, enum console_event ev)
-{
-	int fd = adopt_take_fd((size_t)(sp - sp->s->procs), held);
-
-	if (fd == -1)
-		return false;
-	console_pump(c, fd, log, ev);
-	return true;
+	return fds[0];
 }
 
 /*
@@ -445,13 +437,16 @@ session_proc_pump_adopt(struct session_proc *sp, struct console *c,
 static void
 session_proc_pump(struct session_proc *sp)
 {
-	if (!session_proc_pump_into(sp, sp->console, "console", "console.pump",
-	    &sp->s->output, CONSOLE_SPLICED))
+	int fd;
+
+	if ((fd = session_proc_pump_pipe(sp, "console", "console.pump")) == -1)
 		return;
-	if (strcmp(sp->role, "server") == 0)
-		sp->server_pumped = session_proc_pump_into(sp, sp->console,
-		    "console", "server.pump", &sp->s->server_out,
-		    CONSOLE_SPLICED_ALSO);
+	console_pump(sp->console, fd, &sp->s->output, CONSOLE_SPLICED);
+	if (strcmp(sp->role, "server") != 0 ||
+	    (fd = session_proc_pump_pipe(sp, "console", "server.pump")) == -1)
+		return;
+	console_pump(sp->console, fd, &sp->s->server_out, CONSOLE_SPLICED_ALSO);
+	sp->server_pumped = true;
 }
 
 /*
@@ -461,15 +456,18 @@ session_proc_pump(struct session_proc *sp)
 static void
 session_proc_hold(struct session_proc *sp)
 {
-	int	in, out;
+	int	in, out, fd;
 
 	if (sp->proc == NULL || !(sp->s->backend->flags & BACKEND_ADOPT) ||
 	    dmn.adopt_grace_ms == 0)
 		return;
 	if (!proc_hold(sp->proc, "console", console_master(sp->console)))
 		return;
-	if (strcmp(sp->role, "server") == 0 && semihost_daemon_fd(sp->s) != -1)
-		proc_hold(sp->proc, "semihost", semihost_daemon_fd(sp->s));
+	/* The keeper reads the semihosting console too, as it does the pty. */
+	if (strcmp(sp->role, "server") == 0 && semihost_daemon_fd(sp->s) !=
+	    -1 && proc_hold(sp->proc, "semihost", semihost_daemon_fd(sp->s)) &&
+	    (fd = session_proc_pump_pipe(sp, "semihost", "semihost.pump")) != -1)
+		semihost_pump(sp->s, fd);
 	if (sp->s->backend->hold != NULL)
 		sp->s->backend->hold(sp->s, sp);
 	if (sp->transport) {
