@@ -21,6 +21,9 @@
 /* How long a console whose processes are gone may stay open by another's doing. */
 #define CONSOLE_FINISH_MS 500
 
+/* Pipes a keeper may copy one pty's output into (keeper-pump.c). */
+#define CONSOLE_PUMPS 2
+
 /* A pipe a keeper copies the pty's output into (pump.c): its news. */
 struct console_pipe {
 	struct console		*c;

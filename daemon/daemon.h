@@ -110,9 +110,6 @@ enum console_event {
 typedef void (*console_cb)(void *arg, enum console_event, const char *,
     size_t);
 
-/* Pipes a keeper may copy one pty's output into (keeper-pump.c). */
-#define CONSOLE_PUMPS 2
-
 /* Bytes queued for a pty's input at most before its writers wait. */
 #define CONSOLE_INPUT_MAX (1024 * 1024)
 
