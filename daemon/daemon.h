@@ -332,7 +332,8 @@ void		 proc_mark_detached(struct proc *);
 const char	*proc_cgroup(const struct proc *);
 bool		 proc_adopted(const struct proc *);
 bool		 proc_hold(struct proc *, const char *name, int fd);
-bool		 proc_pump(struct proc *, const char *name, int fd);
+bool		 proc_pump(struct proc *, const char *name, const int *,
+		    size_t);
 void		 proc_release(struct proc *, const char *name);
 struct proc	*proc_adopt(pid_t keeper, int ctl, const char *exec_name,
 		    const char *cgroup, proc_cb, void *arg);
@@ -801,8 +802,8 @@ int			 session_proc_spawn_main(struct session *, char *err,
 			    size_t errlen);
 bool			 session_proc_done(const struct session_proc *);
 void			 session_proc_release(struct session *, const char *);
-int			 session_proc_pump_pipe(struct session_proc *,
-			    const char *, const char *);
+int			 session_proc_pump_pipes(struct session_proc *,
+			    const char *, const char *const *, int *, size_t);
 char			*session_proc_tail(const struct session_proc *);
 
 /* session-stop.c: the ordered teardown against one deadline. */

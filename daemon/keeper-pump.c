@@ -74,40 +74,63 @@ keeper_pump_slave(struct keeper *k, const char *name)
 }
 
 /*
- * Handle "pump NAME": copy what the fd held as NAME gives into the next
- * queued fd, a pipe's write end, and into every one named so before; a
- * name not held or one pump too many closes it.
+ * Parse "NAME [N]" into name (KEEPER_HOLD_NAME bytes) and its count of
+ * pipes, 1 to KEEPER_PUMP_DESTS (1 if none is given); 0 if it does not.
+ */
+static size_t
+keeper_pump_parse(const char *line, char *name)
+{
+	const char	*sp = strchr(line, ' '), *errstr;
+	size_t		 len = sp != NULL ? (size_t)(sp - line) : strlen(line);
+	long long	 n = 1;
+
+	if (len == 0 || len >= KEEPER_HOLD_NAME)
+		return 0;
+	memcpy(name, line, len);
+	name[len] = '\0';
+	if (sp != NULL)
+		n = keeper_number(sp + 1, 1, KEEPER_PUMP_DESTS, &errstr);
+	return sp != NULL && errstr != NULL ? 0 : (size_t)n;
+}
+
+/*
+ * Handle "pump NAME [N]": copy what the fd held as NAME gives into the N
+ * pipes' write ends that came with the line, all at once, so that no chunk
+ * goes into one before the other has come. A name not held, a bad count
+ * or a pump too many closes what came.
  */
 void
-keeper_pump_add(struct keeper *k, const char *name)
+keeper_pump_add(struct keeper *k, const char *line)
 {
+	char			 name[KEEPER_HOLD_NAME];
 	struct keeper_pump	*p;
-	int			 fd, fl, src;
+	size_t			 n = keeper_pump_parse(line, name), i;
+	int			 src, fl;
 
-	if ((fd = keeper_hold_take(k)) == -1)
-		return;
 	/* The daemon's master is non-blocking; the keeper makes sure. */
-	if ((src = keeper_hold_fd(k, name)) == -1 ||
+	if (n == 0 || (src = keeper_hold_fd(k, name)) == -1 ||
+	    keeper_pump_find(k, name) != NULL || k->npumps == KEEPER_PUMP_MAX ||
 	    (fl = fcntl(src, F_GETFL)) == -1 ||
 	    fcntl(src, F_SETFL, fl | O_NONBLOCK) == -1) {
-		close(fd);
+		keeper_hold_flush(k);
 		return;
 	}
-	p = keeper_pump_find(k, name);
-	if (p == NULL && k->npumps < KEEPER_PUMP_MAX &&
-	    strlen(name) < KEEPER_HOLD_NAME) {
-		p = &k->pumps[k->npumps++];
-		memset(p, 0, sizeof *p);
-		strcpy(p->src, name);
-		p->slave = keeper_pump_slave(k, name);
+	p = &k->pumps[k->npumps++];
+	memset(p, 0, sizeof *p);
+	strcpy(p->src, name);
+	p->slave = -1;
+	for (i = 0; i < n; i++) {
+		p->dest[i] = keeper_hold_take(k);
+		if (p->dest[i] == -1 || (fl = fcntl(p->dest[i], F_GETFL)) ==
+		    -1 || fcntl(p->dest[i], F_SETFL, fl | O_NONBLOCK) == -1) {
+			p->ndest = i + (p->dest[i] != -1);
+			keeper_pump_end(p);
+			keeper_hold_flush(k);
+			return;
+		}
 	}
-	if (p == NULL || p->ended || p->ndest == KEEPER_PUMP_DESTS ||
-	    (fl = fcntl(fd, F_GETFL)) == -1 ||
-	    fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1) {
-		close(fd);
-		return;
-	}
-	p->dest[p->ndest++] = fd;
+	p->ndest = n;
+	p->slave = keeper_pump_slave(k, name);
 }
 
 /* Handle "release NAME" of a pump's source: its pipes end. */

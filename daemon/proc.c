@@ -112,38 +112,48 @@ proc_send(struct proc *pr, const char *line)
 		    (long)pr->keeper_pid, n - 1, line);
 }
 
-/* Send the keeper "VERB NAME" with a copy of fd; whether it took it whole. */
+/* The most fds one line to a keeper carries: a pump's pipes. */
+#define PROC_SEND_FDS	2
+
+/*
+ * Send the keeper the line "VERB NAME" with copies of the n fds in one
+ * message; whether it took it whole.
+ */
 static bool
-proc_send_fd(struct proc *pr, const char *verb, const char *name, int fd)
+proc_send_fds(struct proc *pr, const char *verb, const char *name,
+    const int *fds, size_t n)
 {
-	char		 line[64], cbuf[CMSG_SPACE(sizeof (int))];
+	char		 line[64], cbuf[CMSG_SPACE(PROC_SEND_FDS * sizeof (int))];
 	struct iovec	 iov;
 	struct msghdr	 msg = { 0 };
 	struct cmsghdr	*cm;
-	ssize_t		 n;
+	ssize_t		 sent;
 	uv_os_fd_t	 ctl;
 
-	if (!pr->ctl_open || fd == -1 || uv_fileno((uv_handle_t *)&pr->ctl,
-	    &ctl) != 0)
+	if (n > PROC_SEND_FDS)
+		log_fatal("keeper %ld: %zu fds in one line", (long)pr->keeper_pid,
+		    n);
+	if (!pr->ctl_open || n == 0 || fds[0] == -1 ||
+	    uv_fileno((uv_handle_t *)&pr->ctl, &ctl) != 0)
 		return false;
 	iov.iov_base = line;
 	iov.iov_len = snprintf(line, sizeof line, "%s %s\n", verb, name);
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
 	msg.msg_control = cbuf;
-	msg.msg_controllen = sizeof cbuf;
+	msg.msg_controllen = CMSG_SPACE(n * sizeof (int));
 	cm = CMSG_FIRSTHDR(&msg);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof (int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof (int));
+	cm->cmsg_len = CMSG_LEN(n * sizeof (int));
+	memcpy(CMSG_DATA(cm), fds, n * sizeof (int));
 	do
-		n = sendmsg(ctl, &msg, MSG_NOSIGNAL);
-	while (n == -1 && errno == EINTR);
-	if (n == (ssize_t)iov.iov_len)
+		sent = sendmsg(ctl, &msg, MSG_NOSIGNAL);
+	while (sent == -1 && errno == EINTR);
+	if (sent == (ssize_t)iov.iov_len)
 		return true;
 	log_warn("keeper %ld did not take its %s to %s: %s",
-	    (long)pr->keeper_pid, name, verb, n == -1 ? strerror(errno) :
+	    (long)pr->keeper_pid, name, verb, sent == -1 ? strerror(errno) :
 	    "cut short");
 	return false;
 }
@@ -157,17 +167,21 @@ proc_send_fd(struct proc *pr, const char *verb, const char *name, int fd)
 bool
 proc_hold(struct proc *pr, const char *name, int fd)
 {
-	return proc_send_fd(pr, "hold", name, fd);
+	return proc_send_fds(pr, "hold", name, &fd, 1);
 }
 
 /*
- * Have the keeper copy what the pty it holds as name prints into fd, a
- * pipe's write end (keeper-pump.c); whether it took it.
+ * Have the keeper copy what the pty (or socket) it holds as name gives
+ * into the n pipes' write ends fds (keeper-pump.c), all from its first
+ * chunk on; whether it took them.
  */
 bool
-proc_pump(struct proc *pr, const char *name, int fd)
+proc_pump(struct proc *pr, const char *name, const int *fds, size_t n)
 {
-	return proc_send_fd(pr, "pump", name, fd);
+	char what[48];
+
+	snprintf(what, sizeof what, "%s %zu", name, n);
+	return proc_send_fds(pr, "pump", what, fds, n);
 }
 
 /* The daemon closed what the keeper holds as name: the keeper lets go too. */

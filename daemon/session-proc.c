@@ -399,34 +399,59 @@ session_proc_adopt_path(const struct session_proc *sp, char *buf,
 	return buf;
 }
 
+/* The pipes one source is pumped into: a server's terminal has two. */
+#define SESSION_PROC_PUMPS	2
+
+/* Close the n pipes of fds (read ends) and w (write ends); -1. */
+static int
+session_proc_pump_undo(int *fds, int *w, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		close(fds[i]);
+		close(w[i]);
+	}
+	return -1;
+}
+
 /*
  * Have sp's keeper copy what the fd it holds as src gives (a pty, a
- * socket) into a new pipe whose read end it holds too, as held: that read
- * end, for a pump (pump.c), or -1 if the keeper did not take it, and the
- * source is read directly, as before keepers pumped. Called before the
- * loop has read the source.
+ * socket) into n new pipes whose read ends it holds too, as held[i]: the
+ * read ends into fds, for pumps (pump.c), 0; or -1 if the keeper did not
+ * take them, and the source is read directly, as before keepers pumped.
+ * Called before the loop has read the source.
  */
 int
-session_proc_pump_pipe(struct session_proc *sp, const char *src,
-    const char *held)
+session_proc_pump_pipes(struct session_proc *sp, const char *src,
+    const char *const held[], int *fds, size_t n)
 {
-	int fds[2];
+	int	p[2], w[SESSION_PROC_PUMPS] = { -1, -1 };
+	size_t	i, made;
 
-	if (pipe2(fds, O_CLOEXEC) != 0) {
-		log_warn("session %lu: pipe for its %s: %s", sp->s->id, held,
-		    strerror(errno));
-		return -1;
+	if (n > SESSION_PROC_PUMPS)
+		log_fatal("session %lu: %zu pumps of its %s", sp->s->id, n, src);
+	for (made = 0; made < n; made++) {
+		if (pipe2(p, O_CLOEXEC) != 0) {
+			log_warn("session %lu: pipe for its %s: %s", sp->s->id,
+			    held[made], strerror(errno));
+			return session_proc_pump_undo(fds, w, made);
+		}
+		fds[made] = p[0];
+		w[made] = p[1];
 	}
-	if (!proc_hold(sp->proc, held, fds[0]) ||
-	    !proc_pump(sp->proc, src, fds[1])) {
-		proc_release(sp->proc, held);
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
+	for (i = 0; i < n; i++)
+		if (!proc_hold(sp->proc, held[i], fds[i]))
+			break;
+	if (i < n || !proc_pump(sp->proc, src, w, n)) {
+		while (i-- > 0)
+			proc_release(sp->proc, held[i]);
+		return session_proc_pump_undo(fds, w, n);
 	}
-	/* The keeper's copy is the only writer: its end is the pipe's. */
-	close(fds[1]);
-	return fds[0];
+	/* The keeper's copies are the only writers: their ends are the pipes'. */
+	for (i = 0; i < n; i++)
+		close(w[i]);
+	return 0;
 }
 
 /*
@@ -437,15 +462,17 @@ session_proc_pump_pipe(struct session_proc *sp, const char *src,
 static void
 session_proc_pump(struct session_proc *sp)
 {
-	int fd;
+	static const char *const held[] = { "console.pump", "server.pump" };
+	int	fds[2];
+	size_t	n = strcmp(sp->role, "server") == 0 ? 2 : 1;
 
-	if ((fd = session_proc_pump_pipe(sp, "console", "console.pump")) == -1)
+	if (session_proc_pump_pipes(sp, "console", held, fds, n) != 0)
 		return;
-	console_pump(sp->console, fd, &sp->s->output, CONSOLE_SPLICED);
-	if (strcmp(sp->role, "server") != 0 ||
-	    (fd = session_proc_pump_pipe(sp, "console", "server.pump")) == -1)
+	console_pump(sp->console, fds[0], &sp->s->output, CONSOLE_SPLICED);
+	if (n == 1)
 		return;
-	console_pump(sp->console, fd, &sp->s->server_out, CONSOLE_SPLICED_ALSO);
+	console_pump(sp->console, fds[1], &sp->s->server_out,
+	    CONSOLE_SPLICED_ALSO);
 	sp->server_pumped = true;
 }
 
@@ -466,7 +493,8 @@ session_proc_hold(struct session_proc *sp)
 	/* The keeper reads the semihosting console too, as it does the pty. */
 	if (strcmp(sp->role, "server") == 0 && semihost_daemon_fd(sp->s) !=
 	    -1 && proc_hold(sp->proc, "semihost", semihost_daemon_fd(sp->s)) &&
-	    (fd = session_proc_pump_pipe(sp, "semihost", "semihost.pump")) != -1)
+	    session_proc_pump_pipes(sp, "semihost", (const char *const[]){
+	    "semihost.pump" }, &fd, 1) == 0)
 		semihost_pump(sp->s, fd);
 	if (sp->s->backend->hold != NULL)
 		sp->s->backend->hold(sp->s, sp);

@@ -135,29 +135,37 @@ kh_reader_expect_eof(struct kh_reader *r)
 	    line);
 }
 
-/* Send a line with fd attached, or none if fd is -1. */
+/* Send a line with the n fds attached in one message. */
 void
-kh_send_line(int sock, const char *line, int fd)
+kh_send_fds(int sock, const char *line, const int *fds, size_t n)
 {
-	char		cbuf[CMSG_SPACE(sizeof(int))];
+	char		cbuf[CMSG_SPACE(4 * sizeof(int))];
 	struct iovec	iov = { (void *)line, strlen(line) };
 	struct msghdr	msg;
 	struct cmsghdr	*c;
 
+	cr_assert_leq(n, 4);
 	memset(&msg, 0, sizeof msg);
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
-	if (fd != -1) {
+	if (n > 0) {
 		memset(cbuf, 0, sizeof cbuf);
 		msg.msg_control = cbuf;
-		msg.msg_controllen = sizeof cbuf;
+		msg.msg_controllen = CMSG_SPACE(n * sizeof(int));
 		c = CMSG_FIRSTHDR(&msg);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof fd);
+		c->cmsg_len = CMSG_LEN(n * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, n * sizeof(int));
 	}
 	cr_assert_eq(sendmsg(sock, &msg, MSG_NOSIGNAL), (ssize_t)strlen(line));
+}
+
+/* Send a line with fd attached, or none if fd is -1. */
+void
+kh_send_line(int sock, const char *line, int fd)
+{
+	kh_send_fds(sock, line, &fd, fd != -1);
 }
 
 /*

@@ -42,6 +42,7 @@ int		kh_reader_line(struct kh_reader *, char *, size_t);
 void		kh_reader_expect(struct kh_reader *, const char *);
 void		kh_reader_expect_eof(struct kh_reader *);
 void		kh_send_line(int, const char *, int);
+void		kh_send_fds(int, const char *, const int *, size_t);
 void		kh_say(int, const char *);
 void		kh_start_via(struct kh_keeper *, const char *, const char *,
 		    int);

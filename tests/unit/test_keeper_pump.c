@@ -48,7 +48,7 @@ pump_start(struct pump *p, const char *script, bool hold_read_end)
 	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
 	if (hold_read_end)
 		kh_send_line(p->k.ctl.fd, "hold console.pump\n", fds[0]);
-	kh_send_line(p->k.ctl.fd, "pump console\n", fds[1]);
+	kh_send_line(p->k.ctl.fd, "pump console 1\n", fds[1]);
 	close(fds[1]);
 	p->rfd = fds[0];
 }
@@ -193,17 +193,70 @@ Test(keeper_pump, a_full_pipe_holds_the_program_and_an_adopter_reads_on)
 	kh_wait_exit(&p.k);
 }
 
-/* A pump of what the keeper does not hold is refused: its pipe's EOF. */
-Test(keeper_pump, a_pump_of_nothing_held_is_refused)
+/*
+ * A server's terminal is pumped into two pipes, its own stream's and the
+ * console's: each carries every byte, in order, whichever is read first.
+ */
+Test(keeper_pump, two_pipes_carry_the_same_bytes)
 {
+	struct pump	p, second;
+	int		fds[2];
+
+	int		w[2];
+
+	memset(&p, 0, sizeof p);
+	memset(&second, 0, sizeof second);
+	kh_start(&p.k, KH_GRACE, PUMP_SCRIPT(50000, "exec sleep 1000"));
+	cr_assert_neq(w[0] = dup(p.k.master), -1);
+	kh_send_line(p.k.ctl.fd, "hold console\n", w[0]);
+	close(w[0]);
+	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+	p.rfd = fds[0];
+	w[0] = fds[1];
+	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+	w[1] = fds[1];
+	/* Both in one line: no chunk goes into one before the other has come. */
+	kh_send_fds(p.k.ctl.fd, "pump console 2\n", w, 2);
+	close(w[0]);
+	close(w[1]);
+	pump_go(&p);
+	/* Each read as it has bytes: the keeper waits for the slower. */
+	while (p.len < pump_seq_len(50000) ||
+	    second.len < pump_seq_len(50000)) {
+		if (p.len <= second.len)
+			(void)pump_read(&p, p.rfd);
+		else
+			(void)pump_read(&second, fds[0]);
+	}
+	pump_expect_seq(&p, 50000);
+	pump_expect_seq(&second, 50000);
+	kh_send_line(p.k.ctl.fd, "stop 100\n", -1);
+	kh_wait_exit(&p.k);
+}
+
+/*
+ * A pump of what the keeper does not hold, or with fewer pipes than it
+ * names, or more than it takes, is refused: its pipes' EOF.
+ */
+Test(keeper_pump, a_pump_of_nothing_held_or_a_bad_count_is_refused)
+{
+	static const char *const lines[] = { "pump nothing 1\n",
+	    "pump console 3\n", "pump console 0\n", "pump console x\n" };
 	struct kh_keeper	k;
-	int			fds[2];
+	size_t			i;
+	int			fds[2], master;
 
 	kh_start(&k, KH_GRACE, "exec sleep 1000");
-	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
-	kh_send_line(k.ctl.fd, "pump nothing\n", fds[1]);
-	close(fds[1]);
-	kh_expect_eof(fds[0]);
+	cr_assert_neq(master = dup(k.master), -1);
+	kh_send_line(k.ctl.fd, "hold console\n", master);
+	close(master);
+	for (i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+		cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+		kh_send_line(k.ctl.fd, lines[i], fds[1]);
+		close(fds[1]);
+		kh_expect_eof(fds[0]);
+		close(fds[0]);
+	}
 	kh_send_line(k.ctl.fd, "stop 100\n", -1);
 	kh_wait_exit(&k);
 }
