@@ -118,21 +118,26 @@ console_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 }
 
 /*
- * A pump's pipe brought bytes, now in its log at at; or it ended, when the
- * keeper stopped reading the master, whose rest is then read here.
+ * A pump's pipe brought bytes, now in its log at at; or it ended, as every
+ * pipe does when the keeper stops reading the master: once all have, and
+ * every byte they held went before, the rest is read from the master here.
  */
 static void
 console_pipe_cb(void *arg, const char *data, size_t len, uint64_t at)
 {
 	struct console_pipe	*cp = arg;
 	struct console		*c = cp->c;
+	size_t			 i;
 
 	if (len > 0) {
 		c->spliced_at = at;
 		c->cb(c->arg, cp->ev, data, len);
 		return;
 	}
-	if (cp != &c->pipes[0] || c->closing)
+	for (i = 0; i < c->npipes; i++)
+		if (!pump_ended(c->pipes[i].pump))
+			return;
+	if (c->closing)
 		return;
 	c->pumped = false;
 	if (!c->eof)

@@ -802,8 +802,12 @@ int			 session_proc_spawn_main(struct session *, char *err,
 			    size_t errlen);
 bool			 session_proc_done(const struct session_proc *);
 void			 session_proc_release(struct session *, const char *);
-int			 session_proc_pump_pipes(struct session_proc *,
+
+/* session-pump.c */
+int			 session_pump_pipes(struct session_proc *,
 			    const char *, const char *const *, int *, size_t);
+void			 session_pump_start(struct session_proc *);
+void			 session_pump_adopt(struct session_proc *);
 char			*session_proc_tail(const struct session_proc *);
 
 /* session-stop.c: the ordered teardown against one deadline. */

@@ -33,7 +33,7 @@ gdb_adopt_hold(struct session *s, struct session_proc *sp)
 	proc_hold(sp->proc, "mi", mi_master(g->mi));
 	/* The program's output goes by the keeper too: none dies with us. */
 	if (s->tty != NULL && proc_hold(sp->proc, "tty",
-	    console_master(s->tty)) && session_proc_pump_pipes(sp, "tty",
+	    console_master(s->tty)) && session_pump_pipes(sp, "tty",
 	    (const char *const[]){ "tty.pump" }, &fd, 1) == 0)
 		console_pump(s->tty, fd, &s->output, CONSOLE_SPLICED);
 }

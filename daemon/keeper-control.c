@@ -14,7 +14,8 @@
 /*
  * Execute one command line from the daemon; a "stop" whose timeout does not
  * parse still stops, with the default timeout, since stopping is what the
- * daemon asked for.  Other lines are ignored.
+ * daemon asked for.  Other lines are ignored, and the fds they brought
+ * closed.
  */
 static void
 keeper_control_run(struct keeper *k, const char *line)
@@ -39,8 +40,11 @@ keeper_control_run(struct keeper *k, const char *line)
 		keeper_stop(k, k->stop_ms);
 		return;
 	}
-	if (strncmp(line, "stop ", 5) != 0)
+	/* What came with a line not known is nobody's: no later line's. */
+	if (strncmp(line, "stop ", 5) != 0) {
+		keeper_hold_flush(k);
 		return;
+	}
 	ms = keeper_number(line + 5, 0, KEEPER_MAX_MS, &errstr);
 	keeper_stop(k, errstr == NULL ? ms : k->stop_ms);
 }

@@ -15,22 +15,49 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "keeper.h"
 
-/* The pump from the held source name, or NULL. */
+/* The live pump from the held source name, or NULL. */
 static struct keeper_pump *
 keeper_pump_find(struct keeper *k, const char *name)
 {
 	size_t	i;
 
 	for (i = 0; i < k->npumps; i++)
-		if (strcmp(k->pumps[i].src, name) == 0)
+		if (!k->pumps[i].ended && strcmp(k->pumps[i].src, name) == 0)
 			return &k->pumps[i];
 	return NULL;
+}
+
+/* A free slot for a new pump, ended ones' slots freed; NULL if none. */
+static struct keeper_pump *
+keeper_pump_slot(struct keeper *k)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < k->npumps; i++)
+		if (!k->pumps[i].ended)
+			k->pumps[n++] = k->pumps[i];
+	k->npumps = n;
+	if (n == KEEPER_PUMP_MAX)
+		return NULL;
+	return &k->pumps[k->npumps++];
+}
+
+/* Make fd non-blocking; 0, or -1 if it cannot be. */
+static int
+keeper_pump_nonblock(int fd)
+{
+	int	fl = fcntl(fd, F_GETFL);
+
+	if (fl == -1)
+		return -1;
+	return fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
 /* Close the pipes of p: the daemon reads what they hold, then their end. */
@@ -104,32 +131,30 @@ keeper_pump_add(struct keeper *k, const char *line)
 {
 	char			 name[KEEPER_HOLD_NAME];
 	struct keeper_pump	*p;
-	size_t			 n = keeper_pump_parse(line, name), i;
-	int			 src, fl;
+	size_t			 n = keeper_pump_parse(line, name);
+	int			 src = -1, fd, ok = 1;
 
+	if (n != 0)
+		src = keeper_hold_fd(k, name);
 	/* The daemon's master is non-blocking; the keeper makes sure. */
-	if (n == 0 || (src = keeper_hold_fd(k, name)) == -1 ||
-	    keeper_pump_find(k, name) != NULL || k->npumps == KEEPER_PUMP_MAX ||
-	    (fl = fcntl(src, F_GETFL)) == -1 ||
-	    fcntl(src, F_SETFL, fl | O_NONBLOCK) == -1) {
+	if (src == -1 || keeper_pump_nonblock(src) != 0 ||
+	    keeper_pump_find(k, name) != NULL ||
+	    (p = keeper_pump_slot(k)) == NULL) {
 		keeper_hold_flush(k);
 		return;
 	}
-	p = &k->pumps[k->npumps++];
 	memset(p, 0, sizeof *p);
 	strcpy(p->src, name);
 	p->slave = -1;
-	for (i = 0; i < n; i++) {
-		p->dest[i] = keeper_hold_take(k);
-		if (p->dest[i] == -1 || (fl = fcntl(p->dest[i], F_GETFL)) ==
-		    -1 || fcntl(p->dest[i], F_SETFL, fl | O_NONBLOCK) == -1) {
-			p->ndest = i + (p->dest[i] != -1);
-			keeper_pump_end(p);
-			keeper_hold_flush(k);
-			return;
-		}
+	while (ok && p->ndest < n && (fd = keeper_hold_take(k)) != -1) {
+		p->dest[p->ndest++] = fd;
+		ok = keeper_pump_nonblock(fd) == 0;
 	}
-	p->ndest = n;
+	if (!ok || p->ndest < n) {
+		keeper_pump_end(p);
+		keeper_hold_flush(k);
+		return;
+	}
 	p->slave = keeper_pump_slave(k, name);
 }
 
@@ -170,23 +195,24 @@ keeper_pump_flush(struct keeper_pump *p)
 	return !owed;
 }
 
-/* Read the next chunk of the source into p, owed to every open pipe. */
+/*
+ * Read the next chunk of the source into p, owed to every open pipe: 1 if
+ * one came, 0 if none now or the pump has ended.
+ */
 static int
 keeper_pump_read(struct keeper *k, struct keeper_pump *p)
 {
 	size_t	i;
 	ssize_t	n;
-	int	fd = keeper_hold_fd(k, p->src), open = 0;
+	int	fd = keeper_hold_fd(k, p->src), live = 0;
 
-	if (fd == -1) {
+	for (i = 0; i < p->ndest; i++)
+		live |= p->dest[i] != -1;
+	/* With no pipe left to take them, the bytes stay in the source. */
+	if (fd == -1 || !live) {
 		keeper_pump_end(p);
 		return 0;
 	}
-	/* With no pipe left to take them, the bytes stay in the pty. */
-	for (i = 0; i < p->ndest; i++)
-		open |= p->dest[i] != -1;
-	if (!open)
-		return 0;
 	do
 		n = read(fd, p->chunk, sizeof p->chunk);
 	while (n == -1 && errno == EINTR);
@@ -203,14 +229,18 @@ keeper_pump_read(struct keeper *k, struct keeper_pump *p)
 	return 1;
 }
 
-/* Move what p's source has into its pipes until either would block. */
+/*
+ * Move what p's source has into its pipes until either would block, or
+ * (all false) after KEEPER_PUMP_ROUNDS chunks, so that a flood leaves the
+ * keeper its other duties.
+ */
 static void
-keeper_pump_run(struct keeper *k, struct keeper_pump *p)
+keeper_pump_run(struct keeper *k, struct keeper_pump *p, bool all)
 {
 	int	rounds;
 
-	/* Bounded, so that a flood leaves the keeper its other duties. */
-	for (rounds = 0; rounds < KEEPER_PUMP_ROUNDS && !p->ended; rounds++) {
+	for (rounds = 0; (all || rounds < KEEPER_PUMP_ROUNDS) && !p->ended;
+	    rounds++) {
 		if (!keeper_pump_flush(p))
 			return;
 		if (!keeper_pump_read(k, p))
@@ -218,14 +248,17 @@ keeper_pump_run(struct keeper *k, struct keeper_pump *p)
 	}
 }
 
-/* Move what every pump's source has now (and at the program's end). */
+/*
+ * Move what every pump's source has now; with all, everything the pipes
+ * take, as at the program's end, whose last words go before its exit.
+ */
 void
-keeper_pump_drain(struct keeper *k)
+keeper_pump_drain(struct keeper *k, bool all)
 {
 	size_t	i;
 
 	for (i = 0; i < k->npumps; i++)
-		keeper_pump_run(k, &k->pumps[i]);
+		keeper_pump_run(k, &k->pumps[i], all);
 }
 
 /*

@@ -376,7 +376,7 @@ keeper_report_exit(struct keeper *k, int status)
 		keeper_report_exec(k);	/* the child is gone: cannot block */
 	k->main_reaped = 1;
 	/* What it printed last goes before the news of its end. */
-	keeper_pump_drain(k);
+	keeper_pump_drain(k, true);
 	k->stopsig = 0;
 	k->exit_status = status;
 	k->exit_phase = k->phase;
@@ -555,7 +555,7 @@ keeper_loop(struct keeper *k)
 		for (i = 5; i < npfd && pfd[i].revents == 0; i++)
 			continue;
 		if (i < npfd)
-			keeper_pump_drain(k);
+			keeper_pump_drain(k, false);
 		if (pfd[0].revents != 0)
 			keeper_read_signals(k);
 		if (pfd[2].revents != 0 && k->errfd != -1)

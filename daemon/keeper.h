@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -114,7 +115,7 @@ struct keeper_pump {
 struct pollfd;
 void		keeper_pump_add(struct keeper *, const char *);
 void		keeper_pump_release(struct keeper *, const char *);
-void		keeper_pump_drain(struct keeper *);
+void		keeper_pump_drain(struct keeper *, bool);
 size_t		keeper_pump_poll(struct keeper *, struct pollfd *);
 void		keeper_pump_close(struct keeper *);
 

@@ -257,25 +257,6 @@ session_proc_done(const struct session_proc *sp)
 	return proc_gone(sp->proc) && sp->drained;
 }
 
-/*
- * The pipes an adopted keeper pumps sp's pty into, read from here on as
- * the last daemon read them (or, with none, the pty itself).
- */
-static void
-session_proc_pumps_adopt(struct session_proc *sp)
-{
-	size_t	n = (size_t)(sp - sp->s->procs);
-	int	fd;
-
-	if ((fd = adopt_take_fd(n, "console.pump")) == -1)
-		return;
-	console_pump(sp->console, fd, &sp->s->output, CONSOLE_SPLICED);
-	if ((fd = adopt_take_fd(n, "server.pump")) == -1)
-		return;
-	console_pump(sp->console, fd, &sp->s->server_out, CONSOLE_SPLICED_ALSO);
-	sp->server_pumped = true;
-}
-
 /* A process's pty: a new one, or the one its adopted keeper held. */
 static struct console *
 session_proc_console(struct session_proc *sp, char *err, size_t errlen)
@@ -292,7 +273,7 @@ session_proc_console(struct session_proc *sp, char *err, size_t errlen)
 	}
 	if ((sp->console = console_adopt(fd, false, session_proc_console_cb,
 	    sp, err, errlen)) != NULL)
-		session_proc_pumps_adopt(sp);
+		session_pump_adopt(sp);
 	return sp->console;
 }
 
@@ -399,83 +380,6 @@ session_proc_adopt_path(const struct session_proc *sp, char *buf,
 	return buf;
 }
 
-/* The pipes one source is pumped into: a server's terminal has two. */
-#define SESSION_PROC_PUMPS	2
-
-/* Close the n pipes of fds (read ends) and w (write ends); -1. */
-static int
-session_proc_pump_undo(int *fds, int *w, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		close(fds[i]);
-		close(w[i]);
-	}
-	return -1;
-}
-
-/*
- * Have sp's keeper copy what the fd it holds as src gives (a pty, a
- * socket) into n new pipes whose read ends it holds too, as held[i]: the
- * read ends into fds, for pumps (pump.c), 0; or -1 if the keeper did not
- * take them, and the source is read directly, as before keepers pumped.
- * Called before the loop has read the source.
- */
-int
-session_proc_pump_pipes(struct session_proc *sp, const char *src,
-    const char *const held[], int *fds, size_t n)
-{
-	int	p[2], w[SESSION_PROC_PUMPS] = { -1, -1 };
-	size_t	i, made;
-
-	if (n > SESSION_PROC_PUMPS)
-		log_fatal("session %lu: %zu pumps of its %s", sp->s->id, n, src);
-	for (made = 0; made < n; made++) {
-		if (pipe2(p, O_CLOEXEC) != 0) {
-			log_warn("session %lu: pipe for its %s: %s", sp->s->id,
-			    held[made], strerror(errno));
-			return session_proc_pump_undo(fds, w, made);
-		}
-		fds[made] = p[0];
-		w[made] = p[1];
-	}
-	for (i = 0; i < n; i++)
-		if (!proc_hold(sp->proc, held[i], fds[i]))
-			break;
-	if (i < n || !proc_pump(sp->proc, src, w, n)) {
-		while (i-- > 0)
-			proc_release(sp->proc, held[i]);
-		return session_proc_pump_undo(fds, w, n);
-	}
-	/* The keeper's copies are the only writers: their ends are the pipes'. */
-	for (i = 0; i < n; i++)
-		close(w[i]);
-	return 0;
-}
-
-/*
- * The keeper reads sp's pty from here on, into the console's pipe and a
- * server's own, so that no read under way dies with the daemon: it is
- * told before the loop has read the pty, so that no byte goes another way.
- */
-static void
-session_proc_pump(struct session_proc *sp)
-{
-	static const char *const held[] = { "console.pump", "server.pump" };
-	int	fds[2];
-	size_t	n = strcmp(sp->role, "server") == 0 ? 2 : 1;
-
-	if (session_proc_pump_pipes(sp, "console", held, fds, n) != 0)
-		return;
-	console_pump(sp->console, fds[0], &sp->s->output, CONSOLE_SPLICED);
-	if (n == 1)
-		return;
-	console_pump(sp->console, fds[1], &sp->s->server_out,
-	    CONSOLE_SPLICED_ALSO);
-	sp->server_pumped = true;
-}
-
 /*
  * Give the keeper of an adoptable session copies of the daemon's ends of
  * what its process talks through, to hold while no daemon does.
@@ -484,16 +388,16 @@ static void
 session_proc_hold(struct session_proc *sp)
 {
 	int	in, out, fd;
+	bool	held;
 
 	if (sp->proc == NULL || !(sp->s->backend->flags & BACKEND_ADOPT) ||
 	    dmn.adopt_grace_ms == 0)
 		return;
-	if (!proc_hold(sp->proc, "console", console_master(sp->console)))
-		return;
+	held = proc_hold(sp->proc, "console", console_master(sp->console));
 	/* The keeper reads the semihosting console too, as it does the pty. */
 	if (strcmp(sp->role, "server") == 0 && semihost_daemon_fd(sp->s) !=
 	    -1 && proc_hold(sp->proc, "semihost", semihost_daemon_fd(sp->s)) &&
-	    session_proc_pump_pipes(sp, "semihost", (const char *const[]){
+	    session_pump_pipes(sp, "semihost", (const char *const[]){
 	    "semihost.pump" }, &fd, 1) == 0)
 		semihost_pump(sp->s, fd);
 	if (sp->s->backend->hold != NULL)
@@ -503,7 +407,8 @@ session_proc_hold(struct session_proc *sp)
 		proc_hold(sp->proc, "in", in);
 		proc_hold(sp->proc, "out", out);
 	}
-	session_proc_pump(sp);
+	if (held)
+		session_pump_start(sp);
 }
 
 /* The keeper a dead daemon left for the process, taken over. */

@@ -89,6 +89,31 @@ Test(keeper_adopt, a_bad_name_closes_the_fd_it_came_with)
 	kh_wait_exit(&k);
 }
 
+/* A line the keeper does not know (a later daemon's) leaves no fd queued. */
+Test(keeper_adopt, a_line_not_known_closes_the_fds_it_came_with)
+{
+	struct kh_keeper	k;
+	struct kh_reader	r;
+	int			p[2], q[2];
+
+	kh_start(&k, KH_GRACE, "exec sleep 1000");
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	kh_send_line(k.ctl.fd, "frobnicate console 1\n", p[1]);
+	close(p[1]);
+	kh_expect_eof(p[0]);
+	/* The next hold takes its own fd, not the one that came before. */
+	cr_assert_eq(pipe2(q, O_CLOEXEC), 0);
+	kh_send_line(k.ctl.fd, "hold out\n", q[1]);
+	close(q[1]);
+	kh_drop(&k);
+	kh_adopt(&k, &r);
+	kh_reader_expect(&r, "hold out");
+	cr_assert_eq(r.nfds, 1, "%zu fds handed over", r.nfds);
+	kh_expect_through(r.fds[0], q[0]);
+	kh_send_line(r.fd, "stop 100\n", -1);
+	kh_wait_exit(&k);
+}
+
 Test(keeper_adopt, busy_while_its_daemon_holds_it)
 {
 	struct kh_keeper	k;
