@@ -332,7 +332,7 @@ void		 proc_mark_detached(struct proc *);
 const char	*proc_cgroup(const struct proc *);
 bool		 proc_adopted(const struct proc *);
 bool		 proc_hold(struct proc *, const char *name, int fd);
-bool		 proc_pump(struct proc *, const char *name, const int *,
+bool		 proc_hold_pump(struct proc *, const char *name, const int *,
 		    size_t);
 void		 proc_release(struct proc *, const char *name);
 struct proc	*proc_adopt(pid_t keeper, int ctl, const char *exec_name,

@@ -254,7 +254,7 @@ keeper_adopt_snapshot(struct keeper *k, char *buf, size_t size)
 	struct keeper_hold	*h = &k->hold;
 	size_t			 len, i;
 
-	len = keeper_line(buf, size, "keeper", NULL, (long)k->self, NULL);
+	len = keeper_report_line(buf, size, "keeper", NULL, (long)k->self, NULL);
 	for (i = 0; i < h->n; i++) {
 		if (size - len < 6 + strlen(h->names[i]) + 1)
 			abort();
@@ -263,7 +263,7 @@ keeper_adopt_snapshot(struct keeper *k, char *buf, size_t size)
 		strcat(buf + len, "\n");
 		len += strlen(buf + len);
 	}
-	len += keeper_state(k, buf + len, size - len);
+	len += keeper_report_state(k, buf + len, size - len);
 	if (size - len < 9)
 		abort();
 	memcpy(buf + len, "adopted\n", 8);

@@ -56,16 +56,6 @@
 #define KEEPER_TICK_NS		(50 * 1000000LL) /* SIGKILL again this often */
 #define KEEPER_MS_NS		1000000LL
 
-static const char *keeper_stages[] = { "setup", "chdir", "exec" };
-
-/* What the keeper had done when the main program ended, as reported. */
-static const char *keeper_phases[] = {
-	[KEEPER_RUN] = "run",
-	[KEEPER_HANGUP] = "term",	/* ended as the keeper was going: by term */
-	[KEEPER_TERM] = "term",
-	[KEEPER_KILL] = "kill",
-};
-
 /* Return the monotonic clock in nanoseconds. */
 int64_t
 keeper_now_ns(void)
@@ -75,65 +65,6 @@ keeper_now_ns(void)
 	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
 		abort();
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* Write a whole buffer to the control socket; a vanished daemon is ignored. */
-static void
-keeper_write_ctl(struct keeper *k, const char *buf, size_t len)
-{
-	ssize_t	n;
-
-	while (k->ctl != -1 && len > 0) {
-		n = write(k->ctl, buf, len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		buf += n;
-		len -= n;
-	}
-}
-
-/*
- * Write the line "WORD [WHAT ]N[ HOW]\n" at buf and return its length,
- * without printf, whose deep frames would dirty stack pages the keeper
- * keeps all its life.
- */
-size_t
-keeper_line(char *buf, size_t size, const char *word, const char *what,
-    long n, const char *how)
-{
-	char	 num[24], *p = children_decimal(n, num);
-	size_t	 len;
-
-	len = strlen(word) + strlen(p) + 3 + (what ? strlen(what) + 1 : 0) +
-	    (how ? strlen(how) + 1 : 0);
-	if (len > size)
-		abort();
-	strcpy(buf, word);
-	if (what != NULL) {
-		strcat(buf, " ");
-		strcat(buf, what);
-	}
-	strcat(buf, " ");
-	strcat(buf, p);
-	if (how != NULL) {
-		strcat(buf, " ");
-		strcat(buf, how);
-	}
-	strcat(buf, "\n");
-	return strlen(buf);
-}
-
-/* Send the daemon a line "WORD [WHAT ]N[ HOW]". */
-static void
-keeper_send(struct keeper *k, const char *word, const char *what, long n,
-    const char *how)
-{
-	char	buf[128];
-
-	keeper_write_ctl(k, buf, keeper_line(buf, sizeof buf, word, what, n,
-	    how));
 }
 
 /*
@@ -165,7 +96,7 @@ keeper_number(const char *s, long long min, long long max, const char **errstr)
 __dead void
 keeper_fail(struct keeper *k, const char *stage, int error, int status)
 {
-	keeper_send(k, "failed", stage, error, NULL);
+	keeper_report_send(k, "failed", stage, error, NULL);
 	keeper_adopt_close(k);
 	_exit(status);
 }
@@ -241,7 +172,7 @@ keeper_signal_all(struct keeper *k, int sig)
 }
 
 /* Start killing everything now: SIGKILL at once and at every tick. */
-static void
+void
 keeper_kill_now(struct keeper *k)
 {
 	k->phase = KEEPER_KILL;
@@ -332,116 +263,6 @@ keeper_poll_timeout(struct keeper *k)
 	if (k->phase == KEEPER_RUN)
 		return -1;
 	return keeper_ms_until(k->deadline);
-}
-
-/*
- * Learn from the error pipe whether the program exec'd, and say so: the pipe
- * is close-on-exec, so EOF without a message means the exec succeeded.
- */
-static void
-keeper_report_exec(struct keeper *k)
-{
-	struct keeper_child_err	e;
-	ssize_t			n;
-
-	do
-		n = read(k->errfd, &e, sizeof e);
-	while (n == -1 && errno == EINTR);
-	close(k->errfd);
-	k->errfd = -1;
-	if (n == 0) {
-		k->started = 1;
-		keeper_send(k, "started", NULL, (long)k->main_pid, NULL);
-		return;
-	}
-	if (n == -1) {
-		e.stage = KEEPER_CHILD_SETUP;
-		e.error = errno;
-	} else if (n != sizeof e || e.stage < 0 || e.stage > KEEPER_CHILD_EXEC)
-		abort();
-	k->fail_stage = e.stage;
-	k->fail_error = e.error;
-	keeper_send(k, "failed", keeper_stages[e.stage], e.error, NULL);
-	k->quiet = 1;
-	keeper_kill_now(k);
-}
-
-/* Report how the main program ended and stop whatever it left behind. */
-static void
-keeper_report_exit(struct keeper *k, int status)
-{
-	if (k->main_reaped)
-		abort();
-	if (k->errfd != -1)
-		keeper_report_exec(k);	/* the child is gone: cannot block */
-	k->main_reaped = 1;
-	/* What it printed last goes before the news of its end. */
-	keeper_pump_drain(k, true);
-	k->stopsig = 0;
-	k->exit_status = status;
-	k->exit_phase = k->phase;
-	if (!k->quiet && WIFEXITED(status))
-		keeper_send(k, "exit", "code", WEXITSTATUS(status),
-		    keeper_phases[k->phase]);
-	else if (!k->quiet && WIFSIGNALED(status))
-		keeper_send(k, "exit", "signal", WTERMSIG(status),
-		    keeper_phases[k->phase]);
-	keeper_stop(k, k->stop_ms);
-}
-
-/*
- * The main program was stopped (^Z at its terminal, SIGSTOP) or continued:
- * say so, since nothing else in its session will resume it.
- */
-static void
-keeper_report_stop(struct keeper *k, int status)
-{
-	struct pollfd	pfd = { .fd = k->errfd, .events = POLLIN };
-
-	/*
-	 * The start is said first. A child stopped before its exec is not
-	 * the program yet (the pipe is still open): nothing to say then.
-	 */
-	if (k->errfd != -1 && poll(&pfd, 1, 0) == 1)
-		keeper_report_exec(k);
-	if (k->errfd != -1)
-		return;
-	k->stopsig = WIFSTOPPED(status) ? WSTOPSIG(status) : 0;
-	if (WIFSTOPPED(status))
-		keeper_send(k, "stopped", "signal", WSTOPSIG(status), NULL);
-	else
-		keeper_write_ctl(k, "continued\n", 10);
-}
-
-/*
- * Write at buf what the daemon has been told of the program, or would have
- * been while none listened: its start or failure, a stop it is in, and how
- * it ended; return the length.
- */
-size_t
-keeper_state(struct keeper *k, char *buf, size_t size)
-{
-	size_t	len = 0;
-	int	st = k->exit_status;
-
-	if (k->started)
-		len += keeper_line(buf, size, "started", NULL,
-		    (long)k->main_pid, NULL);
-	else if (k->fail_stage != -1)
-		len += keeper_line(buf, size, "failed",
-		    keeper_stages[k->fail_stage], k->fail_error, NULL);
-	if (k->stopsig != 0)
-		len += keeper_line(buf + len, size - len, "stopped", "signal",
-		    k->stopsig, NULL);
-	if (!k->main_reaped || k->quiet)
-		return len;
-	if (WIFEXITED(st))
-		len += keeper_line(buf + len, size - len, "exit", "code",
-		    WEXITSTATUS(st), keeper_phases[k->exit_phase]);
-	else if (WIFSIGNALED(st))
-		len += keeper_line(buf + len, size - len, "exit", "signal",
-		    WTERMSIG(st), keeper_phases[k->exit_phase]);
-	return len;
 }
 
 /*

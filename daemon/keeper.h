@@ -208,14 +208,23 @@ struct keeper {
 
 int64_t		keeper_now_ns(void);
 int		keeper_ms_until(int64_t);
-size_t		keeper_line(char *, size_t, const char *, const char *, long,
-		    const char *);
 long long	keeper_number(const char *, long long, long long,
 		    const char **);
 __dead void	keeper_fail(struct keeper *, const char *, int, int);
 void		keeper_daemon_gone(struct keeper *);
 void		keeper_stop(struct keeper *, long long);
-size_t		keeper_state(struct keeper *, char *, size_t);
+void		keeper_kill_now(struct keeper *);
+
+/* keeper-report.c */
+void		keeper_report_write(struct keeper *, const char *, size_t);
+void		keeper_report_send(struct keeper *, const char *, const char *,
+		    long, const char *);
+void		keeper_report_exec(struct keeper *);
+void		keeper_report_exit(struct keeper *, int);
+void		keeper_report_stop(struct keeper *, int);
+size_t		keeper_report_line(char *, size_t, const char *, const char *, long,
+		    const char *);
+size_t		keeper_report_state(struct keeper *, char *, size_t);
 
 /* keeper-setup.c */
 void		keeper_setup(struct keeper *, int, char **);

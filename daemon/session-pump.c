@@ -59,7 +59,7 @@ session_pump_pipes(struct session_proc *sp, const char *src,
 	for (i = 0; i < n; i++)
 		if (!proc_hold(sp->proc, held[i], fds[i]))
 			break;
-	if (i < n || !proc_pump(sp->proc, src, w, n)) {
+	if (i < n || !proc_hold_pump(sp->proc, src, w, n)) {
 		while (i-- > 0)
 			proc_release(sp->proc, held[i]);
 		return session_pump_undo(fds, w, n);
