@@ -261,6 +261,21 @@ keeper_pump_drain(struct keeper *k, bool all)
 		keeper_pump_run(k, &k->pumps[i], all);
 }
 
+/* Add to pfd the pipes p still owes its chunk, for POLLOUT; how many. */
+static size_t
+keeper_pump_owed(const struct keeper_pump *p, struct pollfd *pfd)
+{
+	size_t	j, n = 0;
+
+	for (j = 0; j < p->ndest; j++) {
+		if (!p->pending[j])
+			continue;
+		pfd[n].fd = p->dest[j];
+		pfd[n++].events = POLLOUT;
+	}
+	return n;
+}
+
 /*
  * Fill pfd (room for KEEPER_PUMP_MAX * KEEPER_PUMP_DESTS) with what the
  * pumps wait for: the pipes still owed a chunk, else the source; the
@@ -270,21 +285,14 @@ size_t
 keeper_pump_poll(struct keeper *k, struct pollfd *pfd)
 {
 	struct keeper_pump	*p;
-	size_t			 i, j, n = 0;
-	int			 owed;
+	size_t			 i, n = 0, owed;
 
 	for (i = 0; i < k->npumps; i++) {
 		p = &k->pumps[i];
 		if (p->ended)
 			continue;
-		for (j = owed = 0; j < p->ndest; j++) {
-			if (!p->pending[j])
-				continue;
-			pfd[n].fd = p->dest[j];
-			pfd[n++].events = POLLOUT;
-			owed = 1;
-		}
-		if (owed || keeper_hold_fd(k, p->src) == -1)
+		n += owed = keeper_pump_owed(p, pfd + n);
+		if (owed > 0 || keeper_hold_fd(k, p->src) == -1)
 			continue;
 		pfd[n].fd = keeper_hold_fd(k, p->src);
 		pfd[n++].events = POLLIN;
@@ -304,22 +312,15 @@ keeper_pump_close(struct keeper *k)
 	struct pollfd	pfd[KEEPER_PUMP_MAX * KEEPER_PUMP_DESTS];
 	int64_t		deadline = keeper_now_ns() + KEEPER_PUMP_FINISH_MS *
 			    1000000LL;
-	size_t		i, j, n;
+	size_t		i, n;
 
 	/* With no daemon to read them, the pipes go with what they hold. */
 	if (k->ctl == -1)
 		deadline = keeper_now_ns();
 	for (;;) {
-		for (i = n = 0; i < k->npumps; i++) {
-			if (k->pumps[i].ended || keeper_pump_flush(&k->pumps[i]))
-				continue;
-			for (j = 0; j < k->pumps[i].ndest; j++) {
-				if (!k->pumps[i].pending[j])
-					continue;
-				pfd[n].fd = k->pumps[i].dest[j];
-				pfd[n++].events = POLLOUT;
-			}
-		}
+		for (i = n = 0; i < k->npumps; i++)
+			if (!k->pumps[i].ended && !keeper_pump_flush(&k->pumps[i]))
+				n += keeper_pump_owed(&k->pumps[i], pfd + n);
 		if (n == 0 || keeper_now_ns() >= deadline)
 			break;
 		(void)poll(pfd, n, keeper_ms_until(deadline));

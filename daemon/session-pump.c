@@ -71,6 +71,21 @@ session_pump_pipes(struct session_proc *sp, const char *src,
 }
 
 /*
+ * Read sp's pty from the pipe console, into the console's log, and from
+ * server (or -1), a server's own stream's.
+ */
+static void
+session_pump_read(struct session_proc *sp, int console, int server)
+{
+	console_pump(sp->console, console, &sp->s->output, CONSOLE_SPLICED);
+	if (server == -1)
+		return;
+	console_pump(sp->console, server, &sp->s->server_out,
+	    CONSOLE_SPLICED_ALSO);
+	sp->server_pumped = true;
+}
+
+/*
  * The keeper reads sp's pty from here on, into the console's pipe and a
  * server's own, so that no read under way dies with the daemon: it is
  * told before the loop has read the pty, so that no byte goes another way.
@@ -82,14 +97,8 @@ session_pump_start(struct session_proc *sp)
 	int	fds[2];
 	size_t	n = strcmp(sp->role, "server") == 0 ? 2 : 1;
 
-	if (session_pump_pipes(sp, "console", held, fds, n) != 0)
-		return;
-	console_pump(sp->console, fds[0], &sp->s->output, CONSOLE_SPLICED);
-	if (n == 1)
-		return;
-	console_pump(sp->console, fds[1], &sp->s->server_out,
-	    CONSOLE_SPLICED_ALSO);
-	sp->server_pumped = true;
+	if (session_pump_pipes(sp, "console", held, fds, n) == 0)
+		session_pump_read(sp, fds[0], n == 2 ? fds[1] : -1);
 }
 
 /*
@@ -102,11 +111,6 @@ session_pump_adopt(struct session_proc *sp)
 	size_t	n = (size_t)(sp - sp->s->procs);
 	int	fd;
 
-	if ((fd = adopt_take_fd(n, "console.pump")) == -1)
-		return;
-	console_pump(sp->console, fd, &sp->s->output, CONSOLE_SPLICED);
-	if ((fd = adopt_take_fd(n, "server.pump")) == -1)
-		return;
-	console_pump(sp->console, fd, &sp->s->server_out, CONSOLE_SPLICED_ALSO);
-	sp->server_pumped = true;
+	if ((fd = adopt_take_fd(n, "console.pump")) != -1)
+		session_pump_read(sp, fd, adopt_take_fd(n, "server.pump"));
 }
