@@ -1,8 +1,8 @@
 /*
  * Looking into a gdb-family target over RPC: breakpoints (method-break.c),
  * expressions, memory and registers (method-inspect-regs.c). Each halts a
- * running target for the time it takes, but where, which says where a
- * halted target stopped, and memory with "live" where the kind has live
+ * running target for the time it takes, but where and backtrace, which say
+ * where a halted target stopped and how it got there, and memory with "live" where the kind has live
  * memory (method-inspect-live.c).
  */
 #include <stdio.h>
@@ -18,6 +18,10 @@
 #include "method.h"
 #include "mi.h"
 #include "request.h"
+
+/* The frames backtrace lists unless told, and the most it lists. */
+#define METHOD_INSPECT_FRAMES		64
+#define METHOD_INSPECT_FRAMES_MAX	4096
 
 /* The most bytes one memory read or write moves. */
 #define METHOD_INSPECT_MEMORY_MAX (1024 * 1024)
@@ -272,30 +276,84 @@ method_inspect_framed(struct gdb_job *j)
 }
 
 /*
- * where: the current frame of a halted target. It halts nothing: a running
- * target's frame is gone by the time it is told, so that is an error.
+ * Whether the session's target is halted; if not, the request is answered
+ * with why. A running target's frames are gone by the time they are told.
  */
+static bool
+method_inspect_halted(struct request *req)
+{
+	const char *st = gdb_control_state(req->session);
+
+	if (strcmp(st, "exited") == 0) {
+		request_error(req, RPC_NOT_RUNNING, "the target of session %lu "
+		    "has exited: it has no frame", req->session->id);
+		return false;
+	}
+	if (strcmp(st, "stopped") != 0) {
+		request_error(req, RPC_NOT_READY, "the target of session %lu is "
+		    "%s, not halted: halt it first", req->session->id, st);
+		return false;
+	}
+	return true;
+}
+
+/* where: the current frame of a halted target. It halts nothing. */
 static enum method_return
 method_inspect_where_exec(struct request *req)
 {
 	struct gdb_data	*g;
 	struct gdb_job	*j;
-	const char	*st;
 
 	if ((g = method_target_gdb(req, "where")) == NULL)
 		return METHOD_DONE;
-	st = gdb_control_state(req->session);
-	if (strcmp(st, "exited") == 0)
-		return request_error(req, RPC_NOT_RUNNING, "the target of "
-		    "session %lu has exited: it has no frame", req->session->id);
-	if (strcmp(st, "stopped") != 0)
-		return request_error(req, RPC_NOT_READY, "the target of session "
-		    "%lu is %s, not halted: halt it first", req->session->id,
-		    st);
+	if (!method_inspect_halted(req))
+		return METHOD_DONE;
 	j = gdb_job_new(req, g, 0, method_inspect_framed);
 	gdb_job_add(j, "-stack-info-frame");
 	return method_inspect_run(req, j);
 }
+
+/* backtrace's answer: the frames gdb listed, and whether the stack has more. */
+static json_t *
+method_inspect_backtraced(struct gdb_job *j)
+{
+	json_t	*frames = gdb_frames(json_object_get(method_inspect_last(j),
+	    "stack"));
+	size_t	 limit = request_int(j->req, "limit", METHOD_INSPECT_FRAMES);
+	bool	 more = json_array_size(frames) > limit;
+
+	if (more)
+		json_array_remove(frames, limit);
+	return json_pack("{s:o,s:b}", "frames", frames, "more", more);
+}
+
+/*
+ * backtrace: the frames of a halted target, innermost first, at most limit
+ * of them. Like where, it halts nothing.
+ */
+static enum method_return
+method_inspect_backtrace_exec(struct request *req)
+{
+	struct gdb_data	*g;
+	struct gdb_job	*j;
+
+	if ((g = method_target_gdb(req, "backtrace")) == NULL)
+		return METHOD_DONE;
+	if (!method_inspect_halted(req))
+		return METHOD_DONE;
+	j = gdb_job_new(req, g, 0, method_inspect_backtraced);
+	/* One frame past the limit tells whether the stack goes on. */
+	gdb_job_add(j, "-stack-list-frames 0 %lld", request_int(req,
+	    "limit", METHOD_INSPECT_FRAMES));
+	return method_inspect_run(req, j);
+}
+
+static const struct method_param method_inspect_backtrace_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
+	{ "limit", PT_INT, false, 1, METHOD_INSPECT_FRAMES_MAX },
+	{ "timeout", PT_INT, false, 0, INT32_MAX },
+	{ NULL, 0, false, 0, 0 }
+};
 
 static const struct method_param method_inspect_eval_params[] = {
 	{ "session", PT_SESSION, true, 0, 0 },
@@ -321,6 +379,12 @@ static const struct method_param method_inspect_where_params[] = {
 	{ NULL, 0, false, 0, 0 }
 };
 
+static const struct method method_inspect_backtrace = {
+	.name = "backtrace",
+	.params = method_inspect_backtrace_params,
+	.exec = method_inspect_backtrace_exec,
+};
+
 static const struct method method_inspect_eval = {
 	.name = "eval",
 	.params = method_inspect_eval_params,
@@ -340,6 +404,7 @@ static const struct method method_inspect_where = {
 };
 
 const struct method *const method_inspects[] = {
+	&method_inspect_backtrace,
 	&method_break,
 	&method_inspect_eval,
 	&method_inspect_memory,

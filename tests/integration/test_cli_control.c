@@ -340,6 +340,47 @@ Test(clicontrol, where_prints_the_frame_of_a_halted_target)
 	h_run_free(&r);
 }
 
+/*
+ * bt prints the halted target's frames innermost first, tally_write called
+ * from main; --limit 1 says the stack goes on; a running target is refused.
+ */
+Test(clicontrol, bt_prints_the_frames_of_a_halted_target)
+{
+	char		 ids[32], num[16];
+	struct h_res	 r;
+	json_t		*j, *f;
+
+	h_daemon_fg();
+	cli_control_gdb(ids, sizeof ids);
+	cli_control_at_tally_write(ids, num, sizeof num);
+	h_cli_exit(&r, 0, H_ARGS("bt", ids));
+	cr_assert(strncmp(r.out, "#0  tally_write at ", 19) == 0 &&
+	    strstr(r.out, "tally.c:") != NULL && strstr(r.out,
+	    "\n#1  main at ") != NULL && strstr(r.out, "stack goes on") ==
+	    NULL, "bt at the breakpoint: expected #0 tally_write, #1 main, "
+	    "got \"%s\"", r.out);
+	h_run_free(&r);
+	h_cli_exit(&r, 0, H_ARGS("bt", "--limit", "1", ids));
+	cr_assert(strncmp(r.out, "#0  tally_write at ", 19) == 0 &&
+	    strstr(r.out, "#1") == NULL && strstr(r.out, "\n(the stack goes "
+	    "on: --limit more than 1 lists more)\n") != NULL, "bt --limit 1: "
+	    "got \"%s\"", r.out);
+	h_run_free(&r);
+	j = h_cli_json(H_ARGS("bt", ids));
+	f = json_array_get(json_object_get(j, "frames"), 1);
+	cr_assert(h_jstr(f, "func") != NULL && strcmp(h_jstr(f, "func"),
+	    "main") == 0 && h_jint(f, "level", 0) == 1 && h_jint(f, "line", 0) >
+	    0 && json_is_false(json_object_get(j, "more")), "bt --json: %s",
+	    json_dumps(j, JSON_COMPACT));
+	json_decref(j);
+	free(cli_control_line(H_ARGS("break", "--delete", ids, num)));
+	free(cli_control_line(H_ARGS("resume", ids)));
+	h_cli_exit(&r, 1, H_ARGS("bt", ids));
+	cr_assert(strstr(r.err, "is running, not halted") != NULL, "bt on a "
+	    "running target: got \"%s\"", r.err);
+	h_run_free(&r);
+}
+
 /* --json prints the result object, one line that parses, with the target's seq. */
 Test(clicontrol, json_output_has_seq)
 {
@@ -460,6 +501,7 @@ static const struct {
 	{ { "mem", "--raw", "--write", "1", "&x", "0a", NULL },
 	    "are exclusive" },
 	{ { "regs", NULL }, "missing SESSION" },
+	{ { "bt", "--limit", "0", "1", NULL }, "bad --limit" },
 	{ { "reset", "--hard", "1", NULL }, "unknown option" },
 	{ { "load", "--file", "", "1", NULL }, "needs a path" },
 	{ { "wait-stop", "--after", "x", "1", NULL }, "bad --after" },
@@ -502,6 +544,7 @@ static const char *const cli_control_verbs[][8] = {
 	{ "mem", "--write", "ID", "0x1000", "00", NULL },
 	{ "regs", "ID", NULL },
 	{ "where", "ID", NULL },
+	{ "bt", "ID", NULL },
 	{ "reset", "--halt", "ID", NULL },
 	{ "load", "ID", NULL },
 	{ "wait-stop", "ID", NULL },

@@ -28,6 +28,7 @@ BOARD_AN385 = os.environ.get("FIX_BOARD_AN385")
 MISSING = "/nonexistent/dbgctl-schema-check"
 results = []        # (ok, description, detail, todo)
 seen = {}           # notification method -> count
+called = set()      # the methods requested
 
 
 VALIDATORS = {}
@@ -94,6 +95,7 @@ class Conn:
                why or json.dumps(msg))
 
     def send(self, method, params=None, raw=None):
+        called.add(method)
         self.ids += 1
         msg = {"jsonrpc": "2.0", "id": self.ids, "method": method}
         if params is not None:
@@ -517,6 +519,41 @@ def watch(c):
            desc="stop the an385 board")
 
 
+def examples(c, path):
+    """Each example of a method's params in the schema ($defs/params/NAME's
+    "examples"), answered with a result, on a gdb session named app halted
+    at main: a method the examples show needs no call of its own here."""
+    shown = [(m, p["examples"]) for m, p in SCHEMA["$defs"]["params"].items()
+             if "examples" in p]
+    c.call("launch", {"name": "app", "argv": [ECHO, "app"]},
+           desc="launch app, the examples' session")
+    steps(c, "app", [("reset", {"halt": True}, None)])
+    for method, params in ((m, p) for m, ps in shown for p in ps):
+        c.call(method, params, desc="%s example %s" % (method,
+                                                       json.dumps(params)))
+    # mi turns its connection into a gdb/MI channel of app's gdb.
+    m = Conn(path)
+    m.raw_reply("mi", {"session": "app", "mi": "mi3"})
+    m.sock.sendall(b"-list-features\n")
+    out = chunk = b"-"
+    while chunk and b"\n^done" not in out and b"\n^error" not in out:
+        chunk = m.sock.recv(65536)
+        out += chunk
+    record(b"\n^done,features=" in out, "mi carries gdb/MI both ways",
+           repr(out[-300:]))
+    m.sock.close()
+    c.call("stop", {"session": "app", "timeout": 1000},
+           desc="stop app, the examples' session")
+
+
+def coverage():
+    """Every method of the schema was requested, here or by its examples."""
+    for method in SCHEMA["$defs"]["params"]:
+        record(method in called, "%s was requested" % method,
+               "no call of %s in tests/schema/check.py and no \"examples\" "
+               "in $defs/params/%s" % (method, method))
+
+
 def control(c, sub, path):
     """The run-control methods (wait_target, wait_fault, halt, resume,
     break, eval, memory, registers, reset, load)."""
@@ -527,6 +564,7 @@ def control(c, sub, path):
     if FAULT and shutil.which("gdbserver"):
         gdbserver(c, path)
     watch(c)
+    examples(c, path)
     c.call("stop", {"sessions": ["rc"] + (["ff"] if FAULT else []),
                     "timeout": 2000}, desc="stop the run-control sessions")
     steps(c, "rc", [("halt", {}, "not_running"),
@@ -805,6 +843,7 @@ def run():
     tmp = tempfile.mkdtemp(prefix="dbgctl-schema.")
     try:
         main(tmp)
+        coverage()
     except Exception as e:  # report a broken run as a failed check
         record(False, "the run went to its end", "%s: %s"
                % (type(e).__name__, str(e)[:2000]))
