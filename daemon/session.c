@@ -2,7 +2,6 @@
  * The session table, each session's processes and resources, and the one
  * place that fans events out: resources call back here, sinks hear it.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,9 +16,6 @@
 /* How deep session_fire is, and the sinks removed meanwhile, freed at 0. */
 static unsigned		 session_firing;
 static struct sink	*session_dead_sinks;
-
-/* Fault records a session keeps in its history (status "faults"). */
-#define FAULTS_KEPT 16
 
 static const char *session_state_names[] = {
 	[S_STARTING] = "starting",
@@ -164,87 +160,6 @@ session_sink_remove(struct sink *k)
 	} else
 		TAILQ_REMOVE(&dmn.sinks, k, entry);
 	free(k);
-}
-
-/* The debugged target's state changed (the record is taken): tell the sinks. */
-void
-session_target(struct session *s, json_t *target)
-{
-	struct session_event ev = { .kind = SE_RUNSTATE, .json = target };
-
-	json_decref(s->target);
-	s->target = target;
-	/* One count for every record, so a waiter tells a new stop from the last. */
-	json_object_set_new(target, "seq", json_integer(++s->target_seq));
-	/* A fault's record comes after its stop; any later state ends it. */
-	s->faulted = false;
-	log_info("session %lu: target %s", s->id,
-	    json_string_value(json_object_get(target, "state")));
-	session_fire(s, &ev);
-}
-
-/* A breakpoint was made or deleted (rec taken): sinks hear of it. */
-void
-session_breakpoint(struct session *s, json_t *rec)
-{
-	struct session_event ev = { .kind = SE_BREAKPOINT, .json = rec };
-
-	session_fire(s, &ev);
-	json_decref(rec);
-}
-
-/*
- * The debugger says its program started or exited: the target stream's
- * run begins or ends (a debugger holds the pipes, so no EOF tells).
- */
-void
-session_target_run(struct session *s, bool running)
-{
-	if (s->transport == NULL)
-		return;
-	log_info("session %lu: the program %s", s->id, running ? "runs" :
-	    "has exited");
-	if (running)
-		transport_run_start(s->transport);
-	else
-		transport_run_end(s->transport);
-}
-
-/* A fault record was gathered (it is taken): keep it, log it, tell the sinks. */
-void
-session_fault(struct session *s, json_t *fault)
-{
-	struct session_event ev = { .kind = SE_FAULT, .json = fault };
-
-	json_decref(s->fault);
-	s->fault = fault;
-	s->faulted = true;
-	/* The stop it was gathered at: a waiter's "after" compares with it. */
-	json_object_set_new(fault, "seq", json_integer(s->target_seq));
-	json_object_set_new(fault, "time", json_real(loop_now()));
-	if (s->faults == NULL)
-		s->faults = json_array();
-	if (json_array_size(s->faults) == FAULTS_KEPT)
-		json_array_remove(s->faults, 0);
-	json_array_append(s->faults, fault);
-	/* Kept, made the verdict and noted before anyone hears of it. */
-	session_fire(s, &(struct session_event){ .kind = SE_FAULT_KEPT,
-	    .json = fault });
-	session_fire(s, &ev);
-}
-
-/*
- * A reset, a load or a new run (by says which): the fault and the verdict
- * are history now ("faults" and "verdicts" keep them).
- */
-void
-session_fault_clear(struct session *s, const char *by)
-{
-	json_decref(s->fault);
-	s->fault = NULL;
-	s->faulted = false;
-	session_fire(s, &(struct session_event){ .kind = SE_FAULT_CLEARED,
-	    .data = by, .len = strlen(by) });
 }
 
 /* Make a message JSON can carry: bytes that are not UTF-8 become '?'. */
@@ -489,76 +404,6 @@ session_adopt(struct launch *l, unsigned long id, double started_at,
 	if (loop_now() > started_at)
 		s->target_seq += (uint64_t)((loop_now() - started_at) * 1e6);
 	return s;
-}
-
-/* The session, live or not, holding a name. */
-struct session *
-session_by_name(const char *name, bool live_only)
-{
-	struct session *s, *found = NULL;
-
-	TAILQ_FOREACH(s, &dmn.sessions, entry) {
-		if (s->l.name == NULL || strcmp(s->l.name, name) != 0)
-			continue;
-		if (!session_ended(s))
-			return s;
-		if (!live_only)
-			found = s;
-	}
-	return found;
-}
-
-/* Order sessions by id, for the table's index. */
-static int
-session_cmp(const struct session *a, const struct session *b)
-{
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
-RB_GENERATE(session_ids, session, id_entry, session_cmp)
-
-/* Resolve a session reference: an id, a numeric string, or a name. */
-struct session *
-session_find(json_t *ref, struct rpc_error *err)
-{
-	struct session	*s;
-	unsigned long	 id = 0;
-	const char	*str;
-	char		*end;
-
-	if (json_is_integer(ref) && json_integer_value(ref) > 0)
-		id = (unsigned long)json_integer_value(ref);
-	else if (json_is_string(ref)) {
-		str = json_string_value(ref);
-		errno = 0;
-		id = strtoul(str, &end, 10);
-		if (*str == '\0' || *end != '\0' || errno != 0 ||
-		    !isdigit((unsigned char)*str)) {
-			if ((s = session_by_name(str, false)) != NULL)
-				return s;
-			rpc_error_set(err, RPC_NO_SUCH_SESSION,
-			    "no session named \"%s\"", str);
-			return NULL;
-		}
-	} else {
-		rpc_error_set(err, RPC_INVALID_PARAMS,
-		    "\"session\" must be an id or a name");
-		return NULL;
-	}
-	if ((s = session_by_id(id)) != NULL)
-		return s;
-	rpc_error_set(err, RPC_NO_SUCH_SESSION, "no session %lu", id);
-	return NULL;
-}
-
-/* The session with id, live or not, or NULL. */
-struct session *
-session_by_id(unsigned long id)
-{
-	struct session key;
-
-	key.id = id;
-	return RB_FIND(session_ids, &dmn.session_ids, &key);
 }
 
 /* Signal the foreground process group of the session's pty. */
