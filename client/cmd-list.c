@@ -1,7 +1,8 @@
 /*
  * list: a table of every session of the daemon's life. The table asks only
  * for the members it prints and reads each page with the pull reader, so
- * thousands of rows cost no tree; --json asks for whole rows.
+ * thousands of rows cost no tree; --json asks for whole rows and prints
+ * each as the daemon wrote it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,7 @@ struct cmd_list_table {
 	size_t			 n;
 	size_t			 cap;
 	struct cmd_list_piece	*arena;
+	bool			 json;	/* rows kept whole, as text */
 };
 
 /* Keep n bytes of s, NUL-terminated, in the table's arena. */
@@ -129,32 +131,6 @@ cmd_list_key(struct scan *sc, bool *first, char *key, size_t len)
 	if (!scan_take(sc, ':'))
 		return (sc->bad = true), false;
 	return true;
-}
-
-/* Every page of the list, as one {"sessions":[...]}; NULL on an error. */
-static json_t *
-cmd_list_fetch_json(struct client *c)
-{
-	json_t		*all = json_array(), *page, *next;
-	json_int_t	 offset = 0;
-
-	for (;;) {
-		page = client_call(c, "list", json_pack("{s:I}", "offset",
-		    offset));
-		if (page == NULL) {
-			json_decref(all);
-			return NULL;
-		}
-		json_array_extend(all, json_object_get(page, "sessions"));
-		next = json_object_get(page, "next_offset");
-		/* A page that moved nothing on would loop for ever. */
-		if (!json_is_integer(next) || json_integer_value(next) <= offset) {
-			json_decref(page);
-			return json_pack("{s:o}", "sessions", all);
-		}
-		offset = json_integer_value(next);
-		json_decref(page);
-	}
 }
 
 /* A number as a cell. */
@@ -380,6 +356,25 @@ cmd_list_add(struct cmd_list_table *t)
 	return &t->rows[t->n++];
 }
 
+/*
+ * Keep a whole row for --json as the daemon wrote it, its text the row's
+ * first cell: thousands of rows are neither parsed into a tree nor dumped
+ * from one.
+ */
+static bool
+cmd_list_json_row(struct cmd_list_table *t, struct scan *sc)
+{
+	const char *start;
+
+	(void)scan_peek(sc);
+	start = sc->p;
+	if (!scan_skip(sc))
+		return false;
+	cmd_list_add(t)->cell[0] = cmd_list_keep(t, start,
+	    (size_t)(sc->p - start));
+	return true;
+}
+
 /* Read a page's result object: its rows into t, where the next page starts. */
 static bool
 cmd_list_result(struct scan *sc, struct cmd_list_table *t, long long *next)
@@ -393,7 +388,8 @@ cmd_list_result(struct scan *sc, struct cmd_list_table *t, long long *next)
 		if (strcmp(key, "sessions") == 0 && scan_take(sc, '[')) {
 			more = true;
 			while (scan_element(sc, &more))
-				if (!cmd_list_row(t, sc, cmd_list_add(t)))
+				if (!(t->json ? cmd_list_json_row(t, sc) :
+				    cmd_list_row(t, sc, cmd_list_add(t))))
 					break;
 		} else if (strcmp(key, "next_offset") != 0 ||
 		    !scan_int(sc, next))
@@ -430,14 +426,19 @@ cmd_list_fetch(struct client *c, struct cmd_list_table *t)
 	long long	 offset = 0, next;
 	size_t		 len;
 	char		*line;
+	json_t		*params;
 	bool		 ok;
 
 	for (;;) {
-		line = client_call_text(c, "list", json_pack("{s:I, s:i, s:[s,s,"
-		    "s,s,s,s,s,s,s,s,s]}", "offset", (json_int_t)offset, "limit",
-		    CMD_LIST_LIMIT, "fields",
-		    "name", "kind", "state", "target", "faulted", "hold", "pid",
-		    "started_at", "ended_at", "argv", "pid_argv"), &len);
+		params = json_pack("{s:I, s:i}", "offset", (json_int_t)offset,
+		    "limit", CMD_LIST_LIMIT);
+		/* The table asks only for what it prints; --json for all. */
+		if (!t->json)
+			json_object_set_new(params, "fields", json_pack("[s,s,s,"
+			    "s,s,s,s,s,s,s,s]", "name", "kind", "state",
+			    "target", "faulted", "hold", "pid", "started_at",
+			    "ended_at", "argv", "pid_argv"));
+		line = client_call_text(c, "list", params, &len);
 		if (line == NULL)
 			return false;
 		next = -1;
@@ -505,6 +506,21 @@ cmd_list_print(struct cmd_list_row *rows, size_t n)
 	free(line);
 }
 
+/* Print the rows kept whole as one {"sessions":[...]} line. */
+static void
+cmd_list_print_json(struct cmd_list_row *rows, size_t n)
+{
+	size_t i;
+
+	fputs("{\"sessions\":[", stdout);
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			putchar(',');
+		fputs(rows[i].cell[0], stdout);
+	}
+	fputs("]}\n", stdout);
+}
+
 /* list: print a table of every session of this daemon's life. */
 static int
 cmd_list_exec(struct cmd *self, struct client *c)
@@ -514,29 +530,27 @@ cmd_list_exec(struct cmd *self, struct client *c)
 		"COMMAND"
 	};
 	static char		 out[CMD_LIST_PIECE];
-	struct cmd_list_table	 t = { NULL, 0, 0, NULL };
+	struct cmd_list_table	 t = { NULL, 0, 0, NULL, false };
 	struct cmd_list_row	*row;
-	json_t			*result;
 	size_t			 j;
 
 	(void)self;
-	if (c->json) {
-		if ((result = cmd_list_fetch_json(c)) == NULL)
-			return client_error(c);
-		cmd_print_json(result);
-		json_decref(result);
-		return EXIT_OK;
-	}
-	/* Nothing is printed yet: a table goes out in a few large writes. */
+	/* Nothing is printed yet: the list goes out in a few large writes. */
 	setvbuf(stdout, out, _IOFBF, sizeof out);
-	row = cmd_list_add(&t);
-	for (j = 0; j < CMD_LIST_COLUMNS; j++)
-		row->cell[j] = header[j];
+	t.json = c->json;
+	if (!t.json) {
+		row = cmd_list_add(&t);
+		for (j = 0; j < CMD_LIST_COLUMNS; j++)
+			row->cell[j] = header[j];
+	}
 	if (!cmd_list_fetch(c, &t)) {
 		cmd_list_free(&t);
 		return client_error(c);
 	}
-	cmd_list_print(t.rows, t.n);
+	if (t.json)
+		cmd_list_print_json(t.rows, t.n);
+	else
+		cmd_list_print(t.rows, t.n);
 	(void)fflush(stdout);
 	cmd_list_free(&t);
 	return EXIT_OK;

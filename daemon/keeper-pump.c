@@ -10,6 +10,7 @@
  * pty itself would.
  */
 #include <sys/types.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -75,6 +76,9 @@ keeper_pump_end(struct keeper_pump *p)
 	if (p->slave != -1)
 		close(p->slave);
 	p->slave = -1;
+	if (p->chunk != NULL)
+		munmap(p->chunk, KEEPER_PUMP_CHUNK);
+	p->chunk = NULL;
 	p->ended = 1;
 }
 
@@ -146,6 +150,16 @@ keeper_pump_add(struct keeper *k, const char *line)
 	memset(p, 0, sizeof *p);
 	strcpy(p->src, name);
 	p->slave = -1;
+	/*
+	 * Pages of its own, not the keeper's struct, which is zeroed, nor
+	 * the heap, which a keeper does not use otherwise: a keeper's memory
+	 * is what it writes, and a quiet program's chunk is never written.
+	 */
+	p->chunk = mmap(NULL, KEEPER_PUMP_CHUNK, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p->chunk == MAP_FAILED)
+		p->chunk = NULL;
+	ok = p->chunk != NULL;
 	while (ok && p->ndest < n && (fd = keeper_hold_take(k)) != -1) {
 		p->dest[p->ndest++] = fd;
 		ok = keeper_pump_nonblock(fd) == 0;
@@ -214,7 +228,7 @@ keeper_pump_read(struct keeper *k, struct keeper_pump *p)
 		return 0;
 	}
 	do
-		n = read(fd, p->chunk, sizeof p->chunk);
+		n = read(fd, p->chunk, KEEPER_PUMP_CHUNK);
 	while (n == -1 && errno == EINTR);
 	if (n == -1 && errno == EAGAIN)
 		return 0;

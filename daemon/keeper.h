@@ -107,7 +107,7 @@ struct keeper_pump {
 	int	dest[KEEPER_PUMP_DESTS];	/* pipes' write ends, or -1 */
 	int	pending[KEEPER_PUMP_DESTS];	/* still owed the chunk */
 	size_t	ndest;
-	char	chunk[KEEPER_PUMP_CHUNK];
+	char	*chunk;			/* KEEPER_PUMP_CHUNK bytes, its own */
 	size_t	len;
 	int	ended;			/* the source ended, or was released */
 };

@@ -1,8 +1,8 @@
 /*
  * Figures as live sessions grow: at each count of BENCH_SCALE (`sleep
  * 1000` exec sessions launched over the socket), the whole-process launch
- * --wait and list, one stop, the daemon's RSS per session and one keeper's
- * private memory; then, with the most sessions live, the daemon's
+ * --wait, list and --json list, one stop, the daemon's RSS per session and
+ * one keeper's private memory; then, with the most sessions live, the daemon's
  * wake-ups over BENCH_IDLE_SECONDS without a request, beside an idle
  * libuv echo server's; and list at 10,000 sessions with BENCH_LIST10K=1.
  */
@@ -17,7 +17,7 @@
 
 /* The samples of one scale point. */
 struct fig_scale_samples {
-	struct samples launch, launch_b, stop, stop_b, list, list_b;
+	struct samples launch, launch_b, stop, stop_b, list, list_b, json;
 };
 
 /* Free the samples of one scale point. */
@@ -30,6 +30,7 @@ fig_scale_free(struct fig_scale_samples *s)
 	stat_free(&s->stop_b);
 	stat_free(&s->list);
 	stat_free(&s->list_b);
+	stat_free(&s->json);
 }
 
 /* One run at a scale: each figure beside its baseline; -1 on a failure. */
@@ -39,8 +40,8 @@ fig_scale_sample(struct bench *b, struct rpc *r, struct fig_scale_samples *s)
 	const char	*launch[] = { "launch", "--kind", "exec", "--wait",
 			    "--", "/bin/true", NULL };
 	const char	*list[] = { "list", NULL }, *bare[] = { "/bin/true",
-			    NULL };
-	double		 v[6];
+			    NULL }, *json[] = { "--json", "list", NULL };
+	double		 v[7];
 	int		 i;
 
 	v[0] = daemon_client_ms(b, launch);
@@ -49,7 +50,8 @@ fig_scale_sample(struct bench *b, struct rpc *r, struct fig_scale_samples *s)
 	v[3] = fig_stop_bare_ms();
 	v[4] = daemon_client_ms(b, list);
 	v[5] = proc_time_ms(bare, NULL);
-	for (i = 0; i < 6; i++)
+	v[6] = daemon_client_ms(b, json);
+	for (i = 0; i < 7; i++)
 		if (!(v[i] >= 0))
 			return bench_fail(b, "a sample failed (%s)", r->err);
 	stat_add(&s->launch, v[0]);
@@ -58,6 +60,7 @@ fig_scale_sample(struct bench *b, struct rpc *r, struct fig_scale_samples *s)
 	stat_add(&s->stop_b, v[3]);
 	stat_add(&s->list, v[4]);
 	stat_add(&s->list_b, v[5]);
+	stat_add(&s->json, v[6]);
 	return 0;
 }
 
@@ -110,6 +113,9 @@ fig_scale_rows(int n, struct fig_scale_samples *s, double rss_per,
 	    "TERM+waitpid]", n);
 	table_row("ms", stat_median(&s->list), stat_median(&s->list_b),
 	    n == 1000 ? TARGET(MAX, 2) : NO_TARGET, NULL, "%5d live: dbgctl "
+	    "list, whole [vs spawn /bin/true]", n);
+	table_row("ms", stat_median(&s->json), stat_median(&s->list_b),
+	    NO_TARGET, "every member of every row", "%5d live: dbgctl --json "
 	    "list, whole [vs spawn /bin/true]", n);
 	table_row("KB", rss_per, NA, TARGET(MAX, 6), "VmRSS delta / n, once",
 	    "%5d live: daemon RSS per session", n);

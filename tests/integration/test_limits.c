@@ -213,14 +213,15 @@ Test(limits, huge_argv_does_not_break_list_or_stop)
 /*
  * list pages: limit and offset walk the table with next_offset, total
  * counts it all; pages are cut by size too, and dbgctl list fetches every
- * page (here 130 rows of 5 KB, more than one page's 512 KiB).
+ * page (here 130 rows of 5 KB, more than one page's 512 KiB), as the
+ * table and as --json.
  */
 Test(limits, list_pages_and_the_cli_reads_them_all)
 {
 	enum { N = 130 };
 	char		*arg = filled(5000, 'b'), *line;
 	struct h_conn	 c;
-	json_t		*r;
+	json_t		*r, *row;
 	struct h_res	 res;
 	long		 id = 0;
 	int		 i;
@@ -254,6 +255,20 @@ Test(limits, list_pages_and_the_cli_reads_them_all)
 		i++;
 	cr_assert_eq(i, N + 1, "dbgctl list printed %d lines", i);
 	h_run_free(&res);
+	/* --json prints the rows of every page, whole, in order. */
+	r = h_cli_json(H_ARGS("list"));
+	cr_assert_eq(json_array_size(h_jpath(r, "sessions")), N,
+	    "dbgctl --json list printed %zu rows",
+	    json_array_size(h_jpath(r, "sessions")));
+	for (i = 0; i < N; i++) {
+		row = json_array_get(h_jpath(r, "sessions"), i);
+		cr_assert(h_jint(row, "id", -1) == i + 1 && strcmp(h_jstr(row,
+		    "kind") ?: "", "exec") == 0 && strncmp(json_string_value(
+		    json_array_get(json_object_get(row, "argv"), 1)) ?: "",
+		    "bbbb", 4) == 0, "--json list: row %d is not session %d "
+		    "whole", i, i + 1);
+	}
+	json_decref(r);
 	free(arg);
 }
 
