@@ -45,6 +45,7 @@ def default_socket():
 
 
 def _daemon_path():
+    """The dbgctld to start: ``DBGCTL_DAEMON``, else the one on PATH."""
     path = os.environ.get("DBGCTL_DAEMON")
     if path:
         return path
@@ -52,6 +53,8 @@ def _daemon_path():
 
 
 def _read_token(path):
+    """The token a TCP hello presents: the first line of ``path``, else
+    of ``DBGCTL_TOKEN_FILE``."""
     path = path or os.environ.get("DBGCTL_TOKEN_FILE")
     if not path:
         raise ValueError("a TCP connection needs token_file "
@@ -61,12 +64,14 @@ def _read_token(path):
 
 
 def _socket_tcp(address):
+    """A blocking TCP connection to ``address``, bounded in its connect."""
     s = socket.create_connection(address, timeout=AUTOSTART_TIMEOUT)
     s.settimeout(None)
     return s
 
 
 def _try_unix(path):
+    """One connect to the Unix socket ``path``, raising its OSError."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.connect(path)
@@ -94,6 +99,8 @@ def _socket_bound(path):
 
 
 def _socket_unix(path, autostart):
+    """Connect to the daemon at ``path``, waiting while a socket there is
+    bound but not listening yet, else starting one if ``autostart``."""
     deadline = time.monotonic() + BOUND_WAIT
     while True:
         try:

@@ -181,6 +181,9 @@ class Reader:
             return not self._closed
 
     def _dispatch(self, msg, size=0):
+        """Hand a message read (a batch's, one by one) to its place: a
+        notification to the queue, a reply to its call, an error without
+        an id to every call waiting."""
         if isinstance(msg, list):
             for m in msg:
                 self._dispatch(m, size // max(len(msg), 1))

@@ -75,6 +75,7 @@ class _Call:
 
 
 def _ms(seconds):
+    """Seconds as the protocol's whole milliseconds (``None`` stays)."""
     if seconds is None:
         return None
     return int(round(seconds * 1000))

@@ -82,6 +82,7 @@ class Session(RunControl):
             self.id, " %r" % self.name if self.name else "")
 
     def _call(self, method, params=None, **kw):
+        """A request about this session, once its launch has answered."""
         self._ready()
         p = {"session": self.id}
         if params:
