@@ -7,6 +7,7 @@ import time
 import pytest
 
 import dbgctl
+import dbgctl.connection
 from dbgctl.pytest_plugin import alive
 
 
@@ -282,21 +283,21 @@ def test_a_bound_socket_is_waited_for_not_replaced(tmp_path, monkeypatch):
     srv.bind(path)
     got = {}
     tries = []
-    real_try = dbgctl.client._try_unix
+    real_try = dbgctl.connection._try_unix
 
     def counted(p):
         tries.append(p)
         return real_try(p)
 
-    monkeypatch.setattr(dbgctl.client, "_try_unix", counted)
+    monkeypatch.setattr(dbgctl.connection, "_try_unix", counted)
     started = []
-    real_autostart = dbgctl.client._autostart
+    real_autostart = dbgctl.connection._autostart
 
     def autostart(p):
         started.append(p)
         return real_autostart(p)
 
-    monkeypatch.setattr(dbgctl.client, "_autostart", autostart)
+    monkeypatch.setattr(dbgctl.connection, "_autostart", autostart)
 
     def connect():
         try:
