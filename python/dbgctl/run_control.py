@@ -14,6 +14,15 @@ from .stop import target_record
 __tracebackhide__ = hide_frames
 
 
+class Frames(list):
+    """A backtrace's frames, innermost first; ``more`` is true when the
+    stack goes on past them (past the limit asked)."""
+
+    def __init__(self, frames, more):
+        super().__init__(frames)
+        self.more = more
+
+
 class RunControl:
     """The run control verbs of a :class:`dbgctl.Session` (a mixin of
     Session, whose requests they are; see :class:`Session`)."""
@@ -242,6 +251,20 @@ class RunControl:
         the target's."""
         return self._verb("registers", {
             "names": list(names) if names else None}, timeout)["registers"]
+
+    def where(self, timeout=None):
+        """The halted target's current frame, ``{"func", "file", "line",
+        "addr"}`` as far as gdb knows them.  It halts nothing: a running
+        target raises :class:`Error` of kind ``not_ready``."""
+        return self._verb("where", None, timeout)["frame"]
+
+    def backtrace(self, limit=None, timeout=None):
+        """The halted target's frames, innermost first, each ``{"level",
+        "func", "file", "line", "addr"}`` as a fault record's; at most
+        ``limit`` (the daemon's 64 unless given), and a list that was cut
+        there has ``more`` true.  It halts nothing, as :meth:`where`."""
+        res = self._verb("backtrace", {"limit": limit}, timeout)
+        return Frames(res["frames"], res["more"])
 
     def reset(self, halt=False, timeout=None):
         """Reset the target by its kind's recipe (or the launch's

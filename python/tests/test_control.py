@@ -166,6 +166,24 @@ def test_registers_have_the_architectures_names(looping):
     assert '"no_such_register"' in str(e.value)
 
 
+def test_where_and_backtrace_of_a_halted_target(spinner):
+    spinner.halt(timeout=20)
+    spinner.break_insert("nanosleep")
+    stop = spinner.resume(until_stop=True, timeout=20)
+    bt = spinner.backtrace()
+    assert [f["level"] for f in bt] == list(range(len(bt))) and not bt.more
+    assert len(bt) >= 2 and bt[0]["func"] == stop.func, bt
+    assert bt[-1]["func"] == "main" and bt[-1]["line"] > 0, bt
+    cut = spinner.backtrace(limit=1)
+    assert list(cut) == bt[:1] and cut.more
+    assert spinner.where()["addr"] == bt[0]["addr"]
+    spinner.break_delete()
+    spinner.resume()
+    with pytest.raises(dbgctl.Error) as e:
+        spinner.backtrace()
+    assert e.value.kind == "not_ready" and "halt it first" in str(e.value)
+
+
 def test_wait_fault_after_a_reset(client, fixtures):
     with client.launch([fixtures["fault"]], commands=["run"]) as s:
         first = s.wait_fault(timeout=20)
@@ -214,6 +232,8 @@ VERBS = [
     ("memory", lambda s: s.read_memory(0x1000, 4)),
     ("memory", lambda s: s.write_memory(0x1000, b"\0")),
     ("registers", lambda s: s.registers()),
+    ("where", lambda s: s.where()),
+    ("backtrace", lambda s: s.backtrace()),
     ("reset", lambda s: s.reset()),
     ("load", lambda s: s.load()),
     (None, lambda s: s.wait_stop(timeout=1)),
@@ -223,7 +243,8 @@ VERBS = [
 
 @pytest.mark.parametrize("verb,call", VERBS, ids=[
     "halt", "resume", "break_insert", "break_list", "break_delete", "eval",
-    "read_memory", "write_memory", "registers", "reset", "load",
+    "read_memory", "write_memory", "registers", "where", "backtrace",
+    "reset", "load",
     "wait_stop", "wait_fault"])
 def test_verbs_refused_on_exec_sessions(client, fixtures, verb, call):
     with client.launch([fixtures["spinner"]], kind="exec") as s:
