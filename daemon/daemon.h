@@ -475,6 +475,7 @@ struct launch {
 	long			 silence_timeout; /* ms with no output, or 0 */
 	const char		*on_deadline;	/* "stop" or "hold" */
 	char			*artifacts;	/* automatic bundles' directory */
+	char			*staged;	/* replay-stage.c's copy, or NULL */
 };
 
 /* The longest graceful-stop window. */

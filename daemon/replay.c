@@ -268,46 +268,26 @@ replay_param(const struct session *s, const char *name, uint64_t dflt)
 	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : dflt;
 }
 
-/* A recording's firmware, found as gdb finds it, copied beside the log: a rebuild cannot change it. */
+/*
+ * The file the launch copied before the session (replay-stage.c) becomes
+ * the session's own at path: the firmware a recording keeps beside its
+ * log, which a rebuild cannot change, or the image a replay writes to.
+ */
 static int
-replay_keep_firmware(struct session *s, const struct replay *r, char *err,
+replay_take_staged(struct session *s, const char *path, char *err,
     size_t errlen)
 {
-	char	*prog = launch_program_path(&s->l);
-	int	 rc;
-
-	if (prog == NULL) {
-		snprintf(err, errlen, "%s: %s", json_string_value(
-		    json_array_get(s->l.argv, 0)), strerror(errno));
+	if (s->l.staged == NULL)
+		log_fatal("session %lu: its recording's file was not copied",
+		    s->id);
+	if (rename(s->l.staged, path) != 0) {
+		snprintf(err, errlen, "cannot move %s to %s: %s", s->l.staged,
+		    path, strerror(errno));
 		return -1;
 	}
-	rc = replay_file_copy(prog, r->elf, REPLAY_FILE_FOLLOW, err, errlen);
-	free(prog);
-	return rc;
-}
-
-/* A new recording's files: an empty image to snapshot into, the firmware's copy. */
-static int
-replay_record_files(struct session *s, const struct replay *r, char *err,
-    size_t errlen)
-{
-	if (replay_file_image_new(r->image, err, errlen) != 0)
-		return -1;
-	return replay_keep_firmware(s, r, err, errlen);
-}
-
-/* A replay's image: a copy of the bundle's, which QEMU writes to. */
-static int
-replay_replay_files(const char *dir, const struct replay *r, char *err,
-    size_t errlen)
-{
-	char	*src;
-	int	 rc;
-
-	xasprintf(&src, "%s/%s", dir, REPLAY_IMAGE);
-	rc = replay_file_copy(src, r->image, REPLAY_FILE_QCOW2, err, errlen);
-	free(src);
-	return rc;
+	free(s->l.staged);
+	s->l.staged = NULL;
+	return 0;
 }
 
 /*
@@ -344,9 +324,11 @@ replay_open(struct session *s, char *err, size_t errlen)
 	r->look = timer_new(replay_look, r);
 	r->settle = timer_new(replay_settled, r);
 	g->replay = r;
-	if (dmn.adopting == NULL)
-		rc = r->record ? replay_record_files(s, r, err, errlen) :
-		    replay_replay_files(dir, r, err, errlen);
+	if (dmn.adopting == NULL && r->record)
+		rc = replay_file_image_new(r->image, err, errlen) != 0 ? -1 :
+		    replay_take_staged(s, r->elf, err, errlen);
+	else if (dmn.adopting == NULL)
+		rc = replay_take_staged(s, r->image, err, errlen);
 	return rc;
 }
 
