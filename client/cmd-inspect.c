@@ -1,4 +1,7 @@
-/* Looking into a stopped target, or one halted for the while: bt, break, eval, regs and where. */
+/*
+ * Looking into a stopped target, or one halted for the while: bt, break,
+ * eval, regs and where.
+ */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -399,17 +402,17 @@ cmd_inspect_print_frames(struct cmd *self, json_t *result)
 	json_t	*frames = json_object_get(result, "frames"), *f;
 	size_t	 i;
 
+	(void)self;
 	if (!json_is_array(frames))
 		client_fatal("reply from the daemon not understood");
 	json_array_foreach(frames, i, f) {
-		printf("#%-3lld", (long long)json_integer_value(
+		printf("#%-2lld ", (long long)json_integer_value(
 		    json_object_get(f, "level")));
 		cmd_inspect_print_line(f);
 	}
 	if (json_is_true(json_object_get(result, "more")))
 		printf("(the stack goes on: --limit more than %zu lists more)\n",
 		    i);
-	(void)self;
 }
 
 /* bt SESSION: print the frames of a halted target, innermost first. */

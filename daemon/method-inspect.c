@@ -2,8 +2,8 @@
  * Looking into a gdb-family target over RPC: breakpoints (method-break.c),
  * expressions, memory and registers (method-inspect-regs.c). Each halts a
  * running target for the time it takes, but where and backtrace, which say
- * where a halted target stopped and how it got there, and memory with "live" where the kind has live
- * memory (method-inspect-live.c).
+ * where a halted target stopped and how it got there, and memory with
+ * "live" where the kind has live memory (method-inspect-live.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,7 +271,8 @@ method_inspect_framed(struct gdb_job *j)
 	if (json_object_get(mi, "addr") != NULL)
 		json_object_set(frame, "addr", json_object_get(mi, "addr"));
 	out = json_pack("{s:o}", "frame", frame);
-	method_inspect_stacked(j->req->session, out);
+	/* The request may be gone (timed out): the job's session is not. */
+	method_inspect_stacked(j->g->s, out);
 	return out;
 }
 
@@ -319,7 +320,8 @@ method_inspect_backtraced(struct gdb_job *j)
 {
 	json_t	*frames = gdb_frames(json_object_get(method_inspect_last(j),
 	    "stack"));
-	size_t	 limit = request_int(j->req, "limit", METHOD_INSPECT_FRAMES);
+	size_t	 limit = (size_t)json_integer_value(json_object_get(j->ctx,
+	    "limit"));
 	bool	 more = json_array_size(frames) > limit;
 
 	if (more)
@@ -342,6 +344,9 @@ method_inspect_backtrace_exec(struct request *req)
 	if (!method_inspect_halted(req))
 		return METHOD_DONE;
 	j = gdb_job_new(req, g, 0, method_inspect_backtraced);
+	/* Kept with the job: its answer may come after the request is gone. */
+	json_object_set_new(j->ctx, "limit", json_integer(request_int(req,
+	    "limit", METHOD_INSPECT_FRAMES)));
 	/* One frame past the limit tells whether the stack goes on. */
 	gdb_job_add(j, "-stack-list-frames 0 %lld", request_int(req,
 	    "limit", METHOD_INSPECT_FRAMES));

@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 
 #include <ctype.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -349,8 +350,9 @@ Test(clicontrol, bt_prints_the_frames_of_a_halted_target)
 	char		 ids[32], num[16];
 	struct h_res	 r;
 	json_t		*j, *f;
+	pid_t		 d;
 
-	h_daemon_fg();
+	d = h_daemon_fg();
 	cli_control_gdb(ids, sizeof ids);
 	cli_control_at_tally_write(ids, num, sizeof num);
 	h_cli_exit(&r, 0, H_ARGS("bt", ids));
@@ -373,6 +375,16 @@ Test(clicontrol, bt_prints_the_frames_of_a_halted_target)
 	    0 && json_is_false(json_object_get(j, "more")), "bt --json: %s",
 	    json_dumps(j, JSON_COMPACT));
 	json_decref(j);
+	/* gdb answers after these time out: the daemon builds no answer. */
+	h_cli(&r, H_ARGS("bt", "--timeout", "0", ids));
+	h_run_free(&r);
+	h_cli(&r, H_ARGS("where", "--timeout", "0", ids));
+	h_run_free(&r);
+	h_cli_exit(&r, 0, H_ARGS("bt", "--limit", "1", ids));
+	cr_assert(strncmp(r.out, "#0  tally_write at ", 19) == 0 && kill(d,
+	    0) == 0 && h_daemon_pid() == d, "after bt and where timed out: "
+	    "the daemon %ld is gone, or bt printed \"%s\"", (long)d, r.out);
+	h_run_free(&r);
 	free(cli_control_line(H_ARGS("break", "--delete", ids, num)));
 	free(cli_control_line(H_ARGS("resume", ids)));
 	h_cli_exit(&r, 1, H_ARGS("bt", ids));
