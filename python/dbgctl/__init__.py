@@ -42,10 +42,12 @@ from .errors import (EOF, ConnectionLost, DebuggerError, Error,
                      NoSuchSession, ProtocolError, Timeout, Unauthorized,
                      Verdict)
 from .match import Match
+from .run_control import Frames
 from .stop import Stop
 
 __version__ = "0.1.0"
 
-__all__ = ["Client", "Session", "Match", "Stop", "default_socket", "Error",
+__all__ = ["Client", "Session", "Match", "Stop", "Frames", "default_socket",
+           "Error",
            "Timeout", "EOF", "Verdict", "DebuggerError", "Unauthorized",
            "NoSuchSession", "ProtocolError", "ConnectionLost"]
