@@ -160,26 +160,59 @@ backend_qemu_live(struct session *s, char *err, size_t errlen)
 	    errlen);
 }
 
-/* Start QEMU under its keeper, and gdb beside it, on a socket of ours. */
+/* Start QEMU under its keeper, and gdb beside it, on port's socket. */
 static int
-backend_qemu_start(struct session *s, char *err, size_t errlen)
+backend_qemu_spawn(struct session *s, int port, char *err, size_t errlen)
 {
-	struct gdb_data	 *g;
+	struct gdb_data	 *g = s->bdata;
 	char		**av;
-	int		  rc, port;
+	int		  rc;
 
-	if (backend_gdb_open(s, NULL, err, errlen) != 0 ||
-	    semihost_open(s, err, errlen) != 0 ||
-	    (port = backend_gdb_server_bind(s, s->l.port, err, errlen)) == -1 ||
-	    backend_qemu_live(s, err, errlen) != 0 ||
-	    replay_open(s, err, errlen) != 0)
-		return -1;
-	g = s->bdata;
 	live_qemu_fds(s, g->server.extra_fds);
 	av = backend_qemu_server_argv(s);
 	rc = backend_gdb_server_start(s, av, port, err, errlen);
 	argv_free(av);
 	return rc;
+}
+
+/*
+ * A recording's or a replay's file is copied, or not: QEMU starts, unless
+ * the session was stopped meanwhile, which it can finish now.
+ */
+static void
+backend_qemu_copied(struct session *s, int error, const char *why)
+{
+	struct gdb_data	*g = s->bdata;
+	char		 msg[1024];
+
+	if (s->state != S_STARTING) {
+		session_check_gone(s);
+		return;
+	}
+	/* Nothing is adopted while it copies: the port is the one bound. */
+	if (why == NULL && backend_qemu_spawn(s, server_port(&g->server), msg,
+	    sizeof msg) == 0)
+		return;
+	session_start_fail(s, why != NULL ? error : errno, "%s", why != NULL ?
+	    why : msg);
+}
+
+/*
+ * Open what QEMU and gdb need, on a socket of ours, and start them; a
+ * recording's or a replay's file is copied first (backend_qemu_copied).
+ */
+static int
+backend_qemu_start(struct session *s, char *err, size_t errlen)
+{
+	int rc, port;
+
+	if (backend_gdb_open(s, NULL, err, errlen) != 0 ||
+	    semihost_open(s, err, errlen) != 0 ||
+	    (port = backend_gdb_server_bind(s, s->l.port, err, errlen)) == -1 ||
+	    backend_qemu_live(s, err, errlen) != 0 ||
+	    (rc = replay_open(s, backend_qemu_copied, err, errlen)) == -1)
+		return -1;
+	return rc == 1 ? 0 : backend_qemu_spawn(s, port, err, errlen);
 }
 
 /* QEMU's monitor resets the board; gdb forgets the registers it had. */

@@ -475,7 +475,6 @@ struct launch {
 	long			 silence_timeout; /* ms with no output, or 0 */
 	const char		*on_deadline;	/* "stop" or "hold" */
 	char			*artifacts;	/* automatic bundles' directory */
-	char			*staged;	/* replay-stage.c's copy, or NULL */
 };
 
 /* The longest graceful-stop window. */
@@ -746,6 +745,9 @@ int			 session_signal(struct session *, int sig,
 void			 session_stop(struct session *, long timeout_ms);
 bool			 session_ready(struct session *);
 void			 session_fail(struct session *, int code,
+			    const char *fmt, ...)
+			    __attribute__((format(printf, 3, 4)));
+void			 session_start_fail(struct session *, int err,
 			    const char *fmt, ...)
 			    __attribute__((format(printf, 3, 4)));
 void			 session_why(struct session *, int code, int err,

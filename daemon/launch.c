@@ -260,9 +260,5 @@ launch_free(struct launch *l)
 	free(l->remote);
 	free(l->server);
 	free(l->artifacts);
-	/* A copy no session took over. */
-	if (l->staged != NULL)
-		unlink(l->staged);
-	free(l->staged);
 	memset(l, 0, sizeof *l);
 }

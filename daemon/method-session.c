@@ -8,7 +8,6 @@
 #include "lease.h"
 #include "conn.h"
 #include "method.h"
-#include "replay.h"
 #include "request.h"
 #include "signame.h"
 #include "status-page.h"
@@ -17,21 +16,11 @@
 #define LIST_LIMIT 1000
 #define LIST_FIELDS_MAX 64
 
-/* A launch's waiting state: whether it said the session runs, its copy. */
-struct method_launch_wait {
-	bool			 launched;
-	struct replay_stage	*stage;	/* a file being copied first, or NULL */
-};
-
-/* Free a launch's waiting state; a copy still running ends on its own. */
+/* Free a launch's waiting state: whether it said the session runs. */
 static void
 method_launch_free(struct request *req)
 {
-	struct method_launch_wait *w = req->data;
-
-	if (w->stage != NULL)
-		replay_stage_drop(w->stage);
-	free(w);
+	free(req->data);
 }
 
 /*
@@ -85,10 +74,8 @@ static void
 method_launch_state(struct sink *k, struct session *s,
     const struct session_event *ev)
 {
-	struct request			*req = k->arg;
-	struct method_launch_wait	*w = req->data;	/* NULL: never waited */
-	bool				*launched = w != NULL ? &w->launched :
-					    NULL;
+	struct request	*req = k->arg;
+	bool		*launched = req->data;	/* NULL: it never waited */
 
 	(void)ev;
 	if (s->state == S_RUNNING && !request_bool(req, "wait")) {
@@ -113,16 +100,25 @@ method_launch_state(struct sink *k, struct session *s,
 	    s->why.msg : "the session ended while starting");
 }
 
-/* Make the launch's session and wait for it to run, or say why not. */
+/*
+ * launch: start a session; answered once it runs or has failed, or with
+ * "wait" once it has ended (method_launch_state).
+ */
 static enum method_return
-method_launch_session(struct request *req, struct launch *l)
+method_launch_exec(struct request *req)
 {
 	struct rpc_error	 err;
+	struct launch		 l;
 	struct session		*s;
 	struct sink		 k = { .arg = req };
 
-	if ((s = session_create(l, &err)) == NULL) {
-		launch_free(l);
+	if (launch_parse(&l, req->params, &err) != 0)
+		return request_fail(req, &err);
+	/* Made before the spawn, whose record keeps it for an adoption. */
+	if (l.lease && req->conn != NULL)
+		lease_token_new(&l);
+	if ((s = session_create(&l, &err)) == NULL) {
+		launch_free(&l);
 		return request_fail(req, &err);
 	}
 	/* Its expects start at its first byte (method-expect.c). */
@@ -137,54 +133,9 @@ method_launch_session(struct request *req, struct launch *l)
 	session_ref(s);
 	if (s->l.lease && req->conn != NULL)
 		lease_add(s, req->conn, s->l.lease_grace);
-	if (!req->waiting)
-		pending_wait(req, xcalloc(1, sizeof (struct method_launch_wait)),
-		    method_launch_free);
+	pending_wait(req, xcalloc(1, sizeof (bool)), method_launch_free);
 	pending_sink(req, s, SE_STATE, method_launch_state);
 	return METHOD_WAIT;
-}
-
-/* The launch's file is copied (l; NULL, and why, if not): it goes on. */
-static void
-method_launch_staged(struct request *req, struct launch *l, const char *why)
-{
-	struct method_launch_wait *w = req->data;
-
-	w->stage = NULL;
-	if (l == NULL) {
-		request_error(req, RPC_SPAWN_FAILED, "%s", why);
-		return;
-	}
-	(void)method_launch_session(req, l);
-}
-
-/*
- * launch: start a session; answered once it runs or has failed, or with
- * "wait" once it has ended (method_launch_state). A recording's firmware
- * or a replay's image is copied first, off the loop (replay-stage.c).
- */
-static enum method_return
-method_launch_exec(struct request *req)
-{
-	struct rpc_error		 err;
-	struct launch			 l;
-	struct method_launch_wait	*w;
-	char				 why[2 * PATH_MAX + 128];
-
-	if (launch_parse(&l, req->params, &err) != 0)
-		return request_fail(req, &err);
-	/* Made before the spawn, whose record keeps it for an adoption. */
-	if (l.lease && req->conn != NULL)
-		lease_token_new(&l);
-	if (!replay_stage_needed(&l))
-		return method_launch_session(req, &l);
-	w = xcalloc(1, sizeof *w);
-	if ((w->stage = replay_stage(req, &l, method_launch_staged, why,
-	    sizeof why)) == NULL) {
-		free(w);
-		return request_error(req, RPC_SPAWN_FAILED, "%s", why);
-	}
-	return pending_wait(req, w, method_launch_free);
 }
 
 static const struct method_param method_launch_params[] = {

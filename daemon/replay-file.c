@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,4 +236,71 @@ replay_file_copy(const char *src, const char *dst, int flags, char *err,
 	if (rc != 0)
 		unlink(dst);
 	return rc;
+}
+
+/* A copy on the threadpool, for a session that waits for it to start. */
+struct replay_file_job {
+	uv_work_t		 work;
+	struct session		*s;
+	char			*src;
+	char			*dst;
+	int			 flags;
+	int			 rc;
+	int			 err;
+	char			 why[2 * PATH_MAX + 128];
+	replay_copied_cb	 cb;
+};
+
+/* On the threadpool: the copy, as replay_file_copy makes it. */
+static void
+replay_file_job_work(uv_work_t *w)
+{
+	struct replay_file_job *j = w->data;
+
+	j->rc = replay_file_copy(j->src, j->dst, j->flags, j->why,
+	    sizeof j->why);
+	j->err = j->rc != 0 ? errno : 0;
+}
+
+/* Back on the loop: the session hears how the copy went. */
+static void
+replay_file_job_done(uv_work_t *w, int status)
+{
+	struct replay_file_job *j = w->data;
+
+	if (status != 0 && j->rc == 0) {
+		j->rc = -1;
+		j->err = -status;
+		snprintf(j->why, sizeof j->why, "cannot copy %s: %s", j->src,
+		    uv_strerror(status));
+	}
+	j->cb(j->s, j->err, j->rc != 0 ? j->why : NULL);
+	session_unref(j->s);
+	free(j->src);
+	free(j->dst);
+	free(j);
+}
+
+/*
+ * replay_file_copy on the threadpool, since up to REPLAY_MAX_FILE bytes
+ * would hold every other session's I/O: cb(s, 0, NULL) once dst is made,
+ * or cb(s, errno, why); s is kept until then, whatever happens to it.
+ */
+void
+replay_file_copy_async(struct session *s, const char *src, const char *dst,
+    int flags, replay_copied_cb cb)
+{
+	struct replay_file_job *j = xcalloc(1, sizeof *j);
+
+	j->s = s;
+	session_ref(s);
+	j->src = xstrdup(src);
+	j->dst = xstrdup(dst);
+	j->flags = flags;
+	j->cb = cb;
+	j->work.data = j;
+	if (uv_queue_work(dmn.loop, &j->work, replay_file_job_work,
+	    replay_file_job_done) != 0)
+		log_fatal("session %lu: cannot queue the copy of %s", s->id,
+		    src);
 }

@@ -269,40 +269,49 @@ replay_param(const struct session *s, const char *name, uint64_t dflt)
 }
 
 /*
- * The file the launch copied before the session (replay-stage.c) becomes
- * the session's own at path: the firmware a recording keeps beside its
- * log, which a rebuild cannot change, or the image a replay writes to.
+ * A recording's files: an empty image to snapshot into, and the firmware,
+ * found as gdb finds it, copied beside the log so that a rebuild cannot
+ * change it; a replay's: a copy of the bundle's image, which QEMU writes
+ * to. The copies are made off the loop; cb hears when.
  */
 static int
-replay_take_staged(struct session *s, const char *path, char *err,
-    size_t errlen)
+replay_files(struct session *s, const struct replay *r, const char *dir,
+    replay_copied_cb cb, char *err, size_t errlen)
 {
-	if (s->l.staged == NULL)
-		log_fatal("session %lu: its recording's file was not copied",
-		    s->id);
-	if (rename(s->l.staged, path) != 0) {
-		snprintf(err, errlen, "cannot move %s to %s: %s", s->l.staged,
-		    path, strerror(errno));
+	char *src;
+
+	if (!r->record) {
+		xasprintf(&src, "%s/%s", dir, REPLAY_IMAGE);
+		replay_file_copy_async(s, src, r->image, REPLAY_FILE_QCOW2, cb);
+		free(src);
+		return 0;
+	}
+	if (replay_file_image_new(r->image, err, errlen) != 0)
+		return -1;
+	if ((src = launch_program_path(&s->l)) == NULL) {
+		snprintf(err, errlen, "%s: %s", json_string_value(
+		    json_array_get(s->l.argv, 0)), strerror(errno));
 		return -1;
 	}
-	free(s->l.staged);
-	s->l.staged = NULL;
+	replay_file_copy_async(s, src, r->elf, REPLAY_FILE_FOLLOW, cb);
+	free(src);
 	return 0;
 }
 
 /*
  * Make the session's recording or replay state: the paths, the bounds,
- * the timers, and its files in the state dir (see replay-file.c).
- * An adopted session's QEMU holds its files already: they are kept as
- * they are. Nothing for a plain launch.
+ * the timers, and its files in the state dir (see replay-file.c): 1 when
+ * cb is to hear that they are made, 0 when there is nothing to wait for,
+ * -1 with err. An adopted session's QEMU holds its files already: they
+ * are kept as they are. Nothing for a plain launch.
  */
 int
-replay_open(struct session *s, char *err, size_t errlen)
+replay_open(struct session *s, replay_copied_cb cb, char *err,
+    size_t errlen)
 {
 	struct gdb_data	*g = s->bdata;
 	const char	*dir = launch_get_str(&s->l, "replay");
 	struct replay	*r;
-	int		 rc = 0;
 
 	if (dir == NULL && !json_is_true(json_object_get(s->l.kind_params,
 	    "record")))
@@ -324,12 +333,9 @@ replay_open(struct session *s, char *err, size_t errlen)
 	r->look = timer_new(replay_look, r);
 	r->settle = timer_new(replay_settled, r);
 	g->replay = r;
-	if (dmn.adopting == NULL && r->record)
-		rc = replay_file_image_new(r->image, err, errlen) != 0 ? -1 :
-		    replay_take_staged(s, r->elf, err, errlen);
-	else if (dmn.adopting == NULL)
-		rc = replay_take_staged(s, r->image, err, errlen);
-	return rc;
+	if (dmn.adopting != NULL)
+		return 0;
+	return replay_files(s, r, dir, cb, err, errlen) != 0 ? -1 : 1;
 }
 
 /* QEMU's arguments of the recording or the replay, from -S on. */

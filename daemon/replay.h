@@ -26,32 +26,26 @@ struct session;
 #define REPLAY_FILE_FOLLOW	0x1
 #define REPLAY_FILE_QCOW2	0x2
 
-/* A launch's file is copied (launch; NULL and why if it failed): it goes on. */
-struct request;
-struct replay_stage;
-typedef void (*replay_staged_cb)(struct request *, struct launch *,
-    const char *why);
+/* A copy for a session is made (why NULL), or not (err its errno). */
+typedef void (*replay_copied_cb)(struct session *, int err, const char *why);
 
 /* A bundle's recording is whole: it goes on. */
 typedef void (*replay_flushed_cb)(void *arg);
 
 int	 replay_check(const struct launch *, struct rpc_error *);
-int	 replay_open(struct session *, char *err, size_t errlen);
+int	 replay_open(struct session *, replay_copied_cb, char *err,
+	    size_t errlen);
 void	 replay_args(struct session *, struct argv *);
 bool	 replay_flush(struct session *, replay_flushed_cb, void *arg);
 void	 replay_bundle(struct bundle *);
 void	 replay_freed(struct sink *, struct session *,
 	    const struct session_event *);
 
-/* replay-stage.c */
-bool	 replay_stage_needed(const struct launch *);
-struct replay_stage *replay_stage(struct request *, struct launch *,
-	    replay_staged_cb, char *err, size_t errlen);
-void	 replay_stage_drop(struct replay_stage *);
-
 /* replay-file.c */
 int	 replay_file_image_new(const char *path, char *err, size_t errlen);
 int	 replay_file_copy(const char *src, const char *dst, int flags,
 	    char *err, size_t errlen);
+void	 replay_file_copy_async(struct session *, const char *src,
+	    const char *dst, int flags, replay_copied_cb);
 
 #endif

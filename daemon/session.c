@@ -360,12 +360,29 @@ session_enter(struct launch *l, unsigned long id, double started_at)
 	session_fire_kind(s, SE_STATE);
 	if (session_start(s, why, sizeof why) != 0) {
 		e = errno;
-		session_why(s, RPC_SPAWN_FAILED, e, "%s", why);
-		/* Nothing ran: it fails at once; else what ran is stopped. */
-		session_check_gone(s);
-		session_feed(s, SI_FAIL);
+		session_start_fail(s, e, "%s", why);
 	}
 	return s;
+}
+
+/*
+ * Starting failed, now or once what it waited for came (errno err): the
+ * launch fails with why; with nothing run it fails at once, else what ran
+ * is stopped.
+ */
+void
+session_start_fail(struct session *s, int err, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*why;
+
+	va_start(ap, fmt);
+	xvasprintf(&why, fmt, ap);
+	va_end(ap);
+	session_why(s, RPC_SPAWN_FAILED, err, "%s", why);
+	free(why);
+	session_check_gone(s);
+	session_feed(s, SI_FAIL);
 }
 
 /* Enter a launch in the table and start it; the session owns l's contents. */

@@ -8,7 +8,6 @@
 
 #include <sys/stat.h>
 
-#include <dirent.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -79,19 +78,7 @@ rp_none_left(void *arg)
 void
 rp_assert_none_left(const char *after)
 {
-	char		 dir[PATH_MAX];
-	struct dirent	*e;
-	DIR		*d;
-
 	cr_assert(h_wait_for(rp_none_left, NULL, H_WAIT_BOUND), "after %s, "
 	    "a QEMU, gdb or keeper of the test's daemon is still running",
 	    after);
-	/* A launch's copy is its session's file or gone (replay-stage.c). */
-	snprintf(dir, sizeof dir, "%s/sessions", H->state);
-	if ((d = opendir(dir)) == NULL)
-		return;
-	while ((e = readdir(d)) != NULL)
-		cr_assert(strncmp(e->d_name, "stage.", 6) != 0, "after %s, a "
-		    "launch's copy %s/%s is left", after, dir, e->d_name);
-	closedir(d);
 }

@@ -214,3 +214,76 @@ Test(replay_life, an_adopted_recording_keeps_its_snapshot)
 	(void)rp_file_size(path, "replay.bin");
 	h_sess_end(&t);
 }
+
+/* The replies to ids 1 to n on c, in any order, into rep[id - 1]. */
+static void
+rp_replies(struct h_conn *c, json_t **rep, int n)
+{
+	json_t	*m;
+	long	 id;
+	int	 got = 0;
+
+	while (got < n) {
+		m = h_conn_recv(c, H_SESS_BOUND);
+		cr_assert_not_null(m, "%d of %d replies came", got, n);
+		id = h_jint(m, "id", 0);
+		if (id < 1 || id > n || rep[id - 1] != NULL) {
+			json_decref(m);
+			continue;
+		}
+		rep[id - 1] = m;
+		got++;
+	}
+}
+
+/*
+ * A recording's firmware (here 60 MB) is copied off the loop, the session
+ * there meanwhile, starting: its name is taken, and a stop while it
+ * copies ends it once the copy is done, with nothing started and its
+ * files gone with it.
+ */
+Test(replay_life, a_stop_while_the_firmware_is_copied_leaves_nothing)
+{
+	const char	*fw = h_board_firmware("FIX_BOARD_AN385");
+	char		 big[PATH_MAX], cmd[3 * PATH_MAX], req[4 * PATH_MAX];
+	json_t		*rep[3] = { NULL, NULL, NULL };
+	struct h_sess	 t;
+
+	h_ctx_env_add("DBGCTLD_KEEP_ENDED_SECONDS=0");
+	h_daemon_fg();
+	h_ctx_path(big, sizeof big, "big.elf");
+	snprintf(cmd, sizeof cmd, "cp %s %s && truncate -s 60M %s", fw, big,
+	    big);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	cr_assert_eq(h_conn_open(&t.c, H->sock), 0, "connect");
+	/* In one write: the three are read while the copy runs. */
+	snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"launch\",\"params\":{\"kind\":\"qemu\",\"machine\":"
+	    "\"mps2-an385\",\"record\":true,\"name\":\"copying\",\"argv\":"
+	    "[\"%s\"]}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"launch\","
+	    "\"params\":{\"kind\":\"exec\",\"name\":\"copying\",\"argv\":"
+	    "[\"true\"]}}\n{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"stop\","
+	    "\"params\":{\"session\":\"copying\",\"timeout\":2000}}\n", big);
+	cr_assert_eq(h_conn_send(&t.c, req, strlen(req), H_WAIT_BOUND), 0);
+	rp_replies(&t.c, rep, 3);
+	cr_assert_str_eq(h_jstr(rep[1], "error.data.kind") ?: "(none)",
+	    "name_in_use", "a second launch of the name: %s",
+	    h_sess_shown(rep[1]));
+	cr_assert_str_eq(h_jstr(rep[0], "error.data.kind") ?: "(none)",
+	    "not_running", "the stopped launch: %s", h_sess_shown(rep[0]));
+	cr_assert(strstr(h_jstr(rep[0], "error.message") ?: "",
+	    "stopped while starting") != NULL, "%s", h_sess_shown(rep[0]));
+	cr_assert_not_null(h_jpath(rep[2], "result"), "stop: %s",
+	    h_sess_shown(rep[2]));
+	t.id = h_jint(rep[0], "error.data.session", 0);
+	cr_assert_gt(t.id, 0, "%s", h_sess_shown(rep[0]));
+	cr_assert(h_wait_for(rp_forgotten, &t, H_WAIT_BOUND), "the stopped "
+	    "session is still known keeping ended sessions 0 s");
+	cr_assert(!rp_rr_files_left(t.id), "the stopped recording's "
+	    "%s/sessions/%ld.rr.* files are still there", H->state, t.id);
+	rp_assert_none_left("a stop while the firmware was copied");
+	json_decref(rep[0]);
+	json_decref(rep[1]);
+	json_decref(rep[2]);
+	h_conn_close(&t.c);
+}
