@@ -18,7 +18,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "keeper.h"
+
+_Static_assert(KEEPER_MAX_HOLD <= FDPASS_MAX, "a keeper hands over more fds "
+    "than one message carries");
 
 #define KEEPER_ADOPT_MS_NS	1000000LL
 #define KEEPER_ADOPT_BACKLOG	4
@@ -279,39 +283,15 @@ static int
 keeper_adopt_send(struct keeper *k, int fd)
 {
 	char		 buf[1024];
-	union {
-		struct cmsghdr	h;
-		char		b[CMSG_SPACE(KEEPER_MAX_HOLD * sizeof(int))];
-	}		 cbuf;
-	struct iovec	 iov;
-	struct msghdr	 msg;
-	struct cmsghdr	*c;
-	size_t		 len, nfd = k->hold.n;
+	size_t		 len, off;
 	ssize_t		 n;
 
 	len = keeper_adopt_snapshot(k, buf, sizeof buf);
-	iov.iov_base = buf;
-	iov.iov_len = len;
-	memset(&msg, 0, sizeof msg);
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	if (nfd > 0) {
-		memset(&cbuf, 0, sizeof cbuf);
-		msg.msg_control = cbuf.b;
-		msg.msg_controllen = CMSG_SPACE(nfd * sizeof(int));
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(nfd * sizeof(int));
-		memcpy(CMSG_DATA(c), k->hold.fds, nfd * sizeof(int));
-	}
-	do
-		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
-	while (n == -1 && errno == EINTR);
-	if (n <= 0)
+	/* The fds go with the first bytes; the rest of a long line after. */
+	if ((n = fdpass_send(fd, buf, len, k->hold.fds, k->hold.n)) <= 0)
 		return -1;
-	for (len -= n; len > 0; len -= n) {
-		n = send(fd, buf + iov.iov_len - len, len, MSG_NOSIGNAL);
+	for (off = (size_t)n; off < len; off += (size_t)n) {
+		n = send(fd, buf + off, len - off, MSG_NOSIGNAL);
 		if (n == -1 && errno == EINTR)
 			n = 0;
 		else if (n <= 0)

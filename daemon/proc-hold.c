@@ -3,13 +3,12 @@
  * (keeper-hold.c, keeper-pump.c): lines on its control socket with the
  * fds they are about, in one message each.
  */
-#include <sys/socket.h>
-
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "daemon.h"
+#include "fdpass.h"
 #include "proc.h"
 
 /* The most fds one line to a keeper carries: a pump's pipes. */
@@ -23,10 +22,8 @@ static bool
 proc_hold_send(struct proc *pr, const char *verb, const char *name,
     const int *fds, size_t n)
 {
-	char		 line[64], cbuf[CMSG_SPACE(PROC_HOLD_FDS * sizeof (int))];
-	struct iovec	 iov;
-	struct msghdr	 msg = { 0 };
-	struct cmsghdr	*cm;
+	char		 line[64];
+	int		 len;
 	ssize_t		 sent;
 	uv_os_fd_t	 ctl;
 
@@ -36,21 +33,8 @@ proc_hold_send(struct proc *pr, const char *verb, const char *name,
 	if (!pr->ctl_open || n == 0 || fds[0] == -1 ||
 	    uv_fileno((uv_handle_t *)&pr->ctl, &ctl) != 0)
 		return false;
-	iov.iov_base = line;
-	iov.iov_len = snprintf(line, sizeof line, "%s %s\n", verb, name);
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cbuf;
-	msg.msg_controllen = CMSG_SPACE(n * sizeof (int));
-	cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(n * sizeof (int));
-	memcpy(CMSG_DATA(cm), fds, n * sizeof (int));
-	do
-		sent = sendmsg(ctl, &msg, MSG_NOSIGNAL);
-	while (sent == -1 && errno == EINTR);
-	if (sent == (ssize_t)iov.iov_len)
+	len = snprintf(line, sizeof line, "%s %s\n", verb, name);
+	if ((sent = fdpass_send(ctl, line, (size_t)len, fds, n)) == len)
 		return true;
 	log_warn("keeper %ld did not take its %s to %s: %s",
 	    (long)pr->keeper_pid, name, verb, sent == -1 ? strerror(errno) :

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "keeper-harness.h"
+#include "fdpass.h"
 
 static pid_t	keeper_pid = -1;	/* for the fini */
 static pid_t	daemon_pid = -1;
@@ -139,26 +140,8 @@ kh_reader_expect_eof(struct kh_reader *r)
 void
 kh_send_fds(int sock, const char *line, const int *fds, size_t n)
 {
-	char		cbuf[CMSG_SPACE(4 * sizeof(int))];
-	struct iovec	iov = { (void *)line, strlen(line) };
-	struct msghdr	msg;
-	struct cmsghdr	*c;
-
-	cr_assert_leq(n, 4);
-	memset(&msg, 0, sizeof msg);
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	if (n > 0) {
-		memset(cbuf, 0, sizeof cbuf);
-		msg.msg_control = cbuf;
-		msg.msg_controllen = CMSG_SPACE(n * sizeof(int));
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(n * sizeof(int));
-		memcpy(CMSG_DATA(c), fds, n * sizeof(int));
-	}
-	cr_assert_eq(sendmsg(sock, &msg, MSG_NOSIGNAL), (ssize_t)strlen(line));
+	cr_assert_eq(fdpass_send(sock, line, strlen(line), fds, n),
+	    (ssize_t)strlen(line));
 }
 
 /* Send a line with fd attached, or none if fd is -1. */
