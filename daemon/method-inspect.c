@@ -277,39 +277,43 @@ method_inspect_framed(struct gdb_job *j)
 }
 
 /*
- * Whether the session's target is halted; if not, the request is answered
- * with why. A running target's frames are gone by the time they are told.
+ * A job for verb on the session's halted target, answered by done; NULL
+ * once the request is answered with why not (no gdb, not halted). It
+ * halts nothing: a running target's frames are gone by the time they are
+ * told.
  */
-static bool
-method_inspect_halted(struct request *req)
+static struct gdb_job *
+method_inspect_halted_job(struct request *req, const char *verb,
+    gdb_job_done done)
 {
-	const char *st = gdb_control_state(req->session);
+	struct gdb_data	*g;
+	const char	*st;
 
+	if ((g = method_target_gdb(req, verb)) == NULL)
+		return NULL;
+	st = gdb_control_state(req->session);
 	if (strcmp(st, "exited") == 0) {
 		request_error(req, RPC_NOT_RUNNING, "the target of session %lu "
 		    "has exited: it has no frame", req->session->id);
-		return false;
+		return NULL;
 	}
 	if (strcmp(st, "stopped") != 0) {
 		request_error(req, RPC_NOT_READY, "the target of session %lu is "
 		    "%s, not halted: halt it first", req->session->id, st);
-		return false;
+		return NULL;
 	}
-	return true;
+	return gdb_job_new(req, g, 0, done);
 }
 
-/* where: the current frame of a halted target. It halts nothing. */
+/* where: the current frame of a halted target. */
 static enum method_return
 method_inspect_where_exec(struct request *req)
 {
-	struct gdb_data	*g;
-	struct gdb_job	*j;
+	struct gdb_job *j;
 
-	if ((g = method_target_gdb(req, "where")) == NULL)
+	if ((j = method_inspect_halted_job(req, "where",
+	    method_inspect_framed)) == NULL)
 		return METHOD_DONE;
-	if (!method_inspect_halted(req))
-		return METHOD_DONE;
-	j = gdb_job_new(req, g, 0, method_inspect_framed);
 	gdb_job_add(j, "-stack-info-frame");
 	return method_inspect_run(req, j);
 }
@@ -329,27 +333,20 @@ method_inspect_backtraced(struct gdb_job *j)
 	return json_pack("{s:o,s:b}", "frames", frames, "more", more);
 }
 
-/*
- * backtrace: the frames of a halted target, innermost first, at most limit
- * of them. Like where, it halts nothing.
- */
+/* backtrace: the frames of a halted target, innermost first, at most limit. */
 static enum method_return
 method_inspect_backtrace_exec(struct request *req)
 {
-	struct gdb_data	*g;
 	struct gdb_job	*j;
+	long long	 limit = request_int(req, "limit", METHOD_INSPECT_FRAMES);
 
-	if ((g = method_target_gdb(req, "backtrace")) == NULL)
+	if ((j = method_inspect_halted_job(req, "backtrace",
+	    method_inspect_backtraced)) == NULL)
 		return METHOD_DONE;
-	if (!method_inspect_halted(req))
-		return METHOD_DONE;
-	j = gdb_job_new(req, g, 0, method_inspect_backtraced);
 	/* Kept with the job: its answer may come after the request is gone. */
-	json_object_set_new(j->ctx, "limit", json_integer(request_int(req,
-	    "limit", METHOD_INSPECT_FRAMES)));
+	json_object_set_new(j->ctx, "limit", json_integer(limit));
 	/* One frame past the limit tells whether the stack goes on. */
-	gdb_job_add(j, "-stack-list-frames 0 %lld", request_int(req,
-	    "limit", METHOD_INSPECT_FRAMES));
+	gdb_job_add(j, "-stack-list-frames 0 %lld", limit);
 	return method_inspect_run(req, j);
 }
 
