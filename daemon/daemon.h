@@ -259,9 +259,6 @@ void		 join_chan_init(long max);
 void		 join_chan_gdb_close(struct gdb_data *);
 void		 join_news_event(struct gdb_data *, const struct mi_record *);
 void		 join_news_target_by(struct gdb_data *, json_t *target);
-extern const struct method *const method_joins[];
-extern const struct method *const method_deadlines[];
-extern const struct method *const method_holds[];
 
 /* proc.c: one process under its own keeper; the one spawn function. */
 enum proc_event {
@@ -555,7 +552,6 @@ void		 bundle_auto(struct session *, const char *reason, bundle_then,
 json_t		*bundle_status(const struct session *);
 void		 bundle_freed(struct sink *, struct session *,
 		    const struct session_event *);
-extern const struct method *const method_bundles[];
 
 /* session.c: the session table, its processes and the one fan-out point. */
 enum session_state {

@@ -55,6 +55,10 @@ extern const struct method *const method_daemon[];
 extern const struct method *const method_ended[];
 extern const struct method *const method_leases[];
 extern const struct method *const method_watches[];
+extern const struct method *const method_joins[];
+extern const struct method *const method_deadlines[];
+extern const struct method *const method_holds[];
+extern const struct method *const method_bundles[];
 
 /* method-expect.c: a named cursor an adopted session had. */
 void	method_expect_restore(struct session *, const char *stream,
