@@ -248,17 +248,9 @@ int		 transport_in_write(struct transport *, const char *, size_t);
 void		 transport_in_eof(struct transport *);
 
 /* join*.c, method-join.c: joined MI clients on new-ui channels of gdb (join.h). */
-struct gdb_data;
-struct join_chan;
-void		 join_chan_foreign(void *g, const char *line, size_t len);
-void		 join_news_answered(void *g, const char *cmd,
-		    const struct mi_record *, const char *line, size_t len);
 /* Joined clients (channels) a session has at once, unless DBGCTLD_JOINS_MAX says. */
 #define JOINS_MAX_DEFAULT	16
 void		 join_chan_init(long max);
-void		 join_chan_gdb_close(struct gdb_data *);
-void		 join_news_event(struct gdb_data *, const struct mi_record *);
-void		 join_news_target_by(struct gdb_data *, json_t *target);
 
 /* proc.c: one process under its own keeper; the one spawn function. */
 enum proc_event {
@@ -425,13 +417,8 @@ bool			 backend_takes(const struct backend *, const void *name);
 bool			 backend_has(const struct backend *, const void *flags);
 
 /* gdb.h: the gdb family's own; what the other files ask of it. */
-/* A gdb-family session's state; NULL for another kind, or none yet. */
-struct gdb_data	*gdb_of(const struct session *);
-/* The same while gdb's MI channel is open; NULL once gdb is gone. */
-struct gdb_data	*gdb_live(const struct session *);
 bool		 gdb_family(const struct session *);
 bool		 gdb_family_kind(const struct backend *, const void *);
-const char	*gdb_control_state(const struct session *);
 json_t		*gdb_breaks_status(const struct session *);
 json_t		*fault_breaks(const struct session *);
 void		 gdb_tty_ended(struct sink *, struct session *,

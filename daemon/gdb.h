@@ -4,7 +4,7 @@
  * (method-target.c, method-inspect.c, method-reset.c, method-join.c,
  * method-hold.c, verdict-gather.c, bundle-gather.c) share; nothing else
  * includes it. daemon.h says what the others may ask of a gdb-family
- * session (gdb_of, gdb_family, gdb_control_state).
+ * session (gdb_family, gdb_breaks_status, fault_breaks).
  */
 #ifndef DBGCTL_GDB_H
 #define DBGCTL_GDB_H
@@ -204,6 +204,7 @@ enum method_return gdb_breaks_exec(struct request *, struct gdb_data *,
 		    const char *cmd);
 
 /* gdb-control.c: run control, a job at a time. */
+const char	*gdb_control_state(const struct session *);
 struct gdb_job	*gdb_job_new(struct request *, struct gdb_data *, int flags,
 		    gdb_job_done);
 void		 gdb_job_add(struct gdb_job *, const char *fmt, ...)
@@ -221,6 +222,10 @@ bool		 gdb_control_running_transient(struct gdb_data *);
 void		 gdb_control_close(struct gdb_data *);
 
 /* gdb.c: the target's state from MI, and exec, for the gdb family. */
+/* A gdb-family session's state; NULL for another kind, or none yet. */
+struct gdb_data	*gdb_of(const struct session *);
+/* The same while gdb's MI channel is open; NULL once gdb is gone. */
+struct gdb_data	*gdb_live(const struct session *);
 json_t	*gdb_text(const char *out, size_t len);
 json_t	*gdb_frames(json_t *stack);
 json_t	*gdb_registers(json_t *names, json_t *values);
@@ -230,6 +235,14 @@ void	 gdb_event(void *arg, const struct mi_record *);
 json_t	*gdb_stop_json(const struct mi_record *);
 int	 gdb_command(struct session *, struct request *);
 void	 gdb_copy(json_t *dst, const char *key, json_t *src, const char *from);
+
+/* join-chan.c, join-news.c: what gdb's files tell the joined clients (join.h). */
+void		 join_chan_foreign(void *g, const char *line, size_t len);
+void		 join_chan_gdb_close(struct gdb_data *);
+void		 join_news_answered(void *g, const char *cmd,
+		    const struct mi_record *, const char *line, size_t len);
+void		 join_news_event(struct gdb_data *, const struct mi_record *);
+void		 join_news_target_by(struct gdb_data *, json_t *target);
 
 /* method-target.c: the session's gdb for a verb, or NULL (answered). */
 struct gdb_data	*method_target_gdb(struct request *, const char *verb);

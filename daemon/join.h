@@ -9,6 +9,7 @@
 #include "daemon.h"
 
 struct gdb_data;
+struct join_chan;
 struct join_cmd;
 struct mi_filter;
 struct mi_record;
