@@ -747,11 +747,9 @@ void			 session_fire(struct session *,
 struct sink		*session_sink_add(struct session *, unsigned mask,
 			    sink_cb, void *arg);
 void			 session_sink_remove(struct sink *);
-void			 session_end(struct session *);
 const char		*session_is(const struct session *);
 
 /* session-stream.c: a session's streams by name. */
-void			 session_stream_init(struct session *);
 int			 session_stream_open(struct session *, const char *,
 			    char *err, size_t errlen);
 struct output		*session_stream(struct session *, const char *);
@@ -764,18 +762,11 @@ unsigned		 session_stream_subscribable(const char *);
 void			 session_stream_subscribables(char *, size_t);
 bool			 session_stream_ended(struct session *, const char *,
 			    bool for_good);
-void			 session_stream_end(struct session *);
-void			 session_stream_free(struct session *);
-void			 session_stream_remove(struct session *);
 
 /* session-note.c: the daemon's own lines in a console. */
 void			 session_note(struct session *, const char *);
 
 /* session-prune.c: ended sessions forgotten, or removed when asked. */
-void			 session_prune_ended(struct session *);
-void			 session_prune(void);
-double			 session_prune_left(const struct session *);
-void			 session_prune_soon(void);
 void			 session_prune_remove(struct session *, bool keep_files);
 void			 session_prune_unlink(struct session *, const char *);
 
@@ -786,35 +777,11 @@ int			 session_proc_spawn(struct session_proc *, char **argv,
 			    char *err, size_t errlen);
 int			 session_proc_spawn_main(struct session *, char *err,
 			    size_t errlen);
-bool			 session_proc_done(const struct session_proc *);
-void			 session_proc_release(struct session *, const char *);
 
 /* session-pump.c */
 int			 session_pump_pipes(struct session_proc *,
 			    const char *, const char *const *, int *, size_t);
-void			 session_pump_start(struct session_proc *);
-void			 session_pump_adopt(struct session_proc *);
 char			*session_proc_tail(const struct session_proc *);
-
-/* session-stop.c: the ordered teardown against one deadline. */
-void			 session_stop_begin(struct session *, bool graceful);
-void			 session_stop_helpers(struct session *);
-void			 session_stop_killed(struct session *);
-void			 session_stop_end(struct session *);
-
-/* session-state.c: the one table that decides. */
-enum session_input {
-	SI_READY,	/* the backend says the session is ready */
-	SI_STOP,	/* someone asked for a stop */
-	SI_FAIL,	/* it cannot go on: the why is recorded */
-	SI_EXIT,	/* the main process exited */
-	SI_GONE,	/* every process is gone and its output is in */
-	SI_STARTED,	/* a process exec'd (with its session_proc) */
-	SI_NINPUTS
-};
-
-void	 session_feed(struct session *, enum session_input);
-void	 session_input(struct session *, enum session_input, const void *);
 
 /* status.c: the session object of the protocol (its table: status-page.h). */
 json_t	*status_json(const struct session *);

@@ -9,6 +9,7 @@
 #include "adopt.h"
 #include "argv.h"
 #include "semihost.h"
+#include "session.h"
 
 /* Bytes of a process's last output kept for messages about it. */
 #define SESSION_TAIL_BYTES 1024

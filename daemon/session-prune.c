@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "session.h"
 
 /*
  * Whether only the table holds s, and no target output that waits to be

@@ -14,6 +14,7 @@
 
 #include "daemon.h"
 #include "adopt.h"
+#include "session.h"
 
 /* The pipes one source is pumped into: a server's terminal has two. */
 #define SESSION_PUMPS	2

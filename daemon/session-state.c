@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "daemon.h"
+#include "session.h"
 
 /* What an input does in a state: where to go (through via), and an action. */
 struct session_action {

@@ -7,6 +7,7 @@
  * stop's clients when it escalates (SE_STOPPING).
  */
 #include "daemon.h"
+#include "session.h"
 
 /* The longest a helper gets to follow the debugger's quit before SIGTERM. */
 #define SESSION_STOP_HELPER_GRACE 500

@@ -10,6 +10,7 @@
 
 #include "daemon.h"
 #include "semihost.h"
+#include "session.h"
 
 /*
  * The streams: where each is in a session, its log (after sessions/ID),

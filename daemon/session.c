@@ -11,6 +11,7 @@
 
 #include "daemon.h"
 #include "adopt.h"
+#include "session.h"
 #include "signame.h"
 
 /* How deep session_fire is, and the sinks removed meanwhile, freed at 0. */

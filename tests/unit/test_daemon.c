@@ -11,6 +11,7 @@
 #include "argv.h"
 #include "capbuf.h"
 #include "gdb.h"
+#include "session.h"
 
 /* The daemon context the parts refer to; unused by these tests. */
 /* Fill a session with what the argv builders read. */

@@ -14,6 +14,7 @@
 #include "daemon.h"
 #include "expect.h"
 #include "pattern.h"
+#include "session.h"
 
 /*
  * The longest a loop turn may take in these tests (ms): the loop's own
