@@ -7,6 +7,7 @@
 #include "gdb.h"
 #include "mi.h"
 #include "semihost.h"
+#include "session-target.h"
 
 /* What a starting session awaits before it runs (gdb_data.settle). */
 enum gdb_settle {

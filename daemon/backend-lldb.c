@@ -14,6 +14,7 @@
 #include "capbuf.h"
 #include "lldb.h"
 #include "request.h"
+#include "session-target.h"
 
 /*
  * Append str in lldb double quotes: lldb's interpreter substitutes `...`

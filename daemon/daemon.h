@@ -6,11 +6,12 @@
  *
  * What only a few files use is in a header of its role, included by them:
  * gdb.h, mi.h, mi-filter.h (the gdb family), lldb.h (the lldb kinds),
- * join.h, server.h, proc.h, keeper.h, transport.h, output.h, expect.h
- * (expect-state.h is the expect files' own), pattern.h, notify.h, attach.h,
- * lease.h, sdnotify.h, cursor-file.h, bundle.h, status-page.h, cgroup.h,
- * sock.h, pty.h, ring.h, argv.h, capbuf.h, jtext.h, and the server's below
- * (listener.h ... request.h).
+ * session.h (the session files' own), session-target.h, join.h, server.h,
+ * proc.h, keeper.h, transport.h, output.h, expect.h (expect-state.h is the
+ * expect files' own), pattern.h, notify.h, attach.h, lease.h, sdnotify.h,
+ * cursor-file.h, bundle.h, status-page.h, cgroup.h, sock.h, pty.h, ring.h,
+ * argv.h, capbuf.h, jtext.h, and the server's below (listener.h ...
+ * request.h).
  */
 #ifndef DBGCTL_DAEMON_H
 #define DBGCTL_DAEMON_H
@@ -737,11 +738,6 @@ void			 session_why(struct session *, int code, int err,
 			    const char *fmt, ...)
 			    __attribute__((format(printf, 4, 5)));
 unsigned long		 session_live_count(void);
-void			 session_target(struct session *, json_t *);
-void			 session_breakpoint(struct session *, json_t *);
-void			 session_target_run(struct session *, bool);
-void			 session_fault(struct session *, json_t *);
-void			 session_fault_clear(struct session *, const char *by);
 void			 session_fire(struct session *,
 			    const struct session_event *);
 struct sink		*session_sink_add(struct session *, unsigned mask,

@@ -18,6 +18,7 @@
 #include "daemon.h"
 #include "gdb.h"
 #include "mi.h"
+#include "session-target.h"
 
 /* System Control Block fault registers: CFSR, HFSR, DFSR, MMFAR, BFAR. */
 #define FAULT_SCB_ADDR	"0xE000ED28"

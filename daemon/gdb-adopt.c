@@ -15,6 +15,7 @@
 #include "gdb.h"
 #include "live.h"
 #include "mi.h"
+#include "session-target.h"
 
 /*
  * Give gdb's keeper its MI pty and its program's terminal to hold, and a

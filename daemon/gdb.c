@@ -12,6 +12,7 @@
 #include "mi.h"
 #include "request.h"
 #include "semihost.h"
+#include "session-target.h"
 
 /* How long a process's exit waits for the *stopped that says how. */
 #define GDB_EXIT_HOLD_MS 20

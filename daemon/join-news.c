@@ -10,6 +10,7 @@
 #include "gdb.h"
 #include "join.h"
 #include "mi.h"
+#include "session-target.h"
 
 /* Every other joined client hears a line (a breakpoint made or gone). */
 static void

@@ -11,6 +11,7 @@
 #include "method.h"
 #include "mi.h"
 #include "request.h"
+#include "session-target.h"
 
 /* A reset's bound, unless "timeout" says. */
 #define METHOD_RESET_TIMEOUT	10000

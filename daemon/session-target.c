@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "session-target.h"
 
 /* Fault records a session keeps in its history (status "faults"). */
 #define FAULTS_KEPT 16
