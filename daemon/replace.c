@@ -2,7 +2,8 @@
  * Replacing this daemon by a new one (the replace method), the old
  * daemon's side: the new binary is started with the listening sockets,
  * passed as a service manager passes them, and a channel; once it says on
- * the channel that it may take over, this daemon answers, stops accepting
+ * the channel that it may take over, and no session here is starting
+ * (whose start this daemon finishes), this daemon answers, stops accepting
  * (the sockets stay bound: connects wait in the backlog, none is refused),
  * lets its connections flush their last replies, and exits without
  * stopping a session: their keepers see their control sockets close, as
@@ -36,6 +37,11 @@
 #define REPLACE_FLUSH_MS 1000
 /* How often the exit looks whether every connection has closed (ms). */
 #define REPLACE_FLUSH_POLL_MS 1
+/*
+ * How long a ready new daemon waits for the sessions starting here (ms):
+ * with the flush, well inside the REPLACE_GONE_MS it waits for our exit.
+ */
+#define REPLACE_STARTS_MS 5000
 /* The lowest fd the child's descriptors are copied to before they move. */
 #define REPLACE_HIGH_FD (3 + ACTIVATE_MAX + 1)
 
@@ -55,6 +61,9 @@ struct replace {
 	char		 path[PATH_MAX];
 	struct timer	*flush;		/* waits for connections */
 	uint64_t	 flush_end;	/* uv_now() it stops waiting */
+	struct sink	*started;	/* hears sessions start, once ready */
+	struct timer	*starts;	/* looks again, and bounds that wait */
+	uint64_t	 starts_end;	/* uv_now() it stops waiting */
 };
 
 static struct replace	*replace_now;
@@ -259,12 +268,24 @@ replace_closed(uv_handle_t *h)
 	free(r);
 }
 
+/* Stop waiting for the sessions starting, if the replace was. */
+static void
+replace_unwait(struct replace *r)
+{
+	if (r->started != NULL)
+		session_sink_remove(r->started);
+	r->started = NULL;
+	timer_free(r->starts);
+	r->starts = NULL;
+}
+
 /* The replace is over, either way: stop watching the channel. */
 static void
 replace_end(struct replace *r)
 {
 	if (replace_now == r)
 		replace_now = NULL;
+	replace_unwait(r);
 	uv_close((uv_handle_t *)&r->poll, replace_closed);
 }
 
@@ -376,6 +397,7 @@ replace_hand_over(struct replace *r)
 {
 	log_info("replace: pid %ld is ready: handing over the sockets",
 	    (long)r->pid);
+	replace_unwait(r);
 	request_done(r->req, json_pack("{s:I, s:I}", "old_pid",
 	    (json_int_t)getpid(), "new_pid", (json_int_t)r->pid));
 	listener_hand_over();
@@ -385,6 +407,88 @@ replace_hand_over(struct replace *r)
 	r->flush = timer_new(replace_exit, r);
 	r->flush_end = uv_now(dmn.loop) + REPLACE_FLUSH_MS;
 	timer_start(r->flush, 0);
+}
+
+/* How many sessions are starting: each is this daemon's to finish. */
+static unsigned long
+replace_starting(void)
+{
+	struct session	*s;
+	unsigned long	 n = 0;
+
+	TAILQ_FOREACH(s, &dmn.sessions, entry)
+		if (s->state == S_STARTING)
+			n++;
+	return n;
+}
+
+/*
+ * A session left its start: if it was the last, look again on the next
+ * turn of the loop, once what its start answers (the launch) is queued.
+ */
+static void
+replace_state(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	struct replace *r = k->arg;
+
+	(void)ev;
+	if (s->state != S_STARTING && replace_starting() == 0)
+		timer_start(r->starts, 0);
+}
+
+/*
+ * While the new daemon waits: hand over once no session is starting, and
+ * fail if some still are at REPLACE_STARTS_MS or this one shuts down.
+ */
+static void
+replace_starts_check(void *arg)
+{
+	struct replace	*r = arg;
+	unsigned long	 n = replace_starting();
+	uint64_t	 now = uv_now(dmn.loop);
+	char		 how[128];
+
+	if (dmn.shutting_down) {
+		replace_fail(r, 0, "was ready after this daemon began to "
+		    "shut down: it was killed");
+		return;
+	}
+	if (n == 0) {
+		replace_hand_over(r);
+		return;
+	}
+	if (now < r->starts_end) {
+		timer_start(r->starts, r->starts_end - now);
+		return;
+	}
+	snprintf(how, sizeof how, "was ready, but %lu sessions of this "
+	    "daemon were still starting %d s later: it was killed", n,
+	    REPLACE_STARTS_MS / 1000);
+	replace_fail(r, 0, how);
+}
+
+/*
+ * The new daemon is ready: hand over now, or once no session is starting.
+ * A start's steps (a firmware's copy, gdb's connect, the fault breaks,
+ * the first continue) and its launch's answer are this daemon's: the new
+ * one would adopt the session half made, its target never run.
+ */
+static void
+replace_ready(struct replace *r)
+{
+	unsigned long n = replace_starting();
+
+	if (n == 0) {
+		replace_hand_over(r);
+		return;
+	}
+	log_info("replace: pid %ld is ready: handing over once no session is "
+	    "starting (%lu are)", (long)r->pid, n);
+	r->started = session_sink_add(NULL, SE_STATE, replace_state, r);
+	r->starts = timer_new(replace_starts_check, r);
+	r->starts_end = uv_now(dmn.loop) + REPLACE_STARTS_MS;
+	timer_start(r->starts, REPLACE_STARTS_MS);
 }
 
 /* The channel has something: the new daemon is ready, or failed. */
@@ -413,7 +517,7 @@ replace_poll_cb(uv_poll_t *h, int status, int events)
 		return;
 	}
 	if (n >= 1 && msg[0] == REPLACE_READY) {
-		replace_hand_over(r);
+		replace_ready(r);
 		return;
 	}
 	if (n == (ssize_t)sizeof msg && msg[0] == REPLACE_EXEC_FAILED) {
@@ -428,11 +532,16 @@ replace_poll_cb(uv_poll_t *h, int status, int events)
 static void
 replace_timeout(struct request *req)
 {
-	char how[64];
+	char how[128];
 
 	(void)req;
-	snprintf(how, sizeof how, "was not ready within %d s: it was killed",
-	    REPLACE_READY_MS / 1000);
+	if (replace_now->started != NULL)
+		snprintf(how, sizeof how, "was ready, but %lu sessions of this "
+		    "daemon were still starting %d s after the replace began: "
+		    "it was killed", replace_starting(), REPLACE_READY_MS / 1000);
+	else
+		snprintf(how, sizeof how, "was not ready within %d s: it was "
+		    "killed", REPLACE_READY_MS / 1000);
 	replace_fail(replace_now, 0, how);
 }
 

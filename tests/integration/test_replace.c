@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -192,6 +193,76 @@ Test(replace, the_tcp_listener_and_its_token_go_over)
 	cr_assert_eq(h_daemon_fg_wait(H_WAIT_BOUND), 0, "the old daemon %ld "
 	    "did not exit 0", (long)old);
 	shutdown_leaves_nothing();
+}
+
+/* The launch's and the replace's replies, on one connection, until both came. */
+static void
+launch_and_replace_replies(struct h_conn *c, json_t **launch, json_t **rep)
+{
+	json_t *m;
+
+	while ((*launch == NULL || *rep == NULL) &&
+	    (m = h_conn_recv(c, H_SESS_BOUND)) != NULL) {
+		if (h_jint(m, "id", 0) == 1 && *launch == NULL)
+			*launch = m;
+		else if (h_jint(m, "id", 0) == 2 && *rep == NULL)
+			*rep = m;
+		else
+			json_decref(m);
+	}
+}
+
+/*
+ * A replace while a session starts (a recording's 60 MB firmware copied,
+ * then QEMU and gdb) hands over once it runs: the old daemon answers the
+ * launch, the board runs under the new one and prints its banner, and a
+ * shutdown leaves nothing of it. Handed over half made, the launch went
+ * unanswered and the board never ran.
+ */
+Test(replace, a_session_starting_runs_before_the_hand_over)
+{
+	const char	*fw = h_board_firmware("FIX_BOARD_AN385");
+	char		 big[PATH_MAX], cmd[3 * PATH_MAX], req[4 * PATH_MAX];
+	char		 bound[32];
+	json_t		*launch = NULL, *rep = NULL;
+	struct h_conn	 c;
+	struct h_res	 r;
+	pid_t		 old, qemu;
+
+	old = h_daemon_fg();
+	h_ctx_path(big, sizeof big, "big.elf");
+	snprintf(cmd, sizeof cmd, "cp %s %s && truncate -s 60M %s", fw, big,
+	    big);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	/* In one write: the replace is read while the copy runs. */
+	snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"launch\",\"params\":{\"kind\":\"qemu\",\"machine\":"
+	    "\"mps2-an385\",\"record\":true,\"name\":\"starting\",\"argv\":"
+	    "[\"%s\"]}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"replace\",\"params\":{}}\n", big);
+	cr_assert_eq(h_conn_send(&c, req, strlen(req), H_WAIT_BOUND), 0);
+	launch_and_replace_replies(&c, &launch, &rep);
+	h_conn_close(&c);
+	cr_assert_not_null(launch, "the launch under way was not answered "
+	    "before the hand-over");
+	cr_assert_str_eq(h_jstr(launch, "result.state") ?: "(none)",
+	    "running", "the launch: %s", h_sess_shown(launch));
+	cr_assert_not_null(rep, "the replace was not answered");
+	cr_assert_gt(h_jint(rep, "result.new_pid", 0), 0, "the replace: %s",
+	    h_sess_shown(rep));
+	qemu = (pid_t)h_jint(launch, "result.pid", 0);
+	cr_assert_eq(h_daemon_fg_wait(H_WAIT_BOUND), 0, "the old daemon %ld "
+	    "did not exit 0", (long)old);
+	snprintf(bound, sizeof bound, "%d", H_WAIT_BOUND);
+	h_cli_exit(&r, 0, H_ARGS("expect", "--timeout", bound, "starting",
+	    "an385 ready"));
+	h_run_free(&r);
+	shutdown_leaves_nothing();
+	cr_assert_eq(h_pid_state(qemu), 0, "the session's QEMU %ld is still "
+	    "there after the shutdown", (long)qemu);
+	json_decref(launch);
+	json_decref(rep);
 }
 
 /* A new binary that does not exist: a clear error, the old one serves. */
