@@ -176,6 +176,11 @@ gdb_adopt_threads_reply(void *arg, const struct mi_record *rec,
 	}
 	if (g->groups == 0 && json_array_size(threads) == 0)
 		state = "unknown";
+	/* A remote target in all-stop says nothing while it runs, but that. */
+	if (gdb_refused_running(rec)) {
+		state = "running";
+		session_target_run(g->s, true);
+	}
 	target = json_pack("{s:s}", "state", state);
 	if (frame != NULL)
 		json_object_set_new(target, "stop", gdb_adopt_stop(frame));

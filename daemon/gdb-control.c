@@ -30,6 +30,19 @@ static void	gdb_job_next(struct gdb_job *);
 static void	gdb_job_resumed(void *, const struct mi_record *, const char *,
 		    size_t);
 
+/* Whether gdb refused a command as the target runs (all-stop, remote). */
+bool
+gdb_refused_running(const struct mi_record *rec)
+{
+	const char *msg;
+
+	if (strcmp(rec->cls, "error") != 0)
+		return false;
+	msg = json_string_value(json_object_get(rec->results, "msg"));
+	return msg != NULL && strncmp(msg, GDB_RUNNING_REFUSAL,
+	    strlen(GDB_RUNNING_REFUSAL)) == 0;
+}
+
 /* The state member of the session's target record ("unknown" if none). */
 const char *
 gdb_control_state(const struct session *s)
@@ -282,9 +295,8 @@ gdb_job_reply(void *arg, const struct mi_record *rec, const char *out,
 	 * it, such as load's -file-exec-and-symbols, needed no halt and
 	 * are done).
 	 */
-	if (strcmp(rec->cls, "error") == 0 && (j->flags & GDB_JOB_STOPPED) &&
-	    !j->halted && j->next >= 1 && msg != NULL && strncmp(msg,
-	    GDB_RUNNING_REFUSAL, strlen(GDB_RUNNING_REFUSAL)) == 0) {
+	if ((j->flags & GDB_JOB_STOPPED) && !j->halted && j->next >= 1 &&
+	    gdb_refused_running(rec)) {
 		j->next--;
 		gdb_job_halt(j);
 		return;

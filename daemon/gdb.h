@@ -205,6 +205,7 @@ enum method_return gdb_breaks_exec(struct request *, struct gdb_data *,
 
 /* gdb-control.c: run control, a job at a time. */
 const char	*gdb_control_state(const struct session *);
+bool		 gdb_refused_running(const struct mi_record *);
 struct gdb_job	*gdb_job_new(struct request *, struct gdb_data *, int flags,
 		    gdb_job_done);
 void		 gdb_job_add(struct gdb_job *, const char *fmt, ...)

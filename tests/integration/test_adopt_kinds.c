@@ -169,9 +169,9 @@ Test(adopt_kinds, a_remote_session_stays_connected_across_its_adoption)
 
 /*
  * A board under the qemu kind is adopted with QEMU and gdb-multiarch as
- * they were: the same server at the same port, its UART going on, and
- * its fault breaks known again, so a HardFault after the adoption is a
- * fault record at the handler.
+ * they were: the same server at the same port, its UART going on, its
+ * target known to run, and its fault breaks known again, so a HardFault
+ * after the adoption is a fault record at the handler.
  */
 Test(adopt_kinds, a_qemu_board_keeps_its_fault_breaks_across_its_adoption)
 {
@@ -191,6 +191,12 @@ Test(adopt_kinds, a_qemu_board_keeps_its_fault_breaks_across_its_adoption)
 	cr_assert_eq(h_cli_recv_until(ids, "dbgctl board ready", &got,
 	    H_WAIT_BOUND), 0, "no banner from the board");
 	h_adopt_keeps_server(id, "board");
+	/* gdb refuses every question while a remote target runs: it runs. */
+	st = h_cli_status(id);
+	cr_assert_str_eq(h_jstr(st, "target.state") ? h_jstr(st,
+	    "target.state") : "(none)", "running", "the adopted board's "
+	    "target, which runs");
+	json_decref(st);
 	h_cli_exit(&r, 0, H_ARGS("send", ids, "!"));
 	h_run_free(&r);
 	cr_assert(h_cli_wait_status(id, "fault", NULL, H_WAIT_BOUND), "no "
