@@ -282,58 +282,154 @@ fig_board_ops_mi_number(const char *line, char *num, size_t len)
 }
 
 /*
- * The same by hand on the baseline's running board: -exec-interrupt and
+ * The sequence by hand over m on its running board: -exec-interrupt and
  * its *stopped, -break-insert, -exec-continue, the byte, *stopped at the
  * breakpoint, -break-delete, -exec-continue; in ms.
  */
 static double
-fig_board_ops_set_direct(struct board *f)
+fig_board_ops_set_mi(struct board *f, struct mi *m)
 {
 	char	*line, num[32], cmd[64];
 	double	 t0;
 
-	if (board_side(f, 1) == -1)
-		return NA;
-	mi_uart_drain(&f->m);
+	mi_uart_drain(m);
 	t0 = stat_now_ms();
-	if (board_direct_halt(f) == -1)
-		return NA;
-	if (mi_command(&f->m, "-break-insert " FIG_BOARD_OPS_BREAK, &line) == -1)
-		return bench_fail(f->b, "%s", f->m.err);
+	if (mi_command(m, "-exec-interrupt", NULL) == -1 ||
+	    mi_wait(m, "*stopped", NULL) == -1 ||
+	    mi_command(m, "-break-insert " FIG_BOARD_OPS_BREAK, &line) == -1)
+		return bench_fail(f->b, "%s", m->err);
 	if (fig_board_ops_mi_number(line, num, sizeof num) == NULL)
 		return bench_fail(f->b, "-break-insert answered no number");
-	if (mi_command(&f->m, "-exec-continue", NULL) == -1 ||
-	    mi_uart_write(&f->m, "x", 1) == -1 ||
-	    mi_wait(&f->m, "*stopped", &line) == -1)
-		return bench_fail(f->b, "%s", f->m.err);
+	if (mi_command(m, "-exec-continue", NULL) == -1 ||
+	    mi_uart_write(m, "x", 1) == -1 ||
+	    mi_wait(m, "*stopped", &line) == -1)
+		return bench_fail(f->b, "%s", m->err);
 	if (strstr(line, "reason=\"breakpoint-hit\"") == NULL)
 		return bench_fail(f->b, "the direct MI stopped other than at "
 		    "the breakpoint: %.120s", line);
 	snprintf(cmd, sizeof cmd, "-break-delete %s", num);
-	if (mi_command(&f->m, cmd, NULL) == -1 ||
-	    mi_command(&f->m, "-exec-continue", NULL) == -1)
-		return bench_fail(f->b, "%s", f->m.err);
+	if (mi_command(m, cmd, NULL) == -1 ||
+	    mi_command(m, "-exec-continue", NULL) == -1)
+		return bench_fail(f->b, "%s", m->err);
 	return stat_now_ms() - t0;
 }
 
 /*
+ * The breakpoint figure's boards: the two, and a floor by hand in the
+ * daemon's layout (console and MI on ptys) with what a session's gdb has
+ * on a board; FLOOR_SIDE in f.running while the floor's board runs.
+ */
+struct fig_board_ops_set {
+	struct board	 f;	/* first: a round is given &f */
+	struct mi	 floor;
+};
+#define FLOOR_SIDE 2
+
+/* Halt the floor's board if it runs, so that a side of f's can run. */
+static int
+fig_board_ops_set_leave_floor(struct board *f)
+{
+	struct fig_board_ops_set *sf = (struct fig_board_ops_set *)f;
+
+	if (f->running != FLOOR_SIDE)
+		return 0;
+	if (mi_command(&sf->floor, "-exec-interrupt", NULL) == -1 ||
+	    mi_wait(&sf->floor, "*stopped", NULL) == -1)
+		return bench_fail(f->b, "%s", sf->floor.err);
+	f->running = -1;
+	return 0;
+}
+
+/* The daemon's side, once the floor's board is halted. */
+static double
+fig_board_ops_set_daemon_side(struct board *f)
+{
+	if (fig_board_ops_set_leave_floor(f) == -1)
+		return NA;
+	return fig_board_ops_set_daemon(f);
+}
+
+/* The baseline's side, by hand on its own board, the floor's halted. */
+static double
+fig_board_ops_set_direct(struct board *f)
+{
+	if (fig_board_ops_set_leave_floor(f) == -1 || board_side(f, 1) == -1)
+		return NA;
+	return fig_board_ops_set_mi(f, &f->m);
+}
+
+/* The floor's side: its board alone running (not timed), then the same. */
+static double
+fig_board_ops_set_floor(struct board *f)
+{
+	struct fig_board_ops_set *sf = (struct fig_board_ops_set *)f;
+
+	if (f->running != FLOOR_SIDE) {
+		if ((f->running == 0 && board_halt(f) == -1) ||
+		    (f->running == 1 && board_direct_halt(f) == -1))
+			return NA;
+		mi_uart_drain(&sf->floor);
+		if (mi_command(&sf->floor, "-exec-continue", NULL) == -1)
+			return bench_fail(f->b, "%s", sf->floor.err);
+		f->running = FLOOR_SIDE;
+	}
+	return fig_board_ops_set_mi(f, &sf->floor);
+}
+
+/* Start the floor's board in the daemon's layout, run to its banner, halted. */
+static int
+fig_board_ops_set_floor_start(struct board *f, struct mi *m)
+{
+	if (mi_start_board_pty(m, f->b->board) == -1 ||
+	    mi_command(m, "-exec-continue", NULL) == -1 ||
+	    mi_uart_until(m, BOARD_BANNER) == -1 ||
+	    mi_command(m, "-exec-interrupt", NULL) == -1 ||
+	    mi_wait(m, "*stopped", NULL) == -1)
+		return bench_fail(f->b, "%s", m->err);
+	return 0;
+}
+
+/*
  * Figure: set a breakpoint on the running board, a byte, its stop,
- * delete, resume, beside the same by hand over MI; in ms.
+ * delete, resume, beside the same by hand over MI, and (unmarked, the
+ * floor) by hand in the daemon's layout; in ms.
  */
 int
 fig_board_ops_breakset(struct bench *b)
 {
-	static const struct board_marks	 m = { FIG_BOARD_OPS_SETS,
-					    FIG_BOARD_OPS_SETS_WARM, "ms", 0.5,
-					    "goal p50 <= 1.2x base + 0.5 ms, "
-					    "p99 <= 2x; the board running",
-					    "break set, byte, stop, delete, "
-					    "resume [vs MI]" };
-	board_round			 round[2] = { fig_board_ops_set_daemon,
-					    fig_board_ops_set_direct };
-	struct board			 f;
+	board_round		 round[3] = { fig_board_ops_set_daemon_side,
+				    fig_board_ops_set_direct,
+				    fig_board_ops_set_floor };
+	struct fig_board_ops_set sf;
+	struct samples		 s[3][2] = { { { 0 } } };
+	int			 rv;
 
-	return board_figure(b, &f, round, board_daemon_runs, &m);
+	mi_init(&sf.floor);
+	if ((rv = board_open(&sf.f, b)) == 0 &&
+	    (rv = board_daemon_runs(&sf.f)) == 0 &&
+	    (rv = board_halt(&sf.f)) == 0 &&
+	    (rv = fig_board_ops_set_floor_start(&sf.f, &sf.floor)) == 0) {
+		sf.f.running = -1;
+		rv = board_batches(&sf.f, round, 3, FIG_BOARD_OPS_SETS,
+		    FIG_BOARD_OPS_SETS_WARM, s);
+	}
+	board_close(&sf.f);
+	mi_stop(&sf.floor);
+	if (rv == 0) {
+		board_rows(s, 0, 1, "ms", 0.5, "goal p50 <= 1.2x base + 0.5 ms, "
+		    "p99 <= 2x; the board running", "break set, byte, stop, "
+		    "delete, resume [vs MI]");
+		table_row("ms", stat_median(&s[0][0]), stat_median(&s[2][0]),
+		    NO_TARGET, "floor: the same, console and MI on ptys",
+		    "board break set, byte, stop, delete, resume [vs the same "
+		    "in the daemon's layout] p50");
+		table_row("ms", stat_median(&s[0][1]), stat_median(&s[2][1]),
+		    NO_TARGET, "floor: the same, console and MI on ptys",
+		    "board break set, byte, stop, delete, resume [vs the same "
+		    "in the daemon's layout] p99");
+	}
+	board_free(s, 3);
+	return rv;
 }
 
 /*
