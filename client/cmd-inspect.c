@@ -1,6 +1,6 @@
 /*
- * Looking into a stopped target, or one halted for the while: bt, break,
- * eval, regs and where.
+ * Looking into a stopped target, or one halted for the while: break, eval
+ * and regs (its frames: cmd-frames.c).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -8,9 +8,6 @@
 #include <string.h>
 
 #include "dbgctl.h"
-
-/* The most frames bt asks for, the daemon's bound. */
-#define CMD_INSPECT_FRAMES_MAX	4096
 
 /* The operands from i on joined with single spaces (freed by the caller); NULL if none. */
 char *
@@ -330,113 +327,6 @@ cmd_inspect_eval(struct cmd *self, struct client *c)
 	    cmd_inspect_print_value);
 }
 
-/* Print " at FILE:LINE" of a frame that names its file. */
-static void
-cmd_inspect_print_file(json_t *f)
-{
-	const char *file = json_string_value(json_object_get(f, "file"));
-
-	if (file != NULL)
-		printf(" at %s:%lld", file, (long long)json_integer_value(
-		    json_object_get(f, "line")));
-}
-
-/* Print a frame as one line, "main at /src/echo.c:12, 0x401136". */
-static void
-cmd_inspect_print_line(json_t *f)
-{
-	const char	*func = json_string_value(json_object_get(f, "func"));
-	const char	*addr = json_string_value(json_object_get(f, "addr"));
-
-	printf("%s", func != NULL ? func : "??");
-	cmd_inspect_print_file(f);
-	printf("%s%s\n", addr != NULL ? ", " : "", addr != NULL ? addr : "");
-}
-
-/*
- * Print where's frame as one line, "main at /src/echo.c:12, 0x401136" (a
- * frame without debug information has its function or its address only),
- * and at a board's fault a second, "stacked pc 0x... in FUNC at FILE:LINE".
- */
-static void
-cmd_inspect_print_frame(struct cmd *self, json_t *result)
-{
-	json_t		*f = json_object_get(result, "frame");
-	json_t		*st = json_object_get(result, "stacked");
-	const char	*func;
-
-	(void)self;
-	if (!json_is_object(f))
-		client_fatal("reply from the daemon not understood");
-	cmd_inspect_print_line(f);
-	if (!json_is_object(st))
-		return;
-	func = json_string_value(json_object_get(st, "func"));
-	printf("stacked pc %s", json_string_value(json_object_get(st, "pc")) ?:
-	    "?");
-	if (func != NULL)
-		printf(" in %s", func);
-	cmd_inspect_print_file(st);
-	printf("\n");
-}
-
-/* where SESSION: print the current frame of a halted target. */
-static int
-cmd_inspect_where(struct cmd *self, struct client *c)
-{
-	int rv;
-
-	if ((rv = cmd_control_check(self)) != 0)
-		return rv;
-	return cmd_control_run(self, c, "where", cmd_control_params(self),
-	    cmd_inspect_print_frame);
-}
-
-/*
- * Print backtrace's frames a line each, "#1  main at /src/echo.c:12,
- * 0x401136", and a last line when the stack goes on past them.
- */
-static void
-cmd_inspect_print_frames(struct cmd *self, json_t *result)
-{
-	json_t	*frames = json_object_get(result, "frames"), *f;
-	size_t	 i;
-
-	(void)self;
-	if (!json_is_array(frames))
-		client_fatal("reply from the daemon not understood");
-	json_array_foreach(frames, i, f) {
-		printf("#%-2lld ", (long long)json_integer_value(
-		    json_object_get(f, "level")));
-		cmd_inspect_print_line(f);
-	}
-	if (json_is_true(json_object_get(result, "more")))
-		printf("(the stack goes on: --limit more than %zu lists more)\n",
-		    i);
-}
-
-/* bt SESSION: print the frames of a halted target, innermost first. */
-static int
-cmd_inspect_backtrace(struct cmd *self, struct client *c)
-{
-	json_t	*params;
-	int	 rv;
-
-	if ((rv = cmd_control_check(self)) != 0)
-		return rv;
-	if (args_has(&self->args, "limit") && (args_number(&self->args,
-	    "limit", 0) < 1 || args_number(&self->args, "limit", 0) >
-	    CMD_INSPECT_FRAMES_MAX))
-		return cmd_usage(self, "bad --limit: %s (1 to %d frames)",
-		    args_get(&self->args, "limit"), CMD_INSPECT_FRAMES_MAX);
-	params = cmd_control_params(self);
-	if (args_has(&self->args, "limit"))
-		json_object_set_new(params, "limit", json_integer(
-		    args_number(&self->args, "limit", 0)));
-	return cmd_control_run(self, c, "backtrace", params,
-	    cmd_inspect_print_frames);
-}
-
 /* Print registers as "NAME VALUE" lines, the values in one column; those asked for in their order. */
 static void
 cmd_inspect_print_regs(struct cmd *self, json_t *result)
@@ -559,39 +449,4 @@ const struct cmd_entry cmd_regs_entry = {
 	.exec = cmd_inspect_regs,
 	.summary = "print a session's target general registers, all, or those named",
 	.options = cmd_regs_options_help,
-};
-
-/* What help says of each option of where. */
-static const struct cmd_option cmd_where_options_help[] = {
-	CMD_INSPECT_TIMEOUT_HELP,
-	{ NULL, NULL, NULL }
-};
-
-const struct cmd_entry cmd_where_entry = {
-	.name = "where",
-	.usage = "[--timeout MS] SESSION",
-	.args = { "timeout#", 1, 1 },
-	.flags = CMD_SESSION,
-	.exec = cmd_inspect_where,
-	.summary = "print the current frame of a session's halted target",
-	.options = cmd_where_options_help,
-};
-
-/* What help says of each option of bt. */
-static const struct cmd_option cmd_bt_options_help[] = {
-	{ "limit", "N", "list at most N frames, innermost first (default: "
-	    "64, at most 4096)" },
-	CMD_INSPECT_TIMEOUT_HELP,
-	{ NULL, NULL, NULL }
-};
-
-const struct cmd_entry cmd_bt_entry = {
-	.name = "bt",
-	.usage = "[--limit N] [--timeout MS] SESSION",
-	.args = { "limit# timeout#", 1, 1 },
-	.flags = CMD_SESSION,
-	.exec = cmd_inspect_backtrace,
-	.summary = "print the frames of a session's halted target, innermost "
-	    "first",
-	.options = cmd_bt_options_help,
 };
