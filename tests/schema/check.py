@@ -5,6 +5,7 @@ against proto/schema.json, the schema given as argument; report in TAP."""
 import base64
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -22,6 +23,7 @@ except ImportError:
 
 SCHEMA = json.load(open(sys.argv[1]))
 DBGCTLD = os.environ["DBGCTLD_BIN"]
+DBGCTL = os.environ["DBGCTL_BIN"]
 ECHO = os.environ["FIX_ECHO"]
 FAULT = os.environ.get("FIX_FAULT")
 BOARD_AN385 = os.environ.get("FIX_BOARD_AN385")
@@ -519,10 +521,39 @@ def watch(c):
            desc="stop the an385 board")
 
 
+def commands(path, method, params):
+    """Each command line of a method's params ("x-commands": its words
+    after dbgctl, and a pattern its output matches) run on the examples'
+    session: exit 0 and its output matched; with --json, exit 0 and an
+    answer that is a result of the method."""
+    for cmd in params.get("x-commands", []):
+        words = " ".join(cmd["argv"])
+        run = subprocess.run([DBGCTL, "-s", path] + cmd["argv"],
+                             capture_output=True, text=True, timeout=60)
+        record(run.returncode == 0 and re.search(cmd["stdout"], run.stdout,
+                                                 re.M) is not None,
+               "dbgctl %s prints /%s/" % (words, cmd["stdout"]),
+               "exit %d, stdout %r, stderr %r" % (run.returncode,
+                                                  run.stdout[-500:],
+                                                  run.stderr[-500:]))
+        run = subprocess.run([DBGCTL, "-s", path, "--json"] + cmd["argv"],
+                             capture_output=True, text=True, timeout=60)
+        try:
+            why = problem("results/" + method, json.loads(run.stdout))
+        except ValueError:
+            why = "not JSON"
+        record(run.returncode == 0 and why is None,
+               "dbgctl --json %s answers a %s result" % (words, method),
+               "exit %d: %s; stdout %r, stderr %r" % (
+                   run.returncode, why, run.stdout[-500:],
+                   run.stderr[-500:]))
+
+
 def examples(c, path):
     """Each example of a method's params in the schema ($defs/params/NAME's
-    "examples"), answered with a result, on a gdb session named app halted
-    at main: a method the examples show needs no call of its own here."""
+    "examples"), answered with a result, and each of its command lines
+    ("x-commands", see commands), on a gdb session named app halted at
+    main: a method the examples show needs no call of its own here."""
     shown = [(m, p["examples"]) for m, p in SCHEMA["$defs"]["params"].items()
              if "examples" in p]
     c.call("launch", {"name": "app", "argv": [ECHO, "app"]},
@@ -531,6 +562,8 @@ def examples(c, path):
     for method, params in ((m, p) for m, ps in shown for p in ps):
         c.call(method, params, desc="%s example %s" % (method,
                                                        json.dumps(params)))
+    for method, params in SCHEMA["$defs"]["params"].items():
+        commands(path, method, params)
     # mi turns its connection into a gdb/MI channel of app's gdb.
     m = Conn(path)
     m.raw_reply("mi", {"session": "app", "mi": "mi3"})
