@@ -1,6 +1,6 @@
 /*
- * The frames of a halted target: where it is (where), and the stack that
- * led there (bt).
+ * The frames of a halted target: where it is (where), the stack that led
+ * there (bt), and where each of its threads is (threads).
  */
 #include <stdio.h>
 
@@ -116,6 +116,50 @@ cmd_frames_backtrace(struct cmd *self, struct client *c)
 	    cmd_frames_print_frames);
 }
 
+/*
+ * Print threads' threads a line each, gdb's info threads: "* 1  Thread
+ * 0x7f... (LWP 42) "echo"  main at /src/echo.c:12, 0x401136", a star at
+ * the current one.
+ */
+static void
+cmd_frames_print_threads(struct cmd *self, json_t *result)
+{
+	json_t		*threads = json_object_get(result, "threads"), *t, *f;
+	const char	*name;
+	size_t		 i;
+
+	(void)self;
+	if (!json_is_array(threads))
+		client_fatal("reply from the daemon not understood");
+	json_array_foreach(threads, i, t) {
+		name = json_string_value(json_object_get(t, "name"));
+		printf("%c %-2s %s", json_is_true(json_object_get(t,
+		    "current")) ? '*' : ' ', json_string_value(
+		    json_object_get(t, "id")) ?: "?", json_string_value(
+		    json_object_get(t, "target_id")) ?: "");
+		if (name != NULL)
+			printf(" \"%s\"", name);
+		if (json_is_object(f = json_object_get(t, "frame"))) {
+			printf("  ");
+			cmd_frames_print_line(f);
+		} else
+			printf("  (%s)\n", json_string_value(json_object_get(t,
+			    "state")) ?: "no frame");
+	}
+}
+
+/* threads SESSION: print the threads of a halted target, each where it is. */
+static int
+cmd_frames_threads(struct cmd *self, struct client *c)
+{
+	int rv;
+
+	if ((rv = cmd_control_check(self)) != 0)
+		return rv;
+	return cmd_control_run(self, c, "threads", cmd_control_params(self),
+	    cmd_frames_print_threads);
+}
+
 /* What help says of each option of where. */
 static const struct cmd_option cmd_where_options_help[] = {
 	CMD_INSPECT_TIMEOUT_HELP,
@@ -149,4 +193,21 @@ const struct cmd_entry cmd_bt_entry = {
 	.summary = "print the frames of a session's halted target, innermost "
 	    "first",
 	.options = cmd_bt_options_help,
+};
+
+/* What help says of each option of threads. */
+static const struct cmd_option cmd_threads_options_help[] = {
+	CMD_INSPECT_TIMEOUT_HELP,
+	{ NULL, NULL, NULL }
+};
+
+const struct cmd_entry cmd_threads_entry = {
+	.name = "threads",
+	.usage = "[--timeout MS] SESSION",
+	.args = { "timeout#", 1, 1 },
+	.flags = CMD_SESSION,
+	.exec = cmd_frames_threads,
+	.summary = "print the threads of a session's halted target, each "
+	    "where it is",
+	.options = cmd_threads_options_help,
 };

@@ -1,9 +1,10 @@
 /*
  * Looking into a gdb-family target over RPC: breakpoints (method-break.c),
  * expressions, memory and registers (method-inspect-regs.c). Each halts a
- * running target for the time it takes, but where and backtrace, which say
- * where a halted target stopped and how it got there, and memory with
- * "live" where the kind has live memory (method-inspect-live.c).
+ * running target for the time it takes, but where, backtrace and threads,
+ * which say where a halted target stopped, how it got there and where its
+ * threads are, and memory with "live" where the kind has live memory
+ * (method-inspect-live.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,15 +250,13 @@ method_inspect_stacked(const struct session *s, json_t *out)
 }
 
 /*
- * where's answer: the frame gdb is in, as a stop record's frame says it
- * (func, file by its full name, line as a number, addr), what gdb knows;
- * at a board's fault, what the exception stacked too.
+ * A frame as a stop record's frame says it: func, file by its full name,
+ * line as a number, addr, what gdb knows of them.
  */
 static json_t *
-method_inspect_framed(struct gdb_job *j)
+method_inspect_frame(json_t *mi)
 {
-	json_t		*mi = json_object_get(method_inspect_last(j), "frame");
-	json_t		*frame = json_object(), *file, *out;
+	json_t		*frame = json_object(), *file;
 	const char	*line = json_string_value(json_object_get(mi, "line"));
 
 	if ((file = json_object_get(mi, "fullname")) == NULL)
@@ -270,7 +269,20 @@ method_inspect_framed(struct gdb_job *j)
 		json_object_set_new(frame, "line", json_integer(atoll(line)));
 	if (json_object_get(mi, "addr") != NULL)
 		json_object_set(frame, "addr", json_object_get(mi, "addr"));
-	out = json_pack("{s:o}", "frame", frame);
+	return frame;
+}
+
+/*
+ * where's answer: the frame gdb is in; at a board's fault, what the
+ * exception stacked too.
+ */
+static json_t *
+method_inspect_framed(struct gdb_job *j)
+{
+	json_t *out;
+
+	out = json_pack("{s:o}", "frame", method_inspect_frame(
+	    json_object_get(method_inspect_last(j), "frame")));
 	/* The request may be gone (timed out): the job's session is not. */
 	method_inspect_stacked(j->g->s, out);
 	return out;
@@ -350,6 +362,54 @@ method_inspect_backtrace_exec(struct request *req)
 	return method_inspect_run(req, j);
 }
 
+/* One thread of -thread-info as threads answers it. */
+static json_t *
+method_inspect_thread(json_t *mi, const char *current)
+{
+	const char	*const keys[][2] = { { "id", "id" }, { "target-id",
+			    "target_id" }, { "name", "name" }, { "state",
+			    "state" } };
+	json_t		*t = json_object(), *v;
+	size_t		 i;
+
+	for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if ((v = json_object_get(mi, keys[i][0])) != NULL)
+			json_object_set(t, keys[i][1], v);
+	json_object_set_new(t, "current", json_boolean(current != NULL &&
+	    strcmp(current, json_string_value(json_object_get(mi, "id")) ?:
+	    "") == 0));
+	if ((v = json_object_get(mi, "frame")) != NULL)
+		json_object_set_new(t, "frame", method_inspect_frame(v));
+	return t;
+}
+
+/* threads' answer: each thread gdb lists, and which is current. */
+static json_t *
+method_inspect_threaded(struct gdb_job *j)
+{
+	json_t		*last = method_inspect_last(j), *threads = json_array();
+	json_t		*t, *cur = json_object_get(last, "current-thread-id");
+	size_t		 i;
+
+	json_array_foreach(json_object_get(last, "threads"), i, t)
+		json_array_append_new(threads, method_inspect_thread(t,
+		    json_string_value(cur)));
+	return json_pack("{s:o,s:O?}", "threads", threads, "current", cur);
+}
+
+/* threads: the threads of a halted target, each where it is. */
+static enum method_return
+method_inspect_threads_exec(struct request *req)
+{
+	struct gdb_job *j;
+
+	if ((j = method_inspect_halted_job(req, "threads",
+	    method_inspect_threaded)) == NULL)
+		return METHOD_DONE;
+	gdb_job_add(j, "-thread-info");
+	return method_inspect_run(req, j);
+}
+
 static const struct method_param method_inspect_backtrace_params[] = {
 	{ "session", PT_SESSION, true, 0, 0 },
 	{ "limit", PT_INT, false, 1, METHOD_INSPECT_FRAMES_MAX },
@@ -371,6 +431,12 @@ static const struct method_param method_inspect_memory_params[] = {
 	{ "length", PT_INT, false, 1, METHOD_INSPECT_MEMORY_MAX },
 	{ "data", PT_OBJECT, false, 0, 0 },
 	{ "live", PT_BOOL, false, 0, 0 },
+	{ "timeout", PT_INT, false, 0, INT32_MAX },
+	{ NULL, 0, false, 0, 0 }
+};
+
+static const struct method_param method_inspect_threads_params[] = {
+	{ "session", PT_SESSION, true, 0, 0 },
 	{ "timeout", PT_INT, false, 0, INT32_MAX },
 	{ NULL, 0, false, 0, 0 }
 };
@@ -399,6 +465,12 @@ static const struct method method_inspect_memory = {
 	.exec = method_inspect_memory_exec,
 };
 
+static const struct method method_inspect_threads = {
+	.name = "threads",
+	.params = method_inspect_threads_params,
+	.exec = method_inspect_threads_exec,
+};
+
 static const struct method method_inspect_where = {
 	.name = "where",
 	.params = method_inspect_where_params,
@@ -411,6 +483,7 @@ const struct method *const method_inspects[] = {
 	&method_inspect_eval,
 	&method_inspect_memory,
 	&method_inspect_regs,
+	&method_inspect_threads,
 	&method_inspect_where,
 	NULL
 };
