@@ -266,6 +266,13 @@ class RunControl:
         res = self._verb("backtrace", {"limit": limit}, timeout)
         return Frames(res["frames"], res["more"])
 
+    def threads(self, timeout=None):
+        """The halted target's threads in gdb's order, each ``{"id",
+        "target_id", "name", "state", "current", "frame"}`` as far as gdb
+        knows them, ``frame`` as :meth:`where` answers it.  It halts
+        nothing, as :meth:`where`."""
+        return self._verb("threads", None, timeout)["threads"]
+
     def reset(self, halt=False, timeout=None):
         """Reset the target by its kind's recipe (or the launch's
         ``reset_commands``) and clear the fault record.

@@ -166,7 +166,7 @@ def test_registers_have_the_architectures_names(looping):
     assert '"no_such_register"' in str(e.value)
 
 
-def test_where_and_backtrace_of_a_halted_target(spinner):
+def test_where_backtrace_and_threads_of_a_halted_target(spinner):
     spinner.halt(timeout=20)
     spinner.break_insert("nanosleep")
     stop = spinner.resume(until_stop=True, timeout=20)
@@ -177,6 +177,10 @@ def test_where_and_backtrace_of_a_halted_target(spinner):
     cut = spinner.backtrace(limit=1)
     assert list(cut) == bt[:1] and cut.more
     assert spinner.where()["addr"] == bt[0]["addr"]
+    threads = spinner.threads()
+    assert [t["current"] for t in threads].count(True) == 1, threads
+    assert next(t for t in threads if t["current"])["frame"] == \
+        spinner.where(), threads
     spinner.break_delete()
     spinner.resume()
     with pytest.raises(dbgctl.Error) as e:
@@ -234,6 +238,7 @@ VERBS = [
     ("registers", lambda s: s.registers()),
     ("where", lambda s: s.where()),
     ("backtrace", lambda s: s.backtrace()),
+    ("threads", lambda s: s.threads()),
     ("reset", lambda s: s.reset()),
     ("load", lambda s: s.load()),
     (None, lambda s: s.wait_stop(timeout=1)),
@@ -244,7 +249,7 @@ VERBS = [
 @pytest.mark.parametrize("verb,call", VERBS, ids=[
     "halt", "resume", "break_insert", "break_list", "break_delete", "eval",
     "read_memory", "write_memory", "registers", "where", "backtrace",
-    "reset", "load",
+    "threads", "reset", "load",
     "wait_stop", "wait_fault"])
 def test_verbs_refused_on_exec_sessions(client, fixtures, verb, call):
     with client.launch([fixtures["spinner"]], kind="exec") as s:
