@@ -14,6 +14,7 @@
 #include "expect.h"
 #include "listener.h"
 #include "replay.h"
+#include "rtt.h"
 #include "request.h"
 #include "semihost.h"
 
@@ -170,6 +171,8 @@ daemon_signal_cb(uv_signal_t *h, int sig)
  * SE_FAULT_KEPT comes before the fault is told (SE_FAULT): the verdict
  * it makes is given first, then it is noted in the console, so that
  * whoever the note or the news wakes finds the verdict already given.
+ * SE_RECORD: the hold, RTT and the deadline each add what a new daemon
+ * needs of them to the session's record, which session-record.c writes.
  */
 static const struct {
 	unsigned	 kind;
@@ -187,13 +190,16 @@ static const struct {
 	{ SE_FREED, bundle_freed },
 	{ SE_FREED, cursor_file_freed },
 	{ SE_FREED, replay_freed },
-	/* Beyond the teardown; of these only SE_FAULT_KEPT has two. */
+	/* Beyond the teardown; SE_FAULT_KEPT's two in the order above. */
 	{ SE_READY, verdict_arm },
 	{ SE_READY, semihost_ready },
 	{ SE_FAULT_KEPT, verdict_fault },
 	{ SE_FAULT_KEPT, status_fault_note },
 	{ SE_FAULT_CLEARED, verdict_end },
 	{ SE_SUSPENDED, attach_stopped },
+	{ SE_RECORD, hold_record },
+	{ SE_RECORD, rtt_record },
+	{ SE_RECORD, verdict_record },
 };
 
 #define DAEMON_SINKS \

@@ -483,6 +483,8 @@ void	 verdict_arm(struct sink *, struct session *,
 	    const struct session_event *);
 int	 verdict_deadline_set(struct session *, long ms);
 json_t	*verdict_deadline_json(const struct session *);
+void	 verdict_record(struct sink *, struct session *,
+	    const struct session_event *);
 void	 verdict_fault(struct sink *, struct session *,
 	    const struct session_event *);
 void	 verdict_end(struct sink *, struct session *,
@@ -509,6 +511,8 @@ bool	 hold_keeps(struct session *);
 bool	 hold_active(const struct session *);
 bool	 hold_by_verdict(const struct session *);
 json_t	*hold_json(const struct session *);
+void	 hold_record(struct sink *, struct session *,
+	    const struct session_event *);
 void	 hold_ended(struct sink *, struct session *,
 	    const struct session_event *);
 /* bundle*.c, method-bundle.c: a session's bundle, written atomically. */
@@ -577,6 +581,8 @@ enum session_event_kind {
 	SE_FAULT_KEPT = 0x40000, /* a fault record is kept, before it is told */
 	SE_FAULT_CLEARED = 0x80000, /* a reset, load or run (data) ended it */
 	SE_SUSPENDED = 0x100000, /* the main process stopped (sig), or went on */
+	SE_RECORD = 0x200000,	/* its record is written: json, to which each
+				   feature adds what a new daemon needs */
 	SE_STREAM = 0x400000,	/* a feature's stream (semihost, watch, rttN) got
 				   data, len at offset; len 0: it ended; watch's
 				   line also as json */

@@ -249,6 +249,17 @@ hold_json(const struct session *s)
 	    h->orphaned);
 }
 
+/* What the session's record keeps of its hold (SE_RECORD), while held. */
+void
+hold_record(struct sink *k, struct session *s, const struct session_event *ev)
+{
+	json_t *h;
+
+	(void)k;
+	if ((h = hold_json(s)) != NULL)
+		json_object_set_new(ev->json, "hold", h);
+}
+
 /* The session ended (SE_ENDED): its hold has nothing left to keep. */
 void
 hold_ended(struct sink *k, struct session *s,

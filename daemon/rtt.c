@@ -485,17 +485,18 @@ rtt_status_buffer(struct rtt *rt, unsigned i, bool up)
 }
 
 /*
- * What the session's record keeps of its RTT, for a new daemon to read it
- * on where the target's read offsets are: the block and the rate; NULL
- * if RTT is off.
+ * What the session's record keeps of its RTT (SE_RECORD), for a new
+ * daemon to read it on where the target's read offsets are: the block
+ * and the rate; nothing if RTT is off.
  */
-json_t *
-rtt_record(const struct session *s)
+void
+rtt_record(struct sink *k, struct session *s, const struct session_event *ev)
 {
+	(void)k;
 	if (s->rtt == NULL)
-		return NULL;
-	return json_pack("{s:I, s:i}", "address", (json_int_t)s->rtt->addr,
-	    "hz", (int)s->rtt->hz);
+		return;
+	json_object_set_new(ev->json, "rtt", json_pack("{s:I, s:i}",
+	    "address", (json_int_t)s->rtt->addr, "hz", (int)s->rtt->hz));
 }
 
 /* The member "rtt" of status: the block, the rate and the channels. */

@@ -26,6 +26,7 @@ int		 rtt_start(struct session *, bool has_addr, uint64_t addr,
 int		 rtt_write(struct session *, unsigned channel, const char *,
 		    size_t, struct rpc_error *);
 bool		 rtt_stream(const char *name, unsigned *channel);
-json_t		*rtt_record(const struct session *);
+void		 rtt_record(struct sink *, struct session *,
+		    const struct session_event *);
 
 #endif

@@ -17,7 +17,6 @@
 #include "daemon.h"
 #include "adopt.h"
 #include "proc.h"
-#include "rtt.h"
 
 /* The most a record may be: a launch is bounded by the request's size. */
 #define SESSION_RECORD_MAX (4 * 1024 * 1024)
@@ -48,11 +47,12 @@ session_record_port(const struct session *s)
 
 /* The record of s as JSON. */
 static json_t *
-session_record_json(const struct session *s)
+session_record_json(struct session *s)
 {
-	json_t	*procs = json_array(), *p, *rec, *d;
-	size_t	 i;
-	int	 port;
+	struct session_event	 ev = { .kind = SE_RECORD };
+	json_t			*procs = json_array(), *p, *rec;
+	size_t			 i;
+	int			 port;
 
 	for (i = 0; i < s->nprocs; i++) {
 		p = json_pack("{s:s}", "role", s->procs[i].role);
@@ -62,9 +62,9 @@ session_record_json(const struct session *s)
 			    proc_cgroup(s->procs[i].proc)));
 		json_array_append_new(procs, p);
 	}
-	rec = json_pack("{s:I, s:O, s:f, s:o, s:o*}", "id", (json_int_t)s->id,
+	rec = json_pack("{s:I, s:O, s:f, s:o}", "id", (json_int_t)s->id,
 	    "params", s->l.params, "started_at", s->started_at, "procs",
-	    procs, "hold", hold_json(s));
+	    procs);
 	/* A managed server's port, which a new daemon cannot look for. */
 	if ((port = session_record_port(s)) > 0)
 		json_object_set_new(rec, "port", json_integer(port));
@@ -72,13 +72,9 @@ session_record_json(const struct session *s)
 	if (s->l.lease_token[0] != '\0')
 		json_object_set_new(rec, "lease_token", json_string(
 		    s->l.lease_token));
-	/* RTT goes on where the target's read offsets are. */
-	if ((d = rtt_record(s)) != NULL)
-		json_object_set_new(rec, "rtt", d);
-	/* A deadline set and cleared since is null: none comes back. */
-	if ((d = verdict_deadline_json(s)) != NULL || s->vw != NULL)
-		json_object_set_new(rec, "deadline", d != NULL ? d :
-		    json_null());
+	/* Its hold, its RTT, its deadline: the features' own (daemon.c). */
+	ev.json = rec;
+	session_fire(s, &ev);
 	return rec;
 }
 

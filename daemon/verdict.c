@@ -342,6 +342,22 @@ verdict_deadline_json(const struct session *s)
 	    left / 1000.0), "in_ms", left);
 }
 
+/*
+ * What the session's record keeps of its deadline (SE_RECORD): a deadline
+ * set and cleared since is null, so that none comes back.
+ */
+void
+verdict_record(struct sink *k, struct session *s,
+    const struct session_event *ev)
+{
+	json_t *d;
+
+	(void)k;
+	if ((d = verdict_deadline_json(s)) != NULL || s->vw != NULL)
+		json_object_set_new(ev->json, "deadline", d != NULL ? d :
+		    json_null());
+}
+
 /* A fault record (SE_FAULT_KEPT) is the verdict too, unless one is given. */
 void
 verdict_fault(struct sink *k, struct session *s,
