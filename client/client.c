@@ -216,10 +216,8 @@ client_line(void *arg, char *line, size_t len)
 
 	if (c->text && c->reply_text == NULL && client_line_result(c, line,
 	    len)) {
-		if ((c->reply_text = malloc(len + 1)) == NULL)
-			client_fatal("out of memory");
-		memcpy(c->reply_text, line, len);
-		c->reply_text[len] = '\0';
+		/* The line is the frame's buffer: kept as it is, not copied. */
+		c->reply_text = frame_take(&c->frame);
 		c->reply_len = len;
 		return 0;
 	}

@@ -39,6 +39,20 @@ frame_trim(struct frame *f)
 	f->cap = 0;
 }
 
+/*
+ * Hand over the buffer holding the line a callback is given, to be freed
+ * by the taker: a large reply is kept without a copy; f starts a new one.
+ */
+char *
+frame_take(struct frame *f)
+{
+	char *line = f->buf;
+
+	f->buf = NULL;
+	f->cap = 0;
+	return line;
+}
+
 /* Make room for need bytes in the buffer of f; -1 if memory ran out. */
 static int
 frame_reserve(struct frame *f, size_t need)

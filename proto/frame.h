@@ -29,6 +29,8 @@ typedef int (*frame_line_cb)(void *arg, char *line, size_t len);
 void	frame_init(struct frame *, size_t max);
 void	frame_free(struct frame *);
 void	frame_trim(struct frame *);
+/* Inside a callback only: its line's buffer, now the caller's to free. */
+char	*frame_take(struct frame *);
 /*
  * From now on a line longer than max is handed over cut to its first max
  * bytes, with f->cut set during the call, and the rest of it is dropped up
