@@ -128,7 +128,10 @@ status_page_kind_own(struct status_page *p, bool *first,
 	json_decref(o);
 }
 
-/* Write one member of a row (argv cut where long, and said so). */
+/*
+ * Write one member of a row's kept text (argv cut where long, and said
+ * so): only here, once a session, is a field's name compared.
+ */
 static void
 status_page_field(struct status_page *p, bool *first, const struct session *s,
     const struct status_field *f)
@@ -232,6 +235,7 @@ status_page_row(struct status_page *p, struct session *s)
 {
 	const struct status_row		*r = status_page_fixed(s);
 	const struct status_field	*f;
+	json_t				*v;
 	size_t				 i;
 	bool				 first = true;
 
@@ -245,7 +249,8 @@ status_page_row(struct status_page *p, struct session *s)
 		if (!p->pick->all && (p->pick->mask & ((uint64_t)1 << i)) == 0)
 			continue;
 		if (!f->fixed) {
-			status_page_field(p, &first, s, f);
+			if ((v = f->value(s)) != NULL)
+				status_page_member(p, &first, f->name, v);
 			continue;
 		}
 		if (r->off[i] == r->off[i + 1])
