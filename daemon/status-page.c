@@ -81,19 +81,26 @@ status_page_simple(struct status_page *p, json_t *value)
 	return true;
 }
 
+/* Write a member's name, "name":, its value to follow. */
+static void
+status_page_key(struct status_page *p, bool *first, const char *name)
+{
+	status_page_puts(p, *first ? "\"" : ",\"");
+	status_page_puts(p, name);
+	status_page_puts(p, "\":");
+	*first = false;
+}
+
 /* Write one member, "name":value, and take value. */
 static void
 status_page_member(struct status_page *p, bool *first, const char *name,
     json_t *value)
 {
-	status_page_puts(p, *first ? "\"" : ",\"");
-	status_page_puts(p, name);
-	status_page_puts(p, "\":");
+	status_page_key(p, first, name);
 	if (!status_page_simple(p, value) && json_dump_callback(value,
 	    status_page_put, p, JSON_COMPACT | JSON_ENCODE_ANY) != 0)
 		log_fatal("cannot write the member %s of a row", name);
 	json_decref(value);
-	*first = false;
 }
 
 /* Whether the pick names the member name. */
@@ -248,6 +255,11 @@ status_page_row(struct status_page *p, struct session *s)
 		}
 		if (!p->pick->all && (p->pick->mask & ((uint64_t)1 << i)) == 0)
 			continue;
+		if (!f->fixed && f->text != NULL) {
+			status_page_key(p, &first, f->name);
+			f->text(s, &p->t);
+			continue;
+		}
 		if (!f->fixed) {
 			if ((v = f->value(s)) != NULL)
 				status_page_member(p, &first, f->name, v);

@@ -16,6 +16,8 @@ struct status_field {
 	const char	*name;		/* NULL: the kind's own members */
 	json_t		*(*value)(const struct session *);
 	bool		 fixed;		/* set at launch for good: rows keep its text */
+	/* The value as row text, for members every row has: no tree made. */
+	void		(*text)(const struct session *, struct jtext *);
 };
 extern const struct status_field status_fields[];
 extern const size_t status_nfields;

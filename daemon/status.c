@@ -125,6 +125,15 @@ status_state(const struct session *s)
 	return json_string(session_state_name(s->state));
 }
 
+/* The member "state" as row text. */
+static void
+status_state_text(const struct session *s, struct jtext *t)
+{
+	const char *name = session_state_name(s->state);
+
+	jtext_bytes(t, name, strlen(name));
+}
+
 /* The member "argv", whole (a row cuts it: status_row_argv). */
 static json_t *
 status_argv(const struct session *s)
@@ -169,14 +178,34 @@ status_name(const struct session *s)
 	return s->l.name ? json_string(s->l.name) : json_null();
 }
 
+/* The main process's pid, 0 before it has one. */
+static pid_t
+status_main_pid(const struct session *s)
+{
+	struct proc *main = s->procs[0].proc;
+
+	return main != NULL ? proc_pid(main) : 0;
+}
+
 /* The member "pid": the main process's, null before it has one. */
 static json_t *
 status_pid(const struct session *s)
 {
-	struct proc *main = s->procs[0].proc;
+	pid_t pid = status_main_pid(s);
 
-	return main != NULL && proc_pid(main) ?
-	    json_integer(proc_pid(main)) : json_null();
+	return pid != 0 ? json_integer(pid) : json_null();
+}
+
+/* The member "pid" as row text. */
+static void
+status_pid_text(const struct session *s, struct jtext *t)
+{
+	pid_t pid = status_main_pid(s);
+
+	if (pid != 0)
+		jtext_int(t, pid);
+	else
+		jtext_raw(t, "null", 4);
 }
 
 /* The member "keeper_pid". */
@@ -360,40 +389,40 @@ status_faulted(const struct session *s)
  * without a name stands for the kind's own members (its status hook).
  */
 const struct status_field status_fields[] = {
-	{ "id", status_id, true },
-	{ "kind", status_kind, true },
-	{ "state", status_state, false },
-	{ "argv", status_argv, true },
-	{ "pid_argv", status_pid_argv, true },
-	{ "cwd", status_cwd, true },
-	{ "stop_timeout", status_stop_timeout, true },
-	{ "log", status_log, false },
-	{ "name", status_name, true },
-	{ "pid", status_pid, false },
-	{ "keeper_pid", status_keeper_pid, false },
-	{ "stop_target", status_stop_target, true },
-	{ NULL, NULL, false },
-	{ "started_at", status_started_at, true },
-	{ "debugger", status_debugger, true },
-	{ "ended_at", status_ended_at, false },
-	{ "transport", status_transport, false },
-	{ "log_error", status_log_error, false },
-	{ "log_missing", status_log_missing, false },
-	{ "containment", status_containment, false },
-	{ "exit", status_exit, false },
-	{ "error", status_error, false },
-	{ "suspended", status_suspended, false },
-	{ "target", status_target, false },
-	{ "fault", status_fault, false },
-	{ "faults", status_faults, false },
-	{ "fault_breaks", status_fault_breaks, false },
-	{ "faulted", status_faulted, false },
-	{ "deadline", status_deadline, false },
-	{ "verdict", status_verdict, false },
-	{ "verdicts", status_verdicts, false },
-	{ "hold", hold_json, false },
-	{ "bundle", bundle_status, false },
-	{ "rtt", rtt_status, false },
+	{ "id", status_id, true, NULL },
+	{ "kind", status_kind, true, NULL },
+	{ "state", status_state, false, status_state_text },
+	{ "argv", status_argv, true, NULL },
+	{ "pid_argv", status_pid_argv, true, NULL },
+	{ "cwd", status_cwd, true, NULL },
+	{ "stop_timeout", status_stop_timeout, true, NULL },
+	{ "log", status_log, false, NULL },
+	{ "name", status_name, true, NULL },
+	{ "pid", status_pid, false, status_pid_text },
+	{ "keeper_pid", status_keeper_pid, false, NULL },
+	{ "stop_target", status_stop_target, true, NULL },
+	{ NULL, NULL, false, NULL },
+	{ "started_at", status_started_at, true, NULL },
+	{ "debugger", status_debugger, true, NULL },
+	{ "ended_at", status_ended_at, false, NULL },
+	{ "transport", status_transport, false, NULL },
+	{ "log_error", status_log_error, false, NULL },
+	{ "log_missing", status_log_missing, false, NULL },
+	{ "containment", status_containment, false, NULL },
+	{ "exit", status_exit, false, NULL },
+	{ "error", status_error, false, NULL },
+	{ "suspended", status_suspended, false, NULL },
+	{ "target", status_target, false, NULL },
+	{ "fault", status_fault, false, NULL },
+	{ "faults", status_faults, false, NULL },
+	{ "fault_breaks", status_fault_breaks, false, NULL },
+	{ "faulted", status_faulted, false, NULL },
+	{ "deadline", status_deadline, false, NULL },
+	{ "verdict", status_verdict, false, NULL },
+	{ "verdicts", status_verdicts, false, NULL },
+	{ "hold", hold_json, false, NULL },
+	{ "bundle", bundle_status, false, NULL },
+	{ "rtt", rtt_status, false, NULL },
 };
 const size_t status_nfields = sizeof status_fields / sizeof status_fields[0];
 
