@@ -49,7 +49,7 @@ fmt_parse_time(const char *s)
 {
 	long	y, mo, d, h, mi, sec;
 
-	if (s == NULL || strlen(s) < 19 || s[4] != '-' || s[7] != '-' ||
+	if (s == NULL || strnlen(s, 19) < 19 || s[4] != '-' || s[7] != '-' ||
 	    s[10] != 'T' || s[13] != ':' || s[16] != ':')
 		return -1;
 	y = fmt_digits(s, 4);
@@ -65,20 +65,34 @@ fmt_parse_time(const char *s)
 	    sec);
 }
 
-/* Write a duration in the largest whole unit that fits: 5s, 3m, 2h, 4d. */
+/*
+ * Write a duration in the largest whole unit that fits: 5s, 3m, 2h, 4d.
+ * By hand, as times are parsed: a table of thousands of rows has one each.
+ */
 static void
 fmt_duration(long long secs, char *buf, size_t len)
 {
+	char	digits[24], *p = digits + sizeof digits - 1;
+	char	unit = 's';
+
 	if (secs < 0)
 		secs = 0;
-	if (secs < 60)
-		snprintf(buf, len, "%llds", secs);
-	else if (secs < 3600)
-		snprintf(buf, len, "%lldm", secs / 60);
-	else if (secs < 86400)
-		snprintf(buf, len, "%lldh", secs / 3600);
-	else
-		snprintf(buf, len, "%lldd", secs / 86400);
+	if (secs >= 86400) {
+		secs /= 86400;
+		unit = 'd';
+	} else if (secs >= 3600) {
+		secs /= 3600;
+		unit = 'h';
+	} else if (secs >= 60) {
+		secs /= 60;
+		unit = 'm';
+	}
+	*p = '\0';
+	*--p = unit;
+	do
+		*--p = (char)('0' + secs % 10);
+	while ((secs /= 10) != 0);
+	strlcpy(buf, p, len);
 }
 
 /* Write how long a session ran: from started to ended (NULL: now). */
