@@ -453,12 +453,16 @@ cmd_list_fetch(struct client *c, struct cmd_list_table *t)
 	}
 }
 
-/* Put a cell padded with spaces to width at out; the byte after it. */
+/*
+ * Put a cell padded with spaces to width at out; the byte after it. The
+ * copy finds the cell's end: its length is not looked for a second time.
+ */
 static char *
-cmd_list_cell(char *out, const char *cell, size_t len, size_t width)
+cmd_list_cell(char *out, const char *cell, size_t width)
 {
-	memcpy(out, cell, len);
-	memset(out + len, ' ', width - len);
+	char *end = stpcpy(out, cell);
+
+	memset(end, ' ', width - (size_t)(end - out));
 	return out + width;
 }
 
@@ -495,8 +499,7 @@ cmd_list_print(struct cmd_list_row *rows, size_t n)
 	for (i = 0; i < n; i++) {
 		p = line;
 		for (j = 0; j < CMD_LIST_COLUMNS - 1; j++)
-			p = cmd_list_cell(p, rows[i].cell[j],
-			    strlen(rows[i].cell[j]), width[j] + 2);
+			p = cmd_list_cell(p, rows[i].cell[j], width[j] + 2);
 		last = rows[i].cell[j];
 		len = cols > 0 ? fmt_cut_len(last, most) : strlen(last);
 		memcpy(p, last, len);
