@@ -48,6 +48,8 @@ struct cmd_list_table {
 	size_t			 n;
 	size_t			 cap;
 	struct cmd_list_piece	*arena;
+	char			*join;	/* an argv cell being joined */
+	size_t			 join_len, join_cap;
 	bool			 json;	/* rows kept whole, as text */
 };
 
@@ -99,6 +101,7 @@ cmd_list_free(struct cmd_list_table *t)
 		free(p);
 	}
 	free(t->rows);
+	free(t->join);
 }
 
 /*
@@ -166,37 +169,52 @@ cmd_list_string(struct cmd_list_table *t, struct scan *sc)
 	return cmd_list_take(t, scan_string(sc));
 }
 
-/* An argv member: its strings joined with spaces, control bytes as '?'. */
+/* Add an argument to the argv cell being joined, after a space if any. */
+static void
+cmd_list_join(struct cmd_list_table *t, const char *arg, size_t n)
+{
+	if (t->join_len + n + 1 > t->join_cap) {
+		t->join_cap = t->join_len + n + 1 + 256;
+		if ((t->join = realloc(t->join, t->join_cap)) == NULL)
+			client_fatal("out of memory");
+	}
+	if (t->join_len > 0)
+		t->join[t->join_len++] = ' ';
+	memcpy(t->join + t->join_len, arg, n);
+	t->join_len += n;
+}
+
+/*
+ * An argv member: its strings joined with spaces, control bytes as '?'.
+ * Plain strings (most) are joined straight from the reply, in a buffer
+ * the table keeps: no string is made for each argument.
+ */
 static const char *
 cmd_list_argv(struct cmd_list_table *t, struct scan *sc)
 {
-	char		*out = NULL, *arg, *p;
-	const char	*kept;
-	size_t		 len = 0, n;
-	bool		 first = true;
+	const char	*s;
+	char		*arg, *p;
+	size_t		 n;
+	bool		 first = true, any = false;
 
 	if (!scan_take(sc, '['))
 		return scan_skip(sc), "";
+	t->join_len = 0;
 	while (scan_element(sc, &first)) {
+		any = true;
+		if (scan_plain(sc, &s, &n)) {
+			cmd_list_join(t, s, n);
+			continue;
+		}
 		if ((arg = scan_string(sc)) == NULL)
 			break;
 		for (p = arg; *p != '\0'; p++)
 			if (fmt_is_control(*p))
 				*p = '?';
-		n = strlen(arg);
-		if ((out = realloc(out, len + n + 2)) == NULL)
-			client_fatal("out of memory");
-		if (len > 0)
-			out[len++] = ' ';
-		memcpy(out + len, arg, n + 1);
-		len += n;
+		cmd_list_join(t, arg, strlen(arg));
 		free(arg);
 	}
-	if (out == NULL)
-		return "";
-	kept = cmd_list_keep(t, out, len);
-	free(out);
-	return kept;
+	return any ? cmd_list_keep(t, t->join, t->join_len) : "";
 }
 
 /* A target member: its state, or NULL (text marked bad) for anything else. */
@@ -533,7 +551,7 @@ cmd_list_exec(struct cmd *self, struct client *c)
 		"COMMAND"
 	};
 	static char		 out[CMD_LIST_PIECE];
-	struct cmd_list_table	 t = { NULL, 0, 0, NULL, false };
+	struct cmd_list_table	 t = { .rows = NULL };
 	struct cmd_list_row	*row;
 	size_t			 j;
 
