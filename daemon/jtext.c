@@ -13,7 +13,7 @@
 #include "scan.h"
 
 /* Make room for n more bytes and the NUL. */
-static void
+void
 jtext_room(struct jtext *t, size_t n)
 {
 	if (t->len + n + 1 <= t->cap)
@@ -21,16 +21,6 @@ jtext_room(struct jtext *t, size_t n)
 	while (t->len + n + 1 > t->cap)
 		t->cap = t->cap != 0 ? t->cap * 2 : 512;
 	t->p = xreallocarray(t->p, t->cap, 1);
-}
-
-/* Append len bytes as they are. */
-void
-jtext_raw(struct jtext *t, const char *s, size_t len)
-{
-	jtext_room(t, len);
-	memcpy(t->p + t->len, s, len);
-	t->len += len;
-	t->p[t->len] = '\0';
 }
 
 /* Open an object: its members follow. */
