@@ -594,3 +594,42 @@ Test(frame, cut_lines_go_on)
 		frame_free(&f);
 	}
 }
+
+/* The frame a frame_take test reads, and the lines it took. */
+struct frame_taken {
+	struct frame	*f;
+	char		*lines[4];
+	size_t		 n;
+};
+
+/* Take every line's buffer, as a reader that keeps a large reply does. */
+static int
+frame_take_cb(void *arg, char *line, size_t len)
+{
+	struct frame_taken *t = arg;
+
+	cr_assert_lt(t->n, 4);
+	cr_assert_eq(line[len], '\0');
+	t->lines[t->n] = frame_take(t->f);
+	cr_assert_eq(t->lines[t->n], line, "the line is the frame's buffer");
+	t->n++;
+	return 0;
+}
+
+Test(frame, taken_lines_stay_and_later_lines_come)
+{
+	struct frame		f;
+	struct frame_taken	t = { .f = &f };
+	size_t			i;
+
+	frame_init(&f, 0);
+	cr_assert_eq(frame_feed(&f, "one\ntwo\nthr", 11, frame_take_cb, &t), 0);
+	cr_assert_eq(frame_feed(&f, "ee\n", 3, frame_take_cb, &t), 0);
+	cr_assert_eq(t.n, 3);
+	cr_assert_str_eq(t.lines[0], "one");
+	cr_assert_str_eq(t.lines[1], "two");
+	cr_assert_str_eq(t.lines[2], "three");
+	for (i = 0; i < t.n; i++)
+		free(t.lines[i]);
+	frame_free(&f);
+}
