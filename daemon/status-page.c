@@ -26,9 +26,6 @@ status_page_pick(struct status_pick *pick, json_t *fields)
 		pick->all = true;
 		return;
 	}
-	if (status_nfields > 64)
-		log_fatal("status_fields has %zu members, a mask 64",
-		    status_nfields);
 	pick->names = fields;
 	json_array_foreach(fields, i, v) {
 		known = false;
@@ -43,8 +40,11 @@ status_page_pick(struct status_pick *pick, json_t *fields)
 		if (!known)
 			pick->kind_own = true;
 	}
-	/* Every row says which session it is. */
+	/* Every row says which session it is; the kind's own are its to pick. */
 	pick->mask |= 1;
+	for (j = 0; j < status_nfields; j++)
+		if (status_fields[j].name == NULL)
+			pick->mask |= (uint64_t)1 << j;
 }
 
 /* Append bytes to the page; the json_dump_callback shape, never failing. */
@@ -243,18 +243,21 @@ status_page_row(struct status_page *p, struct session *s)
 	const struct status_row		*r = status_page_fixed(s);
 	const struct status_field	*f;
 	json_t				*v;
+	uint64_t			 todo;
 	size_t				 i;
 	bool				 first = true;
 
 	status_page_puts(p, "{");
-	for (i = 0; i < status_nfields; i++) {
+	/* Only the picked members are visited, not the whole table a row. */
+	todo = p->pick->all ? UINT64_MAX : p->pick->mask;
+	for (; todo != 0; todo &= todo - 1) {
+		if ((i = (size_t)__builtin_ctzll(todo)) >= status_nfields)
+			break;
 		f = &status_fields[i];
 		if (f->name == NULL) {
 			status_page_kind_own(p, &first, s);
 			continue;
 		}
-		if (!p->pick->all && (p->pick->mask & ((uint64_t)1 << i)) == 0)
-			continue;
 		if (!f->fixed && f->text != NULL) {
 			status_page_key(p, &first, f->name);
 			f->text(s, &p->t);
@@ -283,6 +286,10 @@ status_page_init(struct status_page *p, const char *key, size_t max_rows,
 {
 	static const struct status_pick	all = { .all = true };
 
+	/* A row visits the picked members by a mask's bits. */
+	if (status_nfields > 64)
+		log_fatal("status_fields has %zu members, a mask 64",
+		    status_nfields);
 	memset(p, 0, sizeof *p);
 	p->max_rows = max_rows;
 	p->pick = pick != NULL ? pick : &all;
