@@ -148,11 +148,9 @@ replay_check(const struct launch *l, struct rpc_error *err)
 static struct replay *
 replay_of(const struct session *s)
 {
-	const struct gdb_data *g = s->bdata;
+	const struct gdb_data *g = gdb_of(s);
 
-	if (!gdb_family(s) || g == NULL)
-		return NULL;
-	return g->replay;
+	return g != NULL ? g->replay : NULL;
 }
 
 /* The session is freed (SE_FREED): its state files and timers go. */
@@ -160,7 +158,7 @@ void
 replay_freed(struct sink *k, struct session *s, const struct session_event *ev)
 {
 	struct replay	*r = replay_of(s);
-	struct gdb_data	*g = s->bdata;
+	struct gdb_data	*g = gdb_of(s);
 
 	(void)k;
 	(void)ev;
@@ -188,9 +186,9 @@ replay_freed(struct sink *k, struct session *s, const struct session_event *ev)
 static struct proc *
 replay_qemu(const struct session *s)
 {
-	const struct gdb_data *g = s->bdata;
+	const struct gdb_data *g = gdb_of(s);
 
-	if (!gdb_family(s) || g == NULL || g->server.proc == NULL ||
+	if (g == NULL || g->server.proc == NULL ||
 	    g->server.proc->proc == NULL || !proc_alive(g->server.proc->proc))
 		return NULL;
 	return g->server.proc->proc;
@@ -309,7 +307,7 @@ int
 replay_open(struct session *s, replay_copied_cb cb, char *err,
     size_t errlen)
 {
-	struct gdb_data	*g = s->bdata;
+	struct gdb_data	*g = gdb_of(s);
 	const char	*dir = launch_get_str(&s->l, "replay");
 	struct replay	*r;
 
@@ -479,7 +477,7 @@ replay_describe(const struct session *s, const struct replay *r)
 static char *
 replay_broken(struct session *s)
 {
-	const struct gdb_data	*g = s->bdata;
+	const struct gdb_data	*g = gdb_of(s);
 	char			*why;
 	int			 code, sig;
 
