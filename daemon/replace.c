@@ -462,9 +462,10 @@ replace_starts_check(void *arg)
 		timer_start(r->starts, r->starts_end - now);
 		return;
 	}
-	snprintf(how, sizeof how, "was ready, but %lu sessions of this "
-	    "daemon were still starting %d s later: it was killed", n,
-	    REPLACE_STARTS_MS / 1000);
+	snprintf(how, sizeof how, "was ready, but %lu session%s of this "
+	    "daemon %s still starting %d s later: it was killed", n,
+	    n == 1 ? "" : "s", n == 1 ? "was" : "were", REPLACE_STARTS_MS /
+	    1000);
 	replace_fail(r, 0, how);
 }
 
@@ -525,7 +526,9 @@ replace_poll_cb(uv_poll_t *h, int status, int events)
 		replace_fail(r, err, NULL);
 		return;
 	}
-	replace_fail(r, 0, NULL);
+	/* Its end while this one waited for its starts: not "before ready". */
+	replace_fail(r, 0, r->started != NULL ? "was ready, then went away "
+	    "while this daemon waited for its sessions starting" : NULL);
 }
 
 /* The new daemon was not ready in time: it is killed. */
@@ -536,9 +539,10 @@ replace_timeout(struct request *req)
 
 	(void)req;
 	if (replace_now->started != NULL)
-		snprintf(how, sizeof how, "was ready, but %lu sessions of this "
-		    "daemon were still starting %d s after the replace began: "
-		    "it was killed", replace_starting(), REPLACE_READY_MS / 1000);
+		snprintf(how, sizeof how, "was ready, but sessions of this "
+		    "daemon (%lu) were still starting %d s after the replace "
+		    "began: it was killed", replace_starting(),
+		    REPLACE_READY_MS / 1000);
 	else
 		snprintf(how, sizeof how, "was not ready within %d s: it was "
 		    "killed", REPLACE_READY_MS / 1000);
