@@ -543,7 +543,7 @@ def commands(path, method, params):
         except ValueError:
             why = "not JSON"
         record(run.returncode == 0 and why is None,
-               "dbgctl --json %s answers a %s result" % (words, method),
+               "dbgctl --json %s answers a result of %s" % (words, method),
                "exit %d: %s; stdout %r, stderr %r" % (
                    run.returncode, why, run.stdout[-500:],
                    run.stderr[-500:]))
