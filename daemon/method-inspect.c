@@ -317,17 +317,25 @@ method_inspect_halted_job(struct request *req, const char *verb,
 	return gdb_job_new(req, g, 0, done);
 }
 
+/* Ask gdb cmd of the halted target for verb, answered by done. */
+static enum method_return
+method_inspect_halted_ask(struct request *req, const char *verb,
+    gdb_job_done done, const char *cmd)
+{
+	struct gdb_job *j;
+
+	if ((j = method_inspect_halted_job(req, verb, done)) == NULL)
+		return METHOD_DONE;
+	gdb_job_add(j, "%s", cmd);
+	return method_inspect_run(req, j);
+}
+
 /* where: the current frame of a halted target. */
 static enum method_return
 method_inspect_where_exec(struct request *req)
 {
-	struct gdb_job *j;
-
-	if ((j = method_inspect_halted_job(req, "where",
-	    method_inspect_framed)) == NULL)
-		return METHOD_DONE;
-	gdb_job_add(j, "-stack-info-frame");
-	return method_inspect_run(req, j);
+	return method_inspect_halted_ask(req, "where", method_inspect_framed,
+	    "-stack-info-frame");
 }
 
 /* backtrace's answer: the frames gdb listed, and whether the stack has more. */
@@ -401,13 +409,8 @@ method_inspect_threaded(struct gdb_job *j)
 static enum method_return
 method_inspect_threads_exec(struct request *req)
 {
-	struct gdb_job *j;
-
-	if ((j = method_inspect_halted_job(req, "threads",
-	    method_inspect_threaded)) == NULL)
-		return METHOD_DONE;
-	gdb_job_add(j, "-thread-info");
-	return method_inspect_run(req, j);
+	return method_inspect_halted_ask(req, "threads",
+	    method_inspect_threaded, "-thread-info");
 }
 
 static const struct method_param method_inspect_backtrace_params[] = {
