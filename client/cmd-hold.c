@@ -8,21 +8,6 @@
 
 #include "dbgctl.h"
 
-/* Write "9m left" (or "40s left") for a hold with left_ms to go. */
-void
-cmd_hold_left(long long left_ms, char *buf, size_t len)
-{
-	long long s = (left_ms + 999) / 1000;
-
-	if (s < 60)
-		snprintf(buf, len, "%llds left", s);
-	else if (s < 3600)
-		snprintf(buf, len, "%lldm left", (s + 59) / 60);
-	else
-		snprintf(buf, len, "%lldh%02lldm left", s / 3600,
-		    (s % 3600) / 60);
-}
-
 /* Print who holds: "pid 123 (pytest), uid 0: note", or "its verdict". */
 static void
 cmd_hold_by(json_t *by)
@@ -52,7 +37,7 @@ cmd_hold_status(json_t *s)
 
 	if (h == NULL)
 		return;
-	cmd_hold_left(json_integer_value(json_object_get(h, "left_ms")), left,
+	fmt_hold_left(json_integer_value(json_object_get(h, "left_ms")), left,
 	    sizeof left);
 	printf("hold: held, %s, by ", left);
 	cmd_hold_by(json_object_get(h, "by"));

@@ -269,7 +269,7 @@ cmd_list_hold(struct cmd_list_table *t, struct scan *sc)
 	while (cmd_list_key(sc, &first, key, sizeof key)) {
 		if (strcmp(key, "left_ms") == 0 && cell == NULL &&
 		    scan_int(sc, &ms)) {
-			cmd_hold_left(ms, left, sizeof left);
+			fmt_hold_left(ms, left, sizeof left);
 			if (asprintf(&cell, "held, %s", left) < 0)
 				client_fatal("out of memory");
 		} else

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "fmt.h"
 #include "frame.h"
 
 /* Exit statuses (DESIGN.md §4). */
@@ -269,7 +270,6 @@ void		 cmd_stop_print_session(json_t *);
 void		 cmd_status_fault(json_t *);
 
 /* cmd-hold.c */
-void		 cmd_hold_left(long long, char *, size_t);
 void		 cmd_hold_status(json_t *);
 
 /* cmd-bundle.c */
@@ -368,14 +368,11 @@ void		 cmd_deadline_frames(json_t *frames, size_t max, const char *indent);
 
 void		 fmt_age(json_t *, char *, size_t);
 void		 fmt_age_between(const char *, const char *, char *, size_t);
-int		 fmt_is_control(char);
 void		 fmt_exit(json_t *, char *, size_t);
 void		 fmt_target(json_t *, char *, size_t);
 void		 fmt_stop(json_t *, char *, size_t);
 const char	*fmt_basename(const char *);
 char		*fmt_argv(json_t *);
-size_t		 fmt_cut_len(const char *, size_t);
-void		 fmt_truncate(char *, size_t);
 int		 fmt_terminal_width(int);
 
 #endif

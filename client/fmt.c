@@ -65,36 +65,6 @@ fmt_parse_time(const char *s)
 	    sec);
 }
 
-/*
- * Write a duration in the largest whole unit that fits: 5s, 3m, 2h, 4d.
- * By hand, as times are parsed: a table of thousands of rows has one each.
- */
-static void
-fmt_duration(long long secs, char *buf, size_t len)
-{
-	char	digits[24], *p = digits + sizeof digits - 1;
-	char	unit = 's';
-
-	if (secs < 0)
-		secs = 0;
-	if (secs >= 86400) {
-		secs /= 86400;
-		unit = 'd';
-	} else if (secs >= 3600) {
-		secs /= 3600;
-		unit = 'h';
-	} else if (secs >= 60) {
-		secs /= 60;
-		unit = 'm';
-	}
-	*p = '\0';
-	*--p = unit;
-	do
-		*--p = (char)('0' + secs % 10);
-	while ((secs /= 10) != 0);
-	strlcpy(buf, p, len);
-}
-
 /* Write how long a session ran: from started to ended (NULL: now). */
 void
 fmt_age_between(const char *started, const char *ended, char *buf,
@@ -145,13 +115,6 @@ fmt_exit(json_t *rec, char *buf, size_t len)
 		snprintf(buf, len, "signal %d", n);
 }
 
-/* Tell whether byte ch is a control character, unsafe to print as is. */
-int
-fmt_is_control(char ch)
-{
-	return (unsigned char)ch < 0x20 || ch == 0x7f;
-}
-
 /* Join the strings of an argv array with spaces, control bytes shown as '?'. */
 char *
 fmt_argv(json_t *argv)
@@ -178,24 +141,6 @@ fmt_argv(json_t *argv)
 	}
 	*p = '\0';
 	return out;
-}
-
-/* How many bytes of s fit max without splitting a UTF-8 character. */
-size_t
-fmt_cut_len(const char *s, size_t max)
-{
-	if (strlen(s) <= max)
-		return strlen(s);
-	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
-		max--;
-	return max;
-}
-
-/* Cut s to at most max bytes without splitting a UTF-8 character. */
-void
-fmt_truncate(char *s, size_t max)
-{
-	s[fmt_cut_len(s, max)] = '\0';
 }
 
 /* The width of the terminal on fd, or 0 if fd is not a terminal. */

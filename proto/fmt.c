@@ -1,0 +1,72 @@
+/*
+ * Text for people shared by the client's output and the daemon's list
+ * table: durations, a hold's time left, control bytes, cuts that keep
+ * UTF-8 whole.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "fmt.h"
+
+/*
+ * Write a duration in the largest whole unit that fits: 5s, 3m, 2h, 4d.
+ * By hand, with no printf: a table of thousands of rows has one each.
+ */
+void
+fmt_duration(long long secs, char *buf, size_t len)
+{
+	char	digits[24], *p = digits + sizeof digits - 1;
+	char	unit = 's';
+
+	if (secs < 0)
+		secs = 0;
+	if (secs >= 86400) {
+		secs /= 86400;
+		unit = 'd';
+	} else if (secs >= 3600) {
+		secs /= 3600;
+		unit = 'h';
+	} else if (secs >= 60) {
+		secs /= 60;
+		unit = 'm';
+	}
+	*p = '\0';
+	*--p = unit;
+	do
+		*--p = (char)('0' + secs % 10);
+	while ((secs /= 10) != 0);
+	strlcpy(buf, p, len);
+}
+
+/* Write how long a hold has left, rounded up: "42s left", "9m left". */
+void
+fmt_hold_left(long long left_ms, char *buf, size_t len)
+{
+	long long s = (left_ms + 999) / 1000;
+
+	if (s < 60)
+		snprintf(buf, len, "%llds left", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%lldm left", (s + 59) / 60);
+	else
+		snprintf(buf, len, "%lldh%02lldm left", s / 3600,
+		    (s % 3600) / 60);
+}
+
+/* Tell whether byte ch is a control character, unsafe to print as is. */
+int
+fmt_is_control(char ch)
+{
+	return (unsigned char)ch < 0x20 || ch == 0x7f;
+}
+
+/* How many bytes of s fit max without splitting a UTF-8 character. */
+size_t
+fmt_cut_len(const char *s, size_t max)
+{
+	if (strlen(s) <= max)
+		return strlen(s);
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}

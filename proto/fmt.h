@@ -1,0 +1,20 @@
+/*
+ * Text for people shared by the client's output and the daemon's list
+ * table: durations, a hold's time left, control bytes, cuts that keep
+ * UTF-8 whole.
+ */
+#ifndef DBGCTL_FMT_H
+#define DBGCTL_FMT_H
+
+#include <stddef.h>
+
+/* A duration in its largest whole unit that fits: 5s, 3m, 2h, 4d. */
+void	 fmt_duration(long long secs, char *buf, size_t len);
+/* A hold's time left: "42s left", "9m left", "1h05m left". */
+void	 fmt_hold_left(long long left_ms, char *buf, size_t len);
+/* Whether byte ch is a control character, unsafe to print as is. */
+int	 fmt_is_control(char ch);
+/* How many bytes of s fit max without splitting a UTF-8 character. */
+size_t	 fmt_cut_len(const char *s, size_t max);
+
+#endif
