@@ -187,6 +187,7 @@ static const struct {
 	{ SE_ENDED, cursor_file_ended },
 	{ SE_FREED, launch_freed },
 	{ SE_FREED, status_page_freed },
+	{ SE_FREED, status_table_freed },
 	{ SE_FREED, bundle_freed },
 	{ SE_FREED, cursor_file_freed },
 	{ SE_FREED, replay_freed },

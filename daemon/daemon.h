@@ -511,6 +511,7 @@ bool	 hold_keeps(struct session *);
 bool	 hold_active(const struct session *);
 bool	 hold_by_verdict(const struct session *);
 json_t	*hold_json(const struct session *);
+long long hold_left_ms(const struct session *);
 void	 hold_record(struct sink *, struct session *,
 	    const struct session_event *);
 void	 hold_ended(struct sink *, struct session *,
@@ -708,6 +709,7 @@ struct session {
 	double			 ended_at;
 	bool			 adopted;	/* from a dead daemon's keepers */
 	struct status_row	*row;		/* status-page.c: fixed members' text */
+	struct status_line	*line;		/* status-table.c: fixed cells */
 };
 
 const char		*session_state_name(enum session_state);
@@ -796,6 +798,9 @@ json_t	*status_exit(const struct session *);
 
 /* status-page.c: rows of sessions as JSON text (the rest: status-page.h). */
 void	 status_page_freed(struct sink *, struct session *,
+	    const struct session_event *);
+/* status-table.c: the list's table (the rest: status-page.h). */
+void	 status_table_freed(struct sink *, struct session *,
 	    const struct session_event *);
 
 /*

@@ -233,6 +233,13 @@ hold_active(const struct session *s)
 	return s->hold != NULL;
 }
 
+/* Milliseconds s's hold has left, as list's table shows; -1 unheld. */
+long long
+hold_left_ms(const struct session *s)
+{
+	return s->hold != NULL ? (long long)hold_left(s->hold) : -1;
+}
+
 /* The member "hold": how long it has left, until when, and who holds it. */
 json_t *
 hold_json(const struct session *s)

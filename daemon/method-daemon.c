@@ -35,10 +35,10 @@ method_hello_exec(struct request *req)
 	if (!c->authed && token != NULL && !peer_token(c, token))
 		return peer_refuse(req);
 	/* What a client may use beyond protocol 1 as first published. */
-	res = json_pack("{s:s, s:i, s:i, s:o, s:[s,s], s:{s:b, s:b}, s:b}",
+	res = json_pack("{s:s, s:i, s:i, s:o, s:[s,s,s], s:{s:b, s:b}, s:b}",
 	    "version", DBGCTL_VERSION, "protocol", PROTOCOL_VERSION,
 	    "pid", (int)getpid(), "capabilities", backend_names(),
-	    "features", "list.fields", "launch.wait",
+	    "features", "list.fields", "list.table", "launch.wait",
 	    "authentication", "token", tcp, "authenticated", c->authed,
 	    "activated", dmn.activated);
 	/* How sessions are contained is the owner's business only. */

@@ -176,6 +176,42 @@ static const struct method method_launch = {
 };
 
 /*
+ * list with table: the page's lines as dbgctl list prints them, the
+ * header first on the first page, columns sized over every session.
+ */
+static enum method_return
+method_list_table(struct request *req, long offset)
+{
+	struct session		*s, *next;
+	struct status_table	 tab;
+	long			 i = 0;
+	size_t			 len;
+	char			*text;
+
+	status_table_init(&tab, (size_t)request_int(req, "width", 0),
+	    (size_t)request_int(req, "limit", LIST_LIMIT));
+	TAILQ_FOREACH(s, &dmn.sessions, entry) {
+		/* The next row's pointers, and the one after's fields. */
+		if ((next = TAILQ_NEXT(s, entry)) != NULL) {
+			status_table_ahead(next);
+			status_page_ahead(TAILQ_NEXT(next, entry));
+		}
+		status_table_measure(&tab, s);
+	}
+	if (offset == 0)
+		status_table_header(&tab);
+	TAILQ_FOREACH(s, &dmn.sessions, entry) {
+		if (i++ < offset || tab.full)
+			continue;
+		(void)status_table_add(&tab, s);
+	}
+	text = status_table_done(&tab, &len);
+	return request_done_head(req, text, len, json_pack("{s:I, s:o}",
+	    "total", (json_int_t)i, "next_offset", tab.full ?
+	    json_integer(offset + (long)tab.n) : json_null()));
+}
+
+/*
  * list: a page of the sessions the table holds, in id order, from offset:
  * at most limit rows and as many as fit the reply, each with every member
  * or with id and the members fields names; next_offset is where the next
@@ -193,6 +229,8 @@ method_list_exec(struct request *req)
 	size_t			 len;
 	char			*text;
 
+	if (request_bool(req, "table"))
+		return method_list_table(req, offset);
 	if (json_array_size(fields) > LIST_FIELDS_MAX)
 		return request_error(req, RPC_INVALID_PARAMS, "\"fields\" names "
 		    "at most %d members", LIST_FIELDS_MAX);
@@ -219,6 +257,8 @@ static const struct method_param method_list_params[] = {
 	{ "offset", PT_INT, false, 0, INT32_MAX },
 	{ "limit", PT_INT, false, 1, LIST_LIMIT_MAX },
 	{ "fields", PT_STRINGS, false, 0, 0 },
+	{ "table", PT_BOOL, false, 0, 0 },
+	{ "width", PT_INT, false, 0, 65535 },
 	{ NULL, 0, false, 0, 0 }
 };
 

@@ -22,6 +22,8 @@ struct status_field {
 extern const struct status_field status_fields[];
 extern const size_t status_nfields;
 json_t	*status_row_argv(json_t *argv, bool *cut);
+pid_t		 status_main_pid(const struct session *);
+const char	*status_faulted_what(const struct session *);
 
 /* status-page.c: rows of sessions written as JSON text, as many as fit a reply. */
 /* The most rows a list page may have. */
@@ -48,5 +50,25 @@ bool	 status_page_add(struct status_page *, struct session *);
 void	 status_page_ahead(const struct session *);
 void	 status_page_ahead_more(const struct session *);
 char	*status_page_done(struct status_page *, size_t *len);
+
+/* status-table.c: the list as the table dbgctl list prints. */
+#define STATUS_TABLE_COLUMNS 8
+struct status_table {
+	struct jtext	 text;		/* {"table":"the lines, escaped */
+	struct jtext	 cmd;		/* a line's command, being joined */
+	size_t		 width[STATUS_TABLE_COLUMNS - 1];
+	size_t		 cols;		/* the terminal's; 0: lines not cut */
+	size_t		 n;
+	size_t		 max_rows;
+	bool		 full;		/* a line was left out */
+	time_t		 now;
+};
+void	 status_table_init(struct status_table *, size_t cols,
+	    size_t max_rows);
+void	 status_table_measure(struct status_table *, struct session *);
+void	 status_table_header(struct status_table *);
+bool	 status_table_add(struct status_table *, struct session *);
+void	 status_table_ahead(const struct session *);
+char	*status_table_done(struct status_table *, size_t *len);
 
 #endif

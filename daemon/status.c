@@ -179,7 +179,7 @@ status_name(const struct session *s)
 }
 
 /* The main process's pid, 0 before it has one. */
-static pid_t
+pid_t
 status_main_pid(const struct session *s)
 {
 	struct proc *main = s->procs[0].proc;
@@ -368,11 +368,11 @@ status_faults(const struct session *s)
 }
 
 /*
- * The member "faulted": what the target is stopped at while it is stopped
- * at its fault (the record's signal or fault break), for list's TARGET.
+ * What the target is stopped at while it is stopped at its fault (the
+ * record's signal or fault break), for list's TARGET; NULL otherwise.
  */
-static json_t *
-status_faulted(const struct session *s)
+const char *
+status_faulted_what(const struct session *s)
 {
 	const char *what;
 
@@ -381,7 +381,16 @@ status_faulted(const struct session *s)
 	what = json_string_value(json_object_get(s->fault, "signal"));
 	if (what == NULL)
 		what = json_string_value(json_object_get(s->fault, "location"));
-	return json_string(what != NULL ? what : "?");
+	return what != NULL ? what : "?";
+}
+
+/* The member "faulted": status_faulted_what's answer. */
+static json_t *
+status_faulted(const struct session *s)
+{
+	const char *what = status_faulted_what(s);
+
+	return what != NULL ? json_string(what) : NULL;
 }
 
 /*

@@ -1,7 +1,6 @@
 /*
  * Text for people shared by the client's output and the daemon's list
- * table: durations, a hold's time left, control bytes, cuts that keep
- * UTF-8 whole.
+ * table: durations, a hold's time left, control bytes.
  */
 #include <stdio.h>
 #include <string.h>
@@ -51,22 +50,4 @@ fmt_hold_left(long long left_ms, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%lldh%02lldm left", s / 3600,
 		    (s % 3600) / 60);
-}
-
-/* Tell whether byte ch is a control character, unsafe to print as is. */
-int
-fmt_is_control(char ch)
-{
-	return (unsigned char)ch < 0x20 || ch == 0x7f;
-}
-
-/* How many bytes of s fit max without splitting a UTF-8 character. */
-size_t
-fmt_cut_len(const char *s, size_t max)
-{
-	if (strlen(s) <= max)
-		return strlen(s);
-	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
-		max--;
-	return max;
 }

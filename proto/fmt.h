@@ -1,7 +1,6 @@
 /*
  * Text for people shared by the client's output and the daemon's list
- * table: durations, a hold's time left, control bytes, cuts that keep
- * UTF-8 whole.
+ * table: durations, a hold's time left, control bytes.
  */
 #ifndef DBGCTL_FMT_H
 #define DBGCTL_FMT_H
@@ -12,9 +11,15 @@
 void	 fmt_duration(long long secs, char *buf, size_t len);
 /* A hold's time left: "42s left", "9m left", "1h05m left". */
 void	 fmt_hold_left(long long left_ms, char *buf, size_t len);
-/* Whether byte ch is a control character, unsafe to print as is. */
-int	 fmt_is_control(char ch);
-/* How many bytes of s fit max without splitting a UTF-8 character. */
-size_t	 fmt_cut_len(const char *s, size_t max);
+
+/*
+ * Whether byte ch is a control character, unsafe to print as is. Inline:
+ * the list's table asks it of every byte.
+ */
+static inline int
+fmt_is_control(char ch)
+{
+	return (unsigned char)ch < 0x20 || ch == 0x7f;
+}
 
 #endif

@@ -438,3 +438,136 @@ Test(list_table, every_page_cut_by_its_bytes_is_printed)
 	free(params);
 	free(ids);
 }
+
+/* The table's text of a list page, asked for over c (malloc'd). */
+static char *
+table_page(struct h_conn *c, const char *params)
+{
+	json_t	*r = h_conn_call(c, "list", params, H_RUN_BOUND);
+	char	*text;
+
+	cr_assert_not_null(h_jstr(r, "result.table"), "list %s: no table: %s",
+	    params, h_shown(json_dumps(r, 0), 2000, 600));
+	text = strdup(h_jstr(r, "result.table"));
+	json_decref(r);
+	return text;
+}
+
+/* Whether the n bytes at s are whole UTF-8 characters. */
+static bool
+table_utf8_whole(const char *s, size_t n)
+{
+	size_t i = 0, k;
+
+	while (i < n) {
+		k = (unsigned char)s[i] < 0x80 ? 1 : (unsigned char)s[i] < 0xe0 ?
+		    2 : (unsigned char)s[i] < 0xf0 ? 3 : 4;
+		if (i + k > n)
+			return false;
+		i += k;
+	}
+	return true;
+}
+
+/*
+ * Assert cut, the table asked for with width, is whole's lines cut to
+ * width bytes, or one less where width would split a character.
+ */
+static void
+table_expect_cut(const char *cut, const char *whole, size_t width)
+{
+	const char	*line, *next, *wline = whole;
+	size_t		 len, wlen;
+
+	for (line = cut; *line != '\0'; line = next) {
+		next = strchr(line, '\n') + 1;
+		len = (size_t)(next - 1 - line);
+		wlen = (size_t)(strchr(wline, '\n') - wline);
+		cr_assert(len <= wlen && strncmp(line, wline, len) == 0, "cut "
+		    "line \"%.*s\" does not start \"%.*s\"", (int)len, line,
+		    (int)wlen, wline);
+		cr_assert(len == wlen || len == width || (len == width - 1 &&
+		    ((unsigned char)wline[width] & 0xc0) == 0x80), "line "
+		    "of %zu bytes (whole %zu) for a width of %zu: %.*s", len,
+		    wlen, width, (int)len, line);
+		cr_assert(table_utf8_whole(line, len), "a character split at "
+		    "a width of %zu: %.*s", width, (int)len, line);
+		wline += wlen + 1;
+	}
+	cr_assert_eq(*wline, '\0', "the cut table has fewer lines");
+}
+
+/*
+ * The table the daemon writes (list's table): pages of one line each make
+ * the whole table, the header only on the first; with width 110 or 111
+ * every line is the start of its whole line, that many bytes or one less
+ * where that would split a character (a command of two-byte characters
+ * meets both cases); and dbgctl list on a terminal of 110 columns prints
+ * exactly the lines cut to 110.
+ */
+Test(list_table, lines_are_cut_to_the_terminal_and_pages_line_up)
+{
+	struct h_conn	 c;
+	struct h_pty	 p;
+	long		 id[3];
+	char		*whole, *cut, *page, *line, *next, params[128];
+	struct h_bytes	 pages = { calloc(1, 1), 0 };
+	size_t		 i, len;
+
+	h_daemon_fg();
+	cr_assert_eq(h_conn_open(&c, H->sock), 0, "connect");
+	table_launch(&c, "{\"kind\":\"exec\",\"name\":\"wide-name-longer-than-its-header\",\"argv\":[\"sh\","
+	    "\"-c\",\"sleep 100\",\"x\",\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3"
+	    "\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3"
+	    "\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3"
+	    "\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3"
+	    "\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\"]}",
+	    &id[0], 1);
+	table_launch(&c, "{\"kind\":\"exec\",\"argv\":[\"sh\",\"-c\","
+	    "\"sleep 100\",\"y\",\"a\\\"b\\\\c\"]}", &id[1], 1);
+	table_launch(&c, "{\"kind\":\"exec\",\"argv\":[\"sh\",\"-c\","
+	    "\"sleep 100\"]}", &id[2], 1);
+	for (i = 0; i < 3; i++)
+		cr_assert_gt(id[i], 0, "launch %zu failed", i);
+	whole = table_page(&c, "{\"table\":true}");
+	cr_assert(strncmp(whole, "ID  ", 4) == 0, "the header first: %s",
+	    whole);
+	cr_assert_not_null(strstr(whole, "sh -c sleep 100 y a\"b\\c\n"),
+	    "a command's quote and backslash as they are: %s", whole);
+	for (i = 0; i < 3; i++) {
+		snprintf(params, sizeof params, "{\"table\":true,\"limit\":1,"
+		    "\"offset\":%zu}", i);
+		page = table_page(&c, params);
+		cr_assert(i == 0 || strstr(page, "ID ") == NULL, "page %zu has "
+		    "the header: %s", i, page);
+		h_bytes_add(&pages, page, strlen(page));
+		free(page);
+	}
+	cr_assert_str_eq(pages.p, whole, "pages of one line each, one after "
+	    "another, are not the whole table");
+	cut = table_page(&c, "{\"table\":true,\"width\":111}");
+	table_expect_cut(cut, whole, 111);
+	free(cut);
+	cut = table_page(&c, "{\"table\":true,\"width\":110}");
+	table_expect_cut(cut, whole, 110);
+	h_conn_close(&c);
+	line = strstr(cut, "wide-name-");
+	cr_assert(line != NULL && strstr(line, "x \xc3\xa9") != NULL &&
+	    strstr(line, "\xc3\xa9\n") != NULL, "test setup: wide's line is "
+	    "not cut among its two-byte characters: %s", cut);
+	/* The client asks for its terminal's width and prints the lines. */
+	h_pty_open(&p, 30, 110);
+	h_pty_spawn(&p, H_ARGS("list"));
+	h_pty_expect_exit(&p, 0, H_WAIT_BOUND, "list on a pty");
+	for (line = cut; *line != '\0'; line = next) {
+		next = strchr(line, '\n') + 1;
+		len = (size_t)(next - 1 - line);
+		cr_assert(memmem(p.seen.p, p.seen.len, line, len) != NULL,
+		    "the terminal does not show \"%.*s\": %s", (int)len, line,
+		    h_pty_screen(&p));
+	}
+	h_pty_close(&p);
+	free(pages.p);
+	free(whole);
+	free(cut);
+}
