@@ -9,6 +9,7 @@
 
 #include "b64.h"
 #include "daemon.h"
+#include "fmt.h"
 #include "jtext.h"
 #include "scan.h"
 
@@ -53,16 +54,10 @@ jtext_key(struct jtext *t, const char *key)
 void
 jtext_int(struct jtext *t, long long v)
 {
-	unsigned long long	u = v < 0 ? 0ULL - (unsigned long long)v :
-				    (unsigned long long)v;
-	char			buf[24], *p = buf + sizeof buf;
+	char		 buf[24];
+	const char	*p = fmt_int(v, buf);
 
-	do
-		*--p = (char)('0' + u % 10);
-	while ((u /= 10) != 0);
-	if (v < 0)
-		*--p = '-';
-	jtext_raw(t, p, (size_t)(buf + sizeof buf - p));
+	jtext_raw(t, p, (size_t)(buf + 23 - p));
 }
 
 /* Whether len bytes are UTF-8 (NUL bytes included, as jansson takes them). */

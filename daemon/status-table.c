@@ -52,26 +52,6 @@ status_table_set(struct status_table_cell *c, const char *pre, size_t prelen,
 }
 
 /*
- * Write a number's digits at the end of buf (24 bytes); the text. By
- * hand: a table of thousands of rows has two each.
- */
-static const char *
-status_table_number(char *buf, long long v)
-{
-	unsigned long long	 u = v < 0 ? 0ULL - (unsigned long long)v :
-				    (unsigned long long)v;
-	char			*p = buf + 23;
-
-	*p = '\0';
-	do
-		*--p = (char)('0' + u % 10);
-	while ((u /= 10) != 0);
-	if (v < 0)
-		*--p = '-';
-	return p;
-}
-
-/*
  * The AGE cell's text: how long s ran, from its start to its end or to
  * now, in whole seconds as a person counts them.
  */
@@ -155,7 +135,7 @@ status_table_fixed(struct status_table *tab, struct session *s)
 	if (s->line != NULL)
 		return s->line;
 	status_table_command(tab, s);
-	cell[STATUS_LINE_ID] = status_table_number(id, (long long)s->id);
+	cell[STATUS_LINE_ID] = fmt_int((long long)s->id, id);
 	cell[STATUS_LINE_NAME] = s->l.name != NULL ? s->l.name : "-";
 	cell[STATUS_LINE_KIND] = s->backend->name;
 	cell[STATUS_LINE_CMD] = tab->cmd.p;
@@ -239,7 +219,7 @@ status_table_cells(struct status_table *tab, struct session *s,
 		status_table_set(&r->c[4], "", 0, state != NULL ? state : "-");
 	}
 	status_table_set(&r->c[5], "", 0, pid != 0 ?
-	    status_table_number(r->pid, pid) : "-");
+	    fmt_int(pid, r->pid) : "-");
 	status_table_set(&r->c[6], "", 0, status_table_age(tab, s, r->age,
 	    sizeof r->age));
 	return line;

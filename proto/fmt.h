@@ -1,12 +1,14 @@
 /*
  * Text for people shared by the client's output and the daemon's list
- * table: durations, a hold's time left, control bytes.
+ * table: numbers, durations, a hold's time left, control bytes.
  */
 #ifndef DBGCTL_FMT_H
 #define DBGCTL_FMT_H
 
 #include <stddef.h>
 
+/* n in decimal at the end of buf (24 bytes); the text. */
+const char *fmt_int(long long n, char *buf);
 /* A duration in its largest whole unit that fits: 5s, 3m, 2h, 4d. */
 void	 fmt_duration(long long secs, char *buf, size_t len);
 /* A hold's time left: "42s left", "9m left", "1h05m left". */

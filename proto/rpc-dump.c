@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "frame.h"
+#include "fmt.h"
 #include "rpc.h"
 
 /* A growing output buffer for rpc_dump, capped at FRAME_MAX content bytes. */
@@ -60,23 +61,6 @@ rpc_dump(const json_t *msg, size_t *len)
 	return b.p;
 }
 
-/* n in decimal, written into buf (24 bytes) without printf's machinery. */
-static const char *
-rpc_dump_int(json_int_t n, char *buf)
-{
-	unsigned long long	u = n < 0 ? 0ULL - (unsigned long long)n :
-				    (unsigned long long)n;
-	char			*p = buf + 23;
-
-	*p = '\0';
-	do
-		*--p = (char)('0' + u % 10);
-	while ((u /= 10) != 0);
-	if (n < 0)
-		*--p = '-';
-	return p;
-}
-
 /*
  * Start a result reply line in b: the envelope, then the id as id_text
  * spells it or as id dumps; -1 if it fails.
@@ -91,7 +75,7 @@ rpc_dump_head(struct rpc_buf *b, const json_t *id, const char *id_text)
 	if (rpc_dump_cb(head, sizeof head - 1, b) != 0)
 		return -1;
 	if (id_text == NULL && json_is_integer(id))
-		id_text = rpc_dump_int(json_integer_value(id), num);
+		id_text = fmt_int(json_integer_value(id), num);
 	if (id_text != NULL ? rpc_dump_cb(id_text, strlen(id_text), b) :
 	    json_dump_callback(id != NULL ? id : json_null(), rpc_dump_cb, b,
 	    JSON_COMPACT | JSON_ENCODE_ANY))
