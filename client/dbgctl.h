@@ -366,8 +366,6 @@ void		 cmd_exec_print(const char *cmd, json_t *result);
 void		 cmd_deadline_status(json_t *session);
 void		 cmd_deadline_frames(json_t *frames, size_t max, const char *indent);
 
-void		 fmt_age(json_t *, char *, size_t);
-void		 fmt_age_between(const char *, const char *, char *, size_t);
 void		 fmt_exit(json_t *, char *, size_t);
 void		 fmt_target(json_t *, char *, size_t);
 void		 fmt_stop(json_t *, char *, size_t);

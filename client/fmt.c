@@ -1,4 +1,4 @@
-/* Formatting session fields for people: ages, exit statuses, command lines, target records. */
+/* Formatting session fields for people: exit statuses, command lines, target records. */
 #include <sys/ioctl.h>
 
 #include <stdarg.h>
@@ -10,85 +10,6 @@
 
 #include "dbgctl.h"
 #include "signame.h"
-
-/* The n digits at s as a number; -1 if any is not a digit. */
-static long
-fmt_digits(const char *s, int n)
-{
-	long	v = 0;
-	int	i;
-
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	return v;
-}
-
-/* Days from 1970-01-01 to the civil date y-m-d (proleptic Gregorian). */
-static long long
-fmt_days(long y, long m, long d)
-{
-	long long	era, yoe, doy;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
-}
-
-/*
- * Parse a UTC time such as "2026-11-30T04:32:33.123Z" (as the daemon
- * writes them) by hand: a table of thousands of rows has one or two each,
- * and strptime and timegm cost more than all the rest of a row.
- */
-static time_t
-fmt_parse_time(const char *s)
-{
-	long	y, mo, d, h, mi, sec;
-
-	if (s == NULL || strnlen(s, 19) < 19 || s[4] != '-' || s[7] != '-' ||
-	    s[10] != 'T' || s[13] != ':' || s[16] != ':')
-		return -1;
-	y = fmt_digits(s, 4);
-	mo = fmt_digits(s + 5, 2);
-	d = fmt_digits(s + 8, 2);
-	h = fmt_digits(s + 11, 2);
-	mi = fmt_digits(s + 14, 2);
-	sec = fmt_digits(s + 17, 2);
-	if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 ||
-	    h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 60)
-		return -1;
-	return (time_t)(fmt_days(y, mo, d) * 86400 + h * 3600 + mi * 60 +
-	    sec);
-}
-
-/* Write how long a session ran: from started to ended (NULL: now). */
-void
-fmt_age_between(const char *started, const char *ended, char *buf,
-    size_t len)
-{
-	time_t	start, end;
-
-	if ((start = fmt_parse_time(started)) == -1) {
-		strlcpy(buf, "-", len);
-		return;
-	}
-	if ((end = fmt_parse_time(ended)) == -1)
-		end = time(NULL);
-	fmt_duration((long long)(end - start), buf, len);
-}
-
-/* Write how long a session ran: from started_at to ended_at, or to now. */
-void
-fmt_age(json_t *session, char *buf, size_t len)
-{
-	fmt_age_between(json_string_value(json_object_get(session,
-	    "started_at")), json_string_value(json_object_get(session,
-	    "ended_at")), buf, len);
-}
 
 /* Write an exit record: "code 0" or "signal 15 (TERM)"; "-" if none. */
 void
