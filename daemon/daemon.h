@@ -149,23 +149,24 @@ struct output_time;
 /* Embedded in a session, so declared here; its fields are output*.c's own. */
 struct output {
 	struct ring		 ring;
-	int			 log_fd;
 	char			*log_path;
 	uint64_t		 nl;		/* line feeds so far */
-	char			 last;		/* the last byte, or 0 */
 	struct output_mark	*marks;		/* at each OUTPUT_MARK_BYTES */
 	size_t			 nmarks;
 	struct output_gap	*gaps;		/* not in the log file, by offset */
 	size_t			 ngaps;
 	uint64_t		 missing;	/* bytes in the gaps */
 	char			*log_error;	/* why the log first failed */
-	bool			 failing;	/* the last write failed */
 	uint64_t		 max;		/* bytes its log may have, or 0 */
-	int			 times_fd;	/* output-times.c: arrival times */
 	struct output_time	*tbuf;		/* not yet written, or NULL */
 	size_t			 ntbuf;
 	uint64_t		 ntimes;	/* records in the times file */
 	struct output_cache	*cache;		/* output-cache.c's, or NULL */
+	/* The small members last, together: ten outputs a session. */
+	int			 log_fd;
+	int			 times_fd;	/* output-times.c: arrival times */
+	char			 last;		/* the last byte, or 0 */
+	bool			 failing;	/* the last write failed */
 	bool			 ended;		/* no byte follows what it has */
 	bool			 nosplice;	/* its file system refused splice */
 };
