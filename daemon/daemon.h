@@ -673,13 +673,17 @@ struct session {
 	struct session_proc	 procs[SESSION_MAXPROCS]; /* [0]: main */
 	size_t			 nprocs;
 	struct output		 output;	/* the console stream */
-	struct output		 target_out;	/* session-stream.c: the others */
-	struct output		 target_in;
-	struct output		 server_out;
-	struct output		 semihost_out;
+	/*
+	 * session-stream.c's other streams, each made when it is opened:
+	 * most sessions have one or two of the nine.
+	 */
+	struct output		*target_out;
+	struct output		*target_in;
+	struct output		*server_out;
+	struct output		*semihost_out;
 	struct semihost		*semihost;	/* semihost.c, or NULL */
-	struct output		 watch_out;	/* watch.c's samples */
-	struct output		 rtt_out[RTT_UP_MAX];	/* rtt.c's up-channels */
+	struct output		*watch_out;	/* watch.c's samples */
+	struct output		*rtt_out[RTT_UP_MAX];	/* rtt.c's up-channels */
 	uint64_t		 launched_by;	/* the launching conn's serial */
 	struct method_expect_cursor *cursors;	/* named ones (method-expect.c) */
 	size_t			 ncursors;

@@ -293,7 +293,7 @@ method_pipe_from(struct request *req, struct transport *t)
 	request_error(req, RPC_INVALID_PARAMS, "the target stream of session "
 	    "%lu cannot be piped from offset %llu: it has %llu bytes, and "
 	    "its reader is at %llu", req->session->id, (unsigned long long)from,
-	    (unsigned long long)output_size(&req->session->target_out),
+	    (unsigned long long)output_size(req->session->target_out),
 	    (unsigned long long)transport_offset(t));
 	return -1;
 }
@@ -329,7 +329,7 @@ method_pipe_exec(struct request *req)
 	 */
 	request_done(req, json_pack("{s:b, s:I, s:I}", "raw", 1, "offset",
 	    (json_int_t)transport_offset(t), "in_offset", (json_int_t)
-	    output_size(&s->target_in)));
+	    output_size(s->target_in)));
 	pipe_start(c, s);
 	return METHOD_DONE;
 }

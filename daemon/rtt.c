@@ -133,7 +133,7 @@ static const char *const rtt_streams[RTT_UP_MAX] = {
 static void
 rtt_up(struct rtt *rt, unsigned i)
 {
-	struct output		*o = &rt->s->rtt_out[i];
+	struct output		*o = rt->s->rtt_out[i];
 	struct session_event	 ev = { .kind = SE_STREAM,
 				    .stream = rtt_streams[i] };
 	struct rtt_desc		 d;
@@ -142,7 +142,8 @@ rtt_up(struct rtt *rt, unsigned i)
 	uint64_t		 missing;
 	uint32_t		 n, rd;
 
-	if (!rtt_desc(rt, i, &d) || d.wr == d.rd)
+	/* A channel whose stream a failed start never opened. */
+	if (o == NULL || !rtt_desc(rt, i, &d) || d.wr == d.rd)
 		return;
 	if (output_error(o, &missing) != NULL) {
 		rt->stalls++;

@@ -76,11 +76,11 @@ semihost_eof(struct semihost *sh)
 {
 	struct session *s = sh->s;
 
-	if (s == NULL || output_ended(&s->semihost_out))
+	if (s == NULL || output_ended(s->semihost_out))
 		return;
-	output_end(&s->semihost_out);
+	output_end(s->semihost_out);
 	session_fire(s, &(struct session_event){ .kind = SE_STREAM,
-	    .stream = "semihost", .offset = output_size(&s->semihost_out) });
+	    .stream = "semihost", .offset = output_size(s->semihost_out) });
 }
 
 /* Bytes of the console: into the transcript, then to the readers. */
@@ -92,8 +92,8 @@ semihost_add(struct semihost *sh, const char *data, size_t len)
 				    .stream = "semihost", .data = data,
 				    .len = len };
 
-	ev.offset = output_size(&s->semihost_out);
-	output_add(&s->semihost_out, data, len);
+	ev.offset = output_size(s->semihost_out);
+	output_add(s->semihost_out, data, len);
 	session_fire(s, &ev);
 }
 
@@ -116,7 +116,7 @@ semihost_pump_cb(void *arg, const char *data, size_t len, uint64_t at)
 		    .offset = at });
 		return;
 	}
-	if (sh->open && !sh->reading && !output_ended(&sh->s->semihost_out)) {
+	if (sh->open && !sh->reading && !output_ended(sh->s->semihost_out)) {
 		uv_read_start((uv_stream_t *)&sh->pipe, loop_alloc_cb,
 		    semihost_read_cb);
 		sh->reading = true;
@@ -134,7 +134,7 @@ semihost_pump(struct session *s, int fd)
 
 	if (sh == NULL || sh->pump != NULL || !sh->open)
 		log_fatal("session %lu: a semihosting pump", s->id);
-	sh->pump = pump_open(fd, &s->semihost_out, semihost_pump_cb, sh);
+	sh->pump = pump_open(fd, s->semihost_out, semihost_pump_cb, sh);
 	uv_read_stop((uv_stream_t *)&sh->pipe);
 	sh->reading = false;
 }

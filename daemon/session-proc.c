@@ -93,7 +93,7 @@ session_proc_check_done(struct session_proc *sp)
 	if (sp == &sp->s->procs[0] || !session_proc_done(sp))
 		return;
 	if (strcmp(sp->role, "server") == 0)
-		output_end(&sp->s->server_out);
+		output_end(sp->s->server_out);
 	session_fire(sp->s, &(struct session_event){ .kind = SE_SERVER_END });
 }
 
@@ -119,7 +119,7 @@ session_proc_output(struct session_proc *sp, const char *data, size_t len,
 	}
 	/* A server's pty is a stream of its own too. */
 	if (strcmp(sp->role, "server") == 0 && (!spliced || !sp->server_pumped))
-		output_add(&s->server_out, data, len);
+		output_add(s->server_out, data, len);
 	session_fire(s, &out);
 }
 

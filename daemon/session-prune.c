@@ -23,8 +23,8 @@ session_prune_able(const struct session *s)
 	if (!session_ended(s) || s->refs > 1)
 		return false;
 	return s->transport == NULL || transport_drained(s->transport) ||
-	    output_unkept(&s->target_out, transport_offset(s->transport)) ==
-	    output_size(&s->target_out);
+	    output_unkept(s->target_out, transport_offset(s->transport)) ==
+	    output_size(s->target_out);
 }
 
 /* Order ended sessions by id, as the table has them. */

@@ -81,7 +81,7 @@ session_pump_read(struct session_proc *sp, int console, int server)
 	console_pump(sp->console, console, &sp->s->output, CONSOLE_SPLICED);
 	if (server == -1)
 		return;
-	console_pump(sp->console, server, &sp->s->server_out,
+	console_pump(sp->console, server, sp->s->server_out,
 	    CONSOLE_SPLICED_ALSO);
 	sp->server_pumped = true;
 }

@@ -13,50 +13,65 @@
 #include "session.h"
 
 /*
- * The streams: where each is in a session, its log (after sessions/ID),
- * its ring, and whether a subscriber may have its output as
+ * The streams: where each is in a session (the console's output itself,
+ * the others' pointer to theirs, made when opened), its log (after
+ * sessions/ID), its ring, and whether a subscriber may have its output as
  * session.output (the target's goes to one reader, tap.c).
  */
 static const struct {
 	const char	*name;
 	size_t		 at;
+	bool		 made;		/* at holds a pointer, NULL until opened */
 	const char	*suffix;
 	size_t		 ring;
 	bool		 subscribe;
 } session_stream_table[] = {
-	{ "console", offsetof(struct session, output), ".log",
+	{ "console", offsetof(struct session, output), false, ".log",
 	    OUTPUT_RING_SIZE, true },
-	{ "target", offsetof(struct session, target_out), ".target.log",
-	    TRANSPORT_MAX, false },
-	{ "target-in", offsetof(struct session, target_in), ".target-in.log",
-	    OUTPUT_RING_SIZE, false },
-	{ "server", offsetof(struct session, server_out), ".server.log",
-	    OUTPUT_RING_SIZE, false },
-	{ "semihost", offsetof(struct session, semihost_out), ".semihost.log",
-	    OUTPUT_RING_SIZE, true },
-	{ "watch", offsetof(struct session, watch_out), ".watch.log",
+	{ "target", offsetof(struct session, target_out), true,
+	    ".target.log", TRANSPORT_MAX, false },
+	{ "target-in", offsetof(struct session, target_in), true,
+	    ".target-in.log", OUTPUT_RING_SIZE, false },
+	{ "server", offsetof(struct session, server_out), true,
+	    ".server.log", OUTPUT_RING_SIZE, false },
+	{ "semihost", offsetof(struct session, semihost_out), true,
+	    ".semihost.log", OUTPUT_RING_SIZE, true },
+	{ "watch", offsetof(struct session, watch_out), true, ".watch.log",
 	    OUTPUT_RING_SIZE, true },
 	/* RTT's up-channels (rtt.c), opened when RTT starts. */
-	{ "rtt0", offsetof(struct session, rtt_out[0]), ".rtt0.log",
+	{ "rtt0", offsetof(struct session, rtt_out[0]), true, ".rtt0.log",
 	    OUTPUT_RING_SIZE, true },
-	{ "rtt1", offsetof(struct session, rtt_out[1]), ".rtt1.log",
+	{ "rtt1", offsetof(struct session, rtt_out[1]), true, ".rtt1.log",
 	    OUTPUT_RING_SIZE, true },
-	{ "rtt2", offsetof(struct session, rtt_out[2]), ".rtt2.log",
+	{ "rtt2", offsetof(struct session, rtt_out[2]), true, ".rtt2.log",
 	    OUTPUT_RING_SIZE, true },
-	{ "rtt3", offsetof(struct session, rtt_out[3]), ".rtt3.log",
+	{ "rtt3", offsetof(struct session, rtt_out[3]), true, ".rtt3.log",
 	    OUTPUT_RING_SIZE, true },
 };
 
 #define SESSION_STREAMS \
 	(sizeof session_stream_table / sizeof session_stream_table[0])
 
-/* The output that stream number i of s is, opened or not. */
+/* Where stream number i of s keeps its output's pointer (a made one's). */
+static struct output **
+session_stream_slot(struct session *s, size_t i)
+{
+	if (i >= SESSION_STREAMS || !session_stream_table[i].made)
+		log_fatal("stream %zu has no pointer", i);
+	return (struct output **)(void *)((char *)s +
+	    session_stream_table[i].at);
+}
+
+/* The output that stream number i of s is, or NULL if it was never opened. */
 static struct output *
 session_stream_at(struct session *s, size_t i)
 {
 	if (i >= SESSION_STREAMS)
 		log_fatal("stream %zu", i);
-	return (struct output *)((char *)s + session_stream_table[i].at);
+	if (session_stream_table[i].made)
+		return *session_stream_slot(s, i);
+	return (struct output *)(void *)((char *)s +
+	    session_stream_table[i].at);
 }
 
 /* The number of the stream called name, or -1. */
@@ -116,14 +131,15 @@ session_stream_subscribables(char *buf, size_t len)
 	}
 }
 
-/* Make every stream's output empty, so freeing one never opened is safe. */
+/* Make the console's output empty; the others are made when opened. */
 void
 session_stream_init(struct session *s)
 {
 	size_t i;
 
 	for (i = 0; i < SESSION_STREAMS; i++)
-		output_init(session_stream_at(s, i));
+		if (!session_stream_table[i].made)
+			output_init(session_stream_at(s, i));
 }
 
 /* Open the stream called name: its log file and ring; -1 with err. */
@@ -138,6 +154,10 @@ session_stream_open(struct session *s, const char *name, char *err,
 		log_fatal("no stream %s", name);
 	snprintf(path, sizeof path, "%s/sessions/%lu%s", dmn.state_dir, s->id,
 	    session_stream_table[i].suffix);
+	if (session_stream_table[i].made && *session_stream_slot(s, i) == NULL) {
+		*session_stream_slot(s, i) = xmalloc(sizeof (struct output));
+		output_init(*session_stream_slot(s, i));
+	}
 	/* The console's log is not capped, as it never was. */
 	if (i > 0)
 		session_stream_at(s, i)->max = dmn.transcript_max;
@@ -163,7 +183,7 @@ session_stream(struct session *s, const char *name)
 	if (i == -1)
 		return NULL;
 	o = session_stream_at(s, i);
-	return output_path(o) != NULL ? o : NULL;
+	return o != NULL && output_path(o) != NULL ? o : NULL;
 }
 
 /*
@@ -259,8 +279,9 @@ session_stream_end(struct session *s)
 	size_t i;
 
 	for (i = 0; i < SESSION_STREAMS; i++)
-		if (strcmp(session_stream_table[i].name, "target") != 0 ||
-		    s->transport == NULL || transport_at_eof(s->transport))
+		if (session_stream_at(s, i) != NULL && (strcmp(
+		    session_stream_table[i].name, "target") != 0 ||
+		    s->transport == NULL || transport_at_eof(s->transport)))
 			output_close(session_stream_at(s, i));
 }
 
@@ -268,10 +289,18 @@ session_stream_end(struct session *s)
 void
 session_stream_free(struct session *s)
 {
-	size_t i;
+	struct output	*o;
+	size_t		 i;
 
-	for (i = 0; i < SESSION_STREAMS; i++)
-		output_free(session_stream_at(s, i));
+	for (i = 0; i < SESSION_STREAMS; i++) {
+		if ((o = session_stream_at(s, i)) == NULL)
+			continue;
+		output_free(o);
+		if (session_stream_table[i].made) {
+			free(o);
+			*session_stream_slot(s, i) = NULL;
+		}
+	}
 }
 
 /* Remove every stream's log and times file. */
@@ -284,7 +313,7 @@ session_stream_remove(struct session *s)
 
 	for (i = 0; i < SESSION_STREAMS; i++) {
 		o = session_stream_at(s, i);
-		if (output_path(o) == NULL)
+		if (o == NULL || output_path(o) == NULL)
 			continue;
 		session_prune_unlink(s, output_path(o));
 		if (output_times_path(o, path, sizeof path))

@@ -292,7 +292,7 @@ session_transport(struct session *s, char *err, size_t errlen)
 	int in, out;
 
 	if (dmn.adopting == NULL)
-		return transport_open(&s->target_out, &s->target_in,
+		return transport_open(s->target_out, s->target_in,
 		    session_transport_cb, s, err, errlen);
 	in = adopt_take_fd_any("in");
 	out = adopt_take_fd_any("out");
@@ -304,7 +304,7 @@ session_transport(struct session *s, char *err, size_t errlen)
 		return NULL;
 	}
 	/* Without "in": the daemon that died had closed the target's stdin. */
-	return transport_adopt(&s->target_out, &s->target_in,
+	return transport_adopt(s->target_out, s->target_in,
 	    session_transport_cb, s, in, out);
 }
 

@@ -56,13 +56,13 @@ verdict_gather_streams(const struct verdict_watch *w)
 	json_object_set_new(o, "console", json_pack("{s:I, s:I}", "offset",
 	    (json_int_t)output_size(&s->output), "idle_ms",
 	    verdict_gather_idle(w, w->last_console)));
-	if (s->l.transport)
+	if (s->l.transport && s->target_out != NULL)
 		json_object_set_new(o, "target", json_pack("{s:I, s:I}",
-		    "offset", (json_int_t)output_size(&s->target_out),
+		    "offset", (json_int_t)output_size(s->target_out),
 		    "idle_ms", verdict_gather_idle(w, w->last_target)));
 	if (session_stream(s, "semihost") != NULL)
 		json_object_set_new(o, "semihost", json_pack("{s:I, s:I}",
-		    "offset", (json_int_t)output_size(&s->semihost_out),
+		    "offset", (json_int_t)output_size(s->semihost_out),
 		    "idle_ms", verdict_gather_idle(w, w->last_semihost)));
 	return o;
 }

@@ -280,10 +280,10 @@ verdict_silence_left(struct verdict_watch *w)
 	w->armed_at = verdict_uv_at(s->started_at);
 	if (w->last_console == 0)
 		w->last_console = verdict_last_logged(&s->output);
-	if (w->last_target == 0 && s->l.transport)
-		w->last_target = verdict_last_logged(&s->target_out);
+	if (w->last_target == 0 && s->target_out != NULL)
+		w->last_target = verdict_last_logged(s->target_out);
 	if (w->last_semihost == 0 && session_stream(s, "semihost") != NULL)
-		w->last_semihost = verdict_last_logged(&s->semihost_out);
+		w->last_semihost = verdict_last_logged(s->semihost_out);
 	last = w->last_console > w->last_target ? w->last_console :
 	    w->last_target;
 	if (w->last_semihost > last)
