@@ -433,9 +433,9 @@ struct launch {
 	const struct backend	*backend;
 	json_t			*params;	/* as asked, for its record */
 	json_t			*argv;		/* PROGRAM ARG..., maybe [] */
-	json_t			*env;		/* object of strings */
+	json_t			*env;		/* object of strings, or NULL */
 	json_t			*term_env;	/* the client's TERM, COLORTERM, or NULL */
-	json_t			*commands;	/* -x commands */
+	json_t			*commands;	/* -x commands, or NULL */
 	char			*name;
 	char			*cwd;
 	char			*debugger;
@@ -448,10 +448,10 @@ struct launch {
 	long			 pid;		/* --pid: attach to it, or 0 */
 	json_t			*pid_argv;	/* its command line, or NULL */
 	bool			 transport;
-	json_t			*fault_breaks;	/* --fault-break locations */
+	json_t			*fault_breaks;	/* --fault-break locations, or NULL */
 	json_t			*reset_commands; /* overrides the kind's, or NULL */
 	json_t			*load_commands;	/* overrides the kind's, or NULL */
-	json_t			*kind_params;	/* the kind's own, checked */
+	json_t			*kind_params;	/* the kind's own, checked, or NULL */
 	bool			 no_fault_defaults; /* --no-fault-break */
 	bool			 core;		/* --core: gcore at a fault */
 	bool			 lease;		/* ends with its connection */

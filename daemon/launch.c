@@ -130,11 +130,15 @@ static json_t *
 launch_kind_params(const struct backend *be, json_t *params)
 {
 	const struct method_param	*p;
-	json_t				*out = json_object(), *v;
+	json_t				*out = NULL, *v;
 
-	for (p = be->params; p != NULL && p->name != NULL; p++)
-		if ((v = json_object_get(params, p->name)) != NULL)
-			json_object_set_new(out, p->name, json_deep_copy(v));
+	for (p = be->params; p != NULL && p->name != NULL; p++) {
+		if ((v = json_object_get(params, p->name)) == NULL)
+			continue;
+		if (out == NULL)
+			out = json_object();
+		json_object_set_new(out, p->name, json_deep_copy(v));
+	}
 	return out;
 }
 
@@ -184,11 +188,11 @@ launch_parse(struct launch *l, json_t *params, struct rpc_error *err)
 	v = json_object_get(params, "argv");
 	l->argv = v != NULL ? json_deep_copy(v) : json_array();
 	v = json_object_get(params, "env");
-	l->env = v != NULL ? json_deep_copy(v) : json_object();
+	l->env = v != NULL ? json_deep_copy(v) : NULL;
 	v = json_object_get(params, "term_env");
 	l->term_env = json_is_object(v) ? json_deep_copy(v) : NULL;
 	v = json_object_get(params, "commands");
-	l->commands = v != NULL ? json_deep_copy(v) : json_array();
+	l->commands = v != NULL ? json_deep_copy(v) : NULL;
 	l->name = launch_str(params, "name", NULL);
 	l->cwd = launch_str(params, "cwd", "/");
 	l->debugger = launch_str(params, "debugger", NULL);
@@ -204,7 +208,7 @@ launch_parse(struct launch *l, json_t *params, struct rpc_error *err)
 	l->transport = json_is_true(v) || (v == NULL &&
 	    (l->backend->flags & BACKEND_TRANSPORT));
 	v = json_object_get(params, "fault_breaks");
-	l->fault_breaks = v != NULL ? json_deep_copy(v) : json_array();
+	l->fault_breaks = v != NULL ? json_deep_copy(v) : NULL;
 	v = json_object_get(params, "reset_commands");
 	l->reset_commands = v != NULL ? json_deep_copy(v) : NULL;
 	v = json_object_get(params, "load_commands");
