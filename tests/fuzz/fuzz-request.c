@@ -193,9 +193,13 @@ request_fuzz_launch(json_t *params)
 		    "a refused launch keeps its params");
 		return;
 	}
+	/* env and commands are NULL where the launch gave none. */
 	fuzz_check(l.backend != NULL && l.cwd != NULL && l.cwd[0] == '/' &&
-	    json_is_array(l.argv) && json_is_object(l.env) &&
-	    json_is_array(l.commands), "a launch accepted half-made");
+	    json_is_array(l.argv) && (l.env == NULL || json_is_object(l.env)) &&
+	    (l.commands == NULL || json_is_array(l.commands)) &&
+	    (l.fault_breaks == NULL || json_is_array(l.fault_breaks)) &&
+	    (l.kind_params == NULL || json_is_object(l.kind_params)),
+	    "a launch accepted half-made");
 	fuzz_check(l.name == NULL || session_by_name(l.name, true) == NULL,
 	    "a launch takes the name \"%s\" of a live session", l.name);
 	launch_free(&l);
