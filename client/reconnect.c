@@ -24,6 +24,9 @@
 /* Pause between two connects while the next daemon comes up. */
 #define RECONNECT_NAP_MS	20
 
+/* From a start of the next daemon that failed to the next try, in ms. */
+#define RECONNECT_START_AGAIN_MS	500
+
 /*
  * Whether sessions of a daemon that died wait beside the socket for the
  * next daemon to adopt them (their keepers' sockets, SOCKET.kID.N): then
@@ -90,16 +93,17 @@ reconnect_expected(struct client *c)
 
 /*
  * c lost its daemon: connect to the next one on the same socket, starting
- * it (once) when the sessions of the dead one wait to be adopted, and
- * otherwise waiting for one a service manager starts. 0 once connected;
- * -1, said on stderr, when no daemon can come or none came in time.
+ * it when the sessions of the dead one wait to be adopted (again, a while
+ * after a start that failed), and otherwise waiting for one a service
+ * manager starts. 0 once connected; -1, said on stderr, when no daemon
+ * can come or none came in time.
  */
 int
 reconnect_again(struct client *c)
 {
 	long long	 deadline = reconnect_now() + reconnect_bound();
 	json_t		*params = json_incref(c->params);
-	int		 started = 0;
+	long long	 next_start = 0;
 
 	/* The request in flight is sent again once connected. */
 	client_close(c);
@@ -117,10 +121,15 @@ reconnect_again(struct client *c)
 			    "session waits for another one at %s", c->socket);
 			return -1;
 		}
-		/* A start that fails leaves the socket to a service manager. */
-		if (!started && reconnect_sessions_wait(c) &&
+		/*
+		 * A start fails while the dead daemon's lock or socket is
+		 * still being let go of (its exit, on a loaded machine), and
+		 * is tried again; one bound by a service manager is its own.
+		 */
+		if (reconnect_now() >= next_start &&
+		    reconnect_sessions_wait(c) &&
 		    paths_socket_bound(c->socket) != 1) {
-			started = 1;
+			next_start = reconnect_now() + RECONNECT_START_AGAIN_MS;
 			if (autostart_connect(c) == 0)
 				return 0;
 		}

@@ -28,6 +28,9 @@ RECONNECT_GRACE = 30.0
 #: Seconds between two connects while the next daemon comes up.
 RECONNECT_NAP = 0.02
 
+#: Seconds from a start of the next daemon that failed to the next try.
+START_AGAIN = 0.5
+
 
 def default_socket():
     """The daemon's socket path, by the rules of dbgctl(1).
@@ -179,11 +182,12 @@ def _sessions_wait(path):
 
 def _socket_again(path, bound):
     """Connect to the next daemon at ``path`` after one was lost: start
-    it (once) when sessions wait to be adopted, else wait for one a
-    service manager starts while it has the socket bound; raises
-    :class:`ConnectionLost` when none can come or none came in time."""
+    it when sessions wait to be adopted (again, ``START_AGAIN`` seconds
+    after a start that failed), else wait for one a service manager
+    starts while it has the socket bound; raises :class:`ConnectionLost`
+    when none can come or none came in time."""
     deadline = time.monotonic() + bound
-    started = False
+    next_start = 0.0
     while True:
         try:
             return _try_unix(path)
@@ -197,8 +201,10 @@ def _socket_again(path, bound):
             raise ConnectionLost("lost connection to the daemon, and no "
                                  "session waits for another one at %s"
                                  % path)
-        if waiting and not bound_now and not started:
-            started = True
+        # A start fails while the dead daemon's lock or socket is still
+        # being let go of (its exit, on a loaded machine): tried again.
+        if waiting and not bound_now and time.monotonic() >= next_start:
+            next_start = time.monotonic() + START_AGAIN
             try:
                 return _autostart(path)
             except Error:

@@ -11,6 +11,7 @@ target paces itself and waits for a file before its second half, so the
 kill comes mid-stream; the test never sleeps a fixed time.
 """
 
+import fcntl
 import os
 import signal
 import threading
@@ -19,6 +20,7 @@ import time
 import pytest
 
 import dbgctl
+from dbgctl import connection
 
 #: Lines before the target waits for the go file, and in all.
 FIRST = 30
@@ -166,6 +168,54 @@ def test_a_read_under_the_restart_raises_and_the_next_call_works(
         open(go, "w").close()
         # The next call goes to the next daemon, which has the session.
         assert s.wait(timeout=60)["exit"]["code"] == EXIT
+        pids.append(c.hello()["pid"])
+        assert pids[-1] != first
+    finally:
+        c.close()
+
+
+def test_a_start_that_fails_is_tried_again(own_daemon, tmp_path,
+                                           monkeypatch):
+    """The next daemon's first start fails on its start lock, as it does
+    while a killed daemon's exit lags on a loaded machine (the lock is
+    held here instead): the client starts it again, and the waiting call
+    carries on with the adopted session."""
+    sock, pids = own_daemon
+    go = str(tmp_path / "go")
+    starts = []
+    real = connection._autostart
+    monkeypatch.setattr(connection, "AUTOSTART_TIMEOUT", 1.0)
+    c = dbgctl.Client(socket=sock)
+    try:
+        first = c.hello()["pid"]
+        pids.append(first)
+        s = _launch(c, go)
+        s.expect_exact(b"line0\n", timeout=20)
+        lock = os.open(sock + ".pid", os.O_RDWR)
+
+        def start(path):
+            starts.append(path)
+            try:
+                return real(path)
+            except dbgctl.Error:
+                # The first start has failed: the lock goes.
+                if len(starts) == 1:
+                    os.close(lock)
+                raise
+
+        monkeypatch.setattr(connection, "_autostart", start)
+        os.kill(first, signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                assert time.monotonic() < deadline, "the lock stays held"
+                time.sleep(0.01)
+        open(go, "w").close()
+        assert s.wait(timeout=60)["exit"]["code"] == EXIT
+        assert len(starts) == 2, starts
         pids.append(c.hello()["pid"])
         assert pids[-1] != first
     finally:
