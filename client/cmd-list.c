@@ -19,7 +19,7 @@
  */
 #define CMD_LIST_LIMIT	10000
 
-/* The bytes of one piece of the arena the cells are kept in. */
+/* The bytes of one piece of the arena --json's rows are kept in. */
 #define CMD_LIST_PIECE	65536
 
 /* One row of --json list: its text, kept in the table's arena. */
@@ -27,7 +27,7 @@ struct cmd_list_row {
 	const char	*text;
 };
 
-/* A piece of the arena: cells are copied in one after another. */
+/* A piece of the arena: rows are copied in one after another. */
 struct cmd_list_piece {
 	struct cmd_list_piece	*next;
 	size_t			 len;

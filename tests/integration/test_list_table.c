@@ -444,10 +444,13 @@ static char *
 table_page(struct h_conn *c, const char *params)
 {
 	json_t	*r = h_conn_call(c, "list", params, H_RUN_BOUND);
-	char	*text;
+	char	*text, *reply;
 
-	cr_assert_not_null(h_jstr(r, "result.table"), "list %s: no table: %s",
-	    params, h_shown(json_dumps(r, 0), 2000, 600));
+	if (h_jstr(r, "result.table") == NULL) {
+		reply = r != NULL ? json_dumps(r, JSON_COMPACT) : NULL;
+		cr_assert_fail("list %s: no table: %s", params, reply != NULL ?
+		    h_shown(reply, strlen(reply), 600) : "no reply");
+	}
 	text = strdup(h_jstr(r, "result.table"));
 	json_decref(r);
 	return text;
