@@ -9,6 +9,9 @@
 #include "semihost.h"
 #include "session-target.h"
 
+/* How long gdb's failed connect waits for its managed server's exit report. */
+#define GDB_CONNECT_HOLD_MS 1000
+
 /* What a starting session awaits before it runs (gdb_data.settle). */
 enum gdb_settle {
 	GDB_SETTLE_NONE,	/* nothing yet, or it runs */
@@ -335,12 +338,23 @@ backend_gdb_connect_reply(void *arg, const struct mi_record *rec,
 	}
 	timer_stop(g->timer);
 	msg = json_string_value(json_object_get(rec->results, "msg"));
+	free(g->connect_err);
 	/* gdb's message usually names the address already. */
 	if (msg != NULL && strstr(msg, g->remote) != NULL)
-		session_fail(g->s, RPC_NOT_READY, "cannot connect: %s", msg);
+		xasprintf(&g->connect_err, "cannot connect: %s", msg);
 	else
-		session_fail(g->s, RPC_NOT_READY, "cannot connect to %s: %s",
+		xasprintf(&g->connect_err, "cannot connect to %s: %s",
 		    g->remote, msg != NULL ? msg : rec->cls);
+	/*
+	 * A managed server that refused gdb has likely just exited, and its
+	 * keeper's report of that, with the server's own words, may come a
+	 * moment after gdb's: it is given that moment to speak first.
+	 */
+	if (server_managed(&g->server) && !server_exited(&g->server)) {
+		timer_start(g->timer, GDB_CONNECT_HOLD_MS);
+		return;
+	}
+	session_fail(g->s, RPC_NOT_READY, "%s", g->connect_err);
 }
 
 /*
@@ -361,6 +375,10 @@ backend_gdb_timeout(void *arg)
 		    g->s->l.connect_timeout, gdb_control_state(g->s));
 		g->settle = GDB_SETTLE_NONE;
 		(void)session_ready(g->s);
+		return;
+	}
+	if (g->connect_err != NULL) {
+		session_fail(g->s, RPC_NOT_READY, "%s", g->connect_err);
 		return;
 	}
 	mi_cancel(g->mi, g->connect_token);
@@ -450,6 +468,8 @@ backend_gdb_close(struct session *s)
 	gdb_control_close(g);
 	timer_free(g->timer);
 	g->timer = NULL;
+	free(g->connect_err);
+	g->connect_err = NULL;
 	gdb_attach_close(g);
 	server_close(&g->server);
 }

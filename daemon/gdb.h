@@ -33,6 +33,7 @@ struct gdb_data {
 	char		 remote[256];	/* HOST:PORT gdb connects to, or "" */
 	struct timer	*timer;		/* connecting's, then settling's, deadline */
 	unsigned long	 connect_token;
+	char		*connect_err;	/* held while the server may say why */
 	bool		 debugger_up;	/* gdb beside its server ran */
 	unsigned	 inserts;	/* fault breaks gdb has not answered */
 	bool		 breaks_sent;	/* the fault breaks went to gdb */

@@ -339,6 +339,13 @@ server_up(const struct server *srv)
 	return srv->listening;
 }
 
+/* Whether the server's keeper has reported its exit. */
+bool
+server_exited(const struct server *srv)
+{
+	return srv->proc != NULL && proc_exit(srv->proc->proc, NULL, NULL);
+}
+
 /* The port the server listens on, or will: 0 until it is known. */
 int
 server_port(const struct server *srv)

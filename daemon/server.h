@@ -43,6 +43,7 @@ void	 server_init(struct server *);
 bool	 server_managed(const struct server *);
 bool	 server_bound(const struct server *);
 bool	 server_up(const struct server *);
+bool	 server_exited(const struct server *);
 int	 server_port(const struct server *);
 
 #endif

@@ -483,6 +483,38 @@ Test(kinds, qemu_bad_machine_fails_with_qemus_message)
 }
 
 /*
+ * A QEMU that lets go of its stub's socket, so gdb is refused, and only a
+ * moment later says why and exits: the launch fails with its words, not
+ * gdb's refusal, which came first.
+ */
+Test(kinds, a_qemu_that_refuses_gdb_then_exits_is_quoted_not_gdb)
+{
+	const char *fw = h_board_firmware("FIX_BOARD");
+	char marker[96], report[4096], qemu[512];
+	struct h_res r;
+	FILE *f;
+
+	snprintf(qemu, sizeof(qemu), "%s/dying-qemu", H->dir);
+	cr_assert_not_null(f = fopen(qemu, "w"), "%s", qemu);
+	fputs("#!/bin/sh\nexec 6<&-\nsleep 0.3\n"
+	    "echo 'dying-qemu: the board caught fire' >&2\nexit 1\n", f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(chmod(qemu, 0755), 0);
+	h_marker_new("DBGI_KINDS", marker, sizeof(marker));
+	h_cli(&r, H_ARGS("launch", "--kind", "qemu", "--machine",
+	    "lm3s6965evb", "--qemu", qemu, "--env", marker, "--", fw));
+	cr_assert_eq(r.code, 1, "launch with a QEMU that exits: expected exit "
+	    "1, got %d (stdout: %s, stderr: %s)", r.code, r.out, r.err);
+	cr_assert(strstr(r.err, "the board caught fire") != NULL &&
+	    strstr(r.err, "exited with code 1") != NULL, "launch with a QEMU "
+	    "that exits after refusing gdb: expected its own words and exit, "
+	    "got: %s", r.err);
+	h_run_free(&r);
+	cr_assert(h_marker_describe(marker, report, sizeof(report)) == 0,
+	    "after the failed launch, processes are left: %s", report);
+}
+
+/*
  * Without --machine the qemu kind is refused naming it, with the kind;
  * over RPC it is invalid_params; nothing is launched.
  */
