@@ -10,6 +10,7 @@
 #include "b64.h"
 #include "daemon.h"
 #include "fmt.h"
+#include "jdump.h"
 #include "jtext.h"
 #include "scan.h"
 
@@ -22,6 +23,14 @@ jtext_room(struct jtext *t, size_t n)
 	while (t->len + n + 1 > t->cap)
 		t->cap = t->cap != 0 ? t->cap * 2 : 512;
 	t->p = xreallocarray(t->p, t->cap, 1);
+}
+
+/* Append len bytes: jdump's callback, never failing. */
+int
+jtext_put(const char *s, size_t len, void *arg)
+{
+	jtext_raw(arg, s, len);
+	return 0;
 }
 
 /* Open an object: its members follow. */
@@ -79,48 +88,6 @@ jtext_utf8(const char *s, size_t len)
 	return true;
 }
 
-/* One byte below 0x20, '"' or '\\' as jansson writes it. */
-static void
-jtext_escape(struct jtext *t, unsigned char c)
-{
-	static const char	hex[] = "0123456789ABCDEF";
-	char			e[6] = { '\\', 'u', '0', '0', 0, 0 };
-
-	switch (c) {
-	case '"': case '\\': e[1] = (char)c; break;
-	case '\b': e[1] = 'b'; break;
-	case '\f': e[1] = 'f'; break;
-	case '\n': e[1] = 'n'; break;
-	case '\r': e[1] = 'r'; break;
-	case '\t': e[1] = 't'; break;
-	default:
-		e[4] = hex[c >> 4];
-		e[5] = hex[c & 15];
-		jtext_raw(t, e, 6);
-		return;
-	}
-	jtext_raw(t, e, 2);
-}
-
-/* A string of len bytes that are UTF-8, quoted and escaped. */
-static void
-jtext_string(struct jtext *t, const char *s, size_t len)
-{
-	const char	*run = s, *end = s + len;
-
-	jtext_room(t, len + 2);
-	jtext_raw(t, "\"", 1);
-	for (; s < end; s++) {
-		if ((unsigned char)*s >= 0x20 && *s != '"' && *s != '\\')
-			continue;
-		jtext_raw(t, run, (size_t)(s - run));
-		jtext_escape(t, (unsigned char)*s);
-		run = s + 1;
-	}
-	jtext_raw(t, run, (size_t)(end - run));
-	jtext_raw(t, "\"", 1);
-}
-
 /* Bytes as a string if they are UTF-8, else as {"base64": ...}. */
 void
 jtext_bytes(struct jtext *t, const char *s, size_t len)
@@ -128,7 +95,8 @@ jtext_bytes(struct jtext *t, const char *s, size_t len)
 	char *b;
 
 	if (jtext_utf8(s, len)) {
-		jtext_string(t, s, len);
+		jtext_room(t, len + 2);
+		(void)jdump_string(s, len, jtext_put, t);
 		return;
 	}
 	b = xb64_encode(s, len);
@@ -142,13 +110,9 @@ jtext_bytes(struct jtext *t, const char *s, size_t len)
 void
 jtext_json(struct jtext *t, json_t *v)
 {
-	char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-
-	json_decref(v);
-	if (s == NULL)
+	if (jdump(v, jtext_put, t) != 0)
 		log_fatal("cannot write a reply's part");
-	jtext_raw(t, s, strlen(s));
-	free(s);
+	json_decref(v);
 }
 
 /* Close the object; the text (to free) and its length. */

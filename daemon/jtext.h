@@ -31,6 +31,7 @@ jtext_raw(struct jtext *t, const char *s, size_t len)
 	t->p[t->len] = '\0';
 }
 
+int	 jtext_put(const char *, size_t, void *);
 void	 jtext_open(struct jtext *);
 void	 jtext_key(struct jtext *, const char *);
 void	 jtext_int(struct jtext *, long long);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "jdump.h"
 #include "jtext.h"
 #include "status-page.h"
 
@@ -47,21 +48,11 @@ status_page_pick(struct status_pick *pick, json_t *fields)
 			pick->mask |= (uint64_t)1 << j;
 }
 
-/* Append bytes to the page; the json_dump_callback shape, never failing. */
-static int
-status_page_put(const char *data, size_t len, void *arg)
-{
-	struct status_page	*p = arg;
-
-	jtext_raw(&p->t, data, len);
-	return 0;
-}
-
 /* Append a string of the page's own making. */
 static void
 status_page_puts(struct status_page *p, const char *str)
 {
-	(void)status_page_put(str, strlen(str), p);
+	jtext_raw(&p->t, str, strlen(str));
 }
 
 /*
@@ -97,8 +88,8 @@ status_page_member(struct status_page *p, bool *first, const char *name,
     json_t *value)
 {
 	status_page_key(p, first, name);
-	if (!status_page_simple(p, value) && json_dump_callback(value,
-	    status_page_put, p, JSON_COMPACT | JSON_ENCODE_ANY) != 0)
+	if (!status_page_simple(p, value) && jdump(value, jtext_put, &p->t) !=
+	    0)
 		log_fatal("cannot write the member %s of a row", name);
 	json_decref(value);
 }
@@ -272,8 +263,8 @@ status_page_row(struct status_page *p, struct session *s)
 			continue;
 		if (!first)
 			status_page_puts(p, ",");
-		(void)status_page_put(r->text + r->off[i], r->off[i + 1] -
-		    r->off[i], p);
+		jtext_raw(&p->t, r->text + r->off[i], r->off[i + 1] -
+		    r->off[i]);
 		first = false;
 	}
 	status_page_puts(p, "}");

@@ -8,6 +8,7 @@
 
 #include "frame.h"
 #include "fmt.h"
+#include "jdump.h"
 #include "rpc.h"
 
 /* A growing output buffer for rpc_dump, capped at FRAME_MAX content bytes. */
@@ -50,7 +51,7 @@ rpc_dump(const json_t *msg, size_t *len)
 {
 	struct rpc_buf	b = { NULL, 0, 0 };
 
-	if (json_dump_callback(msg, rpc_dump_cb, &b, JSON_COMPACT) != 0 ||
+	if (!json_is_object(msg) || jdump(msg, rpc_dump_cb, &b) != 0 ||
 	    b.p == NULL) {
 		free(b.p);
 		return NULL;
@@ -77,8 +78,7 @@ rpc_dump_head(struct rpc_buf *b, const json_t *id, const char *id_text)
 	if (id_text == NULL && json_is_integer(id))
 		id_text = fmt_int(json_integer_value(id), num);
 	if (id_text != NULL ? rpc_dump_cb(id_text, strlen(id_text), b) :
-	    json_dump_callback(id != NULL ? id : json_null(), rpc_dump_cb, b,
-	    JSON_COMPACT | JSON_ENCODE_ANY))
+	    jdump(id != NULL ? id : json_null(), rpc_dump_cb, b))
 		return -1;
 	return rpc_dump_cb(mid, sizeof mid - 1, b);
 }
@@ -108,7 +108,7 @@ rpc_dump_result(const json_t *id, const char *id_text, const json_t *result,
 	struct rpc_buf	b = { NULL, 0, 0 };
 
 	if (rpc_dump_head(&b, id, id_text) != 0 ||
-	    json_dump_callback(result, rpc_dump_cb, &b, JSON_COMPACT) != 0) {
+	    jdump(result, rpc_dump_cb, &b) != 0) {
 		free(b.p);
 		return NULL;
 	}
