@@ -113,9 +113,11 @@ method_inspect_read(struct gdb_job *j)
 		return NULL;
 	}
 	b64 = b64_encode(bytes, len);
-	out = json_pack("{s:O*, s:I, s:s, s:s}", "address", json_object_get(
-	    blk, "begin"), "length", (json_int_t)len, "base64", b64, "hex",
-	    hex);
+	/* Both are ASCII by now: a 1 MiB read's UTF-8 checks are spared. */
+	out = json_pack("{s:O*, s:I, s:o, s:o}", "address", json_object_get(
+	    blk, "begin"), "length", (json_int_t)len, "base64",
+	    json_stringn_nocheck(b64, strlen(b64)), "hex",
+	    json_stringn_nocheck(hex, len * 2));
 	free(b64);
 	free(bytes);
 	method_inspect_intrusive(j, out);
