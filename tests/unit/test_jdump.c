@@ -143,21 +143,26 @@ jd_rand_tree(uint32_t *st, int depth)
 	}
 }
 
-Test(jdump, every_ascii_byte_alone_and_in_a_run)
+/* Every ASCII byte, and a two-byte character, at every place of a run. */
+Test(jdump, every_ascii_byte_at_every_place_in_a_run)
 {
-	char	s[8], what[32];
+	char	s[24], what[48];
 	json_t	*v;
-	int	 c;
+	size_t	at;
+	int	c;
 
-	for (c = 0; c < 0x80; c++) {
-		s[0] = (char)c;
-		memcpy(s + 1, "ab", 2);
-		s[3] = (char)c;
-		v = json_stringn(s, 4);
-		snprintf(what, sizeof what, "byte 0x%02x", c);
-		jd_same(v, what);
-		json_decref(v);
-	}
+	for (c = 0; c <= 0x80; c++)
+		for (at = 0; at < sizeof s - 1; at++) {
+			memset(s, 'x', sizeof s);
+			if (c == 0x80)
+				memcpy(s + at, "\xc3\xa9", 2);
+			else
+				s[at] = (char)c;
+			v = json_stringn(s, sizeof s);
+			snprintf(what, sizeof what, "byte 0x%02x at %zu", c, at);
+			jd_same(v, what);
+			json_decref(v);
+		}
 }
 
 Test(jdump, utf8_at_its_edges_passes_and_broken_utf8_fails_as_in_jansson)
