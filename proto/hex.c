@@ -16,6 +16,14 @@ hex_digit(int c)
 	return -1;
 }
 
+/* Each byte's value as a hex digit plus one, 0 for none: a lookup a digit. */
+static const unsigned char hex_value[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6,
+	['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
 /*
  * Decode len characters of hex, two a byte; a malloc'd buffer and its
  * length, NULL if the text is not whole bytes of hex or out of memory.
@@ -24,16 +32,17 @@ hex_digit(int c)
 unsigned char *
 hex_decode(const char *hex, size_t len, size_t *outlen)
 {
-	unsigned char	*out;
-	size_t		 i;
-	int		 hi, lo;
+	const unsigned char	*in = (const unsigned char *)hex;
+	unsigned char		*out;
+	size_t			 i;
+	int			 hi, lo;
 
 	if (len % 2 != 0 || (out = malloc(len / 2 + 1)) == NULL)
 		return NULL;
 	for (i = 0; i < len / 2; i++) {
-		hi = hex_digit((unsigned char)hex[2 * i]);
-		lo = hex_digit((unsigned char)hex[2 * i + 1]);
-		if (hi < 0 || lo < 0) {
+		hi = hex_value[in[2 * i]] - 1;
+		lo = hex_value[in[2 * i + 1]] - 1;
+		if ((hi | lo) < 0) {
 			free(out);
 			return NULL;
 		}

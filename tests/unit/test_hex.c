@@ -45,3 +45,27 @@ Test(hex, refuses_odd_lengths_and_non_digits)
 	cr_assert_null(hex_decode("12 34", 5, &len));
 	cr_assert_eq(len, 7, "a refusal leaves the length alone");
 }
+
+Test(hex, every_pair_of_digits_decodes_and_every_other_byte_is_refused)
+{
+	static const char	 digits[] = "0123456789abcdefABCDEF";
+	unsigned char		*p;
+	char			 pair[2];
+	size_t			 len;
+	int			 a, b;
+
+	for (a = 0; a < 256; a++)
+		for (b = 0; b < 256; b++) {
+			pair[0] = (char)a;
+			pair[1] = (char)b;
+			p = hex_decode(pair, 2, &len);
+			if (a == 0 || b == 0 || strchr(digits, a) == NULL ||
+			    strchr(digits, b) == NULL) {
+				cr_assert_null(p, "0x%02x 0x%02x decoded", a, b);
+				continue;
+			}
+			cr_assert_not_null(p, "%c%c refused", a, b);
+			cr_assert_eq(p[0], hex_digit(a) << 4 | hex_digit(b));
+			free(p);
+		}
+}
