@@ -47,27 +47,40 @@ mi_cstring_escape(struct mi_parse_in *in, char *out)
 char *
 mi_cstring_read(struct mi_parse_in *in, size_t *lenp)
 {
-	size_t	 start = in->pos, end, n = 0;
-	char	*buf;
+	size_t		 start = in->pos, end, n = 0, run;
+	const char	*q, *b;
+	char		*buf;
 
 	if (mi_parse_peek(in) != '"') {
 		mi_parse_expected(in, "'\"'");
 		return NULL;
 	}
-	/* Find the closing quote first: the text is shorter than the span. */
-	for (end = start + 1; end < in->len && in->s[end] != '"'; end++)
-		end += in->s[end] == '\\';
-	if (end >= in->len) {
-		mi_parse_error(in, start,
-		    "string not closed: expected '\"' before end of line");
-		return NULL;
+	/*
+	 * Find the closing quote first (the text is shorter than the span):
+	 * the first quote after an even run of backslashes. A memory read's
+	 * 8 KB of hex is one plain run, looked through by memchr.
+	 */
+	for (q = in->s + start + 1;; q++) {
+		if ((q = memchr(q, '"', in->len - (size_t)(q - in->s))) ==
+		    NULL) {
+			mi_parse_error(in, start, "string not closed: "
+			    "expected '\"' before end of line");
+			return NULL;
+		}
+		for (b = q; b[-1] == '\\'; b--)
+			continue;
+		if ((q - b) % 2 == 0)
+			break;
 	}
+	end = (size_t)(q - in->s);
 	buf = xmalloc(end - start);
 	for (in->pos = start + 1; in->pos < end; n++) {
-		if (in->s[in->pos] != '\\') {
-			buf[n] = in->s[in->pos++];
-			continue;
-		}
+		b = memchr(in->s + in->pos, '\\', end - in->pos);
+		run = (b != NULL ? (size_t)(b - in->s) : end) - in->pos;
+		memcpy(buf + n, in->s + in->pos, run);
+		n += run;
+		if ((in->pos += run) == end)
+			break;
 		if (mi_cstring_escape(in, &buf[n]) != 0) {
 			free(buf);
 			return NULL;
