@@ -5,7 +5,6 @@
  * table of the containers it is inside, which made a 4 KiB memory read's
  * reply (14 KB of base64 and hex) cost 170 us to write.
  */
-#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -20,21 +19,6 @@
 static const uint8_t jdump_stop[256] = {
 	[0x00 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xff] = 1,
 };
-
-/*
- * Whether any of the eight bytes in w may end a plain run: one with its
- * high bit, below 0x20, '"' or '\\' (the has-less-than and has-zero
- * word tricks, which never miss one).
- */
-static inline bool
-jdump_word_stops(uint64_t w)
-{
-	const uint64_t	ones = 0x0101010101010101ULL, high = ones << 7;
-	const uint64_t	q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-
-	return ((w | ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) |
-	    ((b - ones) & ~b)) & high) != 0;
-}
 
 /* One byte below 0x20, '"' or '\\' escaped as jansson writes it. */
 static int
@@ -71,7 +55,7 @@ jdump_string(const char *s, size_t len, json_dump_callback_t cb, void *data)
 	while (s < end) {
 		if (end - s >= 8) {
 			memcpy(&w, s, 8);
-			if (!jdump_word_stops(w)) {
+			if (!scan_word_stops(w)) {
 				s += 8;
 				continue;
 			}

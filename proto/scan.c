@@ -173,14 +173,20 @@ scan_string(struct scan *sc)
 {
 	const char	*p, *start, *close;
 	char		*out, *o, c;
+	uint64_t	 w;
 	size_t		 n;
 
 	if (!scan_take(sc, '"'))
 		return NULL;
 	start = sc->p;
-	for (p = start; p < sc->end && *p != '"'; p++)
+	for (p = start; p < sc->end && *p != '"'; p++) {
+		if (sc->end - p > 8 && (memcpy(&w, p, 8), !scan_word_stops(w))) {
+			p += 7;
+			continue;
+		}
 		if (*p == '\\' && ++p >= sc->end)
 			break;
+	}
 	if (p >= sc->end)
 		return scan_fail(sc), NULL;
 	close = p;
@@ -189,6 +195,12 @@ scan_string(struct scan *sc)
 	if (out == NULL)
 		return scan_fail(sc), NULL;
 	for (p = start; *p != '"'; ) {
+		if (close - p >= 8 && (memcpy(&w, p, 8), !scan_word_stops(w))) {
+			memcpy(o, p, 8);
+			o += 8;
+			p += 8;
+			continue;
+		}
 		if ((unsigned char)*p < 0x20)
 			goto bad;
 		if ((unsigned char)*p >= 0x80) {

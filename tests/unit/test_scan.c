@@ -121,6 +121,39 @@ Test(scan, bad_strings_are_refused)
 		scan_test_string_refused(bad[i]);
 }
 
+/*
+ * Every ASCII byte, raw and escaped, and a two-byte character, at every
+ * place of a 24-byte run, where the reader decides a word at a time: a
+ * control byte is refused, anything else read as it is.
+ */
+Test(scan, every_byte_at_every_place_in_a_run)
+{
+	char	text[64], want[32];
+	size_t	at;
+	int	c;
+
+	for (c = 1; c <= 0x80; c++)
+		for (at = 0; at < 24; at++) {
+			memset(want, 'x', 24);
+			want[24] = '\0';
+			if (c == 0x80)
+				memcpy(want + at, "\xc3\xa9", 2);
+			else
+				want[at] = (char)c;
+			if (c < 0x20) {
+				snprintf(text, sizeof text, "\"%s\"", want);
+				scan_test_string_refused(text);
+				continue;
+			}
+			if (c == '"' || c == '\\')
+				snprintf(text, sizeof text, "\"%.*s\\%s\"",
+				    (int)at, want, want + at);
+			else
+				snprintf(text, sizeof text, "\"%s\"", want);
+			scan_test_string_is(text, want);
+		}
+}
+
 Test(scan, a_value_that_is_no_string_is_left_for_another_reader)
 {
 	struct scan	sc;
