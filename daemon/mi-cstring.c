@@ -4,6 +4,8 @@
  * made a JSON string with each byte outside valid UTF-8 replaced by
  * U+FFFD, and a string quoted as a c-string for a command gdb reads.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +123,22 @@ mi_cstring_utf8(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* Whether n bytes are all ASCII, looked at a word at a time. */
+static bool
+mi_cstring_ascii(const char *s, size_t n)
+{
+	uint64_t	w, any = 0;
+	size_t		i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		any |= w;
+	}
+	for (; i < n; i++)
+		any |= (unsigned char)s[i];
+	return (any & 0x8080808080808080ULL) == 0;
+}
+
 /* A JSON string of n bytes, each byte outside valid UTF-8 replaced by U+FFFD. */
 json_t *
 mi_cstring_json(const char *s, size_t n)
@@ -129,7 +147,13 @@ mi_cstring_json(const char *s, size_t n)
 	char	*buf;
 	size_t	 i, k, out = 0;
 
-	/* jansson refuses invalid UTF-8 (and accepts NUL bytes). */
+	/*
+	 * Most of gdb's strings are ASCII, which needs no check of jansson's
+	 * (a memory read's 8 KB of hex); jansson refuses invalid UTF-8 (and
+	 * accepts NUL bytes).
+	 */
+	if (mi_cstring_ascii(s, n))
+		return json_stringn_nocheck(s, n);
 	if ((j = json_stringn(s, n)) != NULL)
 		return j;
 	buf = xreallocarray(NULL, n + 1, 3);

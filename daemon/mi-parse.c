@@ -127,14 +127,17 @@ mi_parse_name(struct mi_parse_in *in, char *buf, size_t size,
 	return 0;
 }
 
-/* Put val under key in o; a repeated key's values are gathered in an array. */
+/*
+ * Put val under key in o; a repeated key's values are gathered in an
+ * array. Keys are names (mi_parse_namechar), ASCII: jansson need not check.
+ */
 static void
 mi_parse_set(struct mi_parse_obj *o, const char *key, json_t *val)
 {
 	json_t	*old, *arr;
 
 	if ((old = json_object_get(o->obj, key)) == NULL) {
-		json_object_set_new(o->obj, key, val);
+		json_object_set_new_nocheck(o->obj, key, val);
 		return;
 	}
 	if (o->reps != NULL && json_object_get(o->reps, key) != NULL) {
@@ -143,11 +146,11 @@ mi_parse_set(struct mi_parse_obj *o, const char *key, json_t *val)
 	}
 	if (o->reps == NULL)
 		o->reps = json_object();
-	json_object_set_new(o->reps, key, json_true());
+	json_object_set_new_nocheck(o->reps, key, json_true());
 	arr = json_array();
 	json_array_append(arr, old);
 	json_array_append_new(arr, val);
-	json_object_set_new(o->obj, key, arr);
+	json_object_set_new_nocheck(o->obj, key, arr);
 }
 
 /* Move the members of a bare tuple that no result precedes into o. */
@@ -264,7 +267,7 @@ mi_parse_item(struct mi_parse_in *in, char *prev)
 	if (val == NULL)
 		return NULL;
 	obj = json_object();
-	json_object_set_new(obj, prev, val);
+	json_object_set_new_nocheck(obj, prev, val);
 	return obj;
 }
 

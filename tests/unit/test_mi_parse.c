@@ -537,6 +537,31 @@ Test(syntax, octal_utf8_is_kept_and_invalid_bytes_replaced)
 	cr_assert_str_eq(str("four"), "\xf0\x9f\x98\x80");
 }
 
+/*
+ * A byte that is not UTF-8 is replaced at every place of a long string,
+ * where ASCII is decided a word at a time, and a raw one as much as one
+ * given in octal.
+ */
+Test(syntax, a_bad_byte_is_replaced_at_every_place_of_a_run)
+{
+	char	line[128], want[64];
+	size_t	at;
+
+	for (at = 0; at < 20; at++) {
+		snprintf(line, sizeof line, "^done,v=\"%.*s\\377%.*s\","
+		    "raw=\"%.*s\377%.*s\"", (int)at, "abcdefghijklmnopqrst",
+		    (int)(19 - at), "ABCDEFGHIJKLMNOPQRS", (int)at,
+		    "abcdefghijklmnopqrst", (int)(19 - at),
+		    "ABCDEFGHIJKLMNOPQRS");
+		snprintf(want, sizeof want, "%.*s\xef\xbf\xbd%.*s", (int)at,
+		    "abcdefghijklmnopqrst", (int)(19 - at),
+		    "ABCDEFGHIJKLMNOPQRS");
+		parse(line);
+		cr_assert_str_eq(str("v"), want, "bad byte at %zu", at);
+		cr_assert_str_eq(str("raw"), want, "raw bad byte at %zu", at);
+	}
+}
+
 Test(syntax, empty_tuples_lists_and_strings)
 {
 	parse("^done,a={},b=[],c=\"\",d=[{},[]]");
