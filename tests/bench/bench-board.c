@@ -321,6 +321,38 @@ board_rows(struct samples (*s)[2], int side, int base, const char *unit,
 	    TARGET(RATIO_MAX, 2), note, "board %s p99", what);
 }
 
+/*
+ * Start a floor's board: QEMU and gdb-multiarch in the daemon's layout
+ * with what a session's gdb has on a board (bench-mi-pty.c), run to its
+ * banner and halted; -1 with why.
+ */
+int
+board_floor_start(struct board *f, struct mi *m)
+{
+	if (mi_start_board_pty(m, f->b->board) == -1 ||
+	    mi_command(m, "-exec-continue", NULL) == -1 ||
+	    mi_uart_until(m, BOARD_BANNER) == -1 ||
+	    mi_command(m, "-exec-interrupt", NULL) == -1 ||
+	    mi_wait(m, "*stopped", NULL) == -1)
+		return bench_fail(f->b, "%s", m->err);
+	return 0;
+}
+
+/*
+ * The unmarked rows of the daemon's side beside a floor's (side 2): the
+ * same work by hand in the daemon's layout, console and MI on ptys.
+ */
+void
+board_rows_floor(struct samples (*s)[2], const char *unit, const char *what)
+{
+	table_row(unit, stat_median(&s[0][0]), stat_median(&s[2][0]),
+	    NO_TARGET, "floor: the same, console and MI on ptys", "board %s "
+	    "p50", what);
+	table_row(unit, stat_median(&s[0][1]), stat_median(&s[2][1]),
+	    NO_TARGET, "floor: the same, console and MI on ptys", "board %s "
+	    "p99", what);
+}
+
 /* Free the sample sets of a figure's nside sides. */
 void
 board_free(struct samples (*s)[2], int nside)

@@ -376,19 +376,6 @@ fig_board_ops_set_floor(struct board *f)
 	return fig_board_ops_set_mi(f, &sf->floor);
 }
 
-/* Start the floor's board in the daemon's layout, run to its banner, halted. */
-static int
-fig_board_ops_set_floor_start(struct board *f, struct mi *m)
-{
-	if (mi_start_board_pty(m, f->b->board) == -1 ||
-	    mi_command(m, "-exec-continue", NULL) == -1 ||
-	    mi_uart_until(m, BOARD_BANNER) == -1 ||
-	    mi_command(m, "-exec-interrupt", NULL) == -1 ||
-	    mi_wait(m, "*stopped", NULL) == -1)
-		return bench_fail(f->b, "%s", m->err);
-	return 0;
-}
-
 /*
  * Figure: set a breakpoint on the running board, a byte, its stop,
  * delete, resume, beside the same by hand over MI, and (unmarked, the
@@ -408,7 +395,7 @@ fig_board_ops_breakset(struct bench *b)
 	if ((rv = board_open(&sf.f, b)) == 0 &&
 	    (rv = board_daemon_runs(&sf.f)) == 0 &&
 	    (rv = board_halt(&sf.f)) == 0 &&
-	    (rv = fig_board_ops_set_floor_start(&sf.f, &sf.floor)) == 0) {
+	    (rv = board_floor_start(&sf.f, &sf.floor)) == 0) {
 		sf.f.running = -1;
 		rv = board_batches(&sf.f, round, 3, FIG_BOARD_OPS_SETS,
 		    FIG_BOARD_OPS_SETS_WARM, s);
@@ -419,14 +406,8 @@ fig_board_ops_breakset(struct bench *b)
 		board_rows(s, 0, 1, "ms", 0.5, "goal p50 <= 1.2x base + 0.5 ms, "
 		    "p99 <= 2x; the board running", "break set, byte, stop, "
 		    "delete, resume [vs MI]");
-		table_row("ms", stat_median(&s[0][0]), stat_median(&s[2][0]),
-		    NO_TARGET, "floor: the same, console and MI on ptys",
-		    "board break set, byte, stop, delete, resume [vs the same "
-		    "in the daemon's layout] p50");
-		table_row("ms", stat_median(&s[0][1]), stat_median(&s[2][1]),
-		    NO_TARGET, "floor: the same, console and MI on ptys",
-		    "board break set, byte, stop, delete, resume [vs the same "
-		    "in the daemon's layout] p99");
+		board_rows_floor(s, "ms", "break set, byte, stop, delete, "
+		    "resume [vs the same in the daemon's layout]");
 	}
 	board_free(s, 3);
 	return rv;

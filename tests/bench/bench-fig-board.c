@@ -96,25 +96,71 @@ fig_board_break_setup(struct board *f)
 	return 0;
 }
 
+/* The breakpoint figure's boards: the two, and a floor in the daemon's layout. */
+struct fig_board_break_set {
+	struct board	 f;	/* first: a round is given &f */
+	struct mi	 floor;
+};
+
+/* The same round trip on the floor's gdb: console and MI on ptys. */
+static double
+fig_board_break_floor(struct board *f)
+{
+	struct fig_board_break_set	*sf = (struct fig_board_break_set *)f;
+	double				 us;
+
+	mi_uart_drain(&sf->floor);
+	if (mi_uart_write(&sf->floor, "x", 1) == -1 ||
+	    !((us = mi_break_round(&sf->floor)) >= 0))
+		return bench_fail(f->b, "%s", sf->floor.err);
+	return us;
+}
+
+/* Start the floor's board, halted past its banner, the breakpoint in. */
+static int
+fig_board_break_floor_start(struct board *f, struct mi *m)
+{
+	if (board_floor_start(f, m) == -1)
+		return -1;
+	if (mi_command(m, "-break-insert " FIG_BOARD_BREAK, NULL) == -1)
+		return bench_fail(f->b, "%s", m->err);
+	return 0;
+}
+
 /*
  * Figure: the breakpoint round trip, resume until_stop to the breakpoint
  * the firmware hits for the byte written before it, p50 and p99 beside
- * -exec-continue to *stopped over the direct MI.
+ * -exec-continue to *stopped over the direct MI, and (unmarked, the
+ * floor) beside the same by hand in the daemon's layout. Every side
+ * leaves its board halted at the breakpoint, so none takes a CPU.
  */
 int
 fig_board_break(struct bench *b)
 {
-	static const struct board_marks	 m = { FIG_BOARD_ROUNDS,
-					    FIG_BOARD_WARM, "us", 500,
-					    "goal p50 <= 1.2x base + 0.5 ms, "
-					    "p99 <= 2x; a byte written a round",
-					    "breakpoint round trip, resume "
-					    "until_stop [vs MI]" };
-	board_round			 round[2] = { fig_board_break_daemon,
-					    fig_board_break_direct };
-	struct board			 f;
+	board_round			 round[3] = { fig_board_break_daemon,
+					    fig_board_break_direct,
+					    fig_board_break_floor };
+	struct fig_board_break_set	 sf;
+	struct samples			 s[3][2] = { { { 0 } } };
+	int				 rv;
 
-	return board_figure(b, &f, round, fig_board_break_setup, &m);
+	mi_init(&sf.floor);
+	if ((rv = board_open(&sf.f, b)) == 0 &&
+	    (rv = fig_board_break_setup(&sf.f)) == 0 &&
+	    (rv = fig_board_break_floor_start(&sf.f, &sf.floor)) == 0)
+		rv = board_batches(&sf.f, round, 3, FIG_BOARD_ROUNDS,
+		    FIG_BOARD_WARM, s);
+	board_close(&sf.f);
+	mi_stop(&sf.floor);
+	if (rv == 0) {
+		board_rows(s, 0, 1, "us", 500, "goal p50 <= 1.2x base + 0.5 "
+		    "ms, p99 <= 2x; a byte written a round", "breakpoint round "
+		    "trip, resume until_stop [vs MI]");
+		board_rows_floor(s, "us", "breakpoint round trip [vs the same "
+		    "in the daemon's layout]");
+	}
+	board_free(s, 3);
+	return rv;
 }
 
 /* A 4 KiB read through the daemon, timed; its bytes must all be there. */

@@ -235,6 +235,8 @@ int	 board_batches(struct board *, board_round[], int, int, int,
 	     struct samples (*)[2]);
 void	 board_rows(struct samples (*)[2], int, int, const char *, double,
 	     const char *, const char *);
+void	 board_rows_floor(struct samples (*)[2], const char *, const char *);
+int	 board_floor_start(struct board *, struct mi *);
 void	 board_free(struct samples (*)[2], int);
 /* A two-sided board figure: its rounds, unit, goal margin and words. */
 struct board_marks {
