@@ -148,6 +148,7 @@ board_connect(struct board *f, struct bench *b)
 	/* Closed whatever happens: not stdin's fd 0 if never opened. */
 	f->r.fd = -1;
 	f->running = -1;
+	mi_init(&f->floor);
 	if ((why = board_missing(b)) != NULL)
 		return bench_fail(b, "%s", why);
 	if (rpc_open(&f->r, b->sock) == -1)
@@ -164,12 +165,15 @@ board_open(struct board *f, struct bench *b)
 	return board_direct(f);
 }
 
-/* Stop and remove the session, end the baseline's board, close. */
+/* Stop and remove the session, end the baseline's and floor's boards, close. */
 void
 board_close(struct board *f)
 {
 	board_end(f);
 	board_direct_end(f);
+	if (f->floored)
+		mi_stop(&f->floor);
+	f->floored = 0;
 	rpc_close(&f->r);
 }
 
@@ -322,13 +326,16 @@ board_rows(struct samples (*s)[2], int side, int base, const char *unit,
 }
 
 /*
- * Start a floor's board: QEMU and gdb-multiarch in the daemon's layout
- * with what a session's gdb has on a board (bench-mi-pty.c), run to its
- * banner and halted; -1 with why.
+ * Start the floor's board (f->floor): QEMU and gdb-multiarch in the
+ * daemon's layout with what a session's gdb has on a board
+ * (bench-mi-pty.c), run to its banner and halted; -1 with why.
  */
 int
-board_floor_start(struct board *f, struct mi *m)
+board_floor_start(struct board *f)
 {
+	struct mi *m = &f->floor;
+
+	f->floored = 1;
 	if (mi_start_board_pty(m, f->b->board) == -1 ||
 	    mi_command(m, "-exec-continue", NULL) == -1 ||
 	    mi_uart_until(m, BOARD_BANNER) == -1 ||

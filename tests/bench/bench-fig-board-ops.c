@@ -315,27 +315,21 @@ fig_board_ops_set_mi(struct board *f, struct mi *m)
 }
 
 /*
- * The breakpoint figure's boards: the two, and a floor by hand in the
- * daemon's layout (console and MI on ptys) with what a session's gdb has
- * on a board; FLOOR_SIDE in f.running while the floor's board runs.
+ * The figure's third side: a floor by hand in the daemon's layout on the
+ * board's floor (board_floor_start); FLOOR_SIDE in f.running while the
+ * floor's board runs.
  */
-struct fig_board_ops_set {
-	struct board	 f;	/* first: a round is given &f */
-	struct mi	 floor;
-};
 #define FLOOR_SIDE 2
 
 /* Halt the floor's board if it runs, so that a side of f's can run. */
 static int
 fig_board_ops_set_leave_floor(struct board *f)
 {
-	struct fig_board_ops_set *sf = (struct fig_board_ops_set *)f;
-
 	if (f->running != FLOOR_SIDE)
 		return 0;
-	if (mi_command(&sf->floor, "-exec-interrupt", NULL) == -1 ||
-	    mi_wait(&sf->floor, "*stopped", NULL) == -1)
-		return bench_fail(f->b, "%s", sf->floor.err);
+	if (mi_command(&f->floor, "-exec-interrupt", NULL) == -1 ||
+	    mi_wait(&f->floor, "*stopped", NULL) == -1)
+		return bench_fail(f->b, "%s", f->floor.err);
 	f->running = -1;
 	return 0;
 }
@@ -362,18 +356,16 @@ fig_board_ops_set_direct(struct board *f)
 static double
 fig_board_ops_set_floor(struct board *f)
 {
-	struct fig_board_ops_set *sf = (struct fig_board_ops_set *)f;
-
 	if (f->running != FLOOR_SIDE) {
 		if ((f->running == 0 && board_halt(f) == -1) ||
 		    (f->running == 1 && board_direct_halt(f) == -1))
 			return NA;
-		mi_uart_drain(&sf->floor);
-		if (mi_command(&sf->floor, "-exec-continue", NULL) == -1)
-			return bench_fail(f->b, "%s", sf->floor.err);
+		mi_uart_drain(&f->floor);
+		if (mi_command(&f->floor, "-exec-continue", NULL) == -1)
+			return bench_fail(f->b, "%s", f->floor.err);
 		f->running = FLOOR_SIDE;
 	}
-	return fig_board_ops_set_mi(f, &sf->floor);
+	return fig_board_ops_set_mi(f, &f->floor);
 }
 
 /*
@@ -384,24 +376,21 @@ fig_board_ops_set_floor(struct board *f)
 int
 fig_board_ops_breakset(struct bench *b)
 {
-	board_round		 round[3] = { fig_board_ops_set_daemon_side,
-				    fig_board_ops_set_direct,
-				    fig_board_ops_set_floor };
-	struct fig_board_ops_set sf;
-	struct samples		 s[3][2] = { { { 0 } } };
-	int			 rv;
+	board_round	 round[3] = { fig_board_ops_set_daemon_side,
+			    fig_board_ops_set_direct, fig_board_ops_set_floor };
+	struct samples	 s[3][2] = { { { 0 } } };
+	struct board	 f;
+	int		 rv;
 
-	mi_init(&sf.floor);
-	if ((rv = board_open(&sf.f, b)) == 0 &&
-	    (rv = board_daemon_runs(&sf.f)) == 0 &&
-	    (rv = board_halt(&sf.f)) == 0 &&
-	    (rv = board_floor_start(&sf.f, &sf.floor)) == 0) {
-		sf.f.running = -1;
-		rv = board_batches(&sf.f, round, 3, FIG_BOARD_OPS_SETS,
+	if ((rv = board_open(&f, b)) == 0 &&
+	    (rv = board_daemon_runs(&f)) == 0 &&
+	    (rv = board_halt(&f)) == 0 &&
+	    (rv = board_floor_start(&f)) == 0) {
+		f.running = -1;
+		rv = board_batches(&f, round, 3, FIG_BOARD_OPS_SETS,
 		    FIG_BOARD_OPS_SETS_WARM, s);
 	}
-	board_close(&sf.f);
-	mi_stop(&sf.floor);
+	board_close(&f);
 	if (rv == 0) {
 		board_rows(s, 0, 1, "ms", 0.5, "goal p50 <= 1.2x base + 0.5 ms, "
 		    "p99 <= 2x; the board running", "break set, byte, stop, "

@@ -96,34 +96,28 @@ fig_board_break_setup(struct board *f)
 	return 0;
 }
 
-/* The breakpoint figure's boards: the two, and a floor in the daemon's layout. */
-struct fig_board_break_set {
-	struct board	 f;	/* first: a round is given &f */
-	struct mi	 floor;
-};
-
 /* The same round trip on the floor's gdb: console and MI on ptys. */
 static double
 fig_board_break_floor(struct board *f)
 {
-	struct fig_board_break_set	*sf = (struct fig_board_break_set *)f;
-	double				 us;
+	double us;
 
-	mi_uart_drain(&sf->floor);
-	if (mi_uart_write(&sf->floor, "x", 1) == -1 ||
-	    !((us = mi_break_round(&sf->floor)) >= 0))
-		return bench_fail(f->b, "%s", sf->floor.err);
+	mi_uart_drain(&f->floor);
+	if (mi_uart_write(&f->floor, "x", 1) == -1 ||
+	    !((us = mi_break_round(&f->floor)) >= 0))
+		return bench_fail(f->b, "%s", f->floor.err);
 	return us;
 }
 
 /* Start the floor's board, halted past its banner, the breakpoint in. */
 static int
-fig_board_break_floor_start(struct board *f, struct mi *m)
+fig_board_break_floor_start(struct board *f)
 {
-	if (board_floor_start(f, m) == -1)
+	if (board_floor_start(f) == -1)
 		return -1;
-	if (mi_command(m, "-break-insert " FIG_BOARD_BREAK, NULL) == -1)
-		return bench_fail(f->b, "%s", m->err);
+	if (mi_command(&f->floor, "-break-insert " FIG_BOARD_BREAK, NULL) ==
+	    -1)
+		return bench_fail(f->b, "%s", f->floor.err);
 	return 0;
 }
 
@@ -137,21 +131,18 @@ fig_board_break_floor_start(struct board *f, struct mi *m)
 int
 fig_board_break(struct bench *b)
 {
-	board_round			 round[3] = { fig_board_break_daemon,
-					    fig_board_break_direct,
-					    fig_board_break_floor };
-	struct fig_board_break_set	 sf;
-	struct samples			 s[3][2] = { { { 0 } } };
-	int				 rv;
+	board_round	 round[3] = { fig_board_break_daemon,
+			    fig_board_break_direct, fig_board_break_floor };
+	struct samples	 s[3][2] = { { { 0 } } };
+	struct board	 f;
+	int		 rv;
 
-	mi_init(&sf.floor);
-	if ((rv = board_open(&sf.f, b)) == 0 &&
-	    (rv = fig_board_break_setup(&sf.f)) == 0 &&
-	    (rv = fig_board_break_floor_start(&sf.f, &sf.floor)) == 0)
-		rv = board_batches(&sf.f, round, 3, FIG_BOARD_ROUNDS,
+	if ((rv = board_open(&f, b)) == 0 &&
+	    (rv = fig_board_break_setup(&f)) == 0 &&
+	    (rv = fig_board_break_floor_start(&f)) == 0)
+		rv = board_batches(&f, round, 3, FIG_BOARD_ROUNDS,
 		    FIG_BOARD_WARM, s);
-	board_close(&sf.f);
-	mi_stop(&sf.floor);
+	board_close(&f);
 	if (rv == 0) {
 		board_rows(s, 0, 1, "us", 500, "goal p50 <= 1.2x base + 0.5 "
 		    "ms, p99 <= 2x; a byte written a round", "breakpoint round "

@@ -211,6 +211,8 @@ struct board {
 	struct mi	 m;
 	int		 direct;	/* the baseline was started */
 	int		 running;	/* the side that runs, or -1 */
+	struct mi	 floor;		/* a floor's board (board_floor_start) */
+	int		 floored;	/* the floor's board was started */
 };
 /* A round of one side: its time in the figure's unit, or NA with b->why. */
 typedef double (*board_round)(struct board *);
@@ -236,7 +238,7 @@ int	 board_batches(struct board *, board_round[], int, int, int,
 void	 board_rows(struct samples (*)[2], int, int, const char *, double,
 	     const char *, const char *);
 void	 board_rows_floor(struct samples (*)[2], const char *, const char *);
-int	 board_floor_start(struct board *, struct mi *);
+int	 board_floor_start(struct board *);
 void	 board_free(struct samples (*)[2], int);
 /* A two-sided board figure: its rounds, unit, goal margin and words. */
 struct board_marks {
