@@ -51,7 +51,8 @@ rpc_dump(const json_t *msg, size_t *len)
 {
 	struct rpc_buf	b = { NULL, 0, 0 };
 
-	if (!json_is_object(msg) || jdump(msg, rpc_dump_cb, &b) != 0 ||
+	if ((!json_is_object(msg) && !json_is_array(msg)) ||
+	    jdump(msg, rpc_dump_cb, &b) != 0 ||
 	    b.p == NULL) {
 		free(b.p);
 		return NULL;
