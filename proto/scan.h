@@ -21,6 +21,9 @@ bool	 scan_plain(struct scan *, const char **, size_t *);
 bool	 scan_done(struct scan *);
 bool	 scan_word(struct scan *, const char *);
 size_t	 scan_utf8_len(const char *, const char *);
+bool	 scan_skip(struct scan *);
+char	*scan_member(struct scan *, bool *first);
+bool	 scan_element(struct scan *, bool *first);
 
 /*
  * Whether any of the eight bytes in w may end a plain run of a JSON
@@ -37,8 +40,5 @@ scan_word_stops(uint64_t w)
 	return ((w | ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) |
 	    ((b - ones) & ~b)) & high) != 0;
 }
-bool	 scan_skip(struct scan *);
-char	*scan_member(struct scan *, bool *first);
-bool	 scan_element(struct scan *, bool *first);
 
 #endif
