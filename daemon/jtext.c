@@ -12,7 +12,6 @@
 #include "fmt.h"
 #include "jdump.h"
 #include "jtext.h"
-#include "scan.h"
 
 /* Make room for n more bytes and the NUL. */
 void
@@ -69,36 +68,19 @@ jtext_int(struct jtext *t, long long v)
 	jtext_raw(t, p, (size_t)(buf + 23 - p));
 }
 
-/* Whether len bytes are UTF-8 (NUL bytes included, as jansson takes them). */
-static bool
-jtext_utf8(const char *s, size_t len)
-{
-	const char	*end = s + len;
-	size_t		 n;
-
-	while (s < end) {
-		if ((unsigned char)*s < 0x80) {
-			s++;
-			continue;
-		}
-		if ((n = scan_utf8_len(s, end)) == 0)
-			return false;
-		s += n;
-	}
-	return true;
-}
-
 /* Bytes as a string if they are UTF-8, else as {"base64": ...}. */
 void
 jtext_bytes(struct jtext *t, const char *s, size_t len)
 {
-	char *b;
+	size_t	 at = t->len;
+	char	*b;
 
-	if (jtext_utf8(s, len)) {
-		jtext_room(t, len + 2);
-		(void)jdump_string(s, len, jtext_put, t);
+	/* jtext_put never fails: jdump_string fails only on text not UTF-8. */
+	jtext_room(t, len + 2);
+	if (jdump_string(s, len, jtext_put, t) == 0)
 		return;
-	}
+	t->len = at;
+	t->p[at] = '\0';
 	b = xb64_encode(s, len);
 	jtext_raw(t, "{\"base64\":\"", 11);
 	jtext_raw(t, b, strlen(b));

@@ -12,6 +12,7 @@
 
 #include "daemon.h"
 #include "mi-parse.h"
+#include "scan.h"
 
 /* Undo the escape whose backslash is at the current position, into *out. */
 int
@@ -94,35 +95,6 @@ mi_cstring_read(struct mi_parse_in *in, size_t *lenp)
 	return buf;
 }
 
-/* The length of the valid UTF-8 sequence at s (n bytes left), or 0 if none starts there. */
-static size_t
-mi_cstring_utf8(const unsigned char *s, size_t n)
-{
-	unsigned char	lo = 0x80, hi = 0xbf;
-	size_t		len, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 0;
-	len = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
-	/* No overlong forms, no surrogates, nothing beyond U+10FFFF. */
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++, lo = 0x80, hi = 0xbf)
-		if (s[i] < lo || s[i] > hi)
-			return 0;
-	return len;
-}
-
 /* Whether n bytes are all ASCII, looked at a word at a time. */
 static bool
 mi_cstring_ascii(const char *s, size_t n)
@@ -158,8 +130,8 @@ mi_cstring_json(const char *s, size_t n)
 		return j;
 	buf = xreallocarray(NULL, n + 1, 3);
 	for (i = 0; i < n; i += k) {
-		if ((k = mi_cstring_utf8((const unsigned char *)s + i,
-		    n - i)) == 0) {
+		k = (unsigned char)s[i] < 0x80 ? 1 : scan_utf8_len(s + i, s + n);
+		if (k == 0) {
 			memcpy(buf + out, "\xef\xbf\xbd", 3);
 			out += 3;
 			k = 1;
