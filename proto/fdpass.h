@@ -1,4 +1,4 @@
-/* fdpass.c: bytes and descriptors in one message (daemon, keeper, tests). */
+/* fdpass.c: bytes and descriptors in one message (daemon, keeper, client). */
 #ifndef DBGCTL_FDPASS_H
 #define DBGCTL_FDPASS_H
 

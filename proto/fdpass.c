@@ -1,7 +1,8 @@
 /*
  * Passing descriptors over a Unix socket: the daemon hands a keeper what
- * it is to hold or pump, a keeper hands an adopting daemon what it held.
- * Shared by both programs, which each once built the message by hand.
+ * it is to hold or pump, a keeper hands an adopting daemon what it held,
+ * the client hands the daemon its stdin and stdout (dial, mi). Shared by
+ * the three programs, which each once built the message by hand.
  */
 #include <sys/socket.h>
 
