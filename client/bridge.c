@@ -1,7 +1,8 @@
 /*
  * The MI bridge of dbgctl mi: stdin to a joined channel and the channel to
  * stdout, a line at a time as it comes, with SIGINT turned into the
- * channel's interrupt line between two of the front end's lines.
+ * channel's interrupt line between two of the front end's lines; or, when
+ * the daemon took stdin and stdout itself, SIGINT alone, on the socket.
  */
 #include <sys/socket.h>
 
@@ -193,6 +194,51 @@ bridge_run(int sock)
 			bridge_fill(&b, true);
 		if ((pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
 		    !pump_down(sock, false, NULL))
+			return EXIT_OK;
+	}
+}
+
+/*
+ * The daemon reads stdin and writes stdout itself (mi's stdio): let go of
+ * them, send each SIGINT on the socket as an interrupt line, and wait for
+ * the daemon to close it; the exit status. bridge_catch has been called.
+ */
+int
+bridge_handed(int sock)
+{
+	static struct bridge	b;
+	struct pollfd		pfd[2];
+	char			buf[256];
+	ssize_t			n;
+
+	handover_release();
+	memset(&b, 0, sizeof b);
+	b.sock = sock;
+	for (;;) {
+		bridge_take_signals(&b);
+		if (b.interrupt) {
+			n = send(sock, BRIDGE_INTERRUPT,
+			    strlen(BRIDGE_INTERRUPT), MSG_NOSIGNAL);
+			if (n < 0 && errno == EINTR)
+				continue;
+			/* The daemon closed it: the join is over. */
+			if (n < 0)
+				return EXIT_OK;
+			b.interrupt = false;
+		}
+		pfd[0].fd = sock;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = bridge_sig_read;
+		pfd[1].events = POLLIN;
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			client_fatal("poll: %s", strerror(errno));
+		}
+		if (pfd[0].revents == 0)
+			continue;
+		if ((n = read(sock, buf, sizeof buf)) == 0 ||
+		    (n < 0 && errno != EINTR && errno != EAGAIN))
 			return EXIT_OK;
 	}
 }

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "dbgctl.h"
+#include "fdpass.h"
 #include "scan.h"
 #include "paths.h"
 #include "rpc.h"
@@ -137,14 +138,22 @@ client_lost(struct client *c, int error)
 	client_fatal("lost connection to the daemon");
 }
 
-/* Write a whole request line to the socket: 0, or the errno it failed with. */
+/*
+ * Write a whole request line to the socket, the descriptors to pass (if
+ * any) with its first bytes: 0, or the errno it failed with.
+ */
 static int
 client_send(struct client *c, const char *buf, size_t len)
 {
 	ssize_t	n;
 
 	while (len > 0) {
-		n = send(c->fd, buf, len, MSG_NOSIGNAL);
+		if (c->npass > 0) {
+			n = fdpass_send(c->fd, buf, len, c->pass_fds, c->npass);
+			if (n >= 0)
+				c->npass = 0;
+		} else
+			n = send(c->fd, buf, len, MSG_NOSIGNAL);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1)
@@ -397,24 +406,28 @@ client_call_text(struct client *c, const char *method, json_t *params,
 
 /*
  * Send a request after which the connection carries raw bytes (pipe,
- * attach). The reply line is read a byte at a time so that nothing raw is
- * read with it. Returns the result, or NULL after an error (in c->error).
+ * attach, mi), as client_raw_call does; a connection lost before the
+ * reply sets *lost (errno's value, or -1 at EOF) and returns NULL.
  */
 json_t *
-client_raw_call(struct client *c, const char *method, json_t *params)
+client_raw_try(struct client *c, const char *method, json_t *params,
+    int *lost)
 {
 	json_t	*reply;
 	char	 line[65536];
 	size_t	 len = 0;
 	ssize_t	 n;
 
+	*lost = 0;
 	client_request(c, method, params);
 	while (len < sizeof line - 1) {
 		n = read(c->fd, line + len, 1);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			client_lost(c, n < 0 ? errno : 0);
+		if (n <= 0) {
+			*lost = n < 0 ? errno : -1;
+			return NULL;
+		}
 		if (line[len++] == '\n')
 			break;
 	}
@@ -422,6 +435,22 @@ client_raw_call(struct client *c, const char *method, json_t *params)
 	if ((reply = json_loads(line, 0, NULL)) == NULL)
 		client_fatal("reply from the daemon not understood");
 	return client_result(c, method, reply);
+}
+
+/*
+ * Send a request after which the connection carries raw bytes (pipe,
+ * attach). The reply line is read a byte at a time so that nothing raw is
+ * read with it. Returns the result, or NULL after an error (in c->error).
+ */
+json_t *
+client_raw_call(struct client *c, const char *method, json_t *params)
+{
+	json_t	*r;
+	int	 lost;
+
+	if ((r = client_raw_try(c, method, params, &lost)) == NULL && lost != 0)
+		client_lost(c, lost > 0 ? lost : 0);
+	return r;
 }
 
 /*

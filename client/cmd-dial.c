@@ -5,11 +5,9 @@
  * of ssh://HOST, as `docker system dial-stdio` is for DOCKER_HOST=ssh://.
  */
 #include <sys/socket.h>
-#include <sys/stat.h>
 
 #include <errno.h>
 #include <stdbool.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +16,7 @@
 #include <jansson.h>
 
 #include "dbgctl.h"
+#include "fdpass.h"
 
 /*
  * Refuse a daemon of another user: the daemon checks its peer's uid, and
@@ -38,45 +37,16 @@ cmd_dial_check_peer(struct client *c)
 		    (long)getuid());
 }
 
-/* Whether fd is a pipe or a socket, which the daemon may serve itself. */
-static bool
-cmd_dial_passable(int fd)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) ||
-	    S_ISSOCK(st.st_mode));
-}
-
 /* Send the dial request with stdin and stdout beside it (SCM_RIGHTS); -1 if not sent. */
 static int
 cmd_dial_send(int sock)
 {
-	static const char	 line[] = "{\"jsonrpc\":\"2.0\",\"id\":"
+	static const char	line[] = "{\"jsonrpc\":\"2.0\",\"id\":"
 	    "\"dial-stdio\",\"method\":\"dial\"}\n";
-	union {
-		char		buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr	align;
-	}			 ctl;
-	struct iovec		 iov = { (void *)line, sizeof line - 1 };
-	struct msghdr		 msg = { 0 };
-	struct cmsghdr		*cm;
-	int			 fds[2] = { STDIN_FILENO, STDOUT_FILENO };
-	ssize_t			 n;
+	static const int	fds[2] = { STDIN_FILENO, STDOUT_FILENO };
 
-	memset(&ctl, 0, sizeof ctl);
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = ctl.buf;
-	msg.msg_controllen = sizeof ctl.buf;
-	cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof fds);
-	memcpy(CMSG_DATA(cm), fds, sizeof fds);
-	while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) == -1 && errno == EINTR)
-		continue;
-	return n == (ssize_t)iov.iov_len ? 0 : -1;
+	return fdpass_send(sock, line, sizeof line - 1, fds, 2) ==
+	    (ssize_t)(sizeof line - 1) ? 0 : -1;
 }
 
 /*
@@ -121,13 +91,8 @@ cmd_dial_wait(int sock)
 {
 	char	buf[256];
 	ssize_t	n;
-	int	null;
 
-	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
-		client_fatal("/dev/null: %s", strerror(errno));
-	if (dup2(null, STDIN_FILENO) == -1 || dup2(null, STDOUT_FILENO) == -1)
-		client_fatal("dup2: %s", strerror(errno));
-	close(null);
+	handover_release();
 	while ((n = read(sock, buf, sizeof buf)) != 0)
 		if (n < 0 && errno != EINTR)
 			break;
@@ -142,8 +107,7 @@ cmd_dial_wait(int sock)
 static int
 cmd_dial_pass(struct client *c)
 {
-	if (!cmd_dial_passable(STDIN_FILENO) ||
-	    !cmd_dial_passable(STDOUT_FILENO))
+	if (!handover_possible(c))
 		return -1;
 	if (cmd_dial_send(c->fd) != 0)
 		client_fatal("lost connection to the daemon: %s",

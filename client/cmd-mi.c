@@ -37,13 +37,42 @@ cmd_mi_session(const char *operand)
 }
 
 /*
- * Join session over MI with what o asks and bridge stdin and stdout to
- * the channel until the daemon closes it; the exit status.
+ * Ask to join with stdin and stdout handed to the daemon: the result, or
+ * NULL after an error reply (in c->error) or with *again set, connected
+ * anew, when the daemon is older than stdio (it drops a client that passes
+ * descriptors), for a join it bridges.
+ */
+static json_t *
+cmd_mi_hand(struct client *c, json_t *params, bool *again)
+{
+	static const int	 stdio[2] = { STDIN_FILENO, STDOUT_FILENO };
+	json_t			*r;
+	int			 lost;
+
+	json_object_set_new(params, "stdio", json_true());
+	c->pass_fds = stdio;
+	c->npass = 2;
+	r = client_raw_try(c, "mi", json_incref(params), &lost);
+	json_object_del(params, "stdio");
+	if ((*again = r == NULL && lost != 0)) {
+		close(c->fd);
+		c->fd = -1;
+		client_connect(c);
+	}
+	return r;
+}
+
+/*
+ * Join session over MI with what o asks, stdin and stdout handed to the
+ * daemon when they can be (no process copies a front end's lines then),
+ * else bridged to the channel, until the daemon closes it; the exit
+ * status.
  */
 static int
 cmd_mi_join(struct client *c, json_t *session, const struct cmd_mi_opts *o)
 {
-	json_t	*params, *r;
+	json_t	*params, *r = NULL;
+	bool	 again = true, handed;
 	int	 rv;
 
 	params = json_pack("{s:O, s:s}", "session", session, "mi",
@@ -56,11 +85,20 @@ cmd_mi_join(struct client *c, json_t *session, const struct cmd_mi_opts *o)
 		json_object_set_new(params, "observe", json_true());
 	if (o->full)
 		json_object_set_new(params, "full", json_true());
+	if (c->fd == -1)
+		client_connect(c);
 	bridge_catch();
-	if ((r = client_raw_call(c, "mi", params)) == NULL)
+	if (handover_possible(c))
+		r = cmd_mi_hand(c, params, &again);
+	if (again)
+		r = client_raw_call(c, "mi", params);
+	else
+		json_decref(params);
+	if (r == NULL)
 		return client_error(c);
+	handed = json_is_true(json_object_get(r, "stdio"));
 	json_decref(r);
-	rv = bridge_run(c->fd);
+	rv = handed ? bridge_handed(c->fd) : bridge_run(c->fd);
 	ssh_end(c);
 	return rv;
 }

@@ -117,6 +117,9 @@ struct client {
 	char			 ssh_url[PATH_MAX + 512];
 	struct frame		 frame;
 	long long		 next_id;
+	/* Passed (SCM_RIGHTS) with the next request sent, then forgotten. */
+	const int		*pass_fds;
+	size_t			 npass;
 
 	/* The request in flight and what came back for it. */
 	long long		 want_id;
@@ -191,6 +194,7 @@ json_t		*client_call(struct client *, const char *, json_t *);
 char		*client_call_text(struct client *, const char *, json_t *,
 		    size_t *);
 json_t		*client_raw_call(struct client *, const char *, json_t *);
+json_t		*client_raw_try(struct client *, const char *, json_t *, int *);
 int		 client_error(struct client *);
 int		 client_daemon_path(char *, size_t);
 void		 client_fatal(const char *, ...)
@@ -323,6 +327,11 @@ int		 cmd_mi_gdb_main(int, char **);
 /* bridge.c */
 void		 bridge_catch(void);
 int		 bridge_run(int sock);
+int		 bridge_handed(int sock);
+
+/* handover.c */
+bool		 handover_possible(struct client *);
+void		 handover_release(void);
 
 /* tcp.c */
 int		 tcp_open(struct client *, const char *);

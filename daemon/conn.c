@@ -112,7 +112,6 @@ conn_close(struct conn *c)
 		free(h);
 	}
 	dial_close(c);
-	c->nhandles++;
 	uv_close((uv_handle_t *)&c->h, conn_free_cb);
 }
 
@@ -569,6 +568,8 @@ conn_accept(struct listener *l)
 	struct conn		*c = xcalloc(1, sizeof *c);
 	struct rpc_error	 err;
 
+	/* Its socket's, closed by conn_close; passed pipes add theirs. */
+	c->nhandles = 1;
 	/* ipc: read with recvmsg, for what dial passes, until dial_settle. */
 	if (l->tcp)
 		uv_tcp_init(dmn.loop, &c->h.tcp);

@@ -69,9 +69,10 @@ struct conn {
 	uv_stream_t		*rd;		/* conn_in: what it reads */
 	uv_stream_t		*wr;		/* conn_out: where it writes */
 	bool			 fed;		/* has read from its socket */
-	unsigned		 nhandles;	/* open: freed once none is */
+	unsigned		 nhandles;	/* not closed: freed at none */
 	uv_pipe_t		 fds[2];	/* dial.c: stdin, stdout passed */
 	unsigned		 nfds;		/* of those, taken */
+	bool			 claimed;	/* a request took them */
 	bool			 dialed;	/* served from them */
 };
 

@@ -1,10 +1,11 @@
 /*
- * A connection served from the pipes dial-stdio passed: sshd's stdin and
- * stdout for the command, handed over its Unix socket (SCM_RIGHTS) with
- * the dial request, so that the daemon reads and writes them itself and
- * no process copies bytes between. The socket stays open only to tell
- * dial-stdio when the connection ends; the peer's uid, checked when the
- * socket was accepted, remains the connection's.
+ * A connection served from the pipes its client passed: sshd's stdin and
+ * stdout for dial-stdio's command, or a front end's for dbgctl mi, handed
+ * over the Unix socket (SCM_RIGHTS) with the request (dial, or mi with
+ * stdio), so that the daemon reads and writes them itself and no process
+ * copies bytes between. The socket stays open to tell when the client
+ * ends (and, for mi, to carry its interrupts); the peer's uid, checked
+ * when the socket was accepted, remains the connection's.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -21,7 +22,7 @@
 #include "dial.h"
 #include "listener.h"
 
-/* The descriptors a connection may pass: dial-stdio's stdin and stdout. */
+/* The descriptors a connection may pass: its client's stdin and stdout. */
 #define DIAL_FDS 2
 
 /*
@@ -73,13 +74,17 @@ dial_settle(struct conn *c, uv_stream_t *st, ssize_t nread,
 	c->h.pipe.ipc = 0;
 }
 
-/* Whether c was passed descriptors that no dial took (it is then dropped). */
+/*
+ * Whether c was passed descriptors that no request took, dial or mi's
+ * stdio (it is then dropped).
+ */
 bool
 dial_untaken(struct conn *c)
 {
-	if (c->nfds == 0 || c->dialed)
+	if (c->nfds == 0 || c->claimed)
 		return false;
-	log_warn("dropping a client that passed descriptors without dial");
+	log_warn("dropping a client that passed descriptors without dial or "
+	    "mi's stdio");
 	return true;
 }
 
@@ -100,8 +105,8 @@ dial_usable(int fd, int acc)
 }
 
 /* After dial, anything on the socket (dial-stdio gone, or talking) ends c. */
-static void
-dial_sock_read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+void
+dial_sock_end_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
 	struct conn *c = st->data;
 
@@ -165,7 +170,7 @@ dial_pipe_ours(const struct stat *st, int in, int out)
  * can reach the daemon only if the daemon holds it.
  */
 static int
-dial_loops(int in, int out, struct rpc_error *err)
+dial_loops(const char *who, int in, int out, struct rpc_error *err)
 {
 	struct stat	si, so;
 	int		fds[2] = { in, out }, i;
@@ -175,70 +180,76 @@ dial_loops(int in, int out, struct rpc_error *err)
 		return 0;
 	if (S_ISFIFO(si.st_mode) && S_ISFIFO(so.st_mode) &&
 	    si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "dial: stdin and stdout "
-		    "are one pipe: the daemon would read its own replies");
+		rpc_error_set(err, RPC_INVALID_PARAMS, "%s: stdin and stdout "
+		    "are one pipe: the daemon would read its own replies", who);
 		return -1;
 	}
 	for (i = 0; i < 2; i++) {
 		if (S_ISSOCK(st[i]->st_mode) && dial_sock_ours(fds[i])) {
-			rpc_error_set(err, RPC_INVALID_PARAMS, "dial: %s is a "
+			rpc_error_set(err, RPC_INVALID_PARAMS, "%s: %s is a "
 			    "connection to this daemon's own socket: it would "
-			    "answer its own replies", i == 0 ? "stdin" :
+			    "answer its own replies", who, i == 0 ? "stdin" :
 			    "stdout");
 			return -1;
 		}
 		if (S_ISFIFO(st[i]->st_mode) && dial_pipe_ours(st[i], in, out)) {
-			rpc_error_set(err, RPC_INVALID_PARAMS, "dial: %s is a "
-			    "pipe this daemon already holds", i == 0 ? "stdin" :
-			    "stdout");
+			rpc_error_set(err, RPC_INVALID_PARAMS, "%s: %s is a "
+			    "pipe this daemon already holds", who, i == 0 ?
+			    "stdin" : "stdout");
 			return -1;
 		}
-	}
-	return 0;
-}
-
-/* Whether c holds a stdin and stdout to serve; -1 with err if not. */
-int
-dial_check(struct conn *c, struct rpc_error *err)
-{
-	uv_os_fd_t in, out;
-
-	if (c->nfds != DIAL_FDS || c->dialed) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "dial takes stdin and "
-		    "stdout, passed with the request (SCM_RIGHTS), once");
-		return -1;
-	}
-	if (uv_fileno((uv_handle_t *)&c->fds[0], &in) != 0 ||
-	    uv_fileno((uv_handle_t *)&c->fds[1], &out) != 0 ||
-	    !dial_usable(in, O_RDONLY) || !dial_usable(out, O_WRONLY)) {
-		rpc_error_set(err, RPC_INVALID_PARAMS, "dial: stdin must be "
-		    "a readable pipe or socket, stdout a writable one");
-		return -1;
-	}
-	if (dial_loops(in, out, err) != 0)
-		return -1;
-	if (uv_stream_set_blocking((uv_stream_t *)&c->fds[0], 0) != 0 ||
-	    uv_stream_set_blocking((uv_stream_t *)&c->fds[1], 0) != 0) {
-		rpc_error_set(err, RPC_INTERNAL_ERROR, "dial: %s",
-		    strerror(errno));
-		return -1;
 	}
 	return 0;
 }
 
 /*
- * Serve c from the stdin and stdout dial_check approved: read requests
- * from the first, write replies to the second, and watch the socket only
- * for dial-stdio's end.
+ * Whether c holds a stdin and stdout to serve, for the request who names
+ * in errors; they are then its to start (dial_start). -1 with err if not.
+ */
+int
+dial_check(struct conn *c, const char *who, struct rpc_error *err)
+{
+	uv_os_fd_t in, out;
+
+	if (c->nfds != DIAL_FDS || c->claimed) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "%s takes stdin and "
+		    "stdout, passed with the request (SCM_RIGHTS), once", who);
+		return -1;
+	}
+	if (uv_fileno((uv_handle_t *)&c->fds[0], &in) != 0 ||
+	    uv_fileno((uv_handle_t *)&c->fds[1], &out) != 0 ||
+	    !dial_usable(in, O_RDONLY) || !dial_usable(out, O_WRONLY)) {
+		rpc_error_set(err, RPC_INVALID_PARAMS, "%s: stdin must be "
+		    "a readable pipe or socket, stdout a writable one", who);
+		return -1;
+	}
+	if (dial_loops(who, in, out, err) != 0)
+		return -1;
+	if (uv_stream_set_blocking((uv_stream_t *)&c->fds[0], 0) != 0 ||
+	    uv_stream_set_blocking((uv_stream_t *)&c->fds[1], 0) != 0) {
+		rpc_error_set(err, RPC_INTERNAL_ERROR, "%s: %s", who,
+		    strerror(errno));
+		return -1;
+	}
+	c->claimed = true;
+	return 0;
+}
+
+/*
+ * Serve c from the stdin and stdout dial_check approved: read what the
+ * client sends from the first, write to the second, and read the socket
+ * with on_sock (dial_sock_end_cb: only for the client's end).
  */
 void
-dial_start(struct conn *c)
+dial_start(struct conn *c, uv_read_cb on_sock)
 {
+	if (!c->claimed)
+		log_fatal("dial_start on descriptors dial_check did not approve");
 	c->dialed = true;
 	c->rd = (uv_stream_t *)&c->fds[0];
 	c->wr = (uv_stream_t *)&c->fds[1];
 	uv_read_stop((uv_stream_t *)&c->h);
-	uv_read_start((uv_stream_t *)&c->h, loop_alloc_cb, dial_sock_read_cb);
+	uv_read_start((uv_stream_t *)&c->h, loop_alloc_cb, on_sock);
 	if (!c->paused && c->in == NULL)
 		uv_read_start(c->rd, loop_alloc_cb, conn_read_cb);
 }
@@ -264,7 +275,10 @@ dial_out_gone(struct conn *c)
 	return (pfd.revents & (POLLERR | POLLHUP)) != 0;
 }
 
-/* Close the pipes c was passed; the connection is freed after their close. */
+/*
+ * Close the pipes c was passed, with c or before it (a request that lets
+ * go of them): c is not freed before their close callbacks have run.
+ */
 void
 dial_close(struct conn *c)
 {

@@ -43,6 +43,7 @@ struct join {
 	bool			 leave_halted;
 	bool			 observe;
 	bool			 full;		/* may run code of its own */
+	bool			 stdio;		/* served from its stdin, stdout */
 	bool			 was_running;	/* the target ran when it came */
 	bool			 live;		/* seeded: gdb's lines are its */
 	bool			 leaving;	/* waits for its answers, then goes */
@@ -56,6 +57,7 @@ struct join {
 	json_t			*varobjs;	/* names it made */
 	json_t			*bkpts;		/* numbers it made */
 	struct frame		 in;		/* its command lines */
+	struct frame		 sig;		/* its socket's, with stdio */
 };
 
 /* A command written to a channel and not answered yet. */

@@ -87,11 +87,11 @@ method_dial_exec(struct request *req)
 	enum method_return	 rv;
 
 	memset(&err, 0, sizeof err);
-	if (dial_check(c, &err) != 0)
+	if (dial_check(c, "dial", &err) != 0)
 		return request_fail(req, &err);
 	/* Answered on the socket, before the switch. */
 	rv = request_done(req, json_pack("{s:b}", "dialed", 1));
-	dial_start(c);
+	dial_start(c, dial_sock_end_cb);
 	return rv;
 }
 

@@ -3,7 +3,9 @@
  * gdb. It is seeded with what a front end would have seen had it been
  * there from the start, then its lines are filtered and written to its
  * channel (join.c, join-chan.c), and when it goes it leaves the session
- * as it was.
+ * as it was. A client on this host may pass its stdin and stdout with the
+ * request (stdio): the daemon then reads and writes them itself, and the
+ * connection carries only the client's interrupts (dial.c).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 
 #include "daemon.h"
 #include "conn.h"
+#include "dial.h"
 #include "gdb.h"
 #include "join.h"
 #include "method.h"
@@ -20,6 +23,9 @@
 
 /* How long gdb may take to open a channel and answer the seed. */
 #define JOIN_START_MS	10000
+
+/* What a client's socket may carry once its stdin and stdout are ours. */
+#define JOIN_SIG_MAX	64
 
 /* Forget a client. */
 static void
@@ -34,6 +40,7 @@ method_join_free_join(struct join *j)
 	json_decref(j->varobjs);
 	json_decref(j->bkpts);
 	frame_free(&j->in);
+	frame_free(&j->sig);
 	free(j->program);
 	session_unref(j->s);
 	free(j);
@@ -144,6 +151,48 @@ method_join_close(struct conn *c)
 	method_join_free_join(j);
 }
 
+/* A line on the socket of a client served from its stdio: its interrupt. */
+static int
+method_join_sig_line(void *arg, char *line, size_t len)
+{
+	struct join *j = arg;
+
+	if (j->sig.cut || len != strlen("-dbgctl-interrupt") ||
+	    strcmp(line, "-dbgctl-interrupt") != 0) {
+		log_warn("session %lu: closing a joined MI client whose socket "
+		    "carried more than interrupts", j->s->id);
+		conn_drop(j->c);
+		return 1;
+	}
+	if (j->live && !j->leaving)
+		method_join_interrupt(j);
+	return 0;
+}
+
+/*
+ * The socket of a client served from its stdio: interrupt lines, and at
+ * its end the client is gone, as when a bridged client's socket closes.
+ */
+static void
+method_join_sock_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+	struct conn	*c = st->data;
+	struct join	*j = c->mode_data;
+
+	if (nread == 0)
+		return;
+	if (nread < 0) {
+		uv_read_stop(st);
+		conn_close(c);
+		return;
+	}
+	j->feeding = true;
+	frame_feed(&j->sig, buf->base, nread, method_join_sig_line, j);
+	j->feeding = false;
+	if (j->gone)
+		method_join_free_join(j);
+}
+
 static const struct conn_mode method_join_mode = {
 	.name = "mi",
 	.raw = true,
@@ -161,10 +210,13 @@ join_seeded(struct join *j)
 
 	join_live(j);
 	j->req = NULL;
-	request_done(req, json_pack("{s:b, s:I, s:I, s:s}", "raw", 1,
+	/* Answered on the socket; with stdio, the seed goes to stdout. */
+	request_done(req, json_pack("{s:b, s:I, s:I, s:s, s:b}", "raw", 1,
 	    "session", (json_int_t)j->s->id, "channel", (json_int_t)j->ch->id,
-	    "mi", j->mi2 ? "mi2" : "mi3"));
+	    "mi", j->mi2 ? "mi2" : "mi3", "stdio", j->stdio));
 	conn_set_mode(c, &method_join_mode, j);
+	if (j->stdio)
+		dial_start(c, method_join_sock_cb);
 }
 
 /* gdb could not open a channel: the join fails with why. */
@@ -232,6 +284,27 @@ method_join_program(struct session *s)
 	return xstrdup(path);
 }
 
+/*
+ * Whether a joining client that passed its stdin and stdout (stdio) is
+ * served from them; one whose descriptors cannot be (a terminal, a pipe
+ * the daemon holds) is told so in the reply and bridges them itself.
+ */
+static bool
+method_join_stdio(struct request *req)
+{
+	struct rpc_error err;
+
+	if (!request_bool(req, "stdio"))
+		return false;
+	memset(&err, 0, sizeof err);
+	if (dial_check(req->conn, "mi's stdio", &err) == 0)
+		return true;
+	log_info("session %lu: a joining MI client's stdin and stdout are "
+	    "not served: %s", req->session->id, err.message);
+	dial_close(req->conn);
+	return false;
+}
+
 /* mi: the connection becomes an MI client of the session's gdb. */
 static enum method_return
 method_join_exec(struct request *req)
@@ -270,6 +343,9 @@ method_join_exec(struct request *req)
 	j->bkpts = json_array();
 	frame_init(&j->in, FRAME_MAX);
 	frame_cut(&j->in);
+	frame_init(&j->sig, JOIN_SIG_MAX);
+	frame_cut(&j->sig);
+	j->stdio = method_join_stdio(req);
 	if (join_chan_take(j, &err) != 0) {
 		j->req = NULL;
 		method_join_free_join(j);
@@ -289,6 +365,7 @@ static const struct method_param method_join_params[] = {
 	{ "leave_halted", PT_BOOL, false, 0, 0 },
 	{ "observe", PT_BOOL, false, 0, 0 },
 	{ "full", PT_BOOL, false, 0, 0 },
+	{ "stdio", PT_BOOL, false, 0, 0 },
 	{ NULL, 0, false, 0, 0 }
 };
 

@@ -249,3 +249,58 @@ h_conn_launch_once(const char *params, int bound_ms)
 	h_conn_close(&c);
 	return id;
 }
+
+/* Send line with nfds descriptors beside it (SCM_RIGHTS), asserted. */
+void
+h_conn_send_fds(int sock, const char *line, const int *fds, int nfds)
+{
+	union {
+		char buf[CMSG_SPACE(128 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { (void *)line, strlen(line) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	memset(&ctl, 0, sizeof ctl);
+	if (nfds > 0) {
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
+	}
+	cr_assert_eq(sendmsg(sock, &msg, MSG_NOSIGNAL), (ssize_t)iov.iov_len,
+	    "sendmsg: %s", strerror(errno));
+}
+
+/* Listen on a Unix socket in the test dir, named rel; its path in path. */
+int
+h_unix_listen(const char *rel, char *path, size_t len)
+{
+	struct sockaddr_un	sa = { .sun_family = AF_UNIX };
+	int			fd;
+
+	h_ctx_path(path, len, rel);
+	cr_assert_lt(strlen(path), sizeof sa.sun_path, "%s: too long", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert(fd != -1 && bind(fd, (struct sockaddr *)&sa, sizeof sa) ==
+	    0 && listen(fd, 4) == 0, "listen %s: %s", path, strerror(errno));
+	return fd;
+}
+
+/* Read one line from fd into buf (NUL-terminated); its length, 0 at EOF. */
+size_t
+h_read_line(int fd, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len - 1 && read(fd, buf + n, 1) == 1)
+		if (buf[n++] == '\n')
+			break;
+	buf[n] = '\0';
+	return n;
+}

@@ -232,7 +232,7 @@ h_run_start_fed(struct h_proc *p, int *in, const char *const argv[])
  * Add what fd gives to b until b holds text at or after offset from; the
  * offset just past it, or 0 once bound_ms has passed.
  */
-static size_t
+size_t
 h_run_fd_until(int fd, struct h_bytes *b, size_t from, const char *text,
     int bound_ms)
 {

@@ -157,6 +157,9 @@ struct h_proc {
 int	 h_run_start(struct h_proc *, const char *const argv[]);
 /* The same with stdin on a pipe: its write end into *in. */
 int	 h_run_start_fed(struct h_proc *, int *in, const char *const argv[]);
+/* Add what fd gives to b until text is there at or after from: past it, 0 at bound_ms. */
+size_t	 h_run_fd_until(int fd, struct h_bytes *b, size_t from,
+	    const char *text, int bound_ms);
 /* Add its stdout to b until text is there at or after from: past it, 0 at bound_ms. */
 size_t	 h_run_out_until(struct h_proc *, struct h_bytes *b, size_t from,
 	    const char *text, int bound_ms);
@@ -322,6 +325,13 @@ bool	 h_conn_wait_note(struct h_conn *, const char *method,
 	    const char *path, const char *want, int bound_ms);
 /* Close the connection and free its buffer. */
 void	 h_conn_close(struct h_conn *);
+/* Listen on a Unix socket in the test dir, named rel; its path in path. */
+int	 h_unix_listen(const char *rel, char *path, size_t len);
+/* Read one line from fd into buf (NUL-terminated); its length, 0 at EOF. */
+size_t	 h_read_line(int fd, char *buf, size_t len);
+/* Send line on sock with nfds descriptors beside it (SCM_RIGHTS), asserted. */
+void	 h_conn_send_fds(int sock, const char *line, const int *fds,
+	    int nfds);
 /* Launch params on a connection closed at once (no lease); the id, asserted. */
 long	 h_conn_launch_once(const char *params, int bound_ms);
 

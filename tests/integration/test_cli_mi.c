@@ -3,11 +3,15 @@
  * MI lines on the client's stdin and stdout pipes, against a running gdb
  * session of tests/fixtures' loop. The first prompt and the seed, an
  * answer, -gdb-exit and stdin's end leaving the program as it was, SIGINT
- * as the interrupt, gdb's version text, gdb's command line, refusals.
+ * as the interrupt, the pipes handed to the daemon and a terminal bridged,
+ * gdb's version text, gdb's command line, refusals.
  */
 #include "harness.h"
 
 #include <criterion/criterion.h>
+
+#include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <signal.h>
 #include <stdio.h>
@@ -206,6 +210,170 @@ Test(cli_mi, stdin_eof_exits_0_and_the_program_runs_on)
 	cm_expect_program_goes_on(&t, "after stdin's end");
 	cr_assert(h_cli_wait_status(t.id, "target.state", "running",
 	    H_WAIT_BOUND), "the target does not run after the bridge left");
+}
+
+/* What cm_holding waits for: a process holding a descriptor on target. */
+struct cm_hold {
+	pid_t		 pid;
+	const char	*target;	/* as /proc/PID/fd's links name it */
+	bool		 want;		/* holding it, or not */
+};
+
+/* Predicate: the process holds target (or does not, as want says). */
+static bool
+cm_holding(void *arg)
+{
+	static char		 targets[H_MAXFDS][PATH_MAX];
+	const struct cm_hold	*h = arg;
+	int			 fds[H_MAXFDS], n, i;
+	bool			 holds = false;
+
+	n = h_pid_fds(h->pid, fds, targets, H_MAXFDS);
+	for (i = 0; i < n; i++)
+		holds = holds || strcmp(targets[i], h->target) == 0;
+	return holds == h->want;
+}
+
+/* Assert pid comes to hold target or to let go of it, as want says. */
+static void
+cm_expect_holding(pid_t pid, const char *who, const char *target, bool want)
+{
+	struct cm_hold	h = { pid, target, want };
+	char		fds[4096];
+
+	if (h_wait_for(cm_holding, &h, CM_BOUND))
+		return;
+	h_pid_fds_text(pid, fds, sizeof(fds));
+	cr_assert_fail("%s (pid %d) %s %s: it holds %s", who, (int)pid,
+	    want ? "does not hold" : "still holds", target, fds);
+}
+
+/* The /proc/PID/fd link text of pipe fd: "pipe:[INODE]". */
+static void
+cm_pipe_name(int fd, char *buf, size_t len)
+{
+	struct stat st;
+
+	cr_assert_eq(fstat(fd, &st), 0, "fstat %d", fd);
+	snprintf(buf, len, "pipe:[%lu]", (unsigned long)st.st_ino);
+}
+
+/*
+ * A front end's pipes are the daemon's to read and write once joined:
+ * the client holds /dev/null in their place, answers still come, and at
+ * stdin's end the daemon lets go of both and the client exits 0.
+ */
+Test(cli_mi, a_front_ends_pipes_are_handed_to_the_daemon)
+{
+	struct cm	t;
+	char		in[64], out[64];
+
+	cm_session(&t);
+	cm_mi(&t, H_ARGS("mi", t.ids));
+	cm_pipe_name(t.in, in, sizeof(in));
+	cm_pipe_name(t.p.outfd, out, sizeof(out));
+	cm_expect_holding(h_daemon_pid(), "the daemon", in, true);
+	cm_expect_holding(h_daemon_pid(), "the daemon", out, true);
+	cm_expect_holding(t.p.pid, "dbgctl mi", in, false);
+	cm_expect_holding(t.p.pid, "dbgctl mi", out, false);
+	cm_expect_holding(t.p.pid, "dbgctl mi", "/dev/null", true);
+	cm_send(&t, "-data-evaluate-expression 1+2");
+	cm_expect(&t, 0, "^done,value=\"3\"\n(gdb) \n");
+	cr_assert_eq(cm_finish(&t), 0, "dbgctl mi after stdin's end: %s",
+	    t.p.res.err);
+	cm_expect_holding(h_daemon_pid(), "the daemon", in, false);
+	cm_expect_holding(h_daemon_pid(), "the daemon", out, false);
+	cm_expect_program_goes_on(&t, "after stdin's end");
+}
+
+/*
+ * MI typed at a terminal: the client keeps its terminal and copies both
+ * ways; Ctrl-C interrupts the target, Ctrl-D leaves, the modes stay.
+ */
+Test(cli_mi, a_front_end_at_a_terminal_is_bridged_by_the_client)
+{
+	static const char eval[] = "-data-evaluate-expression 1+2\n";
+	struct cm	t;
+	struct h_pty	p;
+	size_t		at;
+
+	cm_session(&t);
+	h_pty_open(&p, 24, 80);
+	h_pty_spawn(&p, H_ARGS("mi", t.ids));
+	at = h_pty_expect(&p, 0, "(gdb) ", CM_BOUND);
+	cm_expect_holding(p.pid, "dbgctl mi", ttyname(p.slave), true);
+	cm_expect_holding(h_daemon_pid(), "the daemon", ttyname(p.slave),
+	    false);
+	h_pty_type(&p, eval, strlen(eval));
+	at = h_pty_expect(&p, at, "^done,value=\"3\"", CM_BOUND);
+	h_pty_type(&p, "\003", 1);
+	at = h_pty_expect(&p, at, "*stopped,", CM_BOUND);
+	cr_assert(h_cli_wait_status(t.id, "target.state", "stopped",
+	    H_WAIT_BOUND), "the target is not stopped after Ctrl-C");
+	h_pty_type(&p, "\004", 1);
+	h_pty_expect_exit(&p, 0, CM_BOUND, "after Ctrl-D");
+	h_pty_expect_restored(&p, "after Ctrl-D");
+	h_pty_close(&p);
+	cm_expect_program_goes_on(&t, "after the terminal's leave");
+}
+
+/*
+ * A daemon from before mi's stdio, two connections long: it drops the
+ * first, which passed descriptors (as such a daemon does), and on the
+ * second answers a join without stdio, a prompt, and one answer to the
+ * line after it, then closes. Runs in a child; never returns.
+ */
+static void __attribute__((noreturn))
+cm_old_daemon(int lfd)
+{
+	static const char joined[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"result\":{\"raw\":true,\"session\":1,\"channel\":1,"
+	    "\"mi\":\"mi3\"}}\n(gdb) \n";
+	static const char done[] = "4^done,value=\"3\"\n(gdb) \n";
+	char	line[4096];
+	int	fd;
+
+	if ((fd = accept(lfd, NULL, NULL)) == -1 ||
+	    h_read_line(fd, line, sizeof line) == 0 ||
+	    strstr(line, "\"stdio\":true") == NULL)
+		_exit(1);
+	close(fd);
+	if ((fd = accept(lfd, NULL, NULL)) == -1 ||
+	    h_read_line(fd, line, sizeof line) == 0 ||
+	    strstr(line, "\"mi\"") == NULL || strstr(line, "stdio") != NULL ||
+	    write(fd, joined, sizeof joined - 1) != sizeof joined - 1)
+		_exit(2);
+	if (h_read_line(fd, line, sizeof line) == 0 ||
+	    strcmp(line, "4-data-evaluate-expression 1+2\n") != 0 ||
+	    write(fd, done, sizeof done - 1) != sizeof done - 1)
+		_exit(3);
+	_exit(0);
+}
+
+/*
+ * A daemon older than mi's stdio drops the client that passed its pipes:
+ * the client joins again without them and copies both ways itself.
+ */
+Test(cli_mi, a_daemon_without_stdio_is_joined_again_and_bridged)
+{
+	struct cm	t;
+	char		path[256];
+	pid_t		pid;
+	int		lfd, st;
+
+	memset(&t, 0, sizeof(t));
+	lfd = h_unix_listen("old.sock", path, sizeof path);
+	pid = fork();
+	cr_assert_neq(pid, -1, "fork");
+	if (pid == 0)
+		cm_old_daemon(lfd);
+	close(lfd);
+	cm_start(&t, H_ARGS(H->dbgctl, "-s", path, "mi", "1"));
+	cm_send(&t, "4-data-evaluate-expression 1+2");
+	cm_expect(&t, 0, "4^done,value=\"3\"\n(gdb) \n");
+	cr_assert(h_run_waitpid(pid, H_WAIT_BOUND, &st) && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 0, "the old daemon: status %#x", st);
+	cr_assert_eq(cm_finish(&t), 0, "dbgctl mi: %s", t.p.res.err);
 }
 
 /* Run dbgctl-gdb ARGS... with DBGCTL_SESSION as given ("" for none). */

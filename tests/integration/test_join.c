@@ -3,8 +3,9 @@
  * gdb session of tests/fixtures' loop: each client has its own token
  * space while exec works beside it, a result gdb gives another UI comes
  * back to its client, a client's leave resumes what it halted, and
- * joining and leaving twenty times leaves gdb's fd count flat, and a
- * client joining the running QEMU board is seeded all the same.
+ * joining and leaving twenty times leaves gdb's fd count flat, a client
+ * joining the running QEMU board is seeded all the same, and a client's
+ * stdin and stdout passed with its join are served by the daemon itself.
  */
 #include "harness.h"
 
@@ -13,6 +14,9 @@
 #include <sys/socket.h>
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -662,5 +666,126 @@ Test(join, joiners_past_the_cap_are_refused_and_a_leave_makes_room)
 	json_decref(r);
 	h_conn_close(&b);
 	h_conn_close(&c);
+	h_conn_close(&t.c);
+}
+
+/* Whether fd reaches its end within the bound, reading what comes first. */
+static bool
+jt_fd_ends(int fd)
+{
+	double	end = h_now() + JOIN_BOUND / 1000.0;
+	char	buf[4096];
+	ssize_t	n;
+
+	while (h_now() < end) {
+		poll(&(struct pollfd){ fd, POLLIN, 0 }, 1, 100);
+		if ((n = read(fd, buf, sizeof(buf))) == 0)
+			return true;
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return false;
+	}
+	return false;
+}
+
+/*
+ * Join with fds passed beside the request and stdio asked; the reply's
+ * stdio is returned, the connection in m.
+ */
+static bool
+jt_join_stdio(struct jt *t, struct h_conn *m, const int fds[2])
+{
+	char	 req[512];
+	json_t	*r;
+	bool	 stdio;
+
+	cr_assert_eq(h_conn_open(m, H->sock), 0);
+	snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"mi\",\"params\":{\"session\":%ld,\"stdio\":true}}\n", t->id);
+	h_conn_send_fds(m->fd, req, fds, 2);
+	r = h_conn_recv(m, JOIN_BOUND);
+	cr_assert(json_is_true(h_jpath(r, "result.raw")), "mi with stdio: "
+	    "got %s", r != NULL ? json_dumps(r, JSON_COMPACT) : "nothing");
+	stdio = json_is_true(h_jpath(r, "result.stdio"));
+	json_decref(r);
+	return stdio;
+}
+
+/*
+ * Pipes passed as stdin and stdout with the join (stdio) are the daemon's:
+ * the seed and answers come on the one, commands go in on the other, the
+ * socket carries the client's interrupts, and anything else on it ends
+ * the join: the daemon closes the socket and both pipes, and resumes the
+ * target the client halted.
+ */
+Test(join, stdio_passed_with_the_join_is_served_by_the_daemon)
+{
+	static const char eval[] = "5-data-evaluate-expression 2+3\n";
+	static const char intr[] = "-dbgctl-interrupt\n";
+	struct jt	 t;
+	struct h_conn	 m;
+	struct h_bytes	 out = { NULL, 0 };
+	int		 in[2], op[2], fds[2];
+	size_t		 at;
+
+	jt_native(&t);
+	cr_assert_eq(pipe2(in, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(op, O_CLOEXEC | O_NONBLOCK), 0);
+	fds[0] = in[0];
+	fds[1] = op[1];
+	cr_assert(jt_join_stdio(&t, &m, fds), "pipes were not taken");
+	close(in[0]);
+	close(op[1]);
+	at = h_run_fd_until(op[0], &out, 0, "(gdb) \n", JOIN_BOUND);
+	cr_assert_neq(at, 0, "no seed on the stdout pipe: %s",
+	    h_shown(out.p, out.len, 2000));
+	cr_assert(strstr(out.p, "=thread-group-started") != NULL, "the seed "
+	    "has no thread group: %s", out.p);
+	cr_assert_eq(write(in[1], eval, strlen(eval)), (ssize_t)strlen(eval));
+	at = h_run_fd_until(op[0], &out, at, "5^done,value=\"5\"\n", JOIN_BOUND);
+	cr_assert_neq(at, 0, "no answer on the stdout pipe: %s",
+	    h_shown(out.p, out.len, 2000));
+	cr_assert_eq(h_conn_send(&m, intr, strlen(intr), JOIN_BOUND), 0);
+	at = h_run_fd_until(op[0], &out, at, "*stopped,", JOIN_BOUND);
+	cr_assert_neq(at, 0, "the socket's interrupt stopped nothing: %s",
+	    h_shown(out.p, out.len, 2000));
+	cr_assert(h_cli_wait_status(t.id, "target.state", "stopped",
+	    H_WAIT_BOUND), "the target is not stopped after the interrupt");
+	cr_assert_eq(h_conn_send(&m, "ping\n", 5, JOIN_BOUND), 0);
+	cr_assert(jt_fd_ends(op[0]), "the stdout pipe stays open after the "
+	    "socket carried more than interrupts");
+	cr_assert_null(h_conn_line(&m, JOIN_BOUND), "the socket stays open");
+	cr_assert(m.eof, "the socket did not end");
+	cr_assert(h_cli_wait_status(t.id, "target.state", "running",
+	    H_WAIT_BOUND), "the target the client halted was not resumed");
+	h_conn_close(&m);
+	close(in[1]);
+	close(op[0]);
+	free(out.p);
+	h_conn_close(&t.c);
+}
+
+/*
+ * stdio passed as what the daemon cannot serve (a terminal, a device) is
+ * let go of, and the join goes on the socket, as for a bridging client.
+ */
+Test(join, stdio_the_daemon_cannot_serve_is_joined_on_the_socket)
+{
+	struct jt	 t;
+	struct h_conn	 m;
+	char		*line;
+	int		 fds[2];
+
+	jt_native(&t);
+	fds[0] = fds[1] = open("/dev/null", O_RDWR | O_CLOEXEC);
+	cr_assert_geq(fds[0], 0);
+	cr_assert(!jt_join_stdio(&t, &m, fds), "/dev/null was taken as stdio");
+	close(fds[0]);
+	line = jt_until(&m, "(gdb)", "the seed on the socket");
+	free(line);
+	jt_send(&m, "6-data-evaluate-expression 3+4");
+	line = jt_until(&m, "6^", "an answer on the socket");
+	cr_assert_str_eq(line, "6^done,value=\"7\"");
+	free(line);
+	h_conn_close(&m);
 	h_conn_close(&t.c);
 }

@@ -623,32 +623,6 @@ ssh_unix_connect(struct h_conn *c)
 	return c->fd;
 }
 
-/* Send line with nfds descriptors beside it (SCM_RIGHTS), asserted. */
-static void
-ssh_send_fds(int sock, const char *line, const int *fds, int nfds)
-{
-	union {
-		char buf[CMSG_SPACE(128 * sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { (void *)line, strlen(line) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
-
-	memset(&ctl, 0, sizeof ctl);
-	if (nfds > 0) {
-		msg.msg_control = ctl.buf;
-		msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-		memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
-	}
-	cr_assert_eq(sendmsg(sock, &msg, MSG_NOSIGNAL), (ssize_t)iov.iov_len,
-	    "sendmsg: %s", strerror(errno));
-}
-
 /* Whether the daemon closed sock (non-blocking) within the bound, reading what comes first. */
 static bool
 ssh_closed_by_daemon(int sock)
@@ -696,7 +670,7 @@ ssh_fds_refused(struct ssh_fd_count *count, const char *line, const int *fds,
 	struct h_conn	 raw;
 	int		 sock = ssh_unix_connect(&raw);
 
-	ssh_send_fds(sock, line, fds, nfds);
+	h_conn_send_fds(sock, line, fds, nfds);
 	cr_assert(ssh_closed_by_daemon(sock), "%s: kept open", what);
 	h_conn_close(&raw);
 	cr_assert(h_wait_for(ssh_fds_back, count, H_WAIT_BOUND),
@@ -723,20 +697,20 @@ ssh_fds_after_first(pid_t daemon, const int *fds)
 	int			 sock = ssh_unix_connect(&raw);
 	int			 fdv[H_MAXFDS];
 
-	ssh_send_fds(sock, ping, NULL, 0);
+	h_conn_send_fds(sock, ping, NULL, 0);
 	r = h_conn_reply(&raw, 1, H_WAIT_BOUND);
 	cr_assert_not_null(r, "no answer to the first request");
 	json_decref(r);
 	/* The daemon's count with this connection open, before the fds. */
 	count.want = h_pid_fds(daemon, fdv, NULL, H_MAXFDS);
-	ssh_send_fds(sock, dial, fds, 2);
+	h_conn_send_fds(sock, dial, fds, 2);
 	r = h_conn_reply(&raw, 2, H_WAIT_BOUND);
 	msg = json_string_value(h_jpath(r, "error.message"));
 	cr_assert(msg != NULL && strstr(msg, "SCM_RIGHTS") != NULL,
 	    "a dial after the first request was not refused: %s",
 	    r != NULL ? json_dumps(r, JSON_COMPACT) : "no answer");
 	json_decref(r);
-	ssh_send_fds(sock, ping, NULL, 0);
+	h_conn_send_fds(sock, ping, NULL, 0);
 	r = h_conn_reply(&raw, 1, H_WAIT_BOUND);
 	cr_assert_not_null(r, "no answer after the refused dial");
 	json_decref(r);
@@ -817,7 +791,7 @@ ssh_dial_refused(const int fds[2], const char *want, const char *what)
 	json_t		*r;
 	const char	*msg;
 
-	ssh_send_fds(ssh_unix_connect(&b), dial, fds, 2);
+	h_conn_send_fds(ssh_unix_connect(&b), dial, fds, 2);
 	r = h_conn_reply(&b, 2, H_WAIT_BOUND);
 	msg = json_string_value(h_jpath(r, "error.message"));
 	cr_assert(msg != NULL && strstr(msg, want) != NULL,
@@ -910,7 +884,7 @@ Test(ssh, dial_with_both_ends_of_one_socketpair_does_not_loop)
 
 	d = h_daemon_fg();
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
-	ssh_send_fds(ssh_unix_connect(&b), dial, sp, 2);
+	h_conn_send_fds(ssh_unix_connect(&b), dial, sp, 2);
 	r = h_conn_reply(&b, 2, H_WAIT_BOUND);
 	cr_assert(json_is_true(h_jpath(r, "result.dialed")), "dial: %s",
 	    r != NULL ? json_dumps(r, JSON_COMPACT) : "no answer");
@@ -934,19 +908,6 @@ Test(ssh, dial_with_both_ends_of_one_socketpair_does_not_loop)
 	h_conn_close(&b);
 }
 
-/* Read one line from fd into buf (NUL-terminated); its length, 0 at EOF. */
-static size_t
-ssh_read_line(int fd, char *buf, size_t len)
-{
-	size_t n = 0;
-
-	while (n < len - 1 && read(fd, buf + n, 1) == 1)
-		if (buf[n++] == '\n')
-			break;
-	buf[n] = '\0';
-	return n;
-}
-
 /*
  * A daemon from before dial, one connection long: it reads with read(2),
  * which drops passed descriptors, answers dial "method not found", then
@@ -964,11 +925,11 @@ ssh_old_daemon(int lfd)
 
 	if ((fd = accept(lfd, NULL, NULL)) == -1)
 		_exit(1);
-	if (ssh_read_line(fd, line, sizeof line) == 0 ||
+	if (h_read_line(fd, line, sizeof line) == 0 ||
 	    strstr(line, "\"dial\"") == NULL ||
 	    write(fd, nodial, sizeof nodial - 1) != sizeof nodial - 1)
 		_exit(2);
-	if (ssh_read_line(fd, line, sizeof line) == 0 ||
+	if (h_read_line(fd, line, sizeof line) == 0 ||
 	    strstr(line, "\"ping\"") == NULL ||
 	    write(fd, pong, sizeof pong - 1) != sizeof pong - 1)
 		_exit(3);
@@ -978,18 +939,12 @@ ssh_old_daemon(int lfd)
 /* With a daemon that has no dial, dial-stdio copies bytes as it always did. */
 Test(ssh, dial_stdio_copies_for_a_daemon_without_dial)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char path[256];
 	struct h_res r;
 	pid_t pid;
 	int lfd, st;
 
-	h_ctx_path(path, sizeof path, "old.sock");
-	cr_assert_lt(strlen(path), sizeof sa.sun_path, "%s: too long", path);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	cr_assert(lfd != -1 && bind(lfd, (struct sockaddr *)&sa, sizeof sa) ==
-	    0 && listen(lfd, 4) == 0, "listen %s: %s", path, strerror(errno));
+	lfd = h_unix_listen("old.sock", path, sizeof path);
 	pid = fork();
 	cr_assert_neq(pid, -1, "fork");
 	if (pid == 0)
