@@ -36,6 +36,9 @@ proc_hold_send(struct proc *pr, const char *verb, const char *name,
 	len = snprintf(line, sizeof line, "%s %s\n", verb, name);
 	if ((sent = fdpass_send(ctl, line, (size_t)len, fds, n)) == len)
 		return true;
+	/* A keeper whose program ended at once may be gone: its exit says so. */
+	if (sent == -1 && (errno == EPIPE || errno == ECONNRESET))
+		return false;
 	log_warn("keeper %ld did not take its %s to %s: %s",
 	    (long)pr->keeper_pid, name, verb, sent == -1 ? strerror(errno) :
 	    "cut short");
