@@ -224,6 +224,68 @@ h_contain_rmtree(const char *dir, int depth)
 	rmdir(dir);
 }
 
+/* Kill what is left in the cgroup subtree at root and remove it, depth first. */
+static void
+h_contain_remove(const char *root)
+{
+	if (access(root, F_OK) != 0)
+		return;
+	h_contain_write(root, "cgroup.kill", "1");
+	h_wait_for(h_contain_empty, &root, 10000);
+	h_contain_rmtree(root, 0);
+}
+
+/* What a daemon's log says of its subtree, before the path. */
+#define H_CONTAIN_LOGGED	"containment: cgroup, in "
+
+/* Remove every subtree the daemon log at path names. */
+static void
+h_contain_sweep_log(const char *path)
+{
+	char	*log = h_read_file(path, NULL), *p, *end;
+
+	for (p = log; p != NULL && (p = strstr(p, H_CONTAIN_LOGGED)) != NULL;
+	    p = end) {
+		p += strlen(H_CONTAIN_LOGGED);
+		if ((end = strchr(p, '\n')) == NULL)
+			end = p + strlen(p);
+		/* Only a subtree named for a daemon, never its parent. */
+		if (*end == '\n')
+			*end++ = '\0';
+		if (strstr(p, "/dbgctld-") != NULL)
+			h_contain_remove(p);
+	}
+	free(log);
+}
+
+/*
+ * Remove the cgroup subtrees of every daemon the test ran, as their logs
+ * under dir name them: one killed with SIGKILL leaves its subtree (the
+ * next daemon on its socket sweeps it, but a test's socket has none), and
+ * a test machine would gather them run after run.
+ */
+void
+h_contain_sweep(const char *dir, int depth)
+{
+	char		 path[PATH_MAX * 2];
+	struct dirent	*e;
+	DIR		*d;
+
+	if (depth > 8 || (d = opendir(dir)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.' || snprintf(path, sizeof(path),
+		    "%s/%s", dir, e->d_name) >= (int)sizeof(path))
+			continue;
+		if (e->d_type == DT_DIR)
+			h_contain_sweep(path, depth + 1);
+		else if (e->d_type == DT_REG && (strcmp(e->d_name,
+		    "daemon.out") == 0 || strcmp(e->d_name, "dbgctld.log") == 0))
+			h_contain_sweep_log(path);
+	}
+	closedir(d);
+}
+
 /*
  * Criterion .fini: the context's teardown, then whatever a failed test
  * left of the daemon's cgroup subtree is killed and removed, depth first.
@@ -231,13 +293,8 @@ h_contain_rmtree(const char *dir, int depth)
 void
 h_contain_teardown(void)
 {
-	const char *root;
-
 	h_ctx_teardown();
-	if (H == NULL || H->cgroup[0] == '\0' || access(H->cgroup, F_OK) != 0)
+	if (H == NULL || H->cgroup[0] == '\0')
 		return;
-	root = H->cgroup;
-	h_contain_write(root, "cgroup.kill", "1");
-	h_wait_for(h_contain_empty, &root, 10000);
-	h_contain_rmtree(root, 0);
+	h_contain_remove(H->cgroup);
 }

@@ -234,6 +234,7 @@ h_ctx_teardown(void)
 	h_daemon_stop();
 	h_daemon_memcheck();
 	h_marker_kill(H->marker, 10000);
+	h_contain_sweep(H->dir, 0);
 	h_ctx_remove_dir();
 	if (H->guardian > 0) {
 		close(H->guardian_fd);

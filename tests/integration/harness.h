@@ -576,6 +576,8 @@ int	 h_contain_write(const char *dir, const char *file, const char *value);
 void	 h_contain_shutdown(const char *when);
 /* Criterion .fini: h_ctx_teardown, then remove what is left of H->cgroup. */
 void	 h_contain_teardown(void);
+/* Remove the cgroup subtrees the daemon logs under dir name (teardown). */
+void	 h_contain_sweep(const char *dir, int depth);
 
 /* harness-ssh.c */
 
