@@ -53,7 +53,7 @@ hold_default_ttl(void)
 static uint64_t
 hold_left(const struct hold *h)
 {
-	uint64_t now = uv_now(dmn.loop);
+	uint64_t now = loop_ms();
 
 	return h->until > now ? h->until - now : 0;
 }
@@ -149,7 +149,7 @@ hold_set(struct session *s, long ttl_ms, json_t *by, struct rpc_error *err)
 	json_decref(h->by);
 	h->by = by;
 	h->since = loop_now();
-	h->until = uv_now(dmn.loop) + (uint64_t)ttl_ms;
+	h->until = loop_ms() + (uint64_t)ttl_ms;
 	timer_start(h->ttl, (uint64_t)ttl_ms);
 	/* What the hold keeps is the target as it is: no verdict ends it now. */
 	verdict_disarm(s);

@@ -19,6 +19,20 @@ loop_now(void)
 }
 
 /*
+ * The loop's time (uv_now) brought up to now: libuv keeps the time the
+ * turn began, and a turn on a loaded machine can last many ms, so a
+ * deadline or a hold set from it late in a turn ran out that much early,
+ * and one shown said it had that much more left. Timers started after
+ * this in the same turn count from now too, as they should.
+ */
+uint64_t
+loop_ms(void)
+{
+	uv_update_time(dmn.loop);
+	return uv_now(dmn.loop);
+}
+
+/*
  * Give libuv the loop's one read buffer: every read callback consumes (or
  * copies) what it got before returning, so one buffer serves them all.
  */

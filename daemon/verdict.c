@@ -223,7 +223,7 @@ verdict_deadline_start(struct verdict_watch *w, long ms)
 		timer_stop(w->deadline);
 		w->deadline_at = 0;
 	} else {
-		w->deadline_at = uv_now(dmn.loop) + (uint64_t)ms;
+		w->deadline_at = loop_ms() + (uint64_t)ms;
 		timer_start(w->deadline, (uint64_t)ms);
 	}
 	session_record_note(w->s);
@@ -332,11 +332,12 @@ json_t *
 verdict_deadline_json(const struct session *s)
 {
 	const struct verdict_watch	*w = s->vw;
-	uint64_t			 now = uv_now(dmn.loop);
+	uint64_t			 now;
 	json_int_t			 left;
 
 	if (w == NULL || w->deadline_at == 0)
 		return NULL;
+	now = loop_ms();
 	left = w->deadline_at > now ? (json_int_t)(w->deadline_at - now) : 0;
 	return json_pack("{s:o, s:I}", "at", json_real(loop_now() +
 	    left / 1000.0), "in_ms", left);
