@@ -834,7 +834,8 @@ void	 daemon_sinks(void);
 /* loop.c: the daemon context, the clock and the loop's read buffer. */
 void	 loop_alloc_cb(uv_handle_t *, size_t, uv_buf_t *);
 double	 loop_now(void);
-uint64_t loop_ms(void);
+void	 loop_refresh(void);
+uint64_t loop_left_ms(uint64_t);
 long long loop_mono_ms(void);
 
 /* spawn.c: starting a keeper without copying the daemon or its descriptors. */

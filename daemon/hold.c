@@ -20,7 +20,7 @@ struct hold {
 	TAILQ_ENTRY(hold)	 entry;
 	struct session		*s;
 	struct timer		*ttl;
-	uint64_t		 until;		/* uv_now() it runs out */
+	uint64_t		 until;		/* uv_hrtime() it runs out */
 	double			 since;		/* unix time it was made */
 	json_t			*by;		/* who holds it */
 	bool			 orphaned;	/* its lease's connection is gone */
@@ -53,9 +53,7 @@ hold_default_ttl(void)
 static uint64_t
 hold_left(const struct hold *h)
 {
-	uint64_t now = loop_ms();
-
-	return h->until > now ? h->until - now : 0;
+	return loop_left_ms(h->until);
 }
 
 /* Let go of s's hold, if any, without touching the session. */
@@ -149,7 +147,8 @@ hold_set(struct session *s, long ttl_ms, json_t *by, struct rpc_error *err)
 	json_decref(h->by);
 	h->by = by;
 	h->since = loop_now();
-	h->until = loop_ms() + (uint64_t)ttl_ms;
+	loop_refresh();
+	h->until = uv_hrtime() + (uint64_t)ttl_ms * 1000000;
 	timer_start(h->ttl, (uint64_t)ttl_ms);
 	/* What the hold keeps is the target as it is: no verdict ends it now. */
 	verdict_disarm(s);

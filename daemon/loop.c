@@ -19,17 +19,28 @@ loop_now(void)
 }
 
 /*
- * The loop's time (uv_now) brought up to now: libuv keeps the time the
- * turn began, and a turn on a loaded machine can last many ms, so a
- * deadline or a hold set from it late in a turn ran out that much early,
- * and one shown said it had that much more left. Timers started after
- * this in the same turn count from now too, as they should.
+ * Bring the loop's time (uv_now) up to now, for a timer started next: libuv
+ * keeps the time the turn began, and a turn on a loaded machine can last
+ * many ms, by which a deadline or a hold would run out early.
  */
-uint64_t
-loop_ms(void)
+void
+loop_refresh(void)
 {
 	uv_update_time(dmn.loop);
-	return uv_now(dmn.loop);
+}
+
+/*
+ * Milliseconds from now to at (a uv_hrtime() time), rounded up, 0 once it
+ * is past: what a deadline or a hold has left, to the ns and not to the
+ * turn's start, so that one set 30000 says 30000 and one shown late in a
+ * long turn does not say it has the turn more.
+ */
+uint64_t
+loop_left_ms(uint64_t at)
+{
+	uint64_t now = uv_hrtime();
+
+	return at > now ? (at - now + 999999) / 1000000 : 0;
 }
 
 /*

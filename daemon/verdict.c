@@ -223,7 +223,8 @@ verdict_deadline_start(struct verdict_watch *w, long ms)
 		timer_stop(w->deadline);
 		w->deadline_at = 0;
 	} else {
-		w->deadline_at = loop_ms() + (uint64_t)ms;
+		loop_refresh();
+		w->deadline_at = uv_hrtime() + (uint64_t)ms * 1000000;
 		timer_start(w->deadline, (uint64_t)ms);
 	}
 	session_record_note(w->s);
@@ -332,13 +333,11 @@ json_t *
 verdict_deadline_json(const struct session *s)
 {
 	const struct verdict_watch	*w = s->vw;
-	uint64_t			 now;
 	json_int_t			 left;
 
 	if (w == NULL || w->deadline_at == 0)
 		return NULL;
-	now = loop_ms();
-	left = w->deadline_at > now ? (json_int_t)(w->deadline_at - now) : 0;
+	left = (json_int_t)loop_left_ms(w->deadline_at);
 	return json_pack("{s:o, s:I}", "at", json_real(loop_now() +
 	    left / 1000.0), "in_ms", left);
 }

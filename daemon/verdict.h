@@ -12,7 +12,7 @@
 struct verdict_watch {
 	struct session	*s;
 	struct timer	*deadline;
-	uint64_t	 deadline_at;	/* uv_now() it runs out, or 0: none */
+	uint64_t	 deadline_at;	/* uv_hrtime() it runs out, or 0: none */
 	struct timer	*silence;
 	uint64_t	 armed_at;	/* uv_now() the session ran */
 	uint64_t	 last_console;	/* uv_now() of its last byte, or 0 */
