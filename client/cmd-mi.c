@@ -55,8 +55,7 @@ cmd_mi_hand(struct client *c, json_t *params, bool *again)
 	r = client_raw_try(c, "mi", json_incref(params), &lost);
 	json_object_del(params, "stdio");
 	if ((*again = r == NULL && lost != 0)) {
-		close(c->fd);
-		c->fd = -1;
+		client_close(c);
 		client_connect(c);
 	}
 	return r;

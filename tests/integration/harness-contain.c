@@ -2,8 +2,8 @@
  * Containment as a test sees it: the mode hello reports (a cgroup subtree,
  * or the daemon as subreaper and why), a daemon started in the mode a test
  * asks for, the cgroups of that subtree and who is in them, that the
- * subtree is gone once the daemon has shut down, and its removal after a
- * test that failed before it could be.
+ * subtree is gone once the daemon has shut down, and the removal of every
+ * subtree a test's daemons left (each test's teardown).
  */
 #include "harness.h"
 
@@ -284,17 +284,4 @@ h_contain_sweep(const char *dir, int depth)
 			h_contain_sweep_log(path);
 	}
 	closedir(d);
-}
-
-/*
- * Criterion .fini: the context's teardown, then whatever a failed test
- * left of the daemon's cgroup subtree is killed and removed, depth first.
- */
-void
-h_contain_teardown(void)
-{
-	h_ctx_teardown();
-	if (H == NULL || H->cgroup[0] == '\0')
-		return;
-	h_contain_remove(H->cgroup);
 }

@@ -574,8 +574,6 @@ int	 h_contain_write(const char *dir, const char *file, const char *value);
  * bounds, and in cgroup mode its subtree is gone then; when: messages.
  */
 void	 h_contain_shutdown(const char *when);
-/* Criterion .fini: h_ctx_teardown, then remove what is left of H->cgroup. */
-void	 h_contain_teardown(void);
 /* Remove the cgroup subtrees the daemon logs under dir name (teardown). */
 void	 h_contain_sweep(const char *dir, int depth);
 

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-TestSuite(contain, .init = h_ctx_setup, .fini = h_contain_teardown,
+TestSuite(contain, .init = h_ctx_setup, .fini = h_ctx_teardown,
     .timeout = 150 * H_SLOW);
 
 /* The magic of a cgroup v2 file system, as statfs reports it. */
