@@ -131,6 +131,7 @@ Test(ssh, every_command_on_an_exec_session)
 {
 	struct h_res r;
 	char ids[32];
+	json_t *dl;
 	long id;
 
 	ssh_setup();
@@ -151,7 +152,14 @@ Test(ssh, every_command_on_an_exec_session)
 	ssh_says("marker-42", H_ARGS("expect", "--stream", "target",
 	    "--from", "0", "--timeout", SSH_BOUND, ids, "marker-[0-9]+"));
 	ssh_says("marker-42", H_ARGS("logs", "--stream", "target", ids));
-	ssh_says("30000", H_ARGS("--json", "deadline", ids, "30000"));
+	/* What is left by the answer: the record's write comes between. */
+	h_cli_exit(&r, 0, H_ARGS("--json", "deadline", ids, "30000"));
+	dl = json_loads(r.out, 0, NULL);
+	cr_assert(h_jint(dl, "deadline.in_ms", -1) > 25000 &&
+	    h_jint(dl, "deadline.in_ms", -1) <= 30000, "deadline 30000 over "
+	    "ssh answered %s", r.out);
+	json_decref(dl);
+	h_run_free(&r);
 	h_cli_exit(&r, 0, H_ARGS("deadline", ids, "off"));
 	h_run_free(&r);
 	/* pipe: stdin's end is cat's end, and so the stream's. */
