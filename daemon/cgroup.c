@@ -570,6 +570,17 @@ cgroup_path(const struct cgroup *cg)
 	return cg->path;
 }
 
+/*
+ * An O_PATH descriptor of its directory, to start a keeper in it; -1 with
+ * errno.
+ */
+int
+cgroup_fd(const struct cgroup *cg)
+{
+	return openat(cgroup_root_fd, cgroup_rel(cg), O_PATH | O_DIRECTORY |
+	    O_CLOEXEC);
+}
+
 /* Its name below the daemon's subtree, as a record keeps it. */
 const char *
 cgroup_name(const struct cgroup *cg)

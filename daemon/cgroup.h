@@ -18,6 +18,7 @@ struct cgroup	*cgroup_adopt(const char *name, cgroup_cb, void *arg);
 void		 cgroup_sweep_left(void);
 const char	*cgroup_name(const struct cgroup *);
 const char	*cgroup_path(const struct cgroup *);
+int		 cgroup_fd(const struct cgroup *);
 bool		 cgroup_populated(const struct cgroup *);
 void		 cgroup_kill(struct cgroup *);
 void		 cgroup_close(struct cgroup *);

@@ -844,7 +844,7 @@ long long loop_mono_ms(void);
 #define SPAWN_FD_MIN 16
 void	 spawn_init(void);
 pid_t	 spawn_keeper(const char *, char **, char **, const int *,
-	    const int *, int);
+	    const int *, int, int);
 
 /*
  * The one daemon context: what several files share. A file's own state is

@@ -137,10 +137,11 @@ proc_spawn_fds(const struct proc_spec *sp, int ctl, int src[SPAWN_SLOTS],
  * their defaults and none blocked: by spawn_keeper, which copies neither
  * the daemon nor its descriptors, else by posix_spawn, which copies the
  * descriptors only (glibc uses a vfork-like clone); its pid, or -1 with
- * errno.
+ * errno. With cgfd other than -1, only by spawn_keeper, in that cgroup:
+ * 0 if it cannot be.
  */
 static pid_t
-proc_spawn_exec(const struct proc_spec *sp, char **kav, int ctl)
+proc_spawn_exec(const struct proc_spec *sp, char **kav, int ctl, int cgfd)
 {
 	posix_spawn_file_actions_t	 fa;
 	posix_spawnattr_t		 attr;
@@ -152,7 +153,8 @@ proc_spawn_exec(const struct proc_spec *sp, char **kav, int ctl)
 
 	n = proc_spawn_fds(sp, ctl, src, target);
 	/* The way that copies no descriptor table, where the kernel has it. */
-	if ((pid = spawn_keeper(kav[0], kav, sp->env, src, target, n)) != 0)
+	if ((pid = spawn_keeper(kav[0], kav, sp->env, src, target, n,
+	    cgfd)) != 0 || cgfd != -1)
 		return pid;
 	pid = -1;
 	posix_spawn_file_actions_init(&fa);
@@ -184,17 +186,29 @@ proc_spawn_exec(const struct proc_spec *sp, char **kav, int ctl)
 
 /*
  * Start the keeper, its tree in cg unless that is NULL, to run sp->argv;
- * its pid, or -1 with errno.
+ * its pid, or -1 with errno. It is born in cg where the kernel can do
+ * that; elsewhere it is told to join cg before it forks.
  */
 pid_t
 proc_spawn_keeper(const struct proc_spec *sp, const char *keeper,
     const struct cgroup *cg, int ctl)
 {
-	char	**kav = proc_spawn_argv(sp, keeper, cg);
-	pid_t	  pid;
-	int	  saved;
+	char	**kav;
+	pid_t	  pid = 0;
+	int	  saved, cgfd;
 
-	pid = proc_spawn_exec(sp, kav, ctl);
+	if (cg != NULL && (cgfd = cgroup_fd(cg)) != -1) {
+		kav = proc_spawn_argv(sp, keeper, NULL);
+		pid = proc_spawn_exec(sp, kav, ctl, cgfd);
+		saved = errno;
+		argv_free(kav);
+		close(cgfd);
+		errno = saved;
+	}
+	if (pid != 0)
+		return pid;
+	kav = proc_spawn_argv(sp, keeper, cg);
+	pid = proc_spawn_exec(sp, kav, ctl, -1);
 	saved = errno;
 	argv_free(kav);
 	errno = saved;

@@ -6,9 +6,18 @@
  * launch cost grow by a millisecond a thousand sessions. Here the child
  * shares the table, and close_range's CLOSE_RANGE_UNSHARE gives it a
  * private one holding only the few descriptors below the keeper's slots.
+ *
+ * Where the kernel has clone3's CLONE_INTO_CGROUP (5.7), the keeper is
+ * also born in its session's cgroup. Moving a process into a cgroup takes
+ * the kernel's cgroup_threadgroup_rwsem for writing, which waits for an
+ * RCU grace period unless another move came just before: 19 ms on an idle
+ * 2-core machine, on the critical path of every launch after a pause.
  */
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+
+#include <linux/sched.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,9 +29,17 @@
 
 #include "daemon.h"
 
+/* Whether this build can start a keeper in its cgroup (x86-64 only). */
+#if defined(__x86_64__) && defined(SYS_clone3) && defined(CLONE_INTO_CGROUP)
+#define SPAWN_INTO 1
+#else
+#define SPAWN_INTO 0
+#endif
+
 /* The slots and the stack every keeper spawn uses. */
 static struct spawn {
 	bool	 ok;
+	bool	 into;			/* clone3 can start one in its cgroup */
 	int	 slot[SPAWN_SLOTS];	/* hold /dev/null between spawns */
 	int	 null;
 	void	*stack;
@@ -56,6 +73,7 @@ spawn_init(void)
 	int		 i, null;
 
 	spawn_state.ok = false;
+	spawn_state.into = false;
 	/* valgrind ends a program that clones with these flags: not there. */
 	if (preload != NULL && strstr(preload, "vgpreload") != NULL)
 		return;
@@ -74,6 +92,7 @@ spawn_init(void)
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (spawn_state.stack != MAP_FAILED) {
 		spawn_state.ok = true;
+		spawn_state.into = SPAWN_INTO != 0;
 		return;
 	}
 	for (i = 0; i < SPAWN_SLOTS; i++)
@@ -116,6 +135,75 @@ fail:
 	_exit(127);
 }
 
+#if SPAWN_INTO
+/*
+ * clone3 with the child on its own stack, calling fn(arg) there and
+ * exiting with what it returns: the parent's result, the child's pid or
+ * -errno. A vfork-like child cannot return through a C function it shares
+ * with its parent, so the branch is here; fn and arg ride in registers the
+ * system call keeps.
+ */
+static long
+spawn_clone3(struct clone_args *ca, int (*fn)(void *), void *arg)
+{
+	register int	 (*r12)(void *) __asm__("r12") = fn;
+	register void	*r13 __asm__("r13") = arg;
+	long		 ret;
+
+	__asm__ volatile (
+	    "syscall\n\t"
+	    "test %%rax, %%rax\n\t"
+	    "jnz 1f\n\t"
+	    "xor %%ebp, %%ebp\n\t"
+	    "mov %%r13, %%rdi\n\t"
+	    "call *%%r12\n\t"
+	    "mov %%eax, %%edi\n\t"
+	    "mov %[exit], %%eax\n\t"
+	    "syscall\n\t"
+	    "hlt\n"
+	    "1:"
+	    : "=a" (ret)
+	    : "0" ((long)SYS_clone3), "D" (ca), "S" (sizeof *ca), "r" (r12),
+	      "r" (r13), [exit] "i" (SYS_exit)
+	    : "rcx", "r11", "memory");
+	return ret;
+}
+
+/*
+ * Start the child in the cgroup cgfd names: its pid, or -1 with errno.
+ * The flags are spawn_keeper's clone's.
+ */
+static pid_t
+spawn_into(struct spawn_child *c, int cgfd)
+{
+	struct clone_args	ca;
+	long			ret;
+
+	memset(&ca, 0, sizeof ca);
+	ca.flags = CLONE_VM | CLONE_VFORK | CLONE_FILES | CLONE_INTO_CGROUP;
+	ca.exit_signal = SIGCHLD;
+	ca.stack = (uintptr_t)spawn_state.stack;
+	ca.stack_size = SPAWN_STACK;
+	ca.cgroup = (unsigned)cgfd;
+	ret = spawn_clone3(&ca, spawn_child_main, c);
+	if (ret < 0) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return (pid_t)ret;
+}
+#else
+/* No clone3 in reach of this build: never called, as into is false. */
+static pid_t
+spawn_into(struct spawn_child *c, int cgfd)
+{
+	(void)c;
+	(void)cgfd;
+	errno = ENOSYS;
+	return -1;
+}
+#endif
+
 /* Put /dev/null back in the slots, so that they hold nothing open. */
 static void
 spawn_clear_slots(void)
@@ -130,13 +218,31 @@ spawn_clear_slots(void)
 }
 
 /*
+ * clone3 could not start a keeper in its cgroup. One the kernel or a
+ * seccomp filter refuses (before 5.7, or in a container) is not asked
+ * again; any other failure is the keeper's own join's to report.
+ */
+static void
+spawn_into_refused(int error)
+{
+	if (error != ENOSYS && error != E2BIG && error != EINVAL &&
+	    error != EPERM)
+		return;
+	log_warn("spawn: clone3 into a cgroup: %s; keepers join theirs "
+	    "themselves", strerror(error));
+	spawn_state.into = false;
+}
+
+/*
  * Start path with argv and env, src[i] at target[i] for each of n (at most
- * SPAWN_SLOTS), signals at their defaults: its pid, or -1 with errno; 0
- * with errno ENOSYS where this way is not to be had (posix_spawn then).
+ * SPAWN_SLOTS), signals at their defaults, in the cgroup cgfd names unless
+ * it is -1: its pid, or -1 with errno; 0 where this way is not to be had:
+ * with errno ENOTSUP if it is only the cgroup's (the keeper then joins it
+ * itself), ENOSYS otherwise (posix_spawn then).
  */
 pid_t
 spawn_keeper(const char *path, char **argv, char **env, const int *src,
-    const int *target, int n)
+    const int *target, int n, int cgfd)
 {
 	struct spawn_child	c = { path, argv, env, n, target, 0, false };
 	sigset_t		all, old;
@@ -144,7 +250,11 @@ spawn_keeper(const char *path, char **argv, char **env, const int *src,
 	int			i, saved;
 
 	if (!spawn_state.ok || n > SPAWN_SLOTS) {
-		errno = ENOSYS;
+		errno = cgfd != -1 ? ENOTSUP : ENOSYS;
+		return 0;
+	}
+	if (cgfd != -1 && !spawn_state.into) {
+		errno = ENOTSUP;
 		return 0;
 	}
 	for (i = 0; i < n; i++)
@@ -157,11 +267,20 @@ spawn_keeper(const char *path, char **argv, char **env, const int *src,
 	/* No handler of the daemon's may run in the child, on its memory. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = clone(spawn_child_main, (char *)spawn_state.stack + SPAWN_STACK,
-	    CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &c);
+	if (cgfd != -1)
+		pid = spawn_into(&c, cgfd);
+	else
+		pid = clone(spawn_child_main, (char *)spawn_state.stack +
+		    SPAWN_STACK, CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD,
+		    &c);
 	saved = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	spawn_clear_slots();
+	if (pid == -1 && cgfd != -1) {
+		spawn_into_refused(saved);
+		errno = ENOTSUP;
+		return 0;
+	}
 	if (pid == -1 && (saved == EINVAL || saved == ENOSYS)) {
 		/* A clone these flags are refused to (valgrind's, say). */
 		log_warn("spawn: clone: %s; keepers start by posix_spawn",

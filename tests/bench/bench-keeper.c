@@ -3,12 +3,16 @@
  * work a session's start and end cannot do without, done by hand with
  * the project's own keeper and no daemon or client. A keeper here gets
  * what the daemon gives it (a pty for 0-2, a socket on 3, a cgroup of its
- * own made beside the bench's) and is read until it ends; its cgroup is
- * then removed. The daemon's side (its socket, logs, table, replies) and
+ * own made beside the bench's, which it is born in where clone3 can do
+ * that, as the daemon's keepers are) and is read until it ends; its
+ * cgroup is then removed. The daemon's side (its socket, logs, table, replies) and
  * the client's process are what a row's dbgctl figure has beyond this.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <linux/sched.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -126,6 +130,37 @@ keeper_path(const struct bench *b, char *out, size_t len)
 }
 
 /*
+ * Start the keeper born in cgroup dir, its pty's slave on 0-2 and sock on
+ * 3, by clone3 as a fork the bench waits for until exec: its pid, or -1
+ * where clone3 cannot do that (the keeper is then told to join it).
+ */
+static pid_t
+keeper_clone_into(const char *path, const char *const av[], const char *dir,
+    int pts, int sock)
+{
+	struct clone_args	ca;
+	long			pid;
+	int			cgfd;
+
+	if ((cgfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	memset(&ca, 0, sizeof ca);
+	ca.flags = CLONE_VFORK | CLONE_INTO_CGROUP;
+	ca.exit_signal = SIGCHLD;
+	ca.cgroup = (unsigned)cgfd;
+	pid = syscall(SYS_clone3, &ca, sizeof ca);
+	if (pid == 0) {
+		if (dup2(pts, 0) == -1 || dup2(pts, 1) == -1 ||
+		    dup2(pts, 2) == -1 || dup2(sock, 3) == -1)
+			_exit(127);
+		execve(path, (char *const *)av, environ);
+		_exit(127);
+	}
+	close(cgfd);
+	return pid > 0 ? (pid_t)pid : -1;
+}
+
+/*
  * Start the keeper on argv in a new cgroup n, as the daemon does (its
  * pty's slave on 0-2, a socket on 3); 0, or -1 with everything undone.
  */
@@ -154,12 +189,21 @@ keeper_start(const struct bench *b, struct keeper_run *k, int n,
 	}
 	fcntl(k->ptm, F_SETFD, FD_CLOEXEC);
 	av[i++] = path;
-	av[i++] = "--cgroup";
-	av[i++] = k->cg;
 	av[i++] = "--";
-	while (*argv != NULL && i < 15)
+	while (*argv != NULL && i < 13)
 		av[i++] = *argv++;
 	av[i] = NULL;
+	if ((k->pid = keeper_clone_into(path, av, k->cg, pts, sv[1])) > 0) {
+		close(pts);
+		close(sv[1]);
+		k->sock = sv[0];
+		return 0;
+	}
+	k->pid = 0;
+	/* Where clone3 cannot, the keeper joins its cgroup itself. */
+	memmove(av + 3, av + 1, (size_t)i * sizeof *av);
+	av[1] = "--cgroup";
+	av[2] = k->cg;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, pts, 0);
 	posix_spawn_file_actions_adddup2(&fa, pts, 1);
