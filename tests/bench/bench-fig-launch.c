@@ -38,14 +38,15 @@ fig_launch_keeper_ms(const struct bench *b, int n)
 }
 
 /*
- * The same launch and spawn, each after a pause: samples into sd and sb;
- * -1 if one failed.
+ * The same launch, spawn and keeper by hand, each after a pause: samples
+ * into s[0], s[1] and s[2] (none where cgroup2 cannot be written); -1 if
+ * the launch or the spawn failed.
  */
 static int
 fig_launch_idle(struct bench *b, const char *args[], const char *bare[],
-    struct samples *sd, struct samples *sb)
+    struct samples s[3])
 {
-	double	d, t;
+	double	d, t, k;
 	int	run;
 
 	for (run = 0; run < b->runs; run++) {
@@ -53,12 +54,41 @@ fig_launch_idle(struct bench *b, const char *args[], const char *bare[],
 		d = daemon_client_ms(b, args);
 		stat_sleep_ms(FIG_LAUNCH_IDLE_MS);
 		t = proc_time_ms(bare, NULL);
+		stat_sleep_ms(FIG_LAUNCH_IDLE_MS);
+		k = fig_launch_keeper_ms(b, run);
 		if (!(d >= 0) || !(t >= 0))
 			return -1;
-		stat_add(sd, d);
-		stat_add(sb, t);
+		stat_add(&s[0], d);
+		stat_add(&s[1], t);
+		if (k >= 0)
+			stat_add(&s[2], k);
 	}
+	keeper_cg_done();
 	return 0;
+}
+
+/* Figure: the launch, spawn and keeper by hand, each after a pause. */
+static int
+fig_launch_exec_idle(struct bench *b, const char *args[],
+    const char *bare[])
+{
+	struct samples	s[3] = { { 0 } };
+	int		i, rv = 0;
+
+	if (fig_launch_idle(b, args, bare, s) == 0) {
+		table_row("ms", stat_median(&s[0]), stat_median(&s[1]),
+		    TARGET(RATIO_MAX, 1.5), "each after 50 ms idle, as a "
+		    "rig's first", "launch exec --wait /bin/true after a pause "
+		    "[vs posix_spawn]");
+		table_row("ms", stat_median(&s[0]), s[2].n > 0 ?
+		    stat_median(&s[2]) : NA, NO_TARGET, "the floor, each after "
+		    "50 ms idle", "launch exec --wait /bin/true after a pause "
+		    "[vs keeper by hand]");
+	} else
+		rv = bench_fail(b, "dbgctl launch or /bin/true failed");
+	for (i = 0; i < 3; i++)
+		stat_free(&s[i]);
+	return rv;
 }
 
 /*
@@ -73,7 +103,7 @@ fig_launch_exec(struct bench *b)
 	const char	*bare[] = { "/bin/true", NULL };
 	struct samples	 sd = { 0 }, sb = { 0 }, sk = { 0 };
 	double		 d, t, k;
-	int		 run, rv = 0;
+	int		 run;
 
 	for (run = 0; run < b->runs; run++) {
 		d = daemon_client_ms(b, args);
@@ -100,17 +130,8 @@ fig_launch_exec(struct bench *b)
 	    "launch exec --wait /bin/true, whole [vs keeper by hand]");
 	stat_free(&sd);
 	stat_free(&sb);
-	if (fig_launch_idle(b, args, bare, &sd, &sb) == 0)
-		table_row("ms", stat_median(&sd), stat_median(&sb),
-		    TARGET(RATIO_MAX, 1.5), "each after 50 ms idle, as a "
-		    "rig's first", "launch exec --wait /bin/true after a pause "
-		    "[vs posix_spawn]");
-	else
-		rv = bench_fail(b, "dbgctl launch or /bin/true failed");
-	stat_free(&sd);
-	stat_free(&sb);
 	stat_free(&sk);
-	return rv;
+	return fig_launch_exec_idle(b, args, bare);
 }
 
 /* Whether the console of session, from *offset on, shows the mark yet. */
