@@ -4,7 +4,9 @@
  * on which the firmware executes an undefined instruction) written to the
  * running board, timed to the fault record a subscriber of the session
  * gets, beside the byte written to QEMU's pipes and *stopped at a
- * breakpoint on HardFault_Handler, the daemon's own fault break; and a
+ * breakpoint on HardFault_Handler, the daemon's own fault break, and
+ * beside the record's commands typed by hand after it, on pipes and in
+ * the daemon's layout (console and MI on ptys: bench-mi-pty.c); and a
  * whole launch to the banner on UART0, as the gdbserver kind with QEMU
  * for its server and as the qemu kind, beside QEMU and gdb started by
  * hand, connected, continued and UART0 read until the banner, and by
@@ -24,10 +26,11 @@
 /* Launches of a sample: they take a third of a second each. */
 #define FIG_BOARD_LIFE_LAUNCHES 5
 
-/* The fault figure's boards and the session's subscriber. */
+/* The fault figure's boards, the session's subscriber, the ptys' floor. */
 struct fig_board_life_fault {
 	struct board	 f;	/* first: a round is given &f */
 	struct rpc	 sub;
+	struct mi	 floor;
 };
 
 /*
@@ -95,40 +98,40 @@ fig_board_life_record(struct mi *m)
 }
 
 /*
- * The halted baseline board reset and continued to its banner (not
- * timed), with gdb's OS ABI as osabi says (not timed), then "!" written
- * to QEMU's pipe, timed to *stopped at the HardFault_Handler breakpoint
+ * The halted board of m reset and continued to its banner (not timed),
+ * with gdb's OS ABI as osabi says (not timed), then "!" written to
+ * QEMU's pipe, timed to *stopped at the HardFault_Handler breakpoint
  * and, with record, to the last answer of the record's commands, in ms;
  * it stays stopped there.
  */
 static double
-fig_board_life_fault_by_hand(struct board *f, const char *osabi,
-    bool record)
+fig_board_life_fault_by_hand(struct board *f, struct mi *m,
+    const char *osabi, bool record)
 {
 	char	*line, cmd[64];
 	double	 t0, ms;
 
-	mi_uart_drain(&f->m);
+	mi_uart_drain(m);
 	snprintf(cmd, sizeof cmd, "-interpreter-exec console \"set osabi "
 	    "%s\"", osabi);
-	if (mi_command(&f->m, cmd, NULL) == -1 ||
-	    mi_command(&f->m, "-interpreter-exec console \"monitor "
+	if (mi_command(m, cmd, NULL) == -1 ||
+	    mi_command(m, "-interpreter-exec console \"monitor "
 	    "system_reset\"", NULL) == -1 ||
-	    mi_command(&f->m, "-interpreter-exec console flushregs",
+	    mi_command(m, "-interpreter-exec console flushregs",
 	    NULL) == -1 ||
-	    mi_command(&f->m, "-exec-continue", NULL) == -1 ||
-	    mi_uart_until(&f->m, BOARD_BANNER) == -1)
-		return bench_fail(f->b, "%s", f->m.err);
+	    mi_command(m, "-exec-continue", NULL) == -1 ||
+	    mi_uart_until(m, BOARD_BANNER) == -1)
+		return bench_fail(f->b, "%s", m->err);
 	t0 = stat_now_ms();
-	if (mi_uart_write(&f->m, "!", 1) == -1 ||
-	    mi_wait(&f->m, "*stopped", &line) == -1)
-		return bench_fail(f->b, "%s", f->m.err);
+	if (mi_uart_write(m, "!", 1) == -1 ||
+	    mi_wait(m, "*stopped", &line) == -1)
+		return bench_fail(f->b, "%s", m->err);
 	if (strstr(line, "reason=\"breakpoint-hit\"") == NULL ||
 	    strstr(line, "HardFault_Handler") == NULL)
 		return bench_fail(f->b, "the direct MI stopped other than at "
 		    "HardFault_Handler: %.120s", line);
-	if (record && fig_board_life_record(&f->m) == -1)
-		return bench_fail(f->b, "%s", f->m.err);
+	if (record && fig_board_life_record(m) == -1)
+		return bench_fail(f->b, "%s", m->err);
 	ms = stat_now_ms() - t0;
 	return ms;
 }
@@ -137,7 +140,7 @@ fig_board_life_fault_by_hand(struct board *f, const char *osabi,
 static double
 fig_board_life_fault_direct(struct board *f)
 {
-	return fig_board_life_fault_by_hand(f, "auto", false);
+	return fig_board_life_fault_by_hand(f, &f->m, "auto", false);
 }
 
 /*
@@ -148,7 +151,19 @@ fig_board_life_fault_direct(struct board *f)
 static double
 fig_board_life_fault_floor(struct board *f)
 {
-	return fig_board_life_fault_by_hand(f, "none", true);
+	return fig_board_life_fault_by_hand(f, &f->m, "none", true);
+}
+
+/*
+ * The same in the daemon's layout: console and MI on ptys, breakpoints
+ * kept in and the four fault breaks, as a session's gdb has them.
+ */
+static double
+fig_board_life_fault_ptys(struct board *f)
+{
+	struct fig_board_life_fault *lf = (struct fig_board_life_fault *)f;
+
+	return fig_board_life_fault_by_hand(f, &lf->floor, "none", true);
 }
 
 /*
@@ -166,6 +181,13 @@ fig_board_life_fault_setup(struct board *f)
 	if (mi_command(&f->m, "-break-insert " FIG_BOARD_LIFE_HANDLER,
 	    NULL) == -1)
 		return bench_fail(f->b, "%s", f->m.err);
+	if (mi_start_board_pty(&lf->floor, f->b->board) == -1)
+		return bench_fail(f->b, "%s", lf->floor.err);
+	if (mi_command(&lf->floor, "-exec-continue", NULL) == -1 ||
+	    mi_uart_until(&lf->floor, BOARD_BANNER) == -1 ||
+	    mi_command(&lf->floor, "-exec-interrupt", NULL) == -1 ||
+	    mi_wait(&lf->floor, "*stopped", NULL) == -1)
+		return bench_fail(f->b, "%s", lf->floor.err);
 	if (rpc_open(&lf->sub, f->b->sock) == -1)
 		return bench_fail(f->b, "%s", lf->sub.err);
 	res = rpc_call(&lf->sub, "subscribe", json_pack("{s:I, s:b}",
@@ -189,18 +211,21 @@ fig_board_life_fault(struct bench *b)
 					    "frames, registers, SCB", "fault "
 					    "byte to record [vs MI *stopped at "
 					    "handler]" };
-	board_round			 round[3] = {
+	board_round			 round[4] = {
 					    fig_board_life_fault_daemon,
 					    fig_board_life_fault_direct,
-					    fig_board_life_fault_floor };
+					    fig_board_life_fault_floor,
+					    fig_board_life_fault_ptys };
 	struct fig_board_life_fault	 lf = { .sub.fd = -1 };
-	struct samples			 s[3][2] = { { { 0 } } };
+	struct samples			 s[4][2] = { { { 0 } } };
 	int				 rv;
 
+	mi_init(&lf.floor);
 	if ((rv = board_open(&lf.f, b)) == 0 &&
 	    (rv = fig_board_life_fault_setup(&lf.f)) == 0)
-		rv = board_batches(&lf.f, round, 3, m.n, m.warm, s);
+		rv = board_batches(&lf.f, round, 4, m.n, m.warm, s);
 	board_close(&lf.f);
+	mi_stop(&lf.floor);
 	rpc_close(&lf.sub);
 	if (rv == 0) {
 		board_rows(s, 0, 1, m.unit, m.over, m.note, m.what);
@@ -212,8 +237,16 @@ fig_board_life_fault(struct bench *b)
 		    NO_TARGET, "the same commands by hand on pipes, osabi "
 		    "none", "board fault byte to record [vs record by hand] "
 		    "p99");
+		table_row("ms", stat_median(&s[0][0]), stat_median(&s[3][0]),
+		    NO_TARGET, "floor: the same, console and MI on ptys",
+		    "board fault byte to record [vs the same in the daemon's "
+		    "layout] p50");
+		table_row("ms", stat_median(&s[0][1]), stat_median(&s[3][1]),
+		    NO_TARGET, "floor: the same, console and MI on ptys",
+		    "board fault byte to record [vs the same in the daemon's "
+		    "layout] p99");
 	}
-	board_free(s, 3);
+	board_free(s, 4);
 	return rv;
 }
 
