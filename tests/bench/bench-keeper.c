@@ -5,8 +5,9 @@
  * what the daemon gives it (a pty for 0-2, a socket on 3, a cgroup of its
  * own made beside the bench's, which it is born in where clone3 can do
  * that, as the daemon's keepers are) and is read until it ends; its
- * cgroup is then removed. The daemon's side (its socket, logs, table, replies) and
- * the client's process are what a row's dbgctl figure has beyond this.
+ * cgroup is then removed. The daemon's side (its socket, logs, table,
+ * replies) and the client's process are what a row's dbgctl figure has
+ * beyond this.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
