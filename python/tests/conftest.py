@@ -15,6 +15,7 @@ import shutil
 import sys
 import tempfile
 import textwrap
+import time
 
 import pytest
 
@@ -33,6 +34,66 @@ def _binary(env, *tree):
     if not os.access(path, os.X_OK):
         pytest.skip("%s is not built (set %s)" % (path, env))
     return path
+
+
+#: What a daemon's log says of its cgroup subtree, before the path.
+_CGROUP_LOGGED = "containment: cgroup, in "
+
+
+def _cgroup_remove(root):
+    """Kill what is left in the cgroup subtree at root and remove it,
+    deepest first; waits for it to empty, at most 10 s."""
+    if not os.path.isdir(root):
+        return
+    try:
+        with open(os.path.join(root, "cgroup.kill"), "w") as f:
+            f.write("1")
+    except OSError:
+        pass
+    end = time.monotonic() + 10
+    while time.monotonic() < end:
+        try:
+            with open(os.path.join(root, "cgroup.events")) as f:
+                if "populated 0" in f.read():
+                    break
+        except OSError:
+            break
+        time.sleep(0.02)
+    for path, _, _ in os.walk(root, topdown=False):
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
+
+
+def _cgroup_sweep(top):
+    """Remove the cgroup subtree of every daemon whose log under top
+    (dbgctld.log, daemon.out) names one."""
+    for path, _, files in os.walk(top):
+        for name in files:
+            if name not in ("dbgctld.log", "daemon.out"):
+                continue
+            try:
+                with open(os.path.join(path, name), errors="replace") as f:
+                    said = f.read()
+            except OSError:
+                continue
+            for line in said.splitlines():
+                at = line.find(_CGROUP_LOGGED)
+                root = line[at + len(_CGROUP_LOGGED):].strip()
+                # Only a subtree named for a daemon, never its parent.
+                if at >= 0 and "/dbgctld-" in root:
+                    _cgroup_remove(root)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cgroups_swept(tmp_path_factory):
+    """After every other fixture of the run: the cgroup subtrees of the
+    daemons the tests ran in their temporary directories removed.  One
+    SIGKILLed with no daemon after it on its socket leaves its subtree,
+    and a test machine would gather them run after run."""
+    yield
+    _cgroup_sweep(str(tmp_path_factory.getbasetemp()))
 
 
 @pytest.fixture(scope="session")
