@@ -21,8 +21,8 @@
 TestSuite(contain_born, .init = h_ctx_setup, .fini = h_ctx_teardown,
     .timeout = 120 * H_SLOW);
 
-/* What the daemon logs once when clone3 is refused it. */
-#define REFUSED_LOG	"clone3 into a cgroup: Function not implemented"
+/* What the daemon logs once when clone3 is refused it, before the cause. */
+#define REFUSED_LOG	"clone3 into a cgroup: "
 
 /* Whether the keeper pid's argv holds the word --cgroup. */
 static bool
@@ -171,16 +171,19 @@ Test(contain_born, keepers_are_born_in_their_cgroups)
  */
 Test(contain_born, a_daemon_refused_clone3_has_keepers_join_their_cgroups)
 {
-	char m1[96], m2[96];
+	char m1[96], m2[96], refused[128];
 	long id1, id2;
 
 	skip_under_valgrind();
+	/* The cause is ENOSYS, the errno the fixture's filter answers with. */
+	snprintf(refused, sizeof(refused), "%s%s", REFUSED_LOG,
+	    strerror(ENOSYS));
 	refuse_clone3();
 	h_contain_daemon("cgroup");
 	id1 = launch_contained(m1, sizeof(m1), true);
 	id2 = launch_contained(m2, sizeof(m2), true);
-	cr_assert_eq(log_count(REFUSED_LOG), 1, "expected the daemon to log "
-	    "\"%s\" once, for two launches; its log:\n%s", REFUSED_LOG,
+	cr_assert_eq(log_count(refused), 1, "expected the daemon to log "
+	    "\"%s\" once, for two launches; its log:\n%s", refused,
 	    h_daemon_log());
 	stop_leaves_nothing(id1, m1);
 	stop_leaves_nothing(id2, m2);
