@@ -1,8 +1,9 @@
 /*
  * The break verb: insert, list or delete a gdb-family target's breakpoints
  * and watchpoints (the session's fault breaks shown as internal and kept).
- * A delete lists first, so that a number gdb does not know, or one of the
- * session's own, is refused before anything goes.
+ * A delete of several lists first, so that a number gdb does not know, or
+ * one of the session's own, is refused before anything goes; a delete of
+ * one is its -break-delete alone, which deletes it or nothing.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -155,6 +156,46 @@ method_break_deleted(struct gdb_job *j)
 	    "deleted"));
 }
 
+/*
+ * After the -break-delete of one number: gdb answers ^done whether or not
+ * it had that breakpoint, and says which it had not on its console
+ * stream (breakpoint.c's "No breakpoint number %d.", which no catalog of
+ * gdb's translates), so that text is the refusal.
+ */
+static void
+method_break_delete_one_step(struct gdb_job *j, json_t *reply)
+{
+	const char	*num = json_string_value(json_array_get(json_object_get(
+			    j->ctx, "numbers"), 0));
+	const char	*out = json_string_value(json_object_get(reply,
+			    "output"));
+	char		 said[64];
+
+	snprintf(said, sizeof said, "No breakpoint number %s.", num);
+	if (out != NULL && strstr(out, said) != NULL)
+		gdb_job_fail(j, RPC_INVALID_PARAMS, "no breakpoint %s", num);
+}
+
+/*
+ * Delete the one whole number nums names, not a fault break, with
+ * -break-delete alone: one MI round trip where a listing first took two.
+ */
+static enum method_return
+method_break_delete_one(struct request *req, struct gdb_data *g,
+    json_t *nums)
+{
+	struct gdb_job *j;
+
+	j = gdb_job_new(req, g, GDB_JOB_STOPPED | GDB_JOB_OUTPUT,
+	    method_break_deleted);
+	json_object_set(j->ctx, "numbers", nums);
+	json_object_set(j->ctx, "deleted", nums);
+	gdb_job_add(j, "-break-delete %s", json_string_value(json_array_get(
+	    nums, 0)));
+	j->step = method_break_delete_one_step;
+	return method_inspect_run(req, j);
+}
+
 /* Whether s is a breakpoint number gdb would take: digits, maybe dotted. */
 static bool
 method_break_number(const char *s)
@@ -240,6 +281,20 @@ method_break_list_some(struct gdb_job *j, json_t *nums)
 		gdb_job_add(j, "-break-info %s", json_string_value(v));
 }
 
+/*
+ * Whether nums is one number gdb names as written, not a fault break:
+ * gdb reads "007" as 7 and wraps what an int cannot hold, so that the
+ * number in its refusal would not be the one asked about.
+ */
+static bool
+method_break_one(struct gdb_data *g, json_t *nums)
+{
+	const char *num = json_string_value(json_array_get(nums, 0));
+
+	return json_array_size(nums) == 1 && method_break_whole(nums) &&
+	    num[0] != '0' && strlen(num) <= 9 && !gdb_breaks_internal(g, num);
+}
+
 /* Whether a watch's params are wrong: answered with an error then. */
 static bool
 method_break_watch_bad(struct request *req)
@@ -297,6 +352,8 @@ method_break_exec(struct request *req)
 		if (!method_break_number(json_string_value(v)))
 			return request_error(req, RPC_INVALID_PARAMS, "\"%s\" is "
 			    "not a breakpoint number", json_string_value(v));
+	if (method_break_one(g, nums))
+		return method_break_delete_one(req, g, nums);
 	j = gdb_job_new(req, g, GDB_JOB_STOPPED, method_break_deleted);
 	if (nums != NULL)
 		json_object_set(j->ctx, "numbers", nums);

@@ -1145,6 +1145,8 @@ Test(control, board_break_delete_refuses_unknown_and_fault_numbers)
 	json_decref(ctl_fail(&t, "invalid_params", "fault breakpoint", "break",
 	    json_pack("{s:s, s:[s, s]}", "action", "delete", "numbers", num,
 	    fault)));
+	json_decref(ctl_fail(&t, "invalid_params", "fault breakpoint", "break",
+	    json_pack("{s:s, s:[s]}", "action", "delete", "numbers", fault)));
 	cr_assert(ctl_listed(&t, num), "breakpoint %s went with a refused "
 	    "delete", num);
 	res = ctl_ok(&t, "break", json_pack("{s:s, s:[s]}", "action",
@@ -1156,6 +1158,74 @@ Test(control, board_break_delete_refuses_unknown_and_fault_numbers)
 	cr_assert(!ctl_listed(&t, num), "breakpoint %s is still listed after "
 	    "its delete", num);
 	cr_assert(ctl_listed(&t, fault), "the fault break %s went", fault);
+	ctl_end(&t);
+}
+
+/* How many lines of session t's MI transcript are line, whole. */
+static int
+ctl_transcript_count(struct ctl *t, const char *line)
+{
+	char	 path[PATH_MAX], *log, *l, *save;
+	int	 n = 0;
+
+	snprintf(path, sizeof(path), "%s/sessions/%ld.mi.log", H->state, t->id);
+	log = h_read_file(path, NULL);
+	cr_assert_not_null(log, "no MI transcript %s", path);
+	for (l = strtok_r(log, "\n", &save); l != NULL;
+	    l = strtok_r(NULL, "\n", &save))
+		/* A sent line is "> TOKEN-command": past the token. */
+		if (strncmp(l, "> ", 2) == 0 && strcmp(l + 2 + strspn(l + 2,
+		    "0123456789"), line) == 0)
+			n++;
+	free(log);
+	return n;
+}
+
+/*
+ * break delete of one number sends its -break-delete alone, with no
+ * listing before it: a number gdb has not is refused from gdb's answer,
+ * with the target's record, deleting nothing; one written otherwise than
+ * gdb writes it ("0N", which gdb reads as N) is listed first and refused.
+ */
+Test(control, native_break_delete_of_one_is_its_delete_alone)
+{
+	struct ctl	 t;
+	char		 num[32], zero[40], line[64];
+	json_t		*err, *res;
+
+	ctl_native(&t, "FIX_LOOP", true);
+	ctl_break(&t, "loop_tick", num, sizeof(num));
+	err = ctl_fail(&t, "invalid_params", "no breakpoint 999", "break",
+	    json_pack("{s:s, s:[s]}", "action", "delete", "numbers", "999"));
+	cr_assert_not_null(h_jpath(err, "data.target"), "the refusal has no "
+	    "target record: %s", ctl_shown(err));
+	json_decref(err);
+	snprintf(zero, sizeof(zero), "0%s", num);
+	json_decref(ctl_fail(&t, "invalid_params", "no breakpoint 0", "break",
+	    json_pack("{s:s, s:[s]}", "action", "delete", "numbers", zero)));
+	cr_assert(ctl_listed(&t, num), "breakpoint %s went with a refused "
+	    "delete", num);
+	res = ctl_ok(&t, "break", json_pack("{s:s, s:[s]}", "action",
+	    "delete", "numbers", num));
+	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(res,
+	    "deleted"), 0)) ?: "(none)", num, "delete %s: %s", num,
+	    ctl_shown(res));
+	json_decref(res);
+	cr_assert(!ctl_listed(&t, num), "breakpoint %s is still listed after "
+	    "its delete", num);
+	cr_assert_eq(ctl_transcript_count(&t, "-break-info 999"), 0, "999 was "
+	    "listed before its delete");
+	snprintf(line, sizeof(line), "-break-info %s", num);
+	cr_assert_eq(ctl_transcript_count(&t, line), 0, "%s was listed before "
+	    "its delete", num);
+	cr_assert_eq(ctl_transcript_count(&t, "-break-delete 999"), 1,
+	    "-break-delete 999 was not sent once");
+	snprintf(line, sizeof(line), "-break-delete %s", num);
+	cr_assert_eq(ctl_transcript_count(&t, line), 1, "%s was not sent once",
+	    line);
+	snprintf(line, sizeof(line), "-break-info %s", zero);
+	cr_assert_eq(ctl_transcript_count(&t, line), 1, "%s was not listed "
+	    "first", zero);
 	ctl_end(&t);
 }
 
