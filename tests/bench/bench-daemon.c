@@ -123,10 +123,17 @@ daemon_start(struct bench *b)
 	char		 listen[128], sub[128], token[128];
 	const char	*argv[] = { b->dbgctld, "--foreground", "--listen",
 			    listen, NULL, NULL, NULL, NULL, NULL };
+	const char	*tmp;
 	double		 end;
 	int		 fd;
 
-	snprintf(b->dir, sizeof b->dir, "/tmp/dbgctl-bench.XXXXXX");
+	/* TMPDIR says which file system the sessions' files are made on. */
+	if ((tmp = getenv("TMPDIR")) == NULL || *tmp == '\0')
+		tmp = "/tmp";
+	if ((size_t)snprintf(b->dir, sizeof b->dir, "%s/dbgctl-bench.XXXXXX",
+	    tmp) >= sizeof b->dir)
+		return bench_fail(b, "TMPDIR %s: too long for the daemon's "
+		    "socket path", tmp);
 	if (mkdtemp(b->dir) == NULL)
 		return bench_fail(b, "mkdtemp: %s", strerror(errno));
 	snprintf(sub, sizeof sub, "%s/run", b->dir);
