@@ -1121,6 +1121,27 @@ ctl_listed(struct ctl *t, const char *num)
 }
 
 /*
+ * Breakpoint num, still there after the refused deletes before, is
+ * deleted alone: the answer names it and the list no longer has it.
+ */
+static void
+ctl_break_delete(struct ctl *t, const char *num)
+{
+	json_t *res;
+
+	cr_assert(ctl_listed(t, num), "breakpoint %s went with a refused "
+	    "delete", num);
+	res = ctl_ok(t, "break", json_pack("{s:s, s:[s]}", "action",
+	    "delete", "numbers", num));
+	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(res,
+	    "deleted"), 0)) ?: "(none)", num, "delete %s: %s", num,
+	    ctl_shown(res));
+	json_decref(res);
+	cr_assert(!ctl_listed(t, num), "breakpoint %s is still listed after "
+	    "its delete", num);
+}
+
+/*
  * break delete asks gdb about the numbers it names only: one that is no
  * breakpoint is refused, and so is the session's fault break, deleting
  * nothing, not even the user's breakpoint named beside it, which goes
@@ -1130,7 +1151,7 @@ Test(control, board_break_delete_refuses_unknown_and_fault_numbers)
 {
 	struct ctl	 t;
 	char		 num[32], fault[32];
-	json_t		*st, *res;
+	json_t		*st;
 
 	ctl_board(&t);
 	ctl_break(&t, "uart_putc", num, sizeof(num));
@@ -1147,16 +1168,7 @@ Test(control, board_break_delete_refuses_unknown_and_fault_numbers)
 	    fault)));
 	json_decref(ctl_fail(&t, "invalid_params", "fault breakpoint", "break",
 	    json_pack("{s:s, s:[s]}", "action", "delete", "numbers", fault)));
-	cr_assert(ctl_listed(&t, num), "breakpoint %s went with a refused "
-	    "delete", num);
-	res = ctl_ok(&t, "break", json_pack("{s:s, s:[s]}", "action",
-	    "delete", "numbers", num));
-	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(res,
-	    "deleted"), 0)) ?: "(none)", num, "delete %s: %s", num,
-	    ctl_shown(res));
-	json_decref(res);
-	cr_assert(!ctl_listed(&t, num), "breakpoint %s is still listed after "
-	    "its delete", num);
+	ctl_break_delete(&t, num);
 	cr_assert(ctl_listed(&t, fault), "the fault break %s went", fault);
 	ctl_end(&t);
 }
@@ -1191,7 +1203,7 @@ Test(control, native_break_delete_of_one_is_its_delete_alone)
 {
 	struct ctl	 t;
 	char		 num[32], zero[40], line[64];
-	json_t		*err, *res;
+	json_t		*err;
 
 	ctl_native(&t, "FIX_LOOP", true);
 	ctl_break(&t, "loop_tick", num, sizeof(num));
@@ -1203,16 +1215,7 @@ Test(control, native_break_delete_of_one_is_its_delete_alone)
 	snprintf(zero, sizeof(zero), "0%s", num);
 	json_decref(ctl_fail(&t, "invalid_params", "no breakpoint 0", "break",
 	    json_pack("{s:s, s:[s]}", "action", "delete", "numbers", zero)));
-	cr_assert(ctl_listed(&t, num), "breakpoint %s went with a refused "
-	    "delete", num);
-	res = ctl_ok(&t, "break", json_pack("{s:s, s:[s]}", "action",
-	    "delete", "numbers", num));
-	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(res,
-	    "deleted"), 0)) ?: "(none)", num, "delete %s: %s", num,
-	    ctl_shown(res));
-	json_decref(res);
-	cr_assert(!ctl_listed(&t, num), "breakpoint %s is still listed after "
-	    "its delete", num);
+	ctl_break_delete(&t, num);
 	cr_assert_eq(ctl_transcript_count(&t, "-break-info 999"), 0, "999 was "
 	    "listed before its delete");
 	snprintf(line, sizeof(line), "-break-info %s", num);
